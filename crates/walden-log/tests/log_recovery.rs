@@ -1,0 +1,309 @@
+//! Log manager scenarios on the in-memory file system (and one on real files):
+//! recovery after simulated power loss, torn tails, corruption, poisoning,
+//! the exposure bound and the I/O counters.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use walden_log::*;
+
+fn cfg() -> LogConfig {
+    LogConfig {
+        block_size: 8192,
+        segment_size: 256 * 1024,
+        buffer_size: 64 * 1024,
+        max_write: 32 * 1024,
+        max_flush_delay: Duration::from_millis(2),
+        preallocate_spare: false,
+        ..LogConfig::default()
+    }
+}
+
+fn rec(n: u64) -> Vec<u8> {
+    // Sizes from a few bytes to several blocks, so records span blocks.
+    let len = match n % 13 {
+        0 => 20_000,
+        1 => 9_000,
+        _ => (n % 200) as usize,
+    };
+    let mut v = n.to_le_bytes().to_vec();
+    v.extend(std::iter::repeat_n((n % 251) as u8, len));
+    v
+}
+
+fn seq_of(r: &[u8]) -> u64 {
+    let n = u64::from_le_bytes(r[..8].try_into().unwrap());
+    assert_eq!(r, rec(n).as_slice(), "record {n} damaged");
+    n
+}
+
+fn open(vfs: &Arc<dyn Vfs>, dir: &Path) -> (LogManager, Vec<u64>, RecoveryReport) {
+    let mut got = Vec::new();
+    let (log, rep) = LogManager::open(
+        vfs.clone(),
+        dir,
+        cfg(),
+        Arc::new(FileStats::default()),
+        0,
+        &mut |_, _, r| {
+            got.push(seq_of(r));
+            Ok(())
+        },
+    )
+    .expect("open");
+    (log, got, rep)
+}
+
+fn dir() -> PathBuf {
+    PathBuf::from("/db/log")
+}
+
+#[test]
+fn durable_records_survive_power_loss_and_delayed_lose_only_a_suffix() {
+    for mode in [CrashMode::SyncedOnly, CrashMode::TornPrefix, CrashMode::ScatteredSectors] {
+        for seed in 0..20u64 {
+            let mem = MemVfs::new();
+            let vfs: Arc<dyn Vfs> = Arc::new(mem.clone());
+            let (log, got, _) = open(&vfs, &dir());
+            assert!(got.is_empty());
+            let mut durable_upto = 0;
+            for n in 1..=150u64 {
+                if n % 10 == seed % 10 {
+                    log.commit_durable(&rec(n), &[]).unwrap();
+                    durable_upto = n;
+                } else {
+                    log.commit_delayed(&rec(n), &[]).unwrap();
+                }
+            }
+            let crashed = mem.crash(mode, seed);
+            drop(log);
+            let vfs2: Arc<dyn Vfs> = Arc::new(crashed.clone());
+            let (log2, got, rep) = open(&vfs2, &dir());
+            let expect: Vec<u64> = (1..=got.len() as u64).collect();
+            assert_eq!(got, expect, "{mode:?} seed {seed}: not a prefix");
+            assert!(got.len() as u64 >= durable_upto, "{mode:?} seed {seed}: lost a durable record");
+            // The log goes on after the cut, and a second recovery sees both parts.
+            let base = got.len() as u64;
+            for n in base + 1..=base + 40 {
+                log2.commit_delayed(&rec(n), &[]).unwrap();
+            }
+            log2.flush(&[]).unwrap();
+            log2.close().unwrap();
+            let (_log3, got3, _) = open(&vfs2, &dir());
+            assert_eq!(got3, (1..=base + 40).collect::<Vec<_>>(), "{mode:?} seed {seed} cut {:?}", rep.scan.cut);
+        }
+    }
+}
+
+#[test]
+fn clean_close_loses_nothing_and_segments_switch_and_recycle() {
+    let mem = MemVfs::new();
+    let vfs: Arc<dyn Vfs> = Arc::new(mem.clone());
+    let (log, _, _) = open(&vfs, &dir());
+    for n in 1..=2000u64 {
+        log.commit_delayed(&rec(n), &[]).unwrap();
+    }
+    log.close().unwrap();
+    let (log, got, _) = open(&vfs, &dir());
+    assert_eq!(got.len(), 2000);
+    let segs = log.segments();
+    assert!(segs.len() > 3, "expected several segments, got {}", segs.len());
+    let end = log.end_lsn();
+    let released = log.release_before(end).unwrap();
+    assert_eq!(released, segs.len() - 1);
+    for n in 2001..=2600u64 {
+        log.commit_delayed(&rec(n), &[]).unwrap();
+    }
+    log.close().unwrap();
+    // Reopen from the release point: recycled segments hold only stale blocks.
+    let mut got = Vec::new();
+    let (_log, _) = LogManager::open(
+        vfs.clone(),
+        &dir(),
+        cfg(),
+        Arc::new(FileStats::default()),
+        end,
+        &mut |_, _, r| {
+            got.push(seq_of(r));
+            Ok(())
+        },
+    )
+    .unwrap();
+    assert_eq!(got, (2001..=2600).collect::<Vec<_>>());
+    // Recycled segments were reused rather than new files created.
+    let names = mem.list(&dir()).unwrap();
+    let highest = names.iter().filter_map(|n| block::parse_segment_name(n)).max().unwrap();
+    assert!((names.len() as u64) < highest, "{names:?}");
+}
+
+#[test]
+fn damage_before_the_tail_refuses_to_open_with_file_and_offset() {
+    let mem = MemVfs::new();
+    let vfs: Arc<dyn Vfs> = Arc::new(mem.clone());
+    let (log, _, _) = open(&vfs, &dir());
+    for n in 1..=60u64 {
+        log.commit_durable(&rec(n), &[]).unwrap();
+    }
+    log.close().unwrap();
+    let seg = dir().join(block::segment_name(1));
+    // The first block sits right after the segment header page.
+    mem.corrupt(&seg, block::SEGMENT_HEADER as u64 + 100, b"garbage!").unwrap();
+    let err = LogManager::open(vfs, &dir(), cfg(), Arc::new(FileStats::default()), 0, &mut |_, _, _| Ok(()))
+        .unwrap_err();
+    match err {
+        LogError::Corrupt { file, offset, .. } => {
+            assert_eq!(file, seg);
+            assert_eq!(offset, block::SEGMENT_HEADER as u64);
+        }
+        e => panic!("expected corruption, got {e}"),
+    }
+}
+
+#[test]
+fn damaged_last_block_is_cut_off_as_a_torn_tail() {
+    let mem = MemVfs::new();
+    let vfs: Arc<dyn Vfs> = Arc::new(mem.clone());
+    let (log, _, _) = open(&vfs, &dir());
+    let mut last_start = 0;
+    for n in 1..=30u64 {
+        last_start = log.hardened_lsn();
+        log.commit_durable(&rec(n), &[]).unwrap();
+    }
+    log.close().unwrap();
+    // Find the last block and damage it.
+    let mut last_block = None;
+    walden_log::scan::scan(
+        &mem,
+        &dir(),
+        walden_log::scan::ScanOptions {
+            from: 0,
+            max_block: cfg().block_size,
+            on_record: &mut |_, _, _| Ok(()),
+            on_block: Some(&mut |b| last_block = Some((b.segment.to_path_buf(), b.offset, b.header))),
+        },
+    )
+    .unwrap();
+    let (seg, off, h) = last_block.unwrap();
+    assert!(h.lsn <= last_start);
+    mem.corrupt(&seg, off + 60, b"torn").unwrap();
+    let (log, got, rep) = open(&vfs, &dir());
+    assert_eq!(got, (1..=29).collect::<Vec<_>>());
+    let cut = rep.scan.cut.expect("a cut");
+    assert_eq!(cut.offset, off);
+    assert_eq!(log.end_lsn(), h.lsn);
+}
+
+#[test]
+fn failed_fsync_poisons_the_log() {
+    let mem = MemVfs::new();
+    let vfs: Arc<dyn Vfs> = Arc::new(mem.clone());
+    let (log, _, _) = open(&vfs, &dir());
+    log.commit_durable(&rec(1), &[]).unwrap();
+    mem.set_faults(Faults {
+        fail_sync_after: Some(0),
+        ..Faults::default()
+    });
+    let err = log.commit_durable(&rec(2), &[]).unwrap_err();
+    assert!(matches!(err, LogError::Poisoned(_)), "{err}");
+    let err = log.commit_delayed(&rec(3), &[]).unwrap_err();
+    assert!(matches!(err, LogError::Poisoned(_)), "{err}");
+    assert!(log.is_poisoned().is_some());
+}
+
+#[test]
+fn exposure_bound_in_bytes_is_never_exceeded() {
+    let mem = MemVfs::new();
+    let vfs: Arc<dyn Vfs> = Arc::new(mem.clone());
+    let c = LogConfig {
+        max_exposure_bytes: Some(16 * 1024),
+        max_flush_delay: Duration::from_secs(10),
+        ..cfg()
+    };
+    let (log, _) = LogManager::open(vfs, &dir(), c, Arc::new(FileStats::default()), 0, &mut |_, _, _| Ok(())).unwrap();
+    let stats = WaitStats::default();
+    for n in 1..=500u64 {
+        log.commit_delayed(&rec(n), &[&stats]).unwrap();
+        let e = log.exposure();
+        assert!(e.unhardened_bytes <= 16 * 1024, "exposure {} bytes", e.unhardened_bytes);
+    }
+    assert!(log.counters().exposure_bound_waits.load(std::sync::atomic::Ordering::Relaxed) > 0);
+    assert!(stats.get(WaitType::WriteLog).waiting_tasks_count > 0);
+}
+
+#[test]
+fn exposure_is_visible_and_flush_hardens_it() {
+    let vfs: Arc<dyn Vfs> = Arc::new(MemVfs::new());
+    let c = LogConfig {
+        max_flush_delay: Duration::from_secs(30),
+        ..cfg()
+    };
+    let (log, _) = LogManager::open(vfs, &dir(), c, Arc::new(FileStats::default()), 0, &mut |_, _, _| Ok(())).unwrap();
+    for n in 2..=5u64 {
+        log.commit_delayed(&rec(n * 13 + 2), &[]).unwrap();
+    }
+    let e = log.exposure();
+    assert_eq!(e.unhardened_commits, 4);
+    assert!(e.unhardened_bytes > 0);
+    assert_eq!(e.end_lsn, e.unhardened_bytes + e.hardened_lsn);
+    log.flush(&[]).unwrap();
+    let e = log.exposure();
+    assert_eq!(e.unhardened_commits, 0);
+    assert_eq!(e.hardened_lsn, e.end_lsn);
+}
+
+#[test]
+fn counters_match_the_writes_the_storage_layer_served() {
+    let mem = MemVfs::new();
+    let vfs: Arc<dyn Vfs> = Arc::new(mem.clone());
+    let before = mem.counters();
+    let stats = Arc::new(FileStats::default());
+    let (log, _) = LogManager::open(vfs, &dir(), cfg(), stats.clone(), 0, &mut |_, _, _| Ok(())).unwrap();
+    for n in 1..=300u64 {
+        if n % 3 == 0 {
+            log.commit_durable(&rec(n), &[]).unwrap();
+        } else {
+            log.commit_delayed(&rec(n), &[]).unwrap();
+        }
+    }
+    log.close().unwrap();
+    let after = mem.counters();
+    let s = stats.snapshot();
+    assert_eq!(s.num_of_writes, after.writes - before.writes);
+    assert_eq!(s.num_of_bytes_written, after.bytes_written - before.bytes_written);
+    let flushed = log.counters().log_bytes_flushed.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(flushed > 0 && flushed <= s.num_of_bytes_written);
+}
+
+#[test]
+fn group_commit_on_real_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let vfs: Arc<dyn Vfs> = Arc::new(OsVfs);
+    let d = tmp.path().join("log");
+    let (log, _) = LogManager::open(vfs.clone(), &d, cfg(), Arc::new(FileStats::default()), 0, &mut |_, _, _| Ok(())).unwrap();
+    let log = Arc::new(log);
+    let threads: Vec<_> = (0..8u64)
+        .map(|t| {
+            let log = log.clone();
+            std::thread::spawn(move || {
+                for i in 0..50u64 {
+                    log.commit_durable(&rec(t * 1000 + i + 2), &[]).unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let flushes = log.counters().log_flushes.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(flushes <= 400, "{flushes} flushes for 400 commits");
+    log.close().unwrap();
+    drop(log);
+    let mut n = 0;
+    let (_l, _) = LogManager::open(vfs, &d, cfg(), Arc::new(FileStats::default()), 0, &mut |_, _, r| {
+        seq_of(r);
+        n += 1;
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(n, 400);
+}
