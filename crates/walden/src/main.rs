@@ -1,0 +1,44 @@
+//! The `walden` command.
+//!
+//! Each subcommand lives in its own module (`cmd_*.rs`) exposing an args type
+//! and a `run` function that returns the process exit code. To add one, add a
+//! variant to [`Command`] and a match arm in [`main`].
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+mod cmd_log;
+mod readonly_vfs;
+
+/// Walden: a transactional SQL database whose commit path is a dial.
+#[derive(Debug, Parser)]
+#[command(name = "walden", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Inspect and verify log files (read-only).
+    #[command(subcommand)]
+    Log(cmd_log::LogCommand),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Log(cmd) => cmd_log::run(cmd),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}
