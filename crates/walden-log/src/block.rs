@@ -154,7 +154,10 @@ pub fn segment_name(seq: u64) -> String {
 
 /// Parses a segment file name.
 pub fn parse_segment_name(name: &str) -> Option<u64> {
-    name.strip_prefix("wal-")?.strip_suffix(".log")?.parse().ok()
+    name.strip_prefix("wal-")?
+        .strip_suffix(".log")?
+        .parse()
+        .ok()
 }
 
 /// Name of a recycled or preallocated segment file waiting for reuse.
@@ -163,7 +166,10 @@ pub fn spare_name(n: u64) -> String {
 }
 
 pub fn parse_spare_name(name: &str) -> Option<u64> {
-    name.strip_prefix("spare-")?.strip_suffix(".log")?.parse().ok()
+    name.strip_prefix("spare-")?
+        .strip_suffix(".log")?
+        .parse()
+        .ok()
 }
 
 #[cfg(test)]

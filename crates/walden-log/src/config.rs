@@ -66,6 +66,12 @@ impl LogConfig {
         if self.block_size < PAGE || !self.block_size.is_multiple_of(PAGE) {
             return Err(format!("log_block_size must be a multiple of {PAGE}"));
         }
+        if self.block_size > crate::scan::MAX_BLOCK {
+            return Err(format!(
+                "log_block_size must be at most {}",
+                crate::scan::MAX_BLOCK
+            ));
+        }
         if self.max_write < self.block_size {
             return Err("max_write must be at least one block".into());
         }

@@ -148,7 +148,7 @@ impl LogManager {
             dir,
             ScanOptions {
                 from,
-                max_block: cfg.block_size,
+                max_block: cfg.block_size.max(scan::MAX_BLOCK),
                 on_record,
                 on_block: None,
             },
@@ -168,7 +168,9 @@ impl LogManager {
         });
         let mut on_disk = 0;
         for name in vfs.list(dir).map_err(io_err(dir))? {
-            if block::parse_segment_name(&name).is_some() || block::parse_spare_name(&name).is_some() {
+            if block::parse_segment_name(&name).is_some()
+                || block::parse_spare_name(&name).is_some()
+            {
                 if let Ok(f) = vfs.open(&dir.join(&name), OpenOptionsVfs::default()) {
                     on_disk += f.len().unwrap_or(0);
                 }
@@ -189,7 +191,10 @@ impl LogManager {
         let writer = if let Some(last) = outcome.segments.last() {
             let f = files.open_for_write(&last.path)?;
             let mut off = outcome.append_offset;
-            if outcome.cut.is_some() && off < cfg.segment_size {
+            // Always clear what a torn batch may have left past the end: a valid
+            // but unsynced block there could otherwise pass for a continuation
+            // of the log written from now on.
+            if off < cfg.segment_size {
                 let n = (zero_span as u64).min(cfg.segment_size - off) as usize;
                 f.write_at(&vec![0u8; n], off).map_err(io_err(&last.path))?;
                 f.sync_data().map_err(io_err(&last.path))?;
@@ -255,6 +260,46 @@ impl LogManager {
             },
             report,
         ))
+    }
+
+    /// Creates an empty log whose first record will have LSN `lsn` (for a
+    /// database restored from backups, whose history starts there).
+    pub fn init_at(
+        vfs: Arc<dyn Vfs>,
+        dir: &Path,
+        cfg: &LogConfig,
+        stats: Arc<FileStats>,
+        lsn: Lsn,
+    ) -> Result<()> {
+        vfs.create_dir_all(dir).map_err(io_err(dir))?;
+        if vfs
+            .list(dir)
+            .map_err(io_err(dir))?
+            .iter()
+            .any(|n| block::parse_segment_name(n).is_some())
+        {
+            return Err(LogError::Config(format!(
+                "{} already holds a log",
+                dir.display()
+            )));
+        }
+        let files = SegmentFiles {
+            vfs: vfs.clone(),
+            dir: dir.to_path_buf(),
+            size: cfg.segment_size,
+            dsync: false,
+            stats,
+            list: Mutex::new(Segments {
+                active: Vec::new(),
+                spares: Vec::new(),
+                next_spare: 0,
+                preallocating: false,
+            }),
+        };
+        let (f, header) = files.activate(1, lsn)?;
+        f.write_at(&header, 0).map_err(io_err(dir))?;
+        f.sync_data().map_err(io_err(dir))?;
+        Ok(())
     }
 
     pub fn config(&self) -> &LogConfig {
@@ -485,12 +530,7 @@ impl LogManager {
     }
 
     /// Reads hardened records in `[from, to)`; `from` must be a record boundary.
-    pub fn read_range(
-        &self,
-        from: Lsn,
-        to: Lsn,
-        emit: &mut RecordSink<'_>,
-    ) -> Result<()> {
+    pub fn read_range(&self, from: Lsn, to: Lsn, emit: &mut RecordSink<'_>) -> Result<()> {
         let hardened = self.hardened_lsn();
         if to > hardened {
             return Err(LogError::Config(format!(
@@ -506,7 +546,7 @@ impl LogManager {
             &segs,
             from,
             to,
-            self.shared.cfg.block_size,
+            self.shared.cfg.block_size.max(scan::MAX_BLOCK),
             emit,
         )
     }
@@ -547,7 +587,12 @@ impl Drop for LogManager {
 /// Block boundaries for `take` bytes of `buf`: (offset, length, cont_len) per
 /// block, and how many bytes of a record continue past `take`.
 /// `rec_remaining` is how many leading bytes of `buf` continue an earlier record.
-fn plan_blocks(buf: &[u8], rec_remaining: u64, take: usize, payload: usize) -> (Vec<(usize, usize, u32)>, u64) {
+fn plan_blocks(
+    buf: &[u8],
+    rec_remaining: u64,
+    take: usize,
+    payload: usize,
+) -> (Vec<(usize, usize, u32)>, u64) {
     let mut blocks = Vec::with_capacity(take / payload + 1);
     let mut next_start = rec_remaining as usize;
     let mut off = 0;
@@ -623,7 +668,13 @@ impl Writer {
                     sh.files.ensure_spare();
                 }
             }
-            block::encode_block(&mut self.out, start_lsn + o as u64, synced, cont, &data[o..o + len]);
+            block::encode_block(
+                &mut self.out,
+                start_lsn + o as u64,
+                synced,
+                cont,
+                &data[o..o + len],
+            );
             self.off += block_len;
         }
         if !self.out.is_empty() {

@@ -303,9 +303,7 @@ impl VfsFile for MemFile {
         let inode = st.inodes.get_mut(&self.ino).unwrap();
         inode.live.resize(len as usize, 0);
         inode.durable.resize(len as usize, 0);
-        inode
-            .unsynced
-            .retain(|&(off, l)| off + (l as u64) <= len);
+        inode.unsynced.retain(|&(off, l)| off + (l as u64) <= len);
         Ok(())
     }
 

@@ -18,6 +18,10 @@ use std::path::{Path, PathBuf};
 /// Receives each record: (start LSN, end LSN, bytes).
 pub type RecordSink<'a> = dyn FnMut(Lsn, Lsn, &[u8]) -> Result<()> + 'a;
 
+/// Largest block the reader accepts, whatever block size the writer uses now
+/// (the header carries each block's own length).
+pub const MAX_BLOCK: usize = 1 << 20;
+
 /// Largest record the reader accepts (a sanity bound on the length prefix).
 pub const MAX_RECORD: usize = 1 << 30;
 
@@ -134,7 +138,10 @@ impl Assembler {
 /// Lists the segment files of a log directory, sorted by sequence number,
 /// with their headers. Segments whose header is unreadable get `first_lsn`
 /// `None`.
-pub fn list_segments(vfs: &dyn Vfs, dir: &Path) -> Result<Vec<(u64, PathBuf, Option<SegmentHeader>)>> {
+pub fn list_segments(
+    vfs: &dyn Vfs,
+    dir: &Path,
+) -> Result<Vec<(u64, PathBuf, Option<SegmentHeader>)>> {
     let mut out = Vec::new();
     for name in vfs.list(dir).map_err(io_err(dir))? {
         if let Some(seq) = block::parse_segment_name(&name) {
@@ -304,7 +311,8 @@ pub fn scan(vfs: &dyn Vfs, dir: &Path, opts: ScanOptions<'_>) -> Result<ScanOutc
                             header: h,
                         });
                     }
-                    let payload = &data[off + BLOCK_HEADER..off + BLOCK_HEADER + h.payload_len as usize];
+                    let payload =
+                        &data[off + BLOCK_HEADER..off + BLOCK_HEADER + h.payload_len as usize];
                     asm.feed(h.lsn, h.cont_len, payload, from, &mut on_rec)
                         .map_err(|e| with_location(e, &seg.path, off as u64))?;
                     out.blocks += 1;
@@ -312,15 +320,27 @@ pub fn scan(vfs: &dyn Vfs, dir: &Path, opts: ScanOptions<'_>) -> Result<ScanOutc
                     off += h.block_len as usize;
                 }
                 Some(h) if h.lsn < expected => {
-                    stop = Some((off, format!("stale block (LSN {} from an earlier use of the file)", h.lsn)));
+                    stop = Some((
+                        off,
+                        format!(
+                            "stale block (LSN {} from an earlier use of the file)",
+                            h.lsn
+                        ),
+                    ));
                     break;
                 }
                 Some(h) => {
-                    stop = Some((off, format!("block LSN {} where {} was expected", h.lsn, expected)));
+                    stop = Some((
+                        off,
+                        format!("block LSN {} where {} was expected", h.lsn, expected),
+                    ));
                     break;
                 }
                 None => {
-                    stop = Some((off, "no valid block (torn write, zeros or checksum mismatch)".into()));
+                    stop = Some((
+                        off,
+                        "no valid block (torn write, zeros or checksum mismatch)".into(),
+                    ));
                     break;
                 }
             }
@@ -346,7 +366,8 @@ pub fn scan(vfs: &dyn Vfs, dir: &Path, opts: ScanOptions<'_>) -> Result<ScanOutc
                 reason,
             });
         }
-        out.discard.extend(valid[si + 1..].iter().map(|s| s.path.clone()));
+        out.discard
+            .extend(valid[si + 1..].iter().map(|s| s.path.clone()));
         break;
     }
     out.end_lsn = expected;
@@ -436,8 +457,10 @@ pub fn read_range(
         while off + BLOCK_HEADER <= data.len() && expected < to {
             match valid_block_at(&data, off, max_block) {
                 Some(h) if h.lsn == expected => {
-                    let payload = &data[off + BLOCK_HEADER..off + BLOCK_HEADER + h.payload_len as usize];
-                    let mut inner = |s: Lsn, e: Lsn, r: &[u8]| if e <= to { emit(s, e, r) } else { Ok(()) };
+                    let payload =
+                        &data[off + BLOCK_HEADER..off + BLOCK_HEADER + h.payload_len as usize];
+                    let mut inner =
+                        |s: Lsn, e: Lsn, r: &[u8]| if e <= to { emit(s, e, r) } else { Ok(()) };
                     asm.feed(h.lsn, h.cont_len, payload, from, &mut inner)?;
                     expected = h.end_lsn();
                     off += h.block_len as usize;

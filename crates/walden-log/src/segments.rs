@@ -147,19 +147,19 @@ impl SegmentFiles {
     /// Starts a background thread that adds one spare, if none exists and none is
     /// being made. Failures only cost a synchronous creation later.
     pub fn ensure_spare(self: &Arc<Self>) {
-        {
+        let n = {
             let mut l = self.list.lock();
             if !l.spares.is_empty() || l.preallocating {
                 return;
             }
             l.preallocating = true;
             l.next_spare += 1;
-        }
+            l.next_spare
+        };
         let me = self.clone();
         std::thread::Builder::new()
             .name("walden-log-prealloc".into())
             .spawn(move || {
-                let n = me.list.lock().next_spare;
                 let sp = me.dir.join(block::spare_name(n));
                 let tmp = sp.with_extension("new");
                 let ok = me.create_zeroed(&tmp).is_ok()

@@ -75,7 +75,9 @@ impl VfsFile for CountingFile {
         if let Ok(n) = r {
             self.stats.num_of_bytes_read.fetch_add(n as u64, Relaxed);
         }
-        self.stats.io_stall_read_us.fetch_add(us(t.elapsed()), Relaxed);
+        self.stats
+            .io_stall_read_us
+            .fetch_add(us(t.elapsed()), Relaxed);
         r
     }
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
@@ -87,13 +89,17 @@ impl VfsFile for CountingFile {
                 .num_of_bytes_written
                 .fetch_add(buf.len() as u64, Relaxed);
         }
-        self.stats.io_stall_write_us.fetch_add(us(t.elapsed()), Relaxed);
+        self.stats
+            .io_stall_write_us
+            .fetch_add(us(t.elapsed()), Relaxed);
         r
     }
     fn sync_data(&self) -> io::Result<()> {
         let t = Instant::now();
         let r = self.inner.sync_data();
-        self.stats.io_stall_write_us.fetch_add(us(t.elapsed()), Relaxed);
+        self.stats
+            .io_stall_write_us
+            .fetch_add(us(t.elapsed()), Relaxed);
         r
     }
     fn len(&self) -> io::Result<u64> {

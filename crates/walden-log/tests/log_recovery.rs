@@ -60,7 +60,11 @@ fn dir() -> PathBuf {
 
 #[test]
 fn durable_records_survive_power_loss_and_delayed_lose_only_a_suffix() {
-    for mode in [CrashMode::SyncedOnly, CrashMode::TornPrefix, CrashMode::ScatteredSectors] {
+    for mode in [
+        CrashMode::SyncedOnly,
+        CrashMode::TornPrefix,
+        CrashMode::ScatteredSectors,
+    ] {
         for seed in 0..20u64 {
             let mem = MemVfs::new();
             let vfs: Arc<dyn Vfs> = Arc::new(mem.clone());
@@ -81,7 +85,10 @@ fn durable_records_survive_power_loss_and_delayed_lose_only_a_suffix() {
             let (log2, got, rep) = open(&vfs2, &dir());
             let expect: Vec<u64> = (1..=got.len() as u64).collect();
             assert_eq!(got, expect, "{mode:?} seed {seed}: not a prefix");
-            assert!(got.len() as u64 >= durable_upto, "{mode:?} seed {seed}: lost a durable record");
+            assert!(
+                got.len() as u64 >= durable_upto,
+                "{mode:?} seed {seed}: lost a durable record"
+            );
             // The log goes on after the cut, and a second recovery sees both parts.
             let base = got.len() as u64;
             for n in base + 1..=base + 40 {
@@ -90,7 +97,12 @@ fn durable_records_survive_power_loss_and_delayed_lose_only_a_suffix() {
             log2.flush(&[]).unwrap();
             log2.close().unwrap();
             let (_log3, got3, _) = open(&vfs2, &dir());
-            assert_eq!(got3, (1..=base + 40).collect::<Vec<_>>(), "{mode:?} seed {seed} cut {:?}", rep.scan.cut);
+            assert_eq!(
+                got3,
+                (1..=base + 40).collect::<Vec<_>>(),
+                "{mode:?} seed {seed} cut {:?}",
+                rep.scan.cut
+            );
         }
     }
 }
@@ -107,7 +119,11 @@ fn clean_close_loses_nothing_and_segments_switch_and_recycle() {
     let (log, got, _) = open(&vfs, &dir());
     assert_eq!(got.len(), 2000);
     let segs = log.segments();
-    assert!(segs.len() > 3, "expected several segments, got {}", segs.len());
+    assert!(
+        segs.len() > 3,
+        "expected several segments, got {}",
+        segs.len()
+    );
     let end = log.end_lsn();
     let released = log.release_before(end).unwrap();
     assert_eq!(released, segs.len() - 1);
@@ -132,7 +148,11 @@ fn clean_close_loses_nothing_and_segments_switch_and_recycle() {
     assert_eq!(got, (2001..=2600).collect::<Vec<_>>());
     // Recycled segments were reused rather than new files created.
     let names = mem.list(&dir()).unwrap();
-    let highest = names.iter().filter_map(|n| block::parse_segment_name(n)).max().unwrap();
+    let highest = names
+        .iter()
+        .filter_map(|n| block::parse_segment_name(n))
+        .max()
+        .unwrap();
     assert!((names.len() as u64) < highest, "{names:?}");
 }
 
@@ -147,9 +167,17 @@ fn damage_before_the_tail_refuses_to_open_with_file_and_offset() {
     log.close().unwrap();
     let seg = dir().join(block::segment_name(1));
     // The first block sits right after the segment header page.
-    mem.corrupt(&seg, block::SEGMENT_HEADER as u64 + 100, b"garbage!").unwrap();
-    let err = LogManager::open(vfs, &dir(), cfg(), Arc::new(FileStats::default()), 0, &mut |_, _, _| Ok(()))
-        .unwrap_err();
+    mem.corrupt(&seg, block::SEGMENT_HEADER as u64 + 100, b"garbage!")
+        .unwrap();
+    let err = LogManager::open(
+        vfs,
+        &dir(),
+        cfg(),
+        Arc::new(FileStats::default()),
+        0,
+        &mut |_, _, _| Ok(()),
+    )
+    .unwrap_err();
     match err {
         LogError::Corrupt { file, offset, .. } => {
             assert_eq!(file, seg);
@@ -179,7 +207,9 @@ fn damaged_last_block_is_cut_off_as_a_torn_tail() {
             from: 0,
             max_block: cfg().block_size,
             on_record: &mut |_, _, _| Ok(()),
-            on_block: Some(&mut |b| last_block = Some((b.segment.to_path_buf(), b.offset, b.header))),
+            on_block: Some(&mut |b| {
+                last_block = Some((b.segment.to_path_buf(), b.offset, b.header))
+            }),
         },
     )
     .unwrap();
@@ -219,14 +249,31 @@ fn exposure_bound_in_bytes_is_never_exceeded() {
         max_flush_delay: Duration::from_secs(10),
         ..cfg()
     };
-    let (log, _) = LogManager::open(vfs, &dir(), c, Arc::new(FileStats::default()), 0, &mut |_, _, _| Ok(())).unwrap();
+    let (log, _) = LogManager::open(
+        vfs,
+        &dir(),
+        c,
+        Arc::new(FileStats::default()),
+        0,
+        &mut |_, _, _| Ok(()),
+    )
+    .unwrap();
     let stats = WaitStats::default();
     for n in 1..=500u64 {
         log.commit_delayed(&rec(n), &[&stats]).unwrap();
         let e = log.exposure();
-        assert!(e.unhardened_bytes <= 16 * 1024, "exposure {} bytes", e.unhardened_bytes);
+        assert!(
+            e.unhardened_bytes <= 16 * 1024,
+            "exposure {} bytes",
+            e.unhardened_bytes
+        );
     }
-    assert!(log.counters().exposure_bound_waits.load(std::sync::atomic::Ordering::Relaxed) > 0);
+    assert!(
+        log.counters()
+            .exposure_bound_waits
+            .load(std::sync::atomic::Ordering::Relaxed)
+            > 0
+    );
     assert!(stats.get(WaitType::WriteLog).waiting_tasks_count > 0);
 }
 
@@ -237,7 +284,15 @@ fn exposure_is_visible_and_flush_hardens_it() {
         max_flush_delay: Duration::from_secs(30),
         ..cfg()
     };
-    let (log, _) = LogManager::open(vfs, &dir(), c, Arc::new(FileStats::default()), 0, &mut |_, _, _| Ok(())).unwrap();
+    let (log, _) = LogManager::open(
+        vfs,
+        &dir(),
+        c,
+        Arc::new(FileStats::default()),
+        0,
+        &mut |_, _, _| Ok(()),
+    )
+    .unwrap();
     for n in 2..=5u64 {
         log.commit_delayed(&rec(n * 13 + 2), &[]).unwrap();
     }
@@ -257,7 +312,8 @@ fn counters_match_the_writes_the_storage_layer_served() {
     let vfs: Arc<dyn Vfs> = Arc::new(mem.clone());
     let before = mem.counters();
     let stats = Arc::new(FileStats::default());
-    let (log, _) = LogManager::open(vfs, &dir(), cfg(), stats.clone(), 0, &mut |_, _, _| Ok(())).unwrap();
+    let (log, _) =
+        LogManager::open(vfs, &dir(), cfg(), stats.clone(), 0, &mut |_, _, _| Ok(())).unwrap();
     for n in 1..=300u64 {
         if n % 3 == 0 {
             log.commit_durable(&rec(n), &[]).unwrap();
@@ -269,8 +325,14 @@ fn counters_match_the_writes_the_storage_layer_served() {
     let after = mem.counters();
     let s = stats.snapshot();
     assert_eq!(s.num_of_writes, after.writes - before.writes);
-    assert_eq!(s.num_of_bytes_written, after.bytes_written - before.bytes_written);
-    let flushed = log.counters().log_bytes_flushed.load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(
+        s.num_of_bytes_written,
+        after.bytes_written - before.bytes_written
+    );
+    let flushed = log
+        .counters()
+        .log_bytes_flushed
+        .load(std::sync::atomic::Ordering::Relaxed);
     assert!(flushed > 0 && flushed <= s.num_of_bytes_written);
 }
 
@@ -279,7 +341,15 @@ fn group_commit_on_real_files() {
     let tmp = tempfile::tempdir().unwrap();
     let vfs: Arc<dyn Vfs> = Arc::new(OsVfs);
     let d = tmp.path().join("log");
-    let (log, _) = LogManager::open(vfs.clone(), &d, cfg(), Arc::new(FileStats::default()), 0, &mut |_, _, _| Ok(())).unwrap();
+    let (log, _) = LogManager::open(
+        vfs.clone(),
+        &d,
+        cfg(),
+        Arc::new(FileStats::default()),
+        0,
+        &mut |_, _, _| Ok(()),
+    )
+    .unwrap();
     let log = Arc::new(log);
     let threads: Vec<_> = (0..8u64)
         .map(|t| {
@@ -294,16 +364,26 @@ fn group_commit_on_real_files() {
     for t in threads {
         t.join().unwrap();
     }
-    let flushes = log.counters().log_flushes.load(std::sync::atomic::Ordering::Relaxed);
+    let flushes = log
+        .counters()
+        .log_flushes
+        .load(std::sync::atomic::Ordering::Relaxed);
     assert!(flushes <= 400, "{flushes} flushes for 400 commits");
     log.close().unwrap();
     drop(log);
     let mut n = 0;
-    let (_l, _) = LogManager::open(vfs, &d, cfg(), Arc::new(FileStats::default()), 0, &mut |_, _, r| {
-        seq_of(r);
-        n += 1;
-        Ok(())
-    })
+    let (_l, _) = LogManager::open(
+        vfs,
+        &d,
+        cfg(),
+        Arc::new(FileStats::default()),
+        0,
+        &mut |_, _, r| {
+            seq_of(r);
+            n += 1;
+            Ok(())
+        },
+    )
     .unwrap();
     assert_eq!(n, 400);
 }

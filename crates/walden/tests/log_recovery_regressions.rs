@@ -1,7 +1,6 @@
-//! Recovery problems found in walden-log while building `walden log`. Each
-//! test asserts the correct behaviour, so it fails today; they are ignored
-//! until walden-log is fixed. Run them with
-//! `cargo test -p walden --test known_log_issues -- --ignored`.
+//! Regression tests for recovery problems found while building `walden log`:
+//! a lost record must never come back after a later write, and reopening
+//! with a smaller block size must not cut durable blocks.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -52,7 +51,7 @@ fn open(dir: &Path, block_size: usize) -> Result<Opened, LogError> {
 /// makes the stale block the log's continuation: a record of the lost batch
 /// comes back on the next recovery.
 #[test]
-#[ignore = "walden-log bug: the tail is zeroed only when a cut is reported"]
+
 fn a_record_of_a_torn_batch_never_comes_back() {
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("log");
@@ -87,7 +86,7 @@ fn a_record_of_a_torn_batch_never_comes_back() {
 /// reopened with a smaller `log_block_size` sees its larger blocks as damaged:
 /// a durably committed record in the last block is cut off (and zeroed).
 #[test]
-#[ignore = "walden-log bug: max_block comes from the current config, not the log"]
+
 fn reopening_with_a_smaller_block_size_keeps_durable_records() {
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("log");

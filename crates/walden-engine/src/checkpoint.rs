@@ -1,0 +1,469 @@
+//! Checkpoints, full and log backups, and restore.
+//!
+//! A checkpoint image is the whole database at one LSN: catalog, settings,
+//! rows and counters. It is written to `data/checkpoint.wdb` through a
+//! temporary file, a sync and a rename, so a crash leaves either the old or
+//! the new image. The log before the image's LSN can then be reused (SIMPLE)
+//! or kept until a log backup has it (FULL).
+//!
+//! ```text
+//! "WALDNIMG" | version u32 | body | crc32c(body) u32
+//! body: lsn, next_txid, settings, backup state, next ids,
+//!       tables (definition, identity, row id, rows), sequences
+//! ```
+
+use crate::codec::{self, encode_redo, put_ivar, put_str, put_var, Reader, Redo};
+use crate::database::{BackupState, Catalog, Database, SeqState};
+use crate::error::{io_err, EngineError, Result};
+use crate::recovery::Replay;
+use crate::schema::{DbSettings, RecoveryModel, SequenceDef, TableDef};
+use crate::session::Session;
+use crate::table::Table;
+use crate::types::{Key, Row};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use walden_log::{vfs::read_exact_at, CountingFile, FileStats, Lsn, OpenOptionsVfs, Vfs, VfsFile};
+
+const IMAGE_MAGIC: &[u8; 8] = b"WALDNIMG";
+const LOG_BACKUP_MAGIC: &[u8; 8] = b"WALDNLBK";
+const CHECKPOINT_FILE: &str = "checkpoint.wdb";
+
+/// A database's state as loaded from an image (then brought forward by redo).
+#[derive(Default)]
+pub struct Image {
+    pub lsn: Lsn,
+    pub next_txid: u64,
+    pub settings: DbSettings,
+    pub backup: BackupState,
+    pub catalog: Catalog,
+}
+
+/// A consistent copy of a database taken under the commit gate.
+pub(crate) struct Snapshot {
+    lsn: Lsn,
+    next_txid: u64,
+    settings: DbSettings,
+    backup: BackupState,
+    next_table_id: u32,
+    next_seq_id: u32,
+    tables: Vec<(TableDef, i64, i64, BTreeMap<Key, Row>)>,
+    seqs: Vec<(SequenceDef, SeqState)>,
+}
+
+impl Snapshot {
+    pub fn of(
+        lsn: Lsn,
+        next_txid: u64,
+        settings: DbSettings,
+        backup: BackupState,
+        cat: &Catalog,
+    ) -> Snapshot {
+        let mut tables: Vec<_> = cat
+            .by_id
+            .values()
+            .map(|t| {
+                (
+                    t.def.clone(),
+                    t.next_identity.load(Relaxed),
+                    t.next_rowid.load(Relaxed),
+                    t.snapshot(),
+                )
+            })
+            .collect();
+        tables.sort_by_key(|t| t.0.id);
+        let mut seqs: Vec<_> = cat
+            .sequences
+            .values()
+            .map(|s| (s.def.clone(), *s.state.lock()))
+            .collect();
+        seqs.sort_by_key(|s| s.0.id);
+        Snapshot {
+            lsn,
+            next_txid,
+            settings,
+            backup,
+            next_table_id: cat.next_table_id,
+            next_seq_id: cat.next_seq_id,
+            tables,
+            seqs,
+        }
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        let mut body = Vec::new();
+        put_var(&mut body, self.lsn);
+        put_var(&mut body, self.next_txid);
+        codec::put_settings(&mut body, &self.settings);
+        put_var(&mut body, self.backup.full_backup_lsn.map_or(0, |l| l + 1));
+        put_var(&mut body, self.backup.log_backup_lsn.map_or(0, |l| l + 1));
+        put_var(&mut body, self.next_table_id as u64);
+        put_var(&mut body, self.next_seq_id as u64);
+        put_var(&mut body, self.tables.len() as u64);
+        for (def, ident, rowid, rows) in &self.tables {
+            codec::put_table_def(&mut body, def);
+            put_ivar(&mut body, *ident);
+            put_ivar(&mut body, *rowid);
+            put_var(&mut body, rows.len() as u64);
+            let hidden = def.primary_key.is_empty();
+            for (k, r) in rows {
+                if hidden {
+                    codec::put_values(&mut body, k);
+                }
+                codec::put_values(&mut body, r);
+            }
+        }
+        put_var(&mut body, self.seqs.len() as u64);
+        for (def, st) in &self.seqs {
+            codec::put_sequence(&mut body, def);
+            put_ivar(&mut body, st.next);
+            put_ivar(&mut body, st.reserved);
+        }
+        let mut out = Vec::with_capacity(body.len() + 16);
+        out.extend_from_slice(IMAGE_MAGIC);
+        out.extend_from_slice(&1u32.to_le_bytes());
+        out.extend_from_slice(&body);
+        out.extend_from_slice(&crc32c::crc32c(&body).to_le_bytes());
+        out
+    }
+}
+
+pub(crate) fn decode_image(bytes: &[u8], path: &Path) -> Result<Image> {
+    let bad = |d: &str| EngineError::CorruptDataFile {
+        path: path.to_path_buf(),
+        detail: d.to_string(),
+    };
+    if bytes.len() < 16 || &bytes[..8] != IMAGE_MAGIC {
+        return Err(bad("not a Walden image (bad magic)"));
+    }
+    if u32::from_le_bytes(bytes[8..12].try_into().unwrap()) != 1 {
+        return Err(bad("unsupported image version"));
+    }
+    let body = &bytes[12..bytes.len() - 4];
+    let crc = u32::from_le_bytes(bytes[bytes.len() - 4..].try_into().unwrap());
+    if crc32c::crc32c(body) != crc {
+        return Err(bad("checksum mismatch"));
+    }
+    let mut r = Reader::new(body);
+    let dec = |r: &mut Reader<'_>| -> Result<Image> {
+        let lsn = r.var()?;
+        let next_txid = r.var()?;
+        let settings = codec::get_settings(r)?;
+        let opt = |v: u64| (v > 0).then(|| v - 1);
+        let backup = BackupState {
+            full_backup_lsn: opt(r.var()?),
+            log_backup_lsn: opt(r.var()?),
+        };
+        let mut catalog = Catalog {
+            next_table_id: r.var()? as u32,
+            next_seq_id: r.var()? as u32,
+            ..Catalog::default()
+        };
+        for _ in 0..r.var()? {
+            let def = codec::get_table_def(r)?;
+            let t = Table::new(def);
+            t.next_identity.store(r.ivar()?, Relaxed);
+            t.next_rowid.store(r.ivar()?, Relaxed);
+            let n = r.var()?;
+            let hidden = t.has_hidden_key();
+            {
+                let mut rows = t.rows.write();
+                for _ in 0..n {
+                    let k: Option<Key> = if hidden {
+                        Some(r.values()?.into_boxed_slice())
+                    } else {
+                        None
+                    };
+                    let row: Row = Arc::from(r.values()?);
+                    let k = k.unwrap_or_else(|| t.key_of(&row).unwrap());
+                    rows.insert(k, row);
+                }
+            }
+            catalog.add_table(Arc::new(t));
+        }
+        for _ in 0..r.var()? {
+            let def = codec::get_sequence(r)?;
+            let next = r.ivar()?;
+            let reserved = r.ivar()?;
+            // Values up to the reservation may have been used after the image.
+            let _ = next;
+            catalog.add_sequence(
+                def,
+                SeqState {
+                    next: reserved,
+                    reserved,
+                },
+            );
+        }
+        Ok(Image {
+            lsn,
+            next_txid,
+            settings,
+            backup,
+            catalog,
+        })
+    };
+    dec(&mut r).map_err(|e| bad(&e.to_string()))
+}
+
+/// Writes a file atomically (temporary file, sync, rename, directory sync),
+/// counting the writes in `stats`.
+fn write_atomic(vfs: &dyn Vfs, path: &Path, bytes: &[u8], stats: &Arc<FileStats>) -> Result<()> {
+    let tmp = path.with_extension("tmp");
+    let f = vfs
+        .open(
+            &tmp,
+            OpenOptionsVfs {
+                create: true,
+                dsync: false,
+            },
+        )
+        .map_err(io_err(&tmp))?;
+    let f = CountingFile::new(f, stats.clone());
+    f.set_len(0).map_err(io_err(&tmp))?;
+    for (i, chunk) in bytes.chunks(1 << 20).enumerate() {
+        f.write_at(chunk, (i << 20) as u64).map_err(io_err(&tmp))?;
+    }
+    f.sync_data().map_err(io_err(&tmp))?;
+    drop(f);
+    vfs.rename(&tmp, path).map_err(io_err(path))?;
+    vfs.sync_dir(path.parent().unwrap_or(Path::new(".")))
+        .map_err(io_err(path))?;
+    stats.size_on_disk_bytes.store(bytes.len() as u64, Relaxed);
+    Ok(())
+}
+
+fn read_all(vfs: &dyn Vfs, path: &Path, stats: &Arc<FileStats>) -> Result<Vec<u8>> {
+    let f = vfs
+        .open(path, OpenOptionsVfs::default())
+        .map_err(io_err(path))?;
+    let f = CountingFile::new(f, stats.clone());
+    let len = f.len().map_err(io_err(path))? as usize;
+    let mut buf = vec![0u8; len];
+    read_exact_at(&f, &mut buf, 0).map_err(io_err(path))?;
+    Ok(buf)
+}
+
+pub(crate) fn write_checkpoint(
+    vfs: &dyn Vfs,
+    data_dir: &Path,
+    image: &Image,
+    stats: &Arc<FileStats>,
+) -> Result<()> {
+    let snap = Snapshot::of(
+        image.lsn,
+        image.next_txid,
+        image.settings.clone(),
+        image.backup,
+        &image.catalog,
+    );
+    write_atomic(vfs, &data_dir.join(CHECKPOINT_FILE), &snap.encode(), stats)
+}
+
+pub(crate) fn read_checkpoint(
+    vfs: &dyn Vfs,
+    data_dir: &Path,
+    stats: &Arc<FileStats>,
+) -> Result<Image> {
+    let path = data_dir.join(CHECKPOINT_FILE);
+    if !vfs.exists(&path) {
+        return Err(EngineError::CorruptDataFile {
+            path,
+            detail: "the checkpoint file is missing".into(),
+        });
+    }
+    let bytes = read_all(vfs, &path, stats)?;
+    stats.size_on_disk_bytes.store(bytes.len() as u64, Relaxed);
+    decode_image(&bytes, &path)
+}
+
+/// What a checkpoint or backup did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckpointInfo {
+    pub lsn: Lsn,
+    pub bytes: u64,
+    pub elapsed: Duration,
+    /// Log segments made reusable.
+    pub segments_released: usize,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct BackupInfo {
+    pub path: PathBuf,
+    pub from_lsn: Lsn,
+    pub to_lsn: Lsn,
+    pub bytes: u64,
+}
+
+impl Database {
+    fn snapshot(&self) -> Snapshot {
+        let _gate = self.gate.write();
+        let cat = self.catalog.read();
+        Snapshot::of(
+            self.log.end_lsn(),
+            self.next_txid.load(Relaxed),
+            self.settings(),
+            *self.backup.lock(),
+            &cat,
+        )
+    }
+
+    /// How far back the log must be kept.
+    fn retention_lsn(&self, checkpoint: Lsn) -> Lsn {
+        let b = *self.backup.lock();
+        match (
+            self.settings().recovery_model,
+            b.full_backup_lsn,
+            b.log_backup_lsn,
+        ) {
+            (RecoveryModel::Full, Some(_), Some(l)) => checkpoint.min(l),
+            _ => checkpoint,
+        }
+    }
+
+    /// Writes the tables' state at the current LSN so the log before it can be
+    /// reused (SIMPLE) or kept only until backed up (FULL).
+    pub fn checkpoint(&self) -> Result<CheckpointInfo> {
+        let _one = self.checkpoint_lock.lock();
+        let t0 = Instant::now();
+        let snap = self.snapshot();
+        // The image may include delayed commits: harden them first, or a crash
+        // could leave an image ahead of the log.
+        self.log.wait_hardened(snap.lsn, &[])?;
+        let bytes = snap.encode();
+        write_atomic(
+            &*self.vfs,
+            &Database::data_dir(&self.dir).join(CHECKPOINT_FILE),
+            &bytes,
+            &self.data_stats,
+        )?;
+        self.checkpoint_lsn.store(snap.lsn, Relaxed);
+        *self.last_checkpoint.lock() = Instant::now();
+        let released = self.log.release_before(self.retention_lsn(snap.lsn))?;
+        self.counters.checkpoints.fetch_add(1, Relaxed);
+        Ok(CheckpointInfo {
+            lsn: snap.lsn,
+            bytes: bytes.len() as u64,
+            elapsed: t0.elapsed(),
+            segments_released: released,
+        })
+    }
+
+    /// `BACKUP DATABASE name TO DISK = 'path'`: a full image; starts the
+    /// log-backup chain of the FULL recovery model.
+    pub fn backup_database(&self, session: &Session, path: &Path) -> Result<BackupInfo> {
+        let _one = self.checkpoint_lock.lock();
+        let snap = self.snapshot();
+        let sinks = session.wait_sinks();
+        self.log.wait_hardened(snap.lsn, &sinks)?;
+        let bytes = snap.encode();
+        write_atomic(&*self.vfs, path, &bytes, &Arc::new(FileStats::default()))?;
+        self.log
+            .commit_durable(&encode_redo(&Redo::FullBackup { lsn: snap.lsn }), &sinks)?;
+        let mut b = self.backup.lock();
+        b.full_backup_lsn = Some(snap.lsn);
+        b.log_backup_lsn = Some(snap.lsn);
+        Ok(BackupInfo {
+            path: path.to_path_buf(),
+            from_lsn: snap.lsn,
+            to_lsn: snap.lsn,
+            bytes: bytes.len() as u64,
+        })
+    }
+
+    /// `BACKUP LOG name TO DISK = 'path'`: writes the log since the last log
+    /// backup (or full backup) to a file that a restore can replay.
+    pub fn backup_log(&self, session: &Session, path: &Path) -> Result<BackupInfo> {
+        if self.settings().recovery_model != RecoveryModel::Full {
+            return Err(EngineError::Backup(format!(
+                "BACKUP LOG cannot be performed because the recovery model of database \"{}\" is SIMPLE; use ALTER DATABASE to change it",
+                self.name
+            )));
+        }
+        let _one = self.checkpoint_lock.lock();
+        let from = match *self.backup.lock() {
+            BackupState {
+                full_backup_lsn: Some(_),
+                log_backup_lsn: Some(l),
+            } => l,
+            _ => {
+                return Err(EngineError::Backup(format!(
+                    "BACKUP LOG cannot be performed because there is no current backup of database \"{}\"; run BACKUP DATABASE first",
+                    self.name
+                )))
+            }
+        };
+        let sinks = session.wait_sinks();
+        let to = self.log.flush(&sinks)?;
+        let mut out = Vec::new();
+        out.extend_from_slice(LOG_BACKUP_MAGIC);
+        out.extend_from_slice(&1u32.to_le_bytes());
+        let body_start = out.len();
+        put_str(&mut out, &self.name);
+        put_var(&mut out, from);
+        put_var(&mut out, to);
+        let mut n = 0u64;
+        self.log.read_range(from, to, &mut |start, _end, rec| {
+            put_var(&mut out, start);
+            put_var(&mut out, rec.len() as u64);
+            out.extend_from_slice(rec);
+            n += 1;
+            Ok(())
+        })?;
+        let crc = crc32c::crc32c(&out[body_start..]);
+        out.extend_from_slice(&crc.to_le_bytes());
+        write_atomic(&*self.vfs, path, &out, &Arc::new(FileStats::default()))?;
+        self.log
+            .commit_durable(&encode_redo(&Redo::LogBackup { lsn: to }), &sinks)?;
+        self.backup.lock().log_backup_lsn = Some(to);
+        self.log.release_before(self.checkpoint_lsn().min(to))?;
+        tracing::info!(database = %self.name, from, to, records = n, "log backup written");
+        Ok(BackupInfo {
+            path: path.to_path_buf(),
+            from_lsn: from,
+            to_lsn: to,
+            bytes: out.len() as u64,
+        })
+    }
+}
+
+/// Replays a full backup and a chain of log backups into an image.
+pub(crate) fn restore_image(vfs: &dyn Vfs, full: &Path, logs: &[PathBuf]) -> Result<Image> {
+    let stats = Arc::new(FileStats::default());
+    let image = decode_image(&read_all(vfs, full, &stats)?, full)?;
+    let mut expected = image.lsn;
+    let mut replay = Replay::new(image);
+    for p in logs {
+        let bytes = read_all(vfs, p, &stats)?;
+        let bad = |d: String| EngineError::Backup(format!("log backup {}: {d}", p.display()));
+        if bytes.len() < 16 || &bytes[..8] != LOG_BACKUP_MAGIC {
+            return Err(bad("not a Walden log backup".into()));
+        }
+        let body = &bytes[12..bytes.len() - 4];
+        let crc = u32::from_le_bytes(bytes[bytes.len() - 4..].try_into().unwrap());
+        if crc32c::crc32c(body) != crc {
+            return Err(bad("checksum mismatch".into()));
+        }
+        let mut r = Reader::new(body);
+        let _name = r.str()?;
+        let from = r.var()?;
+        let to = r.var()?;
+        if from != expected {
+            return Err(bad(format!(
+                "it starts at LSN {from} but the restore needs LSN {expected} next (backups out of order or missing)"
+            )));
+        }
+        while !r.is_empty() {
+            let start = r.var()?;
+            let len = r.var()? as usize;
+            let rec = r.bytes(len)?;
+            replay.apply(start + 4 + len as u64, rec)?;
+        }
+        expected = to;
+    }
+    let mut image = replay.finish();
+    image.lsn = expected;
+    Ok(image)
+}

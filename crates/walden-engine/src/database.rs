@@ -1,0 +1,521 @@
+//! A database: its catalog, its log, its settings and its system
+//! transactions (DDL and settings changes, always fully durable).
+
+use crate::checkpoint::{self, Image};
+use crate::codec::{encode_redo, Redo};
+use crate::error::{EngineError, Result};
+use crate::lock::LockManager;
+use crate::recovery::Replay;
+use crate::schema::{DbSettings, SequenceDef, TableDef};
+use crate::session::{CommitRequest, Session};
+use crate::table::Table;
+use crate::txn::Transaction;
+use parking_lot::{Mutex, RwLock};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use walden_log::{Exposure, FileStats, LogConfig, LogManager, Lsn, RecoveryReport, Vfs};
+
+/// A sequence and where it stands.
+pub struct Sequence {
+    pub def: SequenceDef,
+    pub(crate) state: Mutex<SeqState>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SeqState {
+    /// The next value `nextval` returns.
+    pub next: i64,
+    /// Values before this may have been handed out (logged reservation).
+    pub reserved: i64,
+}
+
+/// Values reserved per log record, as PostgreSQL logs 32 at a time.
+const SEQ_RESERVE: i64 = 32;
+
+#[derive(Default)]
+pub struct Catalog {
+    pub(crate) tables: HashMap<String, Arc<Table>>,
+    pub(crate) by_id: HashMap<u32, Arc<Table>>,
+    pub(crate) sequences: HashMap<String, Arc<Sequence>>,
+    pub(crate) next_table_id: u32,
+    pub(crate) next_seq_id: u32,
+}
+
+impl Catalog {
+    pub fn table(&self, name: &str) -> Option<&Arc<Table>> {
+        self.tables.get(&name.to_ascii_lowercase())
+    }
+    pub fn table_by_id(&self, id: u32) -> Option<&Arc<Table>> {
+        self.by_id.get(&id)
+    }
+    pub(crate) fn add_table(&mut self, t: Arc<Table>) {
+        self.next_table_id = self.next_table_id.max(t.id() + 1);
+        self.tables.insert(t.name().to_ascii_lowercase(), t.clone());
+        self.by_id.insert(t.id(), t);
+    }
+    pub(crate) fn remove_table(&mut self, id: u32) -> Option<Arc<Table>> {
+        let t = self.by_id.remove(&id)?;
+        self.tables.remove(&t.name().to_ascii_lowercase());
+        Some(t)
+    }
+    pub(crate) fn add_sequence(&mut self, def: SequenceDef, state: SeqState) {
+        self.next_seq_id = self.next_seq_id.max(def.id + 1);
+        self.sequences.insert(
+            def.name.to_ascii_lowercase(),
+            Arc::new(Sequence {
+                def,
+                state: Mutex::new(state),
+            }),
+        );
+    }
+}
+
+/// Cumulative transaction counters (`sys.dm_os_performance_counters`).
+#[derive(Debug, Default)]
+pub struct DbCounters {
+    pub transactions: AtomicU64,
+    pub write_transactions: AtomicU64,
+    pub durable_commits: AtomicU64,
+    pub delayed_commits: AtomicU64,
+    pub rollbacks: AtomicU64,
+    pub checkpoints: AtomicU64,
+    pub deadlocks: AtomicU64,
+}
+
+/// Backup state persisted with the database.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BackupState {
+    /// LSN of the last full backup (starts the log-backup chain in FULL).
+    pub full_backup_lsn: Option<Lsn>,
+    /// Log before this LSN has been written to a log backup.
+    pub log_backup_lsn: Option<Lsn>,
+}
+
+pub struct Database {
+    pub(crate) id: u32,
+    pub(crate) name: String,
+    pub(crate) dir: PathBuf,
+    pub(crate) vfs: Arc<dyn Vfs>,
+    pub(crate) log: LogManager,
+    pub(crate) catalog: RwLock<Catalog>,
+    pub(crate) settings: RwLock<DbSettings>,
+    /// Commits hold it shared from log append to apply; checkpoints and DDL take
+    /// it exclusively to see a state that matches an LSN exactly.
+    pub(crate) gate: RwLock<()>,
+    pub(crate) locks: LockManager,
+    pub(crate) next_txid: AtomicU64,
+    pub(crate) data_stats: Arc<FileStats>,
+    pub(crate) counters: DbCounters,
+    pub(crate) checkpoint_lsn: AtomicU64,
+    pub(crate) last_checkpoint: Mutex<Instant>,
+    pub(crate) backup: Mutex<BackupState>,
+    pub(crate) checkpoint_lock: Mutex<()>,
+    pub(crate) lock_timeout: Option<Duration>,
+    pub(crate) recovery: RecoveryReport,
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Database")
+            .field("name", &self.name)
+            .field("id", &self.id)
+            .finish()
+    }
+}
+
+/// Options for opening a database.
+pub struct OpenOptions {
+    pub vfs: Arc<dyn Vfs>,
+    pub log: LogConfig,
+    pub lock_timeout: Option<Duration>,
+}
+
+impl Database {
+    pub(crate) fn data_dir(dir: &Path) -> PathBuf {
+        dir.join("data")
+    }
+
+    pub(crate) fn log_dir(dir: &Path) -> PathBuf {
+        dir.join("log")
+    }
+
+    /// Opens a database directory: loads the last checkpoint, replays the log
+    /// after it, and cuts off a torn tail.
+    pub(crate) fn open(
+        id: u32,
+        name: &str,
+        dir: &Path,
+        opts: &OpenOptions,
+    ) -> Result<Arc<Database>> {
+        let vfs = opts.vfs.clone();
+        let data_stats = Arc::new(FileStats::default());
+        let image = checkpoint::read_checkpoint(&*vfs, &Self::data_dir(dir), &data_stats)?;
+        let from = image.lsn;
+        let mut replay = Replay::new(image);
+        let log_stats = Arc::new(FileStats::default());
+        let (log, report) = LogManager::open(
+            vfs.clone(),
+            &Self::log_dir(dir),
+            opts.log.clone(),
+            log_stats,
+            from,
+            &mut |_, end, rec| {
+                replay
+                    .apply(end, rec)
+                    .map_err(|e| walden_log::LogError::Corrupt {
+                        file: Self::log_dir(dir),
+                        offset: 0,
+                        lsn: end,
+                        detail: format!("redo record cannot be applied: {e}"),
+                    })
+            },
+        )?;
+        let state = replay.finish();
+        log.set_exposure_bounds(
+            state.settings.max_exposure_bytes,
+            state.settings.max_exposure(),
+        );
+        let db = Arc::new(Database {
+            id,
+            name: name.to_string(),
+            dir: dir.to_path_buf(),
+            vfs,
+            log,
+            catalog: RwLock::new(state.catalog),
+            settings: RwLock::new(state.settings),
+            gate: RwLock::new(()),
+            locks: LockManager::default(),
+            next_txid: AtomicU64::new(state.next_txid),
+            data_stats,
+            counters: DbCounters::default(),
+            checkpoint_lsn: AtomicU64::new(from),
+            last_checkpoint: Mutex::new(Instant::now()),
+            backup: Mutex::new(state.backup),
+            checkpoint_lock: Mutex::new(()),
+            lock_timeout: opts.lock_timeout,
+            recovery: report,
+        });
+        tracing::info!(
+            database = name,
+            from_lsn = from,
+            end_lsn = db.log.end_lsn(),
+            records = db.recovery.scan.records,
+            cut = ?db.recovery.scan.cut,
+            "database opened"
+        );
+        Ok(db)
+    }
+
+    /// Creates the files of a new, empty database.
+    pub(crate) fn create(dir: &Path, opts: &OpenOptions, settings: DbSettings) -> Result<()> {
+        let vfs = &*opts.vfs;
+        vfs.create_dir_all(&Self::data_dir(dir))
+            .map_err(crate::error::io_err(dir))?;
+        let image = Image {
+            settings,
+            ..Image::default()
+        };
+        checkpoint::write_checkpoint(
+            vfs,
+            &Self::data_dir(dir),
+            &image,
+            &Arc::new(FileStats::default()),
+        )?;
+        Ok(())
+    }
+
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn log(&self) -> &LogManager {
+        &self.log
+    }
+
+    pub fn settings(&self) -> DbSettings {
+        self.settings.read().clone()
+    }
+
+    pub fn counters(&self) -> &DbCounters {
+        &self.counters
+    }
+
+    pub fn data_file_stats(&self) -> &Arc<FileStats> {
+        &self.data_stats
+    }
+
+    pub fn log_file_stats(&self) -> &Arc<FileStats> {
+        self.log.file_stats()
+    }
+
+    /// The live exposure of delayed commits.
+    pub fn exposure(&self) -> Exposure {
+        self.log.exposure()
+    }
+
+    /// What recovery found when the database was opened.
+    pub fn recovery_report(&self) -> &RecoveryReport {
+        &self.recovery
+    }
+
+    pub fn backup_state(&self) -> BackupState {
+        *self.backup.lock()
+    }
+
+    /// Row locks currently held by open transactions.
+    pub fn locks_held(&self) -> usize {
+        self.locks.held()
+    }
+
+    /// LSN of the last checkpoint.
+    pub fn checkpoint_lsn(&self) -> Lsn {
+        self.checkpoint_lsn.load(Relaxed)
+    }
+
+    /// Starts a transaction.
+    pub fn begin(self: &Arc<Self>, session: &Arc<Session>) -> Transaction {
+        Transaction::new(self.clone(), session.clone())
+    }
+
+    /// Runs `f` in a transaction and commits it with `request` (auto-commit).
+    pub fn run<T>(
+        self: &Arc<Self>,
+        session: &Arc<Session>,
+        request: CommitRequest,
+        f: impl FnOnce(&mut Transaction) -> Result<T>,
+    ) -> Result<T> {
+        let mut tx = self.begin(session);
+        let v = f(&mut tx)?;
+        tx.commit(request)?;
+        Ok(v)
+    }
+
+    pub fn table(&self, name: &str) -> Result<Arc<Table>> {
+        self.catalog
+            .read()
+            .table(name)
+            .cloned()
+            .ok_or_else(|| EngineError::UnknownTable(name.to_string()))
+    }
+
+    pub fn table_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .catalog
+            .read()
+            .tables
+            .values()
+            .map(|t| t.name().to_string())
+            .collect();
+        v.sort();
+        v
+    }
+
+    pub fn tables(&self) -> Vec<Arc<Table>> {
+        let mut v: Vec<Arc<Table>> = self.catalog.read().tables.values().cloned().collect();
+        v.sort_by_key(|t| t.id());
+        v
+    }
+
+    pub fn sequence_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .catalog
+            .read()
+            .sequences
+            .values()
+            .map(|s| s.def.name.clone())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// A system transaction: logs `redo` fully durably, then applies it, with
+    /// no user commit in flight.
+    fn system_change<T>(
+        &self,
+        session: &Session,
+        redo: Redo,
+        apply: impl FnOnce(&mut Catalog) -> T,
+    ) -> Result<T> {
+        let rec = encode_redo(&redo);
+        let sinks = session.wait_sinks();
+        self.log.commit_durable(&rec, &sinks)?;
+        let mut cat = self.catalog.write();
+        Ok(apply(&mut cat))
+    }
+
+    pub fn create_table(&self, session: &Session, mut def: TableDef) -> Result<Arc<Table>> {
+        def.validate()?;
+        let _gate = self.gate.write();
+        {
+            let cat = self.catalog.read();
+            if cat.table(&def.name).is_some() {
+                return Err(EngineError::TableExists(def.name));
+            }
+            def.id = cat.next_table_id.max(1);
+        }
+        let t = Arc::new(Table::new(def.clone()));
+        let t2 = t.clone();
+        self.system_change(session, Redo::CreateTable(def), move |cat| {
+            cat.add_table(t2)
+        })?;
+        Ok(t)
+    }
+
+    pub fn drop_table(&self, session: &Session, name: &str) -> Result<()> {
+        let _gate = self.gate.write();
+        let id = self.table(name)?.id();
+        self.system_change(session, Redo::DropTable(id), |cat| {
+            cat.remove_table(id);
+        })
+    }
+
+    /// Removes every row (a system transaction, fully durable).
+    pub fn truncate(&self, session: &Session, name: &str) -> Result<()> {
+        let _gate = self.gate.write();
+        let t = self.table(name)?;
+        self.system_change(session, Redo::Truncate(t.id()), |_| {
+            t.rows.write().clear();
+        })
+    }
+
+    pub fn create_sequence(
+        &self,
+        session: &Session,
+        name: &str,
+        start: i64,
+        increment: i64,
+    ) -> Result<()> {
+        if increment == 0 {
+            return Err(EngineError::InvalidDefinition(
+                "INCREMENT must not be zero".into(),
+            ));
+        }
+        let _gate = self.gate.write();
+        let id = {
+            let cat = self.catalog.read();
+            if cat.sequences.contains_key(&name.to_ascii_lowercase()) {
+                return Err(EngineError::SequenceExists(name.to_string()));
+            }
+            cat.next_seq_id.max(1)
+        };
+        let def = SequenceDef {
+            id,
+            name: name.to_string(),
+            start,
+            increment,
+        };
+        self.system_change(session, Redo::CreateSequence(def.clone()), |cat| {
+            cat.add_sequence(
+                def,
+                SeqState {
+                    next: start,
+                    reserved: start,
+                },
+            )
+        })
+    }
+
+    pub fn drop_sequence(&self, session: &Session, name: &str) -> Result<()> {
+        let _gate = self.gate.write();
+        let id = self.sequence(name)?.def.id;
+        self.system_change(session, Redo::DropSequence(id), |cat| {
+            cat.sequences.remove(&name.to_ascii_lowercase());
+        })
+    }
+
+    fn sequence(&self, name: &str) -> Result<Arc<Sequence>> {
+        self.catalog
+            .read()
+            .sequences
+            .get(&name.to_ascii_lowercase())
+            .cloned()
+            .ok_or_else(|| EngineError::UnknownSequence(name.to_string()))
+    }
+
+    /// `nextval('name')` / `NEXT VALUE FOR name`. Not transactional; values are
+    /// reserved in the log 32 at a time, so a crash never hands out a value a
+    /// hardened commit used.
+    pub fn nextval(&self, session: &Session, name: &str) -> Result<i64> {
+        let seq = self.sequence(name)?;
+        // Gate before the sequence lock: a checkpoint takes them in that order.
+        let _g = self.gate.read();
+        let mut st = seq.state.lock();
+        let v = st.next;
+        let inc = seq.def.increment;
+        let beyond = if inc > 0 {
+            v >= st.reserved
+        } else {
+            v <= st.reserved
+        };
+        if beyond {
+            let upto = v.saturating_add(inc.saturating_mul(SEQ_RESERVE));
+            let sinks = session.wait_sinks();
+            self.log.append(
+                &encode_redo(&Redo::SeqReserve {
+                    id: seq.def.id,
+                    upto,
+                }),
+                &sinks,
+            )?;
+            st.reserved = upto;
+        }
+        st.next = v
+            .checked_add(inc)
+            .ok_or_else(|| EngineError::OutOfRange(format!("sequence \"{name}\"")))?;
+        Ok(v)
+    }
+
+    /// Changes the database's settings (a system transaction).
+    pub fn set_settings(&self, session: &Session, new: DbSettings) -> Result<()> {
+        let _gate = self.gate.write();
+        self.system_change(session, Redo::Settings(new.clone()), |_| ())?;
+        self.log
+            .set_exposure_bounds(new.max_exposure_bytes, new.max_exposure());
+        *self.settings.write() = new;
+        Ok(())
+    }
+
+    /// Changes settings with a closure over the current ones.
+    pub fn alter_settings(
+        &self,
+        session: &Session,
+        f: impl FnOnce(&mut DbSettings),
+    ) -> Result<DbSettings> {
+        let mut s = self.settings();
+        f(&mut s);
+        self.set_settings(session, s.clone())?;
+        Ok(s)
+    }
+
+    /// `sp_flush_log`: hardens everything committed so far.
+    pub fn flush_log(&self, session: &Session) -> Result<Lsn> {
+        let sinks = session.wait_sinks();
+        Ok(self.log.flush(&sinks)?)
+    }
+
+    /// Log bytes written since the last checkpoint.
+    pub fn log_since_checkpoint(&self) -> u64 {
+        self.log.end_lsn().saturating_sub(self.checkpoint_lsn())
+    }
+
+    /// Hardens everything, checkpoints and closes the log.
+    pub(crate) fn shutdown(&self) -> Result<()> {
+        if self.log.is_poisoned().is_none() {
+            self.log.flush(&[])?;
+            self.checkpoint()?;
+        }
+        self.log.close()?;
+        Ok(())
+    }
+}

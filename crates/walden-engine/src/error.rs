@@ -1,0 +1,69 @@
+use walden_log::LogError;
+
+/// Errors of the engine. The wire server maps them to SQLSTATEs; nothing
+/// below it knows about SQLSTATE.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Log(#[from] LogError),
+    #[error("I/O error on {path}: {source}")]
+    Io {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("database \"{0}\" does not exist")]
+    UnknownDatabase(String),
+    #[error("database \"{0}\" already exists")]
+    DatabaseExists(String),
+    #[error("relation \"{0}\" does not exist")]
+    UnknownTable(String),
+    #[error("relation \"{0}\" already exists")]
+    TableExists(String),
+    #[error("sequence \"{0}\" does not exist")]
+    UnknownSequence(String),
+    #[error("sequence \"{0}\" already exists")]
+    SequenceExists(String),
+    #[error("column \"{column}\" of relation \"{table}\" does not exist")]
+    UnknownColumn { table: String, column: String },
+    #[error("duplicate key value violates primary key of \"{table}\": {key}")]
+    DuplicateKey { table: String, key: String },
+    #[error(
+        "null value in column \"{column}\" of relation \"{table}\" violates not-null constraint"
+    )]
+    NotNull { table: String, column: String },
+    #[error("{0}")]
+    Data(String),
+    #[error("value out of range for {0}")]
+    OutOfRange(String),
+    #[error("deadlock detected: transaction {victim} was chosen as the victim ({detail})")]
+    Deadlock { victim: u64, detail: String },
+    #[error("lock request timed out after {0} ms")]
+    LockTimeout(u64),
+    #[error("row not found in \"{0}\"")]
+    RowNotFound(String),
+    #[error("the transaction is already finished")]
+    TransactionFinished,
+    #[error("invalid definition: {0}")]
+    InvalidDefinition(String),
+    #[error("{0}")]
+    Backup(String),
+    #[error("the data file {path} is damaged: {detail}")]
+    CorruptDataFile {
+        path: std::path::PathBuf,
+        detail: String,
+    },
+    #[error("database \"{0}\" is in use and cannot be dropped")]
+    DatabaseInUse(String),
+    #[error("the instance is closed")]
+    Closed,
+}
+
+pub type Result<T, E = EngineError> = std::result::Result<T, E>;
+
+pub(crate) fn io_err(
+    path: impl Into<std::path::PathBuf>,
+) -> impl FnOnce(std::io::Error) -> EngineError {
+    let path = path.into();
+    move |source| EngineError::Io { path, source }
+}

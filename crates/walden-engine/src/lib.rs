@@ -1,0 +1,51 @@
+//! Walden's storage engine.
+//!
+//! An [`Instance`] holds databases, each with its own directory, log
+//! ([`walden_log::LogManager`]) and checkpoint image. Tables live in memory
+//! in primary-key order (data size is bounded by memory in this version);
+//! transactions keep their changes private under row locks and log them as
+//! redo at commit, fully durable or delayed as the database's
+//! `DELAYED_DURABILITY` setting and the commit's request decide.
+//!
+//! ```no_run
+//! use walden_engine::*;
+//! let inst = Instance::open(InstanceConfig::new("/tmp/walden-demo")).unwrap();
+//! let db = inst.database("walden").unwrap();
+//! let s = inst.new_session();
+//! db.create_table(&s, TableDef::new("t", vec![
+//!     ColumnDef::new("id", DataType::BigInt).identity(1, 1),
+//!     ColumnDef::new("v", DataType::Text),
+//! ], &["id"]).unwrap()).unwrap();
+//! db.run(&s, CommitRequest::Default, |tx| tx.insert_named("t", &[("v", Value::text("hi"))])).unwrap();
+//! inst.close().unwrap();
+//! ```
+
+mod checkpoint;
+pub mod codec;
+mod database;
+mod error;
+mod instance;
+mod lock;
+mod recovery;
+mod schema;
+mod session;
+mod table;
+mod txn;
+pub mod types;
+
+pub use checkpoint::{BackupInfo, CheckpointInfo};
+pub use database::{BackupState, Database, DbCounters};
+pub use error::{EngineError, Result};
+pub use instance::{Instance, InstanceConfig};
+pub use schema::{
+    ColumnDef, DbSettings, DefaultExpr, DelayedDurability, Identity, RecoveryModel, SequenceDef,
+    TableDef,
+};
+pub use session::{CommitRequest, Session};
+pub use table::Table;
+pub use txn::{CommitOutcome, Transaction};
+pub use types::{DataType, Key, Row, Value};
+pub use walden_log::{
+    Exposure, FileStatsSnapshot, LogConfig, LogCounters, Lsn, MemVfs, OsVfs, SyncMode, Vfs,
+    WaitRow, WaitStats, WaitType,
+};

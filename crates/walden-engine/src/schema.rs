@@ -1,0 +1,246 @@
+//! Table, column and sequence definitions, and per-database settings.
+
+use crate::error::{EngineError, Result};
+use crate::types::{DataType, Value};
+use std::time::Duration;
+
+/// How a column gets a value when an insert gives none.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DefaultExpr {
+    /// A constant.
+    Value(Value),
+    /// `now()`, `CURRENT_TIMESTAMP`, `getdate()`, `sysdatetime()`.
+    Now,
+    /// `CURRENT_DATE`.
+    Today,
+    /// `newid()`, `gen_random_uuid()`.
+    NewUuid,
+    /// `nextval('seq')`, `NEXT VALUE FOR seq`.
+    NextVal(String),
+}
+
+/// `IDENTITY(seed, increment)`, `SERIAL`, `GENERATED ... AS IDENTITY`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Identity {
+    pub seed: i64,
+    pub increment: i64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColumnDef {
+    pub name: String,
+    pub data_type: DataType,
+    pub nullable: bool,
+    pub default: Option<DefaultExpr>,
+    pub identity: Option<Identity>,
+}
+
+impl ColumnDef {
+    pub fn new(name: impl Into<String>, data_type: DataType) -> Self {
+        ColumnDef {
+            name: name.into(),
+            data_type,
+            nullable: true,
+            default: None,
+            identity: None,
+        }
+    }
+    pub fn not_null(mut self) -> Self {
+        self.nullable = false;
+        self
+    }
+    pub fn default(mut self, d: DefaultExpr) -> Self {
+        self.default = Some(d);
+        self
+    }
+    pub fn identity(mut self, seed: i64, increment: i64) -> Self {
+        self.identity = Some(Identity { seed, increment });
+        self.nullable = false;
+        self
+    }
+}
+
+/// A table's definition. `primary_key` lists column positions; an empty key
+/// means rows are keyed by a hidden row id.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TableDef {
+    pub id: u32,
+    pub name: String,
+    pub columns: Vec<ColumnDef>,
+    pub primary_key: Vec<usize>,
+}
+
+impl TableDef {
+    /// A definition to pass to `create_table` (the id is assigned there).
+    pub fn new(
+        name: impl Into<String>,
+        columns: Vec<ColumnDef>,
+        primary_key: &[&str],
+    ) -> Result<Self> {
+        let name = name.into();
+        let mut pk = Vec::new();
+        for k in primary_key {
+            let i = columns
+                .iter()
+                .position(|c| c.name.eq_ignore_ascii_case(k))
+                .ok_or_else(|| EngineError::UnknownColumn {
+                    table: name.clone(),
+                    column: k.to_string(),
+                })?;
+            pk.push(i);
+        }
+        let mut def = TableDef {
+            id: 0,
+            name,
+            columns,
+            primary_key: pk,
+        };
+        for &i in &def.primary_key {
+            def.columns[i].nullable = false;
+        }
+        def.validate()?;
+        Ok(def)
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        if self.columns.is_empty() {
+            return Err(EngineError::InvalidDefinition(format!(
+                "table \"{}\" has no columns",
+                self.name
+            )));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for c in &self.columns {
+            if !seen.insert(c.name.to_ascii_lowercase()) {
+                return Err(EngineError::InvalidDefinition(format!(
+                    "column \"{}\" specified more than once",
+                    c.name
+                )));
+            }
+            if c.identity.is_some() && !c.data_type.is_integer() {
+                return Err(EngineError::InvalidDefinition(format!(
+                    "identity column \"{}\" must be an integer type",
+                    c.name
+                )));
+            }
+            if c.identity.is_some_and(|i| i.increment == 0) {
+                return Err(EngineError::InvalidDefinition(
+                    "identity increment must not be zero".into(),
+                ));
+            }
+        }
+        if self.columns.iter().filter(|c| c.identity.is_some()).count() > 1 {
+            return Err(EngineError::InvalidDefinition(format!(
+                "multiple identity columns specified for table \"{}\"",
+                self.name
+            )));
+        }
+        Ok(())
+    }
+
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.columns
+            .iter()
+            .position(|c| c.name.eq_ignore_ascii_case(name))
+    }
+
+    pub fn identity_column(&self) -> Option<(usize, Identity)> {
+        self.columns
+            .iter()
+            .enumerate()
+            .find_map(|(i, c)| c.identity.map(|id| (i, id)))
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SequenceDef {
+    pub id: u32,
+    pub name: String,
+    pub start: i64,
+    pub increment: i64,
+}
+
+/// `DELAYED_DURABILITY` of a database.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DelayedDurability {
+    /// Every commit is fully durable; requests for delayed commits are ignored.
+    #[default]
+    Disabled,
+    /// A transaction is delayed when it asks to be.
+    Allowed,
+    /// Every transaction that may be delayed is.
+    Forced,
+}
+
+impl DelayedDurability {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DelayedDurability::Disabled => "DISABLED",
+            DelayedDurability::Allowed => "ALLOWED",
+            DelayedDurability::Forced => "FORCED",
+        }
+    }
+}
+
+impl std::str::FromStr for DelayedDurability {
+    type Err = EngineError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_uppercase().as_str() {
+            "DISABLED" => Ok(Self::Disabled),
+            "ALLOWED" => Ok(Self::Allowed),
+            "FORCED" => Ok(Self::Forced),
+            _ => Err(EngineError::Data(format!(
+                "DELAYED_DURABILITY must be DISABLED, ALLOWED or FORCED, not '{s}'"
+            ))),
+        }
+    }
+}
+
+/// Recovery model of a database.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RecoveryModel {
+    /// Log before the last checkpoint is reused.
+    #[default]
+    Simple,
+    /// Log is kept until `BACKUP LOG` (once a full backup exists).
+    Full,
+}
+
+impl RecoveryModel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RecoveryModel::Simple => "SIMPLE",
+            RecoveryModel::Full => "FULL",
+        }
+    }
+}
+
+impl std::str::FromStr for RecoveryModel {
+    type Err = EngineError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_uppercase().as_str() {
+            "SIMPLE" => Ok(Self::Simple),
+            "FULL" => Ok(Self::Full),
+            _ => Err(EngineError::Data(format!(
+                "RECOVERY must be SIMPLE or FULL, not '{s}'"
+            ))),
+        }
+    }
+}
+
+/// Persisted settings of a database.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DbSettings {
+    pub delayed_durability: DelayedDurability,
+    pub recovery_model: RecoveryModel,
+    /// Most bytes of acknowledged, unhardened delayed commits.
+    pub max_exposure_bytes: Option<u64>,
+    /// Oldest an acknowledged, unhardened delayed commit may get, in ms.
+    pub max_exposure_ms: Option<u64>,
+}
+
+impl DbSettings {
+    pub fn max_exposure(&self) -> Option<Duration> {
+        self.max_exposure_ms.map(Duration::from_millis)
+    }
+}

@@ -1,0 +1,102 @@
+//! A table: its definition and its rows, kept in memory in key order.
+
+use crate::schema::TableDef;
+use crate::types::{Key, Row, Value};
+use parking_lot::RwLock;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
+
+pub struct Table {
+    pub def: TableDef,
+    /// Committed rows by primary key (or hidden row id).
+    pub rows: RwLock<BTreeMap<Key, Row>>,
+    /// Next identity value to hand out. Like SQL Server, identity values are
+    /// not transactional: a rollback leaves a gap.
+    pub(crate) next_identity: AtomicI64,
+    /// Next hidden row id (tables without a primary key).
+    pub(crate) next_rowid: AtomicI64,
+}
+
+impl Table {
+    pub fn new(def: TableDef) -> Self {
+        let seed = def.identity_column().map(|(_, i)| i.seed).unwrap_or(1);
+        Table {
+            def,
+            rows: RwLock::new(BTreeMap::new()),
+            next_identity: AtomicI64::new(seed),
+            next_rowid: AtomicI64::new(1),
+        }
+    }
+
+    pub fn id(&self) -> u32 {
+        self.def.id
+    }
+
+    pub fn name(&self) -> &str {
+        &self.def.name
+    }
+
+    /// Whether rows are keyed by a hidden row id rather than a primary key.
+    pub fn has_hidden_key(&self) -> bool {
+        self.def.primary_key.is_empty()
+    }
+
+    /// The primary key of a row (`None` for tables keyed by a hidden row id).
+    pub fn key_of(&self, row: &[Value]) -> Option<Key> {
+        if self.has_hidden_key() {
+            return None;
+        }
+        Some(
+            self.def
+                .primary_key
+                .iter()
+                .map(|&i| row[i].clone())
+                .collect(),
+        )
+    }
+
+    /// Number of committed rows.
+    pub fn len(&self) -> usize {
+        self.rows.read().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Hands out the next identity value.
+    pub(crate) fn take_identity(&self) -> i64 {
+        let inc = self
+            .def
+            .identity_column()
+            .map(|(_, i)| i.increment)
+            .unwrap_or(1);
+        self.next_identity.fetch_add(inc, Relaxed)
+    }
+
+    /// Makes sure later identity values and row ids never collide with this
+    /// row (after an explicit identity value, or during recovery).
+    pub(crate) fn observe(&self, key: &[Value], row: &[Value]) {
+        if let Some((i, id)) = self.def.identity_column() {
+            if let Value::Int(v) = row[i] {
+                if id.increment > 0 {
+                    self.next_identity
+                        .fetch_max(v.saturating_add(id.increment), Relaxed);
+                } else {
+                    self.next_identity
+                        .fetch_min(v.saturating_add(id.increment), Relaxed);
+                }
+            }
+        }
+        if self.has_hidden_key() {
+            if let Some(Value::Int(r)) = key.first() {
+                self.next_rowid.fetch_max(r + 1, Relaxed);
+            }
+        }
+    }
+
+    /// A copy of the committed rows (cheap: rows are shared).
+    pub fn snapshot(&self) -> BTreeMap<Key, Row> {
+        self.rows.read().clone()
+    }
+}

@@ -1,0 +1,509 @@
+//! Transactions: a private write set under row locks, logged as redo at
+//! commit, durable or delayed as the database setting decides.
+//!
+//! Isolation is read committed: reads see committed rows plus the
+//! transaction's own writes, never another transaction's uncommitted ones.
+//! Writers lock each key they touch until the end of the transaction. A fully
+//! durable commit applies its changes (and releases its locks) only after its
+//! commit record is hardened; a delayed one at once. Because a transaction
+//! that reads or overwrites another's change always commits later in log
+//! order, hardening it hardens what it depended on.
+
+use crate::codec::{put_op_delete, put_op_put, put_txn_header};
+use crate::database::Database;
+use crate::error::{EngineError, Result};
+use crate::lock::{Acquired, LockKey};
+use crate::schema::{DefaultExpr, DelayedDurability};
+use crate::session::{CommitRequest, Session};
+use crate::table::Table;
+use crate::types::{coerce, now_micros, Key, Row, Value};
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use walden_log::Lsn;
+
+/// Largest transaction record; bigger write sets stream as several parts.
+const MAX_PART: usize = 256 * 1024;
+
+/// How a commit ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CommitOutcome {
+    /// End LSN of the commit record (`None` for a read-only transaction).
+    pub lsn: Option<Lsn>,
+    /// Whether the commit was hardened before it returned.
+    pub durable: bool,
+}
+
+pub struct Transaction {
+    db: Arc<Database>,
+    session: Arc<Session>,
+    txid: u64,
+    /// Changes by (table id, key); `None` deletes.
+    writes: BTreeMap<(u32, Key), Option<Row>>,
+    locks: Vec<LockKey>,
+    finished: bool,
+}
+
+impl Transaction {
+    pub(crate) fn new(db: Arc<Database>, session: Arc<Session>) -> Self {
+        let txid = db.next_txid.fetch_add(1, Relaxed);
+        db.counters.transactions.fetch_add(1, Relaxed);
+        Transaction {
+            db,
+            session,
+            txid,
+            writes: BTreeMap::new(),
+            locks: Vec::new(),
+            finished: false,
+        }
+    }
+
+    pub fn id(&self) -> u64 {
+        self.txid
+    }
+
+    pub fn database(&self) -> &Arc<Database> {
+        &self.db
+    }
+
+    pub fn session(&self) -> &Arc<Session> {
+        &self.session
+    }
+
+    /// Whether the transaction has written anything.
+    pub fn is_read_only(&self) -> bool {
+        self.writes.is_empty()
+    }
+
+    fn check_open(&self) -> Result<()> {
+        if self.finished {
+            return Err(EngineError::TransactionFinished);
+        }
+        Ok(())
+    }
+
+    fn lock(&mut self, table: &Table, key: &Key) -> Result<()> {
+        let lk: LockKey = (table.id(), key.clone());
+        let sinks = self.session.wait_sinks();
+        match self
+            .db
+            .locks
+            .acquire(self.txid, &lk, &sinks, self.db.lock_timeout)
+        {
+            Ok(Acquired::New) => {
+                self.locks.push(lk);
+                Ok(())
+            }
+            Ok(Acquired::Held) => Ok(()),
+            Err(e) => {
+                if matches!(e, EngineError::Deadlock { .. }) {
+                    self.db.counters.deadlocks.fetch_add(1, Relaxed);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Builds a full row from per-column values (`None` = default/identity).
+    fn build_row(&self, table: &Table, values: Vec<Option<Value>>) -> Result<Vec<Value>> {
+        let def = &table.def;
+        if values.len() != def.columns.len() {
+            return Err(EngineError::Data(format!(
+                "table \"{}\" has {} columns but {} values were supplied",
+                def.name,
+                def.columns.len(),
+                values.len()
+            )));
+        }
+        let mut row = Vec::with_capacity(values.len());
+        for (c, v) in def.columns.iter().zip(values) {
+            let v = match v {
+                Some(v) => coerce(v, &c.data_type)?,
+                None if c.identity.is_some() => Value::Int(table.take_identity()),
+                None => match &c.default {
+                    None => Value::Null,
+                    Some(DefaultExpr::Value(v)) => coerce(v.clone(), &c.data_type)?,
+                    Some(DefaultExpr::Now) => coerce(Value::Timestamp(now_micros()), &c.data_type)?,
+                    Some(DefaultExpr::Today) => coerce(
+                        Value::Date((now_micros().div_euclid(86_400_000_000)) as i32),
+                        &c.data_type,
+                    )?,
+                    Some(DefaultExpr::NewUuid) => {
+                        coerce(Value::Uuid(uuid::Uuid::new_v4().as_u128()), &c.data_type)?
+                    }
+                    Some(DefaultExpr::NextVal(s)) => {
+                        coerce(Value::Int(self.db.nextval(&self.session, s)?), &c.data_type)?
+                    }
+                },
+            };
+            if v.is_null() && !c.nullable {
+                return Err(EngineError::NotNull {
+                    table: def.name.clone(),
+                    column: c.name.clone(),
+                });
+            }
+            row.push(v);
+        }
+        Ok(row)
+    }
+
+    fn check_row(&self, table: &Table, row: Vec<Value>) -> Result<Vec<Value>> {
+        self.build_row(table, row.into_iter().map(Some).collect())
+    }
+
+    fn exists(&self, table: &Table, key: &Key) -> bool {
+        match self.writes.get(&(table.id(), key.clone())) {
+            Some(w) => w.is_some(),
+            None => table.rows.read().contains_key(key),
+        }
+    }
+
+    fn key_text(key: &Key) -> String {
+        let parts: Vec<String> = key.iter().map(|v| v.to_string()).collect();
+        format!("({})", parts.join(", "))
+    }
+
+    /// Inserts a row given one value per column (`None` takes the column's
+    /// default or identity). Returns the stored row.
+    pub fn insert(&mut self, table: &str, values: Vec<Option<Value>>) -> Result<Row> {
+        self.check_open()?;
+        let t = self.db.table(table)?;
+        self.insert_into(&t, values)
+    }
+
+    /// Inserts by column name; unnamed columns take their defaults.
+    pub fn insert_named(&mut self, table: &str, values: &[(&str, Value)]) -> Result<Row> {
+        self.check_open()?;
+        let t = self.db.table(table)?;
+        let mut full = vec![None; t.def.columns.len()];
+        for (name, v) in values {
+            let i = t
+                .def
+                .column_index(name)
+                .ok_or_else(|| EngineError::UnknownColumn {
+                    table: t.name().to_string(),
+                    column: name.to_string(),
+                })?;
+            full[i] = Some(v.clone());
+        }
+        self.insert_into(&t, full)
+    }
+
+    /// Inserts into a table handle (saves the name lookup in hot loops).
+    pub fn insert_into(&mut self, t: &Arc<Table>, values: Vec<Option<Value>>) -> Result<Row> {
+        self.check_open()?;
+        let explicit_identity = t
+            .def
+            .identity_column()
+            .is_some_and(|(i, _)| values.get(i).is_some_and(|v| v.is_some()));
+        let row = self.build_row(t, values)?;
+        let key: Key = match t.key_of(&row) {
+            Some(k) => k,
+            None => vec![Value::Int(t.next_rowid.fetch_add(1, Relaxed))].into_boxed_slice(),
+        };
+        self.lock(t, &key)?;
+        if self.exists(t, &key) {
+            return Err(EngineError::DuplicateKey {
+                table: t.name().to_string(),
+                key: Self::key_text(&key),
+            });
+        }
+        if explicit_identity {
+            t.observe(&key, &row);
+        }
+        let row: Row = Arc::from(row);
+        self.writes.insert((t.id(), key), Some(row.clone()));
+        Ok(row)
+    }
+
+    /// The row with this key as this transaction sees it.
+    pub fn get(&self, table: &str, key: &[Value]) -> Result<Option<Row>> {
+        let t = self.db.table(table)?;
+        Ok(self.get_in(&t, key))
+    }
+
+    pub fn get_in(&self, t: &Table, key: &[Value]) -> Option<Row> {
+        if !self.writes.is_empty() {
+            if let Some(w) = self.writes.get(&(t.id(), key.into())) {
+                return w.clone();
+            }
+        }
+        t.rows.read().get(key).cloned()
+    }
+
+    /// Locks the row's key, then reads its latest committed (or own) version.
+    pub fn get_for_update(&mut self, table: &str, key: &[Value]) -> Result<Option<Row>> {
+        self.check_open()?;
+        let t = self.db.table(table)?;
+        let key: Key = key.into();
+        self.lock(&t, &key)?;
+        Ok(self.get_in(&t, &key))
+    }
+
+    /// Rows with keys in `range`, in key order, as this transaction sees them.
+    pub fn scan(&self, table: &str, range: (Bound<Key>, Bound<Key>)) -> Result<Vec<(Key, Row)>> {
+        let t = self.db.table(table)?;
+        Ok(self.scan_in(&t, range))
+    }
+
+    pub fn scan_in(&self, t: &Table, range: (Bound<Key>, Bound<Key>)) -> Vec<(Key, Row)> {
+        if range_is_empty(&range) {
+            return Vec::new();
+        }
+        let mut out: BTreeMap<Key, Row> = t
+            .rows
+            .read()
+            .range::<Key, _>((range.0.as_ref(), range.1.as_ref()))
+            .map(|(k, r)| (k.clone(), r.clone()))
+            .collect();
+        let lo = bound_map(&range.0, t.id(), false);
+        let hi = bound_map(&range.1, t.id(), true);
+        for ((tid, k), w) in self.writes.range((lo, hi)) {
+            if *tid != t.id() {
+                continue;
+            }
+            match w {
+                Some(r) => out.insert(k.clone(), r.clone()),
+                None => out.remove(k),
+            };
+        }
+        out.into_iter().collect()
+    }
+
+    /// Every row of the table.
+    pub fn scan_all(&self, table: &str) -> Result<Vec<(Key, Row)>> {
+        self.scan(table, (Bound::Unbounded, Bound::Unbounded))
+    }
+
+    /// Replaces the row with key `key` by `row` (one value per column). The key
+    /// may change; the new key must not exist.
+    pub fn update(&mut self, table: &str, key: &[Value], row: Vec<Value>) -> Result<Row> {
+        self.check_open()?;
+        let t = self.db.table(table)?;
+        self.update_in(&t, key, row)
+    }
+
+    pub fn update_in(&mut self, t: &Arc<Table>, key: &[Value], row: Vec<Value>) -> Result<Row> {
+        self.check_open()?;
+        let key: Key = key.into();
+        self.lock(t, &key)?;
+        if !self.exists(t, &key) {
+            return Err(EngineError::RowNotFound(t.name().to_string()));
+        }
+        let row = self.check_row(t, row)?;
+        let new_key = t.key_of(&row).unwrap_or_else(|| key.clone());
+        if new_key != key {
+            self.lock(t, &new_key)?;
+            if self.exists(t, &new_key) {
+                return Err(EngineError::DuplicateKey {
+                    table: t.name().to_string(),
+                    key: Self::key_text(&new_key),
+                });
+            }
+            self.writes.insert((t.id(), key), None);
+        }
+        let row: Row = Arc::from(row);
+        self.writes.insert((t.id(), new_key), Some(row.clone()));
+        Ok(row)
+    }
+
+    /// Deletes the row with this key; returns whether it existed.
+    pub fn delete(&mut self, table: &str, key: &[Value]) -> Result<bool> {
+        self.check_open()?;
+        let t = self.db.table(table)?;
+        self.delete_in(&t, key)
+    }
+
+    pub fn delete_in(&mut self, t: &Arc<Table>, key: &[Value]) -> Result<bool> {
+        self.check_open()?;
+        let key: Key = key.into();
+        self.lock(t, &key)?;
+        if !self.exists(t, &key) {
+            return Ok(false);
+        }
+        self.writes.insert((t.id(), key), None);
+        Ok(true)
+    }
+
+    /// Whether this commit will be delayed, given the database setting.
+    fn resolve(&self, request: CommitRequest) -> bool {
+        let wants = match request {
+            CommitRequest::Delayed => true,
+            CommitRequest::Durable => false,
+            CommitRequest::Default => self.session.delayed_default(),
+        };
+        match self.db.settings.read().delayed_durability {
+            DelayedDurability::Disabled => false,
+            DelayedDurability::Allowed => wants,
+            DelayedDurability::Forced => true,
+        }
+    }
+
+    /// Encodes the write set as one or more redo records, the last one
+    /// carrying the commit flag.
+    fn encode(&self) -> Vec<Vec<u8>> {
+        let cat = self.db.catalog.read();
+        let mut parts = Vec::new();
+        let mut body = Vec::with_capacity(64);
+        let mut n = 0;
+        let flush = |parts: &mut Vec<Vec<u8>>, body: &mut Vec<u8>, n: &mut usize, commit: bool| {
+            let mut rec = Vec::with_capacity(body.len() + 16);
+            put_txn_header(&mut rec, self.txid, commit, *n);
+            rec.extend_from_slice(body);
+            parts.push(rec);
+            body.clear();
+            *n = 0;
+        };
+        for ((tid, key), w) in &self.writes {
+            match w {
+                Some(row) => {
+                    let hidden = cat.table_by_id(*tid).is_none_or(|t| t.has_hidden_key());
+                    put_op_put(&mut body, *tid, hidden.then_some(&key[..]), row)
+                }
+                None => put_op_delete(&mut body, *tid, key),
+            }
+            n += 1;
+            if body.len() >= MAX_PART {
+                flush(&mut parts, &mut body, &mut n, false);
+            }
+        }
+        flush(&mut parts, &mut body, &mut n, true);
+        parts
+    }
+
+    /// Commits. The database's `DELAYED_DURABILITY` and `request` decide
+    /// whether the commit waits for its log to be hardened.
+    pub fn commit(mut self, request: CommitRequest) -> Result<CommitOutcome> {
+        self.check_open()?;
+        self.finished = true;
+        if self.writes.is_empty() {
+            self.release();
+            return Ok(CommitOutcome {
+                lsn: None,
+                durable: true,
+            });
+        }
+        let delayed = self.resolve(request);
+        let parts = self.encode();
+        let session = self.session.clone();
+        let sinks = session.wait_sinks();
+        let db = self.db.clone();
+        let result = (|| {
+            let _gate = db.gate.read();
+            // A table dropped since the change was made cannot take it.
+            {
+                let cat = db.catalog.read();
+                if let Some(((tid, _), _)) = self
+                    .writes
+                    .iter()
+                    .find(|((tid, _), _)| cat.table_by_id(*tid).is_none())
+                {
+                    return Err(EngineError::UnknownTable(format!(
+                        "(table id {tid}, dropped)"
+                    )));
+                }
+            }
+            let mut lsn = 0;
+            for p in &parts {
+                lsn = db.log.append(p, &sinks)?;
+            }
+            if delayed {
+                db.log.acknowledge_delayed(lsn, &sinks)?;
+            } else {
+                db.log.wait_hardened(lsn, &sinks)?;
+            }
+            self.apply();
+            Ok(lsn)
+        })();
+        self.release();
+        let lsn = result?;
+        db.counters.write_transactions.fetch_add(1, Relaxed);
+        if delayed {
+            db.counters.delayed_commits.fetch_add(1, Relaxed);
+        } else {
+            db.counters.durable_commits.fetch_add(1, Relaxed);
+        }
+        Ok(CommitOutcome {
+            lsn: Some(lsn),
+            durable: !delayed,
+        })
+    }
+
+    fn apply(&mut self) {
+        let cat = self.db.catalog.read();
+        let writes = std::mem::take(&mut self.writes);
+        let mut cur: Option<(u32, Arc<Table>)> = None;
+        let mut guard = None;
+        for ((tid, key), w) in writes {
+            if cur.as_ref().map(|c| c.0) != Some(tid) {
+                guard = None;
+                let Some(t) = cat.table_by_id(tid).cloned() else {
+                    continue;
+                };
+                cur = Some((tid, t));
+            }
+            let t = &cur.as_ref().unwrap().1;
+            let rows = guard.get_or_insert_with(|| t.rows.write());
+            match w {
+                Some(row) => {
+                    rows.insert(key, row);
+                }
+                None => {
+                    rows.remove(&key);
+                }
+            }
+        }
+    }
+
+    /// Discards the transaction's changes.
+    pub fn rollback(mut self) {
+        self.finish_rollback();
+    }
+
+    fn finish_rollback(&mut self) {
+        if !self.finished {
+            self.finished = true;
+            self.writes.clear();
+            self.release();
+            self.db.counters.rollbacks.fetch_add(1, Relaxed);
+        }
+    }
+
+    fn release(&mut self) {
+        if !self.locks.is_empty() {
+            self.db
+                .locks
+                .release(self.txid, std::mem::take(&mut self.locks));
+        }
+    }
+}
+
+impl Drop for Transaction {
+    fn drop(&mut self) {
+        self.finish_rollback();
+    }
+}
+
+/// Whether a range selects nothing (`BTreeMap::range` panics on such ranges).
+fn range_is_empty(r: &(Bound<Key>, Bound<Key>)) -> bool {
+    use Bound::*;
+    match (&r.0, &r.1) {
+        (Included(a), Included(b)) => a > b,
+        (Included(a), Excluded(b)) | (Excluded(a), Included(b)) | (Excluded(a), Excluded(b)) => {
+            a >= b
+        }
+        _ => false,
+    }
+}
+
+/// Maps a key bound into the write set's (table, key) space; an unbounded
+/// end stays within the table.
+fn bound_map(b: &Bound<Key>, tid: u32, upper: bool) -> Bound<(u32, Key)> {
+    match b {
+        Bound::Included(k) => Bound::Included((tid, k.clone())),
+        Bound::Excluded(k) => Bound::Excluded((tid, k.clone())),
+        Bound::Unbounded if upper => Bound::Excluded((tid + 1, Key::default())),
+        Bound::Unbounded => Bound::Included((tid, Key::default())),
+    }
+}

@@ -1,0 +1,504 @@
+//! Column types and values.
+
+use crate::error::{EngineError, Result};
+use rust_decimal::prelude::ToPrimitive;
+use rust_decimal::Decimal;
+use std::cmp::Ordering;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+/// A column type.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum DataType {
+    SmallInt,
+    Int,
+    BigInt,
+    Bool,
+    Real,
+    Double,
+    /// `DECIMAL(precision, scale)`.
+    Decimal {
+        precision: u8,
+        scale: u8,
+    },
+    /// `VARCHAR(n)`; `None` means unbounded.
+    Varchar(Option<u32>),
+    Text,
+    /// Microseconds since 1970-01-01 00:00:00 (no time zone).
+    Timestamp,
+    /// Days since 1970-01-01.
+    Date,
+    Uuid,
+    Bytes,
+}
+
+impl DataType {
+    /// The PostgreSQL name of the type.
+    pub fn sql_name(&self) -> String {
+        match self {
+            DataType::SmallInt => "smallint".into(),
+            DataType::Int => "integer".into(),
+            DataType::BigInt => "bigint".into(),
+            DataType::Bool => "boolean".into(),
+            DataType::Real => "real".into(),
+            DataType::Double => "double precision".into(),
+            DataType::Decimal { precision, scale } => format!("numeric({precision},{scale})"),
+            DataType::Varchar(Some(n)) => format!("varchar({n})"),
+            DataType::Varchar(None) => "varchar".into(),
+            DataType::Text => "text".into(),
+            DataType::Timestamp => "timestamp".into(),
+            DataType::Date => "date".into(),
+            DataType::Uuid => "uuid".into(),
+            DataType::Bytes => "bytea".into(),
+        }
+    }
+
+    pub fn is_integer(&self) -> bool {
+        matches!(self, DataType::SmallInt | DataType::Int | DataType::BigInt)
+    }
+}
+
+/// A value.
+#[derive(Clone, Debug, Default)]
+pub enum Value {
+    #[default]
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Decimal(Decimal),
+    Text(Arc<str>),
+    Timestamp(i64),
+    Date(i32),
+    Uuid(u128),
+    Bytes(Arc<[u8]>),
+}
+
+impl Value {
+    pub fn text(s: impl AsRef<str>) -> Value {
+        Value::Text(Arc::from(s.as_ref()))
+    }
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Value::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+    fn rank(&self) -> u8 {
+        match self {
+            Value::Null => 0,
+            Value::Bool(_) => 1,
+            Value::Int(_) | Value::Float(_) | Value::Decimal(_) => 2,
+            Value::Text(_) => 3,
+            Value::Timestamp(_) => 4,
+            Value::Date(_) => 5,
+            Value::Uuid(_) => 6,
+            Value::Bytes(_) => 7,
+        }
+    }
+    fn as_f64(&self) -> f64 {
+        match self {
+            Value::Int(i) => *i as f64,
+            Value::Float(f) => *f,
+            Value::Decimal(d) => d.to_f64().unwrap_or(f64::NAN),
+            _ => f64::NAN,
+        }
+    }
+}
+
+impl Ord for Value {
+    /// A total order: NULL first, then by type, numbers compared by value.
+    fn cmp(&self, other: &Self) -> Ordering {
+        use Value::*;
+        match (self, other) {
+            (Null, Null) => Ordering::Equal,
+            (Bool(a), Bool(b)) => a.cmp(b),
+            (Int(a), Int(b)) => a.cmp(b),
+            (Float(a), Float(b)) => a.total_cmp(b),
+            (Decimal(a), Decimal(b)) => a.cmp(b),
+            (Int(a), Decimal(b)) => rust_decimal::Decimal::from(*a).cmp(b),
+            (Decimal(a), Int(b)) => a.cmp(&rust_decimal::Decimal::from(*b)),
+            (Text(a), Text(b)) => a.cmp(b),
+            (Timestamp(a), Timestamp(b)) => a.cmp(b),
+            (Date(a), Date(b)) => a.cmp(b),
+            (Uuid(a), Uuid(b)) => a.cmp(b),
+            (Bytes(a), Bytes(b)) => a.cmp(b),
+            (a, b) if a.rank() == 2 && b.rank() == 2 => a.as_f64().total_cmp(&b.as_f64()),
+            (a, b) => a.rank().cmp(&b.rank()),
+        }
+    }
+}
+
+impl PartialOrd for Value {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Value {}
+
+impl Hash for Value {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        // Equal numbers of different variants must hash alike: hash integral
+        // numbers as integers, other numbers by their f64 bits.
+        match self {
+            Value::Null => 0u8.hash(state),
+            Value::Bool(b) => b.hash(state),
+            Value::Int(i) => i.hash(state),
+            Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => (*f as i64).hash(state),
+            Value::Float(f) => f.to_bits().hash(state),
+            Value::Decimal(d) if d.fract().is_zero() => d.to_i64().unwrap_or(i64::MAX).hash(state),
+            Value::Decimal(d) => d.to_f64().unwrap_or(0.0).to_bits().hash(state),
+            Value::Text(s) => s.hash(state),
+            Value::Timestamp(t) => t.hash(state),
+            Value::Date(d) => d.hash(state),
+            Value::Uuid(u) => u.hash(state),
+            Value::Bytes(b) => b.hash(state),
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Null => write!(f, "NULL"),
+            Value::Bool(b) => write!(f, "{}", if *b { "t" } else { "f" }),
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Float(x) => write!(f, "{x}"),
+            Value::Decimal(d) => write!(f, "{d}"),
+            Value::Text(s) => write!(f, "{s}"),
+            Value::Timestamp(t) => write!(f, "{}", format_timestamp(*t)),
+            Value::Date(d) => write!(f, "{}", format_date(*d)),
+            Value::Uuid(u) => write!(f, "{}", uuid::Uuid::from_u128(*u)),
+            Value::Bytes(b) => {
+                write!(f, "\\x")?;
+                for x in b.iter() {
+                    write!(f, "{x:02x}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A primary key (or hidden row id) value.
+pub type Key = Box<[Value]>;
+/// A stored row: one value per column.
+pub type Row = Arc<[Value]>;
+
+fn range_err(t: &DataType) -> EngineError {
+    EngineError::OutOfRange(t.sql_name())
+}
+
+/// Converts a value to a column's type, or fails with a data error.
+pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
+    use DataType as T;
+    use Value as V;
+    if v.is_null() {
+        return Ok(V::Null);
+    }
+    let bad = |v: &Value| {
+        EngineError::Data(format!(
+            "invalid input for type {}: \"{}\"",
+            t.sql_name(),
+            v
+        ))
+    };
+    Ok(match (t, v) {
+        (T::SmallInt | T::Int | T::BigInt, V::Int(i)) => {
+            let (lo, hi) = match t {
+                T::SmallInt => (i16::MIN as i64, i16::MAX as i64),
+                T::Int => (i32::MIN as i64, i32::MAX as i64),
+                _ => (i64::MIN, i64::MAX),
+            };
+            if i < lo || i > hi {
+                return Err(range_err(t));
+            }
+            V::Int(i)
+        }
+        (T::SmallInt | T::Int | T::BigInt, V::Float(f)) => {
+            if !f.is_finite() || f.round() < i64::MIN as f64 || f.round() > i64::MAX as f64 {
+                return Err(range_err(t));
+            }
+            coerce(V::Int(f.round() as i64), t)?
+        }
+        (T::SmallInt | T::Int | T::BigInt, V::Decimal(d)) => coerce(
+            V::Int(
+                d.round_dp_with_strategy(0, rust_decimal::RoundingStrategy::MidpointAwayFromZero)
+                    .to_i64()
+                    .ok_or_else(|| range_err(t))?,
+            ),
+            t,
+        )?,
+        (T::SmallInt | T::Int | T::BigInt, V::Text(s)) => {
+            let i: i64 = s.trim().parse().map_err(|_| bad(&V::Text(s.clone())))?;
+            coerce(V::Int(i), t)?
+        }
+        (T::SmallInt | T::Int | T::BigInt, V::Bool(b)) => V::Int(b as i64),
+        (T::Bool, V::Bool(b)) => V::Bool(b),
+        (T::Bool, V::Int(i)) => V::Bool(i != 0),
+        (T::Bool, V::Text(s)) => match s.trim().to_ascii_lowercase().as_str() {
+            "t" | "true" | "1" | "yes" | "y" | "on" => V::Bool(true),
+            "f" | "false" | "0" | "no" | "n" | "off" => V::Bool(false),
+            _ => return Err(bad(&V::Text(s))),
+        },
+        (T::Real | T::Double, V::Int(i)) => V::Float(i as f64),
+        (T::Real | T::Double, V::Float(f)) => {
+            V::Float(if *t == T::Real { f as f32 as f64 } else { f })
+        }
+        (T::Real | T::Double, V::Decimal(d)) => V::Float(d.to_f64().unwrap_or(f64::NAN)),
+        (T::Real | T::Double, V::Text(s)) => {
+            V::Float(s.trim().parse().map_err(|_| bad(&V::Text(s.clone())))?)
+        }
+        (T::Decimal { precision, scale }, v) => {
+            let d = match v {
+                V::Int(i) => Decimal::from(i),
+                V::Decimal(d) => d,
+                V::Float(f) => Decimal::try_from(f).map_err(|_| range_err(t))?,
+                V::Text(ref s) => s.trim().parse::<Decimal>().map_err(|_| bad(&v))?,
+                V::Bool(b) => Decimal::from(b as i64),
+                other => return Err(bad(&other)),
+            };
+            let d = d.round_dp_with_strategy(
+                *scale as u32,
+                rust_decimal::RoundingStrategy::MidpointAwayFromZero,
+            );
+            // Digits left of the point may not exceed precision - scale.
+            let int_digits = d.trunc().abs().to_string().trim_start_matches('0').len() as u32;
+            if *precision > 0 && int_digits > (*precision as u32).saturating_sub(*scale as u32) {
+                return Err(EngineError::OutOfRange(format!(
+                    "{}: a field with precision {precision}, scale {scale} must round to an absolute value less than 10^{}",
+                    t.sql_name(),
+                    *precision as u32 - *scale as u32
+                )));
+            }
+            V::Decimal(d)
+        }
+        (T::Varchar(_) | T::Text, v) => {
+            let s: Arc<str> = match v {
+                V::Text(s) => s,
+                other => Arc::from(other.to_string()),
+            };
+            if let T::Varchar(Some(n)) = t {
+                if s.chars().count() > *n as usize {
+                    return Err(EngineError::Data(format!(
+                        "value too long for type character varying({n})"
+                    )));
+                }
+            }
+            V::Text(s)
+        }
+        (T::Timestamp, V::Timestamp(x)) => V::Timestamp(x),
+        (T::Timestamp, V::Date(d)) => V::Timestamp(d as i64 * 86_400_000_000),
+        (T::Timestamp, V::Text(s)) => {
+            V::Timestamp(parse_timestamp(&s).ok_or_else(|| bad(&V::Text(s.clone())))?)
+        }
+        (T::Date, V::Date(d)) => V::Date(d),
+        (T::Date, V::Timestamp(x)) => V::Date(x.div_euclid(86_400_000_000) as i32),
+        (T::Date, V::Text(s)) => V::Date(parse_date(&s).ok_or_else(|| bad(&V::Text(s.clone())))?),
+        (T::Uuid, V::Uuid(u)) => V::Uuid(u),
+        (T::Uuid, V::Text(s)) => V::Uuid(
+            uuid::Uuid::parse_str(s.trim())
+                .map_err(|_| bad(&V::Text(s.clone())))?
+                .as_u128(),
+        ),
+        (T::Bytes, V::Bytes(b)) => V::Bytes(b),
+        (T::Bytes, V::Text(s)) => V::Bytes(
+            parse_bytea(&s)
+                .ok_or_else(|| bad(&V::Text(s.clone())))?
+                .into(),
+        ),
+        (_, v) => return Err(bad(&v)),
+    })
+}
+
+fn parse_bytea(s: &str) -> Option<Vec<u8>> {
+    let h = s.strip_prefix("\\x").or_else(|| s.strip_prefix("0x"))?;
+    if h.len() % 2 != 0 {
+        return None;
+    }
+    (0..h.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&h[i..i + 2], 16).ok())
+        .collect()
+}
+
+/// Days from 1970-01-01 to a civil date (proleptic Gregorian).
+pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m as i64 + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The civil date of a day number.
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+pub fn parse_date(s: &str) -> Option<i32> {
+    let s = s.trim();
+    let mut it = s.splitn(3, '-');
+    let y: i64 = it.next()?.parse().ok()?;
+    let m: u32 = it.next()?.parse().ok()?;
+    let d: u32 = it.next()?.get(..2).unwrap_or("").trim().parse().ok()?;
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    Some(days_from_civil(y, m, d) as i32)
+}
+
+/// Parses `YYYY-MM-DD[ T]HH:MM[:SS[.ffffff]]` (a trailing zone is ignored).
+pub fn parse_timestamp(s: &str) -> Option<i64> {
+    let s = s.trim();
+    let (date, time) = match s.find([' ', 'T']) {
+        Some(i) => (&s[..i], s[i + 1..].trim()),
+        None => (s, ""),
+    };
+    let days = parse_date(date)? as i64;
+    let mut micros = 0i64;
+    if !time.is_empty() {
+        let time = time.trim_end_matches('Z');
+        let time = time.split(['+']).next().unwrap_or(time);
+        let mut parts = time.split(':');
+        let h: i64 = parts.next()?.parse().ok()?;
+        let mi: i64 = parts.next().unwrap_or("0").parse().ok()?;
+        let sec = parts.next().unwrap_or("0");
+        let (whole, frac) = sec.split_once('.').unwrap_or((sec, ""));
+        let se: i64 = whole.parse().ok()?;
+        let mut f = frac.chars().take(6).collect::<String>();
+        while f.len() < 6 {
+            f.push('0');
+        }
+        let fr: i64 = f.parse().ok()?;
+        if h > 24 || mi > 59 || se > 60 {
+            return None;
+        }
+        micros = ((h * 60 + mi) * 60 + se) * 1_000_000 + fr;
+    }
+    Some(days * 86_400_000_000 + micros)
+}
+
+pub fn format_date(d: i32) -> String {
+    let (y, m, dd) = civil_from_days(d as i64);
+    format!("{y:04}-{m:02}-{dd:02}")
+}
+
+pub fn format_timestamp(t: i64) -> String {
+    let days = t.div_euclid(86_400_000_000);
+    let rem = t.rem_euclid(86_400_000_000);
+    let (h, mi, s, us) = (
+        rem / 3_600_000_000,
+        rem / 60_000_000 % 60,
+        rem / 1_000_000 % 60,
+        rem % 1_000_000,
+    );
+    let mut out = format!("{} {h:02}:{mi:02}:{s:02}", format_date(days as i32));
+    if us != 0 {
+        let frac = format!("{us:06}");
+        out.push('.');
+        out.push_str(frac.trim_end_matches('0'));
+    }
+    out
+}
+
+/// The current time as a timestamp value.
+pub fn now_micros() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_round_trip() {
+        for d in [-1000, 0, 1, 19_000, 20_000] {
+            let s = format_date(d);
+            assert_eq!(parse_date(&s), Some(d), "{s}");
+        }
+        assert_eq!(
+            parse_timestamp("2024-02-29 12:34:56.5"),
+            Some(
+                days_from_civil(2024, 2, 29) * 86_400_000_000
+                    + (12 * 3600 + 34 * 60 + 56) * 1_000_000
+                    + 500_000
+            )
+        );
+        assert_eq!(
+            format_timestamp(parse_timestamp("2024-02-29 12:34:56.5").unwrap()),
+            "2024-02-29 12:34:56.5"
+        );
+    }
+
+    #[test]
+    fn coercion_checks_ranges_and_lengths() {
+        assert!(coerce(Value::Int(40_000), &DataType::SmallInt).is_err());
+        assert!(coerce(Value::text("abcdef"), &DataType::Varchar(Some(3))).is_err());
+        assert_eq!(
+            coerce(
+                Value::text("12.345"),
+                &DataType::Decimal {
+                    precision: 5,
+                    scale: 2
+                }
+            )
+            .unwrap(),
+            Value::Decimal("12.35".parse().unwrap())
+        );
+        assert!(coerce(
+            Value::Int(1234),
+            &DataType::Decimal {
+                precision: 5,
+                scale: 2
+            }
+        )
+        .is_err());
+        assert_eq!(
+            coerce(Value::Int(3), &DataType::Double).unwrap(),
+            Value::Float(3.0)
+        );
+        assert!(matches!(
+            coerce(Value::text("x"), &DataType::Int),
+            Err(EngineError::Data(_))
+        ));
+    }
+
+    #[test]
+    fn numbers_compare_and_hash_across_variants() {
+        use std::collections::hash_map::DefaultHasher;
+        let h = |v: &Value| {
+            let mut s = DefaultHasher::new();
+            v.hash(&mut s);
+            s.finish()
+        };
+        assert_eq!(Value::Int(2), Value::Float(2.0));
+        assert_eq!(h(&Value::Int(2)), h(&Value::Float(2.0)));
+        assert!(Value::Null < Value::Int(i64::MIN));
+    }
+}
