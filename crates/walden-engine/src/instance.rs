@@ -376,17 +376,34 @@ impl Instance {
         *self.inner.bg.lock() = h;
     }
 
+    /// `SHUTDOWN WITH NOWAIT`: hardens every log but skips the checkpoints, so
+    /// the next open recovers from the log (nothing committed is lost).
+    pub fn shutdown_nowait(&self) -> Result<()> {
+        if self.inner.closed.swap(true, Relaxed) {
+            return Ok(());
+        }
+        self.stop_checkpointer();
+        for db in self.databases() {
+            db.log.close()?;
+        }
+        Ok(())
+    }
+
+    fn stop_checkpointer(&self) {
+        *self.inner.stop.0.lock() = true;
+        self.inner.stop.1.notify_all();
+        if let Some(h) = self.inner.bg.lock().take() {
+            let _ = h.join();
+        }
+    }
+
     /// Clean shutdown: hardens every database's log and checkpoints it, so a
     /// planned restart loses nothing.
     pub fn close(&self) -> Result<()> {
         if self.inner.closed.swap(true, Relaxed) {
             return Ok(());
         }
-        *self.inner.stop.0.lock() = true;
-        self.inner.stop.1.notify_all();
-        if let Some(h) = self.inner.bg.lock().take() {
-            let _ = h.join();
-        }
+        self.stop_checkpointer();
         let mut first_err = None;
         for db in self.databases() {
             if let Err(e) = db.shutdown() {
