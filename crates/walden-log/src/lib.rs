@@ -27,8 +27,8 @@ pub use manager::{log_dir, Exposure, LogEvent, LogManager, RecoveryReport};
 pub use mem::{CrashMode, Faults, MemCounters, MemVfs};
 pub use scan::{RecordSink, ScanOutcome, SegmentInfo, TailCut};
 pub use stats::{
-    CountingFile, FileStats, FileStatsSnapshot, LogCounters, WaitRow, WaitSinks, WaitStats,
-    WaitType,
+    CountingFile, CountingVfs, FileStats, FileStatsSnapshot, LogCounters, WaitRow, WaitSinks,
+    WaitStats, WaitType,
 };
 pub use vfs::{OpenOptionsVfs, OsVfs, Vfs, VfsFile};
 

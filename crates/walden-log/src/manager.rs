@@ -15,7 +15,7 @@ use crate::config::{LogConfig, SyncMode};
 use crate::error::{io_err, LogError, Result};
 use crate::scan::{self, RecordSink, ScanOptions, ScanOutcome, SegmentInfo};
 use crate::segments::{SegmentFiles, Segments};
-use crate::stats::{record_wait, FileStats, LogCounters, WaitSinks, WaitType};
+use crate::stats::{record_wait, CountingVfs, FileStats, LogCounters, WaitSinks, WaitType};
 use crate::vfs::{OpenOptionsVfs, Vfs, VfsFile};
 use crate::Lsn;
 use parking_lot::{Condvar, Mutex, MutexGuard};
@@ -143,8 +143,12 @@ impl LogManager {
                 next_spare = next_spare.max(n);
             }
         }
+        let counting = CountingVfs {
+            inner: vfs.clone(),
+            stats: stats.clone(),
+        };
         let outcome = scan::scan(
-            &*vfs,
+            &counting,
             dir,
             ScanOptions {
                 from,
@@ -541,8 +545,12 @@ impl LogManager {
             return Ok(());
         }
         let segs = self.segments();
+        let counting = CountingVfs {
+            inner: self.shared.files.vfs.clone(),
+            stats: self.shared.files.stats.clone(),
+        };
         scan::read_range(
-            &*self.shared.files.vfs,
+            &counting,
             &segs,
             from,
             to,

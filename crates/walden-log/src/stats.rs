@@ -230,3 +230,42 @@ pub struct LogCounters {
     /// (the disk was slower than the bound allows).
     pub exposure_bound_misses: AtomicU64,
 }
+
+/// A file system view whose files count their I/O into one [`FileStats`]
+/// (the log's reads during recovery and backups show up in its counters).
+pub struct CountingVfs {
+    pub inner: Arc<dyn crate::vfs::Vfs>,
+    pub stats: Arc<FileStats>,
+}
+
+impl crate::vfs::Vfs for CountingVfs {
+    fn open(
+        &self,
+        path: &std::path::Path,
+        opts: crate::vfs::OpenOptionsVfs,
+    ) -> io::Result<Arc<dyn VfsFile>> {
+        let f = self.inner.open(path, opts)?;
+        Ok(Arc::new(CountingFile::new(f, self.stats.clone())))
+    }
+    fn exists(&self, path: &std::path::Path) -> bool {
+        self.inner.exists(path)
+    }
+    fn create_dir_all(&self, path: &std::path::Path) -> io::Result<()> {
+        self.inner.create_dir_all(path)
+    }
+    fn list(&self, dir: &std::path::Path) -> io::Result<Vec<String>> {
+        self.inner.list(dir)
+    }
+    fn remove_file(&self, path: &std::path::Path) -> io::Result<()> {
+        self.inner.remove_file(path)
+    }
+    fn remove_dir_all(&self, path: &std::path::Path) -> io::Result<()> {
+        self.inner.remove_dir_all(path)
+    }
+    fn rename(&self, from: &std::path::Path, to: &std::path::Path) -> io::Result<()> {
+        self.inner.rename(from, to)
+    }
+    fn sync_dir(&self, dir: &std::path::Path) -> io::Result<()> {
+        self.inner.sync_dir(dir)
+    }
+}
