@@ -19,6 +19,9 @@ pub struct FileStats {
     pub num_of_bytes_read: AtomicU64,
     pub io_stall_read_us: AtomicU64,
     pub size_on_disk_bytes: AtomicU64,
+    /// Zero-filling writes that preallocate segments (kept apart from log writes).
+    pub prealloc_writes: AtomicU64,
+    pub prealloc_bytes: AtomicU64,
 }
 
 /// A copy of [`FileStats`] at one moment.
@@ -31,6 +34,8 @@ pub struct FileStatsSnapshot {
     pub num_of_bytes_read: u64,
     pub io_stall_read_ms: f64,
     pub size_on_disk_bytes: u64,
+    pub prealloc_writes: u64,
+    pub prealloc_bytes: u64,
 }
 
 impl FileStats {
@@ -43,6 +48,8 @@ impl FileStats {
             num_of_bytes_read: self.num_of_bytes_read.load(Relaxed),
             io_stall_read_ms: self.io_stall_read_us.load(Relaxed) as f64 / 1000.0,
             size_on_disk_bytes: self.size_on_disk_bytes.load(Relaxed),
+            prealloc_writes: self.prealloc_writes.load(Relaxed),
+            prealloc_bytes: self.prealloc_bytes.load(Relaxed),
         }
     }
 }
