@@ -7,6 +7,7 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+mod cmd_crash;
 mod cmd_log;
 mod readonly_vfs;
 
@@ -23,12 +24,19 @@ enum Command {
     /// Inspect and verify log files (read-only).
     #[command(subcommand)]
     Log(cmd_log::LogCommand),
+    /// Kill a writing process over and over and check what recovery keeps.
+    CrashTest(cmd_crash::CrashTestArgs),
+    /// The process `crash-test` spawns and kills (internal).
+    #[command(hide = true)]
+    CrashTestChild(cmd_crash::CrashChildArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Log(cmd) => cmd_log::run(cmd),
+        Command::CrashTest(args) => cmd_crash::run(args),
+        Command::CrashTestChild(args) => cmd_crash::run_child(args),
     }
 }
 
