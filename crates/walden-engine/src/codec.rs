@@ -384,6 +384,11 @@ pub enum Redo {
     LogBackup {
         lsn: u64,
     },
+    /// A table keyed by a hidden row id gets a primary key.
+    AddPrimaryKey {
+        table: u32,
+        columns: Vec<usize>,
+    },
 }
 
 pub const TAG_TXN_PART: u8 = 1;
@@ -466,6 +471,14 @@ pub fn encode_redo(r: &Redo) -> Vec<u8> {
             out.push(18);
             put_var(&mut out, *lsn);
         }
+        Redo::AddPrimaryKey { table, columns } => {
+            out.push(19);
+            put_var(&mut out, *table as u64);
+            put_var(&mut out, columns.len() as u64);
+            for c in columns {
+                put_var(&mut out, *c as u64);
+            }
+        }
     }
     out
 }
@@ -526,6 +539,14 @@ pub fn decode_redo(buf: &[u8], key_of: &dyn Fn(u32, &[Value]) -> Option<Key>) ->
         16 => Redo::Settings(get_settings(&mut r)?),
         17 => Redo::FullBackup { lsn: r.var()? },
         18 => Redo::LogBackup { lsn: r.var()? },
+        19 => {
+            let table = r.var()? as u32;
+            let n = r.var()? as usize;
+            let columns = (0..n.min(1024))
+                .map(|_| r.var().map(|c| c as usize))
+                .collect::<Result<Vec<_>>>()?;
+            Redo::AddPrimaryKey { table, columns }
+        }
         _ => return Err(short()),
     };
     Ok(rec)

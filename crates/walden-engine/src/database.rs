@@ -380,6 +380,40 @@ impl Database {
         })
     }
 
+    /// `ALTER TABLE t ADD PRIMARY KEY (cols)` on a table keyed by a hidden row
+    /// id (a system transaction, fully durable). Fails if the rows are not
+    /// unique on the columns.
+    pub fn add_primary_key(&self, session: &Session, name: &str, columns: &[&str]) -> Result<()> {
+        let _gate = self.gate.write();
+        let t = self.table(name)?;
+        if !t.has_hidden_key() {
+            return Err(EngineError::InvalidDefinition(format!(
+                "multiple primary keys for table \"{name}\" are not allowed"
+            )));
+        }
+        let mut cols = Vec::new();
+        for c in columns {
+            cols.push(
+                t.def
+                    .column_index(c)
+                    .ok_or_else(|| EngineError::UnknownColumn {
+                        table: name.to_string(),
+                        column: c.to_string(),
+                    })?,
+            );
+        }
+        // Build first: a duplicate fails before anything is logged.
+        let nt = Arc::new(t.with_primary_key(&cols)?);
+        self.system_change(
+            session,
+            Redo::AddPrimaryKey {
+                table: t.id(),
+                columns: cols,
+            },
+            |cat| cat.add_table(nt),
+        )
+    }
+
     /// Removes every row (a system transaction, fully durable).
     pub fn truncate(&self, session: &Session, name: &str) -> Result<()> {
         let _gate = self.gate.write();

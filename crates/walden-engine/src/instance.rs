@@ -143,9 +143,14 @@ impl Instance {
                 .insert(e.name.to_ascii_lowercase(), db);
         }
         if fresh {
-            inst.save_catalog()?;
-            if let Some(name) = cfg.default_database.clone() {
-                inst.create_database(&name)?;
+            // Create the default database before the catalog exists, so a crash
+            // in between leaves a directory that is still "new" and is set up
+            // again on the next open (create_database writes the catalog).
+            match cfg.default_database.clone() {
+                Some(name) => {
+                    inst.create_database(&name)?;
+                }
+                None => inst.save_catalog()?,
             }
         }
         if cfg.background_checkpoints {

@@ -92,6 +92,11 @@ impl Replay {
                 self.state.backup.log_backup_lsn = Some(lsn);
             }
             Redo::LogBackup { lsn } => self.state.backup.log_backup_lsn = Some(lsn),
+            Redo::AddPrimaryKey { table, columns } => {
+                let t = cat.by_id.get(&table).ok_or_else(|| unknown(table))?;
+                let nt = Arc::new(t.with_primary_key(&columns)?);
+                cat.add_table(nt);
+            }
         }
         Ok(())
     }

@@ -17,6 +17,15 @@ pub struct Table {
     pub(crate) next_rowid: AtomicI64,
 }
 
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table")
+            .field("id", &self.def.id)
+            .field("name", &self.def.name)
+            .finish()
+    }
+}
+
 impl Table {
     pub fn new(def: TableDef) -> Self {
         let seed = def.identity_column().map(|(_, i)| i.seed).unwrap_or(1);
@@ -93,6 +102,39 @@ impl Table {
                 self.next_rowid.fetch_max(r + 1, Relaxed);
             }
         }
+    }
+
+    /// This table re-keyed by a primary key on `columns` (rows must be unique
+    /// and not null there).
+    pub(crate) fn with_primary_key(&self, columns: &[usize]) -> crate::error::Result<Table> {
+        let mut def = self.def.clone();
+        def.primary_key = columns.to_vec();
+        for &c in columns {
+            def.columns[c].nullable = false;
+        }
+        let t = Table::new(def);
+        t.next_identity
+            .store(self.next_identity.load(Relaxed), Relaxed);
+        {
+            let mut rows = t.rows.write();
+            for row in self.rows.read().values() {
+                let key: Key = columns.iter().map(|&i| row[i].clone()).collect();
+                if let Some(i) = columns.iter().find(|&&i| row[i].is_null()) {
+                    return Err(crate::error::EngineError::NotNull {
+                        table: self.def.name.clone(),
+                        column: self.def.columns[*i].name.clone(),
+                    });
+                }
+                if rows.insert(key.clone(), row.clone()).is_some() {
+                    let parts: Vec<String> = key.iter().map(|v| v.to_string()).collect();
+                    return Err(crate::error::EngineError::DuplicateKey {
+                        table: self.def.name.clone(),
+                        key: format!("({})", parts.join(", ")),
+                    });
+                }
+            }
+        }
+        Ok(t)
     }
 
     /// A copy of the committed rows (cheap: rows are shared).

@@ -364,22 +364,31 @@ fn full_recovery_backup_log_and_restore() {
         .unwrap_err();
     assert!(e.to_string().contains("BACKUP DATABASE"), "{e}");
     for i in 0..10 {
-        db.run(&s, CommitRequest::Default, |tx| Ok(ins(tx, i, i)))
-            .unwrap();
+        db.run(&s, CommitRequest::Default, |tx| {
+            ins(tx, i, i);
+            Ok(())
+        })
+        .unwrap();
     }
     db.backup_database(&s, &PathBuf::from("/inst/full.bak"))
         .unwrap();
     for i in 10..500 {
-        db.run(&s, CommitRequest::Default, |tx| Ok(ins(tx, i, i)))
-            .unwrap();
+        db.run(&s, CommitRequest::Default, |tx| {
+            ins(tx, i, i);
+            Ok(())
+        })
+        .unwrap();
     }
     // A checkpoint in FULL keeps the log that is not yet backed up.
     db.checkpoint().unwrap();
     let l1 = db.backup_log(&s, &PathBuf::from("/inst/l1.trn")).unwrap();
     assert!(l1.to_lsn > l1.from_lsn);
     for i in 500..700 {
-        db.run(&s, CommitRequest::Default, |tx| Ok(ins(tx, i, i)))
-            .unwrap();
+        db.run(&s, CommitRequest::Default, |tx| {
+            ins(tx, i, i);
+            Ok(())
+        })
+        .unwrap();
     }
     db.run(&s, CommitRequest::Default, |tx| {
         tx.delete("accounts", &[Value::Int(3)])
@@ -406,10 +415,16 @@ fn full_recovery_backup_log_and_restore() {
         .unwrap();
     assert_eq!(copy.table("accounts").unwrap().len(), 699);
     // The restored database takes new commits and survives a restart.
-    db.run(&s, CommitRequest::Default, |tx| Ok(ins(tx, 9999, 1)))
-        .unwrap();
-    copy.run(&s, CommitRequest::Default, |tx| Ok(ins(tx, 9999, 1)))
-        .unwrap();
+    db.run(&s, CommitRequest::Default, |tx| {
+        ins(tx, 9999, 1);
+        Ok(())
+    })
+    .unwrap();
+    copy.run(&s, CommitRequest::Default, |tx| {
+        ins(tx, 9999, 1);
+        Ok(())
+    })
+    .unwrap();
     inst.close().unwrap();
     let inst = Instance::open(mem_config(&mem)).unwrap();
     assert_eq!(
@@ -515,8 +530,11 @@ fn clean_shutdown_loses_no_delayed_commit_and_databases_are_separate() {
         db.alter_settings(&s, |x| x.delayed_durability = DelayedDurability::Forced)
             .unwrap();
         for i in 0..200 {
-            db.run(&s, CommitRequest::Default, |tx| Ok(ins(tx, i, i)))
-                .unwrap();
+            db.run(&s, CommitRequest::Default, |tx| {
+                ins(tx, i, i);
+                Ok(())
+            })
+            .unwrap();
         }
     }
     assert!(other.exposure().unhardened_commits > 0);

@@ -1,0 +1,296 @@
+//! CREATE/DROP TABLE, TRUNCATE, CREATE/DROP SEQUENCE: system transactions of
+//! the engine (always fully durable).
+
+use crate::error::{ErrorKind, Result, SqlError};
+use crate::query::object_last;
+use crate::typing::column_type;
+use crate::QueryOutput;
+use sqlparser::ast::{self, ColumnOption, TableConstraint};
+use std::sync::Arc;
+use walden_engine::{ColumnDef, Database, DefaultExpr, EngineError, Session, TableDef, Value};
+
+fn default_expr(e: &ast::Expr) -> Result<DefaultExpr> {
+    use ast::Expr as A;
+    Ok(match e {
+        A::Function(f) => {
+            let name = object_last(&f.name).to_ascii_lowercase();
+            match name.as_str() {
+                "now"
+                | "getdate"
+                | "sysdatetime"
+                | "getutcdate"
+                | "sysutcdatetime"
+                | "current_timestamp"
+                | "localtimestamp"
+                | "statement_timestamp"
+                | "transaction_timestamp"
+                | "clock_timestamp" => DefaultExpr::Now,
+                "current_date" => DefaultExpr::Today,
+                "newid" | "gen_random_uuid" | "uuid_generate_v4" => DefaultExpr::NewUuid,
+                "nextval" => {
+                    let arg = match &f.args {
+                        ast::FunctionArguments::List(l) => l.args.first().map(|a| a.to_string()),
+                        _ => None,
+                    }
+                    .ok_or_else(|| SqlError::syntax("nextval needs a sequence name"))?;
+                    let name = arg
+                        .split("::")
+                        .next()
+                        .unwrap_or(&arg)
+                        .trim()
+                        .trim_matches('\'')
+                        .to_string();
+                    DefaultExpr::NextVal(name.rsplit('.').next().unwrap_or(&name).to_string())
+                }
+                other => return Err(SqlError::unsupported(format!("DEFAULT {other}()"))),
+            }
+        }
+        A::Identifier(id) if id.quote_style.is_none() => {
+            match id.value.to_ascii_lowercase().as_str() {
+                "current_timestamp" | "localtimestamp" => DefaultExpr::Now,
+                "current_date" => DefaultExpr::Today,
+                _ => return Err(SqlError::unsupported(format!("DEFAULT {}", id.value))),
+            }
+        }
+        A::Nested(inner) => default_expr(inner)?,
+        A::Cast { expr, .. } => default_expr(expr)?,
+        A::Value(v) => DefaultExpr::Value(literal(&v.value)?),
+        A::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
+        } => match default_expr(expr)? {
+            DefaultExpr::Value(Value::Int(i)) => DefaultExpr::Value(Value::Int(-i)),
+            DefaultExpr::Value(Value::Decimal(d)) => DefaultExpr::Value(Value::Decimal(-d)),
+            DefaultExpr::Value(Value::Float(f)) => DefaultExpr::Value(Value::Float(-f)),
+            _ => return Err(SqlError::unsupported(format!("DEFAULT {e}"))),
+        },
+        other => return Err(SqlError::unsupported(format!("DEFAULT {other}"))),
+    })
+}
+
+fn literal(v: &ast::Value) -> Result<Value> {
+    Ok(match v {
+        ast::Value::Number(n, _) => match n.parse::<i64>() {
+            Ok(i) => Value::Int(i),
+            Err(_) => Value::Decimal(
+                n.parse()
+                    .map_err(|_| SqlError::syntax(format!("bad number {n}")))?,
+            ),
+        },
+        ast::Value::SingleQuotedString(s) => Value::text(s),
+        ast::Value::Boolean(b) => Value::Bool(*b),
+        ast::Value::Null => Value::Null,
+        other => return Err(SqlError::unsupported(format!("DEFAULT {other}"))),
+    })
+}
+
+fn const_i64(e: &ast::Expr) -> Result<i64> {
+    match e {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::Number(n, _) => n
+                .parse()
+                .map_err(|_| SqlError::syntax(format!("bad number {n}"))),
+            _ => Err(SqlError::syntax(
+                "IDENTITY needs integer seed and increment",
+            )),
+        },
+        ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
+        } => Ok(-const_i64(expr)?),
+        _ => Err(SqlError::syntax(
+            "IDENTITY needs integer seed and increment",
+        )),
+    }
+}
+
+pub fn create_table(
+    db: &Arc<Database>,
+    session: &Session,
+    ct: &ast::CreateTable,
+) -> Result<QueryOutput> {
+    if ct.query.is_some() {
+        return Err(SqlError::unsupported("CREATE TABLE ... AS SELECT"));
+    }
+    let name = object_last(&ct.name);
+    if ct.if_not_exists && db.table(&name).is_ok() {
+        let mut out = QueryOutput::command("CREATE TABLE");
+        out.notices
+            .push(format!("relation \"{name}\" already exists, skipping"));
+        return Ok(out);
+    }
+    let mut columns = Vec::new();
+    let mut pk: Vec<String> = Vec::new();
+    for c in &ct.columns {
+        let (ty, serial) = column_type(&c.data_type)?;
+        let mut col = ColumnDef::new(c.name.value.clone(), ty);
+        if serial {
+            col = col.identity(1, 1);
+        }
+        for o in &c.options {
+            match &o.option {
+                ColumnOption::NotNull => col.nullable = false,
+                ColumnOption::Null => col.nullable = true,
+                ColumnOption::Default(e) => col.default = Some(default_expr(e)?),
+                ColumnOption::PrimaryKey(_) => {
+                    pk.push(c.name.value.clone());
+                    col.nullable = false;
+                }
+                ColumnOption::Unique(_) => {}
+                ColumnOption::Identity(kind) => {
+                    let prop = match kind {
+                        ast::IdentityPropertyKind::Identity(p)
+                        | ast::IdentityPropertyKind::Autoincrement(p) => p,
+                    };
+                    let (seed, inc) = match &prop.parameters {
+                        Some(ast::IdentityPropertyFormatKind::FunctionCall(p))
+                        | Some(ast::IdentityPropertyFormatKind::StartAndIncrement(p)) => {
+                            (const_i64(&p.seed)?, const_i64(&p.increment)?)
+                        }
+                        None => (1, 1),
+                    };
+                    col = col.identity(seed, inc);
+                }
+                ColumnOption::Generated { .. } => col = col.identity(1, 1),
+                ColumnOption::DialectSpecific(toks) => {
+                    let s: String = toks
+                        .iter()
+                        .map(|t| t.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    if s.to_ascii_uppercase().contains("AUTO_INCREMENT")
+                        || s.to_ascii_uppercase().contains("AUTOINCREMENT")
+                    {
+                        col = col.identity(1, 1);
+                    }
+                }
+                ColumnOption::Check(_)
+                | ColumnOption::ForeignKey(_)
+                | ColumnOption::Comment(_)
+                | ColumnOption::Collation(_) => {}
+                other => return Err(SqlError::unsupported(format!("column option {other}"))),
+            }
+        }
+        columns.push(col);
+    }
+    for c in &ct.constraints {
+        match c {
+            TableConstraint::PrimaryKey(p) => {
+                if !pk.is_empty() {
+                    return Err(SqlError::new(
+                        ErrorKind::InvalidParameter,
+                        format!("multiple primary keys for table \"{name}\" are not allowed"),
+                    ));
+                }
+                for ic in &p.columns {
+                    pk.push(ic.column.expr.to_string().trim_matches('"').to_string());
+                }
+            }
+            TableConstraint::Unique(_)
+            | TableConstraint::Check(_)
+            | TableConstraint::ForeignKey(_)
+            | TableConstraint::Index(_) => {}
+            other => return Err(SqlError::unsupported(format!("constraint {other}"))),
+        }
+    }
+    if pk.len() > 1
+        && ct
+            .columns
+            .iter()
+            .filter(|c| {
+                c.options
+                    .iter()
+                    .any(|o| matches!(o.option, ColumnOption::PrimaryKey(_)))
+            })
+            .count()
+            > 1
+    {
+        return Err(SqlError::new(
+            ErrorKind::InvalidParameter,
+            format!("multiple primary keys for table \"{name}\" are not allowed"),
+        ));
+    }
+    let pk_refs: Vec<&str> = pk.iter().map(|s| s.as_str()).collect();
+    let def = TableDef::new(name, columns, &pk_refs).map_err(map_def_err)?;
+    db.create_table(session, def)?;
+    Ok(QueryOutput::command("CREATE TABLE"))
+}
+
+fn map_def_err(e: EngineError) -> SqlError {
+    match e {
+        EngineError::InvalidDefinition(m) if m.contains("more than once") => {
+            SqlError::new(ErrorKind::DuplicateObject, m)
+        }
+        other => other.into(),
+    }
+}
+
+pub fn drop(
+    db: &Arc<Database>,
+    session: &Session,
+    object_type: &ast::ObjectType,
+    if_exists: bool,
+    names: &[ast::ObjectName],
+) -> Result<QueryOutput> {
+    let mut out = QueryOutput::default();
+    for n in names {
+        let name = object_last(n);
+        let r = match object_type {
+            ast::ObjectType::Table => db.drop_table(session, &name),
+            ast::ObjectType::Sequence => db.drop_sequence(session, &name),
+            ast::ObjectType::Index | ast::ObjectType::View => {
+                return Err(SqlError::unsupported(format!("DROP {object_type}")));
+            }
+            other => return Err(SqlError::unsupported(format!("DROP {other}"))),
+        };
+        match r {
+            Ok(()) => {}
+            Err(EngineError::UnknownTable(_) | EngineError::UnknownSequence(_)) if if_exists => {
+                out.notices.push(format!(
+                    "{} \"{name}\" does not exist, skipping",
+                    object_type.to_string().to_lowercase()
+                ));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    out.tag = format!("DROP {}", object_type.to_string().to_uppercase());
+    Ok(out)
+}
+
+pub fn truncate(db: &Arc<Database>, session: &Session, t: &ast::Truncate) -> Result<QueryOutput> {
+    for target in &t.table_names {
+        db.truncate(session, &object_last(&target.name))?;
+    }
+    Ok(QueryOutput::command("TRUNCATE TABLE"))
+}
+
+pub fn create_sequence(
+    db: &Arc<Database>,
+    session: &Session,
+    name: &ast::ObjectName,
+    if_not_exists: bool,
+    opts: &[ast::SequenceOptions],
+) -> Result<QueryOutput> {
+    let mut start = None;
+    let mut inc = 1;
+    for o in opts {
+        match o {
+            ast::SequenceOptions::IncrementBy(e, _) => inc = const_i64(e)?,
+            ast::SequenceOptions::StartWith(e, _) => start = Some(const_i64(e)?),
+            _ => {}
+        }
+    }
+    let start = start.unwrap_or(if inc > 0 { 1 } else { -1 });
+    let n = object_last(name);
+    match db.create_sequence(session, &n, start, inc) {
+        Ok(()) => Ok(QueryOutput::command("CREATE SEQUENCE")),
+        Err(EngineError::SequenceExists(_)) if if_not_exists => {
+            let mut out = QueryOutput::command("CREATE SEQUENCE");
+            out.notices
+                .push(format!("relation \"{n}\" already exists, skipping"));
+            Ok(out)
+        }
+        Err(e) => Err(e.into()),
+    }
+}

@@ -1,0 +1,551 @@
+//! INSERT, UPDATE, DELETE.
+//!
+//! UPDATE and DELETE find candidate rows by primary-key lookup when the WHERE
+//! clause fixes the key (the OLTP fast path), by a scan otherwise; each row is
+//! then locked and re-read, and the WHERE clause re-checked on the latest
+//! committed version before it is changed (as PostgreSQL re-checks an
+//! updated row).
+
+use crate::error::{ErrorKind, Result, SqlError};
+use crate::expr::{truth, Env, Expr, Scope, ScopeCol};
+use crate::functions::SessionInfo;
+use crate::query::{self, object_last, Planner, Source};
+use crate::{Column, QueryOutput};
+use sqlparser::ast::{self, SelectItem};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use walden_engine::{Instance, Key, Table, Transaction, Value};
+
+/// What statement execution needs besides the transaction.
+pub struct Ctx<'a> {
+    pub params: &'a [Value],
+    pub info: &'a SessionInfo,
+    pub cancel: &'a AtomicBool,
+    pub instance: &'a Instance,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn env<'b>(&'b self, tx: &'b Transaction) -> Env<'b> {
+        Env {
+            params: self.params,
+            outer: &[],
+            tx,
+            info: self.info,
+            cancel: self.cancel,
+            instance: self.instance,
+        }
+    }
+}
+
+fn table_scope(t: &Table, alias: Option<&str>) -> Arc<Scope> {
+    let label = alias.unwrap_or(t.name()).to_ascii_lowercase();
+    Arc::new(Scope::new(
+        t.def
+            .columns
+            .iter()
+            .map(|c| ScopeCol {
+                table: Some(label.clone()),
+                name: c.name.to_ascii_lowercase(),
+                ty: c.data_type.clone(),
+            })
+            .collect(),
+    ))
+}
+
+/// A compiled RETURNING clause.
+struct Returning {
+    columns: Vec<Column>,
+    exprs: Vec<Expr>,
+}
+
+fn returning(
+    p: &mut Planner<'_>,
+    scope: &Arc<Scope>,
+    items: &Option<Vec<SelectItem>>,
+) -> Result<Option<Returning>> {
+    let Some(items) = items else { return Ok(None) };
+    let types: Vec<_> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+    let mut columns = Vec::new();
+    let mut exprs = Vec::new();
+    for it in items {
+        match it {
+            SelectItem::Wildcard(_) => {
+                for (i, c) in scope.cols.iter().enumerate() {
+                    columns.push(Column {
+                        name: c.name.clone(),
+                        ty: c.ty.clone(),
+                    });
+                    exprs.push(Expr::Col(i));
+                }
+            }
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                let name = match it {
+                    SelectItem::ExprWithAlias { alias, .. } => alias.value.to_ascii_lowercase(),
+                    _ => crate::expr::column_name(e),
+                };
+                let x = Expr::compile(p, scope, e)?;
+                columns.push(Column {
+                    name,
+                    ty: query::static_type(&x, &types, &p.params)
+                        .unwrap_or(walden_engine::DataType::Text),
+                });
+                exprs.push(x);
+            }
+            other => return Err(SqlError::unsupported(format!("RETURNING {other}"))),
+        }
+    }
+    Ok(Some(Returning { columns, exprs }))
+}
+
+/// The result columns a DML statement returns (for Describe).
+pub fn describe(p: &mut Planner<'_>, stmt: &ast::Statement) -> Result<Option<Vec<Column>>> {
+    Ok(match stmt {
+        ast::Statement::Insert(ins) => {
+            let t = insert_table(p, ins)?;
+            let scope = table_scope(&t, None);
+            // Plan the source too, to type its parameters.
+            let _ = plan_insert_source(p, ins, &t)?;
+            returning(p, &scope, &ins.returning)?.map(|r| r.columns)
+        }
+        ast::Statement::Update(u) => {
+            let plan = plan_update(p, u)?;
+            plan.returning.map(|r| r.columns)
+        }
+        ast::Statement::Delete(d) => {
+            let plan = plan_delete(p, d)?;
+            plan.returning.map(|r| r.columns)
+        }
+        _ => None,
+    })
+}
+
+fn insert_table(p: &Planner<'_>, ins: &ast::Insert) -> Result<Arc<Table>> {
+    match &ins.table {
+        ast::TableObject::TableName(n) => p.table(n),
+        other => Err(SqlError::unsupported(format!("INSERT INTO {other}"))),
+    }
+}
+
+enum InsertSource {
+    /// Rows of expressions; `None` is DEFAULT.
+    Values(Vec<Vec<Option<Expr>>>),
+    Query(query::QueryPlan),
+}
+
+fn target_columns(t: &Table, ins: &ast::Insert) -> Result<Vec<usize>> {
+    if ins.columns.is_empty() {
+        return Ok((0..t.def.columns.len()).collect());
+    }
+    ins.columns
+        .iter()
+        .map(|c| {
+            let n = object_last(c);
+            t.def.column_index(&n).ok_or_else(|| {
+                SqlError::new(
+                    ErrorKind::UndefinedColumn,
+                    format!("column \"{n}\" of relation \"{}\" does not exist", t.name()),
+                )
+            })
+        })
+        .collect()
+}
+
+fn is_default_kw(e: &ast::Expr) -> bool {
+    matches!(e, ast::Expr::Identifier(id) if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default"))
+}
+
+fn plan_insert_source(
+    p: &mut Planner<'_>,
+    ins: &ast::Insert,
+    t: &Table,
+) -> Result<(Vec<usize>, InsertSource)> {
+    let cols = target_columns(t, ins)?;
+    let Some(src) = &ins.source else {
+        return Err(SqlError::unsupported("INSERT without VALUES or SELECT"));
+    };
+    if let (ast::SetExpr::Values(v), None, None) =
+        (src.body.as_ref(), &src.order_by, &src.limit_clause)
+    {
+        let empty = Arc::new(Scope::default());
+        let mut rows = Vec::new();
+        for r in &v.rows {
+            if r.len() > cols.len() {
+                return Err(SqlError::syntax(
+                    "INSERT has more expressions than target columns",
+                ));
+            }
+            if r.len() < cols.len() && !ins.columns.is_empty() {
+                return Err(SqlError::syntax(
+                    "INSERT has more target columns than expressions",
+                ));
+            }
+            let mut row = Vec::new();
+            for (k, e) in r.iter().enumerate() {
+                if is_default_kw(e) {
+                    row.push(None);
+                    continue;
+                }
+                let x = Expr::compile(p, &empty, e)?;
+                if let Expr::Param(i) = &x {
+                    p.infer_param(*i, t.def.columns[cols[k]].data_type.clone());
+                }
+                row.push(Some(x));
+            }
+            rows.push(row);
+        }
+        return Ok((cols, InsertSource::Values(rows)));
+    }
+    let plan = query::plan_query(p, src, None)?;
+    if plan.columns.len() > cols.len() {
+        return Err(SqlError::syntax(
+            "INSERT has more expressions than target columns",
+        ));
+    }
+    Ok((cols, InsertSource::Query(plan)))
+}
+
+pub fn insert(
+    p: &mut Planner<'_>,
+    ins: &ast::Insert,
+    tx: &mut Transaction,
+    ctx: &Ctx<'_>,
+) -> Result<QueryOutput> {
+    if ins.on.is_some() {
+        return Err(SqlError::unsupported("INSERT ... ON CONFLICT"));
+    }
+    let t = insert_table(p, ins)?;
+    let (cols, source) = plan_insert_source(p, ins, &t)?;
+    let scope = table_scope(&t, None);
+    let ret = returning(p, &scope, &ins.returning)?;
+    let width = t.def.columns.len();
+    let mut n = 0u64;
+    let mut out_rows = Vec::new();
+    let mut store = |tx: &mut Transaction, vals: Vec<Option<Value>>| -> Result<()> {
+        let mut full = vec![None; width];
+        for (k, v) in vals.into_iter().enumerate() {
+            full[cols[k]] = v;
+        }
+        let row = tx.insert_into(&t, full)?;
+        n += 1;
+        if let Some(r) = &ret {
+            let env = ctx.env(tx);
+            out_rows.push(
+                r.exprs
+                    .iter()
+                    .map(|e| e.eval(&row, &env))
+                    .collect::<Result<Vec<_>>>()?,
+            );
+        }
+        Ok(())
+    };
+    match source {
+        InsertSource::Values(rows) => {
+            for r in rows {
+                let vals = {
+                    let env = ctx.env(tx);
+                    r.iter()
+                        .map(|e| e.as_ref().map(|x| x.eval(&[], &env)).transpose())
+                        .collect::<Result<Vec<_>>>()?
+                };
+                store(tx, vals)?;
+            }
+        }
+        InsertSource::Query(plan) => {
+            let rows = {
+                let env = ctx.env(tx);
+                query::execute_plan(&plan, &env, None)?
+            };
+            for r in rows {
+                store(tx, r.into_iter().map(Some).collect())?;
+            }
+        }
+    }
+    let mut out = QueryOutput::command(format!("INSERT 0 {n}"));
+    if let Some(r) = ret {
+        out.columns = Some(r.columns);
+        out.rows = out_rows;
+    }
+    Ok(out)
+}
+
+/// A planned UPDATE or DELETE.
+struct Planned {
+    table: Arc<Table>,
+    /// Key lookup (the whole primary key fixed by WHERE).
+    lookup: Option<Vec<Expr>>,
+    filter: Vec<Expr>,
+    assignments: Vec<(usize, Expr)>,
+    returning: Option<Returning>,
+}
+
+fn plan_where(
+    p: &mut Planner<'_>,
+    t: &Arc<Table>,
+    scope: &Arc<Scope>,
+    selection: &Option<ast::Expr>,
+) -> Result<(Option<Vec<Expr>>, Vec<Expr>)> {
+    let mut filter = Vec::new();
+    if let Some(w) = selection {
+        let mut cs = Vec::new();
+        split_and(w, &mut cs);
+        for c in cs {
+            filter.push(Expr::compile(p, scope, &c)?);
+        }
+    }
+    let mut src = Source::Table {
+        table: t.clone(),
+        lookup: None,
+        filter,
+    };
+    query::choose_lookups(&mut src);
+    match src {
+        Source::Table { lookup, filter, .. } => Ok((lookup, filter)),
+        _ => unreachable!(),
+    }
+}
+
+fn split_and(e: &ast::Expr, out: &mut Vec<ast::Expr>) {
+    match e {
+        ast::Expr::BinaryOp {
+            left,
+            op: ast::BinaryOperator::And,
+            right,
+        } => {
+            split_and(left, out);
+            split_and(right, out);
+        }
+        ast::Expr::Nested(inner) => {
+            if let ast::Expr::BinaryOp {
+                op: ast::BinaryOperator::And,
+                ..
+            } = inner.as_ref()
+            {
+                split_and(inner, out)
+            } else {
+                out.push(e.clone())
+            }
+        }
+        other => out.push(other.clone()),
+    }
+}
+
+fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planned> {
+    if u.from.is_some() {
+        return Err(SqlError::unsupported("UPDATE ... FROM"));
+    }
+    let (name, alias) = match &u.table.relation {
+        ast::TableFactor::Table { name, alias, .. } => {
+            (name, alias.as_ref().map(|a| a.name.value.clone()))
+        }
+        other => return Err(SqlError::unsupported(format!("UPDATE {other}"))),
+    };
+    let t = p.table(name)?;
+    let scope = table_scope(&t, alias.as_deref());
+    let mut assignments = Vec::new();
+    for a in &u.assignments {
+        let col = match &a.target {
+            ast::AssignmentTarget::ColumnName(n) => object_last(n),
+            ast::AssignmentTarget::Tuple(_) => {
+                return Err(SqlError::unsupported("UPDATE SET (a, b) = ..."))
+            }
+        };
+        let i = t.def.column_index(&col).ok_or_else(|| {
+            SqlError::new(
+                ErrorKind::UndefinedColumn,
+                format!(
+                    "column \"{col}\" of relation \"{}\" does not exist",
+                    t.name()
+                ),
+            )
+        })?;
+        let e = if is_default_kw(&a.value) {
+            return Err(SqlError::unsupported("SET col = DEFAULT"));
+        } else {
+            Expr::compile(p, &scope, &a.value)?
+        };
+        if let Expr::Param(pi) = &e {
+            p.infer_param(*pi, t.def.columns[i].data_type.clone());
+        }
+        assignments.push((i, e));
+    }
+    let (lookup, filter) = plan_where(p, &t, &scope, &u.selection)?;
+    let returning = returning(p, &scope, &u.returning)?;
+    Ok(Planned {
+        table: t,
+        lookup,
+        filter,
+        assignments,
+        returning,
+    })
+}
+
+fn plan_delete(p: &mut Planner<'_>, d: &ast::Delete) -> Result<Planned> {
+    let from = match &d.from {
+        ast::FromTable::WithFromKeyword(v) | ast::FromTable::WithoutKeyword(v) => v,
+    };
+    if from.len() != 1 || !from[0].joins.is_empty() || d.using.is_some() {
+        return Err(SqlError::unsupported("DELETE from several tables"));
+    }
+    let (name, alias) = match &from[0].relation {
+        ast::TableFactor::Table { name, alias, .. } => {
+            (name, alias.as_ref().map(|a| a.name.value.clone()))
+        }
+        other => return Err(SqlError::unsupported(format!("DELETE FROM {other}"))),
+    };
+    let t = p.table(name)?;
+    let scope = table_scope(&t, alias.as_deref());
+    let (lookup, filter) = plan_where(p, &t, &scope, &d.selection)?;
+    let returning = returning(p, &scope, &d.returning)?;
+    Ok(Planned {
+        table: t,
+        lookup,
+        filter,
+        assignments: vec![],
+        returning,
+    })
+}
+
+/// Keys of the rows the statement may touch, from the transaction's view.
+fn candidates(
+    pl: &Planned,
+    tx: &Transaction,
+    ctx: &Ctx<'_>,
+    limit: Option<u64>,
+) -> Result<Vec<Key>> {
+    let env = ctx.env(tx);
+    let t = &pl.table;
+    if let Some(key) = &pl.lookup {
+        let k = key
+            .iter()
+            .zip(&t.def.primary_key)
+            .map(|(e, &col)| {
+                let v = e.eval(&[], &env)?;
+                Ok(
+                    walden_engine::types::coerce(v.clone(), &t.def.columns[col].data_type)
+                        .unwrap_or(v),
+                )
+            })
+            .collect::<Result<Vec<Value>>>()?;
+        return Ok(match tx.get_in(t, &k) {
+            Some(_) => vec![k.into_boxed_slice()],
+            None => vec![],
+        });
+    }
+    let mut keys = Vec::new();
+    for (k, r) in tx.scan_in(t, (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded)) {
+        if pass(&pl.filter, &r, &env)? {
+            keys.push(k);
+            if limit.is_some_and(|l| keys.len() as u64 >= l) {
+                break;
+            }
+        }
+    }
+    Ok(keys)
+}
+
+fn pass(filter: &[Expr], row: &[Value], env: &Env<'_>) -> Result<bool> {
+    for f in filter {
+        if truth(&f.eval(row, env)?)? != Some(true) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+pub fn update(
+    p: &mut Planner<'_>,
+    u: &ast::Update,
+    tx: &mut Transaction,
+    ctx: &Ctx<'_>,
+) -> Result<QueryOutput> {
+    let pl = plan_update(p, u)?;
+    let keys = candidates(&pl, tx, ctx, None)?;
+    let t = pl.table.clone();
+    let mut n = 0u64;
+    let mut out_rows = Vec::new();
+    for k in keys {
+        // Lock, then judge the latest version.
+        let Some(row) = tx.get_for_update(t.name(), &k)? else {
+            continue;
+        };
+        let new_row = {
+            let env = ctx.env(tx);
+            if !pass(&pl.filter, &row, &env)? {
+                continue;
+            }
+            let mut new_row = row.to_vec();
+            for (i, e) in &pl.assignments {
+                new_row[*i] = e.eval(&row, &env)?;
+            }
+            new_row
+        };
+        let stored = tx.update_in(&t, &k, new_row)?;
+        n += 1;
+        if let Some(r) = &pl.returning {
+            let env = ctx.env(tx);
+            out_rows.push(
+                r.exprs
+                    .iter()
+                    .map(|e| e.eval(&stored, &env))
+                    .collect::<Result<Vec<_>>>()?,
+            );
+        }
+    }
+    let mut out = QueryOutput::command(format!("UPDATE {n}"));
+    if let Some(r) = pl.returning {
+        out.columns = Some(r.columns);
+        out.rows = out_rows;
+    }
+    Ok(out)
+}
+
+pub fn delete(
+    p: &mut Planner<'_>,
+    d: &ast::Delete,
+    top: Option<u64>,
+    tx: &mut Transaction,
+    ctx: &Ctx<'_>,
+) -> Result<QueryOutput> {
+    let pl = plan_delete(p, d)?;
+    let limit = match (&d.limit, top) {
+        (_, Some(n)) => Some(n),
+        (Some(e), None) => {
+            let x = Expr::compile(p, &Arc::new(Scope::default()), e)?;
+            let env = ctx.env(tx);
+            x.eval(&[], &env)?.as_i64().map(|v| v.max(0) as u64)
+        }
+        _ => None,
+    };
+    let keys = candidates(&pl, tx, ctx, limit)?;
+    let t = pl.table.clone();
+    let mut n = 0u64;
+    let mut out_rows = Vec::new();
+    for k in keys {
+        let Some(row) = tx.get_for_update(t.name(), &k)? else {
+            continue;
+        };
+        {
+            let env = ctx.env(tx);
+            if !pass(&pl.filter, &row, &env)? {
+                continue;
+            }
+            if let Some(r) = &pl.returning {
+                out_rows.push(
+                    r.exprs
+                        .iter()
+                        .map(|e| e.eval(&row, &env))
+                        .collect::<Result<Vec<_>>>()?,
+                );
+            }
+        }
+        if tx.delete_in(&t, &k)? {
+            n += 1;
+        }
+    }
+    let mut out = QueryOutput::command(format!("DELETE {n}"));
+    if let Some(r) = pl.returning {
+        out.columns = Some(r.columns);
+        out.rows = out_rows;
+    }
+    Ok(out)
+}

@@ -1,0 +1,106 @@
+use walden_engine::EngineError;
+
+/// What kind of error a statement hit. The wire server maps each kind to a
+/// SQLSTATE; nothing in this crate knows SQLSTATE codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    Syntax,
+    UndefinedTable,
+    UndefinedColumn,
+    UndefinedFunction,
+    UndefinedObject,
+    UndefinedDatabase,
+    DuplicateTable,
+    DuplicateObject,
+    DuplicateDatabase,
+    AmbiguousColumn,
+    GroupingError,
+    UniqueViolation,
+    NotNullViolation,
+    DataException,
+    NumericOutOfRange,
+    DivisionByZero,
+    InvalidText,
+    StringTooLong,
+    Deadlock,
+    LockTimeout,
+    InFailedTransaction,
+    NoActiveTransaction,
+    ActiveTransaction,
+    FeatureNotSupported,
+    Cancelled,
+    ReadOnly,
+    ObjectInUse,
+    DiskFull,
+    Io,
+    Internal,
+    CardinalityViolation,
+    InvalidParameter,
+}
+
+/// An error of one statement, with a message that names the problem.
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct SqlError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+pub type Result<T, E = SqlError> = std::result::Result<T, E>;
+
+impl SqlError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        SqlError {
+            kind,
+            message: message.into(),
+        }
+    }
+    pub fn syntax(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Syntax, message)
+    }
+    pub fn unsupported(what: impl std::fmt::Display) -> Self {
+        Self::new(
+            ErrorKind::FeatureNotSupported,
+            format!("{what} is not supported"),
+        )
+    }
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Internal, message)
+    }
+}
+
+impl From<EngineError> for SqlError {
+    fn from(e: EngineError) -> Self {
+        use EngineError as E;
+        let kind = match &e {
+            E::UnknownDatabase(_) => ErrorKind::UndefinedDatabase,
+            E::DatabaseExists(_) => ErrorKind::DuplicateDatabase,
+            E::UnknownTable(_) => ErrorKind::UndefinedTable,
+            E::TableExists(_) => ErrorKind::DuplicateTable,
+            E::UnknownSequence(_) => ErrorKind::UndefinedTable,
+            E::SequenceExists(_) => ErrorKind::DuplicateTable,
+            E::UnknownColumn { .. } => ErrorKind::UndefinedColumn,
+            E::DuplicateKey { .. } => ErrorKind::UniqueViolation,
+            E::NotNull { .. } => ErrorKind::NotNullViolation,
+            E::Data(m) if m.contains("too long") => ErrorKind::StringTooLong,
+            E::Data(m) if m.contains("invalid input") => ErrorKind::InvalidText,
+            E::Data(_) => ErrorKind::DataException,
+            E::OutOfRange(_) => ErrorKind::NumericOutOfRange,
+            E::Deadlock { .. } => ErrorKind::Deadlock,
+            E::LockTimeout(_) => ErrorKind::LockTimeout,
+            E::RowNotFound(_) => ErrorKind::DataException,
+            E::TransactionFinished => ErrorKind::NoActiveTransaction,
+            E::InvalidDefinition(_) => ErrorKind::InvalidParameter,
+            E::Backup(_) => ErrorKind::InvalidParameter,
+            E::DatabaseInUse(_) => ErrorKind::ObjectInUse,
+            E::Log(walden_log::LogError::Poisoned(_)) => ErrorKind::Io,
+            E::Log(_) | E::Io { .. } | E::CorruptDataFile { .. } => ErrorKind::Io,
+            E::Closed => ErrorKind::Internal,
+        };
+        let message = match &e {
+            E::UnknownTable(t) => format!("relation \"{t}\" does not exist"),
+            other => other.to_string(),
+        };
+        SqlError { kind, message }
+    }
+}

@@ -1,0 +1,589 @@
+//! The front end: splits a batch into statements, recognises the statements
+//! sqlparser does not take (T-SQL durability and administration forms), and
+//! parses the rest with sqlparser (PostgreSQL dialect first, MS SQL second).
+
+use crate::error::{Result, SqlError};
+use sqlparser::ast::Statement;
+use sqlparser::dialect::{MsSqlDialect, PostgreSqlDialect};
+use sqlparser::parser::Parser;
+use sqlparser::tokenizer::{Token, Tokenizer};
+
+/// A statement, either handled by Walden's front end or parsed by sqlparser.
+#[derive(Clone, Debug)]
+pub enum Command {
+    Begin,
+    /// `COMMIT` / `END`, with `WITH (DELAYED_DURABILITY = ON|OFF)` if given.
+    Commit(Option<bool>),
+    Rollback,
+    /// `SET name = value` / `SET name TO value` / `SET name value`.
+    Set(String, String),
+    Show(String),
+    Use(String),
+    FlushLog,
+    Checkpoint,
+    BackupDatabase {
+        name: String,
+        path: String,
+    },
+    BackupLog {
+        name: String,
+        path: String,
+    },
+    ClearWaitStats,
+    CreateDatabase(String),
+    DropDatabase {
+        name: String,
+        if_exists: bool,
+    },
+    /// `ALTER DATABASE name SET option = value`.
+    AlterDatabase {
+        name: String,
+        option: String,
+        value: String,
+    },
+    /// `DELETE TOP (n) ...`: the rest parsed as a DELETE, at most n rows.
+    DeleteTop(u64, Box<Statement>),
+    /// `ALTER TABLE t ADD PRIMARY KEY (cols)` (pgbench's init step).
+    AddPrimaryKey {
+        table: String,
+        columns: Vec<String>,
+    },
+    /// Statements accepted and ignored (`VACUUM`, `ANALYZE`, `SET NOCOUNT ON`, ...).
+    Ignored(String),
+    /// pgbench's catalog probe of `pg_class`/`pg_inherits` for a table.
+    PgbenchPartitionProbe(String),
+    Sql(Box<Statement>),
+}
+
+/// Splits a batch on semicolons outside quotes, comments and dollar quotes.
+pub fn split(batch: &str) -> Vec<&str> {
+    let b = batch.as_bytes();
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\'' | b'"' => {
+                let q = b[i];
+                i += 1;
+                while i < b.len() {
+                    if b[i] == q {
+                        if i + 1 < b.len() && b[i + 1] == q {
+                            i += 2;
+                            continue;
+                        }
+                        break;
+                    }
+                    i += 1;
+                }
+            }
+            b'-' if b.get(i + 1) == Some(&b'-') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'$' => {
+                // $tag$ ... $tag$
+                let mut j = i + 1;
+                while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+                    j += 1;
+                }
+                if j < b.len() && b[j] == b'$' && !(j > i + 1 && b[i + 1].is_ascii_digit()) {
+                    let tag = &batch[i..=j];
+                    if let Some(end) = batch[j + 1..].find(tag) {
+                        i = j + 1 + end + tag.len() - 1;
+                    } else {
+                        i = b.len();
+                    }
+                }
+            }
+            b';' => {
+                out.push(&batch[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out.push(&batch[start.min(batch.len())..]);
+    out.into_iter().filter(|s| !is_blank(s)).collect()
+}
+
+fn is_blank(s: &str) -> bool {
+    let toks = words_and_tokens(s);
+    toks.is_empty()
+}
+
+fn words_and_tokens(sql: &str) -> Vec<Token> {
+    let dialect = PostgreSqlDialect {};
+    match Tokenizer::new(&dialect, sql).tokenize() {
+        Ok(t) => t
+            .into_iter()
+            .filter(|t| !matches!(t, Token::Whitespace(_)))
+            .collect(),
+        Err(_) => vec![Token::make_word("?", None)],
+    }
+}
+
+/// A cursor over the significant tokens of one statement.
+struct Toks {
+    t: Vec<Token>,
+    i: usize,
+}
+
+impl Toks {
+    fn word(&self, k: usize) -> Option<String> {
+        match self.t.get(self.i + k) {
+            Some(Token::Word(w)) => Some(w.value.to_ascii_uppercase()),
+            _ => None,
+        }
+    }
+    fn is(&self, k: usize, w: &str) -> bool {
+        self.word(k).as_deref() == Some(w)
+    }
+    fn next(&mut self) -> Option<Token> {
+        let t = self.t.get(self.i).cloned();
+        self.i += 1;
+        t
+    }
+    fn eat(&mut self, w: &str) -> bool {
+        if self.is(0, w) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn eat_tok(&mut self, tok: &Token) -> bool {
+        if self.t.get(self.i) == Some(tok) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn ident(&mut self) -> Result<String> {
+        match self.next() {
+            Some(Token::Word(w)) => Ok(w.value),
+            Some(Token::SingleQuotedString(s)) => Ok(s),
+            other => Err(SqlError::syntax(format!(
+                "syntax error: expected a name, found {}",
+                other
+                    .map(|t| t.to_string())
+                    .unwrap_or_else(|| "end of input".into())
+            ))),
+        }
+    }
+    fn value(&mut self) -> Result<String> {
+        match self.next() {
+            Some(Token::Word(w)) => Ok(w.value),
+            Some(Token::SingleQuotedString(s)) => Ok(s),
+            Some(Token::Number(n, _)) => Ok(n),
+            Some(Token::Minus) => Ok(format!("-{}", self.value()?)),
+            other => Err(SqlError::syntax(format!(
+                "syntax error: expected a value, found {}",
+                other
+                    .map(|t| t.to_string())
+                    .unwrap_or_else(|| "end of input".into())
+            ))),
+        }
+    }
+    fn at_end(&self) -> bool {
+        self.i >= self.t.len()
+    }
+    fn end(&self, what: &str) -> Result<()> {
+        if self.at_end() {
+            Ok(())
+        } else {
+            Err(SqlError::syntax(format!(
+                "syntax error at or near \"{}\" in {what}",
+                self.t[self.i]
+            )))
+        }
+    }
+}
+
+/// Parses one statement.
+pub fn parse(sql: &str) -> Result<Command> {
+    let mut t = Toks {
+        t: words_and_tokens(sql),
+        i: 0,
+    };
+    let first = t.word(0).unwrap_or_default();
+    match first.as_str() {
+        "BEGIN" | "START" => {
+            // BEGIN [TRAN | TRANSACTION | WORK] [name]; START TRANSACTION [modes]
+            // (BEGIN ... END blocks are not supported.)
+            return Ok(Command::Begin);
+        }
+        "COMMIT" | "END" => {
+            t.i += 1;
+            let _ = t.eat("TRAN") || t.eat("TRANSACTION") || t.eat("WORK");
+            if !t.is(0, "WITH") && matches!(t.t.get(t.i), Some(Token::Word(_))) {
+                t.i += 1; // transaction name
+            }
+            let mut dd = None;
+            if t.eat("WITH") {
+                if !t.eat_tok(&Token::LParen)
+                    || !t.eat("DELAYED_DURABILITY")
+                    || !t.eat_tok(&Token::Eq)
+                {
+                    return Err(SqlError::syntax(
+                        "syntax error: expected COMMIT WITH (DELAYED_DURABILITY = ON | OFF)",
+                    ));
+                }
+                dd = Some(match t.value()?.to_ascii_uppercase().as_str() {
+                    "ON" => true,
+                    "OFF" => false,
+                    v => {
+                        return Err(SqlError::syntax(format!(
+                            "DELAYED_DURABILITY must be ON or OFF, not {v}"
+                        )))
+                    }
+                });
+                if !t.eat_tok(&Token::RParen) {
+                    return Err(SqlError::syntax(
+                        "syntax error: expected ) after DELAYED_DURABILITY option",
+                    ));
+                }
+            }
+            if t.eat("AND") {
+                t.eat("NO");
+                t.eat("CHAIN");
+            }
+            t.end("COMMIT")?;
+            return Ok(Command::Commit(dd));
+        }
+        "ROLLBACK" | "ABORT" => return Ok(Command::Rollback),
+        "CHECKPOINT" => return Ok(Command::Checkpoint),
+        "VACUUM" | "ANALYZE" | "DISCARD" | "RESET" | "DEALLOCATE" | "LISTEN" | "UNLISTEN" => {
+            return Ok(Command::Ignored(first))
+        }
+        "USE" => {
+            t.i += 1;
+            let name = t.ident()?;
+            return Ok(Command::Use(name));
+        }
+        "EXEC" | "EXECUTE" => {
+            t.i += 1;
+            let mut name = t.ident()?;
+            while t.eat_tok(&Token::Period) {
+                name = t.ident()?;
+            }
+            if name.eq_ignore_ascii_case("sp_flush_log") {
+                return Ok(Command::FlushLog);
+            }
+            return Err(SqlError::new(
+                crate::error::ErrorKind::UndefinedFunction,
+                format!("procedure \"{name}\" does not exist"),
+            ));
+        }
+        "DBCC" => {
+            t.i += 1;
+            if t.eat("SQLPERF") {
+                let rest: String = t.t[t.i..]
+                    .iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                let up = rest.to_ascii_uppercase();
+                if up.contains("DM_OS_WAIT_STATS") && up.contains("CLEAR") {
+                    return Ok(Command::ClearWaitStats);
+                }
+            }
+            return Err(SqlError::unsupported(
+                "this DBCC command (only DBCC SQLPERF('sys.dm_os_wait_stats', CLEAR))",
+            ));
+        }
+        "BACKUP" => {
+            t.i += 1;
+            let log = if t.eat("LOG") {
+                true
+            } else if t.eat("DATABASE") {
+                false
+            } else {
+                return Err(SqlError::syntax(
+                    "syntax error: expected BACKUP DATABASE or BACKUP LOG",
+                ));
+            };
+            let name = t.ident()?;
+            if !(t.eat("TO") && t.eat("DISK") && t.eat_tok(&Token::Eq)) {
+                return Err(SqlError::syntax("syntax error: expected TO DISK = 'path'"));
+            }
+            let path = t.value()?;
+            return Ok(if log {
+                Command::BackupLog { name, path }
+            } else {
+                Command::BackupDatabase { name, path }
+            });
+        }
+        "SET" => return parse_set(&mut t, sql),
+        "SHOW" => {
+            t.i += 1;
+            let mut name = t.ident()?;
+            while t.eat_tok(&Token::Period) {
+                name = format!("{name}.{}", t.ident()?);
+            }
+            return Ok(Command::Show(name.to_ascii_lowercase()));
+        }
+        "CREATE" if t.is(1, "DATABASE") => {
+            t.i += 2;
+            return Ok(Command::CreateDatabase(t.ident()?));
+        }
+        "DROP" if t.is(1, "DATABASE") => {
+            t.i += 2;
+            let if_exists = t.is(0, "IF") && t.is(1, "EXISTS");
+            if if_exists {
+                t.i += 2;
+            }
+            return Ok(Command::DropDatabase {
+                name: t.ident()?,
+                if_exists,
+            });
+        }
+        "ALTER" if t.is(1, "DATABASE") => {
+            t.i += 2;
+            let name = t.ident()?;
+            if !t.eat("SET") {
+                return Err(SqlError::syntax(
+                    "syntax error: expected ALTER DATABASE name SET option = value",
+                ));
+            }
+            let option = t.ident()?.to_ascii_uppercase();
+            let _ = t.eat_tok(&Token::Eq);
+            let value = t.value()?;
+            let _ = t.eat("WITH") && (t.eat("NO_WAIT") || t.eat("ROLLBACK") && t.eat("IMMEDIATE"));
+            return Ok(Command::AlterDatabase {
+                name,
+                option,
+                value,
+            });
+        }
+        "ALTER" if t.is(1, "TABLE") => {
+            // ALTER TABLE [ONLY] t ADD [CONSTRAINT c] PRIMARY KEY (a, b)
+            let save = t.i;
+            t.i += 2;
+            let _ = t.eat("ONLY");
+            let table = t.ident()?;
+            let table = qualified_last(&mut t, table)?;
+            if t.eat("ADD") {
+                if t.eat("CONSTRAINT") {
+                    t.ident()?;
+                }
+                if t.eat("PRIMARY") && t.eat("KEY") && t.eat_tok(&Token::LParen) {
+                    let mut columns = vec![t.ident()?];
+                    while t.eat_tok(&Token::Comma) {
+                        columns.push(t.ident()?);
+                    }
+                    if t.eat_tok(&Token::RParen) {
+                        return Ok(Command::AddPrimaryKey { table, columns });
+                    }
+                }
+            }
+            t.i = save;
+        }
+        "DELETE" if t.is(1, "TOP") => {
+            // DELETE TOP (n) [FROM] t ...: strip TOP (n) and parse the rest.
+            t.i += 2;
+            let paren = t.eat_tok(&Token::LParen);
+            let n: u64 = t
+                .value()?
+                .parse()
+                .map_err(|_| SqlError::syntax("syntax error: TOP needs a row count"))?;
+            if paren && !t.eat_tok(&Token::RParen) {
+                return Err(SqlError::syntax("syntax error: expected ) after TOP (n"));
+            }
+            let rest: Vec<String> = t.t[t.i..].iter().map(|x| x.to_string()).collect();
+            let mut text = String::from("DELETE ");
+            if !t.is(0, "FROM") {
+                text.push_str("FROM ");
+            }
+            text.push_str(&rest.join(" "));
+            let stmt = parse_sql(&text)?;
+            return Ok(Command::DeleteTop(n, Box::new(stmt)));
+        }
+        _ => {}
+    }
+    let low = sql.to_ascii_lowercase();
+    if low.contains("pg_catalog.pg_class") && low.contains("pg_inherits") && low.contains("relname")
+    {
+        if let Some(i) = low.find("c.relname = '") {
+            let rest = &sql[i + 13..];
+            if let Some(end) = rest.find('\'') {
+                return Ok(Command::PgbenchPartitionProbe(rest[..end].to_string()));
+            }
+        }
+    }
+    Ok(Command::Sql(Box::new(parse_sql(sql)?)))
+}
+
+fn qualified_last(t: &mut Toks, mut name: String) -> Result<String> {
+    while t.eat_tok(&Token::Period) {
+        name = t.ident()?;
+    }
+    Ok(name)
+}
+
+fn parse_set(t: &mut Toks, sql: &str) -> Result<Command> {
+    t.i += 1;
+    let _ = t.eat("SESSION") || t.eat("LOCAL");
+    if t.is(0, "TRANSACTION") || t.is(0, "SESSION") && t.is(1, "CHARACTERISTICS") {
+        return Ok(Command::Ignored("SET".into()));
+    }
+    let mut name = t.ident()?;
+    while t.eat_tok(&Token::Period) {
+        name = format!("{name}.{}", t.ident()?);
+    }
+    let name = name.to_ascii_lowercase();
+    if name == "time" && t.is(0, "ZONE") {
+        t.i += 1;
+        let v = t.value()?;
+        return Ok(Command::Set("timezone".into(), v));
+    }
+    let _ = t.eat_tok(&Token::Eq) || t.eat("TO");
+    if t.at_end() {
+        return Err(SqlError::syntax(format!(
+            "syntax error: SET {name} needs a value ({sql})"
+        )));
+    }
+    let mut parts = Vec::new();
+    while !t.at_end() {
+        match t.next() {
+            Some(Token::Comma) => parts.push(",".to_string()),
+            Some(Token::Word(w)) => parts.push(w.value),
+            Some(Token::SingleQuotedString(s)) => parts.push(s),
+            Some(Token::Number(n, _)) => parts.push(n),
+            Some(Token::Minus) => parts.push("-".into()),
+            Some(other) => parts.push(other.to_string()),
+            None => break,
+        }
+    }
+    let value = parts.join(" ").replace(" , ", ", ").replace("- ", "-");
+    Ok(Command::Set(name, value))
+}
+
+/// Parses a statement with sqlparser: PostgreSQL first, then MS SQL for
+/// T-SQL forms; the PostgreSQL error is reported if both fail.
+pub fn parse_sql(sql: &str) -> Result<Statement> {
+    // T-SQL's @@SPID and @@VERSION parse as operators in the PostgreSQL
+    // dialect; spell them as the equivalent functions.
+    let rewritten;
+    let sql = if sql.contains("@@") {
+        rewritten = replace_ci(
+            &replace_ci(sql, "@@spid", "pg_backend_pid()"),
+            "@@version",
+            "version()",
+        );
+        rewritten.as_str()
+    } else {
+        sql
+    };
+    let pg = Parser::parse_sql(&PostgreSqlDialect {}, sql);
+    let stmts = match pg {
+        Ok(s) => s,
+        Err(pg_err) => match Parser::parse_sql(&MsSqlDialect {}, sql) {
+            Ok(s) => s,
+            Err(_) => {
+                let msg = pg_err.to_string();
+                let msg = msg
+                    .strip_prefix("sql parser error: ")
+                    .unwrap_or(&msg)
+                    .to_string();
+                return Err(SqlError::syntax(format!("syntax error: {msg}")));
+            }
+        },
+    };
+    let mut it = stmts.into_iter();
+    let first = it
+        .next()
+        .ok_or_else(|| SqlError::syntax("empty statement"))?;
+    if it.next().is_some() {
+        return Err(SqlError::syntax("syntax error: more than one statement"));
+    }
+    Ok(first)
+}
+
+fn replace_ci(s: &str, from: &str, to: &str) -> String {
+    let lower = s.to_ascii_lowercase();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    while let Some(pos) = lower[i..].find(from) {
+        out.push_str(&s[i..i + pos]);
+        out.push_str(to);
+        i += pos + from.len();
+    }
+    out.push_str(&s[i..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_batches_outside_quotes() {
+        let s = split("BEGIN; INSERT INTO t VALUES ('a;b'); -- c;\n COMMIT;;");
+        assert_eq!(s.len(), 3);
+        assert!(s[1].contains("'a;b'"));
+    }
+
+    #[test]
+    fn recognises_tsql_forms() {
+        assert!(matches!(
+            parse("COMMIT TRAN WITH (DELAYED_DURABILITY = ON)").unwrap(),
+            Command::Commit(Some(true))
+        ));
+        assert!(matches!(
+            parse("commit transaction t1 with (delayed_durability=off)").unwrap(),
+            Command::Commit(Some(false))
+        ));
+        assert!(matches!(parse("END").unwrap(), Command::Commit(None)));
+        assert!(matches!(
+            parse("EXEC sys.sp_flush_log").unwrap(),
+            Command::FlushLog
+        ));
+        match parse("ALTER DATABASE shop SET DELAYED_DURABILITY = FORCED WITH NO_WAIT").unwrap() {
+            Command::AlterDatabase {
+                name,
+                option,
+                value,
+            } => {
+                assert_eq!(
+                    (name.as_str(), option.as_str(), value.as_str()),
+                    ("shop", "DELAYED_DURABILITY", "FORCED")
+                )
+            }
+            c => panic!("{c:?}"),
+        }
+        assert!(matches!(
+            parse("DELETE TOP (10) FROM dbo.t WHERE x > 1").unwrap(),
+            Command::DeleteTop(10, _)
+        ));
+        assert!(
+            matches!(parse("SET synchronous_commit = off").unwrap(), Command::Set(n, v) if n == "synchronous_commit" && v == "off")
+        );
+        assert!(matches!(
+            parse("DBCC SQLPERF('sys.dm_os_wait_stats', CLEAR)").unwrap(),
+            Command::ClearWaitStats
+        ));
+        assert!(matches!(
+            parse("BACKUP LOG shop TO DISK = '/tmp/x.trn'").unwrap(),
+            Command::BackupLog { .. }
+        ));
+        assert!(matches!(
+            parse("CREATE TABLE t (id INT IDENTITY(1,1) PRIMARY KEY)").unwrap(),
+            Command::Sql(_)
+        ));
+        assert!(matches!(
+            parse("alter table pgbench_branches add primary key (bid)").unwrap(),
+            Command::AddPrimaryKey { .. }
+        ));
+    }
+}

@@ -1,0 +1,835 @@
+//! Scalar functions (PostgreSQL and T-SQL names) and aggregates.
+
+use crate::error::{ErrorKind, Result, SqlError};
+use crate::expr::{cast, compare, Env, Expr, Scope};
+use crate::query::Planner;
+use rust_decimal::prelude::ToPrimitive;
+use rust_decimal::Decimal;
+use sqlparser::ast::{self, FunctionArg, FunctionArgExpr, FunctionArguments};
+use std::cmp::Ordering;
+use std::sync::Arc;
+use walden_engine::types::{civil_from_days, days_from_civil, now_micros};
+use walden_engine::{DataType, Value};
+
+/// What functions may ask about the session.
+#[derive(Clone, Debug)]
+pub struct SessionInfo {
+    pub spid: u32,
+    pub database: String,
+    pub database_id: u32,
+    pub user: String,
+    /// Statement start, for now() and friends.
+    pub now: i64,
+    /// Database ids by lower-case name (for DB_ID).
+    pub database_ids: Vec<(String, u32)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Func {
+    Now,
+    Today,
+    NewUuid,
+    DbId,
+    DbName,
+    Spid,
+    Version,
+    CurrentUser,
+    CurrentSchema,
+    NextVal,
+    Coalesce,
+    NullIf,
+    Upper,
+    Lower,
+    Length,
+    Substring,
+    Trim,
+    Ltrim,
+    Rtrim,
+    Replace,
+    Concat,
+    Left,
+    Right,
+    Abs,
+    Round,
+    Floor,
+    Ceil,
+    Mod,
+    Power,
+    Sqrt,
+    Random,
+    DateAdd,
+    DateDiff,
+    DatePart,
+    Greatest,
+    Least,
+    ToChar,
+}
+
+impl Func {
+    /// Whether the result depends only on the arguments.
+    pub fn is_pure(self) -> bool {
+        !matches!(self, Func::Random | Func::NewUuid | Func::NextVal)
+    }
+}
+
+/// Functions callable without parentheses (`CURRENT_TIMESTAMP`, `CURRENT_USER`).
+pub fn niladic(name: &str) -> Option<Func> {
+    Some(match name.to_ascii_lowercase().as_str() {
+        "current_timestamp" | "localtimestamp" => Func::Now,
+        "current_date" => Func::Today,
+        "current_user" | "session_user" | "user" => Func::CurrentUser,
+        "current_schema" => Func::CurrentSchema,
+        _ => return None,
+    })
+}
+
+/// `@@SPID`, `@@VERSION`.
+pub fn global_variable(name: &str) -> Result<Func> {
+    match name.to_ascii_uppercase().as_str() {
+        "@@SPID" => Ok(Func::Spid),
+        "@@VERSION" => Ok(Func::Version),
+        other => Err(SqlError::new(
+            ErrorKind::UndefinedObject,
+            format!("unknown global variable {other}"),
+        )),
+    }
+}
+
+fn fname(f: &ast::Function) -> String {
+    f.name
+        .0
+        .last()
+        .map(|p| p.to_string().trim_matches('"').to_ascii_lowercase())
+        .unwrap_or_default()
+}
+
+fn args_of(f: &ast::Function) -> Vec<&FunctionArg> {
+    match &f.args {
+        FunctionArguments::List(l) => l.args.iter().collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn arg_expr(a: &FunctionArg) -> Option<&ast::Expr> {
+    match a {
+        FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e),
+        FunctionArg::Named {
+            arg: FunctionArgExpr::Expr(e),
+            ..
+        } => Some(e),
+        FunctionArg::ExprNamed {
+            arg: FunctionArgExpr::Expr(e),
+            ..
+        } => Some(e),
+        _ => None,
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AggKind {
+    CountStar,
+    Count,
+    Sum,
+    Avg,
+    Min,
+    Max,
+    StringAgg,
+    BoolAnd,
+    BoolOr,
+}
+
+/// An aggregate to compute per group.
+#[derive(Debug)]
+pub struct AggSpec {
+    pub kind: AggKind,
+    pub arg: Option<Expr>,
+    pub distinct: bool,
+    pub separator: Option<Expr>,
+}
+
+pub fn aggregate_kind(f: &ast::Function) -> Option<AggKind> {
+    if f.over.is_some() {
+        return None;
+    }
+    let star = args_of(f)
+        .first()
+        .is_some_and(|a| matches!(a, FunctionArg::Unnamed(FunctionArgExpr::Wildcard)));
+    Some(match fname(f).as_str() {
+        "count" if star || args_of(f).is_empty() => AggKind::CountStar,
+        "count" | "count_big" => AggKind::Count,
+        "sum" => AggKind::Sum,
+        "avg" => AggKind::Avg,
+        "min" => AggKind::Min,
+        "max" => AggKind::Max,
+        "string_agg" => AggKind::StringAgg,
+        "bool_and" | "every" => AggKind::BoolAnd,
+        "bool_or" => AggKind::BoolOr,
+        _ => return None,
+    })
+}
+
+pub fn compile_aggregate(
+    p: &mut Planner<'_>,
+    scope: &Arc<Scope>,
+    f: &ast::Function,
+    kind: AggKind,
+) -> Result<AggSpec> {
+    let distinct = matches!(&f.args, FunctionArguments::List(l) if matches!(l.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)));
+    let args = args_of(f);
+    let arg = if kind == AggKind::CountStar {
+        None
+    } else {
+        let e = args
+            .first()
+            .and_then(|a| arg_expr(a))
+            .ok_or_else(|| SqlError::syntax(format!("{} needs an argument", fname(f))))?;
+        Some(Expr::compile(p, scope, e)?)
+    };
+    let separator = if kind == AggKind::StringAgg {
+        Some(Expr::compile(
+            p,
+            scope,
+            args.get(1)
+                .and_then(|a| arg_expr(a))
+                .ok_or_else(|| SqlError::syntax("string_agg needs a separator"))?,
+        )?)
+    } else {
+        None
+    };
+    Ok(AggSpec {
+        kind,
+        arg,
+        distinct,
+        separator,
+    })
+}
+
+/// Compiles a scalar function call.
+pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) -> Result<Expr> {
+    let name = fname(f);
+    let raw_args = args_of(f);
+    // DATEADD(day, n, d) and DATEDIFF(day, a, b): the first argument is a keyword.
+    if matches!(name.as_str(), "dateadd" | "datediff" | "datepart") {
+        let mut args = Vec::new();
+        for (i, a) in raw_args.iter().enumerate() {
+            let e =
+                arg_expr(a).ok_or_else(|| SqlError::syntax(format!("bad argument to {name}")))?;
+            if i == 0 {
+                let unit = match e {
+                    ast::Expr::Identifier(id) => id.value.clone(),
+                    ast::Expr::Value(v) => v.to_string().trim_matches('\'').to_string(),
+                    other => other.to_string(),
+                };
+                args.push(Expr::Lit(Value::text(unit.to_ascii_lowercase())));
+            } else {
+                args.push(Expr::compile(p, scope, e)?);
+            }
+        }
+        let func = match name.as_str() {
+            "dateadd" => Func::DateAdd,
+            "datediff" => Func::DateDiff,
+            _ => Func::DatePart,
+        };
+        return Ok(Expr::Func(func, args));
+    }
+    let mut args = Vec::new();
+    for a in &raw_args {
+        let e = arg_expr(a)
+            .ok_or_else(|| SqlError::syntax(format!("unsupported argument to {name}")))?;
+        args.push(Expr::compile(p, scope, e)?);
+    }
+    let func = match name.as_str() {
+        "now"
+        | "getdate"
+        | "sysdatetime"
+        | "getutcdate"
+        | "sysutcdatetime"
+        | "current_timestamp"
+        | "statement_timestamp"
+        | "transaction_timestamp"
+        | "clock_timestamp"
+        | "localtimestamp" => Func::Now,
+        "current_date" => Func::Today,
+        "newid" | "gen_random_uuid" | "uuid_generate_v4" => Func::NewUuid,
+        "db_id" => Func::DbId,
+        "db_name" | "current_database" => Func::DbName,
+        "pg_backend_pid" => Func::Spid,
+        "version" => Func::Version,
+        "current_user" | "suser_sname" | "user_name" => Func::CurrentUser,
+        "current_schema" | "schema_name" => Func::CurrentSchema,
+        "nextval" => Func::NextVal,
+        "coalesce" | "isnull" | "ifnull" | "nvl" => Func::Coalesce,
+        "nullif" => Func::NullIf,
+        "upper" | "ucase" => Func::Upper,
+        "lower" | "lcase" => Func::Lower,
+        "length" | "len" | "char_length" | "character_length" => Func::Length,
+        "substring" | "substr" => Func::Substring,
+        "trim" | "btrim" => Func::Trim,
+        "ltrim" => Func::Ltrim,
+        "rtrim" => Func::Rtrim,
+        "replace" => Func::Replace,
+        "concat" => Func::Concat,
+        "left" => Func::Left,
+        "right" => Func::Right,
+        "abs" => Func::Abs,
+        "round" => Func::Round,
+        "floor" => Func::Floor,
+        "ceil" | "ceiling" => Func::Ceil,
+        "mod" => Func::Mod,
+        "power" | "pow" => Func::Power,
+        "sqrt" => Func::Sqrt,
+        "random" | "rand" => Func::Random,
+        "date_part" => Func::DatePart,
+        "greatest" => Func::Greatest,
+        "least" => Func::Least,
+        "to_char" => Func::ToChar,
+        other => {
+            return Err(SqlError::new(
+                ErrorKind::UndefinedFunction,
+                format!("function {other}() does not exist"),
+            ))
+        }
+    };
+    if func == Func::NextVal {
+        if args.len() != 1 {
+            return Err(SqlError::syntax("nextval takes one argument"));
+        }
+        p.uses_sequences = true;
+    }
+    Ok(Expr::Func(func, args))
+}
+
+fn text_arg(v: &Value) -> String {
+    v.to_string()
+}
+
+fn int_arg(v: &Value, what: &str) -> Result<i64> {
+    match v {
+        Value::Int(i) => Ok(*i),
+        Value::Decimal(d) => d
+            .to_i64()
+            .ok_or_else(|| SqlError::new(ErrorKind::NumericOutOfRange, "integer out of range")),
+        Value::Float(f) => Ok(*f as i64),
+        Value::Text(s) => s.trim().parse().map_err(|_| {
+            SqlError::new(
+                ErrorKind::InvalidText,
+                format!("invalid integer for {what}: \"{s}\""),
+            )
+        }),
+        other => Err(SqlError::new(
+            ErrorKind::DataException,
+            format!("{what} must be an integer, not {other}"),
+        )),
+    }
+}
+
+fn to_ts(v: &Value) -> Result<i64> {
+    match cast(v.clone(), &DataType::Timestamp)? {
+        Value::Timestamp(t) => Ok(t),
+        _ => Err(SqlError::new(
+            ErrorKind::DataException,
+            "expected a timestamp",
+        )),
+    }
+}
+
+const DAY: i64 = 86_400_000_000;
+
+fn add_months(t: i64, months: i64) -> i64 {
+    let days = t.div_euclid(DAY);
+    let rem = t.rem_euclid(DAY);
+    let (y, m, d) = civil_from_days(days);
+    let total = y * 12 + (m as i64 - 1) + months;
+    let (ny, nm) = (total.div_euclid(12), (total.rem_euclid(12) + 1) as u32);
+    let last = [
+        31,
+        if (ny % 4 == 0 && ny % 100 != 0) || ny % 400 == 0 {
+            29
+        } else {
+            28
+        },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ][nm as usize - 1];
+    days_from_civil(ny, nm, d.min(last)) * DAY + rem
+}
+
+fn unit_micros(unit: &str) -> Option<i64> {
+    Some(match unit {
+        "day" | "dd" | "d" | "dayofyear" | "dy" | "y" | "weekday" | "dw" => DAY,
+        "week" | "wk" | "ww" => 7 * DAY,
+        "hour" | "hh" => 3_600_000_000,
+        "minute" | "mi" | "n" => 60_000_000,
+        "second" | "ss" | "s" => 1_000_000,
+        "millisecond" | "ms" => 1000,
+        "microsecond" | "mcs" => 1,
+        _ => return None,
+    })
+}
+
+fn month_units(unit: &str) -> Option<i64> {
+    Some(match unit {
+        "month" | "mm" | "m" => 1,
+        "quarter" | "qq" | "q" => 3,
+        "year" | "yy" | "yyyy" => 12,
+        _ => return None,
+    })
+}
+
+/// Calls a scalar function on evaluated arguments.
+pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
+    let null_in = a.iter().any(|v| v.is_null());
+    let arg = |i: usize| a.get(i).cloned().unwrap_or(Value::Null);
+    Ok(match f {
+        Func::Now => Value::Timestamp(env.info.now),
+        Func::Today => Value::Date(env.info.now.div_euclid(DAY) as i32),
+        Func::NewUuid => Value::Uuid(uuid::Uuid::new_v4().as_u128()),
+        Func::Spid => Value::Int(env.info.spid as i64),
+        Func::Version => Value::text("PostgreSQL 15.0 (Walden 0.1, delayed-durability workbench)"),
+        Func::CurrentUser => Value::text(&env.info.user),
+        Func::CurrentSchema => Value::text("public"),
+        Func::DbName => match a.first() {
+            None => Value::text(&env.info.database),
+            Some(Value::Null) => Value::Null,
+            Some(v) => {
+                let id = int_arg(v, "DB_NAME")?;
+                env.info
+                    .database_ids
+                    .iter()
+                    .find(|(_, i)| *i as i64 == id)
+                    .map(|(n, _)| Value::text(n))
+                    .unwrap_or(Value::Null)
+            }
+        },
+        Func::DbId => match a.first() {
+            None => Value::Int(env.info.database_id as i64),
+            Some(Value::Null) => Value::Null,
+            Some(v) => {
+                let n = text_arg(v).to_ascii_lowercase();
+                env.info
+                    .database_ids
+                    .iter()
+                    .find(|(name, _)| *name == n)
+                    .map(|(_, i)| Value::Int(*i as i64))
+                    .unwrap_or(Value::Null)
+            }
+        },
+        Func::NextVal => {
+            let name = text_arg(&arg(0));
+            let name = name
+                .rsplit('.')
+                .next()
+                .unwrap_or(&name)
+                .trim_matches('"')
+                .to_string();
+            Value::Int(env.tx.database().nextval(env.tx.session(), &name)?)
+        }
+        Func::Coalesce => a.into_iter().find(|v| !v.is_null()).unwrap_or(Value::Null),
+        Func::NullIf => {
+            if compare(&arg(0), &arg(1))? == Some(Ordering::Equal) {
+                Value::Null
+            } else {
+                arg(0)
+            }
+        }
+        Func::Greatest | Func::Least => {
+            let mut best: Option<Value> = None;
+            for v in a.into_iter().filter(|v| !v.is_null()) {
+                best = Some(match best {
+                    None => v,
+                    Some(b) => {
+                        let o = compare(&v, &b)?.unwrap_or(Ordering::Equal);
+                        if (f == Func::Greatest) == (o == Ordering::Greater) {
+                            v
+                        } else {
+                            b
+                        }
+                    }
+                });
+            }
+            best.unwrap_or(Value::Null)
+        }
+        _ if null_in && f != Func::Concat => Value::Null,
+        Func::Concat => Value::text(
+            a.iter()
+                .filter(|v| !v.is_null())
+                .map(|v| v.to_string())
+                .collect::<String>(),
+        ),
+        Func::Upper => Value::text(text_arg(&arg(0)).to_uppercase()),
+        Func::Lower => Value::text(text_arg(&arg(0)).to_lowercase()),
+        Func::Length => Value::Int(text_arg(&arg(0)).chars().count() as i64),
+        Func::Substring => {
+            let s: Vec<char> = text_arg(&arg(0)).chars().collect();
+            let start = int_arg(&arg(1), "substring")?;
+            let len = if a.len() > 2 {
+                Some(int_arg(&arg(2), "substring")?)
+            } else {
+                None
+            };
+            let from = (start - 1).max(0) as usize;
+            let end = match len {
+                Some(l) => (start - 1 + l).max(0) as usize,
+                None => s.len(),
+            };
+            Value::text(
+                s.get(from.min(s.len())..end.min(s.len()).max(from.min(s.len())))
+                    .unwrap_or(&[])
+                    .iter()
+                    .collect::<String>(),
+            )
+        }
+        Func::Trim => Value::text(text_arg(&arg(0)).trim()),
+        Func::Ltrim => Value::text(text_arg(&arg(0)).trim_start()),
+        Func::Rtrim => Value::text(text_arg(&arg(0)).trim_end()),
+        Func::Replace => {
+            Value::text(text_arg(&arg(0)).replace(&text_arg(&arg(1)), &text_arg(&arg(2))))
+        }
+        Func::Left | Func::Right => {
+            let s: Vec<char> = text_arg(&arg(0)).chars().collect();
+            let n = (int_arg(&arg(1), "length")?.max(0) as usize).min(s.len());
+            Value::text(if f == Func::Left {
+                s[..n].iter().collect::<String>()
+            } else {
+                s[s.len() - n..].iter().collect()
+            })
+        }
+        Func::Abs => match arg(0) {
+            Value::Int(i) => Value::Int(i.checked_abs().ok_or_else(|| {
+                SqlError::new(ErrorKind::NumericOutOfRange, "integer out of range")
+            })?),
+            Value::Float(x) => Value::Float(x.abs()),
+            Value::Decimal(d) => Value::Decimal(d.abs()),
+            v => {
+                return Err(SqlError::new(
+                    ErrorKind::UndefinedFunction,
+                    format!("function abs({v}) does not exist"),
+                ))
+            }
+        },
+        Func::Round => {
+            let places = if a.len() > 1 {
+                int_arg(&arg(1), "round")?
+            } else {
+                0
+            };
+            match arg(0) {
+                Value::Int(i) => Value::Int(i),
+                Value::Float(x) => {
+                    let m = 10f64.powi(places as i32);
+                    Value::Float((x * m).round() / m)
+                }
+                Value::Decimal(d) => Value::Decimal(d.round_dp_with_strategy(
+                    places.max(0) as u32,
+                    rust_decimal::RoundingStrategy::MidpointAwayFromZero,
+                )),
+                v => {
+                    return Err(SqlError::new(
+                        ErrorKind::UndefinedFunction,
+                        format!("function round({v}) does not exist"),
+                    ))
+                }
+            }
+        }
+        Func::Floor | Func::Ceil => match arg(0) {
+            Value::Int(i) => Value::Int(i),
+            Value::Float(x) => Value::Float(if f == Func::Floor {
+                x.floor()
+            } else {
+                x.ceil()
+            }),
+            Value::Decimal(d) => Value::Decimal(if f == Func::Floor {
+                d.floor()
+            } else {
+                d.ceil()
+            }),
+            v => {
+                return Err(SqlError::new(
+                    ErrorKind::UndefinedFunction,
+                    format!("function floor({v}) does not exist"),
+                ))
+            }
+        },
+        Func::Mod => crate::expr::binary(crate::expr::BinOp::Mod, arg(0), arg(1))?,
+        Func::Power => {
+            let x = cast(arg(0), &DataType::Double)?;
+            let y = cast(arg(1), &DataType::Double)?;
+            match (x, y) {
+                (Value::Float(x), Value::Float(y)) => Value::Float(x.powf(y)),
+                _ => Value::Null,
+            }
+        }
+        Func::Sqrt => match cast(arg(0), &DataType::Double)? {
+            Value::Float(x) if x >= 0.0 => Value::Float(x.sqrt()),
+            _ => {
+                return Err(SqlError::new(
+                    ErrorKind::DataException,
+                    "cannot take square root of a negative number",
+                ))
+            }
+        },
+        Func::Random => Value::Float(rand_f64()),
+        Func::DateAdd => {
+            let unit = text_arg(&arg(0));
+            let n = int_arg(&arg(1), "DATEADD")?;
+            let is_date = matches!(arg(2), Value::Date(_));
+            let t = to_ts(&arg(2))?;
+            let r = if let Some(m) = month_units(&unit) {
+                add_months(t, n * m)
+            } else if let Some(u) = unit_micros(&unit) {
+                t + n * u
+            } else {
+                return Err(SqlError::new(
+                    ErrorKind::InvalidParameter,
+                    format!("unknown date part \"{unit}\""),
+                ));
+            };
+            if is_date {
+                Value::Date(r.div_euclid(DAY) as i32)
+            } else {
+                Value::Timestamp(r)
+            }
+        }
+        Func::DateDiff => {
+            let unit = text_arg(&arg(0));
+            let (x, y) = (to_ts(&arg(1))?, to_ts(&arg(2))?);
+            if let Some(m) = month_units(&unit) {
+                let (ya, ma, _) = civil_from_days(x.div_euclid(DAY));
+                let (yb, mb, _) = civil_from_days(y.div_euclid(DAY));
+                Value::Int(((yb * 12 + mb as i64) - (ya * 12 + ma as i64)) / m)
+            } else if let Some(u) = unit_micros(&unit) {
+                // T-SQL counts boundaries crossed.
+                Value::Int(y.div_euclid(u) - x.div_euclid(u))
+            } else {
+                return Err(SqlError::new(
+                    ErrorKind::InvalidParameter,
+                    format!("unknown date part \"{unit}\""),
+                ));
+            }
+        }
+        Func::DatePart => {
+            let unit = text_arg(&arg(0)).to_ascii_lowercase();
+            let t = to_ts(&arg(1))?;
+            let days = t.div_euclid(DAY);
+            let rem = t.rem_euclid(DAY);
+            let (y, m, d) = civil_from_days(days);
+            Value::Int(match unit.as_str() {
+                "year" | "yy" | "yyyy" => y,
+                "month" | "mm" | "m" => m as i64,
+                "day" | "dd" | "d" => d as i64,
+                "hour" | "hh" => rem / 3_600_000_000,
+                "minute" | "mi" => rem / 60_000_000 % 60,
+                "second" | "ss" => rem / 1_000_000 % 60,
+                "epoch" => t / 1_000_000,
+                "dow" => (days + 4).rem_euclid(7),
+                "doy" | "dayofyear" => days - days_from_civil(y, 1, 1) + 1,
+                other => {
+                    return Err(SqlError::new(
+                        ErrorKind::InvalidParameter,
+                        format!("unknown date part \"{other}\""),
+                    ))
+                }
+            })
+        }
+        Func::ToChar => Value::text(text_arg(&arg(0))),
+    })
+}
+
+fn rand_f64() -> f64 {
+    use std::cell::Cell;
+    thread_local!(static S: Cell<u64> = Cell::new(now_micros() as u64 | 1));
+    S.with(|s| {
+        let mut x = s.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        s.set(x);
+        (x >> 11) as f64 / (1u64 << 53) as f64
+    })
+}
+
+/// Running state of one aggregate in one group.
+#[derive(Clone, Debug)]
+pub enum Acc {
+    Count(i64),
+    Sum(Option<Value>),
+    Avg(Option<Value>, i64),
+    MinMax(Option<Value>),
+    Str(Option<String>),
+    Bool(Option<bool>),
+}
+
+impl Acc {
+    pub fn new(kind: AggKind) -> Acc {
+        match kind {
+            AggKind::CountStar | AggKind::Count => Acc::Count(0),
+            AggKind::Sum => Acc::Sum(None),
+            AggKind::Avg => Acc::Avg(None, 0),
+            AggKind::Min | AggKind::Max => Acc::MinMax(None),
+            AggKind::StringAgg => Acc::Str(None),
+            AggKind::BoolAnd | AggKind::BoolOr => Acc::Bool(None),
+        }
+    }
+
+    pub fn add(&mut self, kind: AggKind, v: Value, sep: &Value) -> Result<()> {
+        if kind == AggKind::CountStar {
+            if let Acc::Count(n) = self {
+                *n += 1;
+            }
+            return Ok(());
+        }
+        if v.is_null() {
+            return Ok(());
+        }
+        match self {
+            Acc::Count(n) => *n += 1,
+            Acc::Sum(s) => {
+                *s = Some(match s.take() {
+                    None => match v {
+                        Value::Int(_) | Value::Float(_) | Value::Decimal(_) => v,
+                        other => {
+                            crate::expr::binary(crate::expr::BinOp::Add, Value::Int(0), other)?
+                        }
+                    },
+                    Some(acc) => sum_add(acc, v)?,
+                })
+            }
+            Acc::Avg(s, n) => {
+                *s = Some(match s.take() {
+                    None => v,
+                    Some(acc) => sum_add(acc, v)?,
+                });
+                *n += 1;
+            }
+            Acc::MinMax(m) => {
+                let replace = match m {
+                    None => true,
+                    Some(cur) => {
+                        let o = compare(&v, cur)?.unwrap_or(Ordering::Equal);
+                        (kind == AggKind::Min && o == Ordering::Less)
+                            || (kind == AggKind::Max && o == Ordering::Greater)
+                    }
+                };
+                if replace {
+                    *m = Some(v);
+                }
+            }
+            Acc::Str(s) => {
+                let t = v.to_string();
+                *s = Some(match s.take() {
+                    None => t,
+                    Some(mut acc) => {
+                        acc.push_str(&sep.to_string());
+                        acc.push_str(&t);
+                        acc
+                    }
+                })
+            }
+            Acc::Bool(b) => {
+                let x = crate::expr::truth(&v)?.unwrap_or(false);
+                *b = Some(match (*b, kind) {
+                    (None, _) => x,
+                    (Some(p), AggKind::BoolAnd) => p && x,
+                    (Some(p), _) => p || x,
+                })
+            }
+        }
+        Ok(())
+    }
+
+    pub fn finish(self) -> Result<Value> {
+        Ok(match self {
+            Acc::Count(n) => Value::Int(n),
+            Acc::Sum(s) => s.unwrap_or(Value::Null),
+            Acc::Avg(None, _) => Value::Null,
+            Acc::Avg(Some(s), n) => match s {
+                Value::Float(f) => Value::Float(f / n as f64),
+                Value::Int(i) => Value::Decimal(
+                    (Decimal::from(i) / Decimal::from(n))
+                        .round_dp(16)
+                        .normalize(),
+                ),
+                Value::Decimal(d) => {
+                    Value::Decimal((d / Decimal::from(n)).round_dp(16).normalize())
+                }
+                other => other,
+            },
+            Acc::MinMax(m) => m.unwrap_or(Value::Null),
+            Acc::Str(s) => s.map(Value::text).unwrap_or(Value::Null),
+            Acc::Bool(b) => b.map(Value::Bool).unwrap_or(Value::Null),
+        })
+    }
+}
+
+fn sum_add(acc: Value, v: Value) -> Result<Value> {
+    match (&acc, &v) {
+        // Integer sums that overflow i64 continue as decimals, as PostgreSQL's
+        // sum(bigint) returns numeric.
+        (Value::Int(a), Value::Int(b)) => Ok(match a.checked_add(*b) {
+            Some(s) => Value::Int(s),
+            None => Value::Decimal(Decimal::from(*a) + Decimal::from(*b)),
+        }),
+        _ => crate::expr::binary(crate::expr::BinOp::Add, acc, v),
+    }
+}
+
+/// The static type of an aggregate's result.
+pub fn aggregate_type(kind: AggKind, arg: Option<&DataType>) -> DataType {
+    match kind {
+        AggKind::CountStar | AggKind::Count => DataType::BigInt,
+        AggKind::Sum => match arg {
+            Some(DataType::SmallInt | DataType::Int | DataType::BigInt) => DataType::BigInt,
+            Some(DataType::Real | DataType::Double) => DataType::Double,
+            _ => DataType::Decimal {
+                precision: 0,
+                scale: 0,
+            },
+        },
+        AggKind::Avg => match arg {
+            Some(DataType::Real | DataType::Double) => DataType::Double,
+            _ => DataType::Decimal {
+                precision: 0,
+                scale: 0,
+            },
+        },
+        AggKind::Min | AggKind::Max => arg.cloned().unwrap_or(DataType::Text),
+        AggKind::StringAgg => DataType::Text,
+        AggKind::BoolAnd | AggKind::BoolOr => DataType::Bool,
+    }
+}
+
+/// The static type of a scalar function's result.
+pub fn func_type(f: Func, args: &[DataType]) -> DataType {
+    match f {
+        Func::Now | Func::DateAdd => {
+            if f == Func::DateAdd && args.get(2) == Some(&DataType::Date) {
+                DataType::Date
+            } else {
+                DataType::Timestamp
+            }
+        }
+        Func::Today => DataType::Date,
+        Func::NewUuid => DataType::Uuid,
+        Func::DbId | Func::Spid => DataType::Int,
+        Func::NextVal | Func::Length | Func::DateDiff | Func::DatePart => DataType::BigInt,
+        Func::Coalesce
+        | Func::NullIf
+        | Func::Greatest
+        | Func::Least
+        | Func::Abs
+        | Func::Round
+        | Func::Floor
+        | Func::Ceil
+        | Func::Mod => args.first().cloned().unwrap_or(DataType::Text),
+        Func::Power | Func::Sqrt | Func::Random => DataType::Double,
+        _ => DataType::Text,
+    }
+}

@@ -1,0 +1,102 @@
+//! Walden's SQL layer.
+//!
+//! Statements are parsed with `sqlparser` (PostgreSQL dialect, falling back to
+//! the MS SQL dialect for T-SQL forms such as `IDENTITY(1,1)` and `TOP`); the
+//! T-SQL statements it cannot parse (`COMMIT TRAN WITH (DELAYED_DURABILITY =
+//! ON)`, `ALTER DATABASE ... SET ...`, `DELETE TOP (n)`, `EXEC sys.sp_flush_log`,
+//! `BACKUP`, `DBCC SQLPERF`, ...) are recognised by a small front end
+//! (`front.rs`) before it. Queries are planned into bound expressions and run
+//! over the engine's transactions; keyed statements take a point-lookup fast
+//! path. System views (`sys.*`, a little of `pg_catalog`) are computed from the
+//! engine's counters.
+//!
+//! The wire server (`walden-server`) drives a [`SqlSession`] per connection.
+
+mod ddl;
+mod dml;
+mod error;
+mod expr;
+mod front;
+mod functions;
+mod query;
+mod session;
+mod sysviews;
+mod typing;
+
+pub use error::{ErrorKind, Result, SqlError};
+pub use session::{CopyIn, Prepared, SqlSession, TxStatus};
+pub use walden_engine::{DataType, Value};
+
+use std::sync::Arc;
+use walden_engine::Instance;
+
+/// A result column.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Column {
+    pub name: String,
+    pub ty: DataType,
+}
+
+/// What one statement returned.
+#[derive(Clone, Debug, Default)]
+pub struct QueryOutput {
+    /// Result columns (`None` for statements that return no rows).
+    pub columns: Option<Vec<Column>>,
+    pub rows: Vec<Vec<Value>>,
+    /// The command tag (`SELECT 3`, `INSERT 0 1`, `COMMIT`, ...).
+    pub tag: String,
+    /// Set when the statement is `COPY ... FROM STDIN`: the caller feeds the
+    /// data to [`SqlSession::copy_in`].
+    pub copy_in: Option<CopyIn>,
+    /// Notices to send to the client (e.g. "there is no transaction in progress").
+    pub notices: Vec<String>,
+}
+
+impl QueryOutput {
+    pub fn command(tag: impl Into<String>) -> Self {
+        QueryOutput {
+            tag: tag.into(),
+            ..Default::default()
+        }
+    }
+}
+
+/// The SQL engine of an instance; sessions are made from it.
+pub struct SqlEngine {
+    instance: Instance,
+}
+
+impl SqlEngine {
+    pub fn new(instance: Instance) -> Arc<SqlEngine> {
+        Arc::new(SqlEngine { instance })
+    }
+
+    pub fn instance(&self) -> &Instance {
+        &self.instance
+    }
+
+    /// Opens a session on `database` (the startup parameter).
+    pub fn connect(
+        self: &Arc<Self>,
+        database: &str,
+        user: &str,
+        application_name: &str,
+    ) -> Result<SqlSession> {
+        SqlSession::new(self.clone(), database, user, application_name)
+    }
+}
+
+/// Server parameters reported to clients at startup.
+pub fn server_parameters() -> Vec<(&'static str, String)> {
+    vec![
+        ("server_version", "15.0 (Walden 0.1)".to_string()),
+        ("server_encoding", "UTF8".into()),
+        ("client_encoding", "UTF8".into()),
+        ("DateStyle", "ISO, MDY".into()),
+        ("TimeZone", "UTC".into()),
+        ("integer_datetimes", "on".into()),
+        ("standard_conforming_strings", "on".into()),
+        ("IntervalStyle", "postgres".into()),
+        ("is_superuser", "on".into()),
+    ]
+}

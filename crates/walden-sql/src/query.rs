@@ -1,0 +1,2015 @@
+//! Queries: planning a SELECT (sources, joins, filters pushed to where they
+//! apply, grouping, ordering) and executing the plan over a transaction.
+//!
+//! The plan is built once per statement (and kept by prepared statements).
+//! Filters on one table run before joins; equalities between tables become
+//! hash-join keys; equalities on a table's whole primary key become point
+//! lookups, the fast path of OLTP statements.
+
+use crate::error::{ErrorKind, Result, SqlError};
+use crate::expr::{compare, truth, BinOp, Env, Expr, Scope, ScopeCol};
+use crate::functions::{self, Acc, AggSpec};
+use crate::sysviews::{self, SysView};
+use crate::Column;
+use sqlparser::ast::{self, SelectItem, SetExpr, TableFactor};
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use walden_engine::{DataType, Database, Instance, Table, Value};
+
+/// Grouping context while compiling expressions after GROUP BY.
+pub struct AggCtx {
+    pub group_keys: Vec<String>,
+    pub input_scope: Arc<Scope>,
+    pub aggs: Vec<AggSpec>,
+}
+
+/// Compile-time state of one statement.
+pub struct Planner<'a> {
+    pub db: Arc<Database>,
+    _instance: std::marker::PhantomData<&'a Instance>,
+    /// Parameter types inferred so far (`$1` is index 0).
+    pub params: Vec<Option<DataType>>,
+    pub agg: Option<AggCtx>,
+    pub uses_sequences: bool,
+    pub ctes: Vec<(String, Arc<QueryPlan>)>,
+}
+
+impl<'a> Planner<'a> {
+    pub fn new(db: Arc<Database>, _instance: &'a Instance, given: &[Option<DataType>]) -> Self {
+        Planner {
+            db,
+            _instance: std::marker::PhantomData,
+            params: given.to_vec(),
+            agg: None,
+            uses_sequences: false,
+            ctes: Vec::new(),
+        }
+    }
+
+    pub fn note_param(&mut self, i: usize) {
+        if self.params.len() <= i {
+            self.params.resize(i + 1, None);
+        }
+    }
+
+    pub fn infer_param(&mut self, i: usize, t: DataType) {
+        self.note_param(i);
+        if self.params[i].is_none() {
+            self.params[i] = Some(t);
+        }
+    }
+
+    /// `col = $1`: the parameter takes the column's type.
+    pub fn infer_pair(&mut self, l: &Expr, r: &Expr, scope: &Scope) {
+        match (l, r) {
+            (Expr::Param(i), other) | (other, Expr::Param(i)) => {
+                if let Some(t) = static_type(
+                    other,
+                    &scope.cols.iter().map(|c| c.ty.clone()).collect::<Vec<_>>(),
+                    &self.params,
+                ) {
+                    self.infer_param(*i, t);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub fn table(&self, name: &ast::ObjectName) -> Result<Arc<Table>> {
+        let n = object_last(name);
+        Ok(self.db.table(&n)?)
+    }
+}
+
+/// The last part of a (possibly schema-qualified) name; `dbo.` and `public.`
+/// resolve to the database's only schema.
+pub fn object_last(name: &ast::ObjectName) -> String {
+    name.0
+        .last()
+        .map(|p| match p {
+            ast::ObjectNamePart::Identifier(i) => i.value.clone(),
+            other => other.to_string(),
+        })
+        .unwrap_or_default()
+}
+
+fn object_schema(name: &ast::ObjectName) -> Option<String> {
+    let n = name.0.len();
+    (n >= 2).then(|| {
+        name.0[n - 2]
+            .to_string()
+            .trim_matches('"')
+            .to_ascii_lowercase()
+    })
+}
+
+#[derive(Debug)]
+pub enum JoinKind {
+    Inner,
+    Left,
+    Right,
+    Full,
+}
+
+#[derive(Debug)]
+pub enum Source {
+    /// No FROM: one empty row.
+    Single,
+    Table {
+        table: Arc<Table>,
+        /// A point lookup on the whole primary key, when the filters fix it.
+        lookup: Option<Vec<Expr>>,
+        filter: Vec<Expr>,
+    },
+    Derived {
+        plan: Arc<QueryPlan>,
+        filter: Vec<Expr>,
+    },
+    SysView {
+        view: SysView,
+        args: Vec<Expr>,
+        filter: Vec<Expr>,
+    },
+    Series {
+        start: Expr,
+        stop: Expr,
+        step: Option<Expr>,
+        filter: Vec<Expr>,
+    },
+    Join {
+        left: Box<Source>,
+        right: Box<Source>,
+        kind: JoinKind,
+        /// Hash-join keys: expressions over the left row and over the right row.
+        keys: Vec<(Expr, Expr)>,
+        /// Condition over the combined row.
+        on: Vec<Expr>,
+        right_width: usize,
+    },
+}
+
+#[derive(Debug)]
+pub enum SortKey {
+    /// An output column.
+    Output(usize),
+    /// An expression over the row before projection.
+    Input(Expr),
+}
+
+/// ORDER BY items: key, descending, nulls first.
+pub type Order = Vec<(SortKey, bool, bool)>;
+
+/// Per-group state: key values, accumulators, and values seen by DISTINCT aggregates.
+type GroupState = (Vec<Value>, Vec<Acc>, Vec<HashSet<Value>>);
+
+#[derive(Debug)]
+pub struct SelectPlan {
+    pub from: Source,
+    pub filter: Vec<Expr>,
+    pub group: Option<(Vec<Expr>, Vec<AggSpec>)>,
+    pub having: Option<Expr>,
+    pub projection: Vec<Expr>,
+    pub distinct: bool,
+}
+
+#[derive(Debug)]
+pub enum Body {
+    Select(Box<SelectPlan>),
+    SetOp {
+        left: Box<QueryPlan>,
+        right: Box<QueryPlan>,
+        op: ast::SetOperator,
+        all: bool,
+    },
+    Values(Vec<Vec<Expr>>),
+}
+
+#[derive(Debug)]
+pub struct QueryPlan {
+    pub columns: Vec<Column>,
+    pub body: Body,
+    pub order: Vec<(SortKey, bool, bool)>,
+    pub limit: Option<Expr>,
+    pub offset: Option<Expr>,
+    /// Refers to an enclosing query's columns.
+    pub correlated: bool,
+}
+
+/// Static type of an expression over a row of `types`.
+pub fn static_type(e: &Expr, types: &[DataType], params: &[Option<DataType>]) -> Option<DataType> {
+    Some(match e {
+        Expr::Lit(v) => match v {
+            Value::Null => return None,
+            Value::Bool(_) => DataType::Bool,
+            Value::Int(i) if i32::try_from(*i).is_ok() => DataType::Int,
+            Value::Int(_) => DataType::BigInt,
+            Value::Float(_) => DataType::Double,
+            Value::Decimal(_) => DataType::Decimal {
+                precision: 0,
+                scale: 0,
+            },
+            Value::Text(_) => DataType::Text,
+            Value::Timestamp(_) => DataType::Timestamp,
+            Value::Date(_) => DataType::Date,
+            Value::Uuid(_) => DataType::Uuid,
+            Value::Bytes(_) => DataType::Bytes,
+        },
+        Expr::Param(i) => params.get(*i).cloned().flatten()?,
+        Expr::Col(i) => types.get(*i)?.clone(),
+        Expr::Outer(..) => return None,
+        Expr::Not(_)
+        | Expr::IsNull(..)
+        | Expr::IsBool(..)
+        | Expr::InList(..)
+        | Expr::Between(..)
+        | Expr::Like { .. } => DataType::Bool,
+        Expr::Neg(x) => static_type(x, types, params)?,
+        Expr::Bin(op, a, b) => match op {
+            BinOp::Concat => DataType::Text,
+            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
+                let (ta, tb) = (static_type(a, types, params), static_type(b, types, params));
+                match (ta, tb) {
+                    (Some(x), Some(y)) => numeric_promote(&x, &y),
+                    (Some(x), None) | (None, Some(x)) => x,
+                    _ => return None,
+                }
+            }
+            _ => DataType::Bool,
+        },
+        Expr::Case(_, whens, els) => whens
+            .iter()
+            .find_map(|(_, t)| static_type(t, types, params))
+            .or_else(|| els.as_ref().and_then(|e| static_type(e, types, params)))?,
+        Expr::Cast(_, t) => t.clone(),
+        Expr::Func(f, args) => {
+            let ts: Vec<DataType> = args
+                .iter()
+                .map(|a| static_type(a, types, params).unwrap_or(DataType::Text))
+                .collect();
+            functions::func_type(*f, &ts)
+        }
+        Expr::Sub(s) => match s.kind {
+            crate::expr::SubKind::Scalar => s.plan.columns.first()?.ty.clone(),
+            _ => DataType::Bool,
+        },
+    })
+}
+
+fn numeric_promote(a: &DataType, b: &DataType) -> DataType {
+    use DataType::*;
+    match (a, b) {
+        (Double | Real, _) | (_, Double | Real) => Double,
+        (Decimal { .. }, _) | (_, Decimal { .. }) => Decimal {
+            precision: 0,
+            scale: 0,
+        },
+        (BigInt, _) | (_, BigInt) => BigInt,
+        (Int, _) | (_, Int) => Int,
+        (SmallInt, SmallInt) => SmallInt,
+        (Timestamp, _) => Timestamp,
+        (Date, Date) => Int,
+        (Date, _) => Date,
+        (Text, _) | (_, Text) => Text,
+        (x, _) => x.clone(),
+    }
+}
+
+/// Splits an AND tree into its conjuncts.
+fn conjuncts(e: &ast::Expr, out: &mut Vec<ast::Expr>) {
+    match e {
+        ast::Expr::BinaryOp {
+            left,
+            op: ast::BinaryOperator::And,
+            right,
+        } => {
+            conjuncts(left, out);
+            conjuncts(right, out);
+        }
+        ast::Expr::Nested(inner)
+            if matches!(
+                inner.as_ref(),
+                ast::Expr::BinaryOp {
+                    op: ast::BinaryOperator::And,
+                    ..
+                }
+            ) =>
+        {
+            conjuncts(inner, out)
+        }
+        other => out.push(other.clone()),
+    }
+}
+
+/// Column indices (of the current row) an expression reads.
+pub fn cols_used(e: &Expr, out: &mut Vec<usize>) {
+    match e {
+        Expr::Col(i) => out.push(*i),
+        Expr::Lit(_) | Expr::Param(_) | Expr::Outer(..) => {}
+        Expr::Not(x)
+        | Expr::Neg(x)
+        | Expr::IsNull(x, _)
+        | Expr::IsBool(x, ..)
+        | Expr::Cast(x, _) => cols_used(x, out),
+        Expr::Bin(_, a, b) => {
+            cols_used(a, out);
+            cols_used(b, out);
+        }
+        Expr::InList(x, l, _) => {
+            cols_used(x, out);
+            l.iter().for_each(|e| cols_used(e, out));
+        }
+        Expr::Between(a, b, c, _) => {
+            cols_used(a, out);
+            cols_used(b, out);
+            cols_used(c, out);
+        }
+        Expr::Like { expr, pattern, .. } => {
+            cols_used(expr, out);
+            cols_used(pattern, out);
+        }
+        Expr::Case(o, w, e) => {
+            if let Some(o) = o {
+                cols_used(o, out);
+            }
+            for (a, b) in w {
+                cols_used(a, out);
+                cols_used(b, out);
+            }
+            if let Some(e) = e {
+                cols_used(e, out);
+            }
+        }
+        Expr::Func(_, a) => a.iter().for_each(|e| cols_used(e, out)),
+        Expr::Sub(s) => match &s.kind {
+            crate::expr::SubKind::In { expr, .. }
+            | crate::expr::SubKind::Quantified { expr, .. } => cols_used(expr, out),
+            _ => {}
+        },
+    }
+}
+
+/// Shifts column indices by `-by` (to evaluate over a sub-row).
+fn shift(e: &mut Expr, by: usize) {
+    match e {
+        Expr::Col(i) => *i -= by,
+        Expr::Lit(_) | Expr::Param(_) | Expr::Outer(..) => {}
+        Expr::Not(x)
+        | Expr::Neg(x)
+        | Expr::IsNull(x, _)
+        | Expr::IsBool(x, ..)
+        | Expr::Cast(x, _) => shift(x, by),
+        Expr::Bin(_, a, b) => {
+            shift(a, by);
+            shift(b, by);
+        }
+        Expr::InList(x, l, _) => {
+            shift(x, by);
+            l.iter_mut().for_each(|e| shift(e, by));
+        }
+        Expr::Between(a, b, c, _) => {
+            shift(a, by);
+            shift(b, by);
+            shift(c, by);
+        }
+        Expr::Like { expr, pattern, .. } => {
+            shift(expr, by);
+            shift(pattern, by);
+        }
+        Expr::Case(o, w, e) => {
+            if let Some(o) = o {
+                shift(o, by);
+            }
+            for (a, b) in w {
+                shift(a, by);
+                shift(b, by);
+            }
+            if let Some(e) = e {
+                shift(e, by);
+            }
+        }
+        Expr::Func(_, a) => a.iter_mut().for_each(|e| shift(e, by)),
+        Expr::Sub(s) => match &mut s.kind {
+            crate::expr::SubKind::In { expr, .. }
+            | crate::expr::SubKind::Quantified { expr, .. } => shift(expr, by),
+            _ => {}
+        },
+    }
+}
+
+/// A FROM item being assembled: its source, its columns, and whether it sits
+/// on the nullable side of an outer join (filters must not move into it).
+struct Item {
+    source: Source,
+    cols: Vec<ScopeCol>,
+}
+
+fn alias_name(alias: &Option<ast::TableAlias>) -> Option<String> {
+    alias.as_ref().map(|a| a.name.value.to_ascii_lowercase())
+}
+
+fn rename_cols(cols: &mut [ScopeCol], alias: &Option<ast::TableAlias>) {
+    if let Some(a) = alias {
+        for (c, n) in cols.iter_mut().zip(a.columns.iter()) {
+            c.name = n.name.value.to_ascii_lowercase();
+        }
+    }
+}
+
+fn plan_factor(p: &mut Planner<'_>, f: &TableFactor, outer: &Option<Arc<Scope>>) -> Result<Item> {
+    match f {
+        TableFactor::Table {
+            name, alias, args, ..
+        } => {
+            let tname = object_last(name);
+            let schema = object_schema(name);
+            let label = alias_name(alias).unwrap_or_else(|| tname.to_ascii_lowercase());
+            if let Some(args) = args {
+                // Table functions: generate_series and sys.dm_io_virtual_file_stats.
+                let mut exprs = Vec::new();
+                let scope = Arc::new(Scope {
+                    cols: vec![],
+                    parent: outer.clone(),
+                });
+                for a in &args.args {
+                    if let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) = a {
+                        exprs.push(Expr::compile(p, &scope, e)?);
+                    }
+                }
+                return table_function(&tname, exprs, label, alias);
+            }
+            if let Some(view) = sysviews::lookup(schema.as_deref(), &tname) {
+                let mut cols: Vec<ScopeCol> = view
+                    .columns()
+                    .into_iter()
+                    .map(|(n, t)| ScopeCol {
+                        table: Some(label.clone()),
+                        name: n.to_string(),
+                        ty: t,
+                    })
+                    .collect();
+                rename_cols(&mut cols, alias);
+                return Ok(Item {
+                    source: Source::SysView {
+                        view,
+                        args: vec![],
+                        filter: vec![],
+                    },
+                    cols,
+                });
+            }
+            if schema.is_none() {
+                if let Some((_, plan)) = p
+                    .ctes
+                    .iter()
+                    .rev()
+                    .find(|(n, _)| *n == tname.to_ascii_lowercase())
+                {
+                    let plan = plan.clone();
+                    let mut cols: Vec<ScopeCol> = plan
+                        .columns
+                        .iter()
+                        .map(|c| ScopeCol {
+                            table: Some(label.clone()),
+                            name: c.name.to_ascii_lowercase(),
+                            ty: c.ty.clone(),
+                        })
+                        .collect();
+                    rename_cols(&mut cols, alias);
+                    return Ok(Item {
+                        source: Source::Derived {
+                            plan,
+                            filter: vec![],
+                        },
+                        cols,
+                    });
+                }
+            }
+            let table = p.table(name)?;
+            let mut cols: Vec<ScopeCol> = table
+                .def
+                .columns
+                .iter()
+                .map(|c| ScopeCol {
+                    table: Some(label.clone()),
+                    name: c.name.to_ascii_lowercase(),
+                    ty: c.data_type.clone(),
+                })
+                .collect();
+            rename_cols(&mut cols, alias);
+            Ok(Item {
+                source: Source::Table {
+                    table,
+                    lookup: None,
+                    filter: vec![],
+                },
+                cols,
+            })
+        }
+        TableFactor::Derived {
+            subquery,
+            alias,
+            lateral,
+            ..
+        } => {
+            if *lateral {
+                return Err(SqlError::unsupported("LATERAL"));
+            }
+            let plan = Arc::new(plan_query(p, subquery, outer.clone())?);
+            let label = alias_name(alias);
+            let mut cols: Vec<ScopeCol> = plan
+                .columns
+                .iter()
+                .map(|c| ScopeCol {
+                    table: label.clone(),
+                    name: c.name.to_ascii_lowercase(),
+                    ty: c.ty.clone(),
+                })
+                .collect();
+            rename_cols(&mut cols, alias);
+            Ok(Item {
+                source: Source::Derived {
+                    plan,
+                    filter: vec![],
+                },
+                cols,
+            })
+        }
+        TableFactor::Function {
+            name, args, alias, ..
+        } => {
+            let scope = Arc::new(Scope {
+                cols: vec![],
+                parent: outer.clone(),
+            });
+            let mut exprs = Vec::new();
+            for a in args {
+                if let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) = a {
+                    exprs.push(Expr::compile(p, &scope, e)?);
+                }
+            }
+            let tname = object_last(name);
+            let label = alias_name(alias).unwrap_or_else(|| tname.to_ascii_lowercase());
+            table_function(&tname, exprs, label, alias)
+        }
+        TableFactor::NestedJoin {
+            table_with_joins,
+            alias,
+        } => {
+            let mut item = plan_from(
+                p,
+                std::slice::from_ref(table_with_joins.as_ref()),
+                outer,
+                &mut Vec::new(),
+            )?;
+            if let Some(a) = alias_name(alias) {
+                for c in &mut item.cols {
+                    c.table = Some(a.clone());
+                }
+            }
+            Ok(item)
+        }
+        other => Err(SqlError::unsupported(format!("FROM item {other}"))),
+    }
+}
+
+fn table_function(
+    name: &str,
+    args: Vec<Expr>,
+    label: String,
+    alias: &Option<ast::TableAlias>,
+) -> Result<Item> {
+    match name.to_ascii_lowercase().as_str() {
+        "generate_series" => {
+            if args.len() < 2 || args.len() > 3 {
+                return Err(SqlError::syntax("generate_series(start, stop [, step])"));
+            }
+            let mut it = args.into_iter();
+            let (start, stop, step) = (it.next().unwrap(), it.next().unwrap(), it.next());
+            // `generate_series(...) AS x` names the column x.
+            let col = alias
+                .as_ref()
+                .and_then(|a| a.columns.first().map(|c| c.name.value.to_ascii_lowercase()))
+                .unwrap_or_else(|| label.clone());
+            Ok(Item {
+                source: Source::Series {
+                    start,
+                    stop,
+                    step,
+                    filter: vec![],
+                },
+                cols: vec![ScopeCol {
+                    table: Some(label),
+                    name: col,
+                    ty: DataType::BigInt,
+                }],
+            })
+        }
+        "dm_io_virtual_file_stats" => {
+            let view = SysView::FileStats;
+            let mut cols: Vec<ScopeCol> = view
+                .columns()
+                .into_iter()
+                .map(|(n, t)| ScopeCol {
+                    table: Some(label.clone()),
+                    name: n.to_string(),
+                    ty: t,
+                })
+                .collect();
+            rename_cols(&mut cols, alias);
+            Ok(Item {
+                source: Source::SysView {
+                    view,
+                    args,
+                    filter: vec![],
+                },
+                cols,
+            })
+        }
+        other => Err(SqlError::new(
+            ErrorKind::UndefinedFunction,
+            format!("function {other}() does not exist"),
+        )),
+    }
+}
+
+/// Plans a FROM list into a left-deep join chain. `pending` receives the ON
+/// conditions of outer joins' nullable sides' ... (unused: conditions stay on
+/// their join).
+fn plan_from(
+    p: &mut Planner<'_>,
+    from: &[ast::TableWithJoins],
+    outer: &Option<Arc<Scope>>,
+    _pending: &mut Vec<Expr>,
+) -> Result<Item> {
+    let mut acc: Option<Item> = None;
+    for twj in from {
+        let first = plan_factor(p, &twj.relation, outer)?;
+        acc = Some(match acc {
+            None => first,
+            Some(left) => join(p, left, first, JoinKind::Inner, None, outer)?,
+        });
+        for j in &twj.joins {
+            let right = plan_factor(p, &j.relation, outer)?;
+            use ast::JoinOperator as J;
+            let (kind, constraint) = match &j.join_operator {
+                J::Join(c) | J::Inner(c) => (JoinKind::Inner, Some(c)),
+                J::Left(c) | J::LeftOuter(c) => (JoinKind::Left, Some(c)),
+                J::Right(c) | J::RightOuter(c) => (JoinKind::Right, Some(c)),
+                J::FullOuter(c) => (JoinKind::Full, Some(c)),
+                J::CrossJoin(_) => (JoinKind::Inner, None),
+                other => return Err(SqlError::unsupported(format!("join {other:?}"))),
+            };
+            let left = acc.take().unwrap();
+            acc = Some(join(p, left, right, kind, constraint, outer)?);
+        }
+    }
+    Ok(acc.unwrap_or(Item {
+        source: Source::Single,
+        cols: vec![],
+    }))
+}
+
+fn join(
+    p: &mut Planner<'_>,
+    left: Item,
+    right: Item,
+    kind: JoinKind,
+    constraint: Option<&ast::JoinConstraint>,
+    outer: &Option<Arc<Scope>>,
+) -> Result<Item> {
+    let lw = left.cols.len();
+    let mut cols = left.cols;
+    let right_width = right.cols.len();
+    cols.extend(right.cols);
+    let scope = Arc::new(Scope {
+        cols: cols.clone(),
+        parent: outer.clone(),
+    });
+    let mut on = Vec::new();
+    match constraint {
+        Some(ast::JoinConstraint::On(e)) => {
+            let mut cs = Vec::new();
+            conjuncts(e, &mut cs);
+            for c in cs {
+                on.push(Expr::compile(p, &scope, &c)?);
+            }
+        }
+        Some(ast::JoinConstraint::Using(names)) => {
+            for n in names {
+                let n = object_last(n).to_ascii_lowercase();
+                let li = cols[..lw].iter().position(|c| c.name == n);
+                let ri = cols[lw..].iter().position(|c| c.name == n);
+                match (li, ri) {
+                    (Some(l), Some(r)) => on.push(Expr::Bin(BinOp::Eq, Box::new(Expr::Col(l)), Box::new(Expr::Col(lw + r)))),
+                    _ => {
+                        return Err(SqlError::new(
+                            ErrorKind::UndefinedColumn,
+                            format!("column \"{n}\" specified in USING clause does not exist in both tables"),
+                        ))
+                    }
+                }
+            }
+        }
+        Some(ast::JoinConstraint::Natural) => return Err(SqlError::unsupported("NATURAL JOIN")),
+        Some(ast::JoinConstraint::None) | None => {}
+    }
+    let mut source = Source::Join {
+        left: Box::new(left.source),
+        right: Box::new(right.source),
+        kind,
+        keys: vec![],
+        on: vec![],
+        right_width,
+    };
+    for c in on {
+        place_on_join(&mut source, c, lw);
+    }
+    Ok(Item { source, cols })
+}
+
+/// Puts a condition on a join: a hash key if it equates the two sides,
+/// otherwise a residual condition; single-side conditions of inner joins move
+/// into that side.
+fn place_on_join(source: &mut Source, c: Expr, lw: usize) {
+    let Source::Join {
+        left,
+        right,
+        kind,
+        keys,
+        on,
+        ..
+    } = source
+    else {
+        return;
+    };
+    let mut used = Vec::new();
+    cols_used(&c, &mut used);
+    let correlated_sub = matches!(&c, Expr::Sub(s) if s.correlated);
+    if !correlated_sub && !c.uses_outer() {
+        if let Expr::Bin(BinOp::Eq, a, b) = &c {
+            let side = |e: &Expr| {
+                let mut u = Vec::new();
+                cols_used(e, &mut u);
+                if u.is_empty() {
+                    0
+                } else if u.iter().all(|&i| i < lw) {
+                    1
+                } else if u.iter().all(|&i| i >= lw) {
+                    2
+                } else {
+                    3
+                }
+            };
+            let (sa, sb) = (side(a), side(b));
+            if (sa, sb) == (1, 2) || (sa, sb) == (2, 1) {
+                let Expr::Bin(_, a, b) = c else {
+                    unreachable!()
+                };
+                let (mut l, mut r) = if sa == 1 { (*a, *b) } else { (*b, *a) };
+                let _ = &mut l;
+                shift(&mut r, lw);
+                keys.push((l, r));
+                return;
+            }
+        }
+        if matches!(kind, JoinKind::Inner) && !used.is_empty() {
+            if used.iter().all(|&i| i < lw) {
+                add_filter(left, c, 0);
+                return;
+            }
+            if used.iter().all(|&i| i >= lw) {
+                add_filter(right, c, lw);
+                return;
+            }
+        }
+    }
+    on.push(c);
+}
+
+/// Adds a filter (over the row of `source`, after shifting by `by`).
+fn add_filter(source: &mut Source, mut c: Expr, by: usize) {
+    shift(&mut c, by);
+    match source {
+        Source::Table { filter, .. }
+        | Source::Derived { filter, .. }
+        | Source::SysView { filter, .. }
+        | Source::Series { filter, .. } => filter.push(c),
+        Source::Join { .. } => {
+            let lw = source_width_left(source);
+            place_on_join(source, c, lw);
+        }
+        Source::Single => {}
+    }
+}
+
+fn source_width(s: &Source) -> usize {
+    match s {
+        Source::Single => 0,
+        Source::Table { table, .. } => table.def.columns.len(),
+        Source::Derived { plan, .. } => plan.columns.len(),
+        Source::SysView { view, .. } => view.columns().len(),
+        Source::Series { .. } => 1,
+        Source::Join {
+            left, right_width, ..
+        } => source_width(left) + right_width,
+    }
+}
+
+fn source_width_left(s: &Source) -> usize {
+    match s {
+        Source::Join { left, .. } => source_width(left),
+        _ => 0,
+    }
+}
+
+/// Turns equality filters on a table's whole primary key into a point lookup.
+pub fn choose_lookups(s: &mut Source) {
+    match s {
+        Source::Table {
+            table,
+            lookup,
+            filter,
+        } => {
+            if table.def.primary_key.is_empty() {
+                return;
+            }
+            let mut key = Vec::new();
+            for &pk in &table.def.primary_key {
+                let found = filter.iter().find_map(|f| match f {
+                    Expr::Bin(BinOp::Eq, a, b) => match (a.as_ref(), b.as_ref()) {
+                        (Expr::Col(i), other) | (other, Expr::Col(i))
+                            if *i == pk && !other.uses_row() =>
+                        {
+                            Some(other)
+                        }
+                        _ => None,
+                    },
+                    _ => None,
+                });
+                match found {
+                    Some(e) => key.push(clone_const(e)),
+                    None => return,
+                }
+            }
+            if key.iter().all(|k| k.is_some()) {
+                *lookup = Some(key.into_iter().map(|k| k.unwrap()).collect());
+            }
+        }
+        Source::Join { left, right, .. } => {
+            choose_lookups(left);
+            choose_lookups(right);
+        }
+        _ => {}
+    }
+}
+
+/// A copy of a row-independent expression (literals, parameters, casts of them).
+fn clone_const(e: &Expr) -> Option<Expr> {
+    Some(match e {
+        Expr::Lit(v) => Expr::Lit(v.clone()),
+        Expr::Param(i) => Expr::Param(*i),
+        Expr::Outer(d, i) => Expr::Outer(*d, *i),
+        Expr::Neg(x) => Expr::Neg(Box::new(clone_const(x)?)),
+        Expr::Cast(x, t) => Expr::Cast(Box::new(clone_const(x)?), t.clone()),
+        Expr::Bin(op, a, b) => Expr::Bin(*op, Box::new(clone_const(a)?), Box::new(clone_const(b)?)),
+        _ => return None,
+    })
+}
+
+/// Plans a query (`outer`: the enclosing query's scope, for correlation).
+pub fn plan_query(
+    p: &mut Planner<'_>,
+    q: &ast::Query,
+    outer: Option<Arc<Scope>>,
+) -> Result<QueryPlan> {
+    let saved_ctes = p.ctes.len();
+    if let Some(with) = &q.with {
+        if with.recursive {
+            return Err(SqlError::unsupported("WITH RECURSIVE"));
+        }
+        for cte in &with.cte_tables {
+            let mut plan = plan_query(p, &cte.query, outer.clone())?;
+            for (c, a) in plan.columns.iter_mut().zip(cte.alias.columns.iter()) {
+                c.name = a.name.value.to_ascii_lowercase();
+            }
+            p.ctes
+                .push((cte.alias.name.value.to_ascii_lowercase(), Arc::new(plan)));
+        }
+    }
+    let r = plan_query_body(p, q, outer);
+    p.ctes.truncate(saved_ctes);
+    r
+}
+
+fn plan_query_body(
+    p: &mut Planner<'_>,
+    q: &ast::Query,
+    outer: Option<Arc<Scope>>,
+) -> Result<QueryPlan> {
+    let order_items: Vec<ast::OrderByExpr> = match &q.order_by {
+        Some(ob) => match &ob.kind {
+            ast::OrderByKind::Expressions(v) => v.clone(),
+            ast::OrderByKind::All(_) => return Err(SqlError::unsupported("ORDER BY ALL")),
+        },
+        None => vec![],
+    };
+    let empty = Arc::new(Scope {
+        cols: vec![],
+        parent: outer.clone(),
+    });
+    let (mut limit, offset) = match &q.limit_clause {
+        Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => (
+            limit
+                .as_ref()
+                .map(|l| Expr::compile(p, &empty, l))
+                .transpose()?,
+            offset
+                .as_ref()
+                .map(|o| Expr::compile(p, &empty, &o.value))
+                .transpose()?,
+        ),
+        Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => (
+            Some(Expr::compile(p, &empty, limit)?),
+            Some(Expr::compile(p, &empty, offset)?),
+        ),
+        None => (None, None),
+    };
+    if let Some(f) = &q.fetch {
+        if let Some(qty) = &f.quantity {
+            limit = Some(Expr::compile(p, &empty, qty)?);
+        }
+    }
+    for l in [&limit, &offset].into_iter().flatten() {
+        if let Expr::Param(i) = l {
+            p.infer_param(*i, DataType::BigInt);
+        }
+    }
+    let mut plan = match q.body.as_ref() {
+        SetExpr::Select(sel) => {
+            let (plan, order) = plan_select(p, sel, &order_items, outer.clone())?;
+            let mut plan = plan;
+            plan.order = order;
+            if let Some(top) = &sel.top {
+                limit = Some(match &top.quantity {
+                    Some(ast::TopQuantity::Expr(e)) => Expr::compile(p, &empty, e)?,
+                    Some(ast::TopQuantity::Constant(n)) => Expr::Lit(Value::Int(*n as i64)),
+                    None => return Err(SqlError::syntax("TOP needs a row count")),
+                });
+            }
+            plan
+        }
+        other => {
+            let mut plan = plan_set_expr(p, other, outer.clone())?;
+            plan.order = output_order(&plan.columns, &order_items)?;
+            plan
+        }
+    };
+    plan.limit = limit;
+    plan.offset = offset;
+    Ok(plan)
+}
+
+fn output_order(
+    columns: &[Column],
+    items: &[ast::OrderByExpr],
+) -> Result<Vec<(SortKey, bool, bool)>> {
+    let mut out = Vec::new();
+    for it in items {
+        let desc = matches!(it.options.sort, Some(ast::OrderBySort::Desc));
+        let nulls_first = it.options.nulls_first.unwrap_or(desc);
+        let idx = match &it.expr {
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::Number(n, _) => n
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|&i| i >= 1 && i <= columns.len())
+                    .map(|i| i - 1),
+                _ => None,
+            },
+            e => {
+                let name = crate::expr::column_name(e);
+                columns.iter().position(|c| c.name == name)
+            }
+        };
+        match idx {
+            Some(i) => out.push((SortKey::Output(i), desc, nulls_first)),
+            None => {
+                return Err(SqlError::new(
+                    ErrorKind::UndefinedColumn,
+                    format!("ORDER BY term {} does not match a result column", it.expr),
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn plan_set_expr(
+    p: &mut Planner<'_>,
+    body: &SetExpr,
+    outer: Option<Arc<Scope>>,
+) -> Result<QueryPlan> {
+    match body {
+        SetExpr::Select(sel) => Ok(plan_select(p, sel, &[], outer)?.0),
+        SetExpr::Query(q) => plan_query(p, q, outer),
+        SetExpr::SetOperation {
+            left,
+            op,
+            set_quantifier,
+            right,
+        } => {
+            let l = plan_set_expr(p, left, outer.clone())?;
+            let r = plan_set_expr(p, right, outer)?;
+            if l.columns.len() != r.columns.len() {
+                return Err(SqlError::syntax(format!(
+                    "each {op} query must have the same number of columns"
+                )));
+            }
+            let all = matches!(set_quantifier, ast::SetQuantifier::All);
+            Ok(QueryPlan {
+                columns: l.columns.clone(),
+                correlated: l.correlated || r.correlated,
+                body: Body::SetOp {
+                    left: Box::new(l),
+                    right: Box::new(r),
+                    op: *op,
+                    all,
+                },
+                order: vec![],
+                limit: None,
+                offset: None,
+            })
+        }
+        SetExpr::Values(v) => {
+            let scope = Arc::new(Scope {
+                cols: vec![],
+                parent: outer,
+            });
+            let mut rows = Vec::new();
+            for r in &v.rows {
+                rows.push(
+                    r.iter()
+                        .map(|e| Expr::compile(p, &scope, e))
+                        .collect::<Result<Vec<_>>>()?,
+                );
+            }
+            let width = rows.first().map_or(0, |r| r.len());
+            if rows.iter().any(|r| r.len() != width) {
+                return Err(SqlError::syntax("VALUES lists must all be the same length"));
+            }
+            let columns = (0..width)
+                .map(|i| Column {
+                    name: format!("column{}", i + 1),
+                    ty: rows
+                        .iter()
+                        .find_map(|r| static_type(&r[i], &[], &p.params))
+                        .unwrap_or(DataType::Text),
+                })
+                .collect();
+            let correlated = rows.iter().flatten().any(|e| e.uses_outer());
+            Ok(QueryPlan {
+                columns,
+                body: Body::Values(rows),
+                order: vec![],
+                limit: None,
+                offset: None,
+                correlated,
+            })
+        }
+        other => Err(SqlError::unsupported(format!("query {other}"))),
+    }
+}
+
+/// Whether an expression contains an aggregate call (not counting those
+/// inside subqueries, which belong to them).
+fn has_aggregate(e: &ast::Expr) -> bool {
+    use ast::Expr as A;
+    let any = |v: &[&ast::Expr]| v.iter().any(|x| has_aggregate(x));
+    match e {
+        A::Function(f) => {
+            if functions::aggregate_kind(f).is_some() {
+                return true;
+            }
+            match &f.args {
+                ast::FunctionArguments::List(l) => l.args.iter().any(|a| match a {
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x))
+                    | ast::FunctionArg::Named {
+                        arg: ast::FunctionArgExpr::Expr(x),
+                        ..
+                    } => has_aggregate(x),
+                    _ => false,
+                }),
+                _ => false,
+            }
+        }
+        A::BinaryOp { left, right, .. } => any(&[left, right]),
+        A::UnaryOp { expr, .. }
+        | A::Nested(expr)
+        | A::Cast { expr, .. }
+        | A::IsNull(expr)
+        | A::IsNotNull(expr)
+        | A::IsTrue(expr)
+        | A::IsFalse(expr)
+        | A::IsNotTrue(expr)
+        | A::IsNotFalse(expr)
+        | A::Ceil { expr, .. }
+        | A::Floor { expr, .. }
+        | A::Extract { expr, .. }
+        | A::Trim { expr, .. }
+        | A::InSubquery { expr, .. } => has_aggregate(expr),
+        A::IsDistinctFrom(a, b) | A::IsNotDistinctFrom(a, b) => any(&[a, b]),
+        A::InList { expr, list, .. } => has_aggregate(expr) || list.iter().any(has_aggregate),
+        A::Between {
+            expr, low, high, ..
+        } => any(&[expr, low, high]),
+        A::Like { expr, pattern, .. } | A::ILike { expr, pattern, .. } => any(&[expr, pattern]),
+        A::Case {
+            operand,
+            conditions,
+            else_result,
+            ..
+        } => {
+            operand.as_deref().is_some_and(has_aggregate)
+                || conditions
+                    .iter()
+                    .any(|w| has_aggregate(&w.condition) || has_aggregate(&w.result))
+                || else_result.as_deref().is_some_and(has_aggregate)
+        }
+        A::Substring {
+            expr,
+            substring_from,
+            substring_for,
+            ..
+        } => {
+            has_aggregate(expr)
+                || substring_from.as_deref().is_some_and(has_aggregate)
+                || substring_for.as_deref().is_some_and(has_aggregate)
+        }
+        A::Tuple(v) => v.iter().any(has_aggregate),
+        _ => false,
+    }
+}
+
+fn plan_select(
+    p: &mut Planner<'_>,
+    sel: &ast::Select,
+    order_items: &[ast::OrderByExpr],
+    outer: Option<Arc<Scope>>,
+) -> Result<(QueryPlan, Order)> {
+    if sel.into.is_some() {
+        return Err(SqlError::unsupported("SELECT ... INTO"));
+    }
+    let mut item = plan_from(p, &sel.from, &outer, &mut Vec::new())?;
+    let scope = Arc::new(Scope {
+        cols: item.cols.clone(),
+        parent: outer.clone(),
+    });
+    let input_types: Vec<DataType> = item.cols.iter().map(|c| c.ty.clone()).collect();
+    // WHERE: conjuncts move to the sources and joins they concern.
+    let mut filter = Vec::new();
+    let mut correlated = false;
+    if let Some(w) = &sel.selection {
+        let mut cs = Vec::new();
+        conjuncts(w, &mut cs);
+        for c in cs {
+            if has_aggregate(&c) {
+                return Err(SqlError::new(
+                    ErrorKind::GroupingError,
+                    "aggregate functions are not allowed in WHERE",
+                ));
+            }
+            let e = Expr::compile(p, &scope, &c)?;
+            correlated |= e.uses_outer();
+            let mut used = Vec::new();
+            cols_used(&e, &mut used);
+            let is_sub = matches!(&e, Expr::Sub(_));
+            if !used.is_empty() && !is_sub && all_inner(&item.source) {
+                add_filter_top(&mut item.source, e);
+            } else {
+                filter.push(e);
+            }
+        }
+    }
+    choose_lookups(&mut item.source);
+
+    // Grouping.
+    let group_exprs: Vec<ast::Expr> = match &sel.group_by {
+        ast::GroupByExpr::Expressions(v, _) => v.clone(),
+        ast::GroupByExpr::All(_) => return Err(SqlError::unsupported("GROUP BY ALL")),
+    };
+    let projection_has_agg = sel.projection.iter().any(|i| match i {
+        SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => has_aggregate(e),
+        _ => false,
+    }) || sel.having.as_ref().is_some_and(has_aggregate)
+        || order_items.iter().any(|o| has_aggregate(&o.expr));
+    let grouped = !group_exprs.is_empty() || projection_has_agg;
+
+    // Output columns (expanding wildcards) as (name, AST expr).
+    let mut outputs: Vec<(String, ast::Expr)> = Vec::new();
+    for it in &sel.projection {
+        match it {
+            SelectItem::UnnamedExpr(e) => outputs.push((crate::expr::column_name(e), e.clone())),
+            SelectItem::ExprWithAlias { expr, alias } => {
+                outputs.push((alias.value.to_ascii_lowercase(), expr.clone()))
+            }
+            SelectItem::Wildcard(_) => {
+                if item.cols.is_empty() {
+                    return Err(SqlError::syntax(
+                        "SELECT * with no tables specified is not valid",
+                    ));
+                }
+                for c in &item.cols {
+                    outputs.push((c.name.clone(), qualified(c)));
+                }
+            }
+            SelectItem::QualifiedWildcard(kind, _) => {
+                let t = match kind {
+                    ast::SelectItemQualifiedWildcardKind::ObjectName(n) => {
+                        object_last(n).to_ascii_lowercase()
+                    }
+                    ast::SelectItemQualifiedWildcardKind::Expr(e) => {
+                        e.to_string().to_ascii_lowercase()
+                    }
+                };
+                let before = outputs.len();
+                for c in item
+                    .cols
+                    .iter()
+                    .filter(|c| c.table.as_deref() == Some(t.as_str()))
+                {
+                    outputs.push((c.name.clone(), qualified(c)));
+                }
+                if outputs.len() == before {
+                    return Err(SqlError::new(
+                        ErrorKind::UndefinedTable,
+                        format!("missing FROM-clause entry for table \"{t}\""),
+                    ));
+                }
+            }
+            other => return Err(SqlError::unsupported(format!("select item {other}"))),
+        }
+    }
+
+    let mut group = None;
+    let mut having = None;
+    let mut row_types = input_types.clone();
+    if grouped {
+        let mut keys = Vec::new();
+        let mut key_names = Vec::new();
+        for g in &group_exprs {
+            // GROUP BY 1 / GROUP BY alias refer to output columns.
+            let g = match g {
+                ast::Expr::Value(v) => match &v.value {
+                    ast::Value::Number(n, _) => match n.parse::<usize>() {
+                        Ok(i) if i >= 1 && i <= outputs.len() => outputs[i - 1].1.clone(),
+                        _ => {
+                            return Err(SqlError::syntax(format!(
+                                "GROUP BY position {n} is not in select list"
+                            )))
+                        }
+                    },
+                    _ => g.clone(),
+                },
+                ast::Expr::Identifier(id) if scope.resolve(None, &id.value).is_err() => outputs
+                    .iter()
+                    .find(|(n, _)| *n == id.value.to_ascii_lowercase())
+                    .map(|(_, e)| e.clone())
+                    .unwrap_or_else(|| g.clone()),
+                _ => g.clone(),
+            };
+            keys.push(Expr::compile(p, &scope, &g)?);
+            key_names.push(g.to_string());
+        }
+        p.agg = Some(AggCtx {
+            group_keys: key_names,
+            input_scope: scope.clone(),
+            aggs: Vec::new(),
+        });
+        group = Some(keys);
+    }
+    let proj_scope = scope.clone();
+    let mut projection = Vec::new();
+    let compiled = (|| -> Result<()> {
+        for (_, e) in &outputs {
+            projection.push(Expr::compile(p, &proj_scope, e)?);
+        }
+        if let Some(h) = &sel.having {
+            having = Some(Expr::compile(p, &proj_scope, h)?);
+        }
+        Ok(())
+    })();
+    if let Err(e) = compiled {
+        p.agg = None;
+        return Err(e);
+    }
+    // ORDER BY: output column (alias or position) or an expression over the input.
+    let mut order = Vec::new();
+    for it in order_items {
+        let desc = matches!(it.options.sort, Some(ast::OrderBySort::Desc));
+        let nulls_first = it.options.nulls_first.unwrap_or(desc);
+        let by_pos = match &it.expr {
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::Number(n, _) => Some(
+                    n.parse::<usize>()
+                        .ok()
+                        .filter(|&i| i >= 1 && i <= outputs.len())
+                        .ok_or_else(|| {
+                            SqlError::syntax(format!("ORDER BY position {n} is not in select list"))
+                        })?
+                        - 1,
+                ),
+                _ => None,
+            },
+            ast::Expr::Identifier(id) => {
+                let n = id.value.to_ascii_lowercase();
+                let is_alias = sel.projection.iter().any(|i| matches!(i, SelectItem::ExprWithAlias { alias, .. } if alias.value.eq_ignore_ascii_case(&n)));
+                if is_alias || scope.resolve(None, &n).is_err() {
+                    outputs.iter().position(|(name, _)| *name == n)
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        };
+        let key = match by_pos {
+            Some(i) => SortKey::Output(i),
+            None => match Expr::compile(p, &proj_scope, &it.expr) {
+                Ok(e) => SortKey::Input(e),
+                Err(err) => {
+                    p.agg = None;
+                    return Err(err);
+                }
+            },
+        };
+        order.push((key, desc, nulls_first));
+    }
+    let group = match (group, p.agg.take()) {
+        (Some(keys), Some(ctx)) => {
+            let key_types: Vec<DataType> = keys
+                .iter()
+                .map(|k| static_type(k, &input_types, &p.params).unwrap_or(DataType::Text))
+                .collect();
+            let agg_types: Vec<DataType> = ctx
+                .aggs
+                .iter()
+                .map(|a| {
+                    functions::aggregate_type(
+                        a.kind,
+                        a.arg
+                            .as_ref()
+                            .and_then(|x| static_type(x, &input_types, &p.params))
+                            .as_ref(),
+                    )
+                })
+                .collect();
+            row_types = key_types.into_iter().chain(agg_types).collect();
+            Some((keys, ctx.aggs))
+        }
+        _ => None,
+    };
+    let columns: Vec<Column> = outputs
+        .iter()
+        .zip(&projection)
+        .map(|((name, _), e)| Column {
+            name: name.clone(),
+            ty: static_type(e, &row_types, &p.params).unwrap_or(DataType::Text),
+        })
+        .collect();
+    correlated |= projection.iter().any(|e| e.uses_outer()) || source_correlated(&item.source);
+    let distinct = match &sel.distinct {
+        Some(ast::Distinct::Distinct) => true,
+        Some(ast::Distinct::On(_)) => return Err(SqlError::unsupported("DISTINCT ON")),
+        _ => false,
+    };
+    let plan = QueryPlan {
+        columns,
+        body: Body::Select(Box::new(SelectPlan {
+            from: item.source,
+            filter,
+            group,
+            having,
+            projection,
+            distinct,
+        })),
+        order: vec![],
+        limit: None,
+        offset: None,
+        correlated,
+    };
+    Ok((plan, order))
+}
+
+fn qualified(c: &ScopeCol) -> ast::Expr {
+    match &c.table {
+        Some(t) => ast::Expr::CompoundIdentifier(vec![
+            ast::Ident::new(t.clone()),
+            ast::Ident::new(c.name.clone()),
+        ]),
+        None => ast::Expr::Identifier(ast::Ident::new(c.name.clone())),
+    }
+}
+
+fn all_inner(s: &Source) -> bool {
+    match s {
+        Source::Join {
+            left, right, kind, ..
+        } => matches!(kind, JoinKind::Inner) && all_inner(left) && all_inner(right),
+        _ => true,
+    }
+}
+
+fn source_correlated(s: &Source) -> bool {
+    match s {
+        Source::Table { filter, lookup, .. } => {
+            filter.iter().any(|e| e.uses_outer())
+                || lookup
+                    .as_ref()
+                    .is_some_and(|l| l.iter().any(|e| e.uses_outer()))
+        }
+        Source::Derived { plan, filter } => {
+            plan.correlated || filter.iter().any(|e| e.uses_outer())
+        }
+        Source::SysView { filter, args, .. } => filter.iter().chain(args).any(|e| e.uses_outer()),
+        Source::Series {
+            filter,
+            start,
+            stop,
+            step,
+        } => {
+            filter.iter().any(|e| e.uses_outer())
+                || start.uses_outer()
+                || stop.uses_outer()
+                || step.as_ref().is_some_and(|s| s.uses_outer())
+        }
+        Source::Join {
+            left,
+            right,
+            keys,
+            on,
+            ..
+        } => {
+            source_correlated(left)
+                || source_correlated(right)
+                || on.iter().any(|e| e.uses_outer())
+                || keys.iter().any(|(a, b)| a.uses_outer() || b.uses_outer())
+        }
+        Source::Single => false,
+    }
+}
+
+/// Adds a WHERE conjunct at the deepest place that has all its columns.
+fn add_filter_top(source: &mut Source, c: Expr) {
+    add_filter(source, c, 0)
+}
+
+// ---------------------------------------------------------------- execution
+
+fn check_cancel(env: &Env<'_>) -> Result<()> {
+    if env.cancel.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(SqlError::new(
+            ErrorKind::Cancelled,
+            "canceling statement due to user request",
+        ));
+    }
+    Ok(())
+}
+
+fn passes(filters: &[Expr], row: &[Value], env: &Env<'_>) -> Result<bool> {
+    for f in filters {
+        if truth(&f.eval(row, env)?)? != Some(true) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
+    check_cancel(env)?;
+    Ok(match s {
+        Source::Single => vec![vec![]],
+        Source::Table {
+            table,
+            lookup,
+            filter,
+        } => {
+            let tx = env.tx;
+            if let Some(key) = lookup {
+                let k = key
+                    .iter()
+                    .zip(&table.def.primary_key)
+                    .map(|(e, &col)| {
+                        let v = e.eval(&[], env)?;
+                        // Compare in the column's type (a text parameter against an int key).
+                        Ok(walden_engine::types::coerce(
+                            v.clone(),
+                            &table.def.columns[col].data_type,
+                        )
+                        .unwrap_or(v))
+                    })
+                    .collect::<Result<Vec<Value>>>()?;
+                match tx.get_in(table, &k) {
+                    Some(r) if passes(filter, &r, env)? => vec![r.to_vec()],
+                    _ => vec![],
+                }
+            } else {
+                let mut out = Vec::new();
+                for (i, (_, r)) in tx
+                    .scan_in(
+                        table,
+                        (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded),
+                    )
+                    .into_iter()
+                    .enumerate()
+                {
+                    if i % 4096 == 0 {
+                        check_cancel(env)?;
+                    }
+                    if passes(filter, &r, env)? {
+                        out.push(r.to_vec());
+                    }
+                }
+                out
+            }
+        }
+        Source::Derived { plan, filter } => {
+            let rows = execute_plan(plan, env, None)?;
+            let mut out = Vec::new();
+            for r in rows {
+                if passes(filter, &r, env)? {
+                    out.push(r);
+                }
+            }
+            out
+        }
+        Source::SysView { view, args, filter } => {
+            let a = args
+                .iter()
+                .map(|e| e.eval(&[], env))
+                .collect::<Result<Vec<_>>>()?;
+            let rows = sysviews::rows(*view, &a, env)?;
+            let mut out = Vec::new();
+            for r in rows {
+                if passes(filter, &r, env)? {
+                    out.push(r);
+                }
+            }
+            out
+        }
+        Source::Series {
+            start,
+            stop,
+            step,
+            filter,
+        } => {
+            let int = |v: Value| match v {
+                Value::Int(i) => Ok(i),
+                other => crate::expr::cast(other, &DataType::BigInt).and_then(|x| {
+                    x.as_i64().ok_or_else(|| {
+                        SqlError::new(ErrorKind::DataException, "generate_series needs integers")
+                    })
+                }),
+            };
+            let (a, b) = (int(start.eval(&[], env)?)?, int(stop.eval(&[], env)?)?);
+            let st = match step {
+                Some(s) => int(s.eval(&[], env)?)?,
+                None => 1,
+            };
+            if st == 0 {
+                return Err(SqlError::new(
+                    ErrorKind::InvalidParameter,
+                    "step size cannot equal zero",
+                ));
+            }
+            let mut out = Vec::new();
+            let mut i = a;
+            while (st > 0 && i <= b) || (st < 0 && i >= b) {
+                if out.len() % 65536 == 0 {
+                    check_cancel(env)?;
+                }
+                let r = vec![Value::Int(i)];
+                if passes(filter, &r, env)? {
+                    out.push(r);
+                }
+                i += st;
+            }
+            out
+        }
+        Source::Join {
+            left,
+            right,
+            kind,
+            keys,
+            on,
+            right_width,
+        } => {
+            let l = run_source(left, env)?;
+            let r = run_source(right, env)?;
+            let lw = source_width(left);
+            join_rows(l, r, lw, *right_width, kind, keys, on, env)?
+        }
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn join_rows(
+    l: Vec<Vec<Value>>,
+    r: Vec<Vec<Value>>,
+    lw: usize,
+    rw: usize,
+    kind: &JoinKind,
+    keys: &[(Expr, Expr)],
+    on: &[Expr],
+    env: &Env<'_>,
+) -> Result<Vec<Vec<Value>>> {
+    let mut out = Vec::new();
+    let mut right_matched = vec![false; r.len()];
+    let combine = |a: &[Value], b: &[Value]| {
+        let mut row = Vec::with_capacity(a.len() + b.len());
+        row.extend_from_slice(a);
+        row.extend_from_slice(b);
+        row
+    };
+    if !keys.is_empty() {
+        let mut index: HashMap<Vec<Value>, Vec<usize>> = HashMap::new();
+        for (i, row) in r.iter().enumerate() {
+            let k = keys
+                .iter()
+                .map(|(_, re)| re.eval(row, env))
+                .collect::<Result<Vec<_>>>()?;
+            if k.iter().any(|v| v.is_null()) {
+                continue;
+            }
+            index.entry(normalize_key(k)).or_default().push(i);
+        }
+        for (n, lrow) in l.iter().enumerate() {
+            if n % 4096 == 0 {
+                check_cancel(env)?;
+            }
+            let k = keys
+                .iter()
+                .map(|(le, _)| le.eval(lrow, env))
+                .collect::<Result<Vec<_>>>()?;
+            let mut matched = false;
+            if !k.iter().any(|v| v.is_null()) {
+                if let Some(hits) = index.get(&normalize_key(k)) {
+                    for &i in hits {
+                        let row = combine(lrow, &r[i]);
+                        if passes(on, &row, env)? {
+                            matched = true;
+                            right_matched[i] = true;
+                            out.push(row);
+                        }
+                    }
+                }
+            }
+            if !matched && matches!(kind, JoinKind::Left | JoinKind::Full) {
+                out.push(combine(lrow, &vec![Value::Null; rw]));
+            }
+        }
+    } else {
+        for (n, lrow) in l.iter().enumerate() {
+            if n % 256 == 0 {
+                check_cancel(env)?;
+            }
+            let mut matched = false;
+            for (i, rrow) in r.iter().enumerate() {
+                let row = combine(lrow, rrow);
+                if passes(on, &row, env)? {
+                    matched = true;
+                    right_matched[i] = true;
+                    out.push(row);
+                }
+            }
+            if !matched && matches!(kind, JoinKind::Left | JoinKind::Full) {
+                out.push(combine(lrow, &vec![Value::Null; rw]));
+            }
+        }
+    }
+    if matches!(kind, JoinKind::Right | JoinKind::Full) {
+        for (i, rrow) in r.iter().enumerate() {
+            if !right_matched[i] {
+                out.push(combine(&vec![Value::Null; lw], rrow));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Keys of a hash join compare numbers by value (1 = 1.0).
+fn normalize_key(k: Vec<Value>) -> Vec<Value> {
+    k.into_iter()
+        .map(|v| match v {
+            Value::Decimal(d) if d.fract().is_zero() => {
+                rust_decimal::prelude::ToPrimitive::to_i64(&d)
+                    .map(Value::Int)
+                    .unwrap_or(Value::Decimal(d))
+            }
+            Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Value::Int(f as i64),
+            other => other,
+        })
+        .collect()
+}
+
+fn sort_rows(rows: &mut [(Vec<Value>, Vec<Value>)], order: &[(SortKey, bool, bool)]) {
+    rows.sort_by(|a, b| {
+        for (i, (_, desc, nulls_first)) in order.iter().enumerate() {
+            let (x, y) = (&a.1[i], &b.1[i]);
+            let o = match (x.is_null(), y.is_null()) {
+                (true, true) => Ordering::Equal,
+                (true, false) => {
+                    if *nulls_first {
+                        Ordering::Less
+                    } else {
+                        Ordering::Greater
+                    }
+                }
+                (false, true) => {
+                    if *nulls_first {
+                        Ordering::Greater
+                    } else {
+                        Ordering::Less
+                    }
+                }
+                _ => {
+                    let o = compare(x, y).ok().flatten().unwrap_or(Ordering::Equal);
+                    if *desc {
+                        o.reverse()
+                    } else {
+                        o
+                    }
+                }
+            };
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        Ordering::Equal
+    });
+}
+
+fn eval_count(e: &Option<Expr>, env: &Env<'_>) -> Result<Option<usize>> {
+    match e {
+        None => Ok(None),
+        Some(e) => match e.eval(&[], env)? {
+            Value::Null => Ok(None),
+            v => {
+                let n = crate::expr::cast(v, &DataType::BigInt)?
+                    .as_i64()
+                    .unwrap_or(0);
+                if n < 0 {
+                    return Err(SqlError::new(
+                        ErrorKind::InvalidParameter,
+                        "LIMIT/OFFSET must not be negative",
+                    ));
+                }
+                Ok(Some(n as usize))
+            }
+        },
+    }
+}
+
+/// Runs a plan; `limit_hint` stops early when only a few rows are needed
+/// (EXISTS, scalar subqueries).
+pub fn execute_plan(
+    plan: &QueryPlan,
+    env: &Env<'_>,
+    limit_hint: Option<usize>,
+) -> Result<Vec<Vec<Value>>> {
+    let limit = eval_count(&plan.limit, env)?;
+    let offset = eval_count(&plan.offset, env)?.unwrap_or(0);
+    let mut rows: Vec<(Vec<Value>, Vec<Value>)> = match &plan.body {
+        Body::Select(sel) => run_select(sel, &plan.order, env)?,
+        Body::Values(rows) => rows
+            .iter()
+            .map(|r| {
+                Ok((
+                    r.iter()
+                        .map(|e| e.eval(&[], env))
+                        .collect::<Result<Vec<_>>>()?,
+                    vec![],
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?,
+        Body::SetOp {
+            left,
+            right,
+            op,
+            all,
+        } => {
+            let l = execute_plan(left, env, None)?;
+            let r = execute_plan(right, env, None)?;
+            set_op(l, r, *op, *all)?
+                .into_iter()
+                .map(|r| (r, vec![]))
+                .collect()
+        }
+    };
+    if !plan.order.is_empty() {
+        if !matches!(plan.body, Body::Select(_)) {
+            for (out, keys) in rows.iter_mut() {
+                *keys = plan
+                    .order
+                    .iter()
+                    .map(|(k, _, _)| match k {
+                        SortKey::Output(i) => out[*i].clone(),
+                        SortKey::Input(_) => Value::Null,
+                    })
+                    .collect();
+            }
+        }
+        sort_rows(&mut rows, &plan.order);
+    }
+    let mut out: Vec<Vec<Value>> = rows.into_iter().skip(offset).map(|(r, _)| r).collect();
+    let cap = match (limit, limit_hint) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    if let Some(n) = cap {
+        out.truncate(n);
+    }
+    Ok(out)
+}
+
+fn set_op(
+    l: Vec<Vec<Value>>,
+    r: Vec<Vec<Value>>,
+    op: ast::SetOperator,
+    all: bool,
+) -> Result<Vec<Vec<Value>>> {
+    let norm = |row: &Vec<Value>| normalize_key(row.clone());
+    Ok(match op {
+        ast::SetOperator::Union => {
+            let mut out = l;
+            out.extend(r);
+            if !all {
+                let mut seen = HashSet::new();
+                out.retain(|row| seen.insert(norm(row)));
+            }
+            out
+        }
+        ast::SetOperator::Except | ast::SetOperator::Minus => {
+            if all {
+                let mut counts: HashMap<Vec<Value>, usize> = HashMap::new();
+                for row in &r {
+                    *counts.entry(norm(row)).or_default() += 1;
+                }
+                l.into_iter()
+                    .filter(|row| match counts.get_mut(&norm(row)) {
+                        Some(c) if *c > 0 => {
+                            *c -= 1;
+                            false
+                        }
+                        _ => true,
+                    })
+                    .collect()
+            } else {
+                let rs: HashSet<Vec<Value>> = r.iter().map(norm).collect();
+                let mut seen = HashSet::new();
+                l.into_iter()
+                    .filter(|row| !rs.contains(&norm(row)) && seen.insert(norm(row)))
+                    .collect()
+            }
+        }
+        ast::SetOperator::Intersect => {
+            let mut counts: HashMap<Vec<Value>, usize> = HashMap::new();
+            for row in &r {
+                *counts.entry(norm(row)).or_default() += 1;
+            }
+            let mut seen = HashSet::new();
+            l.into_iter()
+                .filter(|row| match counts.get_mut(&norm(row)) {
+                    Some(c) if *c > 0 => {
+                        if all {
+                            *c -= 1;
+                            true
+                        } else {
+                            seen.insert(norm(row))
+                        }
+                    }
+                    _ => false,
+                })
+                .collect()
+        }
+    })
+}
+
+fn run_select(
+    sel: &SelectPlan,
+    order: &[(SortKey, bool, bool)],
+    env: &Env<'_>,
+) -> Result<Vec<(Vec<Value>, Vec<Value>)>> {
+    let mut rows = run_source(&sel.from, env)?;
+    if !sel.filter.is_empty() {
+        let mut kept = Vec::with_capacity(rows.len());
+        for r in rows {
+            if passes(&sel.filter, &r, env)? {
+                kept.push(r);
+            }
+        }
+        rows = kept;
+    }
+    if let Some((keys, aggs)) = &sel.group {
+        rows = group_rows(rows, keys, aggs, env)?;
+        if let Some(h) = &sel.having {
+            let mut kept = Vec::with_capacity(rows.len());
+            for r in rows {
+                if truth(&h.eval(&r, env)?)? == Some(true) {
+                    kept.push(r);
+                }
+            }
+            rows = kept;
+        }
+    }
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        let projected = sel
+            .projection
+            .iter()
+            .map(|e| e.eval(r, env))
+            .collect::<Result<Vec<_>>>()?;
+        let keys = order
+            .iter()
+            .map(|(k, _, _)| match k {
+                SortKey::Output(i) => Ok(projected[*i].clone()),
+                SortKey::Input(e) => e.eval(r, env),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        out.push((projected, keys));
+    }
+    if sel.distinct {
+        let mut seen = HashSet::new();
+        out.retain(|(r, _)| seen.insert(normalize_key(r.clone())));
+    }
+    Ok(out)
+}
+
+fn group_rows(
+    rows: Vec<Vec<Value>>,
+    keys: &[Expr],
+    aggs: &[AggSpec],
+    env: &Env<'_>,
+) -> Result<Vec<Vec<Value>>> {
+    let mut groups: HashMap<Vec<Value>, usize> = HashMap::new();
+    let mut states: Vec<GroupState> = Vec::new();
+    let seps: Vec<Value> = aggs
+        .iter()
+        .map(|a| {
+            a.separator
+                .as_ref()
+                .map(|s| s.eval(&[], env))
+                .transpose()
+                .map(|v| v.unwrap_or(Value::Null))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    for r in rows {
+        let k = keys
+            .iter()
+            .map(|e| e.eval(&r, env))
+            .collect::<Result<Vec<_>>>()?;
+        let nk = normalize_key(k.clone());
+        let gi = match groups.get(&nk) {
+            Some(&i) => i,
+            None => {
+                states.push((
+                    k,
+                    aggs.iter().map(|a| Acc::new(a.kind)).collect(),
+                    aggs.iter().map(|_| HashSet::new()).collect(),
+                ));
+                groups.insert(nk, states.len() - 1);
+                states.len() - 1
+            }
+        };
+        let st = &mut states[gi];
+        for (i, a) in aggs.iter().enumerate() {
+            let v = match &a.arg {
+                Some(e) => e.eval(&r, env)?,
+                None => Value::Null,
+            };
+            if a.distinct
+                && !v.is_null()
+                && !st.2[i].insert(normalize_key(vec![v.clone()]).pop().unwrap())
+            {
+                continue;
+            }
+            st.1[i].add(a.kind, v, &seps[i])?;
+        }
+    }
+    if states.is_empty() && keys.is_empty() {
+        // Aggregates over no rows still give one row.
+        states.push((
+            vec![],
+            aggs.iter().map(|a| Acc::new(a.kind)).collect(),
+            vec![],
+        ));
+    }
+    states
+        .into_iter()
+        .map(|(mut k, accs, _)| {
+            for a in accs {
+                k.push(a.finish()?);
+            }
+            Ok(k)
+        })
+        .collect()
+}

@@ -1,0 +1,860 @@
+//! A SQL session: the current database, the transaction block (explicit or
+//! auto-commit), session settings, and statement dispatch.
+
+use crate::ddl;
+use crate::dml::{self, Ctx};
+use crate::error::{ErrorKind, Result, SqlError};
+use crate::front::{self, Command};
+use crate::functions::SessionInfo;
+use crate::query::{self, Planner};
+use crate::{Column, QueryOutput, SqlEngine};
+use sqlparser::ast::{self, Statement};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+use walden_engine::types::now_micros;
+use walden_engine::{
+    CommitRequest, DataType, Database, DelayedDurability, RecoveryModel, Session, Transaction,
+    Value,
+};
+
+/// Transaction state for ReadyForQuery.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxStatus {
+    Idle,
+    InBlock,
+    Failed,
+}
+
+/// A prepared statement.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    pub sql: String,
+    command: Arc<Command>,
+    pub param_types: Vec<DataType>,
+    /// Result columns; `None` for statements that return no rows.
+    pub columns: Option<Vec<Column>>,
+}
+
+/// A `COPY ... FROM STDIN` in progress.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CopyIn {
+    pub table: String,
+    pub columns: Vec<String>,
+    pub csv: bool,
+    pub delimiter: char,
+    pub header: bool,
+    pub null: String,
+}
+
+pub struct SqlSession {
+    engine: Arc<SqlEngine>,
+    session: Arc<Session>,
+    db: Arc<Database>,
+    user: String,
+    tx: Option<Transaction>,
+    explicit: bool,
+    failed: bool,
+    settings: BTreeMap<String, String>,
+    cancel: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for SqlSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqlSession")
+            .field("spid", &self.session.id)
+            .field("db", &self.db.name())
+            .finish()
+    }
+}
+
+fn failed_tx() -> SqlError {
+    SqlError::new(
+        ErrorKind::InFailedTransaction,
+        "current transaction is aborted, commands ignored until end of transaction block",
+    )
+}
+
+impl SqlSession {
+    pub(crate) fn new(
+        engine: Arc<SqlEngine>,
+        database: &str,
+        user: &str,
+        application_name: &str,
+    ) -> Result<SqlSession> {
+        let db = engine.instance.database(database).map_err(|_| {
+            SqlError::new(
+                ErrorKind::UndefinedDatabase,
+                format!("database \"{database}\" does not exist"),
+            )
+        })?;
+        let session = engine.instance.new_session();
+        session.set_program_name(application_name);
+        let mut settings = BTreeMap::new();
+        settings.insert("application_name".to_string(), application_name.to_string());
+        Ok(SqlSession {
+            engine,
+            session,
+            db,
+            user: user.to_string(),
+            tx: None,
+            explicit: false,
+            failed: false,
+            settings,
+            cancel: Arc::new(AtomicBool::new(false)),
+        })
+    }
+
+    pub fn session_id(&self) -> u32 {
+        self.session.id
+    }
+
+    pub fn engine_session(&self) -> &Arc<Session> {
+        &self.session
+    }
+
+    pub fn database(&self) -> &Arc<Database> {
+        &self.db
+    }
+
+    pub fn cancel_flag(&self) -> Arc<AtomicBool> {
+        self.cancel.clone()
+    }
+
+    pub fn tx_status(&self) -> TxStatus {
+        if self.failed {
+            TxStatus::Failed
+        } else if self.explicit {
+            TxStatus::InBlock
+        } else {
+            TxStatus::Idle
+        }
+    }
+
+    /// Runs a batch (simple query protocol): one result per statement,
+    /// stopping after the first error.
+    pub fn execute_batch(&mut self, sql: &str) -> Vec<Result<QueryOutput>> {
+        let mut out = Vec::new();
+        let stmts = front::split(sql);
+        if stmts.is_empty() {
+            return out;
+        }
+        // Several statements in one simple query run as one implicit block in
+        // PostgreSQL; here each auto-commits, which is what pgbench and psql expect
+        // of their one-statement queries.
+        for s in stmts {
+            let r = front::parse(s).and_then(|c| self.execute_command(&c, &[]));
+            let err = r.is_err();
+            if err {
+                self.note_error();
+            }
+            out.push(r);
+            if err {
+                break;
+            }
+        }
+        out
+    }
+
+    /// Parses and describes a statement (extended protocol Parse).
+    pub fn prepare(&mut self, sql: &str, param_types: &[Option<DataType>]) -> Result<Prepared> {
+        let stmts = front::split(sql);
+        if stmts.len() > 1 {
+            return Err(SqlError::syntax(
+                "cannot insert multiple commands into a prepared statement",
+            ));
+        }
+        let command = match stmts.first() {
+            Some(s) => front::parse(s)?,
+            None => Command::Ignored(String::new()),
+        };
+        let mut p = Planner::new(self.db.clone(), &self.engine.instance, param_types);
+        let columns = match &command {
+            Command::Sql(stmt) => match stmt.as_ref() {
+                Statement::Query(q) => Some(query::plan_query(&mut p, q, None)?.columns),
+                Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
+                    dml::describe(&mut p, stmt)?
+                }
+                _ => None,
+            },
+            Command::DeleteTop(_, stmt) => dml::describe(&mut p, stmt)?,
+            Command::Show(name) => Some(vec![Column {
+                name: name.clone(),
+                ty: DataType::Text,
+            }]),
+            Command::PgbenchPartitionProbe(_) => Some(probe_columns()),
+            _ => None,
+        };
+        let param_types = p
+            .params
+            .into_iter()
+            .map(|t| t.unwrap_or(DataType::Text))
+            .collect();
+        Ok(Prepared {
+            sql: sql.to_string(),
+            command: Arc::new(command),
+            param_types,
+            columns,
+        })
+    }
+
+    /// Executes a prepared statement with bound parameters.
+    pub fn execute_prepared(&mut self, p: &Prepared, params: Vec<Value>) -> Result<QueryOutput> {
+        let params: Vec<Value> = params
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| match p.param_types.get(i) {
+                Some(t) if !v.is_null() && *t != DataType::Text => {
+                    walden_engine::types::coerce(v.clone(), t).or(Ok(v))
+                }
+                _ => Ok(v),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let r = self.execute_command(&p.command, &params);
+        if r.is_err() {
+            self.note_error();
+        }
+        r
+    }
+
+    /// An error ends an explicit transaction's usefulness: its changes are
+    /// rolled back now (releasing its locks) and later statements are refused
+    /// until ROLLBACK, as PostgreSQL does.
+    fn note_error(&mut self) {
+        if let Some(tx) = self.tx.take() {
+            tx.rollback();
+        }
+        if self.explicit {
+            self.failed = true;
+        }
+    }
+
+    fn info(&self) -> SessionInfo {
+        SessionInfo {
+            spid: self.session.id,
+            database: self.db.name().to_string(),
+            database_id: self.db.id(),
+            user: self.user.clone(),
+            now: now_micros(),
+            database_ids: self
+                .engine
+                .instance
+                .databases()
+                .iter()
+                .map(|d| (d.name().to_ascii_lowercase(), d.id()))
+                .collect(),
+        }
+    }
+
+    /// Runs `f` in the current transaction block, or in its own auto-commit
+    /// transaction.
+    fn in_tx<T>(&mut self, f: impl FnOnce(&mut Transaction, &Self) -> Result<T>) -> Result<T> {
+        if self.explicit {
+            let mut tx = match self.tx.take() {
+                Some(t) => t,
+                None => self.db.begin(&self.session),
+            };
+            let r = f(&mut tx, self);
+            self.tx = Some(tx);
+            r
+        } else {
+            let mut tx = self.db.begin(&self.session);
+            let v = f(&mut tx, self)?;
+            tx.commit(CommitRequest::Default)?;
+            Ok(v)
+        }
+    }
+
+    fn execute_command(&mut self, cmd: &Command, params: &[Value]) -> Result<QueryOutput> {
+        self.cancel.store(false, Relaxed);
+        if self.failed && !matches!(cmd, Command::Commit(_) | Command::Rollback) {
+            return Err(failed_tx());
+        }
+        let inst = self.engine.instance.clone();
+        match cmd {
+            Command::Begin => {
+                let mut out = QueryOutput::command("BEGIN");
+                if self.explicit {
+                    out.notices
+                        .push("there is already a transaction in progress".into());
+                } else {
+                    self.explicit = true;
+                    self.tx = Some(self.db.begin(&self.session));
+                }
+                Ok(out)
+            }
+            Command::Commit(dd) => {
+                if self.failed {
+                    self.failed = false;
+                    self.explicit = false;
+                    if let Some(tx) = self.tx.take() {
+                        tx.rollback();
+                    }
+                    return Ok(QueryOutput::command("ROLLBACK"));
+                }
+                if !self.explicit {
+                    let mut out = QueryOutput::command("COMMIT");
+                    out.notices
+                        .push("there is no transaction in progress".into());
+                    return Ok(out);
+                }
+                self.explicit = false;
+                let req = match dd {
+                    Some(true) => CommitRequest::Delayed,
+                    Some(false) => CommitRequest::Durable,
+                    None => CommitRequest::Default,
+                };
+                if let Some(tx) = self.tx.take() {
+                    tx.commit(req)?;
+                }
+                Ok(QueryOutput::command("COMMIT"))
+            }
+            Command::Rollback => {
+                let mut out = QueryOutput::command("ROLLBACK");
+                if !self.explicit && !self.failed {
+                    out.notices
+                        .push("there is no transaction in progress".into());
+                }
+                self.explicit = false;
+                self.failed = false;
+                if let Some(tx) = self.tx.take() {
+                    tx.rollback();
+                }
+                Ok(out)
+            }
+            Command::Set(name, value) => self.set(name, value),
+            Command::Show(name) => {
+                let v = self.show(name);
+                Ok(QueryOutput {
+                    columns: Some(vec![Column {
+                        name: name.clone(),
+                        ty: DataType::Text,
+                    }]),
+                    rows: vec![vec![Value::text(v)]],
+                    tag: "SHOW".into(),
+                    ..Default::default()
+                })
+            }
+            Command::Use(name) => {
+                if self.explicit {
+                    return Err(SqlError::new(
+                        ErrorKind::ActiveTransaction,
+                        "cannot change database inside a transaction",
+                    ));
+                }
+                self.db = inst.database(name).map_err(|_| {
+                    SqlError::new(
+                        ErrorKind::UndefinedDatabase,
+                        format!("database \"{name}\" does not exist"),
+                    )
+                })?;
+                Ok(QueryOutput::command("SET"))
+            }
+            Command::FlushLog => {
+                self.db.flush_log(&self.session)?;
+                Ok(QueryOutput::command("EXECUTE"))
+            }
+            Command::Checkpoint => {
+                self.db.checkpoint()?;
+                Ok(QueryOutput::command("CHECKPOINT"))
+            }
+            Command::BackupDatabase { name, path } => {
+                inst.database(name)?
+                    .backup_database(&self.session, &PathBuf::from(path))?;
+                Ok(QueryOutput::command("BACKUP DATABASE"))
+            }
+            Command::BackupLog { name, path } => {
+                inst.database(name)?
+                    .backup_log(&self.session, &PathBuf::from(path))?;
+                Ok(QueryOutput::command("BACKUP LOG"))
+            }
+            Command::ClearWaitStats => {
+                inst.wait_stats().clear();
+                Ok(QueryOutput::command("DBCC"))
+            }
+            Command::CreateDatabase(name) => {
+                inst.create_database(name)?;
+                Ok(QueryOutput::command("CREATE DATABASE"))
+            }
+            Command::DropDatabase { name, if_exists } => {
+                if name.eq_ignore_ascii_case(self.db.name()) {
+                    return Err(SqlError::new(
+                        ErrorKind::ObjectInUse,
+                        "cannot drop the currently open database",
+                    ));
+                }
+                match inst.drop_database(name) {
+                    Ok(()) => Ok(QueryOutput::command("DROP DATABASE")),
+                    Err(walden_engine::EngineError::UnknownDatabase(_)) if *if_exists => {
+                        let mut out = QueryOutput::command("DROP DATABASE");
+                        out.notices
+                            .push(format!("database \"{name}\" does not exist, skipping"));
+                        Ok(out)
+                    }
+                    Err(e) => Err(e.into()),
+                }
+            }
+            Command::AlterDatabase {
+                name,
+                option,
+                value,
+            } => {
+                let db = if name.eq_ignore_ascii_case("current") {
+                    self.db.clone()
+                } else {
+                    inst.database(name).map_err(|_| {
+                        SqlError::new(
+                            ErrorKind::UndefinedDatabase,
+                            format!("database \"{name}\" does not exist"),
+                        )
+                    })?
+                };
+                let bound = |v: &str| -> Result<Option<u64>> {
+                    match v.to_ascii_uppercase().as_str() {
+                        "NONE" | "OFF" | "0" | "NULL" => Ok(None),
+                        n => n.parse::<u64>().map(Some).map_err(|_| {
+                            SqlError::new(
+                                ErrorKind::InvalidParameter,
+                                format!("{option} must be a number or NONE"),
+                            )
+                        }),
+                    }
+                };
+                match option.as_str() {
+                    "DELAYED_DURABILITY" => {
+                        let dd: DelayedDurability = value.parse()?;
+                        db.alter_settings(&self.session, |s| s.delayed_durability = dd)?;
+                    }
+                    "RECOVERY" => {
+                        let rm: RecoveryModel = value.parse()?;
+                        db.alter_settings(&self.session, |s| s.recovery_model = rm)?;
+                    }
+                    "MAX_EXPOSURE_BYTES" => {
+                        let b = bound(value)?;
+                        db.alter_settings(&self.session, |s| s.max_exposure_bytes = b)?;
+                    }
+                    "MAX_EXPOSURE_MS" => {
+                        let b = bound(value)?;
+                        db.alter_settings(&self.session, |s| s.max_exposure_ms = b)?;
+                    }
+                    other => {
+                        return Err(SqlError::new(
+                            ErrorKind::InvalidParameter,
+                            format!("unknown database option {other} (DELAYED_DURABILITY, RECOVERY, MAX_EXPOSURE_BYTES, MAX_EXPOSURE_MS)"),
+                        ))
+                    }
+                }
+                Ok(QueryOutput::command("ALTER DATABASE"))
+            }
+            Command::AddPrimaryKey { table, columns } => {
+                let cols: Vec<&str> = columns.iter().map(|s| s.as_str()).collect();
+                self.db.add_primary_key(&self.session, table, &cols)?;
+                Ok(QueryOutput::command("ALTER TABLE"))
+            }
+            Command::Ignored(what) => Ok(QueryOutput::command(if what.is_empty() {
+                "EMPTY".to_string()
+            } else {
+                what.clone()
+            })),
+            Command::PgbenchPartitionProbe(table) => {
+                let rows = if self.db.table(table).is_ok() {
+                    vec![vec![Value::Int(1), Value::Null, Value::Int(0)]]
+                } else {
+                    vec![]
+                };
+                Ok(QueryOutput {
+                    columns: Some(probe_columns()),
+                    tag: format!("SELECT {}", rows.len()),
+                    rows,
+                    ..Default::default()
+                })
+            }
+            Command::DeleteTop(n, stmt) => match stmt.as_ref() {
+                Statement::Delete(d) => {
+                    self.dml(params, |p, tx, ctx| dml::delete(p, d, Some(*n), tx, ctx))
+                }
+                _ => Err(SqlError::internal("DELETE TOP without DELETE")),
+            },
+            Command::Sql(stmt) => self.statement(stmt, params),
+        }
+    }
+
+    fn dml(
+        &mut self,
+        params: &[Value],
+        f: impl FnOnce(&mut Planner<'_>, &mut Transaction, &Ctx<'_>) -> Result<QueryOutput>,
+    ) -> Result<QueryOutput> {
+        let info = self.info();
+        let cancel = self.cancel.clone();
+        let inst = self.engine.instance.clone();
+        let db = self.db.clone();
+        self.in_tx(|tx, _| {
+            let mut p = Planner::new(db, &inst, &[]);
+            let ctx = Ctx {
+                params,
+                info: &info,
+                cancel: &cancel,
+                instance: &inst,
+            };
+            f(&mut p, tx, &ctx)
+        })
+    }
+
+    fn statement(&mut self, stmt: &Statement, params: &[Value]) -> Result<QueryOutput> {
+        match stmt {
+            Statement::Query(q) => {
+                let info = self.info();
+                let cancel = self.cancel.clone();
+                let inst = self.engine.instance.clone();
+                let db = self.db.clone();
+                self.in_tx(|tx, _| {
+                    let mut p = Planner::new(db, &inst, &[]);
+                    let plan = query::plan_query(&mut p, q, None)?;
+                    let ctx = Ctx {
+                        params,
+                        info: &info,
+                        cancel: &cancel,
+                        instance: &inst,
+                    };
+                    let env = ctx.env(tx);
+                    let rows = query::execute_plan(&plan, &env, None)?;
+                    Ok(QueryOutput {
+                        tag: format!("SELECT {}", rows.len()),
+                        columns: Some(plan.columns),
+                        rows,
+                        ..Default::default()
+                    })
+                })
+            }
+            Statement::Insert(ins) => self.dml(params, |p, tx, ctx| dml::insert(p, ins, tx, ctx)),
+            Statement::Update(u) => self.dml(params, |p, tx, ctx| dml::update(p, u, tx, ctx)),
+            Statement::Delete(d) => self.dml(params, |p, tx, ctx| dml::delete(p, d, None, tx, ctx)),
+            Statement::CreateTable(ct) => ddl::create_table(&self.db, &self.session, ct),
+            Statement::Drop {
+                object_type,
+                if_exists,
+                names,
+                ..
+            } => ddl::drop(&self.db, &self.session, object_type, *if_exists, names),
+            Statement::Truncate(t) => ddl::truncate(&self.db, &self.session, t),
+            Statement::CreateSequence {
+                name,
+                if_not_exists,
+                sequence_options,
+                ..
+            } => ddl::create_sequence(
+                &self.db,
+                &self.session,
+                name,
+                *if_not_exists,
+                sequence_options,
+            ),
+            Statement::CreateIndex(ci) => {
+                // Tables are ordered by primary key; secondary indexes are not
+                // built yet, so the statement only checks its table.
+                self.db.table(&query::object_last(&ci.table_name))?;
+                let mut out = QueryOutput::command("CREATE INDEX");
+                out.notices
+                    .push("secondary indexes are not implemented yet; queries scan instead".into());
+                Ok(out)
+            }
+            Statement::Copy {
+                source:
+                    ast::CopySource::Table {
+                        table_name,
+                        columns,
+                    },
+                to: false,
+                target: ast::CopyTarget::Stdin,
+                options,
+                legacy_options,
+                ..
+            } => {
+                let table = self.db.table(&query::object_last(table_name))?;
+                let mut copy = CopyIn {
+                    table: table.name().to_string(),
+                    columns: columns.iter().map(|c| c.value.clone()).collect(),
+                    csv: false,
+                    delimiter: '\t',
+                    header: false,
+                    null: "\\N".into(),
+                };
+                for o in options {
+                    match o {
+                        ast::CopyOption::Format(f) => {
+                            copy.csv = f.value.eq_ignore_ascii_case("csv")
+                        }
+                        ast::CopyOption::Delimiter(c) => copy.delimiter = *c,
+                        ast::CopyOption::Header(h) => copy.header = *h,
+                        ast::CopyOption::Null(n) => copy.null = n.clone(),
+                        _ => {}
+                    }
+                }
+                for o in legacy_options {
+                    match o {
+                        ast::CopyLegacyOption::Csv(_) => copy.csv = true,
+                        ast::CopyLegacyOption::Delimiter(c) => copy.delimiter = *c,
+                        ast::CopyLegacyOption::Null(n) => copy.null = n.clone(),
+                        _ => {}
+                    }
+                }
+                if copy.csv {
+                    if copy.delimiter == '\t'
+                        && !options
+                            .iter()
+                            .any(|o| matches!(o, ast::CopyOption::Delimiter(_)))
+                    {
+                        copy.delimiter = ',';
+                    }
+                    if copy.null == "\\N" {
+                        copy.null = String::new();
+                    }
+                }
+                Ok(QueryOutput {
+                    tag: "COPY".into(),
+                    copy_in: Some(copy),
+                    ..Default::default()
+                })
+            }
+            Statement::Copy { .. } => Err(SqlError::unsupported("COPY other than FROM STDIN")),
+            Statement::StartTransaction { .. } => self.execute_command(&Command::Begin, params),
+            Statement::Commit { .. } => self.execute_command(&Command::Commit(None), params),
+            Statement::Rollback { .. } => self.execute_command(&Command::Rollback, params),
+            other => Err(SqlError::unsupported(format!(
+                "statement {}",
+                other
+                    .to_string()
+                    .split_whitespace()
+                    .take(3)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ))),
+        }
+    }
+
+    fn set(&mut self, name: &str, value: &str) -> Result<QueryOutput> {
+        let v = value.trim().trim_matches('\'').to_string();
+        let lower = v.to_ascii_lowercase();
+        match name {
+            "synchronous_commit" => {
+                let delayed = match lower.as_str() {
+                    "off" | "false" | "0" | "no" => true,
+                    "on" | "true" | "1" | "yes" | "local" | "remote_write" | "remote_apply" => {
+                        false
+                    }
+                    _ => {
+                        return Err(SqlError::new(
+                            ErrorKind::InvalidParameter,
+                            format!("invalid value for parameter \"synchronous_commit\": \"{v}\""),
+                        ))
+                    }
+                };
+                self.session.set_delayed_default(delayed);
+            }
+            "delayed_durability" => {
+                let on = match lower.as_str() {
+                    "on" | "true" | "1" => true,
+                    "off" | "false" | "0" => false,
+                    _ => {
+                        return Err(SqlError::new(
+                            ErrorKind::InvalidParameter,
+                            format!("DELAYED_DURABILITY must be ON or OFF, not \"{v}\""),
+                        ))
+                    }
+                };
+                self.session.set_delayed_default(on);
+            }
+            "application_name" => self.session.set_program_name(&v),
+            _ => {}
+        }
+        self.settings.insert(name.to_string(), v);
+        Ok(QueryOutput::command("SET"))
+    }
+
+    fn show(&self, name: &str) -> String {
+        match name {
+            "synchronous_commit" => if self.session.delayed_default() {
+                "off"
+            } else {
+                "on"
+            }
+            .into(),
+            "delayed_durability" => if self.session.delayed_default() {
+                "on"
+            } else {
+                "off"
+            }
+            .into(),
+            "transaction_isolation" | "transaction isolation level" => "read committed".into(),
+            other => self
+                .settings
+                .get(other)
+                .cloned()
+                .or_else(|| {
+                    crate::server_parameters()
+                        .into_iter()
+                        .find(|(k, _)| k.eq_ignore_ascii_case(other))
+                        .map(|(_, v)| v)
+                })
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Feeds the data of a `COPY ... FROM STDIN`.
+    pub fn copy_in(&mut self, copy: &CopyIn, data: &[u8]) -> Result<QueryOutput> {
+        if self.failed {
+            return Err(failed_tx());
+        }
+        let r = self.copy_rows(copy, data);
+        if r.is_err() {
+            self.note_error();
+        }
+        r
+    }
+
+    fn copy_rows(&mut self, copy: &CopyIn, data: &[u8]) -> Result<QueryOutput> {
+        let text = std::str::from_utf8(data)
+            .map_err(|_| SqlError::new(ErrorKind::InvalidText, "COPY data is not valid UTF-8"))?;
+        let table = self.db.table(&copy.table)?;
+        let cols: Vec<usize> = if copy.columns.is_empty() {
+            (0..table.def.columns.len()).collect()
+        } else {
+            copy.columns
+                .iter()
+                .map(|c| {
+                    table.def.column_index(c).ok_or_else(|| {
+                        SqlError::new(
+                            ErrorKind::UndefinedColumn,
+                            format!(
+                                "column \"{c}\" of relation \"{}\" does not exist",
+                                copy.table
+                            ),
+                        )
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?
+        };
+        let width = table.def.columns.len();
+        let copy = copy.clone();
+        self.in_tx(move |tx, _| {
+            let mut n = 0u64;
+            for (lineno, line) in text.lines().enumerate() {
+                if line == "\\." {
+                    break;
+                }
+                if lineno == 0 && copy.header {
+                    continue;
+                }
+                let fields = if copy.csv {
+                    split_csv(line, copy.delimiter)
+                } else {
+                    line.split(copy.delimiter)
+                        .map(|f| (unescape_text(f), false))
+                        .collect()
+                };
+                if fields.len() != cols.len() {
+                    return Err(SqlError::new(
+                        ErrorKind::DataException,
+                        format!(
+                            "COPY {}, line {}: expected {} columns, got {}",
+                            copy.table,
+                            lineno + 1,
+                            cols.len(),
+                            fields.len()
+                        ),
+                    ));
+                }
+                let mut full = vec![None; width];
+                for ((f, quoted), &c) in fields.into_iter().zip(&cols) {
+                    full[c] = Some(if !quoted && f == copy.null {
+                        Value::Null
+                    } else {
+                        Value::text(f)
+                    });
+                }
+                tx.insert_into(&table, full).map_err(|e| {
+                    let e = SqlError::from(e);
+                    SqlError::new(
+                        e.kind,
+                        format!("COPY {}, line {}: {}", copy.table, lineno + 1, e.message),
+                    )
+                })?;
+                n += 1;
+            }
+            Ok(QueryOutput::command(format!("COPY {n}")))
+        })
+    }
+}
+
+fn probe_columns() -> Vec<Column> {
+    vec![
+        Column {
+            name: "n".into(),
+            ty: DataType::Int,
+        },
+        Column {
+            name: "partstrat".into(),
+            ty: DataType::Text,
+        },
+        Column {
+            name: "count".into(),
+            ty: DataType::BigInt,
+        },
+    ]
+}
+
+fn unescape_text(f: &str) -> String {
+    if !f.contains('\\') || f == "\\N" {
+        return f.to_string();
+    }
+    let mut out = String::with_capacity(f.len());
+    let mut it = f.chars();
+    while let Some(c) = it.next() {
+        if c == '\\' {
+            match it.next() {
+                Some('t') => out.push('\t'),
+                Some('n') => out.push('\n'),
+                Some('r') => out.push('\r'),
+                Some('\\') => out.push('\\'),
+                Some(o) => out.push(o),
+                None => {}
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn split_csv(line: &str, delim: char) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut was_quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if quoted {
+            if c == '"' {
+                if chars.peek() == Some(&'"') {
+                    cur.push('"');
+                    chars.next();
+                } else {
+                    quoted = false;
+                }
+            } else {
+                cur.push(c);
+            }
+        } else if c == '"' {
+            quoted = true;
+            was_quoted = true;
+        } else if c == delim {
+            out.push((std::mem::take(&mut cur), was_quoted));
+            was_quoted = false;
+        } else {
+            cur.push(c);
+        }
+    }
+    out.push((cur, was_quoted));
+    out
+}

@@ -1,0 +1,415 @@
+//! System views: SQL Server's DMVs over the engine's counters, Walden's
+//! exposure view, and the parts of `pg_catalog` and `information_schema`
+//! that clients and tools read.
+
+use crate::error::Result;
+use crate::expr::Env;
+use std::time::UNIX_EPOCH;
+use walden_engine::{DataType, Value};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SysView {
+    Databases,
+    FileStats,
+    WaitStats,
+    SessionWaitStats,
+    PerfCounters,
+    Sessions,
+    LogExposure,
+    PgDatabase,
+    PgNamespace,
+    PgClass,
+    PgTables,
+    PgInherits,
+    PgType,
+    InfoTables,
+    InfoColumns,
+}
+
+/// Finds a system view by (schema, name).
+pub fn lookup(schema: Option<&str>, name: &str) -> Option<SysView> {
+    let n = name.to_ascii_lowercase();
+    let v = match (schema, n.as_str()) {
+        (Some("sys") | None, "databases") if schema.is_some() => SysView::Databases,
+        (Some("sys"), "dm_io_virtual_file_stats") => SysView::FileStats,
+        (Some("sys") | None, "dm_os_wait_stats") => SysView::WaitStats,
+        (Some("sys") | None, "dm_exec_session_wait_stats") => SysView::SessionWaitStats,
+        (Some("sys") | None, "dm_os_performance_counters") => SysView::PerfCounters,
+        (Some("sys") | None, "dm_exec_sessions") => SysView::Sessions,
+        (Some("sys") | None, "dm_log_exposure") => SysView::LogExposure,
+        (Some("pg_catalog") | None, "pg_database") => SysView::PgDatabase,
+        (Some("pg_catalog") | None, "pg_namespace") => SysView::PgNamespace,
+        (Some("pg_catalog") | None, "pg_class") => SysView::PgClass,
+        (Some("pg_catalog") | None, "pg_tables") => SysView::PgTables,
+        (Some("pg_catalog") | None, "pg_inherits") => SysView::PgInherits,
+        (Some("pg_catalog") | None, "pg_type") => SysView::PgType,
+        (Some("information_schema"), "tables") => SysView::InfoTables,
+        (Some("information_schema"), "columns") => SysView::InfoColumns,
+        _ => return None,
+    };
+    Some(v)
+}
+
+use DataType as T;
+
+impl SysView {
+    pub fn columns(self) -> Vec<(&'static str, DataType)> {
+        let text = T::Varchar(None);
+        match self {
+            SysView::Databases => vec![
+                ("name", text.clone()),
+                ("database_id", T::Int),
+                ("recovery_model_desc", text.clone()),
+                ("delayed_durability_desc", text.clone()),
+                ("state_desc", text),
+                ("max_exposure_bytes", T::BigInt),
+                ("max_exposure_ms", T::BigInt),
+            ],
+            SysView::FileStats => vec![
+                ("database_id", T::Int),
+                ("file_id", T::Int),
+                ("sample_ms", T::BigInt),
+                ("num_of_reads", T::BigInt),
+                ("num_of_bytes_read", T::BigInt),
+                ("io_stall_read_ms", T::BigInt),
+                ("num_of_writes", T::BigInt),
+                ("num_of_bytes_written", T::BigInt),
+                ("io_stall_write_ms", T::BigInt),
+                ("io_stall", T::BigInt),
+                ("size_on_disk_bytes", T::BigInt),
+            ],
+            SysView::WaitStats => vec![
+                ("wait_type", text),
+                ("waiting_tasks_count", T::BigInt),
+                ("wait_time_ms", T::BigInt),
+                ("max_wait_time_ms", T::BigInt),
+                ("signal_wait_time_ms", T::BigInt),
+            ],
+            SysView::SessionWaitStats => vec![
+                ("session_id", T::SmallInt),
+                ("wait_type", text),
+                ("waiting_tasks_count", T::BigInt),
+                ("wait_time_ms", T::BigInt),
+                ("max_wait_time_ms", T::BigInt),
+                ("signal_wait_time_ms", T::BigInt),
+            ],
+            SysView::PerfCounters => vec![
+                ("object_name", text.clone()),
+                ("counter_name", text.clone()),
+                ("instance_name", text),
+                ("cntr_value", T::BigInt),
+                ("cntr_type", T::Int),
+            ],
+            SysView::Sessions => vec![
+                ("session_id", T::SmallInt),
+                ("login_time", T::Timestamp),
+                ("program_name", text),
+                ("database_id", T::Int),
+            ],
+            SysView::LogExposure => vec![
+                ("database_id", T::Int),
+                ("database_name", text),
+                ("unhardened_bytes", T::BigInt),
+                ("unhardened_commits", T::BigInt),
+                ("oldest_unhardened_age_ms", T::Double),
+                ("end_of_log_lsn", T::BigInt),
+                ("hardened_lsn", T::BigInt),
+                ("max_exposure_bytes", T::BigInt),
+                ("max_exposure_ms", T::BigInt),
+            ],
+            SysView::PgDatabase => vec![("oid", T::Int), ("datname", text)],
+            SysView::PgNamespace => vec![("oid", T::Int), ("nspname", text)],
+            SysView::PgClass => vec![
+                ("oid", T::Int),
+                ("relname", text.clone()),
+                ("relnamespace", T::Int),
+                ("relkind", text),
+            ],
+            SysView::PgTables => vec![("schemaname", text.clone()), ("tablename", text)],
+            SysView::PgInherits => vec![
+                ("inhrelid", T::Int),
+                ("inhparent", T::Int),
+                ("inhseqno", T::Int),
+            ],
+            SysView::PgType => vec![("oid", T::Int), ("typname", text)],
+            SysView::InfoTables => vec![
+                ("table_catalog", text.clone()),
+                ("table_schema", text.clone()),
+                ("table_name", text.clone()),
+                ("table_type", text),
+            ],
+            SysView::InfoColumns => vec![
+                ("table_catalog", text.clone()),
+                ("table_schema", text.clone()),
+                ("table_name", text.clone()),
+                ("column_name", text.clone()),
+                ("ordinal_position", T::Int),
+                ("data_type", text.clone()),
+                ("is_nullable", text),
+            ],
+        }
+    }
+}
+
+fn i(v: u64) -> Value {
+    Value::Int(v.min(i64::MAX as u64) as i64)
+}
+
+fn t(s: impl AsRef<str>) -> Value {
+    Value::text(s)
+}
+
+fn opt(v: Option<u64>) -> Value {
+    v.map(i).unwrap_or(Value::Null)
+}
+
+pub fn rows(view: SysView, args: &[Value], env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
+    let inst = env.instance;
+    let mut out = Vec::new();
+    match view {
+        SysView::Databases => {
+            for db in inst.databases() {
+                let s = db.settings();
+                out.push(vec![
+                    t(db.name()),
+                    Value::Int(db.id() as i64),
+                    t(s.recovery_model.as_str()),
+                    t(s.delayed_durability.as_str()),
+                    t(if db.log().is_poisoned().is_some() {
+                        "SUSPECT"
+                    } else {
+                        "ONLINE"
+                    }),
+                    opt(s.max_exposure_bytes),
+                    opt(s.max_exposure_ms),
+                ]);
+            }
+        }
+        SysView::FileStats => {
+            let want_db = args.first().and_then(|v| v.as_i64());
+            let want_file = args.get(1).and_then(|v| v.as_i64());
+            let sample_ms = std::time::SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_millis() as u64)
+                .unwrap_or(0);
+            for db in inst.databases() {
+                if want_db.is_some_and(|d| d != db.id() as i64) {
+                    continue;
+                }
+                for (file_id, s) in [
+                    (1, db.data_file_stats().snapshot()),
+                    (2, db.log_file_stats().snapshot()),
+                ] {
+                    if want_file.is_some_and(|f| f != file_id) {
+                        continue;
+                    }
+                    let (rs, ws) = (
+                        s.io_stall_read_ms.round() as u64,
+                        s.io_stall_write_ms.round() as u64,
+                    );
+                    out.push(vec![
+                        Value::Int(db.id() as i64),
+                        Value::Int(file_id),
+                        i(sample_ms),
+                        i(s.num_of_reads),
+                        i(s.num_of_bytes_read),
+                        i(rs),
+                        i(s.num_of_writes),
+                        i(s.num_of_bytes_written),
+                        i(ws),
+                        i(rs + ws),
+                        i(s.size_on_disk_bytes),
+                    ]);
+                }
+            }
+        }
+        SysView::WaitStats => {
+            for w in inst.wait_stats().rows() {
+                out.push(vec![
+                    t(w.wait_type.name()),
+                    i(w.waiting_tasks_count),
+                    i(w.wait_time_ms.round() as u64),
+                    i(w.max_wait_time_ms.round() as u64),
+                    Value::Int(0),
+                ]);
+            }
+        }
+        SysView::SessionWaitStats => {
+            for s in inst.sessions() {
+                for w in s.waits.rows() {
+                    if w.waiting_tasks_count == 0 {
+                        continue;
+                    }
+                    out.push(vec![
+                        Value::Int(s.id as i64),
+                        t(w.wait_type.name()),
+                        i(w.waiting_tasks_count),
+                        i(w.wait_time_ms.round() as u64),
+                        i(w.max_wait_time_ms.round() as u64),
+                        Value::Int(0),
+                    ]);
+                }
+            }
+        }
+        SysView::PerfCounters => {
+            use std::sync::atomic::Ordering::Relaxed;
+            // cntr_type 272696576 is PERF_COUNTER_BULK_COUNT: a cumulative value
+            // the reader turns into a rate, as SQL Server presents .../sec counters.
+            const BULK: i64 = 272_696_576;
+            const RAW: i64 = 65_792;
+            for db in inst.databases() {
+                let lc = db.log().counters();
+                let dc = db.counters();
+                let rows: [(&str, &str, u64, i64); 9] = [
+                    (
+                        "SQLServer:Databases",
+                        "Log Flushes/sec",
+                        lc.log_flushes.load(Relaxed),
+                        BULK,
+                    ),
+                    (
+                        "SQLServer:Databases",
+                        "Log Bytes Flushed/sec",
+                        lc.log_bytes_flushed.load(Relaxed),
+                        BULK,
+                    ),
+                    (
+                        "SQLServer:Databases",
+                        "Log Flush Wait Time",
+                        lc.log_flush_wait_us.load(Relaxed) / 1000,
+                        RAW,
+                    ),
+                    (
+                        "SQLServer:Databases",
+                        "Write Transactions/sec",
+                        dc.write_transactions.load(Relaxed),
+                        BULK,
+                    ),
+                    (
+                        "SQLServer:Databases",
+                        "Transactions/sec",
+                        dc.transactions.load(Relaxed),
+                        BULK,
+                    ),
+                    (
+                        "SQLServer:Databases",
+                        "Delayed Durable Commits",
+                        dc.delayed_commits.load(Relaxed),
+                        BULK,
+                    ),
+                    ("SQLServer:Database Replica", "Transaction Delay", 0, BULK),
+                    (
+                        "SQLServer:Database Replica",
+                        "Mirrored Write Transactions/sec",
+                        0,
+                        BULK,
+                    ),
+                    (
+                        "SQLServer:Locks",
+                        "Number of Deadlocks/sec",
+                        dc.deadlocks.load(Relaxed),
+                        BULK,
+                    ),
+                ];
+                for (obj, name, v, ty) in rows {
+                    out.push(vec![t(obj), t(name), t(db.name()), i(v), Value::Int(ty)]);
+                }
+            }
+        }
+        SysView::Sessions => {
+            for s in inst.sessions() {
+                let login = s
+                    .login_time
+                    .duration_since(UNIX_EPOCH)
+                    .map(|d| d.as_micros() as i64)
+                    .unwrap_or(0);
+                out.push(vec![
+                    Value::Int(s.id as i64),
+                    Value::Timestamp(login),
+                    t(s.program_name()),
+                    Value::Null,
+                ]);
+            }
+        }
+        SysView::LogExposure => {
+            for db in inst.databases() {
+                let e = db.exposure();
+                let s = db.settings();
+                out.push(vec![
+                    Value::Int(db.id() as i64),
+                    t(db.name()),
+                    i(e.unhardened_bytes),
+                    i(e.unhardened_commits),
+                    Value::Float(e.oldest_age_ms),
+                    i(e.end_lsn),
+                    i(e.hardened_lsn),
+                    opt(s.max_exposure_bytes),
+                    opt(s.max_exposure_ms),
+                ]);
+            }
+        }
+        SysView::PgDatabase => {
+            for db in inst.databases() {
+                out.push(vec![Value::Int(db.id() as i64), t(db.name())]);
+            }
+        }
+        SysView::PgNamespace => {
+            out.push(vec![Value::Int(11), t("pg_catalog")]);
+            out.push(vec![Value::Int(2200), t("public")]);
+        }
+        SysView::PgClass | SysView::PgTables | SysView::InfoTables | SysView::InfoColumns => {
+            let db = env.tx.database();
+            for table in db.tables() {
+                match view {
+                    SysView::PgClass => out.push(vec![
+                        Value::Int(16384 + table.id() as i64),
+                        t(table.name()),
+                        Value::Int(2200),
+                        t("r"),
+                    ]),
+                    SysView::PgTables => out.push(vec![t("public"), t(table.name())]),
+                    SysView::InfoTables => out.push(vec![
+                        t(db.name()),
+                        t("public"),
+                        t(table.name()),
+                        t("BASE TABLE"),
+                    ]),
+                    _ => {
+                        for (n, c) in table.def.columns.iter().enumerate() {
+                            out.push(vec![
+                                t(db.name()),
+                                t("public"),
+                                t(table.name()),
+                                t(&c.name),
+                                Value::Int(n as i64 + 1),
+                                t(c.data_type.sql_name()),
+                                t(if c.nullable { "YES" } else { "NO" }),
+                            ]);
+                        }
+                    }
+                }
+            }
+        }
+        SysView::PgInherits => {}
+        SysView::PgType => {
+            for (oid, name) in [
+                (16, "bool"),
+                (17, "bytea"),
+                (20, "int8"),
+                (21, "int2"),
+                (23, "int4"),
+                (25, "text"),
+                (700, "float4"),
+                (701, "float8"),
+                (1043, "varchar"),
+                (1082, "date"),
+                (1114, "timestamp"),
+                (1700, "numeric"),
+                (2950, "uuid"),
+            ] {
+                out.push(vec![Value::Int(oid), t(name)]);
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,107 @@
+//! SQL type names to engine types.
+
+use crate::error::{Result, SqlError};
+use sqlparser::ast::{CharacterLength, DataType as SqlType, ExactNumberInfo};
+use walden_engine::DataType;
+
+/// A column type, and whether the type name implies an identity (`SERIAL`).
+pub fn column_type(t: &SqlType) -> Result<(DataType, bool)> {
+    if let SqlType::Custom(name, _) = t {
+        let n = name.to_string().to_ascii_lowercase();
+        let n = n
+            .rsplit('.')
+            .next()
+            .unwrap_or(&n)
+            .trim_matches('"')
+            .to_string();
+        match n.as_str() {
+            "serial" | "serial4" => return Ok((DataType::Int, true)),
+            "bigserial" | "serial8" => return Ok((DataType::BigInt, true)),
+            "smallserial" | "serial2" => return Ok((DataType::SmallInt, true)),
+            _ => {}
+        }
+    }
+    Ok((data_type(t)?, false))
+}
+
+fn char_len(l: &Option<CharacterLength>) -> Option<u32> {
+    match l {
+        Some(CharacterLength::IntegerLength { length, .. }) => Some(*length as u32),
+        _ => None,
+    }
+}
+
+/// Maps a SQL type to the engine's.
+pub fn data_type(t: &SqlType) -> Result<DataType> {
+    use SqlType as S;
+    Ok(match t {
+        S::SmallInt(_) | S::Int2(_) | S::TinyInt(_) => DataType::SmallInt,
+        S::Int(_) | S::Integer(_) | S::Int4(_) | S::MediumInt(_) => DataType::Int,
+        S::BigInt(_) | S::Int8(_) | S::Int64 => DataType::BigInt,
+        S::Bool | S::Boolean | S::Bit(_) => DataType::Bool,
+        S::Real | S::Float4 => DataType::Real,
+        S::Float8 | S::Double(_) | S::DoublePrecision | S::Float64 => DataType::Double,
+        S::Float(ExactNumberInfo::Precision(p)) if *p <= 24 => DataType::Real,
+        S::Float(_) => DataType::Double,
+        S::Numeric(info) | S::Decimal(info) | S::Dec(info) => match info {
+            ExactNumberInfo::None => DataType::Decimal {
+                precision: 0,
+                scale: 6,
+            },
+            ExactNumberInfo::Precision(p) => DataType::Decimal {
+                precision: (*p).min(38) as u8,
+                scale: 0,
+            },
+            ExactNumberInfo::PrecisionAndScale(p, s) => DataType::Decimal {
+                precision: (*p).min(38) as u8,
+                scale: (*s).clamp(0, 28) as u8,
+            },
+        },
+        S::Varchar(l)
+        | S::Nvarchar(l)
+        | S::CharacterVarying(l)
+        | S::CharVarying(l)
+        | S::Char(l)
+        | S::Character(l) => DataType::Varchar(char_len(l)),
+        S::Text | S::String(_) | S::TinyText | S::MediumText | S::LongText | S::Clob(_) => {
+            DataType::Text
+        }
+        S::Timestamp(_, _) | S::Datetime(_) | S::TimestampNtz(_) => DataType::Timestamp,
+        S::Date => DataType::Date,
+        S::Uuid => DataType::Uuid,
+        S::Bytea | S::Blob(_) | S::Varbinary(_) | S::Binary(_) | S::Bytes(_) => DataType::Bytes,
+        S::JSON | S::JSONB => DataType::Text,
+        S::Custom(name, args) => {
+            let n = name.to_string().to_ascii_lowercase();
+            let n = n
+                .rsplit('.')
+                .next()
+                .unwrap_or(&n)
+                .trim_matches('"')
+                .to_string();
+            match n.as_str() {
+                "datetime2" | "datetime" | "smalldatetime" | "datetimeoffset" | "timestamptz" => {
+                    DataType::Timestamp
+                }
+                "uniqueidentifier" => DataType::Uuid,
+                "money" | "smallmoney" => DataType::Decimal {
+                    precision: 19,
+                    scale: 4,
+                },
+                "nchar" | "bpchar" | "ntext" | "sysname" | "name" | "citext" => {
+                    DataType::Varchar(args.first().and_then(|a| a.parse().ok()))
+                }
+                "int1" | "tinyint" => DataType::SmallInt,
+                "image" | "varbinary" => DataType::Bytes,
+                "oid" | "regclass" => DataType::Int,
+                other => {
+                    return Err(SqlError::new(
+                        crate::error::ErrorKind::UndefinedObject,
+                        format!("type \"{other}\" does not exist"),
+                    ))
+                }
+            }
+        }
+        other => return Err(SqlError::unsupported(format!("type {other}"))),
+    })
+}

@@ -1,0 +1,457 @@
+//! The SQL layer end to end over an in-memory instance: DDL, DML, queries,
+//! transactions and the durability statements, the system views, and errors.
+
+use std::sync::Arc;
+use walden_engine::{Instance, InstanceConfig, LogConfig, MemVfs};
+use walden_sql::{ErrorKind, SqlEngine, SqlSession, TxStatus};
+
+fn engine() -> Arc<SqlEngine> {
+    let mem = MemVfs::new();
+    let inst = Instance::open(InstanceConfig {
+        vfs: Arc::new(mem),
+        log: LogConfig {
+            segment_size: 4 << 20,
+            preallocate_spare: false,
+            ..LogConfig::default()
+        },
+        background_checkpoints: false,
+        ..InstanceConfig::new("/sql")
+    })
+    .unwrap();
+    SqlEngine::new(inst)
+}
+
+fn rows(s: &mut SqlSession, sql: &str) -> Vec<Vec<String>> {
+    let mut res = s.execute_batch(sql);
+    let last = res.pop().unwrap_or_else(|| panic!("no result for {sql}"));
+    for r in &res {
+        if let Err(e) = r {
+            panic!("{sql}: {e}");
+        }
+    }
+    let out = last.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    out.rows
+        .iter()
+        .map(|r| {
+            r.iter()
+                .map(|v| {
+                    if v.is_null() {
+                        "NULL".into()
+                    } else {
+                        v.to_string()
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn tag(s: &mut SqlSession, sql: &str) -> String {
+    let r = s.execute_batch(sql).pop().unwrap();
+    r.unwrap_or_else(|e| panic!("{sql}: {e}")).tag
+}
+
+fn err(s: &mut SqlSession, sql: &str) -> ErrorKind {
+    match s.execute_batch(sql).pop().unwrap() {
+        Ok(o) => panic!("{sql} succeeded: {}", o.tag),
+        Err(e) => e.kind,
+    }
+}
+
+fn one(s: &mut SqlSession, sql: &str) -> String {
+    let r = rows(s, sql);
+    assert_eq!(r.len(), 1, "{sql}: {r:?}");
+    r[0][0].clone()
+}
+
+#[test]
+fn ddl_dml_and_queries() {
+    let e = engine();
+    let mut s = e.connect("walden", "u", "test").unwrap();
+    tag(
+        &mut s,
+        "CREATE TABLE dbo.orders (id INT IDENTITY(1,1) PRIMARY KEY, item VARCHAR(20) NOT NULL, qty INT DEFAULT 1, price NUMERIC(10,2), at TIMESTAMP DEFAULT now())",
+    );
+    assert_eq!(tag(&mut s, "INSERT INTO orders (item, qty, price) VALUES ('a', 2, 1.50), ('b', DEFAULT, 2.25), ('c', 5, NULL)"), "INSERT 0 3");
+    assert_eq!(
+        rows(
+            &mut s,
+            "INSERT INTO public.orders (item) VALUES ('d') RETURNING id, qty"
+        ),
+        vec![vec!["4", "1"]]
+    );
+    assert_eq!(one(&mut s, "SELECT count(*) FROM orders"), "4");
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT item FROM orders WHERE qty > 1 ORDER BY item DESC"
+        ),
+        vec![vec!["c"], vec!["a"]]
+    );
+    assert_eq!(one(&mut s, "SELECT sum(qty * price) FROM orders"), "5.25");
+    assert_eq!(
+        rows(&mut s, "SELECT TOP (2) id FROM orders ORDER BY id DESC"),
+        vec![vec!["4"], vec!["3"]]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT id FROM orders ORDER BY id LIMIT 2 OFFSET 1"),
+        vec![vec!["2"], vec!["3"]]
+    );
+    assert_eq!(
+        tag(&mut s, "UPDATE orders SET qty = qty + 10 WHERE id = 1"),
+        "UPDATE 1"
+    );
+    assert_eq!(one(&mut s, "SELECT qty FROM orders WHERE id = 1"), "12");
+    assert_eq!(
+        tag(&mut s, "DELETE FROM orders WHERE item = 'd'"),
+        "DELETE 1"
+    );
+    assert_eq!(
+        tag(&mut s, "DELETE TOP (1) FROM dbo.orders WHERE qty < 100"),
+        "DELETE 1"
+    );
+    assert_eq!(one(&mut s, "SELECT count(*) FROM orders"), "2");
+
+    tag(
+        &mut s,
+        "CREATE TABLE customers (id INT PRIMARY KEY, name TEXT)",
+    );
+    tag(&mut s, "CREATE TABLE sales (cid INT, amount INT)");
+    tag(
+        &mut s,
+        "INSERT INTO customers VALUES (1, 'ann'), (2, 'bob'), (3, 'cy')",
+    );
+    tag(
+        &mut s,
+        "INSERT INTO sales VALUES (1, 10), (1, 20), (2, 5), (4, 1)",
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT c.name, sum(s.amount) AS total FROM customers c JOIN sales s ON s.cid = c.id GROUP BY c.name HAVING sum(s.amount) > 6 ORDER BY total DESC"
+        ),
+        vec![vec!["ann", "30"]]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT c.name, s.amount FROM customers c LEFT JOIN sales s ON s.cid = c.id WHERE c.id >= 2 ORDER BY 1"),
+        vec![vec!["bob", "5"], vec!["cy", "NULL"]]
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT name FROM customers WHERE id IN (SELECT cid FROM sales) ORDER BY name"
+        ),
+        vec![vec!["ann"], vec!["bob"]]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT name FROM customers c WHERE NOT EXISTS (SELECT 1 FROM sales s WHERE s.cid = c.id)"),
+        vec![vec!["cy"]]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT name, (SELECT count(*) FROM sales s WHERE s.cid = c.id) FROM customers c ORDER BY id"),
+        vec![vec!["ann", "2"], vec!["bob", "1"], vec!["cy", "0"]]
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT DISTINCT cid FROM sales WHERE cid < 3 ORDER BY cid"
+        ),
+        vec![vec!["1"], vec!["2"]]
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT cid FROM sales UNION SELECT id FROM customers ORDER BY 1"
+        ),
+        vec![vec!["1"], vec!["2"], vec!["3"], vec!["4"]]
+    );
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT count(*) FROM customers, sales WHERE customers.id = sales.cid"
+        ),
+        "3"
+    );
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT CASE WHEN count(*) > 2 THEN 'many' ELSE 'few' END FROM sales"
+        ),
+        "many"
+    );
+    assert_eq!(one(&mut s, "SELECT coalesce(NULL, isnull(NULL, 7))"), "7");
+    assert_eq!(one(&mut s, "SELECT upper('ab') || lower('CD')"), "ABcd");
+    assert_eq!(one(&mut s, "SELECT CAST('42' AS INT) + 1"), "43");
+    assert_eq!(
+        one(&mut s, "SELECT DATEADD(day, 1, CAST('2024-02-28' AS DATE))"),
+        "2024-02-29"
+    );
+    assert_eq!(
+        one(&mut s, "SELECT DATEDIFF(day, '2024-01-01', '2024-03-01')"),
+        "60"
+    );
+
+    // INSERT ... SELECT from generate_series and from another table with TOP.
+    tag(
+        &mut s,
+        "CREATE TABLE nums (n BIGINT PRIMARY KEY, sq BIGINT)",
+    );
+    assert_eq!(
+        tag(
+            &mut s,
+            "INSERT INTO nums SELECT g, g * g FROM generate_series(1, 1000) AS g"
+        ),
+        "INSERT 0 1000"
+    );
+    assert_eq!(one(&mut s, "SELECT sq FROM nums WHERE n = 31"), "961");
+    tag(&mut s, "CREATE TABLE few (n BIGINT)");
+    assert_eq!(
+        tag(
+            &mut s,
+            "INSERT few SELECT TOP (5) n FROM nums ORDER BY n DESC"
+        ),
+        "INSERT 0 5"
+    );
+    assert_eq!(one(&mut s, "SELECT min(n) FROM few"), "996");
+}
+
+#[test]
+fn transactions_and_durability_statements() {
+    let e = engine();
+    let mut s = e.connect("walden", "u", "test").unwrap();
+    let mut other = e.connect("walden", "u", "other").unwrap();
+    tag(&mut s, "CREATE TABLE t (id INT PRIMARY KEY, v INT)");
+    tag(&mut s, "BEGIN TRAN");
+    assert_eq!(s.tx_status(), TxStatus::InBlock);
+    tag(&mut s, "INSERT INTO t VALUES (1, 1)");
+    assert_eq!(
+        one(&mut other, "SELECT count(*) FROM t"),
+        "0",
+        "uncommitted rows are invisible"
+    );
+    tag(&mut s, "COMMIT TRAN WITH (DELAYED_DURABILITY = ON)");
+    assert_eq!(one(&mut other, "SELECT count(*) FROM t"), "1");
+    // DISABLED (the default) ignores the request silently: fully durable.
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT unhardened_commits FROM sys.dm_log_exposure WHERE database_name = 'walden'"
+        ),
+        "0"
+    );
+
+    tag(
+        &mut s,
+        "ALTER DATABASE walden SET DELAYED_DURABILITY = ALLOWED",
+    );
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT delayed_durability_desc FROM sys.databases WHERE name = 'walden'"
+        ),
+        "ALLOWED"
+    );
+    tag(&mut s, "SET synchronous_commit = off");
+    assert_eq!(one(&mut s, "SHOW synchronous_commit"), "off");
+    tag(
+        &mut s,
+        "ALTER DATABASE walden SET MAX_EXPOSURE_BYTES = 1048576",
+    );
+    for i in 2..50 {
+        tag(&mut s, &format!("INSERT INTO t VALUES ({i}, {i})"));
+    }
+    tag(&mut s, "EXEC sys.sp_flush_log");
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT unhardened_bytes FROM sys.dm_log_exposure WHERE database_id = DB_ID('walden')"
+        ),
+        "0"
+    );
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT max_exposure_bytes FROM sys.databases WHERE name = 'walden'"
+        ),
+        "1048576"
+    );
+
+    // Errors abort an explicit transaction until ROLLBACK; the session goes on.
+    tag(&mut s, "BEGIN");
+    tag(&mut s, "INSERT INTO t VALUES (100, 1)");
+    assert_eq!(
+        err(&mut s, "INSERT INTO t VALUES (1, 1)"),
+        ErrorKind::UniqueViolation
+    );
+    assert_eq!(s.tx_status(), TxStatus::Failed);
+    assert_eq!(err(&mut s, "SELECT 1"), ErrorKind::InFailedTransaction);
+    assert_eq!(tag(&mut s, "COMMIT"), "ROLLBACK");
+    assert_eq!(one(&mut s, "SELECT count(*) FROM t WHERE id = 100"), "0");
+    assert_eq!(s.tx_status(), TxStatus::Idle);
+
+    // Counters move.
+    let writes: i64 = one(
+        &mut s,
+        "SELECT num_of_writes FROM sys.dm_io_virtual_file_stats(DB_ID('walden'), 2)",
+    )
+    .parse()
+    .unwrap();
+    assert!(writes > 0);
+    let flushes: i64 = one(
+        &mut s,
+        "SELECT cntr_value FROM sys.dm_os_performance_counters WHERE counter_name = 'Log Flushes/sec' AND instance_name = 'walden'",
+    )
+    .parse()
+    .unwrap();
+    assert!(flushes > 0);
+    assert!(!rows(&mut s, "SELECT wait_type, waiting_tasks_count FROM sys.dm_os_wait_stats WHERE wait_type = 'WRITELOG'").is_empty());
+    tag(&mut s, "DBCC SQLPERF('sys.dm_os_wait_stats', CLEAR)");
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT waiting_tasks_count FROM sys.dm_os_wait_stats WHERE wait_type = 'WRITELOG'"
+        ),
+        "0"
+    );
+    assert_eq!(
+        one(&mut s, "SELECT @@SPID").parse::<u32>().unwrap(),
+        s.session_id()
+    );
+    tag(&mut s, "CHECKPOINT");
+}
+
+#[test]
+fn errors_name_the_problem() {
+    let e = engine();
+    let mut s = e.connect("walden", "u", "test").unwrap();
+    tag(
+        &mut s,
+        "CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(3) NOT NULL)",
+    );
+    assert_eq!(err(&mut s, "SELEC 1"), ErrorKind::Syntax);
+    assert_eq!(err(&mut s, "SELECT * FROM nope"), ErrorKind::UndefinedTable);
+    assert_eq!(
+        err(&mut s, "SELECT nope FROM t"),
+        ErrorKind::UndefinedColumn
+    );
+    assert_eq!(
+        err(&mut s, "INSERT INTO t (id) VALUES (1)"),
+        ErrorKind::NotNullViolation
+    );
+    assert_eq!(
+        err(&mut s, "INSERT INTO t VALUES (1, 'toolong')"),
+        ErrorKind::StringTooLong
+    );
+    assert_eq!(
+        err(&mut s, "INSERT INTO t VALUES ('x', 'a')"),
+        ErrorKind::InvalidText
+    );
+    assert_eq!(err(&mut s, "SELECT 1 / 0"), ErrorKind::DivisionByZero);
+    assert_eq!(
+        err(&mut s, "CREATE TABLE t (id INT)"),
+        ErrorKind::DuplicateTable
+    );
+    assert_eq!(
+        err(&mut s, "SELECT id, count(*) FROM t"),
+        ErrorKind::GroupingError
+    );
+    assert_eq!(
+        err(&mut s, "SELECT nosuchfn(1)"),
+        ErrorKind::UndefinedFunction
+    );
+    assert!(e.connect("nodb", "u", "x").is_err());
+    // The session still works.
+    tag(&mut s, "INSERT INTO t VALUES (1, 'abc')");
+    assert_eq!(one(&mut s, "SELECT name FROM t WHERE id = 1"), "abc");
+}
+
+#[test]
+fn prepared_statements_infer_parameter_types() {
+    let e = engine();
+    let mut s = e.connect("walden", "u", "test").unwrap();
+    tag(
+        &mut s,
+        "CREATE TABLE acc (aid INT PRIMARY KEY, abalance INT, filler CHAR(84))",
+    );
+    tag(
+        &mut s,
+        "INSERT INTO acc SELECT g, 0, '' FROM generate_series(1, 100) AS g",
+    );
+    let upd = s
+        .prepare(
+            "UPDATE acc SET abalance = abalance + $1 WHERE aid = $2",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(
+        upd.param_types,
+        vec![walden_engine::DataType::Int, walden_engine::DataType::Int]
+    );
+    assert!(upd.columns.is_none());
+    let sel = s
+        .prepare("SELECT abalance FROM acc WHERE aid = $1", &[])
+        .unwrap();
+    assert_eq!(sel.columns.as_ref().unwrap()[0].name, "abalance");
+    for i in 1..=10 {
+        let out = s
+            .execute_prepared(
+                &upd,
+                vec![walden_engine::Value::Int(5), walden_engine::Value::Int(i)],
+            )
+            .unwrap();
+        assert_eq!(out.tag, "UPDATE 1");
+    }
+    let out = s
+        .execute_prepared(&sel, vec![walden_engine::Value::text("3")])
+        .unwrap();
+    assert_eq!(out.rows[0][0], walden_engine::Value::Int(5));
+    assert_eq!(one(&mut s, "SELECT sum(abalance) FROM acc"), "50");
+}
+
+#[test]
+fn pgbench_initialisation_statements() {
+    let e = engine();
+    let mut s = e.connect("walden", "postgres", "pgbench").unwrap();
+    for sql in [
+        "drop table if exists pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers",
+        "create table pgbench_history(tid int,bid int,aid    int,delta int,mtime timestamp,filler char(22))",
+        "create table pgbench_tellers(tid int not null,bid int,tbalance int,filler char(84)) with (fillfactor=100)",
+        "create table pgbench_accounts(aid    int not null,bid int,abalance int,filler char(84)) with (fillfactor=100)",
+        "create table pgbench_branches(bid int not null,bbalance int,filler char(88)) with (fillfactor=100)",
+        "begin",
+        "truncate table pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers",
+        "insert into pgbench_branches(bid,bbalance) select bid, 0 from generate_series(1, 1) as bid",
+        "insert into pgbench_tellers(tid,bid,tbalance) select tid, (tid - 1) / 10 + 1, 0 from generate_series(1, 10) as tid",
+        "insert into pgbench_accounts(aid,bid,abalance,filler) select aid, (aid - 1) / 100000 + 1, 0, '' from generate_series(1, 1000) as aid",
+        "commit",
+        "alter table pgbench_branches add primary key (bid)",
+        "alter table pgbench_tellers add primary key (tid)",
+        "alter table pgbench_accounts add primary key (aid)",
+        "vacuum analyze pgbench_branches",
+    ] {
+        let r = s.execute_batch(sql).pop().unwrap();
+        r.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    assert_eq!(one(&mut s, "select count(*) from pgbench_branches"), "1");
+    let probe = rows(&mut s, "select o.n, p.partstrat, pg_catalog.count(i.inhparent) from pg_catalog.pg_class as c join pg_catalog.pg_namespace as n on (n.oid = c.relnamespace) cross join lateral (select pg_catalog.array_position(pg_catalog.current_schemas(true), n.nspname)) as o(n) left join pg_catalog.pg_partitioned_table as p on (p.partrelid = c.oid) left join pg_catalog.pg_inherits as i on (c.oid = i.inhparent) where c.relname = 'pgbench_accounts' and o.n is not null group by 1, 2 order by 1 asc limit 1");
+    assert_eq!(probe, vec![vec!["1", "NULL", "0"]]);
+    for sql in [
+        "BEGIN;",
+        "UPDATE pgbench_accounts SET abalance = abalance + -17 WHERE aid = 42;",
+        "SELECT abalance FROM pgbench_accounts WHERE aid = 42;",
+        "UPDATE pgbench_tellers SET tbalance = tbalance + -17 WHERE tid = 3;",
+        "UPDATE pgbench_branches SET bbalance = bbalance + -17 WHERE bid = 1;",
+        "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (3, 1, 42, -17, CURRENT_TIMESTAMP);",
+        "END;",
+    ] {
+        s.execute_batch(sql).pop().unwrap().unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT abalance FROM pgbench_accounts WHERE aid = 42"
+        ),
+        "-17"
+    );
+    assert_eq!(one(&mut s, "SELECT sum(delta) FROM pgbench_history"), "-17");
+}
