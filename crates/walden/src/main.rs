@@ -7,6 +7,7 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+mod cmd_bench;
 mod cmd_crash;
 mod cmd_log;
 mod readonly_vfs;
@@ -29,6 +30,9 @@ enum Command {
     /// The process `crash-test` spawns and kills (internal).
     #[command(hide = true)]
     CrashTestChild(cmd_crash::CrashChildArgs),
+    /// The workbench: experiments against the embedded engine.
+    #[command(subcommand)]
+    Bench(cmd_bench::BenchCommand),
 }
 
 fn main() -> ExitCode {
@@ -37,6 +41,7 @@ fn main() -> ExitCode {
         Command::Log(cmd) => cmd_log::run(cmd),
         Command::CrashTest(args) => cmd_crash::run(args),
         Command::CrashTestChild(args) => cmd_crash::run_child(args),
+        Command::Bench(cmd) => cmd_bench::run(cmd),
     }
 }
 
