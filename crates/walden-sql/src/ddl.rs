@@ -268,22 +268,13 @@ pub fn truncate(db: &Arc<Database>, session: &Session, t: &ast::Truncate) -> Res
 pub fn create_sequence(
     db: &Arc<Database>,
     session: &Session,
-    name: &ast::ObjectName,
+    n: &str,
     if_not_exists: bool,
-    opts: &[ast::SequenceOptions],
+    start: Option<i64>,
+    inc: i64,
 ) -> Result<QueryOutput> {
-    let mut start = None;
-    let mut inc = 1;
-    for o in opts {
-        match o {
-            ast::SequenceOptions::IncrementBy(e, _) => inc = const_i64(e)?,
-            ast::SequenceOptions::StartWith(e, _) => start = Some(const_i64(e)?),
-            _ => {}
-        }
-    }
     let start = start.unwrap_or(if inc > 0 { 1 } else { -1 });
-    let n = object_last(name);
-    match db.create_sequence(session, &n, start, inc) {
+    match db.create_sequence(session, n, start, inc) {
         Ok(()) => Ok(QueryOutput::command("CREATE SEQUENCE")),
         Err(EngineError::SequenceExists(_)) if if_not_exists => {
             let mut out = QueryOutput::command("CREATE SEQUENCE");

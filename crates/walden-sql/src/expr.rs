@@ -476,6 +476,16 @@ impl Expr {
                 Box::new(Expr::compile(p, scope, expr)?),
                 crate::typing::data_type(dt)?,
             ),
+            // T-SQL CONVERT(type, value [, style]) as the PostgreSQL dialect reads it.
+            A::Convert {
+                expr,
+                data_type: None,
+                styles,
+                ..
+            } if matches!(expr.as_ref(), A::Identifier(_)) && !styles.is_empty() => {
+                let ty = parse_type_name(&expr.to_string())?;
+                Expr::Cast(Box::new(Expr::compile(p, scope, &styles[0])?), ty)
+            }
             A::Function(f) => {
                 if functions::aggregate_kind(f).is_some() {
                     return Err(SqlError::new(
@@ -774,6 +784,17 @@ fn sub_operand_outer(k: &SubKind) -> bool {
         SubKind::In { expr, .. } | SubKind::Quantified { expr, .. } => expr.uses_outer(),
         _ => false,
     }
+}
+
+pub(crate) fn parse_type_name(name: &str) -> Result<DataType> {
+    let dialect = sqlparser::dialect::PostgreSqlDialect {};
+    let mut parser = sqlparser::parser::Parser::new(&dialect)
+        .try_with_sql(name)
+        .map_err(|e| SqlError::syntax(e.to_string()))?;
+    let t = parser
+        .parse_data_type()
+        .map_err(|e| SqlError::syntax(e.to_string()))?;
+    crate::typing::data_type(&t)
 }
 
 pub fn ident_parts(e: &ast::Expr) -> (Option<String>, String) {

@@ -43,6 +43,13 @@ pub enum Command {
     },
     /// `DELETE TOP (n) ...`: the rest parsed as a DELETE, at most n rows.
     DeleteTop(u64, Box<Statement>),
+    /// `CREATE SEQUENCE name [START [WITH] n] [INCREMENT [BY] n] ...` (options in any order).
+    CreateSequence {
+        name: String,
+        if_not_exists: bool,
+        start: Option<i64>,
+        increment: i64,
+    },
     /// `ALTER TABLE t ADD PRIMARY KEY (cols)` (pgbench's init step).
     AddPrimaryKey {
         table: String,
@@ -333,6 +340,48 @@ pub fn parse(sql: &str) -> Result<Command> {
             }
             return Ok(Command::Show(name.to_ascii_lowercase()));
         }
+        "CREATE" if t.is(1, "SEQUENCE") => {
+            t.i += 2;
+            let if_not_exists = t.is(0, "IF") && t.is(1, "NOT") && t.is(2, "EXISTS");
+            if if_not_exists {
+                t.i += 3;
+            }
+            let name = t.ident()?;
+            let name = qualified_last(&mut t, name)?;
+            let (mut start, mut increment) = (None, 1i64);
+            let num = |t: &mut Toks| -> Result<i64> {
+                t.value()?
+                    .parse()
+                    .map_err(|_| SqlError::syntax("syntax error: sequence options need integers"))
+            };
+            while !t.at_end() {
+                if t.eat("START") {
+                    t.eat("WITH");
+                    start = Some(num(&mut t)?);
+                } else if t.eat("INCREMENT") {
+                    t.eat("BY");
+                    increment = num(&mut t)?;
+                } else if t.eat("AS") {
+                    t.ident()?;
+                } else if t.eat("MINVALUE") || t.eat("MAXVALUE") || t.eat("CACHE") {
+                    num(&mut t)?;
+                } else if t.eat("NO") {
+                    t.ident()?;
+                } else if t.eat("CYCLE") || t.eat("NOCYCLE") {
+                } else {
+                    return Err(SqlError::syntax(format!(
+                        "syntax error at or near \"{}\" in CREATE SEQUENCE",
+                        t.t[t.i]
+                    )));
+                }
+            }
+            return Ok(Command::CreateSequence {
+                name,
+                if_not_exists,
+                start,
+                increment,
+            });
+        }
         "CREATE" if t.is(1, "DATABASE") => {
             t.i += 2;
             return Ok(Command::CreateDatabase(t.ident()?));
@@ -485,6 +534,13 @@ pub fn parse_sql(sql: &str) -> Result<Statement> {
     } else {
         sql
     };
+    let rewritten2;
+    let sql = if sql.to_ascii_lowercase().contains("next value for") {
+        rewritten2 = next_value_for(sql);
+        rewritten2.as_str()
+    } else {
+        sql
+    };
     let pg = Parser::parse_sql(&PostgreSqlDialect {}, sql);
     let stmts = match pg {
         Ok(s) => s,
@@ -508,6 +564,40 @@ pub fn parse_sql(sql: &str) -> Result<Statement> {
         return Err(SqlError::syntax("syntax error: more than one statement"));
     }
     Ok(first)
+}
+
+/// `NEXT VALUE FOR [schema.]seq` becomes `nextval('seq')`.
+fn next_value_for(sql: &str) -> String {
+    let lower = sql.to_ascii_lowercase();
+    let mut out = String::with_capacity(sql.len());
+    let mut i = 0;
+    while let Some(pos) = lower[i..].find("next value for") {
+        let start = i + pos;
+        out.push_str(&sql[i..start]);
+        let mut j = start + "next value for".len();
+        while j < sql.len() && sql.as_bytes()[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        let k = sql[j..]
+            .find(|c: char| {
+                !(c.is_ascii_alphanumeric()
+                    || c == '_'
+                    || c == '.'
+                    || c == '"'
+                    || c == '['
+                    || c == ']')
+            })
+            .map_or(sql.len(), |e| j + e);
+        let name = sql[j..k]
+            .rsplit('.')
+            .next()
+            .unwrap_or("")
+            .trim_matches(['"', '[', ']']);
+        out.push_str(&format!("nextval('{name}')"));
+        i = k;
+    }
+    out.push_str(&sql[i..]);
+    out
 }
 
 fn replace_ci(s: &str, from: &str, to: &str) -> String {

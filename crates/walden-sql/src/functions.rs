@@ -63,6 +63,7 @@ pub enum Func {
     Greatest,
     Least,
     ToChar,
+    CurrentSetting,
 }
 
 impl Func {
@@ -232,6 +233,15 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         };
         return Ok(Expr::Func(func, args));
     }
+    // T-SQL CONVERT(type, value [, style]).
+    if matches!(name.as_str(), "convert" | "try_convert") && raw_args.len() >= 2 {
+        if let Some(ast::Expr::Identifier(id)) = arg_expr(raw_args[0]) {
+            let ty = crate::expr::parse_type_name(&id.value)?;
+            let v =
+                arg_expr(raw_args[1]).ok_or_else(|| SqlError::syntax("bad argument to CONVERT"))?;
+            return Ok(Expr::Cast(Box::new(Expr::compile(p, scope, v)?), ty));
+        }
+    }
     let mut args = Vec::new();
     for a in &raw_args {
         let e = arg_expr(a)
@@ -283,6 +293,7 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "greatest" => Func::Greatest,
         "least" => Func::Least,
         "to_char" => Func::ToChar,
+        "current_setting" => Func::CurrentSetting,
         other => {
             return Err(SqlError::new(
                 ErrorKind::UndefinedFunction,
@@ -640,6 +651,23 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             })
         }
         Func::ToChar => Value::text(text_arg(&arg(0))),
+        Func::CurrentSetting => {
+            let name = text_arg(&arg(0)).to_ascii_lowercase();
+            match name.as_str() {
+                "server_version_num" => Value::text("150000"),
+                "max_connections" => Value::text("100"),
+                _ => crate::server_parameters()
+                    .into_iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case(&name))
+                    .map(|(_, v)| Value::text(v))
+                    .ok_or_else(|| {
+                        SqlError::new(
+                            ErrorKind::UndefinedObject,
+                            format!("unrecognized configuration parameter \"{name}\""),
+                        )
+                    })?,
+            }
+        }
     })
 }
 

@@ -447,6 +447,19 @@ impl SqlSession {
                 }
                 Ok(QueryOutput::command("ALTER DATABASE"))
             }
+            Command::CreateSequence {
+                name,
+                if_not_exists,
+                start,
+                increment,
+            } => ddl::create_sequence(
+                &self.db,
+                &self.session,
+                name,
+                *if_not_exists,
+                *start,
+                *increment,
+            ),
             Command::AddPrimaryKey { table, columns } => {
                 let cols: Vec<&str> = columns.iter().map(|s| s.as_str()).collect();
                 self.db.add_primary_key(&self.session, table, &cols)?;
@@ -538,18 +551,6 @@ impl SqlSession {
                 ..
             } => ddl::drop(&self.db, &self.session, object_type, *if_exists, names),
             Statement::Truncate(t) => ddl::truncate(&self.db, &self.session, t),
-            Statement::CreateSequence {
-                name,
-                if_not_exists,
-                sequence_options,
-                ..
-            } => ddl::create_sequence(
-                &self.db,
-                &self.session,
-                name,
-                *if_not_exists,
-                sequence_options,
-            ),
             Statement::CreateIndex(ci) => {
                 // Tables are ordered by primary key; secondary indexes are not
                 // built yet, so the statement only checks its table.

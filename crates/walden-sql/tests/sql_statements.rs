@@ -455,3 +455,74 @@ fn pgbench_initialisation_statements() {
     );
     assert_eq!(one(&mut s, "SELECT sum(delta) FROM pgbench_history"), "-17");
 }
+
+#[test]
+fn tsql_forms_sequences_and_catalogs() {
+    let e = engine();
+    let mut s = e.connect("walden", "u", "test").unwrap();
+    tag(&mut s, "CREATE SEQUENCE seq START WITH 5 INCREMENT BY 2");
+    assert_eq!(
+        rows(&mut s, "SELECT nextval('seq'), NEXT VALUE FOR dbo.seq"),
+        vec![vec!["5", "7"]]
+    );
+    tag(
+        &mut s,
+        "CREATE TABLE dbo.T4 (id INT IDENTITY(10,5) NOT NULL PRIMARY KEY, name NVARCHAR(50), created DATETIME2 DEFAULT SYSDATETIME(), gid UNIQUEIDENTIFIER DEFAULT NEWID(), n BIGINT DEFAULT nextval('seq'))",
+    );
+    tag(&mut s, "INSERT dbo.T4 (name) VALUES (N'abc'), ('def')");
+    assert_eq!(
+        rows(&mut s, "SELECT id, name, n FROM T4 ORDER BY id"),
+        vec![vec!["10", "abc", "9"], vec!["15", "def", "11"]]
+    );
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT count(*) FROM T4 WHERE created > '2020-01-01' AND gid IS NOT NULL"
+        ),
+        "2"
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT CONVERT(INT, '12') + 1, CAST(1.5 AS INT), ISNULL(NULL, 'x')"
+        ),
+        vec![vec!["13", "2", "x"]]
+    );
+    tag(
+        &mut s,
+        "CREATE TABLE pair (a INT, b INT, PRIMARY KEY (a, b))",
+    );
+    tag(&mut s, "INSERT INTO pair VALUES (1, 2), (1, 3)");
+    assert_eq!(
+        err(&mut s, "INSERT INTO pair VALUES (1, 3)"),
+        ErrorKind::UniqueViolation
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "UPDATE pair SET b = b + 10 WHERE a = 1 AND b = 3 RETURNING a, b"
+        ),
+        vec![vec!["1", "13"]]
+    );
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT count(*) FROM pg_catalog.pg_tables WHERE tablename = 'pair'"
+        ),
+        "1"
+    );
+    assert_eq!(
+        one(&mut s, "SELECT current_setting('server_version_num')"),
+        "150000"
+    );
+    tag(&mut s, "BEGIN TRANSACTION");
+    tag(&mut s, "SET NOCOUNT ON");
+    tag(&mut s, "COMMIT TRANSACTION");
+    tag(&mut s, "CREATE DATABASE shop");
+    tag(&mut s, "USE shop");
+    tag(&mut s, "CREATE TABLE x (a INT)");
+    assert_eq!(one(&mut s, "SELECT DB_NAME()"), "shop");
+    tag(&mut s, "USE walden");
+    assert_eq!(one(&mut s, "SELECT count(*) FROM sys.databases"), "2");
+    assert_eq!(err(&mut s, "SELECT * FROM x"), ErrorKind::UndefinedTable);
+}
