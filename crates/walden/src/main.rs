@@ -10,6 +10,7 @@ use std::process::ExitCode;
 mod cmd_bench;
 mod cmd_crash;
 mod cmd_log;
+mod cmd_serve;
 mod readonly_vfs;
 
 /// Walden: a transactional SQL database whose commit path is a dial.
@@ -33,6 +34,8 @@ enum Command {
     /// The workbench: experiments against the embedded engine.
     #[command(subcommand)]
     Bench(cmd_bench::BenchCommand),
+    /// Serve SQL over the PostgreSQL wire protocol.
+    Serve(cmd_serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +45,7 @@ fn main() -> ExitCode {
         Command::CrashTest(args) => cmd_crash::run(args),
         Command::CrashTestChild(args) => cmd_crash::run_child(args),
         Command::Bench(cmd) => cmd_bench::run(cmd),
+        Command::Serve(args) => cmd_serve::run(args),
     }
 }
 

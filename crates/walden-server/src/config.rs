@@ -1,0 +1,304 @@
+//! Server configuration: a TOML file (`walden.toml`) whose settings command-line
+//! flags override.
+//!
+//! ```toml
+//! data_dir = "/var/lib/walden"
+//! listen = "127.0.0.1:5433"
+//! metrics_listen = "127.0.0.1:9187"   # optional
+//! max_connections = 100
+//! auth = "trust"                       # or "scram"
+//!
+//! [users]                              # for auth = "scram"
+//! alice = "secret"
+//!
+//! [tls]                                # optional
+//! cert = "server.crt"
+//! key = "server.key"
+//!
+//! [log]
+//! log_block_size = 61440
+//! log_buffer_size = 7340032
+//! max_flush_delay_ms = 5
+//! segment_size = 67108864
+//! sync_mode = "fdatasync"              # or "dsync"
+//!
+//! [checkpoint]
+//! interval_s = 60                      # 0: only by log volume
+//! log_bytes = 268435456
+//! ```
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use walden_engine::{InstanceConfig, SyncMode};
+
+/// How clients authenticate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AuthMethod {
+    /// Anyone may connect as anyone (the default; listen on localhost only).
+    #[default]
+    Trust,
+    /// SCRAM-SHA-256 against the `[users]` table.
+    Scram,
+}
+
+/// `[tls]`: PEM certificate chain and private key.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsFiles {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+/// `[log]`: log manager settings (each database's log).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogSection {
+    pub log_block_size: Option<usize>,
+    pub log_buffer_size: Option<usize>,
+    pub max_flush_delay_ms: Option<u64>,
+    pub segment_size: Option<u64>,
+    pub sync_mode: Option<String>,
+    pub max_write: Option<usize>,
+    pub preallocate_spare: Option<bool>,
+}
+
+/// `[checkpoint]`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointSection {
+    /// Checkpoint at least this often (seconds) when the log has grown; 0 disables.
+    pub interval_s: Option<u64>,
+    /// Checkpoint once this much log was written since the last one.
+    pub log_bytes: Option<u64>,
+    /// Run the background checkpointer (default true).
+    pub background: Option<bool>,
+}
+
+/// The configuration file as written.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    pub data_dir: Option<PathBuf>,
+    pub listen: Option<String>,
+    pub metrics_listen: Option<String>,
+    pub max_connections: Option<usize>,
+    pub auth: Option<AuthMethod>,
+    #[serde(default)]
+    pub users: BTreeMap<String, String>,
+    pub tls: Option<TlsFiles>,
+    /// Row lock wait limit in ms (absent or 0: wait forever; deadlocks are detected).
+    pub lock_timeout_ms: Option<u64>,
+    #[serde(default)]
+    pub log: LogSection,
+    #[serde(default)]
+    pub checkpoint: CheckpointSection,
+}
+
+/// Resolved server settings.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    pub data_dir: PathBuf,
+    pub listen: String,
+    pub metrics_listen: Option<String>,
+    pub max_connections: usize,
+    pub auth: AuthMethod,
+    pub users: BTreeMap<String, String>,
+    pub tls: Option<TlsFiles>,
+    pub lock_timeout_ms: Option<u64>,
+    pub log: LogSection,
+    pub checkpoint: CheckpointSection,
+    /// How long shutdown waits for running statements before closing the instance.
+    pub shutdown_timeout: Duration,
+}
+
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:5433";
+pub const DEFAULT_MAX_CONNECTIONS: usize = 100;
+
+impl ServerConfig {
+    /// Defaults: trust auth on 127.0.0.1:5433, 100 connections.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        ServerConfig {
+            data_dir: data_dir.into(),
+            listen: DEFAULT_LISTEN.into(),
+            metrics_listen: None,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            auth: AuthMethod::Trust,
+            users: BTreeMap::new(),
+            tls: None,
+            lock_timeout_ms: None,
+            log: LogSection::default(),
+            checkpoint: CheckpointSection::default(),
+            shutdown_timeout: Duration::from_secs(10),
+        }
+    }
+
+    /// Reads a TOML configuration file. Relative paths in it are taken
+    /// relative to the file's directory.
+    pub fn from_file(path: &Path) -> Result<ConfigFile, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let mut f: ConfigFile =
+            toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        let rel = |p: &mut PathBuf| {
+            if p.is_relative() {
+                *p = base.join(&*p);
+            }
+        };
+        if let Some(d) = f.data_dir.as_mut() {
+            rel(d);
+        }
+        if let Some(t) = f.tls.as_mut() {
+            rel(&mut t.cert);
+            rel(&mut t.key);
+        }
+        Ok(f)
+    }
+
+    /// Settings from a file (if any), then `data_dir` if given; the data
+    /// directory must come from one of them.
+    pub fn from_parts(file: Option<ConfigFile>, data_dir: Option<PathBuf>) -> Result<Self, String> {
+        let f = file.unwrap_or_default();
+        let dir = data_dir
+            .or(f.data_dir)
+            .ok_or("no data directory: pass --data-dir or set data_dir in the config file")?;
+        let mut c = ServerConfig::new(dir);
+        if let Some(l) = f.listen {
+            c.listen = l;
+        }
+        c.metrics_listen = f.metrics_listen;
+        if let Some(m) = f.max_connections {
+            c.max_connections = m;
+        }
+        c.auth = f.auth.unwrap_or_default();
+        c.users = f.users;
+        c.tls = f.tls;
+        c.lock_timeout_ms = f.lock_timeout_ms;
+        c.log = f.log;
+        c.checkpoint = f.checkpoint;
+        c.validate()?;
+        Ok(c)
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        if self.max_connections == 0 {
+            return Err("max_connections must be at least 1".into());
+        }
+        if self.auth == AuthMethod::Scram && self.users.is_empty() {
+            return Err("auth = \"scram\" needs a [users] table".into());
+        }
+        if let Some(m) = &self.log.sync_mode {
+            m.parse::<SyncMode>()?;
+        }
+        self.instance_config().log.validate()?;
+        Ok(())
+    }
+
+    /// The engine settings these map to.
+    pub fn instance_config(&self) -> InstanceConfig {
+        let mut ic = InstanceConfig::new(&self.data_dir);
+        let l = &self.log;
+        if let Some(v) = l.log_block_size {
+            ic.log.block_size = v;
+            // A write carries at least one block.
+            ic.log.max_write = ic.log.max_write.max(v);
+        }
+        if let Some(v) = l.log_buffer_size {
+            ic.log.buffer_size = v;
+        }
+        if let Some(v) = l.max_flush_delay_ms {
+            ic.log.max_flush_delay = Duration::from_millis(v);
+        }
+        if let Some(v) = l.segment_size {
+            ic.log.segment_size = v;
+        }
+        if let Some(v) = l.max_write {
+            ic.log.max_write = v;
+        }
+        if let Some(v) = l.preallocate_spare {
+            ic.log.preallocate_spare = v;
+        }
+        if let Some(m) = &l.sync_mode {
+            // validate() reports a bad value; keep the default here.
+            if let Ok(m) = m.parse::<SyncMode>() {
+                ic.log.sync_mode = m;
+            }
+        }
+        let cp = &self.checkpoint;
+        if let Some(s) = cp.interval_s {
+            ic.checkpoint_interval = (s > 0).then(|| Duration::from_secs(s));
+        }
+        if let Some(b) = cp.log_bytes {
+            ic.checkpoint_log_bytes = b;
+        }
+        if let Some(b) = cp.background {
+            ic.background_checkpoints = b;
+        }
+        ic.lock_timeout = self
+            .lock_timeout_ms
+            .filter(|&ms| ms > 0)
+            .map(Duration::from_millis);
+        ic
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_full_file() {
+        let f: ConfigFile = toml::from_str(
+            r#"
+            data_dir = "/tmp/w"
+            listen = "127.0.0.1:6000"
+            metrics_listen = "127.0.0.1:9187"
+            max_connections = 7
+            auth = "scram"
+            lock_timeout_ms = 500
+            [users]
+            alice = "pw"
+            [tls]
+            cert = "c.pem"
+            key = "k.pem"
+            [log]
+            log_block_size = 8192
+            log_buffer_size = 1048576
+            max_flush_delay_ms = 2
+            segment_size = 16777216
+            sync_mode = "dsync"
+            [checkpoint]
+            interval_s = 0
+            log_bytes = 1000000
+            "#,
+        )
+        .unwrap();
+        let c = ServerConfig::from_parts(Some(f), None).unwrap();
+        assert_eq!(c.max_connections, 7);
+        assert_eq!(c.auth, AuthMethod::Scram);
+        let ic = c.instance_config();
+        assert_eq!(ic.log.block_size, 8192);
+        assert_eq!(ic.log.buffer_size, 1048576);
+        assert_eq!(ic.log.max_flush_delay, Duration::from_millis(2));
+        assert_eq!(ic.log.sync_mode, SyncMode::Dsync);
+        assert_eq!(ic.checkpoint_interval, None);
+        assert_eq!(ic.checkpoint_log_bytes, 1000000);
+        assert_eq!(ic.lock_timeout, Some(Duration::from_millis(500)));
+    }
+
+    #[test]
+    fn flags_override_and_errors() {
+        let f: ConfigFile = toml::from_str("data_dir = \"/a\"").unwrap();
+        let c = ServerConfig::from_parts(Some(f), Some("/b".into())).unwrap();
+        assert_eq!(c.data_dir, PathBuf::from("/b"));
+        assert!(ServerConfig::from_parts(None, None).is_err());
+        assert!(toml::from_str::<ConfigFile>("bogus = 1").is_err());
+        let f: ConfigFile = toml::from_str("auth = \"scram\"").unwrap();
+        assert!(ServerConfig::from_parts(Some(f), Some("/x".into())).is_err());
+        let f: ConfigFile = toml::from_str("[log]\nlog_block_size = 1000").unwrap();
+        assert!(ServerConfig::from_parts(Some(f), Some("/x".into())).is_err());
+    }
+}

@@ -1,0 +1,19 @@
+//! Walden's server: the PostgreSQL wire protocol over the SQL layer
+//! (`walden serve`), and a Prometheus `/metrics` endpoint.
+//!
+//! ```no_run
+//! use walden_server::{Server, ServerConfig};
+//! let server = Server::start(ServerConfig::new("/tmp/walden-data")).unwrap();
+//! println!("listening on {}", server.local_addr());
+//! server.run(true).unwrap(); // until SIGTERM or SIGINT
+//! ```
+
+pub mod config;
+mod conn;
+pub mod metrics;
+pub mod pgtypes;
+mod server;
+pub mod sqlstate;
+
+pub use config::{AuthMethod, ConfigFile, ServerConfig};
+pub use server::{Server, ServerError, Shared, ShutdownHandle};

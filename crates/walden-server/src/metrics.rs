@@ -1,0 +1,403 @@
+//! The Prometheus `/metrics` endpoint: the counters of SPEC §5 in the text
+//! exposition format, served by a minimal HTTP/1.1 responder.
+
+use std::fmt::Write;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use walden_engine::{DelayedDurability, Instance, RecoveryModel};
+
+use crate::server::Shared;
+
+struct Out {
+    text: String,
+}
+
+impl Out {
+    fn header(&mut self, name: &str, kind: &str, help: &str) {
+        let _ = writeln!(self.text, "# HELP walden_{name} {help}");
+        let _ = writeln!(self.text, "# TYPE walden_{name} {kind}");
+    }
+    fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: f64) {
+        let _ = write!(self.text, "walden_{name}");
+        if !labels.is_empty() {
+            self.text.push('{');
+            for (i, (k, v)) in labels.iter().enumerate() {
+                if i > 0 {
+                    self.text.push(',');
+                }
+                let v = v
+                    .replace('\\', "\\\\")
+                    .replace('"', "\\\"")
+                    .replace('\n', "\\n");
+                let _ = write!(self.text, "{k}=\"{v}\"");
+            }
+            self.text.push('}');
+        }
+        let _ = writeln!(self.text, " {value}");
+    }
+}
+
+/// Renders every metric of the instance.
+pub fn render(instance: &Instance, connections: usize) -> String {
+    let mut o = Out {
+        text: String::with_capacity(8192),
+    };
+    let dbs = instance.databases();
+
+    o.header(
+        "database_info",
+        "gauge",
+        "Databases (value 1) with their settings as labels.",
+    );
+    for db in &dbs {
+        let s = db.settings();
+        let id = db.id().to_string();
+        let dd = match s.delayed_durability {
+            DelayedDurability::Disabled => "DISABLED",
+            DelayedDurability::Allowed => "ALLOWED",
+            DelayedDurability::Forced => "FORCED",
+        };
+        let rm = match s.recovery_model {
+            RecoveryModel::Simple => "SIMPLE",
+            RecoveryModel::Full => "FULL",
+        };
+        o.sample(
+            "database_info",
+            &[
+                ("db", db.name()),
+                ("database_id", &id),
+                ("recovery_model", rm),
+                ("delayed_durability", dd),
+            ],
+            1.0,
+        );
+    }
+
+    // sys.dm_io_virtual_file_stats, per database and file.
+    type FileMetric = (
+        &'static str,
+        &'static str,
+        &'static str,
+        fn(&walden_engine::FileStatsSnapshot) -> f64,
+    );
+    let file_metrics: [FileMetric; 7] = [
+        (
+            "file_writes_total",
+            "counter",
+            "Write calls (num_of_writes).",
+            |s| s.num_of_writes as f64,
+        ),
+        (
+            "file_bytes_written_total",
+            "counter",
+            "Bytes written (num_of_bytes_written).",
+            |s| s.num_of_bytes_written as f64,
+        ),
+        (
+            "file_io_stall_write_ms_total",
+            "counter",
+            "Time spent in writes and syncs, ms (io_stall_write_ms).",
+            |s| s.io_stall_write_ms,
+        ),
+        (
+            "file_reads_total",
+            "counter",
+            "Read calls (num_of_reads).",
+            |s| s.num_of_reads as f64,
+        ),
+        (
+            "file_bytes_read_total",
+            "counter",
+            "Bytes read (num_of_bytes_read).",
+            |s| s.num_of_bytes_read as f64,
+        ),
+        (
+            "file_io_stall_read_ms_total",
+            "counter",
+            "Time spent in reads, ms (io_stall_read_ms).",
+            |s| s.io_stall_read_ms,
+        ),
+        (
+            "file_size_bytes",
+            "gauge",
+            "Size on disk (size_on_disk_bytes).",
+            |s| s.size_on_disk_bytes as f64,
+        ),
+    ];
+    let snaps: Vec<_> = dbs
+        .iter()
+        .map(|db| {
+            (
+                db.data_file_stats().snapshot(),
+                db.log_file_stats().snapshot(),
+            )
+        })
+        .collect();
+    for (name, kind, help, f) in file_metrics {
+        o.header(name, kind, help);
+        for (db, (data, log)) in dbs.iter().zip(&snaps) {
+            o.sample(name, &[("db", db.name()), ("file", "data")], f(data));
+            o.sample(name, &[("db", db.name()), ("file", "log")], f(log));
+        }
+    }
+
+    // Log manager counters (Log Flushes/sec, Log Bytes Flushed/sec, Log Flush Wait Time).
+    type LogMetric = (
+        &'static str,
+        &'static str,
+        fn(&walden_engine::LogCounters) -> f64,
+    );
+    let log_metrics: [LogMetric; 9] = [
+        (
+            "log_flushes_total",
+            "Log flushes (Log Flushes/sec as a cumulative count).",
+            |c| c.log_flushes.load(Relaxed) as f64,
+        ),
+        ("log_bytes_flushed_total", "Log bytes flushed.", |c| {
+            c.log_bytes_flushed.load(Relaxed) as f64
+        }),
+        (
+            "log_flush_wait_ms_total",
+            "Time commits waited for log flushes, ms (Log Flush Wait Time).",
+            |c| c.log_flush_wait_us.load(Relaxed) as f64 / 1000.0,
+        ),
+        (
+            "log_bytes_appended_total",
+            "Log bytes appended to the buffer.",
+            |c| c.log_bytes_appended.load(Relaxed) as f64,
+        ),
+        ("log_records_appended_total", "Log records appended.", |c| {
+            c.records_appended.load(Relaxed) as f64
+        }),
+        (
+            "log_delayed_commits_total",
+            "Commits acknowledged before hardening.",
+            |c| c.delayed_commits.load(Relaxed) as f64,
+        ),
+        (
+            "log_durable_commits_total",
+            "Commits acknowledged after hardening.",
+            |c| c.durable_commits.load(Relaxed) as f64,
+        ),
+        (
+            "log_exposure_bound_waits_total",
+            "Delayed commits that waited for the exposure bound.",
+            |c| c.exposure_bound_waits.load(Relaxed) as f64,
+        ),
+        (
+            "log_exposure_bound_misses_total",
+            "Times the exposure bound was exceeded.",
+            |c| c.exposure_bound_misses.load(Relaxed) as f64,
+        ),
+    ];
+    for (name, help, f) in log_metrics {
+        o.header(name, "counter", help);
+        for db in &dbs {
+            o.sample(name, &[("db", db.name())], f(db.log().counters()));
+        }
+    }
+
+    // Transaction counters (sys.dm_os_performance_counters).
+    type TxMetric = (
+        &'static str,
+        &'static str,
+        fn(&walden_engine::DbCounters) -> u64,
+    );
+    let tx_metrics: [TxMetric; 7] = [
+        (
+            "transactions_total",
+            "Transactions (Transactions/sec as a cumulative count).",
+            |c| c.transactions.load(Relaxed),
+        ),
+        (
+            "write_transactions_total",
+            "Write transactions (Write Transactions/sec).",
+            |c| c.write_transactions.load(Relaxed),
+        ),
+        ("durable_commits_total", "Fully durable commits.", |c| {
+            c.durable_commits.load(Relaxed)
+        }),
+        ("delayed_commits_total", "Delayed durable commits.", |c| {
+            c.delayed_commits.load(Relaxed)
+        }),
+        ("rollbacks_total", "Rolled back transactions.", |c| {
+            c.rollbacks.load(Relaxed)
+        }),
+        ("checkpoints_total", "Checkpoints.", |c| {
+            c.checkpoints.load(Relaxed)
+        }),
+        ("deadlocks_total", "Deadlocks.", |c| {
+            c.deadlocks.load(Relaxed)
+        }),
+    ];
+    for (name, help, f) in tx_metrics {
+        o.header(name, "counter", help);
+        for db in &dbs {
+            o.sample(name, &[("db", db.name())], f(db.counters()) as f64);
+        }
+    }
+
+    // Live exposure (sys.dm_log_exposure).
+    let exposures: Vec<_> = dbs.iter().map(|db| db.exposure()).collect();
+    type ExpMetric = (
+        &'static str,
+        &'static str,
+        fn(&walden_engine::Exposure) -> f64,
+    );
+    let exp_metrics: [ExpMetric; 5] = [
+        (
+            "exposure_unhardened_bytes",
+            "Log bytes of acknowledged, unhardened delayed commits.",
+            |e| e.unhardened_bytes as f64,
+        ),
+        (
+            "exposure_unhardened_commits",
+            "Acknowledged, unhardened delayed commits.",
+            |e| e.unhardened_commits as f64,
+        ),
+        (
+            "exposure_oldest_age_ms",
+            "Age of the oldest acknowledged, unhardened commit, ms.",
+            |e| e.oldest_age_ms,
+        ),
+        ("log_end_lsn", "End of the log.", |e| e.end_lsn as f64),
+        ("log_hardened_lsn", "End of the hardened log.", |e| {
+            e.hardened_lsn as f64
+        }),
+    ];
+    for (name, help, f) in exp_metrics {
+        o.header(name, "gauge", help);
+        for (db, e) in dbs.iter().zip(&exposures) {
+            o.sample(name, &[("db", db.name())], f(e));
+        }
+    }
+
+    // sys.dm_os_wait_stats.
+    let waits = instance.wait_stats().rows();
+    o.header(
+        "wait_tasks_total",
+        "counter",
+        "Waits (waiting_tasks_count).",
+    );
+    for w in &waits {
+        o.sample(
+            "wait_tasks_total",
+            &[("wait_type", w.wait_type.name())],
+            w.waiting_tasks_count as f64,
+        );
+    }
+    o.header(
+        "wait_time_ms_total",
+        "counter",
+        "Time waited, ms (wait_time_ms).",
+    );
+    for w in &waits {
+        o.sample(
+            "wait_time_ms_total",
+            &[("wait_type", w.wait_type.name())],
+            w.wait_time_ms,
+        );
+    }
+    o.header(
+        "wait_max_time_ms",
+        "gauge",
+        "Longest single wait, ms (max_wait_time_ms).",
+    );
+    for w in &waits {
+        o.sample(
+            "wait_max_time_ms",
+            &[("wait_type", w.wait_type.name())],
+            w.max_wait_time_ms,
+        );
+    }
+
+    o.header("sessions", "gauge", "Open engine sessions.");
+    o.sample("sessions", &[], instance.sessions().len() as f64);
+    o.header("connections", "gauge", "Open client connections.");
+    o.sample("connections", &[], connections as f64);
+    o.text
+}
+
+/// Serves `/metrics` until the listener is dropped.
+pub async fn serve(listener: TcpListener, shared: Arc<Shared>) {
+    let mut shutdown = shared.shutdown_rx();
+    loop {
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            _ = shutdown.changed() => return,
+        };
+        match accepted {
+            Ok((stream, _)) => {
+                let shared = shared.clone();
+                tokio::spawn(async move {
+                    if let Err(e) = handle(stream, &shared).await {
+                        tracing::debug!(error = %e, "metrics request failed");
+                    }
+                });
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "metrics accept failed");
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+        }
+    }
+}
+
+async fn handle(mut stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
+    let mut req = Vec::with_capacity(1024);
+    let mut buf = [0u8; 1024];
+    let read = async {
+        loop {
+            let n = stream.read(&mut buf).await?;
+            if n == 0 {
+                break;
+            }
+            req.extend_from_slice(&buf[..n]);
+            if req.windows(4).any(|w| w == b"\r\n\r\n") || req.len() > 16 * 1024 {
+                break;
+            }
+        }
+        Ok::<_, std::io::Error>(())
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(10), read)
+        .await
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "request timeout"))??;
+    let line = String::from_utf8_lossy(&req);
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or("");
+    let path = parts.next().unwrap_or("");
+    let path = path.split('?').next().unwrap_or("");
+    let (status, ctype, body) = if method != "GET" && method != "HEAD" {
+        (
+            "405 Method Not Allowed",
+            "text/plain",
+            "method not allowed\n".to_string(),
+        )
+    } else if path == "/metrics" {
+        let instance = shared.engine.instance().clone();
+        let conns = shared.connection_count();
+        let body = tokio::task::spawn_blocking(move || render(&instance, conns))
+            .await
+            .unwrap_or_default();
+        ("200 OK", "text/plain; version=0.0.4; charset=utf-8", body)
+    } else if path == "/" {
+        (
+            "200 OK",
+            "text/plain",
+            "Walden metrics: see /metrics\n".to_string(),
+        )
+    } else {
+        ("404 Not Found", "text/plain", "not found\n".to_string())
+    };
+    let head = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await?;
+    if method != "HEAD" {
+        stream.write_all(body.as_bytes()).await?;
+    }
+    stream.shutdown().await
+}

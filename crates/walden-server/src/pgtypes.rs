@@ -1,0 +1,494 @@
+//! Mapping between Walden's types and values and PostgreSQL's type OIDs and
+//! text and binary wire formats.
+
+use bytes::{BufMut, BytesMut};
+use postgres_types::{FromSql, ToSql, Type};
+use rust_decimal::Decimal;
+use std::sync::Arc;
+use walden_engine::types::{parse_date, parse_timestamp};
+use walden_engine::{DataType, Value};
+use walden_sql::{ErrorKind, SqlError};
+
+pub const OID_BOOL: u32 = 16;
+pub const OID_BYTEA: u32 = 17;
+pub const OID_CHAR: u32 = 18;
+pub const OID_NAME: u32 = 19;
+pub const OID_INT8: u32 = 20;
+pub const OID_INT2: u32 = 21;
+pub const OID_INT4: u32 = 23;
+pub const OID_TEXT: u32 = 25;
+pub const OID_OID: u32 = 26;
+pub const OID_FLOAT4: u32 = 700;
+pub const OID_FLOAT8: u32 = 701;
+pub const OID_UNKNOWN: u32 = 705;
+pub const OID_BPCHAR: u32 = 1042;
+pub const OID_VARCHAR: u32 = 1043;
+pub const OID_DATE: u32 = 1082;
+pub const OID_TIMESTAMP: u32 = 1114;
+pub const OID_TIMESTAMPTZ: u32 = 1184;
+pub const OID_NUMERIC: u32 = 1700;
+pub const OID_UUID: u32 = 2950;
+
+/// Microseconds between 1970-01-01 (Walden's epoch) and 2000-01-01 (PostgreSQL's).
+const PG_EPOCH_OFFSET_US: i64 = 946_684_800_000_000;
+/// Days between 1970-01-01 and 2000-01-01.
+const PG_EPOCH_OFFSET_DAYS: i32 = 10_957;
+
+/// The PostgreSQL type OID of a Walden type.
+pub fn type_oid(t: &DataType) -> u32 {
+    match t {
+        DataType::SmallInt => OID_INT2,
+        DataType::Int => OID_INT4,
+        DataType::BigInt => OID_INT8,
+        DataType::Bool => OID_BOOL,
+        DataType::Real => OID_FLOAT4,
+        DataType::Double => OID_FLOAT8,
+        DataType::Decimal { .. } => OID_NUMERIC,
+        DataType::Varchar(_) => OID_VARCHAR,
+        DataType::Text => OID_TEXT,
+        DataType::Timestamp => OID_TIMESTAMP,
+        DataType::Date => OID_DATE,
+        DataType::Uuid => OID_UUID,
+        DataType::Bytes => OID_BYTEA,
+    }
+}
+
+/// `pg_type.typlen` of a Walden type (-1: variable length).
+pub fn type_size(t: &DataType) -> i16 {
+    match t {
+        DataType::SmallInt => 2,
+        DataType::Int => 4,
+        DataType::BigInt => 8,
+        DataType::Bool => 1,
+        DataType::Real => 4,
+        DataType::Double => 8,
+        DataType::Timestamp => 8,
+        DataType::Date => 4,
+        DataType::Uuid => 16,
+        DataType::Decimal { .. } | DataType::Varchar(_) | DataType::Text | DataType::Bytes => -1,
+    }
+}
+
+/// The type modifier PostgreSQL reports for a column of this type.
+pub fn type_modifier(t: &DataType) -> i32 {
+    match t {
+        DataType::Varchar(Some(n)) => *n as i32 + 4,
+        DataType::Decimal { precision, scale } if *precision > 0 => {
+            ((*precision as i32) << 16 | *scale as i32) + 4
+        }
+        _ => -1,
+    }
+}
+
+/// The Walden type a client-specified parameter OID (in Parse) asks for;
+/// `None` lets the SQL layer infer it.
+pub fn oid_to_type(oid: u32) -> Option<DataType> {
+    Some(match oid {
+        OID_INT2 => DataType::SmallInt,
+        OID_INT4 | OID_OID => DataType::Int,
+        OID_INT8 => DataType::BigInt,
+        OID_BOOL => DataType::Bool,
+        OID_FLOAT4 => DataType::Real,
+        OID_FLOAT8 => DataType::Double,
+        OID_VARCHAR | OID_BPCHAR => DataType::Varchar(None),
+        OID_TEXT | OID_NAME | OID_CHAR => DataType::Text,
+        OID_TIMESTAMP | OID_TIMESTAMPTZ => DataType::Timestamp,
+        OID_DATE => DataType::Date,
+        OID_UUID => DataType::Uuid,
+        OID_BYTEA => DataType::Bytes,
+        _ => return None,
+    })
+}
+
+fn fmt_float(x: f64, single: bool) -> String {
+    if x.is_nan() {
+        "NaN".into()
+    } else if x.is_infinite() {
+        if x > 0.0 { "Infinity" } else { "-Infinity" }.into()
+    } else if single {
+        format!("{}", x as f32)
+    } else {
+        format!("{x}")
+    }
+}
+
+/// Appends the PostgreSQL text form of `v` (not NULL) as a column of type `t`.
+pub fn encode_text(v: &Value, t: &DataType, buf: &mut BytesMut) {
+    use std::fmt::Write;
+    match v {
+        Value::Text(s) => buf.put_slice(s.as_bytes()),
+        Value::Float(x) => buf.put_slice(fmt_float(*x, matches!(t, DataType::Real)).as_bytes()),
+        Value::Int(i) if matches!(t, DataType::Bool) => {
+            buf.put_u8(if *i != 0 { b't' } else { b'f' })
+        }
+        other => {
+            let _ = write!(BytesMutWriter(buf), "{other}");
+        }
+    }
+}
+
+struct BytesMutWriter<'a>(&'a mut BytesMut);
+impl std::fmt::Write for BytesMutWriter<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0.put_slice(s.as_bytes());
+        Ok(())
+    }
+}
+
+fn as_i64(v: &Value) -> Result<i64, String> {
+    match v {
+        Value::Int(i) => Ok(*i),
+        Value::Bool(b) => Ok(*b as i64),
+        Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => Ok(*f as i64),
+        Value::Decimal(d) => i64::try_from(d.round()).map_err(|e| e.to_string()),
+        Value::Text(s) => s.trim().parse().map_err(|_| format!("not an integer: {s}")),
+        other => Err(format!("cannot send {other:?} as an integer")),
+    }
+}
+
+fn as_f64(v: &Value) -> Result<f64, String> {
+    match v {
+        Value::Float(f) => Ok(*f),
+        Value::Int(i) => Ok(*i as f64),
+        Value::Decimal(d) => d.to_string().parse().map_err(|_| "bad decimal".to_string()),
+        Value::Text(s) => s.trim().parse().map_err(|_| format!("not a number: {s}")),
+        other => Err(format!("cannot send {other:?} as a float")),
+    }
+}
+
+fn as_decimal(v: &Value) -> Result<Decimal, String> {
+    match v {
+        Value::Decimal(d) => Ok(*d),
+        Value::Int(i) => Ok(Decimal::from(*i)),
+        Value::Float(f) => Decimal::try_from(*f).map_err(|e| e.to_string()),
+        Value::Text(s) => s.trim().parse().map_err(|_| format!("not a number: {s}")),
+        other => Err(format!("cannot send {other:?} as numeric")),
+    }
+}
+
+/// Appends the PostgreSQL binary form of `v` (not NULL) as a column of type `t`.
+pub fn encode_binary(v: &Value, t: &DataType, buf: &mut BytesMut) -> Result<(), String> {
+    let range = |what: &str| format!("value out of range for {what}");
+    match t {
+        DataType::SmallInt => {
+            buf.put_i16(i16::try_from(as_i64(v)?).map_err(|_| range("smallint"))?)
+        }
+        DataType::Int => buf.put_i32(i32::try_from(as_i64(v)?).map_err(|_| range("integer"))?),
+        DataType::BigInt => buf.put_i64(as_i64(v)?),
+        DataType::Bool => match v {
+            Value::Bool(b) => buf.put_u8(*b as u8),
+            other => buf.put_u8((as_i64(other)? != 0) as u8),
+        },
+        DataType::Real => buf.put_f32(as_f64(v)? as f32),
+        DataType::Double => buf.put_f64(as_f64(v)?),
+        DataType::Decimal { .. } => {
+            let d = as_decimal(v)?;
+            d.to_sql(&Type::NUMERIC, buf).map_err(|e| e.to_string())?;
+        }
+        DataType::Varchar(_) | DataType::Text => encode_text(v, t, buf),
+        DataType::Timestamp => match v {
+            Value::Timestamp(us) => buf.put_i64(us - PG_EPOCH_OFFSET_US),
+            Value::Date(d) => buf.put_i64(*d as i64 * 86_400_000_000 - PG_EPOCH_OFFSET_US),
+            other => return Err(format!("cannot send {other:?} as a timestamp")),
+        },
+        DataType::Date => match v {
+            Value::Date(d) => buf.put_i32(d - PG_EPOCH_OFFSET_DAYS),
+            Value::Timestamp(us) => {
+                buf.put_i32(us.div_euclid(86_400_000_000) as i32 - PG_EPOCH_OFFSET_DAYS)
+            }
+            other => return Err(format!("cannot send {other:?} as a date")),
+        },
+        DataType::Uuid => match v {
+            Value::Uuid(u) => buf.put_u128(*u),
+            other => return Err(format!("cannot send {other:?} as a uuid")),
+        },
+        DataType::Bytes => match v {
+            Value::Bytes(b) => buf.put_slice(b),
+            Value::Text(s) => buf.put_slice(s.as_bytes()),
+            other => return Err(format!("cannot send {other:?} as bytea")),
+        },
+    }
+    Ok(())
+}
+
+/// Appends one field of a DataRow (length prefix and value) to `buf`.
+pub fn encode_field(
+    v: &Value,
+    t: &DataType,
+    binary: bool,
+    buf: &mut BytesMut,
+) -> Result<(), String> {
+    if v.is_null() {
+        buf.put_i32(-1);
+        return Ok(());
+    }
+    let at = buf.len();
+    buf.put_i32(0);
+    if binary {
+        encode_binary(v, t, buf)?;
+    } else {
+        encode_text(v, t, buf);
+    }
+    let len = (buf.len() - at - 4) as i32;
+    buf[at..at + 4].copy_from_slice(&len.to_be_bytes());
+    Ok(())
+}
+
+fn invalid(type_name: &str, s: &str) -> SqlError {
+    SqlError::new(
+        ErrorKind::InvalidText,
+        format!("invalid input syntax for type {type_name}: \"{s}\""),
+    )
+}
+
+fn bad_binary(type_name: &str) -> SqlError {
+    SqlError::new(
+        ErrorKind::InvalidText,
+        format!("incorrect binary data format in bind parameter of type {type_name}"),
+    )
+}
+
+fn parse_bool(s: &str) -> Option<bool> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "t" | "true" | "y" | "yes" | "on" | "1" => Some(true),
+        "f" | "false" | "n" | "no" | "off" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+fn parse_float(s: &str) -> Option<f64> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "infinity" | "+infinity" | "inf" => Some(f64::INFINITY),
+        "-infinity" | "-inf" => Some(f64::NEG_INFINITY),
+        "nan" => Some(f64::NAN),
+        t => t.parse().ok(),
+    }
+}
+
+fn parse_bytea(s: &str) -> Option<Vec<u8>> {
+    if let Some(hex) = s.strip_prefix("\\x") {
+        let hex = hex.as_bytes();
+        if hex.len() % 2 != 0 {
+            return None;
+        }
+        let digit = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+        hex.chunks(2)
+            .map(|p| Some(digit(p[0])? << 4 | digit(p[1])?))
+            .collect()
+    } else {
+        // Escape format: backslash-octal and doubled backslashes.
+        let b = s.as_bytes();
+        let mut out = Vec::with_capacity(b.len());
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] == b'\\' {
+                if b.get(i + 1) == Some(&b'\\') {
+                    out.push(b'\\');
+                    i += 2;
+                } else {
+                    let oct = s.get(i + 1..i + 4)?;
+                    out.push(u8::from_str_radix(oct, 8).ok()?);
+                    i += 4;
+                }
+            } else {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+        Some(out)
+    }
+}
+
+/// Decodes a text-format parameter as a value of the type with `oid` (the one
+/// the client declared or was told in ParameterDescription).
+pub fn decode_text_param(s: &str, oid: u32) -> Result<Value, SqlError> {
+    Ok(match oid {
+        OID_INT2 | OID_INT4 | OID_INT8 | OID_OID => {
+            let name = match oid {
+                OID_INT2 => "smallint",
+                OID_INT8 => "bigint",
+                _ => "integer",
+            };
+            Value::Int(s.trim().parse().map_err(|_| invalid(name, s))?)
+        }
+        OID_BOOL => Value::Bool(parse_bool(s).ok_or_else(|| invalid("boolean", s))?),
+        OID_FLOAT4 | OID_FLOAT8 => {
+            Value::Float(parse_float(s).ok_or_else(|| invalid("double precision", s))?)
+        }
+        OID_NUMERIC => {
+            let t = s.trim();
+            let d = t
+                .parse::<Decimal>()
+                .or_else(|_| Decimal::from_scientific(t))
+                .map_err(|_| invalid("numeric", s))?;
+            Value::Decimal(d)
+        }
+        OID_TIMESTAMP | OID_TIMESTAMPTZ => {
+            Value::Timestamp(parse_timestamp(s).ok_or_else(|| invalid("timestamp", s))?)
+        }
+        OID_DATE => Value::Date(parse_date(s).ok_or_else(|| invalid("date", s))?),
+        OID_UUID => Value::Uuid(
+            uuid::Uuid::parse_str(s.trim())
+                .map_err(|_| invalid("uuid", s))?
+                .as_u128(),
+        ),
+        OID_BYTEA => Value::Bytes(Arc::from(
+            parse_bytea(s).ok_or_else(|| invalid("bytea", s))?,
+        )),
+        _ => Value::Text(Arc::from(s)),
+    })
+}
+
+/// Decodes a binary-format parameter of the type with `oid`.
+pub fn decode_binary_param(b: &[u8], oid: u32) -> Result<Value, SqlError> {
+    let int = |b: &[u8], name: &str| -> Result<i64, SqlError> {
+        Ok(match b.len() {
+            2 => i16::from_be_bytes([b[0], b[1]]) as i64,
+            4 => i32::from_be_bytes(b.try_into().unwrap()) as i64,
+            8 => i64::from_be_bytes(b.try_into().unwrap()),
+            _ => return Err(bad_binary(name)),
+        })
+    };
+    Ok(match oid {
+        OID_INT2 => Value::Int(int(b, "smallint")?),
+        OID_INT4 | OID_OID => Value::Int(int(b, "integer")?),
+        OID_INT8 => Value::Int(int(b, "bigint")?),
+        OID_BOOL => match b {
+            [x] => Value::Bool(*x != 0),
+            _ => return Err(bad_binary("boolean")),
+        },
+        OID_FLOAT4 | OID_FLOAT8 => Value::Float(match b.len() {
+            4 => f32::from_be_bytes(b.try_into().unwrap()) as f64,
+            8 => f64::from_be_bytes(b.try_into().unwrap()),
+            _ => return Err(bad_binary("double precision")),
+        }),
+        OID_NUMERIC => {
+            Value::Decimal(Decimal::from_sql(&Type::NUMERIC, b).map_err(|_| bad_binary("numeric"))?)
+        }
+        OID_TIMESTAMP | OID_TIMESTAMPTZ => match b.len() {
+            8 => Value::Timestamp(i64::from_be_bytes(b.try_into().unwrap()) + PG_EPOCH_OFFSET_US),
+            _ => return Err(bad_binary("timestamp")),
+        },
+        OID_DATE => match b.len() {
+            4 => Value::Date(i32::from_be_bytes(b.try_into().unwrap()) + PG_EPOCH_OFFSET_DAYS),
+            _ => return Err(bad_binary("date")),
+        },
+        OID_UUID => match b.len() {
+            16 => Value::Uuid(u128::from_be_bytes(b.try_into().unwrap())),
+            _ => return Err(bad_binary("uuid")),
+        },
+        OID_BYTEA => Value::Bytes(Arc::from(b)),
+        _ => Value::Text(Arc::from(
+            std::str::from_utf8(b).map_err(|_| bad_binary("text"))?,
+        )),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(v: &Value, t: &DataType, binary: bool) -> Vec<u8> {
+        let mut b = BytesMut::new();
+        encode_field(v, t, binary, &mut b).unwrap();
+        b.to_vec()
+    }
+
+    #[test]
+    fn text_encoding() {
+        assert_eq!(&field(&Value::Int(42), &DataType::Int, false)[4..], b"42");
+        assert_eq!(
+            &field(&Value::Bool(true), &DataType::Bool, false)[4..],
+            b"t"
+        );
+        assert_eq!(
+            &field(&Value::Float(0.1f32 as f64), &DataType::Real, false)[4..],
+            b"0.1"
+        );
+        assert_eq!(
+            &field(&Value::Float(f64::INFINITY), &DataType::Double, false)[4..],
+            b"Infinity"
+        );
+        assert_eq!(
+            field(&Value::Null, &DataType::Int, false),
+            (-1i32).to_be_bytes()
+        );
+        assert_eq!(
+            &field(
+                &Value::Bytes(Arc::from(&[1u8, 0xab][..])),
+                &DataType::Bytes,
+                false
+            )[4..],
+            b"\\x01ab"
+        );
+    }
+
+    #[test]
+    fn binary_round_trips() {
+        let cases = [
+            (Value::Int(-7), DataType::SmallInt, OID_INT2),
+            (Value::Int(123456), DataType::Int, OID_INT4),
+            (Value::Int(1 << 40), DataType::BigInt, OID_INT8),
+            (Value::Bool(true), DataType::Bool, OID_BOOL),
+            (Value::Float(1.5), DataType::Real, OID_FLOAT4),
+            (Value::Float(-2.25), DataType::Double, OID_FLOAT8),
+            (
+                Value::Decimal("12345.678".parse().unwrap()),
+                DataType::Decimal {
+                    precision: 10,
+                    scale: 3,
+                },
+                OID_NUMERIC,
+            ),
+            (Value::text("héllo"), DataType::Text, OID_TEXT),
+            (
+                Value::Timestamp(1_700_000_000_123_456),
+                DataType::Timestamp,
+                OID_TIMESTAMP,
+            ),
+            (Value::Date(19_000), DataType::Date, OID_DATE),
+            (
+                Value::Uuid(0x0123_4567_89ab_cdef_0123_4567_89ab_cdef),
+                DataType::Uuid,
+                OID_UUID,
+            ),
+            (
+                Value::Bytes(Arc::from(&b"\x00\x01"[..])),
+                DataType::Bytes,
+                OID_BYTEA,
+            ),
+        ];
+        for (v, t, oid) in cases {
+            assert_eq!(type_oid(&t), oid);
+            let f = field(&v, &t, true);
+            let back = decode_binary_param(&f[4..], oid).unwrap();
+            assert_eq!(format!("{back}"), format!("{v}"), "{t:?}");
+            let text = field(&v, &t, false);
+            let back = decode_text_param(std::str::from_utf8(&text[4..]).unwrap(), oid).unwrap();
+            assert_eq!(format!("{back}"), format!("{v}"), "{t:?} text");
+        }
+    }
+
+    #[test]
+    fn text_params() {
+        assert!(
+            matches!(decode_text_param("abc", OID_INT4), Err(e) if e.kind == ErrorKind::InvalidText)
+        );
+        assert!(matches!(
+            decode_text_param("yes", OID_BOOL),
+            Ok(Value::Bool(true))
+        ));
+        assert!(matches!(
+            decode_text_param("1e3", OID_NUMERIC),
+            Ok(Value::Decimal(_))
+        ));
+        assert!(matches!(
+            decode_text_param("x", OID_UNKNOWN),
+            Ok(Value::Text(_))
+        ));
+        match decode_text_param("\\x00ff", OID_BYTEA).unwrap() {
+            Value::Bytes(b) => assert_eq!(&b[..], &[0, 255]),
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -1,0 +1,429 @@
+//! The server: listeners, connection threads, cancel requests, shutdown.
+//!
+//! Each client connection runs on its own OS thread with a single-threaded
+//! tokio runtime: the SQL session's calls block (they park while a commit
+//! waits for its log flush), and on a dedicated thread they can do so without
+//! handing work between threads for every statement. The accept loop and the
+//! `/metrics` endpoint run on a small runtime of their own.
+
+use parking_lot::{Condvar, Mutex};
+use pgwire::api::auth::sasl::scram::{gen_salted_password, ScramAuth};
+use pgwire::api::auth::{AuthSource, LoginInfo, Password};
+use pgwire::error::{PgWireError, PgWireResult};
+use pgwire::messages::startup::SecretKey;
+use pgwire::tokio::tokio_rustls::rustls;
+use pgwire::tokio::TlsAcceptor;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+use walden_engine::Instance;
+use walden_sql::SqlEngine;
+
+use crate::config::{AuthMethod, ServerConfig};
+
+/// Why the server could not start or stop cleanly.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("{0}")]
+    Config(String),
+    #[error("cannot open the instance in {dir}: {err}")]
+    Open {
+        dir: String,
+        err: walden_engine::EngineError,
+    },
+    #[error("cannot listen on {addr}: {err}")]
+    Bind { addr: String, err: std::io::Error },
+    #[error("TLS: {0}")]
+    Tls(String),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("closing the instance: {0}")]
+    Close(walden_engine::EngineError),
+}
+
+/// What a cancel request needs to reach a running statement.
+pub(crate) struct ConnEntry {
+    pub secret: i32,
+    pub cancel: Arc<AtomicBool>,
+    /// Set while the connection runs a statement: a cancel request that
+    /// arrives while it is idle is ignored, as in PostgreSQL.
+    pub busy: Arc<AtomicBool>,
+}
+
+/// State shared by the accept loop, the connections and the metrics endpoint.
+pub struct Shared {
+    pub(crate) engine: Arc<SqlEngine>,
+    pub(crate) config: ServerConfig,
+    pub(crate) tls: Option<TlsAcceptor>,
+    /// SCRAM without channel binding (plain connections) and with it (TLS).
+    pub(crate) scram_plain: Option<ScramAuth>,
+    pub(crate) scram_tls: Option<ScramAuth>,
+    shutdown_tx: watch::Sender<bool>,
+    conns: Mutex<HashMap<u32, ConnEntry>>,
+    /// Connections past startup (counted against max_connections).
+    active: AtomicUsize,
+    /// Live connection threads, for shutdown to wait on.
+    threads: Mutex<usize>,
+    threads_cv: Condvar,
+}
+
+impl Shared {
+    pub(crate) fn shutdown_rx(&self) -> watch::Receiver<bool> {
+        self.shutdown_tx.subscribe()
+    }
+
+    pub(crate) fn is_shutting_down(&self) -> bool {
+        *self.shutdown_tx.borrow()
+    }
+
+    /// Open client connections.
+    pub fn connection_count(&self) -> usize {
+        self.active.load(Relaxed)
+    }
+
+    /// Takes a connection slot, or `None` when max_connections are open.
+    pub(crate) fn acquire_slot(self: &Arc<Self>) -> Option<SlotGuard> {
+        let max = self.config.max_connections;
+        let mut cur = self.active.load(Relaxed);
+        loop {
+            if cur >= max {
+                return None;
+            }
+            match self.active.compare_exchange(cur, cur + 1, Relaxed, Relaxed) {
+                Ok(_) => return Some(SlotGuard(self.clone())),
+                Err(c) => cur = c,
+            }
+        }
+    }
+
+    pub(crate) fn register(&self, pid: u32, entry: ConnEntry) {
+        self.conns.lock().insert(pid, entry);
+    }
+
+    pub(crate) fn unregister(&self, pid: u32) {
+        self.conns.lock().remove(&pid);
+    }
+
+    /// A CancelRequest: sets the cancel flag of the session it names, if the
+    /// secret matches and a statement is running.
+    pub(crate) fn cancel(&self, pid: i32, key: &SecretKey) {
+        let conns = self.conns.lock();
+        match conns.get(&(pid as u32)) {
+            Some(e) if SecretKey::I32(e.secret).eq_value(key) => {
+                if e.busy.load(Relaxed) {
+                    e.cancel.store(true, Relaxed);
+                    tracing::info!(pid, "cancel request");
+                }
+            }
+            _ => tracing::debug!(pid, "cancel request for an unknown session ignored"),
+        }
+    }
+
+    fn cancel_all(&self) {
+        for e in self.conns.lock().values() {
+            e.cancel.store(true, Relaxed);
+        }
+    }
+}
+
+pub(crate) struct SlotGuard(Arc<Shared>);
+
+impl Drop for SlotGuard {
+    fn drop(&mut self) {
+        self.0.active.fetch_sub(1, Relaxed);
+    }
+}
+
+struct ThreadGuard(Arc<Shared>);
+
+impl Drop for ThreadGuard {
+    fn drop(&mut self) {
+        let mut n = self.0.threads.lock();
+        *n -= 1;
+        self.0.threads_cv.notify_all();
+    }
+}
+
+/// Stops a running server from another thread.
+#[derive(Clone)]
+pub struct ShutdownHandle(Arc<Shared>);
+
+impl ShutdownHandle {
+    /// Begins a shutdown: stop accepting, end every connection, close the instance.
+    pub fn shutdown(&self) {
+        self.0.shutdown_tx.send_replace(true);
+    }
+}
+
+/// A server bound to its addresses, with its instance open.
+pub struct Server {
+    shared: Arc<Shared>,
+    listener: std::net::TcpListener,
+    metrics_listener: Option<std::net::TcpListener>,
+}
+
+/// The SCRAM user table: salted passwords made at startup.
+#[derive(Debug)]
+struct Users {
+    salted: HashMap<String, (Vec<u8>, Vec<u8>)>,
+}
+
+#[async_trait::async_trait]
+impl AuthSource for Users {
+    async fn get_password(&self, login: &LoginInfo) -> PgWireResult<Password> {
+        let user = login.user().unwrap_or_default();
+        match self.salted.get(user) {
+            Some((salt, salted)) => Ok(Password::new(Some(salt.clone()), salted.clone())),
+            None => Err(PgWireError::InvalidPassword(user.to_owned())),
+        }
+    }
+}
+
+fn tls_setup(cfg: &ServerConfig) -> Result<Option<(TlsAcceptor, Vec<u8>)>, ServerError> {
+    use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+    let Some(files) = &cfg.tls else {
+        return Ok(None);
+    };
+    let cert_pem = std::fs::read(&files.cert)
+        .map_err(|e| ServerError::Tls(format!("cannot read {}: {e}", files.cert.display())))?;
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&cert_pem)
+        .collect::<Result<_, _>>()
+        .map_err(|e| ServerError::Tls(format!("{}: {e}", files.cert.display())))?;
+    if certs.is_empty() {
+        return Err(ServerError::Tls(format!(
+            "no certificate in {}",
+            files.cert.display()
+        )));
+    }
+    let key = PrivateKeyDer::from_pem_file(&files.key)
+        .map_err(|e| ServerError::Tls(format!("{}: {e}", files.key.display())))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut sc = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| ServerError::Tls(e.to_string()))?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .map_err(|e| ServerError::Tls(e.to_string()))?;
+    sc.alpn_protocols = vec![b"postgresql".to_vec()];
+    Ok(Some((TlsAcceptor::from(Arc::new(sc)), cert_pem)))
+}
+
+fn bind(addr: &str) -> Result<std::net::TcpListener, ServerError> {
+    let l = std::net::TcpListener::bind(addr).map_err(|err| ServerError::Bind {
+        addr: addr.to_string(),
+        err,
+    })?;
+    l.set_nonblocking(true)?;
+    Ok(l)
+}
+
+impl Server {
+    /// Opens the instance (creating the data directory and the `walden`
+    /// database on first start) and binds the listeners.
+    pub fn start(config: ServerConfig) -> Result<Server, ServerError> {
+        config.validate().map_err(ServerError::Config)?;
+        let tls = tls_setup(&config)?;
+        let (scram_plain, scram_tls) = if config.auth == AuthMethod::Scram {
+            let mut salted = HashMap::new();
+            for (user, pw) in &config.users {
+                let salt: [u8; 16] = rand::random();
+                let sp = gen_salted_password(
+                    pw,
+                    &salt,
+                    pgwire::api::auth::sasl::scram::SCRAM_ITERATIONS,
+                );
+                salted.insert(user.clone(), (salt.to_vec(), sp));
+            }
+            let source: Arc<dyn AuthSource> = Arc::new(Users { salted });
+            let plain = ScramAuth::new(source.clone());
+            let with_tls = match &tls {
+                Some((_, pem)) => {
+                    let mut s = ScramAuth::new(source);
+                    s.configure_certificate(pem)
+                        .map_err(|e| ServerError::Tls(format!("SCRAM channel binding: {e}")))?;
+                    Some(s)
+                }
+                None => None,
+            };
+            (Some(plain), with_tls)
+        } else {
+            (None, None)
+        };
+        let listener = bind(&config.listen)?;
+        let metrics_listener = config.metrics_listen.as_deref().map(bind).transpose()?;
+        let instance =
+            Instance::open(config.instance_config()).map_err(|err| ServerError::Open {
+                dir: config.data_dir.display().to_string(),
+                err,
+            })?;
+        let engine = SqlEngine::new(instance);
+        let (shutdown_tx, _) = watch::channel(false);
+        let shared = Arc::new(Shared {
+            engine,
+            config,
+            tls: tls.map(|(a, _)| a),
+            scram_plain,
+            scram_tls,
+            shutdown_tx,
+            conns: Mutex::new(HashMap::new()),
+            active: AtomicUsize::new(0),
+            threads: Mutex::new(0),
+            threads_cv: Condvar::new(),
+        });
+        Ok(Server {
+            shared,
+            listener,
+            metrics_listener,
+        })
+    }
+
+    /// The address clients connect to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener.local_addr().expect("bound listener")
+    }
+
+    /// The `/metrics` address, if enabled.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_listener
+            .as_ref()
+            .and_then(|l| l.local_addr().ok())
+    }
+
+    pub fn shutdown_handle(&self) -> ShutdownHandle {
+        ShutdownHandle(self.shared.clone())
+    }
+
+    /// The SQL engine (and through it the instance) this server serves.
+    pub fn engine(&self) -> &Arc<SqlEngine> {
+        &self.shared.engine
+    }
+
+    /// Serves until [`ShutdownHandle::shutdown`] (or, with `signals`, SIGTERM
+    /// or SIGINT), then ends every connection and closes the instance, which
+    /// hardens and checkpoints every database.
+    pub fn run(self, signals: bool) -> Result<(), ServerError> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .thread_name("walden-accept")
+            .build()?;
+        let shared = self.shared.clone();
+        rt.block_on(async {
+            let listener = tokio::net::TcpListener::from_std(self.listener)?;
+            tracing::info!(addr = %listener.local_addr()?, "listening");
+            if let Some(ml) = self.metrics_listener {
+                let ml = tokio::net::TcpListener::from_std(ml)?;
+                tracing::info!(addr = %ml.local_addr()?, "metrics at /metrics");
+                tokio::spawn(crate::metrics::serve(ml, shared.clone()));
+            }
+            if signals {
+                let handle = ShutdownHandle(shared.clone());
+                let mut term =
+                    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+                let mut int =
+                    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+                tokio::spawn(async move {
+                    tokio::select! {
+                        _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
+                        _ = int.recv() => tracing::info!("SIGINT: shutting down"),
+                    }
+                    handle.shutdown();
+                });
+            }
+            accept_loop(listener, &shared).await;
+            Ok::<_, ServerError>(())
+        })?;
+        drop(rt);
+        self.shared.finish()
+    }
+}
+
+async fn accept_loop(listener: tokio::net::TcpListener, shared: &Arc<Shared>) {
+    let mut shutdown = shared.shutdown_rx();
+    if *shutdown.borrow_and_update() {
+        return;
+    }
+    let mut next_id = 0u64;
+    loop {
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            _ = shutdown.changed() => break,
+        };
+        let (stream, peer) = match accepted {
+            Ok(a) => a,
+            Err(e) => {
+                // Out of file descriptors and the like: wait a little.
+                tracing::warn!(error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let std_stream = match stream.into_std() {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot take over the connection");
+                continue;
+            }
+        };
+        next_id += 1;
+        *shared.threads.lock() += 1;
+        let guard = ThreadGuard(shared.clone());
+        let sh = shared.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("walden-conn-{next_id}"))
+            .stack_size(8 << 20)
+            .spawn(move || {
+                let _guard = guard;
+                let rt = match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        tracing::error!(error = %e, "cannot start a connection runtime");
+                        return;
+                    }
+                };
+                rt.block_on(async move {
+                    match tokio::net::TcpStream::from_std(std_stream) {
+                        Ok(s) => crate::conn::serve_connection(s, peer, sh).await,
+                        Err(e) => tracing::warn!(error = %e, "cannot register the connection"),
+                    }
+                });
+            });
+        if let Err(e) = spawned {
+            // The closure (and with it the guard) was dropped.
+            tracing::error!(error = %e, "cannot spawn a connection thread");
+        }
+    }
+    tracing::info!("no longer accepting connections");
+}
+
+impl Shared {
+    /// After the accept loop ended: stop statements, wait for the
+    /// connections to end, close the instance.
+    fn finish(&self) -> Result<(), ServerError> {
+        self.cancel_all();
+        let deadline = Instant::now() + self.config.shutdown_timeout;
+        let mut n = self.threads.lock();
+        while *n > 0 {
+            if self.threads_cv.wait_until(&mut n, deadline).timed_out() {
+                tracing::warn!(
+                    connections = *n,
+                    "connections still busy at shutdown; closing anyway"
+                );
+                break;
+            }
+            // Keep cancelling statements that started meanwhile.
+            self.cancel_all();
+        }
+        drop(n);
+        tracing::info!("closing the instance");
+        self.engine.instance().close().map_err(ServerError::Close)?;
+        tracing::info!("shut down cleanly");
+        Ok(())
+    }
+}

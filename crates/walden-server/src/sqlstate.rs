@@ -1,0 +1,83 @@
+//! The one place where Walden's error kinds become PostgreSQL SQLSTATE codes.
+
+use walden_sql::ErrorKind;
+
+/// `too_many_connections`.
+pub const TOO_MANY_CONNECTIONS: &str = "53300";
+/// `invalid_catalog_name` (unknown database at startup).
+pub const INVALID_CATALOG_NAME: &str = "3D000";
+/// `admin_shutdown`.
+pub const ADMIN_SHUTDOWN: &str = "57P01";
+/// `protocol_violation`.
+pub const PROTOCOL_VIOLATION: &str = "08P01";
+/// `invalid_sql_statement_name` (unknown prepared statement).
+pub const INVALID_SQL_STATEMENT_NAME: &str = "26000";
+/// `invalid_cursor_name` (unknown portal).
+pub const INVALID_CURSOR_NAME: &str = "34000";
+/// `duplicate_prepared_statement`.
+pub const DUPLICATE_PREPARED_STATEMENT: &str = "42P05";
+/// `query_canceled` (COPY FROM STDIN failed by the client).
+pub const QUERY_CANCELED: &str = "57014";
+/// `internal_error`.
+pub const INTERNAL_ERROR: &str = "XX000";
+
+/// The SQLSTATE of an error kind.
+pub fn sqlstate(kind: ErrorKind) -> &'static str {
+    use ErrorKind as K;
+    match kind {
+        K::Syntax => "42601",
+        K::UndefinedTable => "42P01",
+        K::UndefinedColumn => "42703",
+        K::UndefinedFunction => "42883",
+        K::UndefinedObject => "42704",
+        K::UndefinedDatabase => "3D000",
+        K::DuplicateTable => "42P07",
+        K::DuplicateObject => "42710",
+        K::DuplicateDatabase => "42P04",
+        K::AmbiguousColumn => "42702",
+        K::GroupingError => "42803",
+        K::UniqueViolation => "23505",
+        K::NotNullViolation => "23502",
+        K::DataException => "22000",
+        K::NumericOutOfRange => "22003",
+        K::DivisionByZero => "22012",
+        K::InvalidText => "22P02",
+        K::StringTooLong => "22001",
+        K::Deadlock => "40P01",
+        K::LockTimeout => "55P03",
+        K::InFailedTransaction => "25P02",
+        K::NoActiveTransaction => "25P01",
+        K::ActiveTransaction => "25001",
+        K::FeatureNotSupported => "0A000",
+        K::Cancelled => "57014",
+        K::ReadOnly => "25006",
+        K::ObjectInUse => "55006",
+        K::DiskFull => "53100",
+        K::Io => "58030",
+        K::Internal => "XX000",
+        K::CardinalityViolation => "21000",
+        K::InvalidParameter => "22023",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_sqlstates() {
+        for k in [
+            ErrorKind::Syntax,
+            ErrorKind::UniqueViolation,
+            ErrorKind::Cancelled,
+            ErrorKind::Internal,
+        ] {
+            let c = sqlstate(k);
+            assert_eq!(c.len(), 5);
+            assert!(c
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit()));
+        }
+        assert_eq!(sqlstate(ErrorKind::InFailedTransaction), "25P02");
+    }
+}

@@ -1,0 +1,96 @@
+//! `walden serve`: the PostgreSQL wire-protocol server.
+
+use clap::Args;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use walden_server::{Server, ServerConfig};
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Configuration file (TOML); the flags below override it.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Data directory (created on first start with a database named `walden`).
+    /// Default: `data_dir` of the config file, else ./walden-data.
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// Address to listen on for PostgreSQL clients [default: 127.0.0.1:5433].
+    #[arg(long)]
+    listen: Option<String>,
+    /// Address of the Prometheus /metrics endpoint (off unless set).
+    #[arg(long)]
+    metrics_listen: Option<String>,
+    /// Most client connections at once [default: 100].
+    #[arg(long)]
+    max_connections: Option<usize>,
+}
+
+fn init_tracing() {
+    use std::io::IsTerminal;
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init();
+}
+
+pub fn run(args: ServeArgs) -> ExitCode {
+    init_tracing();
+    let file = match &args.config {
+        Some(p) => match ServerConfig::from_file(p) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                eprintln!("walden serve: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        None => None,
+    };
+    let data_dir = args.data_dir.clone().or_else(|| {
+        if file.as_ref().is_some_and(|f| f.data_dir.is_some()) {
+            None
+        } else {
+            Some(PathBuf::from("walden-data"))
+        }
+    });
+    let mut cfg = match ServerConfig::from_parts(file, data_dir) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("walden serve: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Some(l) = args.listen {
+        cfg.listen = l;
+    }
+    if let Some(m) = args.metrics_listen {
+        cfg.metrics_listen = Some(m);
+    }
+    if let Some(m) = args.max_connections {
+        cfg.max_connections = m;
+    }
+    let server = match Server::start(cfg) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("walden serve: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // The bound addresses on stdout, for scripts that listen on port 0.
+    let mut out = std::io::stdout();
+    let _ = writeln!(out, "listening on {}", server.local_addr());
+    if let Some(m) = server.metrics_addr() {
+        let _ = writeln!(out, "metrics on http://{m}/metrics");
+    }
+    let _ = out.flush();
+    match server.run(true) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("walden serve: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! Starting `walden serve` (the built binary) for tests, and running client
+//! programs against it with a deadline.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Serve {
+    pub child: Child,
+    pub port: u16,
+    pub metrics_port: Option<u16>,
+    pub data_dir: PathBuf,
+    stderr_path: PathBuf,
+}
+
+impl Serve {
+    /// Starts `walden serve` on an ephemeral port; `extra` are more flags.
+    pub fn start(data_dir: &Path, extra: &[&str]) -> Serve {
+        let stderr_path = data_dir.with_extension("server.log");
+        let stderr = std::fs::File::create(&stderr_path).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_walden"))
+            .arg("serve")
+            .arg("--data-dir")
+            .arg(data_dir)
+            .args(["--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0"])
+            .args(extra)
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .expect("spawn walden serve");
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut port = None;
+        let mut metrics_port = None;
+        for _ in 0..2 {
+            let mut line = String::new();
+            if out.read_line(&mut line).unwrap_or(0) == 0 {
+                break;
+            }
+            let p = || {
+                line.trim()
+                    .rsplit(':')
+                    .next()
+                    .unwrap()
+                    .trim_end_matches("/metrics")
+                    .parse::<u16>()
+                    .ok()
+            };
+            if line.starts_with("listening on ") {
+                port = p();
+            } else if line.starts_with("metrics on ") {
+                metrics_port = p();
+            }
+        }
+        let Some(port) = port else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "walden serve did not start:\n{}",
+                std::fs::read_to_string(&stderr_path).unwrap_or_default()
+            );
+        };
+        // Keep draining stdout so the server never blocks on it.
+        std::thread::spawn(move || for _ in out.lines() {});
+        Serve {
+            child,
+            port,
+            metrics_port,
+            data_dir: data_dir.to_path_buf(),
+            stderr_path,
+        }
+    }
+
+    pub fn conn_str(&self) -> String {
+        format!(
+            "host=127.0.0.1 port={} user=walden dbname=walden",
+            self.port
+        )
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
+    }
+
+    /// Sends a signal and waits (bounded) for the exit.
+    pub fn signal_and_wait(&mut self, sig: i32, limit: Duration) -> ExitStatus {
+        unsafe {
+            libc::kill(self.child.id() as i32, sig);
+        }
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                return st;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!(
+                    "walden serve did not exit after signal {sig}:\n{}",
+                    self.log()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Whether a program runs at all (`prog args` exits 0).
+pub fn have(prog: &str, args: &[&str]) -> bool {
+    Command::new(prog)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
+
+/// Runs a command to completion, killing it after `limit`.
+pub fn run_with_deadline(cmd: &mut Command, limit: Duration) -> Output {
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let id = child.id();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let d2 = done.clone();
+    let killer = std::thread::spawn(move || {
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            if d2.load(std::sync::atomic::Ordering::Relaxed) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        unsafe {
+            libc::kill(id as i32, libc::SIGKILL);
+        }
+    });
+    let out = child.wait_with_output().expect("wait");
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let _ = killer.join();
+    out
+}
