@@ -15,6 +15,7 @@ use pgwire::api::auth::{
 };
 use pgwire::api::{ClientInfo, PgWireConnectionState};
 use pgwire::error::ErrorInfo;
+use pgwire::error::PgWireError;
 use pgwire::messages::copy::CopyInResponse;
 use pgwire::messages::data::{FieldDescription, NoData, ParameterDescription, RowDescription};
 use pgwire::messages::extendedquery::{
@@ -34,7 +35,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio_util::codec::Framed;
+use tokio_util::codec::{Decoder, Encoder, Framed};
 use walden_engine::{DataType, Value};
 use walden_sql::{
     Column, CopyIn, ErrorKind, Prepared, QueryOutput, SqlError, SqlSession, TxStatus,
@@ -44,7 +45,42 @@ use crate::pgtypes;
 use crate::server::{ConnEntry, Shared};
 use crate::sqlstate::{self, sqlstate};
 
-type Socket = Framed<MaybeTls, PgWireMessageServerCodec<()>>;
+/// The socket during startup and authentication (pgwire's codec, which
+/// pgwire's SCRAM driver needs).
+type StartupSocket = Framed<MaybeTls, PgWireMessageServerCodec<()>>;
+/// The socket afterwards.
+type Socket = Framed<MaybeTls, SafeCodec>;
+
+/// pgwire's codec, with a decoder panic (a malformed message can make it
+/// index past the end of its buffer) turned into a protocol error.
+struct SafeCodec(PgWireMessageServerCodec<()>);
+
+impl Decoder for SafeCodec {
+    type Item = PgWireFrontendMessage;
+    type Error = PgWireError;
+
+    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<Self::Item>, Self::Error> {
+        let inner = &mut self.0;
+        match catch_unwind(AssertUnwindSafe(|| inner.decode(src))) {
+            Ok(r) => r,
+            Err(_) => {
+                src.clear();
+                Err(PgWireError::IoError(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "malformed message",
+                )))
+            }
+        }
+    }
+}
+
+impl Encoder<PgWireBackendMessage> for SafeCodec {
+    type Error = std::io::Error;
+
+    fn encode(&mut self, item: PgWireBackendMessage, dst: &mut BytesMut) -> IoResult {
+        self.0.encode(item, dst)
+    }
+}
 type IoResult<T = ()> = std::io::Result<T>;
 
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
@@ -97,12 +133,12 @@ impl ServerParameterProvider for NoParameters {
     }
 }
 
-async fn send_fatal(socket: &mut Socket, e: PgError) {
+async fn send_fatal(socket: &mut StartupSocket, e: PgError) {
     let _ = socket.send(e.message()).await;
     let _ = SinkExt::<PgWireBackendMessage>::close(socket).await;
 }
 
-async fn next_message(socket: &mut Socket) -> Option<PgWireFrontendMessage> {
+async fn next_message(socket: &mut StartupSocket) -> Option<PgWireFrontendMessage> {
     match tokio::time::timeout(STARTUP_TIMEOUT, socket.next()).await {
         Ok(Some(Ok(m))) => Some(m),
         Ok(Some(Err(e))) => {
@@ -256,7 +292,7 @@ pub(crate) async fn serve_connection(
     let secret: i32 = rand::random();
     let cancel = session.cancel_flag();
     let busy = Arc::new(AtomicBool::new(false));
-    shared.register(
+    let _registration = shared.register(
         pid,
         ConnEntry {
             secret,
@@ -266,8 +302,9 @@ pub(crate) async fn serve_connection(
     );
     tracing::debug!(%peer, pid, %user, %database, "connected");
 
+    socket.set_state(PgWireConnectionState::ReadyForQuery);
     let mut conn = Connection {
-        socket,
+        socket: socket.map_codec(SafeCodec),
         session,
         secret,
         cancel,
@@ -283,7 +320,6 @@ pub(crate) async fn serve_connection(
             tracing::debug!(pid, error = %e, "connection ended by an I/O error");
         }
     }
-    shared.unregister(pid);
     tracing::debug!(pid, "disconnected");
     // Dropping the session rolls back whatever it left open.
     let session = conn.session;
@@ -411,7 +447,6 @@ impl Connection {
     }
 
     async fn startup_done(&mut self, user: &str, app: &str) -> IoResult {
-        self.socket.set_state(PgWireConnectionState::ReadyForQuery);
         self.send(PgWireBackendMessage::Authentication(Authentication::Ok))
             .await?;
         let mut params = walden_sql::server_parameters();
@@ -908,6 +943,11 @@ impl Connection {
                 .await?;
             }
             return Ok(Ok(()));
+        };
+        // Encode with the types the client was told in Describe.
+        let cols = match &stmt.prepared.columns {
+            Some(described) if described.len() == cols.len() => described.clone(),
+            _ => cols,
         };
         let mut rows = out.rows.into_iter();
         let chunk: Vec<_> = if max_rows == usize::MAX {

@@ -99,12 +99,10 @@ impl Shared {
         }
     }
 
-    pub(crate) fn register(&self, pid: u32, entry: ConnEntry) {
+    /// Makes a session reachable by cancel requests while the guard lives.
+    pub(crate) fn register(self: &Arc<Self>, pid: u32, entry: ConnEntry) -> Registration {
         self.conns.lock().insert(pid, entry);
-    }
-
-    pub(crate) fn unregister(&self, pid: u32) {
-        self.conns.lock().remove(&pid);
+        Registration(self.clone(), pid)
     }
 
     /// A CancelRequest: sets the cancel flag of the session it names, if the
@@ -126,6 +124,14 @@ impl Shared {
         for e in self.conns.lock().values() {
             e.cancel.store(true, Relaxed);
         }
+    }
+}
+
+pub(crate) struct Registration(Arc<Shared>, u32);
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        self.0.conns.lock().remove(&self.1);
     }
 }
 
@@ -311,7 +317,7 @@ impl Server {
             .thread_name("walden-accept")
             .build()?;
         let shared = self.shared.clone();
-        rt.block_on(async {
+        let result = rt.block_on(async {
             let listener = tokio::net::TcpListener::from_std(self.listener)?;
             tracing::info!(addr = %listener.local_addr()?, "listening");
             if let Some(ml) = self.metrics_listener {
@@ -320,24 +326,37 @@ impl Server {
                 tokio::spawn(crate::metrics::serve(ml, shared.clone()));
             }
             if signals {
-                let handle = ShutdownHandle(shared.clone());
-                let mut term =
-                    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-                let mut int =
-                    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+                use tokio::signal::unix::{signal, SignalKind};
+                let mut term = signal(SignalKind::terminate())?;
+                let mut int = signal(SignalKind::interrupt())?;
+                let sh = shared.clone();
                 tokio::spawn(async move {
                     tokio::select! {
                         _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
                         _ = int.recv() => tracing::info!("SIGINT: shutting down"),
                     }
-                    handle.shutdown();
+                    ShutdownHandle(sh.clone()).shutdown();
+                    // A second signal does not wait for the connections: it
+                    // hardens the logs (no checkpoint) and exits.
+                    tokio::select! {
+                        _ = term.recv() => {}
+                        _ = int.recv() => {}
+                    }
+                    tracing::warn!("second signal: hardening the logs and exiting now");
+                    if let Err(e) = sh.engine.instance().shutdown_nowait() {
+                        tracing::error!(error = %e, "hardening the logs failed");
+                    }
+                    std::process::exit(1);
                 });
             }
             accept_loop(listener, &shared).await;
-            Ok::<_, ServerError>(())
-        })?;
+            let sh = shared.clone();
+            tokio::task::spawn_blocking(move || sh.finish())
+                .await
+                .map_err(|e| ServerError::Io(std::io::Error::other(e.to_string())))?
+        });
         drop(rt);
-        self.shared.finish()
+        result
     }
 }
 
@@ -369,7 +388,18 @@ async fn accept_loop(listener: tokio::net::TcpListener, shared: &Arc<Shared>) {
             }
         };
         next_id += 1;
-        *shared.threads.lock() += 1;
+        {
+            // Connections that never finish their startup still hold a
+            // thread for a while: bound them.
+            let mut n = shared.threads.lock();
+            if *n >= shared.config.max_connections * 2 + 16 {
+                drop(n);
+                tracing::warn!(%peer, "too many pending connections; closing a new one");
+                drop(std_stream);
+                continue;
+            }
+            *n += 1;
+        }
         let guard = ThreadGuard(shared.clone());
         let sh = shared.clone();
         let spawned = std::thread::Builder::new()
@@ -387,12 +417,18 @@ async fn accept_loop(listener: tokio::net::TcpListener, shared: &Arc<Shared>) {
                         return;
                     }
                 };
-                rt.block_on(async move {
-                    match tokio::net::TcpStream::from_std(std_stream) {
-                        Ok(s) => crate::conn::serve_connection(s, peer, sh).await,
-                        Err(e) => tracing::warn!(error = %e, "cannot register the connection"),
-                    }
-                });
+                // A panic ends this connection only (its guards still run).
+                let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    rt.block_on(async move {
+                        match tokio::net::TcpStream::from_std(std_stream) {
+                            Ok(s) => crate::conn::serve_connection(s, peer, sh).await,
+                            Err(e) => tracing::warn!(error = %e, "cannot register the connection"),
+                        }
+                    })
+                }));
+                if served.is_err() {
+                    tracing::error!(%peer, "connection ended by a panic");
+                }
             });
         if let Err(e) = spawned {
             // The closure (and with it the guard) was dropped.
