@@ -274,3 +274,44 @@ fn metrics_endpoint_answers() {
         "{body}"
     );
 }
+
+#[tokio::test]
+async fn config_file_settings_apply_and_flags_override_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("walden.toml");
+    std::fs::write(
+        &cfg,
+        "data_dir = \"from-file\"\nlisten = \"127.0.0.1:1\"\nmax_connections = 1\n\
+         [log]\nlog_block_size = 16384\nmax_flush_delay_ms = 2\nsegment_size = 8388608\nsync_mode = \"fdatasync\"\n\
+         [checkpoint]\ninterval_s = 0\n",
+    )
+    .unwrap();
+    // --listen (from Serve::start) overrides the file's; --data-dir too.
+    let dir = tmp.path().join("data");
+    let s = Serve::start(&dir, &["--config", cfg.to_str().unwrap()]);
+    let c = client(&s).await;
+    assert_eq!(count(&c, "SELECT count(*) FROM sys.databases").await, 1);
+    let e = tokio_postgres::connect(&s.conn_str(), NoTls)
+        .await
+        .map(|_| ())
+        .expect_err("max_connections = 1 from the file");
+    assert_eq!(e.code().map(|c| c.code()), Some("53300"), "{e}");
+    assert!(dir.exists() && !tmp.path().join("from-file").exists());
+
+    // A bad key or value is refused before anything starts.
+    std::fs::write(&cfg, "max_conections = 3\n").unwrap();
+    let out = run_with_deadline(
+        Command::new(env!("CARGO_BIN_EXE_walden"))
+            .args(["serve", "--config", cfg.to_str().unwrap()])
+            .arg("--data-dir")
+            .arg(tmp.path().join("other")),
+        Duration::from_secs(30),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("max_conections"));
+}
