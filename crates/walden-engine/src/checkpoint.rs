@@ -340,6 +340,10 @@ impl Database {
             &self.data_stats,
         )?;
         self.checkpoint_lsn.store(snap.lsn, Relaxed);
+        self.log_written_at_checkpoint.store(
+            self.log_file_stats().num_of_bytes_written.load(Relaxed),
+            Relaxed,
+        );
         *self.last_checkpoint.lock() = Instant::now();
         let released = self.log.release_before(self.retention_lsn(snap.lsn))?;
         self.counters.checkpoints.fetch_add(1, Relaxed);
