@@ -945,28 +945,27 @@ impl Connection {
             return Ok(Ok(()));
         };
         // Encode with the types the client was told in Describe.
-        let cols = match &stmt.prepared.columns {
-            Some(described) if described.len() == cols.len() => described.clone(),
-            _ => cols,
+        let described = match &stmt.prepared.columns {
+            Some(d) if d.len() == cols.len() => d.as_slice(),
+            _ => cols.as_slice(),
         };
-        let mut rows = out.rows.into_iter();
-        let chunk: Vec<_> = if max_rows == usize::MAX {
-            rows.by_ref().collect()
+        let (chunk, more) = if out.rows.len() <= max_rows {
+            (out.rows, false)
         } else {
-            rows.by_ref().take(max_rows).collect()
-        };
-        let more = rows.len() > 0;
-        let portal = self.portals.get_mut(&name).unwrap();
-        if more {
+            let mut rows = out.rows.into_iter();
+            let chunk: Vec<_> = rows.by_ref().take(max_rows).collect();
+            let portal = self.portals.get_mut(&name).unwrap();
             portal.pending = Some(Pending {
-                columns: cols.clone(),
+                columns: described.to_vec(),
                 rows,
                 tag: out.tag.clone(),
             });
-        } else {
-            portal.done_tag = Some(out.tag.clone());
+            (chunk, true)
+        };
+        if !more {
+            self.portals.get_mut(&name).unwrap().done_tag = Some(out.tag.clone());
         }
-        self.send_rows_then(&cols, &formats, chunk, more, out.tag)
+        self.send_rows_then(described, &formats, chunk, more, out.tag)
             .await
     }
 
