@@ -668,3 +668,78 @@ async fn shutdown_ends_connections_and_keeps_committed_data() {
     let r = c.query_one("SELECT count(*) FROM k", &[]).await.unwrap();
     assert_eq!(r.get::<_, i64>(0), 50);
 }
+
+/// The T-SQL statements and system views through the extended protocol with
+/// binary results: what Describe announces is what Execute sends.
+#[tokio::test]
+async fn durability_statements_and_system_views_over_the_extended_protocol() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = TestServer::start_in(dir.path(), |_| {});
+    let c = s.client().await;
+    c.batch_execute("CREATE TABLE w (id int PRIMARY KEY)")
+        .await
+        .unwrap();
+    let statements = [
+        "ALTER DATABASE walden SET DELAYED_DURABILITY = ALLOWED",
+        "BEGIN TRAN",
+        "INSERT INTO w VALUES (1)",
+        "COMMIT TRAN WITH (DELAYED_DURABILITY = ON)",
+        "EXEC sys.sp_flush_log",
+        "SET synchronous_commit = off",
+        "INSERT INTO w VALUES (2)",
+        "SET synchronous_commit = on",
+        "CHECKPOINT",
+        "DBCC SQLPERF('sys.dm_os_wait_stats', CLEAR)",
+    ];
+    for sql in statements {
+        c.execute(sql, &[])
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    let queries = [
+        "SELECT * FROM sys.dm_io_virtual_file_stats(DB_ID('walden'), NULL)",
+        "SELECT * FROM sys.dm_os_wait_stats",
+        "SELECT * FROM sys.dm_exec_session_wait_stats",
+        "SELECT * FROM sys.dm_os_performance_counters",
+        "SELECT * FROM sys.databases",
+        "SELECT * FROM sys.dm_exec_sessions",
+        "SELECT * FROM sys.dm_log_exposure",
+        "SELECT @@SPID, DB_ID('walden'), DB_NAME(), now(), newid()",
+        "SHOW server_version",
+    ];
+    for sql in queries {
+        let rows = c
+            .query(sql, &[])
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        assert!(!rows.is_empty(), "{sql}: no rows");
+        for row in &rows {
+            for (i, col) in row.columns().iter().enumerate() {
+                // Decoding each value as its announced type checks the binary encoding.
+                let ok = match *col.type_() {
+                    Type::INT2 => row.try_get::<_, Option<i16>>(i).is_ok(),
+                    Type::INT4 => row.try_get::<_, Option<i32>>(i).is_ok(),
+                    Type::INT8 => row.try_get::<_, Option<i64>>(i).is_ok(),
+                    Type::FLOAT4 => row.try_get::<_, Option<f32>>(i).is_ok(),
+                    Type::FLOAT8 => row.try_get::<_, Option<f64>>(i).is_ok(),
+                    Type::BOOL => row.try_get::<_, Option<bool>>(i).is_ok(),
+                    Type::TEXT | Type::VARCHAR => row.try_get::<_, Option<String>>(i).is_ok(),
+                    Type::NUMERIC => row.try_get::<_, Option<rust_decimal::Decimal>>(i).is_ok(),
+                    Type::TIMESTAMP => row.try_get::<_, Option<std::time::SystemTime>>(i).is_ok(),
+                    Type::DATE => row.try_get::<_, Option<chrono::NaiveDate>>(i).is_ok(),
+                    Type::UUID => row.try_get::<_, Option<uuid::Uuid>>(i).is_ok(),
+                    Type::BYTEA => row.try_get::<_, Option<Vec<u8>>>(i).is_ok(),
+                    ref t => panic!("{sql}: column {} has unexpected type {t}", col.name()),
+                };
+                assert!(
+                    ok,
+                    "{sql}: column {} ({}) does not decode",
+                    col.name(),
+                    col.type_()
+                );
+            }
+        }
+    }
+    let r = c.query_one("SELECT count(*) FROM w", &[]).await.unwrap();
+    assert_eq!(r.get::<_, i64>(0), 2);
+}
