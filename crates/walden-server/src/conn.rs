@@ -555,6 +555,9 @@ impl Connection {
         match r {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
+                // Errors found here (parameter decoding, CopyFail, result
+                // encoding) fail an explicit transaction like SQL errors do.
+                self.session.abort_statement();
                 self.send(e.message()).await?;
                 self.skip_until_sync = true;
             }
@@ -658,6 +661,7 @@ impl Connection {
                 Err(e) => Err(e.into()),
             };
             if let Err(e) = r {
+                self.session.abort_statement();
                 self.send(e.message()).await?;
                 break;
             }

@@ -461,6 +461,12 @@ pub fn parse(sql: &str) -> Result<Command> {
         _ => {}
     }
     let low = sql.to_ascii_lowercase();
+    if first == "COPY" && low.contains("freeze") {
+        // `WITH (FREEZE ON)` (pgbench -i) is a no-op here and sqlparser rejects
+        // the ON; drop the option.
+        let cleaned = drop_freeze(sql);
+        return Ok(Command::Sql(Box::new(parse_sql(&cleaned)?)));
+    }
     if low.contains("pg_catalog.pg_class") && low.contains("pg_inherits") && low.contains("relname")
     {
         if let Some(i) = low.find("c.relname = '") {
@@ -566,6 +572,46 @@ pub fn parse_sql(sql: &str) -> Result<Statement> {
     Ok(first)
 }
 
+/// Removes a COPY option list's `FREEZE [ON|OFF|TRUE|FALSE]`.
+fn drop_freeze(sql: &str) -> String {
+    let mut out = String::new();
+    let words: Vec<&str> = sql.split_inclusive([' ', ',', '(', ')']).collect();
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i]
+            .trim_matches([' ', ',', '(', ')'])
+            .to_ascii_lowercase();
+        if w == "freeze" {
+            let keep_tail: String = words[i]
+                .chars()
+                .filter(|c| *c == ')' || *c == '(')
+                .collect();
+            i += 1;
+            if i < words.len() {
+                let v = words[i]
+                    .trim_matches([' ', ',', '(', ')'])
+                    .to_ascii_lowercase();
+                if matches!(v.as_str(), "on" | "off" | "true" | "false") {
+                    let tail: String = words[i].chars().filter(|c| *c == ')').collect();
+                    out.push_str(&keep_tail);
+                    out.push_str(&tail);
+                    i += 1;
+                    continue;
+                }
+            }
+            out.push_str(&keep_tail);
+            continue;
+        }
+        out.push_str(words[i]);
+        i += 1;
+    }
+    // "(format text, )" or "()" left behind.
+    let out = out.replace(", )", ")").replace(",)", ")");
+    out.replace("with ()", "")
+        .replace("WITH ()", "")
+        .replace("with ( )", "")
+}
+
 /// `NEXT VALUE FOR [schema.]seq` becomes `nextval('seq')`.
 fn next_value_for(sql: &str) -> String {
     let lower = sql.to_ascii_lowercase();
@@ -616,6 +662,21 @@ fn replace_ci(s: &str, from: &str, to: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn copy_freeze_is_dropped() {
+        for sql in [
+            "copy pgbench_accounts from stdin with (freeze on)",
+            "COPY t FROM STDIN WITH (FORMAT text, FREEZE ON)",
+            "COPY t FROM STDIN WITH (FREEZE, FORMAT csv)",
+        ] {
+            assert!(
+                matches!(parse(sql), Ok(Command::Sql(_))),
+                "{sql}: {:?}",
+                drop_freeze(sql)
+            );
+        }
+    }
 
     #[test]
     fn splits_batches_outside_quotes() {

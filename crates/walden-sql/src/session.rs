@@ -58,7 +58,13 @@ pub struct SqlSession {
     failed: bool,
     settings: BTreeMap<String, String>,
     cancel: Arc<AtomicBool>,
+    /// Parsed statements by text: drivers and pgbench send the same texts
+    /// again and again, and parsing is most of a keyed statement's cost.
+    parsed: std::collections::HashMap<String, Arc<Command>>,
 }
+
+/// Most statements kept in a session's parse cache.
+const PARSE_CACHE: usize = 512;
 
 impl std::fmt::Debug for SqlSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -103,6 +109,7 @@ impl SqlSession {
             failed: false,
             settings,
             cancel: Arc::new(AtomicBool::new(false)),
+            parsed: std::collections::HashMap::new(),
         })
     }
 
@@ -144,17 +151,34 @@ impl SqlSession {
         // PostgreSQL; here each auto-commits, which is what pgbench and psql expect
         // of their one-statement queries.
         for s in stmts {
-            let r = front::parse(s).and_then(|c| self.execute_command(&c, &[]));
+            let r = self
+                .parse_cached(s)
+                .and_then(|c| self.execute_command(&c, &[]));
             let err = r.is_err();
+            // The copy data follows; statements after COPY FROM STDIN in the
+            // same query are not run (PostgreSQL does the same).
+            let copy = matches!(&r, Ok(o) if o.copy_in.is_some());
             if err {
                 self.note_error();
             }
             out.push(r);
-            if err {
+            if err || copy {
                 break;
             }
         }
         out
+    }
+
+    fn parse_cached(&mut self, sql: &str) -> Result<Arc<Command>> {
+        if let Some(c) = self.parsed.get(sql) {
+            return Ok(c.clone());
+        }
+        let c = Arc::new(front::parse(sql)?);
+        if self.parsed.len() >= PARSE_CACHE {
+            self.parsed.clear();
+        }
+        self.parsed.insert(sql.to_string(), c.clone());
+        Ok(c)
     }
 
     /// Parses and describes a statement (extended protocol Parse).
@@ -166,11 +190,11 @@ impl SqlSession {
             ));
         }
         let command = match stmts.first() {
-            Some(s) => front::parse(s)?,
-            None => Command::Ignored(String::new()),
+            Some(s) => self.parse_cached(s)?,
+            None => Arc::new(Command::Ignored(String::new())),
         };
         let mut p = Planner::new(self.db.clone(), &self.engine.instance, param_types);
-        let columns = match &command {
+        let columns = match command.as_ref() {
             Command::Sql(stmt) => match stmt.as_ref() {
                 Statement::Query(q) => Some(query::plan_query(&mut p, q, None)?.columns),
                 Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
@@ -193,7 +217,7 @@ impl SqlSession {
             .collect();
         Ok(Prepared {
             sql: sql.to_string(),
-            command: Arc::new(command),
+            command,
             param_types,
             columns,
         })
@@ -216,6 +240,13 @@ impl SqlSession {
             self.note_error();
         }
         r
+    }
+
+    /// Marks the current statement as failed from outside the SQL layer (a
+    /// parameter that cannot be decoded, a client's CopyFail): an explicit
+    /// transaction becomes failed, as PostgreSQL does.
+    pub fn abort_statement(&mut self) {
+        self.note_error();
     }
 
     /// An error ends an explicit transaction's usefulness: its changes are
