@@ -572,6 +572,108 @@ pub fn parse_sql(sql: &str) -> Result<Statement> {
     Ok(first)
 }
 
+/// The fast path for keyed writes sent as plain text: `INSERT`, `UPDATE` and
+/// `DELETE` statements whose literals differ from call to call (pgbench's
+/// simple protocol, ORMs without prepared statements) are turned into a
+/// template with `$n` parameters, so each statement shape is parsed once per
+/// session. Returns `None` when the statement is not eligible.
+pub fn normalize_literals(sql: &str) -> Option<(String, Vec<walden_engine::Value>)> {
+    use walden_engine::Value;
+    let trimmed = sql.trim_start();
+    let head: String = trimmed
+        .chars()
+        .take(6)
+        .collect::<String>()
+        .to_ascii_uppercase();
+    if !(head.starts_with("INSERT") || head.starts_with("UPDATE") || head.starts_with("DELETE")) {
+        return None;
+    }
+    if sql.contains('$') || sql.contains("--") || sql.contains("/*") {
+        return None;
+    }
+    let lower = sql.to_ascii_lowercase();
+    if lower.contains("returning")
+        || lower.contains(" top")
+        || lower.contains("order by")
+        || lower.contains("group by")
+    {
+        return None;
+    }
+    let b = sql.as_bytes();
+    let mut out = String::with_capacity(sql.len());
+    let mut params = Vec::new();
+    let mut i = 0;
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'"';
+    while i < b.len() {
+        let c = b[i];
+        let prev = if i > 0 { b[i - 1] } else { b' ' };
+        if c == b'\'' {
+            // A string literal; a prefixed one (N'..', E'..') is kept as is.
+            let mut j = i + 1;
+            let mut text = String::new();
+            loop {
+                if j >= b.len() {
+                    return None;
+                }
+                if b[j] == b'\'' {
+                    if j + 1 < b.len() && b[j + 1] == b'\'' {
+                        text.push('\'');
+                        j += 2;
+                        continue;
+                    }
+                    break;
+                }
+                let ch = sql[j..].chars().next()?;
+                text.push(ch);
+                j += ch.len_utf8();
+            }
+            if ident(prev) {
+                out.push_str(&sql[i..=j]);
+            } else {
+                params.push(Value::text(text));
+                out.push_str(&format!("${}", params.len()));
+            }
+            i = j + 1;
+            continue;
+        }
+        if c == b'"' {
+            let j = sql[i + 1..].find('"').map(|k| i + 1 + k)?;
+            out.push_str(&sql[i..=j]);
+            i = j + 1;
+            continue;
+        }
+        if c.is_ascii_digit() && !ident(prev) && prev != b'.' {
+            let mut j = i;
+            while j < b.len() && (b[j].is_ascii_digit() || b[j] == b'.') {
+                j += 1;
+            }
+            if j < b.len() && (b[j] == b'e' || b[j] == b'E') {
+                return None;
+            }
+            if j < b.len() && ident(b[j]) {
+                return None;
+            }
+            let n = &sql[i..j];
+            let v = if let Ok(x) = n.parse::<i64>() {
+                Value::Int(x)
+            } else {
+                Value::Decimal(n.parse().ok()?)
+            };
+            params.push(v);
+            out.push_str(&format!("${}", params.len()));
+            i = j;
+            continue;
+        }
+        let ch = sql[i..].chars().next()?;
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    if params.is_empty() {
+        return None;
+    }
+    Some((out, params))
+}
+
 /// Removes a COPY option list's `FREEZE [ON|OFF|TRUE|FALSE]`.
 fn drop_freeze(sql: &str) -> String {
     let mut out = String::new();
@@ -662,6 +764,28 @@ fn replace_ci(s: &str, from: &str, to: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn literals_become_parameters_for_keyed_writes() {
+        let (t, p) = normalize_literals(
+            "UPDATE pgbench_accounts SET abalance = abalance + -17 WHERE aid = 42;",
+        )
+        .unwrap();
+        assert_eq!(
+            t,
+            "UPDATE pgbench_accounts SET abalance = abalance + -$1 WHERE aid = $2;"
+        );
+        assert_eq!(
+            p,
+            vec![walden_engine::Value::Int(17), walden_engine::Value::Int(42)]
+        );
+        let (t, p) = normalize_literals("INSERT INTO t2 (a, b) VALUES ('it''s', 1.5)").unwrap();
+        assert_eq!(t, "INSERT INTO t2 (a, b) VALUES ($1, $2)");
+        assert_eq!(p[0], walden_engine::Value::text("it's"));
+        assert!(normalize_literals("SELECT 1").is_none());
+        assert!(normalize_literals("DELETE TOP (3) FROM t").is_none());
+        assert!(normalize_literals("INSERT INTO t VALUES (N'x', 1e5)").is_none());
+    }
 
     #[test]
     fn copy_freeze_is_dropped() {

@@ -61,6 +61,8 @@ pub struct SqlSession {
     /// Parsed statements by text: drivers and pgbench send the same texts
     /// again and again, and parsing is most of a keyed statement's cost.
     parsed: std::collections::HashMap<String, Arc<Command>>,
+    /// Parsed templates of keyed writes with their literals lifted out.
+    templates: std::collections::HashMap<String, Option<Arc<Command>>>,
 }
 
 /// Most statements kept in a session's parse cache.
@@ -110,6 +112,7 @@ impl SqlSession {
             settings,
             cancel: Arc::new(AtomicBool::new(false)),
             parsed: std::collections::HashMap::new(),
+            templates: std::collections::HashMap::new(),
         })
     }
 
@@ -151,9 +154,12 @@ impl SqlSession {
         // PostgreSQL; here each auto-commits, which is what pgbench and psql expect
         // of their one-statement queries.
         for s in stmts {
-            let r = self
-                .parse_cached(s)
-                .and_then(|c| self.execute_command(&c, &[]));
+            let r = match self.fast_template(s) {
+                Some((c, params)) => self.execute_command(&c, &params),
+                None => self
+                    .parse_cached(s)
+                    .and_then(|c| self.execute_command(&c, &[])),
+            };
             let err = r.is_err();
             // The copy data follows; statements after COPY FROM STDIN in the
             // same query are not run (PostgreSQL does the same).
@@ -167,6 +173,24 @@ impl SqlSession {
             }
         }
         out
+    }
+
+    /// A keyed write whose literals were lifted into parameters, with its
+    /// cached parse (see `front::normalize_literals`); `None` to parse the
+    /// text as it is.
+    fn fast_template(&mut self, sql: &str) -> Option<(Arc<Command>, Vec<Value>)> {
+        let (template, params) = front::normalize_literals(sql)?;
+        if let Some(c) = self.templates.get(&template) {
+            return c.clone().map(|c| (c, params));
+        }
+        // Templates that do not parse (a literal where the grammar wants a
+        // keyword or a type modifier) are remembered as such.
+        let parsed = front::parse(&template).ok().map(Arc::new);
+        if self.templates.len() >= PARSE_CACHE {
+            self.templates.clear();
+        }
+        self.templates.insert(template, parsed.clone());
+        parsed.map(|c| (c, params))
     }
 
     fn parse_cached(&mut self, sql: &str) -> Result<Arc<Command>> {
