@@ -101,6 +101,8 @@ pub enum BinOp {
     Or,
     IsDistinct,
     IsNotDistinct,
+    /// `~`, `~*`, `!~`, `!~*`: (case insensitive, negated).
+    Regex(bool, bool),
 }
 
 /// What a subquery yields.
@@ -236,6 +238,24 @@ fn bin_op(op: &BinaryOperator) -> Result<BinOp> {
         B::GtEq => BinOp::GtEq,
         B::And => BinOp::And,
         B::Or => BinOp::Or,
+        B::PGRegexMatch => BinOp::Regex(false, false),
+        B::PGRegexIMatch => BinOp::Regex(true, false),
+        B::PGRegexNotMatch => BinOp::Regex(false, true),
+        B::PGRegexNotIMatch => BinOp::Regex(true, true),
+        B::PGCustomBinaryOperator(parts)
+            if parts.last().is_some_and(|p| {
+                p.starts_with('~') || p.starts_with("!~") || p == "=" || p == "<>"
+            }) =>
+        {
+            match parts.last().unwrap().as_str() {
+                "~" => BinOp::Regex(false, false),
+                "~*" => BinOp::Regex(true, false),
+                "!~" => BinOp::Regex(false, true),
+                "!~*" => BinOp::Regex(true, true),
+                "=" => BinOp::Eq,
+                _ => BinOp::NotEq,
+            }
+        }
         other => return Err(SqlError::unsupported(format!("operator {other}"))),
     })
 }
@@ -583,6 +603,8 @@ impl Expr {
                 }
             }
             A::Tuple(items) if items.len() == 1 => Expr::compile(p, scope, &items[0])?,
+            // One collation (binary UTF-8 order) is all there is.
+            A::Collate { expr, .. } => Expr::compile(p, scope, expr)?,
             other => return Err(SqlError::unsupported(format!("expression {other}"))),
         })
     }
@@ -1072,6 +1094,18 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> Result<Value> {
     }
     if op == Concat {
         return Ok(Value::text(format!("{a}{b}")));
+    }
+    if let Regex(ci, neg) = op {
+        let re = regex::RegexBuilder::new(&b.to_string())
+            .case_insensitive(ci)
+            .build()
+            .map_err(|e| {
+                SqlError::new(
+                    ErrorKind::InvalidParameter,
+                    format!("invalid regular expression: {e}"),
+                )
+            })?;
+        return Ok(Value::Bool(re.is_match(&a.to_string()) != neg));
     }
     let (a, b) = unify(a, b)?;
     let undefined = |a: &Value, b: &Value| {

@@ -227,6 +227,7 @@ pub fn static_type(e: &Expr, types: &[DataType], params: &[Option<DataType>]) ->
         Expr::Neg(x) => static_type(x, types, params)?,
         Expr::Bin(op, a, b) => match op {
             BinOp::Concat => DataType::Text,
+            BinOp::Regex(..) => DataType::Bool,
             BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
                 let (ta, tb) = (static_type(a, types, params), static_type(b, types, params));
                 match (ta, tb) {

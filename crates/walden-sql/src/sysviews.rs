@@ -22,6 +22,7 @@ pub enum SysView {
     PgTables,
     PgInherits,
     PgType,
+    PgAm,
     InfoTables,
     InfoColumns,
 }
@@ -43,6 +44,7 @@ pub fn lookup(schema: Option<&str>, name: &str) -> Option<SysView> {
         (Some("pg_catalog") | None, "pg_tables") => SysView::PgTables,
         (Some("pg_catalog") | None, "pg_inherits") => SysView::PgInherits,
         (Some("pg_catalog") | None, "pg_type") => SysView::PgType,
+        (Some("pg_catalog") | None, "pg_am") => SysView::PgAm,
         (Some("information_schema"), "tables") => SysView::InfoTables,
         (Some("information_schema"), "columns") => SysView::InfoColumns,
         _ => return None,
@@ -117,13 +119,28 @@ impl SysView {
                 ("max_exposure_bytes", T::BigInt),
                 ("max_exposure_ms", T::BigInt),
             ],
-            SysView::PgDatabase => vec![("oid", T::Int), ("datname", text)],
-            SysView::PgNamespace => vec![("oid", T::Int), ("nspname", text)],
+            SysView::PgDatabase => vec![
+                ("oid", T::Int),
+                ("datname", text.clone()),
+                ("datdba", T::Int),
+                ("encoding", T::Int),
+                ("datcollate", text.clone()),
+                ("datctype", text.clone()),
+                ("daticulocale", text.clone()),
+                ("datlocprovider", text.clone()),
+                ("datacl", text),
+            ],
+            SysView::PgNamespace => vec![("oid", T::Int), ("nspname", text), ("nspowner", T::Int)],
+            SysView::PgAm => vec![("oid", T::Int), ("amname", text)],
             SysView::PgClass => vec![
                 ("oid", T::Int),
                 ("relname", text.clone()),
                 ("relnamespace", T::Int),
-                ("relkind", text),
+                ("relkind", text.clone()),
+                ("relam", T::Int),
+                ("relowner", T::Int),
+                ("relpersistence", text),
+                ("reltuples", T::Double),
             ],
             SysView::PgTables => vec![("schemaname", text.clone()), ("tablename", text)],
             SysView::PgInherits => vec![
@@ -350,13 +367,24 @@ pub fn rows(view: SysView, args: &[Value], env: &Env<'_>) -> Result<Vec<Vec<Valu
         }
         SysView::PgDatabase => {
             for db in inst.databases() {
-                out.push(vec![Value::Int(db.id() as i64), t(db.name())]);
+                out.push(vec![
+                    Value::Int(db.id() as i64),
+                    t(db.name()),
+                    Value::Int(10),
+                    Value::Int(6),
+                    t("C.UTF-8"),
+                    t("C.UTF-8"),
+                    Value::Null,
+                    t("c"),
+                    Value::Null,
+                ]);
             }
         }
         SysView::PgNamespace => {
-            out.push(vec![Value::Int(11), t("pg_catalog")]);
-            out.push(vec![Value::Int(2200), t("public")]);
+            out.push(vec![Value::Int(11), t("pg_catalog"), Value::Int(10)]);
+            out.push(vec![Value::Int(2200), t("public"), Value::Int(10)]);
         }
+        SysView::PgAm => out.push(vec![Value::Int(2), t("heap")]),
         SysView::PgClass | SysView::PgTables | SysView::InfoTables | SysView::InfoColumns => {
             let db = env.tx.database();
             for table in db.tables() {
@@ -366,6 +394,10 @@ pub fn rows(view: SysView, args: &[Value], env: &Env<'_>) -> Result<Vec<Vec<Valu
                         t(table.name()),
                         Value::Int(2200),
                         t("r"),
+                        Value::Int(2),
+                        Value::Int(10),
+                        t("p"),
+                        Value::Float(table.len() as f64),
                     ]),
                     SysView::PgTables => out.push(vec![t("public"), t(table.name())]),
                     SysView::InfoTables => out.push(vec![
@@ -392,24 +424,36 @@ pub fn rows(view: SysView, args: &[Value], env: &Env<'_>) -> Result<Vec<Vec<Valu
         }
         SysView::PgInherits => {}
         SysView::PgType => {
-            for (oid, name) in [
-                (16, "bool"),
-                (17, "bytea"),
-                (20, "int8"),
-                (21, "int2"),
-                (23, "int4"),
-                (25, "text"),
-                (700, "float4"),
-                (701, "float8"),
-                (1043, "varchar"),
-                (1082, "date"),
-                (1114, "timestamp"),
-                (1700, "numeric"),
-                (2950, "uuid"),
-            ] {
-                out.push(vec![Value::Int(oid), t(name)]);
+            for (oid, name) in TYPES {
+                out.push(vec![Value::Int(*oid), t(name)]);
             }
         }
     }
     Ok(out)
+}
+
+/// PostgreSQL type OIDs of Walden's types.
+const TYPES: &[(i64, &str)] = &[
+    (16, "bool"),
+    (17, "bytea"),
+    (20, "int8"),
+    (21, "int2"),
+    (23, "int4"),
+    (25, "text"),
+    (700, "float4"),
+    (701, "float8"),
+    (1043, "varchar"),
+    (1082, "date"),
+    (1114, "timestamp"),
+    (1700, "numeric"),
+    (2950, "uuid"),
+];
+
+/// The name of a type OID (`format_type`).
+pub fn type_name_of_oid(oid: i64) -> String {
+    TYPES
+        .iter()
+        .find(|(o, _)| *o == oid)
+        .map(|(_, n)| n.to_string())
+        .unwrap_or_else(|| "???".into())
 }

@@ -526,3 +526,45 @@ fn tsql_forms_sequences_and_catalogs() {
     assert_eq!(one(&mut s, "SELECT count(*) FROM sys.databases"), "2");
     assert_eq!(err(&mut s, "SELECT * FROM x"), ErrorKind::UndefinedTable);
 }
+
+#[test]
+fn psql_list_commands_work() {
+    let e = engine();
+    let mut s = e.connect("walden", "walden", "psql").unwrap();
+    tag(&mut s, "CREATE TABLE t (id INT PRIMARY KEY)");
+    // psql 15's \dt
+    let dt = rows(
+        &mut s,
+        r#"SELECT n.nspname as "Schema",
+  c.relname as "Name",
+  CASE c.relkind WHEN 'r' THEN 'table' WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' WHEN 'i' THEN 'index' WHEN 'S' THEN 'sequence' WHEN 't' THEN 'TOAST table' WHEN 'f' THEN 'foreign table' WHEN 'p' THEN 'partitioned table' WHEN 'I' THEN 'partitioned index' END as "Type",
+  pg_catalog.pg_get_userbyid(c.relowner) as "Owner"
+FROM pg_catalog.pg_class c
+     LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+     LEFT JOIN pg_catalog.pg_am am ON am.oid = c.relam
+WHERE c.relkind IN ('r','p','')
+      AND n.nspname <> 'pg_catalog'
+      AND n.nspname !~ '^pg_toast'
+      AND n.nspname <> 'information_schema'
+  AND pg_catalog.pg_table_is_visible(c.oid)
+ORDER BY 1,2;"#,
+    );
+    assert_eq!(dt, vec![vec!["public", "t", "table", "walden"]]);
+    // psql 15's \l
+    let l = rows(
+        &mut s,
+        r#"SELECT d.datname as "Name",
+       pg_catalog.pg_get_userbyid(d.datdba) as "Owner",
+       pg_catalog.pg_encoding_to_char(d.encoding) as "Encoding",
+       d.datcollate as "Collate",
+       d.datctype as "Ctype",
+       d.daticulocale as "ICU Locale",
+       CASE d.datlocprovider WHEN 'c' THEN 'libc' WHEN 'i' THEN 'icu' END AS "Locale Provider",
+       pg_catalog.array_to_string(d.datacl, E'\n') AS "Access privileges"
+FROM pg_catalog.pg_database d
+ORDER BY 1;"#,
+    );
+    assert_eq!(l[0][0], "walden");
+    assert_eq!(one(&mut s, "SELECT count(*) FROM pg_catalog.pg_class c WHERE c.relname OPERATOR(pg_catalog.~) '^(t)$' COLLATE pg_catalog.default"), "1");
+    assert_eq!(one(&mut s, "SELECT 'walden' ~* '^WAL', 'x' !~ 'y'"), "t");
+}
