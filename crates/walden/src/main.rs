@@ -11,6 +11,7 @@ mod cmd_bench;
 mod cmd_crash;
 mod cmd_log;
 mod cmd_serve;
+mod cmd_slt;
 mod readonly_vfs;
 
 /// Walden: a transactional SQL database whose commit path is a dial.
@@ -36,6 +37,8 @@ enum Command {
     Bench(cmd_bench::BenchCommand),
     /// Serve SQL over the PostgreSQL wire protocol.
     Serve(cmd_serve::ServeArgs),
+    /// Run sqllogictest files in process and count what passes.
+    Slt(cmd_slt::SltArgs),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +49,7 @@ fn main() -> ExitCode {
         Command::CrashTestChild(args) => cmd_crash::run_child(args),
         Command::Bench(cmd) => cmd_bench::run(cmd),
         Command::Serve(args) => cmd_serve::run(args),
+        Command::Slt(args) => cmd_slt::run(args),
     }
 }
 
