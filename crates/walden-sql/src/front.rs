@@ -123,9 +123,22 @@ pub fn split(batch: &str) -> Vec<&str> {
     out.into_iter().filter(|s| !is_blank(s)).collect()
 }
 
+/// Whether a piece of a batch holds only whitespace and comments (checked
+/// without tokenizing: this runs for every statement).
 fn is_blank(s: &str) -> bool {
-    let toks = words_and_tokens(s);
-    toks.is_empty()
+    let mut rest = s.trim_start();
+    loop {
+        if rest.is_empty() {
+            return true;
+        }
+        if let Some(r) = rest.strip_prefix("--") {
+            rest = r.find('\n').map_or("", |i| &r[i + 1..]).trim_start();
+        } else if let Some(r) = rest.strip_prefix("/*") {
+            rest = r.find("*/").map_or("", |i| &r[i + 2..]).trim_start();
+        } else {
+            return false;
+        }
+    }
 }
 
 fn words_and_tokens(sql: &str) -> Vec<Token> {
@@ -800,6 +813,13 @@ mod tests {
                 drop_freeze(sql)
             );
         }
+    }
+
+    #[test]
+    fn blank_pieces_are_dropped() {
+        assert!(is_blank("  \n -- only a comment\n /* and another */ "));
+        assert!(!is_blank(" -- c\n SELECT 1"));
+        assert_eq!(split("SELECT 1; -- trailing\n ; /* x */ ;").len(), 1);
     }
 
     #[test]
