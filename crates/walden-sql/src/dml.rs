@@ -7,7 +7,7 @@
 //! updated row).
 
 use crate::error::{ErrorKind, Result, SqlError};
-use crate::expr::{truth, Env, Expr, Scope, ScopeCol};
+use crate::expr::{Env, Expr, Scope, ScopeCol};
 use crate::functions::SessionInfo;
 use crate::query::{self, object_last, Planner, Source};
 use crate::{Column, QueryOutput};
@@ -415,17 +415,7 @@ fn candidates(
     let env = ctx.env(tx);
     let t = &pl.table;
     if let Some(key) = &pl.lookup {
-        let k = key
-            .iter()
-            .zip(&t.def.primary_key)
-            .map(|(e, &col)| {
-                let v = e.eval(&[], &env)?;
-                Ok(
-                    walden_engine::types::coerce(v.clone(), &t.def.columns[col].data_type)
-                        .unwrap_or(v),
-                )
-            })
-            .collect::<Result<Vec<Value>>>()?;
+        let k = query::lookup_key(t, key, &env)?;
         return Ok(match tx.get_in(t, &k) {
             Some(_) => vec![k.into_boxed_slice()],
             None => vec![],
@@ -433,7 +423,7 @@ fn candidates(
     }
     let mut keys = Vec::new();
     for (k, r) in tx.scan_in(t, (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded)) {
-        if pass(&pl.filter, &r, &env)? {
+        if query::passes(&pl.filter, &r, &env)? {
             keys.push(k);
             if limit.is_some_and(|l| keys.len() as u64 >= l) {
                 break;
@@ -441,15 +431,6 @@ fn candidates(
         }
     }
     Ok(keys)
-}
-
-fn pass(filter: &[Expr], row: &[Value], env: &Env<'_>) -> Result<bool> {
-    for f in filter {
-        if truth(&f.eval(row, env)?)? != Some(true) {
-            return Ok(false);
-        }
-    }
-    Ok(true)
 }
 
 pub fn update(
@@ -470,7 +451,7 @@ pub fn update(
         };
         let new_row = {
             let env = ctx.env(tx);
-            if !pass(&pl.filter, &row, &env)? {
+            if !query::passes(&pl.filter, &row, &env)? {
                 continue;
             }
             let mut new_row = row.to_vec();
@@ -526,7 +507,7 @@ pub fn delete(
         };
         {
             let env = ctx.env(tx);
-            if !pass(&pl.filter, &row, &env)? {
+            if !query::passes(&pl.filter, &row, &env)? {
                 continue;
             }
             if let Some(r) = &pl.returning {

@@ -1476,7 +1476,23 @@ fn check_cancel(env: &Env<'_>) -> Result<()> {
     Ok(())
 }
 
-fn passes(filters: &[Expr], row: &[Value], env: &Env<'_>) -> Result<bool> {
+/// The primary key a point lookup names, each part in its column's type (a
+/// text parameter against an integer key).
+pub(crate) fn lookup_key(table: &Table, key: &[Expr], env: &Env<'_>) -> Result<Vec<Value>> {
+    key.iter()
+        .zip(&table.def.primary_key)
+        .map(|(e, &col)| {
+            let v = e.eval(&[], env)?;
+            Ok(
+                walden_engine::types::coerce(v.clone(), &table.def.columns[col].data_type)
+                    .unwrap_or(v),
+            )
+        })
+        .collect()
+}
+
+/// Whether a row satisfies every filter (NULL counts as false).
+pub(crate) fn passes(filters: &[Expr], row: &[Value], env: &Env<'_>) -> Result<bool> {
     for f in filters {
         if truth(&f.eval(row, env)?)? != Some(true) {
             return Ok(false);
@@ -1496,19 +1512,7 @@ fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         } => {
             let tx = env.tx;
             if let Some(key) = lookup {
-                let k = key
-                    .iter()
-                    .zip(&table.def.primary_key)
-                    .map(|(e, &col)| {
-                        let v = e.eval(&[], env)?;
-                        // Compare in the column's type (a text parameter against an int key).
-                        Ok(walden_engine::types::coerce(
-                            v.clone(),
-                            &table.def.columns[col].data_type,
-                        )
-                        .unwrap_or(v))
-                    })
-                    .collect::<Result<Vec<Value>>>()?;
+                let k = lookup_key(table, key, env)?;
                 match tx.get_in(table, &k) {
                     Some(r) if passes(filter, &r, env)? => vec![r.to_vec()],
                     _ => vec![],
