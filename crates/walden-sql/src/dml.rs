@@ -287,7 +287,7 @@ fn plan_where(
     let mut filter = Vec::new();
     if let Some(w) = selection {
         let mut cs = Vec::new();
-        split_and(w, &mut cs);
+        query::conjuncts(w, &mut cs);
         for c in cs {
             filter.push(Expr::compile(p, scope, &c)?);
         }
@@ -301,31 +301,6 @@ fn plan_where(
     match src {
         Source::Table { lookup, filter, .. } => Ok((lookup, filter)),
         _ => unreachable!(),
-    }
-}
-
-fn split_and(e: &ast::Expr, out: &mut Vec<ast::Expr>) {
-    match e {
-        ast::Expr::BinaryOp {
-            left,
-            op: ast::BinaryOperator::And,
-            right,
-        } => {
-            split_and(left, out);
-            split_and(right, out);
-        }
-        ast::Expr::Nested(inner) => {
-            if let ast::Expr::BinaryOp {
-                op: ast::BinaryOperator::And,
-                ..
-            } = inner.as_ref()
-            {
-                split_and(inner, out)
-            } else {
-                out.push(e.clone())
-            }
-        }
-        other => out.push(other.clone()),
     }
 }
 

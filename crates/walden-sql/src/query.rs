@@ -277,7 +277,7 @@ fn numeric_promote(a: &DataType, b: &DataType) -> DataType {
 }
 
 /// Splits an AND tree into its conjuncts.
-fn conjuncts(e: &ast::Expr, out: &mut Vec<ast::Expr>) {
+pub(crate) fn conjuncts(e: &ast::Expr, out: &mut Vec<ast::Expr>) {
     match e {
         ast::Expr::BinaryOp {
             left,

@@ -4,16 +4,20 @@ use crate::error::{Result, SqlError};
 use sqlparser::ast::{CharacterLength, DataType as SqlType, ExactNumberInfo};
 use walden_engine::DataType;
 
+/// The lower-case last part of a custom type name (`pg_catalog."int8"` -> `int8`).
+fn custom_name(name: &sqlparser::ast::ObjectName) -> String {
+    let n = name.to_string().to_ascii_lowercase();
+    n.rsplit('.')
+        .next()
+        .unwrap_or(&n)
+        .trim_matches('"')
+        .to_string()
+}
+
 /// A column type, and whether the type name implies an identity (`SERIAL`).
 pub fn column_type(t: &SqlType) -> Result<(DataType, bool)> {
     if let SqlType::Custom(name, _) = t {
-        let n = name.to_string().to_ascii_lowercase();
-        let n = n
-            .rsplit('.')
-            .next()
-            .unwrap_or(&n)
-            .trim_matches('"')
-            .to_string();
+        let n = custom_name(name);
         match n.as_str() {
             "serial" | "serial4" => return Ok((DataType::Int, true)),
             "bigserial" | "serial8" => return Ok((DataType::BigInt, true)),
@@ -72,13 +76,7 @@ pub fn data_type(t: &SqlType) -> Result<DataType> {
         S::Bytea | S::Blob(_) | S::Varbinary(_) | S::Binary(_) | S::Bytes(_) => DataType::Bytes,
         S::JSON | S::JSONB => DataType::Text,
         S::Custom(name, args) => {
-            let n = name.to_string().to_ascii_lowercase();
-            let n = n
-                .rsplit('.')
-                .next()
-                .unwrap_or(&n)
-                .trim_matches('"')
-                .to_string();
+            let n = custom_name(name);
             match n.as_str() {
                 "datetime2" | "datetime" | "smalldatetime" | "datetimeoffset" | "timestamptz" => {
                     DataType::Timestamp
