@@ -752,27 +752,69 @@ impl Expr {
         })
     }
 
-    /// Whether the expression reads columns of the current row (or aggregates).
-    pub fn uses_row(&self) -> bool {
+    /// Direct sub-expressions evaluated against the same row (a subquery's
+    /// body runs against its own rows; its IN/ANY operand does not).
+    pub fn children(&self) -> Vec<&Expr> {
         match self {
-            Expr::Col(_) => true,
-            Expr::Lit(_) | Expr::Param(_) | Expr::Outer(..) => false,
+            Expr::Lit(_) | Expr::Param(_) | Expr::Col(_) | Expr::Outer(..) => vec![],
             Expr::Not(x)
             | Expr::Neg(x)
             | Expr::IsNull(x, _)
             | Expr::IsBool(x, ..)
-            | Expr::Cast(x, _) => x.uses_row(),
-            Expr::Bin(_, a, b) => a.uses_row() || b.uses_row(),
-            Expr::InList(x, l, _) => x.uses_row() || l.iter().any(|e| e.uses_row()),
-            Expr::Between(a, b, c, _) => a.uses_row() || b.uses_row() || c.uses_row(),
-            Expr::Like { expr, pattern, .. } => expr.uses_row() || pattern.uses_row(),
-            Expr::Case(o, w, e) => {
-                o.as_ref().is_some_and(|x| x.uses_row())
-                    || w.iter().any(|(a, b)| a.uses_row() || b.uses_row())
-                    || e.as_ref().is_some_and(|x| x.uses_row())
-            }
-            Expr::Func(f, a) => !f.is_pure() || a.iter().any(|e| e.uses_row()),
-            Expr::Sub(s) => s.correlated,
+            | Expr::Cast(x, _) => vec![x],
+            Expr::Bin(_, a, b) => vec![a, b],
+            Expr::InList(x, l, _) => std::iter::once(x.as_ref()).chain(l.iter()).collect(),
+            Expr::Between(a, b, c, _) => vec![a, b, c],
+            Expr::Like { expr, pattern, .. } => vec![expr, pattern],
+            Expr::Case(o, w, e) => o
+                .iter()
+                .map(|x| x.as_ref())
+                .chain(w.iter().flat_map(|(a, b)| [a, b]))
+                .chain(e.iter().map(|x| x.as_ref()))
+                .collect(),
+            Expr::Func(_, a) => a.iter().collect(),
+            Expr::Sub(s) => match &s.kind {
+                SubKind::In { expr, .. } | SubKind::Quantified { expr, .. } => vec![expr],
+                _ => vec![],
+            },
+        }
+    }
+
+    /// [`Expr::children`], mutably.
+    pub fn children_mut(&mut self) -> Vec<&mut Expr> {
+        match self {
+            Expr::Lit(_) | Expr::Param(_) | Expr::Col(_) | Expr::Outer(..) => vec![],
+            Expr::Not(x)
+            | Expr::Neg(x)
+            | Expr::IsNull(x, _)
+            | Expr::IsBool(x, ..)
+            | Expr::Cast(x, _) => vec![x],
+            Expr::Bin(_, a, b) => vec![a, b],
+            Expr::InList(x, l, _) => std::iter::once(x.as_mut()).chain(l.iter_mut()).collect(),
+            Expr::Between(a, b, c, _) => vec![a, b, c],
+            Expr::Like { expr, pattern, .. } => vec![expr, pattern],
+            Expr::Case(o, w, e) => o
+                .iter_mut()
+                .map(|x| x.as_mut())
+                .chain(w.iter_mut().flat_map(|(a, b)| [a, b]))
+                .chain(e.iter_mut().map(|x| x.as_mut()))
+                .collect(),
+            Expr::Func(_, a) => a.iter_mut().collect(),
+            Expr::Sub(s) => match &mut s.kind {
+                SubKind::In { expr, .. } | SubKind::Quantified { expr, .. } => vec![expr],
+                _ => vec![],
+            },
+        }
+    }
+
+    /// Whether the expression depends on the current row (columns, impure
+    /// functions, correlated subqueries).
+    pub fn uses_row(&self) -> bool {
+        match self {
+            Expr::Col(_) => true,
+            Expr::Func(f, _) if !f.is_pure() => true,
+            Expr::Sub(s) if s.correlated => true,
+            e => e.children().iter().any(|c| c.uses_row()),
         }
     }
 
@@ -780,31 +822,9 @@ impl Expr {
     pub fn uses_outer(&self) -> bool {
         match self {
             Expr::Outer(..) => true,
-            Expr::Lit(_) | Expr::Param(_) | Expr::Col(_) => false,
-            Expr::Not(x)
-            | Expr::Neg(x)
-            | Expr::IsNull(x, _)
-            | Expr::IsBool(x, ..)
-            | Expr::Cast(x, _) => x.uses_outer(),
-            Expr::Bin(_, a, b) => a.uses_outer() || b.uses_outer(),
-            Expr::InList(x, l, _) => x.uses_outer() || l.iter().any(|e| e.uses_outer()),
-            Expr::Between(a, b, c, _) => a.uses_outer() || b.uses_outer() || c.uses_outer(),
-            Expr::Like { expr, pattern, .. } => expr.uses_outer() || pattern.uses_outer(),
-            Expr::Case(o, w, e) => {
-                o.as_ref().is_some_and(|x| x.uses_outer())
-                    || w.iter().any(|(a, b)| a.uses_outer() || b.uses_outer())
-                    || e.as_ref().is_some_and(|x| x.uses_outer())
-            }
-            Expr::Func(_, a) => a.iter().any(|e| e.uses_outer()),
-            Expr::Sub(s) => s.correlated || sub_operand_outer(&s.kind),
+            Expr::Sub(s) if s.correlated => true,
+            e => e.children().iter().any(|c| c.uses_outer()),
         }
-    }
-}
-
-fn sub_operand_outer(k: &SubKind) -> bool {
-    match k {
-        SubKind::In { expr, .. } | SubKind::Quantified { expr, .. } => expr.uses_outer(),
-        _ => false,
     }
 }
 

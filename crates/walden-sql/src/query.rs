@@ -304,97 +304,21 @@ pub(crate) fn conjuncts(e: &ast::Expr, out: &mut Vec<ast::Expr>) {
 
 /// Column indices (of the current row) an expression reads.
 pub fn cols_used(e: &Expr, out: &mut Vec<usize>) {
-    match e {
-        Expr::Col(i) => out.push(*i),
-        Expr::Lit(_) | Expr::Param(_) | Expr::Outer(..) => {}
-        Expr::Not(x)
-        | Expr::Neg(x)
-        | Expr::IsNull(x, _)
-        | Expr::IsBool(x, ..)
-        | Expr::Cast(x, _) => cols_used(x, out),
-        Expr::Bin(_, a, b) => {
-            cols_used(a, out);
-            cols_used(b, out);
-        }
-        Expr::InList(x, l, _) => {
-            cols_used(x, out);
-            l.iter().for_each(|e| cols_used(e, out));
-        }
-        Expr::Between(a, b, c, _) => {
-            cols_used(a, out);
-            cols_used(b, out);
-            cols_used(c, out);
-        }
-        Expr::Like { expr, pattern, .. } => {
-            cols_used(expr, out);
-            cols_used(pattern, out);
-        }
-        Expr::Case(o, w, e) => {
-            if let Some(o) = o {
-                cols_used(o, out);
-            }
-            for (a, b) in w {
-                cols_used(a, out);
-                cols_used(b, out);
-            }
-            if let Some(e) = e {
-                cols_used(e, out);
-            }
-        }
-        Expr::Func(_, a) => a.iter().for_each(|e| cols_used(e, out)),
-        Expr::Sub(s) => match &s.kind {
-            crate::expr::SubKind::In { expr, .. }
-            | crate::expr::SubKind::Quantified { expr, .. } => cols_used(expr, out),
-            _ => {}
-        },
+    if let Expr::Col(i) = e {
+        out.push(*i);
+    }
+    for c in e.children() {
+        cols_used(c, out);
     }
 }
 
 /// Shifts column indices by `-by` (to evaluate over a sub-row).
 fn shift(e: &mut Expr, by: usize) {
-    match e {
-        Expr::Col(i) => *i -= by,
-        Expr::Lit(_) | Expr::Param(_) | Expr::Outer(..) => {}
-        Expr::Not(x)
-        | Expr::Neg(x)
-        | Expr::IsNull(x, _)
-        | Expr::IsBool(x, ..)
-        | Expr::Cast(x, _) => shift(x, by),
-        Expr::Bin(_, a, b) => {
-            shift(a, by);
-            shift(b, by);
-        }
-        Expr::InList(x, l, _) => {
-            shift(x, by);
-            l.iter_mut().for_each(|e| shift(e, by));
-        }
-        Expr::Between(a, b, c, _) => {
-            shift(a, by);
-            shift(b, by);
-            shift(c, by);
-        }
-        Expr::Like { expr, pattern, .. } => {
-            shift(expr, by);
-            shift(pattern, by);
-        }
-        Expr::Case(o, w, e) => {
-            if let Some(o) = o {
-                shift(o, by);
-            }
-            for (a, b) in w {
-                shift(a, by);
-                shift(b, by);
-            }
-            if let Some(e) = e {
-                shift(e, by);
-            }
-        }
-        Expr::Func(_, a) => a.iter_mut().for_each(|e| shift(e, by)),
-        Expr::Sub(s) => match &mut s.kind {
-            crate::expr::SubKind::In { expr, .. }
-            | crate::expr::SubKind::Quantified { expr, .. } => shift(expr, by),
-            _ => {}
-        },
+    if let Expr::Col(i) = e {
+        *i -= by;
+    }
+    for c in e.children_mut() {
+        shift(c, by);
     }
 }
 
