@@ -471,6 +471,9 @@ impl LogManager {
         }
         if st.hardened < lsn {
             st.exposure.push_back((lsn, Instant::now()));
+            sh.counters
+                .peak_exposure_bytes
+                .fetch_max(lsn - st.hardened, Relaxed);
         }
         drop(st);
         sh.counters.delayed_commits.fetch_add(1, Relaxed);
@@ -804,9 +807,13 @@ fn flusher(sh: Arc<Shared>, mut w: Writer) {
                     if l > end {
                         break;
                     }
-                    if max_age.is_some_and(|m| t.elapsed() > m) {
+                    let age = t.elapsed();
+                    if max_age.is_some_and(|m| age > m) {
                         sh.counters.exposure_bound_misses.fetch_add(1, Relaxed);
                     }
+                    sh.counters
+                        .peak_exposure_us
+                        .fetch_max(age.as_micros() as u64, Relaxed);
                     st.exposure.pop_front();
                 }
                 let rest = st.waiters.split_off(&(end + 1, 0));

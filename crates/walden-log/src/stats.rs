@@ -236,6 +236,23 @@ pub struct LogCounters {
     /// Hardening cycles that found an acknowledged commit older than `max_exposure_ms`
     /// (the disk was slower than the bound allows).
     pub exposure_bound_misses: AtomicU64,
+    /// High-water mark of acknowledged-but-unhardened log bytes, since the
+    /// log opened or the last [`LogCounters::reset_peaks`].
+    pub peak_exposure_bytes: AtomicU64,
+    /// Longest time an acknowledged delayed commit stayed unhardened
+    /// (microseconds), over the same span.
+    pub peak_exposure_us: AtomicU64,
+}
+
+impl LogCounters {
+    /// Starts the exposure high-water marks afresh
+    /// (`DBCC SQLPERF('sys.dm_log_exposure', CLEAR)`).
+    pub fn reset_peaks(&self) {
+        self.peak_exposure_bytes
+            .store(0, std::sync::atomic::Ordering::Relaxed);
+        self.peak_exposure_us
+            .store(0, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// A file system view whose files count their I/O into one [`FileStats`]

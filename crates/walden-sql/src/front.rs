@@ -30,6 +30,8 @@ pub enum Command {
         path: String,
     },
     ClearWaitStats,
+    /// `DBCC SQLPERF('sys.dm_log_exposure', CLEAR)`: restarts the peak exposure.
+    ClearExposurePeaks,
     CreateDatabase(String),
     DropDatabase {
         name: String,
@@ -317,9 +319,12 @@ pub fn parse(sql: &str) -> Result<Command> {
                 if up.contains("DM_OS_WAIT_STATS") && up.contains("CLEAR") {
                     return Ok(Command::ClearWaitStats);
                 }
+                if up.contains("DM_LOG_EXPOSURE") && up.contains("CLEAR") {
+                    return Ok(Command::ClearExposurePeaks);
+                }
             }
             return Err(SqlError::unsupported(
-                "this DBCC command (only DBCC SQLPERF('sys.dm_os_wait_stats', CLEAR))",
+                "this DBCC command (only DBCC SQLPERF('sys.dm_os_wait_stats' | 'sys.dm_log_exposure', CLEAR))",
             ));
         }
         "BACKUP" => {

@@ -428,6 +428,12 @@ impl SqlSession {
                 inst.wait_stats().clear();
                 Ok(QueryOutput::command("DBCC"))
             }
+            Command::ClearExposurePeaks => {
+                for db in inst.databases() {
+                    db.log().counters().reset_peaks();
+                }
+                Ok(QueryOutput::command("DBCC"))
+            }
             Command::CreateDatabase(name) => {
                 inst.create_database(name)?;
                 Ok(QueryOutput::command("CREATE DATABASE"))

@@ -118,6 +118,8 @@ impl SysView {
                 ("hardened_lsn", T::BigInt),
                 ("max_exposure_bytes", T::BigInt),
                 ("max_exposure_ms", T::BigInt),
+                ("peak_unhardened_bytes", T::BigInt),
+                ("peak_exposure_ms", T::Double),
             ],
             SysView::PgDatabase => vec![
                 ("oid", T::Int),
@@ -349,8 +351,10 @@ pub fn rows(view: SysView, args: &[Value], env: &Env<'_>) -> Result<Vec<Vec<Valu
             }
         }
         SysView::LogExposure => {
+            use std::sync::atomic::Ordering::Relaxed;
             for db in inst.databases() {
                 let e = db.exposure();
+                let lc = db.log().counters();
                 let s = db.settings();
                 out.push(vec![
                     Value::Int(db.id() as i64),
@@ -362,6 +366,8 @@ pub fn rows(view: SysView, args: &[Value], env: &Env<'_>) -> Result<Vec<Vec<Valu
                     i(e.hardened_lsn),
                     opt(s.max_exposure_bytes),
                     opt(s.max_exposure_ms),
+                    i(lc.peak_exposure_bytes.load(Relaxed)),
+                    Value::Float(lc.peak_exposure_us.load(Relaxed) as f64 / 1000.0),
                 ]);
             }
         }

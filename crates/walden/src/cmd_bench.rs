@@ -7,6 +7,7 @@ use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use walden_bench::log_bench::{self, LogBenchConfig};
+use walden_bench::workbench::{self, result::Skipped, target::Target, WorkbenchConfig};
 
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
@@ -14,6 +15,50 @@ pub enum BenchCommand {
     /// delayed one-row-insert commits from 1..64 sessions, O_DSYNC vs
     /// fdatasync, and recovery speed; interleaved in rounds, medians printed.
     Log(LogArgs),
+    /// SPEC §6.1: insert/delete purge loops from 8 and 16 sessions.
+    Purge(ExpArgs),
+    /// SPEC §6.2: 5 sessions of 3-insert transactions.
+    ThreeInsert(ExpArgs),
+    /// SPEC §6.3: many small transactions vs fewer larger ones, recovery SIMPLE/FULL.
+    SmallVsLarge(ExpArgs),
+    /// SPEC §6.4: auto-commit vs explicit transactions with a synchronous replica.
+    SyncReplica(ExpArgs),
+    /// SPEC §6.5: log-write characteristics (1 and 20 sessions, bulk load, one big transaction).
+    LogIo(ExpArgs),
+    /// Every experiment above, in one run.
+    All(ExpArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ExpArgs {
+    /// What to measure: `embedded` (an instance in a scratch directory) or
+    /// the URL of a running Walden server (postgres://user@host:port/db).
+    #[arg(long, value_name = "embedded|URL", default_value = "embedded")]
+    pub target: String,
+    /// Also run a peer side by side: `postgres` (a throwaway PostgreSQL 15
+    /// cluster, synchronous_commit on/off) or `sqlite` (WAL, synchronous
+    /// FULL/NORMAL). Repeatable.
+    #[arg(long, value_name = "postgres|sqlite")]
+    pub peer: Vec<String>,
+    /// Published sizes times F (the default runs `bench all` in about a
+    /// minute on the embedded engine).
+    #[arg(long, value_name = "F", default_value_t = walden_bench::workbench::DEFAULT_SCALE)]
+    pub scale: f64,
+    /// The published sizes (scale 1); takes hours.
+    #[arg(long, conflicts_with = "scale")]
+    pub full: bool,
+    /// Write every figure as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write a self-contained HTML report with charts to DIR/report.html.
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
+    /// Directory for scratch instances and peers (default: under ./target or .).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// No progress lines on stderr.
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]
@@ -54,6 +99,12 @@ pub struct LogArgs {
 pub fn run(cmd: BenchCommand) -> ExitCode {
     match cmd {
         BenchCommand::Log(a) => run_log(a),
+        BenchCommand::Purge(a) => run_experiments(&["purge"], a),
+        BenchCommand::ThreeInsert(a) => run_experiments(&["three-insert"], a),
+        BenchCommand::SmallVsLarge(a) => run_experiments(&["small-vs-large"], a),
+        BenchCommand::SyncReplica(a) => run_experiments(&["sync-replica"], a),
+        BenchCommand::LogIo(a) => run_experiments(&["log-io"], a),
+        BenchCommand::All(a) => run_experiments(&walden_bench::workbench::experiments::NAMES, a),
     }
 }
 
@@ -92,6 +143,101 @@ fn run_log(a: LogArgs) -> ExitCode {
             return ExitCode::from(1);
         }
         eprintln!("wrote {}", path.display());
+    }
+    ExitCode::SUCCESS
+}
+
+fn run_experiments(names: &[&str], a: ExpArgs) -> ExitCode {
+    let scratch = match walden_bench::scratch_dir(a.dir.as_deref()) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("walden bench: cannot make a scratch directory: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let progress = !a.quiet;
+    let mut targets: Vec<Box<dyn Target>> = Vec::new();
+    let mut skipped = Vec::new();
+    if a.target == "embedded" {
+        match workbench::walden::WaldenTarget::embedded(&scratch.path().join("walden")) {
+            Ok(t) => targets.push(Box::new(t)),
+            Err(e) => {
+                eprintln!("walden bench: cannot open the embedded instance: {e}");
+                return ExitCode::from(1);
+            }
+        }
+    } else {
+        match workbench::peers::walden_server(&a.target) {
+            Ok(t) => targets.push(t),
+            Err(e) => {
+                eprintln!("walden bench: cannot reach {}: {e}", a.target);
+                return ExitCode::from(1);
+            }
+        }
+    }
+    for p in &a.peer {
+        let started = match p.as_str() {
+            "postgres" | "postgresql" | "pg" => workbench::peers::postgres(scratch.path()),
+            "sqlite" => workbench::peers::sqlite(scratch.path()),
+            other => {
+                eprintln!("walden bench: unknown peer {other:?} (expected postgres or sqlite)");
+                return ExitCode::from(2);
+            }
+        };
+        match started {
+            Ok(t) => {
+                if progress {
+                    eprintln!("peer: {}", t.label());
+                }
+                targets.push(t)
+            }
+            Err(reason) => {
+                eprintln!("peer {p} skipped: {reason}");
+                skipped.push(Skipped {
+                    experiment: "*".into(),
+                    target: p.clone(),
+                    reason,
+                });
+            }
+        }
+    }
+    let cfg = WorkbenchConfig {
+        experiments: names.iter().map(|s| s.to_string()).collect(),
+        scale: if a.full { 1.0 } else { a.scale },
+        progress,
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+    };
+    let result = workbench::run(&cfg, &targets, skipped);
+    // Stop peers and close the embedded instance before the scratch
+    // directory goes.
+    drop(targets);
+    let report = match result {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("walden bench: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    println!("{}", workbench::table::render(&report));
+    if let Some(path) = &a.json {
+        let json = serde_json::to_string_pretty(&report).expect("report serializes");
+        if let Err(e) = std::fs::write(path, json + "\n") {
+            eprintln!("walden bench: cannot write {}: {e}", path.display());
+            return ExitCode::from(1);
+        }
+        eprintln!("wrote {}", path.display());
+    }
+    if let Some(dir) = &a.report {
+        match workbench::report::write(&report, dir) {
+            Ok(p) => eprintln!("wrote {}", p.display()),
+            Err(e) => {
+                eprintln!(
+                    "walden bench: cannot write the report in {}: {e}",
+                    dir.display()
+                );
+                return ExitCode::from(1);
+            }
+        }
     }
     ExitCode::SUCCESS
 }

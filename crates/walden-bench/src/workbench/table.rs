@@ -1,0 +1,386 @@
+//! The terminal tables and the written reading of a workbench run.
+
+use super::result::{CellResult, ExperimentReport, WorkbenchReport};
+use super::target::Durability;
+use std::fmt::Write as _;
+
+/// Lays out rows as a text table, numbers right-aligned.
+pub fn layout(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut w: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let numeric = |s: &str| {
+        s.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_digit() || c == '-' || c == '.')
+    };
+    let mut out = String::new();
+    let line = |cells: Vec<String>, out: &mut String| {
+        let mut l = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            if i > 0 {
+                l.push_str("  ");
+            }
+            let pad = w[i].saturating_sub(c.chars().count());
+            if numeric(c) && i > 0 {
+                l.push_str(&" ".repeat(pad));
+                l.push_str(c);
+            } else {
+                l.push_str(c);
+                l.push_str(&" ".repeat(pad));
+            }
+        }
+        out.push_str(l.trim_end());
+        out.push('\n');
+    };
+    line(header.iter().map(|h| h.to_string()).collect(), &mut out);
+    line(w.iter().map(|n| "-".repeat(*n)).collect(), &mut out);
+    for r in rows {
+        line(r.clone(), &mut out);
+    }
+    out
+}
+
+/// Thousands separators.
+pub fn int(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn opt_int(v: Option<u64>) -> String {
+    v.map(int).unwrap_or_else(|| "-".into())
+}
+
+fn opt_f(v: Option<f64>, prec: usize) -> String {
+    v.map(|x| format!("{x:.prec$}"))
+        .unwrap_or_else(|| "-".into())
+}
+
+/// Seconds with three significant-ish digits.
+pub fn secs(s: f64) -> String {
+    if s >= 100.0 {
+        format!("{s:.0}")
+    } else if s >= 10.0 {
+        format!("{s:.1}")
+    } else if s >= 1.0 {
+        format!("{s:.2}")
+    } else {
+        format!("{s:.3}")
+    }
+}
+
+fn bytes(b: u64) -> String {
+    if b >= 10 << 20 {
+        format!("{:.0} MB", b as f64 / 1e6)
+    } else if b >= 10_000 {
+        format!("{:.0} KB", b as f64 / 1e3)
+    } else {
+        format!("{b} B")
+    }
+}
+
+fn mode_cell(c: &CellResult) -> String {
+    match c.recovery {
+        Some(r) => format!("{} {r:?}", c.mode.short).to_uppercase_first(),
+        None => c.mode.short.clone(),
+    }
+}
+
+trait UpperFirst {
+    fn to_uppercase_first(self) -> String;
+}
+impl UpperFirst for String {
+    // Keeps "durable SIMPLE" readable: the mode as is, the model in capitals.
+    fn to_uppercase_first(self) -> String {
+        match self.split_once(' ') {
+            Some((m, r)) => format!("{m} {}", r.to_uppercase()),
+            None => self,
+        }
+    }
+}
+
+/// The table of one experiment (the columns the published authors printed).
+pub fn render_experiment(rep: &ExperimentReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "== {} ({}) ==", rep.title, rep.name);
+    let _ = writeln!(out, "{}", rep.description);
+    if !rep.cells.is_empty() {
+        let header = [
+            "workload",
+            "target",
+            "mode",
+            "txns",
+            "duration s",
+            "avg session s",
+            "txn/s",
+            "log writes",
+            "log bytes",
+            "bytes/write",
+            "io stall ms",
+            "flushes/s",
+            "WRITELOG/session",
+            "ms/session",
+            "avg wait ms",
+            "max exposure",
+        ];
+        let rows: Vec<Vec<String>> = rep
+            .cells
+            .iter()
+            .map(|c| {
+                vec![
+                    c.variant.clone(),
+                    c.target.clone(),
+                    mode_cell(c),
+                    int(c.transactions),
+                    secs(c.duration_s),
+                    secs(c.avg_session_duration_s),
+                    format!("{:.0}", c.throughput_tps),
+                    opt_int(c.counters.log_writes),
+                    c.counters
+                        .log_bytes
+                        .map(bytes)
+                        .unwrap_or_else(|| "-".into()),
+                    opt_f(c.bytes_per_write, 0),
+                    opt_f(c.counters.io_stall_write_ms, 0),
+                    opt_f(c.log_flushes_per_s, 0),
+                    opt_f(c.writelog_avg_waits_per_session, 1),
+                    opt_f(c.writelog_avg_ms_per_session, 1),
+                    opt_f(c.writelog_avg_wait_ms, 3),
+                    match c.durability() {
+                        Durability::Full => "-".into(),
+                        Durability::Relaxed => match (c.max_exposure_bytes, c.max_exposure_ms) {
+                            (Some(b), Some(ms)) => format!("{} / {ms:.1} ms", bytes(b)),
+                            _ => "-".into(),
+                        },
+                    },
+                ]
+            })
+            .collect();
+        out.push_str(&layout(&header, &rows));
+    }
+    if !rep.ratios.is_empty() {
+        out.push('\n');
+        let header = [
+            "workload",
+            "target",
+            "relaxed/full duration",
+            "speed-up",
+            "log writes ratio",
+            "log bytes ratio",
+        ];
+        let rows: Vec<Vec<String>> = rep
+            .ratios
+            .iter()
+            .map(|r| {
+                vec![
+                    match r.recovery {
+                        Some(m) => format!("{} ({m:?})", r.variant),
+                        None => r.variant.clone(),
+                    },
+                    r.target.clone(),
+                    format!("{:.3}", r.duration),
+                    format!("{:.2}x", 1.0 / r.duration.max(1e-9)),
+                    opt_f(r.log_writes, 3),
+                    opt_f(r.log_bytes, 3),
+                ]
+            })
+            .collect();
+        out.push_str(&layout(&header, &rows));
+    }
+    for s in &rep.skipped {
+        let _ = writeln!(out, "skipped: {}: {}", s.target, s.reason);
+    }
+    let _ = writeln!(out, "\n{}", rep.reading);
+    let _ = writeln!(out, "({})", rep.published);
+    out
+}
+
+/// The whole run: the summary, then every experiment.
+pub fn render(report: &WorkbenchReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{}\n", report.summary);
+    for s in &report.skipped_targets {
+        let _ = writeln!(out, "skipped target {}: {}", s.target, s.reason);
+    }
+    for e in &report.experiments {
+        out.push_str(&render_experiment(e));
+        out.push('\n');
+    }
+    let _ = write!(
+        out,
+        "(elapsed {:.1} s, scale {})",
+        report.elapsed_s, report.scale
+    );
+    out
+}
+
+/// A sentence per target: the largest and smallest gain of the relaxed
+/// mode, and the worst exposure sampled.
+pub fn reading(rep: &ExperimentReport) -> String {
+    let mut targets: Vec<&str> = Vec::new();
+    for r in &rep.ratios {
+        if !targets.contains(&r.target.as_str()) {
+            targets.push(&r.target);
+        }
+    }
+    let mut parts = Vec::new();
+    for t in targets {
+        let rs: Vec<_> = rep.ratios.iter().filter(|r| r.target == t).collect();
+        let best = rs
+            .iter()
+            .min_by(|a, b| a.duration.total_cmp(&b.duration))
+            .expect("non-empty");
+        let worst = rs
+            .iter()
+            .max_by(|a, b| a.duration.total_cmp(&b.duration))
+            .expect("non-empty");
+        let cell = |variant: &str, d: Durability, rec| {
+            rep.cells.iter().find(|c| {
+                c.target == t && c.variant == variant && c.durability() == d && c.recovery == rec
+            })
+        };
+        let mut s = String::new();
+        let relaxed_name = cell(&best.variant, Durability::Relaxed, best.recovery)
+            .map(|c| c.mode.short.clone())
+            .unwrap_or_else(|| "relaxed".into());
+        if let (Some(f), Some(r)) = (
+            cell(&best.variant, Durability::Full, best.recovery),
+            cell(&best.variant, Durability::Relaxed, best.recovery),
+        ) {
+            let _ = write!(
+                s,
+                "{t}: {relaxed_name} cut the duration of \"{}\"{} from {} s to {} s ({:.1}x)",
+                best.variant,
+                best.recovery
+                    .map(|m| format!(" ({m:?})"))
+                    .unwrap_or_default(),
+                secs(f.duration_s),
+                secs(r.duration_s),
+                1.0 / best.duration.max(1e-9)
+            );
+            if let (Some(a), Some(b)) = (f.counters.log_writes, r.counters.log_writes) {
+                let _ = write!(s, ", log writes {} -> {}", int(a), int(b));
+            }
+        }
+        if rs.len() > 1 {
+            let _ = write!(
+                s,
+                "; least on \"{}\" ({:.2}x)",
+                worst.variant,
+                1.0 / worst.duration.max(1e-9)
+            );
+        }
+        let exp = rep
+            .cells
+            .iter()
+            .filter(|c| c.target == t && c.durability() == Durability::Relaxed)
+            .filter_map(|c| Some((c.max_exposure_bytes?, c.max_exposure_ms?)))
+            .fold(None, |m: Option<(u64, f64)>, (b, ms)| {
+                Some(m.map_or((b, ms), |(mb, mms)| (mb.max(b), mms.max(ms))))
+            });
+        if let Some((b, ms)) = exp {
+            let _ = write!(
+                s,
+                ", at a worst-case sampled exposure of {} and {ms:.1} ms of acknowledged, unhardened commits",
+                bytes(b)
+            );
+        }
+        s.push('.');
+        parts.push(s);
+    }
+    if parts.is_empty() {
+        "No pair of modes completed on any target.".into()
+    } else {
+        parts.join("\n")
+    }
+}
+
+/// The top of the report: per target, the range of gains over all
+/// experiments and the worst exposure.
+pub fn summary(report: &WorkbenchReport) -> String {
+    let mut out = String::new();
+    for t in &report.targets {
+        let speedups: Vec<(f64, &str, &str)> = report
+            .experiments
+            .iter()
+            .flat_map(|e| {
+                e.ratios
+                    .iter()
+                    .filter(move |r| &r.target == t)
+                    .map(move |r| {
+                        (
+                            1.0 / r.duration.max(1e-9),
+                            e.name.as_str(),
+                            r.variant.as_str(),
+                        )
+                    })
+            })
+            .collect();
+        if speedups.is_empty() {
+            continue;
+        }
+        let best = speedups
+            .iter()
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .expect("non-empty");
+        let worst = speedups
+            .iter()
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .expect("non-empty");
+        let mut v: Vec<f64> = speedups.iter().map(|s| s.0).collect();
+        v.sort_by(|a, b| a.total_cmp(b));
+        let med = crate::stats::median(&v);
+        let exp = report
+            .experiments
+            .iter()
+            .flat_map(|e| e.cells.iter())
+            .filter(|c| &c.target == t && c.durability() == Durability::Relaxed)
+            .filter_map(|c| Some((c.max_exposure_bytes?, c.max_exposure_ms?)))
+            .fold(None, |m: Option<(u64, f64)>, (b, ms)| {
+                Some(m.map_or((b, ms), |(mb, mms)| (mb.max(b), mms.max(ms))))
+            });
+        let relaxed = report
+            .experiments
+            .iter()
+            .flat_map(|e| e.cells.iter())
+            .find(|c| &c.target == t && c.durability() == Durability::Relaxed)
+            .map(|c| c.mode.label.clone())
+            .unwrap_or_default();
+        let _ = write!(
+            out,
+            "{t}: {relaxed} ran {:.1}x faster (median over {} workloads; from {:.2}x on {} \"{}\" to {:.1}x on {} \"{}\")",
+            med,
+            v.len(),
+            worst.0,
+            worst.1,
+            worst.2,
+            best.0,
+            best.1,
+            best.2
+        );
+        match exp {
+            Some((b, ms)) => {
+                let _ = writeln!(
+                    out,
+                    ", at a worst-case exposure of {} / {ms:.1} ms (largest sampled amount of acknowledged but unhardened log).",
+                    bytes(b)
+                );
+            }
+            None => out.push_str(".\n"),
+        }
+    }
+    if out.is_empty() {
+        out.push_str("No experiment completed a pair of modes.");
+    }
+    out.trim_end().to_string()
+}
