@@ -228,6 +228,12 @@ impl Instance {
         let db = Database::open(id, name, &dir, &opts)?;
         self.save_catalog()?;
         dbs.insert(name.to_ascii_lowercase(), db.clone());
+        drop(dbs);
+        // A new log zero-fills its spare segment in the background; let that
+        // finish here, as CREATE DATABASE initialises log files in SQL
+        // Server, so the first work in the database does not compete with a
+        // 64 MB write it did not ask for.
+        db.log().wait_preallocation(Duration::from_secs(30));
         Ok(db)
     }
 

@@ -86,6 +86,8 @@ struct State {
     poisoned: Option<String>,
     shutdown: bool,
     closed: bool,
+    /// The flusher sleeps with no deadline (its buffer was empty).
+    flusher_idle: bool,
 }
 
 struct Shared {
@@ -236,6 +238,7 @@ impl LogManager {
                 poisoned: None,
                 shutdown: false,
                 closed: false,
+                flusher_idle: false,
             }),
             cfg,
             flusher_cv: Condvar::new(),
@@ -350,7 +353,11 @@ impl LogManager {
             }
             record_wait(waits, WaitType::LogBuffer, t0.elapsed());
         }
-        if st.buf.is_empty() {
+        // The first record into an empty buffer starts the max_flush_delay
+        // clock; the flusher may be asleep without a deadline, so wake it to
+        // arm its timer (else a lone delayed commit waits for the next event).
+        let was_empty = st.buf.is_empty();
+        if was_empty {
             st.buf_since = Some(Instant::now());
         }
         let before = st.buf.len();
@@ -359,7 +366,7 @@ impl LogManager {
         st.end_lsn += n;
         let end = st.end_lsn;
         let payload = sh.cfg.block_payload();
-        if before < payload && st.buf.len() >= payload {
+        if (was_empty && st.flusher_idle) || (before < payload && st.buf.len() >= payload) {
             sh.flusher_cv.notify_one();
         }
         drop(st);
@@ -529,6 +536,12 @@ impl LogManager {
         self.shared.subscribers.lock().push(tx);
         self.shared.has_subscribers.store(true, Release);
         rx
+    }
+
+    /// Waits (up to `timeout`) for the background zero-filling of a spare
+    /// segment to finish; returns whether it did.
+    pub fn wait_preallocation(&self, timeout: Duration) -> bool {
+        self.shared.files.wait_preallocation(timeout)
     }
 
     /// Segments currently holding log, oldest first.
@@ -748,7 +761,9 @@ fn flusher(sh: Arc<Shared>, mut w: Writer) {
             if st.shutdown {
                 break;
             }
+            st.flusher_idle = true;
             sh.flusher_cv.wait(&mut st);
+            st.flusher_idle = false;
             continue;
         }
         let urgent = st.flush_target > st.buf_lsn || st.shutdown;

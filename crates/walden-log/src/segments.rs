@@ -179,6 +179,21 @@ impl SegmentFiles {
             .ok();
     }
 
+    /// Waits (up to `timeout`) until no spare is being zero-filled; returns
+    /// whether that happened in time.
+    pub fn wait_preallocation(&self, timeout: std::time::Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            if !self.list.lock().preallocating {
+                return true;
+            }
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+
     pub fn snapshot(&self) -> Vec<SegmentInfo> {
         self.list.lock().active.clone()
     }

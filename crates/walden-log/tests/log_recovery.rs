@@ -460,3 +460,44 @@ fn exposure_age_bound_keeps_acknowledged_commits_young() {
         .load(std::sync::atomic::Ordering::Relaxed);
     assert!(flushes >= 10, "only {flushes} flushes in 300 ms");
 }
+
+#[test]
+fn a_lone_delayed_commit_is_hardened_within_max_flush_delay() {
+    // Nothing else happens after the commit: no durable commit, no full
+    // block, no flush request. The flusher must still harden it on its own
+    // timer; before the fix it slept until some other event woke it.
+    let vfs: Arc<dyn Vfs> = Arc::new(MemVfs::new());
+    let c = LogConfig {
+        max_flush_delay: Duration::from_millis(5),
+        ..cfg()
+    };
+    let (log, _) = LogManager::open(
+        vfs,
+        &dir(),
+        c,
+        Arc::new(FileStats::default()),
+        0,
+        &mut |_, _, _| Ok(()),
+    )
+    .unwrap();
+    for round in 0..3u64 {
+        // Let the flusher go idle (buffer empty) before each commit.
+        std::thread::sleep(Duration::from_millis(30));
+        let lsn = log.commit_delayed(&rec(round * 13 + 5), &[]).unwrap();
+        let t0 = std::time::Instant::now();
+        while log.hardened_lsn() < lsn {
+            assert!(
+                t0.elapsed() < Duration::from_millis(500),
+                "round {round}: a delayed commit stayed unhardened for 500 ms (max_flush_delay 5 ms)"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(log.exposure().unhardened_commits, 0);
+        assert!(
+            log.counters()
+                .peak_exposure_us
+                .load(std::sync::atomic::Ordering::Relaxed)
+                > 0
+        );
+    }
+}
