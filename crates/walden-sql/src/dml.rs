@@ -273,17 +273,21 @@ struct Planned {
     table: Arc<Table>,
     /// Key lookup (the whole primary key fixed by WHERE).
     lookup: Option<Vec<Expr>>,
+    /// Otherwise bounds on the key's first column.
+    range: Option<Box<query::KeyRange>>,
     filter: Vec<Expr>,
     assignments: Vec<(usize, Expr)>,
     returning: Option<Returning>,
 }
+
+type WherePlan = (Option<Vec<Expr>>, Option<Box<query::KeyRange>>, Vec<Expr>);
 
 fn plan_where(
     p: &mut Planner<'_>,
     t: &Arc<Table>,
     scope: &Arc<Scope>,
     selection: &Option<ast::Expr>,
-) -> Result<(Option<Vec<Expr>>, Vec<Expr>)> {
+) -> Result<WherePlan> {
     let mut filter = Vec::new();
     if let Some(w) = selection {
         let mut cs = Vec::new();
@@ -295,11 +299,17 @@ fn plan_where(
     let mut src = Source::Table {
         table: t.clone(),
         lookup: None,
+        range: None,
         filter,
     };
     query::choose_lookups(&mut src);
     match src {
-        Source::Table { lookup, filter, .. } => Ok((lookup, filter)),
+        Source::Table {
+            lookup,
+            range,
+            filter,
+            ..
+        } => Ok((lookup, range, filter)),
         _ => unreachable!(),
     }
 }
@@ -343,11 +353,12 @@ fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planned> {
         }
         assignments.push((i, e));
     }
-    let (lookup, filter) = plan_where(p, &t, &scope, &u.selection)?;
+    let (lookup, range, filter) = plan_where(p, &t, &scope, &u.selection)?;
     let returning = returning(p, &scope, &u.returning)?;
     Ok(Planned {
         table: t,
         lookup,
+        range,
         filter,
         assignments,
         returning,
@@ -369,11 +380,12 @@ fn plan_delete(p: &mut Planner<'_>, d: &ast::Delete) -> Result<Planned> {
     };
     let t = p.table(name)?;
     let scope = table_scope(&t, alias.as_deref());
-    let (lookup, filter) = plan_where(p, &t, &scope, &d.selection)?;
+    let (lookup, range, filter) = plan_where(p, &t, &scope, &d.selection)?;
     let returning = returning(p, &scope, &d.returning)?;
     Ok(Planned {
         table: t,
         lookup,
+        range,
         filter,
         assignments: vec![],
         returning,
@@ -397,7 +409,8 @@ fn candidates(
         });
     }
     let mut keys = Vec::new();
-    for (k, r) in tx.scan_in(t, (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded)) {
+    let bounds = query::key_bounds(t, pl.range.as_deref(), &env)?;
+    for (k, r) in tx.scan_in(t, bounds) {
         if query::passes(&pl.filter, &r, &env)? {
             keys.push(k);
             if limit.is_some_and(|l| keys.len() as u64 >= l) {

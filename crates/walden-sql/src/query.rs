@@ -112,6 +112,14 @@ pub enum JoinKind {
     Full,
 }
 
+/// Bounds on the first primary-key column (`id BETWEEN a AND b`, `id > a`).
+#[derive(Debug, Default)]
+pub struct KeyRange {
+    /// (bound, inclusive)
+    pub lo: Option<(Expr, bool)>,
+    pub hi: Option<(Expr, bool)>,
+}
+
 #[derive(Debug)]
 pub enum Source {
     /// No FROM: one empty row.
@@ -120,6 +128,9 @@ pub enum Source {
         table: Arc<Table>,
         /// A point lookup on the whole primary key, when the filters fix it.
         lookup: Option<Vec<Expr>>,
+        /// Otherwise, bounds on the key's first column that narrow the scan
+        /// (the filters still decide which rows pass).
+        range: Option<Box<KeyRange>>,
         filter: Vec<Expr>,
     },
     Derived {
@@ -426,6 +437,7 @@ fn plan_factor(p: &mut Planner<'_>, f: &TableFactor, outer: &Option<Arc<Scope>>)
                 source: Source::Table {
                     table,
                     lookup: None,
+                    range: None,
                     filter: vec![],
                 },
                 cols,
@@ -754,11 +766,13 @@ pub fn choose_lookups(s: &mut Source) {
         Source::Table {
             table,
             lookup,
+            range,
             filter,
         } => {
             if table.def.primary_key.is_empty() {
                 return;
             }
+            *range = choose_range(table.def.primary_key[0], filter);
             let mut key = Vec::new();
             for &pk in &table.def.primary_key {
                 let found = filter.iter().find_map(|f| match f {
@@ -779,6 +793,7 @@ pub fn choose_lookups(s: &mut Source) {
             }
             if key.iter().all(|k| k.is_some()) {
                 *lookup = Some(key.into_iter().map(|k| k.unwrap()).collect());
+                *range = None;
             }
         }
         Source::Join { left, right, .. } => {
@@ -787,6 +802,137 @@ pub fn choose_lookups(s: &mut Source) {
         }
         _ => {}
     }
+}
+
+/// Bounds on key column `col` from comparisons and BETWEEN in `filter`.
+fn choose_range(col: usize, filter: &[Expr]) -> Option<Box<KeyRange>> {
+    let mut r = KeyRange::default();
+    // Keeps the first bound found on each side; any one is a valid superset.
+    let mut set = |lo: bool, e: &Expr, inclusive: bool| {
+        let slot = if lo { &mut r.lo } else { &mut r.hi };
+        if slot.is_none() {
+            if let Some(c) = clone_const(e) {
+                *slot = Some((c, inclusive));
+            }
+        }
+    };
+    for f in filter {
+        match f {
+            Expr::Bin(op @ (BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq), a, b) => {
+                // `col op e` or `e op col` (mirrored).
+                let (e, op) = match (a.as_ref(), b.as_ref()) {
+                    (Expr::Col(i), e) if *i == col && !e.uses_row() => (e, *op),
+                    (e, Expr::Col(i)) if *i == col && !e.uses_row() => (
+                        e,
+                        match op {
+                            BinOp::Lt => BinOp::Gt,
+                            BinOp::LtEq => BinOp::GtEq,
+                            BinOp::Gt => BinOp::Lt,
+                            _ => BinOp::LtEq,
+                        },
+                    ),
+                    _ => continue,
+                };
+                match op {
+                    BinOp::Gt => set(true, e, false),
+                    BinOp::GtEq => set(true, e, true),
+                    BinOp::Lt => set(false, e, false),
+                    _ => set(false, e, true),
+                }
+            }
+            Expr::Between(x, lo, hi, false)
+                if matches!(x.as_ref(), Expr::Col(i) if *i == col)
+                    && !lo.uses_row()
+                    && !hi.uses_row() =>
+            {
+                set(true, lo, true);
+                set(false, hi, true);
+            }
+            _ => {}
+        }
+    }
+    (r.lo.is_some() || r.hi.is_some()).then(|| Box::new(r))
+}
+
+/// The scan bounds of `range` on `table`. Only what is certain narrows the
+/// scan: a bound whose value does not convert to the key column's type, and
+/// the upper or exclusive-lower bound of a composite key (whose longer keys
+/// sort after the one-column bound), leave that side open.
+pub(crate) fn key_bounds(
+    table: &Table,
+    range: Option<&KeyRange>,
+    env: &Env<'_>,
+) -> Result<(
+    std::ops::Bound<walden_engine::Key>,
+    std::ops::Bound<walden_engine::Key>,
+)> {
+    use std::ops::Bound;
+    let Some(r) = range else {
+        return Ok((Bound::Unbounded, Bound::Unbounded));
+    };
+    let single = table.def.primary_key.len() == 1;
+    let ty = &table.def.columns[table.def.primary_key[0]].data_type;
+    let conv = |e: &Expr| -> Result<Option<Value>> {
+        let v = e.eval(&[], env)?;
+        if v.is_null() {
+            return Ok(None);
+        }
+        // Only a lossless conversion may bound the scan: `id > 2.5` must not
+        // become `id > 3` (or 2) on an integer key.
+        Ok(match walden_engine::types::coerce(v.clone(), ty) {
+            Ok(c)
+                if matches!(
+                    crate::expr::compare(&c, &v),
+                    Ok(Some(std::cmp::Ordering::Equal))
+                ) =>
+            {
+                Some(c)
+            }
+            _ => None,
+        })
+    };
+    let lo = match &r.lo {
+        Some((e, inc)) => match conv(e)? {
+            Some(v) if *inc || single => {
+                let k: walden_engine::Key = vec![v].into_boxed_slice();
+                if *inc {
+                    Bound::Included(k)
+                } else {
+                    Bound::Excluded(k)
+                }
+            }
+            Some(v) => Bound::Included(vec![v].into_boxed_slice()),
+            None => Bound::Unbounded,
+        },
+        None => Bound::Unbounded,
+    };
+    let hi = match &r.hi {
+        Some((e, inc)) if single => match conv(e)? {
+            Some(v) => {
+                let k: walden_engine::Key = vec![v].into_boxed_slice();
+                if *inc {
+                    Bound::Included(k)
+                } else {
+                    Bound::Excluded(k)
+                }
+            }
+            None => Bound::Unbounded,
+        },
+        _ => Bound::Unbounded,
+    };
+    // An empty or inverted range would make BTreeMap::range panic.
+    let empty = match (&lo, &hi) {
+        (Bound::Included(a) | Bound::Excluded(a), Bound::Included(b) | Bound::Excluded(b)) => {
+            a > b
+                || (a == b
+                    && !(matches!(lo, Bound::Included(_)) && matches!(hi, Bound::Included(_))))
+        }
+        _ => false,
+    };
+    if empty {
+        return Ok((Bound::Included(Box::new([])), Bound::Excluded(Box::new([]))));
+    }
+    Ok((lo, hi))
 }
 
 /// A copy of a row-independent expression (literals, parameters, casts of them).
@@ -1346,11 +1492,19 @@ fn all_inner(s: &Source) -> bool {
 
 fn source_correlated(s: &Source) -> bool {
     match s {
-        Source::Table { filter, lookup, .. } => {
+        Source::Table {
+            filter,
+            lookup,
+            range,
+            ..
+        } => {
             filter.iter().any(|e| e.uses_outer())
                 || lookup
                     .as_ref()
                     .is_some_and(|l| l.iter().any(|e| e.uses_outer()))
+                || range
+                    .as_ref()
+                    .is_some_and(|r| r.lo.iter().chain(r.hi.iter()).any(|(e, _)| e.uses_outer()))
         }
         Source::Derived { plan, filter } => {
             plan.correlated || filter.iter().any(|e| e.uses_outer())
@@ -1432,6 +1586,7 @@ fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         Source::Table {
             table,
             lookup,
+            range,
             filter,
         } => {
             let tx = env.tx;
@@ -1443,14 +1598,8 @@ fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                 }
             } else {
                 let mut out = Vec::new();
-                for (i, (_, r)) in tx
-                    .scan_in(
-                        table,
-                        (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded),
-                    )
-                    .into_iter()
-                    .enumerate()
-                {
+                let bounds = key_bounds(table, range.as_deref(), env)?;
+                for (i, (_, r)) in tx.scan_in(table, bounds).into_iter().enumerate() {
                     if i % 4096 == 0 {
                         check_cancel(env)?;
                     }

@@ -172,6 +172,16 @@ pub fn run_cell(
     if let Some(e) = first_err {
         return Err(e);
     }
+    // Delayed commits the cell acknowledged are hardened by the background
+    // flusher a few ms later; wait for that (untimed) so the log writes and
+    // bytes the cell caused are all counted.
+    let drain = Instant::now();
+    while drain.elapsed() < Duration::from_secs(2) {
+        match db.exposure(monitor.as_mut())? {
+            Some(e) if e.commits > 0 => std::thread::sleep(Duration::from_millis(2)),
+            _ => break,
+        }
+    }
     let after = db.counters(monitor.as_mut())?;
     let counters = after.since(&before);
     let peak = db.exposure(monitor.as_mut())?;
