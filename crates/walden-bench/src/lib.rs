@@ -12,6 +12,7 @@
 pub mod disk;
 pub mod log_bench;
 pub mod stats;
+pub mod stress;
 
 use std::fmt;
 use std::path::Path;
