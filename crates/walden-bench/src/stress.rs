@@ -363,11 +363,11 @@ fn progress_task(
             let failed = sh.failed.load(Ordering::Relaxed);
             let rate = done as f64 / start.elapsed().as_secs_f64().max(1e-3);
             if by_iterations.is_some() {
-                b.set_position(done);
                 b.set_message(format!("{rate:.0}/s, {failed} failed"));
+                b.set_position(done);
             } else {
-                b.set_position((start.elapsed().as_millis() as u64).min(len));
                 b.set_message(format!("{done} iterations, {rate:.0}/s, {failed} failed"));
+                b.set_position((start.elapsed().as_millis() as u64).min(len));
             }
         }
     });

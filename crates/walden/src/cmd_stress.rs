@@ -7,9 +7,36 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
-use walden_bench::stress::{self, Protocol, StressConfig, Warmup};
+use walden_bench::stress::{self, Protocol, StressConfig, StressError, Warmup};
+
+/// Shown by `walden stress --help`.
+const SCRIPT_HELP: &str = "\
+Script: SQL statements separated by `;` (outside quotes and comments), each
+sent as its own message; one iteration runs them all in order. A failed
+statement ends its iteration (counted, with its SQLSTATE), a ROLLBACK follows
+when the script began a transaction, and the run goes on.
+
+Parameters, substituted anywhere in a statement (quoted strings too):
+  :n              this session's iteration number, from 1 (warm-up included)
+  :session        the session number, from 1
+  :rand(a,b)      uniform random integer in a..=b (also :random(a,b))
+  :randstr(n)     random alphanumeric string of n characters
+  :NAME           a variable from a `\\set NAME EXPR` line at the top of the
+                  script, EXPR being random(a,b), randstr(n) or an integer;
+                  drawn once per iteration
+`::` (a cast) is left alone, and so is a :word that is none of these.
+
+Exit status: 0 the run finished (failed iterations are in the report), 1 it
+could not run (no connection, setup failed, unreadable file), 2 bad arguments,
+URL or script, 3 it finished but a session lost its connection for good.
+
+Example:
+  walden stress --url postgres://walden@127.0.0.1:5433/walden --sessions 8 \\
+    --iterations 1000 --setup-sql 'CREATE TABLE t (s int, n int, v text, PRIMARY KEY (s, n))' \\
+    --sql \"INSERT INTO t VALUES (:session, :n, ':randstr(20)')\" --json run.json";
 
 #[derive(Debug, Args)]
+#[command(after_long_help = SCRIPT_HELP)]
 #[command(group(ArgGroup::new("what").required(true).args(["script", "sql"])))]
 pub struct StressArgs {
     /// Server to load: postgres://USER[:PASSWORD]@HOST:PORT/DB (or libpq's
@@ -68,19 +95,22 @@ pub enum ProtocolArg {
     Extended,
 }
 
-fn read(what: &str, path: &Path) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| format!("cannot read {what} {}: {e}", path.display()))
+/// A file's text, or exit code 1 and a message.
+fn read(what: &str, path: &Path) -> Result<String, (u8, String)> {
+    std::fs::read_to_string(path)
+        .map_err(|e| (1, format!("cannot read {what} {}: {e}", path.display())))
 }
 
-fn seconds(flag: &str, s: f64) -> Result<Duration, String> {
-    Duration::try_from_secs_f64(s).map_err(|_| format!("{flag} {s}: not a number of seconds"))
+/// Seconds as a duration, or exit code 2 and a message.
+fn seconds(flag: &str, s: f64) -> Result<Duration, (u8, String)> {
+    Duration::try_from_secs_f64(s).map_err(|_| (2, format!("{flag} {s}: not a number of seconds")))
 }
 
-fn config(a: &StressArgs) -> Result<StressConfig, String> {
+fn config(a: &StressArgs) -> Result<StressConfig, (u8, String)> {
     let script = match (&a.script, &a.sql) {
         (Some(p), _) => read("script", p)?,
         (None, Some(s)) => s.clone(),
-        (None, None) => return Err("give --script FILE or --sql SQL".into()),
+        (None, None) => return Err((2, "give --script FILE or --sql SQL".into())),
     };
     let setup = match (&a.setup, &a.setup_sql) {
         (Some(p), _) => Some(read("setup file", p)?),
@@ -113,19 +143,27 @@ fn config(a: &StressArgs) -> Result<StressConfig, String> {
     Ok(cfg)
 }
 
+/// Exit codes: 0 the run finished (failed iterations are in the report), 1
+/// it could not run (connection, setup, unreadable files), 2 bad arguments,
+/// URL or script,
+/// 3 it finished but some session lost its connection and stopped early.
 pub fn run(a: StressArgs) -> ExitCode {
     let cfg = match config(&a) {
         Ok(c) => c,
-        Err(e) => {
+        Err((code, e)) => {
             eprintln!("walden stress: {e}");
-            return ExitCode::from(2);
+            return ExitCode::from(code);
         }
     };
     let report = match stress::run(&cfg) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("walden stress: {e}");
-            return ExitCode::from(1);
+            let usage = matches!(
+                e,
+                StressError::BadUrl { .. } | StressError::Config(_) | StressError::Script(_)
+            );
+            return ExitCode::from(if usage { 2 } else { 1 });
         }
     };
     print!("{}", report.render());
@@ -142,6 +180,11 @@ pub fn run(a: StressArgs) -> ExitCode {
             return ExitCode::from(1);
         }
         eprintln!("wrote {}", path.display());
+    }
+    // Failed iterations are the measurement; sessions that lost their
+    // connection for good mean the load was not what was asked for.
+    if report.per_session.iter().any(|s| s.aborted.is_some()) {
+        return ExitCode::from(3);
     }
     ExitCode::SUCCESS
 }
