@@ -12,6 +12,7 @@
 pub mod disk;
 pub mod log_bench;
 pub mod stats;
+pub mod stress;
 pub mod workbench;
 
 use std::fmt;

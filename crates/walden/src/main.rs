@@ -12,6 +12,7 @@ mod cmd_crash;
 mod cmd_log;
 mod cmd_serve;
 mod cmd_slt;
+mod cmd_stress;
 mod readonly_vfs;
 
 /// Walden: a transactional SQL database whose commit path is a dial.
@@ -39,6 +40,9 @@ enum Command {
     Serve(cmd_serve::ServeArgs),
     /// Run sqllogictest files in process and count what passes.
     Slt(cmd_slt::SltArgs),
+    /// Load a PostgreSQL-protocol server (Walden or PostgreSQL) with N
+    /// sessions running a script; report throughput, latency and errors.
+    Stress(cmd_stress::StressArgs),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +54,7 @@ fn main() -> ExitCode {
         Command::Bench(cmd) => cmd_bench::run(cmd),
         Command::Serve(args) => cmd_serve::run(args),
         Command::Slt(args) => cmd_slt::run(args),
+        Command::Stress(args) => cmd_stress::run(args),
     }
 }
 
