@@ -10,6 +10,13 @@
 //! backend's statistics lazily (when idle, at most once a second, and at
 //! exit), so the read after a cell first waits for the closed sessions'
 //! backends to exit and for the figures to settle ([`PgDb::settle`]).
+//!
+//! The mapping: `wal_write` -> log writes, `wal_bytes` -> log bytes,
+//! `wal_write_time + wal_sync_time` -> write stall ms (track_wal_io_timing is
+//! on), `wal_sync` -> log flushes, the advance of `pg_current_wal_flush_lsn()`
+//! -> log bytes flushed, `xact_commit` -> write transactions (every cell's
+//! transactions write). No WRITELOG waits, exposure or per-session waits:
+//! PostgreSQL samples wait events but does not count them.
 
 use super::pgwire::PgConn;
 use super::target::{
