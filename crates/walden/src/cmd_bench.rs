@@ -1,4 +1,5 @@
-//! `walden bench ...`: the workbench's experiments against the embedded engine.
+//! `walden bench ...`: the workbench's experiments against the embedded engine
+//! or a Walden server (`--target URL`), with the peers (`--peer`) alongside.
 //!
 //! Each experiment is a variant of [`BenchCommand`]; its work lives in the
 //! `walden-bench` crate, this module only parses arguments and prints.

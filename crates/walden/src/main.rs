@@ -33,7 +33,8 @@ enum Command {
     /// The process `crash-test` spawns and kills (internal).
     #[command(hide = true)]
     CrashTestChild(cmd_crash::CrashChildArgs),
-    /// The workbench: experiments against the embedded engine.
+    /// The workbench: experiments against the embedded engine or a server,
+    /// with PostgreSQL and SQLite side by side (--peer).
     #[command(subcommand)]
     Bench(cmd_bench::BenchCommand),
     /// Serve SQL over the PostgreSQL wire protocol.

@@ -71,7 +71,7 @@ pub fn run_cell(
     let dialect = target.dialect();
     let mut monitor = db.connect()?;
     monitor.exec(&format!("DROP TABLE IF EXISTS {TABLE}"))?;
-    monitor.exec(&super::target::create_table_sql(TABLE))?;
+    monitor.exec(&dialect.create_table(TABLE))?;
     if let Some(setup) = &plan.setup {
         setup(monitor.as_mut(), dialect)?;
     }

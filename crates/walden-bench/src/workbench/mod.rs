@@ -2,7 +2,9 @@
 //! run against Walden and, side by side, PostgreSQL and SQLite.
 //!
 //! - [`target`]: what a product must offer (connections, counters, modes).
-//! - [`walden`]: Walden embedded or behind a server.
+//! - [`walden`]: Walden embedded or behind a server ([`pgwire`]).
+//! - [`peers`]: the targets besides the embedded engine: a Walden server,
+//!   PostgreSQL ([`pg_peer`]) and SQLite ([`sqlite_peer`]).
 //! - [`experiments`]: the five experiments as plans.
 //! - [`harness`]: runs and measures one cell.
 //! - [`result`]: what a run reports (the `--json` shape).
@@ -15,8 +17,12 @@
 pub mod experiments;
 pub mod harness;
 pub mod peers;
+pub mod pg_peer;
+pub mod pgwire;
 pub mod report;
 pub mod result;
+pub mod sqlite_peer;
+pub mod sqlite_vfs;
 pub mod table;
 pub mod target;
 pub mod walden;

@@ -66,6 +66,21 @@ impl Dialect {
         }
     }
 
+    /// The experiments' table. SQLite keys a table by its rowid, and makes
+    /// the key that rowid only when declared `INTEGER PRIMARY KEY` (64-bit);
+    /// `BIGINT PRIMARY KEY` would add a second b-tree (a unique index) and
+    /// double its write work, where the others keep one index on the key.
+    pub fn create_table(self, table: &str) -> String {
+        let id = match self {
+            Dialect::Sqlite => "INTEGER",
+            _ => "BIGINT",
+        };
+        format!(
+            "CREATE TABLE {table} (id {id} PRIMARY KEY, session_id INTEGER NOT NULL, \
+             v INTEGER NOT NULL, pad VARCHAR(100) NOT NULL)"
+        )
+    }
+
     /// One statement inserting rows `from..=to` of the experiments' table.
     pub fn bulk_insert(self, table: &str, from: u64, to: u64) -> String {
         match self {
@@ -84,14 +99,6 @@ impl Dialect {
 /// The payload column of every inserted row: 50 bytes, so a row's log record
 /// is of the size the published experiments used (about 100 bytes).
 pub const PAD: &str = "walden-workbench-payload-0123456789-abcdefghijklmn";
-
-/// The table every experiment writes.
-pub fn create_table_sql(table: &str) -> String {
-    format!(
-        "CREATE TABLE {table} (id BIGINT PRIMARY KEY, session_id INTEGER NOT NULL, \
-         v INTEGER NOT NULL, pad VARCHAR(100) NOT NULL)"
-    )
-}
 
 /// One row of the experiments' table.
 pub fn insert_sql(table: &str, id: u64, session: usize) -> String {
