@@ -562,19 +562,15 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                 )
             }
         },
-        Func::ArrayBuild => Value::text(crate::pg_catalog::array_format(
-            a.iter()
-                .map(|v| {
-                    if v.is_null() {
-                        None
-                    } else {
-                        Some(v.to_string())
-                    }
-                })
-                .collect::<Vec<_>>()
+        Func::ArrayBuild => {
+            let items: Vec<Option<String>> = a
                 .iter()
-                .map(|s| s.as_deref()),
-        )),
+                .map(|v| (!v.is_null()).then(|| v.to_string()))
+                .collect();
+            Value::text(crate::pg_catalog::array_format(
+                items.iter().map(|s| s.as_deref()),
+            ))
+        }
         Func::AnyArray(op, all) => {
             // SQL's quantified comparison: a NULL comparison makes an
             // undecided result NULL; an empty array gives ALL true, ANY false.

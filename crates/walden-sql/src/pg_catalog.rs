@@ -617,13 +617,13 @@ pub fn size_pretty(bytes: i64) -> String {
     const LIMIT: i64 = 10 * 1024;
     const LIMIT2: i64 = LIMIT * 2 - 1;
     let half_rounded = |x: i64| (x + if x < 0 { -1 } else { 1 }) / 2;
-    if bytes.abs() < LIMIT {
+    if bytes.unsigned_abs() < LIMIT as u64 {
         return format!("{bytes} bytes");
     }
     // Keep one extra bit for rounding, as PostgreSQL does.
     let mut size = bytes >> 9;
     for unit in ["kB", "MB", "GB"] {
-        if size.abs() < LIMIT2 {
+        if size.unsigned_abs() < LIMIT2 as u64 {
             return format!("{} {unit}", half_rounded(size));
         }
         size >>= 10;
@@ -1732,5 +1732,6 @@ mod tests {
         assert_eq!(size_pretty(8192), "8192 bytes");
         assert_eq!(size_pretty(10 * 1024 * 1024), "10 MB");
         assert_eq!(size_pretty(123_456), "121 kB");
+        assert_eq!(size_pretty(i64::MIN), "-8388608 TB");
     }
 }
