@@ -330,6 +330,20 @@ impl Database {
         v
     }
 
+    /// The sequences' definitions in id order (the SQL layer's `pg_class`
+    /// and `pg_sequence` derive stable OIDs from the ids).
+    pub fn sequences(&self) -> Vec<SequenceDef> {
+        let mut v: Vec<SequenceDef> = self
+            .catalog
+            .read()
+            .sequences
+            .values()
+            .map(|s| s.def.clone())
+            .collect();
+        v.sort_by_key(|s| s.id);
+        v
+    }
+
     pub fn sequence_names(&self) -> Vec<String> {
         let mut v: Vec<String> = self
             .catalog

@@ -1,5 +1,6 @@
 //! One client connection: startup and authentication, then the simple and
-//! extended query protocols and COPY FROM STDIN over a [`SqlSession`].
+//! extended query protocols and COPY FROM STDIN / TO STDOUT over a
+//! [`SqlSession`].
 //!
 //! pgwire supplies the message codec, TLS negotiation and SCRAM; the protocol
 //! loop is ours so that replies are coalesced until Sync or Flush (one write
@@ -16,7 +17,7 @@ use pgwire::api::auth::{
 use pgwire::api::{ClientInfo, PgWireConnectionState};
 use pgwire::error::ErrorInfo;
 use pgwire::error::PgWireError;
-use pgwire::messages::copy::CopyInResponse;
+use pgwire::messages::copy::{CopyDone, CopyInResponse, CopyOutResponse};
 use pgwire::messages::data::{FieldDescription, NoData, ParameterDescription, RowDescription};
 use pgwire::messages::extendedquery::{
     Bind, BindComplete, Close, CloseComplete, Describe, Execute, Parse, ParseComplete,
@@ -38,7 +39,7 @@ use std::time::Duration;
 use tokio_util::codec::{Decoder, Encoder, Framed};
 use walden_engine::{DataType, Value};
 use walden_sql::{
-    Column, CopyIn, ErrorKind, Prepared, QueryOutput, SqlError, SqlSession, TxStatus,
+    Column, CopyIn, CopyOut, ErrorKind, Prepared, QueryOutput, SqlError, SqlSession, TxStatus,
 };
 
 use crate::pgtypes;
@@ -613,10 +614,13 @@ impl Connection {
     }
 
     /// Sends one statement's result in the simple protocol.
-    async fn simple_output(&mut self, out: QueryOutput) -> IoResult<Result<(), PgError>> {
+    async fn simple_output(&mut self, mut out: QueryOutput) -> IoResult<Result<(), PgError>> {
         self.notices(&out.notices).await?;
         if let Some(copy) = &out.copy_in {
             return self.copy_in(copy, false).await;
+        }
+        if let Some(copy) = out.copy_out.take() {
+            return self.copy_out(out, &copy).await;
         }
         if let Some(cols) = &out.columns {
             self.send(PgWireBackendMessage::RowDescription(field_descriptions(
@@ -721,6 +725,81 @@ impl Connection {
             }
             Err(e) => Ok(Err(e.into())),
         }
+    }
+
+    /// COPY ... TO STDOUT: CopyOutResponse, the header line if asked for,
+    /// one CopyData per row (values in their text form, laid out by the SQL
+    /// layer's COPY format), CopyDone, then CommandComplete `COPY n`.
+    async fn copy_out(
+        &mut self,
+        out: QueryOutput,
+        copy: &CopyOut,
+    ) -> IoResult<Result<(), PgError>> {
+        let columns = out.columns.unwrap_or_default();
+        let n = columns.len().min(i16::MAX as usize);
+        self.send(PgWireBackendMessage::CopyOutResponse(CopyOutResponse::new(
+            0,
+            n as i16,
+            vec![0; n],
+        )))
+        .await?;
+        let mut line = Vec::new();
+        if copy.format.header {
+            let names: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
+            copy.format.encode_header(&names, &mut line);
+            self.copy_data(&line).await?;
+        }
+        let mut text = BytesMut::new();
+        let mut ends = Vec::with_capacity(n);
+        for row in out.rows {
+            // Each value's text form, as query results send it, end to end in
+            // one buffer; `ends` marks where each ends (None for NULL).
+            text.clear();
+            ends.clear();
+            for (i, v) in row.iter().enumerate() {
+                if v.is_null() {
+                    ends.push(None);
+                } else {
+                    let ty = columns.get(i).map_or(&DataType::Text, |c| &c.ty);
+                    pgtypes::encode_text(v, ty, &mut text);
+                    ends.push(Some(text.len()));
+                }
+            }
+            let whole = String::from_utf8_lossy(&text);
+            let mut start = 0;
+            let fields: Vec<Option<&str>> = ends
+                .iter()
+                .map(|e| {
+                    e.map(|end| {
+                        let f = whole.get(start..end).unwrap_or("");
+                        start = end;
+                        f
+                    })
+                })
+                .collect();
+            line.clear();
+            copy.format.encode_row(&fields, &copy.forced, &mut line);
+            self.copy_data(&line).await?;
+        }
+        self.send(PgWireBackendMessage::CopyDone(CopyDone::new()))
+            .await?;
+        self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(
+            out.tag,
+        )))
+        .await?;
+        Ok(Ok(()))
+    }
+
+    /// Appends one CopyData message straight into the send buffer.
+    async fn copy_data(&mut self, data: &[u8]) -> IoResult {
+        let buf: &mut BytesMut = self.socket.write_buffer_mut();
+        buf.put_u8(b'd');
+        buf.put_i32(data.len() as i32 + 4);
+        buf.put_slice(data);
+        if buf.len() >= SEND_BUFFER {
+            self.flush().await?;
+        }
+        Ok(())
     }
 
     async fn parse(&mut self, p: Parse) -> IoResult<Result<(), PgError>> {
@@ -923,7 +1002,7 @@ impl Connection {
             return Ok(Ok(()));
         };
         let stmt = portal.stmt.clone();
-        let out = match self
+        let mut out = match self
             .guarded(|s| s.execute_prepared(&stmt.prepared, params))
             .and_then(|r| r)
         {
@@ -933,6 +1012,12 @@ impl Connection {
         self.notices(&out.notices).await?;
         if let Some(copy) = &out.copy_in {
             return self.copy_in(copy, true).await;
+        }
+        if let Some(copy) = out.copy_out.take() {
+            if let Some(p) = self.portals.get_mut(&name) {
+                p.done_tag = Some(out.tag.clone());
+            }
+            return self.copy_out(out, &copy).await;
         }
         let Some(cols) = out.columns else {
             if out.tag.is_empty() {

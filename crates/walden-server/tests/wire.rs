@@ -1,7 +1,7 @@
 //! The wire server in-process, driven by tokio-postgres: simple and extended
-//! query protocols, typed parameters, binary results, COPY, errors and their
-//! SQLSTATEs, failed transactions, cancel, max_connections, SCRAM, TLS,
-//! /metrics and a clean shutdown.
+//! query protocols, typed parameters, binary results, COPY FROM and TO,
+//! errors and their SQLSTATEs, failed transactions, cancel, max_connections,
+//! SCRAM, TLS, /metrics and a clean shutdown.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -428,6 +428,105 @@ async fn copy_from_stdin() {
     assert_eq!(code(&e), "23505", "{e}");
     let r = c.query_one("SELECT count(*) FROM cp", &[]).await.unwrap();
     assert_eq!(r.get::<_, i64>(0), 1001);
+}
+
+/// Reads a whole COPY TO STDOUT (tokio-postgres uses the extended protocol).
+async fn copy_out_text(c: &Client, sql: &str) -> String {
+    use futures::StreamExt;
+    let stream = c
+        .copy_out(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let mut stream = std::pin::pin!(stream);
+    let mut out = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        out.extend_from_slice(&chunk.unwrap());
+    }
+    String::from_utf8(out).unwrap()
+}
+
+#[tokio::test]
+async fn copy_out() {
+    use futures::SinkExt;
+    let dir = tempfile::tempdir().unwrap();
+    let s = TestServer::start_in(dir.path(), |_| {});
+    let c = s.client().await;
+    c.batch_execute(
+        "CREATE TABLE co (id int PRIMARY KEY, name text, n bigint, ok boolean, d date);
+         INSERT INTO co VALUES (1, 'plain', 10, true, '2024-02-29'),
+           (2, E'tab\\there\\nnewline \\\\ back', NULL, false, NULL),
+           (3, 'comma, \"quote\"', -5, NULL, NULL), (4, '', 0, true, NULL)",
+    )
+    .await
+    .unwrap();
+    // Text format: tab separated, \N for NULL, backslash escapes.
+    let text = copy_out_text(&c, "COPY co TO STDOUT").await;
+    assert_eq!(
+        text,
+        "1\tplain\t10\tt\t2024-02-29\n\
+         2\ttab\\there\\nnewline \\\\ back\t\\N\tf\t\\N\n\
+         3\tcomma, \"quote\"\t-5\t\\N\t\\N\n\
+         4\t\t0\tt\t\\N\n"
+    );
+    // A column list, CSV with a header: quotes only where needed.
+    let csv = copy_out_text(
+        &c,
+        "COPY co (name, id) TO STDOUT WITH (FORMAT csv, HEADER true)",
+    )
+    .await;
+    assert_eq!(
+        csv,
+        "name,id\nplain,1\n\"tab\there\nnewline \\ back\",2\n\"comma, \"\"quote\"\"\",3\n\"\",4\n"
+    );
+    // A query, and the legacy CSV HEADER spelling.
+    let q = copy_out_text(
+        &c,
+        "COPY (SELECT id, n * 2 AS twice FROM co WHERE n IS NOT NULL ORDER BY id DESC) TO STDOUT CSV HEADER",
+    )
+    .await;
+    assert_eq!(q, "id,twice\n4,0\n3,-10\n1,20\n");
+    // What COPY TO wrote, COPY FROM reads back unchanged.
+    c.batch_execute(
+        "CREATE TABLE co2 (id int PRIMARY KEY, name text, n bigint, ok boolean, d date)",
+    )
+    .await
+    .unwrap();
+    for (out_sql, in_sql) in [
+        ("COPY co TO STDOUT", "COPY co2 FROM STDIN"),
+        (
+            "COPY co TO STDOUT WITH (FORMAT csv, HEADER)",
+            "COPY co2 FROM STDIN WITH (FORMAT csv, HEADER)",
+        ),
+    ] {
+        c.batch_execute("DELETE FROM co2").await.unwrap();
+        let data = copy_out_text(&c, out_sql).await;
+        let sink = c.copy_in(in_sql).await.unwrap();
+        let mut sink = std::pin::pin!(sink);
+        sink.send(bytes::Bytes::from(data)).await.unwrap();
+        assert_eq!(sink.finish().await.unwrap(), 4);
+        let diff = c
+            .query_one(
+                "SELECT count(*) FROM (SELECT * FROM co EXCEPT SELECT * FROM co2) x",
+                &[],
+            )
+            .await
+            .unwrap();
+        assert_eq!(diff.get::<_, i64>(0), 0, "{in_sql}");
+    }
+    // Server-side files are refused with a SQLSTATE, and the session goes on.
+    let e = c
+        .batch_execute("COPY co TO '/tmp/walden-copy-test'")
+        .await
+        .unwrap_err();
+    assert_eq!(code(&e), "0A000", "{e}");
+    let e = c
+        .copy_out("COPY co (nosuch) TO STDOUT")
+        .await
+        .err()
+        .expect("unknown column");
+    assert_eq!(code(&e), "42703", "{e}");
+    let r = c.query_one("SELECT 1", &[]).await.unwrap();
+    assert_eq!(r.get::<_, i32>(0), 1);
 }
 
 #[tokio::test]

@@ -122,6 +122,9 @@ pub enum SubKind {
         op: BinOp,
         all: bool,
     },
+    /// `ARRAY(subquery)`: the first column of every row, as an array in
+    /// text form.
+    Array,
 }
 
 #[derive(Debug)]
@@ -481,6 +484,9 @@ impl Expr {
             A::Cast {
                 expr, data_type, ..
             } => {
+                if let Some(e) = catalog_cast(p, scope, expr, data_type)? {
+                    return Ok(e);
+                }
                 let t = crate::typing::data_type(data_type)?;
                 let inner = Expr::compile(p, scope, expr)?;
                 if let Expr::Param(i) = inner {
@@ -595,13 +601,36 @@ impl Expr {
                             all,
                         },
                     )?,
-                    _ => {
-                        return Err(SqlError::unsupported(
-                            "ANY/ALL over anything but a subquery",
-                        ))
+                    // `x = ANY (array)`: arrays are values in text form.
+                    other => {
+                        let arr = Expr::compile(p, scope, other)?;
+                        Expr::Func(Func::AnyArray(op, all), vec![x, arr])
                     }
                 }
             }
+            A::CompoundFieldAccess { root, access_chain } => {
+                // Only `array[i]` subscripts; field access needs composite types.
+                let mut e = Expr::compile(p, scope, root)?;
+                for a in access_chain {
+                    match a {
+                        ast::AccessExpr::Subscript(ast::Subscript::Index { index }) => {
+                            let i = Expr::compile(p, scope, index)?;
+                            e = Expr::Func(Func::ArrayElement, vec![e, i]);
+                        }
+                        other => {
+                            return Err(SqlError::unsupported(format!("expression {root}{other}")))
+                        }
+                    }
+                }
+                e
+            }
+            A::Array(arr) => Expr::Func(
+                Func::ArrayBuild,
+                arr.elem
+                    .iter()
+                    .map(|x| Expr::compile(p, scope, x))
+                    .collect::<Result<Vec<_>>>()?,
+            ),
             A::Tuple(items) if items.len() == 1 => Expr::compile(p, scope, &items[0])?,
             // One collation (binary UTF-8 order) is all there is.
             A::Collate { expr, .. } => Expr::compile(p, scope, expr)?,
@@ -861,6 +890,64 @@ fn col_ref(scope: &Scope, table: Option<&str>, name: &str) -> Result<Expr> {
     })
 }
 
+/// `ARRAY(SELECT ...)`.
+pub fn array_subquery(p: &mut Planner<'_>, scope: &Arc<Scope>, q: &ast::Query) -> Result<Expr> {
+    sub(p, scope, q, SubKind::Array)
+}
+
+/// Casts to PostgreSQL's catalog types, which Walden has no column types
+/// for: `regclass`, `regtype` and `regnamespace` turn a name into an OID or
+/// an OID into a name, depending on which one they are given; arrays stay
+/// in their text form. `None` for every other type.
+fn catalog_cast(
+    p: &mut Planner<'_>,
+    scope: &Arc<Scope>,
+    expr: &ast::Expr,
+    data_type: &ast::DataType,
+) -> Result<Option<Expr>> {
+    let names: Option<(Func, Func)> = match data_type {
+        ast::DataType::Array(_) => {
+            let inner = Expr::compile(p, scope, expr)?;
+            return Ok(Some(Expr::Cast(Box::new(inner), DataType::Text)));
+        }
+        ast::DataType::Regclass => Some((Func::RegClassOid, Func::RegClassName)),
+        ast::DataType::Custom(name, _) => {
+            let last = name
+                .0
+                .last()
+                .map(|p| p.to_string().trim_matches('"').to_ascii_lowercase());
+            match last.as_deref() {
+                Some("regclass") => Some((Func::RegClassOid, Func::RegClassName)),
+                Some("regtype") => Some((Func::RegTypeOid, Func::RegTypeName)),
+                Some("regnamespace") => Some((Func::RegNamespaceOid, Func::RegNamespaceName)),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    let Some((to_oid, to_name)) = names else {
+        return Ok(None);
+    };
+    let inner = Expr::compile(p, scope, expr)?;
+    let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+    // A number is an OID to name; text (a literal, a parameter) is a name.
+    let is_number = matches!(
+        query::static_type(&inner, &types, &p.params),
+        Some(
+            DataType::SmallInt
+                | DataType::Int
+                | DataType::BigInt
+                | DataType::Decimal { .. }
+                | DataType::Real
+                | DataType::Double
+        )
+    );
+    Ok(Some(Expr::Func(
+        if is_number { to_name } else { to_oid },
+        vec![inner],
+    )))
+}
+
 fn sub(p: &mut Planner<'_>, scope: &Arc<Scope>, q: &ast::Query, kind: SubKind) -> Result<Expr> {
     let saved = p.agg.take();
     let plan = query::plan_query(p, q, Some(scope.clone()));
@@ -868,7 +955,7 @@ fn sub(p: &mut Planner<'_>, scope: &Arc<Scope>, q: &ast::Query, kind: SubKind) -
     let plan = plan?;
     if matches!(
         kind,
-        SubKind::Scalar | SubKind::In { .. } | SubKind::Quantified { .. }
+        SubKind::Scalar | SubKind::In { .. } | SubKind::Quantified { .. } | SubKind::Array
     ) && plan.columns.len() != 1
     {
         return Err(SqlError::syntax("subquery must return only one column"));
@@ -932,6 +1019,16 @@ fn eval_sub(s: &SubPlan, row: &[Value], env: &Env<'_>) -> Result<Value> {
     };
     Ok(match &s.kind {
         SubKind::Exists { negated } => Value::Bool(data.rows.is_empty() == *negated),
+        SubKind::Array => {
+            let items: Vec<Option<String>> = data
+                .rows
+                .iter()
+                .map(|r| (!r[0].is_null()).then(|| r[0].to_string()))
+                .collect();
+            Value::text(crate::pg_catalog::array_format(
+                items.iter().map(|s| s.as_deref()),
+            ))
+        }
         SubKind::Scalar => match data.rows.len() {
             0 => Value::Null,
             1 => data.rows[0][0].clone(),

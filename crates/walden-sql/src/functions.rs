@@ -68,9 +68,39 @@ pub enum Func {
     Owner,
     /// pg_table_is_visible and friends: everything is visible.
     True,
+    /// pg_relation_is_publishable and friends: nothing is.
+    False,
+    /// Comments and statistics objects, which Walden does not have
+    /// (col_description, obj_description, ...): always NULL.
+    Null,
     EncodingName,
     ArrayToString,
     FormatType,
+    /// pg_get_expr: `adbin` already holds the expression's text.
+    PgGetExpr,
+    PgGetIndexDef,
+    PgGetConstraintDef,
+    /// `text::regclass` (a relation's OID) and `oid::regclass` (its name);
+    /// the same for regtype and regnamespace.
+    RegClassOid,
+    RegClassName,
+    RegTypeOid,
+    RegTypeName,
+    RegNamespaceOid,
+    RegNamespaceName,
+    ArrayUpper,
+    Cardinality,
+    /// `a[i]` on an array in text form.
+    ArrayElement,
+    /// `ARRAY[x, y]`.
+    ArrayBuild,
+    /// `x op ANY (array)` (`ALL` when the flag is set).
+    AnyArray(crate::expr::BinOp, bool),
+    QuoteIdent,
+    /// pg_table_size and friends: tables live in memory and have no file of
+    /// their own, so 0.
+    RelationSize,
+    SizePretty,
 }
 
 impl Func {
@@ -215,6 +245,13 @@ pub fn compile_aggregate(
 /// Compiles a scalar function call.
 pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) -> Result<Expr> {
     let name = fname(f);
+    // ARRAY(SELECT ...): the subquery's rows as an array (in text form).
+    if let FunctionArguments::Subquery(q) = &f.args {
+        if name == "array" {
+            return crate::expr::array_subquery(p, scope, q);
+        }
+        return Err(SqlError::unsupported(format!("{name}(subquery)")));
+    }
     let raw_args = args_of(f);
     // DATEADD(day, n, d) and DATEDIFF(day, a, b): the first argument is a keyword.
     if matches!(name.as_str(), "dateadd" | "datediff" | "datepart") {
@@ -306,10 +343,37 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         | "pg_type_is_visible"
         | "pg_function_is_visible"
         | "has_table_privilege"
-        | "has_schema_privilege" => Func::True,
+        | "has_schema_privilege"
+        | "has_database_privilege"
+        | "has_column_privilege"
+        | "pg_has_role" => Func::True,
+        "pg_relation_is_publishable" | "pg_is_in_recovery" => Func::False,
+        "col_description"
+        | "obj_description"
+        | "shobj_description"
+        | "pg_get_statisticsobjdef_columns"
+        | "pg_get_partkeydef"
+        | "pg_get_viewdef"
+        | "pg_get_triggerdef"
+        | "pg_get_ruledef"
+        | "pg_tablespace_location"
+        | "pg_get_function_result"
+        | "pg_get_function_arguments" => Func::Null,
         "pg_encoding_to_char" => Func::EncodingName,
         "array_to_string" => Func::ArrayToString,
         "format_type" => Func::FormatType,
+        "pg_get_expr" => Func::PgGetExpr,
+        "pg_get_indexdef" => Func::PgGetIndexDef,
+        "pg_get_constraintdef" => Func::PgGetConstraintDef,
+        "array_upper" | "array_length" => Func::ArrayUpper,
+        "cardinality" => Func::Cardinality,
+        "quote_ident" => Func::QuoteIdent,
+        "pg_table_size"
+        | "pg_relation_size"
+        | "pg_total_relation_size"
+        | "pg_indexes_size"
+        | "pg_database_size" => Func::RelationSize,
+        "pg_size_pretty" => Func::SizePretty,
         other => {
             return Err(SqlError::new(
                 ErrorKind::UndefinedFunction,
@@ -484,6 +548,59 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             }
             best.unwrap_or(Value::Null)
         }
+        // format_type(oid, NULL) names the type without a modifier.
+        Func::FormatType => match arg(0) {
+            Value::Null => Value::Null,
+            v => {
+                let oid = int_arg(&v, "format_type")?;
+                let typmod = match arg(1) {
+                    Value::Null => None,
+                    m => Some(int_arg(&m, "format_type")?),
+                };
+                Value::text(
+                    crate::pg_catalog::format_type(oid, typmod).unwrap_or_else(|| "???".into()),
+                )
+            }
+        },
+        Func::ArrayBuild => {
+            let items: Vec<Option<String>> = a
+                .iter()
+                .map(|v| (!v.is_null()).then(|| v.to_string()))
+                .collect();
+            Value::text(crate::pg_catalog::array_format(
+                items.iter().map(|s| s.as_deref()),
+            ))
+        }
+        Func::AnyArray(op, all) => {
+            // SQL's quantified comparison: a NULL comparison makes an
+            // undecided result NULL; an empty array gives ALL true, ANY false.
+            let x = arg(0);
+            if arg(1).is_null() {
+                return Ok(Value::Null);
+            }
+            let mut saw_null = false;
+            for item in crate::pg_catalog::array_elements(&arg(1)) {
+                let r = crate::expr::binary(
+                    op,
+                    x.clone(),
+                    item.map(Value::text).unwrap_or(Value::Null),
+                )?;
+                match crate::expr::truth(&r)? {
+                    Some(true) if !all => return Ok(Value::Bool(true)),
+                    Some(false) if all => return Ok(Value::Bool(false)),
+                    None => saw_null = true,
+                    _ => {}
+                }
+            }
+            if saw_null {
+                Value::Null
+            } else {
+                Value::Bool(all)
+            }
+        }
+        Func::Null => Value::Null,
+        Func::True => Value::Bool(true),
+        Func::False => Value::Bool(false),
         _ if null_in && f != Func::Concat => Value::Null,
         Func::Concat => Value::text(
             a.iter()
@@ -668,13 +785,73 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         }
         Func::ToChar => Value::text(text_arg(&arg(0))),
         Func::Owner => Value::text(&env.info.user),
-        Func::True => Value::Bool(true),
         Func::EncodingName => Value::text("UTF8"),
-        Func::ArrayToString => arg(0),
-        Func::FormatType => {
-            let oid = int_arg(&arg(0), "format_type")?;
-            Value::text(crate::sysviews::type_name_of_oid(oid))
+        Func::ArrayToString => {
+            let sep = text_arg(&arg(1));
+            let null_as = a.get(2).map(text_arg);
+            let parts: Vec<String> = crate::pg_catalog::array_elements(&arg(0))
+                .into_iter()
+                .filter_map(|e| e.or_else(|| null_as.clone()))
+                .collect();
+            Value::text(parts.join(&sep))
         }
+        Func::PgGetExpr => Value::text(text_arg(&arg(0))),
+        Func::PgGetIndexDef => {
+            let oid = int_arg(&arg(0), "pg_get_indexdef")?;
+            let col = match a.get(1) {
+                Some(v) => int_arg(v, "pg_get_indexdef")?,
+                None => 0,
+            };
+            crate::pg_catalog::indexdef(env, oid, col)
+                .map(Value::text)
+                .unwrap_or(Value::Null)
+        }
+        Func::PgGetConstraintDef => {
+            let oid = int_arg(&arg(0), "pg_get_constraintdef")?;
+            crate::pg_catalog::constraintdef(env, oid)
+                .map(Value::text)
+                .unwrap_or(Value::Null)
+        }
+        Func::RegClassOid => crate::pg_catalog::regclass_oid(env, &text_arg(&arg(0)))?,
+        Func::RegClassName => Value::text(crate::pg_catalog::regclass_name(
+            env,
+            int_arg(&arg(0), "regclass")?,
+        )),
+        Func::RegTypeOid => crate::pg_catalog::regtype_oid(&text_arg(&arg(0)))?,
+        Func::RegTypeName => Value::text(crate::pg_catalog::regtype_name(int_arg(
+            &arg(0),
+            "regtype",
+        )?)),
+        Func::RegNamespaceOid => crate::pg_catalog::regnamespace_oid(&text_arg(&arg(0)))?,
+        Func::RegNamespaceName => Value::text(crate::pg_catalog::regnamespace_name(int_arg(
+            &arg(0),
+            "regnamespace",
+        )?)),
+        Func::ArrayUpper => {
+            // One-dimensional arrays only; an empty array has no upper bound.
+            let n = crate::pg_catalog::array_elements(&arg(0)).len();
+            if int_arg(&arg(1), "array_upper")? != 1 || n == 0 {
+                Value::Null
+            } else {
+                Value::Int(n as i64)
+            }
+        }
+        Func::Cardinality => Value::Int(crate::pg_catalog::array_elements(&arg(0)).len() as i64),
+        Func::ArrayElement => {
+            let idx = int_arg(&arg(1), "array subscript")?;
+            let items = crate::pg_catalog::array_elements(&arg(0));
+            usize::try_from(idx - 1)
+                .ok()
+                .and_then(|i| items.into_iter().nth(i).flatten())
+                .map(Value::text)
+                .unwrap_or(Value::Null)
+        }
+        Func::QuoteIdent => Value::text(crate::pg_catalog::quote_ident(&text_arg(&arg(0)))),
+        Func::RelationSize => Value::Int(0),
+        Func::SizePretty => Value::text(crate::pg_catalog::size_pretty(int_arg(
+            &arg(0),
+            "pg_size_pretty",
+        )?)),
         Func::CurrentSetting => {
             let name = text_arg(&arg(0)).to_ascii_lowercase();
             match name.as_str() {
@@ -882,6 +1059,10 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         | Func::Ceil
         | Func::Mod => args.first().cloned().unwrap_or(DataType::Text),
         Func::Power | Func::Sqrt | Func::Random => DataType::Double,
+        Func::True | Func::False | Func::AnyArray(..) => DataType::Bool,
+        Func::RegClassOid | Func::RegTypeOid | Func::RegNamespaceOid => DataType::Int,
+        Func::ArrayUpper | Func::Cardinality => DataType::Int,
+        Func::RelationSize => DataType::BigInt,
         _ => DataType::Text,
     }
 }

@@ -7,24 +7,27 @@
 //! `BACKUP`, `DBCC SQLPERF`, ...) are recognised by a small front end
 //! (`front.rs`) before it. Queries are planned into bound expressions and run
 //! over the engine's transactions; keyed statements take a point-lookup fast
-//! path. System views (`sys.*`, a little of `pg_catalog`) are computed from the
-//! engine's counters.
+//! path. System views (`sys.*`) are computed from the engine's counters, and
+//! PostgreSQL's catalogs (`pg_catalog.*`) from its catalog.
 //!
 //! The wire server (`walden-server`) drives a [`SqlSession`] per connection.
 
+mod copy;
 mod ddl;
 mod dml;
 mod error;
 mod expr;
 mod front;
 mod functions;
+mod pg_catalog;
 mod query;
 mod session;
 mod sysviews;
 mod typing;
 
+pub use copy::{CopyFormat, CopyIn, CopyOut};
 pub use error::{ErrorKind, Result, SqlError};
-pub use session::{CopyIn, Prepared, SqlSession, TxStatus};
+pub use session::{Prepared, SqlSession, TxStatus};
 pub use walden_engine::{DataType, Value};
 
 use std::sync::Arc;
@@ -48,6 +51,9 @@ pub struct QueryOutput {
     /// Set when the statement is `COPY ... FROM STDIN`: the caller feeds the
     /// data to [`SqlSession::copy_in`].
     pub copy_in: Option<CopyIn>,
+    /// Set when the statement is `COPY ... TO STDOUT`: `rows` are the data,
+    /// which the caller sends in the COPY format this describes.
+    pub copy_out: Option<CopyOut>,
     /// Notices to send to the client (e.g. "there is no transaction in progress").
     pub notices: Vec<String>,
 }

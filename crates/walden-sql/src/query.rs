@@ -148,6 +148,8 @@ pub enum Source {
         step: Option<Expr>,
         filter: Vec<Expr>,
     },
+    /// `unnest(array)`: one row per element of an array in text form.
+    Unnest { array: Expr, filter: Vec<Expr> },
     Join {
         left: Box<Source>,
         right: Box<Source>,
@@ -542,6 +544,25 @@ fn table_function(
                 }],
             })
         }
+        "unnest" => {
+            let [array] = <[Expr; 1]>::try_from(args)
+                .map_err(|_| SqlError::syntax("unnest takes one array"))?;
+            let col = alias
+                .as_ref()
+                .and_then(|a| a.columns.first().map(|c| c.name.value.to_ascii_lowercase()))
+                .unwrap_or_else(|| label.clone());
+            Ok(Item {
+                source: Source::Unnest {
+                    array,
+                    filter: vec![],
+                },
+                cols: vec![ScopeCol {
+                    table: Some(label),
+                    name: col,
+                    ty: DataType::Text,
+                }],
+            })
+        }
         "dm_io_virtual_file_stats" => {
             let view = SysView::FileStats;
             let mut cols: Vec<ScopeCol> = view
@@ -731,7 +752,8 @@ fn add_filter(source: &mut Source, mut c: Expr, by: usize) {
         Source::Table { filter, .. }
         | Source::Derived { filter, .. }
         | Source::SysView { filter, .. }
-        | Source::Series { filter, .. } => filter.push(c),
+        | Source::Series { filter, .. }
+        | Source::Unnest { filter, .. } => filter.push(c),
         Source::Join { .. } => {
             let lw = source_width_left(source);
             place_on_join(source, c, lw);
@@ -746,7 +768,7 @@ fn source_width(s: &Source) -> usize {
         Source::Table { table, .. } => table.def.columns.len(),
         Source::Derived { plan, .. } => plan.columns.len(),
         Source::SysView { view, .. } => view.columns().len(),
-        Source::Series { .. } => 1,
+        Source::Series { .. } | Source::Unnest { .. } => 1,
         Source::Join {
             left, right_width, ..
         } => source_width(left) + right_width,
@@ -1281,9 +1303,15 @@ fn plan_select(
     for it in &sel.projection {
         match it {
             SelectItem::UnnamedExpr(e) => outputs.push((crate::expr::column_name(e), e.clone())),
-            SelectItem::ExprWithAlias { expr, alias } => {
-                outputs.push((alias.value.to_ascii_lowercase(), expr.clone()))
-            }
+            // A quoted alias keeps its case (psql's `AS "Schema"` headers).
+            SelectItem::ExprWithAlias { expr, alias } => outputs.push((
+                if alias.quote_style.is_some() {
+                    alias.value.clone()
+                } else {
+                    alias.value.to_ascii_lowercase()
+                },
+                expr.clone(),
+            )),
             SelectItem::Wildcard(_) => {
                 if item.cols.is_empty() {
                     return Err(SqlError::syntax(
@@ -1344,7 +1372,7 @@ fn plan_select(
                 },
                 ast::Expr::Identifier(id) if scope.resolve(None, &id.value).is_err() => outputs
                     .iter()
-                    .find(|(n, _)| *n == id.value.to_ascii_lowercase())
+                    .find(|(n, _)| n.eq_ignore_ascii_case(&id.value))
                     .map(|(_, e)| e.clone())
                     .unwrap_or_else(|| g.clone()),
                 _ => g.clone(),
@@ -1396,7 +1424,9 @@ fn plan_select(
                 let n = id.value.to_ascii_lowercase();
                 let is_alias = sel.projection.iter().any(|i| matches!(i, SelectItem::ExprWithAlias { alias, .. } if alias.value.eq_ignore_ascii_case(&n)));
                 if is_alias || scope.resolve(None, &n).is_err() {
-                    outputs.iter().position(|(name, _)| *name == n)
+                    outputs
+                        .iter()
+                        .position(|(name, _)| name.eq_ignore_ascii_case(&n))
                 } else {
                     None
                 }
@@ -1521,6 +1551,9 @@ fn source_correlated(s: &Source) -> bool {
                 || stop.uses_outer()
                 || step.as_ref().is_some_and(|s| s.uses_outer())
         }
+        Source::Unnest { array, filter } => {
+            array.uses_outer() || filter.iter().any(|e| e.uses_outer())
+        }
         Source::Join {
             left,
             right,
@@ -1634,6 +1667,16 @@ fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             }
             out
         }
+        Source::Unnest { array, filter } => {
+            let mut out = Vec::new();
+            for item in crate::pg_catalog::array_elements(&array.eval(&[], env)?) {
+                let r = vec![item.map(Value::text).unwrap_or(Value::Null)];
+                if passes(filter, &r, env)? {
+                    out.push(r);
+                }
+            }
+            out
+        }
         Source::Series {
             start,
             stop,
@@ -1648,11 +1691,16 @@ fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     })
                 }),
             };
-            let (a, b) = (int(start.eval(&[], env)?)?, int(stop.eval(&[], env)?)?);
+            let (a, b) = (start.eval(&[], env)?, stop.eval(&[], env)?);
             let st = match step {
-                Some(s) => int(s.eval(&[], env)?)?,
-                None => 1,
+                Some(s) => s.eval(&[], env)?,
+                None => Value::Int(1),
             };
+            // A NULL bound or step gives no rows, as in PostgreSQL.
+            if a.is_null() || b.is_null() || st.is_null() {
+                return Ok(vec![]);
+            }
+            let (a, b, st) = (int(a)?, int(b)?, int(st)?);
             if st == 0 {
                 return Err(SqlError::new(
                     ErrorKind::InvalidParameter,

@@ -1,6 +1,7 @@
 //! A SQL session: the current database, the transaction block (explicit or
 //! auto-commit), session settings, and statement dispatch.
 
+use crate::copy::{CopyFormat, CopyIn, CopyOut};
 use crate::ddl;
 use crate::dml::{self, Ctx};
 use crate::error::{ErrorKind, Result, SqlError};
@@ -35,17 +36,6 @@ pub struct Prepared {
     pub param_types: Vec<DataType>,
     /// Result columns; `None` for statements that return no rows.
     pub columns: Option<Vec<Column>>,
-}
-
-/// A `COPY ... FROM STDIN` in progress.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CopyIn {
-    pub table: String,
-    pub columns: Vec<String>,
-    pub csv: bool,
-    pub delimiter: char,
-    pub header: bool,
-    pub null: String,
 }
 
 pub struct SqlSession {
@@ -634,52 +624,42 @@ impl SqlSession {
                 ..
             } => {
                 let table = self.db.table(&query::object_last(table_name))?;
-                let mut copy = CopyIn {
+                let copy = CopyIn {
                     table: table.name().to_string(),
                     columns: columns.iter().map(|c| c.value.clone()).collect(),
-                    csv: false,
-                    delimiter: '\t',
-                    header: false,
-                    null: "\\N".into(),
+                    format: CopyFormat::from_options(options, legacy_options, false)?,
                 };
-                for o in options {
-                    match o {
-                        ast::CopyOption::Format(f) => {
-                            copy.csv = f.value.eq_ignore_ascii_case("csv")
-                        }
-                        ast::CopyOption::Delimiter(c) => copy.delimiter = *c,
-                        ast::CopyOption::Header(h) => copy.header = *h,
-                        ast::CopyOption::Null(n) => copy.null = n.clone(),
-                        _ => {}
-                    }
-                }
-                for o in legacy_options {
-                    match o {
-                        ast::CopyLegacyOption::Csv(_) => copy.csv = true,
-                        ast::CopyLegacyOption::Delimiter(c) => copy.delimiter = *c,
-                        ast::CopyLegacyOption::Null(n) => copy.null = n.clone(),
-                        _ => {}
-                    }
-                }
-                if copy.csv {
-                    if copy.delimiter == '\t'
-                        && !options
-                            .iter()
-                            .any(|o| matches!(o, ast::CopyOption::Delimiter(_)))
-                    {
-                        copy.delimiter = ',';
-                    }
-                    if copy.null == "\\N" {
-                        copy.null = String::new();
-                    }
-                }
                 Ok(QueryOutput {
                     tag: "COPY".into(),
                     copy_in: Some(copy),
                     ..Default::default()
                 })
             }
-            Statement::Copy { .. } => Err(SqlError::unsupported("COPY other than FROM STDIN")),
+            Statement::Copy {
+                source,
+                to: true,
+                target: ast::CopyTarget::Stdout,
+                options,
+                legacy_options,
+                ..
+            } => self.copy_to(source, options, legacy_options, params),
+            // The server reads and writes no files of its own: data goes
+            // through the client (psql's \copy does exactly that).
+            Statement::Copy {
+                to,
+                target: ast::CopyTarget::File { .. } | ast::CopyTarget::Program { .. },
+                ..
+            } => Err(SqlError::new(
+                ErrorKind::FeatureNotSupported,
+                format!(
+                    "COPY {} a server file or program is not supported; use COPY ... {} and psql's \\copy",
+                    if *to { "to" } else { "from" },
+                    if *to { "TO STDOUT" } else { "FROM STDIN" },
+                ),
+            )),
+            Statement::Copy { .. } => Err(SqlError::syntax(
+                "syntax error: COPY FROM needs STDIN and COPY TO needs STDOUT",
+            )),
             Statement::StartTransaction { .. } => self.execute_command(&Command::Begin, params),
             Statement::Commit { .. } => self.execute_command(&Command::Commit(None), params),
             Statement::Rollback { .. } => self.execute_command(&Command::Rollback, params),
@@ -693,6 +673,87 @@ impl SqlSession {
                     .join(" ")
             ))),
         }
+    }
+
+    /// `COPY table [(columns)] TO STDOUT` and `COPY (query) TO STDOUT`: runs
+    /// the query in the current transaction like a SELECT; the wire server
+    /// lays the rows out as the [`CopyOut`] says.
+    fn copy_to(
+        &mut self,
+        source: &ast::CopySource,
+        options: &[ast::CopyOption],
+        legacy: &[ast::CopyLegacyOption],
+        params: &[Value],
+    ) -> Result<QueryOutput> {
+        let format = CopyFormat::from_options(options, legacy, true)?;
+        let (q, names) = match source {
+            ast::CopySource::Query(q) => (q.clone(), None),
+            ast::CopySource::Table {
+                table_name,
+                columns,
+            } => {
+                let table = self.db.table(&query::object_last(table_name))?;
+                let def = &table.def;
+                let names: Vec<String> = if columns.is_empty() {
+                    def.columns.iter().map(|c| c.name.clone()).collect()
+                } else {
+                    columns
+                        .iter()
+                        .map(|c| match def.column_index(&c.value) {
+                            Some(i) => Ok(def.columns[i].name.clone()),
+                            None => Err(SqlError::new(
+                                ErrorKind::UndefinedColumn,
+                                format!(
+                                    "column \"{}\" of relation \"{}\" does not exist",
+                                    c.value,
+                                    table.name()
+                                ),
+                            )),
+                        })
+                        .collect::<Result<_>>()?
+                };
+                // The rows come through the planner, as a SELECT of the columns
+                // (quoted: the names are the table's own).
+                let quote = |n: &str| format!("\"{}\"", n.replace('"', "\"\""));
+                let sql = format!(
+                    "SELECT {} FROM {}",
+                    names
+                        .iter()
+                        .map(|n| quote(n))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    quote(table.name())
+                );
+                match front::parse_sql(&sql)? {
+                    Statement::Query(q) => (q, Some(names)),
+                    _ => return Err(SqlError::internal("COPY TO: not a query")),
+                }
+            }
+        };
+        let mut out = self.statement(&Statement::Query(q), params)?;
+        let mut columns = out.columns.take().unwrap_or_default();
+        if let Some(names) = names {
+            for (c, n) in columns.iter_mut().zip(names) {
+                c.name = n;
+            }
+        }
+        let mut forced = vec![false; columns.len()];
+        for f in &format.force_quote {
+            let i = columns
+                .iter()
+                .position(|c| c.name.eq_ignore_ascii_case(f))
+                .ok_or_else(|| {
+                    SqlError::new(
+                        ErrorKind::UndefinedColumn,
+                        format!("FORCE_QUOTE column \"{f}\" not referenced by COPY"),
+                    )
+                })?;
+            forced[i] = true;
+        }
+        out.tag = format!("COPY {}", out.rows.len());
+        out.columns = Some(columns);
+        out.copy_out = Some(CopyOut { format, forced });
+        Ok(out)
     }
 
     fn set(&mut self, name: &str, value: &str) -> Result<QueryOutput> {
@@ -801,45 +862,27 @@ impl SqlSession {
         let copy = copy.clone();
         self.in_tx(move |tx, _| {
             let mut n = 0u64;
-            for (lineno, line) in text.lines().enumerate() {
-                if line == "\\." {
-                    break;
-                }
-                if lineno == 0 && copy.header {
-                    continue;
-                }
-                let fields = if copy.csv {
-                    split_csv(line, copy.delimiter)
-                } else {
-                    line.split(copy.delimiter)
-                        .map(|f| (unescape_text(f), false))
-                        .collect()
-                };
+            for (lineno, fields) in copy.format.parse_input(text) {
                 if fields.len() != cols.len() {
                     return Err(SqlError::new(
                         ErrorKind::DataException,
                         format!(
-                            "COPY {}, line {}: expected {} columns, got {}",
+                            "COPY {}, line {lineno}: expected {} columns, got {}",
                             copy.table,
-                            lineno + 1,
                             cols.len(),
                             fields.len()
                         ),
                     ));
                 }
                 let mut full = vec![None; width];
-                for ((f, quoted), &c) in fields.into_iter().zip(&cols) {
-                    full[c] = Some(if !quoted && f == copy.null {
-                        Value::Null
-                    } else {
-                        Value::text(f)
-                    });
+                for (f, &c) in fields.into_iter().zip(&cols) {
+                    full[c] = Some(f.map(Value::text).unwrap_or(Value::Null));
                 }
                 tx.insert_into(&table, full).map_err(|e| {
                     let e = SqlError::from(e);
                     SqlError::new(
                         e.kind,
-                        format!("COPY {}, line {}: {}", copy.table, lineno + 1, e.message),
+                        format!("COPY {}, line {lineno}: {}", copy.table, e.message),
                     )
                 })?;
                 n += 1;
@@ -864,59 +907,4 @@ fn probe_columns() -> Vec<Column> {
             ty: DataType::BigInt,
         },
     ]
-}
-
-fn unescape_text(f: &str) -> String {
-    if !f.contains('\\') || f == "\\N" {
-        return f.to_string();
-    }
-    let mut out = String::with_capacity(f.len());
-    let mut it = f.chars();
-    while let Some(c) = it.next() {
-        if c == '\\' {
-            match it.next() {
-                Some('t') => out.push('\t'),
-                Some('n') => out.push('\n'),
-                Some('r') => out.push('\r'),
-                Some('\\') => out.push('\\'),
-                Some(o) => out.push(o),
-                None => {}
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-fn split_csv(line: &str, delim: char) -> Vec<(String, bool)> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    let mut was_quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        if quoted {
-            if c == '"' {
-                if chars.peek() == Some(&'"') {
-                    cur.push('"');
-                    chars.next();
-                } else {
-                    quoted = false;
-                }
-            } else {
-                cur.push(c);
-            }
-        } else if c == '"' {
-            quoted = true;
-            was_quoted = true;
-        } else if c == delim {
-            out.push((std::mem::take(&mut cur), was_quoted));
-            was_quoted = false;
-        } else {
-            cur.push(c);
-        }
-    }
-    out.push((cur, was_quoted));
-    out
 }

@@ -1,9 +1,9 @@
-//! System views: SQL Server's DMVs over the engine's counters, Walden's
-//! exposure view, and the parts of `pg_catalog` and `information_schema`
-//! that clients and tools read.
+//! System views: SQL Server's DMVs over the engine's counters and Walden's
+//! exposure view; the PostgreSQL catalogs are in `pg_catalog.rs`.
 
 use crate::error::Result;
 use crate::expr::Env;
+use crate::pg_catalog::{self, PgView};
 use std::time::UNIX_EPOCH;
 use walden_engine::{DataType, Value};
 
@@ -16,15 +16,8 @@ pub enum SysView {
     PerfCounters,
     Sessions,
     LogExposure,
-    PgDatabase,
-    PgNamespace,
-    PgClass,
-    PgTables,
-    PgInherits,
-    PgType,
-    PgAm,
-    InfoTables,
-    InfoColumns,
+    /// A `pg_catalog` or `information_schema` relation.
+    Pg(PgView),
 }
 
 /// Finds a system view by (schema, name).
@@ -38,16 +31,7 @@ pub fn lookup(schema: Option<&str>, name: &str) -> Option<SysView> {
         (Some("sys") | None, "dm_os_performance_counters") => SysView::PerfCounters,
         (Some("sys") | None, "dm_exec_sessions") => SysView::Sessions,
         (Some("sys") | None, "dm_log_exposure") => SysView::LogExposure,
-        (Some("pg_catalog") | None, "pg_database") => SysView::PgDatabase,
-        (Some("pg_catalog") | None, "pg_namespace") => SysView::PgNamespace,
-        (Some("pg_catalog") | None, "pg_class") => SysView::PgClass,
-        (Some("pg_catalog") | None, "pg_tables") => SysView::PgTables,
-        (Some("pg_catalog") | None, "pg_inherits") => SysView::PgInherits,
-        (Some("pg_catalog") | None, "pg_type") => SysView::PgType,
-        (Some("pg_catalog") | None, "pg_am") => SysView::PgAm,
-        (Some("information_schema"), "tables") => SysView::InfoTables,
-        (Some("information_schema"), "columns") => SysView::InfoColumns,
-        _ => return None,
+        _ => return pg_catalog::lookup(schema, name).map(SysView::Pg),
     };
     Some(v)
 }
@@ -121,51 +105,7 @@ impl SysView {
                 ("peak_unhardened_bytes", T::BigInt),
                 ("peak_exposure_ms", T::Double),
             ],
-            SysView::PgDatabase => vec![
-                ("oid", T::Int),
-                ("datname", text.clone()),
-                ("datdba", T::Int),
-                ("encoding", T::Int),
-                ("datcollate", text.clone()),
-                ("datctype", text.clone()),
-                ("daticulocale", text.clone()),
-                ("datlocprovider", text.clone()),
-                ("datacl", text),
-            ],
-            SysView::PgNamespace => vec![("oid", T::Int), ("nspname", text), ("nspowner", T::Int)],
-            SysView::PgAm => vec![("oid", T::Int), ("amname", text)],
-            SysView::PgClass => vec![
-                ("oid", T::Int),
-                ("relname", text.clone()),
-                ("relnamespace", T::Int),
-                ("relkind", text.clone()),
-                ("relam", T::Int),
-                ("relowner", T::Int),
-                ("relpersistence", text),
-                ("reltuples", T::Double),
-            ],
-            SysView::PgTables => vec![("schemaname", text.clone()), ("tablename", text)],
-            SysView::PgInherits => vec![
-                ("inhrelid", T::Int),
-                ("inhparent", T::Int),
-                ("inhseqno", T::Int),
-            ],
-            SysView::PgType => vec![("oid", T::Int), ("typname", text)],
-            SysView::InfoTables => vec![
-                ("table_catalog", text.clone()),
-                ("table_schema", text.clone()),
-                ("table_name", text.clone()),
-                ("table_type", text),
-            ],
-            SysView::InfoColumns => vec![
-                ("table_catalog", text.clone()),
-                ("table_schema", text.clone()),
-                ("table_name", text.clone()),
-                ("column_name", text.clone()),
-                ("ordinal_position", T::Int),
-                ("data_type", text.clone()),
-                ("is_nullable", text),
-            ],
+            SysView::Pg(v) => v.columns(),
         }
     }
 }
@@ -371,95 +311,7 @@ pub fn rows(view: SysView, args: &[Value], env: &Env<'_>) -> Result<Vec<Vec<Valu
                 ]);
             }
         }
-        SysView::PgDatabase => {
-            for db in inst.databases() {
-                out.push(vec![
-                    Value::Int(db.id() as i64),
-                    t(db.name()),
-                    Value::Int(10),
-                    Value::Int(6),
-                    t("C.UTF-8"),
-                    t("C.UTF-8"),
-                    Value::Null,
-                    t("c"),
-                    Value::Null,
-                ]);
-            }
-        }
-        SysView::PgNamespace => {
-            out.push(vec![Value::Int(11), t("pg_catalog"), Value::Int(10)]);
-            out.push(vec![Value::Int(2200), t("public"), Value::Int(10)]);
-        }
-        SysView::PgAm => out.push(vec![Value::Int(2), t("heap")]),
-        SysView::PgClass | SysView::PgTables | SysView::InfoTables | SysView::InfoColumns => {
-            let db = env.tx.database();
-            for table in db.tables() {
-                match view {
-                    SysView::PgClass => out.push(vec![
-                        Value::Int(16384 + table.id() as i64),
-                        t(table.name()),
-                        Value::Int(2200),
-                        t("r"),
-                        Value::Int(2),
-                        Value::Int(10),
-                        t("p"),
-                        Value::Float(table.len() as f64),
-                    ]),
-                    SysView::PgTables => out.push(vec![t("public"), t(table.name())]),
-                    SysView::InfoTables => out.push(vec![
-                        t(db.name()),
-                        t("public"),
-                        t(table.name()),
-                        t("BASE TABLE"),
-                    ]),
-                    _ => {
-                        for (n, c) in table.def.columns.iter().enumerate() {
-                            out.push(vec![
-                                t(db.name()),
-                                t("public"),
-                                t(table.name()),
-                                t(&c.name),
-                                Value::Int(n as i64 + 1),
-                                t(c.data_type.sql_name()),
-                                t(if c.nullable { "YES" } else { "NO" }),
-                            ]);
-                        }
-                    }
-                }
-            }
-        }
-        SysView::PgInherits => {}
-        SysView::PgType => {
-            for (oid, name) in TYPES {
-                out.push(vec![Value::Int(*oid), t(name)]);
-            }
-        }
+        SysView::Pg(v) => return pg_catalog::rows(v, env),
     }
     Ok(out)
-}
-
-/// PostgreSQL type OIDs of Walden's types.
-const TYPES: &[(i64, &str)] = &[
-    (16, "bool"),
-    (17, "bytea"),
-    (20, "int8"),
-    (21, "int2"),
-    (23, "int4"),
-    (25, "text"),
-    (700, "float4"),
-    (701, "float8"),
-    (1043, "varchar"),
-    (1082, "date"),
-    (1114, "timestamp"),
-    (1700, "numeric"),
-    (2950, "uuid"),
-];
-
-/// The name of a type OID (`format_type`).
-pub fn type_name_of_oid(oid: i64) -> String {
-    TYPES
-        .iter()
-        .find(|(o, _)| *o == oid)
-        .map(|(_, n)| n.to_string())
-        .unwrap_or_else(|| "???".into())
 }

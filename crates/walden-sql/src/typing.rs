@@ -75,6 +75,11 @@ pub fn data_type(t: &SqlType) -> Result<DataType> {
         S::Uuid => DataType::Uuid,
         S::Bytea | S::Blob(_) | S::Varbinary(_) | S::Binary(_) | S::Bytes(_) => DataType::Bytes,
         S::JSON | S::JSONB => DataType::Text,
+        // `pg_catalog.int8`, `pg_catalog.text`: a built-in type named with its
+        // schema is the built-in type.
+        S::Custom(name, args) if name.0.len() > 1 && args.is_empty() => {
+            crate::expr::parse_type_name(&custom_name(name))?
+        }
         S::Custom(name, args) => {
             let n = custom_name(name);
             match n.as_str() {

@@ -1,6 +1,7 @@
 //! `walden serve` as the built binary: SIGTERM/SIGINT shut it down cleanly
-//! (delayed commits acknowledged before are there after a restart), psql and
-//! Python's psycopg work against it, /metrics answers.
+//! (delayed commits acknowledged before are there after a restart), psql
+//! (including `\d` and `\copy`) and Python's psycopg work against it,
+//! /metrics answers.
 
 mod server_support;
 
@@ -178,6 +179,198 @@ fn psql_runs_statements_and_reports_sqlstates() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("does not exist"));
 }
 
+/// Runs psql (`-X`, unaligned, tuples only unless `args` say otherwise)
+/// against the server; fails the test if psql fails.
+fn psql_ok(s: &Serve, args: &[&str]) -> String {
+    let out = run_with_deadline(
+        Command::new("psql")
+            .args([
+                "-X",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &s.port.to_string(),
+                "-d",
+                "walden",
+            ])
+            .args(["-v", "ON_ERROR_STOP=1"])
+            .args(args),
+        Duration::from_secs(60),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "psql {args:?}: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+#[test]
+fn psql_describes_tables_and_copies_to_files() {
+    if !have("psql", &["--version"]) {
+        eprintln!("skipped: psql is not installed");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let s = Serve::start(&tmp.path().join("data"), &[]);
+    psql_ok(
+        &s,
+        &[
+            "-c",
+            "CREATE TABLE t (id serial PRIMARY KEY, name varchar(20) NOT NULL, \
+             note text DEFAULT 'x', ts timestamp without time zone, amt numeric(12,2), n bigint)",
+            "-c",
+            "INSERT INTO t (name, note, ts, amt, n) VALUES ('plain', 'p', '2024-02-29 12:30:00', 12.25, 5), \
+             ('tab\there', E'multi\nline \\\\ back', NULL, NULL, NULL), ('comma, \"q\"', '', NULL, -1.25, 0)",
+        ],
+    );
+
+    // \d t: the columns as PostgreSQL names their types, nullability,
+    // defaults, and the primary key's index.
+    let d = psql_ok(&s, &["-c", "\\d t"]);
+    let has_line = |out: &str, cells: &[&str]| {
+        out.lines().any(|l| {
+            let got: Vec<&str> = l.split('|').map(str::trim).collect();
+            got == cells
+        })
+    };
+    for cells in [
+        &[
+            "id",
+            "integer",
+            "",
+            "not null",
+            "nextval('t_id_seq'::regclass)",
+        ][..],
+        &["name", "character varying(20)", "", "not null", ""],
+        &["note", "text", "", "", "'x'::text"],
+        &["ts", "timestamp without time zone", "", "", ""],
+        &["amt", "numeric(12,2)", "", "", ""],
+        &["n", "bigint", "", "", ""],
+    ] {
+        assert!(has_line(&d, cells), "no line {cells:?} in:\n{d}");
+    }
+    assert!(d.contains("Table \"public.t\""), "{d}");
+    assert!(
+        d.contains("Indexes:\n    \"t_pkey\" PRIMARY KEY, btree (id)"),
+        "{d}"
+    );
+    // \d+ adds storage and the access method.
+    let dplus = psql_ok(&s, &["-c", "\\d+ t"]);
+    assert!(
+        has_line(
+            &dplus,
+            &["amt", "numeric(12,2)", "", "", "", "main", "", "", ""]
+        ),
+        "{dplus}"
+    );
+    assert!(dplus.contains("Access method: heap"), "{dplus}");
+    // \d lists relations, \di the primary key's index.
+    let list = psql_ok(&s, &["-c", "\\d"]);
+    assert!(list.contains("List of relations"), "{list}");
+    assert!(
+        list.lines()
+            .any(|l| l.contains("| t ") && l.contains("| table")),
+        "{list}"
+    );
+    let di = psql_ok(&s, &["-c", "\\di"]);
+    assert!(
+        di.lines()
+            .any(|l| l.contains("t_pkey") && l.contains("| index")),
+        "{di}"
+    );
+    let missing = run_with_deadline(
+        Command::new("psql")
+            .args([
+                "-X",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &s.port.to_string(),
+                "-d",
+                "walden",
+            ])
+            .args(["-c", "\\d nosuch"]),
+        Duration::from_secs(60),
+    );
+    assert!(String::from_utf8_lossy(&missing.stderr)
+        .contains("Did not find any relation named \"nosuch\""));
+
+    // \copy to a client file and back into another table: identical rows.
+    let text = tmp.path().join("t.copy");
+    let csv = tmp.path().join("t.csv");
+    psql_ok(
+        &s,
+        &[
+            "-c",
+            &format!("\\copy t to '{}'", text.display()),
+            "-c",
+            "CREATE TABLE t2 (id int PRIMARY KEY, name varchar(20) NOT NULL, note text, ts timestamp, amt numeric(12,2), n bigint)",
+            "-c",
+            &format!("\\copy t2 from '{}'", text.display()),
+        ],
+    );
+    let same = psql_ok(
+        &s,
+        &[
+            "-At",
+            "-c",
+            "SELECT (SELECT count(*) FROM t2), (SELECT count(*) FROM (SELECT * FROM t EXCEPT SELECT * FROM t2) x)",
+        ],
+    );
+    assert_eq!(same.trim(), "3|0");
+    let data = std::fs::read_to_string(&text).unwrap();
+    assert!(data.contains("multi\\nline \\\\ back"), "{data}");
+    assert!(
+        data.lines().any(|l| l.ends_with("\t\\N\t\\N\t\\N")),
+        "{data}"
+    );
+
+    // A CSV export with a header.
+    psql_ok(
+        &s,
+        &[
+            "-c",
+            &format!("\\copy (SELECT id, name, amt FROM t ORDER BY id) to '{}' with (format csv, header)", csv.display()),
+        ],
+    );
+    let data = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(
+        data,
+        "id,name,amt\n1,plain,12.25\n2,tab\there,\n3,\"comma, \"\"q\"\"\",-1.25\n"
+    );
+    // COPY TO STDOUT straight to psql's output, the legacy CSV HEADER form.
+    let out = psql_ok(&s, &["-c", "COPY t (id, n) TO STDOUT CSV HEADER"]);
+    assert_eq!(out, "id,n\n1,5\n2,\n3,0\n");
+    // A server-side file is refused with 0A000, not a crash.
+    let out = run_with_deadline(
+        Command::new("psql")
+            .args([
+                "-X",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &s.port.to_string(),
+                "-d",
+                "walden",
+            ])
+            .args([
+                "-v",
+                "VERBOSITY=verbose",
+                "-c",
+                "COPY t TO '/tmp/walden-server-file'",
+            ]),
+        Duration::from_secs(60),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("0A000"),
+        "{stderr}"
+    );
+    assert!(!std::path::Path::new("/tmp/walden-server-file").exists());
+}
+
 const PSYCOPG_SCRIPT: &str = r#"
 import sys, uuid, decimal, datetime
 import psycopg
@@ -217,6 +410,11 @@ with psycopg.connect(conninfo, autocommit=True) as conn:
             for i in range(100, 150):
                 copy.write_row((i, f"c{i}"))
     assert conn.execute("SELECT count(*) FROM py").fetchone()[0] == 61
+    # COPY TO STDOUT, row by row.
+    with conn.cursor() as cur:
+        with cur.copy("COPY (SELECT id, name FROM py WHERE id >= 148 ORDER BY id) TO STDOUT") as copy:
+            got = [tuple(r) for r in copy.rows()]
+    assert got == [("148", "c148"), ("149", "c149")], got
 
 # A failed transaction refuses statements (25P02) until rollback.
 with psycopg.connect(conninfo) as conn:
