@@ -1,14 +1,19 @@
-//! The log manager: the in-memory log buffer, the flusher thread that owns
-//! all log I/O, group commit, delayed commits and their loss bound.
+//! The log manager: the in-memory log buffer, the flusher thread, group
+//! commit, delayed commits and their loss bound.
 //!
 //! Commit path, in one paragraph: a committer appends its record to the
-//! buffer under one mutex and gets the record's end LSN. A durable committer
-//! then parks until `hardened >= lsn`; a delayed one returns at once (unless
-//! the exposure bound says wait). The flusher takes whatever is buffered,
+//! buffer under one mutex and gets the record's end LSN. A delayed committer
+//! returns at once (unless the exposure bound says wait). A durable one needs
+//! `hardened >= lsn`. All log I/O goes through one `Writer`, which whoever
+//! flushes takes out of the state (so one flush runs at a time, in LSN
+//! order): if no flush is running, the durable committer takes it and writes
+//! and syncs the buffer itself (no thread hand-off on the path of a lone
+//! session); otherwise it parks, and the flusher thread (woken when the writer
+//! comes back) writes the next group. A flush takes whatever is buffered,
 //! cuts it into blocks, writes and syncs them with the mutex released (so
 //! appends go on during the I/O), publishes the new hardened LSN and unparks
-//! exactly the waiters it covers. Commits that arrive during a flush are
-//! grouped into the next one.
+//! exactly the waiters it covers. The flusher thread also hardens delayed
+//! commits after `max_flush_delay` and full blocks as they fill.
 
 use crate::block::{self, PAGE, SEGMENT_HEADER};
 use crate::config::{LogConfig, SyncMode};
@@ -86,6 +91,10 @@ struct State {
     poisoned: Option<String>,
     shutdown: bool,
     closed: bool,
+    /// The log's only writer; `None` while a flush is running.
+    writer: Option<Writer>,
+    /// The flusher thread waits for the writer to come back.
+    flusher_wants_writer: bool,
     /// The flusher sleeps with no deadline (its buffer was empty).
     flusher_idle: bool,
 }
@@ -99,6 +108,8 @@ struct Shared {
     counters: LogCounters,
     subscribers: Mutex<Vec<mpsc::Sender<LogEvent>>>,
     has_subscribers: AtomicBool,
+    /// Hands groups of hardened committers to the waker thread.
+    waker: Option<mpsc::Sender<Ready>>,
 }
 
 /// The log of one database.
@@ -238,6 +249,8 @@ impl LogManager {
                 poisoned: None,
                 shutdown: false,
                 closed: false,
+                writer: Some(writer),
+                flusher_wants_writer: false,
                 flusher_idle: false,
             }),
             cfg,
@@ -247,6 +260,7 @@ impl LogManager {
             counters: LogCounters::default(),
             subscribers: Mutex::new(Vec::new()),
             has_subscribers: AtomicBool::new(false),
+            waker: spawn_waker(),
         });
         if shared.cfg.preallocate_spare {
             shared.files.ensure_spare();
@@ -254,7 +268,7 @@ impl LogManager {
         let s2 = shared.clone();
         let handle = std::thread::Builder::new()
             .name("walden-log-flusher".into())
-            .spawn(move || flusher(s2, writer))
+            .spawn(move || flusher(s2))
             .map_err(io_err(dir))?;
         let report = RecoveryReport {
             scan: outcome,
@@ -353,11 +367,7 @@ impl LogManager {
             }
             record_wait(waits, WaitType::LogBuffer, t0.elapsed());
         }
-        // The first record into an empty buffer starts the max_flush_delay
-        // clock; the flusher may be asleep without a deadline, so wake it to
-        // arm its timer (else a lone delayed commit waits for the next event).
-        let was_empty = st.buf.is_empty();
-        if was_empty {
+        if st.buf.is_empty() {
             st.buf_since = Some(Instant::now());
         }
         let before = st.buf.len();
@@ -366,7 +376,7 @@ impl LogManager {
         st.end_lsn += n;
         let end = st.end_lsn;
         let payload = sh.cfg.block_payload();
-        if (was_empty && st.flusher_idle) || (before < payload && st.buf.len() >= payload) {
+        if before < payload && st.buf.len() >= payload {
             sh.flusher_cv.notify_one();
         }
         drop(st);
@@ -393,6 +403,31 @@ impl LogManager {
         }
         let t0 = Instant::now();
         st.flush_target = st.flush_target.max(lsn);
+        if !st.shutdown {
+            if let Some(mut w) = st.writer.take() {
+                // No flush is running: write and sync ourselves rather than
+                // wake the flusher and wait to be woken (two hand-offs).
+                lead_flush(sh, &mut st, &mut w, lsn);
+                st.writer = Some(w);
+                if st.flusher_wants_writer || st.poisoned.is_some() {
+                    sh.flusher_cv.notify_one();
+                }
+                let res = if st.hardened >= lsn {
+                    Ok(())
+                } else {
+                    Err(LogError::Poisoned(
+                        st.poisoned.clone().unwrap_or_else(|| "log closed".into()),
+                    ))
+                };
+                drop(st);
+                let waited = t0.elapsed();
+                record_wait(waits, WaitType::WriteLog, waited);
+                sh.counters
+                    .log_flush_wait_us
+                    .fetch_add(waited.as_micros() as u64, Relaxed);
+                return res;
+            }
+        }
         let done = Arc::new(AtomicBool::new(false));
         let id = st.next_waiter;
         st.next_waiter += 1;
@@ -481,6 +516,14 @@ impl LogManager {
             sh.counters
                 .peak_exposure_bytes
                 .fetch_max(lsn - st.hardened, Relaxed);
+            // The flusher may be asleep without a deadline (its buffer was
+            // empty when it last looked): wake it to arm the max_flush_delay
+            // timer, or this commit would wait for some other event to be
+            // hardened. Durable commits need no wake: they flush themselves
+            // or ask for a flush.
+            if st.flusher_idle {
+                sh.flusher_cv.notify_one();
+            }
         }
         drop(st);
         sh.counters.delayed_commits.fetch_add(1, Relaxed);
@@ -660,7 +703,7 @@ impl Writer {
     /// Writes the planned blocks and makes them durable. Returns bytes written.
     fn write_batch(
         &mut self,
-        sh: &Arc<Shared>,
+        sh: &Shared,
         start_lsn: Lsn,
         synced: Lsn,
         data: &[u8],
@@ -747,19 +790,126 @@ fn spawn_waker() -> Option<mpsc::Sender<Ready>> {
     Some(tx)
 }
 
-fn flusher(sh: Arc<Shared>, mut w: Writer) {
-    let waker = spawn_waker();
+/// A durable committer's own flush: writes everything buffered (in batches
+/// of at most `max_write`) until `lsn` is hardened or the log is poisoned.
+/// The caller holds the writer, so no other flush is running and everything
+/// before `buf_lsn` is hardened.
+fn lead_flush(sh: &Shared, st: &mut MutexGuard<'_, State>, w: &mut Writer, lsn: Lsn) {
+    let max_take = (sh.cfg.max_write / sh.cfg.block_size) * sh.cfg.block_payload();
+    while st.hardened < lsn && st.poisoned.is_none() {
+        let pending = (st.end_lsn - st.buf_lsn) as usize;
+        if pending == 0 {
+            break;
+        }
+        flush_step(sh, st, w, pending.min(max_take));
+    }
+}
+
+/// Writes and syncs the first `take` buffered bytes with the state mutex
+/// released, then publishes the new hardened LSN and wakes the waiters it
+/// covers; on failure poisons the log and wakes everyone. The caller holds
+/// the writer (taken out of the state), which keeps flushes in LSN order.
+fn flush_step(sh: &Shared, st: &mut MutexGuard<'_, State>, w: &mut Writer, take: usize) {
+    let payload = sh.cfg.block_payload();
+    let (plan, rem_after) = plan_blocks(&st.buf, w.rec_remaining, take, payload);
+    let cont0 = w.rec_remaining as u32;
+    let data = if take == st.buf.len() {
+        let fresh = std::mem::take(&mut w.spare_buf);
+        st.buf_since = None;
+        std::mem::replace(&mut st.buf, fresh)
+    } else {
+        let d = st.buf[..take].to_vec();
+        st.buf.drain(..take);
+        d
+    };
+    let start_lsn = st.buf_lsn;
+    st.buf_lsn += take as u64;
+    let synced = st.hardened;
+    let t0 = Instant::now();
+    let res = MutexGuard::unlocked(st, || {
+        if sh.has_subscribers.load(Acquire) {
+            publish(
+                sh,
+                LogEvent::Written {
+                    lsn: start_lsn,
+                    cont_len: cont0,
+                    bytes: Arc::new(data.clone()),
+                },
+            );
+        }
+        w.write_batch(sh, start_lsn, synced, &data, &plan)
+    });
+    let took = t0.elapsed();
+    let mut data = data;
+    data.clear();
+    w.spare_buf = data;
+    match res {
+        Ok(written) => {
+            w.rec_remaining = rem_after;
+            let end = start_lsn + take as u64;
+            st.hardened = end;
+            st.flush_ewma = (st.flush_ewma * 7 + took) / 8;
+            let max_age = st.max_exposure;
+            while let Some(&(l, t)) = st.exposure.front() {
+                if l > end {
+                    break;
+                }
+                let age = t.elapsed();
+                if max_age.is_some_and(|m| age > m) {
+                    sh.counters.exposure_bound_misses.fetch_add(1, Relaxed);
+                }
+                sh.counters
+                    .peak_exposure_us
+                    .fetch_max(age.as_micros() as u64, Relaxed);
+                st.exposure.pop_front();
+            }
+            let rest = st.waiters.split_off(&(end + 1, 0));
+            let ready = std::mem::replace(&mut st.waiters, rest);
+            sh.counters.log_flushes.fetch_add(1, Relaxed);
+            sh.counters.log_bytes_flushed.fetch_add(written, Relaxed);
+            sh.space_cv.notify_all();
+            MutexGuard::unlocked(st, || {
+                match &sh.waker {
+                    Some(tx) if ready.len() > 1 => {
+                        if let Err(mpsc::SendError(ready)) = tx.send(ready) {
+                            wake(ready);
+                        }
+                    }
+                    _ => wake(ready),
+                }
+                if sh.has_subscribers.load(Acquire) {
+                    publish(sh, LogEvent::Hardened(end));
+                }
+            });
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "log write failed; database poisoned");
+            st.poisoned = Some(e.to_string());
+            let ready = std::mem::take(&mut st.waiters);
+            sh.space_cv.notify_all();
+            MutexGuard::unlocked(st, || wake(ready));
+        }
+    }
+}
+
+fn flusher(sh: Arc<Shared>) {
     let payload = sh.cfg.block_payload();
     let max_take = (sh.cfg.max_write / sh.cfg.block_size) * payload;
     let mut st = sh.state.lock();
     loop {
+        st.flusher_wants_writer = false;
         if st.poisoned.is_some() {
             break;
         }
         let pending = (st.end_lsn - st.buf_lsn) as usize;
         if pending == 0 {
+            // At shutdown, a committer's flush may still be in flight: wait for
+            // it, so its waiters are woken hardened rather than told "closed".
             if st.shutdown {
-                break;
+                if st.writer.is_some() {
+                    break;
+                }
+                st.flusher_wants_writer = true;
             }
             st.flusher_idle = true;
             sh.flusher_cv.wait(&mut st);
@@ -774,91 +924,19 @@ fn flusher(sh: Arc<Shared>, mut w: Writer) {
             sh.flusher_cv.wait_until(&mut st, since + delay);
             continue;
         }
+        let Some(mut w) = st.writer.take() else {
+            // A committer is flushing; it notifies us when it puts the writer back.
+            st.flusher_wants_writer = true;
+            sh.flusher_cv.wait(&mut st);
+            continue;
+        };
         let take = if urgent || due {
             pending.min(max_take)
         } else {
             (pending.min(max_take) / payload) * payload
         };
-        let (plan, rem_after) = plan_blocks(&st.buf, w.rec_remaining, take, payload);
-        let cont0 = w.rec_remaining as u32;
-        let data = if take == st.buf.len() {
-            let fresh = std::mem::take(&mut w.spare_buf);
-            st.buf_since = None;
-            std::mem::replace(&mut st.buf, fresh)
-        } else {
-            let d = st.buf[..take].to_vec();
-            st.buf.drain(..take);
-            d
-        };
-        let start_lsn = st.buf_lsn;
-        st.buf_lsn += take as u64;
-        let synced = st.hardened;
-        let t0 = Instant::now();
-        let res = MutexGuard::unlocked(&mut st, || {
-            if sh.has_subscribers.load(Acquire) {
-                publish(
-                    &sh,
-                    LogEvent::Written {
-                        lsn: start_lsn,
-                        cont_len: cont0,
-                        bytes: Arc::new(data.clone()),
-                    },
-                );
-            }
-            w.write_batch(&sh, start_lsn, synced, &data, &plan)
-        });
-        let took = t0.elapsed();
-        let mut data = data;
-        data.clear();
-        w.spare_buf = data;
-        match res {
-            Ok(written) => {
-                w.rec_remaining = rem_after;
-                let end = start_lsn + take as u64;
-                st.hardened = end;
-                st.flush_ewma = (st.flush_ewma * 7 + took) / 8;
-                let max_age = st.max_exposure;
-                while let Some(&(l, t)) = st.exposure.front() {
-                    if l > end {
-                        break;
-                    }
-                    let age = t.elapsed();
-                    if max_age.is_some_and(|m| age > m) {
-                        sh.counters.exposure_bound_misses.fetch_add(1, Relaxed);
-                    }
-                    sh.counters
-                        .peak_exposure_us
-                        .fetch_max(age.as_micros() as u64, Relaxed);
-                    st.exposure.pop_front();
-                }
-                let rest = st.waiters.split_off(&(end + 1, 0));
-                let ready = std::mem::replace(&mut st.waiters, rest);
-                sh.counters.log_flushes.fetch_add(1, Relaxed);
-                sh.counters.log_bytes_flushed.fetch_add(written, Relaxed);
-                sh.space_cv.notify_all();
-                MutexGuard::unlocked(&mut st, || {
-                    match &waker {
-                        Some(tx) if ready.len() > 1 => {
-                            if let Err(mpsc::SendError(ready)) = tx.send(ready) {
-                                wake(ready);
-                            }
-                        }
-                        _ => wake(ready),
-                    }
-                    if sh.has_subscribers.load(Acquire) {
-                        publish(&sh, LogEvent::Hardened(end));
-                    }
-                });
-            }
-            Err(e) => {
-                tracing::error!(error = %e, "log write failed; database poisoned");
-                st.poisoned = Some(e.to_string());
-                let ready = std::mem::take(&mut st.waiters);
-                sh.space_cv.notify_all();
-                MutexGuard::unlocked(&mut st, || wake(ready));
-                break;
-            }
-        }
+        flush_step(&sh, &mut st, &mut w, take);
+        st.writer = Some(w);
     }
     // Poisoned or shut down: release anyone still waiting.
     let ready = std::mem::take(&mut st.waiters);
