@@ -7,7 +7,9 @@
 //! exposure over time. A chart none of whose runs reported its figure
 //! becomes a one-line note instead.
 
-use super::draw::{self, Categorical, Group, Line, Mark, Panel, SeriesStyle, Slot, Timeline};
+use super::draw::{
+    self, Categorical, Group, Line, Mark, Panel, SeriesStyle, Slot, Timeline, NOT_REPORTED,
+};
 use super::fmt;
 use crate::workbench::result::{CellResult, ExperimentReport, Sample};
 use crate::workbench::target::{Durability, Recovery};
@@ -160,7 +162,7 @@ pub fn experiment(exp: &ExperimentReport) -> Vec<Item> {
         ""
     };
 
-    let groups = |value: &dyn Fn(&CellResult) -> Option<Vec<f64>>| -> Vec<Group> {
+    let groups = |value: &dyn Fn(&CellResult) -> Result<Vec<f64>, &'static str>| -> Vec<Group> {
         variants(exp)
             .into_iter()
             .map(|v| Group {
@@ -177,7 +179,7 @@ pub fn experiment(exp: &ExperimentReport) -> Vec<Item> {
             .collect()
     };
 
-    let g = groups(&|c| Some(vec![c.throughput_tps]));
+    let g = groups(&|c| Ok(vec![c.throughput_tps]));
     out.push(categorical(
         "Throughput",
         "transactions/s",
@@ -193,7 +195,7 @@ pub fn experiment(exp: &ExperimentReport) -> Vec<Item> {
     ));
 
     let g = groups(&|c| {
-        Some(if c.per_session.is_empty() {
+        Ok(if c.per_session.is_empty() {
             c.session_durations_s.clone()
         } else {
             c.per_session.iter().map(|s| s.duration_s).collect()
@@ -219,8 +221,9 @@ pub fn experiment(exp: &ExperimentReport) -> Vec<Item> {
             .map(|s| s.writelog_wait_ms)
             .collect::<Option<Vec<f64>>>()
             .filter(|v| !v.is_empty())
+            .ok_or(NOT_REPORTED)
     });
-    if g.iter().flat_map(|g| &g.slots).any(|s| s.values.is_some()) {
+    if g.iter().flat_map(|g| &g.slots).any(|s| s.values.is_ok()) {
         out.push(categorical(
             "WRITELOG wait per session",
             "ms waited",
@@ -242,8 +245,14 @@ pub fn experiment(exp: &ExperimentReport) -> Vec<Item> {
         )));
     }
 
-    let g = groups(&|c| c.bytes_per_write.map(|b| vec![b]));
-    if g.iter().flat_map(|g| &g.slots).any(|s| s.values.is_some()) {
+    let g = groups(&|c| match (c.bytes_per_write, c.counters.log_writes) {
+        (Some(b), _) => Ok(vec![b]),
+        // Counted, but nothing reached the log file during the run: its
+        // commits stayed in the log buffer until after it.
+        (None, Some(0)) => Err("no writes"),
+        (None, _) => Err(NOT_REPORTED),
+    });
+    if g.iter().flat_map(|g| &g.slots).any(|s| s.values.is_ok()) {
         out.push(categorical(
             "Bytes per log write",
             "bytes",
@@ -407,6 +416,7 @@ fn panel(
         lines,
         note: (!notes.is_empty()).then(|| notes.join("; ")),
         fmt,
+        marks: Vec::new(),
     }
 }
 
@@ -468,7 +478,7 @@ fn exposure(variant: &str, cells: &[&CellResult], series: &Series) -> Item {
         .copied()
         .filter(|c| c.durability() == Durability::Relaxed)
         .collect();
-    let panels = [
+    let mut panels = [
         panel("unhardened bytes", &relaxed, series, fmt::bytes, true, &|c| {
             peaks(&c.samples, |s| s.exposure_bytes.map(|b| b as f64))
         }),
@@ -476,6 +486,25 @@ fn exposure(variant: &str, cells: &[&CellResult], series: &Series) -> Item {
             peaks(&c.samples, |s| s.exposure_oldest_ms)
         }),
     ];
+    // The run's high-water marks, as levels, where they exceed every sample
+    // (a burst between two samples).
+    let highs: [fn(&CellResult) -> Option<f64>; 2] = [
+        |c| c.max_exposure_bytes.map(|b| b as f64),
+        |c| c.max_exposure_ms,
+    ];
+    for (p, high) in panels.iter_mut().zip(highs) {
+        let mut marks = Vec::new();
+        for line in &p.lines {
+            let sampled = line.points.iter().map(|q| q.1).fold(0.0, f64::max);
+            let Some(c) = relaxed.iter().find(|c| series.index(c) == line.series) else {
+                continue;
+            };
+            if let Some(h) = high(c).filter(|h| *h > sampled) {
+                marks.push((line.series, h));
+            }
+        }
+        p.marks = marks;
+    }
     let highs: Vec<String> = relaxed
         .iter()
         .filter_map(|c| {
@@ -503,7 +532,8 @@ fn exposure(variant: &str, cells: &[&CellResult], series: &Series) -> Item {
         format!(
             "Acknowledged but not yet hardened log during the relaxed-durability runs of \
              \"{variant}\": its size and the age of the oldest such commit, as sampled (about \
-             every 25 ms); the circled point is the largest sample.{highs}"
+             every 25 ms); the circled point is the largest sample, a dotted level the run's \
+             high-water mark where it exceeds every sample.{highs}"
         ),
     )
 }

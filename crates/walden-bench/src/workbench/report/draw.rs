@@ -17,7 +17,7 @@ pub const WIDTH: u32 = 660;
 const FONT: &str = "sans-serif";
 /// Average width of a character of the legend and category labels (13 px
 /// sans-serif), for layout estimates.
-const CHAR_W: f64 = 7.0;
+const CHAR_W: f64 = 6.6;
 const TITLE_H: u32 = 30;
 const LEGEND_ROW_H: u32 = 21;
 const Y_LABEL_W: u32 = 78;
@@ -38,12 +38,16 @@ pub struct SeriesStyle {
     pub dashed: bool,
 }
 
-/// One series' values within a category; `None` where the target does not
-/// report the figure.
+/// One series' values within a category, or what to print instead:
+/// [`NOT_REPORTED`] where the target does not report the figure (the chart
+/// names those targets), or why the run has no value (`"no writes"`).
 pub struct Slot {
     pub series: usize,
-    pub values: Option<Vec<f64>>,
+    pub values: Result<Vec<f64>, &'static str>,
 }
+
+/// What a slot shows for a figure its target does not report.
+pub const NOT_REPORTED: &str = "n/a";
 
 /// One category (a workload) of a grouped chart.
 pub struct Group {
@@ -80,10 +84,13 @@ pub struct Line {
 pub struct Panel {
     pub y_desc: String,
     pub lines: Vec<Line>,
-    /// Said in the panel's corner (what is missing), or in its middle when
-    /// it has no line at all.
+    /// What is missing from the panel: said under the legend (once for all
+    /// panels when they say the same).
     pub note: Option<String>,
     pub fmt: fn(f64) -> String,
+    /// Levels drawn across the panel (series, value): a product's own
+    /// high-water mark, which sees moments the samples miss.
+    pub marks: Vec<(usize, f64)>,
 }
 
 /// A drawn chart: one `<svg>` element, and whether its value (or time)
@@ -146,6 +153,7 @@ fn header(
     rows: &[Vec<(usize, i32)>],
     series: &[SeriesStyle],
     lines: bool,
+    notes: &[String],
 ) -> Result<(), String> {
     root.fill(&WHITE).map_err(err)?;
     let bold = TextStyle::from((FONT, 20).into_font().style(FontStyle::Bold))
@@ -178,11 +186,32 @@ fn header(
             .map_err(err)?;
         }
     }
+    let y0 = (TITLE_H + LEGEND_ROW_H * rows.len() as u32) as i32 + 4;
+    for (i, line) in notes.iter().enumerate() {
+        root.draw(&Text::new(
+            line.clone(),
+            (10, y0 + NOTE_H as i32 * i as i32),
+            text_style(15, GRAY, HPos::Left, VPos::Top),
+        ))
+        .map_err(err)?;
+    }
     Ok(())
 }
 
-fn header_height(rows: usize) -> u32 {
-    TITLE_H + LEGEND_ROW_H * rows as u32 + 6
+const NOTE_H: u32 = 18;
+
+fn header_height(rows: usize, notes: usize) -> u32 {
+    TITLE_H + LEGEND_ROW_H * rows as u32 + NOTE_H * notes as u32 + 8
+}
+
+/// Notes wrapped to the chart's width.
+fn note_lines(notes: &[String]) -> Vec<String> {
+    // Notes are smaller than the legend: about 6 px a character.
+    let per_line = ((WIDTH as f64 - 20.0) / 6.0) as usize;
+    notes
+        .iter()
+        .flat_map(|n| wrap(n, per_line))
+        .collect()
 }
 
 /// A grouped chart: a category per workload, a slot per series.
@@ -193,6 +222,22 @@ pub fn categorical(spec: &Categorical) -> Result<Drawn, String> {
             .flat_map(|g| g.slots.iter().map(|s| s.series)),
     );
     let rows = legend_rows(&series_used, spec.series);
+    let missing = used(
+        spec.groups
+            .iter()
+            .flat_map(|g| g.slots.iter())
+            .filter(|s| s.values == Err(NOT_REPORTED))
+            .map(|s| s.series),
+    );
+    let notes = if missing.is_empty() {
+        Vec::new()
+    } else {
+        let names: Vec<&str> = missing
+            .iter()
+            .map(|&i| spec.series[i].label.as_str())
+            .collect();
+        note_lines(&[format!("n/a: not reported by {}", names.join(", "))])
+    };
     let n = spec.groups.len().max(1);
     // Category labels wrap to the width of their group.
     let group_px = (WIDTH - Y_LABEL_W - 30) as f64 / n as f64;
@@ -204,14 +249,14 @@ pub fn categorical(spec: &Categorical) -> Result<Drawn, String> {
         .collect();
     let label_lines = labels.iter().map(Vec::len).max().unwrap_or(1) as u32;
     let x_label_h = 14 + 17 * label_lines;
-    let top = header_height(rows.len());
+    let top = header_height(rows.len(), notes.len());
     let height = top + 270 + x_label_h;
 
     let values: Vec<f64> = spec
         .groups
         .iter()
         .flat_map(|g| g.slots.iter())
-        .filter_map(|s| s.values.as_ref())
+        .filter_map(|s| s.values.as_ref().ok())
         .flatten()
         .copied()
         .filter(|v| v.is_finite())
@@ -229,7 +274,7 @@ pub fn categorical(spec: &Categorical) -> Result<Drawn, String> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
-        header(&root, spec.title, &rows, spec.series, false)?;
+        header(&root, spec.title, &rows, spec.series, false, &notes)?;
         let (_, area) = root.split_vertically(top);
         if log {
             let lo = 10f64.powf((min_pos.log10() - 0.05).floor());
@@ -283,7 +328,6 @@ where
         let r = chart.y_range();
         (r.start, r.end)
     };
-    let mut missing: Vec<usize> = Vec::new();
     for (gi, g) in spec.groups.iter().enumerate() {
         let g0 = gi as f64;
         if gi > 0 {
@@ -301,16 +345,18 @@ where
             let x1 = x0 + w * 0.86;
             let xc = (x0 + x1) / 2.0;
             let color = spec.series[slot.series].color;
-            let Some(vals) = &slot.values else {
-                missing.push(slot.series);
-                chart
-                    .draw_series(std::iter::once(Text::new(
-                        "n/a",
+            let vals = match &slot.values {
+                Ok(v) => v,
+                Err(why) => {
+                    chart
+                        .draw_series(std::iter::once(Text::new(
+                            *why,
                         (xc, baseline),
-                        text_style(13, GRAY, HPos::Center, VPos::Bottom),
-                    )))
-                    .map_err(err)?;
-                continue;
+                            text_style(13, GRAY, HPos::Center, VPos::Bottom),
+                        )))
+                        .map_err(err)?;
+                    continue;
+                }
             };
             match spec.mark {
                 Mark::Bars => {
@@ -366,20 +412,6 @@ where
             .map_err(err)?;
         }
     }
-    let missing = used(missing.into_iter());
-    if !missing.is_empty() {
-        let names: Vec<&str> = missing
-            .iter()
-            .map(|&i| spec.series[i].label.as_str())
-            .collect();
-        let (x, y) = chart.backend_coord(&(n, y_hi));
-        root.draw(&Text::new(
-            format!("n/a: not reported by {}", names.join(", ")),
-            (x - 4, y + 4),
-            text_style(14, GRAY, HPos::Right, VPos::Top),
-        ))
-        .map_err(err)?;
-    }
     Ok(())
 }
 
@@ -391,7 +423,18 @@ pub fn timeline(spec: &Timeline) -> Result<Drawn, String> {
             .flat_map(|p| p.lines.iter().map(|l| l.series)),
     );
     let rows = legend_rows(&series_used, spec.series);
-    let top = header_height(rows.len());
+    let said: Vec<(&str, &str)> = spec
+        .panels
+        .iter()
+        .filter_map(|p| Some((p.y_desc.as_str(), p.note.as_deref()?)))
+        .collect();
+    let notes: Vec<String> = if said.windows(2).all(|w| w[0].1 == w[1].1) {
+        said.first().map(|s| s.1.to_string()).into_iter().collect()
+    } else {
+        said.iter().map(|(y, n)| format!("{y}: {n}")).collect()
+    };
+    let notes = note_lines(&notes);
+    let top = header_height(rows.len(), notes.len());
     let panel_h = 210u32;
     let height = top + panel_h * spec.panels.len().max(1) as u32 + 16;
 
@@ -417,7 +460,7 @@ pub fn timeline(spec: &Timeline) -> Result<Drawn, String> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
-        header(&root, spec.title, &rows, spec.series, true)?;
+        header(&root, spec.title, &rows, spec.series, true, &notes)?;
         let (_, body) = root.split_vertically(top);
         let (body, _) = body.split_vertically(panel_h * spec.panels.len().max(1) as u32);
         let areas = body.split_evenly((spec.panels.len().max(1), 1));
@@ -457,6 +500,7 @@ where
         .lines
         .iter()
         .flat_map(|l| l.points.iter().map(|p| p.1))
+        .chain(panel.marks.iter().map(|m| m.1))
         .filter(|v| v.is_finite())
         .fold(0.0, f64::max);
     let y_hi = if y_max > 0.0 { y_max * 1.18 } else { 1.0 };
@@ -512,7 +556,8 @@ where
                 .iter()
                 .copied()
                 .max_by(|a, b| a.1.total_cmp(&b.1));
-            if let Some(p) = top {
+            // An all-zero line has no peak worth a mark.
+            if let Some(p) = top.filter(|p| p.1 > 0.0) {
                 chart
                     .draw_series(std::iter::once(Circle::new(
                         p,
@@ -536,19 +581,41 @@ where
             }
         }
     }
-    if let Some(note) = &panel.note {
-        let r = chart.plotting_area().get_pixel_range();
-        let (pos, h, v) = if panel.lines.is_empty() {
-            (
-                ((r.0.start + r.0.end) / 2, (r.1.start + r.1.end) / 2),
-                HPos::Center,
-                VPos::Center,
-            )
-        } else {
-            ((r.0.end - 6, r.1.start + 4), HPos::Right, VPos::Top)
-        };
-        root.draw(&Text::new(note.clone(), pos, text_style(14, GRAY, h, v)))
+    let x_range = chart.x_range();
+    for &(si, v) in &panel.marks {
+        let s = &series[si];
+        chart
+            .draw_series(DashedLineSeries::new(
+                vec![(x_range.start, v), (x_range.end, v)],
+                2,
+                4,
+                ShapeStyle::from(&s.color).stroke_width(1),
+            ))
             .map_err(err)?;
+        let (px, py) = chart.backend_coord(&(x_range.end, v));
+        root.draw(&Text::new(
+            format!("high-water mark {}", fmt(v)),
+            (px - 4, py - 2),
+            text_style(14, GRAY, HPos::Right, VPos::Bottom),
+        ))
+        .map_err(err)?;
+    }
+    let all_zero = panel
+        .lines
+        .iter()
+        .all(|l| l.points.iter().all(|p| p.1 == 0.0));
+    if panel.lines.is_empty() || (all_zero && panel.marks.is_empty()) {
+        let r = chart.plotting_area().get_pixel_range();
+        root.draw(&Text::new(
+            if panel.lines.is_empty() {
+                "not reported"
+            } else {
+                "every sample was 0"
+            },
+            ((r.0.start + r.0.end) / 2, (r.1.start + r.1.end) / 2),
+            text_style(15, GRAY, HPos::Center, VPos::Center),
+        ))
+        .map_err(err)?;
     }
     Ok(())
 }

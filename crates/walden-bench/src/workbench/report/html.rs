@@ -22,8 +22,8 @@ dl.meta dt { font-weight: 600; color: #444; }
 dl.meta dd { margin: 0; }
 code { font: 13px ui-monospace, SFMono-Regular, Menlo, monospace; background: #f4f4f4; padding: 1px 4px; }
 .tablewrap { overflow-x: auto; margin: 8px 0; }
-table { border-collapse: collapse; font-size: 13px; }
-th, td { padding: 3px 8px; border-bottom: 1px solid #e4e4e4; white-space: nowrap; }
+table { border-collapse: collapse; font-size: 12.5px; }
+th, td { padding: 3px 6px; border-bottom: 1px solid #e4e4e4; white-space: nowrap; }
 th { background: #f4f4f4; text-align: left; font-weight: 600; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .published { color: #444; font-style: italic; }
