@@ -78,11 +78,13 @@ fn cell(
             let f = (i + 1) as f64 / n as f64;
             Sample {
                 t_s: duration * f,
-                log_flushes: s.log.then(|| (writes as f64 * f) as u64),
-                log_bytes_flushed: s.log.then(|| (log_bytes as f64 * f) as u64),
-                log_writes: s.log.then(|| (writes as f64 * f) as u64),
-                log_bytes: s.log.then(|| (log_bytes as f64 * f) as u64),
-                exposure_bytes: s.exposure.then_some(if relaxed { 1000 * (i % 3) } else { 0 }),
+                log_flushes: s.log.then_some((writes as f64 * f) as u64),
+                log_bytes_flushed: s.log.then_some((log_bytes as f64 * f) as u64),
+                log_writes: s.log.then_some((writes as f64 * f) as u64),
+                log_bytes: s.log.then_some((log_bytes as f64 * f) as u64),
+                exposure_bytes: s
+                    .exposure
+                    .then_some(if relaxed { 1000 * (i % 3) } else { 0 }),
                 exposure_oldest_ms: s.exposure.then_some(if relaxed {
                     2.5 * (i % 3) as f64
                 } else {
@@ -96,7 +98,9 @@ fn cell(
             duration_s: duration * (0.9 + 0.03 * i as f64),
             transactions: transactions / sessions as u64,
             writelog_waits: s.waits.then_some(if relaxed { 0 } else { 95 }),
-            writelog_wait_ms: s.waits.then_some(if relaxed { 0.0 } else { 150.0 + i as f64 }),
+            writelog_wait_ms: s
+                .waits
+                .then_some(if relaxed { 0.0 } else { 150.0 + i as f64 }),
         })
         .collect();
     CellResult {
@@ -137,7 +141,12 @@ fn cell(
     }
 }
 
-fn experiment(name: &str, variants: &[&str], targets: &[&Spec], recovery: bool) -> ExperimentReport {
+fn experiment(
+    name: &str,
+    variants: &[&str],
+    targets: &[&Spec],
+    recovery: bool,
+) -> ExperimentReport {
     let mut cells = Vec::new();
     let mut ratios = Vec::new();
     let mut seed = 0;
@@ -188,7 +197,11 @@ fn synthetic() -> WorkbenchReport {
         started_unix: 1_700_000_000,
         command: "walden bench all --peer postgres --peer sqlite <&>".into(),
         scale: 0.01,
-        targets: vec![WALDEN.target.into(), POSTGRES.target.into(), EVIL_TARGET.into()],
+        targets: vec![
+            WALDEN.target.into(),
+            POSTGRES.target.into(),
+            EVIL_TARGET.into(),
+        ],
         skipped_targets: vec![Skipped {
             experiment: "*".into(),
             target: "mysql".into(),
@@ -204,7 +217,12 @@ fn synthetic() -> WorkbenchReport {
                 false,
             ),
             // Walden with recovery models and PostgreSQL.
-            experiment("models", &["5,000 single-insert batches", "update 10 rows x 100"], &[&WALDEN, &POSTGRES], true),
+            experiment(
+                "models",
+                &["5,000 single-insert batches", "update 10 rows x 100"],
+                &[&WALDEN, &POSTGRES],
+                true,
+            ),
             // Only a target that counts nothing: 2 charts, the rest notes.
             experiment("bare", &["only"], &[&SQLITE], false),
             ExperimentReport {
@@ -240,19 +258,29 @@ fn synthetic_report_has_every_chart_and_escapes_data() {
     // multi: throughput, durations, WRITELOG (walden only), bytes/write
     // (walden, postgres) = 4, plus log I/O and exposure per workload = 6.
     // models: 4 + 2 x 2 = 8. bare: throughput and durations only = 2.
-    assert_eq!(html.matches("<svg").count(), 10 + 8 + 2, "one <svg> per chart");
+    assert_eq!(
+        html.matches("<svg").count(),
+        10 + 8 + 2,
+        "one <svg> per chart"
+    );
     assert_eq!(html.matches("<figure>").count(), 20);
     assert_eq!(html.matches("<figcaption>").count(), 20);
     // bare's four missing charts (WRITELOG, bytes/write, log I/O, exposure) are said.
     assert!(html.matches("class=\"missing\"").count() >= 4);
     assert!(html.contains("no target counts waits per session"));
-    assert!(html.contains("not reported by"), "charts name what is missing");
+    assert!(
+        html.contains("not reported by"),
+        "charts name what is missing"
+    );
     assert!(html.contains("n/a"));
 
     // The summary, escaped, at the top.
     let first = html.find("DELAYED_DURABILITY = FORCED ran 40.0x faster &lt;median&gt;");
     let first_exp = html.find("<section class=\"experiment\"");
-    assert!(first.is_some() && first < first_exp, "the reading comes first");
+    assert!(
+        first.is_some() && first < first_exp,
+        "the reading comes first"
+    );
     assert!(html.contains("mysql") && html.contains("not installed &lt;here&gt;"));
     assert!(html.contains("failed: &lt;error&gt;"));
 
@@ -273,19 +301,86 @@ fn synthetic_report_has_every_chart_and_escapes_data() {
     }
     assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"));
     assert!(html.contains("insert &lt;b&gt;bold&lt;/b&gt;"));
-    for tag in ["<script", "<link", "<img", "<iframe", "src=\"http", "href=\"http"] {
+    for tag in [
+        "<script",
+        "<link",
+        "<img",
+        "<iframe",
+        "src=\"http",
+        "href=\"http",
+    ] {
         assert!(!html.contains(tag), "no external asset or script: {tag}");
     }
     // Every '<' starts a tag the report itself writes.
     let allowed = [
-        "<!DOCTYPE", "<html", "</html", "<head", "</head", "<meta", "<title", "</title",
-        "<style", "</style", "<body", "</body", "<h1", "</h1", "<h2", "</h2", "<h3", "</h3",
-        "<section", "</section", "<p", "</p", "<dl", "</dl", "<dt", "</dt", "<dd", "</dd",
-        "<code", "</code", "<ul", "</ul", "<li", "</li", "<nav", "</nav", "<a ", "</a",
-        "<span", "</span", "<div", "</div", "<table", "</table", "<thead", "</thead",
-        "<tbody", "</tbody", "<tr", "</tr", "<th", "</th", "<td", "</td", "<figure",
-        "</figure", "<figcaption", "</figcaption", "<svg", "</svg", "<rect", "<line",
-        "<polyline", "<circle", "<text", "</text", "<path", "<polygon",
+        "<!DOCTYPE",
+        "<html",
+        "</html",
+        "<head",
+        "</head",
+        "<meta",
+        "<title",
+        "</title",
+        "<style",
+        "</style",
+        "<body",
+        "</body",
+        "<h1",
+        "</h1",
+        "<h2",
+        "</h2",
+        "<h3",
+        "</h3",
+        "<section",
+        "</section",
+        "<p",
+        "</p",
+        "<dl",
+        "</dl",
+        "<dt",
+        "</dt",
+        "<dd",
+        "</dd",
+        "<code",
+        "</code",
+        "<ul",
+        "</ul",
+        "<li",
+        "</li",
+        "<nav",
+        "</nav",
+        "<a ",
+        "</a",
+        "<span",
+        "</span",
+        "<div",
+        "</div",
+        "<table",
+        "</table",
+        "<thead",
+        "</thead",
+        "<tbody",
+        "</tbody",
+        "<tr",
+        "</tr",
+        "<th",
+        "</th",
+        "<td",
+        "</td",
+        "<figure",
+        "</figure",
+        "<figcaption",
+        "</figcaption",
+        "<svg",
+        "</svg",
+        "<rect",
+        "<line",
+        "<polyline",
+        "<circle",
+        "<text",
+        "</text",
+        "<path",
+        "<polygon",
     ];
     for (i, _) in html.match_indices('<') {
         let rest = &html[i..];

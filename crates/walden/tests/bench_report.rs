@@ -119,14 +119,75 @@ fn promised_charts(exp: &Value) -> usize {
 /// from the run never adds markup.
 fn assert_only_own_tags(html: &str) {
     let allowed = [
-        "<!DOCTYPE", "<html", "</html", "<head", "</head", "<meta", "<title", "</title",
-        "<style", "</style", "<body", "</body", "<h1", "</h1", "<h2", "</h2", "<h3", "</h3",
-        "<section", "</section", "<p>", "<p ", "</p", "<dl", "</dl", "<dt", "</dt", "<dd",
-        "</dd", "<code", "</code", "<ul", "</ul", "<li", "</li", "<nav", "</nav", "<a ", "</a",
-        "<span", "</span", "<div", "</div", "<table", "</table", "<thead", "</thead",
-        "<tbody", "</tbody", "<tr", "</tr", "<th", "</th", "<td", "</td", "<figure",
-        "</figure", "<figcaption", "</figcaption", "<svg", "</svg", "<rect", "<line",
-        "<polyline", "<circle", "<text", "</text", "<path", "<polygon",
+        "<!DOCTYPE",
+        "<html",
+        "</html",
+        "<head",
+        "</head",
+        "<meta",
+        "<title",
+        "</title",
+        "<style",
+        "</style",
+        "<body",
+        "</body",
+        "<h1",
+        "</h1",
+        "<h2",
+        "</h2",
+        "<h3",
+        "</h3",
+        "<section",
+        "</section",
+        "<p>",
+        "<p ",
+        "</p",
+        "<dl",
+        "</dl",
+        "<dt",
+        "</dt",
+        "<dd",
+        "</dd",
+        "<code",
+        "</code",
+        "<ul",
+        "</ul",
+        "<li",
+        "</li",
+        "<nav",
+        "</nav",
+        "<a ",
+        "</a",
+        "<span",
+        "</span",
+        "<div",
+        "</div",
+        "<table",
+        "</table",
+        "<thead",
+        "</thead",
+        "<tbody",
+        "</tbody",
+        "<tr",
+        "</tr",
+        "<th",
+        "</th",
+        "<td",
+        "</td",
+        "<figure",
+        "</figure",
+        "<figcaption",
+        "</figcaption",
+        "<svg",
+        "</svg",
+        "<rect",
+        "<line",
+        "<polyline",
+        "<circle",
+        "<text",
+        "</text",
+        "<path",
+        "<polygon",
     ];
     for (i, _) in html.match_indices('<') {
         let rest = &html[i..];
@@ -151,20 +212,38 @@ fn report_of_three_insert() {
     // One workload, one target: four charts of the experiment, log flushes
     // and exposure over time.
     assert_eq!(promised, 6, "walden reports every figure");
-    assert_eq!(html.matches("<svg").count(), promised, "one <svg> per chart");
-    assert_eq!(html.matches("<figcaption>").count(), promised, "a caption each");
+    assert_eq!(
+        html.matches("<svg").count(),
+        promised,
+        "one <svg> per chart"
+    );
+    assert_eq!(
+        html.matches("<figcaption>").count(),
+        promised,
+        "a caption each"
+    );
     assert_eq!(html.matches("</svg>").count(), promised);
     // Title, legend and axis labels of each chart are SVG <text>.
-    assert!(html.matches("<text").count() >= 8 * promised, "text is SVG text");
+    assert!(
+        html.matches("<text").count() >= 8 * promised,
+        "text is SVG text"
+    );
 
     // The reading at the top, then the run.
     let summary = v["summary"].as_str().expect("summary");
     assert!(summary.contains("faster"), "{summary}");
     for line in summary.lines() {
-        assert!(html.contains(&esc(line)), "summary line in the page: {line}");
+        assert!(
+            html.contains(&esc(line)),
+            "summary line in the page: {line}"
+        );
     }
-    let reading_at = html.find(&esc(summary.lines().next().unwrap_or(""))).unwrap_or(usize::MAX);
-    let first_exp = html.find("<section class=\"experiment\"").expect("an experiment");
+    let reading_at = html
+        .find(&esc(summary.lines().next().unwrap_or("")))
+        .unwrap_or(usize::MAX);
+    let first_exp = html
+        .find("<section class=\"experiment\"")
+        .expect("an experiment");
     assert!(reading_at < first_exp, "the reading comes first");
     assert!(html.contains(&esc(v["command"].as_str().expect("command"))));
     assert!(html.contains(&esc(&format!("{SCALE} x the published sizes"))));
@@ -175,7 +254,10 @@ fn report_of_three_insert() {
     // The experiment's text and table.
     let e = &exps[0];
     for k in ["title", "description", "published"] {
-        assert!(html.contains(&esc(e[k].as_str().expect(k))), "{k} in the page");
+        assert!(
+            html.contains(&esc(e[k].as_str().expect(k))),
+            "{k} in the page"
+        );
     }
     assert!(html.contains("<th>WRITELOG/session</th>"));
     assert_eq!(
@@ -192,7 +274,11 @@ fn json_figures_are_plausible() {
     let (v, _) = bench("all", false);
     let exps = arr(&v["experiments"]);
     let names: Vec<&str> = exps.iter().filter_map(|e| e["name"].as_str()).collect();
-    assert_eq!(names, experiments::NAMES.to_vec(), "every experiment, in order");
+    assert_eq!(
+        names,
+        experiments::NAMES.to_vec(),
+        "every experiment, in order"
+    );
     assert!((f(&v["scale"]) - scale).abs() < 1e-12);
     let mut pairs_checked = 0;
     for e in exps {
@@ -204,7 +290,11 @@ fn json_figures_are_plausible() {
             assert!(!arr(&e["skipped"]).is_empty(), "{name}: says why");
             continue;
         }
-        assert!(arr(&e["skipped"]).is_empty(), "{name}: skipped {:?}", e["skipped"]);
+        assert!(
+            arr(&e["skipped"]).is_empty(),
+            "{name}: skipped {:?}",
+            e["skipped"]
+        );
         for c in cells {
             let variant = c["variant"].as_str().expect("variant");
             let what = format!("{name} / {variant} / {}", c["mode"]["short"]);
@@ -230,8 +320,14 @@ fn json_figures_are_plausible() {
             assert!(d > 0.0, "{what}");
             let tps = f(&c["throughput_tps"]);
             let want = plan.transactions as f64 / d;
-            assert!((tps - want).abs() <= want * 1e-6 + 1e-9, "{what}: {tps} vs {want}");
-            assert!(f(&c["avg_session_duration_s"]) <= d * 1.001 + 1e-3, "{what}");
+            assert!(
+                (tps - want).abs() <= want * 1e-6 + 1e-9,
+                "{what}: {tps} vs {want}"
+            );
+            assert!(
+                f(&c["avg_session_duration_s"]) <= d * 1.001 + 1e-3,
+                "{what}"
+            );
             if let (Some(b), Some(w)) = (u(&k["log_bytes"]), u(&k["log_writes"])) {
                 if w > 0 {
                     let bpw = f(&c["bytes_per_write"]);
@@ -269,13 +365,19 @@ fn json_figures_are_plausible() {
             // share a few writes.
             if per_session >= 5 && rows_per_txn <= 10 {
                 let what = format!("{name} / {variant} / {}", full["recovery"]);
-                let (fw, rw) = (&full["counters"]["log_writes"], &rel["counters"]["log_writes"]);
+                let (fw, rw) = (
+                    &full["counters"]["log_writes"],
+                    &rel["counters"]["log_writes"],
+                );
                 if let (Some(fw), Some(rw)) = (u(fw), u(rw)) {
                     assert!(rw < fw, "{what}: delayed {rw} log writes vs durable {fw}");
                     pairs_checked += 1;
                 }
                 if let Some(ff) = u(&full["counters"]["log_flushes"]) {
-                    assert!(ff >= per_session, "{what}: {ff} flushes for {per_session} commits");
+                    assert!(
+                        ff >= per_session,
+                        "{what}: {ff} flushes for {per_session} commits"
+                    );
                 }
             }
         }
@@ -285,6 +387,9 @@ fn json_figures_are_plausible() {
             "{name}: a ratio per pair"
         );
     }
-    assert!(pairs_checked >= 5, "log writes compared on {pairs_checked} pairs");
+    assert!(
+        pairs_checked >= 5,
+        "log writes compared on {pairs_checked} pairs"
+    );
     assert!(Path::new(env!("CARGO_BIN_EXE_walden")).is_file());
 }

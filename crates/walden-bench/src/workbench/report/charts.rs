@@ -283,7 +283,6 @@ pub fn experiment(exp: &ExperimentReport) -> Vec<Item> {
     out
 }
 
-#[allow(clippy::too_many_arguments)]
 fn categorical(
     title: &str,
     y_desc: &str,
@@ -379,6 +378,9 @@ fn peaks(samples: &[Sample], get: fn(&Sample) -> Option<f64>) -> Option<Vec<(f64
     )
 }
 
+/// A line's points; empty where the run has too few samples.
+type Points = Vec<(f64, f64)>;
+
 /// A panel with a line per cell that has the figure, and a note naming the
 /// cells that do not.
 fn panel(
@@ -387,7 +389,7 @@ fn panel(
     series: &Series,
     fmt: fn(f64) -> String,
     peak: bool,
-    points: &dyn Fn(&CellResult) -> Option<Vec<(f64, f64)>>,
+    points: &dyn Fn(&CellResult) -> Option<Points>,
 ) -> Panel {
     let mut lines = Vec::new();
     let mut not_reported = Vec::new();
@@ -434,9 +436,7 @@ fn timeline(title: &str, panels: &[Panel], series: &Series, caption: String) -> 
         Ok(d) => Item::Chart {
             svg: d.svg,
             caption: if d.log {
-                format!(
-                    "{caption} Logarithmic time axis: the runs differ more than 20x in length."
-                )
+                format!("{caption} Logarithmic time axis: the runs differ more than 20x in length.")
             } else {
                 caption
             },
@@ -479,9 +479,14 @@ fn exposure(variant: &str, cells: &[&CellResult], series: &Series) -> Item {
         .filter(|c| c.durability() == Durability::Relaxed)
         .collect();
     let mut panels = [
-        panel("unhardened bytes", &relaxed, series, fmt::bytes, true, &|c| {
-            peaks(&c.samples, |s| s.exposure_bytes.map(|b| b as f64))
-        }),
+        panel(
+            "unhardened bytes",
+            &relaxed,
+            series,
+            fmt::bytes,
+            true,
+            &|c| peaks(&c.samples, |s| s.exposure_bytes.map(|b| b as f64)),
+        ),
         panel("oldest unhardened", &relaxed, series, fmt::ms, true, &|c| {
             peaks(&c.samples, |s| s.exposure_oldest_ms)
         }),

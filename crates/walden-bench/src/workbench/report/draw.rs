@@ -175,8 +175,11 @@ fn header(
                 root.draw(&PathElement::new(vec![(x, y), (x + 19, y)], style))
                     .map_err(err)?;
             } else {
-                root.draw(&Rectangle::new([(x, y - 5), (x + 19, y + 5)], s.color.filled()))
-                    .map_err(err)?;
+                root.draw(&Rectangle::new(
+                    [(x, y - 5), (x + 19, y + 5)],
+                    s.color.filled(),
+                ))
+                .map_err(err)?;
             }
             root.draw(&Text::new(
                 s.label.clone(),
@@ -208,10 +211,7 @@ fn header_height(rows: usize, notes: usize) -> u32 {
 fn note_lines(notes: &[String]) -> Vec<String> {
     // Notes are smaller than the legend: about 6 px a character.
     let per_line = ((WIDTH as f64 - 20.0) / 6.0) as usize;
-    notes
-        .iter()
-        .flat_map(|n| wrap(n, per_line))
-        .collect()
+    notes.iter().flat_map(|n| wrap(n, per_line)).collect()
 }
 
 /// A grouped chart: a category per workload, a slot per series.
@@ -279,7 +279,15 @@ pub fn categorical(spec: &Categorical) -> Result<Drawn, String> {
         if log {
             let lo = 10f64.powf((min_pos.log10() - 0.05).floor());
             let hi = 10f64.powf((max * 2.0).log10().ceil());
-            draw_categorical(&root, &area, (lo..hi).log_scale(), lo, spec, &labels, x_label_h)?;
+            draw_categorical(
+                &root,
+                &area,
+                (lo..hi).log_scale(),
+                lo,
+                spec,
+                &labels,
+                x_label_h,
+            )?;
         } else {
             let hi = if max > 0.0 { max * 1.15 } else { 1.0 };
             draw_categorical(&root, &area, 0.0..hi, 0.0, spec, &labels, x_label_h)?;
@@ -351,7 +359,7 @@ where
                     chart
                         .draw_series(std::iter::once(Text::new(
                             *why,
-                        (xc, baseline),
+                            (xc, baseline),
                             text_style(13, GRAY, HPos::Center, VPos::Bottom),
                         )))
                         .map_err(err)?;

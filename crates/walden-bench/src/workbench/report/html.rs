@@ -59,7 +59,10 @@ pub fn page(report: &WorkbenchReport) -> String {
         let _ = writeln!(h, "<dt>{}</dt><dd>{v}</dd>", esc(k));
     };
     meta("Command", format!("<code>{}</code>", esc(&report.command)));
-    meta("Scale", esc(&format!("{} x the published sizes", report.scale)));
+    meta(
+        "Scale",
+        esc(&format!("{} x the published sizes", report.scale)),
+    );
     meta("Date", esc(&utc(report.started_unix)));
     meta("Version", esc(&report.version));
     meta(
@@ -163,7 +166,12 @@ fn experiment(h: &mut String, e: &ExperimentReport) {
     if !e.skipped.is_empty() {
         h.push_str("<ul class=\"skipped\">\n");
         for s in &e.skipped {
-            let _ = writeln!(h, "<li>skipped: {}: {}</li>", esc(&s.target), esc(&s.reason));
+            let _ = writeln!(
+                h,
+                "<li>skipped: {}: {}</li>",
+                esc(&s.target),
+                esc(&s.reason)
+            );
         }
         h.push_str("</ul>\n");
     }
