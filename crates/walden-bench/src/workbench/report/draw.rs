@@ -356,12 +356,17 @@ where
             let vals = match &slot.values {
                 Ok(v) => v,
                 Err(why) => {
-                    chart
-                        .draw_series(std::iter::once(Text::new(
-                            *why,
-                            (xc, baseline),
-                            text_style(13, GRAY, HPos::Center, VPos::Bottom),
-                        )))
+                    // Upright when it fits the slot, else rotated to read upwards.
+                    let slot_px = chart.backend_coord(&(x1, baseline)).0
+                        - chart.backend_coord(&(x0, baseline)).0;
+                    let style = if slot_px as f64 >= why.chars().count() as f64 * 6.5 {
+                        text_style(13, GRAY, HPos::Center, VPos::Bottom)
+                    } else {
+                        text_style(13, GRAY, HPos::Left, VPos::Center)
+                            .transform(FontTransform::Rotate270)
+                    };
+                    let (px, py) = chart.backend_coord(&(xc, baseline));
+                    root.draw(&Text::new(*why, (px, py - 3), style))
                         .map_err(err)?;
                     continue;
                 }
@@ -590,7 +595,21 @@ where
         }
     }
     let x_range = chart.x_range();
-    for &(si, v) in &panel.marks {
+    let mut marks = panel.marks.clone();
+    marks.sort_by(|a, b| b.1.total_cmp(&a.1));
+    // Labels of close levels are pushed down so they do not overlap, and
+    // sit at the end away from the highest sample (whose label is there).
+    let mut last_label_y = i32::MIN;
+    let highest = panel
+        .lines
+        .iter()
+        .flat_map(|l| l.points.iter())
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    let mid_px = (chart.backend_coord(&(x_range.start, 0.0)).0
+        + chart.backend_coord(&(x_range.end, 0.0)).0)
+        / 2;
+    let label_left = highest.map_or(true, |p| chart.backend_coord(p).0 > mid_px);
+    for &(si, v) in &marks {
         let s = &series[si];
         chart
             .draw_series(DashedLineSeries::new(
@@ -600,11 +619,29 @@ where
                 ShapeStyle::from(&s.color).stroke_width(1),
             ))
             .map_err(err)?;
-        let (px, py) = chart.backend_coord(&(x_range.end, v));
+        let (px, py) = chart.backend_coord(&(
+            if label_left {
+                x_range.start
+            } else {
+                x_range.end
+            },
+            v,
+        ));
+        let y = (py - 2).max(last_label_y.saturating_add(15));
+        last_label_y = y;
         root.draw(&Text::new(
-            format!("high-water mark {}", fmt(v)),
-            (px - 4, py - 2),
-            text_style(14, GRAY, HPos::Right, VPos::Bottom),
+            if marks.len() > 1 {
+                format!("high-water mark {} ({})", fmt(v), s.label)
+            } else {
+                format!("high-water mark {}", fmt(v))
+            },
+            (if label_left { px + 4 } else { px - 4 }, y),
+            text_style(
+                14,
+                GRAY,
+                if label_left { HPos::Left } else { HPos::Right },
+                VPos::Bottom,
+            ),
         ))
         .map_err(err)?;
     }

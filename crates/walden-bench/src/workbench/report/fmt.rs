@@ -40,8 +40,12 @@ pub fn num(v: f64) -> String {
         format!("{x:.1}")
     } else if ax >= 1.0 {
         format!("{x:.2}")
-    } else if ax >= 0.001 {
+    } else if ax >= 0.1 {
+        format!("{x:.3}")
+    } else if ax >= 0.01 {
         format!("{x:.4}")
+    } else if ax >= 0.001 {
+        format!("{x:.5}")
     } else {
         return format!("{x:.0e}");
     };
@@ -139,6 +143,8 @@ mod tests {
         assert_eq!(num(12.5), "12.5");
         assert_eq!(num(0.0), "0");
         assert_eq!(num(0.0040), "0.004");
+        assert_eq!(num(0.6952), "0.695");
+        assert_eq!(num(0.001234), "0.00123");
         assert_eq!(num(2_500_000.0), "2.5M");
         assert_eq!(bytes(532_480.0), "532 KB");
         assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
