@@ -608,7 +608,10 @@ where
     let mid_px = (chart.backend_coord(&(x_range.start, 0.0)).0
         + chart.backend_coord(&(x_range.end, 0.0)).0)
         / 2;
-    let label_left = highest.map_or(true, |p| chart.backend_coord(p).0 > mid_px);
+    let label_left = match highest {
+        Some(p) => chart.backend_coord(p).0 > mid_px,
+        None => true,
+    };
     for &(si, v) in &marks {
         let s = &series[si];
         chart
