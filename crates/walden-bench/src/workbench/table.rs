@@ -1,6 +1,6 @@
 //! The terminal tables and the written reading of a workbench run.
 
-use super::result::{CellResult, ExperimentReport, WorkbenchReport};
+use super::result::{CellResult, ExperimentReport, Ratio, WorkbenchReport};
 use super::target::Durability;
 use std::fmt::Write as _;
 
@@ -79,7 +79,8 @@ pub fn secs(s: f64) -> String {
     }
 }
 
-fn bytes(b: u64) -> String {
+/// Bytes in KB / MB (10^3, 10^6), as the tables print them.
+pub fn bytes(b: u64) -> String {
     if b >= 10 << 20 {
         format!("{:.0} MB", b as f64 / 1e6)
     } else if b >= 10_000 {
@@ -109,93 +110,96 @@ impl UpperFirst for String {
     }
 }
 
+/// The columns of an experiment's table (the ones the published authors
+/// printed); the HTML report uses the same.
+pub const CELL_HEADER: [&str; 16] = [
+    "workload",
+    "target",
+    "mode",
+    "txns",
+    "duration s",
+    "avg session s",
+    "txn/s",
+    "log writes",
+    "log bytes",
+    "bytes/write",
+    "io stall ms",
+    "flushes/s",
+    "WRITELOG/session",
+    "ms/session",
+    "avg wait ms",
+    "max exposure",
+];
+
+/// One cell as a row under [`CELL_HEADER`] ("-" where not reported).
+pub fn cell_row(c: &CellResult) -> Vec<String> {
+    vec![
+        c.variant.clone(),
+        c.target.clone(),
+        mode_cell(c),
+        int(c.transactions),
+        secs(c.duration_s),
+        secs(c.avg_session_duration_s),
+        format!("{:.0}", c.throughput_tps),
+        opt_int(c.counters.log_writes),
+        c.counters
+            .log_bytes
+            .map(bytes)
+            .unwrap_or_else(|| "-".into()),
+        opt_f(c.bytes_per_write, 0),
+        opt_f(c.counters.io_stall_write_ms, 0),
+        opt_f(c.log_flushes_per_s, 0),
+        opt_f(c.writelog_avg_waits_per_session, 1),
+        opt_f(c.writelog_avg_ms_per_session, 1),
+        opt_f(c.writelog_avg_wait_ms, 3),
+        match c.durability() {
+            Durability::Full => "-".into(),
+            Durability::Relaxed => match (c.max_exposure_bytes, c.max_exposure_ms) {
+                (Some(b), Some(ms)) => format!("{} / {ms:.1} ms", bytes(b)),
+                _ => "-".into(),
+            },
+        },
+    ]
+}
+
+/// The columns of an experiment's ratio table.
+pub const RATIO_HEADER: [&str; 6] = [
+    "workload",
+    "target",
+    "relaxed/full duration",
+    "speed-up",
+    "log writes ratio",
+    "log bytes ratio",
+];
+
+/// One ratio as a row under [`RATIO_HEADER`].
+pub fn ratio_row(r: &Ratio) -> Vec<String> {
+    vec![
+        match r.recovery {
+            Some(m) => format!("{} ({m:?})", r.variant),
+            None => r.variant.clone(),
+        },
+        r.target.clone(),
+        format!("{:.3}", r.duration),
+        format!("{:.2}x", 1.0 / r.duration.max(1e-9)),
+        opt_f(r.log_writes, 3),
+        opt_f(r.log_bytes, 3),
+    ]
+}
+
 /// The table of one experiment (the columns the published authors printed).
 pub fn render_experiment(rep: &ExperimentReport) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "== {} ({}) ==", rep.title, rep.name);
     let _ = writeln!(out, "{}", rep.description);
     if !rep.cells.is_empty() {
-        let header = [
-            "workload",
-            "target",
-            "mode",
-            "txns",
-            "duration s",
-            "avg session s",
-            "txn/s",
-            "log writes",
-            "log bytes",
-            "bytes/write",
-            "io stall ms",
-            "flushes/s",
-            "WRITELOG/session",
-            "ms/session",
-            "avg wait ms",
-            "max exposure",
-        ];
-        let rows: Vec<Vec<String>> = rep
-            .cells
-            .iter()
-            .map(|c| {
-                vec![
-                    c.variant.clone(),
-                    c.target.clone(),
-                    mode_cell(c),
-                    int(c.transactions),
-                    secs(c.duration_s),
-                    secs(c.avg_session_duration_s),
-                    format!("{:.0}", c.throughput_tps),
-                    opt_int(c.counters.log_writes),
-                    c.counters
-                        .log_bytes
-                        .map(bytes)
-                        .unwrap_or_else(|| "-".into()),
-                    opt_f(c.bytes_per_write, 0),
-                    opt_f(c.counters.io_stall_write_ms, 0),
-                    opt_f(c.log_flushes_per_s, 0),
-                    opt_f(c.writelog_avg_waits_per_session, 1),
-                    opt_f(c.writelog_avg_ms_per_session, 1),
-                    opt_f(c.writelog_avg_wait_ms, 3),
-                    match c.durability() {
-                        Durability::Full => "-".into(),
-                        Durability::Relaxed => match (c.max_exposure_bytes, c.max_exposure_ms) {
-                            (Some(b), Some(ms)) => format!("{} / {ms:.1} ms", bytes(b)),
-                            _ => "-".into(),
-                        },
-                    },
-                ]
-            })
-            .collect();
-        out.push_str(&layout(&header, &rows));
+        let rows: Vec<Vec<String>> = rep.cells.iter().map(cell_row).collect();
+        out.push_str(&layout(&CELL_HEADER, &rows));
     }
     if !rep.ratios.is_empty() {
         out.push('\n');
-        let header = [
-            "workload",
-            "target",
-            "relaxed/full duration",
-            "speed-up",
-            "log writes ratio",
-            "log bytes ratio",
-        ];
-        let rows: Vec<Vec<String>> = rep
-            .ratios
-            .iter()
-            .map(|r| {
-                vec![
-                    match r.recovery {
-                        Some(m) => format!("{} ({m:?})", r.variant),
-                        None => r.variant.clone(),
-                    },
-                    r.target.clone(),
-                    format!("{:.3}", r.duration),
-                    format!("{:.2}x", 1.0 / r.duration.max(1e-9)),
-                    opt_f(r.log_writes, 3),
-                    opt_f(r.log_bytes, 3),
-                ]
-            })
-            .collect();
-        out.push_str(&layout(&header, &rows));
+        let rows: Vec<Vec<String>> = rep.ratios.iter().map(ratio_row).collect();
+        out.push_str(&layout(&RATIO_HEADER, &rows));
     }
     for s in &rep.skipped {
         let _ = writeln!(out, "skipped: {}: {}", s.target, s.reason);
