@@ -157,6 +157,7 @@ fn run_experiments(names: &[&str], a: ExpArgs) -> ExitCode {
         }
     };
     let progress = !a.quiet;
+    workbench::install_interrupt_handler();
     let mut targets: Vec<Box<dyn Target>> = Vec::new();
     let mut skipped = Vec::new();
     if a.target == "embedded" {

@@ -33,6 +33,31 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 use target::{Db, Durability, Recovery, Target};
 
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn on_interrupt(sig: libc::c_int) {
+    INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
+    // A second Ctrl-C ends the process at once.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+    }
+}
+
+/// Makes SIGINT/SIGTERM stop the run after the cell in progress, so the
+/// caller can stop its peers (a PostgreSQL cluster) and remove the scratch
+/// directory instead of leaving them behind. A second signal kills at once.
+pub fn install_interrupt_handler() {
+    let h = on_interrupt as extern "C" fn(libc::c_int) as libc::sighandler_t;
+    unsafe {
+        libc::signal(libc::SIGINT, h);
+        libc::signal(libc::SIGTERM, h);
+    }
+}
+
+fn interrupted() -> bool {
+    INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct WorkbenchConfig {
@@ -86,9 +111,17 @@ pub fn run(
         .unwrap_or(0);
     let mut reports = Vec::new();
     for name in &cfg.experiments {
+        if interrupted() {
+            return Err(BenchError::Other(
+                "interrupted; stopped the peers and removed the scratch directory".into(),
+            ));
+        }
         let def = experiments::define(name, cfg.scale)
             .ok_or_else(|| BenchError::Other(format!("unknown experiment {name:?}")))?;
         reports.push(run_experiment(cfg, &def, targets)?);
+    }
+    if interrupted() {
+        eprintln!("interrupted: the report holds the cells that finished");
     }
     let mut report = WorkbenchReport {
         version: env!("CARGO_PKG_VERSION").to_string(),
@@ -141,7 +174,7 @@ fn run_experiment(
     let mut broken: BTreeMap<usize, String> = BTreeMap::new();
     for (pi, plan) in def.plans.iter().enumerate() {
         for (ti, t) in targets.iter().enumerate() {
-            if broken.contains_key(&ti) {
+            if broken.contains_key(&ti) || interrupted() {
                 continue;
             }
             let recoveries: Vec<Option<Recovery>> =
