@@ -603,7 +603,12 @@ pub fn normalize_literals(sql: &str) -> Option<(String, Vec<walden_engine::Value
         .take(6)
         .collect::<String>()
         .to_ascii_uppercase();
-    if !(head.starts_with("INSERT") || head.starts_with("UPDATE") || head.starts_with("DELETE")) {
+    let is_select = head.starts_with("SELECT");
+    if !(is_select
+        || head.starts_with("INSERT")
+        || head.starts_with("UPDATE")
+        || head.starts_with("DELETE"))
+    {
         return None;
     }
     if sql.contains('$') || sql.contains("--") || sql.contains("/*") {
@@ -617,10 +622,39 @@ pub fn normalize_literals(sql: &str) -> Option<(String, Vec<walden_engine::Value
     {
         return None;
     }
+    // A keyed SELECT (`SELECT abalance FROM t WHERE aid = 42`): only the
+    // WHERE clause's literals are lifted, so the select list (whose literals
+    // name and type result columns) stays as written. Anything with a
+    // subquery, set operation or row-count clause is parsed as it is.
+    let mut start = 0;
+    if is_select {
+        if lower.matches("select").count() > 1
+            || [
+                " union",
+                " intersect",
+                " except",
+                " limit",
+                " offset",
+                " fetch",
+                " having",
+                " into ",
+            ]
+            .iter()
+            .any(|k| lower.contains(k))
+        {
+            return None;
+        }
+        let w = lower.find(" where ")?;
+        if sql[..w].contains('\'') {
+            return None;
+        }
+        start = w;
+    }
     let b = sql.as_bytes();
     let mut out = String::with_capacity(sql.len());
+    out.push_str(&sql[..start]);
     let mut params = Vec::new();
-    let mut i = 0;
+    let mut i = start;
     let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'"';
     while i < b.len() {
         let c = b[i];
@@ -801,6 +835,13 @@ mod tests {
         assert_eq!(t, "INSERT INTO t2 (a, b) VALUES ($1, $2)");
         assert_eq!(p[0], walden_engine::Value::text("it's"));
         assert!(normalize_literals("SELECT 1").is_none());
+        let (t, p) =
+            normalize_literals("SELECT abalance, 7 FROM pgbench_accounts WHERE aid = 42").unwrap();
+        assert_eq!(t, "SELECT abalance, 7 FROM pgbench_accounts WHERE aid = $1");
+        assert_eq!(p, vec![walden_engine::Value::Int(42)]);
+        assert!(normalize_literals("SELECT 'x' FROM t WHERE a = 1").is_none());
+        assert!(normalize_literals("SELECT a FROM t WHERE a = 1 LIMIT 5").is_none());
+        assert!(normalize_literals("SELECT a FROM t WHERE a IN (SELECT 1)").is_none());
         assert!(normalize_literals("DELETE TOP (3) FROM t").is_none());
         assert!(normalize_literals("INSERT INTO t VALUES (N'x', 1e5)").is_none());
     }
