@@ -20,8 +20,7 @@
 
 use super::pgwire::PgConn;
 use super::target::{
-    Conn, Counters, Db, Dialect, Durability, Exposure, ModeSpec, Recovery, SessionWaits, Target,
-    TargetKind,
+    Conn, Counters, Db, Dialect, Durability, ModeSpec, Recovery, Target, TargetKind,
 };
 use crate::{BenchError, Result};
 use std::ffi::CString;
@@ -607,14 +606,6 @@ impl Db for PgDb {
             writelog_waits: None,
             writelog_wait_ms: None,
         })
-    }
-
-    fn session_waits(&self, _conn: &mut dyn Conn) -> Result<Option<SessionWaits>> {
-        Ok(None)
-    }
-
-    fn exposure(&self, _monitor: &mut dyn Conn) -> Result<Option<Exposure>> {
-        Ok(None)
     }
 
     /// No-op: PostgreSQL has no statement that hardens the WAL on demand;

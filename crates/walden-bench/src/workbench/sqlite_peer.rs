@@ -17,8 +17,7 @@
 
 use super::sqlite_vfs::{self, WalStats, VFS_NAME};
 use super::target::{
-    Conn, Counters, Db, Dialect, Durability, Exposure, ModeSpec, Recovery, SessionWaits, Target,
-    TargetKind,
+    Conn, Counters, Db, Dialect, Durability, ModeSpec, Recovery, Target, TargetKind,
 };
 use crate::{BenchError, Result};
 use rusqlite::types::ValueRef;
@@ -173,14 +172,6 @@ impl Db for SqliteDb {
             writelog_waits: None,
             writelog_wait_ms: None,
         })
-    }
-
-    fn session_waits(&self, _conn: &mut dyn Conn) -> Result<Option<SessionWaits>> {
-        Ok(None)
-    }
-
-    fn exposure(&self, _monitor: &mut dyn Conn) -> Result<Option<Exposure>> {
-        Ok(None)
     }
 
     /// No-op: SQLite syncs its log on demand only as part of a checkpoint,

@@ -209,9 +209,13 @@ pub trait Db: Send + Sync {
     fn counters(&self, monitor: &mut dyn Conn) -> Result<Counters>;
     /// The WRITELOG waits of the session behind `conn`, if the product
     /// counts them per session.
-    fn session_waits(&self, conn: &mut dyn Conn) -> Result<Option<SessionWaits>>;
+    fn session_waits(&self, _conn: &mut dyn Conn) -> Result<Option<SessionWaits>> {
+        Ok(None)
+    }
     /// The live exposure, where the product shows it.
-    fn exposure(&self, monitor: &mut dyn Conn) -> Result<Option<Exposure>>;
+    fn exposure(&self, _monitor: &mut dyn Conn) -> Result<Option<Exposure>> {
+        Ok(None)
+    }
     /// Restarts the exposure high-water marks, where the product keeps them.
     fn reset_exposure_peaks(&self, _conn: &mut dyn Conn) -> Result<()> {
         Ok(())
