@@ -102,3 +102,11 @@ pub const TAGS: &[&str] = &[
     "<polygon",
     "<p",
 ];
+
+/// The byte offset of the first '<' in `html` that does not start one of
+/// [`TAGS`] (markup the report did not write itself), if any.
+pub fn foreign_markup(html: &str) -> Option<usize> {
+    html.match_indices('<')
+        .map(|(i, _)| i)
+        .find(|&i| !TAGS.iter().any(|t| html[i..].starts_with(t)))
+}
