@@ -92,6 +92,10 @@ impl Snapshot {
         }
     }
 
+    pub fn lsn(&self) -> Lsn {
+        self.lsn
+    }
+
     pub fn encode(&self) -> Vec<u8> {
         let mut body = Vec::new();
         put_var(&mut body, self.lsn);
@@ -298,21 +302,35 @@ pub struct BackupInfo {
 }
 
 impl Database {
-    fn snapshot(&self) -> Snapshot {
+    /// A consistent snapshot, or `None` on a secondary in the middle of a
+    /// transaction's parts.
+    pub(crate) fn snapshot_now(&self) -> Result<Snapshot> {
+        self.snapshot()
+            .ok_or_else(|| EngineError::Replica("a transaction is half received; try again".into()))
+    }
+
+    fn snapshot(&self) -> Option<Snapshot> {
         let _gate = self.gate.write();
+        let lsn = if self.is_secondary() {
+            self.replica_checkpoint_lsn()?
+        } else {
+            self.log.end_lsn()
+        };
         let cat = self.catalog.read();
-        Snapshot::of(
-            self.log.end_lsn(),
+        Some(Snapshot::of(
+            lsn,
             self.next_txid.load(Relaxed),
             self.settings(),
             *self.backup.lock(),
             &cat,
-        )
+        ))
     }
 
     /// How far back the log must be kept.
     fn retention_lsn(&self, checkpoint: Lsn) -> Lsn {
         let b = *self.backup.lock();
+        // Log a secondary still needs stays.
+        let checkpoint = checkpoint.min(self.replica_retention());
         match (
             self.settings().recovery_model,
             b.full_backup_lsn,
@@ -328,7 +346,15 @@ impl Database {
     pub fn checkpoint(&self) -> Result<CheckpointInfo> {
         let _one = self.checkpoint_lock.lock();
         let t0 = Instant::now();
-        let snap = self.snapshot();
+        let Some(snap) = self.snapshot() else {
+            // A secondary between a transaction's parts: try again later.
+            return Ok(CheckpointInfo {
+                lsn: self.checkpoint_lsn.load(Relaxed),
+                bytes: 0,
+                elapsed: t0.elapsed(),
+                segments_released: 0,
+            });
+        };
         // The image may include delayed commits: harden them first, or a crash
         // could leave an image ahead of the log.
         self.log.wait_hardened(snap.lsn, &[])?;
@@ -358,8 +384,9 @@ impl Database {
     /// `BACKUP DATABASE name TO DISK = 'path'`: a full image; starts the
     /// log-backup chain of the FULL recovery model.
     pub fn backup_database(&self, session: &Session, path: &Path) -> Result<BackupInfo> {
+        self.check_writable()?;
         let _one = self.checkpoint_lock.lock();
-        let snap = self.snapshot();
+        let snap = self.snapshot_now()?;
         let sinks = session.wait_sinks();
         self.log.wait_hardened(snap.lsn, &sinks)?;
         let bytes = snap.encode();
@@ -380,6 +407,7 @@ impl Database {
     /// `BACKUP LOG name TO DISK = 'path'`: writes the log since the last log
     /// backup (or full backup) to a file that a restore can replay.
     pub fn backup_log(&self, session: &Session, path: &Path) -> Result<BackupInfo> {
+        self.check_writable()?;
         if self.settings().recovery_model != RecoveryModel::Full {
             return Err(EngineError::Backup(format!(
                 "BACKUP LOG cannot be performed because the recovery model of database \"{}\" is SIMPLE; use ALTER DATABASE to change it",
@@ -467,7 +495,7 @@ pub(crate) fn restore_image(vfs: &dyn Vfs, full: &Path, logs: &[PathBuf]) -> Res
         }
         expected = to;
     }
-    let mut image = replay.finish();
+    let (mut image, _) = replay.finish();
     image.lsn = expected;
     Ok(image)
 }

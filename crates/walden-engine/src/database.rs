@@ -6,6 +6,7 @@ use crate::codec::{encode_redo, Redo};
 use crate::error::{EngineError, Result};
 use crate::lock::LockManager;
 use crate::recovery::Replay;
+use crate::replica::ReplicaState;
 use crate::schema::{DbSettings, SequenceDef, TableDef};
 use crate::session::{CommitRequest, Session};
 use crate::table::Table;
@@ -117,6 +118,8 @@ pub struct Database {
     pub(crate) checkpoint_lock: Mutex<()>,
     pub(crate) lock_timeout: Option<Duration>,
     pub(crate) recovery: RecoveryReport,
+    /// Availability-group state: role, the remote-harden hook, live redo.
+    pub(crate) replica: ReplicaState,
 }
 
 impl std::fmt::Debug for Database {
@@ -133,6 +136,8 @@ pub struct OpenOptions {
     pub vfs: Arc<dyn Vfs>,
     pub log: LogConfig,
     pub lock_timeout: Option<Duration>,
+    /// Open as a secondary replica (read-only; its log comes from a primary).
+    pub secondary: bool,
 }
 
 impl Database {
@@ -175,11 +180,12 @@ impl Database {
                     })
             },
         )?;
-        let state = replay.finish();
+        let (state, pending) = replay.finish();
         log.set_exposure_bounds(
             state.settings.max_exposure_bytes,
             state.settings.max_exposure(),
         );
+        let end_lsn = log.end_lsn();
         let db = Arc::new(Database {
             id,
             name: name.to_string(),
@@ -200,6 +206,7 @@ impl Database {
             checkpoint_lock: Mutex::new(()),
             lock_timeout: opts.lock_timeout,
             recovery: report,
+            replica: ReplicaState::new(opts.secondary, pending, end_lsn),
         });
         tracing::info!(
             database = name,
@@ -364,11 +371,19 @@ impl Database {
         redo: Redo,
         apply: impl FnOnce(&mut Catalog) -> T,
     ) -> Result<T> {
+        self.check_writable()?;
+        self.check_commit_quorum()?;
         let rec = encode_redo(&redo);
         let sinks = session.wait_sinks();
-        self.log.commit_durable(&rec, &sinks)?;
+        let lsn = self.log.commit_durable(&rec, &sinks)?;
+        let remote = self.harden_remote(lsn, &sinks);
         let mut cat = self.catalog.write();
-        Ok(apply(&mut cat))
+        // Applied even if a required secondary did not confirm: the change is
+        // in the local log, and recovery would apply it anyway.
+        let out = apply(&mut cat);
+        drop(cat);
+        remote?;
+        Ok(out)
     }
 
     pub fn create_table(&self, session: &Session, mut def: TableDef) -> Result<Arc<Table>> {
@@ -498,6 +513,7 @@ impl Database {
     /// reserved in the log 32 at a time, so a crash never hands out a value a
     /// hardened commit used.
     pub fn nextval(&self, session: &Session, name: &str) -> Result<i64> {
+        self.check_writable()?;
         let seq = self.sequence(name)?;
         // Gate before the sequence lock: a checkpoint takes them in that order.
         let _g = self.gate.read();
@@ -530,11 +546,11 @@ impl Database {
     /// Changes the database's settings (a system transaction).
     pub fn set_settings(&self, session: &Session, new: DbSettings) -> Result<()> {
         let _gate = self.gate.write();
-        self.system_change(session, Redo::Settings(new.clone()), |_| ())?;
-        self.log
-            .set_exposure_bounds(new.max_exposure_bytes, new.max_exposure());
-        *self.settings.write() = new;
-        Ok(())
+        self.system_change(session, Redo::Settings(new.clone()), |_| {
+            self.log
+                .set_exposure_bounds(new.max_exposure_bytes, new.max_exposure());
+            *self.settings.write() = new;
+        })
     }
 
     /// Changes settings with a closure over the current ones.
@@ -552,7 +568,12 @@ impl Database {
     /// `sp_flush_log`: hardens everything committed so far.
     pub fn flush_log(&self, session: &Session) -> Result<Lsn> {
         let sinks = session.wait_sinks();
-        Ok(self.log.flush(&sinks)?)
+        let lsn = self.log.flush(&sinks)?;
+        // On a primary, "hardened" includes its synchronous secondaries.
+        if !self.is_secondary() {
+            self.harden_remote(lsn, &sinks)?;
+        }
+        Ok(lsn)
     }
 
     /// Log file bytes written since the last checkpoint (with padding: a

@@ -57,6 +57,14 @@ pub enum EngineError {
     DatabaseInUse(String),
     #[error("the instance is closed")]
     Closed,
+    #[error(
+        "database \"{0}\" is a secondary replica and is read-only; connect to the primary to write"
+    )]
+    ReadOnlyReplica(String),
+    #[error("{0}")]
+    ReplicaCommit(String),
+    #[error("replication: {0}")]
+    Replica(String),
 }
 
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
-use walden_log::{FileStats, LogConfig, LogManager, OsVfs, Vfs, WaitStats};
+use walden_log::{FileStats, LogConfig, LogManager, Lsn, OsVfs, Vfs, WaitStats};
 
 const CATALOG_FILE: &str = "instance.json";
 /// User database ids start where SQL Server's do, after the system databases.
@@ -67,6 +67,9 @@ struct CatalogFile {
 struct DbEntry {
     name: String,
     id: u32,
+    /// A secondary replica: read-only, its log comes from a primary.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    secondary: bool,
 }
 
 struct Inner {
@@ -136,7 +139,12 @@ impl Instance {
         });
         let inst = Instance { inner };
         for e in &catalog.databases {
-            let db = Database::open(e.id, &e.name, &inst.db_dir(&e.name), &inst.open_options())?;
+            let db = Database::open(
+                e.id,
+                &e.name,
+                &inst.db_dir(&e.name),
+                &inst.open_options(e.secondary),
+            )?;
             inst.inner
                 .dbs
                 .write()
@@ -159,11 +167,12 @@ impl Instance {
         Ok(inst)
     }
 
-    fn open_options(&self) -> OpenOptions {
+    fn open_options(&self, secondary: bool) -> OpenOptions {
         OpenOptions {
             vfs: self.inner.cfg.vfs.clone(),
             log: self.inner.cfg.log.clone(),
             lock_timeout: self.inner.cfg.lock_timeout,
+            secondary,
         }
     }
 
@@ -213,7 +222,7 @@ impl Instance {
             // Left over from a create that crashed before it was registered.
             vfs.remove_dir_all(&dir).map_err(io_err(&dir))?;
         }
-        let opts = self.open_options();
+        let opts = self.open_options(false);
         Database::create(&dir, &opts, settings)?;
         let id = {
             let mut cat = self.inner.catalog.lock();
@@ -222,6 +231,7 @@ impl Instance {
             cat.databases.push(DbEntry {
                 name: name.to_string(),
                 id,
+                secondary: false,
             });
             id
         };
@@ -317,13 +327,92 @@ impl Instance {
             cat.databases.push(DbEntry {
                 name: name.to_string(),
                 id,
+                secondary: false,
             });
             id
         };
-        let db = Database::open(id, name, &dir, &self.open_options())?;
+        let db = Database::open(id, name, &dir, &self.open_options(false))?;
         self.save_catalog()?;
         dbs.insert(name.to_ascii_lowercase(), db.clone());
         Ok(db)
+    }
+
+    /// Replaces database `name` (if any) with a secondary replica seeded
+    /// from a primary's image ([`Database::seed_image`]); its log starts at
+    /// the image's LSN.
+    pub fn seed_replica(&self, name: &str, image: &[u8]) -> Result<Arc<Database>> {
+        self.check_open()?;
+        valid_name(name)?;
+        let vfs = self.inner.cfg.vfs.clone();
+        let dir = self.db_dir(name);
+        let decoded = checkpoint::decode_image(image, &dir)?;
+        let mut dbs = self.inner.dbs.write();
+        let old_id = if let Some(old) = dbs.remove(&name.to_ascii_lowercase()) {
+            let _ = old.log.close();
+            Some(old.id)
+        } else {
+            None
+        };
+        if vfs.exists(&dir) {
+            vfs.remove_dir_all(&dir).map_err(io_err(&dir))?;
+        }
+        let data = Database::data_dir(&dir);
+        vfs.create_dir_all(&data).map_err(io_err(&data))?;
+        checkpoint::write_checkpoint(&*vfs, &data, &decoded, &Arc::new(FileStats::default()))?;
+        LogManager::init_at(
+            vfs.clone(),
+            &Database::log_dir(&dir),
+            &self.inner.cfg.log,
+            Arc::new(FileStats::default()),
+            decoded.lsn,
+        )?;
+        let id = {
+            let mut cat = self.inner.catalog.lock();
+            cat.databases.retain(|e| !e.name.eq_ignore_ascii_case(name));
+            let id = old_id.unwrap_or_else(|| {
+                let id = cat.next_id;
+                cat.next_id += 1;
+                id
+            });
+            cat.databases.push(DbEntry {
+                name: name.to_string(),
+                id,
+                secondary: true,
+            });
+            cat.databases.sort_by_key(|e| e.id);
+            id
+        };
+        let db = Database::open(id, name, &dir, &self.open_options(true))?;
+        self.save_catalog()?;
+        dbs.insert(name.to_ascii_lowercase(), db.clone());
+        Ok(db)
+    }
+
+    /// Makes a secondary database the primary (failover), persistently.
+    pub fn promote_database(&self, name: &str) -> Result<Lsn> {
+        let db = self.database(name)?;
+        let lsn = db.promote()?;
+        self.set_secondary_flag(name, false)?;
+        Ok(lsn)
+    }
+
+    /// Makes a primary database a secondary, persistently.
+    pub fn demote_database(&self, name: &str) -> Result<()> {
+        let db = self.database(name)?;
+        db.demote();
+        self.set_secondary_flag(name, true)
+    }
+
+    fn set_secondary_flag(&self, name: &str, secondary: bool) -> Result<()> {
+        {
+            let mut cat = self.inner.catalog.lock();
+            for e in cat.databases.iter_mut() {
+                if e.name.eq_ignore_ascii_case(name) {
+                    e.secondary = secondary;
+                }
+            }
+        }
+        self.save_catalog()
     }
 
     /// A new session (`@@SPID` numbers start at 51, like SQL Server's user sessions).

@@ -27,6 +27,7 @@ mod error;
 mod instance;
 mod lock;
 mod recovery;
+mod replica;
 mod schema;
 mod session;
 mod table;
@@ -37,6 +38,7 @@ pub use checkpoint::{BackupInfo, CheckpointInfo};
 pub use database::{BackupState, Database, DbCounters};
 pub use error::{EngineError, Result};
 pub use instance::{Instance, InstanceConfig};
+pub use replica::{frames_of, wait_until, RemoteHarden, ReplicaCounters};
 pub use schema::{
     ColumnDef, DbSettings, DefaultExpr, DelayedDurability, Identity, RecoveryModel, SequenceDef,
     TableDef,

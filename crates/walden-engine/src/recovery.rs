@@ -1,10 +1,12 @@
-//! Redo: applies log records on top of a checkpoint image. Used when a
-//! database opens and when a restore replays log backups.
+//! Redo: applies log records on top of a checkpoint image (when a database
+//! opens and when a restore replays log backups) or, on a secondary replica,
+//! on top of the live tables.
 
 use crate::checkpoint::Image;
 use crate::codec::{decode_redo, Op, Redo};
-use crate::database::SeqState;
+use crate::database::{BackupState, Catalog, SeqState};
 use crate::error::{EngineError, Result};
+use crate::schema::DbSettings;
 use crate::table::Table;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -25,86 +27,113 @@ impl Replay {
     }
 
     pub fn apply(&mut self, _end: Lsn, rec: &[u8]) -> Result<()> {
-        let cat = &mut self.state.catalog;
-        let redo = {
-            let key_of = |tid: u32, row: &[crate::types::Value]| {
-                cat.by_id.get(&tid).and_then(|t| {
-                    // Tables keyed by a hidden row id always log the key.
-                    t.key_of(row)
-                })
-            };
-            decode_redo(rec, &key_of)?
+        let st = &mut self.state;
+        apply_record(
+            &mut self.pending,
+            RedoTarget {
+                catalog: &mut st.catalog,
+                settings: &mut st.settings,
+                backup: &mut st.backup,
+                next_txid: &mut st.next_txid,
+            },
+            rec,
+        )
+    }
+
+    /// The recovered state, and the parts of transactions whose commit record
+    /// was not seen (a primary drops them; a secondary keeps them, since the
+    /// commit may still arrive from its primary).
+    pub fn finish(self) -> (Image, Pending) {
+        (self.state, self.pending)
+    }
+}
+
+/// Parts of transactions whose commit record has not been seen, by txid.
+pub(crate) type Pending = HashMap<u64, Vec<Op>>;
+
+/// The parts of a database's state a redo record can change.
+pub(crate) struct RedoTarget<'a> {
+    pub catalog: &'a mut Catalog,
+    pub settings: &'a mut DbSettings,
+    pub backup: &'a mut BackupState,
+    pub next_txid: &'a mut u64,
+}
+
+/// Applies one redo record. A transaction takes effect at its commit
+/// record, with all its earlier parts.
+pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8]) -> Result<()> {
+    let cat = t.catalog;
+    let redo = {
+        let key_of = |tid: u32, row: &[crate::types::Value]| {
+            // Tables keyed by a hidden row id always log the key.
+            cat.by_id.get(&tid).and_then(|t| t.key_of(row))
         };
-        match redo {
-            Redo::Txn { txid, commit, ops } => {
-                self.state.next_txid = self.state.next_txid.max(txid + 1);
-                if !commit {
-                    self.pending.entry(txid).or_default().extend(ops);
-                    return Ok(());
-                }
-                let mut all = self.pending.remove(&txid).unwrap_or_default();
-                all.extend(ops);
-                for op in all {
-                    match op {
-                        Op::Put { table, key, row } => {
-                            let t = cat.by_id.get(&table).ok_or_else(|| unknown(table))?;
-                            t.observe(&key, &row);
-                            t.rows.write().insert(key, row);
-                        }
-                        Op::Delete { table, key } => {
-                            let t = cat.by_id.get(&table).ok_or_else(|| unknown(table))?;
-                            t.rows.write().remove(&key);
-                        }
+        decode_redo(rec, &key_of)?
+    };
+    match redo {
+        Redo::Txn { txid, commit, ops } => {
+            *t.next_txid = (*t.next_txid).max(txid + 1);
+            if !commit {
+                pending.entry(txid).or_default().extend(ops);
+                return Ok(());
+            }
+            let mut all = pending.remove(&txid).unwrap_or_default();
+            all.extend(ops);
+            for op in all {
+                match op {
+                    Op::Put { table, key, row } => {
+                        let t = cat.by_id.get(&table).ok_or_else(|| unknown(table))?;
+                        t.observe(&key, &row);
+                        t.rows.write().insert(key, row);
+                    }
+                    Op::Delete { table, key } => {
+                        let t = cat.by_id.get(&table).ok_or_else(|| unknown(table))?;
+                        t.rows.write().remove(&key);
                     }
                 }
             }
-            Redo::CreateTable(def) => cat.add_table(Arc::new(Table::new(def))),
-            Redo::DropTable(id) => {
-                cat.remove_table(id);
-            }
-            Redo::Truncate(id) => {
-                if let Some(t) = cat.by_id.get(&id) {
-                    t.rows.write().clear();
-                }
-            }
-            Redo::CreateSequence(def) => {
-                let start = def.start;
-                cat.add_sequence(
-                    def,
-                    SeqState {
-                        next: start,
-                        reserved: start,
-                    },
-                );
-            }
-            Redo::DropSequence(id) => cat.sequences.retain(|_, s| s.def.id != id),
-            Redo::SeqReserve { id, upto } => {
-                if let Some(s) = cat.sequences.values().find(|s| s.def.id == id) {
-                    // Values below `upto` may have been handed out before the crash.
-                    let mut st = s.state.lock();
-                    st.next = upto;
-                    st.reserved = upto;
-                }
-            }
-            Redo::Settings(s) => self.state.settings = s,
-            Redo::FullBackup { lsn } => {
-                self.state.backup.full_backup_lsn = Some(lsn);
-                self.state.backup.log_backup_lsn = Some(lsn);
-            }
-            Redo::LogBackup { lsn } => self.state.backup.log_backup_lsn = Some(lsn),
-            Redo::AddPrimaryKey { table, columns } => {
-                let t = cat.by_id.get(&table).ok_or_else(|| unknown(table))?;
-                let nt = Arc::new(t.with_primary_key(&columns)?);
-                cat.add_table(nt);
+        }
+        Redo::CreateTable(def) => cat.add_table(Arc::new(Table::new(def))),
+        Redo::DropTable(id) => {
+            cat.remove_table(id);
+        }
+        Redo::Truncate(id) => {
+            if let Some(t) = cat.by_id.get(&id) {
+                t.rows.write().clear();
             }
         }
-        Ok(())
+        Redo::CreateSequence(def) => {
+            let start = def.start;
+            cat.add_sequence(
+                def,
+                SeqState {
+                    next: start,
+                    reserved: start,
+                },
+            );
+        }
+        Redo::DropSequence(id) => cat.sequences.retain(|_, s| s.def.id != id),
+        Redo::SeqReserve { id, upto } => {
+            if let Some(s) = cat.sequences.values().find(|s| s.def.id == id) {
+                // Values below `upto` may have been handed out before the crash.
+                let mut st = s.state.lock();
+                st.next = upto;
+                st.reserved = upto;
+            }
+        }
+        Redo::Settings(s) => *t.settings = s,
+        Redo::FullBackup { lsn } => {
+            t.backup.full_backup_lsn = Some(lsn);
+            t.backup.log_backup_lsn = Some(lsn);
+        }
+        Redo::LogBackup { lsn } => t.backup.log_backup_lsn = Some(lsn),
+        Redo::AddPrimaryKey { table, columns } => {
+            let t = cat.by_id.get(&table).ok_or_else(|| unknown(table))?;
+            let nt = Arc::new(t.with_primary_key(&columns)?);
+            cat.add_table(nt);
+        }
     }
-
-    /// The recovered state. Transactions without a commit record are dropped.
-    pub fn finish(self) -> Image {
-        self.state
-    }
+    Ok(())
 }
 
 fn unknown(table: u32) -> EngineError {

@@ -84,6 +84,7 @@ impl Transaction {
     }
 
     fn lock(&mut self, table: &Table, key: &Key) -> Result<()> {
+        self.db.check_writable()?;
         let lk: LockKey = (table.id(), key.clone());
         let sinks = self.session.wait_sinks();
         match self
@@ -404,6 +405,10 @@ impl Transaction {
                     )));
                 }
             }
+            db.check_writable()?;
+            if !delayed {
+                db.check_commit_quorum()?;
+            }
             let mut lsn = 0;
             for p in &parts {
                 lsn = db.log.append(p, &sinks)?;
@@ -417,7 +422,14 @@ impl Transaction {
             Ok(lsn)
         })();
         self.release();
+        // Synchronous secondaries are waited for outside the gate and the row
+        // locks, as PostgreSQL waits for its standbys: the commit is applied
+        // locally already, and a later commit that saw it waits for a higher
+        // LSN anyway.
         let lsn = result?;
+        if !delayed {
+            db.harden_remote(lsn, &sinks)?;
+        }
         db.counters.write_transactions.fetch_add(1, Relaxed);
         if delayed {
             db.counters.delayed_commits.fetch_add(1, Relaxed);

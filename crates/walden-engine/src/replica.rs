@@ -1,0 +1,294 @@
+//! A database's part in an availability group: its role, the hook through
+//! which a primary's durable commits wait for synchronous secondaries, and
+//! the live redo of a secondary (log records from the primary appended to the
+//! local log with the same LSNs, hardened, then applied to the live tables).
+//!
+//! Shipping, acknowledgements and failover live in `walden-replication`; the
+//! engine only knows the rules a database must keep.
+
+use crate::checkpoint::Snapshot;
+use crate::database::Database;
+use crate::error::{EngineError, Result};
+use crate::recovery::{apply_record, Pending, RedoTarget};
+use parking_lot::{Mutex, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
+use std::sync::Arc;
+use std::time::Duration;
+use walden_log::{Lsn, WaitSinks};
+
+/// What a primary's durable commit waits on after its local harden.
+/// Implemented by the replication layer.
+pub trait RemoteHarden: Send + Sync {
+    /// Blocks until every synchronous secondary that counts has hardened the
+    /// log through `lsn` (recording HADR_SYNC_COMMIT in `waits`). An error
+    /// means a required secondary did not confirm in time.
+    /// Returns whether any secondary had to confirm the commit.
+    fn wait(&self, lsn: Lsn, waits: WaitSinks<'_>) -> std::result::Result<bool, String>;
+    /// Whether a commit could be confirmed now; checked before a commit is
+    /// logged so that it fails without side effects when it cannot.
+    fn check_quorum(&self) -> std::result::Result<(), String>;
+}
+
+/// Availability-group counters of a database (`sys.dm_os_performance_counters`,
+/// object "Database Replica").
+#[derive(Debug, Default)]
+pub struct ReplicaCounters {
+    /// Durable commits that waited for a synchronous secondary.
+    pub mirrored_write_transactions: AtomicU64,
+    /// Total time commits spent waiting for synchronous secondaries (µs).
+    pub transaction_delay_us: AtomicU64,
+    /// Log bytes received from the primary (on a secondary).
+    pub log_bytes_received: AtomicU64,
+    /// Redo records applied (on a secondary).
+    pub redo_records: AtomicU64,
+}
+
+pub(crate) struct ReplicaState {
+    secondary: AtomicBool,
+    remote: RwLock<Option<Arc<dyn RemoteHarden>>>,
+    has_remote: AtomicBool,
+    /// Secondary: parts of transactions whose commit has not arrived.
+    pending: Mutex<Pending>,
+    /// Secondary: redo has been applied through this LSN.
+    applied: AtomicU64,
+    pub counters: ReplicaCounters,
+    /// Primary: the oldest LSN a secondary still needs (`u64::MAX`: none).
+    retain: AtomicU64,
+}
+
+impl ReplicaState {
+    pub(crate) fn new(secondary: bool, pending: Pending, end_lsn: Lsn) -> Self {
+        ReplicaState {
+            secondary: AtomicBool::new(secondary),
+            remote: RwLock::new(None),
+            has_remote: AtomicBool::new(false),
+            // A primary drops unfinished transactions at recovery; a
+            // secondary keeps them: their commit may still come.
+            pending: Mutex::new(if secondary { pending } else { Pending::new() }),
+            applied: AtomicU64::new(end_lsn),
+            counters: ReplicaCounters::default(),
+            retain: AtomicU64::new(u64::MAX),
+        }
+    }
+}
+
+impl Database {
+    /// Whether this database is a secondary replica (read-only).
+    pub fn is_secondary(&self) -> bool {
+        self.replica.secondary.load(Acquire)
+    }
+
+    pub fn replica_counters(&self) -> &ReplicaCounters {
+        &self.replica.counters
+    }
+
+    pub(crate) fn check_writable(&self) -> Result<()> {
+        if self.is_secondary() {
+            return Err(EngineError::ReadOnlyReplica(self.name.clone()));
+        }
+        Ok(())
+    }
+
+    /// Installs (or removes) the hook durable commits wait on.
+    pub fn set_remote_harden(&self, hook: Option<Arc<dyn RemoteHarden>>) {
+        let mut r = self.replica.remote.write();
+        self.replica.has_remote.store(hook.is_some(), Release);
+        *r = hook;
+    }
+
+    fn remote(&self) -> Option<Arc<dyn RemoteHarden>> {
+        if !self.replica.has_remote.load(Acquire) {
+            return None;
+        }
+        self.replica.remote.read().clone()
+    }
+
+    pub(crate) fn check_commit_quorum(&self) -> Result<()> {
+        match self.remote() {
+            Some(r) => r.check_quorum().map_err(EngineError::ReplicaCommit),
+            None => Ok(()),
+        }
+    }
+
+    /// After a durable commit's local harden: waits for the synchronous
+    /// secondaries (HADR_SYNC_COMMIT).
+    pub(crate) fn harden_remote(&self, lsn: Lsn, waits: WaitSinks<'_>) -> Result<()> {
+        let Some(r) = self.remote() else {
+            return Ok(());
+        };
+        let t0 = std::time::Instant::now();
+        let res = r.wait(lsn, waits);
+        if matches!(res, Ok(true)) {
+            let c = &self.replica.counters;
+            c.mirrored_write_transactions.fetch_add(1, Relaxed);
+            c.transaction_delay_us
+                .fetch_add(t0.elapsed().as_micros() as u64, Relaxed);
+        }
+        res.map(|_| ()).map_err(|e| {
+            EngineError::ReplicaCommit(format!(
+                "the commit is hardened on the primary but was not confirmed by the \
+                 synchronous secondaries it requires: {e}"
+            ))
+        })
+    }
+
+    /// Primary: keep the log from `lsn` on for a secondary that still needs
+    /// it (`None`: no secondary holds log back).
+    pub fn set_replica_retention(&self, lsn: Option<Lsn>) {
+        self.replica.retain.store(lsn.unwrap_or(u64::MAX), Release);
+    }
+
+    pub(crate) fn replica_retention(&self) -> Lsn {
+        self.replica.retain.load(Acquire)
+    }
+
+    /// Secondary: redo has been applied through this LSN.
+    pub fn applied_lsn(&self) -> Lsn {
+        if self.is_secondary() {
+            self.replica.applied.load(Acquire)
+        } else {
+            self.log.end_lsn()
+        }
+    }
+
+    /// Secondary: appends whole framed records (`u32` length, then the
+    /// record, as in the log's record stream) that the primary wrote starting
+    /// at `lsn`, which must be where the local log ends. Returns the new end.
+    pub fn replica_append(&self, lsn: Lsn, frames: &[u8]) -> Result<Lsn> {
+        if !self.is_secondary() {
+            return Err(EngineError::Replica(format!(
+                "database \"{}\" is not a secondary replica",
+                self.name
+            )));
+        }
+        let _gate = self.gate.read();
+        let end = self.log.end_lsn();
+        if end != lsn {
+            return Err(EngineError::Replica(format!(
+                "log block for LSN {lsn} does not continue the local log, which ends at {end}"
+            )));
+        }
+        let mut end = end;
+        for rec in frames_of(frames)? {
+            end = self.log.append(rec, &[])?;
+        }
+        self.replica
+            .counters
+            .log_bytes_received
+            .fetch_add(frames.len() as u64, Relaxed);
+        Ok(end)
+    }
+
+    /// Secondary: applies framed records starting at `lsn` (already appended
+    /// and hardened) to the live tables.
+    pub fn replica_redo(&self, lsn: Lsn, frames: &[u8]) -> Result<()> {
+        let _gate = self.gate.read();
+        let mut pending = self.replica.pending.lock();
+        let mut cat = self.catalog.write();
+        let mut settings = self.settings.write();
+        let mut backup = self.backup.lock();
+        let mut next_txid = self.next_txid.load(Relaxed);
+        let mut end = lsn;
+        let mut n = 0;
+        for rec in frames_of(frames)? {
+            apply_record(
+                &mut pending,
+                RedoTarget {
+                    catalog: &mut cat,
+                    settings: &mut settings,
+                    backup: &mut backup,
+                    next_txid: &mut next_txid,
+                },
+                rec,
+            )?;
+            end += 4 + rec.len() as u64;
+            n += 1;
+        }
+        self.next_txid.fetch_max(next_txid, Relaxed);
+        self.replica.applied.store(end, Release);
+        self.replica.counters.redo_records.fetch_add(n, Relaxed);
+        Ok(())
+    }
+
+    /// Secondary: a consistent checkpoint is only possible between
+    /// transactions; `None` while a transaction's parts wait for its commit.
+    pub(crate) fn replica_checkpoint_lsn(&self) -> Option<Lsn> {
+        if !self.replica.pending.lock().is_empty() {
+            return None;
+        }
+        Some(self.replica.applied.load(Acquire))
+    }
+
+    /// Makes a secondary the primary. Every record received must have been
+    /// applied; transactions whose commit never came are dropped (their
+    /// primary is gone, so they never committed).
+    pub fn promote(&self) -> Result<Lsn> {
+        let _gate = self.gate.write();
+        let end = self.log.end_lsn();
+        let applied = self.replica.applied.load(Acquire);
+        if self.is_secondary() && applied != end {
+            return Err(EngineError::Replica(format!(
+                "redo has not caught up (applied through {applied}, log ends at {end})"
+            )));
+        }
+        let dropped = std::mem::take(&mut *self.replica.pending.lock());
+        if !dropped.is_empty() {
+            tracing::warn!(
+                database = %self.name,
+                transactions = dropped.len(),
+                "dropping unfinished transactions of the old primary"
+            );
+        }
+        self.replica.secondary.store(false, Release);
+        Ok(end)
+    }
+
+    /// Makes a primary a secondary (its log must be a prefix of the new
+    /// primary's; the replication layer checks that first).
+    pub fn demote(&self) {
+        let _gate = self.gate.write();
+        self.set_remote_harden(None);
+        self.replica.applied.store(self.log.end_lsn(), Release);
+        self.replica.secondary.store(true, Release);
+    }
+
+    /// An image of the database as of its hardened end, to seed a secondary:
+    /// `(lsn, bytes)`; the secondary's log continues at `lsn`.
+    pub fn seed_image(&self) -> Result<(Lsn, Vec<u8>)> {
+        let _one = self.checkpoint_lock.lock();
+        let snap: Snapshot = self.snapshot_now()?;
+        self.log.wait_hardened(snap.lsn(), &[])?;
+        Ok((snap.lsn(), snap.encode()))
+    }
+}
+
+/// Waits (up to `timeout`) until `f` holds, polling; for tests and tools.
+pub fn wait_until(timeout: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let t0 = std::time::Instant::now();
+    loop {
+        if f() {
+            return true;
+        }
+        if t0.elapsed() > timeout {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Splits a record stream into records.
+pub fn frames_of(mut buf: &[u8]) -> Result<Vec<&[u8]>> {
+    let mut out = Vec::new();
+    while !buf.is_empty() {
+        if buf.len() < 4 {
+            return Err(EngineError::Replica("truncated record frame".into()));
+        }
+        let n = u32::from_le_bytes(buf[..4].try_into().unwrap()) as usize;
+        if buf.len() < 4 + n {
+            return Err(EngineError::Replica("truncated record".into()));
+        }
+        out.push(&buf[4..4 + n]);
+        buf = &buf[4 + n..];
+    }
+    Ok(out)
+}

@@ -1,0 +1,332 @@
+//! Availability groups: a primary ships its databases' log to secondaries
+//! over TCP; a fully durable commit waits until its log is hardened locally
+//! and on every SYNCHRONIZED synchronous secondary (HADR_SYNC_COMMIT); a
+//! secondary hardens, acknowledges and redoes what it receives, serves
+//! reads, and can be failed over to.
+//!
+//! Layout: [`config`] (groups and `hadr.json`), [`proto`] (the wire
+//! messages), `primary` (one link per secondary and database, and the commit
+//! hook), `secondary` (the endpoint and redo), `failover`, and `status` (the
+//! rows of `sys.dm_hadr_database_replica_states`).
+
+pub mod config;
+mod failover;
+mod primary;
+pub mod proto;
+mod secondary;
+mod status;
+
+pub use config::{AgDef, AgState, AvailabilityMode, HadrFile, ReplicaDef, ReplicationConfig};
+pub use failover::FailoverRow;
+pub use status::{ReplicaStateRow, SyncState};
+
+use parking_lot::{Condvar, Mutex};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering::*};
+use std::sync::Arc;
+use std::time::Instant;
+use walden_engine::Instance;
+use walden_log::Lsn;
+
+/// Errors of the replication layer.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplicationError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("availability group \"{0}\" does not exist")]
+    UnknownGroup(String),
+    #[error("{0}")]
+    State(String),
+    #[error(transparent)]
+    Engine(#[from] walden_engine::EngineError),
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+pub type Result<T, E = ReplicationError> = std::result::Result<T, E>;
+
+/// The primary's view of one secondary for one database.
+#[derive(Clone, Debug)]
+pub(crate) struct LinkStatus {
+    pub id: u64,
+    pub ag: String,
+    pub replica: String,
+    pub db: String,
+    pub mode: AvailabilityMode,
+    pub state: SyncState,
+    pub connected: bool,
+    /// Shipped through (the end of the last log message sent).
+    pub sent: Lsn,
+    pub acked_hardened: Lsn,
+    pub acked_applied: Lsn,
+    pub last_heard: Instant,
+    /// When the secondary last fell behind the primary's hardened log.
+    pub behind_since: Option<Instant>,
+    pub last_ack_advance: Option<std::time::SystemTime>,
+    /// Set when the link must drop its connection (timeout, shutdown).
+    pub reset: bool,
+    pub stopped: bool,
+    pub last_error: Option<String>,
+    /// Log the secondary still needs is kept from here (`None`: not held).
+    pub retain_from: Option<Lsn>,
+}
+
+/// What a secondary knows of its primary, per database.
+#[derive(Clone, Debug)]
+pub(crate) struct Incoming {
+    pub ag: String,
+    pub connected: bool,
+    pub primary_end: Lsn,
+    pub primary_hardened: Lsn,
+    pub synchronized: bool,
+    pub last_heard: Instant,
+    pub generation: u64,
+    pub last_received: Option<std::time::SystemTime>,
+}
+
+#[derive(Default)]
+pub(crate) struct SyncTable {
+    pub links: Vec<LinkStatus>,
+    pub next_id: u64,
+    /// Databases whose group stepped down: their waiting commits fail.
+    pub demoted: Vec<String>,
+}
+
+pub(crate) struct Inner {
+    pub cfg: ReplicationConfig,
+    pub instance: Instance,
+    pub rt: tokio::runtime::Runtime,
+    pub state: Mutex<HadrFile>,
+    pub sync: Mutex<SyncTable>,
+    pub sync_cv: Condvar,
+    pub incoming: Mutex<HashMap<String, Incoming>>,
+    /// Groups this primary holds read-only until another replica confirms
+    /// no failover happened while it was down.
+    pub resolving: Mutex<Vec<String>>,
+    pub closed: AtomicBool,
+    pub endpoint_addr: Mutex<Option<std::net::SocketAddr>>,
+}
+
+/// The replication layer of one instance. Cloning shares it.
+#[derive(Clone)]
+pub struct Replication {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Replication {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Replication")
+            .field("name", &self.inner.cfg.name)
+            .finish()
+    }
+}
+
+impl Replication {
+    /// Starts the replication layer: loads `hadr.json`, starts the endpoint
+    /// (if configured) and the links of every group this replica is primary of.
+    pub fn start(instance: Instance, cfg: ReplicationConfig) -> Result<Replication> {
+        let file = HadrFile::load(instance.data_dir()).map_err(ReplicationError::Invalid)?;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("walden-hadr")
+            .enable_all()
+            .build()?;
+        let inner = Arc::new(Inner {
+            cfg,
+            instance,
+            rt,
+            state: Mutex::new(file),
+            sync: Mutex::new(SyncTable::default()),
+            sync_cv: Condvar::new(),
+            incoming: Mutex::new(HashMap::new()),
+            resolving: Mutex::new(Vec::new()),
+            closed: AtomicBool::new(false),
+            endpoint_addr: Mutex::new(None),
+        });
+        let r = Replication { inner };
+        if let Some(addr) = r.inner.cfg.endpoint_listen.clone() {
+            let listener = std::net::TcpListener::bind(&addr)
+                .map_err(|e| ReplicationError::Invalid(format!("endpoint {addr}: {e}")))?;
+            listener.set_nonblocking(true)?;
+            *r.inner.endpoint_addr.lock() = Some(listener.local_addr()?);
+            let inner = r.inner.clone();
+            r.inner.rt.spawn(async move {
+                match tokio::net::TcpListener::from_std(listener) {
+                    Ok(l) => secondary::serve_endpoint(inner, l).await,
+                    Err(e) => tracing::error!(error = %e, "replication endpoint failed"),
+                }
+            });
+        }
+        let groups = r.inner.state.lock().groups.clone();
+        for g in groups {
+            if g.primary.eq_ignore_ascii_case(&r.inner.cfg.name) {
+                let others = g
+                    .def
+                    .replicas
+                    .iter()
+                    .any(|x| !x.name.eq_ignore_ascii_case(&r.inner.cfg.name));
+                if others {
+                    // A primary coming back cannot know whether a failover
+                    // happened while it was down: it stays read-only until a
+                    // secondary confirms its epoch (or a forced failover).
+                    r.hold_resolving(&g);
+                }
+                primary::start_group(&r.inner, &g);
+            }
+        }
+        let inner = r.inner.clone();
+        r.inner.rt.spawn(primary::monitor(inner));
+        Ok(r)
+    }
+
+    /// This replica's name.
+    pub fn name(&self) -> &str {
+        &self.inner.cfg.name
+    }
+
+    /// Where the endpoint listens (after binding, e.g. to port 0).
+    pub fn endpoint_addr(&self) -> Option<std::net::SocketAddr> {
+        *self.inner.endpoint_addr.lock()
+    }
+
+    pub fn groups(&self) -> Vec<AgState> {
+        self.inner.state.lock().groups.clone()
+    }
+
+    fn hold_resolving(&self, g: &AgState) {
+        for db in &g.def.databases {
+            if let Ok(d) = self.inner.instance.database(db) {
+                if !d.is_secondary() {
+                    d.demote();
+                }
+            }
+        }
+        self.inner.resolving.lock().push(g.def.name.clone());
+        tracing::warn!(group = %g.def.name, "primary is RESOLVING until a secondary confirms it");
+    }
+
+    /// `CREATE AVAILABILITY GROUP`: this replica becomes its primary.
+    pub fn create_group(&self, def: AgDef) -> Result<()> {
+        let me = self.inner.cfg.name.clone();
+        if def.replica(&me).is_none() {
+            return Err(ReplicationError::Invalid(format!(
+                "the availability group must name this replica (\"{me}\") with REPLICA ON"
+            )));
+        }
+        if def.replicas.len() < 2 {
+            return Err(ReplicationError::Invalid(
+                "an availability group needs at least one secondary replica".into(),
+            ));
+        }
+        for r in &def.replicas {
+            if !r.name.eq_ignore_ascii_case(&me) {
+                r.address().map_err(ReplicationError::Invalid)?;
+            }
+        }
+        if def.databases.is_empty() {
+            return Err(ReplicationError::Invalid(
+                "an availability group needs FOR DATABASE name[, ...]".into(),
+            ));
+        }
+        let mut lsns = std::collections::BTreeMap::new();
+        let mut seeds = std::collections::BTreeMap::new();
+        for d in &def.databases {
+            let db = self.inner.instance.database(d)?;
+            if db.is_secondary() {
+                return Err(ReplicationError::State(format!(
+                    "database \"{d}\" is a secondary replica here"
+                )));
+            }
+            lsns.insert(d.to_ascii_lowercase(), db.log().end_lsn());
+            seeds.insert(d.to_ascii_lowercase(), rand::random::<u64>() >> 1);
+        }
+        let g = {
+            let mut st = self.inner.state.lock();
+            if st
+                .groups
+                .iter()
+                .any(|g| g.def.name.eq_ignore_ascii_case(&def.name))
+            {
+                return Err(ReplicationError::Invalid(format!(
+                    "availability group \"{}\" already exists",
+                    def.name
+                )));
+            }
+            for g in &st.groups {
+                for d in &def.databases {
+                    if g.def.has_database(d) {
+                        return Err(ReplicationError::Invalid(format!(
+                            "database \"{d}\" already belongs to availability group \"{}\"",
+                            g.def.name
+                        )));
+                    }
+                }
+            }
+            let g = AgState {
+                def,
+                primary: me.clone(),
+                epoch: 1,
+                history: vec![config::EpochStart {
+                    epoch: 1,
+                    primary: me,
+                    lsns,
+                }],
+                followed: seeds.keys().map(|k| (k.clone(), 1)).collect(),
+                seeds,
+            };
+            st.groups.push(g.clone());
+            st.save(self.inner.instance.data_dir())
+                .map_err(ReplicationError::Invalid)?;
+            g
+        };
+        primary::start_group(&self.inner, &g);
+        Ok(())
+    }
+
+    /// `DROP AVAILABILITY GROUP`: stops shipping; databases stay as they are
+    /// (a secondary's copies stay read-only until restored or dropped).
+    pub fn drop_group(&self, name: &str) -> Result<()> {
+        let g = {
+            let mut st = self.inner.state.lock();
+            let i = st
+                .groups
+                .iter()
+                .position(|g| g.def.name.eq_ignore_ascii_case(name))
+                .ok_or_else(|| ReplicationError::UnknownGroup(name.into()))?;
+            let g = st.groups.remove(i);
+            st.save(self.inner.instance.data_dir())
+                .map_err(ReplicationError::Invalid)?;
+            g
+        };
+        primary::stop_group(&self.inner, &g.def.name, false);
+        Ok(())
+    }
+
+    /// Rows of `sys.dm_hadr_database_replica_states`.
+    pub fn replica_states(&self) -> Vec<ReplicaStateRow> {
+        status::rows(&self.inner)
+    }
+
+    /// `ALTER AVAILABILITY GROUP name FAILOVER` (`force`: `FORCE_FAILOVER_ALLOW_DATA_LOSS`),
+    /// run on the secondary that is to become primary.
+    pub fn failover(&self, group: &str, force: bool) -> Result<Vec<FailoverRow>> {
+        failover::failover(&self.inner, group, force)
+    }
+
+    /// Stops links and the endpoint (commits no longer wait for anyone).
+    pub fn shutdown(&self) {
+        if self.inner.closed.swap(true, SeqCst) {
+            return;
+        }
+        let groups = self.groups();
+        for g in groups {
+            primary::stop_group(&self.inner, &g.def.name, false);
+        }
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.closed.store(true, SeqCst);
+    }
+}

@@ -1,0 +1,595 @@
+//! The primary side: one link per (secondary, database) that connects to the
+//! secondary's endpoint, agrees where to start (resume at its hardened LSN,
+//! or seed it with an image), ships the retained log it lacks and then the
+//! live log as the log manager writes it; and the hook through which durable
+//! commits wait for synchronous secondaries.
+
+use crate::config::{AgState, AvailabilityMode};
+use crate::proto::{read_msg, write_msg, Hello, HelloReply, Msg};
+use crate::status::SyncState;
+use crate::{Inner, LinkStatus};
+use std::sync::atomic::Ordering::*;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+use walden_engine::{Database, RemoteHarden, WaitType};
+use walden_log::{LogEvent, Lsn, WaitSinks};
+
+/// Largest log message sent at once during catch-up.
+const CATCH_UP_CHUNK: usize = 1 << 20;
+
+/// Starts the links of a group this replica is primary of, and installs the
+/// commit hook on its databases.
+pub(crate) fn start_group(inner: &Arc<Inner>, g: &AgState) {
+    let me = inner.cfg.name.clone();
+    inner.sync.lock().demoted.retain(|d| !g.def.has_database(d));
+    for db in &g.def.databases {
+        if let Ok(d) = inner.instance.database(db) {
+            d.set_remote_harden(Some(Arc::new(CommitHook {
+                inner: Arc::downgrade(inner),
+                db: db.to_ascii_lowercase(),
+            })));
+        }
+    }
+    for r in &g.def.replicas {
+        if r.name.eq_ignore_ascii_case(&me) {
+            continue;
+        }
+        for db in &g.def.databases {
+            let id = {
+                let mut t = inner.sync.lock();
+                let id = t.next_id;
+                t.next_id += 1;
+                t.links.push(LinkStatus {
+                    id,
+                    ag: g.def.name.clone(),
+                    replica: r.name.clone(),
+                    db: db.to_ascii_lowercase(),
+                    mode: r.mode,
+                    state: SyncState::NotSynchronizing,
+                    connected: false,
+                    sent: 0,
+                    acked_hardened: 0,
+                    acked_applied: 0,
+                    last_heard: Instant::now(),
+                    behind_since: None,
+                    last_ack_advance: None,
+                    reset: false,
+                    stopped: false,
+                    last_error: None,
+                    retain_from: None,
+                });
+                id
+            };
+            let inner2 = inner.clone();
+            inner.rt.spawn(run_link(inner2, id));
+        }
+    }
+}
+
+/// Stops a group's links. `demoted`: this replica is no longer primary, so
+/// commits waiting on its secondaries fail instead of being acknowledged.
+pub(crate) fn stop_group(inner: &Arc<Inner>, ag: &str, demoted: bool) {
+    let mut dbs = Vec::new();
+    {
+        let mut t = inner.sync.lock();
+        for l in t.links.iter_mut().filter(|l| l.ag.eq_ignore_ascii_case(ag)) {
+            l.stopped = true;
+            l.reset = true;
+            dbs.push(l.db.clone());
+        }
+        t.links.retain(|l| !l.ag.eq_ignore_ascii_case(ag));
+        if demoted {
+            t.demoted.extend(dbs.iter().cloned());
+        }
+        inner.sync_cv.notify_all();
+    }
+    for db in dbs {
+        if let Ok(d) = inner.instance.database(&db) {
+            d.set_replica_retention(None);
+            if !demoted {
+                d.set_remote_harden(None);
+            }
+        }
+    }
+}
+
+fn status<T>(inner: &Inner, id: u64, f: impl FnOnce(&mut LinkStatus) -> T) -> Option<T> {
+    let mut t = inner.sync.lock();
+    let r = t.links.iter_mut().find(|l| l.id == id).map(f);
+    inner.sync_cv.notify_all();
+    r
+}
+
+async fn run_link(inner: Arc<Inner>, id: u64) {
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        if inner.closed.load(SeqCst) || status(&inner, id, |l| l.stopped).unwrap_or(true) {
+            return;
+        }
+        let started = Instant::now();
+        let res = link_once(&inner, id).await;
+        let Some((replica, db)) = status(&inner, id, |l| {
+            l.connected = false;
+            l.reset = false;
+            if l.state != SyncState::NotSynchronizing {
+                l.state = SyncState::NotSynchronizing;
+            }
+            if let Err(e) = &res {
+                l.last_error = Some(e.clone());
+            }
+            (l.replica.clone(), l.db.clone())
+        }) else {
+            return;
+        };
+        update_retention(&inner, &db);
+        if let Err(e) = res {
+            tracing::debug!(replica = %replica, database = %db, error = %e, "replication link down");
+        }
+        if started.elapsed() > Duration::from_secs(5) {
+            backoff = Duration::from_millis(100);
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(Duration::from_secs(2));
+    }
+}
+
+/// Keeps the log that connected (or recently connected) secondaries still
+/// need, up to `max_retained_log_bytes`.
+pub(crate) fn update_retention(inner: &Inner, db: &str) {
+    let Ok(d) = inner.instance.database(db) else {
+        return;
+    };
+    let end = d.log().end_lsn();
+    let max = inner.cfg.max_retained_log_bytes;
+    let mut t = inner.sync.lock();
+    let mut min: Option<Lsn> = None;
+    for l in t.links.iter_mut().filter(|l| l.db == db) {
+        if let Some(r) = l.retain_from {
+            if end.saturating_sub(r) > max {
+                // Too far behind: let the log go; it will be reseeded.
+                tracing::warn!(replica = %l.replica, database = %db, "secondary fell behind the retention limit; it will need a reseed");
+                l.retain_from = None;
+            } else {
+                min = Some(min.map_or(r, |m| m.min(r)));
+            }
+        }
+    }
+    drop(t);
+    d.set_replica_retention(min);
+}
+
+async fn link_once(inner: &Arc<Inner>, id: u64) -> Result<(), String> {
+    let Some((ag, replica, db_name)) = status(inner, id, |l| {
+        (l.ag.clone(), l.replica.clone(), l.db.clone())
+    }) else {
+        return Ok(());
+    };
+    let g = inner
+        .state
+        .lock()
+        .groups
+        .iter()
+        .find(|g| g.def.name.eq_ignore_ascii_case(&ag))
+        .cloned()
+        .ok_or("group dropped")?;
+    let addr = g
+        .def
+        .replica(&replica)
+        .ok_or("replica removed")?
+        .address()?;
+    let stream = tokio::time::timeout(Duration::from_secs(2), TcpStream::connect(&addr))
+        .await
+        .map_err(|_| format!("connect to {addr} timed out"))?
+        .map_err(|e| format!("connect to {addr}: {e}"))?;
+    stream.set_nodelay(true).map_err(|e| e.to_string())?;
+    let (mut rd, mut wr) = stream.into_split();
+    let hello = Hello {
+        ag: g.clone(),
+        to: replica.clone(),
+        database: db_name.clone(),
+    };
+    write_msg(&mut wr, &Msg::Hello(hello))
+        .await
+        .map_err(|e| e.to_string())?;
+    let reply = tokio::time::timeout(g.def.session_timeout(), read_msg(&mut rd))
+        .await
+        .map_err(|_| "no answer to hello".to_string())?
+        .map_err(|e| e.to_string())?;
+    let have = match reply {
+        Msg::HelloReply(HelloReply::State { replica }) => replica,
+        Msg::HelloReply(HelloReply::Stale { epoch, primary }) => {
+            crate::failover::step_down(inner, &ag, epoch, &primary);
+            return Err(format!(
+                "replica {replica} follows epoch {epoch} (primary {primary}); stepped down"
+            ));
+        }
+        Msg::HelloReply(HelloReply::Refused(r)) => return Err(format!("refused: {r}")),
+        other => return Err(format!("unexpected answer {other:?}")),
+    };
+    // Another replica accepted this epoch: a resolving primary may write.
+    crate::failover::resolved(inner, &ag);
+
+    let db = inner
+        .instance
+        .database(&db_name)
+        .map_err(|e| e.to_string())?;
+    // Subscribe before choosing where to start, so nothing written from here
+    // on is missed; the catch-up read covers everything before.
+    let events = db.log().subscribe();
+    let seed_id = g.seeds.get(&db_name).copied().unwrap_or(0);
+    let oldest = db
+        .log()
+        .segments()
+        .first()
+        .map(|s| s.first_lsn)
+        .unwrap_or(0);
+    let hardened = db.log().hardened_lsn();
+    let resume = match have {
+        Some((s, epoch, end)) if s == seed_id => {
+            let valid_to = if epoch >= g.epoch {
+                Some(end)
+            } else {
+                g.divergence_point(&db_name, epoch)
+            };
+            match valid_to {
+                Some(v) if end <= v && end <= hardened && end >= oldest => Some(end),
+                Some(v) if end > v => {
+                    tracing::warn!(replica = %replica, database = %db_name,
+                        from = v, to = end,
+                        "secondary holds log the new primary never had; it is reseeded and that tail discarded");
+                    None
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    let start = match resume {
+        Some(l) => l,
+        None => {
+            let d2 = db.clone();
+            let (lsn, image) = tokio::task::spawn_blocking(move || d2.seed_image())
+                .await
+                .map_err(|e| e.to_string())?
+                .map_err(|e| e.to_string())?;
+            tracing::info!(replica = %replica, database = %db_name, lsn, bytes = image.len(), "seeding secondary");
+            write_msg(
+                &mut wr,
+                &Msg::Seed {
+                    lsn,
+                    seed_id,
+                    image,
+                },
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+            lsn
+        }
+    };
+    status(inner, id, |l| {
+        l.connected = true;
+        l.state = SyncState::Synchronizing;
+        l.sent = start;
+        l.acked_hardened = start;
+        l.acked_applied = start;
+        l.last_heard = Instant::now();
+        l.retain_from = Some(start);
+        l.last_error = None;
+    });
+    update_retention(inner, &db_name);
+
+    // Catch up: harden what is buffered (so everything announced before we
+    // subscribed is on disk), then read [start, target) back.
+    let d2 = db.clone();
+    let target = tokio::task::spawn_blocking(move || d2.log().flush(&[]))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+    if target > start {
+        let (tx, mut rx) = mpsc::channel::<(Lsn, Vec<u8>)>(4);
+        let d2 = db.clone();
+        let reader = tokio::task::spawn_blocking(move || {
+            let mut chunk = Vec::new();
+            let mut chunk_lsn = start;
+            let r = d2.log().read_range(start, target, &mut |s, _e, rec| {
+                if chunk.is_empty() {
+                    chunk_lsn = s;
+                }
+                chunk.extend_from_slice(&(rec.len() as u32).to_le_bytes());
+                chunk.extend_from_slice(rec);
+                if chunk.len() >= CATCH_UP_CHUNK {
+                    let c = std::mem::take(&mut chunk);
+                    if tx.blocking_send((chunk_lsn, c)).is_err() {
+                        return Err(walden_log::LogError::Closed);
+                    }
+                }
+                Ok(())
+            });
+            if !chunk.is_empty() {
+                let _ = tx.blocking_send((chunk_lsn, chunk));
+            }
+            r
+        });
+        while let Some((lsn, frames)) = rx.recv().await {
+            let end = lsn + frames.len() as u64;
+            write_msg(&mut wr, &Msg::Log { lsn, frames })
+                .await
+                .map_err(|e| e.to_string())?;
+            status(inner, id, |l| l.sent = end);
+        }
+        reader
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| format!("reading log for catch-up: {e}"))?;
+    }
+
+    // Live: forward the log manager's events from its (blocking) channel.
+    let (ltx, mut lrx) = mpsc::unbounded_channel::<LogEvent>();
+    std::thread::Builder::new()
+        .name("walden-hadr-tap".into())
+        .spawn(move || {
+            while let Ok(ev) = events.recv() {
+                if ltx.send(ev).is_err() {
+                    break;
+                }
+            }
+        })
+        .map_err(|e| e.to_string())?;
+
+    let inner_r = inner.clone();
+    let db_r = db.clone();
+    let mut acks = tokio::spawn(async move {
+        loop {
+            match read_msg(&mut rd).await {
+                Ok(Msg::Ack { hardened, applied }) => {
+                    on_ack(&inner_r, id, &db_r, hardened, applied)
+                }
+                Ok(other) => return format!("unexpected message {other:?}"),
+                Err(e) => return format!("connection lost: {e}"),
+            }
+        }
+    });
+    let mut pos = target.max(start);
+    let mut carry: Vec<u8> = Vec::new();
+    let mut beat = tokio::time::interval(inner.cfg.heartbeat);
+    let mut check = tokio::time::interval(Duration::from_millis(50));
+    let res = loop {
+        tokio::select! {
+            ev = lrx.recv() => {
+                let Some(ev) = ev else { break Err("log closed".to_string()) };
+                let LogEvent::Written { lsn, bytes, .. } = ev else { continue };
+                // Keep only what lies past what was shipped, then send the
+                // whole records (a record may span two writes).
+                let end = lsn + bytes.len() as u64;
+                let send_from = pos + carry.len() as u64;
+                if end <= send_from {
+                    continue;
+                }
+                if lsn > send_from {
+                    break Err(format!("gap in shipped log: have {send_from}, next write at {lsn}"));
+                }
+                carry.extend_from_slice(&bytes[(send_from - lsn) as usize..]);
+                let whole = whole_frames(&carry);
+                if whole == 0 {
+                    continue;
+                }
+                let frames: Vec<u8> = carry.drain(..whole).collect();
+                let msg = Msg::Log { lsn: pos, frames };
+                pos += whole as u64;
+                if let Err(e) = write_msg(&mut wr, &msg).await {
+                    break Err(e.to_string());
+                }
+                status(inner, id, |l| l.sent = pos);
+            }
+            _ = beat.tick() => {
+                let synchronized = status(inner, id, |l| l.state == SyncState::Synchronized).unwrap_or(false);
+                let m = Msg::Heartbeat { end: db.log().end_lsn(), hardened: db.log().hardened_lsn(), synchronized };
+                if let Err(e) = write_msg(&mut wr, &m).await {
+                    break Err(e.to_string());
+                }
+            }
+            _ = check.tick() => {
+                if status(inner, id, |l| l.reset || l.stopped).unwrap_or(true) {
+                    break Err("link reset".to_string());
+                }
+            }
+            r = &mut acks => {
+                break Err(r.unwrap_or_else(|e| e.to_string()));
+            }
+        }
+    };
+    acks.abort();
+    res
+}
+
+/// Length of the leading whole records in a record stream.
+fn whole_frames(buf: &[u8]) -> usize {
+    let mut i = 0;
+    while buf.len() >= i + 4 {
+        let n = u32::from_le_bytes(buf[i..i + 4].try_into().unwrap()) as usize;
+        if buf.len() < i + 4 + n {
+            break;
+        }
+        i += 4 + n;
+    }
+    i
+}
+
+fn on_ack(inner: &Inner, id: u64, db: &Database, hardened: Lsn, applied: Lsn) {
+    let local = db.log().hardened_lsn();
+    let mut t = inner.sync.lock();
+    if let Some(l) = t.links.iter_mut().find(|l| l.id == id) {
+        l.last_heard = Instant::now();
+        if hardened > l.acked_hardened {
+            l.last_ack_advance = Some(std::time::SystemTime::now());
+        }
+        l.acked_hardened = l.acked_hardened.max(hardened);
+        l.acked_applied = l.acked_applied.max(applied);
+        l.retain_from = Some(l.acked_hardened);
+        if l.acked_hardened >= local {
+            l.behind_since = None;
+            // Caught up with everything this primary has acknowledged: from
+            // now on durable commits wait for it (sync mode).
+            if l.mode == AvailabilityMode::SynchronousCommit && l.state != SyncState::Synchronized {
+                tracing::info!(replica = %l.replica, database = %l.db, lsn = hardened, "secondary SYNCHRONIZED");
+                l.state = SyncState::Synchronized;
+            }
+        } else if l.behind_since.is_none() {
+            l.behind_since = Some(Instant::now());
+        }
+    }
+    inner.sync_cv.notify_all();
+}
+
+/// Drops synchronous secondaries that have been silent for the group's
+/// session timeout, and keeps log retention current.
+pub(crate) async fn monitor(inner: Arc<Inner>) {
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    let mut n = 0u64;
+    loop {
+        tick.tick().await;
+        if inner.closed.load(SeqCst) {
+            return;
+        }
+        let timeouts: std::collections::HashMap<String, Duration> = inner
+            .state
+            .lock()
+            .groups
+            .iter()
+            .map(|g| (g.def.name.to_ascii_lowercase(), g.def.session_timeout()))
+            .collect();
+        let mut dbs = Vec::new();
+        {
+            let mut t = inner.sync.lock();
+            for l in t.links.iter_mut() {
+                let to = timeouts
+                    .get(&l.ag.to_ascii_lowercase())
+                    .copied()
+                    .unwrap_or(Duration::from_secs(10));
+                if l.state == SyncState::Synchronized && l.last_heard.elapsed() > to {
+                    tracing::warn!(replica = %l.replica, database = %l.db,
+                        "synchronous secondary silent for the session timeout: NOT SYNCHRONIZING");
+                    l.state = SyncState::NotSynchronizing;
+                    l.reset = true;
+                }
+                dbs.push(l.db.clone());
+            }
+            inner.sync_cv.notify_all();
+        }
+        n += 1;
+        if n % 10 == 0 {
+            dbs.sort();
+            dbs.dedup();
+            for db in dbs {
+                update_retention(&inner, &db);
+            }
+        }
+    }
+}
+
+/// What a durable commit on a primary database waits on.
+struct CommitHook {
+    inner: std::sync::Weak<Inner>,
+    db: String,
+}
+
+impl CommitHook {
+    fn required(inner: &Inner, db: &str) -> u32 {
+        inner
+            .state
+            .lock()
+            .groups
+            .iter()
+            .find(|g| g.def.has_database(db))
+            .map_or(0, |g| g.def.required_synchronized_secondaries_to_commit)
+    }
+}
+
+impl RemoteHarden for CommitHook {
+    fn check_quorum(&self) -> Result<(), String> {
+        let Some(inner) = self.inner.upgrade() else {
+            return Ok(());
+        };
+        let t = inner.sync.lock();
+        if t.demoted.contains(&self.db) {
+            return Err(
+                "this replica is no longer the primary (the availability group failed over)".into(),
+            );
+        }
+        drop(t);
+        let need = Self::required(&inner, &self.db);
+        if need == 0 {
+            return Ok(());
+        }
+        let t = inner.sync.lock();
+        let have = t
+            .links
+            .iter()
+            .filter(|l| {
+                l.db == self.db
+                    && l.mode == AvailabilityMode::SynchronousCommit
+                    && l.state == SyncState::Synchronized
+            })
+            .count() as u32;
+        if have < need {
+            return Err(format!(
+                "REQUIRED_SYNCHRONIZED_SECONDARIES_TO_COMMIT is {need} but {have} synchronous secondaries of database \"{}\" are SYNCHRONIZED; the commit was not made",
+                self.db
+            ));
+        }
+        Ok(())
+    }
+
+    fn wait(&self, lsn: Lsn, waits: WaitSinks<'_>) -> Result<bool, String> {
+        let Some(inner) = self.inner.upgrade() else {
+            return Ok(false);
+        };
+        let need = Self::required(&inner, &self.db);
+        let t0 = Instant::now();
+        let mut t = inner.sync.lock();
+        let mut waited = false;
+        let mut mirrored = false;
+        let res = loop {
+            if t.demoted.contains(&self.db) {
+                break Err("this replica stopped being the primary before the secondaries confirmed the commit".to_string());
+            }
+            let mut pending = false;
+            let mut confirmed = 0u32;
+            for l in t
+                .links
+                .iter()
+                .filter(|l| l.db == self.db && l.mode == AvailabilityMode::SynchronousCommit)
+            {
+                if l.state != SyncState::Synchronized {
+                    continue;
+                }
+                mirrored = true;
+                if l.acked_hardened >= lsn {
+                    confirmed += 1;
+                } else {
+                    pending = true;
+                }
+            }
+            if !pending {
+                if confirmed < need {
+                    break Err(format!(
+                        "{confirmed} of the {need} required synchronous secondaries confirmed it"
+                    ));
+                }
+                break Ok(mirrored);
+            }
+            waited = true;
+            inner.sync_cv.wait_for(&mut t, Duration::from_millis(100));
+        };
+        drop(t);
+        if waited {
+            let d = t0.elapsed();
+            for w in waits {
+                w.record(WaitType::HadrSyncCommit, d);
+            }
+        }
+        res
+    }
+}

@@ -1,0 +1,179 @@
+//! The wire protocol between a primary and a secondary's endpoint: one TCP
+//! connection per (secondary, database), frames of `u32` length + a type
+//! byte + body. Control messages carry JSON; log carries raw record frames.
+
+use serde::{Deserialize, Serialize};
+use std::io;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use walden_log::Lsn;
+
+use crate::config::AgState;
+
+/// Largest frame accepted (a seed image can be large).
+const MAX_FRAME: usize = 1 << 30;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Hello {
+    pub ag: AgState,
+    /// The replica name the primary expects at this endpoint.
+    pub to: String,
+    pub database: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum HelloReply {
+    /// What the secondary holds of the database.
+    State {
+        /// `(seed id, epoch it last followed, hardened end LSN)`; `None`
+        /// when it has no replica of the database.
+        replica: Option<(u64, u64, Lsn)>,
+    },
+    /// The secondary knows a newer epoch (a failover happened).
+    Stale { epoch: u64, primary: String },
+    /// Refused, with the reason.
+    Refused(String),
+}
+
+#[derive(Debug)]
+pub enum Msg {
+    Hello(Hello),
+    HelloReply(HelloReply),
+    /// A checkpoint image; the secondary's log continues at `lsn`.
+    Seed {
+        lsn: Lsn,
+        seed_id: u64,
+        image: Vec<u8>,
+    },
+    /// Whole records of the primary's log starting at `lsn`.
+    Log {
+        lsn: Lsn,
+        frames: Vec<u8>,
+    },
+    /// Primary: where its log stands and whether this secondary counts as
+    /// SYNCHRONIZED.
+    Heartbeat {
+        end: Lsn,
+        hardened: Lsn,
+        synchronized: bool,
+    },
+    /// Secondary: hardened and applied through.
+    Ack {
+        hardened: Lsn,
+        applied: Lsn,
+    },
+}
+
+const T_HELLO: u8 = 1;
+const T_HELLO_REPLY: u8 = 2;
+const T_SEED: u8 = 3;
+const T_LOG: u8 = 4;
+const T_HEARTBEAT: u8 = 5;
+const T_ACK: u8 = 6;
+
+fn json<T: Serialize>(v: &T) -> Vec<u8> {
+    serde_json::to_vec(v).expect("protocol message serializes")
+}
+
+impl Msg {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend_from_slice(&[0; 4]);
+        match self {
+            Msg::Hello(h) => {
+                b.push(T_HELLO);
+                b.extend(json(h));
+            }
+            Msg::HelloReply(r) => {
+                b.push(T_HELLO_REPLY);
+                b.extend(json(r));
+            }
+            Msg::Seed {
+                lsn,
+                seed_id,
+                image,
+            } => {
+                b.push(T_SEED);
+                b.extend(lsn.to_le_bytes());
+                b.extend(seed_id.to_le_bytes());
+                b.extend(image);
+            }
+            Msg::Log { lsn, frames } => {
+                b.push(T_LOG);
+                b.extend(lsn.to_le_bytes());
+                b.extend(frames);
+            }
+            Msg::Heartbeat {
+                end,
+                hardened,
+                synchronized,
+            } => {
+                b.push(T_HEARTBEAT);
+                b.extend(end.to_le_bytes());
+                b.extend(hardened.to_le_bytes());
+                b.push(*synchronized as u8);
+            }
+            Msg::Ack { hardened, applied } => {
+                b.push(T_ACK);
+                b.extend(hardened.to_le_bytes());
+                b.extend(applied.to_le_bytes());
+            }
+        }
+        let n = (b.len() - 4) as u32;
+        b[..4].copy_from_slice(&n.to_le_bytes());
+        b
+    }
+
+    fn decode(buf: Vec<u8>) -> io::Result<Msg> {
+        let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, what.to_string());
+        let (&t, body) = buf.split_first().ok_or_else(|| bad("empty frame"))?;
+        let u64_at = |i: usize| -> io::Result<u64> {
+            body.get(i..i + 8)
+                .map(|s| u64::from_le_bytes(s.try_into().unwrap()))
+                .ok_or_else(|| bad("short frame"))
+        };
+        Ok(match t {
+            T_HELLO => Msg::Hello(serde_json::from_slice(body).map_err(|e| bad(&e.to_string()))?),
+            T_HELLO_REPLY => {
+                Msg::HelloReply(serde_json::from_slice(body).map_err(|e| bad(&e.to_string()))?)
+            }
+            T_SEED => Msg::Seed {
+                lsn: u64_at(0)?,
+                seed_id: u64_at(8)?,
+                image: body[16..].to_vec(),
+            },
+            T_LOG => Msg::Log {
+                lsn: u64_at(0)?,
+                frames: body[8..].to_vec(),
+            },
+            T_HEARTBEAT => Msg::Heartbeat {
+                end: u64_at(0)?,
+                hardened: u64_at(8)?,
+                synchronized: body.get(16).copied().unwrap_or(0) != 0,
+            },
+            T_ACK => Msg::Ack {
+                hardened: u64_at(0)?,
+                applied: u64_at(8)?,
+            },
+            _ => return Err(bad("unknown message type")),
+        })
+    }
+}
+
+pub async fn read_msg<R: AsyncReadExt + Unpin>(r: &mut R) -> io::Result<Msg> {
+    let mut len = [0u8; 4];
+    r.read_exact(&mut len).await?;
+    let n = u32::from_le_bytes(len) as usize;
+    if n == 0 || n > MAX_FRAME {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("bad frame length {n}"),
+        ));
+    }
+    let mut buf = vec![0u8; n];
+    r.read_exact(&mut buf).await?;
+    Msg::decode(buf)
+}
+
+pub async fn write_msg<W: AsyncWriteExt + Unpin>(w: &mut W, m: &Msg) -> io::Result<()> {
+    w.write_all(&m.encode()).await
+}

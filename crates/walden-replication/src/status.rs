@@ -1,0 +1,158 @@
+//! `sys.dm_hadr_database_replica_states`: one row per database and replica
+//! this instance knows about (on a primary, itself and each secondary; on a
+//! secondary, itself).
+
+use crate::config::AvailabilityMode;
+use crate::Inner;
+use std::time::SystemTime;
+use walden_log::Lsn;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncState {
+    NotSynchronizing,
+    Synchronizing,
+    Synchronized,
+}
+
+impl SyncState {
+    pub fn desc(self) -> &'static str {
+        match self {
+            SyncState::NotSynchronizing => "NOT SYNCHRONIZING",
+            SyncState::Synchronizing => "SYNCHRONIZING",
+            SyncState::Synchronized => "SYNCHRONIZED",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct ReplicaStateRow {
+    pub group_name: String,
+    pub replica_name: String,
+    pub database_name: String,
+    pub database_id: u32,
+    pub is_local: bool,
+    pub is_primary_replica: bool,
+    pub availability_mode_desc: &'static str,
+    pub synchronization_state_desc: &'static str,
+    pub is_connected: bool,
+    /// KB of log the primary has not sent yet.
+    pub log_send_queue_size: u64,
+    /// KB of log hardened on the secondary but not yet redone.
+    pub redo_queue_size: u64,
+    pub last_sent_lsn: Lsn,
+    pub last_hardened_lsn: Lsn,
+    pub last_redone_lsn: Lsn,
+    pub last_commit_time: Option<SystemTime>,
+    pub secondary_lag_seconds: Option<f64>,
+    pub last_error: Option<String>,
+}
+
+fn kb(n: u64) -> u64 {
+    n.div_ceil(1024)
+}
+
+pub(crate) fn rows(inner: &Inner) -> Vec<ReplicaStateRow> {
+    let me = inner.cfg.name.clone();
+    let groups = inner.state.lock().groups.clone();
+    let links = inner.sync.lock().links.clone();
+    let incoming = inner.incoming.lock().clone();
+    let resolving = inner.resolving.lock().clone();
+    let mut out = Vec::new();
+    for g in &groups {
+        let primary_here = g.primary.eq_ignore_ascii_case(&me);
+        let my_mode = g
+            .def
+            .replica(&me)
+            .map_or(AvailabilityMode::AsynchronousCommit, |r| r.mode);
+        for db_name in &g.def.databases {
+            let Ok(db) = inner.instance.database(db_name) else {
+                continue;
+            };
+            let key = db_name.to_ascii_lowercase();
+            let end = db.log().end_lsn();
+            let hardened = db.log().hardened_lsn();
+            if primary_here {
+                let res = resolving
+                    .iter()
+                    .any(|r| r.eq_ignore_ascii_case(&g.def.name));
+                out.push(ReplicaStateRow {
+                    group_name: g.def.name.clone(),
+                    replica_name: me.clone(),
+                    database_name: db.name().to_string(),
+                    database_id: db.id(),
+                    is_local: true,
+                    is_primary_replica: true,
+                    availability_mode_desc: my_mode.desc(),
+                    synchronization_state_desc: if res {
+                        "NOT SYNCHRONIZING"
+                    } else {
+                        "SYNCHRONIZED"
+                    },
+                    is_connected: true,
+                    log_send_queue_size: 0,
+                    redo_queue_size: 0,
+                    last_sent_lsn: end,
+                    last_hardened_lsn: hardened,
+                    last_redone_lsn: end,
+                    last_commit_time: None,
+                    secondary_lag_seconds: None,
+                    last_error: None,
+                });
+                for l in links
+                    .iter()
+                    .filter(|l| l.db == key && l.ag.eq_ignore_ascii_case(&g.def.name))
+                {
+                    out.push(ReplicaStateRow {
+                        group_name: g.def.name.clone(),
+                        replica_name: l.replica.clone(),
+                        database_name: db.name().to_string(),
+                        database_id: db.id(),
+                        is_local: false,
+                        is_primary_replica: false,
+                        availability_mode_desc: l.mode.desc(),
+                        synchronization_state_desc: l.state.desc(),
+                        is_connected: l.connected,
+                        log_send_queue_size: kb(end.saturating_sub(l.sent)),
+                        redo_queue_size: kb(l.acked_hardened.saturating_sub(l.acked_applied)),
+                        last_sent_lsn: l.sent,
+                        last_hardened_lsn: l.acked_hardened,
+                        last_redone_lsn: l.acked_applied,
+                        last_commit_time: l.last_ack_advance,
+                        secondary_lag_seconds: Some(
+                            l.behind_since.map_or(0.0, |t| t.elapsed().as_secs_f64()),
+                        ),
+                        last_error: l.last_error.clone(),
+                    });
+                }
+            } else {
+                let e = incoming.get(&key);
+                let state = match e {
+                    Some(e) if e.connected && e.synchronized => "SYNCHRONIZED",
+                    Some(e) if e.connected => "SYNCHRONIZING",
+                    _ => "NOT SYNCHRONIZING",
+                };
+                let applied = db.applied_lsn();
+                out.push(ReplicaStateRow {
+                    group_name: g.def.name.clone(),
+                    replica_name: me.clone(),
+                    database_name: db.name().to_string(),
+                    database_id: db.id(),
+                    is_local: true,
+                    is_primary_replica: false,
+                    availability_mode_desc: my_mode.desc(),
+                    synchronization_state_desc: state,
+                    is_connected: e.is_some_and(|e| e.connected),
+                    log_send_queue_size: kb(e.map_or(0, |e| e.primary_end.saturating_sub(end))),
+                    redo_queue_size: kb(end.saturating_sub(applied)),
+                    last_sent_lsn: end,
+                    last_hardened_lsn: hardened,
+                    last_redone_lsn: applied,
+                    last_commit_time: e.and_then(|e| e.last_received),
+                    secondary_lag_seconds: None,
+                    last_error: None,
+                });
+            }
+        }
+    }
+    out
+}
