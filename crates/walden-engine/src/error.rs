@@ -63,6 +63,8 @@ pub enum EngineError {
     ReadOnlyReplica(String),
     #[error("{0}")]
     ReplicaCommit(String),
+    #[error("{0}")]
+    ReplicaQuorum(String),
     #[error("replication: {0}")]
     Replica(String),
 }

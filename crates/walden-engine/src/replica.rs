@@ -105,7 +105,7 @@ impl Database {
 
     pub(crate) fn check_commit_quorum(&self) -> Result<()> {
         match self.remote() {
-            Some(r) => r.check_quorum().map_err(EngineError::ReplicaCommit),
+            Some(r) => r.check_quorum().map_err(EngineError::ReplicaQuorum),
             None => Ok(()),
         }
     }

@@ -479,7 +479,7 @@ pub(crate) async fn monitor(inner: Arc<Inner>) {
             inner.sync_cv.notify_all();
         }
         n += 1;
-        if n % 10 == 0 {
+        if n.is_multiple_of(10) {
             dbs.sort();
             dbs.dedup();
             for db in dbs {

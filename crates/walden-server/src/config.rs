@@ -25,6 +25,11 @@
 //! [checkpoint]
 //! interval_s = 60                      # 0: only by log volume
 //! log_bytes = 268435456
+//!
+//! [replication]                        # optional: availability groups
+//! name = "a"                           # this replica's name in REPLICA ON '...'
+//! endpoint_listen = "127.0.0.1:5022"   # where primaries connect (secondaries)
+//! max_retained_log_mb = 1024           # log kept for a lagging secondary
 //! ```
 
 use serde::Deserialize;
@@ -77,6 +82,18 @@ pub struct CheckpointSection {
     pub background: Option<bool>,
 }
 
+/// `[replication]`: this instance's part in availability groups.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplicationSection {
+    /// This replica's name (`REPLICA ON 'name'`).
+    pub name: Option<String>,
+    /// Address of the replication endpoint that primaries connect to.
+    pub endpoint_listen: Option<String>,
+    /// Log kept on a primary for a secondary that is behind, in MiB.
+    pub max_retained_log_mb: Option<u64>,
+}
+
 /// The configuration file as written.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -95,6 +112,8 @@ pub struct ConfigFile {
     pub log: LogSection,
     #[serde(default)]
     pub checkpoint: CheckpointSection,
+    #[serde(default)]
+    pub replication: ReplicationSection,
 }
 
 /// Resolved server settings.
@@ -110,6 +129,7 @@ pub struct ServerConfig {
     pub lock_timeout_ms: Option<u64>,
     pub log: LogSection,
     pub checkpoint: CheckpointSection,
+    pub replication: ReplicationSection,
     /// How long shutdown waits for running statements before closing the instance.
     pub shutdown_timeout: Duration,
 }
@@ -131,6 +151,7 @@ impl ServerConfig {
             lock_timeout_ms: None,
             log: LogSection::default(),
             checkpoint: CheckpointSection::default(),
+            replication: ReplicationSection::default(),
             shutdown_timeout: Duration::from_secs(10),
         }
     }
@@ -179,6 +200,7 @@ impl ServerConfig {
         c.lock_timeout_ms = f.lock_timeout_ms;
         c.log = f.log;
         c.checkpoint = f.checkpoint;
+        c.replication = f.replication;
         c.validate()?;
         Ok(c)
     }
@@ -194,6 +216,9 @@ impl ServerConfig {
             m.parse::<SyncMode>()?;
         }
         self.instance_config().log.validate()?;
+        if self.replication.endpoint_listen.is_some() && self.replication.name.is_none() {
+            return Err("[replication] endpoint_listen needs a replica name (name = \"...\" or --replica-name)".into());
+        }
         Ok(())
     }
 

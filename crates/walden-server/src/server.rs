@@ -266,7 +266,20 @@ impl Server {
                 dir: config.data_dir.display().to_string(),
                 err,
             })?;
-        let engine = SqlEngine::new(instance);
+        let engine = SqlEngine::new(instance.clone());
+        if let Some(name) = &config.replication.name {
+            let mut rc = walden_replication::ReplicationConfig::new(name.clone());
+            rc.endpoint_listen = config.replication.endpoint_listen.clone();
+            if let Some(mb) = config.replication.max_retained_log_mb {
+                rc.max_retained_log_bytes = mb << 20;
+            }
+            let r = walden_replication::Replication::start(instance, rc)
+                .map_err(|e| ServerError::Config(format!("replication: {e}")))?;
+            if let Some(a) = r.endpoint_addr() {
+                tracing::info!(replica = name, endpoint = %a, "replication endpoint listening");
+            }
+            engine.set_replication(Some(r));
+        }
         let (shutdown_tx, _) = watch::channel(false);
         let shared = Arc::new(Shared {
             engine,
@@ -457,6 +470,9 @@ impl Shared {
             self.cancel_all();
         }
         drop(n);
+        if let Some(r) = self.engine.replication() {
+            r.shutdown();
+        }
         tracing::info!("closing the instance");
         self.engine.instance().close().map_err(ServerError::Close)?;
         tracing::info!("shut down cleanly");

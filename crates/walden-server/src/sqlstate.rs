@@ -51,6 +51,8 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::FeatureNotSupported => "0A000",
         K::Cancelled => "57014",
         K::ReadOnly => "25006",
+        K::PrerequisiteState => "55000",
+        K::CompletionUnknown => "40003",
         K::ObjectInUse => "55006",
         K::DiskFull => "53100",
         K::Io => "58030",

@@ -36,6 +36,11 @@ pub enum ErrorKind {
     Internal,
     CardinalityViolation,
     InvalidParameter,
+    /// The object is not in a state that allows the operation (55000).
+    PrerequisiteState,
+    /// A commit's outcome is not known to be what the client asked (40003):
+    /// hardened on the primary but not confirmed by required secondaries.
+    CompletionUnknown,
 }
 
 /// An error of one statement, with a message that names the problem.
@@ -96,6 +101,10 @@ impl From<EngineError> for SqlError {
             E::Log(walden_log::LogError::Poisoned(_)) => ErrorKind::Io,
             E::Log(_) | E::Io { .. } | E::CorruptDataFile { .. } => ErrorKind::Io,
             E::Closed => ErrorKind::Internal,
+            E::ReadOnlyReplica(_) => ErrorKind::ReadOnly,
+            E::ReplicaQuorum(_) => ErrorKind::PrerequisiteState,
+            E::ReplicaCommit(_) => ErrorKind::CompletionUnknown,
+            E::Replica(_) => ErrorKind::PrerequisiteState,
         };
         let message = match &e {
             E::UnknownTable(t) => format!("relation \"{t}\" does not exist"),

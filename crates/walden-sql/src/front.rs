@@ -32,6 +32,14 @@ pub enum Command {
     ClearWaitStats,
     /// `DBCC SQLPERF('sys.dm_log_exposure', CLEAR)`: restarts the peak exposure.
     ClearExposurePeaks,
+    /// `CREATE AVAILABILITY GROUP ...` (see `hadr.rs`).
+    CreateAvailabilityGroup(Box<walden_replication::AgDef>),
+    /// `ALTER AVAILABILITY GROUP name FAILOVER | FORCE_FAILOVER_ALLOW_DATA_LOSS`.
+    AvailabilityGroupFailover {
+        name: String,
+        force: bool,
+    },
+    DropAvailabilityGroup(String),
     CreateDatabase(String),
     DropDatabase {
         name: String,
@@ -155,27 +163,27 @@ fn words_and_tokens(sql: &str) -> Vec<Token> {
 }
 
 /// A cursor over the significant tokens of one statement.
-struct Toks {
+pub(crate) struct Toks {
     t: Vec<Token>,
     i: usize,
 }
 
 impl Toks {
-    fn word(&self, k: usize) -> Option<String> {
+    pub(crate) fn word(&self, k: usize) -> Option<String> {
         match self.t.get(self.i + k) {
             Some(Token::Word(w)) => Some(w.value.to_ascii_uppercase()),
             _ => None,
         }
     }
-    fn is(&self, k: usize, w: &str) -> bool {
+    pub(crate) fn is(&self, k: usize, w: &str) -> bool {
         self.word(k).as_deref() == Some(w)
     }
-    fn next(&mut self) -> Option<Token> {
+    pub(crate) fn next(&mut self) -> Option<Token> {
         let t = self.t.get(self.i).cloned();
         self.i += 1;
         t
     }
-    fn eat(&mut self, w: &str) -> bool {
+    pub(crate) fn eat(&mut self, w: &str) -> bool {
         if self.is(0, w) {
             self.i += 1;
             true
@@ -183,7 +191,7 @@ impl Toks {
             false
         }
     }
-    fn eat_tok(&mut self, tok: &Token) -> bool {
+    pub(crate) fn eat_tok(&mut self, tok: &Token) -> bool {
         if self.t.get(self.i) == Some(tok) {
             self.i += 1;
             true
@@ -191,7 +199,7 @@ impl Toks {
             false
         }
     }
-    fn ident(&mut self) -> Result<String> {
+    pub(crate) fn ident(&mut self) -> Result<String> {
         match self.next() {
             Some(Token::Word(w)) => Ok(w.value),
             Some(Token::SingleQuotedString(s)) => Ok(s),
@@ -203,7 +211,7 @@ impl Toks {
             ))),
         }
     }
-    fn value(&mut self) -> Result<String> {
+    pub(crate) fn value(&mut self) -> Result<String> {
         match self.next() {
             Some(Token::Word(w)) => Ok(w.value),
             Some(Token::SingleQuotedString(s)) => Ok(s),
@@ -217,10 +225,10 @@ impl Toks {
             ))),
         }
     }
-    fn at_end(&self) -> bool {
+    pub(crate) fn at_end(&self) -> bool {
         self.i >= self.t.len()
     }
-    fn end(&self, what: &str) -> Result<()> {
+    pub(crate) fn end(&self, what: &str) -> Result<()> {
         if self.at_end() {
             Ok(())
         } else {
@@ -285,6 +293,10 @@ pub fn parse(sql: &str) -> Result<Command> {
         }
         "ROLLBACK" | "ABORT" => return Ok(Command::Rollback),
         "CHECKPOINT" => return Ok(Command::Checkpoint),
+        "CREATE" | "ALTER" | "DROP" if t.is(1, "AVAILABILITY") && t.is(2, "GROUP") => {
+            t.i += 3;
+            return crate::hadr::parse(&first, &mut t);
+        }
         "VACUUM" | "ANALYZE" | "DISCARD" | "RESET" | "DEALLOCATE" | "LISTEN" | "UNLISTEN" => {
             return Ok(Command::Ignored(first))
         }

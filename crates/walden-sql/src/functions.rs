@@ -22,6 +22,8 @@ pub struct SessionInfo {
     pub now: i64,
     /// Database ids by lower-case name (for DB_ID).
     pub database_ids: Vec<(String, u32)>,
+    /// The availability-group layer (for `sys.dm_hadr_*`).
+    pub replication: Option<walden_replication::Replication>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -19,6 +19,7 @@ mod error;
 mod expr;
 mod front;
 mod functions;
+mod hadr;
 mod pg_catalog;
 mod query;
 mod session;
@@ -70,11 +71,25 @@ impl QueryOutput {
 /// The SQL engine of an instance; sessions are made from it.
 pub struct SqlEngine {
     instance: Instance,
+    /// The availability-group layer, when the server runs one.
+    replication: parking_lot::RwLock<Option<walden_replication::Replication>>,
 }
 
 impl SqlEngine {
     pub fn new(instance: Instance) -> Arc<SqlEngine> {
-        Arc::new(SqlEngine { instance })
+        Arc::new(SqlEngine {
+            instance,
+            replication: parking_lot::RwLock::new(None),
+        })
+    }
+
+    /// Attaches the replication layer (AG statements and views use it).
+    pub fn set_replication(&self, r: Option<walden_replication::Replication>) {
+        *self.replication.write() = r;
+    }
+
+    pub fn replication(&self) -> Option<walden_replication::Replication> {
+        self.replication.read().clone()
     }
 
     pub fn instance(&self) -> &Instance {

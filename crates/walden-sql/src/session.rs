@@ -67,6 +67,17 @@ impl std::fmt::Debug for SqlSession {
     }
 }
 
+fn hadr_err(e: walden_replication::ReplicationError) -> SqlError {
+    use walden_replication::ReplicationError as R;
+    match e {
+        R::Engine(e) => e.into(),
+        R::UnknownGroup(_) => SqlError::new(ErrorKind::UndefinedObject, e.to_string()),
+        R::Invalid(_) => SqlError::new(ErrorKind::InvalidParameter, e.to_string()),
+        R::State(_) => SqlError::new(ErrorKind::PrerequisiteState, e.to_string()),
+        R::Io(_) => SqlError::new(ErrorKind::Io, e.to_string()),
+    }
+}
+
 fn failed_tx() -> SqlError {
     SqlError::new(
         ErrorKind::InFailedTransaction,
@@ -275,6 +286,16 @@ impl SqlSession {
         }
     }
 
+    fn hadr(&self) -> Result<walden_replication::Replication> {
+        self.engine.replication().ok_or_else(|| {
+            SqlError::new(
+                ErrorKind::FeatureNotSupported,
+                "availability groups need replication configured on this server \
+                 (walden serve --replica-name NAME [--endpoint-listen HOST:PORT], or [replication] in walden.toml)",
+            )
+        })
+    }
+
     fn info(&self) -> SessionInfo {
         SessionInfo {
             spid: self.session.id,
@@ -289,6 +310,7 @@ impl SqlSession {
                 .iter()
                 .map(|d| (d.name().to_ascii_lowercase(), d.id()))
                 .collect(),
+            replication: self.engine.replication(),
         }
     }
 
@@ -417,6 +439,51 @@ impl SqlSession {
             Command::ClearWaitStats => {
                 inst.wait_stats().clear();
                 Ok(QueryOutput::command("DBCC"))
+            }
+            Command::CreateAvailabilityGroup(def) => {
+                self.hadr()?
+                    .create_group((**def).clone())
+                    .map_err(hadr_err)?;
+                Ok(QueryOutput::command("CREATE AVAILABILITY GROUP"))
+            }
+            Command::DropAvailabilityGroup(name) => {
+                self.hadr()?.drop_group(name).map_err(hadr_err)?;
+                Ok(QueryOutput::command("DROP AVAILABILITY GROUP"))
+            }
+            Command::AvailabilityGroupFailover { name, force } => {
+                let rows = self.hadr()?.failover(name, *force).map_err(hadr_err)?;
+                let cols = [
+                    ("database_name", DataType::Varchar(None)),
+                    ("failover_lsn", DataType::BigInt),
+                    ("primary_last_known_lsn", DataType::BigInt),
+                    ("possible_loss_bytes", DataType::BigInt),
+                    ("epoch", DataType::BigInt),
+                ];
+                let mut out = QueryOutput::command(format!("SELECT {}", rows.len()));
+                out.columns = Some(
+                    cols.iter()
+                        .map(|(n, t)| Column {
+                            name: n.to_string(),
+                            ty: t.clone(),
+                        })
+                        .collect(),
+                );
+                for r in rows {
+                    if r.possible_loss_bytes > 0 {
+                        out.notices.push(format!(
+                            "database \"{}\": log from LSN {} to {} on the old primary was not received here; transactions in it may be lost",
+                            r.database, r.failover_lsn, r.primary_last_known_lsn
+                        ));
+                    }
+                    out.rows.push(vec![
+                        Value::text(&r.database),
+                        Value::Int(r.failover_lsn as i64),
+                        Value::Int(r.primary_last_known_lsn as i64),
+                        Value::Int(r.possible_loss_bytes as i64),
+                        Value::Int(r.epoch as i64),
+                    ]);
+                }
+                Ok(out)
             }
             Command::ClearExposurePeaks => {
                 for db in inst.databases() {

@@ -16,6 +16,7 @@ pub enum SysView {
     PerfCounters,
     Sessions,
     LogExposure,
+    HadrReplicaStates,
     /// A `pg_catalog` or `information_schema` relation.
     Pg(PgView),
 }
@@ -31,6 +32,7 @@ pub fn lookup(schema: Option<&str>, name: &str) -> Option<SysView> {
         (Some("sys") | None, "dm_os_performance_counters") => SysView::PerfCounters,
         (Some("sys") | None, "dm_exec_sessions") => SysView::Sessions,
         (Some("sys") | None, "dm_log_exposure") => SysView::LogExposure,
+        (Some("sys") | None, "dm_hadr_database_replica_states") => SysView::HadrReplicaStates,
         _ => return pg_catalog::lookup(schema, name).map(SysView::Pg),
     };
     Some(v)
@@ -42,6 +44,25 @@ impl SysView {
     pub fn columns(self) -> Vec<(&'static str, DataType)> {
         let text = T::Varchar(None);
         match self {
+            SysView::HadrReplicaStates => vec![
+                ("group_name", text.clone()),
+                ("replica_name", text.clone()),
+                ("database_id", T::Int),
+                ("database_name", text.clone()),
+                ("is_local", T::Bool),
+                ("is_primary_replica", T::Bool),
+                ("availability_mode_desc", text.clone()),
+                ("synchronization_state_desc", text.clone()),
+                ("is_connected", T::Bool),
+                ("log_send_queue_size", T::BigInt),
+                ("redo_queue_size", T::BigInt),
+                ("last_sent_lsn", T::BigInt),
+                ("last_hardened_lsn", T::BigInt),
+                ("last_redone_lsn", T::BigInt),
+                ("last_commit_time", T::Timestamp),
+                ("secondary_lag_seconds", T::Double),
+                ("last_error", text),
+            ],
             SysView::Databases => vec![
                 ("name", text.clone()),
                 ("database_id", T::Int),
@@ -126,6 +147,37 @@ pub fn rows(view: SysView, args: &[Value], env: &Env<'_>) -> Result<Vec<Vec<Valu
     let inst = env.instance;
     let mut out = Vec::new();
     match view {
+        SysView::HadrReplicaStates => {
+            let Some(r) = env.info.replication.as_ref() else {
+                return Ok(out);
+            };
+            for row in r.replica_states() {
+                out.push(vec![
+                    t(&row.group_name),
+                    t(&row.replica_name),
+                    Value::Int(row.database_id as i64),
+                    t(&row.database_name),
+                    Value::Bool(row.is_local),
+                    Value::Bool(row.is_primary_replica),
+                    t(row.availability_mode_desc),
+                    t(row.synchronization_state_desc),
+                    Value::Bool(row.is_connected),
+                    i(row.log_send_queue_size),
+                    i(row.redo_queue_size),
+                    i(row.last_sent_lsn),
+                    i(row.last_hardened_lsn),
+                    i(row.last_redone_lsn),
+                    row.last_commit_time
+                        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                        .map(|d| Value::Timestamp(d.as_micros() as i64))
+                        .unwrap_or(Value::Null),
+                    row.secondary_lag_seconds
+                        .map(Value::Float)
+                        .unwrap_or(Value::Null),
+                    row.last_error.as_deref().map(t).unwrap_or(Value::Null),
+                ]);
+            }
+        }
         SysView::Databases => {
             for db in inst.databases() {
                 let s = db.settings();
@@ -219,7 +271,8 @@ pub fn rows(view: SysView, args: &[Value], env: &Env<'_>) -> Result<Vec<Vec<Valu
             for db in inst.databases() {
                 let lc = db.log().counters();
                 let dc = db.counters();
-                let rows: [(&str, &str, u64, i64); 9] = [
+                let rc = db.replica_counters();
+                let rows: [(&str, &str, u64, i64); 10] = [
                     (
                         "SQLServer:Databases",
                         "Log Flushes/sec",
@@ -256,11 +309,22 @@ pub fn rows(view: SysView, args: &[Value], env: &Env<'_>) -> Result<Vec<Vec<Valu
                         dc.delayed_commits.load(Relaxed),
                         BULK,
                     ),
-                    ("SQLServer:Database Replica", "Transaction Delay", 0, BULK),
+                    (
+                        "SQLServer:Database Replica",
+                        "Transaction Delay",
+                        rc.transaction_delay_us.load(Relaxed) / 1000,
+                        BULK,
+                    ),
                     (
                         "SQLServer:Database Replica",
                         "Mirrored Write Transactions/sec",
-                        0,
+                        rc.mirrored_write_transactions.load(Relaxed),
+                        BULK,
+                    ),
+                    (
+                        "SQLServer:Database Replica",
+                        "Log Bytes Received/sec",
+                        rc.log_bytes_received.load(Relaxed),
                         BULK,
                     ),
                     (

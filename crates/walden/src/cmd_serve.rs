@@ -24,6 +24,13 @@ pub struct ServeArgs {
     /// Most client connections at once [default: 100].
     #[arg(long)]
     max_connections: Option<usize>,
+    /// This replica's name in availability groups (`REPLICA ON 'name'`);
+    /// turns replication on.
+    #[arg(long)]
+    replica_name: Option<String>,
+    /// Address of the replication endpoint primaries connect to (a secondary needs one).
+    #[arg(long)]
+    endpoint_listen: Option<String>,
 }
 
 fn init_tracing() {
@@ -71,6 +78,16 @@ pub fn run(args: ServeArgs) -> ExitCode {
     }
     if let Some(m) = args.max_connections {
         cfg.max_connections = m;
+    }
+    if let Some(n) = args.replica_name {
+        cfg.replication.name = Some(n);
+    }
+    if let Some(e) = args.endpoint_listen {
+        cfg.replication.endpoint_listen = Some(e);
+    }
+    if let Err(e) = cfg.validate() {
+        eprintln!("walden serve: {e}");
+        return ExitCode::from(2);
     }
     let server = match Server::start(cfg) {
         Ok(s) => s,

@@ -1,0 +1,179 @@
+//! Availability-group statements (T-SQL forms):
+//!
+//! ```sql
+//! CREATE AVAILABILITY GROUP ag1
+//!   [WITH (REQUIRED_SYNCHRONIZED_SECONDARIES_TO_COMMIT = 1)]
+//!   FOR DATABASE walden [, other]
+//!   REPLICA ON 'a' WITH (ENDPOINT_URL = 'tcp://10.0.0.1:5022', AVAILABILITY_MODE = SYNCHRONOUS_COMMIT),
+//!              'b' WITH (ENDPOINT_URL = 'tcp://10.0.0.2:5022', AVAILABILITY_MODE = SYNCHRONOUS_COMMIT,
+//!                        SESSION_TIMEOUT = 10);
+//! ALTER AVAILABILITY GROUP ag1 FAILOVER;                          -- on the target secondary
+//! ALTER AVAILABILITY GROUP ag1 FORCE_FAILOVER_ALLOW_DATA_LOSS;
+//! DROP AVAILABILITY GROUP ag1;
+//! ```
+//! Other SQL Server options (FAILOVER_MODE, SEEDING_MODE, SECONDARY_ROLE, ...)
+//! are accepted and ignored: seeding is always automatic and secondaries
+//! always readable.
+
+use crate::error::{Result, SqlError};
+use crate::front::{Command, Toks};
+use sqlparser::tokenizer::Token;
+use walden_replication::{AgDef, AvailabilityMode, ReplicaDef};
+
+/// Default `SESSION_TIMEOUT`, in seconds, as SQL Server's.
+const DEFAULT_SESSION_TIMEOUT_S: u64 = 10;
+
+/// After `CREATE|ALTER|DROP AVAILABILITY GROUP`.
+pub(crate) fn parse(verb: &str, t: &mut Toks) -> Result<Command> {
+    let name = t.ident()?;
+    match verb {
+        "DROP" => {
+            t.end("DROP AVAILABILITY GROUP")?;
+            Ok(Command::DropAvailabilityGroup(name))
+        }
+        "ALTER" => {
+            let force = if t.eat("FAILOVER") {
+                false
+            } else if t.eat("FORCE_FAILOVER_ALLOW_DATA_LOSS") {
+                true
+            } else {
+                return Err(SqlError::unsupported(
+                    "this ALTER AVAILABILITY GROUP form (only FAILOVER and FORCE_FAILOVER_ALLOW_DATA_LOSS)",
+                ));
+            };
+            t.end("ALTER AVAILABILITY GROUP")?;
+            Ok(Command::AvailabilityGroupFailover { name, force })
+        }
+        _ => create(name, t),
+    }
+}
+
+fn create(name: String, t: &mut Toks) -> Result<Command> {
+    let mut required = 0u32;
+    if t.eat("WITH") {
+        // Other group options (AUTOMATED_BACKUP_PREFERENCE, DB_FAILOVER, ...)
+        // are accepted.
+        for (k, v) in options(t)? {
+            if k == "REQUIRED_SYNCHRONIZED_SECONDARIES_TO_COMMIT" {
+                required = v.parse().map_err(|_| {
+                    SqlError::syntax(format!(
+                        "REQUIRED_SYNCHRONIZED_SECONDARIES_TO_COMMIT must be a number, not {v}"
+                    ))
+                })?;
+            }
+        }
+    }
+    if !(t.eat("FOR") && t.eat("DATABASE")) {
+        return Err(SqlError::syntax(
+            "syntax error: expected FOR DATABASE name[, ...] in CREATE AVAILABILITY GROUP",
+        ));
+    }
+    let mut databases = vec![t.ident()?];
+    while t.eat_tok(&Token::Comma) {
+        databases.push(t.ident()?);
+    }
+    if !(t.eat("REPLICA") && t.eat("ON")) {
+        return Err(SqlError::syntax(
+            "syntax error: expected REPLICA ON 'name' WITH (...) in CREATE AVAILABILITY GROUP",
+        ));
+    }
+    let mut replicas = Vec::new();
+    let mut timeout_s = DEFAULT_SESSION_TIMEOUT_S;
+    loop {
+        let rname = t.ident()?;
+        if !t.eat("WITH") {
+            return Err(SqlError::syntax(format!(
+                "syntax error: expected WITH (ENDPOINT_URL = ..., AVAILABILITY_MODE = ...) after REPLICA ON '{rname}'"
+            )));
+        }
+        let mut url = None;
+        let mut mode = None;
+        for (k, v) in options(t)? {
+            match k.as_str() {
+                "ENDPOINT_URL" => url = Some(v),
+                "AVAILABILITY_MODE" => {
+                    mode = Some(AvailabilityMode::parse(&v).ok_or_else(|| {
+                        SqlError::syntax(format!(
+                            "AVAILABILITY_MODE must be SYNCHRONOUS_COMMIT or ASYNCHRONOUS_COMMIT, not {v}"
+                        ))
+                    })?)
+                }
+                "SESSION_TIMEOUT" => {
+                    timeout_s = v.parse().ok().filter(|s| *s >= 1).ok_or_else(|| {
+                        SqlError::syntax(format!(
+                            "SESSION_TIMEOUT must be a number of seconds (at least 1), not {v}"
+                        ))
+                    })?
+                }
+                _ => {} // FAILOVER_MODE, SEEDING_MODE, ... : accepted
+            }
+        }
+        let endpoint_url = url.ok_or_else(|| {
+            SqlError::syntax(format!(
+                "REPLICA ON '{rname}' needs ENDPOINT_URL = 'tcp://host:port'"
+            ))
+        })?;
+        let mode = mode.ok_or_else(|| {
+            SqlError::syntax(format!(
+                "REPLICA ON '{rname}' needs AVAILABILITY_MODE = SYNCHRONOUS_COMMIT | ASYNCHRONOUS_COMMIT"
+            ))
+        })?;
+        replicas.push(ReplicaDef {
+            name: rname,
+            endpoint_url,
+            mode,
+        });
+        if !t.eat_tok(&Token::Comma) {
+            break;
+        }
+    }
+    t.end("CREATE AVAILABILITY GROUP")?;
+    Ok(Command::CreateAvailabilityGroup(Box::new(AgDef {
+        name,
+        databases,
+        replicas,
+        session_timeout_ms: timeout_s * 1000,
+        required_synchronized_secondaries_to_commit: required,
+    })))
+}
+
+/// `( KEY = value [, ...] )`, where a value may itself be `( ... )` (kept as text).
+fn options(t: &mut Toks) -> Result<Vec<(String, String)>> {
+    if !t.eat_tok(&Token::LParen) {
+        return Err(SqlError::syntax("syntax error: expected ( after WITH"));
+    }
+    let mut out = Vec::new();
+    loop {
+        let k = t.ident()?.to_ascii_uppercase();
+        if !t.eat_tok(&Token::Eq) {
+            return Err(SqlError::syntax(format!(
+                "syntax error: expected = after {k}"
+            )));
+        }
+        let v = if t.eat_tok(&Token::LParen) {
+            let mut depth = 1;
+            let mut s = String::new();
+            while depth > 0 {
+                match t.next() {
+                    Some(Token::LParen) => depth += 1,
+                    Some(Token::RParen) => depth -= 1,
+                    Some(x) => s.push_str(&x.to_string()),
+                    None => return Err(SqlError::syntax("syntax error: unbalanced parentheses")),
+                }
+            }
+            s
+        } else {
+            t.value()?
+        };
+        out.push((k, v));
+        if t.eat_tok(&Token::Comma) {
+            continue;
+        }
+        if t.eat_tok(&Token::RParen) {
+            return Ok(out);
+        }
+        return Err(SqlError::syntax(
+            "syntax error: expected , or ) in WITH (...)",
+        ));
+    }
+}
