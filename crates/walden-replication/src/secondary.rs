@@ -154,8 +154,10 @@ async fn handle(inner: Arc<Inner>, stream: TcpStream) -> Result<(), String> {
     writer.abort();
     if let Some(e) = inner.incoming.lock().get_mut(&db) {
         if e.generation == generation {
+            // `synchronized` stays as last heard: a planned failover right
+            // after the primary died is safe within the session timeout
+            // (the primary cannot have dropped this replica before then).
             e.connected = false;
-            e.synchronized = false;
         }
     }
     res
