@@ -95,7 +95,8 @@ pub(crate) struct SyncTable {
 pub(crate) struct Inner {
     pub cfg: ReplicationConfig,
     pub instance: Instance,
-    pub rt: tokio::runtime::Runtime,
+    /// Taken out (and shut down) by [`Replication::shutdown`].
+    pub rt: Mutex<Option<tokio::runtime::Runtime>>,
     pub state: Mutex<HadrFile>,
     pub sync: Mutex<SyncTable>,
     pub sync_cv: Condvar,
@@ -134,7 +135,7 @@ impl Replication {
         let inner = Arc::new(Inner {
             cfg,
             instance,
-            rt,
+            rt: Mutex::new(Some(rt)),
             state: Mutex::new(file),
             sync: Mutex::new(SyncTable::default()),
             sync_cv: Condvar::new(),
@@ -150,7 +151,7 @@ impl Replication {
             listener.set_nonblocking(true)?;
             *r.inner.endpoint_addr.lock() = Some(listener.local_addr()?);
             let inner = r.inner.clone();
-            r.inner.rt.spawn(async move {
+            r.inner.spawn(async move {
                 match tokio::net::TcpListener::from_std(listener) {
                     Ok(l) => secondary::serve_endpoint(inner, l).await,
                     Err(e) => tracing::error!(error = %e, "replication endpoint failed"),
@@ -175,7 +176,7 @@ impl Replication {
             }
         }
         let inner = r.inner.clone();
-        r.inner.rt.spawn(primary::monitor(inner));
+        r.inner.spawn(primary::monitor(inner));
         Ok(r)
     }
 
@@ -313,7 +314,8 @@ impl Replication {
         failover::failover(&self.inner, group, force)
     }
 
-    /// Stops links and the endpoint (commits no longer wait for anyone).
+    /// Stops links and the endpoint and closes every replication
+    /// connection (commits no longer wait for anyone).
     pub fn shutdown(&self) {
         if self.inner.closed.swap(true, SeqCst) {
             return;
@@ -322,11 +324,29 @@ impl Replication {
         for g in groups {
             primary::stop_group(&self.inner, &g.def.name, false);
         }
+        if let Some(rt) = self.inner.rt.lock().take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+impl Inner {
+    /// Spawns on the replication runtime (nothing once shut down).
+    pub(crate) fn spawn<F>(&self, f: F)
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        if let Some(rt) = self.rt.lock().as_ref() {
+            rt.spawn(f);
+        }
     }
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
         self.closed.store(true, SeqCst);
+        if let Some(rt) = self.rt.get_mut().take() {
+            rt.shutdown_background();
+        }
     }
 }

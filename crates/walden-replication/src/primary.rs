@@ -63,7 +63,7 @@ pub(crate) fn start_group(inner: &Arc<Inner>, g: &AgState) {
                 id
             };
             let inner2 = inner.clone();
-            inner.rt.spawn(run_link(inner2, id));
+            inner.spawn(run_link(inner2, id));
         }
     }
 }

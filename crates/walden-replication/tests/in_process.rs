@@ -7,25 +7,66 @@ use walden_replication::{AgDef, AvailabilityMode, ReplicaDef, Replication, Repli
 struct Node {
     inst: Instance,
     repl: Replication,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 fn node(name: &str, endpoint: bool) -> Node {
-    let dir = tempfile::tempdir().unwrap();
+    node_in(
+        tempfile::tempdir().unwrap(),
+        name,
+        endpoint.then(|| "127.0.0.1:0".into()),
+    )
+}
+
+fn node_in(dir: tempfile::TempDir, name: &str, endpoint: Option<String>) -> Node {
     let mut cfg = InstanceConfig::new(dir.path());
     cfg.background_checkpoints = false;
     let inst = Instance::open(cfg).unwrap();
     let mut rc = ReplicationConfig::new(name);
-    if endpoint {
-        rc.endpoint_listen = Some("127.0.0.1:0".into());
-    }
+    rc.endpoint_listen = endpoint;
     rc.heartbeat = Duration::from_millis(100);
     let repl = Replication::start(inst.clone(), rc).unwrap();
-    Node {
-        inst,
-        repl,
-        _dir: dir,
+    Node { inst, repl, dir }
+}
+
+impl Node {
+    /// Stops replication and closes the instance, keeping the files.
+    fn stop(self) -> (tempfile::TempDir, String) {
+        let addr = self
+            .repl
+            .endpoint_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_default();
+        self.repl.shutdown();
+        self.inst.close().unwrap();
+        (self.dir, addr)
     }
+}
+
+fn make_table(p: &Node) {
+    let db = p.inst.database("walden").unwrap();
+    let ses = p.inst.new_session();
+    db.create_table(
+        &ses,
+        TableDef::new(
+            "t",
+            vec![
+                ColumnDef::new("id", DataType::BigInt).identity(1, 1),
+                ColumnDef::new("v", DataType::Text),
+            ],
+            &["id"],
+        )
+        .unwrap(),
+    )
+    .unwrap();
+}
+
+fn wait_state(n: &Node, replica: &str, want: &str) {
+    assert!(
+        wait_until(Duration::from_secs(10), || state_of(n, replica) == want),
+        "replica {replica} never became {want} (is {})",
+        state_of(n, replica)
+    );
 }
 
 fn group(p: &Node, s: &Node, mode: AvailabilityMode, timeout_ms: u64) -> AgDef {
@@ -125,4 +166,179 @@ fn seeds_streams_and_waits_for_a_synchronous_secondary() {
     );
     // LSNs are the same on both sides.
     assert_eq!(sdb.log().end_lsn(), db.log().end_lsn());
+}
+
+#[test]
+fn a_secondary_that_was_down_resumes_from_its_hardened_lsn() {
+    let p = node("a", false);
+    let s = node("b", true);
+    make_table(&p);
+    p.repl
+        .create_group(group(&p, &s, AvailabilityMode::SynchronousCommit, 2000))
+        .unwrap();
+    wait_state(&p, "b", "SYNCHRONIZED");
+    for i in 0..20 {
+        insert(&p, &format!("a{i}")).unwrap();
+    }
+    let first_lsn = |n: &Node| n.inst.database("walden").unwrap().log().segments()[0].first_lsn;
+    let seeded_at = first_lsn(&s);
+    let (sdir, addr) = s.stop();
+    wait_state(&p, "b", "NOT SYNCHRONIZING");
+    // Commits go on without it; a checkpoint must keep the log it needs.
+    for i in 0..200 {
+        insert(&p, &format!("b{i}")).unwrap();
+    }
+    p.inst.database("walden").unwrap().checkpoint().unwrap();
+    let s = node_in(sdir, "b", Some(addr));
+    wait_state(&p, "b", "SYNCHRONIZED");
+    assert!(wait_until(Duration::from_secs(5), || count(&s.inst) == 220));
+    // Resumed, not reseeded: its log still starts where the first seed put it.
+    assert_eq!(first_lsn(&s), seeded_at);
+    let db = p.inst.database("walden").unwrap();
+    assert_eq!(
+        s.inst.database("walden").unwrap().log().end_lsn(),
+        db.log().end_lsn()
+    );
+}
+
+#[test]
+fn required_synchronized_secondaries_refuse_commits_without_one() {
+    let p = node("a", false);
+    let s = node("b", true);
+    make_table(&p);
+    let mut g = group(&p, &s, AvailabilityMode::SynchronousCommit, 2000);
+    g.required_synchronized_secondaries_to_commit = 1;
+    p.repl.create_group(g).unwrap();
+    wait_state(&p, "b", "SYNCHRONIZED");
+    insert(&p, "with the secondary").unwrap();
+    let (sdir, addr) = s.stop();
+    wait_state(&p, "b", "NOT SYNCHRONIZING");
+    let err = insert(&p, "without it").unwrap_err();
+    assert!(matches!(err, EngineError::ReplicaQuorum(_)), "{err}");
+    assert_eq!(count(&p.inst), 1, "the refused commit left nothing behind");
+    let s = node_in(sdir, "b", Some(addr));
+    wait_state(&p, "b", "SYNCHRONIZED");
+    insert(&p, "with it again").unwrap();
+    assert!(wait_until(Duration::from_secs(5), || count(&s.inst) == 2));
+}
+
+#[test]
+fn ddl_and_large_transactions_replicate() {
+    let p = node("a", false);
+    let s = node("b", true);
+    p.repl
+        .create_group(group(&p, &s, AvailabilityMode::AsynchronousCommit, 2000))
+        .unwrap();
+    assert!(wait_until(Duration::from_secs(10), || state_of(&p, "b")
+        == "SYNCHRONIZING"));
+    make_table(&p);
+    let db = p.inst.database("walden").unwrap();
+    let ses = p.inst.new_session();
+    // Over 256 KiB: the commit is logged in several records.
+    let big = "x".repeat(1000);
+    db.run(&ses, CommitRequest::Durable, |tx| {
+        for _ in 0..600 {
+            tx.insert_named("t", &[("v", Value::text(&big))])?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    assert!(wait_until(Duration::from_secs(10), || count(&s.inst) == 600));
+    // Asynchronous: never SYNCHRONIZED, and commits never wait for it.
+    assert_eq!(state_of(&p, "b"), "SYNCHRONIZING");
+    assert_eq!(
+        db.replica_counters()
+            .mirrored_write_transactions
+            .load(std::sync::atomic::Ordering::Relaxed),
+        0
+    );
+    db.drop_table(&ses, "t").unwrap();
+    let sdb = s.inst.database("walden").unwrap();
+    assert!(wait_until(Duration::from_secs(5), || sdb
+        .table("t")
+        .is_err()));
+}
+
+#[test]
+fn forced_failover_reports_what_may_be_lost_and_the_old_primary_rejoins() {
+    let p = node("a", true);
+    let s = node("b", true);
+    make_table(&p);
+    let mut g = group(&p, &s, AvailabilityMode::AsynchronousCommit, 2000);
+    g.replicas[0].endpoint_url = format!("tcp://{}", p.repl.endpoint_addr().unwrap());
+    p.repl.create_group(g).unwrap();
+    for i in 0..30 {
+        insert(&p, &format!("r{i}")).unwrap();
+    }
+    assert!(wait_until(Duration::from_secs(5), || count(&s.inst) == 30));
+    // A planned failover needs a SYNCHRONIZED synchronous replica.
+    let err = s.repl.failover("ag1", false).unwrap_err();
+    assert!(
+        err.to_string().contains("FORCE_FAILOVER_ALLOW_DATA_LOSS"),
+        "{err}"
+    );
+    let rows = s.repl.failover("ag1", true).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].epoch, 2);
+    let sdb = s.inst.database("walden").unwrap();
+    assert_eq!(rows[0].failover_lsn, sdb.log().end_lsn());
+    assert!(!sdb.is_secondary());
+    insert(&s, "on the new primary").unwrap();
+    // The new primary reaches the old one, which steps down and follows.
+    let pdb_is_secondary = || p.inst.database("walden").unwrap().is_secondary();
+    assert!(wait_until(Duration::from_secs(10), pdb_is_secondary));
+    assert!(wait_until(Duration::from_secs(10), || count(&p.inst) == 31));
+    assert!(matches!(
+        insert(&p, "old primary").unwrap_err(),
+        EngineError::ReadOnlyReplica(_)
+    ));
+}
+
+#[test]
+fn an_old_primary_with_an_unshipped_tail_is_reseeded_and_loses_that_tail() {
+    let p = node("a", true);
+    let s = node("b", true);
+    make_table(&p);
+    let mut g = group(&p, &s, AvailabilityMode::AsynchronousCommit, 2000);
+    g.replicas[0].endpoint_url = format!("tcp://{}", p.repl.endpoint_addr().unwrap());
+    p.repl.create_group(g).unwrap();
+    for i in 0..10 {
+        insert(&p, &format!("shipped {i}")).unwrap();
+    }
+    assert!(wait_until(Duration::from_secs(5), || count(&s.inst) == 10));
+    let (sdir, saddr) = s.stop();
+    // The tail the secondary never receives.
+    for i in 0..5 {
+        insert(&p, &format!("tail {i}")).unwrap();
+    }
+    let (pdir, paddr) = p.stop();
+    let s = node_in(sdir, "b", Some(saddr));
+    let rows = s.repl.failover("ag1", true).unwrap();
+    assert_eq!(rows[0].possible_loss_bytes, 0, "b never heard of the tail");
+    insert(&s, "after failover").unwrap();
+    // The old primary comes back: RESOLVING, then told of epoch 2.
+    let p = node_in(pdir, "a", Some(paddr));
+    assert!(wait_until(Duration::from_secs(10), || {
+        p.inst.database("walden").unwrap().is_secondary() && count(&p.inst) == 11
+    }));
+    let db = p.inst.database("walden").unwrap();
+    let s2 = p.inst.new_session();
+    let vals: Vec<String> = db
+        .run(&s2, CommitRequest::Default, |tx| {
+            Ok(tx
+                .scan_all("t")?
+                .into_iter()
+                .map(|(_, r)| format!("{:?}", r[1]))
+                .collect())
+        })
+        .unwrap();
+    assert!(vals.iter().all(|v| !v.contains("tail")), "{vals:?}");
+    assert!(
+        vals.iter().any(|v| v.contains("after failover")),
+        "{vals:?}"
+    );
+    assert_eq!(
+        db.log().end_lsn(),
+        s.inst.database("walden").unwrap().log().end_lsn()
+    );
 }
