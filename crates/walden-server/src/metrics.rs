@@ -40,7 +40,11 @@ impl Out {
 }
 
 /// Renders every metric of the instance.
-pub fn render(instance: &Instance, connections: usize) -> String {
+pub fn render(
+    instance: &Instance,
+    connections: usize,
+    replication: Option<&walden_replication::Replication>,
+) -> String {
     let mut o = Out {
         text: String::with_capacity(8192),
     };
@@ -313,6 +317,99 @@ pub fn render(instance: &Instance, connections: usize) -> String {
         );
     }
 
+    // Availability groups (sys.dm_hadr_database_replica_states and the
+    // "Database Replica" counters).
+    type ReplMetric = (
+        &'static str,
+        &'static str,
+        fn(&walden_engine::ReplicaCounters) -> f64,
+    );
+    let repl_metrics: [ReplMetric; 3] = [
+        (
+            "mirrored_write_transactions_total",
+            "Durable commits that waited for synchronous secondaries (Mirrored Write Transactions/sec).",
+            |c| c.mirrored_write_transactions.load(Relaxed) as f64,
+        ),
+        (
+            "transaction_delay_ms_total",
+            "Time commits waited for synchronous secondaries, ms (Transaction Delay).",
+            |c| c.transaction_delay_us.load(Relaxed) as f64 / 1000.0,
+        ),
+        (
+            "log_bytes_received_total",
+            "Log bytes received from the primary (Log Bytes Received/sec).",
+            |c| c.log_bytes_received.load(Relaxed) as f64,
+        ),
+    ];
+    for (name, help, f) in repl_metrics {
+        o.header(name, "counter", help);
+        for db in &dbs {
+            o.sample(name, &[("db", db.name())], f(db.replica_counters()));
+        }
+    }
+    if let Some(r) = replication {
+        let rows = r.replica_states();
+        type RowMetric = (
+            &'static str,
+            &'static str,
+            fn(&walden_replication::ReplicaStateRow) -> f64,
+        );
+        let row_metrics: [RowMetric; 6] = [
+            (
+                "hadr_synchronized",
+                "1 when the replica is SYNCHRONIZED, else 0 (synchronization_state_desc).",
+                |r| (r.synchronization_state_desc == "SYNCHRONIZED") as u8 as f64,
+            ),
+            (
+                "hadr_connected",
+                "1 when the replica's connection is up.",
+                |r| r.is_connected as u8 as f64,
+            ),
+            (
+                "hadr_log_send_queue_kb",
+                "Log not yet sent to the replica, KB (log_send_queue_size).",
+                |r| r.log_send_queue_size as f64,
+            ),
+            (
+                "hadr_redo_queue_kb",
+                "Log hardened but not redone on the replica, KB (redo_queue_size).",
+                |r| r.redo_queue_size as f64,
+            ),
+            (
+                "hadr_last_hardened_lsn",
+                "Last LSN hardened on the replica (last_hardened_lsn).",
+                |r| r.last_hardened_lsn as f64,
+            ),
+            (
+                "hadr_secondary_lag_seconds",
+                "How long the secondary has been behind the primary (secondary_lag_seconds).",
+                |r| r.secondary_lag_seconds.unwrap_or(0.0),
+            ),
+        ];
+        for (name, help, f) in row_metrics {
+            o.header(name, "gauge", help);
+            for row in &rows {
+                o.sample(
+                    name,
+                    &[
+                        ("group", &row.group_name),
+                        ("replica", &row.replica_name),
+                        ("db", &row.database_name),
+                        (
+                            "role",
+                            if row.is_primary_replica {
+                                "primary"
+                            } else {
+                                "secondary"
+                            },
+                        ),
+                    ],
+                    f(row),
+                );
+            }
+        }
+    }
+
     o.header("sessions", "gauge", "Open engine sessions.");
     o.sample("sessions", &[], instance.sessions().len() as f64);
     o.header("connections", "gauge", "Open client connections.");
@@ -378,7 +475,8 @@ async fn handle(mut stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
     } else if path == "/metrics" {
         let instance = shared.engine.instance().clone();
         let conns = shared.connection_count();
-        let body = tokio::task::spawn_blocking(move || render(&instance, conns))
+        let repl = shared.engine.replication();
+        let body = tokio::task::spawn_blocking(move || render(&instance, conns, repl.as_ref()))
             .await
             .unwrap_or_default();
         ("200 OK", "text/plain; version=0.0.4; charset=utf-8", body)
