@@ -37,6 +37,9 @@ pub struct Faults {
     pub fail_write_after: Option<u64>,
     /// Fail every `sync_data` once this many more have succeeded.
     pub fail_sync_after: Option<u64>,
+    /// Make every `sync_data` take this long (a slow disk, so that tests of
+    /// back-pressure do not depend on how fast the machine is).
+    pub sync_delay: Option<std::time::Duration>,
 }
 
 /// Calls the file system has served (for counting tests).
@@ -258,6 +261,10 @@ impl VfsFile for MemFile {
     }
 
     fn sync_data(&self) -> io::Result<()> {
+        let delay = self.state.lock().faults.sync_delay;
+        if let Some(d) = delay {
+            std::thread::sleep(d);
+        }
         let mut st = self.state.lock();
         if st.dead {
             return Err(dead());

@@ -398,7 +398,14 @@ fn group_commit_on_real_files() {
 
 #[test]
 fn a_full_log_buffer_makes_appends_wait_logbuffer() {
-    let vfs: Arc<dyn Vfs> = Arc::new(MemVfs::new());
+    let mem = MemVfs::new();
+    // A slow disk: the buffer fills faster than the flusher drains it,
+    // however fast (or loaded) the machine is.
+    mem.set_faults(Faults {
+        sync_delay: Some(Duration::from_millis(2)),
+        ..Faults::default()
+    });
+    let vfs: Arc<dyn Vfs> = Arc::new(mem);
     let c = LogConfig {
         buffer_size: 16 * 1024,
         block_size: 8192,

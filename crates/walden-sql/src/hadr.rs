@@ -145,11 +145,8 @@ fn options(t: &mut Toks) -> Result<Vec<(String, String)>> {
     let mut out = Vec::new();
     loop {
         let k = t.ident()?.to_ascii_uppercase();
-        if !t.eat_tok(&Token::Eq) {
-            return Err(SqlError::syntax(format!(
-                "syntax error: expected = after {k}"
-            )));
-        }
+        // `KEY = value`, or `KEY ( ... )` as in SECONDARY_ROLE (ALLOW_CONNECTIONS = ALL).
+        let eq = t.eat_tok(&Token::Eq);
         let v = if t.eat_tok(&Token::LParen) {
             let mut depth = 1;
             let mut s = String::new();
@@ -162,8 +159,12 @@ fn options(t: &mut Toks) -> Result<Vec<(String, String)>> {
                 }
             }
             s
-        } else {
+        } else if eq {
             t.value()?
+        } else {
+            return Err(SqlError::syntax(format!(
+                "syntax error: expected = after {k}"
+            )));
         };
         out.push((k, v));
         if t.eat_tok(&Token::Comma) {
@@ -174,6 +175,56 @@ fn options(t: &mut Toks) -> Result<Vec<(String, String)>> {
         }
         return Err(SqlError::syntax(
             "syntax error: expected , or ) in WITH (...)",
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::front::{parse, Command};
+    use walden_replication::AvailabilityMode;
+
+    #[test]
+    fn create_availability_group_parses_the_t_sql_form() {
+        let c = parse(
+            "CREATE AVAILABILITY GROUP ag1 WITH (REQUIRED_SYNCHRONIZED_SECONDARIES_TO_COMMIT = 1, DB_FAILOVER = ON) \
+             FOR DATABASE walden, other \
+             REPLICA ON 'a' WITH (ENDPOINT_URL = 'tcp://10.0.0.1:5022', AVAILABILITY_MODE = SYNCHRONOUS_COMMIT, FAILOVER_MODE = MANUAL), \
+                        'b' WITH (ENDPOINT_URL = 'tcp://10.0.0.2:5022', AVAILABILITY_MODE = ASYNCHRONOUS_COMMIT, SESSION_TIMEOUT = 3, \
+                                  SECONDARY_ROLE (ALLOW_CONNECTIONS = ALL))",
+        )
+        .unwrap();
+        let Command::CreateAvailabilityGroup(d) = c else {
+            panic!("{c:?}")
+        };
+        assert_eq!(d.name, "ag1");
+        assert_eq!(d.databases, ["walden", "other"]);
+        assert_eq!(d.required_synchronized_secondaries_to_commit, 1);
+        assert_eq!(d.session_timeout_ms, 3000);
+        assert_eq!(d.replicas.len(), 2);
+        assert_eq!(d.replicas[1].mode, AvailabilityMode::AsynchronousCommit);
+        assert_eq!(d.replicas[0].address().unwrap(), "10.0.0.1:5022");
+    }
+
+    #[test]
+    fn availability_group_errors_name_the_problem() {
+        let e = parse("CREATE AVAILABILITY GROUP ag1 FOR DATABASE walden REPLICA ON 'a' WITH (AVAILABILITY_MODE = SYNCHRONOUS_COMMIT)").unwrap_err();
+        assert!(e.message.contains("ENDPOINT_URL"), "{e}");
+        let e = parse("CREATE AVAILABILITY GROUP ag1 FOR DATABASE walden REPLICA ON 'a' WITH (ENDPOINT_URL = 'tcp://h:1', AVAILABILITY_MODE = SOMETIMES)").unwrap_err();
+        assert!(
+            e.message
+                .contains("SYNCHRONOUS_COMMIT or ASYNCHRONOUS_COMMIT"),
+            "{e}"
+        );
+        let e = parse("ALTER AVAILABILITY GROUP ag1 REMOVE DATABASE walden").unwrap_err();
+        assert!(e.message.contains("FAILOVER"), "{e}");
+        assert!(matches!(
+            parse("ALTER AVAILABILITY GROUP ag1 FORCE_FAILOVER_ALLOW_DATA_LOSS").unwrap(),
+            Command::AvailabilityGroupFailover { force: true, .. }
+        ));
+        assert!(matches!(
+            parse("DROP AVAILABILITY GROUP ag1").unwrap(),
+            Command::DropAvailabilityGroup(_)
         ));
     }
 }

@@ -502,6 +502,19 @@ impl SqlSession {
                         "cannot drop the currently open database",
                     ));
                 }
+                if let Some(g) = self
+                    .engine
+                    .replication()
+                    .and_then(|r| r.groups().into_iter().find(|g| g.def.has_database(name)))
+                {
+                    return Err(SqlError::new(
+                        ErrorKind::ObjectInUse,
+                        format!(
+                            "database \"{name}\" belongs to availability group \"{}\"; DROP AVAILABILITY GROUP first",
+                            g.def.name
+                        ),
+                    ));
+                }
                 match inst.drop_database(name) {
                     Ok(()) => Ok(QueryOutput::command("DROP DATABASE")),
                     Err(walden_engine::EngineError::UnknownDatabase(_)) if *if_exists => {
