@@ -208,6 +208,7 @@ impl SqlSession {
 
     /// Parses and describes a statement (extended protocol Parse).
     pub fn prepare(&mut self, sql: &str, param_types: &[Option<DataType>]) -> Result<Prepared> {
+        self.follow_reseed();
         let stmts = front::split(sql);
         if stmts.len() > 1 {
             return Err(SqlError::syntax(
@@ -333,8 +334,20 @@ impl SqlSession {
         }
     }
 
+    /// A secondary's database is replaced by a fresh copy when the primary
+    /// seeds it: between transactions, follow the name to the new copy (the
+    /// old one no longer changes).
+    fn follow_reseed(&mut self) {
+        if self.db.is_superseded() && !self.explicit && self.tx.is_none() {
+            if let Ok(d) = self.engine.instance.database(self.db.name()) {
+                self.db = d;
+            }
+        }
+    }
+
     fn execute_command(&mut self, cmd: &Command, params: &[Value]) -> Result<QueryOutput> {
         self.cancel.store(false, Relaxed);
+        self.follow_reseed();
         if self.failed && !matches!(cmd, Command::Commit(_) | Command::Rollback) {
             return Err(failed_tx());
         }
