@@ -78,6 +78,24 @@ fn hadr_err(e: walden_replication::ReplicationError) -> SqlError {
     }
 }
 
+/// The row `ALTER AVAILABILITY GROUP ... [FORCE_]FAILOVER` returns per
+/// database (also its description for the extended protocol).
+fn failover_columns() -> Vec<Column> {
+    [
+        ("database_name", DataType::Varchar(None)),
+        ("failover_lsn", DataType::BigInt),
+        ("primary_last_known_lsn", DataType::BigInt),
+        ("possible_loss_bytes", DataType::BigInt),
+        ("epoch", DataType::BigInt),
+    ]
+    .into_iter()
+    .map(|(n, ty)| Column {
+        name: n.to_string(),
+        ty,
+    })
+    .collect()
+}
+
 fn failed_tx() -> SqlError {
     SqlError::new(
         ErrorKind::InFailedTransaction,
@@ -234,6 +252,7 @@ impl SqlSession {
                 ty: DataType::Text,
             }]),
             Command::PgbenchPartitionProbe(_) => Some(probe_columns()),
+            Command::AvailabilityGroupFailover { .. } => Some(failover_columns()),
             _ => None,
         };
         let param_types = p
@@ -465,22 +484,8 @@ impl SqlSession {
             }
             Command::AvailabilityGroupFailover { name, force } => {
                 let rows = self.hadr()?.failover(name, *force).map_err(hadr_err)?;
-                let cols = [
-                    ("database_name", DataType::Varchar(None)),
-                    ("failover_lsn", DataType::BigInt),
-                    ("primary_last_known_lsn", DataType::BigInt),
-                    ("possible_loss_bytes", DataType::BigInt),
-                    ("epoch", DataType::BigInt),
-                ];
                 let mut out = QueryOutput::command(format!("SELECT {}", rows.len()));
-                out.columns = Some(
-                    cols.iter()
-                        .map(|(n, t)| Column {
-                            name: n.to_string(),
-                            ty: t.clone(),
-                        })
-                        .collect(),
-                );
+                out.columns = Some(failover_columns());
                 for r in rows {
                     if r.possible_loss_bytes > 0 {
                         out.notices.push(format!(
