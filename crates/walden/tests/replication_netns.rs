@@ -221,6 +221,12 @@ async fn a_partitioned_secondary_is_dropped_and_catches_up_when_the_link_heals()
         state_of(&p.ca, "b").await.unwrap().state,
         "NOT SYNCHRONIZING"
     );
+    // b, silent connection or not, says the same once it has not heard
+    // from a for the session timeout.
+    eventually!(Duration::from_secs(3), "b's own view NOT SYNCHRONIZING", {
+        let s = state_of(&p.cb, "b").await.unwrap();
+        (s.state == "NOT SYNCHRONIZING" && !s.connected).then_some(())
+    });
 
     net.link(true);
     let t2 = Instant::now();
@@ -237,6 +243,10 @@ async fn a_partitioned_secondary_is_dropped_and_catches_up_when_the_link_heals()
         "b after the partition",
     )
     .await;
+    eventually!(Duration::from_secs(5), "b's own view SYNCHRONIZED", {
+        let s = state_of(&p.cb, "b").await.unwrap();
+        (s.state == "SYNCHRONIZED" && s.connected).then_some(())
+    });
     let mirrored = perf_counter(&p.ca, "Mirrored Write Transactions/sec").await;
     insert(&p.ca, 101).await.unwrap();
     assert_eq!(

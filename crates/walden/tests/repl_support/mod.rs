@@ -477,6 +477,12 @@ pub async fn failover_after_sigkill_keeps_acknowledged_commits(p: &mut Pair) {
     want.extend(900_001..=900_020);
     wait_ids(&ca, &want, Duration::from_secs(20), "old primary a").await;
     wait_state(&p.cb, "a", "SYNCHRONIZED", Duration::from_secs(20)).await;
+    let how = if p.a.log().contains("seeded from the primary") {
+        "reseeded"
+    } else {
+        "resumed"
+    };
+    eprintln!("the old primary rejoined as a secondary ({how})");
     assert_eq!(sqlstate(insert(&ca, 900_100).await), "25006");
     insert(&p.cb, 900_021).await.unwrap();
     wait_ids(&ca, &[900_021].into(), Duration::from_secs(10), "a").await;
