@@ -348,6 +348,7 @@ impl Instance {
         let decoded = checkpoint::decode_image(image, &dir)?;
         let mut dbs = self.inner.dbs.write();
         let old_id = if let Some(old) = dbs.remove(&name.to_ascii_lowercase()) {
+            old.mark_superseded();
             let _ = old.log.close();
             Some(old.id)
         } else {

@@ -54,6 +54,9 @@ pub(crate) struct ReplicaState {
     pub counters: ReplicaCounters,
     /// Primary: the oldest LSN a secondary still needs (`u64::MAX`: none).
     retain: AtomicU64,
+    /// Replaced in its instance by a fresh copy (a secondary seeded again):
+    /// sessions holding this one must switch to the new one.
+    superseded: AtomicBool,
 }
 
 impl ReplicaState {
@@ -68,6 +71,7 @@ impl ReplicaState {
             applied: AtomicU64::new(end_lsn),
             counters: ReplicaCounters::default(),
             retain: AtomicU64::new(u64::MAX),
+            superseded: AtomicBool::new(false),
         }
     }
 }
@@ -76,6 +80,16 @@ impl Database {
     /// Whether this database is a secondary replica (read-only).
     pub fn is_secondary(&self) -> bool {
         self.replica.secondary.load(Acquire)
+    }
+
+    /// Whether the instance replaced this database with a fresh copy (a
+    /// secondary seeded from its primary): look it up again by name.
+    pub fn is_superseded(&self) -> bool {
+        self.replica.superseded.load(Acquire)
+    }
+
+    pub(crate) fn mark_superseded(&self) {
+        self.replica.superseded.store(true, Release);
     }
 
     pub fn replica_counters(&self) -> &ReplicaCounters {

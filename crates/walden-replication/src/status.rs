@@ -126,10 +126,15 @@ pub(crate) fn rows(inner: &Inner) -> Vec<ReplicaStateRow> {
                 }
             } else {
                 let e = incoming.get(&key);
-                let state = match e {
-                    Some(e) if e.connected && e.synchronized => "SYNCHRONIZED",
-                    Some(e) if e.connected => "SYNCHRONIZING",
-                    _ => "NOT SYNCHRONIZING",
+                // A connection silent for the session timeout is dead (the
+                // primary has dropped this replica by then), even if no
+                // FIN or RST ever arrived (a partition).
+                let live =
+                    e.filter(|e| e.connected && e.last_heard.elapsed() <= g.def.session_timeout());
+                let state = match live {
+                    Some(e) if e.synchronized => "SYNCHRONIZED",
+                    Some(_) => "SYNCHRONIZING",
+                    None => "NOT SYNCHRONIZING",
                 };
                 let applied = db.applied_lsn();
                 out.push(ReplicaStateRow {
@@ -141,7 +146,7 @@ pub(crate) fn rows(inner: &Inner) -> Vec<ReplicaStateRow> {
                     is_primary_replica: false,
                     availability_mode_desc: my_mode.desc(),
                     synchronization_state_desc: state,
-                    is_connected: e.is_some_and(|e| e.connected),
+                    is_connected: live.is_some(),
                     log_send_queue_size: kb(e.map_or(0, |e| e.primary_end.saturating_sub(end))),
                     redo_queue_size: kb(end.saturating_sub(applied)),
                     last_sent_lsn: end,

@@ -78,6 +78,24 @@ fn hadr_err(e: walden_replication::ReplicationError) -> SqlError {
     }
 }
 
+/// The row `ALTER AVAILABILITY GROUP ... [FORCE_]FAILOVER` returns per
+/// database (also its description for the extended protocol).
+fn failover_columns() -> Vec<Column> {
+    [
+        ("database_name", DataType::Varchar(None)),
+        ("failover_lsn", DataType::BigInt),
+        ("primary_last_known_lsn", DataType::BigInt),
+        ("possible_loss_bytes", DataType::BigInt),
+        ("epoch", DataType::BigInt),
+    ]
+    .into_iter()
+    .map(|(n, ty)| Column {
+        name: n.to_string(),
+        ty,
+    })
+    .collect()
+}
+
 fn failed_tx() -> SqlError {
     SqlError::new(
         ErrorKind::InFailedTransaction,
@@ -208,6 +226,7 @@ impl SqlSession {
 
     /// Parses and describes a statement (extended protocol Parse).
     pub fn prepare(&mut self, sql: &str, param_types: &[Option<DataType>]) -> Result<Prepared> {
+        self.follow_reseed();
         let stmts = front::split(sql);
         if stmts.len() > 1 {
             return Err(SqlError::syntax(
@@ -233,6 +252,7 @@ impl SqlSession {
                 ty: DataType::Text,
             }]),
             Command::PgbenchPartitionProbe(_) => Some(probe_columns()),
+            Command::AvailabilityGroupFailover { .. } => Some(failover_columns()),
             _ => None,
         };
         let param_types = p
@@ -333,8 +353,20 @@ impl SqlSession {
         }
     }
 
+    /// A secondary's database is replaced by a fresh copy when the primary
+    /// seeds it: between transactions, follow the name to the new copy (the
+    /// old one no longer changes).
+    fn follow_reseed(&mut self) {
+        if self.db.is_superseded() && !self.explicit && self.tx.is_none() {
+            if let Ok(d) = self.engine.instance.database(self.db.name()) {
+                self.db = d;
+            }
+        }
+    }
+
     fn execute_command(&mut self, cmd: &Command, params: &[Value]) -> Result<QueryOutput> {
         self.cancel.store(false, Relaxed);
+        self.follow_reseed();
         if self.failed && !matches!(cmd, Command::Commit(_) | Command::Rollback) {
             return Err(failed_tx());
         }
@@ -452,22 +484,8 @@ impl SqlSession {
             }
             Command::AvailabilityGroupFailover { name, force } => {
                 let rows = self.hadr()?.failover(name, *force).map_err(hadr_err)?;
-                let cols = [
-                    ("database_name", DataType::Varchar(None)),
-                    ("failover_lsn", DataType::BigInt),
-                    ("primary_last_known_lsn", DataType::BigInt),
-                    ("possible_loss_bytes", DataType::BigInt),
-                    ("epoch", DataType::BigInt),
-                ];
                 let mut out = QueryOutput::command(format!("SELECT {}", rows.len()));
-                out.columns = Some(
-                    cols.iter()
-                        .map(|(n, t)| Column {
-                            name: n.to_string(),
-                            ty: t.clone(),
-                        })
-                        .collect(),
-                );
+                out.columns = Some(failover_columns());
                 for r in rows {
                     if r.possible_loss_bytes > 0 {
                         out.notices.push(format!(

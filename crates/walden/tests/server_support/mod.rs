@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 pub struct Serve {
     pub child: Child,
+    /// The address clients connect to (127.0.0.1 unless started with [`Serve::start_in`]).
+    pub host: String,
     pub port: u16,
     pub metrics_port: Option<u16>,
     pub data_dir: PathBuf,
@@ -19,13 +21,40 @@ pub struct Serve {
 impl Serve {
     /// Starts `walden serve` on an ephemeral port; `extra` are more flags.
     pub fn start(data_dir: &Path, extra: &[&str]) -> Serve {
+        Self::spawn(&[], "127.0.0.1", data_dir, extra, false)
+    }
+
+    /// Starts `walden serve` through `prefix` (e.g. `ip netns exec NS`, which
+    /// execs the server in place, so signals reach it), listening on `host`
+    /// (port 0). The server log is appended to, so restarts keep the history.
+    pub fn start_in(prefix: &[&str], host: &str, data_dir: &Path, extra: &[&str]) -> Serve {
+        Self::spawn(prefix, host, data_dir, extra, true)
+    }
+
+    fn spawn(prefix: &[&str], host: &str, data_dir: &Path, extra: &[&str], append: bool) -> Serve {
         let stderr_path = data_dir.with_extension("server.log");
-        let stderr = std::fs::File::create(&stderr_path).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_walden"))
+        let stderr = std::fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .append(append)
+            .truncate(!append)
+            .open(&stderr_path)
+            .unwrap();
+        let bin = env!("CARGO_BIN_EXE_walden");
+        let mut cmd = match prefix.split_first() {
+            Some((p, rest)) => {
+                let mut c = Command::new(p);
+                c.args(rest).arg(bin);
+                c
+            }
+            None => Command::new(bin),
+        };
+        let listen = format!("{host}:0");
+        let mut child = cmd
             .arg("serve")
             .arg("--data-dir")
             .arg(data_dir)
-            .args(["--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0"])
+            .args(["--listen", &listen, "--metrics-listen", &listen])
             .args(extra)
             .env("RUST_LOG", "info")
             .stdout(Stdio::piped())
@@ -67,6 +96,7 @@ impl Serve {
         std::thread::spawn(move || for _ in out.lines() {});
         Serve {
             child,
+            host: host.to_string(),
             port,
             metrics_port,
             data_dir: data_dir.to_path_buf(),
@@ -76,8 +106,8 @@ impl Serve {
 
     pub fn conn_str(&self) -> String {
         format!(
-            "host=127.0.0.1 port={} user=walden dbname=walden",
-            self.port
+            "host={} port={} user=walden dbname=walden",
+            self.host, self.port
         )
     }
 
