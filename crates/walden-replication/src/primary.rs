@@ -355,6 +355,7 @@ async fn link_once(inner: &Arc<Inner>, id: u64) -> Result<(), String> {
     let mut carry: Vec<u8> = Vec::new();
     let mut beat = tokio::time::interval(inner.cfg.heartbeat);
     let mut check = tokio::time::interval(Duration::from_millis(50));
+    let mut told_synchronized = false;
     let res = loop {
         tokio::select! {
             ev = lrx.recv() => {
@@ -385,14 +386,25 @@ async fn link_once(inner: &Arc<Inner>, id: u64) -> Result<(), String> {
             }
             _ = beat.tick() => {
                 let synchronized = status(inner, id, |l| l.state == SyncState::Synchronized).unwrap_or(false);
+                told_synchronized = synchronized;
                 let m = Msg::Heartbeat { end: db.log().end_lsn(), hardened: db.log().hardened_lsn(), synchronized };
                 if let Err(e) = write_msg(&mut wr, &m).await {
                     break Err(e.to_string());
                 }
             }
             _ = check.tick() => {
-                if status(inner, id, |l| l.reset || l.stopped).unwrap_or(true) {
+                let (stop, synchronized) = status(inner, id, |l| (l.reset || l.stopped, l.state == SyncState::Synchronized)).unwrap_or((true, false));
+                if stop {
                     break Err("link reset".to_string());
+                }
+                // Tell the secondary at once when it becomes SYNCHRONIZED, so
+                // a planned failover right after is allowed.
+                if synchronized != told_synchronized {
+                    told_synchronized = synchronized;
+                    let m = Msg::Heartbeat { end: db.log().end_lsn(), hardened: db.log().hardened_lsn(), synchronized };
+                    if let Err(e) = write_msg(&mut wr, &m).await {
+                        break Err(e.to_string());
+                    }
                 }
             }
             r = &mut acks => {

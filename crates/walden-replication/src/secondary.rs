@@ -100,10 +100,14 @@ async fn handle(inner: Arc<Inner>, stream: TcpStream) -> Result<(), String> {
             }
         }
     });
+    // The primary sends a heartbeat at least every 500 ms: a connection
+    // silent for the session timeout is dead (a partition sends no FIN).
+    let silent = hello.ag.def.session_timeout();
     let res = loop {
-        let m = match read_msg(&mut rd).await {
-            Ok(m) => m,
-            Err(e) => break Err(e.to_string()),
+        let m = match tokio::time::timeout(silent, read_msg(&mut rd)).await {
+            Ok(Ok(m)) => m,
+            Ok(Err(e)) => break Err(e.to_string()),
+            Err(_) => break Err("primary silent for the session timeout".into()),
         };
         let current = inner
             .incoming
