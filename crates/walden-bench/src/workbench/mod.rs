@@ -14,6 +14,7 @@
 //! its full and relaxed modes back to back (the order alternating between
 //! workloads), so a disk that changes state mid-run shifts both alike.
 
+pub mod delay_proxy;
 pub mod experiments;
 pub mod harness;
 pub mod peers;
