@@ -188,6 +188,7 @@ fn experiment(
         ratios,
         reading: "walden (embedded): delayed cut the duration <a lot>.\nsecond line".into(),
         published: "Published: 3,778 <tps>.".into(),
+        replica: None,
     }
 }
 
@@ -234,6 +235,7 @@ fn synthetic() -> WorkbenchReport {
                 ratios: Vec::new(),
                 reading: "Not run: no replica.".into(),
                 published: "Published: -".into(),
+                replica: None,
             },
         ],
         summary: "walden (embedded): DELAYED_DURABILITY = FORCED ran 40.0x faster <median>, at a \
