@@ -257,6 +257,7 @@ fn replica() -> ReplicaReport {
         p50_ratio_sync_local: Some(1.2),
         p50_ratio_target: 1.3,
         pass: Some(true),
+        p50_ratio_sync_async: Some(1.25),
         ms_per_insert_ratio_sync_local: Some(1.1),
         disk_fdatasync_4k_per_s: [5000.0, 5000.0],
         disk_state: walden_bench::disk::DiskState::Fast,

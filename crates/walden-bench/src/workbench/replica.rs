@@ -348,6 +348,10 @@ pub fn run(
         out.iter()
             .find(|c| c.autocommit && c.delay_ms == 0 && c.mode == m.short() && c.rows > 0)
     };
+    let p50_vs_async = match (find(Mode::Sync), find(Mode::Async)) {
+        (Some(s), Some(a)) if a.commit_p50_ms > 0.0 => Some(s.commit_p50_ms / a.commit_p50_ms),
+        _ => None,
+    };
     let (p50_ratio, ms_ratio) = match (find(Mode::Sync), find(Mode::Local)) {
         (Some(s), Some(l)) if l.commit_p50_ms > 0.0 => (
             Some(s.commit_p50_ms / l.commit_p50_ms),
@@ -377,6 +381,7 @@ pub fn run(
         p50_ratio_sync_local: p50_ratio,
         p50_ratio_target: P50_TARGET,
         pass: p50_ratio.map(|r| r <= P50_TARGET),
+        p50_ratio_sync_async: p50_vs_async,
         ms_per_insert_ratio_sync_local: ms_ratio,
         disk_fdatasync_4k_per_s: [disk_before, disk_after],
         disk_state: crate::disk::DiskState::span(

@@ -121,6 +121,11 @@ pub struct ReplicaReport {
     pub p50_ratio_sync_local: Option<f64>,
     pub p50_ratio_target: f64,
     pub pass: Option<bool>,
+    /// The same p50 over the asynchronous cell's: a control on this disk,
+    /// where the secondary's flushes overlapping the primary's make these
+    /// faster than a lone stream of flushes (the local cell's); async has
+    /// the same overlap but waits for nobody.
+    pub p50_ratio_sync_async: Option<f64>,
     /// The same ratio of median ms per insert (medians over rounds).
     pub ms_per_insert_ratio_sync_local: Option<f64>,
     /// 4 KB pwrite + fdatasync pairs per second on the scratch disk, alone,

@@ -332,6 +332,17 @@ pub fn replica_reading(r: &ReplicaReport) -> String {
                     );
                 }
             }
+            if let (Some(y), Some(a)) = (r.p50_ratio_sync_async, get("async")) {
+                let _ =
+                    write!(
+                    t,
+                    " Control with the same overlap of flushes: sync p50 / async p50 ({} ms) = \
+                     {y:.2}x ({} against {:.1}x).",
+                    ms(a.commit_p50_ms),
+                    if y <= r.p50_ratio_target { "within" } else { "over" },
+                    r.p50_ratio_target
+                );
+            }
             lines.push(t);
         }
         _ => lines.push("Target: no p50 ratio (the local or sync cell did not run).".into()),
