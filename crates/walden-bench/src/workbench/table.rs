@@ -327,8 +327,8 @@ pub fn replica_reading(r: &ReplicaReport) -> String {
                     t.push_str(
                         " The local baseline's flushes were the slower ones: on this disk a lone \
                          stream of flushes is slower than two overlapping ones (the secondary's \
-                         keep the device busy), so the ratio flatters the secondary; a run in the \
-                         disk's fast state is the one to judge by.",
+                         keep the device busy), so the local cell is not a like-for-like baseline \
+                         (the ratio is too low); see the control.",
                     );
                 }
             }
