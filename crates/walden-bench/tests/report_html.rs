@@ -4,7 +4,8 @@
 
 use walden_bench::workbench::report;
 use walden_bench::workbench::result::{
-    CellResult, ExperimentReport, Ratio, Sample, SessionResult, Skipped, WorkbenchReport,
+    CellResult, ExperimentReport, Ratio, ReplicaCell, ReplicaReport, Sample, SessionResult,
+    Skipped, WorkbenchReport,
 };
 use walden_bench::workbench::target::{Counters, Durability, ModeSpec, Recovery, TargetKind};
 
@@ -188,6 +189,78 @@ fn experiment(
         ratios,
         reading: "walden (embedded): delayed cut the duration <a lot>.\nsecond line".into(),
         published: "Published: 3,778 <tps>.".into(),
+        replica: None,
+    }
+}
+
+/// The replica experiment's figures: two workloads, local plus three
+/// modes at two delays.
+fn replica() -> ReplicaReport {
+    let mut cells = Vec::new();
+    for autocommit in [true, false] {
+        let mut modes = vec![("local", 0u64)];
+        for d in [0, 5] {
+            for m in ["sync", "sync + delayed", "async <x>"] {
+                modes.push((m, d));
+            }
+        }
+        for (m, d) in modes {
+            let ms = if autocommit {
+                0.2 + 2.0 * d as f64
+            } else {
+                0.01
+            };
+            cells.push(ReplicaCell {
+                workload: if autocommit {
+                    "auto-commit"
+                } else {
+                    "1 transaction per 10"
+                }
+                .into(),
+                autocommit,
+                mode: m.into(),
+                mode_label: m.into(),
+                delay_ms: d,
+                rows: 100,
+                transactions: if autocommit { 100 } else { 10 },
+                duration_s: ms / 10.0,
+                ms_per_insert: ms,
+                ms_per_insert_rounds: vec![ms; 10],
+                median_ms_per_insert: ms,
+                commit_p50_ms: ms,
+                commit_p99_ms: ms * 2.0,
+                hadr_sync_commit_waits: 0,
+                hadr_sync_commit_wait_ms: 0.0,
+                writelog_waits: 0,
+                writelog_wait_ms: 0.0,
+                log_flushes: 100,
+                write_transactions: 100,
+                log_flushes_per_s: 1000.0,
+                write_transactions_per_s: 1000.0,
+                log_writes: 100,
+                log_write_avg_ms: Some(0.2),
+                secondary_log_writes: 100,
+                secondary_log_write_avg_ms: Some(0.2),
+                mirrored_write_transactions: 0,
+                transaction_delay_ms: 0.0,
+                transaction_delay_ms_per_txn: None,
+                vs_local: Some(1.0),
+            });
+        }
+    }
+    ReplicaReport {
+        batches: 10,
+        rows_per_batch: 10,
+        delays_ms: vec![0, 5],
+        delay_note: "A userspace <proxy>.".into(),
+        cells,
+        p50_ratio_sync_local: Some(1.2),
+        p50_ratio_target: 1.3,
+        pass: Some(true),
+        p50_ratio_sync_async: Some(1.25),
+        ms_per_insert_ratio_sync_local: Some(1.1),
+        disk_fdatasync_4k_per_s: [5000.0, 5000.0],
+        disk_state: walden_bench::disk::DiskState::Fast,
     }
 }
 
@@ -227,13 +300,14 @@ fn synthetic() -> WorkbenchReport {
             experiment("bare", &["only"], &[&SQLITE], false),
             ExperimentReport {
                 name: "sync-replica".into(),
-                title: "Not run".into(),
-                description: "Needs a replica.".into(),
+                title: "Replica <modes>".into(),
+                description: "Modes and delays.".into(),
                 cells: Vec::new(),
                 skipped: Vec::new(),
                 ratios: Vec::new(),
-                reading: "Not run: no replica.".into(),
+                reading: "sync 1.2x local.".into(),
                 published: "Published: -".into(),
+                replica: Some(replica()),
             },
         ],
         summary: "walden (embedded): DELAYED_DURABILITY = FORCED ran 40.0x faster <median>, at a \
@@ -258,13 +332,19 @@ fn synthetic_report_has_every_chart_and_escapes_data() {
     // multi: throughput, durations, WRITELOG (walden only), bytes/write
     // (walden, postgres) = 4, plus log I/O and exposure per workload = 6.
     // models: 4 + 2 x 2 = 8. bare: throughput and durations only = 2.
+    // sync-replica: ms per insert, one chart per workload = 2.
     assert_eq!(
         html.matches("<svg").count(),
-        10 + 8 + 2,
+        10 + 8 + 2 + 2,
         "one <svg> per chart"
     );
-    assert_eq!(html.matches("<figure>").count(), 20);
-    assert_eq!(html.matches("<figcaption>").count(), 20);
+    assert_eq!(html.matches("<figure>").count(), 22);
+    assert_eq!(html.matches("<figcaption>").count(), 22);
+    assert!(
+        html.contains("<th>HADR_SYNC_COMMIT</th>"),
+        "the replica table"
+    );
+    assert!(html.contains("ms per insert: auto-commit"));
     // bare's four missing charts (WRITELOG, bytes/write, log I/O, exposure) are said.
     assert!(html.matches("class=\"missing\"").count() >= 4);
     assert!(html.contains("no target counts waits per session"));
@@ -294,6 +374,8 @@ fn synthetic_report_has_every_chart_and_escapes_data() {
         "<&>",
         "<x>",
         "<tps>",
+        "<modes>",
+        "<proxy>",
         "& ampersands",
         "& 'more'",
     ] {

@@ -195,6 +195,89 @@ fn report_of_three_insert() {
     assert_only_own_tags(&html);
 }
 
+/// The synchronous-replica experiment's figures: every mode and delay ran
+/// the whole plan, the counters agree with the mode (only synchronous
+/// durable commits are mirrored and wait), and the delays show.
+fn check_sync_replica(e: &Value, def: &experiments::ExperimentDef) {
+    let plan = def.replica.as_ref().expect("a replica plan");
+    assert!(arr(&e["skipped"]).is_empty(), "skipped {:?}", e["skipped"]);
+    assert!(arr(&e["cells"]).is_empty(), "figures are under \"replica\"");
+    let r = &e["replica"];
+    let cells = arr(&r["cells"]);
+    // local, then sync / sync + delayed / async at each delay; two workloads.
+    assert_eq!(cells.len(), 2 * (1 + 3 * plan.delays_ms.len()));
+    let rows = plan.batches * plan.rows_per_batch;
+    for c in cells {
+        let mode = c["mode"].as_str().expect("mode");
+        let delay = u(&c["delay_ms"]).expect("delay");
+        let auto = c["autocommit"].as_bool().expect("autocommit");
+        let what = format!("sync-replica / {} / {mode} / {delay} ms", c["workload"]);
+        assert_eq!(u(&c["rows"]), Some(rows), "{what}");
+        let txns = if auto { rows } else { plan.batches };
+        assert_eq!(u(&c["transactions"]), Some(txns), "{what}");
+        assert_eq!(
+            u(&c["write_transactions"]),
+            Some(txns),
+            "{what}: the product's count"
+        );
+        assert_eq!(
+            arr(&c["ms_per_insert_rounds"]).len() as u64,
+            plan.batches,
+            "{what}"
+        );
+        let ms = f(&c["median_ms_per_insert"]);
+        assert!(ms > 0.0, "{what}");
+        let (p50, p99) = (f(&c["commit_p50_ms"]), f(&c["commit_p99_ms"]));
+        assert!(p50 > 0.0 && p50 <= p99, "{what}: p50 {p50} p99 {p99}");
+        let mirrored = u(&c["mirrored_write_transactions"]).expect("mirrored");
+        let hadr = u(&c["hadr_sync_commit_waits"]).expect("hadr waits");
+        let delay_ms = f(&c["transaction_delay_ms"]);
+        match mode {
+            // Every durable commit waited for the synchronous secondary.
+            "sync" => {
+                assert_eq!(mirrored, txns, "{what}: mirrored");
+                assert!(hadr <= txns, "{what}: {hadr} waits");
+                if delay > 0 {
+                    // The commit waited for a round trip through the proxy
+                    // (local and remote hardening overlap, so the wait
+                    // after the local harden may be shorter).
+                    assert!(hadr > 0, "{what}: HADR_SYNC_COMMIT waits");
+                    assert!(delay_ms > 0.0, "{what}: transaction delay");
+                    assert!(p50 >= 2.0 * delay as f64, "{what}: p50 {p50} ms");
+                }
+                assert!(u(&c["log_flushes"]).unwrap_or(0) >= txns, "{what}: flushes");
+            }
+            // Delayed commits and asynchronous secondaries wait for nobody.
+            "local" | "sync + delayed" | "async" => {
+                assert_eq!(mirrored, 0, "{what}: mirrored");
+                assert_eq!(hadr, 0, "{what}: HADR_SYNC_COMMIT waits");
+                assert_eq!(delay_ms, 0.0, "{what}: transaction delay");
+            }
+            other => panic!("unknown mode {other}"),
+        }
+        if mode == "local" {
+            assert_eq!(delay, 0, "{what}: local has no network");
+            assert!((f(&c["vs_local"]) - 1.0).abs() < 1e-9, "{what}");
+        }
+        // A round trip of 2 x 5 ms per durable auto-commit insert.
+        if mode == "sync" && auto && delay == 5 {
+            assert!(ms >= 5.0, "{what}: {ms} ms per insert");
+        }
+    }
+    let ratio = f(&r["p50_ratio_sync_local"]);
+    assert!(ratio > 0.0);
+    assert_eq!(
+        r["pass"].as_bool(),
+        Some(ratio <= f(&r["p50_ratio_target"]))
+    );
+    let reading = e["reading"].as_str().expect("reading");
+    assert!(
+        reading.contains("PASS") || reading.contains("FAIL"),
+        "{reading}"
+    );
+    assert!(reading.contains("userspace TCP proxy"), "{reading}");
+}
+
 #[test]
 fn json_figures_are_plausible() {
     let scale: f64 = SCALE.parse().expect("scale");
@@ -212,6 +295,11 @@ fn json_figures_are_plausible() {
         let name = e["name"].as_str().expect("name");
         let def = experiments::define(name, scale).expect("a known experiment");
         let cells = arr(&e["cells"]);
+        if def.replica.is_some() {
+            check_sync_replica(e, &def);
+            continue;
+        }
+        assert!(e["replica"].is_null(), "{name}: no replica figures");
         if def.unavailable.is_some() {
             assert!(cells.is_empty(), "{name}: not run");
             assert!(!arr(&e["skipped"]).is_empty(), "{name}: says why");

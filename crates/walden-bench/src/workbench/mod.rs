@@ -14,11 +14,13 @@
 //! its full and relaxed modes back to back (the order alternating between
 //! workloads), so a disk that changes state mid-run shifts both alike.
 
+pub mod delay_proxy;
 pub mod experiments;
 pub mod harness;
 pub mod peers;
 pub mod pg_peer;
 pub mod pgwire;
+pub mod replica;
 pub mod report;
 pub mod result;
 pub mod sqlite_peer;
@@ -154,7 +156,12 @@ fn run_experiment(
         ratios: Vec::new(),
         reading: String::new(),
         published: def.published.to_string(),
+        replica: None,
     };
+    if let Some(plan) = &def.replica {
+        run_replica(cfg, def, plan, targets, &mut rep)?;
+        return Ok(rep);
+    }
     if let Some(why) = &def.unavailable {
         for t in targets {
             rep.skipped.push(Skipped {
@@ -254,6 +261,55 @@ fn run_experiment(
     rep.ratios = ratios(&rep);
     rep.reading = table::reading(&rep);
     Ok(rep)
+}
+
+/// The synchronous-replica experiment: on the embedded engine only (it
+/// starts a primary and a secondary instance of its own next to it).
+fn run_replica(
+    cfg: &WorkbenchConfig,
+    def: &experiments::ExperimentDef,
+    plan: &experiments::ReplicaPlan,
+    targets: &[Box<dyn Target>],
+    rep: &mut ExperimentReport,
+) -> Result<()> {
+    for t in targets.iter().filter(|t| t.embedded_dir().is_none()) {
+        rep.skipped.push(Skipped {
+            experiment: def.name.into(),
+            target: t.label(),
+            reason: "runs on the embedded engine only: it starts a primary and a secondary \
+                     instance in this process; replicas of servers and peers are not set up by \
+                     the workbench"
+                .into(),
+        });
+    }
+    let Some(dir) = replica::embedded_dir(targets) else {
+        rep.reading = "Not run: needs the embedded target (--target embedded).".into();
+        return Ok(());
+    };
+    // Next to the embedded instance, inside the scratch directory.
+    let dir = dir
+        .parent()
+        .map(|p| p.join("replica"))
+        .unwrap_or_else(|| dir.join("replica"));
+    match replica::run(def, plan, &dir, cfg.progress, &interrupted) {
+        Ok(r) => {
+            rep.reading = table::replica_reading(&r);
+            rep.replica = Some(r);
+        }
+        Err(e) => {
+            if cfg.progress {
+                eprintln!("{}: FAILED: {e}", def.name);
+            }
+            rep.skipped.push(Skipped {
+                experiment: def.name.into(),
+                target: "walden (embedded primary and secondary)".into(),
+                reason: format!("failed: {e}"),
+            });
+            rep.reading = format!("Not run: {e}.");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
 }
 
 fn ratios(rep: &ExperimentReport) -> Vec<Ratio> {

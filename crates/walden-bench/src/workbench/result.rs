@@ -97,6 +97,93 @@ pub struct ExperimentReport {
     pub reading: String,
     /// The published figures this experiment reproduces.
     pub published: String,
+    /// The synchronous-replica experiment's own figures (it compares
+    /// replica modes and network delays, not two durability modes of a
+    /// target, so its results do not fit [`CellResult`]).
+    pub replica: Option<ReplicaReport>,
+}
+
+/// `sync-replica`: the workload with no availability group, and with a
+/// secondary in each mode behind each network delay.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReplicaReport {
+    /// Rounds: every cell runs one batch per round, the cells interleaved
+    /// (in reverse order every other round).
+    pub batches: u64,
+    pub rows_per_batch: u64,
+    /// Added one-way delays between primary and secondary (0: plain loopback).
+    pub delays_ms: Vec<u64>,
+    /// How the delay is injected, and why that way.
+    pub delay_note: String,
+    pub cells: Vec<ReplicaCell>,
+    /// The target: p50 durable (auto-commit) commit latency with a
+    /// loopback synchronous secondary over the local-only p50.
+    pub p50_ratio_sync_local: Option<f64>,
+    pub p50_ratio_target: f64,
+    pub pass: Option<bool>,
+    /// The same p50 over the asynchronous cell's: a control on this disk,
+    /// where the secondary's flushes overlapping the primary's make these
+    /// faster than a lone stream of flushes (the local cell's); async has
+    /// the same overlap but waits for nobody.
+    pub p50_ratio_sync_async: Option<f64>,
+    /// The same ratio of median ms per insert (medians over rounds).
+    pub ms_per_insert_ratio_sync_local: Option<f64>,
+    /// 4 KB pwrite + fdatasync pairs per second on the scratch disk, alone,
+    /// before and after the cells, and the state that makes (FACTS.md).
+    pub disk_fdatasync_4k_per_s: [f64; 2],
+    pub disk_state: crate::disk::DiskState,
+}
+
+/// One (workload, replica mode, delay) over all its rounds.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReplicaCell {
+    /// `auto-commit` or `1 transaction per N`.
+    pub workload: String,
+    pub autocommit: bool,
+    /// `local`, `sync`, `sync + delayed` or `async`.
+    pub mode: String,
+    /// The settings behind the mode, as a DBA would name them.
+    pub mode_label: String,
+    /// Added one-way delay, ms.
+    pub delay_ms: u64,
+    pub rows: u64,
+    pub transactions: u64,
+    /// Sum of the batches' wall times.
+    pub duration_s: f64,
+    /// duration / rows.
+    pub ms_per_insert: f64,
+    /// Per round (batch), and their median.
+    pub ms_per_insert_rounds: Vec<f64>,
+    pub median_ms_per_insert: f64,
+    /// Latency of each commit: each INSERT in auto-commit, each COMMIT
+    /// otherwise (ms).
+    pub commit_p50_ms: f64,
+    pub commit_p99_ms: f64,
+    /// The session's HADR_SYNC_COMMIT and WRITELOG waits.
+    pub hadr_sync_commit_waits: u64,
+    pub hadr_sync_commit_wait_ms: f64,
+    pub writelog_waits: u64,
+    pub writelog_wait_ms: f64,
+    /// Primary's counters over the batches: Log Flushes/sec and Write
+    /// Transactions/sec (cumulative deltas, and per second of batch time).
+    pub log_flushes: u64,
+    pub write_transactions: u64,
+    pub log_flushes_per_s: f64,
+    pub write_transactions_per_s: f64,
+    /// Log writes (write + sync) and their average time, on the primary and
+    /// on the secondary (its copy of the database): where a synchronous
+    /// commit's time goes.
+    pub log_writes: u64,
+    pub log_write_avg_ms: Option<f64>,
+    pub secondary_log_writes: u64,
+    pub secondary_log_write_avg_ms: Option<f64>,
+    /// Database Replica counters: Mirrored Write Transactions and
+    /// Transaction Delay (total ms, and per mirrored transaction).
+    pub mirrored_write_transactions: u64,
+    pub transaction_delay_ms: f64,
+    pub transaction_delay_ms_per_txn: Option<f64>,
+    /// Median ms per insert over the local-only cell's of the same workload.
+    pub vs_local: Option<f64>,
 }
 
 /// Relaxed vs full durability for one target and variant.

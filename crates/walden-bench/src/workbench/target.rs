@@ -192,6 +192,12 @@ pub trait Target: Send + Sync {
     fn has_recovery_models(&self) -> bool {
         false
     }
+    /// Where an embedded instance keeps its data (`None` for servers and
+    /// peers); experiments that start instances of their own put them next
+    /// to it, on the same disk.
+    fn embedded_dir(&self) -> Option<&std::path::Path> {
+        None
+    }
     /// A new, empty database set to the mode (and recovery model where the
     /// product has them); the cells of that mode run in it one after another.
     fn fresh_db(

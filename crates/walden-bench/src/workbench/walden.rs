@@ -22,6 +22,8 @@ pub struct WaldenTarget {
     connect: Connector,
     /// Keeps the embedded instance alive (and closes it cleanly on drop).
     engine: Option<Arc<SqlEngine>>,
+    /// The embedded instance's data directory.
+    dir: Option<std::path::PathBuf>,
 }
 
 impl WaldenTarget {
@@ -32,19 +34,19 @@ impl WaldenTarget {
         // checkpoints would only add noise to the log counters.
         cfg.checkpoint_interval = None;
         let instance = Instance::open(cfg)?;
-        let engine = SqlEngine::new(instance);
-        let e = engine.clone();
-        let connect: Connector = Arc::new(move |db: &str| {
-            let s = e
-                .connect(db, "workbench", "walden bench")
-                .map_err(|err| BenchError::Other(format!("connect to {db}: {err}")))?;
-            Ok(Box::new(EmbeddedConn(s)) as Box<dyn Conn>)
-        });
-        Ok(WaldenTarget {
-            label: "walden (embedded)".into(),
-            connect,
+        let mut t = WaldenTarget::from_engine("walden (embedded)".into(), SqlEngine::new(instance));
+        t.dir = Some(dir.to_path_buf());
+        Ok(t)
+    }
+
+    /// An instance opened by the caller (closed when the target is dropped).
+    pub fn from_engine(label: String, engine: Arc<SqlEngine>) -> WaldenTarget {
+        WaldenTarget {
+            label,
+            connect: embedded_connector(engine.clone()),
             engine: Some(engine),
-        })
+            dir: None,
+        }
     }
 
     /// A running server reached through `connect` (see `pgwire.rs`).
@@ -53,8 +55,19 @@ impl WaldenTarget {
             label,
             connect,
             engine: None,
+            dir: None,
         }
     }
+}
+
+/// Sessions of an in-process SQL engine.
+pub fn embedded_connector(engine: Arc<SqlEngine>) -> Connector {
+    Arc::new(move |db: &str| {
+        let s = engine
+            .connect(db, "workbench", "walden bench")
+            .map_err(|err| BenchError::Other(format!("connect to {db}: {err}")))?;
+        Ok(Box::new(EmbeddedConn(s)) as Box<dyn Conn>)
+    })
 }
 
 impl Drop for WaldenTarget {
@@ -91,6 +104,9 @@ impl Target for WaldenTarget {
     }
     fn has_recovery_models(&self) -> bool {
         true
+    }
+    fn embedded_dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
     }
     fn fresh_db(
         &self,

@@ -11,7 +11,7 @@ use super::draw::{
     self, Categorical, Group, Line, Mark, Panel, SeriesStyle, Slot, Timeline, NOT_REPORTED,
 };
 use super::fmt;
-use crate::workbench::result::{CellResult, ExperimentReport, Sample};
+use crate::workbench::result::{CellResult, ExperimentReport, ReplicaReport, Sample};
 use crate::workbench::target::{Durability, Recovery};
 use plotters::style::RGBColor;
 
@@ -151,6 +151,9 @@ fn variants(exp: &ExperimentReport) -> Vec<&str> {
 
 /// The charts of one experiment, in page order.
 pub fn experiment(exp: &ExperimentReport) -> Vec<Item> {
+    if let Some(r) = &exp.replica {
+        return replica(&exp.name, r);
+    }
     if exp.cells.is_empty() {
         return Vec::new();
     }
@@ -541,4 +544,70 @@ fn exposure(variant: &str, cells: &[&CellResult], series: &Series) -> Item {
              high-water mark where it exceeds every sample.{highs}"
         ),
     )
+}
+
+/// The replica experiment: ms per insert by mode and delay, a chart per
+/// workload (a category per delay, a bar per mode, median over rounds).
+fn replica(name: &str, r: &ReplicaReport) -> Vec<Item> {
+    let mut modes: Vec<&str> = Vec::new();
+    let mut workloads: Vec<&str> = Vec::new();
+    for c in &r.cells {
+        if !modes.contains(&c.mode.as_str()) {
+            modes.push(&c.mode);
+        }
+        if !workloads.contains(&c.workload.as_str()) {
+            workloads.push(&c.workload);
+        }
+    }
+    let styles: Vec<SeriesStyle> = modes
+        .iter()
+        .enumerate()
+        .map(|(i, m)| SeriesStyle {
+            label: m.to_string(),
+            color: PAIRS[i % PAIRS.len()].0,
+            dashed: false,
+        })
+        .collect();
+    let series = Series {
+        keys: Vec::new(),
+        styles,
+    };
+    let mut out = Vec::new();
+    for w in workloads {
+        let groups: Vec<Group> = r
+            .delays_ms
+            .iter()
+            .map(|&d| Group {
+                label: if d == 0 {
+                    "loopback".to_string()
+                } else {
+                    format!("+{d} ms each way")
+                },
+                slots: r
+                    .cells
+                    .iter()
+                    .filter(|c| c.workload == w && c.delay_ms == d && c.rows > 0)
+                    .map(|c| Slot {
+                        series: modes.iter().position(|m| *m == c.mode).unwrap_or(0),
+                        values: Ok(vec![c.median_ms_per_insert]),
+                    })
+                    .collect(),
+            })
+            .collect();
+        out.push(categorical(
+            &format!("ms per insert: {w}"),
+            "ms per insert",
+            &groups,
+            &series,
+            Mark::Bars,
+            fmt::num,
+            format!(
+                "Milliseconds per inserted row in {name}, {w}: median over {} rounds of {} \
+                 rows, by replica mode and added network delay (local has no secondary, so \
+                 only the loopback group has it). {}",
+                r.batches, r.rows_per_batch, r.delay_note
+            ),
+        ));
+    }
+    out
 }

@@ -163,6 +163,10 @@ fn experiment(h: &mut String, e: &ExperimentReport) {
         let rows: Vec<Vec<String>> = e.ratios.iter().map(table::ratio_row).collect();
         html_table(h, &table::RATIO_HEADER, &rows);
     }
+    if let Some(r) = &e.replica {
+        let rows: Vec<Vec<String>> = r.cells.iter().map(table::replica_row).collect();
+        html_table(h, &table::REPLICA_HEADER, &rows);
+    }
     if !e.skipped.is_empty() {
         h.push_str("<ul class=\"skipped\">\n");
         for s in &e.skipped {
