@@ -105,6 +105,10 @@ pub(crate) struct Inner {
     /// no failover happened while it was down.
     pub resolving: Mutex<Vec<String>>,
     pub closed: AtomicBool,
+    /// Live replication sockets, shut down by [`Replication::shutdown`]
+    /// (their threads block on them).
+    pub sockets: Mutex<Vec<(u64, std::net::TcpStream)>>,
+    pub next_socket: std::sync::atomic::AtomicU64,
     pub endpoint_addr: Mutex<Option<std::net::SocketAddr>>,
 }
 
@@ -142,6 +146,8 @@ impl Replication {
             incoming: Mutex::new(HashMap::new()),
             resolving: Mutex::new(Vec::new()),
             closed: AtomicBool::new(false),
+            sockets: Mutex::new(Vec::new()),
+            next_socket: std::sync::atomic::AtomicU64::new(0),
             endpoint_addr: Mutex::new(None),
         });
         let r = Replication { inner };
@@ -324,13 +330,41 @@ impl Replication {
         for g in groups {
             primary::stop_group(&self.inner, &g.def.name, false);
         }
+        for (_, s) in self.inner.sockets.lock().drain(..) {
+            let _ = s.shutdown(std::net::Shutdown::Both);
+        }
         if let Some(rt) = self.inner.rt.lock().take() {
             rt.shutdown_background();
         }
     }
 }
 
+/// A registered live socket; unregisters when dropped.
+pub(crate) struct SocketGuard<'a> {
+    inner: &'a Inner,
+    id: u64,
+}
+
+impl Drop for SocketGuard<'_> {
+    fn drop(&mut self) {
+        self.inner.sockets.lock().retain(|(i, _)| *i != self.id);
+    }
+}
+
 impl Inner {
+    /// Registers a live socket so that shutdown can close it; `None` when
+    /// already shutting down.
+    pub(crate) fn register(&self, s: &std::net::TcpStream) -> Option<SocketGuard<'_>> {
+        let c = s.try_clone().ok()?;
+        let mut v = self.sockets.lock();
+        if self.closed.load(SeqCst) {
+            return None;
+        }
+        let id = self.next_socket.fetch_add(1, SeqCst);
+        v.push((id, c));
+        Some(SocketGuard { inner: self, id })
+    }
+
     /// Spawns on the replication runtime (nothing once shut down).
     pub(crate) fn spawn<F>(&self, f: F)
     where

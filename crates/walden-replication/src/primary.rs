@@ -95,6 +95,13 @@ pub(crate) fn stop_group(inner: &Arc<Inner>, ag: &str, demoted: bool) {
     }
 }
 
+/// Reads or updates a link without waking committers (for changes no
+/// commit waits on).
+fn status_quiet<T>(inner: &Inner, id: u64, f: impl FnOnce(&mut LinkStatus) -> T) -> Option<T> {
+    let mut t = inner.sync.lock();
+    t.links.iter_mut().find(|l| l.id == id).map(f)
+}
+
 fn status<T>(inner: &Inner, id: u64, f: impl FnOnce(&mut LinkStatus) -> T) -> Option<T> {
     let mut t = inner.sync.lock();
     let r = t.links.iter_mut().find(|l| l.id == id).map(f);
@@ -325,94 +332,141 @@ async fn link_once(inner: &Arc<Inner>, id: u64) -> Result<(), String> {
             .map_err(|e| format!("reading log for catch-up: {e}"))?;
     }
 
-    // Live: forward the log manager's events from its (blocking) channel.
-    let (ltx, mut lrx) = mpsc::unbounded_channel::<LogEvent>();
-    std::thread::Builder::new()
-        .name("walden-hadr-tap".into())
-        .spawn(move || {
-            while let Ok(ev) = events.recv() {
-                if ltx.send(ev).is_err() {
-                    break;
-                }
-            }
-        })
+    // Live shipping runs on two plain threads over the now blocking socket:
+    // one takes the log manager's events and writes them (no hop through
+    // the runtime between the flusher and the socket), one reads acks and
+    // wakes committers. Each hand-off costs tens of microseconds, and a
+    // synchronous commit pays for every one of them.
+    let stream = rd
+        .reunite(wr)
+        .map_err(|e| e.to_string())?
+        .into_std()
         .map_err(|e| e.to_string())?;
-
+    stream.set_nonblocking(false).map_err(|e| e.to_string())?;
+    let ack_stream = stream.try_clone().map_err(|e| e.to_string())?;
+    ack_stream
+        .set_read_timeout(Some(Duration::from_millis(100)))
+        .map_err(|e| e.to_string())?;
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let inner_r = inner.clone();
     let db_r = db.clone();
-    let mut acks = tokio::spawn(async move {
-        loop {
-            match read_msg(&mut rd).await {
-                Ok(Msg::Ack { hardened, applied }) => {
-                    on_ack(&inner_r, id, &db_r, hardened, applied)
-                }
-                Ok(other) => return format!("unexpected message {other:?}"),
-                Err(e) => return format!("connection lost: {e}"),
-            }
-        }
+    let done_r = done.clone();
+    let acks = tokio::task::spawn_blocking(move || {
+        let r = read_acks(&inner_r, id, &db_r, ack_stream, &done_r);
+        done_r.store(true, SeqCst);
+        r
     });
-    let mut pos = target.max(start);
+    let inner_w = inner.clone();
+    let done_w = done.clone();
+    let pos = target.max(start);
+    let ship = tokio::task::spawn_blocking(move || {
+        let Some(_registered) = inner_w.register(&stream) else {
+            done_w.store(true, SeqCst);
+            return Err("shutting down".to_string());
+        };
+        let r = ship_live(&inner_w, id, &db, stream, events, pos, &done_w);
+        done_w.store(true, SeqCst);
+        r
+    });
+    let r1 = ship.await.map_err(|e| e.to_string())?;
+    let r2 = acks.await.map_err(|e| e.to_string())?;
+    r1.and(r2)
+}
+
+fn read_acks(
+    inner: &Inner,
+    id: u64,
+    db: &Database,
+    s: std::net::TcpStream,
+    done: &std::sync::atomic::AtomicBool,
+) -> Result<(), String> {
+    use std::io::ErrorKind::{TimedOut, WouldBlock};
+    let mut r = std::io::BufReader::new(s.try_clone().map_err(|e| e.to_string())?);
+    loop {
+        if done.load(SeqCst) {
+            let _ = s.shutdown(std::net::Shutdown::Both);
+            return Ok(());
+        }
+        match crate::proto::read_msg_sync(&mut r) {
+            Ok(Msg::Ack { hardened, applied }) => on_ack(inner, id, db, hardened, applied),
+            Ok(other) => return Err(format!("unexpected message {other:?}")),
+            Err(e) if matches!(e.kind(), WouldBlock | TimedOut) => {}
+            Err(e) => return Err(format!("connection lost: {e}")),
+        }
+    }
+}
+
+fn ship_live(
+    inner: &Inner,
+    id: u64,
+    db: &Database,
+    mut w: std::net::TcpStream,
+    events: std::sync::mpsc::Receiver<LogEvent>,
+    mut pos: Lsn,
+    done: &std::sync::atomic::AtomicBool,
+) -> Result<(), String> {
+    use std::io::Write;
+    use std::sync::mpsc::RecvTimeoutError;
     let mut carry: Vec<u8> = Vec::new();
-    let mut beat = tokio::time::interval(inner.cfg.heartbeat);
-    let mut check = tokio::time::interval(Duration::from_millis(50));
+    let beat_every = inner.cfg.heartbeat;
+    let mut last_beat = Instant::now() - beat_every;
     let mut told_synchronized = false;
     let res = loop {
-        tokio::select! {
-            ev = lrx.recv() => {
-                let Some(ev) = ev else { break Err("log closed".to_string()) };
-                let LogEvent::Written { lsn, bytes, .. } = ev else { continue };
+        if done.load(SeqCst) {
+            break Err("connection lost".to_string());
+        }
+        match events.recv_timeout(Duration::from_millis(50)) {
+            Ok(LogEvent::Written { lsn, bytes, .. }) => {
                 // Keep only what lies past what was shipped, then send the
                 // whole records (a record may span two writes).
                 let end = lsn + bytes.len() as u64;
                 let send_from = pos + carry.len() as u64;
-                if end <= send_from {
-                    continue;
-                }
-                if lsn > send_from {
-                    break Err(format!("gap in shipped log: have {send_from}, next write at {lsn}"));
-                }
-                carry.extend_from_slice(&bytes[(send_from - lsn) as usize..]);
-                let whole = whole_frames(&carry);
-                if whole == 0 {
-                    continue;
-                }
-                let frames: Vec<u8> = carry.drain(..whole).collect();
-                let msg = Msg::Log { lsn: pos, frames };
-                pos += whole as u64;
-                if let Err(e) = write_msg(&mut wr, &msg).await {
-                    break Err(e.to_string());
-                }
-                status(inner, id, |l| l.sent = pos);
-            }
-            _ = beat.tick() => {
-                let synchronized = status(inner, id, |l| l.state == SyncState::Synchronized).unwrap_or(false);
-                told_synchronized = synchronized;
-                let m = Msg::Heartbeat { end: db.log().end_lsn(), hardened: db.log().hardened_lsn(), synchronized };
-                if let Err(e) = write_msg(&mut wr, &m).await {
-                    break Err(e.to_string());
-                }
-            }
-            _ = check.tick() => {
-                let (stop, synchronized) = status(inner, id, |l| (l.reset || l.stopped, l.state == SyncState::Synchronized)).unwrap_or((true, false));
-                if stop {
-                    break Err("link reset".to_string());
-                }
-                // Tell the secondary at once when it becomes SYNCHRONIZED, so
-                // a planned failover right after is allowed.
-                if synchronized != told_synchronized {
-                    told_synchronized = synchronized;
-                    let m = Msg::Heartbeat { end: db.log().end_lsn(), hardened: db.log().hardened_lsn(), synchronized };
-                    if let Err(e) = write_msg(&mut wr, &m).await {
-                        break Err(e.to_string());
+                if end > send_from {
+                    if lsn > send_from {
+                        break Err(format!(
+                            "gap in shipped log: have {send_from}, next write at {lsn}"
+                        ));
+                    }
+                    carry.extend_from_slice(&bytes[(send_from - lsn) as usize..]);
+                    let whole = whole_frames(&carry);
+                    if whole > 0 {
+                        let frames: Vec<u8> = carry.drain(..whole).collect();
+                        let msg = Msg::Log { lsn: pos, frames };
+                        pos += whole as u64;
+                        if let Err(e) = w.write_all(&msg.encode()) {
+                            break Err(e.to_string());
+                        }
+                        let p = pos;
+                        status_quiet(inner, id, |l| l.sent = p);
                     }
                 }
             }
-            r = &mut acks => {
-                break Err(r.unwrap_or_else(|e| e.to_string()));
+            Ok(LogEvent::Hardened(_)) | Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break Err("log closed".to_string()),
+        }
+        let (stop, synchronized) = status_quiet(inner, id, |l| {
+            (l.reset || l.stopped, l.state == SyncState::Synchronized)
+        })
+        .unwrap_or((true, false));
+        if stop {
+            break Err("link reset".to_string());
+        }
+        // Heartbeats, and at once when the secondary becomes SYNCHRONIZED
+        // (so a planned failover right after is allowed).
+        if last_beat.elapsed() >= beat_every || synchronized != told_synchronized {
+            told_synchronized = synchronized;
+            last_beat = Instant::now();
+            let m = Msg::Heartbeat {
+                end: db.log().end_lsn(),
+                hardened: db.log().hardened_lsn(),
+                synchronized,
+            };
+            if let Err(e) = w.write_all(&m.encode()) {
+                break Err(e.to_string());
             }
         }
     };
-    acks.abort();
+    let _ = w.shutdown(std::net::Shutdown::Both);
     res
 }
 

@@ -177,3 +177,45 @@ pub async fn read_msg<R: AsyncReadExt + Unpin>(r: &mut R) -> io::Result<Msg> {
 pub async fn write_msg<W: AsyncWriteExt + Unpin>(w: &mut W, m: &Msg) -> io::Result<()> {
     w.write_all(&m.encode()).await
 }
+
+/// Blocking read of one message (the live link runs on plain threads).
+pub fn read_msg_sync<R: std::io::Read>(r: &mut R) -> io::Result<Msg> {
+    let mut len = [0u8; 4];
+    // The first byte may time out with nothing consumed; once a frame has
+    // begun, it is read to its end.
+    if r.read(&mut len[..1])? == 0 {
+        return Err(io::ErrorKind::UnexpectedEof.into());
+    }
+    read_all_retrying(r, &mut len[1..])?;
+    let n = u32::from_le_bytes(len) as usize;
+    if n == 0 || n > MAX_FRAME {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("bad frame length {n}"),
+        ));
+    }
+    let mut buf = vec![0u8; n];
+    read_all_retrying(r, &mut buf)?;
+    Msg::decode(buf)
+}
+
+/// `read_exact` that keeps going through read timeouts once a frame has
+/// begun (a timeout between frames is how readers poll for shutdown).
+fn read_all_retrying<R: std::io::Read>(r: &mut R, mut buf: &mut [u8]) -> io::Result<()> {
+    let t0 = std::time::Instant::now();
+    while !buf.is_empty() {
+        match r.read(buf) {
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => buf = &mut buf[n..],
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
+                ) && t0.elapsed() < std::time::Duration::from_secs(60) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}

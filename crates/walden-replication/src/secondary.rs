@@ -9,7 +9,6 @@ use std::sync::atomic::Ordering::*;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
 use walden_log::Lsn;
 
 pub(crate) async fn serve_endpoint(inner: Arc<Inner>, listener: TcpListener) {
@@ -83,36 +82,77 @@ async fn handle(inner: Arc<Inner>, stream: TcpStream) -> Result<(), String> {
         e.generation
     };
 
-    // Redo runs on a thread of its own (it blocks on fsync); acks come back
-    // through a channel to the writer.
-    let (wtx, wrx) = std::sync::mpsc::channel::<Work>();
-    let (atx, mut arx) = mpsc::unbounded_channel::<Msg>();
-    let inner_a = inner.clone();
-    let db_a = db.clone();
-    let applier = std::thread::Builder::new()
-        .name("walden-hadr-redo".into())
-        .spawn(move || apply_loop(inner_a, db_a, epoch, generation, wrx, atx))
+    // From here on the connection is served by plain threads over a
+    // blocking socket: a reader, and the redo thread, which hardens and
+    // writes its acknowledgement itself (every hand-off between threads
+    // adds to the primary's commit latency).
+    let stream = rd
+        .reunite(wr)
+        .map_err(|e| e.to_string())?
+        .into_std()
         .map_err(|e| e.to_string())?;
-    let writer = tokio::spawn(async move {
-        while let Some(m) = arx.recv().await {
-            if write_msg(&mut wr, &m).await.is_err() {
-                break;
-            }
-        }
-    });
+    stream.set_nonblocking(false).map_err(|e| e.to_string())?;
     // The primary sends a heartbeat at least every 500 ms: a connection
     // silent for the session timeout is dead (a partition sends no FIN).
     let silent = hello.ag.def.session_timeout();
+    let inner2 = inner.clone();
+    let db2 = db.clone();
+    let res = tokio::task::spawn_blocking(move || {
+        serve_blocking(&inner2, &db2, stream, silent, epoch, generation)
+    })
+    .await
+    .map_err(|e| e.to_string())?;
+    if let Some(e) = inner.incoming.lock().get_mut(&db) {
+        if e.generation == generation {
+            // `synchronized` stays as last heard: a planned failover right
+            // after the primary died is safe within the session timeout
+            // (the primary cannot have dropped this replica before then).
+            e.connected = false;
+        }
+    }
+    res
+}
+
+fn serve_blocking(
+    inner: &Arc<Inner>,
+    db: &str,
+    stream: std::net::TcpStream,
+    silent: Duration,
+    epoch: u64,
+    generation: u64,
+) -> Result<(), String> {
+    let Some(_registered) = inner.register(&stream) else {
+        return Err("shutting down".into());
+    };
+    stream
+        .set_read_timeout(Some(silent))
+        .map_err(|e| e.to_string())?;
+    let ack_stream = stream.try_clone().map_err(|e| e.to_string())?;
+    let (wtx, wrx) = std::sync::mpsc::channel::<Work>();
+    let inner_a = inner.clone();
+    let db_a = db.to_string();
+    let applier = std::thread::Builder::new()
+        .name("walden-hadr-redo".into())
+        .spawn(move || apply_loop(inner_a, db_a, epoch, generation, wrx, ack_stream))
+        .map_err(|e| e.to_string())?;
+    let mut rd = std::io::BufReader::new(stream.try_clone().map_err(|e| e.to_string())?);
     let res = loop {
-        let m = match tokio::time::timeout(silent, read_msg(&mut rd)).await {
-            Ok(Ok(m)) => m,
-            Ok(Err(e)) => break Err(e.to_string()),
-            Err(_) => break Err("primary silent for the session timeout".into()),
+        let m = match crate::proto::read_msg_sync(&mut rd) {
+            Ok(m) => m,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                break Err("primary silent for the session timeout".into())
+            }
+            Err(e) => break Err(e.to_string()),
         };
         let current = inner
             .incoming
             .lock()
-            .get(&db)
+            .get(db)
             .is_some_and(|e| e.generation == generation);
         if !current {
             break Err("superseded by a newer connection".into());
@@ -128,7 +168,7 @@ async fn handle(inner: Arc<Inner>, stream: TcpStream) -> Result<(), String> {
                 image,
             },
             Msg::Log { lsn, frames } => {
-                if let Some(e) = inner.incoming.lock().get_mut(&db) {
+                if let Some(e) = inner.incoming.lock().get_mut(db) {
                     e.last_received = Some(SystemTime::now());
                     e.last_heard = Instant::now();
                 }
@@ -139,7 +179,7 @@ async fn handle(inner: Arc<Inner>, stream: TcpStream) -> Result<(), String> {
                 hardened,
                 synchronized,
             } => {
-                if let Some(e) = inner.incoming.lock().get_mut(&db) {
+                if let Some(e) = inner.incoming.lock().get_mut(db) {
                     e.primary_end = end;
                     e.primary_hardened = hardened;
                     e.synchronized = synchronized;
@@ -154,16 +194,8 @@ async fn handle(inner: Arc<Inner>, stream: TcpStream) -> Result<(), String> {
         }
     };
     drop(wtx);
-    let _ = tokio::task::spawn_blocking(move || applier.join()).await;
-    writer.abort();
-    if let Some(e) = inner.incoming.lock().get_mut(&db) {
-        if e.generation == generation {
-            // `synchronized` stays as last heard: a planned failover right
-            // after the primary died is safe within the session timeout
-            // (the primary cannot have dropped this replica before then).
-            e.connected = false;
-        }
-    }
+    let _ = stream.shutdown(std::net::Shutdown::Both);
+    let _ = applier.join();
     res
 }
 
@@ -268,14 +300,16 @@ fn apply_loop(
     epoch: u64,
     generation: u64,
     rx: std::sync::mpsc::Receiver<Work>,
-    acks: mpsc::UnboundedSender<Msg>,
+    mut acks: std::net::TcpStream,
 ) {
+    use std::io::Write;
     let mut followed = false;
-    let ack = |db: &walden_engine::Database| {
-        let _ = acks.send(Msg::Ack {
+    let mut ack = |db: &walden_engine::Database| {
+        let m = Msg::Ack {
             hardened: db.log().hardened_lsn(),
             applied: db.applied_lsn(),
-        });
+        };
+        let _ = acks.write_all(&m.encode());
     };
     while let Ok(first) = rx.recv() {
         let current = inner
@@ -350,7 +384,9 @@ fn apply_loop(
                 }
             }
         }
-        if beat || !logs.is_empty() {
+        // Heartbeats are answered (after redo, so `applied` is current); log
+        // was acknowledged as soon as it was hardened.
+        if beat {
             ack(&db);
         }
     }
