@@ -53,6 +53,45 @@ pub struct SqlSession {
     parsed: std::collections::HashMap<String, Arc<Command>>,
     /// Parsed templates of keyed writes with their literals lifted out.
     templates: std::collections::HashMap<String, Option<Arc<Command>>>,
+    /// Compiled plans of parsed commands (see [`SqlSession::run_planned`]).
+    plans: std::collections::HashMap<usize, CachedPlan>,
+    /// Executions that reused a cached plan (for tests and diagnostics).
+    plan_hits: u64,
+}
+
+/// A compiled INSERT, UPDATE, DELETE or query, kept between executions of
+/// the same parsed command: pgbench and drivers run a handful of statement
+/// shapes over and over, and name resolution and planning cost about as much
+/// as executing a keyed statement.
+enum StmtPlan {
+    Query(query::QueryPlan),
+    Insert(dml::InsertPlan),
+    Update(dml::Planned),
+    Delete(dml::DeletePlan),
+}
+
+impl StmtPlan {
+    fn reusable(&self) -> bool {
+        match self {
+            StmtPlan::Query(q) => query::reusable(q),
+            StmtPlan::Insert(i) => i.reusable(),
+            StmtPlan::Update(u) => u.reusable(),
+            StmtPlan::Delete(d) => d.reusable(),
+        }
+    }
+}
+
+/// A plan and what it was made against. The plan holds the tables it
+/// resolved, so it is valid only for the same database at the same catalog
+/// version (any DDL, TRUNCATE or ALTER bumps it).
+struct CachedPlan {
+    /// Keeps the command alive: the cache is keyed by its address.
+    _command: Arc<Command>,
+    /// Weak, so that a session's cache does not keep a dropped database open;
+    /// it still keeps the address from being reused.
+    db: std::sync::Weak<Database>,
+    catalog_version: u64,
+    plan: Arc<StmtPlan>,
 }
 
 /// Most statements kept in a session's parse cache.
@@ -103,7 +142,14 @@ impl SqlSession {
             cancel: Arc::new(AtomicBool::new(false)),
             parsed: std::collections::HashMap::new(),
             templates: std::collections::HashMap::new(),
+            plans: std::collections::HashMap::new(),
+            plan_hits: 0,
         })
+    }
+
+    /// How many statement executions reused a cached plan so far.
+    pub fn plan_cache_hits(&self) -> u64 {
+        self.plan_hits
     }
 
     pub fn session_id(&self) -> u32 {
@@ -145,10 +191,10 @@ impl SqlSession {
         // of their one-statement queries.
         for s in stmts {
             let r = match self.fast_template(s) {
-                Some((c, params)) => self.execute_command(&c, &params),
+                Some((c, params)) => self.execute_shared(&c, &params),
                 None => self
                     .parse_cached(s)
-                    .and_then(|c| self.execute_command(&c, &[])),
+                    .and_then(|c| self.execute_shared(&c, &[])),
             };
             let err = r.is_err();
             // The copy data follows; statements after COPY FROM STDIN in the
@@ -249,7 +295,7 @@ impl SqlSession {
                 _ => Ok(v),
             })
             .collect::<Result<Vec<_>>>()?;
-        let r = self.execute_command(&p.command, &params);
+        let r = self.execute_shared(&p.command, &params);
         if r.is_err() {
             self.note_error();
         }
@@ -309,6 +355,99 @@ impl SqlSession {
             tx.commit(CommitRequest::Default)?;
             Ok(v)
         }
+    }
+
+    /// Runs a command from the parse caches or a prepared statement: DML
+    /// and queries through the plan cache, everything else as it comes.
+    fn execute_shared(&mut self, cmd: &Arc<Command>, params: &[Value]) -> Result<QueryOutput> {
+        let plannable = match cmd.as_ref() {
+            Command::Sql(stmt) => matches!(
+                stmt.as_ref(),
+                Statement::Query(_)
+                    | Statement::Insert(_)
+                    | Statement::Update(_)
+                    | Statement::Delete(_)
+            ),
+            Command::DeleteTop(_, stmt) => matches!(stmt.as_ref(), Statement::Delete(_)),
+            _ => false,
+        };
+        if !plannable {
+            return self.execute_command(cmd, params);
+        }
+        self.cancel.store(false, Relaxed);
+        if self.failed {
+            return Err(failed_tx());
+        }
+        self.run_planned(cmd, params)
+    }
+
+    /// Plans `cmd` (or takes its cached plan) and runs it in the current
+    /// transaction, as [`SqlSession::statement`] does for the same statements.
+    /// Planning stays inside the transaction so that errors and counters come
+    /// out as they do without the cache.
+    fn run_planned(&mut self, cmd: &Arc<Command>, params: &[Value]) -> Result<QueryOutput> {
+        let key = Arc::as_ptr(cmd) as usize;
+        // Read before planning: a DDL that lands while we plan bumps the
+        // version past this one, so the plan is not reused afterwards.
+        let version = self.db.catalog_version();
+        let cached = self
+            .plans
+            .get(&key)
+            .filter(|c| {
+                c.catalog_version == version && std::ptr::eq(c.db.as_ptr(), Arc::as_ptr(&self.db))
+            })
+            .map(|c| c.plan.clone());
+        self.plan_hits += cached.is_some() as u64;
+        let info = self.info();
+        let cancel = self.cancel.clone();
+        let inst = self.engine.instance.clone();
+        let db = self.db.clone();
+        let (out, fresh) = self.in_tx(|tx, _| {
+            let (plan, fresh) = match cached {
+                Some(p) => (p, false),
+                None => {
+                    let mut p = Planner::new(db.clone(), &inst, &[]);
+                    (Arc::new(plan_command(&mut p, cmd)?), true)
+                }
+            };
+            let ctx = Ctx {
+                params,
+                info: &info,
+                cancel: &cancel,
+                instance: &inst,
+            };
+            let out = match plan.as_ref() {
+                StmtPlan::Query(q) => {
+                    let env = ctx.env(tx);
+                    let rows = query::execute_plan(q, &env, None)?;
+                    QueryOutput {
+                        tag: format!("SELECT {}", rows.len()),
+                        columns: Some(q.columns.clone()),
+                        rows,
+                        ..Default::default()
+                    }
+                }
+                StmtPlan::Insert(i) => dml::run_insert(i, tx, &ctx)?,
+                StmtPlan::Update(u) => dml::run_update(u, tx, &ctx)?,
+                StmtPlan::Delete(d) => dml::run_delete(d, tx, &ctx)?,
+            };
+            Ok((out, fresh.then_some(plan)))
+        })?;
+        if let Some(plan) = fresh.filter(|p| p.reusable()) {
+            if self.plans.len() >= PARSE_CACHE {
+                self.plans.clear();
+            }
+            self.plans.insert(
+                key,
+                CachedPlan {
+                    _command: cmd.clone(),
+                    db: Arc::downgrade(&db),
+                    catalog_version: version,
+                    plan,
+                },
+            );
+        }
+        Ok(out)
     }
 
     fn execute_command(&mut self, cmd: &Command, params: &[Value]) -> Result<QueryOutput> {
@@ -889,6 +1028,24 @@ impl SqlSession {
             }
             Ok(QueryOutput::command(format!("COPY {n}")))
         })
+    }
+}
+
+/// Plans a command [`SqlSession::execute_shared`] sends to the plan cache.
+fn plan_command(p: &mut Planner<'_>, cmd: &Command) -> Result<StmtPlan> {
+    match cmd {
+        Command::Sql(stmt) => match stmt.as_ref() {
+            Statement::Query(q) => Ok(StmtPlan::Query(query::plan_query(p, q, None)?)),
+            Statement::Insert(ins) => Ok(StmtPlan::Insert(dml::plan_insert(p, ins)?)),
+            Statement::Update(u) => Ok(StmtPlan::Update(dml::plan_update(p, u)?)),
+            Statement::Delete(d) => Ok(StmtPlan::Delete(dml::plan_delete_limit(p, d, None)?)),
+            _ => Err(SqlError::internal("not a plannable statement")),
+        },
+        Command::DeleteTop(n, stmt) => match stmt.as_ref() {
+            Statement::Delete(d) => Ok(StmtPlan::Delete(dml::plan_delete_limit(p, d, Some(*n))?)),
+            _ => Err(SqlError::internal("DELETE TOP without DELETE")),
+        },
+        _ => Err(SqlError::internal("not a plannable statement")),
     }
 }
 
