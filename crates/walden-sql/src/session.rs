@@ -328,13 +328,7 @@ impl SqlSession {
             database_id: self.db.id(),
             user: self.user.clone(),
             now: now_micros(),
-            database_ids: self
-                .engine
-                .instance
-                .databases()
-                .iter()
-                .map(|d| (d.name().to_ascii_lowercase(), d.id()))
-                .collect(),
+            database_ids: std::sync::OnceLock::new(),
         }
     }
 
