@@ -611,60 +611,7 @@ pub fn normalize_literals(sql: &str) -> Option<(String, Vec<walden_engine::Value
         return None;
     }
     let b = sql.as_bytes();
-    let at = |i: usize, pat: &[u8]| {
-        b.len() - i >= pat.len() && b[i..i + pat.len()].eq_ignore_ascii_case(pat)
-    };
-    // Parameters already, comments, and clauses whose literals are part of
-    // the statement's shape (row counts, positional ORDER BY) are left alone.
-    // A keyed SELECT (`SELECT abalance FROM t WHERE aid = 42`): only the
-    // WHERE clause's literals are lifted, so the select list (whose literals
-    // name and type result columns) stays as written. Anything with a
-    // subquery, set operation or row-count clause is parsed as it is.
-    const SELECT_EXCLUDED: [&[u8]; 8] = [
-        b" union",
-        b" intersect",
-        b" except",
-        b" limit",
-        b" offset",
-        b" fetch",
-        b" having",
-        b" into ",
-    ];
-    let mut selects = 0;
-    let mut where_at = None;
-    for i in 0..b.len() {
-        match b[i] {
-            b'$' => return None,
-            b'-' if at(i, b"--") => return None,
-            b'/' if at(i, b"/*") => return None,
-            b' ' => {
-                if at(i, b" top") {
-                    return None;
-                }
-                if is_select {
-                    if SELECT_EXCLUDED.iter().any(|k| at(i, k)) {
-                        return None;
-                    }
-                    if where_at.is_none() && at(i, b" where ") {
-                        where_at = Some(i);
-                    }
-                }
-            }
-            b'r' | b'R' if at(i, b"returning") => return None,
-            b'o' | b'O' if at(i, b"order by") => return None,
-            b'g' | b'G' if at(i, b"group by") => return None,
-            b's' | b'S' if is_select && at(i, b"select") => selects += 1,
-            _ => {}
-        }
-    }
-    let mut start = 0;
-    if is_select {
-        let w = where_at?;
-        if selects > 1 || b[..w].contains(&b'\'') {
-            return None;
-        }
-        start = w;
-    }
+    let start = lift_start(b, is_select)?;
     let mut out = String::with_capacity(sql.len() + 8);
     let mut params = Vec::new();
     // Bytes from `copied` up to `i` go to the template as they are.
@@ -673,6 +620,10 @@ pub fn normalize_literals(sql: &str) -> Option<(String, Vec<walden_engine::Value
     let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'"';
     while i < b.len() {
         let c = b[i];
+        if !LITERAL_STARTS[c as usize] {
+            i += 1;
+            continue;
+        }
         let prev = if i > 0 { b[i - 1] } else { b' ' };
         if c == b'\'' {
             // A string literal; a prefixed one (N'..', E'..') is kept as is.
@@ -746,6 +697,88 @@ pub fn normalize_literals(sql: &str) -> Option<(String, Vec<walden_engine::Value
     }
     out.push_str(&sql[copied..]);
     Some((out, params))
+}
+
+/// The exclusions of [`normalize_literals`]: `None` when the statement is
+/// not eligible, else where lifting starts (a SELECT's first ` where `).
+fn lift_start(b: &[u8], is_select: bool) -> Option<usize> {
+    // `pat` (lower case) at `i`, ignoring ASCII case.
+    let at = |i: usize, pat: &[u8]| {
+        b.len() - i >= pat.len()
+            && pat
+                .iter()
+                .zip(&b[i..])
+                .all(|(p, c)| c.to_ascii_lowercase() == *p)
+    };
+    // Parameters already, comments, and clauses whose literals are part of
+    // the statement's shape (row counts, positional ORDER BY) are left alone.
+    // A keyed SELECT (`SELECT abalance FROM t WHERE aid = 42`): only the
+    // WHERE clause's literals are lifted, so the select list (whose literals
+    // name and type result columns) stays as written. Anything with a
+    // subquery, set operation or row-count clause is parsed as it is.
+    let mut selects = 0;
+    let mut where_at = None;
+    // Most bytes start none of the patterns; skipping them through a table
+    // keeps the dispatch below off the common path, and the byte after a
+    // space picks the one or two patterns worth comparing.
+    let starts = if is_select {
+        &PATTERN_STARTS_SELECT
+    } else {
+        &PATTERN_STARTS
+    };
+    for i in 0..b.len() {
+        if !starts[b[i] as usize] {
+            continue;
+        }
+        let next = b.get(i + 1).map_or(0, |c| c.to_ascii_lowercase());
+        match b[i] {
+            b'$' => return None,
+            b'-' if next == b'-' => return None,
+            b'/' if next == b'*' => return None,
+            b' ' => match next {
+                b't' if at(i, b" top") => return None,
+                _ if !is_select => {}
+                b'u' if at(i, b" union") => return None,
+                b'i' if at(i, b" intersect") || at(i, b" into ") => return None,
+                b'e' if at(i, b" except") => return None,
+                b'l' if at(i, b" limit") => return None,
+                b'o' if at(i, b" offset") => return None,
+                b'f' if at(i, b" fetch") => return None,
+                b'h' if at(i, b" having") => return None,
+                b'w' if where_at.is_none() && at(i, b" where ") => where_at = Some(i),
+                _ => {}
+            },
+            b'r' | b'R' if next == b'e' && at(i, b"returning") => return None,
+            b'o' | b'O' if next == b'r' && at(i, b"order by") => return None,
+            b'g' | b'G' if next == b'r' && at(i, b"group by") => return None,
+            b's' | b'S' if is_select && next == b'e' && at(i, b"select") => selects += 1,
+            _ => {}
+        }
+    }
+    if !is_select {
+        return Some(0);
+    }
+    let w = where_at?;
+    if selects > 1 || b[..w].contains(&b'\'') {
+        return None;
+    }
+    Some(w)
+}
+
+/// Bytes that may start an excluded pattern (see `normalize_literals`).
+static PATTERN_STARTS: [bool; 256] = byte_set(b"$-/ rRoOgG");
+static PATTERN_STARTS_SELECT: [bool; 256] = byte_set(b"$-/ rRoOgGsS");
+/// Bytes that may start a literal or a quoted name.
+static LITERAL_STARTS: [bool; 256] = byte_set(b"'\"0123456789");
+
+const fn byte_set(bytes: &[u8]) -> [bool; 256] {
+    let mut set = [false; 256];
+    let mut i = 0;
+    while i < bytes.len() {
+        set[bytes[i] as usize] = true;
+        i += 1;
+    }
+    set
 }
 
 /// Appends `$n`.
@@ -1053,7 +1086,7 @@ mod tests {
             "INSERT",
             "",
         ];
-        let alphabet: [&str; 24] = [
+        let alphabet: [&str; 33] = [
             "'",
             "''",
             "\"",
@@ -1078,6 +1111,15 @@ mod tests {
             "*",
             "$",
             "N",
+            " Union",
+            " INTO ",
+            "group by",
+            " having",
+            " fetch",
+            " offset",
+            " except",
+            " intersect",
+            "sElEcT",
         ];
         let mut seed = 0x2545_f491_4f6c_dd1du64;
         let mut rnd = |n: usize| {
