@@ -14,7 +14,7 @@ use crate::txn::Transaction;
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, Ordering, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use walden_log::{Exposure, FileStats, LogConfig, LogManager, Lsn, RecoveryReport, Vfs};
@@ -102,6 +102,9 @@ pub struct Database {
     pub(crate) vfs: Arc<dyn Vfs>,
     pub(crate) log: LogManager,
     pub(crate) catalog: RwLock<Catalog>,
+    /// Bumped by every catalog change (tables, keys, sequences, settings):
+    /// the SQL layer keeps compiled plans only while it is unchanged.
+    pub(crate) catalog_version: AtomicU64,
     pub(crate) settings: RwLock<DbSettings>,
     /// Commits hold it shared from log append to apply; checkpoints and DDL take
     /// it exclusively to see a state that matches an LSN exactly.
@@ -193,6 +196,7 @@ impl Database {
             vfs,
             log,
             catalog: RwLock::new(state.catalog),
+            catalog_version: AtomicU64::new(0),
             settings: RwLock::new(state.settings),
             gate: RwLock::new(()),
             locks: LockManager::default(),
@@ -381,9 +385,20 @@ impl Database {
         // Applied even if a required secondary did not confirm: the change is
         // in the local log, and recovery would apply it anyway.
         let out = apply(&mut cat);
+        // Under the catalog lock: a planner that read the old version before
+        // planning sees the new one on its next look (Release pairs with the
+        // Acquire load in `catalog_version`).
+        self.catalog_version.fetch_add(1, Ordering::Release);
         drop(cat);
         remote?;
         Ok(out)
+    }
+
+    /// A number that changes whenever the catalog does (any DDL, TRUNCATE,
+    /// ALTER DATABASE ... SET), here or through a secondary's redo. A plan
+    /// made after reading version v is valid while the version is still v.
+    pub fn catalog_version(&self) -> u64 {
+        self.catalog_version.load(Ordering::Acquire)
     }
 
     pub fn create_table(&self, session: &Session, mut def: TableDef) -> Result<Arc<Table>> {

@@ -204,7 +204,14 @@ impl Database {
         let mut next_txid = self.next_txid.load(Relaxed);
         let mut end = lsn;
         let mut n = 0;
+        let mut ddl = false;
         for rec in frames_of(frames)? {
+            // Anything but a transaction's rows changes the catalog: cached
+            // plans made before it must not be reused.
+            ddl |= !matches!(
+                rec.first(),
+                Some(&crate::codec::TAG_TXN_PART) | Some(&crate::codec::TAG_TXN_COMMIT)
+            );
             apply_record(
                 &mut pending,
                 RedoTarget {
@@ -217,6 +224,9 @@ impl Database {
             )?;
             end += 4 + rec.len() as u64;
             n += 1;
+        }
+        if ddl {
+            self.catalog_version.fetch_add(1, Release);
         }
         self.next_txid.fetch_max(next_txid, Relaxed);
         self.replica.applied.store(end, Release);

@@ -310,8 +310,8 @@ pub(crate) async fn serve_connection(
         secret,
         cancel,
         busy,
-        statements: HashMap::new(),
-        portals: HashMap::new(),
+        statements: Default::default(),
+        portals: Default::default(),
         skip_until_sync: false,
     };
     let r = conn.startup_done(&user, &app).await;
@@ -375,8 +375,10 @@ struct Connection {
     secret: i32,
     cancel: Arc<AtomicBool>,
     busy: Arc<AtomicBool>,
-    statements: HashMap<String, Arc<Stmt>>,
-    portals: HashMap<String, Portal>,
+    // foldhash: the unnamed statement and portal are looked up, replaced or
+    // removed for every message.
+    statements: foldhash::HashMap<String, Arc<Stmt>>,
+    portals: foldhash::HashMap<String, Portal>,
     /// After an error in an extended-query message: ignore everything until Sync.
     skip_until_sync: bool,
 }

@@ -204,19 +204,66 @@ fn plan_insert_source(
     Ok((cols, InsertSource::Query(plan)))
 }
 
+/// A planned INSERT: its table, target columns, source and RETURNING list.
+pub(crate) struct InsertPlan {
+    table: Arc<Table>,
+    cols: Vec<usize>,
+    source: InsertSource,
+    returning: Option<Returning>,
+}
+
+impl InsertPlan {
+    /// Expressions whose evaluation does not depend on earlier executions
+    /// (no subquery with a per-statement result cache), and a plain row source.
+    pub(crate) fn reusable(&self) -> bool {
+        let values = match &self.source {
+            InsertSource::Values(rows) => {
+                rows.iter().flatten().flatten().all(|e| !e.has_subquery())
+            }
+            InsertSource::Query(q) => query::reusable(q),
+        };
+        values && returning_reusable(&self.returning)
+    }
+}
+
+fn returning_reusable(r: &Option<Returning>) -> bool {
+    r.as_ref()
+        .is_none_or(|r| r.exprs.iter().all(|e| !e.has_subquery()))
+}
+
+pub(crate) fn plan_insert(p: &mut Planner<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
+    if ins.on.is_some() {
+        return Err(SqlError::unsupported("INSERT ... ON CONFLICT"));
+    }
+    let table = insert_table(p, ins)?;
+    let (cols, source) = plan_insert_source(p, ins, &table)?;
+    let scope = table_scope(&table, None);
+    let returning = returning(p, &scope, &ins.returning)?;
+    Ok(InsertPlan {
+        table,
+        cols,
+        source,
+        returning,
+    })
+}
+
 pub fn insert(
     p: &mut Planner<'_>,
     ins: &ast::Insert,
     tx: &mut Transaction,
     ctx: &Ctx<'_>,
 ) -> Result<QueryOutput> {
-    if ins.on.is_some() {
-        return Err(SqlError::unsupported("INSERT ... ON CONFLICT"));
-    }
-    let t = insert_table(p, ins)?;
-    let (cols, source) = plan_insert_source(p, ins, &t)?;
-    let scope = table_scope(&t, None);
-    let ret = returning(p, &scope, &ins.returning)?;
+    run_insert(&plan_insert(p, ins)?, tx, ctx)
+}
+
+pub(crate) fn run_insert(
+    pl: &InsertPlan,
+    tx: &mut Transaction,
+    ctx: &Ctx<'_>,
+) -> Result<QueryOutput> {
+    let t = &pl.table;
+    let cols = &pl.cols;
+    let ret = &pl.returning;
     let width = t.def.columns.len();
     let mut n = 0u64;
     let mut out_rows = Vec::new();
@@ -225,9 +272,9 @@ pub fn insert(
         for (k, v) in vals.into_iter().enumerate() {
             full[cols[k]] = v;
         }
-        let row = tx.insert_into(&t, full)?;
+        let row = tx.insert_into(t, full)?;
         n += 1;
-        if let Some(r) = &ret {
+        if let Some(r) = ret {
             let env = ctx.env(tx);
             out_rows.push(
                 r.exprs
@@ -238,7 +285,7 @@ pub fn insert(
         }
         Ok(())
     };
-    match source {
+    match &pl.source {
         InsertSource::Values(rows) => {
             for r in rows {
                 let vals = {
@@ -253,7 +300,7 @@ pub fn insert(
         InsertSource::Query(plan) => {
             let rows = {
                 let env = ctx.env(tx);
-                query::execute_plan(&plan, &env, None)?
+                query::execute_plan(plan, &env, None)?
             };
             for r in rows {
                 store(tx, r.into_iter().map(Some).collect())?;
@@ -262,14 +309,14 @@ pub fn insert(
     }
     let mut out = QueryOutput::command(format!("INSERT 0 {n}"));
     if let Some(r) = ret {
-        out.columns = Some(r.columns);
+        out.columns = Some(r.columns.clone());
         out.rows = out_rows;
     }
     Ok(out)
 }
 
 /// A planned UPDATE or DELETE.
-struct Planned {
+pub(crate) struct Planned {
     table: Arc<Table>,
     /// Key lookup (the whole primary key fixed by WHERE).
     lookup: Option<Vec<Expr>>,
@@ -278,6 +325,38 @@ struct Planned {
     filter: Vec<Expr>,
     assignments: Vec<(usize, Expr)>,
     returning: Option<Returning>,
+}
+
+impl Planned {
+    /// See [`InsertPlan::reusable`].
+    pub(crate) fn reusable(&self) -> bool {
+        let lookup = self.lookup.iter().flatten();
+        let range = self
+            .range
+            .iter()
+            .flat_map(|r| r.lo.iter().chain(r.hi.iter()).map(|(e, _)| e));
+        let assigned = self.assignments.iter().map(|(_, e)| e);
+        lookup
+            .chain(range)
+            .chain(self.filter.iter())
+            .chain(assigned)
+            .all(|e| !e.has_subquery())
+            && returning_reusable(&self.returning)
+    }
+}
+
+/// A planned DELETE: the rows' plan and its row limit (`DELETE TOP (n)`, or
+/// a LIMIT expression).
+pub(crate) struct DeletePlan {
+    planned: Planned,
+    top: Option<u64>,
+    limit: Option<Expr>,
+}
+
+impl DeletePlan {
+    pub(crate) fn reusable(&self) -> bool {
+        self.planned.reusable() && self.limit.as_ref().is_none_or(|e| !e.has_subquery())
+    }
 }
 
 type WherePlan = (Option<Vec<Expr>>, Option<Box<query::KeyRange>>, Vec<Expr>);
@@ -314,7 +393,7 @@ fn plan_where(
     }
 }
 
-fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planned> {
+pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planned> {
     if u.from.is_some() {
         return Err(SqlError::unsupported("UPDATE ... FROM"));
     }
@@ -427,8 +506,11 @@ pub fn update(
     tx: &mut Transaction,
     ctx: &Ctx<'_>,
 ) -> Result<QueryOutput> {
-    let pl = plan_update(p, u)?;
-    let keys = candidates(&pl, tx, ctx, None)?;
+    run_update(&plan_update(p, u)?, tx, ctx)
+}
+
+pub(crate) fn run_update(pl: &Planned, tx: &mut Transaction, ctx: &Ctx<'_>) -> Result<QueryOutput> {
+    let keys = candidates(pl, tx, ctx, None)?;
     let t = pl.table.clone();
     let mut n = 0u64;
     let mut out_rows = Vec::new();
@@ -461,8 +543,8 @@ pub fn update(
         }
     }
     let mut out = QueryOutput::command(format!("UPDATE {n}"));
-    if let Some(r) = pl.returning {
-        out.columns = Some(r.columns);
+    if let Some(r) = &pl.returning {
+        out.columns = Some(r.columns.clone());
         out.rows = out_rows;
     }
     Ok(out)
@@ -475,17 +557,41 @@ pub fn delete(
     tx: &mut Transaction,
     ctx: &Ctx<'_>,
 ) -> Result<QueryOutput> {
-    let pl = plan_delete(p, d)?;
+    run_delete(&plan_delete_limit(p, d, top)?, tx, ctx)
+}
+
+pub(crate) fn plan_delete_limit(
+    p: &mut Planner<'_>,
+    d: &ast::Delete,
+    top: Option<u64>,
+) -> Result<DeletePlan> {
+    let planned = plan_delete(p, d)?;
     let limit = match (&d.limit, top) {
+        (Some(e), None) => Some(Expr::compile(p, &Arc::new(Scope::default()), e)?),
+        _ => None,
+    };
+    Ok(DeletePlan {
+        planned,
+        top,
+        limit,
+    })
+}
+
+pub(crate) fn run_delete(
+    dp: &DeletePlan,
+    tx: &mut Transaction,
+    ctx: &Ctx<'_>,
+) -> Result<QueryOutput> {
+    let pl = &dp.planned;
+    let limit = match (&dp.limit, dp.top) {
         (_, Some(n)) => Some(n),
-        (Some(e), None) => {
-            let x = Expr::compile(p, &Arc::new(Scope::default()), e)?;
+        (Some(x), None) => {
             let env = ctx.env(tx);
             x.eval(&[], &env)?.as_i64().map(|v| v.max(0) as u64)
         }
         _ => None,
     };
-    let keys = candidates(&pl, tx, ctx, limit)?;
+    let keys = candidates(pl, tx, ctx, limit)?;
     let t = pl.table.clone();
     let mut n = 0u64;
     let mut out_rows = Vec::new();
@@ -512,8 +618,8 @@ pub fn delete(
         }
     }
     let mut out = QueryOutput::command(format!("DELETE {n}"));
-    if let Some(r) = pl.returning {
-        out.columns = Some(r.columns);
+    if let Some(r) = &pl.returning {
+        out.columns = Some(r.columns.clone());
         out.rows = out_rows;
     }
     Ok(out)

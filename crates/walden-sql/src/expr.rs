@@ -855,6 +855,16 @@ impl Expr {
             e => e.children().iter().any(|c| c.uses_outer()),
         }
     }
+
+    /// Whether the expression holds a subquery. Such plans are not reused
+    /// across executions: an uncorrelated subquery caches its rows in the plan
+    /// for the length of one statement.
+    pub fn has_subquery(&self) -> bool {
+        match self {
+            Expr::Sub(_) => true,
+            e => e.children().iter().any(|c| c.has_subquery()),
+        }
+    }
 }
 
 pub(crate) fn parse_type_name(name: &str) -> Result<DataType> {

@@ -20,10 +20,24 @@ pub struct SessionInfo {
     pub user: String,
     /// Statement start, for now() and friends.
     pub now: i64,
-    /// Database ids by lower-case name (for DB_ID).
-    pub database_ids: Vec<(String, u32)>,
+    /// Database ids by lower-case name (for DB_ID and DB_NAME), listed on
+    /// first use in the statement: most statements never ask, and listing
+    /// every database for each one showed in profiles.
+    pub database_ids: std::sync::OnceLock<Vec<(String, u32)>>,
     /// The availability-group layer (for `sys.dm_hadr_*`).
     pub replication: Option<walden_replication::Replication>,
+}
+
+impl SessionInfo {
+    fn database_ids(&self, instance: &walden_engine::Instance) -> &[(String, u32)] {
+        self.database_ids.get_or_init(|| {
+            instance
+                .databases()
+                .iter()
+                .map(|d| (d.name().to_ascii_lowercase(), d.id()))
+                .collect()
+        })
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -495,7 +509,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             Some(v) => {
                 let id = int_arg(v, "DB_NAME")?;
                 env.info
-                    .database_ids
+                    .database_ids(env.instance)
                     .iter()
                     .find(|(_, i)| *i as i64 == id)
                     .map(|(n, _)| Value::text(n))
@@ -508,7 +522,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             Some(v) => {
                 let n = text_arg(v).to_ascii_lowercase();
                 env.info
-                    .database_ids
+                    .database_ids(env.instance)
                     .iter()
                     .find(|(name, _)| *name == n)
                     .map(|(_, i)| Value::Int(*i as i64))

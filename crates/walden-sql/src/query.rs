@@ -970,6 +970,76 @@ fn clone_const(e: &Expr) -> Option<Expr> {
     })
 }
 
+/// Whether a plan can run again for a later execution of the same statement:
+/// it reads only tables (no system views, table functions or derived tables,
+/// whose plans are not worth keeping) and holds no subquery, whose rows are
+/// cached in the plan for one statement.
+pub(crate) fn reusable(plan: &QueryPlan) -> bool {
+    let body = match &plan.body {
+        Body::Select(sel) => {
+            let group_ok = sel.group.as_ref().is_none_or(|(keys, aggs)| {
+                no_subquery(keys)
+                    && no_subquery(
+                        aggs.iter()
+                            .flat_map(|a| a.arg.iter().chain(a.separator.iter())),
+                    )
+            });
+            source_reusable(&sel.from)
+                && no_subquery(&sel.filter)
+                && no_subquery(&sel.projection)
+                && no_subquery(&sel.having)
+                && group_ok
+        }
+        Body::SetOp { left, right, .. } => reusable(left) && reusable(right),
+        Body::Values(rows) => no_subquery(rows.iter().flatten()),
+    };
+    let order_ok = plan.order.iter().all(|(k, _, _)| match k {
+        SortKey::Output(_) => true,
+        SortKey::Input(e) => !e.has_subquery(),
+    });
+    body && order_ok && no_subquery(plan.limit.iter().chain(plan.offset.iter()))
+}
+
+fn no_subquery<'a>(es: impl IntoIterator<Item = &'a Expr>) -> bool {
+    es.into_iter().all(|e| !e.has_subquery())
+}
+
+fn source_reusable(s: &Source) -> bool {
+    match s {
+        Source::Single => true,
+        Source::Table {
+            lookup,
+            range,
+            filter,
+            ..
+        } => {
+            no_subquery(lookup.iter().flatten())
+                && range
+                    .as_deref()
+                    .is_none_or(|r| no_subquery(r.lo.iter().chain(r.hi.iter()).map(|(e, _)| e)))
+                && no_subquery(filter)
+        }
+        Source::Join {
+            left,
+            right,
+            keys,
+            on,
+            ..
+        } => {
+            source_reusable(left)
+                && source_reusable(right)
+                && keys
+                    .iter()
+                    .all(|(a, b)| !a.has_subquery() && !b.has_subquery())
+                && no_subquery(on)
+        }
+        Source::Derived { .. }
+        | Source::SysView { .. }
+        | Source::Series { .. }
+        | Source::Unnest { .. } => false,
+    }
+}
+
 /// Plans a query (`outer`: the enclosing query's scope, for correlation).
 pub fn plan_query(
     p: &mut Planner<'_>,

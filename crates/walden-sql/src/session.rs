@@ -50,9 +50,50 @@ pub struct SqlSession {
     cancel: Arc<AtomicBool>,
     /// Parsed statements by text: drivers and pgbench send the same texts
     /// again and again, and parsing is most of a keyed statement's cost.
-    parsed: std::collections::HashMap<String, Arc<Command>>,
+    /// (These maps hash every statement's text: foldhash rather than std's
+    /// SipHash, which cost about 2% of a TPC-B transaction's instructions.)
+    parsed: foldhash::HashMap<String, Arc<Command>>,
     /// Parsed templates of keyed writes with their literals lifted out.
-    templates: std::collections::HashMap<String, Option<Arc<Command>>>,
+    templates: foldhash::HashMap<String, Option<Arc<Command>>>,
+    /// Compiled plans of parsed commands (see [`SqlSession::run_planned`]).
+    plans: foldhash::HashMap<usize, CachedPlan>,
+    /// Executions that reused a cached plan (for tests and diagnostics).
+    plan_hits: u64,
+}
+
+/// A compiled INSERT, UPDATE, DELETE or query, kept between executions of
+/// the same parsed command: pgbench and drivers run a handful of statement
+/// shapes over and over, and name resolution and planning cost about as much
+/// as executing a keyed statement.
+enum StmtPlan {
+    Query(query::QueryPlan),
+    Insert(dml::InsertPlan),
+    Update(dml::Planned),
+    Delete(dml::DeletePlan),
+}
+
+impl StmtPlan {
+    fn reusable(&self) -> bool {
+        match self {
+            StmtPlan::Query(q) => query::reusable(q),
+            StmtPlan::Insert(i) => i.reusable(),
+            StmtPlan::Update(u) => u.reusable(),
+            StmtPlan::Delete(d) => d.reusable(),
+        }
+    }
+}
+
+/// A plan and what it was made against. The plan holds the tables it
+/// resolved, so it is valid only for the same database at the same catalog
+/// version (any DDL, TRUNCATE or ALTER bumps it).
+struct CachedPlan {
+    /// Keeps the command alive: the cache is keyed by its address.
+    _command: Arc<Command>,
+    /// Weak, so that a session's cache does not keep a dropped database open;
+    /// it still keeps the address from being reused.
+    db: std::sync::Weak<Database>,
+    catalog_version: u64,
+    plan: Arc<StmtPlan>,
 }
 
 /// Most statements kept in a session's parse cache.
@@ -130,9 +171,16 @@ impl SqlSession {
             failed: false,
             settings,
             cancel: Arc::new(AtomicBool::new(false)),
-            parsed: std::collections::HashMap::new(),
-            templates: std::collections::HashMap::new(),
+            parsed: Default::default(),
+            templates: Default::default(),
+            plans: Default::default(),
+            plan_hits: 0,
         })
+    }
+
+    /// How many statement executions reused a cached plan so far.
+    pub fn plan_cache_hits(&self) -> u64 {
+        self.plan_hits
     }
 
     pub fn session_id(&self) -> u32 {
@@ -174,10 +222,10 @@ impl SqlSession {
         // of their one-statement queries.
         for s in stmts {
             let r = match self.fast_template(s) {
-                Some((c, params)) => self.execute_command(&c, &params),
+                Some((c, params)) => self.execute_shared(&c, &params),
                 None => self
                     .parse_cached(s)
-                    .and_then(|c| self.execute_command(&c, &[])),
+                    .and_then(|c| self.execute_shared(&c, &[])),
             };
             let err = r.is_err();
             // The copy data follows; statements after COPY FROM STDIN in the
@@ -280,7 +328,7 @@ impl SqlSession {
                 _ => Ok(v),
             })
             .collect::<Result<Vec<_>>>()?;
-        let r = self.execute_command(&p.command, &params);
+        let r = self.execute_shared(&p.command, &params);
         if r.is_err() {
             self.note_error();
         }
@@ -323,13 +371,7 @@ impl SqlSession {
             database_id: self.db.id(),
             user: self.user.clone(),
             now: now_micros(),
-            database_ids: self
-                .engine
-                .instance
-                .databases()
-                .iter()
-                .map(|d| (d.name().to_ascii_lowercase(), d.id()))
-                .collect(),
+            database_ids: std::sync::OnceLock::new(),
             replication: self.engine.replication(),
         }
     }
@@ -362,6 +404,100 @@ impl SqlSession {
                 self.db = d;
             }
         }
+    }
+
+    /// Runs a command from the parse caches or a prepared statement: DML
+    /// and queries through the plan cache, everything else as it comes.
+    fn execute_shared(&mut self, cmd: &Arc<Command>, params: &[Value]) -> Result<QueryOutput> {
+        self.follow_reseed();
+        let plannable = match cmd.as_ref() {
+            Command::Sql(stmt) => matches!(
+                stmt.as_ref(),
+                Statement::Query(_)
+                    | Statement::Insert(_)
+                    | Statement::Update(_)
+                    | Statement::Delete(_)
+            ),
+            Command::DeleteTop(_, stmt) => matches!(stmt.as_ref(), Statement::Delete(_)),
+            _ => false,
+        };
+        if !plannable {
+            return self.execute_command(cmd, params);
+        }
+        self.cancel.store(false, Relaxed);
+        if self.failed {
+            return Err(failed_tx());
+        }
+        self.run_planned(cmd, params)
+    }
+
+    /// Plans `cmd` (or takes its cached plan) and runs it in the current
+    /// transaction, as [`SqlSession::statement`] does for the same statements.
+    /// Planning stays inside the transaction so that errors and counters come
+    /// out as they do without the cache.
+    fn run_planned(&mut self, cmd: &Arc<Command>, params: &[Value]) -> Result<QueryOutput> {
+        let key = Arc::as_ptr(cmd) as usize;
+        // Read before planning: a DDL that lands while we plan bumps the
+        // version past this one, so the plan is not reused afterwards.
+        let version = self.db.catalog_version();
+        let cached = self
+            .plans
+            .get(&key)
+            .filter(|c| {
+                c.catalog_version == version && std::ptr::eq(c.db.as_ptr(), Arc::as_ptr(&self.db))
+            })
+            .map(|c| c.plan.clone());
+        self.plan_hits += cached.is_some() as u64;
+        let info = self.info();
+        let cancel = self.cancel.clone();
+        let inst = self.engine.instance.clone();
+        let db = self.db.clone();
+        let (out, fresh) = self.in_tx(|tx, _| {
+            let (plan, fresh) = match cached {
+                Some(p) => (p, false),
+                None => {
+                    let mut p = Planner::new(db.clone(), &inst, &[]);
+                    (Arc::new(plan_command(&mut p, cmd)?), true)
+                }
+            };
+            let ctx = Ctx {
+                params,
+                info: &info,
+                cancel: &cancel,
+                instance: &inst,
+            };
+            let out = match plan.as_ref() {
+                StmtPlan::Query(q) => {
+                    let env = ctx.env(tx);
+                    let rows = query::execute_plan(q, &env, None)?;
+                    QueryOutput {
+                        tag: format!("SELECT {}", rows.len()),
+                        columns: Some(q.columns.clone()),
+                        rows,
+                        ..Default::default()
+                    }
+                }
+                StmtPlan::Insert(i) => dml::run_insert(i, tx, &ctx)?,
+                StmtPlan::Update(u) => dml::run_update(u, tx, &ctx)?,
+                StmtPlan::Delete(d) => dml::run_delete(d, tx, &ctx)?,
+            };
+            Ok((out, fresh.then_some(plan)))
+        })?;
+        if let Some(plan) = fresh.filter(|p| p.reusable()) {
+            if self.plans.len() >= PARSE_CACHE {
+                self.plans.clear();
+            }
+            self.plans.insert(
+                key,
+                CachedPlan {
+                    _command: cmd.clone(),
+                    db: Arc::downgrade(&db),
+                    catalog_version: version,
+                    plan,
+                },
+            );
+        }
+        Ok(out)
     }
 
     fn execute_command(&mut self, cmd: &Command, params: &[Value]) -> Result<QueryOutput> {
@@ -987,6 +1123,24 @@ impl SqlSession {
             }
             Ok(QueryOutput::command(format!("COPY {n}")))
         })
+    }
+}
+
+/// Plans a command [`SqlSession::execute_shared`] sends to the plan cache.
+fn plan_command(p: &mut Planner<'_>, cmd: &Command) -> Result<StmtPlan> {
+    match cmd {
+        Command::Sql(stmt) => match stmt.as_ref() {
+            Statement::Query(q) => Ok(StmtPlan::Query(query::plan_query(p, q, None)?)),
+            Statement::Insert(ins) => Ok(StmtPlan::Insert(dml::plan_insert(p, ins)?)),
+            Statement::Update(u) => Ok(StmtPlan::Update(dml::plan_update(p, u)?)),
+            Statement::Delete(d) => Ok(StmtPlan::Delete(dml::plan_delete_limit(p, d, None)?)),
+            _ => Err(SqlError::internal("not a plannable statement")),
+        },
+        Command::DeleteTop(n, stmt) => match stmt.as_ref() {
+            Statement::Delete(d) => Ok(StmtPlan::Delete(dml::plan_delete_limit(p, d, Some(*n))?)),
+            _ => Err(SqlError::internal("DELETE TOP without DELETE")),
+        },
+        _ => Err(SqlError::internal("not a plannable statement")),
     }
 }
 

@@ -907,3 +907,141 @@ fn copy_to_stdout_returns_rows_and_format() {
         ErrorKind::FeatureNotSupported
     );
 }
+
+/// Plans are cached per parsed statement; a cached plan must not outlive a
+/// change to the tables it was made for.
+#[test]
+fn cached_plans_follow_ddl() {
+    let e = engine();
+    let mut s = e.connect("walden", "u", "test").unwrap();
+    tag(&mut s, "CREATE TABLE pc (a INT NOT NULL, b VARCHAR(10))");
+    // Literals are lifted, so these share one template and one plan.
+    tag(&mut s, "INSERT INTO pc (a, b) VALUES (1, 'x')");
+    let hits = s.plan_cache_hits();
+    tag(&mut s, "INSERT INTO pc (a, b) VALUES (2, 'y')");
+    assert_eq!(
+        s.plan_cache_hits(),
+        hits + 1,
+        "the second insert reuses the plan"
+    );
+    assert_eq!(one(&mut s, "SELECT b FROM pc WHERE a = 2"), "y");
+    assert_eq!(one(&mut s, "SELECT b FROM pc WHERE a = 1"), "x");
+
+    // DROP and CREATE with the columns in another order: the same text must
+    // resolve the new table's columns.
+    tag(&mut s, "DROP TABLE pc");
+    assert_eq!(
+        err(&mut s, "INSERT INTO pc (a, b) VALUES (3, 'z')"),
+        ErrorKind::UndefinedTable
+    );
+    assert_eq!(
+        err(&mut s, "SELECT b FROM pc WHERE a = 1"),
+        ErrorKind::UndefinedTable
+    );
+    tag(
+        &mut s,
+        "CREATE TABLE pc (b VARCHAR(10), extra INT, a INT NOT NULL)",
+    );
+    tag(&mut s, "INSERT INTO pc (a, b) VALUES (4, 'w')");
+    assert_eq!(
+        rows(&mut s, "SELECT * FROM pc"),
+        vec![vec!["w", "NULL", "4"]]
+    );
+    assert_eq!(one(&mut s, "SELECT b FROM pc WHERE a = 4"), "w");
+    tag(&mut s, "UPDATE pc SET extra = 7 WHERE a = 4");
+    tag(&mut s, "UPDATE pc SET extra = 8 WHERE a = 5");
+    assert_eq!(one(&mut s, "SELECT extra FROM pc WHERE a = 4"), "7");
+
+    // A recreated table without the updated column: the cached UPDATE fails
+    // as a fresh one would.
+    tag(&mut s, "DROP TABLE pc");
+    tag(&mut s, "CREATE TABLE pc (a INT NOT NULL, b VARCHAR(10))");
+    assert_eq!(
+        err(&mut s, "UPDATE pc SET extra = 9 WHERE a = 4"),
+        ErrorKind::UndefinedColumn
+    );
+
+    // ALTER TABLE ... ADD PRIMARY KEY replaces the table: later inserts
+    // through the cached plan go to the keyed table and meet its key.
+    tag(&mut s, "INSERT INTO pc (a, b) VALUES (1, 'p')");
+    tag(&mut s, "INSERT INTO pc (a, b) VALUES (2, 'q')");
+    tag(&mut s, "ALTER TABLE pc ADD PRIMARY KEY (a)");
+    tag(&mut s, "INSERT INTO pc (a, b) VALUES (3, 'r')");
+    assert_eq!(
+        err(&mut s, "INSERT INTO pc (a, b) VALUES (1, 's')"),
+        ErrorKind::UniqueViolation
+    );
+    assert_eq!(one(&mut s, "SELECT count(*) FROM pc"), "3");
+    assert_eq!(one(&mut s, "SELECT b FROM pc WHERE a = 3"), "r");
+    tag(&mut s, "DELETE FROM pc WHERE a = 3");
+    assert_eq!(one(&mut s, "SELECT count(*) FROM pc"), "2");
+
+    // TRUNCATE keeps the table; the cached plans still see its rows.
+    tag(&mut s, "TRUNCATE TABLE pc");
+    tag(&mut s, "INSERT INTO pc (a, b) VALUES (5, 't')");
+    assert_eq!(one(&mut s, "SELECT b FROM pc WHERE a = 5"), "t");
+
+    // A prepared statement's plan follows the table too.
+    let ins = s
+        .prepare("INSERT INTO pc (a, b) VALUES ($1, $2)", &[])
+        .unwrap();
+    let run = |s: &mut SqlSession, a: i64, b: &str| {
+        s.execute_prepared(
+            &ins,
+            vec![walden_engine::Value::Int(a), walden_engine::Value::text(b)],
+        )
+    };
+    run(&mut s, 6, "u").unwrap();
+    tag(&mut s, "DROP TABLE pc");
+    assert!(run(&mut s, 7, "v").is_err());
+    tag(&mut s, "CREATE TABLE pc (b VARCHAR(10), a INT NOT NULL)");
+    run(&mut s, 8, "v").unwrap();
+    assert_eq!(rows(&mut s, "SELECT * FROM pc"), vec![vec!["v", "8"]]);
+
+    // Another session's DDL invalidates this session's plans as well.
+    let mut other = e.connect("walden", "u", "other").unwrap();
+    tag(&mut s, "INSERT INTO pc (a, b) VALUES (9, 'o')");
+    tag(&mut other, "DROP TABLE pc");
+    tag(
+        &mut other,
+        "CREATE TABLE pc (a INT NOT NULL, c INT, b VARCHAR(10))",
+    );
+    tag(&mut s, "INSERT INTO pc (a, b) VALUES (10, 'n')");
+    assert_eq!(
+        rows(&mut other, "SELECT * FROM pc"),
+        vec![vec!["10", "NULL", "n"]]
+    );
+
+    // The same text in another database resolves that database's table.
+    tag(&mut s, "CREATE DATABASE second");
+    tag(&mut s, "USE second");
+    tag(
+        &mut s,
+        "CREATE TABLE pc (z INT, a INT NOT NULL, b VARCHAR(10))",
+    );
+    tag(&mut s, "INSERT INTO pc (a, b) VALUES (11, 'm')");
+    assert_eq!(
+        rows(&mut s, "SELECT * FROM pc"),
+        vec![vec!["NULL", "11", "m"]]
+    );
+    tag(&mut s, "USE walden");
+    assert_eq!(one(&mut s, "SELECT count(*) FROM pc"), "1");
+}
+
+/// An uncorrelated subquery keeps its rows in the plan for one statement:
+/// such plans are made afresh for every execution.
+#[test]
+fn plans_with_subqueries_are_not_reused() {
+    let e = engine();
+    let mut s = e.connect("walden", "u", "test").unwrap();
+    tag(&mut s, "CREATE TABLE sq (a INT NOT NULL PRIMARY KEY)");
+    tag(&mut s, "INSERT INTO sq (a) VALUES (1)");
+    let q = "SELECT a FROM sq WHERE a = (SELECT max(a) FROM sq)";
+    assert_eq!(one(&mut s, q), "1");
+    tag(&mut s, "INSERT INTO sq (a) VALUES (2)");
+    assert_eq!(one(&mut s, q), "2");
+    let q = "SELECT count(*) FROM sq WHERE a IN (SELECT a FROM sq WHERE a > 1)";
+    assert_eq!(one(&mut s, q), "1");
+    tag(&mut s, "INSERT INTO sq (a) VALUES (3)");
+    assert_eq!(one(&mut s, q), "2");
+}
