@@ -69,6 +69,9 @@ pub(crate) struct LinkStatus {
     pub last_error: Option<String>,
     /// Log the secondary still needs is kept from here (`None`: not held).
     pub retain_from: Option<Lsn>,
+    /// It fell behind the retention limit (or an operator asked): the next
+    /// connection seeds it afresh instead of resuming.
+    pub needs_reseed: bool,
 }
 
 /// What a secondary knows of its primary, per database.
@@ -312,6 +315,29 @@ impl Replication {
     /// Rows of `sys.dm_hadr_database_replica_states`.
     pub fn replica_states(&self) -> Vec<ReplicaStateRow> {
         status::rows(&self.inner)
+    }
+
+    /// `ALTER AVAILABILITY GROUP name RESEED 'replica'` (on the primary):
+    /// the secondary gets a fresh image and the log after it, now.
+    pub fn reseed(&self, group: &str, replica: &str) -> Result<usize> {
+        let mut t = self.inner.sync.lock();
+        let mut n = 0;
+        for l in t
+            .links
+            .iter_mut()
+            .filter(|l| l.ag.eq_ignore_ascii_case(group) && l.replica.eq_ignore_ascii_case(replica))
+        {
+            l.needs_reseed = true;
+            l.reset = true;
+            n += 1;
+        }
+        drop(t);
+        if n == 0 {
+            return Err(ReplicationError::Invalid(format!(
+                "\"{replica}\" is not a secondary replica of availability group \"{group}\" on this primary"
+            )));
+        }
+        Ok(n)
     }
 
     /// `ALTER AVAILABILITY GROUP name FAILOVER` (`force`: `FORCE_FAILOVER_ALLOW_DATA_LOSS`),

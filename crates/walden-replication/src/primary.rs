@@ -59,6 +59,7 @@ pub(crate) fn start_group(inner: &Arc<Inner>, g: &AgState) {
                     stopped: false,
                     last_error: None,
                     retain_from: None,
+                    needs_reseed: false,
                 });
                 id
             };
@@ -158,6 +159,7 @@ pub(crate) fn update_retention(inner: &Inner, db: &str) {
                 // Too far behind: let the log go; it will be reseeded.
                 tracing::warn!(replica = %l.replica, database = %db, "secondary fell behind the retention limit; it will need a reseed");
                 l.retain_from = None;
+                l.needs_reseed = true;
             } else {
                 min = Some(min.map_or(r, |m| m.min(r)));
             }
@@ -233,7 +235,9 @@ async fn link_once(inner: &Arc<Inner>, id: u64) -> Result<(), String> {
         .map(|s| s.first_lsn)
         .unwrap_or(0);
     let hardened = db.log().hardened_lsn();
+    let forced = status(inner, id, |l| l.needs_reseed).unwrap_or(false);
     let resume = match have {
+        _ if forced => None,
         Some((s, epoch, end)) if s == seed_id => {
             let valid_to = if epoch >= g.epoch {
                 Some(end)
@@ -262,6 +266,7 @@ async fn link_once(inner: &Arc<Inner>, id: u64) -> Result<(), String> {
                 .map_err(|e| e.to_string())?
                 .map_err(|e| e.to_string())?;
             tracing::info!(replica = %replica, database = %db_name, lsn, bytes = image.len(), "seeding secondary");
+            status(inner, id, |l| l.needs_reseed = false);
             write_msg(
                 &mut wr,
                 &Msg::Seed {

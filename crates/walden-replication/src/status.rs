@@ -45,6 +45,9 @@ pub struct ReplicaStateRow {
     pub last_commit_time: Option<SystemTime>,
     pub secondary_lag_seconds: Option<f64>,
     pub last_error: Option<String>,
+    /// The primary will seed this secondary afresh (it fell behind the log
+    /// the primary keeps, or an operator asked).
+    pub needs_reseed: bool,
 }
 
 fn kb(n: u64) -> u64 {
@@ -97,6 +100,7 @@ pub(crate) fn rows(inner: &Inner) -> Vec<ReplicaStateRow> {
                     last_commit_time: None,
                     secondary_lag_seconds: None,
                     last_error: None,
+                    needs_reseed: false,
                 });
                 for l in links
                     .iter()
@@ -122,6 +126,7 @@ pub(crate) fn rows(inner: &Inner) -> Vec<ReplicaStateRow> {
                             l.behind_since.map_or(0.0, |t| t.elapsed().as_secs_f64()),
                         ),
                         last_error: l.last_error.clone(),
+                        needs_reseed: l.needs_reseed,
                     });
                 }
             } else {
@@ -155,6 +160,7 @@ pub(crate) fn rows(inner: &Inner) -> Vec<ReplicaStateRow> {
                     last_commit_time: e.and_then(|e| e.last_received),
                     secondary_lag_seconds: None,
                     last_error: None,
+                    needs_reseed: false,
                 });
             }
         }

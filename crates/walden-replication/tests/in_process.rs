@@ -342,3 +342,27 @@ fn an_old_primary_with_an_unshipped_tail_is_reseeded_and_loses_that_tail() {
         s.inst.database("walden").unwrap().log().end_lsn()
     );
 }
+
+#[test]
+fn reseed_gives_a_secondary_a_fresh_image_and_the_log_after_it() {
+    let p = node("a", false);
+    let s = node("b", true);
+    make_table(&p);
+    p.repl
+        .create_group(group(&p, &s, AvailabilityMode::SynchronousCommit, 2000))
+        .unwrap();
+    wait_state(&p, "b", "SYNCHRONIZED");
+    for i in 0..20 {
+        insert(&p, &format!("r{i}")).unwrap();
+    }
+    let first_lsn = |n: &Node| n.inst.database("walden").unwrap().log().segments()[0].first_lsn;
+    let before = first_lsn(&s);
+    assert!(p.repl.reseed("ag1", "nobody").is_err());
+    p.repl.reseed("ag1", "b").unwrap();
+    // The new seed starts the secondary's log where the image was taken.
+    assert!(wait_until(Duration::from_secs(10), || first_lsn(&s) > before));
+    wait_state(&p, "b", "SYNCHRONIZED");
+    insert(&p, "after the reseed").unwrap();
+    assert!(wait_until(Duration::from_secs(5), || count(&s.inst) == 21));
+    assert!(p.repl.replica_states().iter().all(|r| !r.needs_reseed));
+}

@@ -40,6 +40,11 @@ pub enum Command {
         force: bool,
     },
     DropAvailabilityGroup(String),
+    /// `ALTER AVAILABILITY GROUP name RESEED 'replica'`.
+    AvailabilityGroupReseed {
+        name: String,
+        replica: String,
+    },
     CreateDatabase(String),
     DropDatabase {
         name: String,

@@ -9,6 +9,7 @@
 //!                        SESSION_TIMEOUT = 10);
 //! ALTER AVAILABILITY GROUP ag1 FAILOVER;                          -- on the target secondary
 //! ALTER AVAILABILITY GROUP ag1 FORCE_FAILOVER_ALLOW_DATA_LOSS;
+//! ALTER AVAILABILITY GROUP ag1 RESEED 'b';                        -- on the primary (Walden's own)
 //! DROP AVAILABILITY GROUP ag1;
 //! ```
 //! Other SQL Server options (FAILOVER_MODE, SEEDING_MODE, SECONDARY_ROLE, ...)
@@ -32,13 +33,19 @@ pub(crate) fn parse(verb: &str, t: &mut Toks) -> Result<Command> {
             Ok(Command::DropAvailabilityGroup(name))
         }
         "ALTER" => {
+            if t.eat("RESEED") {
+                t.eat("REPLICA");
+                let replica = t.ident()?;
+                t.end("ALTER AVAILABILITY GROUP ... RESEED")?;
+                return Ok(Command::AvailabilityGroupReseed { name, replica });
+            }
             let force = if t.eat("FAILOVER") {
                 false
             } else if t.eat("FORCE_FAILOVER_ALLOW_DATA_LOSS") {
                 true
             } else {
                 return Err(SqlError::unsupported(
-                    "this ALTER AVAILABILITY GROUP form (only FAILOVER and FORCE_FAILOVER_ALLOW_DATA_LOSS)",
+                    "this ALTER AVAILABILITY GROUP form (only FAILOVER, FORCE_FAILOVER_ALLOW_DATA_LOSS and RESEED 'replica')",
                 ));
             };
             t.end("ALTER AVAILABILITY GROUP")?;
@@ -221,6 +228,10 @@ mod tests {
         assert!(matches!(
             parse("ALTER AVAILABILITY GROUP ag1 FORCE_FAILOVER_ALLOW_DATA_LOSS").unwrap(),
             Command::AvailabilityGroupFailover { force: true, .. }
+        ));
+        assert!(matches!(
+            parse("ALTER AVAILABILITY GROUP ag1 RESEED 'b'").unwrap(),
+            Command::AvailabilityGroupReseed { .. }
         ));
         assert!(matches!(
             parse("DROP AVAILABILITY GROUP ag1").unwrap(),

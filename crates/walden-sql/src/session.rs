@@ -614,6 +614,10 @@ impl SqlSession {
                     .map_err(hadr_err)?;
                 Ok(QueryOutput::command("CREATE AVAILABILITY GROUP"))
             }
+            Command::AvailabilityGroupReseed { name, replica } => {
+                self.hadr()?.reseed(name, replica).map_err(hadr_err)?;
+                Ok(QueryOutput::command("ALTER AVAILABILITY GROUP"))
+            }
             Command::DropAvailabilityGroup(name) => {
                 self.hadr()?.drop_group(name).map_err(hadr_err)?;
                 Ok(QueryOutput::command("DROP AVAILABILITY GROUP"))

@@ -62,6 +62,7 @@ impl SysView {
                 ("last_commit_time", T::Timestamp),
                 ("secondary_lag_seconds", T::Double),
                 ("last_error", text),
+                ("needs_reseed", T::Bool),
             ],
             SysView::Databases => vec![
                 ("name", text.clone()),
@@ -175,6 +176,7 @@ pub fn rows(view: SysView, args: &[Value], env: &Env<'_>) -> Result<Vec<Vec<Valu
                         .map(Value::Float)
                         .unwrap_or(Value::Null),
                     row.last_error.as_deref().map(t).unwrap_or(Value::Null),
+                    Value::Bool(row.needs_reseed),
                 ]);
             }
         }
