@@ -159,16 +159,21 @@ pub(crate) fn step_down(inner: &Arc<Inner>, group: &str, epoch: u64, new_primary
     demote_local(inner, group, new_primary);
 }
 
-/// Makes this replica's databases of `group` secondaries.
-pub(crate) fn demote_local(inner: &Arc<Inner>, group: &str, new_primary: &str) {
-    let dbs: Vec<String> = inner
+/// The databases of `group` (none if the group is gone).
+fn group_databases(inner: &Inner, group: &str) -> Vec<String> {
+    inner
         .state
         .lock()
         .groups
         .iter()
         .find(|g| g.def.name.eq_ignore_ascii_case(group))
         .map(|g| g.def.databases.clone())
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// Makes this replica's databases of `group` secondaries.
+pub(crate) fn demote_local(inner: &Arc<Inner>, group: &str, new_primary: &str) {
+    let dbs = group_databases(inner, group);
     tracing::warn!(
         group,
         new_primary,
@@ -197,14 +202,7 @@ pub(crate) fn resolved(inner: &Arc<Inner>, group: &str) {
     if !was {
         return;
     }
-    let dbs: Vec<String> = inner
-        .state
-        .lock()
-        .groups
-        .iter()
-        .find(|g| g.def.name.eq_ignore_ascii_case(group))
-        .map(|g| g.def.databases.clone())
-        .unwrap_or_default();
+    let dbs = group_databases(inner, group);
     for db in dbs {
         if let Ok(d) = inner.instance.database(&db) {
             if let Err(e) = d.promote() {

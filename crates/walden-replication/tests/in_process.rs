@@ -119,21 +119,8 @@ fn insert(p: &Node, v: &str) -> Result<()> {
 fn seeds_streams_and_waits_for_a_synchronous_secondary() {
     let p = node("a", false);
     let s = node("b", true);
+    make_table(&p);
     let db = p.inst.database("walden").unwrap();
-    let ses = p.inst.new_session();
-    db.create_table(
-        &ses,
-        TableDef::new(
-            "t",
-            vec![
-                ColumnDef::new("id", DataType::BigInt).identity(1, 1),
-                ColumnDef::new("v", DataType::Text),
-            ],
-            &["id"],
-        )
-        .unwrap(),
-    )
-    .unwrap();
     insert(&p, "before the group").unwrap();
     p.repl
         .create_group(group(&p, &s, AvailabilityMode::SynchronousCommit, 2000))
