@@ -61,6 +61,27 @@ fn make_table(p: &Node) {
     .unwrap();
 }
 
+/// A primary "a" and a SYNCHRONIZED synchronous secondary "b" holding
+/// table t with 20 rows (values `prefix0..prefix19`).
+fn synchronized_pair(prefix: &str) -> (Node, Node) {
+    let p = node("a", false);
+    let s = node("b", true);
+    make_table(&p);
+    p.repl
+        .create_group(group(&p, &s, AvailabilityMode::SynchronousCommit, 2000))
+        .unwrap();
+    wait_state(&p, "b", "SYNCHRONIZED");
+    for i in 0..20 {
+        insert(&p, &format!("{prefix}{i}")).unwrap();
+    }
+    (p, s)
+}
+
+/// Where a node's log begins (a seed starts it at the image's LSN).
+fn first_lsn(n: &Node) -> walden_log::Lsn {
+    n.inst.database("walden").unwrap().log().segments()[0].first_lsn
+}
+
 fn wait_state(n: &Node, replica: &str, want: &str) {
     assert!(
         wait_until(Duration::from_secs(10), || state_of(n, replica) == want),
@@ -157,17 +178,7 @@ fn seeds_streams_and_waits_for_a_synchronous_secondary() {
 
 #[test]
 fn a_secondary_that_was_down_resumes_from_its_hardened_lsn() {
-    let p = node("a", false);
-    let s = node("b", true);
-    make_table(&p);
-    p.repl
-        .create_group(group(&p, &s, AvailabilityMode::SynchronousCommit, 2000))
-        .unwrap();
-    wait_state(&p, "b", "SYNCHRONIZED");
-    for i in 0..20 {
-        insert(&p, &format!("a{i}")).unwrap();
-    }
-    let first_lsn = |n: &Node| n.inst.database("walden").unwrap().log().segments()[0].first_lsn;
+    let (p, s) = synchronized_pair("a");
     let seeded_at = first_lsn(&s);
     let (sdir, addr) = s.stop();
     wait_state(&p, "b", "NOT SYNCHRONIZING");
@@ -332,17 +343,7 @@ fn an_old_primary_with_an_unshipped_tail_is_reseeded_and_loses_that_tail() {
 
 #[test]
 fn reseed_gives_a_secondary_a_fresh_image_and_the_log_after_it() {
-    let p = node("a", false);
-    let s = node("b", true);
-    make_table(&p);
-    p.repl
-        .create_group(group(&p, &s, AvailabilityMode::SynchronousCommit, 2000))
-        .unwrap();
-    wait_state(&p, "b", "SYNCHRONIZED");
-    for i in 0..20 {
-        insert(&p, &format!("r{i}")).unwrap();
-    }
-    let first_lsn = |n: &Node| n.inst.database("walden").unwrap().log().segments()[0].first_lsn;
+    let (p, s) = synchronized_pair("r");
     let before = first_lsn(&s);
     assert!(p.repl.reseed("ag1", "nobody").is_err());
     p.repl.reseed("ag1", "b").unwrap();
