@@ -82,8 +82,13 @@ const KB60: usize = 60 * 1024;
 impl CeilingFile {
     /// Creates `dir/ceiling.dat` of `len` bytes (rounded up to 1 MiB), zero-filled and fsynced.
     pub fn create(dir: &Path, len: u64) -> io::Result<CeilingFile> {
+        Self::create_named(dir, "ceiling.dat", len)
+    }
+
+    /// The same under another name (two measured files in one directory).
+    pub fn create_named(dir: &Path, name: &str, len: u64) -> io::Result<CeilingFile> {
         let len = len.max(1 << 20).div_ceil(1 << 20) * (1 << 20);
-        let path = dir.join("ceiling.dat");
+        let path = dir.join(name);
         let f = OpenOptions::new()
             .read(true)
             .write(true)
@@ -235,4 +240,128 @@ mod tests {
         // Not every machine lists the device (overlay and tmpfs do not).
         let _ = device_sample(d.path());
     }
+}
+
+/// What two sync writers cost each other: the floor for a synchronous
+/// secondary whose log shares a disk with its primary's. A durable commit
+/// then waits for both logs' syncs, which such a device serves one after
+/// the other, not for one.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct SyncPairFloor {
+    /// p50 of one 4 KB pwrite + fdatasync in the first directory, alone, ms.
+    pub alone_p50_ms: f64,
+    /// p50 of the same in both directories at once (two threads started
+    /// together, timed until both are done), ms.
+    pub pair_p50_ms: f64,
+    /// `pair / alone`: no same-disk secondary can make a commit's p50 lower
+    /// than this times the local-only p50.
+    pub ratio: f64,
+}
+
+/// Measures [`SyncPairFloor`] with `a` and `b` (the primary's and the
+/// secondary's directories): `rounds` rounds of `per_round` lone syncs then
+/// as many paired ones, medians over every sync.
+pub fn sync_pair_floor(
+    a: &Path,
+    b: &Path,
+    rounds: usize,
+    per_round: usize,
+) -> io::Result<SyncPairFloor> {
+    use std::sync::atomic::{AtomicI64, Ordering::*};
+    use std::sync::Arc;
+    let fa = CeilingFile::create(a, 1 << 20)?;
+    std::fs::create_dir_all(b)?;
+    let fb = CeilingFile::create_named(b, "ceiling-pair.dat", 1 << 20)?;
+    let file_a = OpenOptions::new().write(true).open(fa.path())?;
+    let file_b = OpenOptions::new().write(true).open(fb.path())?;
+    let slots = (1u64 << 20) / KB4 as u64;
+    // The partner spins on `go` rather than sleeping, so the figure is the
+    // disk's, not a thread wake-up's. Negative: stop.
+    let go = Arc::new(AtomicI64::new(0));
+    let done = Arc::new(AtomicI64::new(0));
+    let failed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let partner = {
+        let (go, done, failed) = (go.clone(), done.clone(), failed.clone());
+        std::thread::spawn(move || {
+            let buf = vec![0x5Au8; KB4];
+            let mut last = 0;
+            loop {
+                let g = go.load(Acquire);
+                if g < 0 {
+                    return;
+                }
+                if g == last {
+                    std::hint::spin_loop();
+                    continue;
+                }
+                last = g;
+                let off = (g as u64 % slots) * KB4 as u64;
+                if file_b
+                    .write_all_at(&buf, off)
+                    .and_then(|_| file_b.sync_data())
+                    .is_err()
+                {
+                    failed.store(true, Release);
+                }
+                done.store(g, Release);
+            }
+        })
+    };
+    let buf = vec![0xA5u8; KB4];
+    let mut alone = Vec::with_capacity(rounds * per_round);
+    let mut pair = Vec::with_capacity(rounds * per_round);
+    let mut gen = 0i64;
+    let mut res = Ok(());
+    'rounds: for _ in 0..rounds {
+        for i in 0..per_round {
+            let t = Instant::now();
+            let off = (i as u64 % slots) * KB4 as u64;
+            if let Err(e) = file_a
+                .write_all_at(&buf, off)
+                .and_then(|_| file_a.sync_data())
+            {
+                res = Err(e);
+                break 'rounds;
+            }
+            alone.push(t.elapsed());
+        }
+        for i in 0..per_round {
+            gen += 1;
+            let t = Instant::now();
+            go.store(gen, Release);
+            let off = (i as u64 % slots) * KB4 as u64;
+            if let Err(e) = file_a
+                .write_all_at(&buf, off)
+                .and_then(|_| file_a.sync_data())
+            {
+                res = Err(e);
+                break 'rounds;
+            }
+            while done.load(Acquire) != gen {
+                std::hint::spin_loop();
+            }
+            pair.push(t.elapsed());
+        }
+    }
+    go.store(-1, Release);
+    let _ = partner.join();
+    res?;
+    if failed.load(Acquire) {
+        return Err(io::Error::other("a paired sync write failed"));
+    }
+    let p50 = |v: &mut Vec<Duration>| {
+        v.sort();
+        v.get(v.len() / 2).map_or(0.0, |d| d.as_secs_f64() * 1e3)
+    };
+    let alone_p50_ms = p50(&mut alone);
+    let pair_p50_ms = p50(&mut pair);
+    Ok(SyncPairFloor {
+        alone_p50_ms,
+        pair_p50_ms,
+        ratio: if alone_p50_ms > 0.0 {
+            pair_p50_ms / alone_p50_ms
+        } else {
+            0.0
+        },
+    })
 }

@@ -260,6 +260,12 @@ fn replica() -> ReplicaReport {
         p50_ratio_sync_async: Some(1.25),
         ms_per_insert_ratio_sync_local: Some(1.1),
         disk_fdatasync_4k_per_s: [5000.0, 5000.0],
+        sync_pair_floor: [walden_bench::disk::SyncPairFloor {
+            alone_p50_ms: 0.12,
+            pair_p50_ms: 0.2,
+            ratio: 1.67,
+        }; 2],
+        secondary_dir: "/tmp/secondary".into(),
         disk_state: walden_bench::disk::DiskState::Fast,
     }
 }

@@ -19,17 +19,19 @@ mod mem;
 pub mod scan;
 mod segments;
 mod stats;
+mod subscribe;
 pub mod vfs;
 
 pub use config::{LogConfig, SyncMode};
 pub use error::{LogError, Result};
-pub use manager::{log_dir, Exposure, LogEvent, LogManager, RecoveryReport};
+pub use manager::{log_dir, Exposure, LogManager, RecoveryReport};
 pub use mem::{CrashMode, Faults, MemCounters, MemVfs};
 pub use scan::{RecordSink, ScanOutcome, SegmentInfo, TailCut};
 pub use stats::{
     CountingFile, CountingVfs, FileStats, FileStatsSnapshot, LogCounters, WaitRow, WaitSinks,
     WaitStats, WaitType,
 };
+pub use subscribe::{LogWrite, Subscription};
 pub use vfs::{OpenOptionsVfs, OsVfs, Vfs, VfsFile};
 
 /// A log sequence number: a byte offset in the record stream.

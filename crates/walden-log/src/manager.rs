@@ -21,6 +21,7 @@ use crate::error::{io_err, LogError, Result};
 use crate::scan::{self, RecordSink, ScanOptions, ScanOutcome, SegmentInfo};
 use crate::segments::{SegmentFiles, Segments};
 use crate::stats::{record_wait, CountingVfs, FileStats, LogCounters, WaitSinks, WaitType};
+use crate::subscribe::{LogWrite, Subscriber, Subscription};
 use crate::vfs::{OpenOptionsVfs, Vfs, VfsFile};
 use crate::Lsn;
 use parking_lot::{Condvar, Mutex, MutexGuard};
@@ -42,20 +43,6 @@ pub struct Exposure {
     pub oldest_age_ms: f64,
     pub end_lsn: Lsn,
     pub hardened_lsn: Lsn,
-}
-
-/// What log shipping observes.
-#[derive(Clone, Debug)]
-pub enum LogEvent {
-    /// The flusher is about to write this slice of the record stream.
-    /// `cont_len` leading bytes continue a record begun in an earlier slice.
-    Written {
-        lsn: Lsn,
-        cont_len: u32,
-        bytes: Arc<Vec<u8>>,
-    },
-    /// Everything before this LSN is on stable storage.
-    Hardened(Lsn),
 }
 
 /// What recovery found.
@@ -106,7 +93,7 @@ struct Shared {
     space_cv: Condvar,
     files: Arc<SegmentFiles>,
     counters: LogCounters,
-    subscribers: Mutex<Vec<mpsc::Sender<LogEvent>>>,
+    subscribers: Mutex<Vec<Subscriber>>,
     has_subscribers: AtomicBool,
     /// Hands groups of hardened committers to the waker thread.
     waker: Option<mpsc::Sender<Ready>>,
@@ -573,9 +560,10 @@ impl LogManager {
         st.max_exposure = max_age;
     }
 
-    /// Subscribes to written slices and hardened LSNs (for log shipping).
-    pub fn subscribe(&self) -> mpsc::Receiver<LogEvent> {
-        let (tx, rx) = mpsc::channel();
+    /// Subscribes to the slices of the record stream as they are written
+    /// (for log shipping); dropped once more than `max_queued` bytes wait.
+    pub fn subscribe(&self, max_queued: u64) -> Subscription {
+        let (tx, rx) = Subscriber::new(max_queued);
         self.shared.subscribers.lock().push(tx);
         self.shared.has_subscribers.store(true, Release);
         rx
@@ -830,7 +818,7 @@ fn flush_step(sh: &Shared, st: &mut MutexGuard<'_, State>, w: &mut Writer, take:
         if sh.has_subscribers.load(Acquire) {
             publish(
                 sh,
-                LogEvent::Written {
+                LogWrite {
                     lsn: start_lsn,
                     cont_len: cont0,
                     bytes: Arc::new(data.clone()),
@@ -868,18 +856,13 @@ fn flush_step(sh: &Shared, st: &mut MutexGuard<'_, State>, w: &mut Writer, take:
             sh.counters.log_flushes.fetch_add(1, Relaxed);
             sh.counters.log_bytes_flushed.fetch_add(written, Relaxed);
             sh.space_cv.notify_all();
-            MutexGuard::unlocked(st, || {
-                match &sh.waker {
-                    Some(tx) if ready.len() > 1 => {
-                        if let Err(mpsc::SendError(ready)) = tx.send(ready) {
-                            wake(ready);
-                        }
+            MutexGuard::unlocked(st, || match &sh.waker {
+                Some(tx) if ready.len() > 1 => {
+                    if let Err(mpsc::SendError(ready)) = tx.send(ready) {
+                        wake(ready);
                     }
-                    _ => wake(ready),
                 }
-                if sh.has_subscribers.load(Acquire) {
-                    publish(sh, LogEvent::Hardened(end));
-                }
+                _ => wake(ready),
             });
         }
         Err(e) => {
@@ -945,9 +928,9 @@ fn flusher(sh: Arc<Shared>) {
     wake(ready);
 }
 
-fn publish(sh: &Shared, ev: LogEvent) {
+fn publish(sh: &Shared, w: LogWrite) {
     let mut subs = sh.subscribers.lock();
-    subs.retain(|s| s.send(ev.clone()).is_ok());
+    subs.retain(|s| s.offer(&w));
     if subs.is_empty() {
         sh.has_subscribers.store(false, Release);
     }

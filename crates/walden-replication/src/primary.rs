@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use walden_engine::{Database, RemoteHarden, WaitType};
-use walden_log::{LogEvent, Lsn, WaitSinks};
+use walden_log::{LogWrite, Lsn, Subscription, WaitSinks};
 
 /// Largest log message sent at once during catch-up.
 const CATCH_UP_CHUNK: usize = 1 << 20;
@@ -226,7 +226,7 @@ async fn link_once(inner: &Arc<Inner>, id: u64) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     // Subscribe before choosing where to start, so nothing written from here
     // on is missed; the catch-up read covers everything before.
-    let events = db.log().subscribe();
+    let events = db.log().subscribe(SEND_QUEUE_BOUND);
     let seed_id = g.seeds.get(&db_name).copied().unwrap_or(0);
     let oldest = db
         .log()
@@ -401,12 +401,16 @@ fn read_acks(
     }
 }
 
+/// Log written but not yet sent to a secondary that a link may hold in
+/// memory; past it the link drops and catches up from the log files.
+const SEND_QUEUE_BOUND: u64 = 64 << 20;
+
 fn ship_live(
     inner: &Inner,
     id: u64,
     db: &Database,
     mut w: std::net::TcpStream,
-    events: std::sync::mpsc::Receiver<LogEvent>,
+    events: Subscription,
     mut pos: Lsn,
     done: &std::sync::atomic::AtomicBool,
 ) -> Result<(), String> {
@@ -421,7 +425,7 @@ fn ship_live(
             break Err("connection lost".to_string());
         }
         match events.recv_timeout(Duration::from_millis(50)) {
-            Ok(LogEvent::Written { lsn, bytes, .. }) => {
+            Ok(LogWrite { lsn, bytes, .. }) => {
                 // Keep only what lies past what was shipped, then send the
                 // whole records (a record may span two writes).
                 let end = lsn + bytes.len() as u64;
@@ -446,7 +450,13 @@ fn ship_live(
                     }
                 }
             }
-            Ok(LogEvent::Hardened(_)) | Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) if events.overflowed() => {
+                break Err(format!(
+                    "the secondary fell more than {} MB of log behind; reconnecting to catch up from the log files",
+                    SEND_QUEUE_BOUND >> 20
+                ))
+            }
             Err(RecvTimeoutError::Disconnected) => break Err("log closed".to_string()),
         }
         let (stop, synchronized) = status_quiet(inner, id, |l| {

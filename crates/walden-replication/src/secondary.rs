@@ -33,17 +33,29 @@ pub(crate) async fn serve_endpoint(inner: Arc<Inner>, listener: TcpListener) {
     }
 }
 
-enum Work {
-    Seed {
-        lsn: Lsn,
-        seed_id: u64,
-        image: Vec<u8>,
-    },
+/// What the reader hands the redo thread, in log order.
+enum Redo {
     Log {
         lsn: Lsn,
         frames: Vec<u8>,
     },
+    /// Answer a heartbeat once everything before it is redone.
     Beat,
+    /// Tell the reader that everything before it is redone.
+    Barrier(std::sync::mpsc::Sender<()>),
+}
+
+/// The acknowledgement half of the socket, shared by the reader (which
+/// acknowledges hardened log) and the redo thread (which answers heartbeats).
+type AckSink = Arc<parking_lot::Mutex<std::net::TcpStream>>;
+
+fn send_ack(acks: &AckSink, db: &walden_engine::Database) -> std::io::Result<()> {
+    use std::io::Write;
+    let m = Msg::Ack {
+        hardened: db.log().hardened_lsn(),
+        applied: db.applied_lsn(),
+    };
+    acks.lock().write_all(&m.encode())
 }
 
 async fn handle(inner: Arc<Inner>, stream: TcpStream) -> Result<(), String> {
@@ -83,9 +95,9 @@ async fn handle(inner: Arc<Inner>, stream: TcpStream) -> Result<(), String> {
     };
 
     // From here on the connection is served by plain threads over a
-    // blocking socket: a reader, and the redo thread, which hardens and
-    // writes its acknowledgement itself (every hand-off between threads
-    // adds to the primary's commit latency).
+    // blocking socket. The reader appends, hardens and acknowledges itself:
+    // each hand-off between threads on this path adds a wake-up to the
+    // primary's commit latency. Redo runs behind it on its own thread.
     let stream = rd
         .reunite(wr)
         .map_err(|e| e.to_string())?
@@ -127,16 +139,35 @@ fn serve_blocking(
     stream
         .set_read_timeout(Some(silent))
         .map_err(|e| e.to_string())?;
-    let ack_stream = stream.try_clone().map_err(|e| e.to_string())?;
-    let (wtx, wrx) = std::sync::mpsc::channel::<Work>();
+    let acks: AckSink = Arc::new(parking_lot::Mutex::new(
+        stream.try_clone().map_err(|e| e.to_string())?,
+    ));
+    let (rtx, rrx) = std::sync::mpsc::channel::<Redo>();
     let inner_a = inner.clone();
     let db_a = db.to_string();
-    let applier = std::thread::Builder::new()
+    let acks_a = acks.clone();
+    let redoer = std::thread::Builder::new()
         .name("walden-hadr-redo".into())
-        .spawn(move || apply_loop(inner_a, db_a, epoch, generation, wrx, ack_stream))
+        .spawn(move || redo_loop(inner_a, db_a, generation, rrx, acks_a))
         .map_err(|e| e.to_string())?;
-    let mut rd = std::io::BufReader::new(stream.try_clone().map_err(|e| e.to_string())?);
+    let mut rd = std::io::BufReader::with_capacity(
+        256 * 1024,
+        stream.try_clone().map_err(|e| e.to_string())?,
+    );
+    let mut followed = false;
+    // Appended but not yet hardened and acknowledged.
+    let mut unhardened: Option<Lsn> = None;
     let res = loop {
+        // Harden once nothing more is already buffered: one sync covers
+        // every message that arrived together.
+        if let Some(end) = unhardened {
+            if rd.buffer().is_empty() {
+                unhardened = None;
+                if let Err(e) = harden_and_ack(inner, db, end, &acks) {
+                    break Err(e);
+                }
+            }
+        }
         let m = match crate::proto::read_msg_sync(&mut rd) {
             Ok(m) => m,
             Err(e)
@@ -157,22 +188,50 @@ fn serve_blocking(
         if !current {
             break Err("superseded by a newer connection".into());
         }
-        let work = match m {
+        match m {
             Msg::Seed {
                 lsn,
                 seed_id,
                 image,
-            } => Work::Seed {
-                lsn,
-                seed_id,
-                image,
-            },
+            } => {
+                // Redo of anything before the seed must be over before the
+                // database is replaced.
+                let (btx, brx) = std::sync::mpsc::channel();
+                if rtx.send(Redo::Barrier(btx)).is_err() || brx.recv().is_err() {
+                    break Err("redo stopped".into());
+                }
+                if let Err(e) = inner.instance.seed_replica(db, &image) {
+                    tracing::error!(database = %db, error = %e, "seeding failed");
+                    break Err(format!("seeding failed: {e}"));
+                }
+                tracing::info!(database = %db, lsn, "seeded from the primary");
+                record_followed(inner, db, epoch, Some(seed_id));
+                followed = true;
+            }
             Msg::Log { lsn, frames } => {
                 if let Some(e) = inner.incoming.lock().get_mut(db) {
                     e.last_received = Some(SystemTime::now());
                     e.last_heard = Instant::now();
                 }
-                Work::Log { lsn, frames }
+                let Ok(d) = inner.instance.database(db) else {
+                    break Err(format!("no database \"{db}\" to replicate into"));
+                };
+                if !followed {
+                    // Before the first record of this epoch lands, so a crash
+                    // never leaves log of a newer epoch under an older label.
+                    record_followed(inner, db, epoch, None);
+                    followed = true;
+                }
+                match d.replica_append(lsn, &frames) {
+                    Ok(end) => unhardened = Some(end),
+                    Err(e) => {
+                        tracing::error!(database = %db, error = %e, "cannot append shipped log");
+                        break Err(format!("cannot append shipped log: {e}"));
+                    }
+                }
+                if rtx.send(Redo::Log { lsn, frames }).is_err() {
+                    break Err("redo stopped".into());
+                }
             }
             Msg::Heartbeat {
                 end,
@@ -185,18 +244,29 @@ fn serve_blocking(
                     e.synchronized = synchronized;
                     e.last_heard = Instant::now();
                 }
-                Work::Beat
+                if rtx.send(Redo::Beat).is_err() {
+                    break Err("redo stopped".into());
+                }
             }
             other => break Err(format!("unexpected message {other:?}")),
-        };
-        if wtx.send(work).is_err() {
-            break Err("redo stopped".into());
         }
     };
-    drop(wtx);
+    drop(rtx);
     let _ = stream.shutdown(std::net::Shutdown::Both);
-    let _ = applier.join();
+    let _ = redoer.join();
     res
+}
+
+fn harden_and_ack(inner: &Inner, db: &str, end: Lsn, acks: &AckSink) -> Result<(), String> {
+    let d = inner
+        .instance
+        .database(db)
+        .map_err(|e| format!("no database \"{db}\" to replicate into: {e}"))?;
+    if let Err(e) = d.log().wait_hardened(end, &[]) {
+        tracing::error!(database = %db, error = %e, "cannot harden shipped log");
+        return Err(format!("cannot harden shipped log: {e}"));
+    }
+    send_ack(acks, &d).map_err(|e| e.to_string())
 }
 
 /// Decides whether to follow the primary that says hello, and what to tell it.
@@ -294,24 +364,14 @@ fn record_followed(inner: &Inner, db: &str, epoch: u64, seed: Option<u64>) {
     }
 }
 
-fn apply_loop(
+fn redo_loop(
     inner: Arc<Inner>,
     db_name: String,
-    epoch: u64,
     generation: u64,
-    rx: std::sync::mpsc::Receiver<Work>,
-    mut acks: std::net::TcpStream,
+    rx: std::sync::mpsc::Receiver<Redo>,
+    acks: AckSink,
 ) {
-    use std::io::Write;
-    let mut followed = false;
-    let mut ack = |db: &walden_engine::Database| {
-        let m = Msg::Ack {
-            hardened: db.log().hardened_lsn(),
-            applied: db.applied_lsn(),
-        };
-        let _ = acks.write_all(&m.encode());
-    };
-    while let Ok(first) = rx.recv() {
+    while let Ok(work) = rx.recv() {
         let current = inner
             .incoming
             .lock()
@@ -320,74 +380,27 @@ fn apply_loop(
         if !current {
             return;
         }
-        // Take everything queued: one harden covers the lot.
-        let mut batch = vec![first];
-        while let Ok(w) = rx.try_recv() {
-            batch.push(w);
-            if batch.len() >= 256 {
-                break;
-            }
-        }
-        let mut logs: Vec<(Lsn, Vec<u8>)> = Vec::new();
-        let mut beat = false;
-        for w in batch {
-            match w {
-                Work::Seed {
-                    lsn,
-                    seed_id,
-                    image,
-                } => match inner.instance.seed_replica(&db_name, &image) {
-                    Ok(_) => {
-                        tracing::info!(database = %db_name, lsn, "seeded from the primary");
-                        record_followed(&inner, &db_name, epoch, Some(seed_id));
-                        followed = true;
-                    }
-                    Err(e) => {
-                        tracing::error!(database = %db_name, error = %e, "seeding failed");
-                        return;
-                    }
-                },
-                Work::Log { lsn, frames } => logs.push((lsn, frames)),
-                Work::Beat => beat = true,
-            }
-        }
-        let Ok(db) = inner.instance.database(&db_name) else {
-            tracing::error!(database = %db_name, "no such database to replicate into");
-            return;
-        };
-        if !logs.is_empty() {
-            if !followed {
-                // Before the first record of this epoch lands, so a crash
-                // never leaves log of a newer epoch under an older label.
-                record_followed(&inner, &db_name, epoch, None);
-                followed = true;
-            }
-            let mut end = 0;
-            for (lsn, frames) in &logs {
-                match db.replica_append(*lsn, frames) {
-                    Ok(e) => end = e,
-                    Err(e) => {
-                        tracing::error!(database = %db_name, error = %e, "cannot append shipped log");
-                        return;
-                    }
-                }
-            }
-            if let Err(e) = db.log().wait_hardened(end, &[]) {
-                tracing::error!(database = %db_name, error = %e, "cannot harden shipped log");
-                return;
-            }
-            ack(&db);
-            for (lsn, frames) in &logs {
-                if let Err(e) = db.replica_redo(*lsn, frames) {
+        match work {
+            Redo::Log { lsn, frames } => {
+                let Ok(db) = inner.instance.database(&db_name) else {
+                    tracing::error!(database = %db_name, "no such database to replicate into");
+                    return;
+                };
+                if let Err(e) = db.replica_redo(lsn, &frames) {
                     tracing::error!(database = %db_name, error = %e, "redo failed");
                     return;
                 }
             }
-        }
-        // Heartbeats are answered (after redo, so `applied` is current); log
-        // was acknowledged as soon as it was hardened.
-        if beat {
-            ack(&db);
+            // Answered after redo, so `applied` is current; log was
+            // acknowledged by the reader as soon as it was hardened.
+            Redo::Beat => {
+                if let Ok(db) = inner.instance.database(&db_name) {
+                    let _ = send_ack(&acks, &db);
+                }
+            }
+            Redo::Barrier(tx) => {
+                let _ = tx.send(());
+            }
         }
     }
 }

@@ -60,6 +60,11 @@ pub struct ExpArgs {
     /// No progress lines on stderr.
     #[arg(long)]
     pub quiet: bool,
+    /// sync-replica: run the secondary instance in DIR (on another disk, to
+    /// measure a secondary that does not share the primary's device); by
+    /// default it runs beside the primary in the scratch directory.
+    #[arg(long, value_name = "DIR")]
+    pub secondary_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -208,6 +213,7 @@ fn run_experiments(names: &[&str], a: ExpArgs) -> ExitCode {
         scale: if a.full { 1.0 } else { a.scale },
         progress,
         command: std::env::args().collect::<Vec<_>>().join(" "),
+        secondary_dir: a.secondary_dir.clone(),
     };
     let result = workbench::run(&cfg, &targets, skipped);
     // Stop peers and close the embedded instance before the scratch

@@ -71,6 +71,9 @@ pub struct WorkbenchConfig {
     pub progress: bool,
     /// The command line, recorded in the report.
     pub command: String,
+    /// `sync-replica`: put the secondary instance here (another disk, say)
+    /// instead of beside the primary.
+    pub secondary_dir: Option<std::path::PathBuf>,
 }
 
 /// The default scale: `bench all` on the embedded engine in about a minute
@@ -291,7 +294,14 @@ fn run_replica(
         .parent()
         .map(|p| p.join("replica"))
         .unwrap_or_else(|| dir.join("replica"));
-    match replica::run(def, plan, &dir, cfg.progress, &interrupted) {
+    match replica::run(
+        def,
+        plan,
+        &dir,
+        cfg.secondary_dir.as_deref(),
+        cfg.progress,
+        &interrupted,
+    ) {
         Ok(r) => {
             rep.reading = table::replica_reading(&r);
             rep.replica = Some(r);

@@ -151,10 +151,13 @@ impl Drop for Node {
 }
 
 /// Runs the experiment in `dir` (a scratch directory on the measured disk).
+/// `secondary_dir`: where the secondary instance lives (default: beside
+/// the primary, on the same disk).
 pub fn run(
     def: &ExperimentDef,
     plan: &ReplicaPlan,
     dir: &Path,
+    secondary_dir: Option<&Path>,
     progress: bool,
     interrupted: &dyn Fn() -> bool,
 ) -> Result<ReplicaReport> {
@@ -162,8 +165,13 @@ pub fn run(
     std::fs::create_dir_all(dir)?;
     let probe = crate::disk::CeilingFile::create(dir, 4 << 20)?;
     let disk_before = probe.fdatasync_rate(4096, 0.5)?;
-    let secondary = Node::open(&dir.join("secondary"), SECONDARY, true)?;
-    let primary = Node::open(&dir.join("primary"), PRIMARY, false)?;
+    let primary_dir = dir.join("primary");
+    let secondary_dir = secondary_dir
+        .map(|d| d.join("walden-bench-secondary"))
+        .unwrap_or_else(|| dir.join("secondary"));
+    let floor_before = pair_floor(&primary_dir, &secondary_dir)?;
+    let secondary = Node::open(&secondary_dir, SECONDARY, true)?;
+    let primary = Node::open(&primary_dir, PRIMARY, false)?;
     let endpoint = secondary
         .repl
         .endpoint_addr()
@@ -361,6 +369,7 @@ pub fn run(
     };
 
     let disk_after = probe.fdatasync_rate(4096, 0.5)?;
+    let floor_after = pair_floor(&primary_dir, &secondary_dir)?;
     // Close sessions before the instances go.
     drop(cells);
     for s in setups {
@@ -371,6 +380,9 @@ pub fn run(
     std::thread::sleep(Duration::from_millis(200));
     drop(proxies);
     drop(secondary);
+    if secondary_dir.parent() != Some(dir) {
+        let _ = std::fs::remove_dir_all(&secondary_dir);
+    }
 
     Ok(ReplicaReport {
         batches: plan.batches,
@@ -384,11 +396,24 @@ pub fn run(
         p50_ratio_sync_async: p50_vs_async,
         ms_per_insert_ratio_sync_local: ms_ratio,
         disk_fdatasync_4k_per_s: [disk_before, disk_after],
+        sync_pair_floor: [floor_before, floor_after],
+        secondary_dir: secondary_dir.display().to_string(),
         disk_state: crate::disk::DiskState::span(
             crate::disk::DiskState::of(disk_before),
             crate::disk::DiskState::of(disk_after),
         ),
     })
+}
+
+/// The disk's own floor for this pair of directories (before the instances
+/// open there, and after the cells), in its own scratch files.
+fn pair_floor(primary: &Path, secondary: &Path) -> Result<crate::disk::SyncPairFloor> {
+    let (a, b) = (primary.join("floor-probe"), secondary.join("floor-probe"));
+    std::fs::create_dir_all(&a)?;
+    let f = crate::disk::sync_pair_floor(&a, &b, 3, 300);
+    let _ = std::fs::remove_dir_all(&a);
+    let _ = std::fs::remove_dir_all(&b);
+    Ok(f?)
 }
 
 fn avg_ms((writes, us): (u64, u64)) -> Option<f64> {

@@ -131,6 +131,12 @@ pub struct ReplicaReport {
     /// 4 KB pwrite + fdatasync pairs per second on the scratch disk, alone,
     /// before and after the cells, and the state that makes (FACTS.md).
     pub disk_fdatasync_4k_per_s: [f64; 2],
+    /// The disk's floor for a secondary there: one 4 KB write + fdatasync
+    /// in the primary's and the secondary's directories at once vs alone,
+    /// before and after the cells.
+    pub sync_pair_floor: [crate::disk::SyncPairFloor; 2],
+    /// Where the secondary instance ran (`--secondary-dir`, default beside the primary).
+    pub secondary_dir: String,
     pub disk_state: crate::disk::DiskState,
 }
 

@@ -344,6 +344,42 @@ pub fn replica_reading(r: &ReplicaReport) -> String {
                 );
             }
             lines.push(t);
+            let [fb, fa] = r.sync_pair_floor;
+            if fb.alone_p50_ms > 0.0 && fa.alone_p50_ms > 0.0 {
+                let floor = fb.ratio.min(fa.ratio);
+                let pair = (fb.pair_p50_ms + fa.pair_p50_ms) / 2.0;
+                let mut t = format!(
+                    "Floor of this disk for a secondary in {}: a 4 KB write + fdatasync in the \
+                     primary's and the secondary's directories at once took {} ms p50 vs {} ms \
+                     alone = {:.2}x before the cells, {} vs {} ms = {:.2}x after. A durable \
+                     commit waits for both logs' syncs, and where the device serves them one \
+                     after the other no replication code can bring the ratio below that.",
+                    r.secondary_dir,
+                    ms(fb.pair_p50_ms),
+                    ms(fb.alone_p50_ms),
+                    fb.ratio,
+                    ms(fa.pair_p50_ms),
+                    ms(fa.alone_p50_ms),
+                    fa.ratio,
+                );
+                if pair > 0.0 {
+                    let _ = write!(
+                        t,
+                        " Sync p50 over the paired syncs' p50: {:.2}x (what shipping, the \
+                         acknowledgement and the wake-ups add to the two syncs).",
+                        s.commit_p50_ms / pair
+                    );
+                }
+                if floor > r.p50_ratio_target {
+                    let _ = write!(
+                        t,
+                        " The {:.1}x target is below this floor: meet it with the secondary's \
+                         log on another device (--secondary-dir) or another machine.",
+                        r.p50_ratio_target
+                    );
+                }
+                lines.push(t);
+            }
         }
         _ => lines.push("Target: no p50 ratio (the local or sync cell did not run).".into()),
     }
