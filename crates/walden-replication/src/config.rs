@@ -168,6 +168,9 @@ pub struct ReplicationConfig {
     /// Log a lagging secondary may hold back on the primary before it is
     /// dropped from retention and must be reseeded.
     pub max_retained_log_bytes: u64,
+    /// Log written but not yet sent that a link to one secondary may hold
+    /// in memory; past it the link drops and catches up from the log files.
+    pub max_send_queue_bytes: u64,
     /// How often the primary sends a heartbeat.
     pub heartbeat: Duration,
 }
@@ -178,6 +181,7 @@ impl ReplicationConfig {
             name: name.into(),
             endpoint_listen: None,
             max_retained_log_bytes: 1 << 30,
+            max_send_queue_bytes: 64 << 20,
             heartbeat: Duration::from_millis(500),
         }
     }

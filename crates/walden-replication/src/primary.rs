@@ -226,7 +226,7 @@ async fn link_once(inner: &Arc<Inner>, id: u64) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     // Subscribe before choosing where to start, so nothing written from here
     // on is missed; the catch-up read covers everything before.
-    let events = db.log().subscribe(SEND_QUEUE_BOUND);
+    let events = db.log().subscribe(inner.cfg.max_send_queue_bytes);
     let seed_id = g.seeds.get(&db_name).copied().unwrap_or(0);
     let oldest = db
         .log()
@@ -392,6 +392,13 @@ fn read_acks(
             let _ = s.shutdown(std::net::Shutdown::Both);
             return Ok(());
         }
+        // A reset link ends here too: the shipping thread may be blocked
+        // writing to a secondary that stopped reading, and only closing the
+        // socket frees it.
+        if status_quiet(inner, id, |l| l.reset || l.stopped).unwrap_or(true) {
+            let _ = s.shutdown(std::net::Shutdown::Both);
+            return Err("link reset".into());
+        }
         match crate::proto::read_msg_sync(&mut r) {
             Ok(Msg::Ack { hardened, applied }) => on_ack(inner, id, db, hardened, applied),
             Ok(other) => return Err(format!("unexpected message {other:?}")),
@@ -400,10 +407,6 @@ fn read_acks(
         }
     }
 }
-
-/// Log written but not yet sent to a secondary that a link may hold in
-/// memory; past it the link drops and catches up from the log files.
-const SEND_QUEUE_BOUND: u64 = 64 << 20;
 
 fn ship_live(
     inner: &Inner,
@@ -453,8 +456,8 @@ fn ship_live(
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) if events.overflowed() => {
                 break Err(format!(
-                    "the secondary fell more than {} MB of log behind; reconnecting to catch up from the log files",
-                    SEND_QUEUE_BOUND >> 20
+                    "the secondary fell more than {} KB of log behind; reconnecting to catch up from the log files",
+                    inner.cfg.max_send_queue_bytes >> 10
                 ))
             }
             Err(RecvTimeoutError::Disconnected) => break Err("log closed".to_string()),
@@ -549,9 +552,12 @@ pub(crate) async fn monitor(inner: Arc<Inner>) {
                     .get(&l.ag.to_ascii_lowercase())
                     .copied()
                     .unwrap_or(Duration::from_secs(10));
-                if l.state == SyncState::Synchronized && l.last_heard.elapsed() > to {
+                // Any connected secondary silent that long is dead to this
+                // primary: its link is torn down (which also frees a link
+                // blocked writing to it) and reconnects when it answers.
+                if l.connected && !l.reset && l.last_heard.elapsed() > to {
                     tracing::warn!(replica = %l.replica, database = %l.db,
-                        "synchronous secondary silent for the session timeout: NOT SYNCHRONIZING");
+                        "secondary silent for the session timeout: NOT SYNCHRONIZING");
                     l.state = SyncState::NotSynchronizing;
                     l.reset = true;
                 }

@@ -30,6 +30,7 @@
 //! name = "a"                           # this replica's name in REPLICA ON '...'
 //! endpoint_listen = "127.0.0.1:5022"   # where primaries connect (secondaries)
 //! max_retained_log_mb = 1024           # log kept for a lagging secondary
+//! max_send_queue_mb = 64               # unsent log held in memory per link
 //! ```
 
 use serde::Deserialize;
@@ -92,6 +93,8 @@ pub struct ReplicationSection {
     pub endpoint_listen: Option<String>,
     /// Log kept on a primary for a secondary that is behind, in MiB.
     pub max_retained_log_mb: Option<u64>,
+    /// Unsent log a link to one secondary may hold in memory, in MiB.
+    pub max_send_queue_mb: Option<u64>,
 }
 
 /// The configuration file as written.

@@ -270,6 +270,9 @@ impl Server {
         if let Some(name) = &config.replication.name {
             let mut rc = walden_replication::ReplicationConfig::new(name.clone());
             rc.endpoint_listen = config.replication.endpoint_listen.clone();
+            if let Some(mb) = config.replication.max_send_queue_mb {
+                rc.max_send_queue_bytes = mb.max(1) << 20;
+            }
             if let Some(mb) = config.replication.max_retained_log_mb {
                 rc.max_retained_log_bytes = mb << 20;
             }

@@ -229,6 +229,48 @@ async fn a_silent_secondary_is_dropped_after_the_session_timeout_and_catches_up(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_secondary_costs_the_primary_bounded_memory_then_catches_up() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut a = Node::local("a", tmp.path());
+    let cfg = tmp.path().join("a.toml");
+    std::fs::write(&cfg, "[replication]\nmax_send_queue_mb = 1\n").unwrap();
+    a.extra = vec!["--config".into(), cfg.display().to_string()];
+    let p = start_pair(a, Node::local("b", tmp.path()), "ASYNCHRONOUS_COMMIT", 3, 0).await;
+    wait_state(&p.ca, "b", "SYNCHRONIZING", Duration::from_secs(10)).await;
+
+    // b stops reading: 12 MB of log is more than the socket buffers and the
+    // 1 MB send queue hold, so the link drops its queue instead of growing.
+    p.b.signal(libc::SIGSTOP);
+    let big = "x".repeat(100_000);
+    let t0 = Instant::now();
+    for id in 51..=170 {
+        exec(&p.ca, &format!("INSERT INTO t VALUES ({id}, '{big}')"))
+            .await
+            .unwrap();
+    }
+    eprintln!("120 commits of 100 KB with b stopped: {:?}", t0.elapsed());
+    eventually!(Duration::from_secs(5), "the send queue to overflow", {
+        p.a.log().contains("fell behind its bound").then_some(())
+    });
+    // Asynchronous or not, a secondary silent for SESSION_TIMEOUT is dropped.
+    wait_state(&p.ca, "b", "NOT SYNCHRONIZING", Duration::from_secs(8)).await;
+
+    p.b.signal(libc::SIGCONT);
+    wait_ids(
+        &p.cb,
+        &all_ids(170),
+        Duration::from_secs(30),
+        "b after SIGCONT",
+    )
+    .await;
+    wait_state(&p.ca, "b", "SYNCHRONIZING", Duration::from_secs(10)).await;
+    assert_eq!(
+        int(&p.cb, "SELECT count(*) FROM t WHERE length(v) = 100000").await,
+        120
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn required_synchronized_secondaries_refuse_commits_without_the_secondary() {
     let tmp = tempfile::tempdir().unwrap();
     let mut p = start_pair(

@@ -50,6 +50,8 @@ pub struct Node {
     pub endpoint: String,
     /// Runs the server through this (e.g. `ip netns exec NS`).
     pub prefix: Vec<String>,
+    /// More `walden serve` arguments (e.g. `--config FILE`).
+    pub extra: Vec<String>,
     pub serve: Option<Serve>,
 }
 
@@ -61,6 +63,7 @@ impl Node {
             host: host.into(),
             endpoint,
             prefix: Vec::new(),
+            extra: Vec::new(),
             serve: None,
         }
     }
@@ -82,17 +85,14 @@ impl Node {
     pub fn start(&mut self) {
         assert!(self.serve.is_none(), "{} already runs", self.name);
         let prefix: Vec<&str> = self.prefix.iter().map(|s| s.as_str()).collect();
-        self.serve = Some(Serve::start_in(
-            &prefix,
-            &self.host,
-            &self.dir,
-            &[
-                "--replica-name",
-                &self.name,
-                "--endpoint-listen",
-                &self.endpoint,
-            ],
-        ));
+        let mut args = vec![
+            "--replica-name",
+            &self.name,
+            "--endpoint-listen",
+            &self.endpoint,
+        ];
+        args.extend(self.extra.iter().map(|s| s.as_str()));
+        self.serve = Some(Serve::start_in(&prefix, &self.host, &self.dir, &args));
     }
 
     pub fn pid(&self) -> i32 {
