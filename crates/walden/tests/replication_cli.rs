@@ -404,3 +404,94 @@ async fn forced_failover_of_an_asynchronous_secondary_reports_the_lsns() {
     wait_ids(&ca, &all_ids(101), Duration::from_secs(20), "old primary a").await;
     assert_eq!(sqlstate(insert(&ca, 102).await), "25006");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_replicas_a_planned_failover_takes_both_secondaries_along() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut a = Node::local("a", tmp.path());
+    let mut b = Node::local("b", tmp.path());
+    let mut c = Node::local("c", tmp.path());
+    for n in [&mut a, &mut b, &mut c] {
+        n.start();
+    }
+    let (ca, cb, cc) = (a.client().await, b.client().await, c.client().await);
+    must(&ca, "CREATE TABLE t (id int PRIMARY KEY, v text)").await;
+    for id in 1..=PRELOADED {
+        insert(&ca, id).await.unwrap();
+    }
+    must(
+        &ca,
+        &format!(
+            "CREATE AVAILABILITY GROUP ag1 FOR DATABASE walden REPLICA ON \
+             'a' WITH (ENDPOINT_URL = '{}', AVAILABILITY_MODE = SYNCHRONOUS_COMMIT, SESSION_TIMEOUT = 3), \
+             'b' WITH (ENDPOINT_URL = '{}', AVAILABILITY_MODE = SYNCHRONOUS_COMMIT, SESSION_TIMEOUT = 3), \
+             'c' WITH (ENDPOINT_URL = '{}', AVAILABILITY_MODE = ASYNCHRONOUS_COMMIT, SESSION_TIMEOUT = 3)",
+            a.url(),
+            b.url(),
+            c.url()
+        ),
+    )
+    .await;
+    wait_state(&ca, "b", "SYNCHRONIZED", Duration::from_secs(20)).await;
+    wait_state(&ca, "c", "SYNCHRONIZING", Duration::from_secs(20)).await;
+    assert_eq!(replica_states(&ca).await.len(), 3, "a lists a, b and c");
+
+    // Every durable commit waits for b, none for c; both receive everything.
+    let mirrored0 = perf_counter(&ca, "Mirrored Write Transactions/sec").await;
+    for id in PRELOADED + 1..=100 {
+        insert(&ca, id).await.unwrap();
+    }
+    assert_eq!(
+        perf_counter(&ca, "Mirrored Write Transactions/sec").await - mirrored0,
+        50
+    );
+    wait_ids(&cb, &all_ids(100), Duration::from_secs(10), "b").await;
+    wait_ids(&cc, &all_ids(100), Duration::from_secs(10), "c").await;
+    for cl in [&cb, &cc] {
+        assert_eq!(
+            sqlstate(exec(cl, "INSERT INTO t VALUES (100000, 'no')").await),
+            "25006"
+        );
+    }
+
+    // Planned failover to b: a and c follow the new primary.
+    let rows = tokio::time::timeout(
+        Duration::from_secs(30),
+        cb.query("ALTER AVAILABILITY GROUP ag1 FAILOVER", &[]),
+    )
+    .await
+    .unwrap()
+    .unwrap_or_else(|e| panic!("FAILOVER on b: {e:?}"));
+    assert_eq!(rows[0].get::<_, i64>("possible_loss_bytes"), 0);
+    wait_state(&cb, "a", "SYNCHRONIZED", Duration::from_secs(20)).await;
+    wait_state(&cb, "c", "SYNCHRONIZING", Duration::from_secs(20)).await;
+    for id in 101..=120 {
+        insert(&cb, id).await.unwrap();
+    }
+    wait_ids(
+        &ca,
+        &all_ids(120),
+        Duration::from_secs(10),
+        "a after failover",
+    )
+    .await;
+    wait_ids(
+        &cc,
+        &all_ids(120),
+        Duration::from_secs(10),
+        "c after failover",
+    )
+    .await;
+    for (who, cl) in [("a", &ca), ("c", &cc)] {
+        assert_eq!(
+            sqlstate(exec(cl, "INSERT INTO t VALUES (100001, 'no')").await),
+            "25006",
+            "a write on {who}, now a secondary of b"
+        );
+    }
+    let on_c = replica_states(&cc).await;
+    assert!(
+        on_c.len() == 1 && on_c[0].replica == "c" && !on_c[0].is_primary,
+        "{on_c:?}"
+    );
+}
