@@ -55,6 +55,9 @@ pub(crate) struct LinkStatus {
     pub mode: AvailabilityMode,
     pub state: SyncState,
     pub connected: bool,
+    /// Past seeding and catch-up: the secondary answers heartbeats, so its
+    /// silence means it is gone.
+    pub live: bool,
     /// Shipped through (the end of the last log message sent).
     pub sent: Lsn,
     pub acked_hardened: Lsn,

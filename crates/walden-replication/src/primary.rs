@@ -49,6 +49,7 @@ pub(crate) fn start_group(inner: &Arc<Inner>, g: &AgState) {
                     mode: r.mode,
                     state: SyncState::NotSynchronizing,
                     connected: false,
+                    live: false,
                     sent: 0,
                     acked_hardened: 0,
                     acked_applied: 0,
@@ -120,6 +121,7 @@ async fn run_link(inner: Arc<Inner>, id: u64) {
         let res = link_once(&inner, id).await;
         let Some((replica, db)) = status(&inner, id, |l| {
             l.connected = false;
+            l.live = false;
             l.reset = false;
             if l.state != SyncState::NotSynchronizing {
                 l.state = SyncState::NotSynchronizing;
@@ -364,6 +366,10 @@ async fn link_once(inner: &Arc<Inner>, id: u64) -> Result<(), String> {
     let inner_w = inner.clone();
     let done_w = done.clone();
     let pos = target.max(start);
+    status_quiet(inner, id, |l| {
+        l.live = true;
+        l.last_heard = Instant::now();
+    });
     let ship = tokio::task::spawn_blocking(move || {
         let Some(_registered) = inner_w.register(&stream) else {
             done_w.store(true, SeqCst);
@@ -552,10 +558,11 @@ pub(crate) async fn monitor(inner: Arc<Inner>) {
                     .get(&l.ag.to_ascii_lowercase())
                     .copied()
                     .unwrap_or(Duration::from_secs(10));
-                // Any connected secondary silent that long is dead to this
-                // primary: its link is torn down (which also frees a link
-                // blocked writing to it) and reconnects when it answers.
-                if l.connected && !l.reset && l.last_heard.elapsed() > to {
+                // Any live secondary (sync or async) silent that long is dead
+                // to this primary: its link is torn down (which also frees a
+                // link blocked writing to it) and reconnects when it answers.
+                // Not while seeding or catching up, which send no heartbeats.
+                if l.live && !l.reset && l.last_heard.elapsed() > to {
                     tracing::warn!(replica = %l.replica, database = %l.db,
                         "secondary silent for the session timeout: NOT SYNCHRONIZING");
                     l.state = SyncState::NotSynchronizing;

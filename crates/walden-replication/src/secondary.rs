@@ -39,23 +39,17 @@ enum Redo {
         lsn: Lsn,
         frames: Vec<u8>,
     },
-    /// Answer a heartbeat once everything before it is redone.
-    Beat,
     /// Tell the reader that everything before it is redone.
     Barrier(std::sync::mpsc::Sender<()>),
 }
 
-/// The acknowledgement half of the socket, shared by the reader (which
-/// acknowledges hardened log) and the redo thread (which answers heartbeats).
-type AckSink = Arc<parking_lot::Mutex<std::net::TcpStream>>;
-
-fn send_ack(acks: &AckSink, db: &walden_engine::Database) -> std::io::Result<()> {
+fn send_ack(acks: &mut std::net::TcpStream, db: &walden_engine::Database) -> std::io::Result<()> {
     use std::io::Write;
     let m = Msg::Ack {
         hardened: db.log().hardened_lsn(),
         applied: db.applied_lsn(),
     };
-    acks.lock().write_all(&m.encode())
+    acks.write_all(&m.encode())
 }
 
 async fn handle(inner: Arc<Inner>, stream: TcpStream) -> Result<(), String> {
@@ -139,16 +133,13 @@ fn serve_blocking(
     stream
         .set_read_timeout(Some(silent))
         .map_err(|e| e.to_string())?;
-    let acks: AckSink = Arc::new(parking_lot::Mutex::new(
-        stream.try_clone().map_err(|e| e.to_string())?,
-    ));
+    let mut acks = stream.try_clone().map_err(|e| e.to_string())?;
     let (rtx, rrx) = std::sync::mpsc::channel::<Redo>();
     let inner_a = inner.clone();
     let db_a = db.to_string();
-    let acks_a = acks.clone();
     let redoer = std::thread::Builder::new()
         .name("walden-hadr-redo".into())
-        .spawn(move || redo_loop(inner_a, db_a, generation, rrx, acks_a))
+        .spawn(move || redo_loop(inner_a, db_a, generation, rrx))
         .map_err(|e| e.to_string())?;
     let mut rd = std::io::BufReader::with_capacity(
         256 * 1024,
@@ -163,7 +154,7 @@ fn serve_blocking(
         if let Some(end) = unhardened {
             if rd.buffer().is_empty() {
                 unhardened = None;
-                if let Err(e) = harden_and_ack(inner, db, end, &acks) {
+                if let Err(e) = harden_and_ack(inner, db, end, &mut acks) {
                     break Err(e);
                 }
             }
@@ -244,8 +235,13 @@ fn serve_blocking(
                     e.synchronized = synchronized;
                     e.last_heard = Instant::now();
                 }
-                if rtx.send(Redo::Beat).is_err() {
-                    break Err("redo stopped".into());
+                // Answered at once (a redo queue behind must not look like
+                // silence to the primary); `applied` is as far as redo got.
+                let Ok(d) = inner.instance.database(db) else {
+                    break Err(format!("no database \"{db}\" to replicate into"));
+                };
+                if let Err(e) = send_ack(&mut acks, &d) {
+                    break Err(e.to_string());
                 }
             }
             other => break Err(format!("unexpected message {other:?}")),
@@ -257,7 +253,12 @@ fn serve_blocking(
     res
 }
 
-fn harden_and_ack(inner: &Inner, db: &str, end: Lsn, acks: &AckSink) -> Result<(), String> {
+fn harden_and_ack(
+    inner: &Inner,
+    db: &str,
+    end: Lsn,
+    acks: &mut std::net::TcpStream,
+) -> Result<(), String> {
     let d = inner
         .instance
         .database(db)
@@ -369,7 +370,6 @@ fn redo_loop(
     db_name: String,
     generation: u64,
     rx: std::sync::mpsc::Receiver<Redo>,
-    acks: AckSink,
 ) {
     while let Ok(work) = rx.recv() {
         let current = inner
@@ -389,13 +389,6 @@ fn redo_loop(
                 if let Err(e) = db.replica_redo(lsn, &frames) {
                     tracing::error!(database = %db_name, error = %e, "redo failed");
                     return;
-                }
-            }
-            // Answered after redo, so `applied` is current; log was
-            // acknowledged by the reader as soon as it was hardened.
-            Redo::Beat => {
-                if let Ok(db) = inner.instance.database(&db_name) {
-                    let _ = send_ack(&acks, &db);
                 }
             }
             Redo::Barrier(tx) => {

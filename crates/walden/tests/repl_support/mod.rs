@@ -30,13 +30,22 @@ macro_rules! eventually {
     }};
 }
 
-/// A free TCP port on 127.0.0.1 (bound, then released).
+/// A free TCP port on 127.0.0.1 for an endpoint that must keep its port
+/// across restarts. Taken below the kernel's ephemeral range (32768 and up
+/// here), so no outgoing connection can take it while its server is down.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    use std::sync::atomic::{AtomicU16, Ordering};
+    // Spread concurrent test binaries apart by process id.
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let base = 20_000 + (std::process::id() % 1000) as u16 * 12;
+    for _ in 0..2000 {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let port = 20_000 + (base - 20_000 + n) % 12_000;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port between 20000 and 32000");
 }
 
 /// One replica: `walden serve --replica-name NAME --endpoint-listen ENDPOINT`.
