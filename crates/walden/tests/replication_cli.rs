@@ -168,7 +168,7 @@ async fn a_silent_secondary_is_dropped_after_the_session_timeout_and_catches_up(
 
     // b stops answering: the next durable commit waits for it until the
     // session timeout, then goes on without it.
-    p.b.signal(libc::SIGSTOP);
+    p.b.stop();
     let t0 = Instant::now();
     insert(ca, 52).await.unwrap();
     let stall = t0.elapsed();
@@ -240,7 +240,7 @@ async fn a_stalled_secondary_costs_the_primary_bounded_memory_then_catches_up() 
 
     // b stops reading: 12 MB of log is more than the socket buffers and the
     // 1 MB send queue hold, so the link drops its queue instead of growing.
-    p.b.signal(libc::SIGSTOP);
+    p.b.stop();
     let big = "x".repeat(100_000);
     let t0 = Instant::now();
     for id in 51..=170 {
@@ -284,7 +284,7 @@ async fn required_synchronized_secondaries_refuse_commits_without_the_secondary(
     insert(&p.ca, 51).await.unwrap();
 
     // b stops while a commit waits for it: the commit's outcome is unknown.
-    p.b.signal(libc::SIGSTOP);
+    p.b.stop();
     let t0 = Instant::now();
     assert_eq!(sqlstate(insert(&p.ca, 52).await), "40003");
     assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());

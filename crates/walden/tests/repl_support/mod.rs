@@ -114,6 +114,34 @@ impl Node {
         }
     }
 
+    /// SIGSTOP, and wait until every thread has stopped. kill() returns
+    /// before that: the kernel wakes one thread to begin the group stop, and
+    /// on a loaded machine the others can run (and answer the primary) for
+    /// milliseconds more.
+    pub fn stop(&self) {
+        self.signal(libc::SIGSTOP);
+        let tasks = format!("/proc/{}/task", self.pid());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let all_stopped = std::fs::read_dir(&tasks)
+                .map(|d| {
+                    d.flatten().all(|t| {
+                        let stat =
+                            std::fs::read_to_string(t.path().join("stat")).unwrap_or_default();
+                        // The state follows the parenthesised command name.
+                        stat.rsplit_once(") ")
+                            .is_some_and(|(_, rest)| rest.starts_with('T') || rest.starts_with('t'))
+                    })
+                })
+                .unwrap_or(false);
+            if all_stopped {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{} did not stop", self.name);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     /// SIGKILL, and wait for the exit.
     pub fn kill(&mut self) {
         let mut s = self.serve.take().expect("running");
