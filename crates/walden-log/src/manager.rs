@@ -689,8 +689,6 @@ impl Writer {
     }
 
     /// Writes the planned blocks and makes them durable. Returns bytes written.
-    /// Writes the planned blocks, calls `written` (the data is in the OS,
-    /// not yet durable), then syncs.
     fn write_batch(
         &mut self,
         sh: &Shared,
@@ -698,7 +696,6 @@ impl Writer {
         synced: Lsn,
         data: &[u8],
         plan: &[(usize, usize, u32)],
-        written_hook: impl FnOnce(),
     ) -> Result<u64> {
         let seg_size = sh.cfg.segment_size;
         let mut touched: Vec<Arc<dyn VfsFile>> = Vec::with_capacity(2);
@@ -742,7 +739,6 @@ impl Writer {
             written += self.out.len() as u64;
             touched.push(self.file.clone());
         }
-        written_hook();
         for f in &touched {
             f.sync_data().map_err(io_err(&sh.files.dir))?;
         }
@@ -819,22 +815,17 @@ fn flush_step(sh: &Shared, st: &mut MutexGuard<'_, State>, w: &mut Writer, take:
     let synced = st.hardened;
     let t0 = Instant::now();
     let res = MutexGuard::unlocked(st, || {
-        // Shipping gets the slice between the write and the sync: the
-        // secondary's write and sync still overlap ours, and waking the
-        // shipping thread (which may take this CPU) costs nothing while this
-        // thread sleeps in the sync anyway.
-        w.write_batch(sh, start_lsn, synced, &data, &plan, || {
-            if sh.has_subscribers.load(Acquire) {
-                publish(
-                    sh,
-                    LogWrite {
-                        lsn: start_lsn,
-                        cont_len: cont0,
-                        bytes: Arc::new(data.clone()),
-                    },
-                );
-            }
-        })
+        if sh.has_subscribers.load(Acquire) {
+            publish(
+                sh,
+                LogWrite {
+                    lsn: start_lsn,
+                    cont_len: cont0,
+                    bytes: Arc::new(data.clone()),
+                },
+            );
+        }
+        w.write_batch(sh, start_lsn, synced, &data, &plan)
     });
     let took = t0.elapsed();
     let mut data = data;
