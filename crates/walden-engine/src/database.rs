@@ -11,7 +11,7 @@ use crate::schema::{DbSettings, SequenceDef, TableDef};
 use crate::session::{CommitRequest, Session};
 use crate::table::Table;
 use crate::txn::Transaction;
-use parking_lot::{Mutex, RwLock};
+use parking_lot::{Mutex, RwLock, RwLockWriteGuard};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering, Ordering::Relaxed};
@@ -369,8 +369,14 @@ impl Database {
 
     /// A system transaction: logs `redo` fully durably, then applies it, with
     /// no user commit in flight.
+    /// `gate`: the caller's hold on the database's gate, released once the
+    /// change is hardened here and applied, before the wait for synchronous
+    /// secondaries (as a commit releases its row locks first): a stalled
+    /// secondary then holds up this session only, not every session of the
+    /// database.
     fn system_change<T>(
         &self,
+        gate: RwLockWriteGuard<'_, ()>,
         session: &Session,
         redo: Redo,
         apply: impl FnOnce(&mut Catalog) -> T,
@@ -380,17 +386,17 @@ impl Database {
         let rec = encode_redo(&redo);
         let sinks = session.wait_sinks();
         let lsn = self.log.commit_durable(&rec, &sinks)?;
-        let remote = self.harden_remote(lsn, &sinks);
         let mut cat = self.catalog.write();
-        // Applied even if a required secondary did not confirm: the change is
-        // in the local log, and recovery would apply it anyway.
+        // Applied whatever the secondaries say: the change is in the local
+        // log, and recovery would apply it anyway.
         let out = apply(&mut cat);
         // Under the catalog lock: a planner that read the old version before
         // planning sees the new one on its next look (Release pairs with the
         // Acquire load in `catalog_version`).
         self.catalog_version.fetch_add(1, Ordering::Release);
         drop(cat);
-        remote?;
+        drop(gate);
+        self.harden_remote(lsn, &sinks)?;
         Ok(out)
     }
 
@@ -403,7 +409,7 @@ impl Database {
 
     pub fn create_table(&self, session: &Session, mut def: TableDef) -> Result<Arc<Table>> {
         def.validate()?;
-        let _gate = self.gate.write();
+        let gate = self.gate.write();
         {
             let cat = self.catalog.read();
             if cat.table(&def.name).is_some() {
@@ -413,16 +419,16 @@ impl Database {
         }
         let t = Arc::new(Table::new(def.clone()));
         let t2 = t.clone();
-        self.system_change(session, Redo::CreateTable(def), move |cat| {
+        self.system_change(gate, session, Redo::CreateTable(def), move |cat| {
             cat.add_table(t2)
         })?;
         Ok(t)
     }
 
     pub fn drop_table(&self, session: &Session, name: &str) -> Result<()> {
-        let _gate = self.gate.write();
+        let gate = self.gate.write();
         let id = self.table(name)?.id();
-        self.system_change(session, Redo::DropTable(id), |cat| {
+        self.system_change(gate, session, Redo::DropTable(id), |cat| {
             cat.remove_table(id);
         })
     }
@@ -431,7 +437,7 @@ impl Database {
     /// id (a system transaction, fully durable). Fails if the rows are not
     /// unique on the columns.
     pub fn add_primary_key(&self, session: &Session, name: &str, columns: &[&str]) -> Result<()> {
-        let _gate = self.gate.write();
+        let gate = self.gate.write();
         let t = self.table(name)?;
         if !t.has_hidden_key() {
             return Err(EngineError::InvalidDefinition(format!(
@@ -452,6 +458,7 @@ impl Database {
         // Build first: a duplicate fails before anything is logged.
         let nt = Arc::new(t.with_primary_key(&cols)?);
         self.system_change(
+            gate,
             session,
             Redo::AddPrimaryKey {
                 table: t.id(),
@@ -463,9 +470,9 @@ impl Database {
 
     /// Removes every row (a system transaction, fully durable).
     pub fn truncate(&self, session: &Session, name: &str) -> Result<()> {
-        let _gate = self.gate.write();
+        let gate = self.gate.write();
         let t = self.table(name)?;
-        self.system_change(session, Redo::Truncate(t.id()), |_| {
+        self.system_change(gate, session, Redo::Truncate(t.id()), |_| {
             t.rows.write().clear();
         })
     }
@@ -482,7 +489,7 @@ impl Database {
                 "INCREMENT must not be zero".into(),
             ));
         }
-        let _gate = self.gate.write();
+        let gate = self.gate.write();
         let id = {
             let cat = self.catalog.read();
             if cat.sequences.contains_key(&name.to_ascii_lowercase()) {
@@ -496,7 +503,7 @@ impl Database {
             start,
             increment,
         };
-        self.system_change(session, Redo::CreateSequence(def.clone()), |cat| {
+        self.system_change(gate, session, Redo::CreateSequence(def.clone()), |cat| {
             cat.add_sequence(
                 def,
                 SeqState {
@@ -508,9 +515,9 @@ impl Database {
     }
 
     pub fn drop_sequence(&self, session: &Session, name: &str) -> Result<()> {
-        let _gate = self.gate.write();
+        let gate = self.gate.write();
         let id = self.sequence(name)?.def.id;
-        self.system_change(session, Redo::DropSequence(id), |cat| {
+        self.system_change(gate, session, Redo::DropSequence(id), |cat| {
             cat.sequences.remove(&name.to_ascii_lowercase());
         })
     }
@@ -560,8 +567,8 @@ impl Database {
 
     /// Changes the database's settings (a system transaction).
     pub fn set_settings(&self, session: &Session, new: DbSettings) -> Result<()> {
-        let _gate = self.gate.write();
-        self.system_change(session, Redo::Settings(new.clone()), |_| {
+        let gate = self.gate.write();
+        self.system_change(gate, session, Redo::Settings(new.clone()), |_| {
             self.log
                 .set_exposure_bounds(new.max_exposure_bytes, new.max_exposure());
             *self.settings.write() = new;

@@ -495,3 +495,54 @@ async fn three_replicas_a_planned_failover_takes_both_secondaries_along() {
         "{on_c:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ddl_waiting_for_a_stalled_secondary_does_not_hold_up_other_sessions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = start_pair(
+        Node::local("a", tmp.path()),
+        Node::local("b", tmp.path()),
+        SYNC,
+        3,
+        0,
+    )
+    .await;
+    must(
+        &p.ca,
+        "ALTER DATABASE walden SET DELAYED_DURABILITY = ALLOWED",
+    )
+    .await;
+    let other = p.a.client().await;
+    must(&other, "SET synchronous_commit = off").await;
+
+    // b stops: the DDL waits for it until the session timeout...
+    p.b.stop();
+    let t0 = Instant::now();
+    let ddl = {
+        let ca = p.a.client().await;
+        tokio::spawn(async move { exec(&ca, "CREATE TABLE u (id int PRIMARY KEY)").await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // ...but once it is hardened here, other sessions go on: a delayed commit
+    // (which waits for no replica) and a read are not queued behind it.
+    insert(&other, 51).await.unwrap();
+    assert_eq!(int(&other, "SELECT count(*) FROM t").await, 51);
+    assert!(
+        !ddl.is_finished(),
+        "the DDL should still be waiting for b ({:?})",
+        t0.elapsed()
+    );
+    let waited = t0.elapsed();
+    assert!(
+        waited < Duration::from_millis(2500),
+        "a delayed commit and a read took until {waited:?} behind the DDL"
+    );
+    ddl.await.unwrap().unwrap();
+    assert!(t0.elapsed() >= Duration::from_secs(2), "{:?}", t0.elapsed());
+
+    p.b.signal(libc::SIGCONT);
+    wait_state(&p.ca, "b", "SYNCHRONIZED", Duration::from_secs(15)).await;
+    eventually!(Duration::from_secs(10), "table u on b", {
+        exec(&p.cb, "SELECT count(*) FROM u").await.ok()
+    });
+}
