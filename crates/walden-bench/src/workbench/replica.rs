@@ -169,6 +169,12 @@ pub fn run(
     let secondary_dir = secondary_dir
         .map(|d| d.join("walden-bench-secondary"))
         .unwrap_or_else(|| dir.join("secondary"));
+    std::fs::create_dir_all(&secondary_dir).map_err(|e| {
+        BenchError::Other(format!(
+            "cannot make the secondary's directory {}: {e}",
+            secondary_dir.display()
+        ))
+    })?;
     let floor_before = pair_floor(&primary_dir, &secondary_dir)?;
     let secondary = Node::open(&secondary_dir, SECONDARY, true)?;
     let primary = Node::open(&primary_dir, PRIMARY, false)?;
