@@ -341,8 +341,9 @@ fn sync_replica(scale: f64) -> ExperimentDef {
              per {}, on a primary with no availability group (local), with a SYNCHRONOUS_COMMIT \
              secondary (sync), the same with DELAYED_DURABILITY = FORCED (sync + delayed), and \
              with an ASYNCHRONOUS_COMMIT secondary (async); the secondary is a second instance \
-             in the same process, on the same disk unless --secondary-dir says otherwise, reached over loopback TCP, directly and \
-             through a proxy adding 1 ms and 5 ms each way. Each cell runs one batch per round, \
+             in the same process, on the same disk unless --secondary-dir says otherwise, \
+             reached over loopback TCP, directly and through a proxy adding 1 ms and 5 ms each \
+             way. Each cell runs one batch per round, \
              the cells interleaved (reversed every other round); medians are over rounds.",
             fmt_n(n),
             fmt_n(n)
