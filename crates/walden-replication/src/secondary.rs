@@ -146,13 +146,15 @@ fn serve_blocking(
         stream.try_clone().map_err(|e| e.to_string())?,
     );
     let mut followed = false;
-    // Appended but not yet hardened and acknowledged.
-    let mut unhardened: Option<Lsn> = None;
+    // Appended but not yet hardened and acknowledged: through this LSN,
+    // since this instant.
+    let mut unhardened: Option<(Lsn, Instant)> = None;
     let res = loop {
-        // Harden once nothing more is already buffered: one sync covers
-        // every message that arrived together.
-        if let Some(end) = unhardened {
-            if rd.buffer().is_empty() {
+        // Harden once nothing more is already buffered (one sync covers every
+        // message that arrived together), or once a steady stream has kept
+        // the buffer busy for a while (a commit waits for this ack).
+        if let Some((end, since)) = unhardened {
+            if rd.buffer().is_empty() || since.elapsed() >= HARDEN_AT_LEAST_EVERY {
                 unhardened = None;
                 if let Err(e) = harden_and_ack(inner, db, end, &mut acks) {
                     break Err(e);
@@ -214,7 +216,10 @@ fn serve_blocking(
                     followed = true;
                 }
                 match d.replica_append(lsn, &frames) {
-                    Ok(end) => unhardened = Some(end),
+                    Ok(end) => {
+                        let since = unhardened.map_or_else(Instant::now, |u| u.1);
+                        unhardened = Some((end, since));
+                    }
                     Err(e) => {
                         tracing::error!(database = %db, error = %e, "cannot append shipped log");
                         break Err(format!("cannot append shipped log: {e}"));
@@ -252,6 +257,10 @@ fn serve_blocking(
     let _ = redoer.join();
     res
 }
+
+/// Longest a received message waits for its harden and acknowledgement
+/// while more data keeps arriving.
+const HARDEN_AT_LEAST_EVERY: Duration = Duration::from_millis(1);
 
 fn harden_and_ack(
     inner: &Inner,
