@@ -178,6 +178,12 @@ pub async fn write_msg<W: AsyncWriteExt + Unpin>(w: &mut W, m: &Msg) -> io::Resu
     w.write_all(&m.encode()).await
 }
 
+/// Whether `buf` begins with a whole message (so reading it needs no more
+/// bytes from the socket).
+pub fn has_whole_frame(buf: &[u8]) -> bool {
+    buf.len() >= 4 && buf.len() - 4 >= u32::from_le_bytes(buf[..4].try_into().unwrap()) as usize
+}
+
 /// Blocking read of one message (the live link runs on plain threads).
 pub fn read_msg_sync<R: std::io::Read>(r: &mut R) -> io::Result<Msg> {
     let mut len = [0u8; 4];
@@ -218,4 +224,33 @@ fn read_all_retrying<R: std::io::Read>(r: &mut R, mut buf: &mut [u8]) -> io::Res
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_whole_frame_is_told_from_part_of_one() {
+        let m = Msg::Ack {
+            hardened: 7,
+            applied: 5,
+        }
+        .encode();
+        assert!(has_whole_frame(&m));
+        let mut two = m.clone();
+        two.extend_from_slice(&m[..3]);
+        assert!(has_whole_frame(&two), "a whole frame, then part of one");
+        for cut in 0..m.len() {
+            assert!(!has_whole_frame(&m[..cut]), "{cut} of {} bytes", m.len());
+        }
+        let decoded = read_msg_sync(&mut &m[..]).unwrap();
+        assert!(matches!(
+            decoded,
+            Msg::Ack {
+                hardened: 7,
+                applied: 5
+            }
+        ));
+    }
 }

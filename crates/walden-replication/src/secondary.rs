@@ -146,15 +146,14 @@ fn serve_blocking(
         stream.try_clone().map_err(|e| e.to_string())?,
     );
     let mut followed = false;
-    // Appended but not yet hardened and acknowledged: through this LSN,
-    // since this instant.
-    let mut unhardened: Option<(Lsn, Instant)> = None;
+    // Appended but not yet hardened and acknowledged, through this LSN.
+    let mut unhardened: Option<Lsn> = None;
     let res = loop {
-        // Harden once nothing more is already buffered (one sync covers every
-        // message that arrived together), or once a steady stream has kept
-        // the buffer busy for a while (a commit waits for this ack).
-        if let Some((end, since)) = unhardened {
-            if rd.buffer().is_empty() || since.elapsed() >= HARDEN_AT_LEAST_EVERY {
+        // Harden before the next read from the socket: one sync covers every
+        // message that arrived together, and a steady stream (whose buffer
+        // always ends in part of a message) cannot put it off.
+        if let Some(end) = unhardened {
+            if !crate::proto::has_whole_frame(rd.buffer()) {
                 unhardened = None;
                 if let Err(e) = harden_and_ack(inner, db, end, &mut acks) {
                     break Err(e);
@@ -216,10 +215,7 @@ fn serve_blocking(
                     followed = true;
                 }
                 match d.replica_append(lsn, &frames) {
-                    Ok(end) => {
-                        let since = unhardened.map_or_else(Instant::now, |u| u.1);
-                        unhardened = Some((end, since));
-                    }
+                    Ok(end) => unhardened = Some(end),
                     Err(e) => {
                         tracing::error!(database = %db, error = %e, "cannot append shipped log");
                         break Err(format!("cannot append shipped log: {e}"));
@@ -257,10 +253,6 @@ fn serve_blocking(
     let _ = redoer.join();
     res
 }
-
-/// Longest a received message waits for its harden and acknowledgement
-/// while more data keeps arriving.
-const HARDEN_AT_LEAST_EVERY: Duration = Duration::from_millis(1);
 
 fn harden_and_ack(
     inner: &Inner,
