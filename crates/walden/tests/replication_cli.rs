@@ -238,17 +238,18 @@ async fn a_stalled_secondary_costs_the_primary_bounded_memory_then_catches_up() 
     let p = start_pair(a, Node::local("b", tmp.path()), "ASYNCHRONOUS_COMMIT", 3, 0).await;
     wait_state(&p.ca, "b", "SYNCHRONIZING", Duration::from_secs(10)).await;
 
-    // b stops reading: 12 MB of log is more than the socket buffers and the
-    // 1 MB send queue hold, so the link drops its queue instead of growing.
+    // b stops reading: 24 MB of log is more than the socket buffers (4 MB
+    // to send, and b's receive window, small since b has read little) and
+    // the 1 MB send queue hold, so the link drops its queue instead of growing.
     p.b.stop();
     let big = "x".repeat(100_000);
     let t0 = Instant::now();
-    for id in 51..=170 {
+    for id in 51..=290 {
         exec(&p.ca, &format!("INSERT INTO t VALUES ({id}, '{big}')"))
             .await
             .unwrap();
     }
-    eprintln!("120 commits of 100 KB with b stopped: {:?}", t0.elapsed());
+    eprintln!("240 commits of 100 KB with b stopped: {:?}", t0.elapsed());
     eventually!(Duration::from_secs(5), "the send queue to overflow", {
         p.a.log().contains("fell behind its bound").then_some(())
     });
@@ -258,7 +259,7 @@ async fn a_stalled_secondary_costs_the_primary_bounded_memory_then_catches_up() 
     p.b.signal(libc::SIGCONT);
     wait_ids(
         &p.cb,
-        &all_ids(170),
+        &all_ids(290),
         Duration::from_secs(30),
         "b after SIGCONT",
     )
@@ -266,7 +267,7 @@ async fn a_stalled_secondary_costs_the_primary_bounded_memory_then_catches_up() 
     wait_state(&p.ca, "b", "SYNCHRONIZING", Duration::from_secs(10)).await;
     assert_eq!(
         int(&p.cb, "SELECT count(*) FROM t WHERE length(v) = 100000").await,
-        120
+        240
     );
 }
 
