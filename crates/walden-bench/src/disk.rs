@@ -310,39 +310,34 @@ pub fn sync_pair_floor(
     let buf = vec![0xA5u8; KB4];
     let mut alone = Vec::with_capacity(rounds * per_round);
     let mut pair = Vec::with_capacity(rounds * per_round);
+    let sync_a = |i: usize| {
+        let off = (i as u64 % slots) * KB4 as u64;
+        file_a
+            .write_all_at(&buf, off)
+            .and_then(|_| file_a.sync_data())
+    };
     let mut gen = 0i64;
-    let mut res = Ok(());
-    'rounds: for _ in 0..rounds {
-        for i in 0..per_round {
-            let t = Instant::now();
-            let off = (i as u64 % slots) * KB4 as u64;
-            if let Err(e) = file_a
-                .write_all_at(&buf, off)
-                .and_then(|_| file_a.sync_data())
-            {
-                res = Err(e);
-                break 'rounds;
+    let mut measure = || -> io::Result<()> {
+        for _ in 0..rounds {
+            for i in 0..per_round {
+                let t = Instant::now();
+                sync_a(i)?;
+                alone.push(t.elapsed());
             }
-            alone.push(t.elapsed());
+            for i in 0..per_round {
+                gen += 1;
+                let t = Instant::now();
+                go.store(gen, Release);
+                sync_a(i)?;
+                while done.load(Acquire) != gen {
+                    std::hint::spin_loop();
+                }
+                pair.push(t.elapsed());
+            }
         }
-        for i in 0..per_round {
-            gen += 1;
-            let t = Instant::now();
-            go.store(gen, Release);
-            let off = (i as u64 % slots) * KB4 as u64;
-            if let Err(e) = file_a
-                .write_all_at(&buf, off)
-                .and_then(|_| file_a.sync_data())
-            {
-                res = Err(e);
-                break 'rounds;
-            }
-            while done.load(Acquire) != gen {
-                std::hint::spin_loop();
-            }
-            pair.push(t.elapsed());
-        }
-    }
+        Ok(())
+    };
+    let res = measure();
     go.store(-1, Release);
     let _ = partner.join();
     res?;
