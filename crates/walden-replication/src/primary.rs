@@ -344,12 +344,7 @@ async fn link_once(inner: &Arc<Inner>, id: u64) -> Result<(), String> {
     // the runtime between the flusher and the socket), one reads acks and
     // wakes committers. Each hand-off costs tens of microseconds, and a
     // synchronous commit pays for every one of them.
-    let stream = rd
-        .reunite(wr)
-        .map_err(|e| e.to_string())?
-        .into_std()
-        .map_err(|e| e.to_string())?;
-    stream.set_nonblocking(false).map_err(|e| e.to_string())?;
+    let stream = crate::proto::into_blocking(rd, wr)?;
     let ack_stream = stream.try_clone().map_err(|e| e.to_string())?;
     ack_stream
         .set_read_timeout(Some(Duration::from_millis(100)))

@@ -159,9 +159,8 @@ impl Msg {
     }
 }
 
-pub async fn read_msg<R: AsyncReadExt + Unpin>(r: &mut R) -> io::Result<Msg> {
-    let mut len = [0u8; 4];
-    r.read_exact(&mut len).await?;
+/// A frame's length from its 4-byte header, checked.
+fn frame_len(len: [u8; 4]) -> io::Result<usize> {
     let n = u32::from_le_bytes(len) as usize;
     if n == 0 || n > MAX_FRAME {
         return Err(io::Error::new(
@@ -169,6 +168,28 @@ pub async fn read_msg<R: AsyncReadExt + Unpin>(r: &mut R) -> io::Result<Msg> {
             format!("bad frame length {n}"),
         ));
     }
+    Ok(n)
+}
+
+/// Turns a connection that finished its handshake on the runtime into a
+/// blocking socket for the plain threads of a live link.
+pub fn into_blocking(
+    rd: tokio::net::tcp::OwnedReadHalf,
+    wr: tokio::net::tcp::OwnedWriteHalf,
+) -> Result<std::net::TcpStream, String> {
+    let stream = rd
+        .reunite(wr)
+        .map_err(|e| e.to_string())?
+        .into_std()
+        .map_err(|e| e.to_string())?;
+    stream.set_nonblocking(false).map_err(|e| e.to_string())?;
+    Ok(stream)
+}
+
+pub async fn read_msg<R: AsyncReadExt + Unpin>(r: &mut R) -> io::Result<Msg> {
+    let mut len = [0u8; 4];
+    r.read_exact(&mut len).await?;
+    let n = frame_len(len)?;
     let mut buf = vec![0u8; n];
     r.read_exact(&mut buf).await?;
     Msg::decode(buf)
@@ -193,13 +214,7 @@ pub fn read_msg_sync<R: std::io::Read>(r: &mut R) -> io::Result<Msg> {
         return Err(io::ErrorKind::UnexpectedEof.into());
     }
     read_all_retrying(r, &mut len[1..])?;
-    let n = u32::from_le_bytes(len) as usize;
-    if n == 0 || n > MAX_FRAME {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("bad frame length {n}"),
-        ));
-    }
+    let n = frame_len(len)?;
     let mut buf = vec![0u8; n];
     read_all_retrying(r, &mut buf)?;
     Msg::decode(buf)

@@ -92,12 +92,7 @@ async fn handle(inner: Arc<Inner>, stream: TcpStream) -> Result<(), String> {
     // blocking socket. The reader appends, hardens and acknowledges itself:
     // each hand-off between threads on this path adds a wake-up to the
     // primary's commit latency. Redo runs behind it on its own thread.
-    let stream = rd
-        .reunite(wr)
-        .map_err(|e| e.to_string())?
-        .into_std()
-        .map_err(|e| e.to_string())?;
-    stream.set_nonblocking(false).map_err(|e| e.to_string())?;
+    let stream = crate::proto::into_blocking(rd, wr)?;
     // The primary sends a heartbeat at least every 500 ms: a connection
     // silent for the session timeout is dead (a partition sends no FIN).
     let silent = hello.ag.def.session_timeout();
