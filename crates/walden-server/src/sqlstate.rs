@@ -59,6 +59,9 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::Internal => "XX000",
         K::CardinalityViolation => "21000",
         K::InvalidParameter => "22023",
+        K::StackDepth => "54001",
+        K::ProgramLimit => "54000",
+        K::TransactionResolutionUnknown => "08007",
     }
 }
 
@@ -81,5 +84,7 @@ mod tests {
                 .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit()));
         }
         assert_eq!(sqlstate(ErrorKind::InFailedTransaction), "25P02");
+        assert_eq!(sqlstate(ErrorKind::TransactionResolutionUnknown), "08007");
+        assert_eq!(sqlstate(ErrorKind::StackDepth), "54001");
     }
 }
