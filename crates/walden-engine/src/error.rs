@@ -51,6 +51,8 @@ pub enum EngineError {
     Deadlock { victim: u64, detail: String },
     #[error("lock request timed out after {0} ms")]
     LockTimeout(u64),
+    #[error("canceling statement due to user request (while waiting for a row lock)")]
+    Cancelled,
     #[error("row not found in \"{0}\"")]
     RowNotFound(String),
     #[error("the transaction is already finished")]

@@ -18,8 +18,12 @@ use crate::types::Key;
 use foldhash::HashMap;
 use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// How often a waiting lock request looks at its session's cancel flag.
+const CANCEL_POLL: Duration = Duration::from_millis(20);
 use walden_log::{WaitSinks, WaitType};
 
 pub type LockKey = (u32, Key);
@@ -67,6 +71,7 @@ impl LockManager {
         key: &LockKey,
         waits: WaitSinks<'_>,
         timeout: Option<Duration>,
+        cancel: &AtomicBool,
     ) -> Result<Acquired> {
         let mut t = self.table.lock();
         let owner = match t.locks.get(key) {
@@ -117,21 +122,26 @@ impl LockManager {
             if t.locks.get(key).is_some_and(|e| e.owner == txid) {
                 break Ok(Acquired::New);
             }
-            match deadline {
-                None => wake.wait(&mut t),
-                Some(d) => {
-                    if wake.wait_until(&mut t, d).timed_out() {
-                        if t.locks.get(key).is_some_and(|e| e.owner == txid) {
-                            break Ok(Acquired::New);
-                        }
-                        // Our entry exists while we are queued: a release with
-                        // waiters hands the lock on instead of removing it.
-                        if let Some(e) = t.locks.get_mut(key) {
-                            e.queue.retain(|w| w.txid != txid);
-                        }
-                        break Err(EngineError::LockTimeout(start.elapsed().as_millis() as u64));
-                    }
+            // Wake up now and then to see whether the statement was
+            // cancelled (a cancel request, statement_timeout).
+            let slice = Instant::now() + CANCEL_POLL;
+            let until = deadline.map_or(slice, |d| d.min(slice));
+            let timed_out = wake.wait_until(&mut t, until).timed_out();
+            if t.locks.get(key).is_some_and(|e| e.owner == txid) {
+                break Ok(Acquired::New);
+            }
+            let expired = timed_out && deadline.is_some_and(|d| Instant::now() >= d);
+            if expired || cancel.load(Relaxed) {
+                // Our entry exists while we are queued: a release with
+                // waiters hands the lock on instead of removing it.
+                if let Some(e) = t.locks.get_mut(key) {
+                    e.queue.retain(|w| w.txid != txid);
                 }
+                break Err(if expired {
+                    EngineError::LockTimeout(start.elapsed().as_millis() as u64)
+                } else {
+                    EngineError::Cancelled
+                });
             }
         };
         t.waits_for.remove(&txid);
@@ -178,6 +188,7 @@ impl LockManager {
 #[cfg(test)]
 mod tests {
     use super::*;
+    static NO: AtomicBool = AtomicBool::new(false);
     use crate::types::Value;
     use std::sync::Arc;
 
@@ -188,15 +199,18 @@ mod tests {
     #[test]
     fn a_cycle_is_detected_and_the_requester_is_the_victim() {
         let lm = Arc::new(LockManager::default());
-        lm.acquire(1, &k(1), &[], None).unwrap();
-        lm.acquire(2, &k(2), &[], None).unwrap();
+        lm.acquire(1, &k(1), &[], None, &NO).unwrap();
+        lm.acquire(2, &k(2), &[], None, &NO).unwrap();
         let lm2 = lm.clone();
-        let t = std::thread::spawn(move || lm2.acquire(1, &k(2), &[], None).map(|_| ()));
+        let t = std::thread::spawn(move || lm2.acquire(1, &k(2), &[], None, &NO).map(|_| ()));
         // Let transaction 1 start waiting for 2.
         while lm.table.lock().waits_for.get(&1) != Some(&2) {
             std::thread::sleep(Duration::from_millis(1));
         }
-        let err = lm.acquire(2, &k(1), &[], None).err().expect("deadlock");
+        let err = lm
+            .acquire(2, &k(1), &[], None, &NO)
+            .err()
+            .expect("deadlock");
         assert!(matches!(err, EngineError::Deadlock { victim: 2, .. }));
         lm.release(2, [k(2)]);
         t.join().unwrap().unwrap();
@@ -205,9 +219,9 @@ mod tests {
     #[test]
     fn timeouts_fire() {
         let lm = LockManager::default();
-        lm.acquire(1, &k(1), &[], None).unwrap();
+        lm.acquire(1, &k(1), &[], None, &NO).unwrap();
         let e = lm
-            .acquire(2, &k(1), &[], Some(Duration::from_millis(20)))
+            .acquire(2, &k(1), &[], Some(Duration::from_millis(20)), &NO)
             .err()
             .unwrap();
         assert!(matches!(e, EngineError::LockTimeout(_)));
@@ -222,12 +236,12 @@ mod tests {
     #[test]
     fn a_release_hands_the_lock_to_the_first_waiter_and_moves_the_others_edges() {
         let lm = Arc::new(LockManager::default());
-        lm.acquire(1, &k(1), &[], None).unwrap();
-        lm.acquire(3, &k(3), &[], None).unwrap();
+        lm.acquire(1, &k(1), &[], None, &NO).unwrap();
+        lm.acquire(3, &k(3), &[], None, &NO).unwrap();
         let (a, b) = (lm.clone(), lm.clone());
-        let t2 = std::thread::spawn(move || a.acquire(2, &k(1), &[], None).map(|_| ()));
+        let t2 = std::thread::spawn(move || a.acquire(2, &k(1), &[], None, &NO).map(|_| ()));
         wait_until_waiting(&lm, 2, 1);
-        let t3 = std::thread::spawn(move || b.acquire(3, &k(1), &[], None).map(|_| ()));
+        let t3 = std::thread::spawn(move || b.acquire(3, &k(1), &[], None, &NO).map(|_| ()));
         wait_until_waiting(&lm, 3, 1);
         lm.release(1, [k(1)]);
         t2.join().unwrap().unwrap();
@@ -238,7 +252,10 @@ mod tests {
             assert_eq!(t.waits_for.get(&3), Some(&2));
             assert_eq!(t.waits_for.get(&2), None);
         }
-        let err = lm.acquire(2, &k(3), &[], None).err().expect("deadlock");
+        let err = lm
+            .acquire(2, &k(3), &[], None, &NO)
+            .err()
+            .expect("deadlock");
         assert!(matches!(err, EngineError::Deadlock { victim: 2, .. }));
         lm.release(2, [k(1)]);
         t3.join().unwrap().unwrap();
@@ -250,9 +267,9 @@ mod tests {
     #[test]
     fn a_timed_out_waiter_leaves_the_queue() {
         let lm = LockManager::default();
-        lm.acquire(1, &k(1), &[], None).unwrap();
+        lm.acquire(1, &k(1), &[], None, &NO).unwrap();
         assert!(lm
-            .acquire(2, &k(1), &[], Some(Duration::from_millis(5)))
+            .acquire(2, &k(1), &[], Some(Duration::from_millis(5)), &NO)
             .is_err());
         assert!(lm.table.lock().waits_for.is_empty());
         lm.release(1, [k(1)]);
@@ -270,7 +287,7 @@ mod tests {
                     for j in 0..300u64 {
                         let txid = 1 + i * 1_000 + j;
                         let key = k(((i + j) % 3) as i64);
-                        lm.acquire(txid, &key, &[], None).map(|_| ()).unwrap();
+                        lm.acquire(txid, &key, &[], None, &NO).map(|_| ()).unwrap();
                         counter.lock()[((i + j) % 3) as usize] += 1;
                         lm.release(txid, [key]);
                     }
@@ -282,5 +299,21 @@ mod tests {
         }
         assert_eq!(counter.lock().iter().sum::<u64>(), 2_400);
         assert_eq!(lm.held(), 0);
+    }
+
+    #[test]
+    fn a_cancel_ends_a_lock_wait() {
+        let lm = Arc::new(LockManager::default());
+        lm.acquire(1, &k(1), &[], None, &NO).unwrap();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let (lm2, c2) = (lm.clone(), cancel.clone());
+        let t = std::thread::spawn(move || lm2.acquire(2, &k(1), &[], None, &c2).map(|_| ()));
+        std::thread::sleep(Duration::from_millis(50));
+        cancel.store(true, Relaxed);
+        let r = t.join().unwrap();
+        assert!(matches!(r, Err(EngineError::Cancelled)), "{r:?}");
+        // The cancelled waiter left the queue: the lock goes back to free.
+        lm.release(1, [k(1)]);
+        lm.acquire(3, &k(1), &[], None, &NO).unwrap();
     }
 }

@@ -15,6 +15,9 @@ pub struct Session {
     pub(crate) instance_waits: Arc<WaitStats>,
     delayed_default: AtomicBool,
     pub(crate) program: parking_lot::Mutex<String>,
+    /// Set to cancel what the session is running (a cancel request, a
+    /// statement timeout); row lock waits watch it too.
+    pub cancel: std::sync::Arc<AtomicBool>,
 }
 
 impl Session {
@@ -26,6 +29,7 @@ impl Session {
             instance_waits,
             delayed_default: AtomicBool::new(false),
             program: parking_lot::Mutex::new(String::new()),
+            cancel: Default::default(),
         }
     }
 

@@ -87,11 +87,13 @@ impl Transaction {
         self.db.check_writable()?;
         let lk: LockKey = (table.id(), key.clone());
         let sinks = self.session.wait_sinks();
-        match self
-            .db
-            .locks
-            .acquire(self.txid, &lk, &sinks, self.db.lock_timeout)
-        {
+        match self.db.locks.acquire(
+            self.txid,
+            &lk,
+            &sinks,
+            self.db.lock_timeout,
+            &self.session.cancel,
+        ) {
             Ok(Acquired::New) => {
                 self.locks.push(lk);
                 Ok(())

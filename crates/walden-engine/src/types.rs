@@ -324,12 +324,15 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
 
 fn parse_bytea(s: &str) -> Option<Vec<u8>> {
     let h = s.strip_prefix("\\x").or_else(|| s.strip_prefix("0x"))?;
+    // Bytes, not string slices: a multi-byte character must be refused as
+    // a bad digit, not split (slicing inside one panics).
+    let h = h.as_bytes();
     if h.len() % 2 != 0 {
         return None;
     }
-    (0..h.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&h[i..i + 2], 16).ok())
+    let digit = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
+    h.chunks_exact(2)
+        .map(|p| Some(digit(p[0])? << 4 | digit(p[1])?))
         .collect()
 }
 

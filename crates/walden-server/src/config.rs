@@ -111,6 +111,18 @@ pub struct ConfigFile {
     pub tls: Option<TlsFiles>,
     /// Row lock wait limit in ms (absent or 0: wait forever; deadlocks are detected).
     pub lock_timeout_ms: Option<u64>,
+    /// The longest a client may take from connecting to being authenticated
+    /// (PostgreSQL's authentication_timeout; default 60 s).
+    pub authentication_timeout_ms: Option<u64>,
+    /// Connections still in their handshake beyond which new ones are
+    /// closed at once (default 1,000).
+    pub max_pending_handshakes: Option<usize>,
+    /// How long a failed password costs the client before its error (default 1 s).
+    pub auth_failure_delay_ms: Option<u64>,
+    /// Session defaults, as PostgreSQL's settings of the same names (ms, 0 = off).
+    pub statement_timeout_ms: Option<u64>,
+    pub idle_in_transaction_session_timeout_ms: Option<u64>,
+    pub idle_session_timeout_ms: Option<u64>,
     #[serde(default)]
     pub log: LogSection,
     #[serde(default)]
@@ -130,6 +142,11 @@ pub struct ServerConfig {
     pub users: BTreeMap<String, String>,
     pub tls: Option<TlsFiles>,
     pub lock_timeout_ms: Option<u64>,
+    pub authentication_timeout: Duration,
+    pub max_pending_handshakes: usize,
+    pub auth_failure_delay: Duration,
+    /// Session defaults (`None`: off).
+    pub timeouts: walden_sql::SessionTimeouts,
     pub log: LogSection,
     pub checkpoint: CheckpointSection,
     pub replication: ReplicationSection,
@@ -152,6 +169,10 @@ impl ServerConfig {
             users: BTreeMap::new(),
             tls: None,
             lock_timeout_ms: None,
+            authentication_timeout: Duration::from_secs(60),
+            max_pending_handshakes: 1000,
+            auth_failure_delay: Duration::from_secs(1),
+            timeouts: walden_sql::SessionTimeouts::default(),
             log: LogSection::default(),
             checkpoint: CheckpointSection::default(),
             replication: ReplicationSection::default(),
@@ -201,6 +222,21 @@ impl ServerConfig {
         c.users = f.users;
         c.tls = f.tls;
         c.lock_timeout_ms = f.lock_timeout_ms;
+        if let Some(ms) = f.authentication_timeout_ms {
+            c.authentication_timeout = Duration::from_millis(ms);
+        }
+        if let Some(n) = f.max_pending_handshakes {
+            c.max_pending_handshakes = n;
+        }
+        if let Some(ms) = f.auth_failure_delay_ms {
+            c.auth_failure_delay = Duration::from_millis(ms);
+        }
+        let ms = |v: Option<u64>| v.filter(|&m| m > 0).map(Duration::from_millis);
+        c.timeouts = walden_sql::SessionTimeouts {
+            statement: ms(f.statement_timeout_ms),
+            idle_in_transaction: ms(f.idle_in_transaction_session_timeout_ms),
+            idle_session: ms(f.idle_session_timeout_ms),
+        };
         c.log = f.log;
         c.checkpoint = f.checkpoint;
         c.replication = f.replication;
@@ -211,6 +247,12 @@ impl ServerConfig {
     pub fn validate(&self) -> Result<(), String> {
         if self.max_connections == 0 {
             return Err("max_connections must be at least 1".into());
+        }
+        if self.max_pending_handshakes == 0 {
+            return Err("max_pending_handshakes must be at least 1".into());
+        }
+        if self.authentication_timeout.is_zero() {
+            return Err("authentication_timeout_ms must be above 0".into());
         }
         if self.auth == AuthMethod::Scram && self.users.is_empty() {
             return Err("auth = \"scram\" needs a [users] table".into());

@@ -9,13 +9,7 @@
 
 use bytes::{BufMut, BytesMut};
 use futures::{SinkExt, StreamExt};
-use pgwire::api::auth::mechanism::AuthMechanismFactory;
-use pgwire::api::auth::{
-    protocol_negotiation, save_startup_parameters_to_metadata, AuthDriver, AuthOutcome,
-    ServerParameterProvider,
-};
 use pgwire::api::{ClientInfo, PgWireConnectionState};
-use pgwire::error::ErrorInfo;
 use pgwire::error::PgWireError;
 use pgwire::messages::copy::{CopyDone, CopyInResponse, CopyOutResponse};
 use pgwire::messages::data::{FieldDescription, NoData, ParameterDescription, RowDescription};
@@ -29,26 +23,21 @@ use pgwire::messages::response::{
 };
 use pgwire::messages::startup::{Authentication, BackendKeyData, ParameterStatus, SecretKey};
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
-use pgwire::tokio::server::{negotiate_tls, MaybeTls, PgWireMessageServerCodec};
-use std::collections::HashMap;
-use std::net::SocketAddr;
+use pgwire::tokio::server::{MaybeTls, PgWireMessageServerCodec};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
-use std::time::Duration;
 use tokio_util::codec::{Decoder, Encoder, Framed};
 use walden_engine::{DataType, Value};
 use walden_sql::{
     Column, CopyIn, CopyOut, ErrorKind, Prepared, QueryOutput, SqlError, SqlSession, TxStatus,
 };
 
+use crate::handshake::{send_fatal, Handshaken};
 use crate::pgtypes;
 use crate::server::{ConnEntry, Shared};
 use crate::sqlstate::{self, sqlstate};
 
-/// The socket during startup and authentication (pgwire's codec, which
-/// pgwire's SCRAM driver needs).
-type StartupSocket = Framed<MaybeTls, PgWireMessageServerCodec<()>>;
 /// The socket afterwards.
 type Socket = Framed<MaybeTls, SafeCodec>;
 
@@ -84,12 +73,11 @@ impl Encoder<PgWireBackendMessage> for SafeCodec {
 }
 type IoResult<T = ()> = std::io::Result<T>;
 
-const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 /// Replies are sent when this much is buffered, even before Sync.
-const SEND_BUFFER: usize = 64 * 1024;
+pub(crate) const SEND_BUFFER: usize = 64 * 1024;
 
 /// An error response: severity, SQLSTATE, message.
-struct PgError {
+pub(crate) struct PgError {
     severity: &'static str,
     code: String,
     message: String,
@@ -103,14 +91,14 @@ impl PgError {
             message: message.into(),
         }
     }
-    fn fatal(code: &str, message: impl Into<String>) -> Self {
+    pub(crate) fn fatal(code: &str, message: impl Into<String>) -> Self {
         PgError {
             severity: "FATAL",
             code: code.into(),
             message: message.into(),
         }
     }
-    fn message(&self) -> PgWireBackendMessage {
+    pub(crate) fn message(&self) -> PgWireBackendMessage {
         PgWireBackendMessage::ErrorResponse(ErrorResponse::new(vec![
             (b'S', self.severity.to_string()),
             (b'V', self.severity.to_string()),
@@ -126,149 +114,23 @@ impl From<SqlError> for PgError {
     }
 }
 
-/// The server parameters are sent by us, not by pgwire's driver.
-struct NoParameters;
-impl ServerParameterProvider for NoParameters {
-    fn server_parameters<C: ClientInfo>(&self, _client: &C) -> Option<HashMap<String, String>> {
-        None
-    }
-}
-
-async fn send_fatal(socket: &mut StartupSocket, e: PgError) {
-    let _ = socket.send(e.message()).await;
-    let _ = SinkExt::<PgWireBackendMessage>::close(socket).await;
-}
-
-async fn next_message(socket: &mut StartupSocket) -> Option<PgWireFrontendMessage> {
-    match tokio::time::timeout(STARTUP_TIMEOUT, socket.next()).await {
-        Ok(Some(Ok(m))) => Some(m),
-        Ok(Some(Err(e))) => {
-            tracing::debug!(error = %e, "bad startup message");
-            None
-        }
-        _ => None,
-    }
-}
-
-/// Serves one client connection from its first byte to its end.
-pub(crate) async fn serve_connection(
-    tcp: tokio::net::TcpStream,
-    peer: SocketAddr,
-    shared: Arc<Shared>,
-) {
-    let negotiated = tokio::time::timeout(
-        STARTUP_TIMEOUT,
-        negotiate_tls::<()>(tcp, shared.tls.clone()),
-    )
-    .await;
-    let mut socket = match negotiated {
-        Ok(Ok(Some(s))) => s,
-        Ok(Ok(None)) => return,
-        Ok(Err(e)) => {
-            tracing::debug!(%peer, error = %e, "TLS negotiation failed");
-            return;
-        }
-        Err(_) => return,
-    };
-    socket.set_backpressure_boundary(SEND_BUFFER);
-    let startup = match next_message(&mut socket).await {
-        Some(PgWireFrontendMessage::CancelRequest(c)) => {
-            shared.cancel(c.pid, &c.secret_key);
-            return;
-        }
-        Some(PgWireFrontendMessage::Startup(s)) => s,
-        _ => return,
-    };
-    if let Err(e) = protocol_negotiation(&mut socket, &startup).await {
-        send_fatal(
-            &mut socket,
-            PgError::fatal(sqlstate::PROTOCOL_VIOLATION, e.to_string()),
-        )
-        .await;
-        return;
-    }
-    save_startup_parameters_to_metadata(&mut socket, &startup);
-    let param = |k: &str| startup.parameters.get(k).filter(|v| !v.is_empty()).cloned();
-    let user = param("user").unwrap_or_else(|| "walden".into());
-    let database = param("database").unwrap_or_else(|| "walden".into());
-    let app = param("application_name").unwrap_or_default();
-
-    if shared.is_shutting_down() {
-        send_fatal(
-            &mut socket,
-            PgError::fatal(
-                sqlstate::ADMIN_SHUTDOWN,
-                "the database system is shutting down",
-            ),
-        )
-        .await;
-        return;
-    }
-    let Some(_slot) = shared.acquire_slot() else {
-        tracing::warn!(%peer, "too many connections");
-        send_fatal(
-            &mut socket,
-            PgError::fatal(
-                sqlstate::TOO_MANY_CONNECTIONS,
-                "sorry, too many clients already",
-            ),
-        )
-        .await;
-        return;
-    };
-
-    // Authentication. Plain connections never see SCRAM-SHA-256-PLUS.
-    let scram = if socket.is_secure() {
-        shared.scram_tls.as_ref().or(shared.scram_plain.as_ref())
-    } else {
-        shared.scram_plain.as_ref()
-    };
-    if let Some(scram) = scram {
-        let driver: AuthDriver<NoParameters> = AuthDriver::new(NoParameters);
-        let mut outcome = driver
-            .begin_authentication(&mut socket, scram.create())
-            .await;
-        loop {
-            match outcome {
-                Ok(AuthOutcome::InProgress) => match next_message(&mut socket).await {
-                    Some(PgWireFrontendMessage::PasswordMessageFamily(m)) => {
-                        outcome = driver.advance_authentication(&mut socket, m).await;
-                    }
-                    _ => return,
-                },
-                Ok(AuthOutcome::Authenticated { final_message, .. }) => {
-                    if let Some(m) = final_message {
-                        if socket
-                            .feed(PgWireBackendMessage::Authentication(m))
-                            .await
-                            .is_err()
-                        {
-                            return;
-                        }
-                    }
-                    break;
-                }
-                Err(e) => {
-                    tracing::info!(%peer, %user, error = %e, "authentication failed");
-                    let info = ErrorInfo::from(e);
-                    let code = if info.code.starts_with("28") {
-                        info.code.clone()
-                    } else {
-                        "28P01".into()
-                    };
-                    let msg = format!("password authentication failed for user \"{user}\"");
-                    send_fatal(&mut socket, PgError::fatal(&code, msg)).await;
-                    return;
-                }
-            }
-        }
-    }
-
+/// Serves one client connection after its handshake: opens the session,
+/// then runs the protocol until the client leaves. Runs on the connection's
+/// own thread.
+pub(crate) async fn serve_connection(h: Handshaken, shared: Arc<Shared>) {
+    let Handshaken {
+        mut socket,
+        peer,
+        user,
+        database,
+        app,
+        slot: _slot,
+    } = h;
     let session = {
         let engine = shared.engine.clone();
         catch_unwind(AssertUnwindSafe(|| engine.connect(&database, &user, &app)))
     };
-    let session = match session {
+    let mut session = match session {
         Ok(Ok(s)) => s,
         Ok(Err(e)) => {
             let code = if e.kind == ErrorKind::UndefinedDatabase {
@@ -289,6 +151,7 @@ pub(crate) async fn serve_connection(
         }
     };
 
+    session.set_timeouts(shared.config.timeouts);
     let pid = session.session_id();
     let secret: i32 = rand::random();
     let cancel = session.cancel_flag();
@@ -490,9 +353,37 @@ impl Connection {
             return Ok(());
         }
         loop {
+            // Idle timeouts apply while the client owes us its next message
+            // (also one it has only half sent).
+            let t = self.session.timeouts();
+            let (idle, why, code) = match self.session.tx_status() {
+                TxStatus::Idle => (
+                    t.idle_session,
+                    "terminating connection due to idle-session timeout",
+                    sqlstate::IDLE_SESSION_TIMEOUT,
+                ),
+                _ => (
+                    t.idle_in_transaction,
+                    "terminating connection due to idle-in-transaction timeout",
+                    sqlstate::IDLE_IN_TRANSACTION_SESSION_TIMEOUT,
+                ),
+            };
+            let idle_limit = async {
+                match idle {
+                    Some(d) => tokio::time::sleep(d).await,
+                    None => std::future::pending().await,
+                }
+            };
             let msg = tokio::select! {
                 biased;
                 m = self.socket.next() => m,
+                _ = idle_limit => {
+                    tracing::info!(pid = self.session.session_id(), "{why}");
+                    let e = PgError::fatal(code, why);
+                    self.send(e.message()).await?;
+                    self.flush().await?;
+                    return Ok(());
+                }
                 _ = shutdown.changed() => {
                     let e = PgError::fatal(sqlstate::ADMIN_SHUTDOWN, "terminating connection due to administrator command");
                     self.send(e.message()).await?;

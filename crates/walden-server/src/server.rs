@@ -63,8 +63,10 @@ pub struct Shared {
     pub(crate) scram_tls: Option<ScramAuth>,
     shutdown_tx: watch::Sender<bool>,
     conns: Mutex<HashMap<u32, ConnEntry>>,
-    /// Connections past startup (counted against max_connections).
+    /// Connections past authentication (counted against max_connections).
     active: AtomicUsize,
+    /// Connections still in their handshake.
+    pending: AtomicUsize,
     /// Live connection threads, for shutdown to wait on.
     threads: Mutex<usize>,
     threads_cv: Condvar,
@@ -293,6 +295,7 @@ impl Server {
             shutdown_tx,
             conns: Mutex::new(HashMap::new()),
             active: AtomicUsize::new(0),
+            pending: AtomicUsize::new(0),
             threads: Mutex::new(0),
             threads_cv: Condvar::new(),
         });
@@ -382,6 +385,9 @@ async fn accept_loop(listener: tokio::net::TcpListener, shared: &Arc<Shared>) {
         return;
     }
     let mut next_id = 0u64;
+    let mut handshakes: std::collections::VecDeque<(tokio::task::AbortHandle, Arc<AtomicBool>)> =
+        Default::default();
+    let mut evicted = 0u64;
     loop {
         let accepted = tokio::select! {
             a = listener.accept() => a,
@@ -396,62 +402,117 @@ async fn accept_loop(listener: tokio::net::TcpListener, shared: &Arc<Shared>) {
                 continue;
             }
         };
-        let std_stream = match stream.into_std() {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot take over the connection");
-                continue;
-            }
-        };
-        next_id += 1;
-        {
-            // Connections that never finish their startup still hold a
-            // thread for a while: bound them.
-            let mut n = shared.threads.lock();
-            if *n >= shared.config.max_connections * 2 + 16 {
-                drop(n);
-                tracing::warn!(%peer, "too many pending connections; closing a new one");
-                drop(std_stream);
-                continue;
-            }
-            *n += 1;
-        }
-        let guard = ThreadGuard(shared.clone());
-        let sh = shared.clone();
-        let spawned = std::thread::Builder::new()
-            .name(format!("walden-conn-{next_id}"))
-            .stack_size(8 << 20)
-            .spawn(move || {
-                let _guard = guard;
-                let rt = match tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                {
-                    Ok(rt) => rt,
-                    Err(e) => {
-                        tracing::error!(error = %e, "cannot start a connection runtime");
-                        return;
+        // Handshakes run here, on the accept loop's runtime, as tasks: a
+        // client that never finishes one costs no thread. Their number is
+        // capped; each is bounded by authentication_timeout.
+        // At the cap, the oldest handshake gives way: a legitimate client
+        // finishes its handshake in milliseconds, so the ones that have been
+        // waiting longest are the idle or stalled ones.
+        while shared.pending.load(Relaxed) >= shared.config.max_pending_handshakes {
+            match handshakes.pop_front() {
+                Some((h, counted)) if !h.is_finished() => {
+                    h.abort();
+                    evicted += 1;
+                    if evicted.is_power_of_two() {
+                        tracing::warn!(
+                            evicted,
+                            "max_pending_handshakes reached: closing the oldest handshakes"
+                        );
                     }
-                };
-                // A panic ends this connection only (its guards still run).
-                let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    rt.block_on(async move {
-                        match tokio::net::TcpStream::from_std(std_stream) {
-                            Ok(s) => crate::conn::serve_connection(s, peer, sh).await,
-                            Err(e) => tracing::warn!(error = %e, "cannot register the connection"),
-                        }
-                    })
-                }));
-                if served.is_err() {
-                    tracing::error!(%peer, "connection ended by a panic");
+                    // Uncounted now: the aborted task's future is dropped
+                    // later, on this thread, and its guard must not count it
+                    // again.
+                    if counted.swap(false, Relaxed) {
+                        shared.pending.fetch_sub(1, Relaxed);
+                    }
                 }
-            });
-        if let Err(e) = spawned {
-            // The closure (and with it the guard) was dropped.
-            tracing::error!(error = %e, "cannot spawn a connection thread");
+                Some(_) => {}
+                None => break,
+            }
         }
+        while handshakes.front().is_some_and(|h| h.0.is_finished()) {
+            handshakes.pop_front();
+        }
+        shared.pending.fetch_add(1, Relaxed);
+        next_id += 1;
+        let id = next_id;
+        let sh = shared.clone();
+        let counted = Arc::new(AtomicBool::new(true));
+        let pending = PendingGuard(sh.clone(), counted.clone());
+        let task = tokio::spawn(async move {
+            let limit = crate::handshake::timeout(&sh);
+            let done =
+                tokio::time::timeout(limit, crate::handshake::handshake(stream, peer, sh.clone()))
+                    .await;
+            drop(pending);
+            match done {
+                Ok(Some(h)) => spawn_connection(h, sh, id),
+                Ok(None) => {}
+                Err(_) => tracing::info!(%peer, "authentication timeout"),
+            }
+        });
+        handshakes.push_back((task.abort_handle(), counted));
     }
     tracing::info!("no longer accepting connections");
+}
+
+/// Counts a handshake in progress while it lives.
+struct PendingGuard(Arc<Shared>, Arc<AtomicBool>);
+
+impl Drop for PendingGuard {
+    fn drop(&mut self) {
+        if self.1.swap(false, Relaxed) {
+            self.0.pending.fetch_sub(1, Relaxed);
+        }
+    }
+}
+
+/// Stack of a connection's thread: statements up to the SQL layer's depth
+/// limits run on it without allocating a stack of their own (see
+/// walden-sql's `stack.rs`); it is reserved address space, touched only as
+/// deep as a statement goes.
+const CONNECTION_STACK: usize = 64 << 20;
+
+/// Gives an authenticated client its thread, with a single-threaded runtime
+/// that the socket is moved to.
+fn spawn_connection(h: crate::handshake::Handshaken, shared: Arc<Shared>, id: u64) {
+    *shared.threads.lock() += 1;
+    let guard = ThreadGuard(shared.clone());
+    let peer = h.peer;
+    let spawned = std::thread::Builder::new()
+        .name(format!("walden-conn-{id}"))
+        .stack_size(CONNECTION_STACK)
+        .spawn(move || {
+            let _guard = guard;
+            let rt = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt,
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot start a connection runtime");
+                    return;
+                }
+            };
+            // A panic ends this connection only (its guards still run).
+            let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                rt.block_on(async move {
+                    let mut h = h;
+                    if let Err(e) = crate::handshake::rebind(&mut h.socket) {
+                        tracing::warn!(error = %e, "cannot move the connection to its thread");
+                        return;
+                    }
+                    crate::conn::serve_connection(h, shared).await
+                })
+            }));
+            if served.is_err() {
+                tracing::error!(%peer, "connection ended by a panic");
+            }
+        });
+    if let Err(e) = spawned {
+        // The closure (and with it the guard and the slot) was dropped.
+        tracing::error!(error = %e, "cannot spawn a connection thread");
+    }
 }
 
 impl Shared {

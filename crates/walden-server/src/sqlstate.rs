@@ -18,6 +18,10 @@ pub const INVALID_CURSOR_NAME: &str = "34000";
 pub const DUPLICATE_PREPARED_STATEMENT: &str = "42P05";
 /// `query_canceled` (COPY FROM STDIN failed by the client).
 pub const QUERY_CANCELED: &str = "57014";
+/// `idle_in_transaction_session_timeout`.
+pub const IDLE_IN_TRANSACTION_SESSION_TIMEOUT: &str = "25P03";
+/// `idle_session_timeout`.
+pub const IDLE_SESSION_TIMEOUT: &str = "57P05";
 /// `internal_error`.
 pub const INTERNAL_ERROR: &str = "XX000";
 

@@ -4,79 +4,14 @@
 //! SCRAM, TLS, /metrics and a clean shutdown.
 
 use std::net::SocketAddr;
-use std::path::Path;
 use std::time::{Duration, Instant};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::Type;
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
-use walden_server::{AuthMethod, Server, ServerConfig, ServerError, ShutdownHandle};
+use walden_server::AuthMethod;
 
-struct TestServer {
-    addr: SocketAddr,
-    metrics: Option<SocketAddr>,
-    handle: ShutdownHandle,
-    thread: Option<std::thread::JoinHandle<Result<(), ServerError>>>,
-}
-
-impl TestServer {
-    fn start_in(dir: &Path, f: impl FnOnce(&mut ServerConfig)) -> TestServer {
-        let mut cfg = ServerConfig::new(dir);
-        cfg.listen = "127.0.0.1:0".into();
-        cfg.metrics_listen = Some("127.0.0.1:0".into());
-        // Small log segments keep the test's files small.
-        cfg.log.segment_size = Some(4 << 20);
-        cfg.log.preallocate_spare = Some(false);
-        f(&mut cfg);
-        let server = Server::start(cfg).expect("server starts");
-        let addr = server.local_addr();
-        let metrics = server.metrics_addr();
-        let handle = server.shutdown_handle();
-        let thread = std::thread::spawn(move || server.run(false));
-        TestServer {
-            addr,
-            metrics,
-            handle,
-            thread: Some(thread),
-        }
-    }
-
-    fn conn_str(&self, extra: &str) -> String {
-        format!(
-            "host=127.0.0.1 port={} user=walden dbname=walden {extra}",
-            self.addr.port()
-        )
-    }
-
-    async fn connect_with(&self, extra: &str) -> Result<Client, tokio_postgres::Error> {
-        let (client, conn) = tokio_postgres::connect(&self.conn_str(extra), NoTls).await?;
-        tokio::spawn(async move {
-            let _ = conn.await;
-        });
-        Ok(client)
-    }
-
-    async fn client(&self) -> Client {
-        self.connect_with("").await.expect("connect")
-    }
-
-    fn stop(&mut self) {
-        self.handle.shutdown();
-        if let Some(t) = self.thread.take() {
-            t.join().expect("server thread").expect("clean shutdown");
-        }
-    }
-}
-
-impl Drop for TestServer {
-    fn drop(&mut self) {
-        if self.thread.is_some() {
-            self.handle.shutdown();
-            if let Some(t) = self.thread.take() {
-                let _ = t.join();
-            }
-        }
-    }
-}
+mod common;
+use common::TestServer;
 
 fn code(e: &tokio_postgres::Error) -> String {
     e.code()

@@ -120,6 +120,7 @@ impl From<EngineError> for SqlError {
             E::OutOfRange(_) => ErrorKind::NumericOutOfRange,
             E::Deadlock { .. } => ErrorKind::Deadlock,
             E::LockTimeout(_) => ErrorKind::LockTimeout,
+            E::Cancelled => ErrorKind::Cancelled,
             E::RowNotFound(_) => ErrorKind::DataException,
             E::TransactionFinished => ErrorKind::NoActiveTransaction,
             E::InvalidDefinition(_) => ErrorKind::InvalidParameter,

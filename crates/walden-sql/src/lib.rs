@@ -25,11 +25,13 @@ mod query;
 mod session;
 mod stack;
 mod sysviews;
+mod timeouts;
 mod typing;
 
 pub use copy::{CopyFormat, CopyIn, CopyOut};
 pub use error::{ErrorKind, Result, SqlError};
 pub use session::{Prepared, SqlSession, TxStatus};
+pub use timeouts::SessionTimeouts;
 pub use walden_engine::{DataType, Value};
 
 use std::sync::Arc;

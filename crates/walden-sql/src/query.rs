@@ -1779,15 +1779,24 @@ fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             }
             let mut out = Vec::new();
             let mut i = a;
+            let mut n = 0u64;
             while (st > 0 && i <= b) || (st < 0 && i >= b) {
-                if out.len() % 65536 == 0 {
+                // Counted in steps, not rows kept: a filter that keeps few
+                // rows must not make the series uncancellable.
+                n += 1;
+                if n.is_multiple_of(65536) {
                     check_cancel(env)?;
                 }
                 let r = vec![Value::Int(i)];
                 if passes(filter, &r, env)? {
                     out.push(r);
                 }
-                i += st;
+                // Near i64::MAX the next value does not exist: the series
+                // ends (wrapping made it start over and never end).
+                match i.checked_add(st) {
+                    Some(n) => i = n,
+                    None => break,
+                }
             }
             out
         }

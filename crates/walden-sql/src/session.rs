@@ -48,6 +48,10 @@ pub struct SqlSession {
     failed: bool,
     settings: BTreeMap<String, String>,
     cancel: Arc<AtomicBool>,
+    /// statement_timeout and the idle timeouts (the wire server enforces those).
+    timeouts: crate::timeouts::SessionTimeouts,
+    /// Set by the statement-timeout watchdog when it cancels a statement.
+    timed_out: Arc<AtomicBool>,
     /// Parsed statements by text: drivers and pgbench send the same texts
     /// again and again, and parsing is most of a keyed statement's cost.
     /// (These maps hash every statement's text: foldhash rather than std's
@@ -172,6 +176,7 @@ impl SqlSession {
         })?;
         let session = engine.instance.new_session();
         session.set_program_name(application_name);
+        let cancel_flag = session.cancel.clone();
         let mut settings = BTreeMap::new();
         settings.insert("application_name".to_string(), application_name.to_string());
         Ok(SqlSession {
@@ -183,7 +188,9 @@ impl SqlSession {
             explicit: false,
             failed: false,
             settings,
-            cancel: Arc::new(AtomicBool::new(false)),
+            cancel: cancel_flag,
+            timeouts: Default::default(),
+            timed_out: Default::default(),
             parsed: Default::default(),
             templates: Default::default(),
             plans: Default::default(),
@@ -210,6 +217,16 @@ impl SqlSession {
 
     pub fn cancel_flag(&self) -> Arc<AtomicBool> {
         self.cancel.clone()
+    }
+
+    /// The session's timeouts (SET statement_timeout, ...).
+    pub fn timeouts(&self) -> crate::timeouts::SessionTimeouts {
+        self.timeouts
+    }
+
+    /// Sets the session's timeouts (the server's configured defaults).
+    pub fn set_timeouts(&mut self, t: crate::timeouts::SessionTimeouts) {
+        self.timeouts = t;
     }
 
     pub fn tx_status(&self) -> TxStatus {
@@ -434,6 +451,26 @@ impl SqlSession {
     /// Runs a command from the parse caches or a prepared statement: DML
     /// and queries through the plan cache, everything else as it comes.
     fn execute_shared(&mut self, cmd: &Arc<Command>, params: &[Value]) -> Result<QueryOutput> {
+        // Per statement, also within a multi-statement query, as PostgreSQL.
+        let deadline = crate::timeouts::arm(self.timeouts.statement, &self.cancel, &self.timed_out);
+        let r = self.execute_shared_inner(cmd, params);
+        drop(deadline);
+        match r {
+            Err(e) if e.kind == ErrorKind::Cancelled && self.timed_out.swap(false, Relaxed) => {
+                Err(SqlError::new(
+                    ErrorKind::Cancelled,
+                    "canceling statement due to statement timeout",
+                ))
+            }
+            r => r,
+        }
+    }
+
+    fn execute_shared_inner(
+        &mut self,
+        cmd: &Arc<Command>,
+        params: &[Value],
+    ) -> Result<QueryOutput> {
         self.follow_reseed();
         let plannable = match cmd.as_ref() {
             Command::Sql(stmt) => matches!(
@@ -1052,6 +1089,15 @@ impl SqlSession {
                 self.session.set_delayed_default(on);
             }
             "application_name" => self.session.set_program_name(&v),
+            "statement_timeout" => {
+                self.timeouts.statement = crate::timeouts::parse_duration(name, &v)?;
+            }
+            "idle_in_transaction_session_timeout" => {
+                self.timeouts.idle_in_transaction = crate::timeouts::parse_duration(name, &v)?;
+            }
+            "idle_session_timeout" => {
+                self.timeouts.idle_session = crate::timeouts::parse_duration(name, &v)?;
+            }
             _ => {}
         }
         self.settings.insert(name.to_string(), v);
@@ -1073,6 +1119,11 @@ impl SqlSession {
             }
             .into(),
             "transaction_isolation" | "transaction isolation level" => "read committed".into(),
+            "statement_timeout" => crate::timeouts::show_duration(self.timeouts.statement),
+            "idle_in_transaction_session_timeout" => {
+                crate::timeouts::show_duration(self.timeouts.idle_in_transaction)
+            }
+            "idle_session_timeout" => crate::timeouts::show_duration(self.timeouts.idle_session),
             other => self
                 .settings
                 .get(other)
