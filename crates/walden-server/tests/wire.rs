@@ -572,7 +572,7 @@ async fn scram_on_plain_connections_with_tls_configured() {
         .arg(&cert)
         .output();
     if !matches!(&ok, Ok(o) if o.status.success()) {
-        eprintln!("skipped: openssl cannot make a test certificate");
+        common::missing_tool("openssl cannot make a test certificate");
         return;
     }
     let data = dir.path().join("data");
@@ -600,7 +600,7 @@ async fn scram_on_plain_connections_with_tls_configured() {
         .output()
         .is_err()
     {
-        eprintln!("psql not installed: TLS client check skipped");
+        common::missing_tool("psql is not installed: no TLS client check");
         return;
     }
     for mode in ["require", "disable"] {

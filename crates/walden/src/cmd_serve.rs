@@ -37,8 +37,12 @@ fn init_tracing() {
     use std::io::IsTerminal;
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    // With stderr gone (`walden serve 2>&1 | head`), a failed write must not
+    // make tracing report it with eprintln!, which panics: the panic ended
+    // the server, or its signal task, so SIGTERM did nothing.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .log_internal_errors(false)
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .try_init();

@@ -137,7 +137,7 @@ fn postgres_peer_runs_both_modes_with_wal_counters() {
             std::env::var_os("CI").is_none(),
             "CI installs postgresql-15, but no initdb was found"
         );
-        eprintln!("skipped: PostgreSQL is not installed");
+        server_support::missing_tool("PostgreSQL is not installed");
         return;
     }
     let tmp = scratch();

@@ -166,7 +166,9 @@ fn net_or_skip(test: &str) -> Option<Net> {
     match Net::create() {
         Ok(n) => Some(n),
         Err(e) => {
-            eprintln!("skipped {test}: cannot build network namespaces: {e}");
+            server_support::missing_tool(&format!(
+                "{test}: cannot build network namespaces (needs root and iproute2): {e}"
+            ));
             None
         }
     }
@@ -289,10 +291,10 @@ async fn synchronous_commits_wait_out_the_link_latency() {
             Err(e) => Err(e.to_string()),
         };
         if let Err(e) = res {
-            eprintln!(
-                "skipped latency: tc {}: {e} (the workbench covers added latency with a userspace proxy)",
+            server_support::missing_tool(&format!(
+                "latency: tc {}: {e} (the workbench covers added latency with a userspace proxy)",
                 args.join(" ")
-            );
+            ));
             return;
         }
     }

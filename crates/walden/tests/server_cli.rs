@@ -73,7 +73,7 @@ async fn sigterm_and_sigint_shut_down_cleanly_and_keep_delayed_commits() {
 #[test]
 fn psql_runs_statements_and_reports_sqlstates() {
     if !have("psql", &["--version"]) {
-        eprintln!("skipped: psql is not installed");
+        server_support::missing_tool("psql is not installed");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -209,7 +209,7 @@ fn psql_ok(s: &Serve, args: &[&str]) -> String {
 #[test]
 fn psql_describes_tables_and_copies_to_files() {
     if !have("psql", &["--version"]) {
-        eprintln!("skipped: psql is not installed");
+        server_support::missing_tool("psql is not installed");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -438,7 +438,9 @@ print("psycopg ok")
 #[test]
 fn python_psycopg_works() {
     if !have("python3", &["-c", "import psycopg"]) {
-        eprintln!("skipped: python3 with psycopg is not installed (pip install 'psycopg[binary]')");
+        server_support::missing_tool(
+            "python3 with psycopg is not installed (pip install 'psycopg[binary]')",
+        );
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -512,4 +514,52 @@ async fn config_file_settings_apply_and_flags_override_them() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("max_conections"));
+}
+
+/// `walden serve ... 2>&1 | head -1`: once its output pipe is closed the
+/// server must still log (nowhere), serve, and shut down cleanly on SIGTERM.
+/// Before, the first failed log write panicked (tracing reported it with
+/// eprintln!) and SIGTERM was ignored.
+#[test]
+fn sigterm_works_after_the_output_pipe_closed() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_walden"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(tmp.path().join("data"))
+        .env("RUST_LOG", "debug")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with("listening on"), "{first}");
+    // Both pipes closed: every later write fails with EPIPE.
+    drop(child.stderr.take());
+    let addr = first.trim().trim_start_matches("listening on ").to_string();
+    // Log lines are written (and fail) while a client connects.
+    let _ = std::net::TcpStream::connect(&addr);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(child.try_wait().unwrap().is_none(), "the server died");
+    let kill = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("SIGTERM ignored: still running after 20 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status:?}");
 }

@@ -56,8 +56,8 @@ fn psql_value(s: &Serve, sql: &str) -> String {
 #[test]
 fn pgbench_tpcb_in_every_protocol() {
     if !have("pgbench", &["--version"]) || !have("psql", &["--version"]) {
-        eprintln!(
-            "skipped: pgbench/psql are not installed (Debian: postgresql-15, postgresql-client-15)"
+        server_support::missing_tool(
+            "pgbench/psql are not installed (Debian: postgresql-15, postgresql-client-15)",
         );
         return;
     }
