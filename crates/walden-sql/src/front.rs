@@ -72,6 +72,8 @@ pub enum Command {
     },
     /// Statements accepted and ignored (`VACUUM`, `ANALYZE`, `SET NOCOUNT ON`, ...).
     Ignored(String),
+    /// `RESET name` / `RESET ALL` (None).
+    Reset(Option<String>),
     /// pgbench's catalog probe of `pg_class`/`pg_inherits` for a table.
     PgbenchPartitionProbe(String),
     Sql(Box<Statement>),
@@ -302,7 +304,25 @@ pub fn parse(sql: &str) -> Result<Command> {
             t.i += 3;
             return crate::hadr::parse(&first, &mut t);
         }
-        "VACUUM" | "ANALYZE" | "DISCARD" | "RESET" | "DEALLOCATE" | "LISTEN" | "UNLISTEN" => {
+        // Walden has no cursors, so closing them all has nothing to do
+        // (asyncpg's pool sends it whenever a connection is released).
+        "CLOSE" if t.is(1, "ALL") => {
+            t.i += 2;
+            t.end("CLOSE ALL")?;
+            return Ok(Command::Ignored("CLOSE CURSOR ALL".into()));
+        }
+        "RESET" => {
+            t.i += 1;
+            if t.eat("ALL") {
+                return Ok(Command::Reset(None));
+            }
+            let mut name = t.ident()?;
+            while t.eat_tok(&Token::Period) {
+                name = format!("{name}.{}", t.ident()?);
+            }
+            return Ok(Command::Reset(Some(name.to_ascii_lowercase())));
+        }
+        "VACUUM" | "ANALYZE" | "DISCARD" | "DEALLOCATE" | "LISTEN" | "UNLISTEN" => {
             return Ok(Command::Ignored(first))
         }
         "USE" => {

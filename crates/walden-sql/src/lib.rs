@@ -12,6 +12,7 @@
 //!
 //! The wire server (`walden-server`) drives a [`SqlSession`] per connection.
 
+mod advisory;
 mod copy;
 mod ddl;
 mod dml;
@@ -23,6 +24,7 @@ mod hadr;
 mod pg_catalog;
 mod query;
 mod session;
+mod settings;
 mod sysviews;
 mod typing;
 
@@ -73,6 +75,8 @@ pub struct SqlEngine {
     instance: Instance,
     /// The availability-group layer, when the server runs one.
     replication: parking_lot::RwLock<Option<walden_replication::Replication>>,
+    /// Session-level advisory locks (`pg_advisory_lock`), instance-wide.
+    advisory: Arc<advisory::AdvisoryLocks>,
 }
 
 impl SqlEngine {
@@ -80,6 +84,7 @@ impl SqlEngine {
         Arc::new(SqlEngine {
             instance,
             replication: parking_lot::RwLock::new(None),
+            advisory: Default::default(),
         })
     }
 

@@ -8,9 +8,9 @@ use crate::error::{ErrorKind, Result, SqlError};
 use crate::front::{self, Command};
 use crate::functions::SessionInfo;
 use crate::query::{self, Planner};
+use crate::settings::Settings;
 use crate::{Column, QueryOutput, SqlEngine};
 use sqlparser::ast::{self, Statement};
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
@@ -46,7 +46,12 @@ pub struct SqlSession {
     tx: Option<Transaction>,
     explicit: bool,
     failed: bool,
-    settings: BTreeMap<String, String>,
+    settings: Settings,
+    /// When the explicit transaction began (now() within it).
+    tx_start: i64,
+    /// In an extended-protocol pipeline: statements share one implicit
+    /// transaction until the client's Sync ([`SqlSession::end_implicit`]).
+    implicit: bool,
     cancel: Arc<AtomicBool>,
     /// Parsed statements by text: drivers and pgbench send the same texts
     /// again and again, and parsing is most of a keyed statement's cost.
@@ -144,6 +149,13 @@ fn failed_tx() -> SqlError {
     )
 }
 
+impl Drop for SqlSession {
+    /// A session's advisory locks end with it, as in PostgreSQL.
+    fn drop(&mut self) {
+        self.engine.advisory.unlock_all(self.session.id);
+    }
+}
+
 impl SqlSession {
     pub(crate) fn new(
         engine: Arc<SqlEngine>,
@@ -159,8 +171,7 @@ impl SqlSession {
         })?;
         let session = engine.instance.new_session();
         session.set_program_name(application_name);
-        let mut settings = BTreeMap::new();
-        settings.insert("application_name".to_string(), application_name.to_string());
+        let settings = Settings::new(session.clone(), application_name);
         Ok(SqlSession {
             engine,
             session,
@@ -170,6 +181,8 @@ impl SqlSession {
             explicit: false,
             failed: false,
             settings,
+            tx_start: 0,
+            implicit: false,
             cancel: Arc::new(AtomicBool::new(false)),
             parsed: Default::default(),
             templates: Default::default(),
@@ -365,21 +378,54 @@ impl SqlSession {
     }
 
     fn info(&self) -> SessionInfo {
+        let statement_now = now_micros();
         SessionInfo {
             spid: self.session.id,
             database: self.db.name().to_string(),
             database_id: self.db.id(),
             user: self.user.clone(),
-            now: now_micros(),
+            // now() is the transaction's start, as in PostgreSQL.
+            now: if self.explicit {
+                self.tx_start
+            } else {
+                statement_now
+            },
+            statement_now,
             database_ids: std::sync::OnceLock::new(),
             replication: self.engine.replication(),
+            settings: self.settings.clone(),
+            advisory: self.engine.advisory.clone(),
+        }
+    }
+
+    /// Starts an implicit transaction block: until [`SqlSession::end_implicit`],
+    /// statements outside an explicit transaction share one transaction
+    /// instead of committing each (the extended protocol runs everything
+    /// between two Syncs this way, so an error undoes the whole group).
+    pub fn begin_implicit(&mut self) {
+        self.implicit = true;
+    }
+
+    /// Ends the implicit block (the client's Sync): commits what it did
+    /// unless an explicit transaction took it over.
+    pub fn end_implicit(&mut self) -> Result<()> {
+        self.implicit = false;
+        if self.explicit {
+            return Ok(());
+        }
+        match self.tx.take() {
+            Some(tx) => {
+                tx.commit(CommitRequest::Default)?;
+                Ok(())
+            }
+            None => Ok(()),
         }
     }
 
     /// Runs `f` in the current transaction block, or in its own auto-commit
     /// transaction.
     fn in_tx<T>(&mut self, f: impl FnOnce(&mut Transaction, &Self) -> Result<T>) -> Result<T> {
-        if self.explicit {
+        if self.explicit || self.implicit {
             let mut tx = match self.tx.take() {
                 Some(t) => t,
                 None => self.db.begin(&self.session),
@@ -507,6 +553,23 @@ impl SqlSession {
             return Err(failed_tx());
         }
         let inst = self.engine.instance.clone();
+        let neutral = matches!(
+            cmd,
+            Command::Begin
+                | Command::Commit(_)
+                | Command::Rollback
+                | Command::Set(..)
+                | Command::Show(_)
+                | Command::Reset(_)
+                | Command::Ignored(_)
+        );
+        if !self.explicit && !neutral {
+            // Walden runs this statement in a transaction of its own (its DDL
+            // is not transactional): an implicit block's work commits first.
+            if let Some(tx) = self.tx.take() {
+                tx.commit(CommitRequest::Default)?;
+            }
+        }
         match cmd {
             Command::Begin => {
                 let mut out = QueryOutput::command("BEGIN");
@@ -515,7 +578,11 @@ impl SqlSession {
                         .push("there is already a transaction in progress".into());
                 } else {
                     self.explicit = true;
-                    self.tx = Some(self.db.begin(&self.session));
+                    self.tx_start = now_micros();
+                    // An implicit block's statements become part of it.
+                    if self.tx.is_none() {
+                        self.tx = Some(self.db.begin(&self.session));
+                    }
                 }
                 Ok(out)
             }
@@ -529,6 +596,10 @@ impl SqlSession {
                     return Ok(QueryOutput::command("ROLLBACK"));
                 }
                 if !self.explicit {
+                    // An implicit block ends here, as in PostgreSQL.
+                    if let Some(tx) = self.tx.take() {
+                        tx.commit(CommitRequest::Default)?;
+                    }
                     let mut out = QueryOutput::command("COMMIT");
                     out.notices
                         .push("there is no transaction in progress".into());
@@ -559,6 +630,13 @@ impl SqlSession {
                 Ok(out)
             }
             Command::Set(name, value) => self.set(name, value),
+            Command::Reset(name) => {
+                match name {
+                    Some(n) => self.settings.reset(n),
+                    None => self.settings.reset_all(),
+                }
+                Ok(QueryOutput::command("RESET"))
+            }
             Command::Show(name) => {
                 let v = self.show(name);
                 Ok(QueryOutput {
@@ -995,71 +1073,12 @@ impl SqlSession {
     }
 
     fn set(&mut self, name: &str, value: &str) -> Result<QueryOutput> {
-        let v = value.trim().trim_matches('\'').to_string();
-        let lower = v.to_ascii_lowercase();
-        match name {
-            "synchronous_commit" => {
-                let delayed = match lower.as_str() {
-                    "off" | "false" | "0" | "no" => true,
-                    "on" | "true" | "1" | "yes" | "local" | "remote_write" | "remote_apply" => {
-                        false
-                    }
-                    _ => {
-                        return Err(SqlError::new(
-                            ErrorKind::InvalidParameter,
-                            format!("invalid value for parameter \"synchronous_commit\": \"{v}\""),
-                        ))
-                    }
-                };
-                self.session.set_delayed_default(delayed);
-            }
-            "delayed_durability" => {
-                let on = match lower.as_str() {
-                    "on" | "true" | "1" => true,
-                    "off" | "false" | "0" => false,
-                    _ => {
-                        return Err(SqlError::new(
-                            ErrorKind::InvalidParameter,
-                            format!("DELAYED_DURABILITY must be ON or OFF, not \"{v}\""),
-                        ))
-                    }
-                };
-                self.session.set_delayed_default(on);
-            }
-            "application_name" => self.session.set_program_name(&v),
-            _ => {}
-        }
-        self.settings.insert(name.to_string(), v);
+        self.settings.set(name, value)?;
         Ok(QueryOutput::command("SET"))
     }
 
     fn show(&self, name: &str) -> String {
-        match name {
-            "synchronous_commit" => if self.session.delayed_default() {
-                "off"
-            } else {
-                "on"
-            }
-            .into(),
-            "delayed_durability" => if self.session.delayed_default() {
-                "on"
-            } else {
-                "off"
-            }
-            .into(),
-            "transaction_isolation" | "transaction isolation level" => "read committed".into(),
-            other => self
-                .settings
-                .get(other)
-                .cloned()
-                .or_else(|| {
-                    crate::server_parameters()
-                        .into_iter()
-                        .find(|(k, _)| k.eq_ignore_ascii_case(other))
-                        .map(|(_, v)| v)
-                })
-                .unwrap_or_default(),
-        }
+        self.settings.get(name).unwrap_or_default()
     }
 
     /// Feeds the data of a `COPY ... FROM STDIN`.
