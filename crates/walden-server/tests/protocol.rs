@@ -1,6 +1,8 @@
 //! The protocol at the byte level: an error in an extended-query pipeline
-//! discards messages until Sync; statement describe; replies to one pipeline
-//! come back together; a malformed message ends only its own connection.
+//! is sent at once and discards messages until Sync; Flush sends what is
+//! pending; Execute with a row limit suspends the portal; pipelined groups
+//! are independent; statement describe; replies to one pipeline come back
+//! together; a malformed message ends only its own connection.
 
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -37,9 +39,23 @@ fn bind(portal: &str, stmt: &str) -> Vec<u8> {
 }
 
 fn execute(portal: &str) -> Vec<u8> {
+    execute_max(portal, 0)
+}
+
+fn execute_max(portal: &str, max_rows: i32) -> Vec<u8> {
     let mut b = cstr(portal);
-    b.extend(0i32.to_be_bytes());
+    b.extend(max_rows.to_be_bytes());
     msg(b'E', &b)
+}
+
+fn flush() -> Vec<u8> {
+    msg(b'H', &[])
+}
+
+fn close(kind: u8, name: &str) -> Vec<u8> {
+    let mut b = vec![kind];
+    b.extend(cstr(name));
+    msg(b'C', &b)
 }
 
 fn describe(kind: u8, name: &str) -> Vec<u8> {
@@ -101,6 +117,29 @@ impl Raw {
                 return None;
             }
         }
+    }
+
+    /// The next `n` message tags, failing if they do not come within the
+    /// read timeout (a reply held back until Sync would hang here).
+    async fn tags(&mut self, n: usize) -> Vec<u8> {
+        let mut tags = Vec::new();
+        while tags.len() < n {
+            match self.next().await {
+                Some((t, _)) => tags.push(t),
+                None => break,
+            }
+        }
+        tags
+    }
+
+    /// The next message, which must be an ErrorResponse: its SQLSTATE.
+    async fn error_code(&mut self) -> String {
+        let (tag, body) = self.next().await.expect("a message");
+        assert_eq!(tag, b'E', "expected an ErrorResponse");
+        body.split(|&b| b == 0)
+            .find_map(|f| f.strip_prefix(b"C"))
+            .map(|c| String::from_utf8_lossy(c).into_owned())
+            .expect("an SQLSTATE field")
     }
 
     async fn until_ready(&mut self) -> Vec<u8> {
@@ -204,6 +243,165 @@ async fn extended_query_errors_skip_to_sync() {
     // Terminate.
     c2.send(&[msg(b'X', &[])]).await;
     assert!(c2.next().await.is_none());
+    h.shutdown();
+    t.join().unwrap();
+}
+
+#[tokio::test]
+async fn flush_sends_pending_replies_and_errors_at_once() {
+    let (_dir, port, h, t) = start();
+    let mut c = Raw::connect(port).await;
+
+    // Flush, not Sync: the replies so far arrive without ReadyForQuery.
+    c.send(&[
+        parse("", "SELECT 1 AS one"),
+        bind("", ""),
+        describe(b'P', ""),
+        execute(""),
+        flush(),
+    ])
+    .await;
+    assert_eq!(c.tags(5).await, vec![b'1', b'2', b'T', b'D', b'C']);
+    c.send(&[sync()]).await;
+    assert_eq!(c.until_ready().await, vec![b'Z']);
+
+    // A failing Parse followed by Flush: the error comes at once, what
+    // follows until Sync (including another Flush) is skipped.
+    c.send(&[parse("", "SELEC 1"), flush()]).await;
+    assert_eq!(c.error_code().await, "42601");
+    c.send(&[bind("", ""), execute(""), flush(), sync()]).await;
+    assert_eq!(c.until_ready().await, vec![b'Z']);
+
+    // The same for an error found by Execute (asyncpg's and pg-cursor's case).
+    c.send(&[parse("", "SELECT * FROM no_such_table_here"), flush()])
+        .await;
+    assert_eq!(c.error_code().await, "42P01");
+    c.send(&[sync()]).await;
+    assert_eq!(c.until_ready().await, vec![b'Z']);
+    c.send(&[
+        parse("", "SELECT 1 / (2 - 2)"),
+        bind("", ""),
+        execute(""),
+        flush(),
+    ])
+    .await;
+    assert_eq!(c.tags(2).await, vec![b'1', b'2']);
+    assert_eq!(c.error_code().await, "22012");
+    c.send(&[sync()]).await;
+    assert_eq!(c.until_ready().await, vec![b'Z']);
+
+    // Inside an explicit transaction the error fails the block.
+    c.send(&[msg(b'Q', &cstr("BEGIN"))]).await;
+    assert_eq!(c.until_ready().await, vec![b'C', b'Z']);
+    c.send(&[
+        parse("", "SELECT 1 / 0"),
+        bind("", ""),
+        execute(""),
+        flush(),
+    ])
+    .await;
+    assert_eq!(c.tags(2).await, vec![b'1', b'2']);
+    assert_eq!(c.error_code().await, "22012");
+    c.send(&[sync()]).await;
+    let (tag, body) = c.next().await.unwrap();
+    assert_eq!((tag, body), (b'Z', b"E".to_vec()), "failed transaction");
+    c.send(&[msg(b'Q', &cstr("ROLLBACK"))]).await;
+    assert_eq!(c.until_ready().await, vec![b'C', b'Z']);
+
+    h.shutdown();
+    t.join().unwrap();
+}
+
+#[tokio::test]
+async fn execute_with_a_row_limit_suspends_the_portal() {
+    let (_dir, port, h, t) = start();
+    let mut c = Raw::connect(port).await;
+    c.send(&[msg(b'Q', &cstr("BEGIN"))]).await;
+    c.until_ready().await;
+    // Five rows, fetched two at a time as pg-cursor and asyncpg's cursors do.
+    c.send(&[
+        parse("", "SELECT x FROM generate_series(1, 5) AS x"),
+        bind("c1", ""),
+        execute_max("c1", 2),
+        flush(),
+    ])
+    .await;
+    assert_eq!(c.tags(5).await, vec![b'1', b'2', b'D', b'D', b's']);
+    c.send(&[execute_max("c1", 2), flush()]).await;
+    assert_eq!(c.tags(3).await, vec![b'D', b'D', b's']);
+    let mut values = Vec::new();
+    c.send(&[execute_max("c1", 2), flush()]).await;
+    let (tag, body) = c.next().await.unwrap();
+    assert_eq!(tag, b'D');
+    values.push(body);
+    let (tag, body) = c.next().await.unwrap();
+    assert_eq!(tag, b'C');
+    assert_eq!(
+        body,
+        b"SELECT 1\0".to_vec(),
+        "tag counts the rows of this Execute"
+    );
+    // The last row is 5: one column of length 1, "5".
+    assert_eq!(values[0], b"\0\x01\0\0\0\x015".to_vec());
+    // Closing the portal and syncing.
+    c.send(&[close(b'P', "c1"), sync()]).await;
+    assert_eq!(c.until_ready().await, vec![b'3', b'Z']);
+    // The portal is gone.
+    c.send(&[execute_max("c1", 2), sync()]).await;
+    assert_eq!(c.error_code().await, "34000");
+    assert_eq!(c.until_ready().await, vec![b'Z']);
+    c.send(&[msg(b'Q', &cstr("ROLLBACK"))]).await;
+    c.until_ready().await;
+    h.shutdown();
+    t.join().unwrap();
+}
+
+#[tokio::test]
+async fn pipelined_groups_are_independent() {
+    let (_dir, port, h, t) = start();
+    let mut c = Raw::connect(port).await;
+    c.send(&[msg(b'Q', &cstr("CREATE TABLE p (id int PRIMARY KEY)"))])
+        .await;
+    c.until_ready().await;
+    // Three groups sent in one write, the second failing: only it is lost,
+    // including its statement that ran before the error (the statements
+    // between two Syncs are one implicit transaction).
+    let insert = |id: i32| {
+        [
+            parse("", &format!("INSERT INTO p VALUES ({id})")),
+            bind("", ""),
+            execute(""),
+        ]
+        .concat()
+    };
+    c.send(&[
+        insert(1),
+        sync(),
+        insert(5),
+        insert(1),
+        insert(2),
+        sync(),
+        insert(3),
+        sync(),
+    ])
+    .await;
+    assert_eq!(c.until_ready().await, vec![b'1', b'2', b'C', b'Z']);
+    assert_eq!(c.tags(5).await, vec![b'1', b'2', b'C', b'1', b'2']);
+    assert_eq!(c.error_code().await, "23505");
+    assert_eq!(c.until_ready().await, vec![b'Z']);
+    assert_eq!(c.until_ready().await, vec![b'1', b'2', b'C', b'Z']);
+    c.send(&[msg(b'Q', &cstr("SELECT id FROM p ORDER BY id"))])
+        .await;
+    let mut rows = Vec::new();
+    while let Some((t, body)) = c.next().await {
+        if t == b'D' {
+            rows.push(body[body.len() - 1]);
+        }
+        if t == b'Z' {
+            break;
+        }
+    }
+    assert_eq!(rows, b"13".to_vec());
     h.shutdown();
     t.join().unwrap();
 }

@@ -6,6 +6,16 @@
 //! loop is ours so that replies are coalesced until Sync or Flush (one write
 //! per round trip), and so that transaction status, errors and cancel requests
 //! come straight from the session.
+//!
+//! Startup and authentication are in `startup`, the extended query protocol
+//! in `extended`, COPY in `copy`.
+
+mod copy;
+mod extended;
+mod startup;
+
+use extended::{Portal, Stmt};
+pub(crate) use startup::serve_connection;
 
 use bytes::{BufMut, BytesMut};
 use futures::{SinkExt, StreamExt};
@@ -126,209 +136,6 @@ impl From<SqlError> for PgError {
     }
 }
 
-/// The server parameters are sent by us, not by pgwire's driver.
-struct NoParameters;
-impl ServerParameterProvider for NoParameters {
-    fn server_parameters<C: ClientInfo>(&self, _client: &C) -> Option<HashMap<String, String>> {
-        None
-    }
-}
-
-async fn send_fatal(socket: &mut StartupSocket, e: PgError) {
-    let _ = socket.send(e.message()).await;
-    let _ = SinkExt::<PgWireBackendMessage>::close(socket).await;
-}
-
-async fn next_message(socket: &mut StartupSocket) -> Option<PgWireFrontendMessage> {
-    match tokio::time::timeout(STARTUP_TIMEOUT, socket.next()).await {
-        Ok(Some(Ok(m))) => Some(m),
-        Ok(Some(Err(e))) => {
-            tracing::debug!(error = %e, "bad startup message");
-            None
-        }
-        _ => None,
-    }
-}
-
-/// Serves one client connection from its first byte to its end.
-pub(crate) async fn serve_connection(
-    tcp: tokio::net::TcpStream,
-    peer: SocketAddr,
-    shared: Arc<Shared>,
-) {
-    let negotiated = tokio::time::timeout(
-        STARTUP_TIMEOUT,
-        negotiate_tls::<()>(tcp, shared.tls.clone()),
-    )
-    .await;
-    let mut socket = match negotiated {
-        Ok(Ok(Some(s))) => s,
-        Ok(Ok(None)) => return,
-        Ok(Err(e)) => {
-            tracing::debug!(%peer, error = %e, "TLS negotiation failed");
-            return;
-        }
-        Err(_) => return,
-    };
-    socket.set_backpressure_boundary(SEND_BUFFER);
-    let startup = match next_message(&mut socket).await {
-        Some(PgWireFrontendMessage::CancelRequest(c)) => {
-            shared.cancel(c.pid, &c.secret_key);
-            return;
-        }
-        Some(PgWireFrontendMessage::Startup(s)) => s,
-        _ => return,
-    };
-    if let Err(e) = protocol_negotiation(&mut socket, &startup).await {
-        send_fatal(
-            &mut socket,
-            PgError::fatal(sqlstate::PROTOCOL_VIOLATION, e.to_string()),
-        )
-        .await;
-        return;
-    }
-    save_startup_parameters_to_metadata(&mut socket, &startup);
-    let param = |k: &str| startup.parameters.get(k).filter(|v| !v.is_empty()).cloned();
-    let user = param("user").unwrap_or_else(|| "walden".into());
-    let database = param("database").unwrap_or_else(|| "walden".into());
-    let app = param("application_name").unwrap_or_default();
-
-    if shared.is_shutting_down() {
-        send_fatal(
-            &mut socket,
-            PgError::fatal(
-                sqlstate::ADMIN_SHUTDOWN,
-                "the database system is shutting down",
-            ),
-        )
-        .await;
-        return;
-    }
-    let Some(_slot) = shared.acquire_slot() else {
-        tracing::warn!(%peer, "too many connections");
-        send_fatal(
-            &mut socket,
-            PgError::fatal(
-                sqlstate::TOO_MANY_CONNECTIONS,
-                "sorry, too many clients already",
-            ),
-        )
-        .await;
-        return;
-    };
-
-    // Authentication. Plain connections never see SCRAM-SHA-256-PLUS.
-    let scram = if socket.is_secure() {
-        shared.scram_tls.as_ref().or(shared.scram_plain.as_ref())
-    } else {
-        shared.scram_plain.as_ref()
-    };
-    if let Some(scram) = scram {
-        let driver: AuthDriver<NoParameters> = AuthDriver::new(NoParameters);
-        let mut outcome = driver
-            .begin_authentication(&mut socket, scram.create())
-            .await;
-        loop {
-            match outcome {
-                Ok(AuthOutcome::InProgress) => match next_message(&mut socket).await {
-                    Some(PgWireFrontendMessage::PasswordMessageFamily(m)) => {
-                        outcome = driver.advance_authentication(&mut socket, m).await;
-                    }
-                    _ => return,
-                },
-                Ok(AuthOutcome::Authenticated { final_message, .. }) => {
-                    if let Some(m) = final_message {
-                        if socket
-                            .feed(PgWireBackendMessage::Authentication(m))
-                            .await
-                            .is_err()
-                        {
-                            return;
-                        }
-                    }
-                    break;
-                }
-                Err(e) => {
-                    tracing::info!(%peer, %user, error = %e, "authentication failed");
-                    let info = ErrorInfo::from(e);
-                    let code = if info.code.starts_with("28") {
-                        info.code.clone()
-                    } else {
-                        "28P01".into()
-                    };
-                    let msg = format!("password authentication failed for user \"{user}\"");
-                    send_fatal(&mut socket, PgError::fatal(&code, msg)).await;
-                    return;
-                }
-            }
-        }
-    }
-
-    let session = {
-        let engine = shared.engine.clone();
-        catch_unwind(AssertUnwindSafe(|| engine.connect(&database, &user, &app)))
-    };
-    let session = match session {
-        Ok(Ok(s)) => s,
-        Ok(Err(e)) => {
-            let code = if e.kind == ErrorKind::UndefinedDatabase {
-                sqlstate::INVALID_CATALOG_NAME
-            } else {
-                sqlstate(e.kind)
-            };
-            send_fatal(&mut socket, PgError::fatal(code, e.message)).await;
-            return;
-        }
-        Err(p) => {
-            send_fatal(
-                &mut socket,
-                PgError::fatal(sqlstate::INTERNAL_ERROR, panic_message(p)),
-            )
-            .await;
-            return;
-        }
-    };
-
-    let pid = session.session_id();
-    let secret: i32 = rand::random();
-    let cancel = session.cancel_flag();
-    let busy = Arc::new(AtomicBool::new(false));
-    let _registration = shared.register(
-        pid,
-        ConnEntry {
-            secret,
-            cancel: cancel.clone(),
-            busy: busy.clone(),
-        },
-    );
-    tracing::debug!(%peer, pid, %user, %database, "connected");
-
-    socket.set_state(PgWireConnectionState::ReadyForQuery);
-    let mut conn = Connection {
-        socket: socket.map_codec(SafeCodec),
-        session,
-        secret,
-        cancel,
-        busy,
-        statements: Default::default(),
-        portals: Default::default(),
-        skip_until_sync: false,
-    };
-    let r = conn.startup_done(&user, &app).await;
-    if r.is_ok() {
-        let mut shutdown = shared.shutdown_rx();
-        if let Err(e) = conn.run(&mut shutdown).await {
-            tracing::debug!(pid, error = %e, "connection ended by an I/O error");
-        }
-    }
-    tracing::debug!(pid, "disconnected");
-    // Dropping the session rolls back whatever it left open.
-    let session = conn.session;
-    if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(session))) {
-        tracing::error!(pid, "panic while closing a session: {}", panic_message(p));
-    }
-}
-
 fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
     let what = if let Some(s) = p.downcast_ref::<&str>() {
         s.to_string()
@@ -338,29 +145,6 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
         "unknown panic".to_string()
     };
     format!("internal error: {what}")
-}
-
-struct Stmt {
-    prepared: Prepared,
-    /// Parameter type OIDs: the client's where it gave one, else the inferred type's.
-    param_oids: Vec<u32>,
-}
-
-struct Portal {
-    stmt: Arc<Stmt>,
-    /// Taken by the first Execute.
-    params: Option<Vec<Value>>,
-    /// One format code per result column.
-    formats: Vec<i16>,
-    /// Rows not yet sent by an Execute with a row limit.
-    pending: Option<Pending>,
-    done_tag: Option<String>,
-}
-
-struct Pending {
-    columns: Vec<Column>,
-    rows: std::vec::IntoIter<Vec<Value>>,
-    tag: String,
 }
 
 enum Flow {
@@ -409,28 +193,6 @@ fn field_descriptions(columns: &[Column], formats: Option<&[i16]>) -> RowDescrip
             })
             .collect(),
     )
-}
-
-/// Expands Bind's format codes (none: all text; one: all alike; else one each).
-fn expand_formats(codes: &[i16], n: usize, what: &str) -> Result<Vec<i16>, PgError> {
-    let v = match codes.len() {
-        0 => vec![0; n],
-        1 => vec![codes[0]; n],
-        k if k == n => codes.to_vec(),
-        k => {
-            return Err(PgError::error(
-                sqlstate::PROTOCOL_VIOLATION,
-                format!("bind message has {k} {what} formats but there are {n} {what}s"),
-            ))
-        }
-    };
-    if let Some(bad) = v.iter().find(|&&f| f != 0 && f != 1) {
-        return Err(PgError::error(
-            sqlstate::PROTOCOL_VIOLATION,
-            format!("unsupported format code: {bad}"),
-        ));
-    }
-    Ok(v)
 }
 
 impl Connection {
@@ -536,6 +298,7 @@ impl Connection {
             M::Close(c) => self.close(c).await,
             M::Sync(_) => {
                 self.skip_until_sync = false;
+                self.end_implicit().await?;
                 if self.session.tx_status() == TxStatus::Idle {
                     // The implicit transaction ended: its portals go with it.
                     self.portals.clear();
@@ -563,6 +326,10 @@ impl Connection {
                 self.session.abort_statement();
                 self.send(e.message()).await?;
                 self.skip_until_sync = true;
+                // The Flush a client may have sent after this message (asyncpg,
+                // psycopg's pipeline mode and pg-cursor wait on one) is among the
+                // messages now skipped: send the error at once, as PostgreSQL does.
+                self.flush().await?;
             }
             Err(io) => return Err(io),
         }
@@ -640,7 +407,19 @@ impl Connection {
         Ok(Ok(()))
     }
 
+    /// Commits the implicit transaction of the extended-protocol messages
+    /// since the last Sync; a failed commit is reported like any error.
+    async fn end_implicit(&mut self) -> IoResult {
+        if let Err(e) = self.guarded(|s| s.end_implicit()).and_then(|r| r) {
+            self.session.abort_statement();
+            self.send(PgError::from(e).message()).await?;
+        }
+        Ok(())
+    }
+
     async fn simple_query(&mut self, sql: &str) -> IoResult {
+        // A client that skipped the Sync after extended messages.
+        self.end_implicit().await?;
         // A simple query replaces the unnamed statement and portal.
         self.statements.remove("");
         self.portals.remove("");
@@ -673,439 +452,5 @@ impl Connection {
             }
         }
         self.ready_for_query().await
-    }
-
-    /// COPY ... FROM STDIN: collects the client's CopyData until CopyDone
-    /// and hands it to the session. Sync and Flush are ignored meanwhile
-    /// (clients pipeline a Sync after the Execute that starts the copy).
-    async fn copy_in(&mut self, copy: &CopyIn, _extended: bool) -> IoResult<Result<(), PgError>> {
-        self.send(PgWireBackendMessage::CopyInResponse(CopyInResponse::new(
-            0,
-            0,
-            vec![],
-        )))
-        .await?;
-        self.flush().await?;
-        let mut data = Vec::new();
-        loop {
-            match self.socket.next().await {
-                Some(Ok(PgWireFrontendMessage::CopyData(d))) => data.extend_from_slice(&d.data),
-                Some(Ok(PgWireFrontendMessage::CopyDone(_))) => break,
-                Some(Ok(PgWireFrontendMessage::CopyFail(f))) => {
-                    return Ok(Err(PgError::error(
-                        sqlstate::QUERY_CANCELED,
-                        format!("COPY from stdin failed: {}", f.message),
-                    )));
-                }
-                Some(Ok(PgWireFrontendMessage::Sync(_) | PgWireFrontendMessage::Flush(_))) => {}
-                Some(Ok(other)) => {
-                    return Ok(Err(PgError::error(
-                        sqlstate::PROTOCOL_VIOLATION,
-                        format!(
-                            "unexpected message type 0x{:02X} during COPY from stdin",
-                            message_byte(&other)
-                        ),
-                    )));
-                }
-                Some(Err(e)) => {
-                    return Err(std::io::Error::new(
-                        std::io::ErrorKind::InvalidData,
-                        e.to_string(),
-                    ));
-                }
-                None => return Err(std::io::ErrorKind::UnexpectedEof.into()),
-            }
-        }
-        match self.guarded(|s| s.copy_in(copy, &data)).and_then(|r| r) {
-            Ok(out) => {
-                self.notices(&out.notices).await?;
-                self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(
-                    out.tag,
-                )))
-                .await?;
-                Ok(Ok(()))
-            }
-            Err(e) => Ok(Err(e.into())),
-        }
-    }
-
-    /// COPY ... TO STDOUT: CopyOutResponse, the header line if asked for,
-    /// one CopyData per row (values in their text form, laid out by the SQL
-    /// layer's COPY format), CopyDone, then CommandComplete `COPY n`.
-    async fn copy_out(
-        &mut self,
-        out: QueryOutput,
-        copy: &CopyOut,
-    ) -> IoResult<Result<(), PgError>> {
-        let columns = out.columns.unwrap_or_default();
-        let n = columns.len().min(i16::MAX as usize);
-        self.send(PgWireBackendMessage::CopyOutResponse(CopyOutResponse::new(
-            0,
-            n as i16,
-            vec![0; n],
-        )))
-        .await?;
-        let mut line = Vec::new();
-        if copy.format.header {
-            let names: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
-            copy.format.encode_header(&names, &mut line);
-            self.copy_data(&line).await?;
-        }
-        let mut text = BytesMut::new();
-        let mut ends = Vec::with_capacity(n);
-        for row in out.rows {
-            // Each value's text form, as query results send it, end to end in
-            // one buffer; `ends` marks where each ends (None for NULL).
-            text.clear();
-            ends.clear();
-            for (i, v) in row.iter().enumerate() {
-                if v.is_null() {
-                    ends.push(None);
-                } else {
-                    let ty = columns.get(i).map_or(&DataType::Text, |c| &c.ty);
-                    pgtypes::encode_text(v, ty, &mut text);
-                    ends.push(Some(text.len()));
-                }
-            }
-            let whole = String::from_utf8_lossy(&text);
-            let mut start = 0;
-            let fields: Vec<Option<&str>> = ends
-                .iter()
-                .map(|e| {
-                    e.map(|end| {
-                        let f = whole.get(start..end).unwrap_or("");
-                        start = end;
-                        f
-                    })
-                })
-                .collect();
-            line.clear();
-            copy.format.encode_row(&fields, &copy.forced, &mut line);
-            self.copy_data(&line).await?;
-        }
-        self.send(PgWireBackendMessage::CopyDone(CopyDone::new()))
-            .await?;
-        self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(
-            out.tag,
-        )))
-        .await?;
-        Ok(Ok(()))
-    }
-
-    /// Appends one CopyData message straight into the send buffer.
-    async fn copy_data(&mut self, data: &[u8]) -> IoResult {
-        let buf: &mut BytesMut = self.socket.write_buffer_mut();
-        buf.put_u8(b'd');
-        buf.put_i32(data.len() as i32 + 4);
-        buf.put_slice(data);
-        if buf.len() >= SEND_BUFFER {
-            self.flush().await?;
-        }
-        Ok(())
-    }
-
-    async fn parse(&mut self, p: Parse) -> IoResult<Result<(), PgError>> {
-        let name = p.name.unwrap_or_default();
-        if !name.is_empty() && self.statements.contains_key(&name) {
-            return Ok(Err(PgError::error(
-                sqlstate::DUPLICATE_PREPARED_STATEMENT,
-                format!("prepared statement \"{name}\" already exists"),
-            )));
-        }
-        let types: Vec<Option<DataType>> = p
-            .type_oids
-            .iter()
-            .map(|&oid| {
-                if oid == 0 {
-                    None
-                } else {
-                    pgtypes::oid_to_type(oid)
-                }
-            })
-            .collect();
-        let prepared = match self
-            .guarded(|s| s.prepare(&p.query, &types))
-            .and_then(|r| r)
-        {
-            Ok(p) => p,
-            Err(e) => return Ok(Err(e.into())),
-        };
-        let param_oids = prepared
-            .param_types
-            .iter()
-            .enumerate()
-            .map(|(i, t)| match p.type_oids.get(i) {
-                Some(&oid) if oid != 0 && oid != pgtypes::OID_UNKNOWN => oid,
-                _ => pgtypes::type_oid(t),
-            })
-            .collect();
-        self.statements.insert(
-            name,
-            Arc::new(Stmt {
-                prepared,
-                param_oids,
-            }),
-        );
-        self.send(PgWireBackendMessage::ParseComplete(ParseComplete::new()))
-            .await?;
-        Ok(Ok(()))
-    }
-
-    async fn bind(&mut self, b: Bind) -> IoResult<Result<(), PgError>> {
-        let sname = b.statement_name.unwrap_or_default();
-        let Some(stmt) = self.statements.get(&sname).cloned() else {
-            return Ok(Err(PgError::error(
-                sqlstate::INVALID_SQL_STATEMENT_NAME,
-                if sname.is_empty() {
-                    "unnamed prepared statement does not exist".to_string()
-                } else {
-                    format!("prepared statement \"{sname}\" does not exist")
-                },
-            )));
-        };
-        let pname = b.portal_name.unwrap_or_default();
-        if !pname.is_empty() && self.portals.contains_key(&pname) {
-            return Ok(Err(PgError::error(
-                "42P03",
-                format!("cursor \"{pname}\" already exists"),
-            )));
-        }
-        let n = stmt.param_oids.len();
-        if b.parameters.len() != n {
-            return Ok(Err(PgError::error(
-                sqlstate::PROTOCOL_VIOLATION,
-                format!(
-                    "bind message supplies {} parameters, but prepared statement \"{sname}\" requires {n}",
-                    b.parameters.len()
-                ),
-            )));
-        }
-        let pformats = match expand_formats(&b.parameter_format_codes, n, "parameter") {
-            Ok(f) => f,
-            Err(e) => return Ok(Err(e)),
-        };
-        let mut params = Vec::with_capacity(n);
-        for (i, raw) in b.parameters.iter().enumerate() {
-            let oid = stmt.param_oids[i];
-            let v = match raw {
-                None => Ok(Value::Null),
-                Some(bytes) if pformats[i] == 1 => pgtypes::decode_binary_param(bytes, oid),
-                Some(bytes) => match std::str::from_utf8(bytes) {
-                    Ok(s) => pgtypes::decode_text_param(s, oid),
-                    Err(_) => Err(SqlError::new(
-                        ErrorKind::InvalidText,
-                        "invalid byte sequence for encoding \"UTF8\"",
-                    )),
-                },
-            };
-            match v {
-                Ok(v) => params.push(v),
-                Err(e) => return Ok(Err(e.into())),
-            }
-        }
-        let ncols = stmt.prepared.columns.as_ref().map_or(0, |c| c.len());
-        let formats = match expand_formats(&b.result_column_format_codes, ncols, "result column") {
-            Ok(f) => f,
-            Err(e) => return Ok(Err(e)),
-        };
-        self.portals.insert(
-            pname,
-            Portal {
-                stmt,
-                params: Some(params),
-                formats,
-                pending: None,
-                done_tag: None,
-            },
-        );
-        self.send(PgWireBackendMessage::BindComplete(BindComplete::new()))
-            .await?;
-        Ok(Ok(()))
-    }
-
-    async fn describe(&mut self, d: Describe) -> IoResult<Result<(), PgError>> {
-        let name = d.name.unwrap_or_default();
-        if d.target_type == b'S' {
-            let Some(stmt) = self.statements.get(&name).cloned() else {
-                return Ok(Err(PgError::error(
-                    sqlstate::INVALID_SQL_STATEMENT_NAME,
-                    format!("prepared statement \"{name}\" does not exist"),
-                )));
-            };
-            self.send(PgWireBackendMessage::ParameterDescription(
-                ParameterDescription::new(stmt.param_oids.clone()),
-            ))
-            .await?;
-            match &stmt.prepared.columns {
-                Some(cols) => {
-                    self.send(PgWireBackendMessage::RowDescription(field_descriptions(
-                        cols, None,
-                    )))
-                    .await?
-                }
-                None => {
-                    self.send(PgWireBackendMessage::NoData(NoData::new()))
-                        .await?
-                }
-            }
-        } else {
-            let Some(portal) = self.portals.get(&name) else {
-                return Ok(Err(PgError::error(
-                    sqlstate::INVALID_CURSOR_NAME,
-                    format!("portal \"{name}\" does not exist"),
-                )));
-            };
-            let msg = match &portal.stmt.prepared.columns {
-                Some(cols) => PgWireBackendMessage::RowDescription(field_descriptions(
-                    cols,
-                    Some(&portal.formats),
-                )),
-                None => PgWireBackendMessage::NoData(NoData::new()),
-            };
-            self.send(msg).await?;
-        }
-        Ok(Ok(()))
-    }
-
-    async fn execute(&mut self, e: Execute) -> IoResult<Result<(), PgError>> {
-        let name = e.name.unwrap_or_default();
-        let Some(portal) = self.portals.get_mut(&name) else {
-            return Ok(Err(PgError::error(
-                sqlstate::INVALID_CURSOR_NAME,
-                format!("portal \"{name}\" does not exist"),
-            )));
-        };
-        let max_rows = if e.max_rows > 0 {
-            e.max_rows as usize
-        } else {
-            usize::MAX
-        };
-        let formats = portal.formats.clone();
-        if let Some(mut pending) = portal.pending.take() {
-            // Continue a suspended portal.
-            let cols = pending.columns.clone();
-            let chunk: Vec<_> = pending.rows.by_ref().take(max_rows).collect();
-            let more = pending.rows.len() > 0;
-            let tag = pending.tag.clone();
-            if more {
-                self.portals.get_mut(&name).unwrap().pending = Some(pending);
-            } else {
-                self.portals.get_mut(&name).unwrap().done_tag = Some(tag.clone());
-            }
-            return self.send_rows_then(&cols, &formats, chunk, more, tag).await;
-        }
-        let Some(params) = portal.params.take() else {
-            // Already run to completion.
-            let tag = portal.done_tag.clone().unwrap_or_default();
-            self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(
-                tag,
-            )))
-            .await?;
-            return Ok(Ok(()));
-        };
-        let stmt = portal.stmt.clone();
-        let mut out = match self
-            .guarded(|s| s.execute_prepared(&stmt.prepared, params))
-            .and_then(|r| r)
-        {
-            Ok(o) => o,
-            Err(e) => return Ok(Err(e.into())),
-        };
-        self.notices(&out.notices).await?;
-        if let Some(copy) = &out.copy_in {
-            return self.copy_in(copy, true).await;
-        }
-        if let Some(copy) = out.copy_out.take() {
-            if let Some(p) = self.portals.get_mut(&name) {
-                p.done_tag = Some(out.tag.clone());
-            }
-            return self.copy_out(out, &copy).await;
-        }
-        let Some(cols) = out.columns else {
-            if out.tag.is_empty() {
-                self.send(PgWireBackendMessage::EmptyQueryResponse(
-                    EmptyQueryResponse::new(),
-                ))
-                .await?;
-            } else {
-                self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(
-                    out.tag,
-                )))
-                .await?;
-            }
-            return Ok(Ok(()));
-        };
-        // Encode with the types the client was told in Describe.
-        let described = match &stmt.prepared.columns {
-            Some(d) if d.len() == cols.len() => d.as_slice(),
-            _ => cols.as_slice(),
-        };
-        let (chunk, more) = if out.rows.len() <= max_rows {
-            (out.rows, false)
-        } else {
-            let mut rows = out.rows.into_iter();
-            let chunk: Vec<_> = rows.by_ref().take(max_rows).collect();
-            let portal = self.portals.get_mut(&name).unwrap();
-            portal.pending = Some(Pending {
-                columns: described.to_vec(),
-                rows,
-                tag: out.tag.clone(),
-            });
-            (chunk, true)
-        };
-        if !more {
-            self.portals.get_mut(&name).unwrap().done_tag = Some(out.tag.clone());
-        }
-        self.send_rows_then(described, &formats, chunk, more, out.tag)
-            .await
-    }
-
-    async fn send_rows_then(
-        &mut self,
-        cols: &[Column],
-        formats: &[i16],
-        rows: Vec<Vec<Value>>,
-        suspended: bool,
-        tag: String,
-    ) -> IoResult<Result<(), PgError>> {
-        if let Err(e) = self.rows(cols, Some(formats), rows.into_iter()).await? {
-            return Ok(Err(e));
-        }
-        if suspended {
-            self.send(PgWireBackendMessage::PortalSuspended(PortalSuspended::new()))
-                .await?;
-        } else {
-            self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(
-                tag,
-            )))
-            .await?;
-        }
-        Ok(Ok(()))
-    }
-
-    async fn close(&mut self, c: Close) -> IoResult<Result<(), PgError>> {
-        let name = c.name.unwrap_or_default();
-        if c.target_type == b'S' {
-            self.statements.remove(&name);
-        } else {
-            self.portals.remove(&name);
-        }
-        self.send(PgWireBackendMessage::CloseComplete(CloseComplete::new()))
-            .await?;
-        Ok(Ok(()))
-    }
-}
-
-fn message_byte(m: &PgWireFrontendMessage) -> u8 {
-    use PgWireFrontendMessage as M;
-    match m {
-        M::Query(_) => b'Q',
-        M::Parse(_) => b'P',
-        M::Bind(_) => b'B',
-        M::Describe(_) => b'D',
-        M::Execute(_) => b'E',
-        M::Close(_) => b'C',
-        M::Terminate(_) => b'X',
-        _ => b'?',
     }
 }
