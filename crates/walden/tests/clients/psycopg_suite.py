@@ -217,7 +217,7 @@ def quoted_alias_keeps_its_case():
         assert cur.description[0].name == "FirstName", cur.description[0].name
 
 
-@check(gap="quoted column names keep their case in the catalog")
+@check()
 def quoted_column_keeps_its_case():
     with connect(autocommit=True) as c:
         fresh(c, "pg_case", '"FirstName" text')
