@@ -322,7 +322,12 @@ pub fn parse(sql: &str) -> Result<Command> {
             }
             return Ok(Command::Reset(Some(name.to_ascii_lowercase())));
         }
-        "VACUUM" | "ANALYZE" | "DISCARD" | "DEALLOCATE" | "LISTEN" | "UNLISTEN" => {
+        // Nothing is ever listened to: accepting LISTEN would promise
+        // notifications that never come.
+        "LISTEN" | "NOTIFY" => {
+            return Err(SqlError::unsupported(format!("{first} (notifications)")))
+        }
+        "VACUUM" | "ANALYZE" | "DISCARD" | "DEALLOCATE" | "UNLISTEN" => {
             return Ok(Command::Ignored(first))
         }
         "USE" => {

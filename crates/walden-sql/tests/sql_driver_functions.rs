@@ -169,4 +169,18 @@ fn small_functions_do_what_postgresql_does() {
     assert_ne!(one(&mut s, "SELECT statement_timestamp()"), first);
     s.execute_batch("COMMIT").pop().unwrap().unwrap();
     assert_ne!(one(&mut s, "SELECT now()"), first);
+    // What psycopg's TypeInfo.fetch reads.
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT typdelim FROM pg_type WHERE oid = to_regtype('int4')"
+        ),
+        ","
+    );
+    // asyncpg's pool reset: nothing to close or unlisten, and it says so
+    // truthfully; LISTEN itself would promise notifications, so it is refused.
+    for ok in ["CLOSE ALL", "UNLISTEN *"] {
+        s.execute_batch(ok).pop().unwrap().unwrap();
+    }
+    assert_eq!(err(&mut s, "LISTEN foo"), ErrorKind::FeatureNotSupported);
 }

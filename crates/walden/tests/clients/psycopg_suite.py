@@ -191,7 +191,7 @@ def copy_binary():
             cp.write_row((1,))
 
 
-@check(gap="catalog query behind TypeInfo.fetch")
+@check()
 def type_info_fetch():
     from psycopg.types import TypeInfo
 
