@@ -77,7 +77,14 @@ impl Raw {
     async fn connect(port: u16) -> Raw {
         let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
         let mut body = 196608i32.to_be_bytes().to_vec();
-        for kv in ["user", "walden", "database", "walden"] {
+        for kv in [
+            "user",
+            "walden",
+            "database",
+            "walden",
+            "application_name",
+            "walden-tests",
+        ] {
             body.extend(cstr(kv));
         }
         body.push(0);
@@ -402,6 +409,71 @@ async fn pipelined_groups_are_independent() {
         }
     }
     assert_eq!(rows, b"13".to_vec());
+    h.shutdown();
+    t.join().unwrap();
+}
+
+#[tokio::test]
+async fn deallocate_and_discard_all_drop_prepared_statements() {
+    let (_dir, port, h, t) = start();
+    let mut c = Raw::connect(port).await;
+    let query = |sql: &str| msg(b'Q', &cstr(sql));
+    c.send(&[parse("s9", "SELECT 9"), parse("s10", "SELECT 10"), sync()])
+        .await;
+    assert_eq!(c.until_ready().await, vec![b'1', b'1', b'Z']);
+    // DEALLOCATE drops the protocol-level statement of that name.
+    c.send(&[query("DEALLOCATE s9")]).await;
+    assert_eq!(c.until_ready().await, vec![b'C', b'Z']);
+    c.send(&[bind("", "s9"), execute(""), sync()]).await;
+    assert_eq!(c.error_code().await, "26000");
+    assert_eq!(c.until_ready().await, vec![b'Z']);
+    c.send(&[query("DEALLOCATE s9")]).await;
+    assert_eq!(c.error_code().await, "26000");
+    assert_eq!(c.until_ready().await, vec![b'Z']);
+    // The name can be prepared again.
+    c.send(&[parse("s9", "SELECT 99"), sync()]).await;
+    assert_eq!(c.until_ready().await, vec![b'1', b'Z']);
+    // DISCARD ALL: statements, settings and advisory locks go; not inside
+    // a transaction block.
+    c.send(&[query(
+        "SET application_name = 'x'; SELECT pg_advisory_lock(5); BEGIN; DISCARD ALL",
+    )])
+    .await;
+    let tags = c.until_ready().await;
+    assert_eq!(&tags[..4], b"CTDC", "{tags:?}");
+    assert!(
+        tags.contains(&b'E'),
+        "refused in a transaction block: {tags:?}"
+    );
+    c.send(&[query("ROLLBACK"), query("DISCARD ALL")]).await;
+    c.until_ready().await;
+    assert_eq!(c.until_ready().await, vec![b'C', b'Z']);
+    c.send(&[bind("", "s10"), execute(""), sync()]).await;
+    assert_eq!(c.error_code().await, "26000");
+    c.until_ready().await;
+    let mut other = Raw::connect(port).await;
+    other.send(&[query("SELECT pg_try_advisory_lock(5)")]).await;
+    let mut got = None;
+    while let Some((t, body)) = other.next().await {
+        if t == b'D' {
+            got = Some(*body.last().unwrap());
+        }
+        if t == b'Z' {
+            break;
+        }
+    }
+    assert_eq!(got, Some(b't'), "DISCARD ALL released the advisory lock");
+    c.send(&[query("SHOW application_name")]).await;
+    let mut shown = Vec::new();
+    while let Some((t, body)) = c.next().await {
+        if t == b'D' {
+            shown = body[6..].to_vec();
+        }
+        if t == b'Z' {
+            break;
+        }
+    }
+    assert_eq!(shown, b"walden-tests".to_vec(), "back to the startup value");
     h.shutdown();
     t.join().unwrap();
 }

@@ -74,6 +74,10 @@ pub enum Command {
     Ignored(String),
     /// `RESET name` / `RESET ALL` (None).
     Reset(Option<String>),
+    /// `DEALLOCATE [PREPARE] name | ALL` (None).
+    Deallocate(Option<String>),
+    /// `DISCARD ALL`: settings, advisory locks, prepared statements.
+    DiscardAll,
     /// pgbench's catalog probe of `pg_class`/`pg_inherits` for a table.
     PgbenchPartitionProbe(String),
     Sql(Box<Statement>),
@@ -327,9 +331,28 @@ pub fn parse(sql: &str) -> Result<Command> {
         "LISTEN" | "NOTIFY" => {
             return Err(SqlError::unsupported(format!("{first} (notifications)")))
         }
-        "VACUUM" | "ANALYZE" | "DISCARD" | "DEALLOCATE" | "UNLISTEN" => {
-            return Ok(Command::Ignored(first))
+        "DEALLOCATE" => {
+            t.i += 1;
+            t.eat("PREPARE");
+            if t.eat("ALL") {
+                t.end("DEALLOCATE ALL")?;
+                return Ok(Command::Deallocate(None));
+            }
+            // An unquoted name folds to lower case, as every identifier does.
+            let name = match t.next() {
+                Some(Token::Word(w)) if w.quote_style.is_none() => w.value.to_ascii_lowercase(),
+                Some(Token::Word(w)) => w.value,
+                _ => return Err(SqlError::syntax("DEALLOCATE needs a statement name or ALL")),
+            };
+            t.end("DEALLOCATE")?;
+            return Ok(Command::Deallocate(Some(name)));
         }
+        "DISCARD" if t.is(1, "ALL") => {
+            t.i += 2;
+            t.end("DISCARD ALL")?;
+            return Ok(Command::DiscardAll);
+        }
+        "VACUUM" | "ANALYZE" | "DISCARD" | "UNLISTEN" => return Ok(Command::Ignored(first)),
         "USE" => {
             t.i += 1;
             let name = t.ident()?;

@@ -59,6 +59,17 @@ pub struct QueryOutput {
     pub copy_out: Option<CopyOut>,
     /// Notices to send to the client (e.g. "there is no transaction in progress").
     pub notices: Vec<String>,
+    /// Prepared statements the connection must drop (`DEALLOCATE`,
+    /// `DISCARD ALL`): they live in the wire server, not in the session.
+    pub deallocate: Option<Deallocate>,
+}
+
+/// Which prepared statements `DEALLOCATE` / `DISCARD ALL` drops.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Deallocate {
+    Named(String),
+    /// Every prepared statement (and, for DISCARD ALL, every portal).
+    All,
 }
 
 impl QueryOutput {

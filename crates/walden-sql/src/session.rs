@@ -561,6 +561,7 @@ impl SqlSession {
                 | Command::Set(..)
                 | Command::Show(_)
                 | Command::Reset(_)
+                | Command::Deallocate(_)
                 | Command::Ignored(_)
         );
         if !self.explicit && !neutral {
@@ -630,6 +631,30 @@ impl SqlSession {
                 Ok(out)
             }
             Command::Set(name, value) => self.set(name, value),
+            Command::Deallocate(name) => {
+                let mut out = QueryOutput::command("DEALLOCATE");
+                out.deallocate = Some(match name {
+                    Some(n) => crate::Deallocate::Named(n.clone()),
+                    None => {
+                        out.tag = "DEALLOCATE ALL".into();
+                        crate::Deallocate::All
+                    }
+                });
+                Ok(out)
+            }
+            Command::DiscardAll => {
+                if self.explicit {
+                    return Err(SqlError::new(
+                        ErrorKind::ActiveTransaction,
+                        "DISCARD ALL cannot run inside a transaction block",
+                    ));
+                }
+                self.settings.reset_all();
+                self.engine.advisory.unlock_all(self.session.id);
+                let mut out = QueryOutput::command("DISCARD ALL");
+                out.deallocate = Some(crate::Deallocate::All);
+                Ok(out)
+            }
             Command::Reset(name) => {
                 match name {
                     Some(n) => self.settings.reset(n),

@@ -268,6 +268,11 @@ impl Connection {
             Ok(o) => o,
             Err(e) => return Ok(Err(e.into())),
         };
+        if let Some(d) = &out.deallocate {
+            if let Err(e) = self.deallocate(d) {
+                return Ok(Err(e));
+            }
+        }
         self.notices(&out.notices).await?;
         if let Some(copy) = &out.copy_in {
             return self.copy_in(copy, true).await;

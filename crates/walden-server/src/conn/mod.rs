@@ -49,7 +49,8 @@ use std::time::Duration;
 use tokio_util::codec::{Decoder, Encoder, Framed};
 use walden_engine::{DataType, Value};
 use walden_sql::{
-    Column, CopyIn, CopyOut, ErrorKind, Prepared, QueryOutput, SqlError, SqlSession, TxStatus,
+    Column, CopyIn, CopyOut, Deallocate, ErrorKind, Prepared, QueryOutput, SqlError, SqlSession,
+    TxStatus,
 };
 
 use crate::pgtypes;
@@ -382,8 +383,30 @@ impl Connection {
         Ok(Ok(()))
     }
 
+    /// Drops the prepared statements `DEALLOCATE` or `DISCARD ALL` named
+    /// (the protocol's named statements are the SQL-level ones too).
+    fn deallocate(&mut self, d: &Deallocate) -> Result<(), PgError> {
+        match d {
+            Deallocate::All => self.statements.clear(),
+            Deallocate::Named(n) => {
+                if self.statements.remove(n).is_none() {
+                    return Err(PgError::error(
+                        sqlstate::INVALID_SQL_STATEMENT_NAME,
+                        format!("prepared statement \"{n}\" does not exist"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Sends one statement's result in the simple protocol.
     async fn simple_output(&mut self, mut out: QueryOutput) -> IoResult<Result<(), PgError>> {
+        if let Some(d) = &out.deallocate {
+            if let Err(e) = self.deallocate(d) {
+                return Ok(Err(e));
+            }
+        }
         self.notices(&out.notices).await?;
         if let Some(copy) = &out.copy_in {
             return self.copy_in(copy, false).await;
