@@ -72,6 +72,8 @@ pub enum Command {
     },
     /// Statements accepted and ignored (`VACUUM`, `ANALYZE`, `SET NOCOUNT ON`, ...).
     Ignored(String),
+    /// `SET LOCAL name = value`: until the transaction block ends.
+    SetLocal(String, String),
     /// `RESET name` / `RESET ALL` (None).
     Reset(Option<String>),
     /// `DEALLOCATE [PREPARE] name | ALL` (None).
@@ -571,7 +573,10 @@ fn qualified_last(t: &mut Toks, mut name: String) -> Result<String> {
 
 fn parse_set(t: &mut Toks, sql: &str) -> Result<Command> {
     t.i += 1;
-    let _ = t.eat("SESSION") || t.eat("LOCAL");
+    let local = t.eat("LOCAL");
+    if !local {
+        t.eat("SESSION");
+    }
     if t.is(0, "TRANSACTION") || t.is(0, "SESSION") && t.is(1, "CHARACTERISTICS") {
         return Ok(Command::Ignored("SET".into()));
     }
@@ -583,7 +588,11 @@ fn parse_set(t: &mut Toks, sql: &str) -> Result<Command> {
     if name == "time" && t.is(0, "ZONE") {
         t.i += 1;
         let v = t.value()?;
-        return Ok(Command::Set("timezone".into(), v));
+        return Ok(if local {
+            Command::SetLocal("timezone".into(), v)
+        } else {
+            Command::Set("timezone".into(), v)
+        });
     }
     let _ = t.eat_tok(&Token::Eq) || t.eat("TO");
     if t.at_end() {
@@ -604,7 +613,11 @@ fn parse_set(t: &mut Toks, sql: &str) -> Result<Command> {
         }
     }
     let value = parts.join(" ").replace(" , ", ", ").replace("- ", "-");
-    Ok(Command::Set(name, value))
+    Ok(if local {
+        Command::SetLocal(name, value)
+    } else {
+        Command::Set(name, value)
+    })
 }
 
 /// Parses a statement with sqlparser: PostgreSQL first, then MS SQL for

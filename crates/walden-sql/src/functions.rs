@@ -636,17 +636,18 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                     "SET requires parameter name",
                 ));
             }
-            if crate::expr::truth(&arg(2))? == Some(true) {
-                return Err(SqlError::unsupported(
-                    "set_config with is_local = true (a setting local to the transaction)",
-                ));
-            }
             let name = text_arg(&arg(0));
             let value = if arg(1).is_null() {
                 String::new()
             } else {
                 text_arg(&arg(1))
             };
+            // is_local: until the transaction block ends (outside one, the
+            // statement's own transaction ends at once: no lasting effect).
+            if crate::expr::truth(&arg(2))? == Some(true) {
+                env.info.settings.set_local(&name, &value)?;
+                return Ok(Value::text(value));
+            }
             env.info.settings.set(&name, &value)?;
             Value::text(env.info.settings.get(&name).unwrap_or_default())
         }

@@ -559,6 +559,7 @@ impl SqlSession {
                 | Command::Commit(_)
                 | Command::Rollback
                 | Command::Set(..)
+                | Command::SetLocal(..)
                 | Command::Show(_)
                 | Command::Reset(_)
                 | Command::Deallocate(_)
@@ -580,6 +581,7 @@ impl SqlSession {
                 } else {
                     self.explicit = true;
                     self.tx_start = now_micros();
+                    self.settings.begin_tx();
                     // An implicit block's statements become part of it.
                     if self.tx.is_none() {
                         self.tx = Some(self.db.begin(&self.session));
@@ -594,6 +596,7 @@ impl SqlSession {
                     if let Some(tx) = self.tx.take() {
                         tx.rollback();
                     }
+                    self.settings.end_tx(false);
                     return Ok(QueryOutput::command("ROLLBACK"));
                 }
                 if !self.explicit {
@@ -612,9 +615,14 @@ impl SqlSession {
                     Some(false) => CommitRequest::Durable,
                     None => CommitRequest::Default,
                 };
-                if let Some(tx) = self.tx.take() {
-                    tx.commit(req)?;
-                }
+                // The commit uses the block's settings (SET LOCAL
+                // synchronous_commit = off), then they end with it.
+                let r = match self.tx.take() {
+                    Some(tx) => tx.commit(req).map(|_| ()),
+                    None => Ok(()),
+                };
+                self.settings.end_tx(r.is_ok());
+                r?;
                 Ok(QueryOutput::command("COMMIT"))
             }
             Command::Rollback => {
@@ -628,9 +636,18 @@ impl SqlSession {
                 if let Some(tx) = self.tx.take() {
                     tx.rollback();
                 }
+                self.settings.end_tx(false);
                 Ok(out)
             }
             Command::Set(name, value) => self.set(name, value),
+            Command::SetLocal(name, value) => {
+                let mut out = QueryOutput::command("SET");
+                if !self.settings.set_local(name, value)? {
+                    out.notices
+                        .push("SET LOCAL can only be used in transaction blocks".into());
+                }
+                Ok(out)
+            }
             Command::Deallocate(name) => {
                 let mut out = QueryOutput::command("DEALLOCATE");
                 out.deallocate = Some(match name {

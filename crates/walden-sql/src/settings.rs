@@ -16,12 +16,66 @@ pub struct Settings {
     values: Arc<Mutex<BTreeMap<String, String>>>,
     /// The value given at connection start (RESET returns to it).
     application_name: Arc<str>,
+    tx: Arc<Mutex<TxScope>>,
+}
+
+/// Settings are transactional, as in PostgreSQL: a rolled-back transaction
+/// undoes its SETs, and `SET LOCAL` lasts until the transaction ends.
+#[derive(Default)]
+struct TxScope {
+    /// In an explicit transaction block.
+    active: bool,
+    /// The settings before the block's first change.
+    saved: Option<Saved>,
+    /// Names set with SET LOCAL in the block.
+    local: Vec<String>,
+}
+
+struct Saved {
+    values: BTreeMap<String, String>,
+    delayed: bool,
 }
 
 impl std::fmt::Debug for Settings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_map().entries(self.values.lock().iter()).finish()
     }
+}
+
+/// What setting a parameter does besides being shown back.
+enum Effect {
+    /// The session's default commit durability.
+    Delayed(bool),
+    /// The program name in `sys.dm_exec_sessions`.
+    Program,
+    Kept,
+}
+
+/// A parameter's folded name, its value, and its effect; bad values refused.
+fn parse(name: &str, value: &str) -> Result<(String, String, Effect)> {
+    let name = name.to_ascii_lowercase();
+    let v = value.trim().trim_matches('\'').to_string();
+    let lower = v.to_ascii_lowercase();
+    let effect = match name.as_str() {
+        "synchronous_commit" => Effect::Delayed(match lower.as_str() {
+            "off" | "false" | "0" | "no" => true,
+            "on" | "true" | "1" | "yes" | "local" | "remote_write" | "remote_apply" => false,
+            _ => return Err(invalid(&name, &v)),
+        }),
+        "delayed_durability" => Effect::Delayed(match lower.as_str() {
+            "on" | "true" | "1" => true,
+            "off" | "false" | "0" => false,
+            _ => {
+                return Err(SqlError::new(
+                    ErrorKind::InvalidParameter,
+                    format!("DELAYED_DURABILITY must be ON or OFF, not \"{v}\""),
+                ))
+            }
+        }),
+        "application_name" => Effect::Program,
+        _ => Effect::Kept,
+    };
+    Ok((name, v, effect))
 }
 
 fn invalid(name: &str, v: &str) -> SqlError {
@@ -37,6 +91,7 @@ impl Settings {
             session,
             values: Default::default(),
             application_name: application_name.into(),
+            tx: Default::default(),
         };
         s.values
             .lock()
@@ -44,38 +99,101 @@ impl Settings {
         s
     }
 
+    /// An explicit transaction block begins.
+    pub fn begin_tx(&self) {
+        let mut tx = self.tx.lock();
+        tx.active = true;
+        tx.saved = None;
+        tx.local.clear();
+    }
+
+    /// The block ends: a rollback undoes every change made in it, a commit
+    /// only the SET LOCAL ones.
+    pub fn end_tx(&self, committed: bool) {
+        let (saved, local) = {
+            let mut tx = self.tx.lock();
+            tx.active = false;
+            (tx.saved.take(), std::mem::take(&mut tx.local))
+        };
+        let Some(saved) = saved else { return };
+        let names: Vec<String> = if committed {
+            local
+        } else {
+            let mut all: Vec<String> = self.values.lock().keys().cloned().collect();
+            all.extend(saved.values.keys().cloned());
+            all.push("synchronous_commit".into());
+            all
+        };
+        for n in names {
+            match n.as_str() {
+                "synchronous_commit" | "delayed_durability" => {
+                    self.session.set_delayed_default(saved.delayed)
+                }
+                _ => {}
+            }
+            let mut values = self.values.lock();
+            match saved.values.get(&n) {
+                Some(v) => {
+                    if n == "application_name" {
+                        self.session.set_program_name(v);
+                    }
+                    values.insert(n, v.clone());
+                }
+                None => {
+                    values.remove(&n);
+                }
+            }
+        }
+    }
+
+    /// Remembers the settings before a change inside a transaction block.
+    fn remember(&self, local: Option<&str>) {
+        let mut tx = self.tx.lock();
+        if !tx.active {
+            return;
+        }
+        if tx.saved.is_none() {
+            tx.saved = Some(Saved {
+                values: self.values.lock().clone(),
+                delayed: self.session.delayed_default(),
+            });
+        }
+        if let Some(n) = local {
+            tx.local.push(n.to_ascii_lowercase());
+        }
+    }
+
+    /// `SET LOCAL`: until the end of the transaction block. Outside one it
+    /// has no effect (false), as in PostgreSQL, which warns.
+    pub fn set_local(&self, name: &str, value: &str) -> Result<bool> {
+        if !self.tx.lock().active {
+            return Ok(false);
+        }
+        self.check(name, value)?;
+        self.remember(Some(name));
+        self.apply(name, value)?;
+        Ok(true)
+    }
+
     /// Sets a parameter for the session. The ones that change what Walden
     /// does take effect here; the others are kept and shown back.
     pub fn set(&self, name: &str, value: &str) -> Result<()> {
-        let name = name.to_ascii_lowercase();
-        let v = value.trim().trim_matches('\'').to_string();
-        let lower = v.to_ascii_lowercase();
-        match name.as_str() {
-            "synchronous_commit" => {
-                let delayed = match lower.as_str() {
-                    "off" | "false" | "0" | "no" => true,
-                    "on" | "true" | "1" | "yes" | "local" | "remote_write" | "remote_apply" => {
-                        false
-                    }
-                    _ => return Err(invalid(&name, &v)),
-                };
-                self.session.set_delayed_default(delayed);
-            }
-            "delayed_durability" => {
-                let on = match lower.as_str() {
-                    "on" | "true" | "1" => true,
-                    "off" | "false" | "0" => false,
-                    _ => {
-                        return Err(SqlError::new(
-                            ErrorKind::InvalidParameter,
-                            format!("DELAYED_DURABILITY must be ON or OFF, not \"{v}\""),
-                        ))
-                    }
-                };
-                self.session.set_delayed_default(on);
-            }
-            "application_name" => self.session.set_program_name(&v),
-            _ => {}
+        self.check(name, value)?;
+        self.remember(None);
+        self.apply(name, value)
+    }
+
+    /// Refuses a bad value before anything is remembered or changed.
+    fn check(&self, name: &str, value: &str) -> Result<()> {
+        parse(name, value).map(|_| ())
+    }
+
+    fn apply(&self, name: &str, value: &str) -> Result<()> {
+        let (name, v, effect) = parse(name, value)?;
+        match effect {
+            Effect::Delayed(on) => self.session.set_delayed_default(on),
+            Effect::Program => self.session.set_program_name(&v),
+            Effect::Kept => {}
         }
         self.values.lock().insert(name, v);
         Ok(())
@@ -83,6 +201,7 @@ impl Settings {
 
     /// `RESET name`: back to the value the session started with.
     pub fn reset(&self, name: &str) {
+        self.remember(None);
         let name = name.to_ascii_lowercase();
         match name.as_str() {
             "synchronous_commit" | "delayed_durability" => self.session.set_delayed_default(false),
@@ -97,6 +216,7 @@ impl Settings {
 
     /// `RESET ALL` (asyncpg runs it whenever a pooled connection is released).
     pub fn reset_all(&self) {
+        self.remember(None);
         self.session.set_delayed_default(false);
         self.values.lock().clear();
         let _ = self.set("application_name", &self.application_name.clone());

@@ -1,6 +1,7 @@
 //! The functions drivers and tools call without thinking: advisory locks,
-//! settings (set_config, current_setting, RESET), pg_sleep, to_regtype,
-//! trimming given characters, and now() fixed within a transaction.
+//! settings (set_config, current_setting, RESET, SET LOCAL, transactional
+//! SET), pg_sleep, to_regtype, trimming given characters, and now() fixed
+//! within a transaction.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -125,10 +126,6 @@ fn settings_round_trip_through_functions_and_reset() {
         "NULL"
     );
     assert_eq!(
-        err(&mut s, "SELECT set_config('work_mem', '1MB', true)"),
-        ErrorKind::FeatureNotSupported
-    );
-    assert_eq!(
         err(
             &mut s,
             "SELECT set_config('synchronous_commit', 'maybe', false)"
@@ -183,4 +180,43 @@ fn small_functions_do_what_postgresql_does() {
         s.execute_batch(ok).pop().unwrap().unwrap();
     }
     assert_eq!(err(&mut s, "LISTEN foo"), ErrorKind::FeatureNotSupported);
+}
+
+#[test]
+fn settings_are_transactional_and_set_local_ends_with_the_block() {
+    let e = engine();
+    let mut s = e.connect("walden", "u", "app").unwrap();
+    let ok = |s: &mut SqlSession, sql: &str| {
+        s.execute_batch(sql)
+            .into_iter()
+            .for_each(|r| drop(r.unwrap_or_else(|e| panic!("{sql}: {e}"))))
+    };
+    // SET LOCAL lasts until COMMIT; the commit itself used it.
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "SET LOCAL synchronous_commit = off");
+    assert!(s.engine_session().delayed_default());
+    ok(&mut s, "COMMIT");
+    assert!(!s.engine_session().delayed_default());
+    // Outside a block it does nothing (PostgreSQL warns).
+    let out = s
+        .execute_batch("SET LOCAL search_path = x")
+        .pop()
+        .unwrap()
+        .unwrap();
+    assert_eq!(out.notices.len(), 1);
+    assert_eq!(one(&mut s, "SHOW search_path"), "");
+    // A rolled-back block undoes its plain SETs; a committed one keeps them.
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "SET application_name = 'inside'");
+    ok(&mut s, "SELECT set_config('work_mem', '8MB', true)");
+    assert_eq!(one(&mut s, "SHOW work_mem"), "8MB");
+    ok(&mut s, "ROLLBACK");
+    assert_eq!(one(&mut s, "SHOW application_name"), "app");
+    assert_eq!(one(&mut s, "SHOW work_mem"), "");
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "SET application_name = 'kept'");
+    ok(&mut s, "SET LOCAL work_mem = '8MB'");
+    ok(&mut s, "COMMIT");
+    assert_eq!(one(&mut s, "SHOW application_name"), "kept");
+    assert_eq!(one(&mut s, "SHOW work_mem"), "");
 }
