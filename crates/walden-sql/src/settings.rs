@@ -73,9 +73,44 @@ fn parse(name: &str, value: &str) -> Result<(String, String, Effect)> {
             }
         }),
         "application_name" => Effect::Program,
+        // Values Walden would store but not honour are refused.
+        "timezone" if !is_utc(&lower) => {
+            return Err(SqlError::unsupported(format!(
+                "TimeZone \"{v}\" (Walden keeps and shows times in UTC)"
+            )))
+        }
+        "datestyle" if !lower.contains("iso") => {
+            return Err(SqlError::unsupported(format!(
+                "DateStyle \"{v}\" (Walden writes dates in ISO style)"
+            )))
+        }
+        "client_encoding" if !matches!(lower.as_str(), "utf8" | "utf-8" | "unicode") => {
+            return Err(SqlError::unsupported(format!(
+                "client_encoding \"{v}\" (Walden speaks UTF8 only)"
+            )))
+        }
         _ => Effect::Kept,
     };
     Ok((name, v, effect))
+}
+
+/// The spellings of UTC a client may set TimeZone to.
+fn is_utc(tz: &str) -> bool {
+    matches!(
+        tz,
+        "utc"
+            | "gmt"
+            | "etc/utc"
+            | "etc/gmt"
+            | "uct"
+            | "zulu"
+            | "z"
+            | "0"
+            | "+00"
+            | "+00:00"
+            | "00:00"
+            | "default"
+    )
 }
 
 fn invalid(name: &str, v: &str) -> SqlError {

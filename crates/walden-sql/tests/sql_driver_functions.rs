@@ -132,6 +132,23 @@ fn settings_round_trip_through_functions_and_reset() {
         ),
         ErrorKind::InvalidParameter
     );
+    // What Walden cannot honour is refused, not stored.
+    for bad in [
+        "SET TimeZone = 'Europe/Berlin'",
+        "SET TIME ZONE -5",
+        "SET DateStyle = 'German'",
+        "SET client_encoding = 'LATIN1'",
+    ] {
+        assert_eq!(err(&mut s, bad), ErrorKind::FeatureNotSupported, "{bad}");
+    }
+    for good in [
+        "SET TIME ZONE 'UTC'",
+        "SET timezone = 'Etc/UTC'",
+        "SET DateStyle = 'ISO, MDY'",
+        "SET client_encoding = 'UTF8'",
+    ] {
+        s.execute_batch(good).pop().unwrap().unwrap();
+    }
     s.execute_batch("SET synchronous_commit = off")
         .pop()
         .unwrap()
