@@ -501,14 +501,17 @@ impl LogManager {
             }
             if let Some(maxd) = st.max_exposure {
                 // Entries leave the queue in the same critical section that
-                // moves `hardened` past them: all are unhardened.
+                // moves `hardened` past them: all are unhardened. The queue
+                // is in acknowledgement order, which is not LSN order (a
+                // commit appended later may be acknowledged first): the
+                // target is the highest LSN among the stale ones.
                 let now = Instant::now();
                 let stale = st
                     .exposure
                     .iter()
                     .take_while(|(_, t)| now.saturating_duration_since(*t) >= maxd)
-                    .last()
-                    .map(|e| e.0);
+                    .map(|e| e.0)
+                    .max();
                 if let Some(s) = stale {
                     need = Some(need.map_or(s, |n| n.max(s)));
                 }
@@ -567,7 +570,7 @@ impl LogManager {
     /// The live exposure.
     pub fn exposure(&self) -> Exposure {
         let st = self.shared.state.lock();
-        let last = st.exposure.back().map(|e| e.0).unwrap_or(st.hardened);
+        let last = st.exposure.iter().map(|e| e.0).max().unwrap_or(st.hardened);
         Exposure {
             unhardened_bytes: last.saturating_sub(st.hardened),
             unhardened_commits: st.exposure.len() as u64,
@@ -866,19 +869,23 @@ fn flush_step(sh: &Shared, st: &mut MutexGuard<'_, State>, w: &mut Writer, take:
             st.hardened = end;
             st.flush_ewma = (st.flush_ewma * 7 + took) / 8;
             let max_age = st.max_exposure;
-            while let Some(&(l, t)) = st.exposure.front() {
+            // Not only from the front: acknowledgement order is not LSN
+            // order, and a hardened entry left behind would make the next
+            // acknowledgement wait for nothing and overstate the exposure.
+            let counters = &sh.counters;
+            st.exposure.retain(|&(l, t)| {
                 if l > end {
-                    break;
+                    return true;
                 }
                 let age = t.elapsed();
                 if max_age.is_some_and(|m| age > m) {
-                    sh.counters.exposure_bound_misses.fetch_add(1, Relaxed);
+                    counters.exposure_bound_misses.fetch_add(1, Relaxed);
                 }
-                sh.counters
+                counters
                     .peak_exposure_us
                     .fetch_max(age.as_micros() as u64, Relaxed);
-                st.exposure.pop_front();
-            }
+                false
+            });
             let rest = st.waiters.split_off(&(end + 1, 0));
             let ready = std::mem::replace(&mut st.waiters, rest);
             sh.counters.log_flushes.fetch_add(1, Relaxed);

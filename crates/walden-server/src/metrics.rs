@@ -100,10 +100,10 @@ pub fn render(
             |s| s.num_of_bytes_written as f64,
         ),
         (
-            "file_io_stall_write_ms_total",
+            "file_io_stall_write_seconds_total",
             "counter",
-            "Time spent in writes and syncs, ms (io_stall_write_ms).",
-            |s| s.io_stall_write_ms,
+            "Time spent in writes and syncs, seconds (io_stall_write_ms).",
+            |s| s.io_stall_write_ms / 1e3,
         ),
         (
             "file_reads_total",
@@ -118,10 +118,10 @@ pub fn render(
             |s| s.num_of_bytes_read as f64,
         ),
         (
-            "file_io_stall_read_ms_total",
+            "file_io_stall_read_seconds_total",
             "counter",
-            "Time spent in reads, ms (io_stall_read_ms).",
-            |s| s.io_stall_read_ms,
+            "Time spent in reads, seconds (io_stall_read_ms).",
+            |s| s.io_stall_read_ms / 1e3,
         ),
         (
             "file_size_bytes",
@@ -163,9 +163,9 @@ pub fn render(
             c.log_bytes_flushed.load(Relaxed) as f64
         }),
         (
-            "log_flush_wait_ms_total",
-            "Time commits waited for log flushes, ms (Log Flush Wait Time).",
-            |c| c.log_flush_wait_us.load(Relaxed) as f64 / 1000.0,
+            "log_flush_wait_seconds_total",
+            "Time commits waited for log flushes, seconds (Log Flush Wait Time).",
+            |c| c.log_flush_wait_us.load(Relaxed) as f64 / 1e6,
         ),
         (
             "log_bytes_appended_total",
@@ -176,13 +176,13 @@ pub fn render(
             c.records_appended.load(Relaxed) as f64
         }),
         (
-            "log_delayed_commits_total",
-            "Commits acknowledged before hardening.",
+            "log_delayed_acks_total",
+            "Commit records the log manager acknowledged before hardening (user delayed commits: walden_delayed_commits_total).",
             |c| c.delayed_commits.load(Relaxed) as f64,
         ),
         (
-            "log_durable_commits_total",
-            "Commits acknowledged after hardening.",
+            "log_system_commits_total",
+            "System transactions (DDL, settings changes, backups) the log manager committed fully durable; user commits are walden_durable_commits_total and walden_delayed_commits_total.",
             |c| c.durable_commits.load(Relaxed) as f64,
         ),
         (
@@ -220,12 +220,16 @@ pub fn render(
             "Write transactions (Write Transactions/sec).",
             |c| c.write_transactions.load(Relaxed),
         ),
-        ("durable_commits_total", "Fully durable commits.", |c| {
-            c.durable_commits.load(Relaxed)
-        }),
-        ("delayed_commits_total", "Delayed durable commits.", |c| {
-            c.delayed_commits.load(Relaxed)
-        }),
+        (
+            "durable_commits_total",
+            "Fully durable user commits.",
+            |c| c.durable_commits.load(Relaxed),
+        ),
+        (
+            "delayed_commits_total",
+            "Delayed durable user commits.",
+            |c| c.delayed_commits.load(Relaxed),
+        ),
         ("rollbacks_total", "Rolled back transactions.", |c| {
             c.rollbacks.load(Relaxed)
         }),
@@ -262,9 +266,9 @@ pub fn render(
             |e| e.unhardened_commits as f64,
         ),
         (
-            "exposure_oldest_age_ms",
-            "Age of the oldest acknowledged, unhardened commit, ms.",
-            |e| e.oldest_age_ms,
+            "exposure_oldest_age_seconds",
+            "Age of the oldest acknowledged, unhardened commit, seconds.",
+            |e| e.oldest_age_ms / 1e3,
         ),
         ("log_end_lsn", "End of the log.", |e| e.end_lsn as f64),
         ("log_hardened_lsn", "End of the hardened log.", |e| {
@@ -293,27 +297,27 @@ pub fn render(
         );
     }
     o.header(
-        "wait_time_ms_total",
+        "wait_time_seconds_total",
         "counter",
-        "Time waited, ms (wait_time_ms).",
+        "Time waited, seconds (wait_time_ms).",
     );
     for w in &waits {
         o.sample(
-            "wait_time_ms_total",
+            "wait_time_seconds_total",
             &[("wait_type", w.wait_type.name())],
-            w.wait_time_ms,
+            w.wait_time_ms / 1e3,
         );
     }
     o.header(
-        "wait_max_time_ms",
+        "wait_max_time_seconds",
         "gauge",
-        "Longest single wait, ms (max_wait_time_ms).",
+        "Longest single wait, seconds (max_wait_time_ms).",
     );
     for w in &waits {
         o.sample(
-            "wait_max_time_ms",
+            "wait_max_time_seconds",
             &[("wait_type", w.wait_type.name())],
-            w.max_wait_time_ms,
+            w.max_wait_time_ms / 1e3,
         );
     }
 
@@ -331,9 +335,9 @@ pub fn render(
             |c| c.mirrored_write_transactions.load(Relaxed) as f64,
         ),
         (
-            "transaction_delay_ms_total",
-            "Time commits waited for synchronous secondaries, ms (Transaction Delay).",
-            |c| c.transaction_delay_us.load(Relaxed) as f64 / 1000.0,
+            "transaction_delay_seconds_total",
+            "Time commits waited for synchronous secondaries, seconds (Transaction Delay).",
+            |c| c.transaction_delay_us.load(Relaxed) as f64 / 1e6,
         ),
         (
             "log_bytes_received_total",
@@ -366,14 +370,14 @@ pub fn render(
                 |r| r.is_connected as u8 as f64,
             ),
             (
-                "hadr_log_send_queue_kb",
-                "Log not yet sent to the replica, KB (log_send_queue_size).",
-                |r| r.log_send_queue_size as f64,
+                "hadr_log_send_queue_bytes",
+                "Log not yet sent to the replica, bytes (log_send_queue_size, which is in KB).",
+                |r| r.log_send_queue_size as f64 * 1024.0,
             ),
             (
-                "hadr_redo_queue_kb",
-                "Log hardened but not redone on the replica, KB (redo_queue_size).",
-                |r| r.redo_queue_size as f64,
+                "hadr_redo_queue_bytes",
+                "Log hardened but not redone on the replica, bytes (redo_queue_size, which is in KB).",
+                |r| r.redo_queue_size as f64 * 1024.0,
             ),
             (
                 "hadr_last_hardened_lsn",

@@ -1,6 +1,8 @@
 //! The protocol at the byte level: an error in an extended-query pipeline
-//! discards messages until Sync; statement describe; replies to one pipeline
-//! come back together; a malformed message ends only its own connection.
+//! is sent at once and discards messages until Sync; Flush sends what is
+//! pending; Execute with a row limit suspends the portal; pipelined groups
+//! are independent; statement describe; replies to one pipeline come back
+//! together; a malformed message ends only its own connection.
 
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -37,9 +39,23 @@ fn bind(portal: &str, stmt: &str) -> Vec<u8> {
 }
 
 fn execute(portal: &str) -> Vec<u8> {
+    execute_max(portal, 0)
+}
+
+fn execute_max(portal: &str, max_rows: i32) -> Vec<u8> {
     let mut b = cstr(portal);
-    b.extend(0i32.to_be_bytes());
+    b.extend(max_rows.to_be_bytes());
     msg(b'E', &b)
+}
+
+fn flush() -> Vec<u8> {
+    msg(b'H', &[])
+}
+
+fn close(kind: u8, name: &str) -> Vec<u8> {
+    let mut b = vec![kind];
+    b.extend(cstr(name));
+    msg(b'C', &b)
 }
 
 fn describe(kind: u8, name: &str) -> Vec<u8> {
@@ -61,7 +77,14 @@ impl Raw {
     async fn connect(port: u16) -> Raw {
         let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
         let mut body = 196608i32.to_be_bytes().to_vec();
-        for kv in ["user", "walden", "database", "walden"] {
+        for kv in [
+            "user",
+            "walden",
+            "database",
+            "walden",
+            "application_name",
+            "walden-tests",
+        ] {
             body.extend(cstr(kv));
         }
         body.push(0);
@@ -101,6 +124,29 @@ impl Raw {
                 return None;
             }
         }
+    }
+
+    /// The next `n` message tags, failing if they do not come within the
+    /// read timeout (a reply held back until Sync would hang here).
+    async fn tags(&mut self, n: usize) -> Vec<u8> {
+        let mut tags = Vec::new();
+        while tags.len() < n {
+            match self.next().await {
+                Some((t, _)) => tags.push(t),
+                None => break,
+            }
+        }
+        tags
+    }
+
+    /// The next message, which must be an ErrorResponse: its SQLSTATE.
+    async fn error_code(&mut self) -> String {
+        let (tag, body) = self.next().await.expect("a message");
+        assert_eq!(tag, b'E', "expected an ErrorResponse");
+        body.split(|&b| b == 0)
+            .find_map(|f| f.strip_prefix(b"C"))
+            .map(|c| String::from_utf8_lossy(c).into_owned())
+            .expect("an SQLSTATE field")
     }
 
     async fn until_ready(&mut self) -> Vec<u8> {
@@ -204,6 +250,230 @@ async fn extended_query_errors_skip_to_sync() {
     // Terminate.
     c2.send(&[msg(b'X', &[])]).await;
     assert!(c2.next().await.is_none());
+    h.shutdown();
+    t.join().unwrap();
+}
+
+#[tokio::test]
+async fn flush_sends_pending_replies_and_errors_at_once() {
+    let (_dir, port, h, t) = start();
+    let mut c = Raw::connect(port).await;
+
+    // Flush, not Sync: the replies so far arrive without ReadyForQuery.
+    c.send(&[
+        parse("", "SELECT 1 AS one"),
+        bind("", ""),
+        describe(b'P', ""),
+        execute(""),
+        flush(),
+    ])
+    .await;
+    assert_eq!(c.tags(5).await, vec![b'1', b'2', b'T', b'D', b'C']);
+    c.send(&[sync()]).await;
+    assert_eq!(c.until_ready().await, vec![b'Z']);
+
+    // A failing Parse followed by Flush: the error comes at once, what
+    // follows until Sync (including another Flush) is skipped.
+    c.send(&[parse("", "SELEC 1"), flush()]).await;
+    assert_eq!(c.error_code().await, "42601");
+    c.send(&[bind("", ""), execute(""), flush(), sync()]).await;
+    assert_eq!(c.until_ready().await, vec![b'Z']);
+
+    // The same for an error found by Execute (asyncpg's and pg-cursor's case).
+    c.send(&[parse("", "SELECT * FROM no_such_table_here"), flush()])
+        .await;
+    assert_eq!(c.error_code().await, "42P01");
+    c.send(&[sync()]).await;
+    assert_eq!(c.until_ready().await, vec![b'Z']);
+    c.send(&[
+        parse("", "SELECT 1 / (2 - 2)"),
+        bind("", ""),
+        execute(""),
+        flush(),
+    ])
+    .await;
+    assert_eq!(c.tags(2).await, vec![b'1', b'2']);
+    assert_eq!(c.error_code().await, "22012");
+    c.send(&[sync()]).await;
+    assert_eq!(c.until_ready().await, vec![b'Z']);
+
+    // Inside an explicit transaction the error fails the block.
+    c.send(&[msg(b'Q', &cstr("BEGIN"))]).await;
+    assert_eq!(c.until_ready().await, vec![b'C', b'Z']);
+    c.send(&[
+        parse("", "SELECT 1 / 0"),
+        bind("", ""),
+        execute(""),
+        flush(),
+    ])
+    .await;
+    assert_eq!(c.tags(2).await, vec![b'1', b'2']);
+    assert_eq!(c.error_code().await, "22012");
+    c.send(&[sync()]).await;
+    let (tag, body) = c.next().await.unwrap();
+    assert_eq!((tag, body), (b'Z', b"E".to_vec()), "failed transaction");
+    c.send(&[msg(b'Q', &cstr("ROLLBACK"))]).await;
+    assert_eq!(c.until_ready().await, vec![b'C', b'Z']);
+
+    h.shutdown();
+    t.join().unwrap();
+}
+
+#[tokio::test]
+async fn execute_with_a_row_limit_suspends_the_portal() {
+    let (_dir, port, h, t) = start();
+    let mut c = Raw::connect(port).await;
+    c.send(&[msg(b'Q', &cstr("BEGIN"))]).await;
+    c.until_ready().await;
+    // Five rows, fetched two at a time as pg-cursor and asyncpg's cursors do.
+    c.send(&[
+        parse("", "SELECT x FROM generate_series(1, 5) AS x"),
+        bind("c1", ""),
+        execute_max("c1", 2),
+        flush(),
+    ])
+    .await;
+    assert_eq!(c.tags(5).await, vec![b'1', b'2', b'D', b'D', b's']);
+    c.send(&[execute_max("c1", 2), flush()]).await;
+    assert_eq!(c.tags(3).await, vec![b'D', b'D', b's']);
+    let mut values = Vec::new();
+    c.send(&[execute_max("c1", 2), flush()]).await;
+    let (tag, body) = c.next().await.unwrap();
+    assert_eq!(tag, b'D');
+    values.push(body);
+    let (tag, body) = c.next().await.unwrap();
+    assert_eq!(tag, b'C');
+    assert_eq!(
+        body,
+        b"SELECT 1\0".to_vec(),
+        "tag counts the rows of this Execute"
+    );
+    // The last row is 5: one column of length 1, "5".
+    assert_eq!(values[0], b"\0\x01\0\0\0\x015".to_vec());
+    // Closing the portal and syncing.
+    c.send(&[close(b'P', "c1"), sync()]).await;
+    assert_eq!(c.until_ready().await, vec![b'3', b'Z']);
+    // The portal is gone.
+    c.send(&[execute_max("c1", 2), sync()]).await;
+    assert_eq!(c.error_code().await, "34000");
+    assert_eq!(c.until_ready().await, vec![b'Z']);
+    c.send(&[msg(b'Q', &cstr("ROLLBACK"))]).await;
+    c.until_ready().await;
+    h.shutdown();
+    t.join().unwrap();
+}
+
+#[tokio::test]
+async fn pipelined_groups_are_independent() {
+    let (_dir, port, h, t) = start();
+    let mut c = Raw::connect(port).await;
+    c.send(&[msg(b'Q', &cstr("CREATE TABLE p (id int PRIMARY KEY)"))])
+        .await;
+    c.until_ready().await;
+    // Three groups sent in one write, the second failing: only it is lost,
+    // including its statement that ran before the error (the statements
+    // between two Syncs are one implicit transaction).
+    let insert = |id: i32| {
+        [
+            parse("", &format!("INSERT INTO p VALUES ({id})")),
+            bind("", ""),
+            execute(""),
+        ]
+        .concat()
+    };
+    c.send(&[
+        insert(1),
+        sync(),
+        insert(5),
+        insert(1),
+        insert(2),
+        sync(),
+        insert(3),
+        sync(),
+    ])
+    .await;
+    assert_eq!(c.until_ready().await, vec![b'1', b'2', b'C', b'Z']);
+    assert_eq!(c.tags(5).await, vec![b'1', b'2', b'C', b'1', b'2']);
+    assert_eq!(c.error_code().await, "23505");
+    assert_eq!(c.until_ready().await, vec![b'Z']);
+    assert_eq!(c.until_ready().await, vec![b'1', b'2', b'C', b'Z']);
+    c.send(&[msg(b'Q', &cstr("SELECT id FROM p ORDER BY id"))])
+        .await;
+    let mut rows = Vec::new();
+    while let Some((t, body)) = c.next().await {
+        if t == b'D' {
+            rows.push(body[body.len() - 1]);
+        }
+        if t == b'Z' {
+            break;
+        }
+    }
+    assert_eq!(rows, b"13".to_vec());
+    h.shutdown();
+    t.join().unwrap();
+}
+
+#[tokio::test]
+async fn deallocate_and_discard_all_drop_prepared_statements() {
+    let (_dir, port, h, t) = start();
+    let mut c = Raw::connect(port).await;
+    let query = |sql: &str| msg(b'Q', &cstr(sql));
+    c.send(&[parse("s9", "SELECT 9"), parse("s10", "SELECT 10"), sync()])
+        .await;
+    assert_eq!(c.until_ready().await, vec![b'1', b'1', b'Z']);
+    // DEALLOCATE drops the protocol-level statement of that name.
+    c.send(&[query("DEALLOCATE s9")]).await;
+    assert_eq!(c.until_ready().await, vec![b'C', b'Z']);
+    c.send(&[bind("", "s9"), execute(""), sync()]).await;
+    assert_eq!(c.error_code().await, "26000");
+    assert_eq!(c.until_ready().await, vec![b'Z']);
+    c.send(&[query("DEALLOCATE s9")]).await;
+    assert_eq!(c.error_code().await, "26000");
+    assert_eq!(c.until_ready().await, vec![b'Z']);
+    // The name can be prepared again.
+    c.send(&[parse("s9", "SELECT 99"), sync()]).await;
+    assert_eq!(c.until_ready().await, vec![b'1', b'Z']);
+    // DISCARD ALL: statements, settings and advisory locks go; not inside
+    // a transaction block.
+    c.send(&[query(
+        "SET application_name = 'x'; SELECT pg_advisory_lock(5); BEGIN; DISCARD ALL",
+    )])
+    .await;
+    let tags = c.until_ready().await;
+    assert_eq!(&tags[..4], b"CTDC", "{tags:?}");
+    assert!(
+        tags.contains(&b'E'),
+        "refused in a transaction block: {tags:?}"
+    );
+    c.send(&[query("ROLLBACK"), query("DISCARD ALL")]).await;
+    c.until_ready().await;
+    assert_eq!(c.until_ready().await, vec![b'C', b'Z']);
+    c.send(&[bind("", "s10"), execute(""), sync()]).await;
+    assert_eq!(c.error_code().await, "26000");
+    c.until_ready().await;
+    let mut other = Raw::connect(port).await;
+    other.send(&[query("SELECT pg_try_advisory_lock(5)")]).await;
+    let mut got = None;
+    while let Some((t, body)) = other.next().await {
+        if t == b'D' {
+            got = Some(*body.last().unwrap());
+        }
+        if t == b'Z' {
+            break;
+        }
+    }
+    assert_eq!(got, Some(b't'), "DISCARD ALL released the advisory lock");
+    c.send(&[query("SHOW application_name")]).await;
+    let mut shown = Vec::new();
+    while let Some((t, body)) = c.next().await {
+        if t == b'D' {
+            shown = body[6..].to_vec();
+        }
+        if t == b'Z' {
+            break;
+        }
+    }
+    assert_eq!(shown, b"walden-tests".to_vec(), "back to the startup value");
     h.shutdown();
     t.join().unwrap();
 }

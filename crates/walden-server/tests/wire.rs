@@ -666,7 +666,7 @@ async fn metrics_endpoint_moves_with_commits() {
     assert!(metric(&after, "walden_write_transactions_total{db=\"walden\"}") >= writes0 + 20.0);
     for needle in [
         "walden_file_writes_total{db=\"walden\",file=\"log\"}",
-        "walden_file_io_stall_write_ms_total{db=\"walden\",file=\"log\"}",
+        "walden_file_io_stall_write_seconds_total{db=\"walden\",file=\"log\"}",
         "walden_wait_tasks_total{wait_type=\"WRITELOG\"}",
         "walden_exposure_unhardened_bytes{db=\"walden\"}",
         "walden_log_hardened_lsn{db=\"walden\"}",
@@ -676,6 +676,35 @@ async fn metrics_endpoint_moves_with_commits() {
         assert!(after.contains(needle), "missing {needle}");
     }
     assert!(http_get(m, "/nope").await.starts_with("HTTP/1.1 404"));
+    promtool_accepts(&after);
+}
+
+/// `promtool check metrics` (Debian's `prometheus`, which `.ci/run`
+/// installs) accepts the exposition: base units, `_total` counters, HELP
+/// and TYPE for every family.
+fn promtool_accepts(response: &str) {
+    use std::io::Write;
+    let body = response.split("\r\n\r\n").nth(1).expect("an HTTP body");
+    let mut child = std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("promtool is required (apt-get install prometheus; .ci/run installs it)");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "promtool check metrics:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[tokio::test]

@@ -123,7 +123,7 @@ pub fn create_table(
     let mut pk: Vec<String> = Vec::new();
     for c in &ct.columns {
         let (ty, serial) = column_type(&c.data_type)?;
-        let mut col = ColumnDef::new(c.name.value.clone(), ty);
+        let mut col = ColumnDef::new(crate::expr::fold_ident(&c.name), ty);
         if serial {
             col = col.identity(1, 1);
         }
@@ -133,7 +133,7 @@ pub fn create_table(
                 ColumnOption::Null => col.nullable = true,
                 ColumnOption::Default(e) => col.default = Some(default_expr(e)?),
                 ColumnOption::PrimaryKey(_) => {
-                    pk.push(c.name.value.clone());
+                    pk.push(crate::expr::fold_ident(&c.name));
                     col.nullable = false;
                 }
                 ColumnOption::Unique(_) => {}

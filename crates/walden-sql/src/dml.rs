@@ -45,7 +45,7 @@ fn table_scope(t: &Table, alias: Option<&str>) -> Arc<Scope> {
             .iter()
             .map(|c| ScopeCol {
                 table: Some(label.clone()),
-                name: c.name.to_ascii_lowercase(),
+                name: c.name.clone(),
                 ty: c.data_type.clone(),
             })
             .collect(),

@@ -39,6 +39,9 @@ impl Scope {
     }
 
     /// Finds `table.name` (or `name`): (depth, index). Depth 0 is this scope.
+    /// Column names keep the case they were created with; a reference
+    /// matches them regardless of case (more lenient than PostgreSQL, where
+    /// an unquoted reference matches only a lower-case name).
     pub fn resolve(&self, table: Option<&str>, name: &str) -> Result<(usize, usize)> {
         let name = name.to_ascii_lowercase();
         let table = table.map(|t| t.to_ascii_lowercase());
@@ -47,7 +50,8 @@ impl Scope {
             .iter()
             .enumerate()
             .filter(|(_, c)| {
-                c.name == name && (table.is_none() || c.table.as_deref() == table.as_deref())
+                c.name.eq_ignore_ascii_case(&name)
+                    && (table.is_none() || c.table.as_deref() == table.as_deref())
             })
             .map(|(i, _)| i)
             .collect();
@@ -263,14 +267,21 @@ fn bin_op(op: &BinaryOperator) -> Result<BinOp> {
     })
 }
 
+/// An identifier as PostgreSQL folds it: unquoted to lower case, quoted
+/// as written.
+pub fn fold_ident(i: &ast::Ident) -> String {
+    if i.quote_style.is_some() {
+        i.value.clone()
+    } else {
+        i.value.to_ascii_lowercase()
+    }
+}
+
 /// Names an expression gets as a result column.
 pub fn column_name(e: &ast::Expr) -> String {
     match e {
-        ast::Expr::Identifier(i) => i.value.to_ascii_lowercase(),
-        ast::Expr::CompoundIdentifier(parts) => parts
-            .last()
-            .map(|i| i.value.to_ascii_lowercase())
-            .unwrap_or_default(),
+        ast::Expr::Identifier(i) => fold_ident(i),
+        ast::Expr::CompoundIdentifier(parts) => parts.last().map(fold_ident).unwrap_or_default(),
         ast::Expr::Function(f) => f
             .name
             .0

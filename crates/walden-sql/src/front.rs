@@ -72,6 +72,14 @@ pub enum Command {
     },
     /// Statements accepted and ignored (`VACUUM`, `ANALYZE`, `SET NOCOUNT ON`, ...).
     Ignored(String),
+    /// `SET LOCAL name = value`: until the transaction block ends.
+    SetLocal(String, String),
+    /// `RESET name` / `RESET ALL` (None).
+    Reset(Option<String>),
+    /// `DEALLOCATE [PREPARE] name | ALL` (None).
+    Deallocate(Option<String>),
+    /// `DISCARD ALL`: settings, advisory locks, prepared statements.
+    DiscardAll,
     /// pgbench's catalog probe of `pg_class`/`pg_inherits` for a table.
     PgbenchPartitionProbe(String),
     Sql(Box<Statement>),
@@ -436,9 +444,51 @@ pub fn parse(sql: &str) -> Result<Command> {
             t.i += 3;
             return crate::hadr::parse(&first, &mut t);
         }
-        "VACUUM" | "ANALYZE" | "DISCARD" | "RESET" | "DEALLOCATE" | "LISTEN" | "UNLISTEN" => {
-            return Ok(Command::Ignored(first))
+        // Walden has no cursors, so closing them all has nothing to do
+        // (asyncpg's pool sends it whenever a connection is released).
+        "CLOSE" if t.is(1, "ALL") => {
+            t.i += 2;
+            t.end("CLOSE ALL")?;
+            return Ok(Command::Ignored("CLOSE CURSOR ALL".into()));
         }
+        "RESET" => {
+            t.i += 1;
+            if t.eat("ALL") {
+                return Ok(Command::Reset(None));
+            }
+            let mut name = t.ident()?;
+            while t.eat_tok(&Token::Period) {
+                name = format!("{name}.{}", t.ident()?);
+            }
+            return Ok(Command::Reset(Some(name.to_ascii_lowercase())));
+        }
+        // Nothing is ever listened to: accepting LISTEN would promise
+        // notifications that never come.
+        "LISTEN" | "NOTIFY" => {
+            return Err(SqlError::unsupported(format!("{first} (notifications)")))
+        }
+        "DEALLOCATE" => {
+            t.i += 1;
+            t.eat("PREPARE");
+            if t.eat("ALL") {
+                t.end("DEALLOCATE ALL")?;
+                return Ok(Command::Deallocate(None));
+            }
+            // An unquoted name folds to lower case, as every identifier does.
+            let name = match t.next() {
+                Some(Token::Word(w)) if w.quote_style.is_none() => w.value.to_ascii_lowercase(),
+                Some(Token::Word(w)) => w.value,
+                _ => return Err(SqlError::syntax("DEALLOCATE needs a statement name or ALL")),
+            };
+            t.end("DEALLOCATE")?;
+            return Ok(Command::Deallocate(Some(name)));
+        }
+        "DISCARD" if t.is(1, "ALL") => {
+            t.i += 2;
+            t.end("DISCARD ALL")?;
+            return Ok(Command::DiscardAll);
+        }
+        "VACUUM" | "ANALYZE" | "DISCARD" | "UNLISTEN" => return Ok(Command::Ignored(first)),
         "USE" => {
             t.i += 1;
             let name = t.ident()?;
@@ -657,7 +707,10 @@ fn qualified_last(t: &mut Toks, mut name: String) -> Result<String> {
 
 fn parse_set(t: &mut Toks, sql: &str) -> Result<Command> {
     t.i += 1;
-    let _ = t.eat("SESSION") || t.eat("LOCAL");
+    let local = t.eat("LOCAL");
+    if !local {
+        t.eat("SESSION");
+    }
     if t.is(0, "TRANSACTION") || t.is(0, "SESSION") && t.is(1, "CHARACTERISTICS") {
         return Ok(Command::Ignored("SET".into()));
     }
@@ -669,7 +722,11 @@ fn parse_set(t: &mut Toks, sql: &str) -> Result<Command> {
     if name == "time" && t.is(0, "ZONE") {
         t.i += 1;
         let v = t.value()?;
-        return Ok(Command::Set("timezone".into(), v));
+        return Ok(if local {
+            Command::SetLocal("timezone".into(), v)
+        } else {
+            Command::Set("timezone".into(), v)
+        });
     }
     let _ = t.eat_tok(&Token::Eq) || t.eat("TO");
     if t.at_end() {
@@ -690,7 +747,11 @@ fn parse_set(t: &mut Toks, sql: &str) -> Result<Command> {
         }
     }
     let value = parts.join(" ").replace(" , ", ", ").replace("- ", "-");
-    Ok(Command::Set(name, value))
+    Ok(if local {
+        Command::SetLocal(name, value)
+    } else {
+        Command::Set(name, value)
+    })
 }
 
 /// Parses a statement with sqlparser: PostgreSQL first, then MS SQL for

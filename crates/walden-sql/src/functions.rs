@@ -18,8 +18,14 @@ pub struct SessionInfo {
     pub database: String,
     pub database_id: u32,
     pub user: String,
-    /// Statement start, for now() and friends.
+    /// Transaction start, for now() and friends.
     pub now: i64,
+    /// Statement start (statement_timestamp()).
+    pub statement_now: i64,
+    /// The session's settings (current_setting, set_config).
+    pub settings: crate::settings::Settings,
+    /// The instance's advisory locks.
+    pub advisory: Arc<crate::advisory::AdvisoryLocks>,
     /// Database ids by lower-case name (for DB_ID and DB_NAME), listed on
     /// first use in the statement: most statements never ask, and listing
     /// every database for each one showed in profiles.
@@ -42,7 +48,22 @@ impl SessionInfo {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Func {
+    /// The transaction's start (now(), CURRENT_TIMESTAMP).
     Now,
+    StatementTimestamp,
+    /// The time of the call itself.
+    ClockTimestamp,
+    /// pg_sleep(seconds), cancellable.
+    Sleep,
+    /// pg_advisory_lock(key) or (key1, key2), and the try/unlock forms.
+    AdvisoryLock,
+    AdvisoryTryLock,
+    AdvisoryUnlock,
+    AdvisoryUnlockAll,
+    /// set_config(name, value, is_local).
+    SetConfig,
+    /// to_regtype(name): the type's OID, or NULL when there is none.
+    ToRegType,
     Today,
     NewUuid,
     DbId,
@@ -122,7 +143,19 @@ pub enum Func {
 impl Func {
     /// Whether the result depends only on the arguments.
     pub fn is_pure(self) -> bool {
-        !matches!(self, Func::Random | Func::NewUuid | Func::NextVal)
+        !matches!(
+            self,
+            Func::Random
+                | Func::NewUuid
+                | Func::NextVal
+                | Func::ClockTimestamp
+                | Func::Sleep
+                | Func::AdvisoryLock
+                | Func::AdvisoryTryLock
+                | Func::AdvisoryUnlock
+                | Func::AdvisoryUnlockAll
+                | Func::SetConfig
+        )
     }
 }
 
@@ -315,10 +348,17 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         | "getutcdate"
         | "sysutcdatetime"
         | "current_timestamp"
-        | "statement_timestamp"
         | "transaction_timestamp"
-        | "clock_timestamp"
         | "localtimestamp" => Func::Now,
+        "statement_timestamp" => Func::StatementTimestamp,
+        "clock_timestamp" | "timeofday" => Func::ClockTimestamp,
+        "pg_sleep" => Func::Sleep,
+        "pg_advisory_lock" => Func::AdvisoryLock,
+        "pg_try_advisory_lock" => Func::AdvisoryTryLock,
+        "pg_advisory_unlock" => Func::AdvisoryUnlock,
+        "pg_advisory_unlock_all" => Func::AdvisoryUnlockAll,
+        "set_config" => Func::SetConfig,
+        "to_regtype" => Func::ToRegType,
         "current_date" => Func::Today,
         "newid" | "gen_random_uuid" | "uuid_generate_v4" => Func::NewUuid,
         "db_id" => Func::DbId,
@@ -397,6 +437,25 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
             ))
         }
     };
+    let arity = match func {
+        Func::AdvisoryLock | Func::AdvisoryTryLock | Func::AdvisoryUnlock => Some(1..=2),
+        Func::AdvisoryUnlockAll => Some(0..=0),
+        Func::Sleep | Func::ToRegType => Some(1..=1),
+        Func::SetConfig => Some(3..=3),
+        Func::Trim | Func::Ltrim | Func::Rtrim => Some(1..=2),
+        _ => None,
+    };
+    if let Some(r) = arity {
+        if !r.contains(&args.len()) {
+            return Err(SqlError::new(
+                ErrorKind::UndefinedFunction,
+                format!(
+                    "function {name}() with {} arguments does not exist",
+                    args.len()
+                ),
+            ));
+        }
+    }
     if func == Func::NextVal {
         if args.len() != 1 {
             return Err(SqlError::syntax("nextval takes one argument"));
@@ -404,6 +463,51 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         p.uses_sequences = true;
     }
     Ok(Expr::Func(func, args))
+}
+
+/// An advisory lock's name from its arguments: one bigint, or two integers.
+fn advisory_key(a: &[Value], database: u32) -> Result<crate::advisory::Key> {
+    Ok(match a {
+        [k] => (database, int_arg(k, "advisory lock key")?, false),
+        [k1, k2] => {
+            let half = |v: &Value| -> Result<i64> {
+                let n = int_arg(v, "advisory lock key")?;
+                i32::try_from(n).map(|n| n as u32 as i64).map_err(|_| {
+                    SqlError::new(ErrorKind::NumericOutOfRange, "integer out of range")
+                })
+            };
+            (database, (half(k1)? << 32) | half(k2)?, true)
+        }
+        _ => return Err(SqlError::syntax("an advisory lock takes one or two keys")),
+    })
+}
+
+/// pg_sleep: sleeps in short steps so that a cancel request ends it.
+fn sleep(secs: &Value, env: &Env<'_>) -> Result<()> {
+    let secs = match cast(secs.clone(), &DataType::Double)? {
+        Value::Float(f) => f,
+        _ => 0.0,
+    };
+    if !secs.is_finite() || secs > 1e7 {
+        return Err(SqlError::new(
+            ErrorKind::InvalidParameter,
+            format!("pg_sleep: {secs} seconds is not a time to sleep"),
+        ));
+    }
+    let end = std::time::Instant::now() + std::time::Duration::from_secs_f64(secs.max(0.0));
+    loop {
+        if env.cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(SqlError::new(
+                ErrorKind::Cancelled,
+                "canceling statement due to user request",
+            ));
+        }
+        let left = end.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Ok(());
+        }
+        std::thread::sleep(left.min(std::time::Duration::from_millis(20)));
+    }
 }
 
 fn text_arg(v: &Value) -> String {
@@ -497,6 +601,60 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
     let arg = |i: usize| a.get(i).cloned().unwrap_or(Value::Null);
     Ok(match f {
         Func::Now => Value::Timestamp(env.info.now),
+        Func::StatementTimestamp => Value::Timestamp(env.info.statement_now),
+        Func::ClockTimestamp => Value::Timestamp(now_micros()),
+        Func::AdvisoryUnlockAll => {
+            env.info.advisory.unlock_all(env.info.spid);
+            Value::text("")
+        }
+        Func::AdvisoryLock | Func::AdvisoryTryLock | Func::AdvisoryUnlock => {
+            if null_in {
+                return Ok(Value::Null);
+            }
+            let key = advisory_key(&a, env.info.database_id)?;
+            let locks = &env.info.advisory;
+            match f {
+                Func::AdvisoryLock => {
+                    locks.lock(key, env.info.spid, env.cancel)?;
+                    Value::text("")
+                }
+                Func::AdvisoryTryLock => Value::Bool(locks.try_lock(key, env.info.spid)),
+                _ => Value::Bool(locks.unlock(key, env.info.spid)),
+            }
+        }
+        Func::Sleep => {
+            if null_in {
+                return Ok(Value::Null);
+            }
+            sleep(&arg(0), env)?;
+            Value::text("")
+        }
+        Func::SetConfig => {
+            if a.first().is_none_or(|v| v.is_null()) {
+                return Err(SqlError::new(
+                    ErrorKind::InvalidParameter,
+                    "SET requires parameter name",
+                ));
+            }
+            let name = text_arg(&arg(0));
+            let value = if arg(1).is_null() {
+                String::new()
+            } else {
+                text_arg(&arg(1))
+            };
+            // is_local: until the transaction block ends (outside one, the
+            // statement's own transaction ends at once: no lasting effect).
+            if crate::expr::truth(&arg(2))? == Some(true) {
+                env.info.settings.set_local(&name, &value)?;
+                return Ok(Value::text(value));
+            }
+            env.info.settings.set(&name, &value)?;
+            Value::text(env.info.settings.get(&name).unwrap_or_default())
+        }
+        Func::ToRegType => match arg(0) {
+            Value::Null => Value::Null,
+            v => crate::pg_catalog::regtype_oid(&text_arg(&v)).unwrap_or(Value::Null),
+        },
         Func::Today => Value::Date(env.info.now.div_euclid(DAY) as i32),
         Func::NewUuid => Value::Uuid(uuid::Uuid::new_v4().as_u128()),
         Func::Spid => Value::Int(env.info.spid as i64),
@@ -647,9 +805,20 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                     .collect::<String>(),
             )
         }
-        Func::Trim => Value::text(text_arg(&arg(0)).trim()),
-        Func::Ltrim => Value::text(text_arg(&arg(0)).trim_start()),
-        Func::Rtrim => Value::text(text_arg(&arg(0)).trim_end()),
+        Func::Trim | Func::Ltrim | Func::Rtrim => {
+            let s = text_arg(&arg(0));
+            // The characters to strip: spaces unless given.
+            let chars: Vec<char> = match a.get(1) {
+                Some(c) => text_arg(c).chars().collect(),
+                None => vec![' '],
+            };
+            let strip = |c: char| chars.contains(&c);
+            Value::text(match f {
+                Func::Ltrim => s.trim_start_matches(strip),
+                Func::Rtrim => s.trim_end_matches(strip),
+                _ => s.trim_matches(strip),
+            })
+        }
         Func::Replace => {
             Value::text(text_arg(&arg(0)).replace(&text_arg(&arg(1)), &text_arg(&arg(2))))
         }
@@ -870,19 +1039,17 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         )?)),
         Func::CurrentSetting => {
             let name = text_arg(&arg(0)).to_ascii_lowercase();
-            match name.as_str() {
-                "server_version_num" => Value::text("150000"),
-                "max_connections" => Value::text("100"),
-                _ => crate::server_parameters()
-                    .into_iter()
-                    .find(|(k, _)| k.eq_ignore_ascii_case(&name))
-                    .map(|(_, v)| Value::text(v))
-                    .ok_or_else(|| {
-                        SqlError::new(
-                            ErrorKind::UndefinedObject,
-                            format!("unrecognized configuration parameter \"{name}\""),
-                        )
-                    })?,
+            // current_setting(name, missing_ok): NULL instead of an error.
+            let missing_ok = a.len() > 1 && crate::expr::truth(&arg(1))? == Some(true);
+            match env.info.settings.get(&name) {
+                Some(v) => Value::text(v),
+                None if missing_ok => Value::Null,
+                None => {
+                    return Err(SqlError::new(
+                        ErrorKind::UndefinedObject,
+                        format!("unrecognized configuration parameter \"{name}\""),
+                    ))
+                }
             }
         }
     })
@@ -1054,6 +1221,9 @@ pub fn aggregate_type(kind: AggKind, arg: Option<&DataType>) -> DataType {
 /// The static type of a scalar function's result.
 pub fn func_type(f: Func, args: &[DataType]) -> DataType {
     match f {
+        Func::StatementTimestamp | Func::ClockTimestamp => DataType::Timestamp,
+        Func::AdvisoryTryLock | Func::AdvisoryUnlock => DataType::Bool,
+        Func::ToRegType => DataType::Int,
         Func::Now | Func::DateAdd => {
             if f == Func::DateAdd && args.get(2) == Some(&DataType::Date) {
                 DataType::Date

@@ -12,6 +12,7 @@
 //!
 //! The wire server (`walden-server`) drives a [`SqlSession`] per connection.
 
+mod advisory;
 mod copy;
 mod ddl;
 mod dml;
@@ -23,6 +24,7 @@ mod hadr;
 mod pg_catalog;
 mod query;
 mod session;
+mod settings;
 mod stack;
 mod sysviews;
 mod timeouts;
@@ -60,6 +62,17 @@ pub struct QueryOutput {
     pub copy_out: Option<CopyOut>,
     /// Notices to send to the client (e.g. "there is no transaction in progress").
     pub notices: Vec<String>,
+    /// Prepared statements the connection must drop (`DEALLOCATE`,
+    /// `DISCARD ALL`): they live in the wire server, not in the session.
+    pub deallocate: Option<Deallocate>,
+}
+
+/// Which prepared statements `DEALLOCATE` / `DISCARD ALL` drops.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Deallocate {
+    Named(String),
+    /// Every prepared statement (and, for DISCARD ALL, every portal).
+    All,
 }
 
 impl QueryOutput {
@@ -76,6 +89,8 @@ pub struct SqlEngine {
     instance: Instance,
     /// The availability-group layer, when the server runs one.
     replication: parking_lot::RwLock<Option<walden_replication::Replication>>,
+    /// Session-level advisory locks (`pg_advisory_lock`), instance-wide.
+    advisory: Arc<advisory::AdvisoryLocks>,
 }
 
 impl SqlEngine {
@@ -83,6 +98,7 @@ impl SqlEngine {
         Arc::new(SqlEngine {
             instance,
             replication: parking_lot::RwLock::new(None),
+            advisory: Default::default(),
         })
     }
 

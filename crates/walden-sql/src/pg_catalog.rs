@@ -994,6 +994,15 @@ impl PgView {
                 ("typtypmod", I4),
                 ("typndims", I4),
                 ("typcollation", OID),
+                // What psycopg's TypeInfo.fetch and asyncpg's introspection read.
+                ("typdelim", CHAR),
+                ("typinput", NAME),
+                ("typoutput", NAME),
+                ("typreceive", NAME),
+                ("typsend", NAME),
+                ("typalign", CHAR),
+                ("typstorage", CHAR),
+                ("typdefault", T::Text),
             ],
             V::Inherits => vec![
                 ("inhrelid", OID),
@@ -1327,6 +1336,19 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     i(-1),
                     i(0),
                     i(if ty.collatable { COLL_DEFAULT } else { 0 }),
+                    t(","),
+                    t(format!("{}in", ty.name)),
+                    t(format!("{}out", ty.name)),
+                    t(format!("{}recv", ty.name)),
+                    t(format!("{}send", ty.name)),
+                    t(match ty.len {
+                        8 => "d",
+                        4 | -1 => "i",
+                        2 => "s",
+                        _ => "c",
+                    }),
+                    t(if ty.len == -1 { "x" } else { "p" }),
+                    NULL,
                 ]);
             }
         }

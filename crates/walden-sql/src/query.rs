@@ -349,7 +349,7 @@ fn alias_name(alias: &Option<ast::TableAlias>) -> Option<String> {
 fn rename_cols(cols: &mut [ScopeCol], alias: &Option<ast::TableAlias>) {
     if let Some(a) = alias {
         for (c, n) in cols.iter_mut().zip(a.columns.iter()) {
-            c.name = n.name.value.to_ascii_lowercase();
+            c.name = crate::expr::fold_ident(&n.name);
         }
     }
 }
@@ -409,7 +409,7 @@ fn plan_factor(p: &mut Planner<'_>, f: &TableFactor, outer: &Option<Arc<Scope>>)
                         .iter()
                         .map(|c| ScopeCol {
                             table: Some(label.clone()),
-                            name: c.name.to_ascii_lowercase(),
+                            name: c.name.clone(),
                             ty: c.ty.clone(),
                         })
                         .collect();
@@ -430,7 +430,7 @@ fn plan_factor(p: &mut Planner<'_>, f: &TableFactor, outer: &Option<Arc<Scope>>)
                 .iter()
                 .map(|c| ScopeCol {
                     table: Some(label.clone()),
-                    name: c.name.to_ascii_lowercase(),
+                    name: c.name.clone(),
                     ty: c.data_type.clone(),
                 })
                 .collect();
@@ -461,7 +461,7 @@ fn plan_factor(p: &mut Planner<'_>, f: &TableFactor, outer: &Option<Arc<Scope>>)
                 .iter()
                 .map(|c| ScopeCol {
                     table: label.clone(),
-                    name: c.name.to_ascii_lowercase(),
+                    name: c.name.clone(),
                     ty: c.ty.clone(),
                 })
                 .collect();
@@ -656,8 +656,12 @@ fn join(
         Some(ast::JoinConstraint::Using(names)) => {
             for n in names {
                 let n = object_last(n).to_ascii_lowercase();
-                let li = cols[..lw].iter().position(|c| c.name == n);
-                let ri = cols[lw..].iter().position(|c| c.name == n);
+                let li = cols[..lw]
+                    .iter()
+                    .position(|c| c.name.eq_ignore_ascii_case(&n));
+                let ri = cols[lw..]
+                    .iter()
+                    .position(|c| c.name.eq_ignore_ascii_case(&n));
                 match (li, ri) {
                     (Some(l), Some(r)) => on.push(Expr::Bin(BinOp::Eq, Box::new(Expr::Col(l)), Box::new(Expr::Col(lw + r)))),
                     _ => {
@@ -1152,7 +1156,9 @@ fn output_order(
             },
             e => {
                 let name = crate::expr::column_name(e);
-                columns.iter().position(|c| c.name == name)
+                columns
+                    .iter()
+                    .position(|c| c.name.eq_ignore_ascii_case(&name))
             }
         };
         match idx {

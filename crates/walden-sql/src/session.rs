@@ -8,9 +8,9 @@ use crate::error::{ErrorKind, Result, SqlError};
 use crate::front::{self, Command};
 use crate::functions::SessionInfo;
 use crate::query::{self, Planner};
+use crate::settings::Settings;
 use crate::{Column, QueryOutput, SqlEngine};
 use sqlparser::ast::{self, Statement};
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
@@ -46,10 +46,13 @@ pub struct SqlSession {
     tx: Option<Transaction>,
     explicit: bool,
     failed: bool,
-    settings: BTreeMap<String, String>,
+    settings: Settings,
+    /// When the explicit transaction began (now() within it).
+    tx_start: i64,
+    /// In an extended-protocol pipeline: statements share one implicit
+    /// transaction until the client's Sync ([`SqlSession::end_implicit`]).
+    implicit: bool,
     cancel: Arc<AtomicBool>,
-    /// statement_timeout and the idle timeouts (the wire server enforces those).
-    timeouts: crate::timeouts::SessionTimeouts,
     /// Set by the statement-timeout watchdog when it cancels a statement.
     timed_out: Arc<AtomicBool>,
     /// Parsed statements by text: drivers and pgbench send the same texts
@@ -66,9 +69,12 @@ pub struct SqlSession {
 }
 
 impl Drop for SqlSession {
-    /// The caches may hold statements nested up to `front::MAX_DEPTH` deep,
-    /// whose drop recurses once per level: drop them with enough stack.
+    /// Releases the session's advisory locks. The caches may hold statements
+    /// nested up to `front::MAX_DEPTH` deep, whose drop recurses once per
+    /// level: they are dropped with enough stack.
     fn drop(&mut self) {
+        // A session's advisory locks end with it, as in PostgreSQL.
+        self.engine.advisory.unlock_all(self.session.id);
         let caches = (
             std::mem::take(&mut self.parsed),
             std::mem::take(&mut self.templates),
@@ -177,8 +183,7 @@ impl SqlSession {
         let session = engine.instance.new_session();
         session.set_program_name(application_name);
         let cancel_flag = session.cancel.clone();
-        let mut settings = BTreeMap::new();
-        settings.insert("application_name".to_string(), application_name.to_string());
+        let settings = Settings::new(session.clone(), application_name);
         Ok(SqlSession {
             engine,
             session,
@@ -188,8 +193,9 @@ impl SqlSession {
             explicit: false,
             failed: false,
             settings,
+            tx_start: 0,
+            implicit: false,
             cancel: cancel_flag,
-            timeouts: Default::default(),
             timed_out: Default::default(),
             parsed: Default::default(),
             templates: Default::default(),
@@ -219,14 +225,16 @@ impl SqlSession {
         self.cancel.clone()
     }
 
-    /// The session's timeouts (SET statement_timeout, ...).
+    /// The session's timeouts: what SET statement_timeout (and the idle
+    /// ones) chose, or the server's defaults.
     pub fn timeouts(&self) -> crate::timeouts::SessionTimeouts {
-        self.timeouts
+        crate::timeouts::from_settings(&self.settings)
     }
 
-    /// Sets the session's timeouts (the server's configured defaults).
+    /// The server's configured defaults for the timeouts (what RESET
+    /// returns to).
     pub fn set_timeouts(&mut self, t: crate::timeouts::SessionTimeouts) {
-        self.timeouts = t;
+        crate::timeouts::set_defaults(&self.settings, t);
     }
 
     pub fn tx_status(&self) -> TxStatus {
@@ -407,21 +415,54 @@ impl SqlSession {
     }
 
     fn info(&self) -> SessionInfo {
+        let statement_now = now_micros();
         SessionInfo {
             spid: self.session.id,
             database: self.db.name().to_string(),
             database_id: self.db.id(),
             user: self.user.clone(),
-            now: now_micros(),
+            // now() is the transaction's start, as in PostgreSQL.
+            now: if self.explicit {
+                self.tx_start
+            } else {
+                statement_now
+            },
+            statement_now,
             database_ids: std::sync::OnceLock::new(),
             replication: self.engine.replication(),
+            settings: self.settings.clone(),
+            advisory: self.engine.advisory.clone(),
+        }
+    }
+
+    /// Starts an implicit transaction block: until [`SqlSession::end_implicit`],
+    /// statements outside an explicit transaction share one transaction
+    /// instead of committing each (the extended protocol runs everything
+    /// between two Syncs this way, so an error undoes the whole group).
+    pub fn begin_implicit(&mut self) {
+        self.implicit = true;
+    }
+
+    /// Ends the implicit block (the client's Sync): commits what it did
+    /// unless an explicit transaction took it over.
+    pub fn end_implicit(&mut self) -> Result<()> {
+        self.implicit = false;
+        if self.explicit {
+            return Ok(());
+        }
+        match self.tx.take() {
+            Some(tx) => {
+                tx.commit(CommitRequest::Default)?;
+                Ok(())
+            }
+            None => Ok(()),
         }
     }
 
     /// Runs `f` in the current transaction block, or in its own auto-commit
     /// transaction.
     fn in_tx<T>(&mut self, f: impl FnOnce(&mut Transaction, &Self) -> Result<T>) -> Result<T> {
-        if self.explicit {
+        if self.explicit || self.implicit {
             let mut tx = match self.tx.take() {
                 Some(t) => t,
                 None => self.db.begin(&self.session),
@@ -452,7 +493,11 @@ impl SqlSession {
     /// and queries through the plan cache, everything else as it comes.
     fn execute_shared(&mut self, cmd: &Arc<Command>, params: &[Value]) -> Result<QueryOutput> {
         // Per statement, also within a multi-statement query, as PostgreSQL.
-        let deadline = crate::timeouts::arm(self.timeouts.statement, &self.cancel, &self.timed_out);
+        let deadline = crate::timeouts::arm(
+            crate::timeouts::statement(&self.settings),
+            &self.cancel,
+            &self.timed_out,
+        );
         let r = self.execute_shared_inner(cmd, params);
         drop(deadline);
         match r {
@@ -569,6 +614,25 @@ impl SqlSession {
             return Err(failed_tx());
         }
         let inst = self.engine.instance.clone();
+        let neutral = matches!(
+            cmd,
+            Command::Begin
+                | Command::Commit(_)
+                | Command::Rollback
+                | Command::Set(..)
+                | Command::SetLocal(..)
+                | Command::Show(_)
+                | Command::Reset(_)
+                | Command::Deallocate(_)
+                | Command::Ignored(_)
+        );
+        if !self.explicit && !neutral {
+            // Walden runs this statement in a transaction of its own (its DDL
+            // is not transactional): an implicit block's work commits first.
+            if let Some(tx) = self.tx.take() {
+                tx.commit(CommitRequest::Default)?;
+            }
+        }
         match cmd {
             Command::Begin => {
                 let mut out = QueryOutput::command("BEGIN");
@@ -577,7 +641,12 @@ impl SqlSession {
                         .push("there is already a transaction in progress".into());
                 } else {
                     self.explicit = true;
-                    self.tx = Some(self.db.begin(&self.session));
+                    self.tx_start = now_micros();
+                    self.settings.begin_tx();
+                    // An implicit block's statements become part of it.
+                    if self.tx.is_none() {
+                        self.tx = Some(self.db.begin(&self.session));
+                    }
                 }
                 Ok(out)
             }
@@ -588,9 +657,14 @@ impl SqlSession {
                     if let Some(tx) = self.tx.take() {
                         tx.rollback();
                     }
+                    self.settings.end_tx(false);
                     return Ok(QueryOutput::command("ROLLBACK"));
                 }
                 if !self.explicit {
+                    // An implicit block ends here, as in PostgreSQL.
+                    if let Some(tx) = self.tx.take() {
+                        tx.commit(CommitRequest::Default)?;
+                    }
                     let mut out = QueryOutput::command("COMMIT");
                     out.notices
                         .push("there is no transaction in progress".into());
@@ -602,9 +676,14 @@ impl SqlSession {
                     Some(false) => CommitRequest::Durable,
                     None => CommitRequest::Default,
                 };
-                if let Some(tx) = self.tx.take() {
-                    tx.commit(req)?;
-                }
+                // The commit uses the block's settings (SET LOCAL
+                // synchronous_commit = off), then they end with it.
+                let r = match self.tx.take() {
+                    Some(tx) => tx.commit(req).map(|_| ()),
+                    None => Ok(()),
+                };
+                self.settings.end_tx(r.is_ok());
+                r?;
                 Ok(QueryOutput::command("COMMIT"))
             }
             Command::Rollback => {
@@ -618,9 +697,49 @@ impl SqlSession {
                 if let Some(tx) = self.tx.take() {
                     tx.rollback();
                 }
+                self.settings.end_tx(false);
                 Ok(out)
             }
             Command::Set(name, value) => self.set(name, value),
+            Command::SetLocal(name, value) => {
+                let mut out = QueryOutput::command("SET");
+                if !self.settings.set_local(name, value)? {
+                    out.notices
+                        .push("SET LOCAL can only be used in transaction blocks".into());
+                }
+                Ok(out)
+            }
+            Command::Deallocate(name) => {
+                let mut out = QueryOutput::command("DEALLOCATE");
+                out.deallocate = Some(match name {
+                    Some(n) => crate::Deallocate::Named(n.clone()),
+                    None => {
+                        out.tag = "DEALLOCATE ALL".into();
+                        crate::Deallocate::All
+                    }
+                });
+                Ok(out)
+            }
+            Command::DiscardAll => {
+                if self.explicit {
+                    return Err(SqlError::new(
+                        ErrorKind::ActiveTransaction,
+                        "DISCARD ALL cannot run inside a transaction block",
+                    ));
+                }
+                self.settings.reset_all();
+                self.engine.advisory.unlock_all(self.session.id);
+                let mut out = QueryOutput::command("DISCARD ALL");
+                out.deallocate = Some(crate::Deallocate::All);
+                Ok(out)
+            }
+            Command::Reset(name) => {
+                match name {
+                    Some(n) => self.settings.reset(n),
+                    None => self.settings.reset_all(),
+                }
+                Ok(QueryOutput::command("RESET"))
+            }
             Command::Show(name) => {
                 let v = self.show(name);
                 Ok(QueryOutput {
@@ -1057,85 +1176,12 @@ impl SqlSession {
     }
 
     fn set(&mut self, name: &str, value: &str) -> Result<QueryOutput> {
-        let v = value.trim().trim_matches('\'').to_string();
-        let lower = v.to_ascii_lowercase();
-        match name {
-            "synchronous_commit" => {
-                let delayed = match lower.as_str() {
-                    "off" | "false" | "0" | "no" => true,
-                    "on" | "true" | "1" | "yes" | "local" | "remote_write" | "remote_apply" => {
-                        false
-                    }
-                    _ => {
-                        return Err(SqlError::new(
-                            ErrorKind::InvalidParameter,
-                            format!("invalid value for parameter \"synchronous_commit\": \"{v}\""),
-                        ))
-                    }
-                };
-                self.session.set_delayed_default(delayed);
-            }
-            "delayed_durability" => {
-                let on = match lower.as_str() {
-                    "on" | "true" | "1" => true,
-                    "off" | "false" | "0" => false,
-                    _ => {
-                        return Err(SqlError::new(
-                            ErrorKind::InvalidParameter,
-                            format!("DELAYED_DURABILITY must be ON or OFF, not \"{v}\""),
-                        ))
-                    }
-                };
-                self.session.set_delayed_default(on);
-            }
-            "application_name" => self.session.set_program_name(&v),
-            "statement_timeout" => {
-                self.timeouts.statement = crate::timeouts::parse_duration(name, &v)?;
-            }
-            "idle_in_transaction_session_timeout" => {
-                self.timeouts.idle_in_transaction = crate::timeouts::parse_duration(name, &v)?;
-            }
-            "idle_session_timeout" => {
-                self.timeouts.idle_session = crate::timeouts::parse_duration(name, &v)?;
-            }
-            _ => {}
-        }
-        self.settings.insert(name.to_string(), v);
+        self.settings.set(name, value)?;
         Ok(QueryOutput::command("SET"))
     }
 
     fn show(&self, name: &str) -> String {
-        match name {
-            "synchronous_commit" => if self.session.delayed_default() {
-                "off"
-            } else {
-                "on"
-            }
-            .into(),
-            "delayed_durability" => if self.session.delayed_default() {
-                "on"
-            } else {
-                "off"
-            }
-            .into(),
-            "transaction_isolation" | "transaction isolation level" => "read committed".into(),
-            "statement_timeout" => crate::timeouts::show_duration(self.timeouts.statement),
-            "idle_in_transaction_session_timeout" => {
-                crate::timeouts::show_duration(self.timeouts.idle_in_transaction)
-            }
-            "idle_session_timeout" => crate::timeouts::show_duration(self.timeouts.idle_session),
-            other => self
-                .settings
-                .get(other)
-                .cloned()
-                .or_else(|| {
-                    crate::server_parameters()
-                        .into_iter()
-                        .find(|(k, _)| k.eq_ignore_ascii_case(other))
-                        .map(|(_, v)| v)
-                })
-                .unwrap_or_default(),
-        }
+        self.settings.get(name).unwrap_or_default()
     }
 
     /// Feeds the data of a `COPY ... FROM STDIN`.

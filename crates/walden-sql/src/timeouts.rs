@@ -14,6 +14,7 @@ use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use crate::error::{ErrorKind, Result, SqlError};
+use crate::settings::Settings;
 
 /// A session's timeouts (`None`: off, PostgreSQL's 0).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -21,6 +22,42 @@ pub struct SessionTimeouts {
     pub statement: Option<Duration>,
     pub idle_in_transaction: Option<Duration>,
     pub idle_session: Option<Duration>,
+}
+
+const STATEMENT: &str = "statement_timeout";
+const IDLE_IN_TX: &str = "idle_in_transaction_session_timeout";
+const IDLE: &str = "idle_session_timeout";
+
+fn setting(settings: &Settings, name: &str) -> Option<Duration> {
+    settings
+        .get(name)
+        .and_then(|v| parse_duration(name, &v).ok().flatten())
+}
+
+/// The session's statement_timeout (SET, or the server's default).
+pub fn statement(settings: &Settings) -> Option<Duration> {
+    setting(settings, STATEMENT)
+}
+
+/// All three, as the session has them now.
+pub fn from_settings(settings: &Settings) -> SessionTimeouts {
+    SessionTimeouts {
+        statement: setting(settings, STATEMENT),
+        idle_in_transaction: setting(settings, IDLE_IN_TX),
+        idle_session: setting(settings, IDLE),
+    }
+}
+
+/// Makes `t` the session's defaults (the server's configuration).
+pub fn set_defaults(settings: &Settings, t: SessionTimeouts) {
+    for (name, d) in [
+        (STATEMENT, t.statement),
+        (IDLE_IN_TX, t.idle_in_transaction),
+        (IDLE, t.idle_session),
+    ] {
+        // show_duration's form always parses back.
+        let _ = settings.set_default(name, &show_duration(d));
+    }
 }
 
 /// Parses a PostgreSQL time setting: a number of milliseconds, or a number

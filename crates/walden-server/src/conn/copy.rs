@@ -1,0 +1,152 @@
+//! COPY FROM STDIN and COPY TO STDOUT (text and CSV formats).
+
+use super::*;
+
+impl Connection {
+    /// COPY ... FROM STDIN: collects the client's CopyData until CopyDone
+    /// and hands it to the session. Sync and Flush are ignored meanwhile
+    /// (clients pipeline a Sync after the Execute that starts the copy).
+    pub(super) async fn copy_in(
+        &mut self,
+        copy: &CopyIn,
+        _extended: bool,
+    ) -> IoResult<Result<(), PgError>> {
+        self.send(PgWireBackendMessage::CopyInResponse(CopyInResponse::new(
+            0,
+            0,
+            vec![],
+        )))
+        .await?;
+        self.flush().await?;
+        let mut data = Vec::new();
+        loop {
+            match self.socket.next().await {
+                Some(Ok(PgWireFrontendMessage::CopyData(d))) => data.extend_from_slice(&d.data),
+                Some(Ok(PgWireFrontendMessage::CopyDone(_))) => break,
+                Some(Ok(PgWireFrontendMessage::CopyFail(f))) => {
+                    return Ok(Err(PgError::error(
+                        sqlstate::QUERY_CANCELED,
+                        format!("COPY from stdin failed: {}", f.message),
+                    )));
+                }
+                Some(Ok(PgWireFrontendMessage::Sync(_) | PgWireFrontendMessage::Flush(_))) => {}
+                Some(Ok(other)) => {
+                    return Ok(Err(PgError::error(
+                        sqlstate::PROTOCOL_VIOLATION,
+                        format!(
+                            "unexpected message type 0x{:02X} during COPY from stdin",
+                            message_byte(&other)
+                        ),
+                    )));
+                }
+                Some(Err(e)) => {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        e.to_string(),
+                    ));
+                }
+                None => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            }
+        }
+        match self.guarded(|s| s.copy_in(copy, &data)).and_then(|r| r) {
+            Ok(out) => {
+                self.notices(&out.notices).await?;
+                self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(
+                    out.tag,
+                )))
+                .await?;
+                Ok(Ok(()))
+            }
+            Err(e) => Ok(Err(e.into())),
+        }
+    }
+
+    /// COPY ... TO STDOUT: CopyOutResponse, the header line if asked for,
+    /// one CopyData per row (values in their text form, laid out by the SQL
+    /// layer's COPY format), CopyDone, then CommandComplete `COPY n`.
+    pub(super) async fn copy_out(
+        &mut self,
+        out: QueryOutput,
+        copy: &CopyOut,
+    ) -> IoResult<Result<(), PgError>> {
+        let columns = out.columns.unwrap_or_default();
+        let n = columns.len().min(i16::MAX as usize);
+        self.send(PgWireBackendMessage::CopyOutResponse(CopyOutResponse::new(
+            0,
+            n as i16,
+            vec![0; n],
+        )))
+        .await?;
+        let mut line = Vec::new();
+        if copy.format.header {
+            let names: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
+            copy.format.encode_header(&names, &mut line);
+            self.copy_data(&line).await?;
+        }
+        let mut text = BytesMut::new();
+        let mut ends = Vec::with_capacity(n);
+        for row in out.rows {
+            // Each value's text form, as query results send it, end to end in
+            // one buffer; `ends` marks where each ends (None for NULL).
+            text.clear();
+            ends.clear();
+            for (i, v) in row.iter().enumerate() {
+                if v.is_null() {
+                    ends.push(None);
+                } else {
+                    let ty = columns.get(i).map_or(&DataType::Text, |c| &c.ty);
+                    pgtypes::encode_text(v, ty, &mut text);
+                    ends.push(Some(text.len()));
+                }
+            }
+            let whole = String::from_utf8_lossy(&text);
+            let mut start = 0;
+            let fields: Vec<Option<&str>> = ends
+                .iter()
+                .map(|e| {
+                    e.map(|end| {
+                        let f = whole.get(start..end).unwrap_or("");
+                        start = end;
+                        f
+                    })
+                })
+                .collect();
+            line.clear();
+            copy.format.encode_row(&fields, &copy.forced, &mut line);
+            self.copy_data(&line).await?;
+        }
+        self.send(PgWireBackendMessage::CopyDone(CopyDone::new()))
+            .await?;
+        self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(
+            out.tag,
+        )))
+        .await?;
+        Ok(Ok(()))
+    }
+
+    /// Appends one CopyData message straight into the send buffer.
+    pub(super) async fn copy_data(&mut self, data: &[u8]) -> IoResult {
+        let buf: &mut BytesMut = self.socket.write_buffer_mut();
+        buf.put_u8(b'd');
+        buf.put_i32(data.len() as i32 + 4);
+        buf.put_slice(data);
+        if buf.len() >= SEND_BUFFER {
+            self.flush().await?;
+        }
+        Ok(())
+    }
+}
+
+fn message_byte(m: &PgWireFrontendMessage) -> u8 {
+    use PgWireFrontendMessage as M;
+    match m {
+        M::Query(_) => b'Q',
+        M::Parse(_) => b'P',
+        M::Bind(_) => b'B',
+        M::Describe(_) => b'D',
+        M::Execute(_) => b'E',
+        M::Close(_) => b'C',
+        M::Terminate(_) => b'X',
+        _ => b'?',
+    }
+}

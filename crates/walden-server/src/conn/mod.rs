@@ -1,0 +1,495 @@
+//! One authenticated client connection (its handshake is in
+//! `handshake.rs`): the simple and extended query protocols and COPY FROM
+//! STDIN / TO STDOUT over a [`SqlSession`].
+//!
+//! pgwire supplies the message codec, TLS negotiation and SCRAM; the protocol
+//! loop is ours so that replies are coalesced until Sync or Flush (one write
+//! per round trip), and so that transaction status, errors and cancel requests
+//! come straight from the session.
+//!
+//! Opening and closing the session are in `startup`, the extended query
+//! protocol in `extended`, COPY in `copy`.
+
+mod copy;
+mod extended;
+mod startup;
+
+use extended::{Portal, Stmt};
+pub(crate) use startup::serve_connection;
+
+use bytes::{BufMut, BytesMut};
+use futures::{SinkExt, StreamExt};
+use pgwire::api::{ClientInfo, PgWireConnectionState};
+use pgwire::error::PgWireError;
+use pgwire::messages::copy::{CopyDone, CopyInResponse, CopyOutResponse};
+use pgwire::messages::data::{FieldDescription, NoData, ParameterDescription, RowDescription};
+use pgwire::messages::extendedquery::{
+    Bind, BindComplete, Close, CloseComplete, Describe, Execute, Parse, ParseComplete,
+    PortalSuspended,
+};
+use pgwire::messages::response::{
+    CommandComplete, EmptyQueryResponse, ErrorResponse, NoticeResponse, ReadyForQuery,
+    TransactionStatus,
+};
+use pgwire::messages::startup::{Authentication, BackendKeyData, ParameterStatus, SecretKey};
+use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
+use pgwire::tokio::server::{MaybeTls, PgWireMessageServerCodec};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+use tokio_util::codec::{Decoder, Encoder, Framed};
+use walden_engine::{DataType, Value};
+use walden_sql::{
+    Column, CopyIn, CopyOut, Deallocate, ErrorKind, Prepared, QueryOutput, SqlError, SqlSession,
+    TxStatus,
+};
+
+use crate::handshake::{send_fatal, Handshaken};
+use crate::pgtypes;
+use crate::server::{ConnEntry, Shared};
+use crate::sqlstate::{self, sqlstate};
+
+/// The socket afterwards.
+type Socket = Framed<MaybeTls, SafeCodec>;
+
+/// pgwire's codec, with a decoder panic (a malformed message can make it
+/// index past the end of its buffer) turned into a protocol error.
+struct SafeCodec(PgWireMessageServerCodec<()>);
+
+impl Decoder for SafeCodec {
+    type Item = PgWireFrontendMessage;
+    type Error = PgWireError;
+
+    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<Self::Item>, Self::Error> {
+        let inner = &mut self.0;
+        match catch_unwind(AssertUnwindSafe(|| inner.decode(src))) {
+            Ok(r) => r,
+            Err(_) => {
+                src.clear();
+                Err(PgWireError::IoError(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "malformed message",
+                )))
+            }
+        }
+    }
+}
+
+impl Encoder<PgWireBackendMessage> for SafeCodec {
+    type Error = std::io::Error;
+
+    fn encode(&mut self, item: PgWireBackendMessage, dst: &mut BytesMut) -> IoResult {
+        self.0.encode(item, dst)
+    }
+}
+type IoResult<T = ()> = std::io::Result<T>;
+
+/// Replies are sent when this much is buffered, even before Sync.
+pub(crate) const SEND_BUFFER: usize = 64 * 1024;
+
+/// An error response: severity, SQLSTATE, message.
+pub(crate) struct PgError {
+    severity: &'static str,
+    code: String,
+    message: String,
+}
+
+impl PgError {
+    fn error(code: &str, message: impl Into<String>) -> Self {
+        PgError {
+            severity: "ERROR",
+            code: code.into(),
+            message: message.into(),
+        }
+    }
+    pub(crate) fn fatal(code: &str, message: impl Into<String>) -> Self {
+        PgError {
+            severity: "FATAL",
+            code: code.into(),
+            message: message.into(),
+        }
+    }
+    pub(crate) fn message(&self) -> PgWireBackendMessage {
+        PgWireBackendMessage::ErrorResponse(ErrorResponse::new(vec![
+            (b'S', self.severity.to_string()),
+            (b'V', self.severity.to_string()),
+            (b'C', self.code.clone()),
+            (b'M', self.message.clone()),
+        ]))
+    }
+}
+
+impl From<SqlError> for PgError {
+    fn from(e: SqlError) -> Self {
+        PgError::error(sqlstate(e.kind), e.message)
+    }
+}
+
+fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+    let what = if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_string()
+    };
+    format!("internal error: {what}")
+}
+
+enum Flow {
+    Continue,
+    Terminate,
+}
+
+struct Connection {
+    socket: Socket,
+    session: SqlSession,
+    /// The cancel key sent in BackendKeyData.
+    secret: i32,
+    cancel: Arc<AtomicBool>,
+    busy: Arc<AtomicBool>,
+    // foldhash: the unnamed statement and portal are looked up, replaced or
+    // removed for every message.
+    statements: foldhash::HashMap<String, Arc<Stmt>>,
+    portals: foldhash::HashMap<String, Portal>,
+    /// After an error in an extended-query message: ignore everything until Sync.
+    skip_until_sync: bool,
+}
+
+fn tx_status(s: TxStatus) -> TransactionStatus {
+    match s {
+        TxStatus::Idle => TransactionStatus::Idle,
+        TxStatus::InBlock => TransactionStatus::Transaction,
+        TxStatus::Failed => TransactionStatus::Error,
+    }
+}
+
+fn field_descriptions(columns: &[Column], formats: Option<&[i16]>) -> RowDescription {
+    RowDescription::new(
+        columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                FieldDescription::new(
+                    c.name.clone(),
+                    0,
+                    0,
+                    pgtypes::type_oid(&c.ty),
+                    pgtypes::type_size(&c.ty),
+                    pgtypes::type_modifier(&c.ty),
+                    formats.map_or(0, |f| f[i]),
+                )
+            })
+            .collect(),
+    )
+}
+
+impl Connection {
+    async fn send(&mut self, m: PgWireBackendMessage) -> IoResult {
+        self.socket.feed(m).await
+    }
+
+    async fn flush(&mut self) -> IoResult {
+        SinkExt::<PgWireBackendMessage>::flush(&mut self.socket).await
+    }
+
+    async fn ready_for_query(&mut self) -> IoResult {
+        let st = tx_status(self.session.tx_status());
+        self.send(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(st)))
+            .await?;
+        self.flush().await
+    }
+
+    async fn startup_done(&mut self, user: &str, app: &str) -> IoResult {
+        self.send(PgWireBackendMessage::Authentication(Authentication::Ok))
+            .await?;
+        let mut params = walden_sql::server_parameters();
+        params.push(("application_name", app.to_string()));
+        params.push(("session_authorization", user.to_string()));
+        for (k, v) in params {
+            self.send(PgWireBackendMessage::ParameterStatus(ParameterStatus::new(
+                k.to_string(),
+                v,
+            )))
+            .await?;
+        }
+        let pid = self.session.session_id() as i32;
+        self.send(PgWireBackendMessage::BackendKeyData(BackendKeyData::new(
+            pid,
+            SecretKey::I32(self.secret),
+        )))
+        .await?;
+        self.ready_for_query().await
+    }
+
+    /// Runs a session call on this thread, catching panics, with the cancel
+    /// flag armed only while it runs.
+    fn guarded<T>(&mut self, f: impl FnOnce(&mut SqlSession) -> T) -> Result<T, SqlError> {
+        self.cancel.store(false, Relaxed);
+        self.busy.store(true, Relaxed);
+        let r = catch_unwind(AssertUnwindSafe(|| f(&mut self.session)));
+        self.busy.store(false, Relaxed);
+        r.map_err(|p| {
+            let m = panic_message(p);
+            tracing::error!(pid = self.session.session_id(), "{m}");
+            SqlError::new(ErrorKind::Internal, m)
+        })
+    }
+
+    async fn run(&mut self, shutdown: &mut tokio::sync::watch::Receiver<bool>) -> IoResult {
+        if *shutdown.borrow_and_update() {
+            return Ok(());
+        }
+        loop {
+            // Idle timeouts apply while the client owes us its next message
+            // (also one it has only half sent).
+            let t = self.session.timeouts();
+            let (idle, why, code) = match self.session.tx_status() {
+                TxStatus::Idle => (
+                    t.idle_session,
+                    "terminating connection due to idle-session timeout",
+                    sqlstate::IDLE_SESSION_TIMEOUT,
+                ),
+                _ => (
+                    t.idle_in_transaction,
+                    "terminating connection due to idle-in-transaction timeout",
+                    sqlstate::IDLE_IN_TRANSACTION_SESSION_TIMEOUT,
+                ),
+            };
+            let idle_limit = async {
+                match idle {
+                    Some(d) => tokio::time::sleep(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            let msg = tokio::select! {
+                biased;
+                m = self.socket.next() => m,
+                _ = idle_limit => {
+                    tracing::info!(pid = self.session.session_id(), "{why}");
+                    let e = PgError::fatal(code, why);
+                    self.send(e.message()).await?;
+                    self.flush().await?;
+                    return Ok(());
+                }
+                _ = shutdown.changed() => {
+                    let e = PgError::fatal(sqlstate::ADMIN_SHUTDOWN, "terminating connection due to administrator command");
+                    self.send(e.message()).await?;
+                    self.flush().await?;
+                    return Ok(());
+                }
+            };
+            let msg = match msg {
+                Some(Ok(m)) => m,
+                Some(Err(e)) => {
+                    let e = PgError::fatal(
+                        sqlstate::PROTOCOL_VIOLATION,
+                        format!("invalid message: {e}"),
+                    );
+                    self.send(e.message()).await?;
+                    self.flush().await?;
+                    return Ok(());
+                }
+                None => return Ok(()),
+            };
+            if let Flow::Terminate = self.dispatch(msg).await? {
+                return Ok(());
+            }
+        }
+    }
+
+    async fn dispatch(&mut self, msg: PgWireFrontendMessage) -> IoResult<Flow> {
+        use PgWireFrontendMessage as M;
+        if self.skip_until_sync && !matches!(msg, M::Sync(_) | M::Terminate(_)) {
+            return Ok(Flow::Continue);
+        }
+        let r = match msg {
+            M::Query(q) => {
+                self.simple_query(&q.query).await?;
+                return Ok(Flow::Continue);
+            }
+            M::Parse(p) => self.parse(p).await,
+            M::Bind(b) => self.bind(b).await,
+            M::Describe(d) => self.describe(d).await,
+            M::Execute(e) => self.execute(e).await,
+            M::Close(c) => self.close(c).await,
+            M::Sync(_) => {
+                self.skip_until_sync = false;
+                self.end_implicit().await?;
+                if self.session.tx_status() == TxStatus::Idle {
+                    // The implicit transaction ended: its portals go with it.
+                    self.portals.clear();
+                }
+                self.ready_for_query().await?;
+                return Ok(Flow::Continue);
+            }
+            M::Flush(_) => {
+                self.flush().await?;
+                return Ok(Flow::Continue);
+            }
+            M::Terminate(_) => return Ok(Flow::Terminate),
+            // Stray COPY messages outside COPY are ignored, as PostgreSQL does.
+            M::CopyData(_) | M::CopyDone(_) | M::CopyFail(_) => return Ok(Flow::Continue),
+            other => Ok(Err(PgError::error(
+                sqlstate::PROTOCOL_VIOLATION,
+                format!("unexpected message {other:?}"),
+            ))),
+        };
+        match r {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                // Errors found here (parameter decoding, CopyFail, result
+                // encoding) fail an explicit transaction like SQL errors do.
+                self.session.abort_statement();
+                self.send(e.message()).await?;
+                self.skip_until_sync = true;
+                // The Flush a client may have sent after this message (asyncpg,
+                // psycopg's pipeline mode and pg-cursor wait on one) is among the
+                // messages now skipped: send the error at once, as PostgreSQL does.
+                self.flush().await?;
+            }
+            Err(io) => return Err(io),
+        }
+        Ok(Flow::Continue)
+    }
+
+    async fn notices(&mut self, notices: &[String]) -> IoResult {
+        for n in notices {
+            self.send(PgWireBackendMessage::NoticeResponse(NoticeResponse::new(
+                vec![
+                    (b'S', "NOTICE".to_string()),
+                    (b'V', "NOTICE".to_string()),
+                    (b'C', "00000".to_string()),
+                    (b'M', n.clone()),
+                ],
+            )))
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Appends DataRows straight into the send buffer.
+    async fn rows(
+        &mut self,
+        columns: &[Column],
+        formats: Option<&[i16]>,
+        rows: impl Iterator<Item = Vec<Value>>,
+    ) -> IoResult<Result<(), PgError>> {
+        let types: Vec<&DataType> = columns.iter().map(|c| &c.ty).collect();
+        for row in rows {
+            let buf: &mut BytesMut = self.socket.write_buffer_mut();
+            let start = buf.len();
+            buf.put_u8(b'D');
+            buf.put_i32(0);
+            buf.put_i16(row.len() as i16);
+            for (i, v) in row.iter().enumerate() {
+                let ty = types.get(i).copied().unwrap_or(&DataType::Text);
+                let binary = formats.is_some_and(|f| f.get(i) == Some(&1));
+                if let Err(e) = pgtypes::encode_field(v, ty, binary, buf) {
+                    buf.truncate(start);
+                    return Ok(Err(PgError::error(sqlstate::INTERNAL_ERROR, e)));
+                }
+            }
+            let len = (buf.len() - start - 1) as i32;
+            buf[start + 1..start + 5].copy_from_slice(&len.to_be_bytes());
+            if buf.len() >= SEND_BUFFER {
+                self.flush().await?;
+            }
+        }
+        Ok(Ok(()))
+    }
+
+    /// Drops the prepared statements `DEALLOCATE` or `DISCARD ALL` named
+    /// (the protocol's named statements are the SQL-level ones too).
+    fn deallocate(&mut self, d: &Deallocate) -> Result<(), PgError> {
+        match d {
+            Deallocate::All => self.statements.clear(),
+            Deallocate::Named(n) => {
+                if self.statements.remove(n).is_none() {
+                    return Err(PgError::error(
+                        sqlstate::INVALID_SQL_STATEMENT_NAME,
+                        format!("prepared statement \"{n}\" does not exist"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends one statement's result in the simple protocol.
+    async fn simple_output(&mut self, mut out: QueryOutput) -> IoResult<Result<(), PgError>> {
+        if let Some(d) = &out.deallocate {
+            if let Err(e) = self.deallocate(d) {
+                return Ok(Err(e));
+            }
+        }
+        self.notices(&out.notices).await?;
+        if let Some(copy) = &out.copy_in {
+            return self.copy_in(copy, false).await;
+        }
+        if let Some(copy) = out.copy_out.take() {
+            return self.copy_out(out, &copy).await;
+        }
+        if let Some(cols) = &out.columns {
+            self.send(PgWireBackendMessage::RowDescription(field_descriptions(
+                cols, None,
+            )))
+            .await?;
+            if let Err(e) = self.rows(cols, None, out.rows.into_iter()).await? {
+                return Ok(Err(e));
+            }
+        }
+        self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(
+            out.tag,
+        )))
+        .await?;
+        Ok(Ok(()))
+    }
+
+    /// Commits the implicit transaction of the extended-protocol messages
+    /// since the last Sync; a failed commit is reported like any error.
+    async fn end_implicit(&mut self) -> IoResult {
+        if let Err(e) = self.guarded(|s| s.end_implicit()).and_then(|r| r) {
+            self.session.abort_statement();
+            self.send(PgError::from(e).message()).await?;
+        }
+        Ok(())
+    }
+
+    async fn simple_query(&mut self, sql: &str) -> IoResult {
+        // A client that skipped the Sync after extended messages.
+        self.end_implicit().await?;
+        // A simple query replaces the unnamed statement and portal.
+        self.statements.remove("");
+        self.portals.remove("");
+        if sql.trim().trim_matches(';').trim().is_empty() {
+            self.send(PgWireBackendMessage::EmptyQueryResponse(
+                EmptyQueryResponse::new(),
+            ))
+            .await?;
+            return self.ready_for_query().await;
+        }
+        let results = match self.guarded(|s| s.execute_batch(sql)) {
+            Ok(r) => r,
+            Err(e) => vec![Err(e)],
+        };
+        if results.is_empty() {
+            self.send(PgWireBackendMessage::EmptyQueryResponse(
+                EmptyQueryResponse::new(),
+            ))
+            .await?;
+        }
+        for r in results {
+            let r = match r {
+                Ok(out) => self.simple_output(out).await?,
+                Err(e) => Err(e.into()),
+            };
+            if let Err(e) = r {
+                self.session.abort_statement();
+                self.send(e.message()).await?;
+                break;
+            }
+        }
+        self.ready_for_query().await
+    }
+}

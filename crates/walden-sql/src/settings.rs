@@ -1,0 +1,303 @@
+//! Session settings (run-time parameters): `SET`, `SHOW`, `RESET`, and the
+//! functions `set_config` and `current_setting`, which all read and write
+//! the same per-session map.
+
+use crate::error::{ErrorKind, Result, SqlError};
+use parking_lot::Mutex;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use walden_engine::Session;
+
+/// A session's settings: shared with the statements it runs, since
+/// `set_config` is a function evaluated inside a query.
+#[derive(Clone)]
+pub struct Settings {
+    session: Arc<Session>,
+    values: Arc<Mutex<BTreeMap<String, String>>>,
+    /// The value given at connection start (RESET returns to it).
+    application_name: Arc<str>,
+    /// Values the server configured for this session (shown until SET,
+    /// and what RESET returns to).
+    defaults: Arc<Mutex<BTreeMap<String, String>>>,
+    tx: Arc<Mutex<TxScope>>,
+}
+
+/// Settings are transactional, as in PostgreSQL: a rolled-back transaction
+/// undoes its SETs, and `SET LOCAL` lasts until the transaction ends.
+#[derive(Default)]
+struct TxScope {
+    /// In an explicit transaction block.
+    active: bool,
+    /// The settings before the block's first change.
+    saved: Option<Saved>,
+    /// Names set with SET LOCAL in the block.
+    local: Vec<String>,
+}
+
+struct Saved {
+    values: BTreeMap<String, String>,
+    delayed: bool,
+}
+
+impl std::fmt::Debug for Settings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.values.lock().iter()).finish()
+    }
+}
+
+/// What setting a parameter does besides being shown back.
+enum Effect {
+    /// The session's default commit durability.
+    Delayed(bool),
+    /// The program name in `sys.dm_exec_sessions`.
+    Program,
+    Kept,
+}
+
+/// A parameter's folded name, its value, and its effect; bad values refused.
+fn parse(name: &str, value: &str) -> Result<(String, String, Effect)> {
+    let name = name.to_ascii_lowercase();
+    let v = value.trim().trim_matches('\'').to_string();
+    let lower = v.to_ascii_lowercase();
+    let effect = match name.as_str() {
+        "synchronous_commit" => Effect::Delayed(match lower.as_str() {
+            "off" | "false" | "0" | "no" => true,
+            "on" | "true" | "1" | "yes" | "local" | "remote_write" | "remote_apply" => false,
+            _ => return Err(invalid(&name, &v)),
+        }),
+        "delayed_durability" => Effect::Delayed(match lower.as_str() {
+            "on" | "true" | "1" => true,
+            "off" | "false" | "0" => false,
+            _ => {
+                return Err(SqlError::new(
+                    ErrorKind::InvalidParameter,
+                    format!("DELAYED_DURABILITY must be ON or OFF, not \"{v}\""),
+                ))
+            }
+        }),
+        "application_name" => Effect::Program,
+        "statement_timeout" | "idle_in_transaction_session_timeout" | "idle_session_timeout" => {
+            // Kept in the form SHOW prints; read by `timeouts.rs`.
+            let d = crate::timeouts::parse_duration(&name, &v)?;
+            return Ok((name, crate::timeouts::show_duration(d), Effect::Kept));
+        }
+        // Values Walden would store but not honour are refused.
+        "timezone" if !is_utc(&lower) => {
+            return Err(SqlError::unsupported(format!(
+                "TimeZone \"{v}\" (Walden keeps and shows times in UTC)"
+            )))
+        }
+        "datestyle" if !lower.contains("iso") => {
+            return Err(SqlError::unsupported(format!(
+                "DateStyle \"{v}\" (Walden writes dates in ISO style)"
+            )))
+        }
+        "client_encoding" if !matches!(lower.as_str(), "utf8" | "utf-8" | "unicode") => {
+            return Err(SqlError::unsupported(format!(
+                "client_encoding \"{v}\" (Walden speaks UTF8 only)"
+            )))
+        }
+        _ => Effect::Kept,
+    };
+    Ok((name, v, effect))
+}
+
+/// The spellings of UTC a client may set TimeZone to.
+fn is_utc(tz: &str) -> bool {
+    matches!(
+        tz,
+        "utc"
+            | "gmt"
+            | "etc/utc"
+            | "etc/gmt"
+            | "uct"
+            | "zulu"
+            | "z"
+            | "0"
+            | "+00"
+            | "+00:00"
+            | "00:00"
+            | "default"
+    )
+}
+
+fn invalid(name: &str, v: &str) -> SqlError {
+    SqlError::new(
+        ErrorKind::InvalidParameter,
+        format!("invalid value for parameter \"{name}\": \"{v}\""),
+    )
+}
+
+impl Settings {
+    pub fn new(session: Arc<Session>, application_name: &str) -> Settings {
+        let s = Settings {
+            session,
+            values: Default::default(),
+            application_name: application_name.into(),
+            defaults: Default::default(),
+            tx: Default::default(),
+        };
+        s.values
+            .lock()
+            .insert("application_name".into(), application_name.into());
+        s
+    }
+
+    /// An explicit transaction block begins.
+    pub fn begin_tx(&self) {
+        let mut tx = self.tx.lock();
+        tx.active = true;
+        tx.saved = None;
+        tx.local.clear();
+    }
+
+    /// The block ends: a rollback undoes every change made in it, a commit
+    /// only the SET LOCAL ones.
+    pub fn end_tx(&self, committed: bool) {
+        let (saved, local) = {
+            let mut tx = self.tx.lock();
+            tx.active = false;
+            (tx.saved.take(), std::mem::take(&mut tx.local))
+        };
+        let Some(saved) = saved else { return };
+        let names: Vec<String> = if committed {
+            local
+        } else {
+            let mut all: Vec<String> = self.values.lock().keys().cloned().collect();
+            all.extend(saved.values.keys().cloned());
+            all.push("synchronous_commit".into());
+            all
+        };
+        for n in names {
+            match n.as_str() {
+                "synchronous_commit" | "delayed_durability" => {
+                    self.session.set_delayed_default(saved.delayed)
+                }
+                _ => {}
+            }
+            let mut values = self.values.lock();
+            match saved.values.get(&n) {
+                Some(v) => {
+                    if n == "application_name" {
+                        self.session.set_program_name(v);
+                    }
+                    values.insert(n, v.clone());
+                }
+                None => {
+                    values.remove(&n);
+                }
+            }
+        }
+    }
+
+    /// Remembers the settings before a change inside a transaction block.
+    fn remember(&self, local: Option<&str>) {
+        let mut tx = self.tx.lock();
+        if !tx.active {
+            return;
+        }
+        if tx.saved.is_none() {
+            tx.saved = Some(Saved {
+                values: self.values.lock().clone(),
+                delayed: self.session.delayed_default(),
+            });
+        }
+        if let Some(n) = local {
+            tx.local.push(n.to_ascii_lowercase());
+        }
+    }
+
+    /// `SET LOCAL`: until the end of the transaction block. Outside one it
+    /// has no effect (false), as in PostgreSQL, which warns.
+    pub fn set_local(&self, name: &str, value: &str) -> Result<bool> {
+        if !self.tx.lock().active {
+            return Ok(false);
+        }
+        self.check(name, value)?;
+        self.remember(Some(name));
+        self.apply(name, value)?;
+        Ok(true)
+    }
+
+    /// Sets a parameter for the session. The ones that change what Walden
+    /// does take effect here; the others are kept and shown back.
+    pub fn set(&self, name: &str, value: &str) -> Result<()> {
+        self.check(name, value)?;
+        self.remember(None);
+        self.apply(name, value)
+    }
+
+    /// Refuses a bad value before anything is remembered or changed.
+    fn check(&self, name: &str, value: &str) -> Result<()> {
+        parse(name, value).map(|_| ())
+    }
+
+    fn apply(&self, name: &str, value: &str) -> Result<()> {
+        let (name, v, effect) = parse(name, value)?;
+        match effect {
+            Effect::Delayed(on) => self.session.set_delayed_default(on),
+            Effect::Program => self.session.set_program_name(&v),
+            Effect::Kept => {}
+        }
+        self.values.lock().insert(name, v);
+        Ok(())
+    }
+
+    /// A value the server configured for this session: shown until the
+    /// session sets its own, and what RESET returns to.
+    pub fn set_default(&self, name: &str, value: &str) -> Result<()> {
+        let (name, v, _) = parse(name, value)?;
+        self.defaults.lock().insert(name, v);
+        Ok(())
+    }
+
+    /// `RESET name`: back to the value the session started with.
+    pub fn reset(&self, name: &str) {
+        self.remember(None);
+        let name = name.to_ascii_lowercase();
+        match name.as_str() {
+            "synchronous_commit" | "delayed_durability" => self.session.set_delayed_default(false),
+            "application_name" => {
+                let _ = self.set("application_name", &self.application_name.clone());
+                return;
+            }
+            _ => {}
+        }
+        self.values.lock().remove(&name);
+    }
+
+    /// `RESET ALL` (asyncpg runs it whenever a pooled connection is released).
+    pub fn reset_all(&self) {
+        self.remember(None);
+        self.session.set_delayed_default(false);
+        self.values.lock().clear();
+        let _ = self.set("application_name", &self.application_name.clone());
+    }
+
+    /// A parameter's current value; `None` if it was never set and is not
+    /// one Walden reports.
+    pub fn get(&self, name: &str) -> Option<String> {
+        let name = name.to_ascii_lowercase();
+        let on_off = |b: bool| if b { "on" } else { "off" }.to_string();
+        match name.as_str() {
+            "synchronous_commit" => return Some(on_off(!self.session.delayed_default())),
+            "delayed_durability" => return Some(on_off(self.session.delayed_default())),
+            "transaction_isolation" | "transaction isolation level" => {
+                return Some("read committed".into())
+            }
+            "server_version_num" => return Some("150000".into()),
+            "max_connections" => return Some("100".into()),
+            _ => {}
+        }
+        if let Some(v) = self.values.lock().get(&name) {
+            return Some(v.clone());
+        }
+        if let Some(v) = self.defaults.lock().get(&name) {
+            return Some(v.clone());
+        }
+        crate::server_parameters()
+            .into_iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(&name))
+            .map(|(_, v)| v)
+    }
+}

@@ -1,0 +1,169 @@
+"""asyncpg against a server: python3 asyncpg_suite.py 'host=... port=...'"""
+
+import asyncio
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from conformance import check, run  # noqa: E402
+
+import asyncpg  # noqa: E402  (missing driver: the import fails the run)
+
+
+def dsn():
+    """asyncpg takes a URL: built from the libpq key=value string."""
+    kv = dict(p.split("=", 1) for p in sys.argv[1].split())
+    return "postgresql://{}@{}:{}/{}".format(
+        kv.get("user", "walden"), kv["host"], kv["port"], kv.get("dbname", "walden")
+    )
+
+
+async def connect():
+    return await asyncpg.connect(dsn(), timeout=10)
+
+
+async def fresh(c, table, cols):
+    await c.execute(f"DROP TABLE IF EXISTS {table}")
+    await c.execute(f"CREATE TABLE {table} ({cols})")
+
+
+@check()
+async def queries_with_parameters():
+    c = await connect()
+    try:
+        await fresh(c, "ap_crud", "id int PRIMARY KEY, name text")
+        await c.execute("INSERT INTO ap_crud VALUES ($1, $2)", 1, "one")
+        await c.executemany("INSERT INTO ap_crud VALUES ($1, $2)", [(i, str(i)) for i in range(2, 50)])
+        assert await c.fetchval("SELECT count(*) FROM ap_crud") == 49
+        row = await c.fetchrow("SELECT id, name FROM ap_crud WHERE id = $1", 1)
+        assert (row["id"], row["name"]) == (1, "one"), row
+    finally:
+        await c.close()
+
+
+@check()
+async def errors_return_promptly():
+    c = await connect()
+    try:
+        try:
+            await c.fetch("SELECT * FROM no_such_table_here")
+            raise AssertionError("no error")
+        except asyncpg.exceptions.UndefinedTableError:
+            pass
+        try:
+            await c.fetchval("SELECT 1 / $1::int", 0)
+            raise AssertionError("no error")
+        except asyncpg.exceptions.DivisionByZeroError:
+            pass
+        try:
+            await c.execute("SELEC 1")
+            raise AssertionError("no error")
+        except asyncpg.exceptions.PostgresSyntaxError:
+            pass
+        assert await c.fetchval("SELECT 1") == 1
+    finally:
+        await c.close()
+
+
+@check()
+async def transaction_block_rolls_back():
+    c = await connect()
+    try:
+        await fresh(c, "ap_tx", "id int PRIMARY KEY")
+        try:
+            async with c.transaction():
+                await c.execute("INSERT INTO ap_tx VALUES (1)")
+                await c.execute("INSERT INTO ap_tx VALUES (1)")
+        except asyncpg.exceptions.UniqueViolationError:
+            pass
+        assert await c.fetchval("SELECT count(*) FROM ap_tx") == 0
+    finally:
+        await c.close()
+
+
+@check()
+async def cursor_fetches_in_batches():
+    c = await connect()
+    try:
+        async with c.transaction():
+            n = 0
+            async for _ in c.cursor("SELECT x FROM generate_series(1, 1000) AS x", prefetch=100):
+                n += 1
+            assert n == 1000, n
+            cur = await c.cursor("SELECT x FROM generate_series(1, 10) AS x")
+            assert [r[0] for r in await cur.fetch(3)] == [1, 2, 3]
+            assert [r[0] for r in await cur.fetch(3)] == [4, 5, 6]
+    finally:
+        await c.close()
+
+
+@check()
+async def pool_acquire_and_release():
+    # Release runs pg_advisory_unlock_all(), CLOSE ALL, UNLISTEN *, RESET ALL.
+    pool = await asyncpg.create_pool(dsn(), min_size=1, max_size=2, timeout=10)
+    try:
+        for _ in range(3):
+            async with pool.acquire() as c:
+                await c.execute("SELECT pg_advisory_lock(99)")
+                await c.execute("SET application_name = 'pooled'")
+        async with pool.acquire() as c:
+            # The release unlocked it and reset the setting.
+            other = await connect()
+            try:
+                assert await other.fetchval("SELECT pg_try_advisory_lock(99)") is True
+            finally:
+                await other.close()
+            assert await c.fetchval("SHOW application_name") != "pooled"
+    finally:
+        await pool.close()
+
+
+@check()
+async def server_version_and_catalog_lookup():
+    c = await connect()
+    try:
+        v = c.get_server_version()
+        assert v.major == 15, v
+        assert await c.fetchval("SELECT typname FROM pg_type WHERE oid = 23") == "int4"
+    finally:
+        await c.close()
+
+
+@check(gap="binary COPY (copy_records_to_table)")
+async def copy_records_to_table():
+    c = await connect()
+    try:
+        await fresh(c, "ap_copy", "id int PRIMARY KEY, v text")
+        await c.copy_records_to_table("ap_copy", records=[(1, "a"), (2, "b")])
+        assert await c.fetchval("SELECT count(*) FROM ap_copy") == 2
+    finally:
+        await c.close()
+
+
+@check(gap="arrays as a real type (asyncpg binds a list)")
+async def array_parameter():
+    c = await connect()
+    try:
+        assert await c.fetchval("SELECT $1::int[]", [1, 2]) == [1, 2]
+    finally:
+        await c.close()
+
+
+@check(gap="enum types (and asyncpg's introspection of non-built-in types)")
+async def enum_type_introspection():
+    c = await connect()
+    try:
+        await c.execute("DROP TYPE IF EXISTS ap_mood")
+        await c.execute("CREATE TYPE ap_mood AS ENUM ('sad', 'happy')")
+        assert await c.fetchval("SELECT 'happy'::ap_mood") == "happy"
+    finally:
+        await c.close()
+
+
+def call(f):
+    asyncio.run(asyncio.wait_for(f(), 15))
+
+
+if __name__ == "__main__":
+    print(f"asyncpg {asyncpg.__version__}")
+    run(call)

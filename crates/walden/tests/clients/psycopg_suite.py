@@ -1,0 +1,230 @@
+"""psycopg 3 against a server: python3 psycopg_suite.py 'host=... port=...'"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from conformance import check, run  # noqa: E402
+
+import psycopg  # noqa: E402  (missing driver: the import fails the run)
+from psycopg import errors  # noqa: E402
+
+DSN = sys.argv[1]
+
+
+def connect(**kw):
+    return psycopg.connect(DSN, connect_timeout=10, **kw)
+
+
+def fresh(conn, table, cols):
+    conn.execute(f"DROP TABLE IF EXISTS {table}")
+    conn.execute(f"CREATE TABLE {table} ({cols})")
+
+
+@check()
+def crud_with_parameters():
+    with connect(autocommit=True) as c:
+        fresh(c, "pg_crud", "id int PRIMARY KEY, name text, score float8, ok boolean")
+        c.execute("INSERT INTO pg_crud VALUES (%s, %s, %s, %s)", (1, "a'b", 1.5, True))
+        c.execute("INSERT INTO pg_crud VALUES (%s, %s, %s, %s)", (2, None, None, None))
+        c.execute("UPDATE pg_crud SET name = %s WHERE id = %s", ("two", 2))
+        rows = c.execute("SELECT id, name, score, ok FROM pg_crud ORDER BY id").fetchall()
+        assert rows == [(1, "a'b", 1.5, True), (2, "two", None, None)], rows
+        c.execute("DELETE FROM pg_crud WHERE id = %s", (1,))
+        assert c.execute("SELECT count(*) FROM pg_crud").fetchone()[0] == 1
+
+
+@check()
+def errors_carry_sqlstate_and_the_connection_survives():
+    with connect(autocommit=True) as c:
+        try:
+            c.execute("SELECT * FROM no_such_table_here")
+            raise AssertionError("no error")
+        except errors.UndefinedTable:
+            pass
+        try:
+            c.execute("SELECT 1 / %s", (0,))
+            raise AssertionError("no error")
+        except errors.DivisionByZero:
+            pass
+        assert c.execute("SELECT 1").fetchone()[0] == 1
+
+
+@check()
+def transaction_rolls_back_after_an_error():
+    with connect(autocommit=True) as c:
+        fresh(c, "pg_tx", "id int PRIMARY KEY")
+    with connect() as c:
+        c.execute("INSERT INTO pg_tx VALUES (1)")
+        try:
+            c.execute("INSERT INTO pg_tx VALUES (1)")
+            raise AssertionError("no error")
+        except errors.UniqueViolation:
+            pass
+        try:
+            c.execute("SELECT 1")
+            raise AssertionError("statement ran in a failed transaction")
+        except errors.InFailedSqlTransaction:
+            pass
+        c.rollback()
+        assert c.execute("SELECT count(*) FROM pg_tx").fetchone()[0] == 0
+
+
+@check()
+def pipeline_mode_runs_many_statements():
+    with connect(autocommit=True) as c:
+        fresh(c, "pg_pipe", "id int PRIMARY KEY, v text")
+        with c.pipeline():
+            cur = c.cursor()
+            for i in range(50):
+                cur.execute("INSERT INTO pg_pipe VALUES (%s, %s)", (i, str(i)))
+            cur.execute("SELECT count(*) FROM pg_pipe")
+        assert cur.fetchone()[0] == 50
+
+
+@check()
+def pipeline_error_is_reported_and_undoes_its_group():
+    with connect(autocommit=True) as c:
+        fresh(c, "pg_pipe_err", "id int PRIMARY KEY")
+        try:
+            with c.pipeline():
+                c.execute("INSERT INTO pg_pipe_err VALUES (1)")
+                c.execute("INSERT INTO no_such_table_here VALUES (2)")
+                c.execute("INSERT INTO pg_pipe_err VALUES (3)")
+            raise AssertionError("no error")
+        except errors.UndefinedTable:
+            pass
+        # The statements up to the Sync were one implicit transaction.
+        n = c.execute("SELECT count(*) FROM pg_pipe_err").fetchone()[0]
+        assert n == 0, n
+        # The pipeline and the connection work again.
+        with c.pipeline():
+            c.execute("INSERT INTO pg_pipe_err VALUES (4)")
+        assert c.execute("SELECT count(*) FROM pg_pipe_err").fetchone()[0] == 1
+
+
+@check()
+def pipeline_sync_points_keep_earlier_groups():
+    with connect(autocommit=True) as c:
+        fresh(c, "pg_pipe_sync", "id int PRIMARY KEY")
+        try:
+            with c.pipeline() as p:
+                c.execute("INSERT INTO pg_pipe_sync VALUES (1)")
+                p.sync()
+                c.execute("INSERT INTO pg_pipe_sync VALUES (1)")
+        except errors.UniqueViolation:
+            pass
+        assert c.execute("SELECT count(*) FROM pg_pipe_sync").fetchone()[0] == 1
+
+
+@check()
+def prepared_statements_and_binary_results():
+    with connect(autocommit=True) as c:
+        for i in range(8):  # psycopg prepares from the 5th execution
+            r = c.execute("SELECT %s::int + 1, %s::text", (i, "x"), prepare=True).fetchone()
+            assert r == (i + 1, "x"), r
+        cur = c.cursor(binary=True)
+        r = cur.execute("SELECT 42::int4, 7::int8, 'b'::text, true, 2.5::float8").fetchone()
+        assert r == (42, 7, "b", True, 2.5), r
+
+
+@check()
+def streaming_a_large_result():
+    with connect(autocommit=True) as c:
+        n = 0
+        for (x,) in c.cursor().stream("SELECT x FROM generate_series(1, 20000) AS x"):
+            n += 1
+        assert n == 20000, n
+
+
+@check()
+def copy_in_and_out_text():
+    with connect(autocommit=True) as c:
+        fresh(c, "pg_copy", "id int PRIMARY KEY, v text")
+        with c.cursor().copy("COPY pg_copy (id, v) FROM STDIN") as cp:
+            for i in range(100):
+                cp.write_row((i, f"v{i}"))
+        assert c.execute("SELECT count(*) FROM pg_copy").fetchone()[0] == 100
+        out = []
+        with c.cursor().copy("COPY (SELECT id FROM pg_copy ORDER BY id) TO STDOUT") as cp:
+            for row in cp.rows():
+                out.append(row)
+        assert len(out) == 100, len(out)
+
+
+@check()
+def advisory_locks_and_settings():
+    with connect(autocommit=True) as a, connect(autocommit=True) as b:
+        a.execute("SELECT pg_advisory_lock(%s)", (7,))
+        assert b.execute("SELECT pg_try_advisory_lock(7)").fetchone()[0] is False
+        assert a.execute("SELECT pg_advisory_unlock(7)").fetchone()[0] is True
+        assert b.execute("SELECT pg_try_advisory_lock(7)").fetchone()[0] is True
+        b.execute("SELECT pg_advisory_unlock_all()")
+        a.execute("SELECT set_config('application_name', 'conformance', false)")
+        v = a.execute("SELECT current_setting('application_name')").fetchone()[0]
+        assert v == "conformance", v
+
+
+@check()
+def now_is_fixed_within_a_transaction():
+    with connect() as c:
+        t1 = c.execute("SELECT now()").fetchone()[0]
+        c.execute("SELECT pg_sleep(0.05)")
+        t2 = c.execute("SELECT now()").fetchone()[0]
+        assert t1 == t2, (t1, t2)
+
+
+@check(gap="named (server-side) cursors: DECLARE ... CURSOR")
+def named_cursor():
+    with connect() as c:
+        with c.cursor(name="nc") as cur:
+            cur.execute("SELECT x FROM generate_series(1, 10) AS x")
+            assert len(cur.fetchmany(3)) == 3
+
+
+@check(gap="binary COPY")
+def copy_binary():
+    with connect(autocommit=True) as c:
+        fresh(c, "pg_copyb", "id int PRIMARY KEY")
+        with c.cursor().copy("COPY pg_copyb FROM STDIN (FORMAT BINARY)") as cp:
+            cp.set_types(["int4"])
+            cp.write_row((1,))
+
+
+@check()
+def type_info_fetch():
+    from psycopg.types import TypeInfo
+
+    with connect() as c:
+        t = TypeInfo.fetch(c, "int4")
+        assert t is not None and t.oid == 23
+
+
+@check(gap="timestamptz stored as UTC with the session TimeZone")
+def timestamptz_round_trip():
+    import datetime as dt
+
+    with connect(autocommit=True) as c:
+        v = dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.timezone(dt.timedelta(hours=-5)))
+        r = c.execute("SELECT %s::timestamptz", (v,)).fetchone()[0]
+        assert r == v, r
+
+
+@check()
+def quoted_alias_keeps_its_case():
+    with connect(autocommit=True) as c:
+        cur = c.execute('SELECT 1 AS "FirstName"')
+        assert cur.description[0].name == "FirstName", cur.description[0].name
+
+
+@check()
+def quoted_column_keeps_its_case():
+    with connect(autocommit=True) as c:
+        fresh(c, "pg_case", '"FirstName" text')
+        cur = c.execute("SELECT * FROM pg_case")
+        assert cur.description[0].name == "FirstName", cur.description[0].name
+
+
+if __name__ == "__main__":
+    print(f"psycopg {psycopg.__version__}")
+    run(lambda f: f())
