@@ -272,7 +272,7 @@ pub(crate) fn read_checkpoint(
     stats: &Arc<FileStats>,
 ) -> Result<Image> {
     let path = data_dir.join(CHECKPOINT_FILE);
-    if !vfs.exists(&path) {
+    if !vfs.exists(&path).map_err(io_err(&path))? {
         return Err(EngineError::CorruptDataFile {
             path,
             detail: "the checkpoint file is missing".into(),

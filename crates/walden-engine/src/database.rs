@@ -226,7 +226,7 @@ impl Database {
     /// Creates the files of a new, empty database.
     pub(crate) fn create(dir: &Path, opts: &OpenOptions, settings: DbSettings) -> Result<()> {
         let vfs = &*opts.vfs;
-        vfs.create_dir_all(&Self::data_dir(dir))
+        walden_log::vfs::create_dir_durable(vfs, &Self::data_dir(dir))
             .map_err(crate::error::io_err(dir))?;
         let image = Image {
             settings,

@@ -110,10 +110,9 @@ impl Instance {
     pub fn open(cfg: InstanceConfig) -> Result<Instance> {
         cfg.log.validate().map_err(EngineError::InvalidDefinition)?;
         let vfs = cfg.vfs.clone();
-        vfs.create_dir_all(&cfg.data_dir)
-            .map_err(io_err(&cfg.data_dir))?;
+        walden_log::vfs::create_dir_durable(&*vfs, &cfg.data_dir).map_err(io_err(&cfg.data_dir))?;
         let cat_path = cfg.data_dir.join(CATALOG_FILE);
-        let fresh = !vfs.exists(&cat_path);
+        let fresh = !vfs.exists(&cat_path).map_err(io_err(&cat_path))?;
         let catalog: CatalogFile = if fresh {
             CatalogFile {
                 databases: Vec::new(),
@@ -218,7 +217,7 @@ impl Instance {
         }
         let dir = self.db_dir(name);
         let vfs = &self.inner.cfg.vfs;
-        if vfs.exists(&dir) {
+        if vfs.exists(&dir).map_err(io_err(&dir))? {
             // Left over from a create that crashed before it was registered.
             vfs.remove_dir_all(&dir).map_err(io_err(&dir))?;
         }
@@ -307,11 +306,11 @@ impl Instance {
             return Err(EngineError::DatabaseExists(name.to_string()));
         }
         let dir = self.db_dir(name);
-        if vfs.exists(&dir) {
+        if vfs.exists(&dir).map_err(io_err(&dir))? {
             vfs.remove_dir_all(&dir).map_err(io_err(&dir))?;
         }
         let data = Database::data_dir(&dir);
-        vfs.create_dir_all(&data).map_err(io_err(&data))?;
+        walden_log::vfs::create_dir_durable(&*vfs, &data).map_err(io_err(&data))?;
         checkpoint::write_checkpoint(&*vfs, &data, &image, &Arc::new(FileStats::default()))?;
         LogManager::init_at(
             vfs.clone(),
@@ -354,11 +353,11 @@ impl Instance {
         } else {
             None
         };
-        if vfs.exists(&dir) {
+        if vfs.exists(&dir).map_err(io_err(&dir))? {
             vfs.remove_dir_all(&dir).map_err(io_err(&dir))?;
         }
         let data = Database::data_dir(&dir);
-        vfs.create_dir_all(&data).map_err(io_err(&data))?;
+        walden_log::vfs::create_dir_durable(&*vfs, &data).map_err(io_err(&data))?;
         checkpoint::write_checkpoint(&*vfs, &data, &decoded, &Arc::new(FileStats::default()))?;
         LogManager::init_at(
             vfs.clone(),

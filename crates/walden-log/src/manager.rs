@@ -131,7 +131,7 @@ impl LogManager {
     ) -> Result<(LogManager, RecoveryReport)> {
         cfg.validate().map_err(LogError::Config)?;
         let t0 = Instant::now();
-        vfs.create_dir_all(dir).map_err(io_err(dir))?;
+        crate::vfs::create_dir_durable(&*vfs, dir).map_err(io_err(dir))?;
         let mut spares = Vec::new();
         let mut next_spare = 0;
         for name in vfs.list(dir).map_err(io_err(dir))? {
@@ -279,7 +279,7 @@ impl LogManager {
         stats: Arc<FileStats>,
         lsn: Lsn,
     ) -> Result<()> {
-        vfs.create_dir_all(dir).map_err(io_err(dir))?;
+        crate::vfs::create_dir_durable(&*vfs, dir).map_err(io_err(dir))?;
         if vfs
             .list(dir)
             .map_err(io_err(dir))?
