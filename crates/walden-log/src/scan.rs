@@ -22,8 +22,22 @@ pub type RecordSink<'a> = dyn FnMut(Lsn, Lsn, &[u8]) -> Result<()> + 'a;
 /// (the header carries each block's own length).
 pub const MAX_BLOCK: usize = 1 << 20;
 
-/// Largest record the reader accepts (a sanity bound on the length prefix).
-pub const MAX_RECORD: usize = 1 << 30;
+/// Largest record the reader accepts (a sanity bound on the length prefix)
+/// and the writer appends: 1.5 GiB, room for a row holding one value of the
+/// engine's 1 GiB maximum.
+pub const MAX_RECORD: usize = 3 << 29;
+
+/// Refuses a record the reader would reject (and whose length would not fit
+/// the 4-byte frame).
+pub fn check_record_len(len: usize) -> Result<()> {
+    if len > MAX_RECORD {
+        return Err(LogError::RecordTooLarge {
+            len: len as u64,
+            max: MAX_RECORD as u64,
+        });
+    }
+    Ok(())
+}
 
 /// A segment file found in the log directory.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -53,6 +53,7 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::ReadOnly => "25006",
         K::PrerequisiteState => "55000",
         K::CompletionUnknown => "40003",
+        K::ProgramLimitExceeded => "54000",
         K::ObjectInUse => "55006",
         K::DiskFull => "53100",
         K::Io => "58030",

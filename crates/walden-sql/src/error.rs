@@ -38,6 +38,8 @@ pub enum ErrorKind {
     InvalidParameter,
     /// The object is not in a state that allows the operation (55000).
     PrerequisiteState,
+    /// A value, row or log record over a size limit (54000).
+    ProgramLimitExceeded,
     /// A commit's outcome is not known to be what the client asked (40003):
     /// hardened on the primary but not confirmed by required secondaries.
     CompletionUnknown,
@@ -99,6 +101,13 @@ impl From<EngineError> for SqlError {
             E::Backup(_) => ErrorKind::InvalidParameter,
             E::DatabaseInUse(_) => ErrorKind::ObjectInUse,
             E::Log(walden_log::LogError::Poisoned(_)) => ErrorKind::Io,
+            E::ValueTooLarge { .. }
+            | E::RowTooLarge { .. }
+            | E::Log(walden_log::LogError::RecordTooLarge { .. }) => {
+                ErrorKind::ProgramLimitExceeded
+            }
+            E::DirectoryExists { .. } => ErrorKind::DuplicateDatabase,
+            E::CatalogMissing { .. } | E::DirectoryMismatch { .. } => ErrorKind::Io,
             E::Log(_) | E::Io { .. } | E::CorruptDataFile { .. } => ErrorKind::Io,
             E::Closed => ErrorKind::Internal,
             E::ReadOnlyReplica(_) => ErrorKind::ReadOnly,
