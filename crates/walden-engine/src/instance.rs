@@ -178,7 +178,15 @@ impl Instance {
         let cat_path = dir.join(CATALOG_FILE);
         let fresh = !vfs.exists(&cat_path).map_err(io_err(&cat_path))?;
         let catalog: CatalogFile = if fresh {
-            let found = vfs.list(dir).map_err(io_err(dir))?;
+            // Our own temporary catalog from a first start that crashed
+            // before the rename is not somebody else's file.
+            let tmp = cat_path.with_extension("tmp");
+            let found: Vec<String> = vfs
+                .list(dir)
+                .map_err(io_err(dir))?
+                .into_iter()
+                .filter(|n| Some(n.as_str()) != tmp.file_name().and_then(|f| f.to_str()))
+                .collect();
             if !found.is_empty() {
                 return Err(EngineError::CatalogMissing {
                     dir: dir.clone(),
