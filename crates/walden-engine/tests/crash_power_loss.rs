@@ -53,6 +53,9 @@ struct Shared {
     parts: Mutex<HashMap<(i64, i64), i64>>,
     /// DDL track: statements started and acknowledged.
     ddl: Mutex<(u64, u64)>,
+    /// CREATE / DROP DATABASE extra, alternately: started and acknowledged.
+    dbops: Mutex<(u64, u64)>,
+    inst: Instance,
 }
 
 fn config(mem: &MemVfs, rng: &mut impl Rng) -> InstanceConfig {
@@ -135,6 +138,9 @@ fn worker(
             return;
         }
         if session == 0 && rng.gen_bool(0.08) && ddl_step(&db, &s, &shared).is_err() {
+            return;
+        }
+        if session == 1 && rng.gen_bool(0.03) && db_step(&shared).is_err() {
             return;
         }
         // Now and then a transaction of several log records (> 256 KiB).
@@ -263,6 +269,22 @@ fn ddl_step(db: &Arc<Database>, s: &Arc<Session>, shared: &Shared) -> Result<()>
     Ok(())
 }
 
+/// CREATE DATABASE extra or DROP DATABASE extra, alternately.
+fn db_step(shared: &Shared) -> Result<()> {
+    let k = {
+        let mut d = shared.dbops.lock();
+        d.0 += 1;
+        d.0 - 1
+    };
+    if k % 2 == 0 {
+        shared.inst.create_database("extra")?;
+    } else {
+        shared.inst.drop_database("extra")?;
+    }
+    shared.dbops.lock().1 = k + 1;
+    Ok(())
+}
+
 /// The DDL track's tables (name, rows) after its first `m` statements.
 fn ddl_state(m: u64) -> BTreeMap<String, usize> {
     let mut t = BTreeMap::new();
@@ -307,6 +329,7 @@ struct Outcome {
     rotted: bool,
     ddl: u64,
     big: usize,
+    dbops: u64,
 }
 
 fn trial(seed: u64) -> Outcome {
@@ -353,6 +376,8 @@ fn trial(seed: u64) -> Outcome {
         crashed: AtomicBool::new(false),
         parts: Mutex::new(HashMap::new()),
         ddl: Mutex::new((0, 0)),
+        dbops: Mutex::new((0, 0)),
+        inst: inst.clone(),
     });
     let threads: Vec<_> = (0..SESSIONS)
         .map(|i| {
@@ -476,6 +501,14 @@ fn trial(seed: u64) -> Outcome {
             }
         }
     }
+    // CREATE / DROP DATABASE: as acknowledged, or as the one in flight.
+    let (started, acked_db) = *shared.dbops.lock();
+    let extra = inst.database("extra").is_ok();
+    assert!(
+        extra == (acked_db % 2 == 1) || (started > acked_db && extra == (started % 2 == 1)),
+        "seed {seed} ({mode:?}): database extra exists: {extra}, after {acked_db} \
+         acknowledged CREATE/DROP DATABASE ({started} started)"
+    );
     // (f) sane counters, and the database takes new work.
     let e = db.exposure();
     assert_eq!(e.unhardened_commits, 0);
@@ -504,6 +537,7 @@ fn trial(seed: u64) -> Outcome {
         rotted: rot,
         ddl: acked_ddl,
         big: parts.values().filter(|&&p| p == 4).count(),
+        dbops: acked_db,
     }
 }
 
@@ -535,6 +569,7 @@ fn a_thousand_simulated_power_losses() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(0x5eed);
     let (mut acked, mut lost, mut faulted, mut rotted, mut ddl, mut big) = (0, 0, 0, 0, 0, 0);
+    let mut dbops = 0;
     let t0 = std::time::Instant::now();
     for i in 0..trials {
         let seed = base + i;
@@ -551,12 +586,14 @@ fn a_thousand_simulated_power_losses() {
         rotted += o.rotted as u64;
         ddl += o.ddl;
         big += o.big;
+        dbops += o.dbops;
     }
     println!(
         "{trials} simulated power losses in {:.1} s: {acked} acknowledged commits checked, \
          {lost} acknowledged delayed commits lost (allowed), 0 violations; \
          {faulted} trials with EIO/ENOSPC injected, {rotted} with a rotten checkpoint image, \
-         {ddl} DDL statements, {big} transactions of several log records",
+         {ddl} DDL statements, {dbops} CREATE/DROP DATABASE, {big} transactions of several \
+         log records begun",
         t0.elapsed().as_secs_f64()
     );
     assert!(
