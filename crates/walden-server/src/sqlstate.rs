@@ -82,5 +82,7 @@ mod tests {
                 .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit()));
         }
         assert_eq!(sqlstate(ErrorKind::InFailedTransaction), "25P02");
+        // program_limit_exceeded, for values, rows and log records over a limit.
+        assert_eq!(sqlstate(ErrorKind::ProgramLimitExceeded), "54000");
     }
 }
