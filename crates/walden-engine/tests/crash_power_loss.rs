@@ -322,7 +322,10 @@ fn db_vfs_crash(_shared: &Shared, mode: CrashMode, seed: u64) -> MemVfs {
     })
 }
 
+#[derive(Default)]
 struct Outcome {
+    /// Recovery refused a log with a rotten hardened block.
+    refused: bool,
     acked: usize,
     lost_delayed: usize,
     faulted: bool,
@@ -371,6 +374,10 @@ fn trial(seed: u64) -> Outcome {
     }
     let rot = rng.gen_bool(0.2);
     let rot_seed: u64 = rng.gen();
+    // One trial in ten: bit rot in a log block below the hardened LSN the
+    // control file recorded.
+    let rot_log = rng.gen_bool(0.1);
+    let rot_log_seed: u64 = rng.gen();
     let shared = Arc::new(Shared {
         acks: Mutex::new((Vec::new(), None)),
         crashed: AtomicBool::new(false),
@@ -404,12 +411,27 @@ fn trial(seed: u64) -> Outcome {
     if rot {
         rot_one_image(&crashed, rot_seed);
     }
+    let log_rotted = rot_log && rot_hardened_log_block(&crashed, rot_log_seed);
 
-    let inst = Instance::open(InstanceConfig {
+    let opened = Instance::open(InstanceConfig {
         vfs: Arc::new(crashed.clone()),
         ..cfg
-    })
-    .unwrap_or_else(|e| panic!("seed {seed}: recovery failed: {e}"));
+    });
+    let inst = match opened {
+        Ok(i) => i,
+        // Damage to hardened log must stop the open, never be cut off; a
+        // block recovery does not need may also go unread.
+        Err(EngineError::Log(
+            walden_log::LogError::EndsEarly { .. } | walden_log::LogError::Corrupt { .. },
+        )) if log_rotted => {
+            return Outcome {
+                acked: acks.len(),
+                refused: true,
+                ..Outcome::default()
+            };
+        }
+        Err(e) => panic!("seed {seed}: recovery failed: {e}"),
+    };
     let db = inst.database("walden").unwrap();
     let end = db.log().end_lsn();
     let items = db.table("items").unwrap().snapshot();
@@ -538,6 +560,7 @@ fn trial(seed: u64) -> Outcome {
         ddl: acked_ddl,
         big: parts.values().filter(|&&p| p == 4).count(),
         dbops: acked_db,
+        refused: false,
     }
 }
 
@@ -558,6 +581,55 @@ fn rot_one_image(vfs: &MemVfs, seed: u64) {
     }
 }
 
+/// Flips a bit in a log block that ends at or below the hardened LSN of
+/// the control file (so it was durable once); returns whether it found one.
+fn rot_hardened_log_block(vfs: &MemVfs, seed: u64) -> bool {
+    use walden_log::block;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let dir = std::path::Path::new("/crash/walden");
+    let Ok(ctl) = walden_log::vfs::read_file(vfs, &dir.join("control")) else {
+        return false;
+    };
+    let len = u32::from_le_bytes(ctl[12..16].try_into().unwrap()) as usize;
+    let body: serde_json::Value = serde_json::from_slice(&ctl[16..16 + len]).unwrap();
+    let hardened = body["hardened_lsn"].as_u64().unwrap();
+    let mut blocks = Vec::new();
+    for (path, _) in vfs.files() {
+        let is_seg = path.starts_with(dir.join("log"))
+            && path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(block::parse_segment_name)
+                .is_some();
+        if !is_seg {
+            continue;
+        }
+        let data = walden_log::vfs::read_file(vfs, &path).unwrap();
+        let mut off = block::SEGMENT_HEADER;
+        while off + block::BLOCK_HEADER <= data.len() {
+            if let Some(h) = block::decode_header(&data[off..], 1 << 20) {
+                let end = off + h.block_len as usize;
+                if end <= data.len()
+                    && block::verify_block(&h, &data[off..end])
+                    && h.end_lsn() <= hardened
+                    && h.payload_len > 0
+                {
+                    let span = block::BLOCK_HEADER + h.payload_len as usize;
+                    blocks.push((path.clone(), off, span));
+                }
+            }
+            off += block::PAGE;
+        }
+    }
+    if blocks.is_empty() {
+        return false;
+    }
+    let (path, off, span) = &blocks[rng.gen_range(0..blocks.len())];
+    let at = *off as u64 + rng.gen_range(0..*span as u64);
+    vfs.flip_bit(path, at, rng.gen_range(0..8)).unwrap();
+    true
+}
+
 #[test]
 fn a_thousand_simulated_power_losses() {
     let trials: u64 = std::env::var("WALDEN_CRASH_TRIALS")
@@ -569,7 +641,7 @@ fn a_thousand_simulated_power_losses() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(0x5eed);
     let (mut acked, mut lost, mut faulted, mut rotted, mut ddl, mut big) = (0, 0, 0, 0, 0, 0);
-    let mut dbops = 0;
+    let (mut dbops, mut refused) = (0, 0);
     let t0 = std::time::Instant::now();
     for i in 0..trials {
         let seed = base + i;
@@ -587,13 +659,14 @@ fn a_thousand_simulated_power_losses() {
         ddl += o.ddl;
         big += o.big;
         dbops += o.dbops;
+        refused += o.refused as u64;
     }
     println!(
         "{trials} simulated power losses in {:.1} s: {acked} acknowledged commits checked, \
          {lost} acknowledged delayed commits lost (allowed), 0 violations; \
          {faulted} trials with EIO/ENOSPC injected, {rotted} with a rotten checkpoint image, \
          {ddl} DDL statements, {dbops} CREATE/DROP DATABASE, {big} transactions of several \
-         log records begun",
+         log records begun; {refused} opens refused for bit rot in hardened log",
         t0.elapsed().as_secs_f64()
     );
     assert!(
