@@ -323,8 +323,14 @@ pub(crate) fn load_newest(
         if !vfs.exists(&path).map_err(io_err(&path))? {
             continue;
         }
-        let bytes = read_all(vfs, &path, stats)?;
-        match peek_lsn(&bytes, &path) {
+        let mut bytes = read_all(vfs, &path, stats)?;
+        let mut peeked = peek_lsn(&bytes, &path);
+        if peeked.is_err() {
+            // Once more before falling back: the error may be the read's.
+            bytes = read_all(vfs, &path, stats)?;
+            peeked = peek_lsn(&bytes, &path);
+        }
+        match peeked {
             Ok(lsn) => found.push((slot, lsn, bytes)),
             Err(e) => damaged.push(e.to_string()),
         }

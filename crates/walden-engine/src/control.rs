@@ -86,8 +86,12 @@ pub fn read(vfs: &dyn Vfs, db_dir: &Path) -> Result<Option<Control>> {
     if !vfs.exists(&p).map_err(io_err(&p))? {
         return Ok(None);
     }
-    let bytes = walden_log::vfs::read_file(vfs, &p).map_err(io_err(&p))?;
-    decode(&bytes, &p).map(Some)
+    let read = || {
+        let bytes = walden_log::vfs::read_file(vfs, &p).map_err(io_err(&p))?;
+        decode(&bytes, &p)
+    };
+    // Once more on damage: a transient read error is not a damaged file.
+    read().or_else(|_| read()).map(Some)
 }
 
 pub fn write(vfs: &dyn Vfs, db_dir: &Path, c: &Control) -> Result<()> {

@@ -139,6 +139,37 @@ fn valid_name(name: &str) -> Result<()> {
     Ok(())
 }
 
+/// `instance.json`: `{"catalog": {...}, "crc32c": n}`, the checksum taken
+/// over the catalog's canonical (sorted, compact) JSON.
+fn encode_catalog(cat: &CatalogFile) -> Vec<u8> {
+    let v = serde_json::to_value(cat).expect("catalog serializes");
+    let crc = crc32c::crc32c(&serde_json::to_vec(&v).expect("catalog serializes"));
+    let doc = serde_json::json!({ "catalog": v, "crc32c": crc });
+    serde_json::to_vec_pretty(&doc).expect("catalog serializes")
+}
+
+/// Reads `instance.json`. A bare catalog (an older build's, or edited by
+/// hand without its checksum) is accepted as it is.
+fn decode_catalog(bytes: &[u8]) -> std::result::Result<CatalogFile, String> {
+    let mut doc: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    let bare = doc.get("databases").is_some() && doc.get("catalog").is_none();
+    let v = if bare {
+        doc
+    } else {
+        let crc = doc
+            .get("crc32c")
+            .and_then(|c| c.as_u64())
+            .ok_or("no checksum")?;
+        let v = doc.get_mut("catalog").ok_or("no catalog")?.take();
+        let canon = serde_json::to_vec(&v).map_err(|e| e.to_string())?;
+        if crc32c::crc32c(&canon) as u64 != crc {
+            return Err("checksum mismatch".into());
+        }
+        v
+    };
+    serde_json::from_value(v).map_err(|e| e.to_string())
+}
+
 /// Why `dir` looks like a database directory, if it does: a control file,
 /// or a `data` or `log` directory.
 fn looks_like_database(vfs: &dyn Vfs, dir: &Path) -> Result<Option<String>> {
@@ -199,11 +230,16 @@ impl Instance {
                 initialized: false,
             }
         } else {
-            let bytes = walden_log::vfs::read_file(&*vfs, &cat_path).map_err(io_err(&cat_path))?;
-            serde_json::from_slice(&bytes).map_err(|e| EngineError::CorruptDataFile {
-                path: cat_path.clone(),
-                detail: e.to_string(),
-            })?
+            let read = || {
+                let bytes =
+                    walden_log::vfs::read_file(&*vfs, &cat_path).map_err(io_err(&cat_path))?;
+                decode_catalog(&bytes).map_err(|detail| EngineError::CorruptDataFile {
+                    path: cat_path.clone(),
+                    detail,
+                })
+            };
+            // Once more on damage: a transient read error is not a damaged file.
+            read().or_else(|_| read())?
         };
         let inner = Arc::new(Inner {
             cfg: cfg.clone(),
@@ -330,7 +366,7 @@ impl Instance {
     fn save_catalog(&self) -> Result<()> {
         let cat = self.inner.catalog.lock().clone();
         let path = self.inner.cfg.data_dir.join(CATALOG_FILE);
-        let bytes = serde_json::to_vec_pretty(&cat).expect("catalog serializes");
+        let bytes = encode_catalog(&cat);
         walden_log::vfs::write_file_atomic(&*self.inner.cfg.vfs, &path, &bytes)
             .map_err(io_err(&path))
     }

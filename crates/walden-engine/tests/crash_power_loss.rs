@@ -326,6 +326,8 @@ fn db_vfs_crash(_shared: &Shared, mode: CrashMode, seed: u64) -> MemVfs {
 struct Outcome {
     /// Recovery refused a log with a rotten hardened block.
     refused: bool,
+    /// A transient read error was injected.
+    read_flip: bool,
     acked: usize,
     lost_delayed: usize,
     faulted: bool,
@@ -378,6 +380,9 @@ fn trial(seed: u64) -> Outcome {
     // control file recorded.
     let rot_log = rng.gen_bool(0.1);
     let rot_log_seed: u64 = rng.gen();
+    // One trial in ten: one read during recovery returns a flipped bit
+    // (transient: the stored bytes are intact).
+    let read_flip = rng.gen_bool(0.1).then(|| rng.gen_range(0..40u64));
     let shared = Arc::new(Shared {
         acks: Mutex::new((Vec::new(), None)),
         crashed: AtomicBool::new(false),
@@ -412,6 +417,12 @@ fn trial(seed: u64) -> Outcome {
         rot_one_image(&crashed, rot_seed);
     }
     let log_rotted = rot_log && rot_hardened_log_block(&crashed, rot_log_seed);
+    if let Some(n) = read_flip {
+        crashed.set_faults(Faults {
+            flip_read_after: Some(n),
+            ..Faults::default()
+        });
+    }
 
     let opened = Instance::open(InstanceConfig {
         vfs: Arc::new(crashed.clone()),
@@ -430,8 +441,18 @@ fn trial(seed: u64) -> Outcome {
                 ..Outcome::default()
             };
         }
-        Err(e) => panic!("seed {seed}: recovery failed: {e}"),
+        // A transient read error (every file read at open has a checksum,
+        // and a mismatch is read again) must not stop the open either.
+        Err(e) => panic!(
+            "seed {seed}: recovery failed: {e}{}",
+            if read_flip.is_some() {
+                " (after a transient read error)"
+            } else {
+                ""
+            }
+        ),
     };
+    crashed.set_faults(Faults::default());
     let db = inst.database("walden").unwrap();
     let end = db.log().end_lsn();
     let items = db.table("items").unwrap().snapshot();
@@ -561,6 +582,7 @@ fn trial(seed: u64) -> Outcome {
         big: parts.values().filter(|&&p| p == 4).count(),
         dbops: acked_db,
         refused: false,
+        read_flip: read_flip.is_some(),
     }
 }
 
@@ -641,7 +663,7 @@ fn a_thousand_simulated_power_losses() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(0x5eed);
     let (mut acked, mut lost, mut faulted, mut rotted, mut ddl, mut big) = (0, 0, 0, 0, 0, 0);
-    let (mut dbops, mut refused) = (0, 0);
+    let (mut dbops, mut refused, mut flips) = (0, 0, 0);
     let t0 = std::time::Instant::now();
     for i in 0..trials {
         let seed = base + i;
@@ -660,13 +682,15 @@ fn a_thousand_simulated_power_losses() {
         big += o.big;
         dbops += o.dbops;
         refused += o.refused as u64;
+        flips += o.read_flip as u64;
     }
     println!(
         "{trials} simulated power losses in {:.1} s: {acked} acknowledged commits checked, \
          {lost} acknowledged delayed commits lost (allowed), 0 violations; \
          {faulted} trials with EIO/ENOSPC injected, {rotted} with a rotten checkpoint image, \
          {ddl} DDL statements, {dbops} CREATE/DROP DATABASE, {big} transactions of several \
-         log records begun; {refused} opens refused for bit rot in hardened log",
+         log records begun; {refused} opens refused for bit rot in hardened log; \
+         {flips} recoveries with a transient read error",
         t0.elapsed().as_secs_f64()
     );
     assert!(

@@ -61,6 +61,13 @@ fn fill(inst: &Instance, rows: i64) {
     }
 }
 
+/// The catalog inside instance.json, for editing by hand (written back bare,
+/// without its checksum, as an operator would).
+fn catalog_of(bytes: &[u8]) -> serde_json::Value {
+    let mut v: serde_json::Value = serde_json::from_slice(bytes).unwrap();
+    v["catalog"].take()
+}
+
 fn rows(inst: &Instance) -> usize {
     inst.database("walden").unwrap().table("t").unwrap().len()
 }
@@ -103,7 +110,7 @@ fn a_directory_the_catalog_does_not_list_or_names_otherwise_is_refused() {
 
     // The catalog loses an entry: the unlisted directory is refused, not
     // ignored or deleted.
-    let mut v: serde_json::Value = serde_json::from_slice(&good).unwrap();
+    let mut v = catalog_of(&good);
     v["databases"]
         .as_array_mut()
         .unwrap()
@@ -344,6 +351,26 @@ fn oversized_values_and_rows_are_refused_when_made() {
 }
 
 #[test]
+fn a_damaged_catalog_is_refused() {
+    let mem = MemVfs::new();
+    let inst = Instance::open(mem_config(&mem)).unwrap();
+    fill(&inst, 1);
+    inst.close().unwrap();
+    drop(inst);
+    let cat = Path::new("/inst/instance.json");
+    let bytes = walden_log::vfs::read_file(&mem, cat).unwrap();
+    // A digit of an id: still JSON, but not the catalog that was written.
+    let at = bytes
+        .windows(4)
+        .position(|w| w == b"\"id\"")
+        .expect("an id")
+        + 6;
+    mem.flip_bit(cat, at as u64, 0).unwrap();
+    let e = Instance::open(mem_config(&mem)).err().expect("must refuse");
+    assert!(e.to_string().contains("checksum"), "{e}");
+}
+
+#[test]
 fn an_interrupted_create_is_undone_and_an_interrupted_drop_finished() {
     let mem = MemVfs::new();
     let inst = Instance::open(mem_config(&mem)).unwrap();
@@ -353,7 +380,7 @@ fn an_interrupted_create_is_undone_and_an_interrupted_drop_finished() {
     drop(inst);
     let cat = Path::new("/inst/instance.json");
     let bytes = walden_log::vfs::read_file(&mem, cat).unwrap();
-    let mut v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    let mut v = catalog_of(&bytes);
     for d in v["databases"].as_array_mut().unwrap() {
         if d["name"] == "gone" {
             d["state"] = "dropping".into();

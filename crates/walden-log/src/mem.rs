@@ -17,7 +17,7 @@
 use crate::vfs::{OpenOptionsVfs, Vfs, VfsFile};
 use parking_lot::Mutex;
 use rand::{Rng, SeedableRng};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -49,6 +49,10 @@ pub struct Faults {
     /// Make every `sync_data` take this long (a slow disk, so that tests of
     /// back-pressure do not depend on how fast the machine is).
     pub sync_delay: Option<std::time::Duration>,
+    /// A transient read error the drive does not report: once this many more
+    /// reads have succeeded, the next one returns a buffer with one bit
+    /// flipped (the stored bytes stay intact). Fires once.
+    pub flip_read_after: Option<u64>,
 }
 
 /// Calls the file system has served (for counting tests).
@@ -79,9 +83,14 @@ struct State {
     next_ino: u64,
     inodes: HashMap<u64, Inode>,
     entries: BTreeMap<PathBuf, u64>,
-    dirs: BTreeSet<PathBuf>,
-    durable_entries: BTreeMap<PathBuf, u64>,
-    durable_dirs: BTreeSet<PathBuf>,
+    /// Live directories, each with an identity: a directory removed and made
+    /// again under the same name is a new, empty one.
+    dirs: BTreeMap<PathBuf, u64>,
+    /// Durable names: (inode, identity of the parent directory it is in).
+    durable_entries: BTreeMap<PathBuf, (u64, u64)>,
+    /// Durable directories: (identity, identity of the parent directory).
+    durable_dirs: BTreeMap<PathBuf, (u64, u64)>,
+    next_dir: u64,
     faults: Faults,
     counters: MemCounters,
 }
@@ -129,13 +138,21 @@ impl State {
     }
 
     fn dir_exists(&self, p: &Path) -> bool {
-        is_root(p) || self.dirs.contains(p)
+        is_root(p) || self.dirs.contains_key(p)
+    }
+
+    /// Identity of a live directory (the root is 0).
+    fn dir_id(&self, p: &Path) -> Option<u64> {
+        if is_root(p) {
+            return Some(0);
+        }
+        self.dirs.get(p).copied()
     }
 
     /// Drops inodes no name (live or durable) refers to.
     fn collect(&mut self, ino: u64) {
         if !self.entries.values().any(|&i| i == ino)
-            && !self.durable_entries.values().any(|&i| i == ino)
+            && !self.durable_entries.values().any(|&(i, _)| i == ino)
         {
             self.inodes.remove(&ino);
         }
@@ -154,18 +171,24 @@ impl State {
     }
 }
 
-fn durable_ancestors(dirs: &BTreeSet<PathBuf>, p: &Path) -> bool {
-    let mut a = p.parent();
-    while let Some(d) = a {
-        if is_root(d) {
-            return true;
+/// The durable directories that survive a crash: each one's parent must
+/// survive too, as the same directory it was in when made durable.
+fn surviving_dirs(durable: &BTreeMap<PathBuf, (u64, u64)>) -> BTreeMap<PathBuf, u64> {
+    let mut by_depth: Vec<(&PathBuf, &(u64, u64))> = durable.iter().collect();
+    by_depth.sort_by_key(|(p, _)| p.components().count());
+    let mut alive: BTreeMap<PathBuf, u64> = BTreeMap::new();
+    for (p, &(id, parent_id)) in by_depth {
+        let parent = p.parent().unwrap_or(Path::new(""));
+        let parent_alive = if is_root(parent) {
+            Some(0)
+        } else {
+            alive.get(parent).copied()
+        };
+        if parent_alive == Some(parent_id) {
+            alive.insert(p.clone(), id);
         }
-        if !dirs.contains(d) {
-            return false;
-        }
-        a = d.parent();
     }
-    true
+    alive
 }
 
 fn apply(image: &mut Vec<u8>, off: u64, bytes: &[u8]) {
@@ -253,17 +276,28 @@ impl MemVfs {
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
         let mut st = self.state.lock();
         st.dead = true;
-        let dirs: BTreeSet<PathBuf> = st
-            .durable_dirs
-            .iter()
-            .filter(|d| durable_ancestors(&st.durable_dirs, d))
-            .cloned()
-            .collect();
+        let dirs = surviving_dirs(&st.durable_dirs);
+        let parent_id = |p: &Path| {
+            let parent = p.parent().unwrap_or(Path::new(""));
+            if is_root(parent) {
+                Some(0)
+            } else {
+                dirs.get(parent).copied()
+            }
+        };
         let entries: BTreeMap<PathBuf, u64> = st
             .durable_entries
             .iter()
-            .filter(|(p, _)| durable_ancestors(&dirs, p))
-            .map(|(p, &i)| (p.clone(), i))
+            .filter(|(p, &(_, pid))| parent_id(p) == Some(pid))
+            .map(|(p, &(i, _))| (p.clone(), i))
+            .collect();
+        let durable_entries: BTreeMap<PathBuf, (u64, u64)> = entries
+            .iter()
+            .map(|(p, &i)| (p.clone(), (i, parent_id(p).unwrap_or(0))))
+            .collect();
+        let durable_dirs: BTreeMap<PathBuf, (u64, u64)> = dirs
+            .iter()
+            .map(|(p, &id)| (p.clone(), (id, parent_id(p).unwrap_or(0))))
             .collect();
         let mut inos: Vec<u64> = entries.values().copied().collect();
         inos.sort_unstable();
@@ -288,10 +322,11 @@ impl MemVfs {
             dead: false,
             next_ino: st.next_ino,
             inodes,
-            entries: entries.clone(),
-            dirs: dirs.clone(),
-            durable_entries: entries,
-            durable_dirs: dirs,
+            entries,
+            dirs,
+            durable_entries,
+            durable_dirs,
+            next_dir: st.next_dir,
             faults: Faults::default(),
             counters: MemCounters::default(),
         };
@@ -365,6 +400,13 @@ impl VfsFile for MemFile {
         let start = (offset as usize).min(inode.live.len());
         let n = (inode.live.len() - start).min(buf.len());
         buf[..n].copy_from_slice(&inode.live[start..start + n]);
+        if n > 0 && fires(&mut st.faults.flip_read_after) {
+            st.faults.flip_read_after = None;
+            // A position that depends only on the read, so a seed replays it.
+            let h = st.counters.reads.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ offset;
+            let at = (h.wrapping_mul(0xBF58_476D_1CE4_E5B9) >> 17) as usize % n;
+            buf[at] ^= 1 << (at % 8);
+        }
         st.counters.reads += 1;
         st.counters.bytes_read += n as u64;
         Ok(n)
@@ -496,7 +538,11 @@ impl Vfs for MemVfs {
             if is_root(d) {
                 break;
             }
-            st.dirs.insert(d.to_path_buf());
+            if !st.dirs.contains_key(d) {
+                st.next_dir += 1;
+                let id = st.next_dir;
+                st.dirs.insert(d.to_path_buf(), id);
+            }
             p = d.parent();
         }
         Ok(())
@@ -511,7 +557,7 @@ impl Vfs for MemVfs {
         let mut names: Vec<String> = st
             .entries
             .keys()
-            .chain(st.dirs.iter())
+            .chain(st.dirs.keys())
             .filter(|p| p.parent() == Some(dir))
             .filter_map(|p| p.file_name().and_then(|n| n.to_str()).map(str::to_string))
             .collect();
@@ -534,7 +580,7 @@ impl Vfs for MemVfs {
     fn remove_dir_all(&self, path: &Path) -> io::Result<()> {
         let mut st = self.state.lock();
         st.alive()?;
-        if !st.dirs.contains(path) {
+        if !st.dirs.contains_key(path) {
             return Err(not_found("directory", path));
         }
         let victims: Vec<PathBuf> = st
@@ -548,7 +594,7 @@ impl Vfs for MemVfs {
                 st.collect(ino);
             }
         }
-        st.dirs.retain(|d| !d.starts_with(path));
+        st.dirs.retain(|d, _| !d.starts_with(path));
         Ok(())
     }
 
@@ -579,29 +625,33 @@ impl Vfs for MemVfs {
             return Err(io::Error::from_raw_os_error(libc::EIO));
         }
         st.counters.dir_syncs += 1;
+        let id = st.dir_id(dir).expect("checked above");
         // The directory's own entries become what they are live now.
         let child = |p: &Path| p.parent() == Some(dir);
-        let gone: Vec<(PathBuf, u64)> = st
+        let gone: Vec<u64> = st
             .durable_entries
             .iter()
             .filter(|(p, _)| child(p))
-            .map(|(p, &i)| (p.clone(), i))
+            .map(|(_, &(i, _))| i)
             .collect();
-        for (p, _) in &gone {
-            st.durable_entries.remove(p);
-        }
-        let now: Vec<(PathBuf, u64)> = st
+        st.durable_entries.retain(|p, _| !child(p));
+        let now: Vec<(PathBuf, (u64, u64))> = st
             .entries
             .iter()
             .filter(|(p, _)| child(p))
-            .map(|(p, &i)| (p.clone(), i))
+            .map(|(p, &i)| (p.clone(), (i, id)))
             .collect();
         st.durable_entries.extend(now);
-        for (_, ino) in gone {
+        for ino in gone {
             st.collect(ino);
         }
-        st.durable_dirs.retain(|d| !child(d));
-        let dirs: Vec<PathBuf> = st.dirs.iter().filter(|d| child(d)).cloned().collect();
+        st.durable_dirs.retain(|d, _| !child(d));
+        let dirs: Vec<(PathBuf, (u64, u64))> = st
+            .dirs
+            .iter()
+            .filter(|(d, _)| child(d))
+            .map(|(d, &i)| (d.clone(), (i, id)))
+            .collect();
         st.durable_dirs.extend(dirs);
         Ok(())
     }
@@ -644,6 +694,23 @@ mod tests {
         assert!(!c.exists(Path::new("/d/e/b")).unwrap());
         let got = crate::vfs::read_file(&c, Path::new("/d/e/a")).unwrap();
         assert_eq!(got, b"hello");
+    }
+
+    #[test]
+    fn a_directory_made_again_is_a_new_empty_one() {
+        let m = MemVfs::new();
+        m.create_dir_all(Path::new("/d")).unwrap();
+        m.sync_dir(Path::new("/")).unwrap();
+        let f = m.open(Path::new("/d/old"), opts()).unwrap();
+        f.sync_data().unwrap();
+        m.sync_dir(Path::new("/d")).unwrap();
+        m.remove_dir_all(Path::new("/d")).unwrap();
+        m.sync_dir(Path::new("/")).unwrap();
+        m.create_dir_all(Path::new("/d")).unwrap();
+        m.sync_dir(Path::new("/")).unwrap();
+        let c = m.crash(CrashMode::SyncedOnly, 1);
+        assert!(c.exists(Path::new("/d")).unwrap());
+        assert!(!c.exists(Path::new("/d/old")).unwrap());
     }
 
     #[test]
