@@ -505,7 +505,10 @@ impl Database {
         self.check_commit_quorum()?;
         let rec = encode_redo(&redo);
         let sinks = session.wait_sinks();
-        let lsn = self.log.commit_durable(&rec, &sinks)?;
+        let lsn = self.log.append(&rec, &sinks)?;
+        self.log
+            .wait_hardened(lsn, &sinks)
+            .map_err(|source| EngineError::CommitOutcomeUnknown { lsn, source })?;
         let mut cat = self.catalog.write();
         // Applied whatever the secondaries say: the change is in the local
         // log, and recovery would apply it anyway.

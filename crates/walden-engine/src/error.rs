@@ -6,6 +6,17 @@ use walden_log::LogError;
 pub enum EngineError {
     #[error(transparent)]
     Log(#[from] LogError),
+    /// The commit record reached the log buffer, then the log failed before
+    /// it was known to be hardened: recovery may or may not replay it.
+    #[error(
+        "the outcome of this commit is unknown: its commit record (LSN {lsn}) was written to \
+         the log buffer, then the log failed ({source}); after a restart, check whether it was applied"
+    )]
+    CommitOutcomeUnknown {
+        lsn: u64,
+        #[source]
+        source: LogError,
+    },
     #[error("I/O error on {path}: {source}")]
     Io {
         path: std::path::PathBuf,

@@ -441,11 +441,12 @@ impl Transaction {
             for p in &parts {
                 lsn = db.log.append(p, &sinks)?;
             }
-            if delayed {
-                db.log.acknowledge_delayed(lsn, &sinks)?;
+            let hardened = if delayed {
+                db.log.acknowledge_delayed(lsn, &sinks)
             } else {
-                db.log.wait_hardened(lsn, &sinks)?;
-            }
+                db.log.wait_hardened(lsn, &sinks)
+            };
+            hardened.map_err(|source| EngineError::CommitOutcomeUnknown { lsn, source })?;
             self.apply();
             Ok(lsn)
         })();

@@ -455,16 +455,32 @@ fn a_failed_fsync_poisons_the_database() {
     });
     let mut tx = db.begin(&s);
     ins(&mut tx, 1, 1);
+    // The commit record reached the log buffer before the sync failed: the
+    // client must be told the outcome is unknown (08007 at the wire), since
+    // the record may have reached the disk and be replayed after a restart.
     let e = tx.commit(CommitRequest::Default).unwrap_err();
     assert!(
-        matches!(e, EngineError::Log(walden_log::LogError::Poisoned(_))),
+        matches!(
+            e,
+            EngineError::CommitOutcomeUnknown {
+                source: walden_log::LogError::Poisoned(_),
+                ..
+            }
+        ),
         "{e}"
     );
     mem.set_faults(Faults::default());
-    let mut tx = db.begin(&s);
-    ins(&mut tx, 2, 1);
-    let e = tx.commit(CommitRequest::Default).unwrap_err();
-    assert!(e.to_string().contains("poisoned"), "{e}");
+    // Later commits are refused before their record is appended: known not
+    // to have committed.
+    for req in [CommitRequest::Default, CommitRequest::Delayed] {
+        let mut tx = db.begin(&s);
+        ins(&mut tx, 2, 1);
+        let e = tx.commit(req).unwrap_err();
+        assert!(
+            matches!(e, EngineError::Log(walden_log::LogError::Poisoned(_))),
+            "{e}"
+        );
+    }
     assert_eq!(db.locks_held(), 0);
     // Nothing was made visible.
     assert_eq!(db.table("accounts").unwrap().len(), 0);

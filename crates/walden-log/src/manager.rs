@@ -421,6 +421,13 @@ impl LogManager {
 
     /// Waits until the log is hardened through `lsn` (WRITELOG).
     pub fn wait_hardened(&self, lsn: Lsn, waits: WaitSinks<'_>) -> Result<()> {
+        self.harden(lsn, waits, WaitType::WriteLog)
+    }
+
+    /// Waits until the log is hardened through `lsn`, counting the wait as
+    /// `kind`: WRITELOG for a commit waiting for its own log, LOGBUFFER for a
+    /// delayed commit held back by an exposure bound.
+    fn harden(&self, lsn: Lsn, waits: WaitSinks<'_>, kind: WaitType) -> Result<()> {
         let sh = &*self.shared;
         let mut st = sh.state.lock();
         if st.hardened >= lsn {
@@ -455,7 +462,7 @@ impl LogManager {
                 };
                 drop(st);
                 let waited = t0.elapsed();
-                record_wait(waits, WaitType::WriteLog, waited);
+                record_wait(waits, kind, waited);
                 sh.counters
                     .log_flush_wait_us
                     .fetch_add(waited.as_micros() as u64, Relaxed);
@@ -478,7 +485,7 @@ impl LogManager {
             std::thread::park();
         }
         let waited = t0.elapsed();
-        record_wait(waits, WaitType::WriteLog, waited);
+        record_wait(waits, kind, waited);
         sh.counters
             .log_flush_wait_us
             .fetch_add(waited.as_micros() as u64, Relaxed);
@@ -510,39 +517,60 @@ impl LogManager {
 
     /// Acknowledges a delayed commit whose commit record ends at `lsn`,
     /// enforcing `max_exposure_bytes` and `max_exposure` first.
+    ///
+    /// Both bounds are checked against the log's state under its mutex, in
+    /// the same critical section that records the acknowledgement, so they
+    /// hold exactly at every acknowledgement:
+    /// - bytes: no more than `max_exposure_bytes` of acknowledged log is
+    ///   unhardened once this commit is acknowledged;
+    /// - time: no acknowledged commit has been unhardened for
+    ///   `max_exposure` or longer when this one is acknowledged.
+    ///
+    /// A commit that would break either waits (LOGBUFFER) until the log is
+    /// hardened far enough. So the commits a crash can lose were all
+    /// acknowledged within one `max_exposure` of each other, and hold at
+    /// most `max_exposure_bytes` of log.
     pub fn acknowledge_delayed(&self, lsn: Lsn, waits: WaitSinks<'_>) -> Result<()> {
         let sh = &*self.shared;
         let mut st = sh.state.lock();
-        let mut need: Option<Lsn> = None;
-        if let Some(maxb) = st.max_exposure_bytes {
-            if lsn.saturating_sub(st.hardened) > maxb {
-                need = Some(lsn - maxb);
+        let mut held = false;
+        loop {
+            // A poisoned log will never harden this commit: it must not be
+            // acknowledged (the caller reports its outcome as unknown).
+            if let Some(p) = &st.poisoned {
+                return Err(LogError::Poisoned(p.clone()));
             }
-        }
-        if let Some(maxd) = st.max_exposure {
-            // If the oldest exposed commit would outlive the bound before the
-            // next flush could finish, harden it (and everything before) first.
-            let est = st.flush_ewma;
-            let stale = st
-                .exposure
-                .iter()
-                .take_while(|(_, t)| t.elapsed() + est >= maxd)
-                .last()
-                .map(|e| e.0);
-            if let Some(s) = stale {
-                need = Some(need.map_or(s, |n| n.max(s)));
+            let mut need: Option<Lsn> = None;
+            if let Some(maxb) = st.max_exposure_bytes {
+                if lsn.saturating_sub(st.hardened) > maxb {
+                    need = Some(lsn - maxb);
+                }
             }
-            if maxd <= est {
-                // The disk cannot meet the bound at all: the commit is durable.
-                need = Some(lsn);
+            if let Some(maxd) = st.max_exposure {
+                // Entries leave the queue in the same critical section that
+                // moves `hardened` past them: all are unhardened.
+                let now = Instant::now();
+                let stale = st
+                    .exposure
+                    .iter()
+                    .take_while(|(_, t)| now.saturating_duration_since(*t) >= maxd)
+                    .last()
+                    .map(|e| e.0);
+                if let Some(s) = stale {
+                    need = Some(need.map_or(s, |n| n.max(s)));
+                }
             }
-        }
-        if let Some(target) = need {
-            if st.hardened < target {
-                drop(st);
-                sh.counters.exposure_bound_waits.fetch_add(1, Relaxed);
-                self.wait_hardened(target, waits)?;
-                st = sh.state.lock();
+            match need {
+                Some(target) if st.hardened < target => {
+                    drop(st);
+                    if !held {
+                        held = true;
+                        sh.counters.exposure_bound_waits.fetch_add(1, Relaxed);
+                    }
+                    self.harden(target, waits, WaitType::LogBuffer)?;
+                    st = sh.state.lock();
+                }
+                _ => break,
             }
         }
         if st.hardened < lsn {

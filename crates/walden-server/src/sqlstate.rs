@@ -53,13 +53,15 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::ReadOnly => "25006",
         K::PrerequisiteState => "55000",
         K::CompletionUnknown => "40003",
-        K::ProgramLimitExceeded => "54000",
         K::ObjectInUse => "55006",
         K::DiskFull => "53100",
         K::Io => "58030",
         K::Internal => "XX000",
         K::CardinalityViolation => "21000",
         K::InvalidParameter => "22023",
+        K::StackDepth => "54001",
+        K::ProgramLimit => "54000",
+        K::TransactionResolutionUnknown => "08007",
     }
 }
 
@@ -82,7 +84,9 @@ mod tests {
                 .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit()));
         }
         assert_eq!(sqlstate(ErrorKind::InFailedTransaction), "25P02");
+        assert_eq!(sqlstate(ErrorKind::TransactionResolutionUnknown), "08007");
+        assert_eq!(sqlstate(ErrorKind::StackDepth), "54001");
         // program_limit_exceeded, for values, rows and log records over a limit.
-        assert_eq!(sqlstate(ErrorKind::ProgramLimitExceeded), "54000");
+        assert_eq!(sqlstate(ErrorKind::ProgramLimit), "54000");
     }
 }

@@ -38,11 +38,16 @@ pub enum ErrorKind {
     InvalidParameter,
     /// The object is not in a state that allows the operation (55000).
     PrerequisiteState,
-    /// A value, row or log record over a size limit (54000).
-    ProgramLimitExceeded,
     /// A commit's outcome is not known to be what the client asked (40003):
     /// hardened on the primary but not confirmed by required secondaries.
     CompletionUnknown,
+    /// A statement nested deeper than Walden evaluates (54001).
+    StackDepth,
+    /// A value, record or statement over a documented size limit (54000).
+    ProgramLimit,
+    /// The commit record was written but the log failed before it was known
+    /// to be hardened (08007, transaction_resolution_unknown).
+    TransactionResolutionUnknown,
 }
 
 /// An error of one statement, with a message that names the problem.
@@ -69,6 +74,26 @@ impl SqlError {
         Self::new(
             ErrorKind::FeatureNotSupported,
             format!("{what} is not supported"),
+        )
+    }
+    pub fn too_deep(depth: usize) -> Self {
+        Self::new(
+            ErrorKind::StackDepth,
+            format!(
+                "stack depth limit exceeded: the statement nests about {depth} operators or \
+                 set operations deep, more than the {} Walden evaluates",
+                crate::front::MAX_DEPTH
+            ),
+        )
+    }
+    pub fn too_nested(nesting: usize) -> Self {
+        Self::new(
+            ErrorKind::StackDepth,
+            format!(
+                "stack depth limit exceeded: the statement nests parentheses or subqueries \
+                 {nesting} deep, more than the {} Walden plans",
+                crate::front::MAX_NESTING
+            ),
         )
     }
     pub fn internal(message: impl Into<String>) -> Self {
@@ -100,12 +125,11 @@ impl From<EngineError> for SqlError {
             E::InvalidDefinition(_) => ErrorKind::InvalidParameter,
             E::Backup(_) => ErrorKind::InvalidParameter,
             E::DatabaseInUse(_) => ErrorKind::ObjectInUse,
+            E::CommitOutcomeUnknown { .. } => ErrorKind::TransactionResolutionUnknown,
             E::Log(walden_log::LogError::Poisoned(_)) => ErrorKind::Io,
             E::ValueTooLarge { .. }
             | E::RowTooLarge { .. }
-            | E::Log(walden_log::LogError::RecordTooLarge { .. }) => {
-                ErrorKind::ProgramLimitExceeded
-            }
+            | E::Log(walden_log::LogError::RecordTooLarge { .. }) => ErrorKind::ProgramLimit,
             E::DirectoryExists { .. } => ErrorKind::DuplicateDatabase,
             E::CatalogMissing { .. } | E::DirectoryMismatch { .. } => ErrorKind::Io,
             E::Log(_) | E::Io { .. } | E::CorruptDataFile { .. } => ErrorKind::Io,

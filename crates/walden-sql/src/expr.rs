@@ -1357,19 +1357,58 @@ pub fn cast(v: Value, t: &DataType) -> Result<Value> {
 }
 
 /// SQL LIKE with `%` and `_` (backslash escapes the next character).
+///
+/// Iterative, with one backtrack point (the last `%`): linear stack and
+/// O(len(s) * len(p)) time whatever the pattern. A recursive matcher was
+/// exponential in the number of `%` and recursed once per character, so a
+/// long string could overflow the stack.
 pub fn like(s: &str, p: &str) -> bool {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Pat {
+        Any,
+        One,
+        Lit(char),
+    }
     let s: Vec<char> = s.chars().collect();
-    let p: Vec<char> = p.chars().collect();
-    fn m(s: &[char], p: &[char]) -> bool {
-        match p.first() {
-            None => s.is_empty(),
-            Some('%') => (0..=s.len()).any(|i| m(&s[i..], &p[1..])),
-            Some('_') => !s.is_empty() && m(&s[1..], &p[1..]),
-            Some('\\') if p.len() > 1 => s.first() == Some(&p[1]) && m(&s[1..], &p[2..]),
-            Some(c) => s.first() == Some(c) && m(&s[1..], &p[1..]),
+    let mut pat = Vec::new();
+    let mut it = p.chars().peekable();
+    while let Some(c) = it.next() {
+        pat.push(match c {
+            '%' => Pat::Any,
+            '_' => Pat::One,
+            '\\' => Pat::Lit(it.next().unwrap_or('\\')),
+            c => Pat::Lit(c),
+        });
+    }
+    let (mut si, mut pi) = (0usize, 0usize);
+    // Where the last `%` was, and the string position it matched up to.
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        match pat.get(pi) {
+            Some(Pat::Any) => {
+                star = Some((pi, si));
+                pi += 1;
+            }
+            Some(Pat::One) => {
+                si += 1;
+                pi += 1;
+            }
+            Some(Pat::Lit(c)) if *c == s[si] => {
+                si += 1;
+                pi += 1;
+            }
+            _ => match star {
+                // Let the last `%` swallow one more character and retry.
+                Some((sp, ss)) => {
+                    star = Some((sp, ss + 1));
+                    pi = sp + 1;
+                    si = ss + 1;
+                }
+                None => return false,
+            },
         }
     }
-    m(&s, &p)
+    pat[pi..].iter().all(|x| *x == Pat::Any)
 }
 
 #[cfg(test)]
@@ -1382,6 +1421,18 @@ mod tests {
         assert!(like("walden", "%d_n"));
         assert!(!like("walden", "x%"));
         assert!(like("50%", "50\\%"));
+        assert!(like("", "%%"));
+        assert!(!like("", "_"));
+        assert!(like("abcabd", "%ab_"));
+        assert!(like("a_c", "a\\_c"));
+        assert!(!like("abc", "a\\_c"));
+        // Many `%` against a long near-miss: was exponential, must be quick.
+        let s = "a".repeat(5_000);
+        assert!(!like(&s, &format!("{}b", "%a".repeat(30))));
+        assert!(like(&s, &format!("{}%", "%a".repeat(30))));
+        // One frame per character was a stack overflow for long strings.
+        let long = "x".repeat(2_000_000);
+        assert!(like(&long, &"_".repeat(2_000_000)));
     }
 
     #[test]

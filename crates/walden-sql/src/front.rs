@@ -245,12 +245,146 @@ impl Toks {
     }
 }
 
+/// The deepest expression or set-operation chain Walden plans and evaluates
+/// (PostgreSQL's default `max_stack_depth` of 2 MB allows a few thousand to a
+/// few tens of thousands, depending on the operator). Statements above it
+/// fail with 54001 before sqlparser builds a tree: a left-deep chain such as
+/// `1+1+...+1` is parsed in a loop, but planning, evaluating and even
+/// dropping that tree recurse once per operator.
+pub const MAX_DEPTH: usize = 10_000;
+
+/// The deepest nesting of parentheses (subqueries, function calls,
+/// parenthesised expressions) Walden plans. Planning a nested scalar
+/// subquery copies the levels inside it, so time and memory grow with the
+/// square of this depth: 2,000 levels took 50 s and 15 GB before the limit.
+pub const MAX_NESTING: usize = 200;
+
+/// An upper bound on how deep the statement's expression tree can be: at
+/// each parenthesis level, the operators since the last comma (a chain of
+/// them nests one deeper per operator), summed over the enclosing levels;
+/// and the deepest parenthesis nesting. Linear in the tokens, no recursion.
+pub fn depth_bound(tokens: &[Token]) -> (usize, usize) {
+    let mut levels: Vec<usize> = vec![0];
+    let (mut depth, mut max, mut nest) = (0usize, 0usize, 0usize);
+    for t in tokens {
+        match t {
+            Token::LParen | Token::LBracket | Token::LBrace => {
+                levels.push(0);
+                depth += 1;
+                nest = nest.max(levels.len() - 1);
+            }
+            Token::RParen | Token::RBracket | Token::RBrace if levels.len() > 1 => {
+                depth -= levels.pop().unwrap_or(0) + 1;
+            }
+            Token::Comma | Token::SemiColon => {
+                if let Some(top) = levels.last_mut() {
+                    depth -= *top;
+                    *top = 0;
+                }
+            }
+            t if chains(t) => {
+                if let Some(top) = levels.last_mut() {
+                    *top += 1;
+                }
+                depth += 1;
+            }
+            _ => {}
+        }
+        max = max.max(depth);
+    }
+    (max, nest)
+}
+
+/// The deepest parenthesis nesting in the text, counting parentheses inside
+/// literals and comments too (an over-estimate is harmless: it sizes a
+/// stack). Bytes, no tokenizer: this runs before every statement.
+pub fn paren_nesting(sql: &str) -> usize {
+    let (mut d, mut max) = (0usize, 0usize);
+    for b in sql.bytes() {
+        match b {
+            b'(' | b'[' => {
+                d += 1;
+                max = max.max(d);
+            }
+            b')' | b']' => d = d.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+/// Whether a token can add a level to a chain: operators, and the keywords
+/// that join two operands (AND, OR, UNION, IS, LIKE, ...).
+fn chains(t: &Token) -> bool {
+    match t {
+        Token::Word(w) => {
+            w.quote_style.is_none()
+                && matches!(
+                    w.value.to_ascii_uppercase().as_str(),
+                    "AND"
+                        | "OR"
+                        | "NOT"
+                        | "UNION"
+                        | "EXCEPT"
+                        | "INTERSECT"
+                        | "MINUS"
+                        | "IS"
+                        | "LIKE"
+                        | "ILIKE"
+                        | "SIMILAR"
+                        | "BETWEEN"
+                        | "IN"
+                        | "COLLATE"
+                        | "AT"
+                        | "OVERLAPS"
+                        | "JOIN"
+                        | "CASE"
+                )
+        }
+        Token::EOF
+        | Token::Number(..)
+        | Token::Placeholder(_)
+        | Token::Whitespace(_)
+        | Token::Period
+        | Token::Comma
+        | Token::SemiColon
+        | Token::Char(_)
+        | Token::SingleQuotedString(_)
+        | Token::DoubleQuotedString(_)
+        | Token::TripleSingleQuotedString(_)
+        | Token::TripleDoubleQuotedString(_)
+        | Token::DollarQuotedString(_)
+        | Token::SingleQuotedByteStringLiteral(_)
+        | Token::DoubleQuotedByteStringLiteral(_)
+        | Token::TripleSingleQuotedByteStringLiteral(_)
+        | Token::TripleDoubleQuotedByteStringLiteral(_)
+        | Token::SingleQuotedRawStringLiteral(_)
+        | Token::DoubleQuotedRawStringLiteral(_)
+        | Token::TripleSingleQuotedRawStringLiteral(_)
+        | Token::TripleDoubleQuotedRawStringLiteral(_)
+        | Token::NationalStringLiteral(_)
+        | Token::QuoteDelimitedStringLiteral(_)
+        | Token::NationalQuoteDelimitedStringLiteral(_)
+        | Token::EscapedStringLiteral(_)
+        | Token::UnicodeStringLiteral(_)
+        | Token::HexStringLiteral(_) => false,
+        _ => true,
+    }
+}
+
 /// Parses one statement.
 pub fn parse(sql: &str) -> Result<Command> {
     let mut t = Toks {
         t: words_and_tokens(sql),
         i: 0,
     };
+    let (depth, nesting) = depth_bound(&t.t);
+    if depth > MAX_DEPTH {
+        return Err(SqlError::too_deep(depth));
+    }
+    if nesting > MAX_NESTING {
+        return Err(SqlError::too_nested(nesting));
+    }
     let first = t.word(0).unwrap_or_default();
     match first.as_str() {
         "BEGIN" | "START" => {
@@ -582,12 +716,31 @@ pub fn parse_sql(sql: &str) -> Result<Statement> {
     } else {
         sql
     };
-    let pg = Parser::parse_sql(&PostgreSqlDialect {}, sql);
+    // Nesting is bounded by `depth_bound` before parsing (sqlparser's own
+    // default of 50 refused ordinary nested CASEs and subqueries, and turned
+    // into a misleading syntax error where it backtracks).
+    let parse = |dialect: &dyn sqlparser::dialect::Dialect| {
+        Parser::new(dialect)
+            .with_recursion_limit(MAX_DEPTH + MAX_NESTING + 1)
+            .try_with_sql(sql)
+            .and_then(|mut p| p.parse_statements())
+    };
+    let pg = parse(&PostgreSqlDialect {});
     let stmts = match pg {
         Ok(s) => s,
-        Err(pg_err) => match Parser::parse_sql(&MsSqlDialect {}, sql) {
+        Err(pg_err) => match parse(&MsSqlDialect {}) {
             Ok(s) => s,
             Err(_) => {
+                if matches!(
+                    pg_err,
+                    sqlparser::parser::ParserError::RecursionLimitExceeded
+                ) {
+                    return Err(SqlError::new(
+                        crate::error::ErrorKind::StackDepth,
+                        "stack depth limit exceeded: the statement nests parentheses, \
+                         subqueries or CASE expressions more than 50 deep",
+                    ));
+                }
                 let msg = pg_err.to_string();
                 let msg = msg
                     .strip_prefix("sql parser error: ")

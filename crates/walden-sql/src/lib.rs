@@ -23,6 +23,7 @@ mod hadr;
 mod pg_catalog;
 mod query;
 mod session;
+mod stack;
 mod sysviews;
 mod typing;
 

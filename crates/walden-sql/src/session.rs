@@ -61,6 +61,19 @@ pub struct SqlSession {
     plan_hits: u64,
 }
 
+impl Drop for SqlSession {
+    /// The caches may hold statements nested up to `front::MAX_DEPTH` deep,
+    /// whose drop recurses once per level: drop them with enough stack.
+    fn drop(&mut self) {
+        let caches = (
+            std::mem::take(&mut self.parsed),
+            std::mem::take(&mut self.templates),
+            std::mem::take(&mut self.plans),
+        );
+        crate::stack::with_stack_to_drop(move || drop(caches));
+    }
+}
+
 /// A compiled INSERT, UPDATE, DELETE or query, kept between executions of
 /// the same parsed command: pgbench and drivers run a handful of statement
 /// shapes over and over, and name resolution and planning cost about as much
@@ -212,6 +225,10 @@ impl SqlSession {
     /// Runs a batch (simple query protocol): one result per statement,
     /// stopping after the first error.
     pub fn execute_batch(&mut self, sql: &str) -> Vec<Result<QueryOutput>> {
+        crate::stack::with_stack_for(sql, || self.execute_batch_inner(sql))
+    }
+
+    fn execute_batch_inner(&mut self, sql: &str) -> Vec<Result<QueryOutput>> {
         let mut out = Vec::new();
         let stmts = front::split(sql);
         if stmts.is_empty() {
@@ -274,6 +291,10 @@ impl SqlSession {
 
     /// Parses and describes a statement (extended protocol Parse).
     pub fn prepare(&mut self, sql: &str, param_types: &[Option<DataType>]) -> Result<Prepared> {
+        crate::stack::with_stack_for(sql, || self.prepare_inner(sql, param_types))
+    }
+
+    fn prepare_inner(&mut self, sql: &str, param_types: &[Option<DataType>]) -> Result<Prepared> {
         self.follow_reseed();
         let stmts = front::split(sql);
         if stmts.len() > 1 {
@@ -318,6 +339,10 @@ impl SqlSession {
 
     /// Executes a prepared statement with bound parameters.
     pub fn execute_prepared(&mut self, p: &Prepared, params: Vec<Value>) -> Result<QueryOutput> {
+        crate::stack::with_stack_for(&p.sql, || self.execute_prepared_inner(p, params))
+    }
+
+    fn execute_prepared_inner(&mut self, p: &Prepared, params: Vec<Value>) -> Result<QueryOutput> {
         let params: Vec<Value> = params
             .into_iter()
             .enumerate()

@@ -126,6 +126,8 @@ impl SysView {
                 ("max_exposure_ms", T::BigInt),
                 ("peak_unhardened_bytes", T::BigInt),
                 ("peak_exposure_ms", T::Double),
+                ("exposure_bound_waits", T::BigInt),
+                ("exposure_bound_misses", T::BigInt),
             ],
             SysView::Pg(v) => v.columns(),
         }
@@ -374,6 +376,10 @@ pub fn rows(view: SysView, args: &[Value], env: &Env<'_>) -> Result<Vec<Vec<Valu
                     opt(s.max_exposure_ms),
                     i(lc.peak_exposure_bytes.load(Relaxed)),
                     Value::Float(lc.peak_exposure_us.load(Relaxed) as f64 / 1000.0),
+                    // Delayed commits held back by a bound, and commits a
+                    // stalled disk hardened later than `max_exposure_ms`.
+                    i(lc.exposure_bound_waits.load(Relaxed)),
+                    i(lc.exposure_bound_misses.load(Relaxed)),
                 ]);
             }
         }

@@ -1069,7 +1069,7 @@ fn oversized_values_are_refused_as_a_program_limit() {
     let long = "x".repeat(1001);
     assert_eq!(
         err(&mut s, &format!("INSERT INTO big VALUES (1, '{long}')")),
-        ErrorKind::ProgramLimitExceeded
+        ErrorKind::ProgramLimit
     );
     assert_eq!(
         tag(&mut s, "INSERT INTO big VALUES (1, 'ok')"),
@@ -1077,6 +1077,6 @@ fn oversized_values_are_refused_as_a_program_limit() {
     );
     assert_eq!(
         err(&mut s, &format!("UPDATE big SET v = '{long}' WHERE id = 1")),
-        ErrorKind::ProgramLimitExceeded
+        ErrorKind::ProgramLimit
     );
 }
