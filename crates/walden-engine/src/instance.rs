@@ -439,7 +439,14 @@ impl Instance {
             cat.databases.sort_by_key(|e| e.id);
             id
         };
-        self.save_catalog()?;
+        if let Err(e) = self.save_catalog() {
+            // Nothing was made: forget the entry (a replaced database stays
+            // listed as it was, to be rolled back on the next open).
+            if replacing.is_none() {
+                self.inner.catalog.lock().databases.retain(|x| x.id != id);
+            }
+            return Err(e);
+        }
         if replacing.is_some() && vfs.exists(&dir).map_err(io_err(&dir))? {
             vfs.remove_dir_all(&dir).map_err(io_err(&dir))?;
             vfs.sync_dir(&self.inner.cfg.data_dir)
@@ -460,7 +467,13 @@ impl Instance {
             }
         };
         self.set_state(id, DbState::Ready);
-        self.save_catalog()?;
+        if let Err(e) = self.save_catalog() {
+            // On disk the entry still says "creating": the next open rolls
+            // it back, so it must not be saved as ready later either.
+            self.set_state(id, DbState::Creating);
+            let _ = db.log.close();
+            return Err(e);
+        }
         dbs.insert(key, db.clone());
         Ok(db)
     }
