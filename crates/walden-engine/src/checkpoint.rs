@@ -1,10 +1,13 @@
 //! Checkpoints, full and log backups, and restore.
 //!
 //! A checkpoint image is the whole database at one LSN: catalog, settings,
-//! rows and counters. It is written to `data/checkpoint.wdb` through a
-//! temporary file, a sync and a rename, so a crash leaves either the old or
-//! the new image. The log before the image's LSN can then be reused (SIMPLE)
-//! or kept until a log backup has it (FULL).
+//! rows and counters. Two images are kept, in `data/checkpoint-0.wdb` and
+//! `data/checkpoint-1.wdb`: each checkpoint replaces the older one (through a
+//! temporary file, a sync, a rename and a directory sync), so a crash leaves
+//! the old or the new image, and a damaged newest image falls back to the
+//! other one, whose log is kept for that reason. The log before the older
+//! image's LSN can then be reused (SIMPLE) or kept until a log backup has it
+//! (FULL). A `checkpoint.wdb` of an older build is read as a third candidate.
 //!
 //! ```text
 //! "WALDNIMG" | version u32 | body | crc32c(body) u32
@@ -29,7 +32,10 @@ use walden_log::{vfs::read_exact_at, CountingFile, FileStats, Lsn, OpenOptionsVf
 
 const IMAGE_MAGIC: &[u8; 8] = b"WALDNIMG";
 const LOG_BACKUP_MAGIC: &[u8; 8] = b"WALDNLBK";
-const CHECKPOINT_FILE: &str = "checkpoint.wdb";
+/// The two image slots; each checkpoint writes the one not holding the newest.
+const SLOTS: [&str; 2] = ["checkpoint-0.wdb", "checkpoint-1.wdb"];
+/// The single image of builds before the two slots.
+const LEGACY_FILE: &str = "checkpoint.wdb";
 
 /// A database's state as loaded from an image (then brought forward by redo).
 #[derive(Default)]
@@ -250,6 +256,7 @@ fn read_all(vfs: &dyn Vfs, path: &Path, stats: &Arc<FileStats>) -> Result<Vec<u8
     Ok(buf)
 }
 
+/// Writes `image` into both slots (a new or restored database: two copies).
 pub(crate) fn write_checkpoint(
     vfs: &dyn Vfs,
     data_dir: &Path,
@@ -263,24 +270,107 @@ pub(crate) fn write_checkpoint(
         image.backup,
         &image.catalog,
     );
-    write_atomic(vfs, &data_dir.join(CHECKPOINT_FILE), &snap.encode(), stats)
+    let bytes = snap.encode();
+    for slot in SLOTS {
+        write_atomic(vfs, &data_dir.join(slot), &bytes, stats)?;
+    }
+    Ok(())
 }
 
-pub(crate) fn read_checkpoint(
+/// Checks an image's frame and checksum and returns its LSN, without
+/// building its tables.
+fn peek_lsn(bytes: &[u8], path: &Path) -> Result<Lsn> {
+    let bad = |d: &str| EngineError::CorruptDataFile {
+        path: path.to_path_buf(),
+        detail: d.to_string(),
+    };
+    if bytes.len() < 16 || &bytes[..8] != IMAGE_MAGIC {
+        return Err(bad("not a Walden image (bad magic)"));
+    }
+    let body = &bytes[12..bytes.len() - 4];
+    let crc = u32::from_le_bytes(bytes[bytes.len() - 4..].try_into().unwrap());
+    if crc32c::crc32c(body) != crc {
+        return Err(bad("checksum mismatch"));
+    }
+    Reader::new(body).var().map_err(|e| bad(&e.to_string()))
+}
+
+/// The images found at open: the one to recover from and what else is known.
+pub(crate) struct Loaded {
+    pub image: Image,
+    /// Slot of the loaded image (2: the legacy file).
+    pub slot: usize,
+    /// LSN of the other valid image, if any (its log is kept).
+    pub other_lsn: Option<Lsn>,
+    /// Highest LSN of any valid image (the log must reach it).
+    pub max_lsn: Lsn,
+    /// Images that could not be used, with why.
+    pub damaged: Vec<String>,
+}
+
+/// Loads the newest valid image, falling back to an older one when the
+/// newest is damaged.
+pub(crate) fn load_newest(
     vfs: &dyn Vfs,
     data_dir: &Path,
     stats: &Arc<FileStats>,
-) -> Result<Image> {
-    let path = data_dir.join(CHECKPOINT_FILE);
-    if !vfs.exists(&path) {
-        return Err(EngineError::CorruptDataFile {
-            path,
-            detail: "the checkpoint file is missing".into(),
-        });
+) -> Result<Loaded> {
+    let mut found: Vec<(usize, Lsn, Vec<u8>)> = Vec::new();
+    let mut damaged = Vec::new();
+    let names = [SLOTS[0], SLOTS[1], LEGACY_FILE];
+    for (slot, name) in names.iter().enumerate() {
+        let path = data_dir.join(name);
+        if !vfs.exists(&path).map_err(io_err(&path))? {
+            continue;
+        }
+        let mut bytes = read_all(vfs, &path, stats)?;
+        let mut peeked = peek_lsn(&bytes, &path);
+        if peeked.is_err() {
+            // Once more before falling back: the error may be the read's.
+            bytes = read_all(vfs, &path, stats)?;
+            peeked = peek_lsn(&bytes, &path);
+        }
+        match peeked {
+            Ok(lsn) => found.push((slot, lsn, bytes)),
+            Err(e) => damaged.push(e.to_string()),
+        }
     }
-    let bytes = read_all(vfs, &path, stats)?;
-    stats.size_on_disk_bytes.store(bytes.len() as u64, Relaxed);
-    decode_image(&bytes, &path)
+    found.sort_by_key(|f| std::cmp::Reverse(f.1));
+    let max_lsn = found.first().map_or(0, |f| f.1);
+    let mut last_err = None;
+    for i in 0..found.len() {
+        let (slot, _, bytes) = &found[i];
+        let path = data_dir.join(names[*slot]);
+        match decode_image(bytes, &path) {
+            Ok(image) => {
+                stats.size_on_disk_bytes.store(bytes.len() as u64, Relaxed);
+                let other_lsn = found
+                    .iter()
+                    .enumerate()
+                    .find(|(j, f)| *j != i && f.0 < 2)
+                    .map(|(_, f)| f.1);
+                return Ok(Loaded {
+                    image,
+                    slot: *slot,
+                    other_lsn,
+                    max_lsn,
+                    damaged,
+                });
+            }
+            Err(e) => {
+                damaged.push(e.to_string());
+                last_err = Some(e);
+            }
+        }
+    }
+    Err(last_err.unwrap_or_else(|| EngineError::CorruptDataFile {
+        path: data_dir.to_path_buf(),
+        detail: if damaged.is_empty() {
+            "no checkpoint image exists".into()
+        } else {
+            format!("no usable checkpoint image: {}", damaged.join("; "))
+        },
+    }))
 }
 
 /// What a checkpoint or backup did.
@@ -359,19 +449,26 @@ impl Database {
         // could leave an image ahead of the log.
         self.log.wait_hardened(snap.lsn, &[])?;
         let bytes = snap.encode();
+        // Replace the older image; the newest stays as the fallback.
+        let (newest, _) = *self.images.lock();
+        let target = if newest == 0 { 1 } else { 0 };
         write_atomic(
             &*self.vfs,
-            &Database::data_dir(&self.dir).join(CHECKPOINT_FILE),
+            &Database::data_dir(&self.dir).join(SLOTS[target]),
             &bytes,
             &self.data_stats,
         )?;
+        let previous = self.checkpoint_lsn.load(Relaxed);
+        *self.images.lock() = (target, previous);
         self.checkpoint_lsn.store(snap.lsn, Relaxed);
+        self.write_control(false)?;
         self.log_written_at_checkpoint.store(
             self.log_file_stats().num_of_bytes_written.load(Relaxed),
             Relaxed,
         );
         *self.last_checkpoint.lock() = Instant::now();
-        let released = self.log.release_before(self.retention_lsn(snap.lsn))?;
+        // The previous image is the fallback: keep the log it needs.
+        let released = self.log.release_before(self.retention_lsn(previous))?;
         self.counters.checkpoints.fetch_add(1, Relaxed);
         Ok(CheckpointInfo {
             lsn: snap.lsn,
@@ -450,7 +547,8 @@ impl Database {
         self.log
             .commit_durable(&encode_redo(&Redo::LogBackup { lsn: to }), &sinks)?;
         self.backup.lock().log_backup_lsn = Some(to);
-        self.log.release_before(self.checkpoint_lsn().min(to))?;
+        self.log
+            .release_before(self.images.lock().1.min(self.checkpoint_lsn()).min(to))?;
         tracing::info!(database = %self.name, from, to, records = n, "log backup written");
         Ok(BackupInfo {
             path: path.to_path_buf(),

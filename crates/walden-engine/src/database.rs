@@ -3,7 +3,8 @@
 
 use crate::checkpoint::{self, Image};
 use crate::codec::{encode_redo, Redo};
-use crate::error::{EngineError, Result};
+use crate::control::{self, Control};
+use crate::error::{io_err, EngineError, Result};
 use crate::lock::LockManager;
 use crate::recovery::Replay;
 use crate::replica::ReplicaState;
@@ -17,7 +18,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use walden_log::{Exposure, FileStats, LogConfig, LogManager, Lsn, RecoveryReport, Vfs};
+use walden_log::{
+    Exposure, FileStats, LogConfig, LogManager, Lsn, OpenBounds, RecoveryReport, Vfs,
+};
 
 /// A sequence and where it stands.
 pub struct Sequence {
@@ -120,6 +123,10 @@ pub struct Database {
     pub(crate) backup: Mutex<BackupState>,
     pub(crate) checkpoint_lock: Mutex<()>,
     pub(crate) lock_timeout: Option<Duration>,
+    pub(crate) limits: Limits,
+    /// (slot of the newest checkpoint image, LSN of the older image): the
+    /// next checkpoint replaces the older one; its log is kept until then.
+    pub(crate) images: Mutex<(usize, Lsn)>,
     pub(crate) recovery: RecoveryReport,
     /// Availability-group state: role, the remote-harden hook, live redo.
     pub(crate) replica: ReplicaState,
@@ -134,11 +141,35 @@ impl std::fmt::Debug for Database {
     }
 }
 
+/// Size limits checked when a row is made, so that no log record exceeds
+/// what recovery reads back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest value (text or bytea), 1 GiB as in PostgreSQL.
+    pub max_value_bytes: u64,
+    /// Largest row, all values together.
+    pub max_row_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_value_bytes: 1 << 30,
+            max_row_bytes: MAX_ROW_BYTES,
+        }
+    }
+}
+
+/// Largest row: a log record holds one row plus up to one transaction part
+/// (256 KiB) of others and framing, and must stay within the log's limit.
+pub const MAX_ROW_BYTES: u64 = (walden_log::scan::MAX_RECORD - (1 << 20)) as u64;
+
 /// Options for opening a database.
 pub struct OpenOptions {
     pub vfs: Arc<dyn Vfs>,
     pub log: LogConfig,
     pub lock_timeout: Option<Duration>,
+    pub limits: Limits,
     /// Open as a secondary replica (read-only; its log comes from a primary).
     pub secondary: bool,
 }
@@ -152,8 +183,10 @@ impl Database {
         dir.join("log")
     }
 
-    /// Opens a database directory: loads the last checkpoint, replays the log
-    /// after it, and cuts off a torn tail.
+    /// Opens a database directory: checks its control file against the
+    /// catalog's id and name, loads the newest valid checkpoint image, replays
+    /// the log after it, and cuts off a torn tail (refusing a log that ends
+    /// before what the control file says was hardened).
     pub(crate) fn open(
         id: u32,
         name: &str,
@@ -161,17 +194,42 @@ impl Database {
         opts: &OpenOptions,
     ) -> Result<Arc<Database>> {
         let vfs = opts.vfs.clone();
+        if !vfs.exists(dir).map_err(io_err(dir))? {
+            return Err(EngineError::DirectoryMismatch {
+                dir: dir.to_path_buf(),
+                detail: format!("instance.json lists database \"{name}\" (id {id}) but its directory is missing"),
+            });
+        }
+        let ctl = control::read(&*vfs, dir)?;
+        match &ctl {
+            Some(c) => control::check_identity(c, id, name, dir)?,
+            None => {
+                tracing::warn!(dir = %dir.display(), "database directory has no control file (older build); writing one")
+            }
+        }
         let data_stats = Arc::new(FileStats::default());
-        let image = checkpoint::read_checkpoint(&*vfs, &Self::data_dir(dir), &data_stats)?;
-        let from = image.lsn;
-        let mut replay = Replay::new(image);
+        let loaded = checkpoint::load_newest(&*vfs, &Self::data_dir(dir), &data_stats)?;
+        for d in &loaded.damaged {
+            tracing::error!(database = name, damage = %d, "checkpoint image unusable; recovering from an older one");
+        }
+        let from = loaded.image.lsn;
+        let images = (loaded.slot, loaded.other_lsn.unwrap_or(from));
+        let bounds = OpenBounds {
+            min_end: ctl
+                .as_ref()
+                .map_or(0, |c| c.hardened_lsn.max(c.checkpoint_lsn))
+                .max(loaded.max_lsn),
+            prior_max_write: ctl.as_ref().map(|c| c.log_max_write as usize),
+        };
+        let mut replay = Replay::new(loaded.image);
         let log_stats = Arc::new(FileStats::default());
-        let (log, report) = LogManager::open(
+        let (log, report) = LogManager::open_with(
             vfs.clone(),
             &Self::log_dir(dir),
             opts.log.clone(),
             log_stats,
             from,
+            bounds,
             &mut |_, end, rec| {
                 replay
                     .apply(end, rec)
@@ -209,9 +267,27 @@ impl Database {
             backup: Mutex::new(state.backup),
             checkpoint_lock: Mutex::new(()),
             lock_timeout: opts.lock_timeout,
+            limits: opts.limits,
+            images: Mutex::new(images),
             recovery: report,
             replica: ReplicaState::new(opts.secondary, pending, end_lsn),
         });
+        // Record this run's max_write before it writes anything: the next
+        // recovery clears that far past the end. The hardened LSN stays the
+        // one of the last checkpoint or clean shutdown.
+        control::write(
+            &*db.vfs,
+            dir,
+            &Control {
+                format_version: control::FORMAT_VERSION,
+                id,
+                name: name.to_string(),
+                hardened_lsn: ctl.as_ref().map_or(from, |c| c.hardened_lsn),
+                checkpoint_lsn: from,
+                clean_shutdown: false,
+                log_max_write: db.log.config().max_write as u64,
+            },
+        )?;
         tracing::info!(
             database = name,
             from_lsn = from,
@@ -223,22 +299,66 @@ impl Database {
         Ok(db)
     }
 
-    /// Creates the files of a new, empty database.
-    pub(crate) fn create(dir: &Path, opts: &OpenOptions, settings: DbSettings) -> Result<()> {
+    /// Creates the files of a new database (control file first, so the
+    /// directory says whose it is), holding `image` (empty for CREATE
+    /// DATABASE, a backup's for RESTORE).
+    pub(crate) fn create(
+        id: u32,
+        name: &str,
+        dir: &Path,
+        opts: &OpenOptions,
+        image: &Image,
+    ) -> Result<()> {
         let vfs = &*opts.vfs;
-        vfs.create_dir_all(&Self::data_dir(dir))
-            .map_err(crate::error::io_err(dir))?;
-        let image = Image {
-            settings,
-            ..Image::default()
-        };
-        checkpoint::write_checkpoint(
+        walden_log::vfs::create_dir_durable(vfs, dir).map_err(io_err(dir))?;
+        control::write(
             vfs,
-            &Self::data_dir(dir),
-            &image,
-            &Arc::new(FileStats::default()),
+            dir,
+            &Control {
+                format_version: control::FORMAT_VERSION,
+                id,
+                name: name.to_string(),
+                hardened_lsn: image.lsn,
+                checkpoint_lsn: image.lsn,
+                clean_shutdown: true,
+                log_max_write: opts.log.max_write as u64,
+            },
         )?;
+        let data = Self::data_dir(dir);
+        walden_log::vfs::create_dir_durable(vfs, &data).map_err(io_err(&data))?;
+        checkpoint::write_checkpoint(vfs, &data, image, &Arc::new(FileStats::default()))?;
+        if image.lsn > 0 {
+            LogManager::init_at(
+                opts.vfs.clone(),
+                &Self::log_dir(dir),
+                &opts.log,
+                Arc::new(FileStats::default()),
+                image.lsn,
+            )?;
+        }
         Ok(())
+    }
+
+    /// Records the hardened and checkpoint LSNs in the control file.
+    pub(crate) fn write_control(&self, clean_shutdown: bool) -> Result<()> {
+        control::write(
+            &*self.vfs,
+            &self.dir,
+            &Control {
+                format_version: control::FORMAT_VERSION,
+                id: self.id,
+                name: self.name.clone(),
+                hardened_lsn: self.log.hardened_lsn(),
+                checkpoint_lsn: self.checkpoint_lsn(),
+                clean_shutdown,
+                log_max_write: self.log.config().max_write as u64,
+            },
+        )
+    }
+
+    /// The size limits rows are checked against.
+    pub fn limits(&self) -> Limits {
+        self.limits
     }
 
     pub fn id(&self) -> u32 {
@@ -616,6 +736,9 @@ impl Database {
             self.checkpoint()?;
         }
         self.log.close()?;
+        if self.log.is_poisoned().is_none() {
+            self.write_control(true)?;
+        }
         Ok(())
     }
 }

@@ -66,6 +66,30 @@ pub enum EngineError {
         path: std::path::PathBuf,
         detail: String,
     },
+    /// The data directory has content but no catalog: never taken for new.
+    #[error(
+        "refusing to start: the data directory {dir} holds files ({found}) but no instance.json; \
+         restore instance.json (a new instance needs an empty or missing directory)"
+    )]
+    CatalogMissing {
+        dir: std::path::PathBuf,
+        found: String,
+    },
+    /// A database directory and the catalog disagree.
+    #[error("refusing to start: database directory {dir} does not match instance.json: {detail}")]
+    DirectoryMismatch {
+        dir: std::path::PathBuf,
+        detail: String,
+    },
+    /// A directory Walden did not create is in the way; it is never deleted.
+    #[error("{dir} already exists and was not created by this instance; move it away first")]
+    DirectoryExists { dir: std::path::PathBuf },
+    /// A value over the maximum value size (SQLSTATE 54000).
+    #[error("value of {size} bytes exceeds the maximum value size of {max} bytes")]
+    ValueTooLarge { size: u64, max: u64 },
+    /// A row whose log record would exceed the maximum record size (54000).
+    #[error("row of {size} bytes exceeds the maximum row size of {max} bytes")]
+    RowTooLarge { size: u64, max: u64 },
     #[error("database \"{0}\" is in use and cannot be dropped")]
     DatabaseInUse(String),
     #[error("the instance is closed")]

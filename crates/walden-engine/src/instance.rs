@@ -2,8 +2,9 @@
 //! connected to it, instance-wide wait statistics and the background
 //! checkpointer.
 
-use crate::checkpoint;
-use crate::database::{Database, OpenOptions};
+use crate::checkpoint::{self, Image};
+use crate::control;
+use crate::database::{Database, Limits, OpenOptions};
 use crate::error::{io_err, EngineError, Result};
 use crate::schema::DbSettings;
 use crate::session::Session;
@@ -15,7 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
-use walden_log::{FileStats, LogConfig, LogManager, Lsn, OsVfs, Vfs, WaitStats};
+use walden_log::{LogConfig, Lsn, OsVfs, Vfs, WaitStats};
 
 const CATALOG_FILE: &str = "instance.json";
 /// User database ids start where SQL Server's do, after the system databases.
@@ -39,6 +40,8 @@ pub struct InstanceConfig {
     pub default_database: Option<String>,
     /// Run the background checkpointer.
     pub background_checkpoints: bool,
+    /// Largest value and row a transaction may write.
+    pub limits: Limits,
 }
 
 impl InstanceConfig {
@@ -53,6 +56,7 @@ impl InstanceConfig {
             lock_timeout: None,
             default_database: Some("walden".into()),
             background_checkpoints: true,
+            limits: Limits::default(),
         }
     }
 }
@@ -61,6 +65,14 @@ impl InstanceConfig {
 struct CatalogFile {
     databases: Vec<DbEntry>,
     next_id: u32,
+    /// False until the default database of a new instance exists (a crash
+    /// before that creates it again on the next open).
+    #[serde(default = "yes")]
+    initialized: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Serialize, Deserialize, Clone)]
@@ -70,6 +82,29 @@ struct DbEntry {
     /// A secondary replica: read-only, its log comes from a primary.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     secondary: bool,
+    #[serde(default, skip_serializing_if = "DbState::is_ready")]
+    state: DbState,
+}
+
+/// Where a database's directory stands. The catalog records the intent
+/// durably before the directory is touched, so an interrupted CREATE or DROP
+/// is finished on the next open, and no other directory is ever removed.
+#[derive(Serialize, Deserialize, Clone, Copy, Default, PartialEq, Eq, Debug)]
+#[serde(rename_all = "lowercase")]
+enum DbState {
+    #[default]
+    Ready,
+    /// Being created (or replaced by a seed): the directory, if any, was made
+    /// by this entry's CREATE after checking that none existed.
+    Creating,
+    /// DROP DATABASE was asked for; the directory is being removed.
+    Dropping,
+}
+
+impl DbState {
+    fn is_ready(&self) -> bool {
+        *self == DbState::Ready
+    }
 }
 
 struct Inner {
@@ -104,27 +139,107 @@ fn valid_name(name: &str) -> Result<()> {
     Ok(())
 }
 
+/// `instance.json`: `{"catalog": {...}, "crc32c": n}`, the checksum taken
+/// over the catalog's canonical (sorted, compact) JSON.
+fn encode_catalog(cat: &CatalogFile) -> Vec<u8> {
+    let v = serde_json::to_value(cat).expect("catalog serializes");
+    let crc = crc32c::crc32c(&serde_json::to_vec(&v).expect("catalog serializes"));
+    let doc = serde_json::json!({ "catalog": v, "crc32c": crc });
+    serde_json::to_vec_pretty(&doc).expect("catalog serializes")
+}
+
+/// Reads `instance.json`. A bare catalog (an older build's, or edited by
+/// hand without its checksum) is accepted as it is.
+fn decode_catalog(bytes: &[u8]) -> std::result::Result<CatalogFile, String> {
+    let mut doc: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    let bare = doc.get("databases").is_some() && doc.get("catalog").is_none();
+    let v = if bare {
+        doc
+    } else {
+        let crc = doc
+            .get("crc32c")
+            .and_then(|c| c.as_u64())
+            .ok_or("no checksum")?;
+        let v = doc.get_mut("catalog").ok_or("no catalog")?.take();
+        let canon = serde_json::to_vec(&v).map_err(|e| e.to_string())?;
+        if crc32c::crc32c(&canon) as u64 != crc {
+            return Err("checksum mismatch".into());
+        }
+        v
+    };
+    serde_json::from_value(v).map_err(|e| e.to_string())
+}
+
+/// Why `dir` looks like a database directory, if it does: a control file,
+/// or a `data` or `log` directory.
+fn looks_like_database(vfs: &dyn Vfs, dir: &Path) -> Result<Option<String>> {
+    if let Some(c) = control::read(vfs, dir)? {
+        return Ok(Some(format!(
+            "it holds database \"{}\" (id {}), which instance.json does not list",
+            c.name, c.id
+        )));
+    }
+    for sub in ["data", "log"] {
+        let p = dir.join(sub);
+        match vfs.exists(&p) {
+            Ok(true) => {
+                return Ok(Some(format!(
+                "it has a {sub} directory but no control file, and instance.json does not list it"
+            )))
+            }
+            Ok(false) => {}
+            // A plain file in the data directory, not a database.
+            Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => return Ok(None),
+            Err(e) => return Err(EngineError::Io { path: p, source: e }),
+        }
+    }
+    Ok(None)
+}
+
 impl Instance {
     /// Opens (or creates) the instance in `cfg.data_dir` and recovers every
-    /// database in it.
+    /// database in it. A directory is new only if it is missing or empty: one
+    /// with files but no `instance.json` is refused, as is any disagreement
+    /// between the catalog and a database directory.
     pub fn open(cfg: InstanceConfig) -> Result<Instance> {
         cfg.log.validate().map_err(EngineError::InvalidDefinition)?;
         let vfs = cfg.vfs.clone();
-        vfs.create_dir_all(&cfg.data_dir)
-            .map_err(io_err(&cfg.data_dir))?;
-        let cat_path = cfg.data_dir.join(CATALOG_FILE);
-        let fresh = !vfs.exists(&cat_path);
+        let dir = &cfg.data_dir;
+        walden_log::vfs::create_dir_durable(&*vfs, dir).map_err(io_err(dir))?;
+        let cat_path = dir.join(CATALOG_FILE);
+        let fresh = !vfs.exists(&cat_path).map_err(io_err(&cat_path))?;
         let catalog: CatalogFile = if fresh {
+            // Our own temporary catalog from a first start that crashed
+            // before the rename is not somebody else's file.
+            let tmp = cat_path.with_extension("tmp");
+            let found: Vec<String> = vfs
+                .list(dir)
+                .map_err(io_err(dir))?
+                .into_iter()
+                .filter(|n| Some(n.as_str()) != tmp.file_name().and_then(|f| f.to_str()))
+                .collect();
+            if !found.is_empty() {
+                return Err(EngineError::CatalogMissing {
+                    dir: dir.clone(),
+                    found: found.join(", "),
+                });
+            }
             CatalogFile {
                 databases: Vec::new(),
                 next_id: FIRST_DATABASE_ID,
+                initialized: false,
             }
         } else {
-            let bytes = walden_log::vfs::read_file(&*vfs, &cat_path).map_err(io_err(&cat_path))?;
-            serde_json::from_slice(&bytes).map_err(|e| EngineError::CorruptDataFile {
-                path: cat_path.clone(),
-                detail: e.to_string(),
-            })?
+            let read = || {
+                let bytes =
+                    walden_log::vfs::read_file(&*vfs, &cat_path).map_err(io_err(&cat_path))?;
+                decode_catalog(&bytes).map_err(|detail| EngineError::CorruptDataFile {
+                    path: cat_path.clone(),
+                    detail,
+                })
+            };
+            // Once more on damage: a transient read error is not a damaged file.
+            read().or_else(|_| read())?
         };
         let inner = Arc::new(Inner {
             cfg: cfg.clone(),
@@ -138,7 +253,14 @@ impl Instance {
             bg: Mutex::new(None),
         });
         let inst = Instance { inner };
-        for e in &catalog.databases {
+        if fresh {
+            // The catalog exists before any database directory does.
+            inst.save_catalog()?;
+        }
+        inst.finish_interrupted(&catalog)?;
+        inst.check_unlisted_directories()?;
+        let ready: Vec<DbEntry> = inst.inner.catalog.lock().databases.clone();
+        for e in &ready {
             let db = Database::open(
                 e.id,
                 &e.name,
@@ -150,16 +272,12 @@ impl Instance {
                 .write()
                 .insert(e.name.to_ascii_lowercase(), db);
         }
-        if fresh {
-            // Create the default database before the catalog exists, so a crash
-            // in between leaves a directory that is still "new" and is set up
-            // again on the next open (create_database writes the catalog).
-            match cfg.default_database.clone() {
-                Some(name) => {
-                    inst.create_database(&name)?;
-                }
-                None => inst.save_catalog()?,
+        if !inst.inner.catalog.lock().initialized {
+            if let Some(name) = cfg.default_database.clone() {
+                inst.create_database(&name)?;
             }
+            inst.inner.catalog.lock().initialized = true;
+            inst.save_catalog()?;
         }
         if cfg.background_checkpoints {
             inst.start_checkpointer();
@@ -167,11 +285,68 @@ impl Instance {
         Ok(inst)
     }
 
+    /// Finishes what a crash interrupted: a CREATE is rolled back (its
+    /// directory was made by that CREATE, after checking none existed, and
+    /// never held committed data), a DROP is completed. Either way the
+    /// directory's control file, if it has one, must carry the entry's id.
+    fn finish_interrupted(&self, catalog: &CatalogFile) -> Result<()> {
+        let vfs = &*self.inner.cfg.vfs;
+        let mut changed = false;
+        for e in &catalog.databases {
+            if e.state == DbState::Ready {
+                continue;
+            }
+            let dir = self.db_dir(&e.name);
+            if vfs.exists(&dir).map_err(io_err(&dir))? {
+                if let Some(c) = control::read(vfs, &dir)? {
+                    control::check_identity(&c, e.id, &e.name, &dir)?;
+                }
+                tracing::warn!(database = %e.name, state = ?e.state, dir = %dir.display(),
+                    "finishing an interrupted operation: removing the directory");
+                vfs.remove_dir_all(&dir).map_err(io_err(&dir))?;
+                vfs.sync_dir(&self.inner.cfg.data_dir)
+                    .map_err(io_err(&self.inner.cfg.data_dir))?;
+            }
+            self.inner.catalog.lock().databases.retain(|x| x.id != e.id);
+            changed = true;
+        }
+        if changed {
+            self.save_catalog()?;
+        }
+        Ok(())
+    }
+
+    /// Refuses to start when a directory holds a database the catalog does
+    /// not list (a lost or swapped instance.json).
+    fn check_unlisted_directories(&self) -> Result<()> {
+        let vfs = &*self.inner.cfg.vfs;
+        let data = &self.inner.cfg.data_dir;
+        let listed: Vec<String> = self
+            .inner
+            .catalog
+            .lock()
+            .databases
+            .iter()
+            .map(|e| e.name.to_ascii_lowercase())
+            .collect();
+        for name in vfs.list(data).map_err(io_err(data))? {
+            if name == CATALOG_FILE || listed.contains(&name) || valid_name(&name).is_err() {
+                continue;
+            }
+            let dir = data.join(&name);
+            if let Some(detail) = looks_like_database(vfs, &dir)? {
+                return Err(EngineError::DirectoryMismatch { dir, detail });
+            }
+        }
+        Ok(())
+    }
+
     fn open_options(&self, secondary: bool) -> OpenOptions {
         OpenOptions {
             vfs: self.inner.cfg.vfs.clone(),
             log: self.inner.cfg.log.clone(),
             lock_timeout: self.inner.cfg.lock_timeout,
+            limits: self.inner.cfg.limits,
             secondary,
         }
     }
@@ -191,7 +366,7 @@ impl Instance {
     fn save_catalog(&self) -> Result<()> {
         let cat = self.inner.catalog.lock().clone();
         let path = self.inner.cfg.data_dir.join(CATALOG_FILE);
-        let bytes = serde_json::to_vec_pretty(&cat).expect("catalog serializes");
+        let bytes = encode_catalog(&cat);
         walden_log::vfs::write_file_atomic(&*self.inner.cfg.vfs, &path, &bytes)
             .map_err(io_err(&path))
     }
@@ -212,33 +387,11 @@ impl Instance {
     pub fn create_database_with(&self, name: &str, settings: DbSettings) -> Result<Arc<Database>> {
         self.check_open()?;
         valid_name(name)?;
-        let mut dbs = self.inner.dbs.write();
-        if dbs.contains_key(&name.to_ascii_lowercase()) {
-            return Err(EngineError::DatabaseExists(name.to_string()));
-        }
-        let dir = self.db_dir(name);
-        let vfs = &self.inner.cfg.vfs;
-        if vfs.exists(&dir) {
-            // Left over from a create that crashed before it was registered.
-            vfs.remove_dir_all(&dir).map_err(io_err(&dir))?;
-        }
-        let opts = self.open_options(false);
-        Database::create(&dir, &opts, settings)?;
-        let id = {
-            let mut cat = self.inner.catalog.lock();
-            let id = cat.next_id;
-            cat.next_id += 1;
-            cat.databases.push(DbEntry {
-                name: name.to_string(),
-                id,
-                secondary: false,
-            });
-            id
+        let image = Image {
+            settings,
+            ..Image::default()
         };
-        let db = Database::open(id, name, &dir, &opts)?;
-        self.save_catalog()?;
-        dbs.insert(name.to_ascii_lowercase(), db.clone());
-        drop(dbs);
+        let db = self.install(name, &image, false, None)?;
         // A new log zero-fills its spare segment in the background; let that
         // finish here, as CREATE DATABASE initialises log files in SQL
         // Server, so the first work in the database does not compete with a
@@ -247,7 +400,94 @@ impl Instance {
         Ok(db)
     }
 
-    /// `DROP DATABASE name`: closes it and removes its files.
+    /// Makes a database directory holding `image` and registers it: the
+    /// catalog says "creating" (durably) before the directory is made, and
+    /// "ready" once it opened. `replacing`: the id of a listed database whose
+    /// directory this replaces (a reseeded secondary); any other existing
+    /// directory is refused, never removed.
+    fn install(
+        &self,
+        name: &str,
+        image: &Image,
+        secondary: bool,
+        replacing: Option<u32>,
+    ) -> Result<Arc<Database>> {
+        let mut dbs = self.inner.dbs.write();
+        let key = name.to_ascii_lowercase();
+        if replacing.is_none() && dbs.contains_key(&key) {
+            return Err(EngineError::DatabaseExists(name.to_string()));
+        }
+        let dir = self.db_dir(name);
+        let vfs = self.inner.cfg.vfs.clone();
+        if replacing.is_none() && vfs.exists(&dir).map_err(io_err(&dir))? {
+            return Err(EngineError::DirectoryExists { dir });
+        }
+        let id = {
+            let mut cat = self.inner.catalog.lock();
+            let id = replacing.unwrap_or_else(|| {
+                let id = cat.next_id;
+                cat.next_id += 1;
+                id
+            });
+            cat.databases.retain(|e| e.id != id);
+            cat.databases.push(DbEntry {
+                name: name.to_string(),
+                id,
+                secondary,
+                state: DbState::Creating,
+            });
+            cat.databases.sort_by_key(|e| e.id);
+            id
+        };
+        if let Err(e) = self.save_catalog() {
+            // Nothing was made: forget the entry (a replaced database stays
+            // listed as it was, to be rolled back on the next open).
+            if replacing.is_none() {
+                self.inner.catalog.lock().databases.retain(|x| x.id != id);
+            }
+            return Err(e);
+        }
+        if replacing.is_some() && vfs.exists(&dir).map_err(io_err(&dir))? {
+            vfs.remove_dir_all(&dir).map_err(io_err(&dir))?;
+            vfs.sync_dir(&self.inner.cfg.data_dir)
+                .map_err(io_err(&self.inner.cfg.data_dir))?;
+        }
+        let opts = self.open_options(secondary);
+        let made = Database::create(id, name, &dir, &opts, image)
+            .and_then(|()| Database::open(id, name, &dir, &opts));
+        let db = match made {
+            Ok(db) => db,
+            Err(e) => {
+                // Made in this run and never used: undo it.
+                let _ = vfs.remove_dir_all(&dir);
+                let _ = vfs.sync_dir(&self.inner.cfg.data_dir);
+                self.inner.catalog.lock().databases.retain(|x| x.id != id);
+                let _ = self.save_catalog();
+                return Err(e);
+            }
+        };
+        self.set_state(id, DbState::Ready);
+        if let Err(e) = self.save_catalog() {
+            // On disk the entry still says "creating": the next open rolls
+            // it back, so it must not be saved as ready later either.
+            self.set_state(id, DbState::Creating);
+            let _ = db.log.close();
+            return Err(e);
+        }
+        dbs.insert(key, db.clone());
+        Ok(db)
+    }
+
+    fn set_state(&self, id: u32, state: DbState) {
+        for e in self.inner.catalog.lock().databases.iter_mut() {
+            if e.id == id {
+                e.state = state;
+            }
+        }
+    }
+
+    /// `DROP DATABASE name`: closes it and removes its files (the catalog
+    /// records the drop first, so a crash midway finishes it on next open).
     pub fn drop_database(&self, name: &str) -> Result<()> {
         self.check_open()?;
         let db = self
@@ -256,18 +496,19 @@ impl Instance {
             .write()
             .remove(&name.to_ascii_lowercase())
             .ok_or_else(|| EngineError::UnknownDatabase(name.to_string()))?;
-        self.inner
-            .catalog
-            .lock()
-            .databases
-            .retain(|e| !e.name.eq_ignore_ascii_case(name));
+        self.set_state(db.id, DbState::Dropping);
         self.save_catalog()?;
         let _ = db.log.close();
         let vfs = &self.inner.cfg.vfs;
         vfs.remove_dir_all(&db.dir).map_err(io_err(&db.dir))?;
         vfs.sync_dir(&self.inner.cfg.data_dir)
             .map_err(io_err(&db.dir))?;
-        Ok(())
+        self.inner
+            .catalog
+            .lock()
+            .databases
+            .retain(|e| e.id != db.id);
+        self.save_catalog()
     }
 
     pub fn database(&self, name: &str) -> Result<Arc<Database>> {
@@ -302,39 +543,7 @@ impl Instance {
         valid_name(name)?;
         let vfs = self.inner.cfg.vfs.clone();
         let image = checkpoint::restore_image(&*vfs, full, logs)?;
-        let mut dbs = self.inner.dbs.write();
-        if dbs.contains_key(&name.to_ascii_lowercase()) {
-            return Err(EngineError::DatabaseExists(name.to_string()));
-        }
-        let dir = self.db_dir(name);
-        if vfs.exists(&dir) {
-            vfs.remove_dir_all(&dir).map_err(io_err(&dir))?;
-        }
-        let data = Database::data_dir(&dir);
-        vfs.create_dir_all(&data).map_err(io_err(&data))?;
-        checkpoint::write_checkpoint(&*vfs, &data, &image, &Arc::new(FileStats::default()))?;
-        LogManager::init_at(
-            vfs.clone(),
-            &Database::log_dir(&dir),
-            &self.inner.cfg.log,
-            Arc::new(FileStats::default()),
-            image.lsn,
-        )?;
-        let id = {
-            let mut cat = self.inner.catalog.lock();
-            let id = cat.next_id;
-            cat.next_id += 1;
-            cat.databases.push(DbEntry {
-                name: name.to_string(),
-                id,
-                secondary: false,
-            });
-            id
-        };
-        let db = Database::open(id, name, &dir, &self.open_options(false))?;
-        self.save_catalog()?;
-        dbs.insert(name.to_ascii_lowercase(), db.clone());
-        Ok(db)
+        self.install(name, &image, false, None)
     }
 
     /// Replaces database `name` (if any) with a secondary replica seeded
@@ -343,50 +552,15 @@ impl Instance {
     pub fn seed_replica(&self, name: &str, image: &[u8]) -> Result<Arc<Database>> {
         self.check_open()?;
         valid_name(name)?;
-        let vfs = self.inner.cfg.vfs.clone();
         let dir = self.db_dir(name);
         let decoded = checkpoint::decode_image(image, &dir)?;
-        let mut dbs = self.inner.dbs.write();
-        let old_id = if let Some(old) = dbs.remove(&name.to_ascii_lowercase()) {
+        let old = self.inner.dbs.write().remove(&name.to_ascii_lowercase());
+        let old_id = old.map(|old| {
             old.mark_superseded();
             let _ = old.log.close();
-            Some(old.id)
-        } else {
-            None
-        };
-        if vfs.exists(&dir) {
-            vfs.remove_dir_all(&dir).map_err(io_err(&dir))?;
-        }
-        let data = Database::data_dir(&dir);
-        vfs.create_dir_all(&data).map_err(io_err(&data))?;
-        checkpoint::write_checkpoint(&*vfs, &data, &decoded, &Arc::new(FileStats::default()))?;
-        LogManager::init_at(
-            vfs.clone(),
-            &Database::log_dir(&dir),
-            &self.inner.cfg.log,
-            Arc::new(FileStats::default()),
-            decoded.lsn,
-        )?;
-        let id = {
-            let mut cat = self.inner.catalog.lock();
-            cat.databases.retain(|e| !e.name.eq_ignore_ascii_case(name));
-            let id = old_id.unwrap_or_else(|| {
-                let id = cat.next_id;
-                cat.next_id += 1;
-                id
-            });
-            cat.databases.push(DbEntry {
-                name: name.to_string(),
-                id,
-                secondary: true,
-            });
-            cat.databases.sort_by_key(|e| e.id);
-            id
-        };
-        let db = Database::open(id, name, &dir, &self.open_options(true))?;
-        self.save_catalog()?;
-        dbs.insert(name.to_ascii_lowercase(), db.clone());
-        Ok(db)
+            old.id
+        });
+        self.install(name, &decoded, true, old_id)
     }
 
     /// Makes a secondary database the primary (failover), persistently.

@@ -22,6 +22,7 @@
 
 mod checkpoint;
 pub mod codec;
+mod control;
 mod database;
 mod error;
 mod instance;
@@ -35,7 +36,7 @@ mod txn;
 pub mod types;
 
 pub use checkpoint::{BackupInfo, CheckpointInfo};
-pub use database::{BackupState, Database, DbCounters};
+pub use database::{BackupState, Database, DbCounters, Limits, MAX_ROW_BYTES};
 pub use error::{EngineError, Result};
 pub use instance::{Instance, InstanceConfig};
 pub use replica::{frames_of, wait_until, RemoteHarden, ReplicaCounters};

@@ -26,6 +26,33 @@ use walden_log::Lsn;
 /// Largest transaction record; bigger write sets stream as several parts.
 const MAX_PART: usize = 256 * 1024;
 
+/// Refuses a row with a value or a total over the limits: checked when the
+/// row is made, so its log record never exceeds what recovery reads back.
+fn check_size(row: &[Value], limits: crate::database::Limits) -> Result<()> {
+    let mut total = 0u64;
+    for v in row {
+        let n = match v {
+            Value::Text(t) => t.len() as u64,
+            Value::Bytes(b) => b.len() as u64,
+            _ => 16,
+        };
+        if n > limits.max_value_bytes {
+            return Err(EngineError::ValueTooLarge {
+                size: n,
+                max: limits.max_value_bytes,
+            });
+        }
+        total += n + 8;
+    }
+    if total > limits.max_row_bytes {
+        return Err(EngineError::RowTooLarge {
+            size: total,
+            max: limits.max_row_bytes,
+        });
+    }
+    Ok(())
+}
+
 /// How a commit ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CommitOutcome {
@@ -148,6 +175,7 @@ impl Transaction {
             }
             row.push(v);
         }
+        check_size(&row, self.db.limits())?;
         Ok(row)
     }
 

@@ -24,6 +24,21 @@ pub enum LogError {
     /// The log needed to recover from a checkpoint is gone.
     #[error("log from LSN {0} is missing: {1}")]
     Missing(u64, String),
+    /// The log ends before an LSN known to have been hardened (a checkpoint's
+    /// LSN, or the hardened LSN of a clean shutdown): a lost segment or damage
+    /// in the last hardened block, never a torn tail.
+    #[error(
+        "the log in {dir} ends at LSN {end}, before LSN {required}, which was hardened: \
+         a segment is missing or its last hardened block is damaged"
+    )]
+    EndsEarly {
+        dir: PathBuf,
+        end: u64,
+        required: u64,
+    },
+    /// A record over the largest size the reader accepts, refused at append.
+    #[error("log record of {len} bytes exceeds the maximum record size of {max} bytes")]
+    RecordTooLarge { len: u64, max: u64 },
     #[error("the log is closed")]
     Closed,
     #[error("invalid log configuration: {0}")]

@@ -24,7 +24,7 @@ pub mod vfs;
 
 pub use config::{LogConfig, SyncMode};
 pub use error::{LogError, Result};
-pub use manager::{log_dir, Exposure, LogManager, RecoveryReport};
+pub use manager::{log_dir, Exposure, LogManager, OpenBounds, RecoveryReport};
 pub use mem::{CrashMode, Faults, MemCounters, MemVfs};
 pub use scan::{RecordSink, ScanOutcome, SegmentInfo, TailCut};
 pub use stats::{

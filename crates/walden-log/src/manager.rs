@@ -45,6 +45,19 @@ pub struct Exposure {
     pub hardened_lsn: Lsn,
 }
 
+/// What a caller knows about a log from outside it (a database's control
+/// file), for [`LogManager::open_with`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OpenBounds {
+    /// The log must reach at least this LSN: it was hardened once (a
+    /// checkpoint's LSN, the hardened LSN at a clean shutdown). Ending
+    /// before it is a lost segment or damage, not a torn tail.
+    pub min_end: Lsn,
+    /// The largest write the previous writer could issue (how far a torn
+    /// batch reaches); `None` when unknown.
+    pub prior_max_write: Option<usize>,
+}
+
 /// What recovery found.
 #[derive(Clone, Debug, Default)]
 pub struct RecoveryReport {
@@ -120,7 +133,7 @@ fn frame_len(rec: &[u8]) -> u64 {
 impl LogManager {
     /// Opens (or creates) the log in `dir`, replaying every record from `from`
     /// (a checkpoint LSN) through `on_record(start, end, bytes)`, cutting off a
-    /// torn tail, and starting the flusher.
+    /// torn tail, and starting the flusher. The log must reach `from`.
     pub fn open(
         vfs: Arc<dyn Vfs>,
         dir: &Path,
@@ -129,9 +142,26 @@ impl LogManager {
         from: Lsn,
         on_record: &mut RecordSink<'_>,
     ) -> Result<(LogManager, RecoveryReport)> {
+        let bounds = OpenBounds {
+            min_end: from,
+            prior_max_write: Some(cfg.max_write),
+        };
+        Self::open_with(vfs, dir, cfg, stats, from, bounds, on_record)
+    }
+
+    /// [`LogManager::open`] with what a control file knows about the log.
+    pub fn open_with(
+        vfs: Arc<dyn Vfs>,
+        dir: &Path,
+        cfg: LogConfig,
+        stats: Arc<FileStats>,
+        from: Lsn,
+        bounds: OpenBounds,
+        on_record: &mut RecordSink<'_>,
+    ) -> Result<(LogManager, RecoveryReport)> {
         cfg.validate().map_err(LogError::Config)?;
         let t0 = Instant::now();
-        vfs.create_dir_all(dir).map_err(io_err(dir))?;
+        crate::vfs::create_dir_durable(&*vfs, dir).map_err(io_err(dir))?;
         let mut spares = Vec::new();
         let mut next_spare = 0;
         for name in vfs.list(dir).map_err(io_err(dir))? {
@@ -157,6 +187,16 @@ impl LogManager {
                 on_block: None,
             },
         )?;
+        // Checked before any repair, so nothing is zeroed on a log that
+        // lost hardened records.
+        let required = bounds.min_end.max(from);
+        if outcome.end_lsn < required {
+            return Err(LogError::EndsEarly {
+                dir: dir.to_path_buf(),
+                end: outcome.end_lsn,
+                required,
+            });
+        }
         let files = Arc::new(SegmentFiles {
             vfs: vfs.clone(),
             dir: dir.to_path_buf(),
@@ -184,7 +224,12 @@ impl LogManager {
 
         // Remove what lies past the valid end so it can never be mistaken for
         // a continuation of the log written from now on.
-        let zero_span = cfg.max_write + PAGE;
+        // A torn batch of the previous writer reaches at most its max_write
+        // past the end (unknown: clear the whole rest of the segment).
+        let zero_span = match bounds.prior_max_write {
+            Some(m) => m.max(cfg.max_write) + PAGE,
+            None => cfg.segment_size as usize,
+        };
         for p in &outcome.discard {
             let f = vfs.open(p, OpenOptionsVfs::default()).map_err(io_err(p))?;
             let n = zero_span.min(f.len().map_err(io_err(p))? as usize);
@@ -279,7 +324,7 @@ impl LogManager {
         stats: Arc<FileStats>,
         lsn: Lsn,
     ) -> Result<()> {
-        vfs.create_dir_all(dir).map_err(io_err(dir))?;
+        crate::vfs::create_dir_durable(&*vfs, dir).map_err(io_err(dir))?;
         if vfs
             .list(dir)
             .map_err(io_err(dir))?
@@ -339,6 +384,8 @@ impl LogManager {
     /// Appends one record to the buffer and returns its end LSN. Waits
     /// (LOGBUFFER) while the buffer holds `buffer_size` of unhardened log.
     pub fn append(&self, rec: &[u8], waits: WaitSinks<'_>) -> Result<Lsn> {
+        // Refused here, not discovered by the next recovery.
+        scan::check_record_len(rec.len())?;
         let sh = &*self.shared;
         let n = frame_len(rec);
         let mut st = sh.state.lock();

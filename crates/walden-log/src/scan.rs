@@ -22,8 +22,22 @@ pub type RecordSink<'a> = dyn FnMut(Lsn, Lsn, &[u8]) -> Result<()> + 'a;
 /// (the header carries each block's own length).
 pub const MAX_BLOCK: usize = 1 << 20;
 
-/// Largest record the reader accepts (a sanity bound on the length prefix).
-pub const MAX_RECORD: usize = 1 << 30;
+/// Largest record the reader accepts (a sanity bound on the length prefix)
+/// and the writer appends: 1.5 GiB, room for a row holding one value of the
+/// engine's 1 GiB maximum.
+pub const MAX_RECORD: usize = 3 << 29;
+
+/// Refuses a record the reader would reject (and whose length would not fit
+/// the 4-byte frame).
+pub fn check_record_len(len: usize) -> Result<()> {
+    if len > MAX_RECORD {
+        return Err(LogError::RecordTooLarge {
+            len: len as u64,
+            max: MAX_RECORD as u64,
+        });
+    }
+    Ok(())
+}
 
 /// A segment file found in the log directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -149,11 +163,16 @@ pub fn list_segments(
             let f = vfs
                 .open(&path, OpenOptionsVfs::default())
                 .map_err(io_err(&path))?;
-            let mut buf = vec![0u8; 64];
-            let h = match read_exact_at(&*f, &mut buf, 0) {
-                Ok(()) => block::decode_segment_header(&buf).filter(|h| h.seq == seq),
-                Err(_) => None,
+            let read_header = || {
+                let mut buf = vec![0u8; 64];
+                match read_exact_at(&*f, &mut buf, 0) {
+                    Ok(()) => block::decode_segment_header(&buf).filter(|h| h.seq == seq),
+                    Err(_) => None,
+                }
             };
+            // Read twice before calling a header bad: a bad last header
+            // discards the segment.
+            let h = read_header().or_else(read_header);
             out.push((seq, path, h));
         }
     }
@@ -297,11 +316,12 @@ pub fn scan(vfs: &dyn Vfs, dir: &Path, opts: ScanOptions<'_>) -> Result<ScanOutc
             // A later segment that does not continue the log: decide below.
             break;
         }
-        let data = read_segment(vfs, &seg.path)?;
+        let mut data = read_segment(vfs, &seg.path)?;
         out.bytes_read += data.len() as u64;
         let mut off = SEGMENT_HEADER;
         let mut stop: Option<(usize, String)> = None;
-        while off + BLOCK_HEADER <= data.len() {
+        let mut reread = false;
+        'blocks: while off + BLOCK_HEADER <= data.len() {
             match valid_block_at(&data, off, max_block) {
                 Some(h) if h.lsn == expected => {
                     if let Some(cb) = on_block.as_deref_mut() {
@@ -337,6 +357,19 @@ pub fn scan(vfs: &dyn Vfs, dir: &Path, opts: ScanOptions<'_>) -> Result<ScanOutc
                     break;
                 }
                 None => {
+                    // A bad block that is not zeros may be a transient read
+                    // error: read the segment again once before taking it
+                    // for the end of the log (whatever follows is zeroed).
+                    let page = &data[off..(off + PAGE).min(data.len())];
+                    if !reread && !all_zero(page) {
+                        reread = true;
+                        let again = read_segment(vfs, &seg.path)?;
+                        out.bytes_read += again.len() as u64;
+                        if again != data {
+                            data = again;
+                            continue 'blocks;
+                        }
+                    }
                     stop = Some((
                         off,
                         "no valid block (torn write, zeros or checksum mismatch)".into(),

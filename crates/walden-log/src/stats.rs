@@ -271,7 +271,7 @@ impl crate::vfs::Vfs for CountingVfs {
         let f = self.inner.open(path, opts)?;
         Ok(Arc::new(CountingFile::new(f, self.stats.clone())))
     }
-    fn exists(&self, path: &std::path::Path) -> bool {
+    fn exists(&self, path: &std::path::Path) -> io::Result<bool> {
         self.inner.exists(path)
     }
     fn create_dir_all(&self, path: &std::path::Path) -> io::Result<()> {

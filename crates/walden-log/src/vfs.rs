@@ -44,7 +44,11 @@ pub trait VfsFile: Send + Sync {
 /// A file system: the directory operations the log and the data files need.
 pub trait Vfs: Send + Sync {
     fn open(&self, path: &Path, opts: OpenOptionsVfs) -> io::Result<Arc<dyn VfsFile>>;
-    fn exists(&self, path: &Path) -> bool;
+    /// Whether a file or directory exists. An error (EACCES, EIO) is not
+    /// "absent": callers must not treat an unreadable path as a new one.
+    fn exists(&self, path: &Path) -> io::Result<bool>;
+    /// Creates a directory and its missing parents. The new entries are not
+    /// durable until their parents are synced ([`create_dir_durable`]).
     fn create_dir_all(&self, path: &Path) -> io::Result<()>;
     /// File names (not paths) in a directory, sorted.
     fn list(&self, dir: &Path) -> io::Result<Vec<String>>;
@@ -85,6 +89,33 @@ pub fn write_file_atomic(vfs: &dyn Vfs, path: &Path, bytes: &[u8]) -> io::Result
     drop(f);
     vfs.rename(&tmp, path)?;
     vfs.sync_dir(path.parent().unwrap_or(Path::new(".")))
+}
+
+/// Creates `dir` and its missing parents, and syncs the parent of every
+/// directory it created, so the new directories survive a power loss.
+pub fn create_dir_durable(vfs: &dyn Vfs, dir: &Path) -> io::Result<()> {
+    let mut missing = Vec::new();
+    let mut p = Some(dir);
+    while let Some(d) = p {
+        if d.as_os_str().is_empty() || vfs.exists(d)? {
+            break;
+        }
+        missing.push(d);
+        p = d.parent();
+    }
+    if missing.is_empty() {
+        return Ok(());
+    }
+    vfs.create_dir_all(dir)?;
+    // Innermost first is fine: each sync records one level's entry.
+    for d in missing {
+        let parent = match d.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        vfs.sync_dir(parent)?;
+    }
+    Ok(())
 }
 
 /// Reads a whole file.
@@ -147,8 +178,8 @@ impl Vfs for OsVfs {
             dsync: opts.dsync,
         }))
     }
-    fn exists(&self, path: &Path) -> bool {
-        path.exists()
+    fn exists(&self, path: &Path) -> io::Result<bool> {
+        path.try_exists()
     }
     fn create_dir_all(&self, path: &Path) -> io::Result<()> {
         std::fs::create_dir_all(path)

@@ -575,3 +575,72 @@ fn concurrent_committers_and_flusher_keep_durability_and_poisoning() {
         }
     }
 }
+
+/// A torn batch of a writer with a larger `max_write` than the one
+/// configured at restart is cleared as far as that writer could reach.
+#[test]
+fn repair_clears_as_far_as_the_previous_max_write_reached() {
+    let mem = MemVfs::new();
+    let vfs: Arc<dyn Vfs> = Arc::new(mem.clone());
+    let d = dir();
+    let (log, _, _) = open(&vfs, &d);
+    for n in 0..5 {
+        log.commit_durable(&rec(n), &[]).unwrap();
+    }
+    let seg = log.segments()[0].path.clone();
+    let end = log.end_lsn();
+    log.close().unwrap();
+    drop(log);
+    let reopen = |prior: usize| {
+        let small = LogConfig {
+            max_write: 16 * 1024,
+            block_size: 8192,
+            ..cfg()
+        };
+        let (log, rep) = LogManager::open_with(
+            vfs.clone(),
+            &d,
+            small,
+            Arc::new(FileStats::default()),
+            0,
+            OpenBounds {
+                min_end: end,
+                prior_max_write: Some(prior),
+            },
+            &mut |_, _, _| Ok(()),
+        )
+        .unwrap();
+        let off = rep.scan.append_offset;
+        log.close().unwrap();
+        off
+    };
+    let off = reopen(32 * 1024);
+    // What a torn 32 KiB batch may leave 24 KiB past the end: a valid block.
+    let stray_at = off + 24 * 1024;
+    let mut blk = Vec::new();
+    block::encode_block(&mut blk, end + 100, end, 0, b"stray");
+    mem.corrupt(&seg, stray_at, &blk).unwrap();
+    let read_back = |at: u64| {
+        let f = vfs.open(&seg, OpenOptionsVfs::default()).unwrap();
+        let mut b = [0u8; 4];
+        vfs::read_exact_at(&*f, &mut b, at).unwrap();
+        b
+    };
+    // Clearing only what the 16 KiB configured now reaches leaves it there
+    // (to pass for the log's continuation later); the recorded 32 KiB clears it.
+    reopen(16 * 1024);
+    assert_eq!(&read_back(stray_at), b"WLB1");
+    reopen(32 * 1024);
+    assert_eq!(read_back(stray_at), [0; 4]);
+}
+
+#[test]
+fn records_over_the_reader_limit_are_refused_at_append() {
+    assert!(scan::check_record_len(scan::MAX_RECORD).is_ok());
+    assert!(matches!(
+        scan::check_record_len(scan::MAX_RECORD + 1),
+        Err(LogError::RecordTooLarge { .. })
+    ));
+    // The frame's 4-byte length holds every record the writer accepts.
+    assert!(scan::MAX_RECORD < u32::MAX as usize);
+}

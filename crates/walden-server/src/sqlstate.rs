@@ -90,5 +90,7 @@ mod tests {
         assert_eq!(sqlstate(ErrorKind::InFailedTransaction), "25P02");
         assert_eq!(sqlstate(ErrorKind::TransactionResolutionUnknown), "08007");
         assert_eq!(sqlstate(ErrorKind::StackDepth), "54001");
+        // program_limit_exceeded, for values, rows and log records over a limit.
+        assert_eq!(sqlstate(ErrorKind::ProgramLimit), "54000");
     }
 }

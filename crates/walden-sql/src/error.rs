@@ -128,6 +128,11 @@ impl From<EngineError> for SqlError {
             E::DatabaseInUse(_) => ErrorKind::ObjectInUse,
             E::CommitOutcomeUnknown { .. } => ErrorKind::TransactionResolutionUnknown,
             E::Log(walden_log::LogError::Poisoned(_)) => ErrorKind::Io,
+            E::ValueTooLarge { .. }
+            | E::RowTooLarge { .. }
+            | E::Log(walden_log::LogError::RecordTooLarge { .. }) => ErrorKind::ProgramLimit,
+            E::DirectoryExists { .. } => ErrorKind::DuplicateDatabase,
+            E::CatalogMissing { .. } | E::DirectoryMismatch { .. } => ErrorKind::Io,
             E::Log(_) | E::Io { .. } | E::CorruptDataFile { .. } => ErrorKind::Io,
             E::Closed => ErrorKind::Internal,
             E::ReadOnlyReplica(_) => ErrorKind::ReadOnly,

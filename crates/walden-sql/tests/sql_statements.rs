@@ -1045,3 +1045,38 @@ fn plans_with_subqueries_are_not_reused() {
     tag(&mut s, "INSERT INTO sq (a) VALUES (3)");
     assert_eq!(one(&mut s, q), "2");
 }
+
+#[test]
+fn oversized_values_are_refused_as_a_program_limit() {
+    let inst = Instance::open(InstanceConfig {
+        vfs: Arc::new(MemVfs::new()),
+        log: LogConfig {
+            segment_size: 4 << 20,
+            preallocate_spare: false,
+            ..LogConfig::default()
+        },
+        background_checkpoints: false,
+        limits: walden_engine::Limits {
+            max_value_bytes: 1000,
+            max_row_bytes: 1500,
+        },
+        ..InstanceConfig::new("/sql")
+    })
+    .unwrap();
+    let e = SqlEngine::new(inst);
+    let mut s = e.connect("walden", "u", "test").unwrap();
+    tag(&mut s, "CREATE TABLE big (id INT PRIMARY KEY, v TEXT)");
+    let long = "x".repeat(1001);
+    assert_eq!(
+        err(&mut s, &format!("INSERT INTO big VALUES (1, '{long}')")),
+        ErrorKind::ProgramLimit
+    );
+    assert_eq!(
+        tag(&mut s, "INSERT INTO big VALUES (1, 'ok')"),
+        "INSERT 0 1"
+    );
+    assert_eq!(
+        err(&mut s, &format!("UPDATE big SET v = '{long}' WHERE id = 1")),
+        ErrorKind::ProgramLimit
+    );
+}

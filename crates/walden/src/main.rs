@@ -13,6 +13,7 @@ mod cmd_log;
 mod cmd_serve;
 mod cmd_slt;
 mod cmd_stress;
+mod crash_workload;
 mod readonly_vfs;
 
 /// Walden: a transactional SQL database whose commit path is a dial.

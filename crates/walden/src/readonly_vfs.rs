@@ -57,8 +57,8 @@ impl Vfs for ReadOnlyVfs {
         }
         Ok(Arc::new(ReadOnlyFile(File::open(path)?)))
     }
-    fn exists(&self, path: &Path) -> bool {
-        path.exists()
+    fn exists(&self, path: &Path) -> io::Result<bool> {
+        path.try_exists()
     }
     fn create_dir_all(&self, _path: &Path) -> io::Result<()> {
         Err(refused("mkdir"))

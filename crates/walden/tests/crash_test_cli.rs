@@ -44,7 +44,7 @@ fn check_common(mode: &str, summary: &str, report: &Value) {
     for phrase in [
         " 0 lost durable,",
         " 0 prefix violations,",
-        " 0 partial transactions,",
+        " 0 partial transactions (",
         " 0 bound violations,",
         " 0 other violations:",
     ] {
