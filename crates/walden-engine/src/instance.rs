@@ -554,7 +554,16 @@ impl Instance {
         valid_name(name)?;
         let dir = self.db_dir(name);
         let decoded = checkpoint::decode_image(image, &dir)?;
-        let old = self.inner.dbs.write().remove(&name.to_ascii_lowercase());
+        // The old database stays in the map until `install` replaces it
+        // under the map's write lock: a reader looking it up meanwhile waits
+        // (or finds the superseded one) instead of being told it does not
+        // exist.
+        let old = self
+            .inner
+            .dbs
+            .read()
+            .get(&name.to_ascii_lowercase())
+            .cloned();
         let old_id = old.map(|old| {
             old.mark_superseded();
             let _ = old.log.close();

@@ -10,6 +10,7 @@
 
 pub mod config;
 mod conn;
+mod frontend;
 mod handshake;
 pub mod metrics;
 pub mod pgtypes;

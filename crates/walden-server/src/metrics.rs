@@ -79,6 +79,22 @@ pub fn render(
         );
     }
 
+    // A failed log write or sync poisons a database: it refuses writes
+    // until restarted (sys.databases shows SUSPECT). Alert on this.
+    o.header(
+        "database_poisoned",
+        "gauge",
+        "1 while the database refuses writes after a failed log write or sync (SUSPECT).",
+    );
+    for db in &dbs {
+        let poisoned = db.log().is_poisoned().is_some();
+        o.sample(
+            "database_poisoned",
+            &[("db", db.name())],
+            if poisoned { 1.0 } else { 0.0 },
+        );
+    }
+
     // sys.dm_io_virtual_file_stats, per database and file.
     type FileMetric = (
         &'static str,

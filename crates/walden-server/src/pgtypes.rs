@@ -302,6 +302,7 @@ fn parse_bytea(s: &str) -> Option<Vec<u8>> {
 /// Decodes a text-format parameter as a value of the type with `oid` (the one
 /// the client declared or was told in ParameterDescription).
 pub fn decode_text_param(s: &str, oid: u32) -> Result<Value, SqlError> {
+    refuse_nul(s)?;
     Ok(match oid {
         OID_INT2 | OID_INT4 | OID_INT8 | OID_OID => {
             let name = match oid {
@@ -378,10 +379,24 @@ pub fn decode_binary_param(b: &[u8], oid: u32) -> Result<Value, SqlError> {
             _ => return Err(bad_binary("uuid")),
         },
         OID_BYTEA => Value::Bytes(Arc::from(b)),
-        _ => Value::Text(Arc::from(
-            std::str::from_utf8(b).map_err(|_| bad_binary("text"))?,
-        )),
+        _ => {
+            let s = std::str::from_utf8(b).map_err(|_| bad_binary("text"))?;
+            refuse_nul(s)?;
+            Value::Text(Arc::from(s))
+        }
     })
+}
+
+/// PostgreSQL's text cannot hold a NUL byte (a C string ends there): it
+/// refuses one in a parameter rather than store what it cannot give back.
+fn refuse_nul(s: &str) -> Result<(), SqlError> {
+    if s.contains('\0') {
+        return Err(SqlError::new(
+            walden_sql::ErrorKind::CharacterNotInRepertoire,
+            "invalid byte sequence for encoding \"UTF8\": 0x00",
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -392,6 +407,18 @@ mod tests {
         let mut b = BytesMut::new();
         encode_field(v, t, binary, &mut b).unwrap();
         b.to_vec()
+    }
+
+    #[test]
+    fn a_nul_in_a_text_parameter_is_refused_with_22021() {
+        for r in [
+            decode_text_param("a\0b", OID_TEXT),
+            decode_binary_param(b"a\0b", OID_TEXT),
+        ] {
+            let e = r.unwrap_err();
+            assert_eq!(e.kind, walden_sql::ErrorKind::CharacterNotInRepertoire);
+        }
+        assert!(decode_text_param("ab", OID_TEXT).is_ok());
     }
 
     #[test]

@@ -22,6 +22,8 @@ pub const QUERY_CANCELED: &str = "57014";
 pub const IDLE_IN_TRANSACTION_SESSION_TIMEOUT: &str = "25P03";
 /// `idle_session_timeout`.
 pub const IDLE_SESSION_TIMEOUT: &str = "57P05";
+/// `out_of_memory`.
+pub const OUT_OF_MEMORY: &str = "53200";
 /// `internal_error`.
 pub const INTERNAL_ERROR: &str = "XX000";
 
@@ -66,6 +68,7 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::StackDepth => "54001",
         K::ProgramLimit => "54000",
         K::TransactionResolutionUnknown => "08007",
+        K::CharacterNotInRepertoire => "22021",
     }
 }
 

@@ -247,3 +247,73 @@ async fn statement_timeout_cancels_long_statements_and_lock_waits() {
         1
     );
 }
+
+/// A raw, trusted connection past its startup (ReadyForQuery read).
+fn raw_session(addr: std::net::SocketAddr) -> std::net::TcpStream {
+    let mut t = std::net::TcpStream::connect(addr).unwrap();
+    t.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut body = 196608i32.to_be_bytes().to_vec();
+    body.extend_from_slice(b"user\0walden\0database\0walden\0\0");
+    let mut m = ((body.len() + 4) as i32).to_be_bytes().to_vec();
+    m.extend_from_slice(&body);
+    t.write_all(&m).unwrap();
+    loop {
+        let (tag, _) = read_msg(&mut t);
+        if tag == b'Z' {
+            return t;
+        }
+    }
+}
+
+fn read_msg(t: &mut std::net::TcpStream) -> (u8, Vec<u8>) {
+    let mut h = [0u8; 5];
+    t.read_exact(&mut h).expect("a message");
+    let len = i32::from_be_bytes([h[1], h[2], h[3], h[4]]) as usize;
+    let mut b = vec![0u8; len - 4];
+    t.read_exact(&mut b).unwrap();
+    (h[0], b)
+}
+
+fn frame(tag: u8, body: &[u8]) -> Vec<u8> {
+    let mut v = vec![tag];
+    v.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
+    v.extend_from_slice(body);
+    v
+}
+
+#[tokio::test]
+async fn malformed_and_oversized_messages_get_their_sqlstates_and_the_server_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = TestServer::start_in(dir.path(), |_| {});
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        // Bind claiming 5 parameters, carrying one.
+        (frame(b'B', b"\0\0\0\0\0\x05\0\0\0\x011"), "08P01"),
+        // Parse with a type list cut short.
+        (frame(b'P', b"\0SELECT $1\0\0\x03\0\0\0\x17"), "08P01"),
+        // A length below 4.
+        (vec![b'Q', 0, 0, 0, 1], "08P01"),
+        // A query announced at 2 GiB: refused before it is received.
+        (
+            {
+                let mut v = vec![b'Q'];
+                v.extend_from_slice(&i32::MAX.to_be_bytes());
+                v.extend_from_slice(b"SELECT ");
+                v
+            },
+            "53200",
+        ),
+    ];
+    for (bytes, want) in cases {
+        let mut t = raw_session(s.addr);
+        t.write_all(&bytes).unwrap();
+        let (tag, body) = read_msg(&mut t);
+        assert_eq!(tag, b'E', "an ErrorResponse");
+        let text = String::from_utf8_lossy(&body).to_string();
+        assert!(text.contains(want), "{want}: {text}");
+        // The connection is closed after it.
+        let mut rest = Vec::new();
+        let _ = t.read_to_end(&mut rest);
+    }
+    // Others go on.
+    serve_one(&s, "").await;
+}

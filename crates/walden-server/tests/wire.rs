@@ -664,6 +664,10 @@ async fn metrics_endpoint_moves_with_commits() {
     let after = http_get(m, "/metrics").await;
     assert!(metric(&after, "walden_log_flushes_total{db=\"walden\"}") >= flushes0 + 1.0);
     assert!(metric(&after, "walden_write_transactions_total{db=\"walden\"}") >= writes0 + 20.0);
+    assert_eq!(
+        metric(&after, "walden_database_poisoned{db=\"walden\"}"),
+        0.0
+    );
     for needle in [
         "walden_file_writes_total{db=\"walden\",file=\"log\"}",
         "walden_file_io_stall_write_seconds_total{db=\"walden\",file=\"log\"}",

@@ -48,6 +48,8 @@ pub enum ErrorKind {
     /// The commit record was written but the log failed before it was known
     /// to be hardened (08007, transaction_resolution_unknown).
     TransactionResolutionUnknown,
+    /// A byte sequence the database encoding cannot hold (22021): a NUL.
+    CharacterNotInRepertoire,
 }
 
 /// An error of one statement, with a message that names the problem.

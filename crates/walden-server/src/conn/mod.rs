@@ -52,15 +52,33 @@ use crate::sqlstate::{self, sqlstate};
 /// The socket afterwards.
 type Socket = Framed<MaybeTls, SafeCodec>;
 
-/// pgwire's codec, with a decoder panic (a malformed message can make it
-/// index past the end of its buffer) turned into a protocol error.
-struct SafeCodec(PgWireMessageServerCodec<()>);
+/// pgwire's codec, behind `frontend::check` (a malformed message is refused
+/// before pgwire's decoder can panic on it) and the budget for partly
+/// received large messages; a decoder panic that still happens becomes a
+/// protocol error.
+pub(crate) struct SafeCodec(PgWireMessageServerCodec<()>, crate::frontend::Reservation);
+
+impl SafeCodec {
+    pub(crate) fn new(inner: PgWireMessageServerCodec<()>) -> Self {
+        SafeCodec(inner, Default::default())
+    }
+}
 
 impl Decoder for SafeCodec {
     type Item = PgWireFrontendMessage;
     type Error = PgWireError;
 
     fn decode(&mut self, src: &mut BytesMut) -> Result<Option<Self::Item>, Self::Error> {
+        use crate::frontend::FrontendError;
+        let checked = crate::frontend::check(src).and_then(|()| self.1.track(src));
+        if let Err(e) = checked {
+            let kind = match e {
+                FrontendError::OverBudget { .. } => std::io::ErrorKind::OutOfMemory,
+                FrontendError::Malformed { .. } => std::io::ErrorKind::InvalidData,
+            };
+            src.clear();
+            return Err(PgWireError::IoError(std::io::Error::new(kind, e)));
+        }
         let inner = &mut self.0;
         match catch_unwind(AssertUnwindSafe(|| inner.decode(src))) {
             Ok(r) => r,
@@ -282,10 +300,16 @@ impl Connection {
             let msg = match msg {
                 Some(Ok(m)) => m,
                 Some(Err(e)) => {
-                    let e = PgError::fatal(
-                        sqlstate::PROTOCOL_VIOLATION,
-                        format!("invalid message: {e}"),
-                    );
+                    let code = match &e {
+                        PgWireError::IoError(io)
+                            if io.kind() == std::io::ErrorKind::OutOfMemory =>
+                        {
+                            sqlstate::OUT_OF_MEMORY
+                        }
+                        _ => sqlstate::PROTOCOL_VIOLATION,
+                    };
+                    tracing::info!(pid = self.session.session_id(), error = %e, "invalid message");
+                    let e = PgError::fatal(code, format!("invalid message: {e}"));
                     self.send(e.message()).await?;
                     self.flush().await?;
                     return Ok(());

@@ -57,7 +57,7 @@ pub(crate) async fn serve_connection(h: Handshaken, shared: Arc<Shared>) {
 
     socket.set_state(PgWireConnectionState::ReadyForQuery);
     let mut conn = Connection {
-        socket: socket.map_codec(SafeCodec),
+        socket: socket.map_codec(SafeCodec::new),
         session,
         secret,
         cancel,
