@@ -16,7 +16,7 @@ use crate::front::{MAX_DEPTH, MAX_NESTING};
 /// engine's commit path, sqlparser's parse, and headroom.
 const BASE: usize = 256 << 10;
 
-/// Stack per two bytes of statement, measured with `tests/depth.rs`
+/// Stack per two bytes of statement, measured with `tests/hostile_statements.rs`
 /// (`probe_one_shape`): chains of one-byte operands and operators (`1+1+...`)
 /// needed 2.0 KB per level, nested function calls 1.9 KB per two bytes,
 /// nested CASE 0.6 KB, UNION arms 0.2 KB.

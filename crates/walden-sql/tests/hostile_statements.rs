@@ -1,3 +1,5 @@
+//! Statements a client could use to kill or hang the server.
+//!
 //! Deep statements: every shape of chain a client can send either runs or
 //! fails with 54001 (ErrorKind::StackDepth); none overflows a stack, which
 //! aborts the whole process. Each runs on a thread with a small stack (as an
@@ -191,4 +193,24 @@ fn probe_one_shape() {
     };
     let e = engine();
     println!("{:?}", run_on(&e, sql, 64 << 10).map_err(|e| e.0));
+}
+
+#[test]
+fn inputs_that_panicked_or_never_ended_are_answered() {
+    let e = engine();
+    let big = 256 << 20;
+    // A multi-byte character in a bytea literal panicked in the parser.
+    let got = run_on(&e, "SELECT '\\xa\u{e9}0'::bytea".into(), big);
+    assert!(matches!(got, Err((ErrorKind::InvalidText, _))), "{got:?}");
+    // A series ending at i64::MAX wrapped around and never ended.
+    for sql in [
+        "SELECT count(*) FROM generate_series(9223372036854775806, 9223372036854775807)",
+        "SELECT count(*) FROM generate_series(-9223372036854775807, -9223372036854775808, -1)",
+    ] {
+        assert_eq!(run_on(&e, sql.into(), big), Ok("2".into()), "{sql}");
+    }
+    // LIKE with many wildcards against a long near-miss was exponential.
+    let s = "a".repeat(3000);
+    let sql = format!("SELECT '{s}' LIKE '{}b'", "%a".repeat(40));
+    assert_eq!(run_on(&e, sql, big), Ok("f".into()));
 }
