@@ -111,6 +111,9 @@ pub struct ConfigFile {
     pub tls: Option<TlsFiles>,
     /// Row lock wait limit in ms (absent or 0: wait forever; deadlocks are detected).
     pub lock_timeout_ms: Option<u64>,
+    /// Where BACKUP ... TO DISK writes (absent: BACKUP is refused). Outside
+    /// the data directory.
+    pub backup_dir: Option<PathBuf>,
     /// The longest a client may take from connecting to being authenticated
     /// (PostgreSQL's authentication_timeout; default 60 s).
     pub authentication_timeout_ms: Option<u64>,
@@ -142,6 +145,7 @@ pub struct ServerConfig {
     pub users: BTreeMap<String, String>,
     pub tls: Option<TlsFiles>,
     pub lock_timeout_ms: Option<u64>,
+    pub backup_dir: Option<PathBuf>,
     pub authentication_timeout: Duration,
     pub max_pending_handshakes: usize,
     pub auth_failure_delay: Duration,
@@ -169,6 +173,7 @@ impl ServerConfig {
             users: BTreeMap::new(),
             tls: None,
             lock_timeout_ms: None,
+            backup_dir: None,
             authentication_timeout: Duration::from_secs(60),
             max_pending_handshakes: 1000,
             auth_failure_delay: Duration::from_secs(1),
@@ -194,6 +199,9 @@ impl ServerConfig {
             }
         };
         if let Some(d) = f.data_dir.as_mut() {
+            rel(d);
+        }
+        if let Some(d) = f.backup_dir.as_mut() {
             rel(d);
         }
         if let Some(t) = f.tls.as_mut() {
@@ -222,6 +230,7 @@ impl ServerConfig {
         c.users = f.users;
         c.tls = f.tls;
         c.lock_timeout_ms = f.lock_timeout_ms;
+        c.backup_dir = f.backup_dir;
         if let Some(ms) = f.authentication_timeout_ms {
             c.authentication_timeout = Duration::from_millis(ms);
         }
@@ -247,6 +256,14 @@ impl ServerConfig {
     pub fn validate(&self) -> Result<(), String> {
         if self.max_connections == 0 {
             return Err("max_connections must be at least 1".into());
+        }
+        if let Some(b) = &self.backup_dir {
+            if !b.is_absolute() || b.starts_with(&self.data_dir) {
+                return Err(format!(
+                    "backup_dir {} must be an absolute path outside the data directory",
+                    b.display()
+                ));
+            }
         }
         if self.max_pending_handshakes == 0 {
             return Err("max_pending_handshakes must be at least 1".into());

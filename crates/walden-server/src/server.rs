@@ -269,6 +269,7 @@ impl Server {
                 err,
             })?;
         let engine = SqlEngine::new(instance.clone());
+        engine.set_backup_dir(config.backup_dir.clone());
         if let Some(name) = &config.replication.name {
             let mut rc = walden_replication::ReplicationConfig::new(name.clone());
             rc.endpoint_listen = config.replication.endpoint_listen.clone();

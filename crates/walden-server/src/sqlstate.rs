@@ -69,6 +69,7 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::ProgramLimit => "54000",
         K::TransactionResolutionUnknown => "08007",
         K::CharacterNotInRepertoire => "22021",
+        K::InsufficientPrivilege => "42501",
     }
 }
 

@@ -317,3 +317,42 @@ async fn malformed_and_oversized_messages_get_their_sqlstates_and_the_server_goe
     // Others go on.
     serve_one(&s, "").await;
 }
+
+#[tokio::test]
+async fn backups_are_written_only_inside_backup_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let backups = dir.path().join("backups");
+    let data = dir.path().join("data");
+    let s = TestServer::start_in(&data, |c| c.backup_dir = Some(backups.clone()));
+    let c = s.client().await;
+    c.batch_execute("CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t VALUES (1)")
+        .await
+        .unwrap();
+    c.batch_execute("BACKUP DATABASE walden TO DISK = 'full.bak'")
+        .await
+        .unwrap();
+    assert!(backups.join("full.bak").exists());
+    let catalog = data.join("instance.json");
+    for path in [
+        "../data/instance.json".to_string(),
+        catalog.display().to_string(),
+        "/tmp/walden-escape.bak".to_string(),
+    ] {
+        let e = c
+            .batch_execute(&format!("BACKUP DATABASE walden TO DISK = '{path}'"))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code().map(|c| c.code()), Some("42501"), "{path}: {e}");
+    }
+    assert!(std::fs::metadata(&catalog).unwrap().len() > 0);
+    // Without a backup directory, BACKUP is refused rather than written anywhere.
+    let dir2 = tempfile::tempdir().unwrap();
+    let s2 = TestServer::start_in(dir2.path(), |_| {});
+    let e = s2
+        .client()
+        .await
+        .batch_execute("BACKUP DATABASE walden TO DISK = 'x.bak'")
+        .await
+        .unwrap_err();
+    assert_eq!(e.code().map(|c| c.code()), Some("42501"), "{e}");
+}

@@ -50,6 +50,8 @@ pub enum ErrorKind {
     TransactionResolutionUnknown,
     /// A byte sequence the database encoding cannot hold (22021): a NUL.
     CharacterNotInRepertoire,
+    /// Not allowed for this user or outside a configured place (42501).
+    InsufficientPrivilege,
 }
 
 /// An error of one statement, with a message that names the problem.

@@ -13,6 +13,7 @@
 //! The wire server (`walden-server`) drives a [`SqlSession`] per connection.
 
 mod advisory;
+mod backup_path;
 mod copy;
 mod ddl;
 mod dml;
@@ -91,6 +92,8 @@ pub struct SqlEngine {
     replication: parking_lot::RwLock<Option<walden_replication::Replication>>,
     /// Session-level advisory locks (`pg_advisory_lock`), instance-wide.
     advisory: Arc<advisory::AdvisoryLocks>,
+    /// Where BACKUP ... TO DISK may write (`None`: BACKUP is refused).
+    backup_dir: parking_lot::RwLock<Option<std::path::PathBuf>>,
 }
 
 impl SqlEngine {
@@ -99,7 +102,13 @@ impl SqlEngine {
             instance,
             replication: parking_lot::RwLock::new(None),
             advisory: Default::default(),
+            backup_dir: Default::default(),
         })
+    }
+
+    /// The directory BACKUP ... TO DISK writes in (see `backup_path.rs`).
+    pub fn set_backup_dir(&self, dir: Option<std::path::PathBuf>) {
+        *self.backup_dir.write() = dir;
     }
 
     /// Attaches the replication layer (AG statements and views use it).

@@ -11,7 +11,6 @@ use crate::query::{self, Planner};
 use crate::settings::Settings;
 use crate::{Column, QueryOutput, SqlEngine};
 use sqlparser::ast::{self, Statement};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use walden_engine::types::now_micros;
@@ -776,13 +775,15 @@ impl SqlSession {
                 Ok(QueryOutput::command("CHECKPOINT"))
             }
             Command::BackupDatabase { name, path } => {
-                inst.database(name)?
-                    .backup_database(&self.session, &PathBuf::from(path))?;
+                let file =
+                    crate::backup_path::resolve(self.engine.backup_dir.read().as_deref(), path)?;
+                inst.database(name)?.backup_database(&self.session, &file)?;
                 Ok(QueryOutput::command("BACKUP DATABASE"))
             }
             Command::BackupLog { name, path } => {
-                inst.database(name)?
-                    .backup_log(&self.session, &PathBuf::from(path))?;
+                let file =
+                    crate::backup_path::resolve(self.engine.backup_dir.read().as_deref(), path)?;
+                inst.database(name)?.backup_log(&self.session, &file)?;
                 Ok(QueryOutput::command("BACKUP LOG"))
             }
             Command::ClearWaitStats => {
