@@ -7,23 +7,9 @@
 //! own stack where a statement needs it.
 
 use std::sync::Arc;
-use walden_engine::{Instance, InstanceConfig, LogConfig, MemVfs};
+mod common;
+use common::engine;
 use walden_sql::{ErrorKind, SqlEngine};
-
-fn engine() -> Arc<SqlEngine> {
-    let inst = Instance::open(InstanceConfig {
-        vfs: Arc::new(MemVfs::new()),
-        log: LogConfig {
-            segment_size: 4 << 20,
-            preallocate_spare: false,
-            ..LogConfig::default()
-        },
-        background_checkpoints: false,
-        ..InstanceConfig::new("/depth")
-    })
-    .unwrap();
-    SqlEngine::new(inst)
-}
 
 /// Runs `sql` on a fresh thread with `stack` bytes and returns its outcome:
 /// Ok(first cell of the last result) or the error kind.

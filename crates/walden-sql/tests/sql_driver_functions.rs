@@ -3,25 +3,10 @@
 //! SET), pg_sleep, to_regtype, trimming given characters, and now() fixed
 //! within a transaction.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
-use walden_engine::{Instance, InstanceConfig, LogConfig, MemVfs};
-use walden_sql::{ErrorKind, SqlEngine, SqlSession};
-
-fn engine() -> Arc<SqlEngine> {
-    let inst = Instance::open(InstanceConfig {
-        vfs: Arc::new(MemVfs::new()),
-        log: LogConfig {
-            segment_size: 4 << 20,
-            preallocate_spare: false,
-            ..LogConfig::default()
-        },
-        background_checkpoints: false,
-        ..InstanceConfig::new("/sql")
-    })
-    .unwrap();
-    SqlEngine::new(inst)
-}
+mod common;
+use common::engine;
+use walden_sql::{ErrorKind, SqlSession};
 
 fn one(s: &mut SqlSession, sql: &str) -> String {
     let out = s

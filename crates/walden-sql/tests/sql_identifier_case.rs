@@ -1,23 +1,12 @@
 //! Identifiers as PostgreSQL folds them: unquoted names to lower case,
 //! quoted names as written, in the catalog and in result column names.
 
-use std::sync::Arc;
-use walden_engine::{Instance, InstanceConfig, LogConfig, MemVfs};
-use walden_sql::{SqlEngine, SqlSession};
+mod common;
+use common::engine;
+use walden_sql::SqlSession;
 
 fn session() -> SqlSession {
-    let inst = Instance::open(InstanceConfig {
-        vfs: Arc::new(MemVfs::new()),
-        log: LogConfig {
-            segment_size: 4 << 20,
-            preallocate_spare: false,
-            ..LogConfig::default()
-        },
-        background_checkpoints: false,
-        ..InstanceConfig::new("/sql")
-    })
-    .unwrap();
-    SqlEngine::new(inst).connect("walden", "u", "").unwrap()
+    engine().connect("walden", "u", "").unwrap()
 }
 
 /// The result column names of a query, and its rows as text.

@@ -2,24 +2,10 @@
 //! transactions and the durability statements, the system views, and errors.
 
 use std::sync::Arc;
+mod common;
+use common::engine;
 use walden_engine::{Instance, InstanceConfig, LogConfig, MemVfs};
 use walden_sql::{ErrorKind, SqlEngine, SqlSession, TxStatus};
-
-fn engine() -> Arc<SqlEngine> {
-    let mem = MemVfs::new();
-    let inst = Instance::open(InstanceConfig {
-        vfs: Arc::new(mem),
-        log: LogConfig {
-            segment_size: 4 << 20,
-            preallocate_spare: false,
-            ..LogConfig::default()
-        },
-        background_checkpoints: false,
-        ..InstanceConfig::new("/sql")
-    })
-    .unwrap();
-    SqlEngine::new(inst)
-}
 
 fn rows(s: &mut SqlSession, sql: &str) -> Vec<Vec<String>> {
     let mut res = s.execute_batch(sql);
