@@ -75,6 +75,27 @@ impl Decoder for SafeCodec {
     }
 }
 
+/// Decodes every frontend message in `bytes` with the codec connections use,
+/// as during startup (`ready` false) or after it; returns how many decoded.
+/// For the fuzz targets; not part of the API.
+#[doc(hidden)]
+pub fn decode_frontend_for_fuzz(bytes: &[u8], ready: bool) -> Result<usize, PgWireError> {
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], 5432));
+    let mut client = pgwire::api::DefaultClient::new(addr, false);
+    client.set_state(if ready {
+        PgWireConnectionState::ReadyForQuery
+    } else {
+        PgWireConnectionState::AwaitingStartup
+    });
+    let mut codec = SafeCodec(PgWireMessageServerCodec::new(client));
+    let mut src = BytesMut::from(bytes);
+    let mut n = 0;
+    while codec.decode(&mut src)?.is_some() {
+        n += 1;
+    }
+    Ok(n)
+}
+
 impl Encoder<PgWireBackendMessage> for SafeCodec {
     type Error = std::io::Error;
 
