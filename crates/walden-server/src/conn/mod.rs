@@ -61,6 +61,13 @@ impl Decoder for SafeCodec {
     type Error = PgWireError;
 
     fn decode(&mut self, src: &mut BytesMut) -> Result<Option<Self::Item>, Self::Error> {
+        if let Err(what) = check_frontend(src) {
+            src.clear();
+            return Err(PgWireError::IoError(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("malformed message: {what}"),
+            )));
+        }
         let inner = &mut self.0;
         match catch_unwind(AssertUnwindSafe(|| inner.decode(src))) {
             Ok(r) => r,
@@ -75,6 +82,81 @@ impl Decoder for SafeCodec {
     }
 }
 
+/// Checks the layout of a whole Bind or Parse message at the front of `src`
+/// before pgwire decodes it: pgwire trusts their counts and lengths and
+/// indexes past the message's end (a panic, and a backtrace per client).
+fn check_frontend(src: &[u8]) -> Result<(), &'static str> {
+    let Some(&tag) = src.first() else {
+        return Ok(());
+    };
+    if !matches!(tag, b'B' | b'P') || src.len() < 5 {
+        return Ok(());
+    }
+    let len = i32::from_be_bytes(src[1..5].try_into().unwrap());
+    let Some(end) = usize::try_from(len).ok().and_then(|n| n.checked_add(1)) else {
+        return Err("negative length");
+    };
+    if end < 5 {
+        return Err("length below 4");
+    }
+    let Some(body) = src.get(5..end) else {
+        return Ok(()); // not all here yet; pgwire waits for the rest
+    };
+    let mut r = WireReader(body);
+    let ok = if tag == b'B' {
+        (|| {
+            r.cstr()?;
+            r.cstr()?;
+            let formats = r.u16()?;
+            r.skip(2 * formats)?;
+            for _ in 0..r.u16()? {
+                let n = r.i32()?;
+                if n >= 0 {
+                    r.skip(n as usize)?;
+                }
+            }
+            let results = r.u16()?;
+            r.skip(2 * results)
+        })()
+    } else {
+        (|| {
+            r.cstr()?;
+            r.cstr()?;
+            let types = r.u16()?;
+            r.skip(4 * types)
+        })()
+    };
+    ok.ok_or(if tag == b'B' {
+        "Bind fields overrun the message"
+    } else {
+        "Parse fields overrun the message"
+    })
+}
+
+/// A cursor over a message body; `None` when a field runs past its end.
+struct WireReader<'a>(&'a [u8]);
+
+impl WireReader<'_> {
+    fn skip(&mut self, n: usize) -> Option<()> {
+        self.0 = self.0.get(n..)?;
+        Some(())
+    }
+    fn cstr(&mut self) -> Option<()> {
+        let nul = self.0.iter().position(|&b| b == 0)?;
+        self.skip(nul + 1)
+    }
+    fn u16(&mut self) -> Option<usize> {
+        let v = u16::from_be_bytes(self.0.get(..2)?.try_into().ok()?);
+        self.skip(2)?;
+        Some(v as usize)
+    }
+    fn i32(&mut self) -> Option<i32> {
+        let v = i32::from_be_bytes(self.0.get(..4)?.try_into().ok()?);
+        self.skip(4)?;
+        Some(v)
+    }
+}
+
 /// Decodes every frontend message in `bytes` with the codec connections use,
 /// as during startup (`ready` false) or after it; returns how many decoded.
 /// For the fuzz targets; not part of the API.
@@ -82,16 +164,21 @@ impl Decoder for SafeCodec {
 pub fn decode_frontend_for_fuzz(bytes: &[u8], ready: bool) -> Result<usize, PgWireError> {
     let addr = std::net::SocketAddr::from(([127, 0, 0, 1], 5432));
     let mut client = pgwire::api::DefaultClient::new(addr, false);
-    client.set_state(if ready {
-        PgWireConnectionState::ReadyForQuery
-    } else {
-        PgWireConnectionState::AwaitingStartup
-    });
-    let mut codec = SafeCodec(PgWireMessageServerCodec::new(client));
     let mut src = BytesMut::from(bytes);
     let mut n = 0;
-    while codec.decode(&mut src)?.is_some() {
-        n += 1;
+    if ready {
+        client.set_state(PgWireConnectionState::ReadyForQuery);
+        let mut codec = SafeCodec(PgWireMessageServerCodec::new(client));
+        while codec.decode(&mut src)?.is_some() {
+            n += 1;
+        }
+    } else {
+        // The handshake decodes with pgwire's codec itself.
+        client.set_state(PgWireConnectionState::AwaitingStartup);
+        let mut codec = PgWireMessageServerCodec::new(client);
+        while codec.decode(&mut src)?.is_some() {
+            n += 1;
+        }
     }
     Ok(n)
 }
@@ -512,5 +599,44 @@ impl Connection {
             }
         }
         self.ready_for_query().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bind_whose_parameter_overruns_the_message_is_refused_not_a_panic() {
+        // Found by fuzz/fuzz_targets/pg_frontend.rs: a Parse, then a Bind whose
+        // parameter claims 1,026 bytes; pgwire split past the buffer's end.
+        let bytes = [
+            0x50, 0x00, 0x00, 0x00, 0x1c, 0x73, 0x31, 0x00, 0x73, 0x65, 0x6c, 0x65, 0x63, 0x74,
+            0x20, 0x24, 0x31, 0x3a, 0x3a, 0x69, 0x6e, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x17,
+            0x42, 0x00, 0x00, 0x00, 0x1a, 0x70, 0x31, 0x00, 0x73, 0x31, 0x00, 0x00, 0x01, 0x00,
+            0x00, 0x00, 0x01, 0x00, 0x00, 0x04, 0x02, 0x34, 0x32, 0x00, 0x01, 0x00, 0x00, 0x44,
+            0x00, 0x00, 0x00, 0x08, 0x50, 0x70, 0x31, 0x00, 0x45, 0x00, 0x00, 0x00, 0x0b, 0x70,
+            0x31, 0x00, 0x00, 0x00, 0x10, 0x00, 0x43, 0x00, 0x00, 0x00, 0x08, 0x53, 0x73, 0x31,
+            0x00, 0x48, 0x00, 0x00, 0x00, 0x04, 0x53, 0x00, 0x00, 0x00, 0x04,
+        ];
+        let e = decode_frontend_for_fuzz(&bytes, true).unwrap_err();
+        assert!(e.to_string().contains("Bind fields overrun"), "{e}");
+    }
+
+    #[test]
+    fn well_formed_bind_and_parse_pass_the_check() {
+        let mut b = vec![b'B', 0, 0, 0, 0];
+        b.extend_from_slice(b"p\0s\0\0\x01\0\0\0\x02\0\0\0\x0242\xff\xff\xff\xff\0\x01\0\0");
+        let len = (b.len() - 1) as u32;
+        b[1..5].copy_from_slice(&len.to_be_bytes());
+        assert_eq!(check_frontend(&b), Ok(()));
+        assert_eq!(decode_frontend_for_fuzz(&b, true).unwrap(), 1);
+        let mut p = vec![b'P', 0, 0, 0, 0];
+        p.extend_from_slice(b"s\0select $1\0\0\x01\0\0\0\x17");
+        let len = (p.len() - 1) as u32;
+        p[1..5].copy_from_slice(&len.to_be_bytes());
+        assert_eq!(check_frontend(&p), Ok(()));
+        p[1..5].copy_from_slice(&(len - 1).to_be_bytes());
+        assert!(check_frontend(&p).is_err());
     }
 }
