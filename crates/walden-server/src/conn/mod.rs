@@ -82,23 +82,26 @@ impl Decoder for SafeCodec {
     }
 }
 
-/// Checks the layout of a whole Bind or Parse message at the front of `src`
-/// before pgwire decodes it: pgwire trusts their counts and lengths and
+/// Checks the message at the front of `src` before pgwire decodes it: its
+/// length, and the layout of a whole Bind or Parse. pgwire trusts these and
 /// indexes past the message's end (a panic, and a backtrace per client).
 fn check_frontend(src: &[u8]) -> Result<(), &'static str> {
     let Some(&tag) = src.first() else {
         return Ok(());
     };
-    if !matches!(tag, b'B' | b'P') || src.len() < 5 {
+    if src.len() < 5 {
         return Ok(());
     }
     let len = i32::from_be_bytes(src[1..5].try_into().unwrap());
-    let Some(end) = usize::try_from(len).ok().and_then(|n| n.checked_add(1)) else {
-        return Err("negative length");
-    };
-    if end < 5 {
+    // The length counts itself: below 4 (a Password with length 0 was
+    // found) pgwire's `len - 4` underflows.
+    if len < 4 {
         return Err("length below 4");
     }
+    if !matches!(tag, b'B' | b'P') {
+        return Ok(());
+    }
+    let end = len as usize + 1;
     let Some(body) = src.get(5..end) else {
         return Ok(()); // not all here yet; pgwire waits for the rest
     };
@@ -638,5 +641,20 @@ mod tests {
         assert_eq!(check_frontend(&p), Ok(()));
         p[1..5].copy_from_slice(&(len - 1).to_be_bytes());
         assert!(check_frontend(&p).is_err());
+    }
+
+    #[test]
+    fn a_message_length_below_four_is_refused_not_a_panic() {
+        // Found by fuzz/fuzz_targets/pg_frontend.rs: a Password message with
+        // length 0 underflowed pgwire's `len - 4`.
+        for tag in [b'p', b'Q', b'X', b'B'] {
+            for len in [0i32, 3, -1, i32::MIN] {
+                let mut m = vec![tag];
+                m.extend_from_slice(&len.to_be_bytes());
+                m.extend_from_slice(b"abc\0");
+                let e = decode_frontend_for_fuzz(&m, true).unwrap_err();
+                assert!(e.to_string().contains("length below 4"), "{e}");
+            }
+        }
     }
 }
