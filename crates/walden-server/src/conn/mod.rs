@@ -83,7 +83,7 @@ impl Decoder for SafeCodec {
 }
 
 /// Checks the message at the front of `src` before pgwire decodes it: its
-/// length, and the layout of a whole Bind or Parse. pgwire trusts these and
+/// length, and the layout of a whole Bind, Parse, Close, Describe or Execute. pgwire trusts these and
 /// indexes past the message's end (a panic, and a backtrace per client).
 fn check_frontend(src: &[u8]) -> Result<(), &'static str> {
     let Some(&tag) = src.first() else {
@@ -98,7 +98,7 @@ fn check_frontend(src: &[u8]) -> Result<(), &'static str> {
     if len < 4 {
         return Err("length below 4");
     }
-    if !matches!(tag, b'B' | b'P') {
+    if !matches!(tag, b'B' | b'P' | b'C' | b'D' | b'E') {
         return Ok(());
     }
     let end = len as usize + 1;
@@ -106,7 +106,18 @@ fn check_frontend(src: &[u8]) -> Result<(), &'static str> {
         return Ok(()); // not all here yet; pgwire waits for the rest
     };
     let mut r = WireReader(body);
-    let ok = if tag == b'B' {
+    let ok = if matches!(tag, b'C' | b'D') {
+        // Close and Describe: 'S' or 'P', then a name (an empty Close was found).
+        (|| {
+            r.skip(1)?;
+            r.cstr()
+        })()
+    } else if tag == b'E' {
+        (|| {
+            r.cstr()?;
+            r.i32().map(drop)
+        })()
+    } else if tag == b'B' {
         (|| {
             r.cstr()?;
             r.cstr()?;
@@ -129,10 +140,10 @@ fn check_frontend(src: &[u8]) -> Result<(), &'static str> {
             r.skip(4 * types)
         })()
     };
-    ok.ok_or(if tag == b'B' {
-        "Bind fields overrun the message"
-    } else {
-        "Parse fields overrun the message"
+    ok.ok_or(match tag {
+        b'B' => "Bind fields overrun the message",
+        b'P' => "Parse fields overrun the message",
+        _ => "Close, Describe or Execute fields overrun the message",
     })
 }
 
@@ -641,6 +652,20 @@ mod tests {
         assert_eq!(check_frontend(&p), Ok(()));
         p[1..5].copy_from_slice(&(len - 1).to_be_bytes());
         assert!(check_frontend(&p).is_err());
+    }
+
+    #[test]
+    fn an_empty_close_describe_or_execute_is_refused_not_a_panic() {
+        // Found by fuzz/fuzz_targets/pg_frontend.rs: a Close with no body made
+        // pgwire read past the message.
+        for tag in [b'C', b'D', b'E'] {
+            let e = decode_frontend_for_fuzz(&[tag, 0, 0, 0, 4], true).unwrap_err();
+            assert!(e.to_string().contains("overrun"), "{e}");
+        }
+        let close = [b'C', 0, 0, 0, 7, b'S', b's', 0];
+        assert_eq!(decode_frontend_for_fuzz(&close, true).unwrap(), 1);
+        let exec = [b'E', 0, 0, 0, 10, b'p', 0, 0, 0, 0, 0];
+        assert_eq!(decode_frontend_for_fuzz(&exec, true).unwrap(), 1);
     }
 
     #[test]
