@@ -507,7 +507,8 @@ pub fn decode_redo(buf: &[u8], key_of: &dyn Fn(u32, &[Value]) -> Option<Key>) ->
                             Some(k) => k,
                             None => key_of(table, &row).ok_or_else(|| {
                                 EngineError::Data(format!(
-                                    "redo record names unknown table {table}"
+                                    "redo record names unknown table {table} \
+                                     or its row lacks the key columns"
                                 ))
                             })?,
                         };

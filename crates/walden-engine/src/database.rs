@@ -56,7 +56,8 @@ impl Catalog {
         self.by_id.get(&id)
     }
     pub(crate) fn add_table(&mut self, t: Arc<Table>) {
-        self.next_table_id = self.next_table_id.max(t.id() + 1);
+        // Saturating: a damaged image can name id u32::MAX.
+        self.next_table_id = self.next_table_id.max(t.id().saturating_add(1));
         self.tables.insert(t.name().to_ascii_lowercase(), t.clone());
         self.by_id.insert(t.id(), t);
     }
@@ -66,7 +67,7 @@ impl Catalog {
         Some(t)
     }
     pub(crate) fn add_sequence(&mut self, def: SequenceDef, state: SeqState) {
-        self.next_seq_id = self.next_seq_id.max(def.id + 1);
+        self.next_seq_id = self.next_seq_id.max(def.id.saturating_add(1));
         self.sequences.insert(
             def.name.to_ascii_lowercase(),
             Arc::new(Sequence {

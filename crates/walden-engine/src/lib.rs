@@ -48,6 +48,16 @@ pub use session::{CommitRequest, Session};
 pub use table::Table;
 pub use txn::{CommitOutcome, Transaction};
 pub use types::{DataType, Key, Row, Value};
+/// Entry points for the fuzz targets in `fuzz/` (the decoders they reach
+/// are private); not part of the API.
+#[doc(hidden)]
+pub mod fuzzing {
+    /// Decodes a checkpoint image as recovery and RESTORE do.
+    pub fn decode_checkpoint_image(bytes: &[u8]) -> crate::Result<()> {
+        crate::checkpoint::decode_image(bytes, std::path::Path::new("fuzz.wdb")).map(drop)
+    }
+}
+
 pub use walden_log::{
     Exposure, FileStatsSnapshot, LogConfig, LogCounters, Lsn, MemVfs, OsVfs, SyncMode, Vfs,
     WaitRow, WaitStats, WaitType,

@@ -50,18 +50,18 @@ impl Table {
         self.def.primary_key.is_empty()
     }
 
-    /// The primary key of a row (`None` for tables keyed by a hidden row id).
+    /// The primary key of a row (`None` for tables keyed by a hidden row id,
+    /// and for a row without the key's columns, which only a damaged image
+    /// or log record holds).
     pub fn key_of(&self, row: &[Value]) -> Option<Key> {
         if self.has_hidden_key() {
             return None;
         }
-        Some(
-            self.def
-                .primary_key
-                .iter()
-                .map(|&i| row[i].clone())
-                .collect(),
-        )
+        self.def
+            .primary_key
+            .iter()
+            .map(|&i| row.get(i).cloned())
+            .collect()
     }
 
     /// Number of committed rows.

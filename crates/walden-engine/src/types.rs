@@ -367,10 +367,12 @@ pub fn parse_date(s: &str) -> Option<i32> {
     let y: i64 = it.next()?.parse().ok()?;
     let m: u32 = it.next()?.parse().ok()?;
     let d: u32 = it.next()?.get(..2).unwrap_or("").trim().parse().ok()?;
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+    // PostgreSQL's date range (4713 BC to 5874897 AD); beyond it the day
+    // arithmetic would overflow.
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || !(-4713..=5_874_897).contains(&y) {
         return None;
     }
-    Some(days_from_civil(y, m, d) as i32)
+    i32::try_from(days_from_civil(y, m, d)).ok()
 }
 
 /// Parses `YYYY-MM-DD[ T]HH:MM[:SS[.ffffff]]` (a trailing zone is ignored).
@@ -396,12 +398,13 @@ pub fn parse_timestamp(s: &str) -> Option<i64> {
             f.push('0');
         }
         let fr: i64 = f.parse().ok()?;
-        if h > 24 || mi > 59 || se > 60 {
+        if !(0..=24).contains(&h) || !(0..=59).contains(&mi) || !(0..=60).contains(&se) || fr < 0 {
             return None;
         }
         micros = ((h * 60 + mi) * 60 + se) * 1_000_000 + fr;
     }
-    Some(days * 86_400_000_000 + micros)
+    // Dates late in the date range are past the timestamp range.
+    days.checked_mul(86_400_000_000)?.checked_add(micros)
 }
 
 pub fn format_date(d: i32) -> String {
@@ -438,6 +441,23 @@ pub fn now_micros() -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dates_and_timestamps_out_of_range_are_refused() {
+        // Found by fuzz/fuzz_targets/coerce.rs: the day arithmetic overflowed.
+        assert_eq!(parse_timestamp("9229992024-02-24775808"), None);
+        assert_eq!(parse_date("9229992024-02-24"), None);
+        assert_eq!(parse_date("-9223372036854775808-01-01"), None);
+        assert!(parse_date("5874897-12-31").is_some());
+        assert_eq!(parse_timestamp("5874897-12-31 00:00"), None);
+        assert_eq!(parse_timestamp("2024-01-01 -9223372036854775807:00"), None);
+        assert_eq!(parse_timestamp("2024-01-01 01:-5"), None);
+        assert!(coerce(
+            Value::Text("9229992024-02-24775808".into()),
+            &DataType::Timestamp
+        )
+        .is_err());
+    }
 
     #[test]
     fn dates_round_trip() {

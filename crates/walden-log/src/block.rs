@@ -92,6 +92,8 @@ pub fn decode_header(buf: &[u8], max_block: usize) -> Option<BlockHeader> {
         || bl > max_block.max(PAGE)
         || BLOCK_HEADER + h.payload_len as usize > bl
         || h.cont_len > h.payload_len
+        // A damaged LSN near u64::MAX would wrap in end_lsn().
+        || h.lsn.checked_add(h.payload_len as u64).is_none()
     {
         return None;
     }
@@ -189,6 +191,17 @@ mod tests {
         assert!(verify_block(&h, &out));
         out[45] ^= 1;
         assert!(!verify_block(&h, &out));
+    }
+
+    #[test]
+    fn a_header_whose_lsn_range_wraps_is_refused() {
+        // Found by fuzz/fuzz_targets/log_block.rs: end_lsn() overflowed.
+        let mut out = Vec::new();
+        encode_block(&mut out, u64::MAX - 4, 0, 0, b"hello");
+        assert_eq!(decode_header(&out, PAGE), None);
+        out.clear();
+        encode_block(&mut out, u64::MAX - 5, 0, 0, b"hello");
+        assert_eq!(decode_header(&out, PAGE).unwrap().end_lsn(), u64::MAX);
     }
 
     #[test]

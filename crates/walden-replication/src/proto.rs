@@ -123,7 +123,9 @@ impl Msg {
         b
     }
 
-    fn decode(buf: Vec<u8>) -> io::Result<Msg> {
+    /// Decodes a frame's body (type byte onwards); public for the fuzz targets.
+    #[doc(hidden)]
+    pub fn decode(buf: Vec<u8>) -> io::Result<Msg> {
         let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, what.to_string());
         let (&t, body) = buf.split_first().ok_or_else(|| bad("empty frame"))?;
         let u64_at = |i: usize| -> io::Result<u64> {

@@ -18,4 +18,6 @@ mod server;
 pub mod sqlstate;
 
 pub use config::{AuthMethod, ConfigFile, ServerConfig};
+#[doc(hidden)]
+pub use conn::decode_frontend_for_fuzz;
 pub use server::{Server, ServerError, Shared, ShutdownHandle};
