@@ -267,7 +267,12 @@ impl Tester<'_> {
         for v in crash_workload::check_churn(db, &counters) {
             rec.violation(Kind::Churn, v);
         }
-        let (ddl, bad) = crash_workload::check_ddl(db, run_i, &crash_workload::ddl_acks(acks_path));
+        let (ddl, bad) = crash_workload::check_ddl(
+            db,
+            run_i,
+            &crash_workload::ddl_acks(acks_path),
+            !self.args.mode.expect_durable(false),
+        );
         rec.ddl_acked = ddl;
         for v in bad {
             rec.violation(Kind::Ddl, v);
