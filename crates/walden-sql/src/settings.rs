@@ -82,6 +82,16 @@ fn parse(name: &str, value: &str) -> Result<(String, String, Effect)> {
             return Ok((name, crate::timeouts::show_duration(d), Effect::Kept));
         }
         // Values Walden would store but not honour are refused.
+        "lock_timeout"
+            if crate::timeouts::parse_duration(&name, &v)
+                .map_err(|_| invalid(&name, &v))?
+                .is_some() =>
+        {
+            return Err(SqlError::unsupported(format!(
+                "lock_timeout \"{v}\" per session (the server-wide lock_timeout_ms in \
+                 walden.toml applies; 0 is accepted)"
+            )))
+        }
         "timezone" if !is_utc(&lower) => {
             return Err(SqlError::unsupported(format!(
                 "TimeZone \"{v}\" (Walden keeps and shows times in UTC)"

@@ -195,6 +195,13 @@ fn inputs_that_panicked_or_never_ended_are_answered() {
     ] {
         assert_eq!(run_on(&e, sql.into(), big), Ok("2".into()), "{sql}");
     }
+    // A per-session lock_timeout would be stored and ignored: refused.
+    let got = run_on(&e, "SET lock_timeout = '2s'".into(), big);
+    assert!(
+        matches!(got, Err((ErrorKind::FeatureNotSupported, _))),
+        "{got:?}"
+    );
+    assert!(run_on(&e, "SET lock_timeout = 0".into(), big).is_ok());
     // LIKE with many wildcards against a long near-miss was exponential.
     let s = "a".repeat(3000);
     let sql = format!("SELECT '{s}' LIKE '{}b'", "%a".repeat(40));
