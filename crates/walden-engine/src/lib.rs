@@ -31,6 +31,7 @@ mod recovery;
 mod replica;
 mod schema;
 mod session;
+pub mod store;
 mod table;
 mod txn;
 pub mod types;

@@ -1,0 +1,48 @@
+//! redb's storage backend over Walden's I/O layer: the store's file goes
+//! through the same `Vfs` as the log, so simulated power losses (`MemVfs`),
+//! injected EIO/ENOSPC and bit rot reach the store too.
+
+use std::fmt;
+use std::io;
+use std::sync::Arc;
+use walden_log::vfs::{read_exact_at, VfsFile};
+
+/// The file is usually a `walden_log::CountingFile`, so the data file's I/O
+/// shows in `sys.dm_io_virtual_file_stats`.
+pub struct VfsBackend {
+    file: Arc<dyn VfsFile>,
+}
+
+impl VfsBackend {
+    pub fn new(file: Arc<dyn VfsFile>) -> Self {
+        VfsBackend { file }
+    }
+}
+
+impl fmt::Debug for VfsBackend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("VfsBackend")
+    }
+}
+
+impl redb::StorageBackend for VfsBackend {
+    fn len(&self) -> io::Result<u64> {
+        self.file.len()
+    }
+
+    fn read(&self, offset: u64, out: &mut [u8]) -> io::Result<()> {
+        read_exact_at(&*self.file, out, offset)
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.file.set_len(len)
+    }
+
+    fn sync_data(&self) -> io::Result<()> {
+        self.file.sync_data()
+    }
+
+    fn write(&self, offset: u64, data: &[u8]) -> io::Result<()> {
+        self.file.write_at(data, offset)
+    }
+}

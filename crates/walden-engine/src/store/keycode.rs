@@ -1,0 +1,269 @@
+//! Order-preserving key encoding ("memcomparable"): the bytes of two encoded
+//! keys compare as the keys do under `Value`'s order, so a byte-ordered store
+//! (redb) keeps rows in SQL key order and range scans map to byte ranges.
+//!
+//! Every value's encoding is self-delimiting (fixed width, or terminated with
+//! an escape), so a tuple's encoding is the concatenation of its values' and
+//! compares column by column. The guarantee holds between values of one
+//! variant (and NULL), which is what a key column holds: values are coerced to
+//! the column's type before they become keys. Int, Float and Decimal have
+//! distinct tags, so mixed numeric variants order by tag, not by value.
+
+use crate::types::Value;
+use rust_decimal::Decimal;
+use std::sync::Arc;
+
+const NULL: u8 = 0x00;
+const FALSE: u8 = 0x10;
+const TRUE: u8 = 0x11;
+const INT: u8 = 0x20;
+const FLOAT: u8 = 0x21;
+const DEC: u8 = 0x22;
+const TEXT: u8 = 0x30;
+const TIMESTAMP: u8 = 0x40;
+const DATE: u8 = 0x50;
+const UUID: u8 = 0x60;
+const BYTES: u8 = 0x70;
+
+/// Decimal sub-tags: negatives, zero, positives.
+const DEC_NEG: u8 = 0x01;
+const DEC_ZERO: u8 = 0x02;
+const DEC_POS: u8 = 0x03;
+
+/// Why a byte string is not an encoded key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("malformed encoded key at byte {at}: {what}")]
+pub struct KeyDecodeError {
+    pub at: usize,
+    pub what: &'static str,
+}
+
+/// Appends the encoding of `key` (a tuple of values) to `out`.
+pub fn encode_key(key: &[Value], out: &mut Vec<u8>) {
+    for v in key {
+        encode_value(v, out);
+    }
+}
+
+/// The encoding of a tuple.
+pub fn key_bytes(key: &[Value]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(key.len() * 9);
+    encode_key(key, &mut out);
+    out
+}
+
+fn encode_value(v: &Value, out: &mut Vec<u8>) {
+    match v {
+        Value::Null => out.push(NULL),
+        Value::Bool(b) => out.push(if *b { TRUE } else { FALSE }),
+        Value::Int(i) => {
+            out.push(INT);
+            out.extend_from_slice(&((*i as u64) ^ (1 << 63)).to_be_bytes());
+        }
+        Value::Float(f) => {
+            out.push(FLOAT);
+            // IEEE 754 bits ordered as `f64::total_cmp` orders them.
+            let bits = f.to_bits();
+            let ordered = if bits >> 63 == 1 {
+                !bits
+            } else {
+                bits ^ (1 << 63)
+            };
+            out.extend_from_slice(&ordered.to_be_bytes());
+        }
+        Value::Decimal(d) => {
+            out.push(DEC);
+            encode_decimal(d, out);
+        }
+        Value::Text(s) => {
+            out.push(TEXT);
+            encode_bytes(s.as_bytes(), out);
+        }
+        Value::Timestamp(t) => {
+            out.push(TIMESTAMP);
+            out.extend_from_slice(&((*t as u64) ^ (1 << 63)).to_be_bytes());
+        }
+        Value::Date(d) => {
+            out.push(DATE);
+            out.extend_from_slice(&((*d as u32) ^ (1 << 31)).to_be_bytes());
+        }
+        Value::Uuid(u) => {
+            out.push(UUID);
+            out.extend_from_slice(&u.to_be_bytes());
+        }
+        Value::Bytes(b) => {
+            out.push(BYTES);
+            encode_bytes(b, out);
+        }
+    }
+}
+
+/// Bytes with 0x00 escaped as 00 FF and a 00 01 terminator: a proper prefix
+/// sorts before every extension of it.
+fn encode_bytes(b: &[u8], out: &mut Vec<u8>) {
+    for &c in b {
+        out.push(c);
+        if c == 0 {
+            out.push(0xFF);
+        }
+    }
+    out.extend_from_slice(&[0x00, 0x01]);
+}
+
+/// A decimal as sign, then the decimal exponent of its leading digit, then its
+/// significant digits (trailing zeros dropped, each stored as digit + 1) and a
+/// 0 terminator; negatives are the bitwise complement of that, so larger
+/// magnitudes sort first. 1.50 and 1.5 encode alike, as they compare equal.
+fn encode_decimal(d: &Decimal, out: &mut Vec<u8>) {
+    if d.is_zero() {
+        out.push(DEC_ZERO);
+        return;
+    }
+    let digits = d.mantissa().unsigned_abs().to_string();
+    let scale = d.scale() as i32;
+    let exp = digits.len() as i32 - scale;
+    let sig = digits.trim_end_matches('0');
+    let neg = d.is_sign_negative();
+    let flip = |b: u8| if neg { !b } else { b };
+    out.push(if neg { DEC_NEG } else { DEC_POS });
+    for b in ((exp as i16 as u16) ^ 0x8000).to_be_bytes() {
+        out.push(flip(b));
+    }
+    for c in sig.bytes() {
+        out.push(flip(c - b'0' + 1));
+    }
+    out.push(flip(0));
+}
+
+/// Decodes a tuple encoded by [`encode_key`].
+pub fn decode_key(mut b: &[u8]) -> Result<Vec<Value>, KeyDecodeError> {
+    let total = b.len();
+    let mut out = Vec::new();
+    while !b.is_empty() {
+        let at = total - b.len();
+        let (v, rest) = decode_value(b).map_err(|what| KeyDecodeError { at, what })?;
+        out.push(v);
+        b = rest;
+    }
+    Ok(out)
+}
+
+fn take<const N: usize>(b: &[u8]) -> Result<([u8; N], &[u8]), &'static str> {
+    if b.len() < N {
+        return Err("truncated value");
+    }
+    let mut a = [0u8; N];
+    a.copy_from_slice(&b[..N]);
+    Ok((a, &b[N..]))
+}
+
+fn decode_value(b: &[u8]) -> Result<(Value, &[u8]), &'static str> {
+    let (&tag, rest) = b.split_first().ok_or("empty")?;
+    Ok(match tag {
+        NULL => (Value::Null, rest),
+        FALSE => (Value::Bool(false), rest),
+        TRUE => (Value::Bool(true), rest),
+        INT => {
+            let (a, rest) = take::<8>(rest)?;
+            (Value::Int((u64::from_be_bytes(a) ^ (1 << 63)) as i64), rest)
+        }
+        FLOAT => {
+            let (a, rest) = take::<8>(rest)?;
+            let o = u64::from_be_bytes(a);
+            let bits = if o >> 63 == 1 { o ^ (1 << 63) } else { !o };
+            (Value::Float(f64::from_bits(bits)), rest)
+        }
+        DEC => {
+            let (d, rest) = decode_decimal(rest)?;
+            (Value::Decimal(d), rest)
+        }
+        TEXT => {
+            let (bytes, rest) = decode_bytes(rest)?;
+            let s = String::from_utf8(bytes).map_err(|_| "text is not UTF-8")?;
+            (Value::Text(Arc::from(s)), rest)
+        }
+        TIMESTAMP => {
+            let (a, rest) = take::<8>(rest)?;
+            (
+                Value::Timestamp((u64::from_be_bytes(a) ^ (1 << 63)) as i64),
+                rest,
+            )
+        }
+        DATE => {
+            let (a, rest) = take::<4>(rest)?;
+            (
+                Value::Date((u32::from_be_bytes(a) ^ (1 << 31)) as i32),
+                rest,
+            )
+        }
+        UUID => {
+            let (a, rest) = take::<16>(rest)?;
+            (Value::Uuid(u128::from_be_bytes(a)), rest)
+        }
+        BYTES => {
+            let (bytes, rest) = decode_bytes(rest)?;
+            (Value::Bytes(Arc::from(bytes)), rest)
+        }
+        _ => return Err("unknown type tag"),
+    })
+}
+
+fn decode_bytes(b: &[u8]) -> Result<(Vec<u8>, &[u8]), &'static str> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    loop {
+        match (b.get(i), b.get(i + 1)) {
+            (Some(0), Some(0xFF)) => {
+                out.push(0);
+                i += 2;
+            }
+            (Some(0), Some(0x01)) => return Ok((out, &b[i + 2..])),
+            (Some(0), _) => return Err("bad escape in bytes"),
+            (Some(&c), _) => {
+                out.push(c);
+                i += 1;
+            }
+            (None, _) => return Err("unterminated bytes"),
+        }
+    }
+}
+
+fn decode_decimal(b: &[u8]) -> Result<(Decimal, &[u8]), &'static str> {
+    let (&sign, rest) = b.split_first().ok_or("truncated decimal")?;
+    let neg = match sign {
+        DEC_ZERO => return Ok((Decimal::ZERO, rest)),
+        DEC_NEG => true,
+        DEC_POS => false,
+        _ => return Err("bad decimal sign"),
+    };
+    let flip = |b: u8| if neg { !b } else { b };
+    let (e, mut rest) = take::<2>(rest)?;
+    let exp = (u16::from_be_bytes([flip(e[0]), flip(e[1])]) ^ 0x8000) as i16 as i32;
+    let mut digits = String::new();
+    loop {
+        let (&c, r) = rest.split_first().ok_or("unterminated decimal")?;
+        rest = r;
+        match flip(c) {
+            0 => break,
+            d @ 1..=10 => digits.push((b'0' + d - 1) as char),
+            _ => return Err("bad decimal digit"),
+        }
+        if digits.len() > 29 {
+            return Err("decimal too long");
+        }
+    }
+    // value = 0.digits * 10^exp = digits * 10^(exp - len)
+    let shift = exp - digits.len() as i32;
+    let mantissa: i128 = digits.parse().map_err(|_| "bad decimal digits")?;
+    let d = if shift >= 0 {
+        let mut d = Decimal::from_i128_with_scale(mantissa, 0);
+        for _ in 0..shift {
+            d = d.checked_mul(Decimal::TEN).ok_or("decimal out of range")?;
+        }
+        d
+    } else {
+        let scale = u32::try_from(-shift).map_err(|_| "decimal out of range")?;
+        Decimal::try_from_i128_with_scale(mantissa, scale).map_err(|_| "decimal out of range")?
+    };
+    Ok((if neg { -d } else { d }, rest))
+}

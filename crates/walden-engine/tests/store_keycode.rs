@@ -1,0 +1,82 @@
+//! The key encoding orders bytes as `Value` orders keys, and decodes back.
+
+use proptest::prelude::*;
+use rust_decimal::Decimal;
+use std::cmp::Ordering;
+use walden_engine::store::{decode_key, key_bytes};
+use walden_engine::types::Value;
+
+/// One column's value of a given variant (or NULL): key columns hold one.
+fn column_value(kind: u8) -> BoxedStrategy<Value> {
+    let v = match kind {
+        0 => any::<bool>().prop_map(Value::Bool).boxed(),
+        1 => any::<i64>().prop_map(Value::Int).boxed(),
+        2 => any::<f64>()
+            .prop_filter("NaN", |f| !f.is_nan())
+            .prop_map(Value::Float)
+            .boxed(),
+        3 => (any::<i64>(), 0u32..=12)
+            .prop_map(|(m, s)| Value::Decimal(Decimal::new(m, s)))
+            .boxed(),
+        4 => proptest::collection::vec(
+            prop_oneof![Just('\0'), Just('a'), Just('b'), Just('é'), any::<char>()],
+            0..6,
+        )
+        .prop_map(|c| Value::text(c.into_iter().collect::<String>()))
+        .boxed(),
+        5 => any::<i64>().prop_map(Value::Timestamp).boxed(),
+        6 => any::<i32>().prop_map(Value::Date).boxed(),
+        7 => any::<u128>().prop_map(Value::Uuid).boxed(),
+        _ => proptest::collection::vec(
+            prop_oneof![Just(0u8), Just(1), Just(255), any::<u8>()],
+            0..6,
+        )
+        .prop_map(|b| Value::Bytes(b.into()))
+        .boxed(),
+    };
+    prop_oneof![1 => Just(Value::Null), 8 => v].boxed()
+}
+
+/// Two keys with the same column types (1-3 columns).
+fn key_pair() -> impl Strategy<Value = (Vec<Value>, Vec<Value>)> {
+    proptest::collection::vec(0u8..9, 1..4).prop_flat_map(|kinds| {
+        let a: Vec<_> = kinds.iter().map(|&k| column_value(k)).collect();
+        let b: Vec<_> = kinds.iter().map(|&k| column_value(k)).collect();
+        (a, b)
+    })
+}
+
+fn same(a: &[Value], b: &[Value]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.cmp(y) == Ordering::Equal)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 4000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn bytes_order_as_values((a, b) in key_pair()) {
+        let (ea, eb) = (key_bytes(&a), key_bytes(&b));
+        prop_assert_eq!(ea.cmp(&eb), a.cmp(&b), "{:?} vs {:?}", a, b);
+    }
+
+    #[test]
+    fn decodes_back((a, _) in key_pair()) {
+        let d = decode_key(&key_bytes(&a)).unwrap();
+        prop_assert!(same(&d, &a), "{:?} decoded as {:?}", a, d);
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic(b in proptest::collection::vec(any::<u8>(), 0..40)) {
+        let _ = decode_key(&b);
+    }
+}
+
+#[test]
+fn decimals_that_compare_equal_encode_alike() {
+    let a = Value::Decimal(Decimal::new(150, 2));
+    let b = Value::Decimal(Decimal::new(15, 1));
+    assert_eq!(key_bytes(&[a]), key_bytes(&[b]));
+    let neg = key_bytes(&[Value::Decimal(Decimal::new(-12, 0))]);
+    let neg_longer = key_bytes(&[Value::Decimal(Decimal::new(-123, 1))]);
+    assert!(neg_longer < neg, "-12.3 sorts before -12");
+}
