@@ -48,7 +48,7 @@ fn key(b: u64, r: u64) -> u64 {
 }
 
 fn deleted_by(j: u64) -> Option<u64> {
-    (j > BACK && j % 3 == 0).then(|| j - BACK)
+    (j > BACK && j.is_multiple_of(3)).then(|| j - BACK)
 }
 
 fn open_store(vfs: &MemVfs, create: bool) -> Database {
