@@ -109,16 +109,17 @@ impl Entry {
 #[derive(Default)]
 struct Table {
     locks: HashMap<LockKey, Entry>,
-    /// Waiting transaction -> the transactions it waits for (a transaction
-    /// waits for one key at a time).
-    waits_for: HashMap<u64, Vec<u64>>,
+    /// Waiting transaction -> the key it waits for (one at a time). Its
+    /// waits-for edges are read off that key's entry when a deadlock check
+    /// needs them, so releases and grants keep no edges up to date.
+    waiting: HashMap<u64, LockKey>,
 }
 
 impl Table {
-    /// Grants queued requests from the front while they fit, recomputes the
-    /// remaining waiters' edges, and drops the entry once nobody uses it.
+    /// Grants queued requests from the front while they fit, and drops the
+    /// entry once nobody uses it.
     fn settle(&mut self, key: &LockKey) {
-        let Table { locks, waits_for } = self;
+        let Table { locks, waiting } = self;
         let Some(e) = locks.get_mut(key) else { return };
         while let Some(w) = e.queue.front() {
             if e.blockers(w.txid, w.mode).next().is_some() {
@@ -126,35 +127,43 @@ impl Table {
             }
             let w = e.queue.pop_front().expect("front");
             e.grant(w.txid, w.mode);
-            waits_for.remove(&w.txid);
+            waiting.remove(&w.txid);
             // Under the table mutex: parking_lot moves the waiter onto the
             // mutex, so it runs once we unlock.
             w.wake.notify_one();
-        }
-        for (i, w) in e.queue.iter().enumerate() {
-            let mut edges: Vec<u64> = e.blockers(w.txid, w.mode).collect();
-            for ahead in e.queue.iter().take(i) {
-                if ahead.txid != w.txid
-                    && ahead.mode.conflicts(w.mode)
-                    && !edges.contains(&ahead.txid)
-                {
-                    edges.push(ahead.txid);
-                }
-            }
-            waits_for.insert(w.txid, edges);
         }
         if e.holders.is_empty() && e.queue.is_empty() {
             locks.remove(key);
         }
     }
 
-    /// Whether following waits-for edges from `txid` comes back to it.
+    /// Whom a waiting transaction waits for: the holders whose modes
+    /// conflict with its request, and the conflicting requests queued ahead
+    /// of it (the queue is granted in order).
+    fn edges(&self, txid: u64) -> Vec<u64> {
+        let Some(e) = self.waiting.get(&txid).and_then(|k| self.locks.get(k)) else {
+            return Vec::new();
+        };
+        let Some(pos) = e.queue.iter().position(|w| w.txid == txid) else {
+            return Vec::new();
+        };
+        let mode = e.queue[pos].mode;
+        let mut out: Vec<u64> = e.blockers(txid, mode).collect();
+        for ahead in e.queue.iter().take(pos) {
+            if ahead.txid != txid && ahead.mode.conflicts(mode) && !out.contains(&ahead.txid) {
+                out.push(ahead.txid);
+            }
+        }
+        out
+    }
+
+    /// Whether following waits-for edges from `txid` comes back to it; the
+    /// transaction it waits for on the way if so. Edges only appear when a
+    /// request queues (grants and releases remove them), so checking each
+    /// new request finds every cycle.
     fn in_cycle(&self, txid: u64) -> Option<u64> {
         let mut seen = HashSet::default();
-        let mut stack: Vec<(u64, u64)> = match self.waits_for.get(&txid) {
-            Some(e) => e.iter().map(|&o| (o, o)).collect(),
-            None => return None,
-        };
+        let mut stack: Vec<(u64, u64)> = self.edges(txid).into_iter().map(|o| (o, o)).collect();
         while let Some((cur, first)) = stack.pop() {
             if cur == txid {
                 return Some(first);
@@ -162,9 +171,7 @@ impl Table {
             if !seen.insert(cur) || seen.len() > 100_000 {
                 continue;
             }
-            if let Some(next) = self.waits_for.get(&cur) {
-                stack.extend(next.iter().map(|&n| (n, first)));
-            }
+            stack.extend(self.edges(cur).into_iter().map(|n| (n, first)));
         }
         None
     }
@@ -244,9 +251,10 @@ impl LockManager {
         } else {
             e.queue.push_back(waiter);
         }
+        t.waiting.insert(txid, key.clone());
         t.settle(key);
-        // Every edge this request changed points at it, so a new cycle
-        // passes through it.
+        // Every edge this request added starts or ends at it, so a new
+        // cycle passes through it.
         if let Some(other) = t.in_cycle(txid) {
             Self::leave_queue(&mut t, key, txid);
             return Err(EngineError::Deadlock {
@@ -300,7 +308,7 @@ impl LockManager {
         if let Some(e) = t.locks.get_mut(key) {
             e.queue.retain(|w| w.txid != txid);
         }
-        t.waits_for.remove(&txid);
+        t.waiting.remove(&txid);
         t.settle(key);
     }
 
@@ -359,7 +367,7 @@ mod tests {
         let lm2 = lm.clone();
         let t = std::thread::spawn(move || lm2.acquire(1, &k(2), X, W, &[], None, &NO).map(|_| ()));
         // Let transaction 1 start waiting for 2.
-        while lm.table.lock().waits_for.get(&1) != Some(&vec![2]) {
+        while lm.table.lock().edges(1) != vec![2] {
             std::thread::sleep(Duration::from_millis(1));
         }
         let err = lm
@@ -383,13 +391,7 @@ mod tests {
     }
 
     fn wait_until_waiting(lm: &LockManager, txid: u64, owner: u64) {
-        while !lm
-            .table
-            .lock()
-            .waits_for
-            .get(&txid)
-            .is_some_and(|v| v.contains(&owner))
-        {
+        while !lm.table.lock().edges(txid).contains(&owner) {
             std::thread::sleep(Duration::from_millis(1));
         }
     }
@@ -410,8 +412,8 @@ mod tests {
             let t = lm.table.lock();
             assert_eq!(t.locks.get(&k(1)).and_then(|e| e.mode_of(2)), Some(X));
             // 3 now waits for 2, so 2 waiting for 3 closes a cycle.
-            assert_eq!(t.waits_for.get(&3), Some(&vec![2]));
-            assert_eq!(t.waits_for.get(&2), None);
+            assert_eq!(t.edges(3), vec![2]);
+            assert!(t.edges(2).is_empty());
         }
         let err = lm
             .acquire(2, &k(3), X, W, &[], None, &NO)
@@ -422,7 +424,7 @@ mod tests {
         t3.join().unwrap().unwrap();
         lm.release(3, [k(1), k(3)]);
         assert_eq!(lm.held(), 0);
-        assert!(lm.table.lock().waits_for.is_empty());
+        assert!(lm.table.lock().waiting.is_empty());
     }
 
     #[test]
@@ -432,7 +434,7 @@ mod tests {
         assert!(lm
             .acquire(2, &k(1), X, W, &[], Some(Duration::from_millis(5)), &NO)
             .is_err());
-        assert!(lm.table.lock().waits_for.is_empty());
+        assert!(lm.table.lock().waiting.is_empty());
         lm.release(1, [k(1)]);
         assert_eq!(lm.held(), 0);
     }
@@ -548,7 +550,7 @@ mod tests {
         lm.release(1, [k(1)]);
         lm.release(3, [k(1)]);
         assert_eq!(lm.held(), 0);
-        assert!(lm.table.lock().waits_for.is_empty());
+        assert!(lm.table.lock().waiting.is_empty());
     }
 
     #[test]
