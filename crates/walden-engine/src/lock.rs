@@ -372,8 +372,7 @@ mod tests {
         }
         let err = lm
             .acquire(2, &k(1), X, W, &[], None, &NO)
-            .err()
-            .expect("deadlock");
+            .expect_err("deadlock");
         assert!(matches!(err, EngineError::Deadlock { victim: 2, .. }));
         lm.release(2, [k(2)]);
         t.join().unwrap().unwrap();
@@ -385,8 +384,7 @@ mod tests {
         lm.acquire(1, &k(1), X, W, &[], None, &NO).unwrap();
         let e = lm
             .acquire(2, &k(1), X, W, &[], Some(Duration::from_millis(20)), &NO)
-            .err()
-            .unwrap();
+            .unwrap_err();
         assert!(matches!(e, EngineError::LockTimeout(_)));
     }
 
@@ -417,8 +415,7 @@ mod tests {
         }
         let err = lm
             .acquire(2, &k(3), X, W, &[], None, &NO)
-            .err()
-            .expect("deadlock");
+            .expect_err("deadlock");
         assert!(matches!(err, EngineError::Deadlock { victim: 2, .. }));
         lm.release(2, [k(1)]);
         t3.join().unwrap().unwrap();
@@ -536,8 +533,7 @@ mod tests {
         wait_until_waiting(&lm, 1, 2);
         let e = lm
             .acquire(2, &k(1), Update, W, &[], None, &NO)
-            .err()
-            .expect("deadlock");
+            .expect_err("deadlock");
         assert!(
             matches!(e, EngineError::Deadlock { victim: 2, .. }),
             "{e:?}"

@@ -516,3 +516,39 @@ fn psql_dash_c_and_on_error_rollback() {
     );
     assert_eq!(out.trim(), "1,2", "{out}");
 }
+
+#[test]
+fn what_is_not_enforced_yet_is_refused_not_ignored() {
+    with_server(|s| async move {
+        let c = s.client().await;
+        setup(&c).await;
+        for sql in [
+            "CREATE TABLE c1 (n int CHECK (n > 0))",
+            "CREATE TABLE c2 (n int, CONSTRAINT pos CHECK (n > 0))",
+            "CREATE TABLE f1 (id int PRIMARY KEY, t_id int REFERENCES t (id))",
+            "CREATE TABLE f2 (id int, t_id int, FOREIGN KEY (t_id) REFERENCES t (id) ON DELETE CASCADE)",
+            "SELECT * FROM t FOR UPDATE",
+            "SELECT * FROM t WHERE id = 1 FOR SHARE NOWAIT",
+            "SELECT * FROM t WITH (UPDLOCK)",
+            "SELECT * FROM t WITH (HOLDLOCK)",
+        ] {
+            assert_eq!(code(&c, sql).await, "0A000", "{sql}");
+        }
+        // Read-committed hints read committed rows.
+        c.simple_query("SELECT * FROM t WITH (NOLOCK)")
+            .await
+            .unwrap();
+        // NOT NULL is enforced, with the fields drivers read.
+        c.simple_query("CREATE TABLE nn (id int PRIMARY KEY, v text NOT NULL)")
+            .await
+            .unwrap();
+        let e = c
+            .simple_query("INSERT INTO nn VALUES (1, NULL)")
+            .await
+            .unwrap_err();
+        let db = e.as_db_error().expect("a server error");
+        assert_eq!(db.code().code(), "23502");
+        assert_eq!(db.table(), Some("nn"));
+        assert_eq!(db.column(), Some("v"));
+    });
+}

@@ -430,10 +430,8 @@ pub fn parse(sql: &str) -> Result<Command> {
                     ));
                 }
             }
-            if t.eat("AND") {
-                if !(t.eat("NO") && t.eat("CHAIN")) {
-                    return Err(SqlError::unsupported("COMMIT AND CHAIN"));
-                }
+            if t.eat("AND") && !(t.eat("NO") && t.eat("CHAIN")) {
+                return Err(SqlError::unsupported("COMMIT AND CHAIN"));
             }
             t.end("COMMIT")?;
             return Ok(Command::Commit(dd));
