@@ -53,6 +53,14 @@ pub enum EngineError {
     LockTimeout(u64),
     #[error("canceling statement due to user request (while waiting for a row lock)")]
     Cancelled,
+    /// A write or row lock in a `READ ONLY` transaction (25006).
+    #[error("cannot execute {0} in a read-only transaction")]
+    ReadOnlyTransaction(String),
+    /// `NOWAIT` found the row locked (55P03).
+    #[error("could not obtain lock on row in relation \"{0}\"")]
+    LockNotAvailable(String),
+    #[error("savepoint \"{0}\" does not exist")]
+    UnknownSavepoint(String),
     #[error("row not found in \"{0}\"")]
     RowNotFound(String),
     #[error("the transaction is already finished")]

@@ -29,6 +29,7 @@ mod instance;
 mod lock;
 mod recovery;
 mod replica;
+mod savepoint;
 mod schema;
 mod session;
 pub mod store;
@@ -40,6 +41,7 @@ pub use checkpoint::{BackupInfo, CheckpointInfo};
 pub use database::{BackupState, Database, DbCounters, Limits, MAX_ROW_BYTES};
 pub use error::{EngineError, Result};
 pub use instance::{Instance, InstanceConfig};
+pub use lock::{LockMode, WaitPolicy};
 pub use replica::{frames_of, wait_until, RemoteHarden, ReplicaCounters};
 pub use schema::{
     ColumnDef, DbSettings, DefaultExpr, DelayedDurability, Identity, RecoveryModel, SequenceDef,
@@ -47,7 +49,7 @@ pub use schema::{
 };
 pub use session::{CommitRequest, Session};
 pub use table::Table;
-pub use txn::{CommitOutcome, Transaction};
+pub use txn::{CommitOutcome, Locked, Transaction};
 pub use types::{DataType, Key, Row, Value};
 /// Entry points for the fuzz targets in `fuzz/` (the decoders they reach
 /// are private); not part of the API.

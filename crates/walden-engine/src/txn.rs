@@ -12,7 +12,8 @@
 use crate::codec::{put_op_delete, put_op_put, put_txn_header};
 use crate::database::Database;
 use crate::error::{EngineError, Result};
-use crate::lock::{Acquired, LockKey};
+use crate::lock::{Acquired, LockKey, LockMode, WaitPolicy};
+use crate::savepoint::Savepoints;
 use crate::schema::{DefaultExpr, DelayedDurability};
 use crate::session::{CommitRequest, Session};
 use crate::table::Table;
@@ -69,7 +70,19 @@ pub struct Transaction {
     /// Changes by (table id, key); `None` deletes.
     writes: BTreeMap<(u32, Key), Option<Row>>,
     locks: Vec<LockKey>,
+    /// `SAVEPOINT`s set and not yet released (see `savepoint.rs`).
+    savepoints: Savepoints,
+    /// `READ ONLY`: writes and row locks are refused.
+    read_only: bool,
     finished: bool,
+}
+
+/// What a locking read found (see [`Transaction::get_locked`]).
+pub enum Locked {
+    /// The row's latest version under the lock (`None`: it is gone).
+    Row(Option<Row>),
+    /// Another transaction holds a conflicting lock and the policy was not to wait.
+    Busy,
 }
 
 impl Transaction {
@@ -82,6 +95,8 @@ impl Transaction {
             txid,
             writes: BTreeMap::new(),
             locks: Vec::new(),
+            savepoints: Savepoints::default(),
+            read_only: false,
             finished: false,
         }
     }
@@ -110,22 +125,60 @@ impl Transaction {
         Ok(())
     }
 
+    /// `SET TRANSACTION READ ONLY` / `READ WRITE`.
+    pub fn set_read_only(&mut self, on: bool) {
+        self.read_only = on;
+    }
+
+    pub fn read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// Refuses a write or a row lock in a read-only transaction.
+    fn check_write(&self, what: &str) -> Result<()> {
+        self.check_open()?;
+        if self.read_only {
+            return Err(EngineError::ReadOnlyTransaction(what.to_string()));
+        }
+        Ok(())
+    }
+
     fn lock(&mut self, table: &Table, key: &Key) -> Result<()> {
+        self.lock_mode(table, key, LockMode::Update, WaitPolicy::Wait)
+            .map(drop)
+    }
+
+    /// Takes the row lock in `mode`; `false` if it is busy and `policy` says
+    /// not to wait.
+    fn lock_mode(
+        &mut self,
+        table: &Table,
+        key: &Key,
+        mode: LockMode,
+        policy: WaitPolicy,
+    ) -> Result<bool> {
         self.db.check_writable()?;
         let lk: LockKey = (table.id(), key.clone());
         let sinks = self.session.wait_sinks();
         match self.db.locks.acquire(
             self.txid,
             &lk,
+            mode,
+            policy,
             &sinks,
             self.db.lock_timeout,
             &self.session.cancel,
         ) {
             Ok(Acquired::New) => {
                 self.locks.push(lk);
-                Ok(())
+                Ok(true)
             }
-            Ok(Acquired::Held) => Ok(()),
+            Ok(Acquired::Held) => Ok(true),
+            Ok(Acquired::Upgraded(previous)) => {
+                self.savepoints.record_upgrade(lk, previous);
+                Ok(true)
+            }
+            Ok(Acquired::Busy) => Ok(false),
             Err(e) => {
                 if matches!(e, EngineError::Deadlock { .. }) {
                     self.db.counters.deadlocks.fetch_add(1, Relaxed);
@@ -133,6 +186,16 @@ impl Transaction {
                 Err(e)
             }
         }
+    }
+
+    /// Puts a change into the write set, noting for the newest savepoint
+    /// what the key had before.
+    fn put_write(&mut self, key: (u32, Key), w: Option<Row>) {
+        if !self.savepoints.is_empty() {
+            let writes = &self.writes;
+            self.savepoints.record(&key, || writes.get(&key).cloned());
+        }
+        self.writes.insert(key, w);
     }
 
     /// Builds a full row from per-column values (`None` = default/identity).
@@ -223,7 +286,7 @@ impl Transaction {
 
     /// Inserts into a table handle (saves the name lookup in hot loops).
     pub fn insert_into(&mut self, t: &Arc<Table>, values: Vec<Option<Value>>) -> Result<Row> {
-        self.check_open()?;
+        self.check_write("INSERT")?;
         let explicit_identity = t
             .def
             .identity_column()
@@ -244,7 +307,7 @@ impl Transaction {
             t.observe(&key, &row);
         }
         let row: Row = Arc::from(row);
-        self.writes.insert((t.id(), key), Some(row.clone()));
+        self.put_write((t.id(), key), Some(row.clone()));
         Ok(row)
     }
 
@@ -265,11 +328,100 @@ impl Transaction {
 
     /// Locks the row's key, then reads its latest committed (or own) version.
     pub fn get_for_update(&mut self, table: &str, key: &[Value]) -> Result<Option<Row>> {
-        self.check_open()?;
         let t = self.db.table(table)?;
+        match self.get_locked(&t, key, LockMode::Update, WaitPolicy::Wait)? {
+            Locked::Row(r) => Ok(r),
+            Locked::Busy => Err(EngineError::LockNotAvailable(t.name().to_string())),
+        }
+    }
+
+    /// Locks the row's key in `mode` (a locking read, or the first step of
+    /// an UPDATE or DELETE), then reads its latest committed (or own) version.
+    pub fn get_locked(
+        &mut self,
+        t: &Table,
+        key: &[Value],
+        mode: LockMode,
+        policy: WaitPolicy,
+    ) -> Result<Locked> {
+        self.check_write(match mode {
+            LockMode::Update | LockMode::NoKeyUpdate => "SELECT FOR UPDATE",
+            LockMode::Share | LockMode::KeyShare => "SELECT FOR SHARE",
+        })?;
         let key: Key = key.into();
-        self.lock(&t, &key)?;
-        Ok(self.get_in(&t, &key))
+        if !self.lock_mode(t, &key, mode, policy)? {
+            return Ok(Locked::Busy);
+        }
+        Ok(Locked::Row(self.get_in(t, &key)))
+    }
+
+    /// `SAVEPOINT name`.
+    pub fn savepoint(&mut self, name: &str) -> Result<()> {
+        self.check_open()?;
+        self.savepoints.push(name, self.locks.len());
+        Ok(())
+    }
+
+    /// Whether a savepoint of this name is set.
+    pub fn has_savepoint(&self, name: &str) -> bool {
+        self.savepoints.find(name).is_some()
+    }
+
+    /// Whether any savepoint is set.
+    pub fn in_savepoint(&self) -> bool {
+        !self.savepoints.is_empty()
+    }
+
+    /// `ROLLBACK TO SAVEPOINT name`: undoes the changes made since, releases
+    /// the row locks first taken since and weakens the ones strengthened
+    /// since. The savepoint stays; later ones are gone.
+    pub fn rollback_to_savepoint(&mut self, name: &str) -> Result<()> {
+        self.check_open()?;
+        let at = self
+            .savepoints
+            .find(name)
+            .ok_or_else(|| EngineError::UnknownSavepoint(name.to_string()))?;
+        self.rollback_levels(at);
+        Ok(())
+    }
+
+    /// Rolls back to the newest savepoint (what an error inside one does).
+    pub fn rollback_to_newest_savepoint(&mut self) {
+        if let Some(at) = self.savepoints.len().checked_sub(1) {
+            self.rollback_levels(at);
+        }
+    }
+
+    fn rollback_levels(&mut self, at: usize) {
+        let mut keep = usize::MAX;
+        for undo in self.savepoints.rollback_to(at) {
+            for (k, before) in undo.writes {
+                match before {
+                    Some(w) => self.writes.insert(k, w),
+                    None => self.writes.remove(&k),
+                };
+            }
+            for (lk, mode) in undo.upgrades {
+                self.db.locks.downgrade(self.txid, &lk, mode);
+            }
+            keep = keep.min(undo.locks_held);
+        }
+        if keep < self.locks.len() {
+            let gone = self.locks.split_off(keep);
+            self.db.locks.release(self.txid, gone);
+        }
+    }
+
+    /// `RELEASE SAVEPOINT name`: forgets it and the ones after it, keeping
+    /// their changes.
+    pub fn release_savepoint(&mut self, name: &str) -> Result<()> {
+        self.check_open()?;
+        let at = self
+            .savepoints
+            .find(name)
+            .ok_or_else(|| EngineError::UnknownSavepoint(name.to_string()))?;
+        self.savepoints.release(at);
+        Ok(())
     }
 
     /// Rows with keys in `range`, in key order, as this transaction sees them.
@@ -316,14 +468,21 @@ impl Transaction {
     }
 
     pub fn update_in(&mut self, t: &Arc<Table>, key: &[Value], row: Vec<Value>) -> Result<Row> {
-        self.check_open()?;
+        self.check_write("UPDATE")?;
         let key: Key = key.into();
-        self.lock(t, &key)?;
+        let row = self.check_row(t, row)?;
+        let new_key = t.key_of(&row).unwrap_or_else(|| key.clone());
+        // As PostgreSQL: an update that keeps the key leaves key-share
+        // lockers (foreign key checks) alone.
+        let mode = if new_key == key {
+            LockMode::NoKeyUpdate
+        } else {
+            LockMode::Update
+        };
+        self.lock_mode(t, &key, mode, WaitPolicy::Wait)?;
         if !self.exists(t, &key) {
             return Err(EngineError::RowNotFound(t.name().to_string()));
         }
-        let row = self.check_row(t, row)?;
-        let new_key = t.key_of(&row).unwrap_or_else(|| key.clone());
         if new_key != key {
             self.lock(t, &new_key)?;
             if self.exists(t, &new_key) {
@@ -332,10 +491,10 @@ impl Transaction {
                     key: Self::key_text(&new_key),
                 });
             }
-            self.writes.insert((t.id(), key), None);
+            self.put_write((t.id(), key), None);
         }
         let row: Row = Arc::from(row);
-        self.writes.insert((t.id(), new_key), Some(row.clone()));
+        self.put_write((t.id(), new_key), Some(row.clone()));
         Ok(row)
     }
 
@@ -347,13 +506,13 @@ impl Transaction {
     }
 
     pub fn delete_in(&mut self, t: &Arc<Table>, key: &[Value]) -> Result<bool> {
-        self.check_open()?;
+        self.check_write("DELETE")?;
         let key: Key = key.into();
         self.lock(t, &key)?;
         if !self.exists(t, &key) {
             return Ok(false);
         }
-        self.writes.insert((t.id(), key), None);
+        self.put_write((t.id(), key), None);
         Ok(true)
     }
 
@@ -508,6 +667,7 @@ impl Transaction {
         if !self.finished {
             self.finished = true;
             self.writes.clear();
+            self.savepoints.clear();
             self.release();
             self.db.counters.rollbacks.fetch_add(1, Relaxed);
         }

@@ -70,6 +70,9 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::TransactionResolutionUnknown => "08007",
         K::CharacterNotInRepertoire => "22021",
         K::InsufficientPrivilege => "42501",
+        K::InvalidSavepoint => "3B001",
+        K::CheckViolation => "23514",
+        K::ForeignKeyViolation => "23503",
     }
 }
 

@@ -164,10 +164,18 @@ pub fn create_table(
                         col = col.identity(1, 1);
                     }
                 }
-                ColumnOption::Check(_)
-                | ColumnOption::ForeignKey(_)
-                | ColumnOption::Comment(_)
-                | ColumnOption::Collation(_) => {}
+                // Not enforced yet: refused rather than accepted and ignored.
+                ColumnOption::Check(_) => {
+                    return Err(SqlError::unsupported(
+                        "CHECK constraints (not enforced yet)",
+                    ))
+                }
+                ColumnOption::ForeignKey(_) => {
+                    return Err(SqlError::unsupported(
+                        "FOREIGN KEY / REFERENCES constraints (not enforced yet)",
+                    ))
+                }
+                ColumnOption::Comment(_) | ColumnOption::Collation(_) => {}
                 other => return Err(SqlError::unsupported(format!("column option {other}"))),
             }
         }
@@ -186,10 +194,17 @@ pub fn create_table(
                     pk.push(ic.column.expr.to_string().trim_matches('"').to_string());
                 }
             }
-            TableConstraint::Unique(_)
-            | TableConstraint::Check(_)
-            | TableConstraint::ForeignKey(_)
-            | TableConstraint::Index(_) => {}
+            TableConstraint::Check(_) => {
+                return Err(SqlError::unsupported(
+                    "CHECK constraints (not enforced yet)",
+                ))
+            }
+            TableConstraint::ForeignKey(_) => {
+                return Err(SqlError::unsupported(
+                    "FOREIGN KEY constraints (not enforced yet)",
+                ))
+            }
+            TableConstraint::Unique(_) | TableConstraint::Index(_) => {}
             other => return Err(SqlError::unsupported(format!("constraint {other}"))),
         }
     }

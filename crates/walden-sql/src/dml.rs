@@ -14,7 +14,7 @@ use crate::{Column, QueryOutput};
 use sqlparser::ast::{self, SelectItem};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use walden_engine::{Instance, Key, Table, Transaction, Value};
+use walden_engine::{Instance, Key, LockMode, Locked, Table, Transaction, Value, WaitPolicy};
 
 /// What statement execution needs besides the transaction.
 pub struct Ctx<'a> {
@@ -512,11 +512,22 @@ pub fn update(
 pub(crate) fn run_update(pl: &Planned, tx: &mut Transaction, ctx: &Ctx<'_>) -> Result<QueryOutput> {
     let keys = candidates(pl, tx, ctx, None)?;
     let t = pl.table.clone();
+    // As PostgreSQL: an update that leaves the key alone takes the row lock
+    // of FOR NO KEY UPDATE, which key-share lockers do not wait for.
+    let mode = if pl
+        .assignments
+        .iter()
+        .any(|(i, _)| t.def.primary_key.contains(i))
+    {
+        LockMode::Update
+    } else {
+        LockMode::NoKeyUpdate
+    };
     let mut n = 0u64;
     let mut out_rows = Vec::new();
     for k in keys {
         // Lock, then judge the latest version.
-        let Some(row) = tx.get_for_update(t.name(), &k)? else {
+        let Locked::Row(Some(row)) = tx.get_locked(&t, &k, mode, WaitPolicy::Wait)? else {
             continue;
         };
         let new_row = {

@@ -52,6 +52,22 @@ pub enum ErrorKind {
     CharacterNotInRepertoire,
     /// Not allowed for this user or outside a configured place (42501).
     InsufficientPrivilege,
+    /// `ROLLBACK TO` / `RELEASE` of a savepoint that is not set (3B001).
+    InvalidSavepoint,
+    /// A CHECK constraint failed (23514).
+    CheckViolation,
+    /// A FOREIGN KEY constraint failed (23503).
+    ForeignKeyViolation,
+}
+
+/// The optional fields of an error that drivers read apart from the message
+/// (ErrorResponse fields 'D', 't', 'c', 'n').
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ErrorFields {
+    pub detail: Option<String>,
+    pub table: Option<String>,
+    pub column: Option<String>,
+    pub constraint: Option<String>,
 }
 
 /// An error of one statement, with a message that names the problem.
@@ -60,6 +76,8 @@ pub enum ErrorKind {
 pub struct SqlError {
     pub kind: ErrorKind,
     pub message: String,
+    /// Detail, table, column and constraint, when the error has them.
+    pub fields: Option<Box<ErrorFields>>,
 }
 
 pub type Result<T, E = SqlError> = std::result::Result<T, E>;
@@ -69,6 +87,7 @@ impl SqlError {
         SqlError {
             kind,
             message: message.into(),
+            fields: None,
         }
     }
     pub fn syntax(message: impl Into<String>) -> Self {
@@ -102,6 +121,15 @@ impl SqlError {
     }
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Internal, message)
+    }
+    /// The same error with another message (fields kept).
+    pub fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.message = message.into();
+        self
+    }
+    pub fn with_fields(mut self, fields: ErrorFields) -> Self {
+        self.fields = Some(Box::new(fields));
+        self
     }
 }
 
@@ -143,11 +171,26 @@ impl From<EngineError> for SqlError {
             E::ReplicaQuorum(_) => ErrorKind::PrerequisiteState,
             E::ReplicaCommit(_) => ErrorKind::CompletionUnknown,
             E::Replica(_) => ErrorKind::PrerequisiteState,
+            E::ReadOnlyTransaction(_) => ErrorKind::ReadOnly,
+            E::LockNotAvailable(_) => ErrorKind::LockTimeout,
+            E::UnknownSavepoint(_) => ErrorKind::InvalidSavepoint,
         };
         let message = match &e {
             E::UnknownTable(t) => format!("relation \"{t}\" does not exist"),
             other => other.to_string(),
         };
-        SqlError { kind, message }
+        let fields = match &e {
+            E::NotNull { table, column } => Some(Box::new(ErrorFields {
+                table: Some(table.clone()),
+                column: Some(column.clone()),
+                ..Default::default()
+            })),
+            _ => None,
+        };
+        SqlError {
+            kind,
+            message,
+            fields,
+        }
     }
 }

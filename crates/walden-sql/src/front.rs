@@ -11,7 +11,8 @@ use sqlparser::tokenizer::{Token, Tokenizer};
 /// A statement, either handled by Walden's front end or parsed by sqlparser.
 #[derive(Clone, Debug)]
 pub enum Command {
-    Begin,
+    /// BEGIN and the other transaction-control statements (`txmodes.rs`).
+    Tx(crate::txmodes::TxCommand),
     /// `COMMIT` / `END`, with `WITH (DELAYED_DURABILITY = ON|OFF)` if given.
     Commit(Option<bool>),
     Rollback,
@@ -395,15 +396,13 @@ pub fn parse(sql: &str) -> Result<Command> {
     }
     let first = t.word(0).unwrap_or_default();
     match first.as_str() {
-        "BEGIN" | "START" => {
-            // BEGIN [TRAN | TRANSACTION | WORK] [name]; START TRANSACTION [modes]
-            // (BEGIN ... END blocks are not supported.)
-            return Ok(Command::Begin);
-        }
+        "BEGIN" | "START" => return crate::txmodes::parse_begin(&mut t).map(Command::Tx),
+        "SAVEPOINT" | "SAVE" => return crate::txmodes::parse_savepoint(&mut t).map(Command::Tx),
+        "RELEASE" => return crate::txmodes::parse_release(&mut t).map(Command::Tx),
         "COMMIT" | "END" => {
             t.i += 1;
             let _ = t.eat("TRAN") || t.eat("TRANSACTION") || t.eat("WORK");
-            if !t.is(0, "WITH") && matches!(t.t.get(t.i), Some(Token::Word(_))) {
+            if !t.is(0, "WITH") && !t.is(0, "AND") && matches!(t.t.get(t.i), Some(Token::Word(_))) {
                 t.i += 1; // transaction name
             }
             let mut dd = None;
@@ -431,14 +430,19 @@ pub fn parse(sql: &str) -> Result<Command> {
                     ));
                 }
             }
-            if t.eat("AND") {
-                t.eat("NO");
-                t.eat("CHAIN");
+            if t.eat("AND") && !(t.eat("NO") && t.eat("CHAIN")) {
+                return Err(SqlError::unsupported("COMMIT AND CHAIN"));
             }
             t.end("COMMIT")?;
             return Ok(Command::Commit(dd));
         }
-        "ROLLBACK" | "ABORT" => return Ok(Command::Rollback),
+        "ROLLBACK" | "ABORT" => {
+            t.i += 1;
+            return Ok(match crate::txmodes::parse_rollback(&mut t)? {
+                Some(c) => Command::Tx(c),
+                None => Command::Rollback,
+            });
+        }
         "CHECKPOINT" => return Ok(Command::Checkpoint),
         "CREATE" | "ALTER" | "DROP" if t.is(1, "AVAILABILITY") && t.is(2, "GROUP") => {
             t.i += 3;
@@ -553,6 +557,12 @@ pub fn parse(sql: &str) -> Result<Command> {
         "SET" => return parse_set(&mut t, sql),
         "SHOW" => {
             t.i += 1;
+            // SHOW TRANSACTION ISOLATION LEVEL (JDBC's getTransactionIsolation).
+            if t.is(0, "TRANSACTION") && t.is(1, "ISOLATION") && t.is(2, "LEVEL") {
+                t.i += 3;
+                t.end("SHOW")?;
+                return Ok(Command::Show("transaction_isolation".into()));
+            }
             let mut name = t.ident()?;
             while t.eat_tok(&Token::Period) {
                 name = format!("{name}.{}", t.ident()?);
@@ -711,8 +721,8 @@ fn parse_set(t: &mut Toks, sql: &str) -> Result<Command> {
     if !local {
         t.eat("SESSION");
     }
-    if t.is(0, "TRANSACTION") || t.is(0, "SESSION") && t.is(1, "CHARACTERISTICS") {
-        return Ok(Command::Ignored("SET".into()));
+    if t.is(0, "TRANSACTION") || t.is(0, "CHARACTERISTICS") {
+        return crate::txmodes::parse_set_transaction(t).map(Command::Tx);
     }
     let mut name = t.ident()?;
     while t.eat_tok(&Token::Period) {

@@ -695,6 +695,9 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                 .unwrap_or(&name)
                 .trim_matches('"')
                 .to_string();
+            if env.tx.read_only() {
+                return Err(crate::txmodes::read_only_error("nextval()"));
+            }
             Value::Int(env.tx.database().nextval(env.tx.session(), &name)?)
         }
         Func::Coalesce => a.into_iter().find(|v| !v.is_null()).unwrap_or(Value::Null),

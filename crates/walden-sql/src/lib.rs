@@ -29,10 +29,11 @@ mod settings;
 mod stack;
 mod sysviews;
 mod timeouts;
+mod txmodes;
 mod typing;
 
 pub use copy::{CopyFormat, CopyIn, CopyOut};
-pub use error::{ErrorKind, Result, SqlError};
+pub use error::{ErrorFields, ErrorKind, Result, SqlError};
 pub use session::{Prepared, SqlSession, TxStatus};
 pub use timeouts::SessionTimeouts;
 pub use walden_engine::{DataType, Value};

@@ -357,8 +357,23 @@ fn rename_cols(cols: &mut [ScopeCol], alias: &Option<ast::TableAlias>) {
 fn plan_factor(p: &mut Planner<'_>, f: &TableFactor, outer: &Option<Arc<Scope>>) -> Result<Item> {
     match f {
         TableFactor::Table {
-            name, alias, args, ..
+            name,
+            alias,
+            args,
+            with_hints,
+            ..
         } => {
+            for h in with_hints {
+                let hint = h.to_string().to_ascii_uppercase();
+                // Hints that ask for locks or stronger isolation cannot be
+                // honoured; NOLOCK and READCOMMITTED read committed rows.
+                if !matches!(
+                    hint.as_str(),
+                    "NOLOCK" | "READUNCOMMITTED" | "READCOMMITTED" | "ROWLOCK" | "NOWAIT"
+                ) {
+                    return Err(SqlError::unsupported(format!("table hint WITH ({hint})")));
+                }
+            }
             let tname = object_last(name);
             let schema = object_schema(name);
             let label = alias_name(alias).unwrap_or_else(|| tname.to_ascii_lowercase());
@@ -1050,6 +1065,12 @@ pub fn plan_query(
     q: &ast::Query,
     outer: Option<Arc<Scope>>,
 ) -> Result<QueryPlan> {
+    // Locking reads would take no row lock here: refused, not ignored.
+    if let Some(l) = q.locks.first() {
+        return Err(SqlError::unsupported(format!(
+            "SELECT ... {l} (locking reads take no row locks yet)"
+        )));
+    }
     let saved_ctes = p.ctes.len();
     if let Some(with) = &q.with {
         if with.recursive {

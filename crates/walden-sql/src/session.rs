@@ -9,11 +9,15 @@ use crate::front::{self, Command};
 use crate::functions::SessionInfo;
 use crate::query::{self, Planner};
 use crate::settings::Settings;
+use crate::txmodes::TxCommand;
 use crate::{Column, QueryOutput, SqlEngine};
 use sqlparser::ast::{self, Statement};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use walden_engine::types::now_micros;
+#[path = "txblock.rs"]
+mod txblock;
+
 use walden_engine::{
     CommitRequest, DataType, Database, DelayedDurability, RecoveryModel, Session, Transaction,
     Value,
@@ -48,6 +52,9 @@ pub struct SqlSession {
     settings: Settings,
     /// When the explicit transaction began (now() within it).
     tx_start: i64,
+    /// The explicit block has run a query (SET TRANSACTION ISOLATION LEVEL
+    /// must come before).
+    tx_queried: bool,
     /// In an extended-protocol pipeline: statements share one implicit
     /// transaction until the client's Sync ([`SqlSession::end_implicit`]).
     implicit: bool,
@@ -193,6 +200,7 @@ impl SqlSession {
             failed: false,
             settings,
             tx_start: 0,
+            tx_queried: false,
             implicit: false,
             cancel: cancel_flag,
             timed_out: Default::default(),
@@ -258,9 +266,16 @@ impl SqlSession {
         if stmts.is_empty() {
             return out;
         }
-        // Several statements in one simple query run as one implicit block in
-        // PostgreSQL; here each auto-commits, which is what pgbench and psql expect
-        // of their one-statement queries.
+        // Several statements in one simple query run as one implicit
+        // transaction, as in PostgreSQL: an error undoes the whole message's
+        // work, a BEGIN in it turns the block into an explicit one, and a
+        // COMMIT or ROLLBACK in it ends the block (later statements start
+        // another). One statement alone simply auto-commits.
+        let block = stmts.len() > 1 && !self.implicit;
+        if block {
+            self.implicit = true;
+        }
+        let mut failed = false;
         for s in stmts {
             let r = match self.fast_template(s) {
                 Some((c, params)) => self.execute_shared(&c, &params),
@@ -274,10 +289,21 @@ impl SqlSession {
             let copy = matches!(&r, Ok(o) if o.copy_in.is_some());
             if err {
                 self.note_error();
+                failed = true;
             }
             out.push(r);
             if err || copy {
                 break;
+            }
+        }
+        if block {
+            if failed {
+                self.implicit = false;
+            } else if let Err(e) = self.end_implicit() {
+                // The commit of the implicit block failed after its last
+                // statement completed.
+                self.note_error();
+                out.push(Err(e));
             }
         }
         out
@@ -391,18 +417,6 @@ impl SqlSession {
         self.note_error();
     }
 
-    /// An error ends an explicit transaction's usefulness: its changes are
-    /// rolled back now (releasing its locks) and later statements are refused
-    /// until ROLLBACK, as PostgreSQL does.
-    fn note_error(&mut self) {
-        if let Some(tx) = self.tx.take() {
-            tx.rollback();
-        }
-        if self.explicit {
-            self.failed = true;
-        }
-    }
-
     fn hadr(&self) -> Result<walden_replication::Replication> {
         self.engine.replication().ok_or_else(|| {
             SqlError::new(
@@ -464,13 +478,14 @@ impl SqlSession {
         if self.explicit || self.implicit {
             let mut tx = match self.tx.take() {
                 Some(t) => t,
-                None => self.db.begin(&self.session),
+                None => self.new_tx(),
             };
+            self.tx_queried = true;
             let r = f(&mut tx, self);
             self.tx = Some(tx);
             r
         } else {
-            let mut tx = self.db.begin(&self.session);
+            let mut tx = self.new_tx();
             let v = f(&mut tx, self)?;
             tx.commit(CommitRequest::Default)?;
             Ok(v)
@@ -609,13 +624,20 @@ impl SqlSession {
     fn execute_command(&mut self, cmd: &Command, params: &[Value]) -> Result<QueryOutput> {
         self.cancel.store(false, Relaxed);
         self.follow_reseed();
-        if self.failed && !matches!(cmd, Command::Commit(_) | Command::Rollback) {
+        if self.failed
+            && !matches!(
+                cmd,
+                Command::Commit(_)
+                    | Command::Rollback
+                    | Command::Tx(TxCommand::RollbackTo(_) | TxCommand::RollbackTran(_))
+            )
+        {
             return Err(failed_tx());
         }
         let inst = self.engine.instance.clone();
         let neutral = matches!(
             cmd,
-            Command::Begin
+            Command::Tx(_)
                 | Command::Commit(_)
                 | Command::Rollback
                 | Command::Set(..)
@@ -632,23 +654,19 @@ impl SqlSession {
                 tx.commit(CommitRequest::Default)?;
             }
         }
+        let writes = match cmd {
+            Command::CreateSequence { .. } => Some("CREATE SEQUENCE"),
+            Command::AddPrimaryKey { .. } => Some("ALTER TABLE"),
+            Command::AlterDatabase { .. } => Some("ALTER DATABASE"),
+            Command::CreateDatabase(_) => Some("CREATE DATABASE"),
+            Command::DropDatabase { .. } => Some("DROP DATABASE"),
+            _ => None,
+        };
+        if let Some(what) = writes {
+            self.check_writable(what)?;
+        }
         match cmd {
-            Command::Begin => {
-                let mut out = QueryOutput::command("BEGIN");
-                if self.explicit {
-                    out.notices
-                        .push("there is already a transaction in progress".into());
-                } else {
-                    self.explicit = true;
-                    self.tx_start = now_micros();
-                    self.settings.begin_tx();
-                    // An implicit block's statements become part of it.
-                    if self.tx.is_none() {
-                        self.tx = Some(self.db.begin(&self.session));
-                    }
-                }
-                Ok(out)
-            }
+            Command::Tx(c) => self.tx_command(c),
             Command::Commit(dd) => {
                 if self.failed {
                     self.failed = false;
@@ -698,6 +716,14 @@ impl SqlSession {
                 }
                 self.settings.end_tx(false);
                 Ok(out)
+            }
+            Command::Set(name, value)
+                if matches!(
+                    name.as_str(),
+                    "transaction_isolation" | "transaction_read_only" | "transaction_deferrable"
+                ) =>
+            {
+                self.set_tx_parameter(name, value)
             }
             Command::Set(name, value) => self.set(name, value),
             Command::SetLocal(name, value) => {
@@ -986,6 +1012,9 @@ impl SqlSession {
     }
 
     fn statement(&mut self, stmt: &Statement, params: &[Value]) -> Result<QueryOutput> {
+        if let Some(what) = ddl_name(stmt) {
+            self.check_writable(what)?;
+        }
         match stmt {
             Statement::Query(q) => {
                 let info = self.info();
@@ -1080,7 +1109,10 @@ impl SqlSession {
             Statement::Copy { .. } => Err(SqlError::syntax(
                 "syntax error: COPY FROM needs STDIN and COPY TO needs STDOUT",
             )),
-            Statement::StartTransaction { .. } => self.execute_command(&Command::Begin, params),
+            Statement::StartTransaction { .. } => self.execute_command(
+                &Command::Tx(TxCommand::Begin(Default::default())),
+                params,
+            ),
             Statement::Commit { .. } => self.execute_command(&Command::Commit(None), params),
             Statement::Rollback { .. } => self.execute_command(&Command::Rollback, params),
             other => Err(SqlError::unsupported(format!(
@@ -1269,6 +1301,17 @@ fn plan_command(p: &mut Planner<'_>, cmd: &Command) -> Result<StmtPlan> {
         },
         _ => Err(SqlError::internal("not a plannable statement")),
     }
+}
+
+/// The name of a DDL statement a read-only transaction refuses.
+fn ddl_name(stmt: &Statement) -> Option<&'static str> {
+    Some(match stmt {
+        Statement::CreateTable(_) => "CREATE TABLE",
+        Statement::Drop { .. } => "DROP",
+        Statement::Truncate(_) => "TRUNCATE TABLE",
+        Statement::CreateIndex(_) => "CREATE INDEX",
+        _ => return None,
+    })
 }
 
 fn probe_columns() -> Vec<Column> {

@@ -3,6 +3,7 @@
 //! the same per-session map.
 
 use crate::error::{ErrorKind, Result, SqlError};
+use crate::txmodes::{check_isolation, Isolation};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -76,6 +77,20 @@ fn parse(name: &str, value: &str) -> Result<(String, String, Effect)> {
             }
         }),
         "application_name" => Effect::Program,
+        // The level is checked here, the one place every spelling reaches
+        // (SET, set_config, BEGIN and SET TRANSACTION set the same names).
+        "default_transaction_isolation" | "transaction_isolation" => {
+            let level = Isolation::parse(&v).ok_or_else(|| invalid(&name, &v))?;
+            check_isolation(level)?;
+            return Ok((name, level.name().to_string(), Effect::Kept));
+        }
+        "default_transaction_read_only"
+        | "transaction_read_only"
+        | "default_transaction_deferrable"
+        | "transaction_deferrable" => {
+            let on = parse_bool(&lower).ok_or_else(|| invalid(&name, &v))?;
+            return Ok((name, if on { "on" } else { "off" }.into(), Effect::Kept));
+        }
         "statement_timeout" | "idle_in_transaction_session_timeout" | "idle_session_timeout" => {
             // Kept in the form SHOW prints; read by `timeouts.rs`.
             let d = crate::timeouts::parse_duration(&name, &v)?;
@@ -110,6 +125,15 @@ fn parse(name: &str, value: &str) -> Result<(String, String, Effect)> {
         _ => Effect::Kept,
     };
     Ok((name, v, effect))
+}
+
+/// A boolean parameter value as PostgreSQL reads one.
+fn parse_bool(v: &str) -> Option<bool> {
+    match v {
+        "on" | "true" | "yes" | "1" | "t" | "y" => Some(true),
+        "off" | "false" | "no" | "0" | "f" | "n" => Some(false),
+        _ => None,
+    }
 }
 
 /// The spellings of UTC a client may set TimeZone to.
@@ -217,6 +241,18 @@ impl Settings {
         }
     }
 
+    /// Whether the current transaction is READ ONLY (its own mode, else the
+    /// session default). Read per statement, so kept cheap.
+    pub fn tx_read_only(&self) -> bool {
+        let values = self.values.lock();
+        match values.get("transaction_read_only") {
+            Some(v) => v == "on",
+            None => values
+                .get("default_transaction_read_only")
+                .is_some_and(|v| v == "on"),
+        }
+    }
+
     /// `SET LOCAL`: until the end of the transaction block. Outside one it
     /// has no effect (false), as in PostgreSQL, which warns.
     pub fn set_local(&self, name: &str, value: &str) -> Result<bool> {
@@ -232,9 +268,22 @@ impl Settings {
     /// Sets a parameter for the session. The ones that change what Walden
     /// does take effect here; the others are kept and shown back.
     pub fn set(&self, name: &str, value: &str) -> Result<()> {
+        // A transaction's own modes last until it ends (set_config reaches
+        // here; SET and SET TRANSACTION go through the session).
+        if matches!(
+            name.to_ascii_lowercase().as_str(),
+            "transaction_isolation" | "transaction_read_only" | "transaction_deferrable"
+        ) {
+            return self.set_local(name, value).map(drop);
+        }
         self.check(name, value)?;
         self.remember(None);
         self.apply(name, value)
+    }
+
+    /// The value as SET would store it (bad values refused).
+    pub fn normalized(&self, name: &str, value: &str) -> Result<String> {
+        parse(name, value).map(|(_, v, _)| v)
     }
 
     /// Refuses a bad value before anything is remembered or changed.
@@ -292,8 +341,25 @@ impl Settings {
         match name.as_str() {
             "synchronous_commit" => return Some(on_off(!self.session.delayed_default())),
             "delayed_durability" => return Some(on_off(self.session.delayed_default())),
-            "transaction_isolation" | "transaction isolation level" => {
-                return Some("read committed".into())
+            "transaction isolation level" => return self.get("transaction_isolation"),
+            "transaction_isolation" | "transaction_read_only" | "transaction_deferrable" => {
+                // This transaction's mode, else the session's default.
+                let values = self.values.lock();
+                if let Some(v) = values.get(&name) {
+                    return Some(v.clone());
+                }
+                drop(values);
+                return Some(
+                    self.get(&format!("default_{name}"))
+                        .unwrap_or_else(|| tx_default(&name).into()),
+                );
+            }
+            "default_transaction_isolation"
+            | "default_transaction_read_only"
+            | "default_transaction_deferrable" => {
+                let v = self.values.lock().get(&name).cloned();
+                let d = || self.defaults.lock().get(&name).cloned();
+                return Some(v.or_else(d).unwrap_or_else(|| tx_default(&name).into()));
             }
             "server_version_num" => return Some("150000".into()),
             "max_connections" => return Some("100".into()),
@@ -309,5 +375,14 @@ impl Settings {
             .into_iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(&name))
             .map(|(_, v)| v)
+    }
+}
+
+/// What the transaction-mode parameters are when nothing set them.
+fn tx_default(name: &str) -> &'static str {
+    if name.ends_with("isolation") {
+        "read committed"
+    } else {
+        "off"
     }
 }

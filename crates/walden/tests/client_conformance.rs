@@ -68,3 +68,10 @@ fn node_postgres_conformance() {
     );
     run_suite("node", "node_pg_suite.js");
 }
+
+#[test]
+fn sqlalchemy_conformance() {
+    require_python_module("psycopg");
+    require_python_module("sqlalchemy");
+    run_suite("python3", "sqlalchemy_suite.py");
+}

@@ -136,6 +136,8 @@ pub(crate) struct PgError {
     severity: &'static str,
     code: String,
     message: String,
+    /// Detail, table, column, constraint (fields 'D', 't', 'c', 'n').
+    fields: Option<Box<walden_sql::ErrorFields>>,
 }
 
 impl PgError {
@@ -144,6 +146,7 @@ impl PgError {
             severity: "ERROR",
             code: code.into(),
             message: message.into(),
+            fields: None,
         }
     }
     pub(crate) fn fatal(code: &str, message: impl Into<String>) -> Self {
@@ -151,21 +154,39 @@ impl PgError {
             severity: "FATAL",
             code: code.into(),
             message: message.into(),
+            fields: None,
         }
     }
     pub(crate) fn message(&self) -> PgWireBackendMessage {
-        PgWireBackendMessage::ErrorResponse(ErrorResponse::new(vec![
+        let mut fields = vec![
             (b'S', self.severity.to_string()),
             (b'V', self.severity.to_string()),
             (b'C', self.code.clone()),
             (b'M', self.message.clone()),
-        ]))
+        ];
+        if let Some(f) = &self.fields {
+            // In PostgreSQL's order; drivers read them by code.
+            for (code, v) in [
+                (b'D', &f.detail),
+                (b's', &f.table.as_ref().map(|_| "public".to_string())),
+                (b't', &f.table),
+                (b'c', &f.column),
+                (b'n', &f.constraint),
+            ] {
+                if let Some(v) = v {
+                    fields.push((code, v.clone()));
+                }
+            }
+        }
+        PgWireBackendMessage::ErrorResponse(ErrorResponse::new(fields))
     }
 }
 
 impl From<SqlError> for PgError {
     fn from(e: SqlError) -> Self {
-        PgError::error(sqlstate(e.kind), e.message)
+        let mut p = PgError::error(sqlstate(e.kind), e.message);
+        p.fields = e.fields;
+        p
     }
 }
 

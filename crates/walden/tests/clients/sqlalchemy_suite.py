@@ -1,0 +1,132 @@
+"""SQLAlchemy 2 with psycopg 3, default settings, against a server:
+python3 sqlalchemy_suite.py 'host=... port=...'
+
+SQLAlchemy's psycopg dialect asks the server for its isolation level and
+standard_conforming_strings on connect, and `begin_nested()` / psycopg's
+`transaction()` inside a transaction are savepoints.
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from conformance import check, run  # noqa: E402
+
+import psycopg  # noqa: E402
+import sqlalchemy as sa  # noqa: E402  (missing library: the import fails the run)
+from sqlalchemy import exc  # noqa: E402
+
+DSN = sys.argv[1]
+PARTS = dict(p.split("=", 1) for p in DSN.split())
+URL = "postgresql+psycopg://{user}@{host}:{port}/{dbname}".format(
+    user=PARTS.get("user", "walden"),
+    host=PARTS.get("host", "127.0.0.1"),
+    port=PARTS.get("port", "5432"),
+    dbname=PARTS.get("dbname", "walden"),
+)
+
+
+def engine(**kw):
+    return sa.create_engine(URL, connect_args={"connect_timeout": 10}, **kw)
+
+
+@check()
+def connects_with_default_settings_and_reports_read_committed():
+    e = engine()
+    with e.connect() as c:
+        assert c.execute(sa.text("SELECT 1")).scalar() == 1
+        assert c.get_isolation_level() == "READ COMMITTED", c.get_isolation_level()
+    e.dispose()
+
+
+@check()
+def begin_nested_rolls_back_to_its_savepoint():
+    e = engine()
+    with e.begin() as c:
+        c.execute(sa.text("DROP TABLE IF EXISTS sa_nested"))
+        c.execute(sa.text("CREATE TABLE sa_nested (id int PRIMARY KEY)"))
+    with e.connect() as c:
+        with c.begin():
+            c.execute(sa.text("INSERT INTO sa_nested VALUES (1)"))
+            try:
+                with c.begin_nested():
+                    c.execute(sa.text("INSERT INTO sa_nested VALUES (2)"))
+                    c.execute(sa.text("INSERT INTO sa_nested VALUES (1)"))
+                raise AssertionError("no error")
+            except exc.IntegrityError:
+                pass
+            # The outer transaction goes on after the savepoint's rollback.
+            with c.begin_nested():
+                c.execute(sa.text("INSERT INTO sa_nested VALUES (3)"))
+    with e.connect() as c:
+        ids = [r[0] for r in c.execute(sa.text("SELECT id FROM sa_nested ORDER BY id"))]
+        assert ids == [1, 3], ids
+    e.dispose()
+
+
+@check()
+def orm_session_with_nested_transactions():
+    from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+
+    class Base(DeclarativeBase):
+        pass
+
+    class Item(Base):
+        __tablename__ = "sa_items"
+        id: Mapped[int] = mapped_column(primary_key=True)
+        name: Mapped[str]
+
+    e = engine()
+    with e.begin() as c:
+        c.execute(sa.text("DROP TABLE IF EXISTS sa_items"))
+    Base.metadata.create_all(e)
+    with Session(e) as s:
+        s.add(Item(id=1, name="kept"))
+        s.flush()
+        sp = s.begin_nested()
+        s.add(Item(id=2, name="dropped"))
+        s.flush()
+        sp.rollback()
+        s.commit()
+    with Session(e) as s:
+        names = [i.name for i in s.scalars(sa.select(Item).order_by(Item.id))]
+        assert names == ["kept"], names
+    e.dispose()
+
+
+@check()
+def psycopg_nested_transaction_blocks_are_savepoints():
+    with psycopg.connect(DSN, connect_timeout=10) as c:
+        c.execute("DROP TABLE IF EXISTS pg_nested")
+        c.execute("CREATE TABLE pg_nested (id int PRIMARY KEY)")
+        c.commit()
+        with c.transaction():
+            c.execute("INSERT INTO pg_nested VALUES (1)")
+            try:
+                with c.transaction():
+                    c.execute("INSERT INTO pg_nested VALUES (1)")
+            except psycopg.errors.UniqueViolation:
+                pass
+            c.execute("INSERT INTO pg_nested VALUES (2)")
+        rows = c.execute("SELECT id FROM pg_nested ORDER BY id").fetchall()
+        assert rows == [(1,), (2,)], rows
+
+
+@check()
+def refused_isolation_levels_say_so():
+    with psycopg.connect(DSN, connect_timeout=10) as c:
+        if "Walden" not in c.execute("SELECT version()").fetchone()[0]:
+            return  # PostgreSQL runs SERIALIZABLE
+    e = engine(isolation_level="SERIALIZABLE")
+    try:
+        with e.connect() as c:
+            c.execute(sa.text("SELECT 1"))
+        raise AssertionError("SERIALIZABLE was accepted")
+    except exc.NotSupportedError as err:
+        assert "SERIALIZABLE" in str(err), err
+    e.dispose()
+
+
+if __name__ == "__main__":
+    print(f"sqlalchemy {sa.__version__}, psycopg {psycopg.__version__}")
+    run(lambda f: f())
