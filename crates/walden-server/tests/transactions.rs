@@ -531,9 +531,24 @@ fn what_is_not_enforced_yet_is_refused_not_ignored() {
             "SELECT * FROM t WHERE id = 1 FOR SHARE NOWAIT",
             "SELECT * FROM t WITH (UPDLOCK)",
             "SELECT * FROM t WITH (HOLDLOCK)",
+            "CREATE TABLE u1 (id int PRIMARY KEY, email text UNIQUE)",
+            "CREATE TABLE u2 (id int PRIMARY KEY, a int, b int, UNIQUE (a, b))",
+            "CREATE TABLE u3 (a int UNIQUE)",
+            "CREATE UNIQUE INDEX t_v ON t (v)",
         ] {
             assert_eq!(code(&c, sql).await, "0A000", "{sql}");
         }
+        // A UNIQUE constraint that is the primary key is enforced by it.
+        c.simple_query("CREATE TABLE u4 (id int PRIMARY KEY UNIQUE, v int)")
+            .await
+            .unwrap();
+        c.simple_query("CREATE UNIQUE INDEX u4_id ON u4 (id)")
+            .await
+            .unwrap();
+        assert_eq!(
+            code(&c, "INSERT INTO u4 VALUES (1, 1), (1, 2)").await,
+            "23505"
+        );
         // Read-committed hints read committed rows.
         c.simple_query("SELECT * FROM t WITH (NOLOCK)")
             .await

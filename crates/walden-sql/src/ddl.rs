@@ -121,6 +121,8 @@ pub fn create_table(
     }
     let mut columns = Vec::new();
     let mut pk: Vec<String> = Vec::new();
+    // UNIQUE column sets: enforced only where they are the primary key.
+    let mut uniques: Vec<Vec<String>> = Vec::new();
     for c in &ct.columns {
         let (ty, serial) = column_type(&c.data_type)?;
         let mut col = ColumnDef::new(crate::expr::fold_ident(&c.name), ty);
@@ -136,7 +138,7 @@ pub fn create_table(
                     pk.push(crate::expr::fold_ident(&c.name));
                     col.nullable = false;
                 }
-                ColumnOption::Unique(_) => {}
+                ColumnOption::Unique(_) => uniques.push(vec![crate::expr::fold_ident(&c.name)]),
                 ColumnOption::Identity(kind) => {
                     let prop = match kind {
                         ast::IdentityPropertyKind::Identity(p)
@@ -204,10 +206,18 @@ pub fn create_table(
                     "FOREIGN KEY constraints (not enforced yet)",
                 ))
             }
-            TableConstraint::Unique(_) | TableConstraint::Index(_) => {}
+            TableConstraint::Unique(u) => uniques.push(
+                u.columns
+                    .iter()
+                    .map(|ic| ic.column.expr.to_string().trim_matches('"').to_string())
+                    .collect(),
+            ),
+            // A plain (non-unique) index changes no result; it is not built yet.
+            TableConstraint::Index(_) => {}
             other => return Err(SqlError::unsupported(format!("constraint {other}"))),
         }
     }
+    check_uniques_are_the_key(&uniques, &pk)?;
     if pk.len() > 1
         && ct
             .columns
@@ -299,4 +309,26 @@ pub fn create_sequence(
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// Refuses a UNIQUE constraint that is not the primary key: unique indexes
+/// are not built yet (docs/design.md, storage slices), and a constraint that
+/// is accepted must be enforced.
+pub(crate) fn check_uniques_are_the_key(uniques: &[Vec<String>], pk: &[String]) -> Result<()> {
+    let norm = |v: &[String]| {
+        let mut v: Vec<String> = v.iter().map(|c| c.to_ascii_lowercase()).collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let key = norm(pk);
+    for u in uniques {
+        if pk.is_empty() || norm(u) != key {
+            return Err(SqlError::unsupported(format!(
+                "UNIQUE constraint on ({}) other than the primary key (unique indexes are not built yet)",
+                u.join(", ")
+            )));
+        }
+    }
+    Ok(())
 }
