@@ -29,6 +29,8 @@ mod instance;
 mod lock;
 mod recovery;
 mod replica;
+pub mod roles;
+pub mod scram;
 mod schema;
 mod session;
 mod table;

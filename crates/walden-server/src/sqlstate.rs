@@ -70,6 +70,12 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::TransactionResolutionUnknown => "08007",
         K::CharacterNotInRepertoire => "22021",
         K::InsufficientPrivilege => "42501",
+        K::InvalidAuthorization => "28000",
+        K::DependentObjects => "2BP01",
+        K::InvalidGrantOperation => "0LP01",
+        K::ReservedName => "42939",
+        K::TooManyConnections => TOO_MANY_CONNECTIONS,
+        K::OutOfMemory => OUT_OF_MEMORY,
     }
 }
 

@@ -52,6 +52,18 @@ pub enum ErrorKind {
     CharacterNotInRepertoire,
     /// Not allowed for this user or outside a configured place (42501).
     InsufficientPrivilege,
+    /// A login refused: no such role, or one without LOGIN (28000).
+    InvalidAuthorization,
+    /// A role still owns objects or holds privileges (2BP01).
+    DependentObjects,
+    /// A GRANT that cannot be (0LP01).
+    InvalidGrantOperation,
+    /// A name reserved for the system (42939).
+    ReservedName,
+    /// More connections than a role's CONNECTION LIMIT (53300).
+    TooManyConnections,
+    /// A statement over its memory budget (53200).
+    OutOfMemory,
 }
 
 /// An error of one statement, with a message that names the problem.

@@ -33,6 +33,8 @@ pub struct Planner<'a> {
     pub agg: Option<AggCtx>,
     pub uses_sequences: bool,
     pub ctes: Vec<(String, Arc<QueryPlan>)>,
+    /// Every table resolved, in order (for the privilege checks).
+    used: std::cell::RefCell<Vec<(u32, String)>>,
 }
 
 impl<'a> Planner<'a> {
@@ -44,7 +46,13 @@ impl<'a> Planner<'a> {
             agg: None,
             uses_sequences: false,
             ctes: Vec::new(),
+            used: Default::default(),
         }
+    }
+
+    /// The tables resolved so far (id and name), in order, with repeats.
+    pub fn used_tables(&self) -> std::cell::Ref<'_, Vec<(u32, String)>> {
+        self.used.borrow()
     }
 
     pub fn note_param(&mut self, i: usize) {
@@ -78,7 +86,11 @@ impl<'a> Planner<'a> {
 
     pub fn table(&self, name: &ast::ObjectName) -> Result<Arc<Table>> {
         let n = object_last(name);
-        Ok(self.db.table(&n)?)
+        let t = self.db.table(&n)?;
+        self.used
+            .borrow_mut()
+            .push((t.id(), t.name().to_string()));
+        Ok(t)
     }
 }
 

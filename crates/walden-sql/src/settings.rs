@@ -76,6 +76,12 @@ fn parse(name: &str, value: &str) -> Result<(String, String, Effect)> {
             }
         }),
         "application_name" => Effect::Program,
+        // Kept and ignored these would change nobody's privileges.
+        "role" | "session_authorization" | "authorization" => {
+            return Err(SqlError::unsupported(
+                "SET ROLE / SET SESSION AUTHORIZATION (a session acts as the role it logged in as)",
+            ))
+        }
         "statement_timeout" | "idle_in_transaction_session_timeout" | "idle_session_timeout" => {
             // Kept in the form SHOW prints; read by `timeouts.rs`.
             let d = crate::timeouts::parse_duration(&name, &v)?;
