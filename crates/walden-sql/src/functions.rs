@@ -367,7 +367,9 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "db_name" | "current_database" => Func::DbName,
         "pg_backend_pid" => Func::Spid,
         "version" => Func::Version,
-        "current_user" | "suser_sname" | "user_name" => Func::CurrentUser,
+        "current_user" | "session_user" | "current_role" | "suser_sname" | "user_name" => {
+            Func::CurrentUser
+        }
         "current_schema" | "schema_name" => Func::CurrentSchema,
         "nextval" => Func::NextVal,
         "coalesce" | "isnull" | "ifnull" | "nvl" => Func::Coalesce,

@@ -1225,6 +1225,9 @@ impl SqlSession {
     }
 
     fn show(&self, name: &str) -> String {
+        if name.eq_ignore_ascii_case("is_superuser") {
+            return if self.is_superuser() { "on" } else { "off" }.into();
+        }
         self.settings.get(name).unwrap_or_default()
     }
 
