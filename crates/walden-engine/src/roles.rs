@@ -197,12 +197,9 @@ impl RoleCatalog {
 
     /// The OID of a stored or predefined role.
     pub fn oid_of(&self, name: &str) -> Option<u32> {
-        self.role(name).map(|r| r.oid).or_else(|| {
-            PREDEFINED
-                .iter()
-                .find(|(_, n)| *n == name)
-                .map(|(o, _)| *o)
-        })
+        self.role(name)
+            .map(|r| r.oid)
+            .or_else(|| PREDEFINED.iter().find(|(_, n)| *n == name).map(|(o, _)| *o))
     }
 
     /// A role's name (`PUBLIC` for 0; the OID for one that is gone).
@@ -462,7 +459,10 @@ mod tests {
         c.change_grant(5, ObjKind::Table, 1, group, privs::SELECT, false);
         assert_eq!(c.privileges(alice, 5, ObjKind::Table, 1), 0);
         // A database's default ACL lets PUBLIC connect.
-        assert_ne!(c.privileges(alice, 5, ObjKind::Database, 5) & privs::CONNECT, 0);
+        assert_ne!(
+            c.privileges(alice, 5, ObjKind::Database, 5) & privs::CONNECT,
+            0
+        );
         c.drop_role(group);
         assert!(c.effective_roles(alice) == vec![alice]);
     }

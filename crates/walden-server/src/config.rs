@@ -8,7 +8,7 @@
 //! max_connections = 100
 //! auth = "trust"                       # or "scram"
 //!
-//! [users]                              # for auth = "scram"
+//! [users]                              # superusers (more: CREATE ROLE)
 //! alice = "secret"
 //!
 //! [tls]                                # optional

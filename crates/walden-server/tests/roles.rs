@@ -54,7 +54,9 @@ async fn sqlstate(c: &Client, sql: &str) -> String {
 async fn denied(c: &Client, sql: &str) -> String {
     let e = c.batch_execute(sql).await.expect_err(sql);
     assert_eq!(code(&e), "42501", "{sql}: {e:?}");
-    e.as_db_error().map(|d| d.message().to_string()).unwrap_or_default()
+    e.as_db_error()
+        .map(|d| d.message().to_string())
+        .unwrap_or_default()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -74,7 +76,10 @@ async fn roles_grants_admin_and_restart() {
 
     // Passwords are stored as verifiers, never as given.
     let row = boot
-        .query_one("SELECT rolpassword FROM pg_authid WHERE rolname = 'alice'", &[])
+        .query_one(
+            "SELECT rolpassword FROM pg_authid WHERE rolname = 'alice'",
+            &[],
+        )
         .await
         .unwrap();
     let v: String = row.get(0);
@@ -84,7 +89,10 @@ async fn roles_grants_admin_and_restart() {
     assert!(!raw.contains("'a1'") && !raw.contains("\"a1\""));
 
     // Logins: wrong password, no LOGIN, unknown role.
-    assert_eq!(code(&login(&s, "alice", "nope").await.unwrap_err()), "28P01");
+    assert_eq!(
+        code(&login(&s, "alice", "nope").await.unwrap_err()),
+        "28P01"
+    );
     assert_eq!(code(&login(&s, "ghost", "x").await.unwrap_err()), "28P01");
     boot.batch_execute("ALTER ROLE nologin_role PASSWORD 'n'")
         .await
@@ -146,7 +154,9 @@ async fn roles_grants_admin_and_restart() {
     );
 
     // GRANT works, REVOKE takes it back (on the next statement).
-    boot.batch_execute("GRANT SELECT ON t TO alice").await.unwrap();
+    boot.batch_execute("GRANT SELECT ON t TO alice")
+        .await
+        .unwrap();
     let n = alice.query("SELECT * FROM t", &[]).await.unwrap().len();
     assert_eq!(n, 1);
     denied(&alice, "INSERT INTO t VALUES (2, 'two')").await;
@@ -164,15 +174,22 @@ async fn roles_grants_admin_and_restart() {
         .await
         .unwrap();
     // A prepared statement is checked at every execution, not at Parse.
-    let stmt = alice.prepare("SELECT v FROM t WHERE id = $1").await.unwrap();
+    let stmt = alice
+        .prepare("SELECT v FROM t WHERE id = $1")
+        .await
+        .unwrap();
     alice.query(&stmt, &[&1i32]).await.unwrap();
-    boot.batch_execute("REVOKE SELECT ON t FROM alice").await.unwrap();
+    boot.batch_execute("REVOKE SELECT ON t FROM alice")
+        .await
+        .unwrap();
     let e = alice.query(&stmt, &[&1i32]).await.unwrap_err();
     assert_eq!(code(&e), "42501");
     denied(&alice, "SELECT * FROM t").await;
     // UPDATE with a WHERE reads the table: it needs SELECT too.
     denied(&alice, "UPDATE t SET v = 'x' WHERE id = 1").await;
-    boot.batch_execute("REVOKE ALL ON t FROM alice").await.unwrap();
+    boot.batch_execute("REVOKE ALL ON t FROM alice")
+        .await
+        .unwrap();
     denied(&alice, "INSERT INTO t VALUES (3, 'three')").await;
 
     // Owners: alice's own table is hers to use, drop and grant.
@@ -195,9 +212,13 @@ async fn roles_grants_admin_and_restart() {
     assert_eq!(sqlstate(&boot, "DROP ROLE alice").await, "2BP01");
 
     // pg_checkpoint membership allows CHECKPOINT.
-    boot.batch_execute("GRANT pg_checkpoint TO alice").await.unwrap();
+    boot.batch_execute("GRANT pg_checkpoint TO alice")
+        .await
+        .unwrap();
     alice.batch_execute("CHECKPOINT").await.unwrap();
-    boot.batch_execute("REVOKE pg_checkpoint FROM alice").await.unwrap();
+    boot.batch_execute("REVOKE pg_checkpoint FROM alice")
+        .await
+        .unwrap();
     denied(&alice, "CHECKPOINT").await;
 
     // A role may change its own password; the old one stops working.
@@ -218,7 +239,10 @@ async fn roles_grants_admin_and_restart() {
     boot.batch_execute("REVOKE CONNECT ON DATABASE walden FROM PUBLIC")
         .await
         .unwrap();
-    assert_eq!(code(&login(&s, "bob", "pencil").await.unwrap_err()), "42501");
+    assert_eq!(
+        code(&login(&s, "bob", "pencil").await.unwrap_err()),
+        "42501"
+    );
     boot.batch_execute("GRANT CONNECT ON DATABASE walden TO bob")
         .await
         .unwrap();
@@ -226,7 +250,9 @@ async fn roles_grants_admin_and_restart() {
     boot.batch_execute("GRANT CONNECT ON DATABASE walden TO PUBLIC")
         .await
         .unwrap();
-    boot.batch_execute("GRANT SELECT ON t TO alice").await.unwrap();
+    boot.batch_execute("GRANT SELECT ON t TO alice")
+        .await
+        .unwrap();
 
     drop((alice, boot));
     // Restart: roles, passwords, owners and grants are kept.
@@ -267,7 +293,18 @@ async fn psql_du_and_dp() {
     let port = s.addr.port().to_string();
     let out = tokio::task::spawn_blocking(move || {
         std::process::Command::new("timeout")
-            .args(["20", "psql", "-X", "-h", "127.0.0.1", "-p", &port, "-U", "carol", "walden"])
+            .args([
+                "20",
+                "psql",
+                "-X",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &port,
+                "-U",
+                "carol",
+                "walden",
+            ])
             .args(["-c", "\\du", "-c", "\\dp t", "-c", "SELECT a FROM t"])
             .output()
             .unwrap()
@@ -275,7 +312,11 @@ async fn psql_du_and_dp() {
     .await
     .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(text.contains("carol"), "{text}");
     assert!(text.contains("Create DB"), "{text}");
     assert!(

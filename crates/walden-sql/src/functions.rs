@@ -404,9 +404,7 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "has_database_privilege" => Func::Privilege(crate::privileges::PrivFn::Database),
         "has_schema_privilege" => Func::Privilege(crate::privileges::PrivFn::Schema),
         "pg_has_role" => Func::Privilege(crate::privileges::PrivFn::Role),
-        "pg_table_is_visible"
-        | "pg_type_is_visible"
-        | "pg_function_is_visible" => Func::True,
+        "pg_table_is_visible" | "pg_type_is_visible" | "pg_function_is_visible" => Func::True,
         "pg_relation_is_publishable" | "pg_is_in_recovery" => Func::False,
         "col_description"
         | "obj_description"

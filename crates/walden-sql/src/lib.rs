@@ -164,7 +164,14 @@ impl SqlEngine {
         })?;
         let role = privileges::login(&self.instance, user, &db)?;
         let guard = privileges::take_login(&self.logins, &self.instance, role)?;
-        SqlSession::new(self.clone(), database, user, role, Some(guard), application_name)
+        SqlSession::new(
+            self.clone(),
+            database,
+            user,
+            role,
+            Some(guard),
+            application_name,
+        )
     }
 
     /// Makes `name` a superuser that logs in with `password` (the server's

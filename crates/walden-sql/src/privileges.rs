@@ -11,8 +11,7 @@ use crate::query::Planner;
 use sqlparser::ast::{self, Statement};
 use std::sync::Arc;
 use walden_engine::roles::{
-    privs, ObjKind, RoleCatalog, BOOTSTRAP_OID, PG_CHECKPOINT, PG_READ_ALL_DATA,
-    PG_WRITE_ALL_DATA,
+    privs, ObjKind, RoleCatalog, BOOTSTRAP_OID, PG_CHECKPOINT, PG_READ_ALL_DATA, PG_WRITE_ALL_DATA,
 };
 use walden_engine::{Database, Instance};
 
@@ -274,7 +273,9 @@ const SUPERUSER_SETTINGS: &[&str] = &[
 /// Whether a non-superuser may set `name`.
 pub fn setting_allowed(who: &Who, name: &str) -> Result<()> {
     if !who.superuser && SUPERUSER_SETTINGS.contains(&name.to_ascii_lowercase().as_str()) {
-        return Err(denied(format!("permission denied to set parameter \"{name}\"")));
+        return Err(denied(format!(
+            "permission denied to set parameter \"{name}\""
+        )));
     }
     Ok(())
 }
@@ -334,14 +335,18 @@ pub fn check_command(who: &Who, instance: &Instance, db: &Database, cmd: &Comman
         }
         Command::BackupDatabase { .. } => who.require_superuser("run BACKUP DATABASE")?,
         Command::BackupLog { .. } => who.require_superuser("run BACKUP LOG")?,
-        Command::ClearWaitStats | Command::ClearExposurePeaks => who.require_superuser("run DBCC")?,
+        Command::ClearWaitStats | Command::ClearExposurePeaks => {
+            who.require_superuser("run DBCC")?
+        }
         Command::CreateAvailabilityGroup(_) => {
             who.require_superuser("run CREATE AVAILABILITY GROUP")?
         }
         Command::AvailabilityGroupReseed { .. } | Command::AvailabilityGroupFailover { .. } => {
             who.require_superuser("run ALTER AVAILABILITY GROUP")?
         }
-        Command::DropAvailabilityGroup(_) => who.require_superuser("run DROP AVAILABILITY GROUP")?,
+        Command::DropAvailabilityGroup(_) => {
+            who.require_superuser("run DROP AVAILABILITY GROUP")?
+        }
         Command::CreateDatabase(_) => {
             if !who.createdb() {
                 return Err(denied("permission denied to create database"));
@@ -542,7 +547,10 @@ fn role_arg(cat: &RoleCatalog, v: &Value) -> Result<u32> {
             .ok()
             .filter(|o| cat.role_by_oid(*o).is_some() || *o == 0)
             .ok_or_else(|| {
-                SqlError::new(ErrorKind::UndefinedObject, format!("role with OID {i} does not exist"))
+                SqlError::new(
+                    ErrorKind::UndefinedObject,
+                    format!("role with OID {i} does not exist"),
+                )
             }),
         v => {
             let n = text_of(v);
@@ -550,7 +558,10 @@ fn role_arg(cat: &RoleCatalog, v: &Value) -> Result<u32> {
                 return Ok(walden_engine::roles::PUBLIC);
             }
             cat.oid_of(&n).ok_or_else(|| {
-                SqlError::new(ErrorKind::UndefinedObject, format!("role \"{n}\" does not exist"))
+                SqlError::new(
+                    ErrorKind::UndefinedObject,
+                    format!("role \"{n}\" does not exist"),
+                )
             })
         }
     }
@@ -561,10 +572,18 @@ fn priv_bits(s: &str, allowed: &[(&str, u8)]) -> Result<u8> {
     let mut bits = 0;
     for part in s.split(',') {
         let p = part.trim().to_ascii_uppercase();
-        let p = p.strip_suffix(" WITH GRANT OPTION").unwrap_or(&p).trim().to_string();
+        let p = p
+            .strip_suffix(" WITH GRANT OPTION")
+            .unwrap_or(&p)
+            .trim()
+            .to_string();
         match allowed.iter().find(|(n, _)| *n == p) {
             Some((_, b)) => bits |= b,
-            None if p == "REFERENCES" || p == "TRIGGER" || p == "CREATE" || p == "TEMPORARY" || p == "TEMP" => {}
+            None if p == "REFERENCES"
+                || p == "TRIGGER"
+                || p == "CREATE"
+                || p == "TEMPORARY"
+                || p == "TEMP" => {}
             None => {
                 return Err(SqlError::new(
                     ErrorKind::InvalidParameter,
@@ -608,7 +627,10 @@ pub fn call(f: PrivFn, a: &[Value], env: &crate::expr::Env<'_>) -> Result<Value>
     if rest.len() != want {
         return Err(SqlError::new(
             ErrorKind::UndefinedFunction,
-            format!("privilege function with {} arguments does not exist", a.len()),
+            format!(
+                "privilege function with {} arguments does not exist",
+                a.len()
+            ),
         ));
     }
     let who = Who {
@@ -620,9 +642,10 @@ pub fn call(f: PrivFn, a: &[Value], env: &crate::expr::Env<'_>) -> Result<Value>
     let dbid = env.info.database_id;
     let ok = match f {
         PrivFn::Table | PrivFn::Column => {
-            let db = env.instance.database_by_id(dbid).ok_or_else(|| {
-                SqlError::internal("the session's database is gone")
-            })?;
+            let db = env
+                .instance
+                .database_by_id(dbid)
+                .ok_or_else(|| SqlError::internal("the session's database is gone"))?;
             let table = match &rest[0] {
                 Value::Int(oid) => db
                     .tables()
@@ -630,7 +653,12 @@ pub fn call(f: PrivFn, a: &[Value], env: &crate::expr::Env<'_>) -> Result<Value>
                     .find(|t| crate::pg_catalog::table_oid(t.id()) == *oid),
                 v => {
                     let n = text_of(v);
-                    let last = n.rsplit('.').next().unwrap_or(&n).trim_matches('"').to_string();
+                    let last = n
+                        .rsplit('.')
+                        .next()
+                        .unwrap_or(&n)
+                        .trim_matches('"')
+                        .to_string();
                     Some(db.table(&last)?)
                 }
             };
@@ -642,7 +670,9 @@ pub fn call(f: PrivFn, a: &[Value], env: &crate::expr::Env<'_>) -> Result<Value>
         }
         PrivFn::Database => {
             let d = match &rest[0] {
-                Value::Int(i) => u32::try_from(*i).ok().and_then(|i| env.instance.database_by_id(i)),
+                Value::Int(i) => u32::try_from(*i)
+                    .ok()
+                    .and_then(|i| env.instance.database_by_id(i)),
                 v => env.instance.database(&text_of(v)).ok(),
             }
             .ok_or_else(|| {

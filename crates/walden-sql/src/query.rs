@@ -87,9 +87,7 @@ impl<'a> Planner<'a> {
     pub fn table(&self, name: &ast::ObjectName) -> Result<Arc<Table>> {
         let n = object_last(name);
         let t = self.db.table(&n)?;
-        self.used
-            .borrow_mut()
-            .push((t.id(), t.name().to_string()));
+        self.used.borrow_mut().push((t.id(), t.name().to_string()));
         Ok(t)
     }
 }

@@ -192,7 +192,11 @@ fn role_options(t: &mut Toks, create: bool) -> Result<Vec<RoleOpt>> {
                 opts.push(RoleOpt::Members(name_list(t, |t| name(t, "role"))?));
             }
             "VALID" => return Err(SqlError::unsupported("VALID UNTIL (password expiry)")),
-            "ADMIN" => return Err(SqlError::unsupported("ADMIN (membership with admin option)")),
+            "ADMIN" => {
+                return Err(SqlError::unsupported(
+                    "ADMIN (membership with admin option)",
+                ))
+            }
             "SYSID" => return Err(SqlError::unsupported("SYSID")),
             other => {
                 return Err(SqlError::syntax(format!(
@@ -611,8 +615,8 @@ pub fn execute(
             let name = resolve(who, name);
             instance.update_roles(|c| -> Result<()> {
                 let role = c.role(&name).ok_or_else(|| no_role(&name))?.clone();
-                let own_password_only = role.oid == who.oid
-                    && opts.iter().all(|o| matches!(o, RoleOpt::Password(_)));
+                let own_password_only =
+                    role.oid == who.oid && opts.iter().all(|o| matches!(o, RoleOpt::Password(_)));
                 if !own_password_only {
                     if role.superuser {
                         who.require_superuser("alter superusers")?;
@@ -621,7 +625,11 @@ pub fn execute(
                 }
                 let mut updated = role.clone();
                 apply(who, &mut updated, opts, false, &mut notices)?;
-                let slot = c.roles.iter_mut().find(|r| r.oid == role.oid).expect("found");
+                let slot = c
+                    .roles
+                    .iter_mut()
+                    .find(|r| r.oid == role.oid)
+                    .expect("found");
                 *slot = updated;
                 Ok(())
             })?;
@@ -645,7 +653,11 @@ pub fn execute(
                 if c.oid_of(to).is_some() {
                     return Err(dup_role(to));
                 }
-                let slot = c.roles.iter_mut().find(|r| r.oid == role.oid).expect("found");
+                let slot = c
+                    .roles
+                    .iter_mut()
+                    .find(|r| r.oid == role.oid)
+                    .expect("found");
                 slot.name = to.clone();
                 Ok(())
             })?;
@@ -808,7 +820,8 @@ pub fn execute(
                                 c.members.push(Membership { role, member });
                             }
                         } else if exists {
-                            c.members.retain(|x| !(x.role == role && x.member == member));
+                            c.members
+                                .retain(|x| !(x.role == role && x.member == member));
                         } else {
                             notices.push(format!("role \"{m}\" is not a member of role \"{r}\""));
                         }

@@ -248,7 +248,11 @@ impl Connection {
         self.send(PgWireBackendMessage::Authentication(Authentication::Ok))
             .await?;
         let mut params = walden_sql::server_parameters();
-        let superuser = if self.session.is_superuser() { "on" } else { "off" };
+        let superuser = if self.session.is_superuser() {
+            "on"
+        } else {
+            "off"
+        };
         for (k, v) in params.iter_mut() {
             if *k == "is_superuser" {
                 *v = superuser.to_string();
