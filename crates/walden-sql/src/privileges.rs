@@ -326,12 +326,10 @@ pub fn check_command(who: &Who, instance: &Instance, db: &Database, cmd: &Comman
         }
     };
     match cmd {
-        Command::Checkpoint => {
-            if !who.has_privs_of(PG_CHECKPOINT) {
-                return Err(denied(
-                    "must be superuser or have privileges of pg_checkpoint to do CHECKPOINT",
-                ));
-            }
+        Command::Checkpoint if !who.has_privs_of(PG_CHECKPOINT) => {
+            return Err(denied(
+                "must be superuser or have privileges of pg_checkpoint to do CHECKPOINT",
+            ));
         }
         Command::BackupDatabase { .. } => who.require_superuser("run BACKUP DATABASE")?,
         Command::BackupLog { .. } => who.require_superuser("run BACKUP LOG")?,
@@ -347,10 +345,8 @@ pub fn check_command(who: &Who, instance: &Instance, db: &Database, cmd: &Comman
         Command::DropAvailabilityGroup(_) => {
             who.require_superuser("run DROP AVAILABILITY GROUP")?
         }
-        Command::CreateDatabase(_) => {
-            if !who.createdb() {
-                return Err(denied("permission denied to create database"));
-            }
+        Command::CreateDatabase(_) if !who.createdb() => {
+            return Err(denied("permission denied to create database"));
         }
         Command::DropDatabase { name, .. } => {
             if let Ok(d) = instance.database(name).map(|d| d.id()) {
