@@ -295,6 +295,7 @@ impl Server {
             (None, None)
         };
         engine.set_backup_dir(config.backup_dir.clone());
+        engine.set_statement_memory_limit(config.statement_memory_limit);
         if let Some(name) = &config.replication.name {
             let mut rc = walden_replication::ReplicationConfig::new(name.clone());
             rc.endpoint_listen = config.replication.endpoint_listen.clone();

@@ -20,6 +20,8 @@ pub struct SessionInfo {
     pub user: String,
     /// The session's role OID (privilege functions).
     pub role: u32,
+    /// The statement's memory budget for materialized rows.
+    pub mem: Arc<crate::membudget::Budget>,
     /// Transaction start, for now() and friends.
     pub now: i64,
     /// Statement start (statement_timestamp()).

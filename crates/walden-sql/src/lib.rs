@@ -22,6 +22,7 @@ mod expr;
 mod front;
 mod functions;
 mod hadr;
+mod membudget;
 mod pg_catalog;
 mod privileges;
 mod query;
@@ -98,6 +99,8 @@ pub struct SqlEngine {
     backup_dir: parking_lot::RwLock<Option<std::path::PathBuf>>,
     /// Client sessions per role (CONNECTION LIMIT).
     logins: Arc<parking_lot::Mutex<std::collections::HashMap<u32, usize>>>,
+    /// Bytes of rows one statement may materialize (0: no limit).
+    statement_memory_limit: std::sync::atomic::AtomicU64,
 }
 
 impl SqlEngine {
@@ -108,12 +111,25 @@ impl SqlEngine {
             advisory: Default::default(),
             backup_dir: Default::default(),
             logins: Default::default(),
+            statement_memory_limit: membudget::DEFAULT_LIMIT.into(),
         })
     }
 
     /// The directory BACKUP ... TO DISK writes in (see `backup_path.rs`).
     pub fn set_backup_dir(&self, dir: Option<std::path::PathBuf>) {
         *self.backup_dir.write() = dir;
+    }
+
+    /// The most bytes of rows one statement may materialize (0: no limit);
+    /// past it the statement fails with 53200.
+    pub fn set_statement_memory_limit(&self, bytes: u64) {
+        self.statement_memory_limit
+            .store(bytes, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub(crate) fn statement_memory_limit(&self) -> u64 {
+        self.statement_memory_limit
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Attaches the replication layer (AG statements and views use it).

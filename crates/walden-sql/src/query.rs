@@ -1723,6 +1723,7 @@ fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                         check_cancel(env)?;
                     }
                     if passes(filter, &r, env)? {
+                        env.info.mem.charge_row(r.len())?;
                         out.push(r.to_vec());
                     }
                 }
@@ -1805,6 +1806,7 @@ fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                 }
                 let r = vec![Value::Int(i)];
                 if passes(filter, &r, env)? {
+                    env.info.mem.charge_row(1)?;
                     out.push(r);
                 }
                 // Near i64::MAX the next value does not exist: the series
@@ -1879,12 +1881,14 @@ fn join_rows(
                         if passes(on, &row, env)? {
                             matched = true;
                             right_matched[i] = true;
+                            env.info.mem.charge_row(row.len())?;
                             out.push(row);
                         }
                     }
                 }
             }
             if !matched && matches!(kind, JoinKind::Left | JoinKind::Full) {
+                env.info.mem.charge_row(lw + rw)?;
                 out.push(combine(lrow, &vec![Value::Null; rw]));
             }
         }
@@ -1899,10 +1903,12 @@ fn join_rows(
                 if passes(on, &row, env)? {
                     matched = true;
                     right_matched[i] = true;
+                    env.info.mem.charge_row(row.len())?;
                     out.push(row);
                 }
             }
             if !matched && matches!(kind, JoinKind::Left | JoinKind::Full) {
+                env.info.mem.charge_row(lw + rw)?;
                 out.push(combine(lrow, &vec![Value::Null; rw]));
             }
         }

@@ -441,6 +441,9 @@ impl SqlSession {
             database_id: self.db.id(),
             user: self.user.clone(),
             role: self.role,
+            mem: Arc::new(crate::membudget::Budget::new(
+                self.engine.statement_memory_limit(),
+            )),
             // now() is the transaction's start, as in PostgreSQL.
             now: if self.explicit {
                 self.tx_start
