@@ -171,6 +171,7 @@ impl SqlEngine {
         database: &str,
         user: &str,
         application_name: &str,
+        trust_unknown: bool,
     ) -> Result<SqlSession> {
         let db = self.instance.database(database).map_err(|_| {
             SqlError::new(
@@ -178,7 +179,7 @@ impl SqlEngine {
                 format!("database \"{database}\" does not exist"),
             )
         })?;
-        let role = privileges::login(&self.instance, user, &db)?;
+        let role = privileges::login(&self.instance, user, &db, trust_unknown)?;
         let guard = privileges::take_login(&self.logins, &self.instance, role)?;
         SqlSession::new(
             self.clone(),

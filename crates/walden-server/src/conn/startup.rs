@@ -18,7 +18,12 @@ pub(crate) async fn serve_connection(h: Handshaken, shared: Arc<Shared>) {
     let session = {
         let engine = shared.engine.clone();
         catch_unwind(AssertUnwindSafe(|| {
-            engine.connect_client(&database, &user, &app)
+            engine.connect_client(
+                &database,
+                &user,
+                &app,
+                shared.config.auth == crate::config::AuthMethod::Trust,
+            )
         }))
     };
     let mut session = match session {
