@@ -42,12 +42,10 @@ fuzz_target!(|data: &[u8]| {
     let Ok(mut s) = engine().connect("walden", "sa", "fuzz") else {
         return;
     };
-    for r in s.execute_batch(sql) {
-        if let Ok(out) = r {
-            for row in &out.rows {
-                for v in row {
-                    let _ = v.to_string();
-                }
+    for out in s.execute_batch(sql).into_iter().flatten() {
+        for row in &out.rows {
+            for v in row {
+                let _ = v.to_string();
             }
         }
     }

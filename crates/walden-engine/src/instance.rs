@@ -69,6 +69,10 @@ struct CatalogFile {
     /// before that creates it again on the next open).
     #[serde(default = "yes")]
     initialized: bool,
+    /// Roles, memberships, owners and grants (`roles.rs`); an older
+    /// catalog without them gets the bootstrap superuser alone.
+    #[serde(default)]
+    roles: crate::roles::SharedRoles,
 }
 
 fn yes() -> bool {
@@ -228,6 +232,7 @@ impl Instance {
                 databases: Vec::new(),
                 next_id: FIRST_DATABASE_ID,
                 initialized: false,
+                roles: Default::default(),
             }
         } else {
             let read = || {
@@ -369,6 +374,31 @@ impl Instance {
         let bytes = encode_catalog(&cat);
         walden_log::vfs::write_file_atomic(&*self.inner.cfg.vfs, &path, &bytes)
             .map_err(io_err(&path))
+    }
+
+    /// The role catalog as it is now (a snapshot; see `roles.rs`).
+    pub fn roles(&self) -> std::sync::Arc<crate::roles::RoleCatalog> {
+        self.inner.catalog.lock().roles.0.clone()
+    }
+
+    /// Changes the role catalog: `f` edits a copy, which is written with the
+    /// instance catalog (atomically, durably) before it replaces the old
+    /// one; nothing changes when `f` or the write fails.
+    pub fn update_roles<R, E: From<EngineError>>(
+        &self,
+        f: impl FnOnce(&mut crate::roles::RoleCatalog) -> std::result::Result<R, E>,
+    ) -> std::result::Result<R, E> {
+        self.check_open()?;
+        let mut cat = self.inner.catalog.lock();
+        let mut roles = (*cat.roles.0).clone();
+        let r = f(&mut roles)?;
+        let mut next = cat.clone();
+        next.roles = crate::roles::SharedRoles(std::sync::Arc::new(roles));
+        let path = self.inner.cfg.data_dir.join(CATALOG_FILE);
+        walden_log::vfs::write_file_atomic(&*self.inner.cfg.vfs, &path, &encode_catalog(&next))
+            .map_err(io_err(&path))?;
+        *cat = next;
+        Ok(r)
     }
 
     fn check_open(&self) -> Result<()> {

@@ -7,8 +7,9 @@
 //! metrics_listen = "127.0.0.1:9187"   # optional
 //! max_connections = 100
 //! auth = "trust"                       # or "scram"
+//! statement_memory_limit_mb = 1024     # rows one statement may hold (0: none)
 //!
-//! [users]                              # for auth = "scram"
+//! [users]                              # superusers (more: CREATE ROLE)
 //! alice = "secret"
 //!
 //! [tls]                                # optional
@@ -122,6 +123,9 @@ pub struct ConfigFile {
     pub max_pending_handshakes: Option<usize>,
     /// How long a failed password costs the client before its error (default 1 s).
     pub auth_failure_delay_ms: Option<u64>,
+    /// Bytes of rows one statement may materialize, in MB (default 1024;
+    /// 0: no limit); past it the statement fails with 53200.
+    pub statement_memory_limit_mb: Option<u64>,
     /// Session defaults, as PostgreSQL's settings of the same names (ms, 0 = off).
     pub statement_timeout_ms: Option<u64>,
     pub idle_in_transaction_session_timeout_ms: Option<u64>,
@@ -149,6 +153,8 @@ pub struct ServerConfig {
     pub authentication_timeout: Duration,
     pub max_pending_handshakes: usize,
     pub auth_failure_delay: Duration,
+    /// `statement_memory_limit_mb` in bytes.
+    pub statement_memory_limit: u64,
     /// Session defaults (`None`: off).
     pub timeouts: walden_sql::SessionTimeouts,
     pub log: LogSection,
@@ -177,6 +183,7 @@ impl ServerConfig {
             authentication_timeout: Duration::from_secs(60),
             max_pending_handshakes: 1000,
             auth_failure_delay: Duration::from_secs(1),
+            statement_memory_limit: 1 << 30,
             timeouts: walden_sql::SessionTimeouts::default(),
             log: LogSection::default(),
             checkpoint: CheckpointSection::default(),
@@ -236,6 +243,9 @@ impl ServerConfig {
         }
         if let Some(n) = f.max_pending_handshakes {
             c.max_pending_handshakes = n;
+        }
+        if let Some(mb) = f.statement_memory_limit_mb {
+            c.statement_memory_limit = mb << 20;
         }
         if let Some(ms) = f.auth_failure_delay_ms {
             c.auth_failure_delay = Duration::from_millis(ms);

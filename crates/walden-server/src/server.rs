@@ -7,7 +7,7 @@
 //! `/metrics` endpoint run on a small runtime of their own.
 
 use parking_lot::{Condvar, Mutex};
-use pgwire::api::auth::sasl::scram::{gen_salted_password, ScramAuth};
+use pgwire::api::auth::sasl::scram::{ScramAuth, ScramSecret};
 use pgwire::api::auth::{AuthSource, LoginInfo, Password};
 use pgwire::error::{PgWireError, PgWireResult};
 use pgwire::messages::startup::SecretKey;
@@ -173,20 +173,46 @@ pub struct Server {
     metrics_listener: Option<std::net::TcpListener>,
 }
 
-/// The SCRAM user table: salted passwords made at startup.
-#[derive(Debug)]
-struct Users {
-    salted: HashMap<String, (Vec<u8>, Vec<u8>)>,
+/// Passwords come from the role catalog, where they are SCRAM verifiers:
+/// the server checks a client's proof without knowing its password.
+struct Roles {
+    instance: Instance,
+}
+
+impl std::fmt::Debug for Roles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Roles")
+    }
 }
 
 #[async_trait::async_trait]
-impl AuthSource for Users {
+impl AuthSource for Roles {
     async fn get_password(&self, login: &LoginInfo) -> PgWireResult<Password> {
+        // Only SCRAM is offered, which asks for `get_scram_secret`.
+        Err(PgWireError::InvalidPassword(
+            login.user().unwrap_or_default().to_owned(),
+        ))
+    }
+
+    async fn get_scram_secret(&self, login: &LoginInfo) -> PgWireResult<(ScramSecret, Option<()>)> {
         let user = login.user().unwrap_or_default();
-        match self.salted.get(user) {
-            Some((salt, salted)) => Ok(Password::new(Some(salt.clone()), salted.clone())),
-            None => Err(PgWireError::InvalidPassword(user.to_owned())),
-        }
+        let cat = self.instance.roles();
+        // No such role, or no password: the exchange fails like a wrong
+        // password, telling a client nothing about which roles exist.
+        let v = cat
+            .role(user)
+            .and_then(|r| r.password.as_deref())
+            .and_then(walden_engine::scram::ScramVerifier::parse)
+            .ok_or_else(|| PgWireError::InvalidPassword(user.to_owned()))?;
+        Ok((
+            ScramSecret::Verifier {
+                salt: v.salt,
+                iterations: v.iterations as usize,
+                stored_key: v.stored_key,
+                server_key: v.server_key,
+            },
+            None,
+        ))
     }
 }
 
@@ -235,18 +261,25 @@ impl Server {
     pub fn start(config: ServerConfig) -> Result<Server, ServerError> {
         config.validate().map_err(ServerError::Config)?;
         let tls = tls_setup(&config)?;
+        let listener = bind(&config.listen)?;
+        let metrics_listener = config.metrics_listen.as_deref().map(bind).transpose()?;
+        let instance =
+            Instance::open(config.instance_config()).map_err(|err| ServerError::Open {
+                dir: config.data_dir.display().to_string(),
+                err,
+            })?;
+        let engine = SqlEngine::new(instance.clone());
+        // The configured users are superusers with the configured passwords
+        // (the bootstrap accounts); every other role comes from CREATE ROLE.
+        for (user, pw) in &config.users {
+            engine
+                .ensure_superuser(user, pw)
+                .map_err(|e| ServerError::Config(format!("user \"{user}\": {e}")))?;
+        }
         let (scram_plain, scram_tls) = if config.auth == AuthMethod::Scram {
-            let mut salted = HashMap::new();
-            for (user, pw) in &config.users {
-                let salt: [u8; 16] = rand::random();
-                let sp = gen_salted_password(
-                    pw,
-                    &salt,
-                    pgwire::api::auth::sasl::scram::SCRAM_ITERATIONS,
-                );
-                salted.insert(user.clone(), (salt.to_vec(), sp));
-            }
-            let source: Arc<dyn AuthSource> = Arc::new(Users { salted });
+            let source: Arc<dyn AuthSource> = Arc::new(Roles {
+                instance: instance.clone(),
+            });
             let plain = ScramAuth::new(source.clone());
             let with_tls = match &tls {
                 Some((_, pem)) => {
@@ -261,15 +294,8 @@ impl Server {
         } else {
             (None, None)
         };
-        let listener = bind(&config.listen)?;
-        let metrics_listener = config.metrics_listen.as_deref().map(bind).transpose()?;
-        let instance =
-            Instance::open(config.instance_config()).map_err(|err| ServerError::Open {
-                dir: config.data_dir.display().to_string(),
-                err,
-            })?;
-        let engine = SqlEngine::new(instance.clone());
         engine.set_backup_dir(config.backup_dir.clone());
+        engine.set_statement_memory_limit(config.statement_memory_limit);
         if let Some(name) = &config.replication.name {
             let mut rc = walden_replication::ReplicationConfig::new(name.clone());
             rc.endpoint_listen = config.replication.endpoint_listen.clone();

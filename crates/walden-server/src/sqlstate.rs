@@ -73,6 +73,12 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::InvalidSavepoint => "3B001",
         K::CheckViolation => "23514",
         K::ForeignKeyViolation => "23503",
+        K::InvalidAuthorization => "28000",
+        K::DependentObjects => "2BP01",
+        K::InvalidGrantOperation => "0LP01",
+        K::ReservedName => "42939",
+        K::TooManyConnections => TOO_MANY_CONNECTIONS,
+        K::OutOfMemory => OUT_OF_MEMORY,
     }
 }
 

@@ -58,6 +58,18 @@ pub enum ErrorKind {
     CheckViolation,
     /// A FOREIGN KEY constraint failed (23503).
     ForeignKeyViolation,
+    /// A login refused: no such role, or one without LOGIN (28000).
+    InvalidAuthorization,
+    /// A role still owns objects or holds privileges (2BP01).
+    DependentObjects,
+    /// A GRANT that cannot be (0LP01).
+    InvalidGrantOperation,
+    /// A name reserved for the system (42939).
+    ReservedName,
+    /// More connections than a role's CONNECTION LIMIT (53300).
+    TooManyConnections,
+    /// A statement over its memory budget (53200).
+    OutOfMemory,
 }
 
 /// The optional fields of an error that drivers read apart from the message

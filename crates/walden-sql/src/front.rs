@@ -83,6 +83,8 @@ pub enum Command {
     DiscardAll,
     /// pgbench's catalog probe of `pg_class`/`pg_inherits` for a table.
     PgbenchPartitionProbe(String),
+    /// CREATE/ALTER/DROP ROLE, GRANT, REVOKE (see `role_stmt.rs`).
+    Access(Box<crate::role_stmt::AccessStmt>),
     Sql(Box<Statement>),
 }
 
@@ -238,6 +240,16 @@ impl Toks {
                     .unwrap_or_else(|| "end of input".into())
             ))),
         }
+    }
+    /// Whether the token at `k` is a quoted identifier.
+    pub(crate) fn quoted(&self, k: usize) -> bool {
+        matches!(self.t.get(self.i + k), Some(Token::Word(w)) if w.quote_style.is_some())
+    }
+    pub(crate) fn peek_is(&self, tok: &Token) -> bool {
+        self.t.get(self.i) == Some(tok)
+    }
+    pub(crate) fn peek_text(&self) -> Option<String> {
+        self.t.get(self.i).map(|t| t.to_string())
     }
     pub(crate) fn at_end(&self) -> bool {
         self.i >= self.t.len()
@@ -444,6 +456,10 @@ pub fn parse(sql: &str) -> Result<Command> {
             });
         }
         "CHECKPOINT" => return Ok(Command::Checkpoint),
+        "CREATE" | "ALTER" | "DROP" if t.is(1, "ROLE") || t.is(1, "USER") || t.is(1, "GROUP") => {
+            return crate::role_stmt::parse(&first, &mut t);
+        }
+        "GRANT" | "REVOKE" => return crate::role_stmt::parse(&first, &mut t),
         "CREATE" | "ALTER" | "DROP" if t.is(1, "AVAILABILITY") && t.is(2, "GROUP") => {
             t.i += 3;
             return crate::hadr::parse(&first, &mut t);

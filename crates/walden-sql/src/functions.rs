@@ -18,6 +18,10 @@ pub struct SessionInfo {
     pub database: String,
     pub database_id: u32,
     pub user: String,
+    /// The session's role OID (privilege functions).
+    pub role: u32,
+    /// The statement's memory budget for materialized rows.
+    pub mem: Arc<crate::membudget::Budget>,
     /// Transaction start, for now() and friends.
     pub now: i64,
     /// Statement start (statement_timestamp()).
@@ -101,8 +105,8 @@ pub enum Func {
     Least,
     ToChar,
     CurrentSetting,
-    /// pg_get_userbyid: every object belongs to the one user.
-    Owner,
+    /// has_*_privilege, pg_has_role, pg_get_userbyid (`privileges.rs`).
+    Privilege(crate::privileges::PrivFn),
     /// pg_table_is_visible and friends: everything is visible.
     True,
     /// pg_relation_is_publishable and friends: nothing is.
@@ -365,7 +369,9 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "db_name" | "current_database" => Func::DbName,
         "pg_backend_pid" => Func::Spid,
         "version" => Func::Version,
-        "current_user" | "suser_sname" | "user_name" => Func::CurrentUser,
+        "current_user" | "session_user" | "current_role" | "suser_sname" | "user_name" => {
+            Func::CurrentUser
+        }
         "current_schema" | "schema_name" => Func::CurrentSchema,
         "nextval" => Func::NextVal,
         "coalesce" | "isnull" | "ifnull" | "nvl" => Func::Coalesce,
@@ -394,15 +400,13 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "least" => Func::Least,
         "to_char" => Func::ToChar,
         "current_setting" => Func::CurrentSetting,
-        "pg_get_userbyid" => Func::Owner,
-        "pg_table_is_visible"
-        | "pg_type_is_visible"
-        | "pg_function_is_visible"
-        | "has_table_privilege"
-        | "has_schema_privilege"
-        | "has_database_privilege"
-        | "has_column_privilege"
-        | "pg_has_role" => Func::True,
+        "pg_get_userbyid" => Func::Privilege(crate::privileges::PrivFn::UserById),
+        "has_table_privilege" => Func::Privilege(crate::privileges::PrivFn::Table),
+        "has_column_privilege" => Func::Privilege(crate::privileges::PrivFn::Column),
+        "has_database_privilege" => Func::Privilege(crate::privileges::PrivFn::Database),
+        "has_schema_privilege" => Func::Privilege(crate::privileges::PrivFn::Schema),
+        "pg_has_role" => Func::Privilege(crate::privileges::PrivFn::Role),
+        "pg_table_is_visible" | "pg_type_is_visible" | "pg_function_is_visible" => Func::True,
         "pg_relation_is_publishable" | "pg_is_in_recovery" => Func::False,
         "col_description"
         | "obj_description"
@@ -777,6 +781,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         }
         Func::Null => Value::Null,
         Func::True => Value::Bool(true),
+        Func::Privilege(f) => crate::privileges::call(f, &a, env)?,
         Func::False => Value::Bool(false),
         _ if null_in && f != Func::Concat => Value::Null,
         Func::Concat => Value::text(
@@ -972,7 +977,6 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             })
         }
         Func::ToChar => Value::text(text_arg(&arg(0))),
-        Func::Owner => Value::text(&env.info.user),
         Func::EncodingName => Value::text("UTF8"),
         Func::ArrayToString => {
             let sep = text_arg(&arg(1));
@@ -1249,6 +1253,7 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         | Func::Mod => args.first().cloned().unwrap_or(DataType::Text),
         Func::Power | Func::Sqrt | Func::Random => DataType::Double,
         Func::True | Func::False | Func::AnyArray(..) => DataType::Bool,
+        Func::Privilege(f) if f != crate::privileges::PrivFn::UserById => DataType::Bool,
         Func::RegClassOid | Func::RegTypeOid | Func::RegNamespaceOid => DataType::Int,
         Func::ArrayUpper | Func::Cardinality => DataType::Int,
         Func::RelationSize => DataType::BigInt,

@@ -22,8 +22,11 @@ mod expr;
 mod front;
 mod functions;
 mod hadr;
+mod membudget;
 mod pg_catalog;
+mod privileges;
 mod query;
+mod role_stmt;
 mod session;
 mod settings;
 mod stack;
@@ -95,6 +98,10 @@ pub struct SqlEngine {
     advisory: Arc<advisory::AdvisoryLocks>,
     /// Where BACKUP ... TO DISK may write (`None`: BACKUP is refused).
     backup_dir: parking_lot::RwLock<Option<std::path::PathBuf>>,
+    /// Client sessions per role (CONNECTION LIMIT).
+    logins: Arc<parking_lot::Mutex<std::collections::HashMap<u32, usize>>>,
+    /// Bytes of rows one statement may materialize (0: no limit).
+    statement_memory_limit: std::sync::atomic::AtomicU64,
 }
 
 impl SqlEngine {
@@ -104,12 +111,26 @@ impl SqlEngine {
             replication: parking_lot::RwLock::new(None),
             advisory: Default::default(),
             backup_dir: Default::default(),
+            logins: Default::default(),
+            statement_memory_limit: membudget::DEFAULT_LIMIT.into(),
         })
     }
 
     /// The directory BACKUP ... TO DISK writes in (see `backup_path.rs`).
     pub fn set_backup_dir(&self, dir: Option<std::path::PathBuf>) {
         *self.backup_dir.write() = dir;
+    }
+
+    /// The most bytes of rows one statement may materialize (0: no limit);
+    /// past it the statement fails with 53200.
+    pub fn set_statement_memory_limit(&self, bytes: u64) {
+        self.statement_memory_limit
+            .store(bytes, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub(crate) fn statement_memory_limit(&self) -> u64 {
+        self.statement_memory_limit
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Attaches the replication layer (AG statements and views use it).
@@ -125,14 +146,89 @@ impl SqlEngine {
         &self.instance
     }
 
-    /// Opens a session on `database` (the startup parameter).
+    /// Opens an embedded session on `database`. The embedding program is
+    /// trusted: `user` acts with its role's privileges, and a name that is
+    /// no role acts as the bootstrap superuser. Client connections go
+    /// through [`SqlEngine::connect_client`].
     pub fn connect(
         self: &Arc<Self>,
         database: &str,
         user: &str,
         application_name: &str,
     ) -> Result<SqlSession> {
-        SqlSession::new(self.clone(), database, user, application_name)
+        let role = self
+            .instance
+            .roles()
+            .oid_of(user)
+            .unwrap_or(walden_engine::roles::BOOTSTRAP_OID);
+        SqlSession::new(self.clone(), database, user, role, None, application_name)
+    }
+
+    /// Opens the session of an authenticated client: the role must exist
+    /// and have LOGIN, hold CONNECT on the database and be under its
+    /// CONNECTION LIMIT (errors 28000, 42501, 53300).
+    pub fn connect_client(
+        self: &Arc<Self>,
+        database: &str,
+        user: &str,
+        application_name: &str,
+        trust_unknown: bool,
+    ) -> Result<SqlSession> {
+        let db = self.instance.database(database).map_err(|_| {
+            SqlError::new(
+                ErrorKind::UndefinedDatabase,
+                format!("database \"{database}\" does not exist"),
+            )
+        })?;
+        let role = privileges::login(&self.instance, user, &db, trust_unknown)?;
+        let guard = privileges::take_login(&self.logins, &self.instance, role)?;
+        SqlSession::new(
+            self.clone(),
+            database,
+            user,
+            role,
+            Some(guard),
+            application_name,
+        )
+    }
+
+    /// Makes `name` a superuser that logs in with `password` (the server's
+    /// configured users): created if missing; its password replaced only
+    /// when the stored verifier does not match, so restarts do not rewrite
+    /// the catalog.
+    pub fn ensure_superuser(&self, name: &str, password: &str) -> Result<()> {
+        use walden_engine::scram::ScramVerifier;
+        let cat = self.instance.roles();
+        if let Some(r) = cat.role(name) {
+            let pw_ok = r
+                .password
+                .as_deref()
+                .and_then(ScramVerifier::parse)
+                .is_some_and(|v| v.verifies(password));
+            if r.superuser && r.login && pw_ok {
+                return Ok(());
+            }
+        }
+        self.instance.update_roles(|c| -> Result<()> {
+            let verifier = ScramVerifier::new(password).to_string();
+            match c.roles.iter_mut().find(|r| r.name == name) {
+                Some(r) => {
+                    r.superuser = true;
+                    r.login = true;
+                    r.password = Some(verifier);
+                }
+                None => {
+                    let mut r = walden_engine::roles::Role::new(0, name);
+                    r.superuser = true;
+                    r.login = true;
+                    r.createdb = true;
+                    r.createrole = true;
+                    r.password = Some(verifier);
+                    c.create_role(r)?;
+                }
+            }
+            Ok(())
+        })
     }
 }
 

@@ -751,6 +751,8 @@ pub enum PgView {
     PublicationNamespace,
     PublicationRel,
     Roles,
+    /// `pg_authid`: `pg_roles` with the password verifiers, superusers only.
+    Authid,
     Sequence,
     Depend,
     Description,
@@ -799,7 +801,8 @@ pub fn lookup(schema: Option<&str>, name: &str) -> Option<PgView> {
         "pg_publication" => V::Publication,
         "pg_publication_namespace" => V::PublicationNamespace,
         "pg_publication_rel" => V::PublicationRel,
-        "pg_roles" | "pg_user" | "pg_authid" => V::Roles,
+        "pg_roles" | "pg_user" => V::Roles,
+        "pg_authid" | "pg_shadow" => V::Authid,
         "pg_sequence" => V::Sequence,
         "pg_depend" => V::Depend,
         "pg_description" => V::Description,
@@ -1058,7 +1061,7 @@ impl PgView {
                 ("prqual", T::Text),
                 ("prattrs", T::Text),
             ],
-            V::Roles => vec![
+            V::Roles | V::Authid => vec![
                 ("oid", OID),
                 ("rolname", NAME),
                 ("rolsuper", BOOL),
@@ -1352,21 +1355,9 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                 ]);
             }
         }
-        V::Roles => out.push(vec![
-            i(OWNER_OID),
-            t(user),
-            b(true),
-            b(true),
-            b(true),
-            b(true),
-            b(true),
-            b(true),
-            i(-1),
-            t("********"),
-            NULL,
-            b(true),
-            NULL,
-        ]),
+        V::Roles => out = crate::privileges::role_rows(env, false)?,
+        V::Authid => out = crate::privileges::role_rows(env, true)?,
+        V::AuthMembers => out = crate::privileges::member_rows(env),
         V::Class => {
             for tb in db.tables() {
                 let has_pk = !tb.has_hidden_key();
@@ -1380,6 +1371,13 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     "r",
                     tb.def.columns.len(),
                 ));
+                // Owner and grants from the role catalog (`privileges.rs`).
+                let (acl, owner) = crate::privileges::table_acl(env, tb.id());
+                if let Some(r) = out.last_mut() {
+                    r[5] = i(owner);
+                    let n = r.len();
+                    r[n - 3] = acl;
+                }
                 if has_pk {
                     out.push(class_row(
                         user_oid(tb.id(), SLOT_PKEY),
@@ -1612,7 +1610,6 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         | V::Description
         | V::Trigger
         | V::Rewrite
-        | V::AuthMembers
         | V::Extension
         // Walden's functions are built in and not listed.
         | V::Proc => {}

@@ -33,6 +33,8 @@ pub struct Planner<'a> {
     pub agg: Option<AggCtx>,
     pub uses_sequences: bool,
     pub ctes: Vec<(String, Arc<QueryPlan>)>,
+    /// Every table resolved, in order (for the privilege checks).
+    used: std::cell::RefCell<Vec<(u32, String)>>,
 }
 
 impl<'a> Planner<'a> {
@@ -44,7 +46,13 @@ impl<'a> Planner<'a> {
             agg: None,
             uses_sequences: false,
             ctes: Vec::new(),
+            used: Default::default(),
         }
+    }
+
+    /// The tables resolved so far (id and name), in order, with repeats.
+    pub fn used_tables(&self) -> std::cell::Ref<'_, Vec<(u32, String)>> {
+        self.used.borrow()
     }
 
     pub fn note_param(&mut self, i: usize) {
@@ -78,7 +86,9 @@ impl<'a> Planner<'a> {
 
     pub fn table(&self, name: &ast::ObjectName) -> Result<Arc<Table>> {
         let n = object_last(name);
-        Ok(self.db.table(&n)?)
+        let t = self.db.table(&n)?;
+        self.used.borrow_mut().push((t.id(), t.name().to_string()));
+        Ok(t)
     }
 }
 
@@ -1734,6 +1744,7 @@ fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                         check_cancel(env)?;
                     }
                     if passes(filter, &r, env)? {
+                        env.info.mem.charge_row(r.len())?;
                         out.push(r.to_vec());
                     }
                 }
@@ -1816,6 +1827,7 @@ fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                 }
                 let r = vec![Value::Int(i)];
                 if passes(filter, &r, env)? {
+                    env.info.mem.charge_row(1)?;
                     out.push(r);
                 }
                 // Near i64::MAX the next value does not exist: the series
@@ -1890,12 +1902,14 @@ fn join_rows(
                         if passes(on, &row, env)? {
                             matched = true;
                             right_matched[i] = true;
+                            env.info.mem.charge_row(row.len())?;
                             out.push(row);
                         }
                     }
                 }
             }
             if !matched && matches!(kind, JoinKind::Left | JoinKind::Full) {
+                env.info.mem.charge_row(lw + rw)?;
                 out.push(combine(lrow, &vec![Value::Null; rw]));
             }
         }
@@ -1910,10 +1924,12 @@ fn join_rows(
                 if passes(on, &row, env)? {
                     matched = true;
                     right_matched[i] = true;
+                    env.info.mem.charge_row(row.len())?;
                     out.push(row);
                 }
             }
             if !matched && matches!(kind, JoinKind::Left | JoinKind::Full) {
+                env.info.mem.charge_row(lw + rw)?;
                 out.push(combine(lrow, &vec![Value::Null; rw]));
             }
         }

@@ -46,6 +46,10 @@ pub struct SqlSession {
     session: Arc<Session>,
     db: Arc<Database>,
     user: String,
+    /// The session's role (its privileges; see `privileges.rs`).
+    role: u32,
+    /// Counts the connection against the role's CONNECTION LIMIT.
+    _login: Option<crate::privileges::LoginGuard>,
     tx: Option<Transaction>,
     explicit: bool,
     failed: bool,
@@ -123,6 +127,8 @@ struct CachedPlan {
     db: std::sync::Weak<Database>,
     catalog_version: u64,
     plan: Arc<StmtPlan>,
+    /// The table privileges the statement needs (checked at every run).
+    needs: Arc<[crate::privileges::Need]>,
 }
 
 /// Most statements kept in a session's parse cache.
@@ -178,6 +184,8 @@ impl SqlSession {
         engine: Arc<SqlEngine>,
         database: &str,
         user: &str,
+        role: u32,
+        login: Option<crate::privileges::LoginGuard>,
         application_name: &str,
     ) -> Result<SqlSession> {
         let db = engine.instance.database(database).map_err(|_| {
@@ -195,6 +203,8 @@ impl SqlSession {
             session,
             db,
             user: user.to_string(),
+            role,
+            _login: login,
             tx: None,
             explicit: false,
             failed: false,
@@ -427,6 +437,16 @@ impl SqlSession {
         })
     }
 
+    /// Whether the session's role is a superuser now.
+    pub fn is_superuser(&self) -> bool {
+        self.engine.instance.roles().is_superuser(self.role)
+    }
+
+    /// The session's role with the role catalog as it is now.
+    fn who(&self) -> crate::privileges::Who {
+        crate::privileges::Who::of(&self.engine.instance, self.role)
+    }
+
     fn info(&self) -> SessionInfo {
         let statement_now = now_micros();
         SessionInfo {
@@ -434,6 +454,10 @@ impl SqlSession {
             database: self.db.name().to_string(),
             database_id: self.db.id(),
             user: self.user.clone(),
+            role: self.role,
+            mem: Arc::new(crate::membudget::Budget::new(
+                self.engine.statement_memory_limit(),
+            )),
             // now() is the transaction's start, as in PostgreSQL.
             now: if self.explicit {
                 self.tx_start
@@ -543,7 +567,11 @@ impl SqlSession {
             _ => false,
         };
         if !plannable {
-            return self.execute_command(cmd, params);
+            let who = self.who();
+            crate::privileges::check_command(&who, &self.engine.instance, &self.db, cmd)?;
+            let out = self.execute_command(cmd, params)?;
+            crate::privileges::after_command(&who, &self.engine.instance, &self.db, cmd)?;
+            return Ok(out);
         }
         self.cancel.store(false, Relaxed);
         if self.failed {
@@ -567,20 +595,24 @@ impl SqlSession {
             .filter(|c| {
                 c.catalog_version == version && std::ptr::eq(c.db.as_ptr(), Arc::as_ptr(&self.db))
             })
-            .map(|c| c.plan.clone());
+            .map(|c| (c.plan.clone(), c.needs.clone()));
         self.plan_hits += cached.is_some() as u64;
+        let who = self.who();
         let info = self.info();
         let cancel = self.cancel.clone();
         let inst = self.engine.instance.clone();
         let db = self.db.clone();
         let (out, fresh) = self.in_tx(|tx, _| {
-            let (plan, fresh) = match cached {
-                Some(p) => (p, false),
+            let (plan, needs, fresh) = match cached {
+                Some((p, n)) => (p, n, false),
                 None => {
                     let mut p = Planner::new(db.clone(), &inst, &[]);
-                    (Arc::new(plan_command(&mut p, cmd)?), true)
+                    let plan = Arc::new(plan_command(&mut p, cmd)?);
+                    let needs: Arc<[_]> = crate::privileges::needs(cmd, &p).into();
+                    (plan, needs, true)
                 }
             };
+            crate::privileges::require(&who, db.id(), &needs)?;
             let ctx = Ctx {
                 params,
                 info: &info,
@@ -602,9 +634,9 @@ impl SqlSession {
                 StmtPlan::Update(u) => dml::run_update(u, tx, &ctx)?,
                 StmtPlan::Delete(d) => dml::run_delete(d, tx, &ctx)?,
             };
-            Ok((out, fresh.then_some(plan)))
+            Ok((out, fresh.then_some((plan, needs))))
         })?;
-        if let Some(plan) = fresh.filter(|p| p.reusable()) {
+        if let Some((plan, needs)) = fresh.filter(|(p, _)| p.reusable()) {
             if self.plans.len() >= PARSE_CACHE {
                 self.plans.clear();
             }
@@ -615,6 +647,7 @@ impl SqlSession {
                     db: Arc::downgrade(&db),
                     catalog_version: version,
                     plan,
+                    needs,
                 },
             );
         }
@@ -784,12 +817,19 @@ impl SqlSession {
                         "cannot change database inside a transaction",
                     ));
                 }
-                self.db = inst.database(name).map_err(|_| {
+                let db = inst.database(name).map_err(|_| {
                     SqlError::new(
                         ErrorKind::UndefinedDatabase,
                         format!("database \"{name}\" does not exist"),
                     )
                 })?;
+                if !self.who().can_connect(db.id()) {
+                    return Err(crate::privileges::denied(format!(
+                        "permission denied for database \"{}\"",
+                        db.name()
+                    )));
+                }
+                self.db = db;
                 Ok(QueryOutput::command("SET"))
             }
             Command::FlushLog => {
@@ -986,6 +1026,9 @@ impl SqlSession {
                 }
                 _ => Err(SqlError::internal("DELETE TOP without DELETE")),
             },
+            Command::Access(stmt) => {
+                crate::role_stmt::execute(&self.who(), &inst, &self.db, self.role, stmt)
+            }
             Command::Sql(stmt) => self.statement(stmt, params),
         }
     }
@@ -1021,9 +1064,12 @@ impl SqlSession {
                 let cancel = self.cancel.clone();
                 let inst = self.engine.instance.clone();
                 let db = self.db.clone();
+                let who = self.who();
                 self.in_tx(|tx, _| {
+                    let dbid = db.id();
                     let mut p = Planner::new(db, &inst, &[]);
                     let plan = query::plan_query(&mut p, q, None)?;
+                    crate::privileges::require(&who, dbid, &crate::privileges::reads(&p))?;
                     let ctx = Ctx {
                         params,
                         info: &info,
@@ -1225,6 +1271,9 @@ impl SqlSession {
     }
 
     fn show(&self, name: &str) -> String {
+        if name.eq_ignore_ascii_case("is_superuser") {
+            return if self.is_superuser() { "on" } else { "off" }.into();
+        }
         self.settings.get(name).unwrap_or_default()
     }
 

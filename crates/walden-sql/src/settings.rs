@@ -91,6 +91,12 @@ fn parse(name: &str, value: &str) -> Result<(String, String, Effect)> {
             let on = parse_bool(&lower).ok_or_else(|| invalid(&name, &v))?;
             return Ok((name, if on { "on" } else { "off" }.into(), Effect::Kept));
         }
+        // Kept and ignored these would change nobody's privileges.
+        "role" | "session_authorization" | "authorization" => {
+            return Err(SqlError::unsupported(
+                "SET ROLE / SET SESSION AUTHORIZATION (a session acts as the role it logged in as)",
+            ))
+        }
         "statement_timeout" | "idle_in_transaction_session_timeout" | "idle_session_timeout" => {
             // Kept in the form SHOW prints; read by `timeouts.rs`.
             let d = crate::timeouts::parse_duration(&name, &v)?;

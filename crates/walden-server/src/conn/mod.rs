@@ -269,6 +269,16 @@ impl Connection {
         self.send(PgWireBackendMessage::Authentication(Authentication::Ok))
             .await?;
         let mut params = walden_sql::server_parameters();
+        let superuser = if self.session.is_superuser() {
+            "on"
+        } else {
+            "off"
+        };
+        for (k, v) in params.iter_mut() {
+            if *k == "is_superuser" {
+                *v = superuser.to_string();
+            }
+        }
         params.push(("application_name", app.to_string()));
         params.push(("session_authorization", user.to_string()));
         for (k, v) in params {

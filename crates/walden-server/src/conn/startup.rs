@@ -17,7 +17,14 @@ pub(crate) async fn serve_connection(h: Handshaken, shared: Arc<Shared>) {
     } = h;
     let session = {
         let engine = shared.engine.clone();
-        catch_unwind(AssertUnwindSafe(|| engine.connect(&database, &user, &app)))
+        catch_unwind(AssertUnwindSafe(|| {
+            engine.connect_client(
+                &database,
+                &user,
+                &app,
+                shared.config.auth == crate::config::AuthMethod::Trust,
+            )
+        }))
     };
     let mut session = match session {
         Ok(Ok(s)) => s,

@@ -1,0 +1,478 @@
+//! Roles and the privileges granted on tables, sequences and databases: what
+//! PostgreSQL keeps in `pg_authid`, `pg_auth_members`, `relacl`/`relowner`
+//! and `datacl`. They are instance-wide and live in the instance catalog
+//! (`instance.json`), written with it atomically (see `Instance::update_roles`).
+//!
+//! Owners and grants are keyed by the engine's ids (database id, table or
+//! sequence id), which are never reused, so a stale entry for a dropped
+//! object can never apply to a new one.
+
+use crate::error::{EngineError, Result};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// The bootstrap superuser (PostgreSQL gives it OID 10 too).
+pub const BOOTSTRAP_OID: u32 = 10;
+/// Its name: the user clients connect as when they name none.
+pub const BOOTSTRAP_NAME: &str = "walden";
+/// Roles made by CREATE ROLE are numbered from here: far above the OIDs
+/// `pg_catalog` derives from table and sequence ids.
+pub const FIRST_ROLE_OID: u32 = 1 << 30;
+/// The grantee `PUBLIC` (every role), as in an `aclitem`.
+pub const PUBLIC: u32 = 0;
+
+/// PostgreSQL's predefined roles that Walden's checks know of.
+pub const PG_CHECKPOINT: u32 = 4544;
+pub const PG_READ_ALL_DATA: u32 = 6181;
+pub const PG_WRITE_ALL_DATA: u32 = 6182;
+pub const PREDEFINED: &[(u32, &str)] = &[
+    (PG_READ_ALL_DATA, "pg_read_all_data"),
+    (PG_WRITE_ALL_DATA, "pg_write_all_data"),
+    (PG_CHECKPOINT, "pg_checkpoint"),
+];
+
+/// Privilege bits of a table or sequence, and their `aclitem` letters.
+pub mod privs {
+    pub const SELECT: u8 = 1;
+    pub const INSERT: u8 = 2;
+    pub const UPDATE: u8 = 4;
+    pub const DELETE: u8 = 8;
+    pub const TRUNCATE: u8 = 16;
+    pub const USAGE: u8 = 32;
+    /// Everything that applies to a table.
+    pub const ALL_TABLE: u8 = SELECT | INSERT | UPDATE | DELETE | TRUNCATE;
+    /// Everything that applies to a sequence.
+    pub const ALL_SEQUENCE: u8 = SELECT | UPDATE | USAGE;
+    /// CONNECT on a database.
+    pub const CONNECT: u8 = 64;
+    /// In PostgreSQL's `aclitem` order.
+    pub const LETTERS: &[(u8, char)] = &[
+        (INSERT, 'a'),
+        (SELECT, 'r'),
+        (UPDATE, 'w'),
+        (DELETE, 'd'),
+        (TRUNCATE, 'D'),
+        (USAGE, 'U'),
+        (CONNECT, 'c'),
+    ];
+}
+
+/// A role (`pg_authid` row).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Role {
+    pub oid: u32,
+    pub name: String,
+    #[serde(default)]
+    pub superuser: bool,
+    #[serde(default)]
+    pub login: bool,
+    #[serde(default)]
+    pub createdb: bool,
+    #[serde(default)]
+    pub createrole: bool,
+    #[serde(default = "yes")]
+    pub inherit: bool,
+    #[serde(default)]
+    pub replication: bool,
+    #[serde(default)]
+    pub bypassrls: bool,
+    /// -1: no limit.
+    #[serde(default = "no_limit")]
+    pub connection_limit: i32,
+    /// A SCRAM-SHA-256 verifier (see `scram.rs`), never the password.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password: Option<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+fn no_limit() -> i32 {
+    -1
+}
+
+impl Role {
+    /// A role with PostgreSQL's CREATE ROLE defaults (NOLOGIN, INHERIT).
+    pub fn new(oid: u32, name: &str) -> Role {
+        Role {
+            oid,
+            name: name.to_string(),
+            superuser: false,
+            login: false,
+            createdb: false,
+            createrole: false,
+            inherit: true,
+            replication: false,
+            bypassrls: false,
+            connection_limit: -1,
+            password: None,
+        }
+    }
+}
+
+/// What an ACL entry is about.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum ObjKind {
+    Table,
+    Sequence,
+    Database,
+}
+
+/// An object's owner and grants. `grants: None` is PostgreSQL's default
+/// ACL (the owner holds everything; on a database PUBLIC may CONNECT);
+/// once anything was granted or revoked the list is explicit, as
+/// PostgreSQL materialises `acldefault` at the first GRANT.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Acl {
+    pub db: u32,
+    pub kind: ObjKind,
+    /// Table or sequence id; the database id again for a database.
+    pub id: u32,
+    pub owner: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grants: Option<Vec<(u32, u8)>>,
+}
+
+impl Acl {
+    fn default_grants(&self) -> Vec<(u32, u8)> {
+        match self.kind {
+            ObjKind::Table => vec![(self.owner, privs::ALL_TABLE)],
+            ObjKind::Sequence => vec![(self.owner, privs::ALL_SEQUENCE)],
+            ObjKind::Database => vec![(PUBLIC, privs::CONNECT), (self.owner, privs::CONNECT)],
+        }
+    }
+
+    /// The explicit grants (the default ones when none were made).
+    pub fn effective(&self) -> Vec<(u32, u8)> {
+        self.grants.clone().unwrap_or_else(|| self.default_grants())
+    }
+}
+
+/// A membership: `member` is granted `role` (GRANT role TO member).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Membership {
+    pub role: u32,
+    pub member: u32,
+}
+
+/// The roles, memberships and ACLs of an instance.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct RoleCatalog {
+    pub roles: Vec<Role>,
+    pub next_oid: u32,
+    #[serde(default)]
+    pub members: Vec<Membership>,
+    #[serde(default)]
+    pub acls: Vec<Acl>,
+}
+
+impl Default for RoleCatalog {
+    /// A new instance's catalog: the bootstrap superuser alone.
+    fn default() -> Self {
+        let mut boot = Role::new(BOOTSTRAP_OID, BOOTSTRAP_NAME);
+        boot.superuser = true;
+        boot.login = true;
+        boot.createdb = true;
+        boot.createrole = true;
+        boot.replication = true;
+        boot.bypassrls = true;
+        RoleCatalog {
+            roles: vec![boot],
+            next_oid: FIRST_ROLE_OID,
+            members: Vec::new(),
+            acls: Vec::new(),
+        }
+    }
+}
+
+impl RoleCatalog {
+    pub fn role(&self, name: &str) -> Option<&Role> {
+        self.roles.iter().find(|r| r.name == name)
+    }
+
+    pub fn role_by_oid(&self, oid: u32) -> Option<&Role> {
+        self.roles.iter().find(|r| r.oid == oid)
+    }
+
+    /// The OID of a stored or predefined role.
+    pub fn oid_of(&self, name: &str) -> Option<u32> {
+        self.role(name)
+            .map(|r| r.oid)
+            .or_else(|| PREDEFINED.iter().find(|(_, n)| *n == name).map(|(o, _)| *o))
+    }
+
+    /// A role's name (`PUBLIC` for 0; the OID for one that is gone).
+    pub fn name_of(&self, oid: u32) -> String {
+        if oid == PUBLIC {
+            return "PUBLIC".into();
+        }
+        self.role_by_oid(oid)
+            .map(|r| r.name.clone())
+            .or_else(|| {
+                PREDEFINED
+                    .iter()
+                    .find(|(o, _)| *o == oid)
+                    .map(|(_, n)| n.to_string())
+            })
+            .unwrap_or_else(|| oid.to_string())
+    }
+
+    pub fn is_superuser(&self, oid: u32) -> bool {
+        self.role_by_oid(oid).is_some_and(|r| r.superuser)
+    }
+
+    /// `oid` and every role it inherits the privileges of, through
+    /// memberships of roles that have INHERIT (PostgreSQL's rule).
+    pub fn effective_roles(&self, oid: u32) -> Vec<u32> {
+        let mut out = vec![oid];
+        let mut i = 0;
+        while i < out.len() {
+            let cur = out[i];
+            let inherits = self.role_by_oid(cur).is_none_or(|r| r.inherit);
+            if inherits {
+                for m in &self.members {
+                    if m.member == cur && !out.contains(&m.role) {
+                        out.push(m.role);
+                    }
+                }
+            }
+            i += 1;
+        }
+        out
+    }
+
+    /// Whether `oid` is `role` or a member of it, directly or not
+    /// (regardless of INHERIT, as `pg_has_role(..., 'MEMBER')`).
+    pub fn is_member_of(&self, oid: u32, role: u32) -> bool {
+        let mut seen = vec![oid];
+        let mut i = 0;
+        while i < seen.len() {
+            if seen[i] == role {
+                return true;
+            }
+            let cur = seen[i];
+            for m in &self.members {
+                if m.member == cur && !seen.contains(&m.role) {
+                    seen.push(m.role);
+                }
+            }
+            i += 1;
+        }
+        false
+    }
+
+    pub fn acl(&self, db: u32, kind: ObjKind, id: u32) -> Option<&Acl> {
+        self.acls
+            .iter()
+            .find(|a| a.db == db && a.kind == kind && a.id == id)
+    }
+
+    /// The owner (the bootstrap superuser for objects made before roles
+    /// existed, or by the engine directly).
+    pub fn owner_of(&self, db: u32, kind: ObjKind, id: u32) -> u32 {
+        self.acl(db, kind, id).map_or(BOOTSTRAP_OID, |a| a.owner)
+    }
+
+    /// The privileges `oid` holds on an object, without superuser or
+    /// predefined-role bypasses (the caller applies those).
+    pub fn privileges(&self, oid: u32, db: u32, kind: ObjKind, id: u32) -> u8 {
+        let grants = match self.acl(db, kind, id) {
+            Some(a) => a.effective(),
+            None => Acl {
+                db,
+                kind,
+                id,
+                owner: BOOTSTRAP_OID,
+                grants: None,
+            }
+            .effective(),
+        };
+        let mine = self.effective_roles(oid);
+        grants
+            .iter()
+            .filter(|(g, _)| *g == PUBLIC || mine.contains(g))
+            .fold(0, |acc, (_, p)| acc | p)
+    }
+
+    fn acl_mut(&mut self, db: u32, kind: ObjKind, id: u32) -> &mut Acl {
+        let i = match self
+            .acls
+            .iter()
+            .position(|a| a.db == db && a.kind == kind && a.id == id)
+        {
+            Some(i) => i,
+            None => {
+                self.acls.push(Acl {
+                    db,
+                    kind,
+                    id,
+                    owner: BOOTSTRAP_OID,
+                    grants: None,
+                });
+                self.acls.len() - 1
+            }
+        };
+        &mut self.acls[i]
+    }
+
+    /// Records the owner of a new object (its ACL starts as the default).
+    pub fn set_owner(&mut self, db: u32, kind: ObjKind, id: u32, owner: u32) {
+        let a = self.acl_mut(db, kind, id);
+        a.owner = owner;
+        a.grants = None;
+    }
+
+    /// Forgets a dropped object's owner and grants.
+    pub fn forget(&mut self, db: u32, kind: ObjKind, id: u32) {
+        self.acls
+            .retain(|a| !(a.db == db && a.kind == kind && a.id == id));
+    }
+
+    /// Forgets every ACL of a dropped database.
+    pub fn forget_database(&mut self, db: u32) {
+        self.acls.retain(|a| a.db != db);
+    }
+
+    /// GRANT (`grant = true`) or REVOKE of `bits` for `grantee`.
+    pub fn change_grant(
+        &mut self,
+        db: u32,
+        kind: ObjKind,
+        id: u32,
+        grantee: u32,
+        bits: u8,
+        grant: bool,
+    ) {
+        let a = self.acl_mut(db, kind, id);
+        let mut list = a.effective();
+        match list.iter_mut().find(|(g, _)| *g == grantee) {
+            Some((_, p)) if grant => *p |= bits,
+            Some((_, p)) => *p &= !bits,
+            None if grant => list.push((grantee, bits)),
+            None => {}
+        }
+        list.retain(|(_, p)| *p != 0);
+        a.grants = Some(list);
+    }
+
+    /// A new role; fails if the name is taken.
+    pub fn create_role(&mut self, mut role: Role) -> Result<u32> {
+        if self.oid_of(&role.name).is_some() {
+            return Err(EngineError::InvalidDefinition(format!(
+                "role \"{}\" already exists",
+                role.name
+            )));
+        }
+        role.oid = self.next_oid;
+        self.next_oid += 1;
+        let oid = role.oid;
+        self.roles.push(role);
+        Ok(oid)
+    }
+
+    /// What a role owns (why it cannot be dropped), as names of kinds.
+    pub fn owned_by(&self, oid: u32) -> Vec<&Acl> {
+        self.acls.iter().filter(|a| a.owner == oid).collect()
+    }
+
+    /// Removes a role and every grant and membership naming it. The caller
+    /// has checked that it owns nothing.
+    pub fn drop_role(&mut self, oid: u32) {
+        self.roles.retain(|r| r.oid != oid);
+        self.members.retain(|m| m.role != oid && m.member != oid);
+        for a in &mut self.acls {
+            if let Some(g) = &mut a.grants {
+                g.retain(|(r, _)| *r != oid);
+            }
+        }
+    }
+
+    /// The `aclitem[]` text of an object (`{alice=arwdD/walden,...}`), or
+    /// `None` when it has the default ACL (PostgreSQL shows NULL then).
+    pub fn acl_text(&self, db: u32, kind: ObjKind, id: u32) -> Option<String> {
+        let a = self.acl(db, kind, id)?;
+        let grants = a.grants.as_ref()?;
+        let owner = self.name_of(a.owner);
+        let items: Vec<String> = grants
+            .iter()
+            .map(|(g, p)| {
+                let who = if *g == PUBLIC {
+                    String::new()
+                } else {
+                    self.name_of(*g)
+                };
+                let letters: String = privs::LETTERS
+                    .iter()
+                    .filter(|(b, _)| p & b != 0)
+                    .map(|(_, c)| *c)
+                    .collect();
+                format!("{who}={letters}/{owner}")
+            })
+            .collect();
+        Some(format!("{{{}}}", items.join(",")))
+    }
+}
+
+/// The catalog as shared by the instance: readers take an `Arc` of it and
+/// never wait for a writer.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SharedRoles(pub Arc<RoleCatalog>);
+
+impl Serialize for SharedRoles {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for SharedRoles {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        RoleCatalog::deserialize(d).map(|c| SharedRoles(Arc::new(c)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grants_and_memberships() {
+        let mut c = RoleCatalog::default();
+        let alice = c.create_role(Role::new(0, "alice")).unwrap();
+        let group = c.create_role(Role::new(0, "readers")).unwrap();
+        assert!(c.create_role(Role::new(0, "alice")).is_err());
+        assert_eq!(c.privileges(alice, 5, ObjKind::Table, 1), 0);
+        assert_eq!(
+            c.privileges(BOOTSTRAP_OID, 5, ObjKind::Table, 1),
+            privs::ALL_TABLE
+        );
+        c.change_grant(5, ObjKind::Table, 1, group, privs::SELECT, true);
+        c.members.push(Membership {
+            role: group,
+            member: alice,
+        });
+        assert_eq!(c.privileges(alice, 5, ObjKind::Table, 1), privs::SELECT);
+        assert_eq!(
+            c.acl_text(5, ObjKind::Table, 1).unwrap(),
+            "{walden=arwdD/walden,readers=r/walden}"
+        );
+        c.change_grant(5, ObjKind::Table, 1, group, privs::SELECT, false);
+        assert_eq!(c.privileges(alice, 5, ObjKind::Table, 1), 0);
+        // A database's default ACL lets PUBLIC connect.
+        assert_ne!(
+            c.privileges(alice, 5, ObjKind::Database, 5) & privs::CONNECT,
+            0
+        );
+        c.drop_role(group);
+        assert!(c.effective_roles(alice) == vec![alice]);
+    }
+
+    #[test]
+    fn serde_round_trip() {
+        let mut c = RoleCatalog::default();
+        c.create_role(Role::new(0, "bob")).unwrap();
+        let s = serde_json::to_string(&SharedRoles(Arc::new(c.clone()))).unwrap();
+        let back: SharedRoles = serde_json::from_str(&s).unwrap();
+        assert_eq!(*back.0, c);
+    }
+}

@@ -1,0 +1,45 @@
+//! The memory one statement may hold in rows it materializes (scans,
+//! series, joins): the executor is not streaming, so without a bound
+//! `SELECT count(*) FROM generate_series(1, 10000000000)` or a large cross
+//! join grows until the process is killed. Past the budget the statement
+//! fails with 53200 and the session and server go on.
+
+use crate::error::{ErrorKind, Result, SqlError};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// The default `statement_memory_limit` (as walden.toml's
+/// `statement_memory_limit_mb`): 1 GiB.
+pub const DEFAULT_LIMIT: u64 = 1 << 30;
+
+/// What a statement has charged so far against its limit.
+#[derive(Debug, Default)]
+pub struct Budget {
+    used: AtomicU64,
+    limit: u64,
+}
+
+impl Budget {
+    pub fn new(limit: u64) -> Budget {
+        Budget {
+            used: AtomicU64::new(0),
+            limit,
+        }
+    }
+
+    /// Charges one materialized row of `width` values: its vector and
+    /// values (text and byte payloads are shared, not copied, by a row).
+    pub fn charge_row(&self, width: usize) -> Result<()> {
+        let bytes = 24 + 32 * width as u64;
+        let used = self.used.fetch_add(bytes, Relaxed) + bytes;
+        if self.limit > 0 && used > self.limit {
+            return Err(SqlError::new(
+                ErrorKind::OutOfMemory,
+                format!(
+                    "out of memory: the statement's rows exceed statement_memory_limit ({} MB)",
+                    self.limit >> 20
+                ),
+            ));
+        }
+        Ok(())
+    }
+}

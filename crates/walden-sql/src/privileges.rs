@@ -1,0 +1,793 @@
+//! Roles and privileges, the PostgreSQL way: the checks every statement
+//! passes (table privileges for DML and queries, ownership for DDL,
+//! superuser for administration), the login checks, and what the catalogs
+//! and privilege functions show. The statements that change roles and
+//! grants are in `role_stmt.rs`; the catalog itself in
+//! `walden_engine::roles`.
+
+use crate::error::{ErrorKind, Result, SqlError};
+use crate::front::Command;
+use crate::query::Planner;
+use sqlparser::ast::{self, Statement};
+use std::sync::Arc;
+use walden_engine::roles::{
+    privs, ObjKind, RoleCatalog, BOOTSTRAP_OID, PG_CHECKPOINT, PG_READ_ALL_DATA, PG_WRITE_ALL_DATA,
+};
+use walden_engine::{Database, Instance};
+
+pub fn denied(message: impl Into<String>) -> SqlError {
+    SqlError::new(ErrorKind::InsufficientPrivilege, message)
+}
+
+/// Who runs a statement: the session's role and the catalog as it was
+/// when the statement started.
+#[derive(Clone)]
+pub struct Who {
+    pub oid: u32,
+    pub superuser: bool,
+    pub cat: Arc<RoleCatalog>,
+}
+
+impl Who {
+    pub fn of(instance: &Instance, oid: u32) -> Who {
+        let cat = instance.roles();
+        Who {
+            oid,
+            superuser: cat.is_superuser(oid),
+            cat,
+        }
+    }
+
+    pub fn name(&self) -> String {
+        self.cat.name_of(self.oid)
+    }
+
+    /// Whether the role has the privileges of `role` (member with INHERIT,
+    /// or superuser), as `has_privs_of_role`.
+    pub fn has_privs_of(&self, role: u32) -> bool {
+        self.superuser || self.cat.effective_roles(self.oid).contains(&role)
+    }
+
+    fn createrole(&self) -> bool {
+        self.superuser || self.cat.role_by_oid(self.oid).is_some_and(|r| r.createrole)
+    }
+
+    fn createdb(&self) -> bool {
+        self.superuser || self.cat.role_by_oid(self.oid).is_some_and(|r| r.createdb)
+    }
+
+    pub fn require_superuser(&self, what: &str) -> Result<()> {
+        if self.superuser {
+            Ok(())
+        } else {
+            Err(denied(format!("must be superuser to {what}")))
+        }
+    }
+
+    pub fn require_createrole(&self, what: &str) -> Result<()> {
+        if self.createrole() {
+            Ok(())
+        } else {
+            Err(denied(format!("permission denied to {what}")))
+        }
+    }
+
+    /// Ownership of an object (or superuser, or membership in the owner).
+    pub fn owns(&self, db: u32, kind: ObjKind, id: u32) -> bool {
+        self.has_privs_of(self.cat.owner_of(db, kind, id))
+    }
+
+    /// The table privileges this role holds (all for a superuser).
+    pub fn table_privileges(&self, db: u32, kind: ObjKind, id: u32) -> u8 {
+        if self.superuser {
+            return privs::ALL_TABLE | privs::ALL_SEQUENCE;
+        }
+        let mut p = self.cat.privileges(self.oid, db, kind, id);
+        if self.owns(db, kind, id) {
+            // PostgreSQL's owner may revoke from itself; Walden's owner
+            // keeps its rights (there is no grant option to lose).
+            p |= privs::ALL_TABLE;
+        }
+        if kind == ObjKind::Table {
+            let mine = self.cat.effective_roles(self.oid);
+            if mine.contains(&PG_READ_ALL_DATA) {
+                p |= privs::SELECT;
+            }
+            if mine.contains(&PG_WRITE_ALL_DATA) {
+                p |= privs::INSERT | privs::UPDATE | privs::DELETE;
+            }
+        }
+        p
+    }
+
+    pub fn can_connect(&self, db: u32) -> bool {
+        self.superuser
+            || self.owns(db, ObjKind::Database, db)
+            || self.cat.privileges(self.oid, db, ObjKind::Database, db) & privs::CONNECT != 0
+    }
+}
+
+/// What a statement needs on one table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Need {
+    pub table: u32,
+    pub name: String,
+    pub bits: u8,
+}
+
+/// Refuses the statement unless `who` holds every privilege in `needs`.
+pub fn require(who: &Who, db: u32, needs: &[Need]) -> Result<()> {
+    if who.superuser {
+        return Ok(());
+    }
+    for n in needs {
+        let have = who.table_privileges(db, ObjKind::Table, n.table);
+        if have & n.bits != n.bits {
+            return Err(denied(format!("permission denied for table {}", n.name)));
+        }
+    }
+    Ok(())
+}
+
+fn add(needs: &mut Vec<Need>, table: u32, name: &str, bits: u8) {
+    match needs.iter_mut().find(|n| n.table == table) {
+        Some(n) => n.bits |= bits,
+        None => needs.push(Need {
+            table,
+            name: name.to_string(),
+            bits,
+        }),
+    }
+}
+
+/// A constant SET value (no column read).
+fn is_const(e: &ast::Expr) -> bool {
+    match e {
+        ast::Expr::Value(_) => true,
+        ast::Expr::UnaryOp { expr, .. } => is_const(expr),
+        ast::Expr::Cast { expr, .. } => is_const(expr),
+        ast::Expr::Nested(e) => is_const(e),
+        _ => false,
+    }
+}
+
+fn relation_name(t: &ast::TableWithJoins) -> Option<String> {
+    match &t.relation {
+        ast::TableFactor::Table { name, .. } => Some(crate::query::object_last(name)),
+        _ => None,
+    }
+}
+
+/// The privileges a planned INSERT, UPDATE, DELETE or query needs: the
+/// statement's own privilege on its target (and SELECT when it reads the
+/// target's columns: WHERE, RETURNING, SET from columns, as PostgreSQL),
+/// and SELECT on every other table the planner resolved.
+pub fn needs(cmd: &Command, p: &Planner<'_>) -> Vec<Need> {
+    let stmt = match cmd {
+        Command::Sql(s) => s.as_ref(),
+        Command::DeleteTop(_, s) => s.as_ref(),
+        _ => return Vec::new(),
+    };
+    let (target, bits): (Option<String>, u8) = match stmt {
+        Statement::Insert(ins) => {
+            let name = match &ins.table {
+                ast::TableObject::TableName(n) => Some(crate::query::object_last(n)),
+                _ => None,
+            };
+            let mut b = privs::INSERT;
+            if ins.returning.is_some() {
+                b |= privs::SELECT;
+            }
+            if let Some(ast::OnInsert::OnConflict(oc)) = &ins.on {
+                if matches!(oc.action, ast::OnConflictAction::DoUpdate(_)) {
+                    b |= privs::UPDATE | privs::SELECT;
+                }
+            }
+            (name, b)
+        }
+        Statement::Update(u) => {
+            let mut b = privs::UPDATE;
+            if u.selection.is_some()
+                || u.returning.is_some()
+                || u.from.is_some()
+                || u.assignments.iter().any(|a| !is_const(&a.value))
+            {
+                b |= privs::SELECT;
+            }
+            (relation_name(&u.table), b)
+        }
+        Statement::Delete(d) => {
+            let tables = match &d.from {
+                ast::FromTable::WithFromKeyword(t) | ast::FromTable::WithoutKeyword(t) => t,
+            };
+            let mut b = privs::DELETE;
+            if d.selection.is_some() || d.returning.is_some() || d.using.is_some() {
+                b |= privs::SELECT;
+            }
+            (tables.first().and_then(relation_name), b)
+        }
+        _ => (None, 0),
+    };
+    let used = p.used_tables();
+    let mut out = Vec::new();
+    let mut target_seen = false;
+    for (id, name) in used.iter() {
+        let is_target = !target_seen
+            && target
+                .as_deref()
+                .is_some_and(|t| t.eq_ignore_ascii_case(name));
+        if is_target {
+            target_seen = true;
+            add(&mut out, *id, name, bits);
+        } else {
+            add(&mut out, *id, name, privs::SELECT);
+        }
+    }
+    out
+}
+
+/// SELECT on every table a planned query resolved.
+pub fn reads(p: &Planner<'_>) -> Vec<Need> {
+    let mut out = Vec::new();
+    for (id, name) in p.used_tables().iter() {
+        add(&mut out, *id, name, privs::SELECT);
+    }
+    out
+}
+
+/// Parameters PostgreSQL lets only superusers set (its PGC_SUSET ones
+/// that a client might send); Walden keeps and shows them, and refuses
+/// them to other roles as PostgreSQL does.
+const SUPERUSER_SETTINGS: &[&str] = &[
+    "log_statement",
+    "log_min_duration_statement",
+    "log_min_messages",
+    "log_min_error_statement",
+    "log_duration",
+    "log_lock_waits",
+    "log_temp_files",
+    "log_parser_stats",
+    "log_planner_stats",
+    "log_executor_stats",
+    "log_statement_stats",
+    "lc_messages",
+    "session_replication_role",
+    "session_preload_libraries",
+    "temp_file_limit",
+    "track_activities",
+    "track_counts",
+    "track_functions",
+    "track_io_timing",
+    "deadlock_timeout",
+    "zero_damaged_pages",
+    "ignore_checksum_failure",
+    "max_stack_depth",
+    "lo_compat_privileges",
+    "update_process_title",
+    "wal_compression",
+    "wal_consistency_checking",
+    "commit_delay",
+    "jit_dump_bitcode",
+];
+
+/// Whether a non-superuser may set `name`.
+pub fn setting_allowed(who: &Who, name: &str) -> Result<()> {
+    if !who.superuser && SUPERUSER_SETTINGS.contains(&name.to_ascii_lowercase().as_str()) {
+        return Err(denied(format!(
+            "permission denied to set parameter \"{name}\""
+        )));
+    }
+    Ok(())
+}
+
+fn table_id(db: &Database, name: &str) -> Option<(u32, String)> {
+    db.table(name).ok().map(|t| (t.id(), t.name().to_string()))
+}
+
+/// The checks of statements that are not planned: administration needs a
+/// superuser, DDL on a table its owner, TRUNCATE and COPY their privileges.
+pub fn check_command(who: &Who, instance: &Instance, db: &Database, cmd: &Command) -> Result<()> {
+    if who.superuser {
+        return Ok(());
+    }
+    let dbid = db.id();
+    let table_owner = |name: &str| -> Result<()> {
+        match table_id(db, name) {
+            Some((id, n)) if !who.owns(dbid, ObjKind::Table, id) => {
+                Err(denied(format!("must be owner of table {n}")))
+            }
+            _ => Ok(()),
+        }
+    };
+    let sequence_owner = |name: &str| -> Result<()> {
+        match db
+            .sequences()
+            .into_iter()
+            .find(|s| s.name.eq_ignore_ascii_case(name))
+        {
+            Some(s) if !who.owns(dbid, ObjKind::Sequence, s.id) => {
+                Err(denied(format!("must be owner of sequence {}", s.name)))
+            }
+            _ => Ok(()),
+        }
+    };
+    let table_priv = |name: &str, bits: u8| -> Result<()> {
+        match table_id(db, name) {
+            Some((id, n)) => require(
+                who,
+                dbid,
+                &[Need {
+                    table: id,
+                    name: n,
+                    bits,
+                }],
+            ),
+            None => Ok(()),
+        }
+    };
+    match cmd {
+        Command::Checkpoint if !who.has_privs_of(PG_CHECKPOINT) => {
+            return Err(denied(
+                "must be superuser or have privileges of pg_checkpoint to do CHECKPOINT",
+            ));
+        }
+        Command::BackupDatabase { .. } => who.require_superuser("run BACKUP DATABASE")?,
+        Command::BackupLog { .. } => who.require_superuser("run BACKUP LOG")?,
+        Command::ClearWaitStats | Command::ClearExposurePeaks => {
+            who.require_superuser("run DBCC")?
+        }
+        Command::CreateAvailabilityGroup(_) => {
+            who.require_superuser("run CREATE AVAILABILITY GROUP")?
+        }
+        Command::AvailabilityGroupReseed { .. } | Command::AvailabilityGroupFailover { .. } => {
+            who.require_superuser("run ALTER AVAILABILITY GROUP")?
+        }
+        Command::DropAvailabilityGroup(_) => {
+            who.require_superuser("run DROP AVAILABILITY GROUP")?
+        }
+        Command::CreateDatabase(_) if !who.createdb() => {
+            return Err(denied("permission denied to create database"));
+        }
+        Command::DropDatabase { name, .. } => {
+            if let Ok(d) = instance.database(name).map(|d| d.id()) {
+                if !who.owns(d, ObjKind::Database, d) {
+                    return Err(denied(format!("must be owner of database {name}")));
+                }
+            }
+        }
+        Command::AlterDatabase { .. } => who.require_superuser("run ALTER DATABASE")?,
+        Command::AddPrimaryKey { table, .. } => table_owner(table)?,
+        Command::Set(name, _) | Command::SetLocal(name, _) => setting_allowed(who, name)?,
+        Command::Sql(stmt) => match stmt.as_ref() {
+            Statement::Drop {
+                object_type, names, ..
+            } => {
+                for n in names {
+                    let n = crate::query::object_last(n);
+                    match object_type {
+                        ast::ObjectType::Table => table_owner(&n)?,
+                        ast::ObjectType::Sequence => sequence_owner(&n)?,
+                        _ => {}
+                    }
+                }
+            }
+            Statement::Truncate(t) => {
+                for tn in &t.table_names {
+                    table_priv(&crate::query::object_last(&tn.name), privs::TRUNCATE)?;
+                }
+            }
+            Statement::CreateIndex(ci) => table_owner(&crate::query::object_last(&ci.table_name))?,
+            Statement::AlterTable(at) => table_owner(&crate::query::object_last(&at.name))?,
+            Statement::Copy {
+                source: ast::CopySource::Table { table_name, .. },
+                to,
+                ..
+            } => table_priv(
+                &crate::query::object_last(table_name),
+                if *to { privs::SELECT } else { privs::INSERT },
+            )?,
+            _ => {}
+        },
+        _ => {}
+    }
+    Ok(())
+}
+
+/// What runs after a statement succeeded: new objects get their owner.
+pub fn after_command(who: &Who, instance: &Instance, db: &Database, cmd: &Command) -> Result<()> {
+    // Objects without an entry belong to the bootstrap superuser: its own
+    // CREATEs need no catalog write.
+    if who.oid == BOOTSTRAP_OID {
+        return Ok(());
+    }
+    let dbid = db.id();
+    let owner = who.oid;
+    let set = |kind: ObjKind, db: u32, id: u32| -> Result<()> {
+        instance.update_roles(|c| -> Result<()> {
+            c.set_owner(db, kind, id, owner);
+            Ok(())
+        })?;
+        Ok(())
+    };
+    match cmd {
+        Command::CreateSequence { name, .. } => {
+            if let Some(s) = db
+                .sequences()
+                .into_iter()
+                .find(|s| s.name.eq_ignore_ascii_case(name))
+            {
+                if who.cat.acl(dbid, ObjKind::Sequence, s.id).is_none() {
+                    set(ObjKind::Sequence, dbid, s.id)?;
+                }
+            }
+        }
+        Command::CreateDatabase(name) => {
+            if let Ok(d) = instance.database(name) {
+                set(ObjKind::Database, d.id(), d.id())?;
+            }
+        }
+        Command::Sql(stmt) => {
+            if let Statement::CreateTable(ct) = stmt.as_ref() {
+                if let Some((id, _)) = table_id(db, &crate::query::object_last(&ct.name)) {
+                    // IF NOT EXISTS on an existing table changes no owner.
+                    if who.cat.acl(dbid, ObjKind::Table, id).is_none() {
+                        set(ObjKind::Table, dbid, id)?;
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// The login checks of a client connection (the server's, not an embedded
+/// session's): the role exists and may log in, may connect to the
+/// database, and is under its connection limit (counted by the caller).
+/// With `trust_unknown` (the server's `auth = "trust"`, where a client may
+/// name any user, the bootstrap superuser included) a name that is no role
+/// acts as the bootstrap superuser, so `psql` with its default user name
+/// keeps working; existing roles always get their own privileges.
+pub fn login(instance: &Instance, user: &str, db: &Database, trust_unknown: bool) -> Result<u32> {
+    let cat = instance.roles();
+    if trust_unknown && cat.role(user).is_none() {
+        return Ok(BOOTSTRAP_OID);
+    }
+    let Some(role) = cat.role(user) else {
+        return Err(SqlError::new(
+            ErrorKind::InvalidAuthorization,
+            format!("role \"{user}\" does not exist"),
+        ));
+    };
+    if !role.login {
+        return Err(SqlError::new(
+            ErrorKind::InvalidAuthorization,
+            format!("role \"{user}\" is not permitted to log in"),
+        ));
+    }
+    let who = Who {
+        oid: role.oid,
+        superuser: role.superuser,
+        cat: cat.clone(),
+    };
+    if !who.can_connect(db.id()) {
+        return Err(denied(format!(
+            "permission denied for database \"{}\" (the role has no CONNECT privilege on it)",
+            db.name()
+        )));
+    }
+    Ok(role.oid)
+}
+
+/// Counts a client session against its role's CONNECTION LIMIT while it
+/// lives.
+pub struct LoginGuard {
+    counts: Arc<parking_lot::Mutex<std::collections::HashMap<u32, usize>>>,
+    role: u32,
+}
+
+impl Drop for LoginGuard {
+    fn drop(&mut self) {
+        let mut c = self.counts.lock();
+        if let Some(n) = c.get_mut(&self.role) {
+            *n = n.saturating_sub(1);
+        }
+    }
+}
+
+/// Takes a connection of `role`, refusing one over its CONNECTION LIMIT
+/// (superusers are not limited, as in PostgreSQL).
+pub fn take_login(
+    counts: &Arc<parking_lot::Mutex<std::collections::HashMap<u32, usize>>>,
+    instance: &Instance,
+    role: u32,
+) -> Result<LoginGuard> {
+    let cat = instance.roles();
+    let mut c = counts.lock();
+    let n = c.entry(role).or_default();
+    if let Some(r) = cat.role_by_oid(role) {
+        if !r.superuser && r.connection_limit >= 0 && *n >= r.connection_limit as usize {
+            return Err(SqlError::new(
+                ErrorKind::TooManyConnections,
+                format!("too many connections for role \"{}\"", r.name),
+            ));
+        }
+    }
+    *n += 1;
+    Ok(LoginGuard {
+        counts: counts.clone(),
+        role,
+    })
+}
+
+// --- Privilege functions --------------------------------------------------------
+
+/// `has_table_privilege` and friends, `pg_has_role`, `pg_get_userbyid`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrivFn {
+    Table,
+    Column,
+    Database,
+    Schema,
+    Role,
+    UserById,
+}
+
+use walden_engine::Value;
+
+fn text_of(v: &Value) -> String {
+    match v {
+        Value::Text(s) => s.to_string(),
+        Value::Int(i) => i.to_string(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// A role argument: a name or an OID.
+fn role_arg(cat: &RoleCatalog, v: &Value) -> Result<u32> {
+    match v {
+        Value::Int(i) => u32::try_from(*i)
+            .ok()
+            .filter(|o| cat.role_by_oid(*o).is_some() || *o == 0)
+            .ok_or_else(|| {
+                SqlError::new(
+                    ErrorKind::UndefinedObject,
+                    format!("role with OID {i} does not exist"),
+                )
+            }),
+        v => {
+            let n = text_of(v);
+            if n.eq_ignore_ascii_case("public") {
+                return Ok(walden_engine::roles::PUBLIC);
+            }
+            cat.oid_of(&n).ok_or_else(|| {
+                SqlError::new(
+                    ErrorKind::UndefinedObject,
+                    format!("role \"{n}\" does not exist"),
+                )
+            })
+        }
+    }
+}
+
+/// Privilege names, `'SELECT, INSERT'` meaning any of them (PostgreSQL's rule).
+fn priv_bits(s: &str, allowed: &[(&str, u8)]) -> Result<u8> {
+    let mut bits = 0;
+    for part in s.split(',') {
+        let p = part.trim().to_ascii_uppercase();
+        let p = p
+            .strip_suffix(" WITH GRANT OPTION")
+            .unwrap_or(&p)
+            .trim()
+            .to_string();
+        match allowed.iter().find(|(n, _)| *n == p) {
+            Some((_, b)) => bits |= b,
+            None if p == "REFERENCES"
+                || p == "TRIGGER"
+                || p == "CREATE"
+                || p == "TEMPORARY"
+                || p == "TEMP" => {}
+            None => {
+                return Err(SqlError::new(
+                    ErrorKind::InvalidParameter,
+                    format!("unrecognized privilege type: \"{}\"", part.trim()),
+                ))
+            }
+        }
+    }
+    Ok(bits)
+}
+
+const TABLE_PRIVS: &[(&str, u8)] = &[
+    ("SELECT", privs::SELECT),
+    ("INSERT", privs::INSERT),
+    ("UPDATE", privs::UPDATE),
+    ("DELETE", privs::DELETE),
+    ("TRUNCATE", privs::TRUNCATE),
+];
+
+pub fn call(f: PrivFn, a: &[Value], env: &crate::expr::Env<'_>) -> Result<Value> {
+    if a.iter().any(|v| v.is_null()) {
+        return Ok(Value::Null);
+    }
+    let cat = env.instance.roles();
+    if f == PrivFn::UserById {
+        let oid = a.first().and_then(|v| v.as_i64()).unwrap_or(-1);
+        return Ok(match u32::try_from(oid) {
+            Ok(o) => Value::text(cat.name_of(o)),
+            Err(_) => Value::text(format!("unknown (OID={oid})")),
+        });
+    }
+    let want = match f {
+        PrivFn::Column => 3,
+        _ => 2,
+    };
+    let (user, rest) = if a.len() > want {
+        (role_arg(&cat, &a[0])?, &a[1..])
+    } else {
+        (env.info.role, a)
+    };
+    if rest.len() != want {
+        return Err(SqlError::new(
+            ErrorKind::UndefinedFunction,
+            format!(
+                "privilege function with {} arguments does not exist",
+                a.len()
+            ),
+        ));
+    }
+    let who = Who {
+        oid: user,
+        superuser: cat.is_superuser(user),
+        cat: cat.clone(),
+    };
+    let privilege = text_of(&rest[want - 1]);
+    let dbid = env.info.database_id;
+    let ok = match f {
+        PrivFn::Table | PrivFn::Column => {
+            let db = env
+                .instance
+                .database_by_id(dbid)
+                .ok_or_else(|| SqlError::internal("the session's database is gone"))?;
+            let table = match &rest[0] {
+                Value::Int(oid) => db
+                    .tables()
+                    .into_iter()
+                    .find(|t| crate::pg_catalog::table_oid(t.id()) == *oid),
+                v => {
+                    let n = text_of(v);
+                    let last = n
+                        .rsplit('.')
+                        .next()
+                        .unwrap_or(&n)
+                        .trim_matches('"')
+                        .to_string();
+                    Some(db.table(&last)?)
+                }
+            };
+            let Some(table) = table else {
+                return Ok(Value::Null);
+            };
+            let bits = priv_bits(&privilege, TABLE_PRIVS)?;
+            bits != 0 && who.table_privileges(dbid, ObjKind::Table, table.id()) & bits != 0
+        }
+        PrivFn::Database => {
+            let d = match &rest[0] {
+                Value::Int(i) => u32::try_from(*i)
+                    .ok()
+                    .and_then(|i| env.instance.database_by_id(i)),
+                v => env.instance.database(&text_of(v)).ok(),
+            }
+            .ok_or_else(|| {
+                SqlError::new(
+                    ErrorKind::UndefinedDatabase,
+                    format!("database \"{}\" does not exist", text_of(&rest[0])),
+                )
+            })?;
+            let bits = priv_bits(&privilege, &[("CONNECT", privs::CONNECT)])?;
+            bits != 0 && who.can_connect(d.id())
+        }
+        // Every role may use (and create in) Walden's schemas.
+        PrivFn::Schema => {
+            priv_bits(&privilege, &[("USAGE", 1)])?;
+            true
+        }
+        PrivFn::Role => {
+            let role = role_arg(&cat, &rest[0])?;
+            let p = privilege.to_ascii_uppercase();
+            if p.contains("USAGE") {
+                who.has_privs_of(role)
+            } else {
+                who.superuser || cat.is_member_of(user, role)
+            }
+        }
+        PrivFn::UserById => unreachable!("handled above"),
+    };
+    Ok(Value::Bool(ok))
+}
+
+// --- Catalog rows ---------------------------------------------------------------
+
+/// `pg_authid` / `pg_roles` / `pg_user` rows (one shape, as Walden's view):
+/// oid, rolname, rolsuper, rolinherit, rolcreaterole, rolcreatedb,
+/// rolcanlogin, rolreplication, rolconnlimit, rolpassword, rolvaliduntil,
+/// rolbypassrls, rolconfig. The password (a verifier) only in `pg_authid`
+/// and only to superusers, as PostgreSQL: `pg_roles` shows `********`.
+pub fn role_rows(env: &crate::expr::Env<'_>, show_verifier: bool) -> Result<Vec<Vec<Value>>> {
+    let cat = env.instance.roles();
+    let who_super = cat.is_superuser(env.info.role);
+    if show_verifier && !who_super {
+        return Err(denied("permission denied for table pg_authid"));
+    }
+    let b = Value::Bool;
+    let mut out = Vec::new();
+    for r in &cat.roles {
+        let pw = match (&r.password, show_verifier) {
+            (Some(v), true) => Value::text(v),
+            (Some(_), false) => Value::text("********"),
+            (None, _) => Value::Null,
+        };
+        out.push(vec![
+            Value::Int(r.oid as i64),
+            Value::text(&r.name),
+            b(r.superuser),
+            b(r.inherit),
+            b(r.createrole),
+            b(r.createdb),
+            b(r.login),
+            b(r.replication),
+            Value::Int(r.connection_limit as i64),
+            pw,
+            Value::Null,
+            b(r.bypassrls),
+            Value::Null,
+        ]);
+    }
+    for (oid, name) in walden_engine::roles::PREDEFINED {
+        out.push(vec![
+            Value::Int(*oid as i64),
+            Value::text(name),
+            b(false),
+            b(true),
+            b(false),
+            b(false),
+            b(false),
+            b(false),
+            Value::Int(-1),
+            Value::Null,
+            Value::Null,
+            b(false),
+            Value::Null,
+        ]);
+    }
+    Ok(out)
+}
+
+/// `pg_auth_members`: oid, roleid, member, grantor, admin_option.
+pub fn member_rows(env: &crate::expr::Env<'_>) -> Vec<Vec<Value>> {
+    let cat = env.instance.roles();
+    cat.members
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            vec![
+                Value::Int(i as i64 + 1),
+                Value::Int(m.role as i64),
+                Value::Int(m.member as i64),
+                Value::Int(BOOTSTRAP_OID as i64),
+                Value::Bool(false),
+            ]
+        })
+        .collect()
+}
+
+/// `pg_class.relacl` and `relowner` of a table.
+pub fn table_acl(env: &crate::expr::Env<'_>, table: u32) -> (Value, i64) {
+    let cat = env.instance.roles();
+    let db = env.info.database_id;
+    let acl = cat
+        .acl_text(db, ObjKind::Table, table)
+        .map(Value::text)
+        .unwrap_or(Value::Null);
+    (acl, cat.owner_of(db, ObjKind::Table, table) as i64)
+}
