@@ -28,6 +28,7 @@ mod session;
 mod settings;
 mod stack;
 mod sysviews;
+mod temporal;
 mod timeouts;
 mod typing;
 
