@@ -69,6 +69,13 @@ pub fn data_type(t: &SqlType) -> Result<DataType> {
         S::Text | S::String(_) | S::TinyText | S::MediumText | S::LongText | S::Clob(_) => {
             DataType::Text
         }
+        // Fractional-second precision below the stored microseconds would
+        // have to round every value: refused rather than ignored.
+        S::Timestamp(Some(p), _) | S::Time(Some(p), _) if *p < 6 => {
+            return Err(SqlError::unsupported(format!(
+                "time precision {p} (values keep microseconds; use the default or 6)"
+            )))
+        }
         S::Timestamp(_, tz)
             if matches!(
                 tz,
