@@ -116,14 +116,16 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> Option<Result<Value>> {
         }
         (BinOp::Mul, V::Interval(i), n) | (BinOp::Mul, n, V::Interval(i)) => {
             let f = to_f64(n)?;
-            i.mul(f).map(V::Interval).ok_or_else(iv_range)
+            i.checked_mul_f64(f).map(V::Interval).ok_or_else(iv_range)
         }
         (BinOp::Div, V::Interval(i), n) => {
             let f = to_f64(n)?;
             if f == 0.0 {
                 Err(SqlError::new(ErrorKind::DivisionByZero, "division by zero"))
             } else {
-                i.mul(1.0 / f).map(V::Interval).ok_or_else(iv_range)
+                i.checked_mul_f64(1.0 / f)
+                    .map(V::Interval)
+                    .ok_or_else(iv_range)
             }
         }
         _ => return None,

@@ -76,23 +76,15 @@ pub fn data_type(t: &SqlType) -> Result<DataType> {
                 "time precision {p} (values keep microseconds; use the default or 6)"
             )))
         }
-        S::Timestamp(_, tz)
-            if matches!(
-                tz,
-                sqlparser::ast::TimezoneInfo::WithTimeZone | sqlparser::ast::TimezoneInfo::Tz
-            ) =>
-        {
-            DataType::TimestampTz
-        }
+        S::Timestamp(
+            _,
+            sqlparser::ast::TimezoneInfo::WithTimeZone | sqlparser::ast::TimezoneInfo::Tz,
+        ) => DataType::TimestampTz,
         S::Timestamp(_, _) | S::Datetime(_) | S::TimestampNtz(_) => DataType::Timestamp,
-        S::Time(_, tz)
-            if matches!(
-                tz,
-                sqlparser::ast::TimezoneInfo::WithTimeZone | sqlparser::ast::TimezoneInfo::Tz
-            ) =>
-        {
-            return Err(SqlError::unsupported("type time with time zone"))
-        }
+        S::Time(
+            _,
+            sqlparser::ast::TimezoneInfo::WithTimeZone | sqlparser::ast::TimezoneInfo::Tz,
+        ) => return Err(SqlError::unsupported("type time with time zone")),
         S::Time(_, _) => DataType::Time,
         S::Interval {
             fields: None,

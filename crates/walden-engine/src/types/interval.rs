@@ -47,7 +47,7 @@ impl Interval {
 
     /// Multiplies by `f`; fractional months spill into days (30 a month) and
     /// fractional days into time, as PostgreSQL's `interval_mul` does.
-    pub fn mul(self, f: f64) -> Option<Interval> {
+    pub fn checked_mul_f64(self, f: f64) -> Option<Interval> {
         if !f.is_finite() {
             return None;
         }
