@@ -518,6 +518,30 @@ mod tests {
     }
 
     #[test]
+    fn date_time_text_with_any_characters_is_refused_not_a_panic() {
+        for t in [DataType::Time, DataType::TimestampTz, DataType::Interval] {
+            for s in [
+                "é12",
+                "12:00é",
+                "2024-01-01 12:00+é",
+                "2024-01-01 é",
+                "P1é",
+                "1 é",
+            ] {
+                assert!(coerce(Value::text(s), &t).is_err(), "{s} {t:?}");
+            }
+        }
+        assert_eq!(
+            coerce(
+                Value::text("2024-01-01 12:00:00-05:30"),
+                &DataType::TimestampTz
+            )
+            .unwrap(),
+            Value::TimestampTz(parse_timestamp("2024-01-01 17:30").unwrap())
+        );
+    }
+
+    #[test]
     fn dates_round_trip() {
         for d in [-1000, 0, 1, 19_000, 20_000] {
             let s = format_date(d);

@@ -15,9 +15,14 @@ fn split_zone(t: &str) -> (&str, Option<&str>) {
     if let Some(c) = t.strip_suffix(['Z', 'z']) {
         return (c, Some("Z"));
     }
-    // A sign after the first character starts an offset.
-    match t[1.min(t.len())..].find(['+', '-']) {
-        Some(i) => (&t[..i + 1], Some(&t[i + 1..])),
+    // A sign after the first character starts an offset (char indices:
+    // the text may hold any character).
+    match t
+        .char_indices()
+        .skip(1)
+        .find(|(_, c)| *c == '+' || *c == '-')
+    {
+        Some((i, _)) => (&t[..i], Some(&t[i..])),
         None => (t, None),
     }
 }
@@ -92,7 +97,12 @@ pub fn parse_timestamp_local(s: &str) -> Option<i64> {
     let micros = if rest.is_empty() {
         0
     } else if rest.starts_with(|c: char| c.is_ascii_digit()) {
-        parse_clock(split_zone(rest).0)?
+        let (clock, zone) = split_zone(rest);
+        // The zone is ignored, but it must be one.
+        if let Some(z) = zone {
+            zone_offset(z, 0)?;
+        }
+        parse_clock(clock)?
     } else {
         return None;
     };
