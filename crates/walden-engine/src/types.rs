@@ -319,7 +319,8 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
             }
             // Shown with its declared scale, as PostgreSQL does (`2.00`).
             let mut d = d;
-            if *precision > 0 {
+            // rust_decimal keeps at most 28 places (and panics printing more).
+            if *precision > 0 && *scale <= 28 {
                 d.rescale(*scale as u32);
             }
             V::Decimal(d)
@@ -539,6 +540,31 @@ mod tests {
             .unwrap(),
             Value::TimestampTz(parse_timestamp("2024-01-01 17:30").unwrap())
         );
+    }
+
+    #[test]
+    fn numeric_scale_is_shown_and_printable() {
+        for (text, p, sc, want) in [
+            ("2", 6, 2, "2.00"),
+            (".001", 38, 28, "0.0010000000000000000000000000"),
+        ] {
+            let t = DataType::Decimal {
+                precision: p,
+                scale: sc,
+            };
+            assert_eq!(coerce(Value::text(text), &t).unwrap().to_string(), want);
+        }
+        // Found by fuzz/fuzz_targets/coerce.rs: a scale past 28 must not panic.
+        let t = DataType::Decimal {
+            precision: 38,
+            scale: 36,
+        };
+        let _ = coerce(Value::text(".001"), &t).map(|v| v.to_string());
+        let t = DataType::Decimal {
+            precision: 38,
+            scale: 28,
+        };
+        let _ = coerce(Value::text("1234567890.5"), &t).map(|v| v.to_string());
     }
 
     #[test]
