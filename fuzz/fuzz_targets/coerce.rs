@@ -32,6 +32,10 @@ fuzz_target!(|data: &[u8]| {
         DataType::Date,
         DataType::Uuid,
         DataType::Bytes,
+        DataType::TimestampTz,
+        DataType::Time,
+        DataType::Interval,
+        DataType::Char(sel as u32 % 8),
     ];
     for t in &types {
         if let Ok(v) = coerce(Value::Text(text.into()), t) {

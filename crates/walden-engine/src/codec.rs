@@ -67,6 +67,20 @@ pub fn put_value(out: &mut Vec<u8>, v: &Value) {
             put_var(out, b.len() as u64);
             out.extend_from_slice(b);
         }
+        Value::TimestampTz(t) => {
+            out.push(11);
+            put_ivar(out, *t);
+        }
+        Value::Time(t) => {
+            out.push(12);
+            put_ivar(out, *t);
+        }
+        Value::Interval(i) => {
+            out.push(13);
+            put_ivar(out, i.months as i64);
+            put_ivar(out, i.days as i64);
+            put_ivar(out, i.micros);
+        }
     }
 }
 
@@ -144,6 +158,13 @@ impl<'a> Reader<'a> {
                 let n = self.var()? as usize;
                 Value::Bytes(Arc::from(self.bytes(n)?))
             }
+            11 => Value::TimestampTz(self.ivar()?),
+            12 => Value::Time(self.ivar()?),
+            13 => {
+                let months = i32::try_from(self.ivar()?).map_err(|_| short())?;
+                let days = i32::try_from(self.ivar()?).map_err(|_| short())?;
+                Value::Interval(crate::types::Interval::new(months, days, self.ivar()?))
+            }
             _ => return Err(short()),
         })
     }
@@ -174,6 +195,13 @@ fn put_type(out: &mut Vec<u8>, t: &DataType) {
         DataType::Date => out.push(11),
         DataType::Uuid => out.push(12),
         DataType::Bytes => out.push(13),
+        DataType::TimestampTz => out.push(14),
+        DataType::Time => out.push(15),
+        DataType::Interval => out.push(16),
+        DataType::Char(n) => {
+            out.push(17);
+            put_var(out, *n as u64);
+        }
     }
 }
 
@@ -198,6 +226,10 @@ fn get_type(r: &mut Reader<'_>) -> Result<DataType> {
         11 => DataType::Date,
         12 => DataType::Uuid,
         13 => DataType::Bytes,
+        14 => DataType::TimestampTz,
+        15 => DataType::Time,
+        16 => DataType::Interval,
+        17 => DataType::Char(u32::try_from(r.var()?).map_err(|_| short())?),
         _ => return Err(short()),
     })
 }
@@ -571,6 +603,9 @@ mod tests {
             Value::Date(-3),
             Value::Uuid(0x1234_5678_9abc_def0_1234_5678_9abc_def0),
             Value::Bytes(Arc::from(&b"\x00\xff"[..])),
+            Value::TimestampTz(-1_700_000_000_000_001),
+            Value::Time(86_399_999_999),
+            Value::Interval(crate::types::Interval::new(-14, 3, -5_000_001)),
         ];
         let mut out = Vec::new();
         put_values(&mut out, &vals);

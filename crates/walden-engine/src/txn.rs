@@ -17,7 +17,7 @@ use crate::savepoint::Savepoints;
 use crate::schema::{DefaultExpr, DelayedDurability};
 use crate::session::{CommitRequest, Session};
 use crate::table::Table;
-use crate::types::{coerce, now_micros, Key, Row, Value};
+use crate::types::{coerce, now_micros, DataType, Key, Row, Value};
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::atomic::Ordering::Relaxed;
@@ -217,9 +217,13 @@ impl Transaction {
                 None => match &c.default {
                     None => Value::Null,
                     Some(DefaultExpr::Value(v)) => coerce(v.clone(), &c.data_type)?,
-                    Some(DefaultExpr::Now) => coerce(Value::Timestamp(now_micros()), &c.data_type)?,
+                    // An instant: a `timestamp` column gets the session's
+                    // local time, as PostgreSQL's now() cast does.
+                    Some(DefaultExpr::Now) => {
+                        coerce(Value::TimestampTz(now_micros()), &c.data_type)?
+                    }
                     Some(DefaultExpr::Today) => coerce(
-                        Value::Date((now_micros().div_euclid(86_400_000_000)) as i32),
+                        coerce(Value::TimestampTz(now_micros()), &DataType::Date)?,
                         &c.data_type,
                     )?,
                     Some(DefaultExpr::NewUuid) => {

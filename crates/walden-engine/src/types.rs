@@ -8,6 +8,12 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
+pub mod datetime;
+pub mod interval;
+pub mod zone;
+
+pub use interval::Interval;
+
 /// A column type.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum DataType {
@@ -31,6 +37,13 @@ pub enum DataType {
     Date,
     Uuid,
     Bytes,
+    /// UTC microseconds since 1970-01-01, shown in the session's zone.
+    TimestampTz,
+    /// Microseconds since midnight.
+    Time,
+    Interval,
+    /// `CHAR(n)`: blank-padded to n characters.
+    Char(u32),
 }
 
 impl DataType {
@@ -51,6 +64,10 @@ impl DataType {
             DataType::Date => "date".into(),
             DataType::Uuid => "uuid".into(),
             DataType::Bytes => "bytea".into(),
+            DataType::TimestampTz => "timestamp with time zone".into(),
+            DataType::Time => "time without time zone".into(),
+            DataType::Interval => "interval".into(),
+            DataType::Char(n) => format!("character({n})"),
         }
     }
 
@@ -73,6 +90,11 @@ pub enum Value {
     Date(i32),
     Uuid(u128),
     Bytes(Arc<[u8]>),
+    /// UTC microseconds since 1970-01-01.
+    TimestampTz(i64),
+    /// Microseconds since midnight.
+    Time(i64),
+    Interval(Interval),
 }
 
 impl Value {
@@ -98,6 +120,9 @@ impl Value {
             Value::Date(_) => 5,
             Value::Uuid(_) => 6,
             Value::Bytes(_) => 7,
+            Value::TimestampTz(_) => 8,
+            Value::Time(_) => 9,
+            Value::Interval(_) => 10,
         }
     }
     fn as_f64(&self) -> f64 {
@@ -127,6 +152,9 @@ impl Ord for Value {
             (Date(a), Date(b)) => a.cmp(b),
             (Uuid(a), Uuid(b)) => a.cmp(b),
             (Bytes(a), Bytes(b)) => a.cmp(b),
+            (TimestampTz(a), TimestampTz(b)) => a.cmp(b),
+            (Time(a), Time(b)) => a.cmp(b),
+            (Interval(a), Interval(b)) => a.cmp(b),
             (a, b) if a.rank() == 2 && b.rank() == 2 => a.as_f64().total_cmp(&b.as_f64()),
             (a, b) => a.rank().cmp(&b.rank()),
         }
@@ -164,6 +192,10 @@ impl Hash for Value {
             Value::Date(d) => d.hash(state),
             Value::Uuid(u) => u.hash(state),
             Value::Bytes(b) => b.hash(state),
+            Value::TimestampTz(t) => t.hash(state),
+            Value::Time(t) => t.hash(state),
+            // Equal spans are equal intervals ('1 mon' = '30 days').
+            Value::Interval(i) => i.span().hash(state),
         }
     }
 }
@@ -187,6 +219,9 @@ impl fmt::Display for Value {
                 }
                 Ok(())
             }
+            Value::TimestampTz(t) => write!(f, "{}", datetime::format_timestamptz(*t)),
+            Value::Time(t) => write!(f, "{}", datetime::format_time(*t)),
+            Value::Interval(i) => write!(f, "{i}"),
         }
     }
 }
@@ -282,7 +317,32 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
                     *precision as u32 - *scale as u32
                 )));
             }
+            // Shown with its declared scale, as PostgreSQL does (`2.00`).
+            let mut d = d;
+            // rust_decimal keeps at most 28 places (and panics printing more).
+            if *precision > 0 && *scale <= 28 {
+                d.rescale(*scale as u32);
+            }
             V::Decimal(d)
+        }
+        (T::Char(n), v) => {
+            let s = match v {
+                V::Text(s) => s.to_string(),
+                other => other.to_string(),
+            };
+            // Trailing blanks beyond n are dropped; anything else too long
+            // is an error; shorter values are padded.
+            let body = s.trim_end_matches(' ');
+            let len = body.chars().count();
+            if len > *n as usize {
+                return Err(EngineError::Data(format!(
+                    "value too long for type character({n})"
+                )));
+            }
+            let mut out = String::with_capacity(body.len() + (*n as usize - len));
+            out.push_str(body);
+            out.extend(std::iter::repeat_n(' ', *n as usize - len));
+            V::Text(Arc::from(out))
         }
         (T::Varchar(_) | T::Text, v) => {
             let s: Arc<str> = match v {
@@ -300,11 +360,37 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
         }
         (T::Timestamp, V::Timestamp(x)) => V::Timestamp(x),
         (T::Timestamp, V::Date(d)) => V::Timestamp(d as i64 * 86_400_000_000),
+        (T::Timestamp, V::TimestampTz(x)) => V::Timestamp(datetime::tz_to_local(x)),
         (T::Timestamp, V::Text(s)) => {
             V::Timestamp(parse_timestamp(&s).ok_or_else(|| bad(&V::Text(s.clone())))?)
         }
+        (T::TimestampTz, V::TimestampTz(x)) => V::TimestampTz(x),
+        (T::TimestampTz, V::Timestamp(x)) => V::TimestampTz(datetime::local_to_tz(x)),
+        (T::TimestampTz, V::Date(d)) => {
+            V::TimestampTz(datetime::local_to_tz(d as i64 * 86_400_000_000))
+        }
+        (T::TimestampTz, V::Text(s)) => {
+            V::TimestampTz(datetime::parse_timestamptz(&s).ok_or_else(|| bad(&V::Text(s.clone())))?)
+        }
+        (T::Time, V::Time(x)) => V::Time(x),
+        (T::Time, V::Timestamp(x)) => V::Time(x.rem_euclid(86_400_000_000)),
+        (T::Time, V::TimestampTz(x)) => {
+            V::Time(datetime::tz_to_local(x).rem_euclid(86_400_000_000))
+        }
+        (T::Time, V::Interval(i)) => V::Time(i.micros.rem_euclid(86_400_000_000)),
+        (T::Time, V::Text(s)) => {
+            V::Time(datetime::parse_time(&s).ok_or_else(|| bad(&V::Text(s.clone())))?)
+        }
+        (T::Interval, V::Interval(i)) => V::Interval(i),
+        (T::Interval, V::Time(t)) => V::Interval(Interval::new(0, 0, t)),
+        (T::Interval, V::Text(s)) => {
+            V::Interval(interval::parse_interval(&s).ok_or_else(|| bad(&V::Text(s.clone())))?)
+        }
         (T::Date, V::Date(d)) => V::Date(d),
         (T::Date, V::Timestamp(x)) => V::Date(x.div_euclid(86_400_000_000) as i32),
+        (T::Date, V::TimestampTz(x)) => {
+            V::Date(datetime::tz_to_local(x).div_euclid(86_400_000_000) as i32)
+        }
         (T::Date, V::Text(s)) => V::Date(parse_date(&s).ok_or_else(|| bad(&V::Text(s.clone())))?),
         (T::Uuid, V::Uuid(u)) => V::Uuid(u),
         (T::Uuid, V::Text(s)) => V::Uuid(
@@ -377,34 +463,7 @@ pub fn parse_date(s: &str) -> Option<i32> {
 
 /// Parses `YYYY-MM-DD[ T]HH:MM[:SS[.ffffff]]` (a trailing zone is ignored).
 pub fn parse_timestamp(s: &str) -> Option<i64> {
-    let s = s.trim();
-    let (date, time) = match s.find([' ', 'T']) {
-        Some(i) => (&s[..i], s[i + 1..].trim()),
-        None => (s, ""),
-    };
-    let days = parse_date(date)? as i64;
-    let mut micros = 0i64;
-    if !time.is_empty() {
-        let time = time.trim_end_matches('Z');
-        let time = time.split(['+']).next().unwrap_or(time);
-        let mut parts = time.split(':');
-        let h: i64 = parts.next()?.parse().ok()?;
-        let mi: i64 = parts.next().unwrap_or("0").parse().ok()?;
-        let sec = parts.next().unwrap_or("0");
-        let (whole, frac) = sec.split_once('.').unwrap_or((sec, ""));
-        let se: i64 = whole.parse().ok()?;
-        let mut f = frac.chars().take(6).collect::<String>();
-        while f.len() < 6 {
-            f.push('0');
-        }
-        let fr: i64 = f.parse().ok()?;
-        if !(0..=24).contains(&h) || !(0..=59).contains(&mi) || !(0..=60).contains(&se) || fr < 0 {
-            return None;
-        }
-        micros = ((h * 60 + mi) * 60 + se) * 1_000_000 + fr;
-    }
-    // Dates late in the date range are past the timestamp range.
-    days.checked_mul(86_400_000_000)?.checked_add(micros)
+    datetime::parse_timestamp_local(s)
 }
 
 pub fn format_date(d: i32) -> String {
@@ -457,6 +516,55 @@ mod tests {
             &DataType::Timestamp
         )
         .is_err());
+    }
+
+    #[test]
+    fn date_time_text_with_any_characters_is_refused_not_a_panic() {
+        for t in [DataType::Time, DataType::TimestampTz, DataType::Interval] {
+            for s in [
+                "é12",
+                "12:00é",
+                "2024-01-01 12:00+é",
+                "2024-01-01 é",
+                "P1é",
+                "1 é",
+            ] {
+                assert!(coerce(Value::text(s), &t).is_err(), "{s} {t:?}");
+            }
+        }
+        assert_eq!(
+            coerce(
+                Value::text("2024-01-01 12:00:00-05:30"),
+                &DataType::TimestampTz
+            )
+            .unwrap(),
+            Value::TimestampTz(parse_timestamp("2024-01-01 17:30").unwrap())
+        );
+    }
+
+    #[test]
+    fn numeric_scale_is_shown_and_printable() {
+        for (text, p, sc, want) in [
+            ("2", 6, 2, "2.00"),
+            (".001", 38, 28, "0.0010000000000000000000000000"),
+        ] {
+            let t = DataType::Decimal {
+                precision: p,
+                scale: sc,
+            };
+            assert_eq!(coerce(Value::text(text), &t).unwrap().to_string(), want);
+        }
+        // Found by fuzz/fuzz_targets/coerce.rs: a scale past 28 must not panic.
+        let t = DataType::Decimal {
+            precision: 38,
+            scale: 36,
+        };
+        let _ = coerce(Value::text(".001"), &t).map(|v| v.to_string());
+        let t = DataType::Decimal {
+            precision: 38,
+            scale: 28,
+        };
+        let _ = coerce(Value::text("1234567890.5"), &t).map(|v| v.to_string());
     }
 
     #[test]

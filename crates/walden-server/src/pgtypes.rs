@@ -5,7 +5,7 @@ use bytes::{BufMut, BytesMut};
 use postgres_types::{FromSql, ToSql, Type};
 use rust_decimal::Decimal;
 use std::sync::Arc;
-use walden_engine::types::{parse_date, parse_timestamp};
+use walden_engine::types::{datetime, parse_date, parse_timestamp};
 use walden_engine::{DataType, Value};
 use walden_sql::{ErrorKind, SqlError};
 
@@ -24,6 +24,8 @@ pub const OID_UNKNOWN: u32 = 705;
 pub const OID_BPCHAR: u32 = 1042;
 pub const OID_VARCHAR: u32 = 1043;
 pub const OID_DATE: u32 = 1082;
+pub const OID_TIME: u32 = 1083;
+pub const OID_INTERVAL: u32 = 1186;
 pub const OID_TIMESTAMP: u32 = 1114;
 pub const OID_TIMESTAMPTZ: u32 = 1184;
 pub const OID_NUMERIC: u32 = 1700;
@@ -50,6 +52,10 @@ pub fn type_oid(t: &DataType) -> u32 {
         DataType::Date => OID_DATE,
         DataType::Uuid => OID_UUID,
         DataType::Bytes => OID_BYTEA,
+        DataType::TimestampTz => OID_TIMESTAMPTZ,
+        DataType::Time => OID_TIME,
+        DataType::Interval => OID_INTERVAL,
+        DataType::Char(_) => OID_BPCHAR,
     }
 }
 
@@ -65,14 +71,20 @@ pub fn type_size(t: &DataType) -> i16 {
         DataType::Timestamp => 8,
         DataType::Date => 4,
         DataType::Uuid => 16,
-        DataType::Decimal { .. } | DataType::Varchar(_) | DataType::Text | DataType::Bytes => -1,
+        DataType::TimestampTz | DataType::Time => 8,
+        DataType::Interval => 16,
+        DataType::Decimal { .. }
+        | DataType::Varchar(_)
+        | DataType::Text
+        | DataType::Bytes
+        | DataType::Char(_) => -1,
     }
 }
 
 /// The type modifier PostgreSQL reports for a column of this type.
 pub fn type_modifier(t: &DataType) -> i32 {
     match t {
-        DataType::Varchar(Some(n)) => *n as i32 + 4,
+        DataType::Varchar(Some(n)) | DataType::Char(n) => *n as i32 + 4,
         DataType::Decimal { precision, scale } if *precision > 0 => {
             ((*precision as i32) << 16 | *scale as i32) + 4
         }
@@ -92,7 +104,10 @@ pub fn oid_to_type(oid: u32) -> Option<DataType> {
         OID_FLOAT8 => DataType::Double,
         OID_VARCHAR | OID_BPCHAR => DataType::Varchar(None),
         OID_TEXT | OID_NAME | OID_CHAR => DataType::Text,
-        OID_TIMESTAMP | OID_TIMESTAMPTZ => DataType::Timestamp,
+        OID_TIMESTAMP => DataType::Timestamp,
+        OID_TIMESTAMPTZ => DataType::TimestampTz,
+        OID_TIME => DataType::Time,
+        OID_INTERVAL => DataType::Interval,
         OID_DATE => DataType::Date,
         OID_UUID => DataType::Uuid,
         OID_BYTEA => DataType::Bytes,
@@ -189,8 +204,35 @@ pub fn encode_binary(v: &Value, t: &DataType, buf: &mut BytesMut) -> Result<(), 
         DataType::Timestamp => match v {
             Value::Timestamp(us) => buf.put_i64(us - PG_EPOCH_OFFSET_US),
             Value::Date(d) => buf.put_i64(*d as i64 * 86_400_000_000 - PG_EPOCH_OFFSET_US),
+            Value::TimestampTz(us) => {
+                buf.put_i64(walden_engine::types::datetime::tz_to_local(*us) - PG_EPOCH_OFFSET_US)
+            }
             other => return Err(format!("cannot send {other:?} as a timestamp")),
         },
+        // An instant: UTC microseconds since 2000-01-01, whatever the zone.
+        DataType::TimestampTz => match v {
+            Value::TimestampTz(us) => buf.put_i64(us - PG_EPOCH_OFFSET_US),
+            Value::Timestamp(_) | Value::Date(_) => {
+                match walden_engine::types::coerce(v.clone(), &DataType::TimestampTz) {
+                    Ok(Value::TimestampTz(us)) => buf.put_i64(us - PG_EPOCH_OFFSET_US),
+                    _ => return Err(format!("cannot send {v:?} as a timestamptz")),
+                }
+            }
+            other => return Err(format!("cannot send {other:?} as a timestamptz")),
+        },
+        DataType::Time => match v {
+            Value::Time(us) => buf.put_i64(*us),
+            other => return Err(format!("cannot send {other:?} as a time")),
+        },
+        DataType::Interval => match v {
+            Value::Interval(i) => {
+                buf.put_i64(i.micros);
+                buf.put_i32(i.days);
+                buf.put_i32(i.months);
+            }
+            other => return Err(format!("cannot send {other:?} as an interval")),
+        },
+        DataType::Char(_) => encode_text(v, t, buf),
         DataType::Date => match v {
             Value::Date(d) => buf.put_i32(d - PG_EPOCH_OFFSET_DAYS),
             Value::Timestamp(us) => {
@@ -324,9 +366,18 @@ pub fn decode_text_param(s: &str, oid: u32) -> Result<Value, SqlError> {
                 .map_err(|_| invalid("numeric", s))?;
             Value::Decimal(d)
         }
-        OID_TIMESTAMP | OID_TIMESTAMPTZ => {
+        OID_TIMESTAMP => {
             Value::Timestamp(parse_timestamp(s).ok_or_else(|| invalid("timestamp", s))?)
         }
+        // Read in the session zone unless the text names one.
+        OID_TIMESTAMPTZ => Value::TimestampTz(
+            datetime::parse_timestamptz(s).ok_or_else(|| invalid("timestamp with time zone", s))?,
+        ),
+        OID_TIME => Value::Time(datetime::parse_time(s).ok_or_else(|| invalid("time", s))?),
+        OID_INTERVAL => Value::Interval(
+            walden_engine::types::interval::parse_interval(s)
+                .ok_or_else(|| invalid("interval", s))?,
+        ),
         OID_DATE => Value::Date(parse_date(s).ok_or_else(|| invalid("date", s))?),
         OID_UUID => Value::Uuid(
             uuid::Uuid::parse_str(s.trim())
@@ -366,9 +417,30 @@ pub fn decode_binary_param(b: &[u8], oid: u32) -> Result<Value, SqlError> {
         OID_NUMERIC => {
             Value::Decimal(Decimal::from_sql(&Type::NUMERIC, b).map_err(|_| bad_binary("numeric"))?)
         }
-        OID_TIMESTAMP | OID_TIMESTAMPTZ => match b.len() {
+        OID_TIMESTAMP => match b.len() {
             8 => Value::Timestamp(i64::from_be_bytes(b.try_into().unwrap()) + PG_EPOCH_OFFSET_US),
             _ => return Err(bad_binary("timestamp")),
+        },
+        OID_TIMESTAMPTZ => match b.len() {
+            8 => Value::TimestampTz(
+                i64::from_be_bytes(b.try_into().unwrap()).saturating_add(PG_EPOCH_OFFSET_US),
+            ),
+            _ => return Err(bad_binary("timestamp with time zone")),
+        },
+        OID_TIME => match b.len() {
+            8 => match i64::from_be_bytes(b.try_into().unwrap()) {
+                t @ 0..=86_400_000_000 => Value::Time(t),
+                _ => return Err(bad_binary("time")),
+            },
+            _ => return Err(bad_binary("time")),
+        },
+        OID_INTERVAL => match b.len() {
+            16 => Value::Interval(walden_engine::types::Interval::new(
+                i32::from_be_bytes(b[12..16].try_into().unwrap()),
+                i32::from_be_bytes(b[8..12].try_into().unwrap()),
+                i64::from_be_bytes(b[0..8].try_into().unwrap()),
+            )),
+            _ => return Err(bad_binary("interval")),
         },
         OID_DATE => match b.len() {
             4 => Value::Date(i32::from_be_bytes(b.try_into().unwrap()) + PG_EPOCH_OFFSET_DAYS),
@@ -474,6 +546,17 @@ mod tests {
                 OID_TIMESTAMP,
             ),
             (Value::Date(19_000), DataType::Date, OID_DATE),
+            (
+                Value::TimestampTz(1_700_000_000_123_456),
+                DataType::TimestampTz,
+                OID_TIMESTAMPTZ,
+            ),
+            (Value::Time(45_296_500_000), DataType::Time, OID_TIME),
+            (
+                Value::Interval(walden_engine::types::Interval::new(14, -3, 3_723_000_001)),
+                DataType::Interval,
+                OID_INTERVAL,
+            ),
             (
                 Value::Uuid(0x0123_4567_89ab_cdef_0123_4567_89ab_cdef),
                 DataType::Uuid,

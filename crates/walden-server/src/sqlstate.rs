@@ -46,6 +46,7 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::NotNullViolation => "23502",
         K::DataException => "22000",
         K::NumericOutOfRange => "22003",
+        K::DatetimeOverflow => "22008",
         K::DivisionByZero => "22012",
         K::InvalidText => "22P02",
         K::StringTooLong => "22001",

@@ -794,7 +794,9 @@ async fn durability_statements_and_system_views_over_the_extended_protocol() {
                     Type::BOOL => row.try_get::<_, Option<bool>>(i).is_ok(),
                     Type::TEXT | Type::VARCHAR => row.try_get::<_, Option<String>>(i).is_ok(),
                     Type::NUMERIC => row.try_get::<_, Option<rust_decimal::Decimal>>(i).is_ok(),
-                    Type::TIMESTAMP => row.try_get::<_, Option<std::time::SystemTime>>(i).is_ok(),
+                    Type::TIMESTAMP | Type::TIMESTAMPTZ => {
+                        row.try_get::<_, Option<std::time::SystemTime>>(i).is_ok()
+                    }
                     Type::DATE => row.try_get::<_, Option<chrono::NaiveDate>>(i).is_ok(),
                     Type::UUID => row.try_get::<_, Option<uuid::Uuid>>(i).is_ok(),
                     Type::BYTEA => row.try_get::<_, Option<Vec<u8>>>(i).is_ok(),

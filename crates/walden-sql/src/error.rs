@@ -19,6 +19,8 @@ pub enum ErrorKind {
     NotNullViolation,
     DataException,
     NumericOutOfRange,
+    /// A date/time result outside its type's range (22008).
+    DatetimeOverflow,
     DivisionByZero,
     InvalidText,
     StringTooLong,

@@ -379,7 +379,14 @@ impl Expr {
             },
             A::TypedString(ts) => {
                 let t = crate::typing::data_type(&ts.data_type)?;
-                Expr::Lit(coerce(lit_value(&ts.value.value)?, &t)?)
+                let v = lit_value(&ts.value.value)?;
+                if t == DataType::TimestampTz {
+                    // Read in the zone in force when it runs, not when planned.
+                    coerce(v.clone(), &t)?;
+                    Expr::Cast(Box::new(Expr::Lit(v)), t)
+                } else {
+                    Expr::Lit(coerce(v, &t)?)
+                }
             }
             A::Nested(inner) => Expr::compile(p, scope, inner)?,
             A::UnaryOp { op, expr } => {
@@ -401,6 +408,17 @@ impl Expr {
                 let l = Expr::compile(p, scope, left)?;
                 let r = Expr::compile(p, scope, right)?;
                 p.infer_pair(&l, &r, scope);
+                // char(n) compares without its trailing blanks, as PostgreSQL's
+                // bpchar does ('ab   ' = 'ab').
+                let (l, r) = if matches!(
+                    op,
+                    BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq
+                ) && (is_char(p, scope, &l) || is_char(p, scope, &r))
+                {
+                    (unpad(l), unpad(r))
+                } else {
+                    (l, r)
+                };
                 Expr::Bin(op, Box::new(l), Box::new(r))
             }
             A::IsDistinctFrom(a, b) => Expr::Bin(
@@ -551,17 +569,54 @@ impl Expr {
                 Expr::Func(Func::Substring, args)
             }
             A::Trim {
-                expr, trim_where, ..
+                expr,
+                trim_where,
+                trim_what,
+                trim_characters,
             } => {
                 let f = match trim_where {
                     Some(ast::TrimWhereField::Leading) => Func::Ltrim,
                     Some(ast::TrimWhereField::Trailing) => Func::Rtrim,
                     _ => Func::Trim,
                 };
-                Expr::Func(f, vec![Expr::compile(p, scope, expr)?])
+                // `TRIM(BOTH 'x' FROM s)` / `TRIM(s, 'x')`: the characters to strip.
+                let mut args = vec![Expr::compile(p, scope, expr)?];
+                match (trim_what, trim_characters) {
+                    (Some(w), _) => args.push(Expr::compile(p, scope, w)?),
+                    (None, Some(cs)) if cs.len() == 1 => {
+                        args.push(Expr::compile(p, scope, &cs[0])?)
+                    }
+                    (None, Some(_)) => {
+                        return Err(SqlError::unsupported("TRIM with several character lists"))
+                    }
+                    (None, None) => {}
+                }
+                Expr::Func(f, args)
+            }
+            A::Interval(iv) => {
+                if iv.last_field.is_some()
+                    || iv.leading_precision.is_some()
+                    || iv.fractional_seconds_precision.is_some()
+                {
+                    return Err(SqlError::unsupported(format!("interval literal {e}")));
+                }
+                let text = match Expr::compile(p, scope, &iv.value)? {
+                    Expr::Lit(Value::Text(s)) => s.to_string(),
+                    Expr::Lit(v @ (Value::Int(_) | Value::Decimal(_))) => v.to_string(),
+                    _ => return Err(SqlError::unsupported(format!("interval literal {e}"))),
+                };
+                // `INTERVAL '3' DAY`: a bare number counts the unit.
+                let text = match &iv.leading_field {
+                    Some(f) if text.trim().parse::<f64>().is_ok() => format!("{text} {f}"),
+                    Some(f) => {
+                        return Err(SqlError::unsupported(format!("interval literal with {f}")))
+                    }
+                    None => text,
+                };
+                Expr::Lit(coerce(Value::text(text), &DataType::Interval)?)
             }
             A::Extract { field, expr, .. } => Expr::Func(
-                Func::DatePart,
+                Func::Extract,
                 vec![
                     Expr::Lit(Value::text(field.to_string())),
                     Expr::compile(p, scope, expr)?,
@@ -675,6 +730,9 @@ impl Expr {
                 Value::Int(i) => Value::Int(i.checked_neg().ok_or_else(overflow)?),
                 Value::Float(f) => Value::Float(-f),
                 Value::Decimal(d) => Value::Decimal(-d),
+                Value::Interval(i) => Value::Interval(i.checked_neg().ok_or_else(|| {
+                    SqlError::new(ErrorKind::DatetimeOverflow, "interval out of range")
+                })?),
                 v => {
                     return Err(SqlError::new(
                         ErrorKind::UndefinedFunction,
@@ -887,6 +945,24 @@ pub(crate) fn parse_type_name(name: &str) -> Result<DataType> {
         .parse_data_type()
         .map_err(|e| SqlError::syntax(e.to_string()))?;
     crate::typing::data_type(&t)
+}
+
+/// Whether `e` is of a `char(n)` type.
+pub fn is_char(p: &Planner<'_>, scope: &Scope, e: &Expr) -> bool {
+    let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+    matches!(
+        crate::query::static_type(e, &types, &p.params),
+        Some(DataType::Char(_))
+    )
+}
+
+/// `e` without trailing blanks (for char(n) semantics).
+pub fn unpad(e: Expr) -> Expr {
+    match e {
+        Expr::Lit(Value::Text(s)) => Expr::Lit(Value::text(s.trim_end_matches(' '))),
+        Expr::Lit(v) => Expr::Lit(v),
+        other => Expr::Func(Func::Rtrim, vec![other]),
+    }
 }
 
 pub fn ident_parts(e: &ast::Expr) -> (Option<String>, String) {
@@ -1129,6 +1205,9 @@ pub fn truth(v: &Value) -> Result<Option<bool>> {
 /// Brings a text operand to the other operand's type (a quoted literal
 /// compared with a number or a date), as PostgreSQL types unknown literals.
 fn unify(a: Value, b: Value) -> Result<(Value, Value)> {
+    if let Some(r) = crate::temporal::unify(&a, &b) {
+        return r;
+    }
     Ok(match (&a, &b) {
         (Value::Text(s), Value::Int(_) | Value::Float(_) | Value::Decimal(_)) => {
             (numeric_text(s)?, b)
@@ -1245,6 +1324,23 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> Result<Value> {
             })?;
         return Ok(Value::Bool(re.is_match(&a.to_string()) != neg));
     }
+    if let Some(r) = crate::temporal::binary(op, &a, &b) {
+        return r;
+    }
+    // `ts + '1 day'`: a quoted literal beside a date/time is an interval.
+    if let (
+        Value::Timestamp(_) | Value::TimestampTz(_) | Value::Date(_) | Value::Time(_),
+        Value::Text(s),
+    ) = (&a, &b)
+    {
+        if matches!(op, Add | Sub) {
+            if let Some(i) = walden_engine::types::interval::parse_interval(s) {
+                if let Some(r) = crate::temporal::binary(op, &a, &Value::Interval(i)) {
+                    return r;
+                }
+            }
+        }
+    }
     let (a, b) = unify(a, b)?;
     let undefined = |a: &Value, b: &Value| {
         SqlError::new(
@@ -1350,6 +1446,9 @@ pub fn type_name(v: &Value) -> &'static str {
         Value::Date(_) => "date",
         Value::Uuid(_) => "uuid",
         Value::Bytes(_) => "bytea",
+        Value::TimestampTz(_) => "timestamp with time zone",
+        Value::Time(_) => "time without time zone",
+        Value::Interval(_) => "interval",
     }
 }
 

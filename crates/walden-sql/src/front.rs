@@ -480,6 +480,13 @@ pub fn parse(sql: &str) -> Result<Command> {
             while t.eat_tok(&Token::Period) {
                 name = format!("{name}.{}", t.ident()?);
             }
+            // RESET TIME ZONE is RESET timezone.
+            if name.eq_ignore_ascii_case("time") && t.eat("ZONE") {
+                name = "timezone".into();
+            }
+            if !t.at_end() {
+                return Err(SqlError::syntax(format!("syntax error in RESET ({sql})")));
+            }
             return Ok(Command::Reset(Some(name.to_ascii_lowercase())));
         }
         // Nothing is ever listened to: accepting LISTEN would promise

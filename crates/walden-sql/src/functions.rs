@@ -54,6 +54,15 @@ impl SessionInfo {
 pub enum Func {
     /// The transaction's start (now(), CURRENT_TIMESTAMP).
     Now,
+    /// The transaction's start as local time (LOCALTIMESTAMP).
+    LocalTimestamp,
+    /// EXTRACT(field FROM x): numeric.
+    Extract,
+    /// date_part(field, x): double precision.
+    DatePartPg,
+    DateTrunc,
+    /// age(a, b) / age(a).
+    Age,
     StatementTimestamp,
     /// The time of the call itself.
     ClockTimestamp,
@@ -166,7 +175,8 @@ impl Func {
 /// Functions callable without parentheses (`CURRENT_TIMESTAMP`, `CURRENT_USER`).
 pub fn niladic(name: &str) -> Option<Func> {
     Some(match name.to_ascii_lowercase().as_str() {
-        "current_timestamp" | "localtimestamp" => Func::Now,
+        "current_timestamp" => Func::Now,
+        "localtimestamp" => Func::LocalTimestamp,
         "current_date" => Func::Today,
         "current_user" | "session_user" | "user" => Func::CurrentUser,
         "current_schema" => Func::CurrentSchema,
@@ -352,8 +362,10 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         | "getutcdate"
         | "sysutcdatetime"
         | "current_timestamp"
-        | "transaction_timestamp"
-        | "localtimestamp" => Func::Now,
+        | "transaction_timestamp" => Func::Now,
+        "localtimestamp" => Func::LocalTimestamp,
+        "date_trunc" => Func::DateTrunc,
+        "age" => Func::Age,
         "statement_timestamp" => Func::StatementTimestamp,
         "clock_timestamp" | "timeofday" => Func::ClockTimestamp,
         "pg_sleep" => Func::Sleep,
@@ -395,7 +407,7 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "power" | "pow" => Func::Power,
         "sqrt" => Func::Sqrt,
         "random" | "rand" => Func::Random,
-        "date_part" => Func::DatePart,
+        "date_part" => Func::DatePartPg,
         "greatest" => Func::Greatest,
         "least" => Func::Least,
         "to_char" => Func::ToChar,
@@ -447,6 +459,8 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         Func::Sleep | Func::ToRegType => Some(1..=1),
         Func::SetConfig => Some(3..=3),
         Func::Trim | Func::Ltrim | Func::Rtrim => Some(1..=2),
+        Func::DateTrunc | Func::DatePartPg | Func::ToChar => Some(2..=2),
+        Func::Age => Some(1..=2),
         _ => None,
     };
     if let Some(r) = arity {
@@ -459,6 +473,11 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
                 ),
             ));
         }
+    }
+    // length(char(n)) does not count the padding.
+    if func == Func::Length && args.len() == 1 && crate::expr::is_char(p, scope, &args[0]) {
+        let a = args.pop().unwrap();
+        args.push(crate::expr::unpad(a));
     }
     if func == Func::NextVal {
         if args.len() != 1 {
@@ -604,9 +623,12 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
     let null_in = a.iter().any(|v| v.is_null());
     let arg = |i: usize| a.get(i).cloned().unwrap_or(Value::Null);
     Ok(match f {
-        Func::Now => Value::Timestamp(env.info.now),
-        Func::StatementTimestamp => Value::Timestamp(env.info.statement_now),
-        Func::ClockTimestamp => Value::Timestamp(now_micros()),
+        Func::Now => Value::TimestampTz(env.info.now),
+        Func::LocalTimestamp => {
+            Value::Timestamp(walden_engine::types::datetime::tz_to_local(env.info.now))
+        }
+        Func::StatementTimestamp => Value::TimestampTz(env.info.statement_now),
+        Func::ClockTimestamp => Value::TimestampTz(now_micros()),
         Func::AdvisoryUnlockAll => {
             env.info.advisory.unlock_all(env.info.spid);
             Value::text("")
@@ -659,7 +681,9 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             Value::Null => Value::Null,
             v => crate::pg_catalog::regtype_oid(&text_arg(&v)).unwrap_or(Value::Null),
         },
-        Func::Today => Value::Date(env.info.now.div_euclid(DAY) as i32),
+        Func::Today => Value::Date(
+            walden_engine::types::datetime::tz_to_local(env.info.now).div_euclid(DAY) as i32,
+        ),
         Func::NewUuid => Value::Uuid(uuid::Uuid::new_v4().as_u128()),
         Func::Spid => Value::Int(env.info.spid as i64),
         Func::Version => Value::text("PostgreSQL 15.0 (Walden 0.1, delayed-durability workbench)"),
@@ -976,7 +1000,25 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                 }
             })
         }
-        Func::ToChar => Value::text(text_arg(&arg(0))),
+        Func::ToChar => crate::temporal::to_char(&arg(0), &text_arg(&arg(1)))?,
+        Func::DateTrunc => crate::temporal::date_trunc(&text_arg(&arg(0)), &arg(1))?,
+        Func::Extract => crate::temporal::extract(&text_arg(&arg(0)), &arg(1))?,
+        Func::DatePartPg => match crate::temporal::extract(&text_arg(&arg(0)), &arg(1))? {
+            Value::Decimal(d) => Value::Float(d.to_f64().unwrap_or(f64::NAN)),
+            other => other,
+        },
+        Func::Age => {
+            let b = if a.len() == 2 {
+                arg(1)
+            } else {
+                // age(x) counts from today's midnight.
+                let local = walden_engine::types::datetime::tz_to_local(env.info.now);
+                Value::Timestamp(local - local.rem_euclid(DAY))
+            };
+            let x = if a.len() == 2 { arg(0) } else { b.clone() };
+            let y = if a.len() == 2 { b } else { arg(0) };
+            crate::temporal::age(&x, &y)?
+        }
         Func::EncodingName => Value::text("UTF8"),
         Func::ArrayToString => {
             let sep = text_arg(&arg(1));
@@ -1228,11 +1270,24 @@ pub fn aggregate_type(kind: AggKind, arg: Option<&DataType>) -> DataType {
 /// The static type of a scalar function's result.
 pub fn func_type(f: Func, args: &[DataType]) -> DataType {
     match f {
-        Func::StatementTimestamp | Func::ClockTimestamp => DataType::Timestamp,
+        Func::StatementTimestamp | Func::ClockTimestamp => DataType::TimestampTz,
+        Func::LocalTimestamp => DataType::Timestamp,
+        Func::Extract => DataType::Decimal {
+            precision: 0,
+            scale: 0,
+        },
+        Func::DatePartPg => DataType::Double,
+        Func::Age => DataType::Interval,
+        Func::DateTrunc => match args.get(1) {
+            Some(DataType::Timestamp) => DataType::Timestamp,
+            Some(DataType::Interval) => DataType::Interval,
+            _ => DataType::TimestampTz,
+        },
         Func::AdvisoryTryLock | Func::AdvisoryUnlock => DataType::Bool,
         Func::ToRegType => DataType::Int,
-        Func::Now | Func::DateAdd => {
-            if f == Func::DateAdd && args.get(2) == Some(&DataType::Date) {
+        Func::Now => DataType::TimestampTz,
+        Func::DateAdd => {
+            if args.get(2) == Some(&DataType::Date) {
                 DataType::Date
             } else {
                 DataType::Timestamp

@@ -31,6 +31,7 @@ mod session;
 mod settings;
 mod stack;
 mod sysviews;
+mod temporal;
 mod timeouts;
 mod txmodes;
 mod typing;

@@ -356,8 +356,10 @@ const TYPES: &[PgType] = &[
     ty(1042, "bpchar", -1, "S", true),
     ty(1043, "varchar", -1, "S", true),
     ty(1082, "date", 4, "D", false),
+    ty(1083, "time", 8, "D", false),
     ty(1114, "timestamp", 8, "D", false),
     ty(1184, "timestamptz", 8, "D", false),
+    ty(1186, "interval", 16, "T", false),
     ty(1700, "numeric", -1, "N", false),
     ty(2205, "regclass", 4, "N", false),
     ty(2206, "regtype", 4, "N", false),
@@ -386,6 +388,10 @@ pub fn type_oid_and_mod(t: &DataType) -> (i64, i64) {
         DataType::Date => (1082, -1),
         DataType::Uuid => (2950, -1),
         DataType::Bytes => (17, -1),
+        DataType::TimestampTz => (1184, -1),
+        DataType::Time => (1083, -1),
+        DataType::Interval => (1186, -1),
+        DataType::Char(n) => (1042, *n as i64 + 4),
     }
 }
 
@@ -415,6 +421,8 @@ pub fn format_type(oid: i64, typmod: Option<i64>) -> Option<String> {
             None => "character varying".into(),
         },
         1082 => "date".into(),
+        1083 => "time without time zone".into(),
+        1186 => "interval".into(),
         1114 => match m {
             Some(p) => format!("timestamp({p}) without time zone"),
             None => "timestamp without time zone".into(),

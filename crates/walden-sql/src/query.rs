@@ -237,6 +237,9 @@ pub fn static_type(e: &Expr, types: &[DataType], params: &[Option<DataType>]) ->
             Value::Date(_) => DataType::Date,
             Value::Uuid(_) => DataType::Uuid,
             Value::Bytes(_) => DataType::Bytes,
+            Value::TimestampTz(_) => DataType::TimestampTz,
+            Value::Time(_) => DataType::Time,
+            Value::Interval(_) => DataType::Interval,
         },
         Expr::Param(i) => params.get(*i).cloned().flatten()?,
         Expr::Col(i) => types.get(*i)?.clone(),
@@ -254,7 +257,8 @@ pub fn static_type(e: &Expr, types: &[DataType], params: &[Option<DataType>]) ->
             BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
                 let (ta, tb) = (static_type(a, types, params), static_type(b, types, params));
                 match (ta, tb) {
-                    (Some(x), Some(y)) => numeric_promote(&x, &y),
+                    (Some(x), Some(y)) => crate::temporal::arith_type(*op, &x, &y)
+                        .unwrap_or_else(|| numeric_promote(&x, &y)),
                     (Some(x), None) | (None, Some(x)) => x,
                     _ => return None,
                 }

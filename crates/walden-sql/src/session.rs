@@ -254,6 +254,11 @@ impl SqlSession {
         crate::timeouts::set_defaults(&self.settings, t);
     }
 
+    /// The session time zone, for encoding results and decoding parameters.
+    pub fn time_zone(&self) -> walden_engine::types::zone::Zone {
+        self.settings.zone()
+    }
+
     pub fn tx_status(&self) -> TxStatus {
         if self.failed {
             TxStatus::Failed
@@ -355,6 +360,7 @@ impl SqlSession {
     }
 
     fn prepare_inner(&mut self, sql: &str, param_types: &[Option<DataType>]) -> Result<Prepared> {
+        let _zone = walden_engine::types::zone::enter(&self.settings.zone());
         self.follow_reseed();
         let stmts = front::split(sql);
         if stmts.len() > 1 {
@@ -399,6 +405,7 @@ impl SqlSession {
 
     /// Executes a prepared statement with bound parameters.
     pub fn execute_prepared(&mut self, p: &Prepared, params: Vec<Value>) -> Result<QueryOutput> {
+        let _zone = walden_engine::types::zone::enter(&self.settings.zone());
         crate::stack::with_stack_for(&p.sql, || self.execute_prepared_inner(p, params))
     }
 
@@ -530,6 +537,8 @@ impl SqlSession {
     /// Runs a command from the parse caches or a prepared statement: DML
     /// and queries through the plan cache, everything else as it comes.
     fn execute_shared(&mut self, cmd: &Arc<Command>, params: &[Value]) -> Result<QueryOutput> {
+        // The statement reads and shows times in the session's zone.
+        let _zone = walden_engine::types::zone::enter(&self.settings.zone());
         // Per statement, also within a multi-statement query, as PostgreSQL.
         let deadline = crate::timeouts::arm(
             crate::timeouts::statement(&self.settings),
@@ -1279,6 +1288,7 @@ impl SqlSession {
 
     /// Feeds the data of a `COPY ... FROM STDIN`.
     pub fn copy_in(&mut self, copy: &CopyIn, data: &[u8]) -> Result<QueryOutput> {
+        let _zone = walden_engine::types::zone::enter(&self.settings.zone());
         if self.failed {
             return Err(failed_tx());
         }

@@ -21,6 +21,8 @@ pub struct Settings {
     /// and what RESET returns to).
     defaults: Arc<Mutex<BTreeMap<String, String>>>,
     tx: Arc<Mutex<TxScope>>,
+    /// The parsed TimeZone, kept with the text it was parsed from.
+    zone: Arc<Mutex<Option<(String, walden_engine::types::zone::Zone)>>>,
 }
 
 /// Settings are transactional, as in PostgreSQL: a rolled-back transaction
@@ -113,11 +115,18 @@ fn parse(name: &str, value: &str) -> Result<(String, String, Effect)> {
                  walden.toml applies; 0 is accepted)"
             )))
         }
-        "timezone" if !is_utc(&lower) => {
-            return Err(SqlError::unsupported(format!(
-                "TimeZone \"{v}\" (Walden keeps and shows times in UTC)"
-            )))
-        }
+        // Any zone Walden can read (IANA name, UTC, a numeric offset);
+        // the session's timestamptz input and output follow it.
+        "timezone" => match walden_engine::types::zone::Zone::parse(&v) {
+            Some(z) => return Ok((name, z.name, Effect::Kept)),
+            None if is_utc(&lower) => Effect::Kept,
+            None => {
+                return Err(SqlError::new(
+                    ErrorKind::InvalidParameter,
+                    format!("invalid value for parameter \"TimeZone\": \"{v}\""),
+                ))
+            }
+        },
         "datestyle" if !lower.contains("iso") => {
             return Err(SqlError::unsupported(format!(
                 "DateStyle \"{v}\" (Walden writes dates in ISO style)"
@@ -176,6 +185,7 @@ impl Settings {
             application_name: application_name.into(),
             defaults: Default::default(),
             tx: Default::default(),
+            zone: Default::default(),
         };
         s.values
             .lock()
@@ -337,6 +347,20 @@ impl Settings {
         self.session.set_delayed_default(false);
         self.values.lock().clear();
         let _ = self.set("application_name", &self.application_name.clone());
+    }
+
+    /// The session time zone (see `walden_engine::types::zone`).
+    pub fn zone(&self) -> walden_engine::types::zone::Zone {
+        let name = self.get("timezone").unwrap_or_else(|| "UTC".into());
+        let mut cache = self.zone.lock();
+        if let Some((n, z)) = &*cache {
+            if *n == name {
+                return z.clone();
+            }
+        }
+        let z = walden_engine::types::zone::Zone::parse(&name).unwrap_or_default();
+        *cache = Some((name, z.clone()));
+        z
     }
 
     /// A parameter's current value; `None` if it was never set and is not

@@ -61,16 +61,38 @@ pub fn data_type(t: &SqlType) -> Result<DataType> {
                 scale: (*s).clamp(0, 28) as u8,
             },
         },
-        S::Varchar(l)
-        | S::Nvarchar(l)
-        | S::CharacterVarying(l)
-        | S::CharVarying(l)
-        | S::Char(l)
-        | S::Character(l) => DataType::Varchar(char_len(l)),
+        S::Varchar(l) | S::Nvarchar(l) | S::CharacterVarying(l) | S::CharVarying(l) => {
+            DataType::Varchar(char_len(l))
+        }
+        // `char` alone is char(1).
+        S::Char(l) | S::Character(l) => DataType::Char(char_len(l).unwrap_or(1)),
         S::Text | S::String(_) | S::TinyText | S::MediumText | S::LongText | S::Clob(_) => {
             DataType::Text
         }
+        // Fractional-second precision below the stored microseconds would
+        // have to round every value: refused rather than ignored.
+        S::Timestamp(Some(p), _) | S::Time(Some(p), _) if *p < 6 => {
+            return Err(SqlError::unsupported(format!(
+                "time precision {p} (values keep microseconds; use the default or 6)"
+            )))
+        }
+        S::Timestamp(
+            _,
+            sqlparser::ast::TimezoneInfo::WithTimeZone | sqlparser::ast::TimezoneInfo::Tz,
+        ) => DataType::TimestampTz,
         S::Timestamp(_, _) | S::Datetime(_) | S::TimestampNtz(_) => DataType::Timestamp,
+        S::Time(
+            _,
+            sqlparser::ast::TimezoneInfo::WithTimeZone | sqlparser::ast::TimezoneInfo::Tz,
+        ) => return Err(SqlError::unsupported("type time with time zone")),
+        S::Time(_, _) => DataType::Time,
+        S::Interval {
+            fields: None,
+            precision: None,
+        } => DataType::Interval,
+        S::Interval { .. } => {
+            return Err(SqlError::unsupported("interval with fields or precision"))
+        }
         S::Date => DataType::Date,
         S::Uuid => DataType::Uuid,
         S::Bytea | S::Blob(_) | S::Varbinary(_) | S::Binary(_) | S::Bytes(_) => DataType::Bytes,
@@ -83,9 +105,9 @@ pub fn data_type(t: &SqlType) -> Result<DataType> {
         S::Custom(name, args) => {
             let n = custom_name(name);
             match n.as_str() {
-                "datetime2" | "datetime" | "smalldatetime" | "datetimeoffset" | "timestamptz" => {
-                    DataType::Timestamp
-                }
+                "datetime2" | "datetime" | "smalldatetime" => DataType::Timestamp,
+                "timestamptz" | "datetimeoffset" => DataType::TimestampTz,
+                "timetz" => return Err(SqlError::unsupported("type time with time zone")),
                 "uniqueidentifier" => DataType::Uuid,
                 "money" | "smallmoney" => DataType::Decimal {
                     precision: 19,

@@ -85,18 +85,22 @@ impl Connection {
         }
         let mut text = BytesMut::new();
         let mut ends = Vec::with_capacity(n);
+        let zone = self.session.time_zone();
         for row in out.rows {
             // Each value's text form, as query results send it, end to end in
             // one buffer; `ends` marks where each ends (None for NULL).
             text.clear();
             ends.clear();
-            for (i, v) in row.iter().enumerate() {
-                if v.is_null() {
-                    ends.push(None);
-                } else {
-                    let ty = columns.get(i).map_or(&DataType::Text, |c| &c.ty);
-                    pgtypes::encode_text(v, ty, &mut text);
-                    ends.push(Some(text.len()));
+            {
+                let _zone = walden_engine::types::zone::enter(&zone);
+                for (i, v) in row.iter().enumerate() {
+                    if v.is_null() {
+                        ends.push(None);
+                    } else {
+                        let ty = columns.get(i).map_or(&DataType::Text, |c| &c.ty);
+                        pgtypes::encode_text(v, ty, &mut text);
+                        ends.push(Some(text.len()));
+                    }
                 }
             }
             let whole = String::from_utf8_lossy(&text);

@@ -140,6 +140,9 @@ impl Connection {
             Err(e) => return Ok(Err(e)),
         };
         let mut params = Vec::with_capacity(n);
+        // timestamptz text without a zone is read in the session's.
+        let zone = self.session.time_zone();
+        let _zone = walden_engine::types::zone::enter(&zone);
         for (i, raw) in b.parameters.iter().enumerate() {
             let oid = stmt.param_oids[i];
             let v = match raw {

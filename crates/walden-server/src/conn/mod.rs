@@ -219,6 +219,9 @@ struct Connection {
     portals: foldhash::HashMap<String, Portal>,
     /// After an error in an extended-query message: ignore everything until Sync.
     skip_until_sync: bool,
+    /// The TimeZone last reported in ParameterStatus (drivers read it to
+    /// show binary timestamptz values).
+    reported_zone: String,
 }
 
 fn tx_status(s: TxStatus) -> TransactionStatus {
@@ -259,6 +262,15 @@ impl Connection {
     }
 
     async fn ready_for_query(&mut self) -> IoResult {
+        let zone = self.session.time_zone().name;
+        if zone != self.reported_zone {
+            self.send(PgWireBackendMessage::ParameterStatus(ParameterStatus::new(
+                "TimeZone".into(),
+                zone.clone(),
+            )))
+            .await?;
+            self.reported_zone = zone;
+        }
         let st = tx_status(self.session.tx_status());
         self.send(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(st)))
             .await?;
@@ -457,7 +469,10 @@ impl Connection {
         rows: impl Iterator<Item = Vec<Value>>,
     ) -> IoResult<Result<(), PgError>> {
         let types: Vec<&DataType> = columns.iter().map(|c| &c.ty).collect();
+        let zone = self.session.time_zone();
         for row in rows {
+            // Not held across the flush below: the task may move threads.
+            let guard = walden_engine::types::zone::enter(&zone);
             let buf: &mut BytesMut = self.socket.write_buffer_mut();
             let start = buf.len();
             buf.put_u8(b'D');
@@ -473,6 +488,7 @@ impl Connection {
             }
             let len = (buf.len() - start - 1) as i32;
             buf[start + 1..start + 5].copy_from_slice(&len.to_be_bytes());
+            drop(guard);
             if buf.len() >= SEND_BUFFER {
                 self.flush().await?;
             }

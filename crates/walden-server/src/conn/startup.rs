@@ -72,6 +72,7 @@ pub(crate) async fn serve_connection(h: Handshaken, shared: Arc<Shared>) {
         statements: Default::default(),
         portals: Default::default(),
         skip_until_sync: false,
+        reported_zone: "UTC".into(),
     };
     let r = conn.startup_done(&user, &app).await;
     if r.is_ok() {

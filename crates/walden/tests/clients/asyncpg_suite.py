@@ -129,6 +129,32 @@ async def server_version_and_catalog_lookup():
         await c.close()
 
 
+@check()
+async def timestamptz_time_interval_binary():
+    # asyncpg sends and reads these in the binary format.
+    import datetime as dt
+
+    c = await connect()
+    try:
+        await fresh(c, "ap_times", "id int PRIMARY KEY, ts timestamptz, t time, i interval")
+        ts = dt.datetime(2024, 1, 2, 3, 4, 5, 123456, tzinfo=dt.timezone(dt.timedelta(hours=-5)))
+        await c.execute(
+            "INSERT INTO ap_times VALUES (1, $1, $2, $3)",
+            ts,
+            dt.time(23, 59, 59),
+            dt.timedelta(days=-2, hours=5),
+        )
+        row = await c.fetchrow("SELECT ts, t, i, ts + i AS later FROM ap_times")
+        assert row["ts"] == ts, row
+        assert row["t"] == dt.time(23, 59, 59), row
+        assert row["i"] == dt.timedelta(days=-2, hours=5), row
+        assert row["later"] == ts + dt.timedelta(days=-2, hours=5), row
+        await c.execute("SET TIME ZONE 'Europe/Paris'")
+        assert await c.fetchval("SELECT ts::text FROM ap_times") == "2024-01-02 09:04:05.123456+01"
+    finally:
+        await c.close()
+
+
 @check(gap="binary COPY (copy_records_to_table)")
 async def copy_records_to_table():
     c = await connect()

@@ -104,8 +104,12 @@ check(
       const d = new Date('2024-01-02T03:04:05-05:00');
       const r = await c.query('SELECT $1::timestamptz AS t', [text]);
       assert.strictEqual(r.rows[0].t.getTime(), d.getTime());
+      await c.query("SET TIME ZONE 'Asia/Kolkata'");
+      const s = await c.query("SELECT '2024-01-02 00:00:00+00'::timestamptz::text AS t");
+      assert.strictEqual(s.rows[0].t, '2024-01-02 05:30:00+05:30');
+      const i = await c.query("SELECT (timestamptz '2024-01-02 00:00+00' - timestamptz '2024-01-01 00:00+00')::text AS i");
+      assert.strictEqual(i.rows[0].i, '1 day');
     }),
-  'timestamptz stored as UTC with the session TimeZone',
 );
 
 check(
