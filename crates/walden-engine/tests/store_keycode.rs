@@ -27,6 +27,8 @@ fn column_value(kind: u8) -> BoxedStrategy<Value> {
         5 => any::<i64>().prop_map(Value::Timestamp).boxed(),
         6 => any::<i32>().prop_map(Value::Date).boxed(),
         7 => any::<u128>().prop_map(Value::Uuid).boxed(),
+        9 => any::<i64>().prop_map(Value::TimestampTz).boxed(),
+        10 => any::<i64>().prop_map(Value::Time).boxed(),
         _ => proptest::collection::vec(
             prop_oneof![Just(0u8), Just(1), Just(255), any::<u8>()],
             0..6,
@@ -39,7 +41,7 @@ fn column_value(kind: u8) -> BoxedStrategy<Value> {
 
 /// Two keys with the same column types (1-3 columns).
 fn key_pair() -> impl Strategy<Value = (Vec<Value>, Vec<Value>)> {
-    proptest::collection::vec(0u8..9, 1..4).prop_flat_map(|kinds| {
+    proptest::collection::vec(0u8..11, 1..4).prop_flat_map(|kinds| {
         let a: Vec<_> = kinds.iter().map(|&k| column_value(k)).collect();
         let b: Vec<_> = kinds.iter().map(|&k| column_value(k)).collect();
         (a, b)
@@ -68,6 +70,17 @@ proptest! {
     #[test]
     fn garbage_is_an_error_not_a_panic(b in proptest::collection::vec(any::<u8>(), 0..40)) {
         let _ = decode_key(&b);
+    }
+}
+
+proptest! {
+    #[test]
+    fn intervals_order_by_span(a in (-400i32..400, -400i32..400, any::<i32>()), b in (-400i32..400, -400i32..400, any::<i32>())) {
+        let iv = |(m, d, u): (i32, i32, i32)| Value::Interval(walden_engine::types::Interval { months: m, days: d, micros: u as i64 });
+        let (x, y) = (iv(a), iv(b));
+        prop_assert_eq!(key_bytes(std::slice::from_ref(&x)).cmp(&key_bytes(std::slice::from_ref(&y))), x.cmp(&y));
+        let back = decode_key(&key_bytes(std::slice::from_ref(&x))).unwrap();
+        prop_assert_eq!(back[0].cmp(&x), Ordering::Equal);
     }
 }
 

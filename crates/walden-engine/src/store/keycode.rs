@@ -24,6 +24,10 @@ const TIMESTAMP: u8 = 0x40;
 const DATE: u8 = 0x50;
 const UUID: u8 = 0x60;
 const BYTES: u8 = 0x70;
+const TIMESTAMPTZ: u8 = 0x80;
+const TIME: u8 = 0x90;
+const INTERVAL: u8 = 0xA0;
+const DAY_MICROS: i128 = 86_400_000_000;
 
 /// Decimal sub-tags: negatives, zero, positives.
 const DEC_NEG: u8 = 0x01;
@@ -94,6 +98,20 @@ fn encode_value(v: &Value, out: &mut Vec<u8>) {
         Value::Bytes(b) => {
             out.push(BYTES);
             encode_bytes(b, out);
+        }
+        Value::TimestampTz(t) => {
+            out.push(TIMESTAMPTZ);
+            out.extend_from_slice(&((*t as u64) ^ (1 << 63)).to_be_bytes());
+        }
+        Value::Time(t) => {
+            out.push(TIME);
+            out.extend_from_slice(&((*t as u64) ^ (1 << 63)).to_be_bytes());
+        }
+        // Intervals compare by their span ('1 mon' = '30 days'), so the key is
+        // the span; it decodes as days and microseconds.
+        Value::Interval(i) => {
+            out.push(INTERVAL);
+            out.extend_from_slice(&((i.span() as u128) ^ (1 << 127)).to_be_bytes());
         }
     }
 }
@@ -203,6 +221,35 @@ fn decode_value(b: &[u8]) -> Result<(Value, &[u8]), &'static str> {
         BYTES => {
             let (bytes, rest) = decode_bytes(rest)?;
             (Value::Bytes(Arc::from(bytes)), rest)
+        }
+        TIMESTAMPTZ => {
+            let (a, rest) = take::<8>(rest)?;
+            (
+                Value::TimestampTz((u64::from_be_bytes(a) ^ (1 << 63)) as i64),
+                rest,
+            )
+        }
+        TIME => {
+            let (a, rest) = take::<8>(rest)?;
+            (
+                Value::Time((u64::from_be_bytes(a) ^ (1 << 63)) as i64),
+                rest,
+            )
+        }
+        INTERVAL => {
+            let (a, rest) = take::<16>(rest)?;
+            let span = (u128::from_be_bytes(a) ^ (1 << 127)) as i128;
+            let days =
+                i32::try_from(span.div_euclid(DAY_MICROS)).map_err(|_| "interval out of range")?;
+            let micros = span.rem_euclid(DAY_MICROS) as i64;
+            (
+                Value::Interval(crate::types::Interval {
+                    months: 0,
+                    days,
+                    micros,
+                }),
+                rest,
+            )
         }
         _ => return Err("unknown type tag"),
     })
