@@ -62,7 +62,7 @@ fn encode_value(v: &Value, out: &mut Vec<u8>) {
         Value::Bool(b) => out.push(if *b { TRUE } else { FALSE }),
         Value::Int(i) => {
             out.push(INT);
-            out.extend_from_slice(&((*i as u64) ^ (1 << 63)).to_be_bytes());
+            put_i64(*i, out);
         }
         Value::Float(f) => {
             out.push(FLOAT);
@@ -85,7 +85,7 @@ fn encode_value(v: &Value, out: &mut Vec<u8>) {
         }
         Value::Timestamp(t) => {
             out.push(TIMESTAMP);
-            out.extend_from_slice(&((*t as u64) ^ (1 << 63)).to_be_bytes());
+            put_i64(*t, out);
         }
         Value::Date(d) => {
             out.push(DATE);
@@ -101,11 +101,11 @@ fn encode_value(v: &Value, out: &mut Vec<u8>) {
         }
         Value::TimestampTz(t) => {
             out.push(TIMESTAMPTZ);
-            out.extend_from_slice(&((*t as u64) ^ (1 << 63)).to_be_bytes());
+            put_i64(*t, out);
         }
         Value::Time(t) => {
             out.push(TIME);
-            out.extend_from_slice(&((*t as u64) ^ (1 << 63)).to_be_bytes());
+            put_i64(*t, out);
         }
         // Intervals compare by their span ('1 mon' = '30 days'), so the key is
         // the span; it decodes as days and microseconds.
@@ -114,6 +114,16 @@ fn encode_value(v: &Value, out: &mut Vec<u8>) {
             out.extend_from_slice(&((i.span() as u128) ^ (1 << 127)).to_be_bytes());
         }
     }
+}
+
+/// A signed integer with its sign bit flipped, big-endian: bytes order as numbers.
+fn put_i64(v: i64, out: &mut Vec<u8>) {
+    out.extend_from_slice(&((v as u64) ^ (1 << 63)).to_be_bytes());
+}
+
+fn get_i64(b: &[u8]) -> Result<(i64, &[u8]), &'static str> {
+    let (a, rest) = take::<8>(b)?;
+    Ok(((u64::from_be_bytes(a) ^ (1 << 63)) as i64, rest))
 }
 
 /// Bytes with 0x00 escaped as 00 FF and a 00 01 terminator: a proper prefix
@@ -182,8 +192,8 @@ fn decode_value(b: &[u8]) -> Result<(Value, &[u8]), &'static str> {
         FALSE => (Value::Bool(false), rest),
         TRUE => (Value::Bool(true), rest),
         INT => {
-            let (a, rest) = take::<8>(rest)?;
-            (Value::Int((u64::from_be_bytes(a) ^ (1 << 63)) as i64), rest)
+            let (v, rest) = get_i64(rest)?;
+            (Value::Int(v), rest)
         }
         FLOAT => {
             let (a, rest) = take::<8>(rest)?;
@@ -201,11 +211,8 @@ fn decode_value(b: &[u8]) -> Result<(Value, &[u8]), &'static str> {
             (Value::Text(Arc::from(s)), rest)
         }
         TIMESTAMP => {
-            let (a, rest) = take::<8>(rest)?;
-            (
-                Value::Timestamp((u64::from_be_bytes(a) ^ (1 << 63)) as i64),
-                rest,
-            )
+            let (v, rest) = get_i64(rest)?;
+            (Value::Timestamp(v), rest)
         }
         DATE => {
             let (a, rest) = take::<4>(rest)?;
@@ -223,18 +230,12 @@ fn decode_value(b: &[u8]) -> Result<(Value, &[u8]), &'static str> {
             (Value::Bytes(Arc::from(bytes)), rest)
         }
         TIMESTAMPTZ => {
-            let (a, rest) = take::<8>(rest)?;
-            (
-                Value::TimestampTz((u64::from_be_bytes(a) ^ (1 << 63)) as i64),
-                rest,
-            )
+            let (v, rest) = get_i64(rest)?;
+            (Value::TimestampTz(v), rest)
         }
         TIME => {
-            let (a, rest) = take::<8>(rest)?;
-            (
-                Value::Time((u64::from_be_bytes(a) ^ (1 << 63)) as i64),
-                rest,
-            )
+            let (v, rest) = get_i64(rest)?;
+            (Value::Time(v), rest)
         }
         INTERVAL => {
             let (a, rest) = take::<16>(rest)?;
