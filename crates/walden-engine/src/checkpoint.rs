@@ -18,12 +18,13 @@
 use crate::codec::{self, encode_redo, put_ivar, put_str, put_var, Reader, Redo};
 use crate::database::{BackupState, Catalog, Database, SeqState};
 use crate::error::{io_err, EngineError, Result};
+use crate::mvcc::Csn;
 use crate::recovery::Replay;
 use crate::schema::{DbSettings, RecoveryModel, SequenceDef, TableDef};
 use crate::session::Session;
 use crate::table::Table;
 use crate::types::{Key, Row};
-use std::collections::BTreeMap;
+use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -47,19 +48,30 @@ pub struct Image {
     pub catalog: Catalog,
 }
 
-/// A consistent copy of a database taken under the commit gate.
+/// A table in an image: definition, next identity value, next row id, rows.
+type ImageTable = (TableDef, i64, i64, Vec<(Key, Row)>);
+
+/// A consistent copy of a database: its rows at one snapshot, and the LSN
+/// redo starts from to bring them forward.
 pub(crate) struct Snapshot {
+    /// Where redo starts (the image's LSN).
     lsn: Lsn,
+    /// The log end when the copy was taken: every commit it holds is below
+    /// it, so the log must be hardened through it before the image is
+    /// written (the WAL rule, sharp for delayed commits).
+    through: Lsn,
     next_txid: u64,
     settings: DbSettings,
     backup: BackupState,
     next_table_id: u32,
     next_seq_id: u32,
-    tables: Vec<(TableDef, i64, i64, BTreeMap<Key, Row>)>,
+    tables: Vec<ImageTable>,
     seqs: Vec<(SequenceDef, SeqState)>,
 }
 
 impl Snapshot {
+    /// The newest state, with no commit in flight (under the gate held
+    /// exclusively).
     pub fn of(
         lsn: Lsn,
         next_txid: u64,
@@ -67,27 +79,44 @@ impl Snapshot {
         backup: BackupState,
         cat: &Catalog,
     ) -> Snapshot {
+        let parts = Parts::of(next_txid, settings, backup, cat);
+        parts.read(lsn, lsn, Csn::MAX, cat.vis.horizon())
+    }
+}
+
+/// What a copy takes from the catalog at its instant; the rows are read
+/// afterwards at the copy's snapshot.
+struct Parts {
+    next_txid: u64,
+    settings: DbSettings,
+    backup: BackupState,
+    next_table_id: u32,
+    next_seq_id: u32,
+    tables: Vec<(Arc<Table>, i64, i64)>,
+    seqs: Vec<(SequenceDef, SeqState)>,
+}
+
+impl Parts {
+    fn of(next_txid: u64, settings: DbSettings, backup: BackupState, cat: &Catalog) -> Parts {
         let mut tables: Vec<_> = cat
             .by_id
             .values()
             .map(|t| {
                 (
-                    t.def.clone(),
+                    t.clone(),
                     t.next_identity.load(Relaxed),
                     t.next_rowid.load(Relaxed),
-                    t.snapshot(),
                 )
             })
             .collect();
-        tables.sort_by_key(|t| t.0.id);
+        tables.sort_by_key(|t| t.0.id());
         let mut seqs: Vec<_> = cat
             .sequences
             .values()
             .map(|s| (s.def.clone(), *s.state.lock()))
             .collect();
         seqs.sort_by_key(|s| s.0.id);
-        Snapshot {
-            lsn,
+        Parts {
             next_txid,
             settings,
             backup,
@@ -98,6 +127,33 @@ impl Snapshot {
         }
     }
 
+    /// Reads every table at `csn`, first sweeping versions older than
+    /// `horizon` that readers have left behind.
+    fn read(self, lsn: Lsn, through: Lsn, csn: Csn, horizon: Csn) -> Snapshot {
+        let tables = self
+            .tables
+            .into_iter()
+            .map(|(t, ident, rowid)| {
+                t.rows.prune(horizon);
+                let rows = t.rows.scan_at((Bound::Unbounded, Bound::Unbounded), csn);
+                (t.def.clone(), ident, rowid, rows)
+            })
+            .collect();
+        Snapshot {
+            lsn,
+            through,
+            next_txid: self.next_txid,
+            settings: self.settings,
+            backup: self.backup,
+            next_table_id: self.next_table_id,
+            next_seq_id: self.next_seq_id,
+            tables,
+            seqs: self.seqs,
+        }
+    }
+}
+
+impl Snapshot {
     pub fn lsn(&self) -> Lsn {
         self.lsn
     }
@@ -179,7 +235,6 @@ pub(crate) fn decode_image(bytes: &[u8], path: &Path) -> Result<Image> {
             let n = r.var()?;
             let hidden = t.has_hidden_key();
             {
-                let mut rows = t.rows.write();
                 for _ in 0..n {
                     let k: Option<Key> = if hidden {
                         Some(r.values()?.into_boxed_slice())
@@ -201,7 +256,7 @@ pub(crate) fn decode_image(bytes: &[u8], path: &Path) -> Result<Image> {
                             EngineError::Data(format!("a row of table {} has no key", t.def.name))
                         })?,
                     };
-                    rows.insert(k, row);
+                    t.rows.load(k, row);
                 }
             }
             catalog.add_table(Arc::new(t));
@@ -429,6 +484,28 @@ impl Database {
         ))
     }
 
+    /// A copy taken while commits go on (see `inflight.rs`): the gate is
+    /// held shared only for the instant of the capture (it keeps DDL out),
+    /// and the rows are read at the captured snapshot afterwards.
+    fn snapshot_online(&self) -> Snapshot {
+        let (cap, parts) = {
+            let _gate = self.gate.read();
+            let cap = self.inflight.capture(&self.vis, &self.log);
+            let cat = self.catalog.read();
+            let parts = Parts::of(
+                self.next_txid.load(Relaxed),
+                self.settings(),
+                *self.backup.lock(),
+                &cat,
+            );
+            (cap, parts)
+        };
+        let horizon = self.vis.horizon();
+        let snap = parts.read(cap.redo_start, cap.log_end, cap.snapshot.csn(), horizon);
+        drop(cap);
+        snap
+    }
+
     /// How far back the log must be kept.
     fn retention_lsn(&self, checkpoint: Lsn) -> Lsn {
         let b = *self.backup.lock();
@@ -449,7 +526,12 @@ impl Database {
     pub fn checkpoint(&self) -> Result<CheckpointInfo> {
         let _one = self.checkpoint_lock.lock();
         let t0 = Instant::now();
-        let Some(snap) = self.snapshot() else {
+        let snap = if self.is_secondary() {
+            self.snapshot()
+        } else {
+            Some(self.snapshot_online())
+        };
+        let Some(snap) = snap else {
             // A secondary between a transaction's parts: try again later.
             return Ok(CheckpointInfo {
                 lsn: self.checkpoint_lsn.load(Relaxed),
@@ -460,7 +542,7 @@ impl Database {
         };
         // The image may include delayed commits: harden them first, or a crash
         // could leave an image ahead of the log.
-        self.log.wait_hardened(snap.lsn, &[])?;
+        self.log.wait_hardened(snap.through, &[])?;
         let bytes = snap.encode();
         // Replace the older image; the newest stays as the fallback.
         let (newest, _) = *self.images.lock();

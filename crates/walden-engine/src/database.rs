@@ -5,7 +5,9 @@ use crate::checkpoint::{self, Image};
 use crate::codec::{encode_redo, Redo};
 use crate::control::{self, Control};
 use crate::error::{io_err, EngineError, Result};
+use crate::inflight::InFlight;
 use crate::lock::LockManager;
+use crate::mvcc::Visibility;
 use crate::recovery::Replay;
 use crate::replica::ReplicaState;
 use crate::schema::{DbSettings, SequenceDef, TableDef};
@@ -46,6 +48,9 @@ pub struct Catalog {
     pub(crate) sequences: HashMap<String, Arc<Sequence>>,
     pub(crate) next_table_id: u32,
     pub(crate) next_seq_id: u32,
+    /// The database's published CSN and open snapshots (travels with the
+    /// catalog from the checkpoint image through recovery to the database).
+    pub(crate) vis: Arc<Visibility>,
 }
 
 impl Catalog {
@@ -106,6 +111,12 @@ pub struct Database {
     pub(crate) vfs: Arc<dyn Vfs>,
     pub(crate) log: LogManager,
     pub(crate) catalog: RwLock<Catalog>,
+    /// Published CSN and open snapshots (the catalog's, kept here to reach
+    /// it without the catalog lock).
+    pub(crate) vis: Arc<Visibility>,
+    /// Commits between their first append and their publish (the online
+    /// checkpoint's redo start).
+    pub(crate) inflight: InFlight,
     /// Bumped by every catalog change (tables, keys, sequences, settings):
     /// the SQL layer keeps compiled plans only while it is unchanged.
     pub(crate) catalog_version: AtomicU64,
@@ -248,6 +259,7 @@ impl Database {
             state.settings.max_exposure(),
         );
         let end_lsn = log.end_lsn();
+        let vis = state.catalog.vis.clone();
         let db = Arc::new(Database {
             id,
             name: name.to_string(),
@@ -255,6 +267,8 @@ impl Database {
             vfs,
             log,
             catalog: RwLock::new(state.catalog),
+            vis,
+            inflight: InFlight::default(),
             catalog_version: AtomicU64::new(0),
             settings: RwLock::new(state.settings),
             gate: RwLock::new(()),
@@ -406,6 +420,16 @@ impl Database {
 
     pub fn backup_state(&self) -> BackupState {
         *self.backup.lock()
+    }
+
+    /// The newest published commit sequence number.
+    pub fn visible_csn(&self) -> crate::mvcc::Csn {
+        self.vis.visible()
+    }
+
+    /// Snapshots open now (statements and REPEATABLE READ transactions).
+    pub fn open_snapshots(&self) -> usize {
+        self.vis.open_snapshots()
     }
 
     /// Row locks currently held by open transactions.
@@ -596,8 +620,9 @@ impl Database {
     pub fn truncate(&self, session: &Session, name: &str) -> Result<()> {
         let gate = self.gate.write();
         let t = self.table(name)?;
-        self.system_change(gate, session, Redo::Truncate(t.id()), |_| {
-            t.rows.write().clear();
+        let empty = Arc::new(t.emptied());
+        self.system_change(gate, session, Redo::Truncate(t.id()), |cat| {
+            cat.add_table(empty)
         })
     }
 

@@ -59,6 +59,10 @@ pub enum EngineError {
     /// `NOWAIT` found the row locked (55P03).
     #[error("could not obtain lock on row in relation \"{0}\"")]
     LockNotAvailable(String),
+    /// REPEATABLE READ: the row was changed (or deleted) by a transaction
+    /// that committed after this one's snapshot.
+    #[error("could not serialize access due to concurrent {0}")]
+    SerializationFailure(&'static str),
     #[error("savepoint \"{0}\" does not exist")]
     UnknownSavepoint(String),
     #[error("row not found in \"{0}\"")]

@@ -2,7 +2,8 @@
 //!
 //! An [`Instance`] holds databases, each with its own directory, log
 //! ([`walden_log::LogManager`]) and checkpoint image. Tables live in memory
-//! in primary-key order (data size is bounded by memory in this version);
+//! in primary-key order as versioned rows read through snapshots (data size
+//! is bounded by memory in this version);
 //! transactions keep their changes private under row locks and log them as
 //! redo at commit, fully durable or delayed as the database's
 //! `DELAYED_DURABILITY` setting and the commit's request decide.
@@ -25,8 +26,10 @@ pub mod codec;
 mod control;
 mod database;
 mod error;
+mod inflight;
 mod instance;
 mod lock;
+pub mod mvcc;
 mod recovery;
 mod replica;
 pub mod roles;
@@ -51,7 +54,7 @@ pub use schema::{
 };
 pub use session::{CommitRequest, Session};
 pub use table::Table;
-pub use txn::{CommitOutcome, Locked, Transaction};
+pub use txn::{CommitOutcome, Isolation, Locked, Transaction};
 pub use types::{DataType, Key, Row, Value};
 /// Entry points for the fuzz targets in `fuzz/` (the decoders they reach
 /// are private); not part of the API.

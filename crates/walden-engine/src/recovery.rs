@@ -79,18 +79,20 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
             }
             let mut all = pending.remove(&txid).unwrap_or_default();
             all.extend(ops);
+            // One CSN for the whole transaction: readers (on a secondary)
+            // see all of it or none of it.
+            let vis = cat.vis.clone();
+            let p = vis.begin_publish();
             for op in all {
-                match op {
-                    Op::Put { table, key, row } => {
-                        let t = cat.by_id.get(&table).ok_or_else(|| unknown(table))?;
-                        t.observe(&key, &row);
-                        t.rows.write().insert(key, row);
-                    }
-                    Op::Delete { table, key } => {
-                        let t = cat.by_id.get(&table).ok_or_else(|| unknown(table))?;
-                        t.rows.write().remove(&key);
-                    }
+                let (table, key, row) = match op {
+                    Op::Put { table, key, row } => (table, key, Some(row)),
+                    Op::Delete { table, key } => (table, key, None),
+                };
+                let t = cat.by_id.get(&table).ok_or_else(|| unknown(table))?;
+                if let Some(row) = &row {
+                    t.observe(&key, row);
                 }
+                t.rows.install([(key, row)], p.csn, p.horizon);
             }
         }
         Redo::CreateTable(def) => cat.add_table(Arc::new(Table::new(def))),
@@ -99,7 +101,8 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
         }
         Redo::Truncate(id) => {
             if let Some(t) = cat.by_id.get(&id) {
-                t.rows.write().clear();
+                let empty = Arc::new(t.emptied());
+                cat.add_table(empty);
             }
         }
         Redo::CreateSequence(def) => {

@@ -1,15 +1,16 @@
-//! A table: its definition and its rows, kept in memory in key order.
+//! A table: its definition and its rows' versions, kept in memory in key
+//! order (see `mvcc.rs`).
 
+use crate::mvcc::VersionedRows;
 use crate::schema::TableDef;
 use crate::types::{Key, Row, Value};
-use parking_lot::RwLock;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
 
 pub struct Table {
     pub def: TableDef,
-    /// Committed rows by primary key (or hidden row id).
-    pub rows: RwLock<BTreeMap<Key, Row>>,
+    /// Committed row versions by primary key (or hidden row id).
+    pub rows: VersionedRows,
     /// Next identity value to hand out. Like SQL Server, identity values are
     /// not transactional: a rollback leaves a gap.
     pub(crate) next_identity: AtomicI64,
@@ -31,7 +32,7 @@ impl Table {
         let seed = def.identity_column().map(|(_, i)| i.seed).unwrap_or(1);
         Table {
             def,
-            rows: RwLock::new(BTreeMap::new()),
+            rows: VersionedRows::default(),
             next_identity: AtomicI64::new(seed),
             next_rowid: AtomicI64::new(1),
         }
@@ -64,9 +65,9 @@ impl Table {
             .collect()
     }
 
-    /// Number of committed rows.
+    /// Number of rows in the newest committed state.
     pub fn len(&self) -> usize {
-        self.rows.read().len()
+        self.rows.len_latest()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -116,8 +117,8 @@ impl Table {
         t.next_identity
             .store(self.next_identity.load(Relaxed), Relaxed);
         {
-            let mut rows = t.rows.write();
-            for row in self.rows.read().values() {
+            let mut rows = BTreeMap::new();
+            for row in self.rows.latest_rows().values() {
                 let key: Key = columns.iter().map(|&i| row[i].clone()).collect();
                 if let Some(i) = columns.iter().find(|&&i| row[i].is_null()) {
                     return Err(crate::error::EngineError::NotNull {
@@ -133,12 +134,27 @@ impl Table {
                     });
                 }
             }
+            for (k, r) in rows {
+                t.rows.load(k, r);
+            }
         }
         Ok(t)
     }
 
-    /// A copy of the committed rows (cheap: rows are shared).
-    pub fn snapshot(&self) -> BTreeMap<Key, Row> {
-        self.rows.read().clone()
+    /// This table with no rows (TRUNCATE): a new set of versions, so that
+    /// readers of the old one finish on what they started with. Identity
+    /// values go on where they were, as PostgreSQL's TRUNCATE without
+    /// RESTART IDENTITY.
+    pub(crate) fn emptied(&self) -> Table {
+        let t = Table::new(self.def.clone());
+        t.next_identity
+            .store(self.next_identity.load(Relaxed), Relaxed);
+        t.next_rowid.store(self.next_rowid.load(Relaxed), Relaxed);
+        t
+    }
+
+    /// The newest committed rows (what a checkpoint image holds).
+    pub fn latest_rows(&self) -> BTreeMap<Key, Row> {
+        self.rows.latest_rows()
     }
 }

@@ -1,9 +1,13 @@
 //! Transactions: a private write set under row locks, logged as redo at
 //! commit, durable or delayed as the database setting decides.
 //!
-//! Isolation is read committed: reads see committed rows plus the
-//! transaction's own writes, never another transaction's uncommitted ones.
-//! Writers lock each key they touch until the end of the transaction. A fully
+//! Reads see a snapshot (see `mvcc.rs`) plus the transaction's own writes:
+//! under READ COMMITTED a new snapshot per statement, under REPEATABLE READ
+//! one for the whole transaction, taken by its first statement. Writers lock
+//! each key they touch until the end of the transaction and work on the
+//! newest committed version; under REPEATABLE READ a key changed by a commit
+//! the snapshot does not see fails with a serialization failure, as
+//! PostgreSQL's first-updater-wins. A fully
 //! durable commit applies its changes (and releases its locks) only after its
 //! commit record is hardened; a delayed one at once. Because a transaction
 //! that reads or overwrites another's change always commits later in log
@@ -13,6 +17,7 @@ use crate::codec::{put_op_delete, put_op_put, put_txn_header};
 use crate::database::Database;
 use crate::error::{EngineError, Result};
 use crate::lock::{Acquired, LockKey, LockMode, WaitPolicy};
+use crate::mvcc::{Csn, Snapshot};
 use crate::savepoint::Savepoints;
 use crate::schema::{DefaultExpr, DelayedDurability};
 use crate::session::{CommitRequest, Session};
@@ -54,6 +59,16 @@ fn check_size(row: &[Value], limits: crate::database::Limits) -> Result<()> {
     Ok(())
 }
 
+/// A transaction's isolation level.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Isolation {
+    /// A snapshot per statement.
+    #[default]
+    ReadCommitted,
+    /// One snapshot for the transaction; write conflicts fail (40001).
+    RepeatableRead,
+}
+
 /// How a commit ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CommitOutcome {
@@ -74,6 +89,10 @@ pub struct Transaction {
     savepoints: Savepoints,
     /// `READ ONLY`: writes and row locks are refused.
     read_only: bool,
+    isolation: Isolation,
+    /// What reads see; `None` until the first statement (reads outside a
+    /// statement see the newest published state).
+    snapshot: Option<Snapshot>,
     finished: bool,
 }
 
@@ -97,7 +116,65 @@ impl Transaction {
             locks: Vec::new(),
             savepoints: Savepoints::default(),
             read_only: false,
+            isolation: Isolation::ReadCommitted,
+            snapshot: None,
             finished: false,
+        }
+    }
+
+    /// Sets the isolation level (before the first statement).
+    pub fn set_isolation(&mut self, level: Isolation) {
+        self.isolation = level;
+    }
+
+    pub fn isolation(&self) -> Isolation {
+        self.isolation
+    }
+
+    /// A statement starts: READ COMMITTED takes a new snapshot, REPEATABLE
+    /// READ keeps the one its first statement took.
+    pub fn begin_statement(&mut self) {
+        if self.isolation == Isolation::ReadCommitted || self.snapshot.is_none() {
+            // Release the old one first: it may be the oldest open.
+            self.snapshot = None;
+            self.snapshot = Some(self.db.vis.snapshot());
+        }
+    }
+
+    /// Whether a statement has run (and fixed the snapshot's level).
+    pub fn has_snapshot(&self) -> bool {
+        self.snapshot.is_some()
+    }
+
+    /// The CSN reads see.
+    pub fn read_csn(&self) -> Csn {
+        match &self.snapshot {
+            Some(s) => s.csn(),
+            None => self.db.vis.visible(),
+        }
+    }
+
+    /// REPEATABLE READ: refuses to write (or lock) a key whose newest
+    /// committed version the snapshot does not see.
+    fn check_conflict(&self, t: &Table, key: &Key) -> Result<()> {
+        if self.isolation != Isolation::RepeatableRead {
+            return Ok(());
+        }
+        let Some(snap) = &self.snapshot else {
+            return Ok(());
+        };
+        if self.writes.contains_key(&(t.id(), key.clone())) {
+            return Ok(());
+        }
+        match t.rows.latest(key) {
+            Some((csn, row)) if csn > snap.csn() => {
+                Err(EngineError::SerializationFailure(if row.is_some() {
+                    "update"
+                } else {
+                    "delete"
+                }))
+            }
+            _ => Ok(()),
         }
     }
 
@@ -250,11 +327,21 @@ impl Transaction {
         self.build_row(table, row.into_iter().map(Some).collect())
     }
 
+    /// Whether the key holds a row in the newest committed state or the
+    /// transaction's own (the caller holds the key's lock).
     fn exists(&self, table: &Table, key: &Key) -> bool {
         match self.writes.get(&(table.id(), key.clone())) {
             Some(w) => w.is_some(),
-            None => table.rows.read().contains_key(key),
+            None => table.rows.latest(key).is_some_and(|(_, r)| r.is_some()),
         }
+    }
+
+    /// The newest committed (or own) version of a key.
+    fn latest_in(&self, t: &Table, key: &Key) -> Option<Row> {
+        if let Some(w) = self.writes.get(&(t.id(), key.clone())) {
+            return w.clone();
+        }
+        t.rows.latest(key).and_then(|(_, r)| r)
     }
 
     fn key_text(key: &Key) -> String {
@@ -327,7 +414,10 @@ impl Transaction {
                 return w.clone();
             }
         }
-        t.rows.read().get(key).cloned()
+        match &self.snapshot {
+            Some(s) => t.rows.get_at(key, s.csn()),
+            None => t.rows.get_visible(key, &self.db.vis),
+        }
     }
 
     /// Locks the row's key, then reads its latest committed (or own) version.
@@ -356,7 +446,8 @@ impl Transaction {
         if !self.lock_mode(t, &key, mode, policy)? {
             return Ok(Locked::Busy);
         }
-        Ok(Locked::Row(self.get_in(t, &key)))
+        self.check_conflict(t, &key)?;
+        Ok(Locked::Row(self.latest_in(t, &key)))
     }
 
     /// `SAVEPOINT name`.
@@ -438,14 +529,23 @@ impl Transaction {
         if range_is_empty(&range) {
             return Vec::new();
         }
-        let mut out: BTreeMap<Key, Row> = t
-            .rows
-            .read()
-            .range::<Key, _>((range.0.as_ref(), range.1.as_ref()))
-            .map(|(k, r)| (k.clone(), r.clone()))
-            .collect();
+        // A scan outside a statement holds a snapshot of its own while it
+        // runs: it reads in chunks, and what it started on must stay.
+        let own;
+        let csn = match &self.snapshot {
+            Some(s) => s.csn(),
+            None => {
+                own = self.db.vis.snapshot();
+                own.csn()
+            }
+        };
+        let base = t.rows.scan_at((range.0.as_ref(), range.1.as_ref()), csn);
         let lo = bound_map(&range.0, t.id(), false);
         let hi = bound_map(&range.1, t.id(), true);
+        if self.writes.range((lo.clone(), hi.clone())).next().is_none() {
+            return base;
+        }
+        let mut out: BTreeMap<Key, Row> = base.into_iter().collect();
         for ((tid, k), w) in self.writes.range((lo, hi)) {
             if *tid != t.id() {
                 continue;
@@ -484,6 +584,7 @@ impl Transaction {
             LockMode::Update
         };
         self.lock_mode(t, &key, mode, WaitPolicy::Wait)?;
+        self.check_conflict(t, &key)?;
         if !self.exists(t, &key) {
             return Err(EngineError::RowNotFound(t.name().to_string()));
         }
@@ -513,6 +614,7 @@ impl Transaction {
         self.check_write("DELETE")?;
         let key: Key = key.into();
         self.lock(t, &key)?;
+        self.check_conflict(t, &key)?;
         if !self.exists(t, &key) {
             return Ok(false);
         }
@@ -571,6 +673,7 @@ impl Transaction {
     pub fn commit(mut self, request: CommitRequest) -> Result<CommitOutcome> {
         self.check_open()?;
         self.finished = true;
+        self.snapshot = None;
         if self.writes.is_empty() {
             self.release();
             return Ok(CommitOutcome {
@@ -602,6 +705,8 @@ impl Transaction {
             if !delayed {
                 db.check_commit_quorum()?;
             }
+            // Registered before the first append, gone after the publish.
+            let _inflight = db.inflight.enter(self.txid, &db.log);
             let mut lsn = 0;
             for p in &parts {
                 lsn = db.log.append(p, &sinks)?;
@@ -636,28 +741,24 @@ impl Transaction {
         })
     }
 
+    /// Installs the write set as new versions under one CSN, published
+    /// once every table has them.
     fn apply(&mut self) {
         let cat = self.db.catalog.read();
         let writes = std::mem::take(&mut self.writes);
-        let mut cur: Option<(u32, Arc<Table>)> = None;
-        let mut guard = None;
-        for ((tid, key), w) in writes {
-            if cur.as_ref().map(|c| c.0) != Some(tid) {
-                guard = None;
-                let Some(t) = cat.table_by_id(tid).cloned() else {
-                    continue;
-                };
-                cur = Some((tid, t));
+        let publish = self.db.vis.begin_publish();
+        let mut it = writes.into_iter().peekable();
+        while let Some(((tid, key), w)) = it.next() {
+            let mut batch = vec![(key, w)];
+            while let Some(((next, _), _)) = it.peek() {
+                if *next != tid {
+                    break;
+                }
+                let Some(((_, k), w)) = it.next() else { break };
+                batch.push((k, w));
             }
-            let t = &cur.as_ref().unwrap().1;
-            let rows = guard.get_or_insert_with(|| t.rows.write());
-            match w {
-                Some(row) => {
-                    rows.insert(key, row);
-                }
-                None => {
-                    rows.remove(&key);
-                }
+            if let Some(t) = cat.table_by_id(tid) {
+                t.rows.install(batch, publish.csn, publish.horizon);
             }
         }
     }
@@ -672,6 +773,7 @@ impl Transaction {
             self.finished = true;
             self.writes.clear();
             self.savepoints.clear();
+            self.snapshot = None;
             self.release();
             self.db.counters.rollbacks.fetch_add(1, Relaxed);
         }

@@ -455,8 +455,8 @@ fn trial(seed: u64) -> Outcome {
     crashed.set_faults(Faults::default());
     let db = inst.database("walden").unwrap();
     let end = db.log().end_lsn();
-    let items = db.table("items").unwrap().snapshot();
-    let counters = db.table("counters").unwrap().snapshot();
+    let items = db.table("items").unwrap().latest_rows();
+    let counters = db.table("counters").unwrap().latest_rows();
 
     // (c) exactly the rows of each session's surviving transactions: its
     // counter says which was the last, and every one before it survived.

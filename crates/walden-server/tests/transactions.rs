@@ -300,16 +300,14 @@ fn tsql_save_and_rollback_transaction() {
 }
 
 #[test]
-fn isolation_levels_above_read_committed_are_refused_in_every_spelling() {
+fn serializable_is_refused_and_repeatable_read_runs_in_every_spelling() {
     with_server(|s| async move {
         let c = s.client().await;
         for sql in [
             "BEGIN ISOLATION LEVEL SERIALIZABLE",
-            "BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ",
             "START TRANSACTION ISOLATION LEVEL SERIALIZABLE, READ ONLY",
-            "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+            "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL SERIALIZABLE",
             "SET default_transaction_isolation = 'serializable'",
-            "SET default_transaction_isolation TO 'repeatable read'",
             "SELECT set_config('default_transaction_isolation', 'serializable', false)",
         ] {
             assert_eq!(code(&c, sql).await, "0A000", "{sql}");
@@ -318,11 +316,45 @@ fn isolation_levels_above_read_committed_are_refused_in_every_spelling() {
             col(&c, "SHOW transaction_isolation").await,
             ["read committed"]
         );
+        // REPEATABLE READ (and T-SQL's SNAPSHOT, which is the same) run.
+        for (sql, shown) in [
+            (
+                "BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+                "repeatable read",
+            ),
+            (
+                "BEGIN; SET TRANSACTION ISOLATION LEVEL SNAPSHOT",
+                "snapshot",
+            ),
+            (
+                "BEGIN; SET transaction_isolation = 'repeatable read'",
+                "repeatable read",
+            ),
+        ] {
+            c.simple_query(sql).await.unwrap();
+            assert_eq!(
+                col(&c, "SHOW transaction_isolation").await,
+                [shown],
+                "{sql}"
+            );
+            c.simple_query("ROLLBACK").await.unwrap();
+        }
+        c.simple_query(
+            "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            col(&c, "SHOW default_transaction_isolation").await,
+            ["repeatable read"]
+        );
+        c.simple_query("SET default_transaction_isolation TO 'read committed'")
+            .await
+            .unwrap();
         c.simple_query("BEGIN").await.unwrap();
         for sql in [
             "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE",
-            "SET TRANSACTION ISOLATION LEVEL SNAPSHOT",
-            "SET transaction_isolation = 'repeatable read'",
+            "SET transaction_isolation = 'serializable'",
         ] {
             assert_eq!(code(&c, sql).await, "0A000", "{sql}");
             c.simple_query("ROLLBACK; BEGIN").await.unwrap();

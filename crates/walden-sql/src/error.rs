@@ -72,6 +72,8 @@ pub enum ErrorKind {
     TooManyConnections,
     /// A statement over its memory budget (53200).
     OutOfMemory,
+    /// REPEATABLE READ write conflict (40001).
+    SerializationFailure,
 }
 
 /// The optional fields of an error that drivers read apart from the message
@@ -188,6 +190,7 @@ impl From<EngineError> for SqlError {
             E::ReadOnlyTransaction(_) => ErrorKind::ReadOnly,
             E::LockNotAvailable(_) => ErrorKind::LockTimeout,
             E::UnknownSavepoint(_) => ErrorKind::InvalidSavepoint,
+            E::SerializationFailure(_) => ErrorKind::SerializationFailure,
         };
         let message = match &e {
             E::UnknownTable(t) => format!("relation \"{t}\" does not exist"),

@@ -512,15 +512,28 @@ impl SqlSession {
                 None => self.new_tx(),
             };
             self.tx_queried = true;
+            self.begin_statement(&mut tx);
             let r = f(&mut tx, self);
             self.tx = Some(tx);
             r
         } else {
             let mut tx = self.new_tx();
+            self.begin_statement(&mut tx);
             let v = f(&mut tx, self)?;
             tx.commit(CommitRequest::Default)?;
             Ok(v)
         }
+    }
+
+    /// A statement starts in `tx`: its first statement fixes the isolation
+    /// level; each takes its snapshot (or keeps the transaction's).
+    fn begin_statement(&self, tx: &mut Transaction) {
+        if !tx.has_snapshot() {
+            tx.set_isolation(crate::txmodes::engine_isolation(
+                self.settings.get("transaction_isolation").as_deref(),
+            ));
+        }
+        tx.begin_statement();
     }
 
     /// A secondary's database is replaced by a fresh copy when the primary

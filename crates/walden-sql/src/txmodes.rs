@@ -51,22 +51,31 @@ impl Isolation {
 }
 
 /// The isolation levels Walden runs. Read uncommitted is read committed, as
-/// in PostgreSQL. The others need per-transaction snapshots, which the
-/// storage engine does not have yet: they are refused rather than run as
-/// read committed. Enabling one is a change to this function only.
+/// in PostgreSQL; SQL Server's SNAPSHOT is PostgreSQL's REPEATABLE READ
+/// (one snapshot per transaction, a write conflict fails). SERIALIZABLE
+/// needs rw-antidependency tracking Walden does not have: it is refused
+/// rather than run at a weaker level.
 pub fn check_isolation(level: Isolation) -> Result<()> {
     match level {
-        Isolation::ReadUncommitted | Isolation::ReadCommitted => Ok(()),
-        Isolation::RepeatableRead | Isolation::Snapshot | Isolation::Serializable => {
-            Err(SqlError::new(
-                ErrorKind::FeatureNotSupported,
-                format!(
-                    "transaction isolation level {} is not supported yet (Walden runs READ COMMITTED; \
-                     it would not give the guarantees of {0})",
-                    level.name().to_ascii_uppercase()
-                ),
-            ))
+        Isolation::ReadUncommitted
+        | Isolation::ReadCommitted
+        | Isolation::RepeatableRead
+        | Isolation::Snapshot => Ok(()),
+        Isolation::Serializable => Err(SqlError::new(
+            ErrorKind::FeatureNotSupported,
+            "transaction isolation level SERIALIZABLE is not supported yet (Walden runs \
+             READ COMMITTED and REPEATABLE READ; it would not give the guarantees of SERIALIZABLE)",
+        )),
+    }
+}
+
+/// The engine's level for a `transaction_isolation` value.
+pub(crate) fn engine_isolation(value: Option<&str>) -> walden_engine::Isolation {
+    match value.and_then(Isolation::parse) {
+        Some(Isolation::RepeatableRead | Isolation::Snapshot) => {
+            walden_engine::Isolation::RepeatableRead
         }
+        _ => walden_engine::Isolation::ReadCommitted,
     }
 }
 

@@ -92,7 +92,7 @@ pub fn check_churn(db: &Database, counters: &BTreeMap<i64, i64>) -> Vec<String> 
         return Vec::new();
     };
     let mut present: BTreeSet<i64> = t
-        .snapshot()
+        .latest_rows()
         .values()
         .filter_map(|r| r[0].as_i64())
         .collect();

@@ -369,6 +369,24 @@ impl Drop for Cluster {
 }
 
 /// A throwaway PostgreSQL cluster.
+/// A throwaway PostgreSQL cluster (15 or newer) in a scratch directory, for
+/// tests that run the same schedule on Walden and PostgreSQL. Connect as
+/// [`ScratchPostgres::USER`] to database `postgres` on loopback (trust);
+/// stopped on drop.
+pub struct ScratchPostgres(Cluster);
+
+impl ScratchPostgres {
+    pub const USER: &'static str = SUPERUSER;
+
+    pub fn start(dir: &Path) -> std::result::Result<ScratchPostgres, String> {
+        Cluster::start(dir).map(ScratchPostgres)
+    }
+
+    pub fn port(&self) -> u16 {
+        self.0.port
+    }
+}
+
 pub struct PostgresTarget {
     cluster: Cluster,
     version: String,

@@ -134,10 +134,10 @@ pub(super) fn child_setup(
     let counters = db.table(COUNTERS).map_err(|e| e.to_string())?;
     let mut starts = Vec::new();
     for session in 0..args.sessions as i64 {
-        if !counters
+        if counters
             .rows
-            .read()
-            .contains_key(&[Value::Int(session)][..])
+            .latest(&[Value::Int(session)][..])
+            .is_none_or(|(_, r)| r.is_none())
         {
             db.run(s, CommitRequest::Durable, |tx| {
                 tx.insert_into(
@@ -151,9 +151,14 @@ pub(super) fn child_setup(
         let hi: Box<[Value]> = vec![Value::Int((session + 1) << 40)].into();
         let last = crash
             .rows
-            .read()
-            .range(lo..hi)
-            .next_back()
+            .scan_at(
+                (
+                    std::ops::Bound::Included(&lo),
+                    std::ops::Bound::Excluded(&hi),
+                ),
+                u64::MAX,
+            )
+            .last()
             .map(|(_, r)| int(&r[2]))
             .transpose()?;
         starts.push(last.unwrap_or(0));
