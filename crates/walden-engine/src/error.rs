@@ -37,8 +37,26 @@ pub enum EngineError {
     SequenceExists(String),
     #[error("column \"{column}\" of relation \"{table}\" does not exist")]
     UnknownColumn { table: String, column: String },
-    #[error("duplicate key value violates primary key of \"{table}\": {key}")]
-    DuplicateKey { table: String, key: String },
+    /// `columns` as `(a, b)`, `key` as `1, x` (PostgreSQL's DETAIL is
+    /// `Key (a, b)=(1, x) already exists.`).
+    #[error("duplicate key value violates unique constraint \"{constraint}\"")]
+    DuplicateKey {
+        table: String,
+        constraint: String,
+        columns: String,
+        key: String,
+    },
+    #[error("could not create unique index \"{index}\"")]
+    UniqueBuildFailed {
+        table: String,
+        index: String,
+        columns: String,
+        key: String,
+    },
+    #[error("relation \"{0}\" already exists")]
+    RelationExists(String),
+    #[error("index \"{0}\" does not exist")]
+    UnknownIndex(String),
     #[error(
         "null value in column \"{column}\" of relation \"{table}\" violates not-null constraint"
     )]

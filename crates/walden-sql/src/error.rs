@@ -160,7 +160,9 @@ impl From<EngineError> for SqlError {
             E::UnknownSequence(_) => ErrorKind::UndefinedTable,
             E::SequenceExists(_) => ErrorKind::DuplicateTable,
             E::UnknownColumn { .. } => ErrorKind::UndefinedColumn,
-            E::DuplicateKey { .. } => ErrorKind::UniqueViolation,
+            E::DuplicateKey { .. } | E::UniqueBuildFailed { .. } => ErrorKind::UniqueViolation,
+            E::RelationExists(_) => ErrorKind::DuplicateTable,
+            E::UnknownIndex(_) => ErrorKind::UndefinedObject,
             E::NotNull { .. } => ErrorKind::NotNullViolation,
             E::Data(m) if m.contains("too long") => ErrorKind::StringTooLong,
             E::Data(m) if m.contains("invalid input") => ErrorKind::InvalidText,
@@ -200,6 +202,28 @@ impl From<EngineError> for SqlError {
             E::NotNull { table, column } => Some(Box::new(ErrorFields {
                 table: Some(table.clone()),
                 column: Some(column.clone()),
+                ..Default::default()
+            })),
+            E::DuplicateKey {
+                table,
+                constraint,
+                columns,
+                key,
+            } => Some(Box::new(ErrorFields {
+                detail: Some(format!("Key {columns}=({key}) already exists.")),
+                table: Some(table.clone()),
+                constraint: Some(constraint.clone()),
+                ..Default::default()
+            })),
+            E::UniqueBuildFailed {
+                table,
+                index,
+                columns,
+                key,
+            } => Some(Box::new(ErrorFields {
+                detail: Some(format!("Key {columns}=({key}) is duplicated.")),
+                table: Some(table.clone()),
+                constraint: Some(index.clone()),
                 ..Default::default()
             })),
             _ => None,

@@ -44,6 +44,10 @@ const SLOT_PKEY_CONSTRAINT: i64 = 2;
 const SLOT_TABLE_TYPE: i64 = 3;
 const SLOT_SEQUENCE: i64 = 4;
 const SLOT_SEQUENCE_TYPE: i64 = 5;
+/// A secondary index (its id comes from the tables' id space).
+const SLOT_INDEX: i64 = 6;
+/// The UNIQUE constraint behind an index.
+const SLOT_INDEX_CONSTRAINT: i64 = 7;
 
 fn user_oid(id: u32, slot: i64) -> i64 {
     FIRST_USER_OID + STRIDE * id as i64 + slot
@@ -52,6 +56,11 @@ fn user_oid(id: u32, slot: i64) -> i64 {
 /// The OID of a table (`pg_class.oid`).
 pub fn table_oid(id: u32) -> i64 {
     user_oid(id, SLOT_TABLE)
+}
+
+/// The OID of a secondary index (`pg_class.oid`, `pg_index.indexrelid`).
+pub fn index_oid(id: u32) -> i64 {
+    user_oid(id, SLOT_INDEX)
 }
 
 /// The engine id and slot an OID stands for.
