@@ -44,7 +44,7 @@ pub mod types;
 
 pub use checkpoint::{BackupInfo, CheckpointInfo};
 pub use database::{BackupState, Database, DbCounters, Limits, MAX_ROW_BYTES};
-pub use error::{EngineError, Result};
+pub use error::{EngineError, KeyConflict, Result};
 pub use instance::{Instance, InstanceConfig};
 pub use lock::{LockMode, WaitPolicy};
 pub use replica::{frames_of, wait_until, RemoteHarden, ReplicaCounters};

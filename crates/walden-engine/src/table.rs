@@ -1,7 +1,7 @@
 //! A table: its definition, its rows' versions and its secondary indexes'
 //! entries, kept in memory in key order (see `mvcc.rs`).
 
-use crate::error::{EngineError, Result};
+use crate::error::{EngineError, KeyConflict, Result};
 use crate::mvcc::{Csn, VersionedRows};
 use crate::schema::{IndexDef, TableDef};
 use crate::types::{Key, Row, Value};
@@ -170,12 +170,12 @@ impl Table {
         for (key, row) in self.rows.latest_rows() {
             let vals = ix.values_of(&row);
             if def.unique && !vals.iter().any(Value::is_null) && seen.insert(vals, ()).is_some() {
-                return Err(EngineError::UniqueBuildFailed {
+                return Err(EngineError::UniqueBuildFailed(Box::new(KeyConflict {
                     table: self.def.name.clone(),
-                    index: def.name.clone(),
+                    constraint: def.name.clone(),
                     columns: self.def.column_list(&def.columns),
                     key: value_list(&ix.values_of(&row)),
-                });
+                })));
             }
             ix.entries.load(ix.entry(&key, &row), present());
         }
@@ -292,12 +292,12 @@ impl Table {
                     });
                 }
                 if rows.insert(key.clone(), row.clone()).is_some() {
-                    return Err(EngineError::UniqueBuildFailed {
+                    return Err(EngineError::UniqueBuildFailed(Box::new(KeyConflict {
                         table: self.def.name.clone(),
-                        index: self.def.pkey_name(),
+                        constraint: self.def.pkey_name(),
                         columns: self.def.column_list(columns),
                         key: value_list(&key),
-                    });
+                    })));
                 }
             }
             for (k, r) in rows {

@@ -15,7 +15,7 @@
 
 use crate::codec::{put_op_delete, put_op_put, put_txn_header};
 use crate::database::Database;
-use crate::error::{EngineError, Result};
+use crate::error::{EngineError, KeyConflict, Result};
 use crate::lock::{Acquired, LockKey, LockMode, WaitPolicy};
 use crate::mvcc::{Csn, Snapshot};
 use crate::savepoint::Savepoints;
@@ -356,12 +356,12 @@ impl Transaction {
     }
 
     fn pk_duplicate(t: &Table, key: &Key) -> EngineError {
-        EngineError::DuplicateKey {
+        EngineError::DuplicateKey(Box::new(KeyConflict {
             table: t.name().to_string(),
             constraint: t.def.pkey_name(),
             columns: t.def.column_list(&t.def.primary_key),
             key: value_list(key),
-        }
+        }))
     }
 
     /// Notes which unique indexes of `t` this write was checked against:
@@ -427,11 +427,13 @@ impl Transaction {
                 continue;
             }
             self.lock_unique(t, ix, &vals)?;
-            let dup = || EngineError::DuplicateKey {
-                table: t.name().to_string(),
-                constraint: ix.def.name.clone(),
-                columns: t.def.column_list(&ix.def.columns),
-                key: value_list(&vals),
+            let dup = || {
+                EngineError::DuplicateKey(Box::new(KeyConflict {
+                    table: t.name().to_string(),
+                    constraint: ix.def.name.clone(),
+                    columns: t.def.column_list(&ix.def.columns),
+                    key: value_list(&vals),
+                }))
             };
             let holds = |tx: &Self, pk: &[Value]| -> bool {
                 match tx.writes.get(&(t.id(), pk.into())) {

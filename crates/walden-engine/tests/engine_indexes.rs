@@ -163,21 +163,16 @@ fn a_unique_index_refuses_a_second_holder_of_a_value() {
     let e = db
         .create_index(&s, "items", index("items_v_key", vec![1], true))
         .unwrap_err();
-    assert!(matches!(e, EngineError::UniqueBuildFailed { .. }), "{e}");
+    assert!(matches!(e, EngineError::UniqueBuildFailed(_)), "{e}");
     put(&db, &s, 2, Some(6), "a").unwrap();
     db.create_index(&s, "items", index("items_v_key", vec![1], true))
         .unwrap();
     let e = put(&db, &s, 3, Some(5), "x").unwrap_err();
     match e {
-        EngineError::DuplicateKey {
-            constraint,
-            columns,
-            key,
-            ..
-        } => {
-            assert_eq!(constraint, "items_v_key");
-            assert_eq!(columns, "(v)");
-            assert_eq!(key, "5");
+        EngineError::DuplicateKey(k) => {
+            assert_eq!(k.constraint, "items_v_key");
+            assert_eq!(k.columns, "(v)");
+            assert_eq!(k.key, "5");
         }
         other => panic!("{other}"),
     }
@@ -196,7 +191,7 @@ fn a_unique_index_refuses_a_second_holder_of_a_value() {
     .unwrap();
     assert!(matches!(
         put(&db, &s, 4, Some(6), "x"),
-        Err(EngineError::DuplicateKey { .. })
+        Err(EngineError::DuplicateKey(_))
     ));
     // Two values swapped through a third in one transaction.
     db.run(&s, CommitRequest::Default, |tx| {
@@ -250,7 +245,7 @@ fn a_second_writer_of_a_unique_value_waits_for_the_first() {
             first.commit(CommitRequest::Durable).unwrap();
             assert!(matches!(
                 second.join().unwrap(),
-                Err(EngineError::DuplicateKey { .. })
+                Err(EngineError::DuplicateKey(_))
             ));
         } else {
             first.rollback();
@@ -337,5 +332,5 @@ fn indexes_come_back_after_power_loss_and_from_a_checkpoint() {
             .map(drop)
         })
         .unwrap_err();
-    assert!(matches!(e, EngineError::DuplicateKey { .. }), "{e}");
+    assert!(matches!(e, EngineError::DuplicateKey(_)), "{e}");
 }

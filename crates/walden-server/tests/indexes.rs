@@ -388,3 +388,107 @@ fn indexes_survive_a_restart() {
         assert_eq!(e.constraint(), Some("r_e_key"));
     });
 }
+
+/// psql's `\d` output for a table (plain, unaligned off so the footer
+/// lines read as PostgreSQL prints them).
+fn describe(s: &TestServer, table: &str) -> String {
+    let out = std::process::Command::new("psql")
+        .args([
+            "-X",
+            "-h",
+            "127.0.0.1",
+            "-U",
+            "walden",
+            "-d",
+            "walden",
+            "-p",
+        ])
+        .arg(s.addr.port().to_string())
+        .args(["-c", &format!("\\d {table}")])
+        .output();
+    match out {
+        Ok(o) => {
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            String::from_utf8_lossy(&o.stdout).into_owned()
+        }
+        Err(e) => {
+            common::missing_tool(&format!("psql: {e}"));
+            String::new()
+        }
+    }
+}
+
+#[test]
+fn indexes_and_unique_constraints_are_in_the_catalogs() {
+    with_server(|server, _| async move {
+        let c = server.client().await;
+        run(
+            &c,
+            "CREATE TABLE cat (id int PRIMARY KEY, email text UNIQUE, a int, b text);
+             CREATE INDEX cat_a_b ON cat (a, b);
+             CREATE UNIQUE INDEX cat_b_key2 ON cat (b);",
+        )
+        .await;
+        assert_eq!(
+            rows(
+                &c,
+                "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'cat' ORDER BY 1"
+            )
+            .await,
+            vec![
+                vec![
+                    "cat_a_b",
+                    "CREATE INDEX cat_a_b ON public.cat USING btree (a, b)"
+                ],
+                vec![
+                    "cat_b_key2",
+                    "CREATE UNIQUE INDEX cat_b_key2 ON public.cat USING btree (b)"
+                ],
+                vec![
+                    "cat_email_key",
+                    "CREATE UNIQUE INDEX cat_email_key ON public.cat USING btree (email)"
+                ],
+                vec![
+                    "cat_pkey",
+                    "CREATE UNIQUE INDEX cat_pkey ON public.cat USING btree (id)"
+                ],
+            ]
+        );
+        assert_eq!(
+            rows(
+                &c,
+                "SELECT conname, contype, pg_get_constraintdef(oid) FROM pg_constraint
+                 WHERE conrelid = 'cat'::regclass ORDER BY 1"
+            )
+            .await,
+            vec![
+                vec!["cat_email_key", "u", "UNIQUE (email)"],
+                vec!["cat_pkey", "p", "PRIMARY KEY (id)"],
+            ]
+        );
+        assert_eq!(
+            rows(
+                &c,
+                "SELECT c.relname, i.indisunique, i.indisprimary, i.indkey::text
+                 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+                 WHERE i.indrelid = 'cat'::regclass ORDER BY 1"
+            )
+            .await,
+            vec![
+                vec!["cat_a_b", "f", "f", "3 4"],
+                vec!["cat_b_key2", "t", "f", "4"],
+                vec!["cat_email_key", "t", "f", "2"],
+                vec!["cat_pkey", "t", "t", "1"],
+            ]
+        );
+        let d = describe(&server, "cat");
+        for line in [
+            "\"cat_pkey\" PRIMARY KEY, btree (id)",
+            "\"cat_a_b\" btree (a, b)",
+            "\"cat_b_key2\" UNIQUE, btree (b)",
+            "\"cat_email_key\" UNIQUE CONSTRAINT, btree (email)",
+        ] {
+            assert!(d.contains(line), "\\d cat lacks {line}:\n{d}");
+        }
+    });
+}

@@ -160,7 +160,7 @@ impl From<EngineError> for SqlError {
             E::UnknownSequence(_) => ErrorKind::UndefinedTable,
             E::SequenceExists(_) => ErrorKind::DuplicateTable,
             E::UnknownColumn { .. } => ErrorKind::UndefinedColumn,
-            E::DuplicateKey { .. } | E::UniqueBuildFailed { .. } => ErrorKind::UniqueViolation,
+            E::DuplicateKey(_) | E::UniqueBuildFailed(_) => ErrorKind::UniqueViolation,
             E::RelationExists(_) => ErrorKind::DuplicateTable,
             E::UnknownIndex(_) => ErrorKind::UndefinedObject,
             E::NotNull { .. } => ErrorKind::NotNullViolation,
@@ -204,26 +204,19 @@ impl From<EngineError> for SqlError {
                 column: Some(column.clone()),
                 ..Default::default()
             })),
-            E::DuplicateKey {
-                table,
-                constraint,
-                columns,
-                key,
-            } => Some(Box::new(ErrorFields {
-                detail: Some(format!("Key {columns}=({key}) already exists.")),
-                table: Some(table.clone()),
-                constraint: Some(constraint.clone()),
-                ..Default::default()
-            })),
-            E::UniqueBuildFailed {
-                table,
-                index,
-                columns,
-                key,
-            } => Some(Box::new(ErrorFields {
-                detail: Some(format!("Key {columns}=({key}) is duplicated.")),
-                table: Some(table.clone()),
-                constraint: Some(index.clone()),
+            E::DuplicateKey(k) | E::UniqueBuildFailed(k) => Some(Box::new(ErrorFields {
+                detail: Some(format!(
+                    "Key {}=({}) {}.",
+                    k.columns,
+                    k.key,
+                    if matches!(e, E::DuplicateKey(_)) {
+                        "already exists"
+                    } else {
+                        "is duplicated"
+                    }
+                )),
+                table: Some(k.table.clone()),
+                constraint: Some(k.constraint.clone()),
                 ..Default::default()
             })),
             _ => None,
