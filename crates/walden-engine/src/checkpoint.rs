@@ -32,6 +32,8 @@ use std::time::{Duration, Instant};
 use walden_log::{vfs::read_exact_at, CountingFile, FileStats, Lsn, OpenOptionsVfs, Vfs, VfsFile};
 
 const IMAGE_MAGIC: &[u8; 8] = b"WALDNIMG";
+/// 2: table definitions carry their constraints.
+const IMAGE_VERSION: u32 = 2;
 const LOG_BACKUP_MAGIC: &[u8; 8] = b"WALDNLBK";
 /// The two image slots; each checkpoint writes the one not holding the newest.
 const SLOTS: [&str; 2] = ["checkpoint-0.wdb", "checkpoint-1.wdb"];
@@ -189,7 +191,7 @@ impl Snapshot {
         }
         let mut out = Vec::with_capacity(body.len() + 16);
         out.extend_from_slice(IMAGE_MAGIC);
-        out.extend_from_slice(&1u32.to_le_bytes());
+        out.extend_from_slice(&IMAGE_VERSION.to_le_bytes());
         out.extend_from_slice(&body);
         out.extend_from_slice(&crc32c::crc32c(&body).to_le_bytes());
         out
@@ -204,9 +206,12 @@ pub(crate) fn decode_image(bytes: &[u8], path: &Path) -> Result<Image> {
     if bytes.len() < 16 || &bytes[..8] != IMAGE_MAGIC {
         return Err(bad("not a Walden image (bad magic)"));
     }
-    if u32::from_le_bytes(bytes[8..12].try_into().unwrap()) != 1 {
-        return Err(bad("unsupported image version"));
-    }
+    // Version 1 images predate stored constraints; they still load.
+    let def_format = match u32::from_le_bytes(bytes[8..12].try_into().unwrap()) {
+        1 => codec::DefFormat::NoConstraints,
+        IMAGE_VERSION => codec::DefFormat::WithConstraints,
+        _ => return Err(bad("unsupported image version")),
+    };
     let body = &bytes[12..bytes.len() - 4];
     let crc = u32::from_le_bytes(bytes[bytes.len() - 4..].try_into().unwrap());
     if crc32c::crc32c(body) != crc {
@@ -228,7 +233,7 @@ pub(crate) fn decode_image(bytes: &[u8], path: &Path) -> Result<Image> {
             ..Catalog::default()
         };
         for _ in 0..r.var()? {
-            let def = codec::get_table_def(r)?;
+            let def = codec::get_table_def(r, def_format)?;
             let t = Table::new(def);
             t.next_identity.store(r.ivar()?, Relaxed);
             t.next_rowid.store(r.ivar()?, Relaxed);
@@ -700,7 +705,7 @@ mod tests {
     /// Seals an image body as `Image::encode` does (magic, version, checksum).
     fn sealed(body: &[u8]) -> Vec<u8> {
         let mut img = IMAGE_MAGIC.to_vec();
-        img.extend_from_slice(&1u32.to_le_bytes());
+        img.extend_from_slice(&IMAGE_VERSION.to_le_bytes());
         img.extend_from_slice(body);
         let crc = crc32c::crc32c(&img[12..]);
         img.extend_from_slice(&crc.to_le_bytes());
