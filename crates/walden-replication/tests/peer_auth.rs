@@ -1,7 +1,8 @@
 //! Replication peers authenticate each other: a shared secret, proved both
-//! ways on connect, then a MAC on every frame. Real primaries and
-//! secondaries in one process over loopback TCP, plus raw clients and a
-//! man in the middle that replays or alters frames.
+//! ways on connect, then a MAC on every frame; or TLS with certificates
+//! verified against a CA. Real primaries and secondaries in one process
+//! over loopback TCP, plus raw clients and a man in the middle that
+//! replays, alters, reorders or records frames.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -12,7 +13,7 @@ use walden_engine::*;
 use walden_replication::auth::{Offer, MAGIC, OFFER_LEN, TAG_LEN};
 use walden_replication::proto::{Hello, Msg};
 use walden_replication::{
-    AgDef, AvailabilityMode, PeerAuth, ReplicaDef, Replication, ReplicationConfig, Secret,
+    AgDef, AvailabilityMode, PeerAuth, ReplicaDef, Replication, ReplicationConfig, Secret, TlsFiles,
 };
 
 const SECRET: &str = "the-right-replication-secret";
@@ -24,6 +25,10 @@ struct Node {
 }
 
 fn node(name: &str, endpoint: Option<&str>, auth: PeerAuth) -> Node {
+    node_tls(name, endpoint, auth, None)
+}
+
+fn node_tls(name: &str, endpoint: Option<&str>, auth: PeerAuth, tls: Option<TlsFiles>) -> Node {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = InstanceConfig::new(dir.path());
     cfg.background_checkpoints = false;
@@ -32,6 +37,7 @@ fn node(name: &str, endpoint: Option<&str>, auth: PeerAuth) -> Node {
     rc.endpoint_listen = endpoint.map(String::from);
     rc.heartbeat = Duration::from_millis(100);
     rc.auth = auth;
+    rc.tls = tls;
     let repl = Replication::start(inst.clone(), rc).unwrap();
     Node {
         inst,
@@ -428,4 +434,243 @@ fn an_altered_frame_is_rejected() {
 #[test]
 fn reordered_frames_are_rejected() {
     tampered_link_is_dropped_and_recovers(Tamper::Reorder(2));
+}
+
+/// A test CA and certificates it signs (openssl makes them).
+struct Pki {
+    dir: tempfile::TempDir,
+}
+
+fn openssl(dir: &std::path::Path, args: &[&str]) -> bool {
+    std::process::Command::new("openssl")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn missing_tool(why: &str) {
+    let required = std::env::var("WALDEN_REQUIRE_TOOLS").is_ok_and(|v| !v.is_empty() && v != "0");
+    assert!(
+        !required,
+        "{why} (WALDEN_REQUIRE_TOOLS is set: a missing tool fails the test)"
+    );
+    eprintln!("skipped: {why}");
+}
+
+impl Pki {
+    /// `None` (after `missing_tool`) when openssl cannot make them.
+    fn new() -> Option<Pki> {
+        let pki = Pki {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        let ok = pki.ca("ca")
+            && pki.ca("rogue-ca")
+            && {
+                std::fs::write(
+                pki.dir.path().join("leaf.ext"),
+                "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\nbasicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\n",
+            )
+            .is_ok()
+            };
+        if !ok {
+            missing_tool("openssl cannot make test certificates");
+            return None;
+        }
+        Some(pki)
+    }
+
+    fn ca(&self, name: &str) -> bool {
+        openssl(
+            self.dir.path(),
+            &[
+                "req",
+                "-x509",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:prime256v1",
+                "-nodes",
+                "-days",
+                "2",
+                "-subj",
+                &format!("/CN={name}"),
+                "-keyout",
+                &format!("{name}.key"),
+                "-out",
+                &format!("{name}.crt"),
+                "-addext",
+                "basicConstraints=critical,CA:TRUE",
+                "-addext",
+                "keyUsage=critical,keyCertSign,cRLSign",
+            ],
+        )
+    }
+
+    /// A replica certificate signed by `ca`; the files trust `trust`.
+    fn files(&self, name: &str, ca: &str, trust: &str) -> TlsFiles {
+        let d = self.dir.path();
+        assert!(openssl(
+            d,
+            &[
+                "req",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:prime256v1",
+                "-nodes",
+                "-subj",
+                &format!("/CN={name}"),
+                "-keyout",
+                &format!("{name}.key"),
+                "-out",
+                &format!("{name}.csr"),
+            ],
+        ));
+        assert!(openssl(
+            d,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                &format!("{name}.csr"),
+                "-CA",
+                &format!("{ca}.crt"),
+                "-CAkey",
+                &format!("{ca}.key"),
+                "-CAcreateserial",
+                "-days",
+                "2",
+                "-extfile",
+                "leaf.ext",
+                "-out",
+                &format!("{name}.crt"),
+            ],
+        ));
+        TlsFiles {
+            cert: d.join(format!("{name}.crt")),
+            key: d.join(format!("{name}.key")),
+            ca: d.join(format!("{trust}.crt")),
+        }
+    }
+}
+
+/// A pass-through proxy that records what the primary sends.
+fn recording_proxy(
+    upstream: std::net::SocketAddr,
+) -> (std::net::SocketAddr, Arc<parking_lot::Mutex<Vec<u8>>>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let seen = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let seen2 = seen.clone();
+    std::thread::spawn(move || {
+        for c in l.incoming() {
+            let Ok(mut down) = c else { return };
+            let Ok(mut up) = TcpStream::connect(upstream) else {
+                continue;
+            };
+            let (mut down2, mut up2) = (down.try_clone().unwrap(), up.try_clone().unwrap());
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut up2, &mut down2);
+                let _ = down2.shutdown(std::net::Shutdown::Both);
+            });
+            let seen3 = seen2.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 64 * 1024];
+                while let Ok(n) = down.read(&mut buf) {
+                    if n == 0 || up.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                    seen3.lock().extend_from_slice(&buf[..n]);
+                }
+                let _ = up.shutdown(std::net::Shutdown::Both);
+            });
+        }
+    });
+    (addr, seen)
+}
+
+#[test]
+fn tls_encrypts_the_stream_and_refuses_plaintext_and_unknown_certificates() {
+    let Some(pki) = Pki::new() else { return };
+    let p = node_tls("a", None, secret(SECRET), Some(pki.files("a", "ca", "ca")));
+    let s = node_tls(
+        "b",
+        Some("127.0.0.1:0"),
+        secret(SECRET),
+        Some(pki.files("b", "ca", "ca")),
+    );
+    let (via, seen) = recording_proxy(s.repl.endpoint_addr().unwrap());
+    make_table(&p);
+    p.repl
+        .create_group(group(
+            &p,
+            vec![replica(
+                "b",
+                format!("tcp://{via}"),
+                AvailabilityMode::SynchronousCommit,
+            )],
+        ))
+        .unwrap();
+    assert!(wait_until(Duration::from_secs(10), || state_of(&p, "b")
+        == "SYNCHRONIZED"));
+    const MARKER: &str = "row-text-that-must-not-cross-in-clear";
+    for _ in 0..5 {
+        insert(&p, MARKER);
+    }
+    wait_rows(&s, 5);
+    {
+        let bytes = seen.lock();
+        assert!(bytes.len() > 1000, "the proxy saw the stream");
+        let has = |needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
+        assert!(!has(MARKER.as_bytes()), "row data crossed in clear");
+        assert!(!has(MAGIC), "the handshake crossed in clear");
+        assert!(!has(b"ag1"), "the hello crossed in clear");
+    }
+    assert_eq!(s.repl.auth_failures().0, 0);
+
+    // A plaintext client: its offer is not a TLS hello.
+    let offer = Offer {
+        mode: 1,
+        nonce: [9; 32],
+    }
+    .encode();
+    let got = raw_exchange(s.repl.endpoint_addr().unwrap(), &offer);
+    assert!(!got.starts_with(MAGIC), "no plaintext answer: {got:?}");
+    assert!(wait_until(Duration::from_secs(5), || s
+        .repl
+        .auth_failures()
+        .0
+        == 1));
+    assert!(s.repl.auth_failures().1.unwrap().contains("TLS"));
+
+    // A primary with the secret but no TLS, and one whose certificate
+    // another CA signed (it trusts the right CA): both refused, no data.
+    let plain = node("x", None, secret(SECRET));
+    let rogue = node_tls(
+        "y",
+        None,
+        secret(SECRET),
+        Some(pki.files("y", "rogue-ca", "ca")),
+    );
+    for (n, before) in [(&plain, 1), (&rogue, 2)] {
+        make_table(n);
+        insert(n, "intruder");
+        let mut g = group(
+            n,
+            vec![replica("b", url(&s), AvailabilityMode::SynchronousCommit)],
+        );
+        g.name = format!("ag-{}", n.repl.name());
+        n.repl.create_group(g).unwrap();
+        assert!(
+            wait_until(Duration::from_secs(10), || s.repl.auth_failures().0
+                > before),
+            "the endpoint refuses primary {}",
+            n.repl.name()
+        );
+    }
+    assert_eq!(s.repl.groups().len(), 1, "no other group got in");
+    insert(&p, MARKER);
+    wait_rows(&s, 6);
+    assert_eq!(state_of(&p, "b"), "SYNCHRONIZED");
 }
