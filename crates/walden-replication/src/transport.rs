@@ -401,3 +401,11 @@ pub(crate) async fn accept(
         }
     }
 }
+
+/// Reads and checks one sealed frame from a byte stream (the live link's
+/// reader without its socket). For the fuzz targets.
+#[doc(hidden)]
+pub fn read_sealed<R: Read>(r: &mut R, mac: &mut FrameMac) -> io::Result<Msg> {
+    let (head, body) = crate::proto::read_frame_sync(r)?;
+    open(head, body, Some(mac))
+}
