@@ -6,8 +6,7 @@
 use crate::error::{EngineError, Result};
 use crate::schema::{
     CheckDef, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, Identity, IndexDef,
-    RecoveryModel,
-    SequenceDef, TableDef,
+    RecoveryModel, SequenceDef, TableDef,
 };
 use crate::types::{DataType, Key, Row, Value};
 use rust_decimal::Decimal;

@@ -50,8 +50,7 @@ pub use lock::{LockMode, WaitPolicy};
 pub use replica::{frames_of, wait_until, RemoteHarden, ReplicaCounters};
 pub use schema::{
     CheckDef, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, Identity, IndexDef,
-    RecoveryModel,
-    SequenceDef, TableDef,
+    RecoveryModel, SequenceDef, TableDef,
 };
 pub use session::{CommitRequest, Session};
 pub use table::Table;
