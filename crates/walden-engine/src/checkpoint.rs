@@ -32,7 +32,8 @@ use std::time::{Duration, Instant};
 use walden_log::{vfs::read_exact_at, CountingFile, FileStats, Lsn, OpenOptionsVfs, Vfs, VfsFile};
 
 const IMAGE_MAGIC: &[u8; 8] = b"WALDNIMG";
-/// 2: table definitions end with their indexes (see `codec::put_table_def`).
+/// 2: table definitions end with their indexes and CHECK constraints (see
+/// `codec::put_table_def`).
 const IMAGE_VERSION: u32 = 2;
 const LOG_BACKUP_MAGIC: &[u8; 8] = b"WALDNLBK";
 /// The two image slots; each checkpoint writes the one not holding the newest.

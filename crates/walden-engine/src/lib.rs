@@ -49,8 +49,8 @@ pub use instance::{Instance, InstanceConfig};
 pub use lock::{LockMode, WaitPolicy};
 pub use replica::{frames_of, wait_until, RemoteHarden, ReplicaCounters};
 pub use schema::{
-    ColumnDef, DbSettings, DefaultExpr, DelayedDurability, Identity, IndexDef, RecoveryModel,
-    SequenceDef, TableDef,
+    CheckDef, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, Identity, IndexDef,
+    RecoveryModel, SequenceDef, TableDef,
 };
 pub use session::{CommitRequest, Session};
 pub use table::Table;

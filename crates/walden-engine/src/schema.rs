@@ -60,6 +60,15 @@ impl ColumnDef {
     }
 }
 
+/// A CHECK constraint: its name and its expression as SQL text. The engine
+/// only stores it (in the table's definition, so the log, checkpoint images
+/// and secondaries carry it); the SQL layer compiles and enforces it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckDef {
+    pub name: String,
+    pub expr: String,
+}
+
 /// A table's definition. `primary_key` lists column positions; an empty key
 /// means rows are keyed by a hidden row id.
 #[derive(Clone, Debug, PartialEq)]
@@ -68,6 +77,8 @@ pub struct TableDef {
     pub name: String,
     pub columns: Vec<ColumnDef>,
     pub primary_key: Vec<usize>,
+    /// CHECK constraints, in the order they were declared.
+    pub checks: Vec<CheckDef>,
     /// Secondary indexes, in creation order (`Table::indexes` holds their
     /// entries in the same order).
     pub indexes: Vec<IndexDef>,
@@ -116,6 +127,7 @@ impl TableDef {
             columns,
             primary_key: pk,
             indexes: Vec::new(),
+            checks: Vec::new(),
         };
         for &i in &def.primary_key {
             def.columns[i].nullable = false;
@@ -158,6 +170,21 @@ impl TableDef {
             )));
         }
         Ok(())
+    }
+
+    /// The same definition with these CHECK constraints.
+    pub fn with_checks(mut self, checks: Vec<CheckDef>) -> Result<Self> {
+        let mut seen = std::collections::HashSet::new();
+        for c in &checks {
+            if !seen.insert(c.name.as_str()) {
+                return Err(EngineError::InvalidDefinition(format!(
+                    "constraint \"{}\" for relation \"{}\" already exists",
+                    c.name, self.name
+                )));
+            }
+        }
+        self.checks = checks;
+        Ok(self)
     }
 
     pub fn column_index(&self, name: &str) -> Option<usize> {

@@ -1,14 +1,17 @@
 //! CREATE/DROP TABLE, TRUNCATE, CREATE/DROP SEQUENCE: system transactions of
 //! the engine (always fully durable).
 
+use crate::constraints::{self, Declared};
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::index_ddl::UniqueSpec;
-use crate::query::object_last;
+use crate::query::{object_last, Planner};
 use crate::typing::column_type;
 use crate::QueryOutput;
 use sqlparser::ast::{self, ColumnOption, TableConstraint};
 use std::sync::Arc;
-use walden_engine::{ColumnDef, Database, DefaultExpr, EngineError, Session, TableDef, Value};
+use walden_engine::{
+    ColumnDef, Database, DefaultExpr, EngineError, Instance, Session, TableDef, Value,
+};
 
 fn default_expr(e: &ast::Expr) -> Result<DefaultExpr> {
     use ast::Expr as A;
@@ -107,6 +110,7 @@ fn const_i64(e: &ast::Expr) -> Result<i64> {
 
 pub fn create_table(
     db: &Arc<Database>,
+    instance: &Instance,
     session: &Session,
     ct: &ast::CreateTable,
 ) -> Result<QueryOutput> {
@@ -124,6 +128,7 @@ pub fn create_table(
     let mut pk: Vec<String> = Vec::new();
     let mut uniques: Vec<UniqueSpec> = Vec::new();
     let mut plain = Vec::new();
+    let mut checks: Vec<Declared> = Vec::new();
     for c in &ct.columns {
         let (ty, serial) = column_type(&c.data_type)?;
         let mut col = ColumnDef::new(crate::expr::fold_ident(&c.name), ty);
@@ -167,12 +172,7 @@ pub fn create_table(
                         col = col.identity(1, 1);
                     }
                 }
-                // Not enforced yet: refused rather than accepted and ignored.
-                ColumnOption::Check(_) => {
-                    return Err(SqlError::unsupported(
-                        "CHECK constraints (not enforced yet)",
-                    ))
-                }
+                ColumnOption::Check(ck) => checks.push(declared_check(o.name.as_ref(), ck)?),
                 ColumnOption::ForeignKey(_) => {
                     return Err(SqlError::unsupported(
                         "FOREIGN KEY / REFERENCES constraints (not enforced yet)",
@@ -197,11 +197,7 @@ pub fn create_table(
                     pk.push(ic.column.expr.to_string().trim_matches('"').to_string());
                 }
             }
-            TableConstraint::Check(_) => {
-                return Err(SqlError::unsupported(
-                    "CHECK constraints (not enforced yet)",
-                ))
-            }
+            TableConstraint::Check(ck) => checks.push(declared_check(None, ck)?),
             TableConstraint::ForeignKey(_) => {
                 return Err(SqlError::unsupported(
                     "FOREIGN KEY constraints (not enforced yet)",
@@ -230,15 +226,37 @@ pub fn create_table(
         ));
     }
     let pk_refs: Vec<&str> = pk.iter().map(|s| s.as_str()).collect();
-    let mut def = TableDef::new(name, columns, &pk_refs).map_err(map_def_err)?;
+    let mut p = Planner::new(db.clone(), instance, &[]);
+    let checks = constraints::declare(
+        &mut p,
+        &name,
+        &columns,
+        checks,
+        constraints::names_in_use(db),
+    )?;
+    let mut def = TableDef::new(name, columns, &pk_refs)
+        .and_then(|d| d.with_checks(checks))
+        .map_err(map_def_err)?;
     def.indexes = crate::index_ddl::table_indexes(db, &def, uniques, plain)?;
     db.create_table(session, def)?;
     Ok(QueryOutput::command("CREATE TABLE"))
 }
 
+fn declared_check(outer: Option<&ast::Ident>, ck: &ast::CheckConstraint) -> Result<Declared> {
+    if ck.enforced == Some(false) {
+        return Err(SqlError::unsupported("CHECK ... NOT ENFORCED"));
+    }
+    Ok(Declared {
+        name: outer.or(ck.name.as_ref()).map(crate::expr::fold_ident),
+        expr: (*ck.expr).clone(),
+    })
+}
+
 fn map_def_err(e: EngineError) -> SqlError {
     match e {
-        EngineError::InvalidDefinition(m) if m.contains("more than once") => {
+        EngineError::InvalidDefinition(m)
+            if m.contains("more than once") || m.contains("already exists") =>
+        {
             SqlError::new(ErrorKind::DuplicateObject, m)
         }
         other => other.into(),

@@ -6,6 +6,7 @@
 //! committed version before it is changed (as PostgreSQL re-checks an
 //! updated row).
 
+use crate::constraints::Checks;
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::expr::{Env, Expr, Scope, ScopeCol};
 use crate::functions::SessionInfo;
@@ -210,6 +211,7 @@ pub(crate) struct InsertPlan {
     cols: Vec<usize>,
     source: InsertSource,
     returning: Option<Returning>,
+    checks: Checks,
 }
 
 impl InsertPlan {
@@ -222,7 +224,7 @@ impl InsertPlan {
             }
             InsertSource::Query(q) => query::reusable(q),
         };
-        values && returning_reusable(&self.returning)
+        values && returning_reusable(&self.returning) && self.checks.reusable()
     }
 }
 
@@ -239,11 +241,13 @@ pub(crate) fn plan_insert(p: &mut Planner<'_>, ins: &ast::Insert) -> Result<Inse
     let (cols, source) = plan_insert_source(p, ins, &table)?;
     let scope = table_scope(&table, None);
     let returning = returning(p, &scope, &ins.returning)?;
+    let checks = Checks::compile(p, &table)?;
     Ok(InsertPlan {
         table,
         cols,
         source,
         returning,
+        checks,
     })
 }
 
@@ -273,6 +277,11 @@ pub(crate) fn run_insert(
             full[cols[k]] = v;
         }
         let row = tx.insert_into(t, full)?;
+        // On the stored row (defaults and coercions applied); a violation
+        // fails the statement, which undoes the write.
+        if !pl.checks.is_empty() {
+            pl.checks.enforce(&row, &ctx.env(tx))?;
+        }
         n += 1;
         if let Some(r) = ret {
             let env = ctx.env(tx);
@@ -327,6 +336,8 @@ pub(crate) struct Planned {
     filter: Vec<Expr>,
     assignments: Vec<(usize, Expr)>,
     returning: Option<Returning>,
+    /// CHECK constraints (UPDATE only).
+    checks: Option<Checks>,
 }
 
 impl Planned {
@@ -346,6 +357,7 @@ impl Planned {
             .chain(assigned)
             .all(|e| !e.has_subquery())
             && returning_reusable(&self.returning)
+            && self.checks.as_ref().is_none_or(|c| c.reusable())
     }
 }
 
@@ -456,6 +468,7 @@ pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planne
         filter,
     } = plan_where(p, &t, &scope, &u.selection)?;
     let returning = returning(p, &scope, &u.returning)?;
+    let checks = Some(Checks::compile(p, &t)?).filter(|c| !c.is_empty());
     Ok(Planned {
         table: t,
         lookup,
@@ -464,6 +477,7 @@ pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planne
         filter,
         assignments,
         returning,
+        checks,
     })
 }
 
@@ -497,6 +511,7 @@ fn plan_delete(p: &mut Planner<'_>, d: &ast::Delete) -> Result<Planned> {
         filter,
         assignments: vec![],
         returning,
+        checks: None,
     })
 }
 
@@ -578,6 +593,9 @@ pub(crate) fn run_update(pl: &Planned, tx: &mut Transaction, ctx: &Ctx<'_>) -> R
             new_row
         };
         let stored = tx.update_in(&t, &k, new_row)?;
+        if let Some(c) = &pl.checks {
+            c.enforce(&stored, &ctx.env(tx))?;
+        }
         n += 1;
         if let Some(r) = &pl.returning {
             let env = ctx.env(tx);

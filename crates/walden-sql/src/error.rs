@@ -58,6 +58,8 @@ pub enum ErrorKind {
     InvalidSavepoint,
     /// A CHECK constraint failed (23514).
     CheckViolation,
+    /// An expression of the wrong type where a type is required (42804).
+    DatatypeMismatch,
     /// A FOREIGN KEY constraint failed (23503).
     ForeignKeyViolation,
     /// A login refused: no such role, or one without LOGIN (28000).

@@ -14,6 +14,7 @@
 
 mod advisory;
 mod backup_path;
+mod constraints;
 mod copy;
 mod ddl;
 mod dml;

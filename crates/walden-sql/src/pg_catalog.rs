@@ -80,6 +80,18 @@ fn attrdef_oid(table_id: u32, attnum: usize) -> i64 {
     (table_oid(table_id) << 11) | attnum as i64
 }
 
+/// `pg_constraint.oid` of a table's n-th (0-based) CHECK constraint: above
+/// every OID of the slot scheme, and unique within `pg_constraint`.
+fn check_oid(table_id: u32, n: usize) -> i64 {
+    (table_oid(table_id) << 12) | (n as i64 + 1)
+}
+
+fn decode_check_oid(oid: i64) -> Option<(u32, usize)> {
+    let n = (oid & 0xfff) as usize;
+    let (id, slot) = decode_oid(oid >> 12)?;
+    (slot == SLOT_TABLE && n > 0).then_some((id, n - 1))
+}
+
 /// A relation of the current database, found by OID or by name.
 enum Rel {
     Table(Arc<Table>),
@@ -667,7 +679,19 @@ pub fn indexdef(env: &Env<'_>, oid: i64, column: i64) -> Option<String> {
 }
 
 /// `pg_get_constraintdef(oid, pretty)`.
-pub fn constraintdef(env: &Env<'_>, oid: i64) -> Option<String> {
+pub fn constraintdef(env: &Env<'_>, oid: i64, pretty: bool) -> Option<String> {
+    if let Some((id, n)) = decode_check_oid(oid) {
+        let t = env
+            .tx
+            .database()
+            .tables()
+            .into_iter()
+            .find(|t| t.id() == id)?;
+        return Some(crate::constraints::check_def_text(
+            t.def.checks.get(n)?,
+            pretty,
+        ));
+    }
     let (_, slot) = decode_oid(oid)?;
     if slot != SLOT_PKEY_CONSTRAINT && slot != SLOT_INDEX_CONSTRAINT {
         return None;
@@ -1445,6 +1469,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                 let (acl, owner) = crate::privileges::table_acl(env, tb.id());
                 if let Some(r) = out.last_mut() {
                     r[5] = i(owner);
+                    r[18] = i(tb.def.checks.len() as i64);
                     let n = r.len();
                     r[n - 3] = acl;
                 }
@@ -1542,6 +1567,33 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             }
         }
         V::Constraint => {
+            for tb in db.tables() {
+                for (n, c) in tb.def.checks.iter().enumerate() {
+                    out.push(vec![
+                        i(check_oid(tb.id(), n)),
+                        t(&c.name),
+                        i(NS_PUBLIC),
+                        t("c"),
+                        b(false),
+                        b(false),
+                        b(true),
+                        i(user_oid(tb.id(), SLOT_TABLE)),
+                        i(0),
+                        i(0),
+                        i(0),
+                        i(0),
+                        t(" "),
+                        t(" "),
+                        t(" "),
+                        b(true),
+                        i(0),
+                        b(false),
+                        NULL,
+                        NULL,
+                        t(&c.expr),
+                    ]);
+                }
+            }
             for ix in all_indexes(db) {
                 let Some((contype, con_oid)) = ix.constraint else {
                     continue;

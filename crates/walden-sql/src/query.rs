@@ -1451,7 +1451,7 @@ fn plan_set_expr(
 
 /// Whether an expression contains an aggregate call (not counting those
 /// inside subqueries, which belong to them).
-fn has_aggregate(e: &ast::Expr) -> bool {
+pub(crate) fn has_aggregate(e: &ast::Expr) -> bool {
     use ast::Expr as A;
     let any = |v: &[&ast::Expr]| v.iter().any(|x| has_aggregate(x));
     match e {
