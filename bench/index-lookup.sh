@@ -30,7 +30,7 @@ server=""
 as_pg() { if [ "$(id -u)" = 0 ]; then su postgres -s /bin/sh -c "$*"; else sh -c "$*"; fi; }
 cleanup() {
   [ -n "$server" ] && kill "$server" 2>/dev/null
-  as_pg "$pgbin/pg_ctl -D $scratch/pg -m immediate stop" >/dev/null 2>&1 || true
+  as_pg "$pgbin/pg_ctl -D $scratch/pg/data -m immediate stop" >/dev/null 2>&1 || true
   wait 2>/dev/null; rm -rf "$scratch"
 }
 trap cleanup EXIT INT TERM
@@ -39,15 +39,18 @@ wport=$(free_port) pport=$(free_port)
 
 "$bin" serve --data-dir "$scratch/walden" --listen "127.0.0.1:$wport" >"$scratch/walden.log" 2>&1 &
 server=$!
-mkdir -p "$scratch/pg" && [ "$(id -u)" = 0 ] && chown postgres "$scratch/pg"
-as_pg "$pgbin/initdb -D $scratch/pg -U walden -A trust" >/dev/null
-as_pg "$pgbin/pg_ctl -D $scratch/pg -o '-p $pport -k $scratch -c listen_addresses=127.0.0.1' -l $scratch/pg.log -w start" >/dev/null
+# PostgreSQL runs as `postgres` when this runs as root: its files live in a
+# directory that user owns.
+mkdir -p "$scratch/pg"
+if [ "$(id -u)" = 0 ]; then chown postgres "$scratch/pg"; fi
+as_pg "$pgbin/initdb -D $scratch/pg/data -U walden -A trust" >/dev/null
+as_pg "$pgbin/pg_ctl -D $scratch/pg/data -o '-p $pport -k $scratch/pg -c listen_addresses=127.0.0.1' -l $scratch/pg/log -w start" >/dev/null
 W=(-h 127.0.0.1 -p "$wport" -U walden) P=(-h 127.0.0.1 -p "$pport" -U walden)
 for _ in $(seq 100); do psql "${W[@]}" -qAtc 'select 1' walden >/dev/null 2>&1 && break; sleep 0.1; done
 psql "${P[@]}" -qAtc 'CREATE DATABASE walden' postgres >/dev/null
 
 load="CREATE TABLE t (id int PRIMARY KEY, v int, filler text);
-      INSERT INTO t SELECT g, (g * 7919) % $rows, repeat('x', 60) FROM generate_series(1, $rows) g;
+      INSERT INTO t SELECT g, (g * 7919) % $rows, 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx' FROM generate_series(1, $rows) g;
       CREATE TABLE u (id int PRIMARY KEY, v int, filler text);
       INSERT INTO u SELECT * FROM t;
       CREATE INDEX t_v ON t (v);"
