@@ -46,15 +46,17 @@ fn advisory_locks_are_real_session_locks() {
     assert_eq!(one(&mut a, "SELECT pg_advisory_unlock(42)"), "f");
     assert_eq!(one(&mut b, "SELECT pg_try_advisory_lock(42)"), "t");
     // A blocked pg_advisory_lock waits for the holder's unlock_all.
+    // Checked by order, not by a duration, so a slow machine cannot fail
+    // it: the waiter gets the lock only after the unlock was sent.
     let waiter = std::thread::spawn(move || {
-        let t = Instant::now();
         one(&mut a, "SELECT pg_advisory_lock(42)");
-        (a, t.elapsed())
+        (a, Instant::now())
     });
     std::thread::sleep(Duration::from_millis(200));
+    let unlocking = Instant::now();
     one(&mut b, "SELECT pg_advisory_unlock_all()");
-    let (a, waited) = waiter.join().unwrap();
-    assert!(waited >= Duration::from_millis(150), "{waited:?}");
+    let (a, acquired) = waiter.join().unwrap();
+    assert!(acquired >= unlocking, "the waiter got the lock before it was released");
     assert_eq!(one(&mut b, "SELECT pg_try_advisory_lock(42)"), "f");
     // Ending the session releases its locks.
     drop(a);
