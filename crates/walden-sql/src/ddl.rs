@@ -7,7 +7,9 @@ use crate::typing::column_type;
 use crate::QueryOutput;
 use sqlparser::ast::{self, ColumnOption, TableConstraint};
 use std::sync::Arc;
-use walden_engine::{ColumnDef, Database, DefaultExpr, EngineError, Session, TableDef, Value};
+use walden_engine::{
+    ColumnDef, DataType, Database, DefaultExpr, EngineError, Session, TableDef, Value,
+};
 
 fn default_expr(e: &ast::Expr) -> Result<DefaultExpr> {
     use ast::Expr as A;
@@ -234,6 +236,18 @@ pub fn create_table(
             ErrorKind::InvalidParameter,
             format!("multiple primary keys for table \"{name}\" are not allowed"),
         ));
+    }
+    // Keys are stored in an order-preserving byte encoding that json and
+    // jsonb do not have (and json has no equality at all).
+    for k in &pk {
+        if let Some(c) = columns.iter().find(|c| c.name == *k) {
+            if matches!(c.data_type, DataType::Json | DataType::Jsonb) {
+                return Err(SqlError::unsupported(format!(
+                    "PRIMARY KEY on column \"{k}\" of type {}",
+                    c.data_type.sql_name()
+                )));
+            }
+        }
     }
     let pk_refs: Vec<&str> = pk.iter().map(|s| s.as_str()).collect();
     let def = TableDef::new(name, columns, &pk_refs).map_err(map_def_err)?;

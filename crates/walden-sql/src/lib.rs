@@ -22,6 +22,7 @@ mod expr;
 mod front;
 mod functions;
 mod hadr;
+mod jsonfn;
 mod membudget;
 mod pg_catalog;
 mod privileges;
