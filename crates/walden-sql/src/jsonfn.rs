@@ -194,6 +194,11 @@ pub fn call(f: JsonFn, a: Vec<Value>) -> Result<Value> {
         return Ok(Value::Null);
     }
     let as_json = matches!(a.first(), Some(Value::Json(_)));
+    if let (Value::Json(s), JsonFn::Get | JsonFn::GetText | JsonFn::Path | JsonFn::PathText) =
+        (&a[0], f)
+    {
+        return Ok(json_navigate(s, f, &a[1..]));
+    }
     let Some(j) = tree(&a[0])? else {
         return Ok(Value::Null);
     };
@@ -280,6 +285,37 @@ pub fn call(f: JsonFn, a: Vec<Value>) -> Result<Value> {
             unreachable!("handled above")
         }
     })
+}
+
+/// The json operators on json text: sub-values as written.
+fn json_navigate(s: &str, f: JsonFn, steps: &[Value]) -> Value {
+    use crate::jsonraw;
+    let got = match f {
+        JsonFn::Get | JsonFn::GetText => match &steps[0] {
+            Value::Int(i) => jsonraw::element(s, *i),
+            other => jsonraw::field(s, &other.to_string()),
+        },
+        _ => {
+            let path = if steps.len() == 1 {
+                text_list(&steps[0])
+            } else {
+                steps.iter().map(|v| Some(v.to_string())).collect()
+            };
+            let mut cur = Some(s);
+            for p in &path {
+                cur = match (cur, p) {
+                    (Some(c), Some(k)) => jsonraw::step(c, k),
+                    _ => None,
+                };
+            }
+            cur
+        }
+    };
+    match (got, f) {
+        (None, _) => Value::Null,
+        (Some(x), JsonFn::Get | JsonFn::Path) => Value::Json(Arc::from(x)),
+        (Some(x), _) => jsonraw::as_text(x).map(Value::text).unwrap_or(Value::Null),
+    }
 }
 
 /// jsonb_set's walk: replaces (or, when allowed, adds) the value at the
@@ -488,6 +524,18 @@ impl JsonSrf {
 
     /// The rows for one argument value.
     pub fn rows(self, arg: &Value) -> Result<Vec<Vec<Value>>> {
+        if let Value::Json(s) = arg {
+            return self.json_rows(s);
+        }
+        // json_each('...'): an untyped literal is json to the json_ forms.
+        if let (
+            Value::Text(s),
+            JsonSrf::Each { json: true, .. } | JsonSrf::ArrayElements { json: true, .. },
+        ) = (arg, self)
+        {
+            coerce(arg.clone(), &DataType::Json)?;
+            return self.json_rows(s);
+        }
         let Some(j) = tree(arg)? else {
             return Ok(vec![]);
         };
@@ -524,6 +572,47 @@ impl JsonSrf {
             (JsonSrf::ObjectKeys, _) => {
                 return Err(invalid_param("cannot call jsonb_object_keys on a scalar"))
             }
+        })
+    }
+}
+
+impl JsonSrf {
+    /// The rows of a json value: sub-values as written, pairs in input
+    /// order (duplicates too), as PostgreSQL's json_ forms give them.
+    fn json_rows(self, s: &str) -> Result<Vec<Vec<Value>>> {
+        use crate::jsonraw;
+        let val = |raw: &str, text: bool| {
+            if text {
+                jsonraw::as_text(raw)
+                    .map(Value::text)
+                    .unwrap_or(Value::Null)
+            } else {
+                Value::Json(Arc::from(raw))
+            }
+        };
+        let kind = || match s.trim_start().as_bytes().first() {
+            Some(b'{') => "an object",
+            Some(b'[') => "an array",
+            _ => "a scalar",
+        };
+        Ok(match self {
+            JsonSrf::Each { text, .. } => jsonraw::pairs(s)
+                .ok_or_else(|| invalid_param(format!("cannot call json_each on {}", kind())))?
+                .into_iter()
+                .map(|(k, v)| vec![Value::text(k), val(v, text)])
+                .collect(),
+            JsonSrf::ArrayElements { text, .. } => jsonraw::elements(s)
+                .ok_or_else(|| invalid_param(format!("cannot extract elements from {}", kind())))?
+                .into_iter()
+                .map(|v| vec![val(v, text)])
+                .collect(),
+            JsonSrf::ObjectKeys => jsonraw::pairs(s)
+                .ok_or_else(|| {
+                    invalid_param(format!("cannot call json_object_keys on {}", kind()))
+                })?
+                .into_iter()
+                .map(|(k, _)| vec![Value::text(k)])
+                .collect(),
         })
     }
 }

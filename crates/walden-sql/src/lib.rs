@@ -23,6 +23,7 @@ mod front;
 mod functions;
 mod hadr;
 mod jsonfn;
+mod jsonraw;
 mod membudget;
 mod pg_catalog;
 mod privileges;

@@ -108,6 +108,11 @@ fn operators_as_postgresql() {
             r#"{"a": 1, "b": 2}|[1, 2]|{"b": 2}|[1, 3]"#,
         ),
         (r#"SELECT '{"a": {"b":  1}, "a": 2}'::json -> 'a'"#, "2"),
+        // json sub-values keep their text.
+        (
+            r#"SELECT '{"a": [1,  2]}'::json ->> 'a', '{"a": [1,  2]}'::json #> '{a}', '[ {"b" :  1} ]'::json -> -1, '{"n": null}'::json ->> 'n' IS NULL, '{"n": null}'::json -> 'n'"#,
+            r#"[1,  2]|[1,  2]|{"b" :  1}|t|null"#,
+        ),
     ] {
         assert_eq!(one(&mut s, sql), want, "{sql}");
     }
@@ -165,6 +170,20 @@ fn functions_and_aggregates_as_postgresql() {
             r#"SELECT jsonb_object_keys FROM jsonb_object_keys('{"b":1,"a":2}')"#
         ),
         ["a", "b"]
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            r#"SELECT * FROM json_each('{"a":  [1,  2], "b" : 1}')"#
+        ),
+        ["a|[1,  2]", "b|1"]
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            r#"SELECT * FROM json_array_elements('[ 1 , {"a" :1}]')"#
+        ),
+        ["1", "{\"a\" :1}"]
     );
 }
 
