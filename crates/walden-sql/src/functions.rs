@@ -370,6 +370,12 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
             .ok_or_else(|| SqlError::syntax(format!("unsupported argument to {name}")))?;
         args.push(Expr::compile(p, scope, e)?);
     }
+    // Set-returning functions run in FROM only.
+    if crate::jsonfn::srf(&name).is_some() {
+        return Err(SqlError::unsupported(format!(
+            "set-returning function {name}() outside FROM (write FROM {name}(...))"
+        )));
+    }
     if let Some(j) = crate::jsonfn::lookup(&name) {
         return Ok(Expr::Func(Func::Json(j), args));
     }

@@ -279,6 +279,10 @@ fn errors_as_postgresql() {
         err(&mut s, "SELECT jsonb_build_object('a')").kind,
         ErrorKind::InvalidParameter
     );
+    assert_eq!(
+        err(&mut s, "SELECT jsonb_array_elements('[1]')").kind,
+        ErrorKind::FeatureNotSupported
+    );
     // Keys are stored order-preserving; jsonb has no such encoding yet.
     assert_eq!(
         err(&mut s, "CREATE TABLE tk (j jsonb PRIMARY KEY)").kind,
