@@ -291,6 +291,18 @@ pub fn compile_aggregate(
     kind: AggKind,
 ) -> Result<AggSpec> {
     let distinct = matches!(&f.args, FunctionArguments::List(l) if matches!(l.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)));
+    // The json aggregates' result depends on input order: an ORDER BY
+    // inside them cannot be ignored, and is not implemented yet.
+    if matches!(
+        kind,
+        AggKind::JsonAgg { .. } | AggKind::JsonObjectAgg { .. }
+    ) && matches!(&f.args, FunctionArguments::List(l) if !l.clauses.is_empty())
+    {
+        return Err(SqlError::unsupported(format!(
+            "{}(... ORDER BY ...)",
+            fname(f)
+        )));
+    }
     let args = args_of(f);
     let arg = if kind == AggKind::CountStar {
         None

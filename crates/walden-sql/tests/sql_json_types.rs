@@ -283,6 +283,14 @@ fn errors_as_postgresql() {
         err(&mut s, "SELECT jsonb_array_elements('[1]')").kind,
         ErrorKind::FeatureNotSupported
     );
+    assert_eq!(
+        err(
+            &mut s,
+            "SELECT jsonb_agg(x ORDER BY x DESC) FROM generate_series(1, 3) x"
+        )
+        .kind,
+        ErrorKind::FeatureNotSupported
+    );
     // Keys are stored order-preserving; jsonb has no such encoding yet.
     assert_eq!(
         err(&mut s, "CREATE TABLE tk (j jsonb PRIMARY KEY)").kind,
