@@ -205,6 +205,9 @@ pub fn call(f: JsonFn, a: Vec<Value>) -> Result<Value> {
     Ok(match f {
         JsonFn::Get | JsonFn::GetText => {
             let got = match &a[1] {
+                // A top-level scalar is stored as a one-element array, so
+                // PostgreSQL's `->` 0 (or -1) gives the scalar itself.
+                Value::Int(0 | -1) if j.is_scalar() => Some(&*j),
                 Value::Int(i) => j.index(*i),
                 other => j.get(&other.to_string()),
             };

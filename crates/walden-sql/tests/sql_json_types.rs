@@ -108,6 +108,11 @@ fn operators_as_postgresql() {
             r#"{"a": 1, "b": 2}|[1, 2]|{"b": 2}|[1, 3]"#,
         ),
         (r#"SELECT '{"a": {"b":  1}, "a": 2}'::json -> 'a'"#, "2"),
+        // A top-level scalar is a one-element array to `->` on jsonb only.
+        (
+            r#"SELECT '"zab"'::jsonb -> 0, '"zab"'::jsonb ->> -1, '5'::jsonb -> 1, '"zab"'::json -> 0, '"zab"'::jsonb #> '{0}'"#,
+            r#""zab"|zab|||"#,
+        ),
         // json sub-values keep their text.
         (
             r#"SELECT '{"a": [1,  2]}'::json ->> 'a', '{"a": [1,  2]}'::json #> '{a}', '[ {"b" :  1} ]'::json -> -1, '{"n": null}'::json ->> 'n' IS NULL, '{"n": null}'::json -> 'n'"#,
