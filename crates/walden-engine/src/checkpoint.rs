@@ -32,6 +32,9 @@ use std::time::{Duration, Instant};
 use walden_log::{vfs::read_exact_at, CountingFile, FileStats, Lsn, OpenOptionsVfs, Vfs, VfsFile};
 
 const IMAGE_MAGIC: &[u8; 8] = b"WALDNIMG";
+/// 2: table definitions end with their indexes and CHECK constraints (see
+/// `codec::put_table_def`).
+const IMAGE_VERSION: u32 = 2;
 const LOG_BACKUP_MAGIC: &[u8; 8] = b"WALDNLBK";
 /// The two image slots; each checkpoint writes the one not holding the newest.
 const SLOTS: [&str; 2] = ["checkpoint-0.wdb", "checkpoint-1.wdb"];
@@ -134,7 +137,7 @@ impl Parts {
             .tables
             .into_iter()
             .map(|(t, ident, rowid)| {
-                t.rows.prune(horizon);
+                t.prune(horizon);
                 let rows = t.rows.scan_at((Bound::Unbounded, Bound::Unbounded), csn);
                 (t.def.clone(), ident, rowid, rows)
             })
@@ -189,7 +192,7 @@ impl Snapshot {
         }
         let mut out = Vec::with_capacity(body.len() + 16);
         out.extend_from_slice(IMAGE_MAGIC);
-        out.extend_from_slice(&1u32.to_le_bytes());
+        out.extend_from_slice(&IMAGE_VERSION.to_le_bytes());
         out.extend_from_slice(&body);
         out.extend_from_slice(&crc32c::crc32c(&body).to_le_bytes());
         out
@@ -204,7 +207,8 @@ pub(crate) fn decode_image(bytes: &[u8], path: &Path) -> Result<Image> {
     if bytes.len() < 16 || &bytes[..8] != IMAGE_MAGIC {
         return Err(bad("not a Walden image (bad magic)"));
     }
-    if u32::from_le_bytes(bytes[8..12].try_into().unwrap()) != 1 {
+    let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
+    if !(1..=IMAGE_VERSION).contains(&version) {
         return Err(bad("unsupported image version"));
     }
     let body = &bytes[12..bytes.len() - 4];
@@ -228,7 +232,7 @@ pub(crate) fn decode_image(bytes: &[u8], path: &Path) -> Result<Image> {
             ..Catalog::default()
         };
         for _ in 0..r.var()? {
-            let def = codec::get_table_def(r)?;
+            let def = codec::get_table_def(r, version >= 2)?;
             let t = Table::new(def);
             t.next_identity.store(r.ivar()?, Relaxed);
             t.next_rowid.store(r.ivar()?, Relaxed);
@@ -256,7 +260,7 @@ pub(crate) fn decode_image(bytes: &[u8], path: &Path) -> Result<Image> {
                             EngineError::Data(format!("a row of table {} has no key", t.def.name))
                         })?,
                     };
-                    t.rows.load(k, row);
+                    t.load_row(k, row);
                 }
             }
             catalog.add_table(Arc::new(t));
@@ -700,7 +704,7 @@ mod tests {
     /// Seals an image body as `Image::encode` does (magic, version, checksum).
     fn sealed(body: &[u8]) -> Vec<u8> {
         let mut img = IMAGE_MAGIC.to_vec();
-        img.extend_from_slice(&1u32.to_le_bytes());
+        img.extend_from_slice(&IMAGE_VERSION.to_le_bytes());
         img.extend_from_slice(body);
         let crc = crc32c::crc32c(&img[12..]);
         img.extend_from_slice(&crc.to_le_bytes());

@@ -60,6 +60,15 @@ impl ColumnDef {
     }
 }
 
+/// A CHECK constraint: its name and its expression as SQL text. The engine
+/// only stores it (in the table's definition, so the log, checkpoint images
+/// and secondaries carry it); the SQL layer compiles and enforces it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckDef {
+    pub name: String,
+    pub expr: String,
+}
+
 /// A table's definition. `primary_key` lists column positions; an empty key
 /// means rows are keyed by a hidden row id.
 #[derive(Clone, Debug, PartialEq)]
@@ -68,6 +77,29 @@ pub struct TableDef {
     pub name: String,
     pub columns: Vec<ColumnDef>,
     pub primary_key: Vec<usize>,
+    /// CHECK constraints, in the order they were declared.
+    pub checks: Vec<CheckDef>,
+    /// Secondary indexes, in creation order (`Table::indexes` holds their
+    /// entries in the same order).
+    pub indexes: Vec<IndexDef>,
+}
+
+/// A secondary index: its entries are the indexed columns' values followed
+/// by the row's primary key (or hidden row id), so every entry is distinct
+/// and a range of entries names the rows holding a range of values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexDef {
+    /// From the same id space as tables (it names the index's OID).
+    pub id: u32,
+    pub name: String,
+    /// Column positions, most significant first.
+    pub columns: Vec<usize>,
+    /// No two rows may share values in all the columns (NULLs are distinct,
+    /// as PostgreSQL's default).
+    pub unique: bool,
+    /// Made by a `UNIQUE` constraint (shown in pg_constraint, dropped with
+    /// `ALTER TABLE ... DROP CONSTRAINT` rather than `DROP INDEX`).
+    pub constraint: bool,
 }
 
 impl TableDef {
@@ -94,6 +126,8 @@ impl TableDef {
             name,
             columns,
             primary_key: pk,
+            indexes: Vec::new(),
+            checks: Vec::new(),
         };
         for &i in &def.primary_key {
             def.columns[i].nullable = false;
@@ -138,10 +172,47 @@ impl TableDef {
         Ok(())
     }
 
+    /// The same definition with these CHECK constraints.
+    pub fn with_checks(mut self, checks: Vec<CheckDef>) -> Result<Self> {
+        let mut seen = std::collections::HashSet::new();
+        for c in &checks {
+            if !seen.insert(c.name.as_str()) {
+                return Err(EngineError::InvalidDefinition(format!(
+                    "constraint \"{}\" for relation \"{}\" already exists",
+                    c.name, self.name
+                )));
+            }
+        }
+        self.checks = checks;
+        Ok(self)
+    }
+
     pub fn column_index(&self, name: &str) -> Option<usize> {
         self.columns
             .iter()
             .position(|c| c.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The index of this name (names are unique in a database, as relations).
+    pub fn index(&self, name: &str) -> Option<(usize, &IndexDef)> {
+        self.indexes
+            .iter()
+            .enumerate()
+            .find(|(_, i)| i.name.eq_ignore_ascii_case(name))
+    }
+
+    /// PostgreSQL's name for the primary key's index and constraint.
+    pub fn pkey_name(&self) -> String {
+        format!("{}_pkey", self.name)
+    }
+
+    /// `(a, b)`: the names of columns, as PostgreSQL's error details list them.
+    pub fn column_list(&self, cols: &[usize]) -> String {
+        let names: Vec<&str> = cols
+            .iter()
+            .map(|&i| self.columns[i].name.as_str())
+            .collect();
+        format!("({})", names.join(", "))
     }
 
     pub fn identity_column(&self) -> Option<(usize, Identity)> {

@@ -1,14 +1,16 @@
 //! CREATE/DROP TABLE, TRUNCATE, CREATE/DROP SEQUENCE: system transactions of
 //! the engine (always fully durable).
 
+use crate::constraints::{self, Declared};
 use crate::error::{ErrorKind, Result, SqlError};
-use crate::query::object_last;
+use crate::index_ddl::UniqueSpec;
+use crate::query::{object_last, Planner};
 use crate::typing::column_type;
 use crate::QueryOutput;
 use sqlparser::ast::{self, ColumnOption, TableConstraint};
 use std::sync::Arc;
 use walden_engine::{
-    ColumnDef, DataType, Database, DefaultExpr, EngineError, Session, TableDef, Value,
+    ColumnDef, DataType, Database, DefaultExpr, EngineError, Instance, Session, TableDef, Value,
 };
 
 fn default_expr(e: &ast::Expr) -> Result<DefaultExpr> {
@@ -108,6 +110,7 @@ fn const_i64(e: &ast::Expr) -> Result<i64> {
 
 pub fn create_table(
     db: &Arc<Database>,
+    instance: &Instance,
     session: &Session,
     ct: &ast::CreateTable,
 ) -> Result<QueryOutput> {
@@ -123,8 +126,9 @@ pub fn create_table(
     }
     let mut columns = Vec::new();
     let mut pk: Vec<String> = Vec::new();
-    // UNIQUE column sets: enforced only where they are the primary key.
-    let mut uniques: Vec<Vec<String>> = Vec::new();
+    let mut uniques: Vec<UniqueSpec> = Vec::new();
+    let mut plain = Vec::new();
+    let mut checks: Vec<Declared> = Vec::new();
     for c in &ct.columns {
         let (ty, serial) = column_type(&c.data_type)?;
         let mut col = ColumnDef::new(crate::expr::fold_ident(&c.name), ty);
@@ -140,7 +144,7 @@ pub fn create_table(
                     pk.push(crate::expr::fold_ident(&c.name));
                     col.nullable = false;
                 }
-                ColumnOption::Unique(_) => uniques.push(vec![crate::expr::fold_ident(&c.name)]),
+                ColumnOption::Unique(u) => uniques.push(UniqueSpec::of(u, Some(&c.name))?),
                 ColumnOption::Identity(kind) => {
                     let prop = match kind {
                         ast::IdentityPropertyKind::Identity(p)
@@ -168,12 +172,7 @@ pub fn create_table(
                         col = col.identity(1, 1);
                     }
                 }
-                // Not enforced yet: refused rather than accepted and ignored.
-                ColumnOption::Check(_) => {
-                    return Err(SqlError::unsupported(
-                        "CHECK constraints (not enforced yet)",
-                    ))
-                }
+                ColumnOption::Check(ck) => checks.push(declared_check(o.name.as_ref(), ck)?),
                 ColumnOption::ForeignKey(_) => {
                     return Err(SqlError::unsupported(
                         "FOREIGN KEY / REFERENCES constraints (not enforced yet)",
@@ -198,28 +197,17 @@ pub fn create_table(
                     pk.push(ic.column.expr.to_string().trim_matches('"').to_string());
                 }
             }
-            TableConstraint::Check(_) => {
-                return Err(SqlError::unsupported(
-                    "CHECK constraints (not enforced yet)",
-                ))
-            }
+            TableConstraint::Check(ck) => checks.push(declared_check(None, ck)?),
             TableConstraint::ForeignKey(_) => {
                 return Err(SqlError::unsupported(
                     "FOREIGN KEY constraints (not enforced yet)",
                 ))
             }
-            TableConstraint::Unique(u) => uniques.push(
-                u.columns
-                    .iter()
-                    .map(|ic| ic.column.expr.to_string().trim_matches('"').to_string())
-                    .collect(),
-            ),
-            // A plain (non-unique) index changes no result; it is not built yet.
-            TableConstraint::Index(_) => {}
+            TableConstraint::Unique(u) => uniques.push(UniqueSpec::of(u, None)?),
+            TableConstraint::Index(ix) => plain.push(crate::index_ddl::inline_index(ix)?),
             other => return Err(SqlError::unsupported(format!("constraint {other}"))),
         }
     }
-    check_uniques_are_the_key(&uniques, &pk)?;
     if pk.len() > 1
         && ct
             .columns
@@ -250,14 +238,37 @@ pub fn create_table(
         }
     }
     let pk_refs: Vec<&str> = pk.iter().map(|s| s.as_str()).collect();
-    let def = TableDef::new(name, columns, &pk_refs).map_err(map_def_err)?;
+    let mut p = Planner::new(db.clone(), instance, &[]);
+    let checks = constraints::declare(
+        &mut p,
+        &name,
+        &columns,
+        checks,
+        constraints::names_in_use(db),
+    )?;
+    let mut def = TableDef::new(name, columns, &pk_refs)
+        .and_then(|d| d.with_checks(checks))
+        .map_err(map_def_err)?;
+    def.indexes = crate::index_ddl::table_indexes(db, &def, uniques, plain)?;
     db.create_table(session, def)?;
     Ok(QueryOutput::command("CREATE TABLE"))
 }
 
+fn declared_check(outer: Option<&ast::Ident>, ck: &ast::CheckConstraint) -> Result<Declared> {
+    if ck.enforced == Some(false) {
+        return Err(SqlError::unsupported("CHECK ... NOT ENFORCED"));
+    }
+    Ok(Declared {
+        name: outer.or(ck.name.as_ref()).map(crate::expr::fold_ident),
+        expr: (*ck.expr).clone(),
+    })
+}
+
 fn map_def_err(e: EngineError) -> SqlError {
     match e {
-        EngineError::InvalidDefinition(m) if m.contains("more than once") => {
+        EngineError::InvalidDefinition(m)
+            if m.contains("more than once") || m.contains("already exists") =>
+        {
             SqlError::new(ErrorKind::DuplicateObject, m)
         }
         other => other.into(),
@@ -277,7 +288,11 @@ pub fn drop(
         let r = match object_type {
             ast::ObjectType::Table => db.drop_table(session, &name),
             ast::ObjectType::Sequence => db.drop_sequence(session, &name),
-            ast::ObjectType::Index | ast::ObjectType::View => {
+            ast::ObjectType::Index => {
+                crate::index_ddl::drop_index(db, session, &name, if_exists, &mut out)?;
+                continue;
+            }
+            ast::ObjectType::View => {
                 return Err(SqlError::unsupported(format!("DROP {object_type}")));
             }
             other => return Err(SqlError::unsupported(format!("DROP {other}"))),
@@ -323,26 +338,4 @@ pub fn create_sequence(
         }
         Err(e) => Err(e.into()),
     }
-}
-
-/// Refuses a UNIQUE constraint that is not the primary key: unique indexes
-/// are not built yet (docs/design.md, storage slices), and a constraint that
-/// is accepted must be enforced.
-pub(crate) fn check_uniques_are_the_key(uniques: &[Vec<String>], pk: &[String]) -> Result<()> {
-    let norm = |v: &[String]| {
-        let mut v: Vec<String> = v.iter().map(|c| c.to_ascii_lowercase()).collect();
-        v.sort();
-        v.dedup();
-        v
-    };
-    let key = norm(pk);
-    for u in uniques {
-        if pk.is_empty() || norm(u) != key {
-            return Err(SqlError::unsupported(format!(
-                "UNIQUE constraint on ({}) other than the primary key (unique indexes are not built yet)",
-                u.join(", ")
-            )));
-        }
-    }
-    Ok(())
 }

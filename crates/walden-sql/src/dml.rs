@@ -6,6 +6,7 @@
 //! committed version before it is changed (as PostgreSQL re-checks an
 //! updated row).
 
+use crate::constraints::Checks;
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::expr::{Env, Expr, Scope, ScopeCol};
 use crate::functions::SessionInfo;
@@ -210,6 +211,7 @@ pub(crate) struct InsertPlan {
     cols: Vec<usize>,
     source: InsertSource,
     returning: Option<Returning>,
+    checks: Checks,
 }
 
 impl InsertPlan {
@@ -222,7 +224,7 @@ impl InsertPlan {
             }
             InsertSource::Query(q) => query::reusable(q),
         };
-        values && returning_reusable(&self.returning)
+        values && returning_reusable(&self.returning) && self.checks.reusable()
     }
 }
 
@@ -239,11 +241,13 @@ pub(crate) fn plan_insert(p: &mut Planner<'_>, ins: &ast::Insert) -> Result<Inse
     let (cols, source) = plan_insert_source(p, ins, &table)?;
     let scope = table_scope(&table, None);
     let returning = returning(p, &scope, &ins.returning)?;
+    let checks = Checks::compile(p, &table)?;
     Ok(InsertPlan {
         table,
         cols,
         source,
         returning,
+        checks,
     })
 }
 
@@ -273,6 +277,11 @@ pub(crate) fn run_insert(
             full[cols[k]] = v;
         }
         let row = tx.insert_into(t, full)?;
+        // On the stored row (defaults and coercions applied); a violation
+        // fails the statement, which undoes the write.
+        if !pl.checks.is_empty() {
+            pl.checks.enforce(&row, &ctx.env(tx))?;
+        }
         n += 1;
         if let Some(r) = ret {
             let env = ctx.env(tx);
@@ -322,9 +331,13 @@ pub(crate) struct Planned {
     lookup: Option<Vec<Expr>>,
     /// Otherwise bounds on the key's first column.
     range: Option<Box<query::KeyRange>>,
+    /// Or a secondary index search.
+    index: Option<Box<query::IndexPath>>,
     filter: Vec<Expr>,
     assignments: Vec<(usize, Expr)>,
     returning: Option<Returning>,
+    /// CHECK constraints (UPDATE only).
+    checks: Option<Checks>,
 }
 
 impl Planned {
@@ -336,12 +349,15 @@ impl Planned {
             .iter()
             .flat_map(|r| r.lo.iter().chain(r.hi.iter()).map(|(e, _)| e));
         let assigned = self.assignments.iter().map(|(_, e)| e);
+        let index = self.index.iter().flat_map(|ip| query::index_exprs(ip));
         lookup
             .chain(range)
+            .chain(index)
             .chain(self.filter.iter())
             .chain(assigned)
             .all(|e| !e.has_subquery())
             && returning_reusable(&self.returning)
+            && self.checks.as_ref().is_none_or(|c| c.reusable())
     }
 }
 
@@ -359,14 +375,20 @@ impl DeletePlan {
     }
 }
 
-type WherePlan = (Option<Vec<Expr>>, Option<Box<query::KeyRange>>, Vec<Expr>);
+/// How UPDATE and DELETE find their rows (see `query::Source::Table`).
+struct Access {
+    lookup: Option<Vec<Expr>>,
+    range: Option<Box<query::KeyRange>>,
+    index: Option<Box<query::IndexPath>>,
+    filter: Vec<Expr>,
+}
 
 fn plan_where(
     p: &mut Planner<'_>,
     t: &Arc<Table>,
     scope: &Arc<Scope>,
     selection: &Option<ast::Expr>,
-) -> Result<WherePlan> {
+) -> Result<Access> {
     let mut filter = Vec::new();
     if let Some(w) = selection {
         let mut cs = Vec::new();
@@ -379,6 +401,7 @@ fn plan_where(
         table: t.clone(),
         lookup: None,
         range: None,
+        index: None,
         filter,
     };
     query::choose_lookups(&mut src);
@@ -386,9 +409,15 @@ fn plan_where(
         Source::Table {
             lookup,
             range,
+            index,
             filter,
             ..
-        } => Ok((lookup, range, filter)),
+        } => Ok(Access {
+            lookup,
+            range,
+            index,
+            filter,
+        }),
         _ => unreachable!(),
     }
 }
@@ -432,15 +461,23 @@ pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planne
         }
         assignments.push((i, e));
     }
-    let (lookup, range, filter) = plan_where(p, &t, &scope, &u.selection)?;
+    let Access {
+        lookup,
+        range,
+        index,
+        filter,
+    } = plan_where(p, &t, &scope, &u.selection)?;
     let returning = returning(p, &scope, &u.returning)?;
+    let checks = Some(Checks::compile(p, &t)?).filter(|c| !c.is_empty());
     Ok(Planned {
         table: t,
         lookup,
         range,
+        index,
         filter,
         assignments,
         returning,
+        checks,
     })
 }
 
@@ -459,15 +496,22 @@ fn plan_delete(p: &mut Planner<'_>, d: &ast::Delete) -> Result<Planned> {
     };
     let t = p.table(name)?;
     let scope = table_scope(&t, alias.as_deref());
-    let (lookup, range, filter) = plan_where(p, &t, &scope, &d.selection)?;
+    let Access {
+        lookup,
+        range,
+        index,
+        filter,
+    } = plan_where(p, &t, &scope, &d.selection)?;
     let returning = returning(p, &scope, &d.returning)?;
     Ok(Planned {
         table: t,
         lookup,
         range,
+        index,
         filter,
         assignments: vec![],
         returning,
+        checks: None,
     })
 }
 
@@ -488,8 +532,15 @@ fn candidates(
         });
     }
     let mut keys = Vec::new();
-    let bounds = query::key_bounds(t, pl.range.as_deref(), &env)?;
-    for (k, r) in tx.scan_in(t, bounds) {
+    let found = match &pl.index {
+        Some(ip) => query::index_rows(t, ip, &env)?,
+        None => None,
+    };
+    let rows = match found {
+        Some(rows) => rows,
+        None => tx.scan_in(t, query::key_bounds(t, pl.range.as_deref(), &env)?),
+    };
+    for (k, r) in rows {
         if query::passes(&pl.filter, &r, &env)? {
             keys.push(k);
             if limit.is_some_and(|l| keys.len() as u64 >= l) {
@@ -542,6 +593,9 @@ pub(crate) fn run_update(pl: &Planned, tx: &mut Transaction, ctx: &Ctx<'_>) -> R
             new_row
         };
         let stored = tx.update_in(&t, &k, new_row)?;
+        if let Some(c) = &pl.checks {
+            c.enforce(&stored, &ctx.env(tx))?;
+        }
         n += 1;
         if let Some(r) = &pl.returning {
             let env = ctx.env(tx);

@@ -58,6 +58,8 @@ pub enum ErrorKind {
     InvalidSavepoint,
     /// A CHECK constraint failed (23514).
     CheckViolation,
+    /// An expression of the wrong type where a type is required (42804).
+    DatatypeMismatch,
     /// A FOREIGN KEY constraint failed (23503).
     ForeignKeyViolation,
     /// A login refused: no such role, or one without LOGIN (28000).
@@ -162,7 +164,9 @@ impl From<EngineError> for SqlError {
             E::UnknownSequence(_) => ErrorKind::UndefinedTable,
             E::SequenceExists(_) => ErrorKind::DuplicateTable,
             E::UnknownColumn { .. } => ErrorKind::UndefinedColumn,
-            E::DuplicateKey { .. } => ErrorKind::UniqueViolation,
+            E::DuplicateKey(_) | E::UniqueBuildFailed(_) => ErrorKind::UniqueViolation,
+            E::RelationExists(_) => ErrorKind::DuplicateTable,
+            E::UnknownIndex(_) => ErrorKind::UndefinedObject,
             E::NotNull { .. } => ErrorKind::NotNullViolation,
             E::Data(m) if m.contains("too long") => ErrorKind::StringTooLong,
             E::Data(m) if m.contains("invalid input") => ErrorKind::InvalidText,
@@ -213,6 +217,21 @@ impl From<EngineError> for SqlError {
             })),
             E::JsonUnicodeNul => Some(Box::new(ErrorFields {
                 detail: Some("\\u0000 cannot be converted to text.".into()),
+                ..Default::default()
+            })),
+            E::DuplicateKey(k) | E::UniqueBuildFailed(k) => Some(Box::new(ErrorFields {
+                detail: Some(format!(
+                    "Key {}=({}) {}.",
+                    k.columns,
+                    k.key,
+                    if matches!(e, E::DuplicateKey(_)) {
+                        "already exists"
+                    } else {
+                        "is duplicated"
+                    }
+                )),
+                table: Some(k.table.clone()),
+                constraint: Some(k.constraint.clone()),
                 ..Default::default()
             })),
             _ => None,

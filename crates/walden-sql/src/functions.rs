@@ -1079,7 +1079,8 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         }
         Func::PgGetConstraintDef => {
             let oid = int_arg(&arg(0), "pg_get_constraintdef")?;
-            crate::pg_catalog::constraintdef(env, oid)
+            let pretty = matches!(a.get(1), Some(Value::Bool(true)));
+            crate::pg_catalog::constraintdef(env, oid, pretty)
                 .map(Value::text)
                 .unwrap_or(Value::Null)
         }

@@ -14,6 +14,7 @@
 
 mod advisory;
 mod backup_path;
+mod constraints;
 mod copy;
 mod ddl;
 mod dml;
@@ -22,6 +23,7 @@ mod expr;
 mod front;
 mod functions;
 mod hadr;
+mod index_ddl;
 mod jsonfn;
 mod jsonraw;
 mod membudget;

@@ -1111,7 +1111,9 @@ impl SqlSession {
             Statement::Insert(ins) => self.dml(params, |p, tx, ctx| dml::insert(p, ins, tx, ctx)),
             Statement::Update(u) => self.dml(params, |p, tx, ctx| dml::update(p, u, tx, ctx)),
             Statement::Delete(d) => self.dml(params, |p, tx, ctx| dml::delete(p, d, None, tx, ctx)),
-            Statement::CreateTable(ct) => ddl::create_table(&self.db, &self.session, ct),
+            Statement::CreateTable(ct) => {
+                ddl::create_table(&self.db, &self.engine.instance, &self.session, ct)
+            }
             Statement::Drop {
                 object_type,
                 if_exists,
@@ -1120,24 +1122,7 @@ impl SqlSession {
             } => ddl::drop(&self.db, &self.session, object_type, *if_exists, names),
             Statement::Truncate(t) => ddl::truncate(&self.db, &self.session, t),
             Statement::CreateIndex(ci) => {
-                // Tables are ordered by primary key; secondary indexes are not
-                // built yet, so the statement only checks its table.
-                let table = self.db.table(&query::object_last(&ci.table_name))?;
-                if ci.unique {
-                    let cols: Vec<String> =
-                        ci.columns.iter().map(|c| c.column.expr.to_string().trim_matches('"').to_string()).collect();
-                    let pk: Vec<String> = table
-                        .def
-                        .primary_key
-                        .iter()
-                        .map(|&i| table.def.columns[i].name.clone())
-                        .collect();
-                    ddl::check_uniques_are_the_key(&[cols], &pk)?;
-                }
-                let mut out = QueryOutput::command("CREATE INDEX");
-                out.notices
-                    .push("secondary indexes are not implemented yet; queries scan instead".into());
-                Ok(out)
+                crate::index_ddl::create_index(&self.db, &self.session, ci)
             }
             Statement::Copy {
                 source:
@@ -1336,7 +1321,21 @@ impl SqlSession {
         };
         let width = table.def.columns.len();
         let copy = copy.clone();
+        let info = self.info();
+        let cancel = self.cancel.clone();
+        let inst = self.engine.instance.clone();
+        let db = self.db.clone();
         self.in_tx(move |tx, _| {
+            let checks = {
+                let mut p = Planner::new(db, &inst, &[]);
+                crate::constraints::Checks::compile(&mut p, &table)?
+            };
+            let ctx = Ctx {
+                params: &[],
+                info: &info,
+                cancel: &cancel,
+                instance: &inst,
+            };
             let mut n = 0u64;
             for (lineno, fields) in copy.format.parse_input(text) {
                 if fields.len() != cols.len() {
@@ -1354,13 +1353,16 @@ impl SqlSession {
                 for (f, &c) in fields.into_iter().zip(&cols) {
                     full[c] = Some(f.map(Value::text).unwrap_or(Value::Null));
                 }
-                tx.insert_into(&table, full).map_err(|e| {
+                let row = tx.insert_into(&table, full).map_err(|e| {
                     let e = SqlError::from(e);
                     SqlError::new(
                         e.kind,
                         format!("COPY {}, line {lineno}: {}", copy.table, e.message),
                     )
                 })?;
+                if !checks.is_empty() {
+                    checks.enforce(&row, &ctx.env(tx))?;
+                }
                 n += 1;
             }
             Ok(QueryOutput::command(format!("COPY {n}")))

@@ -301,6 +301,21 @@ fn errors_as_postgresql() {
         err(&mut s, "CREATE TABLE tk (j jsonb PRIMARY KEY)").kind,
         ErrorKind::FeatureNotSupported
     );
+    run(
+        &mut s,
+        "CREATE TABLE ti (id int PRIMARY KEY, j jsonb, t json)",
+    );
+    for sql in [
+        "CREATE INDEX ti_j ON ti (j)",
+        "CREATE UNIQUE INDEX ti_t ON ti (t)",
+        "CREATE TABLE tu (id int PRIMARY KEY, j jsonb UNIQUE)",
+    ] {
+        assert_eq!(
+            err(&mut s, sql).kind,
+            ErrorKind::FeatureNotSupported,
+            "{sql}"
+        );
+    }
 }
 
 fn mem_engine(mem: &MemVfs) -> Arc<SqlEngine> {
