@@ -81,6 +81,16 @@ pub fn put_value(out: &mut Vec<u8>, v: &Value) {
             put_ivar(out, i.days as i64);
             put_ivar(out, i.micros);
         }
+        Value::Json(s) => {
+            out.push(14);
+            put_str(out, s);
+        }
+        // jsonb as its canonical text, parsed again on decode: the text is
+        // PostgreSQL's own output form and parses to the same tree.
+        Value::Jsonb(j) => {
+            out.push(15);
+            put_str(out, &j.to_string());
+        }
     }
 }
 
@@ -165,6 +175,10 @@ impl<'a> Reader<'a> {
                 let days = i32::try_from(self.ivar()?).map_err(|_| short())?;
                 Value::Interval(crate::types::Interval::new(months, days, self.ivar()?))
             }
+            14 => Value::Json(Arc::from(self.str()?)),
+            15 => Value::Jsonb(Arc::new(
+                crate::types::jsonb::parse_jsonb(self.str()?).map_err(|_| short())?,
+            )),
             _ => return Err(short()),
         })
     }
@@ -202,6 +216,8 @@ fn put_type(out: &mut Vec<u8>, t: &DataType) {
             out.push(17);
             put_var(out, *n as u64);
         }
+        DataType::Json => out.push(18),
+        DataType::Jsonb => out.push(19),
     }
 }
 
@@ -230,6 +246,8 @@ fn get_type(r: &mut Reader<'_>) -> Result<DataType> {
         15 => DataType::Time,
         16 => DataType::Interval,
         17 => DataType::Char(u32::try_from(r.var()?).map_err(|_| short())?),
+        18 => DataType::Json,
+        19 => DataType::Jsonb,
         _ => return Err(short()),
     })
 }

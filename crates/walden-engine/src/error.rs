@@ -51,6 +51,15 @@ pub enum EngineError {
     NotNull { table: String, column: String },
     #[error("{0}")]
     Data(String),
+    /// Text that is not JSON (22P02); the detail says where, as PostgreSQL's.
+    #[error("invalid input syntax for type json")]
+    InvalidJson { detail: String },
+    /// `\u0000` in jsonb input (22P05): text cannot hold it.
+    #[error("unsupported Unicode escape sequence")]
+    JsonUnicodeNul,
+    /// A jsonb container or string cast to a number or boolean (22023).
+    #[error("cannot cast jsonb {kind} to type {target}")]
+    JsonbCast { kind: &'static str, target: String },
     #[error("value out of range for {0}")]
     OutOfRange(String),
     #[error("deadlock detected: transaction {victim} was chosen as the victim ({detail})")]

@@ -10,9 +10,11 @@ use std::sync::Arc;
 
 pub mod datetime;
 pub mod interval;
+pub mod jsonb;
 pub mod zone;
 
 pub use interval::Interval;
+pub use jsonb::Jsonb;
 
 /// A column type.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -44,6 +46,10 @@ pub enum DataType {
     Interval,
     /// `CHAR(n)`: blank-padded to n characters.
     Char(u32),
+    /// `json`: the input text, validated.
+    Json,
+    /// `jsonb`: a normalized tree.
+    Jsonb,
 }
 
 impl DataType {
@@ -68,6 +74,8 @@ impl DataType {
             DataType::Time => "time without time zone".into(),
             DataType::Interval => "interval".into(),
             DataType::Char(n) => format!("character({n})"),
+            DataType::Json => "json".into(),
+            DataType::Jsonb => "jsonb".into(),
         }
     }
 
@@ -95,6 +103,9 @@ pub enum Value {
     /// Microseconds since midnight.
     Time(i64),
     Interval(Interval),
+    /// A `json` value: its text as given.
+    Json(Arc<str>),
+    Jsonb(Arc<Jsonb>),
 }
 
 impl Value {
@@ -123,6 +134,8 @@ impl Value {
             Value::TimestampTz(_) => 8,
             Value::Time(_) => 9,
             Value::Interval(_) => 10,
+            Value::Json(_) => 11,
+            Value::Jsonb(_) => 12,
         }
     }
     fn as_f64(&self) -> f64 {
@@ -155,6 +168,8 @@ impl Ord for Value {
             (TimestampTz(a), TimestampTz(b)) => a.cmp(b),
             (Time(a), Time(b)) => a.cmp(b),
             (Interval(a), Interval(b)) => a.cmp(b),
+            (Json(a), Json(b)) => a.cmp(b),
+            (Jsonb(a), Jsonb(b)) => a.cmp(b),
             (a, b) if a.rank() == 2 && b.rank() == 2 => a.as_f64().total_cmp(&b.as_f64()),
             (a, b) => a.rank().cmp(&b.rank()),
         }
@@ -196,6 +211,8 @@ impl Hash for Value {
             Value::Time(t) => t.hash(state),
             // Equal spans are equal intervals ('1 mon' = '30 days').
             Value::Interval(i) => i.span().hash(state),
+            Value::Json(s) => s.hash(state),
+            Value::Jsonb(j) => j.hash(state),
         }
     }
 }
@@ -222,6 +239,8 @@ impl fmt::Display for Value {
             Value::TimestampTz(t) => write!(f, "{}", datetime::format_timestamptz(*t)),
             Value::Time(t) => write!(f, "{}", datetime::format_time(*t)),
             Value::Interval(i) => write!(f, "{i}"),
+            Value::Json(s) => f.write_str(s),
+            Value::Jsonb(j) => write!(f, "{j}"),
         }
     }
 }
@@ -249,7 +268,36 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
             v
         ))
     };
+    // A jsonb scalar casts to a number or boolean as PostgreSQL's
+    // `jsonb::numeric` / `jsonb::bool` do; a container or a string does not.
+    let v = match (t, v) {
+        (T::Json | T::Jsonb | T::Text | T::Varchar(_) | T::Char(_), v) => v,
+        (_, V::Jsonb(j)) => match (&*j, t) {
+            (
+                Jsonb::Number(n),
+                T::SmallInt | T::Int | T::BigInt | T::Real | T::Double | T::Decimal { .. },
+            ) => V::Text(Arc::from(&**n)),
+            (Jsonb::Bool(b), T::Bool) => V::Bool(*b),
+            (j, t) => {
+                return Err(EngineError::JsonbCast {
+                    kind: j.type_name(),
+                    target: t.sql_name(),
+                })
+            }
+        },
+        (_, v) => v,
+    };
     Ok(match (t, v) {
+        (T::Json, V::Json(s)) => V::Json(s),
+        (T::Json, V::Jsonb(j)) => V::Json(Arc::from(j.to_string())),
+        (T::Json, V::Text(s)) => {
+            jsonb::validate_json(&s).map_err(json_error)?;
+            V::Json(s)
+        }
+        (T::Jsonb, V::Jsonb(j)) => V::Jsonb(j),
+        (T::Jsonb, V::Json(s) | V::Text(s)) => {
+            V::Jsonb(Arc::new(jsonb::parse_jsonb(&s).map_err(json_error)?))
+        }
         (T::SmallInt | T::Int | T::BigInt, V::Int(i)) => {
             let (lo, hi) = match t {
                 T::SmallInt => (i16::MIN as i64, i16::MAX as i64),
@@ -406,6 +454,13 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
         ),
         (_, v) => return Err(bad(&v)),
     })
+}
+
+fn json_error(e: jsonb::JsonError) -> EngineError {
+    match e {
+        jsonb::JsonError::Syntax(detail) => EngineError::InvalidJson { detail },
+        jsonb::JsonError::UnicodeNul => EngineError::JsonUnicodeNul,
+    }
 }
 
 fn parse_bytea(s: &str) -> Option<Vec<u8>> {

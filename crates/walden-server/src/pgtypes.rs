@@ -30,6 +30,8 @@ pub const OID_TIMESTAMP: u32 = 1114;
 pub const OID_TIMESTAMPTZ: u32 = 1184;
 pub const OID_NUMERIC: u32 = 1700;
 pub const OID_UUID: u32 = 2950;
+pub const OID_JSON: u32 = 114;
+pub const OID_JSONB: u32 = 3802;
 
 /// Microseconds between 1970-01-01 (Walden's epoch) and 2000-01-01 (PostgreSQL's).
 const PG_EPOCH_OFFSET_US: i64 = 946_684_800_000_000;
@@ -56,6 +58,8 @@ pub fn type_oid(t: &DataType) -> u32 {
         DataType::Time => OID_TIME,
         DataType::Interval => OID_INTERVAL,
         DataType::Char(_) => OID_BPCHAR,
+        DataType::Json => OID_JSON,
+        DataType::Jsonb => OID_JSONB,
     }
 }
 
@@ -77,7 +81,9 @@ pub fn type_size(t: &DataType) -> i16 {
         | DataType::Varchar(_)
         | DataType::Text
         | DataType::Bytes
-        | DataType::Char(_) => -1,
+        | DataType::Char(_)
+        | DataType::Json
+        | DataType::Jsonb => -1,
     }
 }
 
@@ -111,6 +117,8 @@ pub fn oid_to_type(oid: u32) -> Option<DataType> {
         OID_DATE => DataType::Date,
         OID_UUID => DataType::Uuid,
         OID_BYTEA => DataType::Bytes,
+        OID_JSON => DataType::Json,
+        OID_JSONB => DataType::Jsonb,
         _ => return None,
     })
 }
@@ -232,7 +240,12 @@ pub fn encode_binary(v: &Value, t: &DataType, buf: &mut BytesMut) -> Result<(), 
             }
             other => return Err(format!("cannot send {other:?} as an interval")),
         },
-        DataType::Char(_) => encode_text(v, t, buf),
+        DataType::Char(_) | DataType::Json => encode_text(v, t, buf),
+        // jsonb's binary form: a version byte (1), then the text.
+        DataType::Jsonb => {
+            buf.put_u8(1);
+            encode_text(v, t, buf);
+        }
         DataType::Date => match v {
             Value::Date(d) => buf.put_i32(d - PG_EPOCH_OFFSET_DAYS),
             Value::Timestamp(us) => {
@@ -387,8 +400,19 @@ pub fn decode_text_param(s: &str, oid: u32) -> Result<Value, SqlError> {
         OID_BYTEA => Value::Bytes(Arc::from(
             parse_bytea(s).ok_or_else(|| invalid("bytea", s))?,
         )),
+        OID_JSON | OID_JSONB => json_param(s, oid)?,
         _ => Value::Text(Arc::from(s)),
     })
+}
+
+/// A json or jsonb parameter from its text.
+fn json_param(s: &str, oid: u32) -> Result<Value, SqlError> {
+    let t = if oid == OID_JSON {
+        DataType::Json
+    } else {
+        DataType::Jsonb
+    };
+    walden_engine::types::coerce(Value::text(s), &t).map_err(SqlError::from)
 }
 
 /// Decodes a binary-format parameter of the type with `oid`.
@@ -451,6 +475,23 @@ pub fn decode_binary_param(b: &[u8], oid: u32) -> Result<Value, SqlError> {
             _ => return Err(bad_binary("uuid")),
         },
         OID_BYTEA => Value::Bytes(Arc::from(b)),
+        OID_JSON => {
+            let s = std::str::from_utf8(b).map_err(|_| bad_binary("json"))?;
+            json_param(s, oid)?
+        }
+        OID_JSONB => match b.split_first() {
+            Some((1, rest)) => {
+                let s = std::str::from_utf8(rest).map_err(|_| bad_binary("jsonb"))?;
+                json_param(s, oid)?
+            }
+            Some((v, _)) => {
+                return Err(SqlError::new(
+                    ErrorKind::InvalidText,
+                    format!("unsupported jsonb version number {v}"),
+                ))
+            }
+            None => return Err(bad_binary("jsonb")),
+        },
         _ => {
             let s = std::str::from_utf8(b).map_err(|_| bad_binary("text"))?;
             refuse_nul(s)?;

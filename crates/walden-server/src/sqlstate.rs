@@ -52,6 +52,7 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::StringTooLong => "22001",
         K::Deadlock => "40P01",
         K::SerializationFailure => "40001",
+        K::UntranslatableCharacter => "22P05",
         K::LockTimeout => "55P03",
         K::InFailedTransaction => "25P02",
         K::NoActiveTransaction => "25P01",

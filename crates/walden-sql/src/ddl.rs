@@ -10,7 +10,7 @@ use crate::QueryOutput;
 use sqlparser::ast::{self, ColumnOption, TableConstraint};
 use std::sync::Arc;
 use walden_engine::{
-    ColumnDef, Database, DefaultExpr, EngineError, Instance, Session, TableDef, Value,
+    ColumnDef, DataType, Database, DefaultExpr, EngineError, Instance, Session, TableDef, Value,
 };
 
 fn default_expr(e: &ast::Expr) -> Result<DefaultExpr> {
@@ -224,6 +224,18 @@ pub fn create_table(
             ErrorKind::InvalidParameter,
             format!("multiple primary keys for table \"{name}\" are not allowed"),
         ));
+    }
+    // Keys are stored in an order-preserving byte encoding that json and
+    // jsonb do not have (and json has no equality at all).
+    for k in &pk {
+        if let Some(c) = columns.iter().find(|c| c.name == *k) {
+            if matches!(c.data_type, DataType::Json | DataType::Jsonb) {
+                return Err(SqlError::unsupported(format!(
+                    "PRIMARY KEY on column \"{k}\" of type {}",
+                    c.data_type.sql_name()
+                )));
+            }
+        }
     }
     let pk_refs: Vec<&str> = pk.iter().map(|s| s.as_str()).collect();
     let mut p = Planner::new(db.clone(), instance, &[]);

@@ -76,6 +76,8 @@ pub enum ErrorKind {
     OutOfMemory,
     /// REPEATABLE READ write conflict (40001).
     SerializationFailure,
+    /// A Unicode escape the database cannot hold (22P05): `\u0000` in jsonb.
+    UntranslatableCharacter,
 }
 
 /// The optional fields of an error that drivers read apart from the message
@@ -169,6 +171,9 @@ impl From<EngineError> for SqlError {
             E::Data(m) if m.contains("too long") => ErrorKind::StringTooLong,
             E::Data(m) if m.contains("invalid input") => ErrorKind::InvalidText,
             E::Data(_) => ErrorKind::DataException,
+            E::InvalidJson { .. } => ErrorKind::InvalidText,
+            E::JsonUnicodeNul => ErrorKind::UntranslatableCharacter,
+            E::JsonbCast { .. } => ErrorKind::InvalidParameter,
             E::OutOfRange(_) => ErrorKind::NumericOutOfRange,
             E::Deadlock { .. } => ErrorKind::Deadlock,
             E::LockTimeout(_) => ErrorKind::LockTimeout,
@@ -204,6 +209,14 @@ impl From<EngineError> for SqlError {
             E::NotNull { table, column } => Some(Box::new(ErrorFields {
                 table: Some(table.clone()),
                 column: Some(column.clone()),
+                ..Default::default()
+            })),
+            E::InvalidJson { detail } => Some(Box::new(ErrorFields {
+                detail: Some(detail.clone()),
+                ..Default::default()
+            })),
+            E::JsonUnicodeNul => Some(Box::new(ErrorFields {
+                detail: Some("\\u0000 cannot be converted to text.".into()),
                 ..Default::default()
             })),
             E::DuplicateKey(k) | E::UniqueBuildFailed(k) => Some(Box::new(ErrorFields {

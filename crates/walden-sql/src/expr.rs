@@ -404,6 +404,11 @@ impl Expr {
                 }
             }
             A::BinaryOp { left, op, right } => {
+                if let Some(j) = crate::jsonfn::operator(op) {
+                    let l = Expr::compile(p, scope, left)?;
+                    let r = Expr::compile(p, scope, right)?;
+                    return Ok(Expr::Func(Func::Json(j), vec![l, r]));
+                }
                 let op = bin_op(op)?;
                 let l = Expr::compile(p, scope, left)?;
                 let r = Expr::compile(p, scope, right)?;
@@ -1220,6 +1225,8 @@ fn unify(a: Value, b: Value) -> Result<(Value, Value)> {
         (Value::Timestamp(_), Value::Text(_)) => (a, coerce(b, &DataType::Timestamp)?),
         (Value::Text(_), Value::Date(_)) => (coerce(a, &DataType::Date)?, b),
         (Value::Date(_), Value::Text(_)) => (a, coerce(b, &DataType::Date)?),
+        (Value::Text(_), Value::Jsonb(_)) => (coerce(a, &DataType::Jsonb)?, b),
+        (Value::Jsonb(_), Value::Text(_)) => (a, coerce(b, &DataType::Jsonb)?),
         (Value::Text(_), Value::Uuid(_)) => (coerce(a, &DataType::Uuid)?, b),
         (Value::Uuid(_), Value::Text(_)) => (a, coerce(b, &DataType::Uuid)?),
         (Value::Text(_), Value::Bool(_)) => (Value::Bool(truth(&a)?.unwrap_or(false)), b),
@@ -1308,6 +1315,9 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> Result<Value> {
     }
     if a.is_null() || b.is_null() {
         return Ok(Value::Null);
+    }
+    if let Some(r) = jsonb_binary(op, &a, &b) {
+        return r;
     }
     if op == Concat {
         return Ok(Value::text(format!("{a}{b}")));
@@ -1434,6 +1444,29 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> Result<Value> {
     })
 }
 
+/// `jsonb || jsonb` and `jsonb - key`; `None` when neither operand is jsonb.
+fn jsonb_binary(op: BinOp, a: &Value, b: &Value) -> Option<Result<Value>> {
+    let tree = |v: &Value| {
+        crate::jsonfn::tree(v).map(|t| {
+            t.map(|x| (*x).clone())
+                .unwrap_or(walden_engine::types::Jsonb::Null)
+        })
+    };
+    match (op, a, b) {
+        (BinOp::Concat, Value::Jsonb(_), _) | (BinOp::Concat, _, Value::Jsonb(_)) => Some((|| {
+            Ok(Value::Jsonb(Arc::new(crate::jsonfn::concat(
+                &tree(a)?,
+                &tree(b)?,
+            ))))
+        })(
+        )),
+        (BinOp::Sub, Value::Jsonb(j), k) => {
+            Some(crate::jsonfn::delete(j, k).map(|r| Value::Jsonb(Arc::new(r))))
+        }
+        _ => None,
+    }
+}
+
 pub fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "unknown",
@@ -1449,6 +1482,8 @@ pub fn type_name(v: &Value) -> &'static str {
         Value::TimestampTz(_) => "timestamp with time zone",
         Value::Time(_) => "time without time zone",
         Value::Interval(_) => "interval",
+        Value::Json(_) => "json",
+        Value::Jsonb(_) => "jsonb",
     }
 }
 

@@ -151,6 +151,8 @@ pub enum Func {
     /// their own, so 0.
     RelationSize,
     SizePretty,
+    /// json/jsonb operators and functions (`jsonfn.rs`).
+    Json(crate::jsonfn::JsonFn),
 }
 
 impl Func {
@@ -237,6 +239,15 @@ pub enum AggKind {
     StringAgg,
     BoolAnd,
     BoolOr,
+    /// json_agg / jsonb_agg.
+    JsonAgg {
+        jsonb: bool,
+    },
+    /// json_object_agg / jsonb_object_agg(key, value): the value
+    /// expression rides in the separator slot, evaluated per row.
+    JsonObjectAgg {
+        jsonb: bool,
+    },
 }
 
 /// An aggregate to compute per group.
@@ -265,6 +276,10 @@ pub fn aggregate_kind(f: &ast::Function) -> Option<AggKind> {
         "string_agg" => AggKind::StringAgg,
         "bool_and" | "every" => AggKind::BoolAnd,
         "bool_or" => AggKind::BoolOr,
+        "jsonb_agg" => AggKind::JsonAgg { jsonb: true },
+        "json_agg" => AggKind::JsonAgg { jsonb: false },
+        "jsonb_object_agg" => AggKind::JsonObjectAgg { jsonb: true },
+        "json_object_agg" => AggKind::JsonObjectAgg { jsonb: false },
         _ => return None,
     })
 }
@@ -276,6 +291,18 @@ pub fn compile_aggregate(
     kind: AggKind,
 ) -> Result<AggSpec> {
     let distinct = matches!(&f.args, FunctionArguments::List(l) if matches!(l.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)));
+    // The json aggregates' result depends on input order: an ORDER BY
+    // inside them cannot be ignored, and is not implemented yet.
+    if matches!(
+        kind,
+        AggKind::JsonAgg { .. } | AggKind::JsonObjectAgg { .. }
+    ) && matches!(&f.args, FunctionArguments::List(l) if !l.clauses.is_empty())
+    {
+        return Err(SqlError::unsupported(format!(
+            "{}(... ORDER BY ...)",
+            fname(f)
+        )));
+    }
     let args = args_of(f);
     let arg = if kind == AggKind::CountStar {
         None
@@ -286,13 +313,13 @@ pub fn compile_aggregate(
             .ok_or_else(|| SqlError::syntax(format!("{} needs an argument", fname(f))))?;
         Some(Expr::compile(p, scope, e)?)
     };
-    let separator = if kind == AggKind::StringAgg {
+    let separator = if matches!(kind, AggKind::StringAgg | AggKind::JsonObjectAgg { .. }) {
         Some(Expr::compile(
             p,
             scope,
             args.get(1)
                 .and_then(|a| arg_expr(a))
-                .ok_or_else(|| SqlError::syntax("string_agg needs a separator"))?,
+                .ok_or_else(|| SqlError::syntax(format!("{} needs a second argument", fname(f))))?,
         )?)
     } else {
         None
@@ -354,6 +381,15 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         let e = arg_expr(a)
             .ok_or_else(|| SqlError::syntax(format!("unsupported argument to {name}")))?;
         args.push(Expr::compile(p, scope, e)?);
+    }
+    // Set-returning functions run in FROM only.
+    if crate::jsonfn::srf(&name).is_some() {
+        return Err(SqlError::unsupported(format!(
+            "set-returning function {name}() outside FROM (write FROM {name}(...))"
+        )));
+    }
+    if let Some(j) = crate::jsonfn::lookup(&name) {
+        return Ok(Expr::Func(Func::Json(j), args));
     }
     let func = match name.as_str() {
         "now"
@@ -623,6 +659,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
     let null_in = a.iter().any(|v| v.is_null());
     let arg = |i: usize| a.get(i).cloned().unwrap_or(Value::Null);
     Ok(match f {
+        Func::Json(j) => crate::jsonfn::call(j, a)?,
         Func::Now => Value::TimestampTz(env.info.now),
         Func::LocalTimestamp => {
             Value::Timestamp(walden_engine::types::datetime::tz_to_local(env.info.now))
@@ -1127,6 +1164,7 @@ pub enum Acc {
     MinMax(Option<Value>),
     Str(Option<String>),
     Bool(Option<bool>),
+    Json(crate::jsonfn::JsonAcc),
 }
 
 impl Acc {
@@ -1138,6 +1176,9 @@ impl Acc {
             AggKind::Min | AggKind::Max => Acc::MinMax(None),
             AggKind::StringAgg => Acc::Str(None),
             AggKind::BoolAnd | AggKind::BoolOr => Acc::Bool(None),
+            AggKind::JsonAgg { .. } | AggKind::JsonObjectAgg { .. } => {
+                Acc::Json(Default::default())
+            }
         }
     }
 
@@ -1145,6 +1186,14 @@ impl Acc {
         if kind == AggKind::CountStar {
             if let Acc::Count(n) = self {
                 *n += 1;
+            }
+            return Ok(());
+        }
+        // json aggregates keep NULL inputs (as json null).
+        if let Acc::Json(acc) = self {
+            match kind {
+                AggKind::JsonObjectAgg { .. } => acc.push_pair(v, sep.clone())?,
+                _ => acc.push(v),
             }
             return Ok(());
         }
@@ -1203,12 +1252,18 @@ impl Acc {
                     (Some(p), _) => p || x,
                 })
             }
+            Acc::Json(_) => {}
         }
         Ok(())
     }
 
-    pub fn finish(self) -> Result<Value> {
+    pub fn finish(self, kind: AggKind) -> Result<Value> {
         Ok(match self {
+            Acc::Json(acc) => match kind {
+                AggKind::JsonObjectAgg { jsonb } => acc.finish(true, jsonb)?,
+                AggKind::JsonAgg { jsonb } => acc.finish(false, jsonb)?,
+                _ => Value::Null,
+            },
             Acc::Count(n) => Value::Int(n),
             Acc::Sum(s) => s.unwrap_or(Value::Null),
             Acc::Avg(None, _) => Value::Null,
@@ -1265,6 +1320,13 @@ pub fn aggregate_type(kind: AggKind, arg: Option<&DataType>) -> DataType {
         AggKind::Min | AggKind::Max => arg.cloned().unwrap_or(DataType::Text),
         AggKind::StringAgg => DataType::Text,
         AggKind::BoolAnd | AggKind::BoolOr => DataType::Bool,
+        AggKind::JsonAgg { jsonb } | AggKind::JsonObjectAgg { jsonb } => {
+            if jsonb {
+                DataType::Jsonb
+            } else {
+                DataType::Json
+            }
+        }
     }
 }
 
@@ -1313,6 +1375,7 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         Func::RegClassOid | Func::RegTypeOid | Func::RegNamespaceOid => DataType::Int,
         Func::ArrayUpper | Func::Cardinality => DataType::Int,
         Func::RelationSize => DataType::BigInt,
+        Func::Json(j) => crate::jsonfn::result_type(j, args),
         _ => DataType::Text,
     }
 }

@@ -42,7 +42,7 @@ fn column_name(c: &ast::IndexColumn) -> Result<String> {
 fn positions(cols: &[String], columns: &[ColumnDef]) -> Result<Vec<usize>> {
     cols.iter()
         .map(|c| {
-            columns
+            let i = columns
                 .iter()
                 .position(|d| d.name.eq_ignore_ascii_case(c))
                 .ok_or_else(|| {
@@ -50,7 +50,20 @@ fn positions(cols: &[String], columns: &[ColumnDef]) -> Result<Vec<usize>> {
                         ErrorKind::UndefinedColumn,
                         format!("column \"{c}\" does not exist"),
                     )
-                })
+                })?;
+            // Index keys use an order-preserving byte encoding that json
+            // and jsonb do not have yet (their key bytes are only text).
+            let t = &columns[i].data_type;
+            if matches!(
+                t,
+                walden_engine::DataType::Json | walden_engine::DataType::Jsonb
+            ) {
+                return Err(SqlError::unsupported(format!(
+                    "an index on column \"{c}\" of type {}",
+                    t.sql_name()
+                )));
+            }
+            Ok(i)
         })
         .collect()
 }

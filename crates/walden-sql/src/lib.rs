@@ -24,6 +24,8 @@ mod front;
 mod functions;
 mod hadr;
 mod index_ddl;
+mod jsonfn;
+mod jsonraw;
 mod membudget;
 mod pg_catalog;
 mod privileges;

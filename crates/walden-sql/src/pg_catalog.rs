@@ -446,6 +446,8 @@ const TYPES: &[PgType] = &[
     ty(1083, "time", 8, "D", false),
     ty(1114, "timestamp", 8, "D", false),
     ty(1184, "timestamptz", 8, "D", false),
+    ty(114, "json", -1, "U", false),
+    ty(3802, "jsonb", -1, "U", false),
     ty(1186, "interval", 16, "T", false),
     ty(1700, "numeric", -1, "N", false),
     ty(2205, "regclass", 4, "N", false),
@@ -479,6 +481,8 @@ pub fn type_oid_and_mod(t: &DataType) -> (i64, i64) {
         DataType::Time => (1083, -1),
         DataType::Interval => (1186, -1),
         DataType::Char(n) => (1042, *n as i64 + 4),
+        DataType::Json => (114, -1),
+        DataType::Jsonb => (3802, -1),
     }
 }
 
@@ -510,6 +514,8 @@ pub fn format_type(oid: i64, typmod: Option<i64>) -> Option<String> {
         1082 => "date".into(),
         1083 => "time without time zone".into(),
         1186 => "interval".into(),
+        114 => "json".into(),
+        3802 => "jsonb".into(),
         1114 => match m {
             Some(p) => format!("timestamp({p}) without time zone"),
             None => "timestamp without time zone".into(),

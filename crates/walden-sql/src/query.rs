@@ -8,7 +8,7 @@
 
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::expr::{compare, truth, BinOp, Env, Expr, Scope, ScopeCol};
-use crate::functions::{self, Acc, AggSpec};
+use crate::functions::{self, Acc, AggKind, AggSpec};
 use crate::sysviews::{self, SysView};
 use crate::Column;
 use sqlparser::ast::{self, SelectItem, SetExpr, TableFactor};
@@ -172,6 +172,13 @@ pub enum Source {
     },
     /// `unnest(array)`: one row per element of an array in text form.
     Unnest { array: Expr, filter: Vec<Expr> },
+    /// jsonb_each, jsonb_array_elements, jsonb_object_keys and their
+    /// json and _text forms.
+    JsonRows {
+        func: crate::jsonfn::JsonSrf,
+        arg: Expr,
+        filter: Vec<Expr>,
+    },
     Join {
         left: Box<Source>,
         right: Box<Source>,
@@ -252,6 +259,8 @@ pub fn static_type(e: &Expr, types: &[DataType], params: &[Option<DataType>]) ->
             Value::TimestampTz(_) => DataType::TimestampTz,
             Value::Time(_) => DataType::Time,
             Value::Interval(_) => DataType::Interval,
+            Value::Json(_) => DataType::Json,
+            Value::Jsonb(_) => DataType::Jsonb,
         },
         Expr::Param(i) => params.get(*i).cloned().flatten()?,
         Expr::Col(i) => types.get(*i)?.clone(),
@@ -264,6 +273,14 @@ pub fn static_type(e: &Expr, types: &[DataType], params: &[Option<DataType>]) ->
         | Expr::Like { .. } => DataType::Bool,
         Expr::Neg(x) => static_type(x, types, params)?,
         Expr::Bin(op, a, b) => match op {
+            // jsonb || jsonb and jsonb - key are jsonb.
+            BinOp::Concat | BinOp::Sub
+                if static_type(a, types, params) == Some(DataType::Jsonb)
+                    || (*op == BinOp::Concat
+                        && static_type(b, types, params) == Some(DataType::Jsonb)) =>
+            {
+                DataType::Jsonb
+            }
             BinOp::Concat => DataType::Text,
             BinOp::Regex(..) => DataType::Bool,
             BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
@@ -560,7 +577,30 @@ fn table_function(
     label: String,
     alias: &Option<ast::TableAlias>,
 ) -> Result<Item> {
-    match name.to_ascii_lowercase().as_str() {
+    let lname = name.to_ascii_lowercase();
+    if let Some(func) = crate::jsonfn::srf(&lname) {
+        let [arg] = <[Expr; 1]>::try_from(args)
+            .map_err(|_| SqlError::syntax(format!("{lname} takes one argument")))?;
+        let mut cols: Vec<ScopeCol> = func
+            .columns(&label)
+            .into_iter()
+            .map(|(n, t)| ScopeCol {
+                table: Some(label.clone()),
+                name: n,
+                ty: t,
+            })
+            .collect();
+        rename_cols(&mut cols, alias);
+        return Ok(Item {
+            source: Source::JsonRows {
+                func,
+                arg,
+                filter: vec![],
+            },
+            cols,
+        });
+    }
+    match lname.as_str() {
         "generate_series" => {
             if args.len() < 2 || args.len() > 3 {
                 return Err(SqlError::syntax("generate_series(start, stop [, step])"));
@@ -799,7 +839,8 @@ fn add_filter(source: &mut Source, mut c: Expr, by: usize) {
         | Source::Derived { filter, .. }
         | Source::SysView { filter, .. }
         | Source::Series { filter, .. }
-        | Source::Unnest { filter, .. } => filter.push(c),
+        | Source::Unnest { filter, .. }
+        | Source::JsonRows { filter, .. } => filter.push(c),
         Source::Join { .. } => {
             let lw = source_width_left(source);
             place_on_join(source, c, lw);
@@ -815,6 +856,7 @@ fn source_width(s: &Source) -> usize {
         Source::Derived { plan, .. } => plan.columns.len(),
         Source::SysView { view, .. } => view.columns().len(),
         Source::Series { .. } | Source::Unnest { .. } => 1,
+        Source::JsonRows { func, .. } => func.columns("").len(),
         Source::Join {
             left, right_width, ..
         } => source_width(left) + right_width,
@@ -1233,7 +1275,8 @@ fn source_reusable(s: &Source) -> bool {
         Source::Derived { .. }
         | Source::SysView { .. }
         | Source::Series { .. }
-        | Source::Unnest { .. } => false,
+        | Source::Unnest { .. }
+        | Source::JsonRows { .. } => false,
     }
 }
 
@@ -1833,6 +1876,9 @@ fn source_correlated(s: &Source) -> bool {
         Source::Unnest { array, filter } => {
             array.uses_outer() || filter.iter().any(|e| e.uses_outer())
         }
+        Source::JsonRows { arg, filter, .. } => {
+            arg.uses_outer() || filter.iter().any(|e| e.uses_outer())
+        }
         Source::Join {
             left,
             right,
@@ -1949,6 +1995,15 @@ fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             let rows = sysviews::rows(*view, &a, env)?;
             let mut out = Vec::new();
             for r in rows {
+                if passes(filter, &r, env)? {
+                    out.push(r);
+                }
+            }
+            out
+        }
+        Source::JsonRows { func, arg, filter } => {
+            let mut out = Vec::new();
+            for r in func.rows(&arg.eval(&[], env)?)? {
                 if passes(filter, &r, env)? {
                     out.push(r);
                 }
@@ -2385,6 +2440,8 @@ fn group_rows(
         .map(|a| {
             a.separator
                 .as_ref()
+                // The object aggregates' value is per row (below).
+                .filter(|_| !matches!(a.kind, AggKind::JsonObjectAgg { .. }))
                 .map(|s| s.eval(&[], env))
                 .transpose()
                 .map(|v| v.unwrap_or(Value::Null))
@@ -2420,6 +2477,11 @@ fn group_rows(
             {
                 continue;
             }
+            if let (AggKind::JsonObjectAgg { .. }, Some(val)) = (a.kind, &a.separator) {
+                let val = val.eval(&r, env)?;
+                st.1[i].add(a.kind, v, &val)?;
+                continue;
+            }
             st.1[i].add(a.kind, v, &seps[i])?;
         }
     }
@@ -2434,8 +2496,8 @@ fn group_rows(
     states
         .into_iter()
         .map(|(mut k, accs, _)| {
-            for a in accs {
-                k.push(a.finish()?);
+            for (a, spec) in accs.into_iter().zip(aggs) {
+                k.push(a.finish(spec.kind)?);
             }
             Ok(k)
         })

@@ -96,7 +96,8 @@ pub fn data_type(t: &SqlType) -> Result<DataType> {
         S::Date => DataType::Date,
         S::Uuid => DataType::Uuid,
         S::Bytea | S::Blob(_) | S::Varbinary(_) | S::Binary(_) | S::Bytes(_) => DataType::Bytes,
-        S::JSON | S::JSONB => DataType::Text,
+        S::JSON => DataType::Json,
+        S::JSONB => DataType::Jsonb,
         // `pg_catalog.int8`, `pg_catalog.text`: a built-in type named with its
         // schema is the built-in type.
         S::Custom(name, args) if name.0.len() > 1 && args.is_empty() => {
@@ -117,6 +118,8 @@ pub fn data_type(t: &SqlType) -> Result<DataType> {
                     DataType::Varchar(args.first().and_then(|a| a.parse().ok()))
                 }
                 "int1" | "tinyint" => DataType::SmallInt,
+                "json" => DataType::Json,
+                "jsonb" => DataType::Jsonb,
                 "image" | "varbinary" => DataType::Bytes,
                 "oid" | "regclass" => DataType::Int,
                 other => {

@@ -20,6 +20,41 @@ fn all_ids(to: i32) -> BTreeSet<i32> {
     (1..=to).collect()
 }
 
+/// json and jsonb values travel in the log records the secondary redoes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_values_reach_the_secondary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = start_pair(
+        Node::local("a", tmp.path()),
+        Node::local("b", tmp.path()),
+        SYNC,
+        3,
+        0,
+    )
+    .await;
+    let (ca, cb) = (&p.ca, &p.cb);
+    must(ca, "CREATE TABLE tj (id int PRIMARY KEY, j jsonb, t json)").await;
+    must(
+        ca,
+        r#"INSERT INTO tj VALUES (1, '{"b": [1.50, null], "a": "x"}', '{"z" : 1,  "z": 2}')"#,
+    )
+    .await;
+    let got: String = eventually!(Duration::from_secs(10), "b to have the json row", {
+        match cb
+            .query_opt("SELECT j::text || '|' || t::text FROM tj WHERE id = 1", &[])
+            .await
+        {
+            Ok(Some(r)) => Some(r.get::<_, String>(0)),
+            _ => None,
+        }
+    });
+    assert_eq!(got, r#"{"a": "x", "b": [1.50, null]}|{"z" : 1,  "z": 2}"#);
+    assert_eq!(
+        int(cb, r#"SELECT count(*) FROM tj WHERE j @> '{"b": [null]}'"#).await,
+        1
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streams_to_a_readable_secondary_and_reports_it() {
     let tmp = tempfile::tempdir().unwrap();

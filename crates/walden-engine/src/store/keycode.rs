@@ -27,6 +27,11 @@ const BYTES: u8 = 0x70;
 const TIMESTAMPTZ: u8 = 0x80;
 const TIME: u8 = 0x90;
 const INTERVAL: u8 = 0xA0;
+/// json and jsonb by their text. The bytes do not order as jsonb compares,
+/// so neither may be a key column (refused with 0A000 at CREATE TABLE); the
+/// tags only let any value round-trip.
+const JSON: u8 = 0xB0;
+const JSONB: u8 = 0xB1;
 const DAY_MICROS: i128 = 86_400_000_000;
 
 /// Decimal sub-tags: negatives, zero, positives.
@@ -112,6 +117,14 @@ fn encode_value(v: &Value, out: &mut Vec<u8>) {
         Value::Interval(i) => {
             out.push(INTERVAL);
             out.extend_from_slice(&((i.span() as u128) ^ (1 << 127)).to_be_bytes());
+        }
+        Value::Json(s) => {
+            out.push(JSON);
+            encode_bytes(s.as_bytes(), out);
+        }
+        Value::Jsonb(j) => {
+            out.push(JSONB);
+            encode_bytes(j.to_string().as_bytes(), out);
         }
     }
 }
@@ -251,6 +264,18 @@ fn decode_value(b: &[u8]) -> Result<(Value, &[u8]), &'static str> {
                 }),
                 rest,
             )
+        }
+        JSON | JSONB => {
+            let (bytes, rest) = decode_bytes(rest)?;
+            let s = String::from_utf8(bytes).map_err(|_| "json is not UTF-8")?;
+            let v = if tag == JSON {
+                Value::Json(Arc::from(s))
+            } else {
+                Value::Jsonb(Arc::new(
+                    crate::types::jsonb::parse_jsonb(&s).map_err(|_| "malformed jsonb")?,
+                ))
+            };
+            (v, rest)
         }
         _ => return Err("unknown type tag"),
     })

@@ -155,6 +155,23 @@ async def timestamptz_time_interval_binary():
         await c.close()
 
 
+@check()
+async def jsonb_binary_round_trip():
+    # asyncpg sends and reads jsonb in the binary format (version byte 1).
+    import json
+
+    c = await connect()
+    try:
+        await fresh(c, "ap_json", "id int PRIMARY KEY, j jsonb")
+        await c.execute("INSERT INTO ap_json VALUES (1, $1)", json.dumps({"b": 1, "a": [True, None]}))
+        assert await c.fetchval("SELECT j FROM ap_json") == '{"a": [true, null], "b": 1}'
+        assert await c.fetchval("SELECT j ->> 'b' FROM ap_json") == "1"
+        assert await c.fetchval("SELECT jsonb_typeof($1::jsonb)", "[1]") == "array"
+        assert await c.fetchval("SELECT '{\"x\": 1}'::json") == '{"x": 1}'
+    finally:
+        await c.close()
+
+
 @check(gap="binary COPY (copy_records_to_table)")
 async def copy_records_to_table():
     c = await connect()

@@ -112,6 +112,20 @@ check(
     }),
 );
 
+check('json_and_jsonb_are_parsed', () =>
+  withClient(async (c) => {
+    await fresh(c, 'np_json', 'id int PRIMARY KEY, j jsonb, t json');
+    const doc = { b: [1, 'two', null], a: { c: true } };
+    await c.query('INSERT INTO np_json VALUES (1, $1, $2)', [JSON.stringify(doc), JSON.stringify(doc)]);
+    const r = await c.query("SELECT j, t, j -> 'b' AS b, j ->> 'a' AS a FROM np_json");
+    assert.deepStrictEqual(r.rows[0].j, doc);
+    assert.deepStrictEqual(r.rows[0].t, doc);
+    assert.deepStrictEqual(r.rows[0].b, [1, 'two', null]);
+    assert.strictEqual(r.rows[0].a, '{"c": true}');
+    const k = await c.query('SELECT key, value FROM jsonb_each($1::jsonb)', ['{"y": 2, "x": [1]}']);
+    assert.deepStrictEqual(k.rows, [{ key: 'x', value: [1] }, { key: 'y', value: 2 }]);
+  }));
+
 check(
   'array_parameter',
   () =>

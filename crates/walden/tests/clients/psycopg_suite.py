@@ -259,6 +259,33 @@ def time_interval_char_numeric():
 
 
 @check()
+def json_and_jsonb_round_trip():
+    from psycopg.types.json import Json, Jsonb
+
+    with connect(autocommit=True) as c:
+        fresh(c, "pg_json", "id int PRIMARY KEY, j jsonb, t json")
+        doc = {"b": [1, 2.5, None], "a": {"x": "y\"z"}}
+        c.execute("INSERT INTO pg_json VALUES (1, %s, %s)", (Jsonb(doc), Json(doc)))
+        for binary in (False, True):
+            cur = c.cursor(binary=binary)
+            j, t, a, b = cur.execute(
+                "SELECT j, t, j -> 'a' ->> 'x', j #> '{b,1}' FROM pg_json"
+            ).fetchone()
+            # psycopg parses json and jsonb into Python objects.
+            assert j == doc and t == doc, (binary, j, t)
+            assert a == 'y"z' and b == 2.5, (binary, a, b)
+        r = c.execute("SELECT j::text FROM pg_json").fetchone()[0]
+        assert r == '{"a": {"x": "y\\"z"}, "b": [1, 2.5, null]}', r
+        assert c.execute("SELECT count(*) FROM pg_json WHERE j @> %s", (Jsonb({"b": [2.5]}),)).fetchone()[0] == 1
+        try:
+            c.execute("SELECT %s::jsonb", ("{bad",))
+            raise AssertionError("no error")
+        except errors.InvalidTextRepresentation as e:
+            assert e.diag.message_primary == "invalid input syntax for type json", e.diag.message_primary
+            assert e.diag.message_detail == 'Token "bad" is invalid.', e.diag.message_detail
+
+
+@check()
 def quoted_alias_keeps_its_case():
     with connect(autocommit=True) as c:
         cur = c.execute('SELECT 1 AS "FirstName"')
