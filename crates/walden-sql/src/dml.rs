@@ -38,7 +38,7 @@ impl<'a> Ctx<'a> {
     }
 }
 
-fn table_scope(t: &Table, alias: Option<&str>) -> Arc<Scope> {
+pub(crate) fn table_scope(t: &Table, alias: Option<&str>) -> Arc<Scope> {
     let label = alias.unwrap_or(t.name()).to_ascii_lowercase();
     Arc::new(Scope::new(
         t.def
@@ -54,12 +54,12 @@ fn table_scope(t: &Table, alias: Option<&str>) -> Arc<Scope> {
 }
 
 /// A compiled RETURNING clause.
-struct Returning {
-    columns: Vec<Column>,
-    exprs: Vec<Expr>,
+pub(crate) struct Returning {
+    pub(crate) columns: Vec<Column>,
+    pub(crate) exprs: Vec<Expr>,
 }
 
-fn returning(
+pub(crate) fn returning(
     p: &mut Planner<'_>,
     scope: &Arc<Scope>,
     items: &Option<Vec<SelectItem>>,
@@ -371,9 +371,9 @@ impl DeletePlan {
     }
 }
 
-type WherePlan = (Option<Vec<Expr>>, Option<Box<query::KeyRange>>, Vec<Expr>);
+pub(crate) type WherePlan = (Option<Vec<Expr>>, Option<Box<query::KeyRange>>, Vec<Expr>);
 
-fn plan_where(
+pub(crate) fn plan_where(
     p: &mut Planner<'_>,
     t: &Arc<Table>,
     scope: &Arc<Scope>,
