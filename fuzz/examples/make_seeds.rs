@@ -217,6 +217,38 @@ fn main() {
     }
     c.put("repl_frame", "several", &two);
 
+    // repl_auth: offers, an endpoint's answers, and frames sealed with the
+    // target's key (so mutations start from frames that check).
+    use walden_replication::auth::{FrameMac, Offer, MAGIC};
+    for (name, mode) in [("offer-secret", 1), ("offer-none", 0)] {
+        let o = Offer {
+            mode,
+            nonce: [0x5a; 32],
+        }
+        .encode();
+        c.put("repl_auth", name, &o);
+        let mut with_proof = o.clone();
+        with_proof.extend_from_slice(&[0x11; 32]);
+        c.put("repl_auth", &format!("{name}-proof"), &with_proof);
+    }
+    let mut answer = MAGIC.to_vec();
+    answer.extend_from_slice(&[0, 1]);
+    answer.extend_from_slice(&[0x33; 32]);
+    answer.push(0);
+    answer.extend_from_slice(&[0x44; 32]);
+    c.put("repl_auth", "answer-secret", &answer);
+    let mut refusal = MAGIC.to_vec();
+    refusal.push(1);
+    refusal.extend_from_slice(&(7u16).to_le_bytes());
+    refusal.extend_from_slice(b"refused");
+    c.put("repl_auth", "answer-refused", &refusal);
+    let mut mac = FrameMac::new(b"walden fuzz frame key");
+    let mut sealed = Vec::new();
+    for (_, m) in &msgs {
+        sealed.extend(walden_replication::transport::seal(m, Some(&mut mac)));
+    }
+    c.put("repl_auth", "sealed-frames", &sealed);
+
     let texts: &[(u8, &str)] = &[
         (0, "42"),
         (1, "-32768"),

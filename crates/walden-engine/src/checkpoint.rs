@@ -32,7 +32,8 @@ use std::time::{Duration, Instant};
 use walden_log::{vfs::read_exact_at, CountingFile, FileStats, Lsn, OpenOptionsVfs, Vfs, VfsFile};
 
 const IMAGE_MAGIC: &[u8; 8] = b"WALDNIMG";
-/// 2: table definitions carry their constraints.
+/// 2: table definitions end with their indexes and CHECK constraints (see
+/// `codec::put_table_def`).
 const IMAGE_VERSION: u32 = 2;
 const LOG_BACKUP_MAGIC: &[u8; 8] = b"WALDNLBK";
 /// The two image slots; each checkpoint writes the one not holding the newest.
@@ -136,7 +137,7 @@ impl Parts {
             .tables
             .into_iter()
             .map(|(t, ident, rowid)| {
-                t.rows.prune(horizon);
+                t.prune(horizon);
                 let rows = t.rows.scan_at((Bound::Unbounded, Bound::Unbounded), csn);
                 (t.def.clone(), ident, rowid, rows)
             })
@@ -206,12 +207,10 @@ pub(crate) fn decode_image(bytes: &[u8], path: &Path) -> Result<Image> {
     if bytes.len() < 16 || &bytes[..8] != IMAGE_MAGIC {
         return Err(bad("not a Walden image (bad magic)"));
     }
-    // Version 1 images predate stored constraints; they still load.
-    let def_format = match u32::from_le_bytes(bytes[8..12].try_into().unwrap()) {
-        1 => codec::DefFormat::NoConstraints,
-        IMAGE_VERSION => codec::DefFormat::WithConstraints,
-        _ => return Err(bad("unsupported image version")),
-    };
+    let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
+    if !(1..=IMAGE_VERSION).contains(&version) {
+        return Err(bad("unsupported image version"));
+    }
     let body = &bytes[12..bytes.len() - 4];
     let crc = u32::from_le_bytes(bytes[bytes.len() - 4..].try_into().unwrap());
     if crc32c::crc32c(body) != crc {
@@ -233,7 +232,7 @@ pub(crate) fn decode_image(bytes: &[u8], path: &Path) -> Result<Image> {
             ..Catalog::default()
         };
         for _ in 0..r.var()? {
-            let def = codec::get_table_def(r, def_format)?;
+            let def = codec::get_table_def(r, version >= 2)?;
             let t = Table::new(def);
             t.next_identity.store(r.ivar()?, Relaxed);
             t.next_rowid.store(r.ivar()?, Relaxed);
@@ -261,7 +260,7 @@ pub(crate) fn decode_image(bytes: &[u8], path: &Path) -> Result<Image> {
                             EngineError::Data(format!("a row of table {} has no key", t.def.name))
                         })?,
                     };
-                    t.rows.load(k, row);
+                    t.load_row(k, row);
                 }
             }
             catalog.add_table(Arc::new(t));

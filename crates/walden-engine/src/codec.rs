@@ -5,8 +5,8 @@
 
 use crate::error::{EngineError, Result};
 use crate::schema::{
-    CheckDef, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, Identity, RecoveryModel,
-    SequenceDef, TableDef,
+    CheckDef, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, Identity, IndexDef,
+    RecoveryModel, SequenceDef, TableDef,
 };
 use crate::types::{DataType, Key, Row, Value};
 use rust_decimal::Decimal;
@@ -269,27 +269,60 @@ pub fn put_table_def(out: &mut Vec<u8>, d: &TableDef) {
     for &k in &d.primary_key {
         put_var(out, k as u64);
     }
-    // Constraints: a count, then each as a kind byte and its fields.
-    put_var(out, d.checks.len() as u64);
+    // Parts added after the first format, each tagged so a reader that
+    // meets one it does not know fails instead of dropping it.
+    put_var(out, (d.indexes.len() + d.checks.len()) as u64);
+    for ix in &d.indexes {
+        out.push(DEF_INDEX);
+        put_index_def(out, ix);
+    }
     for c in &d.checks {
-        out.push(CONSTRAINT_CHECK);
+        out.push(DEF_CHECK);
         put_str(out, &c.name);
         put_str(out, &c.expr);
     }
 }
 
-const CONSTRAINT_CHECK: u8 = 1;
+/// Tags of the parts in a table definition's tail.
+const DEF_INDEX: u8 = 1;
+const DEF_CHECK: u8 = 2;
 
-/// Which encoding of a table definition a record or image holds.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum DefFormat {
-    /// Before constraints were stored (redo tag 10, image version 1).
-    NoConstraints,
-    /// With the constraints section (redo tag 20, image version 2).
-    WithConstraints,
+pub fn put_index_def(out: &mut Vec<u8>, ix: &IndexDef) {
+    put_var(out, ix.id as u64);
+    put_str(out, &ix.name);
+    put_var(out, ix.columns.len() as u64);
+    for &c in &ix.columns {
+        put_var(out, c as u64);
+    }
+    out.push(ix.unique as u8 | (ix.constraint as u8) << 1);
 }
 
-pub fn get_table_def(r: &mut Reader<'_>, format: DefFormat) -> Result<TableDef> {
+pub fn get_index_def(r: &mut Reader<'_>, ncols: usize) -> Result<IndexDef> {
+    let id = r.var()? as u32;
+    let name = r.str()?.to_string();
+    let n = r.var()? as usize;
+    let mut columns = Vec::with_capacity(n.min(64));
+    for _ in 0..n {
+        let c = r.var()? as usize;
+        if c >= ncols {
+            return Err(short());
+        }
+        columns.push(c);
+    }
+    let flags = r.u8()?;
+    Ok(IndexDef {
+        id,
+        name,
+        columns,
+        unique: flags & 1 != 0,
+        constraint: flags & 2 != 0,
+    })
+}
+
+/// A table definition as `put_table_def` writes it; `tail` is false for the
+/// first format (log records tagged 10, images of version 1), which ended
+/// after the primary key.
+pub fn get_table_def(r: &mut Reader<'_>, tail: bool) -> Result<TableDef> {
     let id = r.var()? as u32;
     let name = r.str()?.to_string();
     let n = r.var()? as usize;
@@ -331,11 +364,13 @@ pub fn get_table_def(r: &mut Reader<'_>, format: DefFormat) -> Result<TableDef> 
         }
         primary_key.push(i);
     }
+    let mut indexes = Vec::new();
     let mut checks = Vec::new();
-    if format == DefFormat::WithConstraints {
+    if tail {
         for _ in 0..r.var()? {
             match r.u8()? {
-                CONSTRAINT_CHECK => checks.push(CheckDef {
+                DEF_INDEX => indexes.push(get_index_def(r, columns.len())?),
+                DEF_CHECK => checks.push(CheckDef {
                     name: r.str()?.to_string(),
                     expr: r.str()?.to_string(),
                 }),
@@ -348,6 +383,7 @@ pub fn get_table_def(r: &mut Reader<'_>, format: DefFormat) -> Result<TableDef> 
         name,
         columns,
         primary_key,
+        indexes,
         checks,
     })
 }
@@ -452,6 +488,15 @@ pub enum Redo {
         table: u32,
         columns: Vec<usize>,
     },
+    /// A secondary index is built on the table's rows.
+    CreateIndex {
+        table: u32,
+        index: IndexDef,
+    },
+    DropIndex {
+        table: u32,
+        index: u32,
+    },
 }
 
 pub const TAG_TXN_PART: u8 = 1;
@@ -542,6 +587,16 @@ pub fn encode_redo(r: &Redo) -> Vec<u8> {
                 put_var(&mut out, *c as u64);
             }
         }
+        Redo::CreateIndex { table, index } => {
+            out.push(21);
+            put_var(&mut out, *table as u64);
+            put_index_def(&mut out, index);
+        }
+        Redo::DropIndex { table, index } => {
+            out.push(22);
+            put_var(&mut out, *table as u64);
+            put_var(&mut out, *index as u64);
+        }
     }
     out
 }
@@ -591,8 +646,8 @@ pub fn decode_redo(buf: &[u8], key_of: &dyn Fn(u32, &[Value]) -> Option<Key>) ->
                 ops,
             }
         }
-        10 => Redo::CreateTable(get_table_def(&mut r, DefFormat::NoConstraints)?),
-        20 => Redo::CreateTable(get_table_def(&mut r, DefFormat::WithConstraints)?),
+        10 => Redo::CreateTable(get_table_def(&mut r, false)?),
+        20 => Redo::CreateTable(get_table_def(&mut r, true)?),
         11 => Redo::DropTable(r.var()? as u32),
         12 => Redo::Truncate(r.var()? as u32),
         13 => Redo::CreateSequence(get_sequence(&mut r)?),
@@ -612,6 +667,15 @@ pub fn decode_redo(buf: &[u8], key_of: &dyn Fn(u32, &[Value]) -> Option<Key>) ->
                 .collect::<Result<Vec<_>>>()?;
             Redo::AddPrimaryKey { table, columns }
         }
+        21 => Redo::CreateIndex {
+            table: r.var()? as u32,
+            // Column positions are checked against the table at redo.
+            index: get_index_def(&mut r, usize::MAX)?,
+        },
+        22 => Redo::DropIndex {
+            table: r.var()? as u32,
+            index: r.var()? as u32,
+        },
         _ => return Err(short()),
     };
     Ok(rec)

@@ -10,7 +10,7 @@ use crate::lock::LockManager;
 use crate::mvcc::Visibility;
 use crate::recovery::Replay;
 use crate::replica::ReplicaState;
-use crate::schema::{DbSettings, SequenceDef, TableDef};
+use crate::schema::{DbSettings, IndexDef, SequenceDef, TableDef};
 use crate::session::{CommitRequest, Session};
 use crate::table::Table;
 use crate::txn::Transaction;
@@ -60,9 +60,16 @@ impl Catalog {
     pub fn table_by_id(&self, id: u32) -> Option<&Arc<Table>> {
         self.by_id.get(&id)
     }
+    /// The table holding the index of this name.
+    pub fn index_table(&self, name: &str) -> Option<&Arc<Table>> {
+        self.by_id.values().find(|t| t.def.index(name).is_some())
+    }
     pub(crate) fn add_table(&mut self, t: Arc<Table>) {
         // Saturating: a damaged image can name id u32::MAX.
         self.next_table_id = self.next_table_id.max(t.id().saturating_add(1));
+        for ix in &t.def.indexes {
+            self.next_table_id = self.next_table_id.max(ix.id.saturating_add(1));
+        }
         self.tables.insert(t.name().to_ascii_lowercase(), t.clone());
         self.by_id.insert(t.id(), t);
     }
@@ -563,7 +570,15 @@ impl Database {
             if cat.table(&def.name).is_some() {
                 return Err(EngineError::TableExists(def.name));
             }
+            if cat.index_table(&def.name).is_some() {
+                return Err(EngineError::RelationExists(def.name));
+            }
             def.id = cat.next_table_id.max(1);
+            // Indexes declared with the table (UNIQUE constraints) take
+            // the ids after it.
+            for (n, ix) in def.indexes.iter_mut().enumerate() {
+                ix.id = def.id + 1 + n as u32;
+            }
         }
         let t = Arc::new(Table::new(def.clone()));
         let t2 = t.clone();
@@ -611,6 +626,69 @@ impl Database {
             Redo::AddPrimaryKey {
                 table: t.id(),
                 columns: cols,
+            },
+            |cat| cat.add_table(nt),
+        )
+    }
+
+    /// The table holding the index of this name.
+    pub fn index_table(&self, name: &str) -> Option<Arc<Table>> {
+        self.catalog.read().index_table(name).cloned()
+    }
+
+    /// `CREATE [UNIQUE] INDEX name ON table (columns)`: builds the index from
+    /// the table's rows under the gate (commits wait for the build, as for
+    /// other DDL), then logs it (a system transaction, fully durable). The
+    /// `id` of `index` is assigned here. A duplicate in a unique index fails
+    /// before anything is logged.
+    pub fn create_index(&self, session: &Session, table: &str, mut index: IndexDef) -> Result<()> {
+        let gate = self.gate.write();
+        let t = self.table(table)?;
+        {
+            let cat = self.catalog.read();
+            if cat.table(&index.name).is_some() || cat.index_table(&index.name).is_some() {
+                return Err(EngineError::RelationExists(index.name));
+            }
+            index.id = cat.next_table_id.max(1);
+        }
+        if index.columns.is_empty() || index.columns.iter().any(|&c| c >= t.def.columns.len()) {
+            return Err(EngineError::InvalidDefinition(format!(
+                "index \"{}\" names no column of table \"{}\"",
+                index.name, t.def.name
+            )));
+        }
+        let nt = Arc::new(t.with_index(index.clone(), self.vis.visible())?);
+        self.system_change(
+            gate,
+            session,
+            Redo::CreateIndex {
+                table: t.id(),
+                index,
+            },
+            |cat| cat.add_table(nt),
+        )
+    }
+
+    /// `DROP INDEX name`.
+    pub fn drop_index(&self, session: &Session, name: &str) -> Result<()> {
+        let gate = self.gate.write();
+        let t = self
+            .catalog
+            .read()
+            .index_table(name)
+            .cloned()
+            .ok_or_else(|| EngineError::UnknownIndex(name.to_string()))?;
+        let Some((_, ix)) = t.def.index(name) else {
+            return Err(EngineError::UnknownIndex(name.to_string()));
+        };
+        let id = ix.id;
+        let nt = Arc::new(t.without_index(id));
+        self.system_change(
+            gate,
+            session,
+            Redo::DropIndex {
+                table: t.id(),
+                index: id,
             },
             |cat| cat.add_table(nt),
         )

@@ -37,8 +37,14 @@ pub enum EngineError {
     SequenceExists(String),
     #[error("column \"{column}\" of relation \"{table}\" does not exist")]
     UnknownColumn { table: String, column: String },
-    #[error("duplicate key value violates primary key of \"{table}\": {key}")]
-    DuplicateKey { table: String, key: String },
+    #[error("duplicate key value violates unique constraint \"{}\"", .0.constraint)]
+    DuplicateKey(Box<KeyConflict>),
+    #[error("could not create unique index \"{}\"", .0.constraint)]
+    UniqueBuildFailed(Box<KeyConflict>),
+    #[error("relation \"{0}\" already exists")]
+    RelationExists(String),
+    #[error("index \"{0}\" does not exist")]
+    UnknownIndex(String),
     #[error(
         "null value in column \"{column}\" of relation \"{table}\" violates not-null constraint"
     )]
@@ -125,4 +131,16 @@ pub(crate) fn io_err(
 ) -> impl FnOnce(std::io::Error) -> EngineError {
     let path = path.into();
     move |source| EngineError::Io { path, source }
+}
+
+/// Two rows with one value in a unique index (or primary key).
+#[derive(Debug)]
+pub struct KeyConflict {
+    pub table: String,
+    /// The constraint's or index's name.
+    pub constraint: String,
+    /// `(a, b)`, as PostgreSQL's DETAIL names the columns.
+    pub columns: String,
+    /// `1, x`, as PostgreSQL's DETAIL gives the values.
+    pub key: String,
 }

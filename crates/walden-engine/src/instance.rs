@@ -368,8 +368,12 @@ impl Instance {
         &self.inner.cfg
     }
 
+    /// Writes the catalog as it is now. The lock is held through the write
+    /// (as `update_roles` does): writes land in the order of the changes,
+    /// so an older state can never be written after a newer one, and two
+    /// writers never share the temporary file.
     fn save_catalog(&self) -> Result<()> {
-        let cat = self.inner.catalog.lock().clone();
+        let cat = self.inner.catalog.lock();
         let path = self.inner.cfg.data_dir.join(CATALOG_FILE);
         let bytes = encode_catalog(&cat);
         walden_log::vfs::write_file_atomic(&*self.inner.cfg.vfs, &path, &bytes)

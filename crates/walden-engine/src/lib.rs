@@ -44,13 +44,13 @@ pub mod types;
 
 pub use checkpoint::{BackupInfo, CheckpointInfo};
 pub use database::{BackupState, Database, DbCounters, Limits, MAX_ROW_BYTES};
-pub use error::{EngineError, Result};
+pub use error::{EngineError, KeyConflict, Result};
 pub use instance::{Instance, InstanceConfig};
 pub use lock::{LockMode, WaitPolicy};
 pub use replica::{frames_of, wait_until, RemoteHarden, ReplicaCounters};
 pub use schema::{
-    CheckDef, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, Identity, RecoveryModel,
-    SequenceDef, TableDef,
+    CheckDef, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, Identity, IndexDef,
+    RecoveryModel, SequenceDef, TableDef,
 };
 pub use session::{CommitRequest, Session};
 pub use table::Table;

@@ -251,6 +251,18 @@ impl VersionedRows {
     /// sees them. The table's lock is taken per chunk of keys, so a long
     /// scan does not hold up commits; the snapshot keeps what it sees.
     pub fn scan_at(&self, range: (Bound<&Key>, Bound<&Key>), csn: Csn) -> Vec<(Key, Row)> {
+        self.scan_while_at(range, csn, |_| true)
+    }
+
+    /// As `scan_at`, stopping at the first key for which `more` is false
+    /// (an index scan of all entries starting with some values, whose upper
+    /// end no key bound expresses).
+    pub fn scan_while_at(
+        &self,
+        range: (Bound<&Key>, Bound<&Key>),
+        csn: Csn,
+        more: impl Fn(&Key) -> bool,
+    ) -> Vec<(Key, Row)> {
         let mut out = Vec::new();
         let hi = range.1.cloned();
         let mut lo = range.0.cloned();
@@ -258,6 +270,9 @@ impl VersionedRows {
             let map = self.map.read();
             let mut last = None;
             for (n, (k, chain)) in map.range::<Key, _>((lo.as_ref(), hi.as_ref())).enumerate() {
+                if !more(k) {
+                    return out;
+                }
                 if n == SCAN_CHUNK {
                     last = Some(k.clone());
                     break;
@@ -273,6 +288,18 @@ impl VersionedRows {
                 None => return out,
             }
         }
+    }
+
+    /// Keys starting with `prefix` whose newest committed version is a row
+    /// (a unique index's check, by a writer holding the prefix's lock).
+    pub fn latest_with_prefix(&self, prefix: &[Value]) -> Vec<Key> {
+        let map = self.map.read();
+        let lo: Key = prefix.into();
+        map.range::<Key, _>((Bound::Included(&lo), Bound::Unbounded))
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .filter(|(_, c)| c.latest().1.is_some())
+            .map(|(k, _)| k.clone())
+            .collect()
     }
 
     /// Installs one commit's versions of this table's keys.

@@ -92,7 +92,7 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
                 if let Some(row) = &row {
                     t.observe(&key, row);
                 }
-                t.rows.install([(key, row)], p.csn, p.horizon);
+                t.install(vec![(key, row)], p.csn, p.horizon);
             }
         }
         Redo::CreateTable(def) => cat.add_table(Arc::new(Table::new(def))),
@@ -133,6 +133,23 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
         Redo::AddPrimaryKey { table, columns } => {
             let t = cat.by_id.get(&table).ok_or_else(|| unknown(table))?;
             let nt = Arc::new(t.with_primary_key(&columns)?);
+            cat.add_table(nt);
+        }
+        Redo::CreateIndex { table, index } => {
+            let t = cat.by_id.get(&table).ok_or_else(|| unknown(table))?;
+            if index.columns.iter().any(|&c| c >= t.def.columns.len()) {
+                return Err(EngineError::Data(format!(
+                    "redo record indexes a column table id {table} does not have"
+                )));
+            }
+            // Built from the state published so far: what a reader of a
+            // secondary sees from now on has entries.
+            let nt = Arc::new(t.with_index(index, cat.vis.visible())?);
+            cat.add_table(nt);
+        }
+        Redo::DropIndex { table, index } => {
+            let t = cat.by_id.get(&table).ok_or_else(|| unknown(table))?;
+            let nt = Arc::new(t.without_index(index));
             cat.add_table(nt);
         }
     }

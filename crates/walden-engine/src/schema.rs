@@ -79,6 +79,27 @@ pub struct TableDef {
     pub primary_key: Vec<usize>,
     /// CHECK constraints, in the order they were declared.
     pub checks: Vec<CheckDef>,
+    /// Secondary indexes, in creation order (`Table::indexes` holds their
+    /// entries in the same order).
+    pub indexes: Vec<IndexDef>,
+}
+
+/// A secondary index: its entries are the indexed columns' values followed
+/// by the row's primary key (or hidden row id), so every entry is distinct
+/// and a range of entries names the rows holding a range of values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexDef {
+    /// From the same id space as tables (it names the index's OID).
+    pub id: u32,
+    pub name: String,
+    /// Column positions, most significant first.
+    pub columns: Vec<usize>,
+    /// No two rows may share values in all the columns (NULLs are distinct,
+    /// as PostgreSQL's default).
+    pub unique: bool,
+    /// Made by a `UNIQUE` constraint (shown in pg_constraint, dropped with
+    /// `ALTER TABLE ... DROP CONSTRAINT` rather than `DROP INDEX`).
+    pub constraint: bool,
 }
 
 impl TableDef {
@@ -105,6 +126,7 @@ impl TableDef {
             name,
             columns,
             primary_key: pk,
+            indexes: Vec::new(),
             checks: Vec::new(),
         };
         for &i in &def.primary_key {
@@ -169,6 +191,28 @@ impl TableDef {
         self.columns
             .iter()
             .position(|c| c.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The index of this name (names are unique in a database, as relations).
+    pub fn index(&self, name: &str) -> Option<(usize, &IndexDef)> {
+        self.indexes
+            .iter()
+            .enumerate()
+            .find(|(_, i)| i.name.eq_ignore_ascii_case(name))
+    }
+
+    /// PostgreSQL's name for the primary key's index and constraint.
+    pub fn pkey_name(&self) -> String {
+        format!("{}_pkey", self.name)
+    }
+
+    /// `(a, b)`: the names of columns, as PostgreSQL's error details list them.
+    pub fn column_list(&self, cols: &[usize]) -> String {
+        let names: Vec<&str> = cols
+            .iter()
+            .map(|&i| self.columns[i].name.as_str())
+            .collect();
+        format!("({})", names.join(", "))
     }
 
     pub fn identity_column(&self) -> Option<(usize, Identity)> {

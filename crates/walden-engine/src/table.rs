@@ -1,21 +1,74 @@
-//! A table: its definition and its rows' versions, kept in memory in key
-//! order (see `mvcc.rs`).
+//! A table: its definition, its rows' versions and its secondary indexes'
+//! entries, kept in memory in key order (see `mvcc.rs`).
 
-use crate::mvcc::VersionedRows;
-use crate::schema::TableDef;
+use crate::error::{EngineError, KeyConflict, Result};
+use crate::mvcc::{Csn, VersionedRows};
+use crate::schema::{IndexDef, TableDef};
 use crate::types::{Key, Row, Value};
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
 
 pub struct Table {
     pub def: TableDef,
-    /// Committed row versions by primary key (or hidden row id).
-    pub rows: VersionedRows,
+    /// Committed row versions by primary key (or hidden row id). Shared with
+    /// the table's next definition when an index is added or dropped.
+    pub rows: Arc<VersionedRows>,
+    /// Entries of `def.indexes`, in the same order.
+    pub indexes: Vec<Arc<Index>>,
     /// Next identity value to hand out. Like SQL Server, identity values are
-    /// not transactional: a rollback leaves a gap.
-    pub(crate) next_identity: AtomicI64,
+    /// not transactional: a rollback leaves a gap. Shared across the table's
+    /// definitions, so a transaction holding an older one cannot reuse a value.
+    pub(crate) next_identity: Arc<AtomicI64>,
     /// Next hidden row id (tables without a primary key).
-    pub(crate) next_rowid: AtomicI64,
+    pub(crate) next_rowid: Arc<AtomicI64>,
+}
+
+/// A secondary index's entries: (indexed values ++ row key) -> empty row,
+/// versioned by the same CSNs as the rows, so a snapshot reads the index
+/// exactly as it reads the table.
+#[derive(Debug)]
+pub struct Index {
+    pub def: IndexDef,
+    pub entries: VersionedRows,
+    /// The index was built from the state published at this CSN: an older
+    /// snapshot may see rows it has no entries for, and must scan instead.
+    pub valid_from: Csn,
+    /// Searches through the index (`sys.dm_db_index_usage_stats.user_seeks`).
+    pub seeks: AtomicU64,
+    /// Commits that changed its entries (`user_updates`).
+    pub updates: AtomicU64,
+}
+
+impl Index {
+    /// The indexed values of `row` (a prefix of its entries' keys).
+    pub fn values_of(&self, row: &[Value]) -> Vec<Value> {
+        self.def.columns.iter().map(|&c| row[c].clone()).collect()
+    }
+
+    fn entry(&self, key: &[Value], row: &[Value]) -> Key {
+        let mut e = self.values_of(row);
+        e.extend_from_slice(key);
+        e.into_boxed_slice()
+    }
+
+    /// The row key an entry names.
+    pub fn row_key<'a>(&self, entry: &'a [Value]) -> &'a [Value] {
+        &entry[self.def.columns.len()..]
+    }
+
+    /// Whether a snapshot at `csn` may read through this index.
+    pub fn usable_at(&self, csn: Csn) -> bool {
+        csn >= self.valid_from
+    }
+}
+
+/// The value of every index entry (the entry's key says everything).
+fn present() -> Row {
+    thread_local! {
+        static EMPTY: Row = Arc::from(Vec::<Value>::new());
+    }
+    EMPTY.with(|e| e.clone())
 }
 
 impl std::fmt::Debug for Table {
@@ -30,11 +83,124 @@ impl std::fmt::Debug for Table {
 impl Table {
     pub fn new(def: TableDef) -> Self {
         let seed = def.identity_column().map(|(_, i)| i.seed).unwrap_or(1);
+        let indexes = def
+            .indexes
+            .iter()
+            .map(|d| {
+                Arc::new(Index {
+                    def: d.clone(),
+                    entries: VersionedRows::default(),
+                    valid_from: 0,
+                    seeks: AtomicU64::new(0),
+                    updates: AtomicU64::new(0),
+                })
+            })
+            .collect();
         Table {
             def,
-            rows: VersionedRows::default(),
-            next_identity: AtomicI64::new(seed),
-            next_rowid: AtomicI64::new(1),
+            rows: Arc::default(),
+            indexes,
+            next_identity: Arc::new(AtomicI64::new(seed)),
+            next_rowid: Arc::new(AtomicI64::new(1)),
+        }
+    }
+
+    /// Loads a row every snapshot sees (a checkpoint image's, or a rebuilt
+    /// table's), with its index entries.
+    pub(crate) fn load_row(&self, key: Key, row: Row) {
+        for ix in &self.indexes {
+            ix.entries.load(ix.entry(&key, &row), present());
+        }
+        self.rows.load(key, row);
+    }
+
+    /// Installs one commit's versions of this table's keys and the index
+    /// entries they add and end (under the publish lock, so the newest
+    /// committed versions read here are the ones being replaced).
+    pub(crate) fn install(&self, changes: Vec<(Key, Option<Row>)>, csn: Csn, horizon: Csn) {
+        if !self.indexes.is_empty() {
+            let mut per_index: Vec<Vec<(Key, Option<Row>)>> = vec![Vec::new(); self.indexes.len()];
+            for (key, new) in &changes {
+                let old = self.rows.latest(key).and_then(|(_, r)| r);
+                for (ix, out) in self.indexes.iter().zip(per_index.iter_mut()) {
+                    let before = old.as_ref().map(|r| ix.entry(key, r));
+                    let after = new.as_ref().map(|r| ix.entry(key, r));
+                    if before == after {
+                        continue;
+                    }
+                    if let Some(b) = before {
+                        out.push((b, None));
+                    }
+                    if let Some(a) = after {
+                        out.push((a, Some(present())));
+                    }
+                }
+            }
+            for (ix, changes) in self.indexes.iter().zip(per_index) {
+                if !changes.is_empty() {
+                    ix.entries.install(changes, csn, horizon);
+                    ix.updates.fetch_add(1, Relaxed);
+                }
+            }
+        }
+        self.rows.install(changes, csn, horizon);
+    }
+
+    /// Drops versions of rows and index entries no snapshot at or after
+    /// `horizon` sees.
+    pub(crate) fn prune(&self, horizon: Csn) {
+        self.rows.prune(horizon);
+        for ix in &self.indexes {
+            ix.entries.prune(horizon);
+        }
+    }
+
+    /// This table with one more index, built from the newest committed rows
+    /// (the caller holds the database's gate, so no commit is being
+    /// installed and those rows are the state published at `csn`).
+    pub(crate) fn with_index(&self, def: IndexDef, csn: Csn) -> Result<Table> {
+        let ix = Index {
+            def: def.clone(),
+            entries: VersionedRows::default(),
+            valid_from: csn,
+            seeks: AtomicU64::new(0),
+            updates: AtomicU64::new(0),
+        };
+        let mut seen: HashMap<Vec<Value>, ()> = HashMap::new();
+        for (key, row) in self.rows.latest_rows() {
+            let vals = ix.values_of(&row);
+            if def.unique && !vals.iter().any(Value::is_null) && seen.insert(vals, ()).is_some() {
+                return Err(EngineError::UniqueBuildFailed(Box::new(KeyConflict {
+                    table: self.def.name.clone(),
+                    constraint: def.name.clone(),
+                    columns: self.def.column_list(&def.columns),
+                    key: value_list(&ix.values_of(&row)),
+                })));
+            }
+            ix.entries.load(ix.entry(&key, &row), present());
+        }
+        let mut next = self.sharing(self.def.clone());
+        next.def.indexes.push(def);
+        next.indexes.push(Arc::new(ix));
+        Ok(next)
+    }
+
+    /// This table without the index whose id is `id`.
+    pub(crate) fn without_index(&self, id: u32) -> Table {
+        let mut next = self.sharing(self.def.clone());
+        next.def.indexes.retain(|i| i.id != id);
+        next.indexes.retain(|i| i.def.id != id);
+        next
+    }
+
+    /// A new definition of this table over the same rows, indexes and counters.
+    fn sharing(&self, def: TableDef) -> Table {
+        Table {
+            def,
+            rows: self.rows.clone(),
+            indexes: self.indexes.clone(),
+            next_identity: self.next_identity.clone(),
+            next_rowid: self.next_rowid.clone(),
         }
     }
 
@@ -113,9 +279,8 @@ impl Table {
         for &c in columns {
             def.columns[c].nullable = false;
         }
-        let t = Table::new(def);
-        t.next_identity
-            .store(self.next_identity.load(Relaxed), Relaxed);
+        let mut t = Table::new(def);
+        t.next_identity = self.next_identity.clone();
         {
             let mut rows = BTreeMap::new();
             for row in self.rows.latest_rows().values() {
@@ -127,15 +292,16 @@ impl Table {
                     });
                 }
                 if rows.insert(key.clone(), row.clone()).is_some() {
-                    let parts: Vec<String> = key.iter().map(|v| v.to_string()).collect();
-                    return Err(crate::error::EngineError::DuplicateKey {
+                    return Err(EngineError::UniqueBuildFailed(Box::new(KeyConflict {
                         table: self.def.name.clone(),
-                        key: format!("({})", parts.join(", ")),
-                    });
+                        constraint: self.def.pkey_name(),
+                        columns: self.def.column_list(columns),
+                        key: value_list(&key),
+                    })));
                 }
             }
             for (k, r) in rows {
-                t.rows.load(k, r);
+                t.load_row(k, r);
             }
         }
         Ok(t)
@@ -146,10 +312,9 @@ impl Table {
     /// values go on where they were, as PostgreSQL's TRUNCATE without
     /// RESTART IDENTITY.
     pub(crate) fn emptied(&self) -> Table {
-        let t = Table::new(self.def.clone());
-        t.next_identity
-            .store(self.next_identity.load(Relaxed), Relaxed);
-        t.next_rowid.store(self.next_rowid.load(Relaxed), Relaxed);
+        let mut t = Table::new(self.def.clone());
+        t.next_identity = self.next_identity.clone();
+        t.next_rowid = self.next_rowid.clone();
         t
     }
 
@@ -157,4 +322,19 @@ impl Table {
     pub fn latest_rows(&self) -> BTreeMap<Key, Row> {
         self.rows.latest_rows()
     }
+}
+
+/// `1, abc`: values as PostgreSQL's error details list them.
+pub fn value_list(vals: &[Value]) -> String {
+    let parts: Vec<String> = vals
+        .iter()
+        .map(|v| {
+            if v.is_null() {
+                "null".to_string()
+            } else {
+                v.to_string()
+            }
+        })
+        .collect();
+    parts.join(", ")
 }

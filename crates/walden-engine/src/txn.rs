@@ -15,15 +15,15 @@
 
 use crate::codec::{put_op_delete, put_op_put, put_txn_header};
 use crate::database::Database;
-use crate::error::{EngineError, Result};
+use crate::error::{EngineError, KeyConflict, Result};
 use crate::lock::{Acquired, LockKey, LockMode, WaitPolicy};
 use crate::mvcc::{Csn, Snapshot};
 use crate::savepoint::Savepoints;
 use crate::schema::{DefaultExpr, DelayedDurability};
 use crate::session::{CommitRequest, Session};
-use crate::table::Table;
+use crate::table::{value_list, Index, Table};
 use crate::types::{coerce, now_micros, DataType, Key, Row, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Bound;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -93,6 +93,15 @@ pub struct Transaction {
     /// What reads see; `None` until the first statement (reads outside a
     /// statement see the newest published state).
     snapshot: Option<Snapshot>,
+    /// For each table written, the unique indexes (ids) every write to it
+    /// was checked against: a unique index added since fails the commit
+    /// rather than let unchecked rows in.
+    checked: HashMap<u32, HashSet<u32>>,
+    /// Rows this transaction gave values in a unique index, by (index id,
+    /// values): candidates a later write of the same values checks against
+    /// the write set (stale ones, after an update or ROLLBACK TO, are
+    /// recognized there).
+    own_unique: HashMap<(u32, Vec<Value>), Vec<Key>>,
     finished: bool,
 }
 
@@ -118,6 +127,8 @@ impl Transaction {
             read_only: false,
             isolation: Isolation::ReadCommitted,
             snapshot: None,
+            checked: HashMap::new(),
+            own_unique: HashMap::new(),
             finished: false,
         }
     }
@@ -344,9 +355,128 @@ impl Transaction {
         t.rows.latest(key).and_then(|(_, r)| r)
     }
 
-    fn key_text(key: &Key) -> String {
-        let parts: Vec<String> = key.iter().map(|v| v.to_string()).collect();
-        format!("({})", parts.join(", "))
+    fn pk_duplicate(t: &Table, key: &Key) -> EngineError {
+        EngineError::DuplicateKey(Box::new(KeyConflict {
+            table: t.name().to_string(),
+            constraint: t.def.pkey_name(),
+            columns: t.def.column_list(&t.def.primary_key),
+            key: value_list(key),
+        }))
+    }
+
+    /// Notes which unique indexes of `t` this write was checked against:
+    /// the transaction keeps those every write to the table was.
+    fn note_checked(&mut self, t: &Table) {
+        let ids = unique_ids(t);
+        self.checked
+            .entry(t.id())
+            .and_modify(|s| s.retain(|id| ids.contains(id)))
+            .or_insert(ids);
+    }
+
+    /// The lock a writer of `vals` into unique index `ix` holds until it
+    /// ends, so two writers of one value serialize and the second sees the
+    /// first's outcome (and one that removes the value is waited for).
+    fn lock_unique(&mut self, t: &Table, ix: &Index, vals: &[Value]) -> Result<()> {
+        let mut k = Vec::with_capacity(vals.len() + 1);
+        k.push(Value::Int(ix.def.id as i64));
+        k.extend_from_slice(vals);
+        let lk: LockKey = (t.id() | UNIQUE_LOCK_SPACE, k.into_boxed_slice());
+        let sinks = self.session.wait_sinks();
+        match self.db.locks.acquire(
+            self.txid,
+            &lk,
+            LockMode::Update,
+            WaitPolicy::Wait,
+            &sinks,
+            self.db.lock_timeout,
+            &self.session.cancel,
+        )? {
+            Acquired::New => self.locks.push(lk),
+            Acquired::Upgraded(previous) => self.savepoints.record_upgrade(lk, previous),
+            Acquired::Held | Acquired::Busy => {}
+        }
+        Ok(())
+    }
+
+    /// Checks that `row` (to be stored at `key`, replacing `old`) takes no
+    /// value another row holds in a unique index of `t`.
+    fn check_unique(
+        &mut self,
+        t: &Table,
+        key: &Key,
+        row: &[Value],
+        old: Option<&Row>,
+    ) -> Result<()> {
+        self.note_checked(t);
+        for ix in &t.indexes {
+            let old_vals = old.map(|o| ix.values_of(o));
+            if !ix.def.unique {
+                continue;
+            }
+            let vals = ix.values_of(row);
+            if old_vals.as_ref() == Some(&vals) {
+                continue;
+            }
+            // A value this row gives up stays locked until the end, so a
+            // writer who wants it waits for the outcome.
+            if let Some(ov) = old_vals.filter(|v| !v.iter().any(Value::is_null)) {
+                self.lock_unique(t, ix, &ov)?;
+            }
+            if vals.iter().any(Value::is_null) {
+                continue;
+            }
+            self.lock_unique(t, ix, &vals)?;
+            let dup = || {
+                EngineError::DuplicateKey(Box::new(KeyConflict {
+                    table: t.name().to_string(),
+                    constraint: ix.def.name.clone(),
+                    columns: t.def.column_list(&ix.def.columns),
+                    key: value_list(&vals),
+                }))
+            };
+            let holds = |tx: &Self, pk: &[Value]| -> bool {
+                match tx.writes.get(&(t.id(), pk.into())) {
+                    Some(Some(r)) => ix.values_of(r) == vals,
+                    Some(None) => false,
+                    None => true,
+                }
+            };
+            for entry in ix.entries.latest_with_prefix(&vals) {
+                let pk = ix.row_key(&entry);
+                if pk != &key[..] && holds(self, pk) {
+                    return Err(dup());
+                }
+            }
+            let slot = (ix.def.id, vals.clone());
+            if let Some(cands) = self.own_unique.get(&slot) {
+                for pk in cands {
+                    if pk != key
+                        && self.writes.contains_key(&(t.id(), pk.clone()))
+                        && holds(self, pk)
+                    {
+                        return Err(dup());
+                    }
+                }
+            }
+            self.own_unique.entry(slot).or_default().push(key.clone());
+        }
+        Ok(())
+    }
+
+    /// Before a commit is logged: a unique index created on a written
+    /// table after its writes were checked could not have checked them.
+    fn check_definitions(&self, cat: &crate::database::Catalog) -> Result<()> {
+        for (tid, seen) in &self.checked {
+            if let Some(cur) = cat.table_by_id(*tid) {
+                if !unique_ids(cur).is_subset(seen) {
+                    return Err(EngineError::SerializationFailure(
+                        "could not serialize access due to a unique index created concurrently",
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Inserts a row given one value per column (`None` takes the column's
@@ -389,11 +519,9 @@ impl Transaction {
         };
         self.lock(t, &key)?;
         if self.exists(t, &key) {
-            return Err(EngineError::DuplicateKey {
-                table: t.name().to_string(),
-                key: Self::key_text(&key),
-            });
+            return Err(Self::pk_duplicate(t, &key));
         }
+        self.check_unique(t, &key, &row, None)?;
         if explicit_identity {
             t.observe(&key, &row);
         }
@@ -558,6 +686,70 @@ impl Transaction {
         out.into_iter().collect()
     }
 
+    /// Rows found through index `ix` of `t`, as this transaction sees them,
+    /// in row-key order: those whose entries (indexed values ++ row key)
+    /// start at `lo` and go on while `more` holds, and every row the
+    /// transaction itself wrote there. `None` when the snapshot is older
+    /// than the index (the caller scans the table instead). The caller
+    /// still applies its whole filter: entries only narrow the search.
+    pub fn index_scan(
+        &self,
+        t: &Table,
+        ix: usize,
+        lo: Bound<Key>,
+        more: impl Fn(&Key) -> bool,
+    ) -> Option<Vec<(Key, Row)>> {
+        let ix = t.indexes.get(ix)?;
+        let own;
+        let csn = match &self.snapshot {
+            Some(s) => s.csn(),
+            None => {
+                own = self.db.vis.snapshot();
+                own.csn()
+            }
+        };
+        if !ix.usable_at(csn) {
+            return None;
+        }
+        ix.seeks.fetch_add(1, Relaxed);
+        let entries = ix
+            .entries
+            .scan_while_at((lo.as_ref(), Bound::Unbounded), csn, &more);
+        let mut out: BTreeMap<Key, Row> = BTreeMap::new();
+        let mine = |pk: &[Value]| {
+            !self.writes.is_empty() && self.writes.contains_key(&(t.id(), pk.into()))
+        };
+        for (entry, _) in entries {
+            let pk = ix.row_key(&entry);
+            if mine(pk) {
+                continue;
+            }
+            if let Some(r) = t.rows.get_at(pk, csn) {
+                out.insert(pk.into(), r);
+            }
+        }
+        let (wlo, whi) = (
+            bound_map(&Bound::Unbounded, t.id(), false),
+            bound_map(&Bound::Unbounded, t.id(), true),
+        );
+        for ((_, pk), w) in self.writes.range((wlo, whi)) {
+            if let Some(r) = w {
+                let mut e = ix.values_of(r);
+                e.extend_from_slice(pk);
+                let e: Key = e.into_boxed_slice();
+                let after_lo = match &lo {
+                    Bound::Included(l) => e >= *l,
+                    Bound::Excluded(l) => e > *l,
+                    Bound::Unbounded => true,
+                };
+                if after_lo && more(&e) {
+                    out.insert(pk.clone(), r.clone());
+                }
+            }
+        }
+        Some(out.into_iter().collect())
+    }
+
     /// Every row of the table.
     pub fn scan_all(&self, table: &str) -> Result<Vec<(Key, Row)>> {
         self.scan(table, (Bound::Unbounded, Bound::Unbounded))
@@ -585,17 +777,19 @@ impl Transaction {
         };
         self.lock_mode(t, &key, mode, WaitPolicy::Wait)?;
         self.check_conflict(t, &key)?;
-        if !self.exists(t, &key) {
+        let Some(old) = self.latest_in(t, &key) else {
             return Err(EngineError::RowNotFound(t.name().to_string()));
-        }
+        };
         if new_key != key {
             self.lock(t, &new_key)?;
             if self.exists(t, &new_key) {
-                return Err(EngineError::DuplicateKey {
-                    table: t.name().to_string(),
-                    key: Self::key_text(&new_key),
-                });
+                return Err(Self::pk_duplicate(t, &new_key));
             }
+        }
+        // The row keeps what it held; under a new key too, since its old
+        // entries go in the same commit.
+        self.check_unique(t, &new_key, &row, Some(&old))?;
+        if new_key != key {
             self.put_write((t.id(), key), None);
         }
         let row: Row = Arc::from(row);
@@ -615,8 +809,18 @@ impl Transaction {
         let key: Key = key.into();
         self.lock(t, &key)?;
         self.check_conflict(t, &key)?;
-        if !self.exists(t, &key) {
+        let Some(old) = self.latest_in(t, &key) else {
             return Ok(false);
+        };
+        self.note_checked(t);
+        if t.indexes.iter().any(|ix| ix.def.unique) {
+            // An inserter of a value this row frees waits for the outcome.
+            for ix in &t.indexes {
+                let vals = ix.values_of(&old);
+                if ix.def.unique && !vals.iter().any(Value::is_null) {
+                    self.lock_unique(t, ix, &vals)?;
+                }
+            }
         }
         self.put_write((t.id(), key), None);
         Ok(true)
@@ -701,6 +905,7 @@ impl Transaction {
                     )));
                 }
             }
+            self.check_definitions(&db.catalog.read())?;
             db.check_writable()?;
             if !delayed {
                 db.check_commit_quorum()?;
@@ -758,7 +963,7 @@ impl Transaction {
                 batch.push((k, w));
             }
             if let Some(t) = cat.table_by_id(tid) {
-                t.rows.install(batch, publish.csn, publish.horizon);
+                t.install(batch, publish.csn, publish.horizon);
             }
         }
     }
@@ -772,6 +977,7 @@ impl Transaction {
         if !self.finished {
             self.finished = true;
             self.writes.clear();
+            self.own_unique.clear();
             self.savepoints.clear();
             self.snapshot = None;
             self.release();
@@ -792,6 +998,18 @@ impl Drop for Transaction {
     fn drop(&mut self) {
         self.finish_rollback();
     }
+}
+
+/// Lock keys of unique-index values live beside row locks, told apart by
+/// this bit of the table id (table ids stay far below it).
+const UNIQUE_LOCK_SPACE: u32 = 1 << 31;
+
+fn unique_ids(t: &Table) -> HashSet<u32> {
+    t.indexes
+        .iter()
+        .filter(|i| i.def.unique)
+        .map(|i| i.def.id)
+        .collect()
 }
 
 /// Whether a range selects nothing (`BTreeMap::range` panics on such ranges).

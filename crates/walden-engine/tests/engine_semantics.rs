@@ -212,7 +212,7 @@ fn constraints_give_clear_errors() {
     let e = tx
         .insert("accounts", vec![Some(Value::Int(1)), None, None])
         .unwrap_err();
-    assert!(matches!(e, EngineError::DuplicateKey { .. }), "{e}");
+    assert!(matches!(e, EngineError::DuplicateKey(_)), "{e}");
     let e = tx
         .insert(
             "accounts",

@@ -173,6 +173,10 @@ pub struct ReplicationConfig {
     pub max_send_queue_bytes: u64,
     /// How often the primary sends a heartbeat.
     pub heartbeat: Duration,
+    /// How replication peers prove who they are (in and out).
+    pub auth: crate::auth::PeerAuth,
+    /// TLS on every replication connection, with peers verified against a CA.
+    pub tls: Option<crate::tls::TlsFiles>,
 }
 
 impl ReplicationConfig {
@@ -183,6 +187,29 @@ impl ReplicationConfig {
             max_retained_log_bytes: 1 << 30,
             max_send_queue_bytes: 64 << 20,
             heartbeat: Duration::from_millis(500),
+            auth: crate::auth::PeerAuth::None,
+            tls: None,
         }
+    }
+}
+
+/// Whether `host:port` (or a bare host) names only loopback addresses
+/// (resolving names; an unresolvable name is not loopback).
+pub fn is_loopback(addr: &str) -> bool {
+    use std::net::ToSocketAddrs;
+    let with_port = if addr
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+    {
+        addr.to_string()
+    } else {
+        format!("{addr}:0")
+    };
+    match with_port.to_socket_addrs() {
+        Ok(it) => {
+            let v: Vec<_> = it.collect();
+            !v.is_empty() && v.iter().all(|a| a.ip().is_loopback())
+        }
+        Err(_) => false,
     }
 }

@@ -4,21 +4,27 @@
 //! secondary hardens, acknowledges and redoes what it receives, serves
 //! reads, and can be failed over to.
 //!
-//! Layout: [`config`] (groups and `hadr.json`), [`proto`] (the wire
-//! messages), `primary` (one link per secondary and database, and the commit
+//! Layout: [`config`] (groups and `hadr.json`), [`auth`] (peer
+//! authentication and frame MACs), `tls`, [`transport`] (framed connections),
+//! [`proto`] (the wire messages), `primary` (one link per secondary and database, and the commit
 //! hook), `secondary` (the endpoint and redo), `failover`, and `status` (the
 //! rows of `sys.dm_hadr_database_replica_states`).
 
+pub mod auth;
 pub mod config;
 mod failover;
 mod primary;
 pub mod proto;
 mod secondary;
 mod status;
+mod tls;
+pub mod transport;
 
+pub use auth::{PeerAuth, Secret};
 pub use config::{AgDef, AgState, AvailabilityMode, HadrFile, ReplicaDef, ReplicationConfig};
 pub use failover::FailoverRow;
 pub use status::{ReplicaStateRow, SyncState};
+pub use tls::TlsFiles;
 
 use parking_lot::{Condvar, Mutex};
 use std::collections::HashMap;
@@ -116,6 +122,11 @@ pub(crate) struct Inner {
     pub sockets: Mutex<Vec<(u64, std::net::TcpStream)>>,
     pub next_socket: std::sync::atomic::AtomicU64,
     pub endpoint_addr: Mutex<Option<std::net::SocketAddr>>,
+    pub tls: Option<tls::TlsContext>,
+    /// Peers refused for failing authentication (either side), and the
+    /// last reason.
+    pub auth_failures: std::sync::atomic::AtomicU64,
+    pub last_auth_failure: Mutex<Option<String>>,
 }
 
 /// The replication layer of one instance. Cloning shares it.
@@ -137,6 +148,12 @@ impl Replication {
     /// (if configured) and the links of every group this replica is primary of.
     pub fn start(instance: Instance, cfg: ReplicationConfig) -> Result<Replication> {
         let file = HadrFile::load(instance.data_dir()).map_err(ReplicationError::Invalid)?;
+        let tls = cfg
+            .tls
+            .as_ref()
+            .map(tls::TlsContext::load)
+            .transpose()
+            .map_err(|e| ReplicationError::Invalid(format!("replication TLS: {e}")))?;
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("walden-hadr")
@@ -155,13 +172,27 @@ impl Replication {
             sockets: Mutex::new(Vec::new()),
             next_socket: std::sync::atomic::AtomicU64::new(0),
             endpoint_addr: Mutex::new(None),
+            tls,
+            auth_failures: std::sync::atomic::AtomicU64::new(0),
+            last_auth_failure: Mutex::new(None),
         });
         let r = Replication { inner };
         if let Some(addr) = r.inner.cfg.endpoint_listen.clone() {
             let listener = std::net::TcpListener::bind(&addr)
                 .map_err(|e| ReplicationError::Invalid(format!("endpoint {addr}: {e}")))?;
             listener.set_nonblocking(true)?;
-            *r.inner.endpoint_addr.lock() = Some(listener.local_addr()?);
+            let local = listener.local_addr()?;
+            // Without a secret or TLS anyone who reaches the endpoint could
+            // feed this replica a log stream: only loopback may go without.
+            if r.inner.cfg.auth == PeerAuth::None
+                && r.inner.tls.is_none()
+                && !local.ip().is_loopback()
+            {
+                return Err(ReplicationError::Invalid(format!(
+                    "replication endpoint {addr} is not a loopback address: configure a replication secret or TLS (auth = \"none\" is accepted only on loopback)"
+                )));
+            }
+            *r.inner.endpoint_addr.lock() = Some(local);
             let inner = r.inner.clone();
             r.inner.spawn(async move {
                 match tokio::net::TcpListener::from_std(listener) {
@@ -200,6 +231,15 @@ impl Replication {
     /// Where the endpoint listens (after binding, e.g. to port 0).
     pub fn endpoint_addr(&self) -> Option<std::net::SocketAddr> {
         *self.inner.endpoint_addr.lock()
+    }
+
+    /// Peers refused because they failed authentication (as endpoint or
+    /// as primary), and the last reason.
+    pub fn auth_failures(&self) -> (u64, Option<String>) {
+        (
+            self.inner.auth_failures.load(SeqCst),
+            self.inner.last_auth_failure.lock().clone(),
+        )
     }
 
     pub fn groups(&self) -> Vec<AgState> {
@@ -381,6 +421,13 @@ impl Drop for SocketGuard<'_> {
 }
 
 impl Inner {
+    /// Logs and counts a peer that failed authentication.
+    pub(crate) fn auth_failed(&self, peer: &str, reason: &str) {
+        tracing::warn!(peer = %peer, reason = %reason, "replication peer refused: authentication failed");
+        self.auth_failures.fetch_add(1, SeqCst);
+        *self.last_auth_failure.lock() = Some(format!("{peer}: {reason}"));
+    }
+
     /// Registers a live socket so that shutdown can close it; `None` when
     /// already shutting down.
     pub(crate) fn register(&self, s: &std::net::TcpStream) -> Option<SocketGuard<'_>> {

@@ -5,13 +5,12 @@
 //! commits wait for synchronous secondaries.
 
 use crate::config::{AgState, AvailabilityMode};
-use crate::proto::{read_msg, write_msg, Hello, HelloReply, Msg};
+use crate::proto::{Hello, HelloReply, Msg};
 use crate::status::SyncState;
 use crate::{Inner, LinkStatus};
 use std::sync::atomic::Ordering::*;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use walden_engine::{Database, RemoteHarden, WaitType};
 use walden_log::{LogWrite, Lsn, Subscription, WaitSinks};
@@ -190,24 +189,24 @@ async fn link_once(inner: &Arc<Inner>, id: u64) -> Result<(), String> {
         .replica(&replica)
         .ok_or("replica removed")?
         .address()?;
-    let stream = tokio::time::timeout(Duration::from_secs(2), TcpStream::connect(&addr))
-        .await
-        .map_err(|_| format!("connect to {addr} timed out"))?
-        .map_err(|e| format!("connect to {addr}: {e}"))?;
-    stream.set_nodelay(true).map_err(|e| e.to_string())?;
-    let (mut rd, mut wr) = stream.into_split();
+    let mut conn = crate::transport::connect(inner, &addr).await?;
     let hello = Hello {
         ag: g.clone(),
         to: replica.clone(),
         database: db_name.clone(),
     };
-    write_msg(&mut wr, &Msg::Hello(hello))
+    conn.send(&Msg::Hello(hello))
         .await
         .map_err(|e| e.to_string())?;
-    let reply = tokio::time::timeout(g.def.session_timeout(), read_msg(&mut rd))
+    let reply = tokio::time::timeout(g.def.session_timeout(), conn.recv())
         .await
         .map_err(|_| "no answer to hello".to_string())?
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::PermissionDenied {
+                inner.auth_failed(&addr, &e.to_string());
+            }
+            e.to_string()
+        })?;
     let have = match reply {
         Msg::HelloReply(HelloReply::State { replica }) => replica,
         Msg::HelloReply(HelloReply::Stale { epoch, primary }) => {
@@ -269,14 +268,11 @@ async fn link_once(inner: &Arc<Inner>, id: u64) -> Result<(), String> {
                 .map_err(|e| e.to_string())?;
             tracing::info!(replica = %replica, database = %db_name, lsn, bytes = image.len(), "seeding secondary");
             status(inner, id, |l| l.needs_reseed = false);
-            write_msg(
-                &mut wr,
-                &Msg::Seed {
-                    lsn,
-                    seed_id,
-                    image,
-                },
-            )
+            conn.send(&Msg::Seed {
+                lsn,
+                seed_id,
+                image,
+            })
             .await
             .map_err(|e| e.to_string())?;
             lsn
@@ -328,7 +324,7 @@ async fn link_once(inner: &Arc<Inner>, id: u64) -> Result<(), String> {
         });
         while let Some((lsn, frames)) = rx.recv().await {
             let end = lsn + frames.len() as u64;
-            write_msg(&mut wr, &Msg::Log { lsn, frames })
+            conn.send(&Msg::Log { lsn, frames })
                 .await
                 .map_err(|e| e.to_string())?;
             status(inner, id, |l| l.sent = end);
@@ -344,7 +340,7 @@ async fn link_once(inner: &Arc<Inner>, id: u64) -> Result<(), String> {
     // the runtime between the flusher and the socket), one reads acks and
     // wakes committers. Each hand-off costs tens of microseconds, and a
     // synchronous commit pays for every one of them.
-    let stream = crate::proto::into_blocking(rd, wr)?;
+    let (reader, writer, stream) = conn.into_blocking()?;
     let ack_stream = stream.try_clone().map_err(|e| e.to_string())?;
     ack_stream
         .set_read_timeout(Some(Duration::from_millis(100)))
@@ -354,7 +350,7 @@ async fn link_once(inner: &Arc<Inner>, id: u64) -> Result<(), String> {
     let db_r = db.clone();
     let done_r = done.clone();
     let acks = tokio::task::spawn_blocking(move || {
-        let r = read_acks(&inner_r, id, &db_r, ack_stream, &done_r);
+        let r = read_acks(&inner_r, id, &db_r, reader, ack_stream, &done_r);
         done_r.store(true, SeqCst);
         r
     });
@@ -370,7 +366,7 @@ async fn link_once(inner: &Arc<Inner>, id: u64) -> Result<(), String> {
             done_w.store(true, SeqCst);
             return Err("shutting down".to_string());
         };
-        let r = ship_live(&inner_w, id, &db, stream, events, pos, &done_w);
+        let r = ship_live(&inner_w, id, &db, writer, &stream, events, pos, &done_w);
         done_w.store(true, SeqCst);
         r
     });
@@ -383,11 +379,11 @@ fn read_acks(
     inner: &Inner,
     id: u64,
     db: &Database,
+    mut r: crate::transport::FrameReader,
     s: std::net::TcpStream,
     done: &std::sync::atomic::AtomicBool,
 ) -> Result<(), String> {
     use std::io::ErrorKind::{TimedOut, WouldBlock};
-    let mut r = std::io::BufReader::new(s.try_clone().map_err(|e| e.to_string())?);
     loop {
         if done.load(SeqCst) {
             let _ = s.shutdown(std::net::Shutdown::Both);
@@ -400,25 +396,31 @@ fn read_acks(
             let _ = s.shutdown(std::net::Shutdown::Both);
             return Err("link reset".into());
         }
-        match crate::proto::read_msg_sync(&mut r) {
+        match r.recv() {
             Ok(Msg::Ack { hardened, applied }) => on_ack(inner, id, db, hardened, applied),
             Ok(other) => return Err(format!("unexpected message {other:?}")),
             Err(e) if matches!(e.kind(), WouldBlock | TimedOut) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                inner.auth_failed(&peer_of(&s), &e.to_string());
+                let _ = s.shutdown(std::net::Shutdown::Both);
+                return Err(format!("refused the secondary's frame: {e}"));
+            }
             Err(e) => return Err(format!("connection lost: {e}")),
         }
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn ship_live(
     inner: &Inner,
     id: u64,
     db: &Database,
-    mut w: std::net::TcpStream,
+    mut w: crate::transport::FrameWriter,
+    sock: &std::net::TcpStream,
     events: Subscription,
     mut pos: Lsn,
     done: &std::sync::atomic::AtomicBool,
 ) -> Result<(), String> {
-    use std::io::Write;
     use std::sync::mpsc::RecvTimeoutError;
     let mut carry: Vec<u8> = Vec::new();
     let beat_every = inner.cfg.heartbeat;
@@ -446,7 +448,7 @@ fn ship_live(
                         let frames: Vec<u8> = carry.drain(..whole).collect();
                         let msg = Msg::Log { lsn: pos, frames };
                         pos += whole as u64;
-                        if let Err(e) = w.write_all(&msg.encode()) {
+                        if let Err(e) = w.send(&msg) {
                             break Err(e.to_string());
                         }
                         let p = pos;
@@ -480,13 +482,19 @@ fn ship_live(
                 hardened: db.log().hardened_lsn(),
                 synchronized,
             };
-            if let Err(e) = w.write_all(&m.encode()) {
+            if let Err(e) = w.send(&m) {
                 break Err(e.to_string());
             }
         }
     };
-    let _ = w.shutdown(std::net::Shutdown::Both);
+    let _ = sock.shutdown(std::net::Shutdown::Both);
     res
+}
+
+/// The peer address of a socket, for logs.
+pub(crate) fn peer_of(s: &std::net::TcpStream) -> String {
+    s.peer_addr()
+        .map_or_else(|_| "unknown peer".to_string(), |a| a.to_string())
 }
 
 /// Length of the leading whole records in a record stream.

@@ -1,10 +1,11 @@
 //! The wire protocol between a primary and a secondary's endpoint: one TCP
-//! connection per (secondary, database), frames of `u32` length + a type
-//! byte + body. Control messages carry JSON; log carries raw record frames.
+//! connection per (secondary, database), after the authentication handshake
+//! ([`crate::auth`]), frames of `u32` length + a type byte + body (+ a MAC,
+//! see [`crate::transport`]). Control messages carry JSON; log carries raw
+//! record frames.
 
 use serde::{Deserialize, Serialize};
 use std::io;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use walden_log::Lsn;
 
 use crate::config::AgState;
@@ -162,7 +163,7 @@ impl Msg {
 }
 
 /// A frame's length from its 4-byte header, checked.
-fn frame_len(len: [u8; 4]) -> io::Result<usize> {
+pub(crate) fn frame_len(len: [u8; 4]) -> io::Result<usize> {
     let n = u32::from_le_bytes(len) as usize;
     if n == 0 || n > MAX_FRAME {
         return Err(io::Error::new(
@@ -173,42 +174,22 @@ fn frame_len(len: [u8; 4]) -> io::Result<usize> {
     Ok(n)
 }
 
-/// Turns a connection that finished its handshake on the runtime into a
-/// blocking socket for the plain threads of a live link.
-pub fn into_blocking(
-    rd: tokio::net::tcp::OwnedReadHalf,
-    wr: tokio::net::tcp::OwnedWriteHalf,
-) -> Result<std::net::TcpStream, String> {
-    let stream = rd
-        .reunite(wr)
-        .map_err(|e| e.to_string())?
-        .into_std()
-        .map_err(|e| e.to_string())?;
-    stream.set_nonblocking(false).map_err(|e| e.to_string())?;
-    Ok(stream)
-}
-
-pub async fn read_msg<R: AsyncReadExt + Unpin>(r: &mut R) -> io::Result<Msg> {
-    let mut len = [0u8; 4];
-    r.read_exact(&mut len).await?;
-    let n = frame_len(len)?;
-    let mut buf = vec![0u8; n];
-    r.read_exact(&mut buf).await?;
-    Msg::decode(buf)
-}
-
-pub async fn write_msg<W: AsyncWriteExt + Unpin>(w: &mut W, m: &Msg) -> io::Result<()> {
-    w.write_all(&m.encode()).await
-}
-
 /// Whether `buf` begins with a whole message (so reading it needs no more
 /// bytes from the socket).
 pub fn has_whole_frame(buf: &[u8]) -> bool {
     buf.len() >= 4 && buf.len() - 4 >= u32::from_le_bytes(buf[..4].try_into().unwrap()) as usize
 }
 
-/// Blocking read of one message (the live link runs on plain threads).
+/// Blocking read of one unauthenticated message (public for the fuzz
+/// targets; live links read through [`crate::transport`]).
+#[doc(hidden)]
 pub fn read_msg_sync<R: std::io::Read>(r: &mut R) -> io::Result<Msg> {
+    let (_, body) = read_frame_sync(r)?;
+    Msg::decode(body)
+}
+
+/// Blocking read of one frame: its length header and the rest.
+pub(crate) fn read_frame_sync<R: std::io::Read>(r: &mut R) -> io::Result<([u8; 4], Vec<u8>)> {
     let mut len = [0u8; 4];
     // The first byte may time out with nothing consumed; once a frame has
     // begun, it is read to its end.
@@ -219,7 +200,7 @@ pub fn read_msg_sync<R: std::io::Read>(r: &mut R) -> io::Result<Msg> {
     let n = frame_len(len)?;
     let mut buf = vec![0u8; n];
     read_all_retrying(r, &mut buf)?;
-    Msg::decode(buf)
+    Ok((len, buf))
 }
 
 /// `read_exact` that keeps going through read timeouts once a frame has

@@ -3,12 +3,13 @@
 //! seed image if offered, then appends each log message to the local log
 //! with the primary's LSNs, hardens, acknowledges and redoes it.
 
-use crate::proto::{read_msg, write_msg, Hello, HelloReply, Msg};
+use crate::proto::{Hello, HelloReply, Msg};
+use crate::transport::{FrameReader, FrameWriter};
 use crate::{Incoming, Inner};
 use std::sync::atomic::Ordering::*;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use walden_log::Lsn;
 
 pub(crate) async fn serve_endpoint(inner: Arc<Inner>, listener: TcpListener) {
@@ -26,7 +27,12 @@ pub(crate) async fn serve_endpoint(inner: Arc<Inner>, listener: TcpListener) {
         }
         let inner2 = inner.clone();
         tokio::spawn(async move {
-            if let Err(e) = handle(inner2, stream).await {
+            // A peer that fails authentication is dropped here, on its own
+            // task: the other replicas' connections never notice.
+            let Some(conn) = crate::transport::accept(&inner2, stream, peer).await else {
+                return;
+            };
+            if let Err(e) = handle(inner2, conn).await {
                 tracing::debug!(peer = %peer, error = %e, "replication connection ended");
             }
         });
@@ -43,24 +49,26 @@ enum Redo {
     Barrier(std::sync::mpsc::Sender<()>),
 }
 
-fn send_ack(acks: &mut std::net::TcpStream, db: &walden_engine::Database) -> std::io::Result<()> {
-    use std::io::Write;
-    let m = Msg::Ack {
+fn send_ack(acks: &mut FrameWriter, db: &walden_engine::Database) -> std::io::Result<()> {
+    acks.send(&Msg::Ack {
         hardened: db.log().hardened_lsn(),
         applied: db.applied_lsn(),
-    };
-    acks.write_all(&m.encode())
+    })
 }
 
-async fn handle(inner: Arc<Inner>, stream: TcpStream) -> Result<(), String> {
-    stream.set_nodelay(true).map_err(|e| e.to_string())?;
-    let (mut rd, mut wr) = stream.into_split();
-    let Msg::Hello(hello) = read_msg(&mut rd).await.map_err(|e| e.to_string())? else {
+async fn handle(inner: Arc<Inner>, mut conn: crate::transport::Conn) -> Result<(), String> {
+    let first = conn.recv().await.map_err(|e| {
+        if e.kind() == std::io::ErrorKind::PermissionDenied {
+            inner.auth_failed("the primary", &e.to_string());
+        }
+        e.to_string()
+    })?;
+    let Msg::Hello(hello) = first else {
         return Err("expected hello".into());
     };
     let reply = accept_hello(&inner, &hello);
     let accepted = matches!(reply, HelloReply::State { .. });
-    write_msg(&mut wr, &Msg::HelloReply(reply))
+    conn.send(&Msg::HelloReply(reply))
         .await
         .map_err(|e| e.to_string())?;
     if !accepted {
@@ -92,14 +100,21 @@ async fn handle(inner: Arc<Inner>, stream: TcpStream) -> Result<(), String> {
     // blocking socket. The reader appends, hardens and acknowledges itself:
     // each hand-off between threads on this path adds a wake-up to the
     // primary's commit latency. Redo runs behind it on its own thread.
-    let stream = crate::proto::into_blocking(rd, wr)?;
+    let (reader, writer, stream) = conn.into_blocking()?;
     // The primary sends a heartbeat at least every 500 ms: a connection
     // silent for the session timeout is dead (a partition sends no FIN).
     let silent = hello.ag.def.session_timeout();
     let inner2 = inner.clone();
     let db2 = db.clone();
     let res = tokio::task::spawn_blocking(move || {
-        serve_blocking(&inner2, &db2, stream, silent, epoch, generation)
+        serve_blocking(
+            &inner2,
+            &db2,
+            (reader, writer, stream),
+            silent,
+            epoch,
+            generation,
+        )
     })
     .await
     .map_err(|e| e.to_string())?;
@@ -117,7 +132,7 @@ async fn handle(inner: Arc<Inner>, stream: TcpStream) -> Result<(), String> {
 fn serve_blocking(
     inner: &Arc<Inner>,
     db: &str,
-    stream: std::net::TcpStream,
+    (mut rd, mut acks, stream): (FrameReader, FrameWriter, std::net::TcpStream),
     silent: Duration,
     epoch: u64,
     generation: u64,
@@ -128,7 +143,6 @@ fn serve_blocking(
     stream
         .set_read_timeout(Some(silent))
         .map_err(|e| e.to_string())?;
-    let mut acks = stream.try_clone().map_err(|e| e.to_string())?;
     let (rtx, rrx) = std::sync::mpsc::channel::<Redo>();
     let inner_a = inner.clone();
     let db_a = db.to_string();
@@ -136,10 +150,6 @@ fn serve_blocking(
         .name("walden-hadr-redo".into())
         .spawn(move || redo_loop(inner_a, db_a, generation, rrx))
         .map_err(|e| e.to_string())?;
-    let mut rd = std::io::BufReader::with_capacity(
-        256 * 1024,
-        stream.try_clone().map_err(|e| e.to_string())?,
-    );
     let mut followed = false;
     // Appended but not yet hardened and acknowledged, through this LSN.
     let mut unhardened: Option<Lsn> = None;
@@ -148,15 +158,19 @@ fn serve_blocking(
         // message that arrived together, and a steady stream (whose buffer
         // always ends in part of a message) cannot put it off.
         if let Some(end) = unhardened {
-            if !crate::proto::has_whole_frame(rd.buffer()) {
+            if !rd.has_whole_frame() {
                 unhardened = None;
                 if let Err(e) = harden_and_ack(inner, db, end, &mut acks) {
                     break Err(e);
                 }
             }
         }
-        let m = match crate::proto::read_msg_sync(&mut rd) {
+        let m = match rd.recv() {
             Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                inner.auth_failed(&crate::primary::peer_of(&stream), &e.to_string());
+                break Err(format!("refused the primary's frame: {e}"));
+            }
             Err(e)
                 if matches!(
                     e.kind(),
@@ -249,12 +263,7 @@ fn serve_blocking(
     res
 }
 
-fn harden_and_ack(
-    inner: &Inner,
-    db: &str,
-    end: Lsn,
-    acks: &mut std::net::TcpStream,
-) -> Result<(), String> {
+fn harden_and_ack(inner: &Inner, db: &str, end: Lsn, acks: &mut FrameWriter) -> Result<(), String> {
     let d = inner
         .instance
         .database(db)

@@ -32,6 +32,11 @@
 //! endpoint_listen = "127.0.0.1:5022"   # where primaries connect (secondaries)
 //! max_retained_log_mb = 1024           # log kept for a lagging secondary
 //! max_send_queue_mb = 64               # unsent log held in memory per link
+//! secret_file = "replication.secret"   # shared by every replica (or secret = "...")
+//! # auth = "none"                      # no secret: accepted only on loopback
+//! # tls_cert = "repl.crt"              # optional TLS, peers verified against tls_ca
+//! # tls_key = "repl.key"
+//! # tls_ca = "ca.crt"
 //! ```
 
 use serde::Deserialize;
@@ -96,6 +101,82 @@ pub struct ReplicationSection {
     pub max_retained_log_mb: Option<u64>,
     /// Unsent log a link to one secondary may hold in memory, in MiB.
     pub max_send_queue_mb: Option<u64>,
+    /// `"secret"` (with `secret` or `secret_file`) or `"none"`.
+    pub auth: Option<String>,
+    /// The secret every replica of the groups shares (16 bytes or more).
+    pub secret: Option<String>,
+    /// A file holding it (trailing newline ignored).
+    pub secret_file: Option<PathBuf>,
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
+    pub tls_ca: Option<PathBuf>,
+}
+
+impl ReplicationSection {
+    /// How this instance authenticates replication peers, checked against
+    /// where its endpoint listens: no secret is an explicit choice, and
+    /// only for a loopback endpoint (or one under TLS).
+    pub fn peer_auth(&self) -> Result<walden_replication::PeerAuth, String> {
+        use walden_replication::{PeerAuth, Secret};
+        let secret = match (&self.secret, &self.secret_file) {
+            (Some(_), Some(_)) => {
+                return Err("[replication] has both secret and secret_file; keep one".into())
+            }
+            (Some(s), None) => Some(s.as_bytes().to_vec()),
+            (None, Some(f)) => {
+                let mut b = std::fs::read(f)
+                    .map_err(|e| format!("[replication] secret_file {}: {e}", f.display()))?;
+                while b.last().is_some_and(|c| *c == b'\n' || *c == b'\r') {
+                    b.pop();
+                }
+                Some(b)
+            }
+            (None, None) => None,
+        };
+        let tls = self.tls_files()?.is_some();
+        let auth = match (self.auth.as_deref(), secret) {
+            (Some("none"), Some(_)) => {
+                return Err(
+                    "[replication] auth = \"none\" contradicts the configured secret".into(),
+                )
+            }
+            (Some("secret") | None, Some(b)) => {
+                PeerAuth::Secret(Secret::new(b).map_err(|e| format!("[replication] {e}"))?)
+            }
+            (Some("secret"), None) => {
+                return Err("[replication] auth = \"secret\" needs secret or secret_file".into())
+            }
+            (Some("none") | None, None) => PeerAuth::None,
+            (Some(other), _) => {
+                return Err(format!(
+                    "[replication] auth = \"{other}\" is not supported (use \"secret\" or \"none\")"
+                ))
+            }
+        };
+        if auth == PeerAuth::None && !tls {
+            if let Some(e) = &self.endpoint_listen {
+                if !walden_replication::config::is_loopback(e) {
+                    return Err(format!(
+                        "[replication] endpoint_listen {e} is not a loopback address: set secret or secret_file (or TLS); replication without authentication is accepted only on loopback"
+                    ));
+                }
+            }
+        }
+        Ok(auth)
+    }
+
+    /// The TLS files, all three or none.
+    pub fn tls_files(&self) -> Result<Option<walden_replication::TlsFiles>, String> {
+        match (&self.tls_cert, &self.tls_key, &self.tls_ca) {
+            (None, None, None) => Ok(None),
+            (Some(c), Some(k), Some(a)) => Ok(Some(walden_replication::TlsFiles {
+                cert: c.clone(),
+                key: k.clone(),
+                ca: a.clone(),
+            })),
+            _ => Err("[replication] TLS needs tls_cert, tls_key and tls_ca together".into()),
+        }
+    }
 }
 
 /// The configuration file as written.
@@ -215,6 +296,18 @@ impl ServerConfig {
             rel(&mut t.cert);
             rel(&mut t.key);
         }
+        let r = &mut f.replication;
+        for p in [
+            &mut r.secret_file,
+            &mut r.tls_cert,
+            &mut r.tls_key,
+            &mut r.tls_ca,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            rel(p);
+        }
         Ok(f)
     }
 
@@ -291,6 +384,7 @@ impl ServerConfig {
         if self.replication.endpoint_listen.is_some() && self.replication.name.is_none() {
             return Err("[replication] endpoint_listen needs a replica name (name = \"...\" or --replica-name)".into());
         }
+        self.replication.peer_auth()?;
         Ok(())
     }
 
@@ -397,5 +491,35 @@ mod tests {
         assert!(ServerConfig::from_parts(Some(f), Some("/x".into())).is_err());
         let f: ConfigFile = toml::from_str("[log]\nlog_block_size = 1000").unwrap();
         assert!(ServerConfig::from_parts(Some(f), Some("/x".into())).is_err());
+    }
+
+    #[test]
+    fn replication_without_a_secret_only_on_loopback() {
+        let parse = |t: &str| {
+            let f: ConfigFile = toml::from_str(t).unwrap();
+            ServerConfig::from_parts(Some(f), Some("/x".into()))
+        };
+        let open = parse("[replication]\nname = \"a\"\nendpoint_listen = \"0.0.0.0:5022\"");
+        assert!(open.unwrap_err().contains("not a loopback"));
+        let none = parse(
+            "[replication]\nname = \"a\"\nendpoint_listen = \"0.0.0.0:5022\"\nauth = \"none\"",
+        );
+        assert!(none.is_err());
+        let local = parse("[replication]\nname = \"a\"\nendpoint_listen = \"127.0.0.1:5022\"");
+        assert_eq!(
+            local.unwrap().replication.peer_auth().unwrap(),
+            walden_replication::PeerAuth::None
+        );
+        let with = parse(
+            "[replication]\nname = \"a\"\nendpoint_listen = \"0.0.0.0:5022\"\nsecret = \"0123456789abcdefXYZ\"",
+        );
+        assert!(matches!(
+            with.unwrap().replication.peer_auth().unwrap(),
+            walden_replication::PeerAuth::Secret(_)
+        ));
+        let short = parse("[replication]\nname = \"a\"\nsecret = \"short\"");
+        assert!(short.unwrap_err().contains("at least 16"));
+        let half_tls = parse("[replication]\nname = \"a\"\ntls_cert = \"c.pem\"");
+        assert!(half_tls.is_err());
     }
 }

@@ -368,6 +368,12 @@ pub fn render(
         }
     }
     if let Some(r) = replication {
+        o.header(
+            "hadr_auth_failures_total",
+            "counter",
+            "Replication peers refused for failing authentication (wrong secret, forged or replayed frame, TLS).",
+        );
+        o.sample("hadr_auth_failures_total", &[], r.auth_failures().0 as f64);
         let rows = r.replica_states();
         type RowMetric = (
             &'static str,

@@ -305,6 +305,14 @@ impl Server {
             if let Some(mb) = config.replication.max_retained_log_mb {
                 rc.max_retained_log_bytes = mb << 20;
             }
+            rc.auth = config
+                .replication
+                .peer_auth()
+                .map_err(ServerError::Config)?;
+            rc.tls = config
+                .replication
+                .tls_files()
+                .map_err(ServerError::Config)?;
             let r = walden_replication::Replication::start(instance, rc)
                 .map_err(|e| ServerError::Config(format!("replication: {e}")))?;
             if let Some(a) = r.endpoint_addr() {

@@ -561,10 +561,6 @@ fn what_is_not_enforced_yet_is_refused_not_ignored() {
             "SELECT * FROM t a, t b FOR UPDATE",
             "SELECT * FROM t WHERE id IN (SELECT id FROM t FOR UPDATE)",
             "WITH x AS (SELECT * FROM t) SELECT * FROM x FOR UPDATE",
-            "CREATE TABLE u1 (id int PRIMARY KEY, email text UNIQUE)",
-            "CREATE TABLE u2 (id int PRIMARY KEY, a int, b int, UNIQUE (a, b))",
-            "CREATE TABLE u3 (a int UNIQUE)",
-            "CREATE UNIQUE INDEX t_v ON t (v)",
         ] {
             assert_eq!(code(&c, sql).await, "0A000", "{sql}");
         }

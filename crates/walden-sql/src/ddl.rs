@@ -3,6 +3,7 @@
 
 use crate::constraints::{self, Declared};
 use crate::error::{ErrorKind, Result, SqlError};
+use crate::index_ddl::UniqueSpec;
 use crate::query::{object_last, Planner};
 use crate::typing::column_type;
 use crate::QueryOutput;
@@ -125,8 +126,8 @@ pub fn create_table(
     }
     let mut columns = Vec::new();
     let mut pk: Vec<String> = Vec::new();
-    // UNIQUE column sets: enforced only where they are the primary key.
-    let mut uniques: Vec<Vec<String>> = Vec::new();
+    let mut uniques: Vec<UniqueSpec> = Vec::new();
+    let mut plain = Vec::new();
     let mut checks: Vec<Declared> = Vec::new();
     for c in &ct.columns {
         let (ty, serial) = column_type(&c.data_type)?;
@@ -143,7 +144,7 @@ pub fn create_table(
                     pk.push(crate::expr::fold_ident(&c.name));
                     col.nullable = false;
                 }
-                ColumnOption::Unique(_) => uniques.push(vec![crate::expr::fold_ident(&c.name)]),
+                ColumnOption::Unique(u) => uniques.push(UniqueSpec::of(u, Some(&c.name))?),
                 ColumnOption::Identity(kind) => {
                     let prop = match kind {
                         ast::IdentityPropertyKind::Identity(p)
@@ -202,18 +203,11 @@ pub fn create_table(
                     "FOREIGN KEY constraints (not enforced yet)",
                 ))
             }
-            TableConstraint::Unique(u) => uniques.push(
-                u.columns
-                    .iter()
-                    .map(|ic| ic.column.expr.to_string().trim_matches('"').to_string())
-                    .collect(),
-            ),
-            // A plain (non-unique) index changes no result; it is not built yet.
-            TableConstraint::Index(_) => {}
+            TableConstraint::Unique(u) => uniques.push(UniqueSpec::of(u, None)?),
+            TableConstraint::Index(ix) => plain.push(crate::index_ddl::inline_index(ix)?),
             other => return Err(SqlError::unsupported(format!("constraint {other}"))),
         }
     }
-    check_uniques_are_the_key(&uniques, &pk)?;
     if pk.len() > 1
         && ct
             .columns
@@ -240,9 +234,10 @@ pub fn create_table(
         checks,
         constraints::names_in_use(db),
     )?;
-    let def = TableDef::new(name, columns, &pk_refs)
+    let mut def = TableDef::new(name, columns, &pk_refs)
         .and_then(|d| d.with_checks(checks))
         .map_err(map_def_err)?;
+    def.indexes = crate::index_ddl::table_indexes(db, &def, uniques, plain)?;
     db.create_table(session, def)?;
     Ok(QueryOutput::command("CREATE TABLE"))
 }
@@ -281,7 +276,11 @@ pub fn drop(
         let r = match object_type {
             ast::ObjectType::Table => db.drop_table(session, &name),
             ast::ObjectType::Sequence => db.drop_sequence(session, &name),
-            ast::ObjectType::Index | ast::ObjectType::View => {
+            ast::ObjectType::Index => {
+                crate::index_ddl::drop_index(db, session, &name, if_exists, &mut out)?;
+                continue;
+            }
+            ast::ObjectType::View => {
                 return Err(SqlError::unsupported(format!("DROP {object_type}")));
             }
             other => return Err(SqlError::unsupported(format!("DROP {other}"))),
@@ -327,26 +326,4 @@ pub fn create_sequence(
         }
         Err(e) => Err(e.into()),
     }
-}
-
-/// Refuses a UNIQUE constraint that is not the primary key: unique indexes
-/// are not built yet (docs/design.md, storage slices), and a constraint that
-/// is accepted must be enforced.
-pub(crate) fn check_uniques_are_the_key(uniques: &[Vec<String>], pk: &[String]) -> Result<()> {
-    let norm = |v: &[String]| {
-        let mut v: Vec<String> = v.iter().map(|c| c.to_ascii_lowercase()).collect();
-        v.sort();
-        v.dedup();
-        v
-    };
-    let key = norm(pk);
-    for u in uniques {
-        if pk.is_empty() || norm(u) != key {
-            return Err(SqlError::unsupported(format!(
-                "UNIQUE constraint on ({}) other than the primary key (unique indexes are not built yet)",
-                u.join(", ")
-            )));
-        }
-    }
-    Ok(())
 }

@@ -331,6 +331,8 @@ pub(crate) struct Planned {
     lookup: Option<Vec<Expr>>,
     /// Otherwise bounds on the key's first column.
     range: Option<Box<query::KeyRange>>,
+    /// Or a secondary index search.
+    index: Option<Box<query::IndexPath>>,
     filter: Vec<Expr>,
     assignments: Vec<(usize, Expr)>,
     returning: Option<Returning>,
@@ -347,8 +349,10 @@ impl Planned {
             .iter()
             .flat_map(|r| r.lo.iter().chain(r.hi.iter()).map(|(e, _)| e));
         let assigned = self.assignments.iter().map(|(_, e)| e);
+        let index = self.index.iter().flat_map(|ip| query::index_exprs(ip));
         lookup
             .chain(range)
+            .chain(index)
             .chain(self.filter.iter())
             .chain(assigned)
             .all(|e| !e.has_subquery())
@@ -371,14 +375,21 @@ impl DeletePlan {
     }
 }
 
-pub(crate) type WherePlan = (Option<Vec<Expr>>, Option<Box<query::KeyRange>>, Vec<Expr>);
+/// How UPDATE and DELETE (and locking reads) find their rows (see
+/// `query::Source::Table`).
+pub(crate) struct Access {
+    pub(crate) lookup: Option<Vec<Expr>>,
+    pub(crate) range: Option<Box<query::KeyRange>>,
+    pub(crate) index: Option<Box<query::IndexPath>>,
+    pub(crate) filter: Vec<Expr>,
+}
 
 pub(crate) fn plan_where(
     p: &mut Planner<'_>,
     t: &Arc<Table>,
     scope: &Arc<Scope>,
     selection: &Option<ast::Expr>,
-) -> Result<WherePlan> {
+) -> Result<Access> {
     let mut filter = Vec::new();
     if let Some(w) = selection {
         let mut cs = Vec::new();
@@ -391,6 +402,7 @@ pub(crate) fn plan_where(
         table: t.clone(),
         lookup: None,
         range: None,
+        index: None,
         filter,
     };
     query::choose_lookups(&mut src);
@@ -398,9 +410,15 @@ pub(crate) fn plan_where(
         Source::Table {
             lookup,
             range,
+            index,
             filter,
             ..
-        } => Ok((lookup, range, filter)),
+        } => Ok(Access {
+            lookup,
+            range,
+            index,
+            filter,
+        }),
         _ => unreachable!(),
     }
 }
@@ -444,13 +462,19 @@ pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planne
         }
         assignments.push((i, e));
     }
-    let (lookup, range, filter) = plan_where(p, &t, &scope, &u.selection)?;
+    let Access {
+        lookup,
+        range,
+        index,
+        filter,
+    } = plan_where(p, &t, &scope, &u.selection)?;
     let returning = returning(p, &scope, &u.returning)?;
     let checks = Some(Checks::compile(p, &t)?).filter(|c| !c.is_empty());
     Ok(Planned {
         table: t,
         lookup,
         range,
+        index,
         filter,
         assignments,
         returning,
@@ -473,12 +497,18 @@ fn plan_delete(p: &mut Planner<'_>, d: &ast::Delete) -> Result<Planned> {
     };
     let t = p.table(name)?;
     let scope = table_scope(&t, alias.as_deref());
-    let (lookup, range, filter) = plan_where(p, &t, &scope, &d.selection)?;
+    let Access {
+        lookup,
+        range,
+        index,
+        filter,
+    } = plan_where(p, &t, &scope, &d.selection)?;
     let returning = returning(p, &scope, &d.returning)?;
     Ok(Planned {
         table: t,
         lookup,
         range,
+        index,
         filter,
         assignments: vec![],
         returning,
@@ -503,8 +533,15 @@ fn candidates(
         });
     }
     let mut keys = Vec::new();
-    let bounds = query::key_bounds(t, pl.range.as_deref(), &env)?;
-    for (k, r) in tx.scan_in(t, bounds) {
+    let found = match &pl.index {
+        Some(ip) => query::index_rows(t, ip, &env)?,
+        None => None,
+    };
+    let rows = match found {
+        Some(rows) => rows,
+        None => tx.scan_in(t, query::key_bounds(t, pl.range.as_deref(), &env)?),
+    };
+    for (k, r) in rows {
         if query::passes(&pl.filter, &r, &env)? {
             keys.push(k);
             if limit.is_some_and(|l| keys.len() as u64 >= l) {

@@ -162,7 +162,9 @@ impl From<EngineError> for SqlError {
             E::UnknownSequence(_) => ErrorKind::UndefinedTable,
             E::SequenceExists(_) => ErrorKind::DuplicateTable,
             E::UnknownColumn { .. } => ErrorKind::UndefinedColumn,
-            E::DuplicateKey { .. } => ErrorKind::UniqueViolation,
+            E::DuplicateKey(_) | E::UniqueBuildFailed(_) => ErrorKind::UniqueViolation,
+            E::RelationExists(_) => ErrorKind::DuplicateTable,
+            E::UnknownIndex(_) => ErrorKind::UndefinedObject,
             E::NotNull { .. } => ErrorKind::NotNullViolation,
             E::Data(m) if m.contains("too long") => ErrorKind::StringTooLong,
             E::Data(m) if m.contains("invalid input") => ErrorKind::InvalidText,
@@ -202,6 +204,21 @@ impl From<EngineError> for SqlError {
             E::NotNull { table, column } => Some(Box::new(ErrorFields {
                 table: Some(table.clone()),
                 column: Some(column.clone()),
+                ..Default::default()
+            })),
+            E::DuplicateKey(k) | E::UniqueBuildFailed(k) => Some(Box::new(ErrorFields {
+                detail: Some(format!(
+                    "Key {}=({}) {}.",
+                    k.columns,
+                    k.key,
+                    if matches!(e, E::DuplicateKey(_)) {
+                        "already exists"
+                    } else {
+                        "is duplicated"
+                    }
+                )),
+                table: Some(k.table.clone()),
+                constraint: Some(k.constraint.clone()),
                 ..Default::default()
             })),
             _ => None,

@@ -863,6 +863,14 @@ pub fn parse_sql(sql: &str) -> Result<Statement> {
     } else {
         sql
     };
+    let rewritten3;
+    let sql = match crate::index_ddl::tsql_create_index(sql)? {
+        Some(s) => {
+            rewritten3 = s;
+            rewritten3.as_str()
+        }
+        None => sql,
+    };
     let rewritten2;
     let sql = if sql.to_ascii_lowercase().contains("next value for") {
         rewritten2 = next_value_for(sql);

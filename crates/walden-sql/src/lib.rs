@@ -23,6 +23,7 @@ mod expr;
 mod front;
 mod functions;
 mod hadr;
+mod index_ddl;
 mod locking;
 mod membudget;
 mod pg_catalog;

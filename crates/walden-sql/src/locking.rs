@@ -14,7 +14,7 @@
 use crate::dml::{self, Ctx, Returning};
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::expr::{Expr, Scope};
-use crate::query::{self, object_last, KeyRange, Planner, SortKey};
+use crate::query::{self, object_last, Planner, SortKey};
 use crate::{Column, QueryOutput};
 use sqlparser::ast::{self, SetExpr, TableFactor};
 use std::sync::Arc;
@@ -34,9 +34,7 @@ enum Busy {
 
 pub(crate) struct LockingPlan {
     table: Arc<Table>,
-    lookup: Option<Vec<Expr>>,
-    range: Option<Box<KeyRange>>,
-    filter: Vec<Expr>,
+    access: dml::Access,
     /// Sort expressions over the table row: expression, descending, nulls first.
     order: Vec<(Expr, bool, bool)>,
     limit: Option<Expr>,
@@ -212,7 +210,7 @@ pub(crate) fn plan(p: &mut Planner<'_>, q: &ast::Query) -> Result<LockingPlan> {
     }
     let mode = mode.ok_or_else(|| SqlError::internal("locking read without a lock mode"))?;
     let scope = dml::table_scope(&t, alias.as_deref());
-    let (lookup, range, filter) = dml::plan_where(p, &t, &scope, &sel.selection)?;
+    let access = dml::plan_where(p, &t, &scope, &sel.selection)?;
     let proj = dml::returning(p, &scope, &Some(sel.projection.clone()))?
         .ok_or_else(|| SqlError::internal("a SELECT without a select list"))?;
     let mut order = Vec::new();
@@ -256,9 +254,7 @@ pub(crate) fn plan(p: &mut Planner<'_>, q: &ast::Query) -> Result<LockingPlan> {
     }
     Ok(LockingPlan {
         table: t,
-        lookup,
-        range,
-        filter,
+        access,
         order,
         limit,
         offset,
@@ -323,7 +319,8 @@ pub(crate) fn run(lp: &LockingPlan, tx: &mut Transaction, ctx: &Ctx<'_>) -> Resu
         let env = ctx.env(tx);
         let limit = query::eval_count(&lp.limit, &env)?;
         let offset = query::eval_count(&lp.offset, &env)?.unwrap_or(0);
-        let rows: Vec<(Key, walden_engine::Row)> = match &lp.lookup {
+        let a = &lp.access;
+        let rows: Vec<(Key, walden_engine::Row)> = match &a.lookup {
             Some(key) => {
                 let k = query::lookup_key(&t, key, &env)?;
                 match tx.get_in(&t, &k) {
@@ -331,11 +328,20 @@ pub(crate) fn run(lp: &LockingPlan, tx: &mut Transaction, ctx: &Ctx<'_>) -> Resu
                     None => vec![],
                 }
             }
-            None => tx.scan_in(&t, query::key_bounds(&t, lp.range.as_deref(), &env)?),
+            None => {
+                let found = match &a.index {
+                    Some(ip) => query::index_rows(&t, ip, &env)?,
+                    None => None,
+                };
+                match found {
+                    Some(rows) => rows,
+                    None => tx.scan_in(&t, query::key_bounds(&t, a.range.as_deref(), &env)?),
+                }
+            }
         };
         let mut cands: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
         for (k, r) in rows {
-            if query::passes(&lp.filter, &r, &env)? {
+            if query::passes(&lp.access.filter, &r, &env)? {
                 let keys = lp
                     .order
                     .iter()
@@ -378,7 +384,7 @@ pub(crate) fn run(lp: &LockingPlan, tx: &mut Transaction, ctx: &Ctx<'_>) -> Resu
         };
         let env = ctx.env(tx);
         // The newest version must still match (PostgreSQL's re-check).
-        if !query::passes(&lp.filter, &row, &env)? {
+        if !query::passes(&lp.access.filter, &row, &env)? {
             continue;
         }
         passed += 1;

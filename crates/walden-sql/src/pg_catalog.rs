@@ -44,6 +44,10 @@ const SLOT_PKEY_CONSTRAINT: i64 = 2;
 const SLOT_TABLE_TYPE: i64 = 3;
 const SLOT_SEQUENCE: i64 = 4;
 const SLOT_SEQUENCE_TYPE: i64 = 5;
+/// A secondary index (its id comes from the tables' id space).
+const SLOT_INDEX: i64 = 6;
+/// The UNIQUE constraint behind an index.
+const SLOT_INDEX_CONSTRAINT: i64 = 7;
 
 fn user_oid(id: u32, slot: i64) -> i64 {
     FIRST_USER_OID + STRIDE * id as i64 + slot
@@ -52,6 +56,11 @@ fn user_oid(id: u32, slot: i64) -> i64 {
 /// The OID of a table (`pg_class.oid`).
 pub fn table_oid(id: u32) -> i64 {
     user_oid(id, SLOT_TABLE)
+}
+
+/// The OID of a secondary index (`pg_class.oid`, `pg_index.indexrelid`).
+pub fn index_oid(id: u32) -> i64 {
+    user_oid(id, SLOT_INDEX)
 }
 
 /// The engine id and slot an OID stands for.
@@ -86,16 +95,84 @@ fn decode_check_oid(oid: i64) -> Option<(u32, usize)> {
 /// A relation of the current database, found by OID or by name.
 enum Rel {
     Table(Arc<Table>),
-    /// A table's primary key, as PostgreSQL's `<table>_pkey` index.
-    PkIndex(Arc<Table>),
+    /// A table's primary key (PostgreSQL's `<table>_pkey` index) or a
+    /// secondary index.
+    Index(CatIndex),
     Sequence(SequenceDef),
+}
+
+/// An index as the catalogs show it.
+#[derive(Clone)]
+struct CatIndex {
+    table: Arc<Table>,
+    oid: i64,
+    name: String,
+    columns: Vec<usize>,
+    unique: bool,
+    primary: bool,
+    /// The constraint it implements: its type (`p`, `u`) and OID.
+    constraint: Option<(&'static str, i64)>,
+}
+
+impl CatIndex {
+    fn column_names(&self) -> String {
+        self.columns
+            .iter()
+            .map(|&i| quote_ident(&self.table.def.columns[i].name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    fn definition(&self) -> String {
+        format!(
+            "CREATE {}INDEX {} ON public.{} USING btree ({})",
+            if self.unique { "UNIQUE " } else { "" },
+            quote_ident(&self.name),
+            quote_ident(self.table.name()),
+            self.column_names()
+        )
+    }
+}
+
+/// A table's indexes: the primary key's first, then the secondary ones.
+fn indexes_of(tb: &Arc<Table>) -> Vec<CatIndex> {
+    let mut out = Vec::new();
+    if !tb.has_hidden_key() {
+        out.push(CatIndex {
+            table: tb.clone(),
+            oid: user_oid(tb.id(), SLOT_PKEY),
+            name: pkey_name(tb),
+            columns: tb.def.primary_key.clone(),
+            unique: true,
+            primary: true,
+            constraint: Some(("p", user_oid(tb.id(), SLOT_PKEY_CONSTRAINT))),
+        });
+    }
+    for ix in &tb.def.indexes {
+        out.push(CatIndex {
+            table: tb.clone(),
+            oid: user_oid(ix.id, SLOT_INDEX),
+            name: ix.name.clone(),
+            columns: ix.columns.clone(),
+            unique: ix.unique,
+            primary: false,
+            constraint: ix
+                .constraint
+                .then(|| ("u", user_oid(ix.id, SLOT_INDEX_CONSTRAINT))),
+        });
+    }
+    out
+}
+
+fn all_indexes(db: &Database) -> Vec<CatIndex> {
+    db.tables().iter().flat_map(indexes_of).collect()
 }
 
 impl Rel {
     fn oid(&self) -> i64 {
         match self {
             Rel::Table(t) => user_oid(t.id(), SLOT_TABLE),
-            Rel::PkIndex(t) => user_oid(t.id(), SLOT_PKEY),
+            Rel::Index(ix) => ix.oid,
             Rel::Sequence(s) => user_oid(s.id, SLOT_SEQUENCE),
         }
     }
@@ -103,7 +180,7 @@ impl Rel {
     fn name(&self) -> String {
         match self {
             Rel::Table(t) => t.name().to_string(),
-            Rel::PkIndex(t) => pkey_name(t),
+            Rel::Index(ix) => ix.name.clone(),
             Rel::Sequence(s) => s.name.clone(),
         }
     }
@@ -116,16 +193,15 @@ fn pkey_name(t: &Table) -> String {
 fn rel_by_oid(db: &Database, oid: i64) -> Option<Rel> {
     let (id, slot) = decode_oid(oid)?;
     match slot {
-        SLOT_TABLE | SLOT_PKEY => {
-            let t = db.tables().into_iter().find(|t| t.id() == id)?;
-            if slot == SLOT_TABLE {
-                Some(Rel::Table(t))
-            } else if t.has_hidden_key() {
-                None
-            } else {
-                Some(Rel::PkIndex(t))
-            }
-        }
+        SLOT_TABLE => db
+            .tables()
+            .into_iter()
+            .find(|t| t.id() == id)
+            .map(Rel::Table),
+        SLOT_PKEY | SLOT_INDEX => all_indexes(db)
+            .into_iter()
+            .find(|ix| ix.oid == oid)
+            .map(Rel::Index),
         SLOT_SEQUENCE => db
             .sequences()
             .into_iter()
@@ -139,12 +215,11 @@ fn rel_by_name(db: &Database, name: &str) -> Option<Rel> {
     if let Ok(t) = db.table(name) {
         return Some(Rel::Table(t));
     }
-    if let Some(t) = db
-        .tables()
+    if let Some(ix) = all_indexes(db)
         .into_iter()
-        .find(|t| !t.has_hidden_key() && pkey_name(t).eq_ignore_ascii_case(name))
+        .find(|ix| ix.name.eq_ignore_ascii_case(name))
     {
-        return Some(Rel::PkIndex(t));
+        return Some(Rel::Index(ix));
     }
     db.sequences()
         .into_iter()
@@ -590,31 +665,17 @@ fn default_text(table: &Table, c: &ColumnDef) -> Option<String> {
     })
 }
 
-fn key_columns(t: &Table) -> String {
-    t.def
-        .primary_key
-        .iter()
-        .map(|&i| quote_ident(&t.def.columns[i].name))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// `pg_get_indexdef(oid, column, pretty)`: the whole `CREATE INDEX`
 /// statement for column 0, else the name of that key column.
 pub fn indexdef(env: &Env<'_>, oid: i64, column: i64) -> Option<String> {
-    let Some(Rel::PkIndex(t)) = rel_by_oid(env.tx.database(), oid) else {
+    let Some(Rel::Index(ix)) = rel_by_oid(env.tx.database(), oid) else {
         return None;
     };
     if column > 0 {
-        let i = *t.def.primary_key.get(column as usize - 1)?;
-        return Some(quote_ident(&t.def.columns[i].name));
+        let i = *ix.columns.get(column as usize - 1)?;
+        return Some(quote_ident(&ix.table.def.columns[i].name));
     }
-    Some(format!(
-        "CREATE UNIQUE INDEX {} ON public.{} USING btree ({})",
-        quote_ident(&pkey_name(&t)),
-        quote_ident(t.name()),
-        key_columns(&t)
-    ))
+    Some(ix.definition())
 }
 
 /// `pg_get_constraintdef(oid, pretty)`.
@@ -631,17 +692,18 @@ pub fn constraintdef(env: &Env<'_>, oid: i64, pretty: bool) -> Option<String> {
             pretty,
         ));
     }
-    let (id, slot) = decode_oid(oid)?;
-    if slot != SLOT_PKEY_CONSTRAINT {
+    let (_, slot) = decode_oid(oid)?;
+    if slot != SLOT_PKEY_CONSTRAINT && slot != SLOT_INDEX_CONSTRAINT {
         return None;
     }
-    let t = env
-        .tx
-        .database()
-        .tables()
+    let ix = all_indexes(env.tx.database())
         .into_iter()
-        .find(|t| t.id() == id && !t.has_hidden_key())?;
-    Some(format!("PRIMARY KEY ({})", key_columns(&t)))
+        .find(|ix| ix.constraint.is_some_and(|(_, c)| c == oid))?;
+    Some(format!(
+        "{} ({})",
+        if ix.primary { "PRIMARY KEY" } else { "UNIQUE" },
+        ix.column_names()
+    ))
 }
 
 /// `pg_size_pretty(bytes)`, with PostgreSQL's units and rounding.
@@ -1392,14 +1454,14 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         V::AuthMembers => out = crate::privileges::member_rows(env),
         V::Class => {
             for tb in db.tables() {
-                let has_pk = !tb.has_hidden_key();
+                let has_index = !tb.has_hidden_key() || !tb.def.indexes.is_empty();
                 out.push(class_row(
                     user_oid(tb.id(), SLOT_TABLE),
                     tb.name(),
                     user_oid(tb.id(), SLOT_TABLE_TYPE),
                     AM_HEAP,
                     tb.len() as f64,
-                    has_pk,
+                    has_index,
                     "r",
                     tb.def.columns.len(),
                 ));
@@ -1411,16 +1473,16 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     let n = r.len();
                     r[n - 3] = acl;
                 }
-                if has_pk {
+                for ix in indexes_of(&tb) {
                     out.push(class_row(
-                        user_oid(tb.id(), SLOT_PKEY),
-                        &pkey_name(&tb),
+                        ix.oid,
+                        &ix.name,
                         0,
                         AM_BTREE,
                         tb.len() as f64,
                         false,
                         "i",
-                        tb.def.primary_key.len(),
+                        ix.columns.len(),
                     ));
                 }
             }
@@ -1444,9 +1506,10 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     let has_def = default_text(&tb, c).is_some();
                     out.push(attribute_row(relid, n + 1, c, has_def, !c.nullable));
                 }
-                let idx = user_oid(tb.id(), SLOT_PKEY);
-                for (n, &k) in tb.def.primary_key.iter().enumerate() {
-                    out.push(attribute_row(idx, n + 1, &tb.def.columns[k], false, false));
+                for ix in indexes_of(&tb) {
+                    for (n, &k) in ix.columns.iter().enumerate() {
+                        out.push(attribute_row(ix.oid, n + 1, &tb.def.columns[k], false, false));
+                    }
                 }
             }
         }
@@ -1465,18 +1528,13 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             }
         }
         V::Index => {
-            for tb in db.tables().into_iter().filter(|t| !t.has_hidden_key()) {
-                let n = tb.def.primary_key.len();
-                let keys: Vec<String> = tb
-                    .def
-                    .primary_key
-                    .iter()
-                    .map(|k| (k + 1).to_string())
-                    .collect();
+            for ix in all_indexes(db) {
+                let tb = &ix.table;
+                let n = ix.columns.len();
+                let keys: Vec<String> = ix.columns.iter().map(|k| (k + 1).to_string()).collect();
                 let zeros = vec!["0"; n].join(" ");
-                let colls: Vec<String> = tb
-                    .def
-                    .primary_key
+                let colls: Vec<String> = ix
+                    .columns
                     .iter()
                     .map(|&k| {
                         let (oid, _) = type_oid_and_mod(&tb.def.columns[k].data_type);
@@ -1484,13 +1542,13 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     })
                     .collect();
                 out.push(vec![
-                    i(user_oid(tb.id(), SLOT_PKEY)),
+                    i(ix.oid),
                     i(user_oid(tb.id(), SLOT_TABLE)),
                     i(n as i64),
                     i(n as i64),
-                    b(true),
+                    b(ix.unique),
                     b(false),
-                    b(true),
+                    b(ix.primary),
                     b(false),
                     b(true),
                     b(false),
@@ -1542,24 +1600,22 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     ]);
                 }
             }
-            for tb in db.tables().into_iter().filter(|t| !t.has_hidden_key()) {
-                let keys: Vec<String> = tb
-                    .def
-                    .primary_key
-                    .iter()
-                    .map(|k| (k + 1).to_string())
-                    .collect();
+            for ix in all_indexes(db) {
+                let Some((contype, con_oid)) = ix.constraint else {
+                    continue;
+                };
+                let keys: Vec<String> = ix.columns.iter().map(|k| (k + 1).to_string()).collect();
                 out.push(vec![
-                    i(user_oid(tb.id(), SLOT_PKEY_CONSTRAINT)),
-                    t(pkey_name(&tb)),
+                    i(con_oid),
+                    t(&ix.name),
                     i(NS_PUBLIC),
-                    t("p"),
+                    t(contype),
                     b(false),
                     b(false),
                     b(true),
-                    i(user_oid(tb.id(), SLOT_TABLE)),
+                    i(user_oid(ix.table.id(), SLOT_TABLE)),
                     i(0),
-                    i(user_oid(tb.id(), SLOT_PKEY)),
+                    i(ix.oid),
                     i(0),
                     i(0),
                     t(" "),
@@ -1613,14 +1669,13 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             }
         }
         V::Indexes => {
-            for tb in db.tables().into_iter().filter(|t| !t.has_hidden_key()) {
-                let def = indexdef(env, user_oid(tb.id(), SLOT_PKEY), 0).unwrap_or_default();
+            for ix in all_indexes(db) {
                 out.push(vec![
                     t("public"),
-                    t(tb.name()),
-                    t(pkey_name(&tb)),
+                    t(ix.table.name()),
+                    t(&ix.name),
                     NULL,
-                    t(def),
+                    t(ix.definition()),
                 ]);
             }
         }

@@ -130,6 +130,16 @@ pub struct KeyRange {
     pub hi: Option<(Expr, bool)>,
 }
 
+/// A search through a secondary index: values for its first columns
+/// (`eq`) and optionally bounds on the column after them.
+#[derive(Debug)]
+pub struct IndexPath {
+    /// Position in the table's `indexes`.
+    pub index: usize,
+    pub eq: Vec<Expr>,
+    pub range: Option<Box<KeyRange>>,
+}
+
 #[derive(Debug)]
 pub enum Source {
     /// No FROM: one empty row.
@@ -141,6 +151,8 @@ pub enum Source {
         /// Otherwise, bounds on the key's first column that narrow the scan
         /// (the filters still decide which rows pass).
         range: Option<Box<KeyRange>>,
+        /// Or a secondary index that narrows it further.
+        index: Option<Box<IndexPath>>,
         filter: Vec<Expr>,
     },
     Derived {
@@ -469,6 +481,7 @@ fn plan_factor(p: &mut Planner<'_>, f: &TableFactor, outer: &Option<Arc<Scope>>)
                     table,
                     lookup: None,
                     range: None,
+                    index: None,
                     filter: vec![],
                 },
                 cols,
@@ -822,32 +835,25 @@ pub fn choose_lookups(s: &mut Source) {
             table,
             lookup,
             range,
+            index,
             filter,
         } => {
-            if table.def.primary_key.is_empty() {
-                return;
-            }
-            *range = choose_range(table.def.primary_key[0], filter);
-            let mut key = Vec::new();
-            for &pk in &table.def.primary_key {
-                let found = filter.iter().find_map(|f| match f {
-                    Expr::Bin(BinOp::Eq, a, b) => match (a.as_ref(), b.as_ref()) {
-                        (Expr::Col(i), other) | (other, Expr::Col(i))
-                            if *i == pk && !other.uses_row() =>
-                        {
-                            Some(other)
-                        }
-                        _ => None,
-                    },
-                    _ => None,
-                });
-                match found {
-                    Some(e) => key.push(clone_const(e)),
-                    None => return,
+            if !table.def.primary_key.is_empty() {
+                *range = choose_range(table.def.primary_key[0], filter);
+                let key: Option<Vec<Expr>> = table
+                    .def
+                    .primary_key
+                    .iter()
+                    .map(|&pk| equal_const(pk, filter))
+                    .collect();
+                if let Some(key) = key {
+                    *lookup = Some(key);
+                    *range = None;
+                    return;
                 }
             }
-            if key.iter().all(|k| k.is_some()) {
-                *lookup = Some(key.into_iter().map(|k| k.unwrap()).collect());
+            *index = choose_index(table, filter, range.is_some());
+            if index.is_some() {
                 *range = None;
             }
         }
@@ -857,6 +863,151 @@ pub fn choose_lookups(s: &mut Source) {
         }
         _ => {}
     }
+}
+
+/// A constant that `filter` says column `col` equals.
+fn equal_const(col: usize, filter: &[Expr]) -> Option<Expr> {
+    filter.iter().find_map(|f| match f {
+        Expr::Bin(BinOp::Eq, a, b) => match (a.as_ref(), b.as_ref()) {
+            (Expr::Col(i), other) | (other, Expr::Col(i)) if *i == col && !other.uses_row() => {
+                clone_const(other)
+            }
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
+/// The index that fixes the most leading columns by equality (a range on
+/// the next one counts half a column); none when no index helps, or when
+/// it would only give a range and the primary key gives one already.
+fn choose_index(table: &Table, filter: &[Expr], pk_range: bool) -> Option<Box<IndexPath>> {
+    let mut best: Option<(usize, IndexPath)> = None;
+    for (n, ix) in table.indexes.iter().enumerate() {
+        let mut eq = Vec::new();
+        for &c in &ix.def.columns {
+            match equal_const(c, filter) {
+                Some(e) => eq.push(e),
+                None => break,
+            }
+        }
+        let range = ix
+            .def
+            .columns
+            .get(eq.len())
+            .and_then(|&c| choose_range(c, filter));
+        let score = eq.len() * 2 + range.is_some() as usize;
+        if score == 0 || (eq.is_empty() && pk_range) {
+            continue;
+        }
+        if best.as_ref().is_none_or(|(b, _)| score > *b) {
+            best = Some((
+                score,
+                IndexPath {
+                    index: n,
+                    eq,
+                    range,
+                },
+            ));
+        }
+    }
+    best.map(|(_, p)| Box::new(p))
+}
+
+/// A value for a bound or lookup on a column of type `ty`: `None` when it
+/// is NULL (nothing equals it), `Some(Err(()))` when it does not convert
+/// without loss (it then cannot narrow a search: `id > 2.5` on an integer).
+fn bound_value(
+    e: &Expr,
+    ty: &DataType,
+    env: &Env<'_>,
+) -> Result<Option<std::result::Result<Value, ()>>> {
+    let v = e.eval(&[], env)?;
+    if v.is_null() {
+        return Ok(None);
+    }
+    Ok(Some(match walden_engine::types::coerce(v.clone(), ty) {
+        Ok(c)
+            if matches!(
+                crate::expr::compare(&c, &v),
+                Ok(Some(std::cmp::Ordering::Equal))
+            ) =>
+        {
+            Ok(c)
+        }
+        _ => Err(()),
+    }))
+}
+
+/// The rows an index search finds, as the transaction sees them, in key
+/// order (the caller applies the filter). `None` when the index cannot
+/// serve this execution (a value that does not convert, or a snapshot
+/// older than the index): the caller scans instead.
+pub(crate) fn index_rows(
+    table: &Table,
+    ip: &IndexPath,
+    env: &Env<'_>,
+) -> Result<Option<Vec<(walden_engine::Key, walden_engine::Row)>>> {
+    use std::ops::Bound;
+    let Some(ix) = table.indexes.get(ip.index) else {
+        return Ok(None);
+    };
+    let col_type = |k: usize| &table.def.columns[ix.def.columns[k]].data_type;
+    let mut prefix = Vec::with_capacity(ip.eq.len() + 1);
+    for (k, e) in ip.eq.iter().enumerate() {
+        match bound_value(e, col_type(k), env)? {
+            None => return Ok(Some(Vec::new())),
+            Some(Ok(v)) => prefix.push(v),
+            Some(Err(())) => return Ok(None),
+        }
+    }
+    let n = prefix.len();
+    let mut lo_val = None;
+    let mut hi = None;
+    if let Some(r) = &ip.range {
+        let ty = col_type(n);
+        if let Some((e, _)) = &r.lo {
+            match bound_value(e, ty, env)? {
+                None => return Ok(Some(Vec::new())),
+                Some(Ok(v)) => lo_val = Some(v),
+                Some(Err(())) => {}
+            }
+        }
+        if let Some((e, inclusive)) = &r.hi {
+            match bound_value(e, ty, env)? {
+                None => return Ok(Some(Vec::new())),
+                Some(Ok(v)) => hi = Some((v, *inclusive)),
+                Some(Err(())) => {}
+            }
+        }
+    }
+    // Entries are the values followed by the row key, so they sort after
+    // the bare values: an inclusive start at the values finds them all
+    // (an exclusive lower bound is left to the filter).
+    let mut start = prefix.clone();
+    if let Some(v) = lo_val {
+        start.push(v);
+    }
+    let lo = if start.is_empty() {
+        Bound::Unbounded
+    } else {
+        Bound::Included(start.into_boxed_slice())
+    };
+    let more = |k: &walden_engine::Key| {
+        k.starts_with(&prefix)
+            && hi.as_ref().is_none_or(|(h, inclusive)| match k.get(n) {
+                Some(v) if v.is_null() => true,
+                Some(v) => {
+                    if *inclusive {
+                        v <= h
+                    } else {
+                        v < h
+                    }
+                }
+                None => false,
+            })
+    };
+    Ok(env.tx.index_scan(table, ip.index, lo, more))
 }
 
 /// Bounds on key column `col` from comparisons and BETWEEN in `filter`.
@@ -1033,6 +1184,15 @@ pub(crate) fn reusable(plan: &QueryPlan) -> bool {
     body && order_ok && no_subquery(plan.limit.iter().chain(plan.offset.iter()))
 }
 
+/// The expressions an index search evaluates.
+pub(crate) fn index_exprs(ip: &IndexPath) -> impl Iterator<Item = &Expr> {
+    ip.eq.iter().chain(
+        ip.range
+            .iter()
+            .flat_map(|r| r.lo.iter().chain(r.hi.iter()).map(|(e, _)| e)),
+    )
+}
+
 fn no_subquery<'a>(es: impl IntoIterator<Item = &'a Expr>) -> bool {
     es.into_iter().all(|e| !e.has_subquery())
 }
@@ -1043,6 +1203,7 @@ fn source_reusable(s: &Source) -> bool {
         Source::Table {
             lookup,
             range,
+            index,
             filter,
             ..
         } => {
@@ -1050,6 +1211,9 @@ fn source_reusable(s: &Source) -> bool {
                 && range
                     .as_deref()
                     .is_none_or(|r| no_subquery(r.lo.iter().chain(r.hi.iter()).map(|(e, _)| e)))
+                && index
+                    .as_deref()
+                    .is_none_or(|ip| no_subquery(index_exprs(ip)))
                 && no_subquery(filter)
         }
         Source::Join {
@@ -1638,9 +1802,13 @@ fn source_correlated(s: &Source) -> bool {
             filter,
             lookup,
             range,
+            index,
             ..
         } => {
-            filter.iter().any(|e| e.uses_outer())
+            index
+                .as_deref()
+                .is_some_and(|ip| index_exprs(ip).any(|e| e.uses_outer()))
+                || filter.iter().any(|e| e.uses_outer())
                 || lookup
                     .as_ref()
                     .is_some_and(|l| l.iter().any(|e| e.uses_outer()))
@@ -1732,6 +1900,7 @@ fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             table,
             lookup,
             range,
+            index,
             filter,
         } => {
             let tx = env.tx;
@@ -1743,8 +1912,15 @@ fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                 }
             } else {
                 let mut out = Vec::new();
-                let bounds = key_bounds(table, range.as_deref(), env)?;
-                for (i, (_, r)) in tx.scan_in(table, bounds).into_iter().enumerate() {
+                let found = match index {
+                    Some(ip) => index_rows(table, ip, env)?,
+                    None => None,
+                };
+                let rows = match found {
+                    Some(rows) => rows,
+                    None => tx.scan_in(table, key_bounds(table, range.as_deref(), env)?),
+                };
+                for (i, (_, r)) in rows.into_iter().enumerate() {
                     if i % 4096 == 0 {
                         check_cancel(env)?;
                     }

@@ -1139,24 +1139,7 @@ impl SqlSession {
             } => ddl::drop(&self.db, &self.session, object_type, *if_exists, names),
             Statement::Truncate(t) => ddl::truncate(&self.db, &self.session, t),
             Statement::CreateIndex(ci) => {
-                // Tables are ordered by primary key; secondary indexes are not
-                // built yet, so the statement only checks its table.
-                let table = self.db.table(&query::object_last(&ci.table_name))?;
-                if ci.unique {
-                    let cols: Vec<String> =
-                        ci.columns.iter().map(|c| c.column.expr.to_string().trim_matches('"').to_string()).collect();
-                    let pk: Vec<String> = table
-                        .def
-                        .primary_key
-                        .iter()
-                        .map(|&i| table.def.columns[i].name.clone())
-                        .collect();
-                    ddl::check_uniques_are_the_key(&[cols], &pk)?;
-                }
-                let mut out = QueryOutput::command("CREATE INDEX");
-                out.notices
-                    .push("secondary indexes are not implemented yet; queries scan instead".into());
-                Ok(out)
+                crate::index_ddl::create_index(&self.db, &self.session, ci)
             }
             Statement::Copy {
                 source:

@@ -17,6 +17,7 @@ pub enum SysView {
     Sessions,
     LogExposure,
     HadrReplicaStates,
+    IndexUsageStats,
     /// A `pg_catalog` or `information_schema` relation.
     Pg(PgView),
 }
@@ -33,6 +34,7 @@ pub fn lookup(schema: Option<&str>, name: &str) -> Option<SysView> {
         (Some("sys") | None, "dm_exec_sessions") => SysView::Sessions,
         (Some("sys") | None, "dm_log_exposure") => SysView::LogExposure,
         (Some("sys") | None, "dm_hadr_database_replica_states") => SysView::HadrReplicaStates,
+        (Some("sys") | None, "dm_db_index_usage_stats") => SysView::IndexUsageStats,
         _ => return pg_catalog::lookup(schema, name).map(SysView::Pg),
     };
     Some(v)
@@ -44,6 +46,19 @@ impl SysView {
     pub fn columns(self) -> Vec<(&'static str, DataType)> {
         let text = T::Varchar(None);
         match self {
+            // SQL Server's columns (lookups and scans are not told apart:
+            // every use of an index is a seek here), with the names added.
+            SysView::IndexUsageStats => vec![
+                ("database_id", T::Int),
+                ("object_id", T::BigInt),
+                ("index_id", T::BigInt),
+                ("table_name", text.clone()),
+                ("index_name", text.clone()),
+                ("user_seeks", T::BigInt),
+                ("user_scans", T::BigInt),
+                ("user_lookups", T::BigInt),
+                ("user_updates", T::BigInt),
+            ],
             SysView::HadrReplicaStates => vec![
                 ("group_name", text.clone()),
                 ("replica_name", text.clone()),
@@ -150,6 +165,27 @@ pub fn rows(view: SysView, args: &[Value], env: &Env<'_>) -> Result<Vec<Vec<Valu
     let inst = env.instance;
     let mut out = Vec::new();
     match view {
+        SysView::IndexUsageStats => {
+            let db = env.tx.database();
+            for tb in db.tables() {
+                for ix in &tb.indexes {
+                    let n = |a: &std::sync::atomic::AtomicU64| {
+                        Value::Int(a.load(std::sync::atomic::Ordering::Relaxed) as i64)
+                    };
+                    out.push(vec![
+                        Value::Int(db.id() as i64),
+                        Value::Int(pg_catalog::table_oid(tb.id())),
+                        Value::Int(pg_catalog::index_oid(ix.def.id)),
+                        t(tb.name()),
+                        t(&ix.def.name),
+                        n(&ix.seeks),
+                        Value::Int(0),
+                        Value::Int(0),
+                        n(&ix.updates),
+                    ]);
+                }
+            }
+        }
         SysView::HadrReplicaStates => {
             let Some(r) = env.info.replication.as_ref() else {
                 return Ok(out);

@@ -132,6 +132,15 @@ impl Net {
             "exec".into(),
             self.ns[i].clone(),
         ];
+        // The endpoints are not on loopback: replicas authenticate each
+        // other with a shared secret.
+        let cfg = tmp.join(format!("{name}.toml"));
+        std::fs::write(
+            &cfg,
+            "[replication]\nsecret = \"netns-test-replication-secret\"\n",
+        )
+        .unwrap();
+        n.extra = vec!["--config".into(), cfg.display().to_string()];
         n
     }
 

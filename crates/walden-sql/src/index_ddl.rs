@@ -1,0 +1,315 @@
+//! `CREATE [UNIQUE] INDEX`, `DROP INDEX`, and the unique indexes behind
+//! `UNIQUE` constraints: what the parser gives, checked and turned into
+//! the engine's index definitions. What an index cannot do here (an
+//! expression, a partial index, a sort order) is refused, never ignored.
+
+use crate::error::{ErrorKind, Result, SqlError};
+use crate::expr::fold_ident;
+use crate::query::object_last;
+use crate::QueryOutput;
+use sqlparser::ast;
+use std::sync::Arc;
+use walden_engine::{ColumnDef, Database, EngineError, IndexDef, Session, TableDef};
+
+/// One column of an index: a plain column name in ascending order.
+fn column_name(c: &ast::IndexColumn) -> Result<String> {
+    if let Some(op) = &c.operator_class {
+        return Err(SqlError::unsupported(format!("index operator class {op}")));
+    }
+    let o = &c.column.options;
+    match &o.sort {
+        None | Some(ast::OrderBySort::Asc) => {}
+        Some(other) => {
+            return Err(SqlError::unsupported(format!(
+                "index column order {other:?} (indexes are ascending)"
+            )))
+        }
+    }
+    if o.nulls_first.is_some() {
+        return Err(SqlError::unsupported("NULLS FIRST/LAST in an index"));
+    }
+    match &c.column.expr {
+        ast::Expr::Identifier(i) => Ok(fold_ident(i)),
+        ast::Expr::CompoundIdentifier(parts) if !parts.is_empty() => {
+            Ok(fold_ident(parts.last().expect("not empty")))
+        }
+        other => Err(SqlError::unsupported(format!(
+            "index on an expression ({other})"
+        ))),
+    }
+}
+
+fn positions(cols: &[String], columns: &[ColumnDef]) -> Result<Vec<usize>> {
+    cols.iter()
+        .map(|c| {
+            columns
+                .iter()
+                .position(|d| d.name.eq_ignore_ascii_case(c))
+                .ok_or_else(|| {
+                    SqlError::new(
+                        ErrorKind::UndefinedColumn,
+                        format!("column \"{c}\" does not exist"),
+                    )
+                })
+        })
+        .collect()
+}
+
+fn check_method(using: &Option<ast::IndexType>) -> Result<()> {
+    match using {
+        // A hash index answers the same equality questions a B-tree does.
+        None | Some(ast::IndexType::BTree) | Some(ast::IndexType::Hash) => Ok(()),
+        Some(other) => Err(SqlError::unsupported(format!(
+            "index access method {other} (only btree and hash)"
+        ))),
+    }
+}
+
+/// PostgreSQL's choice of a name for an unnamed index or constraint:
+/// `table_col1_col2_suffix`, numbered on from 1 while taken.
+pub fn choose_name(
+    table: &str,
+    cols: &[String],
+    suffix: &str,
+    taken: &dyn Fn(&str) -> bool,
+) -> String {
+    let base = format!("{table}_{}_{suffix}", cols.join("_"));
+    if !taken(&base) {
+        return base;
+    }
+    (1..)
+        .map(|n| format!("{base}{n}"))
+        .find(|n| !taken(n))
+        .expect("some number is free")
+}
+
+fn relation_taken(db: &Database, name: &str) -> bool {
+    db.table(name).is_ok() || db.index_table(name).is_some()
+}
+
+/// `CREATE [UNIQUE] INDEX [CONCURRENTLY] [IF NOT EXISTS] [name] ON t [USING
+/// btree|hash] (col, ...)`. CONCURRENTLY is accepted: the index is built
+/// and valid when the statement returns, as PostgreSQL's; unlike it, the
+/// build holds commits back as every DDL here does.
+pub fn create_index(
+    db: &Arc<Database>,
+    session: &Session,
+    ci: &ast::CreateIndex,
+) -> Result<QueryOutput> {
+    if ci.predicate.is_some() {
+        return Err(SqlError::unsupported(
+            "partial index (CREATE INDEX ... WHERE)",
+        ));
+    }
+    if !ci.include.is_empty() {
+        return Err(SqlError::unsupported("INCLUDE columns in an index"));
+    }
+    if ci.nulls_distinct == Some(false) {
+        return Err(SqlError::unsupported("NULLS NOT DISTINCT"));
+    }
+    if !ci.with.is_empty() || !ci.index_options.is_empty() || !ci.alter_options.is_empty() {
+        return Err(SqlError::unsupported("index storage options"));
+    }
+    if ci.r#async {
+        return Err(SqlError::unsupported("CREATE INDEX ASYNC"));
+    }
+    check_method(&ci.using)?;
+    let table = db.table(&object_last(&ci.table_name))?;
+    let cols = ci
+        .columns
+        .iter()
+        .map(column_name)
+        .collect::<Result<Vec<_>>>()?;
+    let positions = positions(&cols, &table.def.columns)?;
+    let name = match &ci.name {
+        Some(n) => object_last(n),
+        None => choose_name(table.name(), &cols, "idx", &|n| relation_taken(db, n)),
+    };
+    if ci.if_not_exists && relation_taken(db, &name) {
+        let mut out = QueryOutput::command("CREATE INDEX");
+        out.notices
+            .push(format!("relation \"{name}\" already exists, skipping"));
+        return Ok(out);
+    }
+    db.create_index(
+        session,
+        table.name(),
+        IndexDef {
+            id: 0,
+            name,
+            columns: positions,
+            unique: ci.unique,
+            constraint: false,
+        },
+    )?;
+    Ok(QueryOutput::command("CREATE INDEX"))
+}
+
+/// `DROP INDEX [IF EXISTS] name` (T-SQL `DROP INDEX t.name` and `DROP INDEX
+/// name ON t` arrive as the same name). The index of a UNIQUE constraint
+/// goes with the constraint, as PostgreSQL's 2BP01 says.
+pub fn drop_index(
+    db: &Arc<Database>,
+    session: &Session,
+    name: &str,
+    if_exists: bool,
+    out: &mut QueryOutput,
+) -> Result<()> {
+    if let Some(t) = db.index_table(name) {
+        if let Some((_, ix)) = t.def.index(name) {
+            if ix.constraint {
+                return Err(SqlError::new(
+                    ErrorKind::DependentObjects,
+                    format!(
+                        "cannot drop index {name} because constraint {name} on table {} requires it",
+                        t.name()
+                    ),
+                ));
+            }
+        }
+    }
+    match db.drop_index(session, name) {
+        Ok(()) => Ok(()),
+        Err(EngineError::UnknownIndex(_)) if if_exists => {
+            out.notices
+                .push(format!("index \"{name}\" does not exist, skipping"));
+            Ok(())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// A UNIQUE constraint of CREATE TABLE: its name (if given) and columns.
+pub struct UniqueSpec {
+    pub name: Option<String>,
+    pub columns: Vec<String>,
+}
+
+impl UniqueSpec {
+    pub fn of(u: &ast::UniqueConstraint, column: Option<&ast::Ident>) -> Result<UniqueSpec> {
+        if !u.include.is_empty() {
+            return Err(SqlError::unsupported(
+                "INCLUDE columns in a UNIQUE constraint",
+            ));
+        }
+        if matches!(u.nulls_distinct, ast::NullsDistinctOption::NotDistinct) {
+            return Err(SqlError::unsupported("NULLS NOT DISTINCT"));
+        }
+        if u.characteristics
+            .as_ref()
+            .is_some_and(|c| c.deferrable == Some(true) || c.initially.is_some())
+        {
+            return Err(SqlError::unsupported("DEFERRABLE UNIQUE constraints"));
+        }
+        check_method(&u.index_type)?;
+        let columns = match column {
+            Some(c) => vec![fold_ident(c)],
+            None => u
+                .columns
+                .iter()
+                .map(column_name)
+                .collect::<Result<Vec<_>>>()?,
+        };
+        Ok(UniqueSpec {
+            name: u.name.as_ref().or(u.index_name.as_ref()).map(fold_ident),
+            columns,
+        })
+    }
+}
+
+/// A plain index declared in CREATE TABLE (`INDEX name (cols)`, MySQL's and
+/// T-SQL's inline form).
+pub fn inline_index(ix: &ast::IndexConstraint) -> Result<(Option<String>, Vec<String>)> {
+    if !ix.index_options.is_empty() {
+        return Err(SqlError::unsupported("index options"));
+    }
+    check_method(&ix.index_type)?;
+    let cols = ix
+        .columns
+        .iter()
+        .map(column_name)
+        .collect::<Result<Vec<_>>>()?;
+    Ok((ix.name.as_ref().map(fold_ident), cols))
+}
+
+/// The indexes CREATE TABLE declares: a UNIQUE set equal to the primary key
+/// adds nothing (the key enforces it); names follow PostgreSQL's
+/// (`t_a_key` for constraints, `t_a_idx` for plain indexes).
+pub fn table_indexes(
+    db: &Database,
+    def: &TableDef,
+    uniques: Vec<UniqueSpec>,
+    plain: Vec<(Option<String>, Vec<String>)>,
+) -> Result<Vec<IndexDef>> {
+    let mut out: Vec<IndexDef> = Vec::new();
+    let mut pk = def.primary_key.clone();
+    pk.sort_unstable();
+    let taken = |out: &Vec<IndexDef>, n: &str| {
+        relation_taken(db, n)
+            || n.eq_ignore_ascii_case(&def.name)
+            || n.eq_ignore_ascii_case(&def.pkey_name()) && !def.primary_key.is_empty()
+            || out.iter().any(|i| i.name.eq_ignore_ascii_case(n))
+    };
+    let specs = uniques
+        .into_iter()
+        .map(|u| (u.name, u.columns, true))
+        .chain(plain.into_iter().map(|(n, c)| (n, c, false)));
+    for (name, cols, unique) in specs {
+        let columns = positions(&cols, &def.columns)?;
+        let mut sorted = columns.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        if unique && sorted == pk {
+            continue;
+        }
+        let name = match name {
+            Some(n) => {
+                if taken(&out, &n) {
+                    return Err(EngineError::RelationExists(n).into());
+                }
+                n
+            }
+            None => choose_name(&def.name, &cols, if unique { "key" } else { "idx" }, &|n| {
+                taken(&out, n)
+            }),
+        };
+        out.push(IndexDef {
+            id: 0,
+            name,
+            columns,
+            unique,
+            constraint: unique,
+        });
+    }
+    Ok(out)
+}
+
+/// T-SQL's `CREATE [UNIQUE] NONCLUSTERED INDEX`: the same statement without
+/// the word (every secondary index here is nonclustered). `CLUSTERED` is
+/// refused: a table is ordered by its primary key. `None` when the
+/// statement is not of this form.
+pub fn tsql_create_index(sql: &str) -> Result<Option<String>> {
+    let lead = sql.trim_start();
+    let mut words = lead.split_ascii_whitespace();
+    if !words
+        .next()
+        .is_some_and(|w| w.eq_ignore_ascii_case("create"))
+    {
+        return Ok(None);
+    }
+    let mut w = words.next();
+    if w.is_some_and(|w| w.eq_ignore_ascii_case("unique")) {
+        w = words.next();
+    }
+    let Some(kind) = w else { return Ok(None) };
+    if kind.eq_ignore_ascii_case("clustered") {
+        return Err(SqlError::unsupported(
+            "CLUSTERED index (a table is ordered by its primary key; create a NONCLUSTERED index)",
+        ));
+    }
+    if !kind.eq_ignore_ascii_case("nonclustered") {
+        return Ok(None);
+    }
+    let at = lead.len() - lead[lead.find(kind).unwrap_or(0)..].len();
+    Ok(Some(format!("{}{}", &lead[..at], &lead[at + kind.len()..])))
+}
