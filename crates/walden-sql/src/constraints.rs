@@ -206,6 +206,18 @@ impl Checks {
     }
 }
 
+/// The columns (1-based) a stored CHECK uses, for `pg_constraint.conkey`.
+pub(crate) fn check_columns(env: &Env<'_>, t: &Table, c: &CheckDef) -> Option<Vec<usize>> {
+    let mut p = Planner::new(env.tx.database().clone(), env.instance, &[]);
+    let e = parse_stored(&c.expr).ok()?;
+    let x = compile_check(&mut p, &scope_of(t.name(), &t.def.columns), &e).ok()?;
+    let mut used = Vec::new();
+    query::cols_used(&x, &mut used);
+    used.sort_unstable();
+    used.dedup();
+    Some(used.into_iter().map(|i| i + 1).collect())
+}
+
 /// `pg_get_constraintdef` of a CHECK: PostgreSQL's pretty form keeps the
 /// expression as written; the plain form parenthesizes every operator.
 pub(crate) fn check_def_text(c: &CheckDef, pretty: bool) -> String {

@@ -38,7 +38,7 @@ impl<'a> Ctx<'a> {
     }
 }
 
-fn table_scope(t: &Table, alias: Option<&str>) -> Arc<Scope> {
+pub(crate) fn table_scope(t: &Table, alias: Option<&str>) -> Arc<Scope> {
     let label = alias.unwrap_or(t.name()).to_ascii_lowercase();
     Arc::new(Scope::new(
         t.def
@@ -54,12 +54,12 @@ fn table_scope(t: &Table, alias: Option<&str>) -> Arc<Scope> {
 }
 
 /// A compiled RETURNING clause.
-struct Returning {
-    columns: Vec<Column>,
-    exprs: Vec<Expr>,
+pub(crate) struct Returning {
+    pub(crate) columns: Vec<Column>,
+    pub(crate) exprs: Vec<Expr>,
 }
 
-fn returning(
+pub(crate) fn returning(
     p: &mut Planner<'_>,
     scope: &Arc<Scope>,
     items: &Option<Vec<SelectItem>>,
@@ -375,15 +375,16 @@ impl DeletePlan {
     }
 }
 
-/// How UPDATE and DELETE find their rows (see `query::Source::Table`).
-struct Access {
-    lookup: Option<Vec<Expr>>,
-    range: Option<Box<query::KeyRange>>,
-    index: Option<Box<query::IndexPath>>,
-    filter: Vec<Expr>,
+/// How UPDATE and DELETE (and locking reads) find their rows (see
+/// `query::Source::Table`).
+pub(crate) struct Access {
+    pub(crate) lookup: Option<Vec<Expr>>,
+    pub(crate) range: Option<Box<query::KeyRange>>,
+    pub(crate) index: Option<Box<query::IndexPath>>,
+    pub(crate) filter: Vec<Expr>,
 }
 
-fn plan_where(
+pub(crate) fn plan_where(
     p: &mut Planner<'_>,
     t: &Arc<Table>,
     scope: &Arc<Scope>,

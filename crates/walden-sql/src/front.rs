@@ -787,6 +787,66 @@ fn parse_set(t: &mut Toks, sql: &str) -> Result<Command> {
     })
 }
 
+/// sqlparser parses `FOR UPDATE` and `FOR SHARE` only: `FOR NO KEY UPDATE`
+/// and `FOR KEY SHARE` are spelled as a marker clause (see `locking.rs`)
+/// followed by the stronger form. `None` when the text has neither.
+fn weaker_row_locks(sql: &str) -> Option<String> {
+    if !sql.to_ascii_uppercase().contains("KEY") {
+        return None;
+    }
+    let toks = Tokenizer::new(&PostgreSqlDialect {}, sql)
+        .with_unescape(false)
+        .tokenize()
+        .ok()?;
+    let words: Vec<(usize, String)> = toks
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !matches!(t, Token::Whitespace(_)))
+        .map(|(i, t)| match t {
+            Token::Word(w) if w.quote_style.is_none() => (i, w.value.to_ascii_uppercase()),
+            _ => (i, String::new()),
+        })
+        .collect();
+    let marker = format!("\"{}\"", crate::locking::WEAKER);
+    // (first token, last token, replacement)
+    let mut cuts: Vec<(usize, usize, String)> = Vec::new();
+    for (j, (i, w)) in words.iter().enumerate() {
+        if w != "FOR" {
+            continue;
+        }
+        let next = |k: usize| words.get(j + k).map(|(_, w)| w.as_str());
+        if next(1) == Some("NO") && next(2) == Some("KEY") && next(3) == Some("UPDATE") {
+            cuts.push((
+                *i,
+                words[j + 3].0,
+                format!("FOR UPDATE OF {marker} FOR UPDATE"),
+            ));
+        } else if next(1) == Some("KEY") && next(2) == Some("SHARE") {
+            cuts.push((
+                *i,
+                words[j + 2].0,
+                format!("FOR SHARE OF {marker} FOR SHARE"),
+            ));
+        }
+    }
+    if cuts.is_empty() {
+        return None;
+    }
+    let mut out = String::new();
+    let mut i = 0;
+    for (from, to, with) in cuts {
+        for t in &toks[i..from] {
+            out.push_str(&t.to_string());
+        }
+        out.push_str(&with);
+        i = to + 1;
+    }
+    for t in &toks[i..] {
+        out.push_str(&t.to_string());
+    }
+    Some(out)
+}
+
 /// Parses a statement with sqlparser: PostgreSQL first, then MS SQL for
 /// T-SQL forms; the PostgreSQL error is reported if both fail.
 pub fn parse_sql(sql: &str) -> Result<Statement> {
@@ -817,6 +877,14 @@ pub fn parse_sql(sql: &str) -> Result<Statement> {
         rewritten2.as_str()
     } else {
         sql
+    };
+    let rewritten3;
+    let sql = match weaker_row_locks(sql) {
+        Some(s) => {
+            rewritten3 = s;
+            rewritten3.as_str()
+        }
+        None => sql,
     };
     // Nesting is bounded by `depth_bound` before parsing (sqlparser's own
     // default of 50 refused ordinary nested CASEs and subqueries, and turned

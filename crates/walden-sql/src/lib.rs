@@ -26,6 +26,7 @@ mod hadr;
 mod index_ddl;
 mod jsonfn;
 mod jsonraw;
+mod locking;
 mod membudget;
 mod pg_catalog;
 mod privileges;

@@ -1575,6 +1575,12 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         V::Constraint => {
             for tb in db.tables() {
                 for (n, c) in tb.def.checks.iter().enumerate() {
+                    let conkey = crate::constraints::check_columns(env, &tb, c)
+                        .map(|k| {
+                            let k: Vec<String> = k.iter().map(|i| i.to_string()).collect();
+                            t(array_format(k.iter().map(|s| Some(s.as_str()))))
+                        })
+                        .unwrap_or(NULL);
                     out.push(vec![
                         i(check_oid(tb.id(), n)),
                         t(&c.name),
@@ -1594,7 +1600,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                         b(true),
                         i(0),
                         b(false),
-                        NULL,
+                        conkey,
                         NULL,
                         t(&c.expr),
                     ]);

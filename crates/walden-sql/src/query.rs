@@ -1286,11 +1286,12 @@ pub fn plan_query(
     q: &ast::Query,
     outer: Option<Arc<Scope>>,
 ) -> Result<QueryPlan> {
-    // Locking reads would take no row lock here: refused, not ignored.
-    if let Some(l) = q.locks.first() {
-        return Err(SqlError::unsupported(format!(
-            "SELECT ... {l} (locking reads take no row locks yet)"
-        )));
+    // A top-level locking read is planned by `locking.rs`; anywhere else
+    // (a subquery, a CTE, INSERT ... SELECT) it would take no lock.
+    if !q.locks.is_empty() {
+        return Err(SqlError::unsupported(
+            "FOR UPDATE / FOR SHARE in a subquery, CTE or INSERT ... SELECT",
+        ));
     }
     let saved_ctes = p.ctes.len();
     if let Some(with) = &q.with {
@@ -2194,7 +2195,7 @@ fn normalize_key(k: Vec<Value>) -> Vec<Value> {
         .collect()
 }
 
-fn sort_rows(rows: &mut [(Vec<Value>, Vec<Value>)], order: &[(SortKey, bool, bool)]) {
+pub(crate) fn sort_rows(rows: &mut [(Vec<Value>, Vec<Value>)], order: &[(SortKey, bool, bool)]) {
     rows.sort_by(|a, b| {
         for (i, (_, desc, nulls_first)) in order.iter().enumerate() {
             let (x, y) = (&a.1[i], &b.1[i]);
@@ -2231,7 +2232,7 @@ fn sort_rows(rows: &mut [(Vec<Value>, Vec<Value>)], order: &[(SortKey, bool, boo
     });
 }
 
-fn eval_count(e: &Option<Expr>, env: &Env<'_>) -> Result<Option<usize>> {
+pub(crate) fn eval_count(e: &Option<Expr>, env: &Env<'_>) -> Result<Option<usize>> {
     match e {
         None => Ok(None),
         Some(e) => match e.eval(&[], env)? {

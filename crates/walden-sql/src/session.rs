@@ -100,6 +100,7 @@ impl Drop for SqlSession {
 /// as executing a keyed statement.
 enum StmtPlan {
     Query(query::QueryPlan),
+    Locking(crate::locking::LockingPlan),
     Insert(dml::InsertPlan),
     Update(dml::Planned),
     Delete(dml::DeletePlan),
@@ -109,6 +110,7 @@ impl StmtPlan {
     fn reusable(&self) -> bool {
         match self {
             StmtPlan::Query(q) => query::reusable(q),
+            StmtPlan::Locking(_) => false,
             StmtPlan::Insert(i) => i.reusable(),
             StmtPlan::Update(u) => u.reusable(),
             StmtPlan::Delete(d) => d.reusable(),
@@ -375,6 +377,9 @@ impl SqlSession {
         let mut p = Planner::new(self.db.clone(), &self.engine.instance, param_types);
         let columns = match command.as_ref() {
             Command::Sql(stmt) => match stmt.as_ref() {
+                Statement::Query(q) if crate::locking::wanted(q) => {
+                    Some(crate::locking::plan(&mut p, q)?.columns())
+                }
                 Statement::Query(q) => Some(query::plan_query(&mut p, q, None)?.columns),
                 Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
                     dml::describe(&mut p, stmt)?
@@ -652,6 +657,7 @@ impl SqlSession {
                         ..Default::default()
                     }
                 }
+                StmtPlan::Locking(l) => crate::locking::run(l, tx, &ctx)?,
                 StmtPlan::Insert(i) => dml::run_insert(i, tx, &ctx)?,
                 StmtPlan::Update(u) => dml::run_update(u, tx, &ctx)?,
                 StmtPlan::Delete(d) => dml::run_delete(d, tx, &ctx)?,
@@ -1090,6 +1096,17 @@ impl SqlSession {
                 self.in_tx(|tx, _| {
                     let dbid = db.id();
                     let mut p = Planner::new(db, &inst, &[]);
+                    if crate::locking::wanted(q) {
+                        let plan = crate::locking::plan(&mut p, q)?;
+                        crate::privileges::require(&who, dbid, &crate::privileges::reads(&p))?;
+                        let ctx = Ctx {
+                            params,
+                            info: &info,
+                            cancel: &cancel,
+                            instance: &inst,
+                        };
+                        return crate::locking::run(&plan, tx, &ctx);
+                    }
                     let plan = query::plan_query(&mut p, q, None)?;
                     crate::privileges::require(&who, dbid, &crate::privileges::reads(&p))?;
                     let ctx = Ctx {
@@ -1374,6 +1391,9 @@ impl SqlSession {
 fn plan_command(p: &mut Planner<'_>, cmd: &Command) -> Result<StmtPlan> {
     match cmd {
         Command::Sql(stmt) => match stmt.as_ref() {
+            Statement::Query(q) if crate::locking::wanted(q) => {
+                Ok(StmtPlan::Locking(crate::locking::plan(p, q)?))
+            }
             Statement::Query(q) => Ok(StmtPlan::Query(query::plan_query(p, q, None)?)),
             Statement::Insert(ins) => Ok(StmtPlan::Insert(dml::plan_insert(p, ins)?)),
             Statement::Update(u) => Ok(StmtPlan::Update(dml::plan_update(p, u)?)),

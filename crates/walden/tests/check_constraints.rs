@@ -78,6 +78,8 @@ const SCRIPT: &[&str] = &[
     "SELECT conname, contype, pg_get_constraintdef(oid), pg_get_constraintdef(oid, true) \
      FROM pg_constraint WHERE conrelid = 't'::regclass ORDER BY conname",
     "SELECT relchecks FROM pg_class WHERE relname = 't'",
+    "SELECT conname, conkey, pg_get_expr(conbin, conrelid) IS NOT NULL FROM pg_constraint \
+     WHERE conrelid = 't'::regclass ORDER BY conname",
     // Default names avoid names in use.
     "CREATE TABLE u (a int CHECK (a > 0), b int, CHECK (a <> b), CHECK (a + b > 0), \
      CONSTRAINT u_b_check CHECK (b > 0))",
