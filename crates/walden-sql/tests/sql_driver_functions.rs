@@ -56,7 +56,10 @@ fn advisory_locks_are_real_session_locks() {
     let unlocking = Instant::now();
     one(&mut b, "SELECT pg_advisory_unlock_all()");
     let (a, acquired) = waiter.join().unwrap();
-    assert!(acquired >= unlocking, "the waiter got the lock before it was released");
+    assert!(
+        acquired >= unlocking,
+        "the waiter got the lock before it was released"
+    );
     assert_eq!(one(&mut b, "SELECT pg_try_advisory_lock(42)"), "f");
     // Ending the session releases its locks.
     drop(a);
