@@ -257,6 +257,9 @@ pub struct AggSpec {
     pub arg: Option<Expr>,
     pub distinct: bool,
     pub separator: Option<Expr>,
+    /// `agg(x ORDER BY a DESC, ...)`: the order the group's rows are fed in
+    /// (expression, descending, nulls first).
+    pub order: Vec<(Expr, bool, bool)>,
 }
 
 pub fn aggregate_kind(f: &ast::Function) -> Option<AggKind> {
@@ -291,17 +294,33 @@ pub fn compile_aggregate(
     kind: AggKind,
 ) -> Result<AggSpec> {
     let distinct = matches!(&f.args, FunctionArguments::List(l) if matches!(l.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)));
-    // The json aggregates' result depends on input order: an ORDER BY
-    // inside them cannot be ignored, and is not implemented yet.
-    if matches!(
-        kind,
-        AggKind::JsonAgg { .. } | AggKind::JsonObjectAgg { .. }
-    ) && matches!(&f.args, FunctionArguments::List(l) if !l.clauses.is_empty())
-    {
-        return Err(SqlError::unsupported(format!(
-            "{}(... ORDER BY ...)",
-            fname(f)
-        )));
+    // `ORDER BY` inside the call orders the rows the aggregate sees (it
+    // decides string_agg's, array_agg's and the json aggregates' result);
+    // other clauses are refused rather than ignored.
+    let mut order = Vec::new();
+    if let FunctionArguments::List(l) = &f.args {
+        for c in &l.clauses {
+            match c {
+                ast::FunctionArgumentClause::OrderBy(items) => {
+                    for it in items {
+                        let desc = matches!(it.options.sort, Some(ast::OrderBySort::Desc));
+                        if matches!(it.options.sort, Some(ast::OrderBySort::Using(_))) {
+                            return Err(SqlError::unsupported(
+                                "ORDER BY ... USING in an aggregate",
+                            ));
+                        }
+                        let nulls_first = it.options.nulls_first.unwrap_or(desc);
+                        order.push((Expr::compile(p, scope, &it.expr)?, desc, nulls_first));
+                    }
+                }
+                other => {
+                    return Err(SqlError::unsupported(format!(
+                        "{other} in a call of {}",
+                        fname(f)
+                    )))
+                }
+            }
+        }
     }
     let args = args_of(f);
     let arg = if kind == AggKind::CountStar {
@@ -329,6 +348,7 @@ pub fn compile_aggregate(
         arg,
         distinct,
         separator,
+        order,
     })
 }
 

@@ -203,7 +203,11 @@ pub enum SortKey {
 pub type Order = Vec<(SortKey, bool, bool)>;
 
 /// Per-group state: key values, accumulators, and values seen by DISTINCT aggregates.
-type GroupState = (Vec<Value>, Vec<Acc>, Vec<HashSet<Value>>);
+/// A group's key, its aggregates' states, their DISTINCT sets, and the
+/// rows held back for aggregates with their own ORDER BY (sort key, value,
+/// second argument).
+type GroupState = (Vec<Value>, Vec<Acc>, Vec<HashSet<Value>>, Vec<Vec<Held>>);
+type Held = (Vec<Value>, Value, Value);
 
 #[derive(Debug)]
 pub struct SelectPlan {
@@ -2196,9 +2200,15 @@ fn normalize_key(k: Vec<Value>) -> Vec<Value> {
 }
 
 pub(crate) fn sort_rows(rows: &mut [(Vec<Value>, Vec<Value>)], order: &[(SortKey, bool, bool)]) {
-    rows.sort_by(|a, b| {
-        for (i, (_, desc, nulls_first)) in order.iter().enumerate() {
-            let (x, y) = (&a.1[i], &b.1[i]);
+    let dirs: Vec<(bool, bool)> = order.iter().map(|(_, d, n)| (*d, *n)).collect();
+    rows.sort_by(|a, b| compare_keys(&a.1, &b.1, &dirs));
+}
+
+/// Orders two sort keys column by column, each (descending, nulls first).
+fn compare_keys(a: &[Value], b: &[Value], dirs: &[(bool, bool)]) -> Ordering {
+    {
+        for (i, (desc, nulls_first)) in dirs.iter().enumerate() {
+            let (x, y) = (&a[i], &b[i]);
             let o = match (x.is_null(), y.is_null()) {
                 (true, true) => Ordering::Equal,
                 (true, false) => {
@@ -2229,7 +2239,7 @@ pub(crate) fn sort_rows(rows: &mut [(Vec<Value>, Vec<Value>)], order: &[(SortKey
             }
         }
         Ordering::Equal
-    });
+    }
 }
 
 pub(crate) fn eval_count(e: &Option<Expr>, env: &Env<'_>) -> Result<Option<usize>> {
@@ -2461,6 +2471,7 @@ fn group_rows(
                     k,
                     aggs.iter().map(|a| Acc::new(a.kind)).collect(),
                     aggs.iter().map(|_| HashSet::new()).collect(),
+                    aggs.iter().map(|_| Vec::new()).collect(),
                 ));
                 groups.insert(nk, states.len() - 1);
                 states.len() - 1
@@ -2478,12 +2489,20 @@ fn group_rows(
             {
                 continue;
             }
-            if let (AggKind::JsonObjectAgg { .. }, Some(val)) = (a.kind, &a.separator) {
-                let val = val.eval(&r, env)?;
-                st.1[i].add(a.kind, v, &val)?;
+            let val = match (a.kind, &a.separator) {
+                (AggKind::JsonObjectAgg { .. }, Some(val)) => val.eval(&r, env)?,
+                _ => seps[i].clone(),
+            };
+            if !a.order.is_empty() {
+                let key = a
+                    .order
+                    .iter()
+                    .map(|(e, _, _)| e.eval(&r, env))
+                    .collect::<Result<Vec<_>>>()?;
+                st.3[i].push((key, v, val));
                 continue;
             }
-            st.1[i].add(a.kind, v, &seps[i])?;
+            st.1[i].add(a.kind, v, &val)?;
         }
     }
     if states.is_empty() && keys.is_empty() {
@@ -2492,12 +2511,22 @@ fn group_rows(
             vec![],
             aggs.iter().map(|a| Acc::new(a.kind)).collect(),
             vec![],
+            aggs.iter().map(|_| Vec::new()).collect(),
         ));
     }
     states
         .into_iter()
-        .map(|(mut k, accs, _)| {
-            for (a, spec) in accs.into_iter().zip(aggs) {
+        .map(|(mut k, accs, _, held)| {
+            for ((mut a, spec), mut rows) in accs.into_iter().zip(aggs).zip(held) {
+                if !spec.order.is_empty() {
+                    let dirs: Vec<(bool, bool)> =
+                        spec.order.iter().map(|(_, d, n)| (*d, *n)).collect();
+                    // Stable: rows equal in the order keep their input order.
+                    rows.sort_by(|x, y| compare_keys(&x.0, &y.0, &dirs));
+                    for (_, v, val) in rows {
+                        a.add(spec.kind, v, &val)?;
+                    }
+                }
                 k.push(a.finish(spec.kind)?);
             }
             Ok(k)

@@ -288,10 +288,26 @@ fn errors_as_postgresql() {
         err(&mut s, "SELECT jsonb_array_elements('[1]')").kind,
         ErrorKind::FeatureNotSupported
     );
+    // ORDER BY inside an aggregate decides the order it sees its rows in.
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT jsonb_agg(x ORDER BY x DESC) FROM generate_series(1, 3) x"
+        ),
+        "[3, 2, 1]"
+    );
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT string_agg(v, ',' ORDER BY k DESC NULLS LAST, v) \
+             FROM (VALUES (1, 'a'), (NULL, 'n'), (2, 'b'), (2, 'c')) AS t(k, v)"
+        ),
+        "b,c,a,n"
+    );
     assert_eq!(
         err(
             &mut s,
-            "SELECT jsonb_agg(x ORDER BY x DESC) FROM generate_series(1, 3) x"
+            "SELECT string_agg(v, ',' LIMIT 1) FROM (VALUES ('a')) AS t(v)"
         )
         .kind,
         ErrorKind::FeatureNotSupported
