@@ -460,6 +460,9 @@ fn json_error(e: jsonb::JsonError) -> EngineError {
     match e {
         jsonb::JsonError::Syntax(detail) => EngineError::InvalidJson { detail },
         jsonb::JsonError::UnicodeNul => EngineError::JsonUnicodeNul,
+        jsonb::JsonError::NumericOverflow => {
+            EngineError::OutOfRange("value overflows numeric format".into())
+        }
     }
 }
 

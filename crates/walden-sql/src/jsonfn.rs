@@ -424,10 +424,17 @@ pub fn to_jsonb(v: &Value) -> Result<Jsonb> {
         Value::Null => Jsonb::Null,
         Value::Bool(b) => Jsonb::Bool(*b),
         Value::Int(i) => Jsonb::Number(i.to_string().into()),
-        Value::Decimal(d) => Jsonb::Number(jsonb::normalize_number(&d.to_string()).into()),
-        Value::Float(f) if f.is_finite() => {
-            Jsonb::Number(jsonb::normalize_number(&f.to_string()).into())
-        }
+        // A decimal or a finite float is within numeric's range.
+        Value::Decimal(d) => Jsonb::Number(
+            jsonb::normalize_number(&d.to_string())
+                .unwrap_or_else(|_| d.to_string())
+                .into(),
+        ),
+        Value::Float(f) if f.is_finite() => Jsonb::Number(
+            jsonb::normalize_number(&f.to_string())
+                .unwrap_or_else(|_| f.to_string())
+                .into(),
+        ),
         Value::Float(f) => Jsonb::String(
             if f.is_nan() {
                 "NaN"

@@ -288,6 +288,17 @@ fn errors_as_postgresql() {
         err(&mut s, "SELECT jsonb_array_elements('[1]')").kind,
         ErrorKind::FeatureNotSupported
     );
+    // A number beyond numeric's range is refused before its digits are
+    // written out (a fuzzed log record once asked for an exabyte of zeros).
+    for sql in [
+        "SELECT '1e99999999999999999999'::jsonb",
+        "SELECT '[1, 2e5555555555555555]'::jsonb",
+        "SELECT '1e200000'::jsonb",
+        "SELECT '1e-20000'::jsonb",
+    ] {
+        assert_eq!(err(&mut s, sql).kind, ErrorKind::NumericOutOfRange, "{sql}");
+    }
+    assert_eq!(one(&mut s, "SELECT '12e-3'::jsonb"), "0.012");
     // ORDER BY inside an aggregate decides the order it sees its rows in.
     assert_eq!(
         one(

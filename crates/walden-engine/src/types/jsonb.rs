@@ -30,6 +30,9 @@ pub enum JsonError {
     Syntax(String),
     /// `\u0000` in jsonb, which text cannot hold.
     UnicodeNul,
+    /// A number beyond numeric's range (131,072 digits before the point,
+    /// 16,383 after), as PostgreSQL's `value overflows numeric format`.
+    NumericOverflow,
 }
 
 /// PostgreSQL's storage order of object keys: shorter first, then bytewise.
@@ -134,13 +137,18 @@ fn syntax_error(s: &str, e: &serde_json::Error) -> JsonError {
 
 /// Numeric text without an exponent, as `numeric_in` then `numeric_out`
 /// give it: `1e2` -> `100`, `1.50` -> `1.50`, `-0` -> `0`, `1E-2` -> `0.01`.
-pub fn normalize_number(s: &str) -> String {
+pub fn normalize_number(s: &str) -> Result<String, JsonError> {
     let (neg, body) = match s.strip_prefix('-') {
         Some(b) => (true, b),
         None => (false, s.strip_prefix('+').unwrap_or(s)),
     };
     let (mant, exp) = match body.find(['e', 'E']) {
-        Some(i) => (&body[..i], body[i + 1..].parse::<i64>().unwrap_or(0)),
+        Some(i) => (
+            &body[..i],
+            body[i + 1..]
+                .parse::<i64>()
+                .map_err(|_| JsonError::NumericOverflow)?,
+        ),
         None => (body, 0),
     };
     let (int, frac) = match mant.find('.') {
@@ -150,8 +158,14 @@ pub fn normalize_number(s: &str) -> String {
     let digits: String = format!("{int}{frac}");
     // The decimal point sits after `point` digits; the scale is what
     // numeric_in keeps: fraction digits minus the exponent, at least 0.
-    let point = int.len() as i64 + exp;
-    let scale = (frac.len() as i64 - exp).max(0);
+    let point = (int.len() as i64).saturating_add(exp);
+    let scale = (frac.len() as i64).saturating_sub(exp).max(0);
+    // numeric's limits, checked before any digit is written (a huge
+    // exponent must not become a huge allocation).
+    let significant = digits.trim_start_matches('0').len() as i64;
+    if (significant > 0 && point > 131_072) || scale > 16_383 {
+        return Err(JsonError::NumericOverflow);
+    }
     let mut ip = String::new();
     let mut fp = String::new();
     for (i, c) in digits.chars().enumerate() {
@@ -189,7 +203,7 @@ pub fn normalize_number(s: &str) -> String {
         out.push('.');
         out.push_str(&fp);
     }
-    out
+    Ok(out)
 }
 
 /// Compares two normalized numeric texts by value.
@@ -254,7 +268,7 @@ impl Jsonb {
         Ok(match v {
             S::Null => Jsonb::Null,
             S::Bool(b) => Jsonb::Bool(b),
-            S::Number(n) => Jsonb::Number(normalize_number(&n.to_string()).into()),
+            S::Number(n) => Jsonb::Number(normalize_number(&n.to_string())?.into()),
             S::String(s) => {
                 if s.contains('\0') {
                     return Err(JsonError::UnicodeNul);
