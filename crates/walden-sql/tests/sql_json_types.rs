@@ -299,7 +299,10 @@ fn errors_as_postgresql() {
         assert_eq!(err(&mut s, sql).kind, ErrorKind::NumericOutOfRange, "{sql}");
     }
     assert_eq!(one(&mut s, "SELECT '12e-3'::jsonb"), "0.012");
-    assert_eq!(one(&mut s, "SELECT '[0e700000000001, 0.0e2, -0e-2]'::jsonb"), "[0, 0, 0.00]");
+    assert_eq!(
+        one(&mut s, "SELECT '[0e700000000001, 0.0e2, -0e-2]'::jsonb"),
+        "[0, 0, 0.00]"
+    );
     // ORDER BY inside an aggregate decides the order it sees its rows in.
     assert_eq!(
         one(

@@ -167,7 +167,11 @@ pub fn normalize_number(s: &str) -> Result<String, JsonError> {
         return Err(JsonError::NumericOverflow);
     }
     // Zero keeps only its scale, whatever the exponent (`0e700000000000`).
-    let point = if significant == 0 { point.min(1) } else { point };
+    let point = if significant == 0 {
+        point.min(1)
+    } else {
+        point
+    };
     let mut ip = String::new();
     let mut fp = String::new();
     for (i, c) in digits.chars().enumerate() {
