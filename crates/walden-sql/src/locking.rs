@@ -59,15 +59,20 @@ fn single_table(q: &ast::Query) -> Option<(&ast::Select, &TableFactor)> {
     }
 }
 
+/// The T-SQL table hints of a one-table SELECT, upper-cased.
+fn hints(q: &ast::Query) -> Vec<String> {
+    match single_table(q) {
+        Some((_, TableFactor::Table { with_hints, .. })) => with_hints
+            .iter()
+            .map(|h| h.to_string().to_ascii_uppercase())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// The lock the T-SQL hints of a one-table SELECT ask for, if any.
 fn hinted(q: &ast::Query) -> Option<(LockMode, Busy)> {
-    let (_, TableFactor::Table { with_hints, .. }) = single_table(q)? else {
-        return None;
-    };
-    let hints: Vec<String> = with_hints
-        .iter()
-        .map(|h| h.to_string().to_ascii_uppercase())
-        .collect();
+    let hints = hints(q);
     let has = |h: &str| hints.iter().any(|x| x == h);
     let mode = if has("UPDLOCK") || has("XLOCK") {
         LockMode::Update
@@ -225,23 +230,7 @@ pub(crate) fn plan(p: &mut Planner<'_>, q: &ast::Query) -> Result<LockingPlan> {
         }
     }
     let empty = Arc::new(Scope::default());
-    let (mut limit, offset) = match &q.limit_clause {
-        Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => (
-            limit
-                .as_ref()
-                .map(|l| Expr::compile(p, &empty, l))
-                .transpose()?,
-            offset
-                .as_ref()
-                .map(|o| Expr::compile(p, &empty, &o.value))
-                .transpose()?,
-        ),
-        Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => (
-            Some(Expr::compile(p, &empty, limit)?),
-            Some(Expr::compile(p, &empty, offset)?),
-        ),
-        None => (None, None),
-    };
+    let (mut limit, offset) = crate::query::limit_offset(p, &empty, q)?;
     if q.fetch.is_some() {
         return Err(SqlError::unsupported("FETCH FIRST with FOR UPDATE"));
     }

@@ -1332,23 +1332,7 @@ fn plan_query_body(
         cols: vec![],
         parent: outer.clone(),
     });
-    let (mut limit, offset) = match &q.limit_clause {
-        Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => (
-            limit
-                .as_ref()
-                .map(|l| Expr::compile(p, &empty, l))
-                .transpose()?,
-            offset
-                .as_ref()
-                .map(|o| Expr::compile(p, &empty, &o.value))
-                .transpose()?,
-        ),
-        Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => (
-            Some(Expr::compile(p, &empty, limit)?),
-            Some(Expr::compile(p, &empty, offset)?),
-        ),
-        None => (None, None),
-    };
+    let (mut limit, offset) = limit_offset(p, &empty, q)?;
     if let Some(f) = &q.fetch {
         if let Some(qty) = &f.quantity {
             limit = Some(Expr::compile(p, &empty, qty)?);
@@ -1495,6 +1479,31 @@ fn plan_set_expr(
         }
         other => Err(SqlError::unsupported(format!("query {other}"))),
     }
+}
+
+/// A query's LIMIT and OFFSET expressions (either spelling).
+pub(crate) fn limit_offset(
+    p: &mut Planner<'_>,
+    scope: &Arc<Scope>,
+    q: &ast::Query,
+) -> Result<(Option<Expr>, Option<Expr>)> {
+    Ok(match &q.limit_clause {
+        Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => (
+            limit
+                .as_ref()
+                .map(|l| Expr::compile(p, scope, l))
+                .transpose()?,
+            offset
+                .as_ref()
+                .map(|o| Expr::compile(p, scope, &o.value))
+                .transpose()?,
+        ),
+        Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => (
+            Some(Expr::compile(p, scope, limit)?),
+            Some(Expr::compile(p, scope, offset)?),
+        ),
+        None => (None, None),
+    })
 }
 
 /// Whether an expression contains an aggregate call (not counting those
