@@ -561,6 +561,9 @@ fn what_is_not_enforced_yet_is_refused_not_ignored() {
             "SELECT * FROM t a, t b FOR UPDATE",
             "SELECT * FROM t WHERE id IN (SELECT id FROM t FOR UPDATE)",
             "WITH x AS (SELECT * FROM t) SELECT * FROM x FOR UPDATE",
+            // SQL Server's HOLDLOCK is serializable for the table.
+            "SELECT * FROM t WITH (HOLDLOCK)",
+            "SELECT * FROM t WITH (HOLDLOCK, NOWAIT) WHERE id = 1",
         ] {
             assert_eq!(code(&c, sql).await, "0A000", "{sql}");
         }

@@ -207,6 +207,14 @@ pub(crate) fn plan(p: &mut Planner<'_>, q: &ast::Query) -> Result<LockingPlan> {
             (b, None) => b,
         };
     }
+    // SQL Server's HOLDLOCK is SERIALIZABLE for the table: it also keeps
+    // other sessions from inserting into the range read. Row locks alone
+    // would run it weaker, so it is refused as SERIALIZABLE is.
+    if hints(q).iter().any(|h| h == "HOLDLOCK") {
+        return Err(SqlError::unsupported(
+            "WITH (HOLDLOCK) (serializable range locks; FOR SHARE takes row locks)",
+        ));
+    }
     if let Some((m, b)) = hinted(q) {
         mode = Some(mode.map_or(m, |x| stronger(x, m)));
         if busy == Busy::Wait {
