@@ -22,7 +22,8 @@ use crate::mvcc::Csn;
 use crate::recovery::Replay;
 use crate::schema::{DbSettings, RecoveryModel, SequenceDef, TableDef};
 use crate::session::Session;
-use crate::table::Table;
+use crate::store::base::{BaseStore, TableWrite};
+use crate::table::{Table, Unsaved};
 use crate::types::{Key, Row};
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
@@ -128,6 +129,26 @@ impl Parts {
             tables,
             seqs,
         }
+    }
+
+    /// The image of this catalog without rows: the base store's `meta`.
+    fn header(&self, lsn: Lsn) -> Vec<u8> {
+        Snapshot {
+            lsn,
+            through: lsn,
+            next_txid: self.next_txid,
+            settings: self.settings.clone(),
+            backup: self.backup,
+            next_table_id: self.next_table_id,
+            next_seq_id: self.next_seq_id,
+            tables: self
+                .tables
+                .iter()
+                .map(|(t, ident, rowid)| (t.def.clone(), *ident, *rowid, Vec::new()))
+                .collect(),
+            seqs: self.seqs.clone(),
+        }
+        .encode()
     }
 
     /// Reads every table at `csn`, first sweeping versions older than
@@ -328,25 +349,64 @@ fn read_all(vfs: &dyn Vfs, path: &Path, stats: &Arc<FileStats>) -> Result<Vec<u8
     Ok(buf)
 }
 
-/// Writes `image` into both slots (a new or restored database: two copies).
-pub(crate) fn write_checkpoint(
+/// Writes `image` as the base store's first checkpoint (a new database,
+/// a restored one, or a secondary's seed).
+pub(crate) fn write_image(
     vfs: &dyn Vfs,
     data_dir: &Path,
     image: &Image,
     stats: &Arc<FileStats>,
 ) -> Result<()> {
-    let snap = Snapshot::of(
-        image.lsn,
+    let store = BaseStore::open(vfs, data_dir, stats)?;
+    let parts = Parts::of(
         image.next_txid,
         image.settings.clone(),
         image.backup,
         &image.catalog,
     );
-    let bytes = snap.encode();
-    for slot in SLOTS {
-        write_atomic(vfs, &data_dir.join(slot), &bytes, stats)?;
+    let tables: Vec<TableWrite> = parts
+        .tables
+        .iter()
+        .map(|(t, _, _)| TableWrite {
+            table: t.clone(),
+            unsaved: Unsaved {
+                keys: Default::default(),
+                whole: true,
+            },
+        })
+        .collect();
+    store.write(&parts.header(image.lsn), &tables, Csn::MAX)?;
+    Ok(())
+}
+
+/// Removes the image files of builds before the base store, once the store
+/// holds a newer checkpoint.
+fn remove_images(vfs: &dyn Vfs, data_dir: &Path) -> Result<()> {
+    let mut removed = false;
+    for name in [SLOTS[0], SLOTS[1], LEGACY_FILE] {
+        let p = data_dir.join(name);
+        if vfs.exists(&p).map_err(io_err(&p))? {
+            vfs.remove_file(&p).map_err(io_err(&p))?;
+            removed = true;
+        }
+    }
+    if removed {
+        vfs.sync_dir(data_dir).map_err(io_err(data_dir))?;
     }
     Ok(())
+}
+
+/// What one checkpoint writes to the base store, captured at one instant:
+/// the catalog (an image without rows), and each table's changes since the
+/// last checkpoint, read at `snapshot`.
+struct Cut {
+    /// Where redo starts.
+    lsn: Lsn,
+    /// The log end at the capture: harden through it before writing.
+    through: Lsn,
+    header: Vec<u8>,
+    snapshot: crate::mvcc::Snapshot,
+    tables: Vec<TableWrite>,
 }
 
 /// Checks an image's frame and checksum and returns its LSN, without
@@ -370,8 +430,6 @@ fn peek_lsn(bytes: &[u8], path: &Path) -> Result<Lsn> {
 /// The images found at open: the one to recover from and what else is known.
 pub(crate) struct Loaded {
     pub image: Image,
-    /// Slot of the loaded image (2: the legacy file).
-    pub slot: usize,
     /// LSN of the other valid image, if any (its log is kept).
     pub other_lsn: Option<Lsn>,
     /// Highest LSN of any valid image (the log must reach it).
@@ -423,7 +481,6 @@ pub(crate) fn load_newest(
                     .map(|(_, f)| f.1);
                 return Ok(Loaded {
                     image,
-                    slot: *slot,
                     other_lsn,
                     max_lsn,
                     damaged,
@@ -494,7 +551,7 @@ impl Database {
     fn snapshot_online(&self) -> Snapshot {
         let (cap, parts) = {
             let _gate = self.gate.read();
-            let cap = self.inflight.capture(&self.vis, &self.log);
+            let cap = self.inflight.capture(&self.vis, &self.log, || {});
             let cat = self.catalog.read();
             let parts = Parts::of(
                 self.next_txid.load(Relaxed),
@@ -508,6 +565,93 @@ impl Database {
         let snap = parts.read(cap.redo_start, cap.log_end, cap.snapshot.csn(), horizon);
         drop(cap);
         snap
+    }
+
+    /// A checkpoint's cut while commits go on: the changed keys are taken
+    /// at the capture's instant, so they are exactly the commits at or below
+    /// its snapshot, and read afterwards with no lock held.
+    fn cut_online(&self) -> Cut {
+        let _gate = self.gate.read();
+        // The gate keeps DDL out: this list stays the catalog's.
+        let tables: Vec<Arc<Table>> = self.catalog.read().by_id.values().cloned().collect();
+        let mut unsaved = Vec::new();
+        let cap = self.inflight.capture(&self.vis, &self.log, || {
+            unsaved = tables.iter().map(|t| t.take_unsaved()).collect();
+        });
+        let parts = Parts::of(
+            self.next_txid.load(Relaxed),
+            self.settings(),
+            *self.backup.lock(),
+            &self.catalog.read(),
+        );
+        Cut {
+            lsn: cap.redo_start,
+            through: cap.log_end,
+            header: parts.header(cap.redo_start),
+            snapshot: cap.snapshot,
+            tables: tables
+                .into_iter()
+                .zip(unsaved)
+                .map(|(table, unsaved)| TableWrite { table, unsaved })
+                .collect(),
+        }
+    }
+
+    /// A secondary's cut: only between transactions, with its redo stopped.
+    fn cut_between_transactions(&self) -> Option<Cut> {
+        let _gate = self.gate.write();
+        let lsn = self.replica_checkpoint_lsn()?;
+        let cat = self.catalog.read();
+        let (snapshot, tables) = {
+            let _publish = self.vis.hold_publish();
+            let tables: Vec<TableWrite> = cat
+                .by_id
+                .values()
+                .map(|t| TableWrite {
+                    table: t.clone(),
+                    unsaved: t.take_unsaved(),
+                })
+                .collect();
+            (self.vis.snapshot(), tables)
+        };
+        let parts = Parts::of(
+            self.next_txid.load(Relaxed),
+            self.settings(),
+            *self.backup.lock(),
+            &cat,
+        );
+        Some(Cut {
+            lsn,
+            through: lsn,
+            header: parts.header(lsn),
+            snapshot,
+            tables,
+        })
+    }
+
+    /// Hardens the log through the cut (the WAL rule: a delayed commit the
+    /// log could still lose must not reach the store) and commits it to the
+    /// base store. On failure the changes go back to their tables for the
+    /// next checkpoint.
+    fn write_cut(&self, cut: Cut) -> Result<u64> {
+        let horizon = self.vis.horizon();
+        for tw in &cut.tables {
+            tw.table.prune(horizon);
+        }
+        let written = self
+            .log
+            .wait_hardened(cut.through, &[])
+            .map_err(EngineError::from)
+            .and_then(|_| {
+                self.store
+                    .write(&cut.header, &cut.tables, cut.snapshot.csn())
+            });
+        if written.is_err() {
+            for tw in cut.tables {
+                tw.table.unsaved.lock().restore(tw.unsaved);
+            }
+        }
+        written
     }
 
     /// How far back the log must be kept.
@@ -525,17 +669,18 @@ impl Database {
         }
     }
 
-    /// Writes the tables' state at the current LSN so the log before it can be
-    /// reused (SIMPLE) or kept only until backed up (FULL).
+    /// Writes what changed since the last checkpoint to the base store, so
+    /// the log before the new redo start can be reused (SIMPLE) or kept
+    /// only until backed up (FULL).
     pub fn checkpoint(&self) -> Result<CheckpointInfo> {
         let _one = self.checkpoint_lock.lock();
         let t0 = Instant::now();
-        let snap = if self.is_secondary() {
-            self.snapshot()
+        let cut = if self.is_secondary() {
+            self.cut_between_transactions()
         } else {
-            Some(self.snapshot_online())
+            Some(self.cut_online())
         };
-        let Some(snap) = snap else {
+        let Some(cut) = cut else {
             // A secondary between a transaction's parts: try again later.
             return Ok(CheckpointInfo {
                 lsn: self.checkpoint_lsn.load(Relaxed),
@@ -544,34 +689,24 @@ impl Database {
                 segments_released: 0,
             });
         };
-        // The image may include delayed commits: harden them first, or a crash
-        // could leave an image ahead of the log.
-        self.log.wait_hardened(snap.through, &[])?;
-        let bytes = snap.encode();
-        // Replace the older image; the newest stays as the fallback.
-        let (newest, _) = *self.images.lock();
-        let target = if newest == 0 { 1 } else { 0 };
-        write_atomic(
-            &*self.vfs,
-            &Database::data_dir(&self.dir).join(SLOTS[target]),
-            &bytes,
-            &self.data_stats,
-        )?;
+        let lsn = cut.lsn;
+        let bytes = self.write_cut(cut)?;
         let previous = self.checkpoint_lsn.load(Relaxed);
-        *self.images.lock() = (target, previous);
-        self.checkpoint_lsn.store(snap.lsn, Relaxed);
+        self.prior_checkpoint_lsn.store(previous, Relaxed);
+        self.checkpoint_lsn.store(lsn, Relaxed);
         self.write_control(false)?;
+        remove_images(&*self.vfs, &Database::data_dir(&self.dir))?;
         self.log_written_at_checkpoint.store(
             self.log_file_stats().num_of_bytes_written.load(Relaxed),
             Relaxed,
         );
         *self.last_checkpoint.lock() = Instant::now();
-        // The previous image is the fallback: keep the log it needs.
+        // The store's previous commit is redb's fallback: keep its log.
         let released = self.log.release_before(self.retention_lsn(previous))?;
         self.counters.checkpoints.fetch_add(1, Relaxed);
         Ok(CheckpointInfo {
-            lsn: snap.lsn,
-            bytes: bytes.len() as u64,
+            lsn,
+            bytes,
             elapsed: t0.elapsed(),
             segments_released: released,
         })
@@ -582,9 +717,11 @@ impl Database {
     pub fn backup_database(&self, session: &Session, path: &Path) -> Result<BackupInfo> {
         self.check_writable()?;
         let _one = self.checkpoint_lock.lock();
-        let snap = self.snapshot_now()?;
+        // Read beside commits, as a checkpoint is; the image may hold
+        // delayed commits, so the log is hardened through its end first.
+        let snap = self.snapshot_online();
         let sinks = session.wait_sinks();
-        self.log.wait_hardened(snap.lsn, &sinks)?;
+        self.log.wait_hardened(snap.through, &sinks)?;
         let bytes = snap.encode();
         write_atomic(&*self.vfs, path, &bytes, &Arc::new(FileStats::default()))?;
         self.log
@@ -647,7 +784,12 @@ impl Database {
             .commit_durable(&encode_redo(&Redo::LogBackup { lsn: to }), &sinks)?;
         self.backup.lock().log_backup_lsn = Some(to);
         self.log
-            .release_before(self.images.lock().1.min(self.checkpoint_lsn()).min(to))?;
+            .release_before(
+                self.prior_checkpoint_lsn
+                    .load(Relaxed)
+                    .min(self.checkpoint_lsn())
+                    .min(to),
+            )?;
         tracing::info!(database = %self.name, from, to, records = n, "log backup written");
         Ok(BackupInfo {
             path: path.to_path_buf(),

@@ -9,6 +9,7 @@ use crate::inflight::InFlight;
 use crate::lock::LockManager;
 use crate::mvcc::Visibility;
 use crate::recovery::Replay;
+use crate::store::base::{open_and_load, BaseStore};
 use crate::replica::ReplicaState;
 use crate::schema::{DbSettings, IndexDef, SequenceDef, TableDef};
 use crate::session::{CommitRequest, Session};
@@ -143,9 +144,11 @@ pub struct Database {
     pub(crate) checkpoint_lock: Mutex<()>,
     pub(crate) lock_timeout: Option<Duration>,
     pub(crate) limits: Limits,
-    /// (slot of the newest checkpoint image, LSN of the older image): the
-    /// next checkpoint replaces the older one; its log is kept until then.
-    pub(crate) images: Mutex<(usize, Lsn)>,
+    /// The tables' rows as of the last checkpoint.
+    pub(crate) store: BaseStore,
+    /// Redo start of the checkpoint before the last: the base store's
+    /// previous commit, whose log is kept until the next checkpoint.
+    pub(crate) prior_checkpoint_lsn: AtomicU64,
     pub(crate) recovery: RecoveryReport,
     /// Availability-group state: role, the remote-harden hook, live redo.
     pub(crate) replica: ReplicaState,
@@ -227,12 +230,22 @@ impl Database {
             }
         }
         let data_stats = Arc::new(FileStats::default());
-        let loaded = checkpoint::load_newest(&*vfs, &Self::data_dir(dir), &data_stats)?;
+        let (store, image) = open_and_load(&*vfs, &Self::data_dir(dir), &data_stats)?;
+        let loaded = match image {
+            Some(image) => checkpoint::Loaded {
+                max_lsn: image.lsn,
+                image,
+                other_lsn: None,
+                damaged: Vec::new(),
+            },
+            // A database of a build before the base store: its images.
+            None => checkpoint::load_newest(&*vfs, &Self::data_dir(dir), &data_stats)?,
+        };
         for d in &loaded.damaged {
             tracing::error!(database = name, damage = %d, "checkpoint image unusable; recovering from an older one");
         }
         let from = loaded.image.lsn;
-        let images = (loaded.slot, loaded.other_lsn.unwrap_or(from));
+        let prior = loaded.other_lsn.unwrap_or(from);
         let bounds = OpenBounds {
             min_end: ctl
                 .as_ref()
@@ -290,7 +303,8 @@ impl Database {
             checkpoint_lock: Mutex::new(()),
             lock_timeout: opts.lock_timeout,
             limits: opts.limits,
-            images: Mutex::new(images),
+            store,
+            prior_checkpoint_lsn: AtomicU64::new(prior),
             recovery: report,
             replica: ReplicaState::new(opts.secondary, pending, end_lsn),
         });
@@ -348,7 +362,7 @@ impl Database {
         )?;
         let data = Self::data_dir(dir);
         walden_log::vfs::create_dir_durable(vfs, &data).map_err(io_err(&data))?;
-        checkpoint::write_checkpoint(vfs, &data, image, &Arc::new(FileStats::default()))?;
+        checkpoint::write_image(vfs, &data, image, &Arc::new(FileStats::default()))?;
         if image.lsn > 0 {
             LogManager::init_at(
                 opts.vfs.clone(),

@@ -17,6 +17,13 @@ pub enum EngineError {
         #[source]
         source: LogError,
     },
+    /// The base store (redb) failed or found its file damaged.
+    #[error("data store {path}: {source}")]
+    Store {
+        path: std::path::PathBuf,
+        #[source]
+        source: Box<redb::Error>,
+    },
     #[error("I/O error on {path}: {source}")]
     Io {
         path: std::path::PathBuf,

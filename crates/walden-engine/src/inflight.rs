@@ -43,9 +43,17 @@ impl InFlight {
         Entered { reg: self, txid }
     }
 
-    /// Captures a snapshot with its redo start (see the module comment).
-    pub fn capture(&self, vis: &Arc<Visibility>, log: &LogManager) -> Capture {
+    /// Captures a snapshot with its redo start (see the module comment),
+    /// running `at_capture` at the same instant (no commit publishes
+    /// between the two).
+    pub fn capture(
+        &self,
+        vis: &Arc<Visibility>,
+        log: &LogManager,
+        at_capture: impl FnOnce(),
+    ) -> Capture {
         let _publish = vis.hold_publish();
+        at_capture();
         let m = self.commits.lock();
         let snapshot = vis.snapshot();
         let log_end = log.end_lsn();

@@ -5,7 +5,8 @@ use crate::error::{EngineError, KeyConflict, Result};
 use crate::mvcc::{Csn, VersionedRows};
 use crate::schema::{IndexDef, TableDef};
 use crate::types::{Key, Row, Value};
-use std::collections::{BTreeMap, HashMap};
+use parking_lot::Mutex;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
@@ -22,6 +23,37 @@ pub struct Table {
     pub(crate) next_identity: Arc<AtomicI64>,
     /// Next hidden row id (tables without a primary key).
     pub(crate) next_rowid: Arc<AtomicI64>,
+    /// What the next checkpoint must write to the base store (shared, like
+    /// `rows`, with the table's next definition).
+    pub(crate) unsaved: Arc<Mutex<Unsaved>>,
+}
+
+/// The rows of a table changed since the base store last received it: the
+/// keys a commit installed, or the whole table (a table the store has never
+/// held, or whose rows were replaced: TRUNCATE, a new primary key).
+#[derive(Debug, Default)]
+pub(crate) struct Unsaved {
+    pub keys: BTreeSet<Key>,
+    pub whole: bool,
+}
+
+impl Unsaved {
+    fn all() -> Self {
+        Unsaved {
+            keys: BTreeSet::new(),
+            whole: true,
+        }
+    }
+
+    /// Puts back what a failed checkpoint took.
+    pub fn restore(&mut self, taken: Unsaved) {
+        self.whole |= taken.whole;
+        if !self.whole {
+            self.keys.extend(taken.keys);
+        } else {
+            self.keys.clear();
+        }
+    }
 }
 
 /// A secondary index's entries: (indexed values ++ row key) -> empty row,
@@ -102,7 +134,19 @@ impl Table {
             indexes,
             next_identity: Arc::new(AtomicI64::new(seed)),
             next_rowid: Arc::new(AtomicI64::new(1)),
+            unsaved: Arc::new(Mutex::new(Unsaved::all())),
         }
+    }
+
+    /// Takes what the next checkpoint writes (under the publish lock, so it
+    /// is exactly the commits at or below the checkpoint's snapshot).
+    pub(crate) fn take_unsaved(&self) -> Unsaved {
+        std::mem::take(&mut *self.unsaved.lock())
+    }
+
+    /// The table as loaded from the base store: nothing to write.
+    pub(crate) fn mark_saved(&self) {
+        *self.unsaved.lock() = Unsaved::default();
     }
 
     /// Loads a row every snapshot sees (a checkpoint image's, or a rebuilt
@@ -118,6 +162,12 @@ impl Table {
     /// entries they add and end (under the publish lock, so the newest
     /// committed versions read here are the ones being replaced).
     pub(crate) fn install(&self, changes: Vec<(Key, Option<Row>)>, csn: Csn, horizon: Csn) {
+        {
+            let mut u = self.unsaved.lock();
+            if !u.whole {
+                u.keys.extend(changes.iter().map(|(k, _)| k.clone()));
+            }
+        }
         if !self.indexes.is_empty() {
             let mut per_index: Vec<Vec<(Key, Option<Row>)>> = vec![Vec::new(); self.indexes.len()];
             for (key, new) in &changes {
@@ -201,6 +251,7 @@ impl Table {
             indexes: self.indexes.clone(),
             next_identity: self.next_identity.clone(),
             next_rowid: self.next_rowid.clone(),
+            unsaved: self.unsaved.clone(),
         }
     }
 

@@ -413,9 +413,7 @@ fn trial(seed: u64) -> Outcome {
     let crashed = crashed.unwrap_or_else(|| mem.crash(mode, seed));
     drop(db);
     drop(inst);
-    if rot {
-        rot_one_image(&crashed, rot_seed);
-    }
+    let store_rotted = rot && rot_store(&crashed, rot_seed);
     let log_rotted = rot_log && rot_hardened_log_block(&crashed, rot_log_seed);
     if let Some(n) = read_flip {
         crashed.set_faults(Faults {
@@ -437,6 +435,15 @@ fn trial(seed: u64) -> Outcome {
         )) if log_rotted => {
             return Outcome {
                 acked: acks.len(),
+                refused: true,
+                ..Outcome::default()
+            };
+        }
+        // Bit rot in the store is found at open and refuses it.
+        Err(EngineError::Store { .. }) if store_rotted => {
+            return Outcome {
+                acked: acks.len(),
+                rotted: true,
                 refused: true,
                 ..Outcome::default()
             };
@@ -586,21 +593,24 @@ fn trial(seed: u64) -> Outcome {
     }
 }
 
-/// Bit rot in one of the two checkpoint images: recovery must notice (the
-/// checksum) and use the other one.
-fn rot_one_image(vfs: &MemVfs, seed: u64) {
+/// Bit rot in the base store (`data/store.redb`): recovery must either
+/// notice it (redb checks every page's checksum at open) and refuse to
+/// open, or not need the damaged bytes (free space, the older commit slot);
+/// it must never open with wrong rows. Returns whether a bit was flipped.
+fn rot_store(vfs: &MemVfs, seed: u64) -> bool {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let slot = ["checkpoint-0.wdb", "checkpoint-1.wdb"][rng.gen_range(0..2)];
-    let path = std::path::Path::new("/crash/walden/data").join(slot);
+    let path = std::path::Path::new("/crash/walden/data/store.redb");
     let len = vfs
         .files()
         .into_iter()
         .find(|f| f.0 == path)
         .map_or(0, |f| f.1);
-    if len > 0 {
-        vfs.flip_bit(&path, rng.gen_range(0..len), rng.gen_range(0..8))
-            .unwrap();
+    if len == 0 {
+        return false;
     }
+    vfs.flip_bit(path, rng.gen_range(0..len), rng.gen_range(0..8))
+        .unwrap();
+    true
 }
 
 /// Flips a bit in a log block that ends at or below the hardened LSN of
@@ -687,9 +697,9 @@ fn a_thousand_simulated_power_losses() {
     println!(
         "{trials} simulated power losses in {:.1} s: {acked} acknowledged commits checked, \
          {lost} acknowledged delayed commits lost (allowed), 0 violations; \
-         {faulted} trials with EIO/ENOSPC injected, {rotted} with a rotten checkpoint image, \
+         {faulted} trials with EIO/ENOSPC injected, {rotted} with a rotten base store, \
          {ddl} DDL statements, {dbops} CREATE/DROP DATABASE, {big} transactions of several \
-         log records begun; {refused} opens refused for bit rot in hardened log; \
+         log records begun; {refused} opens refused for bit rot (hardened log or store); \
          {flips} recoveries with a transient read error",
         t0.elapsed().as_secs_f64()
     );

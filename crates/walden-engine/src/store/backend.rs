@@ -30,8 +30,24 @@ impl redb::StorageBackend for VfsBackend {
         self.file.len()
     }
 
+    /// Every read is read twice and must agree: redb verifies page checksums
+    /// only in its integrity check, and its repair walks the pages a second
+    /// time without them, so a read that is transiently wrong (a flipped
+    /// bit on the way) could otherwise steer a repair that is then committed.
     fn read(&self, offset: u64, out: &mut [u8]) -> io::Result<()> {
-        read_exact_at(&*self.file, out, offset)
+        read_exact_at(&*self.file, out, offset)?;
+        let mut again = vec![0u8; out.len()];
+        for _ in 0..4 {
+            read_exact_at(&*self.file, &mut again, offset)?;
+            if again == out {
+                return Ok(());
+            }
+            out.copy_from_slice(&again);
+        }
+        Err(io::Error::other(format!(
+            "reads of {} bytes at offset {offset} keep returning different bytes",
+            out.len()
+        )))
     }
 
     fn set_len(&self, len: u64) -> io::Result<()> {
