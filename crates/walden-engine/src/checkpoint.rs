@@ -506,6 +506,7 @@ pub(crate) fn load_newest(
 #[derive(Clone, Debug, PartialEq)]
 pub struct CheckpointInfo {
     pub lsn: Lsn,
+    /// Bytes written to the data file (for an image: its size).
     pub bytes: u64,
     pub elapsed: Duration,
     /// Log segments made reusable.
@@ -633,7 +634,7 @@ impl Database {
     /// log could still lose must not reach the store) and commits it to the
     /// base store. On failure the changes go back to their tables for the
     /// next checkpoint.
-    fn write_cut(&self, cut: Cut) -> Result<u64> {
+    fn write_cut(&self, cut: Cut) -> Result<(u64, u64)> {
         let horizon = self.vis.horizon();
         for tw in &cut.tables {
             tw.table.prune(horizon);
@@ -690,7 +691,9 @@ impl Database {
             });
         };
         let lsn = cut.lsn;
-        let bytes = self.write_cut(cut)?;
+        let (bytes, rows) = self.write_cut(cut)?;
+        self.counters.checkpoint_bytes.fetch_add(bytes, Relaxed);
+        self.counters.checkpoint_rows.fetch_add(rows, Relaxed);
         let previous = self.checkpoint_lsn.load(Relaxed);
         self.prior_checkpoint_lsn.store(previous, Relaxed);
         self.checkpoint_lsn.store(lsn, Relaxed);
@@ -783,13 +786,12 @@ impl Database {
         self.log
             .commit_durable(&encode_redo(&Redo::LogBackup { lsn: to }), &sinks)?;
         self.backup.lock().log_backup_lsn = Some(to);
-        self.log
-            .release_before(
-                self.prior_checkpoint_lsn
-                    .load(Relaxed)
-                    .min(self.checkpoint_lsn())
-                    .min(to),
-            )?;
+        self.log.release_before(
+            self.prior_checkpoint_lsn
+                .load(Relaxed)
+                .min(self.checkpoint_lsn())
+                .min(to),
+        )?;
         tracing::info!(database = %self.name, from, to, records = n, "log backup written");
         Ok(BackupInfo {
             path: path.to_path_buf(),

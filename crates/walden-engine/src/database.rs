@@ -9,10 +9,10 @@ use crate::inflight::InFlight;
 use crate::lock::LockManager;
 use crate::mvcc::Visibility;
 use crate::recovery::Replay;
-use crate::store::base::{open_and_load, BaseStore};
 use crate::replica::ReplicaState;
 use crate::schema::{DbSettings, IndexDef, SequenceDef, TableDef};
 use crate::session::{CommitRequest, Session};
+use crate::store::base::{open_and_load, BaseStore};
 use crate::table::Table;
 use crate::txn::Transaction;
 use parking_lot::{Mutex, RwLock, RwLockWriteGuard};
@@ -100,6 +100,10 @@ pub struct DbCounters {
     pub delayed_commits: AtomicU64,
     pub rollbacks: AtomicU64,
     pub checkpoints: AtomicU64,
+    /// Bytes checkpoints wrote to the base store.
+    pub checkpoint_bytes: AtomicU64,
+    /// Rows checkpoints wrote to (or deleted from) the base store.
+    pub checkpoint_rows: AtomicU64,
     pub deadlocks: AtomicU64,
 }
 

@@ -225,7 +225,7 @@ pub fn render(
         &'static str,
         fn(&walden_engine::DbCounters) -> u64,
     );
-    let tx_metrics: [TxMetric; 7] = [
+    let tx_metrics: [TxMetric; 9] = [
         (
             "transactions_total",
             "Transactions (Transactions/sec as a cumulative count).",
@@ -252,6 +252,16 @@ pub fn render(
         ("checkpoints_total", "Checkpoints.", |c| {
             c.checkpoints.load(Relaxed)
         }),
+        (
+            "checkpoint_written_bytes_total",
+            "Bytes checkpoints wrote to the data file.",
+            |c| c.checkpoint_bytes.load(Relaxed),
+        ),
+        (
+            "checkpoint_rows_total",
+            "Rows checkpoints wrote to or deleted from the data file.",
+            |c| c.checkpoint_rows.load(Relaxed),
+        ),
         ("deadlocks_total", "Deadlocks.", |c| {
             c.deadlocks.load(Relaxed)
         }),

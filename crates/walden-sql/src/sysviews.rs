@@ -312,7 +312,14 @@ pub fn rows(view: SysView, args: &[Value], env: &Env<'_>) -> Result<Vec<Vec<Valu
                 let lc = db.log().counters();
                 let dc = db.counters();
                 let rc = db.replica_counters();
-                let rows: [(&str, &str, u64, i64); 10] = [
+                let rows: [(&str, &str, u64, i64); 11] = [
+                    (
+                        "SQLServer:Buffer Manager",
+                        "Checkpoint pages/sec",
+                        // The base store writes 4 KiB pages.
+                        dc.checkpoint_bytes.load(Relaxed) / 4096,
+                        BULK,
+                    ),
                     (
                         "SQLServer:Databases",
                         "Log Flushes/sec",

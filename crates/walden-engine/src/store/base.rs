@@ -82,9 +82,7 @@ impl BaseStore {
         };
         // Once more before refusing: a checksum mismatch may be the read's,
         // not the file's.
-        let db = open()
-            .or_else(|_| open())
-            .map_err(|e| corrupt(&path, e))?;
+        let db = open().or_else(|_| open()).map_err(|e| corrupt(&path, e))?;
         let store = BaseStore {
             db,
             path,
@@ -174,8 +172,9 @@ impl BaseStore {
 
     /// Commits one checkpoint: `header` (an image without rows) and each
     /// table's changes read at `csn`; tables the catalog no longer has are
-    /// dropped. Returns the bytes written to the file.
-    pub fn write(&self, header: &[u8], tables: &[TableWrite], csn: Csn) -> Result<u64> {
+    /// dropped. Returns the bytes written to the file and the rows written
+    /// or deleted.
+    pub fn write(&self, header: &[u8], tables: &[TableWrite], csn: Csn) -> Result<(u64, u64)> {
         let before = self.stats.num_of_bytes_written.load(Relaxed);
         let err = |e: redb::Error| corrupt(&self.path, e);
         let mut w = self.db.begin_write().map_err(|e| err(e.into()))?;
@@ -195,11 +194,11 @@ impl BaseStore {
             .filter(|n| n.starts_with('t') && !live.contains(n))
             .collect();
         for name in gone {
-            w.delete_table(rows_def(&name))
-                .map_err(|e| err(e.into()))?;
+            w.delete_table(rows_def(&name)).map_err(|e| err(e.into()))?;
         }
         let mut buf = Vec::new();
         let mut kbuf = Vec::new();
+        let mut rows = 0u64;
         for tw in tables {
             let name = table_name(tw.table.id());
             let def = rows_def(&name);
@@ -210,6 +209,7 @@ impl BaseStore {
             }
             let mut out = w.open_table(def).map_err(|e| err(e.into()))?;
             let mut put = |key: &[crate::types::Value], row: Option<&Row>| -> Result<()> {
+                rows += 1;
                 kbuf.clear();
                 encode_key(key, &mut kbuf);
                 match row {
@@ -218,8 +218,7 @@ impl BaseStore {
                         codec::put_values(&mut buf, row);
                         let crc = row_crc(&kbuf, &buf);
                         buf.extend_from_slice(&crc.to_le_bytes());
-                        out.insert(&kbuf[..], &buf[..])
-                            .map_err(|e| err(e.into()))?;
+                        out.insert(&kbuf[..], &buf[..]).map_err(|e| err(e.into()))?;
                     }
                     None => {
                         out.remove(&kbuf[..]).map_err(|e| err(e.into()))?;
@@ -247,7 +246,7 @@ impl BaseStore {
             .map_err(|e| err(e.into()))?;
         w.commit().map_err(|e| err(e.into()))?;
         self.note_size();
-        Ok(self.stats.num_of_bytes_written.load(Relaxed) - before)
+        Ok((self.stats.num_of_bytes_written.load(Relaxed) - before, rows))
     }
 }
 

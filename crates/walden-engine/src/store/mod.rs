@@ -3,8 +3,8 @@
 //! order-preserving encoding of the primary key. Built beside the current
 //! path; nothing on the commit path uses it yet.
 
-pub(crate) mod base;
 pub mod backend;
+pub(crate) mod base;
 pub mod keycode;
 
 pub use backend::VfsBackend;
