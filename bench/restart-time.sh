@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# How long a restart takes and how big the data files are: loads pgbench's
+# tables (scale N) into Walden, checkpoints, runs TPC-B for a few seconds,
+# then restarts the server twice: after a clean stop (SIGTERM) and after a
+# SIGKILL (redo of the log since the last checkpoint). Prints, per binary
+# and round, the seconds until the server answers again and the size of the
+# data directory. Interleaves the binaries given round by round.
+#
+#   bash bench/restart-time.sh [--scale N] [--rounds N] BINARY [BINARY...]
+#
+# Needs pgbench and psql (postgresql-client-15) and python3.
+set -euo pipefail
+scale=20 rounds=2 seconds=10
+bins=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --scale) scale=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --seconds) seconds=$2; shift 2 ;;
+    -h|--help) sed -n 2,11p "$0"; exit 0 ;;
+    *) bins+=("$1"); shift ;;
+  esac
+done
+[ ${#bins[@]} -gt 0 ] || { echo "give at least one walden binary" >&2; exit 2; }
+for t in pgbench psql python3; do
+  command -v "$t" >/dev/null || { echo "$t is required" >&2; exit 3; }
+done
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/restart.XXXXXX")
+server=""
+cleanup() { [ -n "$server" ] && kill -9 "$server" 2>/dev/null; wait 2>/dev/null; rm -rf "$scratch"; }
+trap cleanup EXIT INT TERM
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+conn=(-h 127.0.0.1 -p "$port" -U walden)
+
+start() { # binary -> seconds until it answers
+  local t0 t1
+  t0=$(date +%s.%N)
+  "$1" serve --data-dir "$data" --listen "127.0.0.1:$port" >>"$scratch/server.log" 2>&1 &
+  server=$!
+  for _ in $(seq 6000); do psql "${conn[@]}" -qAtc 'select 1' walden >/dev/null 2>&1 && break; sleep 0.05; done
+  t1=$(date +%s.%N)
+  python3 -c "print(f'{$t1 - $t0:.2f}')"
+}
+
+for round in $(seq 1 "$rounds"); do
+  for bin in "${bins[@]}"; do
+    data="$scratch/data"; rm -rf "$data"
+    start "$bin" >/dev/null
+    pgbench "${conn[@]}" -i -q -s "$scale" -I dtGvp walden >"$scratch/init.log" 2>&1
+    psql "${conn[@]}" -qAtc "CHECKPOINT" walden >/dev/null
+    pgbench "${conn[@]}" -n -c 4 -j 2 -T "$seconds" walden >/dev/null 2>&1
+    kill "$server"; wait "$server" 2>/dev/null || true; server=""
+    size=$(du -sm "$data" | cut -f1)
+    clean=$(start "$bin")
+    pgbench "${conn[@]}" -n -c 4 -j 2 -T "$seconds" walden >/dev/null 2>&1
+    kill -9 "$server"; wait "$server" 2>/dev/null || true; server=""
+    crashed=$(start "$bin")
+    rows=$(psql "${conn[@]}" -qAtc "select count(*) from pgbench_accounts" walden)
+    kill "$server"; wait "$server" 2>/dev/null || true; server=""
+    echo "$bin round $round: restart after a clean stop ${clean} s, after SIGKILL ${crashed} s; data directory ${size} MB; ${rows} accounts"
+  done
+done
