@@ -32,29 +32,30 @@ trap cleanup EXIT INT TERM
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 conn=(-h 127.0.0.1 -p "$port" -U walden)
 
-start() { # binary -> seconds until it answers
+elapsed=""
+start() { # binary; sets $server and $elapsed (seconds until it answers)
   local t0 t1
   t0=$(date +%s.%N)
   "$1" serve --data-dir "$data" --listen "127.0.0.1:$port" >>"$scratch/server.log" 2>&1 &
   server=$!
   for _ in $(seq 6000); do psql "${conn[@]}" -qAtc 'select 1' walden >/dev/null 2>&1 && break; sleep 0.05; done
   t1=$(date +%s.%N)
-  python3 -c "print(f'{$t1 - $t0:.2f}')"
+  elapsed=$(python3 -c "print(f'{$t1 - $t0:.2f}')")
 }
 
 for round in $(seq 1 "$rounds"); do
   for bin in "${bins[@]}"; do
     data="$scratch/data"; rm -rf "$data"
-    start "$bin" >/dev/null
+    start "$bin"
     pgbench "${conn[@]}" -i -q -s "$scale" -I dtGvp walden >"$scratch/init.log" 2>&1
     psql "${conn[@]}" -qAtc "CHECKPOINT" walden >/dev/null
     pgbench "${conn[@]}" -n -c 4 -j 2 -T "$seconds" walden >/dev/null 2>&1
     kill "$server"; wait "$server" 2>/dev/null || true; server=""
     size=$(du -sm "$data" | cut -f1)
-    clean=$(start "$bin")
+    start "$bin"; clean=$elapsed
     pgbench "${conn[@]}" -n -c 4 -j 2 -T "$seconds" walden >/dev/null 2>&1
     kill -9 "$server"; wait "$server" 2>/dev/null || true; server=""
-    crashed=$(start "$bin")
+    start "$bin"; crashed=$elapsed
     rows=$(psql "${conn[@]}" -qAtc "select count(*) from pgbench_accounts" walden)
     kill "$server"; wait "$server" 2>/dev/null || true; server=""
     echo "$bin round $round: restart after a clean stop ${clean} s, after SIGKILL ${crashed} s; data directory ${size} MB; ${rows} accounts"

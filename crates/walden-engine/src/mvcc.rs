@@ -290,6 +290,43 @@ impl VersionedRows {
         }
     }
 
+    /// Calls `f` with each row in `range`, in key order, as a snapshot at
+    /// `csn` sees it, without copying keys: a chunk of rows is taken under
+    /// the table's lock and visited after it is released (so `f` may read
+    /// the table again). Stops at `f`'s first error.
+    pub fn for_each_at<E>(
+        &self,
+        range: (Bound<&Key>, Bound<&Key>),
+        csn: Csn,
+        mut f: impl FnMut(&Row) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let hi = range.1.cloned();
+        let mut lo = range.0.cloned();
+        let mut chunk: Vec<Row> = Vec::with_capacity(SCAN_CHUNK);
+        loop {
+            let mut last = None;
+            {
+                let map = self.map.read();
+                for (n, (k, c)) in map.range::<Key, _>((lo.as_ref(), hi.as_ref())).enumerate() {
+                    if n == SCAN_CHUNK {
+                        last = Some(k.clone());
+                        break;
+                    }
+                    if let Some(r) = c.at(csn) {
+                        chunk.push(r.clone());
+                    }
+                }
+            }
+            for r in chunk.drain(..) {
+                f(&r)?;
+            }
+            match last {
+                Some(k) => lo = Bound::Included(k),
+                None => return Ok(()),
+            }
+        }
+    }
+
     /// Keys starting with `prefix` whose newest committed version is a row
     /// (a unique index's check, by a writer holding the prefix's lock).
     pub fn latest_with_prefix(&self, prefix: &[Value]) -> Vec<Key> {

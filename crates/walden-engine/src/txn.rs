@@ -686,6 +686,38 @@ impl Transaction {
         out.into_iter().collect()
     }
 
+    /// Calls `f` with each row in `range`, in key order, as this transaction
+    /// sees it; without the key copies of `scan_in` when the transaction has
+    /// not written in the range.
+    pub fn scan_each<E>(
+        &self,
+        t: &Table,
+        range: (Bound<Key>, Bound<Key>),
+        mut f: impl FnMut(&Row) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        let lo = bound_map(&range.0, t.id(), false);
+        let hi = bound_map(&range.1, t.id(), true);
+        if range_is_empty(&range) {
+            return Ok(());
+        }
+        if self.writes.range((lo, hi)).next().is_some() {
+            for (_, r) in self.scan_in(t, range) {
+                f(&r)?;
+            }
+            return Ok(());
+        }
+        let own;
+        let csn = match &self.snapshot {
+            Some(s) => s.csn(),
+            None => {
+                own = self.db.vis.snapshot();
+                own.csn()
+            }
+        };
+        t.rows
+            .for_each_at((range.0.as_ref(), range.1.as_ref()), csn, f)
+    }
+
     /// Rows found through index `ix` of `t`, as this transaction sees them,
     /// in row-key order: those whose entries (indexed values ++ row key)
     /// start at `lo` and go on while `more` holds, and every row the

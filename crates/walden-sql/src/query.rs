@@ -1975,17 +1975,26 @@ fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     Some(ip) => index_rows(table, ip, env)?,
                     None => None,
                 };
-                let rows = match found {
-                    Some(rows) => rows,
-                    None => tx.scan_in(table, key_bounds(table, range.as_deref(), env)?),
-                };
-                for (i, (_, r)) in rows.into_iter().enumerate() {
+                let mut i = 0usize;
+                let mut visit = |r: &walden_engine::types::Row| -> Result<()> {
                     if i % 4096 == 0 {
                         check_cancel(env)?;
                     }
-                    if passes(filter, &r, env)? {
+                    i += 1;
+                    if passes(filter, r, env)? {
                         env.info.mem.charge_row(r.len())?;
                         out.push(r.to_vec());
+                    }
+                    Ok(())
+                };
+                match found {
+                    Some(rows) => {
+                        for (_, r) in rows {
+                            visit(&r)?;
+                        }
+                    }
+                    None => {
+                        tx.scan_each(table, key_bounds(table, range.as_deref(), env)?, visit)?
                     }
                 }
                 out
