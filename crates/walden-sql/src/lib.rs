@@ -13,6 +13,7 @@
 //! The wire server (`walden-server`) drives a [`SqlSession`] per connection.
 
 mod advisory;
+mod alter_table;
 mod backup_path;
 mod constraints;
 mod copy;

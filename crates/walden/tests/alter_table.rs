@@ -1,0 +1,365 @@
+//! ALTER TABLE through the server, statement by statement against a
+//! scratch PostgreSQL 15 with the same SQL (rows, tags, SQLSTATEs and
+//! messages), then across restarts: after a kill (redo from the log) and
+//! after a checkpoint (the image) the altered definitions and rows are
+//! still there.
+
+mod server_support;
+
+use server_support::{missing_tool, Serve};
+use std::time::Duration;
+use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
+use walden_bench::workbench::pg_peer::ScratchPostgres;
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+async fn connect(conn: &str) -> Client {
+    let (client, c) = tokio_postgres::connect(conn, NoTls)
+        .await
+        .unwrap_or_else(|e| panic!("connect {conn}: {e}"));
+    tokio::spawn(async move {
+        let _ = c.await;
+    });
+    client
+}
+
+/// What a statement did: its rows and tag, or its error with the fields.
+async fn outcome(c: &Client, sql: &str) -> String {
+    match c.simple_query(sql).await {
+        Ok(msgs) => msgs
+            .iter()
+            .map(|m| match m {
+                SimpleQueryMessage::Row(r) => (0..r.len())
+                    .map(|i| r.get(i).unwrap_or("NULL").to_string())
+                    .collect::<Vec<_>>()
+                    .join("|"),
+                SimpleQueryMessage::CommandComplete(n) => format!("ok {n}"),
+                _ => String::new(),
+            })
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join("; "),
+        Err(e) => match e.as_db_error() {
+            Some(d) => format!(
+                "ERROR {} {} detail={:?} table={:?} constraint={:?}",
+                d.code().code(),
+                d.message(),
+                d.detail(),
+                d.table(),
+                d.constraint()
+            ),
+            None => format!("ERROR {e}"),
+        },
+    }
+}
+
+const SCRIPT: &[&str] = &[
+    "CREATE TABLE t (id int PRIMARY KEY, a int, b text)",
+    "INSERT INTO t VALUES (1, 10, 'x'), (2, NULL, 'y'), (3, 30, NULL)",
+    // ADD COLUMN: existing rows get the default.
+    "ALTER TABLE t ADD COLUMN c int DEFAULT 7",
+    "ALTER TABLE t ADD COLUMN d text",
+    "ALTER TABLE t ADD COLUMN IF NOT EXISTS d text",
+    "ALTER TABLE t ADD COLUMN d int",
+    "ALTER TABLE t ADD e int NOT NULL",
+    "ALTER TABLE t ADD e int NOT NULL DEFAULT 0",
+    "SELECT * FROM t ORDER BY id",
+    "INSERT INTO t (id) VALUES (4)",
+    "SELECT * FROM t ORDER BY id",
+    // DROP COLUMN.
+    "ALTER TABLE t DROP COLUMN d",
+    "ALTER TABLE t DROP COLUMN d",
+    "ALTER TABLE t DROP COLUMN IF EXISTS d",
+    "ALTER TABLE t DROP COLUMN zz CASCADE",
+    "SELECT * FROM t ORDER BY id",
+    // RENAME.
+    "ALTER TABLE t RENAME COLUMN a TO aa",
+    "ALTER TABLE t RENAME aa TO b",
+    "ALTER TABLE t RENAME COLUMN nope TO q",
+    "ALTER TABLE t RENAME TO t2",
+    "SELECT id, aa FROM t2 ORDER BY id",
+    "SELECT * FROM t",
+    "CREATE TABLE other (x int)",
+    "ALTER TABLE t2 RENAME TO other",
+    "ALTER TABLE nosuch ADD COLUMN x int",
+    "ALTER TABLE IF EXISTS nosuch ADD COLUMN x int",
+    // SET/DROP DEFAULT, SET/DROP NOT NULL.
+    "ALTER TABLE t2 ALTER COLUMN b SET DEFAULT 'dflt'",
+    "INSERT INTO t2 (id) VALUES (5)",
+    "ALTER TABLE t2 ALTER COLUMN b DROP DEFAULT",
+    "INSERT INTO t2 (id) VALUES (6)",
+    "ALTER TABLE t2 ALTER COLUMN aa SET NOT NULL",
+    "UPDATE t2 SET aa = 0 WHERE aa IS NULL",
+    "ALTER TABLE t2 ALTER COLUMN aa SET NOT NULL",
+    "ALTER TABLE t2 ALTER COLUMN aa DROP NOT NULL",
+    "ALTER TABLE t2 ALTER COLUMN id DROP NOT NULL",
+    "ALTER TABLE t2 ALTER COLUMN nope SET NOT NULL",
+    "SELECT * FROM t2 ORDER BY id",
+    // ALTER COLUMN TYPE.
+    "ALTER TABLE t2 ALTER COLUMN aa TYPE bigint",
+    "ALTER TABLE t2 ALTER COLUMN aa TYPE text",
+    "ALTER TABLE t2 ALTER COLUMN aa TYPE int",
+    "ALTER TABLE t2 ALTER COLUMN aa TYPE int USING aa::int",
+    "ALTER TABLE t2 ALTER COLUMN b TYPE varchar(2)",
+    "ALTER TABLE t2 ALTER COLUMN b SET DATA TYPE varchar(10)",
+    "ALTER TABLE t2 ALTER COLUMN c TYPE numeric(10,2) USING c * 1.5",
+    "ALTER TABLE t2 ALTER COLUMN b TYPE int USING length(b)",
+    "SELECT * FROM t2 ORDER BY id",
+    "SELECT column_name, data_type, is_nullable, column_default FROM information_schema.columns \
+     WHERE table_name = 't2' ORDER BY ordinal_position",
+    // Constraints.
+    "ALTER TABLE t2 ADD CONSTRAINT c_pos CHECK (c > 0.5)",
+    "ALTER TABLE t2 ADD CHECK (aa < 5)",
+    "ALTER TABLE t2 ADD CHECK (aa < 100)",
+    "INSERT INTO t2 (id, aa) VALUES (8, 200)",
+    "ALTER TABLE t2 ADD CONSTRAINT c_pos CHECK (c > 1)",
+    "ALTER TABLE t2 ADD UNIQUE (c)",
+    "ALTER TABLE t2 ADD CONSTRAINT u_id_aa UNIQUE (id, aa)",
+    "INSERT INTO t2 (id, aa) VALUES (7, 0)",
+    "ALTER TABLE t2 ADD PRIMARY KEY (aa)",
+    "SELECT conname, contype, pg_get_constraintdef(oid) FROM pg_constraint \
+     WHERE conrelid = 't2'::regclass ORDER BY conname",
+    "ALTER TABLE t2 DROP CONSTRAINT t2_aa_check",
+    "ALTER TABLE t2 DROP CONSTRAINT IF EXISTS t2_aa_check",
+    "ALTER TABLE t2 DROP CONSTRAINT u_id_aa",
+    "ALTER TABLE t2 DROP CONSTRAINT t_pkey",
+    "ALTER TABLE t2 RENAME CONSTRAINT c_pos TO c_positive",
+    "ALTER TABLE t2 RENAME CONSTRAINT nope TO other",
+    "SELECT conname, contype FROM pg_constraint WHERE conrelid = 't2'::regclass ORDER BY conname",
+    "INSERT INTO t2 (id, aa) VALUES (1, 1)",
+    "ALTER TABLE t2 ADD CONSTRAINT k PRIMARY KEY (id)",
+    "DELETE FROM t2 WHERE id = 1 AND aa = 1",
+    "ALTER TABLE t2 ADD CONSTRAINT k PRIMARY KEY (id)",
+    "INSERT INTO t2 (id, aa) VALUES (1, 1)",
+    "SELECT conname, contype FROM pg_constraint WHERE conrelid = 't2'::regclass ORDER BY conname",
+    // A dropped column takes its single-column constraints with it.
+    "ALTER TABLE t2 DROP COLUMN c",
+    "SELECT conname, contype FROM pg_constraint WHERE conrelid = 't2'::regclass ORDER BY conname",
+    // Several actions at once, all or nothing.
+    "ALTER TABLE t2 ADD COLUMN f int DEFAULT 1, ADD COLUMN g int NOT NULL",
+    "SELECT * FROM t2 ORDER BY id",
+    "ALTER TABLE t2 ADD COLUMN f int DEFAULT 1, ADD COLUMN g int DEFAULT 2, DROP COLUMN e",
+    "SELECT * FROM t2 ORDER BY id",
+    "SELECT * FROM t2 ORDER BY id",
+];
+
+fn require_postgres(tmp: &std::path::Path) -> Option<ScratchPostgres> {
+    match ScratchPostgres::start(tmp) {
+        Ok(pg) => Some(pg),
+        Err(e) => {
+            missing_tool(&format!(
+                "PostgreSQL 15 is needed to compare CHECK constraints: {e}"
+            ));
+            None
+        }
+    }
+}
+
+async fn run(conn: &str) -> Vec<String> {
+    let c = connect(conn).await;
+    let mut out = Vec::new();
+    for sql in SCRIPT {
+        out.push(format!("{sql}\n  -> {}", outcome(&c, sql).await));
+    }
+    out
+}
+
+#[test]
+fn alter_table_matches_postgres() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(pg) = require_postgres(tmp.path()) else {
+        return;
+    };
+    let walden = Serve::start(&tmp.path().join("walden"), &[]);
+    let pg_conn = format!(
+        "host=127.0.0.1 port={} user={} dbname=postgres",
+        pg.port(),
+        ScratchPostgres::USER
+    );
+    rt().block_on(async {
+        tokio::time::timeout(Duration::from_secs(120), async {
+            let want = run(&pg_conn).await;
+            let got = run(&walden.conn_str()).await;
+            let diff: Vec<String> = want
+                .iter()
+                .zip(&got)
+                .filter(|(w, g)| w != g)
+                .map(|(w, g)| format!("postgres: {w}\nwalden:   {g}"))
+                .collect();
+            assert!(diff.is_empty(), "{}", diff.join("\n\n"));
+        })
+        .await
+        .expect("timed out")
+    });
+}
+
+const DURABLE: &[&str] = &[
+    "SELECT * FROM r ORDER BY 1",
+    "SELECT column_name, data_type, is_nullable, column_default FROM information_schema.columns \
+     WHERE table_name = 'r' ORDER BY ordinal_position",
+    "SELECT conname, contype, pg_get_constraintdef(oid) FROM pg_constraint \
+     WHERE conrelid = 'r'::regclass ORDER BY conname",
+    "INSERT INTO r (k, w) VALUES (100, 'dup')",
+    "INSERT INTO r (k, w) VALUES (1, 'new')",
+];
+
+async fn durable_state(conn: &str) -> Vec<String> {
+    let c = connect(conn).await;
+    let mut out = Vec::new();
+    c.simple_query("BEGIN").await.unwrap();
+    for sql in DURABLE {
+        out.push(format!("{sql}\n  -> {}", outcome(&c, sql).await));
+    }
+    c.simple_query("ROLLBACK").await.unwrap();
+    out
+}
+
+/// Altered definitions and rewritten rows come back after a kill (from
+/// the log) and after a checkpoint and clean stop (from the image).
+#[test]
+fn alter_table_survives_restarts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("walden");
+    let mut walden = Serve::start(&dir, &[]);
+    let setup = [
+        "CREATE TABLE q (id int PRIMARY KEY, v int, gone text, w text)",
+        "INSERT INTO q SELECT g, g * 10, 'x', 'w' || g FROM generate_series(1, 50) g",
+        "ALTER TABLE q ADD COLUMN d int DEFAULT 5, DROP COLUMN gone",
+        "ALTER TABLE q ALTER COLUMN v TYPE text USING 'v' || v",
+        "ALTER TABLE q RENAME COLUMN id TO k",
+        "ALTER TABLE q RENAME TO r",
+        "ALTER TABLE r ADD CONSTRAINT w_u UNIQUE (w), ADD CHECK (d > 0)",
+        "ALTER TABLE r ALTER COLUMN w SET NOT NULL, ALTER COLUMN d SET DEFAULT 9",
+        "INSERT INTO r (k, w) VALUES (100, 'w100')",
+    ];
+    let before = rt().block_on(async {
+        tokio::time::timeout(Duration::from_secs(60), async {
+            let c = connect(&walden.conn_str()).await;
+            for sql in setup {
+                c.simple_query(sql)
+                    .await
+                    .unwrap_or_else(|e| panic!("{sql}: {e}"));
+            }
+            durable_state(&walden.conn_str()).await
+        })
+        .await
+        .expect("timed out")
+    });
+    assert!(
+        before[0].contains("100|v1000") || before[0].contains("100|"),
+        "{before:?}"
+    );
+    assert!(before[3].contains("23505"), "{}", before[3]);
+    // Killed: everything comes back from the log.
+    walden.signal_and_wait(libc::SIGKILL, Duration::from_secs(10));
+    let mut walden = Serve::start(&dir, &[]);
+    let after_kill = rt().block_on(async {
+        tokio::time::timeout(Duration::from_secs(60), durable_state(&walden.conn_str()))
+            .await
+            .expect("timed out")
+    });
+    assert_eq!(before, after_kill);
+    // Checkpointed, then stopped: it comes back from the image.
+    rt().block_on(async {
+        let c = connect(&walden.conn_str()).await;
+        c.simple_query("CHECKPOINT").await.unwrap();
+    });
+    walden.signal_and_wait(libc::SIGTERM, Duration::from_secs(20));
+    let walden = Serve::start(&dir, &[]);
+    let after_image = rt().block_on(async {
+        tokio::time::timeout(Duration::from_secs(60), durable_state(&walden.conn_str()))
+            .await
+            .expect("timed out")
+    });
+    assert_eq!(before, after_image);
+}
+
+/// T-SQL's forms, and what is refused (0A000 naming the clause).
+#[test]
+fn alter_table_tsql_forms_and_refusals() {
+    let tmp = tempfile::tempdir().unwrap();
+    let walden = Serve::start(&tmp.path().join("walden"), &[]);
+    let steps: &[(&str, &str)] = &[
+        ("CREATE TABLE m (id int PRIMARY KEY, s varchar(10))", "ok 0"),
+        ("INSERT INTO m VALUES (1, '12'), (2, NULL)", "ok 2"),
+        ("ALTER TABLE m ADD n int", "ok 0"),
+        ("ALTER TABLE m ADD z int NOT NULL DEFAULT 3", "ok 0"),
+        ("ALTER TABLE m ALTER COLUMN s int", "ok 0"),
+        (
+            "SELECT id, s + 1, n, z FROM m ORDER BY id",
+            "1|13|NULL|3; 2|NULL|NULL|3; ok 2",
+        ),
+        (
+            "ALTER TABLE m ALTER COLUMN s bigint NOT NULL",
+            "ERROR 23502",
+        ),
+        ("UPDATE m SET s = 0 WHERE s IS NULL", "ok 1"),
+        ("ALTER TABLE m ALTER COLUMN s bigint NOT NULL", "ok 0"),
+        ("INSERT INTO m (id, s) VALUES (3, NULL)", "ERROR 23502"),
+        ("ALTER TABLE m ALTER COLUMN [s] varchar(20) NULL", "ok 0"),
+        ("INSERT INTO m (id, s) VALUES (3, NULL)", "ok 1"),
+        ("ALTER TABLE m DROP COLUMN n", "ok 0"),
+        (
+            "SELECT column_name, data_type, is_nullable FROM information_schema.columns \
+             WHERE table_name = 'm' ORDER BY ordinal_position",
+            "id|integer|NO; s|character varying|YES; z|integer|NO; ok 3",
+        ),
+        (
+            "ALTER TABLE m OWNER TO walden",
+            "ERROR 0A000 ALTER TABLE ... OWNER TO walden",
+        ),
+        (
+            "ALTER TABLE m SET SCHEMA other",
+            "ERROR 0A000 ALTER TABLE ... SET SCHEMA",
+        ),
+        (
+            "ALTER TABLE m SET TABLESPACE pg_default",
+            "ERROR 0A000 ALTER TABLE ... SET TABLESPACE",
+        ),
+        (
+            "ALTER TABLE m ENABLE TRIGGER ALL",
+            "ERROR 0A000 ALTER TABLE ... ENABLE TRIGGER ALL",
+        ),
+        ("ALTER TABLE m ADD COLUMN q int FIRST", "ERROR"),
+        (
+            "ALTER TABLE m ADD CONSTRAINT c CHECK (z > 0) NOT VALID",
+            "ERROR 0A000",
+        ),
+        (
+            "ALTER TABLE m ADD CONSTRAINT fk FOREIGN KEY (z) REFERENCES m (id)",
+            "ERROR 0A000",
+        ),
+        (
+            "ALTER TABLE m ALTER COLUMN z ADD GENERATED ALWAYS AS IDENTITY",
+            "ERROR 0A000",
+        ),
+        ("ALTER TABLE m ADD COLUMN w serial", "ERROR 0A000"),
+        (
+            "ALTER TABLE m ADD COLUMN u uuid DEFAULT gen_random_uuid()",
+            "ok 0",
+        ),
+        ("SELECT count(DISTINCT u) FROM m", "3; ok 1"),
+        // Nothing of a refused statement was applied.
+        (
+            "SELECT id, s, z FROM m ORDER BY id",
+            "1|12|3; 2|0|3; 3|NULL|3; ok 3",
+        ),
+    ];
+    rt().block_on(async {
+        tokio::time::timeout(Duration::from_secs(60), async {
+            let c = connect(&walden.conn_str()).await;
+            for (sql, want) in steps {
+                let got = outcome(&c, sql).await;
+                assert!(got.starts_with(want), "{sql}\n  want {want}\n  got  {got}");
+            }
+        })
+        .await
+        .expect("timed out")
+    });
+}
