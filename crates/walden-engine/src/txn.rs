@@ -194,6 +194,13 @@ impl Transaction {
         }
     }
 
+    /// Whether this transaction has changed rows of table `id` (ALTER TABLE
+    /// refuses a table its own open transaction wrote: its rows would not
+    /// fit the new definition).
+    pub fn has_written(&self, id: u32) -> bool {
+        self.writes.keys().any(|(t, _)| *t == id)
+    }
+
     pub fn id(&self) -> u64 {
         self.txid
     }

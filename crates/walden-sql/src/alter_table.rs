@@ -53,6 +53,12 @@ pub(crate) fn alter_table(
         }
         return Err(walden_engine::EngineError::UnknownTable(name).into());
     }
+    if db.table(&name).is_ok_and(|t| tx.has_written(t.id())) {
+        return Err(SqlError::unsupported(format!(
+            "ALTER TABLE of \"{name}\" after this transaction changed its rows \
+             (DDL is not transactional here yet)"
+        )));
+    }
     let env = ctx.env(tx);
     let mut notices = Vec::new();
     db.alter_table(session, &name, |t| {
@@ -567,10 +573,11 @@ impl<'a> Work<'a> {
         }
         let default = format!("{}_pkey", self.table());
         let name = name.unwrap_or(default.clone());
-        self.check_constraint_name_free(&name)?;
+        // The index's name is checked first, as PostgreSQL creates it first.
         if self.relation_taken(&name) {
             return Err(walden_engine::EngineError::RelationExists(name).into());
         }
+        self.check_constraint_name_free(&name)?;
         for &c in &cols {
             self.def.columns[c].nullable = false;
         }
@@ -593,9 +600,17 @@ impl<'a> Work<'a> {
             .indexes
             .iter()
             .any(|ix| ix.name.eq_ignore_ascii_case(name));
-        ours || (!dropped_here
-            && !name.eq_ignore_ascii_case(self.old.name())
-            && (self.db.table(name).is_ok() || self.db.index_table(name).is_some()))
+        let pkey = |t: &TableDef| !t.primary_key.is_empty() && t.pkey_name() == name;
+        ours || pkey(&self.def)
+            || (!dropped_here
+                && !name.eq_ignore_ascii_case(self.old.name())
+                && (self.db.table(name).is_ok()
+                    || self.db.index_table(name).is_some()
+                    || self
+                        .db
+                        .tables()
+                        .iter()
+                        .any(|t| t.id() != self.old.id() && pkey(&t.def))))
     }
 
     fn constraint_names(&self) -> Vec<String> {
@@ -644,10 +659,10 @@ impl<'a> Work<'a> {
         }
         let name = match u.name {
             Some(n) => {
-                self.check_constraint_name_free(&n)?;
                 if self.relation_taken(&n) {
                     return Err(walden_engine::EngineError::RelationExists(n).into());
                 }
+                self.check_constraint_name_free(&n)?;
                 n
             }
             None => {
@@ -803,6 +818,34 @@ impl<'a> Work<'a> {
             return Ok(None);
         }
         let n = self.nrows();
+        // A new primary key's duplicates are reported before its nulls, as
+        // PostgreSQL builds the index first.
+        if !self.def.primary_key.is_empty() && self.def.primary_key != self.old.def.primary_key {
+            let pk = self.def.primary_key.clone();
+            let mut seen = std::collections::HashSet::new();
+            for r in 0..n {
+                let row = self.row(r);
+                let key: Vec<Value> = pk.iter().map(|&c| row[c].clone()).collect();
+                if !key.iter().any(Value::is_null) && !seen.insert(key.clone()) {
+                    return Err(walden_engine::EngineError::UniqueBuildFailed(Box::new(
+                        walden_engine::KeyConflict {
+                            table: self.def.name.clone(),
+                            constraint: self.def.pkey_name(),
+                            columns: self.def.column_list(&pk),
+                            key: key
+                                .iter()
+                                .map(|v| match v {
+                                    Value::Null => "null".to_string(),
+                                    v => v.to_string(),
+                                })
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                        },
+                    ))
+                    .into());
+                }
+            }
+        }
         // NOT NULL where the values may hold nulls (a new constraint or
         // new values).
         for (i, c) in self.def.columns.iter().enumerate() {
