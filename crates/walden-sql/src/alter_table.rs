@@ -1121,3 +1121,57 @@ fn unparsed_clause(w: &[String]) -> Option<String> {
         })
     })
 }
+
+/// T-SQL's `sp_rename 'table', 'new'` and `sp_rename 'table.column', 'new',
+/// 'COLUMN'`, as the ALTER TABLE they amount to. Other object types (an
+/// index, a constraint, a user type) are refused.
+pub(crate) fn sp_rename(args: &[String]) -> Result<ast::Statement> {
+    let (Some(obj), Some(new)) = (args.first(), args.get(1)) else {
+        return Err(SqlError::syntax(
+            "sp_rename needs the object's name and its new name",
+        ));
+    };
+    let ident = |s: &str| {
+        let s = s.trim().trim_start_matches('[').trim_end_matches(']');
+        let plain = !s.is_empty()
+            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !s.starts_with(|c: char| c.is_ascii_digit());
+        if plain {
+            s.to_string()
+        } else {
+            format!("\"{}\"", s.replace('"', "\"\""))
+        }
+    };
+    let parts: Vec<&str> = obj.split('.').collect();
+    let sql = match args.get(2).map(|k| k.to_ascii_uppercase()) {
+        Some(k) if k == "COLUMN" => {
+            let [.., table, column] = parts.as_slice() else {
+                return Err(SqlError::syntax(
+                    "sp_rename of a column needs 'table.column'",
+                ));
+            };
+            format!(
+                "ALTER TABLE {} RENAME COLUMN {} TO {}",
+                ident(table),
+                ident(column),
+                ident(new)
+            )
+        }
+        None => format!(
+            "ALTER TABLE {} RENAME TO {}",
+            ident(parts.last().copied().unwrap_or_default()),
+            ident(new)
+        ),
+        Some(k) if k == "OBJECT" => format!(
+            "ALTER TABLE {} RENAME TO {}",
+            ident(parts.last().copied().unwrap_or_default()),
+            ident(new)
+        ),
+        Some(other) => {
+            return Err(SqlError::unsupported(format!(
+                "sp_rename of an object of type '{other}'"
+            )))
+        }
+    };
+    crate::front::parse_sql(&sql)
+}

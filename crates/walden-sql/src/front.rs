@@ -525,6 +525,22 @@ pub fn parse(sql: &str) -> Result<Command> {
             if name.eq_ignore_ascii_case("sp_flush_log") {
                 return Ok(Command::FlushLog);
             }
+            if name.eq_ignore_ascii_case("sp_rename") {
+                // Its arguments are strings ('t.a', 'b', 'COLUMN'), possibly
+                // N'...' and named (@objname = ...).
+                let args: Vec<String> = t.t[t.i..]
+                    .iter()
+                    .filter_map(|x| match x {
+                        Token::SingleQuotedString(s) | Token::NationalStringLiteral(s) => {
+                            Some(s.clone())
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                return Ok(Command::Sql(Box::new(crate::alter_table::sp_rename(
+                    &args,
+                )?)));
+            }
             return Err(SqlError::new(
                 crate::error::ErrorKind::UndefinedFunction,
                 format!("procedure \"{name}\" does not exist"),

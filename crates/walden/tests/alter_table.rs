@@ -6,7 +6,7 @@
 
 mod server_support;
 
-use server_support::{missing_tool, Serve};
+use server_support::{have, missing_tool, run_with_deadline, Serve};
 use std::time::Duration;
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 use walden_bench::workbench::pg_peer::ScratchPostgres;
@@ -113,6 +113,11 @@ const SCRIPT: &[&str] = &[
     "SELECT * FROM t2 ORDER BY id",
     "SELECT column_name, data_type, is_nullable, column_default FROM information_schema.columns \
      WHERE table_name = 't2' ORDER BY ordinal_position",
+    "SELECT attname, atttypid::regtype, attnotnull, atthasdef FROM pg_attribute \
+     WHERE attrelid = 't2'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
+    "SELECT a.attname, pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d \
+     JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum \
+     WHERE d.adrelid = 't2'::regclass ORDER BY 1",
     // Constraints.
     "ALTER TABLE t2 ADD CONSTRAINT c_pos CHECK (c > 0.5)",
     "ALTER TABLE t2 ADD CHECK (aa < 5)",
@@ -448,6 +453,15 @@ fn alter_table_tsql_forms_and_refusals() {
             "SELECT id, s, z FROM m ORDER BY id",
             "1|12|3; 2|0|3; 3|NULL|3; ok 3",
         ),
+        // sp_rename.
+        ("EXEC sp_rename 'm.z', 'zz', 'COLUMN'", "ok 0"),
+        (
+            "EXEC sp_rename @objname = N'dbo.x', @newname = N'x2'",
+            "ok 0",
+        ),
+        ("SELECT m.zz, x2.b FROM m, x2 WHERE m.id = 1", "3|2; ok 1"),
+        ("EXEC sp_rename 'm.nope', 'q', 'COLUMN'", "ERROR 42703"),
+        ("EXEC sp_rename 'ix', 'iy', 'INDEX'", "ERROR 0A000"),
     ];
     rt().block_on(async {
         tokio::time::timeout(Duration::from_secs(60), async {
@@ -476,4 +490,56 @@ fn alter_table_tsql_forms_and_refusals() {
         .await
         .expect("timed out")
     });
+}
+
+/// psql's `\d` of an altered table reads the same as PostgreSQL's.
+#[test]
+fn psql_describes_an_altered_table_as_postgres() {
+    if !have("psql", &["--version"]) {
+        missing_tool("psql is needed to compare \\d output");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(pg) = require_postgres(tmp.path()) else {
+        return;
+    };
+    let walden = Serve::start(&tmp.path().join("walden"), &[]);
+    let setup = "CREATE TABLE d (id int PRIMARY KEY, a int, gone text, b text); \
+                 INSERT INTO d VALUES (1, 2, 'x', 'y'); \
+                 ALTER TABLE d ADD COLUMN c numeric(10,2) DEFAULT 5 NOT NULL, DROP COLUMN gone, \
+                 ALTER COLUMN a TYPE bigint, ALTER COLUMN b SET NOT NULL, \
+                 ADD CONSTRAINT a_pos CHECK (a > 0), ADD UNIQUE (b); \
+                 ALTER TABLE d RENAME COLUMN a TO aa; ALTER TABLE d RENAME TO dd";
+    let describe = |host: &str, port: u16, user: &str, db: &str| {
+        let out = run_with_deadline(
+            std::process::Command::new("psql")
+                .args([
+                    "-X",
+                    "-h",
+                    host,
+                    "-p",
+                    &port.to_string(),
+                    "-U",
+                    user,
+                    "-d",
+                    db,
+                ])
+                .args(["-c", setup, "-c", "\\d dd"])
+                .env("PGCONNECT_TIMEOUT", "10"),
+            Duration::from_secs(30),
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let want = describe("127.0.0.1", pg.port(), ScratchPostgres::USER, "postgres");
+    let got = describe(&walden.host, walden.port, "walden", "walden");
+    assert!(
+        want.contains("\"a_pos\" CHECK (aa > 0)") && want.contains("d_b_key"),
+        "{want}"
+    );
+    assert_eq!(want, got);
 }
