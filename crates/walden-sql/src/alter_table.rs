@@ -160,6 +160,16 @@ impl<'a> Work<'a> {
             .collect()
     }
 
+    /// Column `i` of row `n`.
+    fn value(&self, n: usize, i: usize) -> Value {
+        let rows = self.rows.as_deref().unwrap_or_default();
+        match &self.src[i] {
+            ColumnSource::Old(j) => rows[n][*j].clone(),
+            ColumnSource::Fill(v) => v.clone(),
+            ColumnSource::Values(v) => v[n].clone(),
+        }
+    }
+
     fn column(&self, name: &str) -> Result<usize> {
         self.def.column_index(name).ok_or_else(|| {
             err(
@@ -283,7 +293,13 @@ impl<'a> Work<'a> {
                 other => return Err(SqlError::unsupported(format!("column option {other}"))),
             }
         }
-        let n = self.nrows();
+        // The rows are read only when the new column's values depend on them.
+        let per_row = col.identity.is_some()
+            || matches!(
+                col.default,
+                Some(DefaultExpr::NewUuid | DefaultExpr::NextVal(_))
+            );
+        let n = if per_row { self.nrows() } else { 0 };
         let fill = if col.identity.is_some() {
             if n > 0 {
                 return Err(SqlError::unsupported(
@@ -817,10 +833,10 @@ impl<'a> Work<'a> {
         if identity && self.def == self.old.def {
             return Ok(None);
         }
-        let n = self.nrows();
         // A new primary key's duplicates are reported before its nulls, as
         // PostgreSQL builds the index first.
         if !self.def.primary_key.is_empty() && self.def.primary_key != self.old.def.primary_key {
+            let n = self.nrows();
             let pk = self.def.primary_key.clone();
             let mut seen = std::collections::HashSet::new();
             for r in 0..n {
@@ -848,16 +864,21 @@ impl<'a> Work<'a> {
         }
         // NOT NULL where the values may hold nulls (a new constraint or
         // new values).
-        for (i, c) in self.def.columns.iter().enumerate() {
-            if c.nullable {
-                continue;
-            }
-            if let ColumnSource::Old(j) = self.src[i] {
-                if !self.old.def.columns[j].nullable {
-                    continue;
-                }
-            }
-            if (0..n).any(|r| self.row(r)[i].is_null()) {
+        let unchecked: Vec<usize> = (0..self.def.columns.len())
+            .filter(|&i| {
+                !self.def.columns[i].nullable
+                    && !matches!(self.src[i], ColumnSource::Old(j)
+                        if !self.old.def.columns[j].nullable)
+            })
+            .collect();
+        let n = if unchecked.is_empty() {
+            0
+        } else {
+            self.nrows()
+        };
+        for i in unchecked {
+            let c = &self.def.columns[i];
+            if (0..n).any(|r| self.value(r, i).is_null()) {
                 return Err(err(
                     ErrorKind::NotNullViolation,
                     format!(
@@ -882,7 +903,7 @@ impl<'a> Work<'a> {
         }
         checks.sort_by(|a, b| a.0.cmp(&b.0));
         if !checks.is_empty() {
-            for r in 0..n {
+            for r in 0..self.nrows() {
                 let row = self.row(r);
                 for (name, x) in &checks {
                     if let Value::Bool(false) = x.eval(&row, self.env)? {
