@@ -6,24 +6,27 @@
 //! with the database's gate held, so it is atomic and no commit slips in
 //! between the validation and the change.
 //!
+//! Constraints and the final validation are in `alter_constraints.rs`, the
+//! T-SQL forms and unparsed clauses in `alter_table_parse.rs`.
+//!
 //! What is refused (0A000, naming the clause): FOREIGN KEY (its own
-//! module hooks in at `add_constraint`), NOT VALID, column positions,
+//! module hooks in at `Work::add_constraint`), NOT VALID, column positions,
 //! identity/serial or `nextval` defaults on a table with rows, and every
 //! action outside columns, constraints and names (OWNER TO, SET SCHEMA,
 //! triggers, partitions, storage options, ...).
 
-use crate::constraints::{self, Declared};
+use crate::constraints;
 use crate::dml::Ctx;
-use crate::error::{ErrorFields, ErrorKind, Result, SqlError};
+use crate::error::{ErrorKind, Result, SqlError};
 use crate::expr::{fold_ident, Env, Expr};
-use crate::index_ddl::{self, UniqueSpec};
+use crate::index_ddl::UniqueSpec;
 use crate::query::{self, object_last, Planner};
 use crate::QueryOutput;
 use sqlparser::ast::{self, AlterColumnOperation as ColOp, AlterTableOperation as Op};
 use std::sync::Arc;
 use walden_engine::{
-    Alteration, ColumnDef, ColumnSource, DataType, Database, DefaultExpr, IndexDef, Row, Session,
-    Table, TableDef, Transaction, Value,
+    ColumnDef, ColumnSource, DataType, Database, DefaultExpr, Row, Session, Table, TableDef,
+    Transaction, Value,
 };
 
 /// Runs `ALTER TABLE` (a system change of the engine, fully durable).
@@ -99,22 +102,22 @@ fn refuse_unsupported(op: &Op) -> Result<()> {
 
 /// The table being altered: its next definition, where each of its
 /// columns takes its values from, and the rows those sources read.
-struct Work<'a> {
-    db: &'a Arc<Database>,
+pub(crate) struct Work<'a> {
+    pub(crate) db: &'a Arc<Database>,
     /// Where USING and CHECK expressions are evaluated.
-    env: &'a Env<'a>,
-    old: &'a Arc<Table>,
-    rows: Option<Vec<Row>>,
-    def: TableDef,
-    src: Vec<ColumnSource>,
+    pub(crate) env: &'a Env<'a>,
+    pub(crate) old: &'a Arc<Table>,
+    pub(crate) rows: Option<Vec<Row>>,
+    pub(crate) def: TableDef,
+    pub(crate) src: Vec<ColumnSource>,
     /// CHECK constraints to validate against the rows (new ones).
-    new_checks: Vec<String>,
+    pub(crate) new_checks: Vec<String>,
     /// A column's values changed: every CHECK is validated again.
-    retyped: bool,
-    notices: Vec<String>,
+    pub(crate) retyped: bool,
+    pub(crate) notices: Vec<String>,
 }
 
-fn err(kind: ErrorKind, m: impl Into<String>) -> SqlError {
+pub(crate) fn err(kind: ErrorKind, m: impl Into<String>) -> SqlError {
     SqlError::new(kind, m)
 }
 
@@ -133,22 +136,22 @@ impl<'a> Work<'a> {
         }
     }
 
-    fn table(&self) -> &str {
+    pub(crate) fn table(&self) -> &str {
         &self.def.name
     }
 
-    fn rows(&mut self) -> &[Row] {
+    pub(crate) fn rows(&mut self) -> &[Row] {
         let old = self.old;
         self.rows
             .get_or_insert_with(|| old.latest_rows().into_values().collect())
     }
 
-    fn nrows(&mut self) -> usize {
+    pub(crate) fn nrows(&mut self) -> usize {
         self.rows().len()
     }
 
     /// Row `n` as the working definition's columns see it.
-    fn row(&self, n: usize) -> Vec<Value> {
+    pub(crate) fn row(&self, n: usize) -> Vec<Value> {
         let rows = self.rows.as_deref().unwrap_or_default();
         self.src
             .iter()
@@ -161,7 +164,7 @@ impl<'a> Work<'a> {
     }
 
     /// Column `i` of row `n`.
-    fn value(&self, n: usize, i: usize) -> Value {
+    pub(crate) fn value(&self, n: usize, i: usize) -> Value {
         let rows = self.rows.as_deref().unwrap_or_default();
         match &self.src[i] {
             ColumnSource::Old(j) => rows[n][*j].clone(),
@@ -170,7 +173,7 @@ impl<'a> Work<'a> {
         }
     }
 
-    fn column(&self, name: &str) -> Result<usize> {
+    pub(crate) fn column(&self, name: &str) -> Result<usize> {
         self.def.column_index(name).ok_or_else(|| {
             err(
                 ErrorKind::UndefinedColumn,
@@ -525,233 +528,6 @@ impl<'a> Work<'a> {
         Ok(())
     }
 
-    fn add_constraint(&mut self, p: &mut Planner<'_>, c: &ast::TableConstraint) -> Result<()> {
-        use ast::TableConstraint as C;
-        match c {
-            C::PrimaryKey(pk) => {
-                if pk
-                    .characteristics
-                    .as_ref()
-                    .is_some_and(|c| c.deferrable == Some(true) || c.initially.is_some())
-                {
-                    return Err(SqlError::unsupported("DEFERRABLE PRIMARY KEY constraints"));
-                }
-                let mut cols = Vec::new();
-                for ic in &pk.columns {
-                    let name = match &ic.column.expr {
-                        ast::Expr::Identifier(i) => fold_ident(i),
-                        other => {
-                            return Err(SqlError::unsupported(format!(
-                                "PRIMARY KEY on an expression ({other})"
-                            )))
-                        }
-                    };
-                    cols.push(self.column(&name)?);
-                }
-                let name = pk.name.as_ref().or(pk.index_name.as_ref()).map(fold_ident);
-                self.set_primary_key(name, cols)
-            }
-            C::Unique(u) => self.add_unique(UniqueSpec::of(u, None)?),
-            C::Check(ck) => {
-                let d = crate::ddl::declared_check(None, ck)?;
-                self.add_checks(p, vec![d])
-            }
-            // Foreign keys are the FK module's; until it hooks in here they
-            // are refused rather than stored unenforced.
-            C::ForeignKey(_) => Err(SqlError::unsupported(
-                "ALTER TABLE ... ADD FOREIGN KEY (foreign keys are not enforced yet)",
-            )),
-            other => Err(SqlError::unsupported(format!(
-                "ALTER TABLE ... ADD {other}"
-            ))),
-        }
-    }
-
-    fn set_primary_key(&mut self, name: Option<String>, cols: Vec<usize>) -> Result<()> {
-        if !self.def.primary_key.is_empty() {
-            return Err(err(
-                ErrorKind::InvalidTableDefinition,
-                format!(
-                    "multiple primary keys for table \"{}\" are not allowed",
-                    self.table()
-                ),
-            ));
-        }
-        for &c in &cols {
-            let t = &self.def.columns[c].data_type;
-            if matches!(t, DataType::Json | DataType::Jsonb) {
-                return Err(SqlError::unsupported(format!(
-                    "PRIMARY KEY on column \"{}\" of type {}",
-                    self.def.columns[c].name,
-                    t.sql_name()
-                )));
-            }
-        }
-        let default = format!("{}_pkey", self.table());
-        let name = name.unwrap_or(default.clone());
-        // The index's name is checked first, as PostgreSQL creates it first.
-        if self.relation_taken(&name) {
-            return Err(walden_engine::EngineError::RelationExists(name).into());
-        }
-        self.check_constraint_name_free(&name)?;
-        for &c in &cols {
-            self.def.columns[c].nullable = false;
-        }
-        self.def.primary_key = cols;
-        self.def.pk_name = (name != default).then_some(name);
-        Ok(())
-    }
-
-    fn relation_taken(&self, name: &str) -> bool {
-        let ours = name.eq_ignore_ascii_case(&self.def.name)
-            || self
-                .def
-                .indexes
-                .iter()
-                .any(|ix| ix.name.eq_ignore_ascii_case(name));
-        // An index of this table dropped in this statement frees its name.
-        let dropped_here = self
-            .old
-            .def
-            .indexes
-            .iter()
-            .any(|ix| ix.name.eq_ignore_ascii_case(name));
-        let pkey = |t: &TableDef| !t.primary_key.is_empty() && t.pkey_name() == name;
-        ours || pkey(&self.def)
-            || (!dropped_here
-                && !name.eq_ignore_ascii_case(self.old.name())
-                && (self.db.table(name).is_ok()
-                    || self.db.index_table(name).is_some()
-                    || self
-                        .db
-                        .tables()
-                        .iter()
-                        .any(|t| t.id() != self.old.id() && pkey(&t.def))))
-    }
-
-    fn constraint_names(&self) -> Vec<String> {
-        let mut v: Vec<String> = self.def.checks.iter().map(|c| c.name.clone()).collect();
-        v.extend(
-            self.def
-                .indexes
-                .iter()
-                .filter(|i| i.constraint)
-                .map(|i| i.name.clone()),
-        );
-        if !self.def.primary_key.is_empty() {
-            v.push(self.def.pkey_name());
-        }
-        v
-    }
-
-    fn check_constraint_name_free(&self, name: &str) -> Result<()> {
-        if self.constraint_names().iter().any(|n| n == name) {
-            return Err(err(
-                ErrorKind::DuplicateObject,
-                format!(
-                    "constraint \"{name}\" for relation \"{}\" already exists",
-                    self.table()
-                ),
-            ));
-        }
-        Ok(())
-    }
-
-    fn add_unique(&mut self, u: UniqueSpec) -> Result<()> {
-        let cols = u
-            .columns
-            .iter()
-            .map(|c| self.column(c))
-            .collect::<Result<Vec<_>>>()?;
-        for &c in &cols {
-            let t = &self.def.columns[c].data_type;
-            if matches!(t, DataType::Json | DataType::Jsonb) {
-                return Err(SqlError::unsupported(format!(
-                    "an index on column \"{}\" of type {}",
-                    self.def.columns[c].name,
-                    t.sql_name()
-                )));
-            }
-        }
-        let name = match u.name {
-            Some(n) => {
-                if self.relation_taken(&n) {
-                    return Err(walden_engine::EngineError::RelationExists(n).into());
-                }
-                self.check_constraint_name_free(&n)?;
-                n
-            }
-            None => {
-                let names: Vec<String> = cols
-                    .iter()
-                    .map(|&c| self.def.columns[c].name.clone())
-                    .collect();
-                index_ddl::choose_name(self.table(), &names, "key", &|n| {
-                    self.relation_taken(n) || self.constraint_names().iter().any(|c| c == n)
-                })
-            }
-        };
-        self.def.indexes.push(IndexDef {
-            id: 0,
-            name,
-            columns: cols,
-            unique: true,
-            constraint: true,
-        });
-        Ok(())
-    }
-
-    fn add_checks(&mut self, p: &mut Planner<'_>, checks: Vec<Declared>) -> Result<()> {
-        if checks.is_empty() {
-            return Ok(());
-        }
-        let mut taken = constraints::names_in_use(self.db);
-        taken.extend(self.constraint_names());
-        for d in &checks {
-            if let Some(n) = &d.name {
-                self.check_constraint_name_free(n)?;
-            }
-        }
-        let table = self.def.name.clone();
-        let new = constraints::declare(p, &table, &self.def.columns, checks, taken)?;
-        for c in new {
-            self.new_checks.push(c.name.clone());
-            self.def.checks.push(c);
-        }
-        Ok(())
-    }
-
-    fn drop_constraint(&mut self, name: &str, if_exists: bool) -> Result<()> {
-        if !self.def.primary_key.is_empty() && self.def.pkey_name() == name {
-            // The columns stay NOT NULL, as in PostgreSQL.
-            self.def.primary_key.clear();
-            self.def.pk_name = None;
-            return Ok(());
-        }
-        if let Some(i) = self
-            .def
-            .indexes
-            .iter()
-            .position(|ix| ix.constraint && ix.name == name)
-        {
-            self.def.indexes.remove(i);
-            return Ok(());
-        }
-        if let Some(i) = self.def.checks.iter().position(|c| c.name == name) {
-            self.def.checks.remove(i);
-            return Ok(());
-        }
-        let m = format!(
-            "constraint \"{name}\" of relation \"{}\" does not exist",
-            self.table()
-        );
-        if if_exists {
-            self.notices.push(format!("{m}, skipping"));
-            return Ok(());
-        }
-        Err(err(ErrorKind::UndefinedObject, m))
-    }
-
     fn rename_column(&mut self, old: &str, new: &str) -> Result<()> {
         let i = self.def.column_index(old).ok_or_else(|| {
             err(
@@ -791,142 +567,6 @@ impl<'a> Work<'a> {
             self.def.pk_name = None;
         }
         Ok(())
-    }
-
-    fn rename_constraint(&mut self, old: &str, new: &str) -> Result<()> {
-        let exists = self.constraint_names().iter().any(|n| n == old);
-        if !exists {
-            return Err(err(
-                ErrorKind::UndefinedObject,
-                format!(
-                    "constraint \"{old}\" for table \"{}\" does not exist",
-                    self.table()
-                ),
-            ));
-        }
-        self.check_constraint_name_free(new)?;
-        let is_index = !self.def.primary_key.is_empty() && self.def.pkey_name() == old
-            || self.def.indexes.iter().any(|ix| ix.name == old);
-        if is_index && self.relation_taken(new) {
-            return Err(walden_engine::EngineError::RelationExists(new.to_string()).into());
-        }
-        if !self.def.primary_key.is_empty() && self.def.pkey_name() == old {
-            let default = format!("{}_pkey", self.def.name);
-            self.def.pk_name = (new != default).then(|| new.to_string());
-        } else if let Some(ix) = self.def.indexes.iter_mut().find(|ix| ix.name == old) {
-            ix.name = new.to_string();
-        } else if let Some(c) = self.def.checks.iter_mut().find(|c| c.name == old) {
-            c.name = new.to_string();
-        }
-        Ok(())
-    }
-
-    /// Validates the rows against the new definition and returns the
-    /// change (`None` if nothing changes).
-    fn finish(&mut self, p: &mut Planner<'_>) -> Result<Option<Alteration>> {
-        let identity = self.src.len() == self.old.def.columns.len()
-            && self
-                .src
-                .iter()
-                .enumerate()
-                .all(|(i, s)| matches!(s, ColumnSource::Old(j) if *j == i));
-        if identity && self.def == self.old.def {
-            return Ok(None);
-        }
-        // A new primary key's duplicates are reported before its nulls, as
-        // PostgreSQL builds the index first.
-        if !self.def.primary_key.is_empty() && self.def.primary_key != self.old.def.primary_key {
-            let n = self.nrows();
-            let pk = self.def.primary_key.clone();
-            let mut seen = std::collections::HashSet::new();
-            for r in 0..n {
-                let row = self.row(r);
-                let key: Vec<Value> = pk.iter().map(|&c| row[c].clone()).collect();
-                if !key.iter().any(Value::is_null) && !seen.insert(key.clone()) {
-                    return Err(walden_engine::EngineError::UniqueBuildFailed(Box::new(
-                        walden_engine::KeyConflict {
-                            table: self.def.name.clone(),
-                            constraint: self.def.pkey_name(),
-                            columns: self.def.column_list(&pk),
-                            key: key
-                                .iter()
-                                .map(|v| match v {
-                                    Value::Null => "null".to_string(),
-                                    v => v.to_string(),
-                                })
-                                .collect::<Vec<_>>()
-                                .join(", "),
-                        },
-                    ))
-                    .into());
-                }
-            }
-        }
-        // NOT NULL where the values may hold nulls (a new constraint or
-        // new values).
-        let unchecked: Vec<usize> = (0..self.def.columns.len())
-            .filter(|&i| {
-                !self.def.columns[i].nullable
-                    && !matches!(self.src[i], ColumnSource::Old(j)
-                        if !self.old.def.columns[j].nullable)
-            })
-            .collect();
-        let n = if unchecked.is_empty() {
-            0
-        } else {
-            self.nrows()
-        };
-        for i in unchecked {
-            let c = &self.def.columns[i];
-            if (0..n).any(|r| self.value(r, i).is_null()) {
-                return Err(err(
-                    ErrorKind::NotNullViolation,
-                    format!(
-                        "column \"{}\" of relation \"{}\" contains null values",
-                        c.name, self.def.name
-                    ),
-                )
-                .with_fields(ErrorFields {
-                    table: Some(self.def.name.clone()),
-                    column: Some(c.name.clone()),
-                    ..Default::default()
-                }));
-            }
-        }
-        let scope = constraints::scope_of(&self.def.name, &self.def.columns);
-        let mut checks = Vec::new();
-        for c in &self.def.checks {
-            if self.retyped || self.new_checks.contains(&c.name) {
-                let e = constraints::parse_stored(&c.expr)?;
-                checks.push((c.name.clone(), constraints::compile_check(p, &scope, &e)?));
-            }
-        }
-        checks.sort_by(|a, b| a.0.cmp(&b.0));
-        if !checks.is_empty() {
-            for r in 0..self.nrows() {
-                let row = self.row(r);
-                for (name, x) in &checks {
-                    if let Value::Bool(false) = x.eval(&row, self.env)? {
-                        return Err(err(
-                            ErrorKind::CheckViolation,
-                            format!(
-                                "check constraint \"{name}\" of relation \"{}\" is violated by some row",
-                                self.def.name
-                            ),
-                        )
-                        .with_fields(ErrorFields {
-                            table: Some(self.def.name.clone()),
-                            constraint: Some(name.clone()),
-                            ..Default::default()
-                        }));
-                    }
-                }
-            }
-        }
-        Ok(Some(Alteration {
-            def: self.def.clone(),
-            rewrite: (!identity).then(|| self.src.clone()),
-        }))
     }
 }
 
@@ -1012,187 +652,4 @@ fn pg_type_name(t: &DataType) -> String {
         DataType::Timestamp => "timestamp without time zone".into(),
         other => other.sql_name(),
     }
-}
-
-/// Parses an `ALTER TABLE` statement. What sqlparser does not take is
-/// looked at again: T-SQL's `ALTER COLUMN c type [NULL | NOT NULL]` is
-/// rewritten to PostgreSQL's form, and a PostgreSQL clause Walden does not
-/// do is refused naming it (rather than reported as a syntax error).
-pub(crate) fn parse(sql: &str) -> Result<ast::Statement> {
-    let first = match crate::front::parse_sql(sql) {
-        Ok(s) => return Ok(s),
-        Err(e) => e,
-    };
-    let words = words(sql);
-    if let Some(pg) = tsql_alter_column(&words) {
-        return crate::front::parse_sql(&pg);
-    }
-    if let Some(clause) = unparsed_clause(&words) {
-        return Err(SqlError::unsupported(format!("ALTER TABLE ... {clause}")));
-    }
-    Err(first)
-}
-
-/// The statement's tokens, without whitespace; `[x]` and `"x"` become
-/// `"x"`.
-fn words(sql: &str) -> Vec<String> {
-    use sqlparser::tokenizer::{Token, Tokenizer};
-    let dialect = sqlparser::dialect::MsSqlDialect {};
-    let Ok(tokens) = Tokenizer::new(&dialect, sql).tokenize() else {
-        return Vec::new();
-    };
-    tokens
-        .into_iter()
-        .filter(|t| !matches!(t, Token::Whitespace(_) | Token::SemiColon))
-        .map(|t| match t {
-            Token::Word(w) if w.quote_style.is_some() => {
-                format!("\"{}\"", w.value.replace('"', "\"\""))
-            }
-            other => other.to_string(),
-        })
-        .collect()
-}
-
-fn is(w: &str, kw: &str) -> bool {
-    w.eq_ignore_ascii_case(kw)
-}
-
-/// `ALTER TABLE t ALTER COLUMN c type [NULL | NOT NULL]` (SQL Server): the
-/// type changes as SQL Server converts (an explicit conversion), and the
-/// column becomes NOT NULL or, without either word, nullable, as there.
-fn tsql_alter_column(w: &[String]) -> Option<String> {
-    if w.len() < 7 || !is(&w[0], "ALTER") || !is(&w[1], "TABLE") {
-        return None;
-    }
-    let mut i = 3;
-    let mut table = w[2].clone();
-    while w.get(i).map(String::as_str) == Some(".") {
-        table = format!("{table}.{}", w.get(i + 1)?);
-        i += 2;
-    }
-    if !is(w.get(i)?, "ALTER") || !is(w.get(i + 1)?, "COLUMN") {
-        return None;
-    }
-    let col = w.get(i + 2)?;
-    let mut ty: &[String] = &w[i + 3..];
-    let mut nullability = "DROP NOT NULL";
-    if ty.len() >= 2 && is(&ty[ty.len() - 2], "NOT") && is(&ty[ty.len() - 1], "NULL") {
-        nullability = "SET NOT NULL";
-        ty = &ty[..ty.len() - 2];
-    } else if ty.last().is_some_and(|t| is(t, "NULL")) {
-        ty = &ty[..ty.len() - 1];
-    }
-    if ty.is_empty()
-        || ty.iter().any(|t| {
-            ["SET", "DROP", "TYPE", "ADD", "COLLATE"]
-                .iter()
-                .any(|k| is(t, k))
-        })
-    {
-        return None;
-    }
-    let ty = ty.join(" ").replace(" ( ", "(").replace(" )", ")");
-    Some(format!(
-        "ALTER TABLE {table} ALTER COLUMN {col} TYPE {ty} USING CAST({col} AS {ty}), \
-         ALTER COLUMN {col} {nullability}"
-    ))
-}
-
-/// The PostgreSQL ALTER TABLE clause in `w` that sqlparser does not parse
-/// (and Walden does not do), if any.
-fn unparsed_clause(w: &[String]) -> Option<String> {
-    const CLAUSES: &[&[&str]] = &[
-        &["SET", "SCHEMA"],
-        &["SET", "TABLESPACE"],
-        &["SET", "ACCESS", "METHOD"],
-        &["SET", "WITHOUT", "CLUSTER"],
-        &["SET", "WITHOUT", "OIDS"],
-        &["SET", "STATISTICS"],
-        &["SET", "STORAGE"],
-        &["SET", "COMPRESSION"],
-        &["SET", "GENERATED"],
-        &["SET", "("],
-        &["RESET", "("],
-        &["CLUSTER", "ON"],
-        &["NO", "INHERIT"],
-        &["INHERIT"],
-        &["NOT", "OF"],
-        &["OF"],
-        &["ALTER", "CONSTRAINT"],
-        &["ATTACH", "PARTITION"],
-        &["DETACH", "PARTITION"],
-        &["DROP", "IDENTITY"],
-        &["ADD", "GENERATED"],
-        &["RESTART"],
-        &["VALIDATE", "CONSTRAINT"],
-        &["DISABLE"],
-        &["ENABLE"],
-        &["REPLICA", "IDENTITY"],
-        &["OWNER", "TO"],
-        &["USING", "INDEX"],
-        &["EXCLUDE"],
-    ];
-    (3..w.len()).find_map(|i| {
-        CLAUSES.iter().find_map(|c| {
-            let hit = c
-                .iter()
-                .enumerate()
-                .all(|(k, kw)| w.get(i + k).is_some_and(|x| is(x, kw)));
-            hit.then(|| c.join(" ").replace(" (", " (...)"))
-        })
-    })
-}
-
-/// T-SQL's `sp_rename 'table', 'new'` and `sp_rename 'table.column', 'new',
-/// 'COLUMN'`, as the ALTER TABLE they amount to. Other object types (an
-/// index, a constraint, a user type) are refused.
-pub(crate) fn sp_rename(args: &[String]) -> Result<ast::Statement> {
-    let (Some(obj), Some(new)) = (args.first(), args.get(1)) else {
-        return Err(SqlError::syntax(
-            "sp_rename needs the object's name and its new name",
-        ));
-    };
-    let ident = |s: &str| {
-        let s = s.trim().trim_start_matches('[').trim_end_matches(']');
-        let plain = !s.is_empty()
-            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            && !s.starts_with(|c: char| c.is_ascii_digit());
-        if plain {
-            s.to_string()
-        } else {
-            format!("\"{}\"", s.replace('"', "\"\""))
-        }
-    };
-    let parts: Vec<&str> = obj.split('.').collect();
-    let sql = match args.get(2).map(|k| k.to_ascii_uppercase()) {
-        Some(k) if k == "COLUMN" => {
-            let [.., table, column] = parts.as_slice() else {
-                return Err(SqlError::syntax(
-                    "sp_rename of a column needs 'table.column'",
-                ));
-            };
-            format!(
-                "ALTER TABLE {} RENAME COLUMN {} TO {}",
-                ident(table),
-                ident(column),
-                ident(new)
-            )
-        }
-        None => format!(
-            "ALTER TABLE {} RENAME TO {}",
-            ident(parts.last().copied().unwrap_or_default()),
-            ident(new)
-        ),
-        Some(k) if k == "OBJECT" => format!(
-            "ALTER TABLE {} RENAME TO {}",
-            ident(parts.last().copied().unwrap_or_default()),
-            ident(new)
-        ),
-        Some(other) => {
-            return Err(SqlError::unsupported(format!(
-                "sp_rename of an object of type '{other}'"
-            )))
-        }
-    };
-    crate::front::parse_sql(&sql)
 }

@@ -537,7 +537,7 @@ pub fn parse(sql: &str) -> Result<Command> {
                         _ => None,
                     })
                     .collect();
-                return Ok(Command::Sql(Box::new(crate::alter_table::sp_rename(
+                return Ok(Command::Sql(Box::new(crate::alter_table_parse::sp_rename(
                     &args,
                 )?)));
             }
@@ -717,7 +717,9 @@ pub fn parse(sql: &str) -> Result<Command> {
         }
     }
     if first == "ALTER" && low.split_whitespace().nth(1) == Some("table") {
-        return Ok(Command::Sql(Box::new(crate::alter_table::parse(sql)?)));
+        return Ok(Command::Sql(Box::new(crate::alter_table_parse::parse(
+            sql,
+        )?)));
     }
     Ok(Command::Sql(Box::new(parse_sql(sql)?)))
 }
