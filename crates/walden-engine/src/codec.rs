@@ -3,6 +3,7 @@
 //! Little-endian, LEB128 varints for lengths and integers (zigzag for signed
 //! ones). The same encoding serves log records and checkpoint images.
 
+use crate::alter::ColumnSource;
 use crate::error::{EngineError, Result};
 use crate::schema::{
     CheckDef, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, Identity, IndexDef,
@@ -289,7 +290,8 @@ pub fn put_table_def(out: &mut Vec<u8>, d: &TableDef) {
     }
     // Parts added after the first format, each tagged so a reader that
     // meets one it does not know fails instead of dropping it.
-    put_var(out, (d.indexes.len() + d.checks.len()) as u64);
+    let parts = d.indexes.len() + d.checks.len() + d.pk_name.is_some() as usize;
+    put_var(out, parts as u64);
     for ix in &d.indexes {
         out.push(DEF_INDEX);
         put_index_def(out, ix);
@@ -299,11 +301,16 @@ pub fn put_table_def(out: &mut Vec<u8>, d: &TableDef) {
         put_str(out, &c.name);
         put_str(out, &c.expr);
     }
+    if let Some(n) = &d.pk_name {
+        out.push(DEF_PKEY_NAME);
+        put_str(out, n);
+    }
 }
 
-/// Tags of the parts in a table definition's tail.
+/// Tags of the parts in a table definition's tail (3 is the foreign keys').
 const DEF_INDEX: u8 = 1;
 const DEF_CHECK: u8 = 2;
+const DEF_PKEY_NAME: u8 = 4;
 
 pub fn put_index_def(out: &mut Vec<u8>, ix: &IndexDef) {
     put_var(out, ix.id as u64);
@@ -384,6 +391,7 @@ pub fn get_table_def(r: &mut Reader<'_>, tail: bool) -> Result<TableDef> {
     }
     let mut indexes = Vec::new();
     let mut checks = Vec::new();
+    let mut pk_name = None;
     if tail {
         for _ in 0..r.var()? {
             match r.u8()? {
@@ -392,6 +400,7 @@ pub fn get_table_def(r: &mut Reader<'_>, tail: bool) -> Result<TableDef> {
                     name: r.str()?.to_string(),
                     expr: r.str()?.to_string(),
                 }),
+                DEF_PKEY_NAME => pk_name = Some(r.str()?.to_string()),
                 _ => return Err(short()),
             }
         }
@@ -403,6 +412,7 @@ pub fn get_table_def(r: &mut Reader<'_>, tail: bool) -> Result<TableDef> {
         primary_key,
         indexes,
         checks,
+        pk_name,
     })
 }
 
@@ -515,6 +525,42 @@ pub enum Redo {
         table: u32,
         index: u32,
     },
+    /// `ALTER TABLE`: the table's new definition, and how its rows are
+    /// rewritten into it (`None`: they are kept as they are).
+    AlterTable {
+        table: u32,
+        def: TableDef,
+        rewrite: Option<Vec<ColumnSource>>,
+    },
+}
+
+/// Redo tags of ALTER TABLE (25..=34 are reserved for it).
+const TAG_ALTER_TABLE: u8 = 25;
+
+fn put_column_source(out: &mut Vec<u8>, s: &ColumnSource) {
+    match s {
+        ColumnSource::Old(i) => {
+            out.push(0);
+            put_var(out, *i as u64);
+        }
+        ColumnSource::Fill(v) => {
+            out.push(1);
+            put_value(out, v);
+        }
+        ColumnSource::Values(vs) => {
+            out.push(2);
+            put_values(out, vs);
+        }
+    }
+}
+
+fn get_column_source(r: &mut Reader<'_>) -> Result<ColumnSource> {
+    Ok(match r.u8()? {
+        0 => ColumnSource::Old(r.var()? as usize),
+        1 => ColumnSource::Fill(r.value()?),
+        2 => ColumnSource::Values(r.values()?),
+        _ => return Err(short()),
+    })
 }
 
 pub const TAG_TXN_PART: u8 = 1;
@@ -615,6 +661,25 @@ pub fn encode_redo(r: &Redo) -> Vec<u8> {
             put_var(&mut out, *table as u64);
             put_var(&mut out, *index as u64);
         }
+        Redo::AlterTable {
+            table,
+            def,
+            rewrite,
+        } => {
+            out.push(TAG_ALTER_TABLE);
+            put_var(&mut out, *table as u64);
+            put_table_def(&mut out, def);
+            match rewrite {
+                None => out.push(0),
+                Some(cols) => {
+                    out.push(1);
+                    put_var(&mut out, cols.len() as u64);
+                    for c in cols {
+                        put_column_source(&mut out, c);
+                    }
+                }
+            }
+        }
     }
     out
 }
@@ -694,6 +759,29 @@ pub fn decode_redo(buf: &[u8], key_of: &dyn Fn(u32, &[Value]) -> Option<Key>) ->
             table: r.var()? as u32,
             index: r.var()? as u32,
         },
+        TAG_ALTER_TABLE => {
+            let table = r.var()? as u32;
+            let def = get_table_def(&mut r, true)?;
+            let rewrite = match r.u8()? {
+                0 => None,
+                _ => {
+                    let n = r.var()? as usize;
+                    if n > buf.len() {
+                        return Err(short());
+                    }
+                    Some(
+                        (0..n)
+                            .map(|_| get_column_source(&mut r))
+                            .collect::<Result<Vec<_>>>()?,
+                    )
+                }
+            };
+            Redo::AlterTable {
+                table,
+                def,
+                rewrite,
+            }
+        }
         _ => return Err(short()),
     };
     Ok(rec)
@@ -778,6 +866,18 @@ mod tests {
                 max_exposure_ms: None,
             }),
             Redo::SeqReserve { id: 3, upto: -7 },
+            Redo::AlterTable {
+                table: 4,
+                def: TableDef {
+                    pk_name: Some("k".into()),
+                    ..TableDef::new("u", vec![ColumnDef::new("a", DataType::Int)], &["a"]).unwrap()
+                },
+                rewrite: Some(vec![
+                    ColumnSource::Old(1),
+                    ColumnSource::Fill(Value::Int(7)),
+                    ColumnSource::Values(vec![Value::Null, Value::text("x")]),
+                ]),
+            },
         ] {
             let b = encode_redo(&r);
             assert_eq!(decode_redo(&b, &|_, _| None).unwrap(), r);

@@ -544,7 +544,7 @@ impl Database {
     /// secondaries (as a commit releases its row locks first): a stalled
     /// secondary then holds up this session only, not every session of the
     /// database.
-    fn system_change<T>(
+    pub(crate) fn system_change<T>(
         &self,
         gate: RwLockWriteGuard<'_, ()>,
         session: &Session,

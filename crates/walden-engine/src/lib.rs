@@ -21,6 +21,7 @@
 //! inst.close().unwrap();
 //! ```
 
+mod alter;
 mod checkpoint;
 pub mod codec;
 mod control;
@@ -42,6 +43,7 @@ mod table;
 mod txn;
 pub mod types;
 
+pub use alter::{Alteration, ColumnSource};
 pub use checkpoint::{BackupInfo, CheckpointInfo};
 pub use database::{BackupState, Database, DbCounters, Limits, MAX_ROW_BYTES};
 pub use error::{EngineError, KeyConflict, Result};

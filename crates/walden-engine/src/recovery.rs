@@ -152,6 +152,11 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
             let nt = Arc::new(t.without_index(index));
             cat.add_table(nt);
         }
+        Redo::AlterTable {
+            table,
+            def,
+            rewrite,
+        } => crate::alter::redo(cat, table, &def, rewrite.as_deref())?,
     }
     Ok(())
 }

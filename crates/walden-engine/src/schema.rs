@@ -82,6 +82,9 @@ pub struct TableDef {
     /// Secondary indexes, in creation order (`Table::indexes` holds their
     /// entries in the same order).
     pub indexes: Vec<IndexDef>,
+    /// The primary key constraint's name when it is not `<table>_pkey`
+    /// (named in `ADD CONSTRAINT`, renamed, or kept across a table rename).
+    pub pk_name: Option<String>,
 }
 
 /// A secondary index: its entries are the indexed columns' values followed
@@ -128,6 +131,7 @@ impl TableDef {
             primary_key: pk,
             indexes: Vec::new(),
             checks: Vec::new(),
+            pk_name: None,
         };
         for &i in &def.primary_key {
             def.columns[i].nullable = false;
@@ -203,7 +207,9 @@ impl TableDef {
 
     /// PostgreSQL's name for the primary key's index and constraint.
     pub fn pkey_name(&self) -> String {
-        format!("{}_pkey", self.name)
+        self.pk_name
+            .clone()
+            .unwrap_or_else(|| format!("{}_pkey", self.name))
     }
 
     /// `(a, b)`: the names of columns, as PostgreSQL's error details list them.

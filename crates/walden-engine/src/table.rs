@@ -244,7 +244,7 @@ impl Table {
     }
 
     /// A new definition of this table over the same rows, indexes and counters.
-    fn sharing(&self, def: TableDef) -> Table {
+    pub(crate) fn sharing(&self, def: TableDef) -> Table {
         Table {
             def,
             rows: self.rows.clone(),

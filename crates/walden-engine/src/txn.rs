@@ -97,6 +97,10 @@ pub struct Transaction {
     /// was checked against: a unique index added since fails the commit
     /// rather than let unchecked rows in.
     checked: HashMap<u32, HashSet<u32>>,
+    /// For each table written, its columns and constraints when first
+    /// written: an ALTER TABLE since (rows of another shape, a new NOT NULL
+    /// or CHECK) fails the commit rather than let rows it never saw in.
+    shapes: HashMap<u32, crate::alter::Shape>,
     /// Rows this transaction gave values in a unique index, by (index id,
     /// values): candidates a later write of the same values checks against
     /// the write set (stale ones, after an update or ROLLBACK TO, are
@@ -128,6 +132,7 @@ impl Transaction {
             isolation: Isolation::ReadCommitted,
             snapshot: None,
             checked: HashMap::new(),
+            shapes: HashMap::new(),
             own_unique: HashMap::new(),
             finished: false,
         }
@@ -187,6 +192,13 @@ impl Transaction {
             }
             _ => Ok(()),
         }
+    }
+
+    /// Whether this transaction has changed rows of table `id` (ALTER TABLE
+    /// refuses a table its own open transaction wrote: its rows would not
+    /// fit the new definition).
+    pub fn has_written(&self, id: u32) -> bool {
+        self.writes.keys().any(|(t, _)| *t == id)
     }
 
     pub fn id(&self) -> u64 {
@@ -367,6 +379,9 @@ impl Transaction {
     /// Notes which unique indexes of `t` this write was checked against:
     /// the transaction keeps those every write to the table was.
     fn note_checked(&mut self, t: &Table) {
+        self.shapes
+            .entry(t.id())
+            .or_insert_with(|| crate::alter::Shape::of(&t.def));
         let ids = unique_ids(t);
         self.checked
             .entry(t.id())
@@ -467,6 +482,15 @@ impl Transaction {
     /// Before a commit is logged: a unique index created on a written
     /// table after its writes were checked could not have checked them.
     fn check_definitions(&self, cat: &crate::database::Catalog) -> Result<()> {
+        for (tid, shape) in &self.shapes {
+            if let Some(cur) = cat.table_by_id(*tid) {
+                if !shape.matches(&cur.def) {
+                    return Err(EngineError::SerializationFailure(
+                        "could not serialize access due to a concurrent ALTER TABLE",
+                    ));
+                }
+            }
+        }
         for (tid, seen) in &self.checked {
             if let Some(cur) = cat.table_by_id(*tid) {
                 if !unique_ids(cur).is_subset(seen) {

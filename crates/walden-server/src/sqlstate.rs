@@ -39,6 +39,8 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::UndefinedDatabase => "3D000",
         K::DuplicateTable => "42P07",
         K::DuplicateObject => "42710",
+        K::DuplicateColumn => "42701",
+        K::InvalidTableDefinition => "42P16",
         K::DuplicateDatabase => "42P04",
         K::AmbiguousColumn => "42702",
         K::GroupingError => "42803",

@@ -16,7 +16,7 @@ pub(crate) struct Declared {
     pub expr: ast::Expr,
 }
 
-fn scope_of(table: &str, columns: &[ColumnDef]) -> Arc<Scope> {
+pub(crate) fn scope_of(table: &str, columns: &[ColumnDef]) -> Arc<Scope> {
     let label = table.to_ascii_lowercase();
     Arc::new(Scope::new(
         columns
@@ -39,7 +39,11 @@ fn unnest(e: &ast::Expr) -> &ast::Expr {
 }
 
 /// Compiles one CHECK expression, refusing what PostgreSQL refuses there.
-fn compile_check(p: &mut Planner<'_>, scope: &Arc<Scope>, e: &ast::Expr) -> Result<Expr> {
+pub(crate) fn compile_check(
+    p: &mut Planner<'_>,
+    scope: &Arc<Scope>,
+    e: &ast::Expr,
+) -> Result<Expr> {
     if query::has_aggregate(e) {
         return Err(SqlError::new(
             ErrorKind::GroupingError,
@@ -130,7 +134,7 @@ pub(crate) fn names_in_use(db: &Database) -> Vec<String> {
     let mut out = Vec::new();
     for t in db.tables() {
         if !t.has_hidden_key() {
-            out.push(format!("{}_pkey", t.name()));
+            out.push(t.def.pkey_name());
         }
         out.extend(t.def.checks.iter().map(|c| c.name.clone()));
     }

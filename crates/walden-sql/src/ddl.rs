@@ -13,7 +13,7 @@ use walden_engine::{
     ColumnDef, DataType, Database, DefaultExpr, EngineError, Instance, Session, TableDef, Value,
 };
 
-fn default_expr(e: &ast::Expr) -> Result<DefaultExpr> {
+pub(crate) fn default_expr(e: &ast::Expr) -> Result<DefaultExpr> {
     use ast::Expr as A;
     Ok(match e {
         A::Function(f) => {
@@ -254,7 +254,10 @@ pub fn create_table(
     Ok(QueryOutput::command("CREATE TABLE"))
 }
 
-fn declared_check(outer: Option<&ast::Ident>, ck: &ast::CheckConstraint) -> Result<Declared> {
+pub(crate) fn declared_check(
+    outer: Option<&ast::Ident>,
+    ck: &ast::CheckConstraint,
+) -> Result<Declared> {
     if ck.enforced == Some(false) {
         return Err(SqlError::unsupported("CHECK ... NOT ENFORCED"));
     }
@@ -264,7 +267,7 @@ fn declared_check(outer: Option<&ast::Ident>, ck: &ast::CheckConstraint) -> Resu
     })
 }
 
-fn map_def_err(e: EngineError) -> SqlError {
+pub(crate) fn map_def_err(e: EngineError) -> SqlError {
     match e {
         EngineError::InvalidDefinition(m)
             if m.contains("more than once") || m.contains("already exists") =>

@@ -12,6 +12,10 @@ pub enum ErrorKind {
     UndefinedDatabase,
     DuplicateTable,
     DuplicateObject,
+    /// 42701
+    DuplicateColumn,
+    /// 42P16
+    InvalidTableDefinition,
     DuplicateDatabase,
     AmbiguousColumn,
     GroupingError,

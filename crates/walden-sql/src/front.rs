@@ -66,11 +66,6 @@ pub enum Command {
         start: Option<i64>,
         increment: i64,
     },
-    /// `ALTER TABLE t ADD PRIMARY KEY (cols)` (pgbench's init step).
-    AddPrimaryKey {
-        table: String,
-        columns: Vec<String>,
-    },
     /// Statements accepted and ignored (`VACUUM`, `ANALYZE`, `SET NOCOUNT ON`, ...).
     Ignored(String),
     /// `SET LOCAL name = value`: until the transaction block ends.
@@ -530,6 +525,22 @@ pub fn parse(sql: &str) -> Result<Command> {
             if name.eq_ignore_ascii_case("sp_flush_log") {
                 return Ok(Command::FlushLog);
             }
+            if name.eq_ignore_ascii_case("sp_rename") {
+                // Its arguments are strings ('t.a', 'b', 'COLUMN'), possibly
+                // N'...' and named (@objname = ...).
+                let args: Vec<String> = t.t[t.i..]
+                    .iter()
+                    .filter_map(|x| match x {
+                        Token::SingleQuotedString(s) | Token::NationalStringLiteral(s) => {
+                            Some(s.clone())
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                return Ok(Command::Sql(Box::new(crate::alter_table_parse::sp_rename(
+                    &args,
+                )?)));
+            }
             return Err(SqlError::new(
                 crate::error::ErrorKind::UndefinedFunction,
                 format!("procedure \"{name}\" does not exist"),
@@ -667,29 +678,6 @@ pub fn parse(sql: &str) -> Result<Command> {
                 value,
             });
         }
-        "ALTER" if t.is(1, "TABLE") => {
-            // ALTER TABLE [ONLY] t ADD [CONSTRAINT c] PRIMARY KEY (a, b)
-            let save = t.i;
-            t.i += 2;
-            let _ = t.eat("ONLY");
-            let table = t.ident()?;
-            let table = qualified_last(&mut t, table)?;
-            if t.eat("ADD") {
-                if t.eat("CONSTRAINT") {
-                    t.ident()?;
-                }
-                if t.eat("PRIMARY") && t.eat("KEY") && t.eat_tok(&Token::LParen) {
-                    let mut columns = vec![t.ident()?];
-                    while t.eat_tok(&Token::Comma) {
-                        columns.push(t.ident()?);
-                    }
-                    if t.eat_tok(&Token::RParen) {
-                        return Ok(Command::AddPrimaryKey { table, columns });
-                    }
-                }
-            }
-            t.i = save;
-        }
         "DELETE" if t.is(1, "TOP") => {
             // DELETE TOP (n) [FROM] t ...: strip TOP (n) and parse the rest.
             t.i += 2;
@@ -727,6 +715,11 @@ pub fn parse(sql: &str) -> Result<Command> {
                 return Ok(Command::PgbenchPartitionProbe(rest[..end].to_string()));
             }
         }
+    }
+    if first == "ALTER" && low.split_whitespace().nth(1) == Some("table") {
+        return Ok(Command::Sql(Box::new(crate::alter_table_parse::parse(
+            sql,
+        )?)));
     }
     Ok(Command::Sql(Box::new(parse_sql(sql)?)))
 }
@@ -1568,7 +1561,7 @@ mod tests {
         ));
         assert!(matches!(
             parse("alter table pgbench_branches add primary key (bid)").unwrap(),
-            Command::AddPrimaryKey { .. }
+            Command::Sql(_)
         ));
     }
 }

@@ -13,6 +13,9 @@
 //! The wire server (`walden-server`) drives a [`SqlSession`] per connection.
 
 mod advisory;
+mod alter_constraints;
+mod alter_table;
+mod alter_table_parse;
 mod backup_path;
 mod constraints;
 mod copy;

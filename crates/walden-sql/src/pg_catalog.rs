@@ -187,7 +187,7 @@ impl Rel {
 }
 
 fn pkey_name(t: &Table) -> String {
-    format!("{}_pkey", t.name())
+    t.def.pkey_name()
 }
 
 fn rel_by_oid(db: &Database, oid: i64) -> Option<Rel> {

@@ -356,7 +356,6 @@ pub fn check_command(who: &Who, instance: &Instance, db: &Database, cmd: &Comman
             }
         }
         Command::AlterDatabase { .. } => who.require_superuser("run ALTER DATABASE")?,
-        Command::AddPrimaryKey { table, .. } => table_owner(table)?,
         Command::Set(name, _) | Command::SetLocal(name, _) => setting_allowed(who, name)?,
         Command::Sql(stmt) => match stmt.as_ref() {
             Statement::Drop {

@@ -717,7 +717,6 @@ impl SqlSession {
         }
         let writes = match cmd {
             Command::CreateSequence { .. } => Some("CREATE SEQUENCE"),
-            Command::AddPrimaryKey { .. } => Some("ALTER TABLE"),
             Command::AlterDatabase { .. } => Some("ALTER DATABASE"),
             Command::CreateDatabase(_) => Some("CREATE DATABASE"),
             Command::DropDatabase { .. } => Some("DROP DATABASE"),
@@ -1025,11 +1024,6 @@ impl SqlSession {
                 *start,
                 *increment,
             ),
-            Command::AddPrimaryKey { table, columns } => {
-                let cols: Vec<&str> = columns.iter().map(|s| s.as_str()).collect();
-                self.db.add_primary_key(&self.session, table, &cols)?;
-                Ok(QueryOutput::command("ALTER TABLE"))
-            }
             Command::Ignored(what) => Ok(QueryOutput::command(if what.is_empty() {
                 "EMPTY".to_string()
             } else {
@@ -1140,6 +1134,12 @@ impl SqlSession {
             Statement::Truncate(t) => ddl::truncate(&self.db, &self.session, t),
             Statement::CreateIndex(ci) => {
                 crate::index_ddl::create_index(&self.db, &self.session, ci)
+            }
+            Statement::AlterTable(at) => {
+                let session = self.session.clone();
+                self.dml(params, |p, tx, ctx| {
+                    crate::alter_table::alter_table(p, at, tx, ctx, &session)
+                })
             }
             Statement::Copy {
                 source:
@@ -1415,6 +1415,7 @@ fn ddl_name(stmt: &Statement) -> Option<&'static str> {
         Statement::Drop { .. } => "DROP",
         Statement::Truncate(_) => "TRUNCATE TABLE",
         Statement::CreateIndex(_) => "CREATE INDEX",
+        Statement::AlterTable(_) => "ALTER TABLE",
         _ => return None,
     })
 }

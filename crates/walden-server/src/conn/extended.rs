@@ -303,6 +303,15 @@ impl Connection {
         // Encode with the types the client was told in Describe.
         let described = match &stmt.prepared.columns {
             Some(d) if d.len() == cols.len() => d.as_slice(),
+            // An ALTER TABLE since the Parse changed the statement's columns:
+            // the client would read rows of a shape it was not told, so
+            // refuse as PostgreSQL does.
+            Some(d) if !d.is_empty() => {
+                return Ok(Err(PgError::error(
+                    "0A000",
+                    "cached plan must not change result type",
+                )))
+            }
             _ => cols.as_slice(),
         };
         let (chunk, more) = if out.rows.len() <= max_rows {

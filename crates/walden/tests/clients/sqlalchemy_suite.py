@@ -127,6 +127,39 @@ def refused_isolation_levels_say_so():
     e.dispose()
 
 
+@check()
+def inspector_sees_an_altered_table():
+    e = engine()
+    with e.begin() as c:
+        c.execute(sa.text("DROP TABLE IF EXISTS sa_alter"))
+        c.execute(sa.text("DROP TABLE IF EXISTS sa_altered"))
+        c.execute(sa.text("CREATE TABLE sa_alter (id int PRIMARY KEY, a int, gone text)"))
+        c.execute(sa.text("INSERT INTO sa_alter VALUES (1, 2, 'x')"))
+    with e.begin() as c:
+        c.execute(
+            sa.text(
+                "ALTER TABLE sa_alter ADD COLUMN b varchar(20) NOT NULL DEFAULT 'x', "
+                "DROP COLUMN gone, ALTER COLUMN a TYPE bigint, ADD CONSTRAINT a_pos CHECK (a > 0)"
+            )
+        )
+        c.execute(sa.text("ALTER TABLE sa_alter RENAME COLUMN a TO aa"))
+        c.execute(sa.text("ALTER TABLE sa_alter RENAME TO sa_altered"))
+    insp = sa.inspect(e)
+    cols = [(c["name"], str(c["type"]), c["nullable"]) for c in insp.get_columns("sa_altered")]
+    assert cols == [
+        ("id", "INTEGER", False),
+        ("aa", "BIGINT", True),
+        ("b", "VARCHAR(20)", False),
+    ], cols
+    defaults = {c["name"]: c["default"] for c in insp.get_columns("sa_altered")}
+    assert defaults["b"] is not None and "x" in defaults["b"], defaults
+    checks = [(c["name"], c["sqltext"]) for c in insp.get_check_constraints("sa_altered")]
+    assert checks == [("a_pos", "aa > 0")], checks
+    with e.connect() as c:
+        assert c.execute(sa.text("SELECT aa, b FROM sa_altered")).all() == [(2, "x")]
+    e.dispose()
+
+
 if __name__ == "__main__":
     print(f"sqlalchemy {sa.__version__}, psycopg {psycopg.__version__}")
     run(lambda f: f())

@@ -1,0 +1,291 @@
+//! ALTER TABLE in the engine: a table's next definition and how its rows
+//! move into it. The SQL layer decides what the new definition is (and
+//! validates the rows against it); the engine logs definition and rewrite
+//! as one system change (fully durable) and applies it the same way on the
+//! primary, at recovery and on a secondary, so all three end up with the
+//! same table.
+//!
+//! Rows are positional, so a change of columns (ADD/DROP COLUMN, a new
+//! type) rewrites every row, under the database's gate: commits wait for
+//! it, as for CREATE INDEX. A change of names, defaults or constraints
+//! keeps the rows and their versions (adding a unique index builds it).
+
+use crate::codec::Redo;
+use crate::database::{Catalog, Database};
+use crate::error::{EngineError, KeyConflict, Result};
+use crate::mvcc::Csn;
+use crate::schema::{CheckDef, ColumnDef, TableDef};
+use crate::session::Session;
+use crate::table::{value_list, Table};
+use crate::types::{Key, Value};
+use std::collections::HashSet;
+use std::sync::atomic::AtomicI64;
+use std::sync::Arc;
+
+/// Where a column of the rewritten table takes its values from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ColumnSource {
+    /// The old row's column at this position.
+    Old(usize),
+    /// The same value in every row (a new column's default).
+    Fill(Value),
+    /// One value per row, in the order of the old table's rows by key
+    /// (`Table::latest_rows`), which is the same wherever the record is
+    /// applied: the change is made under the gate, with no commit between.
+    Values(Vec<Value>),
+}
+
+/// A table's next definition (same id), and the rewrite of its rows if its
+/// columns change.
+#[derive(Clone, Debug)]
+pub struct Alteration {
+    pub def: TableDef,
+    pub rewrite: Option<Vec<ColumnSource>>,
+}
+
+impl Database {
+    /// `ALTER TABLE name ...`: `plan` sees the table as it stands with the
+    /// gate held (no commit can change its rows meanwhile) and returns the
+    /// change, or `None` when there is nothing to do. The change is built
+    /// before it is logged, so a duplicate key fails with nothing logged.
+    pub fn alter_table<E: From<EngineError>>(
+        &self,
+        session: &Session,
+        name: &str,
+        plan: impl FnOnce(&Arc<Table>) -> std::result::Result<Option<Alteration>, E>,
+    ) -> std::result::Result<(), E> {
+        let gate = self.gate.write();
+        let t = self.table(name)?;
+        let Some(alt) = plan(&t)? else {
+            return Ok(());
+        };
+        if !alt.def.name.eq_ignore_ascii_case(t.name()) {
+            let cat = self.catalog.read();
+            if cat.table(&alt.def.name).is_some() || cat.index_table(&alt.def.name).is_some() {
+                return Err(EngineError::RelationExists(alt.def.name).into());
+            }
+        }
+        let mut def = alt.def;
+        def.id = t.id();
+        {
+            // New indexes take fresh ids, as CREATE INDEX gives them.
+            let cat = self.catalog.read();
+            let fresh = def.indexes.iter_mut().filter(|ix| ix.id == 0);
+            for (id, ix) in (cat.next_table_id.max(1)..).zip(fresh) {
+                ix.id = id;
+            }
+        }
+        let nt = Arc::new(altered(
+            &t,
+            &def,
+            alt.rewrite.as_deref(),
+            self.vis.visible(),
+        )?);
+        let id = t.id();
+        self.system_change(
+            gate,
+            session,
+            Redo::AlterTable {
+                table: id,
+                def,
+                rewrite: alt.rewrite,
+            },
+            |cat| install(cat, id, nt),
+        )?;
+        Ok(())
+    }
+}
+
+/// Replaces table `id` in the catalog by its altered self (under a new
+/// name, if renamed).
+pub(crate) fn install(cat: &mut Catalog, id: u32, nt: Arc<Table>) {
+    cat.remove_table(id);
+    cat.add_table(nt);
+}
+
+/// Redo of an ALTER TABLE record.
+pub(crate) fn redo(
+    cat: &mut Catalog,
+    id: u32,
+    def: &TableDef,
+    rewrite: Option<&[ColumnSource]>,
+) -> Result<()> {
+    let t = cat.by_id.get(&id).cloned().ok_or_else(|| {
+        EngineError::Data(format!(
+            "redo record names table id {id}, which does not exist"
+        ))
+    })?;
+    let nt = Arc::new(altered(&t, def, rewrite, cat.vis.visible())?);
+    install(cat, id, nt);
+    Ok(())
+}
+
+fn bad(detail: &str) -> EngineError {
+    EngineError::Data(format!("ALTER TABLE record: {detail}"))
+}
+
+/// `t` under its next definition. Rows, their versions and unchanged
+/// indexes are shared when the columns and key stay; otherwise the table is
+/// rebuilt from its newest committed rows.
+pub(crate) fn altered(
+    t: &Table,
+    def: &TableDef,
+    rewrite: Option<&[ColumnSource]>,
+    csn: Csn,
+) -> Result<Table> {
+    def.validate()?;
+    let ncols = def.columns.len();
+    if def.primary_key.iter().any(|&c| c >= ncols)
+        || def
+            .indexes
+            .iter()
+            .any(|ix| ix.columns.is_empty() || ix.columns.iter().any(|&c| c >= ncols))
+    {
+        return Err(bad("a key or index names a column the table does not have"));
+    }
+    let kept: Vec<_> = def
+        .indexes
+        .iter()
+        .filter(|ix| t.def.indexes.iter().any(|o| o.id == ix.id))
+        .collect();
+    let same_kept = kept.iter().all(|ix| t.def.indexes.contains(ix))
+        && kept
+            .iter()
+            .zip(def.indexes.iter())
+            .all(|(a, b)| a.id == b.id);
+    let same_rows = rewrite.is_none()
+        && ncols == t.def.columns.len()
+        && def.primary_key == t.def.primary_key
+        && def
+            .columns
+            .iter()
+            .zip(&t.def.columns)
+            .all(|(a, b)| a.data_type == b.data_type);
+    if same_rows && same_kept {
+        let kept_ids: HashSet<u32> = kept.iter().map(|ix| ix.id).collect();
+        let mut base = def.clone();
+        base.indexes.retain(|ix| kept_ids.contains(&ix.id));
+        let mut next = t.sharing(base);
+        next.indexes.retain(|ix| kept_ids.contains(&ix.def.id));
+        for ix in def.indexes.iter().filter(|ix| !kept_ids.contains(&ix.id)) {
+            next = next.with_index(ix.clone(), csn)?;
+        }
+        return Ok(next);
+    }
+    rebuilt(t, def, rewrite)
+}
+
+/// A new table under `def` holding `t`'s newest committed rows rewritten
+/// by `rewrite`, with its key and unique indexes checked.
+fn rebuilt(t: &Table, def: &TableDef, rewrite: Option<&[ColumnSource]>) -> Result<Table> {
+    let old = t.latest_rows();
+    let ncols = def.columns.len();
+    match rewrite {
+        Some(src) => {
+            if src.len() != ncols {
+                return Err(bad("the rewrite does not give every column"));
+            }
+            for s in src {
+                match s {
+                    ColumnSource::Old(i) if *i >= t.def.columns.len() => {
+                        return Err(bad("the rewrite names a column the table did not have"))
+                    }
+                    ColumnSource::Values(v) if v.len() != old.len() => {
+                        return Err(bad("the rewrite's values do not match the rows"))
+                    }
+                    _ => {}
+                }
+            }
+        }
+        None if ncols != t.def.columns.len() => {
+            return Err(bad("the columns change but the rows are not rewritten"))
+        }
+        None => {}
+    }
+    let mut nt = Table::new(def.clone());
+    nt.next_identity = t.next_identity.clone();
+    let hidden = nt.has_hidden_key();
+    if hidden && t.has_hidden_key() {
+        nt.next_rowid = t.next_rowid.clone();
+    } else if hidden {
+        // A dropped primary key: the rows take row ids in key order.
+        nt.next_rowid = Arc::new(AtomicI64::new(old.len() as i64 + 1));
+    }
+    let uniques: Vec<usize> = (0..def.indexes.len())
+        .filter(|&i| def.indexes[i].unique)
+        .collect();
+    let mut seen: Vec<HashSet<Vec<Value>>> = vec![HashSet::new(); uniques.len()];
+    let mut keys: HashSet<Key> = HashSet::new();
+    for (n, (key, row)) in old.iter().enumerate() {
+        let row: Vec<Value> = match rewrite {
+            None => row.to_vec(),
+            Some(src) => src
+                .iter()
+                .map(|s| match s {
+                    ColumnSource::Old(i) => row[*i].clone(),
+                    ColumnSource::Fill(v) => v.clone(),
+                    ColumnSource::Values(v) => v[n].clone(),
+                })
+                .collect(),
+        };
+        let key: Key = if !hidden {
+            if let Some(&c) = def.primary_key.iter().find(|&&c| row[c].is_null()) {
+                return Err(EngineError::NotNull {
+                    table: def.name.clone(),
+                    column: def.columns[c].name.clone(),
+                });
+            }
+            let k: Key = def.primary_key.iter().map(|&c| row[c].clone()).collect();
+            if !keys.insert(k.clone()) {
+                return Err(EngineError::UniqueBuildFailed(Box::new(KeyConflict {
+                    table: def.name.clone(),
+                    constraint: def.pkey_name(),
+                    columns: def.column_list(&def.primary_key),
+                    key: value_list(&k),
+                })));
+            }
+            k
+        } else if t.has_hidden_key() {
+            key.clone()
+        } else {
+            vec![Value::Int(n as i64 + 1)].into_boxed_slice()
+        };
+        for (u, s) in uniques.iter().zip(seen.iter_mut()) {
+            let ix = &def.indexes[*u];
+            let vals: Vec<Value> = ix.columns.iter().map(|&c| row[c].clone()).collect();
+            if !vals.iter().any(Value::is_null) && !s.insert(vals.clone()) {
+                return Err(EngineError::UniqueBuildFailed(Box::new(KeyConflict {
+                    table: def.name.clone(),
+                    constraint: ix.name.clone(),
+                    columns: def.column_list(&ix.columns),
+                    key: value_list(&vals),
+                })));
+            }
+        }
+        nt.load_row(key, Arc::from(row));
+    }
+    Ok(nt)
+}
+
+/// What rows written under a table definition depend on: their positions
+/// and types, and the constraints they were checked against.
+#[derive(Debug)]
+pub(crate) struct Shape {
+    columns: Vec<ColumnDef>,
+    checks: Vec<CheckDef>,
+    key: Vec<usize>,
+}
+
+impl Shape {
+    pub(crate) fn of(def: &TableDef) -> Shape {
+        Shape {
+            columns: def.columns.clone(),
+            checks: def.checks.clone(),
+            key: def.primary_key.clone(),
+        }
+    }
+
+    pub(crate) fn matches(&self, def: &TableDef) -> bool {
+        self.columns == def.columns && self.checks == def.checks && self.key == def.primary_key
+    }
+}
