@@ -18,6 +18,9 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 use walden_log::{LogConfig, Lsn, OsVfs, Vfs, WaitStats};
 
+mod seeding;
+pub use seeding::SeedReceiver;
+
 const CATALOG_FILE: &str = "instance.json";
 /// User database ids start where SQL Server's do, after the system databases.
 const FIRST_DATABASE_ID: u32 = 5;
@@ -103,6 +106,9 @@ enum DbState {
     Creating,
     /// DROP DATABASE was asked for; the directory is being removed.
     Dropping,
+    /// A whole seeded copy in `<name>.seeding` replaces the directory (see
+    /// `seeding.rs`): the next open finishes the swap.
+    Replacing,
 }
 
 impl DbState {
@@ -121,6 +127,8 @@ struct Inner {
     closed: AtomicBool,
     stop: (Mutex<bool>, Condvar),
     bg: Mutex<Option<JoinHandle<()>>>,
+    /// Crash tests: the seed swap step to fail after (0: none).
+    seed_fault: AtomicU32,
 }
 
 /// An open instance. Cloning shares it.
@@ -256,6 +264,7 @@ impl Instance {
             closed: AtomicBool::new(false),
             stop: (Mutex::new(false), Condvar::new()),
             bg: Mutex::new(None),
+            seed_fault: AtomicU32::new(0),
         });
         let inst = Instance { inner };
         if fresh {
@@ -290,7 +299,7 @@ impl Instance {
         Ok(inst)
     }
 
-    /// Finishes what a crash interrupted: a CREATE is rolled back (its
+    /// Finishes what a crash interrupted: a seed's swap is finished, a CREATE is rolled back (its
     /// directory was made by that CREATE, after checking none existed, and
     /// never held committed data), a DROP is completed. Either way the
     /// directory's control file, if it has one, must carry the entry's id.
@@ -298,8 +307,23 @@ impl Instance {
         let vfs = &*self.inner.cfg.vfs;
         let mut changed = false;
         for e in &catalog.databases {
-            if e.state == DbState::Ready {
-                continue;
+            match e.state {
+                DbState::Ready => {
+                    self.remove_stale_seed(&e.name)?;
+                    continue;
+                }
+                DbState::Replacing => {
+                    let staged = self.staged_dir(&e.name);
+                    if let Some(c) = control::read(vfs, &staged)? {
+                        control::check_identity(&c, e.id, &e.name, &staged)?;
+                    }
+                    tracing::warn!(database = %e.name, "finishing an interrupted seed: swapping in its whole copy");
+                    self.finish_swap(&e.name)?;
+                    self.set_state(e.id, DbState::Ready);
+                    changed = true;
+                    continue;
+                }
+                DbState::Creating | DbState::Dropping => {}
             }
             let dir = self.db_dir(&e.name);
             if vfs.exists(&dir).map_err(io_err(&dir))? {
@@ -578,32 +602,6 @@ impl Instance {
         let vfs = self.inner.cfg.vfs.clone();
         let image = checkpoint::restore_image(&*vfs, full, logs)?;
         self.install(name, &image, false, None)
-    }
-
-    /// Replaces database `name` (if any) with a secondary replica seeded
-    /// from a primary's image ([`Database::seed_image`]); its log starts at
-    /// the image's LSN.
-    pub fn seed_replica(&self, name: &str, image: &[u8]) -> Result<Arc<Database>> {
-        self.check_open()?;
-        valid_name(name)?;
-        let dir = self.db_dir(name);
-        let decoded = checkpoint::decode_image(image, &dir)?;
-        // The old database stays in the map until `install` replaces it
-        // under the map's write lock: a reader looking it up meanwhile waits
-        // (or finds the superseded one) instead of being told it does not
-        // exist.
-        let old = self
-            .inner
-            .dbs
-            .read()
-            .get(&name.to_ascii_lowercase())
-            .cloned();
-        let old_id = old.map(|old| {
-            old.mark_superseded();
-            let _ = old.log.close();
-            old.id
-        });
-        self.install(name, &decoded, true, old_id)
     }
 
     /// Makes a secondary database the primary (failover), persistently.

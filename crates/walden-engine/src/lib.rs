@@ -26,6 +26,7 @@ pub mod codec;
 mod control;
 mod database;
 mod error;
+mod image_stream;
 mod inflight;
 mod instance;
 mod lock;
@@ -45,7 +46,7 @@ pub mod types;
 pub use checkpoint::{BackupInfo, CheckpointInfo};
 pub use database::{BackupState, Database, DbCounters, Limits, MAX_ROW_BYTES};
 pub use error::{EngineError, KeyConflict, Result};
-pub use instance::{Instance, InstanceConfig};
+pub use instance::{Instance, InstanceConfig, SeedReceiver};
 pub use lock::{LockMode, WaitPolicy};
 pub use replica::{frames_of, wait_until, RemoteHarden, ReplicaCounters};
 pub use schema::{
