@@ -253,3 +253,26 @@ fn a_backup_larger_than_its_chunk_restores_the_same_rows() {
     assert!(inst.restore_database("bad", &bad_path, &[]).is_err());
     assert!(inst.database("bad").is_err());
 }
+
+#[test]
+fn an_image_of_an_older_build_still_restores() {
+    // A version 1 image (one encoding of everything), as older backups
+    // hold; and the same catalog as the first block of a version 3 image.
+    let dir = tempfile::tempdir().unwrap();
+    let inst = Instance::open(os_config(&dir.path().join("inst"))).unwrap();
+    for (name, file) in [
+        (
+            "v1",
+            &include_bytes!("../../../fuzz/corpus/checkpoint_image/seed-1-raw")[1..],
+        ),
+        (
+            "v3",
+            &include_bytes!("../../../fuzz/corpus/checkpoint_image/seed-stream-v3-raw")[1..],
+        ),
+    ] {
+        let path = dir.path().join(format!("{name}.bak"));
+        std::fs::write(&path, file).unwrap();
+        let db = inst.restore_database(name, &path, &[]).unwrap();
+        assert!(!db.tables().is_empty(), "{name}");
+    }
+}
