@@ -14,6 +14,10 @@
 //! body: lsn, next_txid, settings, backup state, next ids,
 //!       tables (definition, identity, row id, rows), sequences
 //! ```
+//!
+//! Full backups and seeds are images of version 3, written and read a
+//! block at a time (`image_stream.rs`); this whole encoding remains the base
+//! store's catalog record and the first block of those.
 
 use crate::codec::{self, encode_redo, put_ivar, put_str, put_var, Reader, Redo};
 use crate::database::{BackupState, Catalog, Database, SeqState};
