@@ -101,7 +101,7 @@ struct DbEntry {
 enum DbState {
     #[default]
     Ready,
-    /// Being created (or replaced by a seed): the directory, if any, was made
+    /// Being created: the directory, if any, was made
     /// by this entry's CREATE after checking that none existed.
     Creating,
     /// DROP DATABASE was asked for; the directory is being removed.
@@ -449,7 +449,7 @@ impl Instance {
             settings,
             ..Image::default()
         };
-        let db = self.install(name, &image, false, None)?;
+        let db = self.install(name, &image)?;
         // A new log zero-fills its spare segment in the background; let that
         // finish here, as CREATE DATABASE initialises log files in SQL
         // Server, so the first work in the database does not compete with a
@@ -460,57 +460,38 @@ impl Instance {
 
     /// Makes a database directory holding `image` and registers it: the
     /// catalog says "creating" (durably) before the directory is made, and
-    /// "ready" once it opened. `replacing`: the id of a listed database whose
-    /// directory this replaces (a reseeded secondary); any other existing
-    /// directory is refused, never removed.
-    fn install(
-        &self,
-        name: &str,
-        image: &Image,
-        secondary: bool,
-        replacing: Option<u32>,
-    ) -> Result<Arc<Database>> {
+    /// "ready" once it opened. An existing directory is refused, never
+    /// removed (a seed replaces a database through `seeding.rs`).
+    fn install(&self, name: &str, image: &Image) -> Result<Arc<Database>> {
         let mut dbs = self.inner.dbs.write();
         let key = name.to_ascii_lowercase();
-        if replacing.is_none() && dbs.contains_key(&key) {
+        if dbs.contains_key(&key) {
             return Err(EngineError::DatabaseExists(name.to_string()));
         }
         let dir = self.db_dir(name);
         let vfs = self.inner.cfg.vfs.clone();
-        if replacing.is_none() && vfs.exists(&dir).map_err(io_err(&dir))? {
+        if vfs.exists(&dir).map_err(io_err(&dir))? {
             return Err(EngineError::DirectoryExists { dir });
         }
         let id = {
             let mut cat = self.inner.catalog.lock();
-            let id = replacing.unwrap_or_else(|| {
-                let id = cat.next_id;
-                cat.next_id += 1;
-                id
-            });
-            cat.databases.retain(|e| e.id != id);
+            let id = cat.next_id;
+            cat.next_id += 1;
             cat.databases.push(DbEntry {
                 name: name.to_string(),
                 id,
-                secondary,
+                secondary: false,
                 state: DbState::Creating,
             });
             cat.databases.sort_by_key(|e| e.id);
             id
         };
         if let Err(e) = self.save_catalog() {
-            // Nothing was made: forget the entry (a replaced database stays
-            // listed as it was, to be rolled back on the next open).
-            if replacing.is_none() {
-                self.inner.catalog.lock().databases.retain(|x| x.id != id);
-            }
+            // Nothing was made: forget the entry.
+            self.inner.catalog.lock().databases.retain(|x| x.id != id);
             return Err(e);
         }
-        if replacing.is_some() && vfs.exists(&dir).map_err(io_err(&dir))? {
-            vfs.remove_dir_all(&dir).map_err(io_err(&dir))?;
-            vfs.sync_dir(&self.inner.cfg.data_dir)
-                .map_err(io_err(&self.inner.cfg.data_dir))?;
-        }
-        let opts = self.open_options(secondary);
+        let opts = self.open_options(false);
         let made = Database::create(id, name, &dir, &opts, image)
             .and_then(|()| Database::open(id, name, &dir, &opts));
         let db = match made {
@@ -601,7 +582,7 @@ impl Instance {
         valid_name(name)?;
         let vfs = self.inner.cfg.vfs.clone();
         let image = checkpoint::restore_image(&*vfs, full, logs)?;
-        self.install(name, &image, false, None)
+        self.install(name, &image)
     }
 
     /// Makes a secondary database the primary (failover), persistently.

@@ -234,11 +234,26 @@ async fn send_seed(
         }
         conn.send(&m).await.map_err(|e| e.to_string())?;
     }
-    reader
+    let lsn = reader
         .await
         .map_err(|e| e.to_string())?
-        .map_err(|e| format!("seeding failed: {e}"))
+        .map_err(|e| format!("seeding failed: {e}"))?;
+    // The secondary builds the new copy before it reads on: wait for its
+    // acknowledgement, so that the build is not taken for silence once the
+    // link is live (the link would drop and seed again). The bound only
+    // stops a vanished peer from holding the link forever.
+    match tokio::time::timeout(SEED_BUILD_TIMEOUT, conn.recv()).await {
+        Ok(Ok(Msg::Ack { .. })) => Ok(lsn),
+        Ok(Ok(other)) => Err(format!(
+            "expected the seed's acknowledgement, got {other:?}"
+        )),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err("the secondary did not acknowledge the seed in time".into()),
+    }
 }
+
+/// How long a secondary may take to build a seeded copy.
+const SEED_BUILD_TIMEOUT: Duration = Duration::from_secs(3600);
 
 async fn link_once(inner: &Arc<Inner>, id: u64) -> Result<(), String> {
     let Some((ag, replica, db_name)) = status(inner, id, |l| {

@@ -222,13 +222,20 @@ fn serve_blocking(
                 let Some((r, seed_id, lsn)) = seeding.take() else {
                     break Err("a seed's end outside a seed".into());
                 };
-                if let Err(e) = r.finish(len, crc32c) {
-                    tracing::error!(database = %db, error = %e, "seeding failed");
-                    break Err(format!("seeding failed: {e}"));
-                }
+                let d = match r.finish(len, crc32c) {
+                    Ok(d) => d,
+                    Err(e) => {
+                        tracing::error!(database = %db, error = %e, "seeding failed");
+                        break Err(format!("seeding failed: {e}"));
+                    }
+                };
                 tracing::info!(database = %db, lsn, bytes = len, "seeded from the primary");
                 record_followed(inner, db, epoch, Some(seed_id));
                 followed = true;
+                // The primary waits for this before it ships on.
+                if let Err(e) = send_ack(&mut acks, &d) {
+                    break Err(e.to_string());
+                }
             }
             Msg::Log { .. } if seeding.is_some() => {
                 break Err("log before the seed's end".into());
