@@ -14,6 +14,10 @@
 //! body: lsn, next_txid, settings, backup state, next ids,
 //!       tables (definition, identity, row id, rows), sequences
 //! ```
+//!
+//! Full backups and seeds are images of version 3, written and read a
+//! block at a time (`image_stream.rs`); this whole encoding remains the base
+//! store's catalog record and the first block of those.
 
 use crate::codec::{self, encode_redo, put_ivar, put_str, put_var, Reader, Redo};
 use crate::database::{BackupState, Catalog, Database, SeqState};
@@ -25,18 +29,19 @@ use crate::session::Session;
 use crate::store::base::{BaseStore, TableWrite};
 use crate::table::{Table, Unsaved};
 use crate::types::{Key, Row};
-use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use walden_log::{vfs::read_exact_at, CountingFile, FileStats, Lsn, OpenOptionsVfs, Vfs, VfsFile};
 
-const IMAGE_MAGIC: &[u8; 8] = b"WALDNIMG";
+pub(crate) const IMAGE_MAGIC: &[u8; 8] = b"WALDNIMG";
 /// 2: table definitions end with their indexes and CHECK constraints (see
 /// `codec::put_table_def`).
 const IMAGE_VERSION: u32 = 2;
 const LOG_BACKUP_MAGIC: &[u8; 8] = b"WALDNLBK";
+/// Pieces a full backup is written in (see `image_stream.rs`).
+const BACKUP_CHUNK: usize = 1 << 20;
 /// The two image slots; each checkpoint writes the one not holding the newest.
 const SLOTS: [&str; 2] = ["checkpoint-0.wdb", "checkpoint-1.wdb"];
 /// The single image of builds before the two slots.
@@ -60,10 +65,6 @@ type ImageTable = (TableDef, i64, i64, Vec<(Key, Row)>);
 pub(crate) struct Snapshot {
     /// Where redo starts (the image's LSN).
     lsn: Lsn,
-    /// The log end when the copy was taken: every commit it holds is below
-    /// it, so the log must be hardened through it before the image is
-    /// written (the WAL rule, sharp for delayed commits).
-    through: Lsn,
     next_txid: u64,
     settings: DbSettings,
     backup: BackupState,
@@ -73,30 +74,15 @@ pub(crate) struct Snapshot {
     seqs: Vec<(SequenceDef, SeqState)>,
 }
 
-impl Snapshot {
-    /// The newest state, with no commit in flight (under the gate held
-    /// exclusively).
-    pub fn of(
-        lsn: Lsn,
-        next_txid: u64,
-        settings: DbSettings,
-        backup: BackupState,
-        cat: &Catalog,
-    ) -> Snapshot {
-        let parts = Parts::of(next_txid, settings, backup, cat);
-        parts.read(lsn, lsn, Csn::MAX, cat.vis.horizon())
-    }
-}
-
 /// What a copy takes from the catalog at its instant; the rows are read
 /// afterwards at the copy's snapshot.
-struct Parts {
+pub(crate) struct Parts {
     next_txid: u64,
     settings: DbSettings,
     backup: BackupState,
     next_table_id: u32,
     next_seq_id: u32,
-    tables: Vec<(Arc<Table>, i64, i64)>,
+    pub(crate) tables: Vec<(Arc<Table>, i64, i64)>,
     seqs: Vec<(SequenceDef, SeqState)>,
 }
 
@@ -132,10 +118,9 @@ impl Parts {
     }
 
     /// The image of this catalog without rows: the base store's `meta`.
-    fn header(&self, lsn: Lsn) -> Vec<u8> {
+    pub(crate) fn header(&self, lsn: Lsn) -> Vec<u8> {
         Snapshot {
             lsn,
-            through: lsn,
             next_txid: self.next_txid,
             settings: self.settings.clone(),
             backup: self.backup,
@@ -150,38 +135,9 @@ impl Parts {
         }
         .encode()
     }
-
-    /// Reads every table at `csn`, first sweeping versions older than
-    /// `horizon` that readers have left behind.
-    fn read(self, lsn: Lsn, through: Lsn, csn: Csn, horizon: Csn) -> Snapshot {
-        let tables = self
-            .tables
-            .into_iter()
-            .map(|(t, ident, rowid)| {
-                t.prune(horizon);
-                let rows = t.rows.scan_at((Bound::Unbounded, Bound::Unbounded), csn);
-                (t.def.clone(), ident, rowid, rows)
-            })
-            .collect();
-        Snapshot {
-            lsn,
-            through,
-            next_txid: self.next_txid,
-            settings: self.settings,
-            backup: self.backup,
-            next_table_id: self.next_table_id,
-            next_seq_id: self.next_seq_id,
-            tables,
-            seqs: self.seqs,
-        }
-    }
 }
 
 impl Snapshot {
-    pub fn lsn(&self) -> Lsn {
-        self.lsn
-    }
-
     pub fn encode(&self) -> Vec<u8> {
         let mut body = Vec::new();
         put_var(&mut body, self.lsn);
@@ -220,7 +176,16 @@ impl Snapshot {
     }
 }
 
+/// Decodes an image of any version held in memory.
 pub(crate) fn decode_image(bytes: &[u8], path: &Path) -> Result<Image> {
+    if bytes.len() >= 12 && bytes[8..12] == crate::image_stream::STREAM_VERSION.to_le_bytes() {
+        return crate::image_stream::read_image(&mut &bytes[..], path);
+    }
+    decode_whole(bytes, path)
+}
+
+/// Decodes an image of version 1 or 2 (one encoding of everything).
+pub(crate) fn decode_whole(bytes: &[u8], path: &Path) -> Result<Image> {
     let bad = |d: &str| EngineError::CorruptDataFile {
         path: path.to_path_buf(),
         detail: d.to_string(),
@@ -257,32 +222,8 @@ pub(crate) fn decode_image(bytes: &[u8], path: &Path) -> Result<Image> {
             let t = Table::new(def);
             t.next_identity.store(r.ivar()?, Relaxed);
             t.next_rowid.store(r.ivar()?, Relaxed);
-            let n = r.var()?;
-            let hidden = t.has_hidden_key();
-            {
-                for _ in 0..n {
-                    let k: Option<Key> = if hidden {
-                        Some(r.values()?.into_boxed_slice())
-                    } else {
-                        None
-                    };
-                    let row: Row = Arc::from(r.values()?);
-                    if row.len() != t.def.columns.len() {
-                        return Err(EngineError::Data(format!(
-                            "a row of table {} has {} values for {} columns",
-                            t.def.name,
-                            row.len(),
-                            t.def.columns.len()
-                        )));
-                    }
-                    let k = match k {
-                        Some(k) => k,
-                        None => t.key_of(&row).ok_or_else(|| {
-                            EngineError::Data(format!("a row of table {} has no key", t.def.name))
-                        })?,
-                    };
-                    t.load_row(k, row);
-                }
+            for _ in 0..r.var()? {
+                load_row(&t, r)?;
             }
             catalog.add_table(Arc::new(t));
         }
@@ -309,6 +250,33 @@ pub(crate) fn decode_image(bytes: &[u8], path: &Path) -> Result<Image> {
         })
     };
     dec(&mut r).map_err(|e| bad(&e.to_string()))
+}
+
+/// Reads one row of `t` from an image (its hidden key first, if it has one)
+/// and loads it.
+pub(crate) fn load_row(t: &Table, r: &mut Reader<'_>) -> Result<()> {
+    let k: Option<Key> = if t.has_hidden_key() {
+        Some(r.values()?.into_boxed_slice())
+    } else {
+        None
+    };
+    let row: Row = Arc::from(r.values()?);
+    if row.len() != t.def.columns.len() {
+        return Err(EngineError::Data(format!(
+            "a row of table {} has {} values for {} columns",
+            t.def.name,
+            row.len(),
+            t.def.columns.len()
+        )));
+    }
+    let k = match k {
+        Some(k) => k,
+        None => t.key_of(&row).ok_or_else(|| {
+            EngineError::Data(format!("a row of table {} has no key", t.def.name))
+        })?,
+    };
+    t.load_row(k, row);
+    Ok(())
 }
 
 /// Writes a file atomically (temporary file, sync, rename, directory sync),
@@ -522,50 +490,49 @@ pub struct BackupInfo {
 }
 
 impl Database {
-    /// A consistent snapshot, or `None` on a secondary in the middle of a
-    /// transaction's parts.
-    pub(crate) fn snapshot_now(&self) -> Result<Snapshot> {
-        self.snapshot()
-            .ok_or_else(|| EngineError::Replica("a transaction is half received; try again".into()))
-    }
-
-    fn snapshot(&self) -> Option<Snapshot> {
-        let _gate = self.gate.write();
-        let lsn = if self.is_secondary() {
-            self.replica_checkpoint_lsn()?
-        } else {
-            self.log.end_lsn()
-        };
+    /// A copy's start while commits go on (see `inflight.rs`): the gate is
+    /// held shared only for the instant of the capture (it keeps DDL out);
+    /// the rows are read afterwards at the captured snapshot, which the
+    /// capture keeps open until it is dropped.
+    pub(crate) fn capture_parts(&self) -> (crate::inflight::Capture, Parts) {
+        let _gate = self.gate.read();
+        let cap = self.inflight.capture(&self.vis, &self.log, || {});
         let cat = self.catalog.read();
-        Some(Snapshot::of(
-            lsn,
+        let parts = Parts::of(
             self.next_txid.load(Relaxed),
             self.settings(),
             *self.backup.lock(),
             &cat,
-        ))
+        );
+        (cap, parts)
     }
 
-    /// A copy taken while commits go on (see `inflight.rs`): the gate is
-    /// held shared only for the instant of the capture (it keeps DDL out),
-    /// and the rows are read at the captured snapshot afterwards.
-    fn snapshot_online(&self) -> Snapshot {
-        let (cap, parts) = {
-            let _gate = self.gate.read();
-            let cap = self.inflight.capture(&self.vis, &self.log, || {});
-            let cat = self.catalog.read();
-            let parts = Parts::of(
-                self.next_txid.load(Relaxed),
-                self.settings(),
-                *self.backup.lock(),
-                &cat,
-            );
-            (cap, parts)
-        };
+    /// Streams the image of a capture to `emit` (after hardening the log
+    /// through the capture's end: the image may hold delayed commits, and
+    /// nothing may use them before their log is safe). `begin` learns the
+    /// image's LSN before the first byte. Returns the LSN and the size.
+    pub(crate) fn stream_image(
+        &self,
+        chunk: usize,
+        waits: walden_log::WaitSinks<'_>,
+        begin: &mut dyn FnMut(Lsn) -> Result<()>,
+        emit: crate::image_stream::Emit<'_>,
+    ) -> Result<(Lsn, u64)> {
+        let (cap, parts) = self.capture_parts();
+        self.log.wait_hardened(cap.log_end, waits)?;
+        let lsn = cap.redo_start;
+        begin(lsn)?;
         let horizon = self.vis.horizon();
-        let snap = parts.read(cap.redo_start, cap.log_end, cap.snapshot.csn(), horizon);
+        let n = crate::image_stream::write_image(
+            &parts,
+            lsn,
+            cap.snapshot.csn(),
+            horizon,
+            chunk,
+            emit,
+        )?;
         drop(cap);
-        snap
+        Ok((lsn, n))
     }
 
     /// A checkpoint's cut while commits go on: the changed keys are taken
@@ -720,23 +687,33 @@ impl Database {
     pub fn backup_database(&self, session: &Session, path: &Path) -> Result<BackupInfo> {
         self.check_writable()?;
         let _one = self.checkpoint_lock.lock();
-        // Read beside commits, as a checkpoint is; the image may hold
-        // delayed commits, so the log is hardened through its end first.
-        let snap = self.snapshot_online();
+        // Read beside commits, as a checkpoint is, and written as it is
+        // read, a block at a time.
         let sinks = session.wait_sinks();
-        self.log.wait_hardened(snap.through, &sinks)?;
-        let bytes = snap.encode();
-        write_atomic(&*self.vfs, path, &bytes, &Arc::new(FileStats::default()))?;
+        let mut lsn = 0;
+        let bytes = crate::image_stream::write_file_streaming(&*self.vfs, path, |emit| {
+            self.stream_image(
+                BACKUP_CHUNK,
+                &sinks,
+                &mut |l| {
+                    lsn = l;
+                    Ok(())
+                },
+                emit,
+            )
+            .map(|(_, n)| n)
+        })?;
+        let snap_lsn = lsn;
         self.log
-            .commit_durable(&encode_redo(&Redo::FullBackup { lsn: snap.lsn }), &sinks)?;
+            .commit_durable(&encode_redo(&Redo::FullBackup { lsn: snap_lsn }), &sinks)?;
         let mut b = self.backup.lock();
-        b.full_backup_lsn = Some(snap.lsn);
-        b.log_backup_lsn = Some(snap.lsn);
+        b.full_backup_lsn = Some(snap_lsn);
+        b.log_backup_lsn = Some(snap_lsn);
         Ok(BackupInfo {
             path: path.to_path_buf(),
-            from_lsn: snap.lsn,
-            to_lsn: snap.lsn,
-            bytes: bytes.len() as u64,
+            from_lsn: snap_lsn,
+            to_lsn: snap_lsn,
+            bytes,
         })
     }
 
@@ -805,7 +782,7 @@ impl Database {
 /// Replays a full backup and a chain of log backups into an image.
 pub(crate) fn restore_image(vfs: &dyn Vfs, full: &Path, logs: &[PathBuf]) -> Result<Image> {
     let stats = Arc::new(FileStats::default());
-    let image = decode_image(&read_all(vfs, full, &stats)?, full)?;
+    let image = crate::image_stream::read_image_file(vfs, full)?;
     let mut expected = image.lsn;
     let mut replay = Replay::new(image);
     for p in logs {

@@ -18,6 +18,9 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 use walden_log::{LogConfig, Lsn, OsVfs, Vfs, WaitStats};
 
+mod seeding;
+pub use seeding::SeedReceiver;
+
 const CATALOG_FILE: &str = "instance.json";
 /// User database ids start where SQL Server's do, after the system databases.
 const FIRST_DATABASE_ID: u32 = 5;
@@ -98,11 +101,14 @@ struct DbEntry {
 enum DbState {
     #[default]
     Ready,
-    /// Being created (or replaced by a seed): the directory, if any, was made
+    /// Being created: the directory, if any, was made
     /// by this entry's CREATE after checking that none existed.
     Creating,
     /// DROP DATABASE was asked for; the directory is being removed.
     Dropping,
+    /// A whole seeded copy in `<name>.seeding` replaces the directory (see
+    /// `seeding.rs`): the next open finishes the swap.
+    Replacing,
 }
 
 impl DbState {
@@ -121,6 +127,8 @@ struct Inner {
     closed: AtomicBool,
     stop: (Mutex<bool>, Condvar),
     bg: Mutex<Option<JoinHandle<()>>>,
+    /// Crash tests: the seed swap step to fail after (0: none).
+    seed_fault: AtomicU32,
 }
 
 /// An open instance. Cloning shares it.
@@ -256,6 +264,7 @@ impl Instance {
             closed: AtomicBool::new(false),
             stop: (Mutex::new(false), Condvar::new()),
             bg: Mutex::new(None),
+            seed_fault: AtomicU32::new(0),
         });
         let inst = Instance { inner };
         if fresh {
@@ -290,7 +299,7 @@ impl Instance {
         Ok(inst)
     }
 
-    /// Finishes what a crash interrupted: a CREATE is rolled back (its
+    /// Finishes what a crash interrupted: a seed's swap is finished, a CREATE is rolled back (its
     /// directory was made by that CREATE, after checking none existed, and
     /// never held committed data), a DROP is completed. Either way the
     /// directory's control file, if it has one, must carry the entry's id.
@@ -298,8 +307,23 @@ impl Instance {
         let vfs = &*self.inner.cfg.vfs;
         let mut changed = false;
         for e in &catalog.databases {
-            if e.state == DbState::Ready {
-                continue;
+            match e.state {
+                DbState::Ready => {
+                    self.remove_stale_seed(&e.name)?;
+                    continue;
+                }
+                DbState::Replacing => {
+                    let staged = self.staged_dir(&e.name);
+                    if let Some(c) = control::read(vfs, &staged)? {
+                        control::check_identity(&c, e.id, &e.name, &staged)?;
+                    }
+                    tracing::warn!(database = %e.name, "finishing an interrupted seed: swapping in its whole copy");
+                    self.finish_swap(&e.name)?;
+                    self.set_state(e.id, DbState::Ready);
+                    changed = true;
+                    continue;
+                }
+                DbState::Creating | DbState::Dropping => {}
             }
             let dir = self.db_dir(&e.name);
             if vfs.exists(&dir).map_err(io_err(&dir))? {
@@ -425,7 +449,7 @@ impl Instance {
             settings,
             ..Image::default()
         };
-        let db = self.install(name, &image, false, None)?;
+        let db = self.install(name, &image)?;
         // A new log zero-fills its spare segment in the background; let that
         // finish here, as CREATE DATABASE initialises log files in SQL
         // Server, so the first work in the database does not compete with a
@@ -436,57 +460,38 @@ impl Instance {
 
     /// Makes a database directory holding `image` and registers it: the
     /// catalog says "creating" (durably) before the directory is made, and
-    /// "ready" once it opened. `replacing`: the id of a listed database whose
-    /// directory this replaces (a reseeded secondary); any other existing
-    /// directory is refused, never removed.
-    fn install(
-        &self,
-        name: &str,
-        image: &Image,
-        secondary: bool,
-        replacing: Option<u32>,
-    ) -> Result<Arc<Database>> {
+    /// "ready" once it opened. An existing directory is refused, never
+    /// removed (a seed replaces a database through `seeding.rs`).
+    fn install(&self, name: &str, image: &Image) -> Result<Arc<Database>> {
         let mut dbs = self.inner.dbs.write();
         let key = name.to_ascii_lowercase();
-        if replacing.is_none() && dbs.contains_key(&key) {
+        if dbs.contains_key(&key) {
             return Err(EngineError::DatabaseExists(name.to_string()));
         }
         let dir = self.db_dir(name);
         let vfs = self.inner.cfg.vfs.clone();
-        if replacing.is_none() && vfs.exists(&dir).map_err(io_err(&dir))? {
+        if vfs.exists(&dir).map_err(io_err(&dir))? {
             return Err(EngineError::DirectoryExists { dir });
         }
         let id = {
             let mut cat = self.inner.catalog.lock();
-            let id = replacing.unwrap_or_else(|| {
-                let id = cat.next_id;
-                cat.next_id += 1;
-                id
-            });
-            cat.databases.retain(|e| e.id != id);
+            let id = cat.next_id;
+            cat.next_id += 1;
             cat.databases.push(DbEntry {
                 name: name.to_string(),
                 id,
-                secondary,
+                secondary: false,
                 state: DbState::Creating,
             });
             cat.databases.sort_by_key(|e| e.id);
             id
         };
         if let Err(e) = self.save_catalog() {
-            // Nothing was made: forget the entry (a replaced database stays
-            // listed as it was, to be rolled back on the next open).
-            if replacing.is_none() {
-                self.inner.catalog.lock().databases.retain(|x| x.id != id);
-            }
+            // Nothing was made: forget the entry.
+            self.inner.catalog.lock().databases.retain(|x| x.id != id);
             return Err(e);
         }
-        if replacing.is_some() && vfs.exists(&dir).map_err(io_err(&dir))? {
-            vfs.remove_dir_all(&dir).map_err(io_err(&dir))?;
-            vfs.sync_dir(&self.inner.cfg.data_dir)
-                .map_err(io_err(&self.inner.cfg.data_dir))?;
-        }
-        let opts = self.open_options(secondary);
+        let opts = self.open_options(false);
         let made = Database::create(id, name, &dir, &opts, image)
             .and_then(|()| Database::open(id, name, &dir, &opts));
         let db = match made {
@@ -577,33 +582,7 @@ impl Instance {
         valid_name(name)?;
         let vfs = self.inner.cfg.vfs.clone();
         let image = checkpoint::restore_image(&*vfs, full, logs)?;
-        self.install(name, &image, false, None)
-    }
-
-    /// Replaces database `name` (if any) with a secondary replica seeded
-    /// from a primary's image ([`Database::seed_image`]); its log starts at
-    /// the image's LSN.
-    pub fn seed_replica(&self, name: &str, image: &[u8]) -> Result<Arc<Database>> {
-        self.check_open()?;
-        valid_name(name)?;
-        let dir = self.db_dir(name);
-        let decoded = checkpoint::decode_image(image, &dir)?;
-        // The old database stays in the map until `install` replaces it
-        // under the map's write lock: a reader looking it up meanwhile waits
-        // (or finds the superseded one) instead of being told it does not
-        // exist.
-        let old = self
-            .inner
-            .dbs
-            .read()
-            .get(&name.to_ascii_lowercase())
-            .cloned();
-        let old_id = old.map(|old| {
-            old.mark_superseded();
-            let _ = old.log.close();
-            old.id
-        });
-        self.install(name, &decoded, true, old_id)
+        self.install(name, &image)
     }
 
     /// Makes a secondary database the primary (failover), persistently.

@@ -27,6 +27,7 @@ pub mod codec;
 mod control;
 mod database;
 mod error;
+mod image_stream;
 mod inflight;
 mod instance;
 mod lock;
@@ -47,7 +48,7 @@ pub use alter::{Alteration, ColumnSource};
 pub use checkpoint::{BackupInfo, CheckpointInfo};
 pub use database::{BackupState, Database, DbCounters, Limits, MAX_ROW_BYTES};
 pub use error::{EngineError, KeyConflict, Result};
-pub use instance::{Instance, InstanceConfig};
+pub use instance::{Instance, InstanceConfig, SeedReceiver};
 pub use lock::{LockMode, WaitPolicy};
 pub use replica::{frames_of, wait_until, RemoteHarden, ReplicaCounters};
 pub use schema::{

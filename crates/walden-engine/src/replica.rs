@@ -6,7 +6,6 @@
 //! Shipping, acknowledgements and failover live in `walden-replication`; the
 //! engine only knows the rules a database must keep.
 
-use crate::checkpoint::Snapshot;
 use crate::database::Database;
 use crate::error::{EngineError, Result};
 use crate::recovery::{apply_record, Pending, RedoTarget};
@@ -276,13 +275,25 @@ impl Database {
         self.replica.secondary.store(true, Release);
     }
 
-    /// An image of the database as of its hardened end, to seed a secondary:
-    /// `(lsn, bytes)`; the secondary's log continues at `lsn`.
-    pub fn seed_image(&self) -> Result<(Lsn, Vec<u8>)> {
-        let _one = self.checkpoint_lock.lock();
-        let snap: Snapshot = self.snapshot_now()?;
-        self.log.wait_hardened(snap.lsn(), &[])?;
-        Ok((snap.lsn(), snap.encode()))
+    /// Streams an image of the database to seed a secondary: read at one
+    /// snapshot taken beside commits (no lock held across the copy), after
+    /// the log is hardened through the snapshot's end. `begin` gets the
+    /// LSN the secondary's log continues at before the first byte; `emit`
+    /// gets the image (see `image_stream.rs`) in pieces of at most `chunk`
+    /// bytes. Returns that LSN and the image's size.
+    pub fn seed_stream(
+        &self,
+        chunk: usize,
+        begin: &mut dyn FnMut(Lsn) -> Result<()>,
+        emit: &mut dyn FnMut(&[u8]) -> Result<()>,
+    ) -> Result<(Lsn, u64)> {
+        if self.is_secondary() {
+            return Err(EngineError::Replica(format!(
+                "database \"{}\" is a secondary replica; only its primary seeds",
+                self.name
+            )));
+        }
+        self.stream_image(chunk, &[], begin, emit)
     }
 }
 

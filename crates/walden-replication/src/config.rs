@@ -177,6 +177,14 @@ pub struct ReplicationConfig {
     pub auth: crate::auth::PeerAuth,
     /// TLS on every replication connection, with peers verified against a CA.
     pub tls: Option<crate::tls::TlsFiles>,
+    /// Pieces a seed is sent in (at most `proto::MAX_SEED_CHUNK`).
+    pub seed_chunk_bytes: usize,
+    /// Tests: this many of the next seeds are cut off (the connection
+    /// dropped) after `test_seed_cut_after` chunks.
+    #[doc(hidden)]
+    pub test_seed_cuts: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    #[doc(hidden)]
+    pub test_seed_cut_after: usize,
 }
 
 impl ReplicationConfig {
@@ -189,6 +197,9 @@ impl ReplicationConfig {
             heartbeat: Duration::from_millis(500),
             auth: crate::auth::PeerAuth::None,
             tls: None,
+            seed_chunk_bytes: 1 << 20,
+            test_seed_cuts: Default::default(),
+            test_seed_cut_after: 0,
         }
     }
 }

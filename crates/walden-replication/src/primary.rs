@@ -5,7 +5,7 @@
 //! commits wait for synchronous secondaries.
 
 use crate::config::{AgState, AvailabilityMode};
-use crate::proto::{Hello, HelloReply, Msg};
+use crate::proto::{Hello, HelloReply, Msg, MAX_SEED_CHUNK, SEED_FORMAT};
 use crate::status::SyncState;
 use crate::{Inner, LinkStatus};
 use std::sync::atomic::Ordering::*;
@@ -170,6 +170,91 @@ pub(crate) fn update_retention(inner: &Inner, db: &str) {
     d.set_replica_retention(min);
 }
 
+/// Streams a seed: the image is read on a blocking thread and sent as it is
+/// read, through a queue of a few chunks (the primary holds at most about
+/// `SEED_QUEUE + 2` chunks and one image block of it). Returns the LSN the
+/// secondary's log continues at.
+async fn send_seed(
+    inner: &Arc<Inner>,
+    id: u64,
+    conn: &mut crate::transport::Conn,
+    db: &Arc<walden_engine::Database>,
+    db_name: &str,
+    seed_id: u64,
+) -> Result<Lsn, String> {
+    const SEED_QUEUE: usize = 4;
+    let chunk = inner.cfg.seed_chunk_bytes.clamp(1, MAX_SEED_CHUNK);
+    let (tx, mut rx) = mpsc::channel::<Msg>(SEED_QUEUE);
+    let d2 = db.clone();
+    let reader = tokio::task::spawn_blocking(move || {
+        let gone = || walden_engine::EngineError::Replica("the seed's connection closed".into());
+        let mut crc = 0u32;
+        let (lsn, len) = d2.seed_stream(
+            chunk,
+            &mut |lsn| {
+                tx.blocking_send(Msg::SeedBegin {
+                    format: SEED_FORMAT,
+                    lsn,
+                    seed_id,
+                })
+                .map_err(|_| gone())
+            },
+            &mut |piece| {
+                crc = crc32c::crc32c_append(crc, piece);
+                tx.blocking_send(Msg::SeedChunk(piece.to_vec()))
+                    .map_err(|_| gone())
+            },
+        )?;
+        tx.blocking_send(Msg::SeedEnd { len, crc32c: crc })
+            .map_err(|_| gone())?;
+        Ok::<_, walden_engine::EngineError>(lsn)
+    });
+    let mut chunks = 0usize;
+    while let Some(m) = rx.recv().await {
+        match &m {
+            Msg::SeedBegin { lsn, .. } => {
+                // The log after the image must outlive a long seed.
+                let lsn = *lsn;
+                status(inner, id, |l| l.retain_from = Some(lsn));
+                update_retention(inner, db_name);
+            }
+            Msg::SeedChunk(_) => {
+                chunks += 1;
+                if chunks > inner.cfg.test_seed_cut_after
+                    && inner
+                        .cfg
+                        .test_seed_cuts
+                        .fetch_update(SeqCst, SeqCst, |n| n.checked_sub(1))
+                        .is_ok()
+                {
+                    return Err(format!("seed cut off after {} chunks (test)", chunks - 1));
+                }
+            }
+            _ => {}
+        }
+        conn.send(&m).await.map_err(|e| e.to_string())?;
+    }
+    let lsn = reader
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| format!("seeding failed: {e}"))?;
+    // The secondary builds the new copy before it reads on: wait for its
+    // acknowledgement, so that the build is not taken for silence once the
+    // link is live (the link would drop and seed again). The bound only
+    // stops a vanished peer from holding the link forever.
+    match tokio::time::timeout(SEED_BUILD_TIMEOUT, conn.recv()).await {
+        Ok(Ok(Msg::Ack { .. })) => Ok(lsn),
+        Ok(Ok(other)) => Err(format!(
+            "expected the seed's acknowledgement, got {other:?}"
+        )),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err("the secondary did not acknowledge the seed in time".into()),
+    }
+}
+
+/// How long a secondary may take to build a seeded copy.
+const SEED_BUILD_TIMEOUT: Duration = Duration::from_secs(3600);
+
 async fn link_once(inner: &Arc<Inner>, id: u64) -> Result<(), String> {
     let Some((ag, replica, db_name)) = status(inner, id, |l| {
         (l.ag.clone(), l.replica.clone(), l.db.clone())
@@ -261,20 +346,10 @@ async fn link_once(inner: &Arc<Inner>, id: u64) -> Result<(), String> {
     let start = match resume {
         Some(l) => l,
         None => {
-            let d2 = db.clone();
-            let (lsn, image) = tokio::task::spawn_blocking(move || d2.seed_image())
-                .await
-                .map_err(|e| e.to_string())?
-                .map_err(|e| e.to_string())?;
-            tracing::info!(replica = %replica, database = %db_name, lsn, bytes = image.len(), "seeding secondary");
+            let lsn = send_seed(inner, id, &mut conn, &db, &db_name, seed_id).await?;
+            tracing::info!(replica = %replica, database = %db_name, lsn, "seeded secondary");
+            // Only now: a seed cut off midway must be sent again.
             status(inner, id, |l| l.needs_reseed = false);
-            conn.send(&Msg::Seed {
-                lsn,
-                seed_id,
-                image,
-            })
-            .await
-            .map_err(|e| e.to_string())?;
             lsn
         }
     };

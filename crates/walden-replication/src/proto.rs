@@ -10,8 +10,17 @@ use walden_log::Lsn;
 
 use crate::config::AgState;
 
-/// Largest frame accepted (a seed image can be large).
+/// Largest frame accepted. A seed comes in chunks of at most
+/// [`MAX_SEED_CHUNK`]; log messages carry at most a catch-up chunk or a
+/// batch of records.
 const MAX_FRAME: usize = 1 << 30;
+
+/// What a seed's pieces are: `SeedBegin`'s format. 1: an engine image of
+/// version 3 (see walden-engine's `image_stream.rs`) in `SeedChunk`s,
+/// closed by `SeedEnd` with its length and CRC-32C.
+pub const SEED_FORMAT: u32 = 1;
+/// Largest seed chunk a primary sends and a secondary accepts.
+pub const MAX_SEED_CHUNK: usize = 16 << 20;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Hello {
@@ -39,11 +48,19 @@ pub enum HelloReply {
 pub enum Msg {
     Hello(Hello),
     HelloReply(HelloReply),
-    /// A checkpoint image; the secondary's log continues at `lsn`.
-    Seed {
+    /// A seed starts: an image follows in `SeedChunk`s; the secondary's
+    /// log continues at `lsn`.
+    SeedBegin {
+        format: u32,
         lsn: Lsn,
         seed_id: u64,
-        image: Vec<u8>,
+    },
+    /// The next piece of the seed's image.
+    SeedChunk(Vec<u8>),
+    /// The seed's image is complete: its length and CRC-32C.
+    SeedEnd {
+        len: u64,
+        crc32c: u32,
     },
     /// Whole records of the primary's log starting at `lsn`.
     Log {
@@ -66,10 +83,14 @@ pub enum Msg {
 
 const T_HELLO: u8 = 1;
 const T_HELLO_REPLY: u8 = 2;
-const T_SEED: u8 = 3;
+/// A whole image in one frame (builds before streamed seeds): refused.
+const T_SEED_WHOLE: u8 = 3;
 const T_LOG: u8 = 4;
 const T_HEARTBEAT: u8 = 5;
 const T_ACK: u8 = 6;
+const T_SEED_BEGIN: u8 = 7;
+const T_SEED_CHUNK: u8 = 8;
+const T_SEED_END: u8 = 9;
 
 fn json<T: Serialize>(v: &T) -> Vec<u8> {
     serde_json::to_vec(v).expect("protocol message serializes")
@@ -88,15 +109,24 @@ impl Msg {
                 b.push(T_HELLO_REPLY);
                 b.extend(json(r));
             }
-            Msg::Seed {
+            Msg::SeedBegin {
+                format,
                 lsn,
                 seed_id,
-                image,
             } => {
-                b.push(T_SEED);
+                b.push(T_SEED_BEGIN);
+                b.extend(format.to_le_bytes());
                 b.extend(lsn.to_le_bytes());
                 b.extend(seed_id.to_le_bytes());
-                b.extend(image);
+            }
+            Msg::SeedChunk(bytes) => {
+                b.push(T_SEED_CHUNK);
+                b.extend(bytes);
+            }
+            Msg::SeedEnd { len, crc32c } => {
+                b.push(T_SEED_END);
+                b.extend(len.to_le_bytes());
+                b.extend(crc32c.to_le_bytes());
             }
             Msg::Log { lsn, frames } => {
                 b.push(T_LOG);
@@ -134,15 +164,43 @@ impl Msg {
                 .map(|s| u64::from_le_bytes(s.try_into().unwrap()))
                 .ok_or_else(|| bad("short frame"))
         };
+        let u32_at = |i: usize| -> io::Result<u32> {
+            body.get(i..i + 4)
+                .map(|s| u32::from_le_bytes(s.try_into().unwrap()))
+                .ok_or_else(|| bad("short frame"))
+        };
         Ok(match t {
             T_HELLO => Msg::Hello(serde_json::from_slice(body).map_err(|e| bad(&e.to_string()))?),
             T_HELLO_REPLY => {
                 Msg::HelloReply(serde_json::from_slice(body).map_err(|e| bad(&e.to_string()))?)
             }
-            T_SEED => Msg::Seed {
-                lsn: u64_at(0)?,
-                seed_id: u64_at(8)?,
-                image: body[16..].to_vec(),
+            T_SEED_WHOLE => {
+                return Err(bad(
+                    "a seed in one frame, from an older Walden: both replicas need a build that streams seeds",
+                ))
+            }
+            T_SEED_BEGIN => {
+                let format = u32_at(0)?;
+                if format != SEED_FORMAT {
+                    return Err(bad(&format!(
+                        "seed format {format} is not the {SEED_FORMAT} this build reads"
+                    )));
+                }
+                Msg::SeedBegin {
+                    format,
+                    lsn: u64_at(4)?,
+                    seed_id: u64_at(12)?,
+                }
+            }
+            T_SEED_CHUNK => {
+                if body.len() > MAX_SEED_CHUNK {
+                    return Err(bad("seed chunk too large"));
+                }
+                Msg::SeedChunk(body.to_vec())
+            }
+            T_SEED_END => Msg::SeedEnd {
+                len: u64_at(0)?,
+                crc32c: u32_at(8)?,
             },
             T_LOG => Msg::Log {
                 lsn: u64_at(0)?,
@@ -250,5 +308,37 @@ mod tests {
                 applied: 5
             }
         ));
+    }
+
+    #[test]
+    fn seed_messages_round_trip_and_an_older_peer_s_whole_seed_is_refused() {
+        let msgs = [
+            Msg::SeedBegin {
+                format: SEED_FORMAT,
+                lsn: 1 << 40,
+                seed_id: 7,
+            },
+            Msg::SeedChunk(vec![1, 2, 3]),
+            Msg::SeedEnd {
+                len: 3,
+                crc32c: 0xdead_beef,
+            },
+        ];
+        for m in msgs {
+            let back = read_msg_sync(&mut &m.encode()[..]).unwrap();
+            assert_eq!(format!("{back:?}"), format!("{m:?}"));
+        }
+        let mut other = Msg::SeedBegin {
+            format: SEED_FORMAT,
+            lsn: 1,
+            seed_id: 1,
+        }
+        .encode();
+        other[5] = 9;
+        let e = read_msg_sync(&mut &other[..]).unwrap_err();
+        assert!(e.to_string().contains("seed format 9"), "{e}");
+        // The single-frame seed of builds before streaming: type 3.
+        let e = Msg::decode(vec![3, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap_err();
+        assert!(e.to_string().contains("older Walden"), "{e}");
     }
 }

@@ -151,6 +151,9 @@ fn serve_blocking(
         .spawn(move || redo_loop(inner_a, db_a, generation, rrx))
         .map_err(|e| e.to_string())?;
     let mut followed = false;
+    // A seed being received; dropped unfinished (the loop ends), it
+    // removes what it wrote and the old copy stays.
+    let mut seeding: Option<(walden_engine::SeedReceiver, u64, Lsn)> = None;
     // Appended but not yet hardened and acknowledged, through this LSN.
     let mut unhardened: Option<Lsn> = None;
     let res = loop {
@@ -190,24 +193,52 @@ fn serve_blocking(
             break Err("superseded by a newer connection".into());
         }
         match m {
-            Msg::Seed {
-                lsn,
-                seed_id,
-                image,
-            } => {
+            Msg::SeedBegin { lsn, seed_id, .. } => {
                 // Redo of anything before the seed must be over before the
                 // database is replaced.
                 let (btx, brx) = std::sync::mpsc::channel();
                 if rtx.send(Redo::Barrier(btx)).is_err() || brx.recv().is_err() {
                     break Err("redo stopped".into());
                 }
-                if let Err(e) = inner.instance.seed_replica(db, &image) {
-                    tracing::error!(database = %db, error = %e, "seeding failed");
+                // The old copy stays readable until the new one is whole.
+                match inner.instance.begin_seed(db, lsn) {
+                    Ok(r) => seeding = Some((r, seed_id, lsn)),
+                    Err(e) => {
+                        tracing::error!(database = %db, error = %e, "cannot start a seed");
+                        break Err(format!("seeding failed: {e}"));
+                    }
+                }
+            }
+            Msg::SeedChunk(bytes) => {
+                let Some((r, _, _)) = seeding.as_mut() else {
+                    break Err("a seed chunk outside a seed".into());
+                };
+                if let Err(e) = r.write(&bytes) {
+                    tracing::error!(database = %db, error = %e, "cannot write a seed");
                     break Err(format!("seeding failed: {e}"));
                 }
-                tracing::info!(database = %db, lsn, "seeded from the primary");
+            }
+            Msg::SeedEnd { len, crc32c } => {
+                let Some((r, seed_id, lsn)) = seeding.take() else {
+                    break Err("a seed's end outside a seed".into());
+                };
+                let d = match r.finish(len, crc32c) {
+                    Ok(d) => d,
+                    Err(e) => {
+                        tracing::error!(database = %db, error = %e, "seeding failed");
+                        break Err(format!("seeding failed: {e}"));
+                    }
+                };
+                tracing::info!(database = %db, lsn, bytes = len, "seeded from the primary");
                 record_followed(inner, db, epoch, Some(seed_id));
                 followed = true;
+                // The primary waits for this before it ships on.
+                if let Err(e) = send_ack(&mut acks, &d) {
+                    break Err(e.to_string());
+                }
+            }
+            Msg::Log { .. } if seeding.is_some() => {
+                break Err("log before the seed's end".into());
             }
             Msg::Log { lsn, frames } => {
                 if let Some(e) = inner.incoming.lock().get_mut(db) {

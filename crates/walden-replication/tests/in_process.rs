@@ -19,12 +19,22 @@ fn node(name: &str, endpoint: bool) -> Node {
 }
 
 fn node_in(dir: tempfile::TempDir, name: &str, endpoint: Option<String>) -> Node {
+    node_with(dir, name, endpoint, |_| {})
+}
+
+fn node_with(
+    dir: tempfile::TempDir,
+    name: &str,
+    endpoint: Option<String>,
+    tune: impl FnOnce(&mut ReplicationConfig),
+) -> Node {
     let mut cfg = InstanceConfig::new(dir.path());
     cfg.background_checkpoints = false;
     let inst = Instance::open(cfg).unwrap();
     let mut rc = ReplicationConfig::new(name);
     rc.endpoint_listen = endpoint;
     rc.heartbeat = Duration::from_millis(100);
+    tune(&mut rc);
     let repl = Replication::start(inst.clone(), rc).unwrap();
     Node { inst, repl, dir }
 }
@@ -353,4 +363,50 @@ fn reseed_gives_a_secondary_a_fresh_image_and_the_log_after_it() {
     insert(&p, "after the reseed").unwrap();
     assert!(wait_until(Duration::from_secs(5), || count(&s.inst) == 21));
     assert!(p.repl.replica_states().iter().all(|r| !r.needs_reseed));
+}
+
+#[test]
+fn a_seed_in_many_chunks_arrives_whole_and_one_cut_off_midway_keeps_the_old_copy() {
+    let cuts = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let cuts2 = cuts.clone();
+    let p = node_with(tempfile::tempdir().unwrap(), "a", None, move |rc| {
+        rc.seed_chunk_bytes = 512;
+        rc.test_seed_cuts = cuts2;
+        rc.test_seed_cut_after = 3;
+    });
+    let s = node("b", true);
+    make_table(&p);
+    for i in 0..300 {
+        insert(&p, &format!("before the group {i}")).unwrap();
+    }
+    // The first seed goes in chunks of 512 bytes (the image is some 10 KB).
+    p.repl
+        .create_group(group(&p, &s, AvailabilityMode::SynchronousCommit, 2000))
+        .unwrap();
+    wait_state(&p, "b", "SYNCHRONIZED");
+    assert_eq!(count(&s.inst), 300);
+    let before = first_lsn(&s);
+    for i in 0..200 {
+        insert(&p, &format!("after the seed {i}")).unwrap();
+    }
+    assert!(wait_until(Duration::from_secs(10), || count(&s.inst) == 500));
+    // The next seed is cut off after 3 chunks: the old copy stays readable
+    // and the link seeds again.
+    cuts.store(1, std::sync::atomic::Ordering::SeqCst);
+    p.repl.reseed("ag1", "b").unwrap();
+    assert!(wait_until(Duration::from_secs(10), || cuts
+        .load(std::sync::atomic::Ordering::SeqCst)
+        == 0));
+    assert_eq!(count(&s.inst), 500, "the old copy, readable");
+    assert!(wait_until(Duration::from_secs(10), || first_lsn(&s) > before));
+    wait_state(&p, "b", "SYNCHRONIZED");
+    insert(&p, "after the reseed").unwrap();
+    assert!(wait_until(Duration::from_secs(5), || count(&s.inst) == 501));
+    assert!(p.repl.replica_states().iter().all(|r| !r.needs_reseed));
+    let left: Vec<String> = std::fs::read_dir(s.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".seeding") || n.ends_with(".old"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }
