@@ -20,7 +20,7 @@ use walden_engine::{ColumnDef, DataType, Database, DefaultExpr, SequenceDef, Tab
 // Fixed OIDs, as PostgreSQL assigns them.
 const NS_PG_CATALOG: i64 = 11;
 const NS_PG_TOAST: i64 = 99;
-const NS_PUBLIC: i64 = 2200;
+pub(crate) const NS_PUBLIC: i64 = 2200;
 /// PostgreSQL assigns this one at initdb; any OID below 16384 will do.
 const NS_INFORMATION_SCHEMA: i64 = 13_000;
 const AM_HEAP: i64 = 2;
@@ -56,6 +56,11 @@ fn user_oid(id: u32, slot: i64) -> i64 {
 /// The OID of a table (`pg_class.oid`).
 pub fn table_oid(id: u32) -> i64 {
     user_oid(id, SLOT_TABLE)
+}
+
+/// The OID of a table's primary key index.
+pub fn pkey_oid(id: u32) -> i64 {
+    user_oid(id, SLOT_PKEY)
 }
 
 /// The OID of a secondary index (`pg_class.oid`, `pg_index.indexrelid`).
@@ -686,6 +691,9 @@ pub fn indexdef(env: &Env<'_>, oid: i64, column: i64) -> Option<String> {
 
 /// `pg_get_constraintdef(oid, pretty)`.
 pub fn constraintdef(env: &Env<'_>, oid: i64, pretty: bool) -> Option<String> {
+    if let Some(def) = crate::foreign_keys::catalog::constraintdef(env.tx.database(), oid) {
+        return Some(def);
+    }
     if let Some((id, n)) = decode_check_oid(oid) {
         let t = env
             .tx
@@ -1573,6 +1581,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             }
         }
         V::Constraint => {
+            out.extend(crate::foreign_keys::catalog::pg_constraint_rows(db));
             for tb in db.tables() {
                 for (n, c) in tb.def.checks.iter().enumerate() {
                     let conkey = crate::constraints::check_columns(env, &tb, c)
