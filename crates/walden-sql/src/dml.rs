@@ -321,7 +321,7 @@ pub(crate) fn run_insert(
     }
     // Foreign keys are checked once the statement's rows are all written,
     // as PostgreSQL's (non-deferred) constraint triggers run.
-    fks.finish(tx)?;
+    fks.finish(tx, ctx)?;
     let mut out = QueryOutput::command(format!("INSERT 0 {n}"));
     if let Some(r) = ret {
         out.columns = Some(r.columns.clone());
@@ -620,7 +620,7 @@ pub(crate) fn run_update(pl: &Planned, tx: &mut Transaction, ctx: &Ctx<'_>) -> R
             );
         }
     }
-    fks.finish(tx)?;
+    fks.finish(tx, ctx)?;
     let mut out = QueryOutput::command(format!("UPDATE {n}"));
     if let Some(r) = &pl.returning {
         out.columns = Some(r.columns.clone());
@@ -698,7 +698,7 @@ pub(crate) fn run_delete(
             n += 1;
         }
     }
-    fks.finish(tx)?;
+    fks.finish(tx, ctx)?;
     let mut out = QueryOutput::command(format!("DELETE {n}"));
     if let Some(r) = &pl.returning {
         out.columns = Some(r.columns.clone());

@@ -1484,6 +1484,10 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                 if let Some(r) = out.last_mut() {
                     r[5] = i(owner);
                     r[18] = i(tb.def.checks.len() as i64);
+                    // PostgreSQL enforces foreign keys with triggers on both
+                    // tables; psql's \d lists them only when this is set.
+                    r[20] = b(!tb.def.foreign_keys.is_empty()
+                        || !db.referencing(tb.id()).is_empty());
                     let n = r.len();
                     r[n - 3] = acl;
                 }

@@ -1395,7 +1395,7 @@ impl SqlSession {
                 fks.inserted(&table, &row);
                 n += 1;
             }
-            fks.finish(tx)?;
+            fks.finish(tx, &ctx)?;
             Ok(QueryOutput::command(format!("COPY {n}")))
         })
     }

@@ -10,7 +10,7 @@
 
 mod server_support;
 
-use server_support::{missing_tool, Serve};
+use server_support::{have, missing_tool, run_with_deadline, Serve};
 use std::time::Duration;
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 use walden_bench::workbench::pg_peer::ScratchPostgres;
@@ -117,6 +117,15 @@ const SCRIPT: &[&str] = &[
     "SELECT * FROM notes ORDER BY id",
     // SET DEFAULT to a key that is missing fails.
     "DELETE FROM orders WHERE num = 0",
+    // Rows an action changes meet their table's CHECK (and NOT NULL, but
+    // Walden's 23502 has no "Failing row contains" DETAIL yet).
+    "CREATE TABLE ck (id int PRIMARY KEY, o int DEFAULT -1 CHECK (o IS NULL OR o >= 0), \
+     FOREIGN KEY (o) REFERENCES p (id) ON DELETE SET DEFAULT)",
+    "INSERT INTO p VALUES (50, 'x50', 0), (51, 'x51', 0)",
+    "INSERT INTO ck VALUES (1, 50)",
+    "DELETE FROM p WHERE id = 50",
+    "DROP TABLE ck",
+    "DELETE FROM p WHERE id >= 50",
     // MATCH FULL.
     "CREATE TABLE mf (id int PRIMARY KEY, region text, num int, \
      FOREIGN KEY (region, num) REFERENCES orders MATCH FULL)",
@@ -356,4 +365,42 @@ fn foreign_key_refusals() {
         .await
         .expect("timed out")
     });
+}
+
+/// psql's `\d` of a referencing and a referenced table ("Foreign-key
+/// constraints", "Referenced by") prints what it prints for PostgreSQL.
+#[test]
+fn psql_describe_matches_postgres() {
+    if !have("psql", &["--version"]) {
+        missing_tool("psql is needed for \\d");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(pg) = require_postgres(tmp.path()) else {
+        return;
+    };
+    let walden = Serve::start(&tmp.path().join("walden"), &[]);
+    let setup = "CREATE TABLE p (id int PRIMARY KEY, code text UNIQUE); \
+                 CREATE TABLE c (id int PRIMARY KEY, p int REFERENCES p ON DELETE CASCADE, \
+                 code text, CONSTRAINT by_code FOREIGN KEY (code) REFERENCES p (code) \
+                 MATCH FULL ON UPDATE SET NULL); \
+                 CREATE TABLE self (id int PRIMARY KEY, up int REFERENCES self)";
+    let describe = |host: &str, port: u16, user: &str, db: &str| -> String {
+        let out = run_with_deadline(
+            std::process::Command::new("psql")
+                .args(["-X", "-v", "ON_ERROR_STOP=1", "-h", host])
+                .args(["-p", &port.to_string(), "-U", user, "-d", db])
+                .args(["-c", setup, "-c", "\\d c", "-c", "\\d p", "-c", "\\d self"]),
+            Duration::from_secs(30),
+        );
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    let want = describe("127.0.0.1", pg.port(), ScratchPostgres::USER, "postgres");
+    let got = describe(&walden.host, walden.port, "walden", "walden");
+    assert!(want.contains("Referenced by:"), "{want}");
+    assert_eq!(got, want);
 }

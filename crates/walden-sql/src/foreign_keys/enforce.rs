@@ -8,7 +8,10 @@
 //! SET NULL, SET DEFAULT change those rows, whose own keys are then
 //! handled the same way, depth first, as PostgreSQL's nested queries).
 
+use crate::constraints::Checks;
+use crate::dml::Ctx;
 use crate::error::{ErrorFields, ErrorKind, Result, SqlError};
+use crate::query::Planner;
 use std::collections::VecDeque;
 use std::ops::Bound;
 use std::sync::Arc;
@@ -92,7 +95,7 @@ impl Pending {
     }
 
     /// Runs the checks and actions (at the end of the statement).
-    pub(crate) fn finish(self, tx: &mut Transaction) -> Result<()> {
+    pub(crate) fn finish(self, tx: &mut Transaction, ctx: &Ctx<'_>) -> Result<()> {
         if self.events.is_empty() {
             return Ok(());
         }
@@ -103,7 +106,7 @@ impl Pending {
                 continue;
             };
             let mut produced = VecDeque::new();
-            handle(tx, ev, &mut produced)?;
+            handle(tx, ctx, ev, &mut produced)?;
             if !produced.is_empty() {
                 stack.push(produced);
             }
@@ -139,7 +142,7 @@ fn vals(row: &[Value], cols: &[usize]) -> Vec<Value> {
     cols.iter().map(|&c| row[c].clone()).collect()
 }
 
-fn handle(tx: &mut Transaction, ev: Event, out: &mut VecDeque<Event>) -> Result<()> {
+fn handle(tx: &mut Transaction, ctx: &Ctx<'_>, ev: Event, out: &mut VecDeque<Event>) -> Result<()> {
     match ev {
         Event::Child {
             table,
@@ -190,7 +193,7 @@ fn handle(tx: &mut Transaction, ev: Event, out: &mut VecDeque<Event>) -> Result<
             new,
             child,
             fk,
-        } => act(tx, &parent, &old, new.as_ref(), &child, &fk, out)?,
+        } => act(tx, ctx, &parent, &old, new.as_ref(), &child, &fk, out)?,
     }
     Ok(())
 }
@@ -345,6 +348,7 @@ fn key_still_present(
 #[allow(clippy::too_many_arguments)]
 fn act(
     tx: &mut Transaction,
+    ctx: &Ctx<'_>,
     parent: &Arc<Table>,
     old: &Row,
     new: Option<&Row>,
@@ -392,6 +396,11 @@ fn act(
             let mut pending = Pending::new(tx, child);
             let nv = new.map(|n| vals(n, &fk.ref_columns));
             let mut back_to_old = false;
+            // The changed rows meet the table's CHECK constraints too.
+            let checks = {
+                let mut p = Planner::new(tx.database().clone(), ctx.instance, &[]);
+                Checks::compile(&mut p, child)?
+            };
             for (k, _) in rows {
                 let Locked::Row(Some(r)) =
                     tx.get_locked(child, &k, LockMode::NoKeyUpdate, WaitPolicy::Wait)?
@@ -410,6 +419,9 @@ fn act(
                     };
                 }
                 let stored = tx.update_in(child, &k, row)?;
+                if !checks.is_empty() {
+                    checks.enforce(&stored, &ctx.env(tx))?;
+                }
                 back_to_old |= vals(&stored, &fk.columns) == ov;
                 pending.updated(child, &r, &stored);
             }
