@@ -874,6 +874,8 @@ pub enum PgView {
     Indexes,
     InfoTables,
     InfoColumns,
+    /// Constraint views (`foreign_keys/catalog.rs`).
+    Info(crate::foreign_keys::catalog::InfoView),
 }
 
 /// Finds a catalog view by (schema, name); `pg_catalog` views also answer
@@ -885,7 +887,7 @@ pub fn lookup(schema: Option<&str>, name: &str) -> Option<PgView> {
         return match n.as_str() {
             "tables" => Some(V::InfoTables),
             "columns" => Some(V::InfoColumns),
-            _ => None,
+            other => crate::foreign_keys::catalog::InfoView::lookup(other).map(V::Info),
         };
     }
     if !matches!(schema, None | Some("pg_catalog")) {
@@ -1285,6 +1287,7 @@ impl PgView {
                 ("table_name", T::Text),
                 ("table_type", T::Text),
             ],
+            V::Info(v) => v.columns(),
             V::InfoColumns => vec![
                 ("table_catalog", T::Text),
                 ("table_schema", T::Text),
@@ -1698,6 +1701,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                 ]);
             }
         }
+        V::Info(v) => out.extend(v.rows(db)),
         V::InfoTables => {
             for tb in db.tables() {
                 out.push(vec![

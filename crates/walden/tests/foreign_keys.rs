@@ -161,6 +161,19 @@ const SCRIPT: &[&str] = &[
     "SELECT conname, contype, confupdtype, confdeltype, confmatchtype, conkey, confkey, \
      confrelid::regclass, pg_get_constraintdef(oid), pg_get_constraintdef(oid, true) \
      FROM pg_constraint WHERE contype = 'f' ORDER BY conname",
+    // The information_schema views drivers read (PostgreSQL also lists
+    // NOT NULL as CHECK constraints there; those are left out).
+    "SELECT constraint_name, table_name, constraint_type, is_deferrable, initially_deferred, \
+     enforced, nulls_distinct FROM information_schema.table_constraints \
+     WHERE constraint_type <> 'CHECK' AND table_schema = 'public' ORDER BY 1",
+    "SELECT constraint_name, table_name, column_name, ordinal_position, \
+     position_in_unique_constraint FROM information_schema.key_column_usage \
+     WHERE table_schema = 'public' ORDER BY 1, 4",
+    "SELECT constraint_name, unique_constraint_schema, unique_constraint_name, match_option, \
+     update_rule, delete_rule FROM information_schema.referential_constraints ORDER BY 1",
+    "SELECT constraint_name, table_name, column_name FROM information_schema.constraint_column_usage \
+     WHERE constraint_name IN (SELECT constraint_name FROM information_schema.referential_constraints) \
+     ORDER BY 1, 3",
     // ALTER TABLE ADD / DROP CONSTRAINT.
     "CREATE TABLE late (id int PRIMARY KEY, p int)",
     "INSERT INTO late VALUES (1, 2), (2, 77)",
