@@ -666,6 +666,7 @@ impl Database {
             .collect();
         if !others.is_empty() && !cascade {
             return Err(EngineError::Referenced {
+                kind: "table",
                 table: t.name().to_string(),
                 by: others,
             });
@@ -871,6 +872,30 @@ impl Database {
             return Err(EngineError::UnknownIndex(name.to_string()));
         };
         let id = ix.id;
+        // A foreign key whose referenced columns are this unique index's
+        // (and not the primary key's) needs it.
+        let set = |c: &[usize]| {
+            let mut c = c.to_vec();
+            c.sort_unstable();
+            c
+        };
+        if ix.unique && set(&ix.columns) != set(&t.def.primary_key) {
+            let by: Vec<(String, String)> = self
+                .catalog
+                .read()
+                .referencing(t.id())
+                .into_iter()
+                .filter(|(_, fk)| set(&fk.ref_columns) == set(&ix.columns))
+                .map(|(o, fk)| (fk.name, o.name().to_string()))
+                .collect();
+            if !by.is_empty() {
+                return Err(EngineError::Referenced {
+                    kind: "index",
+                    table: ix.name.clone(),
+                    by,
+                });
+            }
+        }
         let nt = Arc::new(t.without_index(id));
         self.system_change(
             gate,

@@ -86,8 +86,10 @@ pub enum EngineError {
     ForeignKeyViolation(Box<FkViolation>),
     /// DROP TABLE of a table a foreign key of another table references
     /// (2BP01) without CASCADE.
-    #[error("cannot drop table {table} because other objects depend on it")]
+    #[error("cannot drop {kind} {table} because other objects depend on it")]
     Referenced {
+        /// "table" or "index".
+        kind: &'static str,
         table: String,
         /// The foreign keys, as (constraint, referencing table).
         by: Vec<(String, String)>,

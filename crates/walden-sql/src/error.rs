@@ -246,11 +246,11 @@ impl From<EngineError> for SqlError {
                 constraint: Some(v.constraint.clone()),
                 ..Default::default()
             })),
-            E::Referenced { table, by } => Some(Box::new(ErrorFields {
+            E::Referenced { kind, table, by } => Some(Box::new(ErrorFields {
                 detail: Some(
                     by.iter()
                         .map(|(c, t)| {
-                            format!("constraint {c} on table {t} depends on table {table}")
+                            format!("constraint {c} on table {t} depends on {kind} {table}")
                         })
                         .collect::<Vec<_>>()
                         .join("\n"),

@@ -185,6 +185,13 @@ const SCRIPT: &[&str] = &[
     "ALTER TABLE late DROP CONSTRAINT late_p",
     "ALTER TABLE late DROP CONSTRAINT late_p_fkey",
     "INSERT INTO late VALUES (3, 99)",
+    // The unique index a foreign key references stays while it does.
+    "CREATE TABLE ux (id int PRIMARY KEY, k int)",
+    "CREATE UNIQUE INDEX ux_k ON ux (k)",
+    "CREATE TABLE uxr (k int REFERENCES ux (k))",
+    "DROP INDEX ux_k",
+    "DROP TABLE uxr",
+    "DROP INDEX ux_k",
     // DROP TABLE and TRUNCATE of a referenced table.
     "DROP TABLE p",
     "TRUNCATE p",
