@@ -6,8 +6,8 @@
 use crate::alter::ColumnSource;
 use crate::error::{EngineError, Result};
 use crate::schema::{
-    CheckDef, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, Identity, IndexDef,
-    RecoveryModel, SequenceDef, TableDef,
+    CheckDef, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, FkAction, ForeignKeyDef,
+    Identity, IndexDef, RecoveryModel, SequenceDef, TableDef,
 };
 use crate::types::{DataType, Key, Row, Value};
 use rust_decimal::Decimal;
@@ -290,7 +290,10 @@ pub fn put_table_def(out: &mut Vec<u8>, d: &TableDef) {
     }
     // Parts added after the first format, each tagged so a reader that
     // meets one it does not know fails instead of dropping it.
-    let parts = d.indexes.len() + d.checks.len() + d.pk_name.is_some() as usize;
+    let parts = d.indexes.len()
+        + d.checks.len()
+        + d.foreign_keys.len()
+        + d.pk_name.is_some() as usize;
     put_var(out, parts as u64);
     for ix in &d.indexes {
         out.push(DEF_INDEX);
@@ -305,12 +308,60 @@ pub fn put_table_def(out: &mut Vec<u8>, d: &TableDef) {
         out.push(DEF_PKEY_NAME);
         put_str(out, n);
     }
+    for fk in &d.foreign_keys {
+        out.push(DEF_FOREIGN_KEY);
+        put_foreign_key(out, fk);
+    }
 }
 
 /// Tags of the parts in a table definition's tail (3 is the foreign keys').
 const DEF_INDEX: u8 = 1;
 const DEF_CHECK: u8 = 2;
 const DEF_PKEY_NAME: u8 = 4;
+const DEF_FOREIGN_KEY: u8 = 3;
+
+pub fn put_foreign_key(out: &mut Vec<u8>, fk: &ForeignKeyDef) {
+    put_str(out, &fk.name);
+    put_var(out, fk.columns.len() as u64);
+    for (&c, &r) in fk.columns.iter().zip(&fk.ref_columns) {
+        put_var(out, c as u64);
+        put_var(out, r as u64);
+    }
+    put_var(out, fk.ref_table as u64);
+    out.push(fk.on_update.code() as u8);
+    out.push(fk.on_delete.code() as u8);
+    out.push(fk.match_full as u8);
+}
+
+/// `ncols`: the referencing table's width (positions are checked against
+/// it; the referenced side is checked where the table is known).
+pub fn get_foreign_key(r: &mut Reader<'_>, ncols: usize) -> Result<ForeignKeyDef> {
+    let name = r.str()?.to_string();
+    let n = r.var()? as usize;
+    let mut columns = Vec::with_capacity(n.min(64));
+    let mut ref_columns = Vec::with_capacity(n.min(64));
+    for _ in 0..n {
+        let c = r.var()? as usize;
+        if c >= ncols {
+            return Err(short());
+        }
+        columns.push(c);
+        ref_columns.push(r.var()? as usize);
+    }
+    let ref_table = r.var()? as u32;
+    let on_update = FkAction::from_code(r.u8()?).ok_or_else(short)?;
+    let on_delete = FkAction::from_code(r.u8()?).ok_or_else(short)?;
+    let match_full = r.u8()? != 0;
+    Ok(ForeignKeyDef {
+        name,
+        columns,
+        ref_table,
+        ref_columns,
+        on_update,
+        on_delete,
+        match_full,
+    })
+}
 
 pub fn put_index_def(out: &mut Vec<u8>, ix: &IndexDef) {
     put_var(out, ix.id as u64);
@@ -392,6 +443,7 @@ pub fn get_table_def(r: &mut Reader<'_>, tail: bool) -> Result<TableDef> {
     let mut indexes = Vec::new();
     let mut checks = Vec::new();
     let mut pk_name = None;
+    let mut foreign_keys = Vec::new();
     if tail {
         for _ in 0..r.var()? {
             match r.u8()? {
@@ -401,6 +453,7 @@ pub fn get_table_def(r: &mut Reader<'_>, tail: bool) -> Result<TableDef> {
                     expr: r.str()?.to_string(),
                 }),
                 DEF_PKEY_NAME => pk_name = Some(r.str()?.to_string()),
+                DEF_FOREIGN_KEY => foreign_keys.push(get_foreign_key(r, columns.len())?),
                 _ => return Err(short()),
             }
         }
@@ -413,6 +466,7 @@ pub fn get_table_def(r: &mut Reader<'_>, tail: bool) -> Result<TableDef> {
         indexes,
         checks,
         pk_name,
+        foreign_keys,
     })
 }
 
@@ -524,6 +578,16 @@ pub enum Redo {
     DropIndex {
         table: u32,
         index: u32,
+    },
+    /// `ALTER TABLE ... ADD FOREIGN KEY` (validated before it was logged).
+    AddForeignKey {
+        table: u32,
+        fk: ForeignKeyDef,
+    },
+    /// `ALTER TABLE ... DROP CONSTRAINT` of a foreign key.
+    DropForeignKey {
+        table: u32,
+        name: String,
     },
     /// `ALTER TABLE`: the table's new definition, and how its rows are
     /// rewritten into it (`None`: they are kept as they are).
@@ -680,6 +744,16 @@ pub fn encode_redo(r: &Redo) -> Vec<u8> {
                 }
             }
         }
+        Redo::AddForeignKey { table, fk } => {
+            out.push(23);
+            put_var(&mut out, *table as u64);
+            put_foreign_key(&mut out, fk);
+        }
+        Redo::DropForeignKey { table, name } => {
+            out.push(24);
+            put_var(&mut out, *table as u64);
+            put_str(&mut out, name);
+        }
     }
     out
 }
@@ -782,6 +856,15 @@ pub fn decode_redo(buf: &[u8], key_of: &dyn Fn(u32, &[Value]) -> Option<Key>) ->
                 rewrite,
             }
         }
+        23 => Redo::AddForeignKey {
+            table: r.var()? as u32,
+            // Column positions are checked against the tables at redo.
+            fk: get_foreign_key(&mut r, usize::MAX)?,
+        },
+        24 => Redo::DropForeignKey {
+            table: r.var()? as u32,
+            name: r.str()?.to_string(),
+        },
         _ => return Err(short()),
     };
     Ok(rec)
@@ -842,8 +925,24 @@ mod tests {
             expr: "d > 0".into(),
         }])
         .unwrap();
+        let fk = ForeignKeyDef {
+            name: "t_v_fkey".into(),
+            columns: vec![1],
+            ref_table: 7,
+            ref_columns: vec![0],
+            on_update: FkAction::Cascade,
+            on_delete: FkAction::SetDefault,
+            match_full: true,
+        };
+        let mut def = def;
+        def.foreign_keys.push(fk.clone());
         for r in [
             Redo::CreateTable(def),
+            Redo::AddForeignKey { table: 3, fk },
+            Redo::DropForeignKey {
+                table: 3,
+                name: "t_v_fkey".into(),
+            },
             Redo::Txn {
                 txid: 9,
                 commit: true,

@@ -10,7 +10,7 @@ use crate::lock::LockManager;
 use crate::mvcc::Visibility;
 use crate::recovery::Replay;
 use crate::replica::ReplicaState;
-use crate::schema::{DbSettings, IndexDef, SequenceDef, TableDef};
+use crate::schema::{DbSettings, ForeignKeyDef, IndexDef, SequenceDef, TableDef};
 use crate::session::{CommitRequest, Session};
 use crate::store::base::{open_and_load, BaseStore};
 use crate::table::Table;
@@ -77,7 +77,42 @@ impl Catalog {
     pub(crate) fn remove_table(&mut self, id: u32) -> Option<Arc<Table>> {
         let t = self.by_id.remove(&id)?;
         self.tables.remove(&t.name().to_ascii_lowercase());
+        // Foreign keys of other tables that referenced it go with it (DROP
+        // TABLE ... CASCADE; without CASCADE there are none by then).
+        let referencing: Vec<Arc<Table>> = self
+            .by_id
+            .values()
+            .filter(|o| o.def.foreign_keys.iter().any(|f| f.ref_table == id))
+            .cloned()
+            .collect();
+        for o in referencing {
+            let keep = o
+                .def
+                .foreign_keys
+                .iter()
+                .filter(|f| f.ref_table != id)
+                .cloned()
+                .collect();
+            self.add_table(Arc::new(o.with_foreign_keys(keep)));
+        }
         Some(t)
+    }
+
+    /// Foreign keys of any table that reference table `id`, with the
+    /// referencing table.
+    pub fn referencing(&self, id: u32) -> Vec<(Arc<Table>, ForeignKeyDef)> {
+        let mut tables: Vec<&Arc<Table>> = self.by_id.values().collect();
+        // In creation order (table ids grow), as PostgreSQL lists them.
+        tables.sort_by_key(|t| t.id());
+        let mut out = Vec::new();
+        for t in tables {
+            for fk in &t.def.foreign_keys {
+                if fk.ref_table == id {
+                    out.push((t.clone(), fk.clone()));
+                }
+            }
+        }
+        out
     }
     pub(crate) fn add_sequence(&mut self, def: SequenceDef, state: SeqState) {
         self.next_seq_id = self.next_seq_id.max(def.id.saturating_add(1));
@@ -505,6 +540,10 @@ impl Database {
         v
     }
 
+    pub fn table_by_id(&self, id: u32) -> Option<Arc<Table>> {
+        self.catalog.read().table_by_id(id).cloned()
+    }
+
     pub fn tables(&self) -> Vec<Arc<Table>> {
         let mut v: Vec<Arc<Table>> = self.catalog.read().tables.values().cloned().collect();
         v.sort_by_key(|t| t.id());
@@ -592,6 +631,18 @@ impl Database {
                 return Err(EngineError::RelationExists(def.name));
             }
             def.id = cat.next_table_id.max(1);
+            // A foreign key referencing the table itself names it by 0
+            // until it has its id.
+            for fk in &mut def.foreign_keys {
+                if fk.ref_table == 0 {
+                    fk.ref_table = def.id;
+                } else if cat.table_by_id(fk.ref_table).is_none() {
+                    return Err(EngineError::UnknownTable(format!(
+                        "(table id {}, dropped)",
+                        fk.ref_table
+                    )));
+                }
+            }
             // Indexes declared with the table (UNIQUE constraints) take
             // the ids after it.
             for (n, ix) in def.indexes.iter_mut().enumerate() {
@@ -607,11 +658,150 @@ impl Database {
     }
 
     pub fn drop_table(&self, session: &Session, name: &str) -> Result<()> {
+        self.drop_table_cascade(session, name, false).map(drop)
+    }
+
+    /// DROP TABLE: refused while a foreign key of another table references
+    /// it, unless `cascade`, which drops those foreign keys with it (one
+    /// logged record: replaying it drops them too). Returns the foreign keys
+    /// dropped, as (constraint, table).
+    pub fn drop_table_cascade(
+        &self,
+        session: &Session,
+        name: &str,
+        cascade: bool,
+    ) -> Result<Vec<(String, String)>> {
         let gate = self.gate.write();
-        let id = self.table(name)?.id();
+        let t = self.table(name)?;
+        let id = t.id();
+        let others: Vec<(String, String)> = self
+            .catalog
+            .read()
+            .referencing(id)
+            .into_iter()
+            .filter(|(o, _)| o.id() != id)
+            .map(|(o, fk)| (fk.name, o.name().to_string()))
+            .collect();
+        if !others.is_empty() && !cascade {
+            return Err(EngineError::Referenced {
+                kind: "table",
+                table: t.name().to_string(),
+                by: others,
+            });
+        }
         self.system_change(gate, session, Redo::DropTable(id), |cat| {
             cat.remove_table(id);
-        })
+        })?;
+        Ok(others)
+    }
+
+    /// Foreign keys (of any table) referencing table `id`, by name, with
+    /// the referencing table.
+    pub fn referencing(&self, id: u32) -> Vec<(Arc<Table>, ForeignKeyDef)> {
+        self.catalog.read().referencing(id)
+    }
+
+    /// `ALTER TABLE t ADD FOREIGN KEY`: checks every committed row of `t`
+    /// against the referenced table under the gate (no commit in flight;
+    /// a transaction that wrote either table before the key existed fails
+    /// its commit, see `txn/ri.rs`), then logs the key (a system
+    /// transaction, fully durable).
+    pub fn add_foreign_key(&self, session: &Session, table: &str, fk: ForeignKeyDef) -> Result<()> {
+        let gate = self.gate.write();
+        let t = self.table(table)?;
+        let r = self
+            .catalog
+            .read()
+            .table_by_id(fk.ref_table)
+            .cloned()
+            .ok_or_else(|| EngineError::UnknownTable(format!("(table id {})", fk.ref_table)))?;
+        if fk.columns.len() != fk.ref_columns.len()
+            || fk.columns.iter().any(|&c| c >= t.def.columns.len())
+            || fk.ref_columns.iter().any(|&c| c >= r.def.columns.len())
+        {
+            return Err(EngineError::InvalidDefinition(format!(
+                "foreign key \"{}\" names columns its tables do not have",
+                fk.name
+            )));
+        }
+        if t.def.foreign_keys.iter().any(|f| f.name == fk.name)
+            || t.def.checks.iter().any(|c| c.name == fk.name)
+        {
+            return Err(EngineError::InvalidDefinition(format!(
+                "constraint \"{}\" for relation \"{}\" already exists",
+                fk.name, t.def.name
+            )));
+        }
+        let keys: std::collections::HashSet<Vec<crate::types::Value>> = r
+            .latest_rows()
+            .values()
+            .map(|row| fk.ref_columns.iter().map(|&c| row[c].clone()).collect())
+            .collect();
+        for row in t.latest_rows().values() {
+            let vals: Vec<crate::types::Value> =
+                fk.columns.iter().map(|&c| row[c].clone()).collect();
+            let nulls = vals.iter().filter(|v| v.is_null()).count();
+            let detail = if nulls == 0 {
+                if keys.contains(&vals) {
+                    continue;
+                }
+                format!(
+                    "Key {}=({}) is not present in table \"{}\".",
+                    t.def.column_list(&fk.columns),
+                    crate::table::value_list(&vals),
+                    r.def.name
+                )
+            } else if fk.match_full && nulls < vals.len() {
+                "MATCH FULL does not allow mixing of null and nonnull key values.".to_string()
+            } else {
+                continue;
+            };
+            return Err(EngineError::ForeignKeyViolation(Box::new(
+                crate::error::FkViolation {
+                    table: t.def.name.clone(),
+                    constraint: fk.name.clone(),
+                    detail,
+                },
+            )));
+        }
+        let mut fks = t.def.foreign_keys.clone();
+        fks.push(fk.clone());
+        let nt = Arc::new(t.with_foreign_keys(fks));
+        self.system_change(
+            gate,
+            session,
+            Redo::AddForeignKey { table: t.id(), fk },
+            |cat| cat.add_table(nt),
+        )
+    }
+
+    /// `ALTER TABLE t DROP CONSTRAINT name` of a foreign key.
+    pub fn drop_foreign_key(&self, session: &Session, table: &str, name: &str) -> Result<()> {
+        let gate = self.gate.write();
+        let t = self.table(table)?;
+        if !t.def.foreign_keys.iter().any(|f| f.name == name) {
+            return Err(EngineError::UnknownConstraint {
+                table: t.def.name.clone(),
+                constraint: name.to_string(),
+            });
+        }
+        let fks = t
+            .def
+            .foreign_keys
+            .iter()
+            .filter(|f| f.name != name)
+            .cloned()
+            .collect();
+        let nt = Arc::new(t.with_foreign_keys(fks));
+        self.system_change(
+            gate,
+            session,
+            Redo::DropForeignKey {
+                table: t.id(),
+                name: name.to_string(),
+            },
+            |cat| cat.add_table(nt),
+        )
     }
 
     /// `ALTER TABLE t ADD PRIMARY KEY (cols)` on a table keyed by a hidden row
@@ -700,6 +890,30 @@ impl Database {
             return Err(EngineError::UnknownIndex(name.to_string()));
         };
         let id = ix.id;
+        // A foreign key whose referenced columns are this unique index's
+        // (and not the primary key's) needs it.
+        let set = |c: &[usize]| {
+            let mut c = c.to_vec();
+            c.sort_unstable();
+            c
+        };
+        if ix.unique && set(&ix.columns) != set(&t.def.primary_key) {
+            let by: Vec<(String, String)> = self
+                .catalog
+                .read()
+                .referencing(t.id())
+                .into_iter()
+                .filter(|(_, fk)| set(&fk.ref_columns) == set(&ix.columns))
+                .map(|(o, fk)| (fk.name, o.name().to_string()))
+                .collect();
+            if !by.is_empty() {
+                return Err(EngineError::Referenced {
+                    kind: "index",
+                    table: ix.name.clone(),
+                    by,
+                });
+            }
+        }
         let nt = Arc::new(t.without_index(id));
         self.system_change(
             gate,

@@ -87,6 +87,22 @@ pub enum EngineError {
     SerializationFailure(&'static str),
     #[error("savepoint \"{0}\" does not exist")]
     UnknownSavepoint(String),
+    /// A row without the row it references (23503), found when a foreign
+    /// key is added to a table holding it.
+    #[error("insert or update on table \"{}\" violates foreign key constraint \"{}\"", .0.table, .0.constraint)]
+    ForeignKeyViolation(Box<FkViolation>),
+    /// DROP TABLE of a table a foreign key of another table references
+    /// (2BP01) without CASCADE.
+    #[error("cannot drop {kind} {table} because other objects depend on it")]
+    Referenced {
+        /// "table" or "index".
+        kind: &'static str,
+        table: String,
+        /// The foreign keys, as (constraint, referencing table).
+        by: Vec<(String, String)>,
+    },
+    #[error("constraint \"{constraint}\" of relation \"{table}\" does not exist")]
+    UnknownConstraint { table: String, constraint: String },
     #[error("row not found in \"{0}\"")]
     RowNotFound(String),
     #[error("the transaction is already finished")]
@@ -147,6 +163,15 @@ pub(crate) fn io_err(
 ) -> impl FnOnce(std::io::Error) -> EngineError {
     let path = path.into();
     move |source| EngineError::Io { path, source }
+}
+
+/// A foreign key violated: the referencing table, the constraint and
+/// PostgreSQL's DETAIL.
+#[derive(Debug)]
+pub struct FkViolation {
+    pub table: String,
+    pub constraint: String,
+    pub detail: String,
 }
 
 /// Two rows with one value in a unique index (or primary key).

@@ -47,17 +47,17 @@ pub mod types;
 pub use alter::{Alteration, ColumnSource};
 pub use checkpoint::{BackupInfo, CheckpointInfo};
 pub use database::{BackupState, Database, DbCounters, Limits, MAX_ROW_BYTES};
-pub use error::{EngineError, KeyConflict, Result};
+pub use error::{EngineError, FkViolation, KeyConflict, Result};
 pub use instance::{Instance, InstanceConfig, SeedReceiver};
 pub use lock::{LockMode, WaitPolicy};
 pub use replica::{frames_of, wait_until, RemoteHarden, ReplicaCounters};
 pub use schema::{
-    CheckDef, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, Identity, IndexDef,
-    RecoveryModel, SequenceDef, TableDef,
+    CheckDef, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, FkAction, ForeignKeyDef,
+    Identity, IndexDef, RecoveryModel, SequenceDef, TableDef,
 };
 pub use session::{CommitRequest, Session};
-pub use table::Table;
-pub use txn::{CommitOutcome, Isolation, Locked, Transaction};
+pub use table::{value_list, Table};
+pub use txn::{CommitOutcome, Isolation, Locked, RefPath, Transaction};
 pub use types::{DataType, Key, Row, Value};
 /// Entry points for the fuzz targets in `fuzz/` (the decoders they reach
 /// are private); not part of the API.

@@ -157,6 +157,37 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
             def,
             rewrite,
         } => crate::alter::redo(cat, table, &def, rewrite.as_deref())?,
+        Redo::AddForeignKey { table, fk } => {
+            let t = cat.by_id.get(&table).ok_or_else(|| unknown(table))?;
+            let r = cat
+                .by_id
+                .get(&fk.ref_table)
+                .ok_or_else(|| unknown(fk.ref_table))?;
+            if fk.columns.iter().any(|&c| c >= t.def.columns.len())
+                || fk.ref_columns.iter().any(|&c| c >= r.def.columns.len())
+            {
+                return Err(EngineError::Data(format!(
+                    "redo record's foreign key names a column table id {table} or {} does not have",
+                    fk.ref_table
+                )));
+            }
+            let mut fks = t.def.foreign_keys.clone();
+            fks.push(fk);
+            let nt = Arc::new(t.with_foreign_keys(fks));
+            cat.add_table(nt);
+        }
+        Redo::DropForeignKey { table, name } => {
+            let t = cat.by_id.get(&table).ok_or_else(|| unknown(table))?;
+            let fks = t
+                .def
+                .foreign_keys
+                .iter()
+                .filter(|f| f.name != name)
+                .cloned()
+                .collect();
+            let nt = Arc::new(t.with_foreign_keys(fks));
+            cat.add_table(nt);
+        }
     }
     Ok(())
 }

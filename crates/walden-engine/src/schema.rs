@@ -69,6 +69,72 @@ pub struct CheckDef {
     pub expr: String,
 }
 
+/// What a foreign key does to referencing rows when the referenced key is
+/// deleted or changed (`pg_constraint.confdeltype` / `confupdtype`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FkAction {
+    NoAction,
+    Restrict,
+    Cascade,
+    SetNull,
+    SetDefault,
+}
+
+impl FkAction {
+    /// PostgreSQL's one-letter code.
+    pub fn code(self) -> char {
+        match self {
+            FkAction::NoAction => 'a',
+            FkAction::Restrict => 'r',
+            FkAction::Cascade => 'c',
+            FkAction::SetNull => 'n',
+            FkAction::SetDefault => 'd',
+        }
+    }
+
+    pub fn from_code(c: u8) -> Option<FkAction> {
+        Some(match c {
+            b'a' => FkAction::NoAction,
+            b'r' => FkAction::Restrict,
+            b'c' => FkAction::Cascade,
+            b'n' => FkAction::SetNull,
+            b'd' => FkAction::SetDefault,
+            _ => return None,
+        })
+    }
+
+    /// The words of the clause (`ON DELETE <sql>`).
+    pub fn sql(self) -> &'static str {
+        match self {
+            FkAction::NoAction => "NO ACTION",
+            FkAction::Restrict => "RESTRICT",
+            FkAction::Cascade => "CASCADE",
+            FkAction::SetNull => "SET NULL",
+            FkAction::SetDefault => "SET DEFAULT",
+        }
+    }
+}
+
+/// A FOREIGN KEY constraint, kept in the referencing table's definition.
+/// The engine stores it (log, images, secondaries) and drops it with the
+/// table it references; the SQL layer enforces it. The referenced table is
+/// named by id, so a rename does not break it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ForeignKeyDef {
+    pub name: String,
+    /// Referencing column positions in this table.
+    pub columns: Vec<usize>,
+    /// The referenced table's id and the positions of the referenced
+    /// columns there (a primary key or unique constraint), pairwise with
+    /// `columns`.
+    pub ref_table: u32,
+    pub ref_columns: Vec<usize>,
+    pub on_update: FkAction,
+    pub on_delete: FkAction,
+    /// MATCH FULL (else MATCH SIMPLE): all referencing columns null or none.
+    pub match_full: bool,
+}
+
 /// A table's definition. `primary_key` lists column positions; an empty key
 /// means rows are keyed by a hidden row id.
 #[derive(Clone, Debug, PartialEq)]
@@ -79,6 +145,8 @@ pub struct TableDef {
     pub primary_key: Vec<usize>,
     /// CHECK constraints, in the order they were declared.
     pub checks: Vec<CheckDef>,
+    /// FOREIGN KEY constraints this table's rows must satisfy.
+    pub foreign_keys: Vec<ForeignKeyDef>,
     /// Secondary indexes, in creation order (`Table::indexes` holds their
     /// entries in the same order).
     pub indexes: Vec<IndexDef>,
@@ -132,6 +200,7 @@ impl TableDef {
             indexes: Vec::new(),
             checks: Vec::new(),
             pk_name: None,
+            foreign_keys: Vec::new(),
         };
         for &i in &def.primary_key {
             def.columns[i].nullable = false;

@@ -243,6 +243,13 @@ impl Table {
         next
     }
 
+    /// This table with these foreign keys (rows and indexes shared).
+    pub(crate) fn with_foreign_keys(&self, fks: Vec<crate::schema::ForeignKeyDef>) -> Table {
+        let mut def = self.def.clone();
+        def.foreign_keys = fks;
+        self.sharing(def)
+    }
+
     /// A new definition of this table over the same rows, indexes and counters.
     pub(crate) fn sharing(&self, def: TableDef) -> Table {
         Table {

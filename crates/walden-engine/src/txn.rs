@@ -29,6 +29,9 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use walden_log::Lsn;
 
+mod ri;
+pub use ri::RefPath;
+
 /// Largest transaction record; bigger write sets stream as several parts.
 const MAX_PART: usize = 256 * 1024;
 
@@ -106,6 +109,9 @@ pub struct Transaction {
     /// the write set (stale ones, after an update or ROLLBACK TO, are
     /// recognized there).
     own_unique: HashMap<(u32, Vec<Value>), Vec<Key>>,
+    /// For each table written, the foreign keys (table id, name) on it or
+    /// referencing it at its first write (see `ri.rs`).
+    fk_seen: HashMap<u32, HashSet<(u32, String)>>,
     finished: bool,
 }
 
@@ -134,6 +140,7 @@ impl Transaction {
             checked: HashMap::new(),
             shapes: HashMap::new(),
             own_unique: HashMap::new(),
+            fk_seen: HashMap::new(),
             finished: false,
         }
     }
@@ -314,25 +321,7 @@ impl Transaction {
             let v = match v {
                 Some(v) => coerce(v, &c.data_type)?,
                 None if c.identity.is_some() => Value::Int(table.take_identity()),
-                None => match &c.default {
-                    None => Value::Null,
-                    Some(DefaultExpr::Value(v)) => coerce(v.clone(), &c.data_type)?,
-                    // An instant: a `timestamp` column gets the session's
-                    // local time, as PostgreSQL's now() cast does.
-                    Some(DefaultExpr::Now) => {
-                        coerce(Value::TimestampTz(now_micros()), &c.data_type)?
-                    }
-                    Some(DefaultExpr::Today) => coerce(
-                        coerce(Value::TimestampTz(now_micros()), &DataType::Date)?,
-                        &c.data_type,
-                    )?,
-                    Some(DefaultExpr::NewUuid) => {
-                        coerce(Value::Uuid(uuid::Uuid::new_v4().as_u128()), &c.data_type)?
-                    }
-                    Some(DefaultExpr::NextVal(s)) => {
-                        coerce(Value::Int(self.db.nextval(&self.session, s)?), &c.data_type)?
-                    }
-                },
+                None => self.default_value(c)?,
             };
             if v.is_null() && !c.nullable {
                 return Err(EngineError::NotNull {
@@ -344,6 +333,27 @@ impl Transaction {
         }
         check_size(&row, self.db.limits())?;
         Ok(row)
+    }
+
+    /// The value of a column's DEFAULT (NULL without one).
+    pub fn default_value(&self, c: &crate::schema::ColumnDef) -> Result<Value> {
+        Ok(match &c.default {
+            None => Value::Null,
+            Some(DefaultExpr::Value(v)) => coerce(v.clone(), &c.data_type)?,
+            // An instant: a `timestamp` column gets the session's
+            // local time, as PostgreSQL's now() cast does.
+            Some(DefaultExpr::Now) => coerce(Value::TimestampTz(now_micros()), &c.data_type)?,
+            Some(DefaultExpr::Today) => coerce(
+                coerce(Value::TimestampTz(now_micros()), &DataType::Date)?,
+                &c.data_type,
+            )?,
+            Some(DefaultExpr::NewUuid) => {
+                coerce(Value::Uuid(uuid::Uuid::new_v4().as_u128()), &c.data_type)?
+            }
+            Some(DefaultExpr::NextVal(s)) => {
+                coerce(Value::Int(self.db.nextval(&self.session, s)?), &c.data_type)?
+            }
+        })
     }
 
     fn check_row(&self, table: &Table, row: Vec<Value>) -> Result<Vec<Value>> {
@@ -382,6 +392,7 @@ impl Transaction {
         self.shapes
             .entry(t.id())
             .or_insert_with(|| crate::alter::Shape::of(&t.def));
+        self.note_foreign_keys(t.id());
         let ids = unique_ids(t);
         self.checked
             .entry(t.id())
@@ -836,6 +847,15 @@ impl Transaction {
         let Some(old) = self.latest_in(t, &key) else {
             return Err(EngineError::RowNotFound(t.name().to_string()));
         };
+        // A changed unique value is a key change too (a foreign key may
+        // reference it): key-share lockers are waited for, as PostgreSQL.
+        if mode == LockMode::NoKeyUpdate
+            && t.indexes
+                .iter()
+                .any(|ix| ix.def.unique && ix.values_of(&old) != ix.values_of(&row))
+        {
+            self.lock_mode(t, &key, LockMode::Update, WaitPolicy::Wait)?;
+        }
         if new_key != key {
             self.lock(t, &new_key)?;
             if self.exists(t, &new_key) {
@@ -961,7 +981,11 @@ impl Transaction {
                     )));
                 }
             }
-            self.check_definitions(&db.catalog.read())?;
+            {
+                let cat = db.catalog.read();
+                self.check_definitions(&cat)?;
+                self.check_foreign_keys(&cat)?;
+            }
             db.check_writable()?;
             if !delayed {
                 db.check_commit_quorum()?;

@@ -78,6 +78,7 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::InvalidSavepoint => "3B001",
         K::CheckViolation => "23514",
         K::ForeignKeyViolation => "23503",
+        K::InvalidForeignKey => "42830",
         K::DatatypeMismatch => "42804",
         K::InvalidAuthorization => "28000",
         K::DependentObjects => "2BP01",

@@ -555,8 +555,9 @@ fn what_is_not_enforced_yet_is_refused_not_ignored() {
         let c = s.client().await;
         setup(&c).await;
         for sql in [
-            "CREATE TABLE f1 (id int PRIMARY KEY, t_id int REFERENCES t (id))",
-            "CREATE TABLE f2 (id int, t_id int, FOREIGN KEY (t_id) REFERENCES t (id) ON DELETE CASCADE)",
+            // Foreign keys are enforced, but not deferred.
+            "CREATE TABLE f1 (id int PRIMARY KEY, t_id int REFERENCES t (id) DEFERRABLE)",
+            "CREATE TABLE f2 (id int, t_id int, FOREIGN KEY (t_id) REFERENCES t (id) INITIALLY DEFERRED)",
             // Locking reads over several tables, or nested, are not done yet.
             "SELECT * FROM t a, t b FOR UPDATE",
             "SELECT * FROM t WHERE id IN (SELECT id FROM t FOR UPDATE)",

@@ -129,6 +129,7 @@ pub fn create_table(
     let mut uniques: Vec<UniqueSpec> = Vec::new();
     let mut plain = Vec::new();
     let mut checks: Vec<Declared> = Vec::new();
+    let mut fks: Vec<crate::foreign_keys::Declared> = Vec::new();
     for c in &ct.columns {
         let (ty, serial) = column_type(&c.data_type)?;
         let mut col = ColumnDef::new(crate::expr::fold_ident(&c.name), ty);
@@ -173,11 +174,11 @@ pub fn create_table(
                     }
                 }
                 ColumnOption::Check(ck) => checks.push(declared_check(o.name.as_ref(), ck)?),
-                ColumnOption::ForeignKey(_) => {
-                    return Err(SqlError::unsupported(
-                        "FOREIGN KEY / REFERENCES constraints (not enforced yet)",
-                    ))
-                }
+                ColumnOption::ForeignKey(fk) => fks.push(crate::foreign_keys::declared(
+                    o.name.as_ref(),
+                    fk,
+                    Some(&c.name),
+                )?),
                 ColumnOption::Comment(_) | ColumnOption::Collation(_) => {}
                 other => return Err(SqlError::unsupported(format!("column option {other}"))),
             }
@@ -198,10 +199,8 @@ pub fn create_table(
                 }
             }
             TableConstraint::Check(ck) => checks.push(declared_check(None, ck)?),
-            TableConstraint::ForeignKey(_) => {
-                return Err(SqlError::unsupported(
-                    "FOREIGN KEY constraints (not enforced yet)",
-                ))
+            TableConstraint::ForeignKey(fk) => {
+                fks.push(crate::foreign_keys::declared(None, fk, None)?)
             }
             TableConstraint::Unique(u) => uniques.push(UniqueSpec::of(u, None)?),
             TableConstraint::Index(ix) => plain.push(crate::index_ddl::inline_index(ix)?),
@@ -250,6 +249,7 @@ pub fn create_table(
         .and_then(|d| d.with_checks(checks))
         .map_err(map_def_err)?;
     def.indexes = crate::index_ddl::table_indexes(db, &def, uniques, plain)?;
+    crate::foreign_keys::declare(db, &mut def, fks)?;
     db.create_table(session, def)?;
     Ok(QueryOutput::command("CREATE TABLE"))
 }
@@ -284,12 +284,15 @@ pub fn drop(
     object_type: &ast::ObjectType,
     if_exists: bool,
     names: &[ast::ObjectName],
+    cascade: bool,
 ) -> Result<QueryOutput> {
     let mut out = QueryOutput::default();
     for n in names {
         let name = object_last(n);
         let r = match object_type {
-            ast::ObjectType::Table => db.drop_table(session, &name),
+            ast::ObjectType::Table => {
+                crate::foreign_keys::drop_table(db, session, &name, cascade, &mut out)
+            }
             ast::ObjectType::Sequence => db.drop_sequence(session, &name),
             ast::ObjectType::Index => {
                 crate::index_ddl::drop_index(db, session, &name, if_exists, &mut out)?;
@@ -316,10 +319,17 @@ pub fn drop(
 }
 
 pub fn truncate(db: &Arc<Database>, session: &Session, t: &ast::Truncate) -> Result<QueryOutput> {
-    for target in &t.table_names {
-        db.truncate(session, &object_last(&target.name))?;
+    let mut out = QueryOutput::command("TRUNCATE TABLE");
+    let names = t
+        .table_names
+        .iter()
+        .map(|target| object_last(&target.name))
+        .collect();
+    let cascade = matches!(t.cascade, Some(ast::CascadeOption::Cascade));
+    for name in crate::foreign_keys::truncate_targets(db, names, cascade, &mut out)? {
+        db.truncate(session, &name)?;
     }
-    Ok(QueryOutput::command("TRUNCATE TABLE"))
+    Ok(out)
 }
 
 pub fn create_sequence(

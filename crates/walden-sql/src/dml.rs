@@ -9,6 +9,7 @@
 use crate::constraints::Checks;
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::expr::{Env, Expr, Scope, ScopeCol};
+use crate::foreign_keys::enforce::Pending;
 use crate::functions::SessionInfo;
 use crate::query::{self, object_last, Planner, Source};
 use crate::{Column, QueryOutput};
@@ -271,6 +272,7 @@ pub(crate) fn run_insert(
     let width = t.def.columns.len();
     let mut n = 0u64;
     let mut out_rows = Vec::new();
+    let mut fks = Pending::new(tx, t);
     let mut store = |tx: &mut Transaction, vals: Vec<Option<Value>>| -> Result<()> {
         let mut full = vec![None; width];
         for (k, v) in vals.into_iter().enumerate() {
@@ -282,6 +284,7 @@ pub(crate) fn run_insert(
         if !pl.checks.is_empty() {
             pl.checks.enforce(&row, &ctx.env(tx))?;
         }
+        fks.inserted(t, &row);
         n += 1;
         if let Some(r) = ret {
             let env = ctx.env(tx);
@@ -316,6 +319,9 @@ pub(crate) fn run_insert(
             }
         }
     }
+    // Foreign keys are checked once the statement's rows are all written,
+    // as PostgreSQL's (non-deferred) constraint triggers run.
+    fks.finish(tx, ctx)?;
     let mut out = QueryOutput::command(format!("INSERT 0 {n}"));
     if let Some(r) = ret {
         out.columns = Some(r.columns.clone());
@@ -566,17 +572,22 @@ pub(crate) fn run_update(pl: &Planned, tx: &mut Transaction, ctx: &Ctx<'_>) -> R
     let t = pl.table.clone();
     // As PostgreSQL: an update that leaves the key alone takes the row lock
     // of FOR NO KEY UPDATE, which key-share lockers do not wait for.
-    let mode = if pl
-        .assignments
-        .iter()
-        .any(|(i, _)| t.def.primary_key.contains(i))
-    {
+    // A column of a unique index is a key too (a foreign key may
+    // reference it).
+    let mode = if pl.assignments.iter().any(|(i, _)| {
+        t.def.primary_key.contains(i)
+            || t.def
+                .indexes
+                .iter()
+                .any(|ix| ix.unique && ix.columns.contains(i))
+    }) {
         LockMode::Update
     } else {
         LockMode::NoKeyUpdate
     };
     let mut n = 0u64;
     let mut out_rows = Vec::new();
+    let mut fks = Pending::new(tx, &t);
     for k in keys {
         // Lock, then judge the latest version.
         let Locked::Row(Some(row)) = tx.get_locked(&t, &k, mode, WaitPolicy::Wait)? else {
@@ -597,6 +608,7 @@ pub(crate) fn run_update(pl: &Planned, tx: &mut Transaction, ctx: &Ctx<'_>) -> R
         if let Some(c) = &pl.checks {
             c.enforce(&stored, &ctx.env(tx))?;
         }
+        fks.updated(&t, &row, &stored);
         n += 1;
         if let Some(r) = &pl.returning {
             let env = ctx.env(tx);
@@ -608,6 +620,7 @@ pub(crate) fn run_update(pl: &Planned, tx: &mut Transaction, ctx: &Ctx<'_>) -> R
             );
         }
     }
+    fks.finish(tx, ctx)?;
     let mut out = QueryOutput::command(format!("UPDATE {n}"));
     if let Some(r) = &pl.returning {
         out.columns = Some(r.columns.clone());
@@ -661,6 +674,7 @@ pub(crate) fn run_delete(
     let t = pl.table.clone();
     let mut n = 0u64;
     let mut out_rows = Vec::new();
+    let mut fks = Pending::new(tx, &t);
     for k in keys {
         let Some(row) = tx.get_for_update(t.name(), &k)? else {
             continue;
@@ -680,9 +694,11 @@ pub(crate) fn run_delete(
             }
         }
         if tx.delete_in(&t, &k)? {
+            fks.deleted(&t, &row);
             n += 1;
         }
     }
+    fks.finish(tx, ctx)?;
     let mut out = QueryOutput::command(format!("DELETE {n}"));
     if let Some(r) = &pl.returning {
         out.columns = Some(r.columns.clone());

@@ -66,6 +66,9 @@ pub enum ErrorKind {
     DatatypeMismatch,
     /// A FOREIGN KEY constraint failed (23503).
     ForeignKeyViolation,
+    /// A FOREIGN KEY that cannot be declared: no unique key referenced,
+    /// column counts differ (42830).
+    InvalidForeignKey,
     /// A login refused: no such role, or one without LOGIN (28000).
     InvalidAuthorization,
     /// A role still owns objects or holds privileges (2BP01).
@@ -203,6 +206,9 @@ impl From<EngineError> for SqlError {
             E::ReadOnlyTransaction(_) => ErrorKind::ReadOnly,
             E::LockNotAvailable(_) => ErrorKind::LockTimeout,
             E::UnknownSavepoint(_) => ErrorKind::InvalidSavepoint,
+            E::ForeignKeyViolation(_) => ErrorKind::ForeignKeyViolation,
+            E::Referenced { .. } => ErrorKind::DependentObjects,
+            E::UnknownConstraint { .. } => ErrorKind::UndefinedObject,
             E::SerializationFailure(_) => ErrorKind::SerializationFailure,
         };
         let message = match &e {
@@ -236,6 +242,23 @@ impl From<EngineError> for SqlError {
                 )),
                 table: Some(k.table.clone()),
                 constraint: Some(k.constraint.clone()),
+                ..Default::default()
+            })),
+            E::ForeignKeyViolation(v) => Some(Box::new(ErrorFields {
+                detail: Some(v.detail.clone()),
+                table: Some(v.table.clone()),
+                constraint: Some(v.constraint.clone()),
+                ..Default::default()
+            })),
+            E::Referenced { kind, table, by } => Some(Box::new(ErrorFields {
+                detail: Some(
+                    by.iter()
+                        .map(|(c, t)| {
+                            format!("constraint {c} on table {t} depends on {kind} {table}")
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                ),
                 ..Default::default()
             })),
             _ => None,

@@ -147,6 +147,9 @@ pub enum Func {
     /// `x op ANY (array)` (`ALL` when the flag is set).
     AnyArray(crate::expr::BinOp, bool),
     QuoteIdent,
+    /// `pg_partition_ancestors(rel)`: a relation that is no partition (no
+    /// Walden table is) is its only ancestor (psql's \d "Referenced by").
+    PartitionAncestors,
     /// pg_table_size and friends: tables live in memory and have no file of
     /// their own, so 0.
     RelationSize,
@@ -501,6 +504,7 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "array_upper" | "array_length" => Func::ArrayUpper,
         "cardinality" => Func::Cardinality,
         "quote_ident" => Func::QuoteIdent,
+        "pg_partition_ancestors" => Func::PartitionAncestors,
         "pg_table_size"
         | "pg_relation_size"
         | "pg_total_relation_size"
@@ -517,7 +521,7 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
     let arity = match func {
         Func::AdvisoryLock | Func::AdvisoryTryLock | Func::AdvisoryUnlock => Some(1..=2),
         Func::AdvisoryUnlockAll => Some(0..=0),
-        Func::Sleep | Func::ToRegType => Some(1..=1),
+        Func::Sleep | Func::ToRegType | Func::PartitionAncestors => Some(1..=1),
         Func::SetConfig => Some(3..=3),
         Func::Trim | Func::Ltrim | Func::Rtrim => Some(1..=2),
         Func::DateTrunc | Func::DatePartPg | Func::ToChar => Some(2..=2),
@@ -1144,6 +1148,10 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                 .unwrap_or(Value::Null)
         }
         Func::QuoteIdent => Value::text(crate::pg_catalog::quote_ident(&text_arg(&arg(0)))),
+        Func::PartitionAncestors => match arg(0) {
+            Value::Text(t) => crate::pg_catalog::regclass_oid(env, &t)?,
+            other => other,
+        },
         Func::RelationSize => Value::Int(0),
         Func::SizePretty => Value::text(crate::pg_catalog::size_pretty(int_arg(
             &arg(0),

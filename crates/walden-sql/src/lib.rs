@@ -23,6 +23,7 @@ mod ddl;
 mod dml;
 mod error;
 mod expr;
+mod foreign_keys;
 mod front;
 mod functions;
 mod hadr;

@@ -20,7 +20,7 @@ use walden_engine::{ColumnDef, DataType, Database, DefaultExpr, SequenceDef, Tab
 // Fixed OIDs, as PostgreSQL assigns them.
 const NS_PG_CATALOG: i64 = 11;
 const NS_PG_TOAST: i64 = 99;
-const NS_PUBLIC: i64 = 2200;
+pub(crate) const NS_PUBLIC: i64 = 2200;
 /// PostgreSQL assigns this one at initdb; any OID below 16384 will do.
 const NS_INFORMATION_SCHEMA: i64 = 13_000;
 const AM_HEAP: i64 = 2;
@@ -56,6 +56,11 @@ fn user_oid(id: u32, slot: i64) -> i64 {
 /// The OID of a table (`pg_class.oid`).
 pub fn table_oid(id: u32) -> i64 {
     user_oid(id, SLOT_TABLE)
+}
+
+/// The OID of a table's primary key index.
+pub fn pkey_oid(id: u32) -> i64 {
+    user_oid(id, SLOT_PKEY)
 }
 
 /// The OID of a secondary index (`pg_class.oid`, `pg_index.indexrelid`).
@@ -686,6 +691,9 @@ pub fn indexdef(env: &Env<'_>, oid: i64, column: i64) -> Option<String> {
 
 /// `pg_get_constraintdef(oid, pretty)`.
 pub fn constraintdef(env: &Env<'_>, oid: i64, pretty: bool) -> Option<String> {
+    if let Some(def) = crate::foreign_keys::catalog::constraintdef(env.tx.database(), oid) {
+        return Some(def);
+    }
     if let Some((id, n)) = decode_check_oid(oid) {
         let t = env
             .tx
@@ -866,6 +874,8 @@ pub enum PgView {
     Indexes,
     InfoTables,
     InfoColumns,
+    /// Constraint views (`foreign_keys/catalog.rs`).
+    Info(crate::foreign_keys::catalog::InfoView),
 }
 
 /// Finds a catalog view by (schema, name); `pg_catalog` views also answer
@@ -877,7 +887,7 @@ pub fn lookup(schema: Option<&str>, name: &str) -> Option<PgView> {
         return match n.as_str() {
             "tables" => Some(V::InfoTables),
             "columns" => Some(V::InfoColumns),
-            _ => None,
+            other => crate::foreign_keys::catalog::InfoView::lookup(other).map(V::Info),
         };
     }
     if !matches!(schema, None | Some("pg_catalog")) {
@@ -1277,6 +1287,7 @@ impl PgView {
                 ("table_name", T::Text),
                 ("table_type", T::Text),
             ],
+            V::Info(v) => v.columns(),
             V::InfoColumns => vec![
                 ("table_catalog", T::Text),
                 ("table_schema", T::Text),
@@ -1476,6 +1487,10 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                 if let Some(r) = out.last_mut() {
                     r[5] = i(owner);
                     r[18] = i(tb.def.checks.len() as i64);
+                    // PostgreSQL enforces foreign keys with triggers on both
+                    // tables; psql's \d lists them only when this is set.
+                    r[20] = b(!tb.def.foreign_keys.is_empty()
+                        || !db.referencing(tb.id()).is_empty());
                     let n = r.len();
                     r[n - 3] = acl;
                 }
@@ -1573,6 +1588,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             }
         }
         V::Constraint => {
+            out.extend(crate::foreign_keys::catalog::pg_constraint_rows(db));
             for tb in db.tables() {
                 for (n, c) in tb.def.checks.iter().enumerate() {
                     let conkey = crate::constraints::check_columns(env, &tb, c)
@@ -1685,6 +1701,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                 ]);
             }
         }
+        V::Info(v) => out.extend(v.rows(db)),
         V::InfoTables => {
             for tb in db.tables() {
                 out.push(vec![

@@ -172,6 +172,9 @@ pub enum Source {
     },
     /// `unnest(array)`: one row per element of an array in text form.
     Unnest { array: Expr, filter: Vec<Expr> },
+    /// `pg_partition_ancestors(rel)`: (relid, depth); no Walden table is a
+    /// partition, so a relation is its only ancestor, at depth 1.
+    Ancestors { rel: Expr, filter: Vec<Expr> },
     /// jsonb_each, jsonb_array_elements, jsonb_object_keys and their
     /// json and _text forms.
     JsonRows {
@@ -649,6 +652,26 @@ fn table_function(
                 }],
             })
         }
+        "pg_partition_ancestors" => {
+            let [rel] = <[Expr; 1]>::try_from(args)
+                .map_err(|_| SqlError::syntax("pg_partition_ancestors takes one relation"))?;
+            let mut cols: Vec<ScopeCol> = ["relid", "depth"]
+                .into_iter()
+                .map(|n| ScopeCol {
+                    table: Some(label.clone()),
+                    name: n.to_string(),
+                    ty: DataType::Int,
+                })
+                .collect();
+            rename_cols(&mut cols, alias);
+            Ok(Item {
+                source: Source::Ancestors {
+                    rel,
+                    filter: vec![],
+                },
+                cols,
+            })
+        }
         "dm_io_virtual_file_stats" => {
             let view = SysView::FileStats;
             let mut cols: Vec<ScopeCol> = view
@@ -844,6 +867,7 @@ fn add_filter(source: &mut Source, mut c: Expr, by: usize) {
         | Source::SysView { filter, .. }
         | Source::Series { filter, .. }
         | Source::Unnest { filter, .. }
+        | Source::Ancestors { filter, .. }
         | Source::JsonRows { filter, .. } => filter.push(c),
         Source::Join { .. } => {
             let lw = source_width_left(source);
@@ -860,6 +884,7 @@ fn source_width(s: &Source) -> usize {
         Source::Derived { plan, .. } => plan.columns.len(),
         Source::SysView { view, .. } => view.columns().len(),
         Source::Series { .. } | Source::Unnest { .. } => 1,
+        Source::Ancestors { .. } => 2,
         Source::JsonRows { func, .. } => func.columns("").len(),
         Source::Join {
             left, right_width, ..
@@ -1280,6 +1305,7 @@ fn source_reusable(s: &Source) -> bool {
         | Source::SysView { .. }
         | Source::Series { .. }
         | Source::Unnest { .. }
+        | Source::Ancestors { .. }
         | Source::JsonRows { .. } => false,
     }
 }
@@ -1890,6 +1916,9 @@ fn source_correlated(s: &Source) -> bool {
         Source::Unnest { array, filter } => {
             array.uses_outer() || filter.iter().any(|e| e.uses_outer())
         }
+        Source::Ancestors { rel, filter } => {
+            rel.uses_outer() || filter.iter().any(|e| e.uses_outer())
+        }
         Source::JsonRows { arg, filter, .. } => {
             arg.uses_outer() || filter.iter().any(|e| e.uses_outer())
         }
@@ -2032,6 +2061,18 @@ fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                 }
             }
             out
+        }
+        Source::Ancestors { rel, filter } => {
+            let rel = match rel.eval(&[], env)? {
+                Value::Text(t) => crate::pg_catalog::regclass_oid(env, &t)?,
+                other => other,
+            };
+            let r = vec![rel, Value::Int(1)];
+            if !r[0].is_null() && passes(filter, &r, env)? {
+                vec![r]
+            } else {
+                vec![]
+            }
         }
         Source::Unnest { array, filter } => {
             let mut out = Vec::new();

@@ -1129,8 +1129,19 @@ impl SqlSession {
                 object_type,
                 if_exists,
                 names,
+                cascade,
                 ..
-            } => ddl::drop(&self.db, &self.session, object_type, *if_exists, names),
+            } => ddl::drop(
+                &self.db,
+                &self.session,
+                object_type,
+                *if_exists,
+                names,
+                *cascade,
+            ),
+            Statement::AlterTable(at) if crate::foreign_keys::handles(&self.db, at) => {
+                crate::foreign_keys::alter_table(&self.db, &self.session, at)
+            }
             Statement::Truncate(t) => ddl::truncate(&self.db, &self.session, t),
             Statement::CreateIndex(ci) => {
                 crate::index_ddl::create_index(&self.db, &self.session, ci)
@@ -1354,6 +1365,7 @@ impl SqlSession {
                 instance: &inst,
             };
             let mut n = 0u64;
+            let mut fks = crate::foreign_keys::enforce::Pending::new(tx, &table);
             for (lineno, fields) in copy.format.parse_input(text) {
                 if fields.len() != cols.len() {
                     return Err(SqlError::new(
@@ -1380,8 +1392,10 @@ impl SqlSession {
                 if !checks.is_empty() {
                     checks.enforce(&row, &ctx.env(tx))?;
                 }
+                fks.inserted(&table, &row);
                 n += 1;
             }
+            fks.finish(tx, &ctx)?;
             Ok(QueryOutput::command(format!("COPY {n}")))
         })
     }

@@ -157,6 +157,37 @@ def inspector_sees_an_altered_table():
     assert checks == [("a_pos", "aa > 0")], checks
     with e.connect() as c:
         assert c.execute(sa.text("SELECT aa, b FROM sa_altered")).all() == [(2, "x")]
+
+
+def inspector_reads_foreign_keys():
+    e = engine()
+    with e.begin() as c:
+        c.execute(sa.text("DROP TABLE IF EXISTS sa_child, sa_parent"))
+        c.execute(sa.text("CREATE TABLE sa_parent (id int PRIMARY KEY, a int, b int, UNIQUE (a, b))"))
+        c.execute(
+            sa.text(
+                "CREATE TABLE sa_child (id int PRIMARY KEY, "
+                "p int REFERENCES sa_parent ON DELETE CASCADE, x int, y int, "
+                "CONSTRAINT sa_ab FOREIGN KEY (x, y) REFERENCES sa_parent (a, b) ON UPDATE SET NULL)"
+            )
+        )
+    fks = sorted(sa.inspect(e).get_foreign_keys("sa_child"), key=lambda f: f["name"])
+    got = [
+        (f["name"], f["constrained_columns"], f["referred_table"], f["referred_columns"], f["options"])
+        for f in fks
+    ]
+    assert got == [
+        ("sa_ab", ["x", "y"], "sa_parent", ["a", "b"], {"onupdate": "SET NULL"}),
+        ("sa_child_p_fkey", ["p"], "sa_parent", ["id"], {"ondelete": "CASCADE"}),
+    ], got
+    # The ORM's IntegrityError for a violation carries the constraint.
+    with e.connect() as c:
+        try:
+            c.execute(sa.text("INSERT INTO sa_child VALUES (1, 42, NULL, NULL)"))
+            raise AssertionError("orphan accepted")
+        except exc.IntegrityError as err:
+            assert err.orig.diag.constraint_name == "sa_child_p_fkey", err
+            assert err.orig.sqlstate == "23503", err
     e.dispose()
 
 
