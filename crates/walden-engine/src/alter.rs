@@ -67,6 +67,7 @@ impl Database {
         }
         let mut def = alt.def;
         def.id = t.id();
+        keeps_foreign_keys(&self.catalog.read(), &t, &def)?;
         {
             // New indexes take fresh ids, as CREATE INDEX gives them.
             let cat = self.catalog.read();
@@ -93,6 +94,51 @@ impl Database {
             |cat| install(cat, id, nt),
         )?;
         Ok(())
+    }
+}
+
+/// Foreign keys name columns by position: a change that drops or retypes
+/// columns of a table that has or is referenced by one is refused (for
+/// now), and a key or unique constraint a foreign key references must stay.
+fn keeps_foreign_keys(cat: &Catalog, t: &Table, def: &TableDef) -> Result<()> {
+    let referencing = cat.referencing(t.id());
+    if t.def.foreign_keys.is_empty() && referencing.is_empty() {
+        return Ok(());
+    }
+    let moved = def.columns.len() < t.def.columns.len()
+        || t.def
+            .columns
+            .iter()
+            .zip(&def.columns)
+            .any(|(a, b)| a.data_type != b.data_type);
+    if moved {
+        return Err(EngineError::AlterForeignKeyColumns(t.def.name.clone()));
+    }
+    let set = |c: &[usize]| {
+        let mut c = c.to_vec();
+        c.sort_unstable();
+        c
+    };
+    let by: Vec<(String, String)> = referencing
+        .into_iter()
+        .filter(|(_, fk)| {
+            let want = set(&fk.ref_columns);
+            set(&def.primary_key) != want
+                && !def
+                    .indexes
+                    .iter()
+                    .any(|ix| ix.unique && set(&ix.columns) == want)
+        })
+        .map(|(o, fk)| (fk.name, o.name().to_string()))
+        .collect();
+    if by.is_empty() {
+        Ok(())
+    } else {
+        Err(EngineError::Referenced {
+            kind: "constraint",
+            table: t.def.name.clone(),
+            by,
+        })
     }
 }
 

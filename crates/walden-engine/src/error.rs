@@ -101,6 +101,10 @@ pub enum EngineError {
         /// The foreign keys, as (constraint, referencing table).
         by: Vec<(String, String)>,
     },
+    /// ALTER TABLE that would move or retype columns a foreign key names by
+    /// position (0A000 until foreign keys follow such changes).
+    #[error("ALTER TABLE that drops or changes the type of columns of \"{0}\", which has or is referenced by foreign keys, is not supported")]
+    AlterForeignKeyColumns(String),
     #[error("constraint \"{constraint}\" of relation \"{table}\" does not exist")]
     UnknownConstraint { table: String, constraint: String },
     #[error("row not found in \"{0}\"")]
