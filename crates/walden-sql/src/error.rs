@@ -78,6 +78,12 @@ pub enum ErrorKind {
     SerializationFailure,
     /// A Unicode escape the database cannot hold (22P05): `\u0000` in jsonb.
     UntranslatableCharacter,
+    /// FETCH, MOVE or CLOSE of a cursor that does not exist (34000).
+    UndefinedCursor,
+    /// DECLARE of a name already in use (42P03).
+    DuplicateCursor,
+    /// Malformed COPY data in the binary format (22P04).
+    BadCopyFormat,
 }
 
 /// The optional fields of an error that drivers read apart from the message
@@ -88,6 +94,8 @@ pub struct ErrorFields {
     pub table: Option<String>,
     pub column: Option<String>,
     pub constraint: Option<String>,
+    /// A hint ('H').
+    pub hint: Option<String>,
 }
 
 /// An error of one statement, with a message that names the problem.

@@ -83,6 +83,12 @@ pub enum Command {
     DiscardAll,
     /// pgbench's catalog probe of `pg_class`/`pg_inherits` for a table.
     PgbenchPartitionProbe(String),
+    /// `DECLARE name ... CURSOR ... FOR query` (see `cursor.rs`).
+    Declare(Box<crate::cursor::DeclareCursor>),
+    /// `FETCH` / `MOVE`.
+    Fetch(crate::cursor::FetchCursor),
+    /// `CLOSE name` / `CLOSE ALL` (None).
+    CloseCursor(Option<String>),
     /// CREATE/ALTER/DROP ROLE, GRANT, REVOKE (see `role_stmt.rs`).
     Access(Box<crate::role_stmt::AccessStmt>),
     Sql(Box<Statement>),
@@ -456,6 +462,19 @@ pub fn parse(sql: &str) -> Result<Command> {
             });
         }
         "CHECKPOINT" => return Ok(Command::Checkpoint),
+        // Cursors keep their rows, not the table rows they came from.
+        "UPDATE" | "DELETE"
+            if t.t.windows(3).any(|w| {
+                matches!(w, [Token::Word(a), Token::Word(b), Token::Word(c)]
+                    if a.value.eq_ignore_ascii_case("where")
+                        && b.value.eq_ignore_ascii_case("current")
+                        && c.value.eq_ignore_ascii_case("of"))
+            }) =>
+        {
+            return Err(SqlError::unsupported(format!(
+                "{first} ... WHERE CURRENT OF"
+            )));
+        }
         "CREATE" | "ALTER" | "DROP" if t.is(1, "ROLE") || t.is(1, "USER") || t.is(1, "GROUP") => {
             return crate::role_stmt::parse(&first, &mut t);
         }
@@ -464,12 +483,14 @@ pub fn parse(sql: &str) -> Result<Command> {
             t.i += 3;
             return crate::hadr::parse(&first, &mut t);
         }
-        // Walden has no cursors, so closing them all has nothing to do
-        // (asyncpg's pool sends it whenever a connection is released).
-        "CLOSE" if t.is(1, "ALL") => {
-            t.i += 2;
-            t.end("CLOSE ALL")?;
-            return Ok(Command::Ignored("CLOSE CURSOR ALL".into()));
+        // T-SQL's DECLARE @variable is not a cursor.
+        f if crate::cursor::is_cursor_statement(f)
+            && !sql
+                .trim_start()
+                .get(f.len()..)
+                .is_some_and(|r| r.trim_start().starts_with('@')) =>
+        {
+            return crate::cursor::parse(f, sql);
         }
         "RESET" => {
             t.i += 1;

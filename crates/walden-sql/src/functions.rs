@@ -36,6 +36,8 @@ pub struct SessionInfo {
     pub database_ids: std::sync::OnceLock<Vec<(String, u32)>>,
     /// The availability-group layer (for `sys.dm_hadr_*`).
     pub replication: Option<walden_replication::Replication>,
+    /// The session's open cursors (`pg_cursors`).
+    pub cursors: Vec<crate::cursor::CursorRow>,
 }
 
 impl SessionInfo {

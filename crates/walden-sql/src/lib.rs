@@ -16,6 +16,7 @@ mod advisory;
 mod backup_path;
 mod constraints;
 mod copy;
+mod cursor;
 mod ddl;
 mod dml;
 mod error;
@@ -76,6 +77,9 @@ pub struct QueryOutput {
     /// Prepared statements the connection must drop (`DEALLOCATE`,
     /// `DISCARD ALL`): they live in the wire server, not in the session.
     pub deallocate: Option<Deallocate>,
+    /// The rows are to be sent in binary (a FETCH from a BINARY cursor in
+    /// the simple protocol).
+    pub binary: bool,
 }
 
 /// Which prepared statements `DEALLOCATE` / `DISCARD ALL` drops.

@@ -15,6 +15,8 @@ use sqlparser::ast::{self, Statement};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use walden_engine::types::now_micros;
+#[path = "cursors.rs"]
+mod cursors;
 #[path = "txblock.rs"]
 mod txblock;
 
@@ -62,6 +64,11 @@ pub struct SqlSession {
     /// In an extended-protocol pipeline: statements share one implicit
     /// transaction until the client's Sync ([`SqlSession::end_implicit`]).
     implicit: bool,
+    /// The implicit block is the extended protocol's (not a multi-statement
+    /// query's): DECLARE without HOLD is refused there, as in PostgreSQL.
+    pipeline: bool,
+    /// Open cursors (see `cursors.rs`).
+    cursors: Vec<crate::cursor::Cursor>,
     cancel: Arc<AtomicBool>,
     /// Set by the statement-timeout watchdog when it cancels a statement.
     timed_out: Arc<AtomicBool>,
@@ -214,6 +221,8 @@ impl SqlSession {
             tx_start: 0,
             tx_queried: false,
             implicit: false,
+            pipeline: false,
+            cursors: Vec::new(),
             cancel: cancel_flag,
             timed_out: Default::default(),
             parsed: Default::default(),
@@ -392,6 +401,14 @@ impl SqlSession {
                 ty: DataType::Text,
             }]),
             Command::PgbenchPartitionProbe(_) => Some(probe_columns()),
+            Command::Declare(d) => {
+                // Plans the query for its parameters' types; DECLARE returns no rows.
+                query::plan_query(&mut p, &d.query, None)?;
+                None
+            }
+            // The cursor's columns, if it is open now (PostgreSQL describes
+            // a FETCH by its cursor).
+            Command::Fetch(f) if !f.is_move => self.cursor_columns(&f.name),
             Command::AvailabilityGroupFailover { .. } => Some(failover_columns()),
             _ => None,
         };
@@ -481,6 +498,7 @@ impl SqlSession {
             replication: self.engine.replication(),
             settings: self.settings.clone(),
             advisory: self.engine.advisory.clone(),
+            cursors: self.cursor_rows(),
         }
     }
 
@@ -490,18 +508,22 @@ impl SqlSession {
     /// between two Syncs this way, so an error undoes the whole group).
     pub fn begin_implicit(&mut self) {
         self.implicit = true;
+        self.pipeline = true;
     }
 
     /// Ends the implicit block (the client's Sync): commits what it did
     /// unless an explicit transaction took it over.
     pub fn end_implicit(&mut self) -> Result<()> {
         self.implicit = false;
+        self.pipeline = false;
         if self.explicit {
             return Ok(());
         }
         match self.tx.take() {
             Some(tx) => {
+                let id = tx.id();
                 tx.commit(CommitRequest::Default)?;
+                self.cursors_committed(id);
                 Ok(())
             }
             None => Ok(()),
@@ -707,12 +729,17 @@ impl SqlSession {
                 | Command::Reset(_)
                 | Command::Deallocate(_)
                 | Command::Ignored(_)
+                | Command::Declare(_)
+                | Command::Fetch(_)
+                | Command::CloseCursor(_)
         );
         if !self.explicit && !neutral {
             // Walden runs this statement in a transaction of its own (its DDL
             // is not transactional): an implicit block's work commits first.
             if let Some(tx) = self.tx.take() {
+                let id = tx.id();
                 tx.commit(CommitRequest::Default)?;
+                self.cursors_committed(id);
             }
         }
         let writes = match cmd {
@@ -741,7 +768,9 @@ impl SqlSession {
                 if !self.explicit {
                     // An implicit block ends here, as in PostgreSQL.
                     if let Some(tx) = self.tx.take() {
+                        let id = tx.id();
                         tx.commit(CommitRequest::Default)?;
+                        self.cursors_committed(id);
                     }
                     let mut out = QueryOutput::command("COMMIT");
                     out.notices
@@ -757,7 +786,14 @@ impl SqlSession {
                 // The commit uses the block's settings (SET LOCAL
                 // synchronous_commit = off), then they end with it.
                 let r = match self.tx.take() {
-                    Some(tx) => tx.commit(req).map(|_| ()),
+                    Some(tx) => {
+                        let id = tx.id();
+                        let r = tx.commit(req).map(|_| ());
+                        if r.is_ok() {
+                            self.cursors_committed(id);
+                        }
+                        r
+                    }
                     None => Ok(()),
                 };
                 self.settings.end_tx(r.is_ok());
@@ -815,6 +851,7 @@ impl SqlSession {
                 }
                 self.settings.reset_all();
                 self.engine.advisory.unlock_all(self.session.id);
+                self.close_all_cursors();
                 let mut out = QueryOutput::command("DISCARD ALL");
                 out.deallocate = Some(crate::Deallocate::All);
                 Ok(out)
@@ -1054,6 +1091,9 @@ impl SqlSession {
                 }
                 _ => Err(SqlError::internal("DELETE TOP without DELETE")),
             },
+            Command::Declare(d) => self.declare(d, params),
+            Command::Fetch(f) => self.fetch(f),
+            Command::CloseCursor(name) => self.close_cursor(name.as_deref()),
             Command::Access(stmt) => {
                 crate::role_stmt::execute(&self.who(), &inst, &self.db, self.role, stmt)
             }

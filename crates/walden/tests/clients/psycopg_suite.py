@@ -174,12 +174,48 @@ def now_is_fixed_within_a_transaction():
         assert t1 == t2, (t1, t2)
 
 
-@check(gap="named (server-side) cursors: DECLARE ... CURSOR")
+@check()
 def named_cursor():
     with connect() as c:
+        fresh(c, "pg_named", "id int PRIMARY KEY, v text")
+        c.execute("INSERT INTO pg_named SELECT x, 'v' || x FROM generate_series(1, 1000) AS x")
+        c.commit()
         with c.cursor(name="nc") as cur:
-            cur.execute("SELECT x FROM generate_series(1, 10) AS x")
-            assert len(cur.fetchmany(3)) == 3
+            cur.itersize = 100
+            cur.execute("SELECT id, v FROM pg_named WHERE id > %s ORDER BY id", (10,))
+            assert [d.name for d in cur.description] == ["id", "v"], cur.description
+            assert cur.fetchmany(3) == [(11, "v11"), (12, "v12"), (13, "v13")]
+            assert cur.fetchone() == (14, "v14")
+            # The rest comes in FETCH FORWARD 100 round trips.
+            assert sum(1 for _ in cur) == 986
+            listed = c.execute("SELECT name, is_holdable FROM pg_cursors").fetchall()
+            assert listed == [("nc", False)], listed
+        with c.cursor(name="sc", scrollable=True) as cur:
+            cur.execute("SELECT id FROM pg_named ORDER BY id")
+            cur.scroll(10, mode="absolute")
+            assert cur.fetchone() == (11,)
+            cur.scroll(-5)
+            assert cur.fetchone() == (7,)
+        with c.cursor(name="bc", binary=True) as cur:
+            cur.execute("SELECT id, v FROM pg_named ORDER BY id LIMIT 3")
+            assert cur.fetchall() == [(1, "v1"), (2, "v2"), (3, "v3")]
+        c.commit()
+        with c.cursor(name="hc", withhold=True) as cur:
+            cur.execute("SELECT id FROM pg_named ORDER BY id LIMIT 5")
+            c.commit()
+            assert cur.fetchall() == [(1,), (2,), (3,), (4,), (5,)]
+        assert c.execute("SELECT count(*) FROM pg_cursors").fetchone()[0] == 0
+    # Without a transaction block only WITH HOLD cursors exist, as in PostgreSQL.
+    with connect(autocommit=True) as c:
+        try:
+            with c.cursor(name="x") as cur:
+                cur.execute("SELECT 1")
+            raise AssertionError("no error")
+        except errors.NoActiveSqlTransaction:
+            pass
+        with c.cursor(name="y", withhold=True) as cur:
+            cur.execute("SELECT x FROM generate_series(1, 5) AS x")
+            assert cur.fetchall() == [(1,), (2,), (3,), (4,), (5,)]
 
 
 @check(gap="binary COPY")
