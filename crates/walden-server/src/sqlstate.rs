@@ -86,6 +86,7 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::UndefinedCursor => INVALID_CURSOR_NAME,
         K::DuplicateCursor => "42P03",
         K::BadCopyFormat => "22P04",
+        K::BadBinaryValue => "22P03",
     }
 }
 

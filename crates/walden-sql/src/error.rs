@@ -84,6 +84,8 @@ pub enum ErrorKind {
     DuplicateCursor,
     /// Malformed COPY data in the binary format (22P04).
     BadCopyFormat,
+    /// A value whose binary form has the wrong size (22P03).
+    BadBinaryValue,
 }
 
 /// The optional fields of an error that drivers read apart from the message

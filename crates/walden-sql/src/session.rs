@@ -1194,10 +1194,16 @@ impl SqlSession {
                 ..
             } => {
                 let table = self.db.table(&query::object_last(table_name))?;
+                let columns: Vec<String> = columns.iter().map(|c| c.value.clone()).collect();
+                let types = copy_columns(&table, &columns)?
+                    .into_iter()
+                    .map(|i| table.def.columns[i].data_type.clone())
+                    .collect();
                 let copy = CopyIn {
                     table: table.name().to_string(),
-                    columns: columns.iter().map(|c| c.value.clone()).collect(),
+                    columns,
                     format: CopyFormat::from_options(options, legacy_options, false)?,
+                    types,
                 };
                 Ok(QueryOutput {
                     tag: "COPY".into(),
@@ -1354,28 +1360,53 @@ impl SqlSession {
         r
     }
 
+    /// Feeds the rows of a `COPY ... FROM STDIN` whose data the caller
+    /// decoded (the binary format): values typed as [`CopyIn::types`].
+    pub fn copy_in_values(
+        &mut self,
+        copy: &CopyIn,
+        rows: &mut dyn Iterator<Item = Result<Vec<Value>>>,
+    ) -> Result<QueryOutput> {
+        let _zone = walden_engine::types::zone::enter(&self.settings.zone());
+        if self.failed {
+            return Err(failed_tx());
+        }
+        let rows = rows
+            .enumerate()
+            .map(|(i, r)| r.map(|r| (i + 1, r.into_iter().map(Some).collect())));
+        let r = self.insert_copy_rows(copy, rows);
+        if r.is_err() {
+            self.note_error();
+        }
+        r
+    }
+
     fn copy_rows(&mut self, copy: &CopyIn, data: &[u8]) -> Result<QueryOutput> {
         let text = std::str::from_utf8(data)
             .map_err(|_| SqlError::new(ErrorKind::InvalidText, "COPY data is not valid UTF-8"))?;
+        let rows = copy
+            .format
+            .parse_input(text)
+            .into_iter()
+            .map(|(lineno, fields)| {
+                let row = fields
+                    .into_iter()
+                    .map(|f| Some(f.map(Value::text).unwrap_or(Value::Null)))
+                    .collect();
+                Ok((lineno, row))
+            });
+        self.insert_copy_rows(copy, rows)
+    }
+
+    /// Inserts COPY's rows (line number, one value per copied column) in
+    /// the current transaction, checking constraints as INSERT does.
+    fn insert_copy_rows(
+        &mut self,
+        copy: &CopyIn,
+        rows: impl Iterator<Item = Result<(usize, Vec<Option<Value>>)>>,
+    ) -> Result<QueryOutput> {
         let table = self.db.table(&copy.table)?;
-        let cols: Vec<usize> = if copy.columns.is_empty() {
-            (0..table.def.columns.len()).collect()
-        } else {
-            copy.columns
-                .iter()
-                .map(|c| {
-                    table.def.column_index(c).ok_or_else(|| {
-                        SqlError::new(
-                            ErrorKind::UndefinedColumn,
-                            format!(
-                                "column \"{c}\" of relation \"{}\" does not exist",
-                                copy.table
-                            ),
-                        )
-                    })
-                })
-                .collect::<Result<Vec<_>>>()?
-        };
+        let cols = copy_columns(&table, &copy.columns)?;
         let width = table.def.columns.len();
         let copy = copy.clone();
         let info = self.info();
@@ -1394,7 +1425,8 @@ impl SqlSession {
                 instance: &inst,
             };
             let mut n = 0u64;
-            for (lineno, fields) in copy.format.parse_input(text) {
+            for r in rows {
+                let (lineno, fields) = r?;
                 if fields.len() != cols.len() {
                     return Err(SqlError::new(
                         ErrorKind::DataException,
@@ -1408,7 +1440,7 @@ impl SqlSession {
                 }
                 let mut full = vec![None; width];
                 for (f, &c) in fields.into_iter().zip(&cols) {
-                    full[c] = Some(f.map(Value::text).unwrap_or(Value::Null));
+                    full[c] = f;
                 }
                 let row = tx.insert_into(&table, full).map_err(|e| {
                     let e = SqlError::from(e);
@@ -1425,6 +1457,27 @@ impl SqlSession {
             Ok(QueryOutput::command(format!("COPY {n}")))
         })
     }
+}
+
+/// The table positions of COPY's column list (all columns when empty).
+fn copy_columns(table: &walden_engine::Table, columns: &[String]) -> Result<Vec<usize>> {
+    if columns.is_empty() {
+        return Ok((0..table.def.columns.len()).collect());
+    }
+    columns
+        .iter()
+        .map(|c| {
+            table.def.column_index(c).ok_or_else(|| {
+                SqlError::new(
+                    ErrorKind::UndefinedColumn,
+                    format!(
+                        "column \"{c}\" of relation \"{}\" does not exist",
+                        table.name()
+                    ),
+                )
+            })
+        })
+        .collect()
 }
 
 /// Plans a command [`SqlSession::execute_shared`] sends to the plan cache.
