@@ -230,3 +230,51 @@ fn settings_are_transactional_and_set_local_ends_with_the_block() {
     assert_eq!(one(&mut s, "SHOW application_name"), "kept");
     assert_eq!(one(&mut s, "SHOW work_mem"), "");
 }
+
+#[test]
+fn pg_typeof_names_types_as_postgresql() {
+    let e = engine();
+    let mut s = e.connect("walden", "u", "").unwrap();
+    s.execute_batch(
+        "CREATE TABLE tt (id int PRIMARY KEY, a int, b bigint, c numeric(5,2), d varchar(5), \
+         e char(3), f timestamptz, g text, h double precision, i jsonb, j smallint, k boolean, \
+         l date, m interval, n uuid, o bytea, p real, q time, r timestamp)",
+    );
+    // Expected: PostgreSQL 15's answers to the same statements.
+    let cols = "abcdefghijklmnopqr";
+    let want = "integer|bigint|numeric|character varying|character|timestamp with time zone|\
+                text|double precision|jsonb|smallint|boolean|date|interval|uuid|bytea|real|\
+                time without time zone|timestamp without time zone";
+    let got: Vec<String> = cols
+        .chars()
+        .map(|c| {
+            one(
+                &mut s,
+                &format!("SELECT pg_typeof({c}) FROM tt RIGHT JOIN (SELECT 1) z ON true"),
+            )
+        })
+        .collect();
+    assert_eq!(got.join("|"), want);
+    let want =
+        "integer|bigint|numeric|unknown|unknown|text|numeric|timestamp with time zone|bigint";
+    let got: Vec<String> = [
+        "1",
+        "5000000000",
+        "1.5",
+        "'x'",
+        "null",
+        "'x'::text",
+        "1+2.0",
+        "now()",
+        "a+b",
+    ]
+    .iter()
+    .map(|x| {
+        one(
+            &mut s,
+            &format!("SELECT pg_typeof({x}) FROM tt RIGHT JOIN (SELECT 1) z ON true"),
+        )
+    })
+    .collect();
+    assert_eq!(got.join("|"), want);
+}
