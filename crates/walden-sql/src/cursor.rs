@@ -223,12 +223,13 @@ fn parse_declare(s: &mut Scan<'_>, sql: &str) -> Result<DeclareCursor> {
     if !s.eat("for") {
         return Err(near(s.s[s.at..].trim_start()));
     }
-    let query = match crate::front::parse_sql(&sql[s.at..])? {
-        Statement::Query(q) => q,
-        _ => {
-            return Err(near(s.s[s.at..].trim_start()));
-        }
-    };
+    let query =
+        match crate::front::parse_sql(&sql[s.at..]).map_err(|e| e.shift_position(&sql[..s.at]))? {
+            Statement::Query(q) => q,
+            _ => {
+                return Err(near(s.s[s.at..].trim_start()));
+            }
+        };
     if !query.locks.is_empty() || query.for_clause.is_some() {
         return Err(SqlError::unsupported(
             "DECLARE CURSOR ... FOR UPDATE/SHARE (rows would be locked at DECLARE, not as fetched)",

@@ -98,6 +98,8 @@ pub struct ErrorFields {
     pub constraint: Option<String>,
     /// A hint ('H').
     pub hint: Option<String>,
+    /// Where in the query string the error is, in characters from 1 ('P').
+    pub position: Option<u32>,
 }
 
 /// An error of one statement, with a message that names the problem.
@@ -155,6 +157,14 @@ impl SqlError {
     /// The same error with another message (fields kept).
     pub fn with_message(mut self, message: impl Into<String>) -> Self {
         self.message = message.into();
+        self
+    }
+    /// Moves a position found in a part of the query string by the
+    /// characters before that part.
+    pub fn shift_position(mut self, before: &str) -> Self {
+        if let Some(p) = self.fields.as_mut().and_then(|f| f.position.as_mut()) {
+            *p += before.chars().count() as u32;
+        }
         self
     }
     pub fn with_fields(mut self, fields: ErrorFields) -> Self {

@@ -870,7 +870,29 @@ fn weaker_row_locks(sql: &str) -> Option<String> {
 
 /// Parses a statement with sqlparser: PostgreSQL first, then MS SQL for
 /// T-SQL forms; the PostgreSQL error is reported if both fail.
+/// The character position (from 1) of sqlparser's `Line: l, Column: c` in
+/// `sql`, as PostgreSQL's ErrorResponse reports it.
+fn error_position(sql: &str, msg: &str) -> Option<u32> {
+    let at = msg.rfind("Line: ")?;
+    let rest = &msg[at + 6..];
+    let (line, rest) = rest.split_once(", Column: ")?;
+    let line: usize = line.trim().parse().ok()?;
+    let col: usize = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect::<String>()
+        .parse()
+        .ok()?;
+    let before: usize = sql
+        .split('\n')
+        .take(line.checked_sub(1)?)
+        .map(|l| l.chars().count() + 1)
+        .sum();
+    u32::try_from(before + col).ok()
+}
+
 pub fn parse_sql(sql: &str) -> Result<Statement> {
+    let original = sql;
     // T-SQL's @@SPID and @@VERSION parse as operators in the PostgreSQL
     // dialect; spell them as the equivalent functions.
     let rewritten;
@@ -937,7 +959,17 @@ pub fn parse_sql(sql: &str) -> Result<Statement> {
                     .strip_prefix("sql parser error: ")
                     .unwrap_or(&msg)
                     .to_string();
-                return Err(SqlError::syntax(format!("syntax error: {msg}")));
+                let e = SqlError::syntax(format!("syntax error: {msg}"));
+                // A rewritten text's columns are not the client's.
+                return Err(match error_position(original, &msg) {
+                    Some(p) if std::ptr::eq(original, sql) => {
+                        e.with_fields(crate::error::ErrorFields {
+                            position: Some(p),
+                            ..Default::default()
+                        })
+                    }
+                    _ => e,
+                });
             }
         },
     };

@@ -303,10 +303,13 @@ impl SqlSession {
         }
         let mut failed = false;
         for s in stmts {
+            // A syntax error's position counts from the start of the query string.
+            let before = &sql[..(s.as_ptr() as usize - sql.as_ptr() as usize).min(sql.len())];
             let r = match self.fast_template(s) {
                 Some((c, params)) => self.execute_shared(&c, &params),
                 None => self
                     .parse_cached(s)
+                    .map_err(|e| e.shift_position(before))
                     .and_then(|c| self.execute_shared(&c, &[])),
             };
             let err = r.is_err();
@@ -380,7 +383,10 @@ impl SqlSession {
             ));
         }
         let command = match stmts.first() {
-            Some(s) => self.parse_cached(s)?,
+            Some(s) => {
+                let before = &sql[..(s.as_ptr() as usize - sql.as_ptr() as usize).min(sql.len())];
+                self.parse_cached(s).map_err(|e| e.shift_position(before))?
+            }
             None => Arc::new(Command::Ignored(String::new())),
         };
         let mut p = Planner::new(self.db.clone(), &self.engine.instance, param_types);

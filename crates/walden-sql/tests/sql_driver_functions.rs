@@ -278,3 +278,34 @@ fn pg_typeof_names_types_as_postgresql() {
     .collect();
     assert_eq!(got.join("|"), want);
 }
+
+#[test]
+fn syntax_errors_carry_postgresql_positions() {
+    let e = engine();
+    let mut s = e.connect("walden", "u", "").unwrap();
+    s.execute_batch("CREATE TABLE ct (id int PRIMARY KEY)");
+    // Positions PostgreSQL 15 reports for the same strings (characters from 1
+    // of the whole query string).
+    for (sql, want) in [
+        ("SELECT 1; SELECT * FROM ct WHERE id = = 2", 39),
+        ("select 1 frm ct", 14),
+        ("SELECT 'é' frm ct", 16),
+        ("SELECT 1,\n  2 3", 15),
+        (
+            "BEGIN; DECLARE c CURSOR FOR SELECT * FROM ct WHERE id = = 2",
+            57,
+        ),
+    ] {
+        let err = s
+            .execute_batch(sql)
+            .into_iter()
+            .find_map(|r| r.err())
+            .unwrap_or_else(|| panic!("{sql} succeeded"));
+        assert_eq!(err.kind, ErrorKind::Syntax, "{sql}");
+        let pos = err.fields.as_ref().and_then(|f| f.position);
+        assert_eq!(pos, Some(want), "{sql}");
+        s.execute_batch("ROLLBACK");
+    }
+    let p = s.prepare("  select 1 frm ct", &[]).unwrap_err();
+    assert_eq!(p.fields.and_then(|f| f.position), Some(16));
+}

@@ -166,9 +166,11 @@ impl PgError {
         ];
         if let Some(f) = &self.fields {
             // In PostgreSQL's order; drivers read them by code.
+            let position = f.position.map(|p| p.to_string());
             for (code, v) in [
                 (b'D', &f.detail),
                 (b'H', &f.hint),
+                (b'P', &position),
                 (b's', &f.table.as_ref().map(|_| "public".to_string())),
                 (b't', &f.table),
                 (b'c', &f.column),
