@@ -10,6 +10,7 @@
 
 pub mod config;
 mod conn;
+pub mod copybin;
 mod frontend;
 mod handshake;
 pub mod metrics;

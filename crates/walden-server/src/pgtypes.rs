@@ -296,6 +296,13 @@ fn invalid(type_name: &str, s: &str) -> SqlError {
     )
 }
 
+fn out_of_range(type_name: &str) -> SqlError {
+    SqlError::new(
+        ErrorKind::DatetimeOverflow,
+        format!("{type_name} out of range"),
+    )
+}
+
 fn bad_binary(type_name: &str) -> SqlError {
     SqlError::new(
         ErrorKind::InvalidText,
@@ -439,10 +446,15 @@ pub fn decode_binary_param(b: &[u8], oid: u32) -> Result<Value, SqlError> {
             _ => return Err(bad_binary("double precision")),
         }),
         OID_NUMERIC => {
+            check_numeric_recv(b)?;
             Value::Decimal(Decimal::from_sql(&Type::NUMERIC, b).map_err(|_| bad_binary("numeric"))?)
         }
         OID_TIMESTAMP => match b.len() {
-            8 => Value::Timestamp(i64::from_be_bytes(b.try_into().unwrap()) + PG_EPOCH_OFFSET_US),
+            8 => Value::Timestamp(
+                i64::from_be_bytes(b.try_into().unwrap())
+                    .checked_add(PG_EPOCH_OFFSET_US)
+                    .ok_or_else(|| out_of_range("timestamp"))?,
+            ),
             _ => return Err(bad_binary("timestamp")),
         },
         OID_TIMESTAMPTZ => match b.len() {
@@ -467,7 +479,13 @@ pub fn decode_binary_param(b: &[u8], oid: u32) -> Result<Value, SqlError> {
             _ => return Err(bad_binary("interval")),
         },
         OID_DATE => match b.len() {
-            4 => Value::Date(i32::from_be_bytes(b.try_into().unwrap()) + PG_EPOCH_OFFSET_DAYS),
+            // Checked: a day count near i32's ends overflowed (found by the
+            // copy_binary fuzz target).
+            4 => Value::Date(
+                i32::from_be_bytes(b.try_into().unwrap())
+                    .checked_add(PG_EPOCH_OFFSET_DAYS)
+                    .ok_or_else(|| out_of_range("date"))?,
+            ),
             _ => return Err(bad_binary("date")),
         },
         OID_UUID => match b.len() {
@@ -500,6 +518,43 @@ pub fn decode_binary_param(b: &[u8], oid: u32) -> Result<Value, SqlError> {
     })
 }
 
+/// Checks a numeric's binary form (digit count, weight, sign, display
+/// scale, base-10000 digits) before rust_decimal reads it: its reader
+/// panics on a weight or scale beyond what a Decimal holds (found by the
+/// copy_binary fuzz target), and it takes digits PostgreSQL refuses.
+fn check_numeric_recv(b: &[u8]) -> Result<(), SqlError> {
+    let word = |i: usize| b.get(i..i + 2).map(|w| u16::from_be_bytes([w[0], w[1]]));
+    let (Some(ndigits), Some(weight), Some(sign), Some(_dscale)) =
+        (word(0), word(2), word(4), word(6))
+    else {
+        return Err(bad_binary("numeric"));
+    };
+    if b.len() != 8 + 2 * ndigits as usize {
+        return Err(bad_binary("numeric"));
+    }
+    if !matches!(sign, 0 | 0x4000 | 0xC000 | 0xD000 | 0xF000) {
+        return Err(SqlError::new(
+            ErrorKind::BadBinaryValue,
+            "invalid sign in external \"numeric\" value",
+        ));
+    }
+    if (0..ndigits as usize).any(|i| word(8 + 2 * i).is_none_or(|d| d > 9999)) {
+        return Err(SqlError::new(
+            ErrorKind::BadBinaryValue,
+            "invalid digit in external \"numeric\" value",
+        ));
+    }
+    // Seven base-10000 groups before the point (10^28) is the most a
+    // Decimal takes.
+    if weight as i16 > 6 {
+        return Err(SqlError::new(
+            ErrorKind::NumericOutOfRange,
+            "numeric value out of range",
+        ));
+    }
+    Ok(())
+}
+
 /// PostgreSQL's text cannot hold a NUL byte (a C string ends there): it
 /// refuses one in a parameter rather than store what it cannot give back.
 fn refuse_nul(s: &str) -> Result<(), SqlError> {
@@ -515,6 +570,30 @@ fn refuse_nul(s: &str) -> Result<(), SqlError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_numeric_beyond_decimal_is_refused_not_a_panic() {
+        // Found by fuzz/fuzz_targets/copy_binary.rs: rust_decimal's reader
+        // panicked on a large weight (also a Bind parameter's path).
+        for b in [
+            &[0u8, 0, 0, 7, 0, 0, 0, 0][..],
+            &[0, 1, 0, 9, 0, 0, 0, 0, 0, 1],
+            &[0, 1, 0, 0, 0, 0, 0, 0, 0x27, 0x10],
+            &[0, 1, 0, 0, 0x12, 0, 0, 0, 0, 1],
+            &[0, 2, 0, 0, 0, 0, 0, 0, 0, 1],
+        ] {
+            assert!(decode_binary_param(b, OID_NUMERIC).is_err(), "{b:?}");
+        }
+        // A day count or timestamp at the type's end overflowed the epoch shift.
+        assert!(decode_binary_param(&[0x7f, 0xff, 0xff, 0xff], OID_DATE).is_err());
+        assert!(decode_binary_param(
+            &[0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff],
+            OID_TIMESTAMP
+        )
+        .is_err());
+        let v = decode_binary_param(&[0, 2, 0, 0, 0x40, 0, 0, 2, 0, 12, 0x0b, 0xb8], OID_NUMERIC);
+        assert_eq!(v.unwrap().to_string(), "-12.30");
+    }
 
     fn field(v: &Value, t: &DataType, binary: bool) -> Vec<u8> {
         let mut b = BytesMut::new();

@@ -86,6 +86,10 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::ReservedName => "42939",
         K::TooManyConnections => TOO_MANY_CONNECTIONS,
         K::OutOfMemory => OUT_OF_MEMORY,
+        K::UndefinedCursor => INVALID_CURSOR_NAME,
+        K::DuplicateCursor => "42P03",
+        K::BadCopyFormat => "22P04",
+        K::BadBinaryValue => "22P03",
     }
 }
 

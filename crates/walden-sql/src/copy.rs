@@ -13,6 +13,8 @@ use sqlparser::ast;
 #[derive(Clone, Debug, PartialEq)]
 pub struct CopyFormat {
     pub csv: bool,
+    /// PostgreSQL's binary COPY format (laid out by the wire server).
+    pub binary: bool,
     pub delimiter: char,
     pub header: bool,
     /// How NULL is written (`\N` in text, the empty string in CSV).
@@ -29,6 +31,7 @@ impl Default for CopyFormat {
     fn default() -> Self {
         CopyFormat {
             csv: false,
+            binary: false,
             delimiter: '\t',
             header: false,
             null: "\\N".into(),
@@ -65,9 +68,9 @@ impl CopyFormat {
             use ast::CopyOption as O;
             match o {
                 O::Format(name) => match name.value.to_ascii_lowercase().as_str() {
-                    "text" => f.csv = false,
-                    "csv" => f.csv = true,
-                    "binary" => return Err(SqlError::unsupported("COPY in binary format")),
+                    "text" => (f.csv, f.binary) = (false, false),
+                    "csv" => (f.csv, f.binary) = (true, false),
+                    "binary" => (f.csv, f.binary) = (false, true),
                     other => {
                         return Err(SqlError::new(
                             ErrorKind::InvalidParameter,
@@ -92,7 +95,7 @@ impl CopyFormat {
         for o in legacy {
             use ast::CopyLegacyOption as L;
             match o {
-                L::Binary => return Err(SqlError::unsupported("COPY in binary format")),
+                L::Binary => f.binary = true,
                 L::Csv(csv_opts) => {
                     f.csv = true;
                     for c in csv_opts {
@@ -116,6 +119,20 @@ impl CopyFormat {
                         "syntax error: COPY option {other} is not PostgreSQL's"
                     )))
                 }
+            }
+        }
+        if f.binary {
+            // As PostgreSQL: the text layout options mean nothing here.
+            for (given, what) in [(delimiter.is_some(), "DELIMITER"), (null.is_some(), "NULL")] {
+                if given {
+                    return Err(bad_option(format!("cannot specify {what} in BINARY mode")));
+                }
+            }
+            if f.header {
+                return Err(SqlError::new(
+                    ErrorKind::FeatureNotSupported,
+                    "cannot specify HEADER in BINARY mode",
+                ));
             }
         }
         if !f.csv {
@@ -347,6 +364,9 @@ pub struct CopyIn {
     pub table: String,
     pub columns: Vec<String>,
     pub format: CopyFormat,
+    /// The types of the columns the data holds, in its order (what the
+    /// binary format's fields are read as).
+    pub types: Vec<walden_engine::DataType>,
 }
 
 /// A `COPY ... TO STDOUT`: the statement's rows are in the
@@ -517,12 +537,18 @@ mod tests {
                 .delimiter,
             ';'
         );
-        assert_eq!(
+        assert!(
             format_of("COPY t TO STDOUT WITH (FORMAT binary)")
-                .unwrap_err()
-                .kind,
-            ErrorKind::FeatureNotSupported
+                .unwrap()
+                .binary
         );
+        assert_eq!(
+            format_of("COPY t TO STDOUT WITH (FORMAT binary, HEADER)")
+                .unwrap_err()
+                .message,
+            "cannot specify HEADER in BINARY mode"
+        );
+        assert!(format_of("COPY t TO STDOUT BINARY").unwrap().binary);
         assert_eq!(
             format_of("COPY t TO STDOUT WITH (QUOTE '''')")
                 .unwrap_err()

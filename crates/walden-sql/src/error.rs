@@ -85,6 +85,14 @@ pub enum ErrorKind {
     SerializationFailure,
     /// A Unicode escape the database cannot hold (22P05): `\u0000` in jsonb.
     UntranslatableCharacter,
+    /// FETCH, MOVE or CLOSE of a cursor that does not exist (34000).
+    UndefinedCursor,
+    /// DECLARE of a name already in use (42P03).
+    DuplicateCursor,
+    /// Malformed COPY data in the binary format (22P04).
+    BadCopyFormat,
+    /// A value whose binary form has the wrong size (22P03).
+    BadBinaryValue,
 }
 
 /// The optional fields of an error that drivers read apart from the message
@@ -95,6 +103,10 @@ pub struct ErrorFields {
     pub table: Option<String>,
     pub column: Option<String>,
     pub constraint: Option<String>,
+    /// A hint ('H').
+    pub hint: Option<String>,
+    /// Where in the query string the error is, in characters from 1 ('P').
+    pub position: Option<u32>,
 }
 
 /// An error of one statement, with a message that names the problem.
@@ -152,6 +164,14 @@ impl SqlError {
     /// The same error with another message (fields kept).
     pub fn with_message(mut self, message: impl Into<String>) -> Self {
         self.message = message.into();
+        self
+    }
+    /// Moves a position found in a part of the query string by the
+    /// characters before that part.
+    pub fn shift_position(mut self, before: &str) -> Self {
+        if let Some(p) = self.fields.as_mut().and_then(|f| f.position.as_mut()) {
+            *p += before.chars().count() as u32;
+        }
         self
     }
     pub fn with_fields(mut self, fields: ErrorFields) -> Self {

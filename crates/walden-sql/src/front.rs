@@ -78,6 +78,12 @@ pub enum Command {
     DiscardAll,
     /// pgbench's catalog probe of `pg_class`/`pg_inherits` for a table.
     PgbenchPartitionProbe(String),
+    /// `DECLARE name ... CURSOR ... FOR query` (see `cursor.rs`).
+    Declare(Box<crate::cursor::DeclareCursor>),
+    /// `FETCH` / `MOVE`.
+    Fetch(crate::cursor::FetchCursor),
+    /// `CLOSE name` / `CLOSE ALL` (None).
+    CloseCursor(Option<String>),
     /// CREATE/ALTER/DROP ROLE, GRANT, REVOKE (see `role_stmt.rs`).
     Access(Box<crate::role_stmt::AccessStmt>),
     Sql(Box<Statement>),
@@ -451,6 +457,19 @@ pub fn parse(sql: &str) -> Result<Command> {
             });
         }
         "CHECKPOINT" => return Ok(Command::Checkpoint),
+        // Cursors keep their rows, not the table rows they came from.
+        "UPDATE" | "DELETE"
+            if t.t.windows(3).any(|w| {
+                matches!(w, [Token::Word(a), Token::Word(b), Token::Word(c)]
+                    if a.value.eq_ignore_ascii_case("where")
+                        && b.value.eq_ignore_ascii_case("current")
+                        && c.value.eq_ignore_ascii_case("of"))
+            }) =>
+        {
+            return Err(SqlError::unsupported(format!(
+                "{first} ... WHERE CURRENT OF"
+            )));
+        }
         "CREATE" | "ALTER" | "DROP" if t.is(1, "ROLE") || t.is(1, "USER") || t.is(1, "GROUP") => {
             return crate::role_stmt::parse(&first, &mut t);
         }
@@ -459,12 +478,14 @@ pub fn parse(sql: &str) -> Result<Command> {
             t.i += 3;
             return crate::hadr::parse(&first, &mut t);
         }
-        // Walden has no cursors, so closing them all has nothing to do
-        // (asyncpg's pool sends it whenever a connection is released).
-        "CLOSE" if t.is(1, "ALL") => {
-            t.i += 2;
-            t.end("CLOSE ALL")?;
-            return Ok(Command::Ignored("CLOSE CURSOR ALL".into()));
+        // T-SQL's DECLARE @variable is not a cursor.
+        f if crate::cursor::is_cursor_statement(f)
+            && !sql
+                .trim_start()
+                .get(f.len()..)
+                .is_some_and(|r| r.trim_start().starts_with('@')) =>
+        {
+            return crate::cursor::parse(f, sql);
         }
         "RESET" => {
             t.i += 1;
@@ -842,7 +863,29 @@ fn weaker_row_locks(sql: &str) -> Option<String> {
 
 /// Parses a statement with sqlparser: PostgreSQL first, then MS SQL for
 /// T-SQL forms; the PostgreSQL error is reported if both fail.
+/// The character position (from 1) of sqlparser's `Line: l, Column: c` in
+/// `sql`, as PostgreSQL's ErrorResponse reports it.
+fn error_position(sql: &str, msg: &str) -> Option<u32> {
+    let at = msg.rfind("Line: ")?;
+    let rest = &msg[at + 6..];
+    let (line, rest) = rest.split_once(", Column: ")?;
+    let line: usize = line.trim().parse().ok()?;
+    let col: usize = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect::<String>()
+        .parse()
+        .ok()?;
+    let before: usize = sql
+        .split('\n')
+        .take(line.checked_sub(1)?)
+        .map(|l| l.chars().count() + 1)
+        .sum();
+    u32::try_from(before + col).ok()
+}
+
 pub fn parse_sql(sql: &str) -> Result<Statement> {
+    let original = sql;
     // T-SQL's @@SPID and @@VERSION parse as operators in the PostgreSQL
     // dialect; spell them as the equivalent functions.
     let rewritten;
@@ -909,7 +952,17 @@ pub fn parse_sql(sql: &str) -> Result<Statement> {
                     .strip_prefix("sql parser error: ")
                     .unwrap_or(&msg)
                     .to_string();
-                return Err(SqlError::syntax(format!("syntax error: {msg}")));
+                let e = SqlError::syntax(format!("syntax error: {msg}"));
+                // A rewritten text's columns are not the client's.
+                return Err(match error_position(original, &msg) {
+                    Some(p) if std::ptr::eq(original, sql) => {
+                        e.with_fields(crate::error::ErrorFields {
+                            position: Some(p),
+                            ..Default::default()
+                        })
+                    }
+                    _ => e,
+                });
             }
         },
     };

@@ -36,6 +36,8 @@ pub struct SessionInfo {
     pub database_ids: std::sync::OnceLock<Vec<(String, u32)>>,
     /// The availability-group layer (for `sys.dm_hadr_*`).
     pub replication: Option<walden_replication::Replication>,
+    /// The session's open cursors (`pg_cursors`).
+    pub cursors: Vec<crate::cursor::CursorRow>,
 }
 
 impl SessionInfo {
@@ -356,6 +358,40 @@ pub fn compile_aggregate(
 }
 
 /// Compiles a scalar function call.
+/// `pg_typeof(x)`: the name of the argument's type, as PostgreSQL's
+/// regtype shows it (a string literal or NULL is `unknown`, as there). The
+/// type is known when the statement is planned, so this is a constant.
+fn pg_typeof(
+    p: &Planner<'_>,
+    scope: &Scope,
+    raw: &[&ast::FunctionArg],
+    args: &[Expr],
+) -> Result<Expr> {
+    let [arg] = args else {
+        return Err(SqlError::new(
+            ErrorKind::UndefinedFunction,
+            format!(
+                "function pg_typeof() with {} arguments does not exist",
+                args.len()
+            ),
+        ));
+    };
+    let untyped = matches!(
+        raw.first().and_then(|a| arg_expr(a)),
+        Some(ast::Expr::Value(v)) if matches!(v.value, ast::Value::SingleQuotedString(_) | ast::Value::Null)
+    );
+    let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+    let name = match crate::query::static_type(arg, &types, &p.params) {
+        // regtype shows bpchar by its SQL name.
+        Some(DataType::Char(_)) if !untyped => "character".to_string(),
+        Some(t) if !untyped => {
+            crate::pg_catalog::regtype_name(crate::pg_catalog::type_oid_and_mod(&t).0)
+        }
+        _ => "unknown".to_string(),
+    };
+    Ok(Expr::Lit(Value::text(name)))
+}
+
 pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) -> Result<Expr> {
     let name = fname(f);
     // ARRAY(SELECT ...): the subquery's rows as an array (in text form).
@@ -413,6 +449,9 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
     }
     if let Some(j) = crate::jsonfn::lookup(&name) {
         return Ok(Expr::Func(Func::Json(j), args));
+    }
+    if name == "pg_typeof" {
+        return pg_typeof(p, scope, &raw_args, &args);
     }
     let func = match name.as_str() {
         "now"

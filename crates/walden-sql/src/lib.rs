@@ -19,6 +19,7 @@ mod alter_table_parse;
 mod backup_path;
 mod constraints;
 mod copy;
+mod cursor;
 mod ddl;
 mod dml;
 mod error;
@@ -80,6 +81,9 @@ pub struct QueryOutput {
     /// Prepared statements the connection must drop (`DEALLOCATE`,
     /// `DISCARD ALL`): they live in the wire server, not in the session.
     pub deallocate: Option<Deallocate>,
+    /// The rows are to be sent in binary (a FETCH from a BINARY cursor in
+    /// the simple protocol).
+    pub binary: bool,
 }
 
 /// Which prepared statements `DEALLOCATE` / `DISCARD ALL` drops.

@@ -876,6 +876,8 @@ pub enum PgView {
     InfoColumns,
     /// Constraint views (`foreign_keys/catalog.rs`).
     Info(crate::foreign_keys::catalog::InfoView),
+    /// `pg_cursors`: the session's open cursors.
+    Cursors,
 }
 
 /// Finds a catalog view by (schema, name); `pg_catalog` views also answer
@@ -924,6 +926,7 @@ pub fn lookup(schema: Option<&str>, name: &str) -> Option<PgView> {
         "pg_tablespace" => V::Tablespace,
         "pg_tables" => V::Tables,
         "pg_indexes" => V::Indexes,
+        "pg_cursors" => V::Cursors,
         _ => return None,
     })
 }
@@ -941,6 +944,7 @@ impl PgView {
     pub fn columns(self) -> Vec<(&'static str, DataType)> {
         use PgView as V;
         match self {
+            V::Cursors => crate::cursor::pg_cursors_columns(),
             V::Database => vec![
                 ("oid", OID),
                 ("datname", NAME),
@@ -1382,6 +1386,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
     let user = &env.info.user;
     let mut out = Vec::new();
     match view {
+        V::Cursors => out = crate::cursor::pg_cursors_rows(&env.info.cursors),
         V::Database => {
             for d in env.instance.databases() {
                 out.push(vec![

@@ -15,6 +15,8 @@ use sqlparser::ast::{self, Statement};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use walden_engine::types::now_micros;
+#[path = "cursors.rs"]
+mod cursors;
 #[path = "txblock.rs"]
 mod txblock;
 
@@ -62,6 +64,11 @@ pub struct SqlSession {
     /// In an extended-protocol pipeline: statements share one implicit
     /// transaction until the client's Sync ([`SqlSession::end_implicit`]).
     implicit: bool,
+    /// The implicit block is the extended protocol's (not a multi-statement
+    /// query's): DECLARE without HOLD is refused there, as in PostgreSQL.
+    pipeline: bool,
+    /// Open cursors (see `cursors.rs`).
+    cursors: Vec<crate::cursor::Cursor>,
     cancel: Arc<AtomicBool>,
     /// Set by the statement-timeout watchdog when it cancels a statement.
     timed_out: Arc<AtomicBool>,
@@ -214,6 +221,8 @@ impl SqlSession {
             tx_start: 0,
             tx_queried: false,
             implicit: false,
+            pipeline: false,
+            cursors: Vec::new(),
             cancel: cancel_flag,
             timed_out: Default::default(),
             parsed: Default::default(),
@@ -294,10 +303,13 @@ impl SqlSession {
         }
         let mut failed = false;
         for s in stmts {
+            // A syntax error's position counts from the start of the query string.
+            let before = &sql[..(s.as_ptr() as usize - sql.as_ptr() as usize).min(sql.len())];
             let r = match self.fast_template(s) {
                 Some((c, params)) => self.execute_shared(&c, &params),
                 None => self
                     .parse_cached(s)
+                    .map_err(|e| e.shift_position(before))
                     .and_then(|c| self.execute_shared(&c, &[])),
             };
             let err = r.is_err();
@@ -371,7 +383,10 @@ impl SqlSession {
             ));
         }
         let command = match stmts.first() {
-            Some(s) => self.parse_cached(s)?,
+            Some(s) => {
+                let before = &sql[..(s.as_ptr() as usize - sql.as_ptr() as usize).min(sql.len())];
+                self.parse_cached(s).map_err(|e| e.shift_position(before))?
+            }
             None => Arc::new(Command::Ignored(String::new())),
         };
         let mut p = Planner::new(self.db.clone(), &self.engine.instance, param_types);
@@ -392,6 +407,14 @@ impl SqlSession {
                 ty: DataType::Text,
             }]),
             Command::PgbenchPartitionProbe(_) => Some(probe_columns()),
+            Command::Declare(d) => {
+                // Plans the query for its parameters' types; DECLARE returns no rows.
+                query::plan_query(&mut p, &d.query, None)?;
+                None
+            }
+            // The cursor's columns, if it is open now (PostgreSQL describes
+            // a FETCH by its cursor).
+            Command::Fetch(f) if !f.is_move => self.cursor_columns(&f.name),
             Command::AvailabilityGroupFailover { .. } => Some(failover_columns()),
             _ => None,
         };
@@ -481,6 +504,7 @@ impl SqlSession {
             replication: self.engine.replication(),
             settings: self.settings.clone(),
             advisory: self.engine.advisory.clone(),
+            cursors: self.cursor_rows(),
         }
     }
 
@@ -490,18 +514,22 @@ impl SqlSession {
     /// between two Syncs this way, so an error undoes the whole group).
     pub fn begin_implicit(&mut self) {
         self.implicit = true;
+        self.pipeline = true;
     }
 
     /// Ends the implicit block (the client's Sync): commits what it did
     /// unless an explicit transaction took it over.
     pub fn end_implicit(&mut self) -> Result<()> {
         self.implicit = false;
+        self.pipeline = false;
         if self.explicit {
             return Ok(());
         }
         match self.tx.take() {
             Some(tx) => {
+                let id = tx.id();
                 tx.commit(CommitRequest::Default)?;
+                self.cursors_committed(id);
                 Ok(())
             }
             None => Ok(()),
@@ -707,12 +735,17 @@ impl SqlSession {
                 | Command::Reset(_)
                 | Command::Deallocate(_)
                 | Command::Ignored(_)
+                | Command::Declare(_)
+                | Command::Fetch(_)
+                | Command::CloseCursor(_)
         );
         if !self.explicit && !neutral {
             // Walden runs this statement in a transaction of its own (its DDL
             // is not transactional): an implicit block's work commits first.
             if let Some(tx) = self.tx.take() {
+                let id = tx.id();
                 tx.commit(CommitRequest::Default)?;
+                self.cursors_committed(id);
             }
         }
         let writes = match cmd {
@@ -740,7 +773,9 @@ impl SqlSession {
                 if !self.explicit {
                     // An implicit block ends here, as in PostgreSQL.
                     if let Some(tx) = self.tx.take() {
+                        let id = tx.id();
                         tx.commit(CommitRequest::Default)?;
+                        self.cursors_committed(id);
                     }
                     let mut out = QueryOutput::command("COMMIT");
                     out.notices
@@ -756,7 +791,14 @@ impl SqlSession {
                 // The commit uses the block's settings (SET LOCAL
                 // synchronous_commit = off), then they end with it.
                 let r = match self.tx.take() {
-                    Some(tx) => tx.commit(req).map(|_| ()),
+                    Some(tx) => {
+                        let id = tx.id();
+                        let r = tx.commit(req).map(|_| ());
+                        if r.is_ok() {
+                            self.cursors_committed(id);
+                        }
+                        r
+                    }
                     None => Ok(()),
                 };
                 self.settings.end_tx(r.is_ok());
@@ -814,6 +856,7 @@ impl SqlSession {
                 }
                 self.settings.reset_all();
                 self.engine.advisory.unlock_all(self.session.id);
+                self.close_all_cursors();
                 let mut out = QueryOutput::command("DISCARD ALL");
                 out.deallocate = Some(crate::Deallocate::All);
                 Ok(out)
@@ -1048,6 +1091,9 @@ impl SqlSession {
                 }
                 _ => Err(SqlError::internal("DELETE TOP without DELETE")),
             },
+            Command::Declare(d) => self.declare(d, params),
+            Command::Fetch(f) => self.fetch(f),
+            Command::CloseCursor(name) => self.close_cursor(name.as_deref()),
             Command::Access(stmt) => {
                 crate::role_stmt::execute(&self.who(), &inst, &self.db, self.role, stmt)
             }
@@ -1165,10 +1211,16 @@ impl SqlSession {
                 ..
             } => {
                 let table = self.db.table(&query::object_last(table_name))?;
+                let columns: Vec<String> = columns.iter().map(|c| c.value.clone()).collect();
+                let types = copy_columns(&table, &columns)?
+                    .into_iter()
+                    .map(|i| table.def.columns[i].data_type.clone())
+                    .collect();
                 let copy = CopyIn {
                     table: table.name().to_string(),
-                    columns: columns.iter().map(|c| c.value.clone()).collect(),
+                    columns,
                     format: CopyFormat::from_options(options, legacy_options, false)?,
+                    types,
                 };
                 Ok(QueryOutput {
                     tag: "COPY".into(),
@@ -1325,28 +1377,53 @@ impl SqlSession {
         r
     }
 
+    /// Feeds the rows of a `COPY ... FROM STDIN` whose data the caller
+    /// decoded (the binary format): values typed as [`CopyIn::types`].
+    pub fn copy_in_values(
+        &mut self,
+        copy: &CopyIn,
+        rows: &mut dyn Iterator<Item = Result<Vec<Value>>>,
+    ) -> Result<QueryOutput> {
+        let _zone = walden_engine::types::zone::enter(&self.settings.zone());
+        if self.failed {
+            return Err(failed_tx());
+        }
+        let rows = rows
+            .enumerate()
+            .map(|(i, r)| r.map(|r| (i + 1, r.into_iter().map(Some).collect())));
+        let r = self.insert_copy_rows(copy, rows);
+        if r.is_err() {
+            self.note_error();
+        }
+        r
+    }
+
     fn copy_rows(&mut self, copy: &CopyIn, data: &[u8]) -> Result<QueryOutput> {
         let text = std::str::from_utf8(data)
             .map_err(|_| SqlError::new(ErrorKind::InvalidText, "COPY data is not valid UTF-8"))?;
+        let rows = copy
+            .format
+            .parse_input(text)
+            .into_iter()
+            .map(|(lineno, fields)| {
+                let row = fields
+                    .into_iter()
+                    .map(|f| Some(f.map(Value::text).unwrap_or(Value::Null)))
+                    .collect();
+                Ok((lineno, row))
+            });
+        self.insert_copy_rows(copy, rows)
+    }
+
+    /// Inserts COPY's rows (line number, one value per copied column) in
+    /// the current transaction, checking constraints as INSERT does.
+    fn insert_copy_rows(
+        &mut self,
+        copy: &CopyIn,
+        rows: impl Iterator<Item = Result<(usize, Vec<Option<Value>>)>>,
+    ) -> Result<QueryOutput> {
         let table = self.db.table(&copy.table)?;
-        let cols: Vec<usize> = if copy.columns.is_empty() {
-            (0..table.def.columns.len()).collect()
-        } else {
-            copy.columns
-                .iter()
-                .map(|c| {
-                    table.def.column_index(c).ok_or_else(|| {
-                        SqlError::new(
-                            ErrorKind::UndefinedColumn,
-                            format!(
-                                "column \"{c}\" of relation \"{}\" does not exist",
-                                copy.table
-                            ),
-                        )
-                    })
-                })
-                .collect::<Result<Vec<_>>>()?
-        };
+        let cols = copy_columns(&table, &copy.columns)?;
         let width = table.def.columns.len();
         let copy = copy.clone();
         let info = self.info();
@@ -1366,7 +1443,8 @@ impl SqlSession {
             };
             let mut n = 0u64;
             let mut fks = crate::foreign_keys::enforce::Pending::new(tx, &table);
-            for (lineno, fields) in copy.format.parse_input(text) {
+            for r in rows {
+                let (lineno, fields) = r?;
                 if fields.len() != cols.len() {
                     return Err(SqlError::new(
                         ErrorKind::DataException,
@@ -1380,7 +1458,7 @@ impl SqlSession {
                 }
                 let mut full = vec![None; width];
                 for (f, &c) in fields.into_iter().zip(&cols) {
-                    full[c] = Some(f.map(Value::text).unwrap_or(Value::Null));
+                    full[c] = f;
                 }
                 let row = tx.insert_into(&table, full).map_err(|e| {
                     let e = SqlError::from(e);
@@ -1399,6 +1477,27 @@ impl SqlSession {
             Ok(QueryOutput::command(format!("COPY {n}")))
         })
     }
+}
+
+/// The table positions of COPY's column list (all columns when empty).
+fn copy_columns(table: &walden_engine::Table, columns: &[String]) -> Result<Vec<usize>> {
+    if columns.is_empty() {
+        return Ok((0..table.def.columns.len()).collect());
+    }
+    columns
+        .iter()
+        .map(|c| {
+            table.def.column_index(c).ok_or_else(|| {
+                SqlError::new(
+                    ErrorKind::UndefinedColumn,
+                    format!(
+                        "column \"{c}\" of relation \"{}\" does not exist",
+                        table.name()
+                    ),
+                )
+            })
+        })
+        .collect()
 }
 
 /// Plans a command [`SqlSession::execute_shared`] sends to the plan cache.

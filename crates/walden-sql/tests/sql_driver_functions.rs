@@ -230,3 +230,82 @@ fn settings_are_transactional_and_set_local_ends_with_the_block() {
     assert_eq!(one(&mut s, "SHOW application_name"), "kept");
     assert_eq!(one(&mut s, "SHOW work_mem"), "");
 }
+
+#[test]
+fn pg_typeof_names_types_as_postgresql() {
+    let e = engine();
+    let mut s = e.connect("walden", "u", "").unwrap();
+    s.execute_batch(
+        "CREATE TABLE tt (id int PRIMARY KEY, a int, b bigint, c numeric(5,2), d varchar(5), \
+         e char(3), f timestamptz, g text, h double precision, i jsonb, j smallint, k boolean, \
+         l date, m interval, n uuid, o bytea, p real, q time, r timestamp)",
+    );
+    // Expected: PostgreSQL 15's answers to the same statements.
+    let cols = "abcdefghijklmnopqr";
+    let want = "integer|bigint|numeric|character varying|character|timestamp with time zone|\
+                text|double precision|jsonb|smallint|boolean|date|interval|uuid|bytea|real|\
+                time without time zone|timestamp without time zone";
+    let got: Vec<String> = cols
+        .chars()
+        .map(|c| {
+            one(
+                &mut s,
+                &format!("SELECT pg_typeof({c}) FROM tt RIGHT JOIN (SELECT 1) z ON true"),
+            )
+        })
+        .collect();
+    assert_eq!(got.join("|"), want);
+    let want =
+        "integer|bigint|numeric|unknown|unknown|text|numeric|timestamp with time zone|bigint";
+    let got: Vec<String> = [
+        "1",
+        "5000000000",
+        "1.5",
+        "'x'",
+        "null",
+        "'x'::text",
+        "1+2.0",
+        "now()",
+        "a+b",
+    ]
+    .iter()
+    .map(|x| {
+        one(
+            &mut s,
+            &format!("SELECT pg_typeof({x}) FROM tt RIGHT JOIN (SELECT 1) z ON true"),
+        )
+    })
+    .collect();
+    assert_eq!(got.join("|"), want);
+}
+
+#[test]
+fn syntax_errors_carry_postgresql_positions() {
+    let e = engine();
+    let mut s = e.connect("walden", "u", "").unwrap();
+    s.execute_batch("CREATE TABLE ct (id int PRIMARY KEY)");
+    // Positions PostgreSQL 15 reports for the same strings (characters from 1
+    // of the whole query string).
+    for (sql, want) in [
+        ("SELECT 1; SELECT * FROM ct WHERE id = = 2", 39),
+        ("select 1 frm ct", 14),
+        ("SELECT 'é' frm ct", 16),
+        ("SELECT 1,\n  2 3", 15),
+        (
+            "BEGIN; DECLARE c CURSOR FOR SELECT * FROM ct WHERE id = = 2",
+            57,
+        ),
+    ] {
+        let err = s
+            .execute_batch(sql)
+            .into_iter()
+            .find_map(|r| r.err())
+            .unwrap_or_else(|| panic!("{sql} succeeded"));
+        assert_eq!(err.kind, ErrorKind::Syntax, "{sql}");
+        let pos = err.fields.as_ref().and_then(|f| f.position);
+        assert_eq!(pos, Some(want), "{sql}");
+        s.execute_batch("ROLLBACK");
+    }
+    let p = s.prepare("  select 1 frm ct", &[]).unwrap_err();
+    assert_eq!(p.fields.and_then(|f| f.position), Some(16));
+}

@@ -1,4 +1,5 @@
-//! COPY FROM STDIN and COPY TO STDOUT (text and CSV formats).
+//! COPY FROM STDIN and COPY TO STDOUT (text, CSV and binary formats; the
+//! binary layout is `copybin.rs`).
 
 use super::*;
 
@@ -11,10 +12,15 @@ impl Connection {
         copy: &CopyIn,
         _extended: bool,
     ) -> IoResult<Result<(), PgError>> {
+        let (format, n) = if copy.format.binary {
+            (1, copy.types.len())
+        } else {
+            (0, 0)
+        };
         self.send(PgWireBackendMessage::CopyInResponse(CopyInResponse::new(
-            0,
-            0,
-            vec![],
+            format,
+            n as i16,
+            vec![format as i16; n],
         )))
         .await?;
         self.flush().await?;
@@ -48,7 +54,17 @@ impl Connection {
                 None => return Err(std::io::ErrorKind::UnexpectedEof.into()),
             }
         }
-        match self.guarded(|s| s.copy_in(copy, &data)).and_then(|r| r) {
+        let done = if copy.format.binary {
+            match crate::copybin::Decoder::new(&data, &copy.types) {
+                Ok(mut rows) => self
+                    .guarded(|s| s.copy_in_values(copy, &mut rows))
+                    .and_then(|r| r),
+                Err(e) => Err(e),
+            }
+        } else {
+            self.guarded(|s| s.copy_in(copy, &data)).and_then(|r| r)
+        };
+        match done {
             Ok(out) => {
                 self.notices(&out.notices).await?;
                 self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(
@@ -71,12 +87,16 @@ impl Connection {
     ) -> IoResult<Result<(), PgError>> {
         let columns = out.columns.unwrap_or_default();
         let n = columns.len().min(i16::MAX as usize);
+        let format = copy.format.binary as i8;
         self.send(PgWireBackendMessage::CopyOutResponse(CopyOutResponse::new(
-            0,
+            format,
             n as i16,
-            vec![0; n],
+            vec![format as i16; n],
         )))
         .await?;
+        if copy.format.binary {
+            return self.copy_out_binary(out.rows, &columns, out.tag).await;
+        }
         let mut line = Vec::new();
         if copy.format.header {
             let names: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
@@ -123,6 +143,35 @@ impl Connection {
             .await?;
         self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(
             out.tag,
+        )))
+        .await?;
+        Ok(Ok(()))
+    }
+
+    /// The rows of a binary COPY TO: the header travels with the first row
+    /// and the trailer in a message of its own, as PostgreSQL sends them.
+    async fn copy_out_binary(
+        &mut self,
+        rows: Vec<Vec<Value>>,
+        columns: &[Column],
+        tag: String,
+    ) -> IoResult<Result<(), PgError>> {
+        let types: Vec<DataType> = columns.iter().map(|c| c.ty.clone()).collect();
+        let mut buf = BytesMut::new();
+        crate::copybin::encode_header(&mut buf);
+        for row in rows {
+            if let Err(e) = crate::copybin::encode_row(&row, &types, &mut buf) {
+                return Ok(Err(PgError::error(sqlstate::INTERNAL_ERROR, e)));
+            }
+            self.copy_data(&buf).await?;
+            buf.clear();
+        }
+        crate::copybin::encode_trailer(&mut buf);
+        self.copy_data(&buf).await?;
+        self.send(PgWireBackendMessage::CopyDone(CopyDone::new()))
+            .await?;
+        self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(
+            tag,
         )))
         .await?;
         Ok(Ok(()))

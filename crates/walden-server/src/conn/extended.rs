@@ -119,7 +119,10 @@ impl Connection {
             )));
         };
         let pname = b.portal_name.unwrap_or_default();
-        if !pname.is_empty() && self.portals.contains_key(&pname) {
+        // Portals and cursors share one namespace, as in PostgreSQL.
+        if !pname.is_empty()
+            && (self.portals.contains_key(&pname) || self.session.cursor_columns(&pname).is_some())
+        {
             return Ok(Err(PgError::error(
                 "42P03",
                 format!("cursor \"{pname}\" already exists"),
@@ -208,6 +211,15 @@ impl Connection {
             }
         } else {
             let Some(portal) = self.portals.get(&name) else {
+                // A cursor DECLAREd in SQL is a portal too (psycopg describes
+                // its named cursors so).
+                if let Some(cols) = self.session.cursor_columns(&name) {
+                    self.send(PgWireBackendMessage::RowDescription(field_descriptions(
+                        &cols, None,
+                    )))
+                    .await?;
+                    return Ok(Ok(()));
+                }
                 return Ok(Err(PgError::error(
                     sqlstate::INVALID_CURSOR_NAME,
                     format!("portal \"{name}\" does not exist"),

@@ -166,8 +166,11 @@ impl PgError {
         ];
         if let Some(f) = &self.fields {
             // In PostgreSQL's order; drivers read them by code.
+            let position = f.position.map(|p| p.to_string());
             for (code, v) in [
                 (b'D', &f.detail),
+                (b'H', &f.hint),
+                (b'P', &position),
                 (b's', &f.table.as_ref().map(|_| "public".to_string())),
                 (b't', &f.table),
                 (b'c', &f.column),
@@ -528,11 +531,17 @@ impl Connection {
             return self.copy_out(out, &copy).await;
         }
         if let Some(cols) = &out.columns {
+            // A FETCH from a BINARY cursor sends every column in binary.
+            let binary = out.binary.then(|| vec![1i16; cols.len()]);
             self.send(PgWireBackendMessage::RowDescription(field_descriptions(
-                cols, None,
+                cols,
+                binary.as_deref(),
             )))
             .await?;
-            if let Err(e) = self.rows(cols, None, out.rows.into_iter()).await? {
+            if let Err(e) = self
+                .rows(cols, binary.as_deref(), out.rows.into_iter())
+                .await?
+            {
                 return Ok(Err(e));
             }
         }

@@ -174,21 +174,86 @@ def now_is_fixed_within_a_transaction():
         assert t1 == t2, (t1, t2)
 
 
-@check(gap="named (server-side) cursors: DECLARE ... CURSOR")
+@check()
 def named_cursor():
     with connect() as c:
+        fresh(c, "pg_named", "id int PRIMARY KEY, v text")
+        c.execute("INSERT INTO pg_named SELECT x, 'v' || x FROM generate_series(1, 1000) AS x")
+        c.commit()
         with c.cursor(name="nc") as cur:
-            cur.execute("SELECT x FROM generate_series(1, 10) AS x")
-            assert len(cur.fetchmany(3)) == 3
-
-
-@check(gap="binary COPY")
-def copy_binary():
+            cur.itersize = 100
+            cur.execute("SELECT id, v FROM pg_named WHERE id > %s ORDER BY id", (10,))
+            assert [d.name for d in cur.description] == ["id", "v"], cur.description
+            assert cur.fetchmany(3) == [(11, "v11"), (12, "v12"), (13, "v13")]
+            assert cur.fetchone() == (14, "v14")
+            # The rest comes in FETCH FORWARD 100 round trips.
+            assert sum(1 for _ in cur) == 986
+            listed = c.execute("SELECT name, is_holdable FROM pg_cursors").fetchall()
+            assert listed == [("nc", False)], listed
+        with c.cursor(name="sc", scrollable=True) as cur:
+            cur.execute("SELECT id FROM pg_named ORDER BY id")
+            cur.scroll(10, mode="absolute")
+            assert cur.fetchone() == (11,)
+            cur.scroll(-5)
+            assert cur.fetchone() == (7,)
+        with c.cursor(name="bc", binary=True) as cur:
+            cur.execute("SELECT id, v FROM pg_named ORDER BY id LIMIT 3")
+            assert cur.fetchall() == [(1, "v1"), (2, "v2"), (3, "v3")]
+        c.commit()
+        with c.cursor(name="hc", withhold=True) as cur:
+            cur.execute("SELECT id FROM pg_named ORDER BY id LIMIT 5")
+            c.commit()
+            assert cur.fetchall() == [(1,), (2,), (3,), (4,), (5,)]
+        assert c.execute("SELECT count(*) FROM pg_cursors").fetchone()[0] == 0
+    # Without a transaction block only WITH HOLD cursors exist, as in PostgreSQL.
     with connect(autocommit=True) as c:
-        fresh(c, "pg_copyb", "id int PRIMARY KEY")
+        try:
+            with c.cursor(name="x") as cur:
+                cur.execute("SELECT 1")
+            raise AssertionError("no error")
+        except errors.NoActiveSqlTransaction:
+            pass
+        with c.cursor(name="y", withhold=True) as cur:
+            cur.execute("SELECT x FROM generate_series(1, 5) AS x")
+            assert cur.fetchall() == [(1,), (2,), (3,), (4,), (5,)]
+
+
+@check()
+def copy_binary():
+    import datetime as dt
+    import decimal
+    import uuid
+
+    types = ["int4", "text", "numeric", "timestamptz", "uuid", "bytea", "bool", "jsonb"]
+    at = dt.datetime(2022, 3, 4, 5, 6, 7, 8, tzinfo=dt.timezone.utc)
+    rows = [
+        (1, "a\tb", decimal.Decimal("1.50"), at, uuid.UUID(int=7), b"\x00\xff", True,
+         psycopg.types.json.Jsonb({"k": [1, None]})),
+        (2, None, None, None, None, None, None, None),
+    ]
+    with connect(autocommit=True) as c:
+        fresh(c, "pg_copyb", "id int PRIMARY KEY, t text, n numeric(6,2), at timestamptz, "
+              "u uuid, b bytea, ok boolean, j jsonb")
         with c.cursor().copy("COPY pg_copyb FROM STDIN (FORMAT BINARY)") as cp:
-            cp.set_types(["int4"])
-            cp.write_row((1,))
+            cp.set_types(types)
+            for r in rows:
+                cp.write_row(r)
+        assert c.execute("SELECT count(*) FROM pg_copyb").fetchone()[0] == 2
+        back = []
+        with c.cursor().copy("COPY (SELECT * FROM pg_copyb ORDER BY id) TO STDOUT (FORMAT BINARY)") as cp:
+            cp.set_types(types)
+            while (r := cp.read_row()) is not None:
+                back.append(r)
+        want = [rows[0][:7] + ({"k": [1, None]},), rows[1]]
+        assert back == want, back
+        # Malformed data: 22P04, and the connection goes on.
+        try:
+            with c.cursor().copy("COPY pg_copyb FROM STDIN (FORMAT BINARY)") as cp:
+                cp.write(b"not a binary copy")
+            raise AssertionError("no error")
+        except psycopg.errors.BadCopyFileFormat as e:
+            assert "signature" in str(e), e
+        assert c.execute("SELECT count(*) FROM pg_copyb").fetchone()[0] == 2
 
 
 @check()

@@ -188,6 +188,32 @@ def inspector_reads_foreign_keys():
         except exc.IntegrityError as err:
             assert err.orig.diag.constraint_name == "sa_child_p_fkey", err
             assert err.orig.sqlstate == "23503", err
+
+
+def stream_results_and_yield_per_use_a_server_side_cursor():
+    e = engine()
+    with e.connect() as c:
+        r = c.execution_options(stream_results=True, yield_per=7).execute(
+            sa.text("SELECT x FROM generate_series(1, 50) AS x ORDER BY x")
+        )
+        first = r.fetchmany(7)
+        assert [x for (x,) in first] == list(range(1, 8)), first
+        # The rest is still on the server, in a named cursor. (This query runs
+        # in one too, as the connection streams: PostgreSQL lists that one.)
+        open_cursors = c.execute(
+            sa.text(
+                "SELECT count(*) FROM pg_cursors WHERE statement NOT LIKE '%pg_cursors%'"
+            )
+        ).scalar()
+        assert open_cursors == 1, open_cursors
+        assert sum(x for (x,) in r) == sum(range(8, 51))
+        n = sum(
+            len(p)
+            for p in c.execution_options(stream_results=True)
+            .execute(sa.text("SELECT x FROM generate_series(1, 2500) AS x"))
+            .partitions(300)
+        )
+        assert n == 2500, n
     e.dispose()
 
 
