@@ -888,8 +888,15 @@ fn copy_to_stdout_returns_rows_and_format() {
         err(&mut s, "COPY nosuch TO STDOUT"),
         ErrorKind::UndefinedTable
     );
+    // The binary format is laid out by the wire server; the session marks it.
+    let out = s
+        .execute_batch("COPY c TO STDOUT WITH (FORMAT binary)")
+        .pop()
+        .unwrap()
+        .unwrap();
+    assert!(out.copy_out.unwrap().format.binary);
     assert_eq!(
-        err(&mut s, "COPY c TO STDOUT WITH (FORMAT binary)"),
+        err(&mut s, "COPY c TO STDOUT WITH (FORMAT binary, HEADER)"),
         ErrorKind::FeatureNotSupported
     );
 }
