@@ -184,11 +184,19 @@ fn main() {
             },
         ),
         (
-            "seed",
-            Msg::Seed {
+            "seed-begin",
+            Msg::SeedBegin {
+                format: 1,
                 lsn: 4096,
                 seed_id: 7,
-                image: b"WALDNIMG".to_vec(),
+            },
+        ),
+        ("seed-chunk", Msg::SeedChunk(b"WALDNIMG".to_vec())),
+        (
+            "seed-end",
+            Msg::SeedEnd {
+                len: 8,
+                crc32c: 0x1234_5678,
             },
         ),
         (

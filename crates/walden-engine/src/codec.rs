@@ -290,10 +290,8 @@ pub fn put_table_def(out: &mut Vec<u8>, d: &TableDef) {
     }
     // Parts added after the first format, each tagged so a reader that
     // meets one it does not know fails instead of dropping it.
-    let parts = d.indexes.len()
-        + d.checks.len()
-        + d.foreign_keys.len()
-        + d.pk_name.is_some() as usize;
+    let parts =
+        d.indexes.len() + d.checks.len() + d.foreign_keys.len() + d.pk_name.is_some() as usize;
     put_var(out, parts as u64);
     for ix in &d.indexes {
         out.push(DEF_INDEX);

@@ -2006,7 +2006,7 @@ fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                 };
                 let mut i = 0usize;
                 let mut visit = |r: &walden_engine::types::Row| -> Result<()> {
-                    if i % 4096 == 0 {
+                    if i.is_multiple_of(4096) {
                         check_cancel(env)?;
                     }
                     i += 1;
