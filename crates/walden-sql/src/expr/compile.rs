@@ -1,0 +1,553 @@
+//! Compiling SQL expressions into `Expr` trees: names resolved in a scope,
+//! literals typed, casts, subqueries planned.
+
+use super::*;
+
+impl Expr {
+    /// Compiles an AST expression in `scope`.
+    pub fn compile(p: &mut Planner<'_>, scope: &Arc<Scope>, e: &ast::Expr) -> Result<Expr> {
+        // After grouping, group-by expressions and aggregates are values of the
+        // grouped row; anything else must be built from them.
+        if let Some(agg) = p.agg.as_mut() {
+            let key = e.to_string();
+            if let Some(i) = agg.group_keys.iter().position(|k| *k == key) {
+                // Grouped rows are laid out as [keys..., aggregates...].
+                return Ok(Expr::Col(i));
+            }
+            if let ast::Expr::Function(f) = e {
+                if let Some(kind) = functions::aggregate_kind(f) {
+                    let mut ctx = p.agg.take().unwrap();
+                    let compiled = functions::compile_aggregate(p, &ctx.input_scope, f, kind);
+                    let slot = ctx.aggs.len();
+                    match compiled {
+                        Ok(spec) => ctx.aggs.push(spec),
+                        Err(err) => {
+                            p.agg = Some(ctx);
+                            return Err(err);
+                        }
+                    }
+                    let keys = ctx.group_keys.len();
+                    p.agg = Some(ctx);
+                    return Ok(Expr::Col(keys + slot));
+                }
+            }
+            if let ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_) = e {
+                // A column of the input that is not grouped (unless it is an
+                // outer reference, which is constant per group).
+                let input = agg.input_scope.clone();
+                let (t, n) = ident_parts(e);
+                if input
+                    .resolve(t.as_deref(), &n)
+                    .map(|(d, _)| d == 0)
+                    .unwrap_or(false)
+                {
+                    return Err(SqlError::new(
+                        ErrorKind::GroupingError,
+                        format!("column \"{}\" must appear in the GROUP BY clause or be used in an aggregate function", e),
+                    ));
+                }
+                let (d, i) = input.resolve(t.as_deref(), &n)?;
+                return Ok(Expr::Outer(d, i));
+            }
+        }
+        use ast::Expr as A;
+        Ok(match e {
+            A::Identifier(id) => {
+                if id.value.starts_with("@@") {
+                    return Ok(Expr::Func(functions::global_variable(&id.value)?, vec![]));
+                }
+                if id.quote_style.is_none() {
+                    if let Some(f) = functions::niladic(&id.value) {
+                        if scope.resolve(None, &id.value).is_err() {
+                            return Ok(Expr::Func(f, vec![]));
+                        }
+                    }
+                }
+                col_ref(scope, None, &id.value)?
+            }
+            A::CompoundIdentifier(parts) => {
+                let (t, n) = ident_parts(e);
+                let _ = parts;
+                col_ref(scope, t.as_deref(), &n)?
+            }
+            A::Value(v) => match &v.value {
+                ast::Value::Placeholder(ph) => {
+                    let n: usize = ph
+                        .trim_start_matches('$')
+                        .parse()
+                        .map_err(|_| SqlError::syntax(format!("invalid parameter {ph}")))?;
+                    if n == 0 {
+                        return Err(SqlError::syntax("parameters are numbered from $1"));
+                    }
+                    p.note_param(n - 1);
+                    Expr::Param(n - 1)
+                }
+                other => Expr::Lit(lit_value(other)?),
+            },
+            A::TypedString(ts) => {
+                let t = crate::typing::data_type(&ts.data_type)?;
+                let v = lit_value(&ts.value.value)?;
+                if t == DataType::TimestampTz {
+                    // Read in the zone in force when it runs, not when planned.
+                    coerce(v.clone(), &t)?;
+                    Expr::Cast(Box::new(Expr::Lit(v)), t)
+                } else {
+                    Expr::Lit(coerce(v, &t)?)
+                }
+            }
+            A::Nested(inner) => Expr::compile(p, scope, inner)?,
+            A::UnaryOp { op, expr } => {
+                let inner = Expr::compile(p, scope, expr)?;
+                match op {
+                    UnaryOperator::Not => Expr::Not(Box::new(inner)),
+                    UnaryOperator::Minus => match inner {
+                        Expr::Lit(Value::Int(i)) => Expr::Lit(Value::Int(-i)),
+                        Expr::Lit(Value::Decimal(d)) => Expr::Lit(Value::Decimal(-d)),
+                        Expr::Lit(Value::Float(f)) => Expr::Lit(Value::Float(-f)),
+                        other => Expr::Neg(Box::new(other)),
+                    },
+                    UnaryOperator::Plus => inner,
+                    other => return Err(SqlError::unsupported(format!("operator {other}"))),
+                }
+            }
+            A::BinaryOp { left, op, right } => {
+                if let Some(j) = crate::jsonfn::operator(op) {
+                    let l = Expr::compile(p, scope, left)?;
+                    let r = Expr::compile(p, scope, right)?;
+                    return Ok(Expr::Func(Func::Json(j), vec![l, r]));
+                }
+                let op = bin_op(op)?;
+                let l = Expr::compile(p, scope, left)?;
+                let r = Expr::compile(p, scope, right)?;
+                p.infer_pair(&l, &r, scope);
+                // char(n) compares without its trailing blanks, as PostgreSQL's
+                // bpchar does ('ab   ' = 'ab').
+                let (l, r) = if matches!(
+                    op,
+                    BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq
+                ) && (is_char(p, scope, &l) || is_char(p, scope, &r))
+                {
+                    (unpad(l), unpad(r))
+                } else {
+                    (l, r)
+                };
+                Expr::Bin(op, Box::new(l), Box::new(r))
+            }
+            A::IsDistinctFrom(a, b) => Expr::Bin(
+                BinOp::IsDistinct,
+                Box::new(Expr::compile(p, scope, a)?),
+                Box::new(Expr::compile(p, scope, b)?),
+            ),
+            A::IsNotDistinctFrom(a, b) => Expr::Bin(
+                BinOp::IsNotDistinct,
+                Box::new(Expr::compile(p, scope, a)?),
+                Box::new(Expr::compile(p, scope, b)?),
+            ),
+            A::IsNull(x) => Expr::IsNull(Box::new(Expr::compile(p, scope, x)?), false),
+            A::IsNotNull(x) => Expr::IsNull(Box::new(Expr::compile(p, scope, x)?), true),
+            A::IsTrue(x) => Expr::IsBool(Box::new(Expr::compile(p, scope, x)?), true, false),
+            A::IsNotTrue(x) => Expr::IsBool(Box::new(Expr::compile(p, scope, x)?), true, true),
+            A::IsFalse(x) => Expr::IsBool(Box::new(Expr::compile(p, scope, x)?), false, false),
+            A::IsNotFalse(x) => Expr::IsBool(Box::new(Expr::compile(p, scope, x)?), false, true),
+            A::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                let x = Expr::compile(p, scope, expr)?;
+                let items = list
+                    .iter()
+                    .map(|i| {
+                        let c = Expr::compile(p, scope, i)?;
+                        p.infer_pair(&x, &c, scope);
+                        Ok(c)
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Expr::InList(Box::new(x), items, *negated)
+            }
+            A::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => Expr::Between(
+                Box::new(Expr::compile(p, scope, expr)?),
+                Box::new(Expr::compile(p, scope, low)?),
+                Box::new(Expr::compile(p, scope, high)?),
+                *negated,
+            ),
+            A::Like {
+                negated,
+                expr,
+                pattern,
+                ..
+            } => Expr::Like {
+                expr: Box::new(Expr::compile(p, scope, expr)?),
+                pattern: Box::new(Expr::compile(p, scope, pattern)?),
+                negated: *negated,
+                ci: false,
+            },
+            A::ILike {
+                negated,
+                expr,
+                pattern,
+                ..
+            } => Expr::Like {
+                expr: Box::new(Expr::compile(p, scope, expr)?),
+                pattern: Box::new(Expr::compile(p, scope, pattern)?),
+                negated: *negated,
+                ci: true,
+            },
+            A::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => Expr::Case(
+                operand
+                    .as_ref()
+                    .map(|o| Expr::compile(p, scope, o).map(Box::new))
+                    .transpose()?,
+                conditions
+                    .iter()
+                    .map(|w| {
+                        Ok((
+                            Expr::compile(p, scope, &w.condition)?,
+                            Expr::compile(p, scope, &w.result)?,
+                        ))
+                    })
+                    .collect::<Result<Vec<_>>>()?,
+                else_result
+                    .as_ref()
+                    .map(|o| Expr::compile(p, scope, o).map(Box::new))
+                    .transpose()?,
+            ),
+            A::Cast {
+                expr, data_type, ..
+            } => {
+                if let Some(e) = catalog_cast(p, scope, expr, data_type)? {
+                    return Ok(e);
+                }
+                let t = crate::typing::data_type(data_type)?;
+                let inner = Expr::compile(p, scope, expr)?;
+                if let Expr::Param(i) = inner {
+                    p.infer_param(i, t.clone());
+                }
+                Expr::Cast(Box::new(inner), t)
+            }
+            A::Convert {
+                expr,
+                data_type: Some(dt),
+                ..
+            } => Expr::Cast(
+                Box::new(Expr::compile(p, scope, expr)?),
+                crate::typing::data_type(dt)?,
+            ),
+            // T-SQL CONVERT(type, value [, style]) as the PostgreSQL dialect reads it.
+            A::Convert {
+                expr,
+                data_type: None,
+                styles,
+                ..
+            } if matches!(expr.as_ref(), A::Identifier(_)) && !styles.is_empty() => {
+                let ty = parse_type_name(&expr.to_string())?;
+                Expr::Cast(Box::new(Expr::compile(p, scope, &styles[0])?), ty)
+            }
+            A::Function(f) => {
+                if functions::aggregate_kind(f).is_some() {
+                    return Err(SqlError::new(
+                        ErrorKind::GroupingError,
+                        format!("aggregate function {} is not allowed here", f.name),
+                    ));
+                }
+                functions::compile_call(p, scope, f)?
+            }
+            A::Ceil { expr, .. } => Expr::Func(Func::Ceil, vec![Expr::compile(p, scope, expr)?]),
+            A::Floor { expr, .. } => Expr::Func(Func::Floor, vec![Expr::compile(p, scope, expr)?]),
+            A::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let mut args = vec![Expr::compile(p, scope, expr)?];
+                args.push(match substring_from {
+                    Some(f) => Expr::compile(p, scope, f)?,
+                    None => Expr::Lit(Value::Int(1)),
+                });
+                if let Some(f) = substring_for {
+                    args.push(Expr::compile(p, scope, f)?);
+                }
+                Expr::Func(Func::Substring, args)
+            }
+            A::Trim {
+                expr,
+                trim_where,
+                trim_what,
+                trim_characters,
+            } => {
+                let f = match trim_where {
+                    Some(ast::TrimWhereField::Leading) => Func::Ltrim,
+                    Some(ast::TrimWhereField::Trailing) => Func::Rtrim,
+                    _ => Func::Trim,
+                };
+                // `TRIM(BOTH 'x' FROM s)` / `TRIM(s, 'x')`: the characters to strip.
+                let mut args = vec![Expr::compile(p, scope, expr)?];
+                match (trim_what, trim_characters) {
+                    (Some(w), _) => args.push(Expr::compile(p, scope, w)?),
+                    (None, Some(cs)) if cs.len() == 1 => {
+                        args.push(Expr::compile(p, scope, &cs[0])?)
+                    }
+                    (None, Some(_)) => {
+                        return Err(SqlError::unsupported("TRIM with several character lists"))
+                    }
+                    (None, None) => {}
+                }
+                Expr::Func(f, args)
+            }
+            A::Interval(iv) => {
+                if iv.last_field.is_some()
+                    || iv.leading_precision.is_some()
+                    || iv.fractional_seconds_precision.is_some()
+                {
+                    return Err(SqlError::unsupported(format!("interval literal {e}")));
+                }
+                let text = match Expr::compile(p, scope, &iv.value)? {
+                    Expr::Lit(Value::Text(s)) => s.to_string(),
+                    Expr::Lit(v @ (Value::Int(_) | Value::Decimal(_))) => v.to_string(),
+                    _ => return Err(SqlError::unsupported(format!("interval literal {e}"))),
+                };
+                // `INTERVAL '3' DAY`: a bare number counts the unit.
+                let text = match &iv.leading_field {
+                    Some(f) if text.trim().parse::<f64>().is_ok() => format!("{text} {f}"),
+                    Some(f) => {
+                        return Err(SqlError::unsupported(format!("interval literal with {f}")))
+                    }
+                    None => text,
+                };
+                Expr::Lit(coerce(Value::text(text), &DataType::Interval)?)
+            }
+            A::Extract { field, expr, .. } => Expr::Func(
+                Func::Extract,
+                vec![
+                    Expr::Lit(Value::text(field.to_string())),
+                    Expr::compile(p, scope, expr)?,
+                ],
+            ),
+            A::Exists { subquery, negated } => {
+                sub(p, scope, subquery, SubKind::Exists { negated: *negated })?
+            }
+            A::Subquery(q) => sub(p, scope, q, SubKind::Scalar)?,
+            A::InSubquery {
+                expr,
+                subquery,
+                negated,
+            } => {
+                let x = Expr::compile(p, scope, expr)?;
+                sub(
+                    p,
+                    scope,
+                    subquery,
+                    SubKind::In {
+                        expr: Box::new(x),
+                        negated: *negated,
+                    },
+                )?
+            }
+            A::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            }
+            | A::AllOp {
+                left,
+                compare_op,
+                right,
+            } => {
+                let all = matches!(e, A::AllOp { .. });
+                let x = Expr::compile(p, scope, left)?;
+                let op = bin_op(compare_op)?;
+                match right.as_ref() {
+                    A::Subquery(q) => sub(
+                        p,
+                        scope,
+                        q,
+                        SubKind::Quantified {
+                            expr: Box::new(x),
+                            op,
+                            all,
+                        },
+                    )?,
+                    // `x = ANY (array)`: arrays are values in text form.
+                    other => {
+                        let arr = Expr::compile(p, scope, other)?;
+                        Expr::Func(Func::AnyArray(op, all), vec![x, arr])
+                    }
+                }
+            }
+            A::CompoundFieldAccess { root, access_chain } => {
+                // Only `array[i]` subscripts; field access needs composite types.
+                let mut e = Expr::compile(p, scope, root)?;
+                for a in access_chain {
+                    match a {
+                        ast::AccessExpr::Subscript(ast::Subscript::Index { index }) => {
+                            let i = Expr::compile(p, scope, index)?;
+                            e = Expr::Func(Func::ArrayElement, vec![e, i]);
+                        }
+                        other => {
+                            return Err(SqlError::unsupported(format!("expression {root}{other}")))
+                        }
+                    }
+                }
+                e
+            }
+            A::Array(arr) => Expr::Func(
+                Func::ArrayBuild,
+                arr.elem
+                    .iter()
+                    .map(|x| Expr::compile(p, scope, x))
+                    .collect::<Result<Vec<_>>>()?,
+            ),
+            A::Tuple(items) if items.len() == 1 => Expr::compile(p, scope, &items[0])?,
+            // One collation (binary UTF-8 order) is all there is.
+            A::Collate { expr, .. } => Expr::compile(p, scope, expr)?,
+            other => return Err(SqlError::unsupported(format!("expression {other}"))),
+        })
+    }
+}
+
+pub(crate) fn parse_type_name(name: &str) -> Result<DataType> {
+    let dialect = sqlparser::dialect::PostgreSqlDialect {};
+    let mut parser = sqlparser::parser::Parser::new(&dialect)
+        .try_with_sql(name)
+        .map_err(|e| SqlError::syntax(e.to_string()))?;
+    let t = parser
+        .parse_data_type()
+        .map_err(|e| SqlError::syntax(e.to_string()))?;
+    crate::typing::data_type(&t)
+}
+
+/// Whether `e` is of a `char(n)` type.
+pub fn is_char(p: &Planner<'_>, scope: &Scope, e: &Expr) -> bool {
+    let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+    matches!(
+        crate::query::static_type(e, &types, &p.params),
+        Some(DataType::Char(_))
+    )
+}
+
+/// `e` without trailing blanks (for char(n) semantics).
+pub fn unpad(e: Expr) -> Expr {
+    match e {
+        Expr::Lit(Value::Text(s)) => Expr::Lit(Value::text(s.trim_end_matches(' '))),
+        Expr::Lit(v) => Expr::Lit(v),
+        other => Expr::Func(Func::Rtrim, vec![other]),
+    }
+}
+
+pub fn ident_parts(e: &ast::Expr) -> (Option<String>, String) {
+    match e {
+        ast::Expr::Identifier(i) => (None, i.value.clone()),
+        ast::Expr::CompoundIdentifier(parts) => {
+            let n = parts.len();
+            let name = parts[n - 1].value.clone();
+            let table = (n >= 2).then(|| parts[n - 2].value.clone());
+            (table, name)
+        }
+        _ => (None, String::new()),
+    }
+}
+
+pub(super) fn col_ref(scope: &Scope, table: Option<&str>, name: &str) -> Result<Expr> {
+    let (d, i) = scope.resolve(table, name)?;
+    Ok(if d == 0 {
+        Expr::Col(i)
+    } else {
+        Expr::Outer(d, i)
+    })
+}
+
+/// `ARRAY(SELECT ...)`.
+pub fn array_subquery(p: &mut Planner<'_>, scope: &Arc<Scope>, q: &ast::Query) -> Result<Expr> {
+    sub(p, scope, q, SubKind::Array)
+}
+
+/// Casts to PostgreSQL's catalog types, which Walden has no column types
+/// for: `regclass`, `regtype` and `regnamespace` turn a name into an OID or
+/// an OID into a name, depending on which one they are given; arrays stay
+/// in their text form. `None` for every other type.
+pub(super) fn catalog_cast(
+    p: &mut Planner<'_>,
+    scope: &Arc<Scope>,
+    expr: &ast::Expr,
+    data_type: &ast::DataType,
+) -> Result<Option<Expr>> {
+    let names: Option<(Func, Func)> = match data_type {
+        ast::DataType::Array(_) => {
+            let inner = Expr::compile(p, scope, expr)?;
+            return Ok(Some(Expr::Cast(Box::new(inner), DataType::Text)));
+        }
+        ast::DataType::Regclass => Some((Func::RegClassOid, Func::RegClassName)),
+        ast::DataType::Custom(name, _) => {
+            let last = name
+                .0
+                .last()
+                .map(|p| p.to_string().trim_matches('"').to_ascii_lowercase());
+            match last.as_deref() {
+                Some("regclass") => Some((Func::RegClassOid, Func::RegClassName)),
+                Some("regtype") => Some((Func::RegTypeOid, Func::RegTypeName)),
+                Some("regnamespace") => Some((Func::RegNamespaceOid, Func::RegNamespaceName)),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    let Some((to_oid, to_name)) = names else {
+        return Ok(None);
+    };
+    let inner = Expr::compile(p, scope, expr)?;
+    let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+    // A number is an OID to name; text (a literal, a parameter) is a name.
+    let is_number = matches!(
+        query::static_type(&inner, &types, &p.params),
+        Some(
+            DataType::SmallInt
+                | DataType::Int
+                | DataType::BigInt
+                | DataType::Decimal { .. }
+                | DataType::Real
+                | DataType::Double
+        )
+    );
+    Ok(Some(Expr::Func(
+        if is_number { to_name } else { to_oid },
+        vec![inner],
+    )))
+}
+
+pub(super) fn sub(
+    p: &mut Planner<'_>,
+    scope: &Arc<Scope>,
+    q: &ast::Query,
+    kind: SubKind,
+) -> Result<Expr> {
+    let saved = p.agg.take();
+    let plan = query::plan_query(p, q, Some(scope.clone()));
+    p.agg = saved;
+    let plan = plan?;
+    if matches!(
+        kind,
+        SubKind::Scalar | SubKind::In { .. } | SubKind::Quantified { .. } | SubKind::Array
+    ) && plan.columns.len() != 1
+    {
+        return Err(SqlError::syntax("subquery must return only one column"));
+    }
+    let correlated = plan.correlated;
+    Ok(Expr::Sub(Box::new(SubPlan {
+        plan: Arc::new(plan),
+        kind,
+        correlated,
+        cache: parking_lot::Mutex::new(None),
+    })))
+}

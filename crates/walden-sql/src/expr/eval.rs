@@ -1,0 +1,258 @@
+//! Evaluating compiled expressions against a row, subqueries included.
+
+use super::*;
+
+impl Expr {
+    /// Evaluates against `row`.
+    pub fn eval(&self, row: &[Value], env: &Env<'_>) -> Result<Value> {
+        Ok(match self {
+            Expr::Lit(v) => v.clone(),
+            Expr::Param(i) => env.params.get(*i).cloned().ok_or_else(|| {
+                SqlError::new(
+                    ErrorKind::InvalidParameter,
+                    format!("there is no parameter ${}", i + 1),
+                )
+            })?,
+            Expr::Col(i) => row[*i].clone(),
+            Expr::Outer(d, i) => env
+                .outer
+                .get(d - 1)
+                .and_then(|r| r.get(*i))
+                .cloned()
+                .ok_or_else(|| SqlError::internal("outer reference out of range"))?,
+            Expr::Not(x) => match truth(&x.eval(row, env)?)? {
+                Some(b) => Value::Bool(!b),
+                None => Value::Null,
+            },
+            Expr::Neg(x) => match x.eval(row, env)? {
+                Value::Null => Value::Null,
+                Value::Int(i) => Value::Int(i.checked_neg().ok_or_else(overflow)?),
+                Value::Float(f) => Value::Float(-f),
+                Value::Decimal(d) => Value::Decimal(-d),
+                Value::Interval(i) => Value::Interval(i.checked_neg().ok_or_else(|| {
+                    SqlError::new(ErrorKind::DatetimeOverflow, "interval out of range")
+                })?),
+                v => {
+                    return Err(SqlError::new(
+                        ErrorKind::UndefinedFunction,
+                        format!("operator does not exist: - {v}"),
+                    ))
+                }
+            },
+            Expr::Bin(BinOp::And, a, b) => {
+                let l = truth(&a.eval(row, env)?)?;
+                if l == Some(false) {
+                    return Ok(Value::Bool(false));
+                }
+                let r = truth(&b.eval(row, env)?)?;
+                match (l, r) {
+                    (_, Some(false)) => Value::Bool(false),
+                    (Some(true), Some(true)) => Value::Bool(true),
+                    _ => Value::Null,
+                }
+            }
+            Expr::Bin(BinOp::Or, a, b) => {
+                let l = truth(&a.eval(row, env)?)?;
+                if l == Some(true) {
+                    return Ok(Value::Bool(true));
+                }
+                let r = truth(&b.eval(row, env)?)?;
+                match (l, r) {
+                    (_, Some(true)) => Value::Bool(true),
+                    (Some(false), Some(false)) => Value::Bool(false),
+                    _ => Value::Null,
+                }
+            }
+            Expr::Bin(op, a, b) => binary(*op, a.eval(row, env)?, b.eval(row, env)?)?,
+            Expr::IsNull(x, neg) => Value::Bool(x.eval(row, env)?.is_null() != *neg),
+            Expr::IsBool(x, want, neg) => {
+                let v = truth(&x.eval(row, env)?)?;
+                Value::Bool((v == Some(*want)) != *neg)
+            }
+            Expr::InList(x, items, neg) => {
+                let v = x.eval(row, env)?;
+                if v.is_null() {
+                    return Ok(Value::Null);
+                }
+                let mut saw_null = false;
+                for i in items {
+                    let w = i.eval(row, env)?;
+                    match compare(&v, &w)? {
+                        Some(Ordering::Equal) => return Ok(Value::Bool(!neg)),
+                        None => saw_null = true,
+                        _ => {}
+                    }
+                }
+                if saw_null {
+                    Value::Null
+                } else {
+                    Value::Bool(*neg)
+                }
+            }
+            Expr::Between(x, lo, hi, neg) => {
+                let v = x.eval(row, env)?;
+                let ge = binary(BinOp::GtEq, v.clone(), lo.eval(row, env)?)?;
+                let le = binary(BinOp::LtEq, v, hi.eval(row, env)?)?;
+                let both = match (truth(&ge)?, truth(&le)?) {
+                    (Some(false), _) | (_, Some(false)) => Some(false),
+                    (Some(true), Some(true)) => Some(true),
+                    _ => None,
+                };
+                match both {
+                    Some(b) => Value::Bool(b != *neg),
+                    None => Value::Null,
+                }
+            }
+            Expr::Like {
+                expr,
+                pattern,
+                negated,
+                ci,
+            } => {
+                let (v, p) = (expr.eval(row, env)?, pattern.eval(row, env)?);
+                if v.is_null() || p.is_null() {
+                    return Ok(Value::Null);
+                }
+                let (v, p) = (v.to_string(), p.to_string());
+                let m = if *ci {
+                    like(&v.to_lowercase(), &p.to_lowercase())
+                } else {
+                    like(&v, &p)
+                };
+                Value::Bool(m != *negated)
+            }
+            Expr::Case(operand, whens, els) => {
+                let base = operand.as_ref().map(|o| o.eval(row, env)).transpose()?;
+                for (w, then) in whens {
+                    let hit = match &base {
+                        Some(b) => compare(b, &w.eval(row, env)?)? == Some(Ordering::Equal),
+                        None => truth(&w.eval(row, env)?)? == Some(true),
+                    };
+                    if hit {
+                        return then.eval(row, env);
+                    }
+                }
+                match els {
+                    Some(e) => e.eval(row, env)?,
+                    None => Value::Null,
+                }
+            }
+            Expr::Cast(x, t) => cast(x.eval(row, env)?, t)?,
+            Expr::Func(f, args) => {
+                let vals = args
+                    .iter()
+                    .map(|a| a.eval(row, env))
+                    .collect::<Result<Vec<_>>>()?;
+                functions::call(*f, vals, env)?
+            }
+            Expr::Sub(s) => eval_sub(s, row, env)?,
+        })
+    }
+}
+
+pub(super) fn eval_sub(s: &SubPlan, row: &[Value], env: &Env<'_>) -> Result<Value> {
+    let cached = if s.correlated {
+        None
+    } else {
+        s.cache.lock().clone()
+    };
+    let data = match cached {
+        Some(c) => c,
+        None => {
+            let mut outer: Vec<&[Value]> = Vec::with_capacity(env.outer.len() + 1);
+            outer.push(row);
+            outer.extend_from_slice(env.outer);
+            let sub_env = Env {
+                params: env.params,
+                outer: &outer,
+                tx: env.tx,
+                info: env.info,
+                cancel: env.cancel,
+                instance: env.instance,
+            };
+            let limit = match s.kind {
+                SubKind::Exists { .. } => Some(1),
+                SubKind::Scalar => Some(2),
+                _ => None,
+            };
+            let rows = query::execute_plan(&s.plan, &sub_env, limit)?;
+            let mut set = HashSet::new();
+            let mut has_null = false;
+            if matches!(s.kind, SubKind::In { .. }) {
+                for r in &rows {
+                    if r[0].is_null() {
+                        has_null = true;
+                    } else {
+                        set.insert(r[0].clone());
+                    }
+                }
+            }
+            let c = Arc::new(SubCache {
+                rows,
+                set,
+                has_null,
+            });
+            if !s.correlated {
+                *s.cache.lock() = Some(c.clone());
+            }
+            c
+        }
+    };
+    Ok(match &s.kind {
+        SubKind::Exists { negated } => Value::Bool(data.rows.is_empty() == *negated),
+        SubKind::Array => {
+            let items: Vec<Option<String>> = data
+                .rows
+                .iter()
+                .map(|r| (!r[0].is_null()).then(|| r[0].to_string()))
+                .collect();
+            Value::text(crate::pg_catalog::array_format(
+                items.iter().map(|s| s.as_deref()),
+            ))
+        }
+        SubKind::Scalar => match data.rows.len() {
+            0 => Value::Null,
+            1 => data.rows[0][0].clone(),
+            _ => {
+                return Err(SqlError::new(
+                    ErrorKind::CardinalityViolation,
+                    "more than one row returned by a subquery used as an expression",
+                ))
+            }
+        },
+        SubKind::In { expr, negated } => {
+            let v = expr.eval(row, env)?;
+            if v.is_null() {
+                Value::Null
+            } else if data.set.contains(&v)
+                || data
+                    .set
+                    .iter()
+                    .any(|w| compare(&v, w).ok().flatten() == Some(Ordering::Equal))
+            {
+                Value::Bool(!negated)
+            } else if data.has_null {
+                Value::Null
+            } else {
+                Value::Bool(*negated)
+            }
+        }
+        SubKind::Quantified { expr, op, all } => {
+            let v = expr.eval(row, env)?;
+            let mut saw_null = false;
+            for r in &data.rows {
+                match truth(&binary(*op, v.clone(), r[0].clone())?)? {
+                    Some(true) if !all => return Ok(Value::Bool(true)),
+                    Some(false) if *all => return Ok(Value::Bool(false)),
+                    None => saw_null = true,
+                    _ => {}
+                }
+            }
+            if saw_null {
+                Value::Null
+            } else {
+                Value::Bool(*all)
+            }
+        }
+    })
+}

@@ -1,0 +1,428 @@
+//! Value operators: truth, comparison, arithmetic, casts and LIKE.
+
+use super::*;
+
+pub(super) fn overflow() -> SqlError {
+    SqlError::new(ErrorKind::NumericOutOfRange, "integer out of range")
+}
+
+/// SQL truth of a value: `None` for NULL.
+pub fn truth(v: &Value) -> Result<Option<bool>> {
+    Ok(match v {
+        Value::Null => None,
+        Value::Bool(b) => Some(*b),
+        Value::Int(i) => Some(*i != 0),
+        Value::Text(s) => match s.to_ascii_lowercase().as_str() {
+            "t" | "true" | "1" | "on" | "yes" => Some(true),
+            "f" | "false" | "0" | "off" | "no" => Some(false),
+            _ => {
+                return Err(SqlError::new(
+                    ErrorKind::InvalidText,
+                    format!("invalid input syntax for type boolean: \"{s}\""),
+                ))
+            }
+        },
+        other => {
+            return Err(SqlError::new(
+                ErrorKind::DataException,
+                format!("argument of WHERE must be type boolean, not {other}"),
+            ))
+        }
+    })
+}
+
+/// Brings a text operand to the other operand's type (a quoted literal
+/// compared with a number or a date), as PostgreSQL types unknown literals.
+pub(super) fn unify(a: Value, b: Value) -> Result<(Value, Value)> {
+    if let Some(r) = crate::temporal::unify(&a, &b) {
+        return r;
+    }
+    Ok(match (&a, &b) {
+        (Value::Text(s), Value::Int(_) | Value::Float(_) | Value::Decimal(_)) => {
+            (numeric_text(s)?, b)
+        }
+        (Value::Int(_) | Value::Float(_) | Value::Decimal(_), Value::Text(s)) => {
+            let n = numeric_text(s)?;
+            (a, n)
+        }
+        (Value::Text(_), Value::Timestamp(_)) => (coerce(a, &DataType::Timestamp)?, b),
+        (Value::Timestamp(_), Value::Text(_)) => (a, coerce(b, &DataType::Timestamp)?),
+        (Value::Text(_), Value::Date(_)) => (coerce(a, &DataType::Date)?, b),
+        (Value::Date(_), Value::Text(_)) => (a, coerce(b, &DataType::Date)?),
+        (Value::Text(_), Value::Jsonb(_)) => (coerce(a, &DataType::Jsonb)?, b),
+        (Value::Jsonb(_), Value::Text(_)) => (a, coerce(b, &DataType::Jsonb)?),
+        (Value::Text(_), Value::Uuid(_)) => (coerce(a, &DataType::Uuid)?, b),
+        (Value::Uuid(_), Value::Text(_)) => (a, coerce(b, &DataType::Uuid)?),
+        (Value::Text(_), Value::Bool(_)) => (Value::Bool(truth(&a)?.unwrap_or(false)), b),
+        (Value::Bool(_), Value::Text(_)) => {
+            let t = truth(&b)?.unwrap_or(false);
+            (a, Value::Bool(t))
+        }
+        (Value::Date(d), Value::Timestamp(_)) => (Value::Timestamp(*d as i64 * 86_400_000_000), b),
+        (Value::Timestamp(_), Value::Date(d)) => {
+            let t = Value::Timestamp(*d as i64 * 86_400_000_000);
+            (a, t)
+        }
+        _ => (a, b),
+    })
+}
+
+pub(super) fn numeric_text(s: &str) -> Result<Value> {
+    let t = s.trim();
+    if let Ok(i) = t.parse::<i64>() {
+        return Ok(Value::Int(i));
+    }
+    if let Ok(d) = t.parse::<Decimal>() {
+        return Ok(Value::Decimal(d));
+    }
+    t.parse::<f64>().map(Value::Float).map_err(|_| {
+        SqlError::new(
+            ErrorKind::InvalidText,
+            format!("invalid input syntax for type numeric: \"{s}\""),
+        )
+    })
+}
+
+/// Compares two values; `None` if either is NULL.
+pub fn compare(a: &Value, b: &Value) -> Result<Option<Ordering>> {
+    if a.is_null() || b.is_null() {
+        return Ok(None);
+    }
+    let (a, b) = unify(a.clone(), b.clone())?;
+    Ok(Some(a.cmp(&b)))
+}
+
+pub(super) fn to_dec(v: &Value) -> Option<Decimal> {
+    match v {
+        Value::Int(i) => Some(Decimal::from(*i)),
+        Value::Decimal(d) => Some(*d),
+        Value::Float(f) => Decimal::from_f64(*f),
+        _ => None,
+    }
+}
+
+pub(super) fn to_f64(v: &Value) -> Option<f64> {
+    match v {
+        Value::Int(i) => Some(*i as f64),
+        Value::Decimal(d) => d.to_f64(),
+        Value::Float(f) => Some(*f),
+        _ => None,
+    }
+}
+
+/// Applies a binary operator (not AND/OR).
+pub fn binary(op: BinOp, a: Value, b: Value) -> Result<Value> {
+    use BinOp::*;
+    match op {
+        IsDistinct | IsNotDistinct => {
+            let same = match (a.is_null(), b.is_null()) {
+                (true, true) => true,
+                (false, false) => compare(&a, &b)? == Some(Ordering::Equal),
+                _ => false,
+            };
+            return Ok(Value::Bool(same == (op == IsNotDistinct)));
+        }
+        Eq | NotEq | Lt | LtEq | Gt | GtEq => {
+            return Ok(match compare(&a, &b)? {
+                None => Value::Null,
+                Some(o) => Value::Bool(match op {
+                    Eq => o == Ordering::Equal,
+                    NotEq => o != Ordering::Equal,
+                    Lt => o == Ordering::Less,
+                    LtEq => o != Ordering::Greater,
+                    Gt => o == Ordering::Greater,
+                    _ => o != Ordering::Less,
+                }),
+            })
+        }
+        _ => {}
+    }
+    if a.is_null() || b.is_null() {
+        return Ok(Value::Null);
+    }
+    if let Some(r) = jsonb_binary(op, &a, &b) {
+        return r;
+    }
+    if op == Concat {
+        return Ok(Value::text(format!("{a}{b}")));
+    }
+    if let Regex(ci, neg) = op {
+        let re = regex::RegexBuilder::new(&b.to_string())
+            .case_insensitive(ci)
+            .build()
+            .map_err(|e| {
+                SqlError::new(
+                    ErrorKind::InvalidParameter,
+                    format!("invalid regular expression: {e}"),
+                )
+            })?;
+        return Ok(Value::Bool(re.is_match(&a.to_string()) != neg));
+    }
+    if let Some(r) = crate::temporal::binary(op, &a, &b) {
+        return r;
+    }
+    // `ts + '1 day'`: a quoted literal beside a date/time is an interval.
+    if let (
+        Value::Timestamp(_) | Value::TimestampTz(_) | Value::Date(_) | Value::Time(_),
+        Value::Text(s),
+    ) = (&a, &b)
+    {
+        if matches!(op, Add | Sub) {
+            if let Some(i) = walden_engine::types::interval::parse_interval(s) {
+                if let Some(r) = crate::temporal::binary(op, &a, &Value::Interval(i)) {
+                    return r;
+                }
+            }
+        }
+    }
+    let (a, b) = unify(a, b)?;
+    let undefined = |a: &Value, b: &Value| {
+        SqlError::new(
+            ErrorKind::UndefinedFunction,
+            format!(
+                "operator does not exist: {} {:?} {}",
+                type_name(a),
+                op,
+                type_name(b)
+            ),
+        )
+    };
+    Ok(match (&a, &b) {
+        (Value::Int(x), Value::Int(y)) => Value::Int(match op {
+            Add => x.checked_add(*y).ok_or_else(overflow)?,
+            Sub => x.checked_sub(*y).ok_or_else(overflow)?,
+            Mul => x.checked_mul(*y).ok_or_else(overflow)?,
+            Div => {
+                if *y == 0 {
+                    return Err(SqlError::new(ErrorKind::DivisionByZero, "division by zero"));
+                }
+                x.checked_div(*y).ok_or_else(overflow)?
+            }
+            Mod => {
+                if *y == 0 {
+                    return Err(SqlError::new(ErrorKind::DivisionByZero, "division by zero"));
+                }
+                x.checked_rem(*y).ok_or_else(overflow)?
+            }
+            _ => return Err(undefined(&a, &b)),
+        }),
+        (Value::Float(_), _) | (_, Value::Float(_)) => {
+            let (x, y) = (
+                to_f64(&a).ok_or_else(|| undefined(&a, &b))?,
+                to_f64(&b).ok_or_else(|| undefined(&a, &b))?,
+            );
+            Value::Float(match op {
+                Add => x + y,
+                Sub => x - y,
+                Mul => x * y,
+                Div => {
+                    if y == 0.0 {
+                        return Err(SqlError::new(ErrorKind::DivisionByZero, "division by zero"));
+                    }
+                    x / y
+                }
+                Mod => x % y,
+                _ => return Err(undefined(&a, &b)),
+            })
+        }
+        (Value::Decimal(_), _) | (_, Value::Decimal(_)) => {
+            let (x, y) = (
+                to_dec(&a).ok_or_else(|| undefined(&a, &b))?,
+                to_dec(&b).ok_or_else(|| undefined(&a, &b))?,
+            );
+            let r = match op {
+                Add => x.checked_add(y),
+                Sub => x.checked_sub(y),
+                Mul => x.checked_mul(y),
+                Div => {
+                    if y.is_zero() {
+                        return Err(SqlError::new(ErrorKind::DivisionByZero, "division by zero"));
+                    }
+                    x.checked_div(y)
+                }
+                Mod => {
+                    if y.is_zero() {
+                        return Err(SqlError::new(ErrorKind::DivisionByZero, "division by zero"));
+                    }
+                    x.checked_rem(y)
+                }
+                _ => return Err(undefined(&a, &b)),
+            };
+            Value::Decimal(r.ok_or_else(|| {
+                SqlError::new(ErrorKind::NumericOutOfRange, "numeric value out of range")
+            })?)
+        }
+        (Value::Timestamp(t), Value::Int(d)) if matches!(op, Add | Sub) => {
+            // timestamp +/- integer days (T-SQL datetime arithmetic).
+            let delta = d * 86_400_000_000;
+            Value::Timestamp(if op == Add { t + delta } else { t - delta })
+        }
+        (Value::Date(t), Value::Int(d)) if matches!(op, Add | Sub) => Value::Date(if op == Add {
+            t + *d as i32
+        } else {
+            t - *d as i32
+        }),
+        (Value::Date(x), Value::Date(y)) if op == Sub => Value::Int((*x - *y) as i64),
+        (Value::Text(_), _) | (_, Value::Text(_)) if op == Add => Value::text(format!("{a}{b}")),
+        _ => return Err(undefined(&a, &b)),
+    })
+}
+
+/// `jsonb || jsonb` and `jsonb - key`; `None` when neither operand is jsonb.
+pub(super) fn jsonb_binary(op: BinOp, a: &Value, b: &Value) -> Option<Result<Value>> {
+    let tree = |v: &Value| {
+        crate::jsonfn::tree(v).map(|t| {
+            t.map(|x| (*x).clone())
+                .unwrap_or(walden_engine::types::Jsonb::Null)
+        })
+    };
+    match (op, a, b) {
+        (BinOp::Concat, Value::Jsonb(_), _) | (BinOp::Concat, _, Value::Jsonb(_)) => Some((|| {
+            Ok(Value::Jsonb(Arc::new(crate::jsonfn::concat(
+                &tree(a)?,
+                &tree(b)?,
+            ))))
+        })(
+        )),
+        (BinOp::Sub, Value::Jsonb(j), k) => {
+            Some(crate::jsonfn::delete(j, k).map(|r| Value::Jsonb(Arc::new(r))))
+        }
+        _ => None,
+    }
+}
+
+pub fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "unknown",
+        Value::Bool(_) => "boolean",
+        Value::Int(_) => "integer",
+        Value::Float(_) => "double precision",
+        Value::Decimal(_) => "numeric",
+        Value::Text(_) => "text",
+        Value::Timestamp(_) => "timestamp",
+        Value::Date(_) => "date",
+        Value::Uuid(_) => "uuid",
+        Value::Bytes(_) => "bytea",
+        Value::TimestampTz(_) => "timestamp with time zone",
+        Value::Time(_) => "time without time zone",
+        Value::Interval(_) => "interval",
+        Value::Json(_) => "json",
+        Value::Jsonb(_) => "jsonb",
+    }
+}
+
+/// `CAST(v AS t)`: like assignment coercion, but text output for any input.
+pub fn cast(v: Value, t: &DataType) -> Result<Value> {
+    if v.is_null() {
+        return Ok(Value::Null);
+    }
+    let v = match (&v, t) {
+        (Value::Float(f), DataType::Int | DataType::BigInt | DataType::SmallInt) => {
+            Value::Float(f.round())
+        }
+        _ => v,
+    };
+    coerce(v, t).map_err(SqlError::from)
+}
+
+/// SQL LIKE with `%` and `_` (backslash escapes the next character).
+///
+/// Iterative, with one backtrack point (the last `%`): linear stack and
+/// O(len(s) * len(p)) time whatever the pattern. A recursive matcher was
+/// exponential in the number of `%` and recursed once per character, so a
+/// long string could overflow the stack.
+pub fn like(s: &str, p: &str) -> bool {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Pat {
+        Any,
+        One,
+        Lit(char),
+    }
+    let s: Vec<char> = s.chars().collect();
+    let mut pat = Vec::new();
+    let mut it = p.chars().peekable();
+    while let Some(c) = it.next() {
+        pat.push(match c {
+            '%' => Pat::Any,
+            '_' => Pat::One,
+            '\\' => Pat::Lit(it.next().unwrap_or('\\')),
+            c => Pat::Lit(c),
+        });
+    }
+    let (mut si, mut pi) = (0usize, 0usize);
+    // Where the last `%` was, and the string position it matched up to.
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        match pat.get(pi) {
+            Some(Pat::Any) => {
+                star = Some((pi, si));
+                pi += 1;
+            }
+            Some(Pat::One) => {
+                si += 1;
+                pi += 1;
+            }
+            Some(Pat::Lit(c)) if *c == s[si] => {
+                si += 1;
+                pi += 1;
+            }
+            _ => match star {
+                // Let the last `%` swallow one more character and retry.
+                Some((sp, ss)) => {
+                    star = Some((sp, ss + 1));
+                    pi = sp + 1;
+                    si = ss + 1;
+                }
+                None => return false,
+            },
+        }
+    }
+    pat[pi..].iter().all(|x| *x == Pat::Any)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn like_matches() {
+        assert!(like("walden", "wal%"));
+        assert!(like("walden", "%d_n"));
+        assert!(!like("walden", "x%"));
+        assert!(like("50%", "50\\%"));
+        assert!(like("", "%%"));
+        assert!(!like("", "_"));
+        assert!(like("abcabd", "%ab_"));
+        assert!(like("a_c", "a\\_c"));
+        assert!(!like("abc", "a\\_c"));
+        // Many `%` against a long near-miss: was exponential, must be quick.
+        let s = "a".repeat(5_000);
+        assert!(!like(&s, &format!("{}b", "%a".repeat(30))));
+        assert!(like(&s, &format!("{}%", "%a".repeat(30))));
+        // One frame per character was a stack overflow for long strings.
+        let long = "x".repeat(2_000_000);
+        assert!(like(&long, &"_".repeat(2_000_000)));
+    }
+
+    #[test]
+    fn arithmetic_and_nulls() {
+        assert_eq!(
+            binary(BinOp::Add, Value::Int(2), Value::Int(3)).unwrap(),
+            Value::Int(5)
+        );
+        assert_eq!(
+            binary(BinOp::Div, Value::Int(7), Value::Int(2)).unwrap(),
+            Value::Int(3)
+        );
+        assert!(binary(BinOp::Div, Value::Int(1), Value::Int(0)).is_err());
+        assert!(binary(BinOp::Add, Value::Int(i64::MAX), Value::Int(1)).is_err());
+        assert_eq!(
+            binary(BinOp::Eq, Value::Null, Value::Int(1)).unwrap(),
+            Value::Null
+        );
+        assert_eq!(
+            binary(BinOp::Eq, Value::text("5"), Value::Int(5)).unwrap(),
+            Value::Bool(true)
+        );
+    }
+}

@@ -1,0 +1,419 @@
+//! Access paths: point lookups, key ranges and index searches chosen from
+//! the filters, and whether a plan can be kept for later executions.
+
+use super::*;
+
+/// Turns equality filters on a table's whole primary key into a point lookup.
+pub fn choose_lookups(s: &mut Source) {
+    match s {
+        Source::Table {
+            table,
+            lookup,
+            range,
+            index,
+            filter,
+        } => {
+            if !table.def.primary_key.is_empty() {
+                *range = choose_range(table.def.primary_key[0], filter);
+                let key: Option<Vec<Expr>> = table
+                    .def
+                    .primary_key
+                    .iter()
+                    .map(|&pk| equal_const(pk, filter))
+                    .collect();
+                if let Some(key) = key {
+                    *lookup = Some(key);
+                    *range = None;
+                    return;
+                }
+            }
+            *index = choose_index(table, filter, range.is_some());
+            if index.is_some() {
+                *range = None;
+            }
+        }
+        Source::Join { left, right, .. } => {
+            choose_lookups(left);
+            choose_lookups(right);
+        }
+        _ => {}
+    }
+}
+
+/// A constant that `filter` says column `col` equals.
+pub(super) fn equal_const(col: usize, filter: &[Expr]) -> Option<Expr> {
+    filter.iter().find_map(|f| match f {
+        Expr::Bin(BinOp::Eq, a, b) => match (a.as_ref(), b.as_ref()) {
+            (Expr::Col(i), other) | (other, Expr::Col(i)) if *i == col && !other.uses_row() => {
+                clone_const(other)
+            }
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
+/// The index that fixes the most leading columns by equality (a range on
+/// the next one counts half a column); none when no index helps, or when
+/// it would only give a range and the primary key gives one already.
+pub(super) fn choose_index(
+    table: &Table,
+    filter: &[Expr],
+    pk_range: bool,
+) -> Option<Box<IndexPath>> {
+    let mut best: Option<(usize, IndexPath)> = None;
+    for (n, ix) in table.indexes.iter().enumerate() {
+        let mut eq = Vec::new();
+        for &c in &ix.def.columns {
+            match equal_const(c, filter) {
+                Some(e) => eq.push(e),
+                None => break,
+            }
+        }
+        let range = ix
+            .def
+            .columns
+            .get(eq.len())
+            .and_then(|&c| choose_range(c, filter));
+        let score = eq.len() * 2 + range.is_some() as usize;
+        if score == 0 || (eq.is_empty() && pk_range) {
+            continue;
+        }
+        if best.as_ref().is_none_or(|(b, _)| score > *b) {
+            best = Some((
+                score,
+                IndexPath {
+                    index: n,
+                    eq,
+                    range,
+                },
+            ));
+        }
+    }
+    best.map(|(_, p)| Box::new(p))
+}
+
+/// A value for a bound or lookup on a column of type `ty`: `None` when it
+/// is NULL (nothing equals it), `Some(Err(()))` when it does not convert
+/// without loss (it then cannot narrow a search: `id > 2.5` on an integer).
+pub(super) fn bound_value(
+    e: &Expr,
+    ty: &DataType,
+    env: &Env<'_>,
+) -> Result<Option<std::result::Result<Value, ()>>> {
+    let v = e.eval(&[], env)?;
+    if v.is_null() {
+        return Ok(None);
+    }
+    Ok(Some(match walden_engine::types::coerce(v.clone(), ty) {
+        Ok(c)
+            if matches!(
+                crate::expr::compare(&c, &v),
+                Ok(Some(std::cmp::Ordering::Equal))
+            ) =>
+        {
+            Ok(c)
+        }
+        _ => Err(()),
+    }))
+}
+
+/// The rows an index search finds, as the transaction sees them, in key
+/// order (the caller applies the filter). `None` when the index cannot
+/// serve this execution (a value that does not convert, or a snapshot
+/// older than the index): the caller scans instead.
+pub(crate) fn index_rows(
+    table: &Table,
+    ip: &IndexPath,
+    env: &Env<'_>,
+) -> Result<Option<Vec<(walden_engine::Key, walden_engine::Row)>>> {
+    use std::ops::Bound;
+    let Some(ix) = table.indexes.get(ip.index) else {
+        return Ok(None);
+    };
+    let col_type = |k: usize| &table.def.columns[ix.def.columns[k]].data_type;
+    let mut prefix = Vec::with_capacity(ip.eq.len() + 1);
+    for (k, e) in ip.eq.iter().enumerate() {
+        match bound_value(e, col_type(k), env)? {
+            None => return Ok(Some(Vec::new())),
+            Some(Ok(v)) => prefix.push(v),
+            Some(Err(())) => return Ok(None),
+        }
+    }
+    let n = prefix.len();
+    let mut lo_val = None;
+    let mut hi = None;
+    if let Some(r) = &ip.range {
+        let ty = col_type(n);
+        if let Some((e, _)) = &r.lo {
+            match bound_value(e, ty, env)? {
+                None => return Ok(Some(Vec::new())),
+                Some(Ok(v)) => lo_val = Some(v),
+                Some(Err(())) => {}
+            }
+        }
+        if let Some((e, inclusive)) = &r.hi {
+            match bound_value(e, ty, env)? {
+                None => return Ok(Some(Vec::new())),
+                Some(Ok(v)) => hi = Some((v, *inclusive)),
+                Some(Err(())) => {}
+            }
+        }
+    }
+    // Entries are the values followed by the row key, so they sort after
+    // the bare values: an inclusive start at the values finds them all
+    // (an exclusive lower bound is left to the filter).
+    let mut start = prefix.clone();
+    if let Some(v) = lo_val {
+        start.push(v);
+    }
+    let lo = if start.is_empty() {
+        Bound::Unbounded
+    } else {
+        Bound::Included(start.into_boxed_slice())
+    };
+    let more = |k: &walden_engine::Key| {
+        k.starts_with(&prefix)
+            && hi.as_ref().is_none_or(|(h, inclusive)| match k.get(n) {
+                Some(v) if v.is_null() => true,
+                Some(v) => {
+                    if *inclusive {
+                        v <= h
+                    } else {
+                        v < h
+                    }
+                }
+                None => false,
+            })
+    };
+    Ok(env.tx.index_scan(table, ip.index, lo, more))
+}
+
+/// Bounds on key column `col` from comparisons and BETWEEN in `filter`.
+pub(super) fn choose_range(col: usize, filter: &[Expr]) -> Option<Box<KeyRange>> {
+    let mut r = KeyRange::default();
+    // Keeps the first bound found on each side; any one is a valid superset.
+    let mut set = |lo: bool, e: &Expr, inclusive: bool| {
+        let slot = if lo { &mut r.lo } else { &mut r.hi };
+        if slot.is_none() {
+            if let Some(c) = clone_const(e) {
+                *slot = Some((c, inclusive));
+            }
+        }
+    };
+    for f in filter {
+        match f {
+            Expr::Bin(op @ (BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq), a, b) => {
+                // `col op e` or `e op col` (mirrored).
+                let (e, op) = match (a.as_ref(), b.as_ref()) {
+                    (Expr::Col(i), e) if *i == col && !e.uses_row() => (e, *op),
+                    (e, Expr::Col(i)) if *i == col && !e.uses_row() => (
+                        e,
+                        match op {
+                            BinOp::Lt => BinOp::Gt,
+                            BinOp::LtEq => BinOp::GtEq,
+                            BinOp::Gt => BinOp::Lt,
+                            _ => BinOp::LtEq,
+                        },
+                    ),
+                    _ => continue,
+                };
+                match op {
+                    BinOp::Gt => set(true, e, false),
+                    BinOp::GtEq => set(true, e, true),
+                    BinOp::Lt => set(false, e, false),
+                    _ => set(false, e, true),
+                }
+            }
+            Expr::Between(x, lo, hi, false)
+                if matches!(x.as_ref(), Expr::Col(i) if *i == col)
+                    && !lo.uses_row()
+                    && !hi.uses_row() =>
+            {
+                set(true, lo, true);
+                set(false, hi, true);
+            }
+            _ => {}
+        }
+    }
+    (r.lo.is_some() || r.hi.is_some()).then(|| Box::new(r))
+}
+
+/// The scan bounds of `range` on `table`. Only what is certain narrows the
+/// scan: a bound whose value does not convert to the key column's type, and
+/// the upper or exclusive-lower bound of a composite key (whose longer keys
+/// sort after the one-column bound), leave that side open.
+pub(crate) fn key_bounds(
+    table: &Table,
+    range: Option<&KeyRange>,
+    env: &Env<'_>,
+) -> Result<(
+    std::ops::Bound<walden_engine::Key>,
+    std::ops::Bound<walden_engine::Key>,
+)> {
+    use std::ops::Bound;
+    let Some(r) = range else {
+        return Ok((Bound::Unbounded, Bound::Unbounded));
+    };
+    let single = table.def.primary_key.len() == 1;
+    let ty = &table.def.columns[table.def.primary_key[0]].data_type;
+    let conv = |e: &Expr| -> Result<Option<Value>> {
+        let v = e.eval(&[], env)?;
+        if v.is_null() {
+            return Ok(None);
+        }
+        // Only a lossless conversion may bound the scan: `id > 2.5` must not
+        // become `id > 3` (or 2) on an integer key.
+        Ok(match walden_engine::types::coerce(v.clone(), ty) {
+            Ok(c)
+                if matches!(
+                    crate::expr::compare(&c, &v),
+                    Ok(Some(std::cmp::Ordering::Equal))
+                ) =>
+            {
+                Some(c)
+            }
+            _ => None,
+        })
+    };
+    let lo = match &r.lo {
+        Some((e, inc)) => match conv(e)? {
+            Some(v) if *inc || single => {
+                let k: walden_engine::Key = vec![v].into_boxed_slice();
+                if *inc {
+                    Bound::Included(k)
+                } else {
+                    Bound::Excluded(k)
+                }
+            }
+            Some(v) => Bound::Included(vec![v].into_boxed_slice()),
+            None => Bound::Unbounded,
+        },
+        None => Bound::Unbounded,
+    };
+    let hi = match &r.hi {
+        Some((e, inc)) if single => match conv(e)? {
+            Some(v) => {
+                let k: walden_engine::Key = vec![v].into_boxed_slice();
+                if *inc {
+                    Bound::Included(k)
+                } else {
+                    Bound::Excluded(k)
+                }
+            }
+            None => Bound::Unbounded,
+        },
+        _ => Bound::Unbounded,
+    };
+    // An empty or inverted range would make BTreeMap::range panic.
+    let empty = match (&lo, &hi) {
+        (Bound::Included(a) | Bound::Excluded(a), Bound::Included(b) | Bound::Excluded(b)) => {
+            a > b
+                || (a == b
+                    && !(matches!(lo, Bound::Included(_)) && matches!(hi, Bound::Included(_))))
+        }
+        _ => false,
+    };
+    if empty {
+        return Ok((Bound::Included(Box::new([])), Bound::Excluded(Box::new([]))));
+    }
+    Ok((lo, hi))
+}
+
+/// A copy of a row-independent expression (literals, parameters, casts of them).
+pub(super) fn clone_const(e: &Expr) -> Option<Expr> {
+    Some(match e {
+        Expr::Lit(v) => Expr::Lit(v.clone()),
+        Expr::Param(i) => Expr::Param(*i),
+        Expr::Outer(d, i) => Expr::Outer(*d, *i),
+        Expr::Neg(x) => Expr::Neg(Box::new(clone_const(x)?)),
+        Expr::Cast(x, t) => Expr::Cast(Box::new(clone_const(x)?), t.clone()),
+        Expr::Bin(op, a, b) => Expr::Bin(*op, Box::new(clone_const(a)?), Box::new(clone_const(b)?)),
+        _ => return None,
+    })
+}
+
+/// Whether a plan can run again for a later execution of the same statement:
+/// it reads only tables (no system views, table functions or derived tables,
+/// whose plans are not worth keeping) and holds no subquery, whose rows are
+/// cached in the plan for one statement.
+pub(crate) fn reusable(plan: &QueryPlan) -> bool {
+    let body = match &plan.body {
+        Body::Select(sel) => {
+            let group_ok = sel.group.as_ref().is_none_or(|(keys, aggs)| {
+                no_subquery(keys)
+                    && no_subquery(
+                        aggs.iter()
+                            .flat_map(|a| a.arg.iter().chain(a.separator.iter())),
+                    )
+            });
+            source_reusable(&sel.from)
+                && no_subquery(&sel.filter)
+                && no_subquery(&sel.projection)
+                && no_subquery(&sel.having)
+                && group_ok
+        }
+        Body::SetOp { left, right, .. } => reusable(left) && reusable(right),
+        Body::Values(rows) => no_subquery(rows.iter().flatten()),
+    };
+    let order_ok = plan.order.iter().all(|(k, _, _)| match k {
+        SortKey::Output(_) => true,
+        SortKey::Input(e) => !e.has_subquery(),
+    });
+    body && order_ok && no_subquery(plan.limit.iter().chain(plan.offset.iter()))
+}
+
+/// The expressions an index search evaluates.
+pub(crate) fn index_exprs(ip: &IndexPath) -> impl Iterator<Item = &Expr> {
+    ip.eq.iter().chain(
+        ip.range
+            .iter()
+            .flat_map(|r| r.lo.iter().chain(r.hi.iter()).map(|(e, _)| e)),
+    )
+}
+
+pub(super) fn no_subquery<'a>(es: impl IntoIterator<Item = &'a Expr>) -> bool {
+    es.into_iter().all(|e| !e.has_subquery())
+}
+
+pub(super) fn source_reusable(s: &Source) -> bool {
+    match s {
+        Source::Single => true,
+        Source::Table {
+            lookup,
+            range,
+            index,
+            filter,
+            ..
+        } => {
+            no_subquery(lookup.iter().flatten())
+                && range
+                    .as_deref()
+                    .is_none_or(|r| no_subquery(r.lo.iter().chain(r.hi.iter()).map(|(e, _)| e)))
+                && index
+                    .as_deref()
+                    .is_none_or(|ip| no_subquery(index_exprs(ip)))
+                && no_subquery(filter)
+        }
+        Source::Join {
+            left,
+            right,
+            keys,
+            on,
+            ..
+        } => {
+            source_reusable(left)
+                && source_reusable(right)
+                && keys
+                    .iter()
+                    .all(|(a, b)| !a.has_subquery() && !b.has_subquery())
+                && no_subquery(on)
+        }
+        Source::Derived { .. }
+        | Source::SysView { .. }
+        | Source::Series { .. }
+        | Source::Unnest { .. }
+        | Source::Ancestors { .. }
+        | Source::JsonRows { .. } => false,
+    }
+}

@@ -1,0 +1,652 @@
+//! Executing a plan over a transaction: sources, joins, sorting, set
+//! operations and grouping.
+
+use super::*;
+
+pub(super) fn check_cancel(env: &Env<'_>) -> Result<()> {
+    if env.cancel.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(SqlError::new(
+            ErrorKind::Cancelled,
+            "canceling statement due to user request",
+        ));
+    }
+    Ok(())
+}
+
+/// The primary key a point lookup names, each part in its column's type (a
+/// text parameter against an integer key).
+pub(crate) fn lookup_key(table: &Table, key: &[Expr], env: &Env<'_>) -> Result<Vec<Value>> {
+    key.iter()
+        .zip(&table.def.primary_key)
+        .map(|(e, &col)| {
+            let v = e.eval(&[], env)?;
+            Ok(
+                walden_engine::types::coerce(v.clone(), &table.def.columns[col].data_type)
+                    .unwrap_or(v),
+            )
+        })
+        .collect()
+}
+
+/// Whether a row satisfies every filter (NULL counts as false).
+pub(crate) fn passes(filters: &[Expr], row: &[Value], env: &Env<'_>) -> Result<bool> {
+    for f in filters {
+        if truth(&f.eval(row, env)?)? != Some(true) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+pub(super) fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
+    check_cancel(env)?;
+    Ok(match s {
+        Source::Single => vec![vec![]],
+        Source::Table {
+            table,
+            lookup,
+            range,
+            index,
+            filter,
+        } => {
+            let tx = env.tx;
+            if let Some(key) = lookup {
+                let k = lookup_key(table, key, env)?;
+                match tx.get_in(table, &k) {
+                    Some(r) if passes(filter, &r, env)? => vec![r.to_vec()],
+                    _ => vec![],
+                }
+            } else {
+                let mut out = Vec::new();
+                let found = match index {
+                    Some(ip) => index_rows(table, ip, env)?,
+                    None => None,
+                };
+                let mut i = 0usize;
+                let mut visit = |r: &walden_engine::types::Row| -> Result<()> {
+                    if i.is_multiple_of(4096) {
+                        check_cancel(env)?;
+                    }
+                    i += 1;
+                    if passes(filter, r, env)? {
+                        env.info.mem.charge_row(r.len())?;
+                        out.push(r.to_vec());
+                    }
+                    Ok(())
+                };
+                match found {
+                    Some(rows) => {
+                        for (_, r) in rows {
+                            visit(&r)?;
+                        }
+                    }
+                    None => {
+                        tx.scan_each(table, key_bounds(table, range.as_deref(), env)?, visit)?
+                    }
+                }
+                out
+            }
+        }
+        Source::Derived { plan, filter } => {
+            let rows = execute_plan(plan, env, None)?;
+            let mut out = Vec::new();
+            for r in rows {
+                if passes(filter, &r, env)? {
+                    out.push(r);
+                }
+            }
+            out
+        }
+        Source::SysView { view, args, filter } => {
+            let a = args
+                .iter()
+                .map(|e| e.eval(&[], env))
+                .collect::<Result<Vec<_>>>()?;
+            let rows = sysviews::rows(*view, &a, env)?;
+            let mut out = Vec::new();
+            for r in rows {
+                if passes(filter, &r, env)? {
+                    out.push(r);
+                }
+            }
+            out
+        }
+        Source::JsonRows { func, arg, filter } => {
+            let mut out = Vec::new();
+            for r in func.rows(&arg.eval(&[], env)?)? {
+                if passes(filter, &r, env)? {
+                    out.push(r);
+                }
+            }
+            out
+        }
+        Source::Ancestors { rel, filter } => {
+            let rel = match rel.eval(&[], env)? {
+                Value::Text(t) => crate::pg_catalog::regclass_oid(env, &t)?,
+                other => other,
+            };
+            let r = vec![rel, Value::Int(1)];
+            if !r[0].is_null() && passes(filter, &r, env)? {
+                vec![r]
+            } else {
+                vec![]
+            }
+        }
+        Source::Unnest { array, filter } => {
+            let mut out = Vec::new();
+            for item in crate::pg_catalog::array_elements(&array.eval(&[], env)?) {
+                let r = vec![item.map(Value::text).unwrap_or(Value::Null)];
+                if passes(filter, &r, env)? {
+                    out.push(r);
+                }
+            }
+            out
+        }
+        Source::Series {
+            start,
+            stop,
+            step,
+            filter,
+        } => {
+            let int = |v: Value| match v {
+                Value::Int(i) => Ok(i),
+                other => crate::expr::cast(other, &DataType::BigInt).and_then(|x| {
+                    x.as_i64().ok_or_else(|| {
+                        SqlError::new(ErrorKind::DataException, "generate_series needs integers")
+                    })
+                }),
+            };
+            let (a, b) = (start.eval(&[], env)?, stop.eval(&[], env)?);
+            let st = match step {
+                Some(s) => s.eval(&[], env)?,
+                None => Value::Int(1),
+            };
+            // A NULL bound or step gives no rows, as in PostgreSQL.
+            if a.is_null() || b.is_null() || st.is_null() {
+                return Ok(vec![]);
+            }
+            let (a, b, st) = (int(a)?, int(b)?, int(st)?);
+            if st == 0 {
+                return Err(SqlError::new(
+                    ErrorKind::InvalidParameter,
+                    "step size cannot equal zero",
+                ));
+            }
+            let mut out = Vec::new();
+            let mut i = a;
+            let mut n = 0u64;
+            while (st > 0 && i <= b) || (st < 0 && i >= b) {
+                // Counted in steps, not rows kept: a filter that keeps few
+                // rows must not make the series uncancellable.
+                n += 1;
+                if n.is_multiple_of(65536) {
+                    check_cancel(env)?;
+                }
+                let r = vec![Value::Int(i)];
+                if passes(filter, &r, env)? {
+                    env.info.mem.charge_row(1)?;
+                    out.push(r);
+                }
+                // Near i64::MAX the next value does not exist: the series
+                // ends (wrapping made it start over and never end).
+                match i.checked_add(st) {
+                    Some(n) => i = n,
+                    None => break,
+                }
+            }
+            out
+        }
+        Source::Join {
+            left,
+            right,
+            kind,
+            keys,
+            on,
+            right_width,
+        } => {
+            let l = run_source(left, env)?;
+            let r = run_source(right, env)?;
+            let lw = source_width(left);
+            join_rows(l, r, lw, *right_width, kind, keys, on, env)?
+        }
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn join_rows(
+    l: Vec<Vec<Value>>,
+    r: Vec<Vec<Value>>,
+    lw: usize,
+    rw: usize,
+    kind: &JoinKind,
+    keys: &[(Expr, Expr)],
+    on: &[Expr],
+    env: &Env<'_>,
+) -> Result<Vec<Vec<Value>>> {
+    let mut out = Vec::new();
+    let mut right_matched = vec![false; r.len()];
+    let combine = |a: &[Value], b: &[Value]| {
+        let mut row = Vec::with_capacity(a.len() + b.len());
+        row.extend_from_slice(a);
+        row.extend_from_slice(b);
+        row
+    };
+    if !keys.is_empty() {
+        let mut index: HashMap<Vec<Value>, Vec<usize>> = HashMap::new();
+        for (i, row) in r.iter().enumerate() {
+            let k = keys
+                .iter()
+                .map(|(_, re)| re.eval(row, env))
+                .collect::<Result<Vec<_>>>()?;
+            if k.iter().any(|v| v.is_null()) {
+                continue;
+            }
+            index.entry(normalize_key(k)).or_default().push(i);
+        }
+        for (n, lrow) in l.iter().enumerate() {
+            if n % 4096 == 0 {
+                check_cancel(env)?;
+            }
+            let k = keys
+                .iter()
+                .map(|(le, _)| le.eval(lrow, env))
+                .collect::<Result<Vec<_>>>()?;
+            let mut matched = false;
+            if !k.iter().any(|v| v.is_null()) {
+                if let Some(hits) = index.get(&normalize_key(k)) {
+                    for &i in hits {
+                        let row = combine(lrow, &r[i]);
+                        if passes(on, &row, env)? {
+                            matched = true;
+                            right_matched[i] = true;
+                            env.info.mem.charge_row(row.len())?;
+                            out.push(row);
+                        }
+                    }
+                }
+            }
+            if !matched && matches!(kind, JoinKind::Left | JoinKind::Full) {
+                env.info.mem.charge_row(lw + rw)?;
+                out.push(combine(lrow, &vec![Value::Null; rw]));
+            }
+        }
+    } else {
+        for (n, lrow) in l.iter().enumerate() {
+            if n % 256 == 0 {
+                check_cancel(env)?;
+            }
+            let mut matched = false;
+            for (i, rrow) in r.iter().enumerate() {
+                let row = combine(lrow, rrow);
+                if passes(on, &row, env)? {
+                    matched = true;
+                    right_matched[i] = true;
+                    env.info.mem.charge_row(row.len())?;
+                    out.push(row);
+                }
+            }
+            if !matched && matches!(kind, JoinKind::Left | JoinKind::Full) {
+                env.info.mem.charge_row(lw + rw)?;
+                out.push(combine(lrow, &vec![Value::Null; rw]));
+            }
+        }
+    }
+    if matches!(kind, JoinKind::Right | JoinKind::Full) {
+        for (i, rrow) in r.iter().enumerate() {
+            if !right_matched[i] {
+                out.push(combine(&vec![Value::Null; lw], rrow));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Keys of a hash join compare numbers by value (1 = 1.0).
+pub(super) fn normalize_key(k: Vec<Value>) -> Vec<Value> {
+    k.into_iter()
+        .map(|v| match v {
+            Value::Decimal(d) if d.fract().is_zero() => {
+                rust_decimal::prelude::ToPrimitive::to_i64(&d)
+                    .map(Value::Int)
+                    .unwrap_or(Value::Decimal(d))
+            }
+            Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Value::Int(f as i64),
+            other => other,
+        })
+        .collect()
+}
+
+pub(crate) fn sort_rows(rows: &mut [(Vec<Value>, Vec<Value>)], order: &[(SortKey, bool, bool)]) {
+    let dirs: Vec<(bool, bool)> = order.iter().map(|(_, d, n)| (*d, *n)).collect();
+    rows.sort_by(|a, b| compare_keys(&a.1, &b.1, &dirs));
+}
+
+/// Orders two sort keys column by column, each (descending, nulls first).
+pub(super) fn compare_keys(a: &[Value], b: &[Value], dirs: &[(bool, bool)]) -> Ordering {
+    {
+        for (i, (desc, nulls_first)) in dirs.iter().enumerate() {
+            let (x, y) = (&a[i], &b[i]);
+            let o = match (x.is_null(), y.is_null()) {
+                (true, true) => Ordering::Equal,
+                (true, false) => {
+                    if *nulls_first {
+                        Ordering::Less
+                    } else {
+                        Ordering::Greater
+                    }
+                }
+                (false, true) => {
+                    if *nulls_first {
+                        Ordering::Greater
+                    } else {
+                        Ordering::Less
+                    }
+                }
+                _ => {
+                    let o = compare(x, y).ok().flatten().unwrap_or(Ordering::Equal);
+                    if *desc {
+                        o.reverse()
+                    } else {
+                        o
+                    }
+                }
+            };
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        Ordering::Equal
+    }
+}
+
+pub(crate) fn eval_count(e: &Option<Expr>, env: &Env<'_>) -> Result<Option<usize>> {
+    match e {
+        None => Ok(None),
+        Some(e) => match e.eval(&[], env)? {
+            Value::Null => Ok(None),
+            v => {
+                let n = crate::expr::cast(v, &DataType::BigInt)?
+                    .as_i64()
+                    .unwrap_or(0);
+                if n < 0 {
+                    return Err(SqlError::new(
+                        ErrorKind::InvalidParameter,
+                        "LIMIT/OFFSET must not be negative",
+                    ));
+                }
+                Ok(Some(n as usize))
+            }
+        },
+    }
+}
+
+/// Runs a plan; `limit_hint` stops early when only a few rows are needed
+/// (EXISTS, scalar subqueries).
+pub fn execute_plan(
+    plan: &QueryPlan,
+    env: &Env<'_>,
+    limit_hint: Option<usize>,
+) -> Result<Vec<Vec<Value>>> {
+    let limit = eval_count(&plan.limit, env)?;
+    let offset = eval_count(&plan.offset, env)?.unwrap_or(0);
+    let mut rows: Vec<(Vec<Value>, Vec<Value>)> = match &plan.body {
+        Body::Select(sel) => run_select(sel, &plan.order, env)?,
+        Body::Values(rows) => rows
+            .iter()
+            .map(|r| {
+                Ok((
+                    r.iter()
+                        .map(|e| e.eval(&[], env))
+                        .collect::<Result<Vec<_>>>()?,
+                    vec![],
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?,
+        Body::SetOp {
+            left,
+            right,
+            op,
+            all,
+        } => {
+            let l = execute_plan(left, env, None)?;
+            let r = execute_plan(right, env, None)?;
+            set_op(l, r, *op, *all)?
+                .into_iter()
+                .map(|r| (r, vec![]))
+                .collect()
+        }
+    };
+    if !plan.order.is_empty() {
+        if !matches!(plan.body, Body::Select(_)) {
+            for (out, keys) in rows.iter_mut() {
+                *keys = plan
+                    .order
+                    .iter()
+                    .map(|(k, _, _)| match k {
+                        SortKey::Output(i) => out[*i].clone(),
+                        SortKey::Input(_) => Value::Null,
+                    })
+                    .collect();
+            }
+        }
+        sort_rows(&mut rows, &plan.order);
+    }
+    let mut out: Vec<Vec<Value>> = rows.into_iter().skip(offset).map(|(r, _)| r).collect();
+    let cap = match (limit, limit_hint) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    if let Some(n) = cap {
+        out.truncate(n);
+    }
+    Ok(out)
+}
+
+pub(super) fn set_op(
+    l: Vec<Vec<Value>>,
+    r: Vec<Vec<Value>>,
+    op: ast::SetOperator,
+    all: bool,
+) -> Result<Vec<Vec<Value>>> {
+    let norm = |row: &Vec<Value>| normalize_key(row.clone());
+    Ok(match op {
+        ast::SetOperator::Union => {
+            let mut out = l;
+            out.extend(r);
+            if !all {
+                let mut seen = HashSet::new();
+                out.retain(|row| seen.insert(norm(row)));
+            }
+            out
+        }
+        ast::SetOperator::Except | ast::SetOperator::Minus => {
+            if all {
+                let mut counts: HashMap<Vec<Value>, usize> = HashMap::new();
+                for row in &r {
+                    *counts.entry(norm(row)).or_default() += 1;
+                }
+                l.into_iter()
+                    .filter(|row| match counts.get_mut(&norm(row)) {
+                        Some(c) if *c > 0 => {
+                            *c -= 1;
+                            false
+                        }
+                        _ => true,
+                    })
+                    .collect()
+            } else {
+                let rs: HashSet<Vec<Value>> = r.iter().map(norm).collect();
+                let mut seen = HashSet::new();
+                l.into_iter()
+                    .filter(|row| !rs.contains(&norm(row)) && seen.insert(norm(row)))
+                    .collect()
+            }
+        }
+        ast::SetOperator::Intersect => {
+            let mut counts: HashMap<Vec<Value>, usize> = HashMap::new();
+            for row in &r {
+                *counts.entry(norm(row)).or_default() += 1;
+            }
+            let mut seen = HashSet::new();
+            l.into_iter()
+                .filter(|row| match counts.get_mut(&norm(row)) {
+                    Some(c) if *c > 0 => {
+                        if all {
+                            *c -= 1;
+                            true
+                        } else {
+                            seen.insert(norm(row))
+                        }
+                    }
+                    _ => false,
+                })
+                .collect()
+        }
+    })
+}
+
+pub(super) fn run_select(
+    sel: &SelectPlan,
+    order: &[(SortKey, bool, bool)],
+    env: &Env<'_>,
+) -> Result<Vec<(Vec<Value>, Vec<Value>)>> {
+    let mut rows = run_source(&sel.from, env)?;
+    if !sel.filter.is_empty() {
+        let mut kept = Vec::with_capacity(rows.len());
+        for r in rows {
+            if passes(&sel.filter, &r, env)? {
+                kept.push(r);
+            }
+        }
+        rows = kept;
+    }
+    if let Some((keys, aggs)) = &sel.group {
+        rows = group_rows(rows, keys, aggs, env)?;
+        if let Some(h) = &sel.having {
+            let mut kept = Vec::with_capacity(rows.len());
+            for r in rows {
+                if truth(&h.eval(&r, env)?)? == Some(true) {
+                    kept.push(r);
+                }
+            }
+            rows = kept;
+        }
+    }
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        let projected = sel
+            .projection
+            .iter()
+            .map(|e| e.eval(r, env))
+            .collect::<Result<Vec<_>>>()?;
+        let keys = order
+            .iter()
+            .map(|(k, _, _)| match k {
+                SortKey::Output(i) => Ok(projected[*i].clone()),
+                SortKey::Input(e) => e.eval(r, env),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        out.push((projected, keys));
+    }
+    if sel.distinct {
+        let mut seen = HashSet::new();
+        out.retain(|(r, _)| seen.insert(normalize_key(r.clone())));
+    }
+    Ok(out)
+}
+
+pub(super) fn group_rows(
+    rows: Vec<Vec<Value>>,
+    keys: &[Expr],
+    aggs: &[AggSpec],
+    env: &Env<'_>,
+) -> Result<Vec<Vec<Value>>> {
+    let mut groups: HashMap<Vec<Value>, usize> = HashMap::new();
+    let mut states: Vec<GroupState> = Vec::new();
+    let seps: Vec<Value> = aggs
+        .iter()
+        .map(|a| {
+            a.separator
+                .as_ref()
+                // The object aggregates' value is per row (below).
+                .filter(|_| !matches!(a.kind, AggKind::JsonObjectAgg { .. }))
+                .map(|s| s.eval(&[], env))
+                .transpose()
+                .map(|v| v.unwrap_or(Value::Null))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    for r in rows {
+        let k = keys
+            .iter()
+            .map(|e| e.eval(&r, env))
+            .collect::<Result<Vec<_>>>()?;
+        let nk = normalize_key(k.clone());
+        let gi = match groups.get(&nk) {
+            Some(&i) => i,
+            None => {
+                states.push((
+                    k,
+                    aggs.iter().map(|a| Acc::new(a.kind)).collect(),
+                    aggs.iter().map(|_| HashSet::new()).collect(),
+                    aggs.iter().map(|_| Vec::new()).collect(),
+                ));
+                groups.insert(nk, states.len() - 1);
+                states.len() - 1
+            }
+        };
+        let st = &mut states[gi];
+        for (i, a) in aggs.iter().enumerate() {
+            let v = match &a.arg {
+                Some(e) => e.eval(&r, env)?,
+                None => Value::Null,
+            };
+            if a.distinct
+                && !v.is_null()
+                && !st.2[i].insert(normalize_key(vec![v.clone()]).pop().unwrap())
+            {
+                continue;
+            }
+            let val = match (a.kind, &a.separator) {
+                (AggKind::JsonObjectAgg { .. }, Some(val)) => val.eval(&r, env)?,
+                _ => seps[i].clone(),
+            };
+            if !a.order.is_empty() {
+                let key = a
+                    .order
+                    .iter()
+                    .map(|(e, _, _)| e.eval(&r, env))
+                    .collect::<Result<Vec<_>>>()?;
+                st.3[i].push((key, v, val));
+                continue;
+            }
+            st.1[i].add(a.kind, v, &val)?;
+        }
+    }
+    if states.is_empty() && keys.is_empty() {
+        // Aggregates over no rows still give one row.
+        states.push((
+            vec![],
+            aggs.iter().map(|a| Acc::new(a.kind)).collect(),
+            vec![],
+            aggs.iter().map(|_| Vec::new()).collect(),
+        ));
+    }
+    states
+        .into_iter()
+        .map(|(mut k, accs, _, held)| {
+            for ((mut a, spec), mut rows) in accs.into_iter().zip(aggs).zip(held) {
+                if !spec.order.is_empty() {
+                    let dirs: Vec<(bool, bool)> =
+                        spec.order.iter().map(|(_, d, n)| (*d, *n)).collect();
+                    // Stable: rows equal in the order keep their input order.
+                    rows.sort_by(|x, y| compare_keys(&x.0, &y.0, &dirs));
+                    for (_, v, val) in rows {
+                        a.add(spec.kind, v, &val)?;
+                    }
+                }
+                k.push(a.finish(spec.kind)?);
+            }
+            Ok(k)
+        })
+        .collect()
+}

@@ -1,0 +1,522 @@
+//! FROM items: tables, table functions, derived tables and joins, and where
+//! each filter is placed among them.
+
+use super::*;
+
+/// A FROM item being assembled: its source, its columns, and whether it sits
+/// on the nullable side of an outer join (filters must not move into it).
+pub(super) struct Item {
+    pub(super) source: Source,
+    pub(super) cols: Vec<ScopeCol>,
+}
+
+pub(super) fn alias_name(alias: &Option<ast::TableAlias>) -> Option<String> {
+    alias.as_ref().map(|a| a.name.value.to_ascii_lowercase())
+}
+
+pub(super) fn rename_cols(cols: &mut [ScopeCol], alias: &Option<ast::TableAlias>) {
+    if let Some(a) = alias {
+        for (c, n) in cols.iter_mut().zip(a.columns.iter()) {
+            c.name = crate::expr::fold_ident(&n.name);
+        }
+    }
+}
+
+pub(super) fn plan_factor(
+    p: &mut Planner<'_>,
+    f: &TableFactor,
+    outer: &Option<Arc<Scope>>,
+) -> Result<Item> {
+    match f {
+        TableFactor::Table {
+            name,
+            alias,
+            args,
+            with_hints,
+            ..
+        } => {
+            for h in with_hints {
+                let hint = h.to_string().to_ascii_uppercase();
+                // Hints that ask for locks or stronger isolation cannot be
+                // honoured; NOLOCK and READCOMMITTED read committed rows.
+                if !matches!(
+                    hint.as_str(),
+                    "NOLOCK" | "READUNCOMMITTED" | "READCOMMITTED" | "ROWLOCK" | "NOWAIT"
+                ) {
+                    return Err(SqlError::unsupported(format!("table hint WITH ({hint})")));
+                }
+            }
+            let tname = object_last(name);
+            let schema = object_schema(name);
+            let label = alias_name(alias).unwrap_or_else(|| tname.to_ascii_lowercase());
+            if let Some(args) = args {
+                // Table functions: generate_series and sys.dm_io_virtual_file_stats.
+                let mut exprs = Vec::new();
+                let scope = Arc::new(Scope {
+                    cols: vec![],
+                    parent: outer.clone(),
+                });
+                for a in &args.args {
+                    if let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) = a {
+                        exprs.push(Expr::compile(p, &scope, e)?);
+                    }
+                }
+                return table_function(&tname, exprs, label, alias);
+            }
+            if let Some(view) = sysviews::lookup(schema.as_deref(), &tname) {
+                let mut cols: Vec<ScopeCol> = view
+                    .columns()
+                    .into_iter()
+                    .map(|(n, t)| ScopeCol {
+                        table: Some(label.clone()),
+                        name: n.to_string(),
+                        ty: t,
+                    })
+                    .collect();
+                rename_cols(&mut cols, alias);
+                return Ok(Item {
+                    source: Source::SysView {
+                        view,
+                        args: vec![],
+                        filter: vec![],
+                    },
+                    cols,
+                });
+            }
+            if schema.is_none() {
+                if let Some((_, plan)) = p
+                    .ctes
+                    .iter()
+                    .rev()
+                    .find(|(n, _)| *n == tname.to_ascii_lowercase())
+                {
+                    let plan = plan.clone();
+                    let mut cols: Vec<ScopeCol> = plan
+                        .columns
+                        .iter()
+                        .map(|c| ScopeCol {
+                            table: Some(label.clone()),
+                            name: c.name.clone(),
+                            ty: c.ty.clone(),
+                        })
+                        .collect();
+                    rename_cols(&mut cols, alias);
+                    return Ok(Item {
+                        source: Source::Derived {
+                            plan,
+                            filter: vec![],
+                        },
+                        cols,
+                    });
+                }
+            }
+            let table = p.table(name)?;
+            let mut cols: Vec<ScopeCol> = table
+                .def
+                .columns
+                .iter()
+                .map(|c| ScopeCol {
+                    table: Some(label.clone()),
+                    name: c.name.clone(),
+                    ty: c.data_type.clone(),
+                })
+                .collect();
+            rename_cols(&mut cols, alias);
+            Ok(Item {
+                source: Source::Table {
+                    table,
+                    lookup: None,
+                    range: None,
+                    index: None,
+                    filter: vec![],
+                },
+                cols,
+            })
+        }
+        TableFactor::Derived {
+            subquery,
+            alias,
+            lateral,
+            ..
+        } => {
+            if *lateral {
+                return Err(SqlError::unsupported("LATERAL"));
+            }
+            let plan = Arc::new(plan_query(p, subquery, outer.clone())?);
+            let label = alias_name(alias);
+            let mut cols: Vec<ScopeCol> = plan
+                .columns
+                .iter()
+                .map(|c| ScopeCol {
+                    table: label.clone(),
+                    name: c.name.clone(),
+                    ty: c.ty.clone(),
+                })
+                .collect();
+            rename_cols(&mut cols, alias);
+            Ok(Item {
+                source: Source::Derived {
+                    plan,
+                    filter: vec![],
+                },
+                cols,
+            })
+        }
+        TableFactor::Function {
+            name, args, alias, ..
+        } => {
+            let scope = Arc::new(Scope {
+                cols: vec![],
+                parent: outer.clone(),
+            });
+            let mut exprs = Vec::new();
+            for a in args {
+                if let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) = a {
+                    exprs.push(Expr::compile(p, &scope, e)?);
+                }
+            }
+            let tname = object_last(name);
+            let label = alias_name(alias).unwrap_or_else(|| tname.to_ascii_lowercase());
+            table_function(&tname, exprs, label, alias)
+        }
+        TableFactor::NestedJoin {
+            table_with_joins,
+            alias,
+        } => {
+            let mut item = plan_from(
+                p,
+                std::slice::from_ref(table_with_joins.as_ref()),
+                outer,
+                &mut Vec::new(),
+            )?;
+            if let Some(a) = alias_name(alias) {
+                for c in &mut item.cols {
+                    c.table = Some(a.clone());
+                }
+            }
+            Ok(item)
+        }
+        other => Err(SqlError::unsupported(format!("FROM item {other}"))),
+    }
+}
+
+pub(super) fn table_function(
+    name: &str,
+    args: Vec<Expr>,
+    label: String,
+    alias: &Option<ast::TableAlias>,
+) -> Result<Item> {
+    let lname = name.to_ascii_lowercase();
+    if let Some(func) = crate::jsonfn::srf(&lname) {
+        let [arg] = <[Expr; 1]>::try_from(args)
+            .map_err(|_| SqlError::syntax(format!("{lname} takes one argument")))?;
+        let mut cols: Vec<ScopeCol> = func
+            .columns(&label)
+            .into_iter()
+            .map(|(n, t)| ScopeCol {
+                table: Some(label.clone()),
+                name: n,
+                ty: t,
+            })
+            .collect();
+        rename_cols(&mut cols, alias);
+        return Ok(Item {
+            source: Source::JsonRows {
+                func,
+                arg,
+                filter: vec![],
+            },
+            cols,
+        });
+    }
+    match lname.as_str() {
+        "generate_series" => {
+            if args.len() < 2 || args.len() > 3 {
+                return Err(SqlError::syntax("generate_series(start, stop [, step])"));
+            }
+            let mut it = args.into_iter();
+            let (start, stop, step) = (it.next().unwrap(), it.next().unwrap(), it.next());
+            // `generate_series(...) AS x` names the column x.
+            let col = alias
+                .as_ref()
+                .and_then(|a| a.columns.first().map(|c| c.name.value.to_ascii_lowercase()))
+                .unwrap_or_else(|| label.clone());
+            Ok(Item {
+                source: Source::Series {
+                    start,
+                    stop,
+                    step,
+                    filter: vec![],
+                },
+                cols: vec![ScopeCol {
+                    table: Some(label),
+                    name: col,
+                    ty: DataType::BigInt,
+                }],
+            })
+        }
+        "unnest" => {
+            let [array] = <[Expr; 1]>::try_from(args)
+                .map_err(|_| SqlError::syntax("unnest takes one array"))?;
+            let col = alias
+                .as_ref()
+                .and_then(|a| a.columns.first().map(|c| c.name.value.to_ascii_lowercase()))
+                .unwrap_or_else(|| label.clone());
+            Ok(Item {
+                source: Source::Unnest {
+                    array,
+                    filter: vec![],
+                },
+                cols: vec![ScopeCol {
+                    table: Some(label),
+                    name: col,
+                    ty: DataType::Text,
+                }],
+            })
+        }
+        "pg_partition_ancestors" => {
+            let [rel] = <[Expr; 1]>::try_from(args)
+                .map_err(|_| SqlError::syntax("pg_partition_ancestors takes one relation"))?;
+            let mut cols: Vec<ScopeCol> = ["relid", "depth"]
+                .into_iter()
+                .map(|n| ScopeCol {
+                    table: Some(label.clone()),
+                    name: n.to_string(),
+                    ty: DataType::Int,
+                })
+                .collect();
+            rename_cols(&mut cols, alias);
+            Ok(Item {
+                source: Source::Ancestors {
+                    rel,
+                    filter: vec![],
+                },
+                cols,
+            })
+        }
+        "dm_io_virtual_file_stats" => {
+            let view = SysView::FileStats;
+            let mut cols: Vec<ScopeCol> = view
+                .columns()
+                .into_iter()
+                .map(|(n, t)| ScopeCol {
+                    table: Some(label.clone()),
+                    name: n.to_string(),
+                    ty: t,
+                })
+                .collect();
+            rename_cols(&mut cols, alias);
+            Ok(Item {
+                source: Source::SysView {
+                    view,
+                    args,
+                    filter: vec![],
+                },
+                cols,
+            })
+        }
+        other => Err(SqlError::new(
+            ErrorKind::UndefinedFunction,
+            format!("function {other}() does not exist"),
+        )),
+    }
+}
+
+/// Plans a FROM list into a left-deep join chain. `pending` receives the ON
+/// conditions of outer joins' nullable sides' ... (unused: conditions stay on
+/// their join).
+pub(super) fn plan_from(
+    p: &mut Planner<'_>,
+    from: &[ast::TableWithJoins],
+    outer: &Option<Arc<Scope>>,
+    _pending: &mut Vec<Expr>,
+) -> Result<Item> {
+    let mut acc: Option<Item> = None;
+    for twj in from {
+        let first = plan_factor(p, &twj.relation, outer)?;
+        acc = Some(match acc {
+            None => first,
+            Some(left) => join(p, left, first, JoinKind::Inner, None, outer)?,
+        });
+        for j in &twj.joins {
+            let right = plan_factor(p, &j.relation, outer)?;
+            use ast::JoinOperator as J;
+            let (kind, constraint) = match &j.join_operator {
+                J::Join(c) | J::Inner(c) => (JoinKind::Inner, Some(c)),
+                J::Left(c) | J::LeftOuter(c) => (JoinKind::Left, Some(c)),
+                J::Right(c) | J::RightOuter(c) => (JoinKind::Right, Some(c)),
+                J::FullOuter(c) => (JoinKind::Full, Some(c)),
+                J::CrossJoin(_) => (JoinKind::Inner, None),
+                other => return Err(SqlError::unsupported(format!("join {other:?}"))),
+            };
+            let left = acc.take().unwrap();
+            acc = Some(join(p, left, right, kind, constraint, outer)?);
+        }
+    }
+    Ok(acc.unwrap_or(Item {
+        source: Source::Single,
+        cols: vec![],
+    }))
+}
+
+pub(super) fn join(
+    p: &mut Planner<'_>,
+    left: Item,
+    right: Item,
+    kind: JoinKind,
+    constraint: Option<&ast::JoinConstraint>,
+    outer: &Option<Arc<Scope>>,
+) -> Result<Item> {
+    let lw = left.cols.len();
+    let mut cols = left.cols;
+    let right_width = right.cols.len();
+    cols.extend(right.cols);
+    let scope = Arc::new(Scope {
+        cols: cols.clone(),
+        parent: outer.clone(),
+    });
+    let mut on = Vec::new();
+    match constraint {
+        Some(ast::JoinConstraint::On(e)) => {
+            let mut cs = Vec::new();
+            conjuncts(e, &mut cs);
+            for c in cs {
+                on.push(Expr::compile(p, &scope, &c)?);
+            }
+        }
+        Some(ast::JoinConstraint::Using(names)) => {
+            for n in names {
+                let n = object_last(n).to_ascii_lowercase();
+                let li = cols[..lw]
+                    .iter()
+                    .position(|c| c.name.eq_ignore_ascii_case(&n));
+                let ri = cols[lw..]
+                    .iter()
+                    .position(|c| c.name.eq_ignore_ascii_case(&n));
+                match (li, ri) {
+                    (Some(l), Some(r)) => on.push(Expr::Bin(BinOp::Eq, Box::new(Expr::Col(l)), Box::new(Expr::Col(lw + r)))),
+                    _ => {
+                        return Err(SqlError::new(
+                            ErrorKind::UndefinedColumn,
+                            format!("column \"{n}\" specified in USING clause does not exist in both tables"),
+                        ))
+                    }
+                }
+            }
+        }
+        Some(ast::JoinConstraint::Natural) => return Err(SqlError::unsupported("NATURAL JOIN")),
+        Some(ast::JoinConstraint::None) | None => {}
+    }
+    let mut source = Source::Join {
+        left: Box::new(left.source),
+        right: Box::new(right.source),
+        kind,
+        keys: vec![],
+        on: vec![],
+        right_width,
+    };
+    for c in on {
+        place_on_join(&mut source, c, lw);
+    }
+    Ok(Item { source, cols })
+}
+
+/// Puts a condition on a join: a hash key if it equates the two sides,
+/// otherwise a residual condition; single-side conditions of inner joins move
+/// into that side.
+pub(super) fn place_on_join(source: &mut Source, c: Expr, lw: usize) {
+    let Source::Join {
+        left,
+        right,
+        kind,
+        keys,
+        on,
+        ..
+    } = source
+    else {
+        return;
+    };
+    let mut used = Vec::new();
+    cols_used(&c, &mut used);
+    let correlated_sub = matches!(&c, Expr::Sub(s) if s.correlated);
+    if !correlated_sub && !c.uses_outer() {
+        if let Expr::Bin(BinOp::Eq, a, b) = &c {
+            let side = |e: &Expr| {
+                let mut u = Vec::new();
+                cols_used(e, &mut u);
+                if u.is_empty() {
+                    0
+                } else if u.iter().all(|&i| i < lw) {
+                    1
+                } else if u.iter().all(|&i| i >= lw) {
+                    2
+                } else {
+                    3
+                }
+            };
+            let (sa, sb) = (side(a), side(b));
+            if (sa, sb) == (1, 2) || (sa, sb) == (2, 1) {
+                let Expr::Bin(_, a, b) = c else {
+                    unreachable!()
+                };
+                let (mut l, mut r) = if sa == 1 { (*a, *b) } else { (*b, *a) };
+                let _ = &mut l;
+                shift(&mut r, lw);
+                keys.push((l, r));
+                return;
+            }
+        }
+        if matches!(kind, JoinKind::Inner) && !used.is_empty() {
+            if used.iter().all(|&i| i < lw) {
+                add_filter(left, c, 0);
+                return;
+            }
+            if used.iter().all(|&i| i >= lw) {
+                add_filter(right, c, lw);
+                return;
+            }
+        }
+    }
+    on.push(c);
+}
+
+/// Adds a filter (over the row of `source`, after shifting by `by`).
+pub(super) fn add_filter(source: &mut Source, mut c: Expr, by: usize) {
+    shift(&mut c, by);
+    match source {
+        Source::Table { filter, .. }
+        | Source::Derived { filter, .. }
+        | Source::SysView { filter, .. }
+        | Source::Series { filter, .. }
+        | Source::Unnest { filter, .. }
+        | Source::Ancestors { filter, .. }
+        | Source::JsonRows { filter, .. } => filter.push(c),
+        Source::Join { .. } => {
+            let lw = source_width_left(source);
+            place_on_join(source, c, lw);
+        }
+        Source::Single => {}
+    }
+}
+
+pub(super) fn source_width(s: &Source) -> usize {
+    match s {
+        Source::Single => 0,
+        Source::Table { table, .. } => table.def.columns.len(),
+        Source::Derived { plan, .. } => plan.columns.len(),
+        Source::SysView { view, .. } => view.columns().len(),
+        Source::Series { .. } | Source::Unnest { .. } => 1,
+        Source::Ancestors { .. } => 2,
+        Source::JsonRows { func, .. } => func.columns("").len(),
+        Source::Join {
+            left, right_width, ..
+        } => source_width(left) + right_width,
+    }
+}
+
+pub(super) fn source_width_left(s: &Source) -> usize {
+    match s {
+        Source::Join { left, .. } => source_width(left),
+        _ => 0,
+    }
+}

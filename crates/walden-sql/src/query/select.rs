@@ -1,0 +1,637 @@
+//! Planning a query body: SELECT lists, set operations, grouping, ORDER BY,
+//! LIMIT and OFFSET.
+
+use super::*;
+
+/// Plans a query (`outer`: the enclosing query's scope, for correlation).
+pub fn plan_query(
+    p: &mut Planner<'_>,
+    q: &ast::Query,
+    outer: Option<Arc<Scope>>,
+) -> Result<QueryPlan> {
+    // A top-level locking read is planned by `locking.rs`; anywhere else
+    // (a subquery, a CTE, INSERT ... SELECT) it would take no lock.
+    if !q.locks.is_empty() {
+        return Err(SqlError::unsupported(
+            "FOR UPDATE / FOR SHARE in a subquery, CTE or INSERT ... SELECT",
+        ));
+    }
+    let saved_ctes = p.ctes.len();
+    if let Some(with) = &q.with {
+        if with.recursive {
+            return Err(SqlError::unsupported("WITH RECURSIVE"));
+        }
+        for cte in &with.cte_tables {
+            let mut plan = plan_query(p, &cte.query, outer.clone())?;
+            for (c, a) in plan.columns.iter_mut().zip(cte.alias.columns.iter()) {
+                c.name = a.name.value.to_ascii_lowercase();
+            }
+            p.ctes
+                .push((cte.alias.name.value.to_ascii_lowercase(), Arc::new(plan)));
+        }
+    }
+    let r = plan_query_body(p, q, outer);
+    p.ctes.truncate(saved_ctes);
+    r
+}
+
+pub(super) fn plan_query_body(
+    p: &mut Planner<'_>,
+    q: &ast::Query,
+    outer: Option<Arc<Scope>>,
+) -> Result<QueryPlan> {
+    let order_items: Vec<ast::OrderByExpr> = match &q.order_by {
+        Some(ob) => match &ob.kind {
+            ast::OrderByKind::Expressions(v) => v.clone(),
+            ast::OrderByKind::All(_) => return Err(SqlError::unsupported("ORDER BY ALL")),
+        },
+        None => vec![],
+    };
+    let empty = Arc::new(Scope {
+        cols: vec![],
+        parent: outer.clone(),
+    });
+    let (mut limit, offset) = limit_offset(p, &empty, q)?;
+    if let Some(f) = &q.fetch {
+        if let Some(qty) = &f.quantity {
+            limit = Some(Expr::compile(p, &empty, qty)?);
+        }
+    }
+    for l in [&limit, &offset].into_iter().flatten() {
+        if let Expr::Param(i) = l {
+            p.infer_param(*i, DataType::BigInt);
+        }
+    }
+    let mut plan = match q.body.as_ref() {
+        SetExpr::Select(sel) => {
+            let (plan, order) = plan_select(p, sel, &order_items, outer.clone())?;
+            let mut plan = plan;
+            plan.order = order;
+            if let Some(top) = &sel.top {
+                limit = Some(match &top.quantity {
+                    Some(ast::TopQuantity::Expr(e)) => Expr::compile(p, &empty, e)?,
+                    Some(ast::TopQuantity::Constant(n)) => Expr::Lit(Value::Int(*n as i64)),
+                    None => return Err(SqlError::syntax("TOP needs a row count")),
+                });
+            }
+            plan
+        }
+        other => {
+            let mut plan = plan_set_expr(p, other, outer.clone())?;
+            plan.order = output_order(&plan.columns, &order_items)?;
+            plan
+        }
+    };
+    plan.limit = limit;
+    plan.offset = offset;
+    Ok(plan)
+}
+
+pub(super) fn output_order(
+    columns: &[Column],
+    items: &[ast::OrderByExpr],
+) -> Result<Vec<(SortKey, bool, bool)>> {
+    let mut out = Vec::new();
+    for it in items {
+        let desc = matches!(it.options.sort, Some(ast::OrderBySort::Desc));
+        let nulls_first = it.options.nulls_first.unwrap_or(desc);
+        let idx = match &it.expr {
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::Number(n, _) => n
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|&i| i >= 1 && i <= columns.len())
+                    .map(|i| i - 1),
+                _ => None,
+            },
+            e => {
+                let name = crate::expr::column_name(e);
+                columns
+                    .iter()
+                    .position(|c| c.name.eq_ignore_ascii_case(&name))
+            }
+        };
+        match idx {
+            Some(i) => out.push((SortKey::Output(i), desc, nulls_first)),
+            None => {
+                return Err(SqlError::new(
+                    ErrorKind::UndefinedColumn,
+                    format!("ORDER BY term {} does not match a result column", it.expr),
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+pub(super) fn plan_set_expr(
+    p: &mut Planner<'_>,
+    body: &SetExpr,
+    outer: Option<Arc<Scope>>,
+) -> Result<QueryPlan> {
+    match body {
+        SetExpr::Select(sel) => Ok(plan_select(p, sel, &[], outer)?.0),
+        SetExpr::Query(q) => plan_query(p, q, outer),
+        SetExpr::SetOperation {
+            left,
+            op,
+            set_quantifier,
+            right,
+        } => {
+            let l = plan_set_expr(p, left, outer.clone())?;
+            let r = plan_set_expr(p, right, outer)?;
+            if l.columns.len() != r.columns.len() {
+                return Err(SqlError::syntax(format!(
+                    "each {op} query must have the same number of columns"
+                )));
+            }
+            let all = matches!(set_quantifier, ast::SetQuantifier::All);
+            Ok(QueryPlan {
+                columns: l.columns.clone(),
+                correlated: l.correlated || r.correlated,
+                body: Body::SetOp {
+                    left: Box::new(l),
+                    right: Box::new(r),
+                    op: *op,
+                    all,
+                },
+                order: vec![],
+                limit: None,
+                offset: None,
+            })
+        }
+        SetExpr::Values(v) => {
+            let scope = Arc::new(Scope {
+                cols: vec![],
+                parent: outer,
+            });
+            let mut rows = Vec::new();
+            for r in &v.rows {
+                rows.push(
+                    r.iter()
+                        .map(|e| Expr::compile(p, &scope, e))
+                        .collect::<Result<Vec<_>>>()?,
+                );
+            }
+            let width = rows.first().map_or(0, |r| r.len());
+            if rows.iter().any(|r| r.len() != width) {
+                return Err(SqlError::syntax("VALUES lists must all be the same length"));
+            }
+            let columns = (0..width)
+                .map(|i| Column {
+                    name: format!("column{}", i + 1),
+                    ty: rows
+                        .iter()
+                        .find_map(|r| static_type(&r[i], &[], &p.params))
+                        .unwrap_or(DataType::Text),
+                })
+                .collect();
+            let correlated = rows.iter().flatten().any(|e| e.uses_outer());
+            Ok(QueryPlan {
+                columns,
+                body: Body::Values(rows),
+                order: vec![],
+                limit: None,
+                offset: None,
+                correlated,
+            })
+        }
+        other => Err(SqlError::unsupported(format!("query {other}"))),
+    }
+}
+
+/// A query's LIMIT and OFFSET expressions (either spelling).
+pub(crate) fn limit_offset(
+    p: &mut Planner<'_>,
+    scope: &Arc<Scope>,
+    q: &ast::Query,
+) -> Result<(Option<Expr>, Option<Expr>)> {
+    Ok(match &q.limit_clause {
+        Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => (
+            limit
+                .as_ref()
+                .map(|l| Expr::compile(p, scope, l))
+                .transpose()?,
+            offset
+                .as_ref()
+                .map(|o| Expr::compile(p, scope, &o.value))
+                .transpose()?,
+        ),
+        Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => (
+            Some(Expr::compile(p, scope, limit)?),
+            Some(Expr::compile(p, scope, offset)?),
+        ),
+        None => (None, None),
+    })
+}
+
+/// Whether an expression contains an aggregate call (not counting those
+/// inside subqueries, which belong to them).
+pub(crate) fn has_aggregate(e: &ast::Expr) -> bool {
+    use ast::Expr as A;
+    let any = |v: &[&ast::Expr]| v.iter().any(|x| has_aggregate(x));
+    match e {
+        A::Function(f) => {
+            if functions::aggregate_kind(f).is_some() {
+                return true;
+            }
+            match &f.args {
+                ast::FunctionArguments::List(l) => l.args.iter().any(|a| match a {
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x))
+                    | ast::FunctionArg::Named {
+                        arg: ast::FunctionArgExpr::Expr(x),
+                        ..
+                    } => has_aggregate(x),
+                    _ => false,
+                }),
+                _ => false,
+            }
+        }
+        A::BinaryOp { left, right, .. } => any(&[left, right]),
+        A::UnaryOp { expr, .. }
+        | A::Nested(expr)
+        | A::Cast { expr, .. }
+        | A::IsNull(expr)
+        | A::IsNotNull(expr)
+        | A::IsTrue(expr)
+        | A::IsFalse(expr)
+        | A::IsNotTrue(expr)
+        | A::IsNotFalse(expr)
+        | A::Ceil { expr, .. }
+        | A::Floor { expr, .. }
+        | A::Extract { expr, .. }
+        | A::Trim { expr, .. }
+        | A::InSubquery { expr, .. } => has_aggregate(expr),
+        A::IsDistinctFrom(a, b) | A::IsNotDistinctFrom(a, b) => any(&[a, b]),
+        A::InList { expr, list, .. } => has_aggregate(expr) || list.iter().any(has_aggregate),
+        A::Between {
+            expr, low, high, ..
+        } => any(&[expr, low, high]),
+        A::Like { expr, pattern, .. } | A::ILike { expr, pattern, .. } => any(&[expr, pattern]),
+        A::Case {
+            operand,
+            conditions,
+            else_result,
+            ..
+        } => {
+            operand.as_deref().is_some_and(has_aggregate)
+                || conditions
+                    .iter()
+                    .any(|w| has_aggregate(&w.condition) || has_aggregate(&w.result))
+                || else_result.as_deref().is_some_and(has_aggregate)
+        }
+        A::Substring {
+            expr,
+            substring_from,
+            substring_for,
+            ..
+        } => {
+            has_aggregate(expr)
+                || substring_from.as_deref().is_some_and(has_aggregate)
+                || substring_for.as_deref().is_some_and(has_aggregate)
+        }
+        A::Tuple(v) => v.iter().any(has_aggregate),
+        _ => false,
+    }
+}
+
+pub(super) fn plan_select(
+    p: &mut Planner<'_>,
+    sel: &ast::Select,
+    order_items: &[ast::OrderByExpr],
+    outer: Option<Arc<Scope>>,
+) -> Result<(QueryPlan, Order)> {
+    if sel.into.is_some() {
+        return Err(SqlError::unsupported("SELECT ... INTO"));
+    }
+    let mut item = plan_from(p, &sel.from, &outer, &mut Vec::new())?;
+    let scope = Arc::new(Scope {
+        cols: item.cols.clone(),
+        parent: outer.clone(),
+    });
+    let input_types: Vec<DataType> = item.cols.iter().map(|c| c.ty.clone()).collect();
+    // WHERE: conjuncts move to the sources and joins they concern.
+    let mut filter = Vec::new();
+    let mut correlated = false;
+    if let Some(w) = &sel.selection {
+        let mut cs = Vec::new();
+        conjuncts(w, &mut cs);
+        for c in cs {
+            if has_aggregate(&c) {
+                return Err(SqlError::new(
+                    ErrorKind::GroupingError,
+                    "aggregate functions are not allowed in WHERE",
+                ));
+            }
+            let e = Expr::compile(p, &scope, &c)?;
+            correlated |= e.uses_outer();
+            let mut used = Vec::new();
+            cols_used(&e, &mut used);
+            let is_sub = matches!(&e, Expr::Sub(_));
+            if !used.is_empty() && !is_sub && all_inner(&item.source) {
+                add_filter_top(&mut item.source, e);
+            } else {
+                filter.push(e);
+            }
+        }
+    }
+    choose_lookups(&mut item.source);
+
+    // Grouping.
+    let group_exprs: Vec<ast::Expr> = match &sel.group_by {
+        ast::GroupByExpr::Expressions(v, _) => v.clone(),
+        ast::GroupByExpr::All(_) => return Err(SqlError::unsupported("GROUP BY ALL")),
+    };
+    let projection_has_agg = sel.projection.iter().any(|i| match i {
+        SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => has_aggregate(e),
+        _ => false,
+    }) || sel.having.as_ref().is_some_and(has_aggregate)
+        || order_items.iter().any(|o| has_aggregate(&o.expr));
+    let grouped = !group_exprs.is_empty() || projection_has_agg;
+
+    // Output columns (expanding wildcards) as (name, AST expr).
+    let mut outputs: Vec<(String, ast::Expr)> = Vec::new();
+    for it in &sel.projection {
+        match it {
+            SelectItem::UnnamedExpr(e) => outputs.push((crate::expr::column_name(e), e.clone())),
+            // A quoted alias keeps its case (psql's `AS "Schema"` headers).
+            SelectItem::ExprWithAlias { expr, alias } => outputs.push((
+                if alias.quote_style.is_some() {
+                    alias.value.clone()
+                } else {
+                    alias.value.to_ascii_lowercase()
+                },
+                expr.clone(),
+            )),
+            SelectItem::Wildcard(_) => {
+                if item.cols.is_empty() {
+                    return Err(SqlError::syntax(
+                        "SELECT * with no tables specified is not valid",
+                    ));
+                }
+                for c in &item.cols {
+                    outputs.push((c.name.clone(), qualified(c)));
+                }
+            }
+            SelectItem::QualifiedWildcard(kind, _) => {
+                let t = match kind {
+                    ast::SelectItemQualifiedWildcardKind::ObjectName(n) => {
+                        object_last(n).to_ascii_lowercase()
+                    }
+                    ast::SelectItemQualifiedWildcardKind::Expr(e) => {
+                        e.to_string().to_ascii_lowercase()
+                    }
+                };
+                let before = outputs.len();
+                for c in item
+                    .cols
+                    .iter()
+                    .filter(|c| c.table.as_deref() == Some(t.as_str()))
+                {
+                    outputs.push((c.name.clone(), qualified(c)));
+                }
+                if outputs.len() == before {
+                    return Err(SqlError::new(
+                        ErrorKind::UndefinedTable,
+                        format!("missing FROM-clause entry for table \"{t}\""),
+                    ));
+                }
+            }
+            other => return Err(SqlError::unsupported(format!("select item {other}"))),
+        }
+    }
+
+    let mut group = None;
+    let mut having = None;
+    let mut row_types = input_types.clone();
+    if grouped {
+        let mut keys = Vec::new();
+        let mut key_names = Vec::new();
+        for g in &group_exprs {
+            // GROUP BY 1 / GROUP BY alias refer to output columns.
+            let g = match g {
+                ast::Expr::Value(v) => match &v.value {
+                    ast::Value::Number(n, _) => match n.parse::<usize>() {
+                        Ok(i) if i >= 1 && i <= outputs.len() => outputs[i - 1].1.clone(),
+                        _ => {
+                            return Err(SqlError::syntax(format!(
+                                "GROUP BY position {n} is not in select list"
+                            )))
+                        }
+                    },
+                    _ => g.clone(),
+                },
+                ast::Expr::Identifier(id) if scope.resolve(None, &id.value).is_err() => outputs
+                    .iter()
+                    .find(|(n, _)| n.eq_ignore_ascii_case(&id.value))
+                    .map(|(_, e)| e.clone())
+                    .unwrap_or_else(|| g.clone()),
+                _ => g.clone(),
+            };
+            keys.push(Expr::compile(p, &scope, &g)?);
+            key_names.push(g.to_string());
+        }
+        p.agg = Some(AggCtx {
+            group_keys: key_names,
+            input_scope: scope.clone(),
+            aggs: Vec::new(),
+        });
+        group = Some(keys);
+    }
+    let proj_scope = scope.clone();
+    let mut projection = Vec::new();
+    let compiled = (|| -> Result<()> {
+        for (_, e) in &outputs {
+            projection.push(Expr::compile(p, &proj_scope, e)?);
+        }
+        if let Some(h) = &sel.having {
+            having = Some(Expr::compile(p, &proj_scope, h)?);
+        }
+        Ok(())
+    })();
+    if let Err(e) = compiled {
+        p.agg = None;
+        return Err(e);
+    }
+    // ORDER BY: output column (alias or position) or an expression over the input.
+    let mut order = Vec::new();
+    for it in order_items {
+        let desc = matches!(it.options.sort, Some(ast::OrderBySort::Desc));
+        let nulls_first = it.options.nulls_first.unwrap_or(desc);
+        let by_pos = match &it.expr {
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::Number(n, _) => Some(
+                    n.parse::<usize>()
+                        .ok()
+                        .filter(|&i| i >= 1 && i <= outputs.len())
+                        .ok_or_else(|| {
+                            SqlError::syntax(format!("ORDER BY position {n} is not in select list"))
+                        })?
+                        - 1,
+                ),
+                _ => None,
+            },
+            ast::Expr::Identifier(id) => {
+                let n = id.value.to_ascii_lowercase();
+                let is_alias = sel.projection.iter().any(|i| matches!(i, SelectItem::ExprWithAlias { alias, .. } if alias.value.eq_ignore_ascii_case(&n)));
+                if is_alias || scope.resolve(None, &n).is_err() {
+                    outputs
+                        .iter()
+                        .position(|(name, _)| name.eq_ignore_ascii_case(&n))
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        };
+        let key = match by_pos {
+            Some(i) => SortKey::Output(i),
+            None => match Expr::compile(p, &proj_scope, &it.expr) {
+                Ok(e) => SortKey::Input(e),
+                Err(err) => {
+                    p.agg = None;
+                    return Err(err);
+                }
+            },
+        };
+        order.push((key, desc, nulls_first));
+    }
+    let group = match (group, p.agg.take()) {
+        (Some(keys), Some(ctx)) => {
+            let key_types: Vec<DataType> = keys
+                .iter()
+                .map(|k| static_type(k, &input_types, &p.params).unwrap_or(DataType::Text))
+                .collect();
+            let agg_types: Vec<DataType> = ctx
+                .aggs
+                .iter()
+                .map(|a| {
+                    functions::aggregate_type(
+                        a.kind,
+                        a.arg
+                            .as_ref()
+                            .and_then(|x| static_type(x, &input_types, &p.params))
+                            .as_ref(),
+                    )
+                })
+                .collect();
+            row_types = key_types.into_iter().chain(agg_types).collect();
+            Some((keys, ctx.aggs))
+        }
+        _ => None,
+    };
+    let columns: Vec<Column> = outputs
+        .iter()
+        .zip(&projection)
+        .map(|((name, _), e)| Column {
+            name: name.clone(),
+            ty: static_type(e, &row_types, &p.params).unwrap_or(DataType::Text),
+        })
+        .collect();
+    correlated |= projection.iter().any(|e| e.uses_outer()) || source_correlated(&item.source);
+    let distinct = match &sel.distinct {
+        Some(ast::Distinct::Distinct) => true,
+        Some(ast::Distinct::On(_)) => return Err(SqlError::unsupported("DISTINCT ON")),
+        _ => false,
+    };
+    let plan = QueryPlan {
+        columns,
+        body: Body::Select(Box::new(SelectPlan {
+            from: item.source,
+            filter,
+            group,
+            having,
+            projection,
+            distinct,
+        })),
+        order: vec![],
+        limit: None,
+        offset: None,
+        correlated,
+    };
+    Ok((plan, order))
+}
+
+pub(super) fn qualified(c: &ScopeCol) -> ast::Expr {
+    match &c.table {
+        Some(t) => ast::Expr::CompoundIdentifier(vec![
+            ast::Ident::new(t.clone()),
+            ast::Ident::new(c.name.clone()),
+        ]),
+        None => ast::Expr::Identifier(ast::Ident::new(c.name.clone())),
+    }
+}
+
+pub(super) fn all_inner(s: &Source) -> bool {
+    match s {
+        Source::Join {
+            left, right, kind, ..
+        } => matches!(kind, JoinKind::Inner) && all_inner(left) && all_inner(right),
+        _ => true,
+    }
+}
+
+pub(super) fn source_correlated(s: &Source) -> bool {
+    match s {
+        Source::Table {
+            filter,
+            lookup,
+            range,
+            index,
+            ..
+        } => {
+            index
+                .as_deref()
+                .is_some_and(|ip| index_exprs(ip).any(|e| e.uses_outer()))
+                || filter.iter().any(|e| e.uses_outer())
+                || lookup
+                    .as_ref()
+                    .is_some_and(|l| l.iter().any(|e| e.uses_outer()))
+                || range
+                    .as_ref()
+                    .is_some_and(|r| r.lo.iter().chain(r.hi.iter()).any(|(e, _)| e.uses_outer()))
+        }
+        Source::Derived { plan, filter } => {
+            plan.correlated || filter.iter().any(|e| e.uses_outer())
+        }
+        Source::SysView { filter, args, .. } => filter.iter().chain(args).any(|e| e.uses_outer()),
+        Source::Series {
+            filter,
+            start,
+            stop,
+            step,
+        } => {
+            filter.iter().any(|e| e.uses_outer())
+                || start.uses_outer()
+                || stop.uses_outer()
+                || step.as_ref().is_some_and(|s| s.uses_outer())
+        }
+        Source::Unnest { array, filter } => {
+            array.uses_outer() || filter.iter().any(|e| e.uses_outer())
+        }
+        Source::Ancestors { rel, filter } => {
+            rel.uses_outer() || filter.iter().any(|e| e.uses_outer())
+        }
+        Source::JsonRows { arg, filter, .. } => {
+            arg.uses_outer() || filter.iter().any(|e| e.uses_outer())
+        }
+        Source::Join {
+            left,
+            right,
+            keys,
+            on,
+            ..
+        } => {
+            source_correlated(left)
+                || source_correlated(right)
+                || on.iter().any(|e| e.uses_outer())
+                || keys.iter().any(|(a, b)| a.uses_outer() || b.uses_outer())
+        }
+        Source::Single => false,
+    }
+}
+
+/// Adds a WHERE conjunct at the deepest place that has all its columns.
+pub(super) fn add_filter_top(source: &mut Source, c: Expr) {
+    add_filter(source, c, 0)
+}
