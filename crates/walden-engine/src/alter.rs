@@ -224,7 +224,7 @@ pub(crate) fn altered(
 /// A new table under `def` holding `t`'s newest committed rows rewritten
 /// by `rewrite`, with its key and unique indexes checked.
 fn rebuilt(t: &Table, def: &TableDef, rewrite: Option<&[ColumnSource]>) -> Result<Table> {
-    let old = t.latest_rows();
+    let old = t.latest_rows()?;
     let ncols = def.columns.len();
     match rewrite {
         Some(src) => {

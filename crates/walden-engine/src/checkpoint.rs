@@ -325,7 +325,7 @@ pub(crate) fn write_image(
     image: &Image,
     stats: &Arc<FileStats>,
 ) -> Result<()> {
-    let store = BaseStore::open(vfs, data_dir, stats)?;
+    let store = BaseStore::open(vfs, data_dir, stats, false)?;
     let parts = Parts::of(
         image.next_txid,
         image.settings.clone(),
@@ -618,6 +618,21 @@ impl Database {
             for tw in cut.tables {
                 tw.table.unsaved.lock().restore(tw.unsaved);
             }
+            return written;
+        }
+        // The store's new commit answers for what it holds: those rows can
+        // leave memory.
+        if self.store.reads_through() {
+            let upto = cut.snapshot.csn();
+            drop(cut.snapshot);
+            let evicted: usize = cut
+                .tables
+                .iter()
+                .map(|tw| tw.table.evict(&self.vis, upto))
+                .sum();
+            self.counters
+                .rows_evicted
+                .fetch_add(evicted as u64, Relaxed);
         }
         written
     }

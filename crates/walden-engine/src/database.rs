@@ -136,6 +136,9 @@ pub struct DbCounters {
     pub checkpoint_bytes: AtomicU64,
     /// Rows checkpoints wrote to (or deleted from) the base store.
     pub checkpoint_rows: AtomicU64,
+    /// Rows that left memory after a checkpoint wrote them (read through
+    /// the base store from then on).
+    pub rows_evicted: AtomicU64,
     pub deadlocks: AtomicU64,
 }
 
@@ -230,6 +233,7 @@ pub struct OpenOptions {
     pub limits: Limits,
     /// Open as a secondary replica (read-only; its log comes from a primary).
     pub secondary: bool,
+    pub storage: crate::store::StorageConfig,
 }
 
 impl Database {

@@ -17,6 +17,17 @@ pub enum EngineError {
         #[source]
         source: LogError,
     },
+    /// The commit is in the log, but reading the rows it replaces failed;
+    /// the database refuses writes until a restart applies it.
+    #[error(
+        "the commit at LSN {lsn} is in the log but could not be applied ({source}); the \
+         database refuses writes until it is restarted, and recovery then applies the commit"
+    )]
+    ApplyFailed {
+        lsn: u64,
+        #[source]
+        source: Box<EngineError>,
+    },
     /// The base store (redb) failed or found its file damaged.
     #[error("data store {path}: {source}")]
     Store {

@@ -150,7 +150,7 @@ fn scan_batches(
             }
             seen.set(seen.get() + 1);
             true
-        });
+        })?;
         f(rows)?;
         // The next visit starts at the first key this one did not take.
         match stop.into_inner() {

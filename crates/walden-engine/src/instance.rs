@@ -45,6 +45,7 @@ pub struct InstanceConfig {
     pub background_checkpoints: bool,
     /// Largest value and row a transaction may write.
     pub limits: Limits,
+    pub storage: crate::store::StorageConfig,
 }
 
 impl InstanceConfig {
@@ -60,6 +61,7 @@ impl InstanceConfig {
             default_database: Some("walden".into()),
             background_checkpoints: true,
             limits: Limits::default(),
+            storage: Default::default(),
         }
     }
 }
@@ -377,6 +379,7 @@ impl Instance {
             lock_timeout: self.inner.cfg.lock_timeout,
             limits: self.inner.cfg.limits,
             secondary,
+            storage: self.inner.cfg.storage,
         }
     }
 

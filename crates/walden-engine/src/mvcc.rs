@@ -13,12 +13,15 @@
 //! is open). Pruning happens when a key gets a new version, and for keys
 //! never written again, at the next checkpoint.
 
+use crate::error::{EngineError, Result};
+use crate::store::reads::BaseRows;
 use crate::types::{Key, Row, Value};
 use parking_lot::{Mutex, MutexGuard, RwLock};
+use std::cmp::Ordering as CmpOrdering;
 use std::collections::BTreeMap;
 use std::ops::Bound;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// Commit sequence number: the order in which commits became visible.
 pub type Csn = u64;
@@ -167,8 +170,9 @@ impl Chain {
 
     /// Adds a version and drops those no snapshot at or after `horizon`
     /// sees. Returns `None` when nothing is left to keep (a delete that
-    /// every snapshot sees).
-    fn push(self, csn: Csn, row: Option<Row>, horizon: Csn) -> Option<Chain> {
+    /// every snapshot sees, unless `keep_deletes`: over a base store, the
+    /// marker hides the stored row until a checkpoint removes it).
+    fn push(self, csn: Csn, row: Option<Row>, horizon: Csn, keep_deletes: bool) -> Option<Chain> {
         let mut vs = match self {
             Chain::One(c, r) => vec![Version {
                 csn: c,
@@ -177,17 +181,17 @@ impl Chain {
             Chain::Many(vs) => vs,
         };
         vs.insert(0, Version { csn, row });
-        Chain::from_versions(vs, horizon)
+        Chain::from_versions(vs, horizon, keep_deletes)
     }
 
-    fn pruned(self, horizon: Csn) -> Option<Chain> {
+    fn pruned(self, horizon: Csn, keep_deletes: bool) -> Option<Chain> {
         match self {
             c @ Chain::One(..) => Some(c),
-            Chain::Many(vs) => Chain::from_versions(vs, horizon),
+            Chain::Many(vs) => Chain::from_versions(vs, horizon, keep_deletes),
         }
     }
 
-    fn from_versions(mut vs: Vec<Version>, horizon: Csn) -> Option<Chain> {
+    fn from_versions(mut vs: Vec<Version>, horizon: Csn, keep_deletes: bool) -> Option<Chain> {
         // The newest version at or below the horizon is the oldest anyone
         // can still read; everything after it goes.
         if let Some(i) = vs.iter().position(|v| v.csn <= horizon) {
@@ -198,7 +202,7 @@ impl Chain {
             return match v.row {
                 Some(r) => Some(Chain::One(v.csn, r)),
                 // A delete seen by every snapshot: the key is gone.
-                None if v.csn <= horizon => None,
+                None if v.csn <= horizon && !keep_deletes => None,
                 None => Some(Chain::Many(vec![v])),
             };
         }
@@ -208,49 +212,135 @@ impl Chain {
     fn is_many(&self) -> bool {
         matches!(self, Chain::Many(_))
     }
+
+    /// Whether the base store's newest commit answers every snapshot for
+    /// this key: one version (or delete), at or below both the checkpoint
+    /// that wrote it and the horizon.
+    fn evictable(&self, upto: Csn, horizon: Csn) -> bool {
+        let csn = match self {
+            Chain::One(c, _) => *c,
+            Chain::Many(vs) if vs.len() == 1 => vs[0].csn,
+            Chain::Many(_) => return false,
+        };
+        csn <= upto && csn <= horizon
+    }
 }
 
 /// Rows scanned per hold of a table's read lock: a long scan lets commits
 /// to the table in between chunks.
 const SCAN_CHUNK: usize = 1024;
 
-/// A table's rows: every key's versions, in key order.
-#[derive(Debug, Default)]
+static NEXT_UID: AtomicU64 = AtomicU64::new(1);
+
+/// A table's rows: every key's versions, in key order. Keys may also live
+/// only in the base store (after a checkpoint evicted them): a read that
+/// finds no key in memory reads the store.
+#[derive(Debug)]
 pub struct VersionedRows {
     map: RwLock<BTreeMap<Key, Chain>>,
     /// Keys holding more than one version (or a delete not yet seen by
     /// every snapshot): what a checkpoint's prune has to visit.
     multi: AtomicUsize,
+    /// Rows in the newest committed state.
+    live: AtomicI64,
+    /// Which rows these are, for the base store's generations (a table's
+    /// rows replaced by TRUNCATE get a new one).
+    uid: u64,
+    /// The base store's copy, once a checkpoint wrote these rows.
+    base: OnceLock<BaseRows>,
 }
 
+impl Default for VersionedRows {
+    fn default() -> Self {
+        VersionedRows {
+            map: RwLock::default(),
+            multi: AtomicUsize::new(0),
+            live: AtomicI64::new(0),
+            uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
+            base: OnceLock::new(),
+        }
+    }
+}
+
+/// A memory entry of a merged scan: the row a snapshot sees (`None`: the
+/// key is deleted or not yet visible, and hides a stored row).
+type MemEntry = (Key, Option<Row>);
+
 impl VersionedRows {
+    pub fn uid(&self) -> u64 {
+        self.uid
+    }
+
+    /// Whether some keys may live only in the base store.
+    pub fn has_base(&self) -> bool {
+        self.base.get().is_some()
+    }
+
+    /// Reads absent keys from `base` from now on (`rows`: the number of
+    /// rows it holds, when memory holds none of them).
+    pub(crate) fn attach(&self, base: BaseRows, rows: Option<u64>) {
+        if self.base.set(base).is_ok() {
+            if let Some(n) = rows {
+                self.live.store(n as i64, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Reads one key: memory's answer if it holds the key, else the store's.
+    fn read_key<T>(
+        &self,
+        key: &[Value],
+        mem: impl Fn(&Chain) -> T,
+        stored: impl Fn(Option<Row>) -> T,
+    ) -> Result<Option<T>> {
+        let Some(base) = self.base.get() else {
+            return Ok(self.map.read().get(key).map(mem));
+        };
+        loop {
+            let p = base.pin();
+            if let Some(c) = self.map.read().get(key) {
+                return Ok(Some(mem(c)));
+            }
+            let row = base.get(&p, key)?;
+            if base.still_current(&p) {
+                return Ok(row.map(|r| stored(Some(r))));
+            }
+        }
+    }
+
     /// The row at `key` as a snapshot at `csn` sees it.
-    pub fn get_at(&self, key: &[Value], csn: Csn) -> Option<Row> {
-        self.map.read().get(key)?.at(csn).cloned()
+    pub fn get_at(&self, key: &[Value], csn: Csn) -> Result<Option<Row>> {
+        Ok(self.read_key(key, |c| c.at(csn).cloned(), |r| r)?.flatten())
     }
 
     /// The row at `key` in the newest published state, for a read that
     /// holds no snapshot: the CSN is read under the table's lock, so no
     /// install can prune the version it names (an installer keeps what the
     /// published CSN sees until its own CSN is published).
-    pub fn get_visible(&self, key: &[Value], vis: &Visibility) -> Option<Row> {
-        let map = self.map.read();
-        let csn = vis.visible();
-        map.get(key)?.at(csn).cloned()
+    pub fn get_visible(&self, key: &[Value], vis: &Visibility) -> Result<Option<Row>> {
+        Ok(self
+            .read_key(key, |c| c.at(vis.visible()).cloned(), |r| r)?
+            .flatten())
     }
 
     /// The newest committed version of `key` (for a writer holding its row
-    /// lock) and the CSN that wrote it (a delete gives `(csn, None)`).
-    pub fn latest(&self, key: &[Value]) -> Option<(Csn, Option<Row>)> {
-        let map = self.map.read();
-        let (c, r) = map.get(key)?.latest();
-        Some((c, r.cloned()))
+    /// lock) and the CSN that wrote it (a delete gives `(csn, None)`; a
+    /// row only the store holds, CSN 0).
+    pub fn latest(&self, key: &[Value]) -> Result<Option<(Csn, Option<Row>)>> {
+        self.read_key(
+            key,
+            |c| {
+                let (c, r) = c.latest();
+                (c, r.cloned())
+            },
+            |r| (0, r),
+        )
     }
 
     /// Rows with keys in `range`, in key order, as a snapshot at `csn`
     /// sees them. The table's lock is taken per chunk of keys, so a long
     /// scan does not hold up commits; the snapshot keeps what it sees.
-    pub fn scan_at(&self, range: (Bound<&Key>, Bound<&Key>), csn: Csn) -> Vec<(Key, Row)> {
+    pub fn scan_at(&self, range: (Bound<&Key>, Bound<&Key>), csn: Csn) -> Result<Vec<(Key, Row)>> {
         self.scan_while_at(range, csn, |_| true)
     }
 
@@ -262,8 +352,24 @@ impl VersionedRows {
         range: (Bound<&Key>, Bound<&Key>),
         csn: Csn,
         more: impl Fn(&Key) -> bool,
-    ) -> Vec<(Key, Row)> {
+    ) -> Result<Vec<(Key, Row)>> {
         let mut out = Vec::new();
+        if let Some(base) = self.base.get() {
+            let mut lo = range.0.cloned();
+            loop {
+                let (rows, next) = self.merged_chunk(base, (lo.as_ref(), range.1), csn)?;
+                for (k, r) in rows {
+                    if !more(&k) {
+                        return Ok(out);
+                    }
+                    out.push((k, r));
+                }
+                match next {
+                    Some(n) => lo = n,
+                    None => return Ok(out),
+                }
+            }
+        }
         let hi = range.1.cloned();
         let mut lo = range.0.cloned();
         loop {
@@ -271,7 +377,7 @@ impl VersionedRows {
             let mut last = None;
             for (n, (k, chain)) in map.range::<Key, _>((lo.as_ref(), hi.as_ref())).enumerate() {
                 if !more(k) {
-                    return out;
+                    return Ok(out);
                 }
                 if n == SCAN_CHUNK {
                     last = Some(k.clone());
@@ -285,7 +391,7 @@ impl VersionedRows {
             match last {
                 // Resume at the first key not yet looked at.
                 Some(k) => lo = Bound::Included(k),
-                None => return out,
+                None => return Ok(out),
             }
         }
     }
@@ -294,12 +400,25 @@ impl VersionedRows {
     /// `csn` sees it, without copying keys: a chunk of rows is taken under
     /// the table's lock and visited after it is released (so `f` may read
     /// the table again). Stops at `f`'s first error.
-    pub fn for_each_at<E>(
+    pub fn for_each_at<E: From<EngineError>>(
         &self,
         range: (Bound<&Key>, Bound<&Key>),
         csn: Csn,
-        mut f: impl FnMut(&Row) -> Result<(), E>,
-    ) -> Result<(), E> {
+        mut f: impl FnMut(&Row) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        if let Some(base) = self.base.get() {
+            let mut lo = range.0.cloned();
+            loop {
+                let (rows, next) = self.merged_chunk(base, (lo.as_ref(), range.1), csn)?;
+                for (_, r) in rows {
+                    f(&r)?;
+                }
+                match next {
+                    Some(n) => lo = n,
+                    None => return Ok(()),
+                }
+            }
+        }
         let hi = range.1.cloned();
         let mut lo = range.0.cloned();
         let mut chunk: Vec<Row> = Vec::with_capacity(SCAN_CHUNK);
@@ -327,9 +446,61 @@ impl VersionedRows {
         }
     }
 
+    /// One chunk of a scan over memory and the store: the rows a snapshot
+    /// at `csn` sees from the start of `range`, in key order, memory's
+    /// version winning for keys it holds; and where the next chunk starts
+    /// (`None`: the range is done).
+    #[allow(clippy::type_complexity)]
+    fn merged_chunk(
+        &self,
+        base: &BaseRows,
+        range: (Bound<&Key>, Bound<&Key>),
+        csn: Csn,
+    ) -> Result<(Vec<(Key, Row)>, Option<Bound<Key>>)> {
+        loop {
+            let p = base.pin();
+            let mut mem: Vec<MemEntry> = Vec::new();
+            let mut mem_next: Option<Key> = None;
+            {
+                let map = self.map.read();
+                for (n, (k, c)) in map.range::<Key, _>(range).enumerate() {
+                    if n == SCAN_CHUNK {
+                        mem_next = Some(k.clone());
+                        break;
+                    }
+                    mem.push((k.clone(), c.at(csn).cloned()));
+                }
+            }
+            // The store's part stops where memory's chunk stopped.
+            let store_hi = match &mem_next {
+                Some(k) => Bound::Excluded(k),
+                None => range.1,
+            };
+            let (stored, cut) = base.range(&p, (range.0, store_hi), SCAN_CHUNK)?;
+            if !base.still_current(&p) {
+                continue;
+            }
+            // A chunk cut short in the store ends at its last stored key;
+            // memory's keys after it belong to the next chunk.
+            let (end, next) = if cut {
+                let last = stored.last().map(|(k, _)| k.clone());
+                let next = last.clone().map(Bound::Excluded);
+                (last, next)
+            } else {
+                (None, mem_next.map(Bound::Included))
+            };
+            if let Some(end) = &end {
+                mem.retain(|(k, _)| k <= end);
+            }
+            return Ok((merge(mem, stored), next));
+        }
+    }
+
     /// Keys starting with `prefix` whose newest committed version is a row
     /// (a unique index's check, by a writer holding the prefix's lock).
+    /// Index entries stay in memory.
     pub fn latest_with_prefix(&self, prefix: &[Value]) -> Vec<Key> {
+        debug_assert!(!self.has_base());
         let map = self.map.read();
         let lo: Key = prefix.into();
         map.range::<Key, _>((Bound::Included(&lo), Bound::Unbounded))
@@ -339,41 +510,68 @@ impl VersionedRows {
             .collect()
     }
 
-    /// Installs one commit's versions of this table's keys.
-    pub(crate) fn install(
+    /// For each key about to get a new version, the row only the store
+    /// holds (`None` when memory holds the key, or nobody does); empty when
+    /// there is no store to read. Read under the publish lock, before the
+    /// first change of a commit, so a failed read changes nothing.
+    pub(crate) fn priors<'k>(
         &self,
-        changes: impl IntoIterator<Item = (Key, Option<Row>)>,
-        csn: Csn,
-        horizon: Csn,
-    ) {
-        let mut map = self.map.write();
-        for (key, row) in changes {
-            self.install_one(&mut map, key, row, csn, horizon);
+        keys: impl Iterator<Item = &'k Key>,
+    ) -> Result<Vec<Option<Row>>> {
+        let mut priors = Vec::new();
+        if self.has_base() {
+            for key in keys {
+                priors.push(self.read_key(key, |_| None, |r| r)?.flatten());
+            }
         }
+        Ok(priors)
     }
 
-    fn install_one(
+    /// Installs one commit's versions of this table's keys and returns each
+    /// key's newest committed row before them (for the index entries they
+    /// end). `priors` (see [`Self::priors`]) become version 0 of their
+    /// chains, so that older snapshots keep seeing them.
+    pub(crate) fn install(
         &self,
-        map: &mut BTreeMap<Key, Chain>,
-        key: Key,
-        row: Option<Row>,
+        changes: Vec<(Key, Option<Row>)>,
+        priors: Vec<Option<Row>>,
         csn: Csn,
         horizon: Csn,
-    ) {
-        let old = map.remove(&key);
-        let was_many = old.as_ref().is_some_and(Chain::is_many);
-        let new = match old {
-            Some(c) => c.push(csn, row, horizon),
-            None => match row {
-                Some(r) => Some(Chain::One(csn, r)),
-                None if csn <= horizon => None,
-                None => Some(Chain::Many(vec![Version { csn, row: None }])),
-            },
-        };
-        let is_many = new.as_ref().is_some_and(Chain::is_many);
-        if let Some(c) = new {
-            map.insert(key, c);
+    ) -> Vec<Option<Row>> {
+        let keep_deletes = self.has_base();
+        let mut olds = Vec::with_capacity(changes.len());
+        let mut map = self.map.write();
+        for (i, (key, row)) in changes.into_iter().enumerate() {
+            let mut old = map.remove(&key);
+            if old.is_none() {
+                if let Some(Some(r)) = priors.get(i) {
+                    old = Some(Chain::One(0, r.clone()));
+                }
+            }
+            olds.push(old.as_ref().and_then(|c| c.latest().1.cloned()));
+            let had = old.as_ref().is_some_and(|c| c.latest().1.is_some());
+            let has = row.is_some();
+            self.live
+                .fetch_add(has as i64 - had as i64, Ordering::Relaxed);
+            let was_many = old.as_ref().is_some_and(Chain::is_many);
+            let new = match old {
+                Some(c) => c.push(csn, row, horizon, keep_deletes),
+                None => match row {
+                    Some(r) => Some(Chain::One(csn, r)),
+                    None if csn <= horizon && !keep_deletes => None,
+                    None => Some(Chain::Many(vec![Version { csn, row: None }])),
+                },
+            };
+            let is_many = new.as_ref().is_some_and(Chain::is_many);
+            if let Some(c) = new {
+                map.insert(key, c);
+            }
+            self.count_multi(was_many, is_many);
         }
+        olds
+    }
+
+    fn count_multi(&self, was_many: bool, is_many: bool) {
         match (was_many, is_many) {
             (false, true) => {
                 self.multi.fetch_add(1, Ordering::Relaxed);
@@ -388,7 +586,11 @@ impl VersionedRows {
     /// Loads a row that every snapshot sees (a checkpoint image's rows).
     pub(crate) fn load(&self, key: Key, row: Row) -> Option<Row> {
         let old = self.map.write().insert(key, Chain::One(0, row));
-        old.and_then(|c| c.latest().1.cloned())
+        let old = old.and_then(|c| c.latest().1.cloned());
+        if old.is_none() {
+            self.live.fetch_add(1, Ordering::Relaxed);
+        }
+        old
     }
 
     /// Drops the versions no snapshot at or after `horizon` sees (the
@@ -397,6 +599,7 @@ impl VersionedRows {
     /// table go on in between.
     pub(crate) fn prune(&self, horizon: Csn) {
         let mut from: Bound<Key> = Bound::Unbounded;
+        let keep_deletes = self.has_base();
         while self.multi.load(Ordering::Relaxed) > 0 {
             let mut map = self.map.write();
             let mut keys = Vec::new();
@@ -413,7 +616,15 @@ impl VersionedRows {
                     keys.push(k.clone());
                 }
             }
-            self.prune_keys(&mut map, keys, horizon);
+            for k in keys {
+                if let Some(c) = map.remove(&k) {
+                    let c = c.pruned(horizon, keep_deletes);
+                    self.count_multi(true, c.as_ref().is_some_and(Chain::is_many));
+                    if let Some(c) = c {
+                        map.insert(k, c);
+                    }
+                }
+            }
             drop(map);
             match next {
                 Some(k) => from = Bound::Included(k),
@@ -422,46 +633,114 @@ impl VersionedRows {
         }
     }
 
-    fn prune_keys(&self, map: &mut BTreeMap<Key, Chain>, keys: Vec<Key>, horizon: Csn) {
-        for k in keys {
-            if let Some(c) = map.remove(&k) {
-                match c.pruned(horizon) {
-                    Some(c) => {
-                        if !c.is_many() {
-                            self.multi.fetch_sub(1, Ordering::Relaxed);
-                        }
-                        map.insert(k, c);
-                    }
-                    None => {
-                        self.multi.fetch_sub(1, Ordering::Relaxed);
-                    }
+    /// Drops from memory every key the base store's newest commit answers
+    /// for every snapshot (see `Chain::evictable`; `upto`: the CSN that
+    /// commit was read at). Runs after that commit became the store's
+    /// current generation, a chunk of keys per hold of the publish lock
+    /// (so no install is between its look at memory and its change).
+    /// Returns the number of keys evicted.
+    pub(crate) fn evict(&self, vis: &Visibility, upto: Csn) -> usize {
+        if !self.has_base() {
+            return 0;
+        }
+        let mut evicted = 0;
+        let mut from: Bound<Key> = Bound::Unbounded;
+        loop {
+            let _hold = vis.hold_publish();
+            let horizon = vis.horizon();
+            let mut map = self.map.write();
+            let mut keys = Vec::new();
+            let mut next = None;
+            for (n, (k, c)) in map
+                .range::<Key, _>((from.as_ref(), Bound::Unbounded))
+                .enumerate()
+            {
+                if n == SCAN_CHUNK * 8 {
+                    next = Some(k.clone());
+                    break;
                 }
+                if c.is_many() || c.evictable(upto, horizon) {
+                    keys.push(k.clone());
+                }
+            }
+            for k in keys {
+                let Some(c) = map.remove(&k) else { continue };
+                let was_many = c.is_many();
+                let Some(c) = c.pruned(horizon, true) else {
+                    continue;
+                };
+                if c.evictable(upto, horizon) {
+                    self.count_multi(was_many, false);
+                    evicted += 1;
+                } else {
+                    self.count_multi(was_many, c.is_many());
+                    map.insert(k, c);
+                }
+            }
+            drop(map);
+            match next {
+                Some(k) => from = Bound::Included(k),
+                None => return evicted,
             }
         }
     }
 
+    /// Keys held in memory (for the DMVs and tests).
+    pub fn keys_in_memory(&self) -> usize {
+        self.map.read().len()
+    }
+
     /// The newest committed rows (under the database's gate, when no
     /// commit is being installed: what a checkpoint image holds).
-    pub(crate) fn latest_rows(&self) -> BTreeMap<Key, Row> {
-        self.map
+    pub(crate) fn latest_rows(&self) -> Result<BTreeMap<Key, Row>> {
+        if self.has_base() {
+            return Ok(self
+                .scan_at((Bound::Unbounded, Bound::Unbounded), Csn::MAX)?
+                .into_iter()
+                .collect());
+        }
+        Ok(self
+            .map
             .read()
             .iter()
             .filter_map(|(k, c)| c.latest().1.map(|r| (k.clone(), r.clone())))
-            .collect()
+            .collect())
     }
 
     /// Rows in the newest committed state.
     pub fn len_latest(&self) -> usize {
-        let map = self.map.read();
-        if self.multi.load(Ordering::Relaxed) == 0 {
-            return map.len();
-        }
-        map.values().filter(|c| c.latest().1.is_some()).count()
+        self.live.load(Ordering::Relaxed).max(0) as usize
     }
 
     /// Keys holding more than one version.
     pub fn multi_version_keys(&self) -> usize {
         self.multi.load(Ordering::Relaxed)
+    }
+}
+
+/// Merges a chunk's memory entries and stored rows (both in key order):
+/// memory's entry wins for a key both hold.
+fn merge(mem: Vec<MemEntry>, stored: Vec<(Key, Row)>) -> Vec<(Key, Row)> {
+    let mut out = Vec::with_capacity(mem.len() + stored.len());
+    let mut m = mem.into_iter().peekable();
+    let mut s = stored.into_iter().peekable();
+    loop {
+        let step = match (m.peek(), s.peek()) {
+            (None, None) => return out,
+            (Some(_), None) => CmpOrdering::Less,
+            (None, Some(_)) => CmpOrdering::Greater,
+            (Some((mk, _)), Some((sk, _))) => mk.cmp(sk),
+        };
+        if step == CmpOrdering::Equal {
+            s.next();
+        }
+        if step == CmpOrdering::Greater {
+            if let Some(kr) = s.next() {
+                out.push(kr);
+            }
+        } else if let Some((k, Some(r))) = m.next() {
+            out.push((k, r));
+        }
     }
 }
 
@@ -483,22 +762,28 @@ mod tests {
         let rows = VersionedRows::default();
         {
             let p = vis.begin_publish();
-            rows.install([(k(1), Some(r(10)))], p.csn, p.horizon);
+            rows.install(vec![(k(1), Some(r(10)))], Vec::new(), p.csn, p.horizon);
         }
         let s = vis.snapshot();
         {
             let p = vis.begin_publish();
-            rows.install([(k(1), Some(r(11))), (k(2), Some(r(20)))], p.csn, p.horizon);
+            rows.install(
+                vec![(k(1), Some(r(11))), (k(2), Some(r(20)))],
+                Vec::new(),
+                p.csn,
+                p.horizon,
+            );
         }
-        assert_eq!(rows.get_at(&k(1), s.csn()), Some(r(10)));
-        assert_eq!(rows.get_at(&k(2), s.csn()), None);
+        assert_eq!(rows.get_at(&k(1), s.csn()).unwrap(), Some(r(10)));
+        assert_eq!(rows.get_at(&k(2), s.csn()).unwrap(), None);
         assert_eq!(
             rows.scan_at((Bound::Unbounded, Bound::Unbounded), s.csn())
+                .unwrap()
                 .len(),
             1
         );
         let now = vis.visible();
-        assert_eq!(rows.get_at(&k(1), now), Some(r(11)));
+        assert_eq!(rows.get_at(&k(1), now).unwrap(), Some(r(11)));
         assert_eq!(rows.multi_version_keys(), 1);
         drop(s);
         // The next write after the reader is gone drops the oldest version;
@@ -506,14 +791,14 @@ mod tests {
         // stays until a later write or a prune.
         {
             let p = vis.begin_publish();
-            rows.install([(k(1), None)], p.csn, p.horizon);
+            rows.install(vec![(k(1), None)], Vec::new(), p.csn, p.horizon);
         }
-        assert!(matches!(rows.latest(&k(1)), Some((3, None))));
-        assert_eq!(rows.get_visible(&k(1), &vis), None);
+        assert!(matches!(rows.latest(&k(1)).unwrap(), Some((3, None))));
+        assert_eq!(rows.get_visible(&k(1), &vis).unwrap(), None);
         assert_eq!(rows.len_latest(), 1);
         rows.prune(vis.horizon());
         assert_eq!(rows.multi_version_keys(), 0);
-        assert!(rows.latest(&k(1)).is_none());
+        assert!(rows.latest(&k(1)).unwrap().is_none());
     }
 
     #[test]
@@ -522,21 +807,21 @@ mod tests {
         let rows = VersionedRows::default();
         {
             let p = vis.begin_publish();
-            rows.install([(k(1), Some(r(10)))], p.csn, p.horizon);
+            rows.install(vec![(k(1), Some(r(10)))], Vec::new(), p.csn, p.horizon);
         }
         let s = vis.snapshot();
         {
             let p = vis.begin_publish();
-            rows.install([(k(1), None)], p.csn, p.horizon);
+            rows.install(vec![(k(1), None)], Vec::new(), p.csn, p.horizon);
         }
-        assert_eq!(rows.get_at(&k(1), s.csn()), Some(r(10)));
-        assert_eq!(rows.get_at(&k(1), vis.visible()), None);
-        assert!(matches!(rows.latest(&k(1)), Some((_, None))));
+        assert_eq!(rows.get_at(&k(1), s.csn()).unwrap(), Some(r(10)));
+        assert_eq!(rows.get_at(&k(1), vis.visible()).unwrap(), None);
+        assert!(matches!(rows.latest(&k(1)).unwrap(), Some((_, None))));
         rows.prune(vis.horizon());
-        assert_eq!(rows.get_at(&k(1), s.csn()), Some(r(10)));
+        assert_eq!(rows.get_at(&k(1), s.csn()).unwrap(), Some(r(10)));
         drop(s);
         rows.prune(vis.horizon());
-        assert_eq!(rows.latest(&k(1)), None);
+        assert_eq!(rows.latest(&k(1)).unwrap(), None);
         assert_eq!(rows.multi_version_keys(), 0);
     }
 
@@ -547,14 +832,23 @@ mod tests {
         let n = (SCAN_CHUNK * 3 + 7) as i64;
         {
             let p = vis.begin_publish();
-            rows.install((0..n).map(|i| (k(i), Some(r(i)))), p.csn, p.horizon);
+            rows.install(
+                (0..n).map(|i| (k(i), Some(r(i)))).collect(),
+                Vec::new(),
+                p.csn,
+                p.horizon,
+            );
         }
-        let all = rows.scan_at((Bound::Unbounded, Bound::Unbounded), vis.visible());
+        let all = rows
+            .scan_at((Bound::Unbounded, Bound::Unbounded), vis.visible())
+            .unwrap();
         assert_eq!(all.len(), n as usize);
         assert!(all.windows(2).all(|w| w[0].0 < w[1].0));
         let lo = k(5);
         let hi = k(n - 5);
-        let part = rows.scan_at((Bound::Excluded(&lo), Bound::Included(&hi)), vis.visible());
+        let part = rows
+            .scan_at((Bound::Excluded(&lo), Bound::Included(&hi)), vis.visible())
+            .unwrap();
         assert_eq!(part.len(), (n - 10) as usize);
         assert_eq!(part[0].0, k(6));
     }

@@ -92,7 +92,9 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
                 if let Some(row) = &row {
                     t.observe(&key, row);
                 }
-                t.install(vec![(key, row)], p.csn, p.horizon);
+                let change = vec![(key, row)];
+                let priors = t.priors(&change)?;
+                t.install(change, priors, p.csn, p.horizon);
             }
         }
         Redo::CreateTable(def) => cat.add_table(Arc::new(Table::new(def))),

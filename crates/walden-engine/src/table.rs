@@ -158,20 +158,51 @@ impl Table {
         self.rows.load(key, row);
     }
 
+    /// Index entries of a row every snapshot sees (a stored row, read at
+    /// open while the row itself stays in the store).
+    pub(crate) fn load_index_entries(&self, key: &[Value], row: &[Value]) {
+        for ix in &self.indexes {
+            ix.entries.load(ix.entry(key, row), present());
+        }
+    }
+
+    /// What `install` needs from the base store for these changes: read
+    /// first, under the publish lock, so a failed read installs nothing.
+    pub(crate) fn priors(&self, changes: &[(Key, Option<Row>)]) -> Result<Vec<Option<Row>>> {
+        self.rows.priors(changes.iter().map(|(k, _)| k))
+    }
+
     /// Installs one commit's versions of this table's keys and the index
     /// entries they add and end (under the publish lock, so the newest
-    /// committed versions read here are the ones being replaced).
-    pub(crate) fn install(&self, changes: Vec<(Key, Option<Row>)>, csn: Csn, horizon: Csn) {
+    /// committed versions replaced are the ones read here).
+    pub(crate) fn install(
+        &self,
+        changes: Vec<(Key, Option<Row>)>,
+        priors: Vec<Option<Row>>,
+        csn: Csn,
+        horizon: Csn,
+    ) {
+        let keys: Vec<Key> = if self.indexes.is_empty() {
+            Vec::new()
+        } else {
+            changes.iter().map(|(k, _)| k.clone()).collect()
+        };
+        let news: Vec<Option<Row>> = if self.indexes.is_empty() {
+            Vec::new()
+        } else {
+            changes.iter().map(|(_, r)| r.clone()).collect()
+        };
+        let unsaved_keys: Vec<Key> = changes.iter().map(|(k, _)| k.clone()).collect();
+        let olds = self.rows.install(changes, priors, csn, horizon);
         {
             let mut u = self.unsaved.lock();
             if !u.whole {
-                u.keys.extend(changes.iter().map(|(k, _)| k.clone()));
+                u.keys.extend(unsaved_keys);
             }
         }
         if !self.indexes.is_empty() {
             let mut per_index: Vec<Vec<(Key, Option<Row>)>> = vec![Vec::new(); self.indexes.len()];
-            for (key, new) in &changes {
-                let old = self.rows.latest(key).and_then(|(_, r)| r);
+            for ((key, new), old) in keys.iter().zip(&news).zip(&olds) {
                 for (ix, out) in self.indexes.iter().zip(per_index.iter_mut()) {
                     let before = old.as_ref().map(|r| ix.entry(key, r));
                     let after = new.as_ref().map(|r| ix.entry(key, r));
@@ -188,12 +219,12 @@ impl Table {
             }
             for (ix, changes) in self.indexes.iter().zip(per_index) {
                 if !changes.is_empty() {
-                    ix.entries.install(changes, csn, horizon);
+                    // Index entries never leave memory: no priors.
+                    ix.entries.install(changes, Vec::new(), csn, horizon);
                     ix.updates.fetch_add(1, Relaxed);
                 }
             }
         }
-        self.rows.install(changes, csn, horizon);
     }
 
     /// Drops versions of rows and index entries no snapshot at or after
@@ -203,6 +234,12 @@ impl Table {
         for ix in &self.indexes {
             ix.entries.prune(horizon);
         }
+    }
+
+    /// Drops from memory the rows the base store's newest commit (read at
+    /// `upto`) answers for every snapshot. Returns how many left.
+    pub(crate) fn evict(&self, vis: &crate::mvcc::Visibility, upto: Csn) -> usize {
+        self.rows.evict(vis, upto)
     }
 
     /// This table with one more index, built from the newest committed rows
@@ -217,7 +254,7 @@ impl Table {
             updates: AtomicU64::new(0),
         };
         let mut seen: HashMap<Vec<Value>, ()> = HashMap::new();
-        for (key, row) in self.rows.latest_rows() {
+        for (key, row) in self.rows.latest_rows()? {
             let vals = ix.values_of(&row);
             if def.unique && !vals.iter().any(Value::is_null) && seen.insert(vals, ()).is_some() {
                 return Err(EngineError::UniqueBuildFailed(Box::new(KeyConflict {
@@ -341,7 +378,7 @@ impl Table {
         t.next_identity = self.next_identity.clone();
         {
             let mut rows = BTreeMap::new();
-            for row in self.rows.latest_rows().values() {
+            for row in self.rows.latest_rows()?.values() {
                 let key: Key = columns.iter().map(|&i| row[i].clone()).collect();
                 if let Some(i) = columns.iter().find(|&&i| row[i].is_null()) {
                     return Err(crate::error::EngineError::NotNull {
@@ -377,7 +414,7 @@ impl Table {
     }
 
     /// The newest committed rows (what a checkpoint image holds).
-    pub fn latest_rows(&self) -> BTreeMap<Key, Row> {
+    pub fn latest_rows(&self) -> Result<BTreeMap<Key, Row>> {
         self.rows.latest_rows()
     }
 }

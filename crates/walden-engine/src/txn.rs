@@ -161,7 +161,7 @@ impl Transaction {
         if self.writes.contains_key(&(t.id(), key.clone())) {
             return Ok(());
         }
-        match t.rows.latest(key) {
+        match t.rows.latest(key)? {
             Some((csn, row)) if csn > snap.csn() => {
                 Err(EngineError::SerializationFailure(if row.is_some() {
                     "update"

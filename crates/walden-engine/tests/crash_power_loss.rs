@@ -462,8 +462,8 @@ fn trial(seed: u64) -> Outcome {
     crashed.set_faults(Faults::default());
     let db = inst.database("walden").unwrap();
     let end = db.log().end_lsn();
-    let items = db.table("items").unwrap().latest_rows();
-    let counters = db.table("counters").unwrap().latest_rows();
+    let items = db.table("items").unwrap().latest_rows().unwrap();
+    let counters = db.table("counters").unwrap().latest_rows().unwrap();
 
     // (c) exactly the rows of each session's surviving transactions: its
     // counter says which was the last, and every one before it survived.

@@ -58,7 +58,7 @@ fn put(db: &Arc<Database>, s: &Arc<Session>, id: i64, v: Option<i64>, tag: &str)
             v.map(Value::Int).unwrap_or(Value::Null),
             Value::text(tag),
         ];
-        if tx.get_in(&t, &[Value::Int(id)]).is_some() {
+        if tx.get_in(&t, &[Value::Int(id)])?.is_some() {
             tx.update_in(&t, &[Value::Int(id)], row)?;
         } else {
             tx.insert_into(&t, row.into_iter().map(Some).collect())?;
@@ -81,6 +81,7 @@ fn ids_with(db: &Arc<Database>, s: &Arc<Session>, v: i64) -> Vec<i64> {
             Bound::Included(Box::new([Value::Int(v)])),
             |k: &Key| k.starts_with(&prefix),
         )
+        .unwrap()
         .expect("the index serves a snapshot newer than itself");
     let via_index: Vec<i64> = found
         .iter()
@@ -92,6 +93,7 @@ fn ids_with(db: &Arc<Database>, s: &Arc<Session>, v: i64) -> Vec<i64> {
         .collect();
     let via_scan: Vec<i64> = tx
         .scan_in(&t, (Bound::Unbounded, Bound::Unbounded))
+        .unwrap()
         .into_iter()
         .filter(|(_, r)| r[1] == Value::Int(v))
         .map(|(k, _)| match k[0] {
@@ -147,6 +149,7 @@ fn an_index_is_built_on_existing_rows_and_kept_by_commits() {
             Bound::Included(Box::new([Value::Int(3)])),
             |k: &Key| k.starts_with(&prefix),
         )
+        .unwrap()
         .unwrap();
     assert!(seen.iter().any(|(k, _)| k[0] == Value::Int(23)));
     assert!(!ids_with(&db, &s, 3).contains(&23));

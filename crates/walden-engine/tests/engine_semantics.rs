@@ -524,7 +524,7 @@ fn a_large_transaction_streams_over_many_records_and_stays_atomic() {
     let inst = Instance::open(mem_config(&crashed)).unwrap();
     let db = inst.database("walden").unwrap();
     let t = db.table("accounts").unwrap();
-    let rows = t.latest_rows();
+    let rows = t.latest_rows().unwrap();
     assert_eq!(rows.len(), 30_000);
     let negative = rows.values().filter(|r| r[1] == Value::Int(-1)).count();
     assert!(

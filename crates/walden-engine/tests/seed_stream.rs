@@ -64,9 +64,15 @@ type Rows = (BTreeMap<Key, Row>, Vec<Row>);
 
 /// Both tables' rows (`h` by value: its hidden keys are the copy's own).
 fn rows_of(db: &Arc<Database>) -> Rows {
-    let mut h: Vec<Row> = db.table("h").unwrap().latest_rows().into_values().collect();
+    let mut h: Vec<Row> = db
+        .table("h")
+        .unwrap()
+        .latest_rows()
+        .unwrap()
+        .into_values()
+        .collect();
     h.sort_by_key(|r| format!("{r:?}"));
-    (db.table("t").unwrap().latest_rows(), h)
+    (db.table("t").unwrap().latest_rows().unwrap(), h)
 }
 
 fn primary(dir: &Path, rows: i64) -> (Instance, Arc<Database>) {

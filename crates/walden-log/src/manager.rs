@@ -610,6 +610,20 @@ impl LogManager {
         self.shared.state.lock().hardened
     }
 
+    /// Refuses every later append, as a failed write does: the caller found
+    /// state that the log and the database no longer agree on.
+    pub fn poison(&self, reason: String) {
+        let mut st = self.shared.state.lock();
+        if st.poisoned.is_none() {
+            tracing::error!(%reason, "database poisoned");
+            st.poisoned = Some(reason);
+        }
+        let ready = std::mem::take(&mut st.waiters);
+        self.shared.space_cv.notify_all();
+        drop(st);
+        wake(ready);
+    }
+
     pub fn is_poisoned(&self) -> Option<String> {
         self.shared.state.lock().poisoned.clone()
     }

@@ -287,7 +287,7 @@ impl Work<'_> {
         // A new primary key's duplicates are reported before its nulls, as
         // PostgreSQL builds the index first.
         if !self.def.primary_key.is_empty() && self.def.primary_key != self.old.def.primary_key {
-            let n = self.nrows();
+            let n = self.nrows()?;
             let pk = self.def.primary_key.clone();
             let mut seen = std::collections::HashSet::new();
             for r in 0..n {
@@ -325,7 +325,7 @@ impl Work<'_> {
         let n = if unchecked.is_empty() {
             0
         } else {
-            self.nrows()
+            self.nrows()?
         };
         for i in unchecked {
             let c = &self.def.columns[i];
@@ -354,7 +354,7 @@ impl Work<'_> {
         }
         checks.sort_by(|a, b| a.0.cmp(&b.0));
         if !checks.is_empty() {
-            for r in 0..self.nrows() {
+            for r in 0..self.nrows()? {
                 let row = self.row(r);
                 for (name, x) in &checks {
                     if let Value::Bool(false) = x.eval(&row, self.env)? {

@@ -140,14 +140,15 @@ impl<'a> Work<'a> {
         &self.def.name
     }
 
-    pub(crate) fn rows(&mut self) -> &[Row] {
-        let old = self.old;
-        self.rows
-            .get_or_insert_with(|| old.latest_rows().into_values().collect())
+    pub(crate) fn rows(&mut self) -> Result<&[Row]> {
+        if self.rows.is_none() {
+            self.rows = Some(self.old.latest_rows()?.into_values().collect());
+        }
+        Ok(self.rows.as_deref().unwrap_or_default())
     }
 
-    pub(crate) fn nrows(&mut self) -> usize {
-        self.rows().len()
+    pub(crate) fn nrows(&mut self) -> Result<usize> {
+        Ok(self.rows()?.len())
     }
 
     /// Row `n` as the working definition's columns see it.
@@ -302,7 +303,7 @@ impl<'a> Work<'a> {
                 col.default,
                 Some(DefaultExpr::NewUuid | DefaultExpr::NextVal(_))
             );
-        let n = if per_row { self.nrows() } else { 0 };
+        let n = if per_row { self.nrows()? } else { 0 };
         let fill = if col.identity.is_some() {
             if n > 0 {
                 return Err(SqlError::unsupported(
@@ -493,7 +494,7 @@ impl<'a> Work<'a> {
                 ));
             }
         }
-        let n = self.nrows();
+        let n = self.nrows()?;
         let compiled = match using {
             Some(e) => {
                 if mentions_sequence(e) {

@@ -533,7 +533,7 @@ fn candidates(
     let t = &pl.table;
     if let Some(key) = &pl.lookup {
         let k = query::lookup_key(t, key, &env)?;
-        return Ok(match tx.get_in(t, &k) {
+        return Ok(match tx.get_in(t, &k)? {
             Some(_) => vec![k.into_boxed_slice()],
             None => vec![],
         });
@@ -545,7 +545,7 @@ fn candidates(
     };
     let rows = match found {
         Some(rows) => rows,
-        None => tx.scan_in(t, query::key_bounds(t, pl.range.as_deref(), &env)?),
+        None => tx.scan_in(t, query::key_bounds(t, pl.range.as_deref(), &env)?)?,
     };
     for (k, r) in rows {
         if query::passes(&pl.filter, &r, &env)? {

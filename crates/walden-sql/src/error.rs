@@ -217,7 +217,11 @@ impl From<EngineError> for SqlError {
             | E::Log(walden_log::LogError::RecordTooLarge { .. }) => ErrorKind::ProgramLimit,
             E::DirectoryExists { .. } => ErrorKind::DuplicateDatabase,
             E::CatalogMissing { .. } | E::DirectoryMismatch { .. } => ErrorKind::Io,
-            E::Log(_) | E::Io { .. } | E::CorruptDataFile { .. } | E::Store { .. } => ErrorKind::Io,
+            E::Log(_)
+            | E::Io { .. }
+            | E::CorruptDataFile { .. }
+            | E::Store { .. }
+            | E::ApplyFailed { .. } => ErrorKind::Io,
             E::Closed => ErrorKind::Internal,
             E::ReadOnlyReplica(_) => ErrorKind::ReadOnly,
             E::ReplicaQuorum(_) => ErrorKind::PrerequisiteState,

@@ -320,7 +320,7 @@ pub(crate) fn run(lp: &LockingPlan, tx: &mut Transaction, ctx: &Ctx<'_>) -> Resu
         let rows: Vec<(Key, walden_engine::Row)> = match &a.lookup {
             Some(key) => {
                 let k = query::lookup_key(&t, key, &env)?;
-                match tx.get_in(&t, &k) {
+                match tx.get_in(&t, &k)? {
                     Some(r) => vec![(k.into_boxed_slice(), r)],
                     None => vec![],
                 }
@@ -332,7 +332,7 @@ pub(crate) fn run(lp: &LockingPlan, tx: &mut Transaction, ctx: &Ctx<'_>) -> Resu
                 };
                 match found {
                     Some(rows) => rows,
-                    None => tx.scan_in(&t, query::key_bounds(&t, a.range.as_deref(), &env)?),
+                    None => tx.scan_in(&t, query::key_bounds(&t, a.range.as_deref(), &env)?)?,
                 }
             }
         };

@@ -91,11 +91,11 @@ pub fn check_churn(db: &Database, counters: &BTreeMap<i64, i64>) -> Vec<String> 
     let Ok(t) = db.table(CHURN) else {
         return Vec::new();
     };
-    let mut present: BTreeSet<i64> = t
-        .latest_rows()
-        .values()
-        .filter_map(|r| r[0].as_i64())
-        .collect();
+    let rows = match t.latest_rows() {
+        Ok(rows) => rows,
+        Err(e) => return vec![format!("churn: reading the table failed: {e}")],
+    };
+    let mut present: BTreeSet<i64> = rows.values().filter_map(|r| r[0].as_i64()).collect();
     let mut out = Vec::new();
     for (&s, &n) in counters {
         for q in (n - KEEP + 1).max(1)..=n {

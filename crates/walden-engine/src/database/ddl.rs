@@ -168,11 +168,11 @@ impl Database {
             )));
         }
         let keys: std::collections::HashSet<Vec<crate::types::Value>> = r
-            .latest_rows()
+            .latest_rows()?
             .values()
             .map(|row| fk.ref_columns.iter().map(|&c| row[c].clone()).collect())
             .collect();
-        for row in t.latest_rows().values() {
+        for row in t.latest_rows()?.values() {
             let vals: Vec<crate::types::Value> =
                 fk.columns.iter().map(|&c| row[c].clone()).collect();
             let nulls = vals.iter().filter(|v| v.is_null()).count();

@@ -10,14 +10,14 @@
 //! checkpoint's snapshot.
 
 use crate::checkpoint::{decode_image, Image};
-use crate::codec::{self, Reader};
 use crate::error::{io_err, EngineError, Result};
 use crate::mvcc::Csn;
-use crate::store::{encode_key, keycode::decode_key, VfsBackend};
+use crate::store::reads::{decode_row, encode_row, BaseRows, KeyFrom, StoreReads};
+use crate::store::{encode_key, VfsBackend};
 use crate::table::{Table, Unsaved};
-use crate::types::{Key, Row};
+use crate::types::Row;
 use redb::{ReadableDatabase, ReadableTable, TableDefinition, TableHandle};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering::Relaxed;
@@ -29,8 +29,7 @@ pub const FILE: &str = "store.redb";
 /// The catalog and counters of the checkpoint (an image without rows).
 const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
 const META_IMAGE: &str = "image";
-/// redb's page cache. The tables are still loaded whole at open, so the
-/// cache serves checkpoint writes only.
+/// redb's page cache: reads of rows that left memory, and checkpoints.
 const CACHE_BYTES: usize = 128 << 20;
 
 fn table_name(id: u32) -> String {
@@ -46,6 +45,20 @@ pub(crate) struct BaseStore {
     path: PathBuf,
     file: Arc<dyn VfsFile>,
     stats: Arc<FileStats>,
+    /// The store's newest commit, as readers of evicted rows see it.
+    reads: Arc<StoreReads>,
+    /// Rows are read from the store rather than all loaded at open, and
+    /// each checkpoint's rows may leave memory.
+    read_through: bool,
+}
+
+/// How a table's stored rows give their keys.
+fn key_from(t: &Table) -> KeyFrom {
+    if t.has_hidden_key() {
+        KeyFrom::Stored
+    } else {
+        KeyFrom::Columns(t.def.primary_key.clone())
+    }
 }
 
 /// One table's share of a checkpoint: what changed, read at `csn`.
@@ -58,7 +71,12 @@ impl BaseStore {
     /// Opens the store in `data_dir`, creating an empty one if there is
     /// none. redb verifies every page's checksum at open: a damaged file is
     /// refused rather than trusted.
-    pub fn open(vfs: &dyn Vfs, data_dir: &Path, stats: &Arc<FileStats>) -> Result<BaseStore> {
+    pub fn open(
+        vfs: &dyn Vfs,
+        data_dir: &Path,
+        stats: &Arc<FileStats>,
+        read_through: bool,
+    ) -> Result<BaseStore> {
         let path = data_dir.join(FILE);
         let existed = vfs.exists(&path).map_err(io_err(&path))?;
         let f = vfs
@@ -83,14 +101,39 @@ impl BaseStore {
         // Once more before refusing: a checksum mismatch may be the read's,
         // not the file's.
         let db = open().or_else(|_| open()).map_err(|e| corrupt(&path, e))?;
+        let reads = Arc::new(StoreReads::open(&db, &path, &HashMap::new())?);
         let store = BaseStore {
             db,
             path,
             file,
             stats: stats.clone(),
+            reads,
+            read_through,
         };
         store.note_size();
         Ok(store)
+    }
+
+    /// Whether rows are read through the store (see `read_through`).
+    pub fn reads_through(&self) -> bool {
+        self.read_through
+    }
+
+    fn base_rows(&self, t: &Table) -> BaseRows {
+        BaseRows {
+            reads: self.reads.clone(),
+            table: t.id(),
+            name: t.def.name.clone(),
+            uid: t.rows.uid(),
+            key_from: key_from(t),
+            columns: t.def.columns.len(),
+        }
+    }
+
+    fn reads_len(&self, t: &Table) -> Result<u64> {
+        let b = self.base_rows(t);
+        let p = b.pin();
+        b.len(&p)
     }
 
     fn note_size(&self) {
@@ -113,6 +156,7 @@ impl BaseStore {
             return Ok(None);
         };
         let image = decode_image(bytes.value(), &self.path)?;
+        let mut owners = HashMap::new();
         for t in image.catalog.by_id.values() {
             let name = table_name(t.id());
             let rows = match r.open_table(rows_def(&name)) {
@@ -123,51 +167,39 @@ impl BaseStore {
                 }
                 Err(e) => return Err(err(e.into())),
             };
-            for entry in rows.iter().map_err(|e| err(e.into()))? {
-                let (k, v) = entry.map_err(|e| err(e.into()))?;
-                let (key, row) = self.decode_row(t, k.value(), v.value())?;
-                t.load_row(key, row);
+            owners.insert(t.id(), t.rows.uid());
+            // Rows stay in the store when they can be read from it; index
+            // entries are kept in memory, built from the stored rows.
+            if !self.read_through || !t.indexes.is_empty() {
+                for entry in rows.iter().map_err(|e| err(e.into()))? {
+                    let (k, v) = entry.map_err(|e| err(e.into()))?;
+                    let (key, row) = decode_row(
+                        &self.path,
+                        &t.def.name,
+                        &key_from(t),
+                        t.def.columns.len(),
+                        k.value(),
+                        v.value(),
+                    )?;
+                    if self.read_through {
+                        t.load_index_entries(&key, &row);
+                    } else {
+                        t.load_row(key, row);
+                    }
+                }
             }
             t.mark_saved();
         }
+        self.reads.swap(&self.db, &owners)?;
+        if self.read_through {
+            for t in image.catalog.by_id.values() {
+                if owners.contains_key(&t.id()) {
+                    let n = self.reads_len(t)?;
+                    t.rows.attach(self.base_rows(t), Some(n));
+                }
+            }
+        }
         Ok(Some(image))
-    }
-
-    fn decode_row(&self, t: &Table, k: &[u8], v: &[u8]) -> Result<(Key, Row)> {
-        let bad = |d: String| EngineError::CorruptDataFile {
-            path: self.path.clone(),
-            detail: format!("table {}: {d}", t.def.name),
-        };
-        // redb checks page checksums at open only; this catches a damaged
-        // read (or file) later.
-        let Some(n) = v.len().checked_sub(4) else {
-            return Err(bad("a row is shorter than its checksum".into()));
-        };
-        let (v, crc) = v.split_at(n);
-        if row_crc(k, v) != u32::from_le_bytes(crc.try_into().unwrap()) {
-            return Err(bad("a row's checksum does not match".into()));
-        }
-        let row: Row = Arc::from(
-            Reader::new(v)
-                .values()
-                .map_err(|e| bad(format!("a row does not decode: {e}")))?,
-        );
-        if row.len() != t.def.columns.len() {
-            return Err(bad(format!(
-                "a row has {} values for {} columns",
-                row.len(),
-                t.def.columns.len()
-            )));
-        }
-        let key = if t.has_hidden_key() {
-            decode_key(k)
-                .map_err(|e| bad(format!("a row id does not decode: {e}")))?
-                .into_boxed_slice()
-        } else {
-            t.key_of(&row)
-                .ok_or_else(|| bad("a row has no key".into()))?
-        };
-        Ok((key, row))
     }
 
     /// Commits one checkpoint: `header` (an image without rows) and each
@@ -210,14 +242,13 @@ impl BaseStore {
             let mut out = w.open_table(def).map_err(|e| err(e.into()))?;
             let mut put = |key: &[crate::types::Value], row: Option<&Row>| -> Result<()> {
                 rows += 1;
-                kbuf.clear();
-                encode_key(key, &mut kbuf);
+                if row.is_none() {
+                    kbuf.clear();
+                    encode_key(key, &mut kbuf);
+                }
                 match row {
                     Some(row) => {
-                        buf.clear();
-                        codec::put_values(&mut buf, row);
-                        let crc = row_crc(&kbuf, &buf);
-                        buf.extend_from_slice(&crc.to_le_bytes());
+                        encode_row(key, row, &mut kbuf, &mut buf);
                         out.insert(&kbuf[..], &buf[..]).map_err(|e| err(e.into()))?;
                     }
                     None => {
@@ -230,13 +261,13 @@ impl BaseStore {
                 for (k, r) in tw
                     .table
                     .rows
-                    .scan_at((Bound::Unbounded, Bound::Unbounded), csn)
+                    .scan_at((Bound::Unbounded, Bound::Unbounded), csn)?
                 {
                     put(&k, Some(&r))?;
                 }
             } else {
                 for k in &tw.unsaved.keys {
-                    put(k, tw.table.rows.get_at(k, csn).as_ref())?;
+                    put(k, tw.table.rows.get_at(k, csn)?.as_ref())?;
                 }
             }
         }
@@ -246,14 +277,22 @@ impl BaseStore {
             .map_err(|e| err(e.into()))?;
         w.commit().map_err(|e| err(e.into()))?;
         self.note_size();
+        // Readers move to this commit; the rows it holds can then be read
+        // from it (and leave memory at the checkpoint's eviction).
+        let owners: HashMap<u32, u64> = tables
+            .iter()
+            .map(|tw| (tw.table.id(), tw.table.rows.uid()))
+            .collect();
+        self.reads.swap(&self.db, &owners)?;
+        if self.read_through {
+            for tw in tables {
+                if !tw.table.rows.has_base() {
+                    tw.table.rows.attach(self.base_rows(&tw.table), None);
+                }
+            }
+        }
         Ok((self.stats.num_of_bytes_written.load(Relaxed) - before, rows))
     }
-}
-
-/// A stored row's checksum covers its key too (a hidden row id is read
-/// from the key).
-fn row_crc(key: &[u8], value: &[u8]) -> u32 {
-    crc32c::crc32c_append(crc32c::crc32c(key), value)
 }
 
 /// Opens the store and loads its checkpoint; a damaged read is retried once
@@ -263,9 +302,10 @@ pub(crate) fn open_and_load(
     vfs: &dyn Vfs,
     data_dir: &Path,
     stats: &Arc<FileStats>,
+    read_through: bool,
 ) -> Result<(BaseStore, Option<Image>)> {
     let once = || -> Result<(BaseStore, Option<Image>)> {
-        let store = BaseStore::open(vfs, data_dir, stats)?;
+        let store = BaseStore::open(vfs, data_dir, stats, read_through)?;
         let image = store.load()?;
         Ok((store, image))
     };
@@ -275,7 +315,7 @@ pub(crate) fn open_and_load(
     }
 }
 
-fn corrupt(path: &Path, e: impl Into<redb::Error>) -> EngineError {
+pub(crate) fn corrupt(path: &Path, e: impl Into<redb::Error>) -> EngineError {
     EngineError::Store {
         path: path.to_path_buf(),
         source: Box::new(e.into()),

@@ -6,6 +6,22 @@
 pub mod backend;
 pub(crate) mod base;
 pub mod keycode;
+pub(crate) mod reads;
 
 pub use backend::VfsBackend;
+
+/// How tables use memory.
+#[derive(Clone, Copy, Debug)]
+pub struct StorageConfig {
+    /// Rows are read from the base store rather than all loaded at open,
+    /// and leave memory once a checkpoint has written them: data larger
+    /// than memory. Off, every row is kept in memory.
+    pub read_through: bool,
+}
+
+impl Default for StorageConfig {
+    fn default() -> Self {
+        StorageConfig { read_through: true }
+    }
+}
 pub use keycode::{decode_key, encode_key, key_bytes, KeyDecodeError};

@@ -135,19 +135,19 @@ impl Transaction {
 
     /// Whether the key holds a row in the newest committed state or the
     /// transaction's own (the caller holds the key's lock).
-    pub(super) fn exists(&self, table: &Table, key: &Key) -> bool {
-        match self.writes.get(&(table.id(), key.clone())) {
+    pub(super) fn exists(&self, table: &Table, key: &Key) -> Result<bool> {
+        Ok(match self.writes.get(&(table.id(), key.clone())) {
             Some(w) => w.is_some(),
-            None => table.rows.latest(key).is_some_and(|(_, r)| r.is_some()),
-        }
+            None => table.rows.latest(key)?.is_some_and(|(_, r)| r.is_some()),
+        })
     }
 
     /// The newest committed (or own) version of a key.
-    pub(super) fn latest_in(&self, t: &Table, key: &Key) -> Option<Row> {
+    pub(super) fn latest_in(&self, t: &Table, key: &Key) -> Result<Option<Row>> {
         if let Some(w) = self.writes.get(&(t.id(), key.clone())) {
-            return w.clone();
+            return Ok(w.clone());
         }
-        t.rows.latest(key).and_then(|(_, r)| r)
+        Ok(t.rows.latest(key)?.and_then(|(_, r)| r))
     }
 
     pub(super) fn pk_duplicate(t: &Table, key: &Key) -> EngineError {

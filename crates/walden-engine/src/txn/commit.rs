@@ -108,7 +108,16 @@ impl Transaction {
                 db.log.wait_hardened(lsn, &sinks)
             };
             hardened.map_err(|source| EngineError::CommitOutcomeUnknown { lsn, source })?;
-            self.apply();
+            self.apply().map_err(|e| {
+                // The log holds the commit and memory does not: no later
+                // commit may build on that. Recovery applies it at restart.
+                db.log
+                    .poison(format!("commit at LSN {lsn} could not be applied: {e}"));
+                EngineError::ApplyFailed {
+                    lsn,
+                    source: Box::new(e),
+                }
+            })?;
             Ok(lsn)
         })();
         self.release();
@@ -134,10 +143,11 @@ impl Transaction {
 
     /// Installs the write set as new versions under one CSN, published
     /// once every table has them.
-    fn apply(&mut self) {
+    fn apply(&mut self) -> Result<()> {
         let cat = self.db.catalog.read();
         let writes = std::mem::take(&mut self.writes);
         let publish = self.db.vis.begin_publish();
+        let mut batches = Vec::new();
         let mut it = writes.into_iter().peekable();
         while let Some(((tid, key), w)) = it.next() {
             let mut batch = vec![(key, w)];
@@ -149,9 +159,19 @@ impl Transaction {
                 batch.push((k, w));
             }
             if let Some(t) = cat.table_by_id(tid) {
-                t.install(batch, publish.csn, publish.horizon);
+                batches.push((t, batch));
             }
         }
+        // Every store read before the first change: a failure installs
+        // nothing (and publishes an empty CSN).
+        let priors = batches
+            .iter()
+            .map(|(t, b)| t.priors(b))
+            .collect::<Result<Vec<_>>>()?;
+        for ((t, batch), priors) in batches.into_iter().zip(priors) {
+            t.install(batch, priors, publish.csn, publish.horizon);
+        }
+        Ok(())
     }
 
     /// Discards the transaction's changes.

@@ -13,13 +13,13 @@ impl Transaction {
     /// The row with this key as this transaction sees it.
     pub fn get(&self, table: &str, key: &[Value]) -> Result<Option<Row>> {
         let t = self.db.table(table)?;
-        Ok(self.get_in(&t, key))
+        self.get_in(&t, key)
     }
 
-    pub fn get_in(&self, t: &Table, key: &[Value]) -> Option<Row> {
+    pub fn get_in(&self, t: &Table, key: &[Value]) -> Result<Option<Row>> {
         if !self.writes.is_empty() {
             if let Some(w) = self.writes.get(&(t.id(), key.into())) {
-                return w.clone();
+                return Ok(w.clone());
             }
         }
         match &self.snapshot {
@@ -55,18 +55,18 @@ impl Transaction {
             return Ok(Locked::Busy);
         }
         self.check_conflict(t, &key)?;
-        Ok(Locked::Row(self.latest_in(t, &key)))
+        Ok(Locked::Row(self.latest_in(t, &key)?))
     }
 
     /// Rows with keys in `range`, in key order, as this transaction sees them.
     pub fn scan(&self, table: &str, range: (Bound<Key>, Bound<Key>)) -> Result<Vec<(Key, Row)>> {
         let t = self.db.table(table)?;
-        Ok(self.scan_in(&t, range))
+        self.scan_in(&t, range)
     }
 
-    pub fn scan_in(&self, t: &Table, range: (Bound<Key>, Bound<Key>)) -> Vec<(Key, Row)> {
+    pub fn scan_in(&self, t: &Table, range: (Bound<Key>, Bound<Key>)) -> Result<Vec<(Key, Row)>> {
         if range_is_empty(&range) {
-            return Vec::new();
+            return Ok(Vec::new());
         }
         // A scan outside a statement holds a snapshot of its own while it
         // runs: it reads in chunks, and what it started on must stay.
@@ -78,11 +78,11 @@ impl Transaction {
                 own.csn()
             }
         };
-        let base = t.rows.scan_at((range.0.as_ref(), range.1.as_ref()), csn);
+        let base = t.rows.scan_at((range.0.as_ref(), range.1.as_ref()), csn)?;
         let lo = bound_map(&range.0, t.id(), false);
         let hi = bound_map(&range.1, t.id(), true);
         if self.writes.range((lo.clone(), hi.clone())).next().is_none() {
-            return base;
+            return Ok(base);
         }
         let mut out: BTreeMap<Key, Row> = base.into_iter().collect();
         for ((tid, k), w) in self.writes.range((lo, hi)) {
@@ -94,13 +94,13 @@ impl Transaction {
                 None => out.remove(k),
             };
         }
-        out.into_iter().collect()
+        Ok(out.into_iter().collect())
     }
 
     /// Calls `f` with each row in `range`, in key order, as this transaction
     /// sees it; without the key copies of `scan_in` when the transaction has
     /// not written in the range.
-    pub fn scan_each<E>(
+    pub fn scan_each<E: From<EngineError>>(
         &self,
         t: &Table,
         range: (Bound<Key>, Bound<Key>),
@@ -112,7 +112,7 @@ impl Transaction {
             return Ok(());
         }
         if self.writes.range((lo, hi)).next().is_some() {
-            for (_, r) in self.scan_in(t, range) {
+            for (_, r) in self.scan_in(t, range)? {
                 f(&r)?;
             }
             return Ok(());
@@ -141,8 +141,10 @@ impl Transaction {
         ix: usize,
         lo: Bound<Key>,
         more: impl Fn(&Key) -> bool,
-    ) -> Option<Vec<(Key, Row)>> {
-        let ix = t.indexes.get(ix)?;
+    ) -> Result<Option<Vec<(Key, Row)>>> {
+        let Some(ix) = t.indexes.get(ix) else {
+            return Ok(None);
+        };
         let own;
         let csn = match &self.snapshot {
             Some(s) => s.csn(),
@@ -152,12 +154,12 @@ impl Transaction {
             }
         };
         if !ix.usable_at(csn) {
-            return None;
+            return Ok(None);
         }
         ix.seeks.fetch_add(1, Relaxed);
         let entries = ix
             .entries
-            .scan_while_at((lo.as_ref(), Bound::Unbounded), csn, &more);
+            .scan_while_at((lo.as_ref(), Bound::Unbounded), csn, &more)?;
         let mut out: BTreeMap<Key, Row> = BTreeMap::new();
         let mine = |pk: &[Value]| {
             !self.writes.is_empty() && self.writes.contains_key(&(t.id(), pk.into()))
@@ -167,7 +169,7 @@ impl Transaction {
             if mine(pk) {
                 continue;
             }
-            if let Some(r) = t.rows.get_at(pk, csn) {
+            if let Some(r) = t.rows.get_at(pk, csn)? {
                 out.insert(pk.into(), r);
             }
         }
@@ -190,7 +192,7 @@ impl Transaction {
                 }
             }
         }
-        Some(out.into_iter().collect())
+        Ok(Some(out.into_iter().collect()))
     }
 
     /// Every row of the table.

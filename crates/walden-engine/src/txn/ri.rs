@@ -35,25 +35,30 @@ impl Transaction {
     }
 
     /// The row `path` names, as reads see it now.
-    fn find_referenced(&self, t: &Table, path: &RefPath) -> Option<(Key, Row)> {
+    fn find_referenced(&self, t: &Table, path: &RefPath) -> Result<Option<(Key, Row)>> {
         match path {
-            RefPath::Key(k) => self.get_in(t, k).map(|r| (k.clone().into_boxed_slice(), r)),
+            RefPath::Key(k) => Ok(self
+                .get_in(t, k)?
+                .map(|r| (k.clone().into_boxed_slice(), r))),
             RefPath::Index(ix, vals) => {
-                let def = &t.indexes.get(*ix)?.def;
+                let Some(def) = t.indexes.get(*ix).map(|i| &i.def) else {
+                    return Ok(None);
+                };
                 let matches = |r: &Row| def.columns.iter().zip(vals).all(|(&c, v)| &r[c] == v);
                 let lo: Key = vals.clone().into_boxed_slice();
                 let n = vals.len();
-                let rows = self
-                    .index_scan(t, *ix, Bound::Included(lo), |e| {
-                        e[..n.min(e.len())] == vals[..]
-                    })
-                    .unwrap_or_else(|| {
-                        self.scan_in(t, (Bound::Unbounded, Bound::Unbounded))
-                            .into_iter()
-                            .filter(|(_, r)| matches(r))
-                            .collect()
-                    });
-                rows.into_iter().find(|(_, r)| matches(r))
+                let rows = self.index_scan(t, *ix, Bound::Included(lo), |e| {
+                    e[..n.min(e.len())] == vals[..]
+                })?;
+                let rows = match rows {
+                    Some(rows) => rows,
+                    None => self
+                        .scan_in(t, (Bound::Unbounded, Bound::Unbounded))?
+                        .into_iter()
+                        .filter(|(_, r)| matches(r))
+                        .collect(),
+                };
+                Ok(rows.into_iter().find(|(_, r)| matches(r)))
             }
         }
     }
@@ -68,9 +73,9 @@ impl Transaction {
     pub fn lock_referenced(&mut self, t: &Table, path: &RefPath) -> Result<Option<Row>> {
         self.check_write("INSERT")?;
         let found = if self.isolation == Isolation::RepeatableRead && self.snapshot.is_some() {
-            self.find_referenced(t, path)
+            self.find_referenced(t, path)?
         } else {
-            self.with_fresh_snapshot(|tx| tx.find_referenced(t, path))
+            self.with_fresh_snapshot(|tx| tx.find_referenced(t, path))?
         };
         let Some((key, row)) = found else {
             return Ok(None);
@@ -88,7 +93,7 @@ impl Transaction {
                 .zip(vals)
                 .all(|(&c, v)| &r[c] == v),
         };
-        match self.latest_in(t, &key) {
+        match self.latest_in(t, &key)? {
             Some(r) if holds(&r) => Ok(Some(r)),
             other => {
                 let rr = self.isolation == Isolation::RepeatableRead;

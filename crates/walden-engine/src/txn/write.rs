@@ -48,7 +48,7 @@ impl Transaction {
             None => vec![Value::Int(t.next_rowid.fetch_add(1, Relaxed))].into_boxed_slice(),
         };
         self.lock(t, &key)?;
-        if self.exists(t, &key) {
+        if self.exists(t, &key)? {
             return Err(Self::pk_duplicate(t, &key));
         }
         self.check_unique(t, &key, &row, None)?;
@@ -82,7 +82,7 @@ impl Transaction {
         };
         self.lock_mode(t, &key, mode, WaitPolicy::Wait)?;
         self.check_conflict(t, &key)?;
-        let Some(old) = self.latest_in(t, &key) else {
+        let Some(old) = self.latest_in(t, &key)? else {
             return Err(EngineError::RowNotFound(t.name().to_string()));
         };
         // A changed unique value is a key change too (a foreign key may
@@ -96,7 +96,7 @@ impl Transaction {
         }
         if new_key != key {
             self.lock(t, &new_key)?;
-            if self.exists(t, &new_key) {
+            if self.exists(t, &new_key)? {
                 return Err(Self::pk_duplicate(t, &new_key));
             }
         }
@@ -123,7 +123,7 @@ impl Transaction {
         let key: Key = key.into();
         self.lock(t, &key)?;
         self.check_conflict(t, &key)?;
-        let Some(old) = self.latest_in(t, &key) else {
+        let Some(old) = self.latest_in(t, &key)? else {
             return Ok(false);
         };
         self.note_checked(t);

@@ -156,7 +156,7 @@ fn handle(tx: &mut Transaction, ctx: &Ctx<'_>, ev: Event, out: &mut VecDeque<Eve
             // Checked on the row as it is now: one changed again later in
             // the statement (by an action) is checked by that change.
             let row = match &key {
-                Some(k) => match tx.get_in(&table, k) {
+                Some(k) => match tx.get_in(&table, k)? {
                     Some(now) => now,
                     None => return Ok(()),
                 },
@@ -284,7 +284,7 @@ fn referencing_rows(
     child: &Table,
     fk: &ForeignKeyDef,
     v: &[Value],
-) -> Vec<(Key, Row)> {
+) -> Result<Vec<(Key, Row)>> {
     let n = fk.columns.len();
     let index = child.def.indexes.iter().position(|ix| {
         ix.columns.len() >= n && {
@@ -297,22 +297,28 @@ fn referencing_rows(
     });
     let matches = |r: &Row| fk.columns.iter().zip(v).all(|(&c, x)| &r[c] == x);
     tx.with_fresh_snapshot(|tx| {
-        let found = index.and_then(|i| {
-            let ix = &child.def.indexes[i];
-            let prefix: Vec<Value> = ix.columns[..n]
-                .iter()
-                .map(|c| {
-                    let j = fk.columns.iter().position(|f| f == c).expect("same set");
-                    v[j].clone()
-                })
-                .collect();
-            let lo: Key = prefix.clone().into_boxed_slice();
-            tx.index_scan(child, i, Bound::Included(lo), |e| {
-                e.len() >= n && e[..n] == prefix[..]
-            })
-        });
-        let rows = found.unwrap_or_else(|| tx.scan_in(child, (Bound::Unbounded, Bound::Unbounded)));
-        rows.into_iter().filter(|(_, r)| matches(r)).collect()
+        let found = match index {
+            None => None,
+            Some(i) => {
+                let ix = &child.def.indexes[i];
+                let prefix: Vec<Value> = ix.columns[..n]
+                    .iter()
+                    .map(|c| {
+                        let j = fk.columns.iter().position(|f| f == c).expect("same set");
+                        v[j].clone()
+                    })
+                    .collect();
+                let lo: Key = prefix.clone().into_boxed_slice();
+                tx.index_scan(child, i, Bound::Included(lo), |e| {
+                    e.len() >= n && e[..n] == prefix[..]
+                })?
+            }
+        };
+        let rows = match found {
+            Some(rows) => rows,
+            None => tx.scan_in(child, (Bound::Unbounded, Bound::Unbounded))?,
+        };
+        Ok(rows.into_iter().filter(|(_, r)| matches(r)).collect())
     })
 }
 
@@ -324,23 +330,26 @@ fn key_still_present(
     parent: &Table,
     fk: &ForeignKeyDef,
     v: &[Value],
-) -> bool {
+) -> Result<bool> {
     let Ok(path) = ref_path(parent, fk, v) else {
-        return false;
+        return Ok(false);
     };
     tx.with_fresh_snapshot(|tx| match &path {
-        RefPath::Key(k) => tx.get_in(parent, k).is_some(),
+        RefPath::Key(k) => Ok(tx.get_in(parent, k)?.is_some()),
         RefPath::Index(i, k) => {
             let ix = &parent.def.indexes[*i];
             let lo: Key = k.clone().into_boxed_slice();
             let n = k.len();
-            let rows = tx
-                .index_scan(parent, *i, Bound::Included(lo), |e| {
-                    e.len() >= n && e[..n] == k[..]
-                })
-                .unwrap_or_else(|| tx.scan_in(parent, (Bound::Unbounded, Bound::Unbounded)));
-            rows.iter()
-                .any(|(_, r)| ix.columns.iter().zip(k).all(|(&c, x)| &r[c] == x))
+            let rows = tx.index_scan(parent, *i, Bound::Included(lo), |e| {
+                e.len() >= n && e[..n] == k[..]
+            })?;
+            let rows = match rows {
+                Some(rows) => rows,
+                None => tx.scan_in(parent, (Bound::Unbounded, Bound::Unbounded))?,
+            };
+            Ok(rows
+                .iter()
+                .any(|(_, r)| ix.columns.iter().zip(k).all(|(&c, x)| &r[c] == x)))
         }
     })
 }
@@ -362,10 +371,10 @@ fn act(
     } else {
         fk.on_delete
     };
-    if action == FkAction::NoAction && key_still_present(tx, parent, fk, &ov) {
+    if action == FkAction::NoAction && key_still_present(tx, parent, fk, &ov)? {
         return Ok(());
     }
-    let rows = referencing_rows(tx, child, fk, &ov);
+    let rows = referencing_rows(tx, child, fk, &ov)?;
     if rows.is_empty() {
         return Ok(());
     }
@@ -427,7 +436,7 @@ fn act(
             }
             // A default that is the key just removed still references it:
             // PostgreSQL then fails as NO ACTION would.
-            if back_to_old && !key_still_present(tx, parent, fk, &ov) {
+            if back_to_old && !key_still_present(tx, parent, fk, &ov)? {
                 return Err(still_referenced(parent, child, fk, &ov));
             }
             out.extend(pending.events);

@@ -186,7 +186,7 @@ pub(crate) fn index_rows(
                 None => false,
             })
     };
-    Ok(env.tx.index_scan(table, ip.index, lo, more))
+    Ok(env.tx.index_scan(table, ip.index, lo, more)?)
 }
 
 /// Bounds on key column `col` from comparisons and BETWEEN in `filter`.

@@ -52,7 +52,7 @@ pub(super) fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             let tx = env.tx;
             if let Some(key) = lookup {
                 let k = lookup_key(table, key, env)?;
-                match tx.get_in(table, &k) {
+                match tx.get_in(table, &k)? {
                     Some(r) if passes(filter, &r, env)? => vec![r.to_vec()],
                     _ => vec![],
                 }

@@ -484,7 +484,7 @@ pub(super) fn read_tables(
     let mut txns: Txns = BTreeMap::new();
     if let Ok(t) = db.table(CRASH) {
         // In key order, so parts come in order within a transaction.
-        for (key, row) in t.latest_rows() {
+        for (key, row) in t.latest_rows().map_err(|e| e.to_string())? {
             if row.len() != 6 {
                 return Err(format!("crash row with {} columns", row.len()));
             }
@@ -525,7 +525,7 @@ pub(super) fn read_tables(
     }
     let mut counters = BTreeMap::new();
     if let Ok(t) = db.table(COUNTERS) {
-        for (_, row) in t.latest_rows() {
+        for (_, row) in t.latest_rows().map_err(|e| e.to_string())? {
             counters.insert(int(&row[0])?, int(&row[1])?);
         }
     }

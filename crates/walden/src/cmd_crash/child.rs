@@ -137,6 +137,7 @@ pub(super) fn child_setup(
         if counters
             .rows
             .latest(&[Value::Int(session)][..])
+            .map_err(|e| e.to_string())?
             .is_none_or(|(_, r)| r.is_none())
         {
             db.run(s, CommitRequest::Durable, |tx| {
@@ -158,6 +159,7 @@ pub(super) fn child_setup(
                 ),
                 u64::MAX,
             )
+            .map_err(|e| e.to_string())?
             .last()
             .map(|(_, r)| int(&r[2]))
             .transpose()?;

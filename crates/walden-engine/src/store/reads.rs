@@ -1,0 +1,283 @@
+//! Reading rows from the base store: what memory no longer holds (see
+//! docs/design.md, "Slices", 6).
+//!
+//! After each checkpoint commits, the store's newest state becomes the
+//! current *generation*: one redb read transaction's tables, opened once and
+//! shared. It is swapped in before that checkpoint's eviction, so a key that
+//! leaves memory is always in the generation a reader finds next. A reader
+//! notes the generation's number before it looks in memory and checks it
+//! after reading the store; if a swap came in between (and with it perhaps
+//! an eviction), it reads again.
+
+use crate::codec::Reader;
+use crate::error::{EngineError, Result};
+use crate::store::{encode_key, keycode::decode_key};
+use crate::types::{Key, Row, Value};
+use parking_lot::RwLock;
+use redb::{ReadOnlyTable, ReadableDatabase, ReadableTableMetadata, TableHandle};
+use std::collections::HashMap;
+use std::ops::Bound;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+type RawTable = ReadOnlyTable<&'static [u8], &'static [u8]>;
+
+/// One checkpoint's tables, as readers see them.
+struct Generation {
+    number: u64,
+    /// Stored tables by Walden table id, each with the identity of the
+    /// in-memory rows (`VersionedRows::uid`) whose state it holds.
+    tables: HashMap<u32, (Arc<RawTable>, u64)>,
+}
+
+/// The base store's current generation, shared by every table of a database.
+pub(crate) struct StoreReads {
+    path: PathBuf,
+    current: RwLock<Arc<Generation>>,
+    numbers: AtomicU64,
+}
+
+impl std::fmt::Debug for StoreReads {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreReads")
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+impl StoreReads {
+    /// The generation of `db`'s newest commit; `owners` names, for each
+    /// stored table, the rows it holds the state of.
+    pub fn open(db: &redb::Database, path: &Path, owners: &HashMap<u32, u64>) -> Result<Self> {
+        let reads = StoreReads {
+            path: path.to_path_buf(),
+            current: RwLock::new(Arc::new(Generation {
+                number: 0,
+                tables: HashMap::new(),
+            })),
+            numbers: AtomicU64::new(0),
+        };
+        reads.swap(db, owners)?;
+        Ok(reads)
+    }
+
+    /// Makes `db`'s newest commit the current generation. `owners` gives the
+    /// rows each table written by that commit holds; tables it did not
+    /// write keep their owner.
+    pub fn swap(&self, db: &redb::Database, owners: &HashMap<u32, u64>) -> Result<()> {
+        let err = |e: redb::Error| crate::store::base::corrupt(&self.path, e);
+        let r = db.begin_read().map_err(|e| err(e.into()))?;
+        let old = self.current.read().clone();
+        let mut tables = HashMap::new();
+        for h in r.list_tables().map_err(|e| err(e.into()))? {
+            let Some(id) = h
+                .name()
+                .strip_prefix('t')
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let owner = owners
+                .get(&id)
+                .copied()
+                .or_else(|| old.tables.get(&id).map(|(_, o)| *o));
+            let Some(owner) = owner else { continue };
+            let def = redb::TableDefinition::<&[u8], &[u8]>::new(h.name());
+            let t = r.open_table(def).map_err(|e| err(e.into()))?;
+            tables.insert(id, (Arc::new(t), owner));
+        }
+        let number = self.numbers.fetch_add(1, Ordering::AcqRel) + 1;
+        *self.current.write() = Arc::new(Generation { number, tables });
+        Ok(())
+    }
+
+    fn generation(&self) -> Arc<Generation> {
+        self.current.read().clone()
+    }
+
+    fn number(&self) -> u64 {
+        self.current.read().number
+    }
+}
+
+/// How a stored row's key is found: from its primary-key columns, or from
+/// the stored key itself (a hidden row id).
+#[derive(Debug, Clone)]
+pub(crate) enum KeyFrom {
+    Columns(Vec<usize>),
+    Stored,
+}
+
+/// One table's rows in the base store, for the in-memory rows whose state
+/// it holds (`uid`).
+#[derive(Debug)]
+pub(crate) struct BaseRows {
+    pub reads: Arc<StoreReads>,
+    pub table: u32,
+    pub name: String,
+    pub uid: u64,
+    pub key_from: KeyFrom,
+    pub columns: usize,
+}
+
+/// A generation pinned for one read: check `still_current` after reading.
+pub(crate) struct Pinned {
+    gen: Arc<Generation>,
+}
+
+impl BaseRows {
+    /// Pins the current generation (before memory is looked at).
+    pub fn pin(&self) -> Pinned {
+        Pinned {
+            gen: self.reads.generation(),
+        }
+    }
+
+    /// Whether no swap happened since `p` was pinned, so that what memory
+    /// lacked then is in `p`'s generation.
+    pub fn still_current(&self, p: &Pinned) -> bool {
+        self.reads.number() == p.gen.number
+    }
+
+    fn table<'g>(&self, p: &'g Pinned) -> Result<Option<&'g RawTable>> {
+        match p.gen.tables.get(&self.table) {
+            Some((t, owner)) if *owner == self.uid => Ok(Some(t)),
+            // The table's rows were replaced (TRUNCATE, a rebuild) and the
+            // store holds the new ones: this reader's rows are gone.
+            Some(_) => Err(EngineError::SerializationFailure(
+                "the table's rows were replaced while this statement read them",
+            )),
+            None => Ok(None),
+        }
+    }
+
+    /// The stored row at `key` in `p`'s generation.
+    pub fn get(&self, p: &Pinned, key: &[Value]) -> Result<Option<Row>> {
+        let Some(t) = self.table(p)? else {
+            return Ok(None);
+        };
+        let k = crate::store::key_bytes(key);
+        let Some(v) = t.get(&k[..]).map_err(|e| self.err(e.into()))? else {
+            return Ok(None);
+        };
+        let (_, row) = self.decode(&k, v.value())?;
+        Ok(Some(row))
+    }
+
+    /// Up to `limit` stored rows with keys in `range`, in key order, and
+    /// whether there may be more after them.
+    pub fn range(
+        &self,
+        p: &Pinned,
+        range: (Bound<&Key>, Bound<&Key>),
+        limit: usize,
+    ) -> Result<(Vec<(Key, Row)>, bool)> {
+        let Some(t) = self.table(p)? else {
+            return Ok((Vec::new(), false));
+        };
+        let enc = |b: Bound<&Key>| match b {
+            Bound::Included(k) => Bound::Included(crate::store::key_bytes(k)),
+            Bound::Excluded(k) => Bound::Excluded(crate::store::key_bytes(k)),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        let (lo, hi) = (enc(range.0), enc(range.1));
+        let bounds = (lo.as_ref().map(|v| &v[..]), hi.as_ref().map(|v| &v[..]));
+        let mut out = Vec::new();
+        for entry in t.range::<&[u8]>(bounds).map_err(|e| self.err(e.into()))? {
+            if out.len() == limit {
+                return Ok((out, true));
+            }
+            let (k, v) = entry.map_err(|e| self.err(e.into()))?;
+            out.push(self.decode(k.value(), v.value())?);
+        }
+        Ok((out, false))
+    }
+
+    /// Rows the store holds for this table in `p`'s generation.
+    pub fn len(&self, p: &Pinned) -> Result<u64> {
+        match self.table(p)? {
+            Some(t) => t.len().map_err(|e| self.err(e.into())),
+            None => Ok(0),
+        }
+    }
+
+    fn err(&self, e: redb::Error) -> EngineError {
+        crate::store::base::corrupt(&self.reads.path, e)
+    }
+
+    /// A stored row, checked against its checksum.
+    pub fn decode(&self, k: &[u8], v: &[u8]) -> Result<(Key, Row)> {
+        decode_row(
+            &self.reads.path,
+            &self.name,
+            &self.key_from,
+            self.columns,
+            k,
+            v,
+        )
+    }
+}
+
+/// Decodes a stored row (value: the row's values and a CRC-32C over the
+/// encoded key and values); its key comes from `key_from`.
+pub(crate) fn decode_row(
+    path: &Path,
+    table: &str,
+    key_from: &KeyFrom,
+    columns: usize,
+    k: &[u8],
+    v: &[u8],
+) -> Result<(Key, Row)> {
+    let bad = |d: String| EngineError::CorruptDataFile {
+        path: path.to_path_buf(),
+        detail: format!("table {table}: {d}"),
+    };
+    // redb checks page checksums only at open; this catches a damaged read
+    // (or file) later.
+    let Some(n) = v.len().checked_sub(4) else {
+        return Err(bad("a row is shorter than its checksum".into()));
+    };
+    let (v, crc) = v.split_at(n);
+    if row_crc(k, v) != u32::from_le_bytes(crc.try_into().unwrap()) {
+        return Err(bad("a row's checksum does not match".into()));
+    }
+    let row: Row = Arc::from(
+        Reader::new(v)
+            .values()
+            .map_err(|e| bad(format!("a row does not decode: {e}")))?,
+    );
+    if row.len() != columns {
+        return Err(bad(format!(
+            "a row has {} values for {columns} columns",
+            row.len()
+        )));
+    }
+    let key: Key = match key_from {
+        KeyFrom::Stored => decode_key(k)
+            .map_err(|e| bad(format!("a row id does not decode: {e}")))?
+            .into_boxed_slice(),
+        KeyFrom::Columns(cols) => cols
+            .iter()
+            .map(|&i| row.get(i).cloned())
+            .collect::<Option<Key>>()
+            .ok_or_else(|| bad("a row has no key".into()))?,
+    };
+    Ok((key, row))
+}
+
+/// A stored row's checksum covers its key too (a hidden row id is read
+/// from the key).
+pub(crate) fn row_crc(key: &[u8], value: &[u8]) -> u32 {
+    crc32c::crc32c_append(crc32c::crc32c(key), value)
+}
+
+/// The stored form of a row: its values and their checksum.
+pub(crate) fn encode_row(key: &[Value], row: &[Value], kbuf: &mut Vec<u8>, buf: &mut Vec<u8>) {
+    kbuf.clear();
+    encode_key(key, kbuf);
+    buf.clear();
+    crate::codec::put_values(buf, row);
+    let crc = row_crc(kbuf, buf);
+    buf.extend_from_slice(&crc.to_le_bytes());
+}

@@ -1,0 +1,346 @@
+//! Rows read through the base store (`[storage] read_through`): after each
+//! checkpoint the rows it wrote leave memory, and every read (point,
+//! range, index, an older snapshot, a writer's current row) must give
+//! what a model of the committed state says, across checkpoints, power
+//! losses and restarts.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::Arc;
+use walden_engine::store::StorageConfig;
+use walden_engine::*;
+use walden_log::CrashMode;
+
+fn config(mem: &MemVfs, read_through: bool) -> InstanceConfig {
+    InstanceConfig {
+        vfs: Arc::new(mem.clone()),
+        log: LogConfig {
+            block_size: 8192,
+            segment_size: 256 * 1024,
+            buffer_size: 128 * 1024,
+            max_write: 32 * 1024,
+            preallocate_spare: false,
+            ..LogConfig::default()
+        },
+        background_checkpoints: false,
+        storage: StorageConfig { read_through },
+        ..InstanceConfig::new("/inst")
+    }
+}
+
+/// A deterministic generator (xorshift), so a failure repeats.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+type Model = BTreeMap<i64, (i64, String)>;
+
+fn schema(db: &Arc<Database>, s: &Arc<Session>) {
+    let mut def = TableDef::new(
+        "items",
+        vec![
+            ColumnDef::new("id", DataType::BigInt),
+            ColumnDef::new("v", DataType::BigInt),
+            ColumnDef::new("tag", DataType::Varchar(None)),
+        ],
+        &["id"],
+    )
+    .unwrap();
+    def.indexes.push(IndexDef {
+        id: 0,
+        name: "items_v".into(),
+        columns: vec![1],
+        unique: false,
+        constraint: false,
+    });
+    db.create_table(s, def).unwrap();
+    // No index: its rows are not loaded at all at open.
+    db.create_table(
+        s,
+        TableDef::new(
+            "plain",
+            vec![
+                ColumnDef::new("id", DataType::BigInt),
+                ColumnDef::new("v", DataType::BigInt),
+                ColumnDef::new("tag", DataType::Varchar(None)),
+            ],
+            &["id"],
+        )
+        .unwrap(),
+    )
+    .unwrap();
+}
+
+fn row_of(r: &Row) -> (i64, (i64, String)) {
+    let id = r[0].as_i64().unwrap();
+    let v = r[1].as_i64().unwrap();
+    let tag = match &r[2] {
+        Value::Text(t) => t.to_string(),
+        other => panic!("tag {other:?}"),
+    };
+    (id, (v, tag))
+}
+
+/// Everything the transaction's snapshot sees in `table`, three ways: a
+/// full scan, a range scan in two halves, and a point read of each id
+/// that either the model or the table has.
+fn check(db: &Arc<Database>, s: &Arc<Session>, table: &str, model: &Model, what: &str) {
+    let mut tx = db.begin(s);
+    tx.begin_statement();
+    let t = db.table(table).unwrap();
+    let all: Model = tx
+        .scan_in(&t, (Bound::Unbounded, Bound::Unbounded))
+        .unwrap()
+        .iter()
+        .map(|(_, r)| row_of(r))
+        .collect();
+    assert_eq!(&all, model, "{what}: {table} scan");
+    let mid: Key = vec![Value::Int(500)].into_boxed_slice();
+    let lo = tx
+        .scan_in(&t, (Bound::Unbounded, Bound::Excluded(mid.clone())))
+        .unwrap();
+    let hi = tx
+        .scan_in(&t, (Bound::Included(mid), Bound::Unbounded))
+        .unwrap();
+    assert_eq!(lo.len() + hi.len(), model.len(), "{what}: {table} halves");
+    for id in (0..1000).step_by(37) {
+        let got = tx.get_in(&t, &[Value::Int(id)]).unwrap();
+        assert_eq!(
+            got.as_ref().map(|r| row_of(r).1),
+            model.get(&id).cloned(),
+            "{what}: {table} get {id}"
+        );
+    }
+    assert_eq!(t.len(), model.len(), "{what}: {table} row count");
+    if !t.indexes.is_empty() {
+        for v in 0..5 {
+            let prefix = [Value::Int(v)];
+            let found = tx
+                .index_scan(
+                    &t,
+                    0,
+                    Bound::Included(Box::new([Value::Int(v)])),
+                    |k: &Key| k.starts_with(&prefix),
+                )
+                .unwrap()
+                .expect("index usable");
+            let mut ids: Vec<i64> = found.iter().map(|(_, r)| row_of(r).0).collect();
+            ids.sort();
+            let want: Vec<i64> = model
+                .iter()
+                .filter(|(_, (mv, _))| *mv == v)
+                .map(|(id, _)| *id)
+                .collect();
+            assert_eq!(ids, want, "{what}: {table} index v = {v}");
+        }
+    }
+}
+
+/// One random transaction on `table`: inserts, updates and deletes of
+/// random ids, applied to the model when it commits.
+fn work(db: &Arc<Database>, s: &Arc<Session>, rng: &mut Rng, table: &str, model: &mut Model) {
+    let mut next = model.clone();
+    let ops = 1 + rng.below(6);
+    let t = db.table(table).unwrap();
+    let mut tx = db.begin(s);
+    for _ in 0..ops {
+        let id = rng.below(1000) as i64;
+        let v = rng.below(5) as i64;
+        let tag = "x".repeat(rng.below(40) as usize);
+        let row = vec![Value::Int(id), Value::Int(v), Value::text(&tag)];
+        let exists = next.contains_key(&id);
+        if exists && rng.below(3) == 0 {
+            assert!(tx.delete_in(&t, &[Value::Int(id)]).unwrap());
+            next.remove(&id);
+        } else if exists {
+            tx.update_in(&t, &[Value::Int(id)], row).unwrap();
+            next.insert(id, (v, tag));
+        } else {
+            tx.insert_into(&t, row.into_iter().map(Some).collect())
+                .unwrap();
+            next.insert(id, (v, tag));
+        }
+    }
+    if rng.below(10) == 0 {
+        tx.rollback();
+    } else {
+        tx.commit(CommitRequest::Durable).unwrap();
+        *model = next;
+    }
+}
+
+#[test]
+fn reads_through_the_store_match_a_model_across_checkpoints_and_restarts() {
+    let mut mem = MemVfs::new();
+    let mut rng = Rng(0x5eed_1234_abcd);
+    let mut models: BTreeMap<&str, Model> = BTreeMap::new();
+    models.insert("items", Model::new());
+    models.insert("plain", Model::new());
+    {
+        let inst = Instance::open(config(&mem, true)).unwrap();
+        let db = inst.database("walden").unwrap();
+        let s = inst.new_session();
+        schema(&db, &s);
+    }
+    for round in 0..6 {
+        let inst = Instance::open(config(&mem, true)).unwrap();
+        let db = inst.database("walden").unwrap();
+        let s = inst.new_session();
+        for table in ["items", "plain"] {
+            check(
+                &db,
+                &s,
+                table,
+                &models[table],
+                &format!("round {round} open"),
+            );
+        }
+        for step in 0..400 {
+            let table = if rng.below(2) == 0 { "items" } else { "plain" };
+            // An older snapshot, kept across commits and a checkpoint,
+            // must go on seeing its state.
+            let old = (step % 50 == 7).then(|| {
+                let mut tx = db.begin(&s);
+                tx.begin_statement();
+                (tx, models.clone())
+            });
+            work(&db, &s, &mut rng, table, models.get_mut(table).unwrap());
+            if step % 40 == 39 {
+                db.checkpoint().unwrap();
+            }
+            if let Some((tx, seen)) = old {
+                work(&db, &s, &mut rng, table, models.get_mut(table).unwrap());
+                db.checkpoint().unwrap();
+                for t in ["items", "plain"] {
+                    let tt = db.table(t).unwrap();
+                    let got: Model = tx
+                        .scan_in(&tt, (Bound::Unbounded, Bound::Unbounded))
+                        .unwrap()
+                        .iter()
+                        .map(|(_, r)| row_of(r))
+                        .collect();
+                    assert_eq!(
+                        got, seen[t],
+                        "round {round} step {step}: old snapshot of {t}"
+                    );
+                }
+                drop(tx);
+            }
+            if step % 100 == 99 {
+                for table in ["items", "plain"] {
+                    check(
+                        &db,
+                        &s,
+                        table,
+                        &models[table],
+                        &format!("round {round} step {step}"),
+                    );
+                }
+            }
+        }
+        db.checkpoint().unwrap();
+        // The checkpoint sent the rows to the store: memory keeps only
+        // what no checkpoint has answered for yet.
+        let plain = db.table("plain").unwrap();
+        assert!(
+            plain.rows.has_base(),
+            "round {round}: plain reads through the store"
+        );
+        assert!(
+            plain.rows.keys_in_memory() < models["plain"].len() / 4 + 8,
+            "round {round}: {} of {} rows still in memory",
+            plain.rows.keys_in_memory(),
+            models["plain"].len()
+        );
+        assert!(
+            db.counters()
+                .rows_evicted
+                .load(std::sync::atomic::Ordering::Relaxed)
+                > 0
+        );
+        for table in ["items", "plain"] {
+            check(
+                &db,
+                &s,
+                table,
+                &models[table],
+                &format!("round {round} end"),
+            );
+        }
+        // A few commits after the checkpoint, then a power loss: the log
+        // brings them back over the store.
+        for _ in 0..20 {
+            let table = if rng.below(2) == 0 { "items" } else { "plain" };
+            work(&db, &s, &mut rng, table, models.get_mut(table).unwrap());
+        }
+        mem = mem.crash(CrashMode::SyncedOnly, round);
+        drop(db);
+        drop(inst);
+    }
+}
+
+#[test]
+fn truncate_and_rebuilt_tables_do_not_read_the_stores_old_rows() {
+    let mem = MemVfs::new();
+    let inst = Instance::open(config(&mem, true)).unwrap();
+    let db = inst.database("walden").unwrap();
+    let s = inst.new_session();
+    schema(&db, &s);
+    let mut rng = Rng(99);
+    let mut model = Model::new();
+    for _ in 0..200 {
+        work(&db, &s, &mut rng, "plain", &mut model);
+    }
+    db.checkpoint().unwrap();
+    check(&db, &s, "plain", &model, "before truncate");
+    db.truncate(&s, "plain").unwrap();
+    model.clear();
+    check(&db, &s, "plain", &model, "after truncate");
+    for _ in 0..50 {
+        work(&db, &s, &mut rng, "plain", &mut model);
+    }
+    check(&db, &s, "plain", &model, "refilled");
+    db.checkpoint().unwrap();
+    check(&db, &s, "plain", &model, "refilled, checkpointed");
+    drop(db);
+    drop(inst);
+    let inst = Instance::open(config(&mem, true)).unwrap();
+    let db = inst.database("walden").unwrap();
+    let s = inst.new_session();
+    check(&db, &s, "plain", &model, "reopened");
+}
+
+#[test]
+fn a_store_written_by_either_mode_opens_in_the_other() {
+    let mut mem = MemVfs::new();
+    let mut rng = Rng(7);
+    let mut model = Model::new();
+    for (i, read_through) in [true, false, true, false].into_iter().enumerate() {
+        let inst = Instance::open(config(&mem, read_through)).unwrap();
+        let db = inst.database("walden").unwrap();
+        let s = inst.new_session();
+        if i == 0 {
+            schema(&db, &s);
+        }
+        check(&db, &s, "items", &model, &format!("open {i}"));
+        for step in 0..150 {
+            work(&db, &s, &mut rng, "items", &mut model);
+            if step % 50 == 49 {
+                db.checkpoint().unwrap();
+            }
+        }
+        check(&db, &s, "items", &model, &format!("worked {i}"));
+        mem = mem.crash(CrashMode::SyncedOnly, i as u64);
+        drop(db);
+        drop(inst);
+    }
+}
