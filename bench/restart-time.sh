@@ -3,8 +3,11 @@
 # tables (scale N) into Walden, checkpoints, runs TPC-B for a few seconds,
 # then restarts the server twice: after a clean stop (SIGTERM) and after a
 # SIGKILL (redo of the log since the last checkpoint). Prints, per binary
-# and round, the seconds until the server answers again and the size of the
-# data directory. Interleaves the binaries given round by round.
+# and round, the seconds until the server answers again, the size of the
+# data directory, and the server's resident memory (VmRSS) after the load
+# and checkpoint, after the clean restart and after the TPC-B run that
+# follows it. Interleaves the binaries given round by round. A "binary" may
+# be a wrapper script that adds options (e.g. --config FILE).
 #
 #   bash bench/restart-time.sh [--scale N] [--rounds N] BINARY [BINARY...]
 #
@@ -32,6 +35,13 @@ trap cleanup EXIT INT TERM
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 conn=(-h 127.0.0.1 -p "$port" -U walden)
 
+rss() { # resident MB of the server (the walden process under a wrapper)
+  local pid=$server c
+  c=$(pgrep -P "$pid" walden 2>/dev/null | head -1 || true)
+  [ -n "$c" ] && pid=$c
+  awk '/VmRSS/ {printf "%d", $2/1024}' "/proc/$pid/status"
+}
+
 elapsed=""
 start() { # binary; sets $server and $elapsed (seconds until it answers)
   local t0 t1
@@ -49,15 +59,19 @@ for round in $(seq 1 "$rounds"); do
     start "$bin"
     pgbench "${conn[@]}" -i -q -s "$scale" -I dtGvp walden >"$scratch/init.log" 2>&1
     psql "${conn[@]}" -qAtc "CHECKPOINT" walden >/dev/null
+    rss_loaded=$(rss)
     pgbench "${conn[@]}" -n -c 4 -j 2 -T "$seconds" walden >/dev/null 2>&1
     kill "$server"; wait "$server" 2>/dev/null || true; server=""
     size=$(du -sm "$data" | cut -f1)
     start "$bin"; clean=$elapsed
-    pgbench "${conn[@]}" -n -c 4 -j 2 -T "$seconds" walden >/dev/null 2>&1
+    rss_open=$(rss)
+    pgbench "${conn[@]}" -n -c 4 -j 2 -T "$seconds" walden >"$scratch/run.log" 2>&1
+    rss_run=$(rss)
+    tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$scratch/run.log" | head -1)
     kill -9 "$server"; wait "$server" 2>/dev/null || true; server=""
     start "$bin"; crashed=$elapsed
     rows=$(psql "${conn[@]}" -qAtc "select count(*) from pgbench_accounts" walden)
     kill "$server"; wait "$server" 2>/dev/null || true; server=""
-    echo "$bin round $round: restart after a clean stop ${clean} s, after SIGKILL ${crashed} s; data directory ${size} MB; ${rows} accounts"
+    echo "$bin round $round: restart after a clean stop ${clean} s, after SIGKILL ${crashed} s; data directory ${size} MB; ${rows} accounts; RSS loaded ${rss_loaded} MB, reopened ${rss_open} MB, after TPC-B ${rss_run} MB (${tps} tps)"
   done
 done

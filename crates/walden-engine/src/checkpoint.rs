@@ -325,7 +325,12 @@ pub(crate) fn write_image(
     image: &Image,
     stats: &Arc<FileStats>,
 ) -> Result<()> {
-    let store = BaseStore::open(vfs, data_dir, stats, false)?;
+    // Written once and dropped: no reads through it, a small cache.
+    let once = crate::store::StorageConfig {
+        read_through: false,
+        cache_bytes: 16 << 20,
+    };
+    let store = BaseStore::open(vfs, data_dir, stats, once)?;
     let parts = Parts::of(
         image.next_txid,
         image.settings.clone(),

@@ -23,7 +23,11 @@ fn config(mem: &MemVfs, read_through: bool) -> InstanceConfig {
             ..LogConfig::default()
         },
         background_checkpoints: false,
-        storage: StorageConfig { read_through },
+        // A small cache: reads of evicted rows go to the file.
+        storage: StorageConfig {
+            read_through,
+            cache_bytes: 1 << 20,
+        },
         ..InstanceConfig::new("/inst")
     }
 }

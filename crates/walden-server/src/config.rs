@@ -27,6 +27,10 @@
 //! interval_s = 60                      # 0: only by log volume
 //! log_bytes = 268435456
 //!
+//! [storage]
+//! read_through = true                  # false: every row kept in memory
+//! cache_size_mb = 128                  # the base store's page cache
+//!
 //! [replication]                        # optional: availability groups
 //! name = "a"                           # this replica's name in REPLICA ON '...'
 //! endpoint_listen = "127.0.0.1:5022"   # where primaries connect (secondaries)
@@ -87,6 +91,17 @@ pub struct CheckpointSection {
     pub log_bytes: Option<u64>,
     /// Run the background checkpointer (default true).
     pub background: Option<bool>,
+}
+
+/// `[storage]`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StorageSection {
+    /// Read rows from the base store and let a checkpoint's rows leave
+    /// memory (default true); false keeps every row in memory.
+    pub read_through: Option<bool>,
+    /// The base store's page cache in MB (default 128).
+    pub cache_size_mb: Option<u64>,
 }
 
 /// `[replication]`: this instance's part in availability groups.
@@ -216,6 +231,8 @@ pub struct ConfigFile {
     #[serde(default)]
     pub checkpoint: CheckpointSection,
     #[serde(default)]
+    pub storage: StorageSection,
+    #[serde(default)]
     pub replication: ReplicationSection,
 }
 
@@ -240,6 +257,7 @@ pub struct ServerConfig {
     pub timeouts: walden_sql::SessionTimeouts,
     pub log: LogSection,
     pub checkpoint: CheckpointSection,
+    pub storage: StorageSection,
     pub replication: ReplicationSection,
     /// How long shutdown waits for running statements before closing the instance.
     pub shutdown_timeout: Duration,
@@ -268,6 +286,7 @@ impl ServerConfig {
             timeouts: walden_sql::SessionTimeouts::default(),
             log: LogSection::default(),
             checkpoint: CheckpointSection::default(),
+            storage: StorageSection::default(),
             replication: ReplicationSection::default(),
             shutdown_timeout: Duration::from_secs(10),
         }
@@ -351,6 +370,7 @@ impl ServerConfig {
         };
         c.log = f.log;
         c.checkpoint = f.checkpoint;
+        c.storage = f.storage;
         c.replication = f.replication;
         c.validate()?;
         Ok(c)
@@ -428,6 +448,12 @@ impl ServerConfig {
         if let Some(b) = cp.background {
             ic.background_checkpoints = b;
         }
+        if let Some(r) = self.storage.read_through {
+            ic.storage.read_through = r;
+        }
+        if let Some(mb) = self.storage.cache_size_mb {
+            ic.storage.cache_bytes = (mb.max(1) as usize) << 20;
+        }
         ic.lock_timeout = self
             .lock_timeout_ms
             .filter(|&ms| ms > 0)
@@ -464,6 +490,9 @@ mod tests {
             [checkpoint]
             interval_s = 0
             log_bytes = 1000000
+            [storage]
+            read_through = false
+            cache_size_mb = 64
             "#,
         )
         .unwrap();
@@ -477,6 +506,8 @@ mod tests {
         assert_eq!(ic.log.sync_mode, SyncMode::Dsync);
         assert_eq!(ic.checkpoint_interval, None);
         assert_eq!(ic.checkpoint_log_bytes, 1000000);
+        assert!(!ic.storage.read_through);
+        assert_eq!(ic.storage.cache_bytes, 64 << 20);
         assert_eq!(ic.lock_timeout, Some(Duration::from_millis(500)));
     }
 

@@ -225,7 +225,7 @@ pub fn render(
         &'static str,
         fn(&walden_engine::DbCounters) -> u64,
     );
-    let tx_metrics: [TxMetric; 9] = [
+    let tx_metrics: [TxMetric; 10] = [
         (
             "transactions_total",
             "Transactions (Transactions/sec as a cumulative count).",
@@ -261,6 +261,11 @@ pub fn render(
             "checkpoint_rows_total",
             "Rows checkpoints wrote to or deleted from the data file.",
             |c| c.checkpoint_rows.load(Relaxed),
+        ),
+        (
+            "rows_evicted_total",
+            "Rows that left memory after a checkpoint wrote them (read from the data file since).",
+            |c| c.rows_evicted.load(Relaxed),
         ),
         ("deadlocks_total", "Deadlocks.", |c| {
             c.deadlocks.load(Relaxed)

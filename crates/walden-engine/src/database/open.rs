@@ -50,12 +50,7 @@ impl Database {
             }
         }
         let data_stats = Arc::new(FileStats::default());
-        let (store, image) = open_and_load(
-            &*vfs,
-            &Self::data_dir(dir),
-            &data_stats,
-            opts.storage.read_through,
-        )?;
+        let (store, image) = open_and_load(&*vfs, &Self::data_dir(dir), &data_stats, opts.storage)?;
         let loaded = match image {
             Some(image) => checkpoint::Loaded {
                 max_lsn: image.lsn,

@@ -13,7 +13,7 @@ use crate::checkpoint::{decode_image, Image};
 use crate::error::{io_err, EngineError, Result};
 use crate::mvcc::Csn;
 use crate::store::reads::{decode_row, encode_row, BaseRows, KeyFrom, StoreReads};
-use crate::store::{encode_key, VfsBackend};
+use crate::store::{encode_key, StorageConfig, VfsBackend};
 use crate::table::{Table, Unsaved};
 use crate::types::Row;
 use redb::{ReadableDatabase, ReadableTable, TableDefinition, TableHandle};
@@ -29,8 +29,6 @@ pub const FILE: &str = "store.redb";
 /// The catalog and counters of the checkpoint (an image without rows).
 const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
 const META_IMAGE: &str = "image";
-/// redb's page cache: reads of rows that left memory, and checkpoints.
-const CACHE_BYTES: usize = 128 << 20;
 
 fn table_name(id: u32) -> String {
     format!("t{id}")
@@ -75,7 +73,7 @@ impl BaseStore {
         vfs: &dyn Vfs,
         data_dir: &Path,
         stats: &Arc<FileStats>,
-        read_through: bool,
+        storage: StorageConfig,
     ) -> Result<BaseStore> {
         let path = data_dir.join(FILE);
         let existed = vfs.exists(&path).map_err(io_err(&path))?;
@@ -94,7 +92,7 @@ impl BaseStore {
         let file: Arc<dyn VfsFile> = Arc::new(CountingFile::new(f, stats.clone()));
         let open = || {
             redb::Database::builder()
-                .set_cache_size(CACHE_BYTES)
+                .set_cache_size(storage.cache_bytes)
                 .set_check_integrity_on_open(existed)
                 .create_with_backend(VfsBackend::new(file.clone()))
         };
@@ -108,7 +106,7 @@ impl BaseStore {
             file,
             stats: stats.clone(),
             reads,
-            read_through,
+            read_through: storage.read_through,
         };
         store.note_size();
         Ok(store)
@@ -302,10 +300,10 @@ pub(crate) fn open_and_load(
     vfs: &dyn Vfs,
     data_dir: &Path,
     stats: &Arc<FileStats>,
-    read_through: bool,
+    storage: StorageConfig,
 ) -> Result<(BaseStore, Option<Image>)> {
     let once = || -> Result<(BaseStore, Option<Image>)> {
-        let store = BaseStore::open(vfs, data_dir, stats, read_through)?;
+        let store = BaseStore::open(vfs, data_dir, stats, storage)?;
         let image = store.load()?;
         Ok((store, image))
     };

@@ -17,11 +17,16 @@ pub struct StorageConfig {
     /// and leave memory once a checkpoint has written them: data larger
     /// than memory. Off, every row is kept in memory.
     pub read_through: bool,
+    /// The base store's page cache (redb's), in bytes.
+    pub cache_bytes: usize,
 }
 
 impl Default for StorageConfig {
     fn default() -> Self {
-        StorageConfig { read_through: true }
+        StorageConfig {
+            read_through: true,
+            cache_bytes: 128 << 20,
+        }
     }
 }
 pub use keycode::{decode_key, encode_key, key_bytes, KeyDecodeError};
