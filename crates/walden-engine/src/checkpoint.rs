@@ -352,6 +352,23 @@ pub(crate) fn write_image(
     Ok(())
 }
 
+/// Evictions of at least this many rows hand freed memory back to the
+/// operating system.
+const TRIM_AFTER_EVICTED: usize = 4096;
+
+/// Returns the allocator's free pages to the operating system: without it,
+/// glibc keeps the memory of evicted rows mapped, and a server that loaded
+/// a large table stays at that size after the checkpoint moved it to the
+/// store.
+fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory; it takes the
+    // allocator's own locks and touches no live allocation.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// Removes the image files of builds before the base store, once the store
 /// holds a newer checkpoint.
 fn remove_images(vfs: &dyn Vfs, data_dir: &Path) -> Result<()> {
@@ -638,6 +655,9 @@ impl Database {
             self.counters
                 .rows_evicted
                 .fetch_add(evicted as u64, Relaxed);
+            if evicted >= TRIM_AFTER_EVICTED {
+                release_free_memory();
+            }
         }
         written
     }
