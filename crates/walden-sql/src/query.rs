@@ -179,8 +179,20 @@ pub enum Source {
         step: Option<Expr>,
         filter: Vec<Expr>,
     },
-    /// `unnest(array)`: one row per element of an array in text form.
-    Unnest { array: Expr, filter: Vec<Expr> },
+    /// `unnest(array [, array ...])`: one row per element, the arrays side
+    /// by side (the shorter ones padded with NULLs), as PostgreSQL's FROM
+    /// form does.
+    Unnest {
+        arrays: Vec<Expr>,
+        filter: Vec<Expr>,
+    },
+    /// `f(...) WITH ORDINALITY`: the function's rows numbered from 1 in the
+    /// order it returns them, the number as a last bigint column. Filters
+    /// sit here, above the numbering, so they never change the numbers.
+    Ordinality {
+        inner: Box<Source>,
+        filter: Vec<Expr>,
+    },
     /// `pg_partition_ancestors(rel)`: (relid, depth); no Walden table is a
     /// partition, so a relation is its only ancestor, at depth 1.
     Ancestors { rel: Expr, filter: Vec<Expr> },
