@@ -135,17 +135,14 @@ pub(super) fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         Source::Unnest { arrays, filter } => {
             let mut columns = Vec::with_capacity(arrays.len());
             for a in arrays {
-                columns.push(crate::pg_catalog::array_elements(&a.eval(&[], env)?));
+                columns.push(crate::arrays::elements(&a.eval(&[], env)?));
             }
             let n = columns.iter().map(Vec::len).max().unwrap_or(0);
             let mut out = Vec::new();
             for i in 0..n {
                 let r: Vec<Value> = columns
                     .iter()
-                    .map(|c| match c.get(i) {
-                        Some(Some(s)) => Value::text(s),
-                        _ => Value::Null,
-                    })
+                    .map(|c| c.get(i).cloned().unwrap_or(Value::Null))
                     .collect();
                 if passes(filter, &r, env)? {
                     out.push(r);

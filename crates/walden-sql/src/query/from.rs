@@ -329,15 +329,21 @@ fn function_rows(
             // One array names its column after the alias (or `unnest`);
             // several are named by the alias column list, as PostgreSQL.
             let single = args.len() == 1;
-            let mut cols: Vec<ScopeCol> = (0..args.len())
-                .map(|_| ScopeCol {
+            let mut cols: Vec<ScopeCol> = args
+                .iter()
+                .map(|a| ScopeCol {
                     table: Some(label.clone()),
                     name: if single {
                         label.clone()
                     } else {
                         "unnest".to_string()
                     },
-                    ty: DataType::Text,
+                    // An array's elements have its element type; an array
+                    // in text form (a catalog column) has text elements.
+                    ty: match static_type(a, &[], &[]) {
+                        Some(DataType::Array(e)) => *e,
+                        _ => DataType::Text,
+                    },
                 })
                 .collect();
             rename_cols(&mut cols, alias);
