@@ -92,6 +92,11 @@ pub fn put_value(out: &mut Vec<u8>, v: &Value) {
             out.push(15);
             put_str(out, &j.to_string());
         }
+        // An array: its length, then its elements (never arrays themselves).
+        Value::Array(items) => {
+            out.push(16);
+            put_values(out, items);
+        }
     }
 }
 
@@ -180,6 +185,22 @@ impl<'a> Reader<'a> {
             15 => Value::Jsonb(Arc::new(
                 crate::types::jsonb::parse_jsonb(self.str()?).map_err(|_| short())?,
             )),
+            16 => {
+                let n = self.var()? as usize;
+                if n > self.buf.len() {
+                    return Err(short());
+                }
+                let mut items = Vec::with_capacity(n);
+                for _ in 0..n {
+                    // Arrays are one-dimensional: an array inside one is
+                    // a malformed record, not a reason to recurse.
+                    if self.buf.get(self.pos) == Some(&16) {
+                        return Err(short());
+                    }
+                    items.push(self.value()?);
+                }
+                Value::Array(items.into())
+            }
             _ => return Err(short()),
         })
     }
@@ -219,6 +240,10 @@ fn put_type(out: &mut Vec<u8>, t: &DataType) {
         }
         DataType::Json => out.push(18),
         DataType::Jsonb => out.push(19),
+        DataType::Array(elem) => {
+            out.push(20);
+            put_type(out, elem);
+        }
     }
 }
 
@@ -249,6 +274,10 @@ fn get_type(r: &mut Reader<'_>) -> Result<DataType> {
         17 => DataType::Char(u32::try_from(r.var()?).map_err(|_| short())?),
         18 => DataType::Json,
         19 => DataType::Jsonb,
+        20 => match get_type(r)? {
+            DataType::Array(_) => return Err(short()),
+            elem => DataType::Array(Box::new(elem)),
+        },
         _ => return Err(short()),
     })
 }
@@ -889,6 +918,9 @@ mod tests {
             Value::TimestampTz(-1_700_000_000_000_001),
             Value::Time(86_399_999_999),
             Value::Interval(crate::types::Interval::new(-14, 3, -5_000_001)),
+            Value::Array(vec![Value::Int(1), Value::Null, Value::Int(-3)].into()),
+            Value::Array(vec![].into()),
+            Value::Array(vec![Value::text("a,b"), Value::Null].into()),
         ];
         let mut out = Vec::new();
         put_values(&mut out, &vals);

@@ -80,6 +80,13 @@ pub enum EngineError {
     JsonbCast { kind: &'static str, target: String },
     #[error("value out of range for {0}")]
     OutOfRange(String),
+    /// Array input that is not an array literal (22P02).
+    #[error("malformed array literal: \"{text}\"")]
+    MalformedArray { text: String, detail: String },
+    /// An array form Walden does not have (0A000): several dimensions,
+    /// explicit bounds.
+    #[error("{0} are not supported")]
+    ArrayUnsupported(&'static str),
     #[error("deadlock detected: transaction {victim} was chosen as the victim ({detail})")]
     Deadlock { victim: u64, detail: String },
     #[error("lock request timed out after {0} ms")]

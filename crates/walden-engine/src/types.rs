@@ -8,6 +8,7 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
+pub mod array;
 pub mod datetime;
 pub mod interval;
 pub mod jsonb;
@@ -50,6 +51,8 @@ pub enum DataType {
     Json,
     /// `jsonb`: a normalized tree.
     Jsonb,
+    /// A one-dimensional array of a scalar type (`integer[]`).
+    Array(Box<DataType>),
 }
 
 impl DataType {
@@ -76,6 +79,7 @@ impl DataType {
             DataType::Char(n) => format!("character({n})"),
             DataType::Json => "json".into(),
             DataType::Jsonb => "jsonb".into(),
+            DataType::Array(e) => format!("{}[]", e.sql_name()),
         }
     }
 
@@ -106,6 +110,8 @@ pub enum Value {
     /// A `json` value: its text as given.
     Json(Arc<str>),
     Jsonb(Arc<Jsonb>),
+    /// A one-dimensional array: elements of its element type, or NULL.
+    Array(Arc<[Value]>),
 }
 
 impl Value {
@@ -136,6 +142,7 @@ impl Value {
             Value::Interval(_) => 10,
             Value::Json(_) => 11,
             Value::Jsonb(_) => 12,
+            Value::Array(_) => 13,
         }
     }
     fn as_f64(&self) -> f64 {
@@ -170,6 +177,7 @@ impl Ord for Value {
             (Interval(a), Interval(b)) => a.cmp(b),
             (Json(a), Json(b)) => a.cmp(b),
             (Jsonb(a), Jsonb(b)) => a.cmp(b),
+            (Array(a), Array(b)) => array::compare(a, b),
             (a, b) if a.rank() == 2 && b.rank() == 2 => a.as_f64().total_cmp(&b.as_f64()),
             (a, b) => a.rank().cmp(&b.rank()),
         }
@@ -213,6 +221,12 @@ impl Hash for Value {
             Value::Interval(i) => i.span().hash(state),
             Value::Json(s) => s.hash(state),
             Value::Jsonb(j) => j.hash(state),
+            Value::Array(items) => {
+                items.len().hash(state);
+                for v in items.iter() {
+                    v.hash(state);
+                }
+            }
         }
     }
 }
@@ -241,6 +255,7 @@ impl fmt::Display for Value {
             Value::Interval(i) => write!(f, "{i}"),
             Value::Json(s) => f.write_str(s),
             Value::Jsonb(j) => write!(f, "{j}"),
+            Value::Array(items) => f.write_str(&array::format_with(items, |v| v.to_string())),
         }
     }
 }
@@ -270,6 +285,19 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
     };
     // A jsonb scalar casts to a number or boolean as PostgreSQL's
     // `jsonb::numeric` / `jsonb::bool` do; a container or a string does not.
+    if let T::Array(elem) = t {
+        return match v {
+            V::Array(items) => Ok(V::Array(
+                items
+                    .iter()
+                    .map(|x| coerce(x.clone(), elem))
+                    .collect::<Result<Vec<_>>>()?
+                    .into(),
+            )),
+            V::Text(s) => Ok(V::Array(array::parse(&s, elem)?.into())),
+            other => Err(bad(&other)),
+        };
+    }
     let v = match (t, v) {
         (T::Json | T::Jsonb | T::Text | T::Varchar(_) | T::Char(_), v) => v,
         (_, V::Jsonb(j)) => match (&*j, t) {

@@ -29,6 +29,22 @@ fn column_value(kind: u8) -> BoxedStrategy<Value> {
         7 => any::<u128>().prop_map(Value::Uuid).boxed(),
         9 => any::<i64>().prop_map(Value::TimestampTz).boxed(),
         10 => any::<i64>().prop_map(Value::Time).boxed(),
+        // Arrays: of integers, or of text, with NULL elements.
+        11 => proptest::collection::vec(
+            prop_oneof![1 => Just(Value::Null), 4 => (-3i64..3).prop_map(Value::Int)],
+            0..4,
+        )
+        .prop_map(|v| Value::Array(v.into()))
+        .boxed(),
+        12 => proptest::collection::vec(
+            prop_oneof![
+                1 => Just(Value::Null),
+                4 => prop_oneof![Just(""), Just("a"), Just("a\0"), Just("b")].prop_map(Value::text)
+            ],
+            0..4,
+        )
+        .prop_map(|v| Value::Array(v.into()))
+        .boxed(),
         _ => proptest::collection::vec(
             prop_oneof![Just(0u8), Just(1), Just(255), any::<u8>()],
             0..6,
@@ -41,7 +57,7 @@ fn column_value(kind: u8) -> BoxedStrategy<Value> {
 
 /// Two keys with the same column types (1-3 columns).
 fn key_pair() -> impl Strategy<Value = (Vec<Value>, Vec<Value>)> {
-    proptest::collection::vec(0u8..11, 1..4).prop_flat_map(|kinds| {
+    proptest::collection::vec(0u8..13, 1..4).prop_flat_map(|kinds| {
         let a: Vec<_> = kinds.iter().map(|&k| column_value(k)).collect();
         let b: Vec<_> = kinds.iter().map(|&k| column_value(k)).collect();
         (a, b)

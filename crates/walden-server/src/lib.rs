@@ -14,6 +14,7 @@ pub mod copybin;
 mod frontend;
 mod handshake;
 pub mod metrics;
+pub mod pgarray;
 pub mod pgtypes;
 mod server;
 pub mod sqlstate;

@@ -5,7 +5,7 @@ use bytes::{BufMut, BytesMut};
 use postgres_types::{FromSql, ToSql, Type};
 use rust_decimal::Decimal;
 use std::sync::Arc;
-use walden_engine::types::{datetime, parse_date, parse_timestamp};
+use walden_engine::types::{array, datetime, parse_date, parse_timestamp};
 use walden_engine::{DataType, Value};
 use walden_sql::{ErrorKind, SqlError};
 
@@ -60,6 +60,7 @@ pub fn type_oid(t: &DataType) -> u32 {
         DataType::Char(_) => OID_BPCHAR,
         DataType::Json => OID_JSON,
         DataType::Jsonb => OID_JSONB,
+        DataType::Array(e) => array::array_oid_of(type_oid(e)).unwrap_or(OID_TEXT),
     }
 }
 
@@ -83,13 +84,15 @@ pub fn type_size(t: &DataType) -> i16 {
         | DataType::Bytes
         | DataType::Char(_)
         | DataType::Json
-        | DataType::Jsonb => -1,
+        | DataType::Jsonb
+        | DataType::Array(_) => -1,
     }
 }
 
 /// The type modifier PostgreSQL reports for a column of this type.
 pub fn type_modifier(t: &DataType) -> i32 {
     match t {
+        DataType::Array(e) => type_modifier(e),
         DataType::Varchar(Some(n)) | DataType::Char(n) => *n as i32 + 4,
         DataType::Decimal { precision, scale } if *precision > 0 => {
             ((*precision as i32) << 16 | *scale as i32) + 4
@@ -119,7 +122,7 @@ pub fn oid_to_type(oid: u32) -> Option<DataType> {
         OID_BYTEA => DataType::Bytes,
         OID_JSON => DataType::Json,
         OID_JSONB => DataType::Jsonb,
-        _ => return None,
+        other => DataType::Array(Box::new(oid_to_type(array::elem_oid_of(other)?)?)),
     })
 }
 
@@ -138,6 +141,9 @@ fn fmt_float(x: f64, single: bool) -> String {
 /// Appends the PostgreSQL text form of `v` (not NULL) as a column of type `t`.
 pub fn encode_text(v: &Value, t: &DataType, buf: &mut BytesMut) {
     use std::fmt::Write;
+    if let DataType::Array(e) = t {
+        return crate::pgarray::encode_array_text(v, e, buf);
+    }
     match v {
         Value::Text(s) => buf.put_slice(s.as_bytes()),
         Value::Float(x) => buf.put_slice(fmt_float(*x, matches!(t, DataType::Real)).as_bytes()),
@@ -262,6 +268,7 @@ pub fn encode_binary(v: &Value, t: &DataType, buf: &mut BytesMut) -> Result<(), 
             Value::Text(s) => buf.put_slice(s.as_bytes()),
             other => return Err(format!("cannot send {other:?} as bytea")),
         },
+        DataType::Array(e) => crate::pgarray::encode_array_binary(v, e, buf)?,
     }
     Ok(())
 }
@@ -408,7 +415,13 @@ pub fn decode_text_param(s: &str, oid: u32) -> Result<Value, SqlError> {
             parse_bytea(s).ok_or_else(|| invalid("bytea", s))?,
         )),
         OID_JSON | OID_JSONB => json_param(s, oid)?,
-        _ => Value::Text(Arc::from(s)),
+        other => match oid_to_type(other) {
+            // An array literal, each element read as its type's text.
+            Some(t @ DataType::Array(_)) => {
+                walden_engine::types::coerce(Value::text(s), &t).map_err(SqlError::from)?
+            }
+            _ => Value::Text(Arc::from(s)),
+        },
     })
 }
 
@@ -510,11 +523,14 @@ pub fn decode_binary_param(b: &[u8], oid: u32) -> Result<Value, SqlError> {
             }
             None => return Err(bad_binary("jsonb")),
         },
-        _ => {
-            let s = std::str::from_utf8(b).map_err(|_| bad_binary("text"))?;
-            refuse_nul(s)?;
-            Value::Text(Arc::from(s))
-        }
+        other => match array::elem_oid_of(other) {
+            Some(elem) => crate::pgarray::decode_array_binary(b, elem)?,
+            None => {
+                let s = std::str::from_utf8(b).map_err(|_| bad_binary("text"))?;
+                refuse_nul(s)?;
+                Value::Text(Arc::from(s))
+            }
+        },
     })
 }
 

@@ -198,7 +198,8 @@ impl From<EngineError> for SqlError {
             E::Data(m) if m.contains("too long") => ErrorKind::StringTooLong,
             E::Data(m) if m.contains("invalid input") => ErrorKind::InvalidText,
             E::Data(_) => ErrorKind::DataException,
-            E::InvalidJson { .. } => ErrorKind::InvalidText,
+            E::InvalidJson { .. } | E::MalformedArray { .. } => ErrorKind::InvalidText,
+            E::ArrayUnsupported(_) => ErrorKind::FeatureNotSupported,
             E::JsonUnicodeNul => ErrorKind::UntranslatableCharacter,
             E::JsonbCast { .. } => ErrorKind::InvalidParameter,
             E::OutOfRange(_) => ErrorKind::NumericOutOfRange,
@@ -246,10 +247,12 @@ impl From<EngineError> for SqlError {
                 column: Some(column.clone()),
                 ..Default::default()
             })),
-            E::InvalidJson { detail } => Some(Box::new(ErrorFields {
-                detail: Some(detail.clone()),
-                ..Default::default()
-            })),
+            E::InvalidJson { detail } | E::MalformedArray { detail, .. } => {
+                Some(Box::new(ErrorFields {
+                    detail: Some(detail.clone()),
+                    ..Default::default()
+                }))
+            }
             E::JsonUnicodeNul => Some(Box::new(ErrorFields {
                 detail: Some("\\u0000 cannot be converted to text.".into()),
                 ..Default::default()

@@ -298,6 +298,9 @@ pub fn column_name(e: &ast::Expr) -> String {
         ast::Expr::Nested(e) => column_name(e),
         ast::Expr::Case { .. } => "case".into(),
         ast::Expr::Exists { .. } => "exists".into(),
+        // `ARRAY[...]` is "array"; `a[1]` is named after `a`.
+        ast::Expr::Array(_) => "array".into(),
+        ast::Expr::CompoundFieldAccess { root, .. } => column_name(root),
         _ => "?column?".into(),
     }
 }

@@ -113,6 +113,10 @@ fn type_class(t: &DataType) -> (u8, u8) {
         T::Interval => (8, 0),
         T::Json => (9, 0),
         T::Jsonb => (10, 0),
+        T::Array(e) => {
+            let (f, c) = type_class(e);
+            (100 + f, c)
+        }
     }
 }
 

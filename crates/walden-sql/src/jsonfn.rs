@@ -446,6 +446,8 @@ pub fn to_jsonb(v: &Value) -> Result<Jsonb> {
             .into(),
         ),
         Value::Jsonb(j) => (**j).clone(),
+        // An array is a JSON array of its elements.
+        Value::Array(items) => Jsonb::Array(items.iter().map(to_jsonb).collect::<Result<_>>()?),
         Value::Json(s) => match coerce(Value::Json(s.clone()), &DataType::Jsonb)? {
             Value::Jsonb(j) => (*j).clone(),
             _ => Jsonb::Null,

@@ -16,6 +16,7 @@ mod advisory;
 mod alter_constraints;
 mod alter_table;
 mod alter_table_parse;
+mod arrays;
 mod backup_path;
 mod constraints;
 mod copy;

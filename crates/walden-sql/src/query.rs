@@ -179,8 +179,20 @@ pub enum Source {
         step: Option<Expr>,
         filter: Vec<Expr>,
     },
-    /// `unnest(array)`: one row per element of an array in text form.
-    Unnest { array: Expr, filter: Vec<Expr> },
+    /// `unnest(array [, array ...])`: one row per element, the arrays side
+    /// by side (the shorter ones padded with NULLs), as PostgreSQL's FROM
+    /// form does.
+    Unnest {
+        arrays: Vec<Expr>,
+        filter: Vec<Expr>,
+    },
+    /// `f(...) WITH ORDINALITY`: the function's rows numbered from 1 in the
+    /// order it returns them, the number as a last bigint column. Filters
+    /// sit here, above the numbering, so they never change the numbers.
+    Ordinality {
+        inner: Box<Source>,
+        filter: Vec<Expr>,
+    },
     /// `pg_partition_ancestors(rel)`: (relid, depth); no Walden table is a
     /// partition, so a relation is its only ancestor, at depth 1.
     Ancestors { rel: Expr, filter: Vec<Expr> },
@@ -277,6 +289,14 @@ pub fn static_type(e: &Expr, types: &[DataType], params: &[Option<DataType>]) ->
             Value::Interval(_) => DataType::Interval,
             Value::Json(_) => DataType::Json,
             Value::Jsonb(_) => DataType::Jsonb,
+            // An array constant: its first element's type decides.
+            Value::Array(items) => DataType::Array(Box::new(
+                items
+                    .iter()
+                    .find(|v| !v.is_null())
+                    .and_then(|v| static_type(&Expr::Lit(v.clone()), types, params))
+                    .unwrap_or(DataType::Text),
+            )),
         },
         Expr::Param(i) => params.get(*i).cloned().flatten()?,
         Expr::Col(i) => types.get(*i)?.clone(),
@@ -289,25 +309,26 @@ pub fn static_type(e: &Expr, types: &[DataType], params: &[Option<DataType>]) ->
         | Expr::Like { .. } => DataType::Bool,
         Expr::Neg(x) => static_type(x, types, params)?,
         Expr::Bin(op, a, b) => match op {
-            // jsonb || jsonb and jsonb - key are jsonb.
-            BinOp::Concat | BinOp::Sub
-                if static_type(a, types, params) == Some(DataType::Jsonb)
-                    || (*op == BinOp::Concat
-                        && static_type(b, types, params) == Some(DataType::Jsonb)) =>
-            {
-                DataType::Jsonb
-            }
-            BinOp::Concat => DataType::Text,
-            BinOp::Regex(..) => DataType::Bool,
-            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
+            BinOp::Concat | BinOp::Sub | BinOp::Add | BinOp::Mul | BinOp::Div | BinOp::Mod => {
+                // Each operand's type once: a chain of operators is typed in
+                // time linear in its length.
                 let (ta, tb) = (static_type(a, types, params), static_type(b, types, params));
-                match (ta, tb) {
-                    (Some(x), Some(y)) => crate::temporal::arith_type(*op, &x, &y)
+                match (op, ta, tb) {
+                    // jsonb || jsonb and jsonb - key are jsonb.
+                    (BinOp::Concat | BinOp::Sub, Some(DataType::Jsonb), _)
+                    | (BinOp::Concat, _, Some(DataType::Jsonb)) => DataType::Jsonb,
+                    // An array beside || makes an array (concatenation,
+                    // append, prepend).
+                    (BinOp::Concat, Some(t @ DataType::Array(_)), _)
+                    | (BinOp::Concat, _, Some(t @ DataType::Array(_))) => t,
+                    (BinOp::Concat, _, _) => DataType::Text,
+                    (_, Some(x), Some(y)) => crate::temporal::arith_type(*op, &x, &y)
                         .unwrap_or_else(|| numeric_promote(&x, &y)),
-                    (Some(x), None) | (None, Some(x)) => x,
+                    (_, Some(x), None) | (_, None, Some(x)) => x,
                     _ => return None,
                 }
             }
+            BinOp::Regex(..) => DataType::Bool,
             _ => DataType::Bool,
         },
         Expr::Case(_, whens, els) => whens
@@ -324,6 +345,9 @@ pub fn static_type(e: &Expr, types: &[DataType], params: &[Option<DataType>]) ->
         }
         Expr::Sub(s) => match s.kind {
             crate::expr::SubKind::Scalar => s.plan.columns.first()?.ty.clone(),
+            crate::expr::SubKind::Array => {
+                DataType::Array(Box::new(s.plan.columns.first()?.ty.clone()))
+            }
             _ => DataType::Bool,
         },
     })

@@ -98,6 +98,17 @@ pub fn data_type(t: &SqlType) -> Result<DataType> {
         S::Bytea | S::Blob(_) | S::Varbinary(_) | S::Binary(_) | S::Bytes(_) => DataType::Bytes,
         S::JSON => DataType::Json,
         S::JSONB => DataType::Jsonb,
+        // `int[]`, `int[3]`, `int ARRAY`: a declared size is not enforced,
+        // as in PostgreSQL. Arrays of arrays are several dimensions.
+        S::Array(
+            sqlparser::ast::ArrayElemTypeDef::SquareBracket(e, _)
+            | sqlparser::ast::ArrayElemTypeDef::Qualified(e, _),
+        ) => match data_type(e)? {
+            DataType::Array(_) => {
+                return Err(SqlError::unsupported("a multidimensional array type"));
+            }
+            elem => DataType::Array(Box::new(elem)),
+        },
         // `pg_catalog.int8`, `pg_catalog.text`: a built-in type named with its
         // schema is the built-in type.
         S::Custom(name, args) if name.0.len() > 1 && args.is_empty() => {

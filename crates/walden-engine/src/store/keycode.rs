@@ -32,6 +32,13 @@ const INTERVAL: u8 = 0xA0;
 /// tags only let any value round-trip.
 const JSON: u8 = 0xB0;
 const JSONB: u8 = 0xB1;
+/// An array: each element as ELEM_VALUE and its encoding, or ELEM_NULL, then
+/// ARRAY_END. Bytes order as arrays compare: element by element, a NULL
+/// element after any value, a proper prefix first.
+const ARRAY: u8 = 0xC0;
+const ARRAY_END: u8 = 0x00;
+const ELEM_VALUE: u8 = 0x01;
+const ELEM_NULL: u8 = 0x02;
 const DAY_MICROS: i128 = 86_400_000_000;
 
 /// Decimal sub-tags: negatives, zero, positives.
@@ -125,6 +132,18 @@ fn encode_value(v: &Value, out: &mut Vec<u8>) {
         Value::Jsonb(j) => {
             out.push(JSONB);
             encode_bytes(j.to_string().as_bytes(), out);
+        }
+        Value::Array(items) => {
+            out.push(ARRAY);
+            for v in items.iter() {
+                if v.is_null() {
+                    out.push(ELEM_NULL);
+                } else {
+                    out.push(ELEM_VALUE);
+                    encode_value(v, out);
+                }
+            }
+            out.push(ARRAY_END);
         }
     }
 }
@@ -276,6 +295,26 @@ fn decode_value(b: &[u8]) -> Result<(Value, &[u8]), &'static str> {
                 ))
             };
             (v, rest)
+        }
+        ARRAY => {
+            let mut items = Vec::new();
+            let mut rest = rest;
+            loop {
+                let (&m, r) = rest.split_first().ok_or("unterminated array")?;
+                rest = r;
+                match m {
+                    ARRAY_END => break,
+                    ELEM_NULL => items.push(Value::Null),
+                    // One dimension: an element is never an array itself.
+                    ELEM_VALUE if rest.first() != Some(&ARRAY) => {
+                        let (v, r) = decode_value(rest)?;
+                        items.push(v);
+                        rest = r;
+                    }
+                    _ => return Err("bad array element"),
+                }
+            }
+            (Value::Array(items.into()), rest)
         }
         _ => return Err("unknown type tag"),
     })

@@ -111,6 +111,9 @@ impl Expr {
                 }
             }
             A::BinaryOp { left, op, right } => {
+                if let Some(e) = crate::arrays::compile_operator(p, scope, left, op, right)? {
+                    return Ok(e);
+                }
                 if let Some(j) = crate::jsonfn::operator(op) {
                     let l = Expr::compile(p, scope, left)?;
                     let r = Expr::compile(p, scope, right)?;
@@ -119,6 +122,7 @@ impl Expr {
                 let op = bin_op(op)?;
                 let l = Expr::compile(p, scope, left)?;
                 let r = Expr::compile(p, scope, right)?;
+                let (l, r) = crate::arrays::coerce_operands(p, scope, l, r)?;
                 p.infer_pair(&l, &r, scope);
                 // char(n) compares without its trailing blanks, as PostgreSQL's
                 // bpchar does ('ab   ' = 'ab').
@@ -367,6 +371,19 @@ impl Expr {
             } => {
                 let all = matches!(e, A::AllOp { .. });
                 let x = Expr::compile(p, scope, left)?;
+                // `x = ANY ($1)`: the parameter is an array of x's type.
+                if let A::Value(v) = right.as_ref() {
+                    if let ast::Value::Placeholder(_) = v.value {
+                        let types: Vec<DataType> =
+                            scope.cols.iter().map(|c| c.ty.clone()).collect();
+                        if let (Expr::Param(i), Some(t)) = (
+                            Expr::compile(p, scope, right)?,
+                            query::static_type(&x, &types, &p.params),
+                        ) {
+                            p.infer_param(i, DataType::Array(Box::new(t)));
+                        }
+                    }
+                }
                 let op = bin_op(compare_op)?;
                 match right.as_ref() {
                     A::Subquery(q) => sub(
@@ -475,8 +492,8 @@ pub fn array_subquery(p: &mut Planner<'_>, scope: &Arc<Scope>, q: &ast::Query) -
 
 /// Casts to PostgreSQL's catalog types, which Walden has no column types
 /// for: `regclass`, `regtype` and `regnamespace` turn a name into an OID or
-/// an OID into a name, depending on which one they are given; arrays stay
-/// in their text form. `None` for every other type.
+/// an OID into a name, depending on which one they are given. `None` for
+/// every other type.
 pub(super) fn catalog_cast(
     p: &mut Planner<'_>,
     scope: &Arc<Scope>,
@@ -484,10 +501,6 @@ pub(super) fn catalog_cast(
     data_type: &ast::DataType,
 ) -> Result<Option<Expr>> {
     let names: Option<(Func, Func)> = match data_type {
-        ast::DataType::Array(_) => {
-            let inner = Expr::compile(p, scope, expr)?;
-            return Ok(Some(Expr::Cast(Box::new(inner), DataType::Text)));
-        }
         ast::DataType::Regclass => Some((Func::RegClassOid, Func::RegClassName)),
         ast::DataType::Custom(name, _) => {
             let last = name

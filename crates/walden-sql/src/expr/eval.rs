@@ -200,16 +200,7 @@ pub(super) fn eval_sub(s: &SubPlan, row: &[Value], env: &Env<'_>) -> Result<Valu
     };
     Ok(match &s.kind {
         SubKind::Exists { negated } => Value::Bool(data.rows.is_empty() == *negated),
-        SubKind::Array => {
-            let items: Vec<Option<String>> = data
-                .rows
-                .iter()
-                .map(|r| (!r[0].is_null()).then(|| r[0].to_string()))
-                .collect();
-            Value::text(crate::pg_catalog::array_format(
-                items.iter().map(|s| s.as_deref()),
-            ))
-        }
+        SubKind::Array => Value::Array(data.rows.iter().map(|r| r[0].clone()).collect()),
         SubKind::Scalar => match data.rows.len() {
             0 => Value::Null,
             1 => data.rows[0][0].clone(),

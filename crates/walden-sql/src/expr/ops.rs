@@ -51,6 +51,11 @@ pub(super) fn unify(a: Value, b: Value) -> Result<(Value, Value)> {
         (Value::Date(_), Value::Text(_)) => (a, coerce(b, &DataType::Date)?),
         (Value::Text(_), Value::Jsonb(_)) => (coerce(a, &DataType::Jsonb)?, b),
         (Value::Jsonb(_), Value::Text(_)) => (a, coerce(b, &DataType::Jsonb)?),
+        (Value::Text(s), Value::Array(items)) => (crate::arrays::text_beside(s, items)?, b),
+        (Value::Array(items), Value::Text(s)) => {
+            let t = crate::arrays::text_beside(s, items)?;
+            (a, t)
+        }
         (Value::Text(_), Value::Uuid(_)) => (coerce(a, &DataType::Uuid)?, b),
         (Value::Uuid(_), Value::Text(_)) => (a, coerce(b, &DataType::Uuid)?),
         (Value::Text(_), Value::Bool(_)) => (Value::Bool(truth(&a)?.unwrap_or(false)), b),
@@ -144,7 +149,12 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> Result<Value> {
         return r;
     }
     if op == Concat {
-        return Ok(Value::text(format!("{a}{b}")));
+        return Ok(match (&a, &b) {
+            (Value::Array(_), Value::Array(_)) => crate::arrays::cat(&a, &b),
+            (Value::Array(_), _) => crate::arrays::append(&a, b),
+            (_, Value::Array(_)) => crate::arrays::prepend(a, &b),
+            _ => Value::text(format!("{a}{b}")),
+        });
     }
     if let Regex(ci, neg) = op {
         let re = regex::RegexBuilder::new(&b.to_string())
@@ -308,6 +318,7 @@ pub fn type_name(v: &Value) -> &'static str {
         Value::Interval(_) => "interval",
         Value::Json(_) => "json",
         Value::Jsonb(_) => "jsonb",
+        Value::Array(_) => "anyarray",
     }
 }
 

@@ -53,7 +53,10 @@ pub fn normalize_literals(sql: &str) -> Option<(String, Vec<walden_engine::Value
                 }
                 j += 1;
             }
-            if !ident(prev) {
+            // An array literal stays in the text: its type comes from what
+            // it stands beside (`xs = '{1,2}'`, `xs || '{3}'`), which a
+            // text parameter would not take.
+            if !ident(prev) && b.get(i + 1) != Some(&b'{') {
                 let body = &sql[i + 1..j];
                 let text = if doubled {
                     body.replace("''", "'")
@@ -304,7 +307,7 @@ mod tests {
                     text.push(ch);
                     j += ch.len_utf8();
                 }
-                if ident(prev) {
+                if ident(prev) || text.starts_with('{') {
                     out.push_str(&sql[i..=j]);
                 } else {
                     params.push(Value::text(text));

@@ -13,6 +13,8 @@ pub enum AggKind {
     StringAgg,
     BoolAnd,
     BoolOr,
+    /// array_agg(x): the inputs, NULLs included, in the order fed.
+    ArrayAgg,
     /// json_agg / jsonb_agg.
     JsonAgg {
         jsonb: bool,
@@ -53,6 +55,7 @@ pub fn aggregate_kind(f: &ast::Function) -> Option<AggKind> {
         "string_agg" => AggKind::StringAgg,
         "bool_and" | "every" => AggKind::BoolAnd,
         "bool_or" => AggKind::BoolOr,
+        "array_agg" => AggKind::ArrayAgg,
         "jsonb_agg" => AggKind::JsonAgg { jsonb: true },
         "json_agg" => AggKind::JsonAgg { jsonb: false },
         "jsonb_object_agg" => AggKind::JsonObjectAgg { jsonb: true },
@@ -136,6 +139,7 @@ pub enum Acc {
     Str(Option<String>),
     Bool(Option<bool>),
     Json(crate::jsonfn::JsonAcc),
+    Array(Option<Vec<Value>>),
 }
 
 impl Acc {
@@ -147,6 +151,7 @@ impl Acc {
             AggKind::Min | AggKind::Max => Acc::MinMax(None),
             AggKind::StringAgg => Acc::Str(None),
             AggKind::BoolAnd | AggKind::BoolOr => Acc::Bool(None),
+            AggKind::ArrayAgg => Acc::Array(None),
             AggKind::JsonAgg { .. } | AggKind::JsonObjectAgg { .. } => {
                 Acc::Json(Default::default())
             }
@@ -166,6 +171,16 @@ impl Acc {
                 AggKind::JsonObjectAgg { .. } => acc.push_pair(v, sep.clone())?,
                 _ => acc.push(v),
             }
+            return Ok(());
+        }
+        // array_agg keeps NULL inputs as NULL elements.
+        if let Acc::Array(items) = self {
+            if matches!(v, Value::Array(_)) {
+                return Err(SqlError::unsupported(
+                    "array_agg of arrays (a multidimensional result)",
+                ));
+            }
+            items.get_or_insert_with(Vec::new).push(v);
             return Ok(());
         }
         if v.is_null() {
@@ -223,7 +238,7 @@ impl Acc {
                     (Some(p), _) => p || x,
                 })
             }
-            Acc::Json(_) => {}
+            Acc::Json(_) | Acc::Array(_) => {}
         }
         Ok(())
     }
@@ -253,6 +268,8 @@ impl Acc {
             Acc::MinMax(m) => m.unwrap_or(Value::Null),
             Acc::Str(s) => s.map(Value::text).unwrap_or(Value::Null),
             Acc::Bool(b) => b.map(Value::Bool).unwrap_or(Value::Null),
+            // No rows: NULL, not an empty array.
+            Acc::Array(items) => items.map(|v| Value::Array(v.into())).unwrap_or(Value::Null),
         })
     }
 }
@@ -291,6 +308,10 @@ pub fn aggregate_type(kind: AggKind, arg: Option<&DataType>) -> DataType {
         AggKind::Min | AggKind::Max => arg.cloned().unwrap_or(DataType::Text),
         AggKind::StringAgg => DataType::Text,
         AggKind::BoolAnd | AggKind::BoolOr => DataType::Bool,
+        AggKind::ArrayAgg => match arg {
+            Some(DataType::Array(_)) | None => DataType::Array(Box::new(DataType::Text)),
+            Some(t) => DataType::Array(Box::new(t.clone())),
+        },
         AggKind::JsonAgg { jsonb } | AggKind::JsonObjectAgg { jsonb } => {
             if jsonb {
                 DataType::Jsonb

@@ -220,15 +220,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                 )
             }
         },
-        Func::ArrayBuild => {
-            let items: Vec<Option<String>> = a
-                .iter()
-                .map(|v| (!v.is_null()).then(|| v.to_string()))
-                .collect();
-            Value::text(crate::pg_catalog::array_format(
-                items.iter().map(|s| s.as_deref()),
-            ))
-        }
+        Func::ArrayBuild => Value::Array(a.into()),
         Func::AnyArray(op, all) => {
             // SQL's quantified comparison: a NULL comparison makes an
             // undecided result NULL; an empty array gives ALL true, ANY false.
@@ -237,12 +229,8 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                 return Ok(Value::Null);
             }
             let mut saw_null = false;
-            for item in crate::pg_catalog::array_elements(&arg(1)) {
-                let r = crate::expr::binary(
-                    op,
-                    x.clone(),
-                    item.map(Value::text).unwrap_or(Value::Null),
-                )?;
+            for item in crate::arrays::elements(&arg(1)) {
+                let r = crate::expr::binary(op, x.clone(), item)?;
                 match crate::expr::truth(&r)? {
                     Some(true) if !all => return Ok(Value::Bool(true)),
                     Some(false) if all => return Ok(Value::Bool(false)),
@@ -260,6 +248,26 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         Func::True => Value::Bool(true),
         Func::Privilege(f) => crate::privileges::call(f, &a, env)?,
         Func::False => Value::Bool(false),
+        // Not strict: NULL arrays, elements and delimiters mean something.
+        Func::ArrayCat => crate::arrays::cat(&arg(0), &arg(1)),
+        Func::ArrayAppend => crate::arrays::append(&arg(0), arg(1)),
+        Func::ArrayPrepend => crate::arrays::prepend(arg(0), &arg(1)),
+        Func::StringToArray => crate::arrays::string_to_array(&arg(0), &arg(1), a.get(2)),
+        // Not strict: a NULL null_string is as if omitted.
+        Func::ArrayToString if arg(0).is_null() || arg(1).is_null() => Value::Null,
+        Func::ArrayToString => {
+            let sep = text_arg(&arg(1));
+            let null_as = a.get(2).filter(|v| !v.is_null()).map(text_arg);
+            let parts: Vec<String> = crate::arrays::elements(&arg(0))
+                .into_iter()
+                .filter_map(|e| {
+                    (!e.is_null())
+                        .then(|| e.to_string())
+                        .or_else(|| null_as.clone())
+                })
+                .collect();
+            Value::text(parts.join(&sep))
+        }
         _ if null_in && f != Func::Concat => Value::Null,
         Func::Concat => Value::text(
             a.iter()
@@ -473,15 +481,6 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             crate::temporal::age(&x, &y)?
         }
         Func::EncodingName => Value::text("UTF8"),
-        Func::ArrayToString => {
-            let sep = text_arg(&arg(1));
-            let null_as = a.get(2).map(text_arg);
-            let parts: Vec<String> = crate::pg_catalog::array_elements(&arg(0))
-                .into_iter()
-                .filter_map(|e| e.or_else(|| null_as.clone()))
-                .collect();
-            Value::text(parts.join(&sep))
-        }
         Func::PgGetExpr => Value::text(text_arg(&arg(0))),
         Func::PgGetIndexDef => {
             let oid = int_arg(&arg(0), "pg_get_indexdef")?;
@@ -515,25 +514,33 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             &arg(0),
             "regnamespace",
         )?)),
-        Func::ArrayUpper => {
-            // One-dimensional arrays only; an empty array has no upper bound.
-            let n = crate::pg_catalog::array_elements(&arg(0)).len();
-            if int_arg(&arg(1), "array_upper")? != 1 || n == 0 {
+        // One-dimensional arrays with lower bound 1: an empty array (or
+        // another dimension) has no bounds.
+        Func::ArrayUpper | Func::ArrayLower => {
+            let n = crate::arrays::elements(&arg(0)).len();
+            if arg(0).is_null() || n == 0 || !crate::arrays::dimension_is_first(&arg(1))? {
                 Value::Null
+            } else if f == Func::ArrayLower {
+                Value::Int(1)
             } else {
                 Value::Int(n as i64)
             }
         }
-        Func::Cardinality => Value::Int(crate::pg_catalog::array_elements(&arg(0)).len() as i64),
-        Func::ArrayElement => {
-            let idx = int_arg(&arg(1), "array subscript")?;
-            let items = crate::pg_catalog::array_elements(&arg(0));
-            usize::try_from(idx - 1)
-                .ok()
-                .and_then(|i| items.into_iter().nth(i).flatten())
-                .map(Value::text)
-                .unwrap_or(Value::Null)
-        }
+        Func::Cardinality if null_in => Value::Null,
+        Func::Cardinality => Value::Int(crate::arrays::elements(&arg(0)).len() as i64),
+        Func::ArrayElement => match arg(1) {
+            Value::Null => Value::Null,
+            i => {
+                let idx = int_arg(&i, "array subscript")?;
+                usize::try_from(idx - 1)
+                    .ok()
+                    .and_then(|i| crate::arrays::elements(&arg(0)).into_iter().nth(i))
+                    .unwrap_or(Value::Null)
+            }
+        },
+        Func::ArrayContains(false) => crate::arrays::contains(&arg(0), &arg(1))?,
+        Func::ArrayContains(true) => crate::arrays::contains(&arg(1), &arg(0))?,
+        Func::ArrayOverlap => crate::arrays::overlap(&arg(0), &arg(1))?,
         Func::QuoteIdent => Value::text(crate::pg_catalog::quote_ident(&text_arg(&arg(0)))),
         Func::PartitionAncestors => match arg(0) {
             Value::Text(t) => crate::pg_catalog::regclass_oid(env, &t)?,

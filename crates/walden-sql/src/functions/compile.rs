@@ -216,6 +216,11 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "pg_get_indexdef" => Func::PgGetIndexDef,
         "pg_get_constraintdef" => Func::PgGetConstraintDef,
         "array_upper" | "array_length" => Func::ArrayUpper,
+        "array_lower" => Func::ArrayLower,
+        "array_cat" => Func::ArrayCat,
+        "array_append" => Func::ArrayAppend,
+        "array_prepend" => Func::ArrayPrepend,
+        "string_to_array" => Func::StringToArray,
         "cardinality" => Func::Cardinality,
         "quote_ident" => Func::QuoteIdent,
         "pg_partition_ancestors" => Func::PartitionAncestors,
@@ -240,6 +245,10 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         Func::Trim | Func::Ltrim | Func::Rtrim => Some(1..=2),
         Func::DateTrunc | Func::DatePartPg | Func::ToChar => Some(2..=2),
         Func::Age => Some(1..=2),
+        Func::ArrayUpper | Func::ArrayLower => Some(2..=2),
+        Func::ArrayCat | Func::ArrayAppend | Func::ArrayPrepend => Some(2..=2),
+        Func::StringToArray => Some(2..=3),
+        Func::Cardinality => Some(1..=1),
         _ => None,
     };
     if let Some(r) = arity {

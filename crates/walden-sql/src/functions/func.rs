@@ -90,10 +90,20 @@ pub enum Func {
     RegTypeName,
     RegNamespaceOid,
     RegNamespaceName,
+    /// `array_upper(a, 1)` and `array_length(a, 1)` (lower bound 1).
     ArrayUpper,
+    ArrayLower,
     Cardinality,
-    /// `a[i]` on an array in text form.
+    /// `a[i]`.
     ArrayElement,
+    /// `a @> b` (or `a <@ b` when the flag is set, arguments swapped).
+    ArrayContains(bool),
+    /// `a && b`.
+    ArrayOverlap,
+    ArrayCat,
+    ArrayAppend,
+    ArrayPrepend,
+    StringToArray,
     /// `ARRAY[x, y]`.
     ArrayBuild,
     /// `x op ANY (array)` (`ALL` when the flag is set).
@@ -196,7 +206,33 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         Func::True | Func::False | Func::AnyArray(..) => DataType::Bool,
         Func::Privilege(f) if f != crate::privileges::PrivFn::UserById => DataType::Bool,
         Func::RegClassOid | Func::RegTypeOid | Func::RegNamespaceOid => DataType::Int,
-        Func::ArrayUpper | Func::Cardinality => DataType::Int,
+        Func::ArrayUpper | Func::ArrayLower | Func::Cardinality => DataType::Int,
+        Func::ArrayContains(_) | Func::ArrayOverlap => DataType::Bool,
+        Func::ArrayElement => match args.first() {
+            Some(DataType::Array(e)) => (**e).clone(),
+            _ => DataType::Text,
+        },
+        // ARRAY[...]: its elements' type (the first that is not text, so
+        // ARRAY['a', 1] and ARRAY[NULL, 1] are numbers, as PostgreSQL
+        // resolves unknown literals).
+        Func::ArrayBuild => DataType::Array(Box::new(
+            args.iter()
+                .find(|t| !matches!(t, DataType::Text | DataType::Array(_)))
+                .or(args.first())
+                .filter(|t| !matches!(t, DataType::Array(_)))
+                .cloned()
+                .unwrap_or(DataType::Text),
+        )),
+        Func::ArrayCat | Func::ArrayAppend => match args.first() {
+            Some(t @ DataType::Array(_)) => t.clone(),
+            Some(e) => DataType::Array(Box::new(e.clone())),
+            None => DataType::Array(Box::new(DataType::Text)),
+        },
+        Func::ArrayPrepend => match args.get(1) {
+            Some(t @ DataType::Array(_)) => t.clone(),
+            _ => DataType::Array(Box::new(args.first().cloned().unwrap_or(DataType::Text))),
+        },
+        Func::StringToArray => DataType::Array(Box::new(DataType::Text)),
         Func::RelationSize => DataType::BigInt,
         Func::Json(j) => crate::jsonfn::result_type(j, args),
         _ => DataType::Text,

@@ -93,6 +93,10 @@ pub fn array_elements(v: &Value) -> Vec<Option<String>> {
     match v {
         Value::Null => vec![],
         Value::Text(s) => array_parse(s).unwrap_or_else(|| vec![Some(s.to_string())]),
+        Value::Array(items) => items
+            .iter()
+            .map(|v| (!v.is_null()).then(|| v.to_string()))
+            .collect(),
         other => vec![Some(other.to_string())],
     }
 }

@@ -95,6 +95,20 @@ pub fn regtype_oid(text: &str) -> Result<Value> {
         return Ok(Value::Int(oid));
     }
     let (_, name) = split_qualified(text);
+    // `integer[]` and `_int4` name the array type of `integer`.
+    if let Some(elem) = name.strip_suffix("[]") {
+        if let Value::Int(e) = regtype_oid(elem)? {
+            if let Some(a) = walden_engine::types::array::array_oid_of(e as u32) {
+                return Ok(Value::Int(a as i64));
+            }
+        }
+    }
+    if let Some((_, a, _)) = walden_engine::types::array::ARRAY_TYPES
+        .iter()
+        .find(|(_, _, n)| *n == name)
+    {
+        return Ok(Value::Int(*a as i64));
+    }
     let found = TYPES
         .iter()
         .find(|t| t.name == name || format_type(t.oid, None).as_deref() == Some(name.as_str()))

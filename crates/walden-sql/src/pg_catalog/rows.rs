@@ -28,6 +28,8 @@ pub(super) fn storage(oid: i64) -> (&'static str, i64, bool) {
 }
 
 pub(super) fn collation_of(oid: i64) -> i64 {
+    // An array collates as its elements do.
+    let oid = walden_engine::types::array::elem_oid_of(oid as u32).map_or(oid, |e| e as i64);
     if TYPES.iter().any(|t| t.oid == oid && t.collatable) {
         COLL_DEFAULT
     } else {
@@ -52,7 +54,8 @@ pub(super) fn attribute_row(
         i(-1),
         i(len),
         i(num as i64),
-        i(0),
+        // attndims: 1 for an array column.
+        i(matches!(c.data_type, DataType::Array(_)) as i64),
         i(typmod),
         b(byval),
         t(if len == 8 || len < 0 { "d" } else { "i" }),
@@ -129,7 +132,18 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             }
         }
         V::Type => {
+            use walden_engine::types::array::ARRAY_TYPES;
+            let align = |len: i64| match len {
+                8 => "d",
+                4 | -1 => "i",
+                2 => "s",
+                _ => "c",
+            };
             for ty in TYPES {
+                let array = ARRAY_TYPES
+                    .iter()
+                    .find(|(e, _, _)| *e as i64 == ty.oid)
+                    .map_or(0, |(_, a, _)| *a as i64);
                 out.push(vec![
                     i(ty.oid),
                     t(ty.name),
@@ -142,7 +156,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     b(true),
                     i(0),
                     i(0),
-                    i(0),
+                    i(array),
                     b(false),
                     i(0),
                     i(-1),
@@ -153,13 +167,41 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     t(format!("{}out", ty.name)),
                     t(format!("{}recv", ty.name)),
                     t(format!("{}send", ty.name)),
-                    t(match ty.len {
-                        8 => "d",
-                        4 | -1 => "i",
-                        2 => "s",
-                        _ => "c",
-                    }),
+                    t(align(ty.len)),
                     t(if ty.len == -1 { "x" } else { "p" }),
+                    NULL,
+                ]);
+            }
+            // The array types (`_int4`, typelem int4), as PostgreSQL's.
+            for (elem, oid, name) in ARRAY_TYPES {
+                let Some(e) = TYPES.iter().find(|t| t.oid == *elem as i64) else {
+                    continue;
+                };
+                out.push(vec![
+                    i(*oid as i64),
+                    t(*name),
+                    i(NS_PG_CATALOG),
+                    i(OWNER_OID),
+                    i(-1),
+                    b(false),
+                    t("b"),
+                    t("A"),
+                    b(true),
+                    i(0),
+                    i(*elem as i64),
+                    i(0),
+                    b(false),
+                    i(0),
+                    i(-1),
+                    i(0),
+                    i(if e.collatable { COLL_DEFAULT } else { 0 }),
+                    t(","),
+                    t("array_in"),
+                    t("array_out"),
+                    t("array_recv"),
+                    t("array_send"),
+                    t(if e.len == 8 { "d" } else { "i" }),
+                    t("x"),
                     NULL,
                 ]);
             }
@@ -432,7 +474,11 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                         i(n as i64 + 1),
                         default_text(&tb, c).map(t).unwrap_or(NULL),
                         t(if c.nullable { "YES" } else { "NO" }),
-                        t(format_type(oid, None).unwrap_or_default()),
+                        t(if matches!(c.data_type, DataType::Array(_)) {
+                            "ARRAY".to_string()
+                        } else {
+                            format_type(oid, None).unwrap_or_default()
+                        }),
                         len.unwrap_or(NULL),
                         prec,
                         scale,

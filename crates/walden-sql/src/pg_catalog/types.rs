@@ -84,6 +84,12 @@ pub fn type_oid_and_mod(t: &DataType) -> (i64, i64) {
         DataType::Char(n) => (1042, *n as i64 + 4),
         DataType::Json => (114, -1),
         DataType::Jsonb => (3802, -1),
+        // An array column's typmod is its element's (`varchar(10)[]`: 14).
+        DataType::Array(e) => {
+            let (oid, typmod) = type_oid_and_mod(e);
+            let array = walden_engine::types::array::array_oid_of(oid as u32).unwrap_or(0);
+            (array as i64, typmod)
+        }
     }
 }
 
@@ -133,7 +139,10 @@ pub fn format_type(oid: i64, typmod: Option<i64>) -> Option<String> {
         2206 => "regtype".into(),
         2950 => "uuid".into(),
         4089 => "regnamespace".into(),
-        _ => return None,
+        other => match walden_engine::types::array::elem_oid_of(other as u32) {
+            Some(elem) => format!("{}[]", format_type(elem as i64, typmod)?),
+            None => return None,
+        },
     })
 }
 

@@ -413,6 +413,7 @@ pub(super) fn source_reusable(s: &Source) -> bool {
         | Source::SysView { .. }
         | Source::Series { .. }
         | Source::Unnest { .. }
+        | Source::Ordinality { .. }
         | Source::Ancestors { .. }
         | Source::JsonRows { .. } => false,
     }

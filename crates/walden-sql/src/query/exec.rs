@@ -132,10 +132,28 @@ pub(super) fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                 vec![]
             }
         }
-        Source::Unnest { array, filter } => {
+        Source::Unnest { arrays, filter } => {
+            let mut columns = Vec::with_capacity(arrays.len());
+            for a in arrays {
+                columns.push(crate::arrays::elements(&a.eval(&[], env)?));
+            }
+            let n = columns.iter().map(Vec::len).max().unwrap_or(0);
             let mut out = Vec::new();
-            for item in crate::pg_catalog::array_elements(&array.eval(&[], env)?) {
-                let r = vec![item.map(Value::text).unwrap_or(Value::Null)];
+            for i in 0..n {
+                let r: Vec<Value> = columns
+                    .iter()
+                    .map(|c| c.get(i).cloned().unwrap_or(Value::Null))
+                    .collect();
+                if passes(filter, &r, env)? {
+                    out.push(r);
+                }
+            }
+            out
+        }
+        Source::Ordinality { inner, filter } => {
+            let mut out = Vec::new();
+            for (i, mut r) in run_source(inner, env)?.into_iter().enumerate() {
+                r.push(Value::Int(i as i64 + 1));
                 if passes(filter, &r, env)? {
                     out.push(r);
                 }

@@ -33,8 +33,16 @@ pub(super) fn plan_factor(
             alias,
             args,
             with_hints,
+            with_ordinality,
             ..
         } => {
+            if *with_ordinality && args.is_none() {
+                // PostgreSQL's grammar has WITH ORDINALITY after function
+                // calls only.
+                return Err(SqlError::syntax(
+                    "syntax error at or near \"ORDINALITY\": WITH ORDINALITY follows a function call in FROM, not a table",
+                ));
+            }
             for h in with_hints {
                 let hint = h.to_string().to_ascii_uppercase();
                 // Hints that ask for locks or stronger isolation cannot be
@@ -61,7 +69,7 @@ pub(super) fn plan_factor(
                         exprs.push(Expr::compile(p, &scope, e)?);
                     }
                 }
-                return table_function(&tname, exprs, label, alias);
+                return table_function(&tname, exprs, label, alias, *with_ordinality);
             }
             if let Some(view) = sysviews::lookup(schema.as_deref(), &tname) {
                 let mut cols: Vec<ScopeCol> = view
@@ -163,7 +171,11 @@ pub(super) fn plan_factor(
             })
         }
         TableFactor::Function {
-            name, args, alias, ..
+            name,
+            args,
+            alias,
+            with_ordinality,
+            ..
         } => {
             let scope = Arc::new(Scope {
                 cols: vec![],
@@ -177,7 +189,29 @@ pub(super) fn plan_factor(
             }
             let tname = object_last(name);
             let label = alias_name(alias).unwrap_or_else(|| tname.to_ascii_lowercase());
-            table_function(&tname, exprs, label, alias)
+            table_function(&tname, exprs, label, alias, *with_ordinality)
+        }
+        // PostgreSQL's grammar reads `unnest(...)` in FROM as this form.
+        TableFactor::UNNEST {
+            alias,
+            array_exprs,
+            with_offset,
+            with_ordinality,
+            ..
+        } => {
+            if *with_offset {
+                return Err(SqlError::unsupported("UNNEST ... WITH OFFSET"));
+            }
+            let scope = Arc::new(Scope {
+                cols: vec![],
+                parent: outer.clone(),
+            });
+            let exprs = array_exprs
+                .iter()
+                .map(|e| Expr::compile(p, &scope, e))
+                .collect::<Result<Vec<_>>>()?;
+            let label = alias_name(alias).unwrap_or_else(|| "unnest".to_string());
+            table_function("unnest", exprs, label, alias, *with_ordinality)
         }
         TableFactor::NestedJoin {
             table_with_joins,
@@ -200,7 +234,39 @@ pub(super) fn plan_factor(
     }
 }
 
+/// A function in FROM, with `WITH ORDINALITY` when `ordinality` (every
+/// function here returns its rows in a defined order, so each can number
+/// them).
 pub(super) fn table_function(
+    name: &str,
+    args: Vec<Expr>,
+    label: String,
+    alias: &Option<ast::TableAlias>,
+    ordinality: bool,
+) -> Result<Item> {
+    let item = function_rows(name, args, label.clone(), alias)?;
+    if !ordinality {
+        return Ok(item);
+    }
+    let mut cols = item.cols;
+    cols.push(ScopeCol {
+        table: Some(label),
+        name: "ordinality".to_string(),
+        ty: DataType::BigInt,
+    });
+    // The alias column list names the ordinality column too, after the
+    // function's own columns.
+    rename_cols(&mut cols, alias);
+    Ok(Item {
+        source: Source::Ordinality {
+            inner: Box::new(item.source),
+            filter: vec![],
+        },
+        cols,
+    })
+}
+
+fn function_rows(
     name: &str,
     args: Vec<Expr>,
     label: String,
@@ -237,10 +303,12 @@ pub(super) fn table_function(
             let mut it = args.into_iter();
             let (start, stop, step) = (it.next().unwrap(), it.next().unwrap(), it.next());
             // `generate_series(...) AS x` names the column x.
-            let col = alias
-                .as_ref()
-                .and_then(|a| a.columns.first().map(|c| c.name.value.to_ascii_lowercase()))
-                .unwrap_or_else(|| label.clone());
+            let mut cols = vec![ScopeCol {
+                table: Some(label.clone()),
+                name: label,
+                ty: DataType::BigInt,
+            }];
+            rename_cols(&mut cols, alias);
             Ok(Item {
                 source: Source::Series {
                     start,
@@ -248,30 +316,43 @@ pub(super) fn table_function(
                     step,
                     filter: vec![],
                 },
-                cols: vec![ScopeCol {
-                    table: Some(label),
-                    name: col,
-                    ty: DataType::BigInt,
-                }],
+                cols,
             })
         }
         "unnest" => {
-            let [array] = <[Expr; 1]>::try_from(args)
-                .map_err(|_| SqlError::syntax("unnest takes one array"))?;
-            let col = alias
-                .as_ref()
-                .and_then(|a| a.columns.first().map(|c| c.name.value.to_ascii_lowercase()))
-                .unwrap_or_else(|| label.clone());
+            if args.is_empty() {
+                return Err(SqlError::new(
+                    ErrorKind::UndefinedFunction,
+                    "function unnest() does not exist",
+                ));
+            }
+            // One array names its column after the alias (or `unnest`);
+            // several are named by the alias column list, as PostgreSQL.
+            let single = args.len() == 1;
+            let mut cols: Vec<ScopeCol> = args
+                .iter()
+                .map(|a| ScopeCol {
+                    table: Some(label.clone()),
+                    name: if single {
+                        label.clone()
+                    } else {
+                        "unnest".to_string()
+                    },
+                    // An array's elements have its element type; an array
+                    // in text form (a catalog column) has text elements.
+                    ty: match static_type(a, &[], &[]) {
+                        Some(DataType::Array(e)) => *e,
+                        _ => DataType::Text,
+                    },
+                })
+                .collect();
+            rename_cols(&mut cols, alias);
             Ok(Item {
                 source: Source::Unnest {
-                    array,
+                    arrays: args,
                     filter: vec![],
                 },
-                cols: vec![ScopeCol {
-                    table: Some(label),
-                    name: col,
-                    ty: DataType::Text,
-                }],
+                cols,
             })
         }
         "pg_partition_ancestors" => {
@@ -489,6 +570,7 @@ pub(super) fn add_filter(source: &mut Source, mut c: Expr, by: usize) {
         | Source::SysView { filter, .. }
         | Source::Series { filter, .. }
         | Source::Unnest { filter, .. }
+        | Source::Ordinality { filter, .. }
         | Source::Ancestors { filter, .. }
         | Source::JsonRows { filter, .. } => filter.push(c),
         Source::Join { .. } => {
@@ -505,7 +587,9 @@ pub(super) fn source_width(s: &Source) -> usize {
         Source::Table { table, .. } => table.def.columns.len(),
         Source::Derived { plan, .. } => plan.columns.len(),
         Source::SysView { view, .. } => view.columns().len(),
-        Source::Series { .. } | Source::Unnest { .. } => 1,
+        Source::Series { .. } => 1,
+        Source::Unnest { arrays, .. } => arrays.len(),
+        Source::Ordinality { inner, .. } => source_width(inner) + 1,
         Source::Ancestors { .. } => 2,
         Source::JsonRows { func, .. } => func.columns("").len(),
         Source::Join {

@@ -606,8 +606,9 @@ pub(super) fn source_correlated(s: &Source) -> bool {
                 || stop.uses_outer()
                 || step.as_ref().is_some_and(|s| s.uses_outer())
         }
-        Source::Unnest { array, filter } => {
-            array.uses_outer() || filter.iter().any(|e| e.uses_outer())
+        Source::Unnest { arrays, filter } => arrays.iter().chain(filter).any(|e| e.uses_outer()),
+        Source::Ordinality { inner, filter } => {
+            source_correlated(inner) || filter.iter().any(|e| e.uses_outer())
         }
         Source::Ancestors { rel, filter } => {
             rel.uses_outer() || filter.iter().any(|e| e.uses_outer())

@@ -1,0 +1,134 @@
+//! Arrays on the wire: PostgreSQL's binary array format (`array_send` /
+//! `array_recv`) and the text form with each element in its type's text
+//! form. One dimension only; lower bound 1.
+
+use crate::pgtypes::{decode_binary_param, encode_binary, encode_text, type_oid};
+use bytes::{BufMut, BytesMut};
+use walden_engine::types::array;
+use walden_engine::{DataType, Value};
+use walden_sql::{ErrorKind, SqlError};
+
+/// The elements of an array value; text (an array in text form, as the
+/// catalogs still produce some) is read as a literal of `elem`.
+fn items(v: &Value, elem: &DataType) -> Result<std::sync::Arc<[Value]>, String> {
+    match v {
+        Value::Array(items) => Ok(items.clone()),
+        Value::Text(s) => array::parse(s, elem)
+            .map(Into::into)
+            .map_err(|e| e.to_string()),
+        other => Err(format!("cannot send {other:?} as an array")),
+    }
+}
+
+/// Appends the text form of an array of `elem`.
+pub fn encode_array_text(v: &Value, elem: &DataType, buf: &mut BytesMut) {
+    let text = match items(v, elem) {
+        Ok(items) => array::format_with(&items, |x| {
+            let mut b = BytesMut::new();
+            encode_text(x, elem, &mut b);
+            String::from_utf8_lossy(&b).into_owned()
+        }),
+        Err(_) => v.to_string(),
+    };
+    buf.put_slice(text.as_bytes());
+}
+
+/// Appends the binary form: dimensions (0 for an empty array), a has-NULLs
+/// flag, the element type, then (length, lower bound 1) and each element
+/// as a length-prefixed binary value (-1 for NULL).
+pub fn encode_array_binary(v: &Value, elem: &DataType, buf: &mut BytesMut) -> Result<(), String> {
+    let items = items(v, elem)?;
+    buf.put_i32(if items.is_empty() { 0 } else { 1 });
+    buf.put_i32(items.iter().any(Value::is_null) as i32);
+    buf.put_u32(type_oid(elem));
+    if !items.is_empty() {
+        buf.put_i32(items.len() as i32);
+        buf.put_i32(1);
+    }
+    for x in items.iter() {
+        if x.is_null() {
+            buf.put_i32(-1);
+            continue;
+        }
+        let at = buf.len();
+        buf.put_i32(0);
+        encode_binary(x, elem, buf)?;
+        let len = (buf.len() - at - 4) as i32;
+        buf[at..at + 4].copy_from_slice(&len.to_be_bytes());
+    }
+    Ok(())
+}
+
+fn bad(what: &str) -> SqlError {
+    SqlError::new(
+        ErrorKind::BadBinaryValue,
+        format!("invalid array in binary format: {what}"),
+    )
+}
+
+/// Reads an array of element type `elem_oid` in the binary format.
+pub fn decode_array_binary(b: &[u8], elem_oid: u32) -> Result<Value, SqlError> {
+    let mut pos = 0usize;
+    fn word(b: &[u8], pos: &mut usize) -> Result<i32, SqlError> {
+        let w = b
+            .get(*pos..*pos + 4)
+            .ok_or_else(|| bad("insufficient data left in message"))?;
+        *pos += 4;
+        Ok(i32::from_be_bytes([w[0], w[1], w[2], w[3]]))
+    }
+    let ndim = word(b, &mut pos)?;
+    let flags = word(b, &mut pos)?;
+    let elem = word(b, &mut pos)? as u32;
+    if !(0..=1).contains(&flags) {
+        return Err(bad("invalid array flags"));
+    }
+    if elem != elem_oid {
+        return Err(SqlError::new(
+            ErrorKind::DatatypeMismatch,
+            format!("binary data has array element type {elem} instead of expected {elem_oid}"),
+        ));
+    }
+    let n = match ndim {
+        0 => 0usize,
+        1 => {
+            let len = word(b, &mut pos)?;
+            let lower = word(b, &mut pos)?;
+            if lower != 1 {
+                return Err(SqlError::new(
+                    ErrorKind::FeatureNotSupported,
+                    "arrays with a lower bound other than 1 are not supported",
+                ));
+            }
+            // Each element takes at least its 4-byte length.
+            usize::try_from(len)
+                .ok()
+                .filter(|n| n.saturating_mul(4) <= b.len())
+                .ok_or_else(|| bad("invalid array length"))?
+        }
+        d if d > 1 => {
+            return Err(SqlError::new(
+                ErrorKind::FeatureNotSupported,
+                "multidimensional arrays are not supported",
+            ))
+        }
+        _ => return Err(bad("invalid number of dimensions")),
+    };
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let len = word(b, &mut pos)?;
+        if len == -1 {
+            out.push(Value::Null);
+            continue;
+        }
+        let len = usize::try_from(len).map_err(|_| bad("invalid element length"))?;
+        let bytes = b
+            .get(pos..pos.saturating_add(len))
+            .ok_or_else(|| bad("insufficient data left in message"))?;
+        pos += len;
+        out.push(decode_binary_param(bytes, elem_oid)?);
+    }
+    if pos != b.len() {
+        return Err(bad("extra data after the last element"));
+    }
+    Ok(Value::Array(out.into()))
+}
