@@ -1,0 +1,328 @@
+//! Checks on a transaction's writes: row locks, row building, unique and definition checks.
+
+use super::Transaction;
+use crate::error::{EngineError, KeyConflict, Result};
+use crate::lock::{Acquired, LockKey, LockMode, WaitPolicy};
+use crate::schema::DefaultExpr;
+use crate::table::{value_list, Index, Table};
+use crate::types::{coerce, now_micros, DataType, Key, Row, Value};
+use std::collections::HashSet;
+use std::sync::atomic::Ordering::Relaxed;
+
+impl Transaction {
+    /// Refuses a write or a row lock in a read-only transaction.
+    pub(super) fn check_write(&self, what: &str) -> Result<()> {
+        self.check_open()?;
+        if self.read_only {
+            return Err(EngineError::ReadOnlyTransaction(what.to_string()));
+        }
+        Ok(())
+    }
+
+    pub(super) fn lock(&mut self, table: &Table, key: &Key) -> Result<()> {
+        self.lock_mode(table, key, LockMode::Update, WaitPolicy::Wait)
+            .map(drop)
+    }
+
+    /// Takes the row lock in `mode`; `false` if it is busy and `policy` says
+    /// not to wait.
+    pub(super) fn lock_mode(
+        &mut self,
+        table: &Table,
+        key: &Key,
+        mode: LockMode,
+        policy: WaitPolicy,
+    ) -> Result<bool> {
+        self.db.check_writable()?;
+        let lk: LockKey = (table.id(), key.clone());
+        let sinks = self.session.wait_sinks();
+        match self.db.locks.acquire(
+            self.txid,
+            &lk,
+            mode,
+            policy,
+            &sinks,
+            self.db.lock_timeout,
+            &self.session.cancel,
+        ) {
+            Ok(Acquired::New) => {
+                self.locks.push(lk);
+                Ok(true)
+            }
+            Ok(Acquired::Held) => Ok(true),
+            Ok(Acquired::Upgraded(previous)) => {
+                self.savepoints.record_upgrade(lk, previous);
+                Ok(true)
+            }
+            Ok(Acquired::Busy) => Ok(false),
+            Err(e) => {
+                if matches!(e, EngineError::Deadlock { .. }) {
+                    self.db.counters.deadlocks.fetch_add(1, Relaxed);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Puts a change into the write set, noting for the newest savepoint
+    /// what the key had before.
+    pub(super) fn put_write(&mut self, key: (u32, Key), w: Option<Row>) {
+        if !self.savepoints.is_empty() {
+            let writes = &self.writes;
+            self.savepoints.record(&key, || writes.get(&key).cloned());
+        }
+        self.writes.insert(key, w);
+    }
+
+    /// Builds a full row from per-column values (`None` = default/identity).
+    pub(super) fn build_row(
+        &self,
+        table: &Table,
+        values: Vec<Option<Value>>,
+    ) -> Result<Vec<Value>> {
+        let def = &table.def;
+        if values.len() != def.columns.len() {
+            return Err(EngineError::Data(format!(
+                "table \"{}\" has {} columns but {} values were supplied",
+                def.name,
+                def.columns.len(),
+                values.len()
+            )));
+        }
+        let mut row = Vec::with_capacity(values.len());
+        for (c, v) in def.columns.iter().zip(values) {
+            let v = match v {
+                Some(v) => coerce(v, &c.data_type)?,
+                None if c.identity.is_some() => Value::Int(table.take_identity()),
+                None => self.default_value(c)?,
+            };
+            if v.is_null() && !c.nullable {
+                return Err(EngineError::NotNull {
+                    table: def.name.clone(),
+                    column: c.name.clone(),
+                });
+            }
+            row.push(v);
+        }
+        check_size(&row, self.db.limits())?;
+        Ok(row)
+    }
+
+    /// The value of a column's DEFAULT (NULL without one).
+    pub fn default_value(&self, c: &crate::schema::ColumnDef) -> Result<Value> {
+        Ok(match &c.default {
+            None => Value::Null,
+            Some(DefaultExpr::Value(v)) => coerce(v.clone(), &c.data_type)?,
+            // An instant: a `timestamp` column gets the session's
+            // local time, as PostgreSQL's now() cast does.
+            Some(DefaultExpr::Now) => coerce(Value::TimestampTz(now_micros()), &c.data_type)?,
+            Some(DefaultExpr::Today) => coerce(
+                coerce(Value::TimestampTz(now_micros()), &DataType::Date)?,
+                &c.data_type,
+            )?,
+            Some(DefaultExpr::NewUuid) => {
+                coerce(Value::Uuid(uuid::Uuid::new_v4().as_u128()), &c.data_type)?
+            }
+            Some(DefaultExpr::NextVal(s)) => {
+                coerce(Value::Int(self.db.nextval(&self.session, s)?), &c.data_type)?
+            }
+        })
+    }
+
+    pub(super) fn check_row(&self, table: &Table, row: Vec<Value>) -> Result<Vec<Value>> {
+        self.build_row(table, row.into_iter().map(Some).collect())
+    }
+
+    /// Whether the key holds a row in the newest committed state or the
+    /// transaction's own (the caller holds the key's lock).
+    pub(super) fn exists(&self, table: &Table, key: &Key) -> bool {
+        match self.writes.get(&(table.id(), key.clone())) {
+            Some(w) => w.is_some(),
+            None => table.rows.latest(key).is_some_and(|(_, r)| r.is_some()),
+        }
+    }
+
+    /// The newest committed (or own) version of a key.
+    pub(super) fn latest_in(&self, t: &Table, key: &Key) -> Option<Row> {
+        if let Some(w) = self.writes.get(&(t.id(), key.clone())) {
+            return w.clone();
+        }
+        t.rows.latest(key).and_then(|(_, r)| r)
+    }
+
+    pub(super) fn pk_duplicate(t: &Table, key: &Key) -> EngineError {
+        EngineError::DuplicateKey(Box::new(KeyConflict {
+            table: t.name().to_string(),
+            constraint: t.def.pkey_name(),
+            columns: t.def.column_list(&t.def.primary_key),
+            key: value_list(key),
+        }))
+    }
+
+    /// Notes which unique indexes of `t` this write was checked against:
+    /// the transaction keeps those every write to the table was.
+    pub(super) fn note_checked(&mut self, t: &Table) {
+        self.shapes
+            .entry(t.id())
+            .or_insert_with(|| crate::alter::Shape::of(&t.def));
+        self.note_foreign_keys(t.id());
+        let ids = unique_ids(t);
+        self.checked
+            .entry(t.id())
+            .and_modify(|s| s.retain(|id| ids.contains(id)))
+            .or_insert(ids);
+    }
+
+    /// The lock a writer of `vals` into unique index `ix` holds until it
+    /// ends, so two writers of one value serialize and the second sees the
+    /// first's outcome (and one that removes the value is waited for).
+    pub(super) fn lock_unique(&mut self, t: &Table, ix: &Index, vals: &[Value]) -> Result<()> {
+        let mut k = Vec::with_capacity(vals.len() + 1);
+        k.push(Value::Int(ix.def.id as i64));
+        k.extend_from_slice(vals);
+        let lk: LockKey = (t.id() | UNIQUE_LOCK_SPACE, k.into_boxed_slice());
+        let sinks = self.session.wait_sinks();
+        match self.db.locks.acquire(
+            self.txid,
+            &lk,
+            LockMode::Update,
+            WaitPolicy::Wait,
+            &sinks,
+            self.db.lock_timeout,
+            &self.session.cancel,
+        )? {
+            Acquired::New => self.locks.push(lk),
+            Acquired::Upgraded(previous) => self.savepoints.record_upgrade(lk, previous),
+            Acquired::Held | Acquired::Busy => {}
+        }
+        Ok(())
+    }
+
+    /// Checks that `row` (to be stored at `key`, replacing `old`) takes no
+    /// value another row holds in a unique index of `t`.
+    pub(super) fn check_unique(
+        &mut self,
+        t: &Table,
+        key: &Key,
+        row: &[Value],
+        old: Option<&Row>,
+    ) -> Result<()> {
+        self.note_checked(t);
+        for ix in &t.indexes {
+            let old_vals = old.map(|o| ix.values_of(o));
+            if !ix.def.unique {
+                continue;
+            }
+            let vals = ix.values_of(row);
+            if old_vals.as_ref() == Some(&vals) {
+                continue;
+            }
+            // A value this row gives up stays locked until the end, so a
+            // writer who wants it waits for the outcome.
+            if let Some(ov) = old_vals.filter(|v| !v.iter().any(Value::is_null)) {
+                self.lock_unique(t, ix, &ov)?;
+            }
+            if vals.iter().any(Value::is_null) {
+                continue;
+            }
+            self.lock_unique(t, ix, &vals)?;
+            let dup = || {
+                EngineError::DuplicateKey(Box::new(KeyConflict {
+                    table: t.name().to_string(),
+                    constraint: ix.def.name.clone(),
+                    columns: t.def.column_list(&ix.def.columns),
+                    key: value_list(&vals),
+                }))
+            };
+            let holds = |tx: &Self, pk: &[Value]| -> bool {
+                match tx.writes.get(&(t.id(), pk.into())) {
+                    Some(Some(r)) => ix.values_of(r) == vals,
+                    Some(None) => false,
+                    None => true,
+                }
+            };
+            for entry in ix.entries.latest_with_prefix(&vals) {
+                let pk = ix.row_key(&entry);
+                if pk != &key[..] && holds(self, pk) {
+                    return Err(dup());
+                }
+            }
+            let slot = (ix.def.id, vals.clone());
+            if let Some(cands) = self.own_unique.get(&slot) {
+                for pk in cands {
+                    if pk != key
+                        && self.writes.contains_key(&(t.id(), pk.clone()))
+                        && holds(self, pk)
+                    {
+                        return Err(dup());
+                    }
+                }
+            }
+            self.own_unique.entry(slot).or_default().push(key.clone());
+        }
+        Ok(())
+    }
+
+    /// Before a commit is logged: a unique index created on a written
+    /// table after its writes were checked could not have checked them.
+    pub(super) fn check_definitions(&self, cat: &crate::database::Catalog) -> Result<()> {
+        for (tid, shape) in &self.shapes {
+            if let Some(cur) = cat.table_by_id(*tid) {
+                if !shape.matches(&cur.def) {
+                    return Err(EngineError::SerializationFailure(
+                        "could not serialize access due to a concurrent ALTER TABLE",
+                    ));
+                }
+            }
+        }
+        for (tid, seen) in &self.checked {
+            if let Some(cur) = cat.table_by_id(*tid) {
+                if !unique_ids(cur).is_subset(seen) {
+                    return Err(EngineError::SerializationFailure(
+                        "could not serialize access due to a unique index created concurrently",
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Refuses a row with a value or a total over the limits: checked when the
+/// row is made, so its log record never exceeds what recovery reads back.
+fn check_size(row: &[Value], limits: crate::database::Limits) -> Result<()> {
+    let mut total = 0u64;
+    for v in row {
+        let n = match v {
+            Value::Text(t) => t.len() as u64,
+            Value::Bytes(b) => b.len() as u64,
+            _ => 16,
+        };
+        if n > limits.max_value_bytes {
+            return Err(EngineError::ValueTooLarge {
+                size: n,
+                max: limits.max_value_bytes,
+            });
+        }
+        total += n + 8;
+    }
+    if total > limits.max_row_bytes {
+        return Err(EngineError::RowTooLarge {
+            size: total,
+            max: limits.max_row_bytes,
+        });
+    }
+    Ok(())
+}
+
+/// Lock keys of unique-index values live beside row locks, told apart by
+/// this bit of the table id (table ids stay far below it).
+const UNIQUE_LOCK_SPACE: u32 = 1 << 31;
+
+fn unique_ids(t: &Table) -> HashSet<u32> {
+    t.indexes
+        .iter()
+        .filter(|i| i.def.unique)
+        .map(|i| i.def.id)
+        .collect()
+}

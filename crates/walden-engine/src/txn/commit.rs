@@ -1,0 +1,190 @@
+//! Ending a transaction: its redo, commit (durable or delayed), rollback and lock release.
+
+use super::{CommitOutcome, Transaction};
+use crate::codec::{put_op_delete, put_op_put, put_txn_header};
+use crate::error::{EngineError, Result};
+use crate::schema::DelayedDurability;
+use crate::session::CommitRequest;
+use std::sync::atomic::Ordering::Relaxed;
+
+impl Transaction {
+    /// Whether this commit will be delayed, given the database setting.
+    fn resolve(&self, request: CommitRequest) -> bool {
+        let wants = match request {
+            CommitRequest::Delayed => true,
+            CommitRequest::Durable => false,
+            CommitRequest::Default => self.session.delayed_default(),
+        };
+        match self.db.settings.read().delayed_durability {
+            DelayedDurability::Disabled => false,
+            DelayedDurability::Allowed => wants,
+            DelayedDurability::Forced => true,
+        }
+    }
+
+    /// Encodes the write set as one or more redo records, the last one
+    /// carrying the commit flag.
+    fn encode(&self) -> Vec<Vec<u8>> {
+        let cat = self.db.catalog.read();
+        let mut parts = Vec::new();
+        let mut body = Vec::with_capacity(64);
+        let mut n = 0;
+        let flush = |parts: &mut Vec<Vec<u8>>, body: &mut Vec<u8>, n: &mut usize, commit: bool| {
+            let mut rec = Vec::with_capacity(body.len() + 16);
+            put_txn_header(&mut rec, self.txid, commit, *n);
+            rec.extend_from_slice(body);
+            parts.push(rec);
+            body.clear();
+            *n = 0;
+        };
+        for ((tid, key), w) in &self.writes {
+            match w {
+                Some(row) => {
+                    let hidden = cat.table_by_id(*tid).is_none_or(|t| t.has_hidden_key());
+                    put_op_put(&mut body, *tid, hidden.then_some(&key[..]), row)
+                }
+                None => put_op_delete(&mut body, *tid, key),
+            }
+            n += 1;
+            if body.len() >= MAX_PART {
+                flush(&mut parts, &mut body, &mut n, false);
+            }
+        }
+        flush(&mut parts, &mut body, &mut n, true);
+        parts
+    }
+
+    /// Commits. The database's `DELAYED_DURABILITY` and `request` decide
+    /// whether the commit waits for its log to be hardened.
+    pub fn commit(mut self, request: CommitRequest) -> Result<CommitOutcome> {
+        self.check_open()?;
+        self.finished = true;
+        self.snapshot = None;
+        if self.writes.is_empty() {
+            self.release();
+            return Ok(CommitOutcome {
+                lsn: None,
+                durable: true,
+            });
+        }
+        let delayed = self.resolve(request);
+        let parts = self.encode();
+        let session = self.session.clone();
+        let sinks = session.wait_sinks();
+        let db = self.db.clone();
+        let result = (|| {
+            let _gate = db.gate.read();
+            // A table dropped since the change was made cannot take it.
+            {
+                let cat = db.catalog.read();
+                if let Some(((tid, _), _)) = self
+                    .writes
+                    .iter()
+                    .find(|((tid, _), _)| cat.table_by_id(*tid).is_none())
+                {
+                    return Err(EngineError::UnknownTable(format!(
+                        "(table id {tid}, dropped)"
+                    )));
+                }
+            }
+            {
+                let cat = db.catalog.read();
+                self.check_definitions(&cat)?;
+                self.check_foreign_keys(&cat)?;
+            }
+            db.check_writable()?;
+            if !delayed {
+                db.check_commit_quorum()?;
+            }
+            // Registered before the first append, gone after the publish.
+            let _inflight = db.inflight.enter(self.txid, &db.log);
+            let mut lsn = 0;
+            for p in &parts {
+                lsn = db.log.append(p, &sinks)?;
+            }
+            let hardened = if delayed {
+                db.log.acknowledge_delayed(lsn, &sinks)
+            } else {
+                db.log.wait_hardened(lsn, &sinks)
+            };
+            hardened.map_err(|source| EngineError::CommitOutcomeUnknown { lsn, source })?;
+            self.apply();
+            Ok(lsn)
+        })();
+        self.release();
+        // Synchronous secondaries are waited for outside the gate and the row
+        // locks, as PostgreSQL waits for its standbys: the commit is applied
+        // locally already, and a later commit that saw it waits for a higher
+        // LSN anyway.
+        let lsn = result?;
+        if !delayed {
+            db.harden_remote(lsn, &sinks)?;
+        }
+        db.counters.write_transactions.fetch_add(1, Relaxed);
+        if delayed {
+            db.counters.delayed_commits.fetch_add(1, Relaxed);
+        } else {
+            db.counters.durable_commits.fetch_add(1, Relaxed);
+        }
+        Ok(CommitOutcome {
+            lsn: Some(lsn),
+            durable: !delayed,
+        })
+    }
+
+    /// Installs the write set as new versions under one CSN, published
+    /// once every table has them.
+    fn apply(&mut self) {
+        let cat = self.db.catalog.read();
+        let writes = std::mem::take(&mut self.writes);
+        let publish = self.db.vis.begin_publish();
+        let mut it = writes.into_iter().peekable();
+        while let Some(((tid, key), w)) = it.next() {
+            let mut batch = vec![(key, w)];
+            while let Some(((next, _), _)) = it.peek() {
+                if *next != tid {
+                    break;
+                }
+                let Some(((_, k), w)) = it.next() else { break };
+                batch.push((k, w));
+            }
+            if let Some(t) = cat.table_by_id(tid) {
+                t.install(batch, publish.csn, publish.horizon);
+            }
+        }
+    }
+
+    /// Discards the transaction's changes.
+    pub fn rollback(mut self) {
+        self.finish_rollback();
+    }
+
+    fn finish_rollback(&mut self) {
+        if !self.finished {
+            self.finished = true;
+            self.writes.clear();
+            self.own_unique.clear();
+            self.savepoints.clear();
+            self.snapshot = None;
+            self.release();
+            self.db.counters.rollbacks.fetch_add(1, Relaxed);
+        }
+    }
+
+    pub(super) fn release(&mut self) {
+        if !self.locks.is_empty() {
+            self.db
+                .locks
+                .release(self.txid, std::mem::take(&mut self.locks));
+        }
+    }
+}
+
+/// Largest transaction record; bigger write sets stream as several parts.
+const MAX_PART: usize = 256 * 1024;
+
+impl Drop for Transaction {
+    fn drop(&mut self) {
+        self.finish_rollback();
+    }
+}

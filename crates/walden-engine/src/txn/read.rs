@@ -1,0 +1,223 @@
+//! A transaction's reads: gets, locking reads and scans over its snapshot and own writes.
+
+use super::{Locked, Transaction};
+use crate::error::{EngineError, Result};
+use crate::lock::{LockMode, WaitPolicy};
+use crate::table::Table;
+use crate::types::{Key, Row, Value};
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::atomic::Ordering::Relaxed;
+
+impl Transaction {
+    /// The row with this key as this transaction sees it.
+    pub fn get(&self, table: &str, key: &[Value]) -> Result<Option<Row>> {
+        let t = self.db.table(table)?;
+        Ok(self.get_in(&t, key))
+    }
+
+    pub fn get_in(&self, t: &Table, key: &[Value]) -> Option<Row> {
+        if !self.writes.is_empty() {
+            if let Some(w) = self.writes.get(&(t.id(), key.into())) {
+                return w.clone();
+            }
+        }
+        match &self.snapshot {
+            Some(s) => t.rows.get_at(key, s.csn()),
+            None => t.rows.get_visible(key, &self.db.vis),
+        }
+    }
+
+    /// Locks the row's key, then reads its latest committed (or own) version.
+    pub fn get_for_update(&mut self, table: &str, key: &[Value]) -> Result<Option<Row>> {
+        let t = self.db.table(table)?;
+        match self.get_locked(&t, key, LockMode::Update, WaitPolicy::Wait)? {
+            Locked::Row(r) => Ok(r),
+            Locked::Busy => Err(EngineError::LockNotAvailable(t.name().to_string())),
+        }
+    }
+
+    /// Locks the row's key in `mode` (a locking read, or the first step of
+    /// an UPDATE or DELETE), then reads its latest committed (or own) version.
+    pub fn get_locked(
+        &mut self,
+        t: &Table,
+        key: &[Value],
+        mode: LockMode,
+        policy: WaitPolicy,
+    ) -> Result<Locked> {
+        self.check_write(match mode {
+            LockMode::Update | LockMode::NoKeyUpdate => "SELECT FOR UPDATE",
+            LockMode::Share | LockMode::KeyShare => "SELECT FOR SHARE",
+        })?;
+        let key: Key = key.into();
+        if !self.lock_mode(t, &key, mode, policy)? {
+            return Ok(Locked::Busy);
+        }
+        self.check_conflict(t, &key)?;
+        Ok(Locked::Row(self.latest_in(t, &key)))
+    }
+
+    /// Rows with keys in `range`, in key order, as this transaction sees them.
+    pub fn scan(&self, table: &str, range: (Bound<Key>, Bound<Key>)) -> Result<Vec<(Key, Row)>> {
+        let t = self.db.table(table)?;
+        Ok(self.scan_in(&t, range))
+    }
+
+    pub fn scan_in(&self, t: &Table, range: (Bound<Key>, Bound<Key>)) -> Vec<(Key, Row)> {
+        if range_is_empty(&range) {
+            return Vec::new();
+        }
+        // A scan outside a statement holds a snapshot of its own while it
+        // runs: it reads in chunks, and what it started on must stay.
+        let own;
+        let csn = match &self.snapshot {
+            Some(s) => s.csn(),
+            None => {
+                own = self.db.vis.snapshot();
+                own.csn()
+            }
+        };
+        let base = t.rows.scan_at((range.0.as_ref(), range.1.as_ref()), csn);
+        let lo = bound_map(&range.0, t.id(), false);
+        let hi = bound_map(&range.1, t.id(), true);
+        if self.writes.range((lo.clone(), hi.clone())).next().is_none() {
+            return base;
+        }
+        let mut out: BTreeMap<Key, Row> = base.into_iter().collect();
+        for ((tid, k), w) in self.writes.range((lo, hi)) {
+            if *tid != t.id() {
+                continue;
+            }
+            match w {
+                Some(r) => out.insert(k.clone(), r.clone()),
+                None => out.remove(k),
+            };
+        }
+        out.into_iter().collect()
+    }
+
+    /// Calls `f` with each row in `range`, in key order, as this transaction
+    /// sees it; without the key copies of `scan_in` when the transaction has
+    /// not written in the range.
+    pub fn scan_each<E>(
+        &self,
+        t: &Table,
+        range: (Bound<Key>, Bound<Key>),
+        mut f: impl FnMut(&Row) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        let lo = bound_map(&range.0, t.id(), false);
+        let hi = bound_map(&range.1, t.id(), true);
+        if range_is_empty(&range) {
+            return Ok(());
+        }
+        if self.writes.range((lo, hi)).next().is_some() {
+            for (_, r) in self.scan_in(t, range) {
+                f(&r)?;
+            }
+            return Ok(());
+        }
+        let own;
+        let csn = match &self.snapshot {
+            Some(s) => s.csn(),
+            None => {
+                own = self.db.vis.snapshot();
+                own.csn()
+            }
+        };
+        t.rows
+            .for_each_at((range.0.as_ref(), range.1.as_ref()), csn, f)
+    }
+
+    /// Rows found through index `ix` of `t`, as this transaction sees them,
+    /// in row-key order: those whose entries (indexed values ++ row key)
+    /// start at `lo` and go on while `more` holds, and every row the
+    /// transaction itself wrote there. `None` when the snapshot is older
+    /// than the index (the caller scans the table instead). The caller
+    /// still applies its whole filter: entries only narrow the search.
+    pub fn index_scan(
+        &self,
+        t: &Table,
+        ix: usize,
+        lo: Bound<Key>,
+        more: impl Fn(&Key) -> bool,
+    ) -> Option<Vec<(Key, Row)>> {
+        let ix = t.indexes.get(ix)?;
+        let own;
+        let csn = match &self.snapshot {
+            Some(s) => s.csn(),
+            None => {
+                own = self.db.vis.snapshot();
+                own.csn()
+            }
+        };
+        if !ix.usable_at(csn) {
+            return None;
+        }
+        ix.seeks.fetch_add(1, Relaxed);
+        let entries = ix
+            .entries
+            .scan_while_at((lo.as_ref(), Bound::Unbounded), csn, &more);
+        let mut out: BTreeMap<Key, Row> = BTreeMap::new();
+        let mine = |pk: &[Value]| {
+            !self.writes.is_empty() && self.writes.contains_key(&(t.id(), pk.into()))
+        };
+        for (entry, _) in entries {
+            let pk = ix.row_key(&entry);
+            if mine(pk) {
+                continue;
+            }
+            if let Some(r) = t.rows.get_at(pk, csn) {
+                out.insert(pk.into(), r);
+            }
+        }
+        let (wlo, whi) = (
+            bound_map(&Bound::Unbounded, t.id(), false),
+            bound_map(&Bound::Unbounded, t.id(), true),
+        );
+        for ((_, pk), w) in self.writes.range((wlo, whi)) {
+            if let Some(r) = w {
+                let mut e = ix.values_of(r);
+                e.extend_from_slice(pk);
+                let e: Key = e.into_boxed_slice();
+                let after_lo = match &lo {
+                    Bound::Included(l) => e >= *l,
+                    Bound::Excluded(l) => e > *l,
+                    Bound::Unbounded => true,
+                };
+                if after_lo && more(&e) {
+                    out.insert(pk.clone(), r.clone());
+                }
+            }
+        }
+        Some(out.into_iter().collect())
+    }
+
+    /// Every row of the table.
+    pub fn scan_all(&self, table: &str) -> Result<Vec<(Key, Row)>> {
+        self.scan(table, (Bound::Unbounded, Bound::Unbounded))
+    }
+}
+
+/// Whether a range selects nothing (`BTreeMap::range` panics on such ranges).
+fn range_is_empty(r: &(Bound<Key>, Bound<Key>)) -> bool {
+    use Bound::*;
+    match (&r.0, &r.1) {
+        (Included(a), Included(b)) => a > b,
+        (Included(a), Excluded(b)) | (Excluded(a), Included(b)) | (Excluded(a), Excluded(b)) => {
+            a >= b
+        }
+        _ => false,
+    }
+}
+
+/// Maps a key bound into the write set's (table, key) space; an unbounded
+/// end stays within the table.
+fn bound_map(b: &Bound<Key>, tid: u32, upper: bool) -> Bound<(u32, Key)> {
+    match b {
+        Bound::Included(k) => Bound::Included((tid, k.clone())),
+        Bound::Excluded(k) => Bound::Excluded((tid, k.clone())),
+        Bound::Unbounded if upper => Bound::Excluded((tid + 1, Key::default())),
+        Bound::Unbounded => Bound::Included((tid, Key::default())),
+    }
+}

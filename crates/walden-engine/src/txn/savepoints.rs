@@ -1,0 +1,75 @@
+//! A transaction's savepoints: SAVEPOINT, ROLLBACK TO and RELEASE over the write set.
+
+use super::Transaction;
+use crate::error::{EngineError, Result};
+
+impl Transaction {
+    /// `SAVEPOINT name`.
+    pub fn savepoint(&mut self, name: &str) -> Result<()> {
+        self.check_open()?;
+        self.savepoints.push(name, self.locks.len());
+        Ok(())
+    }
+
+    /// Whether a savepoint of this name is set.
+    pub fn has_savepoint(&self, name: &str) -> bool {
+        self.savepoints.find(name).is_some()
+    }
+
+    /// Whether any savepoint is set.
+    pub fn in_savepoint(&self) -> bool {
+        !self.savepoints.is_empty()
+    }
+
+    /// `ROLLBACK TO SAVEPOINT name`: undoes the changes made since, releases
+    /// the row locks first taken since and weakens the ones strengthened
+    /// since. The savepoint stays; later ones are gone.
+    pub fn rollback_to_savepoint(&mut self, name: &str) -> Result<()> {
+        self.check_open()?;
+        let at = self
+            .savepoints
+            .find(name)
+            .ok_or_else(|| EngineError::UnknownSavepoint(name.to_string()))?;
+        self.rollback_levels(at);
+        Ok(())
+    }
+
+    /// Rolls back to the newest savepoint (what an error inside one does).
+    pub fn rollback_to_newest_savepoint(&mut self) {
+        if let Some(at) = self.savepoints.len().checked_sub(1) {
+            self.rollback_levels(at);
+        }
+    }
+
+    fn rollback_levels(&mut self, at: usize) {
+        let mut keep = usize::MAX;
+        for undo in self.savepoints.rollback_to(at) {
+            for (k, before) in undo.writes {
+                match before {
+                    Some(w) => self.writes.insert(k, w),
+                    None => self.writes.remove(&k),
+                };
+            }
+            for (lk, mode) in undo.upgrades {
+                self.db.locks.downgrade(self.txid, &lk, mode);
+            }
+            keep = keep.min(undo.locks_held);
+        }
+        if keep < self.locks.len() {
+            let gone = self.locks.split_off(keep);
+            self.db.locks.release(self.txid, gone);
+        }
+    }
+
+    /// `RELEASE SAVEPOINT name`: forgets it and the ones after it, keeping
+    /// their changes.
+    pub fn release_savepoint(&mut self, name: &str) -> Result<()> {
+        self.check_open()?;
+        let at = self
+            .savepoints
+            .find(name)
+            .ok_or_else(|| EngineError::UnknownSavepoint(name.to_string()))?;
+        self.savepoints.release(at);
+        Ok(())
+    }
+}

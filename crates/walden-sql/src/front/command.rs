@@ -1,0 +1,84 @@
+//! `Command`: what the front end makes of one statement.
+
+use super::*;
+
+/// A statement, either handled by Walden's front end or parsed by sqlparser.
+#[derive(Clone, Debug)]
+pub enum Command {
+    /// BEGIN and the other transaction-control statements (`txmodes.rs`).
+    Tx(crate::txmodes::TxCommand),
+    /// `COMMIT` / `END`, with `WITH (DELAYED_DURABILITY = ON|OFF)` if given.
+    Commit(Option<bool>),
+    Rollback,
+    /// `SET name = value` / `SET name TO value` / `SET name value`.
+    Set(String, String),
+    Show(String),
+    Use(String),
+    FlushLog,
+    Checkpoint,
+    BackupDatabase {
+        name: String,
+        path: String,
+    },
+    BackupLog {
+        name: String,
+        path: String,
+    },
+    ClearWaitStats,
+    /// `DBCC SQLPERF('sys.dm_log_exposure', CLEAR)`: restarts the peak exposure.
+    ClearExposurePeaks,
+    /// `CREATE AVAILABILITY GROUP ...` (see `hadr.rs`).
+    CreateAvailabilityGroup(Box<walden_replication::AgDef>),
+    /// `ALTER AVAILABILITY GROUP name FAILOVER | FORCE_FAILOVER_ALLOW_DATA_LOSS`.
+    AvailabilityGroupFailover {
+        name: String,
+        force: bool,
+    },
+    DropAvailabilityGroup(String),
+    /// `ALTER AVAILABILITY GROUP name RESEED 'replica'`.
+    AvailabilityGroupReseed {
+        name: String,
+        replica: String,
+    },
+    CreateDatabase(String),
+    DropDatabase {
+        name: String,
+        if_exists: bool,
+    },
+    /// `ALTER DATABASE name SET option = value`.
+    AlterDatabase {
+        name: String,
+        option: String,
+        value: String,
+    },
+    /// `DELETE TOP (n) ...`: the rest parsed as a DELETE, at most n rows.
+    DeleteTop(u64, Box<Statement>),
+    /// `CREATE SEQUENCE name [START [WITH] n] [INCREMENT [BY] n] ...` (options in any order).
+    CreateSequence {
+        name: String,
+        if_not_exists: bool,
+        start: Option<i64>,
+        increment: i64,
+    },
+    /// Statements accepted and ignored (`VACUUM`, `ANALYZE`, `SET NOCOUNT ON`, ...).
+    Ignored(String),
+    /// `SET LOCAL name = value`: until the transaction block ends.
+    SetLocal(String, String),
+    /// `RESET name` / `RESET ALL` (None).
+    Reset(Option<String>),
+    /// `DEALLOCATE [PREPARE] name | ALL` (None).
+    Deallocate(Option<String>),
+    /// `DISCARD ALL`: settings, advisory locks, prepared statements.
+    DiscardAll,
+    /// pgbench's catalog probe of `pg_class`/`pg_inherits` for a table.
+    PgbenchPartitionProbe(String),
+    /// `DECLARE name ... CURSOR ... FOR query` (see `cursor.rs`).
+    Declare(Box<crate::cursor::DeclareCursor>),
+    /// `FETCH` / `MOVE`.
+    Fetch(crate::cursor::FetchCursor),
+    /// `CLOSE name` / `CLOSE ALL` (None).
+    CloseCursor(Option<String>),
+    /// CREATE/ALTER/DROP ROLE, GRANT, REVOKE (see `role_stmt.rs`).
+    Access(Box<crate::role_stmt::AccessStmt>),
+    Sql(Box<Statement>),
+}

@@ -1,0 +1,25 @@
+//! The front end: splits a batch into statements, recognises the statements
+//! sqlparser does not take (T-SQL durability and administration forms), and
+//! parses the rest with sqlparser (PostgreSQL dialect first, MS SQL second).
+
+use crate::error::{Result, SqlError};
+use sqlparser::ast::Statement;
+use sqlparser::dialect::{MsSqlDialect, PostgreSqlDialect};
+use sqlparser::parser::Parser;
+use sqlparser::tokenizer::{Token, Tokenizer};
+
+mod command;
+mod depth;
+mod normalize;
+mod recognise;
+mod split;
+mod sqlparse;
+mod toks;
+
+pub use command::*;
+pub use depth::*;
+pub use normalize::*;
+pub use recognise::*;
+pub use split::*;
+pub use sqlparse::*;
+pub(crate) use toks::*;

@@ -1,0 +1,468 @@
+//! `parse`: the statements Walden recognises itself (T-SQL forms, SET, ...), the rest to sqlparser.
+
+use super::*;
+
+/// Parses one statement.
+pub fn parse(sql: &str) -> Result<Command> {
+    let mut t = Toks {
+        t: words_and_tokens(sql),
+        i: 0,
+    };
+    let (depth, nesting) = depth_bound(&t.t);
+    if depth > MAX_DEPTH {
+        return Err(SqlError::too_deep(depth));
+    }
+    if nesting > MAX_NESTING {
+        return Err(SqlError::too_nested(nesting));
+    }
+    let first = t.word(0).unwrap_or_default();
+    match first.as_str() {
+        "BEGIN" | "START" => return crate::txmodes::parse_begin(&mut t).map(Command::Tx),
+        "SAVEPOINT" | "SAVE" => return crate::txmodes::parse_savepoint(&mut t).map(Command::Tx),
+        "RELEASE" => return crate::txmodes::parse_release(&mut t).map(Command::Tx),
+        "COMMIT" | "END" => {
+            t.i += 1;
+            let _ = t.eat("TRAN") || t.eat("TRANSACTION") || t.eat("WORK");
+            if !t.is(0, "WITH") && !t.is(0, "AND") && matches!(t.t.get(t.i), Some(Token::Word(_))) {
+                t.i += 1; // transaction name
+            }
+            let mut dd = None;
+            if t.eat("WITH") {
+                if !t.eat_tok(&Token::LParen)
+                    || !t.eat("DELAYED_DURABILITY")
+                    || !t.eat_tok(&Token::Eq)
+                {
+                    return Err(SqlError::syntax(
+                        "syntax error: expected COMMIT WITH (DELAYED_DURABILITY = ON | OFF)",
+                    ));
+                }
+                dd = Some(match t.value()?.to_ascii_uppercase().as_str() {
+                    "ON" => true,
+                    "OFF" => false,
+                    v => {
+                        return Err(SqlError::syntax(format!(
+                            "DELAYED_DURABILITY must be ON or OFF, not {v}"
+                        )))
+                    }
+                });
+                if !t.eat_tok(&Token::RParen) {
+                    return Err(SqlError::syntax(
+                        "syntax error: expected ) after DELAYED_DURABILITY option",
+                    ));
+                }
+            }
+            if t.eat("AND") && !(t.eat("NO") && t.eat("CHAIN")) {
+                return Err(SqlError::unsupported("COMMIT AND CHAIN"));
+            }
+            t.end("COMMIT")?;
+            return Ok(Command::Commit(dd));
+        }
+        "ROLLBACK" | "ABORT" => {
+            t.i += 1;
+            return Ok(match crate::txmodes::parse_rollback(&mut t)? {
+                Some(c) => Command::Tx(c),
+                None => Command::Rollback,
+            });
+        }
+        "CHECKPOINT" => return Ok(Command::Checkpoint),
+        // Cursors keep their rows, not the table rows they came from.
+        "UPDATE" | "DELETE"
+            if t.t.windows(3).any(|w| {
+                matches!(w, [Token::Word(a), Token::Word(b), Token::Word(c)]
+                    if a.value.eq_ignore_ascii_case("where")
+                        && b.value.eq_ignore_ascii_case("current")
+                        && c.value.eq_ignore_ascii_case("of"))
+            }) =>
+        {
+            return Err(SqlError::unsupported(format!(
+                "{first} ... WHERE CURRENT OF"
+            )));
+        }
+        "CREATE" | "ALTER" | "DROP" if t.is(1, "ROLE") || t.is(1, "USER") || t.is(1, "GROUP") => {
+            return crate::role_stmt::parse(&first, &mut t);
+        }
+        "GRANT" | "REVOKE" => return crate::role_stmt::parse(&first, &mut t),
+        "CREATE" | "ALTER" | "DROP" if t.is(1, "AVAILABILITY") && t.is(2, "GROUP") => {
+            t.i += 3;
+            return crate::hadr::parse(&first, &mut t);
+        }
+        // T-SQL's DECLARE @variable is not a cursor.
+        f if crate::cursor::is_cursor_statement(f)
+            && !sql
+                .trim_start()
+                .get(f.len()..)
+                .is_some_and(|r| r.trim_start().starts_with('@')) =>
+        {
+            return crate::cursor::parse(f, sql);
+        }
+        "RESET" => {
+            t.i += 1;
+            if t.eat("ALL") {
+                return Ok(Command::Reset(None));
+            }
+            let mut name = t.ident()?;
+            while t.eat_tok(&Token::Period) {
+                name = format!("{name}.{}", t.ident()?);
+            }
+            // RESET TIME ZONE is RESET timezone.
+            if name.eq_ignore_ascii_case("time") && t.eat("ZONE") {
+                name = "timezone".into();
+            }
+            if !t.at_end() {
+                return Err(SqlError::syntax(format!("syntax error in RESET ({sql})")));
+            }
+            return Ok(Command::Reset(Some(name.to_ascii_lowercase())));
+        }
+        // Nothing is ever listened to: accepting LISTEN would promise
+        // notifications that never come.
+        "LISTEN" | "NOTIFY" => {
+            return Err(SqlError::unsupported(format!("{first} (notifications)")))
+        }
+        "DEALLOCATE" => {
+            t.i += 1;
+            t.eat("PREPARE");
+            if t.eat("ALL") {
+                t.end("DEALLOCATE ALL")?;
+                return Ok(Command::Deallocate(None));
+            }
+            // An unquoted name folds to lower case, as every identifier does.
+            let name = match t.next() {
+                Some(Token::Word(w)) if w.quote_style.is_none() => w.value.to_ascii_lowercase(),
+                Some(Token::Word(w)) => w.value,
+                _ => return Err(SqlError::syntax("DEALLOCATE needs a statement name or ALL")),
+            };
+            t.end("DEALLOCATE")?;
+            return Ok(Command::Deallocate(Some(name)));
+        }
+        "DISCARD" if t.is(1, "ALL") => {
+            t.i += 2;
+            t.end("DISCARD ALL")?;
+            return Ok(Command::DiscardAll);
+        }
+        "VACUUM" | "ANALYZE" | "DISCARD" | "UNLISTEN" => return Ok(Command::Ignored(first)),
+        "USE" => {
+            t.i += 1;
+            let name = t.ident()?;
+            return Ok(Command::Use(name));
+        }
+        "EXEC" | "EXECUTE" => {
+            t.i += 1;
+            let mut name = t.ident()?;
+            while t.eat_tok(&Token::Period) {
+                name = t.ident()?;
+            }
+            if name.eq_ignore_ascii_case("sp_flush_log") {
+                return Ok(Command::FlushLog);
+            }
+            if name.eq_ignore_ascii_case("sp_rename") {
+                // Its arguments are strings ('t.a', 'b', 'COLUMN'), possibly
+                // N'...' and named (@objname = ...).
+                let args: Vec<String> = t.t[t.i..]
+                    .iter()
+                    .filter_map(|x| match x {
+                        Token::SingleQuotedString(s) | Token::NationalStringLiteral(s) => {
+                            Some(s.clone())
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                return Ok(Command::Sql(Box::new(crate::alter_table_parse::sp_rename(
+                    &args,
+                )?)));
+            }
+            return Err(SqlError::new(
+                crate::error::ErrorKind::UndefinedFunction,
+                format!("procedure \"{name}\" does not exist"),
+            ));
+        }
+        "DBCC" => {
+            t.i += 1;
+            if t.eat("SQLPERF") {
+                let rest: String = t.t[t.i..]
+                    .iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                let up = rest.to_ascii_uppercase();
+                if up.contains("DM_OS_WAIT_STATS") && up.contains("CLEAR") {
+                    return Ok(Command::ClearWaitStats);
+                }
+                if up.contains("DM_LOG_EXPOSURE") && up.contains("CLEAR") {
+                    return Ok(Command::ClearExposurePeaks);
+                }
+            }
+            return Err(SqlError::unsupported(
+                "this DBCC command (only DBCC SQLPERF('sys.dm_os_wait_stats' | 'sys.dm_log_exposure', CLEAR))",
+            ));
+        }
+        "BACKUP" => {
+            t.i += 1;
+            let log = if t.eat("LOG") {
+                true
+            } else if t.eat("DATABASE") {
+                false
+            } else {
+                return Err(SqlError::syntax(
+                    "syntax error: expected BACKUP DATABASE or BACKUP LOG",
+                ));
+            };
+            let name = t.ident()?;
+            if !(t.eat("TO") && t.eat("DISK") && t.eat_tok(&Token::Eq)) {
+                return Err(SqlError::syntax("syntax error: expected TO DISK = 'path'"));
+            }
+            let path = t.value()?;
+            return Ok(if log {
+                Command::BackupLog { name, path }
+            } else {
+                Command::BackupDatabase { name, path }
+            });
+        }
+        "SET" => return parse_set(&mut t, sql),
+        "SHOW" => {
+            t.i += 1;
+            // SHOW TRANSACTION ISOLATION LEVEL (JDBC's getTransactionIsolation).
+            if t.is(0, "TRANSACTION") && t.is(1, "ISOLATION") && t.is(2, "LEVEL") {
+                t.i += 3;
+                t.end("SHOW")?;
+                return Ok(Command::Show("transaction_isolation".into()));
+            }
+            let mut name = t.ident()?;
+            while t.eat_tok(&Token::Period) {
+                name = format!("{name}.{}", t.ident()?);
+            }
+            return Ok(Command::Show(name.to_ascii_lowercase()));
+        }
+        "CREATE" if t.is(1, "SEQUENCE") => {
+            t.i += 2;
+            let if_not_exists = t.is(0, "IF") && t.is(1, "NOT") && t.is(2, "EXISTS");
+            if if_not_exists {
+                t.i += 3;
+            }
+            let name = t.ident()?;
+            let name = qualified_last(&mut t, name)?;
+            let (mut start, mut increment) = (None, 1i64);
+            let num = |t: &mut Toks| -> Result<i64> {
+                t.value()?
+                    .parse()
+                    .map_err(|_| SqlError::syntax("syntax error: sequence options need integers"))
+            };
+            while !t.at_end() {
+                if t.eat("START") {
+                    t.eat("WITH");
+                    start = Some(num(&mut t)?);
+                } else if t.eat("INCREMENT") {
+                    t.eat("BY");
+                    increment = num(&mut t)?;
+                } else if t.eat("AS") {
+                    t.ident()?;
+                } else if t.eat("MINVALUE") || t.eat("MAXVALUE") || t.eat("CACHE") {
+                    num(&mut t)?;
+                } else if t.eat("NO") {
+                    t.ident()?;
+                } else if t.eat("CYCLE") || t.eat("NOCYCLE") {
+                } else {
+                    return Err(SqlError::syntax(format!(
+                        "syntax error at or near \"{}\" in CREATE SEQUENCE",
+                        t.t[t.i]
+                    )));
+                }
+            }
+            return Ok(Command::CreateSequence {
+                name,
+                if_not_exists,
+                start,
+                increment,
+            });
+        }
+        "CREATE" if t.is(1, "DATABASE") => {
+            t.i += 2;
+            return Ok(Command::CreateDatabase(t.ident()?));
+        }
+        "DROP" if t.is(1, "DATABASE") => {
+            t.i += 2;
+            let if_exists = t.is(0, "IF") && t.is(1, "EXISTS");
+            if if_exists {
+                t.i += 2;
+            }
+            return Ok(Command::DropDatabase {
+                name: t.ident()?,
+                if_exists,
+            });
+        }
+        "ALTER" if t.is(1, "DATABASE") => {
+            t.i += 2;
+            let name = t.ident()?;
+            if !t.eat("SET") {
+                return Err(SqlError::syntax(
+                    "syntax error: expected ALTER DATABASE name SET option = value",
+                ));
+            }
+            let option = t.ident()?.to_ascii_uppercase();
+            let _ = t.eat_tok(&Token::Eq);
+            let value = t.value()?;
+            let _ = t.eat("WITH") && (t.eat("NO_WAIT") || t.eat("ROLLBACK") && t.eat("IMMEDIATE"));
+            return Ok(Command::AlterDatabase {
+                name,
+                option,
+                value,
+            });
+        }
+        "DELETE" if t.is(1, "TOP") => {
+            // DELETE TOP (n) [FROM] t ...: strip TOP (n) and parse the rest.
+            t.i += 2;
+            let paren = t.eat_tok(&Token::LParen);
+            let n: u64 = t
+                .value()?
+                .parse()
+                .map_err(|_| SqlError::syntax("syntax error: TOP needs a row count"))?;
+            if paren && !t.eat_tok(&Token::RParen) {
+                return Err(SqlError::syntax("syntax error: expected ) after TOP (n"));
+            }
+            let rest: Vec<String> = t.t[t.i..].iter().map(|x| x.to_string()).collect();
+            let mut text = String::from("DELETE ");
+            if !t.is(0, "FROM") {
+                text.push_str("FROM ");
+            }
+            text.push_str(&rest.join(" "));
+            let stmt = parse_sql(&text)?;
+            return Ok(Command::DeleteTop(n, Box::new(stmt)));
+        }
+        _ => {}
+    }
+    let low = sql.to_ascii_lowercase();
+    if first == "COPY" && low.contains("freeze") {
+        // `WITH (FREEZE ON)` (pgbench -i) is a no-op here and sqlparser rejects
+        // the ON; drop the option.
+        let cleaned = drop_freeze(sql);
+        return Ok(Command::Sql(Box::new(parse_sql(&cleaned)?)));
+    }
+    if low.contains("pg_catalog.pg_class") && low.contains("pg_inherits") && low.contains("relname")
+    {
+        if let Some(i) = low.find("c.relname = '") {
+            let rest = &sql[i + 13..];
+            if let Some(end) = rest.find('\'') {
+                return Ok(Command::PgbenchPartitionProbe(rest[..end].to_string()));
+            }
+        }
+    }
+    if first == "ALTER" && low.split_whitespace().nth(1) == Some("table") {
+        return Ok(Command::Sql(Box::new(crate::alter_table_parse::parse(
+            sql,
+        )?)));
+    }
+    Ok(Command::Sql(Box::new(parse_sql(sql)?)))
+}
+
+pub(super) fn qualified_last(t: &mut Toks, mut name: String) -> Result<String> {
+    while t.eat_tok(&Token::Period) {
+        name = t.ident()?;
+    }
+    Ok(name)
+}
+
+pub(super) fn parse_set(t: &mut Toks, sql: &str) -> Result<Command> {
+    t.i += 1;
+    let local = t.eat("LOCAL");
+    if !local {
+        t.eat("SESSION");
+    }
+    if t.is(0, "TRANSACTION") || t.is(0, "CHARACTERISTICS") {
+        return crate::txmodes::parse_set_transaction(t).map(Command::Tx);
+    }
+    let mut name = t.ident()?;
+    while t.eat_tok(&Token::Period) {
+        name = format!("{name}.{}", t.ident()?);
+    }
+    let name = name.to_ascii_lowercase();
+    if name == "time" && t.is(0, "ZONE") {
+        t.i += 1;
+        let v = t.value()?;
+        return Ok(if local {
+            Command::SetLocal("timezone".into(), v)
+        } else {
+            Command::Set("timezone".into(), v)
+        });
+    }
+    let _ = t.eat_tok(&Token::Eq) || t.eat("TO");
+    if t.at_end() {
+        return Err(SqlError::syntax(format!(
+            "syntax error: SET {name} needs a value ({sql})"
+        )));
+    }
+    let mut parts = Vec::new();
+    while !t.at_end() {
+        match t.next() {
+            Some(Token::Comma) => parts.push(",".to_string()),
+            Some(Token::Word(w)) => parts.push(w.value),
+            Some(Token::SingleQuotedString(s)) => parts.push(s),
+            Some(Token::Number(n, _)) => parts.push(n),
+            Some(Token::Minus) => parts.push("-".into()),
+            Some(other) => parts.push(other.to_string()),
+            None => break,
+        }
+    }
+    let value = parts.join(" ").replace(" , ", ", ").replace("- ", "-");
+    Ok(if local {
+        Command::SetLocal(name, value)
+    } else {
+        Command::Set(name, value)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognises_tsql_forms() {
+        assert!(matches!(
+            parse("COMMIT TRAN WITH (DELAYED_DURABILITY = ON)").unwrap(),
+            Command::Commit(Some(true))
+        ));
+        assert!(matches!(
+            parse("commit transaction t1 with (delayed_durability=off)").unwrap(),
+            Command::Commit(Some(false))
+        ));
+        assert!(matches!(parse("END").unwrap(), Command::Commit(None)));
+        assert!(matches!(
+            parse("EXEC sys.sp_flush_log").unwrap(),
+            Command::FlushLog
+        ));
+        match parse("ALTER DATABASE shop SET DELAYED_DURABILITY = FORCED WITH NO_WAIT").unwrap() {
+            Command::AlterDatabase {
+                name,
+                option,
+                value,
+            } => {
+                assert_eq!(
+                    (name.as_str(), option.as_str(), value.as_str()),
+                    ("shop", "DELAYED_DURABILITY", "FORCED")
+                )
+            }
+            c => panic!("{c:?}"),
+        }
+        assert!(matches!(
+            parse("DELETE TOP (10) FROM dbo.t WHERE x > 1").unwrap(),
+            Command::DeleteTop(10, _)
+        ));
+        assert!(
+            matches!(parse("SET synchronous_commit = off").unwrap(), Command::Set(n, v) if n == "synchronous_commit" && v == "off")
+        );
+        assert!(matches!(
+            parse("DBCC SQLPERF('sys.dm_os_wait_stats', CLEAR)").unwrap(),
+            Command::ClearWaitStats
+        ));
+        assert!(matches!(
+            parse("BACKUP LOG shop TO DISK = '/tmp/x.trn'").unwrap(),
+            Command::BackupLog { .. }
+        ));
+        assert!(matches!(
+            parse("CREATE TABLE t (id INT IDENTITY(1,1) PRIMARY KEY)").unwrap(),
+            Command::Sql(_)
+        ));
+        assert!(matches!(
+            parse("alter table pgbench_branches add primary key (bid)").unwrap(),
+            Command::Sql(_)
+        ));
+    }
+}

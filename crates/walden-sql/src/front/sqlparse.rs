@@ -1,0 +1,285 @@
+//! Parsing with sqlparser, and the text rewrites applied before it.
+
+use super::*;
+
+/// sqlparser parses `FOR UPDATE` and `FOR SHARE` only: `FOR NO KEY UPDATE`
+/// and `FOR KEY SHARE` are spelled as a marker clause (see `locking.rs`)
+/// followed by the stronger form. `None` when the text has neither.
+pub(super) fn weaker_row_locks(sql: &str) -> Option<String> {
+    if !sql.to_ascii_uppercase().contains("KEY") {
+        return None;
+    }
+    let toks = Tokenizer::new(&PostgreSqlDialect {}, sql)
+        .with_unescape(false)
+        .tokenize()
+        .ok()?;
+    let words: Vec<(usize, String)> = toks
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !matches!(t, Token::Whitespace(_)))
+        .map(|(i, t)| match t {
+            Token::Word(w) if w.quote_style.is_none() => (i, w.value.to_ascii_uppercase()),
+            _ => (i, String::new()),
+        })
+        .collect();
+    let marker = format!("\"{}\"", crate::locking::WEAKER);
+    // (first token, last token, replacement)
+    let mut cuts: Vec<(usize, usize, String)> = Vec::new();
+    for (j, (i, w)) in words.iter().enumerate() {
+        if w != "FOR" {
+            continue;
+        }
+        let next = |k: usize| words.get(j + k).map(|(_, w)| w.as_str());
+        if next(1) == Some("NO") && next(2) == Some("KEY") && next(3) == Some("UPDATE") {
+            cuts.push((
+                *i,
+                words[j + 3].0,
+                format!("FOR UPDATE OF {marker} FOR UPDATE"),
+            ));
+        } else if next(1) == Some("KEY") && next(2) == Some("SHARE") {
+            cuts.push((
+                *i,
+                words[j + 2].0,
+                format!("FOR SHARE OF {marker} FOR SHARE"),
+            ));
+        }
+    }
+    if cuts.is_empty() {
+        return None;
+    }
+    let mut out = String::new();
+    let mut i = 0;
+    for (from, to, with) in cuts {
+        for t in &toks[i..from] {
+            out.push_str(&t.to_string());
+        }
+        out.push_str(&with);
+        i = to + 1;
+    }
+    for t in &toks[i..] {
+        out.push_str(&t.to_string());
+    }
+    Some(out)
+}
+
+/// Parses a statement with sqlparser: PostgreSQL first, then MS SQL for
+/// T-SQL forms; the PostgreSQL error is reported if both fail.
+/// The character position (from 1) of sqlparser's `Line: l, Column: c` in
+/// `sql`, as PostgreSQL's ErrorResponse reports it.
+pub(super) fn error_position(sql: &str, msg: &str) -> Option<u32> {
+    let at = msg.rfind("Line: ")?;
+    let rest = &msg[at + 6..];
+    let (line, rest) = rest.split_once(", Column: ")?;
+    let line: usize = line.trim().parse().ok()?;
+    let col: usize = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect::<String>()
+        .parse()
+        .ok()?;
+    let before: usize = sql
+        .split('\n')
+        .take(line.checked_sub(1)?)
+        .map(|l| l.chars().count() + 1)
+        .sum();
+    u32::try_from(before + col).ok()
+}
+
+pub fn parse_sql(sql: &str) -> Result<Statement> {
+    let original = sql;
+    // T-SQL's @@SPID and @@VERSION parse as operators in the PostgreSQL
+    // dialect; spell them as the equivalent functions.
+    let rewritten;
+    let sql = if sql.contains("@@") {
+        rewritten = replace_ci(
+            &replace_ci(sql, "@@spid", "pg_backend_pid()"),
+            "@@version",
+            "version()",
+        );
+        rewritten.as_str()
+    } else {
+        sql
+    };
+    let rewritten3;
+    let sql = match crate::index_ddl::tsql_create_index(sql)? {
+        Some(s) => {
+            rewritten3 = s;
+            rewritten3.as_str()
+        }
+        None => sql,
+    };
+    let rewritten2;
+    let sql = if sql.to_ascii_lowercase().contains("next value for") {
+        rewritten2 = next_value_for(sql);
+        rewritten2.as_str()
+    } else {
+        sql
+    };
+    let rewritten3;
+    let sql = match weaker_row_locks(sql) {
+        Some(s) => {
+            rewritten3 = s;
+            rewritten3.as_str()
+        }
+        None => sql,
+    };
+    // Nesting is bounded by `depth_bound` before parsing (sqlparser's own
+    // default of 50 refused ordinary nested CASEs and subqueries, and turned
+    // into a misleading syntax error where it backtracks).
+    let parse = |dialect: &dyn sqlparser::dialect::Dialect| {
+        Parser::new(dialect)
+            .with_recursion_limit(MAX_DEPTH + MAX_NESTING + 1)
+            .try_with_sql(sql)
+            .and_then(|mut p| p.parse_statements())
+    };
+    let pg = parse(&PostgreSqlDialect {});
+    let stmts = match pg {
+        Ok(s) => s,
+        Err(pg_err) => match parse(&MsSqlDialect {}) {
+            Ok(s) => s,
+            Err(_) => {
+                if matches!(
+                    pg_err,
+                    sqlparser::parser::ParserError::RecursionLimitExceeded
+                ) {
+                    return Err(SqlError::new(
+                        crate::error::ErrorKind::StackDepth,
+                        "stack depth limit exceeded: the statement nests parentheses, \
+                         subqueries or CASE expressions more than 50 deep",
+                    ));
+                }
+                let msg = pg_err.to_string();
+                let msg = msg
+                    .strip_prefix("sql parser error: ")
+                    .unwrap_or(&msg)
+                    .to_string();
+                let e = SqlError::syntax(format!("syntax error: {msg}"));
+                // A rewritten text's columns are not the client's.
+                return Err(match error_position(original, &msg) {
+                    Some(p) if std::ptr::eq(original, sql) => {
+                        e.with_fields(crate::error::ErrorFields {
+                            position: Some(p),
+                            ..Default::default()
+                        })
+                    }
+                    _ => e,
+                });
+            }
+        },
+    };
+    let mut it = stmts.into_iter();
+    let first = it
+        .next()
+        .ok_or_else(|| SqlError::syntax("empty statement"))?;
+    if it.next().is_some() {
+        return Err(SqlError::syntax("syntax error: more than one statement"));
+    }
+    Ok(first)
+}
+
+/// Removes a COPY option list's `FREEZE [ON|OFF|TRUE|FALSE]`.
+pub(super) fn drop_freeze(sql: &str) -> String {
+    let mut out = String::new();
+    let words: Vec<&str> = sql.split_inclusive([' ', ',', '(', ')']).collect();
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i]
+            .trim_matches([' ', ',', '(', ')'])
+            .to_ascii_lowercase();
+        if w == "freeze" {
+            let keep_tail: String = words[i]
+                .chars()
+                .filter(|c| *c == ')' || *c == '(')
+                .collect();
+            i += 1;
+            if i < words.len() {
+                let v = words[i]
+                    .trim_matches([' ', ',', '(', ')'])
+                    .to_ascii_lowercase();
+                if matches!(v.as_str(), "on" | "off" | "true" | "false") {
+                    let tail: String = words[i].chars().filter(|c| *c == ')').collect();
+                    out.push_str(&keep_tail);
+                    out.push_str(&tail);
+                    i += 1;
+                    continue;
+                }
+            }
+            out.push_str(&keep_tail);
+            continue;
+        }
+        out.push_str(words[i]);
+        i += 1;
+    }
+    // "(format text, )" or "()" left behind.
+    let out = out.replace(", )", ")").replace(",)", ")");
+    out.replace("with ()", "")
+        .replace("WITH ()", "")
+        .replace("with ( )", "")
+}
+
+/// `NEXT VALUE FOR [schema.]seq` becomes `nextval('seq')`.
+pub(super) fn next_value_for(sql: &str) -> String {
+    let lower = sql.to_ascii_lowercase();
+    let mut out = String::with_capacity(sql.len());
+    let mut i = 0;
+    while let Some(pos) = lower[i..].find("next value for") {
+        let start = i + pos;
+        out.push_str(&sql[i..start]);
+        let mut j = start + "next value for".len();
+        while j < sql.len() && sql.as_bytes()[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        let k = sql[j..]
+            .find(|c: char| {
+                !(c.is_ascii_alphanumeric()
+                    || c == '_'
+                    || c == '.'
+                    || c == '"'
+                    || c == '['
+                    || c == ']')
+            })
+            .map_or(sql.len(), |e| j + e);
+        let name = sql[j..k]
+            .rsplit('.')
+            .next()
+            .unwrap_or("")
+            .trim_matches(['"', '[', ']']);
+        out.push_str(&format!("nextval('{name}')"));
+        i = k;
+    }
+    out.push_str(&sql[i..]);
+    out
+}
+
+pub(super) fn replace_ci(s: &str, from: &str, to: &str) -> String {
+    let lower = s.to_ascii_lowercase();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    while let Some(pos) = lower[i..].find(from) {
+        out.push_str(&s[i..i + pos]);
+        out.push_str(to);
+        i += pos + from.len();
+    }
+    out.push_str(&s[i..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_freeze_is_dropped() {
+        for sql in [
+            "copy pgbench_accounts from stdin with (freeze on)",
+            "COPY t FROM STDIN WITH (FORMAT text, FREEZE ON)",
+            "COPY t FROM STDIN WITH (FREEZE, FORMAT csv)",
+        ] {
+            assert!(
+                matches!(parse(sql), Ok(Command::Sql(_))),
+                "{sql}: {:?}",
+                drop_freeze(sql)
+            );
+        }
+    }
+}

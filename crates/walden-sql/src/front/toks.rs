@@ -1,0 +1,102 @@
+//! The tokens of one statement and `Toks`, the cursor Walden's own parsers read them with.
+
+use super::*;
+
+pub(super) fn words_and_tokens(sql: &str) -> Vec<Token> {
+    let dialect = PostgreSqlDialect {};
+    match Tokenizer::new(&dialect, sql).tokenize() {
+        Ok(t) => t
+            .into_iter()
+            .filter(|t| !matches!(t, Token::Whitespace(_)))
+            .collect(),
+        Err(_) => vec![Token::make_word("?", None)],
+    }
+}
+
+/// A cursor over the significant tokens of one statement.
+pub(crate) struct Toks {
+    pub(super) t: Vec<Token>,
+    pub(super) i: usize,
+}
+
+impl Toks {
+    pub(crate) fn word(&self, k: usize) -> Option<String> {
+        match self.t.get(self.i + k) {
+            Some(Token::Word(w)) => Some(w.value.to_ascii_uppercase()),
+            _ => None,
+        }
+    }
+    pub(crate) fn is(&self, k: usize, w: &str) -> bool {
+        self.word(k).as_deref() == Some(w)
+    }
+    pub(crate) fn next(&mut self) -> Option<Token> {
+        let t = self.t.get(self.i).cloned();
+        self.i += 1;
+        t
+    }
+    pub(crate) fn eat(&mut self, w: &str) -> bool {
+        if self.is(0, w) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+    pub(crate) fn eat_tok(&mut self, tok: &Token) -> bool {
+        if self.t.get(self.i) == Some(tok) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+    pub(crate) fn ident(&mut self) -> Result<String> {
+        match self.next() {
+            Some(Token::Word(w)) => Ok(w.value),
+            Some(Token::SingleQuotedString(s)) => Ok(s),
+            other => Err(SqlError::syntax(format!(
+                "syntax error: expected a name, found {}",
+                other
+                    .map(|t| t.to_string())
+                    .unwrap_or_else(|| "end of input".into())
+            ))),
+        }
+    }
+    pub(crate) fn value(&mut self) -> Result<String> {
+        match self.next() {
+            Some(Token::Word(w)) => Ok(w.value),
+            Some(Token::SingleQuotedString(s)) => Ok(s),
+            Some(Token::Number(n, _)) => Ok(n),
+            Some(Token::Minus) => Ok(format!("-{}", self.value()?)),
+            other => Err(SqlError::syntax(format!(
+                "syntax error: expected a value, found {}",
+                other
+                    .map(|t| t.to_string())
+                    .unwrap_or_else(|| "end of input".into())
+            ))),
+        }
+    }
+    /// Whether the token at `k` is a quoted identifier.
+    pub(crate) fn quoted(&self, k: usize) -> bool {
+        matches!(self.t.get(self.i + k), Some(Token::Word(w)) if w.quote_style.is_some())
+    }
+    pub(crate) fn peek_is(&self, tok: &Token) -> bool {
+        self.t.get(self.i) == Some(tok)
+    }
+    pub(crate) fn peek_text(&self) -> Option<String> {
+        self.t.get(self.i).map(|t| t.to_string())
+    }
+    pub(crate) fn at_end(&self) -> bool {
+        self.i >= self.t.len()
+    }
+    pub(crate) fn end(&self, what: &str) -> Result<()> {
+        if self.at_end() {
+            Ok(())
+        } else {
+            Err(SqlError::syntax(format!(
+                "syntax error at or near \"{}\" in {what}",
+                self.t[self.i]
+            )))
+        }
+    }
+}

@@ -1,0 +1,302 @@
+//! Aggregates: recognising and compiling them, their running state and result types.
+
+use super::*;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AggKind {
+    CountStar,
+    Count,
+    Sum,
+    Avg,
+    Min,
+    Max,
+    StringAgg,
+    BoolAnd,
+    BoolOr,
+    /// json_agg / jsonb_agg.
+    JsonAgg {
+        jsonb: bool,
+    },
+    /// json_object_agg / jsonb_object_agg(key, value): the value
+    /// expression rides in the separator slot, evaluated per row.
+    JsonObjectAgg {
+        jsonb: bool,
+    },
+}
+
+/// An aggregate to compute per group.
+#[derive(Debug)]
+pub struct AggSpec {
+    pub kind: AggKind,
+    pub arg: Option<Expr>,
+    pub distinct: bool,
+    pub separator: Option<Expr>,
+    /// `agg(x ORDER BY a DESC, ...)`: the order the group's rows are fed in
+    /// (expression, descending, nulls first).
+    pub order: Vec<(Expr, bool, bool)>,
+}
+
+pub fn aggregate_kind(f: &ast::Function) -> Option<AggKind> {
+    if f.over.is_some() {
+        return None;
+    }
+    let star = args_of(f)
+        .first()
+        .is_some_and(|a| matches!(a, FunctionArg::Unnamed(FunctionArgExpr::Wildcard)));
+    Some(match fname(f).as_str() {
+        "count" if star || args_of(f).is_empty() => AggKind::CountStar,
+        "count" | "count_big" => AggKind::Count,
+        "sum" => AggKind::Sum,
+        "avg" => AggKind::Avg,
+        "min" => AggKind::Min,
+        "max" => AggKind::Max,
+        "string_agg" => AggKind::StringAgg,
+        "bool_and" | "every" => AggKind::BoolAnd,
+        "bool_or" => AggKind::BoolOr,
+        "jsonb_agg" => AggKind::JsonAgg { jsonb: true },
+        "json_agg" => AggKind::JsonAgg { jsonb: false },
+        "jsonb_object_agg" => AggKind::JsonObjectAgg { jsonb: true },
+        "json_object_agg" => AggKind::JsonObjectAgg { jsonb: false },
+        _ => return None,
+    })
+}
+
+pub fn compile_aggregate(
+    p: &mut Planner<'_>,
+    scope: &Arc<Scope>,
+    f: &ast::Function,
+    kind: AggKind,
+) -> Result<AggSpec> {
+    let distinct = matches!(&f.args, FunctionArguments::List(l) if matches!(l.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)));
+    // `ORDER BY` inside the call orders the rows the aggregate sees (it
+    // decides string_agg's, array_agg's and the json aggregates' result);
+    // other clauses are refused rather than ignored.
+    let mut order = Vec::new();
+    if let FunctionArguments::List(l) = &f.args {
+        for c in &l.clauses {
+            match c {
+                ast::FunctionArgumentClause::OrderBy(items) => {
+                    for it in items {
+                        let desc = matches!(it.options.sort, Some(ast::OrderBySort::Desc));
+                        if matches!(it.options.sort, Some(ast::OrderBySort::Using(_))) {
+                            return Err(SqlError::unsupported(
+                                "ORDER BY ... USING in an aggregate",
+                            ));
+                        }
+                        let nulls_first = it.options.nulls_first.unwrap_or(desc);
+                        order.push((Expr::compile(p, scope, &it.expr)?, desc, nulls_first));
+                    }
+                }
+                other => {
+                    return Err(SqlError::unsupported(format!(
+                        "{other} in a call of {}",
+                        fname(f)
+                    )))
+                }
+            }
+        }
+    }
+    let args = args_of(f);
+    let arg = if kind == AggKind::CountStar {
+        None
+    } else {
+        let e = args
+            .first()
+            .and_then(|a| arg_expr(a))
+            .ok_or_else(|| SqlError::syntax(format!("{} needs an argument", fname(f))))?;
+        Some(Expr::compile(p, scope, e)?)
+    };
+    let separator = if matches!(kind, AggKind::StringAgg | AggKind::JsonObjectAgg { .. }) {
+        Some(Expr::compile(
+            p,
+            scope,
+            args.get(1)
+                .and_then(|a| arg_expr(a))
+                .ok_or_else(|| SqlError::syntax(format!("{} needs a second argument", fname(f))))?,
+        )?)
+    } else {
+        None
+    };
+    Ok(AggSpec {
+        kind,
+        arg,
+        distinct,
+        separator,
+        order,
+    })
+}
+
+/// Running state of one aggregate in one group.
+#[derive(Clone, Debug)]
+pub enum Acc {
+    Count(i64),
+    Sum(Option<Value>),
+    Avg(Option<Value>, i64),
+    MinMax(Option<Value>),
+    Str(Option<String>),
+    Bool(Option<bool>),
+    Json(crate::jsonfn::JsonAcc),
+}
+
+impl Acc {
+    pub fn new(kind: AggKind) -> Acc {
+        match kind {
+            AggKind::CountStar | AggKind::Count => Acc::Count(0),
+            AggKind::Sum => Acc::Sum(None),
+            AggKind::Avg => Acc::Avg(None, 0),
+            AggKind::Min | AggKind::Max => Acc::MinMax(None),
+            AggKind::StringAgg => Acc::Str(None),
+            AggKind::BoolAnd | AggKind::BoolOr => Acc::Bool(None),
+            AggKind::JsonAgg { .. } | AggKind::JsonObjectAgg { .. } => {
+                Acc::Json(Default::default())
+            }
+        }
+    }
+
+    pub fn add(&mut self, kind: AggKind, v: Value, sep: &Value) -> Result<()> {
+        if kind == AggKind::CountStar {
+            if let Acc::Count(n) = self {
+                *n += 1;
+            }
+            return Ok(());
+        }
+        // json aggregates keep NULL inputs (as json null).
+        if let Acc::Json(acc) = self {
+            match kind {
+                AggKind::JsonObjectAgg { .. } => acc.push_pair(v, sep.clone())?,
+                _ => acc.push(v),
+            }
+            return Ok(());
+        }
+        if v.is_null() {
+            return Ok(());
+        }
+        match self {
+            Acc::Count(n) => *n += 1,
+            Acc::Sum(s) => {
+                *s = Some(match s.take() {
+                    None => match v {
+                        Value::Int(_) | Value::Float(_) | Value::Decimal(_) => v,
+                        other => {
+                            crate::expr::binary(crate::expr::BinOp::Add, Value::Int(0), other)?
+                        }
+                    },
+                    Some(acc) => sum_add(acc, v)?,
+                })
+            }
+            Acc::Avg(s, n) => {
+                *s = Some(match s.take() {
+                    None => v,
+                    Some(acc) => sum_add(acc, v)?,
+                });
+                *n += 1;
+            }
+            Acc::MinMax(m) => {
+                let replace = match m {
+                    None => true,
+                    Some(cur) => {
+                        let o = compare(&v, cur)?.unwrap_or(Ordering::Equal);
+                        (kind == AggKind::Min && o == Ordering::Less)
+                            || (kind == AggKind::Max && o == Ordering::Greater)
+                    }
+                };
+                if replace {
+                    *m = Some(v);
+                }
+            }
+            Acc::Str(s) => {
+                let t = v.to_string();
+                *s = Some(match s.take() {
+                    None => t,
+                    Some(mut acc) => {
+                        acc.push_str(&sep.to_string());
+                        acc.push_str(&t);
+                        acc
+                    }
+                })
+            }
+            Acc::Bool(b) => {
+                let x = crate::expr::truth(&v)?.unwrap_or(false);
+                *b = Some(match (*b, kind) {
+                    (None, _) => x,
+                    (Some(p), AggKind::BoolAnd) => p && x,
+                    (Some(p), _) => p || x,
+                })
+            }
+            Acc::Json(_) => {}
+        }
+        Ok(())
+    }
+
+    pub fn finish(self, kind: AggKind) -> Result<Value> {
+        Ok(match self {
+            Acc::Json(acc) => match kind {
+                AggKind::JsonObjectAgg { jsonb } => acc.finish(true, jsonb)?,
+                AggKind::JsonAgg { jsonb } => acc.finish(false, jsonb)?,
+                _ => Value::Null,
+            },
+            Acc::Count(n) => Value::Int(n),
+            Acc::Sum(s) => s.unwrap_or(Value::Null),
+            Acc::Avg(None, _) => Value::Null,
+            Acc::Avg(Some(s), n) => match s {
+                Value::Float(f) => Value::Float(f / n as f64),
+                Value::Int(i) => Value::Decimal(
+                    (Decimal::from(i) / Decimal::from(n))
+                        .round_dp(16)
+                        .normalize(),
+                ),
+                Value::Decimal(d) => {
+                    Value::Decimal((d / Decimal::from(n)).round_dp(16).normalize())
+                }
+                other => other,
+            },
+            Acc::MinMax(m) => m.unwrap_or(Value::Null),
+            Acc::Str(s) => s.map(Value::text).unwrap_or(Value::Null),
+            Acc::Bool(b) => b.map(Value::Bool).unwrap_or(Value::Null),
+        })
+    }
+}
+
+pub(super) fn sum_add(acc: Value, v: Value) -> Result<Value> {
+    match (&acc, &v) {
+        // Integer sums that overflow i64 continue as decimals, as PostgreSQL's
+        // sum(bigint) returns numeric.
+        (Value::Int(a), Value::Int(b)) => Ok(match a.checked_add(*b) {
+            Some(s) => Value::Int(s),
+            None => Value::Decimal(Decimal::from(*a) + Decimal::from(*b)),
+        }),
+        _ => crate::expr::binary(crate::expr::BinOp::Add, acc, v),
+    }
+}
+
+/// The static type of an aggregate's result.
+pub fn aggregate_type(kind: AggKind, arg: Option<&DataType>) -> DataType {
+    match kind {
+        AggKind::CountStar | AggKind::Count => DataType::BigInt,
+        AggKind::Sum => match arg {
+            Some(DataType::SmallInt | DataType::Int | DataType::BigInt) => DataType::BigInt,
+            Some(DataType::Real | DataType::Double) => DataType::Double,
+            _ => DataType::Decimal {
+                precision: 0,
+                scale: 0,
+            },
+        },
+        AggKind::Avg => match arg {
+            Some(DataType::Real | DataType::Double) => DataType::Double,
+            _ => DataType::Decimal {
+                precision: 0,
+                scale: 0,
+            },
+        },
+        AggKind::Min | AggKind::Max => arg.cloned().unwrap_or(DataType::Text),
+        AggKind::StringAgg => DataType::Text,
+        AggKind::BoolAnd | AggKind::BoolOr => DataType::Bool,
+        AggKind::JsonAgg { jsonb } | AggKind::JsonObjectAgg { jsonb } => {
+            if jsonb {
+                DataType::Jsonb
+            } else {
+                DataType::Json
+            }
+        }
+    }
+}

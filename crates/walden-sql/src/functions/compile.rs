@@ -1,0 +1,268 @@
+//! Compiling a scalar function call from sqlparser's AST.
+
+use super::*;
+
+pub(super) fn fname(f: &ast::Function) -> String {
+    f.name
+        .0
+        .last()
+        .map(|p| p.to_string().trim_matches('"').to_ascii_lowercase())
+        .unwrap_or_default()
+}
+
+pub(super) fn args_of(f: &ast::Function) -> Vec<&FunctionArg> {
+    match &f.args {
+        FunctionArguments::List(l) => l.args.iter().collect(),
+        _ => Vec::new(),
+    }
+}
+
+pub(super) fn arg_expr(a: &FunctionArg) -> Option<&ast::Expr> {
+    match a {
+        FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e),
+        FunctionArg::Named {
+            arg: FunctionArgExpr::Expr(e),
+            ..
+        } => Some(e),
+        FunctionArg::ExprNamed {
+            arg: FunctionArgExpr::Expr(e),
+            ..
+        } => Some(e),
+        _ => None,
+    }
+}
+
+/// Compiles a scalar function call.
+/// `pg_typeof(x)`: the name of the argument's type, as PostgreSQL's
+/// regtype shows it (a string literal or NULL is `unknown`, as there). The
+/// type is known when the statement is planned, so this is a constant.
+pub(super) fn pg_typeof(
+    p: &Planner<'_>,
+    scope: &Scope,
+    raw: &[&ast::FunctionArg],
+    args: &[Expr],
+) -> Result<Expr> {
+    let [arg] = args else {
+        return Err(SqlError::new(
+            ErrorKind::UndefinedFunction,
+            format!(
+                "function pg_typeof() with {} arguments does not exist",
+                args.len()
+            ),
+        ));
+    };
+    let untyped = matches!(
+        raw.first().and_then(|a| arg_expr(a)),
+        Some(ast::Expr::Value(v)) if matches!(v.value, ast::Value::SingleQuotedString(_) | ast::Value::Null)
+    );
+    let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+    let name = match crate::query::static_type(arg, &types, &p.params) {
+        // regtype shows bpchar by its SQL name.
+        Some(DataType::Char(_)) if !untyped => "character".to_string(),
+        Some(t) if !untyped => {
+            crate::pg_catalog::regtype_name(crate::pg_catalog::type_oid_and_mod(&t).0)
+        }
+        _ => "unknown".to_string(),
+    };
+    Ok(Expr::Lit(Value::text(name)))
+}
+
+pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) -> Result<Expr> {
+    let name = fname(f);
+    // ARRAY(SELECT ...): the subquery's rows as an array (in text form).
+    if let FunctionArguments::Subquery(q) = &f.args {
+        if name == "array" {
+            return crate::expr::array_subquery(p, scope, q);
+        }
+        return Err(SqlError::unsupported(format!("{name}(subquery)")));
+    }
+    let raw_args = args_of(f);
+    // DATEADD(day, n, d) and DATEDIFF(day, a, b): the first argument is a keyword.
+    if matches!(name.as_str(), "dateadd" | "datediff" | "datepart") {
+        let mut args = Vec::new();
+        for (i, a) in raw_args.iter().enumerate() {
+            let e =
+                arg_expr(a).ok_or_else(|| SqlError::syntax(format!("bad argument to {name}")))?;
+            if i == 0 {
+                let unit = match e {
+                    ast::Expr::Identifier(id) => id.value.clone(),
+                    ast::Expr::Value(v) => v.to_string().trim_matches('\'').to_string(),
+                    other => other.to_string(),
+                };
+                args.push(Expr::Lit(Value::text(unit.to_ascii_lowercase())));
+            } else {
+                args.push(Expr::compile(p, scope, e)?);
+            }
+        }
+        let func = match name.as_str() {
+            "dateadd" => Func::DateAdd,
+            "datediff" => Func::DateDiff,
+            _ => Func::DatePart,
+        };
+        return Ok(Expr::Func(func, args));
+    }
+    // T-SQL CONVERT(type, value [, style]).
+    if matches!(name.as_str(), "convert" | "try_convert") && raw_args.len() >= 2 {
+        if let Some(ast::Expr::Identifier(id)) = arg_expr(raw_args[0]) {
+            let ty = crate::expr::parse_type_name(&id.value)?;
+            let v =
+                arg_expr(raw_args[1]).ok_or_else(|| SqlError::syntax("bad argument to CONVERT"))?;
+            return Ok(Expr::Cast(Box::new(Expr::compile(p, scope, v)?), ty));
+        }
+    }
+    let mut args = Vec::new();
+    for a in &raw_args {
+        let e = arg_expr(a)
+            .ok_or_else(|| SqlError::syntax(format!("unsupported argument to {name}")))?;
+        args.push(Expr::compile(p, scope, e)?);
+    }
+    // Set-returning functions run in FROM only.
+    if crate::jsonfn::srf(&name).is_some() {
+        return Err(SqlError::unsupported(format!(
+            "set-returning function {name}() outside FROM (write FROM {name}(...))"
+        )));
+    }
+    if let Some(j) = crate::jsonfn::lookup(&name) {
+        return Ok(Expr::Func(Func::Json(j), args));
+    }
+    if name == "pg_typeof" {
+        return pg_typeof(p, scope, &raw_args, &args);
+    }
+    let func = match name.as_str() {
+        "now"
+        | "getdate"
+        | "sysdatetime"
+        | "getutcdate"
+        | "sysutcdatetime"
+        | "current_timestamp"
+        | "transaction_timestamp" => Func::Now,
+        "localtimestamp" => Func::LocalTimestamp,
+        "date_trunc" => Func::DateTrunc,
+        "age" => Func::Age,
+        "statement_timestamp" => Func::StatementTimestamp,
+        "clock_timestamp" | "timeofday" => Func::ClockTimestamp,
+        "pg_sleep" => Func::Sleep,
+        "pg_advisory_lock" => Func::AdvisoryLock,
+        "pg_try_advisory_lock" => Func::AdvisoryTryLock,
+        "pg_advisory_unlock" => Func::AdvisoryUnlock,
+        "pg_advisory_unlock_all" => Func::AdvisoryUnlockAll,
+        "set_config" => Func::SetConfig,
+        "to_regtype" => Func::ToRegType,
+        "current_date" => Func::Today,
+        "newid" | "gen_random_uuid" | "uuid_generate_v4" => Func::NewUuid,
+        "db_id" => Func::DbId,
+        "db_name" | "current_database" => Func::DbName,
+        "pg_backend_pid" => Func::Spid,
+        "version" => Func::Version,
+        "current_user" | "session_user" | "current_role" | "suser_sname" | "user_name" => {
+            Func::CurrentUser
+        }
+        "current_schema" | "schema_name" => Func::CurrentSchema,
+        "nextval" => Func::NextVal,
+        "coalesce" | "isnull" | "ifnull" | "nvl" => Func::Coalesce,
+        "nullif" => Func::NullIf,
+        "upper" | "ucase" => Func::Upper,
+        "lower" | "lcase" => Func::Lower,
+        "length" | "len" | "char_length" | "character_length" => Func::Length,
+        "substring" | "substr" => Func::Substring,
+        "trim" | "btrim" => Func::Trim,
+        "ltrim" => Func::Ltrim,
+        "rtrim" => Func::Rtrim,
+        "replace" => Func::Replace,
+        "concat" => Func::Concat,
+        "left" => Func::Left,
+        "right" => Func::Right,
+        "abs" => Func::Abs,
+        "round" => Func::Round,
+        "floor" => Func::Floor,
+        "ceil" | "ceiling" => Func::Ceil,
+        "mod" => Func::Mod,
+        "power" | "pow" => Func::Power,
+        "sqrt" => Func::Sqrt,
+        "random" | "rand" => Func::Random,
+        "date_part" => Func::DatePartPg,
+        "greatest" => Func::Greatest,
+        "least" => Func::Least,
+        "to_char" => Func::ToChar,
+        "current_setting" => Func::CurrentSetting,
+        "pg_get_userbyid" => Func::Privilege(crate::privileges::PrivFn::UserById),
+        "has_table_privilege" => Func::Privilege(crate::privileges::PrivFn::Table),
+        "has_column_privilege" => Func::Privilege(crate::privileges::PrivFn::Column),
+        "has_database_privilege" => Func::Privilege(crate::privileges::PrivFn::Database),
+        "has_schema_privilege" => Func::Privilege(crate::privileges::PrivFn::Schema),
+        "pg_has_role" => Func::Privilege(crate::privileges::PrivFn::Role),
+        "pg_table_is_visible"
+        | "pg_type_is_visible"
+        | "pg_function_is_visible"
+        | "pg_collation_is_visible" => Func::True,
+        "pg_relation_is_publishable" | "pg_is_in_recovery" => Func::False,
+        "col_description"
+        | "obj_description"
+        | "shobj_description"
+        | "pg_get_statisticsobjdef_columns"
+        | "pg_get_partkeydef"
+        | "pg_get_viewdef"
+        | "pg_get_triggerdef"
+        | "pg_get_ruledef"
+        | "pg_tablespace_location"
+        | "pg_get_function_result"
+        | "pg_get_function_arguments"
+        // Identity and serial columns here own no sequence object.
+        | "pg_get_serial_sequence" => Func::Null,
+        "pg_encoding_to_char" => Func::EncodingName,
+        "array_to_string" => Func::ArrayToString,
+        "format_type" => Func::FormatType,
+        "pg_get_expr" => Func::PgGetExpr,
+        "pg_get_indexdef" => Func::PgGetIndexDef,
+        "pg_get_constraintdef" => Func::PgGetConstraintDef,
+        "array_upper" | "array_length" => Func::ArrayUpper,
+        "cardinality" => Func::Cardinality,
+        "quote_ident" => Func::QuoteIdent,
+        "pg_partition_ancestors" => Func::PartitionAncestors,
+        "pg_table_size"
+        | "pg_relation_size"
+        | "pg_total_relation_size"
+        | "pg_indexes_size"
+        | "pg_database_size" => Func::RelationSize,
+        "pg_size_pretty" => Func::SizePretty,
+        other => {
+            return Err(SqlError::new(
+                ErrorKind::UndefinedFunction,
+                format!("function {other}() does not exist"),
+            ))
+        }
+    };
+    let arity = match func {
+        Func::AdvisoryLock | Func::AdvisoryTryLock | Func::AdvisoryUnlock => Some(1..=2),
+        Func::AdvisoryUnlockAll => Some(0..=0),
+        Func::Sleep | Func::ToRegType | Func::PartitionAncestors => Some(1..=1),
+        Func::SetConfig => Some(3..=3),
+        Func::Trim | Func::Ltrim | Func::Rtrim => Some(1..=2),
+        Func::DateTrunc | Func::DatePartPg | Func::ToChar => Some(2..=2),
+        Func::Age => Some(1..=2),
+        _ => None,
+    };
+    if let Some(r) = arity {
+        if !r.contains(&args.len()) {
+            return Err(SqlError::new(
+                ErrorKind::UndefinedFunction,
+                format!(
+                    "function {name}() with {} arguments does not exist",
+                    args.len()
+                ),
+            ));
+        }
+    }
+    // length(char(n)) does not count the padding.
+    if func == Func::Length && args.len() == 1 && crate::expr::is_char(p, scope, &args[0]) {
+        let a = args.pop().unwrap();
+        args.push(crate::expr::unpad(a));
+    }
+    if func == Func::NextVal {
+        if args.len() != 1 {
+            return Err(SqlError::syntax("nextval takes one argument"));
+        }
+        p.uses_sequences = true;
+    }
+    Ok(Expr::Func(func, args))
+}

@@ -1,0 +1,204 @@
+//! `Func`: the scalar functions Walden knows, the names that reach them, their result types.
+
+use super::*;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Func {
+    /// The transaction's start (now(), CURRENT_TIMESTAMP).
+    Now,
+    /// The transaction's start as local time (LOCALTIMESTAMP).
+    LocalTimestamp,
+    /// EXTRACT(field FROM x): numeric.
+    Extract,
+    /// date_part(field, x): double precision.
+    DatePartPg,
+    DateTrunc,
+    /// age(a, b) / age(a).
+    Age,
+    StatementTimestamp,
+    /// The time of the call itself.
+    ClockTimestamp,
+    /// pg_sleep(seconds), cancellable.
+    Sleep,
+    /// pg_advisory_lock(key) or (key1, key2), and the try/unlock forms.
+    AdvisoryLock,
+    AdvisoryTryLock,
+    AdvisoryUnlock,
+    AdvisoryUnlockAll,
+    /// set_config(name, value, is_local).
+    SetConfig,
+    /// to_regtype(name): the type's OID, or NULL when there is none.
+    ToRegType,
+    Today,
+    NewUuid,
+    DbId,
+    DbName,
+    Spid,
+    Version,
+    CurrentUser,
+    CurrentSchema,
+    NextVal,
+    Coalesce,
+    NullIf,
+    Upper,
+    Lower,
+    Length,
+    Substring,
+    Trim,
+    Ltrim,
+    Rtrim,
+    Replace,
+    Concat,
+    Left,
+    Right,
+    Abs,
+    Round,
+    Floor,
+    Ceil,
+    Mod,
+    Power,
+    Sqrt,
+    Random,
+    DateAdd,
+    DateDiff,
+    DatePart,
+    Greatest,
+    Least,
+    ToChar,
+    CurrentSetting,
+    /// has_*_privilege, pg_has_role, pg_get_userbyid (`privileges.rs`).
+    Privilege(crate::privileges::PrivFn),
+    /// pg_table_is_visible and friends: everything is visible.
+    True,
+    /// pg_relation_is_publishable and friends: nothing is.
+    False,
+    /// Comments and statistics objects, which Walden does not have
+    /// (col_description, obj_description, ...): always NULL.
+    Null,
+    EncodingName,
+    ArrayToString,
+    FormatType,
+    /// pg_get_expr: `adbin` already holds the expression's text.
+    PgGetExpr,
+    PgGetIndexDef,
+    PgGetConstraintDef,
+    /// `text::regclass` (a relation's OID) and `oid::regclass` (its name);
+    /// the same for regtype and regnamespace.
+    RegClassOid,
+    RegClassName,
+    RegTypeOid,
+    RegTypeName,
+    RegNamespaceOid,
+    RegNamespaceName,
+    ArrayUpper,
+    Cardinality,
+    /// `a[i]` on an array in text form.
+    ArrayElement,
+    /// `ARRAY[x, y]`.
+    ArrayBuild,
+    /// `x op ANY (array)` (`ALL` when the flag is set).
+    AnyArray(crate::expr::BinOp, bool),
+    QuoteIdent,
+    /// `pg_partition_ancestors(rel)`: a relation that is no partition (no
+    /// Walden table is) is its only ancestor (psql's \d "Referenced by").
+    PartitionAncestors,
+    /// pg_table_size and friends: tables live in memory and have no file of
+    /// their own, so 0.
+    RelationSize,
+    SizePretty,
+    /// json/jsonb operators and functions (`jsonfn.rs`).
+    Json(crate::jsonfn::JsonFn),
+}
+
+impl Func {
+    /// Whether the result depends only on the arguments.
+    pub fn is_pure(self) -> bool {
+        !matches!(
+            self,
+            Func::Random
+                | Func::NewUuid
+                | Func::NextVal
+                | Func::ClockTimestamp
+                | Func::Sleep
+                | Func::AdvisoryLock
+                | Func::AdvisoryTryLock
+                | Func::AdvisoryUnlock
+                | Func::AdvisoryUnlockAll
+                | Func::SetConfig
+        )
+    }
+}
+
+/// Functions callable without parentheses (`CURRENT_TIMESTAMP`, `CURRENT_USER`).
+pub fn niladic(name: &str) -> Option<Func> {
+    Some(match name.to_ascii_lowercase().as_str() {
+        "current_timestamp" => Func::Now,
+        "localtimestamp" => Func::LocalTimestamp,
+        "current_date" => Func::Today,
+        "current_user" | "session_user" | "user" => Func::CurrentUser,
+        "current_schema" => Func::CurrentSchema,
+        _ => return None,
+    })
+}
+
+/// `@@SPID`, `@@VERSION`.
+pub fn global_variable(name: &str) -> Result<Func> {
+    match name.to_ascii_uppercase().as_str() {
+        "@@SPID" => Ok(Func::Spid),
+        "@@VERSION" => Ok(Func::Version),
+        other => Err(SqlError::new(
+            ErrorKind::UndefinedObject,
+            format!("unknown global variable {other}"),
+        )),
+    }
+}
+
+/// The static type of a scalar function's result.
+pub fn func_type(f: Func, args: &[DataType]) -> DataType {
+    match f {
+        Func::StatementTimestamp | Func::ClockTimestamp => DataType::TimestampTz,
+        Func::LocalTimestamp => DataType::Timestamp,
+        Func::Extract => DataType::Decimal {
+            precision: 0,
+            scale: 0,
+        },
+        Func::DatePartPg => DataType::Double,
+        Func::Age => DataType::Interval,
+        Func::DateTrunc => match args.get(1) {
+            Some(DataType::Timestamp) => DataType::Timestamp,
+            Some(DataType::Interval) => DataType::Interval,
+            _ => DataType::TimestampTz,
+        },
+        Func::AdvisoryTryLock | Func::AdvisoryUnlock => DataType::Bool,
+        Func::ToRegType => DataType::Int,
+        Func::Now => DataType::TimestampTz,
+        Func::DateAdd => {
+            if args.get(2) == Some(&DataType::Date) {
+                DataType::Date
+            } else {
+                DataType::Timestamp
+            }
+        }
+        Func::Today => DataType::Date,
+        Func::NewUuid => DataType::Uuid,
+        Func::DbId | Func::Spid => DataType::Int,
+        Func::NextVal | Func::Length | Func::DateDiff | Func::DatePart => DataType::BigInt,
+        Func::Coalesce
+        | Func::NullIf
+        | Func::Greatest
+        | Func::Least
+        | Func::Abs
+        | Func::Round
+        | Func::Floor
+        | Func::Ceil
+        | Func::Mod => args.first().cloned().unwrap_or(DataType::Text),
+        Func::Power | Func::Sqrt | Func::Random => DataType::Double,
+        Func::True | Func::False | Func::AnyArray(..) => DataType::Bool,
+        Func::Privilege(f) if f != crate::privileges::PrivFn::UserById => DataType::Bool,
+        Func::RegClassOid | Func::RegTypeOid | Func::RegNamespaceOid => DataType::Int,
+        Func::ArrayUpper | Func::Cardinality => DataType::Int,
+        Func::RelationSize => DataType::BigInt,
+        Func::Json(j) => crate::jsonfn::result_type(j, args),
+        _ => DataType::Text,
+    }
+}

@@ -1,0 +1,65 @@
+//! Scalar functions (PostgreSQL and T-SQL names) and aggregates.
+
+use crate::error::{ErrorKind, Result, SqlError};
+use crate::expr::{cast, compare, Env, Expr, Scope};
+use crate::query::Planner;
+use rust_decimal::prelude::ToPrimitive;
+use rust_decimal::Decimal;
+use sqlparser::ast::{self, FunctionArg, FunctionArgExpr, FunctionArguments};
+use std::cmp::Ordering;
+use std::sync::Arc;
+use walden_engine::types::{civil_from_days, days_from_civil, now_micros};
+use walden_engine::{DataType, Value};
+
+/// What functions may ask about the session.
+#[derive(Clone, Debug)]
+pub struct SessionInfo {
+    pub spid: u32,
+    pub database: String,
+    pub database_id: u32,
+    pub user: String,
+    /// The session's role OID (privilege functions).
+    pub role: u32,
+    /// The statement's memory budget for materialized rows.
+    pub mem: Arc<crate::membudget::Budget>,
+    /// Transaction start, for now() and friends.
+    pub now: i64,
+    /// Statement start (statement_timestamp()).
+    pub statement_now: i64,
+    /// The session's settings (current_setting, set_config).
+    pub settings: crate::settings::Settings,
+    /// The instance's advisory locks.
+    pub advisory: Arc<crate::advisory::AdvisoryLocks>,
+    /// Database ids by lower-case name (for DB_ID and DB_NAME), listed on
+    /// first use in the statement: most statements never ask, and listing
+    /// every database for each one showed in profiles.
+    pub database_ids: std::sync::OnceLock<Vec<(String, u32)>>,
+    /// The availability-group layer (for `sys.dm_hadr_*`).
+    pub replication: Option<walden_replication::Replication>,
+    /// The session's open cursors (`pg_cursors`).
+    pub cursors: Vec<crate::cursor::CursorRow>,
+}
+
+impl SessionInfo {
+    fn database_ids(&self, instance: &walden_engine::Instance) -> &[(String, u32)] {
+        self.database_ids.get_or_init(|| {
+            instance
+                .databases()
+                .iter()
+                .map(|d| (d.name().to_ascii_lowercase(), d.id()))
+                .collect()
+        })
+    }
+}
+
+mod aggregate;
+mod call;
+mod compile;
+mod dates;
+mod func;
+
+pub use aggregate::*;
+pub use call::*;
+pub use compile::*;
+use dates::*;
+pub use func::*;

@@ -1,0 +1,125 @@
+//! Arrays in PostgreSQL's text form (`{a,"b c",NULL}`), Walden's stand-in for array types.
+
+use super::*;
+
+/// Parses `{a,"b c",NULL}`; `None` if the text is not an array literal.
+pub fn array_parse(s: &str) -> Option<Vec<Option<String>>> {
+    let inner = s.trim().strip_prefix('{')?.strip_suffix('}')?;
+    let mut out = Vec::new();
+    if inner.trim().is_empty() {
+        return Some(out);
+    }
+    let mut chars = inner.chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        let mut item = String::new();
+        let mut quoted = false;
+        if chars.peek() == Some(&'"') {
+            quoted = true;
+            chars.next();
+            loop {
+                match chars.next()? {
+                    '\\' => item.push(chars.next()?),
+                    '"' => break,
+                    c => item.push(c),
+                }
+            }
+        }
+        while let Some(&c) = chars.peek() {
+            if c == ',' {
+                break;
+            }
+            chars.next();
+            match c {
+                '\\' => item.push(chars.next()?),
+                c if quoted && c.is_whitespace() => {}
+                c => item.push(c),
+            }
+        }
+        let item = if quoted {
+            item
+        } else {
+            item.trim_end().to_string()
+        };
+        out.push(if !quoted && item.eq_ignore_ascii_case("null") {
+            None
+        } else {
+            Some(item)
+        });
+        if chars.next().is_none() {
+            return Some(out);
+        }
+    }
+}
+
+/// Formats elements as an array literal, quoting where PostgreSQL does.
+pub fn array_format<'a>(items: impl IntoIterator<Item = Option<&'a str>>) -> String {
+    let mut out = String::from("{");
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        match item {
+            None => out.push_str("NULL"),
+            Some(s) => {
+                let quote = s.is_empty()
+                    || s.eq_ignore_ascii_case("null")
+                    || s.chars()
+                        .any(|c| matches!(c, ',' | '{' | '}' | '"' | '\\') || c.is_whitespace());
+                if quote {
+                    out.push('"');
+                    for c in s.chars() {
+                        if c == '"' || c == '\\' {
+                            out.push('\\');
+                        }
+                        out.push(c);
+                    }
+                    out.push('"');
+                } else {
+                    out.push_str(s);
+                }
+            }
+        }
+    }
+    out.push('}');
+    out
+}
+
+/// Elements of an array value (its text form); a scalar is a one-element
+/// array, NULL has none.
+pub fn array_elements(v: &Value) -> Vec<Option<String>> {
+    match v {
+        Value::Null => vec![],
+        Value::Text(s) => array_parse(s).unwrap_or_else(|| vec![Some(s.to_string())]),
+        other => vec![Some(other.to_string())],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arrays_round_trip_in_text_form() {
+        let items = [Some("a"), Some("b c"), None, Some(""), Some("x\"y")];
+        let s = array_format(items);
+        assert_eq!(s, r#"{a,"b c",NULL,"","x\"y"}"#);
+        let back = array_parse(&s).unwrap();
+        assert_eq!(
+            back,
+            items
+                .iter()
+                .map(|x| x.map(String::from))
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(array_parse("{}").unwrap(), vec![]);
+        assert_eq!(
+            array_parse("{1, 2}").unwrap(),
+            vec![Some("1".into()), Some("2".into())]
+        );
+        assert!(array_parse("not an array").is_none());
+        assert!(array_parse("{\"unterminated}").is_none());
+    }
+}

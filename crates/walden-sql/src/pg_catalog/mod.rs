@@ -1,0 +1,34 @@
+//! PostgreSQL's system catalogs and catalog functions, derived from Walden's
+//! own catalog, so that psql's `\d` family, drivers and tools can read them.
+//!
+//! Walden has one schema (`public`), tables with an optional primary key,
+//! column defaults and sequences. Every relation's OID is computed from the
+//! engine's ids, so one object has the same OID in every catalog, in every
+//! session and across restarts. The catalogs of features Walden lacks
+//! (policies, publications, statistics objects, inheritance, triggers,
+//! dependencies, comments) exist and are empty, so the queries tools send
+//! about them return no rows instead of failing.
+//!
+//! Arrays have no type of their own in Walden; catalog columns and functions
+//! that PostgreSQL types as arrays use PostgreSQL's text form (`{a,b}`).
+
+use crate::error::{ErrorKind, Result, SqlError};
+use crate::expr::Env;
+use std::sync::Arc;
+use walden_engine::{ColumnDef, DataType, Database, DefaultExpr, SequenceDef, Table, Value};
+
+mod array;
+mod deparse;
+mod oids;
+mod regcast;
+mod rows;
+mod types;
+mod views;
+
+pub use array::*;
+pub use deparse::*;
+pub use oids::*;
+pub use regcast::*;
+pub use rows::*;
+pub use types::*;
+pub use views::*;

@@ -1,0 +1,257 @@
+//! The OID scheme: fixed OIDs, user OIDs derived from engine ids, relations by OID or name.
+
+use super::*;
+
+// Fixed OIDs, as PostgreSQL assigns them.
+pub(super) const NS_PG_CATALOG: i64 = 11;
+pub(super) const NS_PG_TOAST: i64 = 99;
+pub(crate) const NS_PUBLIC: i64 = 2200;
+/// PostgreSQL assigns this one at initdb; any OID below 16384 will do.
+pub(super) const NS_INFORMATION_SCHEMA: i64 = 13_000;
+pub(super) const AM_HEAP: i64 = 2;
+pub(super) const AM_BTREE: i64 = 403;
+pub(super) const COLL_DEFAULT: i64 = 100;
+pub(super) const COLL_C: i64 = 950;
+pub(super) const COLL_POSIX: i64 = 951;
+/// The one role (the bootstrap superuser's OID).
+pub(super) const OWNER_OID: i64 = 10;
+
+/// OIDs of user objects start here, as in PostgreSQL.
+pub(super) const FIRST_USER_OID: i64 = 16_384;
+/// Each table and sequence id owns a block of OIDs: table, its primary-key
+/// index, that index's constraint, its row type; sequence and its row type.
+/// Tables and sequences are numbered separately by the engine, so they use
+/// different slots of the block.
+pub(super) const STRIDE: i64 = 8;
+pub(super) const SLOT_TABLE: i64 = 0;
+pub(super) const SLOT_PKEY: i64 = 1;
+pub(super) const SLOT_PKEY_CONSTRAINT: i64 = 2;
+pub(super) const SLOT_TABLE_TYPE: i64 = 3;
+pub(super) const SLOT_SEQUENCE: i64 = 4;
+pub(super) const SLOT_SEQUENCE_TYPE: i64 = 5;
+/// A secondary index (its id comes from the tables' id space).
+pub(super) const SLOT_INDEX: i64 = 6;
+/// The UNIQUE constraint behind an index.
+pub(super) const SLOT_INDEX_CONSTRAINT: i64 = 7;
+
+pub(super) fn user_oid(id: u32, slot: i64) -> i64 {
+    FIRST_USER_OID + STRIDE * id as i64 + slot
+}
+
+/// The OID of a table (`pg_class.oid`).
+pub fn table_oid(id: u32) -> i64 {
+    user_oid(id, SLOT_TABLE)
+}
+
+/// The OID of a table's primary key index.
+pub fn pkey_oid(id: u32) -> i64 {
+    user_oid(id, SLOT_PKEY)
+}
+
+/// The OID of a secondary index (`pg_class.oid`, `pg_index.indexrelid`).
+pub fn index_oid(id: u32) -> i64 {
+    user_oid(id, SLOT_INDEX)
+}
+
+/// The engine id and slot an OID stands for.
+pub(super) fn decode_oid(oid: i64) -> Option<(u32, i64)> {
+    if oid < FIRST_USER_OID {
+        return None;
+    }
+    let off = oid - FIRST_USER_OID;
+    u32::try_from(off / STRIDE)
+        .ok()
+        .map(|id| (id, off % STRIDE))
+}
+
+/// `pg_attrdef.oid`: unique within `pg_attrdef` (a table has at most 1600
+/// columns in PostgreSQL, so 11 bits for the column number suffice).
+pub(super) fn attrdef_oid(table_id: u32, attnum: usize) -> i64 {
+    (table_oid(table_id) << 11) | attnum as i64
+}
+
+/// `pg_constraint.oid` of a table's n-th (0-based) CHECK constraint: above
+/// every OID of the slot scheme, and unique within `pg_constraint`.
+pub(super) fn check_oid(table_id: u32, n: usize) -> i64 {
+    (table_oid(table_id) << 12) | (n as i64 + 1)
+}
+
+pub(super) fn decode_check_oid(oid: i64) -> Option<(u32, usize)> {
+    let n = (oid & 0xfff) as usize;
+    let (id, slot) = decode_oid(oid >> 12)?;
+    (slot == SLOT_TABLE && n > 0).then_some((id, n - 1))
+}
+
+/// A relation of the current database, found by OID or by name.
+pub(super) enum Rel {
+    Table(Arc<Table>),
+    /// A table's primary key (PostgreSQL's `<table>_pkey` index) or a
+    /// secondary index.
+    Index(CatIndex),
+    Sequence(SequenceDef),
+}
+
+/// An index as the catalogs show it.
+#[derive(Clone)]
+pub(super) struct CatIndex {
+    pub(super) table: Arc<Table>,
+    pub(super) oid: i64,
+    pub(super) name: String,
+    pub(super) columns: Vec<usize>,
+    pub(super) unique: bool,
+    pub(super) primary: bool,
+    /// The constraint it implements: its type (`p`, `u`) and OID.
+    pub(super) constraint: Option<(&'static str, i64)>,
+}
+
+impl CatIndex {
+    pub(super) fn column_names(&self) -> String {
+        self.columns
+            .iter()
+            .map(|&i| quote_ident(&self.table.def.columns[i].name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    pub(super) fn definition(&self) -> String {
+        format!(
+            "CREATE {}INDEX {} ON public.{} USING btree ({})",
+            if self.unique { "UNIQUE " } else { "" },
+            quote_ident(&self.name),
+            quote_ident(self.table.name()),
+            self.column_names()
+        )
+    }
+}
+
+/// A table's indexes: the primary key's first, then the secondary ones.
+pub(super) fn indexes_of(tb: &Arc<Table>) -> Vec<CatIndex> {
+    let mut out = Vec::new();
+    if !tb.has_hidden_key() {
+        out.push(CatIndex {
+            table: tb.clone(),
+            oid: user_oid(tb.id(), SLOT_PKEY),
+            name: pkey_name(tb),
+            columns: tb.def.primary_key.clone(),
+            unique: true,
+            primary: true,
+            constraint: Some(("p", user_oid(tb.id(), SLOT_PKEY_CONSTRAINT))),
+        });
+    }
+    for ix in &tb.def.indexes {
+        out.push(CatIndex {
+            table: tb.clone(),
+            oid: user_oid(ix.id, SLOT_INDEX),
+            name: ix.name.clone(),
+            columns: ix.columns.clone(),
+            unique: ix.unique,
+            primary: false,
+            constraint: ix
+                .constraint
+                .then(|| ("u", user_oid(ix.id, SLOT_INDEX_CONSTRAINT))),
+        });
+    }
+    out
+}
+
+pub(super) fn all_indexes(db: &Database) -> Vec<CatIndex> {
+    db.tables().iter().flat_map(indexes_of).collect()
+}
+
+impl Rel {
+    pub(super) fn oid(&self) -> i64 {
+        match self {
+            Rel::Table(t) => user_oid(t.id(), SLOT_TABLE),
+            Rel::Index(ix) => ix.oid,
+            Rel::Sequence(s) => user_oid(s.id, SLOT_SEQUENCE),
+        }
+    }
+
+    pub(super) fn name(&self) -> String {
+        match self {
+            Rel::Table(t) => t.name().to_string(),
+            Rel::Index(ix) => ix.name.clone(),
+            Rel::Sequence(s) => s.name.clone(),
+        }
+    }
+}
+
+pub(super) fn pkey_name(t: &Table) -> String {
+    t.def.pkey_name()
+}
+
+pub(super) fn rel_by_oid(db: &Database, oid: i64) -> Option<Rel> {
+    let (id, slot) = decode_oid(oid)?;
+    match slot {
+        SLOT_TABLE => db
+            .tables()
+            .into_iter()
+            .find(|t| t.id() == id)
+            .map(Rel::Table),
+        SLOT_PKEY | SLOT_INDEX => all_indexes(db)
+            .into_iter()
+            .find(|ix| ix.oid == oid)
+            .map(Rel::Index),
+        SLOT_SEQUENCE => db
+            .sequences()
+            .into_iter()
+            .find(|s| s.id == id)
+            .map(Rel::Sequence),
+        _ => None,
+    }
+}
+
+pub(super) fn rel_by_name(db: &Database, name: &str) -> Option<Rel> {
+    if let Ok(t) = db.table(name) {
+        return Some(Rel::Table(t));
+    }
+    if let Some(ix) = all_indexes(db)
+        .into_iter()
+        .find(|ix| ix.name.eq_ignore_ascii_case(name))
+    {
+        return Some(Rel::Index(ix));
+    }
+    db.sequences()
+        .into_iter()
+        .find(|s| s.name.eq_ignore_ascii_case(name))
+        .map(Rel::Sequence)
+}
+
+/// The system catalogs tools refer to by name (`'pg_class'::regclass`).
+pub(super) const SYSTEM_RELATIONS: &[(i64, &str)] = &[
+    (1247, "pg_type"),
+    (1249, "pg_attribute"),
+    (1255, "pg_proc"),
+    (1259, "pg_class"),
+    (1260, "pg_authid"),
+    (1262, "pg_database"),
+    (2224, "pg_sequence"),
+    (2601, "pg_am"),
+    (2604, "pg_attrdef"),
+    (2606, "pg_constraint"),
+    (2608, "pg_depend"),
+    (2609, "pg_description"),
+    (2610, "pg_index"),
+    (2611, "pg_inherits"),
+    (2615, "pg_namespace"),
+    (2618, "pg_rewrite"),
+    (2620, "pg_trigger"),
+    (3256, "pg_policy"),
+    (3381, "pg_statistic_ext"),
+    (3456, "pg_collation"),
+    (6104, "pg_publication"),
+    (6106, "pg_publication_rel"),
+    (6237, "pg_publication_namespace"),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn oids_decode_to_their_objects() {
+        assert_eq!(decode_oid(table_oid(3)), Some((3, SLOT_TABLE)));
+        assert_eq!(decode_oid(user_oid(3, SLOT_PKEY)), Some((3, SLOT_PKEY)));
+        assert_eq!(decode_oid(100), None);
+    }
+}

@@ -1,0 +1,176 @@
+//! The `pg_type` rows Walden's types map to, and `format_type`.
+
+use super::*;
+
+/// A row of `pg_type`.
+pub(super) struct PgType {
+    pub(super) oid: i64,
+    pub(super) name: &'static str,
+    pub(super) len: i64,
+    /// `typcategory`.
+    pub(super) category: &'static str,
+    pub(super) collatable: bool,
+}
+
+pub(super) const fn ty(
+    oid: i64,
+    name: &'static str,
+    len: i64,
+    category: &'static str,
+    collatable: bool,
+) -> PgType {
+    PgType {
+        oid,
+        name,
+        len,
+        category,
+        collatable,
+    }
+}
+
+/// The types Walden's values take, plus the ones catalog columns use.
+pub(super) const TYPES: &[PgType] = &[
+    ty(16, "bool", 1, "B", false),
+    ty(17, "bytea", -1, "U", false),
+    ty(18, "char", 1, "Z", false),
+    ty(19, "name", 64, "S", true),
+    ty(20, "int8", 8, "N", false),
+    ty(21, "int2", 2, "N", false),
+    ty(23, "int4", 4, "N", false),
+    ty(25, "text", -1, "S", true),
+    ty(26, "oid", 4, "N", false),
+    ty(700, "float4", 4, "N", false),
+    ty(701, "float8", 8, "N", false),
+    ty(1042, "bpchar", -1, "S", true),
+    ty(1043, "varchar", -1, "S", true),
+    ty(1082, "date", 4, "D", false),
+    ty(1083, "time", 8, "D", false),
+    ty(1114, "timestamp", 8, "D", false),
+    ty(1184, "timestamptz", 8, "D", false),
+    ty(114, "json", -1, "U", false),
+    ty(3802, "jsonb", -1, "U", false),
+    ty(1186, "interval", 16, "T", false),
+    ty(1700, "numeric", -1, "N", false),
+    ty(2205, "regclass", 4, "N", false),
+    ty(2206, "regtype", 4, "N", false),
+    ty(2950, "uuid", 16, "U", false),
+    ty(4089, "regnamespace", 4, "N", false),
+];
+
+/// The PostgreSQL type OID and type modifier of a Walden column type (the
+/// same mapping the wire server reports in RowDescription).
+pub fn type_oid_and_mod(t: &DataType) -> (i64, i64) {
+    match t {
+        DataType::SmallInt => (21, -1),
+        DataType::Int => (23, -1),
+        DataType::BigInt => (20, -1),
+        DataType::Bool => (16, -1),
+        DataType::Real => (700, -1),
+        DataType::Double => (701, -1),
+        DataType::Decimal { precision, scale } if *precision > 0 => {
+            (1700, ((*precision as i64) << 16 | *scale as i64) + 4)
+        }
+        DataType::Decimal { .. } => (1700, -1),
+        DataType::Varchar(Some(n)) => (1043, *n as i64 + 4),
+        DataType::Varchar(None) => (1043, -1),
+        DataType::Text => (25, -1),
+        DataType::Timestamp => (1114, -1),
+        DataType::Date => (1082, -1),
+        DataType::Uuid => (2950, -1),
+        DataType::Bytes => (17, -1),
+        DataType::TimestampTz => (1184, -1),
+        DataType::Time => (1083, -1),
+        DataType::Interval => (1186, -1),
+        DataType::Char(n) => (1042, *n as i64 + 4),
+        DataType::Json => (114, -1),
+        DataType::Jsonb => (3802, -1),
+    }
+}
+
+/// `format_type(oid, typmod)`: the type's SQL name as PostgreSQL prints it
+/// in `\d` (`integer`, `character varying(20)`, `numeric(12,2)`); `None`
+/// for an unknown OID (PostgreSQL prints `???`).
+pub fn format_type(oid: i64, typmod: Option<i64>) -> Option<String> {
+    let m = typmod.filter(|m| *m >= 0);
+    Some(match oid {
+        16 => "boolean".into(),
+        17 => "bytea".into(),
+        18 => "\"char\"".into(),
+        19 => "name".into(),
+        20 => "bigint".into(),
+        21 => "smallint".into(),
+        23 => "integer".into(),
+        25 => "text".into(),
+        26 => "oid".into(),
+        700 => "real".into(),
+        701 => "double precision".into(),
+        1042 => match m {
+            Some(m) => format!("character({})", m - 4),
+            None => "bpchar".into(),
+        },
+        1043 => match m {
+            Some(m) => format!("character varying({})", m - 4),
+            None => "character varying".into(),
+        },
+        1082 => "date".into(),
+        1083 => "time without time zone".into(),
+        1186 => "interval".into(),
+        114 => "json".into(),
+        3802 => "jsonb".into(),
+        1114 => match m {
+            Some(p) => format!("timestamp({p}) without time zone"),
+            None => "timestamp without time zone".into(),
+        },
+        1184 => match m {
+            Some(p) => format!("timestamp({p}) with time zone"),
+            None => "timestamp with time zone".into(),
+        },
+        1700 => match m {
+            Some(m) => format!("numeric({},{})", (m - 4) >> 16, (m - 4) & 0xffff),
+            None => "numeric".into(),
+        },
+        2205 => "regclass".into(),
+        2206 => "regtype".into(),
+        2950 => "uuid".into(),
+        4089 => "regnamespace".into(),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_names_match_postgres() {
+        assert_eq!(format_type(23, Some(-1)).unwrap(), "integer");
+        assert_eq!(
+            format_type(1043, Some(24)).unwrap(),
+            "character varying(20)"
+        );
+        assert_eq!(
+            format_type(1700, Some((12 << 16 | 2) + 4)).unwrap(),
+            "numeric(12,2)"
+        );
+        assert_eq!(
+            format_type(1114, None).unwrap(),
+            "timestamp without time zone"
+        );
+        assert!(format_type(123_456, None).is_none());
+        for (t, want) in [
+            (DataType::Varchar(Some(20)), "character varying(20)"),
+            (
+                DataType::Decimal {
+                    precision: 12,
+                    scale: 2,
+                },
+                "numeric(12,2)",
+            ),
+            (DataType::BigInt, "bigint"),
+            (DataType::Text, "text"),
+        ] {
+            let (oid, m) = type_oid_and_mod(&t);
+            assert_eq!(format_type(oid, Some(m)).unwrap(), want);
+        }
+    }
+}

@@ -1,0 +1,654 @@
+//! Statement dispatch: what each parsed command does, and SET/SHOW.
+
+use super::copy_stmt::copy_columns;
+use super::{failed_tx, SqlSession};
+use crate::copy::{CopyFormat, CopyIn};
+use crate::ddl;
+use crate::dml::{self, Ctx};
+use crate::error::{ErrorKind, Result, SqlError};
+use crate::front::Command;
+use crate::query::{self, Planner};
+use crate::txmodes::TxCommand;
+use crate::{Column, QueryOutput};
+use sqlparser::ast::{self, Statement};
+use std::sync::atomic::Ordering::Relaxed;
+use walden_engine::{
+    CommitRequest, DataType, DelayedDurability, RecoveryModel, Transaction, Value,
+};
+
+impl SqlSession {
+    pub(super) fn execute_command(
+        &mut self,
+        cmd: &Command,
+        params: &[Value],
+    ) -> Result<QueryOutput> {
+        self.cancel.store(false, Relaxed);
+        self.follow_reseed();
+        if self.failed
+            && !matches!(
+                cmd,
+                Command::Commit(_)
+                    | Command::Rollback
+                    | Command::Tx(TxCommand::RollbackTo(_) | TxCommand::RollbackTran(_))
+            )
+        {
+            return Err(failed_tx());
+        }
+        let inst = self.engine.instance.clone();
+        let neutral = matches!(
+            cmd,
+            Command::Tx(_)
+                | Command::Commit(_)
+                | Command::Rollback
+                | Command::Set(..)
+                | Command::SetLocal(..)
+                | Command::Show(_)
+                | Command::Reset(_)
+                | Command::Deallocate(_)
+                | Command::Ignored(_)
+                | Command::Declare(_)
+                | Command::Fetch(_)
+                | Command::CloseCursor(_)
+        );
+        if !self.explicit && !neutral {
+            // Walden runs this statement in a transaction of its own (its DDL
+            // is not transactional): an implicit block's work commits first.
+            if let Some(tx) = self.tx.take() {
+                let id = tx.id();
+                tx.commit(CommitRequest::Default)?;
+                self.cursors_committed(id);
+            }
+        }
+        let writes = match cmd {
+            Command::CreateSequence { .. } => Some("CREATE SEQUENCE"),
+            Command::AlterDatabase { .. } => Some("ALTER DATABASE"),
+            Command::CreateDatabase(_) => Some("CREATE DATABASE"),
+            Command::DropDatabase { .. } => Some("DROP DATABASE"),
+            _ => None,
+        };
+        if let Some(what) = writes {
+            self.check_writable(what)?;
+        }
+        match cmd {
+            Command::Tx(c) => self.tx_command(c),
+            Command::Commit(dd) => {
+                if self.failed {
+                    self.failed = false;
+                    self.explicit = false;
+                    if let Some(tx) = self.tx.take() {
+                        tx.rollback();
+                    }
+                    self.settings.end_tx(false);
+                    return Ok(QueryOutput::command("ROLLBACK"));
+                }
+                if !self.explicit {
+                    // An implicit block ends here, as in PostgreSQL.
+                    if let Some(tx) = self.tx.take() {
+                        let id = tx.id();
+                        tx.commit(CommitRequest::Default)?;
+                        self.cursors_committed(id);
+                    }
+                    let mut out = QueryOutput::command("COMMIT");
+                    out.notices
+                        .push("there is no transaction in progress".into());
+                    return Ok(out);
+                }
+                self.explicit = false;
+                let req = match dd {
+                    Some(true) => CommitRequest::Delayed,
+                    Some(false) => CommitRequest::Durable,
+                    None => CommitRequest::Default,
+                };
+                // The commit uses the block's settings (SET LOCAL
+                // synchronous_commit = off), then they end with it.
+                let r = match self.tx.take() {
+                    Some(tx) => {
+                        let id = tx.id();
+                        let r = tx.commit(req).map(|_| ());
+                        if r.is_ok() {
+                            self.cursors_committed(id);
+                        }
+                        r
+                    }
+                    None => Ok(()),
+                };
+                self.settings.end_tx(r.is_ok());
+                r?;
+                Ok(QueryOutput::command("COMMIT"))
+            }
+            Command::Rollback => {
+                let mut out = QueryOutput::command("ROLLBACK");
+                if !self.explicit && !self.failed {
+                    out.notices
+                        .push("there is no transaction in progress".into());
+                }
+                self.explicit = false;
+                self.failed = false;
+                if let Some(tx) = self.tx.take() {
+                    tx.rollback();
+                }
+                self.settings.end_tx(false);
+                Ok(out)
+            }
+            Command::Set(name, value)
+                if matches!(
+                    name.as_str(),
+                    "transaction_isolation" | "transaction_read_only" | "transaction_deferrable"
+                ) =>
+            {
+                self.set_tx_parameter(name, value)
+            }
+            Command::Set(name, value) => self.set(name, value),
+            Command::SetLocal(name, value) => {
+                let mut out = QueryOutput::command("SET");
+                if !self.settings.set_local(name, value)? {
+                    out.notices
+                        .push("SET LOCAL can only be used in transaction blocks".into());
+                }
+                Ok(out)
+            }
+            Command::Deallocate(name) => {
+                let mut out = QueryOutput::command("DEALLOCATE");
+                out.deallocate = Some(match name {
+                    Some(n) => crate::Deallocate::Named(n.clone()),
+                    None => {
+                        out.tag = "DEALLOCATE ALL".into();
+                        crate::Deallocate::All
+                    }
+                });
+                Ok(out)
+            }
+            Command::DiscardAll => {
+                if self.explicit {
+                    return Err(SqlError::new(
+                        ErrorKind::ActiveTransaction,
+                        "DISCARD ALL cannot run inside a transaction block",
+                    ));
+                }
+                self.settings.reset_all();
+                self.engine.advisory.unlock_all(self.session.id);
+                self.close_all_cursors();
+                let mut out = QueryOutput::command("DISCARD ALL");
+                out.deallocate = Some(crate::Deallocate::All);
+                Ok(out)
+            }
+            Command::Reset(name) => {
+                match name {
+                    Some(n) => self.settings.reset(n),
+                    None => self.settings.reset_all(),
+                }
+                Ok(QueryOutput::command("RESET"))
+            }
+            Command::Show(name) => {
+                let v = self.show(name);
+                Ok(QueryOutput {
+                    columns: Some(vec![Column {
+                        name: name.clone(),
+                        ty: DataType::Text,
+                    }]),
+                    rows: vec![vec![Value::text(v)]],
+                    tag: "SHOW".into(),
+                    ..Default::default()
+                })
+            }
+            Command::Use(name) => {
+                if self.explicit {
+                    return Err(SqlError::new(
+                        ErrorKind::ActiveTransaction,
+                        "cannot change database inside a transaction",
+                    ));
+                }
+                let db = inst.database(name).map_err(|_| {
+                    SqlError::new(
+                        ErrorKind::UndefinedDatabase,
+                        format!("database \"{name}\" does not exist"),
+                    )
+                })?;
+                if !self.who().can_connect(db.id()) {
+                    return Err(crate::privileges::denied(format!(
+                        "permission denied for database \"{}\"",
+                        db.name()
+                    )));
+                }
+                self.db = db;
+                Ok(QueryOutput::command("SET"))
+            }
+            Command::FlushLog => {
+                self.db.flush_log(&self.session)?;
+                Ok(QueryOutput::command("EXECUTE"))
+            }
+            Command::Checkpoint => {
+                self.db.checkpoint()?;
+                Ok(QueryOutput::command("CHECKPOINT"))
+            }
+            Command::BackupDatabase { name, path } => {
+                let file =
+                    crate::backup_path::resolve(self.engine.backup_dir.read().as_deref(), path)?;
+                inst.database(name)?.backup_database(&self.session, &file)?;
+                Ok(QueryOutput::command("BACKUP DATABASE"))
+            }
+            Command::BackupLog { name, path } => {
+                let file =
+                    crate::backup_path::resolve(self.engine.backup_dir.read().as_deref(), path)?;
+                inst.database(name)?.backup_log(&self.session, &file)?;
+                Ok(QueryOutput::command("BACKUP LOG"))
+            }
+            Command::ClearWaitStats => {
+                inst.wait_stats().clear();
+                Ok(QueryOutput::command("DBCC"))
+            }
+            Command::CreateAvailabilityGroup(def) => {
+                self.hadr()?
+                    .create_group((**def).clone())
+                    .map_err(hadr_err)?;
+                Ok(QueryOutput::command("CREATE AVAILABILITY GROUP"))
+            }
+            Command::AvailabilityGroupReseed { name, replica } => {
+                self.hadr()?.reseed(name, replica).map_err(hadr_err)?;
+                Ok(QueryOutput::command("ALTER AVAILABILITY GROUP"))
+            }
+            Command::DropAvailabilityGroup(name) => {
+                self.hadr()?.drop_group(name).map_err(hadr_err)?;
+                Ok(QueryOutput::command("DROP AVAILABILITY GROUP"))
+            }
+            Command::AvailabilityGroupFailover { name, force } => {
+                let rows = self.hadr()?.failover(name, *force).map_err(hadr_err)?;
+                let mut out = QueryOutput::command(format!("SELECT {}", rows.len()));
+                out.columns = Some(failover_columns());
+                for r in rows {
+                    if r.possible_loss_bytes > 0 {
+                        out.notices.push(format!(
+                            "database \"{}\": log from LSN {} to {} on the old primary was not received here; transactions in it may be lost",
+                            r.database, r.failover_lsn, r.primary_last_known_lsn
+                        ));
+                    }
+                    out.rows.push(vec![
+                        Value::text(&r.database),
+                        Value::Int(r.failover_lsn as i64),
+                        Value::Int(r.primary_last_known_lsn as i64),
+                        Value::Int(r.possible_loss_bytes as i64),
+                        Value::Int(r.epoch as i64),
+                    ]);
+                }
+                Ok(out)
+            }
+            Command::ClearExposurePeaks => {
+                for db in inst.databases() {
+                    db.log().counters().reset_peaks();
+                }
+                Ok(QueryOutput::command("DBCC"))
+            }
+            Command::CreateDatabase(name) => {
+                inst.create_database(name)?;
+                Ok(QueryOutput::command("CREATE DATABASE"))
+            }
+            Command::DropDatabase { name, if_exists } => {
+                if name.eq_ignore_ascii_case(self.db.name()) {
+                    return Err(SqlError::new(
+                        ErrorKind::ObjectInUse,
+                        "cannot drop the currently open database",
+                    ));
+                }
+                if let Some(g) = self
+                    .engine
+                    .replication()
+                    .and_then(|r| r.groups().into_iter().find(|g| g.def.has_database(name)))
+                {
+                    return Err(SqlError::new(
+                        ErrorKind::ObjectInUse,
+                        format!(
+                            "database \"{name}\" belongs to availability group \"{}\"; DROP AVAILABILITY GROUP first",
+                            g.def.name
+                        ),
+                    ));
+                }
+                match inst.drop_database(name) {
+                    Ok(()) => Ok(QueryOutput::command("DROP DATABASE")),
+                    Err(walden_engine::EngineError::UnknownDatabase(_)) if *if_exists => {
+                        let mut out = QueryOutput::command("DROP DATABASE");
+                        out.notices
+                            .push(format!("database \"{name}\" does not exist, skipping"));
+                        Ok(out)
+                    }
+                    Err(e) => Err(e.into()),
+                }
+            }
+            Command::AlterDatabase {
+                name,
+                option,
+                value,
+            } => {
+                let db = if name.eq_ignore_ascii_case("current") {
+                    self.db.clone()
+                } else {
+                    inst.database(name).map_err(|_| {
+                        SqlError::new(
+                            ErrorKind::UndefinedDatabase,
+                            format!("database \"{name}\" does not exist"),
+                        )
+                    })?
+                };
+                let bound = |v: &str| -> Result<Option<u64>> {
+                    match v.to_ascii_uppercase().as_str() {
+                        "NONE" | "OFF" | "0" | "NULL" => Ok(None),
+                        n => n.parse::<u64>().map(Some).map_err(|_| {
+                            SqlError::new(
+                                ErrorKind::InvalidParameter,
+                                format!("{option} must be a number or NONE"),
+                            )
+                        }),
+                    }
+                };
+                match option.as_str() {
+                    "DELAYED_DURABILITY" => {
+                        let dd: DelayedDurability = value.parse()?;
+                        db.alter_settings(&self.session, |s| s.delayed_durability = dd)?;
+                    }
+                    "RECOVERY" => {
+                        let rm: RecoveryModel = value.parse()?;
+                        db.alter_settings(&self.session, |s| s.recovery_model = rm)?;
+                    }
+                    "MAX_EXPOSURE_BYTES" => {
+                        let b = bound(value)?;
+                        db.alter_settings(&self.session, |s| s.max_exposure_bytes = b)?;
+                    }
+                    "MAX_EXPOSURE_MS" => {
+                        let b = bound(value)?;
+                        db.alter_settings(&self.session, |s| s.max_exposure_ms = b)?;
+                    }
+                    other => {
+                        return Err(SqlError::new(
+                            ErrorKind::InvalidParameter,
+                            format!("unknown database option {other} (DELAYED_DURABILITY, RECOVERY, MAX_EXPOSURE_BYTES, MAX_EXPOSURE_MS)"),
+                        ))
+                    }
+                }
+                Ok(QueryOutput::command("ALTER DATABASE"))
+            }
+            Command::CreateSequence {
+                name,
+                if_not_exists,
+                start,
+                increment,
+            } => ddl::create_sequence(
+                &self.db,
+                &self.session,
+                name,
+                *if_not_exists,
+                *start,
+                *increment,
+            ),
+            Command::Ignored(what) => Ok(QueryOutput::command(if what.is_empty() {
+                "EMPTY".to_string()
+            } else {
+                what.clone()
+            })),
+            Command::PgbenchPartitionProbe(table) => {
+                let rows = if self.db.table(table).is_ok() {
+                    vec![vec![Value::Int(1), Value::Null, Value::Int(0)]]
+                } else {
+                    vec![]
+                };
+                Ok(QueryOutput {
+                    columns: Some(probe_columns()),
+                    tag: format!("SELECT {}", rows.len()),
+                    rows,
+                    ..Default::default()
+                })
+            }
+            Command::DeleteTop(n, stmt) => match stmt.as_ref() {
+                Statement::Delete(d) => {
+                    self.dml(params, |p, tx, ctx| dml::delete(p, d, Some(*n), tx, ctx))
+                }
+                _ => Err(SqlError::internal("DELETE TOP without DELETE")),
+            },
+            Command::Declare(d) => self.declare(d, params),
+            Command::Fetch(f) => self.fetch(f),
+            Command::CloseCursor(name) => self.close_cursor(name.as_deref()),
+            Command::Access(stmt) => {
+                crate::role_stmt::execute(&self.who(), &inst, &self.db, self.role, stmt)
+            }
+            Command::Sql(stmt) => self.statement(stmt, params),
+        }
+    }
+
+    pub(super) fn dml(
+        &mut self,
+        params: &[Value],
+        f: impl FnOnce(&mut Planner<'_>, &mut Transaction, &Ctx<'_>) -> Result<QueryOutput>,
+    ) -> Result<QueryOutput> {
+        let info = self.info();
+        let cancel = self.cancel.clone();
+        let inst = self.engine.instance.clone();
+        let db = self.db.clone();
+        self.in_tx(|tx, _| {
+            let mut p = Planner::new(db, &inst, &[]);
+            let ctx = Ctx {
+                params,
+                info: &info,
+                cancel: &cancel,
+                instance: &inst,
+            };
+            f(&mut p, tx, &ctx)
+        })
+    }
+
+    pub(super) fn statement(&mut self, stmt: &Statement, params: &[Value]) -> Result<QueryOutput> {
+        if let Some(what) = ddl_name(stmt) {
+            self.check_writable(what)?;
+        }
+        match stmt {
+            Statement::Query(q) => {
+                let info = self.info();
+                let cancel = self.cancel.clone();
+                let inst = self.engine.instance.clone();
+                let db = self.db.clone();
+                let who = self.who();
+                self.in_tx(|tx, _| {
+                    let dbid = db.id();
+                    let mut p = Planner::new(db, &inst, &[]);
+                    if crate::locking::wanted(q) {
+                        let plan = crate::locking::plan(&mut p, q)?;
+                        crate::privileges::require(&who, dbid, &crate::privileges::reads(&p))?;
+                        let ctx = Ctx {
+                            params,
+                            info: &info,
+                            cancel: &cancel,
+                            instance: &inst,
+                        };
+                        return crate::locking::run(&plan, tx, &ctx);
+                    }
+                    let plan = query::plan_query(&mut p, q, None)?;
+                    crate::privileges::require(&who, dbid, &crate::privileges::reads(&p))?;
+                    let ctx = Ctx {
+                        params,
+                        info: &info,
+                        cancel: &cancel,
+                        instance: &inst,
+                    };
+                    let env = ctx.env(tx);
+                    let rows = query::execute_plan(&plan, &env, None)?;
+                    Ok(QueryOutput {
+                        tag: format!("SELECT {}", rows.len()),
+                        columns: Some(plan.columns),
+                        rows,
+                        ..Default::default()
+                    })
+                })
+            }
+            Statement::Insert(ins) => self.dml(params, |p, tx, ctx| dml::insert(p, ins, tx, ctx)),
+            Statement::Update(u) => self.dml(params, |p, tx, ctx| dml::update(p, u, tx, ctx)),
+            Statement::Delete(d) => self.dml(params, |p, tx, ctx| dml::delete(p, d, None, tx, ctx)),
+            Statement::CreateTable(ct) => {
+                ddl::create_table(&self.db, &self.engine.instance, &self.session, ct)
+            }
+            Statement::Drop {
+                object_type,
+                if_exists,
+                names,
+                cascade,
+                ..
+            } => ddl::drop(
+                &self.db,
+                &self.session,
+                object_type,
+                *if_exists,
+                names,
+                *cascade,
+            ),
+            Statement::AlterTable(at) if crate::foreign_keys::handles(&self.db, at) => {
+                crate::foreign_keys::alter_table(&self.db, &self.session, at)
+            }
+            Statement::Truncate(t) => ddl::truncate(&self.db, &self.session, t),
+            Statement::CreateIndex(ci) => {
+                crate::index_ddl::create_index(&self.db, &self.session, ci)
+            }
+            Statement::AlterTable(at) => {
+                let session = self.session.clone();
+                self.dml(params, |p, tx, ctx| {
+                    crate::alter_table::alter_table(p, at, tx, ctx, &session)
+                })
+            }
+            Statement::Copy {
+                source:
+                    ast::CopySource::Table {
+                        table_name,
+                        columns,
+                    },
+                to: false,
+                target: ast::CopyTarget::Stdin,
+                options,
+                legacy_options,
+                ..
+            } => {
+                let table = self.db.table(&query::object_last(table_name))?;
+                let columns: Vec<String> = columns.iter().map(|c| c.value.clone()).collect();
+                let types = copy_columns(&table, &columns)?
+                    .into_iter()
+                    .map(|i| table.def.columns[i].data_type.clone())
+                    .collect();
+                let copy = CopyIn {
+                    table: table.name().to_string(),
+                    columns,
+                    format: CopyFormat::from_options(options, legacy_options, false)?,
+                    types,
+                };
+                Ok(QueryOutput {
+                    tag: "COPY".into(),
+                    copy_in: Some(copy),
+                    ..Default::default()
+                })
+            }
+            Statement::Copy {
+                source,
+                to: true,
+                target: ast::CopyTarget::Stdout,
+                options,
+                legacy_options,
+                ..
+            } => self.copy_to(source, options, legacy_options, params),
+            // The server reads and writes no files of its own: data goes
+            // through the client (psql's \copy does exactly that).
+            Statement::Copy {
+                to,
+                target: ast::CopyTarget::File { .. } | ast::CopyTarget::Program { .. },
+                ..
+            } => Err(SqlError::new(
+                ErrorKind::FeatureNotSupported,
+                format!(
+                    "COPY {} a server file or program is not supported; use COPY ... {} and psql's \\copy",
+                    if *to { "to" } else { "from" },
+                    if *to { "TO STDOUT" } else { "FROM STDIN" },
+                ),
+            )),
+            Statement::Copy { .. } => Err(SqlError::syntax(
+                "syntax error: COPY FROM needs STDIN and COPY TO needs STDOUT",
+            )),
+            Statement::StartTransaction { .. } => self.execute_command(
+                &Command::Tx(TxCommand::Begin(Default::default())),
+                params,
+            ),
+            Statement::Commit { .. } => self.execute_command(&Command::Commit(None), params),
+            Statement::Rollback { .. } => self.execute_command(&Command::Rollback, params),
+            other => Err(SqlError::unsupported(format!(
+                "statement {}",
+                other
+                    .to_string()
+                    .split_whitespace()
+                    .take(3)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ))),
+        }
+    }
+
+    fn set(&mut self, name: &str, value: &str) -> Result<QueryOutput> {
+        self.settings.set(name, value)?;
+        Ok(QueryOutput::command("SET"))
+    }
+
+    fn show(&self, name: &str) -> String {
+        if name.eq_ignore_ascii_case("is_superuser") {
+            return if self.is_superuser() { "on" } else { "off" }.into();
+        }
+        self.settings.get(name).unwrap_or_default()
+    }
+}
+
+fn hadr_err(e: walden_replication::ReplicationError) -> SqlError {
+    use walden_replication::ReplicationError as R;
+    match e {
+        R::Engine(e) => e.into(),
+        R::UnknownGroup(_) => SqlError::new(ErrorKind::UndefinedObject, e.to_string()),
+        R::Invalid(_) => SqlError::new(ErrorKind::InvalidParameter, e.to_string()),
+        R::State(_) => SqlError::new(ErrorKind::PrerequisiteState, e.to_string()),
+        R::Io(_) => SqlError::new(ErrorKind::Io, e.to_string()),
+    }
+}
+
+/// The row `ALTER AVAILABILITY GROUP ... [FORCE_]FAILOVER` returns per
+/// database (also its description for the extended protocol).
+pub(super) fn failover_columns() -> Vec<Column> {
+    [
+        ("database_name", DataType::Varchar(None)),
+        ("failover_lsn", DataType::BigInt),
+        ("primary_last_known_lsn", DataType::BigInt),
+        ("possible_loss_bytes", DataType::BigInt),
+        ("epoch", DataType::BigInt),
+    ]
+    .into_iter()
+    .map(|(n, ty)| Column {
+        name: n.to_string(),
+        ty,
+    })
+    .collect()
+}
+
+/// The name of a DDL statement a read-only transaction refuses.
+fn ddl_name(stmt: &Statement) -> Option<&'static str> {
+    Some(match stmt {
+        Statement::CreateTable(_) => "CREATE TABLE",
+        Statement::Drop { .. } => "DROP",
+        Statement::Truncate(_) => "TRUNCATE TABLE",
+        Statement::CreateIndex(_) => "CREATE INDEX",
+        Statement::AlterTable(_) => "ALTER TABLE",
+        _ => return None,
+    })
+}
+
+pub(super) fn probe_columns() -> Vec<Column> {
+    vec![
+        Column {
+            name: "n".into(),
+            ty: DataType::Int,
+        },
+        Column {
+            name: "partstrat".into(),
+            ty: DataType::Text,
+        },
+        Column {
+            name: "count".into(),
+            ty: DataType::BigInt,
+        },
+    ]
+}

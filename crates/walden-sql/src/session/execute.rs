@@ -1,0 +1,427 @@
+//! The execution path: batches, parse and plan caches, prepared statements, implicit blocks.
+
+use super::dispatch::{failover_columns, probe_columns};
+use super::{failed_tx, CachedPlan, Prepared, SqlSession, StmtPlan, PARSE_CACHE};
+use crate::dml::{self, Ctx};
+use crate::error::{ErrorKind, Result, SqlError};
+use crate::front::{self, Command};
+use crate::query::{self, Planner};
+use crate::{Column, QueryOutput};
+use sqlparser::ast::Statement;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use walden_engine::{CommitRequest, DataType, Transaction, Value};
+
+impl SqlSession {
+    /// Runs a batch (simple query protocol): one result per statement,
+    /// stopping after the first error.
+    pub fn execute_batch(&mut self, sql: &str) -> Vec<Result<QueryOutput>> {
+        crate::stack::with_stack_for(sql, || self.execute_batch_inner(sql))
+    }
+
+    fn execute_batch_inner(&mut self, sql: &str) -> Vec<Result<QueryOutput>> {
+        let mut out = Vec::new();
+        let stmts = front::split(sql);
+        if stmts.is_empty() {
+            return out;
+        }
+        // Several statements in one simple query run as one implicit
+        // transaction, as in PostgreSQL: an error undoes the whole message's
+        // work, a BEGIN in it turns the block into an explicit one, and a
+        // COMMIT or ROLLBACK in it ends the block (later statements start
+        // another). One statement alone simply auto-commits.
+        let block = stmts.len() > 1 && !self.implicit;
+        if block {
+            self.implicit = true;
+        }
+        let mut failed = false;
+        for s in stmts {
+            // A syntax error's position counts from the start of the query string.
+            let before = &sql[..(s.as_ptr() as usize - sql.as_ptr() as usize).min(sql.len())];
+            let r = match self.fast_template(s) {
+                Some((c, params)) => self.execute_shared(&c, &params),
+                None => self
+                    .parse_cached(s)
+                    .map_err(|e| e.shift_position(before))
+                    .and_then(|c| self.execute_shared(&c, &[])),
+            };
+            let err = r.is_err();
+            // The copy data follows; statements after COPY FROM STDIN in the
+            // same query are not run (PostgreSQL does the same).
+            let copy = matches!(&r, Ok(o) if o.copy_in.is_some());
+            if err {
+                self.note_error();
+                failed = true;
+            }
+            out.push(r);
+            if err || copy {
+                break;
+            }
+        }
+        if block {
+            if failed {
+                self.implicit = false;
+            } else if let Err(e) = self.end_implicit() {
+                // The commit of the implicit block failed after its last
+                // statement completed.
+                self.note_error();
+                out.push(Err(e));
+            }
+        }
+        out
+    }
+
+    /// A keyed write whose literals were lifted into parameters, with its
+    /// cached parse (see `front::normalize_literals`); `None` to parse the
+    /// text as it is.
+    fn fast_template(&mut self, sql: &str) -> Option<(Arc<Command>, Vec<Value>)> {
+        let (template, params) = front::normalize_literals(sql)?;
+        if let Some(c) = self.templates.get(&template) {
+            return c.clone().map(|c| (c, params));
+        }
+        // Templates that do not parse (a literal where the grammar wants a
+        // keyword or a type modifier) are remembered as such.
+        let parsed = front::parse(&template).ok().map(Arc::new);
+        if self.templates.len() >= PARSE_CACHE {
+            self.templates.clear();
+        }
+        self.templates.insert(template, parsed.clone());
+        parsed.map(|c| (c, params))
+    }
+
+    fn parse_cached(&mut self, sql: &str) -> Result<Arc<Command>> {
+        if let Some(c) = self.parsed.get(sql) {
+            return Ok(c.clone());
+        }
+        let c = Arc::new(front::parse(sql)?);
+        if self.parsed.len() >= PARSE_CACHE {
+            self.parsed.clear();
+        }
+        self.parsed.insert(sql.to_string(), c.clone());
+        Ok(c)
+    }
+
+    /// Parses and describes a statement (extended protocol Parse).
+    pub fn prepare(&mut self, sql: &str, param_types: &[Option<DataType>]) -> Result<Prepared> {
+        crate::stack::with_stack_for(sql, || self.prepare_inner(sql, param_types))
+    }
+
+    fn prepare_inner(&mut self, sql: &str, param_types: &[Option<DataType>]) -> Result<Prepared> {
+        let _zone = walden_engine::types::zone::enter(&self.settings.zone());
+        self.follow_reseed();
+        let stmts = front::split(sql);
+        if stmts.len() > 1 {
+            return Err(SqlError::syntax(
+                "cannot insert multiple commands into a prepared statement",
+            ));
+        }
+        let command = match stmts.first() {
+            Some(s) => {
+                let before = &sql[..(s.as_ptr() as usize - sql.as_ptr() as usize).min(sql.len())];
+                self.parse_cached(s).map_err(|e| e.shift_position(before))?
+            }
+            None => Arc::new(Command::Ignored(String::new())),
+        };
+        let mut p = Planner::new(self.db.clone(), &self.engine.instance, param_types);
+        let columns = match command.as_ref() {
+            Command::Sql(stmt) => match stmt.as_ref() {
+                Statement::Query(q) if crate::locking::wanted(q) => {
+                    Some(crate::locking::plan(&mut p, q)?.columns())
+                }
+                Statement::Query(q) => Some(query::plan_query(&mut p, q, None)?.columns),
+                Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
+                    dml::describe(&mut p, stmt)?
+                }
+                _ => None,
+            },
+            Command::DeleteTop(_, stmt) => dml::describe(&mut p, stmt)?,
+            Command::Show(name) => Some(vec![Column {
+                name: name.clone(),
+                ty: DataType::Text,
+            }]),
+            Command::PgbenchPartitionProbe(_) => Some(probe_columns()),
+            Command::Declare(d) => {
+                // Plans the query for its parameters' types; DECLARE returns no rows.
+                query::plan_query(&mut p, &d.query, None)?;
+                None
+            }
+            // The cursor's columns, if it is open now (PostgreSQL describes
+            // a FETCH by its cursor).
+            Command::Fetch(f) if !f.is_move => self.cursor_columns(&f.name),
+            Command::AvailabilityGroupFailover { .. } => Some(failover_columns()),
+            _ => None,
+        };
+        let param_types = p
+            .params
+            .into_iter()
+            .map(|t| t.unwrap_or(DataType::Text))
+            .collect();
+        Ok(Prepared {
+            sql: sql.to_string(),
+            command,
+            param_types,
+            columns,
+        })
+    }
+
+    /// Executes a prepared statement with bound parameters.
+    pub fn execute_prepared(&mut self, p: &Prepared, params: Vec<Value>) -> Result<QueryOutput> {
+        let _zone = walden_engine::types::zone::enter(&self.settings.zone());
+        crate::stack::with_stack_for(&p.sql, || self.execute_prepared_inner(p, params))
+    }
+
+    fn execute_prepared_inner(&mut self, p: &Prepared, params: Vec<Value>) -> Result<QueryOutput> {
+        let params: Vec<Value> = params
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| match p.param_types.get(i) {
+                Some(t) if !v.is_null() && *t != DataType::Text => {
+                    walden_engine::types::coerce(v.clone(), t).or(Ok(v))
+                }
+                _ => Ok(v),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let r = self.execute_shared(&p.command, &params);
+        if r.is_err() {
+            self.note_error();
+        }
+        r
+    }
+
+    /// Marks the current statement as failed from outside the SQL layer (a
+    /// parameter that cannot be decoded, a client's CopyFail): an explicit
+    /// transaction becomes failed, as PostgreSQL does.
+    pub fn abort_statement(&mut self) {
+        self.note_error();
+    }
+
+    /// Starts an implicit transaction block: until [`SqlSession::end_implicit`],
+    /// statements outside an explicit transaction share one transaction
+    /// instead of committing each (the extended protocol runs everything
+    /// between two Syncs this way, so an error undoes the whole group).
+    pub fn begin_implicit(&mut self) {
+        self.implicit = true;
+        self.pipeline = true;
+    }
+
+    /// Ends the implicit block (the client's Sync): commits what it did
+    /// unless an explicit transaction took it over.
+    pub fn end_implicit(&mut self) -> Result<()> {
+        self.implicit = false;
+        self.pipeline = false;
+        if self.explicit {
+            return Ok(());
+        }
+        match self.tx.take() {
+            Some(tx) => {
+                let id = tx.id();
+                tx.commit(CommitRequest::Default)?;
+                self.cursors_committed(id);
+                Ok(())
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Runs `f` in the current transaction block, or in its own auto-commit
+    /// transaction.
+    pub(super) fn in_tx<T>(
+        &mut self,
+        f: impl FnOnce(&mut Transaction, &Self) -> Result<T>,
+    ) -> Result<T> {
+        if self.explicit || self.implicit {
+            let mut tx = match self.tx.take() {
+                Some(t) => t,
+                None => self.new_tx(),
+            };
+            self.tx_queried = true;
+            self.begin_statement(&mut tx);
+            let r = f(&mut tx, self);
+            self.tx = Some(tx);
+            r
+        } else {
+            let mut tx = self.new_tx();
+            self.begin_statement(&mut tx);
+            let v = f(&mut tx, self)?;
+            tx.commit(CommitRequest::Default)?;
+            Ok(v)
+        }
+    }
+
+    /// A statement starts in `tx`: its first statement fixes the isolation
+    /// level; each takes its snapshot (or keeps the transaction's).
+    fn begin_statement(&self, tx: &mut Transaction) {
+        if !tx.has_snapshot() {
+            tx.set_isolation(crate::txmodes::engine_isolation(
+                self.settings.get("transaction_isolation").as_deref(),
+            ));
+        }
+        tx.begin_statement();
+    }
+
+    /// A secondary's database is replaced by a fresh copy when the primary
+    /// seeds it: between transactions, follow the name to the new copy (the
+    /// old one no longer changes).
+    pub(super) fn follow_reseed(&mut self) {
+        if self.db.is_superseded() && !self.explicit && self.tx.is_none() {
+            if let Ok(d) = self.engine.instance.database(self.db.name()) {
+                self.db = d;
+            }
+        }
+    }
+
+    /// Runs a command from the parse caches or a prepared statement: DML
+    /// and queries through the plan cache, everything else as it comes.
+    fn execute_shared(&mut self, cmd: &Arc<Command>, params: &[Value]) -> Result<QueryOutput> {
+        // The statement reads and shows times in the session's zone.
+        let _zone = walden_engine::types::zone::enter(&self.settings.zone());
+        // Per statement, also within a multi-statement query, as PostgreSQL.
+        let deadline = crate::timeouts::arm(
+            crate::timeouts::statement(&self.settings),
+            &self.cancel,
+            &self.timed_out,
+        );
+        let r = self.execute_shared_inner(cmd, params);
+        drop(deadline);
+        match r {
+            Err(e) if e.kind == ErrorKind::Cancelled && self.timed_out.swap(false, Relaxed) => {
+                Err(SqlError::new(
+                    ErrorKind::Cancelled,
+                    "canceling statement due to statement timeout",
+                ))
+            }
+            r => r,
+        }
+    }
+
+    fn execute_shared_inner(
+        &mut self,
+        cmd: &Arc<Command>,
+        params: &[Value],
+    ) -> Result<QueryOutput> {
+        self.follow_reseed();
+        let plannable = match cmd.as_ref() {
+            Command::Sql(stmt) => matches!(
+                stmt.as_ref(),
+                Statement::Query(_)
+                    | Statement::Insert(_)
+                    | Statement::Update(_)
+                    | Statement::Delete(_)
+            ),
+            Command::DeleteTop(_, stmt) => matches!(stmt.as_ref(), Statement::Delete(_)),
+            _ => false,
+        };
+        if !plannable {
+            let who = self.who();
+            crate::privileges::check_command(&who, &self.engine.instance, &self.db, cmd)?;
+            let out = self.execute_command(cmd, params)?;
+            crate::privileges::after_command(&who, &self.engine.instance, &self.db, cmd)?;
+            return Ok(out);
+        }
+        self.cancel.store(false, Relaxed);
+        if self.failed {
+            return Err(failed_tx());
+        }
+        self.run_planned(cmd, params)
+    }
+
+    /// Plans `cmd` (or takes its cached plan) and runs it in the current
+    /// transaction, as [`SqlSession::statement`] does for the same statements.
+    /// Planning stays inside the transaction so that errors and counters come
+    /// out as they do without the cache.
+    pub(super) fn run_planned(
+        &mut self,
+        cmd: &Arc<Command>,
+        params: &[Value],
+    ) -> Result<QueryOutput> {
+        let key = Arc::as_ptr(cmd) as usize;
+        // Read before planning: a DDL that lands while we plan bumps the
+        // version past this one, so the plan is not reused afterwards.
+        let version = self.db.catalog_version();
+        let cached = self
+            .plans
+            .get(&key)
+            .filter(|c| {
+                c.catalog_version == version && std::ptr::eq(c.db.as_ptr(), Arc::as_ptr(&self.db))
+            })
+            .map(|c| (c.plan.clone(), c.needs.clone()));
+        self.plan_hits += cached.is_some() as u64;
+        let who = self.who();
+        let info = self.info();
+        let cancel = self.cancel.clone();
+        let inst = self.engine.instance.clone();
+        let db = self.db.clone();
+        let (out, fresh) = self.in_tx(|tx, _| {
+            let (plan, needs, fresh) = match cached {
+                Some((p, n)) => (p, n, false),
+                None => {
+                    let mut p = Planner::new(db.clone(), &inst, &[]);
+                    let plan = Arc::new(plan_command(&mut p, cmd)?);
+                    let needs: Arc<[_]> = crate::privileges::needs(cmd, &p).into();
+                    (plan, needs, true)
+                }
+            };
+            crate::privileges::require(&who, db.id(), &needs)?;
+            let ctx = Ctx {
+                params,
+                info: &info,
+                cancel: &cancel,
+                instance: &inst,
+            };
+            let out = match plan.as_ref() {
+                StmtPlan::Query(q) => {
+                    let env = ctx.env(tx);
+                    let rows = query::execute_plan(q, &env, None)?;
+                    QueryOutput {
+                        tag: format!("SELECT {}", rows.len()),
+                        columns: Some(q.columns.clone()),
+                        rows,
+                        ..Default::default()
+                    }
+                }
+                StmtPlan::Locking(l) => crate::locking::run(l, tx, &ctx)?,
+                StmtPlan::Insert(i) => dml::run_insert(i, tx, &ctx)?,
+                StmtPlan::Update(u) => dml::run_update(u, tx, &ctx)?,
+                StmtPlan::Delete(d) => dml::run_delete(d, tx, &ctx)?,
+            };
+            Ok((out, fresh.then_some((plan, needs))))
+        })?;
+        if let Some((plan, needs)) = fresh.filter(|(p, _)| p.reusable()) {
+            if self.plans.len() >= PARSE_CACHE {
+                self.plans.clear();
+            }
+            self.plans.insert(
+                key,
+                CachedPlan {
+                    _command: cmd.clone(),
+                    db: Arc::downgrade(&db),
+                    catalog_version: version,
+                    plan,
+                    needs,
+                },
+            );
+        }
+        Ok(out)
+    }
+}
+
+/// Plans a command [`SqlSession::execute_shared`] sends to the plan cache.
+fn plan_command(p: &mut Planner<'_>, cmd: &Command) -> Result<StmtPlan> {
+    match cmd {
+        Command::Sql(stmt) => match stmt.as_ref() {
+            Statement::Query(q) if crate::locking::wanted(q) => {
+                Ok(StmtPlan::Locking(crate::locking::plan(p, q)?))
+            }
+            Statement::Query(q) => Ok(StmtPlan::Query(query::plan_query(p, q, None)?)),
+            Statement::Insert(ins) => Ok(StmtPlan::Insert(dml::plan_insert(p, ins)?)),
+            Statement::Update(u) => Ok(StmtPlan::Update(dml::plan_update(p, u)?)),
+            Statement::Delete(d) => Ok(StmtPlan::Delete(dml::plan_delete_limit(p, d, None)?)),
+            _ => Err(SqlError::internal("not a plannable statement")),
+        },
+        Command::DeleteTop(n, stmt) => match stmt.as_ref() {
+            Statement::Delete(d) => Ok(StmtPlan::Delete(dml::plan_delete_limit(p, d, Some(*n))?)),
+            _ => Err(SqlError::internal("DELETE TOP without DELETE")),
+        },
+        _ => Err(SqlError::internal("not a plannable statement")),
+    }
+}
