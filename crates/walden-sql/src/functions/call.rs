@@ -142,6 +142,21 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         Func::Version => Value::text("PostgreSQL 15.0 (Walden 0.1, delayed-durability workbench)"),
         Func::CurrentUser => Value::text(&env.info.user),
         Func::CurrentSchema => Value::text("public"),
+        // Walden's one user schema, after pg_catalog, which PostgreSQL
+        // searches first implicitly (an array, in text form).
+        Func::CurrentSchemas => match crate::expr::truth(&arg(0))? {
+            None => Value::Null,
+            Some(implicit) => {
+                let path: &[&str] = if implicit {
+                    &["pg_catalog", "public"]
+                } else {
+                    &["public"]
+                };
+                Value::text(crate::pg_catalog::array_format(
+                    path.iter().map(|s| Some(*s)),
+                ))
+            }
+        },
         Func::DbName => match a.first() {
             None => Value::text(&env.info.database),
             Some(Value::Null) => Value::Null,

@@ -37,6 +37,8 @@ pub enum Func {
     Version,
     CurrentUser,
     CurrentSchema,
+    /// `current_schemas(include_implicit)`: the effective search path.
+    CurrentSchemas,
     NextVal,
     Coalesce,
     NullIf,

@@ -22,6 +22,7 @@ mod deparse;
 mod oids;
 mod regcast;
 mod rows;
+mod settings_view;
 mod types;
 mod views;
 

@@ -80,6 +80,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
     let mut out = Vec::new();
     match view {
         V::Cursors => out = crate::cursor::pg_cursors_rows(&env.info.cursors),
+        V::Settings => out = super::settings_view::rows(env),
         V::Database => {
             for d in env.instance.databases() {
                 out.push(vec![
