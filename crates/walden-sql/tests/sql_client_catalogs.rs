@@ -176,3 +176,101 @@ fn current_schemas_and_qualified_subscripts() {
         vec![vec!["2", "1"], vec!["2", "2"]]
     );
 }
+
+#[test]
+fn setval_positions_a_sequence_as_postgresql() {
+    let e = engine();
+    let mut s = e.connect("walden", "u", "").unwrap();
+    rows(&mut s, "CREATE SEQUENCE sq");
+    assert_eq!(
+        one(&mut s, "SELECT pg_catalog.setval('public.sq', 41, true)"),
+        "41"
+    );
+    assert_eq!(one(&mut s, "SELECT nextval('sq')"), "42");
+    assert_eq!(one(&mut s, "SELECT setval('sq', 7, false)"), "7");
+    assert_eq!(one(&mut s, "SELECT nextval('sq')"), "7");
+    assert_eq!(one(&mut s, "SELECT setval('sq', 100)"), "100");
+    assert_eq!(one(&mut s, "SELECT nextval('sq')"), "101");
+    // Strict: a NULL argument changes nothing.
+    assert_eq!(one(&mut s, "SELECT setval('sq', NULL)"), "NULL");
+    assert_eq!(one(&mut s, "SELECT nextval('sq')"), "102");
+    // Not undone by a rollback, as nextval.
+    rows(&mut s, "BEGIN");
+    one(&mut s, "SELECT setval('sq', 500)");
+    rows(&mut s, "ROLLBACK");
+    assert_eq!(one(&mut s, "SELECT nextval('sq')"), "501");
+    let (k, _) = err(&mut s, "SELECT setval('nosuch', 1)");
+    assert_eq!(k, ErrorKind::UndefinedTable);
+}
+
+#[test]
+fn alter_table_owner_to_changes_the_owner() {
+    let e = engine();
+    let mut admin = e.connect("walden", "walden", "").unwrap();
+    rows(
+        &mut admin,
+        "CREATE ROLE alice LOGIN; CREATE ROLE bob LOGIN; \
+         CREATE TABLE owned (id int PRIMARY KEY); CREATE SEQUENCE owned_seq",
+    );
+    rows(&mut admin, "ALTER TABLE public.owned OWNER TO alice");
+    rows(&mut admin, "ALTER TABLE owned_seq OWNER TO alice");
+    assert_eq!(
+        one(
+            &mut admin,
+            "SELECT pg_get_userbyid(relowner) FROM pg_class WHERE relname = 'owned'"
+        ),
+        "alice"
+    );
+    assert_eq!(
+        one(
+            &mut admin,
+            "SELECT tableowner FROM pg_tables WHERE tablename = 'owned'"
+        ),
+        "alice"
+    );
+    let (k, m) = err(&mut admin, "ALTER TABLE owned OWNER TO nobody");
+    assert_eq!(
+        (k, m.as_str()),
+        (ErrorKind::UndefinedObject, "role \"nobody\" does not exist")
+    );
+    // The new owner may now alter it; bob, neither owner nor member, may not.
+    let mut alice = e.connect("walden", "alice", "").unwrap();
+    rows(&mut alice, "ALTER TABLE owned ADD COLUMN note text");
+    let (k, m) = err(&mut alice, "ALTER TABLE owned OWNER TO bob");
+    assert_eq!(
+        (k, m.as_str()),
+        (
+            ErrorKind::InsufficientPrivilege,
+            "must be member of role \"bob\""
+        )
+    );
+    let mut bob = e.connect("walden", "bob", "").unwrap();
+    let (k, m) = err(&mut bob, "ALTER TABLE owned OWNER TO bob");
+    assert_eq!(
+        (k, m.as_str()),
+        (
+            ErrorKind::InsufficientPrivilege,
+            "must be owner of table owned"
+        )
+    );
+    let (k, _) = err(&mut bob, "ALTER TABLE owned_seq OWNER TO bob");
+    assert_eq!(k, ErrorKind::InsufficientPrivilege);
+    rows(&mut admin, "ALTER TABLE IF EXISTS gone OWNER TO alice");
+    // OWNER TO with another action, and ALTER SEQUENCE, are refused by name.
+    let (k, m) = err(
+        &mut admin,
+        "ALTER SEQUENCE public.owned_seq OWNED BY public.owned.id",
+    );
+    assert_eq!(
+        (k, m.as_str()),
+        (
+            ErrorKind::FeatureNotSupported,
+            "ALTER SEQUENCE ... OWNED BY is not supported"
+        )
+    );
+    let (k, _) = err(
+        &mut admin,
+        "ALTER TABLE owned ADD COLUMN x int, OWNER TO bob",
+    );
+    assert_eq!(k, ErrorKind::FeatureNotSupported);
+}

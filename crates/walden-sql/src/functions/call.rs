@@ -196,6 +196,35 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             }
             Value::Int(env.tx.database().nextval(env.tx.session(), &name)?)
         }
+        Func::SetVal => {
+            let name = text_arg(&arg(0));
+            let name = name
+                .rsplit('.')
+                .next()
+                .unwrap_or(&name)
+                .trim_matches('"')
+                .to_string();
+            if env.tx.read_only() {
+                return Err(crate::txmodes::read_only_error("setval()"));
+            }
+            let value = arg(1);
+            if value.is_null() {
+                return Ok(Value::Null);
+            }
+            let v = int_arg(&value, "setval")?;
+            // setval(seq, v, NULL) is NULL and changes nothing (strict).
+            let is_called = match a.get(2) {
+                None => true,
+                Some(c) => match crate::expr::truth(c)? {
+                    Some(b) => b,
+                    None => return Ok(Value::Null),
+                },
+            };
+            env.tx
+                .database()
+                .setval(env.tx.session(), &name, v, is_called)?;
+            Value::Int(v)
+        }
         Func::Coalesce => a.into_iter().find(|v| !v.is_null()).unwrap_or(Value::Null),
         Func::NullIf => {
             if compare(&arg(0), &arg(1))? == Some(Ordering::Equal) {

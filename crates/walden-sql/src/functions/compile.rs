@@ -178,6 +178,7 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "current_schema" | "schema_name" => Func::CurrentSchema,
         "current_schemas" => Func::CurrentSchemas,
         "nextval" => Func::NextVal,
+        "setval" => Func::SetVal,
         "coalesce" | "isnull" | "ifnull" | "nvl" => Func::Coalesce,
         "nullif" => Func::NullIf,
         "upper" | "ucase" => Func::Upper,
@@ -258,6 +259,7 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
             Some(1..=1)
         }
         Func::SetConfig => Some(3..=3),
+        Func::SetVal => Some(2..=3),
         Func::Trim | Func::Ltrim | Func::Rtrim => Some(1..=2),
         Func::DateTrunc | Func::DatePartPg | Func::ToChar => Some(2..=2),
         Func::Age => Some(1..=2),

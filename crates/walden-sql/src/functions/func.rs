@@ -40,6 +40,9 @@ pub enum Func {
     /// `current_schemas(include_implicit)`: the effective search path.
     CurrentSchemas,
     NextVal,
+    /// `setval(seq, value [, is_called])` (pg_dump's restore sets each
+    /// sequence with it).
+    SetVal,
     Coalesce,
     NullIf,
     Upper,
@@ -120,6 +123,7 @@ impl Func {
             Func::Random
                 | Func::NewUuid
                 | Func::NextVal
+                | Func::SetVal
                 | Func::ClockTimestamp
                 | Func::Sleep
                 | Func::AdvisoryLock
@@ -184,7 +188,9 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         Func::Today => DataType::Date,
         Func::NewUuid => DataType::Uuid,
         Func::DbId | Func::Spid => DataType::Int,
-        Func::NextVal | Func::Length | Func::DateDiff | Func::DatePart => DataType::BigInt,
+        Func::NextVal | Func::SetVal | Func::Length | Func::DateDiff | Func::DatePart => {
+            DataType::BigInt
+        }
         Func::Coalesce
         | Func::NullIf
         | Func::Greatest

@@ -76,7 +76,6 @@ pub(super) fn attribute_row(
 pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
     use PgView as V;
     let db = env.tx.database();
-    let user = &env.info.user;
     let mut out = Vec::new();
     match view {
         V::Cursors => out = crate::cursor::pg_cursors_rows(&env.info.cursors),
@@ -376,11 +375,14 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             }
         }
         V::Tables => {
+            let roles = env.instance.roles();
             for tb in db.tables() {
+                // The owner from the role catalog, as pg_class.relowner.
+                let (_, owner) = crate::privileges::table_acl(env, tb.id());
                 out.push(vec![
                     t("public"),
                     t(tb.name()),
-                    t(user),
+                    t(roles.name_of(owner as u32)),
                     NULL,
                     b(!tb.has_hidden_key()),
                     b(false),
