@@ -274,3 +274,44 @@ fn alter_table_owner_to_changes_the_owner() {
     );
     assert_eq!(k, ErrorKind::FeatureNotSupported);
 }
+
+#[test]
+fn pg_opclass_names_the_default_btree_classes() {
+    let e = engine();
+    let mut s = e.connect("walden", "u", "").unwrap();
+    rows(
+        &mut s,
+        "CREATE TABLE oc (id int PRIMARY KEY, name varchar(10), at timestamptz, u uuid); \
+         CREATE INDEX oc_name_at ON oc (name, at)",
+    );
+    // Alembic asks for the non-default classes: there are none.
+    assert!(rows(
+        &mut s,
+        "SELECT oid, opcname FROM pg_catalog.pg_opclass WHERE NOT opcdefault"
+    )
+    .is_empty());
+    // PostgreSQL 15's classes for the indexed columns (varchar uses text_ops).
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT i.indclass FROM pg_index i JOIN pg_class r ON r.oid = i.indexrelid \
+             WHERE r.relname = 'oc_name_at'"
+        ),
+        "3126 3127"
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT opcname FROM pg_opclass WHERE oid IN (3126, 3127) ORDER BY oid"
+        ),
+        vec![vec!["text_ops"], vec!["timestamptz_ops"]]
+    );
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT opcname FROM pg_opclass WHERE opcintype = 'uuid'::regtype AND opcmethod = \
+             (SELECT oid FROM pg_am WHERE amname = 'btree')"
+        ),
+        "uuid_ops"
+    );
+}

@@ -80,6 +80,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
     match view {
         V::Cursors => out = crate::cursor::pg_cursors_rows(&env.info.cursors),
         V::Settings => out = super::settings_view::rows(env),
+        V::Opclass => out = super::opclass::rows(),
         V::Database => {
             for d in env.instance.databases() {
                 out.push(vec![
@@ -252,6 +253,14 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                 let n = ix.columns.len();
                 let keys: Vec<String> = ix.columns.iter().map(|k| (k + 1).to_string()).collect();
                 let zeros = vec!["0"; n].join(" ");
+                let classes: Vec<String> = ix
+                    .columns
+                    .iter()
+                    .map(|&k| {
+                        let (oid, _) = type_oid_and_mod(&tb.def.columns[k].data_type);
+                        super::opclass::default_btree(oid).to_string()
+                    })
+                    .collect();
                 let colls: Vec<String> = ix
                     .columns
                     .iter()
@@ -278,7 +287,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     b(false),
                     t(keys.join(" ")),
                     t(colls.join(" ")),
-                    t(&zeros),
+                    t(classes.join(" ")),
                     t(&zeros),
                     NULL,
                     NULL,

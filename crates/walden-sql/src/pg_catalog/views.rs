@@ -44,6 +44,8 @@ pub enum PgView {
     Cursors,
     /// `pg_settings`: the session's run-time parameters.
     Settings,
+    /// `pg_opclass`: the default btree operator classes.
+    Opclass,
 }
 
 /// Finds a catalog view by (schema, name); `pg_catalog` views also answer
@@ -94,6 +96,7 @@ pub fn lookup(schema: Option<&str>, name: &str) -> Option<PgView> {
         "pg_indexes" => V::Indexes,
         "pg_cursors" => V::Cursors,
         "pg_settings" => V::Settings,
+        "pg_opclass" => V::Opclass,
         _ => return None,
     })
 }
@@ -113,6 +116,7 @@ impl PgView {
         match self {
             V::Cursors => crate::cursor::pg_cursors_columns(),
             V::Settings => super::settings_view::columns(),
+            V::Opclass => super::opclass::columns(),
             V::Database => vec![
                 ("oid", OID),
                 ("datname", NAME),
