@@ -315,3 +315,33 @@ fn pg_opclass_names_the_default_btree_classes() {
         "uuid_ops"
     );
 }
+
+#[test]
+fn undefined_names_carry_postgresql_positions() {
+    let e = engine();
+    let mut s = e.connect("walden", "u", "").unwrap();
+    rows(&mut s, "CREATE TABLE pos (id int PRIMARY KEY, name text)");
+    // (statement, position PostgreSQL 15 reports)
+    let cases: &[(&str, u32)] = &[
+        ("SELECT nope FROM pos", 8),
+        ("SELECT * FROM missing_t", 15),
+        ("SELECT id FROM pos WHERE\n  nope = 1", 28),
+        ("SELECT p.nope FROM pos p", 8),
+        ("SELECT 1; SELECT nope FROM pos", 18),
+        ("SELECT upper(name), nope AS x FROM pos AS nope2", 21),
+        ("INSERT INTO missing_t VALUES (1)", 13),
+        ("UPDATE pos SET name = 'nope' WHERE nope = 2", 36),
+    ];
+    for (sql, want) in cases {
+        let err = s
+            .execute_batch(sql)
+            .into_iter()
+            .find_map(|r| r.err())
+            .unwrap_or_else(|| panic!("{sql} succeeded"));
+        let got = err.fields.as_ref().and_then(|f| f.position);
+        assert_eq!(got, Some(*want), "{sql}: {}", err.message);
+    }
+    // The extended protocol's Parse gets the same position.
+    let err = s.prepare("SELECT nope FROM pos", &[]).err().unwrap();
+    assert_eq!(err.fields.and_then(|f| f.position), Some(8));
+}

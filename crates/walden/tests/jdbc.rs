@@ -25,7 +25,6 @@ const DRIVER_JAR: &str = "/usr/share/java/postgresql.jar";
 const GAPS: &[(&str, &str)] = &[
     ("ParameterMetaData", "a parameter compared with a varchar column is typed varchar; PostgreSQL resolves it to text"),
     ("ResultSetMetaData", "RowDescription carries no table OID and column number, so getTableName/isNullable/isAutoIncrement are unknown"),
-    ("errors", "no error position for an undefined column or table"),
     ("getBestRowIdentifier jc_child", "information_schema._pg_expandarray (a set-returning function in the select list)"),
     ("getBestRowIdentifier jc_pair", "information_schema._pg_expandarray (a set-returning function in the select list)"),
     ("getBestRowIdentifier jc_pair_ref", "information_schema._pg_expandarray (a set-returning function in the select list)"),
