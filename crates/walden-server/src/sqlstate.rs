@@ -80,6 +80,8 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::ForeignKeyViolation => "23503",
         K::InvalidForeignKey => "42830",
         K::DatatypeMismatch => "42804",
+        K::WrongObjectType => "42809",
+        K::TooManyColumns => "54011",
         K::InvalidAuthorization => "28000",
         K::DependentObjects => "2BP01",
         K::InvalidGrantOperation => "0LP01",

@@ -224,6 +224,7 @@ pub fn create_table(
             format!("multiple primary keys for table \"{name}\" are not allowed"),
         ));
     }
+    crate::index_ddl::check_key_width(pk.len())?;
     // Keys are stored in an order-preserving byte encoding that json and
     // jsonb do not have (and json has no equality at all).
     for k in &pk {

@@ -64,6 +64,11 @@ pub enum ErrorKind {
     CheckViolation,
     /// An expression of the wrong type where a type is required (42804).
     DatatypeMismatch,
+    /// An object of the wrong kind for the clause (42809): FILTER on a
+    /// function that is not an aggregate.
+    WrongObjectType,
+    /// More key columns than an index may have (54011).
+    TooManyColumns,
     /// A FOREIGN KEY constraint failed (23503).
     ForeignKeyViolation,
     /// A FOREIGN KEY that cannot be declared: no unique key referenced,

@@ -39,7 +39,22 @@ fn column_name(c: &ast::IndexColumn) -> Result<String> {
     }
 }
 
+/// PostgreSQL's `max_index_keys` (shown in `pg_settings`): an index, key
+/// or UNIQUE constraint has at most this many columns.
+pub const MAX_INDEX_KEYS: usize = 32;
+
+pub(crate) fn check_key_width(n: usize) -> Result<()> {
+    if n > MAX_INDEX_KEYS {
+        return Err(SqlError::new(
+            ErrorKind::TooManyColumns,
+            format!("cannot use more than {MAX_INDEX_KEYS} columns in an index"),
+        ));
+    }
+    Ok(())
+}
+
 fn positions(cols: &[String], columns: &[ColumnDef]) -> Result<Vec<usize>> {
+    check_key_width(cols.len())?;
     cols.iter()
         .map(|c| {
             let i = columns

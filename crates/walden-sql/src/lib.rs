@@ -34,6 +34,7 @@ mod jsonfn;
 mod jsonraw;
 mod locking;
 mod membudget;
+mod owner;
 mod pg_catalog;
 mod privileges;
 mod query;

@@ -363,6 +363,18 @@ impl Settings {
         z
     }
 
+    /// The names of the parameters this session has set (`pg_settings`
+    /// lists them with the ones every session reports).
+    pub fn names_set(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.values.lock().keys().cloned().collect();
+        for k in self.defaults.lock().keys() {
+            if !v.contains(k) {
+                v.push(k.clone());
+            }
+        }
+        v
+    }
+
     /// A parameter's current value; `None` if it was never set and is not
     /// one Walden reports.
     pub fn get(&self, name: &str) -> Option<String> {
@@ -393,6 +405,8 @@ impl Settings {
             }
             "server_version_num" => return Some("150000".into()),
             "max_connections" => return Some("100".into()),
+            // PostgreSQL's compile-time limit, which CREATE INDEX enforces.
+            "max_index_keys" => return Some(crate::index_ddl::MAX_INDEX_KEYS.to_string()),
             _ => {}
         }
         if let Some(v) = self.values.lock().get(&name) {

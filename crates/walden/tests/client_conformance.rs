@@ -75,3 +75,12 @@ fn sqlalchemy_conformance() {
     require_python_module("sqlalchemy");
     run_suite("python3", "sqlalchemy_suite.py");
 }
+
+#[test]
+fn pandas_and_alembic_conformance() {
+    require_python_module("psycopg");
+    require_python_module("sqlalchemy");
+    require_python_module("pandas");
+    require_python_module("alembic");
+    run_suite("python3", "pandas_alembic_suite.py");
+}

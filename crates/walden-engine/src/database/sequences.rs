@@ -97,5 +97,37 @@ impl Database {
     }
 }
 
+impl Database {
+    /// `setval('name', value, is_called)`: the next `nextval` returns
+    /// `value + increment` (is_called) or `value`. Not transactional, as
+    /// in PostgreSQL; logged before it takes effect, so recovery and the
+    /// secondaries resume from it (a reservation record names the next
+    /// value, and the last one wins).
+    pub fn setval(&self, session: &Session, name: &str, value: i64, is_called: bool) -> Result<()> {
+        self.check_writable()?;
+        let seq = self.sequence(name)?;
+        let _g = self.gate.read();
+        let mut st = seq.state.lock();
+        let next = if is_called {
+            value
+                .checked_add(seq.def.increment)
+                .ok_or_else(|| EngineError::OutOfRange(format!("sequence \"{name}\"")))?
+        } else {
+            value
+        };
+        let sinks = session.wait_sinks();
+        self.log.append(
+            &encode_redo(&Redo::SeqReserve {
+                id: seq.def.id,
+                upto: next,
+            }),
+            &sinks,
+        )?;
+        st.next = next;
+        st.reserved = next;
+        Ok(())
+    }
+}
+
 /// Values reserved per log record, as PostgreSQL logs 32 at a time.
 const SEQ_RESERVE: i64 = 32;

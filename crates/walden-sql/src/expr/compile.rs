@@ -405,8 +405,28 @@ impl Expr {
             }
             A::CompoundFieldAccess { root, access_chain } => {
                 // Only `array[i]` subscripts; field access needs composite types.
-                let mut e = Expr::compile(p, scope, root)?;
-                for a in access_chain {
+                // `t.col[i]` parses as `t` followed by `.col` and `[i]`: the
+                // leading names are one qualified column name.
+                let mut names = match root.as_ref() {
+                    A::Identifier(id) => vec![id.clone()],
+                    A::CompoundIdentifier(ids) => ids.clone(),
+                    _ => vec![],
+                };
+                let mut chain = access_chain.as_slice();
+                if !names.is_empty() {
+                    while let Some((ast::AccessExpr::Dot(A::Identifier(id)), rest)) =
+                        chain.split_first()
+                    {
+                        names.push(id.clone());
+                        chain = rest;
+                    }
+                }
+                let mut e = if names.len() > 1 {
+                    Expr::compile(p, scope, &A::CompoundIdentifier(names))?
+                } else {
+                    Expr::compile(p, scope, root)?
+                };
+                for a in chain {
                     match a {
                         ast::AccessExpr::Subscript(ast::Subscript::Index { index }) => {
                             let i = Expr::compile(p, scope, index)?;

@@ -274,6 +274,30 @@ pub fn parse(sql: &str) -> Result<Command> {
                 increment,
             });
         }
+        // ALTER SEQUENCE: a sequence here has no owning column, options
+        // that change after creation, or a schema to move to; refused by
+        // its clause rather than failing as a syntax error.
+        "ALTER" if t.is(1, "SEQUENCE") => {
+            t.i += 2;
+            if t.is(0, "IF") && t.is(1, "EXISTS") {
+                t.i += 2;
+            }
+            let name = t.ident()?;
+            qualified_last(&mut t, name)?;
+            let clause = if t.at_end() {
+                String::new()
+            } else {
+                let mut c = t.t[t.i].to_string().to_ascii_uppercase();
+                if t.i + 1 < t.t.len() && matches!(c.as_str(), "OWNED" | "OWNER" | "SET" | "RENAME")
+                {
+                    c = format!("{c} {}", t.t[t.i + 1].to_string().to_ascii_uppercase());
+                }
+                c
+            };
+            return Err(SqlError::unsupported(format!(
+                "ALTER SEQUENCE ... {clause}"
+            )));
+        }
         "CREATE" if t.is(1, "DATABASE") => {
             t.i += 2;
             return Ok(Command::CreateDatabase(t.ident()?));

@@ -36,6 +36,8 @@ pub struct AggSpec {
     /// `agg(x ORDER BY a DESC, ...)`: the order the group's rows are fed in
     /// (expression, descending, nulls first).
     pub order: Vec<(Expr, bool, bool)>,
+    /// `agg(...) FILTER (WHERE c)`: only rows where `c` is true reach it.
+    pub filter: Option<Expr>,
 }
 
 pub fn aggregate_kind(f: &ast::Function) -> Option<AggKind> {
@@ -120,12 +122,18 @@ pub fn compile_aggregate(
     } else {
         None
     };
+    let filter = f
+        .filter
+        .as_ref()
+        .map(|c| Expr::compile(p, scope, c))
+        .transpose()?;
     Ok(AggSpec {
         kind,
         arg,
         distinct,
         separator,
         order,
+        filter,
     })
 }
 

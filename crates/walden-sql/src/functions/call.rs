@@ -142,6 +142,21 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         Func::Version => Value::text("PostgreSQL 15.0 (Walden 0.1, delayed-durability workbench)"),
         Func::CurrentUser => Value::text(&env.info.user),
         Func::CurrentSchema => Value::text("public"),
+        // Walden's one user schema, after pg_catalog, which PostgreSQL
+        // searches first implicitly (an array, in text form).
+        Func::CurrentSchemas => match crate::expr::truth(&arg(0))? {
+            None => Value::Null,
+            Some(implicit) => {
+                let path: &[&str] = if implicit {
+                    &["pg_catalog", "public"]
+                } else {
+                    &["public"]
+                };
+                Value::text(crate::pg_catalog::array_format(
+                    path.iter().map(|s| Some(*s)),
+                ))
+            }
+        },
         Func::DbName => match a.first() {
             None => Value::text(&env.info.database),
             Some(Value::Null) => Value::Null,
@@ -180,6 +195,35 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                 return Err(crate::txmodes::read_only_error("nextval()"));
             }
             Value::Int(env.tx.database().nextval(env.tx.session(), &name)?)
+        }
+        Func::SetVal => {
+            let name = text_arg(&arg(0));
+            let name = name
+                .rsplit('.')
+                .next()
+                .unwrap_or(&name)
+                .trim_matches('"')
+                .to_string();
+            if env.tx.read_only() {
+                return Err(crate::txmodes::read_only_error("setval()"));
+            }
+            let value = arg(1);
+            if value.is_null() {
+                return Ok(Value::Null);
+            }
+            let v = int_arg(&value, "setval")?;
+            // setval(seq, v, NULL) is NULL and changes nothing (strict).
+            let is_called = match a.get(2) {
+                None => true,
+                Some(c) => match crate::expr::truth(c)? {
+                    Some(b) => b,
+                    None => return Ok(Value::Null),
+                },
+            };
+            env.tx
+                .database()
+                .setval(env.tx.session(), &name, v, is_called)?;
+            Value::Int(v)
         }
         Func::Coalesce => a.into_iter().find(|v| !v.is_null()).unwrap_or(Value::Null),
         Func::NullIf => {

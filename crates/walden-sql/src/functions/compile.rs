@@ -76,6 +76,24 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         }
         return Err(SqlError::unsupported(format!("{name}(subquery)")));
     }
+    // Aggregates with FILTER are compiled elsewhere; on anything else the
+    // clause would be ignored, so it is an error, as in PostgreSQL.
+    if f.filter.is_some() {
+        return Err(SqlError::new(
+            ErrorKind::WrongObjectType,
+            format!("FILTER specified, but {name} is not an aggregate function"),
+        ));
+    }
+    if f.over.is_some() {
+        return Err(SqlError::unsupported(format!(
+            "window function call {name}() OVER (...)"
+        )));
+    }
+    if !f.within_group.is_empty() {
+        return Err(SqlError::unsupported(format!(
+            "{name}() WITHIN GROUP (...)"
+        )));
+    }
     let raw_args = args_of(f);
     // DATEADD(day, n, d) and DATEDIFF(day, a, b): the first argument is a keyword.
     if matches!(name.as_str(), "dateadd" | "datediff" | "datepart") {
@@ -158,7 +176,9 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
             Func::CurrentUser
         }
         "current_schema" | "schema_name" => Func::CurrentSchema,
+        "current_schemas" => Func::CurrentSchemas,
         "nextval" => Func::NextVal,
+        "setval" => Func::SetVal,
         "coalesce" | "isnull" | "ifnull" | "nvl" => Func::Coalesce,
         "nullif" => Func::NullIf,
         "upper" | "ucase" => Func::Upper,
@@ -240,8 +260,11 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
     let arity = match func {
         Func::AdvisoryLock | Func::AdvisoryTryLock | Func::AdvisoryUnlock => Some(1..=2),
         Func::AdvisoryUnlockAll => Some(0..=0),
-        Func::Sleep | Func::ToRegType | Func::PartitionAncestors => Some(1..=1),
+        Func::Sleep | Func::ToRegType | Func::PartitionAncestors | Func::CurrentSchemas => {
+            Some(1..=1)
+        }
         Func::SetConfig => Some(3..=3),
+        Func::SetVal => Some(2..=3),
         Func::Trim | Func::Ltrim | Func::Rtrim => Some(1..=2),
         Func::DateTrunc | Func::DatePartPg | Func::ToChar => Some(2..=2),
         Func::Age => Some(1..=2),

@@ -37,7 +37,12 @@ pub enum Func {
     Version,
     CurrentUser,
     CurrentSchema,
+    /// `current_schemas(include_implicit)`: the effective search path.
+    CurrentSchemas,
     NextVal,
+    /// `setval(seq, value [, is_called])` (pg_dump's restore sets each
+    /// sequence with it).
+    SetVal,
     Coalesce,
     NullIf,
     Upper,
@@ -128,6 +133,7 @@ impl Func {
             Func::Random
                 | Func::NewUuid
                 | Func::NextVal
+                | Func::SetVal
                 | Func::ClockTimestamp
                 | Func::Sleep
                 | Func::AdvisoryLock
@@ -192,7 +198,9 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         Func::Today => DataType::Date,
         Func::NewUuid => DataType::Uuid,
         Func::DbId | Func::Spid => DataType::Int,
-        Func::NextVal | Func::Length | Func::DateDiff | Func::DatePart => DataType::BigInt,
+        Func::NextVal | Func::SetVal | Func::Length | Func::DateDiff | Func::DatePart => {
+            DataType::BigInt
+        }
         Func::Coalesce
         | Func::NullIf
         | Func::Greatest

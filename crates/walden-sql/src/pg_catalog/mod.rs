@@ -20,8 +20,10 @@ use walden_engine::{ColumnDef, DataType, Database, DefaultExpr, SequenceDef, Tab
 mod array;
 mod deparse;
 mod oids;
+mod opclass;
 mod regcast;
 mod rows;
+mod settings_view;
 mod types;
 mod views;
 

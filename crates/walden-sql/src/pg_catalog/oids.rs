@@ -234,6 +234,7 @@ pub(super) const SYSTEM_RELATIONS: &[(i64, &str)] = &[
     (2610, "pg_index"),
     (2611, "pg_inherits"),
     (2615, "pg_namespace"),
+    (2616, "pg_opclass"),
     (2618, "pg_rewrite"),
     (2620, "pg_trigger"),
     (3256, "pg_policy"),

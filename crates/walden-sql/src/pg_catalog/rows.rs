@@ -79,10 +79,11 @@ pub(super) fn attribute_row(
 pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
     use PgView as V;
     let db = env.tx.database();
-    let user = &env.info.user;
     let mut out = Vec::new();
     match view {
         V::Cursors => out = crate::cursor::pg_cursors_rows(&env.info.cursors),
+        V::Settings => out = super::settings_view::rows(env),
+        V::Opclass => out = super::opclass::rows(),
         V::Database => {
             for d in env.instance.databases() {
                 out.push(vec![
@@ -294,6 +295,14 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                 let n = ix.columns.len();
                 let keys: Vec<String> = ix.columns.iter().map(|k| (k + 1).to_string()).collect();
                 let zeros = vec!["0"; n].join(" ");
+                let classes: Vec<String> = ix
+                    .columns
+                    .iter()
+                    .map(|&k| {
+                        let (oid, _) = type_oid_and_mod(&tb.def.columns[k].data_type);
+                        super::opclass::default_btree(oid).to_string()
+                    })
+                    .collect();
                 let colls: Vec<String> = ix
                     .columns
                     .iter()
@@ -320,7 +329,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     b(false),
                     t(keys.join(" ")),
                     t(colls.join(" ")),
-                    t(&zeros),
+                    t(classes.join(" ")),
                     t(&zeros),
                     NULL,
                     NULL,
@@ -417,11 +426,14 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             }
         }
         V::Tables => {
+            let roles = env.instance.roles();
             for tb in db.tables() {
+                // The owner from the role catalog, as pg_class.relowner.
+                let (_, owner) = crate::privileges::table_acl(env, tb.id());
                 out.push(vec![
                     t("public"),
                     t(tb.name()),
-                    t(user),
+                    t(roles.name_of(owner as u32)),
                     NULL,
                     b(!tb.has_hidden_key()),
                     b(false),

@@ -42,6 +42,10 @@ pub enum PgView {
     Info(crate::foreign_keys::catalog::InfoView),
     /// `pg_cursors`: the session's open cursors.
     Cursors,
+    /// `pg_settings`: the session's run-time parameters.
+    Settings,
+    /// `pg_opclass`: the default btree operator classes.
+    Opclass,
 }
 
 /// Finds a catalog view by (schema, name); `pg_catalog` views also answer
@@ -91,6 +95,8 @@ pub fn lookup(schema: Option<&str>, name: &str) -> Option<PgView> {
         "pg_tables" => V::Tables,
         "pg_indexes" => V::Indexes,
         "pg_cursors" => V::Cursors,
+        "pg_settings" => V::Settings,
+        "pg_opclass" => V::Opclass,
         _ => return None,
     })
 }
@@ -109,6 +115,8 @@ impl PgView {
         use PgView as V;
         match self {
             V::Cursors => crate::cursor::pg_cursors_columns(),
+            V::Settings => super::settings_view::columns(),
+            V::Opclass => super::opclass::columns(),
             V::Database => vec![
                 ("oid", OID),
                 ("datname", NAME),

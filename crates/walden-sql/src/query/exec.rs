@@ -614,6 +614,11 @@ pub(super) fn group_rows(
         };
         let st = &mut states[gi];
         for (i, a) in aggs.iter().enumerate() {
+            if let Some(c) = &a.filter {
+                if truth(&c.eval(&r, env)?)? != Some(true) {
+                    continue;
+                }
+            }
             let v = match &a.arg {
                 Some(e) => e.eval(&r, env)?,
                 None => Value::Null,

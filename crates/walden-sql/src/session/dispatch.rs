@@ -496,6 +496,9 @@ impl SqlSession {
                 names,
                 *cascade,
             ),
+            Statement::AlterTable(at) if crate::owner::handles(at) => {
+                crate::owner::alter_owner(&self.who(), &self.engine.instance, &self.db, at)
+            }
             Statement::AlterTable(at) if crate::foreign_keys::handles(&self.db, at) => {
                 crate::foreign_keys::alter_table(&self.db, &self.session, at)
             }

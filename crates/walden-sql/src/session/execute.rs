@@ -45,6 +45,11 @@ impl SqlSession {
                     .map_err(|e| e.shift_position(before))
                     .and_then(|c| self.execute_shared(&c, &[])),
             };
+            // An undefined column or relation: where the text names it.
+            let r = r.map_err(|e| match crate::front::reference_position(s, &e) {
+                Some(_) => e.locate_reference(s).shift_position(before),
+                None => e,
+            });
             let err = r.is_err();
             // The copy data follows; statements after COPY FROM STDIN in the
             // same query are not run (PostgreSQL does the same).
@@ -104,6 +109,7 @@ impl SqlSession {
     /// Parses and describes a statement (extended protocol Parse).
     pub fn prepare(&mut self, sql: &str, param_types: &[Option<DataType>]) -> Result<Prepared> {
         crate::stack::with_stack_for(sql, || self.prepare_inner(sql, param_types))
+            .map_err(|e| e.locate_reference(sql))
     }
 
     fn prepare_inner(&mut self, sql: &str, param_types: &[Option<DataType>]) -> Result<Prepared> {

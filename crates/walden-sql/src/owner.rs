@@ -1,0 +1,89 @@
+//! `ALTER TABLE name OWNER TO role` for tables and sequences (pg_dump writes
+//! it for both). The owner lives in the instance's role catalog, as for
+//! objects created by a role, so `pg_class.relowner`, psql `\d` and the
+//! ownership checks of DDL and GRANT follow it. The checks are PostgreSQL's:
+//! the current owner (or a superuser) may give the object away, to a role
+//! it is a member of.
+
+use crate::error::{ErrorKind, Result, SqlError};
+use crate::privileges::{denied, Who};
+use crate::query::object_last;
+use crate::QueryOutput;
+use sqlparser::ast::{self, AlterTableOperation as Op, Owner};
+use walden_engine::roles::ObjKind;
+use walden_engine::{Database, Instance};
+
+/// Whether the statement only changes the owner (other actions combined
+/// with OWNER TO go to ALTER TABLE, which refuses OWNER TO there).
+pub fn handles(at: &ast::AlterTable) -> bool {
+    !at.operations.is_empty()
+        && at
+            .operations
+            .iter()
+            .all(|op| matches!(op, Op::OwnerTo { .. }))
+}
+
+pub fn alter_owner(
+    who: &Who,
+    instance: &Instance,
+    db: &Database,
+    at: &ast::AlterTable,
+) -> Result<QueryOutput> {
+    let name = object_last(&at.name);
+    let dbid = db.id();
+    let (kind, id, shown) = if let Ok(t) = db.table(&name) {
+        (ObjKind::Table, t.id(), t.name().to_string())
+    } else if let Some(s) = db
+        .sequences()
+        .into_iter()
+        .find(|s| s.name.eq_ignore_ascii_case(&name))
+    {
+        (ObjKind::Sequence, s.id, s.name.clone())
+    } else if at.if_exists {
+        let mut out = QueryOutput::command("ALTER TABLE");
+        out.notices
+            .push(format!("relation \"{name}\" does not exist, skipping"));
+        return Ok(out);
+    } else {
+        return Err(walden_engine::EngineError::UnknownTable(name).into());
+    };
+    for op in &at.operations {
+        let Op::OwnerTo { new_owner } = op else {
+            unreachable!("handles() admits OWNER TO only")
+        };
+        let role = match new_owner {
+            Owner::Ident(id) => {
+                let n = if id.quote_style.is_some() {
+                    id.value.clone()
+                } else {
+                    id.value.to_ascii_lowercase()
+                };
+                who.cat.oid_of(&n).ok_or_else(|| {
+                    SqlError::new(
+                        ErrorKind::UndefinedObject,
+                        format!("role \"{n}\" does not exist"),
+                    )
+                })?
+            }
+            Owner::CurrentRole | Owner::CurrentUser | Owner::SessionUser => who.oid,
+        };
+        if !who.owns(dbid, kind, id) {
+            let what = match kind {
+                ObjKind::Sequence => "sequence",
+                _ => "table",
+            };
+            return Err(denied(format!("must be owner of {what} {shown}")));
+        }
+        if !who.has_privs_of(role) {
+            return Err(denied(format!(
+                "must be member of role \"{}\"",
+                who.cat.name_of(role)
+            )));
+        }
+        instance.update_roles(|c| -> Result<()> {
+            c.set_owner(dbid, kind, id, role);
+            Ok(())
+        })?;
+    }
+    Ok(QueryOutput::command("ALTER TABLE"))
+}
