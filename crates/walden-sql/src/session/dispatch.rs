@@ -50,9 +50,10 @@ impl SqlSession {
                 | Command::Fetch(_)
                 | Command::CloseCursor(_)
         );
-        if !self.explicit && !neutral && !transactional(cmd) {
-            // Walden runs this statement in a transaction of its own (it is
-            // not transactional): an implicit block's work commits first.
+        if !self.explicit && !neutral {
+            // Outside an explicit block this statement starts a transaction
+            // of its own: an implicit block's work commits first (so that a
+            // multi-statement query can write a table and then alter it).
             if let Some(tx) = self.tx.take() {
                 let id = tx.id();
                 tx.commit(CommitRequest::Default)?;
@@ -626,31 +627,6 @@ pub(super) fn failover_columns() -> Vec<Column> {
         ty,
     })
     .collect()
-}
-
-/// Whether `cmd` runs inside the current transaction (the DDL of tables,
-/// indexes and sequences, LOCK TABLE, and DML) rather than in one of its own.
-fn transactional(cmd: &Command) -> bool {
-    match cmd {
-        Command::CreateSequence { .. } | Command::DeleteTop(..) => true,
-        Command::Sql(stmt) => match stmt.as_ref() {
-            Statement::Drop { object_type, .. } => matches!(
-                object_type,
-                ast::ObjectType::Table | ast::ObjectType::Index | ast::ObjectType::Sequence
-            ),
-            Statement::CreateTable(_)
-            | Statement::AlterTable(_)
-            | Statement::Truncate(_)
-            | Statement::CreateIndex(_)
-            | Statement::Lock(_)
-            | Statement::Query(_)
-            | Statement::Insert(_)
-            | Statement::Update(_)
-            | Statement::Delete(_) => true,
-            _ => false,
-        },
-        _ => false,
-    }
 }
 
 /// The name of a DDL statement a read-only transaction refuses.
