@@ -44,57 +44,51 @@ pub struct Alteration {
 }
 
 impl Database {
-    /// `ALTER TABLE name ...`: `plan` sees the table as it stands with the
-    /// gate held (no commit can change its rows meanwhile) and returns the
-    /// change, or `None` when there is nothing to do. The change is built
-    /// before it is logged, so a duplicate key fails with nothing logged.
+    /// `ALTER TABLE name ...` in a transaction of its own (see
+    /// [`crate::Transaction::alter_table`]).
     pub fn alter_table<E: From<EngineError>>(
-        &self,
-        session: &Session,
+        self: &Arc<Self>,
+        session: &Arc<Session>,
         name: &str,
         plan: impl FnOnce(&Arc<Table>) -> std::result::Result<Option<Alteration>, E>,
     ) -> std::result::Result<(), E> {
-        let gate = self.gate.write();
-        let t = self.table(name)?;
-        let Some(alt) = plan(&t)? else {
-            return Ok(());
-        };
-        if !alt.def.name.eq_ignore_ascii_case(t.name()) {
-            let cat = self.catalog.read();
-            if cat.table(&alt.def.name).is_some() || cat.index_table(&alt.def.name).is_some() {
-                return Err(EngineError::RelationExists(alt.def.name).into());
-            }
-        }
-        let mut def = alt.def;
-        def.id = t.id();
-        keeps_foreign_keys(&self.catalog.read(), &t, &def)?;
-        {
-            // New indexes take fresh ids, as CREATE INDEX gives them.
-            let cat = self.catalog.read();
-            let fresh = def.indexes.iter_mut().filter(|ix| ix.id == 0);
-            for (id, ix) in (cat.next_table_id.max(1)..).zip(fresh) {
-                ix.id = id;
-            }
-        }
-        let nt = Arc::new(altered(
-            &t,
-            &def,
-            alt.rewrite.as_deref(),
-            self.vis.visible(),
-        )?);
-        let id = t.id();
-        self.system_change(
-            gate,
-            session,
-            Redo::AlterTable {
-                table: id,
-                def,
-                rewrite: alt.rewrite,
-            },
-            |cat| install(cat, id, nt),
-        )?;
+        let tx = self.begin(session);
+        tx.alter_table(name, plan)?;
+        tx.commit(crate::session::CommitRequest::Durable)?;
         Ok(())
     }
+}
+
+/// Checks an alteration of `t` against the catalog and builds the table it
+/// makes, with its redo record.
+pub(crate) fn prepare(
+    cat: &Catalog,
+    t: &Arc<Table>,
+    alt: Alteration,
+    csn: Csn,
+) -> Result<(Arc<Table>, Redo)> {
+    if !alt.def.name.eq_ignore_ascii_case(t.name())
+        && (cat.table(&alt.def.name).is_some() || cat.index_table(&alt.def.name).is_some())
+    {
+        return Err(EngineError::RelationExists(alt.def.name));
+    }
+    let mut def = alt.def;
+    def.id = t.id();
+    keeps_foreign_keys(cat, t, &def)?;
+    // New indexes take fresh ids, as CREATE INDEX gives them.
+    let fresh = def.indexes.iter_mut().filter(|ix| ix.id == 0);
+    for (id, ix) in (cat.next_table_id.max(1)..).zip(fresh) {
+        ix.id = id;
+    }
+    let nt = Arc::new(altered(t, &def, alt.rewrite.as_deref(), csn)?);
+    Ok((
+        nt,
+        Redo::AlterTable {
+            table: t.id(),
+            def,
+            rewrite: alt.rewrite,
+        },
+    ))
 }
 
 /// Foreign keys name columns by position: a change that drops or retypes

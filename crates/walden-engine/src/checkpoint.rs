@@ -519,7 +519,8 @@ impl Database {
     pub(crate) fn capture_parts(&self) -> (crate::inflight::Capture, Parts) {
         let _gate = self.gate.read();
         let cap = self.inflight.capture(&self.vis, &self.log, || {});
-        let cat = self.catalog.read();
+        // Without open transactions' DDL (see `txn/ddl.rs`).
+        let cat = self.image_catalog();
         let parts = Parts::of(
             self.next_txid.load(Relaxed),
             self.settings(),
@@ -563,7 +564,9 @@ impl Database {
     fn cut_online(&self) -> Cut {
         let _gate = self.gate.read();
         // The gate keeps DDL out: this list stays the catalog's.
-        let tables: Vec<Arc<Table>> = self.catalog.read().by_id.values().cloned().collect();
+        // Without open transactions' DDL (see `txn/ddl.rs`).
+        let image = self.image_catalog();
+        let tables: Vec<Arc<Table>> = image.by_id.values().cloned().collect();
         let mut unsaved = Vec::new();
         let cap = self.inflight.capture(&self.vis, &self.log, || {
             unsaved = tables.iter().map(|t| t.take_unsaved()).collect();
@@ -572,7 +575,7 @@ impl Database {
             self.next_txid.load(Relaxed),
             self.settings(),
             *self.backup.lock(),
-            &self.catalog.read(),
+            &image,
         );
         Cut {
             lsn: cap.redo_start,

@@ -561,6 +561,9 @@ pub enum Op {
         table: u32,
         key: Key,
     },
+    /// A catalog change made by the transaction (an encoded [`Redo`]),
+    /// applied at its commit before its rows.
+    Ddl(Vec<u8>),
 }
 
 /// A redo log record.
@@ -679,6 +682,17 @@ pub fn put_op_put(out: &mut Vec<u8>, table: u32, key: Option<&[Value]>, row: &[V
     put_values(out, row);
 }
 
+/// Op tag of a catalog change inside a transaction record (from the range
+/// reserved for transactional DDL, 40..=49).
+const OP_DDL: u8 = 40;
+
+/// A catalog change inside a transaction record: an encoded [`Redo`].
+pub fn put_op_ddl(out: &mut Vec<u8>, rec: &[u8]) {
+    out.push(OP_DDL);
+    put_var(out, rec.len() as u64);
+    out.extend_from_slice(rec);
+}
+
 pub fn put_op_delete(out: &mut Vec<u8>, table: u32, key: &[Value]) {
     out.push(2);
     put_var(out, table as u64);
@@ -694,6 +708,7 @@ pub fn encode_redo(r: &Redo) -> Vec<u8> {
                 match op {
                     Op::Put { table, key, row } => put_op_put(&mut out, *table, Some(key), row),
                     Op::Delete { table, key } => put_op_delete(&mut out, *table, key),
+                    Op::Ddl(rec) => put_op_ddl(&mut out, rec),
                 }
             }
         }
@@ -820,6 +835,10 @@ pub fn decode_redo(buf: &[u8], key_of: &dyn Fn(u32, &[Value]) -> Option<Key>) ->
                         let table = r.var()? as u32;
                         let key = r.values()?.into_boxed_slice();
                         ops.push(Op::Delete { table, key });
+                    }
+                    OP_DDL => {
+                        let n = r.var()? as usize;
+                        ops.push(Op::Ddl(r.bytes(n)?.to_vec()));
                     }
                     _ => return Err(short()),
                 }

@@ -191,6 +191,9 @@ pub struct Database {
     pub(crate) recovery: RecoveryReport,
     /// Availability-group state: role, the remote-harden hook, live redo.
     pub(crate) replica: ReplicaState,
+    /// Catalog entries changed by open transactions, as they were (see
+    /// `txn/ddl.rs`), by transaction.
+    pub(crate) uncommitted_ddl: Mutex<HashMap<u64, Vec<crate::txn::Revert>>>,
 }
 
 impl std::fmt::Debug for Database {

@@ -99,6 +99,13 @@ pub enum EngineError {
     /// `NOWAIT` found the row locked (55P03).
     #[error("could not obtain lock on row in relation \"{0}\"")]
     LockNotAvailable(String),
+    /// `LOCK TABLE ... NOWAIT` found the table locked (55P03).
+    #[error("could not obtain lock on relation \"{0}\"")]
+    TableLockNotAvailable(String),
+    /// A change of a table's definition after the same transaction wrote
+    /// rows of it (0A000): its pending rows have the old shape.
+    #[error("{what} of \"{table}\" after this transaction changed its rows is not supported")]
+    DdlAfterWrite { what: String, table: String },
     /// REPEATABLE READ: the row was changed (or deleted) by a transaction
     /// that committed after this one's snapshot.
     #[error("could not serialize access due to concurrent {0}")]

@@ -60,6 +60,138 @@ impl LockMode {
     }
 }
 
+/// PostgreSQL's table-lock modes, weakest first (`LOCK TABLE ... IN ... MODE`).
+/// DML takes `RowExclusive` (writes) or `RowShare` (row locks of locking
+/// reads and foreign key checks), plain reads `AccessShare`; DDL and TRUNCATE
+/// `AccessExclusive`, CREATE INDEX `Share`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TableLockMode {
+    AccessShare,
+    RowShare,
+    RowExclusive,
+    ShareUpdateExclusive,
+    Share,
+    ShareRowExclusive,
+    Exclusive,
+    AccessExclusive,
+}
+
+impl TableLockMode {
+    const ALL: [TableLockMode; 8] = [
+        TableLockMode::AccessShare,
+        TableLockMode::RowShare,
+        TableLockMode::RowExclusive,
+        TableLockMode::ShareUpdateExclusive,
+        TableLockMode::Share,
+        TableLockMode::ShareRowExclusive,
+        TableLockMode::Exclusive,
+        TableLockMode::AccessExclusive,
+    ];
+
+    /// The modes this one conflicts with, one bit per mode (PostgreSQL's
+    /// table 13.2).
+    fn conflict_mask(self) -> u8 {
+        use TableLockMode::*;
+        let bit = |m: TableLockMode| 1u8 << (m as u8);
+        match self {
+            AccessShare => bit(AccessExclusive),
+            RowShare => bit(Exclusive) | bit(AccessExclusive),
+            RowExclusive => {
+                bit(Share) | bit(ShareRowExclusive) | bit(Exclusive) | bit(AccessExclusive)
+            }
+            ShareUpdateExclusive => {
+                bit(ShareUpdateExclusive)
+                    | bit(Share)
+                    | bit(ShareRowExclusive)
+                    | bit(Exclusive)
+                    | bit(AccessExclusive)
+            }
+            Share => {
+                bit(RowExclusive)
+                    | bit(ShareUpdateExclusive)
+                    | bit(ShareRowExclusive)
+                    | bit(Exclusive)
+                    | bit(AccessExclusive)
+            }
+            ShareRowExclusive => !(bit(AccessShare) | bit(RowShare)),
+            Exclusive => !bit(AccessShare),
+            AccessExclusive => 0xff,
+        }
+    }
+
+    pub fn conflicts(self, other: TableLockMode) -> bool {
+        self.conflict_mask() & (1 << (other as u8)) != 0
+    }
+
+    /// Holding `self` is at least holding `other`.
+    pub(crate) fn covers(self, other: TableLockMode) -> bool {
+        let (a, b) = (self.conflict_mask(), other.conflict_mask());
+        a & b == b
+    }
+
+    /// The weakest mode that is holding both (PostgreSQL holds the two
+    /// separately; one entry per holder keeps the lock table simple).
+    pub(crate) fn combine(self, other: TableLockMode) -> TableLockMode {
+        let need = self.conflict_mask() | other.conflict_mask();
+        Self::ALL
+            .into_iter()
+            .find(|m| m.conflict_mask() & need == need)
+            .unwrap_or(TableLockMode::AccessExclusive)
+    }
+
+    /// The SQL name, as `pg_locks.mode` shows it.
+    pub fn name(self) -> &'static str {
+        use TableLockMode::*;
+        match self {
+            AccessShare => "AccessShareLock",
+            RowShare => "RowShareLock",
+            RowExclusive => "RowExclusiveLock",
+            ShareUpdateExclusive => "ShareUpdateExclusiveLock",
+            Share => "ShareLock",
+            ShareRowExclusive => "ShareRowExclusiveLock",
+            Exclusive => "ExclusiveLock",
+            AccessExclusive => "AccessExclusiveLock",
+        }
+    }
+}
+
+/// A lock mode in the lock table: a row's or a table's. A key only ever
+/// holds one kind (a table lock's key is the table id with an empty key).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Row(LockMode),
+    Table(TableLockMode),
+}
+
+impl Mode {
+    fn conflicts(self, other: Mode) -> bool {
+        match (self, other) {
+            (Mode::Row(a), Mode::Row(b)) => a.conflicts(b),
+            (Mode::Table(a), Mode::Table(b)) => a.conflicts(b),
+            _ => false,
+        }
+    }
+    fn covers(self, other: Mode) -> bool {
+        match (self, other) {
+            (Mode::Row(a), Mode::Row(b)) => a >= b,
+            (Mode::Table(a), Mode::Table(b)) => a.covers(b),
+            _ => false,
+        }
+    }
+    fn combine(self, other: Mode) -> Mode {
+        match (self, other) {
+            (Mode::Row(a), Mode::Row(b)) => Mode::Row(a.max(b)),
+            (Mode::Table(a), Mode::Table(b)) => Mode::Table(a.combine(b)),
+            (_, b) => b,
+        }
+    }
+}
+
+/// The lock-table key of table `id`'s table lock (row keys are never empty).
+pub fn table_lock_key(id: u32) -> LockKey {
+    (id, Vec::new().into_boxed_slice())
+}
+
 /// What to do when the lock is held in a conflicting mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WaitPolicy {
@@ -71,34 +203,34 @@ pub enum WaitPolicy {
 /// A transaction queued for a key, and how to wake it.
 struct Waiter {
     txid: u64,
-    mode: LockMode,
+    mode: Mode,
     wake: Arc<Condvar>,
 }
 
 /// One locked key.
 struct Entry {
     /// Transactions holding the key, each in its strongest mode.
-    holders: SmallVec<[(u64, LockMode); 1]>,
+    holders: SmallVec<[(u64, Mode); 1]>,
     /// Oldest first; granted from the front.
     queue: VecDeque<Waiter>,
 }
 
 impl Entry {
-    fn mode_of(&self, txid: u64) -> Option<LockMode> {
+    fn mode_of(&self, txid: u64) -> Option<Mode> {
         self.holders.iter().find(|h| h.0 == txid).map(|h| h.1)
     }
 
     /// Other holders whose modes conflict with `mode`.
-    fn blockers(&self, txid: u64, mode: LockMode) -> impl Iterator<Item = u64> + '_ {
+    fn blockers(&self, txid: u64, mode: Mode) -> impl Iterator<Item = u64> + '_ {
         self.holders
             .iter()
             .filter(move |h| h.0 != txid && h.1.conflicts(mode))
             .map(|h| h.0)
     }
 
-    fn grant(&mut self, txid: u64, mode: LockMode) {
+    fn grant(&mut self, txid: u64, mode: Mode) {
         match self.holders.iter_mut().find(|h| h.0 == txid) {
-            Some(h) => h.1 = h.1.max(mode),
+            Some(h) => h.1 = h.1.combine(mode),
             None => self.holders.push((txid, mode)),
         }
     }
@@ -210,6 +342,72 @@ impl LockManager {
         timeout: Option<Duration>,
         cancel: &AtomicBool,
     ) -> Result<Acquired> {
+        self.acquire_mode(txid, key, Mode::Row(mode), policy, waits, timeout, cancel)
+    }
+
+    /// Takes table `id`'s table lock in `mode` for `txid`. An upgrade is
+    /// kept to the end of the transaction (reported as `Held`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn acquire_table(
+        &self,
+        txid: u64,
+        id: u32,
+        mode: TableLockMode,
+        policy: WaitPolicy,
+        waits: WaitSinks<'_>,
+        timeout: Option<Duration>,
+        cancel: &AtomicBool,
+    ) -> Result<Acquired> {
+        let key = table_lock_key(id);
+        match self.acquire_mode(
+            txid,
+            &key,
+            Mode::Table(mode),
+            policy,
+            waits,
+            timeout,
+            cancel,
+        )? {
+            Acquired::Upgraded(_) => Ok(Acquired::Held),
+            other => Ok(other),
+        }
+    }
+
+    /// Table locks held and awaited, as (transaction, table id, mode,
+    /// granted), for `pg_locks`.
+    pub fn table_locks(&self) -> Vec<(u64, u32, TableLockMode, bool)> {
+        let t = self.table.lock();
+        let mut out = Vec::new();
+        for (k, e) in &t.locks {
+            if !k.1.is_empty() {
+                continue;
+            }
+            for (tx, m) in &e.holders {
+                if let Mode::Table(m) = m {
+                    out.push((*tx, k.0, *m, true));
+                }
+            }
+            for w in &e.queue {
+                if let Mode::Table(m) = w.mode {
+                    out.push((w.txid, k.0, m, false));
+                }
+            }
+        }
+        out.sort_by_key(|l| (l.1, l.0));
+        out
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn acquire_mode(
+        &self,
+        txid: u64,
+        key: &LockKey,
+        mode: Mode,
+        policy: WaitPolicy,
+        waits: WaitSinks<'_>,
+        timeout: Option<Duration>,
+        cancel: &AtomicBool,
+    ) -> Result<Acquired> {
         let mut t = self.table.lock();
         if !t.locks.contains_key(key) {
             let mut holders = SmallVec::new();
@@ -225,11 +423,13 @@ impl LockManager {
         }
         let e = t.locks.get_mut(key).expect("present");
         let prev = e.mode_of(txid);
-        if prev.is_some_and(|p| p >= mode) {
+        if prev.is_some_and(|p| p.covers(mode)) {
             return Ok(Acquired::Held);
         }
         let outcome = match prev {
-            Some(p) => Acquired::Upgraded(p),
+            Some(Mode::Row(p)) => Acquired::Upgraded(p),
+            // Table-lock upgrades are kept to the end (see `acquire_table`).
+            Some(Mode::Table(_)) => Acquired::Upgraded(LockMode::KeyShare),
             None => Acquired::New,
         };
         // An upgrade does not queue behind waiters that wait for it anyway.
@@ -260,7 +460,8 @@ impl LockManager {
             return Err(EngineError::Deadlock {
                 victim: txid,
                 detail: format!(
-                    "transaction {txid} waits for a row lock held by transaction {other}, which waits for {txid}"
+                    "transaction {txid} waits for a {} lock held by transaction {other}, which waits for {txid}",
+                    if key.1.is_empty() { "table" } else { "row" }
                 ),
             });
         }
@@ -270,7 +471,7 @@ impl LockManager {
             t.locks
                 .get(key)
                 .and_then(|e| e.mode_of(txid))
-                .is_some_and(|m| m >= mode)
+                .is_some_and(|m| m.covers(mode))
         };
         let result = loop {
             // The releasing transaction granted us the lock before waking us.
@@ -335,7 +536,9 @@ impl LockManager {
             return;
         };
         if let Some(h) = e.holders.iter_mut().find(|h| h.0 == txid) {
-            h.1 = h.1.min(mode);
+            if let Mode::Row(m) = h.1 {
+                h.1 = Mode::Row(m.min(mode));
+            }
             t.settle(key);
         }
     }
@@ -408,7 +611,10 @@ mod tests {
         t2.join().unwrap().unwrap();
         {
             let t = lm.table.lock();
-            assert_eq!(t.locks.get(&k(1)).and_then(|e| e.mode_of(2)), Some(X));
+            assert_eq!(
+                t.locks.get(&k(1)).and_then(|e| e.mode_of(2)),
+                Some(Mode::Row(X))
+            );
             // 3 now waits for 2, so 2 waiting for 3 closes a cycle.
             assert_eq!(t.edges(3), vec![2]);
             assert!(t.edges(2).is_empty());
@@ -500,6 +706,66 @@ mod tests {
                 assert_eq!(a.conflicts(*b), expect[i][j], "{a:?} vs {b:?}");
             }
         }
+    }
+
+    #[test]
+    fn table_modes_follow_postgresqls_conflict_table() {
+        use TableLockMode::*;
+        let modes = TableLockMode::ALL;
+        // PostgreSQL's table 13.2: which requested modes each held mode
+        // conflicts with (1 = conflict), weakest first.
+        let expect = [
+            "00000001", "00000011", "00001111", "00011111", "00110111", "00111111", "01111111",
+            "11111111",
+        ];
+        for (i, a) in modes.iter().enumerate() {
+            for (j, b) in modes.iter().enumerate() {
+                let want = expect[i].as_bytes()[j] == b'1';
+                assert_eq!(a.conflicts(*b), want, "{a:?} vs {b:?}");
+            }
+        }
+        assert_eq!(RowExclusive.combine(Share), ShareRowExclusive);
+        assert!(AccessExclusive.covers(RowShare));
+        assert!(!Share.covers(RowExclusive));
+    }
+
+    #[test]
+    fn table_and_row_locks_deadlock_together() {
+        let lm = Arc::new(LockManager::default());
+        lm.acquire_table(1, 7, TableLockMode::RowExclusive, W, &[], None, &NO)
+            .unwrap();
+        lm.acquire(2, &k(1), X, W, &[], None, &NO).unwrap();
+        let lm2 = lm.clone();
+        let t = std::thread::spawn(move || lm2.acquire(1, &k(1), X, W, &[], None, &NO).map(|_| ()));
+        wait_until_waiting(&lm, 1, 2);
+        let e = lm
+            .acquire_table(2, 7, TableLockMode::AccessExclusive, W, &[], None, &NO)
+            .expect_err("deadlock");
+        assert!(
+            matches!(e, EngineError::Deadlock { victim: 2, .. }),
+            "{e:?}"
+        );
+        assert_eq!(
+            lm.acquire_table(
+                3,
+                7,
+                TableLockMode::Share,
+                WaitPolicy::NoWait,
+                &[],
+                None,
+                &NO
+            )
+            .unwrap(),
+            Acquired::Busy
+        );
+        lm.release(2, [k(1)]);
+        t.join().unwrap().unwrap();
+        assert_eq!(
+            lm.table_locks(),
+            vec![(1, 7, TableLockMode::RowExclusive, true)]
+        );
+        lm.release(1, [k(1), table_lock_key(7)]);
+        assert_eq!(lm.held(), 0);
     }
 
     #[test]

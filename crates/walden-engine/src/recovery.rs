@@ -38,6 +38,7 @@ impl Replay {
             },
             rec,
         )
+        .map(drop)
     }
 
     /// The recovered state, and the parts of transactions whose commit record
@@ -60,8 +61,8 @@ pub(crate) struct RedoTarget<'a> {
 }
 
 /// Applies one redo record. A transaction takes effect at its commit
-/// record, with all its earlier parts.
-pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8]) -> Result<()> {
+/// record, with all its earlier parts. Returns whether the catalog changed.
+pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8]) -> Result<bool> {
     let cat = t.catalog;
     let redo = {
         let key_of = |tid: u32, row: &[crate::types::Value]| {
@@ -70,15 +71,35 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
         };
         decode_redo(rec, &key_of)?
     };
+    let mut catalog_changed = true;
     match redo {
         Redo::Txn { txid, commit, ops } => {
             *t.next_txid = (*t.next_txid).max(txid + 1);
             if !commit {
                 pending.entry(txid).or_default().extend(ops);
-                return Ok(());
+                return Ok(false);
             }
             let mut all = pending.remove(&txid).unwrap_or_default();
             all.extend(ops);
+            // Catalog changes first (they come first in the record), then
+            // the rows.
+            let mut changed = false;
+            for op in &all {
+                if let Op::Ddl(rec) = op {
+                    changed = true;
+                    apply_record(
+                        pending,
+                        RedoTarget {
+                            catalog: &mut *cat,
+                            settings: &mut *t.settings,
+                            backup: &mut *t.backup,
+                            next_txid: &mut *t.next_txid,
+                        },
+                        rec,
+                    )?;
+                }
+            }
+            catalog_changed = changed;
             // One CSN for the whole transaction: readers (on a secondary)
             // see all of it or none of it.
             let vis = cat.vis.clone();
@@ -87,6 +108,7 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
                 let (table, key, row) = match op {
                     Op::Put { table, key, row } => (table, key, Some(row)),
                     Op::Delete { table, key } => (table, key, None),
+                    Op::Ddl(_) => continue,
                 };
                 let t = cat.by_id.get(&table).ok_or_else(|| unknown(table))?;
                 if let Some(row) = &row {
@@ -191,7 +213,7 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
             cat.add_table(nt);
         }
     }
-    Ok(())
+    Ok(catalog_changed)
 }
 
 fn unknown(table: u32) -> EngineError {

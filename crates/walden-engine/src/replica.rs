@@ -205,13 +205,9 @@ impl Database {
         let mut n = 0;
         let mut ddl = false;
         for rec in frames_of(frames)? {
-            // Anything but a transaction's rows changes the catalog: cached
-            // plans made before it must not be reused.
-            ddl |= !matches!(
-                rec.first(),
-                Some(&crate::codec::TAG_TXN_PART) | Some(&crate::codec::TAG_TXN_COMMIT)
-            );
-            apply_record(
+            // A catalog change (alone or in a transaction): cached plans
+            // made before it must not be reused.
+            ddl |= apply_record(
                 &mut pending,
                 RedoTarget {
                     catalog: &mut cat,

@@ -28,6 +28,9 @@ pub(crate) struct Level {
     pub(crate) locks_held: usize,
     /// Locks held before the savepoint and strengthened after it.
     pub(crate) upgrades: Vec<(LockKey, LockMode)>,
+    /// How many DDL statements the transaction had run (later ones are
+    /// undone by `ROLLBACK TO`).
+    pub(crate) ddl_steps: usize,
 }
 
 /// What undoing a savepoint's level gives back to the transaction.
@@ -35,6 +38,7 @@ pub(crate) struct Undo {
     pub(crate) writes: Vec<((u32, Key), Option<Write>)>,
     pub(crate) locks_held: usize,
     pub(crate) upgrades: Vec<(LockKey, LockMode)>,
+    pub(crate) ddl_steps: usize,
 }
 
 /// The savepoints of a transaction, oldest first.
@@ -52,12 +56,13 @@ impl Savepoints {
         self.levels.len()
     }
 
-    pub(crate) fn push(&mut self, name: &str, locks_held: usize) {
+    pub(crate) fn push(&mut self, name: &str, locks_held: usize, ddl_steps: usize) {
         self.levels.push(Level {
             name: name.to_string(),
             undo: BTreeMap::new(),
             locks_held,
             upgrades: Vec::new(),
+            ddl_steps,
         });
     }
 
@@ -97,6 +102,7 @@ impl Savepoints {
             writes: std::mem::take(&mut l.undo).into_iter().collect(),
             locks_held: l.locks_held,
             upgrades: std::mem::take(&mut l.upgrades),
+            ddl_steps: l.ddl_steps,
         });
         out
     }
@@ -120,6 +126,7 @@ impl Savepoints {
             writes: l.undo.into_iter().collect(),
             locks_held: l.locks_held,
             upgrades: l.upgrades,
+            ddl_steps: l.ddl_steps,
         }
     }
 

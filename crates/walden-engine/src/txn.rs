@@ -28,10 +28,12 @@ use walden_log::Lsn;
 
 mod checks;
 mod commit;
+mod ddl;
 mod read;
 mod ri;
 mod savepoints;
 mod write;
+pub(crate) use ddl::Revert;
 pub use ri::RefPath;
 
 /// A transaction's isolation level.
@@ -84,6 +86,10 @@ pub struct Transaction {
     /// For each table written, the foreign keys (table id, name) on it or
     /// referencing it at its first write (see `ri.rs`).
     fk_seen: HashMap<u32, HashSet<(u32, String)>>,
+    /// Table locks held (behind a mutex: reads take them through `&self`).
+    table_locks: parking_lot::Mutex<ddl::HeldTableLocks>,
+    /// DDL statements run, applied to the catalog and undone on rollback.
+    ddl: parking_lot::Mutex<Vec<ddl::DdlStep>>,
     finished: bool,
 }
 
@@ -113,6 +119,8 @@ impl Transaction {
             shapes: HashMap::new(),
             own_unique: HashMap::new(),
             fk_seen: HashMap::new(),
+            table_locks: Default::default(),
+            ddl: Default::default(),
             finished: false,
         }
     }
@@ -194,7 +202,7 @@ impl Transaction {
 
     /// Whether the transaction has written anything.
     pub fn is_read_only(&self) -> bool {
-        self.writes.is_empty()
+        self.writes.is_empty() && !self.has_ddl()
     }
 
     fn check_open(&self) -> Result<()> {

@@ -25,8 +25,8 @@ use crate::QueryOutput;
 use sqlparser::ast::{self, AlterColumnOperation as ColOp, AlterTableOperation as Op};
 use std::sync::Arc;
 use walden_engine::{
-    ColumnDef, ColumnSource, DataType, Database, DefaultExpr, Row, Session, Table, TableDef,
-    Transaction, Value,
+    ColumnDef, ColumnSource, DataType, Database, DefaultExpr, Row, Table, TableDef, Transaction,
+    Value,
 };
 
 /// Runs `ALTER TABLE` (a system change of the engine, fully durable).
@@ -35,7 +35,6 @@ pub(crate) fn alter_table(
     at: &ast::AlterTable,
     tx: &Transaction,
     ctx: &Ctx<'_>,
-    session: &Session,
 ) -> Result<QueryOutput> {
     if at.location.is_some() || at.on_cluster.is_some() || at.table_type.is_some() {
         return Err(SqlError::unsupported(format!(
@@ -56,15 +55,9 @@ pub(crate) fn alter_table(
         }
         return Err(walden_engine::EngineError::UnknownTable(name).into());
     }
-    if db.table(&name).is_ok_and(|t| tx.has_written(t.id())) {
-        return Err(SqlError::unsupported(format!(
-            "ALTER TABLE of \"{name}\" after this transaction changed its rows \
-             (DDL is not transactional here yet)"
-        )));
-    }
     let env = ctx.env(tx);
     let mut notices = Vec::new();
-    db.alter_table(session, &name, |t| {
+    tx.alter_table(&name, |t| {
         let mut w = Work::new(&db, t, &env);
         for op in &at.operations {
             w.apply(p, op)?;

@@ -10,7 +10,7 @@ use crate::QueryOutput;
 use sqlparser::ast::{self, ColumnOption, TableConstraint};
 use std::sync::Arc;
 use walden_engine::{
-    ColumnDef, DataType, Database, DefaultExpr, EngineError, Instance, Session, TableDef, Value,
+    ColumnDef, DataType, Database, DefaultExpr, EngineError, Instance, TableDef, Transaction, Value,
 };
 
 pub(crate) fn default_expr(e: &ast::Expr) -> Result<DefaultExpr> {
@@ -111,7 +111,7 @@ fn const_i64(e: &ast::Expr) -> Result<i64> {
 pub fn create_table(
     db: &Arc<Database>,
     instance: &Instance,
-    session: &Session,
+    tx: &mut Transaction,
     ct: &ast::CreateTable,
 ) -> Result<QueryOutput> {
     if ct.query.is_some() {
@@ -251,7 +251,7 @@ pub fn create_table(
         .map_err(map_def_err)?;
     def.indexes = crate::index_ddl::table_indexes(db, &def, uniques, plain)?;
     crate::foreign_keys::declare(db, &mut def, fks)?;
-    db.create_table(session, def)?;
+    tx.create_table(def)?;
     Ok(QueryOutput::command("CREATE TABLE"))
 }
 
@@ -281,7 +281,7 @@ pub(crate) fn map_def_err(e: EngineError) -> SqlError {
 
 pub fn drop(
     db: &Arc<Database>,
-    session: &Session,
+    tx: &mut Transaction,
     object_type: &ast::ObjectType,
     if_exists: bool,
     names: &[ast::ObjectName],
@@ -291,12 +291,10 @@ pub fn drop(
     for n in names {
         let name = object_last(n);
         let r = match object_type {
-            ast::ObjectType::Table => {
-                crate::foreign_keys::drop_table(db, session, &name, cascade, &mut out)
-            }
-            ast::ObjectType::Sequence => db.drop_sequence(session, &name),
+            ast::ObjectType::Table => crate::foreign_keys::drop_table(tx, &name, cascade, &mut out),
+            ast::ObjectType::Sequence => tx.drop_sequence(&name),
             ast::ObjectType::Index => {
-                crate::index_ddl::drop_index(db, session, &name, if_exists, &mut out)?;
+                crate::index_ddl::drop_index(db, tx, &name, if_exists, &mut out)?;
                 continue;
             }
             ast::ObjectType::View => {
@@ -319,7 +317,11 @@ pub fn drop(
     Ok(out)
 }
 
-pub fn truncate(db: &Arc<Database>, session: &Session, t: &ast::Truncate) -> Result<QueryOutput> {
+pub fn truncate(
+    db: &Arc<Database>,
+    tx: &mut Transaction,
+    t: &ast::Truncate,
+) -> Result<QueryOutput> {
     let mut out = QueryOutput::command("TRUNCATE TABLE");
     let names = t
         .table_names
@@ -328,21 +330,20 @@ pub fn truncate(db: &Arc<Database>, session: &Session, t: &ast::Truncate) -> Res
         .collect();
     let cascade = matches!(t.cascade, Some(ast::CascadeOption::Cascade));
     for name in crate::foreign_keys::truncate_targets(db, names, cascade, &mut out)? {
-        db.truncate(session, &name)?;
+        tx.truncate(&name)?;
     }
     Ok(out)
 }
 
 pub fn create_sequence(
-    db: &Arc<Database>,
-    session: &Session,
+    tx: &mut Transaction,
     n: &str,
     if_not_exists: bool,
     start: Option<i64>,
     inc: i64,
 ) -> Result<QueryOutput> {
     let start = start.unwrap_or(if inc > 0 { 1 } else { -1 });
-    match db.create_sequence(session, n, start, inc) {
+    match tx.create_sequence(n, start, inc) {
         Ok(()) => Ok(QueryOutput::command("CREATE SEQUENCE")),
         Err(EngineError::SequenceExists(_)) if if_not_exists => {
             let mut out = QueryOutput::command("CREATE SEQUENCE");
@@ -352,4 +353,24 @@ pub fn create_sequence(
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// `LOCK [TABLE] name [, ...] [IN mode MODE] [NOWAIT]` (in a transaction
+/// block; the locks are held to its end).
+pub fn lock_table(tx: &mut Transaction, l: &ast::Lock) -> Result<QueryOutput> {
+    use walden_engine::TableLockMode as M;
+    let mode = match l.lock_mode {
+        None | Some(ast::LockTableMode::AccessExclusive) => M::AccessExclusive,
+        Some(ast::LockTableMode::AccessShare) => M::AccessShare,
+        Some(ast::LockTableMode::RowShare) => M::RowShare,
+        Some(ast::LockTableMode::RowExclusive) => M::RowExclusive,
+        Some(ast::LockTableMode::ShareUpdateExclusive) => M::ShareUpdateExclusive,
+        Some(ast::LockTableMode::Share) => M::Share,
+        Some(ast::LockTableMode::ShareRowExclusive) => M::ShareRowExclusive,
+        Some(ast::LockTableMode::Exclusive) => M::Exclusive,
+    };
+    for t in &l.tables {
+        tx.lock_table_named(&crate::query::object_last(&t.name), mode, l.nowait)?;
+    }
+    Ok(QueryOutput::command("LOCK TABLE"))
 }

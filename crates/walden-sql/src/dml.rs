@@ -531,6 +531,11 @@ fn candidates(
 ) -> Result<Vec<Key>> {
     let env = ctx.env(tx);
     let t = &pl.table;
+    tx.lock_table(
+        t,
+        walden_engine::TableLockMode::RowExclusive,
+        WaitPolicy::Wait,
+    )?;
     if let Some(key) = &pl.lookup {
         let k = query::lookup_key(t, key, &env)?;
         return Ok(match tx.get_in(t, &k)? {

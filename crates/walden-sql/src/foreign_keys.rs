@@ -16,7 +16,8 @@ use crate::QueryOutput;
 use sqlparser::ast;
 use std::sync::Arc;
 use walden_engine::{
-    ColumnDef, DataType, Database, EngineError, FkAction, ForeignKeyDef, Session, Table, TableDef,
+    ColumnDef, DataType, Database, EngineError, FkAction, ForeignKeyDef, Table, TableDef,
+    Transaction,
 };
 
 /// A foreign key as written, before its names are resolved.
@@ -322,7 +323,7 @@ pub(crate) fn declare(db: &Database, def: &mut TableDef, declared: Vec<Declared>
 /// validated against the committed rows and logged by the engine.
 pub fn alter_add(
     db: &Arc<Database>,
-    session: &Session,
+    tx: &mut Transaction,
     table: &str,
     outer_name: Option<&ast::Ident>,
     fk: &ast::ForeignKeyConstraint,
@@ -331,8 +332,7 @@ pub fn alter_add(
     let d = declared(outer_name, fk, None)?;
     let taken = names_in_use(db);
     let fk = resolve(db, Referencing { def: &t.def }, d, &taken)?;
-    db.add_foreign_key(session, t.name(), fk)
-        .map_err(map_engine)?;
+    tx.add_foreign_key(t.name(), fk).map_err(map_engine)?;
     Ok(QueryOutput::command("ALTER TABLE"))
 }
 
@@ -341,7 +341,7 @@ pub fn alter_add(
 /// constraint, for the ALTER TABLE dispatcher to handle).
 pub fn alter_drop(
     db: &Arc<Database>,
-    session: &Session,
+    tx: &mut Transaction,
     table: &str,
     name: &str,
 ) -> Result<Option<QueryOutput>> {
@@ -349,7 +349,7 @@ pub fn alter_drop(
     if !t.def.foreign_keys.iter().any(|f| f.name == name) {
         return Ok(None);
     }
-    db.drop_foreign_key(session, t.name(), name)?;
+    tx.drop_foreign_key(t.name(), name)?;
     Ok(Some(QueryOutput::command("ALTER TABLE")))
 }
 
@@ -378,7 +378,7 @@ pub fn handles(db: &Database, at: &ast::AlterTable) -> bool {
 /// Runs an ALTER TABLE that [`handles`] said is this module's.
 pub fn alter_table(
     db: &Arc<Database>,
-    session: &Session,
+    tx: &mut Transaction,
     at: &ast::AlterTable,
 ) -> Result<QueryOutput> {
     let table = object_last(&at.name);
@@ -390,11 +390,11 @@ pub fn alter_table(
             if *not_valid {
                 return Err(SqlError::unsupported("NOT VALID foreign keys"));
             }
-            alter_add(db, session, &table, None, fk)
+            alter_add(db, tx, &table, None, fk)
         }
         // Nothing depends on a foreign key: CASCADE drops the same.
         [ast::AlterTableOperation::DropConstraint { name, .. }] => {
-            alter_drop(db, session, &table, &fold_ident(name))?.ok_or_else(|| {
+            alter_drop(db, tx, &table, &fold_ident(name))?.ok_or_else(|| {
                 SqlError::new(
                     ErrorKind::UndefinedObject,
                     format!(
@@ -414,13 +414,12 @@ pub fn alter_table(
 /// foreign keys reference unless CASCADE, which drops those keys (each
 /// named in a notice, as PostgreSQL does).
 pub fn drop_table(
-    db: &Database,
-    session: &Session,
+    tx: &mut Transaction,
     name: &str,
     cascade: bool,
     out: &mut QueryOutput,
 ) -> std::result::Result<(), EngineError> {
-    for (constraint, table) in db.drop_table_cascade(session, name, cascade)? {
+    for (constraint, table) in tx.drop_table_cascade(name, cascade)? {
         out.notices.push(format!(
             "drop cascades to constraint {constraint} on table {table}"
         ));

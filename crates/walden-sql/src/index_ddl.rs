@@ -9,7 +9,7 @@ use crate::query::object_last;
 use crate::QueryOutput;
 use sqlparser::ast;
 use std::sync::Arc;
-use walden_engine::{ColumnDef, Database, EngineError, IndexDef, Session, TableDef};
+use walden_engine::{ColumnDef, Database, EngineError, IndexDef, TableDef, Transaction};
 
 /// One column of an index: a plain column name in ascending order.
 fn column_name(c: &ast::IndexColumn) -> Result<String> {
@@ -121,7 +121,7 @@ fn relation_taken(db: &Database, name: &str) -> bool {
 /// build holds commits back as every DDL here does.
 pub fn create_index(
     db: &Arc<Database>,
-    session: &Session,
+    tx: &mut Transaction,
     ci: &ast::CreateIndex,
 ) -> Result<QueryOutput> {
     if ci.predicate.is_some() {
@@ -159,8 +159,7 @@ pub fn create_index(
             .push(format!("relation \"{name}\" already exists, skipping"));
         return Ok(out);
     }
-    db.create_index(
-        session,
+    tx.create_index(
         table.name(),
         IndexDef {
             id: 0,
@@ -178,7 +177,7 @@ pub fn create_index(
 /// goes with the constraint, as PostgreSQL's 2BP01 says.
 pub fn drop_index(
     db: &Arc<Database>,
-    session: &Session,
+    tx: &mut Transaction,
     name: &str,
     if_exists: bool,
     out: &mut QueryOutput,
@@ -196,7 +195,7 @@ pub fn drop_index(
             }
         }
     }
-    match db.drop_index(session, name) {
+    match tx.drop_index(name) {
         Ok(()) => Ok(()),
         Err(EngineError::UnknownIndex(_)) if if_exists => {
             out.notices

@@ -317,6 +317,7 @@ pub(crate) fn run(lp: &LockingPlan, tx: &mut Transaction, ctx: &Ctx<'_>) -> Resu
         let limit = query::eval_count(&lp.limit, &env)?;
         let offset = query::eval_count(&lp.offset, &env)?.unwrap_or(0);
         let a = &lp.access;
+        tx.lock_table(&t, walden_engine::TableLockMode::RowShare, WaitPolicy::Wait)?;
         let rows: Vec<(Key, walden_engine::Row)> = match &a.lookup {
             Some(key) => {
                 let k = query::lookup_key(&t, key, &env)?;

@@ -44,6 +44,9 @@ pub struct Planner<'a> {
     pub ctes: Vec<(String, Arc<QueryPlan>)>,
     /// Every table resolved, in order (for the privilege checks).
     used: std::cell::RefCell<Vec<(u32, String)>>,
+    /// The transaction planning: tables are resolved as it sees them
+    /// (its own uncommitted DDL, not others').
+    pub viewer: Option<u64>,
 }
 
 impl<'a> Planner<'a> {
@@ -56,6 +59,7 @@ impl<'a> Planner<'a> {
             uses_sequences: false,
             ctes: Vec::new(),
             used: Default::default(),
+            viewer: None,
         }
     }
 
@@ -95,7 +99,7 @@ impl<'a> Planner<'a> {
 
     pub fn table(&self, name: &ast::ObjectName) -> Result<Arc<Table>> {
         let n = object_last(name);
-        let t = self.db.table(&n)?;
+        let t = self.db.table_as(self.viewer, &n)?;
         self.used.borrow_mut().push((t.id(), t.name().to_string()));
         Ok(t)
     }

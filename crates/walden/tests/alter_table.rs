@@ -7,6 +7,7 @@
 mod server_support;
 
 use server_support::{have, missing_tool, run_with_deadline, Serve};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 use walden_bench::workbench::pg_peer::ScratchPostgres;
@@ -469,21 +470,26 @@ fn alter_table_tsql_forms_and_refusals() {
                 let got = outcome(&c, sql).await;
                 assert!(got.starts_with(want), "{sql}\n  want {want}\n  got  {got}");
             }
-            // Rows written under the old definition by a transaction still
-            // open when another session alters the table do not go in.
-            let c2 = connect(&walden.conn_str()).await;
+            // An ALTER waits for a transaction still open that wrote the
+            // table (its table lock), as PostgreSQL's; the rows go in first.
+            let c2 = Arc::new(connect(&walden.conn_str()).await);
             c.simple_query("BEGIN").await.unwrap();
             c.simple_query("INSERT INTO m (id) VALUES (10)")
                 .await
                 .unwrap();
-            c2.simple_query("ALTER TABLE m ADD COLUMN late int")
-                .await
-                .unwrap();
-            let got = outcome(&c, "COMMIT").await;
-            assert!(got.starts_with("ERROR 40001"), "{got}");
+            let c3 = c2.clone();
+            let alter = tokio::spawn(async move {
+                c3.simple_query("ALTER TABLE m ADD COLUMN late int")
+                    .await
+                    .map(drop)
+            });
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            assert!(!alter.is_finished(), "ALTER TABLE did not wait");
+            assert!(outcome(&c, "COMMIT").await.starts_with("ok"));
+            alter.await.unwrap().unwrap();
             assert_eq!(
-                outcome(&c, "SELECT count(*) FROM m WHERE id = 10").await,
-                "0; ok 1"
+                outcome(&c, "SELECT count(*) FROM m WHERE id = 10 AND late IS NULL").await,
+                "1; ok 1"
             );
         })
         .await

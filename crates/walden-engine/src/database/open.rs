@@ -127,6 +127,7 @@ impl Database {
             prior_checkpoint_lsn: AtomicU64::new(prior),
             recovery: report,
             replica: ReplicaState::new(opts.secondary, pending, end_lsn),
+            uncommitted_ddl: Default::default(),
         });
         // Record this run's max_write before it writes anything: the next
         // recovery clears that far past the end. The hardened LSN stays the

@@ -1,58 +1,12 @@
 //! Sequences: CREATE/DROP SEQUENCE and nextval with logged reservations.
 
-use super::{Database, SeqState, Sequence};
+use super::{Database, Sequence};
 use crate::codec::{encode_redo, Redo};
 use crate::error::{EngineError, Result};
-use crate::schema::SequenceDef;
 use crate::session::Session;
 use std::sync::Arc;
 
 impl Database {
-    pub fn create_sequence(
-        &self,
-        session: &Session,
-        name: &str,
-        start: i64,
-        increment: i64,
-    ) -> Result<()> {
-        if increment == 0 {
-            return Err(EngineError::InvalidDefinition(
-                "INCREMENT must not be zero".into(),
-            ));
-        }
-        let gate = self.gate.write();
-        let id = {
-            let cat = self.catalog.read();
-            if cat.sequences.contains_key(&name.to_ascii_lowercase()) {
-                return Err(EngineError::SequenceExists(name.to_string()));
-            }
-            cat.next_seq_id.max(1)
-        };
-        let def = SequenceDef {
-            id,
-            name: name.to_string(),
-            start,
-            increment,
-        };
-        self.system_change(gate, session, Redo::CreateSequence(def.clone()), |cat| {
-            cat.add_sequence(
-                def,
-                SeqState {
-                    next: start,
-                    reserved: start,
-                },
-            )
-        })
-    }
-
-    pub fn drop_sequence(&self, session: &Session, name: &str) -> Result<()> {
-        let gate = self.gate.write();
-        let id = self.sequence(name)?.def.id;
-        self.system_change(gate, session, Redo::DropSequence(id), |cat| {
-            cat.sequences.remove(&name.to_ascii_lowercase());
-        })
-    }
-
     fn sequence(&self, name: &str) -> Result<Arc<Sequence>> {
         self.catalog
             .read()

@@ -34,6 +34,16 @@ impl Transaction {
         policy: WaitPolicy,
     ) -> Result<bool> {
         self.db.check_writable()?;
+        // The table first: ROW EXCLUSIVE for writes, ROW SHARE for row
+        // locks that change nothing (as PostgreSQL's FOR SHARE / KEY SHARE).
+        let intent = if mode >= LockMode::NoKeyUpdate {
+            crate::lock::TableLockMode::RowExclusive
+        } else {
+            crate::lock::TableLockMode::RowShare
+        };
+        if !self.lock_table(table, intent, policy)? {
+            return Ok(false);
+        }
         let lk: LockKey = (table.id(), key.clone());
         let sinks = self.session.wait_sinks();
         match self.db.locks.acquire(

@@ -1,7 +1,7 @@
 //! Ending a transaction: its redo, commit (durable or delayed), rollback and lock release.
 
 use super::{CommitOutcome, Transaction};
-use crate::codec::{put_op_delete, put_op_put, put_txn_header};
+use crate::codec::{put_op_ddl, put_op_delete, put_op_put, put_txn_header};
 use crate::error::{EngineError, Result};
 use crate::schema::DelayedDurability;
 use crate::session::CommitRequest;
@@ -25,10 +25,17 @@ impl Transaction {
     /// Encodes the write set as one or more redo records, the last one
     /// carrying the commit flag.
     fn encode(&self) -> Vec<Vec<u8>> {
+        let ddl = self.ddl_records();
         let cat = self.db.catalog.read();
         let mut parts = Vec::new();
         let mut body = Vec::with_capacity(64);
         let mut n = 0;
+        // Catalog changes first: recovery applies them before the rows,
+        // which may be of a table created or changed here.
+        for rec in &ddl {
+            put_op_ddl(&mut body, rec);
+            n += 1;
+        }
         let flush = |parts: &mut Vec<Vec<u8>>, body: &mut Vec<u8>, n: &mut usize, commit: bool| {
             let mut rec = Vec::with_capacity(body.len() + 16);
             put_txn_header(&mut rec, self.txid, commit, *n);
@@ -40,7 +47,10 @@ impl Transaction {
         for ((tid, key), w) in &self.writes {
             match w {
                 Some(row) => {
-                    let hidden = cat.table_by_id(*tid).is_none_or(|t| t.has_hidden_key());
+                    // With DDL in the record, keys are always written: the
+                    // table may not exist yet when recovery decodes it.
+                    let hidden =
+                        !ddl.is_empty() || cat.table_by_id(*tid).is_none_or(|t| t.has_hidden_key());
                     put_op_put(&mut body, *tid, hidden.then_some(&key[..]), row)
                 }
                 None => put_op_delete(&mut body, *tid, key),
@@ -60,20 +70,29 @@ impl Transaction {
         self.check_open()?;
         self.finished = true;
         self.snapshot = None;
-        if self.writes.is_empty() {
+        let ddl = self.has_ddl();
+        if self.writes.is_empty() && !ddl {
             self.release();
             return Ok(CommitOutcome {
                 lsn: None,
                 durable: true,
             });
         }
-        let delayed = self.resolve(request);
+        // DDL is always durable.
+        let delayed = !ddl && self.resolve(request);
         let parts = self.encode();
         let session = self.session.clone();
         let sinks = session.wait_sinks();
         let db = self.db.clone();
         let result = (|| {
-            let _gate = db.gate.read();
+            // A commit with DDL holds the gate exclusively, as the
+            // statements did: a checkpoint or backup capture sees the
+            // catalog either before or after it, never in between.
+            let (_shared, _exclusive) = if ddl {
+                (None, Some(db.gate.write()))
+            } else {
+                (Some(db.gate.read()), None)
+            };
             // A table dropped since the change was made cannot take it.
             {
                 let cat = db.catalog.read();
@@ -107,8 +126,23 @@ impl Transaction {
             } else {
                 db.log.wait_hardened(lsn, &sinks)
             };
-            hardened.map_err(|source| EngineError::CommitOutcomeUnknown { lsn, source })?;
-            self.apply().map_err(|e| {
+            if let Err(source) = hardened {
+                // The outcome is unknown: the catalog keeps the changes
+                // (recovery will apply them if the record survived).
+                db.uncommitted_ddl.lock().remove(&self.txid);
+                self.ddl.lock().clear();
+                return Err(EngineError::CommitOutcomeUnknown { lsn, source });
+            }
+            let applied = self.apply();
+            if ddl {
+                db.uncommitted_ddl.lock().remove(&self.txid);
+                self.ddl.lock().clear();
+                // Others' plans made from the catalog without this
+                // transaction's changes are stale now.
+                db.catalog_version
+                    .fetch_add(1, std::sync::atomic::Ordering::Release);
+            }
+            applied.map_err(|e| {
                 // The log holds the commit and memory does not: no later
                 // commit may build on that. Recovery applies it at restart.
                 db.log
@@ -120,6 +154,11 @@ impl Transaction {
             })?;
             Ok(lsn)
         })();
+        // A commit that failed before its record was appended undoes its
+        // catalog changes, as a rollback.
+        if result.is_err() {
+            self.undo_ddl(0);
+        }
         self.release();
         // Synchronous secondaries are waited for outside the gate and the row
         // locks, as PostgreSQL waits for its standbys: the commit is applied
@@ -186,6 +225,7 @@ impl Transaction {
             self.own_unique.clear();
             self.savepoints.clear();
             self.snapshot = None;
+            self.undo_ddl(0);
             self.release();
             self.db.counters.rollbacks.fetch_add(1, Relaxed);
         }
@@ -196,6 +236,13 @@ impl Transaction {
             self.db
                 .locks
                 .release(self.txid, std::mem::take(&mut self.locks));
+        }
+        let tables = std::mem::take(&mut *self.table_locks.lock());
+        if !tables.is_empty() {
+            self.db.locks.release(
+                self.txid,
+                tables.into_keys().map(crate::lock::table_lock_key),
+            );
         }
     }
 }

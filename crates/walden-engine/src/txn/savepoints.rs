@@ -7,7 +7,8 @@ impl Transaction {
     /// `SAVEPOINT name`.
     pub fn savepoint(&mut self, name: &str) -> Result<()> {
         self.check_open()?;
-        self.savepoints.push(name, self.locks.len());
+        let steps = self.ddl_steps();
+        self.savepoints.push(name, self.locks.len(), steps);
         Ok(())
     }
 
@@ -43,7 +44,9 @@ impl Transaction {
 
     fn rollback_levels(&mut self, at: usize) {
         let mut keep = usize::MAX;
+        let mut ddl_keep = usize::MAX;
         for undo in self.savepoints.rollback_to(at) {
+            ddl_keep = ddl_keep.min(undo.ddl_steps);
             for (k, before) in undo.writes {
                 match before {
                     Some(w) => self.writes.insert(k, w),
@@ -54,6 +57,11 @@ impl Transaction {
                 self.db.locks.downgrade(self.txid, &lk, mode);
             }
             keep = keep.min(undo.locks_held);
+        }
+        // Catalog changes since the savepoint go back; their table locks
+        // are kept to the end of the transaction.
+        if ddl_keep != usize::MAX {
+            self.undo_ddl(ddl_keep);
         }
         if keep < self.locks.len() {
             let gone = self.locks.split_off(keep);

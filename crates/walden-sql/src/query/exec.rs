@@ -50,6 +50,13 @@ pub(super) fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             filter,
         } => {
             let tx = env.tx;
+            // ACCESS SHARE, to the end of the transaction: DDL on the table
+            // waits for this transaction, and this read for uncommitted DDL.
+            tx.lock_table(
+                table,
+                walden_engine::TableLockMode::AccessShare,
+                walden_engine::WaitPolicy::Wait,
+            )?;
             if let Some(key) = lookup {
                 let k = lookup_key(table, key, env)?;
                 match tx.get_in(table, &k)? {

@@ -51,8 +51,9 @@ impl SqlSession {
                 | Command::CloseCursor(_)
         );
         if !self.explicit && !neutral {
-            // Walden runs this statement in a transaction of its own (its DDL
-            // is not transactional): an implicit block's work commits first.
+            // Outside an explicit block this statement starts a transaction
+            // of its own: an implicit block's work commits first (so that a
+            // multi-statement query can write a table and then alter it).
             if let Some(tx) = self.tx.take() {
                 let id = tx.id();
                 tx.commit(CommitRequest::Default)?;
@@ -370,14 +371,8 @@ impl SqlSession {
                 if_not_exists,
                 start,
                 increment,
-            } => ddl::create_sequence(
-                &self.db,
-                &self.session,
-                name,
-                *if_not_exists,
-                *start,
-                *increment,
-            ),
+            } => self
+                .in_tx(|tx, _| ddl::create_sequence(tx, name, *if_not_exists, *start, *increment)),
             Command::Ignored(what) => Ok(QueryOutput::command(if what.is_empty() {
                 "EMPTY".to_string()
             } else {
@@ -423,6 +418,7 @@ impl SqlSession {
         let db = self.db.clone();
         self.in_tx(|tx, _| {
             let mut p = Planner::new(db, &inst, &[]);
+            p.viewer = Some(tx.id());
             let ctx = Ctx {
                 params,
                 info: &info,
@@ -447,6 +443,7 @@ impl SqlSession {
                 self.in_tx(|tx, _| {
                     let dbid = db.id();
                     let mut p = Planner::new(db, &inst, &[]);
+                    p.viewer = Some(tx.id());
                     if crate::locking::wanted(q) {
                         let plan = crate::locking::plan(&mut p, q)?;
                         crate::privileges::require(&who, dbid, &crate::privileges::reads(&p))?;
@@ -480,7 +477,8 @@ impl SqlSession {
             Statement::Update(u) => self.dml(params, |p, tx, ctx| dml::update(p, u, tx, ctx)),
             Statement::Delete(d) => self.dml(params, |p, tx, ctx| dml::delete(p, d, None, tx, ctx)),
             Statement::CreateTable(ct) => {
-                ddl::create_table(&self.db, &self.engine.instance, &self.session, ct)
+                let (db, inst) = (self.db.clone(), self.engine.instance.clone());
+                self.in_tx(|tx, _| ddl::create_table(&db, &inst, tx, ct))
             }
             Statement::Drop {
                 object_type,
@@ -488,29 +486,36 @@ impl SqlSession {
                 names,
                 cascade,
                 ..
-            } => ddl::drop(
-                &self.db,
-                &self.session,
-                object_type,
-                *if_exists,
-                names,
-                *cascade,
-            ),
+            } => {
+                let db = self.db.clone();
+                self.in_tx(|tx, _| ddl::drop(&db, tx, object_type, *if_exists, names, *cascade))
+            }
             Statement::AlterTable(at) if crate::owner::handles(at) => {
                 crate::owner::alter_owner(&self.who(), &self.engine.instance, &self.db, at)
             }
             Statement::AlterTable(at) if crate::foreign_keys::handles(&self.db, at) => {
-                crate::foreign_keys::alter_table(&self.db, &self.session, at)
+                let db = self.db.clone();
+                self.in_tx(|tx, _| crate::foreign_keys::alter_table(&db, tx, at))
             }
-            Statement::Truncate(t) => ddl::truncate(&self.db, &self.session, t),
+            Statement::Lock(l) => {
+                if !self.explicit {
+                    return Err(SqlError::new(
+                        ErrorKind::NoActiveTransaction,
+                        "LOCK TABLE can only be used in transaction blocks",
+                    ));
+                }
+                self.in_tx(|tx, _| ddl::lock_table(tx, l))
+            }
+            Statement::Truncate(t) => {
+                let db = self.db.clone();
+                self.in_tx(|tx, _| ddl::truncate(&db, tx, t))
+            }
             Statement::CreateIndex(ci) => {
-                crate::index_ddl::create_index(&self.db, &self.session, ci)
+                let db = self.db.clone();
+                self.in_tx(|tx, _| crate::index_ddl::create_index(&db, tx, ci))
             }
             Statement::AlterTable(at) => {
-                let session = self.session.clone();
-                self.dml(params, |p, tx, ctx| {
-                    crate::alter_table::alter_table(p, at, tx, ctx, &session)
-                })
+                self.dml(params, |p, tx, ctx| crate::alter_table::alter_table(p, at, tx, ctx))
             }
             Statement::Copy {
                 source:

@@ -362,6 +362,7 @@ impl SqlSession {
                 Some((p, n)) => (p, n, false),
                 None => {
                     let mut p = Planner::new(db.clone(), &inst, &[]);
+                    p.viewer = Some(tx.id());
                     let plan = Arc::new(plan_command(&mut p, cmd)?);
                     let needs: Arc<[_]> = crate::privileges::needs(cmd, &p).into();
                     (plan, needs, true)

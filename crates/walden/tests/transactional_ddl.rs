@@ -1,0 +1,476 @@
+//! Transactional DDL and table locks, as two-session schedules run step by
+//! step on Walden and on a scratch PostgreSQL 15 with the same SQL: each
+//! step's outcome (rows, command tag, SQLSTATE, or that it blocked) must be
+//! the same. DDL inside BEGIN ... ROLLBACK leaves nothing behind; DDL waits
+//! for open transactions that used the table and they wait for it; a
+//! deadlock between DDL and DML is found. Then a restart after committed
+//! and rolled-back DDL recovers exactly the committed catalog and rows.
+
+mod server_support;
+
+use server_support::{missing_tool, Serve};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::task::JoinHandle;
+use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
+use walden_bench::workbench::pg_peer::ScratchPostgres;
+
+type Outcome = Result<Vec<SimpleQueryMessage>, tokio_postgres::Error>;
+
+/// How long a step may take before it counts as blocked.
+const BLOCKED_AFTER: Duration = Duration::from_millis(400);
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+async fn connect(conn: &str) -> Arc<Client> {
+    let (client, c) = tokio_postgres::connect(conn, NoTls)
+        .await
+        .unwrap_or_else(|e| panic!("connect {conn}: {e}"));
+    tokio::spawn(async move {
+        let _ = c.await;
+    });
+    Arc::new(client)
+}
+
+fn show(r: &Outcome) -> String {
+    match r {
+        Err(e) => format!(
+            "ERROR {}",
+            e.code()
+                .map(|c| c.code().to_string())
+                .unwrap_or_else(|| e.to_string())
+        ),
+        Ok(msgs) => {
+            let mut parts = Vec::new();
+            let mut rows = Vec::new();
+            for m in msgs {
+                match m {
+                    SimpleQueryMessage::Row(r) => rows.push(
+                        (0..r.len())
+                            .map(|i| r.get(i).unwrap_or("NULL").to_string())
+                            .collect::<Vec<_>>()
+                            .join(","),
+                    ),
+                    SimpleQueryMessage::CommandComplete(n) => {
+                        if rows.is_empty() {
+                            parts.push(format!("ok {n}"));
+                        } else {
+                            parts.push(format!("rows {}", rows.join(" ")));
+                            rows.clear();
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            parts.join("; ")
+        }
+    }
+}
+
+/// Runs `steps` (session, SQL) in order over two connections (each first
+/// running `init`) and returns what each step did; a step still running
+/// after [`BLOCKED_AFTER`] is recorded as blocked and its outcome when it
+/// finishes. Ends with `checks`, run by a third session.
+async fn run_schedule(conn: &str, init: &str, sc: &Schedule) -> Vec<String> {
+    let admin = connect(conn).await;
+    admin
+        .batch_execute(&format!(
+            "DROP TABLE IF EXISTS t, u, n; DROP SEQUENCE IF EXISTS s; {}",
+            sc.setup
+        ))
+        .await
+        .unwrap_or_else(|e| panic!("setup: {e}"));
+    let conns = [connect(conn).await, connect(conn).await];
+    for c in &conns {
+        if !init.is_empty() {
+            c.batch_execute(init).await.unwrap();
+        }
+    }
+    let mut pending: Vec<Option<(String, JoinHandle<Outcome>)>> = vec![None, None];
+    let mut log = Vec::new();
+    for &(s, sql) in &sc.steps {
+        if let Some((what, h)) = pending[s].take() {
+            let r = tokio::time::timeout(Duration::from_secs(10), h)
+                .await
+                .unwrap_or_else(|_| panic!("T{s}: {what} never finished"))
+                .unwrap();
+            log.push(format!("T{s} {what} -> {}", show(&r)));
+        }
+        let c = conns[s].clone();
+        let q = sql.to_string();
+        let mut h = tokio::spawn(async move { c.simple_query(&q).await });
+        match tokio::time::timeout(BLOCKED_AFTER, &mut h).await {
+            Ok(r) => log.push(format!("T{s} {sql} -> {}", show(&r.unwrap()))),
+            Err(_) => {
+                log.push(format!("T{s} {sql} -> blocked"));
+                pending[s] = Some((sql.to_string(), h));
+                continue;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        for (o, p) in pending.iter_mut().enumerate() {
+            if p.as_ref().is_some_and(|(_, h)| h.is_finished()) {
+                let (what, h) = p.take().unwrap();
+                log.push(format!("T{o} {what} -> {}", show(&h.await.unwrap())));
+            }
+        }
+    }
+    for (o, p) in pending.iter_mut().enumerate() {
+        if let Some((what, h)) = p.take() {
+            let r = tokio::time::timeout(Duration::from_secs(10), h)
+                .await
+                .unwrap_or_else(|_| panic!("T{o}: {what} never finished"))
+                .unwrap();
+            log.push(format!("T{o} {what} -> {}", show(&r)));
+        }
+    }
+    for q in &sc.checks {
+        let end = admin.simple_query(q).await;
+        log.push(format!("end {q} -> {}", show(&end)));
+    }
+    log
+}
+
+struct Schedule {
+    name: &'static str,
+    setup: &'static str,
+    steps: Vec<(usize, &'static str)>,
+    checks: Vec<&'static str>,
+}
+
+const SETUP: &str = "CREATE TABLE t (id int PRIMARY KEY, v int); \
+                     INSERT INTO t VALUES (1, 10), (2, 20); \
+                     CREATE TABLE u (id int PRIMARY KEY); INSERT INTO u VALUES (1)";
+
+fn schedules() -> Vec<Schedule> {
+    let rows_t = "SELECT * FROM t ORDER BY id";
+    let tables = "SELECT relname FROM pg_class WHERE relname IN ('t', 'u', 'n', 'n_v', 's') \
+                  AND relkind IN ('r', 'i', 'S') ORDER BY relname";
+    vec![
+        Schedule {
+            name: "CREATE TABLE and its rows vanish at ROLLBACK",
+            setup: SETUP,
+            steps: vec![
+                (0, "BEGIN"),
+                (0, "CREATE TABLE n (id int PRIMARY KEY, v text)"),
+                (0, "INSERT INTO n VALUES (1, 'a')"),
+                (0, "CREATE INDEX n_v ON n (v)"),
+                (0, "SELECT * FROM n"),
+                (0, "ROLLBACK"),
+                (1, "SELECT * FROM n"),
+            ],
+            checks: vec![tables],
+        },
+        Schedule {
+            name: "CREATE TABLE commits with its rows",
+            setup: SETUP,
+            steps: vec![
+                (0, "BEGIN"),
+                (0, "CREATE TABLE n (id int PRIMARY KEY, v text)"),
+                (0, "INSERT INTO n VALUES (1, 'a'), (2, 'b')"),
+                (0, "COMMIT"),
+                (1, "SELECT * FROM n ORDER BY id"),
+            ],
+            checks: vec![tables, "SELECT count(*) FROM n"],
+        },
+        Schedule {
+            name: "DROP TABLE rolled back: a reader waits, then reads",
+            setup: SETUP,
+            steps: vec![
+                (0, "BEGIN"),
+                (0, "DROP TABLE t"),
+                (0, "SELECT * FROM t"),
+                (0, "ROLLBACK"),
+                (0, "BEGIN"),
+                (0, "DROP TABLE t"),
+                (1, "SELECT count(*) FROM t"),
+                (0, "ROLLBACK"),
+            ],
+            checks: vec![tables, rows_t],
+        },
+        Schedule {
+            name: "DROP TABLE committed: the waiting reader finds no table",
+            setup: SETUP,
+            steps: vec![
+                (0, "BEGIN"),
+                (0, "DROP TABLE t"),
+                (1, "SELECT count(*) FROM t"),
+                (0, "COMMIT"),
+            ],
+            checks: vec![tables],
+        },
+        Schedule {
+            name: "TRUNCATE rolled back keeps the rows",
+            setup: SETUP,
+            steps: vec![
+                (0, "BEGIN"),
+                (0, "INSERT INTO t VALUES (3, 30)"),
+                (0, "TRUNCATE t"),
+                (0, "SELECT count(*) FROM t"),
+                (0, "INSERT INTO t VALUES (4, 40)"),
+                (0, "SELECT * FROM t"),
+                (1, "SELECT count(*) FROM t"),
+                (0, "ROLLBACK"),
+            ],
+            checks: vec![rows_t],
+        },
+        Schedule {
+            name: "TRUNCATE waits for an open writer",
+            setup: SETUP,
+            steps: vec![
+                (1, "BEGIN"),
+                (1, "UPDATE t SET v = 11 WHERE id = 1"),
+                (0, "TRUNCATE t"),
+                (1, "COMMIT"),
+            ],
+            checks: vec![rows_t],
+        },
+        Schedule {
+            name: "ALTER TABLE waits for an open writer, which commits",
+            setup: SETUP,
+            steps: vec![
+                (1, "BEGIN"),
+                (1, "INSERT INTO t VALUES (3, 30)"),
+                (0, "ALTER TABLE t ADD COLUMN w int DEFAULT 7"),
+                (1, "COMMIT"),
+            ],
+            checks: vec![rows_t],
+        },
+        Schedule {
+            name: "ALTER TABLE waits for an open reader",
+            setup: SETUP,
+            steps: vec![
+                (1, "BEGIN"),
+                (1, "SELECT count(*) FROM t"),
+                (0, "ALTER TABLE t ADD COLUMN w int"),
+                (1, "ROLLBACK"),
+            ],
+            checks: vec![rows_t],
+        },
+        Schedule {
+            name: "a writer waits for an uncommitted ALTER TABLE, which rolls back",
+            setup: SETUP,
+            steps: vec![
+                (0, "BEGIN"),
+                (0, "ALTER TABLE t ADD COLUMN w int DEFAULT 5"),
+                (0, "SELECT * FROM t ORDER BY id"),
+                (1, "INSERT INTO t VALUES (3, 30)"),
+                (0, "ROLLBACK"),
+            ],
+            checks: vec![rows_t],
+        },
+        Schedule {
+            name: "ALTER TABLE, CREATE/DROP INDEX and sequences roll back",
+            setup: SETUP,
+            steps: vec![
+                (0, "BEGIN"),
+                (0, "ALTER TABLE t ADD COLUMN w int DEFAULT 5"),
+                (0, "ALTER TABLE t RENAME TO n"),
+                (0, "CREATE UNIQUE INDEX n_v ON n (v)"),
+                (0, "CREATE SEQUENCE s"),
+                (0, "SELECT nextval('s')"),
+                (0, "DROP TABLE u"),
+                (0, "SELECT * FROM n ORDER BY id"),
+                (0, "ROLLBACK"),
+            ],
+            checks: vec![tables, rows_t, "SELECT * FROM u"],
+        },
+        Schedule {
+            name: "ROLLBACK TO SAVEPOINT undoes the DDL after it",
+            setup: SETUP,
+            steps: vec![
+                (0, "BEGIN"),
+                (0, "CREATE TABLE n (id int)"),
+                (0, "SAVEPOINT a"),
+                (0, "DROP TABLE t"),
+                (0, "TRUNCATE u"),
+                (0, "ROLLBACK TO SAVEPOINT a"),
+                (0, "INSERT INTO n VALUES (1)"),
+                (0, "SELECT count(*) FROM t"),
+                (0, "COMMIT"),
+            ],
+            checks: vec![tables, rows_t, "SELECT * FROM u", "SELECT * FROM n"],
+        },
+        Schedule {
+            name: "deadlock between two sessions' DML and ALTER TABLE",
+            setup: SETUP,
+            steps: vec![
+                (0, "BEGIN"),
+                (1, "BEGIN"),
+                (0, "INSERT INTO t VALUES (3, 30)"),
+                (1, "INSERT INTO u VALUES (2)"),
+                (0, "ALTER TABLE u ADD COLUMN w int"),
+                (1, "ALTER TABLE t ADD COLUMN w int"),
+                (1, "ROLLBACK"),
+                (0, "COMMIT"),
+            ],
+            checks: vec![rows_t, "SELECT * FROM u ORDER BY id"],
+        },
+        Schedule {
+            name: "LOCK TABLE NOWAIT fails on a table in use",
+            setup: SETUP,
+            steps: vec![
+                (1, "BEGIN"),
+                (1, "SELECT count(*) FROM t"),
+                (0, "BEGIN"),
+                (0, "LOCK TABLE t IN ACCESS EXCLUSIVE MODE NOWAIT"),
+                (0, "ROLLBACK"),
+                (0, "BEGIN"),
+                (0, "LOCK TABLE t IN SHARE MODE NOWAIT"),
+                (1, "UPDATE t SET v = 0 WHERE id = 1"),
+                (0, "COMMIT"),
+                (1, "COMMIT"),
+            ],
+            checks: vec![rows_t],
+        },
+    ]
+}
+
+fn compare(pg_conn: &str, w_conn: &str) -> Vec<String> {
+    let mut failures = Vec::new();
+    rt().block_on(async {
+        tokio::time::timeout(Duration::from_secs(300), async {
+            for sc in schedules() {
+                // PostgreSQL looks for deadlocks after deadlock_timeout;
+                // Walden at once.
+                let want = run_schedule(pg_conn, "SET deadlock_timeout = '50ms'", &sc).await;
+                let got = run_schedule(w_conn, "", &sc).await;
+                if want != got {
+                    failures.push(format!(
+                        "{}:\n  postgres: {want:#?}\n  walden:   {got:#?}",
+                        sc.name
+                    ));
+                }
+            }
+        })
+        .await
+        .expect("schedules finished in time");
+    });
+    failures
+}
+
+#[test]
+fn transactional_ddl_schedules_match_postgres() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pg = match ScratchPostgres::start(tmp.path()) {
+        Ok(pg) => pg,
+        Err(e) => {
+            missing_tool(&format!(
+                "PostgreSQL 15 is needed to compare DDL schedules: {e}"
+            ));
+            return;
+        }
+    };
+    let walden = Serve::start(&tmp.path().join("walden"), &[]);
+    let pg_conn = format!(
+        "host=127.0.0.1 port={} user={} dbname=postgres",
+        pg.port(),
+        ScratchPostgres::USER
+    );
+    let failures = compare(&pg_conn, &walden.conn_str());
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn a_restart_keeps_committed_ddl_and_drops_rolled_back_ddl() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("walden");
+    let script = [
+        "CREATE TABLE keep (id int PRIMARY KEY, v text)",
+        "INSERT INTO keep VALUES (1, 'a')",
+        "BEGIN; CREATE TABLE gone (id int); INSERT INTO gone VALUES (1); ROLLBACK",
+        "BEGIN; CREATE TABLE made (id int PRIMARY KEY); INSERT INTO made VALUES (1), (2); \
+         ALTER TABLE keep ADD COLUMN w int DEFAULT 9; CREATE SEQUENCE s; COMMIT",
+        "SELECT nextval('s')",
+        "BEGIN; TRUNCATE keep; DROP TABLE made; DROP SEQUENCE s; ROLLBACK",
+        "BEGIN; INSERT INTO keep VALUES (2, 'b', 1); CREATE INDEX keep_v ON made (id); COMMIT",
+    ];
+    let expect = |c: &mut postgres_like::Conn| {
+        assert_eq!(
+            c.rows("SELECT * FROM keep ORDER BY id"),
+            vec!["1,a,9", "2,b,1"]
+        );
+        assert_eq!(c.rows("SELECT * FROM made ORDER BY id"), vec!["1", "2"]);
+        assert!(c.error("SELECT * FROM gone").contains("42P01"));
+        assert_eq!(c.rows("SELECT nextval('s') > 1"), vec!["t"]);
+        assert_eq!(
+            c.rows("SELECT indexname FROM pg_indexes WHERE tablename = 'made' ORDER BY 1"),
+            vec!["keep_v", "made_pkey"]
+        );
+    };
+    {
+        let walden = Serve::start(&dir, &[]);
+        let mut c = postgres_like::Conn::new(&walden.conn_str());
+        for q in script {
+            c.exec(q);
+        }
+        expect(&mut c);
+        // Killed: recovery replays the log.
+        let mut walden = walden;
+        walden.signal_and_wait(9, Duration::from_secs(10));
+    }
+    let walden = Serve::start(&dir, &[]);
+    let mut c = postgres_like::Conn::new(&walden.conn_str());
+    expect(&mut c);
+}
+
+/// A blocking client for the restart test.
+mod postgres_like {
+    pub struct Conn {
+        rt: tokio::runtime::Runtime,
+        client: tokio_postgres::Client,
+    }
+
+    impl Conn {
+        pub fn new(conn: &str) -> Conn {
+            let rt = super::rt();
+            let client = rt.block_on(async {
+                let (client, c) = tokio_postgres::connect(conn, tokio_postgres::NoTls)
+                    .await
+                    .unwrap();
+                tokio::spawn(async move {
+                    let _ = c.await;
+                });
+                client
+            });
+            Conn { rt, client }
+        }
+
+        pub fn exec(&mut self, q: &str) {
+            self.rt
+                .block_on(self.client.batch_execute(q))
+                .unwrap_or_else(|e| panic!("{q}: {e:?}"));
+        }
+
+        pub fn rows(&mut self, q: &str) -> Vec<String> {
+            let msgs = self
+                .rt
+                .block_on(self.client.simple_query(q))
+                .unwrap_or_else(|e| panic!("{q}: {e:?}"));
+            msgs.iter()
+                .filter_map(|m| match m {
+                    tokio_postgres::SimpleQueryMessage::Row(r) => Some(
+                        (0..r.len())
+                            .map(|i| r.get(i).unwrap_or("NULL").to_string())
+                            .collect::<Vec<_>>()
+                            .join(","),
+                    ),
+                    _ => None,
+                })
+                .collect()
+        }
+
+        pub fn error(&mut self, q: &str) -> String {
+            match self.rt.block_on(self.client.simple_query(q)) {
+                Ok(_) => panic!("{q} succeeded"),
+                Err(e) => format!("{} {e}", e.code().map(|c| c.code()).unwrap_or("")),
+            }
+        }
+    }
+}
