@@ -31,8 +31,10 @@ mod commit;
 mod read;
 mod ri;
 mod savepoints;
+mod upsert;
 mod write;
 pub use ri::RefPath;
+pub use upsert::{Arbiters, Upsert};
 
 /// A transaction's isolation level.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

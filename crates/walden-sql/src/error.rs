@@ -93,6 +93,8 @@ pub enum ErrorKind {
     BadCopyFormat,
     /// A value whose binary form has the wrong size (22P03).
     BadBinaryValue,
+    /// An ON CONFLICT target no unique constraint matches (42P10).
+    InvalidColumnReference,
 }
 
 /// The optional fields of an error that drivers read apart from the message
