@@ -39,6 +39,7 @@ mod savepoint;
 mod schema;
 pub mod scram;
 mod session;
+mod ssi;
 pub mod store;
 mod table;
 mod txn;

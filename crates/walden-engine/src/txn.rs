@@ -44,6 +44,9 @@ pub enum Isolation {
     ReadCommitted,
     /// One snapshot for the transaction; write conflicts fail (40001).
     RepeatableRead,
+    /// REPEATABLE READ plus serializable snapshot isolation (`ssi.rs`): a
+    /// commit completing a dangerous structure of rw-dependencies fails.
+    Serializable,
 }
 
 /// How a commit ended.
@@ -86,6 +89,8 @@ pub struct Transaction {
     /// For each table written, the foreign keys (table id, name) on it or
     /// referencing it at its first write (see `ri.rs`).
     fk_seen: HashMap<u32, HashSet<(u32, String)>>,
+    /// SERIALIZABLE: its tracked reads, from the first statement.
+    ssi: Option<Arc<crate::ssi::SsiTx>>,
     finished: bool,
 }
 
@@ -115,6 +120,7 @@ impl Transaction {
             shapes: HashMap::new(),
             own_unique: HashMap::new(),
             fk_seen: HashMap::new(),
+            ssi: None,
             finished: false,
         }
     }
@@ -134,6 +140,10 @@ impl Transaction {
         if self.isolation == Isolation::ReadCommitted || self.snapshot.is_none() {
             // Release the old one first: it may be the oldest open.
             self.snapshot = None;
+            // SSI registers before the snapshot is taken (see `ssi.rs`).
+            if self.isolation == Isolation::Serializable && self.ssi.is_none() {
+                self.ssi = Some(self.db.ssi.register(self.txid));
+            }
             self.snapshot = Some(self.db.vis.snapshot());
         }
     }
@@ -154,7 +164,7 @@ impl Transaction {
     /// REPEATABLE READ: refuses to write (or lock) a key whose newest
     /// committed version the snapshot does not see.
     fn check_conflict(&self, t: &Table, key: &Key) -> Result<()> {
-        if self.isolation != Isolation::RepeatableRead {
+        if self.isolation == Isolation::ReadCommitted {
             return Ok(());
         }
         let Some(snap) = &self.snapshot else {

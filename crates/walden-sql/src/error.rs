@@ -232,7 +232,9 @@ impl From<EngineError> for SqlError {
             E::Referenced { .. } => ErrorKind::DependentObjects,
             E::AlterForeignKeyColumns(_) => ErrorKind::FeatureNotSupported,
             E::UnknownConstraint { .. } => ErrorKind::UndefinedObject,
-            E::SerializationFailure(_) => ErrorKind::SerializationFailure,
+            E::SerializationFailure(_) | E::SerializationConflict => {
+                ErrorKind::SerializationFailure
+            }
         };
         let message = match &e {
             E::UnknownTable(t) => format!("relation \"{t}\" does not exist"),

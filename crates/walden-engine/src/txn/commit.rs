@@ -58,6 +58,16 @@ impl Transaction {
     /// whether the commit waits for its log to be hardened.
     pub fn commit(mut self, request: CommitRequest) -> Result<CommitOutcome> {
         self.check_open()?;
+        // SERIALIZABLE: the commit test; a failure rolls back (on drop).
+        let ssi_seq = match &self.ssi {
+            Some(s) => {
+                let writes = crate::ssi::Writes::new(self.writes.keys().cloned());
+                let seq = self.db.ssi.precommit(s, writes)?;
+                self.ssi = None;
+                Some(seq)
+            }
+            None => None,
+        };
         self.finished = true;
         self.snapshot = None;
         if self.writes.is_empty() {
@@ -112,6 +122,12 @@ impl Transaction {
             Ok(lsn)
         })();
         self.release();
+        if let Some(seq) = ssi_seq {
+            match &result {
+                Ok(_) => db.ssi.published(seq),
+                Err(_) => db.ssi.failed(seq),
+            }
+        }
         // Synchronous secondaries are waited for outside the gate and the row
         // locks, as PostgreSQL waits for its standbys: the commit is applied
         // locally already, and a later commit that saw it waits for a higher
@@ -166,6 +182,9 @@ impl Transaction {
             self.own_unique.clear();
             self.savepoints.clear();
             self.snapshot = None;
+            if let Some(s) = self.ssi.take() {
+                self.db.ssi.abort(s.txid());
+            }
             self.release();
             self.db.counters.rollbacks.fetch_add(1, Relaxed);
         }

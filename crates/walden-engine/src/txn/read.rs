@@ -17,6 +17,9 @@ impl Transaction {
     }
 
     pub fn get_in(&self, t: &Table, key: &[Value]) -> Option<Row> {
+        if let Some(s) = &self.ssi {
+            s.note_key(t.id(), key);
+        }
         if !self.writes.is_empty() {
             if let Some(w) = self.writes.get(&(t.id(), key.into())) {
                 return w.clone();
@@ -65,6 +68,7 @@ impl Transaction {
     }
 
     pub fn scan_in(&self, t: &Table, range: (Bound<Key>, Bound<Key>)) -> Vec<(Key, Row)> {
+        self.note_scan(t);
         if range_is_empty(&range) {
             return Vec::new();
         }
@@ -106,6 +110,7 @@ impl Transaction {
         range: (Bound<Key>, Bound<Key>),
         mut f: impl FnMut(&Row) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
+        self.note_scan(t);
         let lo = bound_map(&range.0, t.id(), false);
         let hi = bound_map(&range.1, t.id(), true);
         if range_is_empty(&range) {
@@ -143,6 +148,7 @@ impl Transaction {
         more: impl Fn(&Key) -> bool,
     ) -> Option<Vec<(Key, Row)>> {
         let ix = t.indexes.get(ix)?;
+        self.note_scan(t);
         let own;
         let csn = match &self.snapshot {
             Some(s) => s.csn(),
@@ -191,6 +197,13 @@ impl Transaction {
             }
         }
         Some(out.into_iter().collect())
+    }
+
+    /// SERIALIZABLE: a scan or search reads the whole table (see `ssi.rs`).
+    pub(super) fn note_scan(&self, t: &Table) {
+        if let Some(s) = &self.ssi {
+            s.note_scan(t.id());
+        }
     }
 
     /// Every row of the table.

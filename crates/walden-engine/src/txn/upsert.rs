@@ -79,6 +79,8 @@ impl Transaction {
             Some(k) => k,
             None => vec![Value::Int(t.next_rowid.fetch_add(1, Relaxed))].into_boxed_slice(),
         };
+        // Whether a row holds the values is a read of the table (SSI).
+        self.note_scan(t);
         let mark = self.locks.len();
         if let Some(found) = self.find_conflict(t, &key, &row, arbiters)? {
             let existing = self
@@ -105,7 +107,7 @@ impl Transaction {
             t.observe(&key, &row);
         }
         let row: Row = Arc::from(row);
-        self.put_write((t.id(), key.clone()), Some(row.clone()));
+        self.put_write((t.id(), key.clone()), Some(row.clone()))?;
         Ok(Upsert::Inserted(key, row))
     }
 
