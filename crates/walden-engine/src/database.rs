@@ -172,6 +172,8 @@ pub struct Database {
     /// it exclusively to see a state that matches an LSN exactly.
     pub(crate) gate: RwLock<()>,
     pub(crate) locks: LockManager,
+    /// SERIALIZABLE transactions' reads and commits (see `ssi.rs`).
+    pub(crate) ssi: crate::ssi::Ssi,
     pub(crate) next_txid: AtomicU64,
     pub(crate) data_stats: Arc<FileStats>,
     pub(crate) counters: DbCounters,

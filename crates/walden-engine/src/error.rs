@@ -110,6 +110,10 @@ pub enum EngineError {
     /// that committed after this one's snapshot.
     #[error("could not serialize access due to concurrent {0}")]
     SerializationFailure(&'static str),
+    /// SERIALIZABLE: the commit would complete a cycle of rw-dependencies
+    /// among concurrent transactions (40001).
+    #[error("could not serialize access due to read/write dependencies among transactions")]
+    SerializationConflict,
     #[error("savepoint \"{0}\" does not exist")]
     UnknownSavepoint(String),
     /// A row without the row it references (23503), found when a foreign

@@ -39,6 +39,7 @@ mod savepoint;
 mod schema;
 pub mod scram;
 mod session;
+mod ssi;
 pub mod store;
 mod table;
 mod txn;
@@ -57,7 +58,7 @@ pub use schema::{
 };
 pub use session::{CommitRequest, Session};
 pub use table::{value_list, Table};
-pub use txn::{CommitOutcome, Isolation, Locked, RefPath, Transaction};
+pub use txn::{Arbiters, CommitOutcome, Isolation, Locked, RefPath, Transaction, Upsert};
 pub use types::{DataType, Key, Row, Value};
 /// Entry points for the fuzz targets in `fuzz/` (the decoders they reach
 /// are private); not part of the API.

@@ -32,9 +32,11 @@ mod ddl;
 mod read;
 mod ri;
 mod savepoints;
+mod upsert;
 mod write;
 pub(crate) use ddl::Revert;
 pub use ri::RefPath;
+pub use upsert::{Arbiters, Upsert};
 
 /// A transaction's isolation level.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -44,6 +46,9 @@ pub enum Isolation {
     ReadCommitted,
     /// One snapshot for the transaction; write conflicts fail (40001).
     RepeatableRead,
+    /// REPEATABLE READ plus serializable snapshot isolation (`ssi.rs`): a
+    /// commit completing a dangerous structure of rw-dependencies fails.
+    Serializable,
 }
 
 /// How a commit ended.
@@ -90,6 +95,8 @@ pub struct Transaction {
     table_locks: parking_lot::Mutex<ddl::HeldTableLocks>,
     /// DDL statements run, applied to the catalog and undone on rollback.
     ddl: parking_lot::Mutex<Vec<ddl::DdlStep>>,
+    /// SERIALIZABLE: its tracked reads, from the first statement.
+    ssi: Option<Arc<crate::ssi::SsiTx>>,
     finished: bool,
 }
 
@@ -121,6 +128,7 @@ impl Transaction {
             fk_seen: HashMap::new(),
             table_locks: Default::default(),
             ddl: Default::default(),
+            ssi: None,
             finished: false,
         }
     }
@@ -140,6 +148,10 @@ impl Transaction {
         if self.isolation == Isolation::ReadCommitted || self.snapshot.is_none() {
             // Release the old one first: it may be the oldest open.
             self.snapshot = None;
+            // SSI registers before the snapshot is taken (see `ssi.rs`).
+            if self.isolation == Isolation::Serializable && self.ssi.is_none() {
+                self.ssi = Some(self.db.ssi.register(self.txid));
+            }
             self.snapshot = Some(self.db.vis.snapshot());
         }
     }
@@ -160,7 +172,7 @@ impl Transaction {
     /// REPEATABLE READ: refuses to write (or lock) a key whose newest
     /// committed version the snapshot does not see.
     fn check_conflict(&self, t: &Table, key: &Key) -> Result<()> {
-        if self.isolation != Isolation::RepeatableRead {
+        if self.isolation == Isolation::ReadCommitted {
             return Ok(());
         }
         let Some(snap) = &self.snapshot else {

@@ -92,6 +92,7 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::DuplicateCursor => "42P03",
         K::BadCopyFormat => "22P04",
         K::BadBinaryValue => "22P03",
+        K::InvalidColumnReference => "42P10",
     }
 }
 

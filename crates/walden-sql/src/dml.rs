@@ -12,11 +12,14 @@ use crate::expr::{Env, Expr, Scope, ScopeCol};
 use crate::foreign_keys::enforce::Pending;
 use crate::functions::SessionInfo;
 use crate::query::{self, object_last, Planner, Source};
+use crate::upsert::{self, OnConflict};
 use crate::{Column, QueryOutput};
 use sqlparser::ast::{self, SelectItem};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use walden_engine::{Instance, Key, LockMode, Locked, Table, Transaction, Value, WaitPolicy};
+use walden_engine::{
+    Instance, Key, LockMode, Locked, Table, Transaction, Upsert, Value, WaitPolicy,
+};
 
 /// What statement execution needs besides the transaction.
 pub struct Ctx<'a> {
@@ -103,11 +106,8 @@ pub(crate) fn returning(
 pub fn describe(p: &mut Planner<'_>, stmt: &ast::Statement) -> Result<Option<Vec<Column>>> {
     Ok(match stmt {
         ast::Statement::Insert(ins) => {
-            let t = insert_table(p, ins)?;
-            let scope = table_scope(&t, None);
-            // Plan the source too, to type its parameters.
-            let _ = plan_insert_source(p, ins, &t)?;
-            returning(p, &scope, &ins.returning)?.map(|r| r.columns)
+            // Plan the whole statement, to type its parameters.
+            plan_insert(p, ins)?.returning.map(|r| r.columns)
         }
         ast::Statement::Update(u) => {
             let plan = plan_update(p, u)?;
@@ -152,7 +152,7 @@ fn target_columns(t: &Table, ins: &ast::Insert) -> Result<Vec<usize>> {
         .collect()
 }
 
-fn is_default_kw(e: &ast::Expr) -> bool {
+pub(crate) fn is_default_kw(e: &ast::Expr) -> bool {
     matches!(e, ast::Expr::Identifier(id) if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default"))
 }
 
@@ -213,6 +213,7 @@ pub(crate) struct InsertPlan {
     source: InsertSource,
     returning: Option<Returning>,
     checks: Checks,
+    on_conflict: Option<Box<OnConflict>>,
 }
 
 impl InsertPlan {
@@ -225,7 +226,10 @@ impl InsertPlan {
             }
             InsertSource::Query(q) => query::reusable(q),
         };
-        values && returning_reusable(&self.returning) && self.checks.reusable()
+        values
+            && returning_reusable(&self.returning)
+            && self.checks.reusable()
+            && self.on_conflict.as_ref().is_none_or(|oc| oc.reusable())
     }
 }
 
@@ -235,12 +239,12 @@ fn returning_reusable(r: &Option<Returning>) -> bool {
 }
 
 pub(crate) fn plan_insert(p: &mut Planner<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
-    if ins.on.is_some() {
-        return Err(SqlError::unsupported("INSERT ... ON CONFLICT"));
-    }
     let table = insert_table(p, ins)?;
     let (cols, source) = plan_insert_source(p, ins, &table)?;
-    let scope = table_scope(&table, None);
+    let alias = ins.table_alias.as_ref().map(|a| a.alias.value.clone());
+    let scope = table_scope(&table, alias.as_deref());
+    let label = scope.cols.first().and_then(|c| c.table.clone());
+    let on_conflict = upsert::plan(p, ins, &table, label.as_deref().unwrap_or(""))?.map(Box::new);
     let returning = returning(p, &scope, &ins.returning)?;
     let checks = Checks::compile(p, &table)?;
     Ok(InsertPlan {
@@ -249,6 +253,7 @@ pub(crate) fn plan_insert(p: &mut Planner<'_>, ins: &ast::Insert) -> Result<Inse
         source,
         returning,
         checks,
+        on_conflict,
     })
 }
 
@@ -273,12 +278,80 @@ pub(crate) fn run_insert(
     let mut n = 0u64;
     let mut out_rows = Vec::new();
     let mut fks = Pending::new(tx, t);
+    // Keys this command inserted or updated: DO UPDATE may not change one twice.
+    let mut touched = upsert::Touched::new();
     let mut store = |tx: &mut Transaction, vals: Vec<Option<Value>>| -> Result<()> {
         let mut full = vec![None; width];
         for (k, v) in vals.into_iter().enumerate() {
             full[cols[k]] = v;
         }
-        let row = tx.insert_into(t, full)?;
+        let row = match &pl.on_conflict {
+            None => tx.insert_into(t, full)?,
+            Some(oc) => {
+                match tx.insert_or_conflict(t, full, &oc.arbiters, oc.locks_existing())? {
+                    Upsert::Inserted(key, row) => {
+                        if oc.locks_existing() {
+                            touched.insert(key);
+                        }
+                        row
+                    }
+                    Upsert::Conflict {
+                        key,
+                        existing,
+                        proposed,
+                    } => {
+                        // The proposed row is checked as PostgreSQL does
+                        // before it looks for conflicts.
+                        if !pl.checks.is_empty() {
+                            pl.checks.enforce(&proposed, &ctx.env(tx))?;
+                        }
+                        let upsert::Action::Update {
+                            assignments,
+                            filter,
+                            checks,
+                        } = &oc.action
+                        else {
+                            return Ok(());
+                        };
+                        if touched.contains(&key) {
+                            return Err(upsert::affected_twice());
+                        }
+                        let new_row = {
+                            let env = ctx.env(tx);
+                            let mut both = existing.to_vec();
+                            both.extend(proposed);
+                            if let Some(f) = filter {
+                                if !query::passes(std::slice::from_ref(f), &both, &env)? {
+                                    return Ok(());
+                                }
+                            }
+                            let mut new_row = existing.to_vec();
+                            for (i, e) in assignments {
+                                new_row[*i] = e.eval(&both, &env)?;
+                            }
+                            new_row
+                        };
+                        let stored = tx.update_in(t, &key, new_row)?;
+                        if !checks.is_empty() {
+                            checks.enforce(&stored, &ctx.env(tx))?;
+                        }
+                        fks.updated(t, &existing, &stored);
+                        touched.insert(t.key_of(&stored).unwrap_or(key));
+                        n += 1;
+                        if let Some(r) = ret {
+                            let env = ctx.env(tx);
+                            out_rows.push(
+                                r.exprs
+                                    .iter()
+                                    .map(|e| e.eval(&stored, &env))
+                                    .collect::<Result<Vec<_>>>()?,
+                            );
+                        }
+                        return Ok(());
+                    }
+                }
+            }
+        };
         // On the stored row (defaults and coercions applied); a violation
         // fails the statement, which undoes the write.
         if !pl.checks.is_empty() {

@@ -98,6 +98,8 @@ pub enum ErrorKind {
     BadCopyFormat,
     /// A value whose binary form has the wrong size (22P03).
     BadBinaryValue,
+    /// An ON CONFLICT target no unique constraint matches (42P10).
+    InvalidColumnReference,
 }
 
 /// The optional fields of an error that drivers read apart from the message
@@ -241,7 +243,9 @@ impl From<EngineError> for SqlError {
             E::Referenced { .. } => ErrorKind::DependentObjects,
             E::AlterForeignKeyColumns(_) => ErrorKind::FeatureNotSupported,
             E::UnknownConstraint { .. } => ErrorKind::UndefinedObject,
-            E::SerializationFailure(_) => ErrorKind::SerializationFailure,
+            E::SerializationFailure(_) | E::SerializationConflict => {
+                ErrorKind::SerializationFailure
+            }
         };
         let message = match &e {
             E::UnknownTable(t) => format!("relation \"{t}\" does not exist"),

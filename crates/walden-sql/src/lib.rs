@@ -47,6 +47,7 @@ mod temporal;
 mod timeouts;
 mod txmodes;
 mod typing;
+mod upsert;
 
 pub use copy::{CopyFormat, CopyIn, CopyOut};
 pub use error::{ErrorFields, ErrorKind, Result, SqlError};

@@ -50,22 +50,17 @@ impl Isolation {
     }
 }
 
-/// The isolation levels Walden runs. Read uncommitted is read committed, as
-/// in PostgreSQL; SQL Server's SNAPSHOT is PostgreSQL's REPEATABLE READ
-/// (one snapshot per transaction, a write conflict fails). SERIALIZABLE
-/// needs rw-antidependency tracking Walden does not have: it is refused
-/// rather than run at a weaker level.
+/// The isolation levels Walden runs: all of them. Read uncommitted is read
+/// committed, as in PostgreSQL; SQL Server's SNAPSHOT is PostgreSQL's
+/// REPEATABLE READ (one snapshot per transaction, a write conflict fails);
+/// SERIALIZABLE is serializable snapshot isolation (the engine's `ssi.rs`).
 pub fn check_isolation(level: Isolation) -> Result<()> {
     match level {
         Isolation::ReadUncommitted
         | Isolation::ReadCommitted
         | Isolation::RepeatableRead
-        | Isolation::Snapshot => Ok(()),
-        Isolation::Serializable => Err(SqlError::new(
-            ErrorKind::FeatureNotSupported,
-            "transaction isolation level SERIALIZABLE is not supported yet (Walden runs \
-             READ COMMITTED and REPEATABLE READ; it would not give the guarantees of SERIALIZABLE)",
-        )),
+        | Isolation::Snapshot
+        | Isolation::Serializable => Ok(()),
     }
 }
 
@@ -75,6 +70,7 @@ pub(crate) fn engine_isolation(value: Option<&str>) -> walden_engine::Isolation 
         Some(Isolation::RepeatableRead | Isolation::Snapshot) => {
             walden_engine::Isolation::RepeatableRead
         }
+        Some(Isolation::Serializable) => walden_engine::Isolation::Serializable,
         _ => walden_engine::Isolation::ReadCommitted,
     }
 }
@@ -129,6 +125,7 @@ fn at_mode(t: &Toks) -> bool {
 /// `mode [[,] mode ...]` up to the end of the statement.
 pub(crate) fn parse_modes(t: &mut Toks, what: &str) -> Result<TxModes> {
     let mut m = TxModes::default();
+    let mut deferrable = false;
     let mut first = true;
     while !t.at_end() {
         if !first {
@@ -178,10 +175,19 @@ pub(crate) fn parse_modes(t: &mut Toks, what: &str) -> Result<TxModes> {
             }
         } else if t.eat("DEFERRABLE") {
             // As in PostgreSQL, DEFERRABLE changes nothing unless the
-            // transaction is SERIALIZABLE READ ONLY, which is refused above.
+            // transaction is SERIALIZABLE READ ONLY (checked below).
+            deferrable = true;
         } else {
-            return t.end(what).map(|_| m);
+            t.end(what)?;
+            break;
         }
+    }
+    // PostgreSQL waits for a snapshot no serialization failure can touch;
+    // Walden does not, so it refuses rather than promise that.
+    if deferrable && m.isolation == Some(Isolation::Serializable) && m.read_only == Some(true) {
+        return Err(SqlError::unsupported(
+            "DEFERRABLE (waiting for a safe snapshot for SERIALIZABLE READ ONLY)",
+        ));
     }
     Ok(m)
 }

@@ -58,4 +58,11 @@ async fn a_check_constraint_reaches_the_secondary_and_locking_reads_are_refused_
     ] {
         assert_eq!(sqlstate(exec(cb, sql).await), "25006", "{sql} on b");
     }
+    // SERIALIZABLE is refused on a secondary (its writes come as redo,
+    // outside SSI's tracking), as on a PostgreSQL hot standby.
+    assert_eq!(
+        sqlstate(exec(cb, "BEGIN ISOLATION LEVEL SERIALIZABLE; SELECT 1").await),
+        "0A000"
+    );
+    assert_eq!(sqlstate(exec(cb, "ROLLBACK; SELECT 1").await), "ok");
 }

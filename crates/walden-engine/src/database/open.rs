@@ -113,6 +113,7 @@ impl Database {
             settings: RwLock::new(state.settings),
             gate: RwLock::new(()),
             locks: LockManager::default(),
+            ssi: Default::default(),
             next_txid: AtomicU64::new(state.next_txid),
             data_stats,
             counters: DbCounters::default(),

@@ -76,12 +76,16 @@ impl Transaction {
 
     /// Puts a change into the write set, noting for the newest savepoint
     /// what the key had before.
-    pub(super) fn put_write(&mut self, key: (u32, Key), w: Option<Row>) {
+    pub(super) fn put_write(&mut self, key: (u32, Key), w: Option<Row>) -> Result<()> {
+        if let Some(s) = &self.ssi {
+            self.db.ssi.check_write(s, &key)?;
+        }
         if !self.savepoints.is_empty() {
             let writes = &self.writes;
             self.savepoints.record(&key, || writes.get(&key).cloned());
         }
         self.writes.insert(key, w);
+        Ok(())
     }
 
     /// Builds a full row from per-column values (`None` = default/identity).

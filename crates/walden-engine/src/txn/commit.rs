@@ -68,6 +68,16 @@ impl Transaction {
     /// whether the commit waits for its log to be hardened.
     pub fn commit(mut self, request: CommitRequest) -> Result<CommitOutcome> {
         self.check_open()?;
+        // SERIALIZABLE: the commit test; a failure rolls back (on drop).
+        let ssi_seq = match &self.ssi {
+            Some(s) => {
+                let writes = crate::ssi::Writes::new(self.writes.keys().cloned());
+                let seq = self.db.ssi.precommit(s, writes)?;
+                self.ssi = None;
+                Some(seq)
+            }
+            None => None,
+        };
         self.finished = true;
         self.snapshot = None;
         let ddl = self.has_ddl();
@@ -160,6 +170,12 @@ impl Transaction {
             self.undo_ddl(0);
         }
         self.release();
+        if let Some(seq) = ssi_seq {
+            match &result {
+                Ok(_) => db.ssi.published(seq),
+                Err(_) => db.ssi.failed(seq),
+            }
+        }
         // Synchronous secondaries are waited for outside the gate and the row
         // locks, as PostgreSQL waits for its standbys: the commit is applied
         // locally already, and a later commit that saw it waits for a higher
@@ -226,6 +242,9 @@ impl Transaction {
             self.savepoints.clear();
             self.snapshot = None;
             self.undo_ddl(0);
+            if let Some(s) = self.ssi.take() {
+                self.db.ssi.abort(s.txid());
+            }
             self.release();
             self.db.counters.rollbacks.fetch_add(1, Relaxed);
         }

@@ -17,6 +17,9 @@ impl Transaction {
     }
 
     pub fn get_in(&self, t: &Table, key: &[Value]) -> Result<Option<Row>> {
+        if let Some(s) = &self.ssi {
+            s.note_key(t.id(), key);
+        }
         if !self.writes.is_empty() {
             if let Some(w) = self.writes.get(&(t.id(), key.into())) {
                 return Ok(w.clone());
@@ -65,6 +68,7 @@ impl Transaction {
     }
 
     pub fn scan_in(&self, t: &Table, range: (Bound<Key>, Bound<Key>)) -> Result<Vec<(Key, Row)>> {
+        self.note_scan(t);
         if range_is_empty(&range) {
             return Ok(Vec::new());
         }
@@ -106,6 +110,7 @@ impl Transaction {
         range: (Bound<Key>, Bound<Key>),
         mut f: impl FnMut(&Row) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
+        self.note_scan(t);
         let lo = bound_map(&range.0, t.id(), false);
         let hi = bound_map(&range.1, t.id(), true);
         if range_is_empty(&range) {
@@ -145,6 +150,7 @@ impl Transaction {
         let Some(ix) = t.indexes.get(ix) else {
             return Ok(None);
         };
+        self.note_scan(t);
         let own;
         let csn = match &self.snapshot {
             Some(s) => s.csn(),
@@ -193,6 +199,13 @@ impl Transaction {
             }
         }
         Ok(Some(out.into_iter().collect()))
+    }
+
+    /// SERIALIZABLE: a scan or search reads the whole table (see `ssi.rs`).
+    pub(super) fn note_scan(&self, t: &Table) {
+        if let Some(s) = &self.ssi {
+            s.note_scan(t.id());
+        }
     }
 
     /// Every row of the table.

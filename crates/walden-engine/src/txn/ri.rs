@@ -72,7 +72,7 @@ impl Transaction {
     /// (an update that keeps the key does not conflict).
     pub fn lock_referenced(&mut self, t: &Table, path: &RefPath) -> Result<Option<Row>> {
         self.check_write("INSERT")?;
-        let found = if self.isolation == Isolation::RepeatableRead && self.snapshot.is_some() {
+        let found = if self.isolation != Isolation::ReadCommitted && self.snapshot.is_some() {
             self.find_referenced(t, path)?
         } else {
             self.with_fresh_snapshot(|tx| tx.find_referenced(t, path))?
@@ -96,7 +96,7 @@ impl Transaction {
         match self.latest_in(t, &key)? {
             Some(r) if holds(&r) => Ok(Some(r)),
             other => {
-                let rr = self.isolation == Isolation::RepeatableRead;
+                let rr = self.isolation != Isolation::ReadCommitted;
                 if rr && self.snapshot.is_some() {
                     Err(EngineError::SerializationFailure(if other.is_some() {
                         "update"

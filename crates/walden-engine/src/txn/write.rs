@@ -56,7 +56,7 @@ impl Transaction {
             t.observe(&key, &row);
         }
         let row: Row = Arc::from(row);
-        self.put_write((t.id(), key), Some(row.clone()));
+        self.put_write((t.id(), key), Some(row.clone()))?;
         Ok(row)
     }
 
@@ -104,10 +104,10 @@ impl Transaction {
         // entries go in the same commit.
         self.check_unique(t, &new_key, &row, Some(&old))?;
         if new_key != key {
-            self.put_write((t.id(), key), None);
+            self.put_write((t.id(), key), None)?;
         }
         let row: Row = Arc::from(row);
-        self.put_write((t.id(), new_key), Some(row.clone()));
+        self.put_write((t.id(), new_key), Some(row.clone()))?;
         Ok(row)
     }
 
@@ -136,7 +136,7 @@ impl Transaction {
                 }
             }
         }
-        self.put_write((t.id(), key), None);
+        self.put_write((t.id(), key), None)?;
         Ok(true)
     }
 }

@@ -241,13 +241,15 @@ impl SqlSession {
                 None => self.new_tx(),
             };
             self.tx_queried = true;
-            self.begin_statement(&mut tx);
-            let r = f(&mut tx, self);
+            let r = match self.begin_statement(&mut tx) {
+                Ok(()) => f(&mut tx, self),
+                Err(e) => Err(e),
+            };
             self.tx = Some(tx);
             r
         } else {
             let mut tx = self.new_tx();
-            self.begin_statement(&mut tx);
+            self.begin_statement(&mut tx)?;
             let v = f(&mut tx, self)?;
             tx.commit(CommitRequest::Default)?;
             Ok(v)
@@ -256,13 +258,27 @@ impl SqlSession {
 
     /// A statement starts in `tx`: its first statement fixes the isolation
     /// level; each takes its snapshot (or keeps the transaction's).
-    fn begin_statement(&self, tx: &mut Transaction) {
+    fn begin_statement(&self, tx: &mut Transaction) -> Result<()> {
         if !tx.has_snapshot() {
-            tx.set_isolation(crate::txmodes::engine_isolation(
+            let level = crate::txmodes::engine_isolation(
                 self.settings.get("transaction_isolation").as_deref(),
-            ));
+            );
+            // A secondary's writes arrive as redo, outside SSI's tracking:
+            // refused there, as PostgreSQL refuses it on a hot standby.
+            if level == walden_engine::Isolation::Serializable && tx.database().is_secondary() {
+                return Err(crate::error::SqlError::new(
+                    crate::error::ErrorKind::FeatureNotSupported,
+                    "cannot use serializable mode in a hot standby",
+                )
+                .with_fields(crate::error::ErrorFields {
+                    hint: Some("You can use REPEATABLE READ instead.".into()),
+                    ..Default::default()
+                }));
+            }
+            tx.set_isolation(level);
         }
         tx.begin_statement();
+        Ok(())
     }
 
     /// A secondary's database is replaced by a fresh copy when the primary
