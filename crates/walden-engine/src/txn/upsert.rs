@@ -99,7 +99,7 @@ impl Transaction {
         // No arbiter conflict: the ordinary insert, whose checks find any
         // other unique violation (the arbiters' values are locked by now).
         self.lock(t, &key)?;
-        if self.exists(t, &key) {
+        if self.exists(t, &key)? {
             return Err(Self::pk_duplicate(t, &key));
         }
         self.check_unique(t, &key, &row, None)?;
@@ -122,7 +122,7 @@ impl Transaction {
     ) -> Result<Option<Key>> {
         if arbiters.primary_key && !t.has_hidden_key() {
             self.lock(t, key)?;
-            if self.exists(t, key) {
+            if self.exists(t, key)? {
                 return Ok(Some(key.clone()));
             }
         }
@@ -166,6 +166,6 @@ impl Transaction {
             self.lock_mode(t, key, LockMode::Update, WaitPolicy::Wait)?;
         }
         self.check_conflict(t, key)?;
-        Ok(self.latest_in(t, key))
+        self.latest_in(t, key)
     }
 }
