@@ -461,6 +461,8 @@ impl Bench {
             self.mode = mode;
         }
         self.db.truncate(&self.admin, "t")?;
+        // TRUNCATE made the table anew: a handle to the old one is stale.
+        self.table = self.db.table("t")?;
         self.db.checkpoint()?;
         wait_for_spare(self.db.log().dir());
         Ok(())
