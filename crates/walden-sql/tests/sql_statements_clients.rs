@@ -61,6 +61,19 @@ fn tsql_forms_sequences_and_catalogs() {
     let e = engine();
     let mut s = e.connect("walden", "u", "test").unwrap();
     tag(&mut s, "CREATE SEQUENCE seq START WITH 5 INCREMENT BY 2");
+    // pg_dump's form is accepted (its options are the defaults); bounds and
+    // wrap-around, which Walden does not enforce, are refused.
+    tag(
+        &mut s,
+        "CREATE SEQUENCE dumped AS integer START WITH 1 INCREMENT BY 1 NO MINVALUE NO MAXVALUE CACHE 1",
+    );
+    for bad in [
+        "CREATE SEQUENCE b1 MAXVALUE 10",
+        "CREATE SEQUENCE b2 MINVALUE 0",
+        "CREATE SEQUENCE b3 CYCLE",
+    ] {
+        assert_eq!(err(&mut s, bad), ErrorKind::FeatureNotSupported, "{bad}");
+    }
     assert_eq!(
         rows(&mut s, "SELECT nextval('seq'), NEXT VALUE FOR dbo.seq"),
         vec![vec!["5", "7"]]

@@ -255,11 +255,20 @@ pub fn parse(sql: &str) -> Result<Command> {
                     increment = num(&mut t)?;
                 } else if t.eat("AS") {
                     t.ident()?;
-                } else if t.eat("MINVALUE") || t.eat("MAXVALUE") || t.eat("CACHE") {
+                } else if t.eat("CACHE") {
+                    // Values handed out ahead: gaps are allowed anyway.
                     num(&mut t)?;
+                } else if t.is(0, "MINVALUE") || t.is(0, "MAXVALUE") || t.is(0, "CYCLE") {
+                    // Bounds and wrap-around are not enforced: refused
+                    // rather than accepted and ignored.
+                    return Err(SqlError::unsupported(format!(
+                        "CREATE SEQUENCE ... {}",
+                        t.t[t.i].to_string().to_ascii_uppercase()
+                    )));
                 } else if t.eat("NO") {
+                    // NO MINVALUE / NO MAXVALUE / NO CYCLE: the defaults.
                     t.ident()?;
-                } else if t.eat("CYCLE") || t.eat("NOCYCLE") {
+                } else if t.eat("NOCYCLE") {
                 } else {
                     return Err(SqlError::syntax(format!(
                         "syntax error at or near \"{}\" in CREATE SEQUENCE",
