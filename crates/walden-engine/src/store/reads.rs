@@ -146,7 +146,7 @@ impl BaseRows {
             // The table's rows were replaced (TRUNCATE, a rebuild) and the
             // store holds the new ones: this reader's rows are gone.
             Some(_) => Err(EngineError::SerializationFailure(
-                "the table's rows were replaced while this statement read them",
+                "TRUNCATE or rebuild of the table",
             )),
             None => Ok(None),
         }

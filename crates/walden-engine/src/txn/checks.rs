@@ -283,9 +283,7 @@ impl Transaction {
         for (tid, shape) in &self.shapes {
             if let Some(cur) = cat.table_by_id(*tid) {
                 if !shape.matches(&cur.def) {
-                    return Err(EngineError::SerializationFailure(
-                        "could not serialize access due to a concurrent ALTER TABLE",
-                    ));
+                    return Err(EngineError::SerializationFailure("ALTER TABLE"));
                 }
             }
         }
@@ -293,7 +291,7 @@ impl Transaction {
             if let Some(cur) = cat.table_by_id(*tid) {
                 if !unique_ids(cur).is_subset(seen) {
                     return Err(EngineError::SerializationFailure(
-                        "could not serialize access due to a unique index created concurrently",
+                        "creation of a unique index",
                     ));
                 }
             }

@@ -128,7 +128,7 @@ impl Transaction {
         for (tid, seen) in &self.fk_seen {
             if !fk_names(cat, *tid).is_subset(seen) {
                 return Err(EngineError::SerializationFailure(
-                    "could not serialize access due to a foreign key added concurrently",
+                    "addition of a foreign key",
                 ));
             }
         }
