@@ -1,0 +1,275 @@
+//! Catalog definitions: tables (columns, indexes, checks, foreign keys),
+//! database settings and sequences.
+
+use super::{get_type, put_ivar, put_str, put_type, put_value, put_var, short, Reader};
+use crate::error::Result;
+use crate::schema::{
+    CheckDef, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, FkAction, ForeignKeyDef,
+    Identity, IndexDef, RecoveryModel, SequenceDef, TableDef,
+};
+
+pub fn put_table_def(out: &mut Vec<u8>, d: &TableDef) {
+    put_var(out, d.id as u64);
+    put_str(out, &d.name);
+    put_var(out, d.columns.len() as u64);
+    for c in &d.columns {
+        put_str(out, &c.name);
+        put_type(out, &c.data_type);
+        out.push(c.nullable as u8);
+        match &c.default {
+            None => out.push(0),
+            Some(DefaultExpr::Value(v)) => {
+                out.push(1);
+                put_value(out, v);
+            }
+            Some(DefaultExpr::Now) => out.push(2),
+            Some(DefaultExpr::NewUuid) => out.push(3),
+            Some(DefaultExpr::NextVal(s)) => {
+                out.push(4);
+                put_str(out, s);
+            }
+            Some(DefaultExpr::Today) => out.push(5),
+        }
+        match c.identity {
+            None => out.push(0),
+            Some(i) => {
+                out.push(1);
+                put_ivar(out, i.seed);
+                put_ivar(out, i.increment);
+            }
+        }
+    }
+    put_var(out, d.primary_key.len() as u64);
+    for &k in &d.primary_key {
+        put_var(out, k as u64);
+    }
+    // Parts added after the first format, each tagged so a reader that
+    // meets one it does not know fails instead of dropping it.
+    let parts =
+        d.indexes.len() + d.checks.len() + d.foreign_keys.len() + d.pk_name.is_some() as usize;
+    put_var(out, parts as u64);
+    for ix in &d.indexes {
+        out.push(DEF_INDEX);
+        put_index_def(out, ix);
+    }
+    for c in &d.checks {
+        out.push(DEF_CHECK);
+        put_str(out, &c.name);
+        put_str(out, &c.expr);
+    }
+    if let Some(n) = &d.pk_name {
+        out.push(DEF_PKEY_NAME);
+        put_str(out, n);
+    }
+    for fk in &d.foreign_keys {
+        out.push(DEF_FOREIGN_KEY);
+        put_foreign_key(out, fk);
+    }
+}
+
+/// Tags of the parts in a table definition's tail (3 is the foreign keys').
+const DEF_INDEX: u8 = 1;
+const DEF_CHECK: u8 = 2;
+const DEF_PKEY_NAME: u8 = 4;
+const DEF_FOREIGN_KEY: u8 = 3;
+
+pub fn put_foreign_key(out: &mut Vec<u8>, fk: &ForeignKeyDef) {
+    put_str(out, &fk.name);
+    put_var(out, fk.columns.len() as u64);
+    for (&c, &r) in fk.columns.iter().zip(&fk.ref_columns) {
+        put_var(out, c as u64);
+        put_var(out, r as u64);
+    }
+    put_var(out, fk.ref_table as u64);
+    out.push(fk.on_update.code() as u8);
+    out.push(fk.on_delete.code() as u8);
+    out.push(fk.match_full as u8);
+}
+
+/// `ncols`: the referencing table's width (positions are checked against
+/// it; the referenced side is checked where the table is known).
+pub fn get_foreign_key(r: &mut Reader<'_>, ncols: usize) -> Result<ForeignKeyDef> {
+    let name = r.str()?.to_string();
+    let n = r.var()? as usize;
+    let mut columns = Vec::with_capacity(n.min(64));
+    let mut ref_columns = Vec::with_capacity(n.min(64));
+    for _ in 0..n {
+        let c = r.var()? as usize;
+        if c >= ncols {
+            return Err(short());
+        }
+        columns.push(c);
+        ref_columns.push(r.var()? as usize);
+    }
+    let ref_table = r.var()? as u32;
+    let on_update = FkAction::from_code(r.u8()?).ok_or_else(short)?;
+    let on_delete = FkAction::from_code(r.u8()?).ok_or_else(short)?;
+    let match_full = r.u8()? != 0;
+    Ok(ForeignKeyDef {
+        name,
+        columns,
+        ref_table,
+        ref_columns,
+        on_update,
+        on_delete,
+        match_full,
+    })
+}
+
+pub fn put_index_def(out: &mut Vec<u8>, ix: &IndexDef) {
+    put_var(out, ix.id as u64);
+    put_str(out, &ix.name);
+    put_var(out, ix.columns.len() as u64);
+    for &c in &ix.columns {
+        put_var(out, c as u64);
+    }
+    out.push(ix.unique as u8 | (ix.constraint as u8) << 1);
+}
+
+pub fn get_index_def(r: &mut Reader<'_>, ncols: usize) -> Result<IndexDef> {
+    let id = r.var()? as u32;
+    let name = r.str()?.to_string();
+    let n = r.var()? as usize;
+    let mut columns = Vec::with_capacity(n.min(64));
+    for _ in 0..n {
+        let c = r.var()? as usize;
+        if c >= ncols {
+            return Err(short());
+        }
+        columns.push(c);
+    }
+    let flags = r.u8()?;
+    Ok(IndexDef {
+        id,
+        name,
+        columns,
+        unique: flags & 1 != 0,
+        constraint: flags & 2 != 0,
+    })
+}
+
+/// A table definition as `put_table_def` writes it; `tail` is false for the
+/// first format (log records tagged 10, images of version 1), which ended
+/// after the primary key.
+pub fn get_table_def(r: &mut Reader<'_>, tail: bool) -> Result<TableDef> {
+    let id = r.var()? as u32;
+    let name = r.str()?.to_string();
+    let n = r.var()? as usize;
+    let mut columns = Vec::with_capacity(n.min(4096));
+    for _ in 0..n {
+        let name = r.str()?.to_string();
+        let data_type = get_type(r)?;
+        let nullable = r.u8()? != 0;
+        let default = match r.u8()? {
+            0 => None,
+            1 => Some(DefaultExpr::Value(r.value()?)),
+            2 => Some(DefaultExpr::Now),
+            3 => Some(DefaultExpr::NewUuid),
+            4 => Some(DefaultExpr::NextVal(r.str()?.to_string())),
+            5 => Some(DefaultExpr::Today),
+            _ => return Err(short()),
+        };
+        let identity = match r.u8()? {
+            0 => None,
+            _ => Some(Identity {
+                seed: r.ivar()?,
+                increment: r.ivar()?,
+            }),
+        };
+        columns.push(ColumnDef {
+            name,
+            data_type,
+            nullable,
+            default,
+            identity,
+        });
+    }
+    let k = r.var()? as usize;
+    let mut primary_key = Vec::with_capacity(k.min(64));
+    for _ in 0..k {
+        let i = r.var()? as usize;
+        if i >= columns.len() {
+            return Err(short());
+        }
+        primary_key.push(i);
+    }
+    let mut indexes = Vec::new();
+    let mut checks = Vec::new();
+    let mut pk_name = None;
+    let mut foreign_keys = Vec::new();
+    if tail {
+        for _ in 0..r.var()? {
+            match r.u8()? {
+                DEF_INDEX => indexes.push(get_index_def(r, columns.len())?),
+                DEF_CHECK => checks.push(CheckDef {
+                    name: r.str()?.to_string(),
+                    expr: r.str()?.to_string(),
+                }),
+                DEF_PKEY_NAME => pk_name = Some(r.str()?.to_string()),
+                DEF_FOREIGN_KEY => foreign_keys.push(get_foreign_key(r, columns.len())?),
+                _ => return Err(short()),
+            }
+        }
+    }
+    Ok(TableDef {
+        id,
+        name,
+        columns,
+        primary_key,
+        indexes,
+        checks,
+        pk_name,
+        foreign_keys,
+    })
+}
+
+pub fn put_settings(out: &mut Vec<u8>, s: &DbSettings) {
+    out.push(match s.delayed_durability {
+        DelayedDurability::Disabled => 0,
+        DelayedDurability::Allowed => 1,
+        DelayedDurability::Forced => 2,
+    });
+    out.push(match s.recovery_model {
+        RecoveryModel::Simple => 0,
+        RecoveryModel::Full => 1,
+    });
+    put_var(out, s.max_exposure_bytes.map_or(0, |b| b + 1));
+    put_var(out, s.max_exposure_ms.map_or(0, |b| b + 1));
+}
+
+pub fn get_settings(r: &mut Reader<'_>) -> Result<DbSettings> {
+    let dd = match r.u8()? {
+        0 => DelayedDurability::Disabled,
+        1 => DelayedDurability::Allowed,
+        2 => DelayedDurability::Forced,
+        _ => return Err(short()),
+    };
+    let rm = match r.u8()? {
+        0 => RecoveryModel::Simple,
+        1 => RecoveryModel::Full,
+        _ => return Err(short()),
+    };
+    let opt = |v: u64| (v > 0).then(|| v - 1);
+    Ok(DbSettings {
+        delayed_durability: dd,
+        recovery_model: rm,
+        max_exposure_bytes: opt(r.var()?),
+        max_exposure_ms: opt(r.var()?),
+    })
+}
+
+pub fn put_sequence(out: &mut Vec<u8>, s: &SequenceDef) {
+    put_var(out, s.id as u64);
+    put_str(out, &s.name);
+    put_ivar(out, s.start);
+    put_ivar(out, s.increment);
+}
+
+pub fn get_sequence(r: &mut Reader<'_>) -> Result<SequenceDef> {
+    Ok(SequenceDef {
+        id: r.var()? as u32,
+        name: r.str()?.to_string(),
+        start: r.ivar()?,
+        increment: r.ivar()?,
+    })
+}
