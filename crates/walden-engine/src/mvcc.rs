@@ -230,6 +230,10 @@ impl Chain {
 /// to the table in between chunks.
 const SCAN_CHUNK: usize = 1024;
 
+/// A chunk of a scan: rows in key order, and where the next chunk starts
+/// (`None`: the range is done).
+pub(crate) type Chunk = (Vec<(Key, Row)>, Option<Bound<Key>>);
+
 static NEXT_UID: AtomicU64 = AtomicU64::new(1);
 
 /// A table's rows: every key's versions, in key order. Keys may also live
@@ -411,20 +415,19 @@ impl VersionedRows {
         &self,
         range: (Bound<&Key>, Bound<&Key>),
         csn: Csn,
-    ) -> Result<(Vec<(Key, Row)>, Option<Bound<Key>>)> {
+    ) -> Result<Chunk> {
         self.chunk(range, csn, |_| true)
     }
 
     /// One chunk of a scan from the start of `range` (see `merged_chunk`);
     /// without a store, memory's rows up to the first key for which `more`
     /// is false.
-    #[allow(clippy::type_complexity)]
     fn chunk(
         &self,
         range: (Bound<&Key>, Bound<&Key>),
         csn: Csn,
         more: impl Fn(&Key) -> bool,
-    ) -> Result<(Vec<(Key, Row)>, Option<Bound<Key>>)> {
+    ) -> Result<Chunk> {
         loop {
             if let Some(base) = self.base.get() {
                 return self.merged_chunk(base, range, csn, &more);
@@ -460,14 +463,13 @@ impl VersionedRows {
     /// at `csn` sees from the start of `range` up to the first key for
     /// which `more` is false, in key order, memory's version winning for
     /// keys it holds; and where the next chunk starts (`None`: done).
-    #[allow(clippy::type_complexity)]
     fn merged_chunk(
         &self,
         base: &BaseRows,
         range: (Bound<&Key>, Bound<&Key>),
         csn: Csn,
         more: &dyn Fn(&Key) -> bool,
-    ) -> Result<(Vec<(Key, Row)>, Option<Bound<Key>>)> {
+    ) -> Result<Chunk> {
         loop {
             let p = base.pin();
             let mut mem: Vec<MemEntry> = Vec::new();

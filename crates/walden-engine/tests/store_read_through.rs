@@ -397,7 +397,7 @@ fn readers_racing_a_tables_first_checkpoint_miss_no_row() {
                             matches!(got, Some((_, Some(_)))),
                             "round {round}: row {i} missing on a point read"
                         );
-                        if n % 64 == 0 {
+                        if n.is_multiple_of(64) {
                             let all = t
                                 .rows
                                 .scan_at((Bound::Unbounded, Bound::Unbounded), u64::MAX)
