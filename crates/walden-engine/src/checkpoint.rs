@@ -27,7 +27,7 @@ use crate::recovery::Replay;
 use crate::schema::{DbSettings, RecoveryModel, SequenceDef, TableDef};
 use crate::session::Session;
 use crate::store::base::{BaseStore, TableWrite};
-use crate::table::{Table, Unsaved};
+use crate::table::Table;
 use crate::types::{Key, Row};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering::Relaxed;
@@ -340,13 +340,7 @@ pub(crate) fn write_image(
     let tables: Vec<TableWrite> = parts
         .tables
         .iter()
-        .map(|(t, _, _)| TableWrite {
-            table: t.clone(),
-            unsaved: Unsaved {
-                keys: Default::default(),
-                whole: true,
-            },
-        })
+        .map(|(t, _, _)| TableWrite::whole(t.clone()))
         .collect();
     store.write(&parts.header(image.lsn), &tables, Csn::MAX)?;
     Ok(())
@@ -567,9 +561,9 @@ impl Database {
         // Without open transactions' DDL (see `txn/ddl.rs`).
         let image = self.image_catalog();
         let tables: Vec<Arc<Table>> = image.by_id.values().cloned().collect();
-        let mut unsaved = Vec::new();
+        let mut writes = Vec::new();
         let cap = self.inflight.capture(&self.vis, &self.log, || {
-            unsaved = tables.iter().map(|t| t.take_unsaved()).collect();
+            writes = tables.iter().cloned().map(TableWrite::take).collect();
         });
         let parts = Parts::of(
             self.next_txid.load(Relaxed),
@@ -582,11 +576,7 @@ impl Database {
             through: cap.log_end,
             header: parts.header(cap.redo_start),
             snapshot: cap.snapshot,
-            tables: tables
-                .into_iter()
-                .zip(unsaved)
-                .map(|(table, unsaved)| TableWrite { table, unsaved })
-                .collect(),
+            tables: writes,
         }
     }
 
@@ -597,14 +587,8 @@ impl Database {
         let cat = self.catalog.read();
         let (snapshot, tables) = {
             let _publish = self.vis.hold_publish();
-            let tables: Vec<TableWrite> = cat
-                .by_id
-                .values()
-                .map(|t| TableWrite {
-                    table: t.clone(),
-                    unsaved: t.take_unsaved(),
-                })
-                .collect();
+            let tables: Vec<TableWrite> =
+                cat.by_id.values().cloned().map(TableWrite::take).collect();
             (self.vis.snapshot(), tables)
         };
         let parts = Parts::of(
@@ -641,7 +625,7 @@ impl Database {
             });
         if written.is_err() {
             for tw in cut.tables {
-                tw.table.unsaved.lock().restore(tw.unsaved);
+                tw.restore();
             }
             return written;
         }

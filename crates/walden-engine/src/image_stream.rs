@@ -21,7 +21,6 @@ use crate::error::{io_err, EngineError, Result};
 use crate::mvcc::Csn;
 use crate::table::Table;
 use crate::types::{Key, Row};
-use std::cell::{Cell, RefCell};
 use std::io::Read;
 use std::ops::Bound;
 use std::path::Path;
@@ -128,33 +127,26 @@ pub(crate) fn write_image(
     Ok(out.total)
 }
 
-/// Visits a table's rows as `csn` sees them, in key order, [`SCAN_BATCH`]
-/// keys at a time.
+/// Visits a table's rows as `csn` sees them, in key order, about
+/// [`SCAN_BATCH`] keys at a time.
 fn scan_batches(
     t: &Table,
     csn: Csn,
     f: &mut dyn FnMut(Vec<(Key, Row)>) -> Result<()>,
 ) -> Result<()> {
-    let mut from: Option<Key> = None;
+    let mut from: Bound<Key> = Bound::Unbounded;
+    let mut batch: Vec<(Key, Row)> = Vec::new();
     loop {
-        let seen = Cell::new(0usize);
-        let stop: RefCell<Option<Key>> = RefCell::new(None);
-        let lower = match &from {
-            Some(k) => Bound::Included(k),
-            None => Bound::Unbounded,
-        };
-        let rows = t.rows.scan_while_at((lower, Bound::Unbounded), csn, |k| {
-            if seen.get() >= SCAN_BATCH {
-                *stop.borrow_mut() = Some(k.clone());
-                return false;
-            }
-            seen.set(seen.get() + 1);
-            true
-        })?;
-        f(rows)?;
-        // The next visit starts at the first key this one did not take.
-        match stop.into_inner() {
-            Some(k) => from = Some(k),
+        let (rows, next) = t
+            .rows
+            .scan_chunk_at((from.as_ref(), Bound::Unbounded), csn)?;
+        batch.extend(rows);
+        let done = next.is_none();
+        if batch.len() >= SCAN_BATCH || (done && !batch.is_empty()) {
+            f(std::mem::take(&mut batch))?;
+        }
+        match next {
+            Some(n) => from = n,
             None => return Ok(()),
         }
     }

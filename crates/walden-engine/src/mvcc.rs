@@ -230,6 +230,10 @@ impl Chain {
 /// to the table in between chunks.
 const SCAN_CHUNK: usize = 1024;
 
+/// A chunk of a scan: rows in key order, and where the next chunk starts
+/// (`None`: the range is done).
+pub(crate) type Chunk = (Vec<(Key, Row)>, Option<Bound<Key>>);
+
 static NEXT_UID: AtomicU64 = AtomicU64::new(1);
 
 /// A table's rows: every key's versions, in key order. Keys may also live
@@ -355,7 +359,9 @@ impl VersionedRows {
 
     /// As `scan_at`, stopping at the first key for which `more` is false
     /// (an index scan of all entries starting with some values, whose upper
-    /// end no key bound expresses).
+    /// end no key bound expresses). `more` must be a pure test of the key,
+    /// true for the keys of a prefix of the range: it bounds the store's
+    /// part of a chunk too, and may see a key more than once.
     pub fn scan_while_at(
         &self,
         range: (Bound<&Key>, Bound<&Key>),
@@ -402,19 +408,29 @@ impl VersionedRows {
         }
     }
 
+    /// One chunk of a scan from the start of `range` and where the next
+    /// starts (`None`: the range is done), for a caller that walks a table
+    /// a chunk at a time.
+    pub(crate) fn scan_chunk_at(
+        &self,
+        range: (Bound<&Key>, Bound<&Key>),
+        csn: Csn,
+    ) -> Result<Chunk> {
+        self.chunk(range, csn, |_| true)
+    }
+
     /// One chunk of a scan from the start of `range` (see `merged_chunk`);
     /// without a store, memory's rows up to the first key for which `more`
     /// is false.
-    #[allow(clippy::type_complexity)]
     fn chunk(
         &self,
         range: (Bound<&Key>, Bound<&Key>),
         csn: Csn,
         more: impl Fn(&Key) -> bool,
-    ) -> Result<(Vec<(Key, Row)>, Option<Bound<Key>>)> {
+    ) -> Result<Chunk> {
         loop {
             if let Some(base) = self.base.get() {
-                return self.merged_chunk(base, range, csn);
+                return self.merged_chunk(base, range, csn, &more);
             }
             let mut rows = Vec::new();
             let mut next = None;
@@ -444,23 +460,28 @@ impl VersionedRows {
     }
 
     /// One chunk of a scan over memory and the store: the rows a snapshot
-    /// at `csn` sees from the start of `range`, in key order, memory's
-    /// version winning for keys it holds; and where the next chunk starts
-    /// (`None`: the range is done).
-    #[allow(clippy::type_complexity)]
+    /// at `csn` sees from the start of `range` up to the first key for
+    /// which `more` is false, in key order, memory's version winning for
+    /// keys it holds; and where the next chunk starts (`None`: done).
     fn merged_chunk(
         &self,
         base: &BaseRows,
         range: (Bound<&Key>, Bound<&Key>),
         csn: Csn,
-    ) -> Result<(Vec<(Key, Row)>, Option<Bound<Key>>)> {
+        more: &dyn Fn(&Key) -> bool,
+    ) -> Result<Chunk> {
         loop {
             let p = base.pin();
             let mut mem: Vec<MemEntry> = Vec::new();
             let mut mem_next: Option<Key> = None;
+            let mut mem_end: Option<Key> = None;
             {
                 let map = self.map.read();
                 for (n, (k, c)) in map.range::<Key, _>(range).enumerate() {
+                    if !more(k) {
+                        mem_end = Some(k.clone());
+                        break;
+                    }
                     if n == SCAN_CHUNK {
                         mem_next = Some(k.clone());
                         break;
@@ -469,11 +490,11 @@ impl VersionedRows {
                 }
             }
             // The store's part stops where memory's chunk stopped.
-            let store_hi = match &mem_next {
+            let store_hi = match mem_next.as_ref().or(mem_end.as_ref()) {
                 Some(k) => Bound::Excluded(k),
                 None => range.1,
             };
-            let (stored, cut) = base.range(&p, (range.0, store_hi), SCAN_CHUNK)?;
+            let (stored, cut) = base.range(&p, (range.0, store_hi), SCAN_CHUNK, more)?;
             if !base.still_current(&p) {
                 continue;
             }
@@ -495,16 +516,15 @@ impl VersionedRows {
 
     /// Keys starting with `prefix` whose newest committed version is a row
     /// (a unique index's check, by a writer holding the prefix's lock).
-    /// Index entries stay in memory.
-    pub fn latest_with_prefix(&self, prefix: &[Value]) -> Vec<Key> {
-        debug_assert!(!self.has_base());
-        let map = self.map.read();
+    pub fn latest_with_prefix(&self, prefix: &[Value]) -> Result<Vec<Key>> {
         let lo: Key = prefix.into();
-        map.range::<Key, _>((Bound::Included(&lo), Bound::Unbounded))
-            .take_while(|(k, _)| k.starts_with(prefix))
-            .filter(|(_, c)| c.latest().1.is_some())
-            .map(|(k, _)| k.clone())
-            .collect()
+        Ok(self
+            .scan_while_at((Bound::Included(&lo), Bound::Unbounded), Csn::MAX, |k| {
+                k.starts_with(prefix)
+            })?
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect())
     }
 
     /// For each key about to get a new version, the row only the store

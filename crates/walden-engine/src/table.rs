@@ -38,7 +38,7 @@ pub(crate) struct Unsaved {
 }
 
 impl Unsaved {
-    fn all() -> Self {
+    pub(crate) fn all() -> Self {
         Unsaved {
             keys: BTreeSet::new(),
             whole: true,
@@ -70,9 +70,29 @@ pub struct Index {
     pub seeks: AtomicU64,
     /// Commits that changed its entries (`user_updates`).
     pub updates: AtomicU64,
+    /// Entries the next checkpoint must write to the base store.
+    pub(crate) unsaved: Mutex<Unsaved>,
 }
 
 impl Index {
+    /// A new index over `def`, with no entries yet; the store has none of
+    /// them.
+    pub(crate) fn new(def: IndexDef, valid_from: Csn) -> Index {
+        Index {
+            def,
+            entries: VersionedRows::default(),
+            valid_from,
+            seeks: AtomicU64::new(0),
+            updates: AtomicU64::new(0),
+            unsaved: Mutex::new(Unsaved::all()),
+        }
+    }
+
+    /// Loads the entry of a row every snapshot sees.
+    pub(crate) fn load_entry(&self, key: &[Value], row: &[Value]) {
+        self.entries.load(self.entry(key, row), present());
+    }
+
     /// The indexed values of `row` (a prefix of its entries' keys).
     pub fn values_of(&self, row: &[Value]) -> Vec<Value> {
         self.def.columns.iter().map(|&c| row[c].clone()).collect()
@@ -118,15 +138,7 @@ impl Table {
         let indexes = def
             .indexes
             .iter()
-            .map(|d| {
-                Arc::new(Index {
-                    def: d.clone(),
-                    entries: VersionedRows::default(),
-                    valid_from: 0,
-                    seeks: AtomicU64::new(0),
-                    updates: AtomicU64::new(0),
-                })
-            })
+            .map(|d| Arc::new(Index::new(d.clone(), 0)))
             .collect();
         Table {
             def,
@@ -144,6 +156,22 @@ impl Table {
         std::mem::take(&mut *self.unsaved.lock())
     }
 
+    /// As `take_unsaved`, for each index's entries.
+    pub(crate) fn take_index_unsaved(&self) -> Vec<Unsaved> {
+        self.indexes
+            .iter()
+            .map(|ix| std::mem::take(&mut *ix.unsaved.lock()))
+            .collect()
+    }
+
+    /// Puts back what a failed checkpoint took.
+    pub(crate) fn restore_unsaved(&self, rows: Unsaved, indexes: Vec<Unsaved>) {
+        self.unsaved.lock().restore(rows);
+        for (ix, u) in self.indexes.iter().zip(indexes) {
+            ix.unsaved.lock().restore(u);
+        }
+    }
+
     /// The table as loaded from the base store: nothing to write.
     pub(crate) fn mark_saved(&self) {
         *self.unsaved.lock() = Unsaved::default();
@@ -156,14 +184,6 @@ impl Table {
             ix.entries.load(ix.entry(&key, &row), present());
         }
         self.rows.load(key, row);
-    }
-
-    /// Index entries of a row every snapshot sees (a stored row, read at
-    /// open while the row itself stays in the store).
-    pub(crate) fn load_index_entries(&self, key: &[Value], row: &[Value]) {
-        for ix in &self.indexes {
-            ix.entries.load(ix.entry(key, row), present());
-        }
     }
 
     /// What `install` needs from the base store for these changes: read
@@ -219,8 +239,24 @@ impl Table {
             }
             for (ix, changes) in self.indexes.iter().zip(per_index) {
                 if !changes.is_empty() {
-                    // Index entries never leave memory: no priors.
-                    ix.entries.install(changes, Vec::new(), csn, horizon);
+                    // An entry's prior state follows from the change: one
+                    // removed was there, one added was not (entries name
+                    // their row's key), so the store need not be read.
+                    let priors = if ix.entries.has_base() {
+                        changes
+                            .iter()
+                            .map(|(_, e)| e.is_none().then(present))
+                            .collect()
+                    } else {
+                        Vec::new()
+                    };
+                    {
+                        let mut u = ix.unsaved.lock();
+                        if !u.whole {
+                            u.keys.extend(changes.iter().map(|(k, _)| k.clone()));
+                        }
+                    }
+                    ix.entries.install(changes, priors, csn, horizon);
                     ix.updates.fetch_add(1, Relaxed);
                 }
             }
@@ -236,23 +272,23 @@ impl Table {
         }
     }
 
-    /// Drops from memory the rows the base store's newest commit (read at
-    /// `upto`) answers for every snapshot. Returns how many left.
+    /// Drops from memory the rows and index entries the base store's newest
+    /// commit (read at `upto`) answers for every snapshot. Returns how many
+    /// left.
     pub(crate) fn evict(&self, vis: &crate::mvcc::Visibility, upto: Csn) -> usize {
-        self.rows.evict(vis, upto)
+        let entries: usize = self
+            .indexes
+            .iter()
+            .map(|ix| ix.entries.evict(vis, upto))
+            .sum();
+        self.rows.evict(vis, upto) + entries
     }
 
     /// This table with one more index, built from the newest committed rows
     /// (the caller holds the database's gate, so no commit is being
     /// installed and those rows are the state published at `csn`).
     pub(crate) fn with_index(&self, def: IndexDef, csn: Csn) -> Result<Table> {
-        let ix = Index {
-            def: def.clone(),
-            entries: VersionedRows::default(),
-            valid_from: csn,
-            seeks: AtomicU64::new(0),
-            updates: AtomicU64::new(0),
-        };
+        let ix = Index::new(def.clone(), csn);
         let mut seen: HashMap<Vec<Value>, ()> = HashMap::new();
         for (key, row) in self.rows.latest_rows()? {
             let vals = ix.values_of(&row);

@@ -397,7 +397,7 @@ fn readers_racing_a_tables_first_checkpoint_miss_no_row() {
                             matches!(got, Some((_, Some(_)))),
                             "round {round}: row {i} missing on a point read"
                         );
-                        if n % 64 == 0 {
+                        if n.is_multiple_of(64) {
                             let all = t
                                 .rows
                                 .scan_at((Bound::Unbounded, Bound::Unbounded), u64::MAX)
@@ -418,5 +418,125 @@ fn readers_racing_a_tables_first_checkpoint_miss_no_row() {
     }
     // The rounds raced real evictions, not a table that stayed in memory.
     assert!(evicted_total > 0, "no row was evicted");
+    inst.close().unwrap();
+}
+
+/// Index entries live in the store like rows: a checkpoint evicts them, a
+/// restart loads none, and lookups, a unique index's check and an older
+/// snapshot's index scan still see every entry.
+#[test]
+fn index_entries_leave_memory_and_a_restart_loads_none() {
+    let mem = MemVfs::new();
+    let inst = Instance::open(config(&mem, true)).unwrap();
+    let db = inst.database("walden").unwrap();
+    let s = inst.new_session();
+    schema(&db, &s);
+    db.create_index(
+        &s,
+        "items",
+        IndexDef {
+            id: 0,
+            name: "items_tag".into(),
+            columns: vec![2],
+            unique: true,
+            constraint: false,
+        },
+    )
+    .unwrap();
+    let mut model = Model::new();
+    db.run(&s, CommitRequest::Durable, |tx| {
+        for id in 0..1000i64 {
+            let tag = format!("tag{id}");
+            tx.insert(
+                "items",
+                vec![
+                    Some(Value::Int(id)),
+                    Some(Value::Int(id % 5)),
+                    Some(Value::text(&tag)),
+                ],
+            )?;
+            model.insert(id, (id % 5, tag));
+        }
+        Ok(())
+    })
+    .unwrap();
+    db.checkpoint().unwrap();
+    let in_memory = |db: &Arc<Database>| -> Vec<usize> {
+        let t = db.table("items").unwrap();
+        t.indexes
+            .iter()
+            .map(|ix| ix.entries.keys_in_memory())
+            .collect()
+    };
+    assert_eq!(
+        in_memory(&db),
+        vec![0, 0],
+        "the checkpoint evicted the entries"
+    );
+    check(&db, &s, "items", &model, "entries evicted");
+    // An older snapshot keeps the entries a later commit removes.
+    let mut old = db.begin(&s);
+    old.begin_statement();
+    let t = db.table("items").unwrap();
+    db.run(&s, CommitRequest::Durable, |tx| {
+        tx.update(
+            "items",
+            &[Value::Int(3)],
+            vec![Value::Int(3), Value::Int(4), Value::text("moved")],
+        )
+    })
+    .unwrap();
+    let prefix = [Value::Int(3)];
+    let seen = old
+        .index_scan(
+            &t,
+            0,
+            Bound::Included(Box::new([Value::Int(3)])),
+            |k: &Key| k.starts_with(&prefix),
+        )
+        .unwrap()
+        .unwrap();
+    assert!(
+        seen.iter().any(|(_, r)| r[0] == Value::Int(3)),
+        "the older snapshot lost row 3 from the index"
+    );
+    drop(old);
+    model.insert(3, (4, "moved".into()));
+    drop(t);
+    drop(db);
+    inst.close().unwrap();
+
+    let inst = Instance::open(config(&mem, true)).unwrap();
+    let db = inst.database("walden").unwrap();
+    let s = inst.new_session();
+    assert_eq!(in_memory(&db), vec![0, 0], "a restart loaded index entries");
+    check(&db, &s, "items", &model, "reopened");
+    // The unique index's entries are in the store only: a duplicate is
+    // still refused, and a freed value can be taken.
+    let dup = db.run(&s, CommitRequest::Durable, |tx| {
+        tx.insert(
+            "items",
+            vec![
+                Some(Value::Int(5000)),
+                Some(Value::Int(0)),
+                Some(Value::text("tag10")),
+            ],
+        )
+    });
+    assert!(
+        matches!(dup, Err(EngineError::DuplicateKey(_))),
+        "duplicate through an evicted unique entry: {dup:?}"
+    );
+    db.run(&s, CommitRequest::Durable, |tx| {
+        tx.insert(
+            "items",
+            vec![
+                Some(Value::Int(5001)),
+                Some(Value::Int(0)),
+                Some(Value::text("tag3")),
+            ],
+        )
+    })
+    .unwrap();
     inst.close().unwrap();
 }

@@ -11,10 +11,10 @@
 
 use crate::checkpoint::{decode_image, Image};
 use crate::error::{io_err, EngineError, Result};
-use crate::mvcc::Csn;
+use crate::mvcc::{Csn, VersionedRows};
 use crate::store::reads::{decode_row, encode_row, BaseRows, KeyFrom, StoreReads};
 use crate::store::{encode_key, StorageConfig, VfsBackend};
-use crate::table::{Table, Unsaved};
+use crate::table::{Index, Table, Unsaved};
 use crate::types::Row;
 use redb::{ReadableDatabase, ReadableTable, TableDefinition, TableHandle};
 use std::collections::{HashMap, HashSet};
@@ -32,6 +32,16 @@ const META_IMAGE: &str = "image";
 
 fn table_name(id: u32) -> String {
     format!("t{id}")
+}
+
+/// An index's entries: `i<table id>_<index id>`.
+fn index_name(t: &Table, ix: &Index) -> String {
+    format!("i{}_{}", t.id(), ix.def.id)
+}
+
+/// A stored table of rows or index entries (what a checkpoint may drop).
+fn is_data_table(name: &str) -> bool {
+    name.starts_with('t') || name.starts_with('i')
 }
 
 fn rows_def(name: &str) -> TableDefinition<'_, &'static [u8], &'static [u8]> {
@@ -63,6 +73,34 @@ fn key_from(t: &Table) -> KeyFrom {
 pub(crate) struct TableWrite {
     pub table: Arc<Table>,
     pub unsaved: Unsaved,
+    /// Each index's changed entries, in `table.indexes` order.
+    pub indexes: Vec<Unsaved>,
+}
+
+impl TableWrite {
+    /// Every row and entry of `table` (a first image).
+    pub fn whole(table: Arc<Table>) -> TableWrite {
+        let indexes = table.indexes.iter().map(|_| Unsaved::all()).collect();
+        TableWrite {
+            table,
+            unsaved: Unsaved::all(),
+            indexes,
+        }
+    }
+
+    /// What changed in `table` since the last checkpoint took it.
+    pub fn take(table: Arc<Table>) -> TableWrite {
+        TableWrite {
+            unsaved: table.take_unsaved(),
+            indexes: table.take_index_unsaved(),
+            table,
+        }
+    }
+
+    /// Puts what this write took back for the next checkpoint.
+    pub fn restore(self) {
+        self.table.restore_unsaved(self.unsaved, self.indexes);
+    }
 }
 
 impl BaseStore {
@@ -120,11 +158,22 @@ impl BaseStore {
     fn base_rows(&self, t: &Table) -> BaseRows {
         BaseRows {
             reads: self.reads.clone(),
-            table: t.id(),
+            table: table_name(t.id()),
             name: t.def.name.clone(),
             uid: t.rows.uid(),
             key_from: key_from(t),
             columns: t.def.columns.len(),
+        }
+    }
+
+    fn index_base(&self, t: &Table, ix: &Index) -> BaseRows {
+        BaseRows {
+            reads: self.reads.clone(),
+            table: index_name(t, ix),
+            name: format!("{} (index {})", t.def.name, ix.def.name),
+            uid: ix.entries.uid(),
+            key_from: KeyFrom::Stored,
+            columns: 0,
         }
     }
 
@@ -165,10 +214,34 @@ impl BaseStore {
                 }
                 Err(e) => return Err(err(e.into())),
             };
-            owners.insert(t.id(), t.rows.uid());
-            // Rows stay in the store when they can be read from it; index
-            // entries are kept in memory, built from the stored rows.
-            if !self.read_through || !t.indexes.is_empty() {
+            owners.insert(name, t.rows.uid());
+            // Which indexes the store holds the entries of (a store written
+            // before entries were stored has none: they are rebuilt from
+            // the rows and written whole at the next checkpoint).
+            let mut stored = Vec::with_capacity(t.indexes.len());
+            for ix in &t.indexes {
+                let iname = index_name(t, ix);
+                let here = match r.open_table(rows_def(&iname)) {
+                    Ok(_) => true,
+                    Err(redb::TableError::TableDoesNotExist(_)) => false,
+                    Err(e) => return Err(err(e.into())),
+                };
+                if here {
+                    owners.insert(iname, ix.entries.uid());
+                    *ix.unsaved.lock() = Unsaved::default();
+                }
+                stored.push(here);
+            }
+            // Rows and stored entries stay in the store when they can be
+            // read from it.
+            let rebuild: Vec<&Arc<Index>> = t
+                .indexes
+                .iter()
+                .zip(&stored)
+                .filter(|(_, here)| !self.read_through || !**here)
+                .map(|(ix, _)| ix)
+                .collect();
+            if !self.read_through || !rebuild.is_empty() {
                 for entry in rows.iter().map_err(|e| err(e.into()))? {
                     let (k, v) = entry.map_err(|e| err(e.into()))?;
                     let (key, row) = decode_row(
@@ -179,10 +252,11 @@ impl BaseStore {
                         k.value(),
                         v.value(),
                     )?;
-                    if self.read_through {
-                        t.load_index_entries(&key, &row);
-                    } else {
-                        t.load_row(key, row);
+                    for ix in &rebuild {
+                        ix.load_entry(&key, &row);
+                    }
+                    if !self.read_through {
+                        t.rows.load(key, row);
                     }
                 }
             }
@@ -191,9 +265,14 @@ impl BaseStore {
         self.reads.swap(&self.db, &owners)?;
         if self.read_through {
             for t in image.catalog.by_id.values() {
-                if owners.contains_key(&t.id()) {
+                if owners.contains_key(&table_name(t.id())) {
                     let n = self.reads_len(t)?;
                     t.rows.attach(self.base_rows(t), Some(n));
+                }
+                for ix in &t.indexes {
+                    if owners.contains_key(&index_name(t, ix)) {
+                        ix.entries.attach(self.index_base(t, ix), None);
+                    }
                 }
             }
         }
@@ -216,57 +295,26 @@ impl BaseStore {
         // redb refuses it (the open retries) instead of rolling back to the
         // secondary on a read that was only transiently wrong.
         w.set_two_phase_commit(true);
-        let live: HashSet<String> = tables.iter().map(|t| table_name(t.table.id())).collect();
+        let mut live: HashSet<String> = HashSet::new();
+        for tw in tables {
+            live.insert(table_name(tw.table.id()));
+            live.extend(tw.table.indexes.iter().map(|ix| index_name(&tw.table, ix)));
+        }
         let gone: Vec<String> = w
             .list_tables()
             .map_err(|e| err(e.into()))?
             .map(|h| h.name().to_string())
-            .filter(|n| n.starts_with('t') && !live.contains(n))
+            .filter(|n| is_data_table(n) && !live.contains(n))
             .collect();
         for name in gone {
             w.delete_table(rows_def(&name)).map_err(|e| err(e.into()))?;
         }
-        let mut buf = Vec::new();
-        let mut kbuf = Vec::new();
         let mut rows = 0u64;
         for tw in tables {
-            let name = table_name(tw.table.id());
-            let def = rows_def(&name);
-            if tw.unsaved.whole {
-                w.delete_table(def).map_err(|e| err(e.into()))?;
-            } else if tw.unsaved.keys.is_empty() {
-                continue;
-            }
-            let mut out = w.open_table(def).map_err(|e| err(e.into()))?;
-            let mut put = |key: &[crate::types::Value], row: Option<&Row>| -> Result<()> {
-                rows += 1;
-                if row.is_none() {
-                    kbuf.clear();
-                    encode_key(key, &mut kbuf);
-                }
-                match row {
-                    Some(row) => {
-                        encode_row(key, row, &mut kbuf, &mut buf);
-                        out.insert(&kbuf[..], &buf[..]).map_err(|e| err(e.into()))?;
-                    }
-                    None => {
-                        out.remove(&kbuf[..]).map_err(|e| err(e.into()))?;
-                    }
-                }
-                Ok(())
-            };
-            if tw.unsaved.whole {
-                for (k, r) in tw
-                    .table
-                    .rows
-                    .scan_at((Bound::Unbounded, Bound::Unbounded), csn)?
-                {
-                    put(&k, Some(&r))?;
-                }
-            } else {
-                for k in &tw.unsaved.keys {
-                    put(k, tw.table.rows.get_at(k, csn)?.as_ref())?;
-                }
+            let t = &tw.table;
+            rows += self.write_one(&w, &table_name(t.id()), &t.rows, &tw.unsaved, csn)?;
+            for (ix, unsaved) in t.indexes.iter().zip(&tw.indexes) {
+                rows += self.write_one(&w, &index_name(t, ix), &ix.entries, unsaved, csn)?;
             }
         }
         w.open_table(META)
@@ -277,19 +325,76 @@ impl BaseStore {
         self.note_size();
         // Readers move to this commit; the rows it holds can then be read
         // from it (and leave memory at the checkpoint's eviction).
-        let owners: HashMap<u32, u64> = tables
-            .iter()
-            .map(|tw| (tw.table.id(), tw.table.rows.uid()))
-            .collect();
+        let mut owners: HashMap<String, u64> = HashMap::new();
+        for tw in tables {
+            owners.insert(table_name(tw.table.id()), tw.table.rows.uid());
+            for ix in &tw.table.indexes {
+                owners.insert(index_name(&tw.table, ix), ix.entries.uid());
+            }
+        }
         self.reads.swap(&self.db, &owners)?;
         if self.read_through {
             for tw in tables {
-                if !tw.table.rows.has_base() {
-                    tw.table.rows.attach(self.base_rows(&tw.table), None);
+                let t = &tw.table;
+                if !t.rows.has_base() {
+                    t.rows.attach(self.base_rows(t), None);
+                }
+                for ix in &t.indexes {
+                    if !ix.entries.has_base() {
+                        ix.entries.attach(self.index_base(t, ix), None);
+                    }
                 }
             }
         }
         Ok((self.stats.num_of_bytes_written.load(Relaxed) - before, rows))
+    }
+
+    /// Writes one table's rows (or one index's entries) that `unsaved`
+    /// names, as a snapshot at `csn` sees them; a whole table replaces
+    /// what the store held. Returns the rows written or deleted.
+    fn write_one(
+        &self,
+        w: &redb::WriteTransaction,
+        name: &str,
+        versions: &VersionedRows,
+        unsaved: &Unsaved,
+        csn: Csn,
+    ) -> Result<u64> {
+        let err = |e: redb::Error| corrupt(&self.path, e);
+        let def = rows_def(name);
+        if unsaved.whole {
+            w.delete_table(def).map_err(|e| err(e.into()))?;
+        } else if unsaved.keys.is_empty() {
+            return Ok(0);
+        }
+        let mut out = w.open_table(def).map_err(|e| err(e.into()))?;
+        let (mut kbuf, mut buf) = (Vec::new(), Vec::new());
+        let mut n = 0u64;
+        let mut put = |key: &[crate::types::Value], row: Option<&Row>| -> Result<()> {
+            n += 1;
+            match row {
+                Some(row) => {
+                    encode_row(key, row, &mut kbuf, &mut buf);
+                    out.insert(&kbuf[..], &buf[..]).map_err(|e| err(e.into()))?;
+                }
+                None => {
+                    kbuf.clear();
+                    encode_key(key, &mut kbuf);
+                    out.remove(&kbuf[..]).map_err(|e| err(e.into()))?;
+                }
+            }
+            Ok(())
+        };
+        if unsaved.whole {
+            for (k, r) in versions.scan_at((Bound::Unbounded, Bound::Unbounded), csn)? {
+                put(&k, Some(&r))?;
+            }
+        } else {
+            for k in &unsaved.keys {
+                put(k, versions.get_at(k, csn)?.as_ref())?;
+            }
+        }
+        Ok(n)
     }
 }
 

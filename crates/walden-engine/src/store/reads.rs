@@ -26,9 +26,10 @@ type RawTable = ReadOnlyTable<&'static [u8], &'static [u8]>;
 /// One checkpoint's tables, as readers see them.
 struct Generation {
     number: u64,
-    /// Stored tables by Walden table id, each with the identity of the
-    /// in-memory rows (`VersionedRows::uid`) whose state it holds.
-    tables: HashMap<u32, (Arc<RawTable>, u64)>,
+    /// Stored tables by name (`t<id>` a table's rows, `i<id>_<index>` an
+    /// index's entries), each with the identity of the in-memory versions
+    /// (`VersionedRows::uid`) whose state it holds.
+    tables: HashMap<String, (Arc<RawTable>, u64)>,
 }
 
 /// The base store's current generation, shared by every table of a database.
@@ -49,7 +50,7 @@ impl std::fmt::Debug for StoreReads {
 impl StoreReads {
     /// The generation of `db`'s newest commit; `owners` names, for each
     /// stored table, the rows it holds the state of.
-    pub fn open(db: &redb::Database, path: &Path, owners: &HashMap<u32, u64>) -> Result<Self> {
+    pub fn open(db: &redb::Database, path: &Path, owners: &HashMap<String, u64>) -> Result<Self> {
         let reads = StoreReads {
             path: path.to_path_buf(),
             current: RwLock::new(Arc::new(Generation {
@@ -65,27 +66,21 @@ impl StoreReads {
     /// Makes `db`'s newest commit the current generation. `owners` gives the
     /// rows each table written by that commit holds; tables it did not
     /// write keep their owner.
-    pub fn swap(&self, db: &redb::Database, owners: &HashMap<u32, u64>) -> Result<()> {
+    pub fn swap(&self, db: &redb::Database, owners: &HashMap<String, u64>) -> Result<()> {
         let err = |e: redb::Error| crate::store::base::corrupt(&self.path, e);
         let r = db.begin_read().map_err(|e| err(e.into()))?;
         let old = self.current.read().clone();
         let mut tables = HashMap::new();
         for h in r.list_tables().map_err(|e| err(e.into()))? {
-            let Some(id) = h
-                .name()
-                .strip_prefix('t')
-                .and_then(|n| n.parse::<u32>().ok())
-            else {
-                continue;
-            };
+            let name = h.name().to_string();
             let owner = owners
-                .get(&id)
+                .get(&name)
                 .copied()
-                .or_else(|| old.tables.get(&id).map(|(_, o)| *o));
+                .or_else(|| old.tables.get(&name).map(|(_, o)| *o));
             let Some(owner) = owner else { continue };
-            let def = redb::TableDefinition::<&[u8], &[u8]>::new(h.name());
+            let def = redb::TableDefinition::<&[u8], &[u8]>::new(&name);
             let t = r.open_table(def).map_err(|e| err(e.into()))?;
-            tables.insert(id, (Arc::new(t), owner));
+            tables.insert(name, (Arc::new(t), owner));
         }
         let number = self.numbers.fetch_add(1, Ordering::AcqRel) + 1;
         *self.current.write() = Arc::new(Generation { number, tables });
@@ -102,19 +97,21 @@ impl StoreReads {
 }
 
 /// How a stored row's key is found: from its primary-key columns, or from
-/// the stored key itself (a hidden row id).
+/// the stored key itself (a hidden row id, an index entry).
 #[derive(Debug, Clone)]
 pub(crate) enum KeyFrom {
     Columns(Vec<usize>),
     Stored,
 }
 
-/// One table's rows in the base store, for the in-memory rows whose state
-/// it holds (`uid`).
+/// One table's rows (or one index's entries) in the base store, for the
+/// in-memory versions whose state it holds (`uid`).
 #[derive(Debug)]
 pub(crate) struct BaseRows {
     pub reads: Arc<StoreReads>,
-    pub table: u32,
+    /// The stored table's name (see `Generation::tables`).
+    pub table: String,
+    /// What errors name: the SQL table (and index).
     pub name: String,
     pub uid: u64,
     pub key_from: KeyFrom,
@@ -165,13 +162,15 @@ impl BaseRows {
         Ok(Some(row))
     }
 
-    /// Up to `limit` stored rows with keys in `range`, in key order, and
-    /// whether there may be more after them.
+    /// Up to `limit` stored rows with keys in `range`, in key order, up to
+    /// the first key for which `more` is false, and whether there may be
+    /// more after them.
     pub fn range(
         &self,
         p: &Pinned,
         range: (Bound<&Key>, Bound<&Key>),
         limit: usize,
+        more: &dyn Fn(&Key) -> bool,
     ) -> Result<(Vec<(Key, Row)>, bool)> {
         let Some(t) = self.table(p)? else {
             return Ok((Vec::new(), false));
@@ -189,7 +188,11 @@ impl BaseRows {
                 return Ok((out, true));
             }
             let (k, v) = entry.map_err(|e| self.err(e.into()))?;
-            out.push(self.decode(k.value(), v.value())?);
+            let (key, row) = self.decode(k.value(), v.value())?;
+            if !more(&key) {
+                return Ok((out, false));
+            }
+            out.push((key, row));
         }
         Ok((out, false))
     }

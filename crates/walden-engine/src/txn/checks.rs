@@ -255,7 +255,7 @@ impl Transaction {
                     None => true,
                 }
             };
-            for entry in ix.entries.latest_with_prefix(&vals) {
+            for entry in ix.entries.latest_with_prefix(&vals)? {
                 let pk = ix.row_key(&entry);
                 if pk != &key[..] && holds(self, pk) {
                     return Err(dup());

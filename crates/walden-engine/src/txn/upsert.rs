@@ -142,7 +142,7 @@ impl Transaction {
                 Some(None) => false,
                 None => true,
             };
-            for entry in ix.entries.latest_with_prefix(&vals) {
+            for entry in ix.entries.latest_with_prefix(&vals)? {
                 let pk = ix.row_key(&entry);
                 if holds(self, pk) {
                     return Ok(Some(pk.into()));
