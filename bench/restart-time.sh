@@ -7,20 +7,23 @@
 # data directory, and the server's resident memory (VmRSS) after the load
 # and checkpoint, after the clean restart and after the TPC-B run that
 # follows it. Interleaves the binaries given round by round. A "binary" may
-# be a wrapper script that adds options (e.g. --config FILE).
+# be a wrapper script that adds options (e.g. --config FILE). --index adds a
+# secondary index on pgbench_accounts (bid) after the load (one entry per
+# account), so the restart has index entries to load or not.
 #
-#   bash bench/restart-time.sh [--scale N] [--rounds N] BINARY [BINARY...]
+#   bash bench/restart-time.sh [--scale N] [--rounds N] [--index] BINARY [BINARY...]
 #
 # Needs pgbench and psql (postgresql-client-15) and python3.
 set -euo pipefail
-scale=20 rounds=2 seconds=10
+scale=20 rounds=2 seconds=10 index=0
 bins=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --scale) scale=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
-    -h|--help) sed -n 2,11p "$0"; exit 0 ;;
+    --index) index=1; shift ;;
+    -h|--help) sed -n 2,14p "$0"; exit 0 ;;
     *) bins+=("$1"); shift ;;
   esac
 done
@@ -58,6 +61,9 @@ for round in $(seq 1 "$rounds"); do
     data="$scratch/data"; rm -rf "$data"
     start "$bin"
     pgbench "${conn[@]}" -i -q -s "$scale" -I dtGvp walden >"$scratch/init.log" 2>&1
+    if [ "$index" = 1 ]; then
+      psql "${conn[@]}" -qAtc "CREATE INDEX accounts_bid ON pgbench_accounts (bid)" walden >/dev/null
+    fi
     psql "${conn[@]}" -qAtc "CHECKPOINT" walden >/dev/null
     rss_loaded=$(rss)
     pgbench "${conn[@]}" -n -c 4 -j 2 -T "$seconds" walden >/dev/null 2>&1
