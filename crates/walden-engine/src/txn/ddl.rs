@@ -162,8 +162,18 @@ impl Transaction {
             let cat = self.db.catalog.read();
             match cat.table_by_id(t.id()) {
                 Some(cur) if std::ptr::eq(Arc::as_ptr(cur), t) => {}
-                Some(_) => return Err(EngineError::SerializationFailure("DDL")),
-                None => return Err(EngineError::UnknownTable(t.name().to_string())),
+                // Changed, or dropped (maybe created again under its
+                // name): the statement may be planned again.
+                Some(_) => {
+                    self.stale_table
+                        .store(true, std::sync::atomic::Ordering::Relaxed);
+                    return Err(EngineError::SerializationFailure("DDL"));
+                }
+                None => {
+                    self.stale_table
+                        .store(true, std::sync::atomic::Ordering::Relaxed);
+                    return Err(EngineError::UnknownTable(t.name().to_string()));
+                }
             }
         }
         Ok(got.is_some())
