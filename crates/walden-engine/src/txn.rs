@@ -29,6 +29,7 @@ use walden_log::Lsn;
 mod checks;
 mod commit;
 mod ddl;
+mod fold;
 mod read;
 mod ri;
 mod savepoints;
@@ -95,6 +96,12 @@ pub struct Transaction {
     table_locks: parking_lot::Mutex<ddl::HeldTableLocks>,
     /// DDL statements run, applied to the catalog and undone on rollback.
     ddl: parking_lot::Mutex<Vec<ddl::DdlStep>>,
+    /// Changes made to the write set so far (see [`Transaction::change_mark`]).
+    changes: u64,
+    /// A table lock came after another transaction's DDL on the table
+    /// committed, so the handle the statement had is stale (see
+    /// [`Transaction::take_stale_table`]).
+    stale_table: std::sync::atomic::AtomicBool,
     /// SERIALIZABLE: its tracked reads, from the first statement.
     ssi: Option<Arc<crate::ssi::SsiTx>>,
     finished: bool,
@@ -128,6 +135,8 @@ impl Transaction {
             fk_seen: HashMap::new(),
             table_locks: Default::default(),
             ddl: Default::default(),
+            changes: 0,
+            stale_table: Default::default(),
             ssi: None,
             finished: false,
         }
@@ -202,6 +211,21 @@ impl Transaction {
 
     pub fn id(&self) -> u64 {
         self.txid
+    }
+
+    /// Changes to rows and catalog so far: equal marks before and after a
+    /// statement mean it changed nothing.
+    pub fn change_mark(&self) -> (u64, usize) {
+        (self.changes, self.ddl_steps())
+    }
+
+    /// Whether a table lock since the last call found the table changed by
+    /// another transaction's DDL that committed while this one waited (the
+    /// statement failed with 40001). READ COMMITTED then runs the
+    /// statement again against the new definition, as PostgreSQL re-reads
+    /// a table once it has its lock.
+    pub fn take_stale_table(&self) -> bool {
+        self.stale_table.swap(false, Relaxed)
     }
 
     pub fn database(&self) -> &Arc<Database> {

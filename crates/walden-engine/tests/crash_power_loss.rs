@@ -4,7 +4,8 @@
 //! of the unsynced writes; directory entries and sizes only as far as they
 //! were synced). The workload inserts, deletes its own older rows, writes
 //! now and then a transaction of several log records (> 256 KiB), and one
-//! session runs DDL (CREATE TABLE, INSERT, TRUNCATE, DROP TABLE). Some
+//! session runs DDL (CREATE TABLE, INSERT, TRUNCATE, DROP TABLE, and
+//! transactions mixing DDL and rows, committed or rolled back). Some
 //! trials inject EIO or ENOSPC on a write or a sync before the power loss,
 //! some damage one checkpoint image afterwards (bit rot). After recovery the
 //! database must hold
@@ -137,7 +138,7 @@ fn worker(
         if shared.crashed.load(Ordering::Acquire) {
             return;
         }
-        if session == 0 && rng.gen_bool(0.08) && ddl_step(&db, &s, &shared).is_err() {
+        if session == 0 && rng.gen_bool(0.12) && ddl_step(&db, &s, &shared).is_err() {
             return;
         }
         if session == 1 && rng.gen_bool(0.03) && db_step(&shared).is_err() {
@@ -229,40 +230,71 @@ fn item_id(session: i64, seq: i64, part: i64) -> i64 {
     session * 1_000_000_000 + seq * 10 + part
 }
 
-/// The DDL track's statement `k`: for j = k / 4, CREATE TABLE s_j, INSERT
-/// j + 1 rows into it, TRUNCATE s_{j-1}, DROP TABLE s_{j-1}.
+/// The DDL track's statement `k`: for j = k / 6, CREATE TABLE s_j, INSERT
+/// j + 1 rows into it, two transactions, TRUNCATE s_{j-1}, DROP TABLE
+/// s_{j-1}. The first transaction commits: CREATE TABLE e_j with j + 1 rows and a
+/// unique index built after them (the transaction's own rows), one more row
+/// in s_j, DROP TABLE e_{j-1}. The second writes rows of e_j, s_j and a new
+/// x_j, indexes e_j after its writes, drops e_j, truncates s_j and rolls
+/// back: nothing of it may survive.
 fn ddl_step(db: &Arc<Database>, s: &Arc<Session>, shared: &Shared) -> Result<()> {
     let k = {
         let mut d = shared.ddl.lock();
         d.0 += 1;
         d.0 - 1
     };
-    let (j, r) = (k / 4, k % 4);
+    let (j, r) = (k / 6, k % 6);
+    let def = |name: String| {
+        TableDef::new(
+            name,
+            vec![
+                ColumnDef::new("id", DataType::BigInt),
+                ColumnDef::new("v", DataType::Text),
+            ],
+            &["id"],
+        )
+    };
+    let row = |i: i64, v: String| vec![Some(Value::Int(i)), Some(Value::text(v))];
+    let unique = |name: String, columns: Vec<usize>| IndexDef {
+        id: 0,
+        name,
+        columns,
+        unique: true,
+        constraint: false,
+    };
     match r {
-        0 => db
-            .create_table(
-                s,
-                TableDef::new(
-                    format!("s_{j}"),
-                    vec![
-                        ColumnDef::new("id", DataType::BigInt),
-                        ColumnDef::new("v", DataType::Text),
-                    ],
-                    &["id"],
-                )?,
-            )
-            .map(|_| ())?,
+        0 => db.create_table(s, def(format!("s_{j}"))?).map(|_| ())?,
         1 => db.run(s, CommitRequest::Durable, |tx| {
             for i in 0..=j as i64 {
-                tx.insert(
-                    &format!("s_{j}"),
-                    vec![Some(Value::Int(i)), Some(Value::text("ddl"))],
-                )?;
+                tx.insert(&format!("s_{j}"), row(i, "ddl".into()))?;
             }
             Ok(())
         })?,
-        2 if j >= 1 => db.truncate(s, &format!("s_{}", j - 1))?,
-        3 if j >= 1 => db.drop_table(s, &format!("s_{}", j - 1))?,
+        4 if j >= 1 => db.truncate(s, &format!("s_{}", j - 1))?,
+        5 if j >= 1 => db.drop_table(s, &format!("s_{}", j - 1))?,
+        2 => db.run(s, CommitRequest::Default, |tx| {
+            tx.create_table(def(format!("e_{j}"))?)?;
+            for i in 0..=j as i64 {
+                tx.insert(&format!("e_{j}"), row(i, format!("v{i}")))?;
+            }
+            tx.create_index(&format!("e_{j}"), unique(format!("e_{j}_v"), vec![1]))?;
+            tx.insert(&format!("s_{j}"), row(1000, "tx".into()))?;
+            if j >= 1 {
+                tx.drop_table_cascade(&format!("e_{}", j - 1), false)?;
+            }
+            Ok(())
+        })?,
+        3 => {
+            let mut tx = db.begin(s);
+            tx.insert(&format!("e_{j}"), row(1000, "rolled back".into()))?;
+            tx.insert(&format!("s_{j}"), row(1001, "rolled back".into()))?;
+            tx.create_index(&format!("e_{j}"), unique(format!("e_{j}_iv"), vec![0, 1]))?;
+            tx.create_table(def(format!("x_{j}"))?)?;
+            tx.insert(&format!("x_{j}"), row(1, "rolled back".into()))?;
+            tx.truncate(&format!("s_{j}"))?;
+            tx.drop_table_cascade(&format!("e_{j}"), false)?;
+            tx.rollback();
+        }
         _ => {}
     }
     shared.ddl.lock().1 = k + 1;
@@ -285,23 +317,31 @@ fn db_step(shared: &Shared) -> Result<()> {
     Ok(())
 }
 
-/// The DDL track's tables (name, rows) after its first `m` statements.
-fn ddl_state(m: u64) -> BTreeMap<String, usize> {
+/// The DDL track's tables (name -> rows, indexes) after its first `m`
+/// statements.
+fn ddl_state(m: u64) -> BTreeMap<String, (usize, usize)> {
     let mut t = BTreeMap::new();
     for k in 0..m {
-        let (j, r) = (k / 4, k % 4);
+        let (j, r) = (k / 6, k % 6);
         match r {
             0 => {
-                t.insert(format!("s_{j}"), 0);
+                t.insert(format!("s_{j}"), (0, 0));
             }
             1 => {
-                t.insert(format!("s_{j}"), j as usize + 1);
+                t.insert(format!("s_{j}"), (j as usize + 1, 0));
             }
-            2 if j >= 1 => {
-                t.insert(format!("s_{}", j - 1), 0);
+            4 if j >= 1 => {
+                t.insert(format!("s_{}", j - 1), (0, 0));
             }
-            3 if j >= 1 => {
+            5 if j >= 1 => {
                 t.remove(&format!("s_{}", j - 1));
+            }
+            2 => {
+                t.insert(format!("e_{j}"), (j as usize + 1, 1));
+                t.insert(format!("s_{j}"), (j as usize + 2, 0));
+                if j >= 1 {
+                    t.remove(&format!("e_{}", j - 1));
+                }
             }
             _ => {}
         }
@@ -506,10 +546,10 @@ fn trial(seed: u64) -> Outcome {
     // (e) the DDL track: acknowledged statements all survived, and at most
     // the one in flight besides.
     let (started, acked_ddl) = *shared.ddl.lock();
-    let mut tables: BTreeMap<String, usize> = BTreeMap::new();
+    let mut tables: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for t in db.tables() {
-        if t.name().starts_with("s_") {
-            tables.insert(t.name().to_string(), t.len());
+        if ["s_", "e_", "x_"].iter().any(|p| t.name().starts_with(p)) {
+            tables.insert(t.name().to_string(), (t.len(), t.def.indexes.len()));
         }
     }
     assert!(

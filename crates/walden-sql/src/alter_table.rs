@@ -33,7 +33,7 @@ use walden_engine::{
 pub(crate) fn alter_table(
     p: &mut Planner<'_>,
     at: &ast::AlterTable,
-    tx: &Transaction,
+    tx: &mut Transaction,
     ctx: &Ctx<'_>,
 ) -> Result<QueryOutput> {
     if at.location.is_some() || at.on_cluster.is_some() || at.table_type.is_some() {
@@ -55,6 +55,10 @@ pub(crate) fn alter_table(
         }
         return Err(walden_engine::EngineError::UnknownTable(name).into());
     }
+    // Rows this transaction wrote are validated and rewritten with the
+    // committed ones.
+    tx.fold_writes(&name)?;
+    let tx: &Transaction = tx;
     let env = ctx.env(tx);
     let mut notices = Vec::new();
     tx.alter_table(&name, |t| {

@@ -9,9 +9,14 @@
 //!   cuts write sets at 256 KiB). With counter `n`, a session's churn rows
 //!   are exactly those of `q` in `(n - 5, n]`.
 //! * DDL track (session 0, now and then): `CREATE TABLE d<run>_<j>`, INSERT
-//!   `j + 1` rows, `TRUNCATE d<run>_<j-1>`, `DROP TABLE d<run>_<j-1>`, each
-//!   acknowledged in a side file; the run's tables must be as after the
-//!   acknowledged statements, or one more (the one in flight).
+//!   `j + 1` rows, two transactions, `TRUNCATE d<run>_<j-1>`, `DROP TABLE
+//!   d<run>_<j-1>`, each acknowledged in a side file. The first transaction
+//!   commits `CREATE TABLE e<run>_<j>`, its `j + 1` rows, a unique index
+//!   built after them, a row of `d<run>_<j>` and `DROP TABLE e<run>_<j-1>`;
+//!   the second writes rows of `e`, `d` and a new `x<run>_<j>`, indexes `e`
+//!   after its writes, truncates `d`, drops `e` and rolls back. The run's
+//!   tables (rows and index count) must be as after the acknowledged
+//!   statements, or one more (the one in flight).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::OpenOptions;
@@ -19,7 +24,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use walden_engine::{
-    ColumnDef, CommitRequest, DataType, Database, EngineError, Session, Table, TableDef,
+    ColumnDef, CommitRequest, DataType, Database, EngineError, IndexDef, Session, Table, TableDef,
     Transaction, Value,
 };
 
@@ -132,20 +137,30 @@ pub fn ddl_step(
     k: u64,
     acks: &Path,
 ) -> Result<(), String> {
-    let (j, r) = (k / 4, k % 4);
-    let name = |j: u64| format!("d{run}_{j}");
-    let res = match r {
-        0 => TableDef::new(
-            name(j),
+    let (j, r) = (k / STEPS, k % STEPS);
+    let name = |p: &str, j: u64| format!("{p}{run}_{j}");
+    let def = |name: String| {
+        TableDef::new(
+            name,
             vec![
                 ColumnDef::new("id", DataType::BigInt),
                 ColumnDef::new("v", DataType::Text),
             ],
             &["id"],
         )
-        .and_then(|d| db.create_table(s, d).map(|_| ())),
+    };
+    let row = |i: i64, v: String| vec![Some(Value::Int(i)), Some(Value::text(v))];
+    let unique = |name: String, columns: Vec<usize>| IndexDef {
+        id: 0,
+        name,
+        columns,
+        unique: true,
+        constraint: false,
+    };
+    let res = match r {
+        0 => def(name("d", j)).and_then(|d| db.create_table(s, d).map(|_| ())),
         1 => {
-            let t = db.table(&name(j)).map_err(|e| e.to_string())?;
+            let t = db.table(&name("d", j)).map_err(|e| e.to_string())?;
             let mut tx = db.begin(s);
             (|| {
                 for i in 0..=j as i64 {
@@ -155,8 +170,40 @@ pub fn ddl_step(
             })()
             .and_then(|()| tx.commit(CommitRequest::Durable).map(|_| ()))
         }
-        2 if j >= 1 => db.truncate(s, &name(j - 1)),
-        3 if j >= 1 => db.drop_table(s, &name(j - 1)),
+        2 => db.run(s, CommitRequest::Default, |tx| {
+            tx.create_table(def(name("e", j))?)?;
+            for i in 0..=j as i64 {
+                tx.insert(&name("e", j), row(i, format!("v{i}")))?;
+            }
+            tx.create_index(
+                &name("e", j),
+                unique(format!("{}_v", name("e", j)), vec![1]),
+            )?;
+            tx.insert(&name("d", j), row(1000, "tx".into()))?;
+            if j >= 1 {
+                tx.drop_table_cascade(&name("e", j - 1), false)?;
+            }
+            Ok(())
+        }),
+        3 => {
+            let mut tx = db.begin(s);
+            (|| {
+                tx.insert(&name("e", j), row(1000, "rolled back".into()))?;
+                tx.insert(&name("d", j), row(1001, "rolled back".into()))?;
+                tx.create_index(
+                    &name("e", j),
+                    unique(format!("{}_iv", name("e", j)), vec![0, 1]),
+                )?;
+                tx.create_table(def(name("x", j))?)?;
+                tx.insert(&name("x", j), row(1, "rolled back".into()))?;
+                tx.truncate(&name("d", j))?;
+                tx.drop_table_cascade(&name("e", j), false)?;
+                Ok::<_, EngineError>(())
+            })()
+            .map(|()| tx.rollback())
+        }
+        4 if j >= 1 => db.truncate(s, &name("d", j - 1)),
+        5 if j >= 1 => db.drop_table(s, &name("d", j - 1)),
         _ => Ok(()),
     };
     res.map_err(|e| format!("DDL statement {k}: {e}"))?;
@@ -170,22 +217,33 @@ pub fn ddl_step(
         .map_err(|e| format!("DDL ack file: {e}"))
 }
 
-/// The run's DDL tables (name, rows) after its first `m` statements.
-fn ddl_state(run: i64, m: u64) -> BTreeMap<String, usize> {
+/// Statements per cycle of the DDL track.
+const STEPS: u64 = 6;
+
+/// The run's DDL tables (name -> rows, indexes) after its first `m`
+/// statements.
+fn ddl_state(run: i64, m: u64) -> BTreeMap<String, (usize, usize)> {
     let mut t = BTreeMap::new();
     for k in 0..m {
-        let (j, r) = (k / 4, k % 4);
+        let (j, r) = (k / STEPS, k % STEPS);
         match r {
             0 => {
-                t.insert(format!("d{run}_{j}"), 0);
+                t.insert(format!("d{run}_{j}"), (0, 0));
             }
             1 => {
-                t.insert(format!("d{run}_{j}"), j as usize + 1);
+                t.insert(format!("d{run}_{j}"), (j as usize + 1, 0));
             }
-            2 if j >= 1 => {
-                t.insert(format!("d{run}_{}", j - 1), 0);
+            2 => {
+                t.insert(format!("e{run}_{j}"), (j as usize + 1, 1));
+                t.insert(format!("d{run}_{j}"), (j as usize + 2, 0));
+                if j >= 1 {
+                    t.remove(&format!("e{run}_{}", j - 1));
+                }
             }
-            3 if j >= 1 => {
+            4 if j >= 1 => {
+                t.insert(format!("d{run}_{}", j - 1), (0, 0));
+            }
+            5 if j >= 1 => {
                 t.remove(&format!("d{run}_{}", j - 1));
             }
             _ => {}
@@ -208,17 +266,17 @@ pub fn check_ddl(
     let acked = std::fs::read_to_string(acks)
         .map(|s| s.lines().count() as u64)
         .unwrap_or(0);
-    let prefix = format!("d{run}_");
-    let tables: BTreeMap<String, usize> = db
+    let prefixes = ["d", "e", "x"].map(|p| format!("{p}{run}_"));
+    let tables: BTreeMap<String, (usize, usize)> = db
         .tables()
         .into_iter()
-        .filter(|t| t.name().starts_with(&prefix))
-        .map(|t| (t.name().to_string(), t.len()))
+        .filter(|t| prefixes.iter().any(|p| t.name().starts_with(p)))
+        .map(|t| (t.name().to_string(), (t.len(), t.def.indexes.len())))
         .collect();
     if tables == ddl_state(run, acked) || tables == ddl_state(run, acked + 1) {
         return (acked, Vec::new());
     }
-    let last_was_insert = acked >= 1 && (acked - 1) % 4 == 1;
+    let last_was_insert = acked >= 1 && (acked - 1) % STEPS == 1;
     if delayed_inserts && last_was_insert && tables == ddl_state(run, acked - 1) {
         return (acked, Vec::new());
     }

@@ -85,6 +85,7 @@ impl Transaction {
             self.savepoints.record(&key, || writes.get(&key).cloned());
         }
         self.writes.insert(key, w);
+        self.changes += 1;
         Ok(())
     }
 

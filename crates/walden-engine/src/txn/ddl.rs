@@ -162,8 +162,18 @@ impl Transaction {
             let cat = self.db.catalog.read();
             match cat.table_by_id(t.id()) {
                 Some(cur) if std::ptr::eq(Arc::as_ptr(cur), t) => {}
-                Some(_) => return Err(EngineError::SerializationFailure("DDL")),
-                None => return Err(EngineError::UnknownTable(t.name().to_string())),
+                // Changed, or dropped (maybe created again under its
+                // name): the statement may be planned again.
+                Some(_) => {
+                    self.stale_table
+                        .store(true, std::sync::atomic::Ordering::Relaxed);
+                    return Err(EngineError::SerializationFailure("DDL"));
+                }
+                None => {
+                    self.stale_table
+                        .store(true, std::sync::atomic::Ordering::Relaxed);
+                    return Err(EngineError::UnknownTable(t.name().to_string()));
+                }
             }
         }
         Ok(got.is_some())
@@ -217,7 +227,7 @@ impl Transaction {
 
     /// Locks table `name` in `mode` and returns its handle as it stands
     /// once locked.
-    fn lock_named(&self, name: &str, mode: TableLockMode) -> Result<Arc<Table>> {
+    pub(super) fn lock_named(&self, name: &str, mode: TableLockMode) -> Result<Arc<Table>> {
         let t = self.db.table_as(Some(self.txid), name)?;
         self.lock_table_id(t.id(), mode, WaitPolicy::Wait)?;
         match self.db.table(name) {
@@ -243,7 +253,7 @@ impl Transaction {
     /// Applies a catalog change now, for this transaction, and keeps its
     /// redo for the commit record and its undo for a rollback. The caller
     /// holds the table locks it needs.
-    fn catalog_change<T>(
+    pub(super) fn catalog_change<T>(
         &self,
         apply: impl FnOnce(&mut Catalog) -> Result<(T, Redo)>,
     ) -> Result<T> {
@@ -317,7 +327,8 @@ impl Transaction {
     }
 
     /// Refuses a change of a table this transaction already wrote: its
-    /// rows in the write set have the old shape.
+    /// rows in the write set have the old shape (callers fold them into
+    /// the table first, see `fold.rs`).
     fn refuse_if_written(&self, t: &Table, what: &str) -> Result<()> {
         if self.has_written(t.id()) {
             return Err(EngineError::DdlAfterWrite {
@@ -330,7 +341,7 @@ impl Transaction {
 
     /// Drops this transaction's pending writes to table `id` (TRUNCATE,
     /// DROP TABLE), noting them for the newest savepoint.
-    fn discard_writes(&mut self, id: u32) {
+    pub(super) fn discard_writes(&mut self, id: u32) {
         let keys: Vec<_> = self
             .writes
             .range((id, Vec::new().into_boxed_slice())..)
@@ -471,13 +482,15 @@ impl Transaction {
     /// from the table's rows (SHARE lock: writers wait, readers do not).
     /// The `id` of `index` is assigned here. A duplicate in a unique index
     /// fails with nothing changed.
-    pub fn create_index(&self, table: &str, mut index: IndexDef) -> Result<()> {
+    pub fn create_index(&mut self, table: &str, mut index: IndexDef) -> Result<()> {
         let t = self.lock_named(table, TableLockMode::Share)?;
         // A plain index takes this transaction's rows at commit, as any
-        // commit's; a unique one could not have checked them.
-        if index.unique {
-            self.refuse_if_written(&t, "CREATE UNIQUE INDEX")?;
-        }
+        // commit's; a unique one checks them now, folded into the table.
+        let t = if index.unique {
+            self.fold_table(&t)?
+        } else {
+            t
+        };
         if index.columns.is_empty() || index.columns.iter().any(|&c| c >= t.def.columns.len()) {
             return Err(EngineError::InvalidDefinition(format!(
                 "index \"{}\" names no column of table \"{}\"",
@@ -553,9 +566,8 @@ impl Transaction {
 
     /// `ALTER TABLE t ADD PRIMARY KEY (cols)` on a table keyed by a hidden
     /// row id. Fails if the rows are not unique on the columns.
-    pub fn add_primary_key(&self, name: &str, columns: &[&str]) -> Result<()> {
-        let t = self.lock_named(name, TableLockMode::AccessExclusive)?;
-        self.refuse_if_written(&t, "ALTER TABLE")?;
+    pub fn add_primary_key(&mut self, name: &str, columns: &[&str]) -> Result<()> {
+        let t = self.fold_writes(name)?;
         if !t.has_hidden_key() {
             return Err(EngineError::InvalidDefinition(format!(
                 "multiple primary keys for table \"{name}\" are not allowed"
@@ -588,9 +600,9 @@ impl Transaction {
     /// `ALTER TABLE t ADD FOREIGN KEY`: checks every committed row of `t`
     /// against the referenced table, both locked (no write to either can
     /// commit meanwhile).
-    pub fn add_foreign_key(&self, table: &str, fk: ForeignKeyDef) -> Result<()> {
-        let t = self.lock_named(table, TableLockMode::AccessExclusive)?;
-        self.refuse_if_written(&t, "ALTER TABLE")?;
+    pub fn add_foreign_key(&mut self, table: &str, fk: ForeignKeyDef) -> Result<()> {
+        // This transaction's rows of either table are checked too.
+        let t = self.fold_writes(table)?;
         if fk.ref_table != t.id() {
             self.lock_table_id(
                 fk.ref_table,
@@ -602,6 +614,11 @@ impl Transaction {
             .db
             .table_by_id(fk.ref_table)
             .ok_or_else(|| EngineError::UnknownTable(format!("(table id {})", fk.ref_table)))?;
+        let r = if r.id() == t.id() {
+            t.clone()
+        } else {
+            self.fold_table(&r)?
+        };
         self.db.check_foreign_key(&t, &r, &fk)?;
         let mut fks = t.def.foreign_keys.clone();
         fks.push(fk.clone());

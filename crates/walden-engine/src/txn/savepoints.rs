@@ -62,6 +62,7 @@ impl Transaction {
         // are kept to the end of the transaction.
         if ddl_keep != usize::MAX {
             self.undo_ddl(ddl_keep);
+            self.renote_written();
         }
         if keep < self.locks.len() {
             let gone = self.locks.split_off(keep);

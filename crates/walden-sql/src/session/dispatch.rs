@@ -35,29 +35,17 @@ impl SqlSession {
             return Err(failed_tx());
         }
         let inst = self.engine.instance.clone();
-        let neutral = matches!(
-            cmd,
-            Command::Tx(_)
-                | Command::Commit(_)
-                | Command::Rollback
-                | Command::Set(..)
-                | Command::SetLocal(..)
-                | Command::Show(_)
-                | Command::Reset(_)
-                | Command::Deallocate(_)
-                | Command::Ignored(_)
-                | Command::Declare(_)
-                | Command::Fetch(_)
-                | Command::CloseCursor(_)
-        );
-        if !self.explicit && !neutral {
-            // Outside an explicit block this statement starts a transaction
-            // of its own: an implicit block's work commits first (so that a
-            // multi-statement query can write a table and then alter it).
-            if let Some(tx) = self.tx.take() {
-                let id = tx.id();
-                tx.commit(CommitRequest::Default)?;
-                self.cursors_committed(id);
+        if let Some(what) = outside_block_only(cmd) {
+            // As PostgreSQL's PreventInTransactionBlock: a multi-statement
+            // query is a block too, from its first statement.
+            let in_block = self.explicit
+                || (self.implicit && !self.pipeline)
+                || (self.pipeline && self.tx.is_some());
+            if in_block {
+                return Err(SqlError::new(
+                    ErrorKind::ActiveTransaction,
+                    format!("{what} cannot run inside a transaction block"),
+                ));
             }
         }
         let writes = match cmd {
@@ -160,12 +148,6 @@ impl SqlSession {
                 Ok(out)
             }
             Command::DiscardAll => {
-                if self.explicit {
-                    return Err(SqlError::new(
-                        ErrorKind::ActiveTransaction,
-                        "DISCARD ALL cannot run inside a transaction block",
-                    ));
-                }
                 self.settings.reset_all();
                 self.engine.advisory.unlock_all(self.session.id);
                 self.close_all_cursors();
@@ -193,7 +175,8 @@ impl SqlSession {
                 })
             }
             Command::Use(name) => {
-                if self.explicit {
+                // The open transaction belongs to the current database.
+                if self.explicit || self.tx.is_some() {
                     return Err(SqlError::new(
                         ErrorKind::ActiveTransaction,
                         "cannot change database inside a transaction",
@@ -498,7 +481,9 @@ impl SqlSession {
                 self.in_tx(|tx, _| crate::foreign_keys::alter_table(&db, tx, at))
             }
             Statement::Lock(l) => {
-                if !self.explicit {
+                // A multi-statement query's implicit block counts, as in
+                // PostgreSQL (not the extended protocol's).
+                if !(self.explicit || (self.implicit && !self.pipeline)) {
                     return Err(SqlError::new(
                         ErrorKind::NoActiveTransaction,
                         "LOCK TABLE can only be used in transaction blocks",
@@ -630,6 +615,33 @@ pub(super) fn failover_columns() -> Vec<Column> {
         ty,
     })
     .collect()
+}
+
+/// Statements that cannot run inside a transaction block, by name: those
+/// PostgreSQL refuses there (25001) and Walden's database-level changes,
+/// which take effect at once and could not be undone with the block (SQL
+/// Server refuses them in a transaction too). CHECKPOINT, `sp_flush_log`
+/// and DBCC are allowed, as PostgreSQL allows CHECKPOINT.
+fn outside_block_only(cmd: &Command) -> Option<&'static str> {
+    Some(match cmd {
+        Command::CreateDatabase(_) => "CREATE DATABASE",
+        Command::DropDatabase { .. } => "DROP DATABASE",
+        Command::AlterDatabase { .. } => "ALTER DATABASE",
+        Command::BackupDatabase { .. } => "BACKUP DATABASE",
+        Command::BackupLog { .. } => "BACKUP LOG",
+        Command::CreateAvailabilityGroup(_) => "CREATE AVAILABILITY GROUP",
+        Command::DropAvailabilityGroup(_) => "DROP AVAILABILITY GROUP",
+        Command::AvailabilityGroupFailover { .. } | Command::AvailabilityGroupReseed { .. } => {
+            "ALTER AVAILABILITY GROUP"
+        }
+        Command::DiscardAll => "DISCARD ALL",
+        Command::Ignored(w) if w.eq_ignore_ascii_case("VACUUM") => "VACUUM",
+        Command::Sql(s) => match s.as_ref() {
+            Statement::CreateIndex(ci) if ci.concurrently => "CREATE INDEX CONCURRENTLY",
+            _ => return None,
+        },
+        _ => return None,
+    })
 }
 
 /// The name of a DDL statement a read-only transaction refuses.

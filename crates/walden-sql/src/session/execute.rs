@@ -356,6 +356,28 @@ impl SqlSession {
         cmd: &Arc<Command>,
         params: &[Value],
     ) -> Result<QueryOutput> {
+        // READ COMMITTED: a statement that waited for a table's lock while
+        // another session's DDL on it committed runs again, planned against
+        // the new definition (PostgreSQL re-reads a table once it has its
+        // lock), if it had changed nothing yet. A few times at most: each
+        // retry follows another session's committed DDL.
+        let mut tries = 0;
+        loop {
+            match self.run_planned_once(cmd, params)? {
+                Ok(out) => return Ok(out),
+                Err(e) if tries >= 3 => return Err(e),
+                Err(_) => tries += 1,
+            }
+        }
+    }
+
+    /// One try of [`SqlSession::run_planned`]: `Ok(Err(_))` when the
+    /// statement may run again.
+    fn run_planned_once(
+        &mut self,
+        cmd: &Arc<Command>,
+        params: &[Value],
+    ) -> Result<Result<QueryOutput>> {
         let key = Arc::as_ptr(cmd) as usize;
         // Read before planning: a DDL that lands while we plan bumps the
         // version past this one, so the plan is not reused afterwards.
@@ -373,42 +395,26 @@ impl SqlSession {
         let cancel = self.cancel.clone();
         let inst = self.engine.instance.clone();
         let db = self.db.clone();
-        let (out, fresh) = self.in_tx(|tx, _| {
-            let (plan, needs, fresh) = match cached {
-                Some((p, n)) => (p, n, false),
-                None => {
-                    let mut p = Planner::new(db.clone(), &inst, &[]);
-                    p.viewer = Some(tx.id());
-                    let plan = Arc::new(plan_command(&mut p, cmd)?);
-                    let needs: Arc<[_]> = crate::privileges::needs(cmd, &p).into();
-                    (plan, needs, true)
+        let run = self.in_tx(|tx, _| {
+            let mark = tx.change_mark();
+            let r = run_plan(tx, cached, cmd, params, (&db, &inst, &who, &info, &cancel));
+            let stale = tx.take_stale_table();
+            match r {
+                Err(e)
+                    if stale
+                        && tx.isolation() == walden_engine::Isolation::ReadCommitted
+                        && tx.change_mark() == mark =>
+                {
+                    Ok(Err(e))
                 }
-            };
-            crate::privileges::require(&who, db.id(), &needs)?;
-            let ctx = Ctx {
-                params,
-                info: &info,
-                cancel: &cancel,
-                instance: &inst,
-            };
-            let out = match plan.as_ref() {
-                StmtPlan::Query(q) => {
-                    let env = ctx.env(tx);
-                    let rows = query::execute_plan(q, &env, None)?;
-                    QueryOutput {
-                        tag: format!("SELECT {}", rows.len()),
-                        columns: Some(q.columns.clone()),
-                        rows,
-                        ..Default::default()
-                    }
-                }
-                StmtPlan::Locking(l) => crate::locking::run(l, tx, &ctx)?,
-                StmtPlan::Insert(i) => dml::run_insert(i, tx, &ctx)?,
-                StmtPlan::Update(u) => dml::run_update(u, tx, &ctx)?,
-                StmtPlan::Delete(d) => dml::run_delete(d, tx, &ctx)?,
-            };
-            Ok((out, fresh.then_some((plan, needs))))
+                Err(e) => Err(e),
+                Ok(v) => Ok(Ok(v)),
+            }
         })?;
+        let (out, fresh) = match run {
+            Ok(v) => v,
+            Err(e) => return Ok(Err(e)),
+        };
         if let Some((plan, needs)) = fresh.filter(|(p, _)| p.reusable()) {
             if self.plans.len() >= PARSE_CACHE {
                 self.plans.clear();
@@ -424,8 +430,62 @@ impl SqlSession {
                 },
             );
         }
-        Ok(out)
+        Ok(Ok(out))
     }
+}
+
+/// A plan and the privileges it needs.
+type Fresh = Option<(Arc<StmtPlan>, Arc<[crate::privileges::Need]>)>;
+
+/// Plans (unless `cached`) and runs a statement in `tx`; returns the plan
+/// it made, if it made one.
+fn run_plan(
+    tx: &mut Transaction,
+    cached: Fresh,
+    cmd: &Arc<Command>,
+    params: &[Value],
+    (db, inst, who, info, cancel): (
+        &Arc<walden_engine::Database>,
+        &walden_engine::Instance,
+        &crate::privileges::Who,
+        &crate::functions::SessionInfo,
+        &std::sync::atomic::AtomicBool,
+    ),
+) -> Result<(QueryOutput, Fresh)> {
+    let (plan, needs, fresh) = match cached {
+        Some((p, n)) => (p, n, false),
+        None => {
+            let mut p = Planner::new(db.clone(), inst, &[]);
+            p.viewer = Some(tx.id());
+            let plan = Arc::new(plan_command(&mut p, cmd)?);
+            let needs: Arc<[_]> = crate::privileges::needs(cmd, &p).into();
+            (plan, needs, true)
+        }
+    };
+    crate::privileges::require(who, db.id(), &needs)?;
+    let ctx = Ctx {
+        params,
+        info,
+        cancel,
+        instance: inst,
+    };
+    let out = match plan.as_ref() {
+        StmtPlan::Query(q) => {
+            let env = ctx.env(tx);
+            let rows = query::execute_plan(q, &env, None)?;
+            QueryOutput {
+                tag: format!("SELECT {}", rows.len()),
+                columns: Some(q.columns.clone()),
+                rows,
+                ..Default::default()
+            }
+        }
+        StmtPlan::Locking(l) => crate::locking::run(l, tx, &ctx)?,
+        StmtPlan::Insert(i) => dml::run_insert(i, tx, &ctx)?,
+        StmtPlan::Update(u) => dml::run_update(u, tx, &ctx)?,
+        StmtPlan::Delete(d) => dml::run_delete(d, tx, &ctx)?,
+    };
+    Ok((out, fresh.then_some((plan, needs))))
 }
 
 /// Plans a command [`SqlSession::execute_shared`] sends to the plan cache.

@@ -1,0 +1,115 @@
+//! DDL on a table this transaction has already written (PostgreSQL allows
+//! `INSERT ...; ALTER TABLE` of the same table in one transaction).
+//!
+//! The transaction holds ACCESS EXCLUSIVE on the table, so nobody else can
+//! read or change its rows until it ends. Its pending writes of the table
+//! are folded into a new table object holding the committed rows with those
+//! writes applied (a catalog change of this transaction, undone as any
+//! other); the DDL then validates and rewrites that table, so its own rows
+//! are checked exactly as committed ones. The fold is logged as a DDL step
+//! of the commit record: a committing transaction record of those writes
+//! (keys always written), which recovery and secondaries apply in order with
+//! the other DDL records, before the DDL that follows it.
+
+use super::Transaction;
+use crate::codec::{Op, Redo};
+use crate::error::{EngineError, Result};
+use crate::lock::TableLockMode;
+use crate::table::Table;
+use crate::types::{Key, Row};
+use std::sync::Arc;
+
+impl Transaction {
+    /// Locks table `name` ACCESS EXCLUSIVE and folds this transaction's
+    /// pending writes of it into the table (see the module comment); a
+    /// table it has not written is left as it is. Call before a DDL
+    /// statement that must see the transaction's rows as the table's.
+    pub fn fold_writes(&mut self, name: &str) -> Result<Arc<Table>> {
+        let t = self.lock_named(name, TableLockMode::AccessExclusive)?;
+        self.fold_table(&t)
+    }
+
+    /// [`Self::fold_writes`] of a table this transaction has locked ACCESS
+    /// EXCLUSIVE (or SHARE, which keeps other writers out as well).
+    pub(super) fn fold_table(&mut self, t: &Arc<Table>) -> Result<Arc<Table>> {
+        let id = t.id();
+        if !self.has_written(id) {
+            return Ok(t.clone());
+        }
+        let entries: Vec<(Key, Option<Row>)> = self
+            .writes
+            .range((id, Vec::new().into_boxed_slice())..)
+            .take_while(|((tid, _), _)| *tid == id)
+            .map(|((_, k), w)| (k.clone(), w.clone()))
+            .collect();
+        let mut rows = t.latest_rows()?;
+        for (k, w) in &entries {
+            match w {
+                Some(r) => rows.insert(k.clone(), r.clone()),
+                None => rows.remove(k),
+            };
+        }
+        // Same definition, identity and row-id counters; new row versions
+        // every snapshot sees (only this transaction can read the table
+        // until it ends).
+        let nt = t.emptied();
+        for (k, r) in rows {
+            nt.load_row(k, r);
+        }
+        let nt = Arc::new(nt);
+        let ops = entries
+            .into_iter()
+            .map(|(key, w)| match w {
+                Some(row) => Op::Put {
+                    table: id,
+                    key,
+                    row,
+                },
+                None => Op::Delete { table: id, key },
+            })
+            .collect();
+        let txid = self.txid;
+        self.catalog_change(|cat| {
+            match cat.table_by_id(id) {
+                Some(cur) if Arc::ptr_eq(cur, t) => {}
+                _ => return Err(EngineError::SerializationFailure("DDL")),
+            }
+            cat.add_table(nt.clone());
+            Ok((
+                (),
+                Redo::Txn {
+                    txid,
+                    commit: true,
+                    ops,
+                },
+            ))
+        })?;
+        // The writes now live in the table; a savepoint before this
+        // statement gets them back (and the old table) at ROLLBACK TO.
+        self.discard_writes(id);
+        self.shapes.remove(&id);
+        self.checked.remove(&id);
+        self.fk_seen.remove(&id);
+        Ok(nt)
+    }
+
+    /// After ROLLBACK TO: writes a folded table got back were checked
+    /// against its definition as it is again now (the table stays locked
+    /// by this transaction), so they are noted as such for the commit's
+    /// checks.
+    pub(super) fn renote_written(&mut self) {
+        let ids: Vec<u32> = {
+            let mut ids: Vec<u32> = self.writes.keys().map(|(t, _)| *t).collect();
+            ids.dedup();
+            ids.into_iter()
+                .filter(|id| !self.shapes.contains_key(id))
+                .collect()
+        };
+        for id in ids {
+            let t = self.db.catalog.read().table_by_id(id).cloned();
+            if let Some(t) = t {
+                self.note_checked(&t);
+            }
+        }
+    }
+}
