@@ -84,6 +84,10 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         V::Cursors => out = crate::cursor::pg_cursors_rows(&env.info.cursors),
         V::Settings => out = super::settings_view::rows(env),
         V::Opclass => out = super::opclass::rows(),
+        V::Empty(_) => {}
+        V::SequenceRel | V::OptionsTable => {
+            return Err(SqlError::internal(format!("{view:?} is read with its argument")))
+        }
         V::Database => {
             for d in env.instance.databases() {
                 out.push(vec![
@@ -260,6 +264,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     3,
                 ));
             }
+            out.extend(super::dump_catalogs::identity_class_rows(db));
         }
         V::Attribute => {
             for tb in db.tables() {
@@ -419,6 +424,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     b(false),
                 ]);
             }
+            out.extend(super::dump_catalogs::identity_sequence_rows(db));
         }
         V::Tablespace => {
             for (oid, name) in [(1663, "pg_default"), (1664, "pg_global")] {
@@ -454,6 +460,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             }
         }
         V::Info(v) => out.extend(v.rows(db)),
+        V::Depend => out = super::dump_catalogs::depend_rows(env),
         V::InfoTables => {
             for tb in db.tables() {
                 out.push(vec![
@@ -506,13 +513,20 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         | V::Publication
         | V::PublicationNamespace
         | V::PublicationRel
-        | V::Depend
         | V::Description
         | V::Trigger
         | V::Rewrite
         | V::Extension
         // Walden's functions are built in and not listed.
         | V::Proc => {}
+    }
+    let trailing = super::dump_catalogs::trailing(view);
+    let tableoid = super::dump_catalogs::catalog_relation_oid(view);
+    if !trailing.is_empty() || tableoid.is_some() {
+        for r in &mut out {
+            r.extend(trailing.iter().map(|(_, _, v)| v.clone()));
+            r.extend(tableoid.map(i));
+        }
     }
     // Rows are built by hand next to the column lists above; a mismatch
     // would make column references read the wrong value (or past the row),
