@@ -85,6 +85,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         V::Settings => out = super::settings_view::rows(env),
         V::Opclass => out = super::opclass::rows(),
         V::Empty(_) => {}
+        V::PreparedStatements => out = env.info.prepared.clone(),
         V::SequenceRel | V::OptionsTable => {
             return Err(SqlError::internal(format!("{view:?} is read with its argument")))
         }

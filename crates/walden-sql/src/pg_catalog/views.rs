@@ -52,6 +52,8 @@ pub enum PgView {
     SequenceRel,
     /// `pg_options_to_table(options)`: one row per `name=value` option.
     OptionsTable,
+    /// `pg_prepared_statements`: the session's `PREPARE`d statements.
+    PreparedStatements,
 }
 
 /// Finds a catalog view by (schema, name); `pg_catalog` views also answer
@@ -103,6 +105,7 @@ pub fn lookup(schema: Option<&str>, name: &str) -> Option<PgView> {
         "pg_cursors" => V::Cursors,
         "pg_settings" => V::Settings,
         "pg_opclass" => V::Opclass,
+        "pg_prepared_statements" => V::PreparedStatements,
         other => return super::dump_catalogs::lookup_empty(other).map(V::Empty),
     })
 }
@@ -137,6 +140,7 @@ impl PgView {
         match self {
             V::Empty(c) => c.columns(),
             V::SequenceRel => super::dump_catalogs::sequence_relation_columns(),
+            V::PreparedStatements => crate::session::prepared_statements_columns(),
             V::OptionsTable => vec![("option_name", T::Text), ("option_value", T::Text)],
             V::Cursors => crate::cursor::pg_cursors_columns(),
             V::Settings => super::settings_view::columns(),
