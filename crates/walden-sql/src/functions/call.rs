@@ -147,11 +147,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         Func::CurrentSchemas => match crate::expr::truth(&arg(0))? {
             None => Value::Null,
             Some(implicit) => {
-                let path: &[&str] = if implicit {
-                    &["pg_catalog", "public"]
-                } else {
-                    &["public"]
-                };
+                let path = crate::pg_catalog::search_path_schemas(env, implicit);
                 Value::text(crate::pg_catalog::array_format(
                     path.iter().map(|s| Some(*s)),
                 ))
@@ -539,7 +535,11 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             crate::temporal::age(&x, &y)?
         }
         Func::EncodingName => Value::text("UTF8"),
-        Func::PgGetExpr => Value::text(text_arg(&arg(0))),
+        Func::PgGetExpr => Value::text(crate::pg_catalog::qualify_for_path(
+            env,
+            &text_arg(&arg(0)),
+            "nextval('",
+        )),
         Func::PgGetIndexDef => {
             let oid = int_arg(&arg(0), "pg_get_indexdef")?;
             let col = match a.get(1) {
@@ -554,7 +554,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             let oid = int_arg(&arg(0), "pg_get_constraintdef")?;
             let pretty = matches!(a.get(1), Some(Value::Bool(true)));
             crate::pg_catalog::constraintdef(env, oid, pretty)
-                .map(Value::text)
+                .map(|d| Value::text(crate::pg_catalog::qualify_for_path(env, &d, "REFERENCES ")))
                 .unwrap_or(Value::Null)
         }
         Func::RegClassOid => crate::pg_catalog::regclass_oid(env, &text_arg(&arg(0)))?,

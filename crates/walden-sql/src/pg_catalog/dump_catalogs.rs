@@ -38,6 +38,7 @@ pub enum EmptyCatalog {
     InitPrivs,
     Seclabel,
     Seclabels,
+    Shseclabel,
     Subscription,
     DbRoleSetting,
     Aggregate,
@@ -69,6 +70,7 @@ const EMPTY: &[(&str, EmptyCatalog)] = {
         ("pg_init_privs", E::InitPrivs),
         ("pg_seclabel", E::Seclabel),
         ("pg_seclabels", E::Seclabels),
+        ("pg_shseclabel", E::Shseclabel),
         ("pg_subscription", E::Subscription),
         ("pg_db_role_setting", E::DbRoleSetting),
         ("pg_aggregate", E::Aggregate),
@@ -255,6 +257,12 @@ impl EmptyCatalog {
                 ("provider", TEXT),
                 ("label", TEXT),
             ],
+            E::Shseclabel => vec![
+                ("objoid", OID),
+                ("classoid", OID),
+                ("provider", TEXT),
+                ("label", TEXT),
+            ],
             E::Seclabels => vec![
                 ("objoid", OID),
                 ("classoid", OID),
@@ -330,6 +338,7 @@ impl EmptyCatalog {
             E::InitPrivs => 3394,
             E::Seclabel => 3596,
             E::Seclabels => return None,
+            E::Shseclabel => 3592,
             E::Subscription => 6100,
             E::DbRoleSetting => 2964,
             E::Aggregate => 2600,
@@ -693,6 +702,11 @@ pub(super) fn trailing(view: PgView) -> Vec<(&'static str, DataType, Value)> {
     use PgView as V;
     match view {
         V::Class => vec![("relfrozenxid", OID, i(0)), ("relminmxid", OID, i(0))],
+        V::Database => vec![
+            ("datfrozenxid", OID, i(0)),
+            ("datminmxid", OID, i(0)),
+            ("datcollversion", TEXT, Value::Null),
+        ],
         V::Type => vec![("typacl", TEXT, Value::Null)],
         V::Proc => vec![("proacl", TEXT, Value::Null)],
         V::Attribute => vec![
@@ -759,4 +773,49 @@ pub(super) fn identity_seq_name_by_oid(db: &Database, oid: i64) -> Option<String
     let tb = db.tables().into_iter().find(|t| t.id() == id)?;
     let (n, _) = tb.def.identity_column()?;
     Some(identity_seq_name(&tb, n))
+}
+
+/// The schemas of the session's `search_path` that exist, in order, as
+/// `current_schemas` lists them (`implicit`: with `pg_catalog` first when
+/// the path does not name it, as it is searched anyway).
+pub fn search_path_schemas(env: &Env<'_>, implicit: bool) -> Vec<&'static str> {
+    let path = env
+        .info
+        .settings
+        .get("search_path")
+        .unwrap_or_else(|| "\"$user\", public".into());
+    let mut out: Vec<&'static str> = Vec::new();
+    for part in path.split(',') {
+        let name = part.trim().trim_matches('"');
+        if let Some((_, n)) = NAMESPACES.iter().find(|(_, n)| *n == name) {
+            if !out.contains(n) {
+                out.push(n);
+            }
+        }
+    }
+    if implicit && !out.contains(&"pg_catalog") {
+        out.insert(0, "pg_catalog");
+    }
+    out
+}
+
+/// `text` with the relation name after each `marker` qualified by `public.`
+/// when `public` is not on the search path (PostgreSQL qualifies a name
+/// that the path would not find, as `pg_dump`'s empty path shows).
+pub fn qualify_for_path(env: &Env<'_>, text: &str, marker: &str) -> String {
+    if search_path_schemas(env, false).contains(&"public") || !text.contains(marker) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut rest = text;
+    while let Some(i) = rest.find(marker) {
+        let after = &rest[i + marker.len()..];
+        out.push_str(&rest[..i + marker.len()]);
+        if !after.starts_with("public.") && !after.starts_with("pg_catalog.") {
+            out.push_str("public.");
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out
 }

@@ -31,8 +31,8 @@ mod views;
 pub use array::*;
 pub use deparse::*;
 pub use dump_catalogs::{
-    acldefault, catalog_relation_oid, options_to_table, sequence_relation, sequence_relation_oid,
-    sequence_relation_rows,
+    acldefault, catalog_relation_oid, options_to_table, qualify_for_path, search_path_schemas,
+    sequence_relation, sequence_relation_oid, sequence_relation_rows,
 };
 pub use oids::*;
 pub use regcast::*;

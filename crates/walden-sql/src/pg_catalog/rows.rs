@@ -109,8 +109,16 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             }
         }
         V::Namespace => {
+            // Every role may use and create in `public` (Walden has no
+            // schema privileges), which PostgreSQL writes as this ACL.
+            let owner = env.instance.roles().name_of(OWNER_OID as u32);
             for (oid, name) in NAMESPACES {
-                out.push(vec![i(*oid), t(name), i(OWNER_OID), NULL]);
+                let acl = if *oid == NS_PUBLIC {
+                    t(format!("{{{owner}=UC/{owner},=UC/{owner}}}"))
+                } else {
+                    NULL
+                };
+                out.push(vec![i(*oid), t(name), i(OWNER_OID), acl]);
             }
         }
         V::Am => {
@@ -174,7 +182,8 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     t(format!("{}recv", ty.name)),
                     t(format!("{}send", ty.name)),
                     t(align(ty.len)),
-                    t(if ty.len == -1 { "x" } else { "p" }),
+                    // As pg_attribute.attstorage says (numeric is main).
+                    t(storage(ty.oid).0),
                     NULL,
                 ]);
             }

@@ -260,9 +260,9 @@ impl SqlSession {
         };
         let want = stmt.prepared.param_types.len();
         if args.len() != want {
+            // (PostgreSQL's DETAIL: Expected n parameters but got m.)
             return Err(SqlError::syntax(format!(
-                "wrong number of parameters for prepared statement \"{name}\": expected {want} parameters but got {}",
-                args.len()
+                "wrong number of parameters for prepared statement \"{name}\""
             )));
         }
         let mut params = Vec::with_capacity(want);
