@@ -371,6 +371,11 @@ impl Table {
         self.len() == 0
     }
 
+    /// The identity value the next insert takes.
+    pub fn identity_next(&self) -> i64 {
+        self.next_identity.load(Relaxed)
+    }
+
     /// Hands out the next identity value.
     pub(crate) fn take_identity(&self) -> i64 {
         let inc = self

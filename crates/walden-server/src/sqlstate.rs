@@ -76,6 +76,8 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::CharacterNotInRepertoire => "22021",
         K::InsufficientPrivilege => "42501",
         K::InvalidSavepoint => "3B001",
+        K::DuplicatePreparedStatement => DUPLICATE_PREPARED_STATEMENT,
+        K::UndefinedPreparedStatement => INVALID_SQL_STATEMENT_NAME,
         K::CheckViolation => "23514",
         K::ForeignKeyViolation => "23503",
         K::InvalidForeignKey => "42830",

@@ -60,6 +60,10 @@ pub enum ErrorKind {
     InsufficientPrivilege,
     /// `ROLLBACK TO` / `RELEASE` of a savepoint that is not set (3B001).
     InvalidSavepoint,
+    /// 42P05: PREPARE of a name already taken.
+    DuplicatePreparedStatement,
+    /// 26000: EXECUTE or DEALLOCATE of a name nothing was prepared as.
+    UndefinedPreparedStatement,
     /// A CHECK constraint failed (23514).
     CheckViolation,
     /// An expression of the wrong type where a type is required (42804).

@@ -20,6 +20,7 @@ use walden_engine::{DataType, Database, Instance, Table, Value};
 mod access;
 mod exec;
 mod from;
+mod recursive;
 mod select;
 pub use access::*;
 pub use exec::*;
@@ -47,6 +48,9 @@ pub struct Planner<'a> {
     /// The transaction planning: tables are resolved as it sees them
     /// (its own uncommitted DDL, not others').
     pub viewer: Option<u64>,
+    /// FROM labels whose `tableoid` column is a system column, left out
+    /// of `*`.
+    pub(crate) system_labels: Vec<String>,
 }
 
 impl<'a> Planner<'a> {
@@ -60,6 +64,7 @@ impl<'a> Planner<'a> {
             ctes: Vec::new(),
             used: Default::default(),
             viewer: None,
+            system_labels: Vec::new(),
         }
     }
 
@@ -257,6 +262,15 @@ pub enum Body {
         all: bool,
     },
     Values(Vec<Vec<Expr>>),
+    /// `WITH RECURSIVE`: the anchor, then the step until it adds no rows.
+    Recursive {
+        anchor: Box<QueryPlan>,
+        step: Box<QueryPlan>,
+        all: bool,
+        work: recursive::WorkTable,
+    },
+    /// The working table a recursive step reads through the CTE's name.
+    WorkTable(recursive::WorkTable),
 }
 
 #[derive(Debug)]

@@ -16,6 +16,8 @@ mod copy_stmt;
 mod cursors;
 mod dispatch;
 mod execute;
+mod prepare_stmt;
+pub use prepare_stmt::{parse_execute, parse_prepare, prepared_statements_columns};
 #[path = "txblock.rs"]
 mod txblock;
 
@@ -65,6 +67,8 @@ pub struct SqlSession {
     pipeline: bool,
     /// Open cursors (see `cursors.rs`).
     cursors: Vec<crate::cursor::Cursor>,
+    /// Statements `PREPARE` made (see `prepare_stmt.rs`).
+    sql_prepared: Vec<prepare_stmt::SqlPrepared>,
     cancel: Arc<AtomicBool>,
     /// Set by the statement-timeout watchdog when it cancels a statement.
     timed_out: Arc<AtomicBool>,
@@ -190,6 +194,7 @@ impl SqlSession {
             implicit: false,
             pipeline: false,
             cursors: Vec::new(),
+            sql_prepared: Vec::new(),
             cancel: cancel_flag,
             timed_out: Default::default(),
             parsed: Default::default(),
@@ -290,6 +295,7 @@ impl SqlSession {
             settings: self.settings.clone(),
             advisory: self.engine.advisory.clone(),
             cursors: self.cursor_rows(),
+            prepared: prepare_stmt::prepared_statements_rows(&self.sql_prepared),
         }
     }
 }

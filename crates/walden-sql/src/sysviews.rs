@@ -426,6 +426,14 @@ pub fn rows(view: SysView, args: &[Value], env: &Env<'_>) -> Result<Vec<Vec<Valu
                 ]);
             }
         }
+        SysView::Pg(pg_catalog::PgView::SequenceRel) => {
+            return pg_catalog::sequence_relation_rows(env, args)
+        }
+        SysView::Pg(pg_catalog::PgView::OptionsTable) => {
+            return Ok(pg_catalog::options_to_table(
+                args.first().unwrap_or(&Value::Null),
+            ))
+        }
         SysView::Pg(v) => return pg_catalog::rows(v, env),
     }
     Ok(out)

@@ -133,6 +133,9 @@ pub fn data_type(t: &SqlType) -> Result<DataType> {
                 "jsonb" => DataType::Jsonb,
                 "image" | "varbinary" => DataType::Bytes,
                 "oid" | "regclass" => DataType::Int,
+                // PostgreSQL's one-byte `"char"` (catalog codes such as
+                // relkind), which the catalogs here hold as text.
+                "char" => DataType::Text,
                 other => {
                     return Err(SqlError::new(
                         crate::error::ErrorKind::UndefinedObject,

@@ -7,8 +7,8 @@
 //! the id PostgreSQL gives). What the restore sends and Walden refuses is
 //! listed here and must be exactly what is refused (each with 0A000):
 //! `ALTER SEQUENCE ... OWNED BY` (a Walden sequence has no owning column).
-//! The other direction (pg_dump of a Walden database) is not covered yet:
-//! pg_dump 15 reads catalogs Walden lacks (docs/conformance.md lists them).
+//! The other direction (pg_dump of a Walden database) is in
+//! `pg_dump_of_walden.rs`.
 
 mod server_support;
 

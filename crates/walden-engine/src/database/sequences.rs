@@ -52,6 +52,12 @@ impl Database {
 }
 
 impl Database {
+    /// The value the sequence's next `nextval` returns (`None`: no such
+    /// sequence).
+    pub fn sequence_next(&self, name: &str) -> Option<i64> {
+        self.sequence(name).ok().map(|s| s.state.lock().next)
+    }
+
     /// `setval('name', value, is_called)`: the next `nextval` returns
     /// `value + increment` (is_called) or `value`. Not transactional, as
     /// in PostgreSQL; logged before it takes effect, so recovery and the

@@ -61,7 +61,10 @@ fn expand_formats(codes: &[i16], n: usize, what: &str) -> Result<Vec<i16>, PgErr
 impl Connection {
     pub(super) async fn parse(&mut self, p: Parse) -> IoResult<Result<(), PgError>> {
         let name = p.name.unwrap_or_default();
-        if !name.is_empty() && self.statements.contains_key(&name) {
+        // One namespace with the statements SQL PREPARE made, as in PostgreSQL.
+        if !name.is_empty()
+            && (self.statements.contains_key(&name) || self.session.has_sql_prepared(&name))
+        {
             return Ok(Err(PgError::error(
                 sqlstate::DUPLICATE_PREPARED_STATEMENT,
                 format!("prepared statement \"{name}\" already exists"),

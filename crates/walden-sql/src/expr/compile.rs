@@ -531,6 +531,9 @@ pub(super) fn catalog_cast(
                 Some("regclass") => Some((Func::RegClassOid, Func::RegClassName)),
                 Some("regtype") => Some((Func::RegTypeOid, Func::RegTypeName)),
                 Some("regnamespace") => Some((Func::RegNamespaceOid, Func::RegNamespaceName)),
+                // A name given stays a name (Walden lists no functions to
+                // look it up in).
+                Some("regproc") => Some((Func::RegProcName, Func::RegProcName)),
                 _ => None,
             }
         }

@@ -34,7 +34,7 @@ pub(crate) fn constraintdef(db: &Database, oid: i64) -> Option<String> {
 }
 
 /// The OID of the referenced table's index behind the referenced columns.
-fn referenced_index(r: &Table, fk: &ForeignKeyDef) -> i64 {
+pub(crate) fn referenced_index(r: &Table, fk: &ForeignKeyDef) -> i64 {
     let mut want = fk.ref_columns.clone();
     want.sort_unstable();
     let same = |c: &[usize]| {

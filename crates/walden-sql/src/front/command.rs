@@ -10,6 +10,18 @@ pub enum Command {
     /// `COMMIT` / `END`, with `WITH (DELAYED_DURABILITY = ON|OFF)` if given.
     Commit(Option<bool>),
     Rollback,
+    /// `PREPARE name [(types)] AS body` (`session/prepare_stmt.rs`).
+    Prepare {
+        name: String,
+        types: Vec<walden_engine::DataType>,
+        body: String,
+        text: String,
+    },
+    /// `EXECUTE name [(args)]`: the arguments' SQL texts.
+    ExecutePrepared {
+        name: String,
+        args: Vec<String>,
+    },
     /// `SET name = value` / `SET name TO value` / `SET name value`.
     Set(String, String),
     Show(String),

@@ -145,6 +145,14 @@ pub fn parse(sql: &str) -> Result<Command> {
             let name = t.ident()?;
             return Ok(Command::Use(name));
         }
+        "PREPARE" => return crate::session::parse_prepare(sql),
+        "EXECUTE" if crate::session::parse_execute(sql).is_some_and(|c| {
+            !matches!(&c, Command::ExecutePrepared { name, .. }
+                if name.eq_ignore_ascii_case("sp_flush_log") || name.eq_ignore_ascii_case("sp_rename"))
+        }) =>
+        {
+            return Ok(crate::session::parse_execute(sql).expect("checked above"));
+        }
         "EXEC" | "EXECUTE" => {
             t.i += 1;
             let mut name = t.ident()?;

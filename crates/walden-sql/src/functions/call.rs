@@ -147,11 +147,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         Func::CurrentSchemas => match crate::expr::truth(&arg(0))? {
             None => Value::Null,
             Some(implicit) => {
-                let path: &[&str] = if implicit {
-                    &["pg_catalog", "public"]
-                } else {
-                    &["public"]
-                };
+                let path = crate::pg_catalog::search_path_schemas(env, implicit);
                 Value::text(crate::pg_catalog::array_format(
                     path.iter().map(|s| Some(*s)),
                 ))
@@ -298,6 +294,20 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         Func::ArrayPrepend => crate::arrays::prepend(arg(0), &arg(1)),
         Func::StringToArray => crate::arrays::string_to_array(&arg(0), &arg(1), a.get(2)),
         // Not strict: a NULL null_string is as if omitted.
+        Func::ArrayRemove if arg(0).is_null() => Value::Null,
+        // Removes the elements equal to the value (NULL removes NULLs).
+        Func::ArrayRemove => {
+            let x = arg(1);
+            let kept: Vec<Value> = crate::arrays::elements(&arg(0))
+                .into_iter()
+                .filter(|e| match (e.is_null(), x.is_null()) {
+                    (true, true) => false,
+                    (false, false) => !matches!(compare(e, &x), Ok(Some(Ordering::Equal))),
+                    _ => true,
+                })
+                .collect();
+            Value::Array(kept.into())
+        }
         Func::ArrayToString if arg(0).is_null() || arg(1).is_null() => Value::Null,
         Func::ArrayToString => {
             let sep = text_arg(&arg(1));
@@ -525,7 +535,11 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             crate::temporal::age(&x, &y)?
         }
         Func::EncodingName => Value::text("UTF8"),
-        Func::PgGetExpr => Value::text(text_arg(&arg(0))),
+        Func::PgGetExpr => Value::text(crate::pg_catalog::qualify_for_path(
+            env,
+            &text_arg(&arg(0)),
+            "nextval('",
+        )),
         Func::PgGetIndexDef => {
             let oid = int_arg(&arg(0), "pg_get_indexdef")?;
             let col = match a.get(1) {
@@ -540,7 +554,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             let oid = int_arg(&arg(0), "pg_get_constraintdef")?;
             let pretty = matches!(a.get(1), Some(Value::Bool(true)));
             crate::pg_catalog::constraintdef(env, oid, pretty)
-                .map(Value::text)
+                .map(|d| Value::text(crate::pg_catalog::qualify_for_path(env, &d, "REFERENCES ")))
                 .unwrap_or(Value::Null)
         }
         Func::RegClassOid => crate::pg_catalog::regclass_oid(env, &text_arg(&arg(0)))?,
@@ -586,6 +600,17 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         Func::ArrayContains(true) => crate::arrays::contains(&arg(1), &arg(0))?,
         Func::ArrayOverlap => crate::arrays::overlap(&arg(0), &arg(1))?,
         Func::QuoteIdent => Value::text(crate::pg_catalog::quote_ident(&text_arg(&arg(0)))),
+        Func::QuoteLiteral => {
+            Value::text(crate::pg_catalog::quote_literal_text(&text_arg(&arg(0))))
+        }
+        Func::AclDefault => {
+            crate::pg_catalog::acldefault(env, &text_arg(&arg(0)), int_arg(&arg(1), "acldefault")?)?
+        }
+        Func::RegProcName => match arg(0) {
+            Value::Int(0) => Value::text("-"),
+            Value::Int(n) => Value::text(n.to_string()),
+            other => Value::text(text_arg(&other)),
+        },
         Func::PartitionAncestors => match arg(0) {
             Value::Text(t) => crate::pg_catalog::regclass_oid(env, &t)?,
             other => other,

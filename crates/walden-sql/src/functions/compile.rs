@@ -243,6 +243,9 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "string_to_array" => Func::StringToArray,
         "cardinality" => Func::Cardinality,
         "quote_ident" => Func::QuoteIdent,
+        "quote_literal" => Func::QuoteLiteral,
+        "acldefault" => Func::AclDefault,
+        "array_remove" => Func::ArrayRemove,
         "pg_partition_ancestors" => Func::PartitionAncestors,
         "pg_table_size"
         | "pg_relation_size"
@@ -264,6 +267,8 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
             Some(1..=1)
         }
         Func::SetConfig => Some(3..=3),
+        Func::AclDefault | Func::ArrayRemove => Some(2..=2),
+        Func::QuoteLiteral => Some(1..=1),
         Func::SetVal => Some(2..=3),
         Func::Trim | Func::Ltrim | Func::Rtrim => Some(1..=2),
         Func::DateTrunc | Func::DatePartPg | Func::ToChar => Some(2..=2),

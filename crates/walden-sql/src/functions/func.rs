@@ -114,6 +114,15 @@ pub enum Func {
     /// `x op ANY (array)` (`ALL` when the flag is set).
     AnyArray(crate::expr::BinOp, bool),
     QuoteIdent,
+    /// `quote_literal(text)`.
+    QuoteLiteral,
+    /// `acldefault(type, owner)`.
+    AclDefault,
+    /// `array_remove(array, element)`.
+    ArrayRemove,
+    /// `oid::regproc`: a function's name, `-` for none (Walden lists no
+    /// functions in `pg_proc`, so any other OID shows as its number).
+    RegProcName,
     /// `pg_partition_ancestors(rel)`: a relation that is no partition (no
     /// Walden table is) is its only ancestor (psql's \d "Referenced by").
     PartitionAncestors,

@@ -38,6 +38,8 @@ pub struct SessionInfo {
     pub replication: Option<walden_replication::Replication>,
     /// The session's open cursors (`pg_cursors`).
     pub cursors: Vec<crate::cursor::CursorRow>,
+    /// `pg_prepared_statements` rows of the session's `PREPARE`d statements.
+    pub prepared: Vec<Vec<Value>>,
 }
 
 impl SessionInfo {

@@ -100,6 +100,16 @@ pub(super) const RESERVED: &[&str] = &[
     "with",
 ];
 
+/// `quote_literal(text)`: a string literal, `E'...'` when it holds a
+/// backslash (as PostgreSQL writes it).
+pub fn quote_literal_text(s: &str) -> String {
+    if s.contains('\\') {
+        format!("E'{}'", s.replace('\\', "\\\\").replace('\'', "''"))
+    } else {
+        quote_literal(s)
+    }
+}
+
 pub(super) fn quote_literal(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
 }

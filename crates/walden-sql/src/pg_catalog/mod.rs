@@ -19,6 +19,7 @@ use walden_engine::{ColumnDef, DataType, Database, DefaultExpr, SequenceDef, Tab
 
 mod array;
 mod deparse;
+mod dump_catalogs;
 mod oids;
 mod opclass;
 mod regcast;
@@ -29,6 +30,10 @@ mod views;
 
 pub use array::*;
 pub use deparse::*;
+pub use dump_catalogs::{
+    acldefault, catalog_relation_oid, options_to_table, qualify_for_path, search_path_schemas,
+    sequence_relation, sequence_relation_oid, sequence_relation_rows,
+};
 pub use oids::*;
 pub use regcast::*;
 pub use rows::*;

@@ -53,10 +53,16 @@ pub fn regclass_oid(env: &Env<'_>, text: &str) -> Result<Value> {
         if let Some(r) = rel_by_name(db, &name) {
             return Ok(Value::Int(r.oid()));
         }
+        if let Some(s) = super::dump_catalogs::sequence_relation(db, &name) {
+            return Ok(Value::Int(super::dump_catalogs::sequence_relation_oid(s)));
+        }
     }
     if system {
         if let Some((oid, _)) = SYSTEM_RELATIONS.iter().find(|(_, n)| *n == name) {
             return Ok(Value::Int(*oid));
+        }
+        if let Some(oid) = lookup(Some("pg_catalog"), &name).and_then(catalog_relation_oid) {
+            return Ok(Value::Int(oid));
         }
     }
     Err(SqlError::new(
@@ -70,6 +76,9 @@ pub fn regclass_oid(env: &Env<'_>, text: &str) -> Result<Value> {
 pub fn regclass_name(env: &Env<'_>, oid: i64) -> String {
     if let Some(r) = rel_by_oid(env.tx.database(), oid) {
         return quote_ident(&r.name());
+    }
+    if let Some(name) = super::dump_catalogs::identity_seq_name_by_oid(env.tx.database(), oid) {
+        return quote_ident(&name);
     }
     SYSTEM_RELATIONS
         .iter()

@@ -84,6 +84,11 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         V::Cursors => out = crate::cursor::pg_cursors_rows(&env.info.cursors),
         V::Settings => out = super::settings_view::rows(env),
         V::Opclass => out = super::opclass::rows(),
+        V::Empty(_) => {}
+        V::PreparedStatements => out = env.info.prepared.clone(),
+        V::SequenceRel | V::OptionsTable => {
+            return Err(SqlError::internal(format!("{view:?} is read with its argument")))
+        }
         V::Database => {
             for d in env.instance.databases() {
                 out.push(vec![
@@ -104,8 +109,16 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             }
         }
         V::Namespace => {
+            // Every role may use and create in `public` (Walden has no
+            // schema privileges), which PostgreSQL writes as this ACL.
+            let owner = env.instance.roles().name_of(OWNER_OID as u32);
             for (oid, name) in NAMESPACES {
-                out.push(vec![i(*oid), t(name), i(OWNER_OID), NULL]);
+                let acl = if *oid == NS_PUBLIC {
+                    t(format!("{{{owner}=UC/{owner},=UC/{owner}}}"))
+                } else {
+                    NULL
+                };
+                out.push(vec![i(*oid), t(name), i(OWNER_OID), acl]);
             }
         }
         V::Am => {
@@ -169,7 +182,8 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     t(format!("{}recv", ty.name)),
                     t(format!("{}send", ty.name)),
                     t(align(ty.len)),
-                    t(if ty.len == -1 { "x" } else { "p" }),
+                    // As pg_attribute.attstorage says (numeric is main).
+                    t(storage(ty.oid).0),
                     NULL,
                 ]);
             }
@@ -260,6 +274,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     3,
                 ));
             }
+            out.extend(super::dump_catalogs::identity_class_rows(db));
         }
         V::Attribute => {
             for tb in db.tables() {
@@ -419,6 +434,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     b(false),
                 ]);
             }
+            out.extend(super::dump_catalogs::identity_sequence_rows(db));
         }
         V::Tablespace => {
             for (oid, name) in [(1663, "pg_default"), (1664, "pg_global")] {
@@ -454,6 +470,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             }
         }
         V::Info(v) => out.extend(v.rows(db)),
+        V::Depend => out = super::dump_catalogs::depend_rows(env),
         V::InfoTables => {
             for tb in db.tables() {
                 out.push(vec![
@@ -506,13 +523,20 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         | V::Publication
         | V::PublicationNamespace
         | V::PublicationRel
-        | V::Depend
         | V::Description
         | V::Trigger
         | V::Rewrite
         | V::Extension
         // Walden's functions are built in and not listed.
         | V::Proc => {}
+    }
+    let trailing = super::dump_catalogs::trailing(view);
+    let tableoid = super::dump_catalogs::catalog_relation_oid(view);
+    if !trailing.is_empty() || tableoid.is_some() {
+        for r in &mut out {
+            r.extend(trailing.iter().map(|(_, _, v)| v.clone()));
+            r.extend(tableoid.map(i));
+        }
     }
     // Rows are built by hand next to the column lists above; a mismatch
     // would make column references read the wrong value (or past the row),

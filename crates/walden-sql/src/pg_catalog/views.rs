@@ -46,6 +46,14 @@ pub enum PgView {
     Settings,
     /// `pg_opclass`: the default btree operator classes.
     Opclass,
+    /// Catalogs of objects Walden does not have (`dump_catalogs.rs`).
+    Empty(super::dump_catalogs::EmptyCatalog),
+    /// A sequence read as a relation (its OID the one argument).
+    SequenceRel,
+    /// `pg_options_to_table(options)`: one row per `name=value` option.
+    OptionsTable,
+    /// `pg_prepared_statements`: the session's `PREPARE`d statements.
+    PreparedStatements,
 }
 
 /// Finds a catalog view by (schema, name); `pg_catalog` views also answer
@@ -97,7 +105,8 @@ pub fn lookup(schema: Option<&str>, name: &str) -> Option<PgView> {
         "pg_cursors" => V::Cursors,
         "pg_settings" => V::Settings,
         "pg_opclass" => V::Opclass,
-        _ => return None,
+        "pg_prepared_statements" => V::PreparedStatements,
+        other => return super::dump_catalogs::lookup_empty(other).map(V::Empty),
     })
 }
 
@@ -111,9 +120,28 @@ pub(super) const I2: T = T::SmallInt;
 pub(super) const I4: T = T::Int;
 
 impl PgView {
+    /// The columns, with the ones `pg_dump` reads that come after the
+    /// hand-built rows' values (`dump_catalogs::trailing`) and `tableoid`.
     pub fn columns(self) -> Vec<(&'static str, DataType)> {
+        let mut cols = self.base_columns();
+        cols.extend(
+            super::dump_catalogs::trailing(self)
+                .into_iter()
+                .map(|(n, t, _)| (n, t)),
+        );
+        if super::dump_catalogs::catalog_relation_oid(self).is_some() {
+            cols.push(("tableoid", OID));
+        }
+        cols
+    }
+
+    fn base_columns(self) -> Vec<(&'static str, DataType)> {
         use PgView as V;
         match self {
+            V::Empty(c) => c.columns(),
+            V::SequenceRel => super::dump_catalogs::sequence_relation_columns(),
+            V::PreparedStatements => crate::session::prepared_statements_columns(),
+            V::OptionsTable => vec![("option_name", T::Text), ("option_value", T::Text)],
             V::Cursors => crate::cursor::pg_cursors_columns(),
             V::Settings => super::settings_view::columns(),
             V::Opclass => super::opclass::columns(),

@@ -355,6 +355,7 @@ pub(crate) fn reusable(plan: &QueryPlan) -> bool {
         }
         Body::SetOp { left, right, .. } => reusable(left) && reusable(right),
         Body::Values(rows) => no_subquery(rows.iter().flatten()),
+        Body::Recursive { .. } | Body::WorkTable(_) => false,
     };
     let order_ok = plan.order.iter().all(|(k, _, _)| match k {
         SortKey::Output(_) => true,

@@ -440,6 +440,16 @@ pub fn execute_plan(
                 .map(|r| (r, vec![]))
                 .collect()
         }
+        Body::Recursive {
+            anchor,
+            step,
+            all,
+            work,
+        } => super::recursive::run_recursive(anchor, step, *all, work, env)?
+            .into_iter()
+            .map(|r| (r, vec![]))
+            .collect(),
+        Body::WorkTable(work) => work.lock().iter().map(|r| (r.clone(), vec![])).collect(),
     };
     if !plan.order.is_empty() {
         if !matches!(plan.body, Body::Select(_)) {

@@ -82,6 +82,10 @@ pub(super) fn plan_factor(
                     })
                     .collect();
                 rename_cols(&mut cols, alias);
+                if matches!(view, SysView::Pg(v) if crate::pg_catalog::catalog_relation_oid(v).is_some())
+                {
+                    p.system_labels.push(label.clone());
+                }
                 return Ok(Item {
                     source: Source::SysView {
                         view,
@@ -118,7 +122,10 @@ pub(super) fn plan_factor(
                     });
                 }
             }
-            let table = p.table(name)?;
+            let table = match p.table(name) {
+                Ok(t) => t,
+                Err(e) => return sequence_item(p, schema.as_deref(), &tname, label, alias, e),
+            };
             let mut cols: Vec<ScopeCol> = table
                 .def
                 .columns
@@ -232,6 +239,47 @@ pub(super) fn plan_factor(
         }
         other => Err(SqlError::unsupported(format!("FROM item {other}"))),
     }
+}
+
+/// A sequence (or an identity column's counter) named in FROM: one row of
+/// `last_value`, `log_cnt`, `is_called`, as PostgreSQL reads a sequence.
+/// `not_table` is the error to give when it is not one either.
+fn sequence_item(
+    p: &Planner<'_>,
+    schema: Option<&str>,
+    name: &str,
+    label: String,
+    alias: &Option<ast::TableAlias>,
+    not_table: SqlError,
+) -> Result<Item> {
+    let found = match schema {
+        None | Some("public") => crate::pg_catalog::sequence_relation(&p.db, name),
+        Some(_) => None,
+    };
+    let Some(rel) = found else {
+        return Err(not_table);
+    };
+    let view = SysView::Pg(crate::pg_catalog::PgView::SequenceRel);
+    let mut cols: Vec<ScopeCol> = view
+        .columns()
+        .into_iter()
+        .map(|(n, t)| ScopeCol {
+            table: Some(label.clone()),
+            name: n.to_string(),
+            ty: t,
+        })
+        .collect();
+    rename_cols(&mut cols, alias);
+    Ok(Item {
+        source: Source::SysView {
+            view,
+            args: vec![Expr::Lit(Value::Int(
+                crate::pg_catalog::sequence_relation_oid(rel),
+            ))],
+            filter: vec![],
+        },
+        cols,
+    })
 }
 
 /// A function in FROM, with `WITH ORDINALITY` when `ordinality` (every
@@ -350,6 +398,29 @@ fn function_rows(
             Ok(Item {
                 source: Source::Unnest {
                     arrays: args,
+                    filter: vec![],
+                },
+                cols,
+            })
+        }
+        "pg_options_to_table" => {
+            let [options] = <[Expr; 1]>::try_from(args)
+                .map_err(|_| SqlError::syntax("pg_options_to_table takes one array"))?;
+            let view = SysView::Pg(crate::pg_catalog::PgView::OptionsTable);
+            let mut cols: Vec<ScopeCol> = view
+                .columns()
+                .into_iter()
+                .map(|(n, t)| ScopeCol {
+                    table: Some(label.clone()),
+                    name: n.to_string(),
+                    ty: t,
+                })
+                .collect();
+            rename_cols(&mut cols, alias);
+            Ok(Item {
+                source: Source::SysView {
+                    view,
+                    args: vec![options],
                     filter: vec![],
                 },
                 cols,

@@ -18,10 +18,13 @@ pub fn plan_query(
     }
     let saved_ctes = p.ctes.len();
     if let Some(with) = &q.with {
-        if with.recursive {
-            return Err(SqlError::unsupported("WITH RECURSIVE"));
-        }
         for cte in &with.cte_tables {
+            if with.recursive {
+                let plan = super::recursive::plan_recursive_cte(p, cte, outer.clone())?;
+                p.ctes
+                    .push((cte.alias.name.value.to_ascii_lowercase(), Arc::new(plan)));
+                continue;
+            }
             let mut plan = plan_query(p, &cte.query, outer.clone())?;
             for (c, a) in plan.columns.iter_mut().zip(cte.alias.columns.iter()) {
                 c.name = a.name.value.to_ascii_lowercase();
@@ -369,7 +372,7 @@ pub(super) fn plan_select(
                         "SELECT * with no tables specified is not valid",
                     ));
                 }
-                for c in &item.cols {
+                for c in item.cols.iter().filter(|c| !is_system_col(p, c)) {
                     outputs.push((c.name.clone(), qualified(c)));
                 }
             }
@@ -386,7 +389,7 @@ pub(super) fn plan_select(
                 for c in item
                     .cols
                     .iter()
-                    .filter(|c| c.table.as_deref() == Some(t.as_str()))
+                    .filter(|c| c.table.as_deref() == Some(t.as_str()) && !is_system_col(p, c))
                 {
                     outputs.push((c.name.clone(), qualified(c)));
                 }
@@ -635,4 +638,12 @@ pub(super) fn source_correlated(s: &Source) -> bool {
 /// Adds a WHERE conjunct at the deepest place that has all its columns.
 pub(super) fn add_filter_top(source: &mut Source, c: Expr) {
     add_filter(source, c, 0)
+}
+
+/// `tableoid` of a catalog in FROM: named, it is a column; `*` leaves it out.
+fn is_system_col(p: &Planner<'_>, c: &ScopeCol) -> bool {
+    c.name == "tableoid"
+        && c.table
+            .as_ref()
+            .is_some_and(|t| p.system_labels.contains(t))
 }

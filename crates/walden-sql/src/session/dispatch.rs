@@ -136,7 +136,22 @@ impl SqlSession {
                 }
                 Ok(out)
             }
+            Command::Prepare {
+                name,
+                types,
+                body,
+                text,
+            } => self.sql_prepare(name, types, body, text),
+            Command::ExecutePrepared { name, args } => self.sql_execute(name, args),
+            // A PREPAREd statement is dropped here; any other name is the
+            // wire server's to drop (or to report missing).
+            Command::Deallocate(Some(name)) if self.sql_deallocate(Some(name)) => {
+                Ok(QueryOutput::command("DEALLOCATE"))
+            }
             Command::Deallocate(name) => {
+                if name.is_none() {
+                    self.sql_deallocate(None);
+                }
                 let mut out = QueryOutput::command("DEALLOCATE");
                 out.deallocate = Some(match name {
                     Some(n) => crate::Deallocate::Named(n.clone()),
@@ -151,6 +166,7 @@ impl SqlSession {
                 self.settings.reset_all();
                 self.engine.advisory.unlock_all(self.session.id);
                 self.close_all_cursors();
+                self.sql_deallocate(None);
                 let mut out = QueryOutput::command("DISCARD ALL");
                 out.deallocate = Some(crate::Deallocate::All);
                 Ok(out)
