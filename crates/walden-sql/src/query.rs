@@ -21,6 +21,7 @@ mod access;
 mod exec;
 mod from;
 mod select;
+pub mod window;
 pub use access::*;
 pub use exec::*;
 use from::*;
@@ -47,6 +48,8 @@ pub struct Planner<'a> {
     /// The transaction planning: tables are resolved as it sees them
     /// (its own uncommitted DDL, not others').
     pub viewer: Option<u64>,
+    /// Whether a window function call may appear where compilation is.
+    pub window: window::WindowSlot,
 }
 
 impl<'a> Planner<'a> {
@@ -60,6 +63,7 @@ impl<'a> Planner<'a> {
             ctes: Vec::new(),
             used: Default::default(),
             viewer: None,
+            window: window::WindowSlot::Refused("here"),
         }
     }
 
@@ -245,6 +249,9 @@ pub struct SelectPlan {
     pub having: Option<Expr>,
     pub projection: Vec<Expr>,
     pub distinct: bool,
+    /// Window functions, computed after grouping and HAVING; their values
+    /// extend each row, where the projection and ORDER BY read them.
+    pub window: Option<Box<window::WindowPlan>>,
 }
 
 #[derive(Debug)]
