@@ -42,7 +42,7 @@ impl WindowSlot {
                 format!("window functions are not allowed {r}"),
             ),
             WindowSlot::Nested => SqlError::new(
-                ErrorKind::GroupingError,
+                ErrorKind::WindowingError,
                 "window function calls cannot be nested",
             ),
             _ => SqlError::new(
@@ -313,12 +313,14 @@ fn compile_in(
         "nth_value" => (WinFunc::NthValue, arity == 2),
         _ => match functions::aggregate_kind(&bare) {
             Some(kind) => (WinFunc::Agg(kind), true),
-            None => return Err(SqlError::new(
-                ErrorKind::WrongObjectType,
-                format!(
+            None => {
+                return Err(SqlError::new(
+                    ErrorKind::WrongObjectType,
+                    format!(
                     "OVER specified, but {name} is not a window function nor an aggregate function"
                 ),
-            )),
+                ))
+            }
         },
     };
     if !arity_ok {
@@ -421,11 +423,8 @@ fn compile_frame(p: &mut Planner<'_>, scope: &Arc<Scope>, spec: &Spec) -> Result
         (B::CurrentRow, B::Preceding(Some(_))) => {
             return err("frame starting from current row cannot have preceding rows")
         }
-        (B::Following(Some(_)), B::Preceding(Some(_))) => {
+        (B::Following(Some(_)), B::Preceding(Some(_)) | B::CurrentRow) => {
             return err("frame starting from following row cannot have preceding rows")
-        }
-        (B::Following(Some(_)), B::CurrentRow) => {
-            return err("frame starting from following row cannot end with current row")
         }
         _ => {}
     }
