@@ -10,12 +10,11 @@
 //! first_value ... over a frame cut between peers), the window ORDER BY ends
 //! with the unique `id`, so both servers have one right answer.
 
+mod pg_diff;
 mod server_support;
 
-use server_support::{missing_tool, Serve};
+use pg_diff::{assert_same, block_on_within, run_script, Peers};
 use std::time::Duration;
-use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
-use walden_bench::workbench::pg_peer::ScratchPostgres;
 
 const SETUP: &[&str] = &[
     "CREATE TABLE w (id int PRIMARY KEY, g int, x int, f float8, n numeric(8,2), s text, \
@@ -189,90 +188,18 @@ const QUERIES: &[&str] = &[
     "SELECT row_number() FILTER (WHERE x > 1) OVER () FROM w",
 ];
 
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-async fn connect(conn: &str) -> Client {
-    let (client, c) = tokio_postgres::connect(conn, NoTls)
-        .await
-        .unwrap_or_else(|e| panic!("connect {conn}: {e}"));
-    tokio::spawn(async move {
-        let _ = c.await;
-    });
-    client
-}
-
-/// What a statement did in the text format: rows and tag, or the error.
-async fn outcome(c: &Client, sql: &str) -> String {
-    match c.simple_query(sql).await {
-        Ok(msgs) => msgs
-            .iter()
-            .map(|m| match m {
-                SimpleQueryMessage::Row(r) => (0..r.len())
-                    .map(|i| r.get(i).unwrap_or("NULL").to_string())
-                    .collect::<Vec<_>>()
-                    .join("|"),
-                SimpleQueryMessage::CommandComplete(n) => format!("ok {n}"),
-                _ => String::new(),
-            })
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join("; "),
-        Err(e) => match e.as_db_error() {
-            Some(d) => format!("ERROR {} {}", d.code().code(), d.message()),
-            None => format!("ERROR {e}"),
-        },
-    }
-}
-
-async fn run_script(conn: &str) -> Vec<String> {
-    let c = connect(conn).await;
-    let mut out = Vec::new();
-    for sql in SETUP.iter().chain(QUERIES) {
-        out.push(format!("{sql}\n  -> {}", outcome(&c, sql).await));
-    }
-    out
-}
-
 #[test]
 fn window_functions_match_postgres() {
     let tmp = tempfile::tempdir().unwrap();
-    let pg = match ScratchPostgres::start(tmp.path()) {
-        Ok(pg) => pg,
-        Err(e) => {
-            missing_tool(&format!(
-                "PostgreSQL 15 is needed to compare window functions: {e}"
-            ));
-            return;
-        }
+    let Some(peers) = Peers::start(tmp.path(), "to compare window functions") else {
+        return;
     };
-    let pg_conn = format!(
-        "host=127.0.0.1 port={} user={} dbname=postgres",
-        pg.port(),
-        ScratchPostgres::USER
-    );
-    let walden = Serve::start(&tmp.path().join("walden"), &[]);
-    rt().block_on(async {
-        tokio::time::timeout(Duration::from_secs(120), async {
-            let want = run_script(&pg_conn).await;
-            let got = run_script(&walden.conn_str()).await;
-            assert_eq!(want.len(), got.len());
-            // Every statement ran: none of them is vacuous.
-            assert!(want.iter().filter(|w| !w.contains("-> ERROR")).count() > 40);
-            let d: Vec<String> = want
-                .iter()
-                .zip(&got)
-                .filter(|(w, g)| w != g)
-                .map(|(w, g)| format!("postgres: {w}\nwalden:   {g}"))
-                .collect();
-            assert!(d.is_empty(), "{} differ:\n{}", d.len(), d.join("\n\n"));
-        })
-        .await
-        .expect("the script ran within its time limit");
+    let script: Vec<&str> = SETUP.iter().chain(QUERIES).copied().collect();
+    block_on_within(Duration::from_secs(120), async {
+        let want = run_script(&peers.pg_conn(), &script, &[]).await;
+        let got = run_script(&peers.walden_conn(), &script, &[]).await;
+        // The queries answer with rows, not only errors: none is vacuous.
+        assert!(want.iter().filter(|w| !w.contains("-> ERROR")).count() > 40);
+        assert_same(&want, &got);
     });
 }
