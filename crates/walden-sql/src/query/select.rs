@@ -166,13 +166,17 @@ pub(super) fn plan_set_expr(
                 parent: outer,
             });
             let mut rows = Vec::new();
-            for r in &v.rows {
+            let saved = std::mem::replace(&mut p.window, window::WindowSlot::Refused("in VALUES"));
+            let compiled = v.rows.iter().try_for_each(|r| {
                 rows.push(
                     r.iter()
                         .map(|e| Expr::compile(p, &scope, e))
                         .collect::<Result<Vec<_>>>()?,
                 );
-            }
+                Ok::<(), SqlError>(())
+            });
+            p.window = saved;
+            compiled?;
             let width = rows.first().map_or(0, |r| r.len());
             if rows.iter().any(|r| r.len() != width) {
                 return Err(SqlError::syntax("VALUES lists must all be the same length"));

@@ -26,6 +26,8 @@ const WIN_MARK: usize = usize::MAX / 2;
 pub enum WindowSlot {
     /// Not here; the words finish "window functions are not allowed ...".
     Refused(&'static str),
+    /// Not in this statement (0A000), with this message.
+    Unsupported(&'static str),
     /// Inside a window function's arguments or window definition.
     Nested,
     /// Inside an aggregate's arguments.
@@ -41,6 +43,7 @@ impl WindowSlot {
                 ErrorKind::WindowingError,
                 format!("window functions are not allowed {r}"),
             ),
+            WindowSlot::Unsupported(m) => SqlError::new(ErrorKind::FeatureNotSupported, *m),
             WindowSlot::Nested => SqlError::new(
                 ErrorKind::WindowingError,
                 "window function calls cannot be nested",
@@ -385,6 +388,14 @@ fn compile_in(
             ctx.sorts.len() - 1
         }
     };
+    if frame.units == Units::Range && p.agg.is_none() {
+        // (Over grouped rows the key's type is known only later.)
+        let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+        if let Some((key, _, _)) = ctx.sorts[sort].order.first() {
+            let key = static_type(key, &types, &p.params);
+            check_range_offset(&frame, key, &p.params)?;
+        }
+    }
     ctx.calls.push(WinCall {
         sort,
         func,
@@ -462,6 +473,60 @@ fn compile_frame(p: &mut Planner<'_>, scope: &Arc<Scope>, spec: &Spec) -> Result
         end,
         exclude: spec.exclude,
     })
+}
+
+/// RANGE offsets exist for numbers (a number) and dates and times (an
+/// interval), as PostgreSQL's in_range functions.
+fn check_range_offset(
+    frame: &Frame,
+    key: Option<DataType>,
+    params: &[Option<DataType>],
+) -> Result<()> {
+    use DataType as T;
+    let Some(key) = key else { return Ok(()) };
+    let name =
+        |t: &DataType| crate::pg_catalog::regtype_name(crate::pg_catalog::type_oid_and_mod(t).0);
+    for off in [frame.start.offset(), frame.end.offset()]
+        .into_iter()
+        .flatten()
+    {
+        let numeric = |t: &DataType| {
+            matches!(
+                t,
+                T::SmallInt | T::Int | T::BigInt | T::Real | T::Double | T::Decimal { .. }
+            )
+        };
+        let fits = |o: &DataType| match key {
+            ref k if numeric(k) => numeric(o),
+            T::Date | T::Timestamp | T::TimestampTz | T::Time => matches!(o, T::Interval),
+            _ => false,
+        };
+        if !numeric(&key) && !matches!(key, T::Date | T::Timestamp | T::TimestampTz | T::Time) {
+            return Err(SqlError::new(
+                ErrorKind::FeatureNotSupported,
+                format!(
+                    "RANGE with offset PRECEDING/FOLLOWING is not supported for column type {}",
+                    name(&key)
+                ),
+            ));
+        }
+        // A quoted literal or a parameter takes the type it needs.
+        match static_type(off, &[], params) {
+            Some(T::Text) | None => {}
+            Some(o) if fits(&o) => {}
+            Some(o) => {
+                return Err(SqlError::new(
+                    ErrorKind::FeatureNotSupported,
+                    format!(
+                        "RANGE with offset PRECEDING/FOLLOWING is not supported for column type {} and offset type {}",
+                        name(&key),
+                        name(&o)
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Gives window results their place after the `base` columns of the row.
