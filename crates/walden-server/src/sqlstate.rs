@@ -95,6 +95,11 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::BadCopyFormat => "22P04",
         K::BadBinaryValue => "22P03",
         K::InvalidColumnReference => "42P10",
+        K::WindowingError => "42P20",
+        K::InvalidNtileArgument => "22014",
+        K::InvalidNthValueArgument => "22016",
+        K::InvalidFrameOffset => "22013",
+        K::NullValueNotAllowed => "22004",
     }
 }
 

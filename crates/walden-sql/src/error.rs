@@ -104,6 +104,16 @@ pub enum ErrorKind {
     BadBinaryValue,
     /// An ON CONFLICT target no unique constraint matches (42P10).
     InvalidColumnReference,
+    /// A window function or window clause where none may be (42P20).
+    WindowingError,
+    /// ntile's bucket count not above zero (22014).
+    InvalidNtileArgument,
+    /// nth_value's position not above zero (22016).
+    InvalidNthValueArgument,
+    /// A negative window frame offset (22013).
+    InvalidFrameOffset,
+    /// A NULL where the clause needs a value: a frame offset (22004).
+    NullValueNotAllowed,
 }
 
 /// The optional fields of an error that drivers read apart from the message

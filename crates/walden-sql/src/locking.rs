@@ -224,8 +224,12 @@ pub(crate) fn plan(p: &mut Planner<'_>, q: &ast::Query) -> Result<LockingPlan> {
     let mode = mode.ok_or_else(|| SqlError::internal("locking read without a lock mode"))?;
     let scope = dml::table_scope(&t, alias.as_deref());
     let access = dml::plan_where(p, &t, &scope, &sel.selection)?;
-    let proj = dml::returning(p, &scope, &Some(sel.projection.clone()))?
-        .ok_or_else(|| SqlError::internal("a SELECT without a select list"))?;
+    // A window function's rows are not the table's rows: nothing to lock.
+    p.window =
+        query::window::WindowSlot::Unsupported("FOR UPDATE is not allowed with window functions");
+    let proj = dml::returning(p, &scope, &Some(sel.projection.clone()));
+    p.window = query::window::WindowSlot::Refused("here");
+    let proj = proj?.ok_or_else(|| SqlError::internal("a SELECT without a select list"))?;
     let mut order = Vec::new();
     if let Some(ob) = &q.order_by {
         let ast::OrderByKind::Expressions(items) = &ob.kind else {

@@ -22,6 +22,7 @@ mod exec;
 mod from;
 mod recursive;
 mod select;
+pub mod window;
 pub use access::*;
 pub use exec::*;
 use from::*;
@@ -51,6 +52,8 @@ pub struct Planner<'a> {
     /// FROM labels whose `tableoid` column is a system column, left out
     /// of `*`.
     pub(crate) system_labels: Vec<String>,
+    /// Whether a window function call may appear where compilation is.
+    pub window: window::WindowSlot,
 }
 
 impl<'a> Planner<'a> {
@@ -65,6 +68,7 @@ impl<'a> Planner<'a> {
             used: Default::default(),
             viewer: None,
             system_labels: Vec::new(),
+            window: window::WindowSlot::Refused("here"),
         }
     }
 
@@ -250,6 +254,9 @@ pub struct SelectPlan {
     pub having: Option<Expr>,
     pub projection: Vec<Expr>,
     pub distinct: bool,
+    /// Window functions, computed after grouping and HAVING; their values
+    /// extend each row, where the projection and ORDER BY read them.
+    pub window: Option<Box<window::WindowPlan>>,
 }
 
 #[derive(Debug)]

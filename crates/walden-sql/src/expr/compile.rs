@@ -17,7 +17,10 @@ impl Expr {
             if let ast::Expr::Function(f) = e {
                 if let Some(kind) = functions::aggregate_kind(f) {
                     let mut ctx = p.agg.take().unwrap();
+                    let win =
+                        std::mem::replace(&mut p.window, query::window::WindowSlot::InAggregate);
                     let compiled = functions::compile_aggregate(p, &ctx.input_scope, f, kind);
+                    p.window = win;
                     let slot = ctx.aggs.len();
                     match compiled {
                         Ok(spec) => ctx.aggs.push(spec),
@@ -258,6 +261,9 @@ impl Expr {
                 Expr::Cast(Box::new(Expr::compile(p, scope, &styles[0])?), ty)
             }
             A::Function(f) => {
+                if f.over.is_some() {
+                    return query::window::compile_call(p, scope, f);
+                }
                 if functions::aggregate_kind(f).is_some() {
                     return Err(SqlError::new(
                         ErrorKind::GroupingError,
@@ -569,7 +575,9 @@ pub(super) fn sub(
     kind: SubKind,
 ) -> Result<Expr> {
     let saved = p.agg.take();
+    let win = std::mem::replace(&mut p.window, query::window::WindowSlot::Refused("here"));
     let plan = query::plan_query(p, q, Some(scope.clone()));
+    p.window = win;
     p.agg = saved;
     let plan = plan?;
     if matches!(

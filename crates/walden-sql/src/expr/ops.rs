@@ -93,6 +93,12 @@ pub fn compare(a: &Value, b: &Value) -> Result<Option<Ordering>> {
     if a.is_null() || b.is_null() {
         return Ok(None);
     }
+    // The common same-type cases without copying (sorts call this a lot).
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => return Ok(Some(x.cmp(y))),
+        (Value::Text(x), Value::Text(y)) => return Ok(Some(x.cmp(y))),
+        _ => {}
+    }
     let (a, b) = unify(a.clone(), b.clone())?;
     Ok(Some(a.cmp(&b)))
 }

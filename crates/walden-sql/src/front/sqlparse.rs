@@ -123,6 +123,14 @@ pub fn parse_sql(sql: &str) -> Result<Statement> {
         }
         None => sql,
     };
+    let rewritten4;
+    let sql = match crate::query::window::rewrite_exclude(sql) {
+        Some(s) => {
+            rewritten4 = s;
+            rewritten4.as_str()
+        }
+        None => sql,
+    };
     // Nesting is bounded by `depth_bound` before parsing (sqlparser's own
     // default of 50 refused ordinary nested CASEs and subqueries, and turned
     // into a misleading syntax error where it backtracks).

@@ -2,7 +2,7 @@
 
 use super::*;
 
-pub(super) fn fname(f: &ast::Function) -> String {
+pub(crate) fn fname(f: &ast::Function) -> String {
     f.name
         .0
         .last()
@@ -10,14 +10,14 @@ pub(super) fn fname(f: &ast::Function) -> String {
         .unwrap_or_default()
 }
 
-pub(super) fn args_of(f: &ast::Function) -> Vec<&FunctionArg> {
+pub(crate) fn args_of(f: &ast::Function) -> Vec<&FunctionArg> {
     match &f.args {
         FunctionArguments::List(l) => l.args.iter().collect(),
         _ => Vec::new(),
     }
 }
 
-pub(super) fn arg_expr(a: &FunctionArg) -> Option<&ast::Expr> {
+pub(crate) fn arg_expr(a: &FunctionArg) -> Option<&ast::Expr> {
     match a {
         FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e),
         FunctionArg::Named {

@@ -351,6 +351,7 @@ pub(crate) fn reusable(plan: &QueryPlan) -> bool {
                 && no_subquery(&sel.filter)
                 && no_subquery(&sel.projection)
                 && no_subquery(&sel.having)
+                && sel.window.as_ref().is_none_or(|w| no_subquery(w.exprs()))
                 && group_ok
         }
         Body::SetOp { left, right, .. } => reusable(left) && reusable(right),

@@ -567,6 +567,9 @@ pub(super) fn run_select(
             rows = kept;
         }
     }
+    if let Some(w) = &sel.window {
+        window::run_windows(w, &mut rows, env)?;
+    }
     let mut out = Vec::with_capacity(rows.len());
     for r in &rows {
         let projected = sel

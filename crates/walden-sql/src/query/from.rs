@@ -532,9 +532,13 @@ pub(super) fn join(
         Some(ast::JoinConstraint::On(e)) => {
             let mut cs = Vec::new();
             conjuncts(e, &mut cs);
-            for c in cs {
-                on.push(Expr::compile(p, &scope, &c)?);
-            }
+            p.window = window::WindowSlot::Refused("in JOIN conditions");
+            let compiled = cs
+                .iter()
+                .map(|c| Expr::compile(p, &scope, c))
+                .collect::<Result<Vec<_>>>();
+            p.window = window::WindowSlot::Refused("here");
+            on.extend(compiled?);
         }
         Some(ast::JoinConstraint::Using(names)) => {
             for n in names {

@@ -169,13 +169,17 @@ pub(super) fn plan_set_expr(
                 parent: outer,
             });
             let mut rows = Vec::new();
-            for r in &v.rows {
+            let saved = std::mem::replace(&mut p.window, window::WindowSlot::Refused("in VALUES"));
+            let compiled = v.rows.iter().try_for_each(|r| {
                 rows.push(
                     r.iter()
                         .map(|e| Expr::compile(p, &scope, e))
                         .collect::<Result<Vec<_>>>()?,
                 );
-            }
+                Ok::<(), SqlError>(())
+            });
+            p.window = saved;
+            compiled?;
             let width = rows.first().map_or(0, |r| r.len());
             if rows.iter().any(|r| r.len() != width) {
                 return Err(SqlError::syntax("VALUES lists must all be the same length"));
@@ -237,6 +241,13 @@ pub(crate) fn has_aggregate(e: &ast::Expr) -> bool {
         A::Function(f) => {
             if functions::aggregate_kind(f).is_some() {
                 return true;
+            }
+            if let Some(ast::WindowType::WindowSpec(w)) = &f.over {
+                if w.partition_by.iter().any(has_aggregate)
+                    || w.order_by.iter().any(|o| has_aggregate(&o.expr))
+                {
+                    return true;
+                }
             }
             match &f.args {
                 ast::FunctionArguments::List(l) => l.args.iter().any(|a| match a {
@@ -304,6 +315,21 @@ pub(super) fn plan_select(
     order_items: &[ast::OrderByExpr],
     outer: Option<Arc<Scope>>,
 ) -> Result<(QueryPlan, Order)> {
+    // Window calls belong to the SELECT whose list they are in; an
+    // enclosing one's (this may be a subquery) waits meanwhile.
+    let saved = std::mem::replace(&mut p.window, window::WindowSlot::Refused("here"));
+    let r = plan_select_inner(p, sel, order_items, outer);
+    p.window = saved;
+    r
+}
+
+fn plan_select_inner(
+    p: &mut Planner<'_>,
+    sel: &ast::Select,
+    order_items: &[ast::OrderByExpr],
+    outer: Option<Arc<Scope>>,
+) -> Result<(QueryPlan, Order)> {
+    use window::WindowSlot;
     if sel.into.is_some() {
         return Err(SqlError::unsupported("SELECT ... INTO"));
     }
@@ -314,8 +340,10 @@ pub(super) fn plan_select(
     });
     let input_types: Vec<DataType> = item.cols.iter().map(|c| c.ty.clone()).collect();
     // WHERE: conjuncts move to the sources and joins they concern.
+    let win_ctx = window::WinCtx::new(&sel.named_window)?;
     let mut filter = Vec::new();
     let mut correlated = false;
+    p.window = WindowSlot::Refused("in WHERE");
     if let Some(w) = &sel.selection {
         let mut cs = Vec::new();
         conjuncts(w, &mut cs);
@@ -338,6 +366,7 @@ pub(super) fn plan_select(
             }
         }
     }
+    p.window = WindowSlot::Refused("here");
     choose_lookups(&mut item.source);
 
     // Grouping.
@@ -431,7 +460,9 @@ pub(super) fn plan_select(
                     .unwrap_or_else(|| g.clone()),
                 _ => g.clone(),
             };
+            p.window = WindowSlot::Refused("in GROUP BY");
             keys.push(Expr::compile(p, &scope, &g)?);
+            p.window = WindowSlot::Refused("here");
             key_names.push(g.to_string());
         }
         p.agg = Some(AggCtx {
@@ -442,13 +473,17 @@ pub(super) fn plan_select(
         group = Some(keys);
     }
     let proj_scope = scope.clone();
+    p.window = WindowSlot::Open(Box::new(win_ctx));
     let mut projection = Vec::new();
     let compiled = (|| -> Result<()> {
         for (_, e) in &outputs {
             projection.push(Expr::compile(p, &proj_scope, e)?);
         }
         if let Some(h) = &sel.having {
-            having = Some(Expr::compile(p, &proj_scope, h)?);
+            let open = std::mem::replace(&mut p.window, WindowSlot::Refused("in HAVING"));
+            let r = Expr::compile(p, &proj_scope, h);
+            p.window = open;
+            having = Some(r?);
         }
         Ok(())
     })();
@@ -499,6 +534,10 @@ pub(super) fn plan_select(
         };
         order.push((key, desc, nulls_first));
     }
+    let win = match std::mem::replace(&mut p.window, WindowSlot::Refused("here")) {
+        WindowSlot::Open(ctx) => window::finish(*ctx),
+        _ => None,
+    };
     let group = match (group, p.agg.take()) {
         (Some(keys), Some(ctx)) => {
             let key_types: Vec<DataType> = keys
@@ -523,6 +562,21 @@ pub(super) fn plan_select(
         }
         _ => None,
     };
+    if let Some(w) = &win {
+        // Window values follow the row they are computed over.
+        let base = row_types.len();
+        for e in projection.iter_mut() {
+            window::place(e, base);
+        }
+        for (k, _, _) in order.iter_mut() {
+            if let SortKey::Input(e) = k {
+                window::place(e, base);
+            }
+        }
+        let types = window::result_types(&w.calls, &row_types, &p.params);
+        row_types.extend(types);
+        correlated |= w.exprs().any(|e| e.uses_outer());
+    }
     let columns: Vec<Column> = outputs
         .iter()
         .zip(&projection)
@@ -546,6 +600,7 @@ pub(super) fn plan_select(
             having,
             projection,
             distinct,
+            window: win.map(Box::new),
         })),
         order: vec![],
         limit: None,
