@@ -77,6 +77,7 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::InsufficientPrivilege => "42501",
         K::InvalidSavepoint => "3B001",
         K::CheckViolation => "23514",
+        K::SequenceLimitExceeded => "2200H",
         K::ForeignKeyViolation => "23503",
         K::InvalidForeignKey => "42830",
         K::DatatypeMismatch => "42804",
