@@ -23,6 +23,7 @@ use walden_log::{Exposure, FileStats, LogConfig, LogManager, Lsn, RecoveryReport
 
 mod ddl;
 mod open;
+mod sequence_def;
 mod sequences;
 
 /// A sequence and where it stands.

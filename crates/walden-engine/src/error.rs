@@ -53,6 +53,25 @@ pub enum EngineError {
     UnknownSequence(String),
     #[error("sequence \"{0}\" already exists")]
     SequenceExists(String),
+    /// `nextval` past a bound of a sequence without CYCLE (2200H).
+    #[error("nextval: reached {which} value of sequence \"{name}\" ({limit})")]
+    SequenceExhausted {
+        name: String,
+        /// "maximum" or "minimum".
+        which: &'static str,
+        limit: i64,
+    },
+    /// `setval` outside the sequence's bounds (22003).
+    #[error("setval: value {value} is out of bounds for sequence \"{name}\" ({min}..{max})")]
+    SequenceOutOfBounds {
+        name: String,
+        value: i64,
+        min: i64,
+        max: i64,
+    },
+    /// A sequence definition PostgreSQL refuses (22023), in its words.
+    #[error("{0}")]
+    SequenceDefinition(String),
     #[error("column \"{column}\" of relation \"{table}\" does not exist")]
     UnknownColumn { table: String, column: String },
     #[error("duplicate key value violates unique constraint \"{}\"", .0.constraint)]

@@ -54,7 +54,7 @@ pub use lock::{LockMode, TableLockMode, WaitPolicy};
 pub use replica::{frames_of, wait_until, RemoteHarden, ReplicaCounters};
 pub use schema::{
     CheckDef, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, FkAction, ForeignKeyDef,
-    Identity, IndexDef, RecoveryModel, SequenceDef, TableDef,
+    Identity, IndexDef, RecoveryModel, SeqType, SequenceDef, SequenceOptions, TableDef,
 };
 pub use session::{CommitRequest, Session};
 pub use table::{value_list, Table};

@@ -304,6 +304,55 @@ pub struct SequenceDef {
     pub name: String,
     pub start: i64,
     pub increment: i64,
+    /// `AS smallint | integer | bigint`: sets the default bounds.
+    pub data_type: SeqType,
+    /// The smallest and largest value `nextval` hands out (inclusive).
+    pub min: i64,
+    pub max: i64,
+    /// Past a bound, start again at the other one (else 2200H).
+    pub cycle: bool,
+}
+
+/// A sequence's data type (PostgreSQL's `seqtypid`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SeqType {
+    SmallInt,
+    Int,
+    #[default]
+    BigInt,
+}
+
+impl SeqType {
+    /// The type's range.
+    pub fn range(self) -> (i64, i64) {
+        match self {
+            SeqType::SmallInt => (i16::MIN as i64, i16::MAX as i64),
+            SeqType::Int => (i32::MIN as i64, i32::MAX as i64),
+            SeqType::BigInt => (i64::MIN, i64::MAX),
+        }
+    }
+
+    /// The name PostgreSQL's messages use.
+    pub fn name(self) -> &'static str {
+        match self {
+            SeqType::SmallInt => "smallint",
+            SeqType::Int => "integer",
+            SeqType::BigInt => "bigint",
+        }
+    }
+}
+
+/// What `CREATE SEQUENCE` says; [`SequenceOptions::define`] fills in the
+/// defaults and checks it as PostgreSQL does.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SequenceOptions {
+    pub data_type: SeqType,
+    pub start: Option<i64>,
+    /// `None` is 1.
+    pub increment: Option<i64>,
+    pub min: Option<i64>,
+    pub max: Option<i64>,
+    pub cycle: bool,
 }
 
 /// `DELAYED_DURABILITY` of a database.

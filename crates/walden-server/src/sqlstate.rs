@@ -79,6 +79,7 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::DuplicatePreparedStatement => DUPLICATE_PREPARED_STATEMENT,
         K::UndefinedPreparedStatement => INVALID_SQL_STATEMENT_NAME,
         K::CheckViolation => "23514",
+        K::SequenceLimitExceeded => "2200H",
         K::ForeignKeyViolation => "23503",
         K::InvalidForeignKey => "42830",
         K::DatatypeMismatch => "42804",

@@ -339,11 +339,9 @@ pub fn create_sequence(
     tx: &mut Transaction,
     n: &str,
     if_not_exists: bool,
-    start: Option<i64>,
-    inc: i64,
+    options: &walden_engine::SequenceOptions,
 ) -> Result<QueryOutput> {
-    let start = start.unwrap_or(if inc > 0 { 1 } else { -1 });
-    match tx.create_sequence(n, start, inc) {
+    match tx.create_sequence(n, options) {
         Ok(()) => Ok(QueryOutput::command("CREATE SEQUENCE")),
         Err(EngineError::SequenceExists(_)) if if_not_exists => {
             let mut out = QueryOutput::command("CREATE SEQUENCE");

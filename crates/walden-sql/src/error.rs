@@ -66,6 +66,8 @@ pub enum ErrorKind {
     UndefinedPreparedStatement,
     /// A CHECK constraint failed (23514).
     CheckViolation,
+    /// `nextval` past a bound of a sequence without CYCLE (2200H).
+    SequenceLimitExceeded,
     /// An expression of the wrong type where a type is required (42804).
     DatatypeMismatch,
     /// An object of the wrong kind for the clause (42809): FILTER on a
@@ -211,6 +213,9 @@ impl From<EngineError> for SqlError {
             E::TableExists(_) => ErrorKind::DuplicateTable,
             E::UnknownSequence(_) => ErrorKind::UndefinedTable,
             E::SequenceExists(_) => ErrorKind::DuplicateTable,
+            E::SequenceExhausted { .. } => ErrorKind::SequenceLimitExceeded,
+            E::SequenceOutOfBounds { .. } => ErrorKind::NumericOutOfRange,
+            E::SequenceDefinition(_) => ErrorKind::InvalidParameter,
             E::UnknownColumn { .. } => ErrorKind::UndefinedColumn,
             E::DuplicateKey(_) | E::UniqueBuildFailed(_) => ErrorKind::UniqueViolation,
             E::RelationExists(_) => ErrorKind::DuplicateTable,

@@ -61,19 +61,28 @@ fn tsql_forms_sequences_and_catalogs() {
     let e = engine();
     let mut s = e.connect("walden", "u", "test").unwrap();
     tag(&mut s, "CREATE SEQUENCE seq START WITH 5 INCREMENT BY 2");
-    // pg_dump's form is accepted (its options are the defaults); bounds and
-    // wrap-around, which Walden does not enforce, are refused.
+    // pg_dump's form is accepted; the type's bounds are enforced, and
+    // explicit bounds and CYCLE are honoured (compared with PostgreSQL in
+    // crates/walden/tests/sequences.rs).
     tag(
         &mut s,
         "CREATE SEQUENCE dumped AS integer START WITH 1 INCREMENT BY 1 NO MINVALUE NO MAXVALUE CACHE 1",
     );
-    for bad in [
-        "CREATE SEQUENCE b1 MAXVALUE 10",
-        "CREATE SEQUENCE b2 MINVALUE 0",
-        "CREATE SEQUENCE b3 CYCLE",
-    ] {
-        assert_eq!(err(&mut s, bad), ErrorKind::FeatureNotSupported, "{bad}");
-    }
+    tag(&mut s, "CREATE SEQUENCE b1 MAXVALUE 2 CYCLE");
+    assert_eq!(
+        rows(&mut s, "SELECT nextval('b1'), nextval('b1'), nextval('b1')"),
+        vec![vec!["1", "2", "1"]]
+    );
+    tag(&mut s, "CREATE SEQUENCE b2 AS smallint START WITH 32767");
+    assert_eq!(one(&mut s, "SELECT nextval('b2')"), "32767");
+    assert_eq!(
+        err(&mut s, "SELECT nextval('b2')"),
+        ErrorKind::SequenceLimitExceeded
+    );
+    assert_eq!(
+        err(&mut s, "CREATE SEQUENCE b3 AS smallint MAXVALUE 40000"),
+        ErrorKind::InvalidParameter
+    );
     assert_eq!(
         rows(&mut s, "SELECT nextval('seq'), NEXT VALUE FOR dbo.seq"),
         vec![vec!["5", "7"]]

@@ -5,7 +5,7 @@ use super::{get_type, put_ivar, put_str, put_type, put_value, put_var, short, Re
 use crate::error::Result;
 use crate::schema::{
     CheckDef, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, FkAction, ForeignKeyDef,
-    Identity, IndexDef, RecoveryModel, SequenceDef, TableDef,
+    Identity, IndexDef, RecoveryModel, SeqType, SequenceDef, TableDef,
 };
 
 pub fn put_table_def(out: &mut Vec<u8>, d: &TableDef) {
@@ -258,18 +258,50 @@ pub fn get_settings(r: &mut Reader<'_>) -> Result<DbSettings> {
     })
 }
 
+/// Set in a sequence's encoded id (ids are u32) when its type, bounds and
+/// CYCLE follow; records from before have none (bigint, default bounds).
+const SEQ_BOUNDED: u64 = 1 << 32;
+
 pub fn put_sequence(out: &mut Vec<u8>, s: &SequenceDef) {
-    put_var(out, s.id as u64);
+    put_var(out, s.id as u64 | SEQ_BOUNDED);
     put_str(out, &s.name);
     put_ivar(out, s.start);
     put_ivar(out, s.increment);
+    out.push(match s.data_type {
+        SeqType::SmallInt => 1,
+        SeqType::Int => 2,
+        SeqType::BigInt => 3,
+    });
+    put_ivar(out, s.min);
+    put_ivar(out, s.max);
+    out.push(s.cycle as u8);
 }
 
 pub fn get_sequence(r: &mut Reader<'_>) -> Result<SequenceDef> {
+    let id = r.var()?;
+    let name = r.str()?.to_string();
+    let start = r.ivar()?;
+    let increment = r.ivar()?;
+    let (data_type, min, max, cycle) = if id & SEQ_BOUNDED != 0 {
+        let data_type = match r.u8()? {
+            1 => SeqType::SmallInt,
+            2 => SeqType::Int,
+            3 => SeqType::BigInt,
+            _ => return Err(short()),
+        };
+        (data_type, r.ivar()?, r.ivar()?, r.u8()? != 0)
+    } else {
+        let (min, max) = SequenceDef::default_bounds(start, increment);
+        (SeqType::BigInt, min, max, false)
+    };
     Ok(SequenceDef {
-        id: r.var()? as u32,
-        name: r.str()?.to_string(),
-        start: r.ivar()?,
-        increment: r.ivar()?,
+        id: id as u32,
+        name,
+        start,
+        increment,
+        data_type,
+        min,
+        max,
+        cycle,
     })
 }

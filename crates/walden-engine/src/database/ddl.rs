@@ -179,7 +179,12 @@ impl Database {
         start: i64,
         increment: i64,
     ) -> Result<()> {
-        self.ddl(session, |tx| tx.create_sequence(name, start, increment))
+        let opts = crate::schema::SequenceOptions {
+            start: Some(start),
+            increment: Some(increment),
+            ..Default::default()
+        };
+        self.ddl(session, |tx| tx.create_sequence(name, &opts))
     }
 
     pub fn drop_sequence(self: &Arc<Self>, session: &Arc<Session>, name: &str) -> Result<()> {

@@ -3,6 +3,7 @@
 use super::{Database, Sequence};
 use crate::codec::{encode_redo, Redo};
 use crate::error::{EngineError, Result};
+use crate::schema::SequenceDef;
 use crate::session::Session;
 use std::sync::Arc;
 
@@ -22,32 +23,58 @@ impl Database {
     pub fn nextval(&self, session: &Session, name: &str) -> Result<i64> {
         self.check_writable()?;
         let seq = self.sequence(name)?;
+        let def = &seq.def;
+        let (inc, min, max) = (def.increment, def.min, def.max);
         // Gate before the sequence lock: a checkpoint takes them in that order.
         let _g = self.gate.read();
         let mut st = seq.state.lock();
-        let v = st.next;
-        let inc = seq.def.increment;
+        let mut v = st.next;
+        // Past a bound: start over at the other one, or fail.
+        let wrapped = v > max || v < min;
+        if wrapped {
+            if !def.cycle {
+                return Err(exhausted(def, inc > 0));
+            }
+            v = if inc > 0 { min } else { max };
+        }
         let beyond = if inc > 0 {
             v >= st.reserved
         } else {
             v <= st.reserved
         };
-        if beyond {
-            let upto = v.saturating_add(inc.saturating_mul(SEQ_RESERVE));
+        if beyond || wrapped {
+            // Never past one step beyond a bound: after a crash the
+            // sequence resumes there, as PostgreSQL's does.
+            let ahead = v as i128 + inc as i128 * SEQ_RESERVE as i128;
+            let upto = ahead.clamp(min as i128 - 1, max as i128 + 1);
+            let upto = upto.clamp(i64::MIN as i128, i64::MAX as i128) as i64;
             let sinks = session.wait_sinks();
-            self.log.append(
-                &encode_redo(&Redo::SeqReserve {
-                    id: seq.def.id,
-                    upto,
-                }),
-                &sinks,
-            )?;
+            self.log
+                .append(&encode_redo(&Redo::SeqReserve { id: def.id, upto }), &sinks)?;
             st.reserved = upto;
         }
-        st.next = v
-            .checked_add(inc)
-            .ok_or_else(|| EngineError::OutOfRange(format!("sequence \"{name}\"")))?;
+        st.next = match v.checked_add(inc) {
+            Some(n) => n,
+            // Only at the ends of bigint, where one step beyond is not a
+            // number: wrap now, or refuse this last value.
+            None if def.cycle => {
+                if inc > 0 {
+                    min
+                } else {
+                    max
+                }
+            }
+            None => return Err(exhausted(def, inc > 0)),
+        };
         Ok(v)
+    }
+}
+
+fn exhausted(def: &SequenceDef, up: bool) -> EngineError {
+    EngineError::SequenceExhausted {
+        name: def.name.clone(),
+        which: if up { "maximum" } else { "minimum" },
+        limit: if up { def.max } else { def.min },
     }
 }
 
@@ -66,6 +93,15 @@ impl Database {
     pub fn setval(&self, session: &Session, name: &str, value: i64, is_called: bool) -> Result<()> {
         self.check_writable()?;
         let seq = self.sequence(name)?;
+        let def = &seq.def;
+        if value < def.min || value > def.max {
+            return Err(EngineError::SequenceOutOfBounds {
+                name: def.name.clone(),
+                value,
+                min: def.min,
+                max: def.max,
+            });
+        }
         let _g = self.gate.read();
         let mut st = seq.state.lock();
         let next = if is_called {

@@ -14,7 +14,7 @@ use crate::codec::{encode_redo, Redo};
 use crate::database::{Catalog, Database, SeqState, Sequence};
 use crate::error::{EngineError, Result};
 use crate::lock::{Acquired, TableLockMode, WaitPolicy};
-use crate::schema::{ForeignKeyDef, IndexDef, SequenceDef, TableDef};
+use crate::schema::{ForeignKeyDef, IndexDef, SequenceOptions, TableDef};
 use crate::table::Table;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -682,22 +682,13 @@ impl Transaction {
         Ok(())
     }
 
-    pub fn create_sequence(&self, name: &str, start: i64, increment: i64) -> Result<()> {
-        if increment == 0 {
-            return Err(EngineError::InvalidDefinition(
-                "INCREMENT must not be zero".into(),
-            ));
-        }
+    pub fn create_sequence(&self, name: &str, opts: &SequenceOptions) -> Result<()> {
         self.catalog_change(|cat| {
             if cat.sequences.contains_key(&name.to_ascii_lowercase()) {
                 return Err(EngineError::SequenceExists(name.to_string()));
             }
-            let def = SequenceDef {
-                id: cat.next_seq_id.max(1),
-                name: name.to_string(),
-                start,
-                increment,
-            };
+            let def = opts.define(cat.next_seq_id.max(1), name)?;
+            let start = def.start;
             cat.add_sequence(
                 def.clone(),
                 SeqState {

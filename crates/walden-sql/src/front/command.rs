@@ -69,8 +69,7 @@ pub enum Command {
     CreateSequence {
         name: String,
         if_not_exists: bool,
-        start: Option<i64>,
-        increment: i64,
+        options: walden_engine::SequenceOptions,
     },
     /// Statements accepted and ignored (`VACUUM`, `ANALYZE`, `SET NOCOUNT ON`, ...).
     Ignored(String),

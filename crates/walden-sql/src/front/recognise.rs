@@ -248,7 +248,7 @@ pub fn parse(sql: &str) -> Result<Command> {
             }
             let name = t.ident()?;
             let name = qualified_last(&mut t, name)?;
-            let (mut start, mut increment) = (None, 1i64);
+            let mut options = walden_engine::SequenceOptions::default();
             let num = |t: &mut Toks| -> Result<i64> {
                 t.value()?
                     .parse()
@@ -257,25 +257,42 @@ pub fn parse(sql: &str) -> Result<Command> {
             while !t.at_end() {
                 if t.eat("START") {
                     t.eat("WITH");
-                    start = Some(num(&mut t)?);
+                    options.start = Some(num(&mut t)?);
                 } else if t.eat("INCREMENT") {
                     t.eat("BY");
-                    increment = num(&mut t)?;
+                    options.increment = Some(num(&mut t)?);
                 } else if t.eat("AS") {
-                    t.ident()?;
+                    use walden_engine::SeqType;
+                    options.data_type = match t.ident()?.to_ascii_lowercase().as_str() {
+                        "smallint" | "int2" => SeqType::SmallInt,
+                        "integer" | "int" | "int4" => SeqType::Int,
+                        "bigint" | "int8" => SeqType::BigInt,
+                        _ => {
+                            return Err(SqlError::new(
+                                crate::ErrorKind::InvalidParameter,
+                                "sequence type must be smallint, integer, or bigint",
+                            ))
+                        }
+                    };
                 } else if t.eat("CACHE") {
                     // Values handed out ahead: gaps are allowed anyway.
                     num(&mut t)?;
-                } else if t.is(0, "MINVALUE") || t.is(0, "MAXVALUE") || t.is(0, "CYCLE") {
-                    // Bounds and wrap-around are not enforced: refused
-                    // rather than accepted and ignored.
-                    return Err(SqlError::unsupported(format!(
-                        "CREATE SEQUENCE ... {}",
-                        t.t[t.i].to_string().to_ascii_uppercase()
-                    )));
+                } else if t.eat("MINVALUE") {
+                    options.min = Some(num(&mut t)?);
+                } else if t.eat("MAXVALUE") {
+                    options.max = Some(num(&mut t)?);
+                } else if t.eat("CYCLE") {
+                    options.cycle = true;
                 } else if t.eat("NO") {
-                    // NO MINVALUE / NO MAXVALUE / NO CYCLE: the defaults.
-                    t.ident()?;
+                    // NO MINVALUE / NO MAXVALUE / NO CYCLE: the defaults (T-SQL's
+                    // NO CACHE too).
+                    if !(t.eat("MINVALUE") || t.eat("MAXVALUE") || t.eat("CYCLE") || t.eat("CACHE"))
+                    {
+                        return Err(SqlError::syntax(format!(
+                            "syntax error at or near \"{}\" in CREATE SEQUENCE",
+                            t.t.get(t.i).map(|x| x.to_string()).unwrap_or_default()
+                        )));
+                    }
                 } else if t.eat("NOCYCLE") {
                 } else {
                     return Err(SqlError::syntax(format!(
@@ -287,8 +304,7 @@ pub fn parse(sql: &str) -> Result<Command> {
             return Ok(Command::CreateSequence {
                 name,
                 if_not_exists,
-                start,
-                increment,
+                options,
             });
         }
         // ALTER SEQUENCE: a sequence here has no owning column, options

@@ -418,20 +418,20 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         }
         V::Sequence => {
             for s in db.sequences() {
-                let (min, max) = if s.increment > 0 {
-                    (1, i64::MAX)
-                } else {
-                    (i64::MIN, -1)
+                let typid = match s.data_type {
+                    walden_engine::SeqType::SmallInt => 21,
+                    walden_engine::SeqType::Int => 23,
+                    walden_engine::SeqType::BigInt => 20,
                 };
                 out.push(vec![
                     i(user_oid(s.id, SLOT_SEQUENCE)),
-                    i(20),
+                    i(typid),
                     i(s.start),
                     i(s.increment),
-                    i(max),
-                    i(min),
+                    i(s.max),
+                    i(s.min),
                     i(1),
-                    b(false),
+                    b(s.cycle),
                 ]);
             }
             out.extend(super::dump_catalogs::identity_sequence_rows(db));

@@ -368,10 +368,8 @@ impl SqlSession {
             Command::CreateSequence {
                 name,
                 if_not_exists,
-                start,
-                increment,
-            } => self
-                .in_tx(|tx, _| ddl::create_sequence(tx, name, *if_not_exists, *start, *increment)),
+                options,
+            } => self.in_tx(|tx, _| ddl::create_sequence(tx, name, *if_not_exists, options)),
             Command::Ignored(what) => Ok(QueryOutput::command(if what.is_empty() {
                 "EMPTY".to_string()
             } else {
