@@ -9,7 +9,7 @@ use crate::schema::{
     CheckDef, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, FkAction, ForeignKeyDef,
     Identity, IndexDef, RecoveryModel, SequenceDef, TableDef,
 };
-use crate::types::{DataType, Key, Row, Value};
+use crate::types::{DataType, EnumLabel, EnumRef, EnumType, Key, Row, Value};
 use rust_decimal::Decimal;
 use std::sync::Arc;
 
@@ -96,6 +96,12 @@ pub fn put_value(out: &mut Vec<u8>, v: &Value) {
         Value::Array(items) => {
             out.push(16);
             put_values(out, items);
+        }
+        // An enum value: its label's sort position, then the label.
+        Value::Enum(sort, label) => {
+            out.push(17);
+            out.extend_from_slice(&sort.to_le_bytes());
+            put_str(out, label);
         }
     }
 }
@@ -201,6 +207,10 @@ impl<'a> Reader<'a> {
                 }
                 Value::Array(items.into())
             }
+            17 => {
+                let sort = f64::from_le_bytes(self.bytes(8)?.try_into().unwrap());
+                Value::Enum(sort, Arc::from(self.str()?))
+            }
             _ => return Err(short()),
         })
     }
@@ -244,7 +254,42 @@ fn put_type(out: &mut Vec<u8>, t: &DataType) {
             out.push(20);
             put_type(out, elem);
         }
+        // The type's whole definition, so a table definition decodes
+        // without the catalog's enum types.
+        DataType::Enum(e) => {
+            out.push(21);
+            put_enum(out, e);
+        }
     }
+}
+
+/// An enum type's definition (in a column type, an image, a redo record).
+pub fn put_enum(out: &mut Vec<u8>, e: &EnumType) {
+    put_var(out, e.id as u64);
+    put_str(out, &e.name);
+    put_var(out, e.labels.len() as u64);
+    for l in &e.labels {
+        put_str(out, &l.name);
+        out.extend_from_slice(&l.sort.to_le_bytes());
+        put_var(out, l.member as u64);
+    }
+}
+
+pub fn get_enum(r: &mut Reader<'_>) -> Result<EnumType> {
+    let id = u32::try_from(r.var()?).map_err(|_| short())?;
+    let name = r.str()?.to_string();
+    let n = r.var()? as usize;
+    if n > r.buf.len() {
+        return Err(short());
+    }
+    let mut labels = Vec::with_capacity(n);
+    for _ in 0..n {
+        let name = r.str()?.to_string();
+        let sort = f64::from_le_bytes(r.bytes(8)?.try_into().unwrap());
+        let member = u32::try_from(r.var()?).map_err(|_| short())?;
+        labels.push(EnumLabel { name, sort, member });
+    }
+    Ok(EnumType { id, name, labels })
 }
 
 fn get_type(r: &mut Reader<'_>) -> Result<DataType> {
@@ -278,6 +323,7 @@ fn get_type(r: &mut Reader<'_>) -> Result<DataType> {
             DataType::Array(_) => return Err(short()),
             elem => DataType::Array(Box::new(elem)),
         },
+        21 => DataType::Enum(EnumRef(Arc::new(get_enum(r)?))),
         _ => return Err(short()),
     })
 }
@@ -626,7 +672,19 @@ pub enum Redo {
         def: TableDef,
         rewrite: Option<Vec<ColumnSource>>,
     },
+    /// `CREATE TYPE ... AS ENUM`.
+    CreateEnum(EnumType),
+    /// `DROP TYPE` of an enum type.
+    DropEnum(u32),
+    /// `ALTER TYPE` of an enum type: its new definition (columns of the
+    /// type take it too).
+    AlterEnum(EnumType),
 }
+
+/// Redo tags of enum types (35..=39 are reserved for them).
+const TAG_CREATE_ENUM: u8 = 35;
+const TAG_DROP_ENUM: u8 = 36;
+const TAG_ALTER_ENUM: u8 = 37;
 
 /// Redo tags of ALTER TABLE (25..=34 are reserved for it).
 const TAG_ALTER_TABLE: u8 = 25;
@@ -796,6 +854,18 @@ pub fn encode_redo(r: &Redo) -> Vec<u8> {
             put_var(&mut out, *table as u64);
             put_str(&mut out, name);
         }
+        Redo::CreateEnum(e) => {
+            out.push(TAG_CREATE_ENUM);
+            put_enum(&mut out, e);
+        }
+        Redo::DropEnum(id) => {
+            out.push(TAG_DROP_ENUM);
+            put_var(&mut out, *id as u64);
+        }
+        Redo::AlterEnum(e) => {
+            out.push(TAG_ALTER_ENUM);
+            put_enum(&mut out, e);
+        }
     }
     out
 }
@@ -902,6 +972,9 @@ pub fn decode_redo(buf: &[u8], key_of: &dyn Fn(u32, &[Value]) -> Option<Key>) ->
                 rewrite,
             }
         }
+        TAG_CREATE_ENUM => Redo::CreateEnum(get_enum(&mut r)?),
+        TAG_DROP_ENUM => Redo::DropEnum(u32::try_from(r.var()?).map_err(|_| short())?),
+        TAG_ALTER_ENUM => Redo::AlterEnum(get_enum(&mut r)?),
         23 => Redo::AddForeignKey {
             table: r.var()? as u32,
             // Column positions are checked against the tables at redo.

@@ -29,6 +29,7 @@ use walden_log::Lsn;
 mod checks;
 mod commit;
 mod ddl;
+mod enums;
 mod read;
 mod ri;
 mod savepoints;

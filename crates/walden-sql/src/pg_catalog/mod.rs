@@ -19,6 +19,7 @@ use walden_engine::{ColumnDef, DataType, Database, DefaultExpr, SequenceDef, Tab
 
 mod array;
 mod deparse;
+mod enums;
 mod oids;
 mod opclass;
 mod regcast;
@@ -29,6 +30,7 @@ mod views;
 
 pub use array::*;
 pub use deparse::*;
+pub use enums::{enum_regtype_oid, enum_type_name, format_type_in};
 pub use oids::*;
 pub use regcast::*;
 pub use rows::*;

@@ -84,6 +84,8 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         V::Cursors => out = crate::cursor::pg_cursors_rows(&env.info.cursors),
         V::Settings => out = super::settings_view::rows(env),
         V::Opclass => out = super::opclass::rows(),
+        V::Enum => out = super::enums::enum_rows(env),
+        V::Range => {}
         V::Database => {
             for d in env.instance.databases() {
                 out.push(vec![
@@ -206,6 +208,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     NULL,
                 ]);
             }
+            out.extend(super::enums::type_rows(env));
         }
         V::Roles => out = crate::privileges::role_rows(env, false)?,
         V::Authid => out = crate::privileges::role_rows(env, true)?,
@@ -488,6 +491,8 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                         t(if c.nullable { "YES" } else { "NO" }),
                         t(if matches!(c.data_type, DataType::Array(_)) {
                             "ARRAY".to_string()
+                        } else if matches!(c.data_type, DataType::Enum(_)) {
+                            "USER-DEFINED".to_string()
                         } else {
                             format_type(oid, None).unwrap_or_default()
                         }),

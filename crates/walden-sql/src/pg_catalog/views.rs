@@ -46,6 +46,11 @@ pub enum PgView {
     Settings,
     /// `pg_opclass`: the default btree operator classes.
     Opclass,
+    /// `pg_enum`: the labels of enum types.
+    Enum,
+    /// `pg_range`: empty (no range types), read by tokio-postgres's type
+    /// lookup of a type it does not know (an enum).
+    Range,
 }
 
 /// Finds a catalog view by (schema, name); `pg_catalog` views also answer
@@ -97,6 +102,8 @@ pub fn lookup(schema: Option<&str>, name: &str) -> Option<PgView> {
         "pg_cursors" => V::Cursors,
         "pg_settings" => V::Settings,
         "pg_opclass" => V::Opclass,
+        "pg_enum" => V::Enum,
+        "pg_range" => V::Range,
         _ => return None,
     })
 }
@@ -117,6 +124,16 @@ impl PgView {
             V::Cursors => crate::cursor::pg_cursors_columns(),
             V::Settings => super::settings_view::columns(),
             V::Opclass => super::opclass::columns(),
+            V::Enum => super::enums::enum_columns(),
+            V::Range => vec![
+                ("rngtypid", OID),
+                ("rngsubtype", OID),
+                ("rngmultitypid", OID),
+                ("rngcollation", OID),
+                ("rngsubopc", OID),
+                ("rngcanonical", NAME),
+                ("rngsubdiff", NAME),
+            ],
             V::Database => vec![
                 ("oid", OID),
                 ("datname", NAME),
