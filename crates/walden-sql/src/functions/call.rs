@@ -132,7 +132,13 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         }
         Func::ToRegType => match arg(0) {
             Value::Null => Value::Null,
-            v => crate::pg_catalog::regtype_oid(&text_arg(&v)).unwrap_or(Value::Null),
+            v => {
+                let name = text_arg(&v);
+                crate::pg_catalog::regtype_oid(&name).unwrap_or_else(|_| {
+                    crate::pg_catalog::enum_regtype_oid(env, name.trim())
+                        .map_or(Value::Null, Value::Int)
+                })
+            }
         },
         Func::Today => Value::Date(
             walden_engine::types::datetime::tz_to_local(env.info.now).div_euclid(DAY) as i32,
