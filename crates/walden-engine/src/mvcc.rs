@@ -293,8 +293,17 @@ impl VersionedRows {
         mem: impl Fn(&Chain) -> T,
         stored: impl Fn(Option<Row>) -> T,
     ) -> Result<Option<T>> {
-        let Some(base) = self.base.get() else {
-            return Ok(self.map.read().get(key).map(mem));
+        let base = loop {
+            if let Some(base) = self.base.get() {
+                break base;
+            }
+            let found = self.map.read().get(key).map(&mem);
+            // A checkpoint attaches the store before it evicts: a key gone
+            // from memory while the store was not attached yet shows as an
+            // attached store now, and is read again through it.
+            if found.is_some() || self.base.get().is_none() {
+                return Ok(found);
+            }
         };
         loop {
             let p = base.pin();
@@ -354,43 +363,17 @@ impl VersionedRows {
         more: impl Fn(&Key) -> bool,
     ) -> Result<Vec<(Key, Row)>> {
         let mut out = Vec::new();
-        if let Some(base) = self.base.get() {
-            let mut lo = range.0.cloned();
-            loop {
-                let (rows, next) = self.merged_chunk(base, (lo.as_ref(), range.1), csn)?;
-                for (k, r) in rows {
-                    if !more(&k) {
-                        return Ok(out);
-                    }
-                    out.push((k, r));
-                }
-                match next {
-                    Some(n) => lo = n,
-                    None => return Ok(out),
-                }
-            }
-        }
-        let hi = range.1.cloned();
         let mut lo = range.0.cloned();
         loop {
-            let map = self.map.read();
-            let mut last = None;
-            for (n, (k, chain)) in map.range::<Key, _>((lo.as_ref(), hi.as_ref())).enumerate() {
-                if !more(k) {
+            let (rows, next) = self.chunk((lo.as_ref(), range.1), csn, &more)?;
+            for (k, r) in rows {
+                if !more(&k) {
                     return Ok(out);
                 }
-                if n == SCAN_CHUNK {
-                    last = Some(k.clone());
-                    break;
-                }
-                if let Some(r) = chain.at(csn) {
-                    out.push((k.clone(), r.clone()));
-                }
+                out.push((k, r));
             }
-            drop(map);
-            match last {
-                // Resume at the first key not yet looked at.
-                Some(k) => lo = Bound::Included(k),
+            match next {
+                Some(n) => lo = n,
                 None => return Ok(out),
             }
         }
@@ -406,42 +389,56 @@ impl VersionedRows {
         csn: Csn,
         mut f: impl FnMut(&Row) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
-        if let Some(base) = self.base.get() {
-            let mut lo = range.0.cloned();
-            loop {
-                let (rows, next) = self.merged_chunk(base, (lo.as_ref(), range.1), csn)?;
-                for (_, r) in rows {
-                    f(&r)?;
-                }
-                match next {
-                    Some(n) => lo = n,
-                    None => return Ok(()),
-                }
+        let mut lo = range.0.cloned();
+        loop {
+            let (rows, next) = self.chunk((lo.as_ref(), range.1), csn, |_| true)?;
+            for (_, r) in rows {
+                f(&r)?;
+            }
+            match next {
+                Some(n) => lo = n,
+                None => return Ok(()),
             }
         }
-        let hi = range.1.cloned();
-        let mut lo = range.0.cloned();
-        let mut chunk: Vec<Row> = Vec::with_capacity(SCAN_CHUNK);
+    }
+
+    /// One chunk of a scan from the start of `range` (see `merged_chunk`);
+    /// without a store, memory's rows up to the first key for which `more`
+    /// is false.
+    #[allow(clippy::type_complexity)]
+    fn chunk(
+        &self,
+        range: (Bound<&Key>, Bound<&Key>),
+        csn: Csn,
+        more: impl Fn(&Key) -> bool,
+    ) -> Result<(Vec<(Key, Row)>, Option<Bound<Key>>)> {
         loop {
-            let mut last = None;
+            if let Some(base) = self.base.get() {
+                return self.merged_chunk(base, range, csn);
+            }
+            let mut rows = Vec::new();
+            let mut next = None;
             {
                 let map = self.map.read();
-                for (n, (k, c)) in map.range::<Key, _>((lo.as_ref(), hi.as_ref())).enumerate() {
+                for (n, (k, c)) in map.range::<Key, _>(range).enumerate() {
+                    if !more(k) {
+                        break;
+                    }
                     if n == SCAN_CHUNK {
-                        last = Some(k.clone());
+                        // Resume at the first key not yet looked at.
+                        next = Some(Bound::Included(k.clone()));
                         break;
                     }
                     if let Some(r) = c.at(csn) {
-                        chunk.push(r.clone());
+                        rows.push((k.clone(), r.clone()));
                     }
                 }
             }
-            for r in chunk.drain(..) {
-                f(&r)?;
-            }
-            match last {
-                Some(k) => lo = Bound::Included(k),
-                None => return Ok(()),
+            // A checkpoint attaches the store before it evicts: if it is
+            // attached now, keys may have left memory during this chunk,
+            // which is read again through the store.
+            if self.base.get().is_none() {
+                return Ok((rows, next));
             }
         }
     }
@@ -693,17 +690,21 @@ impl VersionedRows {
     /// The newest committed rows (under the database's gate, when no
     /// commit is being installed: what a checkpoint image holds).
     pub(crate) fn latest_rows(&self) -> Result<BTreeMap<Key, Row>> {
-        if self.has_base() {
-            return Ok(self
-                .scan_at((Bound::Unbounded, Bound::Unbounded), Csn::MAX)?
-                .into_iter()
-                .collect());
+        if !self.has_base() {
+            let rows = self
+                .map
+                .read()
+                .iter()
+                .filter_map(|(k, c)| c.latest().1.map(|r| (k.clone(), r.clone())))
+                .collect();
+            // Attached meanwhile (see `chunk`): read through the store.
+            if !self.has_base() {
+                return Ok(rows);
+            }
         }
         Ok(self
-            .map
-            .read()
-            .iter()
-            .filter_map(|(k, c)| c.latest().1.map(|r| (k.clone(), r.clone())))
+            .scan_at((Bound::Unbounded, Bound::Unbounded), Csn::MAX)?
+            .into_iter()
             .collect())
     }
 

@@ -28,7 +28,7 @@
 //! log_bytes = 268435456
 //!
 //! [storage]
-//! read_through = false                 # true: rows read from the store
+//! read_through = true                  # false: every row kept in memory
 //! cache_size_mb = 128                  # the base store's page cache
 //!
 //! [replication]                        # optional: availability groups
@@ -98,7 +98,7 @@ pub struct CheckpointSection {
 #[serde(deny_unknown_fields)]
 pub struct StorageSection {
     /// Read rows from the base store and let a checkpoint's rows leave
-    /// memory (default false: every row kept in memory).
+    /// memory (default true; false: every row loaded at open and kept).
     pub read_through: Option<bool>,
     /// The base store's page cache in MB (default 128).
     pub cache_size_mb: Option<u64>,

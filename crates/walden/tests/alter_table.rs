@@ -4,61 +4,21 @@
 //! after a checkpoint (the image) the altered definitions and rows are
 //! still there.
 
+mod pg_diff;
 mod server_support;
 
+use pg_diff::{
+    assert_same, block_on_within, connect, outcome, render_error, run_script, runtime,
+    start_postgres, Field, Peers,
+};
 use server_support::{have, missing_tool, run_with_deadline, Serve};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
+use tokio_postgres::Client;
 use walden_bench::workbench::pg_peer::ScratchPostgres;
 
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-async fn connect(conn: &str) -> Client {
-    let (client, c) = tokio_postgres::connect(conn, NoTls)
-        .await
-        .unwrap_or_else(|e| panic!("connect {conn}: {e}"));
-    tokio::spawn(async move {
-        let _ = c.await;
-    });
-    client
-}
-
-/// What a statement did: its rows and tag, or its error with the fields.
-async fn outcome(c: &Client, sql: &str) -> String {
-    match c.simple_query(sql).await {
-        Ok(msgs) => msgs
-            .iter()
-            .map(|m| match m {
-                SimpleQueryMessage::Row(r) => (0..r.len())
-                    .map(|i| r.get(i).unwrap_or("NULL").to_string())
-                    .collect::<Vec<_>>()
-                    .join("|"),
-                SimpleQueryMessage::CommandComplete(n) => format!("ok {n}"),
-                _ => String::new(),
-            })
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join("; "),
-        Err(e) => match e.as_db_error() {
-            Some(d) => format!(
-                "ERROR {} {} detail={:?} table={:?} constraint={:?}",
-                d.code().code(),
-                d.message(),
-                d.detail(),
-                d.table(),
-                d.constraint()
-            ),
-            None => format!("ERROR {e}"),
-        },
-    }
-}
+/// The error fields compared besides SQLSTATE and message.
+const FIELDS: &[Field] = &[Field::Detail, Field::Table, Field::Constraint];
 
 const SCRIPT: &[&str] = &[
     "CREATE TABLE t (id int PRIMARY KEY, a int, b text)",
@@ -195,25 +155,9 @@ const SCRIPT: &[&str] = &[
     "SELECT * FROM w ORDER BY a, b",
 ];
 
-fn require_postgres(tmp: &std::path::Path) -> Option<ScratchPostgres> {
-    match ScratchPostgres::start(tmp) {
-        Ok(pg) => Some(pg),
-        Err(e) => {
-            missing_tool(&format!(
-                "PostgreSQL 15 is needed to compare CHECK constraints: {e}"
-            ));
-            None
-        }
-    }
-}
-
 async fn run(conn: &str) -> Vec<String> {
-    let c = connect(conn).await;
-    let mut out = Vec::new();
-    for sql in SCRIPT {
-        out.push(format!("{sql}\n  -> {}", outcome(&c, sql).await));
-    }
-    out.extend(prepared(&c).await);
+    let mut out = run_script(conn, SCRIPT, FIELDS).await;
+    out.extend(prepared(&connect(conn).await).await);
     out
 }
 
@@ -231,10 +175,7 @@ async fn prepared(c: &Client) -> Vec<String> {
         .unwrap();
     let show = |r: Result<Vec<tokio_postgres::Row>, tokio_postgres::Error>| match r {
         Ok(rows) => format!("{} rows", rows.len()),
-        Err(e) => match e.as_db_error() {
-            Some(d) => format!("ERROR {} {}", d.code().code(), d.message()),
-            None => format!("ERROR {e}"),
-        },
+        Err(e) => render_error(&e, &[]),
     };
     let mut out = Vec::new();
     c.batch_execute("ALTER TABLE pp ADD COLUMN c int DEFAULT 3")
@@ -259,7 +200,7 @@ async fn prepared(c: &Client) -> Vec<String> {
     ));
     out.push(format!(
         "rows: {}",
-        outcome(c, "SELECT * FROM pp ORDER BY a").await
+        outcome(c, "SELECT * FROM pp ORDER BY a", FIELDS).await
     ));
     out
 }
@@ -267,29 +208,13 @@ async fn prepared(c: &Client) -> Vec<String> {
 #[test]
 fn alter_table_matches_postgres() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(pg) = require_postgres(tmp.path()) else {
+    let Some(peers) = Peers::start(tmp.path(), "to compare ALTER TABLE") else {
         return;
     };
-    let walden = Serve::start(&tmp.path().join("walden"), &[]);
-    let pg_conn = format!(
-        "host=127.0.0.1 port={} user={} dbname=postgres",
-        pg.port(),
-        ScratchPostgres::USER
-    );
-    rt().block_on(async {
-        tokio::time::timeout(Duration::from_secs(120), async {
-            let want = run(&pg_conn).await;
-            let got = run(&walden.conn_str()).await;
-            let diff: Vec<String> = want
-                .iter()
-                .zip(&got)
-                .filter(|(w, g)| w != g)
-                .map(|(w, g)| format!("postgres: {w}\nwalden:   {g}"))
-                .collect();
-            assert!(diff.is_empty(), "{}", diff.join("\n\n"));
-        })
-        .await
-        .expect("timed out")
+    block_on_within(Duration::from_secs(120), async {
+        let want = run(&peers.pg_conn()).await;
+        let got = run(&peers.walden_conn()).await;
+        assert_same(&want, &got);
     });
 }
 
@@ -308,7 +233,7 @@ async fn durable_state(conn: &str) -> Vec<String> {
     let mut out = Vec::new();
     c.simple_query("BEGIN").await.unwrap();
     for sql in DURABLE {
-        out.push(format!("{sql}\n  -> {}", outcome(&c, sql).await));
+        out.push(format!("{sql}\n  -> {}", outcome(&c, sql, FIELDS).await));
     }
     c.simple_query("ROLLBACK").await.unwrap();
     out
@@ -332,7 +257,7 @@ fn alter_table_survives_restarts() {
         "ALTER TABLE r ALTER COLUMN w SET NOT NULL, ALTER COLUMN d SET DEFAULT 9",
         "INSERT INTO r (k, w) VALUES (100, 'w100')",
     ];
-    let before = rt().block_on(async {
+    let before = runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(60), async {
             let c = connect(&walden.conn_str()).await;
             for sql in setup {
@@ -353,20 +278,20 @@ fn alter_table_survives_restarts() {
     // Killed: everything comes back from the log.
     walden.signal_and_wait(libc::SIGKILL, Duration::from_secs(10));
     let mut walden = Serve::start(&dir, &[]);
-    let after_kill = rt().block_on(async {
+    let after_kill = runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(60), durable_state(&walden.conn_str()))
             .await
             .expect("timed out")
     });
     assert_eq!(before, after_kill);
     // Checkpointed, then stopped: it comes back from the image.
-    rt().block_on(async {
+    runtime().block_on(async {
         let c = connect(&walden.conn_str()).await;
         c.simple_query("CHECKPOINT").await.unwrap();
     });
     walden.signal_and_wait(libc::SIGTERM, Duration::from_secs(20));
     let walden = Serve::start(&dir, &[]);
-    let after_image = rt().block_on(async {
+    let after_image = runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(60), durable_state(&walden.conn_str()))
             .await
             .expect("timed out")
@@ -463,11 +388,11 @@ fn alter_table_tsql_forms_and_refusals() {
         ("EXEC sp_rename 'm.nope', 'q', 'COLUMN'", "ERROR 42703"),
         ("EXEC sp_rename 'ix', 'iy', 'INDEX'", "ERROR 0A000"),
     ];
-    rt().block_on(async {
+    runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(60), async {
             let c = connect(&walden.conn_str()).await;
             for (sql, want) in steps {
-                let got = outcome(&c, sql).await;
+                let got = outcome(&c, sql, FIELDS).await;
                 assert!(got.starts_with(want), "{sql}\n  want {want}\n  got  {got}");
             }
             // An ALTER waits for a transaction still open that wrote the
@@ -485,10 +410,15 @@ fn alter_table_tsql_forms_and_refusals() {
             });
             tokio::time::sleep(Duration::from_millis(300)).await;
             assert!(!alter.is_finished(), "ALTER TABLE did not wait");
-            assert!(outcome(&c, "COMMIT").await.starts_with("ok"));
+            assert!(outcome(&c, "COMMIT", FIELDS).await.starts_with("ok"));
             alter.await.unwrap().unwrap();
             assert_eq!(
-                outcome(&c, "SELECT count(*) FROM m WHERE id = 10 AND late IS NULL").await,
+                outcome(
+                    &c,
+                    "SELECT count(*) FROM m WHERE id = 10 AND late IS NULL",
+                    FIELDS
+                )
+                .await,
                 "1; ok 1"
             );
         })
@@ -505,7 +435,7 @@ fn psql_describes_an_altered_table_as_postgres() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let Some(pg) = require_postgres(tmp.path()) else {
+    let Some(pg) = start_postgres(tmp.path(), "to compare ALTER TABLE") else {
         return;
     };
     let walden = Serve::start(&tmp.path().join("walden"), &[]);

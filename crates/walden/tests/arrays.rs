@@ -6,57 +6,18 @@
 //! PostgreSQL's), COPY in text and binary, and restarts (after a kill, from
 //! the log; after a checkpoint, from the image).
 
+mod pg_diff;
 mod server_support;
 
-use server_support::{missing_tool, Serve};
+use pg_diff::{assert_same, connect, outcome, postgres_conn, run_script, runtime, start_postgres};
+use server_support::Serve;
 use std::time::Duration;
 use tokio_postgres::binary_copy::{BinaryCopyInWriter, BinaryCopyOutStream};
 use tokio_postgres::types::{ToSql, Type};
-use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
-use walden_bench::workbench::pg_peer::ScratchPostgres;
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-async fn connect(conn: &str) -> Client {
-    let (client, c) = tokio_postgres::connect(conn, NoTls)
-        .await
-        .unwrap_or_else(|e| panic!("connect {conn}: {e}"));
-    tokio::spawn(async move {
-        let _ = c.await;
-    });
-    client
-}
-
-/// What a statement did in the text format: rows and tag, or the error.
-async fn outcome(c: &Client, sql: &str) -> String {
-    match c.simple_query(sql).await {
-        Ok(msgs) => msgs
-            .iter()
-            .map(|m| match m {
-                SimpleQueryMessage::Row(r) => (0..r.len())
-                    .map(|i| r.get(i).unwrap_or("NULL").to_string())
-                    .collect::<Vec<_>>()
-                    .join("|"),
-                SimpleQueryMessage::CommandComplete(n) => format!("ok {n}"),
-                _ => String::new(),
-            })
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join("; "),
-        Err(e) => match e.as_db_error() {
-            Some(d) => format!("ERROR {} {}", d.code().code(), d.message()),
-            None => format!("ERROR {e}"),
-        },
-    }
-}
 
 const SCRIPT: &[&str] = &[
+    // Both in UTC, so timestamptz text agrees.
+    "SET TIME ZONE 'UTC'",
     "CREATE TABLE a (id int PRIMARY KEY, xs int[], ts text[], bs bigint[], fs float8[], \
      ns numeric(6,2)[], vs varchar(5)[], us uuid[], ds date[], tss timestamp[], tzs timestamptz[], \
      bools bool[])",
@@ -104,58 +65,18 @@ const SCRIPT: &[&str] = &[
     "SELECT pg_typeof(xs), pg_typeof(ts[1]) FROM a WHERE id = 1",
 ];
 
-fn require_postgres(tmp: &std::path::Path) -> Option<ScratchPostgres> {
-    match ScratchPostgres::start(tmp) {
-        Ok(pg) => Some(pg),
-        Err(e) => {
-            missing_tool(&format!("PostgreSQL 15 is needed to compare arrays: {e}"));
-            None
-        }
-    }
-}
-
-fn pg_conn(pg: &ScratchPostgres) -> String {
-    format!(
-        "host=127.0.0.1 port={} user={} dbname=postgres",
-        pg.port(),
-        ScratchPostgres::USER
-    )
-}
-
-async fn run_script(conn: &str) -> Vec<String> {
-    let c = connect(conn).await;
-    // Both in UTC, so timestamptz text agrees.
-    c.simple_query("SET TIME ZONE 'UTC'").await.unwrap();
-    let mut out = Vec::new();
-    for sql in SCRIPT {
-        out.push(format!("{sql}\n  -> {}", outcome(&c, sql).await));
-    }
-    out
-}
-
-fn diff(want: &[String], got: &[String]) {
-    let d: Vec<String> = want
-        .iter()
-        .zip(got)
-        .filter(|(w, g)| w != g)
-        .map(|(w, g)| format!("postgres: {w}\nwalden:   {g}"))
-        .collect();
-    assert!(d.is_empty(), "{}", d.join("\n\n"));
-    assert_eq!(want.len(), got.len());
-}
-
 #[test]
 fn arrays_in_text_match_postgres() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(pg) = require_postgres(tmp.path()) else {
+    let Some(pg) = start_postgres(tmp.path(), "to compare arrays") else {
         return;
     };
     let walden = Serve::start(&tmp.path().join("walden"), &[]);
-    rt().block_on(async {
+    runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(120), async {
-            let want = run_script(&pg_conn(&pg)).await;
-            let got = run_script(&walden.conn_str()).await;
-            diff(&want, &got);
+            let want = run_script(&postgres_conn(&pg), SCRIPT, &[]).await;
+            let got = run_script(&walden.conn_str(), SCRIPT, &[]).await;
+            assert_same(&want, &got);
         })
         .await
         .expect("timed out")
@@ -251,15 +172,15 @@ async fn binary_round_trip(conn: &str) -> Vec<String> {
 #[test]
 fn arrays_in_binary_match_postgres() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(pg) = require_postgres(tmp.path()) else {
+    let Some(pg) = start_postgres(tmp.path(), "to compare arrays") else {
         return;
     };
     let walden = Serve::start(&tmp.path().join("walden"), &[]);
-    rt().block_on(async {
+    runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(120), async {
-            let want = binary_round_trip(&pg_conn(&pg)).await;
+            let want = binary_round_trip(&postgres_conn(&pg)).await;
             let got = binary_round_trip(&walden.conn_str()).await;
-            diff(&want, &got);
+            assert_same(&want, &got);
         })
         .await
         .expect("timed out")
@@ -323,15 +244,15 @@ async fn copy_round_trip(conn: &str) -> Vec<String> {
 #[test]
 fn arrays_copy_matches_postgres() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(pg) = require_postgres(tmp.path()) else {
+    let Some(pg) = start_postgres(tmp.path(), "to compare arrays") else {
         return;
     };
     let walden = Serve::start(&tmp.path().join("walden"), &[]);
-    rt().block_on(async {
+    runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(120), async {
-            let want = copy_round_trip(&pg_conn(&pg)).await;
+            let want = copy_round_trip(&postgres_conn(&pg)).await;
             let got = copy_round_trip(&walden.conn_str()).await;
-            diff(&want, &got);
+            assert_same(&want, &got);
         })
         .await
         .expect("timed out")
@@ -346,15 +267,15 @@ fn arrays_survive_restarts() {
     let check = |conn: String| async move {
         let c = connect(&conn).await;
         assert_eq!(
-            outcome(&c, "SELECT id, xs, ts FROM r ORDER BY xs").await,
+            outcome(&c, "SELECT id, xs, ts FROM r ORDER BY xs", &[]).await,
             "2|{}|NULL; 1|{1,NULL,3}|{\"a b\",NULL}; ok 2"
         );
         assert_eq!(
-            outcome(&c, "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'r'::regclass AND attnum = 3").await,
+            outcome(&c, "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'r'::regclass AND attnum = 3", &[]).await,
             "character varying(4)[]; ok 1"
         );
     };
-    rt().block_on(async {
+    runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(60), async {
             let c = connect(&walden.conn_str()).await;
             c.batch_execute(
@@ -370,19 +291,19 @@ fn arrays_survive_restarts() {
     // Killed: the rows and the column types come back from the log.
     walden.signal_and_wait(libc::SIGKILL, Duration::from_secs(10));
     let mut walden = Serve::start(&dir, &[]);
-    rt().block_on(async {
+    runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(60), check(walden.conn_str()))
             .await
             .expect("timed out")
     });
     // Checkpointed, then stopped: from the image.
-    rt().block_on(async {
+    runtime().block_on(async {
         let c = connect(&walden.conn_str()).await;
         c.simple_query("CHECKPOINT").await.unwrap();
     });
     walden.signal_and_wait(libc::SIGTERM, Duration::from_secs(20));
     let walden = Serve::start(&dir, &[]);
-    rt().block_on(async {
+    runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(60), check(walden.conn_str()))
             .await
             .expect("timed out")

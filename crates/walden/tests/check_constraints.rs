@@ -4,60 +4,15 @@
 //! restarts: after a kill (redo from the log) and after a checkpoint (the
 //! image), the constraints are still there and still enforced.
 
+mod pg_diff;
 mod server_support;
 
+use pg_diff::{assert_same, block_on_within, connect, outcome, run_script, runtime, Field, Peers};
 use server_support::{have, missing_tool, run_with_deadline, Serve};
 use std::time::Duration;
-use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
-use walden_bench::workbench::pg_peer::ScratchPostgres;
 
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-async fn connect(conn: &str) -> Client {
-    let (client, c) = tokio_postgres::connect(conn, NoTls)
-        .await
-        .unwrap_or_else(|e| panic!("connect {conn}: {e}"));
-    tokio::spawn(async move {
-        let _ = c.await;
-    });
-    client
-}
-
-/// What a statement did: its rows and tag, or its error with the fields.
-async fn outcome(c: &Client, sql: &str) -> String {
-    match c.simple_query(sql).await {
-        Ok(msgs) => msgs
-            .iter()
-            .map(|m| match m {
-                SimpleQueryMessage::Row(r) => (0..r.len())
-                    .map(|i| r.get(i).unwrap_or("NULL").to_string())
-                    .collect::<Vec<_>>()
-                    .join("|"),
-                SimpleQueryMessage::CommandComplete(n) => format!("ok {n}"),
-                _ => String::new(),
-            })
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join("; "),
-        Err(e) => match e.as_db_error() {
-            Some(d) => format!(
-                "ERROR {} {} detail={:?} table={:?} constraint={:?}",
-                d.code().code(),
-                d.message(),
-                d.detail(),
-                d.table(),
-                d.constraint()
-            ),
-            None => format!("ERROR {e}"),
-        },
-    }
-}
+/// The error fields compared besides SQLSTATE and message.
+const FIELDS: &[Field] = &[Field::Detail, Field::Table, Field::Constraint];
 
 const SCRIPT: &[&str] = &[
     "CREATE TABLE t (id int PRIMARY KEY, n int CHECK (n > 0), m int, \
@@ -104,53 +59,16 @@ const SCRIPT: &[&str] = &[
     "SELECT * FROM s ORDER BY code",
 ];
 
-fn require_postgres(tmp: &std::path::Path) -> Option<ScratchPostgres> {
-    match ScratchPostgres::start(tmp) {
-        Ok(pg) => Some(pg),
-        Err(e) => {
-            missing_tool(&format!(
-                "PostgreSQL 15 is needed to compare CHECK constraints: {e}"
-            ));
-            None
-        }
-    }
-}
-
-async fn run(conn: &str) -> Vec<String> {
-    let c = connect(conn).await;
-    let mut out = Vec::new();
-    for sql in SCRIPT {
-        out.push(format!("{sql}\n  -> {}", outcome(&c, sql).await));
-    }
-    out
-}
-
 #[test]
 fn check_constraints_match_postgres() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(pg) = require_postgres(tmp.path()) else {
+    let Some(peers) = Peers::start(tmp.path(), "to compare CHECK constraints") else {
         return;
     };
-    let walden = Serve::start(&tmp.path().join("walden"), &[]);
-    let pg_conn = format!(
-        "host=127.0.0.1 port={} user={} dbname=postgres",
-        pg.port(),
-        ScratchPostgres::USER
-    );
-    rt().block_on(async {
-        tokio::time::timeout(Duration::from_secs(120), async {
-            let want = run(&pg_conn).await;
-            let got = run(&walden.conn_str()).await;
-            let diff: Vec<String> = want
-                .iter()
-                .zip(&got)
-                .filter(|(w, g)| w != g)
-                .map(|(w, g)| format!("postgres: {w}\nwalden:   {g}"))
-                .collect();
-            assert!(diff.is_empty(), "{}", diff.join("\n\n"));
-        })
-        .await
-        .expect("timed out")
+    block_on_within(Duration::from_secs(120), async {
+        let want = run_script(&peers.pg_conn(), SCRIPT, FIELDS).await;
+        let got = run_script(&peers.walden_conn(), SCRIPT, FIELDS).await;
+        assert_same(&want, &got);
     });
 }
 
@@ -177,11 +95,12 @@ fn check_constraints_survive_restarts_and_copy() {
             &c,
             "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint \
              WHERE contype = 'c' ORDER BY 1",
+            FIELDS,
         )
         .await;
         assert_eq!(defs, "k_v_check|CHECK ((v > 0)); ok 1");
     };
-    rt().block_on(async {
+    runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(60), async {
             let c = connect(&walden.conn_str()).await;
             c.simple_query("CREATE TABLE k (id int PRIMARY KEY, v int CHECK (v > 0))")
@@ -195,7 +114,10 @@ fn check_constraints_survive_restarts_and_copy() {
             );
             let (ok, out) = psql_copy(&walden, &tmp.path().join("good.sql"), "1\t5\n2\t3\n");
             assert!(ok, "{out}");
-            assert_eq!(outcome(&c, "SELECT count(*) FROM k").await, "2; ok 1");
+            assert_eq!(
+                outcome(&c, "SELECT count(*) FROM k", FIELDS).await,
+                "2; ok 1"
+            );
         })
         .await
         .expect("timed out")
@@ -203,19 +125,19 @@ fn check_constraints_survive_restarts_and_copy() {
     // Killed: the definition comes back from the log.
     walden.signal_and_wait(libc::SIGKILL, Duration::from_secs(10));
     let mut walden = Serve::start(&dir, &[]);
-    rt().block_on(async {
+    runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(60), enforced(walden.conn_str()))
             .await
             .expect("timed out")
     });
     // Checkpointed, then stopped: it comes back from the image.
-    rt().block_on(async {
+    runtime().block_on(async {
         let c = connect(&walden.conn_str()).await;
         c.simple_query("CHECKPOINT").await.unwrap();
     });
     walden.signal_and_wait(libc::SIGTERM, Duration::from_secs(20));
     let walden = Serve::start(&dir, &[]);
-    rt().block_on(async {
+    runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(60), enforced(walden.conn_str()))
             .await
             .expect("timed out")

@@ -4,32 +4,14 @@
 //! (FORMAT binary)` and reads back the same; malformed data fails with the
 //! same SQLSTATE and message, and the session goes on.
 
+mod pg_diff;
 mod server_support;
 
 use bytes::Bytes;
 use futures::{SinkExt, StreamExt};
-use server_support::{missing_tool, Serve};
+use pg_diff::{connect, render_error, runtime, Peers};
 use std::time::Duration;
-use tokio_postgres::{Client, NoTls};
-use walden_bench::workbench::pg_peer::ScratchPostgres;
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-async fn connect(conn: &str) -> Client {
-    let (client, c) = tokio_postgres::connect(conn, NoTls)
-        .await
-        .unwrap_or_else(|e| panic!("connect {conn}: {e}"));
-    tokio::spawn(async move {
-        let _ = c.await;
-    });
-    client
-}
+use tokio_postgres::Client;
 
 const TABLE: &str = "CREATE TABLE every (id int PRIMARY KEY, s smallint, b bigint, r real, \
     d double precision, n numeric(10,2), n2 numeric(20,6), t text, v varchar(10), ch char(4), \
@@ -64,45 +46,28 @@ async fn copy_out(c: &Client, sql: &str) -> Vec<u8> {
 async fn copy_in(c: &Client, sql: &str, data: Vec<u8>) -> String {
     let sink = match c.copy_in::<_, Bytes>(sql).await {
         Ok(s) => s,
-        Err(e) => return describe(e),
+        Err(e) => return render_error(&e, &[]),
     };
     futures::pin_mut!(sink);
     if let Err(e) = sink.send(Bytes::from(data)).await {
-        return describe(e);
+        return render_error(&e, &[]);
     }
     match sink.finish().await {
         Ok(n) => format!("COPY {n}"),
-        Err(e) => describe(e),
+        Err(e) => render_error(&e, &[]),
     }
-}
-
-fn describe(e: tokio_postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(d) => format!("ERROR {} {}", d.code().code(), d.message()),
-        None => format!("ERROR {e}"),
-    }
-}
-
-fn pg_conn(pg: &ScratchPostgres) -> String {
-    format!(
-        "host=127.0.0.1 port={} user={} dbname=postgres",
-        pg.port(),
-        ScratchPostgres::USER
-    )
 }
 
 #[test]
 fn binary_copy_matches_postgres_byte_for_byte() {
     let tmp = tempfile::tempdir().unwrap();
-    let pg = match ScratchPostgres::start(tmp.path()) {
-        Ok(pg) => pg,
-        Err(e) => return missing_tool(&format!("PostgreSQL 15 is needed: {e}")),
+    let Some(peers) = Peers::start(tmp.path(), "to compare binary COPY") else {
+        return;
     };
-    let walden = Serve::start(&tmp.path().join("walden"), &[]);
-    rt().block_on(async {
+    runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(120), async {
-            let p = connect(&pg_conn(&pg)).await;
-            let w = connect(&walden.conn_str()).await;
+            let p = connect(&peers.pg_conn()).await;
+            let w = connect(&peers.walden_conn()).await;
             for c in [&p, &w] {
                 c.batch_execute(TABLE).await.unwrap();
                 c.batch_execute(ROWS).await.unwrap();
@@ -172,8 +137,8 @@ fn binary_copy_matches_postgres_byte_for_byte() {
                 "COPY every FROM STDIN (FORMAT binary, DELIMITER ',')",
                 "COPY every TO STDOUT (FORMAT binary, NULL 'x')",
             ] {
-                let pg_says = p.simple_query(sql).await.map(|_| ()).map_err(describe);
-                let walden_says = w.simple_query(sql).await.map(|_| ()).map_err(describe);
+                let pg_says = p.simple_query(sql).await.map(|_| ()).map_err(|e| render_error(&e, &[]));
+                let walden_says = w.simple_query(sql).await.map(|_| ()).map_err(|e| render_error(&e, &[]));
                 assert_eq!(walden_says, pg_says, "{sql}");
             }
         })

@@ -4,58 +4,15 @@
 //! FETCH/MOVE sequences over SCROLL and NO SCROLL cursors, and the snapshot
 //! a cursor reads while another session commits.
 
+mod pg_diff;
 mod server_support;
 
-use server_support::{missing_tool, Serve};
+use pg_diff::{assert_same, connect, differences, outcome, run_script, runtime, Field, Peers};
+use server_support::Serve;
 use std::time::Duration;
-use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
-use walden_bench::workbench::pg_peer::ScratchPostgres;
 
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-async fn connect(conn: &str) -> Client {
-    let (client, c) = tokio_postgres::connect(conn, NoTls)
-        .await
-        .unwrap_or_else(|e| panic!("connect {conn}: {e}"));
-    tokio::spawn(async move {
-        let _ = c.await;
-    });
-    client
-}
-
-/// What a statement did: its rows and tag, or its error with code and hint.
-async fn outcome(c: &Client, sql: &str) -> String {
-    match c.simple_query(sql).await {
-        Ok(msgs) => msgs
-            .iter()
-            .map(|m| match m {
-                SimpleQueryMessage::Row(r) => (0..r.len())
-                    .map(|i| r.get(i).unwrap_or("NULL").to_string())
-                    .collect::<Vec<_>>()
-                    .join("|"),
-                SimpleQueryMessage::CommandComplete(n) => format!("ok {n}"),
-                _ => String::new(),
-            })
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join("; "),
-        Err(e) => match e.as_db_error() {
-            Some(d) => format!(
-                "ERROR {} {} hint={:?}",
-                d.code().code(),
-                d.message(),
-                d.hint()
-            ),
-            None => format!("ERROR {e}"),
-        },
-    }
-}
+/// The error fields compared besides SQLSTATE and message.
+const FIELDS: &[Field] = &[Field::Hint];
 
 const SCRIPT: &[&str] = &[
     "DROP TABLE IF EXISTS ct",
@@ -179,25 +136,6 @@ const SCRIPT: &[&str] = &[
     "FETCH ABSOLUTE FROM c",
 ];
 
-fn require_postgres(tmp: &std::path::Path) -> Option<ScratchPostgres> {
-    match ScratchPostgres::start(tmp) {
-        Ok(pg) => Some(pg),
-        Err(e) => {
-            missing_tool(&format!("PostgreSQL 15 is needed to compare cursors: {e}"));
-            None
-        }
-    }
-}
-
-async fn run_script(conn: &str) -> Vec<String> {
-    let c = connect(conn).await;
-    let mut out = Vec::new();
-    for sql in SCRIPT {
-        out.push(format!("{sql}\n  -> {}", outcome(&c, sql).await));
-    }
-    out
-}
-
 /// A small deterministic generator (xorshift), so a failing sequence
 /// reproduces.
 struct Rng(u64);
@@ -238,48 +176,34 @@ fn random_command(r: &mut Rng) -> String {
 async fn run_random(conn: &str, scroll: &str, seed: u64) -> Vec<String> {
     let c = connect(conn).await;
     let declare = format!("BEGIN; DECLARE r {scroll} CURSOR FOR SELECT id FROM rt ORDER BY id");
-    let mut out = vec![outcome(&c, &declare).await];
+    let mut out = vec![outcome(&c, &declare, FIELDS).await];
     let mut rng = Rng(seed);
     for _ in 0..300 {
         let sql = random_command(&mut rng);
-        let got = outcome(&c, &sql).await;
+        let got = outcome(&c, &sql, FIELDS).await;
         if got.starts_with("ERROR") {
-            out.push(outcome(&c, "ROLLBACK").await);
-            out.push(outcome(&c, &declare).await);
+            out.push(outcome(&c, "ROLLBACK", FIELDS).await);
+            out.push(outcome(&c, &declare, FIELDS).await);
         }
         out.push(format!("{sql}\n  -> {got}"));
     }
-    out.push(outcome(&c, "COMMIT").await);
+    out.push(outcome(&c, "COMMIT", FIELDS).await);
     out
-}
-
-fn diff(want: &[String], got: &[String]) -> Vec<String> {
-    assert_eq!(want.len(), got.len());
-    want.iter()
-        .zip(got)
-        .filter(|(w, g)| w != g)
-        .map(|(w, g)| format!("postgres: {w}\nwalden:   {g}"))
-        .collect()
 }
 
 #[test]
 fn cursors_match_postgres() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(pg) = require_postgres(tmp.path()) else {
+    let Some(peers) = Peers::start(tmp.path(), "to compare cursors") else {
         return;
     };
-    let walden = Serve::start(&tmp.path().join("walden"), &[]);
-    let pg_conn = format!(
-        "host=127.0.0.1 port={} user={} dbname=postgres",
-        pg.port(),
-        ScratchPostgres::USER
-    );
-    rt().block_on(async {
+    let pg_conn = peers.pg_conn();
+    let walden = &peers.walden;
+    runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(240), async {
-            let want = run_script(&pg_conn).await;
-            let got = run_script(&walden.conn_str()).await;
-            let d = diff(&want, &got);
-            assert!(d.is_empty(), "{}", d.join("\n\n"));
+            let want = run_script(&pg_conn, SCRIPT, FIELDS).await;
+            let got = run_script(&walden.conn_str(), SCRIPT, FIELDS).await;
+            assert_same(&want, &got);
             for conn in [&pg_conn, &walden.conn_str()] {
                 let c = connect(conn).await;
                 c.batch_execute(
@@ -295,7 +219,7 @@ fn cursors_match_postgres() {
             ] {
                 let want = run_random(&pg_conn, scroll, seed).await;
                 let got = run_random(&walden.conn_str(), scroll, seed).await;
-                let d = diff(&want, &got);
+                let d = differences(&want, &got);
                 assert!(d.is_empty(), "{scroll} seed {seed:#x}:\n{}", d.join("\n\n"));
             }
         })
@@ -311,7 +235,7 @@ fn cursors_match_postgres() {
 fn a_cursor_reads_the_snapshot_of_its_declare() {
     let tmp = tempfile::tempdir().unwrap();
     let walden = Serve::start(&tmp.path().join("walden"), &[]);
-    rt().block_on(async {
+    runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(60), async {
             let a = connect(&walden.conn_str()).await;
             let b = connect(&walden.conn_str()).await;
@@ -326,8 +250,11 @@ fn a_cursor_reads_the_snapshot_of_its_declare() {
             b.batch_execute("INSERT INTO snap VALUES (3); DELETE FROM snap WHERE id = 1")
                 .await
                 .unwrap();
-            assert_eq!(outcome(&a, "FETCH ALL FROM s").await, "1; 2; ok 2");
-            assert_eq!(outcome(&a, "SELECT count(*) FROM snap").await, "2; ok 1");
+            assert_eq!(outcome(&a, "FETCH ALL FROM s", FIELDS).await, "1; 2; ok 2");
+            assert_eq!(
+                outcome(&a, "SELECT count(*) FROM snap", FIELDS).await,
+                "2; ok 1"
+            );
             a.batch_execute("COMMIT").await.unwrap();
         })
         .await
@@ -347,7 +274,7 @@ fn cursors_are_bounded_by_the_memory_limit() {
         &tmp.path().join("walden"),
         &["--config", cfg.to_str().unwrap()],
     );
-    rt().block_on(async {
+    runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(60), async {
             let a = connect(&walden.conn_str()).await;
             // 60,000 rows of one column: ~3.4 MB each as kept rows.
@@ -356,13 +283,13 @@ fn cursors_are_bounded_by_the_memory_limit() {
                     "DECLARE {n} CURSOR WITH HOLD FOR SELECT x FROM generate_series(1, 60000) AS x"
                 )
             };
-            assert_eq!(outcome(&a, &declare("m1")).await, "ok 0");
-            assert_eq!(outcome(&a, &declare("m2")).await, "ok 0");
-            let third = outcome(&a, &declare("m3")).await;
+            assert_eq!(outcome(&a, &declare("m1"), FIELDS).await, "ok 0");
+            assert_eq!(outcome(&a, &declare("m2"), FIELDS).await, "ok 0");
+            let third = outcome(&a, &declare("m3"), FIELDS).await;
             assert!(third.starts_with("ERROR 53200"), "{third}");
-            assert_eq!(outcome(&a, "CLOSE m1").await, "ok 0");
-            assert_eq!(outcome(&a, &declare("m3")).await, "ok 0");
-            assert_eq!(outcome(&a, "MOVE ALL FROM m3").await, "ok 60000");
+            assert_eq!(outcome(&a, "CLOSE m1", FIELDS).await, "ok 0");
+            assert_eq!(outcome(&a, &declare("m3"), FIELDS).await, "ok 0");
+            assert_eq!(outcome(&a, "MOVE ALL FROM m3", FIELDS).await, "ok 60000");
         })
         .await
         .expect("timed out")

@@ -8,62 +8,24 @@
 //! from the log) and after a checkpoint (the image), the keys are still
 //! there and still enforced.
 
+mod pg_diff;
 mod server_support;
 
+use pg_diff::{
+    assert_same, block_on_within, connect, outcome, run_script, runtime, start_postgres, Field,
+    Peers,
+};
 use server_support::{have, missing_tool, run_with_deadline, Serve};
 use std::time::Duration;
-use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 use walden_bench::workbench::pg_peer::ScratchPostgres;
 
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-async fn connect(conn: &str) -> Client {
-    let (client, c) = tokio_postgres::connect(conn, NoTls)
-        .await
-        .unwrap_or_else(|e| panic!("connect {conn}: {e}"));
-    tokio::spawn(async move {
-        let _ = c.await;
-    });
-    client
-}
-
-/// What a statement did: its rows, tag and notices' absence, or its error
-/// with the fields.
-async fn outcome(c: &Client, sql: &str) -> String {
-    match c.simple_query(sql).await {
-        Ok(msgs) => msgs
-            .iter()
-            .map(|m| match m {
-                SimpleQueryMessage::Row(r) => (0..r.len())
-                    .map(|i| r.get(i).unwrap_or("NULL").to_string())
-                    .collect::<Vec<_>>()
-                    .join("|"),
-                SimpleQueryMessage::CommandComplete(n) => format!("ok {n}"),
-                _ => String::new(),
-            })
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join("; "),
-        Err(e) => match e.as_db_error() {
-            Some(d) => format!(
-                "ERROR {} {} detail={:?} table={:?} constraint={:?} schema={:?}",
-                d.code().code(),
-                d.message(),
-                d.detail(),
-                d.table(),
-                d.constraint(),
-                d.schema()
-            ),
-            None => format!("ERROR {e}"),
-        },
-    }
-}
+/// The error fields compared besides SQLSTATE and message.
+const FIELDS: &[Field] = &[
+    Field::Detail,
+    Field::Table,
+    Field::Constraint,
+    Field::Schema,
+];
 
 const SCRIPT: &[&str] = &[
     // NO ACTION (the default) and the errors of both sides.
@@ -209,56 +171,16 @@ const SCRIPT: &[&str] = &[
     "SELECT count(*) FROM c WHERE id >= 20",
 ];
 
-fn require_postgres(tmp: &std::path::Path) -> Option<ScratchPostgres> {
-    match ScratchPostgres::start(tmp) {
-        Ok(pg) => Some(pg),
-        Err(e) => {
-            missing_tool(&format!(
-                "PostgreSQL 15 is needed to compare foreign keys: {e}"
-            ));
-            None
-        }
-    }
-}
-
-async fn run(conn: &str) -> Vec<String> {
-    let c = connect(conn).await;
-    let mut out = Vec::new();
-    for sql in SCRIPT {
-        out.push(format!("{sql}\n  -> {}", outcome(&c, sql).await));
-    }
-    out
-}
-
-fn pg_conn(pg: &ScratchPostgres) -> String {
-    format!(
-        "host=127.0.0.1 port={} user={} dbname=postgres",
-        pg.port(),
-        ScratchPostgres::USER
-    )
-}
-
 #[test]
 fn foreign_keys_match_postgres() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(pg) = require_postgres(tmp.path()) else {
+    let Some(peers) = Peers::start(tmp.path(), "to compare foreign keys") else {
         return;
     };
-    let walden = Serve::start(&tmp.path().join("walden"), &[]);
-    rt().block_on(async {
-        tokio::time::timeout(Duration::from_secs(120), async {
-            let want = run(&pg_conn(&pg)).await;
-            let got = run(&walden.conn_str()).await;
-            let diff: Vec<String> = want
-                .iter()
-                .zip(&got)
-                .filter(|(w, g)| w != g)
-                .map(|(w, g)| format!("postgres: {w}\nwalden:   {g}"))
-                .collect();
-            assert!(diff.is_empty(), "{}", diff.join("\n\n"));
-        })
-        .await
-        .expect("timed out")
+    block_on_within(Duration::from_secs(120), async {
+        let want = run_script(&peers.pg_conn(), SCRIPT, FIELDS).await;
+        let got = run_script(&peers.walden_conn(), SCRIPT, FIELDS).await;
+        assert_same(&want, &got);
     });
 }
 
@@ -286,13 +208,17 @@ fn foreign_keys_survive_restarts() {
         );
         // The cascade still runs.
         c.simple_query("DELETE FROM kp WHERE id = 1").await.unwrap();
-        assert_eq!(outcome(&c, "SELECT count(*) FROM k").await, "0; ok 1");
+        assert_eq!(
+            outcome(&c, "SELECT count(*) FROM k", FIELDS).await,
+            "0; ok 1"
+        );
         c.simple_query("INSERT INTO kp VALUES (1)").await.unwrap();
         c.simple_query("INSERT INTO k VALUES (1, 1)").await.unwrap();
         let defs = outcome(
             &c,
             "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint \
              WHERE contype = 'f' ORDER BY 1",
+            FIELDS,
         )
         .await;
         assert_eq!(
@@ -301,7 +227,7 @@ fn foreign_keys_survive_restarts() {
              k_p_fkey|FOREIGN KEY (p) REFERENCES kp(id) ON DELETE CASCADE; ok 2"
         );
     };
-    rt().block_on(async {
+    runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(60), async {
             let c = connect(&walden.conn_str()).await;
             c.batch_execute(
@@ -322,19 +248,19 @@ fn foreign_keys_survive_restarts() {
     // Killed: the definitions come back from the log.
     walden.signal_and_wait(libc::SIGKILL, Duration::from_secs(10));
     let mut walden = Serve::start(&dir, &[]);
-    rt().block_on(async {
+    runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(60), enforced(walden.conn_str()))
             .await
             .expect("timed out")
     });
     // Checkpointed, then stopped: they come back from the image.
-    rt().block_on(async {
+    runtime().block_on(async {
         let c = connect(&walden.conn_str()).await;
         c.simple_query("CHECKPOINT").await.unwrap();
     });
     walden.signal_and_wait(libc::SIGTERM, Duration::from_secs(20));
     let walden = Serve::start(&dir, &[]);
-    rt().block_on(async {
+    runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(60), enforced(walden.conn_str()))
             .await
             .expect("timed out")
@@ -347,7 +273,7 @@ fn foreign_keys_survive_restarts() {
 fn foreign_key_refusals() {
     let tmp = tempfile::tempdir().unwrap();
     let walden = Serve::start(&tmp.path().join("walden"), &[]);
-    rt().block_on(async {
+    runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(60), async {
             let c = connect(&walden.conn_str()).await;
             c.batch_execute(
@@ -367,7 +293,12 @@ fn foreign_key_refusals() {
                 assert_eq!(d.code().code(), "0A000", "{sql}: {}", d.message());
             }
             assert_eq!(
-                outcome(&c, "SELECT count(*) FROM pg_constraint WHERE contype = 'f'").await,
+                outcome(
+                    &c,
+                    "SELECT count(*) FROM pg_constraint WHERE contype = 'f'",
+                    FIELDS
+                )
+                .await,
                 "0; ok 1"
             );
             // NOT DEFERRABLE and INITIALLY IMMEDIATE are what Walden does.
@@ -396,7 +327,7 @@ fn psql_describe_matches_postgres() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let Some(pg) = require_postgres(tmp.path()) else {
+    let Some(pg) = start_postgres(tmp.path(), "to compare foreign keys") else {
         return;
     };
     let walden = Serve::start(&tmp.path().join("walden"), &[]);

@@ -5,134 +5,23 @@
 //! a concurrent delete or key change of that row waits and then fails (or
 //! cascades); an update that keeps the key does not wait.
 
+mod pg_diff;
 mod server_support;
 
-use server_support::{missing_tool, Serve};
-use std::sync::Arc;
+use pg_diff::schedule::{self, Run};
+use pg_diff::{block_on_within, Peers};
 use std::time::Duration;
-use tokio::task::JoinHandle;
-use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
-use walden_bench::workbench::pg_peer::ScratchPostgres;
 
-type Outcome = Result<Vec<SimpleQueryMessage>, tokio_postgres::Error>;
-
-/// How long a step may take before it counts as blocked.
-const BLOCKED_AFTER: Duration = Duration::from_millis(400);
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-async fn connect(conn: &str) -> Arc<Client> {
-    let (client, c) = tokio_postgres::connect(conn, NoTls)
-        .await
-        .unwrap_or_else(|e| panic!("connect {conn}: {e}"));
-    tokio::spawn(async move {
-        let _ = c.await;
-    });
-    Arc::new(client)
-}
-
-fn show(r: &Outcome) -> String {
-    match r {
-        Err(e) => format!(
-            "ERROR {}",
-            e.code()
-                .map(|c| c.code().to_string())
-                .unwrap_or_else(|| e.to_string())
-        ),
-        Ok(msgs) => {
-            let mut parts = Vec::new();
-            let mut rows = Vec::new();
-            for m in msgs {
-                match m {
-                    SimpleQueryMessage::Row(r) => rows.push(
-                        (0..r.len())
-                            .map(|i| r.get(i).unwrap_or("NULL").to_string())
-                            .collect::<Vec<_>>()
-                            .join(","),
-                    ),
-                    SimpleQueryMessage::CommandComplete(n) => {
-                        if rows.is_empty() {
-                            parts.push(format!("ok {n}"));
-                        } else {
-                            parts.push(format!("rows {}", rows.join(" ")));
-                            rows.clear();
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            parts.join("; ")
-        }
-    }
-}
-
-/// Runs `steps` (session, SQL) in order over two connections and returns
-/// what each step did; a step still running after [`BLOCKED_AFTER`] is
-/// recorded as blocked and its outcome when it finishes.
-async fn run_schedule(conn: &str, setup: &str, steps: &[(usize, &str)]) -> Vec<String> {
-    let admin = connect(conn).await;
-    admin
-        .batch_execute(&format!("DROP TABLE IF EXISTS c, p; {setup}"))
-        .await
-        .unwrap_or_else(|e| panic!("setup: {e}"));
-    let conns = [connect(conn).await, connect(conn).await];
-    let mut pending: Vec<Option<(String, JoinHandle<Outcome>)>> = vec![None, None];
-    let mut log = Vec::new();
-    for &(s, sql) in steps {
-        if let Some((what, h)) = pending[s].take() {
-            let r = tokio::time::timeout(Duration::from_secs(10), h)
-                .await
-                .unwrap_or_else(|_| panic!("T{s}: {what} never finished"))
-                .unwrap();
-            log.push(format!("T{s} {what} -> {}", show(&r)));
-        }
-        let c = conns[s].clone();
-        let q = sql.to_string();
-        let mut h = tokio::spawn(async move { c.simple_query(&q).await });
-        match tokio::time::timeout(BLOCKED_AFTER, &mut h).await {
-            Ok(r) => log.push(format!("T{s} {sql} -> {}", show(&r.unwrap()))),
-            Err(_) => {
-                log.push(format!("T{s} {sql} -> blocked"));
-                pending[s] = Some((sql.to_string(), h));
-                continue;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        for (o, p) in pending.iter_mut().enumerate() {
-            if p.as_ref().is_some_and(|(_, h)| h.is_finished()) {
-                let (what, h) = p.take().unwrap();
-                log.push(format!("T{o} {what} -> {}", show(&h.await.unwrap())));
-            }
-        }
-    }
-    for (o, p) in pending.iter_mut().enumerate() {
-        if let Some((what, h)) = p.take() {
-            let r = tokio::time::timeout(Duration::from_secs(10), h)
-                .await
-                .unwrap_or_else(|_| panic!("T{o}: {what} never finished"))
-                .unwrap();
-            log.push(format!("T{o} {what} -> {}", show(&r)));
-        }
-    }
-    for q in [
-        "SELECT id, v FROM p ORDER BY id",
-        "SELECT id, p FROM c ORDER BY id",
-    ] {
-        let end = admin.simple_query(q).await.unwrap();
-        log.push(format!("end {}", show(&Ok(end))));
-    }
-    log
-}
+/// Checked after every schedule.
+const CHECKS: &[&str] = &[
+    "SELECT id, v FROM p ORDER BY id",
+    "SELECT id, p FROM c ORDER BY id",
+];
 
 fn setup(action: &str) -> String {
     format!(
-        "CREATE TABLE p (id int PRIMARY KEY, v int); \
+        "DROP TABLE IF EXISTS c, p; \
+         CREATE TABLE p (id int PRIMARY KEY, v int); \
          CREATE TABLE c (id int PRIMARY KEY, p int REFERENCES p {action}); \
          INSERT INTO p VALUES (1, 10), (2, 20)"
     )
@@ -303,40 +192,25 @@ fn schedules() -> Vec<Schedule> {
 #[test]
 fn foreign_key_schedules_match_postgres() {
     let tmp = tempfile::tempdir().unwrap();
-    let pg = match ScratchPostgres::start(tmp.path()) {
-        Ok(pg) => pg,
-        Err(e) => {
-            missing_tool(&format!(
-                "PostgreSQL 15 is needed to compare foreign key schedules: {e}"
-            ));
-            return;
-        }
+    let Some(peers) = Peers::start(tmp.path(), "to compare foreign key schedules") else {
+        return;
     };
-    let walden = Serve::start(&tmp.path().join("walden"), &[]);
-    let pg_conn = format!(
-        "host=127.0.0.1 port={} user={} dbname=postgres",
-        pg.port(),
-        ScratchPostgres::USER
-    );
-    let w_conn = walden.conn_str();
-    let mut failures = Vec::new();
-    rt().block_on(async {
-        tokio::time::timeout(Duration::from_secs(300), async {
-            for sc in schedules() {
-                let want = run_schedule(&pg_conn, &sc.setup, &sc.steps).await;
-                let got = run_schedule(&w_conn, &sc.setup, &sc.steps).await;
-                if want != got {
-                    failures.push(format!(
-                        "{}:\n  postgres: {want:#?}\n  walden:   {got:#?}",
-                        sc.name
-                    ));
-                } else {
-                    eprintln!("{}: same as PostgreSQL ({} steps)", sc.name, want.len());
-                }
-            }
-        })
-        .await
-        .expect("timed out")
+    let (pg_conn, w_conn) = (peers.pg_conn(), peers.walden_conn());
+    let failures = block_on_within(Duration::from_secs(300), async {
+        let mut failures = Vec::new();
+        for sc in schedules() {
+            let run = Run {
+                setup: &sc.setup,
+                init: "",
+                sessions: 2,
+                steps: &sc.steps,
+                checks: CHECKS,
+            };
+            let want = schedule::run(&pg_conn, &run).await;
+            let got = schedule::run(&w_conn, &run).await;
+            failures.extend(schedule::mismatch(&sc.name, &want, &got));
+        }
+        failures
     });
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

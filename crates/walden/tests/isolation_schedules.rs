@@ -5,140 +5,15 @@
 //! concurrent increments lose nothing, and a statement never sees half of a
 //! transaction that spans two tables.
 
+mod pg_diff;
 mod server_support;
 
-use server_support::{missing_tool, Serve};
+use pg_diff::schedule::{self, summary, Run};
+use pg_diff::{block_on_within, connect, runtime, Peers};
+use server_support::Serve;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::task::JoinHandle;
-use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
-use walden_bench::workbench::pg_peer::ScratchPostgres;
-
-type Outcome = Result<Vec<SimpleQueryMessage>, tokio_postgres::Error>;
-
-/// How long a step may take before it counts as blocked.
-const BLOCKED_AFTER: Duration = Duration::from_millis(400);
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-async fn connect(conn: &str) -> Arc<Client> {
-    let (client, c) = tokio_postgres::connect(conn, NoTls)
-        .await
-        .unwrap_or_else(|e| panic!("connect {conn}: {e}"));
-    tokio::spawn(async move {
-        let _ = c.await;
-    });
-    Arc::new(client)
-}
-
-fn show(r: &Outcome) -> String {
-    match r {
-        Err(e) => format!(
-            "ERROR {}",
-            e.code()
-                .map(|c| c.code().to_string())
-                .unwrap_or_else(|| e.to_string())
-        ),
-        Ok(msgs) => {
-            let mut parts = Vec::new();
-            let mut rows = Vec::new();
-            for m in msgs {
-                match m {
-                    SimpleQueryMessage::Row(r) => rows.push(
-                        (0..r.len())
-                            .map(|i| r.get(i).unwrap_or("NULL").to_string())
-                            .collect::<Vec<_>>()
-                            .join(","),
-                    ),
-                    SimpleQueryMessage::CommandComplete(n) => {
-                        if rows.is_empty() {
-                            parts.push(format!("ok {n}"));
-                        } else {
-                            parts.push(format!("rows {}", rows.join(" ")));
-                            rows.clear();
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            parts.join("; ")
-        }
-    }
-}
-
-/// Runs `steps` (session, SQL) in order over `sessions` connections and
-/// returns what each step did. A step still running after
-/// [`BLOCKED_AFTER`] is recorded as blocked; its session's next step (or the
-/// end) waits for it, and its outcome is recorded when it finishes.
-async fn run_schedule(
-    conn: &str,
-    setup: &str,
-    sessions: usize,
-    steps: &[(usize, &str)],
-) -> Vec<String> {
-    let admin = connect(conn).await;
-    admin
-        .simple_query(&format!("DROP TABLE IF EXISTS test; {setup}"))
-        .await
-        .unwrap_or_else(|e| panic!("setup: {e}"));
-    let mut conns = Vec::new();
-    for _ in 0..sessions {
-        conns.push(connect(conn).await);
-    }
-    let mut pending: Vec<Option<(String, JoinHandle<Outcome>)>> =
-        (0..sessions).map(|_| None).collect();
-    let mut log = Vec::new();
-    for &(s, sql) in steps {
-        // A session's statements run in order: a blocked one finishes first.
-        if let Some((what, h)) = pending[s].take() {
-            let r = tokio::time::timeout(Duration::from_secs(10), h)
-                .await
-                .unwrap_or_else(|_| panic!("T{s}: {what} never finished"))
-                .unwrap();
-            log.push(format!("T{s} {what} -> {}", show(&r)));
-        }
-        let c = conns[s].clone();
-        let q = sql.to_string();
-        let mut h = tokio::spawn(async move { c.simple_query(&q).await });
-        match tokio::time::timeout(BLOCKED_AFTER, &mut h).await {
-            Ok(r) => log.push(format!("T{s} {sql} -> {}", show(&r.unwrap()))),
-            Err(_) => {
-                log.push(format!("T{s} {sql} -> blocked"));
-                pending[s] = Some((sql.to_string(), h));
-                continue;
-            }
-        }
-        // What this step let finish.
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        for (o, p) in pending.iter_mut().enumerate() {
-            if p.as_ref().is_some_and(|(_, h)| h.is_finished()) {
-                let (what, h) = p.take().unwrap();
-                log.push(format!("T{o} {what} -> {}", show(&h.await.unwrap())));
-            }
-        }
-    }
-    for (o, p) in pending.iter_mut().enumerate() {
-        if let Some((what, h)) = p.take() {
-            let r = tokio::time::timeout(Duration::from_secs(10), h)
-                .await
-                .unwrap_or_else(|_| panic!("T{o}: {what} never finished"))
-                .unwrap();
-            log.push(format!("T{o} {what} -> {}", show(&r)));
-        }
-    }
-    let end = admin
-        .simple_query("SELECT id, value FROM test ORDER BY id")
-        .await
-        .unwrap();
-    log.push(format!("end {}", show(&Ok(end))));
-    log
-}
+use tokio_postgres::{Client, SimpleQueryMessage};
 
 const SETUP: &str = "CREATE TABLE test (id int PRIMARY KEY, value int); \
                      INSERT INTO test VALUES (1, 10), (2, 20)";
@@ -148,6 +23,64 @@ struct Schedule {
     name: &'static str,
     sessions: usize,
     steps: Vec<(usize, &'static str)>,
+}
+
+/// Where every schedule ends: the rows of `test`.
+const CHECKS: &[&str] = &["SELECT id, value FROM test ORDER BY id"];
+
+/// Runs each schedule on PostgreSQL and on Walden (after `setup(schedule)`,
+/// with `test` dropped first) and fails with every schedule whose logs
+/// differ.
+fn schedules_match_postgres(list: Vec<Schedule>, setup: impl Fn(&Schedule) -> &'static str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(peers) = Peers::start(tmp.path(), "to compare schedules") else {
+        return;
+    };
+    let (pg_conn, w_conn) = (peers.pg_conn(), peers.walden_conn());
+    let failures = block_on_within(Duration::from_secs(300), async {
+        let mut failures = Vec::new();
+        for sc in list {
+            let setup = format!("DROP TABLE IF EXISTS test; {}", setup(&sc));
+            let run = Run {
+                setup: &setup,
+                init: "",
+                sessions: sc.sessions,
+                steps: &sc.steps,
+                checks: CHECKS,
+            };
+            let want = schedule::run(&pg_conn, &run).await;
+            let got = schedule::run(&w_conn, &run).await;
+            failures.extend(schedule::mismatch(sc.name, &want, &got));
+        }
+        failures
+    });
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn isolation_schedules_match_postgres() {
+    schedules_match_postgres(schedules(), |_| SETUP);
+}
+
+#[test]
+fn ssi_schedules_match_postgres() {
+    schedules_match_postgres(ssi_schedules(), |sc| {
+        if sc.sessions == 3 {
+            DEPOSIT_SETUP
+        } else {
+            SETUP
+        }
+    });
+}
+
+#[test]
+fn locking_read_schedules_match_postgres() {
+    schedules_match_postgres(locking_schedules(), |_| SETUP);
+}
+
+#[test]
+fn upsert_schedules_match_postgres() {
+    schedules_match_postgres(upsert_schedules(), |_| SETUP);
 }
 
 fn schedules() -> Vec<Schedule> {
@@ -440,46 +373,6 @@ fn ssi_schedules() -> Vec<Schedule> {
     v
 }
 
-#[test]
-fn ssi_schedules_match_postgres() {
-    let tmp = tempfile::tempdir().unwrap();
-    let Some(pg) = require_postgres(tmp.path()) else {
-        return;
-    };
-    let walden = Serve::start(&tmp.path().join("walden"), &[]);
-    let pg_conn = format!(
-        "host=127.0.0.1 port={} user={} dbname=postgres",
-        pg.port(),
-        ScratchPostgres::USER
-    );
-    let w_conn = walden.conn_str();
-    let mut failures = Vec::new();
-    rt().block_on(async {
-        tokio::time::timeout(Duration::from_secs(300), async {
-            for sc in ssi_schedules() {
-                let setup = if sc.sessions == 3 {
-                    DEPOSIT_SETUP
-                } else {
-                    SETUP
-                };
-                let want = run_schedule(&pg_conn, setup, sc.sessions, &sc.steps).await;
-                let got = run_schedule(&w_conn, setup, sc.sessions, &sc.steps).await;
-                if want != got {
-                    failures.push(format!(
-                        "{}:\n  postgres: {want:#?}\n  walden:   {got:#?}",
-                        sc.name
-                    ));
-                } else {
-                    eprintln!("{}: same as PostgreSQL ({} steps)", sc.name, want.len());
-                }
-            }
-        })
-        .await
-        .expect("schedules timed out")
-    });
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
 /// The first column of the first row, as an integer.
 fn first_int(msgs: &[SimpleQueryMessage]) -> i64 {
     msgs.iter()
@@ -534,7 +427,7 @@ fn serializable_bank_transfers_keep_their_invariants() {
     let walden = Serve::start(&tmp.path().join("walden"), &[]);
     let conn = walden.conn_str();
     let accounts = 6i64;
-    rt().block_on(async {
+    runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(240), async {
             let admin = connect(&conn).await;
             admin
@@ -882,76 +775,6 @@ fn upsert_schedules() -> Vec<Schedule> {
     v
 }
 
-#[test]
-fn upsert_schedules_match_postgres() {
-    let tmp = tempfile::tempdir().unwrap();
-    let Some(pg) = require_postgres(tmp.path()) else {
-        return;
-    };
-    let walden = Serve::start(&tmp.path().join("walden"), &[]);
-    let pg_conn = format!(
-        "host=127.0.0.1 port={} user={} dbname=postgres",
-        pg.port(),
-        ScratchPostgres::USER
-    );
-    let w_conn = walden.conn_str();
-    let mut failures = Vec::new();
-    rt().block_on(async {
-        tokio::time::timeout(Duration::from_secs(300), async {
-            for sc in upsert_schedules() {
-                let want = run_schedule(&pg_conn, SETUP, sc.sessions, &sc.steps).await;
-                let got = run_schedule(&w_conn, SETUP, sc.sessions, &sc.steps).await;
-                if want != got {
-                    failures.push(format!(
-                        "{}:\n  postgres: {want:#?}\n  walden:   {got:#?}",
-                        sc.name
-                    ));
-                } else {
-                    eprintln!("{}: same as PostgreSQL ({} steps)", sc.name, want.len());
-                }
-            }
-        })
-        .await
-        .expect("schedules timed out")
-    });
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
-#[test]
-fn locking_read_schedules_match_postgres() {
-    let tmp = tempfile::tempdir().unwrap();
-    let Some(pg) = require_postgres(tmp.path()) else {
-        return;
-    };
-    let walden = Serve::start(&tmp.path().join("walden"), &[]);
-    let pg_conn = format!(
-        "host=127.0.0.1 port={} user={} dbname=postgres",
-        pg.port(),
-        ScratchPostgres::USER
-    );
-    let w_conn = walden.conn_str();
-    let mut failures = Vec::new();
-    rt().block_on(async {
-        tokio::time::timeout(Duration::from_secs(300), async {
-            for sc in locking_schedules() {
-                let want = run_schedule(&pg_conn, SETUP, sc.sessions, &sc.steps).await;
-                let got = run_schedule(&w_conn, SETUP, sc.sessions, &sc.steps).await;
-                if want != got {
-                    failures.push(format!(
-                        "{}:\n  postgres: {want:#?}\n  walden:   {got:#?}",
-                        sc.name
-                    ));
-                } else {
-                    eprintln!("{}: same as PostgreSQL ({} steps)", sc.name, want.len());
-                }
-            }
-        })
-        .await
-        .expect("schedules timed out")
-    });
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
 /// A job queue: workers take jobs with `FOR UPDATE SKIP LOCKED` (and the
 /// T-SQL spelling `WITH (UPDLOCK, READPAST)`); every job is taken exactly
 /// once (a second take would break the primary key of `taken`).
@@ -961,7 +784,7 @@ fn job_queue_with_skip_locked_takes_every_job_once() {
     let walden = Serve::start(&tmp.path().join("walden"), &[]);
     let conn = walden.conn_str();
     let jobs = 300;
-    rt().block_on(async {
+    runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(120), async {
             let admin = connect(&conn).await;
             admin
@@ -984,7 +807,7 @@ fn job_queue_with_skip_locked_takes_every_job_once() {
                     let mut n = 0;
                     loop {
                         c.simple_query("BEGIN").await.unwrap();
-                        let got = show(&Ok(c.simple_query(pick).await.unwrap()));
+                        let got = summary(&Ok(c.simple_query(pick).await.unwrap()));
                         let Some(id) = got.strip_prefix("rows ") else {
                             c.simple_query("COMMIT").await.unwrap();
                             break n;
@@ -1007,12 +830,12 @@ fn job_queue_with_skip_locked_takes_every_job_once() {
                 .simple_query("SELECT count(*), count(DISTINCT worker) FROM taken")
                 .await
                 .unwrap();
-            assert_eq!(show(&Ok(r)), format!("rows {jobs},4"), "per worker: {per:?}");
+            assert_eq!(summary(&Ok(r)), format!("rows {jobs},4"), "per worker: {per:?}");
             let r = admin
                 .simple_query("SELECT count(*) FROM jobs WHERE NOT done")
                 .await
                 .unwrap();
-            assert_eq!(show(&Ok(r)), "rows 0");
+            assert_eq!(summary(&Ok(r)), "rows 0");
             eprintln!("jobs taken per worker: {per:?}");
         })
         .await
@@ -1020,62 +843,12 @@ fn job_queue_with_skip_locked_takes_every_job_once() {
     });
 }
 
-fn require_postgres(tmp: &std::path::Path) -> Option<ScratchPostgres> {
-    match ScratchPostgres::start(tmp) {
-        Ok(pg) => Some(pg),
-        Err(e) => {
-            missing_tool(&format!(
-                "PostgreSQL 15 is needed to compare schedules: {e}"
-            ));
-            None
-        }
-    }
-}
-
-#[test]
-fn isolation_schedules_match_postgres() {
-    let tmp = tempfile::tempdir().unwrap();
-    let Some(pg) = require_postgres(tmp.path()) else {
-        return;
-    };
-    let walden = Serve::start(&tmp.path().join("walden"), &[]);
-    let pg_conn = format!(
-        "host=127.0.0.1 port={} user={} dbname=postgres",
-        pg.port(),
-        ScratchPostgres::USER
-    );
-    let w_conn = walden.conn_str();
-    let mut failures = Vec::new();
-    rt().block_on(async {
-        tokio::time::timeout(Duration::from_secs(300), async {
-            for sc in schedules() {
-                let want = run_schedule(&pg_conn, SETUP, sc.sessions, &sc.steps).await;
-                let got = run_schedule(&w_conn, SETUP, sc.sessions, &sc.steps).await;
-                if want != got {
-                    failures.push(format!(
-                        "{}:\n  postgres: {want:#?}\n  walden:   {got:#?}",
-                        sc.name
-                    ));
-                } else {
-                    eprintln!("{}: same as PostgreSQL ({} steps)", sc.name, want.len());
-                }
-            }
-        })
-        .await
-        .expect("schedules timed out")
-    });
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
-/// Concurrent read-modify-write increments: under READ COMMITTED the
-/// UPDATE re-reads the newest version after its row lock, so none is lost;
-/// under REPEATABLE READ conflicts fail with 40001 and are retried.
 #[test]
 fn concurrent_increments_lose_nothing_at_either_level() {
     let tmp = tempfile::tempdir().unwrap();
     let walden = Serve::start(&tmp.path().join("walden"), &[]);
     let conn = walden.conn_str();
-    rt().block_on(async {
+    runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(120), async {
             let admin = connect(&conn).await;
             admin
@@ -1115,7 +888,7 @@ fn concurrent_increments_lose_nothing_at_either_level() {
                 t.await.unwrap();
             }
             let rows = admin.simple_query("SELECT n FROM ctr ORDER BY id").await.unwrap();
-            let got = show(&Ok(rows));
+            let got = summary(&Ok(rows));
             let want = format!("rows {0} {0}; ", clients * per);
             assert_eq!(format!("{got}; "), want, "both counters reach {}", clients * per);
             let rr: u64 = retries
@@ -1138,7 +911,7 @@ fn a_statement_never_sees_half_a_commit_across_tables() {
     let tmp = tempfile::tempdir().unwrap();
     let walden = Serve::start(&tmp.path().join("walden"), &[]);
     let conn = walden.conn_str();
-    rt().block_on(async {
+    runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(120), async {
             let admin = connect(&conn).await;
             admin
@@ -1176,7 +949,7 @@ fn a_statement_never_sees_half_a_commit_across_tables() {
                     .simple_query("SELECT (SELECT sum(v) FROM a) + (SELECT sum(v) FROM b)")
                     .await
                     .unwrap();
-                assert_eq!(show(&Ok(r)), "rows 400000", "read {reads} saw half a transfer");
+                assert_eq!(summary(&Ok(r)), "rows 400000", "read {reads} saw half a transfer");
                 reads += 1;
             }
             stop.store(true, std::sync::atomic::Ordering::Relaxed);

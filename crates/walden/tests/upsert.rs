@@ -3,62 +3,20 @@
 //! message and the fields drivers read); SQLAlchemy's PostgreSQL upsert
 //! through psycopg against both; and MERGE, which Walden refuses.
 
+mod pg_diff;
 mod server_support;
 
+use pg_diff::{
+    assert_same, block_on_within, connect, postgres_conn, run_script, runtime, start_postgres,
+    Field, Peers,
+};
 use server_support::{have, missing_tool, run_with_deadline, Serve};
 use std::process::Command;
 use std::time::Duration;
-use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
-use walden_bench::workbench::pg_peer::ScratchPostgres;
+use tokio_postgres::SimpleQueryMessage;
 
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-async fn connect(conn: &str) -> Client {
-    let (client, c) = tokio_postgres::connect(conn, NoTls)
-        .await
-        .unwrap_or_else(|e| panic!("connect {conn}: {e}"));
-    tokio::spawn(async move {
-        let _ = c.await;
-    });
-    client
-}
-
-/// What a statement did: its rows and tag, or its error with the fields.
-async fn outcome(c: &Client, sql: &str) -> String {
-    match c.simple_query(sql).await {
-        Ok(msgs) => msgs
-            .iter()
-            .map(|m| match m {
-                SimpleQueryMessage::Row(r) => (0..r.len())
-                    .map(|i| r.get(i).unwrap_or("NULL").to_string())
-                    .collect::<Vec<_>>()
-                    .join("|"),
-                SimpleQueryMessage::CommandComplete(n) => format!("ok {n}"),
-                _ => String::new(),
-            })
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join("; "),
-        Err(e) => match e.as_db_error() {
-            Some(d) => format!(
-                "ERROR {} {} detail={:?} hint={:?} table={:?} constraint={:?}",
-                d.code().code(),
-                d.message(),
-                d.detail(),
-                d.hint(),
-                d.table(),
-                d.constraint()
-            ),
-            None => format!("ERROR {e}"),
-        },
-    }
-}
+/// The error fields compared besides SQLSTATE and message.
+const FIELDS: &[Field] = &[Field::Detail, Field::Hint, Field::Table, Field::Constraint];
 
 const SCRIPT: &[&str] = &[
     "CREATE TABLE kv (k int PRIMARY KEY, v text, n int DEFAULT 0 CHECK (n >= 0), u int UNIQUE)",
@@ -142,57 +100,16 @@ const SCRIPT: &[&str] = &[
      DO UPDATE SET seen = ids.seen + excluded.seen RETURNING *",
 ];
 
-fn require_postgres(tmp: &std::path::Path) -> Option<ScratchPostgres> {
-    match ScratchPostgres::start(tmp) {
-        Ok(pg) => Some(pg),
-        Err(e) => {
-            missing_tool(&format!(
-                "PostgreSQL 15 is needed to compare INSERT ... ON CONFLICT: {e}"
-            ));
-            None
-        }
-    }
-}
-
-async fn run(conn: &str) -> Vec<String> {
-    let c = connect(conn).await;
-    let mut out = Vec::new();
-    for sql in SCRIPT {
-        out.push(format!("{sql}\n  -> {}", outcome(&c, sql).await));
-    }
-    out
-}
-
-fn pg_conn(pg: &ScratchPostgres) -> String {
-    format!(
-        "host=127.0.0.1 port={} user={} dbname=postgres",
-        pg.port(),
-        ScratchPostgres::USER
-    )
-}
-
 #[test]
 fn on_conflict_matches_postgres() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(pg) = require_postgres(tmp.path()) else {
+    let Some(peers) = Peers::start(tmp.path(), "to compare INSERT ... ON CONFLICT") else {
         return;
     };
-    let walden = Serve::start(&tmp.path().join("walden"), &[]);
-    let pg_conn = pg_conn(&pg);
-    rt().block_on(async {
-        tokio::time::timeout(Duration::from_secs(120), async {
-            let want = run(&pg_conn).await;
-            let got = run(&walden.conn_str()).await;
-            let diff: Vec<String> = want
-                .iter()
-                .zip(&got)
-                .filter(|(w, g)| w != g)
-                .map(|(w, g)| format!("postgres: {w}\nwalden:   {g}"))
-                .collect();
-            assert!(diff.is_empty(), "{}", diff.join("\n\n"));
-        })
-        .await
-        .expect("timed out")
+    block_on_within(Duration::from_secs(120), async {
+        let want = run_script(&peers.pg_conn(), SCRIPT, FIELDS).await;
+        let got = run_script(&peers.walden_conn(), SCRIPT, FIELDS).await;
+        assert_same(&want, &got);
     });
 }
 
@@ -202,7 +119,7 @@ fn on_conflict_matches_postgres() {
 fn prepared_upsert_counts_every_call() {
     let tmp = tempfile::tempdir().unwrap();
     let walden = Serve::start(&tmp.path().join("walden"), &[]);
-    rt().block_on(async {
+    runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(60), async {
             let c = connect(&walden.conn_str()).await;
             c.batch_execute("CREATE TABLE hits (page text PRIMARY KEY, n int NOT NULL)")
@@ -241,7 +158,7 @@ fn prepared_upsert_counts_every_call() {
 fn merge_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let walden = Serve::start(&tmp.path().join("walden"), &[]);
-    rt().block_on(async {
+    runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(60), async {
             let c = connect(&walden.conn_str()).await;
             c.batch_execute("CREATE TABLE m (id int PRIMARY KEY, v int)")
@@ -294,7 +211,7 @@ fn sqlalchemy_upsert_matches_postgres() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let Some(pg) = require_postgres(tmp.path()) else {
+    let Some(pg) = start_postgres(tmp.path(), "to compare INSERT ... ON CONFLICT") else {
         return;
     };
     let walden = Serve::start(&tmp.path().join("walden"), &[]);
@@ -315,7 +232,7 @@ fn sqlalchemy_upsert_matches_postgres() {
         );
         String::from_utf8(out.stdout).unwrap()
     };
-    let want = run(pg_conn(&pg));
+    let want = run(postgres_conn(&pg));
     let got = run(walden.conn_str());
     assert!(want.contains("upsert 7"), "the script ran: {want}");
     assert_eq!(got, want, "walden vs postgres");

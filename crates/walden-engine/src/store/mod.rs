@@ -23,10 +23,8 @@ pub struct StorageConfig {
 
 impl Default for StorageConfig {
     fn default() -> Self {
-        // Off by default until the power-loss trials pass with it beside
-        // transactional DDL (docs/design.md, slice 6).
         StorageConfig {
-            read_through: false,
+            read_through: true,
             cache_bytes: 128 << 20,
         }
     }
