@@ -100,8 +100,8 @@ pub enum EngineError {
     #[error("cannot drop type {name} because other objects depend on it")]
     TypeInUse {
         name: String,
-        /// The columns, as (table, column).
-        by: Vec<(String, String)>,
+        /// The columns, as (table, column, whether of the array type).
+        by: Vec<(String, String, bool)>,
     },
     /// Array input that is not an array literal (22P02).
     #[error("malformed array literal: \"{text}\"")]

@@ -296,7 +296,10 @@ impl From<EngineError> for SqlError {
             E::TypeInUse { name, by } => Some(Box::new(ErrorFields {
                 detail: Some(
                     by.iter()
-                        .map(|(t, c)| format!("column {c} of table {t} depends on type {name}"))
+                        .map(|(t, c, array)| {
+                            let brackets = if *array { "[]" } else { "" };
+                            format!("column {c} of table {t} depends on type {name}{brackets}")
+                        })
                         .collect::<Vec<_>>()
                         .join("\n"),
                 ),

@@ -6,53 +6,12 @@
 //! and after a checkpoint (from the image). The binary format and type
 //! OIDs are checked through psycopg (clients/psycopg_suite.py).
 
+mod pg_diff;
 mod server_support;
 
-use server_support::{missing_tool, Serve};
+use pg_diff::{assert_same, connect, outcome, run_script, runtime, Field, Peers};
+use server_support::Serve;
 use std::time::Duration;
-use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
-use walden_bench::workbench::pg_peer::ScratchPostgres;
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-async fn connect(conn: &str) -> Client {
-    let (client, c) = tokio_postgres::connect(conn, NoTls)
-        .await
-        .unwrap_or_else(|e| panic!("connect {conn}: {e}"));
-    tokio::spawn(async move {
-        let _ = c.await;
-    });
-    client
-}
-
-/// What a statement did in the text format: rows and tag, or the error.
-async fn outcome(c: &Client, sql: &str) -> String {
-    match c.simple_query(sql).await {
-        Ok(msgs) => msgs
-            .iter()
-            .map(|m| match m {
-                SimpleQueryMessage::Row(r) => (0..r.len())
-                    .map(|i| r.get(i).unwrap_or("NULL").to_string())
-                    .collect::<Vec<_>>()
-                    .join("|"),
-                SimpleQueryMessage::CommandComplete(n) => format!("ok {n}"),
-                _ => String::new(),
-            })
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join("; "),
-        Err(e) => match e.as_db_error() {
-            Some(d) => format!("ERROR {} {}", d.code().code(), d.message()),
-            None => format!("ERROR {e}"),
-        },
-    }
-}
 
 const SCRIPT: &[&str] = &[
     "CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy')",
@@ -132,56 +91,18 @@ const SCRIPT: &[&str] = &[
     "SELECT typname FROM pg_type WHERE typtype = 'e' ORDER BY typname",
 ];
 
-fn require_postgres(tmp: &std::path::Path) -> Option<ScratchPostgres> {
-    match ScratchPostgres::start(tmp) {
-        Ok(pg) => Some(pg),
-        Err(e) => {
-            missing_tool(&format!("PostgreSQL 15 is needed to compare enums: {e}"));
-            None
-        }
-    }
-}
-
-fn pg_conn(pg: &ScratchPostgres) -> String {
-    format!(
-        "host=127.0.0.1 port={} user={} dbname=postgres",
-        pg.port(),
-        ScratchPostgres::USER
-    )
-}
-
-async fn run_script(conn: &str) -> Vec<String> {
-    let c = connect(conn).await;
-    let mut out = Vec::new();
-    for sql in SCRIPT {
-        out.push(format!("{sql}\n  -> {}", outcome(&c, sql).await));
-    }
-    out
-}
-
-fn diff(want: &[String], got: &[String]) {
-    let d: Vec<String> = want
-        .iter()
-        .zip(got)
-        .filter(|(w, g)| w != g)
-        .map(|(w, g)| format!("postgres: {w}\nwalden:   {g}"))
-        .collect();
-    assert!(d.is_empty(), "{}", d.join("\n\n"));
-    assert_eq!(want.len(), got.len());
-}
-
 #[test]
 fn enums_in_text_match_postgres() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(pg) = require_postgres(tmp.path()) else {
+    let Some(peers) = Peers::start(tmp.path(), "to compare enum types") else {
         return;
     };
-    let walden = Serve::start(&tmp.path().join("walden"), &[]);
-    rt().block_on(async {
+    let fields = [Field::Detail, Field::Hint];
+    runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(120), async {
-            let want = run_script(&pg_conn(&pg)).await;
-            let got = run_script(&walden.conn_str()).await;
-            diff(&want, &got);
+            let want = run_script(&peers.pg_conn(), SCRIPT, &fields).await;
+            let got = run_script(&peers.walden_conn(), SCRIPT, &fields).await;
+            assert_same(&want, &got);
         })
         .await
         .expect("timed out")
@@ -196,28 +117,29 @@ fn enums_survive_restarts() {
     let check = |conn: String| async move {
         let c = connect(&conn).await;
         assert_eq!(
-            outcome(&c, "SELECT m, ms FROM r ORDER BY m").await,
+            outcome(&c, "SELECT m, ms FROM r ORDER BY m", &[]).await,
             "low|{high,low}; mid|NULL; high|{}; ok 3"
         );
         assert_eq!(
             outcome(
                 &c,
                 "SELECT enumlabel, enumsortorder FROM pg_enum e JOIN pg_type t \
-                 ON t.oid = e.enumtypid WHERE t.typname = 'level' ORDER BY 2"
+                 ON t.oid = e.enumtypid WHERE t.typname = 'level' ORDER BY 2",
+                &[]
             )
             .await,
             "low|1; mid|1.5; high|2; ok 3"
         );
         assert_eq!(
-            outcome(&c, "SELECT 'gone'::gone").await,
+            outcome(&c, "SELECT 'gone'::gone", &[]).await,
             "ERROR 42704 type \"gone\" does not exist"
         );
         assert_eq!(
-            outcome(&c, "INSERT INTO r VALUES ('mid', NULL)").await,
+            outcome(&c, "INSERT INTO r VALUES ('mid', NULL)", &[]).await,
             "ERROR 23505 duplicate key value violates unique constraint \"r_pkey\""
         );
     };
-    rt().block_on(async {
+    runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(60), async {
             let c = connect(&walden.conn_str()).await;
             c.batch_execute(
@@ -236,18 +158,18 @@ fn enums_survive_restarts() {
     });
     walden.signal_and_wait(libc::SIGKILL, Duration::from_secs(10));
     let mut walden = Serve::start(&dir, &[]);
-    rt().block_on(async {
+    runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(60), check(walden.conn_str()))
             .await
             .expect("timed out")
     });
-    rt().block_on(async {
+    runtime().block_on(async {
         let c = connect(&walden.conn_str()).await;
         c.simple_query("CHECKPOINT").await.unwrap();
     });
     walden.signal_and_wait(libc::SIGTERM, Duration::from_secs(20));
     let walden = Serve::start(&dir, &[]);
-    rt().block_on(async {
+    runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(60), check(walden.conn_str()))
             .await
             .expect("timed out")

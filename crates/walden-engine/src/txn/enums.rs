@@ -32,11 +32,19 @@ impl Transaction {
             .enum_type_as(Some(self.txid), name)
             .ok_or_else(|| EngineError::UnknownType(name.to_string()))?;
         self.catalog_change(|cat| {
-            let by: Vec<(String, String)> = cat
+            // Columns of the array type first, as PostgreSQL finds them
+            // (through the array type, which depends on the enum).
+            let mut by: Vec<(String, String, bool)> = cat
                 .enum_users(cur.id)
                 .into_iter()
-                .map(|(t, c)| (t.name().to_string(), c))
+                .map(|(t, c)| {
+                    let array = t.def.column_index(&c).is_some_and(|i| {
+                        matches!(t.def.columns[i].data_type, crate::types::DataType::Array(_))
+                    });
+                    (t.name().to_string(), c, array)
+                })
                 .collect();
+            by.sort_by_key(|u| !u.2);
             if !by.is_empty() {
                 return Err(EngineError::TypeInUse {
                     name: cur.name.clone(),
