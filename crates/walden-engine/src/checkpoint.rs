@@ -72,6 +72,7 @@ pub(crate) struct Snapshot {
     next_seq_id: u32,
     tables: Vec<ImageTable>,
     seqs: Vec<(SequenceDef, SeqState)>,
+    enums: Vec<crate::types::EnumType>,
 }
 
 /// What a copy takes from the catalog at its instant; the rows are read
@@ -84,6 +85,7 @@ pub(crate) struct Parts {
     next_seq_id: u32,
     pub(crate) tables: Vec<(Arc<Table>, i64, i64)>,
     seqs: Vec<(SequenceDef, SeqState)>,
+    enums: Vec<crate::types::EnumType>,
 }
 
 impl Parts {
@@ -106,7 +108,11 @@ impl Parts {
             .map(|s| (s.def.clone(), *s.state.lock()))
             .collect();
         seqs.sort_by_key(|s| s.0.id);
+        let mut enums: Vec<crate::types::EnumType> =
+            cat.enums.values().map(|e| (**e).clone()).collect();
+        enums.sort_by_key(|e| e.id);
         Parts {
+            enums,
             next_txid,
             settings,
             backup,
@@ -132,6 +138,7 @@ impl Parts {
                 .map(|(t, ident, rowid)| (t.def.clone(), *ident, *rowid, Vec::new()))
                 .collect(),
             seqs: self.seqs.clone(),
+            enums: self.enums.clone(),
         }
         .encode()
     }
@@ -166,6 +173,14 @@ impl Snapshot {
             codec::put_sequence(&mut body, def);
             put_ivar(&mut body, st.next);
             put_ivar(&mut body, st.reserved);
+        }
+        // Enum types last: an image without them (an older build's) ends
+        // after the sequences.
+        if !self.enums.is_empty() {
+            put_var(&mut body, self.enums.len() as u64);
+            for e in &self.enums {
+                codec::put_enum(&mut body, e);
+            }
         }
         let mut out = Vec::with_capacity(body.len() + 16);
         out.extend_from_slice(IMAGE_MAGIC);
@@ -240,6 +255,11 @@ pub(crate) fn decode_whole(bytes: &[u8], path: &Path) -> Result<Image> {
                     reserved,
                 },
             );
+        }
+        if !r.is_empty() {
+            for _ in 0..r.var()? {
+                catalog.put_enum(codec::get_enum(r)?);
+            }
         }
         Ok(Image {
             lsn,

@@ -16,7 +16,7 @@ pub use defs::*;
 pub use redo::*;
 
 use crate::error::{EngineError, Result};
-use crate::types::{DataType, Value};
+use crate::types::{DataType, EnumLabel, EnumRef, EnumType, Value};
 use rust_decimal::Decimal;
 use std::sync::Arc;
 
@@ -103,6 +103,12 @@ pub fn put_value(out: &mut Vec<u8>, v: &Value) {
         Value::Array(items) => {
             out.push(16);
             put_values(out, items);
+        }
+        // An enum value: its label's sort position, then the label.
+        Value::Enum(sort, label) => {
+            out.push(17);
+            out.extend_from_slice(&sort.to_le_bytes());
+            put_str(out, label);
         }
     }
 }
@@ -208,6 +214,10 @@ impl<'a> Reader<'a> {
                 }
                 Value::Array(items.into())
             }
+            17 => {
+                let sort = f64::from_le_bytes(self.bytes(8)?.try_into().unwrap());
+                Value::Enum(sort, Arc::from(self.str()?))
+            }
             _ => return Err(short()),
         })
     }
@@ -251,7 +261,42 @@ pub(crate) fn put_type(out: &mut Vec<u8>, t: &DataType) {
             out.push(20);
             put_type(out, elem);
         }
+        // The type's whole definition, so a table definition decodes
+        // without the catalog's enum types.
+        DataType::Enum(e) => {
+            out.push(21);
+            put_enum(out, e);
+        }
     }
+}
+
+/// An enum type's definition (in a column type, an image, a redo record).
+pub fn put_enum(out: &mut Vec<u8>, e: &EnumType) {
+    put_var(out, e.id as u64);
+    put_str(out, &e.name);
+    put_var(out, e.labels.len() as u64);
+    for l in &e.labels {
+        put_str(out, &l.name);
+        out.extend_from_slice(&l.sort.to_le_bytes());
+        put_var(out, l.member as u64);
+    }
+}
+
+pub fn get_enum(r: &mut Reader<'_>) -> Result<EnumType> {
+    let id = u32::try_from(r.var()?).map_err(|_| short())?;
+    let name = r.str()?.to_string();
+    let n = r.var()? as usize;
+    if n > r.buf.len() {
+        return Err(short());
+    }
+    let mut labels = Vec::with_capacity(n);
+    for _ in 0..n {
+        let name = r.str()?.to_string();
+        let sort = f64::from_le_bytes(r.bytes(8)?.try_into().unwrap());
+        let member = u32::try_from(r.var()?).map_err(|_| short())?;
+        labels.push(EnumLabel { name, sort, member });
+    }
+    Ok(EnumType { id, name, labels })
 }
 
 pub(crate) fn get_type(r: &mut Reader<'_>) -> Result<DataType> {
@@ -285,6 +330,7 @@ pub(crate) fn get_type(r: &mut Reader<'_>) -> Result<DataType> {
             DataType::Array(_) => return Err(short()),
             elem => DataType::Array(Box::new(elem)),
         },
+        21 => DataType::Enum(EnumRef(Arc::new(get_enum(r)?))),
         _ => return Err(short()),
     })
 }

@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 use walden_log::{Exposure, FileStats, LogConfig, LogManager, Lsn, RecoveryReport, Vfs};
 
 mod ddl;
+mod enums;
 mod open;
 mod sequence_def;
 mod sequences;
@@ -45,6 +46,9 @@ pub struct Catalog {
     pub(crate) tables: HashMap<String, Arc<Table>>,
     pub(crate) by_id: HashMap<u32, Arc<Table>>,
     pub(crate) sequences: HashMap<String, Arc<Sequence>>,
+    /// Enum types by lower-case name (their ids come from the tables' id
+    /// space, see `database/enums.rs`).
+    pub(crate) enums: HashMap<String, Arc<crate::types::EnumType>>,
     pub(crate) next_table_id: u32,
     pub(crate) next_seq_id: u32,
     /// The database's published CSN and open snapshots (travels with the

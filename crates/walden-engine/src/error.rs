@@ -99,6 +99,29 @@ pub enum EngineError {
     JsonbCast { kind: &'static str, target: String },
     #[error("value out of range for {0}")]
     OutOfRange(String),
+    #[error("type \"{0}\" does not exist")]
+    UnknownType(String),
+    #[error("type \"{0}\" already exists")]
+    TypeExists(String),
+    #[error("enum label \"{0}\" already exists")]
+    EnumLabelExists(String),
+    /// ADD VALUE BEFORE/AFTER or RENAME VALUE naming no label (22023).
+    #[error("\"{0}\" is not an existing enum label")]
+    UnknownEnumLabel(String),
+    /// An empty label or one over 63 bytes (22023).
+    #[error("invalid enum label \"{label}\"")]
+    InvalidEnumLabel { label: String },
+    /// ADD VALUE between two labels whose gap was split until no position
+    /// lies inside it (0A000: positions are never renumbered).
+    #[error("ALTER TYPE {0} ADD VALUE into a gap between labels split more than about 50 times is not supported")]
+    EnumOrderExhausted(String),
+    /// DROP TYPE (without CASCADE) of a type columns use (2BP01).
+    #[error("cannot drop type {name} because other objects depend on it")]
+    TypeInUse {
+        name: String,
+        /// The columns, as (table, column, whether of the array type).
+        by: Vec<(String, String, bool)>,
+    },
     /// Array input that is not an array literal (22P02).
     #[error("malformed array literal: \"{text}\"")]
     MalformedArray { text: String, detail: String },

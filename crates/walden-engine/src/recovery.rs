@@ -200,6 +200,8 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
             let nt = Arc::new(t.with_foreign_keys(fks));
             cat.add_table(nt);
         }
+        Redo::CreateEnum(def) | Redo::AlterEnum(def) => cat.put_enum(def),
+        Redo::DropEnum(id) => cat.drop_enum(id),
         Redo::DropForeignKey { table, name } => {
             let t = cat.by_id.get(&table).ok_or_else(|| unknown(table))?;
             let fks = t

@@ -30,6 +30,7 @@ mod checks;
 mod commit;
 mod ddl;
 mod fold;
+mod enums;
 mod read;
 mod ri;
 mod savepoints;

@@ -10,10 +10,12 @@ use std::sync::Arc;
 
 pub mod array;
 pub mod datetime;
+pub mod enums;
 pub mod interval;
 pub mod jsonb;
 pub mod zone;
 
+pub use enums::{EnumLabel, EnumRef, EnumType};
 pub use interval::Interval;
 pub use jsonb::Jsonb;
 
@@ -53,6 +55,8 @@ pub enum DataType {
     Jsonb,
     /// A one-dimensional array of a scalar type (`integer[]`).
     Array(Box<DataType>),
+    /// A user-defined enum type.
+    Enum(EnumRef),
 }
 
 impl DataType {
@@ -80,6 +84,7 @@ impl DataType {
             DataType::Json => "json".into(),
             DataType::Jsonb => "jsonb".into(),
             DataType::Array(e) => format!("{}[]", e.sql_name()),
+            DataType::Enum(e) => e.name.clone(),
         }
     }
 
@@ -112,6 +117,9 @@ pub enum Value {
     Jsonb(Arc<Jsonb>),
     /// A one-dimensional array: elements of its element type, or NULL.
     Array(Arc<[Value]>),
+    /// An enum value: its label's sort position (see `types/enums.rs`)
+    /// and the label.
+    Enum(f64, Arc<str>),
 }
 
 impl Value {
@@ -143,6 +151,7 @@ impl Value {
             Value::Json(_) => 11,
             Value::Jsonb(_) => 12,
             Value::Array(_) => 13,
+            Value::Enum(..) => 14,
         }
     }
     fn as_f64(&self) -> f64 {
@@ -178,6 +187,7 @@ impl Ord for Value {
             (Json(a), Json(b)) => a.cmp(b),
             (Jsonb(a), Jsonb(b)) => a.cmp(b),
             (Array(a), Array(b)) => array::compare(a, b),
+            (Enum(a, _), Enum(b, _)) => a.total_cmp(b),
             (a, b) if a.rank() == 2 && b.rank() == 2 => a.as_f64().total_cmp(&b.as_f64()),
             (a, b) => a.rank().cmp(&b.rank()),
         }
@@ -221,6 +231,7 @@ impl Hash for Value {
             Value::Interval(i) => i.span().hash(state),
             Value::Json(s) => s.hash(state),
             Value::Jsonb(j) => j.hash(state),
+            Value::Enum(sort, _) => sort.to_bits().hash(state),
             Value::Array(items) => {
                 items.len().hash(state);
                 for v in items.iter() {
@@ -256,6 +267,7 @@ impl fmt::Display for Value {
             Value::Json(s) => f.write_str(s),
             Value::Jsonb(j) => write!(f, "{j}"),
             Value::Array(items) => f.write_str(&array::format_with(items, |v| v.to_string())),
+            Value::Enum(_, label) => f.write_str(label),
         }
     }
 }
@@ -295,6 +307,12 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
                     .into(),
             )),
             V::Text(s) => Ok(V::Array(array::parse(&s, elem)?.into())),
+            other => Err(bad(&other)),
+        };
+    }
+    if let T::Enum(e) = t {
+        return match v {
+            V::Enum(_, l) | V::Text(l) => e.value_of(&l),
             other => Err(bad(&other)),
         };
     }

@@ -60,7 +60,11 @@ pub fn type_oid(t: &DataType) -> u32 {
         DataType::Char(_) => OID_BPCHAR,
         DataType::Json => OID_JSON,
         DataType::Jsonb => OID_JSONB,
-        DataType::Array(e) => array::array_oid_of(type_oid(e)).unwrap_or(OID_TEXT),
+        DataType::Array(e) => match &**e {
+            DataType::Enum(e) => walden_sql::enum_array_oid(e.id()) as u32,
+            e => array::array_oid_of(type_oid(e)).unwrap_or(OID_TEXT),
+        },
+        DataType::Enum(e) => walden_sql::enum_oid(e.id()) as u32,
     }
 }
 
@@ -78,6 +82,8 @@ pub fn type_size(t: &DataType) -> i16 {
         DataType::Uuid => 16,
         DataType::TimestampTz | DataType::Time => 8,
         DataType::Interval => 16,
+        // An enum value is its label's OID in PostgreSQL.
+        DataType::Enum(_) => 4,
         DataType::Decimal { .. }
         | DataType::Varchar(_)
         | DataType::Text
@@ -246,7 +252,8 @@ pub fn encode_binary(v: &Value, t: &DataType, buf: &mut BytesMut) -> Result<(), 
             }
             other => return Err(format!("cannot send {other:?} as an interval")),
         },
-        DataType::Char(_) | DataType::Json => encode_text(v, t, buf),
+        // An enum's binary form is its label, as PostgreSQL's enum_send.
+        DataType::Char(_) | DataType::Json | DataType::Enum(_) => encode_text(v, t, buf),
         // jsonb's binary form: a version byte (1), then the text.
         DataType::Jsonb => {
             buf.put_u8(1);
@@ -523,7 +530,14 @@ pub fn decode_binary_param(b: &[u8], oid: u32) -> Result<Value, SqlError> {
             }
             None => return Err(bad_binary("jsonb")),
         },
-        other => match array::elem_oid_of(other) {
+        other => match array::elem_oid_of(other).or_else(|| {
+            // An enum array: its elements come as labels (read as text,
+            // made the enum's values where they are used).
+            match walden_sql::decode_enum_oid(other as i64) {
+                Some((id, true)) => Some(walden_sql::enum_oid(id) as u32),
+                _ => None,
+            }
+        }) {
             Some(elem) => crate::pgarray::decode_array_binary(b, elem)?,
             None => {
                 let s = std::str::from_utf8(b).map_err(|_| bad_binary("text"))?;

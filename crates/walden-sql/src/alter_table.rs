@@ -261,7 +261,8 @@ impl<'a> Work<'a> {
             }
             return Err(err(ErrorKind::DuplicateColumn, m));
         }
-        let (ty, serial) = crate::typing::column_type(&c.data_type)?;
+        let (ty, serial) =
+            crate::typing::column_type_in(self.db, Some(self.env.tx.id()), &c.data_type)?;
         let mut col = ColumnDef::new(name.clone(), ty.clone());
         if serial {
             col = col.identity(1, 1);
@@ -453,7 +454,7 @@ impl<'a> Work<'a> {
         ty: &ast::DataType,
         using: Option<&ast::Expr>,
     ) -> Result<()> {
-        let (new, serial) = crate::typing::column_type(ty)?;
+        let (new, serial) = crate::typing::column_type_in(self.db, p.viewer, ty)?;
         let cname = self.def.columns[i].name.clone();
         if serial {
             return Err(err(

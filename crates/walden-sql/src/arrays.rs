@@ -174,14 +174,21 @@ pub fn coerce_operands(
             }
             Expr::Param(i) => {
                 p.infer_param(i, t.clone());
-                Expr::Param(i)
+                // An enum array's labels are known here, not where the
+                // value arrives: the parameter is read as one.
+                if crate::enums::involves_enum(t) {
+                    Expr::Cast(Box::new(Expr::Param(i)), t.clone())
+                } else {
+                    Expr::Param(i)
+                }
             }
             other => other,
         })
     };
+    let typed = |t: &Option<DataType>| matches!(t, Some(DataType::Array(_)));
     Ok(match (&tl, &tr) {
-        (Some(t @ DataType::Array(_)), _) => (l, fix(p, r, t)?),
-        (_, Some(t @ DataType::Array(_))) => (fix(p, l, t)?, r),
+        (Some(t), _) if typed(&tl) => (l, fix(p, r, t)?),
+        (_, Some(t)) if typed(&tr) => (fix(p, l, t)?, r),
         _ => (l, r),
     })
 }

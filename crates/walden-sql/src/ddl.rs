@@ -5,7 +5,6 @@ use crate::constraints::{self, Declared};
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::index_ddl::UniqueSpec;
 use crate::query::{object_last, Planner};
-use crate::typing::column_type;
 use crate::QueryOutput;
 use sqlparser::ast::{self, ColumnOption, TableConstraint};
 use std::sync::Arc;
@@ -131,7 +130,7 @@ pub fn create_table(
     let mut checks: Vec<Declared> = Vec::new();
     let mut fks: Vec<crate::foreign_keys::Declared> = Vec::new();
     for c in &ct.columns {
-        let (ty, serial) = column_type(&c.data_type)?;
+        let (ty, serial) = crate::typing::column_type_in(db, Some(tx.id()), &c.data_type)?;
         let mut col = ColumnDef::new(crate::expr::fold_ident(&c.name), ty);
         if serial {
             col = col.identity(1, 1);
@@ -293,6 +292,10 @@ pub fn drop(
         let r = match object_type {
             ast::ObjectType::Table => crate::foreign_keys::drop_table(tx, &name, cascade, &mut out),
             ast::ObjectType::Sequence => tx.drop_sequence(&name),
+            ast::ObjectType::Type => {
+                crate::enums::drop_type(tx, &name, if_exists, cascade, &mut out)?;
+                continue;
+            }
             ast::ObjectType::Index => {
                 crate::index_ddl::drop_index(db, tx, &name, if_exists, &mut out)?;
                 continue;

@@ -229,6 +229,11 @@ impl From<EngineError> for SqlError {
             E::JsonUnicodeNul => ErrorKind::UntranslatableCharacter,
             E::JsonbCast { .. } => ErrorKind::InvalidParameter,
             E::OutOfRange(_) => ErrorKind::NumericOutOfRange,
+            E::UnknownType(_) => ErrorKind::UndefinedObject,
+            E::TypeExists(_) | E::EnumLabelExists(_) => ErrorKind::DuplicateObject,
+            E::UnknownEnumLabel(_) | E::InvalidEnumLabel { .. } => ErrorKind::InvalidParameter,
+            E::EnumOrderExhausted(_) => ErrorKind::FeatureNotSupported,
+            E::TypeInUse { .. } => ErrorKind::DependentObjects,
             E::Deadlock { .. } => ErrorKind::Deadlock,
             E::LockTimeout(_) => ErrorKind::LockTimeout,
             E::Cancelled => ErrorKind::Cancelled,
@@ -305,6 +310,19 @@ impl From<EngineError> for SqlError {
                 detail: Some(v.detail.clone()),
                 table: Some(v.table.clone()),
                 constraint: Some(v.constraint.clone()),
+                ..Default::default()
+            })),
+            E::TypeInUse { name, by } => Some(Box::new(ErrorFields {
+                detail: Some(
+                    by.iter()
+                        .map(|(t, c, array)| {
+                            let brackets = if *array { "[]" } else { "" };
+                            format!("column {c} of table {t} depends on type {name}{brackets}")
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                ),
+                hint: Some("Use DROP ... CASCADE to drop the dependent objects too.".into()),
                 ..Default::default()
             })),
             E::Referenced { kind, table, by } => Some(Box::new(ErrorFields {

@@ -114,6 +114,9 @@ fn type_class(t: &DataType) -> (u8, u8) {
         T::Interval => (8, 0),
         T::Json => (9, 0),
         T::Jsonb => (10, 0),
+        // Enum types: one family (the key values carry positions, which
+        // only a key of the same type can match).
+        T::Enum(_) => (11, 0),
         T::Array(e) => {
             let (f, c) = type_class(e);
             (100 + f, c)

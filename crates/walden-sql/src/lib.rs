@@ -23,6 +23,7 @@ mod copy;
 mod cursor;
 mod ddl;
 mod dml;
+mod enums;
 mod error;
 mod expr;
 mod foreign_keys;
@@ -51,6 +52,7 @@ mod upsert;
 
 pub use copy::{CopyFormat, CopyIn, CopyOut};
 pub use error::{ErrorFields, ErrorKind, Result, SqlError};
+pub use pg_catalog::{decode_enum_oid, enum_array_oid, enum_oid};
 pub use session::{Prepared, SqlSession, TxStatus};
 pub use timeouts::SessionTimeouts;
 pub use walden_engine::{DataType, Value};

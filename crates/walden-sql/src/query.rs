@@ -314,6 +314,8 @@ pub fn static_type(e: &Expr, types: &[DataType], params: &[Option<DataType>]) ->
             Value::Interval(_) => DataType::Interval,
             Value::Json(_) => DataType::Json,
             Value::Jsonb(_) => DataType::Jsonb,
+            // Enum constants are typed by the cast that made them.
+            Value::Enum(..) => return None,
             // An array constant: its first element's type decides.
             Value::Array(items) => DataType::Array(Box::new(
                 items

@@ -2,7 +2,7 @@
 
 use crate::error::{Result, SqlError};
 use sqlparser::ast::{CharacterLength, DataType as SqlType, ExactNumberInfo};
-use walden_engine::DataType;
+use walden_engine::{DataType, Database};
 
 /// The lower-case last part of a custom type name (`pg_catalog."int8"` -> `int8`).
 fn custom_name(name: &sqlparser::ast::ObjectName) -> String {
@@ -146,4 +146,42 @@ pub fn data_type(t: &SqlType) -> Result<DataType> {
         }
         other => return Err(SqlError::unsupported(format!("type {other}"))),
     })
+}
+
+/// A type name as transaction `viewer` resolves it: the built-in types,
+/// then the database's enum types (`mood`, `public.mood`, `mood[]`).
+pub fn data_type_in(db: &Database, viewer: Option<u64>, t: &SqlType) -> Result<DataType> {
+    use sqlparser::ast::ArrayElemTypeDef as E;
+    match t {
+        SqlType::Array(E::SquareBracket(e, _) | E::Qualified(e, _)) => {
+            match data_type_in(db, viewer, e)? {
+                DataType::Array(_) => Err(SqlError::unsupported("a multidimensional array type")),
+                elem => Ok(DataType::Array(Box::new(elem))),
+            }
+        }
+        SqlType::Custom(name, args) if args.is_empty() => match data_type(t) {
+            Err(e) if e.kind == crate::error::ErrorKind::UndefinedObject => {
+                let n = custom_name(name);
+                match db.enum_type_as(viewer, &n) {
+                    Some(def) => Ok(DataType::Enum(walden_engine::types::EnumRef(def))),
+                    None => Err(e),
+                }
+            }
+            other => other,
+        },
+        _ => data_type(t),
+    }
+}
+
+/// [`column_type`] with the database's enum types.
+pub fn column_type_in(db: &Database, viewer: Option<u64>, t: &SqlType) -> Result<(DataType, bool)> {
+    match column_type(t) {
+        Err(e) if e.kind == crate::error::ErrorKind::UndefinedObject => {
+            Ok((data_type_in(db, viewer, t)?, false))
+        }
+        Err(e) if matches!(t, SqlType::Array(_)) => data_type_in(db, viewer, t)
+            .map(|d| (d, false))
+            .map_err(|_| e),
+        other => other,
+    }
 }

@@ -2,14 +2,14 @@
 //! to the log and replayed by recovery.
 
 use super::{
-    get_foreign_key, get_index_def, get_sequence, get_settings, get_table_def, put_foreign_key,
-    put_index_def, put_ivar, put_sequence, put_settings, put_str, put_table_def, put_value,
-    put_values, put_var, short, Reader,
+    get_enum, get_foreign_key, get_index_def, get_sequence, get_settings, get_table_def,
+    put_enum, put_foreign_key, put_index_def, put_ivar, put_sequence, put_settings, put_str,
+    put_table_def, put_value, put_values, put_var, short, Reader,
 };
 use crate::alter::ColumnSource;
 use crate::error::{EngineError, Result};
 use crate::schema::{DbSettings, ForeignKeyDef, IndexDef, SequenceDef, TableDef};
-use crate::types::{Key, Row, Value};
+use crate::types::{EnumType, Key, Row, Value};
 use std::sync::Arc;
 
 /// One change inside a transaction record.
@@ -90,7 +90,19 @@ pub enum Redo {
         def: TableDef,
         rewrite: Option<Vec<ColumnSource>>,
     },
+    /// `CREATE TYPE ... AS ENUM`.
+    CreateEnum(EnumType),
+    /// `DROP TYPE` of an enum type.
+    DropEnum(u32),
+    /// `ALTER TYPE` of an enum type: its new definition (columns of the
+    /// type take it too).
+    AlterEnum(EnumType),
 }
+
+/// Redo tags of enum types (35..=39 are reserved for them).
+const TAG_CREATE_ENUM: u8 = 35;
+const TAG_DROP_ENUM: u8 = 36;
+const TAG_ALTER_ENUM: u8 = 37;
 
 /// Redo tags of ALTER TABLE (25..=34 are reserved for it).
 const TAG_ALTER_TABLE: u8 = 25;
@@ -260,6 +272,18 @@ pub fn encode_redo(r: &Redo) -> Vec<u8> {
             put_var(&mut out, *table as u64);
             put_str(&mut out, name);
         }
+        Redo::CreateEnum(e) => {
+            out.push(TAG_CREATE_ENUM);
+            put_enum(&mut out, e);
+        }
+        Redo::DropEnum(id) => {
+            out.push(TAG_DROP_ENUM);
+            put_var(&mut out, *id as u64);
+        }
+        Redo::AlterEnum(e) => {
+            out.push(TAG_ALTER_ENUM);
+            put_enum(&mut out, e);
+        }
     }
     out
 }
@@ -366,6 +390,9 @@ pub fn decode_redo(buf: &[u8], key_of: &dyn Fn(u32, &[Value]) -> Option<Key>) ->
                 rewrite,
             }
         }
+        TAG_CREATE_ENUM => Redo::CreateEnum(get_enum(&mut r)?),
+        TAG_DROP_ENUM => Redo::DropEnum(u32::try_from(r.var()?).map_err(|_| short())?),
+        TAG_ALTER_ENUM => Redo::AlterEnum(get_enum(&mut r)?),
         23 => Redo::AddForeignKey {
             table: r.var()? as u32,
             // Column positions are checked against the tables at redo.

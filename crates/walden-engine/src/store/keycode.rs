@@ -39,6 +39,9 @@ const ARRAY: u8 = 0xC0;
 const ARRAY_END: u8 = 0x00;
 const ELEM_VALUE: u8 = 0x01;
 const ELEM_NULL: u8 = 0x02;
+/// An enum value: its label's sort position as FLOAT's bytes (values of
+/// one type order by it), then the label as TEXT's.
+const ENUM: u8 = 0xC8;
 const DAY_MICROS: i128 = 86_400_000_000;
 
 /// Decimal sub-tags: negatives, zero, positives.
@@ -78,14 +81,12 @@ fn encode_value(v: &Value, out: &mut Vec<u8>) {
         }
         Value::Float(f) => {
             out.push(FLOAT);
-            // IEEE 754 bits ordered as `f64::total_cmp` orders them.
-            let bits = f.to_bits();
-            let ordered = if bits >> 63 == 1 {
-                !bits
-            } else {
-                bits ^ (1 << 63)
-            };
-            out.extend_from_slice(&ordered.to_be_bytes());
+            put_f64(*f, out);
+        }
+        Value::Enum(sort, label) => {
+            out.push(ENUM);
+            put_f64(*sort, out);
+            encode_bytes(label.as_bytes(), out);
         }
         Value::Decimal(d) => {
             out.push(DEC);
@@ -146,6 +147,24 @@ fn encode_value(v: &Value, out: &mut Vec<u8>) {
             out.push(ARRAY_END);
         }
     }
+}
+
+/// IEEE 754 bits ordered as `f64::total_cmp` orders them.
+fn put_f64(f: f64, out: &mut Vec<u8>) {
+    let bits = f.to_bits();
+    let ordered = if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits ^ (1 << 63)
+    };
+    out.extend_from_slice(&ordered.to_be_bytes());
+}
+
+fn get_f64(b: &[u8]) -> Result<(f64, &[u8]), &'static str> {
+    let (a, rest) = take::<8>(b)?;
+    let o = u64::from_be_bytes(a);
+    let bits = if o >> 63 == 1 { o ^ (1 << 63) } else { !o };
+    Ok((f64::from_bits(bits), rest))
 }
 
 /// A signed integer with its sign bit flipped, big-endian: bytes order as numbers.
@@ -228,10 +247,14 @@ fn decode_value(b: &[u8]) -> Result<(Value, &[u8]), &'static str> {
             (Value::Int(v), rest)
         }
         FLOAT => {
-            let (a, rest) = take::<8>(rest)?;
-            let o = u64::from_be_bytes(a);
-            let bits = if o >> 63 == 1 { o ^ (1 << 63) } else { !o };
-            (Value::Float(f64::from_bits(bits)), rest)
+            let (f, rest) = get_f64(rest)?;
+            (Value::Float(f), rest)
+        }
+        ENUM => {
+            let (sort, rest) = get_f64(rest)?;
+            let (bytes, rest) = decode_bytes(rest)?;
+            let s = String::from_utf8(bytes).map_err(|_| "enum label is not UTF-8")?;
+            (Value::Enum(sort, Arc::from(s)), rest)
         }
         DEC => {
             let (d, rest) = decode_decimal(rest)?;

@@ -26,6 +26,7 @@ use std::sync::Arc;
 pub(crate) enum Revert {
     Table(u32, Option<Arc<Table>>),
     Sequence(String, Option<Arc<Sequence>>),
+    Enum(String, Option<Arc<crate::types::EnumType>>),
 }
 
 /// One DDL statement of a transaction: its redo and how to undo it.
@@ -37,7 +38,7 @@ pub(crate) struct DdlStep {
 impl Catalog {
     /// Puts an entry back as it was (no cascade: every entry the change
     /// touched has its own revert).
-    fn revert(&mut self, r: &Revert) {
+    pub(crate) fn revert(&mut self, r: &Revert) {
         match r {
             Revert::Table(id, old) => {
                 if let Some(cur) = self.by_id.remove(id) {
@@ -57,6 +58,14 @@ impl Catalog {
                     self.sequences.remove(name);
                 }
             },
+            Revert::Enum(name, old) => match old {
+                Some(e) => {
+                    self.enums.insert(name.clone(), e.clone());
+                }
+                None => {
+                    self.enums.remove(name);
+                }
+            },
         }
     }
 
@@ -67,6 +76,7 @@ impl Catalog {
     ) -> Result<(T, Vec<Revert>)> {
         let tables = self.by_id.clone();
         let seqs = self.sequences.clone();
+        let enums = self.enums.clone();
         let out = f(self)?;
         let mut reverts = Vec::new();
         for (id, t) in &self.by_id {
@@ -89,6 +99,16 @@ impl Catalog {
                 reverts.push(Revert::Sequence(n, Some(s)));
             }
         }
+        for (n, e) in &self.enums {
+            if !enums.get(n).is_some_and(|o| Arc::ptr_eq(o, e)) {
+                reverts.push(Revert::Enum(n.clone(), enums.get(n).cloned()));
+            }
+        }
+        for (n, e) in enums {
+            if !self.enums.contains_key(&n) {
+                reverts.push(Revert::Enum(n, Some(e)));
+            }
+        }
         Ok((out, reverts))
     }
 
@@ -98,6 +118,7 @@ impl Catalog {
             tables: self.tables.clone(),
             by_id: self.by_id.clone(),
             sequences: self.sequences.clone(),
+            enums: self.enums.clone(),
             next_table_id: self.next_table_id,
             next_seq_id: self.next_seq_id,
             vis: self.vis.clone(),
@@ -180,7 +201,7 @@ impl Transaction {
     }
 
     /// `Some(true)`: newly taken; `Some(false)`: already held; `None`: busy.
-    fn lock_table_id(
+    pub(crate) fn lock_table_id(
         &self,
         id: u32,
         mode: TableLockMode,
@@ -253,7 +274,7 @@ impl Transaction {
     /// Applies a catalog change now, for this transaction, and keeps its
     /// redo for the commit record and its undo for a rollback. The caller
     /// holds the table locks it needs.
-    pub(super) fn catalog_change<T>(
+    pub(crate) fn catalog_change<T>(
         &self,
         apply: impl FnOnce(&mut Catalog) -> Result<(T, Redo)>,
     ) -> Result<T> {

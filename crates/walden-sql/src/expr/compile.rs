@@ -88,9 +88,10 @@ impl Expr {
                 other => Expr::Lit(lit_value(other)?),
             },
             A::TypedString(ts) => {
-                let t = crate::typing::data_type(&ts.data_type)?;
+                let t = crate::typing::data_type_in(&p.db, p.viewer, &ts.data_type)?;
                 let v = lit_value(&ts.value.value)?;
-                if t == DataType::TimestampTz {
+                // An enum constant keeps its cast, which types it.
+                if t == DataType::TimestampTz || crate::enums::is_enum(&t) {
                     // Read in the zone in force when it runs, not when planned.
                     coerce(v.clone(), &t)?;
                     Expr::Cast(Box::new(Expr::Lit(v)), t)
@@ -126,6 +127,18 @@ impl Expr {
                 let l = Expr::compile(p, scope, left)?;
                 let r = Expr::compile(p, scope, right)?;
                 let (l, r) = crate::arrays::coerce_operands(p, scope, l, r)?;
+                // Compared with an enum, a literal or parameter is a label
+                // (`||` and the rest read it as text).
+                let (l, r) = if matches!(
+                    op,
+                    BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq
+                ) {
+                    let l = crate::enums::beside(p, scope, &r, l)?;
+                    let r = crate::enums::beside(p, scope, &l, r)?;
+                    (l, r)
+                } else {
+                    (l, r)
+                };
                 p.infer_pair(&l, &r, scope);
                 // char(n) compares without its trailing blanks, as PostgreSQL's
                 // bpchar does ('ab   ' = 'ab').
@@ -167,7 +180,7 @@ impl Expr {
                     .map(|i| {
                         let c = Expr::compile(p, scope, i)?;
                         p.infer_pair(&x, &c, scope);
-                        Ok(c)
+                        crate::enums::beside(p, scope, &x, c)
                     })
                     .collect::<Result<Vec<_>>>()?;
                 Expr::InList(Box::new(x), items, *negated)
@@ -177,12 +190,14 @@ impl Expr {
                 negated,
                 low,
                 high,
-            } => Expr::Between(
-                Box::new(Expr::compile(p, scope, expr)?),
-                Box::new(Expr::compile(p, scope, low)?),
-                Box::new(Expr::compile(p, scope, high)?),
-                *negated,
-            ),
+            } => {
+                let x = Expr::compile(p, scope, expr)?;
+                let lo = Expr::compile(p, scope, low)?;
+                let hi = Expr::compile(p, scope, high)?;
+                let lo = crate::enums::beside(p, scope, &x, lo)?;
+                let hi = crate::enums::beside(p, scope, &x, hi)?;
+                Expr::Between(Box::new(x), Box::new(lo), Box::new(hi), *negated)
+            }
             A::Like {
                 negated,
                 expr,
@@ -235,7 +250,7 @@ impl Expr {
                 if let Some(e) = catalog_cast(p, scope, expr, data_type)? {
                     return Ok(e);
                 }
-                let t = crate::typing::data_type(data_type)?;
+                let t = crate::typing::data_type_in(&p.db, p.viewer, data_type)?;
                 let inner = Expr::compile(p, scope, expr)?;
                 if let Expr::Param(i) = inner {
                     p.infer_param(i, t.clone());
@@ -248,7 +263,7 @@ impl Expr {
                 ..
             } => Expr::Cast(
                 Box::new(Expr::compile(p, scope, expr)?),
-                crate::typing::data_type(dt)?,
+                crate::typing::data_type_in(&p.db, p.viewer, dt)?,
             ),
             // T-SQL CONVERT(type, value [, style]) as the PostgreSQL dialect reads it.
             A::Convert {
@@ -405,6 +420,7 @@ impl Expr {
                     // `x = ANY (array)`: arrays are values in text form.
                     other => {
                         let arr = Expr::compile(p, scope, other)?;
+                        let x = crate::enums::beside_array(p, scope, x, &arr)?;
                         Expr::Func(Func::AnyArray(op, all), vec![x, arr])
                     }
                 }

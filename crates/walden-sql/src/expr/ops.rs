@@ -325,6 +325,7 @@ pub fn type_name(v: &Value) -> &'static str {
         Value::Json(_) => "json",
         Value::Jsonb(_) => "jsonb",
         Value::Array(_) => "anyarray",
+        Value::Enum(..) => "anyenum",
     }
 }
 

@@ -132,7 +132,13 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         }
         Func::ToRegType => match arg(0) {
             Value::Null => Value::Null,
-            v => crate::pg_catalog::regtype_oid(&text_arg(&v)).unwrap_or(Value::Null),
+            v => {
+                let name = text_arg(&v);
+                crate::pg_catalog::regtype_oid(&name).unwrap_or_else(|_| {
+                    crate::pg_catalog::enum_regtype_oid(env, name.trim())
+                        .map_or(Value::Null, Value::Int)
+                })
+            }
         },
         Func::Today => Value::Date(
             walden_engine::types::datetime::tz_to_local(env.info.now).div_euclid(DAY) as i32,
@@ -256,7 +262,8 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                     m => Some(int_arg(&m, "format_type")?),
                 };
                 Value::text(
-                    crate::pg_catalog::format_type(oid, typmod).unwrap_or_else(|| "???".into()),
+                    crate::pg_catalog::format_type_in(env, oid, typmod)
+                        .unwrap_or_else(|| "???".into()),
                 )
             }
         },
@@ -562,11 +569,23 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             env,
             int_arg(&arg(0), "regclass")?,
         )),
-        Func::RegTypeOid => crate::pg_catalog::regtype_oid(&text_arg(&arg(0)))?,
-        Func::RegTypeName => Value::text(crate::pg_catalog::regtype_name(int_arg(
-            &arg(0),
-            "regtype",
-        )?)),
+        Func::RegTypeOid => {
+            let name = text_arg(&arg(0));
+            match crate::pg_catalog::regtype_oid(&name) {
+                Err(e) => match crate::pg_catalog::enum_regtype_oid(env, name.trim()) {
+                    Some(oid) => Value::Int(oid),
+                    None => return Err(e),
+                },
+                ok => ok?,
+            }
+        }
+        Func::RegTypeName => {
+            let oid = int_arg(&arg(0), "regtype")?;
+            Value::text(
+                crate::pg_catalog::enum_type_name(env.tx.database(), Some(env.tx.id()), oid)
+                    .unwrap_or_else(|| crate::pg_catalog::regtype_name(oid)),
+            )
+        }
         Func::RegNamespaceOid => crate::pg_catalog::regnamespace_oid(&text_arg(&arg(0)))?,
         Func::RegNamespaceName => Value::text(crate::pg_catalog::regnamespace_name(int_arg(
             &arg(0),

@@ -59,6 +59,10 @@ pub(super) fn pg_typeof(
     let name = match crate::query::static_type(arg, &types, &p.params) {
         // regtype shows bpchar by its SQL name.
         Some(DataType::Char(_)) if !untyped => "character".to_string(),
+        Some(DataType::Enum(e)) if !untyped => crate::pg_catalog::quote_ident(&e.name),
+        Some(DataType::Array(e)) if !untyped && matches!(*e, DataType::Enum(_)) => {
+            format!("{}[]", e.sql_name())
+        }
         Some(t) if !untyped => {
             crate::pg_catalog::regtype_name(crate::pg_catalog::type_oid_and_mod(&t).0)
         }

@@ -20,6 +20,7 @@ use walden_engine::{ColumnDef, DataType, Database, DefaultExpr, SequenceDef, Tab
 mod array;
 mod deparse;
 mod dump_catalogs;
+mod enums;
 mod oids;
 mod opclass;
 mod regcast;
@@ -34,6 +35,7 @@ pub use dump_catalogs::{
     acldefault, catalog_relation_oid, options_to_table, qualify_for_path, search_path_schemas,
     sequence_relation, sequence_relation_oid, sequence_relation_rows,
 };
+pub use enums::{enum_regtype_oid, enum_type_name, format_type_in};
 pub use oids::*;
 pub use regcast::*;
 pub use rows::*;

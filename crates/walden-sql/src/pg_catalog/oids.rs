@@ -38,6 +38,32 @@ pub(super) fn user_oid(id: u32, slot: i64) -> i64 {
     FIRST_USER_OID + STRIDE * id as i64 + slot
 }
 
+/// The OID of an enum type (`pg_type.oid`). Enum types take their ids from
+/// the tables' id space, so an enum's block holds no table.
+pub fn enum_oid(id: u32) -> i64 {
+    user_oid(id, SLOT_TABLE)
+}
+
+/// The OID of an enum type's array type.
+pub fn enum_array_oid(id: u32) -> i64 {
+    user_oid(id, SLOT_TABLE_TYPE)
+}
+
+/// The enum type id an OID names, and whether it is the array type's.
+pub fn decode_enum_oid(oid: i64) -> Option<(u32, bool)> {
+    match decode_oid(oid)? {
+        (id, SLOT_TABLE) => Some((id, false)),
+        (id, SLOT_TABLE_TYPE) => Some((id, true)),
+        _ => None,
+    }
+}
+
+/// `pg_enum.oid` of label number `member` of enum type `id`: above every
+/// OID of the slot scheme.
+pub fn enum_label_oid(id: u32, member: u32) -> i64 {
+    (enum_oid(id) << 16) | member as i64
+}
+
 /// The OID of a table (`pg_class.oid`).
 pub fn table_oid(id: u32) -> i64 {
     user_oid(id, SLOT_TABLE)

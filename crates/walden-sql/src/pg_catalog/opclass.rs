@@ -27,12 +27,18 @@ const DEFAULT_BTREE: &[(i64, &str, i64, i64)] = &[
     (10022, "interval_ops", 1982, 1186),
     (3125, "numeric_ops", 1988, 1700),
     (10065, "uuid_ops", 2968, 2950),
+    // Every enum type's (input type anyenum).
+    (3522, "enum_ops", 3522, 3500),
 ];
 
 /// The default btree class of a column type (varchar uses text's, as in
 /// PostgreSQL); 0 for a type without one.
 pub(super) fn default_btree(type_oid: i64) -> i64 {
-    let t = if type_oid == 1043 { 25 } else { type_oid };
+    let t = match type_oid {
+        1043 => 25,
+        t if matches!(super::decode_enum_oid(t), Some((_, false))) => 3500,
+        t => t,
+    };
     DEFAULT_BTREE.iter().find(|c| c.3 == t).map_or(0, |c| c.0)
 }
 

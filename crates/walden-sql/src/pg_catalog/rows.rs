@@ -89,6 +89,8 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         V::SequenceRel | V::OptionsTable => {
             return Err(SqlError::internal(format!("{view:?} is read with its argument")))
         }
+        V::Enum => out = super::enums::enum_rows(env),
+        V::Range => {}
         V::Database => {
             for d in env.instance.databases() {
                 out.push(vec![
@@ -219,6 +221,10 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     t("x"),
                     NULL,
                 ]);
+            }
+            out.extend(super::enums::type_rows(env));
+            for r in &mut out {
+                r.push(NULL);
             }
         }
         V::Roles => out = crate::privileges::role_rows(env, false)?,
@@ -505,6 +511,8 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                         t(if c.nullable { "YES" } else { "NO" }),
                         t(if matches!(c.data_type, DataType::Array(_)) {
                             "ARRAY".to_string()
+                        } else if matches!(c.data_type, DataType::Enum(_)) {
+                            "USER-DEFINED".to_string()
                         } else {
                             format_type(oid, None).unwrap_or_default()
                         }),

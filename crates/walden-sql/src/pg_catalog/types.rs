@@ -84,6 +84,11 @@ pub fn type_oid_and_mod(t: &DataType) -> (i64, i64) {
         DataType::Char(n) => (1042, *n as i64 + 4),
         DataType::Json => (114, -1),
         DataType::Jsonb => (3802, -1),
+        DataType::Enum(e) => (enum_oid(e.id()), -1),
+        DataType::Array(e) if matches!(**e, DataType::Enum(_)) => match &**e {
+            DataType::Enum(e) => (enum_array_oid(e.id()), -1),
+            _ => unreachable!(),
+        },
         // An array column's typmod is its element's (`varchar(10)[]`: 14).
         DataType::Array(e) => {
             let (oid, typmod) = type_oid_and_mod(e);

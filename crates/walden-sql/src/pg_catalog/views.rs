@@ -54,6 +54,11 @@ pub enum PgView {
     OptionsTable,
     /// `pg_prepared_statements`: the session's `PREPARE`d statements.
     PreparedStatements,
+    /// `pg_enum`: the labels of enum types.
+    Enum,
+    /// `pg_range`: empty (no range types), read by tokio-postgres's type
+    /// lookup of a type it does not know (an enum).
+    Range,
 }
 
 /// Finds a catalog view by (schema, name); `pg_catalog` views also answer
@@ -106,6 +111,8 @@ pub fn lookup(schema: Option<&str>, name: &str) -> Option<PgView> {
         "pg_settings" => V::Settings,
         "pg_opclass" => V::Opclass,
         "pg_prepared_statements" => V::PreparedStatements,
+        "pg_enum" => V::Enum,
+        "pg_range" => V::Range,
         other => return super::dump_catalogs::lookup_empty(other).map(V::Empty),
     })
 }
@@ -145,6 +152,16 @@ impl PgView {
             V::Cursors => crate::cursor::pg_cursors_columns(),
             V::Settings => super::settings_view::columns(),
             V::Opclass => super::opclass::columns(),
+            V::Enum => super::enums::enum_columns(),
+            V::Range => vec![
+                ("rngtypid", OID),
+                ("rngsubtype", OID),
+                ("rngmultitypid", OID),
+                ("rngcollation", OID),
+                ("rngsubopc", OID),
+                ("rngcanonical", NAME),
+                ("rngsubdiff", NAME),
+            ],
             V::Database => vec![
                 ("oid", OID),
                 ("datname", NAME),
@@ -320,6 +337,8 @@ impl PgView {
                 ("typalign", CHAR),
                 ("typstorage", CHAR),
                 ("typdefault", T::Text),
+                // psql's \dT+ reads it (no type has grants: NULL).
+                ("typacl", T::Text),
             ],
             V::Inherits => vec![
                 ("inhrelid", OID),

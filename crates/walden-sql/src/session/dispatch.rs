@@ -494,6 +494,11 @@ impl SqlSession {
                 let db = self.db.clone();
                 self.in_tx(|tx, _| crate::foreign_keys::alter_table(&db, tx, at))
             }
+            Statement::CreateType {
+                name,
+                representation,
+            } => self.in_tx(|tx, _| crate::enums::create_type(tx, name, representation)),
+            Statement::AlterType(at) => self.in_tx(|tx, _| crate::enums::alter_type(tx, at)),
             Statement::Lock(l) => {
                 // A multi-statement query's implicit block counts, as in
                 // PostgreSQL (not the extended protocol's).
@@ -666,6 +671,8 @@ fn ddl_name(stmt: &Statement) -> Option<&'static str> {
         Statement::Truncate(_) => "TRUNCATE TABLE",
         Statement::CreateIndex(_) => "CREATE INDEX",
         Statement::AlterTable(_) => "ALTER TABLE",
+        Statement::CreateType { .. } => "CREATE TYPE",
+        Statement::AlterType(_) => "ALTER TYPE",
         _ => return None,
     })
 }

@@ -365,6 +365,46 @@ def quoted_column_keeps_its_case():
         assert cur.description[0].name == "FirstName", cur.description[0].name
 
 
+@check()
+def enum_type_text_and_binary():
+    import enum
+
+    from psycopg.types.enum import EnumInfo, register_enum
+
+    with connect(autocommit=True) as c:
+        c.execute("DROP TABLE IF EXISTS pg_enumt")
+        c.execute("DROP TYPE IF EXISTS pg_mood")
+        c.execute("CREATE TYPE pg_mood AS ENUM ('sad', 'ok', 'happy')")
+        fresh(c, "pg_enumt", "id int PRIMARY KEY, m pg_mood, ms pg_mood[]")
+        c.execute("INSERT INTO pg_enumt VALUES (%s, %s, %s)", (1, "happy", ["sad", "ok"]))
+        c.execute("INSERT INTO pg_enumt VALUES (2, 'sad', NULL)")
+        cur = c.execute("SELECT m FROM pg_enumt ORDER BY m")
+        oid = c.execute("SELECT oid FROM pg_type WHERE typname = 'pg_mood'").fetchone()[0]
+        assert cur.description[0].type_code == oid, (cur.description[0].type_code, oid)
+        # Unregistered: text results are the labels, binary results their bytes.
+        assert [r[0] for r in cur.fetchall()] == ["sad", "happy"]
+        r = c.cursor(binary=True).execute("SELECT m FROM pg_enumt WHERE id = 1").fetchone()[0]
+        assert bytes(r) == b"happy", r
+        try:
+            c.execute("INSERT INTO pg_enumt VALUES (3, 'angry', NULL)")
+            raise AssertionError("no error")
+        except errors.InvalidTextRepresentation as e:
+            assert 'invalid input value for enum pg_mood: "angry"' in str(e), e
+        # Registered as a Python Enum: parameters and results, both formats.
+        info = EnumInfo.fetch(c, "pg_mood")
+        assert info.labels == ["sad", "ok", "happy"], info.labels
+        Mood = enum.Enum("Mood", ["sad", "ok", "happy"])
+        register_enum(info, c, Mood)
+        for binary in (False, True):
+            cur = c.cursor(binary=binary)
+            row = cur.execute("SELECT m, ms FROM pg_enumt WHERE id = %s", (1,)).fetchone()
+            assert row == (Mood.happy, [Mood.sad, Mood.ok]), (binary, row)
+            n = cur.execute("SELECT count(*) FROM pg_enumt WHERE m < %s", (Mood.happy,))
+            assert n.fetchone()[0] == 1
+        c.execute("DROP TABLE pg_enumt")
+        c.execute("DROP TYPE pg_mood")
+
+
 if __name__ == "__main__":
     print(f"psycopg {psycopg.__version__}")
     run(lambda f: f())

@@ -211,6 +211,39 @@ def stream_results_and_yield_per_use_a_server_side_cursor():
     e.dispose()
 
 
+@check()
+def enum_column_with_create_type():
+    import enum
+
+    class Size(enum.Enum):
+        small = "s"
+        large = "l"
+
+    e = engine()
+    md = sa.MetaData()
+    t = sa.Table(
+        "sa_enum",
+        md,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("size", sa.Enum(Size, name="sa_size", create_type=True)),
+    )
+    md.drop_all(e)
+    md.create_all(e)
+    with e.begin() as c:
+        c.execute(t.insert(), [{"id": 1, "size": Size.large}, {"id": 2, "size": Size.small}])
+    with e.connect() as c:
+        got = c.execute(sa.select(t.c.id, t.c.size).order_by(t.c.size)).all()
+        # Declaration order: small before large.
+        assert got == [(2, Size.small), (1, Size.large)], got
+        cols = sa.inspect(c).get_columns("sa_enum")
+        assert list(cols[1]["type"].enums) == ["small", "large"], cols[1]["type"]
+    md.drop_all(e)
+    with e.connect() as c:
+        n = c.execute(sa.text("SELECT count(*) FROM pg_type WHERE typname = 'sa_size'")).scalar()
+        assert n == 0, n
+    e.dispose()
+
+
 if __name__ == "__main__":
     print(f"sqlalchemy {sa.__version__}, psycopg {psycopg.__version__}")
     run(lambda f: f())

@@ -1,0 +1,177 @@
+//! Enum types through the server, against a scratch PostgreSQL 15 with the
+//! same SQL: DDL (CREATE/ALTER/DROP TYPE, transactional), ordering by
+//! declaration order (ORDER BY, comparisons, primary keys, indexes, values
+//! added BEFORE/AFTER), input errors, casts, enum arrays and the catalogs
+//! (pg_type, pg_enum, format_type); restarts after a kill (from the log)
+//! and after a checkpoint (from the image). The binary format and type
+//! OIDs are checked through psycopg (clients/psycopg_suite.py).
+
+mod pg_diff;
+mod server_support;
+
+use pg_diff::{assert_same, connect, outcome, run_script, runtime, Field, Peers};
+use server_support::Serve;
+use std::time::Duration;
+
+const SCRIPT: &[&str] = &[
+    "CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy')",
+    "CREATE TYPE mood AS ENUM ('x')",
+    "CREATE TYPE integer AS ENUM ('x')",
+    "CREATE TABLE p (name text PRIMARY KEY, m mood, ms mood[])",
+    "INSERT INTO p VALUES ('a', 'happy', '{sad,happy}'), ('b', 'sad', ARRAY['ok']::mood[]), \
+     ('c', 'ok', NULL), ('d', NULL, '{}')",
+    "INSERT INTO p VALUES ('e', 'angry', NULL)",
+    "SELECT 'x'::mood",
+    "SELECT name, m FROM p ORDER BY m, name",
+    "SELECT name, m FROM p ORDER BY m DESC NULLS LAST",
+    "SELECT name FROM p WHERE m > 'sad' ORDER BY name",
+    "SELECT name FROM p WHERE m = 'ok'",
+    "SELECT name FROM p WHERE m IN ('ok', 'happy') ORDER BY name",
+    "SELECT min(m), max(m), count(DISTINCT m) FROM p",
+    "SELECT m, count(*) FROM p GROUP BY m ORDER BY m",
+    "SELECT m::text, 'happy'::mood, 'ok'::mood < 'happy'::mood, m || '!' FROM p ORDER BY name",
+    "SELECT ms, ms[1], 'sad' = ANY (ms) FROM p ORDER BY name",
+    "SELECT pg_typeof(m), pg_typeof(ms) FROM p WHERE name = 'a'",
+    "ALTER TYPE mood ADD VALUE 'meh' BEFORE 'ok'",
+    "ALTER TYPE mood ADD VALUE 'ecstatic' AFTER 'happy'",
+    "ALTER TYPE mood ADD VALUE 'glum' BEFORE 'sad'",
+    "ALTER TYPE mood ADD VALUE 'fine'",
+    "ALTER TYPE mood ADD VALUE 'meh'",
+    "ALTER TYPE mood ADD VALUE IF NOT EXISTS 'meh'",
+    "ALTER TYPE mood ADD VALUE 'x' BEFORE 'nope'",
+    "INSERT INTO p VALUES ('f', 'meh', '{meh,glum}'), ('g', 'ecstatic', NULL), ('h', 'glum', NULL), \
+     ('i', 'fine', NULL)",
+    "SELECT name, m FROM p ORDER BY m, name",
+    "SELECT enumlabel, enumsortorder FROM pg_enum WHERE enumtypid = 'mood'::regtype \
+     ORDER BY enumsortorder",
+    "SELECT typname, typtype, typcategory, typlen FROM pg_type WHERE typname IN ('mood', '_mood') \
+     ORDER BY typname",
+    "SELECT e.typname FROM pg_type a JOIN pg_type e ON e.oid = a.typelem WHERE a.typname = '_mood'",
+    "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'p'::regclass \
+     AND attnum > 0 ORDER BY attnum",
+    "SELECT typname FROM pg_type WHERE oid IN ('mood'::regtype, 'mood[]'::regtype) ORDER BY 1",
+    "SELECT column_name, data_type FROM information_schema.columns \
+     WHERE table_name = 'p' ORDER BY ordinal_position",
+    "CREATE TABLE k (m mood PRIMARY KEY, v int)",
+    "INSERT INTO k VALUES ('happy', 1), ('glum', 2), ('meh', 3), ('ok', 4)",
+    "SELECT * FROM k ORDER BY m",
+    "SELECT * FROM k WHERE m >= 'meh' ORDER BY m",
+    "INSERT INTO k VALUES ('ok', 5)",
+    "CREATE INDEX p_m ON p (m)",
+    "SELECT name FROM p WHERE m BETWEEN 'sad' AND 'happy' ORDER BY m, name",
+    "ALTER TYPE mood RENAME VALUE 'nope' TO 'x'",
+    "CREATE TYPE color AS ENUM ('red', 'green')",
+    "ALTER TYPE color RENAME VALUE 'red' TO 'rouge'",
+    "ALTER TYPE color RENAME VALUE 'green' TO 'rouge'",
+    "SELECT enumlabel FROM pg_enum WHERE enumtypid = 'color'::regtype ORDER BY enumsortorder",
+    "ALTER TYPE color RENAME TO colour",
+    "SELECT 'red'::color",
+    "SELECT 'rouge'::colour",
+    "DROP TYPE mood",
+    "DROP TYPE mood RESTRICT",
+    "DROP TYPE colour",
+    "DROP TYPE colour",
+    "DROP TYPE IF EXISTS colour",
+    "BEGIN",
+    "CREATE TYPE t1 AS ENUM ('a')",
+    "SELECT 'a'::t1",
+    "ROLLBACK",
+    "SELECT 'a'::t1",
+    "BEGIN",
+    "CREATE TYPE t2 AS ENUM ('a', 'b')",
+    "CREATE TABLE t2t (x t2)",
+    "INSERT INTO t2t VALUES ('b')",
+    "COMMIT",
+    "SELECT x FROM t2t",
+    "BEGIN",
+    "DROP TABLE t2t",
+    "DROP TYPE t2",
+    "ROLLBACK",
+    "SELECT x FROM t2t",
+    "SELECT typname FROM pg_type WHERE typtype = 'e' ORDER BY typname",
+];
+
+#[test]
+fn enums_in_text_match_postgres() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(peers) = Peers::start(tmp.path(), "to compare enum types") else {
+        return;
+    };
+    let fields = [Field::Detail, Field::Hint];
+    runtime().block_on(async {
+        tokio::time::timeout(Duration::from_secs(120), async {
+            let want = run_script(&peers.pg_conn(), SCRIPT, &fields).await;
+            let got = run_script(&peers.walden_conn(), SCRIPT, &fields).await;
+            assert_same(&want, &got);
+        })
+        .await
+        .expect("timed out")
+    });
+}
+
+#[test]
+fn enums_survive_restarts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("walden");
+    let mut walden = Serve::start(&dir, &[]);
+    let check = |conn: String| async move {
+        let c = connect(&conn).await;
+        assert_eq!(
+            outcome(&c, "SELECT m, ms FROM r ORDER BY m", &[]).await,
+            "low|{high,low}; mid|NULL; high|{}; ok 3"
+        );
+        assert_eq!(
+            outcome(
+                &c,
+                "SELECT enumlabel, enumsortorder FROM pg_enum e JOIN pg_type t \
+                 ON t.oid = e.enumtypid WHERE t.typname = 'level' ORDER BY 2",
+                &[]
+            )
+            .await,
+            "low|1; mid|1.5; high|2; ok 3"
+        );
+        assert_eq!(
+            outcome(&c, "SELECT 'gone'::gone", &[]).await,
+            "ERROR 42704 type \"gone\" does not exist"
+        );
+        assert_eq!(
+            outcome(&c, "INSERT INTO r VALUES ('mid', NULL)", &[]).await,
+            "ERROR 23505 duplicate key value violates unique constraint \"r_pkey\""
+        );
+    };
+    runtime().block_on(async {
+        tokio::time::timeout(Duration::from_secs(60), async {
+            let c = connect(&walden.conn_str()).await;
+            c.batch_execute(
+                "CREATE TYPE lvl AS ENUM ('low', 'high'); \
+                 ALTER TYPE lvl ADD VALUE 'mid' AFTER 'low'; \
+                 ALTER TYPE lvl RENAME TO level; \
+                 CREATE TYPE gone AS ENUM ('x'); DROP TYPE gone; \
+                 CREATE TABLE r (m level PRIMARY KEY, ms level[]); \
+                 INSERT INTO r VALUES ('high', '{}'), ('low', '{high,low}'), ('mid', NULL)",
+            )
+            .await
+            .unwrap();
+        })
+        .await
+        .expect("timed out")
+    });
+    walden.signal_and_wait(libc::SIGKILL, Duration::from_secs(10));
+    let mut walden = Serve::start(&dir, &[]);
+    runtime().block_on(async {
+        tokio::time::timeout(Duration::from_secs(60), check(walden.conn_str()))
+            .await
+            .expect("timed out")
+    });
+    runtime().block_on(async {
+        let c = connect(&walden.conn_str()).await;
+        c.simple_query("CHECKPOINT").await.unwrap();
+    });
+    walden.signal_and_wait(libc::SIGTERM, Duration::from_secs(20));
+    let walden = Serve::start(&dir, &[]);
+    runtime().block_on(async {
+        tokio::time::timeout(Duration::from_secs(60), check(walden.conn_str()))
+            .await
+            .expect("timed out")
+    });
+}
