@@ -42,9 +42,6 @@ const GAPS: &[(&str, &str)] = &[
     ("getPrimaryKeys jc_pair_ref", "information_schema._pg_expandarray (a set-returning function in the select list)"),
     ("getPrimaryKeys jc_parent", "information_schema._pg_expandarray (a set-returning function in the select list)"),
     ("getColumns", "an identity column is reported as bigserial with a nextval() default, not as an identity column"),
-    ("getTables", "identity and serial columns have no sequence relation in pg_class"),
-    ("getTables(SEQUENCE)", "identity and serial columns have no sequence relation in pg_class"),
-    ("getTypeInfo", "the regproc type (typinput = 'pg_catalog.array_in'::regproc)"),
     ("metadata scalars", "pg_get_keywords()"),
 ];
 

@@ -223,9 +223,6 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                 ]);
             }
             out.extend(super::enums::type_rows(env));
-            for r in &mut out {
-                r.push(NULL);
-            }
         }
         V::Roles => out = crate::privileges::role_rows(env, false)?,
         V::Authid => out = crate::privileges::role_rows(env, true)?,

@@ -337,8 +337,6 @@ impl PgView {
                 ("typalign", CHAR),
                 ("typstorage", CHAR),
                 ("typdefault", T::Text),
-                // psql's \dT+ reads it (no type has grants: NULL).
-                ("typacl", T::Text),
             ],
             V::Inherits => vec![
                 ("inhrelid", OID),
