@@ -346,7 +346,8 @@ ORDER BY 2, 3;"#,
     for q in &q[3..] {
         assert!(rows(&mut s, q).is_empty(), "{q}");
     }
-    // \d lists tables and sequences, \di the primary-key indexes.
+    // \d lists tables and sequences (a serial column's too, as
+    // PostgreSQL's), \di the primary-key indexes.
     let listed = rows(
         &mut s,
         "SELECT c.relname, c.relkind FROM pg_catalog.pg_class c WHERE c.relkind IN ('r','S','i') ORDER BY 1",
@@ -357,6 +358,7 @@ ORDER BY 2, 3;"#,
             vec!["nokey", "r"],
             vec!["s1", "S"],
             vec!["t", "r"],
+            vec!["t_id_seq", "S"],
             vec!["t_pkey", "i"]
         ]
     );
