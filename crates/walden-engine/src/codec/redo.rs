@@ -2,9 +2,9 @@
 //! to the log and replayed by recovery.
 
 use super::{
-    get_enum, get_foreign_key, get_index_def, get_sequence, get_settings, get_table_def,
-    put_enum, put_foreign_key, put_index_def, put_ivar, put_sequence, put_settings, put_str,
-    put_table_def, put_value, put_values, put_var, short, Reader,
+    get_enum, get_foreign_key, get_index_def, get_sequence, get_settings, get_table_def, put_enum,
+    put_foreign_key, put_index_def, put_ivar, put_sequence, put_settings, put_str, put_table_def,
+    put_value, put_values, put_var, short, Reader,
 };
 use crate::alter::ColumnSource;
 use crate::error::{EngineError, Result};
