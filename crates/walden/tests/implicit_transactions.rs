@@ -7,65 +7,19 @@
 //! message, and a DDL-containing message on a delayed-durable database
 //! surviving a kill right after its acknowledgement.
 
+mod pg_diff;
 mod server_support;
 
+use pg_diff::schedule::summary;
+use pg_diff::{connect, runtime as rt};
 use server_support::{have, missing_tool, run_with_deadline, Serve};
 use std::time::Duration;
-use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
+use tokio_postgres::Client;
 use walden_bench::workbench::pg_peer::ScratchPostgres;
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-async fn connect(conn: &str) -> Client {
-    let (client, c) = tokio_postgres::connect(conn, NoTls)
-        .await
-        .unwrap_or_else(|e| panic!("connect {conn}: {e}"));
-    tokio::spawn(async move {
-        let _ = c.await;
-    });
-    client
-}
 
 /// Rows and command completions, or the SQLSTATE.
 async fn outcome(c: &Client, sql: &str) -> String {
-    match c.simple_query(sql).await {
-        Err(e) => format!(
-            "ERROR {}",
-            e.code()
-                .map(|c| c.code().to_string())
-                .unwrap_or_else(|| e.to_string())
-        ),
-        Ok(msgs) => {
-            let mut parts = Vec::new();
-            let mut rows = Vec::new();
-            for m in msgs {
-                match m {
-                    SimpleQueryMessage::Row(r) => rows.push(
-                        (0..r.len())
-                            .map(|i| r.get(i).unwrap_or("NULL").to_string())
-                            .collect::<Vec<_>>()
-                            .join(","),
-                    ),
-                    SimpleQueryMessage::CommandComplete(n) => {
-                        if rows.is_empty() {
-                            parts.push(format!("ok {n}"));
-                        } else {
-                            parts.push(format!("rows {}", rows.join(" ")));
-                            rows.clear();
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            parts.join("; ")
-        }
-    }
+    summary(&c.simple_query(sql).await)
 }
 
 struct Case {
