@@ -24,7 +24,9 @@
 #     shared_buffers = a quarter of its database. (Phase 1 uses Walden's default
 #     cache, 128 MiB, and PostgreSQL's default shared_buffers, 128MB.)
 # A watchdog kills Walden (SIGKILL) if its resident memory passes --rss-limit-mb
-# (default 8192): the run then reports what it measured and goes on with PostgreSQL.
+# (default 8192). If the load fails so (or otherwise), the run records what it measured,
+# loads the same rows into a fresh Walden in --batches transactions (default 10; 0:
+# skip) and goes on with the phases after the load; then PostgreSQL.
 #
 # Usage: bench/pgbench-scale.sh [options]
 #   --scale N          default 100
@@ -32,6 +34,7 @@
 #   --clients N        default 8
 #   --init-steps S     pgbench -I, default dtgvp (pgbench's default)
 #   --rss-limit-mb N   Walden's memory guard, default 8192 (0: none)
+#   --batches N        transactions of the fallback load, default 10 (0: none)
 #   --only SERVER      walden or pg
 #   --json FILE        every figure as JSON
 #   --dir DIR          scratch parent (default ./target: the disk being measured)
@@ -44,7 +47,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 py="$here/pgbench_scale.py"
 
-scale=100 seconds=60 clients=8 init_steps=dtgvp rss_limit=8192 only="" json="" keep=0
+scale=100 seconds=60 clients=8 init_steps=dtgvp rss_limit=8192 only="" json="" keep=0 batches=10
 base_dir="$repo/target"
 walden_bin="$repo/target/release/walden"
 pg_bin="${PG_BIN:-/usr/lib/postgresql/15/bin}"
@@ -59,6 +62,7 @@ while [[ $# -gt 0 ]]; do
         --clients) clients="$2"; shift 2 ;;
         --init-steps) init_steps="$2"; shift 2 ;;
         --rss-limit-mb) rss_limit="$2"; shift 2 ;;
+        --batches) batches="$2"; shift 2 ;;
         --only) only="$2"; shift 2 ;;
         --json) json="$2"; shift 2 ;;
         --dir) base_dir="$2"; shift 2 ;;
@@ -68,8 +72,8 @@ while [[ $# -gt 0 ]]; do
         *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
     esac
 done
-for v in "$scale" "$seconds" "$clients" "$rss_limit"; do
-    [[ "$v" =~ ^[0-9]+$ ]] || { echo "--scale, --seconds, --clients and --rss-limit-mb take integers" >&2; exit 2; }
+for v in "$scale" "$seconds" "$clients" "$rss_limit" "$batches"; do
+    [[ "$v" =~ ^[0-9]+$ ]] || { echo "--scale, --seconds, --clients, --rss-limit-mb and --batches take integers" >&2; exit 2; }
 done
 case "$only" in ""|walden|pg) ;; *) echo "--only: walden or pg" >&2; exit 2 ;; esac
 
@@ -210,6 +214,53 @@ print(json.dumps(r))
 EOF
 }
 
+# init_walden_batched: when one-transaction `pgbench -i` could not finish on Walden, the
+# same rows loaded in BATCHES transactions (pgbench -I dtp creates the tables and
+# their primary keys, then pgbench's own server-side generation, step G, one slice
+# of aid at a time), so the phases after the load still run at this scale.
+init_walden_batched() {
+    local t0 init_s rc=0 peak steady dbytes sbytes n lo hi b
+    rm -rf "$w_dir/data"
+    walden_start "$(walden_config default)" || return 1
+    log "walden: batched load, $batches transactions for pgbench_accounts"
+    start_sampler walden "$walden_pid" "$scratch/mem-walden-batched" "$rss_limit"
+    t0="$(now)"
+    pgb walden -i -s "$scale" -I dtp walden >"$scratch/init-walden-batched.log" 2>&1 || rc=$?
+    if [[ $rc -eq 0 ]]; then
+        w_psql -d walden -c "INSERT INTO pgbench_branches(bid, bbalance) SELECT bid, 0 FROM generate_series(1, $scale) AS bid" \
+            -c "INSERT INTO pgbench_tellers(tid, bid, tbalance) SELECT tid, (tid - 1) / 10 + 1, 0 FROM generate_series(1, $((scale * 10))) AS tid" \
+            >>"$scratch/init-walden-batched.log" 2>&1 || rc=$?
+    fi
+    for ((b = 0; b < batches && rc == 0; b++)); do
+        lo=$((rows * b / batches + 1)) hi=$((rows * (b + 1) / batches))
+        w_psql -d walden -c "INSERT INTO pgbench_accounts(aid, bid, abalance, filler) SELECT aid, (aid - 1) / 100000 + 1, 0, '' FROM generate_series($lo, $hi) AS aid" \
+            >>"$scratch/init-walden-batched.log" 2>&1 || rc=$?
+    done
+    init_s="$(since "$t0")"
+    if [[ $rc -ne 0 || "$(sampled "$scratch/mem-walden-batched" 3)" == 1 ]] || ! alive walden; then
+        stop_sampler
+        log "walden: batched load failed after $init_s s (rc $rc): $(grep -iE 'error|fatal' "$scratch/init-walden-batched.log" | head -1 || true)"
+        return 1
+    fi
+    w_psql -d walden -c "CHECKPOINT"
+    sleep 5
+    stop_sampler
+    peak="$(sampled "$scratch/mem-walden-batched" 1)"
+    steady="$(rss_now walden)"
+    dbytes="$(dir_bytes walden)"
+    sbytes="$(store_bytes walden)"
+    n="$(w_psql -d walden -At -c "SELECT count(*) FROM pgbench_accounts")"
+    log "walden: batched load ${init_s} s, $n rows, peak $((peak / 1024)) MB, steady $((steady / 1024)) MB, store $((sbytes / 1048576)) MB"
+    python3 - "$init_s" "$n" "$peak" "$steady" "$dbytes" "$sbytes" "$batches" >>"$records" <<'EOF'
+import json, sys
+init_s, n, peak, steady, d, st, b = sys.argv[1:]
+n = int(n)
+print(json.dumps({"kind": "init", "server": "walden", "batched": int(b), "init_s": float(init_s), "rows": n,
+                  "peak_kb": int(peak), "steady_kb": int(steady), "disk_bytes": int(d),
+                  "bytes_per_row": int(d) / n, "store_bytes": int(st), "store_bytes_per_row": int(st) / n}))
+EOF
+}
+
 # ---- phases 2-4: restart and TPC-B ------------------------------------------------------
 run_phase() { # SERVER PHASE [WALDEN_CONFIG]
     local s="$1" phase="$2" cfg="${3:-}" t0 stop_s start_s rss_open rss_after peak c0 c1 err=""
@@ -278,7 +329,14 @@ if [[ $only != pg ]]; then
     walden_start "$(walden_config default)" || die "walden serve did not start"
     walden_info="$(walden_identity "$repo")"
     log "Walden $walden_info on 127.0.0.1:$w_port (pid $walden_pid), metrics on $m_port"
+    walden_loaded=0
     if init_server walden; then
+        walden_loaded=1
+    elif [[ $batches -gt 0 ]]; then
+        walden_stop
+        init_walden_batched && walden_loaded=1
+    fi
+    if [[ $walden_loaded -eq 1 ]]; then
         run_phase walden "default cache" "$(walden_config default)"
         probe "after Walden default"
         w_quarter="$(quarter_mb walden)"

@@ -171,7 +171,8 @@ def cmd_summarize(path, out_json=None):
            ""]
     for r in recs:
         if r.get("kind") == "init":
-            out.append(f"init {r['server']:<10} {fnum(r.get('init_s'), 1):>8} s  rows {fnum(r.get('rows'))}"
+            name = r["server"] + (f" in {r['batched']} transactions" if r.get("batched") else "")
+            out.append(f"init {name:<10} {fnum(r.get('init_s'), 1):>8} s  rows {fnum(r.get('rows'))}"
                        f"  peak RSS {fnum(mb(r.get('peak_kb')))} MB, steady {fnum(mb(r.get('steady_kb')))} MB"
                        f"  store {fnum(r.get('store_bytes', 0) / 2**20 if r.get('store_bytes') else None)} MB"
                        f" = {fnum(r.get('store_bytes_per_row'))} B/row"

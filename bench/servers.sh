@@ -107,11 +107,12 @@ walden_start() {
 
 walden_stop() {
     [[ -n "$walden_pid" ]] || return 0
-    kill -TERM "$walden_pid" 2>/dev/null
+    # The server may be gone already (killed by a guard): none of this may fail.
+    kill -TERM "$walden_pid" 2>/dev/null || true
     local i
     for ((i = 0; i < 600; i++)); do kill -0 "$walden_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$walden_pid" 2>/dev/null && kill -KILL "$walden_pid" 2>/dev/null
-    wait "$walden_pid" 2>/dev/null
+    if kill -0 "$walden_pid" 2>/dev/null; then kill -KILL "$walden_pid" 2>/dev/null || true; fi
+    wait "$walden_pid" 2>/dev/null || true
     walden_pid=""
 }
 
