@@ -35,6 +35,8 @@
 #   --init-steps S     pgbench -I, default dtgvp (pgbench's default)
 #   --rss-limit-mb N   Walden's memory guard, default 8192 (0: none)
 #   --batches N        transactions of the fallback load, default 10 (0: none)
+#   --walden-load L    pgbench (default: pgbench -i first) or batched (only the
+#                      batched load, e.g. when the one-transaction load is known to fail)
 #   --only SERVER      walden or pg
 #   --json FILE        every figure as JSON
 #   --dir DIR          scratch parent (default ./target: the disk being measured)
@@ -48,6 +50,7 @@ repo="$(cd "$here/.." && pwd)"
 py="$here/pgbench_scale.py"
 
 scale=100 seconds=60 clients=8 init_steps=dtgvp rss_limit=8192 only="" json="" keep=0 batches=10
+walden_load=pgbench
 base_dir="$repo/target"
 walden_bin="$repo/target/release/walden"
 pg_bin="${PG_BIN:-/usr/lib/postgresql/15/bin}"
@@ -63,6 +66,7 @@ while [[ $# -gt 0 ]]; do
         --init-steps) init_steps="$2"; shift 2 ;;
         --rss-limit-mb) rss_limit="$2"; shift 2 ;;
         --batches) batches="$2"; shift 2 ;;
+        --walden-load) walden_load="$2"; shift 2 ;;
         --only) only="$2"; shift 2 ;;
         --json) json="$2"; shift 2 ;;
         --dir) base_dir="$2"; shift 2 ;;
@@ -76,6 +80,7 @@ for v in "$scale" "$seconds" "$clients" "$rss_limit" "$batches"; do
     [[ "$v" =~ ^[0-9]+$ ]] || { echo "--scale, --seconds, --clients, --rss-limit-mb and --batches take integers" >&2; exit 2; }
 done
 case "$only" in ""|walden|pg) ;; *) echo "--only: walden or pg" >&2; exit 2 ;; esac
+case "$walden_load" in pgbench|batched) ;; *) echo "--walden-load: pgbench or batched" >&2; exit 2 ;; esac
 
 # shellcheck source=bench/servers.sh
 source "$here/servers.sh"
@@ -156,11 +161,28 @@ store_bytes() { # SERVER: the database's tables and indexes (Walden: its base st
     if [[ $1 == walden ]]; then du -sb "$w_dir/data/walden/data" | cut -f1
     else pg_psql -d walden -At -c "SELECT pg_database_size('walden')"; fi
 }
+# Walden's store file has unallocated ranges: the blocks it holds on disk.
+store_alloc_bytes() { if [[ $1 == walden ]]; then du -s -B1 "$w_dir/data/walden/data" | cut -f1; else store_bytes pg; fi; }
 server_pid() { if [[ $1 == walden ]]; then echo "$walden_pid"; else echo "$pm_pid"; fi; }
 server_start() { # SERVER [CONFIG]
     if [[ $1 == walden ]]; then walden_start "${2:-}"; else pg_start; fi
 }
 server_stop() { if [[ $1 == walden ]]; then walden_stop; else pg_stop; fi; }
+# account_rows SERVER: count(*) of pgbench_accounts, by slices of aid when one
+# count(*) over the whole table is refused (Walden at scale 100 refused it with
+# "out of memory: the statement's rows exceed statement_memory_limit").
+account_rows() {
+    local n lo total=0
+    if n="$(sql "$1" -At -c "SELECT count(*) FROM pgbench_accounts" 2>"$scratch/count.err")"; then
+        echo "$n"; return 0
+    fi
+    log "$1: count(*) of pgbench_accounts failed: $(head -1 "$scratch/count.err"); counting by slices of 1,000,000 aids"
+    for ((lo = 1; lo <= rows; lo += 1000000)); do
+        n="$(sql "$1" -At -c "SELECT count(*) FROM pgbench_accounts WHERE aid BETWEEN $lo AND $((lo + 999999))")" || return 1
+        total=$((total + n))
+    done
+    echo "$total"
+}
 alive() { # SERVER
     if [[ $1 == walden ]]; then [[ -n "$walden_pid" ]] && kill -0 "$walden_pid" 2>/dev/null
     else [[ $pg_running -eq 1 ]]; fi
@@ -168,7 +190,7 @@ alive() { # SERVER
 
 # ---- phase 1: load --------------------------------------------------------------------
 init_server() { # SERVER
-    local s="$1" t0 init_s rc=0 peak steady aborted dbytes sbytes tbytes="" err=""
+    local s="$1" t0 init_s rc=0 peak steady aborted dbytes sbytes salloc tbytes="" err=""
     log "$s: pgbench -i -s $scale -I $init_steps"
     start_sampler "$s" "$(server_pid "$s")" "$scratch/mem-$s-init" "$([[ $s == walden ]] && echo "$rss_limit" || echo 0)"
     t0="$(now)"
@@ -196,17 +218,19 @@ EOF
     steady="$(rss_now "$s")"
     dbytes="$(dir_bytes "$s")"
     sbytes="$(store_bytes "$s")"
+    salloc="$(store_alloc_bytes "$s")"
     [[ $s == pg ]] && tbytes="$(pg_psql -d walden -At -c "SELECT pg_total_relation_size('pgbench_accounts')")"
     local n
-    n="$(sql "$s" -At -c "SELECT count(*) FROM pgbench_accounts")"
+    n="$(account_rows "$s")"
     log "$s: init ${init_s} s, $n rows, peak $((peak / 1024)) MB, steady $((steady / 1024)) MB, store $((sbytes / 1048576)) MB, directory $((dbytes / 1048576)) MB"
-    python3 - "$s" "$init_s" "$n" "$peak" "$steady" "$dbytes" "$tbytes" "$sbytes" >>"$records" <<'EOF'
+    python3 - "$s" "$init_s" "$n" "$peak" "$steady" "$dbytes" "$tbytes" "$sbytes" "$salloc" >>"$records" <<'EOF'
 import json, sys
-s, init_s, n, peak, steady, d, t, st = sys.argv[1:]
+s, init_s, n, peak, steady, d, t, st, sa = sys.argv[1:]
 n = int(n)
 r = {"kind": "init", "server": s, "init_s": float(init_s), "rows": n, "peak_kb": int(peak),
      "steady_kb": int(steady), "disk_bytes": int(d), "bytes_per_row": int(d) / n,
-     "store_bytes": int(st), "store_bytes_per_row": int(st) / n}
+     "store_bytes": int(st), "store_bytes_per_row": int(st) / n,
+     "store_allocated_bytes_per_row": int(sa) / n}
 if t:
     r["table_bytes"] = int(t)
     r["table_bytes_per_row"] = int(t) / n
@@ -219,7 +243,7 @@ EOF
 # their primary keys, then pgbench's own server-side generation, step G, one slice
 # of aid at a time), so the phases after the load still run at this scale.
 init_walden_batched() {
-    local t0 init_s rc=0 peak steady dbytes sbytes n lo hi b
+    local t0 init_s rc=0 peak steady dbytes sbytes salloc n lo hi b
     rm -rf "$w_dir/data"
     walden_start "$(walden_config default)" || return 1
     log "walden: batched load, $batches transactions for pgbench_accounts"
@@ -249,15 +273,17 @@ init_walden_batched() {
     steady="$(rss_now walden)"
     dbytes="$(dir_bytes walden)"
     sbytes="$(store_bytes walden)"
-    n="$(w_psql -d walden -At -c "SELECT count(*) FROM pgbench_accounts")"
+    salloc="$(store_alloc_bytes walden)"
+    n="$(account_rows walden)"
     log "walden: batched load ${init_s} s, $n rows, peak $((peak / 1024)) MB, steady $((steady / 1024)) MB, store $((sbytes / 1048576)) MB"
-    python3 - "$init_s" "$n" "$peak" "$steady" "$dbytes" "$sbytes" "$batches" >>"$records" <<'EOF'
+    python3 - "$init_s" "$n" "$peak" "$steady" "$dbytes" "$sbytes" "$batches" "$salloc" >>"$records" <<'EOF'
 import json, sys
-init_s, n, peak, steady, d, st, b = sys.argv[1:]
+init_s, n, peak, steady, d, st, b, sa = sys.argv[1:]
 n = int(n)
 print(json.dumps({"kind": "init", "server": "walden", "batched": int(b), "init_s": float(init_s), "rows": n,
                   "peak_kb": int(peak), "steady_kb": int(steady), "disk_bytes": int(d),
-                  "bytes_per_row": int(d) / n, "store_bytes": int(st), "store_bytes_per_row": int(st) / n}))
+                  "bytes_per_row": int(d) / n, "store_bytes": int(st), "store_bytes_per_row": int(st) / n,
+                  "store_allocated_bytes_per_row": int(sa) / n}))
 EOF
 }
 
@@ -330,7 +356,7 @@ if [[ $only != pg ]]; then
     walden_info="$(walden_identity "$repo")"
     log "Walden $walden_info on 127.0.0.1:$w_port (pid $walden_pid), metrics on $m_port"
     walden_loaded=0
-    if init_server walden; then
+    if [[ $walden_load == pgbench ]] && init_server walden; then
         walden_loaded=1
     elif [[ $batches -gt 0 ]]; then
         walden_stop

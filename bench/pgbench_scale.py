@@ -176,6 +176,8 @@ def cmd_summarize(path, out_json=None):
                        f"  peak RSS {fnum(mb(r.get('peak_kb')))} MB, steady {fnum(mb(r.get('steady_kb')))} MB"
                        f"  store {fnum(r.get('store_bytes', 0) / 2**20 if r.get('store_bytes') else None)} MB"
                        f" = {fnum(r.get('store_bytes_per_row'))} B/row"
+                       + (f" ({fnum(r.get('store_allocated_bytes_per_row'))} allocated)"
+                          if r.get("server") == "walden" and r.get("store_allocated_bytes_per_row") else "")
                        + (f" (pgbench_accounts with its index {fnum(r.get('table_bytes_per_row'))} B/row)" if r.get('table_bytes_per_row') else "")
                        + f"; directory {fnum(r.get('disk_bytes', 0) / 2**20 if r.get('disk_bytes') else None)} MB"
                        + (f"  ABORTED: {r['aborted']}" if r.get("aborted") else ""))
