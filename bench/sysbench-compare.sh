@@ -30,6 +30,8 @@
 #   --json FILE        write every figure as JSON
 #   --dir DIR          scratch parent (default ./target: the disk being measured)
 #   --walden BIN       default ./target/release/walden
+#   --before BIN       a second Walden binary (e.g. main before a change), run in
+#                      every pair too (Walden, before, PostgreSQL, rotated by round)
 #   --keep             keep the scratch directory (server logs, sysbench outputs)
 # Environment: PG_BIN (default /usr/lib/postgresql/15/bin), BENCH_USER (initdb's
 # user when run as root, default walden-bench). Exit status 3: a tool is missing
@@ -39,7 +41,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 
-seconds=20 rounds=2 table_size=100000 tables=1 json="" delayed=0 keep=0
+seconds=20 rounds=2 table_size=100000 tables=1 json="" delayed=0 keep=0 before_bin=""
 threads_list="1 16"
 tests_list="oltp_point_select oltp_read_only oltp_write_only"
 base_dir="$repo/target"
@@ -62,6 +64,7 @@ while [[ $# -gt 0 ]]; do
         --json) json="$2"; shift 2 ;;
         --dir) base_dir="$2"; shift 2 ;;
         --walden) walden_bin="$2"; shift 2 ;;
+        --before) before_bin="$2"; shift 2 ;;
         --keep) keep=1; shift ;;
         -h|--help) usage; exit 0 ;;
         *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
@@ -77,6 +80,7 @@ srv_require sysbench dd
 log() { srv_log "$@"; }
 die() { echo "sysbench-compare: $*" >&2; exit 1; }
 
+[[ -z "$before_bin" || -x "$before_bin" ]] || die "no Walden binary at $before_bin"
 mkdir -p "$base_dir"
 scratch="$(mktemp -d "$base_dir/sysbench-compare.XXXXXX")"
 chmod 755 "$scratch"
@@ -84,6 +88,10 @@ cleanup() {
     local rc=$?
     trap - EXIT INT TERM
     srv_cleanup
+    if [[ -n "$before_pid" ]]; then
+        kill -TERM "$before_pid" 2>/dev/null
+        wait "$before_pid" 2>/dev/null
+    fi
     if [[ $keep -eq 1 ]]; then echo "scratch kept in $scratch" >&2; else rm -rf "$scratch"; fi
     exit $rc
 }
@@ -99,18 +107,39 @@ walden_start "" || die "walden serve did not start"
 walden_info="$(walden_identity "$repo")"
 log "PostgreSQL $pg_version (pid $pm_pid); Walden $walden_info on 127.0.0.1:$w_port (pid $walden_pid)"
 
+# The "before" binary: its own data directory and port.
+before_pid="" b_port="" before_info=""
+servers=(walden pg)
+if [[ -n "$before_bin" ]]; then
+    b_port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    mkdir -p "$scratch/before"
+    "$before_bin" serve --data-dir "$scratch/before/data" --listen "127.0.0.1:$b_port" \
+        >"$scratch/before/stdout.log" 2>"$scratch/before/stderr.log" &
+    before_pid=$!
+    for ((i = 0; i < 600; i++)); do
+        psql -X -h 127.0.0.1 -p "$b_port" -U walden -d walden -Atc 'SELECT 1' >/dev/null 2>&1 && break
+        kill -0 "$before_pid" 2>/dev/null || die "the before binary exited: $(tail -3 "$scratch/before/stderr.log")"
+        sleep 0.1
+    done
+    before_info="$before_bin, built $(stat -c '%y' "$before_bin" | cut -d. -f1), sha256 $(sha256sum "$before_bin" | cut -c1-12)"
+    log "before: $before_info on 127.0.0.1:$b_port (pid $before_pid)"
+    servers=(walden before pg)
+fi
+b_psql() { PGOPTIONS="" psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$b_port" -U walden "$@"; }
+
 out="$scratch/out"
 mkdir -p "$out"
 sb_common=(--db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-db=walden
     --tables="$tables" --table-size="$table_size")
 sb_conn() { # SERVER
     if [[ $1 == walden ]]; then echo "--pgsql-port=$w_port --pgsql-user=walden"
+    elif [[ $1 == before ]]; then echo "--pgsql-port=$b_port --pgsql-user=walden"
     else echo "--pgsql-port=$pg_port --pgsql-user=$pg_user"; fi
 }
 
 # ---- prepare ---------------------------------------------------------------------------
 declare -A prepare_s
-for server in walden pg; do
+for server in "${servers[@]}"; do
     read -r -a conn <<<"$(sb_conn "$server")"
     log "sysbench oltp_common prepare ($tables x $table_size rows) on $server"
     t0="$(date +%s.%N)"
@@ -120,17 +149,18 @@ for server in walden pg; do
 done
 pg_psql -d walden -c "VACUUM ANALYZE" -c "CHECKPOINT"
 w_psql -d walden -c "CHECKPOINT"
-log "prepare took: Walden ${prepare_s[walden]} s, PostgreSQL ${prepare_s[pg]} s"
+[[ -n "$before_bin" ]] && b_psql -d walden -c "CHECKPOINT"
+log "prepare took: Walden ${prepare_s[walden]} s, PostgreSQL ${prepare_s[pg]} s${before_bin:+, before ${prepare_s[before]} s}"
 
 # ---- measurement -----------------------------------------------------------------------
 results="$out/results.tsv"
 printf 'round\ttest\tthreads\tmode\tserver\ttps\tqps\tp95_ms\tavg_ms\tmax_ms\terrors\trc\tdisk_wps\terror\n' >"$results"
 
-set_walden_mode() {
+set_walden_mode() { # MODE PSQL_FUNCTION
     local v=DISABLED got
     [[ $1 == delayed ]] && v=FORCED
-    w_psql -d walden -c "ALTER DATABASE walden SET DELAYED_DURABILITY = $v"
-    got="$(w_psql -d walden -At -c "SELECT delayed_durability_desc FROM sys.databases WHERE name = 'walden'")"
+    "$2" -d walden -c "ALTER DATABASE walden SET DELAYED_DURABILITY = $v"
+    got="$("$2" -d walden -At -c "SELECT delayed_durability_desc FROM sys.databases WHERE name = 'walden'")"
     [[ "$got" == "$v" ]] || die "Walden reports DELAYED_DURABILITY=$got after setting $v"
 }
 
@@ -147,7 +177,9 @@ run_cell() {
         [[ ($mode == delayed && $sc == off) || ($mode == durable && $sc == on) ]] \
             || die "PostgreSQL synchronous_commit=$sc in $mode mode"
     else
-        set_walden_mode "$mode"
+        local f=w_psql
+        [[ $server == before ]] && f=b_psql
+        set_walden_mode "$mode" "$f"
     fi
     PGOPTIONS="$pgopts" sysbench "$test" "${sb_common[@]}" "${conn[@]}" --threads="$th" \
         --time="$seconds" --percentile=95 --report-interval=0 run >"$tag.out" 2>"$tag.err" || rc=$?
@@ -159,6 +191,7 @@ run_cell() {
         "$parsed" "$rc" "$dwps" "$err" >>"$results"
     local name=PostgreSQL
     [[ $server == walden ]] && name=Walden
+    [[ $server == before ]] && name=before
     # shellcheck disable=SC2086
     log "  $(printf '%-18s x%-2s %-7s %-10s' "$test" "$th" "$mode" "$name") $(awk -F'\t' '{printf "%9.1f tps  p95 %8.2f ms  errors %s", $1, $3, $6}' <<<"$parsed") rc=$rc${err:+  ($err)}"
 }
@@ -176,7 +209,11 @@ for ((r = 1; r <= rounds; r++)); do
         for mode in "${modes[@]}"; do
             for th in "${threads[@]}"; do
                 pw="$(disk_probe "$scratch/ddprobe" 200)"
-                if (( r % 2 == 1 )); then order=(walden pg); else order=(pg walden); fi
+                # Rotate the order round by round so no server always goes first.
+                order=()
+                for ((k = 0; k < ${#servers[@]}; k++)); do
+                    order+=("${servers[$(( (k + r - 1) % ${#servers[@]} ))]}")
+                done
                 for server in "${order[@]}"; do run_cell "$r" "$test" "$th" "$mode" "$server" "$pw"; done
             done
         done
@@ -204,6 +241,8 @@ table_size=$table_size
 prepare_s_walden=${prepare_s[walden]}
 prepare_s_pg=${prepare_s[pg]}
 walden_log_warn_error_lines=$w_warn
+before=$before_info
+prepare_s_before=${prepare_s[before]:-}
 EOF
 echo
 python3 "$here/sysbench_compare.py" summarize "$out" ${json:+--json "$json"}

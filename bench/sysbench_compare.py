@@ -68,6 +68,7 @@ def cmd_summarize(d, out_json=None):
             for k in ("tps", "qps", "p95_ms", "avg_ms", "max_ms", "errors", "disk_wps"):
                 r[k] = fl(r.get(k, ""))
             rows.append(r)
+    servers = [s for s in ("walden", "before", "pg") if any(r["server"] == s for r in rows)]
     keys = []
     for r in rows:
         k = (r["test"], r["threads"], r["mode"])
@@ -76,7 +77,7 @@ def cmd_summarize(d, out_json=None):
     cells = []
     for k in keys:
         cell = {"test": k[0], "threads": k[1], "mode": k[2]}
-        for server in ("walden", "pg"):
+        for server in servers:
             rs = sorted((r for r in rows if (r["test"], r["threads"], r["mode"]) == k
                          and r["server"] == server), key=lambda r: r["round"])
             cell[server] = {
@@ -94,6 +95,9 @@ def cmd_summarize(d, out_json=None):
         cell["ratio"] = (w / p) if (w is not None and p) else None
         cell["ratio_rounds"] = [(a / b) if (a is not None and b) else None
                                 for a, b in zip(cell["walden"]["tps_rounds"], cell["pg"]["tps_rounds"])]
+        if "before" in cell:
+            b = cell["before"]["tps_median"]
+            cell["ratio_before"] = (w / b) if (w is not None and b) else None
         cells.append(cell)
 
     out = [f"sysbench {meta.get('sysbench', '?')}: Walden ({meta.get('walden', '?')}) vs {meta.get('pg_version', '?')}",
@@ -102,9 +106,18 @@ def cmd_summarize(d, out_json=None):
            f"{meta.get('prepare_s_walden')} s, PostgreSQL {meta.get('prepare_s_pg')} s",
            f"Walden: {meta.get('walden_settings')}",
            f"PostgreSQL: {meta.get('pg_settings')}",
+           *([f"before: {meta.get('before')}; Walden/before is the new binary's tps over the old one's"]
+             if meta.get("before") else []),
            f"uptime at start: {meta.get('uptime_start', '?').strip()}",
            f"uptime at end:   {meta.get('uptime_end', '?').strip()}",
            ""]
+    if "before" in servers:
+        out.append(f"{'test':<18} {'thr':>3} {'mode':<8} {'before tps':>11} {'Walden tps':>11} {'W/before':>9}")
+        for c in cells:
+            rb = f"{c['ratio_before']:.2f}" if c.get("ratio_before") is not None else "-"
+            out.append(f"{c['test']:<18} {c['threads']:>3} {c['mode']:<8} {fnum(c['before']['tps_median'], 1):>11} "
+                       f"{fnum(c['walden']['tps_median'], 1):>11} {rb:>9}")
+        out.append("")
     hdr = (f"{'test':<18} {'thr':>3} {'mode':<8} {'Walden tps':>11} {'PG tps':>10} {'W/PG':>6} "
            f"{'W p95 ms':>9} {'PG p95 ms':>10}  per round W/PG [dd writes/s before the pair]")
     out.append(hdr)
@@ -118,7 +131,7 @@ def cmd_summarize(d, out_json=None):
                    f"{fnum(c['pg']['p95_ms_median'], 2):>10}  {rr} [{dw}]")
     errs = []
     for c in cells:
-        for server in ("walden", "pg"):
+        for server in servers:
             s = c[server]
             ign = [e for e in s["ignored_errors_rounds"] if e]
             if ign or any(s["rc_rounds"]) or s["errors"]:
