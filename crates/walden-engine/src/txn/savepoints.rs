@@ -48,6 +48,8 @@ impl Transaction {
         for undo in self.savepoints.rollback_to(at) {
             ddl_keep = ddl_keep.min(undo.ddl_steps);
             for (k, before) in undo.writes {
+                // Not known to be replaced any more (an insert undone).
+                self.replaced.remove(&k);
                 match before {
                     Some(w) => self.writes.insert(k, w),
                     None => self.writes.remove(&k),
