@@ -101,6 +101,8 @@ pub struct Transaction {
     /// a new row, not an update of the old one (see
     /// `VersionedRows::mark_replaced`).
     replaced: HashSet<(u32, Key)>,
+    /// Estimated memory the write set holds (see `Limits::max_transaction_bytes`).
+    write_bytes: u64,
     /// Changes made to the write set so far (see [`Transaction::change_mark`]).
     changes: u64,
     /// A table lock came after another transaction's DDL on the table
@@ -141,6 +143,7 @@ impl Transaction {
             table_locks: Default::default(),
             ddl: Default::default(),
             replaced: HashSet::new(),
+            write_bytes: 0,
             changes: 0,
             stale_table: Default::default(),
             ssi: None,
