@@ -19,8 +19,10 @@ impl Expr {
                     let mut ctx = p.agg.take().unwrap();
                     let win =
                         std::mem::replace(&mut p.window, query::window::WindowSlot::InAggregate);
+                    let srf = std::mem::replace(&mut p.srf, SrfSlot::Refused("aggregate"));
                     let compiled = functions::compile_aggregate(p, &ctx.input_scope, f, kind);
                     p.window = win;
+                    p.srf = srf;
                     let slot = ctx.aggs.len();
                     match compiled {
                         Ok(spec) => ctx.aggs.push(spec),
@@ -220,6 +222,12 @@ impl Expr {
                 negated: *negated,
                 ci: true,
             },
+            A::Case { .. } if matches!(p.srf, SrfSlot::Open(_)) => {
+                let srf = std::mem::replace(&mut p.srf, SrfSlot::Refused("CASE"));
+                let r = Expr::compile(p, scope, e);
+                p.srf = srf;
+                r?
+            }
             A::Case {
                 operand,
                 conditions,
@@ -277,7 +285,20 @@ impl Expr {
             }
             A::Function(f) => {
                 if f.over.is_some() {
-                    return query::window::compile_call(p, scope, f);
+                    let srf = std::mem::replace(&mut p.srf, SrfSlot::Refused("window"));
+                    let r = query::window::compile_call(p, scope, f);
+                    p.srf = srf;
+                    return r;
+                }
+                let name = functions::fname(f);
+                if let Some(func) = query::srf::lookup(&name) {
+                    return query::srf::compile_call(p, scope, f, func, None);
+                }
+                if name == "coalesce" && matches!(p.srf, SrfSlot::Open(_)) {
+                    let srf = std::mem::replace(&mut p.srf, SrfSlot::Refused("COALESCE"));
+                    let r = functions::compile_call(p, scope, f);
+                    p.srf = srf;
+                    return r;
                 }
                 if functions::aggregate_kind(f).is_some() {
                     return Err(SqlError::new(
@@ -422,6 +443,21 @@ impl Expr {
                         let arr = Expr::compile(p, scope, other)?;
                         let x = crate::enums::beside_array(p, scope, x, &arr)?;
                         Expr::Func(Func::AnyArray(op, all), vec![x, arr])
+                    }
+                }
+            }
+            // `(f(x)).n`: one output column of a multi-column SRF.
+            A::CompoundFieldAccess { root, access_chain }
+                if access_chain.len() == 1 && srf_root(root).is_some() =>
+            {
+                let (f, func) = srf_root(root).expect("checked");
+                match &access_chain[0] {
+                    ast::AccessExpr::Dot(A::Identifier(id)) => {
+                        let field = fold_ident(id);
+                        query::srf::compile_call(p, scope, f, func, Some(&field))?
+                    }
+                    other => {
+                        return Err(SqlError::unsupported(format!("expression {root}{other}")))
                     }
                 }
             }
@@ -582,6 +618,15 @@ pub(super) fn catalog_cast(
         if is_number { to_name } else { to_oid },
         vec![inner],
     )))
+}
+
+/// The SRF call under `(...)` in a field selection, if it is one.
+fn srf_root(e: &ast::Expr) -> Option<(&ast::Function, query::srf::SrfFunc)> {
+    match e {
+        ast::Expr::Nested(inner) => srf_root(inner),
+        ast::Expr::Function(f) => Some((f, query::srf::lookup(&functions::fname(f))?)),
+        _ => None,
+    }
 }
 
 pub(super) fn sub(

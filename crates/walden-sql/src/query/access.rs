@@ -413,7 +413,7 @@ pub(super) fn source_reusable(s: &Source) -> bool {
         }
         Source::Derived { .. }
         | Source::SysView { .. }
-        | Source::Series { .. }
+        | Source::Srf { .. }
         | Source::Unnest { .. }
         | Source::Ordinality { .. }
         | Source::Ancestors { .. }
