@@ -72,6 +72,27 @@ const SCRIPT: &[&str] = &[
     "SELECT * FROM information_schema._pg_expandarray(ARRAY['a', 'b'])",
     "SELECT * FROM regexp_split_to_table('x y  z', ' ') AS t(w)",
     "SELECT pg_typeof(g) FROM generate_series(1, 1) g",
+    // Catalog array columns: int2vector and oidvector (subscripts from 0,
+    // text form with spaces), int2[] constraint keys.
+    "CREATE TABLE ck (a int, b text, c int, PRIMARY KEY (a, c), UNIQUE (b))",
+    "CREATE INDEX ck_ix ON ck (c, b)",
+    "SELECT c.relname, i.indkey, i.indkey[0], i.indkey[1], i.indkey[2], pg_typeof(i.indkey), \
+     i.indclass, i.indclass[0], pg_typeof(i.indclass), i.indoption, i.indcollation, \
+     i.indkey::text, i.indclass::text || '!' \
+     FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
+     WHERE i.indrelid = 'ck'::regclass ORDER BY c.relname",
+    "SELECT conname, conkey, conkey[1], conkey[2], pg_typeof(conkey), 3 = ANY (conkey), \
+     conkey @> '{1}', array_to_string(conkey, ',') \
+     FROM pg_constraint WHERE conrelid = 'ck'::regclass ORDER BY conname",
+    "SELECT unnest(i.indkey) AS attnum, generate_subscripts(i.indkey, 1) AS ord, \
+     unnest(i.indclass) AS opc FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
+     WHERE c.relname = 'ck_ix'",
+    "SELECT (information_schema._pg_expandarray(i.indkey)).x, \
+     (information_schema._pg_expandarray(i.indkey)).n \
+     FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = 'ck_ix'",
+    "SELECT a.attname FROM pg_attribute a JOIN pg_constraint con \
+     ON a.attrelid = con.conrelid AND a.attnum = ANY (con.conkey) \
+     WHERE con.conname = 'ck_pkey' ORDER BY a.attnum",
 ];
 
 #[test]

@@ -263,6 +263,21 @@ impl Expr {
                 if let Expr::Param(i) = inner {
                     p.infer_param(i, t.clone());
                 }
+                // An int2vector or oidvector as text is its elements
+                // separated by spaces.
+                let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+                if matches!(t, DataType::Text | DataType::Varchar(_))
+                    && matches!(
+                        query::static_type(&inner, &types, &p.params),
+                        Some(DataType::Int2Vector | DataType::OidVector)
+                    )
+                {
+                    let joined = Expr::Func(
+                        Func::ArrayToString,
+                        vec![inner, Expr::Lit(Value::text(" "))],
+                    );
+                    return Ok(Expr::Cast(Box::new(joined), t));
+                }
                 Expr::Cast(Box::new(inner), t)
             }
             A::Convert {
@@ -487,7 +502,20 @@ impl Expr {
                 for a in chain {
                     match a {
                         ast::AccessExpr::Subscript(ast::Subscript::Index { index }) => {
-                            let i = Expr::compile(p, scope, index)?;
+                            let mut i = Expr::compile(p, scope, index)?;
+                            let types: Vec<DataType> =
+                                scope.cols.iter().map(|c| c.ty.clone()).collect();
+                            if matches!(
+                                query::static_type(&e, &types, &p.params),
+                                Some(DataType::Int2Vector | DataType::OidVector)
+                            ) {
+                                // int2vector and oidvector number their elements from 0.
+                                i = Expr::Bin(
+                                    BinOp::Add,
+                                    Box::new(i),
+                                    Box::new(Expr::Lit(Value::Int(1))),
+                                );
+                            }
                             e = Expr::Func(Func::ArrayElement, vec![e, i]);
                         }
                         other => {

@@ -350,11 +350,12 @@ fn function_rows(
         | "regexp_split_to_table"
         | "regexp_matches" => {
             let func = srf::lookup(&lname).expect("listed SRF");
+            let types: Vec<Option<DataType>> =
+                args.iter().map(|a| static_type(a, &[], &[])).collect();
+            let func = srf::for_types(func, &types);
             if func == srf::SrfFunc::Series && (args.len() < 2 || args.len() > 3) {
                 return Err(SqlError::syntax("generate_series(start, stop [, step])"));
             }
-            let types: Vec<Option<DataType>> =
-                args.iter().map(|a| static_type(a, &[], &[])).collect();
             // A one-column function's column is named by the alias.
             let out = srf::columns(func, &label, &types);
             let ty = out[0].1.clone();

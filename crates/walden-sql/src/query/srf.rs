@@ -15,6 +15,8 @@ pub enum SrfFunc {
     Unnest,
     /// generate_subscripts(array, dim [, reverse]).
     Subscripts,
+    /// The same over an int2vector or oidvector, numbered from 0.
+    SubscriptsFromZero,
     /// information_schema._pg_expandarray(array): (x, n).
     ExpandArray,
     /// regexp_split_to_table(s, pattern [, flags]).
@@ -66,17 +68,30 @@ pub fn series_type(args: &[Option<DataType>]) -> DataType {
     }
 }
 
+/// The variant of `func` for arguments of these types.
+pub fn for_types(func: SrfFunc, args: &[Option<DataType>]) -> SrfFunc {
+    match (func, args.first()) {
+        (SrfFunc::Subscripts, Some(Some(DataType::Int2Vector | DataType::OidVector))) => {
+            SrfFunc::SubscriptsFromZero
+        }
+        _ => func,
+    }
+}
+
 /// Output columns (name, type) of a call to `func` named `label`, given its
 /// arguments' static types.
 pub fn columns(func: SrfFunc, label: &str, args: &[Option<DataType>]) -> Vec<(String, DataType)> {
-    let elem = || match args.first() {
-        Some(Some(DataType::Array(e))) => (**e).clone(),
-        _ => DataType::Text,
+    let elem = || {
+        args.first()
+            .and_then(|t| t.as_ref()?.element())
+            .unwrap_or(DataType::Text)
     };
     match func {
         SrfFunc::Series => vec![(label.into(), series_type(args))],
         SrfFunc::Unnest => vec![(label.into(), elem())],
-        SrfFunc::Subscripts => vec![(label.into(), DataType::Int)],
+        SrfFunc::Subscripts | SrfFunc::SubscriptsFromZero => {
+            vec![(label.into(), DataType::Int)]
+        }
         SrfFunc::ExpandArray => vec![("x".into(), elem()), ("n".into(), DataType::Int)],
         SrfFunc::RegexpSplit => vec![(label.into(), DataType::Text)],
         SrfFunc::RegexpMatches => vec![(label.into(), DataType::Array(Box::new(DataType::Text)))],
@@ -104,7 +119,7 @@ pub fn run(
             }
             Ok(())
         }
-        SrfFunc::Subscripts => {
+        SrfFunc::Subscripts | SrfFunc::SubscriptsFromZero => {
             let (a, dim) = (arg(0), arg(1));
             if a.is_null() || dim.is_null() {
                 return Ok(());
@@ -115,7 +130,8 @@ pub fn run(
                 return Ok(());
             }
             let reverse = crate::expr::truth(&arg(2))? == Some(true);
-            let mut subs: Vec<i64> = (1..=n).collect();
+            let lower = (func == SrfFunc::Subscripts) as i64;
+            let mut subs: Vec<i64> = (lower..n + lower).collect();
             if reverse {
                 subs.reverse();
             }
@@ -443,6 +459,7 @@ pub fn compile_call(
         .iter()
         .map(|a| static_type(a, &types, &p.params))
         .collect();
+    let func = for_types(func, &arg_types);
     let cols = columns(func, &name, &arg_types);
     let pick = match field {
         None if cols.len() > 1 => {
