@@ -4,7 +4,7 @@
 
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::functions::{self, Func};
-use crate::query::{self, Planner, QueryPlan};
+use crate::query::{self, srf::SrfSlot, Planner, QueryPlan};
 use rust_decimal::prelude::{FromPrimitive, ToPrimitive};
 use rust_decimal::Decimal;
 use sqlparser::ast::{self, BinaryOperator, UnaryOperator};
@@ -300,6 +300,18 @@ pub fn column_name(e: &ast::Expr) -> String {
         ast::Expr::Exists { .. } => "exists".into(),
         // `ARRAY[...]` is "array"; `a[1]` is named after `a`.
         ast::Expr::Array(_) => "array".into(),
+        // `(f(x)).n` is named after the field.
+        ast::Expr::CompoundFieldAccess { access_chain, .. }
+            if matches!(
+                access_chain.last(),
+                Some(ast::AccessExpr::Dot(ast::Expr::Identifier(_)))
+            ) =>
+        {
+            match access_chain.last() {
+                Some(ast::AccessExpr::Dot(ast::Expr::Identifier(i))) => fold_ident(i),
+                _ => unreachable!("matched above"),
+            }
+        }
         ast::Expr::CompoundFieldAccess { root, .. } => column_name(root),
         _ => "?column?".into(),
     }

@@ -1,6 +1,7 @@
 //! `pg_dump` (PostgreSQL 15's) of a Walden database: plain format, schema
-//! and data, `--schema-only`, `--data-only`. The custom format (and so
-//! `pg_restore`), `-t` and `--inserts` are gaps, checked as such below. Each dump
+//! and data, `--schema-only`, `--data-only`, and the custom format
+//! (`pg_restore -l` lists it; `pg_restore` restores it). `-t` and
+//! `--inserts` are gaps, checked as such below. Each dump
 //! restores into a scratch
 //! PostgreSQL 15 without any error and into fresh Walden databases with
 //! only the refusals listed here; every copy has the source's rows (NULLs,
@@ -77,11 +78,6 @@ INSERT INTO wd_plain (k) VALUES ('a'), ('a'), (NULL), ('');
 INSERT INTO wd_plain VALUES ('min', -9223372036854775808);
 SELECT nextval('wd_ticket');
 "#;
-
-/// Why `pg_dump -Fc` fails: it reads the database's settings with
-/// `unnest()` in the select list, which Walden does not have (a gap that
-/// starts working fails the test, so the custom format gets tested).
-const CUSTOM_FORMAT_GAP: &str = "ERROR:  function unnest() does not exist";
 
 /// Why `pg_dump -t table` fails: it finds the table with
 /// `relkind OPERATOR(pg_catalog.=) ANY (...)`, an operator form Walden's
@@ -177,6 +173,26 @@ fn pg_dump(port: u16, user: &str, db: &str, args: &[&str]) -> Output {
     )
 }
 
+fn pg_restore(port: u16, user: &str, db: &str, args: &[&str], archive: &Path) -> Output {
+    run_with_deadline(
+        Command::new("pg_restore")
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &port.to_string(),
+                "-U",
+                user,
+                "-d",
+                db,
+            ])
+            .args(args)
+            .arg(archive)
+            .env("PGTZ", "UTC"),
+        Duration::from_secs(120),
+    )
+}
+
 /// A schema dump without the lines that name the server or change per run.
 fn comparable(dump: &str) -> Vec<String> {
     dump.lines()
@@ -247,19 +263,33 @@ fn walden_dumps_restore_into_postgres_and_walden_with_equal_contents() {
         );
     }
 
-    // The custom format: the gap.
-    let custom = pg_dump(
-        wp,
-        "walden",
-        "src",
-        &["-Fc", "-f", file("custom.dump").to_str().unwrap()],
+    // The custom format, and its table of contents.
+    let custom = file("custom.dump");
+    ok(
+        pg_dump(
+            wp,
+            "walden",
+            "src",
+            &["-Fc", "-f", custom.to_str().unwrap()],
+        ),
+        &format!("pg_dump -Fc of Walden; server log:\n{}", walden.log()),
     );
-    assert!(
-        !custom.status.success()
-            && String::from_utf8_lossy(&custom.stderr).contains(CUSTOM_FORMAT_GAP),
-        "pg_dump -Fc: {}",
-        String::from_utf8_lossy(&custom.stderr)
+    let toc = ok(
+        run_with_deadline(
+            Command::new("pg_restore").args(["-l", custom.to_str().unwrap()]),
+            Duration::from_secs(60),
+        ),
+        "pg_restore -l",
     );
+    for entry in [
+        "TABLE public wd_item walden",
+        "TABLE DATA public wd_line walden",
+        "SEQUENCE public wd_ticket walden",
+        "CONSTRAINT public wd_item wd_item_pkey walden",
+        "FK CONSTRAINT public wd_line",
+    ] {
+        assert!(toc.contains(entry), "pg_restore -l lacks {entry:?}:\n{toc}");
+    }
     // --inserts: the gap.
     let inserts = pg_dump(wp, "walden", "src", &["--inserts"]);
     assert!(
@@ -286,6 +316,8 @@ fn walden_dumps_restore_into_postgres_and_walden_with_equal_contents() {
                 "CREATE ROLE walden",
                 "-c",
                 "CREATE DATABASE plain_copy",
+                "-c",
+                "CREATE DATABASE custom_copy",
             ],
         ),
         "preparing PostgreSQL",
@@ -300,6 +332,10 @@ fn walden_dumps_restore_into_postgres_and_walden_with_equal_contents() {
         ),
         "restoring the plain dump into PostgreSQL",
     );
+    ok(
+        pg_restore(pgp, pg_user, "custom_copy", &["--exit-on-error"], &custom),
+        "pg_restore of the custom dump into PostgreSQL",
+    );
 
     // Into Walden: only the refusals.
     ok(
@@ -312,6 +348,8 @@ fn walden_dumps_restore_into_postgres_and_walden_with_equal_contents() {
                 "CREATE DATABASE plain_copy",
                 "-c",
                 "CREATE DATABASE split_copy",
+                "-c",
+                "CREATE DATABASE custom_copy",
             ],
         ),
         "preparing Walden",
@@ -328,6 +366,15 @@ fn walden_dumps_restore_into_postgres_and_walden_with_equal_contents() {
         REFUSED,
         "psql -f of the plain dump into Walden; server log:\n{}",
         walden.log()
+    );
+    // pg_restore of the custom dump: only the refusals (each reported,
+    // so pg_restore ends with "errors ignored on restore" and status 1).
+    let r = pg_restore(wp, "walden", "custom_copy", &[], &custom);
+    let errs = errors(&r.stderr);
+    assert!(
+        !errs.is_empty() && errs.iter().all(|e| REFUSED.contains(&e.as_str())),
+        "pg_restore into Walden: {}",
+        String::from_utf8_lossy(&r.stderr)
     );
     // --schema-only, then --data-only.
     for f in ["schema.sql", "data.sql"] {
@@ -346,8 +393,10 @@ fn walden_dumps_restore_into_postgres_and_walden_with_equal_contents() {
 
     for (port, user, db) in [
         (pgp, pg_user, "plain_copy"),
+        (pgp, pg_user, "custom_copy"),
         (wp, "walden", "plain_copy"),
         (wp, "walden", "split_copy"),
+        (wp, "walden", "custom_copy"),
     ] {
         let got = contents(port, user, db);
         for ((t, _), (w, g)) in TABLES.iter().zip(want.iter().zip(&got)) {
@@ -374,8 +423,10 @@ fn walden_dumps_restore_into_postgres_and_walden_with_equal_contents() {
     assert_eq!(source_next, "42,125");
     for (port, user, db) in [
         (pgp, pg_user, "plain_copy"),
+        (pgp, pg_user, "custom_copy"),
         (wp, "walden", "plain_copy"),
         (wp, "walden", "split_copy"),
+        (wp, "walden", "custom_copy"),
     ] {
         assert_eq!(
             next_values(port, user, db),

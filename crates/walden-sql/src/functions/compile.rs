@@ -56,7 +56,14 @@ pub(super) fn pg_typeof(
         Some(ast::Expr::Value(v)) if matches!(v.value, ast::Value::SingleQuotedString(_) | ast::Value::Null)
     );
     let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
-    let name = match crate::query::static_type(arg, &types, &p.params) {
+    // A select-list SRF's column is typed by the call.
+    let srf_type = match (&p.srf, arg) {
+        (crate::query::srf::SrfSlot::Open(calls), Expr::Col(i)) => {
+            crate::query::srf::column_type(calls, *i)
+        }
+        _ => None,
+    };
+    let name = match srf_type.or_else(|| crate::query::static_type(arg, &types, &p.params)) {
         // regtype shows bpchar by its SQL name.
         Some(DataType::Char(_)) if !untyped => "character".to_string(),
         Some(DataType::Enum(e)) if !untyped => crate::pg_catalog::quote_ident(&e.name),

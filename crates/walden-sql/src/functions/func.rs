@@ -225,10 +225,10 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         Func::RegClassOid | Func::RegTypeOid | Func::RegNamespaceOid => DataType::Int,
         Func::ArrayUpper | Func::ArrayLower | Func::Cardinality => DataType::Int,
         Func::ArrayContains(_) | Func::ArrayOverlap => DataType::Bool,
-        Func::ArrayElement => match args.first() {
-            Some(DataType::Array(e)) => (**e).clone(),
-            _ => DataType::Text,
-        },
+        Func::ArrayElement => args
+            .first()
+            .and_then(DataType::element)
+            .unwrap_or(DataType::Text),
         // ARRAY[...]: its elements' type (the first that is not text, so
         // ARRAY['a', 1] and ARRAY[NULL, 1] are numbers, as PostgreSQL
         // resolves unknown literals).

@@ -344,24 +344,36 @@ fn function_rows(
         });
     }
     match lname.as_str() {
-        "generate_series" => {
-            if args.len() < 2 || args.len() > 3 {
+        "generate_series"
+        | "generate_subscripts"
+        | "_pg_expandarray"
+        | "regexp_split_to_table"
+        | "regexp_matches" => {
+            let func = srf::lookup(&lname).expect("listed SRF");
+            let types: Vec<Option<DataType>> =
+                args.iter().map(|a| static_type(a, &[], &[])).collect();
+            let func = srf::for_types(func, &types);
+            if func == srf::SrfFunc::Series && (args.len() < 2 || args.len() > 3) {
                 return Err(SqlError::syntax("generate_series(start, stop [, step])"));
             }
-            let mut it = args.into_iter();
-            let (start, stop, step) = (it.next().unwrap(), it.next().unwrap(), it.next());
-            // `generate_series(...) AS x` names the column x.
-            let mut cols = vec![ScopeCol {
-                table: Some(label.clone()),
-                name: label,
-                ty: DataType::BigInt,
-            }];
+            // A one-column function's column is named by the alias.
+            let out = srf::columns(func, &label, &types);
+            let ty = out[0].1.clone();
+            let mut cols: Vec<ScopeCol> = out
+                .into_iter()
+                .map(|(n, t)| ScopeCol {
+                    table: Some(label.clone()),
+                    name: n,
+                    ty: t,
+                })
+                .collect();
             rename_cols(&mut cols, alias);
             Ok(Item {
-                source: Source::Series {
-                    start,
-                    stop,
-                    step,
+                source: Source::Srf {
+                    func,
+                    width: cols.len(),
+                    args,
+                    ty,
                     filter: vec![],
                 },
                 cols,
@@ -643,7 +655,7 @@ pub(super) fn add_filter(source: &mut Source, mut c: Expr, by: usize) {
         Source::Table { filter, .. }
         | Source::Derived { filter, .. }
         | Source::SysView { filter, .. }
-        | Source::Series { filter, .. }
+        | Source::Srf { filter, .. }
         | Source::Unnest { filter, .. }
         | Source::Ordinality { filter, .. }
         | Source::Ancestors { filter, .. }
@@ -662,7 +674,7 @@ pub(super) fn source_width(s: &Source) -> usize {
         Source::Table { table, .. } => table.def.columns.len(),
         Source::Derived { plan, .. } => plan.columns.len(),
         Source::SysView { view, .. } => view.columns().len(),
-        Source::Series { .. } => 1,
+        Source::Srf { width, .. } => *width,
         Source::Unnest { arrays, .. } => arrays.len(),
         Source::Ordinality { inner, .. } => source_width(inner) + 1,
         Source::Ancestors { .. } => 2,
