@@ -54,6 +54,8 @@ pub struct Planner<'a> {
     pub(crate) system_labels: Vec<String>,
     /// Whether a window function call may appear where compilation is.
     pub window: window::WindowSlot,
+    /// The session's `search_path`: where unqualified names are found.
+    pub path: crate::search_path::SearchPath,
 }
 
 impl<'a> Planner<'a> {
@@ -69,6 +71,7 @@ impl<'a> Planner<'a> {
             viewer: None,
             system_labels: Vec::new(),
             window: window::WindowSlot::Refused("here"),
+            path: Default::default(),
         }
     }
 
@@ -107,15 +110,15 @@ impl<'a> Planner<'a> {
     }
 
     pub fn table(&self, name: &ast::ObjectName) -> Result<Arc<Table>> {
-        let n = object_last(name);
+        let n = self.path.user_relation(name)?;
         let t = self.db.table_as(self.viewer, &n)?;
         self.used.borrow_mut().push((t.id(), t.name().to_string()));
         Ok(t)
     }
 }
 
-/// The last part of a (possibly schema-qualified) name; `dbo.` and `public.`
-/// resolve to the database's only schema.
+/// The last part of a (possibly schema-qualified) name; the qualifier is
+/// checked against the search path by `search_path.rs`.
 pub fn object_last(name: &ast::ObjectName) -> String {
     name.0
         .last()

@@ -214,7 +214,7 @@ fn settings_are_transactional_and_set_local_ends_with_the_block() {
         .unwrap()
         .unwrap();
     assert_eq!(out.notices.len(), 1);
-    assert_eq!(one(&mut s, "SHOW search_path"), "");
+    assert_eq!(one(&mut s, "SHOW search_path"), "\"$user\", public");
     // A rolled-back block undoes its plain SETs; a committed one keeps them.
     ok(&mut s, "BEGIN");
     ok(&mut s, "SET application_name = 'inside'");

@@ -147,9 +147,11 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         Func::Spid => Value::Int(env.info.spid as i64),
         Func::Version => Value::text("PostgreSQL 15.0 (Walden 0.1, delayed-durability workbench)"),
         Func::CurrentUser => Value::text(&env.info.user),
-        Func::CurrentSchema => Value::text("public"),
-        // Walden's one user schema, after pg_catalog, which PostgreSQL
-        // searches first implicitly (an array, in text form).
+        Func::CurrentSchema => crate::search_path::SearchPath::of(&env.info.settings)
+            .current()
+            .map_or(Value::Null, Value::text),
+        // The path's existing schemas, with pg_catalog first when implicit
+        // (an array, in text form).
         Func::CurrentSchemas => match crate::expr::truth(&arg(0))? {
             None => Value::Null,
             Some(implicit) => {
@@ -186,26 +188,16 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             }
         },
         Func::NextVal => {
-            let name = text_arg(&arg(0));
-            let name = name
-                .rsplit('.')
-                .next()
-                .unwrap_or(&name)
-                .trim_matches('"')
-                .to_string();
+            let name = crate::search_path::SearchPath::of(&env.info.settings)
+                .user_relation_text(&text_arg(&arg(0)))?;
             if env.tx.read_only() {
                 return Err(crate::txmodes::read_only_error("nextval()"));
             }
             Value::Int(env.tx.database().nextval(env.tx.session(), &name)?)
         }
         Func::SetVal => {
-            let name = text_arg(&arg(0));
-            let name = name
-                .rsplit('.')
-                .next()
-                .unwrap_or(&name)
-                .trim_matches('"')
-                .to_string();
+            let name = crate::search_path::SearchPath::of(&env.info.settings)
+                .user_relation_text(&text_arg(&arg(0)))?;
             if env.tx.read_only() {
                 return Err(crate::txmodes::read_only_error("setval()"));
             }
