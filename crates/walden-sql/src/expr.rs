@@ -261,6 +261,12 @@ fn bin_op(op: &BinaryOperator) -> Result<BinOp> {
             let op = match parts.as_slice() {
                 [op] => op.as_str(),
                 [schema, op] if schema.trim_matches('"') == "pg_catalog" => op.as_str(),
+                [schema, _] if !matches!(schema.as_str(), "public" | "information_schema") => {
+                    return Err(SqlError::new(
+                        ErrorKind::InvalidSchemaName,
+                        format!("schema \"{}\" does not exist", schema.trim_matches('"')),
+                    ))
+                }
                 _ => {
                     return Err(SqlError::new(
                         ErrorKind::UndefinedFunction,

@@ -95,3 +95,55 @@ fn search_path_matches_postgres() {
         assert_same(&want, &got);
     });
 }
+
+const OPERATORS_AND_ONLY: &[&str] = &[
+    "CREATE TABLE op (id int PRIMARY KEY, k text)",
+    "INSERT INTO op VALUES (1, 'r'), (2, 'S'), (3, 'v')",
+    "SELECT id FROM op WHERE k OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'v']) ORDER BY id",
+    "SELECT id FROM op WHERE id OPERATOR(pg_catalog.<>) ALL (ARRAY[1, 2]) ORDER BY id",
+    "SELECT id FROM op WHERE id OPERATOR(pg_catalog.>) 1 AND k OPERATOR(pg_catalog.~) '^[a-z]$'",
+    "SELECT 'a' OPERATOR(pg_catalog.||) 'b', 7 OPERATOR(pg_catalog.%) 4, 1 OPERATOR(=) 1",
+    "SELECT 1 OPERATOR(nosuch.=) 1",
+    "SELECT count(*) FROM ONLY op",
+    "SELECT a.id FROM op a JOIN ONLY public.op b ON a.id = b.id ORDER BY 1",
+    "UPDATE ONLY op SET k = 'x' WHERE id = 1",
+    "DELETE FROM ONLY op WHERE id = 2",
+    "SELECT * FROM op ORDER BY id",
+    "SELECT pg_table_is_visible('op'::regclass), pg_table_is_visible('pg_class'::regclass)",
+    "SET search_path = ''",
+    "SELECT pg_catalog.pg_table_is_visible('public.op'::regclass)",
+    "RESET search_path",
+];
+
+const FUNCTIONS: &[&str] = &[
+    "SELECT md5('a'), md5(''), md5(NULL), md5('héllo')",
+    "SELECT lpad('ab', 5, 'xy'), rpad('ab', 5), lpad('abcdef', 3), rpad('ab', 4, ''), lpad('ab', -1), lpad(NULL, 3)",
+    "SELECT rpad('ab', 6, 'xyz'), lpad('é', 3, 'ü')",
+    "SELECT avg(x), sum(x) FROM (VALUES (1), (2)) v(x)",
+    "SELECT avg(x) FROM (VALUES (1), (2), (4)) v(x)",
+    "SELECT avg(x) FROM (VALUES (100000000), (3)) v(x)",
+    "SELECT avg(x), sum(x) FROM (VALUES (1.5), (2.25)) v(x)",
+    "SELECT avg(x) FROM (VALUES (1.0), (2.0)) v(x)",
+    "SELECT 1/3::numeric, 10::numeric/4, 2.50 * 3, 1::numeric/300000, 7.0/2, 100::numeric/7",
+    "SELECT 12345678.9::numeric / 3, 0.001::numeric / 7",
+    "CREATE TABLE d1 (a int, b date)",
+    "INSERT INTO d1 SELECT g, date '2024-01-01' + g FROM generate_series(1, 3) g",
+    "INSERT INTO d1 VALUES (9, date '2024-02-01')",
+    "UPDATE d1 SET b = date '2025-01-01' + 1 WHERE a = 9",
+    "SELECT * FROM d1 ORDER BY a",
+];
+
+#[test]
+fn operators_only_and_functions_match_postgres() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(peers) = Peers::start(tmp.path(), "to compare operators and functions") else {
+        return;
+    };
+    block_on_within(Duration::from_secs(120), async {
+        for script in [OPERATORS_AND_ONLY, FUNCTIONS] {
+            let want = run_script(&peers.pg_conn(), script, FIELDS).await;
+            let got = run_script(&peers.walden_conn(), script, FIELDS).await;
+            assert_same(&want, &got);
+        }
+    });
+}
