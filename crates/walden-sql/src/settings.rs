@@ -434,14 +434,6 @@ impl Settings {
                 let d = || self.defaults.lock().get(&name).cloned();
                 return Some(v.or_else(d).unwrap_or_else(|| tx_default(&name).into()));
             }
-            "search_path" => {
-                let v = self.values.lock().get(&name).cloned();
-                let d = || self.defaults.lock().get(&name).cloned();
-                return Some(
-                    v.or_else(d)
-                        .unwrap_or_else(|| crate::search_path::DEFAULT_PATH.into()),
-                );
-            }
             "server_version_num" => return Some("150000".into()),
             "max_connections" => return Some("100".into()),
             // PostgreSQL's compile-time limit, which CREATE INDEX enforces.
