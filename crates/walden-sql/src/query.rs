@@ -57,6 +57,8 @@ pub struct Planner<'a> {
     pub window: window::WindowSlot,
     /// Whether a set-returning function call may (a select list).
     pub srf: srf::SrfSlot,
+    /// The session's `search_path`: where unqualified names are found.
+    pub path: crate::search_path::SearchPath,
 }
 
 impl<'a> Planner<'a> {
@@ -73,6 +75,7 @@ impl<'a> Planner<'a> {
             system_labels: Vec::new(),
             window: window::WindowSlot::Refused("here"),
             srf: srf::SrfSlot::Refused(""),
+            path: Default::default(),
         }
     }
 
@@ -111,15 +114,15 @@ impl<'a> Planner<'a> {
     }
 
     pub fn table(&self, name: &ast::ObjectName) -> Result<Arc<Table>> {
-        let n = object_last(name);
+        let n = self.path.user_relation(name)?;
         let t = self.db.table_as(self.viewer, &n)?;
         self.used.borrow_mut().push((t.id(), t.name().to_string()));
         Ok(t)
     }
 }
 
-/// The last part of a (possibly schema-qualified) name; `dbo.` and `public.`
-/// resolve to the database's only schema.
+/// The last part of a (possibly schema-qualified) name; the qualifier is
+/// checked against the search path by `search_path.rs`.
 pub fn object_last(name: &ast::ObjectName) -> String {
     name.0
         .last()

@@ -1,7 +1,7 @@
 //! `pg_dump` (PostgreSQL 15's) of a Walden database: plain format, schema
-//! and data, `--schema-only`, `--data-only`, and the custom format
-//! (`pg_restore -l` lists it; `pg_restore` restores it). `-t` and
-//! `--inserts` are gaps, checked as such below. Each dump
+//! and data, `--schema-only`, `--data-only`, `--inserts`, `--column-inserts`,
+//! `-t table`, and the custom format (`pg_restore -l` lists it; `pg_restore`
+//! restores it). Each dump
 //! restores into a scratch
 //! PostgreSQL 15 without any error and into fresh Walden databases with
 //! only the refusals listed here; every copy has the source's rows (NULLs,
@@ -79,14 +79,6 @@ INSERT INTO wd_plain VALUES ('min', -9223372036854775808);
 SELECT nextval('wd_ticket');
 "#;
 
-/// Why `pg_dump -t table` fails: it finds the table with
-/// `relkind OPERATOR(pg_catalog.=) ANY (...)`, an operator form Walden's
-/// parser does not take (a gap, as above).
-const TABLE_OPTION_GAP: &str = "OPERATOR(pg_catalog.=)";
-
-/// Why `pg_dump --inserts` fails: it reads rows with `SELECT ... FROM ONLY
-/// t`, which Walden's parser does not take (a gap, as above).
-const INSERTS_GAP: &str = "FROM ONLY public.wd_item";
 
 /// The tables and the order that makes their rows comparable.
 const TABLES: &[(&str, &str)] = &[
@@ -248,10 +240,16 @@ fn walden_dumps_restore_into_postgres_and_walden_with_equal_contents() {
     assert!(want[0].lines().count() > 41 && want[1].lines().count() == 120);
 
     let file = |n: &str| tmp.path().join(n);
+    // `--inserts` reads rows with `SELECT ... FROM ONLY t`; `-t` finds the
+    // table with `relkind OPERATOR(pg_catalog.=) ANY (...)` after a
+    // `RESET search_path`.
     let dumps: &[(&str, &[&str])] = &[
         ("plain.sql", &["-Fp"]),
         ("schema.sql", &["--schema-only"]),
         ("data.sql", &["--data-only"]),
+        ("inserts.sql", &["--inserts"]),
+        ("column_inserts.sql", &["--column-inserts"]),
+        ("one_table.sql", &["-t", "wd_item"]),
     ];
     for (name, args) in dumps {
         let f = file(name);
@@ -290,19 +288,15 @@ fn walden_dumps_restore_into_postgres_and_walden_with_equal_contents() {
     ] {
         assert!(toc.contains(entry), "pg_restore -l lacks {entry:?}:\n{toc}");
     }
-    // --inserts: the gap.
-    let inserts = pg_dump(wp, "walden", "src", &["--inserts"]);
+    let inserts = std::fs::read_to_string(file("column_inserts.sql")).unwrap();
     assert!(
-        !inserts.status.success() && String::from_utf8_lossy(&inserts.stderr).contains(INSERTS_GAP),
-        "pg_dump --inserts: {}",
-        String::from_utf8_lossy(&inserts.stderr)
+        inserts.contains("INSERT INTO public.wd_line (item_id, n, amount) VALUES (1, 1, "),
+        "--column-inserts writes INSERTs"
     );
-    // -t: the gap.
-    let one = pg_dump(wp, "walden", "src", &["-t", "wd_line"]);
+    let one = std::fs::read_to_string(file("one_table.sql")).unwrap();
     assert!(
-        !one.status.success() && String::from_utf8_lossy(&one.stderr).contains(TABLE_OPTION_GAP),
-        "pg_dump -t: {}",
-        String::from_utf8_lossy(&one.stderr)
+        one.contains("CREATE TABLE public.wd_item") && !one.contains("wd_line"),
+        "-t dumps that table only"
     );
 
     // Into PostgreSQL: no error at all.
@@ -318,10 +312,30 @@ fn walden_dumps_restore_into_postgres_and_walden_with_equal_contents() {
                 "CREATE DATABASE plain_copy",
                 "-c",
                 "CREATE DATABASE custom_copy",
+                "CREATE DATABASE inserts_copy",
+                "-c",
+                "CREATE DATABASE column_inserts_copy",
+                "-c",
+                "CREATE DATABASE one_table_copy",
             ],
         ),
         "preparing PostgreSQL",
     );
+    for (f, db) in [
+        ("inserts.sql", "inserts_copy"),
+        ("column_inserts.sql", "column_inserts_copy"),
+        ("one_table.sql", "one_table_copy"),
+    ] {
+        ok(
+            psql(
+                pgp,
+                pg_user,
+                db,
+                &["-v", "ON_ERROR_STOP=1", "-f", file(f).to_str().unwrap()],
+            ),
+            &format!("restoring {f} into PostgreSQL"),
+        );
+    }
     let plain = file("plain.sql");
     ok(
         psql(
@@ -350,10 +364,27 @@ fn walden_dumps_restore_into_postgres_and_walden_with_equal_contents() {
                 "CREATE DATABASE split_copy",
                 "-c",
                 "CREATE DATABASE custom_copy",
+                "CREATE DATABASE inserts_copy",
+                "-c",
+                "CREATE DATABASE column_inserts_copy",
+                "-c",
+                "CREATE DATABASE one_table_copy",
             ],
         ),
         "preparing Walden",
     );
+    for (f, db) in [
+        ("inserts.sql", "inserts_copy"),
+        ("column_inserts.sql", "column_inserts_copy"),
+        ("one_table.sql", "one_table_copy"),
+    ] {
+        let r = psql(wp, "walden", db, &["-f", file(f).to_str().unwrap()]);
+        let errs = errors(&r.stderr);
+        assert!(
+            errs.iter().all(|e| REFUSED.contains(&e.as_str())),
+            "{f} into Walden: {errs:?}"
+        );
+    }
     let restored = psql(
         wp,
         "walden",
@@ -397,6 +428,10 @@ fn walden_dumps_restore_into_postgres_and_walden_with_equal_contents() {
         (wp, "walden", "plain_copy"),
         (wp, "walden", "split_copy"),
         (wp, "walden", "custom_copy"),
+        (pgp, pg_user, "inserts_copy"),
+        (wp, "walden", "inserts_copy"),
+        (pgp, pg_user, "column_inserts_copy"),
+        (wp, "walden", "column_inserts_copy"),
     ] {
         let got = contents(port, user, db);
         for ((t, _), (w, g)) in TABLES.iter().zip(want.iter().zip(&got)) {
@@ -405,6 +440,20 @@ fn walden_dumps_restore_into_postgres_and_walden_with_equal_contents() {
                 "table {t} of {db} (port {port}) differs from the source"
             );
         }
+    }
+
+    // The one-table copies hold that table's rows.
+    for (port, user) in [(pgp, pg_user), (wp, "walden")] {
+        let got = ok(
+            psql(
+                port,
+                user,
+                "one_table_copy",
+                &["-A", "-t", "-c", "SELECT * FROM wd_item ORDER BY id"],
+            ),
+            "reading the one-table copy",
+        );
+        assert_eq!(got, want[0], "wd_item of one_table_copy (port {port})");
     }
 
     // The PostgreSQL copy dumps to the same schema as the Walden source.

@@ -202,6 +202,9 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "replace" => Func::Replace,
         "concat" => Func::Concat,
         "left" => Func::Left,
+        "md5" => Func::Md5,
+        "lpad" => Func::Lpad,
+        "rpad" => Func::Rpad,
         "right" => Func::Right,
         "abs" => Func::Abs,
         "round" => Func::Round,
@@ -222,9 +225,8 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "has_database_privilege" => Func::Privilege(crate::privileges::PrivFn::Database),
         "has_schema_privilege" => Func::Privilege(crate::privileges::PrivFn::Schema),
         "pg_has_role" => Func::Privilege(crate::privileges::PrivFn::Role),
-        "pg_table_is_visible"
-        | "pg_type_is_visible"
-        | "pg_function_is_visible"
+        "pg_table_is_visible" | "pg_type_is_visible" => Func::IsVisible,
+        "pg_function_is_visible"
         | "pg_collation_is_visible" => Func::True,
         "pg_relation_is_publishable" | "pg_is_in_recovery" => Func::False,
         "col_description"

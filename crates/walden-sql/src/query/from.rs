@@ -71,7 +71,11 @@ pub(super) fn plan_factor(
                 }
                 return table_function(&tname, exprs, label, alias, *with_ordinality);
             }
-            if let Some(view) = sysviews::lookup(schema.as_deref(), &tname) {
+            let view = match schema.as_deref() {
+                None => unqualified_view(p, &tname),
+                s => sysviews::lookup(s, &tname),
+            };
+            if let Some(view) = view {
                 let mut cols: Vec<ScopeCol> = view
                     .columns()
                     .into_iter()
@@ -244,6 +248,30 @@ pub(super) fn plan_factor(
 /// A sequence (or an identity column's counter) named in FROM: one row of
 /// `last_value`, `log_cnt`, `is_called`, as PostgreSQL reads a sequence.
 /// `not_table` is the error to give when it is not one either.
+/// The catalog view an unqualified name finds along the search path:
+/// `pg_catalog`'s (and the `sys` views) unless the path puts `public`
+/// first and a user table has the name; `information_schema`'s when the
+/// path lists that schema.
+fn unqualified_view(p: &Planner<'_>, name: &str) -> Option<SysView> {
+    for schema in p.path.searched() {
+        match schema {
+            "pg_catalog" => {
+                if let Some(v) = sysviews::lookup(None, name) {
+                    return Some(v);
+                }
+            }
+            "information_schema" => {
+                if let Some(v) = sysviews::lookup(Some("information_schema"), name) {
+                    return Some(v);
+                }
+            }
+            "public" if p.db.table_as(p.viewer, name).is_ok() => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
 fn sequence_item(
     p: &Planner<'_>,
     schema: Option<&str>,
@@ -253,8 +281,9 @@ fn sequence_item(
     not_table: SqlError,
 ) -> Result<Item> {
     let found = match schema {
-        None | Some("public") => crate::pg_catalog::sequence_relation(&p.db, name),
-        Some(_) => None,
+        None if p.path.finds_user_objects() => crate::pg_catalog::sequence_relation(&p.db, name),
+        Some("public" | "dbo") => crate::pg_catalog::sequence_relation(&p.db, name),
+        _ => None,
     };
     let Some(rel) = found else {
         return Err(not_table);
