@@ -79,7 +79,6 @@ INSERT INTO wd_plain VALUES ('min', -9223372036854775808);
 SELECT nextval('wd_ticket');
 "#;
 
-
 /// The tables and the order that makes their rows comparable.
 const TABLES: &[(&str, &str)] = &[
     ("wd_item", "id"),
