@@ -119,6 +119,8 @@ const FUNCTIONS: &[&str] = &[
     "SELECT md5('a'), md5(''), md5(NULL), md5('héllo')",
     "SELECT lpad('ab', 5, 'xy'), rpad('ab', 5), lpad('abcdef', 3), rpad('ab', 4, ''), lpad('ab', -1), lpad(NULL, 3)",
     "SELECT rpad('ab', 6, 'xyz'), lpad('é', 3, 'ü')",
+    "SELECT repeat('ab', 3), repeat('x', 0), repeat('x', -1), repeat(NULL, 2), repeat('é', 2)",
+    "SELECT octet_length('héllo'), octet_length('\\x0102'::bytea), octet_length(NULL::text), octet_length('')",
     "SELECT avg(x), sum(x) FROM (VALUES (1), (2)) v(x)",
     "SELECT avg(x) FROM (VALUES (1), (2), (4)) v(x)",
     "SELECT avg(x) FROM (VALUES (100000000), (3)) v(x)",

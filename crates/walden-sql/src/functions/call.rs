@@ -335,6 +335,21 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         Func::Upper => Value::text(text_arg(&arg(0)).to_uppercase()),
         Func::Lower => Value::text(text_arg(&arg(0)).to_lowercase()),
         Func::Length => Value::Int(text_arg(&arg(0)).chars().count() as i64),
+        Func::OctetLength => Value::Int(match arg(0) {
+            Value::Bytes(b) => b.len() as i64,
+            v => text_arg(&v).len() as i64,
+        }),
+        Func::Repeat => {
+            let s = text_arg(&arg(0));
+            let n = int_arg(&arg(1), "repeat")?.max(0) as usize;
+            if s.len().saturating_mul(n) > MAX_TEXT_CHARS {
+                return Err(SqlError::new(
+                    ErrorKind::ProgramLimit,
+                    "requested length too large",
+                ));
+            }
+            Value::text(s.repeat(n))
+        }
         Func::Substring => {
             let s: Vec<char> = text_arg(&arg(0)).chars().collect();
             let start = int_arg(&arg(1), "substring")?;

@@ -203,6 +203,8 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "concat" => Func::Concat,
         "left" => Func::Left,
         "md5" => Func::Md5,
+        "repeat" | "replicate" => Func::Repeat,
+        "octet_length" => Func::OctetLength,
         "lpad" => Func::Lpad,
         "rpad" => Func::Rpad,
         "right" => Func::Right,

@@ -57,6 +57,8 @@ pub enum Func {
     Left,
     Right,
     Md5,
+    Repeat,
+    OctetLength,
     Lpad,
     Rpad,
     /// `pg_table_is_visible(oid)` / `pg_type_is_visible(oid)`: whether the
@@ -229,7 +231,9 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         Func::True | Func::False | Func::AnyArray(..) | Func::IsVisible => DataType::Bool,
         Func::Privilege(f) if f != crate::privileges::PrivFn::UserById => DataType::Bool,
         Func::RegClassOid | Func::RegTypeOid | Func::RegNamespaceOid => DataType::Int,
-        Func::ArrayUpper | Func::ArrayLower | Func::Cardinality => DataType::Int,
+        Func::ArrayUpper | Func::ArrayLower | Func::Cardinality | Func::OctetLength => {
+            DataType::Int
+        }
         Func::ArrayContains(_) | Func::ArrayOverlap => DataType::Bool,
         Func::ArrayElement => args
             .first()
