@@ -673,7 +673,7 @@ pub fn acldefault(env: &Env<'_>, kind: &str, owner: i64) -> Result<Value> {
     // Only tables, sequences and databases carry Walden ACLs; the others
     // are PostgreSQL's defaults as they are.
     let keep_all = !matches!(kind, "r" | "s" | "d");
-    let roles = env.instance.roles();
+    let roles = env.instance.roles_for(env.tx);
     let owner_name = roles.name_of(owner as u32);
     let parts: Vec<String> = items
         .iter()
