@@ -46,7 +46,7 @@ pub fn regclass_oid(env: &Env<'_>, text: &str) -> Result<Value> {
         return Ok(Value::Int(oid));
     }
     let (schema, name) = split_qualified(text);
-    let db = env.tx.database();
+    let db = &Seen::of(env);
     let user = matches!(schema.as_deref(), None | Some("public"));
     let system = matches!(schema.as_deref(), None | Some("pg_catalog"));
     if user {
@@ -74,10 +74,10 @@ pub fn regclass_oid(env: &Env<'_>, text: &str) -> Result<Value> {
 /// `oid::regclass` as text: the relation's name, or the number when no
 /// relation has that OID (as PostgreSQL prints a dangling regclass).
 pub fn regclass_name(env: &Env<'_>, oid: i64) -> String {
-    if let Some(r) = rel_by_oid(env.tx.database(), oid) {
+    if let Some(r) = rel_by_oid(&Seen::of(env), oid) {
         return quote_ident(&r.name());
     }
-    if let Some(name) = super::dump_catalogs::identity_seq_name_by_oid(env.tx.database(), oid) {
+    if let Some(name) = super::dump_catalogs::identity_seq_name_by_oid(&Seen::of(env), oid) {
         return quote_ident(&name);
     }
     SYSTEM_RELATIONS

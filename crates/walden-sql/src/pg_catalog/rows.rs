@@ -78,7 +78,7 @@ pub(super) fn attribute_row(
 /// The rows of a catalog view for the session's database.
 pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
     use PgView as V;
-    let db = env.tx.database();
+    let db = &Seen::of(env);
     let mut out = Vec::new();
     match view {
         V::Cursors => out = crate::cursor::pg_cursors_rows(&env.info.cursors),

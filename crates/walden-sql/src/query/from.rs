@@ -253,7 +253,10 @@ fn sequence_item(
     not_table: SqlError,
 ) -> Result<Item> {
     let found = match schema {
-        None | Some("public") => crate::pg_catalog::sequence_relation(&p.db, name),
+        None | Some("public") => crate::pg_catalog::sequence_relation(
+            &crate::pg_catalog::Seen::new(&p.db, p.viewer),
+            name,
+        ),
         Some(_) => None,
     };
     let Some(rel) = found else {
