@@ -362,6 +362,26 @@ fn schedules() -> Vec<Schedule> {
             checks: vec![tables, info_columns],
         },
         Schedule {
+            name: "DDL that waited for a table dropped and created again acts on the new one",
+            setup: SETUP,
+            steps: vec![
+                (0, "BEGIN"),
+                (0, "DROP TABLE t"),
+                (0, "CREATE TABLE t (id int PRIMARY KEY, v int, w int)"),
+                (1, "ALTER TABLE t ADD COLUMN x int"),
+                (0, "COMMIT"),
+                (0, "BEGIN"),
+                (0, "DROP TABLE u"),
+                (0, "CREATE TABLE u (k int)"),
+                (1, "DROP TABLE u"),
+                (0, "COMMIT"),
+            ],
+            checks: vec![
+                "SELECT column_name FROM information_schema.columns \
+                 WHERE table_name IN ('t', 'u') ORDER BY table_name, ordinal_position",
+            ],
+        },
+        Schedule {
             name: "LOCK TABLE NOWAIT fails on a table in use",
             setup: SETUP,
             steps: vec![

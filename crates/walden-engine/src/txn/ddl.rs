@@ -290,13 +290,22 @@ impl Transaction {
 
     /// Locks table `name` in `mode` and returns its handle as it stands
     /// once locked.
+    /// If the table was dropped and another created under its name while
+    /// this transaction waited, the name is resolved again and the new
+    /// table locked, as PostgreSQL does after a lock wait (the old table's
+    /// lock is kept to the end, as there).
     pub(super) fn lock_named(&self, name: &str, mode: TableLockMode) -> Result<Arc<Table>> {
-        let t = self.db.table_as(Some(self.txid), name)?;
-        self.lock_table_id(t.id(), mode, WaitPolicy::Wait)?;
-        match self.db.table(name) {
-            Ok(now) if now.id() == t.id() => Ok(now),
-            _ => Err(EngineError::UnknownTable(name.to_string())),
+        let mut t = self.db.table_as(Some(self.txid), name)?;
+        // Each retry follows a DROP and CREATE that committed meanwhile.
+        for _ in 0..8 {
+            self.lock_table_id(t.id(), mode, WaitPolicy::Wait)?;
+            match self.db.table_as(Some(self.txid), name) {
+                Ok(now) if now.id() == t.id() => return Ok(now),
+                Ok(other) => t = other,
+                Err(e) => return Err(e),
+            }
         }
+        Err(EngineError::SerializationFailure("DDL"))
     }
 
     /// `LOCK TABLE name IN mode MODE [NOWAIT]`.
