@@ -41,6 +41,8 @@ pub(crate) struct Handshaken {
     pub user: String,
     pub database: String,
     pub app: String,
+    /// Run-time parameters from the startup message (`options` unpacked).
+    pub parameters: Vec<(String, String)>,
     pub slot: SlotGuard,
 }
 
@@ -107,6 +109,17 @@ pub(crate) async fn handshake(
     let user = param("user").unwrap_or_else(|| "walden".into());
     let database = param("database").unwrap_or_else(|| "walden".into());
     let app = param("application_name").unwrap_or_default();
+    let parameters = match startup_settings(&startup.parameters) {
+        Ok(p) => p,
+        Err(msg) => {
+            send_fatal(
+                &mut socket,
+                PgError::fatal(sqlstate::FEATURE_NOT_SUPPORTED, msg),
+            )
+            .await;
+            return None;
+        }
+    };
 
     if shared.is_shutting_down() {
         send_fatal(
@@ -192,8 +205,69 @@ pub(crate) async fn handshake(
         user,
         database,
         app,
+        parameters,
         slot,
     })
+}
+
+/// The run-time parameters a startup message sets: every key but the
+/// connection's own (user, database, replication), and `-c name=value` /
+/// `--name=value` switches inside `options`, as PostgreSQL reads them.
+fn startup_settings(
+    params: &std::collections::BTreeMap<String, String>,
+) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::new();
+    for (k, v) in params {
+        match k.as_str() {
+            "user" | "database" | "application_name" => {}
+            "replication" => {
+                if !matches!(v.as_str(), "false" | "off" | "0" | "no" | "") {
+                    return Err("replication connections are not supported".into());
+                }
+            }
+            "options" => out.extend(split_options(v)?),
+            _ => out.push((k.clone(), v.clone())),
+        }
+    }
+    Ok(out)
+}
+
+/// `options`: switches separated by spaces, a backslash escaping the next
+/// character.
+fn split_options(s: &str) -> Result<Vec<(String, String)>, String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => cur.extend(chars.next()),
+            c if c.is_whitespace() => {
+                if !cur.is_empty() {
+                    words.push(std::mem::take(&mut cur));
+                }
+            }
+            c => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    let mut out = Vec::new();
+    let mut words = words.into_iter();
+    while let Some(w) = words.next() {
+        let setting = if w == "-c" {
+            words.next().ok_or("-c without name=value in options")?
+        } else if let Some(rest) = w.strip_prefix("-c").or_else(|| w.strip_prefix("--")) {
+            rest.to_string()
+        } else {
+            return Err(format!("startup option \"{w}\" is not supported"));
+        };
+        let (n, v) = setting
+            .split_once('=')
+            .ok_or_else(|| format!("startup option \"{setting}\" needs a value"))?;
+        out.push((n.replace('-', "_"), v.to_string()));
+    }
+    Ok(out)
 }
 
 /// Moves the socket to the runtime of the calling thread: a socket is

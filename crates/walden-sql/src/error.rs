@@ -37,6 +37,8 @@ pub enum ErrorKind {
     Cancelled,
     ReadOnly,
     ObjectInUse,
+    /// SET of a parameter fixed at server start (55P02).
+    CantChangeParameter,
     DiskFull,
     Io,
     Internal,

@@ -239,44 +239,9 @@ pub fn reads(p: &Planner<'_>) -> Vec<Need> {
     out
 }
 
-/// Parameters PostgreSQL lets only superusers set (its PGC_SUSET ones
-/// that a client might send); Walden keeps and shows them, and refuses
-/// them to other roles as PostgreSQL does.
-const SUPERUSER_SETTINGS: &[&str] = &[
-    "log_statement",
-    "log_min_duration_statement",
-    "log_min_messages",
-    "log_min_error_statement",
-    "log_duration",
-    "log_lock_waits",
-    "log_temp_files",
-    "log_parser_stats",
-    "log_planner_stats",
-    "log_executor_stats",
-    "log_statement_stats",
-    "lc_messages",
-    "session_replication_role",
-    "session_preload_libraries",
-    "temp_file_limit",
-    "track_activities",
-    "track_counts",
-    "track_functions",
-    "track_io_timing",
-    "deadlock_timeout",
-    "zero_damaged_pages",
-    "ignore_checksum_failure",
-    "max_stack_depth",
-    "lo_compat_privileges",
-    "update_process_title",
-    "wal_compression",
-    "wal_consistency_checking",
-    "commit_delay",
-    "jit_dump_bitcode",
-];
-
 /// Whether a non-superuser may set `name`.
 pub fn setting_allowed(who: &Who, name: &str) -> Result<()> {
-    if !who.superuser && SUPERUSER_SETTINGS.contains(&name.to_ascii_lowercase().as_str()) {
+    if !who.superuser && crate::settings::superuser_only(name) {
         return Err(denied(format!(
             "permission denied to set parameter \"{name}\""
         )));

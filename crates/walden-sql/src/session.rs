@@ -237,6 +237,14 @@ impl SqlSession {
         crate::timeouts::set_defaults(&self.settings, t);
     }
 
+    /// A parameter the client sent in its startup message: set, and what
+    /// RESET returns to, as in PostgreSQL.
+    pub fn set_startup_parameter(&mut self, name: &str, value: &str) -> Result<()> {
+        crate::privileges::setting_allowed(&self.who(), name)?;
+        self.settings.set(name, value)?;
+        self.settings.set_default(name, value)
+    }
+
     /// The session time zone, for encoding results and decoding parameters.
     pub fn time_zone(&self) -> walden_engine::types::zone::Zone {
         self.settings.zone()

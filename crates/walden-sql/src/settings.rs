@@ -9,6 +9,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use walden_engine::Session;
 
+mod params;
+mod pg15;
+
+pub(crate) use params::superuser_only;
+
 /// A session's settings: shared with the statements it runs, since
 /// `set_config` is a function evaluated inside a query.
 #[derive(Clone)]
@@ -137,7 +142,19 @@ fn parse(name: &str, value: &str) -> Result<(String, String, Effect)> {
                 "client_encoding \"{v}\" (Walden speaks UTF8 only)"
             )))
         }
-        _ => Effect::Kept,
+        // Walden's notices are all of level NOTICE: the levels above it
+        // suppress them (`Settings::notices_shown`).
+        "client_min_messages" => {
+            if !params::MESSAGE_LEVELS.contains(&lower.as_str()) {
+                return Err(invalid(&name, &v));
+            }
+            return Ok((name, lower, Effect::Kept));
+        }
+        // Stored; name resolution reads it.
+        "search_path" => Effect::Kept,
+        // The values the guards above let through.
+        "lock_timeout" | "datestyle" | "client_encoding" => Effect::Kept,
+        _ => return Ok((name.clone(), params::check_other(&name, &v)?, Effect::Kept)),
     };
     Ok((name, v, effect))
 }
@@ -327,18 +344,32 @@ impl Settings {
     }
 
     /// `RESET name`: back to the value the session started with.
-    pub fn reset(&self, name: &str) {
-        self.remember(None);
+    pub fn reset(&self, name: &str) -> Result<()> {
         let name = name.to_ascii_lowercase();
+        if self.get(&name).is_none() && matches!(params::known(&name), params::Known::No) {
+            return Err(params::unrecognized(&name));
+        }
+        self.remember(None);
         match name.as_str() {
             "synchronous_commit" | "delayed_durability" => self.session.set_delayed_default(false),
             "application_name" => {
                 let _ = self.set("application_name", &self.application_name.clone());
-                return;
+                return Ok(());
             }
             _ => {}
         }
         self.values.lock().remove(&name);
+        Ok(())
+    }
+
+    /// Whether NOTICE messages reach the client (`client_min_messages`).
+    pub fn notices_shown(&self) -> bool {
+        let level = self.get("client_min_messages");
+        let rank = |l: &str| params::MESSAGE_LEVELS.iter().position(|m| *m == l);
+        match level.as_deref().and_then(rank) {
+            Some(r) => r <= rank("notice").unwrap_or(0),
+            None => true,
+        }
     }
 
     /// `RESET ALL` (asyncpg runs it whenever a pooled connection is released).
@@ -419,6 +450,7 @@ impl Settings {
             .into_iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(&name))
             .map(|(_, v)| v)
+            .or_else(|| params::default_of(&name).map(str::to_string))
     }
 }
 

@@ -214,21 +214,33 @@ fn settings_are_transactional_and_set_local_ends_with_the_block() {
         .unwrap()
         .unwrap();
     assert_eq!(out.notices.len(), 1);
-    assert_eq!(one(&mut s, "SHOW search_path"), "");
+    assert_eq!(one(&mut s, "SHOW search_path"), "\"$user\", public");
     // A rolled-back block undoes its plain SETs; a committed one keeps them.
     ok(&mut s, "BEGIN");
     ok(&mut s, "SET application_name = 'inside'");
-    ok(&mut s, "SELECT set_config('work_mem', '8MB', true)");
-    assert_eq!(one(&mut s, "SHOW work_mem"), "8MB");
+    ok(&mut s, "SELECT set_config('myapp.mem', '8MB', true)");
+    assert_eq!(one(&mut s, "SHOW myapp.mem"), "8MB");
     ok(&mut s, "ROLLBACK");
     assert_eq!(one(&mut s, "SHOW application_name"), "app");
-    assert_eq!(one(&mut s, "SHOW work_mem"), "");
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT coalesce(current_setting('myapp.mem', true), '')"
+        ),
+        ""
+    );
     ok(&mut s, "BEGIN");
     ok(&mut s, "SET application_name = 'kept'");
-    ok(&mut s, "SET LOCAL work_mem = '8MB'");
+    ok(&mut s, "SET LOCAL myapp.mem = '8MB'");
     ok(&mut s, "COMMIT");
     assert_eq!(one(&mut s, "SHOW application_name"), "kept");
-    assert_eq!(one(&mut s, "SHOW work_mem"), "");
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT coalesce(current_setting('myapp.mem', true), '')"
+        ),
+        ""
+    );
 }
 
 #[test]

@@ -13,6 +13,7 @@ pub(crate) async fn serve_connection(h: Handshaken, shared: Arc<Shared>) {
         user,
         database,
         app,
+        parameters,
         slot: _slot,
     } = h;
     let session = {
@@ -48,6 +49,12 @@ pub(crate) async fn serve_connection(h: Handshaken, shared: Arc<Shared>) {
     };
 
     session.set_timeouts(shared.config.timeouts);
+    for (name, value) in &parameters {
+        if let Err(e) = session.set_startup_parameter(name, value) {
+            send_fatal(&mut socket, PgError::fatal(sqlstate(e.kind), e.message)).await;
+            return;
+        }
+    }
     let pid = session.session_id();
     let secret: i32 = rand::random();
     let cancel = session.cancel_flag();

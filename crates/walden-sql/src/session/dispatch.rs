@@ -174,13 +174,13 @@ impl SqlSession {
             }
             Command::Reset(name) => {
                 match name {
-                    Some(n) => self.settings.reset(n),
+                    Some(n) => self.settings.reset(n)?,
                     None => self.settings.reset_all(),
                 }
                 Ok(QueryOutput::command("RESET"))
             }
             Command::Show(name) => {
-                let v = self.show(name);
+                let v = self.show(name)?;
                 Ok(QueryOutput {
                     columns: Some(vec![Column {
                         name: name.clone(),
@@ -604,15 +604,25 @@ impl SqlSession {
     }
 
     fn set(&mut self, name: &str, value: &str) -> Result<QueryOutput> {
+        // `SET name TO DEFAULT` is RESET.
+        if value.eq_ignore_ascii_case("default") {
+            self.settings.reset(name)?;
+            return Ok(QueryOutput::command("SET"));
+        }
         self.settings.set(name, value)?;
         Ok(QueryOutput::command("SET"))
     }
 
-    fn show(&self, name: &str) -> String {
+    fn show(&self, name: &str) -> Result<String> {
         if name.eq_ignore_ascii_case("is_superuser") {
-            return if self.is_superuser() { "on" } else { "off" }.into();
+            return Ok(if self.is_superuser() { "on" } else { "off" }.into());
         }
-        self.settings.get(name).unwrap_or_default()
+        self.settings.get(name).ok_or_else(|| {
+            SqlError::new(
+                ErrorKind::UndefinedObject,
+                format!("unrecognized configuration parameter \"{name}\""),
+            )
+        })
     }
 }
 

@@ -312,6 +312,14 @@ impl SqlSession {
                     "canceling statement due to statement timeout",
                 ))
             }
+            // Walden's notices are NOTICEs: `client_min_messages` above
+            // that level, as it stands after the statement, drops them.
+            Ok(mut out) => {
+                if !out.notices.is_empty() && !self.settings.notices_shown() {
+                    out.notices.clear();
+                }
+                Ok(out)
+            }
             r => r,
         }
     }

@@ -1,0 +1,236 @@
+//! Which run-time parameters a session may SET, and with which values.
+//!
+//! Walden acts on the parameters `settings.rs` handles by name. Of
+//! PostgreSQL's other parameters it accepts only the values that describe
+//! what Walden does anyway (`standard_conforming_strings = on`, the `hex`
+//! bytea output, `extra_float_digits` of 1 to 3, whose output is the
+//! shortest exact one that Walden always prints), or parameters whose every
+//! value leaves results unchanged here (`check_function_bodies`: there are
+//! no function bodies). Any other value, and any parameter Walden has no
+//! counterpart for (planner and memory knobs, logging), is refused with
+//! 0A000 rather than stored and ignored. Names PostgreSQL does not know get
+//! its 42704, except the dotted placeholder names (`myapp.user_id`)
+//! PostgreSQL lets applications use for their own values.
+
+use super::pg15::{PG_INTERNAL, PG_NOT_NOW, PG_RESTART, PG_SUPERUSER, PG_USER};
+use crate::error::{ErrorKind, Result, SqlError};
+
+/// The values a parameter Walden does not act on may take.
+enum Values {
+    /// Only these (lower case; the first is the default SHOW prints).
+    Only(&'static [&'static str]),
+    /// Any boolean: every value behaves the same in Walden.
+    AnyBool(&'static str),
+    /// An integer in this range.
+    Int(i64, i64, &'static str),
+}
+
+/// Parameters accepted with the values that match Walden's behaviour.
+const ACCEPTED: &[(&str, Values)] = &[
+    ("standard_conforming_strings", Values::Only(&["on"])),
+    ("escape_string_warning", Values::AnyBool("on")),
+    ("array_nulls", Values::Only(&["on"])),
+    ("backslash_quote", Values::Only(&["safe_encoding"])),
+    ("bytea_output", Values::Only(&["hex"])),
+    ("intervalstyle", Values::Only(&["postgres"])),
+    ("extra_float_digits", Values::Int(1, 3, "1")),
+    ("quote_all_identifiers", Values::Only(&["off"])),
+    ("transform_null_equals", Values::Only(&["off"])),
+    ("check_function_bodies", Values::AnyBool("on")),
+    ("xmloption", Values::Only(&["content", "document"])),
+    ("xmlbinary", Values::Only(&["base64", "hex"])),
+    // No row-level security policies exist, so both values read the same.
+    ("row_security", Values::AnyBool("on")),
+    ("default_tablespace", Values::Only(&["", "pg_default"])),
+    ("temp_tablespaces", Values::Only(&[""])),
+    ("default_table_access_method", Values::Only(&["heap"])),
+    ("synchronize_seqscans", Values::AnyBool("on")),
+    ("jit", Values::Only(&["off"])),
+    // Upper bounds on parallel workers: Walden uses none.
+    ("max_parallel_workers_per_gather", Values::Int(0, 1024, "2")),
+    ("max_parallel_workers", Values::Int(0, 1024, "8")),
+    (
+        "max_parallel_maintenance_workers",
+        Values::Int(0, 1024, "2"),
+    ),
+    ("password_encryption", Values::Only(&["scram-sha-256"])),
+    ("timezone_abbreviations", Values::Only(&["default"])),
+    ("session_replication_role", Values::Only(&["origin"])),
+    // T-SQL's SET options. Row counts travel in the CommandComplete tag,
+    // which the protocol always sends, so NOCOUNT changes nothing a client
+    // reads; the others are accepted at the value that is PostgreSQL's (and
+    // so Walden's) behaviour: an error aborts the transaction, NULL
+    // comparisons are unknown, double quotes delimit identifiers.
+    ("nocount", Values::AnyBool("off")),
+    ("xact_abort", Values::Only(&["on"])),
+    ("ansi_nulls", Values::Only(&["on"])),
+    ("quoted_identifier", Values::Only(&["on"])),
+    ("ansi_warnings", Values::Only(&["on"])),
+    ("ansi_padding", Values::Only(&["on"])),
+    ("concat_null_yields_null", Values::Only(&["on"])),
+    ("arithabort", Values::Only(&["on"])),
+    (
+        "lc_messages",
+        Values::Only(&[
+            "c",
+            "",
+            "posix",
+            "en_us.utf-8",
+            "en_us.utf8",
+            "c.utf-8",
+            "c.utf8",
+        ]),
+    ),
+    (
+        "lc_monetary",
+        Values::Only(&[
+            "c",
+            "posix",
+            "en_us.utf-8",
+            "en_us.utf8",
+            "c.utf-8",
+            "c.utf8",
+        ]),
+    ),
+    (
+        "lc_numeric",
+        Values::Only(&[
+            "c",
+            "posix",
+            "en_us.utf-8",
+            "en_us.utf8",
+            "c.utf-8",
+            "c.utf8",
+        ]),
+    ),
+    (
+        "lc_time",
+        Values::Only(&[
+            "c",
+            "posix",
+            "en_us.utf-8",
+            "en_us.utf8",
+            "c.utf-8",
+            "c.utf8",
+        ]),
+    ),
+];
+
+/// The levels `client_min_messages` takes, least severe first.
+pub(super) const MESSAGE_LEVELS: &[&str] = &[
+    "debug5", "debug4", "debug3", "debug2", "debug1", "log", "notice", "warning", "error",
+];
+
+/// Checks a parameter Walden does not act on; returns the value as SHOW
+/// prints it.
+pub(super) fn check_other(name: &str, value: &str) -> Result<String> {
+    let lower = value.to_ascii_lowercase();
+    if let Some((_, values)) = ACCEPTED.iter().find(|(n, _)| *n == name) {
+        let ok = match values {
+            Values::Only(vs) => vs.contains(&lower.as_str()),
+            Values::AnyBool(_) => super::parse_bool(&lower).is_some(),
+            Values::Int(lo, hi, _) => lower.parse::<i64>().is_ok_and(|n| (*lo..=*hi).contains(&n)),
+        };
+        if ok {
+            return Ok(match values {
+                Values::AnyBool(_) => {
+                    let on = super::parse_bool(&lower) == Some(true);
+                    if on { "on" } else { "off" }.into()
+                }
+                _ => value.to_string(),
+            });
+        }
+        return Err(SqlError::unsupported(format!(
+            "{name} = '{value}' (Walden accepts only {})",
+            match values {
+                Values::Only(vs) => vs
+                    .iter()
+                    .map(|v| format!("'{v}'"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                Values::AnyBool(_) => "on or off".into(),
+                Values::Int(lo, hi, _) => format!("{lo} to {hi}"),
+            }
+        )));
+    }
+    match known(name) {
+        Known::Settable => Err(SqlError::unsupported(format!(
+            "parameter \"{name}\" (Walden has no counterpart for it)"
+        ))),
+        Known::Fixed(why) => Err(SqlError::new(
+            ErrorKind::CantChangeParameter,
+            format!("parameter \"{name}\" cannot be changed{why}"),
+        )),
+        Known::Custom => Ok(value.to_string()),
+        Known::No => Err(unrecognized(name)),
+    }
+}
+
+/// The value SHOW prints for an accepted parameter nobody set.
+pub(super) fn default_of(name: &str) -> Option<&'static str> {
+    match name {
+        "client_min_messages" => return Some("notice"),
+        "search_path" => return Some("\"$user\", public"),
+        _ => {}
+    }
+    ACCEPTED
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| match v {
+            Values::Only(vs) => vs[0],
+            Values::AnyBool(d) | Values::Int(_, _, d) => d,
+        })
+}
+
+pub(super) fn unrecognized(name: &str) -> SqlError {
+    SqlError::new(
+        ErrorKind::UndefinedObject,
+        format!("unrecognized configuration parameter \"{name}\""),
+    )
+}
+
+/// What PostgreSQL knows a name as.
+pub(super) enum Known {
+    Settable,
+    /// Not by SET; the end of PostgreSQL's message says when.
+    Fixed(&'static str),
+    /// A dotted placeholder an application defines (`myapp.tenant`).
+    Custom,
+    No,
+}
+
+pub(super) fn known(name: &str) -> Known {
+    let is = |list: &[&str]| list.iter().any(|n| n.eq_ignore_ascii_case(name));
+    if is(PG_USER) || is(PG_SUPERUSER) {
+        Known::Settable
+    } else if is(PG_RESTART) {
+        Known::Fixed(" without restarting the server")
+    } else if is(PG_NOT_NOW) {
+        Known::Fixed(" now")
+    } else if is(PG_INTERNAL) {
+        Known::Fixed("")
+    } else if is_custom(name) {
+        Known::Custom
+    } else {
+        Known::No
+    }
+}
+
+/// `prefix.name`, both parts identifiers, as PostgreSQL allows for
+/// placeholder variables.
+fn is_custom(name: &str) -> bool {
+    let mut parts = name.split('.');
+    let ident = |p: &str| {
+        !p.is_empty()
+            && !p.starts_with(|c: char| c.is_ascii_digit())
+            && p.chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+    };
+    matches!((parts.next(), parts.next()), (Some(a), Some(b)) if ident(a) && ident(b))
+        && parts.all(ident)
+}
+
+/// Superuser-only parameters (PostgreSQL's `superuser` context).
+pub(crate) fn superuser_only(name: &str) -> bool {
+    PG_SUPERUSER.iter().any(|n| n.eq_ignore_ascii_case(name))
+}
