@@ -267,6 +267,9 @@ pub(crate) fn put_type(out: &mut Vec<u8>, t: &DataType) {
             out.push(21);
             put_enum(out, e);
         }
+        // Type tag 22, then which vector.
+        DataType::Int2Vector => out.extend_from_slice(&[22, 0]),
+        DataType::OidVector => out.extend_from_slice(&[22, 1]),
     }
 }
 
@@ -331,6 +334,11 @@ pub(crate) fn get_type(r: &mut Reader<'_>) -> Result<DataType> {
             elem => DataType::Array(Box::new(elem)),
         },
         21 => DataType::Enum(EnumRef(Arc::new(get_enum(r)?))),
+        22 => match r.u8()? {
+            0 => DataType::Int2Vector,
+            1 => DataType::OidVector,
+            _ => return Err(short()),
+        },
         _ => return Err(short()),
     })
 }

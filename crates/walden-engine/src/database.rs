@@ -220,13 +220,22 @@ pub struct Limits {
     pub max_value_bytes: u64,
     /// Largest row, all values together.
     pub max_row_bytes: u64,
+    /// Most memory one transaction's changes may hold before commit
+    /// (estimated; 0: no limit). A transaction's write set, row locks and
+    /// install are in memory until it commits; past this it fails with
+    /// 53200 rather than grow until the process is killed.
+    pub max_transaction_bytes: u64,
 }
+
+/// The default `transaction_memory_limit_mb`: 2 GiB.
+pub const DEFAULT_TRANSACTION_BYTES: u64 = 2 << 30;
 
 impl Default for Limits {
     fn default() -> Self {
         Limits {
             max_value_bytes: 1 << 30,
             max_row_bytes: MAX_ROW_BYTES,
+            max_transaction_bytes: DEFAULT_TRANSACTION_BYTES,
         }
     }
 }

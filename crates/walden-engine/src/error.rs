@@ -215,6 +215,13 @@ pub enum EngineError {
     /// A row whose log record would exceed the maximum record size (54000).
     #[error("row of {size} bytes exceeds the maximum row size of {max} bytes")]
     RowTooLarge { size: u64, max: u64 },
+    /// A transaction's changes passed `Limits::max_transaction_bytes` (53200).
+    #[error(
+        "out of memory: the transaction's changes exceed transaction_memory_limit_mb ({} MB); \
+         commit in smaller transactions or raise the limit",
+        max >> 20
+    )]
+    TransactionTooLarge { max: u64 },
     #[error("database \"{0}\" is in use and cannot be dropped")]
     DatabaseInUse(String),
     #[error("the instance is closed")]

@@ -588,6 +588,36 @@ impl VersionedRows {
         olds
     }
 
+    /// Marks keys a commit deleted and inserted again (rather than
+    /// updated): a delete at the commit's CSN goes behind its new version.
+    /// No snapshot reads the marker (the new version, at the same CSN,
+    /// comes first); a READ COMMITTED writer that waited for the commit
+    /// finds it (see [`Self::deleted_since`]), as PostgreSQL finds the row
+    /// it waited for deleted, the new row being another tuple. Pruning
+    /// drops it with the older versions once every snapshot sees the commit.
+    pub(crate) fn mark_replaced(&self, keys: &[Key], csn: Csn) {
+        let mut map = self.map.write();
+        for key in keys {
+            if let Some(Chain::Many(vs)) = map.get_mut(key) {
+                if vs.len() > 1 && vs[0].csn == csn && vs[0].row.is_some() {
+                    vs.insert(1, Version { csn, row: None });
+                }
+            }
+        }
+    }
+
+    /// Whether a commit after `csn` deleted the key's row (and perhaps
+    /// inserted another with the same key).
+    pub fn deleted_since(&self, key: &[Value], csn: Csn) -> bool {
+        match self.map.read().get(key) {
+            Some(Chain::Many(vs)) => vs
+                .iter()
+                .take_while(|v| v.csn > csn)
+                .any(|v| v.row.is_none()),
+            _ => false,
+        }
+    }
+
     fn count_multi(&self, was_many: bool, is_many: bool) {
         match (was_many, is_many) {
             (false, true) => {

@@ -98,6 +98,12 @@ pub struct Transaction {
     table_locks: parking_lot::Mutex<ddl::HeldTableLocks>,
     /// DDL statements run, applied to the catalog and undone on rollback.
     ddl: parking_lot::Mutex<Vec<ddl::DdlStep>>,
+    /// Keys this transaction deleted and then inserted again: committed as
+    /// a new row, not an update of the old one (see
+    /// `VersionedRows::mark_replaced`).
+    replaced: HashSet<(u32, Key)>,
+    /// Estimated memory the write set holds (see `Limits::max_transaction_bytes`).
+    write_bytes: u64,
     /// Changes made to the write set so far (see [`Transaction::change_mark`]).
     changes: u64,
     /// A table lock came after another transaction's DDL on the table
@@ -139,6 +145,8 @@ impl Transaction {
             fk_seen: HashMap::new(),
             table_locks: Default::default(),
             ddl: Default::default(),
+            replaced: HashSet::new(),
+            write_bytes: 0,
             changes: 0,
             stale_table: Default::default(),
             ssi: None,

@@ -57,6 +57,11 @@ pub enum DataType {
     Array(Box<DataType>),
     /// A user-defined enum type.
     Enum(EnumRef),
+    /// PostgreSQL's `int2vector` (pg_index.indkey): smallints, subscripts
+    /// from 0, shown space-separated. Values are `Value::Array`.
+    Int2Vector,
+    /// PostgreSQL's `oidvector` (pg_index.indclass, pg_proc.proargtypes).
+    OidVector,
 }
 
 impl DataType {
@@ -85,6 +90,18 @@ impl DataType {
             DataType::Jsonb => "jsonb".into(),
             DataType::Array(e) => format!("{}[]", e.sql_name()),
             DataType::Enum(e) => e.name.clone(),
+            DataType::Int2Vector => "int2vector".into(),
+            DataType::OidVector => "oidvector".into(),
+        }
+    }
+
+    /// The element type of an array or vector type.
+    pub fn element(&self) -> Option<DataType> {
+        match self {
+            DataType::Array(e) => Some((**e).clone()),
+            DataType::Int2Vector => Some(DataType::SmallInt),
+            DataType::OidVector => Some(DataType::Int),
+            _ => None,
         }
     }
 
@@ -307,6 +324,26 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
                     .into(),
             )),
             V::Text(s) => Ok(V::Array(array::parse(&s, elem)?.into())),
+            other => Err(bad(&other)),
+        };
+    }
+    // A vector's text form is its elements separated by spaces.
+    if let T::Int2Vector | T::OidVector = t {
+        let elem = t.element().expect("vector");
+        return match v {
+            V::Array(items) => Ok(V::Array(
+                items
+                    .iter()
+                    .map(|x| coerce(x.clone(), &elem))
+                    .collect::<Result<Vec<_>>>()?
+                    .into(),
+            )),
+            V::Text(s) => Ok(V::Array(
+                s.split_whitespace()
+                    .map(|x| coerce(V::Text(Arc::from(x)), &elem))
+                    .collect::<Result<Vec<_>>>()?
+                    .into(),
+            )),
             other => Err(bad(&other)),
         };
     }

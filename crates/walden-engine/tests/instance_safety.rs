@@ -302,6 +302,7 @@ fn oversized_values_and_rows_are_refused_when_made() {
         limits: Limits {
             max_value_bytes: 1000,
             max_row_bytes: 1500,
+            ..Default::default()
         },
         ..mem_config(&mem)
     })

@@ -8,6 +8,7 @@
 //! max_connections = 100
 //! auth = "trust"                       # or "scram"
 //! statement_memory_limit_mb = 1024     # rows one statement may hold (0: none)
+//! transaction_memory_limit_mb = 2048   # changes one transaction may hold (0: none)
 //!
 //! [users]                              # superusers (more: CREATE ROLE)
 //! alice = "secret"
@@ -222,6 +223,9 @@ pub struct ConfigFile {
     /// Bytes of rows one statement may materialize, in MB (default 1024;
     /// 0: no limit); past it the statement fails with 53200.
     pub statement_memory_limit_mb: Option<u64>,
+    /// Memory one transaction's changes may hold before commit, in MB
+    /// (default 2048; 0: no limit); past it the statement fails with 53200.
+    pub transaction_memory_limit_mb: Option<u64>,
     /// Session defaults, as PostgreSQL's settings of the same names (ms, 0 = off).
     pub statement_timeout_ms: Option<u64>,
     pub idle_in_transaction_session_timeout_ms: Option<u64>,
@@ -253,6 +257,8 @@ pub struct ServerConfig {
     pub auth_failure_delay: Duration,
     /// `statement_memory_limit_mb` in bytes.
     pub statement_memory_limit: u64,
+    /// `transaction_memory_limit_mb` in bytes.
+    pub transaction_memory_limit: u64,
     /// Session defaults (`None`: off).
     pub timeouts: walden_sql::SessionTimeouts,
     pub log: LogSection,
@@ -283,6 +289,7 @@ impl ServerConfig {
             max_pending_handshakes: 1000,
             auth_failure_delay: Duration::from_secs(1),
             statement_memory_limit: 1 << 30,
+            transaction_memory_limit: walden_engine::DEFAULT_TRANSACTION_BYTES,
             timeouts: walden_sql::SessionTimeouts::default(),
             log: LogSection::default(),
             checkpoint: CheckpointSection::default(),
@@ -358,6 +365,9 @@ impl ServerConfig {
         }
         if let Some(mb) = f.statement_memory_limit_mb {
             c.statement_memory_limit = mb << 20;
+        }
+        if let Some(mb) = f.transaction_memory_limit_mb {
+            c.transaction_memory_limit = mb << 20;
         }
         if let Some(ms) = f.auth_failure_delay_ms {
             c.auth_failure_delay = Duration::from_millis(ms);
@@ -454,6 +464,7 @@ impl ServerConfig {
         if let Some(mb) = self.storage.cache_size_mb {
             ic.storage.cache_bytes = (mb.max(1) as usize) << 20;
         }
+        ic.limits.max_transaction_bytes = self.transaction_memory_limit;
         ic.lock_timeout = self
             .lock_timeout_ms
             .filter(|&ms| ms > 0)

@@ -37,13 +37,26 @@ pub fn encode_array_text(v: &Value, elem: &DataType, buf: &mut BytesMut) {
 /// flag, the element type, then (length, lower bound 1) and each element
 /// as a length-prefixed binary value (-1 for NULL).
 pub fn encode_array_binary(v: &Value, elem: &DataType, buf: &mut BytesMut) -> Result<(), String> {
+    encode_array_binary_as(v, elem, type_oid(elem), 1, buf)
+}
+
+/// The binary array form with the element OID and lower bound given: an
+/// int2vector or oidvector is sent as an array numbered from 0 (as
+/// PostgreSQL's int2vectorsend and oidvectorsend do).
+pub fn encode_array_binary_as(
+    v: &Value,
+    elem: &DataType,
+    elem_oid: u32,
+    lower: i32,
+    buf: &mut BytesMut,
+) -> Result<(), String> {
     let items = items(v, elem)?;
     buf.put_i32(if items.is_empty() { 0 } else { 1 });
     buf.put_i32(items.iter().any(Value::is_null) as i32);
-    buf.put_u32(type_oid(elem));
+    buf.put_u32(elem_oid);
     if !items.is_empty() {
         buf.put_i32(items.len() as i32);
-        buf.put_i32(1);
+        buf.put_i32(lower);
     }
     for x in items.iter() {
         if x.is_null() {

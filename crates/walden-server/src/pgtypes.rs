@@ -32,6 +32,8 @@ pub const OID_NUMERIC: u32 = 1700;
 pub const OID_UUID: u32 = 2950;
 pub const OID_JSON: u32 = 114;
 pub const OID_JSONB: u32 = 3802;
+pub const OID_INT2VECTOR: u32 = 22;
+pub const OID_OIDVECTOR: u32 = 30;
 
 /// Microseconds between 1970-01-01 (Walden's epoch) and 2000-01-01 (PostgreSQL's).
 const PG_EPOCH_OFFSET_US: i64 = 946_684_800_000_000;
@@ -65,6 +67,8 @@ pub fn type_oid(t: &DataType) -> u32 {
             e => array::array_oid_of(type_oid(e)).unwrap_or(OID_TEXT),
         },
         DataType::Enum(e) => walden_sql::enum_oid(e.id()) as u32,
+        DataType::Int2Vector => OID_INT2VECTOR,
+        DataType::OidVector => OID_OIDVECTOR,
     }
 }
 
@@ -91,7 +95,9 @@ pub fn type_size(t: &DataType) -> i16 {
         | DataType::Char(_)
         | DataType::Json
         | DataType::Jsonb
-        | DataType::Array(_) => -1,
+        | DataType::Array(_)
+        | DataType::Int2Vector
+        | DataType::OidVector => -1,
     }
 }
 
@@ -149,6 +155,16 @@ pub fn encode_text(v: &Value, t: &DataType, buf: &mut BytesMut) {
     use std::fmt::Write;
     if let DataType::Array(e) = t {
         return crate::pgarray::encode_array_text(v, e, buf);
+    }
+    // int2vector and oidvector: the elements separated by spaces.
+    if let (DataType::Int2Vector | DataType::OidVector, Value::Array(items)) = (t, v) {
+        for (i, x) in items.iter().enumerate() {
+            if i > 0 {
+                buf.put_u8(b' ');
+            }
+            let _ = write!(BytesMutWriter(buf), "{x}");
+        }
+        return;
     }
     match v {
         Value::Text(s) => buf.put_slice(s.as_bytes()),
@@ -276,6 +292,12 @@ pub fn encode_binary(v: &Value, t: &DataType, buf: &mut BytesMut) -> Result<(), 
             other => return Err(format!("cannot send {other:?} as bytea")),
         },
         DataType::Array(e) => crate::pgarray::encode_array_binary(v, e, buf)?,
+        DataType::Int2Vector => {
+            crate::pgarray::encode_array_binary_as(v, &DataType::SmallInt, OID_INT2, 0, buf)?
+        }
+        DataType::OidVector => {
+            crate::pgarray::encode_array_binary_as(v, &DataType::Int, OID_OID, 0, buf)?
+        }
     }
     Ok(())
 }

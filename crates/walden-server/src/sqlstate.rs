@@ -78,6 +78,7 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::TransactionResolutionUnknown => "08007",
         K::CharacterNotInRepertoire => "22021",
         K::InsufficientPrivilege => "42501",
+        K::InvalidSchemaName => "3F000",
         K::InvalidSavepoint => "3B001",
         K::DuplicatePreparedStatement => DUPLICATE_PREPARED_STATEMENT,
         K::UndefinedPreparedStatement => INVALID_SQL_STATEMENT_NAME,

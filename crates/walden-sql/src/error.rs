@@ -58,6 +58,8 @@ pub enum ErrorKind {
     TransactionResolutionUnknown,
     /// A byte sequence the database encoding cannot hold (22021): a NUL.
     CharacterNotInRepertoire,
+    /// No schema to create in, or a schema that does not exist (3F000).
+    InvalidSchemaName,
     /// Not allowed for this user or outside a configured place (42501).
     InsufficientPrivilege,
     /// `ROLLBACK TO` / `RELEASE` of a savepoint that is not set (3B001).
@@ -249,6 +251,7 @@ impl From<EngineError> for SqlError {
             E::ValueTooLarge { .. }
             | E::RowTooLarge { .. }
             | E::Log(walden_log::LogError::RecordTooLarge { .. }) => ErrorKind::ProgramLimit,
+            E::TransactionTooLarge { .. } => ErrorKind::OutOfMemory,
             E::DirectoryExists { .. } => ErrorKind::DuplicateDatabase,
             E::CatalogMissing { .. } | E::DirectoryMismatch { .. } => ErrorKind::Io,
             E::Log(_)

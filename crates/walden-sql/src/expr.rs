@@ -4,7 +4,7 @@
 
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::functions::{self, Func};
-use crate::query::{self, Planner, QueryPlan};
+use crate::query::{self, srf::SrfSlot, Planner, QueryPlan};
 use rust_decimal::prelude::{FromPrimitive, ToPrimitive};
 use rust_decimal::Decimal;
 use sqlparser::ast::{self, BinaryOperator, UnaryOperator};
@@ -255,18 +255,47 @@ fn bin_op(op: &BinaryOperator) -> Result<BinOp> {
         B::PGRegexIMatch => BinOp::Regex(true, false),
         B::PGRegexNotMatch => BinOp::Regex(false, true),
         B::PGRegexNotIMatch => BinOp::Regex(true, true),
-        B::PGCustomBinaryOperator(parts)
-            if parts.last().is_some_and(|p| {
-                p.starts_with('~') || p.starts_with("!~") || p == "=" || p == "<>"
-            }) =>
-        {
-            match parts.last().unwrap().as_str() {
+        // `OPERATOR(op)` / `OPERATOR(pg_catalog.op)`: pg_catalog's
+        // operators are the built-in ones.
+        B::PGCustomBinaryOperator(parts) => {
+            let op = match parts.as_slice() {
+                [op] => op.as_str(),
+                [schema, op] if schema.trim_matches('"') == "pg_catalog" => op.as_str(),
+                [schema, _] if !matches!(schema.as_str(), "public" | "information_schema") => {
+                    return Err(SqlError::new(
+                        ErrorKind::InvalidSchemaName,
+                        format!("schema \"{}\" does not exist", schema.trim_matches('"')),
+                    ))
+                }
+                _ => {
+                    return Err(SqlError::new(
+                        ErrorKind::UndefinedFunction,
+                        format!("operator does not exist: {}", parts.join(".")),
+                    ))
+                }
+            };
+            match op {
                 "~" => BinOp::Regex(false, false),
                 "~*" => BinOp::Regex(true, false),
                 "!~" => BinOp::Regex(false, true),
                 "!~*" => BinOp::Regex(true, true),
                 "=" => BinOp::Eq,
-                _ => BinOp::NotEq,
+                "<>" | "!=" => BinOp::NotEq,
+                "<" => BinOp::Lt,
+                "<=" => BinOp::LtEq,
+                ">" => BinOp::Gt,
+                ">=" => BinOp::GtEq,
+                "+" => BinOp::Add,
+                "-" => BinOp::Sub,
+                "*" => BinOp::Mul,
+                "/" => BinOp::Div,
+                "%" => BinOp::Mod,
+                "||" => BinOp::Concat,
+                other => {
+                    return Err(SqlError::unsupported(format!(
+                        "operator OPERATOR(pg_catalog.{other})"
+                    )))
+                }
             }
         }
         other => return Err(SqlError::unsupported(format!("operator {other}"))),
@@ -300,6 +329,18 @@ pub fn column_name(e: &ast::Expr) -> String {
         ast::Expr::Exists { .. } => "exists".into(),
         // `ARRAY[...]` is "array"; `a[1]` is named after `a`.
         ast::Expr::Array(_) => "array".into(),
+        // `(f(x)).n` is named after the field.
+        ast::Expr::CompoundFieldAccess { access_chain, .. }
+            if matches!(
+                access_chain.last(),
+                Some(ast::AccessExpr::Dot(ast::Expr::Identifier(_)))
+            ) =>
+        {
+            match access_chain.last() {
+                Some(ast::AccessExpr::Dot(ast::Expr::Identifier(i))) => fold_ident(i),
+                _ => unreachable!("matched above"),
+            }
+        }
         ast::Expr::CompoundFieldAccess { root, .. } => column_name(root),
         _ => "?column?".into(),
     }

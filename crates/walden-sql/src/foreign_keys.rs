@@ -121,6 +121,9 @@ fn type_class(t: &DataType) -> (u8, u8) {
             let (f, c) = type_class(e);
             (100 + f, c)
         }
+        // Catalog-only types (no table column has them).
+        T::Int2Vector => (12, 0),
+        T::OidVector => (13, 0),
     }
 }
 

@@ -40,6 +40,7 @@ mod pg_catalog;
 mod privileges;
 mod query;
 mod role_stmt;
+mod search_path;
 mod session;
 mod settings;
 mod stack;

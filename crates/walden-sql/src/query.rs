@@ -22,6 +22,7 @@ mod exec;
 mod from;
 mod recursive;
 mod select;
+pub mod srf;
 pub mod window;
 pub use access::*;
 pub use exec::*;
@@ -54,6 +55,10 @@ pub struct Planner<'a> {
     pub(crate) system_labels: Vec<String>,
     /// Whether a window function call may appear where compilation is.
     pub window: window::WindowSlot,
+    /// Whether a set-returning function call may (a select list).
+    pub srf: srf::SrfSlot,
+    /// The session's `search_path`: where unqualified names are found.
+    pub path: crate::search_path::SearchPath,
 }
 
 impl<'a> Planner<'a> {
@@ -69,6 +74,8 @@ impl<'a> Planner<'a> {
             viewer: None,
             system_labels: Vec::new(),
             window: window::WindowSlot::Refused("here"),
+            srf: srf::SrfSlot::Refused(""),
+            path: Default::default(),
         }
     }
 
@@ -107,15 +114,15 @@ impl<'a> Planner<'a> {
     }
 
     pub fn table(&self, name: &ast::ObjectName) -> Result<Arc<Table>> {
-        let n = object_last(name);
+        let n = self.path.user_relation(name)?;
         let t = self.db.table_as(self.viewer, &n)?;
         self.used.borrow_mut().push((t.id(), t.name().to_string()));
         Ok(t)
     }
 }
 
-/// The last part of a (possibly schema-qualified) name; `dbo.` and `public.`
-/// resolve to the database's only schema.
+/// The last part of a (possibly schema-qualified) name; the qualifier is
+/// checked against the search path by `search_path.rs`.
 pub fn object_last(name: &ast::ObjectName) -> String {
     name.0
         .last()
@@ -186,10 +193,14 @@ pub enum Source {
         args: Vec<Expr>,
         filter: Vec<Expr>,
     },
-    Series {
-        start: Expr,
-        stop: Expr,
-        step: Option<Expr>,
+    /// A set-returning function in FROM (generate_series,
+    /// generate_subscripts, _pg_expandarray, regexp_*): its rows, of
+    /// `width` columns, the first of type `ty`.
+    Srf {
+        func: srf::SrfFunc,
+        args: Vec<Expr>,
+        ty: DataType,
+        width: usize,
         filter: Vec<Expr>,
     },
     /// `unnest(array [, array ...])`: one row per element, the arrays side
@@ -257,6 +268,8 @@ pub struct SelectPlan {
     /// Window functions, computed after grouping and HAVING; their values
     /// extend each row, where the projection and ORDER BY read them.
     pub window: Option<Box<window::WindowPlan>>,
+    /// Set-returning functions of the select list, run after the windows.
+    pub srf: Option<Box<srf::ProjectSet>>,
 }
 
 #[derive(Debug)]

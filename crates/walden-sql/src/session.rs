@@ -135,6 +135,7 @@ struct CachedPlan {
     /// it still keeps the address from being reused.
     db: std::sync::Weak<Database>,
     catalog_version: u64,
+    path: crate::search_path::SearchPath,
     plan: Arc<StmtPlan>,
     /// The table privileges the statement needs (checked at every run).
     needs: Arc<[crate::privileges::Need]>,

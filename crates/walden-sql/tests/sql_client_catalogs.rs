@@ -302,7 +302,7 @@ fn pg_opclass_names_the_default_btree_classes() {
     assert_eq!(
         one(
             &mut s,
-            "SELECT i.indclass FROM pg_index i JOIN pg_class r ON r.oid = i.indexrelid \
+            "SELECT i.indclass::text FROM pg_index i JOIN pg_class r ON r.oid = i.indexrelid \
              WHERE r.relname = 'oc_name_at'"
         ),
         "3126 3127"

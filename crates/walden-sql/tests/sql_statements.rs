@@ -558,6 +558,72 @@ fn plans_with_subqueries_are_not_reused() {
     assert_eq!(one(&mut s, q), "2");
 }
 
+/// A transaction whose changes pass `max_transaction_bytes` fails with
+/// 53200 instead of growing until the process is killed; the session and
+/// the data go on, and smaller transactions load the same rows.
+#[test]
+fn a_transaction_past_its_memory_limit_fails_with_53200() {
+    let inst = Instance::open(InstanceConfig {
+        vfs: Arc::new(MemVfs::new()),
+        log: LogConfig {
+            segment_size: 4 << 20,
+            preallocate_spare: false,
+            ..LogConfig::default()
+        },
+        background_checkpoints: false,
+        limits: walden_engine::Limits {
+            max_transaction_bytes: 1 << 20,
+            ..Default::default()
+        },
+        ..InstanceConfig::new("/sql")
+    })
+    .unwrap();
+    let e = SqlEngine::new(inst);
+    let mut s = e.connect("walden", "u", "test").unwrap();
+    tag(&mut s, "CREATE TABLE t (id INT PRIMARY KEY, v TEXT)");
+    const X: &str = "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'";
+    // One statement: about 300 bytes a row, so 10,000 rows pass 1 MB.
+    assert_eq!(
+        err(
+            &mut s,
+            &format!("INSERT INTO t SELECT g, {X} FROM generate_series(1, 10000) g")
+        ),
+        ErrorKind::OutOfMemory
+    );
+    // Row by row in one block: the statement that passes it fails, and the
+    // block is aborted as after any error.
+    tag(&mut s, "BEGIN");
+    let mut failed_at = None;
+    for i in 1..=10_000 {
+        let r = s
+            .execute_batch(&format!("INSERT INTO t VALUES ({i}, {X})"))
+            .pop()
+            .unwrap();
+        if let Err(e) = r {
+            assert_eq!(e.kind, ErrorKind::OutOfMemory, "{e}");
+            assert!(e.message.contains("transaction_memory_limit_mb"), "{e}");
+            failed_at = Some(i);
+            break;
+        }
+    }
+    let n = failed_at.expect("the limit was never reached");
+    assert!((2_000..6_000).contains(&n), "failed at row {n}");
+    tag(&mut s, "ROLLBACK");
+    assert_eq!(tag(&mut s, "SELECT * FROM t"), "SELECT 0");
+    // In pieces under the limit, the same rows load.
+    for k in 0..5 {
+        tag(
+            &mut s,
+            &format!(
+                "INSERT INTO t SELECT g, {X} FROM generate_series({}, {}) g",
+                k * 2000 + 1,
+                k * 2000 + 2000
+            ),
+        );
+    }
+    assert_eq!(tag(&mut s, "SELECT * FROM t"), "SELECT 10000");
+}
+
 #[test]
 fn oversized_values_are_refused_as_a_program_limit() {
     let inst = Instance::open(InstanceConfig {
@@ -571,6 +637,7 @@ fn oversized_values_are_refused_as_a_program_limit() {
         limits: walden_engine::Limits {
             max_value_bytes: 1000,
             max_row_bytes: 1500,
+            ..Default::default()
         },
         ..InstanceConfig::new("/sql")
     })

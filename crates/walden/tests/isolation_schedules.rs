@@ -135,6 +135,42 @@ fn schedules() -> Vec<Schedule> {
                 (1, "COMMIT"),
             ],
         });
+        // A row deleted and inserted again under the same key by the
+        // transaction a writer waits for: the new row is another row
+        // (PostgreSQL's statement, having waited, finds its row deleted).
+        v.push(Schedule {
+            name: name("delete and re-insert under a waiting DELETE"),
+            sessions: 2,
+            steps: vec![
+                (0, begin),
+                (1, begin),
+                (1, "SELECT * FROM test WHERE id = 1"),
+                (0, "DELETE FROM test WHERE id = 1"),
+                (0, "INSERT INTO test VALUES (1, 100)"),
+                (1, "DELETE FROM test WHERE id = 1"),
+                (0, "COMMIT"),
+                (1, "INSERT INTO test VALUES (1, 200)"),
+                (1, "ROLLBACK"),
+                (0, "SELECT * FROM test ORDER BY id"),
+            ],
+        });
+        v.push(Schedule {
+            name: name("delete and re-insert under a waiting UPDATE"),
+            sessions: 2,
+            steps: vec![
+                (0, begin),
+                (1, begin),
+                (1, "SELECT * FROM test WHERE id = 2"),
+                (0, "DELETE FROM test WHERE id = 1"),
+                (0, "INSERT INTO test VALUES (1, 100)"),
+                (0, "UPDATE test SET value = value + 5 WHERE id = 2"),
+                (1, "UPDATE test SET value = value + 1 WHERE id IN (1, 2)"),
+                (0, "COMMIT"),
+                (1, "SELECT * FROM test ORDER BY id"),
+                (1, "COMMIT"),
+                (0, "SELECT * FROM test ORDER BY id"),
+            ],
+        });
         // G-single: read skew.
         v.push(Schedule {
             name: name("G-single read skew"),

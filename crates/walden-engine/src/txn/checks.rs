@@ -80,6 +80,16 @@ impl Transaction {
         if let Some(s) = &self.ssi {
             self.db.ssi.check_write(s, &key)?;
         }
+        let max = self.db.limits.max_transaction_bytes;
+        let before = self
+            .writes
+            .get(&key)
+            .map_or(0, |old| write_bytes(&key.1, old));
+        let bytes = (self.write_bytes + write_bytes(&key.1, &w)).saturating_sub(before);
+        if max > 0 && bytes > max {
+            return Err(EngineError::TransactionTooLarge { max });
+        }
+        self.write_bytes = bytes;
         if !self.savepoints.is_empty() {
             let writes = &self.writes;
             self.savepoints.record(&key, || writes.get(&key).cloned());
@@ -338,4 +348,22 @@ fn unique_ids(t: &Table) -> HashSet<u32> {
         .filter(|i| i.def.unique)
         .map(|i| i.def.id)
         .collect()
+}
+
+/// What one write-set entry holds in memory, roughly: the key and row
+/// (32 bytes a value, plus text and byte payloads), the map's node, and
+/// the row lock the writer holds to commit.
+pub(super) fn write_bytes(key: &Key, w: &Option<Row>) -> u64 {
+    let payload = |vs: &[Value]| -> u64 {
+        vs.iter()
+            .map(|v| {
+                32 + match v {
+                    Value::Text(t) => t.len() as u64,
+                    Value::Bytes(b) => b.len() as u64,
+                    _ => 0,
+                }
+            })
+            .sum()
+    };
+    160 + payload(key) + w.as_deref().map_or(0, payload)
 }

@@ -5,6 +5,7 @@ use crate::codec::{put_op_ddl, put_op_delete, put_op_put, put_txn_header};
 use crate::error::{EngineError, Result};
 use crate::schema::DelayedDurability;
 use crate::session::CommitRequest;
+use crate::types::Key;
 use std::sync::atomic::Ordering::Relaxed;
 
 impl Transaction {
@@ -237,8 +238,21 @@ impl Transaction {
             .iter()
             .map(|(t, b)| t.priors(b))
             .collect::<Result<Vec<_>>>()?;
+        let replaced = std::mem::take(&mut self.replaced);
         for ((t, batch), priors) in batches.into_iter().zip(priors) {
+            let marks: Vec<Key> = if replaced.is_empty() {
+                Vec::new()
+            } else {
+                batch
+                    .iter()
+                    .filter(|(k, w)| w.is_some() && replaced.contains(&(t.id(), k.clone())))
+                    .map(|(k, _)| k.clone())
+                    .collect()
+            };
             t.install(batch, priors, publish.csn, publish.horizon);
+            if !marks.is_empty() {
+                t.rows.mark_replaced(&marks, publish.csn);
+            }
         }
         Ok(())
     }

@@ -58,6 +58,16 @@ impl Transaction {
             return Ok(Locked::Busy);
         }
         self.check_conflict(t, &key)?;
+        // READ COMMITTED: the row the statement found was deleted by a
+        // commit it waited for; a row inserted since under the same key is
+        // another row, which PostgreSQL's statement does not act on either.
+        if let Some(snap) = &self.snapshot {
+            if !self.writes.contains_key(&(t.id(), key.clone()))
+                && t.rows.deleted_since(&key, snap.csn())
+            {
+                return Ok(Locked::Row(None));
+            }
+        }
         Ok(Locked::Row(self.latest_in(t, &key)?))
     }
 

@@ -1,5 +1,6 @@
 //! A transaction's savepoints: SAVEPOINT, ROLLBACK TO and RELEASE over the write set.
 
+use super::checks::write_bytes;
 use super::Transaction;
 use crate::error::{EngineError, Result};
 
@@ -52,6 +53,11 @@ impl Transaction {
             // The oldest level's copy comes last and wins.
             roles = Some(undo.roles);
             for (k, before) in undo.writes {
+                // Not known to be replaced any more (an insert undone).
+                self.replaced.remove(&k);
+                let now = self.writes.get(&k).map_or(0, |w| write_bytes(&k.1, w));
+                let then = before.as_ref().map_or(0, |w| write_bytes(&k.1, w));
+                self.write_bytes = (self.write_bytes + then).saturating_sub(now);
                 match before {
                     Some(w) => self.writes.insert(k, w),
                     None => self.writes.remove(&k),

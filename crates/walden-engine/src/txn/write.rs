@@ -56,7 +56,12 @@ impl Transaction {
             t.observe(&key, &row);
         }
         let row: Row = Arc::from(row);
-        self.put_write((t.id(), key), Some(row.clone()))?;
+        let id = (t.id(), key);
+        // Deleted by this transaction, inserted again: a new row.
+        if matches!(self.writes.get(&id), Some(None)) {
+            self.replaced.insert(id.clone());
+        }
+        self.put_write(id, Some(row.clone()))?;
         Ok(row)
     }
 

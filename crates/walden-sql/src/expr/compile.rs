@@ -19,8 +19,10 @@ impl Expr {
                     let mut ctx = p.agg.take().unwrap();
                     let win =
                         std::mem::replace(&mut p.window, query::window::WindowSlot::InAggregate);
+                    let srf = std::mem::replace(&mut p.srf, SrfSlot::Refused("aggregate"));
                     let compiled = functions::compile_aggregate(p, &ctx.input_scope, f, kind);
                     p.window = win;
+                    p.srf = srf;
                     let slot = ctx.aggs.len();
                     match compiled {
                         Ok(spec) => ctx.aggs.push(spec),
@@ -220,6 +222,12 @@ impl Expr {
                 negated: *negated,
                 ci: true,
             },
+            A::Case { .. } if matches!(p.srf, SrfSlot::Open(_)) => {
+                let srf = std::mem::replace(&mut p.srf, SrfSlot::Refused("CASE"));
+                let r = Expr::compile(p, scope, e);
+                p.srf = srf;
+                r?
+            }
             A::Case {
                 operand,
                 conditions,
@@ -255,6 +263,21 @@ impl Expr {
                 if let Expr::Param(i) = inner {
                     p.infer_param(i, t.clone());
                 }
+                // An int2vector or oidvector as text is its elements
+                // separated by spaces.
+                let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+                if matches!(t, DataType::Text | DataType::Varchar(_))
+                    && matches!(
+                        query::static_type(&inner, &types, &p.params),
+                        Some(DataType::Int2Vector | DataType::OidVector)
+                    )
+                {
+                    let joined = Expr::Func(
+                        Func::ArrayToString,
+                        vec![inner, Expr::Lit(Value::text(" "))],
+                    );
+                    return Ok(Expr::Cast(Box::new(joined), t));
+                }
                 Expr::Cast(Box::new(inner), t)
             }
             A::Convert {
@@ -277,7 +300,20 @@ impl Expr {
             }
             A::Function(f) => {
                 if f.over.is_some() {
-                    return query::window::compile_call(p, scope, f);
+                    let srf = std::mem::replace(&mut p.srf, SrfSlot::Refused("window"));
+                    let r = query::window::compile_call(p, scope, f);
+                    p.srf = srf;
+                    return r;
+                }
+                let name = functions::fname(f);
+                if let Some(func) = query::srf::lookup(&name) {
+                    return query::srf::compile_call(p, scope, f, func, None);
+                }
+                if name == "coalesce" && matches!(p.srf, SrfSlot::Open(_)) {
+                    let srf = std::mem::replace(&mut p.srf, SrfSlot::Refused("COALESCE"));
+                    let r = functions::compile_call(p, scope, f);
+                    p.srf = srf;
+                    return r;
                 }
                 if functions::aggregate_kind(f).is_some() {
                     return Err(SqlError::new(
@@ -425,6 +461,21 @@ impl Expr {
                     }
                 }
             }
+            // `(f(x)).n`: one output column of a multi-column SRF.
+            A::CompoundFieldAccess { root, access_chain }
+                if access_chain.len() == 1 && srf_root(root).is_some() =>
+            {
+                let (f, func) = srf_root(root).expect("checked");
+                match &access_chain[0] {
+                    ast::AccessExpr::Dot(A::Identifier(id)) => {
+                        let field = fold_ident(id);
+                        query::srf::compile_call(p, scope, f, func, Some(&field))?
+                    }
+                    other => {
+                        return Err(SqlError::unsupported(format!("expression {root}{other}")))
+                    }
+                }
+            }
             A::CompoundFieldAccess { root, access_chain } => {
                 // Only `array[i]` subscripts; field access needs composite types.
                 // `t.col[i]` parses as `t` followed by `.col` and `[i]`: the
@@ -451,7 +502,20 @@ impl Expr {
                 for a in chain {
                     match a {
                         ast::AccessExpr::Subscript(ast::Subscript::Index { index }) => {
-                            let i = Expr::compile(p, scope, index)?;
+                            let mut i = Expr::compile(p, scope, index)?;
+                            let types: Vec<DataType> =
+                                scope.cols.iter().map(|c| c.ty.clone()).collect();
+                            if matches!(
+                                query::static_type(&e, &types, &p.params),
+                                Some(DataType::Int2Vector | DataType::OidVector)
+                            ) {
+                                // int2vector and oidvector number their elements from 0.
+                                i = Expr::Bin(
+                                    BinOp::Add,
+                                    Box::new(i),
+                                    Box::new(Expr::Lit(Value::Int(1))),
+                                );
+                            }
                             e = Expr::Func(Func::ArrayElement, vec![e, i]);
                         }
                         other => {
@@ -582,6 +646,15 @@ pub(super) fn catalog_cast(
         if is_number { to_name } else { to_oid },
         vec![inner],
     )))
+}
+
+/// The SRF call under `(...)` in a field selection, if it is one.
+fn srf_root(e: &ast::Expr) -> Option<(&ast::Function, query::srf::SrfFunc)> {
+    match e {
+        ast::Expr::Nested(inner) => srf_root(inner),
+        ast::Expr::Function(f) => Some((f, query::srf::lookup(&functions::fname(f))?)),
+        _ => None,
+    }
 }
 
 pub(super) fn sub(

@@ -254,7 +254,7 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> Result<Value> {
                     if y.is_zero() {
                         return Err(SqlError::new(ErrorKind::DivisionByZero, "division by zero"));
                     }
-                    x.checked_div(y)
+                    numeric_div(x, y)
                 }
                 Mod => {
                     if y.is_zero() {
@@ -282,6 +282,47 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> Result<Value> {
         (Value::Text(_), _) | (_, Value::Text(_)) if op == Add => Value::text(format!("{a}{b}")),
         _ => return Err(undefined(&a, &b)),
     })
+}
+
+/// numeric division with PostgreSQL's result scale: at least 16
+/// significant digits, and no fewer decimals than either operand has
+/// (`select_div_scale`: the quotient's weight in base-10000 digits sets how
+/// many decimals make 16 digits), rounded half away from zero. Walden's
+/// decimals hold at most 28 decimals.
+pub(crate) fn numeric_div(x: Decimal, y: Decimal) -> Option<Decimal> {
+    // (weight in base-10000 digits, first base-10000 digit) of |d|.
+    fn weight(d: Decimal) -> (i64, u128) {
+        let m = d.mantissa().unsigned_abs();
+        if m == 0 {
+            return (0, 0);
+        }
+        let digits = m.ilog10() as i64 + 1;
+        let e10 = digits - 1 - d.scale() as i64;
+        let w = e10.div_euclid(4);
+        let lead = e10 - 4 * w + 1;
+        // The group's digits beyond the number's own are zeros.
+        let first = if lead >= digits {
+            m * 10u128.pow((lead - digits) as u32)
+        } else {
+            m / 10u128.pow((digits - lead) as u32)
+        };
+        (w, first)
+    }
+    let (w1, f1) = weight(x);
+    let (w2, f2) = weight(y);
+    let mut qweight = w1 - w2;
+    if f1 < f2 {
+        qweight -= 1;
+    }
+    let scale = (16 - qweight * 4)
+        .max(x.scale() as i64)
+        .max(y.scale() as i64)
+        .clamp(0, 28) as u32;
+    let mut q = x
+        .checked_div(y)?
+        .round_dp_with_strategy(scale, rust_decimal::RoundingStrategy::MidpointAwayFromZero);
+    q.rescale(scale);
+    Some(q)
 }
 
 /// `jsonb || jsonb` and `jsonb - key`; `None` when neither operand is jsonb.

@@ -2,7 +2,7 @@
 //! `pg_get_constraintdef`, which psql's `\d` ("Foreign-key constraints",
 //! "Referenced by") and drivers read.
 
-use crate::pg_catalog::{array_format, index_oid, pkey_oid, table_oid, Seen, NS_PUBLIC};
+use crate::pg_catalog::{index_oid, pkey_oid, table_oid, Seen, NS_PUBLIC};
 use walden_engine::{Database, ForeignKeyDef, Table, Value};
 
 /// Above the CHECK constraints' numbers in the same OID scheme
@@ -53,8 +53,7 @@ pub(crate) fn referenced_index(r: &Table, fk: &ForeignKeyDef) -> i64 {
 }
 
 fn int_array(cols: &[usize]) -> Value {
-    let k: Vec<String> = cols.iter().map(|c| (c + 1).to_string()).collect();
-    Value::text(array_format(k.iter().map(|s| Some(s.as_str()))))
+    Value::Array(cols.iter().map(|&c| Value::Int(c as i64 + 1)).collect())
 }
 
 /// `pg_constraint` rows of every foreign key (its column order).

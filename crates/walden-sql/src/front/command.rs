@@ -67,6 +67,8 @@ pub enum Command {
     DeleteTop(u64, Box<Statement>),
     /// `CREATE SEQUENCE name [START [WITH] n] [INCREMENT [BY] n] ...` (options in any order).
     CreateSequence {
+        /// The qualifier, if the name had one (checked against the path).
+        schema: Option<String>,
         name: String,
         if_not_exists: bool,
         options: walden_engine::SequenceOptions,

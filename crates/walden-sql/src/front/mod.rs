@@ -11,6 +11,7 @@ use sqlparser::tokenizer::{Token, Tokenizer};
 mod command;
 mod depth;
 mod normalize;
+mod pg_forms;
 mod position;
 mod recognise;
 mod split;

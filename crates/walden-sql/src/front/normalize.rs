@@ -56,7 +56,7 @@ pub fn normalize_literals(sql: &str) -> Option<(String, Vec<walden_engine::Value
             // An array literal stays in the text: its type comes from what
             // it stands beside (`xs = '{1,2}'`, `xs || '{3}'`), which a
             // text parameter would not take.
-            if !ident(prev) && b.get(i + 1) != Some(&b'{') {
+            if !ident(prev) && b.get(i + 1) != Some(&b'{') && !after_type_name(b, i) {
                 let body = &sql[i + 1..j];
                 let text = if doubled {
                     body.replace("''", "'")
@@ -111,6 +111,28 @@ pub fn normalize_literals(sql: &str) -> Option<(String, Vec<walden_engine::Value
     out.push_str(&sql[copied..]);
     Some((out, params))
 }
+
+/// Whether the string literal at `i` follows a word that is not one of the
+/// keywords a value comes after: a type name (`date '2024-01-01'`,
+/// `interval '1 day'`) makes it a typed constant, which stays in the text.
+fn after_type_name(b: &[u8], i: usize) -> bool {
+    let mut end = i;
+    while end > 0 && b[end - 1].is_ascii_whitespace() {
+        end -= 1;
+    }
+    let mut start = end;
+    while start > 0 && (b[start - 1].is_ascii_alphanumeric() || b[start - 1] == b'_') {
+        start -= 1;
+    }
+    let word = &b[start..end];
+    !word.is_empty() && !VALUE_KEYWORDS.iter().any(|k| k.eq_ignore_ascii_case(word))
+}
+
+/// Keywords a lifted value may follow.
+const VALUE_KEYWORDS: &[&[u8]] = &[
+    b"and", b"or", b"not", b"then", b"else", b"when", b"select", b"like", b"ilike", b"between",
+    b"is", b"in", b"set", b"values", b"case", b"escape",
+];
 
 /// The exclusions of [`normalize_literals`]: `None` when the statement is
 /// not eligible, else where lifting starts (a SELECT's first ` where `).
@@ -307,7 +329,7 @@ mod tests {
                     text.push(ch);
                     j += ch.len_utf8();
                 }
-                if ident(prev) || text.starts_with('{') {
+                if ident(prev) || text.starts_with('{') || super::after_type_name(b, i) {
                     out.push_str(&sql[i..=j]);
                 } else {
                     params.push(Value::text(text));

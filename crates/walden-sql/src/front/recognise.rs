@@ -246,8 +246,11 @@ pub fn parse(sql: &str) -> Result<Command> {
             if if_not_exists {
                 t.i += 3;
             }
-            let name = t.ident()?;
-            let name = qualified_last(&mut t, name)?;
+            let mut name = t.ident()?;
+            let mut schema = None;
+            while t.eat_tok(&Token::Period) {
+                schema = Some(std::mem::replace(&mut name, t.ident()?));
+            }
             let mut options = walden_engine::SequenceOptions::default();
             let num = |t: &mut Toks| -> Result<i64> {
                 t.value()?
@@ -302,6 +305,7 @@ pub fn parse(sql: &str) -> Result<Command> {
                 }
             }
             return Ok(Command::CreateSequence {
+                schema,
                 name,
                 if_not_exists,
                 options,
@@ -417,6 +421,22 @@ pub(super) fn qualified_last(t: &mut Toks, mut name: String) -> Result<String> {
     Ok(name)
 }
 
+/// A `search_path` entry as SHOW prints it: quoted unless a plain
+/// lower-case name.
+fn quote_path_name(n: &str) -> String {
+    let plain = n
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && n.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '$');
+    if plain {
+        n.to_string()
+    } else {
+        format!("\"{}\"", n.replace('"', "\"\""))
+    }
+}
+
 pub(super) fn parse_set(t: &mut Toks, sql: &str) -> Result<Command> {
     t.i += 1;
     let local = t.eat("LOCAL");
@@ -446,8 +466,30 @@ pub(super) fn parse_set(t: &mut Toks, sql: &str) -> Result<Command> {
             "syntax error: SET {name} needs a value ({sql})"
         )));
     }
+    if name == "search_path" && t.is(0, "DEFAULT") && t.t.len() == t.i + 1 {
+        return Ok(if local {
+            Command::SetLocal(name, crate::search_path::DEFAULT_PATH.into())
+        } else {
+            Command::Reset(Some(name))
+        });
+    }
     let mut parts = Vec::new();
     while !t.at_end() {
+        if name == "search_path" {
+            // A list of names, shown quoted where needed, as PostgreSQL
+            // keeps it (`''` is the empty name `""`).
+            match t.next() {
+                Some(Token::Comma) => parts.push(",".to_string()),
+                Some(Token::Word(w)) if w.quote_style.is_some() => {
+                    parts.push(format!("\"{}\"", w.value.replace('"', "\"\"")))
+                }
+                Some(Token::Word(w)) => parts.push(quote_path_name(&w.value.to_ascii_lowercase())),
+                Some(Token::SingleQuotedString(s)) => parts.push(quote_path_name(&s)),
+                Some(other) => parts.push(other.to_string()),
+                None => break,
+            }
+            continue;
+        }
         match t.next() {
             Some(Token::Comma) => parts.push(",".to_string()),
             Some(Token::Word(w)) => parts.push(w.value),

@@ -123,6 +123,14 @@ pub fn parse_sql(sql: &str) -> Result<Statement> {
         }
         None => sql,
     };
+    let rewritten5;
+    let sql = match super::pg_forms::rewrite(sql) {
+        Some(s) => {
+            rewritten5 = s;
+            rewritten5.as_str()
+        }
+        None => sql,
+    };
     let rewritten4;
     let sql = match crate::query::window::rewrite_exclude(sql) {
         Some(s) => {

@@ -263,14 +263,14 @@ impl Acc {
             Acc::Avg(None, _) => Value::Null,
             Acc::Avg(Some(s), n) => match s {
                 Value::Float(f) => Value::Float(f / n as f64),
+                // numeric division, with its result scale.
                 Value::Int(i) => Value::Decimal(
-                    (Decimal::from(i) / Decimal::from(n))
-                        .round_dp(16)
-                        .normalize(),
+                    crate::expr::numeric_div(Decimal::from(i), Decimal::from(n))
+                        .unwrap_or_default(),
                 ),
-                Value::Decimal(d) => {
-                    Value::Decimal((d / Decimal::from(n)).round_dp(16).normalize())
-                }
+                Value::Decimal(d) => Value::Decimal(
+                    crate::expr::numeric_div(d, Decimal::from(n)).unwrap_or_default(),
+                ),
                 other => other,
             },
             Acc::MinMax(m) => m.unwrap_or(Value::Null),

@@ -47,6 +47,10 @@ pub(super) fn sleep(secs: &Value, env: &Env<'_>) -> Result<()> {
     }
 }
 
+/// The longest text `lpad` / `rpad` build (PostgreSQL's limit is bytes
+/// of a 1 GB value; characters here).
+const MAX_TEXT_CHARS: usize = 256 << 20;
+
 pub(super) fn text_arg(v: &Value) -> String {
     v.to_string()
 }
@@ -147,9 +151,11 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         Func::Spid => Value::Int(env.info.spid as i64),
         Func::Version => Value::text("PostgreSQL 15.0 (Walden 0.1, delayed-durability workbench)"),
         Func::CurrentUser => Value::text(&env.info.user),
-        Func::CurrentSchema => Value::text("public"),
-        // Walden's one user schema, after pg_catalog, which PostgreSQL
-        // searches first implicitly (an array, in text form).
+        Func::CurrentSchema => crate::search_path::SearchPath::of(&env.info.settings)
+            .current()
+            .map_or(Value::Null, Value::text),
+        // The path's existing schemas, with pg_catalog first when implicit
+        // (an array, in text form).
         Func::CurrentSchemas => match crate::expr::truth(&arg(0))? {
             None => Value::Null,
             Some(implicit) => {
@@ -186,26 +192,16 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             }
         },
         Func::NextVal => {
-            let name = text_arg(&arg(0));
-            let name = name
-                .rsplit('.')
-                .next()
-                .unwrap_or(&name)
-                .trim_matches('"')
-                .to_string();
+            let name = crate::search_path::SearchPath::of(&env.info.settings)
+                .user_relation_text(&text_arg(&arg(0)))?;
             if env.tx.read_only() {
                 return Err(crate::txmodes::read_only_error("nextval()"));
             }
             Value::Int(env.tx.database().nextval(env.tx.session(), &name)?)
         }
         Func::SetVal => {
-            let name = text_arg(&arg(0));
-            let name = name
-                .rsplit('.')
-                .next()
-                .unwrap_or(&name)
-                .trim_matches('"')
-                .to_string();
+            let name = crate::search_path::SearchPath::of(&env.info.settings)
+                .user_relation_text(&text_arg(&arg(0)))?;
             if env.tx.read_only() {
                 return Err(crate::txmodes::read_only_error("setval()"));
             }
@@ -376,6 +372,48 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         Func::Replace => {
             Value::text(text_arg(&arg(0)).replace(&text_arg(&arg(1)), &text_arg(&arg(2))))
         }
+        Func::Md5 => match arg(0) {
+            Value::Null => Value::Null,
+            Value::Bytes(b) => Value::text(format!("{:x}", md5::compute(&b[..]))),
+            v => Value::text(format!("{:x}", md5::compute(text_arg(&v).as_bytes()))),
+        },
+        Func::Lpad | Func::Rpad => {
+            if null_in {
+                return Ok(Value::Null);
+            }
+            let s: Vec<char> = text_arg(&arg(0)).chars().collect();
+            let n = int_arg(&arg(1), "length")?.max(0) as usize;
+            if n > MAX_TEXT_CHARS {
+                return Err(SqlError::new(
+                    ErrorKind::ProgramLimit,
+                    "requested length too large",
+                ));
+            }
+            let fill: Vec<char> = match a.get(2) {
+                Some(v) => text_arg(v).chars().collect(),
+                None => vec![' '],
+            };
+            // Longer strings are cut to the length; an empty fill pads nothing.
+            if s.len() >= n || fill.is_empty() {
+                Value::text(s[..n.min(s.len())].iter().collect::<String>())
+            } else {
+                let pad = fill.iter().cycle().take(n - s.len());
+                Value::text(if f == Func::Lpad {
+                    pad.chain(s.iter()).collect::<String>()
+                } else {
+                    s.iter().chain(pad).collect::<String>()
+                })
+            }
+        }
+        // User objects (OIDs from 16384, as PostgreSQL's) are all in
+        // public; the catalogs' are found through pg_catalog.
+        Func::IsVisible => match arg(0) {
+            Value::Null => Value::Null,
+            v => Value::Bool(
+                int_arg(&v, "oid")? < 16384
+                    || crate::search_path::SearchPath::of(&env.info.settings).finds_user_objects(),
+            ),
+        },
         Func::Left | Func::Right => {
             let s: Vec<char> = text_arg(&arg(0)).chars().collect();
             let n = (int_arg(&arg(1), "length")?.max(0) as usize).min(s.len());

@@ -56,7 +56,14 @@ pub(super) fn pg_typeof(
         Some(ast::Expr::Value(v)) if matches!(v.value, ast::Value::SingleQuotedString(_) | ast::Value::Null)
     );
     let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
-    let name = match crate::query::static_type(arg, &types, &p.params) {
+    // A select-list SRF's column is typed by the call.
+    let srf_type = match (&p.srf, arg) {
+        (crate::query::srf::SrfSlot::Open(calls), Expr::Col(i)) => {
+            crate::query::srf::column_type(calls, *i)
+        }
+        _ => None,
+    };
+    let name = match srf_type.or_else(|| crate::query::static_type(arg, &types, &p.params)) {
         // regtype shows bpchar by its SQL name.
         Some(DataType::Char(_)) if !untyped => "character".to_string(),
         Some(DataType::Enum(e)) if !untyped => crate::pg_catalog::quote_ident(&e.name),
@@ -195,6 +202,9 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "replace" => Func::Replace,
         "concat" => Func::Concat,
         "left" => Func::Left,
+        "md5" => Func::Md5,
+        "lpad" => Func::Lpad,
+        "rpad" => Func::Rpad,
         "right" => Func::Right,
         "abs" => Func::Abs,
         "round" => Func::Round,
@@ -215,9 +225,8 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "has_database_privilege" => Func::Privilege(crate::privileges::PrivFn::Database),
         "has_schema_privilege" => Func::Privilege(crate::privileges::PrivFn::Schema),
         "pg_has_role" => Func::Privilege(crate::privileges::PrivFn::Role),
-        "pg_table_is_visible"
-        | "pg_type_is_visible"
-        | "pg_function_is_visible"
+        "pg_table_is_visible" | "pg_type_is_visible" => Func::IsVisible,
+        "pg_function_is_visible"
         | "pg_collation_is_visible" => Func::True,
         "pg_relation_is_publishable" | "pg_is_in_recovery" => Func::False,
         "col_description"

@@ -56,6 +56,12 @@ pub enum Func {
     Concat,
     Left,
     Right,
+    Md5,
+    Lpad,
+    Rpad,
+    /// `pg_table_is_visible(oid)` / `pg_type_is_visible(oid)`: whether the
+    /// search path finds the object by its bare name.
+    IsVisible,
     Abs,
     Round,
     Floor,
@@ -220,15 +226,15 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         | Func::Ceil
         | Func::Mod => args.first().cloned().unwrap_or(DataType::Text),
         Func::Power | Func::Sqrt | Func::Random => DataType::Double,
-        Func::True | Func::False | Func::AnyArray(..) => DataType::Bool,
+        Func::True | Func::False | Func::AnyArray(..) | Func::IsVisible => DataType::Bool,
         Func::Privilege(f) if f != crate::privileges::PrivFn::UserById => DataType::Bool,
         Func::RegClassOid | Func::RegTypeOid | Func::RegNamespaceOid => DataType::Int,
         Func::ArrayUpper | Func::ArrayLower | Func::Cardinality => DataType::Int,
         Func::ArrayContains(_) | Func::ArrayOverlap => DataType::Bool,
-        Func::ArrayElement => match args.first() {
-            Some(DataType::Array(e)) => (**e).clone(),
-            _ => DataType::Text,
-        },
+        Func::ArrayElement => args
+            .first()
+            .and_then(DataType::element)
+            .unwrap_or(DataType::Text),
         // ARRAY[...]: its elements' type (the first that is not text, so
         // ARRAY['a', 1] and ARRAY[NULL, 1] are numbers, as PostgreSQL
         // resolves unknown literals).

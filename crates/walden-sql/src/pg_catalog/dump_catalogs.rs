@@ -779,24 +779,12 @@ pub(super) fn identity_seq_name_by_oid(db: &Seen<'_>, oid: i64) -> Option<String
 /// `current_schemas` lists them (`implicit`: with `pg_catalog` first when
 /// the path does not name it, as it is searched anyway).
 pub fn search_path_schemas(env: &Env<'_>, implicit: bool) -> Vec<&'static str> {
-    let path = env
-        .info
-        .settings
-        .get("search_path")
-        .unwrap_or_else(|| "\"$user\", public".into());
-    let mut out: Vec<&'static str> = Vec::new();
-    for part in path.split(',') {
-        let name = part.trim().trim_matches('"');
-        if let Some((_, n)) = NAMESPACES.iter().find(|(_, n)| *n == name) {
-            if !out.contains(n) {
-                out.push(n);
-            }
-        }
+    let path = crate::search_path::SearchPath::of(&env.info.settings);
+    if implicit {
+        path.searched()
+    } else {
+        path.listed().to_vec()
     }
-    if implicit && !out.contains(&"pg_catalog") {
-        out.insert(0, "pg_catalog");
-    }
-    out
 }
 
 /// `text` with the relation name after each `marker` qualified by `public.`

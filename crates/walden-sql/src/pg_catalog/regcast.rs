@@ -4,7 +4,7 @@ use super::*;
 
 /// Splits `schema.name` (either part may be double-quoted) and folds
 /// unquoted parts to lower case, as PostgreSQL reads a regclass literal.
-pub(super) fn split_qualified(s: &str) -> (Option<String>, String) {
+pub fn split_qualified(s: &str) -> (Option<String>, String) {
     let mut parts = Vec::new();
     let mut cur = String::new();
     let mut quoted = false;
@@ -47,8 +47,19 @@ pub fn regclass_oid(env: &Env<'_>, text: &str) -> Result<Value> {
     }
     let (schema, name) = split_qualified(text);
     let db = &Seen::of(env);
-    let user = matches!(schema.as_deref(), None | Some("public"));
+    let path = crate::search_path::SearchPath::of(&env.info.settings);
+    let user = match schema.as_deref() {
+        None => path.finds_user_objects(),
+        Some(s) => matches!(s, "public" | "dbo"),
+    };
     let system = matches!(schema.as_deref(), None | Some("pg_catalog"));
+    // Unqualified, pg_catalog is searched first unless the path puts
+    // public before it.
+    if system && user && !path.user_first() {
+        if let Some(oid) = system_relation_oid(&name) {
+            return Ok(Value::Int(oid));
+        }
+    }
     if user {
         if let Some(r) = rel_by_name(db, &name) {
             return Ok(Value::Int(r.oid()));
@@ -57,13 +68,8 @@ pub fn regclass_oid(env: &Env<'_>, text: &str) -> Result<Value> {
             return Ok(Value::Int(super::dump_catalogs::sequence_relation_oid(s)));
         }
     }
-    if system {
-        if let Some((oid, _)) = SYSTEM_RELATIONS.iter().find(|(_, n)| *n == name) {
-            return Ok(Value::Int(*oid));
-        }
-        if let Some(oid) = lookup(Some("pg_catalog"), &name).and_then(catalog_relation_oid) {
-            return Ok(Value::Int(oid));
-        }
+    if let Some(oid) = system.then(|| system_relation_oid(&name)).flatten() {
+        return Ok(Value::Int(oid));
     }
     Err(SqlError::new(
         ErrorKind::UndefinedTable,
@@ -71,14 +77,30 @@ pub fn regclass_oid(env: &Env<'_>, text: &str) -> Result<Value> {
     ))
 }
 
-/// `oid::regclass` as text: the relation's name, or the number when no
-/// relation has that OID (as PostgreSQL prints a dangling regclass).
+fn system_relation_oid(name: &str) -> Option<i64> {
+    SYSTEM_RELATIONS
+        .iter()
+        .find(|(_, n)| *n == name)
+        .map(|(oid, _)| *oid)
+        .or_else(|| lookup(Some("pg_catalog"), name).and_then(catalog_relation_oid))
+}
+
+/// `oid::regclass` as text: the relation's name (qualified when the search
+/// path would not find it), or the number when no relation has that OID
+/// (as PostgreSQL prints a dangling regclass).
 pub fn regclass_name(env: &Env<'_>, oid: i64) -> String {
+    let user = |name: &str| {
+        if crate::search_path::SearchPath::of(&env.info.settings).finds_user_objects() {
+            quote_ident(name)
+        } else {
+            format!("public.{}", quote_ident(name))
+        }
+    };
     if let Some(r) = rel_by_oid(&Seen::of(env), oid) {
-        return quote_ident(&r.name());
+        return user(&r.name());
     }
     if let Some(name) = super::dump_catalogs::identity_seq_name_by_oid(&Seen::of(env), oid) {
-        return quote_ident(&name);
+        return user(&name);
     }
     SYSTEM_RELATIONS
         .iter()

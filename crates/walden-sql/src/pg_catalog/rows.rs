@@ -311,24 +311,27 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             for ix in all_indexes(db) {
                 let tb = &ix.table;
                 let n = ix.columns.len();
-                let keys: Vec<String> = ix.columns.iter().map(|k| (k + 1).to_string()).collect();
-                let zeros = vec!["0"; n].join(" ");
-                let classes: Vec<String> = ix
-                    .columns
-                    .iter()
-                    .map(|&k| {
-                        let (oid, _) = type_oid_and_mod(&tb.def.columns[k].data_type);
-                        super::opclass::default_btree(oid).to_string()
-                    })
-                    .collect();
-                let colls: Vec<String> = ix
-                    .columns
-                    .iter()
-                    .map(|&k| {
-                        let (oid, _) = type_oid_and_mod(&tb.def.columns[k].data_type);
-                        collation_of(oid).to_string()
-                    })
-                    .collect();
+                let ints = |xs: Vec<i64>| Value::Array(xs.into_iter().map(Value::Int).collect());
+                let keys = ints(ix.columns.iter().map(|k| *k as i64 + 1).collect());
+                let zeros = ints(vec![0; n]);
+                let classes = ints(
+                    ix.columns
+                        .iter()
+                        .map(|&k| {
+                            let (oid, _) = type_oid_and_mod(&tb.def.columns[k].data_type);
+                            super::opclass::default_btree(oid)
+                        })
+                        .collect(),
+                );
+                let colls = ints(
+                    ix.columns
+                        .iter()
+                        .map(|&k| {
+                            let (oid, _) = type_oid_and_mod(&tb.def.columns[k].data_type);
+                            collation_of(oid)
+                        })
+                        .collect(),
+                );
                 out.push(vec![
                     i(ix.oid),
                     i(user_oid(tb.id(), SLOT_TABLE)),
@@ -345,10 +348,10 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     b(true),
                     b(true),
                     b(false),
-                    t(keys.join(" ")),
-                    t(colls.join(" ")),
-                    t(classes.join(" ")),
-                    t(&zeros),
+                    keys,
+                    colls,
+                    classes,
+                    zeros,
                     NULL,
                     NULL,
                 ]);
@@ -359,10 +362,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             for tb in db.tables() {
                 for (n, c) in tb.def.checks.iter().enumerate() {
                     let conkey = crate::constraints::check_columns(env, &tb, c)
-                        .map(|k| {
-                            let k: Vec<String> = k.iter().map(|i| i.to_string()).collect();
-                            t(array_format(k.iter().map(|s| Some(s.as_str()))))
-                        })
+                        .map(|k| Value::Array(k.iter().map(|&i| Value::Int(i as i64)).collect()))
                         .unwrap_or(NULL);
                     out.push(vec![
                         i(check_oid(tb.id(), n)),
@@ -393,7 +393,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                 let Some((contype, con_oid)) = ix.constraint else {
                     continue;
                 };
-                let keys: Vec<String> = ix.columns.iter().map(|k| (k + 1).to_string()).collect();
+                let keys: Vec<Value> = ix.columns.iter().map(|&k| Value::Int(k as i64 + 1)).collect();
                 out.push(vec![
                     i(con_oid),
                     t(&ix.name),
@@ -413,7 +413,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     b(true),
                     i(0),
                     b(true),
-                    t(array_format(keys.iter().map(|k| Some(k.as_str())))),
+                    Value::Array(keys.into()),
                     NULL,
                     NULL,
                 ]);

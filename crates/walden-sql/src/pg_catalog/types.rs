@@ -85,6 +85,8 @@ pub fn type_oid_and_mod(t: &DataType) -> (i64, i64) {
         DataType::Json => (114, -1),
         DataType::Jsonb => (3802, -1),
         DataType::Enum(e) => (enum_oid(e.id()), -1),
+        DataType::Int2Vector => (22, -1),
+        DataType::OidVector => (30, -1),
         DataType::Array(e) if matches!(**e, DataType::Enum(_)) => match &**e {
             DataType::Enum(e) => (enum_array_oid(e.id()), -1),
             _ => unreachable!(),
@@ -112,7 +114,9 @@ pub fn format_type(oid: i64, typmod: Option<i64>) -> Option<String> {
         21 => "smallint".into(),
         23 => "integer".into(),
         25 => "text".into(),
+        22 => "int2vector".into(),
         26 => "oid".into(),
+        30 => "oidvector".into(),
         700 => "real".into(),
         701 => "double precision".into(),
         1042 => match m {

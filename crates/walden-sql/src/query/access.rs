@@ -352,6 +352,10 @@ pub(crate) fn reusable(plan: &QueryPlan) -> bool {
                 && no_subquery(&sel.projection)
                 && no_subquery(&sel.having)
                 && sel.window.as_ref().is_none_or(|w| no_subquery(w.exprs()))
+                && sel
+                    .srf
+                    .as_ref()
+                    .is_none_or(|s| no_subquery(s.calls.iter().flat_map(|c| c.args.iter())))
                 && group_ok
         }
         Body::SetOp { left, right, .. } => reusable(left) && reusable(right),
@@ -413,7 +417,7 @@ pub(super) fn source_reusable(s: &Source) -> bool {
         }
         Source::Derived { .. }
         | Source::SysView { .. }
-        | Source::Series { .. }
+        | Source::Srf { .. }
         | Source::Unnest { .. }
         | Source::Ordinality { .. }
         | Source::Ancestors { .. }

@@ -167,58 +167,25 @@ pub(super) fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             }
             out
         }
-        Source::Series {
-            start,
-            stop,
-            step,
+        Source::Srf {
+            func,
+            args,
+            ty,
             filter,
+            ..
         } => {
-            let int = |v: Value| match v {
-                Value::Int(i) => Ok(i),
-                other => crate::expr::cast(other, &DataType::BigInt).and_then(|x| {
-                    x.as_i64().ok_or_else(|| {
-                        SqlError::new(ErrorKind::DataException, "generate_series needs integers")
-                    })
-                }),
-            };
-            let (a, b) = (start.eval(&[], env)?, stop.eval(&[], env)?);
-            let st = match step {
-                Some(s) => s.eval(&[], env)?,
-                None => Value::Int(1),
-            };
-            // A NULL bound or step gives no rows, as in PostgreSQL.
-            if a.is_null() || b.is_null() || st.is_null() {
-                return Ok(vec![]);
-            }
-            let (a, b, st) = (int(a)?, int(b)?, int(st)?);
-            if st == 0 {
-                return Err(SqlError::new(
-                    ErrorKind::InvalidParameter,
-                    "step size cannot equal zero",
-                ));
-            }
+            let args = args
+                .iter()
+                .map(|e| e.eval(&[], env))
+                .collect::<Result<Vec<_>>>()?;
             let mut out = Vec::new();
-            let mut i = a;
-            let mut n = 0u64;
-            while (st > 0 && i <= b) || (st < 0 && i >= b) {
-                // Counted in steps, not rows kept: a filter that keeps few
-                // rows must not make the series uncancellable.
-                n += 1;
-                if n.is_multiple_of(65536) {
-                    check_cancel(env)?;
-                }
-                let r = vec![Value::Int(i)];
+            srf::run(*func, &args, ty, env, &mut |r| {
                 if passes(filter, &r, env)? {
-                    env.info.mem.charge_row(1)?;
+                    env.info.mem.charge_row(r.len())?;
                     out.push(r);
                 }
-                // Near i64::MAX the next value does not exist: the series
-                // ends (wrapping made it start over and never end).
-                match i.checked_add(st) {
-                    Some(n) => i = n,
-                    None => break,
-                }
-            }
+                Ok(true)
+            })?;
             out
         }
         Source::Join {
@@ -569,6 +536,9 @@ pub(super) fn run_select(
     }
     if let Some(w) = &sel.window {
         window::run_windows(w, &mut rows, env)?;
+    }
+    if let Some(ps) = &sel.srf {
+        rows = ps.run(rows, env)?;
     }
     let mut out = Vec::with_capacity(rows.len());
     for r in &rows {

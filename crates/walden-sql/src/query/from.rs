@@ -71,7 +71,11 @@ pub(super) fn plan_factor(
                 }
                 return table_function(&tname, exprs, label, alias, *with_ordinality);
             }
-            if let Some(view) = sysviews::lookup(schema.as_deref(), &tname) {
+            let view = match schema.as_deref() {
+                None => unqualified_view(p, &tname),
+                s => sysviews::lookup(s, &tname),
+            };
+            if let Some(view) = view {
                 let mut cols: Vec<ScopeCol> = view
                     .columns()
                     .into_iter()
@@ -244,6 +248,30 @@ pub(super) fn plan_factor(
 /// A sequence (or an identity column's counter) named in FROM: one row of
 /// `last_value`, `log_cnt`, `is_called`, as PostgreSQL reads a sequence.
 /// `not_table` is the error to give when it is not one either.
+/// The catalog view an unqualified name finds along the search path:
+/// `pg_catalog`'s (and the `sys` views) unless the path puts `public`
+/// first and a user table has the name; `information_schema`'s when the
+/// path lists that schema.
+fn unqualified_view(p: &Planner<'_>, name: &str) -> Option<SysView> {
+    for schema in p.path.searched() {
+        match schema {
+            "pg_catalog" => {
+                if let Some(v) = sysviews::lookup(None, name) {
+                    return Some(v);
+                }
+            }
+            "information_schema" => {
+                if let Some(v) = sysviews::lookup(Some("information_schema"), name) {
+                    return Some(v);
+                }
+            }
+            "public" if p.db.table_as(p.viewer, name).is_ok() => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
 fn sequence_item(
     p: &Planner<'_>,
     schema: Option<&str>,
@@ -253,11 +281,9 @@ fn sequence_item(
     not_table: SqlError,
 ) -> Result<Item> {
     let found = match schema {
-        None | Some("public") => crate::pg_catalog::sequence_relation(
-            &crate::pg_catalog::Seen::new(&p.db, p.viewer),
-            name,
-        ),
-        Some(_) => None,
+        None if p.path.finds_user_objects() => crate::pg_catalog::sequence_relation(&crate::pg_catalog::Seen::new(&p.db, p.viewer), name),
+        Some("public" | "dbo") => crate::pg_catalog::sequence_relation(&crate::pg_catalog::Seen::new(&p.db, p.viewer), name),
+        _ => None,
     };
     let Some(rel) = found else {
         return Err(not_table);
@@ -347,24 +373,36 @@ fn function_rows(
         });
     }
     match lname.as_str() {
-        "generate_series" => {
-            if args.len() < 2 || args.len() > 3 {
+        "generate_series"
+        | "generate_subscripts"
+        | "_pg_expandarray"
+        | "regexp_split_to_table"
+        | "regexp_matches" => {
+            let func = srf::lookup(&lname).expect("listed SRF");
+            let types: Vec<Option<DataType>> =
+                args.iter().map(|a| static_type(a, &[], &[])).collect();
+            let func = srf::for_types(func, &types);
+            if func == srf::SrfFunc::Series && (args.len() < 2 || args.len() > 3) {
                 return Err(SqlError::syntax("generate_series(start, stop [, step])"));
             }
-            let mut it = args.into_iter();
-            let (start, stop, step) = (it.next().unwrap(), it.next().unwrap(), it.next());
-            // `generate_series(...) AS x` names the column x.
-            let mut cols = vec![ScopeCol {
-                table: Some(label.clone()),
-                name: label,
-                ty: DataType::BigInt,
-            }];
+            // A one-column function's column is named by the alias.
+            let out = srf::columns(func, &label, &types);
+            let ty = out[0].1.clone();
+            let mut cols: Vec<ScopeCol> = out
+                .into_iter()
+                .map(|(n, t)| ScopeCol {
+                    table: Some(label.clone()),
+                    name: n,
+                    ty: t,
+                })
+                .collect();
             rename_cols(&mut cols, alias);
             Ok(Item {
-                source: Source::Series {
-                    start,
-                    stop,
-                    step,
+                source: Source::Srf {
+                    func,
+                    width: cols.len(),
+                    args,
+                    ty,
                     filter: vec![],
                 },
                 cols,
@@ -646,7 +684,7 @@ pub(super) fn add_filter(source: &mut Source, mut c: Expr, by: usize) {
         Source::Table { filter, .. }
         | Source::Derived { filter, .. }
         | Source::SysView { filter, .. }
-        | Source::Series { filter, .. }
+        | Source::Srf { filter, .. }
         | Source::Unnest { filter, .. }
         | Source::Ordinality { filter, .. }
         | Source::Ancestors { filter, .. }
@@ -665,7 +703,7 @@ pub(super) fn source_width(s: &Source) -> usize {
         Source::Table { table, .. } => table.def.columns.len(),
         Source::Derived { plan, .. } => plan.columns.len(),
         Source::SysView { view, .. } => view.columns().len(),
-        Source::Series { .. } => 1,
+        Source::Srf { width, .. } => *width,
         Source::Unnest { arrays, .. } => arrays.len(),
         Source::Ordinality { inner, .. } => source_width(inner) + 1,
         Source::Ancestors { .. } => 2,

@@ -318,8 +318,11 @@ pub(super) fn plan_select(
     // Window calls belong to the SELECT whose list they are in; an
     // enclosing one's (this may be a subquery) waits meanwhile.
     let saved = std::mem::replace(&mut p.window, window::WindowSlot::Refused("here"));
+    // Likewise set-returning calls (run by this SELECT's ProjectSet).
+    let saved_srf = std::mem::replace(&mut p.srf, srf::SrfSlot::Refused(""));
     let r = plan_select_inner(p, sel, order_items, outer);
     p.window = saved;
+    p.srf = saved_srf;
     r
 }
 
@@ -344,6 +347,7 @@ fn plan_select_inner(
     let mut filter = Vec::new();
     let mut correlated = false;
     p.window = WindowSlot::Refused("in WHERE");
+    p.srf = srf::SrfSlot::Refused("WHERE");
     if let Some(w) = &sel.selection {
         let mut cs = Vec::new();
         conjuncts(w, &mut cs);
@@ -461,6 +465,7 @@ fn plan_select_inner(
                 _ => g.clone(),
             };
             p.window = WindowSlot::Refused("in GROUP BY");
+            p.srf = srf::SrfSlot::Refused("GROUP BY");
             keys.push(Expr::compile(p, &scope, &g)?);
             p.window = WindowSlot::Refused("here");
             key_names.push(g.to_string());
@@ -474,6 +479,7 @@ fn plan_select_inner(
     }
     let proj_scope = scope.clone();
     p.window = WindowSlot::Open(Box::new(win_ctx));
+    p.srf = srf::SrfSlot::Open(Vec::new());
     let mut projection = Vec::new();
     let compiled = (|| -> Result<()> {
         for (_, e) in &outputs {
@@ -481,8 +487,10 @@ fn plan_select_inner(
         }
         if let Some(h) = &sel.having {
             let open = std::mem::replace(&mut p.window, WindowSlot::Refused("in HAVING"));
+            let srf_open = std::mem::replace(&mut p.srf, srf::SrfSlot::Refused("HAVING"));
             let r = Expr::compile(p, &proj_scope, h);
             p.window = open;
+            p.srf = srf_open;
             having = Some(r?);
         }
         Ok(())
@@ -538,6 +546,10 @@ fn plan_select_inner(
         WindowSlot::Open(ctx) => window::finish(*ctx),
         _ => None,
     };
+    let mut srf_calls = match std::mem::replace(&mut p.srf, srf::SrfSlot::Refused("")) {
+        srf::SrfSlot::Open(calls) => calls,
+        srf::SrfSlot::Refused(_) => Vec::new(),
+    };
     let group = match (group, p.agg.take()) {
         (Some(keys), Some(ctx)) => {
             let key_types: Vec<DataType> = keys
@@ -573,10 +585,40 @@ fn plan_select_inner(
                 window::place(e, base);
             }
         }
+        for c in srf_calls.iter_mut() {
+            for a in c.args.iter_mut() {
+                window::place(a, base);
+            }
+        }
         let types = window::result_types(&w.calls, &row_types, &p.params);
         row_types.extend(types);
         correlated |= w.exprs().any(|e| e.uses_outer());
     }
+    let project_set = if srf_calls.is_empty() {
+        None
+    } else {
+        // SRF values follow the (grouped, windowed) row they are computed over.
+        let base = row_types.len();
+        for e in projection.iter_mut() {
+            srf::place(e, base);
+        }
+        for (k, _, _) in order.iter_mut() {
+            if let SortKey::Input(e) = k {
+                srf::place(e, base);
+            }
+        }
+        for c in srf_calls.iter_mut() {
+            for a in c.args.iter_mut() {
+                srf::place(a, base);
+            }
+            correlated |= c.args.iter().any(|a| a.uses_outer());
+            row_types.extend(c.cols.iter().map(|(_, t)| t.clone()));
+        }
+        Some(Box::new(srf::ProjectSet {
+            calls: srf_calls,
+            base,
+        }))
+    };
     let columns: Vec<Column> = outputs
         .iter()
         .zip(&projection)
@@ -601,6 +643,7 @@ fn plan_select_inner(
             projection,
             distinct,
             window: win.map(Box::new),
+            srf: project_set,
         })),
         order: vec![],
         limit: None,
@@ -653,17 +696,7 @@ pub(super) fn source_correlated(s: &Source) -> bool {
             plan.correlated || filter.iter().any(|e| e.uses_outer())
         }
         Source::SysView { filter, args, .. } => filter.iter().chain(args).any(|e| e.uses_outer()),
-        Source::Series {
-            filter,
-            start,
-            stop,
-            step,
-        } => {
-            filter.iter().any(|e| e.uses_outer())
-                || start.uses_outer()
-                || stop.uses_outer()
-                || step.as_ref().is_some_and(|s| s.uses_outer())
-        }
+        Source::Srf { filter, args, .. } => filter.iter().chain(args).any(|e| e.uses_outer()),
         Source::Unnest { arrays, filter } => arrays.iter().chain(filter).any(|e| e.uses_outer()),
         Source::Ordinality { inner, filter } => {
             source_correlated(inner) || filter.iter().any(|e| e.uses_outer())

@@ -51,8 +51,9 @@ impl SqlSession {
                 // The rows come through the planner, as a SELECT of the columns
                 // (quoted: the names are the table's own).
                 let quote = |n: &str| format!("\"{}\"", n.replace('"', "\"\""));
+                // Qualified: the table was found already, whatever the path.
                 let sql = format!(
-                    "SELECT {} FROM {}",
+                    "SELECT {} FROM public.{}",
                     names
                         .iter()
                         .map(|n| quote(n))

@@ -8,6 +8,7 @@ use crate::dml::{self, Ctx};
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::front::Command;
 use crate::query::{self, Planner};
+use crate::search_path::{self, SearchPath};
 use crate::txmodes::TxCommand;
 use crate::{Column, QueryOutput};
 use sqlparser::ast::{self, Statement};
@@ -367,10 +368,19 @@ impl SqlSession {
                 Ok(QueryOutput::command("ALTER DATABASE"))
             }
             Command::CreateSequence {
+                schema,
                 name,
                 if_not_exists,
                 options,
-            } => self.in_tx(|tx, _| ddl::create_sequence(tx, name, *if_not_exists, options)),
+            } => {
+                let mut qualified = schema
+                    .iter()
+                    .map(|s| ast::Ident::new(s.as_str()))
+                    .collect::<Vec<_>>();
+                qualified.push(ast::Ident::new(name.as_str()));
+                SearchPath::of(&self.settings).creation(&ast::ObjectName::from(qualified))?;
+                self.in_tx(|tx, _| ddl::create_sequence(tx, name, *if_not_exists, options))
+            }
             Command::Ignored(what) => Ok(QueryOutput::command(if what.is_empty() {
                 "EMPTY".to_string()
             } else {
@@ -421,6 +431,7 @@ impl SqlSession {
         self.in_tx(|tx, _| {
             let mut p = Planner::new(db, &inst, &[]);
             p.viewer = Some(tx.id());
+            p.path = SearchPath::of(&info.settings);
             let ctx = Ctx {
                 params,
                 info: &info,
@@ -435,6 +446,15 @@ impl SqlSession {
         if let Some(what) = ddl_name(stmt) {
             self.check_writable(what)?;
         }
+        let rewritten;
+        let stmt =
+            match search_path::check_statement(stmt, &SearchPath::of(&self.settings), &self.db)? {
+                Some(s) => {
+                    rewritten = s;
+                    &rewritten
+                }
+                None => stmt,
+            };
         match stmt {
             Statement::Query(q) => {
                 let info = self.info();
@@ -446,6 +466,7 @@ impl SqlSession {
                     let dbid = db.id();
                     let mut p = Planner::new(db, &inst, &[]);
                     p.viewer = Some(tx.id());
+                    p.path = SearchPath::of(&info.settings);
                     if crate::locking::wanted(q) {
                         let plan = crate::locking::plan(&mut p, q)?;
                         crate::privileges::require(&who, dbid, &crate::privileges::reads(&p))?;

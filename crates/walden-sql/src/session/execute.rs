@@ -129,6 +129,7 @@ impl SqlSession {
             None => Arc::new(Command::Ignored(String::new())),
         };
         let mut p = Planner::new(self.db.clone(), &self.engine.instance, param_types);
+        p.path = crate::search_path::SearchPath::of(&self.settings);
         let columns = match command.as_ref() {
             Command::Sql(stmt) => match stmt.as_ref() {
                 Statement::Query(q) if crate::locking::wanted(q) => {
@@ -392,11 +393,15 @@ impl SqlSession {
         // Read before planning: a DDL that lands while we plan bumps the
         // version past this one, so the plan is not reused afterwards.
         let version = self.db.catalog_version();
+        // A plan resolved its names along the path it was made with.
+        let path = crate::search_path::SearchPath::of(&self.settings);
         let cached = self
             .plans
             .get(&key)
             .filter(|c| {
-                c.catalog_version == version && std::ptr::eq(c.db.as_ptr(), Arc::as_ptr(&self.db))
+                c.catalog_version == version
+                    && c.path == path
+                    && std::ptr::eq(c.db.as_ptr(), Arc::as_ptr(&self.db))
             })
             .map(|c| (c.plan.clone(), c.needs.clone()));
         self.plan_hits += cached.is_some() as u64;
@@ -435,6 +440,7 @@ impl SqlSession {
                     _command: cmd.clone(),
                     db: Arc::downgrade(&db),
                     catalog_version: version,
+                    path,
                     plan,
                     needs,
                 },
@@ -467,6 +473,7 @@ fn run_plan(
         None => {
             let mut p = Planner::new(db.clone(), inst, &[]);
             p.viewer = Some(tx.id());
+            p.path = crate::search_path::SearchPath::of(&info.settings);
             let plan = Arc::new(plan_command(&mut p, cmd)?);
             let needs: Arc<[_]> = crate::privileges::needs(cmd, &p).into();
             (plan, needs, true)

@@ -153,6 +153,35 @@ def inspector_sees_an_altered_table():
         assert c.execute(sa.text("SELECT aa, b FROM sa_altered")).all() == [(2, "x")]
 
 
+@check()
+def inspector_reads_keys_indexes_and_unique_constraints():
+    e = engine()
+    with e.begin() as c:
+        c.execute(sa.text("DROP TABLE IF EXISTS sk_child, sk_parent"))
+        c.execute(sa.text("CREATE TABLE sk_parent (a int, b int, u text UNIQUE, PRIMARY KEY (a, b))"))
+        c.execute(sa.text("CREATE INDEX sk_parent_ix ON sk_parent (u, b)"))
+        c.execute(
+            sa.text(
+                "CREATE TABLE sk_child (id int PRIMARY KEY, pa int, pb int, "
+                "FOREIGN KEY (pa, pb) REFERENCES sk_parent (a, b) ON DELETE CASCADE)"
+            )
+        )
+    insp = sa.inspect(e)
+    pk = insp.get_pk_constraint("sk_parent")
+    assert (pk["name"], pk["constrained_columns"]) == ("sk_parent_pkey", ["a", "b"]), pk
+    ixs = [(i["name"], i["unique"], i["column_names"]) for i in insp.get_indexes("sk_parent")]
+    assert ixs == [("sk_parent_ix", False, ["u", "b"]), ("sk_parent_u_key", True, ["u"])], ixs
+    uqs = [(u["name"], u["column_names"]) for u in insp.get_unique_constraints("sk_parent")]
+    assert uqs == [("sk_parent_u_key", ["u"])], uqs
+    fks = [
+        (f["name"], f["constrained_columns"], f["referred_table"], f["referred_columns"], f["options"])
+        for f in insp.get_foreign_keys("sk_child")
+    ]
+    assert fks == [
+        ("sk_child_pa_pb_fkey", ["pa", "pb"], "sk_parent", ["a", "b"], {"ondelete": "CASCADE"})
+    ], fks
+
+
 def inspector_reads_foreign_keys():
     e = engine()
     with e.begin() as c:

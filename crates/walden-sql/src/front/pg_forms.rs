@@ -1,0 +1,115 @@
+//! PostgreSQL spellings sqlparser does not take, rewritten before parsing
+//! into ones it does that mean the same in Walden: `FROM ONLY t` (and
+//! `UPDATE ONLY`, `JOIN ONLY`; Walden has no table inheritance, so a table
+//! without its descendants is the table) and `x OPERATOR(pg_catalog.=) ANY
+//! (...)` (pg_catalog's operators are the built-in ones; other forms of
+//! `OPERATOR(...)` parse as they are and are compiled in `expr.rs`).
+
+use sqlparser::dialect::PostgreSqlDialect;
+use sqlparser::tokenizer::{Token, Tokenizer};
+
+/// The comparison operators `OPERATOR(pg_catalog.op) ANY` is rewritten for.
+const COMPARISONS: &[&str] = &["=", "<>", "!=", "<", ">", "<=", ">="];
+
+/// `sql` with those forms rewritten; `None` when it has none.
+pub(super) fn rewrite(sql: &str) -> Option<String> {
+    let upper = sql.to_ascii_uppercase();
+    if !upper.contains("ONLY") && !upper.contains("OPERATOR") {
+        return None;
+    }
+    let toks = Tokenizer::new(&PostgreSqlDialect {}, sql)
+        .with_unescape(false)
+        .tokenize()
+        .ok()?;
+    // Positions of the tokens that are not whitespace.
+    let solid: Vec<usize> = (0..toks.len())
+        .filter(|i| !matches!(toks[*i], Token::Whitespace(_)))
+        .collect();
+    let word = |k: usize| match solid.get(k).map(|i| &toks[*i]) {
+        Some(Token::Word(w)) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
+        _ => String::new(),
+    };
+    // (first token, last token, replacement)
+    let mut cuts: Vec<(usize, usize, String)> = Vec::new();
+    for k in 0..solid.len() {
+        match word(k).as_str() {
+            "ONLY"
+                if k > 0
+                    && matches!(word(k - 1).as_str(), "FROM" | "JOIN" | "UPDATE")
+                    && matches!(solid.get(k + 1).map(|i| &toks[*i]), Some(Token::Word(_))) =>
+            {
+                cuts.push((solid[k], solid[k], String::new()));
+            }
+            "OPERATOR" => {
+                let tok = |j: usize| solid.get(k + j).map(|i| &toks[*i]);
+                if tok(1) != Some(&Token::LParen) {
+                    continue;
+                }
+                // OPERATOR(op) or OPERATOR(pg_catalog.op), then ANY/ALL/SOME.
+                let (op, close) = match (tok(2), tok(3), tok(4), tok(5)) {
+                    (Some(Token::Word(s)), Some(Token::Period), Some(op), Some(Token::RParen))
+                        if is_pg_catalog(s) =>
+                    {
+                        (op.to_string(), 5)
+                    }
+                    (Some(op), Some(Token::RParen), _, _) => (op.to_string(), 3),
+                    _ => continue,
+                };
+                if COMPARISONS.contains(&op.as_str())
+                    && matches!(word(k + close + 1).as_str(), "ANY" | "ALL" | "SOME")
+                {
+                    cuts.push((solid[k], solid[k + close], op));
+                }
+            }
+            _ => {}
+        }
+    }
+    if cuts.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(sql.len());
+    let mut i = 0;
+    for (from, to, with) in cuts {
+        for t in &toks[i..from] {
+            out.push_str(&t.to_string());
+        }
+        out.push_str(&with);
+        i = to + 1;
+    }
+    for t in &toks[i..] {
+        out.push_str(&t.to_string());
+    }
+    Some(out)
+}
+
+fn is_pg_catalog(w: &sqlparser::tokenizer::Word) -> bool {
+    match w.quote_style {
+        None => w.value.eq_ignore_ascii_case("pg_catalog"),
+        Some(_) => w.value == "pg_catalog",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rewrite;
+
+    #[test]
+    fn only_and_operator_any_are_rewritten() {
+        assert_eq!(
+            rewrite("SELECT a FROM ONLY public.t").as_deref(),
+            Some("SELECT a FROM  public.t")
+        );
+        assert_eq!(
+            rewrite("UPDATE ONLY t SET a = 1").as_deref(),
+            Some("UPDATE  t SET a = 1")
+        );
+        assert_eq!(
+            rewrite("SELECT 1 WHERE k OPERATOR(pg_catalog.=) ANY (array['r'])").as_deref(),
+            Some("SELECT 1 WHERE k = ANY (array['r'])")
+        );
+        assert_eq!(rewrite("SELECT 1 FETCH FIRST 1 ROW ONLY"), None);
+        assert_eq!(rewrite("SELECT 1 WHERE a OPERATOR(pg_catalog.=) b"), None);
+        assert_eq!(rewrite("SELECT 1 WHERE a OPERATOR(other.=) ANY (x)"), None);
+        assert_eq!(rewrite("SELECT 'FROM ONLY t'"), None);
+    }
+}

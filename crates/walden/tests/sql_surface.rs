@@ -1,0 +1,149 @@
+//! The SQL that drivers, tools and ORMs send without thinking, against a
+//! scratch PostgreSQL 15 with the same statements: `search_path` deciding
+//! where unqualified names are found (and created), and the outcome of
+//! every statement (rows, or SQLSTATE and message) must be the same.
+
+mod pg_diff;
+mod server_support;
+
+use pg_diff::{assert_same, block_on_within, run_script, Field, Peers};
+use std::time::Duration;
+
+const FIELDS: &[Field] = &[Field::Detail, Field::Hint];
+
+const SEARCH_PATH: &[&str] = &[
+    "CREATE TABLE t (id serial PRIMARY KEY, v int)",
+    "CREATE SEQUENCE s",
+    "CREATE TYPE mood AS ENUM ('sad', 'ok')",
+    "INSERT INTO t (v) VALUES (1)",
+    "SELECT current_schema(), current_schemas(false), current_schemas(true)",
+    // Off the path: user objects are not found, catalogs still are.
+    "SET search_path = ''",
+    "SHOW search_path",
+    "SELECT current_schema(), current_schemas(false), current_schemas(true)",
+    "SELECT * FROM t",
+    "INSERT INTO t (v) VALUES (2)",
+    "UPDATE t SET v = 3",
+    "DELETE FROM t",
+    "SELECT nextval('s')",
+    "SELECT 't'::regclass",
+    "CREATE TABLE u (a int)",
+    "CREATE SEQUENCE s2",
+    "CREATE TYPE m2 AS ENUM ('x')",
+    "CREATE TABLE public.u (a public.mood)",
+    "CREATE TABLE public.u2 (a mood)",
+    "DROP TABLE u",
+    "DROP TABLE IF EXISTS u",
+    "TRUNCATE t",
+    "ALTER TABLE t ADD COLUMN w int",
+    "CREATE INDEX ON t (v)",
+    "SELECT count(*) FROM pg_class WHERE relname = 't'",
+    "SELECT count(*) FROM pg_catalog.pg_class WHERE relname = 'u'",
+    // Qualified names still work.
+    "INSERT INTO public.t (v) VALUES (2)",
+    "SELECT id, v FROM public.t ORDER BY id",
+    "SELECT nextval('public.s')",
+    "SELECT 'public.t'::regclass::oid = 'public.t'::regclass",
+    "SELECT a FROM public.u",
+    "DROP TABLE public.u",
+    "SELECT * FROM nosuch.t",
+    "CREATE TABLE nosuch.x (a int)",
+    "CREATE TABLE pg_catalog.x (a int)",
+    "SELECT * FROM pg_catalog.t",
+    // "$user" names no schema and is skipped; pg_catalog listed first.
+    "SET search_path = \"$user\", public",
+    "SHOW search_path",
+    "SELECT current_schema(), current_schemas(true)",
+    "SELECT id, v FROM t ORDER BY id",
+    "SET search_path TO pg_catalog, public",
+    "SELECT current_schema(), current_schemas(false)",
+    "SELECT count(*) FROM t",
+    "CREATE TABLE v (a int)",
+    "SET search_path = nosuch, public",
+    "SELECT current_schema(), current_schemas(false)",
+    "CREATE TABLE w (a int)",
+    "SELECT count(*) FROM w",
+    "RESET search_path",
+    "SELECT current_schemas(false)",
+    "SET search_path = ''",
+    "SET search_path TO DEFAULT",
+    "SHOW search_path",
+    "SELECT count(*) FROM t",
+    // A plan made under one path is not reused under another.
+    "PREPARE q AS SELECT count(*) FROM t",
+    "EXECUTE q",
+    "SET search_path = ''",
+    "EXECUTE q",
+    "RESET search_path",
+    // SET LOCAL lasts until the transaction ends.
+    "BEGIN",
+    "SET LOCAL search_path = ''",
+    "SELECT count(*) FROM t",
+    "ROLLBACK",
+    "SELECT count(*) FROM t",
+];
+
+#[test]
+fn search_path_matches_postgres() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(peers) = Peers::start(tmp.path(), "to compare search_path") else {
+        return;
+    };
+    block_on_within(Duration::from_secs(120), async {
+        let want = run_script(&peers.pg_conn(), SEARCH_PATH, FIELDS).await;
+        let got = run_script(&peers.walden_conn(), SEARCH_PATH, FIELDS).await;
+        assert_same(&want, &got);
+    });
+}
+
+const OPERATORS_AND_ONLY: &[&str] = &[
+    "CREATE TABLE op (id int PRIMARY KEY, k text)",
+    "INSERT INTO op VALUES (1, 'r'), (2, 'S'), (3, 'v')",
+    "SELECT id FROM op WHERE k OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'v']) ORDER BY id",
+    "SELECT id FROM op WHERE id OPERATOR(pg_catalog.<>) ALL (ARRAY[1, 2]) ORDER BY id",
+    "SELECT id FROM op WHERE id OPERATOR(pg_catalog.>) 1 AND k OPERATOR(pg_catalog.~) '^[a-z]$'",
+    "SELECT 'a' OPERATOR(pg_catalog.||) 'b', 7 OPERATOR(pg_catalog.%) 4, 1 OPERATOR(=) 1",
+    "SELECT 1 OPERATOR(nosuch.=) 1",
+    "SELECT count(*) FROM ONLY op",
+    "SELECT a.id FROM op a JOIN ONLY public.op b ON a.id = b.id ORDER BY 1",
+    "UPDATE ONLY op SET k = 'x' WHERE id = 1",
+    "DELETE FROM ONLY op WHERE id = 2",
+    "SELECT * FROM op ORDER BY id",
+    "SELECT pg_table_is_visible('op'::regclass), pg_table_is_visible('pg_class'::regclass)",
+    "SET search_path = ''",
+    "SELECT pg_catalog.pg_table_is_visible('public.op'::regclass)",
+    "RESET search_path",
+];
+
+const FUNCTIONS: &[&str] = &[
+    "SELECT md5('a'), md5(''), md5(NULL), md5('héllo')",
+    "SELECT lpad('ab', 5, 'xy'), rpad('ab', 5), lpad('abcdef', 3), rpad('ab', 4, ''), lpad('ab', -1), lpad(NULL, 3)",
+    "SELECT rpad('ab', 6, 'xyz'), lpad('é', 3, 'ü')",
+    "SELECT avg(x), sum(x) FROM (VALUES (1), (2)) v(x)",
+    "SELECT avg(x) FROM (VALUES (1), (2), (4)) v(x)",
+    "SELECT avg(x) FROM (VALUES (100000000), (3)) v(x)",
+    "SELECT avg(x), sum(x) FROM (VALUES (1.5), (2.25)) v(x)",
+    "SELECT avg(x) FROM (VALUES (1.0), (2.0)) v(x)",
+    "SELECT 1/3::numeric, 10::numeric/4, 2.50 * 3, 1::numeric/300000, 7.0/2, 100::numeric/7",
+    "SELECT 12345678.9::numeric / 3, 0.001::numeric / 7",
+    "CREATE TABLE d1 (a int, b date)",
+    "INSERT INTO d1 SELECT g, date '2024-01-01' + g FROM generate_series(1, 3) g",
+    "INSERT INTO d1 VALUES (9, date '2024-02-01')",
+    "UPDATE d1 SET b = date '2025-01-01' + 1 WHERE a = 9",
+    "SELECT * FROM d1 ORDER BY a",
+];
+
+#[test]
+fn operators_only_and_functions_match_postgres() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(peers) = Peers::start(tmp.path(), "to compare operators and functions") else {
+        return;
+    };
+    block_on_within(Duration::from_secs(120), async {
+        for script in [OPERATORS_AND_ONLY, FUNCTIONS] {
+            let want = run_script(&peers.pg_conn(), script, FIELDS).await;
+            let got = run_script(&peers.walden_conn(), script, FIELDS).await;
+            assert_same(&want, &got);
+        }
+    });
+}
