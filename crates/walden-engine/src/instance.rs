@@ -18,6 +18,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 use walden_log::{LogConfig, Lsn, OsVfs, Vfs, WaitStats};
 
+pub(crate) mod roles_txn;
 mod seeding;
 pub use seeding::SeedReceiver;
 
@@ -131,6 +132,8 @@ struct Inner {
     bg: Mutex<Option<JoinHandle<()>>>,
     /// Crash tests: the seed swap step to fail after (0: none).
     seed_fault: AtomicU32,
+    /// One role-changing transaction at a time (see `roles_txn.rs`).
+    role_lock: roles_txn::RoleLock,
 }
 
 /// An open instance. Cloning shares it.
@@ -267,6 +270,7 @@ impl Instance {
             stop: (Mutex::new(false), Condvar::new()),
             bg: Mutex::new(None),
             seed_fault: AtomicU32::new(0),
+            role_lock: Default::default(),
         });
         let inst = Instance { inner };
         if fresh {
@@ -412,24 +416,36 @@ impl Instance {
         self.inner.catalog.lock().roles.0.clone()
     }
 
-    /// Changes the role catalog: `f` edits a copy, which is written with the
-    /// instance catalog (atomically, durably) before it replaces the old
-    /// one; nothing changes when `f` or the write fails.
+    /// Changes the role catalog outside any transaction (the server's
+    /// configured users, the owner of a new database): `f` edits a copy,
+    /// which is written with the instance catalog (atomically, durably)
+    /// before it replaces the old one; nothing changes when `f` or the
+    /// write fails. It waits for a transaction that is changing roles to
+    /// end, so that transaction's commit cannot write over this change.
     pub fn update_roles<R, E: From<EngineError>>(
         &self,
         f: impl FnOnce(&mut crate::roles::RoleCatalog) -> std::result::Result<R, E>,
     ) -> std::result::Result<R, E> {
         self.check_open()?;
-        let mut cat = self.inner.catalog.lock();
-        let mut roles = (*cat.roles.0).clone();
+        let _held = self.lock_roles(&AtomicBool::new(false), None)?;
+        let mut roles = (*self.roles()).clone();
         let r = f(&mut roles)?;
+        self.install_roles(roles)?;
+        Ok(r)
+    }
+
+    /// Writes `roles` (as the next version) with the instance catalog and
+    /// makes it the current one. The caller holds the role lock.
+    pub(crate) fn install_roles(&self, mut roles: crate::roles::RoleCatalog) -> Result<()> {
+        let mut cat = self.inner.catalog.lock();
+        roles.version = cat.roles.0.version + 1;
         let mut next = cat.clone();
         next.roles = crate::roles::SharedRoles(std::sync::Arc::new(roles));
         let path = self.inner.cfg.data_dir.join(CATALOG_FILE);
         walden_log::vfs::write_file_atomic(&*self.inner.cfg.vfs, &path, &encode_catalog(&next))
             .map_err(io_err(&path))?;
         *cat = next;
-        Ok(r)
+        Ok(())
     }
 
     fn check_open(&self) -> Result<()> {

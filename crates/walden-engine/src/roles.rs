@@ -159,6 +159,10 @@ pub struct Membership {
 /// The roles, memberships and ACLs of an instance.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct RoleCatalog {
+    /// Counts the committed changes (one per transaction that changed
+    /// roles; 0 in a catalog written before versions were kept).
+    #[serde(default)]
+    pub version: u64,
     pub roles: Vec<Role>,
     pub next_oid: u32,
     #[serde(default)]
@@ -178,6 +182,7 @@ impl Default for RoleCatalog {
         boot.replication = true;
         boot.bypassrls = true;
         RoleCatalog {
+            version: 0,
             roles: vec![boot],
             next_oid: FIRST_ROLE_OID,
             members: Vec::new(),

@@ -9,12 +9,15 @@
 //! as PostgreSQL does when it aborts a subtransaction; locks taken before
 //! the savepoint are kept. `RELEASE` merges a savepoint's records into the
 //! one before it (the earlier record of a key wins), so a later rollback to
-//! that one still undoes everything. Names may repeat: the newest savepoint
+//! that one still undoes everything. Role changes are undone by going back
+//! to the copy of the role catalog the savepoint remembered. Names may repeat: the newest savepoint
 //! of a name is the one `ROLLBACK TO` and `RELEASE` find, as in PostgreSQL.
 
 use crate::lock::{LockKey, LockMode};
+use crate::roles::RoleCatalog;
 use crate::types::{Key, Row};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// A write-set entry: `None` deletes, `Some` puts a row.
 pub(crate) type Write = Option<Row>;
@@ -31,6 +34,8 @@ pub(crate) struct Level {
     /// How many DDL statements the transaction had run (later ones are
     /// undone by `ROLLBACK TO`).
     pub(crate) ddl_steps: usize,
+    /// The transaction's role catalog copy (`None`: no role changes yet).
+    roles: Option<Arc<RoleCatalog>>,
 }
 
 /// What undoing a savepoint's level gives back to the transaction.
@@ -39,6 +44,7 @@ pub(crate) struct Undo {
     pub(crate) locks_held: usize,
     pub(crate) upgrades: Vec<(LockKey, LockMode)>,
     pub(crate) ddl_steps: usize,
+    pub(crate) roles: Option<Arc<RoleCatalog>>,
 }
 
 /// The savepoints of a transaction, oldest first.
@@ -56,13 +62,20 @@ impl Savepoints {
         self.levels.len()
     }
 
-    pub(crate) fn push(&mut self, name: &str, locks_held: usize, ddl_steps: usize) {
+    pub(crate) fn push(
+        &mut self,
+        name: &str,
+        locks_held: usize,
+        ddl_steps: usize,
+        roles: Option<Arc<RoleCatalog>>,
+    ) {
         self.levels.push(Level {
             name: name.to_string(),
             undo: BTreeMap::new(),
             locks_held,
             upgrades: Vec::new(),
             ddl_steps,
+            roles,
         });
     }
 
@@ -103,6 +116,7 @@ impl Savepoints {
             locks_held: l.locks_held,
             upgrades: std::mem::take(&mut l.upgrades),
             ddl_steps: l.ddl_steps,
+            roles: l.roles.clone(),
         });
         out
     }
@@ -127,6 +141,7 @@ impl Savepoints {
             locks_held: l.locks_held,
             upgrades: l.upgrades,
             ddl_steps: l.ddl_steps,
+            roles: l.roles,
         }
     }
 

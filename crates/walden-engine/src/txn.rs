@@ -33,6 +33,7 @@ mod enums;
 mod fold;
 mod read;
 mod ri;
+mod roles;
 mod savepoints;
 mod upsert;
 mod write;
@@ -111,6 +112,8 @@ pub struct Transaction {
     stale_table: std::sync::atomic::AtomicBool,
     /// SERIALIZABLE: its tracked reads, from the first statement.
     ssi: Option<Arc<crate::ssi::SsiTx>>,
+    /// Role changes made, with the role lock (see `instance/roles_txn.rs`).
+    roles: Option<crate::instance::roles_txn::TxRoles>,
     finished: bool,
 }
 
@@ -147,6 +150,7 @@ impl Transaction {
             changes: 0,
             stale_table: Default::default(),
             ssi: None,
+            roles: None,
             finished: false,
         }
     }

@@ -11,7 +11,7 @@ use crate::query::object_last;
 use crate::QueryOutput;
 use sqlparser::ast::{self, AlterTableOperation as Op, Owner};
 use walden_engine::roles::ObjKind;
-use walden_engine::{Database, Instance};
+use walden_engine::{Database, Instance, Transaction};
 
 /// Whether the statement only changes the owner (other actions combined
 /// with OWNER TO go to ALTER TABLE, which refuses OWNER TO there).
@@ -27,11 +27,12 @@ pub fn alter_owner(
     who: &Who,
     instance: &Instance,
     db: &Database,
+    tx: &mut Transaction,
     at: &ast::AlterTable,
 ) -> Result<QueryOutput> {
     let name = object_last(&at.name);
     let dbid = db.id();
-    let (kind, id, shown) = if let Ok(t) = db.table(&name) {
+    let (kind, id, shown) = if let Ok(t) = db.table_as(Some(tx.id()), &name) {
         (ObjKind::Table, t.id(), t.name().to_string())
     } else if let Some(s) = db
         .sequences()
@@ -80,7 +81,7 @@ pub fn alter_owner(
                 who.cat.name_of(role)
             )));
         }
-        instance.update_roles(|c| -> Result<()> {
+        instance.update_roles_in(tx, |c| -> Result<()> {
             c.set_owner(dbid, kind, id, role);
             Ok(())
         })?;

@@ -30,7 +30,11 @@ pub struct Who {
 
 impl Who {
     pub fn of(instance: &Instance, oid: u32) -> Who {
-        let cat = instance.roles();
+        Who::with(instance.roles(), oid)
+    }
+
+    /// The role as the catalog `cat` (a transaction's view) has it.
+    pub fn with(cat: Arc<RoleCatalog>, oid: u32) -> Who {
         Who {
             oid,
             superuser: cat.is_superuser(oid),
@@ -357,8 +361,16 @@ pub fn check_command(who: &Who, instance: &Instance, db: &Database, cmd: &Comman
     Ok(())
 }
 
-/// What runs after a statement succeeded: new objects get their owner.
-pub fn after_command(who: &Who, instance: &Instance, db: &Database, cmd: &Command) -> Result<()> {
+/// What runs after a statement succeeded: new objects get their owner, in
+/// the session's transaction block when there is one (so a rolled-back
+/// CREATE takes its owner entry with it).
+pub fn after_command(
+    who: &Who,
+    instance: &Instance,
+    db: &Database,
+    mut tx: Option<&mut walden_engine::Transaction>,
+    cmd: &Command,
+) -> Result<()> {
     // Objects without an entry belong to the bootstrap superuser: its own
     // CREATEs need no catalog write.
     if who.oid == BOOTSTRAP_OID {
@@ -366,12 +378,15 @@ pub fn after_command(who: &Who, instance: &Instance, db: &Database, cmd: &Comman
     }
     let dbid = db.id();
     let owner = who.oid;
-    let set = |kind: ObjKind, db: u32, id: u32| -> Result<()> {
-        instance.update_roles(|c| -> Result<()> {
+    let mut set = |kind: ObjKind, db: u32, id: u32| -> Result<()> {
+        let f = |c: &mut RoleCatalog| -> Result<()> {
             c.set_owner(db, kind, id, owner);
             Ok(())
-        })?;
-        Ok(())
+        };
+        match tx.as_deref_mut() {
+            Some(tx) => instance.update_roles_in(tx, f),
+            None => instance.update_roles(f),
+        }
     };
     match cmd {
         Command::CreateSequence { name, .. } => {
@@ -574,7 +589,7 @@ pub fn call(f: PrivFn, a: &[Value], env: &crate::expr::Env<'_>) -> Result<Value>
     if a.iter().any(|v| v.is_null()) {
         return Ok(Value::Null);
     }
-    let cat = env.instance.roles();
+    let cat = env.instance.roles_for(env.tx);
     if f == PrivFn::UserById {
         let oid = a.first().and_then(|v| v.as_i64()).unwrap_or(-1);
         return Ok(match u32::try_from(oid) {
@@ -678,7 +693,7 @@ pub fn call(f: PrivFn, a: &[Value], env: &crate::expr::Env<'_>) -> Result<Value>
 /// rolbypassrls, rolconfig. The password (a verifier) only in `pg_authid`
 /// and only to superusers, as PostgreSQL: `pg_roles` shows `********`.
 pub fn role_rows(env: &crate::expr::Env<'_>, show_verifier: bool) -> Result<Vec<Vec<Value>>> {
-    let cat = env.instance.roles();
+    let cat = env.instance.roles_for(env.tx);
     let who_super = cat.is_superuser(env.info.role);
     if show_verifier && !who_super {
         return Err(denied("permission denied for table pg_authid"));
@@ -729,7 +744,7 @@ pub fn role_rows(env: &crate::expr::Env<'_>, show_verifier: bool) -> Result<Vec<
 
 /// `pg_auth_members`: oid, roleid, member, grantor, admin_option.
 pub fn member_rows(env: &crate::expr::Env<'_>) -> Vec<Vec<Value>> {
-    let cat = env.instance.roles();
+    let cat = env.instance.roles_for(env.tx);
     cat.members
         .iter()
         .enumerate()
@@ -747,7 +762,7 @@ pub fn member_rows(env: &crate::expr::Env<'_>) -> Vec<Vec<Value>> {
 
 /// `pg_class.relacl` and `relowner` of a table.
 pub fn table_acl(env: &crate::expr::Env<'_>, table: u32) -> (Value, i64) {
-    let cat = env.instance.roles();
+    let cat = env.instance.roles_for(env.tx);
     let db = env.info.database_id;
     let acl = cat
         .acl_text(db, ObjKind::Table, table)

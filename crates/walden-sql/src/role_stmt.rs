@@ -12,7 +12,7 @@ use walden_engine::roles::{
     privs, Membership, ObjKind, Role, RoleCatalog, BOOTSTRAP_OID, PREDEFINED, PUBLIC,
 };
 use walden_engine::scram::ScramVerifier;
-use walden_engine::{Database, Instance};
+use walden_engine::{Database, Instance, Transaction};
 
 /// A role attribute given to CREATE or ALTER ROLE.
 #[derive(Clone, Debug, PartialEq)]
@@ -75,6 +75,21 @@ pub enum AccessStmt {
         roles: Vec<String>,
         members: Vec<String>,
     },
+}
+
+impl AccessStmt {
+    /// The statement's name, as PostgreSQL's command tag.
+    pub fn name(&self) -> &'static str {
+        match self {
+            AccessStmt::CreateRole { .. } => "CREATE ROLE",
+            AccessStmt::AlterRole { .. } | AccessStmt::RenameRole { .. } => "ALTER ROLE",
+            AccessStmt::DropRole { .. } => "DROP ROLE",
+            AccessStmt::Privileges { grant: true, .. } => "GRANT",
+            AccessStmt::Privileges { grant: false, .. } => "REVOKE",
+            AccessStmt::Membership { grant: true, .. } => "GRANT ROLE",
+            AccessStmt::Membership { grant: false, .. } => "REVOKE ROLE",
+        }
+    }
 }
 
 // --- Parsing ------------------------------------------------------------------
@@ -558,11 +573,13 @@ fn apply(
     Ok(())
 }
 
-/// Runs a role or grant statement as `who`.
+/// Runs a role or grant statement as `who`, in `tx` (role changes are
+/// transactional: see `walden_engine::Instance::update_roles_in`).
 pub fn execute(
     who: &Who,
     instance: &Instance,
     db: &Database,
+    tx: &mut Transaction,
     session_role: u32,
     stmt: &AccessStmt,
 ) -> Result<QueryOutput> {
@@ -573,7 +590,7 @@ pub fn execute(
             reserved(name)?;
             let mut role = Role::new(0, name);
             apply(who, &mut role, opts, true, &mut notices)?;
-            instance.update_roles(|c| -> Result<()> {
+            instance.update_roles_in(tx, |c| -> Result<()> {
                 if c.oid_of(name).is_some() {
                     return Err(dup_role(name));
                 }
@@ -613,7 +630,7 @@ pub fn execute(
         }
         AccessStmt::AlterRole { name, opts } => {
             let name = resolve(who, name);
-            instance.update_roles(|c| -> Result<()> {
+            instance.update_roles_in(tx, |c| -> Result<()> {
                 let role = c.role(&name).ok_or_else(|| no_role(&name))?.clone();
                 let own_password_only =
                     role.oid == who.oid && opts.iter().all(|o| matches!(o, RoleOpt::Password(_)));
@@ -638,7 +655,7 @@ pub fn execute(
         AccessStmt::RenameRole { name, to } => {
             let name = resolve(who, name);
             reserved(to)?;
-            instance.update_roles(|c| -> Result<()> {
+            instance.update_roles_in(tx, |c| -> Result<()> {
                 let role = c.role(&name).ok_or_else(|| no_role(&name))?.clone();
                 if role.oid == session_role {
                     return Err(SqlError::new(
@@ -665,7 +682,7 @@ pub fn execute(
         }
         AccessStmt::DropRole { names, if_exists } => {
             who.require_createrole("drop role")?;
-            instance.update_roles(|c| -> Result<()> {
+            instance.update_roles_in(tx, |c| -> Result<()> {
                 for name in names {
                     let Some(role) = c.role(name).cloned() else {
                         if PREDEFINED.iter().any(|(_, n)| n == name) {
@@ -729,7 +746,7 @@ pub fn execute(
                 Objects::Tables(names) => names
                     .iter()
                     .map(|n| {
-                        let t = db.table(n)?;
+                        let t = db.table_as(Some(tx.id()), n)?;
                         Ok((db.id(), ObjKind::Table, t.id(), t.name().to_string()))
                     })
                     .collect::<Result<_>>()?,
@@ -761,7 +778,7 @@ pub fn execute(
                     return Err(denied(format!("permission denied for {what} {n}")));
                 }
             }
-            instance.update_roles(|c| -> Result<()> {
+            instance.update_roles_in(tx, |c| -> Result<()> {
                 let mut oids = Vec::new();
                 for g in &grantees {
                     oids.push(if g == "PUBLIC" {
@@ -786,7 +803,7 @@ pub fn execute(
         } => {
             let tag = if *grant { "GRANT ROLE" } else { "REVOKE ROLE" };
             let members: Vec<String> = members.iter().map(|m| resolve(who, m)).collect();
-            instance.update_roles(|c| -> Result<()> {
+            instance.update_roles_in(tx, |c| -> Result<()> {
                 for r in roles {
                     let role = c.oid_of(r).ok_or_else(|| no_role(r))?;
                     if c.is_superuser(role) {

@@ -276,9 +276,18 @@ impl SqlSession {
         self.engine.instance.roles().is_superuser(self.role)
     }
 
-    /// The session's role with the role catalog as it is now.
+    /// The session's role with the role catalog as its transaction sees
+    /// it (its own uncommitted role changes included).
     fn who(&self) -> crate::privileges::Who {
-        crate::privileges::Who::of(&self.engine.instance, self.role)
+        match &self.tx {
+            Some(tx) => self.who_in(tx),
+            None => crate::privileges::Who::of(&self.engine.instance, self.role),
+        }
+    }
+
+    /// The session's role as `tx` sees the role catalog.
+    fn who_in(&self, tx: &Transaction) -> crate::privileges::Who {
+        crate::privileges::Who::with(self.engine.instance.roles_for(tx), self.role)
     }
 
     fn info(&self) -> SessionInfo {

@@ -166,7 +166,7 @@ pub fn rows(view: SysView, args: &[Value], env: &Env<'_>) -> Result<Vec<Vec<Valu
     let mut out = Vec::new();
     match view {
         SysView::IndexUsageStats => {
-            let db = env.tx.database();
+            let db = pg_catalog::Seen::of(env);
             for tb in db.tables() {
                 for ix in &tb.indexes {
                     let n = |a: &std::sync::atomic::AtomicU64| {

@@ -29,6 +29,18 @@ fn schedules() -> Vec<Schedule> {
     let rows_t = "SELECT * FROM t ORDER BY id";
     let tables = "SELECT relname FROM pg_class WHERE relname IN ('t', 'u', 'n', 'n_v', 's') \
                   AND relkind IN ('r', 'i', 'S') ORDER BY relname";
+    let info_tables = "SELECT table_name, table_type FROM information_schema.tables \
+                       WHERE table_schema = 'public' ORDER BY 1";
+    let info_columns = "SELECT table_name, column_name, data_type FROM information_schema.columns \
+                        WHERE table_schema = 'public' ORDER BY 1, ordinal_position";
+    let attributes = "SELECT c.relname, a.attname FROM pg_attribute a \
+                      JOIN pg_class c ON c.oid = a.attrelid \
+                      WHERE c.relname IN ('t', 'u', 'n') AND a.attnum > 0 \
+                      ORDER BY 1, a.attnum";
+    let indexes = "SELECT c.relname, i.indisprimary FROM pg_index i \
+                   JOIN pg_class c ON c.oid = i.indexrelid \
+                   WHERE c.relname LIKE 'n%' OR c.relname LIKE 't%' OR c.relname LIKE 'u%' \
+                   ORDER BY 1";
     vec![
         Schedule {
             name: "CREATE TABLE and its rows vanish at ROLLBACK",
@@ -305,6 +317,69 @@ fn schedules() -> Vec<Schedule> {
                 (0, "COMMIT"),
             ],
             checks: vec![rows_t, "SELECT * FROM u ORDER BY id"],
+        },
+        Schedule {
+            name: "catalogs show another session's DDL only once committed",
+            setup: SETUP,
+            steps: vec![
+                (0, "BEGIN"),
+                (0, "CREATE TABLE n (id int PRIMARY KEY, v text)"),
+                (0, "CREATE INDEX n_v ON n (v)"),
+                (0, "ALTER TABLE u ADD COLUMN w int"),
+                (0, "DROP TABLE t"),
+                (0, "CREATE SEQUENCE s"),
+                (0, tables),
+                (0, info_columns),
+                (1, tables),
+                (1, info_tables),
+                (1, info_columns),
+                (1, attributes),
+                (1, indexes),
+                (0, "COMMIT"),
+                (1, tables),
+                (1, info_tables),
+                (1, info_columns),
+                (1, attributes),
+                (1, indexes),
+            ],
+            checks: vec![],
+        },
+        Schedule {
+            name: "catalogs do not show another session's rolled-back DDL",
+            setup: SETUP,
+            steps: vec![
+                (0, "BEGIN"),
+                (0, "CREATE TABLE n (id int PRIMARY KEY, v text)"),
+                (0, "ALTER TABLE t ADD COLUMN w int"),
+                (1, "BEGIN ISOLATION LEVEL REPEATABLE READ"),
+                (1, tables),
+                (1, info_columns),
+                (0, "ROLLBACK"),
+                (1, tables),
+                (1, info_columns),
+                (1, "COMMIT"),
+            ],
+            checks: vec![tables, info_columns],
+        },
+        Schedule {
+            name: "DDL that waited for a table dropped and created again acts on the new one",
+            setup: SETUP,
+            steps: vec![
+                (0, "BEGIN"),
+                (0, "DROP TABLE t"),
+                (0, "CREATE TABLE t (id int PRIMARY KEY, v int, w int)"),
+                (1, "ALTER TABLE t ADD COLUMN x int"),
+                (0, "COMMIT"),
+                (0, "BEGIN"),
+                (0, "DROP TABLE u"),
+                (0, "CREATE TABLE u (k int)"),
+                (1, "DROP TABLE u"),
+                (0, "COMMIT"),
+            ],
+            checks: vec![
+                "SELECT column_name FROM information_schema.columns \
+                 WHERE table_name IN ('t', 'u') ORDER BY table_name, ordinal_position",
+            ],
         },
         Schedule {
             name: "LOCK TABLE NOWAIT fails on a table in use",

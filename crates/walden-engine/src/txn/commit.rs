@@ -81,16 +81,22 @@ impl Transaction {
         };
         self.finished = true;
         self.snapshot = None;
+        // Role changes (`instance/roles_txn.rs`) are written after the
+        // transaction's log record, before the commit returns.
+        let mut roles = self.roles.take().filter(|r| r.changed());
         let ddl = self.has_ddl();
         if self.writes.is_empty() && !ddl {
+            let installed = roles.map_or(Ok(()), |r| r.install());
             self.release();
+            installed?;
             return Ok(CommitOutcome {
                 lsn: None,
                 durable: true,
             });
         }
-        // DDL is always durable.
-        let delayed = !ddl && self.resolve(request);
+        // DDL is always durable, and so are rows committed with role
+        // changes (which are).
+        let delayed = !ddl && roles.is_none() && self.resolve(request);
         let parts = self.encode();
         let session = self.session.clone();
         let sinks = session.wait_sinks();
@@ -98,8 +104,9 @@ impl Transaction {
         let result = (|| {
             // A commit with DDL holds the gate exclusively, as the
             // statements did: a checkpoint or backup capture sees the
-            // catalog either before or after it, never in between.
-            let (_shared, _exclusive) = if ddl {
+            // catalog either before or after it, never in between. (So
+            // does one with role changes, which are written under it.)
+            let (_shared, _exclusive) = if ddl || roles.is_some() {
                 (None, Some(db.gate.write()))
             } else {
                 (Some(db.gate.read()), None)
@@ -163,6 +170,13 @@ impl Transaction {
                     source: Box::new(e),
                 }
             })?;
+            if let Some(r) = roles.take() {
+                // The rows are committed; the roles could not be written.
+                r.install().map_err(|e| EngineError::ApplyFailed {
+                    lsn,
+                    source: Box::new(e),
+                })?;
+            }
             Ok(lsn)
         })();
         // A commit that failed before its record was appended undoes its
@@ -256,6 +270,8 @@ impl Transaction {
             self.savepoints.clear();
             self.snapshot = None;
             self.undo_ddl(0);
+            // Role changes are dropped and the role lock released.
+            self.roles = None;
             if let Some(s) = self.ssi.take() {
                 self.db.ssi.abort(s.txid());
             }

@@ -141,28 +141,70 @@ impl Database {
         cat
     }
 
+    /// The catalog as transaction `txid` sees it, when that differs from
+    /// the current one: without other transactions' uncommitted changes.
+    fn view_as(&self, cat: &Catalog, txid: Option<u64>) -> Option<Catalog> {
+        let me = txid?;
+        let reg = self.uncommitted_ddl.lock();
+        if !reg.keys().any(|t| *t != me) {
+            return None;
+        }
+        let mut view = cat.shallow_copy();
+        for (t, reverts) in reg.iter() {
+            if *t != me {
+                // Newest first, so each entry ends as it was before the
+                // other transaction's first change of it.
+                for r in reverts.iter().rev() {
+                    view.revert(r);
+                }
+            }
+        }
+        Some(view)
+    }
+
     /// Table `name` as transaction `txid` sees it: with its own uncommitted
     /// changes, without other transactions' (a table another one created
     /// is not there; one it dropped or changed is as it was, and using it
     /// waits for that transaction's lock). `None`: the current catalog.
     pub fn table_as(&self, txid: Option<u64>, name: &str) -> Result<Arc<Table>> {
         let cat = self.catalog.read();
-        let reg = self.uncommitted_ddl.lock();
-        let found = match txid {
-            Some(me) if reg.keys().any(|t| *t != me) => {
-                let mut view = cat.shallow_copy();
-                for (t, reverts) in reg.iter() {
-                    if *t != me {
-                        for r in reverts.iter().rev() {
-                            view.revert(r);
-                        }
-                    }
-                }
-                view.table(name).cloned()
-            }
-            _ => cat.table(name).cloned(),
+        let found = match self.view_as(&cat, txid) {
+            Some(view) => view.table(name).cloned(),
+            None => cat.table(name).cloned(),
         };
         found.ok_or_else(|| EngineError::UnknownTable(name.to_string()))
+    }
+
+    /// The tables as transaction `txid` sees them (see [`Database::table_as`]),
+    /// in id order: what its catalog views list.
+    pub fn tables_as(&self, txid: Option<u64>) -> Vec<Arc<Table>> {
+        let cat = self.catalog.read();
+        let view = self.view_as(&cat, txid);
+        let mut v: Vec<Arc<Table>> = view
+            .as_ref()
+            .unwrap_or(&cat)
+            .tables
+            .values()
+            .cloned()
+            .collect();
+        v.sort_by_key(|t| t.id());
+        v
+    }
+
+    /// The sequences' definitions as transaction `txid` sees them, in id
+    /// order.
+    pub fn sequences_as(&self, txid: Option<u64>) -> Vec<crate::schema::SequenceDef> {
+        let cat = self.catalog.read();
+        let view = self.view_as(&cat, txid);
+        let mut v: Vec<_> = view
+            .as_ref()
+            .unwrap_or(&cat)
+            .sequences
+            .values()
+            .map(|s| s.def.clone())
+            .collect();
+        v.sort_by_key(|s| s.id);
+        v
     }
 
     /// Table locks held or awaited, for `pg_locks`: (transaction, table
@@ -248,13 +290,22 @@ impl Transaction {
 
     /// Locks table `name` in `mode` and returns its handle as it stands
     /// once locked.
+    /// If the table was dropped and another created under its name while
+    /// this transaction waited, the name is resolved again and the new
+    /// table locked, as PostgreSQL does after a lock wait (the old table's
+    /// lock is kept to the end, as there).
     pub(super) fn lock_named(&self, name: &str, mode: TableLockMode) -> Result<Arc<Table>> {
-        let t = self.db.table_as(Some(self.txid), name)?;
-        self.lock_table_id(t.id(), mode, WaitPolicy::Wait)?;
-        match self.db.table(name) {
-            Ok(now) if now.id() == t.id() => Ok(now),
-            _ => Err(EngineError::UnknownTable(name.to_string())),
+        let mut t = self.db.table_as(Some(self.txid), name)?;
+        // Each retry follows a DROP and CREATE that committed meanwhile.
+        for _ in 0..8 {
+            self.lock_table_id(t.id(), mode, WaitPolicy::Wait)?;
+            match self.db.table_as(Some(self.txid), name) {
+                Ok(now) if now.id() == t.id() => return Ok(now),
+                Ok(other) => t = other,
+                Err(e) => return Err(e),
+            }
         }
+        Err(EngineError::SerializationFailure("DDL"))
     }
 
     /// `LOCK TABLE name IN mode MODE [NOWAIT]`.

@@ -9,7 +9,8 @@ impl Transaction {
     pub fn savepoint(&mut self, name: &str) -> Result<()> {
         self.check_open()?;
         let steps = self.ddl_steps();
-        self.savepoints.push(name, self.locks.len(), steps);
+        let roles = self.pending_roles();
+        self.savepoints.push(name, self.locks.len(), steps, roles);
         Ok(())
     }
 
@@ -46,8 +47,11 @@ impl Transaction {
     fn rollback_levels(&mut self, at: usize) {
         let mut keep = usize::MAX;
         let mut ddl_keep = usize::MAX;
+        let mut roles = None;
         for undo in self.savepoints.rollback_to(at) {
             ddl_keep = ddl_keep.min(undo.ddl_steps);
+            // The oldest level's copy comes last and wins.
+            roles = Some(undo.roles);
             for (k, before) in undo.writes {
                 // Not known to be replaced any more (an insert undone).
                 self.replaced.remove(&k);
@@ -69,6 +73,10 @@ impl Transaction {
         if ddl_keep != usize::MAX {
             self.undo_ddl(ddl_keep);
             self.renote_written();
+        }
+        // Role changes since the savepoint go back; the role lock is kept.
+        if let (Some(r), Some(to)) = (self.roles.as_mut(), roles) {
+            r.reset(to);
         }
         if keep < self.locks.len() {
             let gone = self.locks.split_off(keep);

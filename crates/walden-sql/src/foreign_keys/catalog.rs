@@ -2,7 +2,7 @@
 //! `pg_get_constraintdef`, which psql's `\d` ("Foreign-key constraints",
 //! "Referenced by") and drivers read.
 
-use crate::pg_catalog::{index_oid, pkey_oid, table_oid, NS_PUBLIC};
+use crate::pg_catalog::{index_oid, pkey_oid, table_oid, Seen, NS_PUBLIC};
 use walden_engine::{Database, ForeignKeyDef, Table, Value};
 
 /// Above the CHECK constraints' numbers in the same OID scheme
@@ -15,7 +15,7 @@ pub(crate) fn fk_oid(table_id: u32, n: usize) -> i64 {
 }
 
 /// The table and foreign key an OID stands for.
-pub(crate) fn by_oid(db: &Database, oid: i64) -> Option<(std::sync::Arc<Table>, usize)> {
+pub(crate) fn by_oid(db: &Seen<'_>, oid: i64) -> Option<(std::sync::Arc<Table>, usize)> {
     if oid & FK_BIT == 0 {
         return None;
     }
@@ -26,7 +26,7 @@ pub(crate) fn by_oid(db: &Database, oid: i64) -> Option<(std::sync::Arc<Table>, 
 }
 
 /// `pg_get_constraintdef` of a foreign key's OID.
-pub(crate) fn constraintdef(db: &Database, oid: i64) -> Option<String> {
+pub(crate) fn constraintdef(db: &Seen<'_>, oid: i64) -> Option<String> {
     let (t, n) = by_oid(db, oid)?;
     let fk = &t.def.foreign_keys[n];
     let r = db.table_by_id(fk.ref_table)?;
@@ -57,7 +57,7 @@ fn int_array(cols: &[usize]) -> Value {
 }
 
 /// `pg_constraint` rows of every foreign key (its column order).
-pub(crate) fn pg_constraint_rows(db: &Database) -> Vec<Vec<Value>> {
+pub(crate) fn pg_constraint_rows(db: &Seen<'_>) -> Vec<Vec<Value>> {
     let mut out = Vec::new();
     for t in db.tables() {
         for (n, fk) in t.def.foreign_keys.iter().enumerate() {
@@ -176,7 +176,7 @@ impl InfoView {
             .collect()
     }
 
-    pub fn rows(self, db: &Database) -> Vec<Vec<Value>> {
+    pub fn rows(self, db: &Seen<'_>) -> Vec<Vec<Value>> {
         fn t(s: impl AsRef<str>) -> Value {
             Value::text(s)
         }

@@ -150,7 +150,7 @@ pub(super) fn default_text(table: &Table, c: &ColumnDef) -> Option<String> {
 /// `pg_get_indexdef(oid, column, pretty)`: the whole `CREATE INDEX`
 /// statement for column 0, else the name of that key column.
 pub fn indexdef(env: &Env<'_>, oid: i64, column: i64) -> Option<String> {
-    let Some(Rel::Index(ix)) = rel_by_oid(env.tx.database(), oid) else {
+    let Some(Rel::Index(ix)) = rel_by_oid(&Seen::of(env), oid) else {
         return None;
     };
     if column > 0 {
@@ -162,16 +162,11 @@ pub fn indexdef(env: &Env<'_>, oid: i64, column: i64) -> Option<String> {
 
 /// `pg_get_constraintdef(oid, pretty)`.
 pub fn constraintdef(env: &Env<'_>, oid: i64, pretty: bool) -> Option<String> {
-    if let Some(def) = crate::foreign_keys::catalog::constraintdef(env.tx.database(), oid) {
+    if let Some(def) = crate::foreign_keys::catalog::constraintdef(&Seen::of(env), oid) {
         return Some(def);
     }
     if let Some((id, n)) = decode_check_oid(oid) {
-        let t = env
-            .tx
-            .database()
-            .tables()
-            .into_iter()
-            .find(|t| t.id() == id)?;
+        let t = Seen::of(env).tables().into_iter().find(|t| t.id() == id)?;
         return Some(crate::constraints::check_def_text(
             t.def.checks.get(n)?,
             pretty,
@@ -181,7 +176,7 @@ pub fn constraintdef(env: &Env<'_>, oid: i64, pretty: bool) -> Option<String> {
     if slot != SLOT_PKEY_CONSTRAINT && slot != SLOT_INDEX_CONSTRAINT {
         return None;
     }
-    let ix = all_indexes(env.tx.database())
+    let ix = all_indexes(&Seen::of(env))
         .into_iter()
         .find(|ix| ix.constraint.is_some_and(|(_, c)| c == oid))?;
     Some(format!(

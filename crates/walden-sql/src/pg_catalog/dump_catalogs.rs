@@ -406,7 +406,7 @@ pub enum SeqRel {
 
 /// Finds the sequence `name` names: a sequence, or an identity column's
 /// counter under the name its default shows (`<table>_<column>_seq`).
-pub fn sequence_relation(db: &Database, name: &str) -> Option<SeqRel> {
+pub fn sequence_relation(db: &Seen<'_>, name: &str) -> Option<SeqRel> {
     if let Some(s) = db
         .sequences()
         .into_iter()
@@ -448,7 +448,7 @@ pub(super) fn decode_identity_seq_oid(oid: i64) -> Option<u32> {
 /// `last_value`, `log_cnt` and `is_called` of a sequence: `last_value` is
 /// the value `nextval` handed out last (`is_called`), or the one it hands
 /// out next (not called yet).
-pub(super) fn sequence_relation_row(db: &Database, rel: SeqRel) -> Option<Vec<Value>> {
+pub(super) fn sequence_relation_row(db: &Seen<'_>, rel: SeqRel) -> Option<Vec<Value>> {
     let (start, increment, next) = match rel {
         SeqRel::Sequence(id) => {
             let s = db.sequences().into_iter().find(|s| s.id == id)?;
@@ -466,7 +466,7 @@ pub(super) fn sequence_relation_row(db: &Database, rel: SeqRel) -> Option<Vec<Va
 }
 
 /// The `pg_class` rows of the identity counters.
-pub(super) fn identity_class_rows(db: &Database) -> Vec<Vec<Value>> {
+pub(super) fn identity_class_rows(db: &Seen<'_>) -> Vec<Vec<Value>> {
     let mut out = Vec::new();
     for tb in db.tables() {
         let Some((n, _)) = tb.def.identity_column() else {
@@ -487,7 +487,7 @@ pub(super) fn identity_class_rows(db: &Database) -> Vec<Vec<Value>> {
 }
 
 /// The `pg_sequence` rows of the identity counters.
-pub(super) fn identity_sequence_rows(db: &Database) -> Vec<Vec<Value>> {
+pub(super) fn identity_sequence_rows(db: &Seen<'_>) -> Vec<Vec<Value>> {
     let mut out = Vec::new();
     for tb in db.tables() {
         let Some((n, ident)) = tb.def.identity_column() else {
@@ -549,7 +549,7 @@ fn dep(
 /// from and a foreign key on the referenced columns and key (`n`), and an
 /// identity counter on its column (`a`, as a serial column's sequence).
 pub(super) fn depend_rows(env: &Env<'_>) -> Vec<Vec<Value>> {
-    let db = env.tx.database();
+    let db = &Seen::of(env);
     let mut out = Vec::new();
     let seq_oid = |name: &str| match sequence_relation(db, name)? {
         SeqRel::Sequence(id) => Some(user_oid(id, SLOT_SEQUENCE)),
@@ -673,7 +673,7 @@ pub fn acldefault(env: &Env<'_>, kind: &str, owner: i64) -> Result<Value> {
     // Only tables, sequences and databases carry Walden ACLs; the others
     // are PostgreSQL's defaults as they are.
     let keep_all = !matches!(kind, "r" | "s" | "d");
-    let roles = env.instance.roles();
+    let roles = env.instance.roles_for(env.tx);
     let owner_name = roles.name_of(owner as u32);
     let parts: Vec<String> = items
         .iter()
@@ -729,7 +729,7 @@ pub(super) fn trailing(view: PgView) -> Vec<(&'static str, DataType, Value)> {
 
 /// The one row of a sequence read as a relation; `args` holds its OID.
 pub fn sequence_relation_rows(env: &Env<'_>, args: &[Value]) -> Result<Vec<Vec<Value>>> {
-    let db = env.tx.database();
+    let db = &Seen::of(env);
     let Some(Value::Int(oid)) = args.first() else {
         return Err(SqlError::internal("a sequence relation needs its OID"));
     };
@@ -768,7 +768,7 @@ pub fn options_to_table(options: &Value) -> Vec<Vec<Value>> {
 }
 
 /// The name of the identity counter with this `pg_class` OID.
-pub(super) fn identity_seq_name_by_oid(db: &Database, oid: i64) -> Option<String> {
+pub(super) fn identity_seq_name_by_oid(db: &Seen<'_>, oid: i64) -> Option<String> {
     let id = decode_identity_seq_oid(oid)?;
     let tb = db.tables().into_iter().find(|t| t.id() == id)?;
     let (n, _) = tb.def.identity_column()?;

@@ -2,6 +2,46 @@
 
 use super::*;
 
+/// A database's relations as one transaction sees them: its own
+/// uncommitted DDL, other transactions' only once committed (as
+/// PostgreSQL's catalogs show them through MVCC). Everything else is the
+/// database's.
+pub struct Seen<'a> {
+    db: &'a Database,
+    viewer: Option<u64>,
+}
+
+impl<'a> Seen<'a> {
+    /// `viewer: None` sees the current catalog.
+    pub fn new(db: &'a Database, viewer: Option<u64>) -> Seen<'a> {
+        Seen { db, viewer }
+    }
+
+    /// The database as the expression's transaction sees it.
+    pub fn of(env: &'a Env<'_>) -> Seen<'a> {
+        Seen::new(env.tx.database(), Some(env.tx.id()))
+    }
+
+    pub fn tables(&self) -> Vec<Arc<Table>> {
+        self.db.tables_as(self.viewer)
+    }
+
+    pub fn sequences(&self) -> Vec<SequenceDef> {
+        self.db.sequences_as(self.viewer)
+    }
+
+    pub fn table(&self, name: &str) -> walden_engine::Result<Arc<Table>> {
+        self.db.table_as(self.viewer, name)
+    }
+}
+
+impl std::ops::Deref for Seen<'_> {
+    type Target = Database;
+    fn deref(&self) -> &Database {
+        self.db
+    }
+}
+
 // Fixed OIDs, as PostgreSQL assigns them.
 pub(super) const NS_PG_CATALOG: i64 = 11;
 pub(super) const NS_PG_TOAST: i64 = 99;
@@ -180,7 +220,7 @@ pub(super) fn indexes_of(tb: &Arc<Table>) -> Vec<CatIndex> {
     out
 }
 
-pub(super) fn all_indexes(db: &Database) -> Vec<CatIndex> {
+pub(super) fn all_indexes(db: &Seen<'_>) -> Vec<CatIndex> {
     db.tables().iter().flat_map(indexes_of).collect()
 }
 
@@ -206,7 +246,7 @@ pub(super) fn pkey_name(t: &Table) -> String {
     t.def.pkey_name()
 }
 
-pub(super) fn rel_by_oid(db: &Database, oid: i64) -> Option<Rel> {
+pub(super) fn rel_by_oid(db: &Seen<'_>, oid: i64) -> Option<Rel> {
     let (id, slot) = decode_oid(oid)?;
     match slot {
         SLOT_TABLE => db
@@ -227,7 +267,7 @@ pub(super) fn rel_by_oid(db: &Database, oid: i64) -> Option<Rel> {
     }
 }
 
-pub(super) fn rel_by_name(db: &Database, name: &str) -> Option<Rel> {
+pub(super) fn rel_by_name(db: &Seen<'_>, name: &str) -> Option<Rel> {
     if let Ok(t) = db.table(name) {
         return Some(Rel::Table(t));
     }

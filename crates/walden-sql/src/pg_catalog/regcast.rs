@@ -46,7 +46,7 @@ pub fn regclass_oid(env: &Env<'_>, text: &str) -> Result<Value> {
         return Ok(Value::Int(oid));
     }
     let (schema, name) = split_qualified(text);
-    let db = env.tx.database();
+    let db = &Seen::of(env);
     let path = crate::search_path::SearchPath::of(&env.info.settings);
     let user = match schema.as_deref() {
         None => path.finds_user_objects(),
@@ -96,10 +96,10 @@ pub fn regclass_name(env: &Env<'_>, oid: i64) -> String {
             format!("public.{}", quote_ident(name))
         }
     };
-    if let Some(r) = rel_by_oid(env.tx.database(), oid) {
+    if let Some(r) = rel_by_oid(&Seen::of(env), oid) {
         return user(&r.name());
     }
-    if let Some(name) = super::dump_catalogs::identity_seq_name_by_oid(env.tx.database(), oid) {
+    if let Some(name) = super::dump_catalogs::identity_seq_name_by_oid(&Seen::of(env), oid) {
         return user(&name);
     }
     SYSTEM_RELATIONS

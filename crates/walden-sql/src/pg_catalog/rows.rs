@@ -78,7 +78,7 @@ pub(super) fn attribute_row(
 /// The rows of a catalog view for the session's database.
 pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
     use PgView as V;
-    let db = env.tx.database();
+    let db = &Seen::of(env);
     let mut out = Vec::new();
     match view {
         V::Cursors => out = crate::cursor::pg_cursors_rows(&env.info.cursors),
@@ -113,7 +113,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         V::Namespace => {
             // Every role may use and create in `public` (Walden has no
             // schema privileges), which PostgreSQL writes as this ACL.
-            let owner = env.instance.roles().name_of(OWNER_OID as u32);
+            let owner = env.instance.roles_for(env.tx).name_of(OWNER_OID as u32);
             for (oid, name) in NAMESPACES {
                 let acl = if *oid == NS_PUBLIC {
                     t(format!("{{{owner}=UC/{owner},=UC/{owner}}}"))
@@ -445,7 +445,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             }
         }
         V::Tables => {
-            let roles = env.instance.roles();
+            let roles = env.instance.roles_for(env.tx);
             for tb in db.tables() {
                 // The owner from the role catalog, as pg_class.relowner.
                 let (_, owner) = crate::privileges::table_acl(env, tb.id());

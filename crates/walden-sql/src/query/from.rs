@@ -281,8 +281,14 @@ fn sequence_item(
     not_table: SqlError,
 ) -> Result<Item> {
     let found = match schema {
-        None if p.path.finds_user_objects() => crate::pg_catalog::sequence_relation(&p.db, name),
-        Some("public" | "dbo") => crate::pg_catalog::sequence_relation(&p.db, name),
+        None if p.path.finds_user_objects() => crate::pg_catalog::sequence_relation(
+            &crate::pg_catalog::Seen::new(&p.db, p.viewer),
+            name,
+        ),
+        Some("public" | "dbo") => crate::pg_catalog::sequence_relation(
+            &crate::pg_catalog::Seen::new(&p.db, p.viewer),
+            name,
+        ),
         _ => None,
     };
     let Some(rel) = found else {

@@ -54,6 +54,7 @@ impl SqlSession {
             Command::AlterDatabase { .. } => Some("ALTER DATABASE"),
             Command::CreateDatabase(_) => Some("CREATE DATABASE"),
             Command::DropDatabase { .. } => Some("DROP DATABASE"),
+            Command::Access(a) => Some(a.name()),
             _ => None,
         };
         if let Some(what) = writes {
@@ -408,7 +409,11 @@ impl SqlSession {
             Command::Fetch(f) => self.fetch(f),
             Command::CloseCursor(name) => self.close_cursor(name.as_deref()),
             Command::Access(stmt) => {
-                crate::role_stmt::execute(&self.who(), &inst, &self.db, self.role, stmt)
+                let (db, role) = (self.db.clone(), self.role);
+                self.in_tx(|tx, s| {
+                    let who = s.who_in(tx);
+                    crate::role_stmt::execute(&who, &inst, &db, tx, role, stmt)
+                })
             }
             Command::Sql(stmt) => self.statement(stmt, params),
         }
@@ -509,7 +514,11 @@ impl SqlSession {
                 self.in_tx(|tx, _| ddl::drop(&db, tx, object_type, *if_exists, names, *cascade))
             }
             Statement::AlterTable(at) if crate::owner::handles(at) => {
-                crate::owner::alter_owner(&self.who(), &self.engine.instance, &self.db, at)
+                let (db, inst) = (self.db.clone(), self.engine.instance.clone());
+                self.in_tx(|tx, s| {
+                    let who = s.who_in(tx);
+                    crate::owner::alter_owner(&who, &inst, &db, tx, at)
+                })
             }
             Statement::AlterTable(at) if crate::foreign_keys::handles(&self.db, at) => {
                 let db = self.db.clone();

@@ -346,7 +346,9 @@ impl SqlSession {
             let who = self.who();
             crate::privileges::check_command(&who, &self.engine.instance, &self.db, cmd)?;
             let out = self.execute_command(cmd, params)?;
-            crate::privileges::after_command(&who, &self.engine.instance, &self.db, cmd)?;
+            let inst = self.engine.instance.clone();
+            let db = self.db.clone();
+            crate::privileges::after_command(&who, &inst, &db, self.tx.as_mut(), cmd)?;
             return Ok(out);
         }
         self.cancel.store(false, Relaxed);
