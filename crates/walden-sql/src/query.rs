@@ -162,11 +162,30 @@ pub struct KeyRange {
 /// A search through a secondary index: values for its first columns
 /// (`eq`) and optionally bounds on the column after them.
 #[derive(Debug)]
-pub struct IndexPath {
+pub struct IndexSearch {
     /// Position in the table's `indexes`.
     pub index: usize,
     pub eq: Vec<Expr>,
     pub range: Option<Box<KeyRange>>,
+}
+
+/// How an index narrows a table's rows: one search, or the union of
+/// several (`k IN (...)`, `k BETWEEN a AND b OR k BETWEEN c AND d`), each
+/// row found once.
+#[derive(Debug)]
+pub enum IndexPath {
+    Search(IndexSearch),
+    Union(Vec<Probe>),
+}
+
+/// One branch of a union.
+#[derive(Debug)]
+pub enum Probe {
+    /// The whole primary key.
+    Key(Vec<Expr>),
+    /// Bounds on the primary key's first column.
+    Range(Box<KeyRange>),
+    Index(IndexSearch),
 }
 
 #[derive(Debug)]
@@ -180,7 +199,8 @@ pub enum Source {
         /// Otherwise, bounds on the key's first column that narrow the scan
         /// (the filters still decide which rows pass).
         range: Option<Box<KeyRange>>,
-        /// Or a secondary index that narrows it further.
+        /// Or index searches that narrow it further (a secondary index, or
+        /// a union of key lookups, key ranges and index searches).
         index: Option<Box<IndexPath>>,
         filter: Vec<Expr>,
     },
