@@ -20,6 +20,7 @@ use walden_engine::{DataType, Database, Instance, Table, Value};
 mod access;
 mod exec;
 mod from;
+mod group;
 mod recursive;
 mod select;
 pub mod srf;
@@ -27,6 +28,7 @@ pub mod window;
 pub use access::*;
 pub use exec::*;
 use from::*;
+use group::*;
 pub use select::*;
 
 /// Grouping context while compiling expressions after GROUP BY.
@@ -269,13 +271,6 @@ pub enum SortKey {
 
 /// ORDER BY items: key, descending, nulls first.
 pub type Order = Vec<(SortKey, bool, bool)>;
-
-/// Per-group state: key values, accumulators, and values seen by DISTINCT aggregates.
-/// A group's key, its aggregates' states, their DISTINCT sets, and the
-/// rows held back for aggregates with their own ORDER BY (sort key, value,
-/// second argument).
-type GroupState = (Vec<Value>, Vec<Acc>, Vec<HashSet<Value>>, Vec<Vec<Held>>);
-type Held = (Vec<Value>, Value, Value);
 
 #[derive(Debug)]
 pub struct SelectPlan {
