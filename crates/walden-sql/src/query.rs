@@ -178,6 +178,14 @@ pub struct IndexSearch {
 pub enum IndexPath {
     Search(IndexSearch),
     Union(Vec<Probe>),
+    /// `col = ANY(array)`: a union with one branch per element, chosen
+    /// when the array's value is known, each with the `rest` of the
+    /// filter's bounds.
+    Any {
+        col: usize,
+        array: Expr,
+        rest: Vec<Expr>,
+    },
 }
 
 /// One branch of a union.

@@ -66,6 +66,16 @@ const QUERIES: &[&str] = &[
      WHERE k BETWEEN $1 AND $2 OR k BETWEEN $3 AND $4",
     "EXECUTE r(1, 3, 2, 5)",
     "EXECUTE r(10, 11, 30, 30)",
+    // `= ANY(array)`: one branch per element, chosen at execution.
+    "SELECT id FROM t WHERE k = ANY('{1,2,NULL,2}'::int[]) ORDER BY id",
+    "SELECT count(*), sum(id) FROM t WHERE k = ANY(ARRAY[3, 4]) AND a = 2",
+    "SELECT id FROM t WHERE id = ANY(ARRAY[1, 5, 5, 900]) ORDER BY id",
+    "SELECT count(*) FROM t WHERE k = ANY('{}'::int[])",
+    "SELECT count(*) FROM t WHERE k <> ALL(ARRAY[1, 2])",
+    "PREPARE a(int[]) AS SELECT count(*), sum(id) FROM t WHERE k = ANY($1)",
+    "EXECUTE a('{1,2,3}')",
+    "EXECUTE a(ARRAY[5, NULL])",
+    "EXECUTE a(NULL)",
     // Writes and locking reads find their rows the same way.
     "UPDATE t SET a = a + 100 WHERE k IN (6, 7) OR id = 1",
     "SELECT count(*) FROM t WHERE a >= 100",
@@ -149,5 +159,15 @@ fn unions_search_the_index() {
             .unwrap()
             .get(0);
         assert_eq!((n, seeks(&c).await - before), (20, 2));
+        let before = seeks(&c).await;
+        let n: i64 = c
+            .query_one(
+                "SELECT count(*) FROM t WHERE k = ANY($1)",
+                &[&vec![1i32, 2, 3]],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!((n, seeks(&c).await - before), (30, 3));
     });
 }

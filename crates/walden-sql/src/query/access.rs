@@ -31,8 +31,8 @@ pub fn choose_lookups(s: &mut Source) {
             // A search with equalities beats a union; a union of bounded
             // searches beats a one-column range or a scan.
             if search.as_ref().is_none_or(|s| s.eq.is_empty()) {
-                if let Some(probes) = choose_union(table, filter) {
-                    *index = Some(Box::new(IndexPath::Union(probes)));
+                if let Some(path) = choose_union(table, filter) {
+                    *index = Some(Box::new(path));
                     *range = None;
                     return;
                 }
@@ -105,9 +105,38 @@ pub(super) fn best_search(table: &Table, filter: &[Expr], pk_range: bool) -> Opt
 /// `a = 1 AND (b = 2 OR b = 3)` searches an index on (a, b) twice). The
 /// whole filter still runs on the rows found; `None` when some branch
 /// would need a scan.
-pub(super) fn choose_union(table: &Table, filter: &[Expr]) -> Option<Vec<Probe>> {
+pub(super) fn choose_union(table: &Table, filter: &[Expr]) -> Option<IndexPath> {
+    let rest_of = |i: usize| -> Vec<Expr> {
+        filter
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != i)
+            .filter_map(|(_, e)| clone_sargable(e))
+            .collect()
+    };
     for (i, f) in filter.iter().enumerate() {
         let branches: Vec<Vec<Expr>> = match f {
+            Expr::Func(crate::functions::Func::AnyArray(BinOp::Eq, false), args) => {
+                let (Some(Expr::Col(c)), Some(arr)) = (args.first(), args.get(1)) else {
+                    continue;
+                };
+                let Some(array) = clone_const(arr) else {
+                    continue;
+                };
+                // Whether an element's branch can be searched: decided
+                // now with a stand-in element, as it does not depend on it.
+                let rest = rest_of(i);
+                let mut probe = vec![eq_lit(*c, Value::Null)];
+                probe.extend(rest.iter().filter_map(clone_sargable));
+                if best_probe(table, &probe).is_some() {
+                    return Some(IndexPath::Any {
+                        col: *c,
+                        array,
+                        rest,
+                    });
+                }
+                continue;
+            }
             Expr::InList(x, list, false) if matches!(x.as_ref(), Expr::Col(_)) => {
                 let Expr::Col(c) = x.as_ref() else {
                     continue;
@@ -137,12 +166,7 @@ pub(super) fn choose_union(table: &Table, filter: &[Expr]) -> Option<Vec<Probe>>
         if branches.is_empty() {
             continue;
         }
-        let rest: Vec<Expr> = filter
-            .iter()
-            .enumerate()
-            .filter(|&(j, _)| j != i)
-            .filter_map(|(_, e)| clone_sargable(e))
-            .collect();
+        let rest = rest_of(i);
         let probes = branches
             .into_iter()
             .map(|mut b| {
@@ -150,11 +174,15 @@ pub(super) fn choose_union(table: &Table, filter: &[Expr]) -> Option<Vec<Probe>>
                 best_probe(table, &b)
             })
             .collect::<Option<Vec<_>>>();
-        if probes.is_some() {
-            return probes;
+        if let Some(p) = probes {
+            return Some(IndexPath::Union(p));
         }
     }
     None
+}
+
+fn eq_lit(col: usize, v: Value) -> Expr {
+    Expr::Bin(BinOp::Eq, Box::new(Expr::Col(col)), Box::new(Expr::Lit(v)))
 }
 
 /// The narrowest search for one branch of a union.
@@ -262,36 +290,75 @@ pub(crate) fn index_rows(
     ip: &IndexPath,
     env: &Env<'_>,
 ) -> Result<Option<Vec<(walden_engine::Key, walden_engine::Row)>>> {
-    let probes = match ip {
-        IndexPath::Search(s) => return search_rows(table, s, env),
-        IndexPath::Union(probes) => probes,
-    };
     // Keyed by row key: a row two branches find (`k IN (1, 1)`,
     // overlapping ranges) comes once, and the rows come in key order.
     let mut found = std::collections::BTreeMap::new();
-    for (n, probe) in probes.iter().enumerate() {
-        if n % 256 == 255 {
-            check_cancel(env)?;
+    match ip {
+        IndexPath::Search(s) => return search_rows(table, s, env),
+        IndexPath::Union(probes) => {
+            for (n, probe) in probes.iter().enumerate() {
+                if n % 256 == 255 {
+                    check_cancel(env)?;
+                }
+                if !probe_rows(table, probe, env, &mut found)? {
+                    return Ok(None);
+                }
+            }
         }
-        match probe {
-            Probe::Key(key) => {
-                let k = lookup_key(table, key, env)?;
-                if let Some(r) = env.tx.get_in(table, &k)? {
-                    found.insert(k.into_boxed_slice(), r);
+        IndexPath::Any { col, array, rest } => {
+            let ty = &table.def.columns[*col].data_type;
+            let items = crate::arrays::elements(&array.eval(&[], env)?);
+            for (n, item) in items.into_iter().enumerate() {
+                if n % 256 == 255 {
+                    check_cancel(env)?;
+                }
+                // Each element in the column's type, or a scan when one
+                // does not convert exactly; NULL elements match nothing.
+                let v = match bound_value(&Expr::Lit(item), ty, env)? {
+                    None => continue,
+                    Some(Ok(v)) => v,
+                    Some(Err(())) => return Ok(None),
+                };
+                let mut branch = vec![eq_lit(*col, v)];
+                branch.extend(rest.iter().filter_map(clone_sargable));
+                let Some(probe) = best_probe(table, &branch) else {
+                    return Ok(None);
+                };
+                if !probe_rows(table, &probe, env, &mut found)? {
+                    return Ok(None);
                 }
             }
-            Probe::Range(r) => {
-                for (k, row) in env.tx.scan_in(table, key_bounds(table, Some(r), env)?)? {
-                    found.insert(k, row);
-                }
-            }
-            Probe::Index(s) => match search_rows(table, s, env)? {
-                Some(rows) => found.extend(rows),
-                None => return Ok(None),
-            },
         }
     }
     Ok(Some(found.into_iter().collect()))
+}
+
+/// Adds the rows one branch of a union finds to `found`; false when the
+/// index cannot serve this execution (the caller scans instead).
+fn probe_rows(
+    table: &Table,
+    probe: &Probe,
+    env: &Env<'_>,
+    found: &mut std::collections::BTreeMap<walden_engine::Key, walden_engine::Row>,
+) -> Result<bool> {
+    match probe {
+        Probe::Key(key) => {
+            let k = lookup_key(table, key, env)?;
+            if let Some(r) = env.tx.get_in(table, &k)? {
+                found.insert(k.into_boxed_slice(), r);
+            }
+        }
+        Probe::Range(r) => {
+            for (k, row) in env.tx.scan_in(table, key_bounds(table, Some(r), env)?)? {
+                found.insert(k, row);
+            }
+        }
+        Probe::Index(s) => match search_rows(table, s, env)? {
+            Some(rows) => found.extend(rows),
+            None => return Ok(false),
+        },
+    }
+    Ok(true)
 }
 
 /// The rows one index search finds (see [`index_rows`]).
@@ -553,6 +620,7 @@ pub(crate) fn index_exprs(ip: &IndexPath) -> Vec<&Expr> {
     }
     match ip {
         IndexPath::Search(s) => search_exprs(s).collect(),
+        IndexPath::Any { array, rest, .. } => std::iter::once(array).chain(rest).collect(),
         IndexPath::Union(probes) => probes
             .iter()
             .flat_map(|p| -> Box<dyn Iterator<Item = &Expr> + '_> {
