@@ -20,6 +20,7 @@ use walden_engine::{DataType, Database, Instance, Table, Value};
 mod access;
 mod exec;
 mod from;
+mod group;
 mod recursive;
 mod select;
 pub mod srf;
@@ -27,6 +28,7 @@ pub mod window;
 pub use access::*;
 pub use exec::*;
 use from::*;
+use group::*;
 pub use select::*;
 
 /// Grouping context while compiling expressions after GROUP BY.
@@ -162,11 +164,38 @@ pub struct KeyRange {
 /// A search through a secondary index: values for its first columns
 /// (`eq`) and optionally bounds on the column after them.
 #[derive(Debug)]
-pub struct IndexPath {
+pub struct IndexSearch {
     /// Position in the table's `indexes`.
     pub index: usize,
     pub eq: Vec<Expr>,
     pub range: Option<Box<KeyRange>>,
+}
+
+/// How an index narrows a table's rows: one search, or the union of
+/// several (`k IN (...)`, `k BETWEEN a AND b OR k BETWEEN c AND d`), each
+/// row found once.
+#[derive(Debug)]
+pub enum IndexPath {
+    Search(IndexSearch),
+    Union(Vec<Probe>),
+    /// `col = ANY(array)`: a union with one branch per element, chosen
+    /// when the array's value is known, each with the `rest` of the
+    /// filter's bounds.
+    Any {
+        col: usize,
+        array: Expr,
+        rest: Vec<Expr>,
+    },
+}
+
+/// One branch of a union.
+#[derive(Debug)]
+pub enum Probe {
+    /// The whole primary key.
+    Key(Vec<Expr>),
+    /// Bounds on the primary key's first column.
+    Range(Box<KeyRange>),
+    Index(IndexSearch),
 }
 
 #[derive(Debug)]
@@ -180,7 +209,8 @@ pub enum Source {
         /// Otherwise, bounds on the key's first column that narrow the scan
         /// (the filters still decide which rows pass).
         range: Option<Box<KeyRange>>,
-        /// Or a secondary index that narrows it further.
+        /// Or index searches that narrow it further (a secondary index, or
+        /// a union of key lookups, key ranges and index searches).
         index: Option<Box<IndexPath>>,
         filter: Vec<Expr>,
     },
@@ -249,13 +279,6 @@ pub enum SortKey {
 
 /// ORDER BY items: key, descending, nulls first.
 pub type Order = Vec<(SortKey, bool, bool)>;
-
-/// Per-group state: key values, accumulators, and values seen by DISTINCT aggregates.
-/// A group's key, its aggregates' states, their DISTINCT sets, and the
-/// rows held back for aggregates with their own ORDER BY (sort key, value,
-/// second argument).
-type GroupState = (Vec<Value>, Vec<Acc>, Vec<HashSet<Value>>, Vec<Vec<Held>>);
-type Held = (Vec<Value>, Value, Value);
 
 #[derive(Debug)]
 pub struct SelectPlan {

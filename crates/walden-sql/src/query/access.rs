@@ -27,7 +27,17 @@ pub fn choose_lookups(s: &mut Source) {
                     return;
                 }
             }
-            *index = choose_index(table, filter, range.is_some());
+            let search = best_search(table, filter, range.is_some());
+            // A search with equalities beats a union; a union of bounded
+            // searches beats a one-column range or a scan.
+            if search.as_ref().is_none_or(|s| s.eq.is_empty()) {
+                if let Some(path) = choose_union(table, filter) {
+                    *index = Some(Box::new(path));
+                    *range = None;
+                    return;
+                }
+            }
+            *index = search.map(|s| Box::new(IndexPath::Search(s)));
             if index.is_some() {
                 *range = None;
             }
@@ -56,12 +66,8 @@ pub(super) fn equal_const(col: usize, filter: &[Expr]) -> Option<Expr> {
 /// The index that fixes the most leading columns by equality (a range on
 /// the next one counts half a column); none when no index helps, or when
 /// it would only give a range and the primary key gives one already.
-pub(super) fn choose_index(
-    table: &Table,
-    filter: &[Expr],
-    pk_range: bool,
-) -> Option<Box<IndexPath>> {
-    let mut best: Option<(usize, IndexPath)> = None;
+pub(super) fn best_search(table: &Table, filter: &[Expr], pk_range: bool) -> Option<IndexSearch> {
+    let mut best: Option<(usize, IndexSearch)> = None;
     for (n, ix) in table.indexes.iter().enumerate() {
         let mut eq = Vec::new();
         for &c in &ix.def.columns {
@@ -82,7 +88,7 @@ pub(super) fn choose_index(
         if best.as_ref().is_none_or(|(b, _)| score > *b) {
             best = Some((
                 score,
-                IndexPath {
+                IndexSearch {
                     index: n,
                     eq,
                     range,
@@ -90,7 +96,164 @@ pub(super) fn choose_index(
             ));
         }
     }
-    best.map(|(_, p)| Box::new(p))
+    best.map(|(_, p)| p)
+}
+
+/// A union of searches for a filter that is a disjunction on key or
+/// indexed columns: `c IN (consts)`, or an OR whose every branch can be
+/// searched (with the other conjuncts' equalities and bounds, so
+/// `a = 1 AND (b = 2 OR b = 3)` searches an index on (a, b) twice). The
+/// whole filter still runs on the rows found; `None` when some branch
+/// would need a scan.
+pub(super) fn choose_union(table: &Table, filter: &[Expr]) -> Option<IndexPath> {
+    let rest_of = |i: usize| -> Vec<Expr> {
+        filter
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != i)
+            .filter_map(|(_, e)| clone_sargable(e))
+            .collect()
+    };
+    for (i, f) in filter.iter().enumerate() {
+        let branches: Vec<Vec<Expr>> = match f {
+            Expr::Func(crate::functions::Func::AnyArray(BinOp::Eq, false), args) => {
+                let (Some(Expr::Col(c)), Some(arr)) = (args.first(), args.get(1)) else {
+                    continue;
+                };
+                let Some(array) = clone_const(arr) else {
+                    continue;
+                };
+                // Whether an element's branch can be searched: decided
+                // now with a stand-in element, as it does not depend on it.
+                let rest = rest_of(i);
+                let mut probe = vec![eq_lit(*c, Value::Null)];
+                probe.extend(rest.iter().filter_map(clone_sargable));
+                if best_probe(table, &probe).is_some() {
+                    return Some(IndexPath::Any {
+                        col: *c,
+                        array,
+                        rest,
+                    });
+                }
+                continue;
+            }
+            Expr::InList(x, list, false) if matches!(x.as_ref(), Expr::Col(_)) => {
+                let Expr::Col(c) = x.as_ref() else {
+                    continue;
+                };
+                let Some(items) = list.iter().map(clone_const).collect::<Option<Vec<_>>>() else {
+                    continue;
+                };
+                items
+                    .into_iter()
+                    .map(|e| vec![Expr::Bin(BinOp::Eq, Box::new(Expr::Col(*c)), Box::new(e))])
+                    .collect()
+            }
+            Expr::Bin(BinOp::Or, ..) => {
+                let mut leaves = Vec::new();
+                or_leaves(f, &mut leaves);
+                leaves
+                    .into_iter()
+                    .map(|l| {
+                        let mut and = Vec::new();
+                        and_leaves(l, &mut and);
+                        and.into_iter().filter_map(clone_sargable).collect()
+                    })
+                    .collect()
+            }
+            _ => continue,
+        };
+        if branches.is_empty() {
+            continue;
+        }
+        let rest = rest_of(i);
+        let probes = branches
+            .into_iter()
+            .map(|mut b| {
+                b.extend(rest.iter().filter_map(clone_sargable));
+                best_probe(table, &b)
+            })
+            .collect::<Option<Vec<_>>>();
+        if let Some(p) = probes {
+            return Some(IndexPath::Union(p));
+        }
+    }
+    None
+}
+
+fn eq_lit(col: usize, v: Value) -> Expr {
+    Expr::Bin(BinOp::Eq, Box::new(Expr::Col(col)), Box::new(Expr::Lit(v)))
+}
+
+/// The narrowest search for one branch of a union.
+fn best_probe(table: &Table, filter: &[Expr]) -> Option<Probe> {
+    let pk = &table.def.primary_key;
+    if !pk.is_empty() {
+        if let Some(key) = pk
+            .iter()
+            .map(|&c| equal_const(c, filter))
+            .collect::<Option<Vec<_>>>()
+        {
+            return Some(Probe::Key(key));
+        }
+    }
+    let range = pk.first().and_then(|&c| choose_range(c, filter));
+    match best_search(table, filter, range.is_some()) {
+        Some(s) if !s.eq.is_empty() || range.is_none() => Some(Probe::Index(s)),
+        _ => range.map(Probe::Range),
+    }
+}
+
+fn or_leaves<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+    match e {
+        Expr::Bin(BinOp::Or, a, b) => {
+            or_leaves(a, out);
+            or_leaves(b, out);
+        }
+        other => out.push(other),
+    }
+}
+
+fn and_leaves<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+    match e {
+        Expr::Bin(BinOp::And, a, b) => {
+            and_leaves(a, out);
+            and_leaves(b, out);
+        }
+        other => out.push(other),
+    }
+}
+
+/// A copy of a comparison that can bound a search (`col op const`,
+/// `col BETWEEN const AND const`); others are left to the filter.
+fn clone_sargable(e: &Expr) -> Option<Expr> {
+    match e {
+        Expr::Bin(op @ (BinOp::Eq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq), a, b) => {
+            match (a.as_ref(), b.as_ref()) {
+                (Expr::Col(i), other) if !other.uses_row() => Some(Expr::Bin(
+                    *op,
+                    Box::new(Expr::Col(*i)),
+                    Box::new(clone_const(other)?),
+                )),
+                (other, Expr::Col(i)) if !other.uses_row() => Some(Expr::Bin(
+                    *op,
+                    Box::new(clone_const(other)?),
+                    Box::new(Expr::Col(*i)),
+                )),
+                _ => None,
+            }
+        }
+        Expr::Between(x, lo, hi, false) => match x.as_ref() {
+            Expr::Col(i) if !lo.uses_row() && !hi.uses_row() => Some(Expr::Between(
+                Box::new(Expr::Col(*i)),
+                Box::new(clone_const(lo)?),
+                Box::new(clone_const(hi)?),
+                false,
+            )),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// A value for a bound or lookup on a column of type `ty`: `None` when it
@@ -125,6 +288,83 @@ pub(super) fn bound_value(
 pub(crate) fn index_rows(
     table: &Table,
     ip: &IndexPath,
+    env: &Env<'_>,
+) -> Result<Option<Vec<(walden_engine::Key, walden_engine::Row)>>> {
+    // Keyed by row key: a row two branches find (`k IN (1, 1)`,
+    // overlapping ranges) comes once, and the rows come in key order.
+    let mut found = std::collections::BTreeMap::new();
+    match ip {
+        IndexPath::Search(s) => return search_rows(table, s, env),
+        IndexPath::Union(probes) => {
+            for (n, probe) in probes.iter().enumerate() {
+                if n % 256 == 255 {
+                    check_cancel(env)?;
+                }
+                if !probe_rows(table, probe, env, &mut found)? {
+                    return Ok(None);
+                }
+            }
+        }
+        IndexPath::Any { col, array, rest } => {
+            let ty = &table.def.columns[*col].data_type;
+            let items = crate::arrays::elements(&array.eval(&[], env)?);
+            for (n, item) in items.into_iter().enumerate() {
+                if n % 256 == 255 {
+                    check_cancel(env)?;
+                }
+                // Each element in the column's type, or a scan when one
+                // does not convert exactly; NULL elements match nothing.
+                let v = match bound_value(&Expr::Lit(item), ty, env)? {
+                    None => continue,
+                    Some(Ok(v)) => v,
+                    Some(Err(())) => return Ok(None),
+                };
+                let mut branch = vec![eq_lit(*col, v)];
+                branch.extend(rest.iter().filter_map(clone_sargable));
+                let Some(probe) = best_probe(table, &branch) else {
+                    return Ok(None);
+                };
+                if !probe_rows(table, &probe, env, &mut found)? {
+                    return Ok(None);
+                }
+            }
+        }
+    }
+    Ok(Some(found.into_iter().collect()))
+}
+
+/// Adds the rows one branch of a union finds to `found`; false when the
+/// index cannot serve this execution (the caller scans instead).
+fn probe_rows(
+    table: &Table,
+    probe: &Probe,
+    env: &Env<'_>,
+    found: &mut std::collections::BTreeMap<walden_engine::Key, walden_engine::Row>,
+) -> Result<bool> {
+    match probe {
+        Probe::Key(key) => {
+            let k = lookup_key(table, key, env)?;
+            if let Some(r) = env.tx.get_in(table, &k)? {
+                found.insert(k.into_boxed_slice(), r);
+            }
+        }
+        Probe::Range(r) => {
+            for (k, row) in env.tx.scan_in(table, key_bounds(table, Some(r), env)?)? {
+                found.insert(k, row);
+            }
+        }
+        Probe::Index(s) => match search_rows(table, s, env)? {
+            Some(rows) => found.extend(rows),
+            None => return Ok(false),
+        },
+    }
+    Ok(true)
+}
+
+/// The rows one index search finds (see [`index_rows`]).
+fn search_rows(
+    table: &Table,
+    ip: &IndexSearch,
     env: &Env<'_>,
 ) -> Result<Option<Vec<(walden_engine::Key, walden_engine::Row)>>> {
     use std::ops::Bound;
@@ -369,13 +609,29 @@ pub(crate) fn reusable(plan: &QueryPlan) -> bool {
     body && order_ok && no_subquery(plan.limit.iter().chain(plan.offset.iter()))
 }
 
-/// The expressions an index search evaluates.
-pub(crate) fn index_exprs(ip: &IndexPath) -> impl Iterator<Item = &Expr> {
-    ip.eq.iter().chain(
-        ip.range
+/// The expressions an index search (or union of them) evaluates.
+pub(crate) fn index_exprs(ip: &IndexPath) -> Vec<&Expr> {
+    fn range_exprs(r: &KeyRange) -> impl Iterator<Item = &Expr> {
+        r.lo.iter().chain(r.hi.iter()).map(|(e, _)| e)
+    }
+    fn search_exprs(s: &IndexSearch) -> impl Iterator<Item = &Expr> {
+        s.eq.iter()
+            .chain(s.range.iter().flat_map(|r| range_exprs(r)))
+    }
+    match ip {
+        IndexPath::Search(s) => search_exprs(s).collect(),
+        IndexPath::Any { array, rest, .. } => std::iter::once(array).chain(rest).collect(),
+        IndexPath::Union(probes) => probes
             .iter()
-            .flat_map(|r| r.lo.iter().chain(r.hi.iter()).map(|(e, _)| e)),
-    )
+            .flat_map(|p| -> Box<dyn Iterator<Item = &Expr> + '_> {
+                match p {
+                    Probe::Key(k) => Box::new(k.iter()),
+                    Probe::Range(r) => Box::new(range_exprs(r)),
+                    Probe::Index(s) => Box::new(search_exprs(s)),
+                }
+            })
+            .collect(),
+    }
 }
 
 pub(super) fn no_subquery<'a>(es: impl IntoIterator<Item = &'a Expr>) -> bool {

@@ -38,61 +38,82 @@ pub(crate) fn passes(filters: &[Expr], row: &[Value], env: &Env<'_>) -> Result<b
     Ok(true)
 }
 
+/// Calls `f` with each row of `s` that passes its filters. A table's rows
+/// stream from its scan or search; other sources are produced whole first.
+pub(super) fn each_source_row(
+    s: &Source,
+    env: &Env<'_>,
+    f: &mut dyn FnMut(&[Value]) -> Result<()>,
+) -> Result<()> {
+    let Source::Table {
+        table,
+        lookup,
+        range,
+        index,
+        filter,
+    } = s
+    else {
+        for r in run_source(s, env)? {
+            f(&r)?;
+        }
+        return Ok(());
+    };
+    check_cancel(env)?;
+    let tx = env.tx;
+    // ACCESS SHARE, to the end of the transaction: DDL on the table
+    // waits for this transaction, and this read for uncommitted DDL.
+    tx.lock_table(
+        table,
+        walden_engine::TableLockMode::AccessShare,
+        walden_engine::WaitPolicy::Wait,
+    )?;
+    if let Some(key) = lookup {
+        let k = lookup_key(table, key, env)?;
+        if let Some(r) = tx.get_in(table, &k)? {
+            if passes(filter, &r, env)? {
+                f(&r)?;
+            }
+        }
+        return Ok(());
+    }
+    let found = match index {
+        Some(ip) => index_rows(table, ip, env)?,
+        None => None,
+    };
+    let mut i = 0usize;
+    let mut visit = |r: &walden_engine::types::Row| -> Result<()> {
+        if i.is_multiple_of(4096) {
+            check_cancel(env)?;
+        }
+        i += 1;
+        if passes(filter, r, env)? {
+            f(r)?;
+        }
+        Ok(())
+    };
+    match found {
+        Some(rows) => {
+            for (_, r) in rows {
+                visit(&r)?;
+            }
+            Ok(())
+        }
+        None => tx.scan_each(table, key_bounds(table, range.as_deref(), env)?, visit),
+    }
+}
+
 pub(super) fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
     check_cancel(env)?;
     Ok(match s {
         Source::Single => vec![vec![]],
-        Source::Table {
-            table,
-            lookup,
-            range,
-            index,
-            filter,
-        } => {
-            let tx = env.tx;
-            // ACCESS SHARE, to the end of the transaction: DDL on the table
-            // waits for this transaction, and this read for uncommitted DDL.
-            tx.lock_table(
-                table,
-                walden_engine::TableLockMode::AccessShare,
-                walden_engine::WaitPolicy::Wait,
-            )?;
-            if let Some(key) = lookup {
-                let k = lookup_key(table, key, env)?;
-                match tx.get_in(table, &k)? {
-                    Some(r) if passes(filter, &r, env)? => vec![r.to_vec()],
-                    _ => vec![],
-                }
-            } else {
-                let mut out = Vec::new();
-                let found = match index {
-                    Some(ip) => index_rows(table, ip, env)?,
-                    None => None,
-                };
-                let mut i = 0usize;
-                let mut visit = |r: &walden_engine::types::Row| -> Result<()> {
-                    if i.is_multiple_of(4096) {
-                        check_cancel(env)?;
-                    }
-                    i += 1;
-                    if passes(filter, r, env)? {
-                        env.info.mem.charge_row(r.len())?;
-                        out.push(r.to_vec());
-                    }
-                    Ok(())
-                };
-                match found {
-                    Some(rows) => {
-                        for (_, r) in rows {
-                            visit(&r)?;
-                        }
-                    }
-                    None => {
-                        tx.scan_each(table, key_bounds(table, range.as_deref(), env)?, visit)?
-                    }
-                }
-                out
-            }
+        Source::Table { .. } => {
+            let mut out = Vec::new();
+            each_source_row(s, env, &mut |r| {
+                env.info.mem.charge_row(r.len())?;
+                out.push(r.to_vec());
+                Ok(())
+            })?;
+            out
         }
         Source::Derived { plan, filter } => {
             let rows = execute_plan(plan, env, None)?;
@@ -512,22 +533,34 @@ pub(super) fn run_select(
     order: &[(SortKey, bool, bool)],
     env: &Env<'_>,
 ) -> Result<Vec<(Vec<Value>, Vec<Value>)>> {
-    let mut rows = run_source(&sel.from, env)?;
-    if !sel.filter.is_empty() {
-        let mut kept = Vec::with_capacity(rows.len());
-        for r in rows {
-            if passes(&sel.filter, &r, env)? {
-                kept.push(r);
-            }
-        }
-        rows = kept;
-    }
+    let mut rows;
     if let Some((keys, aggs)) = &sel.group {
-        rows = group_rows(rows, keys, aggs, env)?;
+        // The input streams through the aggregates: only the groups are
+        // held, so `count(*)` over a table larger than the statement's
+        // memory limit works.
+        let mut g = Grouper::new(keys, aggs, env)?;
+        each_source_row(&sel.from, env, &mut |r| {
+            if passes(&sel.filter, r, env)? {
+                g.add(r)?;
+            }
+            Ok(())
+        })?;
+        rows = g.finish()?;
         if let Some(h) = &sel.having {
             let mut kept = Vec::with_capacity(rows.len());
             for r in rows {
                 if truth(&h.eval(&r, env)?)? == Some(true) {
+                    kept.push(r);
+                }
+            }
+            rows = kept;
+        }
+    } else {
+        rows = run_source(&sel.from, env)?;
+        if !sel.filter.is_empty() {
+            let mut kept = Vec::with_capacity(rows.len());
+            for r in rows {
+                if passes(&sel.filter, &r, env)? {
                     kept.push(r);
                 }
             }
@@ -561,105 +594,4 @@ pub(super) fn run_select(
         out.retain(|(r, _)| seen.insert(normalize_key(r.clone())));
     }
     Ok(out)
-}
-
-pub(super) fn group_rows(
-    rows: Vec<Vec<Value>>,
-    keys: &[Expr],
-    aggs: &[AggSpec],
-    env: &Env<'_>,
-) -> Result<Vec<Vec<Value>>> {
-    let mut groups: HashMap<Vec<Value>, usize> = HashMap::new();
-    let mut states: Vec<GroupState> = Vec::new();
-    let seps: Vec<Value> = aggs
-        .iter()
-        .map(|a| {
-            a.separator
-                .as_ref()
-                // The object aggregates' value is per row (below).
-                .filter(|_| !matches!(a.kind, AggKind::JsonObjectAgg { .. }))
-                .map(|s| s.eval(&[], env))
-                .transpose()
-                .map(|v| v.unwrap_or(Value::Null))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    for r in rows {
-        let k = keys
-            .iter()
-            .map(|e| e.eval(&r, env))
-            .collect::<Result<Vec<_>>>()?;
-        let nk = normalize_key(k.clone());
-        let gi = match groups.get(&nk) {
-            Some(&i) => i,
-            None => {
-                states.push((
-                    k,
-                    aggs.iter().map(|a| Acc::new(a.kind)).collect(),
-                    aggs.iter().map(|_| HashSet::new()).collect(),
-                    aggs.iter().map(|_| Vec::new()).collect(),
-                ));
-                groups.insert(nk, states.len() - 1);
-                states.len() - 1
-            }
-        };
-        let st = &mut states[gi];
-        for (i, a) in aggs.iter().enumerate() {
-            if let Some(c) = &a.filter {
-                if truth(&c.eval(&r, env)?)? != Some(true) {
-                    continue;
-                }
-            }
-            let v = match &a.arg {
-                Some(e) => e.eval(&r, env)?,
-                None => Value::Null,
-            };
-            if a.distinct
-                && !v.is_null()
-                && !st.2[i].insert(normalize_key(vec![v.clone()]).pop().unwrap())
-            {
-                continue;
-            }
-            let val = match (a.kind, &a.separator) {
-                (AggKind::JsonObjectAgg { .. }, Some(val)) => val.eval(&r, env)?,
-                _ => seps[i].clone(),
-            };
-            if !a.order.is_empty() {
-                let key = a
-                    .order
-                    .iter()
-                    .map(|(e, _, _)| e.eval(&r, env))
-                    .collect::<Result<Vec<_>>>()?;
-                st.3[i].push((key, v, val));
-                continue;
-            }
-            st.1[i].add(a.kind, v, &val)?;
-        }
-    }
-    if states.is_empty() && keys.is_empty() {
-        // Aggregates over no rows still give one row.
-        states.push((
-            vec![],
-            aggs.iter().map(|a| Acc::new(a.kind)).collect(),
-            vec![],
-            aggs.iter().map(|_| Vec::new()).collect(),
-        ));
-    }
-    states
-        .into_iter()
-        .map(|(mut k, accs, _, held)| {
-            for ((mut a, spec), mut rows) in accs.into_iter().zip(aggs).zip(held) {
-                if !spec.order.is_empty() {
-                    let dirs: Vec<(bool, bool)> =
-                        spec.order.iter().map(|(_, d, n)| (*d, *n)).collect();
-                    // Stable: rows equal in the order keep their input order.
-                    rows.sort_by(|x, y| compare_keys(&x.0, &y.0, &dirs));
-                    for (_, v, val) in rows {
-                        a.add(spec.kind, v, &val)?;
-                    }
-                }
-                k.push(a.finish(spec.kind)?);
-            }
-            Ok(k)
-        })
-        .collect()
 }

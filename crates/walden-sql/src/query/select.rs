@@ -683,7 +683,7 @@ pub(super) fn source_correlated(s: &Source) -> bool {
         } => {
             index
                 .as_deref()
-                .is_some_and(|ip| index_exprs(ip).any(|e| e.uses_outer()))
+                .is_some_and(|ip| index_exprs(ip).iter().any(|e| e.uses_outer()))
                 || filter.iter().any(|e| e.uses_outer())
                 || lookup
                     .as_ref()
