@@ -182,6 +182,7 @@ def inspector_reads_keys_indexes_and_unique_constraints():
     ], fks
 
 
+@check()
 def inspector_reads_foreign_keys():
     e = engine()
     with e.begin() as c:
