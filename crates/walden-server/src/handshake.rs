@@ -114,7 +114,10 @@ pub(crate) async fn handshake(
         Err(msg) => {
             send_fatal(
                 &mut socket,
-                PgError::fatal(sqlstate::FEATURE_NOT_SUPPORTED, msg),
+                PgError::fatal(
+                    sqlstate::sqlstate(walden_sql::ErrorKind::FeatureNotSupported),
+                    msg,
+                ),
             )
             .await;
             return None;

@@ -10,8 +10,6 @@ pub const INVALID_CATALOG_NAME: &str = "3D000";
 pub const ADMIN_SHUTDOWN: &str = "57P01";
 /// `protocol_violation`.
 pub const PROTOCOL_VIOLATION: &str = "08P01";
-/// A startup option Walden cannot honour.
-pub const FEATURE_NOT_SUPPORTED: &str = "0A000";
 /// `invalid_sql_statement_name` (unknown prepared statement).
 pub const INVALID_SQL_STATEMENT_NAME: &str = "26000";
 /// `invalid_cursor_name` (unknown portal).

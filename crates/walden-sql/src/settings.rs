@@ -12,7 +12,7 @@ use walden_engine::Session;
 mod params;
 mod pg15;
 
-pub(crate) use params::superuser_only;
+pub(crate) use params::{superuser_only, unrecognized};
 
 /// A session's settings: shared with the statements it runs, since
 /// `set_config` is a function evaluated inside a query.

@@ -416,11 +416,7 @@ fn compare(pg_conn: &str, w_conn: &str) -> Vec<String> {
                 steps: &sc.steps,
                 checks: &sc.checks,
             };
-            // PostgreSQL looks for deadlocks after deadlock_timeout;
-            // Walden at once.
-            let want = schedule::run(pg_conn, &run("SET deadlock_timeout = '50ms'")).await;
-            let got = schedule::run(w_conn, &run("")).await;
-            failures.extend(schedule::mismatch(sc.name, &want, &got));
+            failures.extend(schedule::against_postgres(sc.name, pg_conn, w_conn, run).await);
         }
         failures
     })

@@ -1,6 +1,6 @@
 //! A transaction's reads: gets, locking reads and scans over its snapshot and own writes.
 
-use super::{Locked, Transaction};
+use super::{Isolation, Locked, Transaction};
 use crate::error::{EngineError, Result};
 use crate::lock::{LockMode, WaitPolicy};
 use crate::table::Table;
@@ -61,7 +61,8 @@ impl Transaction {
         // READ COMMITTED: the row the statement found was deleted by a
         // commit it waited for; a row inserted since under the same key is
         // another row, which PostgreSQL's statement does not act on either.
-        if let Some(snap) = &self.snapshot {
+        let read_committed = self.isolation == Isolation::ReadCommitted;
+        if let (true, Some(snap)) = (read_committed, &self.snapshot) {
             if !self.writes.contains_key(&(t.id(), key.clone()))
                 && t.rows.deleted_since(&key, snap.csn())
             {

@@ -699,12 +699,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             match env.info.settings.get(&name) {
                 Some(v) => Value::text(v),
                 None if missing_ok => Value::Null,
-                None => {
-                    return Err(SqlError::new(
-                        ErrorKind::UndefinedObject,
-                        format!("unrecognized configuration parameter \"{name}\""),
-                    ))
-                }
+                None => return Err(crate::settings::unrecognized(&name)),
             }
         }
     })

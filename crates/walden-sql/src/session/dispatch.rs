@@ -638,12 +638,9 @@ impl SqlSession {
         if name.eq_ignore_ascii_case("is_superuser") {
             return Ok(if self.is_superuser() { "on" } else { "off" }.into());
         }
-        self.settings.get(name).ok_or_else(|| {
-            SqlError::new(
-                ErrorKind::UndefinedObject,
-                format!("unrecognized configuration parameter \"{name}\""),
-            )
-        })
+        self.settings
+            .get(name)
+            .ok_or_else(|| crate::settings::unrecognized(name))
     }
 }
 

@@ -182,7 +182,7 @@ pub(super) fn default_of(name: &str) -> Option<&'static str> {
         })
 }
 
-pub(super) fn unrecognized(name: &str) -> SqlError {
+pub(crate) fn unrecognized(name: &str) -> SqlError {
     SqlError::new(
         ErrorKind::UndefinedObject,
         format!("unrecognized configuration parameter \"{name}\""),

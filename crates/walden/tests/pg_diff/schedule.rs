@@ -151,3 +151,18 @@ pub fn mismatch(name: &str, want: &[String], got: &[String]) -> Option<String> {
         ))
     }
 }
+
+/// Runs a schedule (`run(init)` builds it) on PostgreSQL and on Walden and
+/// returns the mismatch, if any. PostgreSQL looks for deadlocks only after
+/// `deadlock_timeout`, Walden at once: PostgreSQL's sessions set it to 50 ms
+/// so a deadlock schedule ends alike on both.
+pub async fn against_postgres<'a>(
+    name: &str,
+    pg_conn: &str,
+    walden_conn: &str,
+    run_of: impl Fn(&'a str) -> Run<'a>,
+) -> Option<String> {
+    let want = run(pg_conn, &run_of("SET deadlock_timeout = '50ms'")).await;
+    let got = run(walden_conn, &run_of("")).await;
+    mismatch(name, &want, &got)
+}
