@@ -20,14 +20,16 @@
 //! store's catalog record and the first block of those.
 
 use crate::codec::{self, put_ivar, put_var, Reader};
-use crate::database::{BackupState, Catalog, Database, SeqState};
+use crate::database::{Catalog, Database, SeqState};
 use crate::error::{io_err, EngineError, Result};
 use crate::mvcc::Csn;
 use crate::schema::{DbSettings, RecoveryModel, SequenceDef, TableDef};
 use crate::store::base::{BaseStore, TableWrite};
 use crate::table::Table;
 use crate::types::{Key, Row};
+use parking_lot::Mutex;
 use std::path::Path;
+use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -520,18 +522,45 @@ pub struct CheckpointInfo {
     pub segments_released: usize,
 }
 
+/// The checkpointer's bookkeeping: where the base store stands in the log
+/// and when it last moved.
+pub(crate) struct Checkpoints {
+    /// Redo start of the last checkpoint (the base store's commit).
+    pub(crate) lsn: AtomicU64,
+    /// Redo start of the checkpoint before the last: the base store's
+    /// previous commit, whose log is kept until the next checkpoint.
+    pub(crate) prior_lsn: AtomicU64,
+    /// Log file bytes written when the last checkpoint was taken.
+    pub(crate) log_written_at: AtomicU64,
+    pub(crate) last: Mutex<Instant>,
+    /// One checkpoint or backup at a time.
+    pub(crate) lock: Mutex<()>,
+}
+
+impl Checkpoints {
+    pub(crate) fn new(lsn: Lsn, prior_lsn: Lsn) -> Self {
+        Checkpoints {
+            lsn: AtomicU64::new(lsn),
+            prior_lsn: AtomicU64::new(prior_lsn),
+            log_written_at: AtomicU64::new(0),
+            last: Mutex::new(Instant::now()),
+            lock: Mutex::new(()),
+        }
+    }
+}
+
 impl Database {
     /// A copy's start while commits go on (see `inflight.rs`): the gate is
     /// held shared only for the instant of the capture (it keeps DDL out);
     /// the rows are read afterwards at the captured snapshot, which the
     /// capture keeps open until it is dropped.
     pub(crate) fn capture_parts(&self) -> (crate::inflight::Capture, Parts) {
-        let _gate = self.gate.read();
-        let cap = self.inflight.capture(&self.vis, &self.log, || {});
+        let _gate = self.txns.gate.read();
+        let cap = self.txns.inflight.capture(&self.txns.vis, &self.log, || {});
         // Without open transactions' DDL (see `txn/ddl.rs`).
         let cat = self.image_catalog();
         let parts = Parts::of(
-            self.next_txid.load(Relaxed),
+            self.txns.next_txid.load(Relaxed),
             self.settings(),
             *self.backup.lock(),
             &cat,
@@ -554,7 +583,7 @@ impl Database {
         self.log.wait_hardened(cap.log_end, waits)?;
         let lsn = cap.redo_start;
         begin(lsn)?;
-        let horizon = self.vis.horizon();
+        let horizon = self.txns.vis.horizon();
         let n = crate::image_stream::write_image(
             &parts,
             lsn,
@@ -571,17 +600,17 @@ impl Database {
     /// at the capture's instant, so they are exactly the commits at or below
     /// its snapshot, and read afterwards with no lock held.
     fn cut_online(&self) -> Cut {
-        let _gate = self.gate.read();
+        let _gate = self.txns.gate.read();
         // The gate keeps DDL out: this list stays the catalog's.
         // Without open transactions' DDL (see `txn/ddl.rs`).
         let image = self.image_catalog();
         let tables: Vec<Arc<Table>> = image.by_id.values().cloned().collect();
         let mut writes = Vec::new();
-        let cap = self.inflight.capture(&self.vis, &self.log, || {
+        let cap = self.txns.inflight.capture(&self.txns.vis, &self.log, || {
             writes = tables.iter().cloned().map(TableWrite::take).collect();
         });
         let parts = Parts::of(
-            self.next_txid.load(Relaxed),
+            self.txns.next_txid.load(Relaxed),
             self.settings(),
             *self.backup.lock(),
             &image,
@@ -597,17 +626,17 @@ impl Database {
 
     /// A secondary's cut: only between transactions, with its redo stopped.
     fn cut_between_transactions(&self) -> Option<Cut> {
-        let _gate = self.gate.write();
+        let _gate = self.txns.gate.write();
         let lsn = self.replica_checkpoint_lsn()?;
         let cat = self.catalog.read();
         let (snapshot, tables) = {
-            let _publish = self.vis.hold_publish();
+            let _publish = self.txns.vis.hold_publish();
             let tables: Vec<TableWrite> =
                 cat.by_id.values().cloned().map(TableWrite::take).collect();
-            (self.vis.snapshot(), tables)
+            (self.txns.vis.snapshot(), tables)
         };
         let parts = Parts::of(
-            self.next_txid.load(Relaxed),
+            self.txns.next_txid.load(Relaxed),
             self.settings(),
             *self.backup.lock(),
             &cat,
@@ -626,7 +655,7 @@ impl Database {
     /// base store. On failure the changes go back to their tables for the
     /// next checkpoint.
     fn write_cut(&self, cut: Cut) -> Result<(u64, u64)> {
-        let horizon = self.vis.horizon();
+        let horizon = self.txns.vis.horizon();
         for tw in &cut.tables {
             tw.table.prune(horizon);
         }
@@ -652,7 +681,7 @@ impl Database {
             let evicted: usize = cut
                 .tables
                 .iter()
-                .map(|tw| tw.table.evict(&self.vis, upto))
+                .map(|tw| tw.table.evict(&self.txns.vis, upto))
                 .sum();
             self.counters
                 .rows_evicted
@@ -683,7 +712,7 @@ impl Database {
     /// the log before the new redo start can be reused (SIMPLE) or kept
     /// only until backed up (FULL).
     pub fn checkpoint(&self) -> Result<CheckpointInfo> {
-        let _one = self.checkpoint_lock.lock();
+        let _one = self.checkpoints.lock.lock();
         let t0 = Instant::now();
         let cut = if self.is_secondary() {
             self.cut_between_transactions()
@@ -693,7 +722,7 @@ impl Database {
         let Some(cut) = cut else {
             // A secondary between a transaction's parts: try again later.
             return Ok(CheckpointInfo {
-                lsn: self.checkpoint_lsn.load(Relaxed),
+                lsn: self.checkpoints.lsn.load(Relaxed),
                 bytes: 0,
                 elapsed: t0.elapsed(),
                 segments_released: 0,
@@ -703,16 +732,16 @@ impl Database {
         let (bytes, rows) = self.write_cut(cut)?;
         self.counters.checkpoint_bytes.fetch_add(bytes, Relaxed);
         self.counters.checkpoint_rows.fetch_add(rows, Relaxed);
-        let previous = self.checkpoint_lsn.load(Relaxed);
-        self.prior_checkpoint_lsn.store(previous, Relaxed);
-        self.checkpoint_lsn.store(lsn, Relaxed);
+        let previous = self.checkpoints.lsn.load(Relaxed);
+        self.checkpoints.prior_lsn.store(previous, Relaxed);
+        self.checkpoints.lsn.store(lsn, Relaxed);
         self.write_control(false)?;
         remove_images(&*self.vfs, &Database::data_dir(&self.dir))?;
-        self.log_written_at_checkpoint.store(
+        self.checkpoints.log_written_at.store(
             self.log_file_stats().num_of_bytes_written.load(Relaxed),
             Relaxed,
         );
-        *self.last_checkpoint.lock() = Instant::now();
+        *self.checkpoints.last.lock() = Instant::now();
         // The store's previous commit is redb's fallback: keep its log.
         let released = self.log.release_before(self.retention_lsn(previous))?;
         self.counters.checkpoints.fetch_add(1, Relaxed);
@@ -728,7 +757,7 @@ impl Database {
 mod backup;
 
 pub(crate) use backup::restore_image;
-pub use backup::BackupInfo;
+pub use backup::{BackupInfo, BackupState};
 
 #[cfg(test)]
 mod tests;

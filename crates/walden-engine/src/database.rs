@@ -1,16 +1,20 @@
 //! A database: its catalog, its log, its settings and its system
-//! transactions (DDL and settings changes, always fully durable).
+//! transactions (DDL and settings changes, always fully durable). The
+//! other concepts have their own types and modules: the transaction
+//! manager (`transactions.rs`), the base store (`store/`), the
+//! checkpointer (`checkpoint.rs`), backups (`checkpoint/backup.rs`) and the
+//! replica role (`replica.rs`).
 
+use crate::checkpoint::{BackupState, Checkpoints};
 use crate::codec::Redo;
 use crate::error::{EngineError, Result};
-use crate::inflight::InFlight;
-use crate::lock::LockManager;
 use crate::mvcc::Visibility;
 use crate::replica::ReplicaState;
 use crate::schema::{DbSettings, ForeignKeyDef, SequenceDef};
 use crate::session::{CommitRequest, Session};
 use crate::store::base::BaseStore;
 use crate::table::Table;
+use crate::transactions::Transactions;
 use crate::txn::Transaction;
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
@@ -18,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use walden_log::{Exposure, FileStats, LogConfig, LogManager, Lsn, RecoveryReport, Vfs};
 
 mod ddl;
@@ -147,15 +151,6 @@ pub struct DbCounters {
     pub deadlocks: AtomicU64,
 }
 
-/// Backup state persisted with the database.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct BackupState {
-    /// LSN of the last full backup (starts the log-backup chain in FULL).
-    pub full_backup_lsn: Option<Lsn>,
-    /// Log before this LSN has been written to a log backup.
-    pub log_backup_lsn: Option<Lsn>,
-}
-
 pub struct Database {
     pub(crate) id: u32,
     pub(crate) name: String,
@@ -163,44 +158,21 @@ pub struct Database {
     pub(crate) vfs: Arc<dyn Vfs>,
     pub(crate) log: LogManager,
     pub(crate) catalog: RwLock<Catalog>,
-    /// Published CSN and open snapshots (the catalog's, kept here to reach
-    /// it without the catalog lock).
-    pub(crate) vis: Arc<Visibility>,
-    /// Commits between their first append and their publish (the online
-    /// checkpoint's redo start).
-    pub(crate) inflight: InFlight,
     /// Bumped by every catalog change (tables, keys, sequences, settings):
     /// the SQL layer keeps compiled plans only while it is unchanged.
     pub(crate) catalog_version: AtomicU64,
     pub(crate) settings: RwLock<DbSettings>,
-    /// Commits hold it shared from log append to apply; checkpoints and DDL take
-    /// it exclusively to see a state that matches an LSN exactly.
-    pub(crate) gate: RwLock<()>,
-    pub(crate) locks: LockManager,
-    /// SERIALIZABLE transactions' reads and commits (see `ssi.rs`).
-    pub(crate) ssi: crate::ssi::Ssi,
-    pub(crate) next_txid: AtomicU64,
-    pub(crate) data_stats: Arc<FileStats>,
-    pub(crate) counters: DbCounters,
-    pub(crate) checkpoint_lsn: AtomicU64,
-    /// Log file bytes written when the last checkpoint was taken.
-    pub(crate) log_written_at_checkpoint: AtomicU64,
-    pub(crate) last_checkpoint: Mutex<Instant>,
-    pub(crate) backup: Mutex<BackupState>,
-    pub(crate) checkpoint_lock: Mutex<()>,
-    pub(crate) lock_timeout: Option<Duration>,
-    pub(crate) limits: Limits,
+    pub(crate) txns: Transactions,
     /// The tables' rows as of the last checkpoint.
     pub(crate) store: BaseStore,
-    /// Redo start of the checkpoint before the last: the base store's
-    /// previous commit, whose log is kept until the next checkpoint.
-    pub(crate) prior_checkpoint_lsn: AtomicU64,
-    pub(crate) recovery: RecoveryReport,
+    pub(crate) checkpoints: Checkpoints,
+    pub(crate) backup: Mutex<BackupState>,
     /// Availability-group state: role, the remote-harden hook, live redo.
     pub(crate) replica: ReplicaState,
-    /// Catalog entries changed by open transactions, as they were (see
-    /// `txn/ddl.rs`), by transaction.
-    pub(crate) uncommitted_ddl: Mutex<HashMap<u64, Vec<crate::txn::Revert>>>,
+    pub(crate) data_stats: Arc<FileStats>,
+    pub(crate) counters: DbCounters,
+    pub(crate) limits: Limits,
+    pub(crate) recovery: RecoveryReport,
 }
 
 impl std::fmt::Debug for Database {
@@ -309,22 +281,22 @@ impl Database {
 
     /// The newest published commit sequence number.
     pub fn visible_csn(&self) -> crate::mvcc::Csn {
-        self.vis.visible()
+        self.txns.vis.visible()
     }
 
     /// Snapshots open now (statements and REPEATABLE READ transactions).
     pub fn open_snapshots(&self) -> usize {
-        self.vis.open_snapshots()
+        self.txns.vis.open_snapshots()
     }
 
     /// Row locks currently held by open transactions.
     pub fn locks_held(&self) -> usize {
-        self.locks.held()
+        self.txns.locks.held()
     }
 
     /// LSN of the last checkpoint.
     pub fn checkpoint_lsn(&self) -> Lsn {
-        self.checkpoint_lsn.load(Relaxed)
+        self.checkpoints.lsn.load(Relaxed)
     }
 
     /// Starts a transaction.
@@ -403,7 +375,7 @@ impl Database {
 
     /// Changes the database's settings (a system transaction).
     pub fn set_settings(&self, session: &Session, new: DbSettings) -> Result<()> {
-        let gate = self.gate.write();
+        let gate = self.txns.gate.write();
         self.system_change(gate, session, Redo::Settings(new.clone()), |_| {
             self.log
                 .set_exposure_bounds(new.max_exposure_bytes, new.max_exposure());
@@ -439,6 +411,6 @@ impl Database {
     /// would understate how fast segments fill).
     pub fn log_since_checkpoint(&self) -> u64 {
         let written = self.log_file_stats().num_of_bytes_written.load(Relaxed);
-        written.saturating_sub(self.log_written_at_checkpoint.load(Relaxed))
+        written.saturating_sub(self.checkpoints.log_written_at.load(Relaxed))
     }
 }

@@ -680,7 +680,7 @@ impl Instance {
                         && inner
                             .cfg
                             .checkpoint_interval
-                            .is_some_and(|i| db.last_checkpoint.lock().elapsed() >= i);
+                            .is_some_and(|i| db.checkpoints.last.lock().elapsed() >= i);
                     if (due_by_size || due_by_time) && db.log.is_poisoned().is_none() {
                         if let Err(e) = db.checkpoint() {
                             tracing::warn!(database = %db.name, error = %e, "background checkpoint failed");

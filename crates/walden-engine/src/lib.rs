@@ -42,14 +42,13 @@ mod session;
 mod ssi;
 pub mod store;
 mod table;
+mod transactions;
 mod txn;
 pub mod types;
 
 pub use alter::{Alteration, ColumnSource};
-pub use checkpoint::{BackupInfo, CheckpointInfo};
-pub use database::{
-    BackupState, Database, DbCounters, Limits, DEFAULT_TRANSACTION_BYTES, MAX_ROW_BYTES,
-};
+pub use checkpoint::{BackupInfo, BackupState, CheckpointInfo};
+pub use database::{Database, DbCounters, Limits, DEFAULT_TRANSACTION_BYTES, MAX_ROW_BYTES};
 pub use error::{EngineError, FkViolation, KeyConflict, Result};
 pub use instance::roles_txn::ROLE_CATALOG_LOCK;
 pub use instance::{Instance, InstanceConfig, SeedReceiver};

@@ -2,9 +2,10 @@
 //! opens and when a restore replays log backups) or, on a secondary replica,
 //! on top of the live tables.
 
+use crate::checkpoint::BackupState;
 use crate::checkpoint::Image;
 use crate::codec::{decode_redo, Op, Redo};
-use crate::database::{BackupState, Catalog, SeqState};
+use crate::database::{Catalog, SeqState};
 use crate::error::{EngineError, Result};
 use crate::schema::DbSettings;
 use crate::table::Table;

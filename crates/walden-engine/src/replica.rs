@@ -174,7 +174,7 @@ impl Database {
                 self.name
             )));
         }
-        let _gate = self.gate.read();
+        let _gate = self.txns.gate.read();
         let end = self.log.end_lsn();
         if end != lsn {
             return Err(EngineError::Replica(format!(
@@ -195,12 +195,12 @@ impl Database {
     /// Secondary: applies framed records starting at `lsn` (already appended
     /// and hardened) to the live tables.
     pub fn replica_redo(&self, lsn: Lsn, frames: &[u8]) -> Result<()> {
-        let _gate = self.gate.read();
+        let _gate = self.txns.gate.read();
         let mut pending = self.replica.pending.lock();
         let mut cat = self.catalog.write();
         let mut settings = self.settings.write();
         let mut backup = self.backup.lock();
-        let mut next_txid = self.next_txid.load(Relaxed);
+        let mut next_txid = self.txns.next_txid.load(Relaxed);
         let mut end = lsn;
         let mut n = 0;
         let mut ddl = false;
@@ -223,7 +223,7 @@ impl Database {
         if ddl {
             self.catalog_version.fetch_add(1, Release);
         }
-        self.next_txid.fetch_max(next_txid, Relaxed);
+        self.txns.next_txid.fetch_max(next_txid, Relaxed);
         self.replica.applied.store(end, Release);
         self.replica.counters.redo_records.fetch_add(n, Relaxed);
         Ok(())
@@ -242,7 +242,7 @@ impl Database {
     /// applied; transactions whose commit never came are dropped (their
     /// primary is gone, so they never committed).
     pub fn promote(&self) -> Result<Lsn> {
-        let _gate = self.gate.write();
+        let _gate = self.txns.gate.write();
         let end = self.log.end_lsn();
         let applied = self.replica.applied.load(Acquire);
         if self.is_secondary() && applied != end {
@@ -265,7 +265,7 @@ impl Database {
     /// Makes a primary a secondary (its log must be a prefix of the new
     /// primary's; the replication layer checks that first).
     pub fn demote(&self) {
-        let _gate = self.gate.write();
+        let _gate = self.txns.gate.write();
         self.set_remote_harden(None);
         self.replica.applied.store(self.log.end_lsn(), Release);
         self.replica.secondary.store(true, Release);

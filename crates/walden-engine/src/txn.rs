@@ -127,7 +127,7 @@ pub enum Locked {
 
 impl Transaction {
     pub(crate) fn new(db: Arc<Database>, session: Arc<Session>) -> Self {
-        let txid = db.next_txid.fetch_add(1, Relaxed);
+        let txid = db.txns.next_txid.fetch_add(1, Relaxed);
         db.counters.transactions.fetch_add(1, Relaxed);
         Transaction {
             db,
@@ -172,9 +172,9 @@ impl Transaction {
             self.snapshot = None;
             // SSI registers before the snapshot is taken (see `ssi.rs`).
             if self.isolation == Isolation::Serializable && self.ssi.is_none() {
-                self.ssi = Some(self.db.ssi.register(self.txid));
+                self.ssi = Some(self.db.txns.ssi.register(self.txid));
             }
-            self.snapshot = Some(self.db.vis.snapshot());
+            self.snapshot = Some(self.db.txns.vis.snapshot());
         }
     }
 
@@ -187,7 +187,7 @@ impl Transaction {
     pub fn read_csn(&self) -> Csn {
         match &self.snapshot {
             Some(s) => s.csn(),
-            None => self.db.vis.visible(),
+            None => self.db.txns.vis.visible(),
         }
     }
 

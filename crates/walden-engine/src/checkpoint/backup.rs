@@ -12,7 +12,7 @@
 
 use super::{read_all, write_atomic, Image, BACKUP_CHUNK, LOG_BACKUP_MAGIC};
 use crate::codec::{encode_redo, put_str, put_var, Reader, Redo};
-use crate::database::{BackupState, Database};
+use crate::database::Database;
 use crate::error::{EngineError, Result};
 use crate::recovery::Replay;
 use crate::schema::RecoveryModel;
@@ -31,12 +31,21 @@ pub struct BackupInfo {
     pub bytes: u64,
 }
 
+/// Backup state persisted with the database.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BackupState {
+    /// LSN of the last full backup (starts the log-backup chain in FULL).
+    pub full_backup_lsn: Option<Lsn>,
+    /// Log before this LSN has been written to a log backup.
+    pub log_backup_lsn: Option<Lsn>,
+}
+
 impl Database {
     /// `BACKUP DATABASE name TO DISK = 'path'`: a full image; starts the
     /// log-backup chain of the FULL recovery model.
     pub fn backup_database(&self, session: &Session, path: &Path) -> Result<BackupInfo> {
         self.check_writable()?;
-        let _one = self.checkpoint_lock.lock();
+        let _one = self.checkpoints.lock.lock();
         // Read beside commits, as a checkpoint is, and written as it is
         // read, a block at a time.
         let sinks = session.wait_sinks();
@@ -77,7 +86,7 @@ impl Database {
                 self.name
             )));
         }
-        let _one = self.checkpoint_lock.lock();
+        let _one = self.checkpoints.lock.lock();
         let from = match *self.backup.lock() {
             BackupState {
                 full_backup_lsn: Some(_),
@@ -114,7 +123,8 @@ impl Database {
             .commit_durable(&encode_redo(&Redo::LogBackup { lsn: to }), &sinks)?;
         self.backup.lock().log_backup_lsn = Some(to);
         self.log.release_before(
-            self.prior_checkpoint_lsn
+            self.checkpoints
+                .prior_lsn
                 .load(Relaxed)
                 .min(self.checkpoint_lsn())
                 .min(to),

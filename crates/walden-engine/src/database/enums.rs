@@ -83,7 +83,7 @@ impl Database {
     /// transactions' catalog changes (`None`: as it stands).
     fn catalog_as(&self, txid: Option<u64>) -> Catalog {
         let cat = self.catalog.read();
-        let reg = self.uncommitted_ddl.lock();
+        let reg = self.txns.uncommitted_ddl.lock();
         let mut view = cat.shallow_copy();
         if let Some(me) = txid {
             for (t, reverts) in reg.iter() {

@@ -1,19 +1,17 @@
 //! Opening, creating and shutting down a database: directories, recovery, control file.
 
 use super::{Database, DbCounters, OpenOptions};
-use crate::checkpoint::{self, Image};
+use crate::checkpoint::{self, Checkpoints, Image};
 use crate::control::{self, Control};
 use crate::error::{io_err, EngineError, Result};
-use crate::inflight::InFlight;
-use crate::lock::LockManager;
 use crate::recovery::Replay;
 use crate::replica::ReplicaState;
 use crate::store::base::open_and_load;
+use crate::transactions::Transactions;
 use parking_lot::{Mutex, RwLock};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
-use std::time::Instant;
 use walden_log::{FileStats, LogManager, OpenBounds};
 
 impl Database {
@@ -107,28 +105,17 @@ impl Database {
             vfs,
             log,
             catalog: RwLock::new(state.catalog),
-            vis,
-            inflight: InFlight::default(),
             catalog_version: AtomicU64::new(0),
             settings: RwLock::new(state.settings),
-            gate: RwLock::new(()),
-            locks: LockManager::default(),
-            ssi: Default::default(),
-            next_txid: AtomicU64::new(state.next_txid),
+            txns: Transactions::new(vis, state.next_txid, opts.lock_timeout),
+            store,
+            checkpoints: Checkpoints::new(from, prior),
+            backup: Mutex::new(state.backup),
+            replica: ReplicaState::new(opts.secondary, pending, end_lsn),
             data_stats,
             counters: DbCounters::default(),
-            checkpoint_lsn: AtomicU64::new(from),
-            log_written_at_checkpoint: AtomicU64::new(0),
-            last_checkpoint: Mutex::new(Instant::now()),
-            backup: Mutex::new(state.backup),
-            checkpoint_lock: Mutex::new(()),
-            lock_timeout: opts.lock_timeout,
             limits: opts.limits,
-            store,
-            prior_checkpoint_lsn: AtomicU64::new(prior),
             recovery: report,
-            replica: ReplicaState::new(opts.secondary, pending, end_lsn),
-            uncommitted_ddl: Default::default(),
         });
         // Record this run's max_write before it writes anything: the next
         // recovery clears that far past the end. The hardened LSN stays the

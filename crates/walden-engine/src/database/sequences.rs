@@ -26,7 +26,7 @@ impl Database {
         let def = &seq.def;
         let (inc, min, max) = (def.increment, def.min, def.max);
         // Gate before the sequence lock: a checkpoint takes them in that order.
-        let _g = self.gate.read();
+        let _g = self.txns.gate.read();
         let mut st = seq.state.lock();
         let mut v = st.next;
         // Past a bound: start over at the other one, or fail.
@@ -102,7 +102,7 @@ impl Database {
                 max: def.max,
             });
         }
-        let _g = self.gate.read();
+        let _g = self.txns.gate.read();
         let mut st = seq.state.lock();
         let next = if is_called {
             value

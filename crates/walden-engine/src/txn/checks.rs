@@ -46,13 +46,13 @@ impl Transaction {
         }
         let lk: LockKey = (table.id(), key.clone());
         let sinks = self.session.wait_sinks();
-        match self.db.locks.acquire(
+        match self.db.txns.locks.acquire(
             self.txid,
             &lk,
             mode,
             policy,
             &sinks,
-            self.db.lock_timeout,
+            self.db.txns.lock_timeout,
             &self.session.cancel,
         ) {
             Ok(Acquired::New) => {
@@ -78,7 +78,7 @@ impl Transaction {
     /// what the key had before.
     pub(super) fn put_write(&mut self, key: (u32, Key), w: Option<Row>) -> Result<()> {
         if let Some(s) = &self.ssi {
-            self.db.ssi.check_write(s, &key)?;
+            self.db.txns.ssi.check_write(s, &key)?;
         }
         let max = self.db.limits.max_transaction_bytes;
         let before = self
@@ -207,13 +207,13 @@ impl Transaction {
         k.extend_from_slice(vals);
         let lk: LockKey = (t.id() | UNIQUE_LOCK_SPACE, k.into_boxed_slice());
         let sinks = self.session.wait_sinks();
-        match self.db.locks.acquire(
+        match self.db.txns.locks.acquire(
             self.txid,
             &lk,
             LockMode::Update,
             WaitPolicy::Wait,
             &sinks,
-            self.db.lock_timeout,
+            self.db.txns.lock_timeout,
             &self.session.cancel,
         )? {
             Acquired::New => self.locks.push(lk),

@@ -73,7 +73,7 @@ impl Transaction {
         let ssi_seq = match &self.ssi {
             Some(s) => {
                 let writes = crate::ssi::Writes::new(self.writes.keys().cloned());
-                let seq = self.db.ssi.precommit(s, writes)?;
+                let seq = self.db.txns.ssi.precommit(s, writes)?;
                 self.ssi = None;
                 Some(seq)
             }
@@ -107,9 +107,9 @@ impl Transaction {
             // catalog either before or after it, never in between. (So
             // does one with role changes, which are written under it.)
             let (_shared, _exclusive) = if ddl || roles.is_some() {
-                (None, Some(db.gate.write()))
+                (None, Some(db.txns.gate.write()))
             } else {
-                (Some(db.gate.read()), None)
+                (Some(db.txns.gate.read()), None)
             };
             // A table dropped since the change was made cannot take it.
             {
@@ -134,7 +134,7 @@ impl Transaction {
                 db.check_commit_quorum()?;
             }
             // Registered before the first append, gone after the publish.
-            let _inflight = db.inflight.enter(self.txid, &db.log);
+            let _inflight = db.txns.inflight.enter(self.txid, &db.log);
             let mut lsn = 0;
             for p in &parts {
                 lsn = db.log.append(p, &sinks)?;
@@ -147,13 +147,13 @@ impl Transaction {
             if let Err(source) = hardened {
                 // The outcome is unknown: the catalog keeps the changes
                 // (recovery will apply them if the record survived).
-                db.uncommitted_ddl.lock().remove(&self.txid);
+                db.txns.uncommitted_ddl.lock().remove(&self.txid);
                 self.ddl.lock().clear();
                 return Err(EngineError::CommitOutcomeUnknown { lsn, source });
             }
             let applied = self.apply();
             if ddl {
-                db.uncommitted_ddl.lock().remove(&self.txid);
+                db.txns.uncommitted_ddl.lock().remove(&self.txid);
                 self.ddl.lock().clear();
                 // Others' plans made from the catalog without this
                 // transaction's changes are stale now.
@@ -187,8 +187,8 @@ impl Transaction {
         self.release();
         if let Some(seq) = ssi_seq {
             match &result {
-                Ok(_) => db.ssi.published(seq),
-                Err(_) => db.ssi.failed(seq),
+                Ok(_) => db.txns.ssi.published(seq),
+                Err(_) => db.txns.ssi.failed(seq),
             }
         }
         // Synchronous secondaries are waited for outside the gate and the row
@@ -216,7 +216,7 @@ impl Transaction {
     fn apply(&mut self) -> Result<()> {
         let cat = self.db.catalog.read();
         let writes = std::mem::take(&mut self.writes);
-        let publish = self.db.vis.begin_publish();
+        let publish = self.db.txns.vis.begin_publish();
         let mut batches = Vec::new();
         let mut it = writes.into_iter().peekable();
         while let Some(((tid, key), w)) = it.next() {
@@ -273,7 +273,7 @@ impl Transaction {
             // Role changes are dropped and the role lock released.
             self.roles = None;
             if let Some(s) = self.ssi.take() {
-                self.db.ssi.abort(s.txid());
+                self.db.txns.ssi.abort(s.txid());
             }
             self.release();
             self.db.counters.rollbacks.fetch_add(1, Relaxed);
@@ -283,12 +283,13 @@ impl Transaction {
     pub(super) fn release(&mut self) {
         if !self.locks.is_empty() {
             self.db
+                .txns
                 .locks
                 .release(self.txid, std::mem::take(&mut self.locks));
         }
         let tables = std::mem::take(&mut *self.table_locks.lock());
         if !tables.is_empty() {
-            self.db.locks.release(
+            self.db.txns.locks.release(
                 self.txid,
                 tables.into_keys().map(crate::lock::table_lock_key),
             );

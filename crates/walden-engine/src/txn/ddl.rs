@@ -131,7 +131,7 @@ impl Database {
     /// checkpoint or backup image holds (call with the gate held).
     pub(crate) fn image_catalog(&self) -> Catalog {
         let mut cat = self.catalog.read().shallow_copy();
-        for reverts in self.uncommitted_ddl.lock().values() {
+        for reverts in self.txns.uncommitted_ddl.lock().values() {
             // Newest first, so that each entry ends as it was before the
             // transaction's first change of it.
             for r in reverts.iter().rev() {
@@ -145,7 +145,7 @@ impl Database {
     /// the current one: without other transactions' uncommitted changes.
     fn view_as(&self, cat: &Catalog, txid: Option<u64>) -> Option<Catalog> {
         let me = txid?;
-        let reg = self.uncommitted_ddl.lock();
+        let reg = self.txns.uncommitted_ddl.lock();
         if !reg.keys().any(|t| *t != me) {
             return None;
         }
@@ -210,7 +210,7 @@ impl Database {
     /// Table locks held or awaited, for `pg_locks`: (transaction, table
     /// id, mode, granted).
     pub fn table_locks(&self) -> Vec<(u64, u32, TableLockMode, bool)> {
-        self.locks.table_locks()
+        self.txns.locks.table_locks()
     }
 }
 
@@ -259,13 +259,13 @@ impl Transaction {
             return Ok(Some(false));
         }
         let sinks = self.session.wait_sinks();
-        let r = self.db.locks.acquire_table(
+        let r = self.db.txns.locks.acquire_table(
             self.txid,
             id,
             mode,
             policy,
             &sinks,
-            self.db.lock_timeout,
+            self.db.txns.lock_timeout,
             &self.session.cancel,
         );
         match r {
@@ -331,14 +331,14 @@ impl Transaction {
     ) -> Result<T> {
         self.check_write("DDL")?;
         self.db.check_writable()?;
-        let _gate = self.db.gate.write();
+        let _gate = self.db.txns.gate.write();
         let mut cat = self.db.catalog.write();
         let ((out, redo), reverts) = cat.diff_after(apply)?;
         self.db.catalog_version.fetch_add(1, Ordering::Release);
         drop(cat);
         let mut ddl = self.ddl.lock();
         ddl.push(DdlStep { redo, reverts });
-        self.db.uncommitted_ddl.lock().insert(
+        self.db.txns.uncommitted_ddl.lock().insert(
             self.txid,
             ddl.iter().flat_map(|s| s.reverts.clone()).collect(),
         );
@@ -351,7 +351,7 @@ impl Transaction {
         if ddl.len() <= keep {
             return;
         }
-        let _gate = self.db.gate.write();
+        let _gate = self.db.txns.gate.write();
         let mut cat = self.db.catalog.write();
         while ddl.len() > keep {
             let step = ddl.pop().expect("step");
@@ -360,7 +360,7 @@ impl Transaction {
             }
         }
         self.db.catalog_version.fetch_add(1, Ordering::Release);
-        let mut reg = self.db.uncommitted_ddl.lock();
+        let mut reg = self.db.txns.uncommitted_ddl.lock();
         if ddl.is_empty() {
             reg.remove(&self.txid);
         } else {
@@ -569,7 +569,7 @@ impl Transaction {
                 index.name, t.def.name
             )));
         }
-        let vis = self.db.vis.clone();
+        let vis = self.db.txns.vis.clone();
         self.catalog_change(|cat| {
             if cat.table(&index.name).is_some() || cat.index_table(&index.name).is_some() {
                 return Err(EngineError::RelationExists(index.name.clone()));
@@ -745,7 +745,7 @@ impl Transaction {
         let Some(alt) = plan(&t)? else {
             return Ok(());
         };
-        let vis = self.db.vis.clone();
+        let vis = self.db.txns.vis.clone();
         self.catalog_change(|cat| {
             let (nt, redo) = crate::alter::prepare(cat, &t, alt, vis.visible())?;
             crate::alter::install(cat, t.id(), nt);

@@ -27,7 +27,7 @@ impl Transaction {
         }
         match &self.snapshot {
             Some(s) => t.rows.get_at(key, s.csn()),
-            None => t.rows.get_visible(key, &self.db.vis),
+            None => t.rows.get_visible(key, &self.db.txns.vis),
         }
     }
 
@@ -89,7 +89,7 @@ impl Transaction {
         let csn = match &self.snapshot {
             Some(s) => s.csn(),
             None => {
-                own = self.db.vis.snapshot();
+                own = self.db.txns.vis.snapshot();
                 own.csn()
             }
         };
@@ -137,7 +137,7 @@ impl Transaction {
         let csn = match &self.snapshot {
             Some(s) => s.csn(),
             None => {
-                own = self.db.vis.snapshot();
+                own = self.db.txns.vis.snapshot();
                 own.csn()
             }
         };
@@ -166,7 +166,7 @@ impl Transaction {
         let csn = match &self.snapshot {
             Some(s) => s.csn(),
             None => {
-                own = self.db.vis.snapshot();
+                own = self.db.txns.vis.snapshot();
                 own.csn()
             }
         };

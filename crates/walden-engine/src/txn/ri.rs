@@ -27,7 +27,7 @@ impl Transaction {
     /// Runs `f` with reads at a fresh snapshot (the newest published state,
     /// plus this transaction's own writes), then restores the statement's.
     pub fn with_fresh_snapshot<R>(&mut self, f: impl FnOnce(&Self) -> R) -> R {
-        let fresh = Some(self.db.vis.snapshot());
+        let fresh = Some(self.db.txns.vis.snapshot());
         let saved = std::mem::replace(&mut self.snapshot, fresh);
         let r = f(self);
         self.snapshot = saved;

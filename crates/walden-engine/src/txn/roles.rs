@@ -26,6 +26,6 @@ impl Transaction {
     /// What a wait for the role lock honours: the session's cancel flag
     /// and the database's lock timeout.
     pub(crate) fn role_wait(&self) -> (Arc<AtomicBool>, Option<Duration>) {
-        (self.session.cancel.clone(), self.db.lock_timeout)
+        (self.session.cancel.clone(), self.db.txns.lock_timeout)
     }
 }

@@ -64,7 +64,7 @@ impl Transaction {
                 };
             }
             for (lk, mode) in undo.upgrades {
-                self.db.locks.downgrade(self.txid, &lk, mode);
+                self.db.txns.locks.downgrade(self.txid, &lk, mode);
             }
             keep = keep.min(undo.locks_held);
         }
@@ -80,7 +80,7 @@ impl Transaction {
         }
         if keep < self.locks.len() {
             let gone = self.locks.split_off(keep);
-            self.db.locks.release(self.txid, gone);
+            self.db.txns.locks.release(self.txid, gone);
         }
     }
 

@@ -88,7 +88,7 @@ impl Transaction {
                 .ok_or_else(|| EngineError::RowNotFound(t.name().to_string()))?;
             if !lock_existing && self.locks.len() > mark {
                 let gone = self.locks.split_off(mark);
-                self.db.locks.release(self.txid, gone);
+                self.db.txns.locks.release(self.txid, gone);
             }
             return Ok(Upsert::Conflict {
                 key: found,
