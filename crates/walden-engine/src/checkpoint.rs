@@ -25,6 +25,7 @@ use crate::error::{io_err, EngineError, Result};
 use crate::mvcc::Csn;
 use crate::schema::{DbSettings, RecoveryModel, SequenceDef, TableDef};
 use crate::store::base::{BaseStore, TableWrite};
+use crate::store::write::{Pace, StoreWrite};
 use crate::table::Table;
 use crate::types::{Key, Row};
 use parking_lot::Mutex;
@@ -367,7 +368,7 @@ pub(crate) fn write_image(
         .iter()
         .map(|(t, _, _)| TableWrite::whole(t.clone()))
         .collect();
-    store.write(&parts.header(image.lsn), &tables, Csn::MAX)?;
+    store.write(&parts.header(image.lsn), &tables, Csn::MAX, &mut |_| {})?;
     Ok(())
 }
 
@@ -509,6 +510,13 @@ pub(crate) fn load_newest(
             format!("no usable checkpoint image: {}", damaged.join("; "))
         },
     }))
+}
+
+/// The longest pause between two batches of a spread checkpoint.
+const MAX_PAUSE: Duration = Duration::from_millis(200);
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
 }
 
 /// What a checkpoint or backup did.
@@ -654,19 +662,22 @@ impl Database {
     /// log could still lose must not reach the store) and commits it to the
     /// base store. On failure the changes go back to their tables for the
     /// next checkpoint.
-    fn write_cut(&self, cut: Cut) -> Result<(u64, u64)> {
+    fn write_cut(&self, cut: Cut, pace: Pace<'_>) -> Result<StoreWrite> {
+        let t0 = Instant::now();
         let horizon = self.txns.vis.horizon();
         for tw in &cut.tables {
             tw.table.prune(horizon);
         }
+        let t1 = Instant::now();
         let written = self
             .log
             .wait_hardened(cut.through, &[])
             .map_err(EngineError::from)
             .and_then(|_| {
                 self.store
-                    .write(&cut.header, &cut.tables, cut.snapshot.csn())
+                    .write(&cut.header, &cut.tables, cut.snapshot.csn(), pace)
             });
+        let t2 = Instant::now();
         if written.is_err() {
             for tw in cut.tables {
                 tw.restore();
@@ -675,10 +686,11 @@ impl Database {
         }
         // The store's new commit answers for what it holds: those rows can
         // leave memory.
+        let mut evicted = 0;
         if self.store.reads_through() {
             let upto = cut.snapshot.csn();
             drop(cut.snapshot);
-            let evicted: usize = cut
+            evicted = cut
                 .tables
                 .iter()
                 .map(|tw| tw.table.evict(&self.txns.vis, upto))
@@ -690,7 +702,23 @@ impl Database {
                 release_free_memory();
             }
         }
-        written
+        let w = written?;
+        // As PostgreSQL's log_checkpoints: where a checkpoint's time went.
+        tracing::info!(
+            database = %self.name,
+            rows = w.rows,
+            bytes = w.bytes,
+            commits = w.commits,
+            evicted,
+            prune_ms = ms(t1 - t0),
+            write_ms = ms(w.write),
+            commit_ms = ms(w.commit),
+            paused_ms = ms(w.paused),
+            wait_log_ms = ms((t2 - t1).saturating_sub(w.write + w.commit + w.paused)),
+            evict_ms = ms(t2.elapsed()),
+            "checkpoint written"
+        );
+        Ok(w)
     }
 
     /// How far back the log must be kept.
@@ -710,8 +738,20 @@ impl Database {
 
     /// Writes what changed since the last checkpoint to the base store, so
     /// the log before the new redo start can be reused (SIMPLE) or kept
-    /// only until backed up (FULL).
+    /// only until backed up (FULL). At once, as `CHECKPOINT` asks.
     pub fn checkpoint(&self) -> Result<CheckpointInfo> {
+        self.checkpoint_paced(&mut |_| {})
+    }
+
+    /// The background checkpointer's: pauses after each batch as long as
+    /// the batch took, so a checkpoint takes at most about half of a core
+    /// and of the disk's time while commits go on (PostgreSQL spreads its
+    /// checkpoints with `checkpoint_completion_target` likewise).
+    pub(crate) fn checkpoint_spread(&self) -> Result<CheckpointInfo> {
+        self.checkpoint_paced(&mut |took| std::thread::sleep(took.min(MAX_PAUSE)))
+    }
+
+    fn checkpoint_paced(&self, pace: Pace<'_>) -> Result<CheckpointInfo> {
         let _one = self.checkpoints.lock.lock();
         let t0 = Instant::now();
         let cut = if self.is_secondary() {
@@ -729,9 +769,15 @@ impl Database {
             });
         };
         let lsn = cut.lsn;
-        let (bytes, rows) = self.write_cut(cut)?;
+        let StoreWrite {
+            bytes,
+            rows,
+            commits,
+            ..
+        } = self.write_cut(cut, pace)?;
         self.counters.checkpoint_bytes.fetch_add(bytes, Relaxed);
         self.counters.checkpoint_rows.fetch_add(rows, Relaxed);
+        self.counters.checkpoint_commits.fetch_add(commits, Relaxed);
         let previous = self.checkpoints.lsn.load(Relaxed);
         self.checkpoints.prior_lsn.store(previous, Relaxed);
         self.checkpoints.lsn.store(lsn, Relaxed);

@@ -145,6 +145,9 @@ pub struct DbCounters {
     pub checkpoint_bytes: AtomicU64,
     /// Rows checkpoints wrote to (or deleted from) the base store.
     pub checkpoint_rows: AtomicU64,
+    /// Commits checkpoints made to the base store (a large checkpoint is
+    /// written in batches, each its own commit).
+    pub checkpoint_commits: AtomicU64,
     /// Rows that left memory after a checkpoint wrote them (read through
     /// the base store from then on).
     pub rows_evicted: AtomicU64,

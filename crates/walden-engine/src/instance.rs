@@ -682,7 +682,7 @@ impl Instance {
                             .checkpoint_interval
                             .is_some_and(|i| db.checkpoints.last.lock().elapsed() >= i);
                     if (due_by_size || due_by_time) && db.log.is_poisoned().is_none() {
-                        if let Err(e) = db.checkpoint() {
+                        if let Err(e) = db.checkpoint_spread() {
                             tracing::warn!(database = %db.name, error = %e, "background checkpoint failed");
                         }
                     }

@@ -263,6 +263,11 @@ pub fn render(
             |c| c.checkpoint_rows.load(Relaxed),
         ),
         (
+            "checkpoint_store_commits_total",
+            "Commits checkpoints made to the data file (large ones are written in batches).",
+            |c| c.checkpoint_commits.load(Relaxed),
+        ),
+        (
             "rows_evicted_total",
             "Rows that left memory after a checkpoint wrote them (read from the data file since).",
             |c| c.rows_evicted.load(Relaxed),

@@ -11,14 +11,11 @@
 
 use crate::checkpoint::{decode_image, Image};
 use crate::error::{io_err, EngineError, Result};
-use crate::mvcc::{Csn, VersionedRows};
-use crate::store::reads::{decode_row, encode_row, BaseRows, KeyFrom, StoreReads};
-use crate::store::{encode_key, StorageConfig, VfsBackend};
+use crate::store::reads::{decode_row, BaseRows, KeyFrom, StoreReads};
+use crate::store::{StorageConfig, VfsBackend};
 use crate::table::{Index, Table, Unsaved};
-use crate::types::Row;
-use redb::{ReadableDatabase, ReadableTable, TableDefinition, TableHandle};
-use std::collections::{HashMap, HashSet};
-use std::ops::Bound;
+use redb::{ReadableDatabase, ReadableTable, TableDefinition};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -27,37 +24,37 @@ use walden_log::{CountingFile, FileStats, OpenOptionsVfs, Vfs, VfsFile};
 /// The store's file, in the database's `data` directory.
 pub const FILE: &str = "store.redb";
 /// The catalog and counters of the checkpoint (an image without rows).
-const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
-const META_IMAGE: &str = "image";
+pub(super) const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
+pub(super) const META_IMAGE: &str = "image";
 
-fn table_name(id: u32) -> String {
+pub(super) fn table_name(id: u32) -> String {
     format!("t{id}")
 }
 
 /// An index's entries: `i<table id>_<index id>`.
-fn index_name(t: &Table, ix: &Index) -> String {
+pub(super) fn index_name(t: &Table, ix: &Index) -> String {
     format!("i{}_{}", t.id(), ix.def.id)
 }
 
 /// A stored table of rows or index entries (what a checkpoint may drop).
-fn is_data_table(name: &str) -> bool {
+pub(super) fn is_data_table(name: &str) -> bool {
     name.starts_with('t') || name.starts_with('i')
 }
 
-fn rows_def(name: &str) -> TableDefinition<'_, &'static [u8], &'static [u8]> {
+pub(super) fn rows_def(name: &str) -> TableDefinition<'_, &'static [u8], &'static [u8]> {
     TableDefinition::new(name)
 }
 
 pub(crate) struct BaseStore {
-    db: redb::Database,
-    path: PathBuf,
+    pub(super) db: redb::Database,
+    pub(super) path: PathBuf,
     file: Arc<dyn VfsFile>,
-    stats: Arc<FileStats>,
+    pub(super) stats: Arc<FileStats>,
     /// The store's newest commit, as readers of evicted rows see it.
-    reads: Arc<StoreReads>,
+    pub(super) reads: Arc<StoreReads>,
     /// Rows are read from the store rather than all loaded at open, and
     /// each checkpoint's rows may leave memory.
-    read_through: bool,
+    pub(super) read_through: bool,
 }
 
 /// How a table's stored rows give their keys.
@@ -183,7 +180,7 @@ impl BaseStore {
         b.len(&p)
     }
 
-    fn note_size(&self) {
+    pub(super) fn note_size(&self) {
         if let Ok(len) = self.file.len() {
             self.stats.size_on_disk_bytes.store(len, Relaxed);
         }
@@ -279,49 +276,9 @@ impl BaseStore {
         Ok(Some(image))
     }
 
-    /// Commits one checkpoint: `header` (an image without rows) and each
-    /// table's changes read at `csn`; tables the catalog no longer has are
-    /// dropped. Returns the bytes written to the file and the rows written
-    /// or deleted.
-    pub fn write(&self, header: &[u8], tables: &[TableWrite], csn: Csn) -> Result<(u64, u64)> {
-        let before = self.stats.num_of_bytes_written.load(Relaxed);
-        let err = |e: redb::Error| corrupt(&self.path, e);
-        let mut w = self.db.begin_write().map_err(|e| err(e.into()))?;
-        // A crash mid-commit must not make the next open rebuild the
-        // allocator from every page.
-        w.set_quick_repair(true);
-        // Pages are synced before the commit slot that names them: an
-        // unreadable primary is then damage, never a commit cut short, and
-        // redb refuses it (the open retries) instead of rolling back to the
-        // secondary on a read that was only transiently wrong.
-        w.set_two_phase_commit(true);
-        let mut live: HashSet<String> = HashSet::new();
-        for tw in tables {
-            live.insert(table_name(tw.table.id()));
-            live.extend(tw.table.indexes.iter().map(|ix| index_name(&tw.table, ix)));
-        }
-        let gone: Vec<String> = w
-            .list_tables()
-            .map_err(|e| err(e.into()))?
-            .map(|h| h.name().to_string())
-            .filter(|n| is_data_table(n) && !live.contains(n))
-            .collect();
-        for name in gone {
-            w.delete_table(rows_def(&name)).map_err(|e| err(e.into()))?;
-        }
-        let mut rows = 0u64;
-        for tw in tables {
-            let t = &tw.table;
-            rows += self.write_one(&w, &table_name(t.id()), &t.rows, &tw.unsaved, csn)?;
-            for (ix, unsaved) in t.indexes.iter().zip(&tw.indexes) {
-                rows += self.write_one(&w, &index_name(t, ix), &ix.entries, unsaved, csn)?;
-            }
-        }
-        w.open_table(META)
-            .map_err(|e| err(e.into()))?
-            .insert(META_IMAGE, header)
-            .map_err(|e| err(e.into()))?;
-        w.commit().map_err(|e| err(e.into()))?;
+    /// After a checkpoint's last commit: readers move to it, and the rows it
+    /// holds can be read from it.
+    pub(super) fn after_commit(&self, tables: &[TableWrite]) -> Result<()> {
         self.note_size();
         // Readers move to this commit; the rows it holds can then be read
         // from it (and leave memory at the checkpoint's eviction).
@@ -346,55 +303,7 @@ impl BaseStore {
                 }
             }
         }
-        Ok((self.stats.num_of_bytes_written.load(Relaxed) - before, rows))
-    }
-
-    /// Writes one table's rows (or one index's entries) that `unsaved`
-    /// names, as a snapshot at `csn` sees them; a whole table replaces
-    /// what the store held. Returns the rows written or deleted.
-    fn write_one(
-        &self,
-        w: &redb::WriteTransaction,
-        name: &str,
-        versions: &VersionedRows,
-        unsaved: &Unsaved,
-        csn: Csn,
-    ) -> Result<u64> {
-        let err = |e: redb::Error| corrupt(&self.path, e);
-        let def = rows_def(name);
-        if unsaved.whole {
-            w.delete_table(def).map_err(|e| err(e.into()))?;
-        } else if unsaved.keys.is_empty() {
-            return Ok(0);
-        }
-        let mut out = w.open_table(def).map_err(|e| err(e.into()))?;
-        let (mut kbuf, mut buf) = (Vec::new(), Vec::new());
-        let mut n = 0u64;
-        let mut put = |key: &[crate::types::Value], row: Option<&Row>| -> Result<()> {
-            n += 1;
-            match row {
-                Some(row) => {
-                    encode_row(key, row, &mut kbuf, &mut buf);
-                    out.insert(&kbuf[..], &buf[..]).map_err(|e| err(e.into()))?;
-                }
-                None => {
-                    kbuf.clear();
-                    encode_key(key, &mut kbuf);
-                    out.remove(&kbuf[..]).map_err(|e| err(e.into()))?;
-                }
-            }
-            Ok(())
-        };
-        if unsaved.whole {
-            for (k, r) in versions.scan_at((Bound::Unbounded, Bound::Unbounded), csn)? {
-                put(&k, Some(&r))?;
-            }
-        } else {
-            for k in &unsaved.keys {
-                put(k, versions.get_at(k, csn)?.as_ref())?;
-            }
-        }
-        Ok(n)
+        Ok(())
     }
 }
 

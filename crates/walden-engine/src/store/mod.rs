@@ -1,12 +1,14 @@
-//! The paged base store that replaces the in-memory tables (docs/design.md,
-//! "Storage engine: the decision"): redb over Walden's `Vfs`, keyed by an
-//! order-preserving encoding of the primary key. Built beside the current
-//! path; nothing on the commit path uses it yet.
+//! The paged base store beneath the tables (docs/design.md, "Storage
+//! engine: the decision"): redb over Walden's `Vfs`, keyed by an
+//! order-preserving encoding of the primary key, written only by
+//! checkpoints (`write.rs`) and read through by rows that left memory
+//! (`reads.rs`).
 
 pub mod backend;
 pub(crate) mod base;
 pub mod keycode;
 pub(crate) mod reads;
+pub(crate) mod write;
 
 pub use backend::VfsBackend;
 
