@@ -3,14 +3,16 @@
 # Walden while a CHECKPOINT runs every few seconds; prints, per binary and round,
 # the transactions per second, the worst one-second interval, the longest
 # transaction and how long each CHECKPOINT took. Interleaves the binaries given
-# (e.g. a build before and after a change) round by round.
+# (e.g. a build before and after a change) round by round. With --background
+# no CHECKPOINT is sent: the server's own checkpointer runs every --every
+# seconds (`[checkpoint] interval_s`), and its times come from its log.
 #
 #   bash bench/checkpoint-stall.sh [--scale N] [--clients N] [--seconds N]
-#        [--rounds N] [--every N] BINARY [BINARY...]
+#        [--rounds N] [--every N] [--background] BINARY [BINARY...]
 #
 # Needs pgbench and psql (postgresql-client-15) and python3.
 set -euo pipefail
-scale=20 clients=8 seconds=30 rounds=2 every=8
+scale=20 clients=8 seconds=30 rounds=2 every=8 background=0
 bins=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -19,7 +21,8 @@ while [ $# -gt 0 ]; do
     --seconds) seconds=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --every) every=$2; shift 2 ;;
-    -h|--help) sed -n 2,12p "$0"; exit 0 ;;
+    --background) background=1; shift ;;
+    -h|--help) sed -n 2,14p "$0"; exit 0 ;;
     *) bins+=("$1"); shift ;;
   esac
 done
@@ -37,7 +40,12 @@ conn=(-h 127.0.0.1 -p "$port" -U walden)
 for round in $(seq 1 "$rounds"); do
   for bin in "${bins[@]}"; do
     data="$scratch/data"; rm -rf "$data"
-    "$bin" serve --data-dir "$data" --listen "127.0.0.1:$port" >"$scratch/server.log" 2>&1 &
+    cfg=()
+    if [ "$background" = 1 ]; then
+      printf '[checkpoint]\ninterval_s = %s\n' "$every" >"$scratch/walden.toml"
+      cfg=(--config "$scratch/walden.toml")
+    fi
+    "$bin" serve --data-dir "$data" --listen "127.0.0.1:$port" "${cfg[@]}" >"$scratch/server.log" 2>&1 &
     server=$!
     for _ in $(seq 100); do psql "${conn[@]}" -qAtc 'select 1' walden >/dev/null 2>&1 && break; sleep 0.1; done
     pgbench "${conn[@]}" -i -q -s "$scale" -I dtGvp walden >"$scratch/init.log" 2>&1
@@ -48,8 +56,10 @@ for round in $(seq 1 "$rounds"); do
         >"$scratch/run.out" 2>"$scratch/progress.log" ) &
     bench=$!
     : >"$scratch/ckpt.log"
+    # From here on the server's log lines are this run's.
+    start_line=$(wc -l <"$scratch/server.log")
     sleep "$every"
-    while kill -0 "$bench" 2>/dev/null; do
+    while [ "$background" = 0 ] && kill -0 "$bench" 2>/dev/null; do
       t0=$(date +%s.%N)
       psql "${conn[@]}" -qAtc "CHECKPOINT" walden >/dev/null 2>&1 || true
       t1=$(date +%s.%N)
@@ -58,20 +68,44 @@ for round in $(seq 1 "$rounds"); do
     done
     wait "$bench"
     kill "$server"; wait "$server" 2>/dev/null || true; server=""
-    python3 - "$bin" "$round" "$scratch" <<'EOF'
+    python3 - "$bin" "$round" "$scratch" "$background" "$start_line" <<'EOF'
 import glob, re, sys
-binary, rnd, d = sys.argv[1], sys.argv[2], sys.argv[3]
+binary, rnd, d, background, start = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1", int(sys.argv[5])
 tps = [float(m.group(1)) for m in re.finditer(r"progress: [\d.]+ s, ([\d.]+) tps", open(d + "/progress.log").read())]
+# (end time in s since the epoch, latency in us) of every transaction.
 lat = []
 for f in glob.glob(d + "/logs/pgbench_log.*"):
     for line in open(f):
         p = line.split()
-        if len(p) >= 3:
-            lat.append(int(p[2]))
-ck = [float(b) - float(a) for a, b in (l.split() for l in open(d + "/ckpt.log") if l.strip())]
+        if len(p) >= 6:
+            lat.append((int(p[4]) + int(p[5]) / 1e6, int(p[2])))
+from datetime import datetime
+if background:
+    # The background checkpointer's own account: each line's time stamp is
+    # its end, total_ms its length.
+    lines = open(d + "/server.log").read().splitlines()[start:]
+    win = []
+    for l in lines:
+        m = re.search(r"total_ms=([\d.]+)", l)
+        if "checkpoint written" in l and m:
+            end = datetime.fromisoformat(l.split()[0].replace("Z", "+00:00")).timestamp()
+            win.append((end - float(m.group(1)) / 1000, end))
+else:
+    win = [(float(a), float(b)) for a, b in (l.split() for l in open(d + "/ckpt.log") if l.strip())]
+ck = [b - a for a, b in win]
+def during(t, us):
+    # A transaction that overlapped a checkpoint.
+    return any(t - us / 1e6 < b and t > a for a, b in win)
+slow = [(t, us) for t, us in lat if us > 50_000]
+slow_in = sum(1 for t, us in slow if during(t, us))
+us_sorted = sorted(us for _, us in lat) or [0]
+p99 = us_sorted[int(len(us_sorted) * 0.99)]
+mid = sorted(tps[1:-1]) or [0]
 mean = sum(tps[1:-1]) / max(1, len(tps) - 2)
-print(f"{binary} round {rnd}: {mean:8.0f} tps, worst second {min(tps[1:-1] or [0]):7.0f} tps, "
-      f"longest transaction {max(lat) / 1000:7.1f} ms, checkpoints {len(ck)} taking "
+print(f"{binary} round {rnd}: {mean:8.0f} tps (median second {mid[len(mid) // 2]:.0f}), worst second {min(tps[1:-1] or [0]):7.0f} tps, "
+      f"longest transaction {us_sorted[-1] / 1000:7.1f} ms, p99 {p99 / 1000:.1f} ms, "
+      f"{len(slow)} over 50 ms ({slow_in} overlapping a checkpoint), "
+      f"{'background ' if background else ''}checkpoints {len(ck)} taking "
       + ", ".join(f"{c * 1000:.0f}" for c in ck) + " ms")
 EOF
   done

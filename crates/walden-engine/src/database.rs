@@ -2,8 +2,8 @@
 //! transactions (DDL and settings changes, always fully durable). The
 //! other concepts have their own types and modules: the transaction
 //! manager (`transactions.rs`), the base store (`store/`), the
-//! checkpointer (`checkpoint.rs`), backups (`checkpoint/backup.rs`) and the
-//! replica role (`replica.rs`).
+//! checkpointer (`checkpoint.rs`; images in `checkpoint/image.rs`),
+//! backups (`checkpoint/backup.rs`) and the replica role (`replica.rs`).
 
 use crate::checkpoint::{BackupState, Checkpoints};
 use crate::codec::Redo;

@@ -225,7 +225,7 @@ pub fn render(
         &'static str,
         fn(&walden_engine::DbCounters) -> u64,
     );
-    let tx_metrics: [TxMetric; 10] = [
+    let tx_metrics: [TxMetric; 11] = [
         (
             "transactions_total",
             "Transactions (Transactions/sec as a cumulative count).",

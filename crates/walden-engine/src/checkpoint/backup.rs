@@ -10,7 +10,7 @@
 //! body: database name, from LSN, to LSN, then (start LSN, length, record)*
 //! ```
 
-use super::{read_all, write_atomic, Image, BACKUP_CHUNK, LOG_BACKUP_MAGIC};
+use super::image::{read_all, write_atomic, Image, BACKUP_CHUNK, LOG_BACKUP_MAGIC};
 use crate::codec::{encode_redo, put_str, put_var, Reader, Redo};
 use crate::database::Database;
 use crate::error::{EngineError, Result};
