@@ -118,7 +118,8 @@ fn churn(db: &Arc<Database>, s: &Arc<Session>, rng: &mut Rng, model: &mut Model,
             let v = rng.below(VALUES as u64) as i64;
             let tag = format!("c{round}-{id}");
             let row = vec![Value::Int(id), Value::Int(v), Value::text(&tag)];
-            if model.contains_key(&id) {
+            let exists = model.contains_key(&id);
+            if exists {
                 if rng.below(6) == 0 {
                     assert!(tx.delete_in(&t, &[Value::Int(id)]).unwrap());
                     model.remove(&id);
