@@ -264,6 +264,18 @@ impl Database {
         &self.data_stats
     }
 
+    /// What `t` takes in the data file as of the last checkpoint (rows
+    /// changed since are in the log and in memory).
+    pub fn stored_bytes(&self, t: &Table) -> Result<crate::store::StoredBytes> {
+        self.store.stored_bytes(t)
+    }
+
+    /// The database's files on disk: the data file and the log.
+    pub fn size_on_disk(&self) -> u64 {
+        self.data_stats.size_on_disk_bytes.load(Relaxed)
+            + self.log_file_stats().size_on_disk_bytes.load(Relaxed)
+    }
+
     pub fn log_file_stats(&self) -> &Arc<FileStats> {
         self.log.file_stats()
     }

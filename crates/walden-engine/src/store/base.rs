@@ -100,7 +100,39 @@ impl TableWrite {
     }
 }
 
+/// What a table takes in the base store as of the last checkpoint: its
+/// rows (keyed by the primary key, so that is also the primary key's
+/// index) and each secondary index's entries, by index id.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StoredBytes {
+    pub rows: u64,
+    pub indexes: Vec<(u32, u64)>,
+}
+
+impl StoredBytes {
+    pub fn indexes_total(&self) -> u64 {
+        self.indexes.iter().map(|(_, b)| b).sum()
+    }
+}
+
 impl BaseStore {
+    /// `t`'s pages in the store's newest commit (see `StoredBytes`).
+    pub fn stored_bytes(&self, t: &Table) -> Result<StoredBytes> {
+        Ok(StoredBytes {
+            rows: self.reads.stored_bytes(&table_name(t.id()), t.rows.uid())?,
+            indexes: t
+                .indexes
+                .iter()
+                .map(|ix| {
+                    let b = self
+                        .reads
+                        .stored_bytes(&index_name(t, ix), ix.entries.uid())?;
+                    Ok((ix.def.id, b))
+                })
+                .collect::<Result<_>>()?,
+        })
+    }
+
     /// Opens the store in `data_dir`, creating an empty one if there is
     /// none. redb verifies every page's checksum at open: a damaged file is
     /// refused rather than trusted.

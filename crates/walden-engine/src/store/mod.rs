@@ -11,6 +11,7 @@ pub(crate) mod reads;
 pub(crate) mod write;
 
 pub use backend::VfsBackend;
+pub use base::StoredBytes;
 
 /// How tables use memory.
 #[derive(Clone, Copy, Debug)]

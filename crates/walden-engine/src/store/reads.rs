@@ -23,6 +23,9 @@ use std::sync::Arc;
 
 type RawTable = ReadOnlyTable<&'static [u8], &'static [u8]>;
 
+/// redb's page size (the store is opened with its default).
+const PAGE_BYTES: u64 = 4096;
+
 /// One checkpoint's tables, as readers see them.
 struct Generation {
     number: u64,
@@ -89,6 +92,23 @@ impl StoreReads {
 
     fn generation(&self) -> Arc<Generation> {
         self.current.read().clone()
+    }
+
+    /// Bytes of the pages (leaves and branches) the stored table `name`
+    /// takes in the newest commit, if it holds the state of the in-memory
+    /// versions `uid` (a table truncated or rebuilt since has none yet).
+    pub fn stored_bytes(&self, name: &str, uid: u64) -> Result<u64> {
+        let gen = self.generation();
+        let Some((t, owner)) = gen.tables.get(name) else {
+            return Ok(0);
+        };
+        if *owner != uid {
+            return Ok(0);
+        }
+        let st = t
+            .stats()
+            .map_err(|e| crate::store::base::corrupt(&self.path, e))?;
+        Ok((st.leaf_pages() + st.branch_pages()) * PAGE_BYTES)
     }
 
     fn number(&self) -> u64 {

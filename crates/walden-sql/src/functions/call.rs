@@ -687,7 +687,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             Value::Text(t) => crate::pg_catalog::regclass_oid(env, &t)?,
             other => other,
         },
-        Func::RelationSize => Value::Int(0),
+        Func::RelationSize(which) => crate::pg_catalog::size_of(env, which, &a)?,
         Func::SizePretty => Value::text(crate::pg_catalog::size_pretty(int_arg(
             &arg(0),
             "pg_size_pretty",

@@ -1,6 +1,7 @@
 //! Compiling a scalar function call from sqlparser's AST.
 
 use super::*;
+use crate::pg_catalog::SizeOf;
 
 pub(crate) fn fname(f: &ast::Function) -> String {
     f.name
@@ -262,11 +263,10 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "acldefault" => Func::AclDefault,
         "array_remove" => Func::ArrayRemove,
         "pg_partition_ancestors" => Func::PartitionAncestors,
-        "pg_table_size"
-        | "pg_relation_size"
-        | "pg_total_relation_size"
-        | "pg_indexes_size"
-        | "pg_database_size" => Func::RelationSize,
+        "pg_table_size" | "pg_relation_size" => Func::RelationSize(SizeOf::Relation),
+        "pg_total_relation_size" => Func::RelationSize(SizeOf::Total),
+        "pg_indexes_size" => Func::RelationSize(SizeOf::Indexes),
+        "pg_database_size" => Func::RelationSize(SizeOf::Database),
         "pg_size_pretty" => Func::SizePretty,
         other => {
             return Err(SqlError::new(
@@ -282,6 +282,8 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
             Some(1..=1)
         }
         Func::SetConfig => Some(3..=3),
+        Func::RelationSize(SizeOf::Relation) if name == "pg_relation_size" => Some(1..=2),
+        Func::RelationSize(_) => Some(1..=1),
         Func::AclDefault | Func::ArrayRemove => Some(2..=2),
         Func::QuoteLiteral => Some(1..=1),
         Func::SetVal => Some(2..=3),

@@ -134,9 +134,8 @@ pub enum Func {
     /// `pg_partition_ancestors(rel)`: a relation that is no partition (no
     /// Walden table is) is its only ancestor (psql's \d "Referenced by").
     PartitionAncestors,
-    /// pg_table_size and friends: tables live in memory and have no file of
-    /// their own, so 0.
-    RelationSize,
+    /// pg_relation_size and its family (`pg_catalog/sizes.rs`).
+    RelationSize(crate::pg_catalog::SizeOf),
     SizePretty,
     /// json/jsonb operators and functions (`jsonfn.rs`).
     Json(crate::jsonfn::JsonFn),
@@ -260,7 +259,7 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
             _ => DataType::Array(Box::new(args.first().cloned().unwrap_or(DataType::Text))),
         },
         Func::StringToArray => DataType::Array(Box::new(DataType::Text)),
-        Func::RelationSize => DataType::BigInt,
+        Func::RelationSize(_) => DataType::BigInt,
         Func::Json(j) => crate::jsonfn::result_type(j, args),
         _ => DataType::Text,
     }

@@ -26,6 +26,7 @@ mod opclass;
 mod regcast;
 mod rows;
 mod settings_view;
+mod sizes;
 mod types;
 mod views;
 
@@ -39,5 +40,6 @@ pub use enums::{enum_regtype_oid, enum_type_name, format_type_in};
 pub use oids::*;
 pub use regcast::*;
 pub use rows::*;
+pub use sizes::{size_of, SizeOf};
 pub use types::*;
 pub use views::*;
