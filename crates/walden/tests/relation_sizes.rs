@@ -2,7 +2,8 @@
 //! index's pages in the data file after a checkpoint, the primary key (the
 //! table's own order) at 0, a truncated table at 0 until a checkpoint
 //! writes its new rows, the database's files, PostgreSQL's NULLs and
-//! errors, and psql's `\dt+`, `\di+` and `\l+`, which call them.
+//! errors, psql's `\dt+`, `\di+` and `\l+`, which call them, and SQL
+//! Server's `sys.dm_db_partition_stats` over the same pages.
 
 mod pg_diff;
 mod server_support;
@@ -100,6 +101,29 @@ fn sizes_follow_the_data_file() {
             "42P01"
         );
         assert_eq!(int(&c, "SELECT pg_relation_size(NULL)").await, None);
+
+        // SQL Server's view of the same, in 8 KB pages.
+        let parts = c
+            .query(
+                "SELECT index_id, index_name, used_page_count, reserved_page_count, row_count \
+                 FROM sys.dm_db_partition_stats WHERE table_name = 't' ORDER BY index_name",
+                &[],
+            )
+            .await
+            .unwrap();
+        let got: Vec<(String, i64, i64, i64)> = parts
+            .iter()
+            .map(|r| (r.get(1), r.get(2), r.get(3), r.get(4)))
+            .collect();
+        let pages = |b: i64| (b + 8191) / 8192;
+        assert_eq!(
+            got,
+            vec![
+                ("t_pkey".to_string(), pages(rel), pages(rel), ROWS),
+                ("t_v".to_string(), pages(idx), pages(idx), ROWS),
+            ]
+        );
+        assert_eq!(parts[0].get::<_, i64>(0), 1, "the rows: a clustered index");
 
         let db = int(&c, "SELECT pg_database_size('walden')").await.unwrap();
         assert!(db >= total, "pg_database_size {db} < the table's {total}");
