@@ -242,7 +242,7 @@ pub fn rows(view: SysView, args: &[Value], env: &Env<'_>) -> Result<Vec<Vec<Valu
                 let (index_id, name) = if tb.def.primary_key.is_empty() {
                     (0, Value::Null)
                 } else {
-                    (1, t(&tb.def.pkey_name()))
+                    (1, t(tb.def.pkey_name()))
                 };
                 part(pg_catalog::table_oid(tb.id()), index_id, stored.rows, name);
                 for ix in &tb.indexes {
