@@ -270,6 +270,8 @@ pub(crate) fn put_type(out: &mut Vec<u8>, t: &DataType) {
         // Type tag 22, then which vector.
         DataType::Int2Vector => out.extend_from_slice(&[22, 0]),
         DataType::OidVector => out.extend_from_slice(&[22, 1]),
+        DataType::Oid => out.push(23),
+        DataType::PgChar => out.push(24),
     }
 }
 
@@ -339,6 +341,8 @@ pub(crate) fn get_type(r: &mut Reader<'_>) -> Result<DataType> {
             1 => DataType::OidVector,
             _ => return Err(short()),
         },
+        23 => DataType::Oid,
+        24 => DataType::PgChar,
         _ => return Err(short()),
     })
 }

@@ -62,6 +62,12 @@ pub enum DataType {
     Int2Vector,
     /// PostgreSQL's `oidvector` (pg_index.indclass, pg_proc.proargtypes).
     OidVector,
+    /// PostgreSQL's `oid`: an unsigned 32-bit object identifier (catalog
+    /// keys). Values are `Value::Int` in 0..=4294967295.
+    Oid,
+    /// PostgreSQL's one-byte `"char"` (catalog codes such as relkind and
+    /// typtype). Values are `Value::Text` of at most one character.
+    PgChar,
 }
 
 impl DataType {
@@ -92,6 +98,8 @@ impl DataType {
             DataType::Enum(e) => e.name.clone(),
             DataType::Int2Vector => "int2vector".into(),
             DataType::OidVector => "oidvector".into(),
+            DataType::Oid => "oid".into(),
+            DataType::PgChar => "\"char\"".into(),
         }
     }
 
@@ -100,13 +108,16 @@ impl DataType {
         match self {
             DataType::Array(e) => Some((**e).clone()),
             DataType::Int2Vector => Some(DataType::SmallInt),
-            DataType::OidVector => Some(DataType::Int),
+            DataType::OidVector => Some(DataType::Oid),
             _ => None,
         }
     }
 
     pub fn is_integer(&self) -> bool {
-        matches!(self, DataType::SmallInt | DataType::Int | DataType::BigInt)
+        matches!(
+            self,
+            DataType::SmallInt | DataType::Int | DataType::BigInt | DataType::Oid
+        )
     }
 }
 
@@ -354,11 +365,11 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
         };
     }
     let v = match (t, v) {
-        (T::Json | T::Jsonb | T::Text | T::Varchar(_) | T::Char(_), v) => v,
+        (T::Json | T::Jsonb | T::Text | T::Varchar(_) | T::Char(_) | T::PgChar, v) => v,
         (_, V::Jsonb(j)) => match (&*j, t) {
             (
                 Jsonb::Number(n),
-                T::SmallInt | T::Int | T::BigInt | T::Real | T::Double | T::Decimal { .. },
+                T::SmallInt | T::Int | T::BigInt | T::Oid | T::Real | T::Double | T::Decimal { .. },
             ) => V::Text(Arc::from(&**n)),
             (Jsonb::Bool(b), T::Bool) => V::Bool(*b),
             (j, t) => {
@@ -381,10 +392,14 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
         (T::Jsonb, V::Json(s) | V::Text(s)) => {
             V::Jsonb(Arc::new(jsonb::parse_jsonb(&s).map_err(json_error)?))
         }
-        (T::SmallInt | T::Int | T::BigInt, V::Int(i)) => {
+        (T::SmallInt | T::Int | T::BigInt | T::Oid, V::Int(i)) => {
             let (lo, hi) = match t {
                 T::SmallInt => (i16::MIN as i64, i16::MAX as i64),
                 T::Int => (i32::MIN as i64, i32::MAX as i64),
+                // PostgreSQL reads a negative OID as its unsigned value
+                // (`'-1'::oid` is 4294967295).
+                T::Oid if (i32::MIN as i64..0).contains(&i) => return Ok(V::Int(i + (1 << 32))),
+                T::Oid => (0, u32::MAX as i64),
                 _ => (i64::MIN, i64::MAX),
             };
             if i < lo || i > hi {
@@ -392,13 +407,13 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
             }
             V::Int(i)
         }
-        (T::SmallInt | T::Int | T::BigInt, V::Float(f)) => {
+        (T::SmallInt | T::Int | T::BigInt | T::Oid, V::Float(f)) => {
             if !f.is_finite() || f.round() < i64::MIN as f64 || f.round() > i64::MAX as f64 {
                 return Err(range_err(t));
             }
             coerce(V::Int(f.round() as i64), t)?
         }
-        (T::SmallInt | T::Int | T::BigInt, V::Decimal(d)) => coerce(
+        (T::SmallInt | T::Int | T::BigInt | T::Oid, V::Decimal(d)) => coerce(
             V::Int(
                 d.round_dp_with_strategy(0, rust_decimal::RoundingStrategy::MidpointAwayFromZero)
                     .to_i64()
@@ -406,11 +421,11 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
             ),
             t,
         )?,
-        (T::SmallInt | T::Int | T::BigInt, V::Text(s)) => {
+        (T::SmallInt | T::Int | T::BigInt | T::Oid, V::Text(s)) => {
             let i: i64 = s.trim().parse().map_err(|_| bad(&V::Text(s.clone())))?;
             coerce(V::Int(i), t)?
         }
-        (T::SmallInt | T::Int | T::BigInt, V::Bool(b)) => V::Int(b as i64),
+        (T::SmallInt | T::Int | T::BigInt | T::Oid, V::Bool(b)) => V::Int(b as i64),
         (T::Bool, V::Bool(b)) => V::Bool(b),
         (T::Bool, V::Int(i)) => V::Bool(i != 0),
         (T::Bool, V::Text(s)) => match s.trim().to_ascii_lowercase().as_str() {
@@ -455,6 +470,18 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
                 d.rescale(*scale as u32);
             }
             V::Decimal(d)
+        }
+        // PostgreSQL keeps the first byte (here: character); '' is '\0',
+        // shown as the empty string.
+        (T::PgChar, v) => {
+            let s = match v {
+                V::Text(s) => s,
+                other => Arc::from(other.to_string()),
+            };
+            match s.chars().next() {
+                Some(c) if s.chars().nth(1).is_some() => V::Text(Arc::from(c.to_string())),
+                _ => V::Text(s),
+            }
         }
         (T::Char(n), v) => {
             let s = match v {

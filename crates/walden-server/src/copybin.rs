@@ -51,7 +51,7 @@ fn fixed_len(t: &DataType) -> Option<usize> {
     Some(match t {
         DataType::Bool => 1,
         DataType::SmallInt => 2,
-        DataType::Int | DataType::Real | DataType::Date => 4,
+        DataType::Int | DataType::Oid | DataType::Real | DataType::Date => 4,
         DataType::BigInt
         | DataType::Double
         | DataType::Timestamp

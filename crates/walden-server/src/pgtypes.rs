@@ -69,6 +69,8 @@ pub fn type_oid(t: &DataType) -> u32 {
         DataType::Enum(e) => walden_sql::enum_oid(e.id()) as u32,
         DataType::Int2Vector => OID_INT2VECTOR,
         DataType::OidVector => OID_OIDVECTOR,
+        DataType::Oid => OID_OID,
+        DataType::PgChar => OID_CHAR,
     }
 }
 
@@ -76,9 +78,9 @@ pub fn type_oid(t: &DataType) -> u32 {
 pub fn type_size(t: &DataType) -> i16 {
     match t {
         DataType::SmallInt => 2,
-        DataType::Int => 4,
+        DataType::Int | DataType::Oid => 4,
         DataType::BigInt => 8,
-        DataType::Bool => 1,
+        DataType::Bool | DataType::PgChar => 1,
         DataType::Real => 4,
         DataType::Double => 8,
         DataType::Timestamp => 8,
@@ -118,13 +120,15 @@ pub fn type_modifier(t: &DataType) -> i32 {
 pub fn oid_to_type(oid: u32) -> Option<DataType> {
     Some(match oid {
         OID_INT2 => DataType::SmallInt,
-        OID_INT4 | OID_OID => DataType::Int,
+        OID_INT4 => DataType::Int,
+        OID_OID => DataType::Oid,
         OID_INT8 => DataType::BigInt,
         OID_BOOL => DataType::Bool,
         OID_FLOAT4 => DataType::Real,
         OID_FLOAT8 => DataType::Double,
         OID_VARCHAR | OID_BPCHAR => DataType::Varchar(None),
-        OID_TEXT | OID_NAME | OID_CHAR => DataType::Text,
+        OID_TEXT | OID_NAME => DataType::Text,
+        OID_CHAR => DataType::PgChar,
         OID_TIMESTAMP => DataType::Timestamp,
         OID_TIMESTAMPTZ => DataType::TimestampTz,
         OID_TIME => DataType::Time,
@@ -226,6 +230,7 @@ pub fn encode_binary(v: &Value, t: &DataType, buf: &mut BytesMut) -> Result<(), 
         }
         DataType::Int => buf.put_i32(i32::try_from(as_i64(v)?).map_err(|_| range("integer"))?),
         DataType::BigInt => buf.put_i64(as_i64(v)?),
+        DataType::Oid => buf.put_u32(u32::try_from(as_i64(v)?).map_err(|_| range("oid"))?),
         DataType::Bool => match v {
             Value::Bool(b) => buf.put_u8(*b as u8),
             other => buf.put_u8((as_i64(other)? != 0) as u8),
@@ -236,7 +241,8 @@ pub fn encode_binary(v: &Value, t: &DataType, buf: &mut BytesMut) -> Result<(), 
             let d = as_decimal(v)?;
             d.to_sql(&Type::NUMERIC, buf).map_err(|e| e.to_string())?;
         }
-        DataType::Varchar(_) | DataType::Text => encode_text(v, t, buf),
+        // A "char" is its byte, as PostgreSQL's charsend.
+        DataType::Varchar(_) | DataType::Text | DataType::PgChar => encode_text(v, t, buf),
         DataType::Timestamp => match v {
             Value::Timestamp(us) => buf.put_i64(us - PG_EPOCH_OFFSET_US),
             Value::Date(d) => buf.put_i64(*d as i64 * 86_400_000_000 - PG_EPOCH_OFFSET_US),
@@ -296,7 +302,7 @@ pub fn encode_binary(v: &Value, t: &DataType, buf: &mut BytesMut) -> Result<(), 
             crate::pgarray::encode_array_binary_as(v, &DataType::SmallInt, OID_INT2, 0, buf)?
         }
         DataType::OidVector => {
-            crate::pgarray::encode_array_binary_as(v, &DataType::Int, OID_OID, 0, buf)?
+            crate::pgarray::encode_array_binary_as(v, &DataType::Oid, OID_OID, 0, buf)?
         }
     }
     Ok(())
@@ -402,7 +408,7 @@ fn parse_bytea(s: &str) -> Option<Vec<u8>> {
 pub fn decode_text_param(s: &str, oid: u32) -> Result<Value, SqlError> {
     refuse_nul(s)?;
     Ok(match oid {
-        OID_INT2 | OID_INT4 | OID_INT8 | OID_OID => {
+        OID_INT2 | OID_INT4 | OID_INT8 => {
             let name = match oid {
                 OID_INT2 => "smallint",
                 OID_INT8 => "bigint",
@@ -410,6 +416,8 @@ pub fn decode_text_param(s: &str, oid: u32) -> Result<Value, SqlError> {
             };
             Value::Int(s.trim().parse().map_err(|_| invalid(name, s))?)
         }
+        OID_OID => walden_engine::types::coerce(Value::text(s), &DataType::Oid)
+            .map_err(|_| invalid("oid", s))?,
         OID_BOOL => Value::Bool(parse_bool(s).ok_or_else(|| invalid("boolean", s))?),
         OID_FLOAT4 | OID_FLOAT8 => {
             Value::Float(parse_float(s).ok_or_else(|| invalid("double precision", s))?)
@@ -476,7 +484,12 @@ pub fn decode_binary_param(b: &[u8], oid: u32) -> Result<Value, SqlError> {
     };
     Ok(match oid {
         OID_INT2 => Value::Int(int(b, "smallint")?),
-        OID_INT4 | OID_OID => Value::Int(int(b, "integer")?),
+        OID_INT4 => Value::Int(int(b, "integer")?),
+        // Unsigned on the wire.
+        OID_OID => match b.len() {
+            4 => Value::Int(u32::from_be_bytes(b.try_into().unwrap()) as i64),
+            _ => return Err(bad_binary("oid")),
+        },
         OID_INT8 => Value::Int(int(b, "bigint")?),
         OID_BOOL => match b {
             [x] => Value::Bool(*x != 0),

@@ -629,7 +629,7 @@ fn assignable(from: &DataType, to: &DataType) -> bool {
     let numeric = |t: &DataType| {
         matches!(
             t,
-            T::SmallInt | T::Int | T::BigInt | T::Real | T::Double | T::Decimal { .. }
+            T::SmallInt | T::Int | T::BigInt | T::Oid | T::Real | T::Double | T::Decimal { .. }
         )
     };
     let text = |t: &DataType| matches!(t, T::Text | T::Varchar(_) | T::Char(_));

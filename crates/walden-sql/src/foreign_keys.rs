@@ -99,7 +99,7 @@ fn type_class(t: &DataType) -> (u8, u8) {
     // (family, class): a family shares PostgreSQL's cross-type equality,
     // a class also Walden's stored representation.
     match t {
-        T::SmallInt | T::Int | T::BigInt => (1, 1),
+        T::SmallInt | T::Int | T::BigInt | T::Oid => (1, 1),
         T::Real | T::Double => (1, 2),
         T::Decimal { .. } => (1, 3),
         T::Varchar(_) | T::Text => (2, 1),
@@ -123,6 +123,7 @@ fn type_class(t: &DataType) -> (u8, u8) {
         }
         // Catalog-only types (no table column has them).
         T::Int2Vector => (12, 0),
+        T::PgChar => (14, 0),
         T::OidVector => (13, 0),
     }
 }

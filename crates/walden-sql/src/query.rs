@@ -34,8 +34,28 @@ pub use select::*;
 /// Grouping context while compiling expressions after GROUP BY.
 pub struct AggCtx {
     pub group_keys: Vec<String>,
+    /// The keys' types, in the order of `group_keys`.
+    pub key_types: Vec<DataType>,
     pub input_scope: Arc<Scope>,
     pub aggs: Vec<AggSpec>,
+}
+
+impl AggCtx {
+    /// The types of the grouped row (keys, then the aggregates compiled so
+    /// far), which expressions after GROUP BY are compiled over.
+    pub fn row_types(&self, params: &[Option<DataType>]) -> Vec<DataType> {
+        let input: Vec<DataType> = self.input_scope.cols.iter().map(|c| c.ty.clone()).collect();
+        let aggs = self.aggs.iter().map(|a| {
+            functions::aggregate_type(
+                a.kind,
+                a.arg
+                    .as_ref()
+                    .and_then(|x| static_type(x, &input, params))
+                    .as_ref(),
+            )
+        });
+        self.key_types.iter().cloned().chain(aggs).collect()
+    }
 }
 
 /// Compile-time state of one statement.

@@ -132,10 +132,11 @@ pub fn data_type(t: &SqlType) -> Result<DataType> {
                 "json" => DataType::Json,
                 "jsonb" => DataType::Jsonb,
                 "image" | "varbinary" => DataType::Bytes,
-                "oid" | "regclass" => DataType::Int,
+                "oid" => DataType::Oid,
+                "regclass" => DataType::Int,
                 // PostgreSQL's one-byte `"char"` (catalog codes such as
-                // relkind), which the catalogs here hold as text.
-                "char" => DataType::Text,
+                // relkind).
+                "char" => DataType::PgChar,
                 other => {
                     return Err(SqlError::new(
                         crate::error::ErrorKind::UndefinedObject,

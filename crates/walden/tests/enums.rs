@@ -175,3 +175,116 @@ fn enums_survive_restarts() {
             .expect("timed out")
     });
 }
+
+/// An enum label as tokio-postgres binds and reads it: any enum type, in
+/// its binary form (the label's text).
+#[derive(Debug, PartialEq)]
+struct Label(String);
+
+impl tokio_postgres::types::ToSql for Label {
+    fn to_sql(
+        &self,
+        _: &tokio_postgres::types::Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        out.extend_from_slice(self.0.as_bytes());
+        Ok(tokio_postgres::types::IsNull::No)
+    }
+    fn accepts(ty: &tokio_postgres::types::Type) -> bool {
+        matches!(ty.kind(), tokio_postgres::types::Kind::Enum(_))
+    }
+    tokio_postgres::types::to_sql_checked!();
+}
+
+impl<'a> tokio_postgres::types::FromSql<'a> for Label {
+    fn from_sql(
+        _: &tokio_postgres::types::Type,
+        raw: &'a [u8],
+    ) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(Label(std::str::from_utf8(raw)?.to_string()))
+    }
+    fn accepts(ty: &tokio_postgres::types::Type) -> bool {
+        matches!(ty.kind(), tokio_postgres::types::Kind::Enum(_))
+    }
+}
+
+/// What tokio-postgres learned about a type, without its OID (the two
+/// servers number user types differently).
+fn type_info(t: &tokio_postgres::types::Type) -> String {
+    use tokio_postgres::types::Kind;
+    let kind = match t.kind() {
+        Kind::Array(e) => format!("array of {}", type_info(e)),
+        Kind::Enum(labels) => format!("enum {labels:?}"),
+        other => format!("{other:?}"),
+    };
+    format!("{}.{} ({kind})", t.schema(), t.name())
+}
+
+/// tokio-postgres prepares a statement with an enum parameter or column by
+/// looking the type up in pg_type and pg_enum (binding the type's OID as an
+/// `oid` parameter and reading `oid` columns): what it learns, and an enum
+/// (and enum array) round trip, against PostgreSQL.
+#[test]
+fn tokio_postgres_prepares_enum_statements() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(peers) = Peers::start(tmp.path(), "to compare enum type lookups") else {
+        return;
+    };
+    let run = |conn: String| async move {
+        let c = connect(&conn).await;
+        c.batch_execute(
+            "CREATE TYPE tp_mood AS ENUM ('sad', 'ok', 'happy'); \
+             CREATE TABLE tp (id int PRIMARY KEY, m tp_mood, ms tp_mood[])",
+        )
+        .await
+        .unwrap();
+        let ins = c
+            .prepare("INSERT INTO tp VALUES ($1, $2, $3)")
+            .await
+            .unwrap();
+        let mut out = Vec::new();
+        for t in ins.params() {
+            out.push(format!("param {}", type_info(t)));
+        }
+        c.execute(
+            &ins,
+            &[
+                &1i32,
+                &Label("happy".into()),
+                &vec![Label("sad".into()), Label("ok".into())],
+            ],
+        )
+        .await
+        .unwrap();
+        c.execute(&ins, &[&2i32, &Option::<Label>::None, &Vec::<Label>::new()])
+            .await
+            .unwrap();
+        let sel = c
+            .prepare("SELECT id, m, ms FROM tp WHERE m = $1 OR m IS NULL ORDER BY id")
+            .await
+            .unwrap();
+        for col in sel.columns() {
+            out.push(format!("column {} {}", col.name(), type_info(col.type_())));
+        }
+        for r in c.query(&sel, &[&Label("happy".into())]).await.unwrap() {
+            let m: Option<Label> = r.get(1);
+            let ms: Vec<Label> = r.get(2);
+            out.push(format!("row {} {m:?} {ms:?}", r.get::<_, i32>(0)));
+        }
+        // A label the type does not have is the server's error.
+        let e = c
+            .execute(&ins, &[&3i32, &Label("angry".into()), &Vec::<Label>::new()])
+            .await;
+        out.push(pg_diff::render_error(&e.unwrap_err(), &[]));
+        out
+    };
+    runtime().block_on(async {
+        tokio::time::timeout(Duration::from_secs(120), async {
+            let want = run(peers.pg_conn()).await;
+            let got = run(peers.walden_conn()).await;
+            assert_same(&want, &got);
+        })
+        .await
+        .expect("timed out")
+    });
+}

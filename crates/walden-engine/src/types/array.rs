@@ -29,6 +29,8 @@ pub const ARRAY_TYPES: &[(u32, u32, &str)] = &[
     (2950, 2951, "_uuid"),
     (114, 199, "_json"),
     (3802, 3807, "_jsonb"),
+    (26, 1028, "_oid"),
+    (18, 1002, "_char"),
 ];
 
 /// The array type OID whose elements have type OID `elem`.

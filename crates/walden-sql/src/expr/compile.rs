@@ -637,6 +637,7 @@ pub(super) fn catalog_cast(
             DataType::SmallInt
                 | DataType::Int
                 | DataType::BigInt
+                | DataType::Oid
                 | DataType::Decimal { .. }
                 | DataType::Real
                 | DataType::Double

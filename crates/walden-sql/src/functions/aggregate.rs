@@ -298,9 +298,12 @@ pub(super) fn sum_add(acc: Value, v: Value) -> Result<Value> {
 pub fn aggregate_type(kind: AggKind, arg: Option<&DataType>) -> DataType {
     match kind {
         AggKind::CountStar | AggKind::Count => DataType::BigInt,
+        // As PostgreSQL: sum(bigint) is numeric (it cannot overflow),
+        // sum(real) stays real.
         AggKind::Sum => match arg {
-            Some(DataType::SmallInt | DataType::Int | DataType::BigInt) => DataType::BigInt,
-            Some(DataType::Real | DataType::Double) => DataType::Double,
+            Some(DataType::SmallInt | DataType::Int) => DataType::BigInt,
+            Some(DataType::Real) => DataType::Real,
+            Some(DataType::Double) => DataType::Double,
             _ => DataType::Decimal {
                 precision: 0,
                 scale: 0,

@@ -56,7 +56,11 @@ pub(super) fn pg_typeof(
         raw.first().and_then(|a| arg_expr(a)),
         Some(ast::Expr::Value(v)) if matches!(v.value, ast::Value::SingleQuotedString(_) | ast::Value::Null)
     );
-    let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+    // After GROUP BY the argument is over the grouped row.
+    let types: Vec<DataType> = match &p.agg {
+        Some(ctx) => ctx.row_types(&p.params),
+        None => scope.cols.iter().map(|c| c.ty.clone()).collect(),
+    };
     // A select-list SRF's column is typed by the call.
     let srf_type = match (&p.srf, arg) {
         (crate::query::srf::SrfSlot::Open(calls), Expr::Col(i)) => {
@@ -311,6 +315,21 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
     if func == Func::Length && args.len() == 1 && crate::expr::is_char(p, scope, &args[0]) {
         let a = args.pop().unwrap();
         args.push(crate::expr::unpad(a));
+    }
+    // int2vector and oidvector number their elements from 0.
+    let types = || -> Vec<DataType> { scope.cols.iter().map(|c| c.ty.clone()).collect() };
+    if name != "array_length"
+        && matches!(func, Func::ArrayUpper | Func::ArrayLower)
+        && matches!(
+            crate::query::static_type(&args[0], &types(), &p.params),
+            Some(DataType::Int2Vector | DataType::OidVector)
+        )
+    {
+        return Ok(Expr::Bin(
+            crate::expr::BinOp::Sub,
+            Box::new(Expr::Func(func, args)),
+            Box::new(Expr::Lit(Value::Int(1))),
+        ));
     }
     if func == Func::NextVal {
         if args.len() != 1 {

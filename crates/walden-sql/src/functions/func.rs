@@ -214,9 +214,7 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         Func::Today => DataType::Date,
         Func::NewUuid => DataType::Uuid,
         Func::DbId | Func::Spid => DataType::Int,
-        Func::NextVal | Func::SetVal | Func::Length | Func::DateDiff | Func::DatePart => {
-            DataType::BigInt
-        }
+        Func::NextVal | Func::SetVal | Func::DateDiff | Func::DatePart => DataType::BigInt,
         Func::Coalesce
         | Func::NullIf
         | Func::Greatest
@@ -230,9 +228,11 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         Func::True | Func::False | Func::AnyArray(..) | Func::IsVisible => DataType::Bool,
         Func::Privilege(f) if f != crate::privileges::PrivFn::UserById => DataType::Bool,
         Func::RegClassOid | Func::RegTypeOid | Func::RegNamespaceOid => DataType::Int,
-        Func::ArrayUpper | Func::ArrayLower | Func::Cardinality | Func::OctetLength => {
-            DataType::Int
-        }
+        Func::ArrayUpper
+        | Func::ArrayLower
+        | Func::Cardinality
+        | Func::OctetLength
+        | Func::Length => DataType::Int,
         Func::ArrayContains(_) | Func::ArrayOverlap => DataType::Bool,
         Func::ArrayElement => args
             .first()

@@ -119,10 +119,10 @@ pub fn lookup(schema: Option<&str>, name: &str) -> Option<PgView> {
 
 use DataType as T;
 
-pub(super) const OID: T = T::Int;
+pub(super) const OID: T = T::Oid;
 pub(super) const BOOL: T = T::Bool;
 pub(super) const NAME: T = T::Text;
-pub(super) const CHAR: T = T::Text;
+pub(super) const CHAR: T = T::PgChar;
 pub(super) const I2: T = T::SmallInt;
 pub(super) const I4: T = T::Int;
 

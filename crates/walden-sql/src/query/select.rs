@@ -470,8 +470,13 @@ fn plan_select_inner(
             p.window = WindowSlot::Refused("here");
             key_names.push(g.to_string());
         }
+        let key_types = keys
+            .iter()
+            .map(|k| static_type(k, &input_types, &p.params).unwrap_or(DataType::Text))
+            .collect();
         p.agg = Some(AggCtx {
             group_keys: key_names,
+            key_types,
             input_scope: scope.clone(),
             aggs: Vec::new(),
         });
@@ -552,24 +557,7 @@ fn plan_select_inner(
     };
     let group = match (group, p.agg.take()) {
         (Some(keys), Some(ctx)) => {
-            let key_types: Vec<DataType> = keys
-                .iter()
-                .map(|k| static_type(k, &input_types, &p.params).unwrap_or(DataType::Text))
-                .collect();
-            let agg_types: Vec<DataType> = ctx
-                .aggs
-                .iter()
-                .map(|a| {
-                    functions::aggregate_type(
-                        a.kind,
-                        a.arg
-                            .as_ref()
-                            .and_then(|x| static_type(x, &input_types, &p.params))
-                            .as_ref(),
-                    )
-                })
-                .collect();
-            row_types = key_types.into_iter().chain(agg_types).collect();
+            row_types = ctx.row_types(&p.params);
             Some((keys, ctx.aggs))
         }
         _ => None,
