@@ -33,7 +33,6 @@ const GAPS: &[(&str, &str)] = &[
     ("getPrimaryKeys jc_pair_ref", "information_schema._pg_expandarray(...) as a whole, record-valued column, read back as (keys).x"),
     ("getPrimaryKeys jc_parent", "information_schema._pg_expandarray(...) as a whole, record-valued column, read back as (keys).x"),
     ("getColumns", "an identity column is reported as bigserial with a nextval() default, not as an identity column"),
-    ("metadata scalars", "pg_get_keywords()"),
 ];
 
 /// Fields whose values legitimately differ between the two servers: masked
