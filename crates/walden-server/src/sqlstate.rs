@@ -43,6 +43,7 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::InvalidTableDefinition => "42P16",
         K::DuplicateDatabase => "42P04",
         K::AmbiguousColumn => "42702",
+        K::AmbiguousFunction => "42725",
         K::GroupingError => "42803",
         K::UniqueViolation => "23505",
         K::NotNullViolation => "23502",

@@ -120,6 +120,8 @@ pub enum ErrorKind {
     InvalidFrameOffset,
     /// A NULL where the clause needs a value: a frame offset (22004).
     NullValueNotAllowed,
+    /// An operator or function call more than one candidate fits (42725).
+    AmbiguousFunction,
 }
 
 /// The optional fields of an error that drivers read apart from the message

@@ -119,7 +119,9 @@ impl<'a> Planner<'a> {
         }
     }
 
-    /// `col = $1`: the parameter takes the column's type.
+    /// `col = $1`: the parameter takes the column's type, or the type of
+    /// the operator PostgreSQL picks for it: varchar has no operators of
+    /// its own, so beside a varchar the parameter is text.
     pub fn infer_pair(&mut self, l: &Expr, r: &Expr, scope: &Scope) {
         match (l, r) {
             (Expr::Param(i), other) | (other, Expr::Param(i)) => {
@@ -128,6 +130,10 @@ impl<'a> Planner<'a> {
                     &scope.cols.iter().map(|c| c.ty.clone()).collect::<Vec<_>>(),
                     &self.params,
                 ) {
+                    let t = match t {
+                        DataType::Varchar(_) => DataType::Text,
+                        t => t,
+                    };
                     self.infer_param(*i, t);
                 }
             }

@@ -23,26 +23,16 @@ const DRIVER_JAR: &str = "/usr/share/java/postgresql.jar";
 /// Sections whose output differs from PostgreSQL's, and why (what Walden
 /// lacks). docs/conformance.md lists the same.
 const GAPS: &[(&str, &str)] = &[
-    ("ParameterMetaData", "a parameter compared with a varchar column is typed varchar; PostgreSQL resolves it to text"),
     ("ResultSetMetaData", "RowDescription carries no table OID and column number, so getTableName/isNullable/isAutoIncrement are unknown"),
     ("getBestRowIdentifier jc_child", "information_schema._pg_expandarray(...) as a whole, record-valued column, read back as (keys).x"),
     ("getBestRowIdentifier jc_pair", "information_schema._pg_expandarray(...) as a whole, record-valued column, read back as (keys).x"),
     ("getBestRowIdentifier jc_pair_ref", "information_schema._pg_expandarray(...) as a whole, record-valued column, read back as (keys).x"),
     ("getBestRowIdentifier jc_parent", "information_schema._pg_expandarray(...) as a whole, record-valued column, read back as (keys).x"),
-    ("getIndexInfo jc_child", "the bitwise operator & (smallint & smallint) on pg_index.indoption"),
-    ("getIndexInfo jc_pair", "the bitwise operator & (smallint & smallint) on pg_index.indoption"),
-    ("getIndexInfo jc_pair_ref", "the bitwise operator & (smallint & smallint) on pg_index.indoption"),
-    ("getIndexInfo jc_parent", "the bitwise operator & (smallint & smallint) on pg_index.indoption"),
-    ("getIndexInfo unique jc_child", "the bitwise operator & (smallint & smallint) on pg_index.indoption"),
-    ("getIndexInfo unique jc_pair", "the bitwise operator & (smallint & smallint) on pg_index.indoption"),
-    ("getIndexInfo unique jc_pair_ref", "the bitwise operator & (smallint & smallint) on pg_index.indoption"),
-    ("getIndexInfo unique jc_parent", "the bitwise operator & (smallint & smallint) on pg_index.indoption"),
     ("getPrimaryKeys jc_child", "information_schema._pg_expandarray(...) as a whole, record-valued column, read back as (keys).x"),
     ("getPrimaryKeys jc_pair", "information_schema._pg_expandarray(...) as a whole, record-valued column, read back as (keys).x"),
     ("getPrimaryKeys jc_pair_ref", "information_schema._pg_expandarray(...) as a whole, record-valued column, read back as (keys).x"),
     ("getPrimaryKeys jc_parent", "information_schema._pg_expandarray(...) as a whole, record-valued column, read back as (keys).x"),
     ("getColumns", "an identity column is reported as bigserial with a nextval() default, not as an identity column"),
-    ("metadata scalars", "pg_get_keywords()"),
 ];
 
 /// Fields whose values legitimately differ between the two servers: masked

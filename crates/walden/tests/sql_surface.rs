@@ -149,3 +149,28 @@ fn operators_only_and_functions_match_postgres() {
         }
     });
 }
+
+// pg_get_keywords(): every word with its category and label columns, in
+// PostgreSQL's order, and pgjdbc's getSQLKeywords query over it.
+const KEYWORDS: &[&str] = &[
+    "SELECT * FROM pg_get_keywords()",
+    "SELECT count(*), count(*) FILTER (WHERE barelabel) FROM pg_catalog.pg_get_keywords()",
+    "SELECT catcode, catdesc, barelabel, baredesc, count(*) FROM pg_get_keywords() \
+     GROUP BY 1, 2, 3, 4 ORDER BY 1, 3",
+    "SELECT k.word FROM pg_get_keywords() AS k WHERE k.catcode = 'R' AND NOT k.barelabel ORDER BY 1",
+    "SELECT string_agg(word, ',') FROM pg_catalog.pg_get_keywords() \
+     WHERE word <> ALL ('{a,abs,absolute,action,ada,add,admin,after,all}'::text[])",
+];
+
+#[test]
+fn pg_get_keywords_matches_postgres() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(peers) = Peers::start(tmp.path(), "to compare pg_get_keywords()") else {
+        return;
+    };
+    block_on_within(Duration::from_secs(120), async {
+        let want = run_script(&peers.pg_conn(), KEYWORDS, FIELDS).await;
+        let got = run_script(&peers.walden_conn(), KEYWORDS, FIELDS).await;
+        assert_same(&want, &got);
+    });
+}

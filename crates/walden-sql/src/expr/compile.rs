@@ -2,6 +2,7 @@
 //! literals typed, casts, subqueries planned.
 
 use super::*;
+use crate::functions::bitwise::BitOp;
 
 impl Expr {
     /// Compiles an AST expression in `scope`.
@@ -113,10 +114,21 @@ impl Expr {
                         other => Expr::Neg(Box::new(other)),
                     },
                     UnaryOperator::Plus => inner,
+                    UnaryOperator::BitwiseNot => {
+                        functions::bitwise::compile(p, scope, BitOp::Not, None, inner)?
+                    }
                     other => return Err(SqlError::unsupported(format!("operator {other}"))),
                 }
             }
             A::BinaryOp { left, op, right } => {
+                if let Some(e) = functions::bitwise::regroup_prefix(left, op, right) {
+                    return Expr::compile(p, scope, &e);
+                }
+                if let Some(b) = bit_op(op) {
+                    let l = Expr::compile(p, scope, left)?;
+                    let r = Expr::compile(p, scope, right)?;
+                    return functions::bitwise::compile(p, scope, b, Some(l), r);
+                }
                 if let Some(e) = crate::arrays::compile_operator(p, scope, left, op, right)? {
                     return Ok(e);
                 }
@@ -537,6 +549,19 @@ impl Expr {
             A::Collate { expr, .. } => Expr::compile(p, scope, expr)?,
             other => return Err(SqlError::unsupported(format!("expression {other}"))),
         })
+    }
+}
+
+/// The integer bitwise operator `op` names, written bare or as
+/// `OPERATOR(pg_catalog.op)`.
+fn bit_op(op: &ast::BinaryOperator) -> Option<BitOp> {
+    match op {
+        ast::BinaryOperator::PGCustomBinaryOperator(parts) => match parts.as_slice() {
+            [o] => BitOp::from_name(o),
+            [schema, o] if schema.trim_matches('"') == "pg_catalog" => BitOp::from_name(o),
+            _ => None,
+        },
+        other => BitOp::from_binary(other),
     }
 }
 

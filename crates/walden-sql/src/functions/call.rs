@@ -80,6 +80,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
     let arg = |i: usize| a.get(i).cloned().unwrap_or(Value::Null);
     Ok(match f {
         Func::Json(j) => crate::jsonfn::call(j, a)?,
+        Func::Bitwise(op, w) => bitwise::call(op, w, &a)?,
         Func::Now => Value::TimestampTz(env.info.now),
         Func::LocalTimestamp => {
             Value::Timestamp(walden_engine::types::datetime::tz_to_local(env.info.now))

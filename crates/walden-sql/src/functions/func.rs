@@ -4,6 +4,8 @@ use super::*;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Func {
+    /// An integer bitwise operator at one width (`functions/bitwise.rs`).
+    Bitwise(bitwise::BitOp, bitwise::IntWidth),
     /// The transaction's start (now(), CURRENT_TIMESTAMP).
     Now,
     /// The transaction's start as local time (LOCALTIMESTAMP).
@@ -261,6 +263,7 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         Func::StringToArray => DataType::Array(Box::new(DataType::Text)),
         Func::RelationSize(_) => DataType::BigInt,
         Func::Json(j) => crate::jsonfn::result_type(j, args),
+        Func::Bitwise(_, w) => w.data_type(),
         _ => DataType::Text,
     }
 }

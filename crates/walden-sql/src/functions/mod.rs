@@ -55,6 +55,7 @@ impl SessionInfo {
 }
 
 mod aggregate;
+pub mod bitwise;
 mod call;
 mod compile;
 mod dates;

@@ -21,6 +21,7 @@ mod array;
 mod deparse;
 mod dump_catalogs;
 mod enums;
+pub(crate) mod keywords;
 mod oids;
 mod opclass;
 mod regcast;

@@ -577,7 +577,11 @@ pub(super) fn class_row(
         i(am),
         i(oid),
         i(0),
-        i(0),
+        // relpages: Walden keeps no pages. An index shows PostgreSQL's
+        // least (a btree's metapage, what CREATE INDEX records for an
+        // index built on an empty table); a table PostgreSQL's 0 before
+        // its first VACUUM or ANALYZE.
+        i(if kind == "i" { 1 } else { 0 }),
         Value::Float(tuples),
         i(0),
         i(0),

@@ -383,7 +383,8 @@ fn function_rows(
         | "generate_subscripts"
         | "_pg_expandarray"
         | "regexp_split_to_table"
-        | "regexp_matches" => {
+        | "regexp_matches"
+        | "pg_get_keywords" => {
             let func = srf::lookup(&lname).expect("listed SRF");
             let types: Vec<Option<DataType>> =
                 args.iter().map(|a| static_type(a, &[], &[])).collect();

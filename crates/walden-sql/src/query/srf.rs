@@ -24,6 +24,8 @@ pub enum SrfFunc {
     /// regexp_matches(s, pattern [, flags]): a text[] per match.
     RegexpMatches,
     Json(crate::jsonfn::JsonSrf),
+    /// pg_get_keywords(): PostgreSQL 15's key words.
+    Keywords,
 }
 
 /// The SRF a call names, if any.
@@ -35,6 +37,7 @@ pub fn lookup(name: &str) -> Option<SrfFunc> {
         "_pg_expandarray" => SrfFunc::ExpandArray,
         "regexp_split_to_table" => SrfFunc::RegexpSplit,
         "regexp_matches" => SrfFunc::RegexpMatches,
+        "pg_get_keywords" => SrfFunc::Keywords,
         other => SrfFunc::Json(crate::jsonfn::srf(other)?),
     })
 }
@@ -96,6 +99,7 @@ pub fn columns(func: SrfFunc, label: &str, args: &[Option<DataType>]) -> Vec<(St
         SrfFunc::RegexpSplit => vec![(label.into(), DataType::Text)],
         SrfFunc::RegexpMatches => vec![(label.into(), DataType::Array(Box::new(DataType::Text)))],
         SrfFunc::Json(j) => j.columns(label),
+        SrfFunc::Keywords => crate::pg_catalog::keywords::columns(),
     }
 }
 
@@ -151,6 +155,23 @@ pub fn run(
             Ok(())
         }
         SrfFunc::RegexpSplit | SrfFunc::RegexpMatches => regexp(func, args, each),
+        SrfFunc::Keywords => {
+            if !args.is_empty() {
+                return Err(SqlError::new(
+                    ErrorKind::UndefinedFunction,
+                    format!(
+                        "function pg_get_keywords() with {} arguments does not exist",
+                        args.len()
+                    ),
+                ));
+            }
+            for r in crate::pg_catalog::keywords::rows() {
+                if !each(r)? {
+                    break;
+                }
+            }
+            Ok(())
+        }
         SrfFunc::Json(j) => {
             for r in j.rows(&arg(0))? {
                 if !each(r)? {

@@ -1,0 +1,331 @@
+//! PostgreSQL's integer bitwise operators: `&`, `|`, `#` (xor), prefix
+//! `~`, `<<` and `>>` on smallint, integer and bigint.
+//!
+//! PostgreSQL has one operator per width (int2and, int4and, int8and, ...),
+//! so a mixed pair is widened to the wider operand and the result has that
+//! type; a shift's count is always an integer. Values are `Value::Int`
+//! whatever the width, so the width is fixed when the operator is compiled
+//! and decides how a shift wraps.
+
+use super::*;
+use crate::query::static_type;
+use sqlparser::ast::{BinaryOperator, UnaryOperator};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BitOp {
+    And,
+    Or,
+    Xor,
+    Not,
+    Shl,
+    Shr,
+}
+
+impl BitOp {
+    pub fn from_binary(op: &BinaryOperator) -> Option<BitOp> {
+        use BinaryOperator as B;
+        Some(match op {
+            B::BitwiseAnd => BitOp::And,
+            B::BitwiseOr => BitOp::Or,
+            B::PGBitwiseXor => BitOp::Xor,
+            B::PGBitwiseShiftLeft => BitOp::Shl,
+            B::PGBitwiseShiftRight => BitOp::Shr,
+            _ => return None,
+        })
+    }
+
+    /// The operator named inside `OPERATOR(pg_catalog.op)`.
+    pub fn from_name(op: &str) -> Option<BitOp> {
+        Some(match op {
+            "&" => BitOp::And,
+            "|" => BitOp::Or,
+            "#" => BitOp::Xor,
+            "<<" => BitOp::Shl,
+            ">>" => BitOp::Shr,
+            _ => return None,
+        })
+    }
+
+    fn symbol(self) -> &'static str {
+        match self {
+            BitOp::And => "&",
+            BitOp::Or => "|",
+            BitOp::Xor => "#",
+            BitOp::Not => "~",
+            BitOp::Shl => "<<",
+            BitOp::Shr => ">>",
+        }
+    }
+}
+
+/// The integer type an operator works in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum IntWidth {
+    W16,
+    W32,
+    W64,
+}
+
+impl IntWidth {
+    fn of(t: &DataType) -> Option<IntWidth> {
+        Some(match t {
+            DataType::SmallInt => IntWidth::W16,
+            DataType::Int => IntWidth::W32,
+            DataType::BigInt => IntWidth::W64,
+            _ => return None,
+        })
+    }
+
+    pub fn data_type(self) -> DataType {
+        match self {
+            IntWidth::W16 => DataType::SmallInt,
+            IntWidth::W32 => DataType::Int,
+            IntWidth::W64 => DataType::BigInt,
+        }
+    }
+}
+
+/// What an operand's type says about the operator to pick.
+enum Operand {
+    /// An integer of this width.
+    Int(IntWidth),
+    /// A quoted literal or an untyped parameter: it takes the type the
+    /// other operand asks for, as PostgreSQL's `unknown` does.
+    Unknown,
+    /// Any other type, by its SQL name (for the error).
+    Other(String),
+}
+
+fn operand(p: &Planner<'_>, scope: &Scope, e: &Expr) -> Operand {
+    if matches!(e, Expr::Lit(Value::Text(_)) | Expr::Lit(Value::Null)) {
+        return Operand::Unknown;
+    }
+    let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+    match static_type(e, &types, &p.params) {
+        None => Operand::Unknown,
+        Some(t) => match IntWidth::of(&t) {
+            Some(w) => Operand::Int(w),
+            // Named without a type modifier, as PostgreSQL's error does.
+            None => Operand::Other(crate::pg_catalog::regtype_name(
+                crate::pg_catalog::type_oid_and_mod(&t).0,
+            )),
+        },
+    }
+}
+
+fn name(o: &Operand) -> String {
+    match o {
+        Operand::Int(w) => w.data_type().sql_name(),
+        Operand::Unknown => "unknown".into(),
+        Operand::Other(n) => n.clone(),
+    }
+}
+
+fn no_operator(op: BitOp, l: Option<&Operand>, r: &Operand) -> SqlError {
+    let text = match l {
+        Some(l) => format!("{} {} {}", name(l), op.symbol(), name(r)),
+        None => format!("{} {}", op.symbol(), name(r)),
+    };
+    SqlError::new(
+        ErrorKind::UndefinedFunction,
+        format!("operator does not exist: {text}"),
+    )
+}
+
+/// Gives an unknown operand the type `w`: a parameter is typed, a quoted
+/// literal is read as an integer of that width.
+fn settle(p: &mut Planner<'_>, e: Expr, w: IntWidth) -> Expr {
+    match e {
+        Expr::Param(i) => {
+            p.infer_param(i, w.data_type());
+            Expr::Cast(Box::new(Expr::Param(i)), w.data_type())
+        }
+        Expr::Lit(Value::Null) => e,
+        other => Expr::Cast(Box::new(other), w.data_type()),
+    }
+}
+
+/// Compiles `l op r` (or `~ r` when `l` is None).
+pub fn compile(
+    p: &mut Planner<'_>,
+    scope: &Scope,
+    op: BitOp,
+    l: Option<Expr>,
+    r: Expr,
+) -> Result<Expr> {
+    let ro = operand(p, scope, &r);
+    let Some(l) = l else {
+        return match ro {
+            Operand::Int(w) => Ok(Expr::Func(Func::Bitwise(op, w), vec![r])),
+            // ~ exists for several types (integers, bit strings, inet).
+            Operand::Unknown => Err(SqlError::new(
+                ErrorKind::AmbiguousFunction,
+                "operator is not unique: ~ unknown",
+            )),
+            Operand::Other(_) => Err(no_operator(op, None, &ro)),
+        };
+    };
+    let lo = operand(p, scope, &l);
+    if matches!(op, BitOp::Shl | BitOp::Shr) {
+        // int2shl, int4shl, int8shl: the count is an integer (a smallint
+        // widens to one; a bigint does not narrow).
+        let w = match (&lo, &ro) {
+            (Operand::Int(w), Operand::Int(IntWidth::W16 | IntWidth::W32) | Operand::Unknown) => *w,
+            (Operand::Unknown, Operand::Int(IntWidth::W16 | IntWidth::W32)) => IntWidth::W32,
+            (Operand::Unknown, Operand::Unknown) => {
+                return Err(SqlError::new(
+                    ErrorKind::AmbiguousFunction,
+                    format!("operator is not unique: unknown {} unknown", op.symbol()),
+                ))
+            }
+            _ => return Err(no_operator(op, Some(&lo), &ro)),
+        };
+        let l = if matches!(lo, Operand::Unknown) {
+            settle(p, l, w)
+        } else {
+            l
+        };
+        let r = if matches!(ro, Operand::Unknown) {
+            settle(p, r, IntWidth::W32)
+        } else {
+            r
+        };
+        return Ok(Expr::Func(Func::Bitwise(op, w), vec![l, r]));
+    }
+    let w = match (&lo, &ro) {
+        (Operand::Int(a), Operand::Int(b)) => (*a).max(*b),
+        (Operand::Int(w), Operand::Unknown) | (Operand::Unknown, Operand::Int(w)) => *w,
+        (Operand::Unknown, Operand::Unknown) => {
+            return Err(SqlError::new(
+                ErrorKind::AmbiguousFunction,
+                format!("operator is not unique: unknown {} unknown", op.symbol()),
+            ))
+        }
+        _ => return Err(no_operator(op, Some(&lo), &ro)),
+    };
+    let l = if matches!(lo, Operand::Unknown) {
+        settle(p, l, w)
+    } else {
+        l
+    };
+    let r = if matches!(ro, Operand::Unknown) {
+        settle(p, r, w)
+    } else {
+        r
+    };
+    Ok(Expr::Func(Func::Bitwise(op, w), vec![l, r]))
+}
+
+/// Evaluates the operator over integer values (NULL in, NULL out).
+pub fn call(op: BitOp, w: IntWidth, a: &[Value]) -> Result<Value> {
+    let int = |i: usize| -> Result<Option<i64>> {
+        match a.get(i) {
+            Some(Value::Int(v)) => Ok(Some(*v)),
+            Some(Value::Null) | None => Ok(None),
+            Some(other) => cast(other.clone(), &w.data_type()).map(|v| v.as_i64()),
+        }
+    };
+    let Some(x) = int(0)? else {
+        return Ok(Value::Null);
+    };
+    if op == BitOp::Not {
+        return Ok(Value::Int(!x));
+    }
+    let Some(y) = int(1)? else {
+        return Ok(Value::Null);
+    };
+    // Operands are in range for `w`, so and/or/xor stay in range. Shifts
+    // wrap as PostgreSQL's C code does on its hardware: the count taken
+    // modulo the register width (32 bits for smallint and integer, 64 for
+    // bigint), a smallint result truncated to 16 bits.
+    let c = y as u32;
+    Ok(Value::Int(match op {
+        BitOp::And => x & y,
+        BitOp::Or => x | y,
+        BitOp::Xor => x ^ y,
+        BitOp::Not => unreachable!("handled above"),
+        BitOp::Shl => match w {
+            IntWidth::W16 => (x as i32).wrapping_shl(c) as i16 as i64,
+            IntWidth::W32 => (x as i32).wrapping_shl(c) as i64,
+            IntWidth::W64 => x.wrapping_shl(c),
+        },
+        BitOp::Shr => match w {
+            IntWidth::W16 => (x as i32).wrapping_shr(c) as i16 as i64,
+            IntWidth::W32 => (x as i32).wrapping_shr(c) as i64,
+            IntWidth::W64 => x.wrapping_shr(c),
+        },
+    }))
+}
+
+/// PostgreSQL parses a prefix operator's operand up to the next operator
+/// of its own precedence, so `~ 1 + 2` is `~ (1 + 2)`; sqlparser stops at
+/// `+` and `-` and reads `(~ 1) + 2`. This regroups `l op r` (op being
+/// `+` or `-`) when a bare `~` ends `l`'s right-hand edge, `l` regrouped
+/// first (`~ 1 + 2 - 3` is `~ ((1 + 2) - 3)`).
+pub fn regroup_prefix(l: &ast::Expr, op: &BinaryOperator, r: &ast::Expr) -> Option<ast::Expr> {
+    if !is_additive(op) {
+        return None;
+    }
+    rebuild(&regrouped(l), op, r)
+}
+
+fn is_additive(op: &BinaryOperator) -> bool {
+    matches!(op, BinaryOperator::Plus | BinaryOperator::Minus)
+}
+
+/// `e` with its own `+` / `-` chain regrouped.
+fn regrouped(e: &ast::Expr) -> ast::Expr {
+    match e {
+        ast::Expr::BinaryOp { left, op, right } if is_additive(op) => {
+            let l = regrouped(left);
+            rebuild(&l, op, right).unwrap_or_else(|| ast::Expr::BinaryOp {
+                left: Box::new(l),
+                op: op.clone(),
+                right: right.clone(),
+            })
+        }
+        other => other.clone(),
+    }
+}
+
+/// `e op r` with `op r` moved into the operand of the `~` that ends `e`'s
+/// right-hand edge; None when no bare `~` ends it.
+fn rebuild(e: &ast::Expr, op: &BinaryOperator, r: &ast::Expr) -> Option<ast::Expr> {
+    use ast::Expr as A;
+    match e {
+        A::UnaryOp {
+            op: UnaryOperator::BitwiseNot,
+            expr,
+        } => Some(A::UnaryOp {
+            op: UnaryOperator::BitwiseNot,
+            expr: Box::new(rebuild(expr, op, r).unwrap_or_else(|| A::BinaryOp {
+                left: expr.clone(),
+                op: op.clone(),
+                right: Box::new(r.clone()),
+            })),
+        }),
+        // Operators that bind at least as tightly as `+` keep their left
+        // side; a `~` at the end of their right side takes `op r` along.
+        A::BinaryOp {
+            left,
+            op: inner,
+            right,
+        } if matches!(
+            inner,
+            BinaryOperator::Plus
+                | BinaryOperator::Minus
+                | BinaryOperator::Multiply
+                | BinaryOperator::Divide
+                | BinaryOperator::Modulo
+                | BinaryOperator::PGExp
+        ) =>
+        {
+            Some(A::BinaryOp {
+                left: left.clone(),
+                op: inner.clone(),
+                right: Box::new(rebuild(right, op, r)?),
+            })
+        }
+        _ => None,
+    }
+}
