@@ -83,15 +83,17 @@ impl Transaction {
     /// entries (indexed values ++ row key) in `range`, in entry order (or
     /// `reverse`), as this transaction sees it, until `f` returns false.
     /// `Ok(false)` when the snapshot is older than the index (the caller
-    /// reads another way; nothing was visited). `seek`: whether leading
-    /// values were fixed, for the index's usage counters.
+    /// reads another way; nothing was visited). `seek`, for the index's
+    /// usage counters: `Some(true)` when leading values were fixed (a
+    /// seek), `Some(false)` a scan, `None` for a later part of one walk
+    /// (counted already: a statement counts once, as PostgreSQL's idx_scan).
     pub fn index_walk<E: From<EngineError>>(
         &self,
         t: &Table,
         ix: usize,
         range: (Bound<Key>, Bound<Key>),
         reverse: bool,
-        seek: bool,
+        seek: Option<bool>,
         mut f: impl FnMut(&Row) -> std::result::Result<bool, E>,
     ) -> std::result::Result<bool, E> {
         let Some(index) = t.indexes.get(ix) else {
@@ -109,11 +111,11 @@ impl Transaction {
         if !index.usable_at(csn) {
             return Ok(false);
         }
-        if seek {
-            index.seeks.fetch_add(1, Relaxed);
-        } else {
-            index.scans.fetch_add(1, Relaxed);
-        }
+        match seek {
+            Some(true) => index.seeks.fetch_add(1, Relaxed),
+            Some(false) => index.scans.fetch_add(1, Relaxed),
+            None => 0,
+        };
         // The transaction's own rows, as the entries they would have.
         let mut mine: Vec<(Key, Row)> = self
             .own_writes(t)

@@ -176,11 +176,12 @@ pub(super) fn run_walk(
         done.set(need.is_some_and(|n| seen >= n));
         Ok(!done.get())
     };
-    for seg in segments {
+    for (i, seg) in segments.into_iter().enumerate() {
         match w.index {
             None => tx.walk_in(table, seg, w.reverse, &mut visit)?,
             Some(ix) => {
-                let seek = !w.eq.is_empty();
+                // The NULLs walked apart are part of the same walk.
+                let seek = (i == 0).then_some(!w.eq.is_empty());
                 if !tx.index_walk(table, ix, seg, w.reverse, seek, &mut visit)? {
                     return Ok(None);
                 }
