@@ -510,7 +510,123 @@ impl VersionedRows {
             if let Some(end) = &end {
                 mem.retain(|(k, _)| k <= end);
             }
-            return Ok((merge(mem, stored), next));
+            return Ok((merge(mem, stored, false), next));
+        }
+    }
+
+    /// Calls `f` with each row in `range` as a snapshot at `csn` sees it,
+    /// in key order or (`reverse`) the opposite, until `f` returns false:
+    /// the ordered walk behind `ORDER BY ... LIMIT`. Chunks start small and
+    /// grow, so a walk that stops after a few rows copies few; each is
+    /// visited after the table's lock is released (`f` may read the table).
+    pub fn walk_at<E: From<EngineError>>(
+        &self,
+        range: (Bound<&Key>, Bound<&Key>),
+        csn: Csn,
+        reverse: bool,
+        mut f: impl FnMut(&Key, &Row) -> std::result::Result<bool, E>,
+    ) -> std::result::Result<(), E> {
+        let (mut lo, mut hi) = (range.0.cloned(), range.1.cloned());
+        let mut n = 16;
+        loop {
+            if walk_range_is_empty(lo.as_ref(), hi.as_ref()) {
+                return Ok(());
+            }
+            let (rows, next) = self.dir_chunk((lo.as_ref(), hi.as_ref()), csn, n, reverse)?;
+            for (k, r) in &rows {
+                if !f(k, r)? {
+                    return Ok(());
+                }
+            }
+            match next {
+                Some(b) if reverse => hi = b,
+                Some(b) => lo = b,
+                None => return Ok(()),
+            }
+            n = (n * 4).min(SCAN_CHUNK);
+        }
+    }
+
+    /// Up to `n` keys of `range` from its start (or, `reverse`, its end) as
+    /// a snapshot at `csn` sees them, and the bound the next chunk resumes
+    /// at (its new start, or new end), as `chunk` does forward.
+    fn dir_chunk(
+        &self,
+        range: (Bound<&Key>, Bound<&Key>),
+        csn: Csn,
+        n: usize,
+        reverse: bool,
+    ) -> Result<Chunk> {
+        loop {
+            if let Some(base) = self.base.get() {
+                return self.merged_dir_chunk(base, range, csn, n, reverse);
+            }
+            let mut rows = Vec::new();
+            let mut next = None;
+            {
+                let map = self.map.read();
+                for (i, (k, c)) in directed(map.range::<Key, _>(range), reverse).enumerate() {
+                    if i == n {
+                        next = Some(Bound::Included(k.clone()));
+                        break;
+                    }
+                    if let Some(r) = c.at(csn) {
+                        rows.push((k.clone(), r.clone()));
+                    }
+                }
+            }
+            // Attached meanwhile (see `chunk`): read again through the store.
+            if self.base.get().is_none() {
+                return Ok((rows, next));
+            }
+        }
+    }
+
+    /// `merged_chunk` in either direction: memory's next `n` keys, the
+    /// store's rows up to where memory's stopped (at most `n`), merged.
+    fn merged_dir_chunk(
+        &self,
+        base: &BaseRows,
+        range: (Bound<&Key>, Bound<&Key>),
+        csn: Csn,
+        n: usize,
+        reverse: bool,
+    ) -> Result<Chunk> {
+        loop {
+            let p = base.pin();
+            let mut mem: Vec<MemEntry> = Vec::new();
+            let mut mem_next: Option<Key> = None;
+            {
+                let map = self.map.read();
+                for (i, (k, c)) in directed(map.range::<Key, _>(range), reverse).enumerate() {
+                    if i == n {
+                        mem_next = Some(k.clone());
+                        break;
+                    }
+                    mem.push((k.clone(), c.at(csn).cloned()));
+                }
+            }
+            let store_range = match &mem_next {
+                Some(k) if reverse => (Bound::Excluded(k), range.1),
+                Some(k) => (range.0, Bound::Excluded(k)),
+                None => range,
+            };
+            let (stored, cut) = base.range_dir(&p, store_range, n, reverse)?;
+            if !base.still_current(&p) {
+                continue;
+            }
+            // Cut short in the store: the chunk ends at its last stored key
+            // and memory's keys beyond it belong to the next chunk.
+            let (end, next) = if cut {
+                let last = stored.last().map(|(k, _)| k.clone());
+                (last.clone(), last.map(Bound::Excluded))
+            } else {
+                (None, mem_next.map(Bound::Included))
+            };
+            if let Some(end) = &end {
+                mem.retain(|(k, _)| if reverse { k >= end } else { k <= end });
+            }
+            return Ok((merge(mem, stored, reverse), next));
         }
     }
 
@@ -769,9 +885,32 @@ impl VersionedRows {
     }
 }
 
-/// Merges a chunk's memory entries and stored rows (both in key order):
-/// memory's entry wins for a key both hold.
-fn merge(mem: Vec<MemEntry>, stored: Vec<(Key, Row)>) -> Vec<(Key, Row)> {
+/// A range's entries in key order, or the opposite.
+fn directed<'a, I>(it: I, reverse: bool) -> Box<dyn Iterator<Item = I::Item> + 'a>
+where
+    I: DoubleEndedIterator + 'a,
+{
+    if reverse {
+        Box::new(it.rev())
+    } else {
+        Box::new(it)
+    }
+}
+
+/// Whether a range selects nothing (`BTreeMap::range` panics on some).
+fn walk_range_is_empty(lo: Bound<&Key>, hi: Bound<&Key>) -> bool {
+    match (lo, hi) {
+        (Bound::Included(a), Bound::Included(b)) => a > b,
+        (Bound::Included(a) | Bound::Excluded(a), Bound::Included(b) | Bound::Excluded(b)) => {
+            a >= b
+        }
+        _ => false,
+    }
+}
+
+/// Merges a chunk's memory entries and stored rows (both in key order, or
+/// both in reverse): memory's entry wins for a key both hold.
+fn merge(mem: Vec<MemEntry>, stored: Vec<(Key, Row)>, reverse: bool) -> Vec<(Key, Row)> {
     let mut out = Vec::with_capacity(mem.len() + stored.len());
     let mut m = mem.into_iter().peekable();
     let mut s = stored.into_iter().peekable();
@@ -780,6 +919,7 @@ fn merge(mem: Vec<MemEntry>, stored: Vec<(Key, Row)>) -> Vec<(Key, Row)> {
             (None, None) => return out,
             (Some(_), None) => CmpOrdering::Less,
             (None, Some(_)) => CmpOrdering::Greater,
+            (Some((mk, _)), Some((sk, _))) if reverse => sk.cmp(mk),
             (Some((mk, _)), Some((sk, _))) => mk.cmp(sk),
         };
         if step == CmpOrdering::Equal {

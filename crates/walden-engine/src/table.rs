@@ -68,6 +68,9 @@ pub struct Index {
     pub valid_from: Csn,
     /// Searches through the index (`sys.dm_db_index_usage_stats.user_seeks`).
     pub seeks: AtomicU64,
+    /// Ordered walks through the index with no leading value fixed
+    /// (`ORDER BY ... LIMIT`; `user_scans`).
+    pub scans: AtomicU64,
     /// Commits that changed its entries (`user_updates`).
     pub updates: AtomicU64,
     /// Entries the next checkpoint must write to the base store.
@@ -83,6 +86,7 @@ impl Index {
             entries: VersionedRows::default(),
             valid_from,
             seeks: AtomicU64::new(0),
+            scans: AtomicU64::new(0),
             updates: AtomicU64::new(0),
             unsaved: Mutex::new(Unsaved::all()),
         }

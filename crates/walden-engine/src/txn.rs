@@ -31,6 +31,7 @@ mod commit;
 mod ddl;
 mod enums;
 mod fold;
+mod ordered;
 mod read;
 mod ri;
 mod roles;

@@ -318,7 +318,7 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
     }
     let bad = |v: &Value| {
         EngineError::Data(format!(
-            "invalid input for type {}: \"{}\"",
+            "invalid input syntax for type {}: \"{}\"",
             t.sql_name(),
             v
         ))

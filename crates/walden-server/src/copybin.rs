@@ -104,6 +104,17 @@ impl<'a> Decoder<'a> {
         Ok(d)
     }
 
+    /// Rows without the header (checked already).
+    fn body(data: &'a [u8], types: &'a [DataType]) -> Decoder<'a> {
+        Decoder {
+            data,
+            at: 0,
+            types,
+            oids: types.iter().map(pgtypes::type_oid).collect(),
+            done: false,
+        }
+    }
+
     fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
         let end = self.at.checked_add(n)?;
         let s = self.data.get(self.at..end)?;
@@ -183,6 +194,123 @@ impl Iterator for Decoder<'_> {
             }
         }
     }
+}
+
+/// Binary COPY data arriving in pieces: the header is checked once whole,
+/// then each row is decoded once all its bytes are in, the bytes of a row
+/// not yet complete staying with the caller.
+pub struct Stream<'a> {
+    types: &'a [DataType],
+    header: bool,
+    /// The trailer (field count -1) was read.
+    ended: bool,
+}
+
+impl<'a> Stream<'a> {
+    pub fn new(types: &'a [DataType]) -> Stream<'a> {
+        Stream {
+            types,
+            header: false,
+            ended: false,
+        }
+    }
+
+    /// Takes the whole rows (each decoded, or the error that stopped the
+    /// decoding) from the front of `data`; `last` when no more data comes.
+    pub fn take_rows(
+        &mut self,
+        data: &mut Vec<u8>,
+        last: bool,
+    ) -> Vec<Result<Vec<Value>, SqlError>> {
+        if self.ended {
+            if data.is_empty() {
+                return Vec::new();
+            }
+            return vec![Err(bad("received copy data after EOF marker"))];
+        }
+        let mut at = 0;
+        if !self.header {
+            match header_len(data) {
+                Some(h) => {
+                    if let Err(e) = Decoder::new(&data[..h], self.types) {
+                        return vec![Err(e)];
+                    }
+                    at = h;
+                    self.header = true;
+                }
+                None if last => {
+                    return match Decoder::new(data, self.types) {
+                        Err(e) => vec![Err(e)],
+                        Ok(_) => Vec::new(),
+                    };
+                }
+                None => return Vec::new(),
+            }
+        }
+        let end = if last {
+            data.len()
+        } else {
+            let (whole, trailer) = whole_rows(&data[at..], self.types.len());
+            self.ended = trailer;
+            at + whole
+        };
+        let rows: Vec<_> = Decoder::body(&data[at..end], self.types).collect();
+        if last || rows.last().is_some_and(|r| r.is_err()) {
+            self.ended = true;
+        }
+        data.drain(..end);
+        rows
+    }
+}
+
+/// The header's length, once all of it is in `data`.
+fn header_len(data: &[u8]) -> Option<usize> {
+    let fixed = SIGNATURE.len() + 8;
+    let ext = data.get(fixed - 4..fixed)?;
+    let ext = i32::from_be_bytes([ext[0], ext[1], ext[2], ext[3]]);
+    let len = fixed.checked_add(usize::try_from(ext).unwrap_or(0))?;
+    (data.len() >= len).then_some(len)
+}
+
+/// How many bytes at the front of `data` hold whole rows (a malformed row
+/// counts as whole: decoding it reports the error), and whether the
+/// trailer ends them.
+fn whole_rows(data: &[u8], width: usize) -> (usize, bool) {
+    let i16_at = |i: usize| data.get(i..i + 2).map(|b| i16::from_be_bytes([b[0], b[1]]));
+    let i32_at = |i: usize| {
+        data.get(i..i + 4)
+            .map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let mut at = 0;
+    'rows: loop {
+        let Some(n) = i16_at(at) else {
+            return (at, false);
+        };
+        if n == -1 {
+            return (at + 2, true);
+        }
+        if n < 0 || n as usize != width {
+            return (data.len(), false);
+        }
+        let mut i = at + 2;
+        for _ in 0..width {
+            let Some(len) = i32_at(i) else {
+                break 'rows;
+            };
+            i += 4;
+            if len < -1 {
+                return (data.len(), false);
+            }
+            if len > 0 {
+                i += len as usize;
+            }
+        }
+        if i > data.len() {
+            break;
+        }
+        at = i;
+    }
+    (at, false)
 }
 
 #[cfg(test)]

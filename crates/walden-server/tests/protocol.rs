@@ -2,7 +2,8 @@
 //! is sent at once and discards messages until Sync; Flush sends what is
 //! pending; Execute with a row limit suspends the portal; pipelined groups
 //! are independent; statement describe; replies to one pipeline come back
-//! together; a malformed message ends only its own connection.
+//! together; a malformed message ends only its own connection; COPY FROM
+//! STDIN inserts rows while the data still arrives.
 
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -474,6 +475,91 @@ async fn deallocate_and_discard_all_drop_prepared_statements() {
         }
     }
     assert_eq!(shown, b"walden-tests".to_vec(), "back to the startup value");
+    h.shutdown();
+    t.join().unwrap();
+}
+
+/// An ErrorResponse's field `code` (e.g. b'W', the context).
+fn error_field(body: &[u8], code: u8) -> Option<String> {
+    body.split(|&b| b == 0)
+        .find_map(|f| f.strip_prefix(&[code][..]))
+        .map(|v| String::from_utf8_lossy(v).into_owned())
+}
+
+/// COPY FROM STDIN inserts rows as the data arrives: a bad row is reported
+/// while the client has not finished (no CopyDone sent), which a server
+/// that waits for the whole input cannot do. The whole COPY is undone, the
+/// rest of the client's COPY messages are ignored, the session goes on.
+#[tokio::test]
+async fn copy_in_reports_a_bad_row_before_the_data_ends() {
+    let (_dir, port, h, t) = start();
+    let mut c = Raw::connect(port).await;
+    c.send(&[msg(
+        b'Q',
+        &cstr("CREATE TABLE t (a int PRIMARY KEY, b text)"),
+    )])
+    .await;
+    assert_eq!(c.until_ready().await, vec![b'C', b'Z']);
+    for extended in [false, true] {
+        if extended {
+            // As tokio-postgres and JDBC do: the Sync comes before the data.
+            c.send(&[
+                parse("", "COPY t FROM STDIN"),
+                bind("", ""),
+                execute(""),
+                sync(),
+            ])
+            .await;
+            assert_eq!(c.tags(2).await, vec![b'1', b'2']);
+        } else {
+            c.send(&[msg(b'Q', &cstr("COPY t FROM STDIN"))]).await;
+        }
+        assert_eq!(c.next().await.map(|m| m.0), Some(b'G'), "CopyInResponse");
+        // 20,000 good rows in many messages, one cut in the middle of a
+        // line, then a bad one; no CopyDone.
+        let good: String = (1..=20_000).map(|i| format!("{i}\tv{i}\n")).collect();
+        let parts: Vec<Vec<u8>> = good.as_bytes().chunks(1000).map(|p| msg(b'd', p)).collect();
+        c.send(&parts).await;
+        c.send(&[msg(b'd', b"x\tbad\n")]).await;
+        let (tag, body) = c.next().await.expect("an error before CopyDone");
+        assert_eq!(tag, b'E', "{}", String::from_utf8_lossy(&body));
+        assert_eq!(error_field(&body, b'C').as_deref(), Some("22P02"));
+        assert_eq!(
+            error_field(&body, b'M').as_deref(),
+            Some("invalid input syntax for type integer: \"x\"")
+        );
+        assert_eq!(
+            error_field(&body, b'W').as_deref(),
+            Some("COPY t, line 20001, column a: \"x\"")
+        );
+        // The client, not having seen the error yet, goes on and ends.
+        c.send(&[msg(b'd', b"20002\tlate\n"), msg(b'c', &[])]).await;
+        if extended {
+            c.send(&[sync()]).await;
+        }
+        assert_eq!(c.until_ready().await, vec![b'Z']);
+        c.send(&[msg(b'Q', &cstr("SELECT count(*) FROM t"))]).await;
+        let (tag, body) = c.next().await.unwrap();
+        assert_eq!(tag, b'T');
+        let _ = body;
+        let (tag, body) = c.next().await.unwrap();
+        assert_eq!(tag, b'D');
+        assert!(
+            body.ends_with(b"\x00\x00\x00\x010"),
+            "no row kept: {body:?}"
+        );
+        assert_eq!(c.until_ready().await, vec![b'C', b'Z']);
+    }
+    // The same data with CopyDone goes in whole.
+    let good: String = (1..=20_000).map(|i| format!("{i}\tv{i}\n")).collect();
+    c.send(&[msg(b'Q', &cstr("COPY t FROM STDIN"))]).await;
+    assert_eq!(c.next().await.map(|m| m.0), Some(b'G'));
+    let mut parts: Vec<Vec<u8>> = good.as_bytes().chunks(777).map(|p| msg(b'd', p)).collect();
+    parts.push(msg(b'c', &[]));
+    c.send(&parts).await;
+    let (tag, body) = c.next().await.unwrap();
+    assert_eq!((tag, body), (b'C', cstr("COPY 20000")));
+    assert_eq!(c.until_ready().await, vec![b'Z']);
     h.shutdown();
     t.join().unwrap();
 }

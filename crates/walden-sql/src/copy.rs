@@ -6,7 +6,7 @@
 //! moves the data. Values reach [`CopyFormat::encode_row`] already in their
 //! text form, the same one query results are sent in.
 
-use crate::error::{ErrorKind, Result, SqlError};
+use crate::error::{ErrorFields, ErrorKind, Result, SqlError};
 use sqlparser::ast;
 
 /// How COPY data is laid out.
@@ -200,13 +200,31 @@ impl CopyFormat {
         Ok(f)
     }
 
-    /// Splits COPY input into records: (line number, fields, `None` for
-    /// NULL). Skips the header line and stops at the `\.` end marker. A CSV
-    /// record may span lines inside quotes.
+    /// Splits COPY input into records (see [`Record`]). Skips the header
+    /// line and stops at the `\.` end marker. A CSV record may span lines
+    /// inside quotes; it is numbered by the line it ends on, as PostgreSQL
+    /// numbers it.
+    #[cfg(test)]
     pub(crate) fn parse_input(&self, text: &str) -> Vec<(usize, Vec<Option<String>>)> {
+        let mut reader = RecordReader::default();
         let mut out = Vec::new();
-        let mut lineno = 0;
-        let mut rest = text;
+        let batch = reader.feed(self, "t", text.as_bytes(), true).unwrap();
+        self.records(&batch, &mut |r: &Record<'_>| {
+            out.push((r.line, r.fields.clone()));
+            Ok(())
+        })
+        .unwrap();
+        out
+    }
+
+    /// Calls `each` with the records of a batch [`RecordReader::feed`] cut.
+    pub(crate) fn records(
+        &self,
+        batch: &Batch,
+        each: &mut dyn FnMut(&Record<'_>) -> Result<()>,
+    ) -> Result<bool> {
+        let mut lineno = batch.first_line - 1;
+        let mut rest = batch.text.as_str();
         while !rest.is_empty() {
             lineno += 1;
             let first_line = lineno;
@@ -215,30 +233,33 @@ impl CopyFormat {
             } else {
                 rest.find('\n').unwrap_or(rest.len())
             };
-            let record = rest[..end].strip_suffix('\r').unwrap_or(&rest[..end]);
+            let raw = rest[..end].strip_suffix('\r').unwrap_or(&rest[..end]);
             rest = rest.get(end + 1..).unwrap_or("");
-            if record == "\\." {
-                break;
+            if raw == "\\." {
+                return Ok(true);
             }
             if first_line == 1 && self.header {
                 continue;
             }
             let fields = if self.csv {
-                split_csv(record, self.delimiter, self.quote, self.escape)
+                split_csv(raw, self.delimiter, self.quote, self.escape)
                     .into_iter()
                     .map(|(f, quoted)| (quoted || f != self.null).then_some(f))
                     .collect()
             } else {
                 // The NULL marker is matched before unescaping: `\\N` is the
                 // text `\N`.
-                record
-                    .split(self.delimiter)
+                raw.split(self.delimiter)
                     .map(|f| (f != self.null).then(|| unescape_text(f)))
                     .collect()
             };
-            out.push((first_line, fields));
+            each(&Record {
+                line: lineno,
+                raw,
+                fields,
+            })?;
         }
-        out
+        Ok(false)
     }
 
     /// Where the CSV record at the start of `s` ends (the newline outside
@@ -338,6 +359,103 @@ impl CopyFormat {
     }
 }
 
+/// One record of COPY input.
+pub(crate) struct Record<'a> {
+    /// The line it ends on (PostgreSQL's numbering, the header included).
+    pub line: usize,
+    /// Its text as it came (for error context).
+    pub raw: &'a str,
+    /// Its fields, `None` for NULL.
+    pub fields: Vec<Option<String>>,
+}
+
+/// Whole records of COPY input, cut from the data received so far.
+#[derive(Debug, Default)]
+pub(crate) struct Batch {
+    pub text: String,
+    /// The line number of its first line.
+    pub first_line: usize,
+}
+
+/// Cuts text or CSV COPY input, arriving in pieces of any size, into
+/// batches of whole records: only a record not yet complete is held back,
+/// so memory stays bounded by the piece plus one record however long the
+/// input is.
+#[derive(Debug, Default)]
+pub(crate) struct RecordReader {
+    held: Vec<u8>,
+    /// Lines handed out so far.
+    lines: usize,
+}
+
+impl RecordReader {
+    /// Adds `data`; returns the whole records held (all that is held when
+    /// `last`: the input ended). `table` names the table in errors.
+    pub(crate) fn feed(
+        &mut self,
+        f: &CopyFormat,
+        table: &str,
+        data: &[u8],
+        last: bool,
+    ) -> Result<Batch> {
+        let mut batch = Batch {
+            text: String::new(),
+            first_line: self.lines + 1,
+        };
+        self.held.extend_from_slice(data);
+        // A newline byte is never inside a multi-byte UTF-8 character: the
+        // cut is a character boundary.
+        let mut cut = if last {
+            self.held.len()
+        } else {
+            match self.held.iter().rposition(|&b| b == b'\n') {
+                Some(i) => i + 1,
+                None => return Ok(batch),
+            }
+        };
+        let text = std::str::from_utf8(&self.held[..cut]).map_err(|e| {
+            let at = e.valid_up_to();
+            let line = self.lines + 1 + self.held[..at].iter().filter(|&&b| b == b'\n').count();
+            SqlError::new(
+                ErrorKind::CharacterNotInRepertoire,
+                format!(
+                    "invalid byte sequence for encoding \"UTF8\": 0x{:02x}",
+                    self.held[at]
+                ),
+            )
+            .with_fields(ErrorFields {
+                context: Some(format!("COPY {table}, line {line}")),
+                ..Default::default()
+            })
+        })?;
+        if f.csv && !last {
+            // A quoted field may hold newlines: keep back a record whose
+            // quotes are still open at the cut.
+            cut = complete_csv(f, text);
+        }
+        let text = &text[..cut];
+        self.lines += text.matches('\n').count();
+        batch.text = text.to_string();
+        self.held.drain(..cut);
+        Ok(batch)
+    }
+}
+
+/// The length of the whole CSV records at the start of `text` (which ends
+/// with a newline).
+fn complete_csv(f: &CopyFormat, text: &str) -> usize {
+    let mut at = 0;
+    let mut lines = 0;
+    while at < text.len() {
+        let end = f.csv_record_end(&text[at..], &mut lines);
+        if at + end >= text.len() {
+            break;
+        }
+        at += end + 1;
+    }
+    at
+}
+
 fn push_char(out: &mut Vec<u8>, c: char) {
     let mut buf = [0u8; 4];
     out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
@@ -367,6 +485,36 @@ pub struct CopyIn {
     /// The types of the columns the data holds, in its order (what the
     /// binary format's fields are read as).
     pub types: Vec<walden_engine::DataType>,
+}
+
+/// A `COPY ... FROM STDIN` under way: its rows are inserted batch by batch
+/// as the data arrives (see `session/copy_stmt.rs`), so neither the input
+/// nor its parsed rows are held whole.
+pub struct CopyLoad {
+    pub(crate) copy: CopyIn,
+    pub(crate) table: std::sync::Arc<walden_engine::Table>,
+    /// The table positions of the data's columns.
+    pub(crate) cols: Vec<usize>,
+    pub(crate) checks: crate::constraints::Checks,
+    pub(crate) fks: crate::foreign_keys::enforce::Pending,
+    pub(crate) reader: RecordReader,
+    /// Rows inserted so far, and (binary format) rows read.
+    pub(crate) rows: u64,
+    pub(crate) read: usize,
+    /// The `\.` end marker was seen: the rest of the data is ignored.
+    pub(crate) ended: bool,
+    /// A COPY outside a transaction block runs in its own transaction,
+    /// kept here between batches and committed at the end.
+    pub(crate) own: Option<walden_engine::Transaction>,
+}
+
+impl std::fmt::Debug for CopyLoad {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CopyLoad")
+            .field("table", &self.copy.table)
+            .field("rows", &self.rows)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A `COPY ... TO STDOUT`: the statement's rows are in the

@@ -136,6 +136,8 @@ pub struct ErrorFields {
     pub hint: Option<String>,
     /// Where in the query string the error is, in characters from 1 ('P').
     pub position: Option<u32>,
+    /// What was being done, e.g. `COPY t, line 3` ('W').
+    pub context: Option<String>,
 }
 
 /// An error of one statement, with a message that names the problem.

@@ -51,7 +51,7 @@ mod txmodes;
 mod typing;
 mod upsert;
 
-pub use copy::{CopyFormat, CopyIn, CopyOut};
+pub use copy::{CopyFormat, CopyIn, CopyLoad, CopyOut};
 pub use error::{ErrorFields, ErrorKind, Result, SqlError};
 pub use pg_catalog::{decode_enum_oid, enum_array_oid, enum_oid};
 pub use session::{Prepared, SqlSession, TxStatus};

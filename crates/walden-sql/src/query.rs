@@ -24,12 +24,14 @@ mod group;
 mod recursive;
 mod select;
 pub mod srf;
+mod walk;
 pub mod window;
 pub use access::*;
 pub use exec::*;
 use from::*;
 use group::*;
 pub use select::*;
+pub use walk::OrderedWalk;
 
 /// Grouping context while compiling expressions after GROUP BY.
 pub struct AggCtx {
@@ -319,6 +321,8 @@ pub struct SelectPlan {
     pub window: Option<Box<window::WindowPlan>>,
     /// Set-returning functions of the select list, run after the windows.
     pub srf: Option<Box<srf::ProjectSet>>,
+    /// ORDER BY ... LIMIT read in a key's order, with no sort.
+    pub walk: Option<Box<OrderedWalk>>,
 }
 
 #[derive(Debug)]

@@ -48,8 +48,9 @@ impl SysView {
     pub fn columns(self) -> Vec<(&'static str, DataType)> {
         let text = T::Varchar(None);
         match self {
-            // SQL Server's columns (lookups and scans are not told apart:
-            // every use of an index is a seek here), with the names added.
+            // SQL Server's columns, with the names added: a search with
+            // leading values is a seek, an ordered walk with none a scan
+            // (lookups are not counted apart).
             SysView::IndexUsageStats => vec![
                 ("database_id", T::Int),
                 ("object_id", T::BigInt),
@@ -209,7 +210,7 @@ pub fn rows(view: SysView, args: &[Value], env: &Env<'_>) -> Result<Vec<Vec<Valu
                         t(tb.name()),
                         t(&ix.def.name),
                         n(&ix.seeks),
-                        Value::Int(0),
+                        n(&ix.scans),
                         Value::Int(0),
                         n(&ix.updates),
                     ]);

@@ -217,6 +217,39 @@ impl BaseRows {
         Ok((out, false))
     }
 
+    /// Up to `limit` stored rows with keys in `range`, from its start or
+    /// (`reverse`) its end, and whether there may be more after them.
+    pub fn range_dir(
+        &self,
+        p: &Pinned,
+        range: (Bound<&Key>, Bound<&Key>),
+        limit: usize,
+        reverse: bool,
+    ) -> Result<(Vec<(Key, Row)>, bool)> {
+        if !reverse {
+            return self.range(p, range, limit, &|_| true);
+        }
+        let Some(t) = self.table(p)? else {
+            return Ok((Vec::new(), false));
+        };
+        let enc = |b: Bound<&Key>| b.map(|k| crate::store::key_bytes(k));
+        let (lo, hi) = (enc(range.0), enc(range.1));
+        let bounds = (lo.as_ref().map(|v| &v[..]), hi.as_ref().map(|v| &v[..]));
+        let mut out = Vec::new();
+        for entry in t
+            .range::<&[u8]>(bounds)
+            .map_err(|e| self.err(e.into()))?
+            .rev()
+        {
+            if out.len() == limit {
+                return Ok((out, true));
+            }
+            let (k, v) = entry.map_err(|e| self.err(e.into()))?;
+            out.push(self.decode(k.value(), v.value())?);
+        }
+        Ok((out, false))
+    }
+
     /// Rows the store holds for this table in `p`'s generation.
     pub fn len(&self, p: &Pinned) -> Result<u64> {
         match self.table(p)? {

@@ -2,16 +2,29 @@
 //! binary layout is `copybin.rs`).
 
 use super::*;
+use walden_sql::CopyLoad;
+
+/// Text and CSV data are handed to the session once this much has arrived
+/// (or at CopyDone): rows are inserted batch by batch as the client sends
+/// them, and the server holds at most a batch of input at a time.
+const COPY_BATCH: usize = 256 * 1024;
 
 impl Connection {
-    /// COPY ... FROM STDIN: collects the client's CopyData until CopyDone
-    /// and hands it to the session. Sync and Flush are ignored meanwhile
-    /// (clients pipeline a Sync after the Execute that starts the copy).
+    /// COPY ... FROM STDIN: the client's CopyData goes to the session in
+    /// batches as it arrives; CopyDone ends the statement. Sync and Flush
+    /// are ignored meanwhile (clients pipeline a Sync after the Execute
+    /// that starts the copy). An error (bad data, a constraint, CopyFail)
+    /// undoes the whole COPY and is sent at once; the rest of the client's
+    /// COPY messages are then ignored by the main loop, as PostgreSQL does.
     pub(super) async fn copy_in(
         &mut self,
         copy: &CopyIn,
         _extended: bool,
     ) -> IoResult<Result<(), PgError>> {
+        let mut load = match self.guarded(|s| s.copy_in_start(copy)).and_then(|r| r) {
+            Ok(l) => l,
+            Err(e) => return Ok(Err(e.into())),
+        };
         let (format, n) = if copy.format.binary {
             (1, copy.types.len())
         } else {
@@ -24,57 +37,111 @@ impl Connection {
         )))
         .await?;
         self.flush().await?;
+        let mut binary = copy
+            .format
+            .binary
+            .then(|| crate::copybin::Stream::new(&copy.types));
         let mut data = Vec::new();
-        loop {
-            match self.socket.next().await {
-                Some(Ok(PgWireFrontendMessage::CopyData(d))) => data.extend_from_slice(&d.data),
-                Some(Ok(PgWireFrontendMessage::CopyDone(_))) => break,
+        // Data arrived since the last batch went to the session.
+        let mut fresh = false;
+        let failure = loop {
+            // What has arrived is inserted before waiting for more: rows go
+            // in as the client sends them (and an error in them is reported
+            // while it still sends), in batches of what came together.
+            let next = match futures::FutureExt::now_or_never(self.socket.next()) {
+                Some(m) => m,
+                None if fresh => {
+                    fresh = false;
+                    if let Err(e) = self.feed_copy(&mut load, binary.as_mut(), &mut data, false) {
+                        break e;
+                    }
+                    continue;
+                }
+                None => self.socket.next().await,
+            };
+            let last = match next {
+                Some(Ok(PgWireFrontendMessage::CopyData(d))) => {
+                    data.extend_from_slice(&d.data);
+                    fresh = true;
+                    if data.len() < COPY_BATCH {
+                        continue;
+                    }
+                    false
+                }
+                Some(Ok(PgWireFrontendMessage::CopyDone(_))) => true,
                 Some(Ok(PgWireFrontendMessage::CopyFail(f))) => {
-                    return Ok(Err(PgError::error(
+                    break PgError::error(
                         sqlstate::QUERY_CANCELED,
                         format!("COPY from stdin failed: {}", f.message),
-                    )));
+                    );
                 }
-                Some(Ok(PgWireFrontendMessage::Sync(_) | PgWireFrontendMessage::Flush(_))) => {}
+                Some(Ok(PgWireFrontendMessage::Sync(_) | PgWireFrontendMessage::Flush(_))) => {
+                    continue
+                }
                 Some(Ok(other)) => {
-                    return Ok(Err(PgError::error(
+                    break PgError::error(
                         sqlstate::PROTOCOL_VIOLATION,
                         format!(
                             "unexpected message type 0x{:02X} during COPY from stdin",
                             message_byte(&other)
                         ),
-                    )));
+                    );
                 }
                 Some(Err(e)) => {
+                    let _ = self.guarded(|s| s.copy_in_abort(load));
                     return Err(std::io::Error::new(
                         std::io::ErrorKind::InvalidData,
                         e.to_string(),
                     ));
                 }
-                None => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+                None => {
+                    let _ = self.guarded(|s| s.copy_in_abort(load));
+                    return Err(std::io::ErrorKind::UnexpectedEof.into());
+                }
+            };
+            fresh = false;
+            if let Err(e) = self.feed_copy(&mut load, binary.as_mut(), &mut data, last) {
+                break e;
             }
-        }
-        let done = if copy.format.binary {
-            match crate::copybin::Decoder::new(&data, &copy.types) {
-                Ok(mut rows) => self
-                    .guarded(|s| s.copy_in_values(copy, &mut rows))
-                    .and_then(|r| r),
-                Err(e) => Err(e),
+            if last {
+                return match self.guarded(|s| s.copy_in_finish(load)).and_then(|r| r) {
+                    Ok(out) => {
+                        self.notices(&out.notices).await?;
+                        self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(
+                            out.tag,
+                        )))
+                        .await?;
+                        Ok(Ok(()))
+                    }
+                    Err(e) => Ok(Err(e.into())),
+                };
             }
-        } else {
-            self.guarded(|s| s.copy_in(copy, &data)).and_then(|r| r)
         };
-        match done {
-            Ok(out) => {
-                self.notices(&out.notices).await?;
-                self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(
-                    out.tag,
-                )))
-                .await?;
-                Ok(Ok(()))
+        let _ = self.guarded(|s| s.copy_in_abort(load));
+        Ok(Err(failure))
+    }
+
+    /// Hands the COPY data received so far to the session (all of it when
+    /// `last`); what it cannot use yet (a row cut short) stays for later.
+    fn feed_copy(
+        &mut self,
+        load: &mut CopyLoad,
+        binary: Option<&mut crate::copybin::Stream<'_>>,
+        data: &mut Vec<u8>,
+        last: bool,
+    ) -> Result<(), PgError> {
+        let r = match binary {
+            Some(stream) => {
+                let mut rows = stream.take_rows(data, last).into_iter();
+                self.guarded(|s| s.copy_in_values(load, &mut rows))
             }
-            Err(e) => Ok(Err(e.into())),
-        }
+            None => {
+                let r = self.guarded(|s| s.copy_in_data(load, data, last));
+                data.clear();
+                r
+            }
+        };
+        r.and_then(|r| r).map_err(PgError::from)
     }
 
     /// COPY ... TO STDOUT: CopyOutResponse, the header line if asked for,

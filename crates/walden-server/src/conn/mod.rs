@@ -136,7 +136,7 @@ pub(crate) struct PgError {
     severity: &'static str,
     code: String,
     message: String,
-    /// Detail, table, column, constraint (fields 'D', 't', 'c', 'n').
+    /// Detail, hint, position, context, table, column, constraint.
     fields: Option<Box<walden_sql::ErrorFields>>,
 }
 
@@ -171,6 +171,7 @@ impl PgError {
                 (b'D', &f.detail),
                 (b'H', &f.hint),
                 (b'P', &position),
+                (b'W', &f.context),
                 (b's', &f.table.as_ref().map(|_| "public".to_string())),
                 (b't', &f.table),
                 (b'c', &f.column),

@@ -402,6 +402,17 @@ pub fn execute_plan(
 ) -> Result<Vec<Vec<Value>>> {
     let limit = eval_count(&plan.limit, env)?;
     let offset = eval_count(&plan.offset, env)?.unwrap_or(0);
+    let cap = match (limit, limit_hint) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    if let Body::Select(sel) = &plan.body {
+        if let Some(w) = &sel.walk {
+            if let Some(rows) = super::walk::run_walk(sel, w, env, cap, offset)? {
+                return Ok(rows);
+            }
+        }
+    }
     let mut rows: Vec<(Vec<Value>, Vec<Value>)> = match &plan.body {
         Body::Select(sel) => run_select(sel, &plan.order, env)?,
         Body::Values(rows) => rows
@@ -455,10 +466,6 @@ pub fn execute_plan(
         sort_rows(&mut rows, &plan.order);
     }
     let mut out: Vec<Vec<Value>> = rows.into_iter().skip(offset).map(|(r, _)| r).collect();
-    let cap = match (limit, limit_hint) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
     if let Some(n) = cap {
         out.truncate(n);
     }

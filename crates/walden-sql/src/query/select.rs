@@ -87,6 +87,10 @@ pub(super) fn plan_query_body(
     };
     plan.limit = limit;
     plan.offset = offset;
+    let limited = plan.limit.is_some();
+    if let Body::Select(sel) = &mut plan.body {
+        sel.walk = super::walk::choose_walk(sel, &plan.order, limited);
+    }
     Ok(plan)
 }
 
@@ -632,6 +636,7 @@ fn plan_select_inner(
             distinct,
             window: win.map(Box::new),
             srf: project_set,
+            walk: None,
         })),
         order: vec![],
         limit: None,

@@ -1,14 +1,15 @@
-//! COPY: TO STDOUT, and FROM STDIN rows parsed and inserted.
+//! COPY: TO STDOUT, and FROM STDIN rows parsed and inserted batch by batch
+//! as the client's data arrives.
 
 use super::{failed_tx, SqlSession};
-use crate::copy::{CopyFormat, CopyIn, CopyOut};
+use crate::copy::{CopyFormat, CopyIn, CopyLoad, CopyOut, Record, RecordReader};
 use crate::dml::Ctx;
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::front;
 use crate::query::{self, Planner};
 use crate::QueryOutput;
 use sqlparser::ast::{self, Statement};
-use walden_engine::Value;
+use walden_engine::{CommitRequest, Transaction, Value};
 
 impl SqlSession {
     /// `COPY table [(columns)] TO STDOUT` and `COPY (query) TO STDOUT`: runs
@@ -93,119 +94,257 @@ impl SqlSession {
         Ok(out)
     }
 
-    /// Feeds the data of a `COPY ... FROM STDIN`.
-    pub fn copy_in(&mut self, copy: &CopyIn, data: &[u8]) -> Result<QueryOutput> {
-        let _zone = walden_engine::types::zone::enter(&self.settings.zone());
+    /// Starts a `COPY ... FROM STDIN` (before the client sends data): its
+    /// transaction (the block's, or its own outside one) and statement
+    /// begin, the constraints it checks are compiled. The data follows in
+    /// [`SqlSession::copy_in_data`] or [`SqlSession::copy_in_values`], then
+    /// [`SqlSession::copy_in_finish`]; after an error in any of them,
+    /// [`SqlSession::copy_in_abort`].
+    pub fn copy_in_start(&mut self, copy: &CopyIn) -> Result<CopyLoad> {
         if self.failed {
             return Err(failed_tx());
         }
-        let r = self.copy_rows(copy, data);
+        let r = self.start_load(copy);
         if r.is_err() {
             self.note_error();
         }
         r
     }
 
-    /// Feeds the rows of a `COPY ... FROM STDIN` whose data the caller
-    /// decoded (the binary format): values typed as [`CopyIn::types`].
-    pub fn copy_in_values(
-        &mut self,
-        copy: &CopyIn,
-        rows: &mut dyn Iterator<Item = Result<Vec<Value>>>,
-    ) -> Result<QueryOutput> {
-        let _zone = walden_engine::types::zone::enter(&self.settings.zone());
-        if self.failed {
-            return Err(failed_tx());
-        }
-        let rows = rows
-            .enumerate()
-            .map(|(i, r)| r.map(|r| (i + 1, r.into_iter().map(Some).collect())));
-        let r = self.insert_copy_rows(copy, rows);
-        if r.is_err() {
-            self.note_error();
-        }
-        r
-    }
-
-    fn copy_rows(&mut self, copy: &CopyIn, data: &[u8]) -> Result<QueryOutput> {
-        let text = std::str::from_utf8(data)
-            .map_err(|_| SqlError::new(ErrorKind::InvalidText, "COPY data is not valid UTF-8"))?;
-        let rows = copy
-            .format
-            .parse_input(text)
-            .into_iter()
-            .map(|(lineno, fields)| {
-                let row = fields
-                    .into_iter()
-                    .map(|f| Some(f.map(Value::text).unwrap_or(Value::Null)))
-                    .collect();
-                Ok((lineno, row))
-            });
-        self.insert_copy_rows(copy, rows)
-    }
-
-    /// Inserts COPY's rows (line number, one value per copied column) in
-    /// the current transaction, checking constraints as INSERT does.
-    fn insert_copy_rows(
-        &mut self,
-        copy: &CopyIn,
-        rows: impl Iterator<Item = Result<(usize, Vec<Option<Value>>)>>,
-    ) -> Result<QueryOutput> {
+    fn start_load(&mut self, copy: &CopyIn) -> Result<CopyLoad> {
         let table = self.db.table(&copy.table)?;
         let cols = copy_columns(&table, &copy.columns)?;
-        let width = table.def.columns.len();
-        let copy = copy.clone();
-        let info = self.info();
-        let cancel = self.cancel.clone();
-        let inst = self.engine.instance.clone();
-        let db = self.db.clone();
-        self.in_tx(move |tx, _| {
-            let checks = {
-                let mut p = Planner::new(db, &inst, &[]);
-                crate::constraints::Checks::compile(&mut p, &table)?
-            };
-            let ctx = Ctx {
-                params: &[],
-                info: &info,
-                cancel: &cancel,
-                instance: &inst,
-            };
-            let mut n = 0u64;
-            let mut fks = crate::foreign_keys::enforce::Pending::new(tx, &table);
-            for r in rows {
-                let (lineno, fields) = r?;
-                if fields.len() != cols.len() {
-                    return Err(SqlError::new(
-                        ErrorKind::DataException,
-                        format!(
-                            "COPY {}, line {lineno}: expected {} columns, got {}",
-                            copy.table,
-                            cols.len(),
-                            fields.len()
-                        ),
-                    ));
-                }
-                let mut full = vec![None; width];
-                for (f, &c) in fields.into_iter().zip(&cols) {
-                    full[c] = f;
-                }
-                let row = tx.insert_into(&table, full).map_err(|e| {
-                    let e = SqlError::from(e);
-                    SqlError::new(
-                        e.kind,
-                        format!("COPY {}, line {lineno}: {}", copy.table, e.message),
-                    )
-                })?;
-                if !checks.is_empty() {
-                    checks.enforce(&row, &ctx.env(tx))?;
-                }
-                fks.inserted(&table, &row);
-                n += 1;
-            }
-            fks.finish(tx, &ctx)?;
-            Ok(QueryOutput::command(format!("COPY {n}")))
+        let checks = {
+            let mut p = Planner::new(self.db.clone(), &self.engine.instance, &[]);
+            crate::constraints::Checks::compile(&mut p, &table)?
+        };
+        let block = self.explicit || self.implicit;
+        let mut tx = if block {
+            self.tx.take().unwrap_or_else(|| self.new_tx())
+        } else {
+            self.new_tx()
+        };
+        let begun = self.begin_statement(&mut tx);
+        let fks = crate::foreign_keys::enforce::Pending::new(&tx, &table);
+        let own = if block {
+            self.tx_queried = true;
+            self.tx = Some(tx);
+            None
+        } else {
+            Some(tx)
+        };
+        begun?;
+        Ok(CopyLoad {
+            copy: copy.clone(),
+            table,
+            cols,
+            checks,
+            fks,
+            reader: RecordReader::default(),
+            rows: 0,
+            read: 0,
+            ended: false,
+            own,
         })
     }
+
+    /// Runs `f` in the COPY's transaction.
+    fn in_load<T>(
+        &mut self,
+        load: &mut CopyLoad,
+        f: impl FnOnce(&mut Transaction, &mut CopyLoad, &Ctx<'_>) -> Result<T>,
+    ) -> Result<T> {
+        let _zone = walden_engine::types::zone::enter(&self.settings.zone());
+        let own = load.own.is_some();
+        let Some(mut tx) = (if own { load.own.take() } else { self.tx.take() }) else {
+            return Err(SqlError::internal("COPY: its transaction has ended"));
+        };
+        let info = self.info();
+        let ctx = Ctx {
+            params: &[],
+            info: &info,
+            cancel: &self.cancel,
+            instance: &self.engine.instance,
+        };
+        let r = f(&mut tx, load, &ctx);
+        if own {
+            load.own = Some(tx);
+        } else {
+            self.tx = Some(tx);
+        }
+        r
+    }
+
+    /// Text or CSV data as it arrives (`last` when the client is done): the
+    /// whole records in it are inserted; a record cut by the end of `data`
+    /// waits for the rest.
+    pub fn copy_in_data(&mut self, load: &mut CopyLoad, data: &[u8], last: bool) -> Result<()> {
+        if load.ended {
+            return Ok(());
+        }
+        let batch = load
+            .reader
+            .feed(&load.copy.format, &load.copy.table, data, last)?;
+        self.in_load(load, |tx, load, ctx| {
+            let format = load.copy.format.clone();
+            let ended = format.records(&batch, &mut |r: &Record<'_>| {
+                let line = || context(&load.copy.table, r.line, Some(r.raw));
+                if r.fields.len() > load.cols.len() {
+                    return Err(bad_copy("extra data after last expected column", line()));
+                }
+                if let Some(&c) = load.cols.get(r.fields.len()) {
+                    let name = &load.table.def.columns[c].name;
+                    return Err(bad_copy(
+                        format!("missing data for column \"{name}\""),
+                        line(),
+                    ));
+                }
+                // Each field becomes its column's type here, so a value that
+                // does not convert names its line and column, as PostgreSQL's
+                // input functions do.
+                let mut values = Vec::with_capacity(r.fields.len());
+                for (f, &c) in r.fields.iter().zip(&load.cols) {
+                    let column = &load.table.def.columns[c];
+                    values.push(match f {
+                        None => Value::Null,
+                        Some(s) => walden_engine::types::coerce(Value::text(s), &column.data_type)
+                            .map_err(|e| {
+                                let at = format!(
+                                    "COPY {}, line {}, column {}: \"{}\"",
+                                    load.copy.table,
+                                    r.line,
+                                    column.name,
+                                    clip(s)
+                                );
+                                with_context(SqlError::from(e), at)
+                            })?,
+                    });
+                }
+                insert_row(tx, load, ctx, values, r.line, Some(r.raw))
+            })?;
+            load.ended |= ended;
+            Ok(())
+        })
+    }
+
+    /// Rows whose data the caller decoded (the binary format), as they
+    /// arrive: values typed as [`CopyIn::types`].
+    pub fn copy_in_values(
+        &mut self,
+        load: &mut CopyLoad,
+        rows: &mut dyn Iterator<Item = Result<Vec<Value>>>,
+    ) -> Result<()> {
+        self.in_load(load, |tx, load, ctx| {
+            for r in rows {
+                load.read += 1;
+                let line = load.read;
+                let values = r.map_err(|e| {
+                    with_context(e, format!("COPY {}, line {line}", load.copy.table))
+                })?;
+                insert_row(tx, load, ctx, values, line, None)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The client is done: foreign keys are checked, and a COPY outside a
+    /// transaction block commits.
+    pub fn copy_in_finish(&mut self, mut load: CopyLoad) -> Result<QueryOutput> {
+        let r = self.in_load(&mut load, |tx, load, ctx| {
+            let fks = std::mem::replace(
+                &mut load.fks,
+                crate::foreign_keys::enforce::Pending::new(tx, &load.table),
+            );
+            fks.finish(tx, ctx)
+        });
+        let r = r.and_then(|()| match load.own.take() {
+            Some(tx) => tx
+                .commit(CommitRequest::Default)
+                .map(|_| ())
+                .map_err(SqlError::from),
+            None => Ok(()),
+        });
+        match r {
+            Ok(_) => Ok(QueryOutput::command(format!("COPY {}", load.rows))),
+            Err(e) => {
+                self.note_error();
+                Err(e)
+            }
+        }
+    }
+
+    /// The COPY failed (bad data, a constraint, CopyFail from the client,
+    /// the connection lost): all of it is undone, as a failed statement.
+    pub fn copy_in_abort(&mut self, mut load: CopyLoad) {
+        if let Some(tx) = load.own.take() {
+            tx.rollback();
+        }
+        self.note_error();
+    }
+}
+
+/// Inserts one row of COPY data (`values` for the copied columns), checking
+/// constraints as INSERT does.
+fn insert_row(
+    tx: &mut Transaction,
+    load: &mut CopyLoad,
+    ctx: &Ctx<'_>,
+    values: Vec<Value>,
+    line: usize,
+    raw: Option<&str>,
+) -> Result<()> {
+    let mut full = vec![None; load.table.def.columns.len()];
+    for (v, &c) in values.into_iter().zip(&load.cols) {
+        full[c] = Some(v);
+    }
+    let row = tx.insert_into(&load.table, full).map_err(|e| {
+        let e = SqlError::from(e);
+        // PostgreSQL shows the line's text except for a unique violation,
+        // found once the row has left the line buffer.
+        let raw = raw.filter(|_| e.kind != ErrorKind::UniqueViolation);
+        with_context(e, context(&load.copy.table, line, raw))
+    })?;
+    if !load.checks.is_empty() {
+        load.checks
+            .enforce(&row, &ctx.env(tx))
+            .map_err(|e| with_context(e, context(&load.copy.table, line, raw)))?;
+    }
+    load.fks.inserted(&load.table, &row);
+    load.rows += 1;
+    Ok(())
+}
+
+/// PostgreSQL's CONTEXT for a COPY line: `COPY t, line 3: "text"`.
+fn context(table: &str, line: usize, raw: Option<&str>) -> String {
+    match raw {
+        Some(raw) => format!("COPY {table}, line {line}: \"{}\"", clip(raw)),
+        None => format!("COPY {table}, line {line}"),
+    }
+}
+
+/// Data shown in an error's context: at most 100 bytes, as PostgreSQL cuts it.
+fn clip(s: &str) -> String {
+    const MAX: usize = 100;
+    if s.len() <= MAX {
+        return s.to_string();
+    }
+    let mut end = MAX;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &s[..end])
+}
+
+fn with_context(mut e: SqlError, context: String) -> SqlError {
+    let fields = e.fields.get_or_insert_with(Default::default);
+    if fields.context.is_none() {
+        fields.context = Some(context);
+    }
+    e
+}
+
+fn bad_copy(message: impl Into<String>, context: String) -> SqlError {
+    with_context(SqlError::new(ErrorKind::BadCopyFormat, message), context)
 }
 
 /// The table positions of COPY's column list (all columns when empty).

@@ -259,7 +259,7 @@ impl SqlSession {
 
     /// A statement starts in `tx`: its first statement fixes the isolation
     /// level; each takes its snapshot (or keeps the transaction's).
-    fn begin_statement(&self, tx: &mut Transaction) -> Result<()> {
+    pub(super) fn begin_statement(&self, tx: &mut Transaction) -> Result<()> {
         if !tx.has_snapshot() {
             let level = crate::txmodes::engine_isolation(
                 self.settings.get("transaction_isolation").as_deref(),
