@@ -18,6 +18,10 @@ pub enum SysView {
     LogExposure,
     HadrReplicaStates,
     IndexUsageStats,
+    /// `sys.dm_tran_locks` (`locks_view.rs`).
+    TranLocks,
+    /// `pg_locks` (`locks_view.rs`).
+    PgLocks,
     /// A `pg_catalog` or `information_schema` relation.
     Pg(PgView),
 }
@@ -35,6 +39,8 @@ pub fn lookup(schema: Option<&str>, name: &str) -> Option<SysView> {
         (Some("sys") | None, "dm_log_exposure") => SysView::LogExposure,
         (Some("sys") | None, "dm_hadr_database_replica_states") => SysView::HadrReplicaStates,
         (Some("sys") | None, "dm_db_index_usage_stats") => SysView::IndexUsageStats,
+        (Some("sys") | None, "dm_tran_locks") => SysView::TranLocks,
+        (Some("pg_catalog") | None, "pg_locks") => SysView::PgLocks,
         _ => return pg_catalog::lookup(schema, name).map(SysView::Pg),
     };
     Some(v)
@@ -46,6 +52,8 @@ impl SysView {
     pub fn columns(self) -> Vec<(&'static str, DataType)> {
         let text = T::Varchar(None);
         match self {
+            SysView::TranLocks => crate::locks_view::tran_locks_columns(),
+            SysView::PgLocks => crate::locks_view::pg_locks_columns(),
             // SQL Server's columns (lookups and scans are not told apart:
             // every use of an index is a seek here), with the names added.
             SysView::IndexUsageStats => vec![
@@ -165,6 +173,8 @@ pub fn rows(view: SysView, args: &[Value], env: &Env<'_>) -> Result<Vec<Vec<Valu
     let inst = env.instance;
     let mut out = Vec::new();
     match view {
+        SysView::TranLocks => return Ok(crate::locks_view::tran_locks_rows(env)),
+        SysView::PgLocks => return Ok(crate::locks_view::pg_locks_rows(env)),
         SysView::IndexUsageStats => {
             let db = pg_catalog::Seen::of(env);
             for tb in db.tables() {

@@ -322,5 +322,6 @@ const MAX_PART: usize = 256 * 1024;
 impl Drop for Transaction {
     fn drop(&mut self) {
         self.finish_rollback();
+        self.session.closed(self.db.id(), self.txid);
     }
 }
