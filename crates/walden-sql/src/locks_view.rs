@@ -372,3 +372,34 @@ pub fn tran_locks_rows(env: &Env<'_>) -> Vec<Vec<Value>> {
     }
     out
 }
+
+/// `pg_blocking_pids(pid)`: the sessions holding a lock `pid` waits for, or
+/// queued ahead of it for a conflicting one (as PostgreSQL's), in order.
+pub fn blocking_pids(env: &Env<'_>, pid: i64) -> Vec<u32> {
+    let owners = owners(env);
+    let mut out: Vec<u32> = Vec::new();
+    for db in env.instance.databases() {
+        let id = db.id();
+        let mine = |txid: u64| owners.get(&(id, txid)).is_some_and(|s| *s as i64 == pid);
+        for r in db.lock_requests() {
+            if r.granted || !mine(r.txid) {
+                continue;
+            }
+            out.extend(r.blocked_by.iter().filter_map(|t| owners.get(&(id, *t))));
+        }
+    }
+    // An advisory wait: the key's holder.
+    let reqs = env.info.advisory.requests();
+    for (key, sid, waiting) in &reqs {
+        if waiting.is_some() && *sid as i64 == pid {
+            out.extend(
+                reqs.iter()
+                    .filter(|r| r.0 == *key && r.2.is_none())
+                    .map(|r| r.1),
+            );
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|s| seen.insert(*s));
+    out
+}

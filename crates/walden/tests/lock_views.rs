@@ -3,7 +3,7 @@
 //! runs on a scratch PostgreSQL 15 and on Walden; `pg_locks`' rows for the
 //! sessions (process ids and transaction ids replaced by the session that
 //! has them) must be the same on both, as must the "who blocks whom" join
-//! DBAs run on it. Walden's `sys.dm_tran_locks` rows are checked against
+//! DBAs run on it, and `pg_blocking_pids`. Walden's `sys.dm_tran_locks` rows are checked against
 //! what SQL Server shows for the same waits.
 
 mod pg_diff;
@@ -14,8 +14,8 @@ use std::collections::HashMap;
 use std::time::Duration;
 use tokio_postgres::{Client, SimpleQueryMessage};
 
-/// How long a blocked statement is given to queue before the views are read.
-const QUEUED: Duration = Duration::from_millis(600);
+/// How long the blocked statements are given to queue.
+const QUEUED: Duration = Duration::from_secs(30);
 
 /// Rows of a simple query, each column as text (`NULL` for null).
 async fn rows(c: &Client, sql: &str) -> Vec<Vec<String>> {
@@ -127,6 +127,8 @@ struct Seen {
     waiting: Vec<String>,
     blocking: Vec<String>,
     after: Vec<String>,
+    /// `pg_blocking_pids` of each session while they wait.
+    blocking_pids: Vec<String>,
     /// Walden only: `sys.dm_tran_locks` while the sessions wait.
     tran_locks: Vec<String>,
 }
@@ -177,10 +179,36 @@ async fn schedule(conn: &str, walden: bool) -> Seen {
         rows(&f, "SELECT pg_advisory_lock(42)").await;
         rows(&f, "SELECT pg_advisory_unlock(42)").await;
     });
-    tokio::time::sleep(QUEUED).await;
+    // Until the three waits are queued (a loaded machine may take a while
+    // to send the statements).
+    let waits = format!(
+        "SELECT count(*) FROM pg_locks WHERE NOT granted AND pid IN ({}, {}, {})",
+        who[1].1, who[2].1, who[4].1
+    );
+    let deadline = tokio::time::Instant::now() + QUEUED;
+    while rows(&obs, &waits).await[0][0] != "3" {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the three sessions did not queue"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     assert!(!b_wait.is_finished() && !d_wait.is_finished() && !f_wait.is_finished());
     let waiting = lock_rows(&obs, &who).await;
     let blocking = blocking(&obs, &who).await;
+    let name = |pid: &str| who.iter().find(|w| w.1 == pid).map_or("?", |w| w.0);
+    let mut blocking_pids = Vec::new();
+    for (n, p) in &who {
+        let got = rows(&obs, &format!("SELECT pg_blocking_pids({p})")).await;
+        let mut by: Vec<&str> = got[0][0]
+            .trim_matches(|c| c == '{' || c == '}')
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .map(name)
+            .collect();
+        by.sort();
+        blocking_pids.push(format!("{n} <- {}", by.join(" ")));
+    }
     let tran_locks = if walden {
         let ids: Vec<&str> = who.iter().map(|w| w.1.as_str()).collect();
         let got = rows(
@@ -193,7 +221,6 @@ async fn schedule(conn: &str, walden: bool) -> Seen {
             ),
         )
         .await;
-        let name = |pid: &str| who.iter().find(|w| w.1 == pid).unwrap().0;
         let mut v: Vec<String> = got
             .iter()
             .map(|r| {
@@ -225,6 +252,7 @@ async fn schedule(conn: &str, walden: bool) -> Seen {
         waiting,
         blocking,
         after,
+        blocking_pids,
         tran_locks,
     }
 }
@@ -271,6 +299,11 @@ fn pg_locks_shows_holders_and_waiters_as_postgres_does() {
         wd.waiting.join("\n")
     );
     assert_eq!(pg.blocking, wd.blocking);
+    assert_eq!(
+        wd.blocking_pids,
+        ["A <- ", "B <- A", "D <- A", "E <- ", "F <- E"]
+    );
+    assert_eq!(pg.blocking_pids, wd.blocking_pids);
     assert_eq!(
         pg.after,
         wd.after,

@@ -34,6 +34,9 @@ pub enum Func {
     DbId,
     DbName,
     Spid,
+    /// `pg_blocking_pids(pid)`: the sessions whose locks (held, or
+    /// requested ahead of it) the session waits for (`locks_view.rs`).
+    BlockingPids,
     Version,
     CurrentUser,
     CurrentSchema,
@@ -158,6 +161,7 @@ impl Func {
                 | Func::AdvisoryUnlock
                 | Func::AdvisoryUnlockAll
                 | Func::SetConfig
+                | Func::BlockingPids
         )
     }
 }
@@ -215,6 +219,7 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         Func::Today => DataType::Date,
         Func::NewUuid => DataType::Uuid,
         Func::DbId | Func::Spid => DataType::Int,
+        Func::BlockingPids => DataType::Array(Box::new(DataType::Int)),
         Func::NextVal | Func::SetVal | Func::Length | Func::DateDiff | Func::DatePart => {
             DataType::BigInt
         }
