@@ -330,3 +330,69 @@ fn pg_locks_shows_holders_and_waiters_as_postgres_does() {
         wd.tran_locks
     );
 }
+
+/// Role changes wait for each other on the role catalog lock, which the
+/// views show as a lock on `pg_authid` (PostgreSQL would not make these
+/// two wait: it locks the role's row, so Walden alone is checked).
+#[test]
+fn a_role_change_waiting_for_another_shows_in_the_views() {
+    let tmp = tempfile::tempdir().unwrap();
+    let walden = server_support::Serve::start(&tmp.path().join("walden"), &[]);
+    let conn = walden.conn_str();
+    block_on_within(Duration::from_secs(60), async {
+        let (a, b, obs) = (
+            connect(&conn).await,
+            connect(&conn).await,
+            connect(&conn).await,
+        );
+        let (pa, pb) = (pid(&a).await, pid(&b).await);
+        a.batch_execute("BEGIN; CREATE ROLE lock_r1").await.unwrap();
+        let b_wait = tokio::spawn(async move {
+            b.batch_execute("BEGIN; CREATE ROLE lock_r2").await.unwrap();
+            b
+        });
+        let sql = format!(
+            "SELECT pid, database, mode, granted FROM pg_locks \
+             WHERE relation = 1260 AND pid IN ({pa}, {pb}) ORDER BY granted DESC"
+        );
+        let deadline = tokio::time::Instant::now() + QUEUED;
+        let got = loop {
+            let got = rows(&obs, &sql).await;
+            if got.len() == 2 || tokio::time::Instant::now() > deadline {
+                break got;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        assert_eq!(
+            got,
+            [
+                [pa.as_str(), "0", "AccessExclusiveLock", "t"],
+                [pb.as_str(), "0", "AccessExclusiveLock", "f"],
+            ]
+        );
+        assert_eq!(
+            rows(&obs, &format!("SELECT pg_blocking_pids({pb})")).await[0][0],
+            format!("{{{pa}}}")
+        );
+        let tl = rows(
+            &obs,
+            "SELECT request_session_id, request_mode, request_status FROM sys.dm_tran_locks \
+             WHERE resource_type = 'METADATA' ORDER BY request_status",
+        )
+        .await;
+        assert_eq!(
+            tl,
+            [
+                [pa.as_str(), "Sch-M", "GRANT"],
+                [pb.as_str(), "Sch-M", "WAIT"]
+            ]
+        );
+        a.batch_execute("ROLLBACK").await.unwrap();
+        let b = b_wait.await.unwrap();
+        assert_eq!(
+            rows(&obs, &sql).await,
+            [[pb.as_str(), "0", "AccessExclusiveLock", "t"]]
+        );
+        b.batch_execute("ROLLBACK").await.unwrap();
+    });
+}
