@@ -79,6 +79,10 @@ struct CatalogFile {
     /// catalog without them gets the bootstrap superuser alone.
     #[serde(default)]
     roles: crate::roles::SharedRoles,
+    /// Names this instance in its commits' role records (see
+    /// `roles_txn.rs`); made when missing.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    instance_id: String,
 }
 
 fn yes() -> bool {
@@ -246,6 +250,7 @@ impl Instance {
                 next_id: FIRST_DATABASE_ID,
                 initialized: false,
                 roles: Default::default(),
+                instance_id: uuid::Uuid::new_v4().to_string(),
             }
         } else {
             let read = || {
@@ -276,6 +281,11 @@ impl Instance {
         if fresh {
             // The catalog exists before any database directory does.
             inst.save_catalog()?;
+        } else if catalog.instance_id.is_empty() {
+            // An older build's catalog: named before any commit can carry
+            // role changes.
+            inst.inner.catalog.lock().instance_id = uuid::Uuid::new_v4().to_string();
+            inst.save_catalog()?;
         }
         inst.finish_interrupted(&catalog)?;
         inst.check_unlisted_directories()?;
@@ -292,6 +302,7 @@ impl Instance {
                 .write()
                 .insert(e.name.to_ascii_lowercase(), db);
         }
+        inst.reinstall_logged_roles()?;
         if !inst.inner.catalog.lock().initialized {
             if let Some(name) = cfg.default_database.clone() {
                 inst.create_database(&name)?;
@@ -437,15 +448,33 @@ impl Instance {
     /// Writes `roles` (as the next version) with the instance catalog and
     /// makes it the current one. The caller holds the role lock.
     pub(crate) fn install_roles(&self, mut roles: crate::roles::RoleCatalog) -> Result<()> {
+        roles.version = self.roles().version + 1;
+        self.write_roles(roles, true)
+    }
+
+    /// Makes `roles` (with the version it carries) the current catalog,
+    /// written to `instance.json` first when `durable` (nothing changes if
+    /// that fails). The caller holds the role lock.
+    pub(crate) fn write_roles(
+        &self,
+        roles: crate::roles::RoleCatalog,
+        durable: bool,
+    ) -> Result<()> {
         let mut cat = self.inner.catalog.lock();
-        roles.version = cat.roles.0.version + 1;
         let mut next = cat.clone();
         next.roles = crate::roles::SharedRoles(std::sync::Arc::new(roles));
-        let path = self.inner.cfg.data_dir.join(CATALOG_FILE);
-        walden_log::vfs::write_file_atomic(&*self.inner.cfg.vfs, &path, &encode_catalog(&next))
-            .map_err(io_err(&path))?;
+        if durable {
+            let path = self.inner.cfg.data_dir.join(CATALOG_FILE);
+            walden_log::vfs::write_file_atomic(&*self.inner.cfg.vfs, &path, &encode_catalog(&next))
+                .map_err(io_err(&path))?;
+        }
         *cat = next;
         Ok(())
+    }
+
+    /// This instance's id, as its commits' role records carry it.
+    pub(crate) fn instance_id(&self) -> String {
+        self.inner.catalog.lock().instance_id.clone()
     }
 
     fn check_open(&self) -> Result<()> {

@@ -50,9 +50,9 @@ pub use alter::{Alteration, ColumnSource};
 pub use checkpoint::{BackupInfo, BackupState, CheckpointInfo};
 pub use database::{Database, DbCounters, Limits, DEFAULT_TRANSACTION_BYTES, MAX_ROW_BYTES};
 pub use error::{EngineError, FkViolation, KeyConflict, Result};
-pub use instance::roles_txn::ROLE_CATALOG_LOCK;
+pub use instance::roles_txn::{RoleCommitHook, ROLE_CATALOG_LOCK};
 pub use instance::{Instance, InstanceConfig, SeedReceiver};
-pub use lock::{LockMode, TableLockMode, WaitPolicy};
+pub use lock::{LockMode, LockRequest, RequestMode, TableLockMode, WaitPolicy};
 pub use replica::{frames_of, wait_until, RemoteHarden, ReplicaCounters};
 pub use schema::{
     CheckDef, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, FkAction, ForeignKeyDef,

@@ -27,6 +27,9 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod requests;
+pub use requests::{LockRequest, RequestMode};
+
 /// How often a waiting lock request looks at its session's cancel flag.
 const CANCEL_POLL: Duration = Duration::from_millis(20);
 use walden_log::{WaitSinks, WaitType};
@@ -205,6 +208,8 @@ struct Waiter {
     txid: u64,
     mode: Mode,
     wake: Arc<Condvar>,
+    /// When it queued (`pg_locks.waitstart`).
+    since: std::time::SystemTime,
 }
 
 /// One locked key.
@@ -445,6 +450,7 @@ impl LockManager {
             txid,
             mode,
             wake: wake.clone(),
+            since: std::time::SystemTime::now(),
         };
         if prev.is_some() {
             e.queue.push_front(waiter);

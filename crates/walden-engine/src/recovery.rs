@@ -7,6 +7,7 @@ use crate::checkpoint::Image;
 use crate::codec::{decode_redo, Op, Redo};
 use crate::database::{Catalog, SeqState};
 use crate::error::{EngineError, Result};
+use crate::roles::RoleRecord;
 use crate::schema::DbSettings;
 use crate::table::Table;
 use std::collections::HashMap;
@@ -17,6 +18,8 @@ pub(crate) struct Replay {
     state: Image,
     /// Parts of transactions whose commit record has not been seen yet.
     pending: HashMap<u64, Vec<Op>>,
+    /// The newest role catalog a replayed commit carried.
+    roles: Option<RoleRecord>,
 }
 
 impl Replay {
@@ -24,6 +27,7 @@ impl Replay {
         Replay {
             state,
             pending: HashMap::new(),
+            roles: None,
         }
     }
 
@@ -36,10 +40,17 @@ impl Replay {
                 settings: &mut st.settings,
                 backup: &mut st.backup,
                 next_txid: &mut st.next_txid,
+                roles: &mut self.roles,
             },
             rec,
         )
         .map(drop)
+    }
+
+    /// The newest role catalog the replayed commits carried, for the
+    /// instance to reinstall if its own is older (`instance/roles_txn.rs`).
+    pub fn take_roles(&mut self) -> Option<RoleRecord> {
+        self.roles.take()
     }
 
     /// The recovered state, and the parts of transactions whose commit record
@@ -59,6 +70,8 @@ pub(crate) struct RedoTarget<'a> {
     pub settings: &'a mut DbSettings,
     pub backup: &'a mut BackupState,
     pub next_txid: &'a mut u64,
+    /// Where a committed transaction's role catalog goes (the newest kept).
+    pub roles: &'a mut Option<RoleRecord>,
 }
 
 /// Applies one redo record. A transaction takes effect at its commit
@@ -95,9 +108,18 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
                             settings: &mut *t.settings,
                             backup: &mut *t.backup,
                             next_txid: &mut *t.next_txid,
+                            roles: &mut *t.roles,
                         },
                         rec,
                     )?;
+                }
+                if let Op::Roles(r) = op {
+                    if t.roles
+                        .as_ref()
+                        .is_none_or(|o| o.catalog.version < r.catalog.version)
+                    {
+                        *t.roles = Some(r.clone());
+                    }
                 }
             }
             catalog_changed = changed;
@@ -109,7 +131,7 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
                 let (table, key, row) = match op {
                     Op::Put { table, key, row } => (table, key, Some(row)),
                     Op::Delete { table, key } => (table, key, None),
-                    Op::Ddl(_) => continue,
+                    Op::Ddl(_) | Op::Roles(_) => continue,
                 };
                 let t = cat.by_id.get(&table).ok_or_else(|| unknown(table))?;
                 if let Some(row) = &row {

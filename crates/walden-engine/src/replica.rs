@@ -201,6 +201,9 @@ impl Database {
         let mut settings = self.settings.write();
         let mut backup = self.backup.lock();
         let mut next_txid = self.txns.next_txid.load(Relaxed);
+        // The primary's role changes are its instance's: a secondary's
+        // instance keeps its own roles (`instance/roles_txn.rs`).
+        let mut primary_roles = None;
         let mut end = lsn;
         let mut n = 0;
         let mut ddl = false;
@@ -214,6 +217,7 @@ impl Database {
                     settings: &mut settings,
                     backup: &mut backup,
                     next_txid: &mut next_txid,
+                    roles: &mut primary_roles,
                 },
                 rec,
             )?;

@@ -171,6 +171,16 @@ pub struct RoleCatalog {
     pub acls: Vec<Acl>,
 }
 
+/// A commit's role changes as its log record carries them (see
+/// `instance/roles_txn.rs`): the whole new catalog, numbered by its
+/// `version`, and the instance that made it (a replica's or a restored
+/// copy's log carries another instance's records, which are not its own).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RoleRecord {
+    pub instance: String,
+    pub catalog: Arc<RoleCatalog>,
+}
+
 impl Default for RoleCatalog {
     /// A new instance's catalog: the bootstrap superuser alone.
     fn default() -> Self {

@@ -18,6 +18,9 @@ pub struct Session {
     /// Set to cancel what the session is running (a cancel request, a
     /// statement timeout); row lock waits watch it too.
     pub cancel: std::sync::Arc<AtomicBool>,
+    /// The session's open transactions, as (database id, txid): who holds
+    /// or waits for a lock, for `pg_locks` and `sys.dm_tran_locks`.
+    open: parking_lot::Mutex<smallvec::SmallVec<[(u32, u64); 1]>>,
 }
 
 impl Session {
@@ -30,7 +33,21 @@ impl Session {
             delayed_default: AtomicBool::new(false),
             program: parking_lot::Mutex::new(String::new()),
             cancel: Default::default(),
+            open: Default::default(),
         }
+    }
+
+    pub(crate) fn opened(&self, db: u32, txid: u64) {
+        self.open.lock().push((db, txid));
+    }
+
+    pub(crate) fn closed(&self, db: u32, txid: u64) {
+        self.open.lock().retain(|o| *o != (db, txid));
+    }
+
+    /// The session's open transactions, as (database id, txid).
+    pub fn open_transactions(&self) -> Vec<(u32, u64)> {
+        self.open.lock().to_vec()
     }
 
     /// `SET DELAYED_DURABILITY ON|OFF` or `SET synchronous_commit = off|on`:

@@ -5,6 +5,7 @@
 use crate::inflight::InFlight;
 use crate::lock::LockManager;
 use crate::mvcc::Visibility;
+use crate::roles::RoleRecord;
 use crate::ssi::Ssi;
 use crate::txn::Revert;
 use parking_lot::{Mutex, RwLock};
@@ -33,6 +34,9 @@ pub(crate) struct Transactions {
     /// Catalog entries changed by open transactions, as they were (see
     /// `txn/ddl.rs`), by transaction.
     pub(crate) uncommitted_ddl: Mutex<HashMap<u64, Vec<Revert>>>,
+    /// The newest role catalog recovery found in a committed transaction of
+    /// this database's log, until the instance looked at it.
+    pub(crate) recovered_roles: Mutex<Option<RoleRecord>>,
 }
 
 impl Transactions {
@@ -50,6 +54,7 @@ impl Transactions {
             ssi: Ssi::default(),
             next_txid: AtomicU64::new(next_txid),
             uncommitted_ddl: Mutex::default(),
+            recovered_roles: Mutex::default(),
         }
     }
 }

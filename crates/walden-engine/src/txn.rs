@@ -130,6 +130,7 @@ impl Transaction {
     pub(crate) fn new(db: Arc<Database>, session: Arc<Session>) -> Self {
         let txid = db.txns.next_txid.fetch_add(1, Relaxed);
         db.counters.transactions.fetch_add(1, Relaxed);
+        session.opened(db.id(), txid);
         Transaction {
             db,
             session,

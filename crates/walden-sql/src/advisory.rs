@@ -9,7 +9,7 @@ use crate::error::{ErrorKind, Result, SqlError};
 use parking_lot::{Condvar, Mutex};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// A lock's name: the database's id, the key, and whether the key was given
 /// as two 32-bit halves (PostgreSQL keeps those apart from 64-bit keys).
@@ -19,8 +19,16 @@ pub type Key = (u32, i64, bool);
 struct State {
     /// Held locks: owner session id and how many times it took the lock.
     held: HashMap<Key, (u32, u32)>,
-    /// What each waiting session waits for.
+    /// What each waiting session waits for, and since when.
     waiting: HashMap<u32, Key>,
+    since: HashMap<u32, SystemTime>,
+}
+
+impl State {
+    fn stop_waiting(&mut self, spid: u32) {
+        self.waiting.remove(&spid);
+        self.since.remove(&spid);
+    }
 }
 
 #[derive(Default, Debug)]
@@ -39,11 +47,11 @@ impl AdvisoryLocks {
         let mut st = self.state.lock();
         loop {
             if take(&mut st, key, spid) {
-                st.waiting.remove(&spid);
+                st.stop_waiting(spid);
                 return Ok(());
             }
             if would_deadlock(&st, key, spid) {
-                st.waiting.remove(&spid);
+                st.stop_waiting(spid);
                 return Err(SqlError::new(
                     ErrorKind::Deadlock,
                     format!(
@@ -53,13 +61,14 @@ impl AdvisoryLocks {
                 ));
             }
             if cancel.load(Relaxed) {
-                st.waiting.remove(&spid);
+                st.stop_waiting(spid);
                 return Err(SqlError::new(
                     ErrorKind::Cancelled,
                     "canceling statement due to user request",
                 ));
             }
             st.waiting.insert(spid, key);
+            st.since.entry(spid).or_insert_with(SystemTime::now);
             self.released.wait_for(&mut st, CANCEL_POLL);
         }
     }
@@ -94,6 +103,24 @@ impl AdvisoryLocks {
         if st.held.len() != before {
             self.released.notify_all();
         }
+    }
+
+    /// Every lock held or awaited, as (key, session, since when it
+    /// waits), for `pg_locks` and `sys.dm_tran_locks`.
+    pub fn requests(&self) -> Vec<(Key, u32, Option<SystemTime>)> {
+        let st = self.state.lock();
+        let mut out: Vec<_> = st
+            .held
+            .iter()
+            .map(|(k, (owner, _))| (*k, *owner, None))
+            .chain(
+                st.waiting
+                    .iter()
+                    .map(|(spid, k)| (*k, *spid, st.since.get(spid).copied())),
+            )
+            .collect();
+        out.sort_by_key(|r| (r.0, r.1, r.2.is_none()));
+        out
     }
 
     /// The locks a session holds, with their counts.

@@ -34,6 +34,7 @@ mod index_ddl;
 mod jsonfn;
 mod jsonraw;
 mod locking;
+mod locks_view;
 mod membudget;
 mod owner;
 mod pg_catalog;

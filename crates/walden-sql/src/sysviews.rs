@@ -19,6 +19,10 @@ pub enum SysView {
     HadrReplicaStates,
     IndexUsageStats,
     PartitionStats,
+    /// `sys.dm_tran_locks` (`locks_view.rs`).
+    TranLocks,
+    /// `pg_locks` (`locks_view.rs`).
+    PgLocks,
     /// A `pg_catalog` or `information_schema` relation.
     Pg(PgView),
 }
@@ -37,6 +41,8 @@ pub fn lookup(schema: Option<&str>, name: &str) -> Option<SysView> {
         (Some("sys") | None, "dm_hadr_database_replica_states") => SysView::HadrReplicaStates,
         (Some("sys") | None, "dm_db_index_usage_stats") => SysView::IndexUsageStats,
         (Some("sys") | None, "dm_db_partition_stats") => SysView::PartitionStats,
+        (Some("sys") | None, "dm_tran_locks") => SysView::TranLocks,
+        (Some("pg_catalog") | None, "pg_locks") => SysView::PgLocks,
         _ => return pg_catalog::lookup(schema, name).map(SysView::Pg),
     };
     Some(v)
@@ -48,6 +54,8 @@ impl SysView {
     pub fn columns(self) -> Vec<(&'static str, DataType)> {
         let text = T::Varchar(None);
         match self {
+            SysView::TranLocks => crate::locks_view::tran_locks_columns(),
+            SysView::PgLocks => crate::locks_view::pg_locks_columns(),
             // SQL Server's columns, with the names added: a search with
             // leading values is a seek, an ordered walk with none a scan
             // (lookups are not counted apart).
@@ -196,6 +204,8 @@ pub fn rows(view: SysView, args: &[Value], env: &Env<'_>) -> Result<Vec<Vec<Valu
     let inst = env.instance;
     let mut out = Vec::new();
     match view {
+        SysView::TranLocks => return Ok(crate::locks_view::tran_locks_rows(env)),
+        SysView::PgLocks => return Ok(crate::locks_view::pg_locks_rows(env)),
         SysView::IndexUsageStats => {
             let db = pg_catalog::Seen::of(env);
             for tb in db.tables() {

@@ -8,6 +8,7 @@ use super::{
 };
 use crate::alter::ColumnSource;
 use crate::error::{EngineError, Result};
+use crate::roles::RoleRecord;
 use crate::schema::{DbSettings, ForeignKeyDef, IndexDef, SequenceDef, TableDef};
 use crate::types::{EnumType, Key, Row, Value};
 use std::sync::Arc;
@@ -28,6 +29,9 @@ pub enum Op {
     /// A catalog change made by the transaction (an encoded [`Redo`]),
     /// applied at its commit before its rows.
     Ddl(Vec<u8>),
+    /// The role catalog the transaction's commit installs (recovery
+    /// reinstalls it when `instance.json` holds an older version).
+    Roles(RoleRecord),
 }
 
 /// A redo log record.
@@ -169,6 +173,19 @@ pub fn put_op_ddl(out: &mut Vec<u8>, rec: &[u8]) {
     out.extend_from_slice(rec);
 }
 
+/// Op tag of a transaction's role catalog (redo tags 41..=45 are reserved
+/// for role records).
+const OP_ROLES: u8 = 41;
+
+/// The role catalog a transaction commits: the instance's id, then the
+/// catalog as JSON (the form `instance.json` keeps it in).
+pub fn put_op_roles(out: &mut Vec<u8>, rec: &RoleRecord) {
+    out.push(OP_ROLES);
+    put_str(out, &rec.instance);
+    let json = serde_json::to_string(&*rec.catalog).expect("role catalog serializes");
+    put_str(out, &json);
+}
+
 pub fn put_op_delete(out: &mut Vec<u8>, table: u32, key: &[Value]) {
     out.push(2);
     put_var(out, table as u64);
@@ -185,6 +202,7 @@ pub fn encode_redo(r: &Redo) -> Vec<u8> {
                     Op::Put { table, key, row } => put_op_put(&mut out, *table, Some(key), row),
                     Op::Delete { table, key } => put_op_delete(&mut out, *table, key),
                     Op::Ddl(rec) => put_op_ddl(&mut out, rec),
+                    Op::Roles(rec) => put_op_roles(&mut out, rec),
                 }
             }
         }
@@ -327,6 +345,16 @@ pub fn decode_redo(buf: &[u8], key_of: &dyn Fn(u32, &[Value]) -> Option<Key>) ->
                     OP_DDL => {
                         let n = r.var()? as usize;
                         ops.push(Op::Ddl(r.bytes(n)?.to_vec()));
+                    }
+                    OP_ROLES => {
+                        let instance = r.str()?.to_string();
+                        let catalog = serde_json::from_str(r.str()?).map_err(|e| {
+                            EngineError::Data(format!("role catalog in a redo record: {e}"))
+                        })?;
+                        ops.push(Op::Roles(RoleRecord {
+                            instance,
+                            catalog: Arc::new(catalog),
+                        }));
                     }
                     _ => return Err(short()),
                 }

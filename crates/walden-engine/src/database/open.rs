@@ -91,6 +91,7 @@ impl Database {
                     })
             },
         )?;
+        let roles = replay.take_roles();
         let (state, pending) = replay.finish();
         log.set_exposure_bounds(
             state.settings.max_exposure_bytes,
@@ -117,6 +118,7 @@ impl Database {
             limits: opts.limits,
             recovery: report,
         });
+        *db.txns.recovered_roles.lock() = roles;
         // Record this run's max_write before it writes anything: the next
         // recovery clears that far past the end. The hardened LSN stays the
         // one of the last checkpoint or clean shutdown.

@@ -19,14 +19,18 @@
 //!   Savepoints remember the copy as it was.
 //! - COMMIT writes the copy to `instance.json` (atomically, durably) as the
 //!   next version. A transaction that also changed rows or the schema of
-//!   its database commits those to the log first, then writes the roles,
-//!   both before the client is told (see docs/design.md, "Roles in
-//!   transactions").
+//!   its database carries the new catalog ([`RoleRecord`]: the version and
+//!   this instance's id) in its commit record, hardens that, then writes
+//!   the file, both before the client is told. Recovery, finding a
+//!   committed record of this instance newer than the file's version in
+//!   any database's log, writes it to the file ([`Instance::reinstall_logged_roles`]):
+//!   a crash between the two writes loses neither (see docs/design.md,
+//!   "Roles in transactions").
 
 use super::Instance;
 use crate::error::{EngineError, Result};
 use crate::lock::{TableLockMode, WaitPolicy};
-use crate::roles::RoleCatalog;
+use crate::roles::{RoleCatalog, RoleRecord};
 use crate::txn::Transaction;
 use parking_lot::{Condvar, Mutex};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -42,7 +46,14 @@ pub const ROLE_CATALOG_LOCK: u32 = u32::MAX;
 pub(crate) struct RoleLock {
     owner: Mutex<Option<u64>>,
     freed: Condvar,
+    /// Crash tests: runs between a commit's log record and its role file
+    /// (see [`Instance::set_role_commit_hook`]).
+    commit_hook: Mutex<Option<RoleCommitHook>>,
 }
+
+/// What a crash test runs at the point a commit with role changes has its
+/// log record hardened and has not written `instance.json` yet.
+pub type RoleCommitHook = Arc<dyn Fn() + Send + Sync>;
 
 static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
 
@@ -90,9 +101,78 @@ impl TxRoles {
         }
         Ok(())
     }
+
+    /// What the commit record carries: the copy as the next version (the
+    /// lock is held since `base` was read, so nothing came between).
+    pub(crate) fn record(&self) -> RoleRecord {
+        let mut cat = (*self.cat).clone();
+        cat.version = self.base.version + 1;
+        RoleRecord {
+            instance: self.guard.inst.instance_id(),
+            catalog: Arc::new(cat),
+        }
+    }
+
+    /// Crash tests: runs the armed hook, if any (after the commit record
+    /// was hardened, before the file is written).
+    pub(crate) fn crash_point(&self) {
+        let hook = self.guard.inst.inner.role_lock.commit_hook.lock().clone();
+        if let Some(h) = hook {
+            h();
+        }
+    }
+
+    /// Installs `rec` (this transaction's [`record`](Self::record), already
+    /// durable in a database's log). When the file cannot be written the
+    /// catalog is installed in memory all the same, since the commit
+    /// stands: the caller poisons that database's log, so no checkpoint
+    /// drops the record before a restart reinstalls it.
+    pub(crate) fn install_logged(self, rec: &RoleRecord) -> Result<()> {
+        let inst = &self.guard.inst;
+        let written = inst.write_roles((*rec.catalog).clone(), true);
+        if written.is_err() {
+            inst.write_roles((*rec.catalog).clone(), false)?;
+        }
+        written
+    }
 }
 
 impl Instance {
+    /// Crash tests: from now on a commit that carries role changes runs
+    /// `hook` after its log record is hardened and before `instance.json`
+    /// is written (a test kills the process there, or cuts the power of
+    /// its simulated disk); `None` disarms it.
+    pub fn set_role_commit_hook(&self, hook: Option<RoleCommitHook>) {
+        *self.inner.role_lock.commit_hook.lock() = hook;
+    }
+
+    /// At open, after every database's recovery: the newest role catalog a
+    /// committed transaction of this instance carried, if `instance.json`
+    /// holds an older version (a crash came between the commit record and
+    /// the file), becomes the instance's. Records of other instances (a
+    /// secondary's log comes from its primary; a seeded copy's from its
+    /// source) are not this instance's roles and are left alone.
+    pub(crate) fn reinstall_logged_roles(&self) -> Result<()> {
+        let own = self.instance_id();
+        let newest = self
+            .databases()
+            .iter()
+            .filter_map(|db| db.txns.recovered_roles.lock().take())
+            .filter(|r| r.instance == own)
+            .max_by_key(|r| r.catalog.version);
+        let Some(rec) = newest else { return Ok(()) };
+        let have = self.roles().version;
+        if rec.catalog.version > have {
+            tracing::warn!(
+                from = have,
+                to = rec.catalog.version,
+                "reinstalling the role catalog of a commit the role file missed"
+            );
+            self.write_roles((*rec.catalog).clone(), true)?;
+        }
+        Ok(())
+    }
+
     /// Takes the role lock, waiting for the transaction that holds it.
     pub(crate) fn lock_roles(
         &self,

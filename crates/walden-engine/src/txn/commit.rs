@@ -1,8 +1,10 @@
 //! Ending a transaction: its redo, commit (durable or delayed), rollback and lock release.
 
 use super::{CommitOutcome, Transaction};
+use crate::codec::put_op_roles;
 use crate::codec::{put_op_ddl, put_op_delete, put_op_put, put_txn_header};
 use crate::error::{EngineError, Result};
+use crate::roles::RoleRecord;
 use crate::schema::DelayedDurability;
 use crate::session::CommitRequest;
 use crate::types::Key;
@@ -23,14 +25,19 @@ impl Transaction {
         }
     }
 
-    /// Encodes the write set as one or more redo records, the last one
-    /// carrying the commit flag.
-    fn encode(&self) -> Vec<Vec<u8>> {
+    /// Encodes the write set (and the role catalog the commit installs,
+    /// if any) as one or more redo records, the last one carrying the
+    /// commit flag.
+    fn encode(&self, roles: Option<&RoleRecord>) -> Vec<Vec<u8>> {
         let ddl = self.ddl_records();
         let cat = self.db.catalog.read();
         let mut parts = Vec::new();
         let mut body = Vec::with_capacity(64);
         let mut n = 0;
+        if let Some(r) = roles {
+            put_op_roles(&mut body, r);
+            n += 1;
+        }
         // Catalog changes first: recovery applies them before the rows,
         // which may be of a table created or changed here.
         for rec in &ddl {
@@ -81,8 +88,9 @@ impl Transaction {
         };
         self.finished = true;
         self.snapshot = None;
-        // Role changes (`instance/roles_txn.rs`) are written after the
-        // transaction's log record, before the commit returns.
+        // Role changes (`instance/roles_txn.rs`) travel in the
+        // transaction's log record and are written to the role file after
+        // it, before the commit returns.
         let mut roles = self.roles.take().filter(|r| r.changed());
         let ddl = self.has_ddl();
         if self.writes.is_empty() && !ddl {
@@ -97,7 +105,8 @@ impl Transaction {
         // DDL is always durable, and so are rows committed with role
         // changes (which are).
         let delayed = !ddl && roles.is_none() && self.resolve(request);
-        let parts = self.encode();
+        let role_record = roles.as_ref().map(|r| r.record());
+        let parts = self.encode(role_record.as_ref());
         let session = self.session.clone();
         let sinks = session.wait_sinks();
         let db = self.db.clone();
@@ -151,6 +160,9 @@ impl Transaction {
                 self.ddl.lock().clear();
                 return Err(EngineError::CommitOutcomeUnknown { lsn, source });
             }
+            if let Some(r) = &roles {
+                r.crash_point();
+            }
             let applied = self.apply();
             if ddl {
                 db.txns.uncommitted_ddl.lock().remove(&self.txid);
@@ -170,11 +182,18 @@ impl Transaction {
                     source: Box::new(e),
                 }
             })?;
-            if let Some(r) = roles.take() {
-                // The rows are committed; the roles could not be written.
-                r.install().map_err(|e| EngineError::ApplyFailed {
-                    lsn,
-                    source: Box::new(e),
+            if let (Some(r), Some(rec)) = (roles.take(), &role_record) {
+                r.install_logged(rec).map_err(|e| {
+                    // The commit stands (the roles are installed in memory);
+                    // the record must reach the file through recovery, so
+                    // no checkpoint may drop it first.
+                    db.log.poison(format!(
+                        "role catalog of the commit at LSN {lsn} could not be written: {e}"
+                    ));
+                    EngineError::ApplyFailed {
+                        lsn,
+                        source: Box::new(e),
+                    }
                 })?;
             }
             Ok(lsn)
@@ -303,5 +322,6 @@ const MAX_PART: usize = 256 * 1024;
 impl Drop for Transaction {
     fn drop(&mut self) {
         self.finish_rollback();
+        self.session.closed(self.db.id(), self.txid);
     }
 }

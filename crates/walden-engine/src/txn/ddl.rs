@@ -212,6 +212,12 @@ impl Database {
     pub fn table_locks(&self) -> Vec<(u64, u32, TableLockMode, bool)> {
         self.txns.locks.table_locks()
     }
+
+    /// Every row and table lock request held or queued in this database
+    /// (see [`crate::Session::open_transactions`] for their sessions).
+    pub fn lock_requests(&self) -> Vec<crate::lock::LockRequest> {
+        self.txns.locks.requests()
+    }
 }
 
 impl Transaction {

@@ -150,6 +150,15 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         ),
         Func::NewUuid => Value::Uuid(uuid::Uuid::new_v4().as_u128()),
         Func::Spid => Value::Int(env.info.spid as i64),
+        Func::BlockingPids => match arg(0).as_i64() {
+            Some(pid) => Value::Array(
+                crate::locks_view::blocking_pids(env, pid)
+                    .into_iter()
+                    .map(|p| Value::Int(p as i64))
+                    .collect(),
+            ),
+            None => Value::Null,
+        },
         Func::Version => Value::text("PostgreSQL 15.0 (Walden 0.1, delayed-durability workbench)"),
         Func::CurrentUser => Value::text(&env.info.user),
         Func::CurrentSchema => crate::search_path::SearchPath::of(&env.info.settings)

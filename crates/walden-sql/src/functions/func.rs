@@ -36,6 +36,9 @@ pub enum Func {
     DbId,
     DbName,
     Spid,
+    /// `pg_blocking_pids(pid)`: the sessions whose locks (held, or
+    /// requested ahead of it) the session waits for (`locks_view.rs`).
+    BlockingPids,
     Version,
     CurrentUser,
     CurrentSchema,
@@ -159,6 +162,7 @@ impl Func {
                 | Func::AdvisoryUnlock
                 | Func::AdvisoryUnlockAll
                 | Func::SetConfig
+                | Func::BlockingPids
         )
     }
 }
@@ -216,6 +220,7 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         Func::Today => DataType::Date,
         Func::NewUuid => DataType::Uuid,
         Func::DbId | Func::Spid => DataType::Int,
+        Func::BlockingPids => DataType::Array(Box::new(DataType::Int)),
         Func::NextVal | Func::SetVal | Func::DateDiff | Func::DatePart => DataType::BigInt,
         Func::Coalesce
         | Func::NullIf
