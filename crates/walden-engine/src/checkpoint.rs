@@ -289,6 +289,12 @@ impl Database {
     }
 
     fn checkpoint_paced(&self, pace: Pace<'_>) -> Result<CheckpointInfo> {
+        // A poisoned log may hold hardened commits that were never applied
+        // (their role file or a store read failed): a checkpoint would move
+        // the redo start past them, and recovery would not replay them.
+        if let Some(why) = self.log.is_poisoned() {
+            return Err(walden_log::LogError::Poisoned(why).into());
+        }
         let _one = self.checkpoints.lock.lock();
         let t0 = Instant::now();
         let cut = if self.is_secondary() {

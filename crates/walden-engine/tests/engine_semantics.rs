@@ -484,6 +484,13 @@ fn a_failed_fsync_poisons_the_database() {
     assert_eq!(db.locks_held(), 0);
     // Nothing was made visible.
     assert_eq!(db.table("accounts").unwrap().len(), 0);
+    // Nor does a checkpoint move the redo start past a hardened commit that
+    // was never applied.
+    let e = db.checkpoint().unwrap_err();
+    assert!(
+        matches!(e, EngineError::Log(walden_log::LogError::Poisoned(_))),
+        "{e}"
+    );
 }
 
 #[test]

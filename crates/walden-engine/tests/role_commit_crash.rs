@@ -223,6 +223,49 @@ fn a_power_loss_between_the_log_record_and_the_role_file_keeps_rows_and_roles() 
     inst.close().unwrap();
 }
 
+/// The role file cannot be written after the commit record hardened: the
+/// commit fails with `ApplyFailed` and poisons the log. A `CHECKPOINT`
+/// then must not move the redo start past that record, or a restart
+/// would keep the rows (in the store) and lose the roles.
+#[test]
+fn a_checkpoint_after_an_unapplied_role_commit_is_refused() {
+    let mem = MemVfs::new();
+    let inst = Instance::open(mem_config(&mem)).unwrap();
+    let db = inst.database("walden").unwrap();
+    let s = inst.new_session();
+    db.create_table(&s, table()).unwrap();
+    commit_role_and_row(&inst, &db, &s, 1).unwrap();
+    {
+        let mem = mem.clone();
+        inst.set_role_commit_hook(Some(Arc::new(move || {
+            mem.set_faults(walden_log::Faults {
+                fail_write_after: Some(0),
+                ..walden_log::Faults::default()
+            });
+        })));
+    }
+    let err = commit_role_and_row(&inst, &db, &s, 2).unwrap_err();
+    assert!(matches!(err, EngineError::ApplyFailed { .. }), "{err:?}");
+    inst.set_role_commit_hook(None);
+    // The disk works again; the log stays poisoned.
+    mem.set_faults(walden_log::Faults::default());
+    let err = db.checkpoint().unwrap_err();
+    assert!(
+        matches!(err, EngineError::Log(walden_log::LogError::Poisoned(_))),
+        "{err:?}"
+    );
+    let crashed = mem.crash(CrashMode::SyncedOnly, 11);
+    drop(db);
+    drop(inst);
+    let inst = Instance::open(mem_config(&crashed)).unwrap();
+    assert!(
+        inst.roles().role("r2").is_some(),
+        "the logged roles were lost"
+    );
+    assert_eq!(row_ids(&inst), vec![1, 2]);
+    inst.close().unwrap();
+}
+
 /// Many power losses at random moments (keeping synced bytes only, or a
 /// torn or scattered part of the unsynced ones) under one session
 /// committing a role and a row per transaction, another committing rows
