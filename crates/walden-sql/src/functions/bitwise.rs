@@ -263,10 +263,55 @@ pub fn call(op: BitOp, w: IntWidth, a: &[Value]) -> Result<Value> {
 /// `+` or `-`) when a bare `~` ends `l`'s right-hand edge, `l` regrouped
 /// first (`~ 1 + 2 - 3` is `~ ((1 + 2) - 3)`).
 pub fn regroup_prefix(l: &ast::Expr, op: &BinaryOperator, r: &ast::Expr) -> Option<ast::Expr> {
-    if !is_additive(op) {
+    if !is_additive(op) || !needs_regroup(l) {
         return None;
     }
     rebuild(&regrouped(l), op, r)
+}
+
+/// Whether regrouping `l op r` changes anything: a bare `~` ends the
+/// right-hand edge of `l` or of a left operand down `l`'s `+` / `-` chain.
+/// It walks without copying: compile asks at every level of a chain, and
+/// copying the chain each time made a long `1 + 1 + ...` quadratic.
+fn needs_regroup(l: &ast::Expr) -> bool {
+    let mut e = l;
+    loop {
+        if ends_in_not(e) {
+            return true;
+        }
+        match e {
+            ast::Expr::BinaryOp { left, op, .. } if is_additive(op) => e = left,
+            _ => return false,
+        }
+    }
+}
+
+/// Whether a bare `~` ends `e`'s right-hand edge (where [`rebuild`] finds one).
+fn ends_in_not(e: &ast::Expr) -> bool {
+    let mut e = e;
+    loop {
+        match e {
+            ast::Expr::UnaryOp {
+                op: UnaryOperator::BitwiseNot,
+                ..
+            } => return true,
+            ast::Expr::BinaryOp { op, right, .. } if binds_tight(op) => e = right,
+            _ => return false,
+        }
+    }
+}
+
+/// Operators that bind at least as tightly as `+`.
+fn binds_tight(op: &BinaryOperator) -> bool {
+    matches!(
+        op,
+        BinaryOperator::Plus
+            | BinaryOperator::Minus
+            | BinaryOperator::Multiply
+            | BinaryOperator::Divide
+            | BinaryOperator::Modulo
+            | BinaryOperator::PGExp
+    )
 }
 
 fn is_additive(op: &BinaryOperator) -> bool {
@@ -310,22 +355,11 @@ fn rebuild(e: &ast::Expr, op: &BinaryOperator, r: &ast::Expr) -> Option<ast::Exp
             left,
             op: inner,
             right,
-        } if matches!(
-            inner,
-            BinaryOperator::Plus
-                | BinaryOperator::Minus
-                | BinaryOperator::Multiply
-                | BinaryOperator::Divide
-                | BinaryOperator::Modulo
-                | BinaryOperator::PGExp
-        ) =>
-        {
-            Some(A::BinaryOp {
-                left: left.clone(),
-                op: inner.clone(),
-                right: Box::new(rebuild(right, op, r)?),
-            })
-        }
+        } if binds_tight(inner) => Some(A::BinaryOp {
+            left: left.clone(),
+            op: inner.clone(),
+            right: Box::new(rebuild(right, op, r)?),
+        }),
         _ => None,
     }
 }
