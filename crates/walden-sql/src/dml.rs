@@ -163,6 +163,10 @@ fn plan_insert_source(
 ) -> Result<(Vec<usize>, InsertSource)> {
     let cols = target_columns(t, ins)?;
     let Some(src) = &ins.source else {
+        // `DEFAULT VALUES`: one row, every column its default.
+        if ins.columns.is_empty() {
+            return Ok((cols, InsertSource::Values(vec![Vec::new()])));
+        }
         return Err(SqlError::unsupported("INSERT without VALUES or SELECT"));
     };
     if let (ast::SetExpr::Values(v), None, None) =
