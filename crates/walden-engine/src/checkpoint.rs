@@ -295,6 +295,16 @@ impl Database {
         if let Some(why) = self.log.is_poisoned() {
             return Err(walden_log::LogError::Poisoned(why).into());
         }
+        // A commit into a damaged tree could spread the damage; the log
+        // holds every change since the last good checkpoint meanwhile.
+        if let Some(why) = self.store.damaged() {
+            return Err(crate::error::EngineError::CorruptDataFile {
+                path: self.store.path.clone(),
+                detail: format!(
+                    "{why}; checkpoints are stopped until it is restored from a backup"
+                ),
+            });
+        }
         let _one = self.checkpoints.lock.lock();
         let t0 = Instant::now();
         let cut = if self.is_secondary() {

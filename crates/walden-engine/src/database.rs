@@ -270,6 +270,26 @@ impl Database {
         self.store.stored_bytes(t)
     }
 
+    /// Reads every row and index entry of the data file back and checks it
+    /// (`DBCC CHECKDB`; see `store/check.rs`). Damage found stops the
+    /// checkpoints, so the log keeps every change since the last good one.
+    pub fn check_store(&self) -> Result<crate::store::CheckReport> {
+        self.store.check(&mut |_| true)
+    }
+
+    /// The same, pausing after each chunk as `pace` says (false: stop).
+    pub fn check_store_paced(
+        &self,
+        pace: &mut dyn FnMut(std::time::Duration) -> bool,
+    ) -> Result<crate::store::CheckReport> {
+        self.store.check(pace)
+    }
+
+    /// Why the data file is known to be damaged, if it is.
+    pub fn store_damaged(&self) -> Option<String> {
+        self.store.damaged()
+    }
+
     /// The database's files on disk: the data file and the log.
     pub fn size_on_disk(&self) -> u64 {
         self.data_stats.size_on_disk_bytes.load(Relaxed)

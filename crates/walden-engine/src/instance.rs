@@ -134,6 +134,8 @@ struct Inner {
     closed: AtomicBool,
     stop: (Mutex<bool>, Condvar),
     bg: Mutex<Option<JoinHandle<()>>>,
+    /// The background check of the data files after the open.
+    check_bg: Mutex<Option<JoinHandle<()>>>,
     /// Crash tests: the seed swap step to fail after (0: none).
     seed_fault: AtomicU32,
     /// One role-changing transaction at a time (see `roles_txn.rs`).
@@ -274,6 +276,7 @@ impl Instance {
             closed: AtomicBool::new(false),
             stop: (Mutex::new(false), Condvar::new()),
             bg: Mutex::new(None),
+            check_bg: Mutex::new(None),
             seed_fault: AtomicU32::new(0),
             role_lock: Default::default(),
         });
@@ -312,6 +315,9 @@ impl Instance {
         }
         if cfg.background_checkpoints {
             inst.start_checkpointer();
+        }
+        if cfg.storage.background_check {
+            inst.start_check();
         }
         Ok(inst)
     }
@@ -710,7 +716,10 @@ impl Instance {
                             .cfg
                             .checkpoint_interval
                             .is_some_and(|i| db.checkpoints.last.lock().elapsed() >= i);
-                    if (due_by_size || due_by_time) && db.log.is_poisoned().is_none() {
+                    if (due_by_size || due_by_time)
+                        && db.log.is_poisoned().is_none()
+                        && db.store_damaged().is_none()
+                    {
                         if let Err(e) = db.checkpoint_spread() {
                             tracing::warn!(database = %db.name, error = %e, "background checkpoint failed");
                         }
@@ -740,6 +749,53 @@ impl Instance {
         if let Some(h) = self.inner.bg.lock().take() {
             let _ = h.join();
         }
+        if let Some(h) = self.inner.check_bg.lock().take() {
+            let _ = h.join();
+        }
+    }
+
+    /// Reads every database's data file back once, in the background, at a
+    /// quarter of a core (the open no longer verifies every page; see
+    /// `store/check.rs`).
+    fn start_check(&self) {
+        let weak = Arc::downgrade(&self.inner);
+        let dbs: Vec<_> = self.inner.dbs.read().values().cloned().collect();
+        let h = std::thread::Builder::new()
+            .name("walden-check".into())
+            .spawn(move || {
+                for db in dbs {
+                    let mut pace = |took: Duration| {
+                        let Some(inner) = weak.upgrade() else {
+                            return false;
+                        };
+                        let mut stop = inner.stop.0.lock();
+                        if !*stop {
+                            inner.stop.1.wait_for(&mut stop, took * 3);
+                        }
+                        !*stop
+                    };
+                    match db.check_store_paced(&mut pace) {
+                        Ok(r) if r.stopped => return,
+                        Ok(r) if r.problem_count == 0 => tracing::info!(
+                            database = %db.name,
+                            tables = r.tables.len(),
+                            entries = r.entries,
+                            bytes = r.bytes,
+                            ms = r.elapsed.as_millis() as u64,
+                            "data file checked"
+                        ),
+                        Ok(r) => tracing::error!(
+                            database = %db.name,
+                            problems = r.problem_count,
+                            first = %r.problems.first().cloned().unwrap_or_default(),
+                            "data file check found damage"
+                        ),
+                        Err(e) => tracing::error!(database = %db.name, error = %e, "data file check failed"),
+                    }
+                }
+            })
+            .ok();
+        *self.inner.check_bg.lock() = h;
     }
 
     /// Clean shutdown: hardens every database's log and checkpoints it, so a

@@ -27,6 +27,7 @@ fn config(mem: &MemVfs, read_through: bool) -> InstanceConfig {
         storage: StorageConfig {
             read_through,
             cache_bytes: 1 << 20,
+            ..Default::default()
         },
         ..InstanceConfig::new("/inst")
     }

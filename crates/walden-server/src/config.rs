@@ -31,6 +31,8 @@
 //! [storage]
 //! read_through = true                  # false: every row kept in memory
 //! cache_size_mb = 128                  # the base store's page cache
+//! verify_on_open = false               # true: check every page at open (slow)
+//! background_check = true              # read every row back after each open
 //!
 //! [replication]                        # optional: availability groups
 //! name = "a"                           # this replica's name in REPLICA ON '...'
@@ -103,6 +105,12 @@ pub struct StorageSection {
     pub read_through: Option<bool>,
     /// The base store's page cache in MB (default 128).
     pub cache_size_mb: Option<u64>,
+    /// Verify every page of the data file at open (default false: restart
+    /// time would grow with the data file).
+    pub verify_on_open: Option<bool>,
+    /// Read every stored row back in the background after each open
+    /// (default true).
+    pub background_check: Option<bool>,
 }
 
 /// `[replication]`: this instance's part in availability groups.
@@ -464,6 +472,12 @@ impl ServerConfig {
         if let Some(mb) = self.storage.cache_size_mb {
             ic.storage.cache_bytes = (mb.max(1) as usize) << 20;
         }
+        if let Some(v) = self.storage.verify_on_open {
+            ic.storage.verify_on_open = v;
+        }
+        if let Some(b) = self.storage.background_check {
+            ic.storage.background_check = b;
+        }
         ic.limits.max_transaction_bytes = self.transaction_memory_limit;
         ic.lock_timeout = self
             .lock_timeout_ms
@@ -504,6 +518,8 @@ mod tests {
             [storage]
             read_through = false
             cache_size_mb = 64
+            verify_on_open = true
+            background_check = false
             "#,
         )
         .unwrap();
@@ -518,6 +534,8 @@ mod tests {
         assert_eq!(ic.checkpoint_interval, None);
         assert_eq!(ic.checkpoint_log_bytes, 1000000);
         assert!(!ic.storage.read_through);
+        assert!(ic.storage.verify_on_open);
+        assert!(!ic.storage.background_check);
         assert_eq!(ic.storage.cache_bytes, 64 << 20);
         assert_eq!(ic.lock_timeout, Some(Duration::from_millis(500)));
     }

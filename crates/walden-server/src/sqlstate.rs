@@ -69,6 +69,7 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::CantChangeParameter => "55P02",
         K::DiskFull => "53100",
         K::Io => "58030",
+        K::DataCorrupted => "XX001",
         K::Internal => "XX000",
         K::CardinalityViolation => "21000",
         K::InvalidParameter => "22023",

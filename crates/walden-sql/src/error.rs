@@ -5,6 +5,8 @@ use walden_engine::EngineError;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ErrorKind {
     Syntax,
+    /// XX001: the data file holds something it should not.
+    DataCorrupted,
     UndefinedTable,
     UndefinedColumn,
     UndefinedFunction,
@@ -258,11 +260,8 @@ impl From<EngineError> for SqlError {
             E::TransactionTooLarge { .. } => ErrorKind::OutOfMemory,
             E::DirectoryExists { .. } => ErrorKind::DuplicateDatabase,
             E::CatalogMissing { .. } | E::DirectoryMismatch { .. } => ErrorKind::Io,
-            E::Log(_)
-            | E::Io { .. }
-            | E::CorruptDataFile { .. }
-            | E::Store { .. }
-            | E::ApplyFailed { .. } => ErrorKind::Io,
+            E::CorruptDataFile { .. } => ErrorKind::DataCorrupted,
+            E::Log(_) | E::Io { .. } | E::Store { .. } | E::ApplyFailed { .. } => ErrorKind::Io,
             E::Closed => ErrorKind::Internal,
             E::ReadOnlyReplica(_) => ErrorKind::ReadOnly,
             E::ReplicaQuorum(_) => ErrorKind::PrerequisiteState,

@@ -18,6 +18,7 @@ mod alter_table;
 mod alter_table_parse;
 mod arrays;
 mod backup_path;
+mod checkdb;
 mod constraints;
 mod copy;
 mod cursor;

@@ -302,7 +302,7 @@ pub fn check_command(who: &Who, instance: &Instance, db: &Database, cmd: &Comman
         }
         Command::BackupDatabase { .. } => who.require_superuser("run BACKUP DATABASE")?,
         Command::BackupLog { .. } => who.require_superuser("run BACKUP LOG")?,
-        Command::ClearWaitStats | Command::ClearExposurePeaks => {
+        Command::ClearWaitStats | Command::ClearExposurePeaks | Command::CheckDb { .. } => {
             who.require_superuser("run DBCC")?
         }
         Command::CreateAvailabilityGroup(_) => {

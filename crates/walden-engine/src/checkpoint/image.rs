@@ -355,6 +355,7 @@ pub(crate) fn write_image(
     let once = crate::store::StorageConfig {
         read_through: false,
         cache_bytes: 16 << 20,
+        ..Default::default()
     };
     let store = BaseStore::open(vfs, data_dir, stats, once)?;
     let parts = Parts::of(

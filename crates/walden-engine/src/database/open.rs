@@ -73,6 +73,9 @@ impl Database {
         };
         let mut replay = Replay::new(loaded.image);
         let log_stats = Arc::new(FileStats::default());
+        // Redo that needed a damaged row of the data file fails as damage to
+        // the data file, not to the log.
+        let mut store_err = None;
         let (log, report) = LogManager::open_with(
             vfs.clone(),
             &Self::log_dir(dir),
@@ -81,16 +84,24 @@ impl Database {
             from,
             bounds,
             &mut |_, end, rec| {
-                replay
-                    .apply(end, rec)
-                    .map_err(|e| walden_log::LogError::Corrupt {
+                replay.apply(end, rec).map_err(|e| {
+                    let le = walden_log::LogError::Corrupt {
                         file: Self::log_dir(dir),
                         offset: 0,
                         lsn: end,
                         detail: format!("redo record cannot be applied: {e}"),
-                    })
+                    };
+                    if matches!(
+                        e,
+                        EngineError::CorruptDataFile { .. } | EngineError::Store { .. }
+                    ) {
+                        store_err = Some(e);
+                    }
+                    le
+                })
             },
-        )?;
+        )
+        .map_err(|le| store_err.take().unwrap_or_else(|| le.into()))?;
         let roles = replay.take_roles();
         let (state, pending) = replay.finish();
         log.set_exposure_bounds(

@@ -14,10 +14,14 @@ use crate::error::{io_err, EngineError, Result};
 use crate::store::reads::{decode_row, BaseRows, KeyFrom, StoreReads};
 use crate::store::{StorageConfig, VfsBackend};
 use crate::table::{Index, Table, Unsaved};
+use parking_lot::Mutex;
 use redb::{ReadableDatabase, ReadableTable, TableDefinition};
 use std::collections::HashMap;
+use std::mem::ManuallyDrop;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 use walden_log::{CountingFile, FileStats, OpenOptionsVfs, Vfs, VfsFile};
 
@@ -46,8 +50,9 @@ pub(super) fn rows_def(name: &str) -> TableDefinition<'_, &'static [u8], &'stati
 }
 
 pub(crate) struct BaseStore {
-    pub(super) db: redb::Database,
-    pub(super) path: PathBuf,
+    /// Dropped by `Drop` below unless redb panicked (see `redb_panicked`).
+    pub(super) db: ManuallyDrop<redb::Database>,
+    pub(crate) path: PathBuf,
     file: Arc<dyn VfsFile>,
     pub(super) stats: Arc<FileStats>,
     /// The store's newest commit, as readers of evicted rows see it.
@@ -55,10 +60,29 @@ pub(crate) struct BaseStore {
     /// Rows are read from the store rather than all loaded at open, and
     /// each checkpoint's rows may leave memory.
     pub(super) read_through: bool,
+    /// Commits made to the store since it was opened (a check compares a
+    /// table's count only if none came while it read the table).
+    pub(super) commits: AtomicU64,
+    /// Why the store is known to be damaged (a check or a read found it):
+    /// checkpoints stop, so the log keeps every change since the last good
+    /// one.
+    damaged: Mutex<Option<String>>,
+    /// redb panicked on a damaged file and its locks are poisoned: its own
+    /// drop would panic again, so the handle is left open instead.
+    redb_panicked: AtomicBool,
+}
+
+impl Drop for BaseStore {
+    fn drop(&mut self) {
+        if !self.redb_panicked.load(Relaxed) {
+            // SAFETY: dropped once, here, and never used after.
+            unsafe { ManuallyDrop::drop(&mut self.db) }
+        }
+    }
 }
 
 /// How a table's stored rows give their keys.
-fn key_from(t: &Table) -> KeyFrom {
+pub(super) fn key_from(t: &Table) -> KeyFrom {
     if t.has_hidden_key() {
         KeyFrom::Stored
     } else {
@@ -134,8 +158,11 @@ impl BaseStore {
     }
 
     /// Opens the store in `data_dir`, creating an empty one if there is
-    /// none. redb verifies every page's checksum at open: a damaged file is
-    /// refused rather than trusted.
+    /// none. With `verify_on_open`, redb verifies every page's checksum
+    /// first, so a damaged file is refused (slow: it reads the whole file).
+    /// Otherwise the open reads only what it needs, as its commits record
+    /// the allocator's state (quick repair) even after a crash; the check
+    /// in `check.rs` reads the rest in the background.
     pub fn open(
         vfs: &dyn Vfs,
         data_dir: &Path,
@@ -160,23 +187,58 @@ impl BaseStore {
         let open = || {
             redb::Database::builder()
                 .set_cache_size(storage.cache_bytes)
-                .set_check_integrity_on_open(existed)
+                .set_check_integrity_on_open(existed && storage.verify_on_open)
                 .create_with_backend(VfsBackend::new(file.clone()))
         };
+
         // Once more before refusing: a checksum mismatch may be the read's,
         // not the file's.
         let db = open().or_else(|_| open()).map_err(|e| corrupt(&path, e))?;
-        let reads = Arc::new(StoreReads::open(&db, &path, &HashMap::new())?);
+        let reads = match catch_unwind(AssertUnwindSafe(|| {
+            StoreReads::open(&db, &path, &HashMap::new())
+        })) {
+            Ok(r) => Arc::new(r?),
+            Err(p) => {
+                // redb's drop would panic on its poisoned locks.
+                std::mem::forget(db);
+                return Err(EngineError::CorruptDataFile {
+                    path,
+                    detail: format!("opening it panicked in redb: {}", panic_text(&*p)),
+                });
+            }
+        };
         let store = BaseStore {
-            db,
+            db: ManuallyDrop::new(db),
             path,
             file,
             stats: stats.clone(),
             reads,
             read_through: storage.read_through,
+            commits: AtomicU64::new(0),
+            damaged: Mutex::new(None),
+            redb_panicked: AtomicBool::new(false),
         };
         store.note_size();
         Ok(store)
+    }
+
+    /// Why the store is known to be damaged, if it is.
+    pub fn damaged(&self) -> Option<String> {
+        self.damaged.lock().clone()
+    }
+
+    /// Damage that made redb panic (see `redb_panicked`).
+    pub(crate) fn mark_panicked(&self, why: String) {
+        self.redb_panicked.store(true, Relaxed);
+        self.mark_damaged(why);
+    }
+
+    pub(crate) fn mark_damaged(&self, why: String) {
+        let mut d = self.damaged.lock();
+        if d.is_none() {
+            tracing::error!(path = %self.path.display(), why = %why, "the data file is damaged: checkpoints stop until it is restored from a backup");
+            *d = Some(why);
+        }
     }
 
     /// Whether rows are read through the store (see `read_through`).
@@ -348,15 +410,38 @@ pub(crate) fn open_and_load(
     stats: &Arc<FileStats>,
     storage: StorageConfig,
 ) -> Result<(BaseStore, Option<Image>)> {
+    // redb may panic rather than fail on a file damaged outside it: that
+    // is damage found too.
     let once = || -> Result<(BaseStore, Option<Image>)> {
-        let store = BaseStore::open(vfs, data_dir, stats, storage)?;
-        let image = store.load()?;
-        Ok((store, image))
+        let panicked = |p: Box<dyn std::any::Any + Send>| EngineError::CorruptDataFile {
+            path: data_dir.join(FILE),
+            detail: format!("opening it panicked in redb: {}", panic_text(&*p)),
+        };
+        let store = catch_unwind(AssertUnwindSafe(|| {
+            BaseStore::open(vfs, data_dir, stats, storage)
+        }))
+        .map_err(panicked)??;
+        match catch_unwind(AssertUnwindSafe(|| store.load())) {
+            Ok(image) => Ok((store, image?)),
+            Err(p) => {
+                let e = panicked(p);
+                store.mark_panicked(e.to_string());
+                Err(e)
+            }
+        }
     };
     match once() {
         Err(EngineError::Store { .. } | EngineError::CorruptDataFile { .. }) => once(),
         other => other,
     }
+}
+
+/// A panic's message.
+pub(crate) fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
 }
 
 pub(crate) fn corrupt(path: &Path, e: impl Into<redb::Error>) -> EngineError {

@@ -6,12 +6,14 @@
 
 pub mod backend;
 pub(crate) mod base;
+pub(crate) mod check;
 pub mod keycode;
 pub(crate) mod reads;
 pub(crate) mod write;
 
 pub use backend::VfsBackend;
 pub use base::StoredBytes;
+pub use check::{CheckReport, TableCheck};
 
 /// How tables use memory.
 #[derive(Clone, Copy, Debug)]
@@ -22,6 +24,12 @@ pub struct StorageConfig {
     pub read_through: bool,
     /// The base store's page cache (redb's), in bytes.
     pub cache_bytes: usize,
+    /// redb verifies every page's checksum at open (restart time then
+    /// grows with the data file); off, the check runs in the background.
+    pub verify_on_open: bool,
+    /// After each open, every stored row is read back in the background
+    /// (`check.rs`).
+    pub background_check: bool,
 }
 
 impl Default for StorageConfig {
@@ -29,6 +37,8 @@ impl Default for StorageConfig {
         StorageConfig {
             read_through: true,
             cache_bytes: 128 << 20,
+            verify_on_open: false,
+            background_check: true,
         }
     }
 }

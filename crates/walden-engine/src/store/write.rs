@@ -19,17 +19,19 @@
 //! (see `Pace`) instead of taking a core and the disk at once.
 
 use super::base::{
-    corrupt, index_name, is_data_table, rows_def, table_name, BaseStore, TableWrite, META,
-    META_IMAGE,
+    corrupt, index_name, is_data_table, panic_text, rows_def, table_name, BaseStore, TableWrite,
+    META, META_IMAGE,
 };
 use super::encode_key;
 use super::reads::encode_row;
+use crate::error::EngineError;
 use crate::error::Result;
 use crate::mvcc::{Csn, VersionedRows};
 use crate::types::{Key, Row, Value};
 use redb::TableHandle;
 use std::collections::HashSet;
 use std::ops::Bound;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
@@ -99,6 +101,31 @@ impl BaseStore {
         csn: Csn,
         pace: Pace<'_>,
     ) -> Result<StoreWrite> {
+        // redb may panic rather than fail on damage it reads while writing
+        // (its allocator state, a branch page): that is damage found, and
+        // the store takes no more commits.
+        match catch_unwind(AssertUnwindSafe(|| {
+            self.write_batches(header, tables, csn, pace)
+        })) {
+            Ok(r) => r,
+            Err(p) => {
+                let why = format!("a checkpoint's write panicked in redb: {}", panic_text(&*p));
+                self.mark_panicked(why.clone());
+                Err(EngineError::CorruptDataFile {
+                    path: self.path.clone(),
+                    detail: why,
+                })
+            }
+        }
+    }
+
+    fn write_batches(
+        &self,
+        header: &[u8],
+        tables: &[TableWrite],
+        csn: Csn,
+        pace: Pace<'_>,
+    ) -> Result<StoreWrite> {
         let before = self.stats.num_of_bytes_written.load(Relaxed);
         let mut out = StoreWrite::default();
         // Tables or indexes written whole go in the last commit, whole.
@@ -147,6 +174,7 @@ impl BaseStore {
     fn commit(&self, w: redb::WriteTransaction, out: &mut StoreWrite) -> Result<()> {
         let t0 = Instant::now();
         w.commit().map_err(|e| corrupt(&self.path, e))?;
+        self.commits.fetch_add(1, Relaxed);
         out.commit += t0.elapsed();
         out.commits += 1;
         Ok(())

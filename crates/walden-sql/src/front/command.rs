@@ -37,6 +37,11 @@ pub enum Command {
         path: String,
     },
     ClearWaitStats,
+    /// `DBCC CHECKDB [(name)] [WITH NO_INFOMSGS]`: reads the data file back.
+    CheckDb {
+        name: Option<String>,
+        quiet: bool,
+    },
     /// `DBCC SQLPERF('sys.dm_log_exposure', CLEAR)`: restarts the peak exposure.
     ClearExposurePeaks,
     /// `CREATE AVAILABILITY GROUP ...` (see `hadr.rs`).

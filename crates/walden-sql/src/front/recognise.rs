@@ -185,6 +185,9 @@ pub fn parse(sql: &str) -> Result<Command> {
         }
         "DBCC" => {
             t.i += 1;
+            if t.eat("CHECKDB") {
+                return parse_checkdb(&mut t);
+            }
             if t.eat("SQLPERF") {
                 let rest: String = t.t[t.i..]
                     .iter()
@@ -200,7 +203,7 @@ pub fn parse(sql: &str) -> Result<Command> {
                 }
             }
             return Err(SqlError::unsupported(
-                "this DBCC command (only DBCC SQLPERF('sys.dm_os_wait_stats' | 'sys.dm_log_exposure', CLEAR))",
+                "this DBCC command (only DBCC CHECKDB and DBCC SQLPERF('sys.dm_os_wait_stats' | 'sys.dm_log_exposure', CLEAR))",
             ));
         }
         "BACKUP" => {
@@ -506,6 +509,54 @@ pub(super) fn parse_set(t: &mut Toks, sql: &str) -> Result<Command> {
     } else {
         Command::Set(name, value)
     })
+}
+
+/// `DBCC CHECKDB [( name | 'name' | 0 )] [WITH NO_INFOMSGS]`: `0` or no
+/// name is the current database. SQL Server's other options (repairs,
+/// PHYSICAL_ONLY, ...) are refused: Walden's check has no such modes.
+fn parse_checkdb(t: &mut Toks) -> Result<Command> {
+    let mut name = None;
+    if t.eat_tok(&Token::LParen) {
+        name = match t.next() {
+            Some(Token::Number(n, _)) if n == "0" => None,
+            Some(Token::Word(w)) => Some(w.value),
+            Some(Token::SingleQuotedString(s)) | Some(Token::NationalStringLiteral(s)) => Some(s),
+            other => {
+                return Err(SqlError::syntax(format!(
+                    "syntax error: expected a database name in DBCC CHECKDB, found {}",
+                    other.map_or_else(|| "the end".into(), |t| t.to_string())
+                )))
+            }
+        };
+        if t.eat_tok(&Token::Comma) {
+            return Err(SqlError::unsupported(
+                "DBCC CHECKDB repair options (NOINDEX, REPAIR_*)",
+            ));
+        }
+        if !t.eat_tok(&Token::RParen) {
+            return Err(SqlError::syntax("syntax error: expected ) in DBCC CHECKDB"));
+        }
+    }
+    let mut quiet = false;
+    if t.eat("WITH") {
+        loop {
+            match t.word(0).as_deref() {
+                Some("NO_INFOMSGS") => quiet = true,
+                Some(w) => return Err(SqlError::unsupported(format!("DBCC CHECKDB option {w}"))),
+                None => {
+                    return Err(SqlError::syntax(
+                        "syntax error: expected a DBCC CHECKDB option",
+                    ))
+                }
+            }
+            t.i += 1;
+            if !t.eat_tok(&Token::Comma) {
+                break;
+            }
+        }
+    }
+    t.end("DBCC CHECKDB")?;
+    Ok(Command::CheckDb { name, quiet })
 }
 
 #[cfg(test)]

@@ -239,6 +239,13 @@ impl SqlSession {
                 inst.wait_stats().clear();
                 Ok(QueryOutput::command("DBCC"))
             }
+            Command::CheckDb { name, quiet } => {
+                let db = match name {
+                    Some(n) => inst.database(n)?,
+                    None => self.db.clone(),
+                };
+                crate::checkdb::run(&db, *quiet)
+            }
             Command::CreateAvailabilityGroup(def) => {
                 self.hadr()?
                     .create_group((**def).clone())

@@ -156,6 +156,7 @@ impl SqlSession {
             // a FETCH by its cursor).
             Command::Fetch(f) if !f.is_move => self.cursor_columns(&f.name),
             Command::AvailabilityGroupFailover { .. } => Some(failover_columns()),
+            Command::CheckDb { .. } => Some(crate::checkdb::columns()),
             _ => None,
         };
         let param_types = p
