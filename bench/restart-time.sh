@@ -9,13 +9,16 @@
 # follows it. Interleaves the binaries given round by round. A "binary" may
 # be a wrapper script that adds options (e.g. --config FILE). --index adds a
 # secondary index on pgbench_accounts (bid) after the load (one entry per
-# account), so the restart has index entries to load or not.
+# account), so the restart has index entries to load or not. --checkdb
+# times `DBCC CHECKDB` (the data file read back at full speed) after the
+# load. The TPC-B run after the clean restart overlaps the background check
+# of the data file, unless the binary's config turns it off.
 #
-#   bash bench/restart-time.sh [--scale N] [--rounds N] [--index] BINARY [BINARY...]
+#   bash bench/restart-time.sh [--scale N] [--rounds N] [--index] [--checkdb] BINARY [BINARY...]
 #
 # Needs pgbench and psql (postgresql-client-15) and python3.
 set -euo pipefail
-scale=20 rounds=2 seconds=10 index=0
+scale=20 rounds=2 seconds=10 index=0 checkdb=0
 bins=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -23,7 +26,8 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=$2; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
     --index) index=1; shift ;;
-    -h|--help) sed -n 2,14p "$0"; exit 0 ;;
+    --checkdb) checkdb=1; shift ;;
+    -h|--help) sed -n 2,18p "$0"; exit 0 ;;
     *) bins+=("$1"); shift ;;
   esac
 done
@@ -66,6 +70,16 @@ for round in $(seq 1 "$rounds"); do
     fi
     psql "${conn[@]}" -qAtc "CHECKPOINT" walden >/dev/null
     rss_loaded=$(rss)
+    check=""
+    if [ "$checkdb" = 1 ]; then
+      t0=$(date +%s.%N)
+      if psql "${conn[@]}" -qAtc "DBCC CHECKDB WITH NO_INFOMSGS" walden >/dev/null 2>&1; then
+        t1=$(date +%s.%N)
+        check=$(python3 -c "print(f'; DBCC CHECKDB {$t1 - $t0:.2f} s')")
+      else
+        check="; DBCC CHECKDB failed or unknown to this build"
+      fi
+    fi
     pgbench "${conn[@]}" -n -c 4 -j 2 -T "$seconds" walden >/dev/null 2>&1
     kill "$server"; wait "$server" 2>/dev/null || true; server=""
     size=$(du -sm "$data" | cut -f1)
@@ -78,6 +92,6 @@ for round in $(seq 1 "$rounds"); do
     start "$bin"; crashed=$elapsed
     rows=$(psql "${conn[@]}" -qAtc "select count(*) from pgbench_accounts" walden)
     kill "$server"; wait "$server" 2>/dev/null || true; server=""
-    echo "$bin round $round: restart after a clean stop ${clean} s, after SIGKILL ${crashed} s; data directory ${size} MB; ${rows} accounts; RSS loaded ${rss_loaded} MB, reopened ${rss_open} MB, after TPC-B ${rss_run} MB (${tps} tps)"
+    echo "$bin round $round: restart after a clean stop ${clean} s, after SIGKILL ${crashed} s; data directory ${size} MB; ${rows} accounts; RSS loaded ${rss_loaded} MB, reopened ${rss_open} MB, after TPC-B ${rss_run} MB (${tps} tps)${check}"
   done
 done
