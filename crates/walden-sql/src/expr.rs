@@ -18,6 +18,7 @@ use walden_engine::{DataType, Transaction, Value};
 mod compile;
 mod eval;
 mod ops;
+pub(crate) mod record;
 pub use compile::*;
 pub use ops::*;
 

@@ -24,14 +24,6 @@ const DRIVER_JAR: &str = "/usr/share/java/postgresql.jar";
 /// lacks). docs/conformance.md lists the same.
 const GAPS: &[(&str, &str)] = &[
     ("ResultSetMetaData", "RowDescription carries no table OID and column number, so getTableName/isNullable/isAutoIncrement are unknown"),
-    ("getBestRowIdentifier jc_child", "information_schema._pg_expandarray(...) as a whole, record-valued column, read back as (keys).x"),
-    ("getBestRowIdentifier jc_pair", "information_schema._pg_expandarray(...) as a whole, record-valued column, read back as (keys).x"),
-    ("getBestRowIdentifier jc_pair_ref", "information_schema._pg_expandarray(...) as a whole, record-valued column, read back as (keys).x"),
-    ("getBestRowIdentifier jc_parent", "information_schema._pg_expandarray(...) as a whole, record-valued column, read back as (keys).x"),
-    ("getPrimaryKeys jc_child", "information_schema._pg_expandarray(...) as a whole, record-valued column, read back as (keys).x"),
-    ("getPrimaryKeys jc_pair", "information_schema._pg_expandarray(...) as a whole, record-valued column, read back as (keys).x"),
-    ("getPrimaryKeys jc_pair_ref", "information_schema._pg_expandarray(...) as a whole, record-valued column, read back as (keys).x"),
-    ("getPrimaryKeys jc_parent", "information_schema._pg_expandarray(...) as a whole, record-valued column, read back as (keys).x"),
     ("getColumns", "an identity column is reported as bigserial with a nextval() default, not as an identity column"),
 ];
 

@@ -273,7 +273,11 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                 )
             }
         },
-        Func::ArrayBuild => Value::Array(a.into()),
+        Func::ArrayBuild | Func::RowBuild => Value::Array(a.into()),
+        Func::RecordField(i) => match arg(0) {
+            Value::Array(fields) => fields.get(i as usize).cloned().unwrap_or(Value::Null),
+            _ => Value::Null,
+        },
         Func::AnyArray(op, all) => {
             // SQL's quantified comparison: a NULL comparison makes an
             // undecided result NULL; an empty array gives ALL true, ANY false.

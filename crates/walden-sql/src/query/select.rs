@@ -604,7 +604,7 @@ fn plan_select_inner(
                 srf::place(a, base);
             }
             correlated |= c.args.iter().any(|a| a.uses_outer());
-            row_types.extend(c.cols.iter().map(|(_, t)| t.clone()));
+            row_types.extend(c.slot_types());
         }
         Some(Box::new(srf::ProjectSet {
             calls: srf_calls,
