@@ -23,7 +23,6 @@ const DRIVER_JAR: &str = "/usr/share/java/postgresql.jar";
 /// Sections whose output differs from PostgreSQL's, and why (what Walden
 /// lacks). docs/conformance.md lists the same.
 const GAPS: &[(&str, &str)] = &[
-    ("ResultSetMetaData", "RowDescription carries no table OID and column number, so getTableName/isNullable/isAutoIncrement are unknown"),
     ("getColumns", "an identity column is reported as bigserial with a nextval() default, not as an identity column"),
 ];
 
