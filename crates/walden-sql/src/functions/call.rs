@@ -614,6 +614,10 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             &text_arg(&arg(0)),
             "nextval('",
         )),
+        Func::SerialSequence => match (arg(0), arg(1)) {
+            (Value::Null, _) | (_, Value::Null) => Value::Null,
+            (t, c) => crate::pg_catalog::serial_sequence(env, &text_arg(&t), &text_arg(&c))?,
+        },
         Func::PgGetIndexDef => {
             let oid = int_arg(&arg(0), "pg_get_indexdef")?;
             let col = match a.get(1) {

@@ -99,6 +99,8 @@ pub enum Func {
     /// pg_get_expr: `adbin` already holds the expression's text.
     PgGetExpr,
     PgGetIndexDef,
+    /// `pg_get_serial_sequence(table, column)`.
+    SerialSequence,
     PgGetConstraintDef,
     /// `text::regclass` (a relation's OID) and `oid::regclass` (its name);
     /// the same for regtype and regnamespace.

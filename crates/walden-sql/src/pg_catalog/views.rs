@@ -521,6 +521,15 @@ impl PgView {
                 ("character_maximum_length", T::Int),
                 ("numeric_precision", T::Int),
                 ("numeric_scale", T::Int),
+                ("is_identity", T::Text),
+                ("identity_generation", T::Text),
+                ("identity_start", T::Text),
+                ("identity_increment", T::Text),
+                ("identity_maximum", T::Text),
+                ("identity_minimum", T::Text),
+                ("identity_cycle", T::Text),
+                ("is_generated", T::Text),
+                ("generation_expression", T::Text),
             ],
         }
     }
