@@ -477,6 +477,13 @@ impl PgView {
                 ("pronargs", I2),
                 ("prorettype", OID),
                 ("proargtypes", T::OidVector),
+                // Read by pgjdbc's getFunctionColumns / getProcedureColumns.
+                ("provolatile", CHAR),
+                ("proisstrict", BOOL),
+                ("proallargtypes", T::Array(Box::new(T::Oid))),
+                ("proargmodes", T::Array(Box::new(T::PgChar))),
+                ("proargnames", T::Array(Box::new(T::Text))),
+                ("prosrc", T::Text),
             ],
             V::Tablespace => vec![
                 ("oid", OID),
