@@ -272,6 +272,10 @@ pub(crate) fn put_type(out: &mut Vec<u8>, t: &DataType) {
         DataType::OidVector => out.extend_from_slice(&[22, 1]),
         DataType::Oid => out.push(23),
         DataType::PgChar => out.push(24),
+        // Types reach here only from table definitions, and the SQL layer
+        // has no way to name a record type for a column (no `record` type
+        // name, CREATE TABLE AS and SELECT INTO refused).
+        DataType::Record(_) => unreachable!("a table column of type record"),
     }
 }
 

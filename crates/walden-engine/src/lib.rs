@@ -56,7 +56,8 @@ pub use lock::{LockMode, LockRequest, RequestMode, TableLockMode, WaitPolicy};
 pub use replica::{frames_of, wait_until, RemoteHarden, ReplicaCounters};
 pub use schema::{
     CheckDef, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, FkAction, ForeignKeyDef,
-    Identity, IndexDef, RecoveryModel, SeqType, SequenceDef, SequenceOptions, TableDef,
+    Identity, IdentityGeneration, IndexDef, RecoveryModel, SeqType, SequenceDef, SequenceOptions,
+    TableDef,
 };
 pub use session::{CommitRequest, Session};
 pub use table::{value_list, Table};

@@ -68,6 +68,10 @@ pub enum DataType {
     /// PostgreSQL's one-byte `"char"` (catalog codes such as relkind and
     /// typtype). Values are `Value::Text` of at most one character.
     PgChar,
+    /// An anonymous record (`ROW(...)`, a multi-column function's row):
+    /// its fields' names and types. Values are `Value::Array` of the
+    /// fields; no table column has this type (PostgreSQL refuses it too).
+    Record(Vec<(String, DataType)>),
 }
 
 impl DataType {
@@ -100,6 +104,7 @@ impl DataType {
             DataType::OidVector => "oidvector".into(),
             DataType::Oid => "oid".into(),
             DataType::PgChar => "\"char\"".into(),
+            DataType::Record(_) => "record".into(),
         }
     }
 
@@ -335,6 +340,14 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
                     .into(),
             )),
             V::Text(s) => Ok(V::Array(array::parse(&s, elem)?.into())),
+            other => Err(bad(&other)),
+        };
+    }
+    // A record is only ever made from its fields (there is no record
+    // input syntax to parse).
+    if let T::Record(_) = t {
+        return match v {
+            V::Array(_) => Ok(v),
             other => Err(bad(&other)),
         };
     }

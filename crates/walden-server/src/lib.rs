@@ -15,6 +15,7 @@ mod frontend;
 mod handshake;
 pub mod metrics;
 pub mod pgarray;
+mod pgrecord;
 pub mod pgtypes;
 mod server;
 pub mod sqlstate;

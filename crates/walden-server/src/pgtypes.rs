@@ -34,6 +34,7 @@ pub const OID_JSON: u32 = 114;
 pub const OID_JSONB: u32 = 3802;
 pub const OID_INT2VECTOR: u32 = 22;
 pub const OID_OIDVECTOR: u32 = 30;
+pub const OID_RECORD: u32 = 2249;
 
 /// Microseconds between 1970-01-01 (Walden's epoch) and 2000-01-01 (PostgreSQL's).
 const PG_EPOCH_OFFSET_US: i64 = 946_684_800_000_000;
@@ -71,6 +72,7 @@ pub fn type_oid(t: &DataType) -> u32 {
         DataType::OidVector => OID_OIDVECTOR,
         DataType::Oid => OID_OID,
         DataType::PgChar => OID_CHAR,
+        DataType::Record(_) => OID_RECORD,
     }
 }
 
@@ -99,7 +101,8 @@ pub fn type_size(t: &DataType) -> i16 {
         | DataType::Jsonb
         | DataType::Array(_)
         | DataType::Int2Vector
-        | DataType::OidVector => -1,
+        | DataType::OidVector
+        | DataType::Record(_) => -1,
     }
 }
 
@@ -159,6 +162,9 @@ pub fn encode_text(v: &Value, t: &DataType, buf: &mut BytesMut) {
     use std::fmt::Write;
     if let DataType::Array(e) = t {
         return crate::pgarray::encode_array_text(v, e, buf);
+    }
+    if let DataType::Record(fields) = t {
+        return crate::pgrecord::encode_record_text(v, fields, buf);
     }
     // int2vector and oidvector: the elements separated by spaces.
     if let (DataType::Int2Vector | DataType::OidVector, Value::Array(items)) = (t, v) {
@@ -304,6 +310,7 @@ pub fn encode_binary(v: &Value, t: &DataType, buf: &mut BytesMut) -> Result<(), 
         DataType::OidVector => {
             crate::pgarray::encode_array_binary_as(v, &DataType::Oid, OID_OID, 0, buf)?
         }
+        DataType::Record(fields) => crate::pgrecord::encode_record_binary(v, fields, buf)?,
     }
     Ok(())
 }

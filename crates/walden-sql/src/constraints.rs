@@ -25,6 +25,7 @@ pub(crate) fn scope_of(table: &str, columns: &[ColumnDef]) -> Arc<Scope> {
                 table: Some(label.clone()),
                 name: c.name.clone(),
                 ty: c.data_type.clone(),
+                origin: None,
             })
             .collect(),
     ))

@@ -417,5 +417,9 @@ fn generated_identity(
             }
         }
     }
-    Ok(col.identity(start, increment))
+    let mut col = col.identity(start, increment);
+    if let Some(ident) = col.identity.as_mut() {
+        ident.generated = Some(walden_engine::IdentityGeneration::ByDefault);
+    }
+    Ok(col)
 }

@@ -48,10 +48,12 @@ pub(crate) fn table_scope(t: &Table, alias: Option<&str>) -> Arc<Scope> {
         t.def
             .columns
             .iter()
-            .map(|c| ScopeCol {
+            .enumerate()
+            .map(|(k, c)| ScopeCol {
                 table: Some(label.clone()),
                 name: c.name.clone(),
                 ty: c.data_type.clone(),
+                origin: crate::ColumnOrigin::of_table(t.id(), k),
             })
             .collect(),
     ))
@@ -79,6 +81,7 @@ pub(crate) fn returning(
                     columns.push(Column {
                         name: c.name.clone(),
                         ty: c.ty.clone(),
+                        origin: c.origin,
                     });
                     exprs.push(Expr::Col(i));
                 }
@@ -89,10 +92,13 @@ pub(crate) fn returning(
                     _ => crate::expr::column_name(e),
                 };
                 let x = Expr::compile(p, scope, e)?;
+                let type_of =
+                    |t: &ast::DataType| crate::typing::data_type_in(&p.db, p.viewer, t).ok();
                 columns.push(Column {
                     name,
                     ty: query::static_type(&x, &types, &p.params)
                         .unwrap_or(walden_engine::DataType::Text),
+                    origin: scope.origin_of(e, &type_of),
                 });
                 exprs.push(x);
             }

@@ -18,6 +18,7 @@ use walden_engine::{DataType, Transaction, Value};
 mod compile;
 mod eval;
 mod ops;
+pub(crate) mod record;
 pub use compile::*;
 pub use ops::*;
 
@@ -29,6 +30,8 @@ pub struct ScopeCol {
     /// Column name (lower case).
     pub name: String,
     pub ty: DataType,
+    /// The table column it is, seen through derived tables and CTEs.
+    pub origin: Option<crate::ColumnOrigin>,
 }
 
 /// The columns an expression can name, and the enclosing query's scope for
@@ -84,6 +87,46 @@ impl Scope {
                 ErrorKind::AmbiguousColumn,
                 format!("column reference \"{name}\" is ambiguous"),
             )),
+        }
+    }
+
+    /// The table column a select-list (or RETURNING) entry reads, when it is
+    /// a plain reference to one, here or in an enclosing query (PostgreSQL's
+    /// markTargetListOrigins: any other expression has none). A cast to the
+    /// column's own type (typmod included) is no expression in PostgreSQL,
+    /// so it keeps the origin; `type_of` reads a cast's target type.
+    pub fn origin_of(
+        &self,
+        e: &ast::Expr,
+        type_of: &dyn Fn(&ast::DataType) -> Option<DataType>,
+    ) -> Option<crate::ColumnOrigin> {
+        self.typed_origin(e, type_of).map(|(o, _)| o)
+    }
+
+    fn typed_origin(
+        &self,
+        e: &ast::Expr,
+        type_of: &dyn Fn(&ast::DataType) -> Option<DataType>,
+    ) -> Option<(crate::ColumnOrigin, DataType)> {
+        match e {
+            ast::Expr::Nested(inner) => self.typed_origin(inner, type_of),
+            ast::Expr::Cast {
+                expr, data_type, ..
+            } => {
+                let (o, t) = self.typed_origin(expr, type_of)?;
+                (type_of(data_type)? == t).then_some((o, t))
+            }
+            ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_) => {
+                let (t, n) = ident_parts(e);
+                let (depth, i) = self.resolve(t.as_deref(), &n).ok()?;
+                let mut s = self;
+                for _ in 0..depth {
+                    s = s.parent.as_deref()?;
+                }
+                let c = s.cols.get(i)?;
+                Some((c.origin?, c.ty.clone()))
+            }
+            _ => None,
         }
     }
 

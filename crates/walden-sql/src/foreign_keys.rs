@@ -125,6 +125,7 @@ fn type_class(t: &DataType) -> (u8, u8) {
         T::Int2Vector => (12, 0),
         T::PgChar => (14, 0),
         T::OidVector => (13, 0),
+        T::Record(_) => (14, 0),
     }
 }
 

@@ -68,6 +68,28 @@ use walden_engine::Instance;
 pub struct Column {
     pub name: String,
     pub ty: DataType,
+    /// The table column it reads, when it is a plain reference to one
+    /// (RowDescription's table OID and column number, as PostgreSQL marks
+    /// them when it parses the statement).
+    pub origin: Option<ColumnOrigin>,
+}
+
+/// A table column as RowDescription names it: the table's `pg_class.oid`
+/// and the column's `attnum`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ColumnOrigin {
+    pub table_oid: u32,
+    pub attnum: i16,
+}
+
+impl ColumnOrigin {
+    /// Column `index` (from 0) of the table with engine id `table_id`.
+    pub(crate) fn of_table(table_id: u32, index: usize) -> Option<Self> {
+        Some(ColumnOrigin {
+            table_oid: u32::try_from(pg_catalog::table_oid(table_id)).ok()?,
+            attnum: i16::try_from(index + 1).ok()?,
+        })
+    }
 }
 
 /// What one statement returned.

@@ -160,6 +160,7 @@ fn plan_update(
             table: Some(table.to_string()),
             name: c.name.clone(),
             ty: c.data_type.clone(),
+            origin: None,
         }));
     }
     let scope = Arc::new(Scope::new(cols));

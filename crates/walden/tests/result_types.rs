@@ -74,3 +74,87 @@ fn result_types_match_postgres() {
         assert_same(&want, &got);
     });
 }
+
+const ORIGIN_SETUP: &[&str] = &[
+    "CREATE TABLE ro_parent (id serial PRIMARY KEY, code varchar(12) NOT NULL, name text)",
+    "CREATE TABLE ro_child (cid int PRIMARY KEY, parent_id int REFERENCES ro_parent (id), tag text)",
+];
+
+/// Statements whose result columns are, or are not, plain table columns.
+/// (Not here: a catalog's columns, where PostgreSQL names the catalog
+/// (`pg_class.2`) or the information_schema view and Walden gives zero.)
+const ORIGIN_QUERIES: &[&str] = &[
+    "SELECT * FROM ro_parent",
+    "SELECT p.id, p.code AS c, (p.name), p.id + 1 AS e, 1 AS k, p.name::text AS n2, \
+     ch.tag, ch.cid AS child FROM ro_parent p JOIN ro_child ch ON ch.parent_id = p.id",
+    "SELECT code, count(*) AS n, max(id) AS m FROM ro_parent GROUP BY code",
+    "SELECT DISTINCT name FROM ro_parent ORDER BY name",
+    "SELECT x, y FROM (SELECT id AS x, id * 2 AS y FROM ro_parent) s",
+    "WITH c AS (SELECT code, name FROM ro_parent) SELECT c.code, upper(c.name) AS u FROM c",
+    "SELECT id FROM ro_parent UNION SELECT cid FROM ro_child",
+    "WITH RECURSIVE r(n) AS (SELECT id FROM ro_parent UNION ALL SELECT n + 1 FROM r WHERE n < 3) \
+     SELECT n FROM r",
+    "SELECT id, (SELECT max(tag) FROM ro_child WHERE parent_id = p.id) AS t FROM ro_parent p",
+    "SELECT ro_child.* FROM ro_parent JOIN ro_child ON parent_id = id",
+    "SELECT 1 AS one, 'x' AS s",
+    "SELECT id, code::varchar AS v, code::varchar(12) AS v12, id::int AS i, id::bigint AS b \
+     FROM ro_parent",
+    "SELECT a.cid, a.tag, b.tag AS t2 FROM ro_child a LEFT JOIN ro_child b ON a.cid = b.cid",
+    "INSERT INTO ro_parent (code) VALUES ('a') RETURNING id, code, id + 1 AS nxt, *",
+    "UPDATE ro_child SET tag = 'z' WHERE cid = 0 RETURNING tag, cid",
+    "DELETE FROM ro_child WHERE cid = 0 RETURNING *",
+];
+
+/// One statement's result columns as `name table.attnum` (`-` for none),
+/// with the table named rather than numbered (OIDs differ between servers).
+async fn origins(c: &tokio_postgres::Client, sql: &str) -> String {
+    let st = match c.prepare(sql).await {
+        Ok(st) => st,
+        Err(e) => return format!("{sql}\n  {}", pg_diff::render_error(&e, &[])),
+    };
+    let mut cols = Vec::new();
+    for col in st.columns() {
+        let at = match (col.table_oid(), col.column_id()) {
+            (Some(oid), Some(n)) if oid != 0 => {
+                let q = format!("SELECT relname::text FROM pg_class WHERE oid = {oid}");
+                let rel = match c.query_opt(q.as_str(), &[]).await {
+                    Ok(Some(row)) => row.get::<_, String>(0),
+                    other => format!("unknown relation {oid} ({other:?})"),
+                };
+                format!("{rel}.{n}")
+            }
+            (oid, n) => format!("- ({oid:?}, {n:?})"),
+        };
+        cols.push(format!("{} {at}", col.name()));
+    }
+    format!("{sql}\n  [{}]", cols.join(", "))
+}
+
+async fn run_origins(conn: String) -> Vec<String> {
+    let c = connect(&conn).await;
+    let mut out = Vec::new();
+    for sql in ORIGIN_SETUP {
+        out.push(format!("{sql} -> {}", outcome(&c, sql, &[]).await));
+    }
+    for sql in ORIGIN_QUERIES {
+        out.push(origins(&c, sql).await);
+    }
+    out
+}
+
+/// RowDescription's table OID and column number: set, as PostgreSQL sets
+/// them, for a column that is a plain reference to a table column (through
+/// derived tables and CTEs, in RETURNING), zero for anything else. pgjdbc's
+/// ResultSetMetaData (getTableName, isNullable, isAutoIncrement) reads them.
+#[test]
+fn column_origins_match_postgres() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(peers) = Peers::start(tmp.path(), "to compare column origins") else {
+        return;
+    };
+    block_on_within(Duration::from_secs(120), async {
+        let want = run_origins(peers.pg_conn()).await;
+        let got = run_origins(peers.walden_conn()).await;
+        assert_same(&want, &got);
+    });
+}

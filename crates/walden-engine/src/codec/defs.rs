@@ -5,7 +5,7 @@ use super::{get_type, put_ivar, put_str, put_type, put_value, put_var, short, Re
 use crate::error::Result;
 use crate::schema::{
     CheckDef, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, FkAction, ForeignKeyDef,
-    Identity, IndexDef, RecoveryModel, SeqType, SequenceDef, TableDef,
+    Identity, IdentityGeneration, IndexDef, RecoveryModel, SeqType, SequenceDef, TableDef,
 };
 
 pub fn put_table_def(out: &mut Vec<u8>, d: &TableDef) {
@@ -45,8 +45,17 @@ pub fn put_table_def(out: &mut Vec<u8>, d: &TableDef) {
     }
     // Parts added after the first format, each tagged so a reader that
     // meets one it does not know fails instead of dropping it.
-    let parts =
-        d.indexes.len() + d.checks.len() + d.foreign_keys.len() + d.pk_name.is_some() as usize;
+    let generated: Vec<(usize, IdentityGeneration)> = d
+        .columns
+        .iter()
+        .enumerate()
+        .filter_map(|(k, c)| Some((k, c.identity?.generated?)))
+        .collect();
+    let parts = d.indexes.len()
+        + d.checks.len()
+        + d.foreign_keys.len()
+        + d.pk_name.is_some() as usize
+        + generated.len();
     put_var(out, parts as u64);
     for ix in &d.indexes {
         out.push(DEF_INDEX);
@@ -65,6 +74,14 @@ pub fn put_table_def(out: &mut Vec<u8>, d: &TableDef) {
         out.push(DEF_FOREIGN_KEY);
         put_foreign_key(out, fk);
     }
+    // Written only for such columns, so other definitions encode as before.
+    for (k, g) in generated {
+        out.push(DEF_IDENTITY_GENERATED);
+        put_var(out, k as u64);
+        out.push(match g {
+            IdentityGeneration::ByDefault => 0,
+        });
+    }
 }
 
 /// Tags of the parts in a table definition's tail (3 is the foreign keys').
@@ -72,6 +89,9 @@ const DEF_INDEX: u8 = 1;
 const DEF_CHECK: u8 = 2;
 const DEF_PKEY_NAME: u8 = 4;
 const DEF_FOREIGN_KEY: u8 = 3;
+/// A column's identity is a SQL-standard one (`GENERATED ... AS IDENTITY`):
+/// the column's position, then how it is generated.
+const DEF_IDENTITY_GENERATED: u8 = 7;
 
 pub fn put_foreign_key(out: &mut Vec<u8>, fk: &ForeignKeyDef) {
     put_str(out, &fk.name);
@@ -174,6 +194,7 @@ pub fn get_table_def(r: &mut Reader<'_>, tail: bool) -> Result<TableDef> {
             _ => Some(Identity {
                 seed: r.ivar()?,
                 increment: r.ivar()?,
+                generated: None,
             }),
         };
         columns.push(ColumnDef {
@@ -207,6 +228,19 @@ pub fn get_table_def(r: &mut Reader<'_>, tail: bool) -> Result<TableDef> {
                 }),
                 DEF_PKEY_NAME => pk_name = Some(r.str()?.to_string()),
                 DEF_FOREIGN_KEY => foreign_keys.push(get_foreign_key(r, columns.len())?),
+                DEF_IDENTITY_GENERATED => {
+                    let k = r.var()? as usize;
+                    let g = match r.u8()? {
+                        0 => IdentityGeneration::ByDefault,
+                        _ => return Err(short()),
+                    };
+                    // Only an identity column can be generated as one.
+                    let ident = columns
+                        .get_mut(k)
+                        .and_then(|c| c.identity.as_mut())
+                        .ok_or_else(short)?;
+                    ident.generated = Some(g);
+                }
                 _ => return Err(short()),
             }
         }

@@ -242,10 +242,14 @@ fn field_descriptions(columns: &[Column], formats: Option<&[i16]>) -> RowDescrip
             .iter()
             .enumerate()
             .map(|(i, c)| {
+                // A plain table column names its table and attnum, as
+                // PostgreSQL (drivers look the column up by them). pgwire
+                // types the OID as i32: the same four bytes on the wire.
+                let (table, attnum) = c.origin.map_or((0, 0), |o| (o.table_oid as i32, o.attnum));
                 FieldDescription::new(
                     c.name.clone(),
-                    0,
-                    0,
+                    table,
+                    attnum,
                     pgtypes::type_oid(&c.ty),
                     pgtypes::type_size(&c.ty),
                     pgtypes::type_modifier(&c.ty),

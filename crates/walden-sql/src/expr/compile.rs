@@ -135,6 +135,12 @@ impl Expr {
                 let op = bin_op(op)?;
                 let l = Expr::compile(p, scope, left)?;
                 let r = Expr::compile(p, scope, right)?;
+                if matches!(
+                    op,
+                    BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq
+                ) {
+                    record::refuse_comparison(scope, &[&l, &r])?;
+                }
                 let (l, r) = crate::arrays::coerce_operands(p, scope, l, r)?;
                 // Compared with an enum, a literal or parameter is a label
                 // (`||` and the rest read it as text).
@@ -184,6 +190,7 @@ impl Expr {
                 negated,
             } => {
                 let x = Expr::compile(p, scope, expr)?;
+                record::refuse_comparison(scope, &[&x])?;
                 let items = list
                     .iter()
                     .map(|i| {
@@ -313,6 +320,9 @@ impl Expr {
                     return r;
                 }
                 let name = functions::fname(f);
+                if name == "row" && f.over.is_none() {
+                    return record::row_call(p, scope, f);
+                }
                 if let Some(func) = query::srf::lookup(&name) {
                     return query::srf::compile_call(p, scope, f, func, None);
                 }
@@ -525,6 +535,9 @@ impl Expr {
                             }
                             e = Expr::Func(Func::ArrayElement, vec![e, i]);
                         }
+                        ast::AccessExpr::Dot(A::Identifier(id)) => {
+                            e = record::field(p, scope, e, &fold_ident(id))?;
+                        }
                         other => {
                             return Err(SqlError::unsupported(format!("expression {root}{other}")))
                         }
@@ -540,6 +553,7 @@ impl Expr {
                     .collect::<Result<Vec<_>>>()?,
             ),
             A::Tuple(items) if items.len() == 1 => Expr::compile(p, scope, &items[0])?,
+            A::Tuple(items) => record::row(p, scope, items)?,
             // One collation (binary UTF-8 order) is all there is.
             A::Collate { expr, .. } => Expr::compile(p, scope, expr)?,
             other => return Err(SqlError::unsupported(format!("expression {other}"))),

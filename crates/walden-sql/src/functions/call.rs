@@ -273,7 +273,11 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                 )
             }
         },
-        Func::ArrayBuild => Value::Array(a.into()),
+        Func::ArrayBuild | Func::RowBuild => Value::Array(a.into()),
+        Func::RecordField(i) => match arg(0) {
+            Value::Array(fields) => fields.get(i as usize).cloned().unwrap_or(Value::Null),
+            _ => Value::Null,
+        },
         Func::AnyArray(op, all) => {
             // SQL's quantified comparison: a NULL comparison makes an
             // undecided result NULL; an empty array gives ALL true, ANY false.
@@ -610,6 +614,10 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             &text_arg(&arg(0)),
             "nextval('",
         )),
+        Func::SerialSequence => match (arg(0), arg(1)) {
+            (Value::Null, _) | (_, Value::Null) => Value::Null,
+            (t, c) => crate::pg_catalog::serial_sequence(env, &text_arg(&t), &text_arg(&c))?,
+        },
         Func::PgGetIndexDef => {
             let oid = int_arg(&arg(0), "pg_get_indexdef")?;
             let col = match a.get(1) {

@@ -234,8 +234,7 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "has_schema_privilege" => Func::Privilege(crate::privileges::PrivFn::Schema),
         "pg_has_role" => Func::Privilege(crate::privileges::PrivFn::Role),
         "pg_table_is_visible" | "pg_type_is_visible" => Func::IsVisible,
-        "pg_function_is_visible"
-        | "pg_collation_is_visible" => Func::True,
+        "pg_function_is_visible" | "pg_collation_is_visible" => Func::True,
         "pg_relation_is_publishable" | "pg_is_in_recovery" => Func::False,
         "col_description"
         | "obj_description"
@@ -247,9 +246,8 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         | "pg_get_ruledef"
         | "pg_tablespace_location"
         | "pg_get_function_result"
-        | "pg_get_function_arguments"
-        // Identity and serial columns here own no sequence object.
-        | "pg_get_serial_sequence" => Func::Null,
+        | "pg_get_function_arguments" => Func::Null,
+        "pg_get_serial_sequence" => Func::SerialSequence,
         "pg_encoding_to_char" => Func::EncodingName,
         "array_to_string" => Func::ArrayToString,
         "format_type" => Func::FormatType,

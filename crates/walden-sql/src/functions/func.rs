@@ -99,6 +99,8 @@ pub enum Func {
     /// pg_get_expr: `adbin` already holds the expression's text.
     PgGetExpr,
     PgGetIndexDef,
+    /// `pg_get_serial_sequence(table, column)`.
+    SerialSequence,
     PgGetConstraintDef,
     /// `text::regclass` (a relation's OID) and `oid::regclass` (its name);
     /// the same for regtype and regnamespace.
@@ -124,6 +126,11 @@ pub enum Func {
     StringToArray,
     /// `ARRAY[x, y]`.
     ArrayBuild,
+    /// `ROW(x, y)`: a record of the arguments (typed by the cast around it,
+    /// `expr/record.rs`).
+    RowBuild,
+    /// `(record).field`, by the field's position.
+    RecordField(u16),
     /// `x op ANY (array)` (`ALL` when the flag is set).
     AnyArray(crate::expr::BinOp, bool),
     QuoteIdent,
@@ -256,6 +263,18 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
                 .cloned()
                 .unwrap_or(DataType::Text),
         )),
+        Func::RowBuild => DataType::Record(
+            args.iter()
+                .enumerate()
+                .map(|(i, t)| (format!("f{}", i + 1), t.clone()))
+                .collect(),
+        ),
+        Func::RecordField(i) => match args.first() {
+            Some(DataType::Record(fields)) => fields
+                .get(i as usize)
+                .map_or(DataType::Text, |(_, t)| t.clone()),
+            _ => DataType::Text,
+        },
         Func::ArrayCat | Func::ArrayAppend => match args.first() {
             Some(t @ DataType::Array(_)) => t.clone(),
             Some(e) => DataType::Array(Box::new(e.clone())),

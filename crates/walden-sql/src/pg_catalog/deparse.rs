@@ -119,7 +119,9 @@ pub(super) fn quote_literal(s: &str) -> String {
 /// Walden) show as the `nextval` default of a serial column, the form
 /// PostgreSQL users read most often.
 pub(super) fn default_text(table: &Table, c: &ColumnDef) -> Option<String> {
-    if c.identity.is_some() {
+    // A serial-like identity shows as PostgreSQL's serial column; a
+    // SQL-standard identity column has no default there (attidentity says).
+    if c.identity.is_some_and(|i| i.generated.is_none()) {
         return Some(format!(
             "nextval({}::regclass)",
             quote_literal(&format!("{}_{}_seq", table.name(), c.name))

@@ -570,9 +570,12 @@ pub(super) fn depend_rows(env: &Env<'_>) -> Vec<Vec<Value>> {
         out.push(dep(PG_CLASS, rel, PG_NAMESPACE, NS_PUBLIC, 0, "n"));
         for (n, c) in tb.def.columns.iter().enumerate() {
             let attnum = n as i64 + 1;
-            if c.identity.is_some() {
+            if let Some(ident) = c.identity {
                 let seq = identity_seq_oid(tb.id());
-                out.push(dep(PG_CLASS, seq, PG_CLASS, rel, attnum, "a"));
+                // An identity column's sequence is internal to it (`i`), a
+                // serial column's owned by it (`a`).
+                let kind = if ident.generated.is_some() { "i" } else { "a" };
+                out.push(dep(PG_CLASS, seq, PG_CLASS, rel, attnum, kind));
                 out.push(dep(PG_CLASS, seq, PG_NAMESPACE, NS_PUBLIC, 0, "n"));
             }
             if default_text(&tb, c).is_none() {
@@ -806,4 +809,39 @@ pub fn qualify_for_path(env: &Env<'_>, text: &str, marker: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// `pg_get_serial_sequence(table, column)`: the sequence a serial or
+/// identity column draws from, schema-qualified (`public.t_id_seq`), or
+/// NULL for another column. The table is parsed as SQL names are (folded
+/// unless quoted); the column is taken literally, as PostgreSQL does.
+pub fn serial_sequence(env: &Env<'_>, table: &str, column: &str) -> Result<Value> {
+    let oid = match super::regcast::regclass_oid(env, table)? {
+        Value::Int(oid) => oid,
+        _ => return Ok(Value::Null),
+    };
+    let db = &Seen::of(env);
+    let Some(Rel::Table(tb)) = rel_by_oid(db, oid) else {
+        // A catalog, index or sequence has no columns drawing from one.
+        return Err(SqlError::new(
+            ErrorKind::UndefinedColumn,
+            format!("column \"{column}\" of relation \"{table}\" does not exist"),
+        ));
+    };
+    let Some(n) = tb.def.columns.iter().position(|c| c.name == column) else {
+        return Err(SqlError::new(
+            ErrorKind::UndefinedColumn,
+            format!(
+                "column \"{column}\" of relation \"{}\" does not exist",
+                tb.name()
+            ),
+        ));
+    };
+    Ok(match tb.def.columns[n].identity {
+        Some(_) => Value::text(format!(
+            "public.{}",
+            super::deparse::quote_ident(&identity_seq_name(&tb, n))
+        )),
+        None => Value::Null,
+    })
 }

@@ -35,7 +35,7 @@ pub use array::*;
 pub use deparse::*;
 pub use dump_catalogs::{
     acldefault, catalog_relation_oid, options_to_table, qualify_for_path, search_path_schemas,
-    sequence_relation, sequence_relation_oid, sequence_relation_rows,
+    sequence_relation, sequence_relation_oid, sequence_relation_rows, serial_sequence,
 };
 pub use enums::{enum_regtype_oid, enum_type_name, format_type_in};
 pub use oids::*;

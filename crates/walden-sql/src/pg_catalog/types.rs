@@ -89,6 +89,8 @@ pub fn type_oid_and_mod(t: &DataType) -> (i64, i64) {
         DataType::OidVector => (30, -1),
         DataType::Oid => (26, -1),
         DataType::PgChar => (18, -1),
+        // PostgreSQL's pseudo-type `record`.
+        DataType::Record(_) => (2249, -1),
         DataType::Array(e) if matches!(**e, DataType::Enum(_)) => match &**e {
             DataType::Enum(e) => (enum_array_oid(e.id()), -1),
             _ => unreachable!(),

@@ -477,6 +477,13 @@ impl PgView {
                 ("pronargs", I2),
                 ("prorettype", OID),
                 ("proargtypes", T::OidVector),
+                // Read by pgjdbc's getFunctionColumns / getProcedureColumns.
+                ("provolatile", CHAR),
+                ("proisstrict", BOOL),
+                ("proallargtypes", T::Array(Box::new(T::Oid))),
+                ("proargmodes", T::Array(Box::new(T::PgChar))),
+                ("proargnames", T::Array(Box::new(T::Text))),
+                ("prosrc", T::Text),
             ],
             V::Tablespace => vec![
                 ("oid", OID),
@@ -521,6 +528,15 @@ impl PgView {
                 ("character_maximum_length", T::Int),
                 ("numeric_precision", T::Int),
                 ("numeric_scale", T::Int),
+                ("is_identity", T::Text),
+                ("identity_generation", T::Text),
+                ("identity_start", T::Text),
+                ("identity_increment", T::Text),
+                ("identity_maximum", T::Text),
+                ("identity_minimum", T::Text),
+                ("identity_cycle", T::Text),
+                ("is_generated", T::Text),
+                ("generation_expression", T::Text),
             ],
         }
     }

@@ -83,6 +83,7 @@ pub(super) fn plan_factor(
                         table: Some(label.clone()),
                         name: n.to_string(),
                         ty: t,
+                        origin: None,
                     })
                     .collect();
                 rename_cols(&mut cols, alias);
@@ -114,6 +115,7 @@ pub(super) fn plan_factor(
                             table: Some(label.clone()),
                             name: c.name.clone(),
                             ty: c.ty.clone(),
+                            origin: c.origin,
                         })
                         .collect();
                     rename_cols(&mut cols, alias);
@@ -134,10 +136,12 @@ pub(super) fn plan_factor(
                 .def
                 .columns
                 .iter()
-                .map(|c| ScopeCol {
+                .enumerate()
+                .map(|(k, c)| ScopeCol {
                     table: Some(label.clone()),
                     name: c.name.clone(),
                     ty: c.data_type.clone(),
+                    origin: crate::ColumnOrigin::of_table(table.id(), k),
                 })
                 .collect();
             rename_cols(&mut cols, alias);
@@ -170,6 +174,7 @@ pub(super) fn plan_factor(
                     table: label.clone(),
                     name: c.name.clone(),
                     ty: c.ty.clone(),
+                    origin: c.origin,
                 })
                 .collect();
             rename_cols(&mut cols, alias);
@@ -302,6 +307,7 @@ fn sequence_item(
             table: Some(label.clone()),
             name: n.to_string(),
             ty: t,
+            origin: None,
         })
         .collect();
     rename_cols(&mut cols, alias);
@@ -336,6 +342,7 @@ pub(super) fn table_function(
         table: Some(label),
         name: "ordinality".to_string(),
         ty: DataType::BigInt,
+        origin: None,
     });
     // The alias column list names the ordinality column too, after the
     // function's own columns.
@@ -366,6 +373,7 @@ fn function_rows(
                 table: Some(label.clone()),
                 name: n,
                 ty: t,
+                origin: None,
             })
             .collect();
         rename_cols(&mut cols, alias);
@@ -401,6 +409,7 @@ fn function_rows(
                     table: Some(label.clone()),
                     name: n,
                     ty: t,
+                    origin: None,
                 })
                 .collect();
             rename_cols(&mut cols, alias);
@@ -440,6 +449,7 @@ fn function_rows(
                         Some(DataType::Array(e)) => *e,
                         _ => DataType::Text,
                     },
+                    origin: None,
                 })
                 .collect();
             rename_cols(&mut cols, alias);
@@ -462,6 +472,7 @@ fn function_rows(
                     table: Some(label.clone()),
                     name: n.to_string(),
                     ty: t,
+                    origin: None,
                 })
                 .collect();
             rename_cols(&mut cols, alias);
@@ -483,6 +494,7 @@ fn function_rows(
                     table: Some(label.clone()),
                     name: n.to_string(),
                     ty: DataType::Int,
+                    origin: None,
                 })
                 .collect();
             rename_cols(&mut cols, alias);
@@ -503,6 +515,7 @@ fn function_rows(
                     table: Some(label.clone()),
                     name: n.to_string(),
                     ty: t,
+                    origin: None,
                 })
                 .collect();
             rename_cols(&mut cols, alias);

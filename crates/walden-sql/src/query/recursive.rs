@@ -37,6 +37,10 @@ pub(super) fn plan_recursive_cte(
     };
     let mut anchor = plan_set_expr(p, left, outer.clone())?;
     rename(&mut anchor);
+    // A recursive query's columns are a UNION's: no table column origin.
+    for c in &mut anchor.columns {
+        c.origin = None;
+    }
     let work: WorkTable = Arc::new(Mutex::new(Vec::new()));
     let placeholder = Arc::new(QueryPlan {
         columns: anchor.columns.clone(),

@@ -153,8 +153,18 @@ pub(super) fn plan_set_expr(
                 )));
             }
             let all = matches!(set_quantifier, ast::SetQuantifier::All);
+            // A set operation's columns read no one table (PostgreSQL marks
+            // no origin on them).
+            let columns = l
+                .columns
+                .iter()
+                .map(|c| Column {
+                    origin: None,
+                    ..c.clone()
+                })
+                .collect();
             Ok(QueryPlan {
-                columns: l.columns.clone(),
+                columns,
                 correlated: l.correlated || r.correlated,
                 body: Body::SetOp {
                     left: Box::new(l),
@@ -195,6 +205,7 @@ pub(super) fn plan_set_expr(
                         .iter()
                         .find_map(|r| static_type(&r[i], &[], &p.params))
                         .unwrap_or(DataType::Text),
+                    origin: None,
                 })
                 .collect();
             let correlated = rows.iter().flatten().any(|e| e.uses_outer());
@@ -604,19 +615,21 @@ fn plan_select_inner(
                 srf::place(a, base);
             }
             correlated |= c.args.iter().any(|a| a.uses_outer());
-            row_types.extend(c.cols.iter().map(|(_, t)| t.clone()));
+            row_types.extend(c.slot_types());
         }
         Some(Box::new(srf::ProjectSet {
             calls: srf_calls,
             base,
         }))
     };
+    let type_of = |t: &ast::DataType| crate::typing::data_type_in(&p.db, p.viewer, t).ok();
     let columns: Vec<Column> = outputs
         .iter()
         .zip(&projection)
-        .map(|((name, _), e)| Column {
+        .map(|((name, ast), e)| Column {
             name: name.clone(),
             ty: static_type(e, &row_types, &p.params).unwrap_or(DataType::Text),
+            origin: scope.origin_of(ast, &type_of),
         })
         .collect();
     correlated |= projection.iter().any(|e| e.uses_outer()) || source_correlated(&item.source);

@@ -405,6 +405,23 @@ pub struct SrfCall {
     pub level: usize,
 }
 
+impl SrfCall {
+    /// The row slots the call fills: its columns, then whether it produced
+    /// this row (false once it ran out while a longer SRF went on), which
+    /// tells a NULL record from a record of NULLs.
+    pub fn slots(&self) -> usize {
+        self.cols.len() + 1
+    }
+
+    /// The types of [`Self::slots`].
+    pub fn slot_types(&self) -> impl Iterator<Item = DataType> + '_ {
+        self.cols
+            .iter()
+            .map(|(_, t)| t.clone())
+            .chain(std::iter::once(DataType::Bool))
+    }
+}
+
 /// Where an SRF call may appear while an expression is compiled.
 #[derive(Debug)]
 pub enum SrfSlot {
@@ -483,21 +500,17 @@ pub fn compile_call(
     let func = for_types(func, &arg_types);
     let cols = columns(func, &name, &arg_types);
     let pick = match field {
-        None if cols.len() > 1 => {
-            return Err(SqlError::unsupported(format!(
-                "{name}() returning a record in the select list (select a field: ({name}(...)).{})",
-                cols[0].0
-            )))
-        }
-        None => 0,
-        Some(fld) => cols.iter().position(|(n, _)| n == fld).ok_or_else(|| {
+        // A multi-column function's row as a whole: a record of its columns.
+        None if cols.len() > 1 => None,
+        None => Some(0),
+        Some(fld) => Some(cols.iter().position(|(n, _)| n == fld).ok_or_else(|| {
             SqlError::new(
                 ErrorKind::UndefinedColumn,
-                format!("column \"{fld}\" not found in data type record"),
+                format!("could not identify column \"{fld}\" in record data type"),
             )
-        })?,
+        })?),
     };
-    let first = calls.iter().map(|c| c.cols.len()).sum::<usize>();
+    let first = calls.iter().map(SrfCall::slots).sum::<usize>();
     calls.push(SrfCall {
         func,
         args,
@@ -505,7 +518,22 @@ pub fn compile_call(
         first,
         level: deepest + 1,
     });
-    Ok(Expr::Col(SRF_MARK + first + pick))
+    Ok(match pick {
+        Some(k) => Expr::Col(SRF_MARK + first + k),
+        // NULL for a row the call did not produce, as PostgreSQL.
+        None => {
+            let fields = calls.last().expect("pushed").cols.clone();
+            let produced = Expr::Col(SRF_MARK + first + fields.len());
+            let values = (0..fields.len())
+                .map(|k| Expr::Col(SRF_MARK + first + k))
+                .collect();
+            Expr::Case(
+                None,
+                vec![(produced, crate::expr::record::named(values, fields))],
+                None,
+            )
+        }
+    })
 }
 
 /// The level of the deepest SRF column `e` reads.
@@ -513,7 +541,7 @@ fn srf_level(e: &Expr, calls: &[SrfCall]) -> usize {
     let own = match e {
         Expr::Col(i) if (SRF_MARK..window_mark()).contains(i) => calls
             .iter()
-            .find(|c| (c.first..c.first + c.cols.len()).contains(&(i - SRF_MARK)))
+            .find(|c| (c.first..c.first + c.slots()).contains(&(i - SRF_MARK)))
             .map_or(0, |c| c.level),
         _ => 0,
     };
@@ -526,11 +554,7 @@ fn srf_level(e: &Expr, calls: &[SrfCall]) -> usize {
 /// The type of the SRF column a mark `col` names, if it names one.
 pub fn column_type(calls: &[SrfCall], col: usize) -> Option<DataType> {
     let k = col.checked_sub(SRF_MARK).filter(|_| col < window_mark())?;
-    calls
-        .iter()
-        .flat_map(|c| c.cols.iter())
-        .nth(k)
-        .map(|(_, t)| t.clone())
+    calls.iter().flat_map(SrfCall::slot_types).nth(k)
 }
 
 fn window_mark() -> usize {
@@ -560,7 +584,7 @@ pub struct ProjectSet {
 
 impl ProjectSet {
     pub fn width(&self) -> usize {
-        self.calls.iter().map(|c| c.cols.len()).sum()
+        self.calls.iter().map(SrfCall::slots).sum()
     }
 
     /// Each row extended with the SRF columns, one row per step of the
@@ -601,6 +625,7 @@ impl ProjectSet {
                                 .and_then(|row| row.get(k).cloned())
                                 .unwrap_or(Value::Null);
                         }
+                        nr[base + c.first + c.cols.len()] = Value::Bool(step < res.len());
                     }
                     env.info.mem.charge_row(nr.len())?;
                     out.push(nr);

@@ -186,6 +186,7 @@ impl SqlSession {
                     columns: Some(vec![Column {
                         name: name.clone(),
                         ty: DataType::Text,
+                        origin: None,
                     }]),
                     rows: vec![vec![Value::text(v)]],
                     tag: "SHOW".into(),
@@ -676,6 +677,7 @@ pub(super) fn failover_columns() -> Vec<Column> {
     .map(|(n, ty)| Column {
         name: n.to_string(),
         ty,
+        origin: None,
     })
     .collect()
 }
@@ -726,14 +728,17 @@ pub(super) fn probe_columns() -> Vec<Column> {
         Column {
             name: "n".into(),
             ty: DataType::Int,
+            origin: None,
         },
         Column {
             name: "partstrat".into(),
             ty: DataType::Text,
+            origin: None,
         },
         Column {
             name: "count".into(),
             ty: DataType::BigInt,
+            origin: None,
         },
     ]
 }

@@ -145,6 +145,7 @@ impl SqlSession {
             Command::Show(name) => Some(vec![Column {
                 name: name.clone(),
                 ty: DataType::Text,
+                origin: None,
             }]),
             Command::PgbenchPartitionProbe(_) => Some(probe_columns()),
             Command::Declare(d) => {

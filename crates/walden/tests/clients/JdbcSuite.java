@@ -54,6 +54,18 @@ public class JdbcSuite {
                     () -> dump(md.getCrossReference(null, "public", "jc_parent", null, "public", "jc_child")));
             section("getTypeInfo", () -> typeInfo(md));
             section("getColumnPrivileges", () -> dump(md.getColumnPrivileges(null, "public", "jc_pair", "%")));
+            // What ORMs and database tools call beyond tables and keys.
+            section("getTablePrivileges", () -> dump(md.getTablePrivileges(null, "public", "jc_pair%")));
+            section("getFunctions", () -> dump(md.getFunctions(null, "public", "%")));
+            section("getFunctionColumns", () -> dump(md.getFunctionColumns(null, "public", "%", "%")));
+            section("getProcedures", () -> dump(md.getProcedures(null, "public", "%")));
+            section("getProcedureColumns", () -> dump(md.getProcedureColumns(null, "public", "%", "%")));
+            section("getUDTs", () -> dump(md.getUDTs(null, "public", "%", null)));
+            section("getSuperTables", () -> dump(md.getSuperTables(null, "public", "%")));
+            section("getSuperTypes", () -> dump(md.getSuperTypes(null, "public", "%")));
+            section("getVersionColumns", () -> dump(md.getVersionColumns(null, "public", "jc_parent")));
+            section("getPseudoColumns", () -> dump(md.getPseudoColumns(null, "public", "%", "%")));
+            section("getClientInfoProperties", () -> dump(md.getClientInfoProperties()));
             section("metadata scalars", () -> scalars(md));
             section("ResultSetMetaData", () -> resultSetMetaData(c));
             section("ParameterMetaData", () -> parameterMetaData(c));
