@@ -681,6 +681,7 @@ pub(super) fn catalog_cast(
                 | DataType::Int
                 | DataType::BigInt
                 | DataType::Oid
+                | DataType::Reg(_)
                 | DataType::Decimal { .. }
                 | DataType::Real
                 | DataType::Double

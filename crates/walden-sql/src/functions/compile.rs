@@ -33,10 +33,9 @@ pub(crate) fn arg_expr(a: &FunctionArg) -> Option<&ast::Expr> {
     }
 }
 
-/// Compiles a scalar function call.
-/// `pg_typeof(x)`: the name of the argument's type, as PostgreSQL's
-/// regtype shows it (a string literal or NULL is `unknown`, as there). The
-/// type is known when the statement is planned, so this is a constant.
+/// `pg_typeof(x)`: the argument's type as a `regtype` (a string literal or
+/// NULL is `unknown`, as there). The type is known when the statement is
+/// planned, so this is a constant.
 pub(super) fn pg_typeof(
     p: &Planner<'_>,
     scope: &Scope,
@@ -68,21 +67,31 @@ pub(super) fn pg_typeof(
         }
         _ => None,
     };
-    let name = match srf_type.or_else(|| crate::query::static_type(arg, &types, &p.params)) {
+    let ty = srf_type
+        .or_else(|| crate::query::static_type(arg, &types, &p.params))
+        .filter(|_| !untyped);
+    // unknown's OID.
+    let oid = ty
+        .as_ref()
+        .map_or(705, |t| crate::pg_catalog::type_oid_and_mod(t).0);
+    let name = match ty {
+        None => "unknown".to_string(),
         // regtype shows bpchar by its SQL name.
-        Some(DataType::Char(_)) if !untyped => "character".to_string(),
-        Some(DataType::Enum(e)) if !untyped => crate::pg_catalog::quote_ident(&e.name),
-        Some(DataType::Array(e)) if !untyped && matches!(*e, DataType::Enum(_)) => {
+        Some(DataType::Char(_)) => "character".to_string(),
+        Some(DataType::Enum(e)) => crate::pg_catalog::quote_ident(&e.name),
+        Some(DataType::Array(e)) if matches!(*e, DataType::Enum(_)) => {
             format!("{}[]", e.sql_name())
         }
-        Some(t) if !untyped => {
-            crate::pg_catalog::regtype_name(crate::pg_catalog::type_oid_and_mod(&t).0)
-        }
-        _ => "unknown".to_string(),
+        _ => crate::pg_catalog::regtype_name(oid),
     };
-    Ok(Expr::Lit(Value::text(name)))
+    Ok(Expr::Lit(Value::Reg(
+        walden_engine::RegKind::Type,
+        oid as u32,
+        name.into(),
+    )))
 }
 
+/// Compiles a scalar function call.
 pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) -> Result<Expr> {
     let name = fname(f);
     // ARRAY(SELECT ...): the subquery's rows as an array (in text form).
@@ -181,7 +190,9 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "pg_advisory_unlock" => Func::AdvisoryUnlock,
         "pg_advisory_unlock_all" => Func::AdvisoryUnlockAll,
         "set_config" => Func::SetConfig,
-        "to_regtype" => Func::ToRegType,
+        "to_regtype" => Func::ToReg(walden_engine::RegKind::Type),
+        "to_regclass" => Func::ToReg(walden_engine::RegKind::Class),
+        "to_regnamespace" => Func::ToReg(walden_engine::RegKind::Namespace),
         "current_date" => Func::Today,
         "newid" | "gen_random_uuid" | "uuid_generate_v4" => Func::NewUuid,
         "db_id" => Func::DbId,
@@ -283,7 +294,7 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
     let arity = match func {
         Func::AdvisoryLock | Func::AdvisoryTryLock | Func::AdvisoryUnlock => Some(1..=2),
         Func::AdvisoryUnlockAll => Some(0..=0),
-        Func::Sleep | Func::ToRegType | Func::PartitionAncestors | Func::CurrentSchemas => {
+        Func::Sleep | Func::ToReg(_) | Func::PartitionAncestors | Func::CurrentSchemas => {
             Some(1..=1)
         }
         Func::SetConfig => Some(3..=3),

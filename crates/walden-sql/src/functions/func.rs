@@ -29,8 +29,9 @@ pub enum Func {
     AdvisoryUnlockAll,
     /// set_config(name, value, is_local).
     SetConfig,
-    /// to_regtype(name): the type's OID, or NULL when there is none.
-    ToRegType,
+    /// to_regclass / to_regtype / to_regnamespace(name): the object as a
+    /// reg value, or NULL when there is none.
+    ToReg(walden_engine::RegKind),
     Today,
     NewUuid,
     DbId,
@@ -208,7 +209,12 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
             _ => DataType::TimestampTz,
         },
         Func::AdvisoryTryLock | Func::AdvisoryUnlock => DataType::Bool,
-        Func::ToRegType => DataType::Int,
+        Func::ToReg(k) => DataType::Reg(k),
+        Func::RegTypeOid | Func::RegTypeName => DataType::Reg(walden_engine::RegKind::Type),
+        Func::RegClassOid | Func::RegClassName => DataType::Reg(walden_engine::RegKind::Class),
+        Func::RegNamespaceOid | Func::RegNamespaceName => {
+            DataType::Reg(walden_engine::RegKind::Namespace)
+        }
         Func::Now => DataType::TimestampTz,
         Func::DateAdd => {
             if args.get(2) == Some(&DataType::Date) {
@@ -234,7 +240,6 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         Func::Power | Func::Sqrt | Func::Random => DataType::Double,
         Func::True | Func::False | Func::AnyArray(..) | Func::IsVisible => DataType::Bool,
         Func::Privilege(f) if f != crate::privileges::PrivFn::UserById => DataType::Bool,
-        Func::RegClassOid | Func::RegTypeOid | Func::RegNamespaceOid => DataType::Int,
         Func::ArrayUpper
         | Func::ArrayLower
         | Func::Cardinality

@@ -89,6 +89,7 @@ pub fn type_oid_and_mod(t: &DataType) -> (i64, i64) {
         DataType::OidVector => (30, -1),
         DataType::Oid => (26, -1),
         DataType::PgChar => (18, -1),
+        DataType::Reg(k) => (reg_type_oid(*k), -1),
         DataType::Array(e) if matches!(**e, DataType::Enum(_)) => match &**e {
             DataType::Enum(e) => (enum_array_oid(e.id()), -1),
             _ => unreachable!(),
@@ -100,6 +101,20 @@ pub fn type_oid_and_mod(t: &DataType) -> (i64, i64) {
             (array as i64, typmod)
         }
     }
+}
+
+/// The type OID of a reg type.
+pub fn reg_type_oid(k: walden_engine::RegKind) -> i64 {
+    match k {
+        walden_engine::RegKind::Class => 2205,
+        walden_engine::RegKind::Type => 2206,
+        walden_engine::RegKind::Namespace => 4089,
+    }
+}
+
+/// The `pg_type.typname` of a type OID Walden's values take.
+pub fn typname(oid: i64) -> Option<&'static str> {
+    TYPES.iter().find(|t| t.oid == oid).map(|t| t.name)
 }
 
 /// `format_type(oid, typmod)`: the type's SQL name as PostgreSQL prints it
