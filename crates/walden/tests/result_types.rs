@@ -64,11 +64,30 @@ const QUERIES: &[&str] = &[
     "SELECT id::text, CAST(t AS varchar), id::regclass, (id + 1)::text, t::text::varchar, \
      CASE WHEN true THEN 1 ELSE id END, CASE WHEN true THEN 1 END::text, length(t)::text \
      FROM rt ORDER BY rt.id",
+    "SELECT array_position(ARRAY[1, 2, NULL, 2], 2) AS a, array_position(ARRAY[1, 2, NULL, 2], 2, 3) AS b, \
+     array_position(ARRAY[1, NULL], NULL) AS c, array_position(ARRAY[1], 5) AS d, \
+     array_positions(ARRAY[1, 2, NULL, 2], 2) AS e, array_positions(ARRAY['a', 'b', 'a'], 'a') AS f, \
+     array_remove(ARRAY[1, 2], 1) AS g, array_position(NULL::int[], 1) AS h",
     // int2vector and oidvector subscripts start at 0.
     "SELECT array_lower(indkey, 1) AS kl, array_upper(indkey, 1) AS ku, \
      array_length(indkey, 1) AS kn, array_lower(indclass, 1) AS cl, \
      array_upper(indclass, 1) AS cu, array_length(indclass, 1) AS cn \
      FROM pg_index WHERE indrelid = 'rt'::regclass",
+];
+
+/// Untyped parameters (node-postgres sends arrays as untyped text): the
+/// types the server infers for them, as ParameterDescription reports them.
+const PARAMS: &[&str] = &[
+    "SELECT id FROM rt WHERE id = ANY($1)",
+    "SELECT id FROM rt WHERE b <> ALL($1)",
+    "SELECT 'a' = ANY($1) AS a, 1.5 = ANY($2) AS b",
+    "SELECT $1 = ANY(ARRAY[1, 2]) AS a",
+    "SELECT array_cat(ARRAY[1], $1) AS a",
+    "SELECT array_append($1, 2) AS a, array_prepend($2, ARRAY['x']) AS b",
+    "SELECT array_remove(ARRAY[1], $1) AS a, array_position($2, 'x') AS b",
+    "SELECT array_positions(ARRAY[1.5], $1) AS a",
+    "SELECT $1::int[] AS a",
+    "SELECT ARRAY[1] @> $1 AS a, ARRAY['x'] || $2 AS b",
 ];
 
 /// Statements that fail, compared by their errors in the simple protocol
@@ -83,6 +102,7 @@ const ERRORS: &[&str] = &[
     "SELECT '-1'::regclass",
     "SELECT '4294967296'::regclass",
     "SELECT 4294967296::regclass",
+    "SELECT array_position(ARRAY[1, 2], 1, NULL)",
 ];
 
 /// One query: `name type` for each column, then the rows (or the error).
@@ -107,6 +127,18 @@ async fn run(conn: String) -> Vec<String> {
     }
     for sql in QUERIES {
         out.push(describe(&c, sql).await);
+    }
+    for sql in PARAMS {
+        let types = match c.prepare(sql).await {
+            Ok(st) => st
+                .params()
+                .iter()
+                .map(|t| t.name().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            Err(e) => pg_diff::render_error(&e, &[]),
+        };
+        out.push(format!("{sql} -> ({types})"));
     }
     for sql in ERRORS {
         out.push(format!("{sql} -> {}", outcome(&c, sql, &[]).await));

@@ -463,6 +463,16 @@ impl Expr {
                     // `x = ANY (array)`: arrays are values in text form.
                     other => {
                         let arr = Expr::compile(p, scope, other)?;
+                        // `$1 = ANY (xs)`: the parameter is an element.
+                        if let Expr::Param(i) = x {
+                            let types: Vec<DataType> =
+                                scope.cols.iter().map(|c| c.ty.clone()).collect();
+                            if let Some(DataType::Array(t)) =
+                                query::static_type(&arr, &types, &p.params)
+                            {
+                                p.infer_param(i, *t);
+                            }
+                        }
                         let x = crate::enums::beside_array(p, scope, x, &arr)?;
                         Expr::Func(Func::AnyArray(op, all), vec![x, arr])
                     }

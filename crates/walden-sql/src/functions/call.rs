@@ -335,6 +335,40 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                 .collect();
             Value::Array(kept.into())
         }
+        Func::ArrayPosition | Func::ArrayPositions if arg(0).is_null() => Value::Null,
+        Func::ArrayPosition | Func::ArrayPositions => {
+            let start = match a.get(2) {
+                None => 1,
+                Some(Value::Null) => {
+                    return Err(SqlError::new(
+                        ErrorKind::NullValueNotAllowed,
+                        "initial position must not be null",
+                    ))
+                }
+                Some(v) => int_arg(v, "integer")?,
+            };
+            let x = arg(1);
+            let mut found = crate::arrays::elements(&arg(0))
+                .into_iter()
+                .enumerate()
+                .map(|(k, e)| (k as i64 + 1, e))
+                .filter(|(k, e)| {
+                    *k >= start
+                        && match (e.is_null(), x.is_null()) {
+                            (true, true) => true,
+                            (false, false) => {
+                                matches!(compare(e, &x), Ok(Some(Ordering::Equal)))
+                            }
+                            _ => false,
+                        }
+                })
+                .map(|(k, _)| Value::Int(k));
+            if f == Func::ArrayPosition {
+                found.next().unwrap_or(Value::Null)
+            } else {
+                Value::Array(found.collect::<Vec<_>>().into())
+            }
+        }
         Func::ArrayToString if arg(0).is_null() || arg(1).is_null() => Value::Null,
         Func::ArrayToString => {
             let sep = text_arg(&arg(1));

@@ -91,6 +91,52 @@ pub(super) fn pg_typeof(
     )))
 }
 
+/// An untyped parameter of a polymorphic array function takes its type from
+/// the other argument, as PostgreSQL resolves anyarray / anyelement:
+/// `array_cat(xs, $1)` makes `$1` int[] beside an int[] `xs`,
+/// `array_append($1, 2)` makes it int[], `array_append(xs, $1)` int.
+fn infer_array_params(p: &mut Planner<'_>, scope: &Scope, func: Func, args: &[Expr]) {
+    // (the array argument, the element argument), by position.
+    let (arr, elem) = match func {
+        Func::ArrayCat => {
+            let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+            for (a, b) in [(0, 1), (1, 0)] {
+                if let (Expr::Param(i), Some(t @ DataType::Array(_))) = (
+                    &args[a],
+                    crate::query::static_type(&args[b], &types, &p.params),
+                ) {
+                    p.infer_param(*i, t);
+                }
+            }
+            return;
+        }
+        Func::ArrayAppend | Func::ArrayRemove | Func::ArrayPosition | Func::ArrayPositions => {
+            (0, 1)
+        }
+        Func::ArrayPrepend => (1, 0),
+        _ => return,
+    };
+    let (Some(a), Some(e)) = (args.get(arr), args.get(elem)) else {
+        return;
+    };
+    let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+    match (a, e) {
+        (Expr::Param(i), e) => {
+            if let Some(t) = crate::query::static_type(e, &types, &p.params)
+                .filter(|t| !matches!(t, DataType::Array(_)))
+            {
+                p.infer_param(*i, DataType::Array(Box::new(t)));
+            }
+        }
+        (a, Expr::Param(i)) => {
+            if let Some(DataType::Array(t)) = crate::query::static_type(a, &types, &p.params) {
+                p.infer_param(*i, *t);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Compiles a scalar function call.
 pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) -> Result<Expr> {
     let name = fname(f);
@@ -278,6 +324,8 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "quote_literal" => Func::QuoteLiteral,
         "acldefault" => Func::AclDefault,
         "array_remove" => Func::ArrayRemove,
+        "array_position" => Func::ArrayPosition,
+        "array_positions" => Func::ArrayPositions,
         "pg_partition_ancestors" => Func::PartitionAncestors,
         "pg_table_size" | "pg_relation_size" => Func::RelationSize(SizeOf::Relation),
         "pg_total_relation_size" => Func::RelationSize(SizeOf::Total),
@@ -300,7 +348,8 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         Func::SetConfig => Some(3..=3),
         Func::RelationSize(SizeOf::Relation) if name == "pg_relation_size" => Some(1..=2),
         Func::RelationSize(_) => Some(1..=1),
-        Func::AclDefault | Func::ArrayRemove => Some(2..=2),
+        Func::AclDefault | Func::ArrayRemove | Func::ArrayPositions => Some(2..=2),
+        Func::ArrayPosition => Some(2..=3),
         Func::QuoteLiteral => Some(1..=1),
         Func::SetVal => Some(2..=3),
         Func::Trim | Func::Ltrim | Func::Rtrim => Some(1..=2),
@@ -323,6 +372,7 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
             ));
         }
     }
+    infer_array_params(p, scope, func, &args);
     // length(char(n)) does not count the padding.
     if func == Func::Length && args.len() == 1 && crate::expr::is_char(p, scope, &args[0]) {
         let a = args.pop().unwrap();

@@ -134,6 +134,11 @@ pub enum Func {
     AclDefault,
     /// `array_remove(array, element)`.
     ArrayRemove,
+    /// `array_position(a, x [, start])`: the first index holding `x` (NULL
+    /// finds a NULL), or NULL.
+    ArrayPosition,
+    /// `array_positions(a, x)`: every index holding `x`.
+    ArrayPositions,
     /// `oid::regproc`: a function's name, `-` for none (Walden lists no
     /// functions in `pg_proc`, so any other OID shows as its number).
     RegProcName,
@@ -243,8 +248,10 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         Func::ArrayUpper
         | Func::ArrayLower
         | Func::Cardinality
+        | Func::ArrayPosition
         | Func::OctetLength
         | Func::Length => DataType::Int,
+        Func::ArrayPositions => DataType::Array(Box::new(DataType::Int)),
         Func::ArrayContains(_) | Func::ArrayOverlap => DataType::Bool,
         Func::ArrayElement => args
             .first()
@@ -261,7 +268,7 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
                 .cloned()
                 .unwrap_or(DataType::Text),
         )),
-        Func::ArrayCat | Func::ArrayAppend => match args.first() {
+        Func::ArrayCat | Func::ArrayAppend | Func::ArrayRemove => match args.first() {
             Some(t @ DataType::Array(_)) => t.clone(),
             Some(e) => DataType::Array(Box::new(e.clone())),
             None => DataType::Array(Box::new(DataType::Text)),
