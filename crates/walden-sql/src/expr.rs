@@ -329,6 +329,7 @@ pub fn column_name(e: &ast::Expr) -> String {
         } => colname::cast(expr, data_type),
         ast::Expr::TypedString(ts) => colname::type_name(&ts.data_type),
         ast::Expr::Interval(_) => "interval".into(),
+        ast::Expr::Position { .. } => "position".into(),
         ast::Expr::Nested(e) => column_name(e),
         // A CASE whose ELSE has a name of its own takes it, as PostgreSQL.
         ast::Expr::Case { else_result, .. } => else_result

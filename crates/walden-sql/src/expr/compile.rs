@@ -331,6 +331,14 @@ impl Expr {
                 functions::compile_call(p, scope, f)?
             }
             A::Ceil { expr, .. } => Expr::Func(Func::Ceil, vec![Expr::compile(p, scope, expr)?]),
+            // position(sub IN s) is strpos(s, sub).
+            A::Position { expr, r#in } => Expr::Func(
+                Func::StrPos,
+                vec![
+                    Expr::compile(p, scope, r#in)?,
+                    Expr::compile(p, scope, expr)?,
+                ],
+            ),
             A::Floor { expr, .. } => Expr::Func(Func::Floor, vec![Expr::compile(p, scope, expr)?]),
             A::Substring {
                 expr,

@@ -50,7 +50,7 @@ pub(super) fn sleep(secs: &Value, env: &Env<'_>) -> Result<()> {
 
 /// The longest text `lpad` / `rpad` build (PostgreSQL's limit is bytes
 /// of a 1 GB value; characters here).
-const MAX_TEXT_CHARS: usize = 256 << 20;
+pub(super) const MAX_TEXT_CHARS: usize = 256 << 20;
 
 pub(super) fn text_arg(v: &Value) -> String {
     v.to_string()
@@ -383,7 +383,21 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                 .collect();
             Value::text(parts.join(&sep))
         }
+        // Only a NULL format string makes the result NULL.
+        Func::Format => match arg(0) {
+            Value::Null => Value::Null,
+            fmt => Value::text(strings::format(&text_arg(&fmt), &a[1..])?),
+        },
         _ if null_in && f != Func::Concat => Value::Null,
+        Func::StrPos => Value::Int(strings::strpos(&text_arg(&arg(0)), &text_arg(&arg(1)))),
+        Func::Ascii => Value::Int(strings::ascii(&text_arg(&arg(0)))),
+        Func::Chr => Value::text(strings::chr(int_arg(&arg(0), "chr")?)?),
+        Func::BitLength => Value::Int(
+            8 * match arg(0) {
+                Value::Bytes(b) => b.len() as i64,
+                v => text_arg(&v).len() as i64,
+            },
+        ),
         Func::Concat => Value::text(
             a.iter()
                 .filter(|v| !v.is_null())

@@ -134,6 +134,14 @@ pub enum Func {
     AclDefault,
     /// `array_remove(array, element)`.
     ArrayRemove,
+    /// `strpos(s, sub)` and `position(sub IN s)`.
+    StrPos,
+    Ascii,
+    Chr,
+    /// `bit_length(s)`: bits of the UTF-8 bytes (of a bytea's bytes).
+    BitLength,
+    /// `format(fmt, args...)` (`functions/strings.rs`).
+    Format,
     /// `array_position(a, x [, start])`: the first index holding `x` (NULL
     /// finds a NULL), or NULL.
     ArrayPosition,
@@ -249,6 +257,9 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         | Func::ArrayLower
         | Func::Cardinality
         | Func::ArrayPosition
+        | Func::StrPos
+        | Func::Ascii
+        | Func::BitLength
         | Func::OctetLength
         | Func::Length => DataType::Int,
         Func::ArrayPositions => DataType::Array(Box::new(DataType::Int)),
