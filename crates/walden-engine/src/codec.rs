@@ -110,6 +110,13 @@ pub fn put_value(out: &mut Vec<u8>, v: &Value) {
             out.extend_from_slice(&sort.to_le_bytes());
             put_str(out, label);
         }
+        // A reg value: which kind, the OID, then the name.
+        Value::Reg(kind, oid, name) => {
+            out.push(25);
+            out.push(reg_kind_tag(*kind));
+            put_var(out, *oid as u64);
+            put_str(out, name);
+        }
     }
 }
 
@@ -218,6 +225,11 @@ impl<'a> Reader<'a> {
                 let sort = f64::from_le_bytes(self.bytes(8)?.try_into().unwrap());
                 Value::Enum(sort, Arc::from(self.str()?))
             }
+            25 => {
+                let kind = reg_kind(self.bytes(1)?[0])?;
+                let oid = u32::try_from(self.var()?).map_err(|_| short())?;
+                Value::Reg(kind, oid, Arc::from(self.str()?))
+            }
             _ => return Err(short()),
         })
     }
@@ -276,6 +288,8 @@ pub(crate) fn put_type(out: &mut Vec<u8>, t: &DataType) {
         // has no way to name a record type for a column (no `record` type
         // name, CREATE TABLE AS and SELECT INTO refused).
         DataType::Record(_) => unreachable!("a table column of type record"),
+        // Type tag 25, then which catalog the OIDs are of.
+        DataType::Reg(k) => out.extend_from_slice(&[25, reg_kind_tag(*k)]),
     }
 }
 
@@ -347,6 +361,24 @@ pub(crate) fn get_type(r: &mut Reader<'_>) -> Result<DataType> {
         },
         23 => DataType::Oid,
         24 => DataType::PgChar,
+        25 => DataType::Reg(reg_kind(r.u8()?)?),
+        _ => return Err(short()),
+    })
+}
+
+fn reg_kind_tag(k: crate::types::RegKind) -> u8 {
+    match k {
+        crate::types::RegKind::Class => 0,
+        crate::types::RegKind::Type => 1,
+        crate::types::RegKind::Namespace => 2,
+    }
+}
+
+fn reg_kind(tag: u8) -> Result<crate::types::RegKind> {
+    Ok(match tag {
+        0 => crate::types::RegKind::Class,
+        1 => crate::types::RegKind::Type,
+        2 => crate::types::RegKind::Namespace,
         _ => return Err(short()),
     })
 }

@@ -62,7 +62,7 @@ pub use schema::{
 pub use session::{CommitRequest, Session};
 pub use table::{value_list, Table};
 pub use txn::{Arbiters, CommitOutcome, Isolation, Locked, RefPath, Transaction, Upsert};
-pub use types::{DataType, Key, Row, Value};
+pub use types::{DataType, Key, RegKind, Row, Value};
 /// Entry points for the fuzz targets in `fuzz/` (the decoders they reach
 /// are private); not part of the API.
 #[doc(hidden)]

@@ -72,6 +72,28 @@ pub enum DataType {
     /// its fields' names and types. Values are `Value::Array` of the
     /// fields; no table column has this type (PostgreSQL refuses it too).
     Record(Vec<(String, DataType)>),
+    /// `regclass`, `regtype`, `regnamespace`: an OID shown as the name of
+    /// what it identifies. Values are `Value::Reg` (or a bare `Value::Int`
+    /// OID, shown as its digits).
+    Reg(RegKind),
+}
+
+/// Which catalog a reg type's OIDs identify rows of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RegKind {
+    Class,
+    Type,
+    Namespace,
+}
+
+impl RegKind {
+    pub fn sql_name(self) -> &'static str {
+        match self {
+            RegKind::Class => "regclass",
+            RegKind::Type => "regtype",
+            RegKind::Namespace => "regnamespace",
+        }
+    }
 }
 
 impl DataType {
@@ -105,6 +127,7 @@ impl DataType {
             DataType::Oid => "oid".into(),
             DataType::PgChar => "\"char\"".into(),
             DataType::Record(_) => "record".into(),
+            DataType::Reg(k) => k.sql_name().into(),
         }
     }
 
@@ -153,6 +176,10 @@ pub enum Value {
     /// An enum value: its label's sort position (see `types/enums.rs`)
     /// and the label.
     Enum(f64, Arc<str>),
+    /// A reg type's value: the OID, and the name it shows as, looked up
+    /// when the value was made (as PostgreSQL's output function looks it
+    /// up). It is a number: it compares, sorts and hashes as its OID.
+    Reg(RegKind, u32, Arc<str>),
 }
 
 impl Value {
@@ -165,6 +192,7 @@ impl Value {
     pub fn as_i64(&self) -> Option<i64> {
         match self {
             Value::Int(i) => Some(*i),
+            Value::Reg(_, oid, _) => Some(*oid as i64),
             _ => None,
         }
     }
@@ -172,7 +200,7 @@ impl Value {
         match self {
             Value::Null => 0,
             Value::Bool(_) => 1,
-            Value::Int(_) | Value::Float(_) | Value::Decimal(_) => 2,
+            Value::Int(_) | Value::Float(_) | Value::Decimal(_) | Value::Reg(..) => 2,
             Value::Text(_) => 3,
             Value::Timestamp(_) => 4,
             Value::Date(_) => 5,
@@ -190,6 +218,7 @@ impl Value {
     fn as_f64(&self) -> f64 {
         match self {
             Value::Int(i) => *i as f64,
+            Value::Reg(_, oid, _) => *oid as f64,
             Value::Float(f) => *f,
             Value::Decimal(d) => d.to_f64().unwrap_or(f64::NAN),
             _ => f64::NAN,
@@ -221,6 +250,9 @@ impl Ord for Value {
             (Jsonb(a), Jsonb(b)) => a.cmp(b),
             (Array(a), Array(b)) => array::compare(a, b),
             (Enum(a, _), Enum(b, _)) => a.total_cmp(b),
+            (Reg(_, a, _), Reg(_, b, _)) => a.cmp(b),
+            (Reg(_, a, _), Int(b)) => (*a as i64).cmp(b),
+            (Int(a), Reg(_, b, _)) => a.cmp(&(*b as i64)),
             (a, b) if a.rank() == 2 && b.rank() == 2 => a.as_f64().total_cmp(&b.as_f64()),
             (a, b) => a.rank().cmp(&b.rank()),
         }
@@ -265,6 +297,8 @@ impl Hash for Value {
             Value::Json(s) => s.hash(state),
             Value::Jsonb(j) => j.hash(state),
             Value::Enum(sort, _) => sort.to_bits().hash(state),
+            // As the equal Value::Int.
+            Value::Reg(_, oid, _) => (*oid as i64).hash(state),
             Value::Array(items) => {
                 items.len().hash(state);
                 for v in items.iter() {
@@ -300,7 +334,7 @@ impl fmt::Display for Value {
             Value::Json(s) => f.write_str(s),
             Value::Jsonb(j) => write!(f, "{j}"),
             Value::Array(items) => f.write_str(&array::format_with(items, |v| v.to_string())),
-            Value::Enum(_, label) => f.write_str(label),
+            Value::Enum(_, label) | Value::Reg(_, _, label) => f.write_str(label),
         }
     }
 }
@@ -378,6 +412,12 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
         };
     }
     let v = match (t, v) {
+        (T::Text | T::Varchar(_) | T::Char(_), V::Reg(_, _, name)) => coerce(V::Text(name), t)?,
+        (T::Reg(k), V::Reg(_, oid, name)) => V::Reg(*k, oid, name),
+        (_, V::Reg(_, oid, _)) => coerce(V::Int(oid as i64), t)?,
+        // An OID alone has no name to show (a name needs the catalogs,
+        // which casts look up).
+        (T::Reg(_), v) => coerce(v, &T::Oid)?,
         (T::Json | T::Jsonb | T::Text | T::Varchar(_) | T::Char(_) | T::PgChar, v) => v,
         (_, V::Jsonb(j)) => match (&*j, t) {
             (

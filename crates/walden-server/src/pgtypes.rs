@@ -73,6 +73,7 @@ pub fn type_oid(t: &DataType) -> u32 {
         DataType::Oid => OID_OID,
         DataType::PgChar => OID_CHAR,
         DataType::Record(_) => OID_RECORD,
+        DataType::Reg(k) => walden_sql::reg_type_oid(*k) as u32,
     }
 }
 
@@ -80,7 +81,7 @@ pub fn type_oid(t: &DataType) -> u32 {
 pub fn type_size(t: &DataType) -> i16 {
     match t {
         DataType::SmallInt => 2,
-        DataType::Int | DataType::Oid => 4,
+        DataType::Int | DataType::Oid | DataType::Reg(_) => 4,
         DataType::BigInt => 8,
         DataType::Bool | DataType::PgChar => 1,
         DataType::Real => 4,
@@ -199,6 +200,7 @@ impl std::fmt::Write for BytesMutWriter<'_> {
 fn as_i64(v: &Value) -> Result<i64, String> {
     match v {
         Value::Int(i) => Ok(*i),
+        Value::Reg(_, oid, _) => Ok(*oid as i64),
         Value::Bool(b) => Ok(*b as i64),
         Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => Ok(*f as i64),
         Value::Decimal(d) => i64::try_from(d.round()).map_err(|e| e.to_string()),
@@ -236,7 +238,10 @@ pub fn encode_binary(v: &Value, t: &DataType, buf: &mut BytesMut) -> Result<(), 
         }
         DataType::Int => buf.put_i32(i32::try_from(as_i64(v)?).map_err(|_| range("integer"))?),
         DataType::BigInt => buf.put_i64(as_i64(v)?),
-        DataType::Oid => buf.put_u32(u32::try_from(as_i64(v)?).map_err(|_| range("oid"))?),
+        // A reg type sends its OID, as PostgreSQL's regclasssend.
+        DataType::Oid | DataType::Reg(_) => {
+            buf.put_u32(u32::try_from(as_i64(v)?).map_err(|_| range("oid"))?)
+        }
         DataType::Bool => match v {
             Value::Bool(b) => buf.put_u8(*b as u8),
             other => buf.put_u8((as_i64(other)? != 0) as u8),

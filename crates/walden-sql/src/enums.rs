@@ -163,7 +163,31 @@ pub fn beside(
     let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
     match crate::query::static_type(typed, &types, &p.params) {
         Some(t) if is_enum(&t) => as_label(p, other, t),
+        Some(DataType::Reg(_)) => beside_reg(p, other),
         _ => Ok(other),
+    }
+}
+
+/// Beside a reg type a string is an OID, as PostgreSQL compares reg
+/// types with oid's operators (`x::regclass = 't'` is 22P02). Out of line:
+/// `beside` is on the compiler's recursion through operator chains.
+#[inline(never)]
+fn beside_reg(
+    p: &mut crate::query::Planner<'_>,
+    other: crate::expr::Expr,
+) -> Result<crate::expr::Expr> {
+    match other {
+        crate::expr::Expr::Lit(walden_engine::Value::Text(s)) => {
+            walden_engine::types::coerce(walden_engine::Value::Text(s.clone()), &DataType::Oid)
+                .map(crate::expr::Expr::Lit)
+                .map_err(|_| {
+                    SqlError::new(
+                        crate::error::ErrorKind::InvalidText,
+                        format!("invalid input syntax for type oid: \"{s}\""),
+                    )
+                })
+        }
+        other => as_label(p, other, DataType::Oid),
     }
 }
 

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use walden_engine::types::coerce;
 use walden_engine::{DataType, Transaction, Value};
 
+mod colname;
 mod compile;
 mod eval;
 mod ops;
@@ -366,9 +367,18 @@ pub fn column_name(e: &ast::Expr) -> String {
             .last()
             .map(|p| p.to_string().trim_matches('"').to_ascii_lowercase())
             .unwrap_or_default(),
-        ast::Expr::Cast { expr, .. } => column_name(expr),
+        ast::Expr::Cast {
+            expr, data_type, ..
+        } => colname::cast(expr, data_type),
+        ast::Expr::TypedString(ts) => colname::type_name(&ts.data_type),
+        ast::Expr::Interval(_) => "interval".into(),
+        ast::Expr::Position { .. } => "position".into(),
         ast::Expr::Nested(e) => column_name(e),
-        ast::Expr::Case { .. } => "case".into(),
+        // A CASE whose ELSE has a name of its own takes it, as PostgreSQL.
+        ast::Expr::Case { else_result, .. } => else_result
+            .as_deref()
+            .and_then(colname::strong_name)
+            .unwrap_or_else(|| "case".into()),
         ast::Expr::Exists { .. } => "exists".into(),
         // `ARRAY[...]` is "array"; `a[1]` is named after `a`.
         ast::Expr::Array(_) => "array".into(),

@@ -124,6 +124,7 @@ fn type_class(t: &DataType) -> (u8, u8) {
         // Catalog-only types (no table column has them).
         T::Int2Vector => (12, 0),
         T::PgChar => (14, 0),
+        T::Reg(_) => (15, 0),
         T::OidVector => (13, 0),
         T::Record(_) => (14, 0),
     }

@@ -55,7 +55,7 @@ mod upsert;
 
 pub use copy::{CopyFormat, CopyIn, CopyLoad, CopyOut};
 pub use error::{ErrorFields, ErrorKind, Result, SqlError};
-pub use pg_catalog::{decode_enum_oid, enum_array_oid, enum_oid};
+pub use pg_catalog::{decode_enum_oid, enum_array_oid, enum_oid, reg_type_oid};
 pub use session::{Prepared, SqlSession, TxStatus};
 pub use timeouts::SessionTimeouts;
 pub use walden_engine::{DataType, Value};

@@ -382,6 +382,7 @@ pub fn static_type(e: &Expr, types: &[DataType], params: &[Option<DataType>]) ->
             Value::Jsonb(_) => DataType::Jsonb,
             // Enum constants are typed by the cast that made them.
             Value::Enum(..) => return None,
+            Value::Reg(k, ..) => DataType::Reg(*k),
             // An array constant: its first element's type decides.
             Value::Array(items) => DataType::Array(Box::new(
                 items

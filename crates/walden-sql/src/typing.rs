@@ -133,7 +133,9 @@ pub fn data_type(t: &SqlType) -> Result<DataType> {
                 "jsonb" => DataType::Jsonb,
                 "image" | "varbinary" => DataType::Bytes,
                 "oid" => DataType::Oid,
-                "regclass" => DataType::Int,
+                "regclass" => DataType::Reg(walden_engine::RegKind::Class),
+                "regtype" => DataType::Reg(walden_engine::RegKind::Type),
+                "regnamespace" => DataType::Reg(walden_engine::RegKind::Namespace),
                 // PostgreSQL's one-byte `"char"` (catalog codes such as
                 // relkind).
                 "char" => DataType::PgChar,
@@ -176,6 +178,18 @@ pub fn data_type_in(db: &Database, viewer: Option<u64>, t: &SqlType) -> Result<D
 
 /// [`column_type`] with the database's enum types.
 pub fn column_type_in(db: &Database, viewer: Option<u64>, t: &SqlType) -> Result<(DataType, bool)> {
+    let (ty, serial) = column_type_any(db, viewer, t)?;
+    // A stored reg value would keep the name it had when written.
+    if let DataType::Reg(k) = ty.element().unwrap_or_else(|| ty.clone()) {
+        return Err(SqlError::unsupported(format!(
+            "a column of type {}",
+            k.sql_name()
+        )));
+    }
+    Ok((ty, serial))
+}
+
+fn column_type_any(db: &Database, viewer: Option<u64>, t: &SqlType) -> Result<(DataType, bool)> {
     match column_type(t) {
         Err(e) if e.kind == crate::error::ErrorKind::UndefinedObject => {
             Ok((data_type_in(db, viewer, t)?, false))

@@ -161,7 +161,8 @@ fn small_functions_do_what_postgresql_does() {
     assert_eq!(one(&mut s, "SELECT rtrim('xxhixy', 'xy')"), "xxhi");
     assert_eq!(one(&mut s, "SELECT btrim('xyhiyx', 'xy')"), "hi");
     assert_eq!(one(&mut s, "SELECT btrim('  hi  ')"), "hi");
-    assert_eq!(one(&mut s, "SELECT to_regtype('integer')"), "23");
+    assert_eq!(one(&mut s, "SELECT to_regtype('integer')"), "integer");
+    assert_eq!(one(&mut s, "SELECT to_regtype('integer')::oid"), "23");
     assert_eq!(one(&mut s, "SELECT to_regtype('no_such_type')"), "NULL");
     let t = Instant::now();
     one(&mut s, "SELECT pg_sleep(0.2)");

@@ -28,12 +28,81 @@ const QUERIES: &[&str] = &[
      pg_typeof(sum(f))::text AS tsf, pg_typeof(avg(id))::text AS tai, pg_typeof(count(*))::text AS tc, \
      pg_typeof(max(t))::text AS tm, pg_typeof(sum(id) + 1)::text AS tp, pg_typeof(t)::text AS tt \
      FROM rt GROUP BY t ORDER BY t",
-    "SELECT pg_typeof(length('x'))::text AS a, pg_typeof(octet_length('x'))::text AS b",
+    "SELECT pg_typeof(length('x')) AS a, pg_typeof(octet_length('x')) AS b",
+    // pg_typeof is a regtype: it compares with one, and prints as a name.
+    "SELECT pg_typeof(1) AS a, pg_typeof(pg_typeof(1)) AS b, pg_typeof(1) = 'integer'::regtype AS c, \
+     pg_typeof(1)::text AS d, pg_typeof('x') AS e, pg_typeof(NULL) AS f, pg_typeof(1.5) AS g",
+    "SELECT array_agg(pg_typeof(x)) AS a FROM (VALUES (1)) v(x)",
+    // reg types print the name, compare and sort as the OID.
+    "SELECT 'rt'::regclass AS a, 'rt'::regclass::oid > 16383 AS b, pg_typeof('rt'::regclass) AS c, \
+     'rt'::regclass::text AS d, 'pg_class'::regclass AS e, 'pg_class'::regclass::int AS f",
+    // (relname::text: Walden's name columns are text.)
+    "SELECT oid::regclass AS a, relname::text AS n FROM pg_class WHERE relname = 'rt'",
+    "SELECT relname::text AS n FROM pg_class WHERE oid = 'rt'::regclass",
+    "SELECT indexrelid::regclass AS i, indrelid::regclass AS r FROM pg_index \
+     WHERE indrelid = 'rt'::regclass",
+    "SELECT relname FROM pg_class WHERE oid::regclass = 'rt'",
+    "SELECT 'int4'::regtype AS a, 'integer'::regtype::oid AS b, 23::regtype AS c, \
+     pg_typeof(23::regtype) AS d, 0::regclass AS e, 0::regtype AS f, \
+     'pg_catalog'::regnamespace AS g, 11::regnamespace AS h",
+    "SELECT to_regtype('int4') AS a, pg_typeof(to_regtype('int4')) AS b, to_regtype('nosuch') AS c",
+    "SELECT typname::text AS n, oid::regtype AS t FROM pg_type WHERE oid IN (23, 25, 2205) ORDER BY oid::regtype",
+    "SELECT 'rt'::regclass = 'rt'::regclass AS a, 'rt'::regclass < 'pg_class'::regclass AS b, \
+     'rt'::regclass || 'x' AS c",
+    // Reg input: `-` and digits are OIDs (so `'-1'` is a name), a type
+    // modifier is dropped, a missing schema is 3F000.
+    "SELECT '-'::regclass AS a, '0'::regtype AS b, '1259'::regclass AS c, 99999::regclass AS d, \
+     'varchar(10)'::regtype AS e, 'timestamp(3) with time zone'::regtype AS f, \
+     '_int4'::regtype AS g, 'public'::regnamespace::oid AS h, 'pg_class '::regclass AS i",
+    "SELECT to_regclass('rt') AS a, to_regclass('nosuch') AS b, to_regclass('nosuch.rt') AS c, \
+     to_regnamespace('public') AS d, to_regnamespace('nosuch') AS e, \
+     pg_typeof(to_regclass('rt')) AS f, to_regtype('varchar(10)') AS g",
+    // A cast is named after its type unless what it casts has a name.
+    "SELECT 1::int4, 1::integer, 1::bigint, 1::float, 1::double precision, 1::numeric(5,2), \
+     'x'::char(3), 'x'::character varying, 'x'::text, 'rt'::regclass, 'int4'::regtype, \
+     'public'::regnamespace, '{1}'::int[], date '2024-01-01', CAST('1' AS real), 1::oid",
+    "SELECT id::text, CAST(t AS varchar), id::regclass, (id + 1)::text, t::text::varchar, \
+     CASE WHEN true THEN 1 ELSE id END, CASE WHEN true THEN 1 END::text, length(t)::text \
+     FROM rt ORDER BY rt.id",
+    "SELECT array_position(ARRAY[1, 2, NULL, 2], 2) AS a, array_position(ARRAY[1, 2, NULL, 2], 2, 3) AS b, \
+     array_position(ARRAY[1, NULL], NULL) AS c, array_position(ARRAY[1], 5) AS d, \
+     array_positions(ARRAY[1, 2, NULL, 2], 2) AS e, array_positions(ARRAY['a', 'b', 'a'], 'a') AS f, \
+     array_remove(ARRAY[1, 2], 1) AS g, array_position(NULL::int[], 1) AS h",
     // int2vector and oidvector subscripts start at 0.
     "SELECT array_lower(indkey, 1) AS kl, array_upper(indkey, 1) AS ku, \
      array_length(indkey, 1) AS kn, array_lower(indclass, 1) AS cl, \
      array_upper(indclass, 1) AS cu, array_length(indclass, 1) AS cn \
      FROM pg_index WHERE indrelid = 'rt'::regclass",
+];
+
+/// Untyped parameters (node-postgres sends arrays as untyped text): the
+/// types the server infers for them, as ParameterDescription reports them.
+const PARAMS: &[&str] = &[
+    "SELECT id FROM rt WHERE id = ANY($1)",
+    "SELECT id FROM rt WHERE b <> ALL($1)",
+    "SELECT 'a' = ANY($1) AS a, 1.5 = ANY($2) AS b",
+    "SELECT $1 = ANY(ARRAY[1, 2]) AS a",
+    "SELECT array_cat(ARRAY[1], $1) AS a",
+    "SELECT array_append($1, 2) AS a, array_prepend($2, ARRAY['x']) AS b",
+    "SELECT array_remove(ARRAY[1], $1) AS a, array_position($2, 'x') AS b",
+    "SELECT array_positions(ARRAY[1.5], $1) AS a",
+    "SELECT $1::int[] AS a",
+    "SELECT ARRAY[1] @> $1 AS a, ARRAY['x'] || $2 AS b",
+];
+
+/// Statements that fail, compared by their errors in the simple protocol
+/// (Walden reports a bad reg constant when the statement runs, PostgreSQL
+/// already when it is prepared).
+const ERRORS: &[&str] = &[
+    "SELECT 'nosuch'::regclass",
+    "SELECT 'nosuch.rt'::regclass",
+    "SELECT 'pg_catalog.nosuch'::regclass",
+    "SELECT 'nosuch'::regtype",
+    "SELECT 'nosuch'::regnamespace",
+    "SELECT '-1'::regclass",
+    "SELECT '4294967296'::regclass",
+    "SELECT 4294967296::regclass",
+    "SELECT array_position(ARRAY[1, 2], 1, NULL)",
 ];
 
 /// One query: `name type` for each column, then the rows (or the error).
@@ -58,6 +127,21 @@ async fn run(conn: String) -> Vec<String> {
     }
     for sql in QUERIES {
         out.push(describe(&c, sql).await);
+    }
+    for sql in PARAMS {
+        let types = match c.prepare(sql).await {
+            Ok(st) => st
+                .params()
+                .iter()
+                .map(|t| t.name().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            Err(e) => pg_diff::render_error(&e, &[]),
+        };
+        out.push(format!("{sql} -> ({types})"));
+    }
+    for sql in ERRORS {
+        out.push(format!("{sql} -> {}", outcome(&c, sql, &[]).await));
     }
     out
 }

@@ -25,6 +25,12 @@ fn values_round_trip() {
         Value::Array(vec![Value::Int(1), Value::Null, Value::Int(-3)].into()),
         Value::Array(vec![].into()),
         Value::Array(vec![Value::text("a,b"), Value::Null].into()),
+        Value::Reg(crate::types::RegKind::Class, 16_384, Arc::from("t")),
+        Value::Reg(
+            crate::types::RegKind::Namespace,
+            u32::MAX,
+            Arc::from("4294967295"),
+        ),
     ];
     let mut out = Vec::new();
     put_values(&mut out, &vals);
@@ -164,4 +170,26 @@ fn generated_identity_round_trips() {
     let n = b.len();
     b[n - 2] = 1;
     assert!(get_table_def(&mut Reader::new(&b), true).is_err());
+}
+
+/// `"char"` is the bare type tag 24 that catalogs written before the reg
+/// types carry; the reg types have their own tag (25 and a kind byte).
+#[test]
+fn catalog_type_tags() {
+    let mut out = Vec::new();
+    put_type(&mut out, &DataType::PgChar);
+    assert_eq!(out, [24]);
+    assert_eq!(get_type(&mut Reader::new(&[24])).unwrap(), DataType::PgChar);
+    use crate::types::RegKind;
+    for (k, tag) in [
+        (RegKind::Class, 0),
+        (RegKind::Type, 1),
+        (RegKind::Namespace, 2),
+    ] {
+        let mut out = Vec::new();
+        put_type(&mut out, &DataType::Reg(k));
+        assert_eq!(out, [25, tag]);
+        assert_eq!(get_type(&mut Reader::new(&out)).unwrap(), DataType::Reg(k));
+    }
+    assert!(get_type(&mut Reader::new(&[25, 3])).is_err());
 }

@@ -83,6 +83,11 @@ fn encode_value(v: &Value, out: &mut Vec<u8>) {
             out.push(FLOAT);
             put_f64(*f, out);
         }
+        // Keyed as the OID it is.
+        Value::Reg(_, oid, _) => {
+            out.push(INT);
+            put_i64(*oid as i64, out);
+        }
         Value::Enum(sort, label) => {
             out.push(ENUM);
             put_f64(*sort, out);

@@ -341,6 +341,14 @@ impl Expr {
                 functions::compile_call(p, scope, f)?
             }
             A::Ceil { expr, .. } => Expr::Func(Func::Ceil, vec![Expr::compile(p, scope, expr)?]),
+            // position(sub IN s) is strpos(s, sub).
+            A::Position { expr, r#in } => Expr::Func(
+                Func::StrPos,
+                vec![
+                    Expr::compile(p, scope, r#in)?,
+                    Expr::compile(p, scope, expr)?,
+                ],
+            ),
             A::Floor { expr, .. } => Expr::Func(Func::Floor, vec![Expr::compile(p, scope, expr)?]),
             A::Substring {
                 expr,
@@ -473,6 +481,16 @@ impl Expr {
                     // `x = ANY (array)`: arrays are values in text form.
                     other => {
                         let arr = Expr::compile(p, scope, other)?;
+                        // `$1 = ANY (xs)`: the parameter is an element.
+                        if let Expr::Param(i) = x {
+                            let types: Vec<DataType> =
+                                scope.cols.iter().map(|c| c.ty.clone()).collect();
+                            if let Some(DataType::Array(t)) =
+                                query::static_type(&arr, &types, &p.params)
+                            {
+                                p.infer_param(i, *t);
+                            }
+                        }
                         let x = crate::enums::beside_array(p, scope, x, &arr)?;
                         Expr::Func(Func::AnyArray(op, all), vec![x, arr])
                     }
@@ -695,6 +713,7 @@ pub(super) fn catalog_cast(
                 | DataType::Int
                 | DataType::BigInt
                 | DataType::Oid
+                | DataType::Reg(_)
                 | DataType::Decimal { .. }
                 | DataType::Real
                 | DataType::Double

@@ -367,6 +367,7 @@ pub fn type_name(v: &Value) -> &'static str {
         Value::Jsonb(_) => "jsonb",
         Value::Array(_) => "anyarray",
         Value::Enum(..) => "anyenum",
+        Value::Reg(k, ..) => k.sql_name(),
     }
 }
 

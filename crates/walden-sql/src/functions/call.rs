@@ -1,6 +1,7 @@
 //! Evaluating a scalar function on its arguments.
 
 use super::*;
+use walden_engine::RegKind;
 
 /// An advisory lock's name from its arguments: one bigint, or two integers.
 pub(super) fn advisory_key(a: &[Value], database: u32) -> Result<crate::advisory::Key> {
@@ -49,7 +50,7 @@ pub(super) fn sleep(secs: &Value, env: &Env<'_>) -> Result<()> {
 
 /// The longest text `lpad` / `rpad` build (PostgreSQL's limit is bytes
 /// of a 1 GB value; characters here).
-const MAX_TEXT_CHARS: usize = 256 << 20;
+pub(super) const MAX_TEXT_CHARS: usize = 256 << 20;
 
 pub(super) fn text_arg(v: &Value) -> String {
     v.to_string()
@@ -58,6 +59,7 @@ pub(super) fn text_arg(v: &Value) -> String {
 pub(super) fn int_arg(v: &Value, what: &str) -> Result<i64> {
     match v {
         Value::Int(i) => Ok(*i),
+        Value::Reg(_, oid, _) => Ok(*oid as i64),
         Value::Decimal(d) => d
             .to_i64()
             .ok_or_else(|| SqlError::new(ErrorKind::NumericOutOfRange, "integer out of range")),
@@ -135,14 +137,26 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             env.info.settings.set(&name, &value)?;
             Value::text(env.info.settings.get(&name).unwrap_or_default())
         }
-        Func::ToRegType => match arg(0) {
+        // Names only (PostgreSQL 15 reads digits as a name here too); an
+        // unknown name, or one in an unknown schema, is NULL.
+        Func::ToReg(kind) => match arg(0) {
             Value::Null => Value::Null,
             v => {
                 let name = text_arg(&v);
-                crate::pg_catalog::regtype_oid(&name).unwrap_or_else(|_| {
-                    crate::pg_catalog::enum_regtype_oid(env, name.trim())
-                        .map_or(Value::Null, Value::Int)
-                })
+                let found = match kind {
+                    RegKind::Class => crate::pg_catalog::regclass_lookup(env, &name),
+                    RegKind::Type => crate::pg_catalog::regtype_lookup(&name),
+                    RegKind::Namespace => crate::pg_catalog::regnamespace_lookup(&name),
+                };
+                let oid = found.ok().and_then(|v| v.as_i64()).or_else(|| {
+                    (kind == RegKind::Type)
+                        .then(|| crate::pg_catalog::enum_regtype_oid(env, name.trim()))
+                        .flatten()
+                });
+                match oid {
+                    Some(oid) => reg_value(env, kind, oid)?,
+                    None => Value::Null,
+                }
             }
         },
         Func::Today => Value::Date(
@@ -325,6 +339,40 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                 .collect();
             Value::Array(kept.into())
         }
+        Func::ArrayPosition | Func::ArrayPositions if arg(0).is_null() => Value::Null,
+        Func::ArrayPosition | Func::ArrayPositions => {
+            let start = match a.get(2) {
+                None => 1,
+                Some(Value::Null) => {
+                    return Err(SqlError::new(
+                        ErrorKind::NullValueNotAllowed,
+                        "initial position must not be null",
+                    ))
+                }
+                Some(v) => int_arg(v, "integer")?,
+            };
+            let x = arg(1);
+            let mut found = crate::arrays::elements(&arg(0))
+                .into_iter()
+                .enumerate()
+                .map(|(k, e)| (k as i64 + 1, e))
+                .filter(|(k, e)| {
+                    *k >= start
+                        && match (e.is_null(), x.is_null()) {
+                            (true, true) => true,
+                            (false, false) => {
+                                matches!(compare(e, &x), Ok(Some(Ordering::Equal)))
+                            }
+                            _ => false,
+                        }
+                })
+                .map(|(k, _)| Value::Int(k));
+            if f == Func::ArrayPosition {
+                found.next().unwrap_or(Value::Null)
+            } else {
+                Value::Array(found.collect::<Vec<_>>().into())
+            }
+        }
         Func::ArrayToString if arg(0).is_null() || arg(1).is_null() => Value::Null,
         Func::ArrayToString => {
             let sep = text_arg(&arg(1));
@@ -339,7 +387,21 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                 .collect();
             Value::text(parts.join(&sep))
         }
+        // Only a NULL format string makes the result NULL.
+        Func::Format => match arg(0) {
+            Value::Null => Value::Null,
+            fmt => Value::text(strings::format(&text_arg(&fmt), &a[1..])?),
+        },
         _ if null_in && f != Func::Concat => Value::Null,
+        Func::StrPos => Value::Int(strings::strpos(&text_arg(&arg(0)), &text_arg(&arg(1)))),
+        Func::Ascii => Value::Int(strings::ascii(&text_arg(&arg(0)))),
+        Func::Chr => Value::text(strings::chr(int_arg(&arg(0), "chr")?)?),
+        Func::BitLength => Value::Int(
+            8 * match arg(0) {
+                Value::Bytes(b) => b.len() as i64,
+                v => text_arg(&v).len() as i64,
+            },
+        ),
         Func::Concat => Value::text(
             a.iter()
                 .filter(|v| !v.is_null())
@@ -635,33 +697,35 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                 .map(|d| Value::text(crate::pg_catalog::qualify_for_path(env, &d, "REFERENCES ")))
                 .unwrap_or(Value::Null)
         }
-        Func::RegClassOid => crate::pg_catalog::regclass_oid(env, &text_arg(&arg(0)))?,
-        Func::RegClassName => Value::text(crate::pg_catalog::regclass_name(
-            env,
-            int_arg(&arg(0), "regclass")?,
-        )),
+        // A name (text) is looked up; a number is the OID. Either way the
+        // value carries the OID and the name it shows as.
+        Func::RegClassOid => match crate::pg_catalog::regclass_oid(env, &text_arg(&arg(0)))? {
+            Value::Int(oid) => reg_value(env, RegKind::Class, oid)?,
+            other => other,
+        },
+        Func::RegClassName => reg_value(env, RegKind::Class, int_arg(&arg(0), "regclass")?)?,
         Func::RegTypeOid => {
             let name = text_arg(&arg(0));
-            match crate::pg_catalog::regtype_oid(&name) {
+            let oid = match crate::pg_catalog::regtype_oid(&name) {
                 Err(e) => match crate::pg_catalog::enum_regtype_oid(env, name.trim()) {
-                    Some(oid) => Value::Int(oid),
+                    Some(oid) => oid,
                     None => return Err(e),
                 },
-                ok => ok?,
-            }
+                Ok(v) => int_arg(&v, "regtype")?,
+            };
+            reg_value(env, RegKind::Type, oid)?
         }
-        Func::RegTypeName => {
-            let oid = int_arg(&arg(0), "regtype")?;
-            Value::text(
-                crate::pg_catalog::enum_type_name(env.tx.database(), Some(env.tx.id()), oid)
-                    .unwrap_or_else(|| crate::pg_catalog::regtype_name(oid)),
-            )
+        Func::RegTypeName => reg_value(env, RegKind::Type, int_arg(&arg(0), "regtype")?)?,
+        Func::RegNamespaceOid => {
+            let oid = int_arg(
+                &crate::pg_catalog::regnamespace_oid(&text_arg(&arg(0)))?,
+                "regnamespace",
+            )?;
+            reg_value(env, RegKind::Namespace, oid)?
         }
-        Func::RegNamespaceOid => crate::pg_catalog::regnamespace_oid(&text_arg(&arg(0)))?,
-        Func::RegNamespaceName => Value::text(crate::pg_catalog::regnamespace_name(int_arg(
-            &arg(0),
-            "regnamespace",
-        )?)),
+        Func::RegNamespaceName => {
+            reg_value(env, RegKind::Namespace, int_arg(&arg(0), "regnamespace")?)?
+        }
         // One-dimensional arrays with lower bound 1: an empty array (or
         // another dimension) has no bounds.
         Func::ArrayUpper | Func::ArrayLower => {
@@ -734,4 +798,25 @@ pub(super) fn rand_f64() -> f64 {
         s.set(x);
         (x >> 11) as f64 / (1u64 << 53) as f64
     })
+}
+
+/// A reg type's value for `oid`: the OID and its name as PostgreSQL's
+/// output function shows it (the digits when nothing has that OID).
+pub(crate) fn reg_value(env: &Env<'_>, kind: RegKind, oid: i64) -> Result<Value> {
+    let oid = u32::try_from(if (i32::MIN as i64..0).contains(&oid) {
+        oid + (1 << 32)
+    } else {
+        oid
+    })
+    .map_err(|_| SqlError::new(ErrorKind::NumericOutOfRange, "OID out of range"))?;
+    let o = oid as i64;
+    let name = match kind {
+        // InvalidOid, as PostgreSQL shows it for every reg type.
+        _ if oid == 0 => "-".to_string(),
+        RegKind::Class => crate::pg_catalog::regclass_name(env, o),
+        RegKind::Type => crate::pg_catalog::enum_type_name(env.tx.database(), Some(env.tx.id()), o)
+            .unwrap_or_else(|| crate::pg_catalog::regtype_name(o)),
+        RegKind::Namespace => crate::pg_catalog::regnamespace_name(o),
+    };
+    Ok(Value::Reg(kind, oid, name.into()))
 }

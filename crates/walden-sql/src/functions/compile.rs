@@ -33,10 +33,9 @@ pub(crate) fn arg_expr(a: &FunctionArg) -> Option<&ast::Expr> {
     }
 }
 
-/// Compiles a scalar function call.
-/// `pg_typeof(x)`: the name of the argument's type, as PostgreSQL's
-/// regtype shows it (a string literal or NULL is `unknown`, as there). The
-/// type is known when the statement is planned, so this is a constant.
+/// `pg_typeof(x)`: the argument's type as a `regtype` (a string literal or
+/// NULL is `unknown`, as there). The type is known when the statement is
+/// planned, so this is a constant.
 pub(super) fn pg_typeof(
     p: &Planner<'_>,
     scope: &Scope,
@@ -68,21 +67,77 @@ pub(super) fn pg_typeof(
         }
         _ => None,
     };
-    let name = match srf_type.or_else(|| crate::query::static_type(arg, &types, &p.params)) {
+    let ty = srf_type
+        .or_else(|| crate::query::static_type(arg, &types, &p.params))
+        .filter(|_| !untyped);
+    // unknown's OID.
+    let oid = ty
+        .as_ref()
+        .map_or(705, |t| crate::pg_catalog::type_oid_and_mod(t).0);
+    let name = match ty {
+        None => "unknown".to_string(),
         // regtype shows bpchar by its SQL name.
-        Some(DataType::Char(_)) if !untyped => "character".to_string(),
-        Some(DataType::Enum(e)) if !untyped => crate::pg_catalog::quote_ident(&e.name),
-        Some(DataType::Array(e)) if !untyped && matches!(*e, DataType::Enum(_)) => {
+        Some(DataType::Char(_)) => "character".to_string(),
+        Some(DataType::Enum(e)) => crate::pg_catalog::quote_ident(&e.name),
+        Some(DataType::Array(e)) if matches!(*e, DataType::Enum(_)) => {
             format!("{}[]", e.sql_name())
         }
-        Some(t) if !untyped => {
-            crate::pg_catalog::regtype_name(crate::pg_catalog::type_oid_and_mod(&t).0)
-        }
-        _ => "unknown".to_string(),
+        _ => crate::pg_catalog::regtype_name(oid),
     };
-    Ok(Expr::Lit(Value::text(name)))
+    Ok(Expr::Lit(Value::Reg(
+        walden_engine::RegKind::Type,
+        oid as u32,
+        name.into(),
+    )))
 }
 
+/// An untyped parameter of a polymorphic array function takes its type from
+/// the other argument, as PostgreSQL resolves anyarray / anyelement:
+/// `array_cat(xs, $1)` makes `$1` int[] beside an int[] `xs`,
+/// `array_append($1, 2)` makes it int[], `array_append(xs, $1)` int.
+fn infer_array_params(p: &mut Planner<'_>, scope: &Scope, func: Func, args: &[Expr]) {
+    // (the array argument, the element argument), by position.
+    let (arr, elem) = match func {
+        Func::ArrayCat => {
+            let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+            for (a, b) in [(0, 1), (1, 0)] {
+                if let (Expr::Param(i), Some(t @ DataType::Array(_))) = (
+                    &args[a],
+                    crate::query::static_type(&args[b], &types, &p.params),
+                ) {
+                    p.infer_param(*i, t);
+                }
+            }
+            return;
+        }
+        Func::ArrayAppend | Func::ArrayRemove | Func::ArrayPosition | Func::ArrayPositions => {
+            (0, 1)
+        }
+        Func::ArrayPrepend => (1, 0),
+        _ => return,
+    };
+    let (Some(a), Some(e)) = (args.get(arr), args.get(elem)) else {
+        return;
+    };
+    let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+    match (a, e) {
+        (Expr::Param(i), e) => {
+            if let Some(t) = crate::query::static_type(e, &types, &p.params)
+                .filter(|t| !matches!(t, DataType::Array(_)))
+            {
+                p.infer_param(*i, DataType::Array(Box::new(t)));
+            }
+        }
+        (a, Expr::Param(i)) => {
+            if let Some(DataType::Array(t)) = crate::query::static_type(a, &types, &p.params) {
+                p.infer_param(*i, *t);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Compiles a scalar function call.
 pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) -> Result<Expr> {
     let name = fname(f);
     // ARRAY(SELECT ...): the subquery's rows as an array (in text form).
@@ -181,7 +236,9 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "pg_advisory_unlock" => Func::AdvisoryUnlock,
         "pg_advisory_unlock_all" => Func::AdvisoryUnlockAll,
         "set_config" => Func::SetConfig,
-        "to_regtype" => Func::ToRegType,
+        "to_regtype" => Func::ToReg(walden_engine::RegKind::Type),
+        "to_regclass" => Func::ToReg(walden_engine::RegKind::Class),
+        "to_regnamespace" => Func::ToReg(walden_engine::RegKind::Namespace),
         "current_date" => Func::Today,
         "newid" | "gen_random_uuid" | "uuid_generate_v4" => Func::NewUuid,
         "db_id" => Func::DbId,
@@ -211,6 +268,11 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "md5" => Func::Md5,
         "repeat" | "replicate" => Func::Repeat,
         "octet_length" => Func::OctetLength,
+        "bit_length" => Func::BitLength,
+        "strpos" => Func::StrPos,
+        "ascii" => Func::Ascii,
+        "chr" => Func::Chr,
+        "format" => Func::Format,
         "lpad" => Func::Lpad,
         "rpad" => Func::Rpad,
         "right" => Func::Right,
@@ -265,6 +327,8 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "quote_literal" => Func::QuoteLiteral,
         "acldefault" => Func::AclDefault,
         "array_remove" => Func::ArrayRemove,
+        "array_position" => Func::ArrayPosition,
+        "array_positions" => Func::ArrayPositions,
         "pg_partition_ancestors" => Func::PartitionAncestors,
         "pg_table_size" | "pg_relation_size" => Func::RelationSize(SizeOf::Relation),
         "pg_total_relation_size" => Func::RelationSize(SizeOf::Total),
@@ -281,14 +345,17 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
     let arity = match func {
         Func::AdvisoryLock | Func::AdvisoryTryLock | Func::AdvisoryUnlock => Some(1..=2),
         Func::AdvisoryUnlockAll => Some(0..=0),
-        Func::Sleep | Func::ToRegType | Func::PartitionAncestors | Func::CurrentSchemas => {
+        Func::Sleep | Func::ToReg(_) | Func::PartitionAncestors | Func::CurrentSchemas => {
             Some(1..=1)
         }
         Func::SetConfig => Some(3..=3),
         Func::RelationSize(SizeOf::Relation) if name == "pg_relation_size" => Some(1..=2),
         Func::RelationSize(_) => Some(1..=1),
-        Func::AclDefault | Func::ArrayRemove => Some(2..=2),
-        Func::QuoteLiteral => Some(1..=1),
+        Func::AclDefault | Func::ArrayRemove | Func::ArrayPositions => Some(2..=2),
+        Func::ArrayPosition => Some(2..=3),
+        Func::QuoteLiteral | Func::Ascii | Func::Chr | Func::BitLength => Some(1..=1),
+        Func::StrPos => Some(2..=2),
+        Func::Format => Some(1..=usize::MAX),
         Func::SetVal => Some(2..=3),
         Func::Trim | Func::Ltrim | Func::Rtrim => Some(1..=2),
         Func::DateTrunc | Func::DatePartPg | Func::ToChar => Some(2..=2),
@@ -310,6 +377,7 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
             ));
         }
     }
+    infer_array_params(p, scope, func, &args);
     // length(char(n)) does not count the padding.
     if func == Func::Length && args.len() == 1 && crate::expr::is_char(p, scope, &args[0]) {
         let a = args.pop().unwrap();

@@ -29,8 +29,9 @@ pub enum Func {
     AdvisoryUnlockAll,
     /// set_config(name, value, is_local).
     SetConfig,
-    /// to_regtype(name): the type's OID, or NULL when there is none.
-    ToRegType,
+    /// to_regclass / to_regtype / to_regnamespace(name): the object as a
+    /// reg value, or NULL when there is none.
+    ToReg(walden_engine::RegKind),
     Today,
     NewUuid,
     DbId,
@@ -140,6 +141,19 @@ pub enum Func {
     AclDefault,
     /// `array_remove(array, element)`.
     ArrayRemove,
+    /// `strpos(s, sub)` and `position(sub IN s)`.
+    StrPos,
+    Ascii,
+    Chr,
+    /// `bit_length(s)`: bits of the UTF-8 bytes (of a bytea's bytes).
+    BitLength,
+    /// `format(fmt, args...)` (`functions/strings.rs`).
+    Format,
+    /// `array_position(a, x [, start])`: the first index holding `x` (NULL
+    /// finds a NULL), or NULL.
+    ArrayPosition,
+    /// `array_positions(a, x)`: every index holding `x`.
+    ArrayPositions,
     /// `oid::regproc`: a function's name, `-` for none (Walden lists no
     /// functions in `pg_proc`, so any other OID shows as its number).
     RegProcName,
@@ -215,7 +229,12 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
             _ => DataType::TimestampTz,
         },
         Func::AdvisoryTryLock | Func::AdvisoryUnlock => DataType::Bool,
-        Func::ToRegType => DataType::Int,
+        Func::ToReg(k) => DataType::Reg(k),
+        Func::RegTypeOid | Func::RegTypeName => DataType::Reg(walden_engine::RegKind::Type),
+        Func::RegClassOid | Func::RegClassName => DataType::Reg(walden_engine::RegKind::Class),
+        Func::RegNamespaceOid | Func::RegNamespaceName => {
+            DataType::Reg(walden_engine::RegKind::Namespace)
+        }
         Func::Now => DataType::TimestampTz,
         Func::DateAdd => {
             if args.get(2) == Some(&DataType::Date) {
@@ -241,12 +260,16 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         Func::Power | Func::Sqrt | Func::Random => DataType::Double,
         Func::True | Func::False | Func::AnyArray(..) | Func::IsVisible => DataType::Bool,
         Func::Privilege(f) if f != crate::privileges::PrivFn::UserById => DataType::Bool,
-        Func::RegClassOid | Func::RegTypeOid | Func::RegNamespaceOid => DataType::Int,
         Func::ArrayUpper
         | Func::ArrayLower
         | Func::Cardinality
+        | Func::ArrayPosition
+        | Func::StrPos
+        | Func::Ascii
+        | Func::BitLength
         | Func::OctetLength
         | Func::Length => DataType::Int,
+        Func::ArrayPositions => DataType::Array(Box::new(DataType::Int)),
         Func::ArrayContains(_) | Func::ArrayOverlap => DataType::Bool,
         Func::ArrayElement => args
             .first()
@@ -275,7 +298,7 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
                 .map_or(DataType::Text, |(_, t)| t.clone()),
             _ => DataType::Text,
         },
-        Func::ArrayCat | Func::ArrayAppend => match args.first() {
+        Func::ArrayCat | Func::ArrayAppend | Func::ArrayRemove => match args.first() {
             Some(t @ DataType::Array(_)) => t.clone(),
             Some(e) => DataType::Array(Box::new(e.clone())),
             None => DataType::Array(Box::new(DataType::Text)),

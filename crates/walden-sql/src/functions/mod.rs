@@ -60,6 +60,7 @@ mod call;
 mod compile;
 mod dates;
 mod func;
+mod strings;
 
 pub use aggregate::*;
 pub use call::*;

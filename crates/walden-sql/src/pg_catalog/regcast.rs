@@ -40,12 +40,50 @@ pub(super) fn fold(s: String, quoted: bool) -> String {
     }
 }
 
-/// `'name'::regclass`: the OID of a relation named in text.
-pub fn regclass_oid(env: &Env<'_>, text: &str) -> Result<Value> {
-    if let Ok(oid) = text.trim().parse::<i64>() {
-        return Ok(Value::Int(oid));
+/// A reg type's input that is an OID rather than a name, as PostgreSQL's
+/// `reg*in` functions read it: `-` is no object (OID 0), a string of digits
+/// is the OID itself (so `'-1'` is a name).
+fn input_oid(text: &str) -> Option<Result<Value>> {
+    if text == "-" {
+        return Some(Ok(Value::Int(0)));
     }
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(
+        text.parse::<u32>()
+            .map(|o| Value::Int(o as i64))
+            .map_err(|_| {
+                SqlError::new(
+                    ErrorKind::NumericOutOfRange,
+                    format!("value \"{text}\" is out of range for type oid"),
+                )
+            }),
+    )
+}
+
+/// A schema named in a qualified reg input must exist (3F000), as
+/// PostgreSQL checks it before the object.
+fn check_schema(schema: Option<&str>) -> Result<()> {
+    match schema {
+        Some(s) if s != "dbo" && !NAMESPACES.iter().any(|(_, n)| *n == s) => Err(SqlError::new(
+            ErrorKind::InvalidSchemaName,
+            format!("schema \"{s}\" does not exist"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `'name'::regclass`: the OID of a relation named in text (or given as
+/// digits).
+pub fn regclass_oid(env: &Env<'_>, text: &str) -> Result<Value> {
+    input_oid(text).unwrap_or_else(|| regclass_lookup(env, text))
+}
+
+/// The OID of the relation `text` names (`to_regclass` reads only names).
+pub fn regclass_lookup(env: &Env<'_>, text: &str) -> Result<Value> {
     let (schema, name) = split_qualified(text);
+    check_schema(schema.as_deref())?;
     let db = &Seen::of(env);
     let path = crate::search_path::SearchPath::of(&env.info.settings);
     let user = match schema.as_deref() {
@@ -120,15 +158,20 @@ pub fn regtype_name(oid: i64) -> String {
     }
 }
 
-/// `'name'::regtype`: a type's OID from its name (`int4`, `integer`, ...).
+/// `'name'::regtype`: a type's OID from its name (`int4`, `integer`, ...)
+/// or digits.
 pub fn regtype_oid(text: &str) -> Result<Value> {
-    if let Ok(oid) = text.trim().parse::<i64>() {
-        return Ok(Value::Int(oid));
-    }
-    let (_, name) = split_qualified(text);
+    input_oid(text).unwrap_or_else(|| regtype_lookup(text))
+}
+
+/// The OID of the type `text` names; a type modifier (`varchar(10)`,
+/// `timestamp(3) with time zone`) is read and dropped, as regtype has none.
+pub fn regtype_lookup(text: &str) -> Result<Value> {
+    let (schema, name) = split_qualified(&without_typmod(text));
+    check_schema(schema.as_deref())?;
     // `integer[]` and `_int4` name the array type of `integer`.
     if let Some(elem) = name.strip_suffix("[]") {
-        if let Value::Int(e) = regtype_oid(elem)? {
+        if let Value::Int(e) = regtype_lookup(elem)? {
             if let Some(a) = walden_engine::types::array::array_oid_of(e as u32) {
                 return Ok(Value::Int(a as i64));
             }
@@ -160,6 +203,21 @@ pub fn regtype_oid(text: &str) -> Result<Value> {
     })
 }
 
+/// `text` without a parenthesized type modifier, spaces collapsed.
+fn without_typmod(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut depth = 0usize;
+    for c in text.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            c if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// `oid::regnamespace` as text.
 pub fn regnamespace_name(oid: i64) -> String {
     NAMESPACES
@@ -169,11 +227,13 @@ pub fn regnamespace_name(oid: i64) -> String {
         .unwrap_or_else(|| oid.to_string())
 }
 
-/// `'name'::regnamespace`.
+/// `'name'::regnamespace` (or digits).
 pub fn regnamespace_oid(text: &str) -> Result<Value> {
-    if let Ok(oid) = text.trim().parse::<i64>() {
-        return Ok(Value::Int(oid));
-    }
+    input_oid(text).unwrap_or_else(|| regnamespace_lookup(text))
+}
+
+/// The OID of the schema `text` names.
+pub fn regnamespace_lookup(text: &str) -> Result<Value> {
     let (_, name) = split_qualified(text);
     NAMESPACES
         .iter()
@@ -181,8 +241,8 @@ pub fn regnamespace_oid(text: &str) -> Result<Value> {
         .map(|(o, _)| Value::Int(*o))
         .ok_or_else(|| {
             SqlError::new(
-                ErrorKind::UndefinedObject,
-                format!("schema \"{}\" does not exist", text.trim()),
+                ErrorKind::InvalidSchemaName,
+                format!("schema \"{name}\" does not exist"),
             )
         })
 }

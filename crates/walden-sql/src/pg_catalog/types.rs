@@ -91,6 +91,7 @@ pub fn type_oid_and_mod(t: &DataType) -> (i64, i64) {
         DataType::PgChar => (18, -1),
         // PostgreSQL's pseudo-type `record`.
         DataType::Record(_) => (2249, -1),
+        DataType::Reg(k) => (reg_type_oid(*k), -1),
         DataType::Array(e) if matches!(**e, DataType::Enum(_)) => match &**e {
             DataType::Enum(e) => (enum_array_oid(e.id()), -1),
             _ => unreachable!(),
@@ -102,6 +103,20 @@ pub fn type_oid_and_mod(t: &DataType) -> (i64, i64) {
             (array as i64, typmod)
         }
     }
+}
+
+/// The type OID of a reg type.
+pub fn reg_type_oid(k: walden_engine::RegKind) -> i64 {
+    match k {
+        walden_engine::RegKind::Class => 2205,
+        walden_engine::RegKind::Type => 2206,
+        walden_engine::RegKind::Namespace => 4089,
+    }
+}
+
+/// The `pg_type.typname` of a type OID Walden's values take.
+pub fn typname(oid: i64) -> Option<&'static str> {
+    TYPES.iter().find(|t| t.oid == oid).map(|t| t.name)
 }
 
 /// `format_type(oid, typmod)`: the type's SQL name as PostgreSQL prints it

@@ -126,15 +126,30 @@ check('json_and_jsonb_are_parsed', () =>
     assert.deepStrictEqual(k.rows, [{ key: 'x', value: [1] }, { key: 'y', value: 2 }]);
   }));
 
-check(
-  'array_parameter',
-  () =>
-    withClient(async (c) => {
-      const r = await c.query('SELECT $1::int[] AS a', [[1, 2]]);
-      assert.deepStrictEqual(r.rows[0].a, [1, 2]);
-    }),
-  'arrays as a real type',
-);
+// node-postgres sends a JS array as text (`{1,2}`) with no type: the
+// server types the parameter from where it stands, as PostgreSQL does.
+check('array_parameter', () =>
+  withClient(async (c) => {
+    await fresh(c, 'np_arr', 'id int PRIMARY KEY, xs int[], ts text[]');
+    await c.query('INSERT INTO np_arr VALUES ($1, $2, $3)', [1, [1, 2], ['a', 'b,c', null, '"q"', 'back\\slash']]);
+    await c.query('INSERT INTO np_arr VALUES ($1, $2, $3)', [2, [], []]);
+    const r = await c.query('SELECT xs, ts FROM np_arr WHERE id = ANY($1) ORDER BY id', [[1, 2, 3]]);
+    assert.deepStrictEqual(r.rows, [
+      { xs: [1, 2], ts: ['a', 'b,c', null, '"q"', 'back\\slash'] },
+      { xs: [], ts: [] },
+    ]);
+    assert.deepStrictEqual((await c.query('SELECT $1::int[] AS a', [[1, 2]])).rows[0].a, [1, 2]);
+    await c.query('UPDATE np_arr SET xs = array_cat(xs, $1) WHERE id = 1', [[3]]);
+    const u = await c.query(
+      'SELECT xs, array_length(xs, 1) AS n FROM np_arr WHERE $1 = ANY(xs) AND xs @> $2 AND id <> ALL($3)',
+      [3, [1], [2]],
+    );
+    assert.deepStrictEqual(u.rows, [{ xs: [1, 2, 3], n: 3 }]);
+    const o = await c.query('SELECT id FROM np_arr ORDER BY array_position($1, id)', [[2, 1]]);
+    assert.deepStrictEqual(o.rows.map((x) => x.id), [2, 1]);
+    const n = await c.query('SELECT x FROM unnest($1::text[]) AS x', [['p', 'q']]);
+    assert.deepStrictEqual(n.rows.map((x) => x.x), ['p', 'q']);
+  }));
 
 function timeout(ms) {
   return new Promise((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s (hang)`)), ms).unref());
