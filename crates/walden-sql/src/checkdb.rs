@@ -22,6 +22,7 @@ pub(crate) fn columns() -> Vec<Column> {
     .map(|(n, ty)| Column {
         name: n.to_string(),
         ty,
+        origin: None,
     })
     .collect()
 }
