@@ -371,7 +371,7 @@ impl VersionedRows {
         let mut out = Vec::new();
         let mut lo = range.0.cloned();
         loop {
-            let (rows, next) = self.chunk((lo.as_ref(), range.1), csn, &more)?;
+            let (rows, next) = self.chunk((lo.as_ref(), range.1), csn, SCAN_CHUNK, false, &more)?;
             for (k, r) in rows {
                 if !more(&k) {
                     return Ok(out);
@@ -397,7 +397,7 @@ impl VersionedRows {
     ) -> std::result::Result<(), E> {
         let mut lo = range.0.cloned();
         loop {
-            let (rows, next) = self.chunk((lo.as_ref(), range.1), csn, |_| true)?;
+            let (rows, next) = self.chunk((lo.as_ref(), range.1), csn, SCAN_CHUNK, false, &all)?;
             for (_, r) in rows {
                 f(&r)?;
             }
@@ -416,102 +416,7 @@ impl VersionedRows {
         range: (Bound<&Key>, Bound<&Key>),
         csn: Csn,
     ) -> Result<Chunk> {
-        self.chunk(range, csn, |_| true)
-    }
-
-    /// One chunk of a scan from the start of `range` (see `merged_chunk`);
-    /// without a store, memory's rows up to the first key for which `more`
-    /// is false.
-    fn chunk(
-        &self,
-        range: (Bound<&Key>, Bound<&Key>),
-        csn: Csn,
-        more: impl Fn(&Key) -> bool,
-    ) -> Result<Chunk> {
-        loop {
-            if let Some(base) = self.base.get() {
-                return self.merged_chunk(base, range, csn, &more);
-            }
-            let mut rows = Vec::new();
-            let mut next = None;
-            {
-                let map = self.map.read();
-                for (n, (k, c)) in map.range::<Key, _>(range).enumerate() {
-                    if !more(k) {
-                        break;
-                    }
-                    if n == SCAN_CHUNK {
-                        // Resume at the first key not yet looked at.
-                        next = Some(Bound::Included(k.clone()));
-                        break;
-                    }
-                    if let Some(r) = c.at(csn) {
-                        rows.push((k.clone(), r.clone()));
-                    }
-                }
-            }
-            // A checkpoint attaches the store before it evicts: if it is
-            // attached now, keys may have left memory during this chunk,
-            // which is read again through the store.
-            if self.base.get().is_none() {
-                return Ok((rows, next));
-            }
-        }
-    }
-
-    /// One chunk of a scan over memory and the store: the rows a snapshot
-    /// at `csn` sees from the start of `range` up to the first key for
-    /// which `more` is false, in key order, memory's version winning for
-    /// keys it holds; and where the next chunk starts (`None`: done).
-    fn merged_chunk(
-        &self,
-        base: &BaseRows,
-        range: (Bound<&Key>, Bound<&Key>),
-        csn: Csn,
-        more: &dyn Fn(&Key) -> bool,
-    ) -> Result<Chunk> {
-        loop {
-            let p = base.pin();
-            let mut mem: Vec<MemEntry> = Vec::new();
-            let mut mem_next: Option<Key> = None;
-            let mut mem_end: Option<Key> = None;
-            {
-                let map = self.map.read();
-                for (n, (k, c)) in map.range::<Key, _>(range).enumerate() {
-                    if !more(k) {
-                        mem_end = Some(k.clone());
-                        break;
-                    }
-                    if n == SCAN_CHUNK {
-                        mem_next = Some(k.clone());
-                        break;
-                    }
-                    mem.push((k.clone(), c.at(csn).cloned()));
-                }
-            }
-            // The store's part stops where memory's chunk stopped.
-            let store_hi = match mem_next.as_ref().or(mem_end.as_ref()) {
-                Some(k) => Bound::Excluded(k),
-                None => range.1,
-            };
-            let (stored, cut) = base.range(&p, (range.0, store_hi), SCAN_CHUNK, more)?;
-            if !base.still_current(&p) {
-                continue;
-            }
-            // A chunk cut short in the store ends at its last stored key;
-            // memory's keys after it belong to the next chunk.
-            let (end, next) = if cut {
-                let last = stored.last().map(|(k, _)| k.clone());
-                let next = last.clone().map(Bound::Excluded);
-                (last, next)
-            } else {
-                (None, mem_next.map(Bound::Included))
-            };
-            if let Some(end) = &end {
-                mem.retain(|(k, _)| k <= end);
-            }
-            return Ok((merge(mem, stored, false), next));
-        }
+        self.chunk(range, csn, SCAN_CHUNK, false, &all)
     }
 
     /// Calls `f` with each row in `range` as a snapshot at `csn` sees it,
@@ -529,10 +434,10 @@ impl VersionedRows {
         let (mut lo, mut hi) = (range.0.cloned(), range.1.cloned());
         let mut n = 16;
         loop {
-            if walk_range_is_empty(lo.as_ref(), hi.as_ref()) {
+            if range_is_empty(lo.as_ref(), hi.as_ref()) {
                 return Ok(());
             }
-            let (rows, next) = self.dir_chunk((lo.as_ref(), hi.as_ref()), csn, n, reverse)?;
+            let (rows, next) = self.chunk((lo.as_ref(), hi.as_ref()), csn, n, reverse, &all)?;
             for (k, r) in &rows {
                 if !f(k, r)? {
                     return Ok(());
@@ -547,81 +452,85 @@ impl VersionedRows {
         }
     }
 
-    /// Up to `n` keys of `range` from its start (or, `reverse`, its end) as
-    /// a snapshot at `csn` sees them, and the bound the next chunk resumes
-    /// at (its new start, or new end), as `chunk` does forward.
-    fn dir_chunk(
+    /// One chunk of a walk over `range`: the rows a snapshot at `csn` sees
+    /// among the next `n` keys from the range's start (or, `reverse`, its
+    /// end), up to the first key for which `more` is false; and the bound
+    /// the next chunk resumes at (the range's new start, or new end;
+    /// `None`: the range is done).
+    fn chunk<M: Fn(&Key) -> bool>(
         &self,
         range: (Bound<&Key>, Bound<&Key>),
         csn: Csn,
         n: usize,
         reverse: bool,
+        more: &M,
     ) -> Result<Chunk> {
         loop {
             if let Some(base) = self.base.get() {
-                return self.merged_dir_chunk(base, range, csn, n, reverse);
+                return self.merged_chunk(base, range, csn, n, reverse, more);
             }
             let mut rows = Vec::new();
-            let mut next = None;
-            {
-                let map = self.map.read();
-                for (i, (k, c)) in directed(map.range::<Key, _>(range), reverse).enumerate() {
-                    if i == n {
-                        next = Some(Bound::Included(k.clone()));
-                        break;
-                    }
-                    if let Some(r) = c.at(csn) {
-                        rows.push((k.clone(), r.clone()));
-                    }
+            let stop = take_keys(&self.map.read(), range, n, reverse, more, |k, c| {
+                if let Some(r) = c.at(csn) {
+                    rows.push((k.clone(), r.clone()));
                 }
-            }
-            // Attached meanwhile (see `chunk`): read again through the store.
+            });
+            // A checkpoint attaches the store before it evicts: if it is
+            // attached now, keys may have left memory during this chunk,
+            // which is read again through the store.
             if self.base.get().is_none() {
-                return Ok((rows, next));
+                return Ok((rows, stop.resume_at()));
             }
         }
     }
 
-    /// `merged_chunk` in either direction: memory's next `n` keys, the
-    /// store's rows up to where memory's stopped (at most `n`), merged.
-    fn merged_dir_chunk(
+    /// `chunk` over memory and the store: memory's next `n` keys, the
+    /// store's rows up to where memory's stopped (at most `n`), merged in
+    /// the walk's order, memory's version winning for keys it holds.
+    fn merged_chunk(
         &self,
         base: &BaseRows,
         range: (Bound<&Key>, Bound<&Key>),
         csn: Csn,
         n: usize,
         reverse: bool,
+        more: &dyn Fn(&Key) -> bool,
     ) -> Result<Chunk> {
         loop {
             let p = base.pin();
             let mut mem: Vec<MemEntry> = Vec::new();
-            let mut mem_next: Option<Key> = None;
-            {
-                let map = self.map.read();
-                for (i, (k, c)) in directed(map.range::<Key, _>(range), reverse).enumerate() {
-                    if i == n {
-                        mem_next = Some(k.clone());
-                        break;
-                    }
-                    mem.push((k.clone(), c.at(csn).cloned()));
-                }
-            }
-            let store_range = match &mem_next {
+            let stop = take_keys(&self.map.read(), range, n, reverse, &more, |k, c| {
+                mem.push((k.clone(), c.at(csn).cloned()))
+            });
+            // The store's part stops where memory's chunk stopped.
+            let store_range = match stop.key() {
                 Some(k) if reverse => (Bound::Excluded(k), range.1),
                 Some(k) => (range.0, Bound::Excluded(k)),
                 None => range,
             };
-            let (stored, cut) = base.range_dir(&p, store_range, n, reverse)?;
+            let (mut stored, mut cut) = if reverse {
+                base.range_dir(&p, store_range, n, true)?
+            } else {
+                base.range(&p, store_range, n, more)?
+            };
             if !base.still_current(&p) {
                 continue;
             }
-            // Cut short in the store: the chunk ends at its last stored key
-            // and memory's keys beyond it belong to the next chunk.
+            // The store walks backwards without `more`: its rows end at the
+            // first key `more` rejects.
+            if reverse {
+                if let Some(i) = stored.iter().position(|(k, _)| !more(k)) {
+                    stored.truncate(i);
+                    cut = false;
+                }
+            }
+            // A chunk cut short in the store ends at its last stored key;
+            // memory's keys beyond it belong to the next chunk.
             let (end, next) = if cut {
                 let last = stored.last().map(|(k, _)| k.clone());
                 (last.clone(), last.map(Bound::Excluded))
             } else {
-                (None, mem_next.map(Bound::Included))
+                (None, stop.resume_at())
             };
             if let Some(end) = &end {
                 mem.retain(|(k, _)| if reverse { k >= end } else { k <= end });
@@ -885,20 +794,78 @@ impl VersionedRows {
     }
 }
 
-/// A range's entries in key order, or the opposite.
-fn directed<'a, I>(it: I, reverse: bool) -> Box<dyn Iterator<Item = I::Item> + 'a>
-where
-    I: DoubleEndedIterator + 'a,
-{
-    if reverse {
-        Box::new(it.rev())
-    } else {
-        Box::new(it)
+/// A `more` for a chunk that goes to the end of its range.
+fn all(_: &Key) -> bool {
+    true
+}
+
+/// Where a chunk's pass over memory stopped.
+enum MemStop {
+    /// At the end of the range.
+    Done,
+    /// At the first key for which `more` was false.
+    Ended(Key),
+    /// After its `n` keys, at the first key not taken.
+    Full(Key),
+}
+
+impl MemStop {
+    /// The key memory stopped at: the store's part of the chunk ends before it.
+    fn key(&self) -> Option<&Key> {
+        match self {
+            MemStop::Done => None,
+            MemStop::Ended(k) | MemStop::Full(k) => Some(k),
+        }
+    }
+
+    /// Where the next chunk resumes, when memory decided the chunk's end.
+    fn resume_at(self) -> Option<Bound<Key>> {
+        match self {
+            MemStop::Full(k) => Some(Bound::Included(k)),
+            MemStop::Done | MemStop::Ended(_) => None,
+        }
     }
 }
 
+/// Passes memory's next `n` keys of `range` (from its end, if `reverse`)
+/// to `take`, up to the first key for which `more` is false.
+fn take_keys<'m>(
+    map: &'m BTreeMap<Key, Chain>,
+    range: (Bound<&Key>, Bound<&Key>),
+    n: usize,
+    reverse: bool,
+    more: &impl Fn(&Key) -> bool,
+    take: impl FnMut(&'m Key, &'m Chain),
+) -> MemStop {
+    // Two loops rather than one boxed iterator: the forward scan is the hot path.
+    let keys = map.range::<Key, _>(range);
+    if reverse {
+        take_from(keys.rev(), n, more, take)
+    } else {
+        take_from(keys, n, more, take)
+    }
+}
+
+fn take_from<'m>(
+    keys: impl Iterator<Item = (&'m Key, &'m Chain)>,
+    n: usize,
+    more: &impl Fn(&Key) -> bool,
+    mut take: impl FnMut(&'m Key, &'m Chain),
+) -> MemStop {
+    for (i, (k, c)) in keys.enumerate() {
+        if !more(k) {
+            return MemStop::Ended(k.clone());
+        }
+        if i == n {
+            return MemStop::Full(k.clone());
+        }
+        take(k, c);
+    }
+    MemStop::Done
+}
+
 /// Whether a range selects nothing (`BTreeMap::range` panics on some).
-fn walk_range_is_empty(lo: Bound<&Key>, hi: Bound<&Key>) -> bool {
+pub(crate) fn range_is_empty(lo: Bound<&Key>, hi: Bound<&Key>) -> bool {
     match (lo, hi) {
         (Bound::Included(a), Bound::Included(b)) => a > b,
         (Bound::Included(a) | Bound::Excluded(a), Bound::Included(b) | Bound::Excluded(b)) => {
