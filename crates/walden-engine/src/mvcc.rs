@@ -13,15 +13,18 @@
 //! is open). Pruning happens when a key gets a new version, and for keys
 //! never written again, at the next checkpoint.
 
-use crate::error::{EngineError, Result};
+use crate::error::Result;
 use crate::store::reads::BaseRows;
 use crate::types::{Key, Row, Value};
 use parking_lot::{Mutex, MutexGuard, RwLock};
-use std::cmp::Ordering as CmpOrdering;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
+
+mod scan;
+pub(crate) use scan::range_is_empty;
+use scan::SCAN_CHUNK;
 
 /// Commit sequence number: the order in which commits became visible.
 pub type Csn = u64;
@@ -226,14 +229,6 @@ impl Chain {
     }
 }
 
-/// Rows scanned per hold of a table's read lock: a long scan lets commits
-/// to the table in between chunks.
-const SCAN_CHUNK: usize = 1024;
-
-/// A chunk of a scan: rows in key order, and where the next chunk starts
-/// (`None`: the range is done).
-pub(crate) type Chunk = (Vec<(Key, Row)>, Option<Bound<Key>>);
-
 static NEXT_UID: AtomicU64 = AtomicU64::new(1);
 
 /// A table's rows: every key's versions, in key order. Keys may also live
@@ -265,10 +260,6 @@ impl Default for VersionedRows {
         }
     }
 }
-
-/// A memory entry of a merged scan: the row a snapshot sees (`None`: the
-/// key is deleted or not yet visible, and hides a stored row).
-type MemEntry = (Key, Option<Row>);
 
 impl VersionedRows {
     pub fn uid(&self) -> u64 {
@@ -348,299 +339,6 @@ impl VersionedRows {
             },
             |r| (0, r),
         )
-    }
-
-    /// Rows with keys in `range`, in key order, as a snapshot at `csn`
-    /// sees them. The table's lock is taken per chunk of keys, so a long
-    /// scan does not hold up commits; the snapshot keeps what it sees.
-    pub fn scan_at(&self, range: (Bound<&Key>, Bound<&Key>), csn: Csn) -> Result<Vec<(Key, Row)>> {
-        self.scan_while_at(range, csn, |_| true)
-    }
-
-    /// As `scan_at`, stopping at the first key for which `more` is false
-    /// (an index scan of all entries starting with some values, whose upper
-    /// end no key bound expresses). `more` must be a pure test of the key,
-    /// true for the keys of a prefix of the range: it bounds the store's
-    /// part of a chunk too, and may see a key more than once.
-    pub fn scan_while_at(
-        &self,
-        range: (Bound<&Key>, Bound<&Key>),
-        csn: Csn,
-        more: impl Fn(&Key) -> bool,
-    ) -> Result<Vec<(Key, Row)>> {
-        let mut out = Vec::new();
-        let mut lo = range.0.cloned();
-        loop {
-            let (rows, next) = self.chunk((lo.as_ref(), range.1), csn, &more)?;
-            for (k, r) in rows {
-                if !more(&k) {
-                    return Ok(out);
-                }
-                out.push((k, r));
-            }
-            match next {
-                Some(n) => lo = n,
-                None => return Ok(out),
-            }
-        }
-    }
-
-    /// Calls `f` with each row in `range`, in key order, as a snapshot at
-    /// `csn` sees it, without copying keys: a chunk of rows is taken under
-    /// the table's lock and visited after it is released (so `f` may read
-    /// the table again). Stops at `f`'s first error.
-    pub fn for_each_at<E: From<EngineError>>(
-        &self,
-        range: (Bound<&Key>, Bound<&Key>),
-        csn: Csn,
-        mut f: impl FnMut(&Row) -> std::result::Result<(), E>,
-    ) -> std::result::Result<(), E> {
-        let mut lo = range.0.cloned();
-        loop {
-            let (rows, next) = self.chunk((lo.as_ref(), range.1), csn, |_| true)?;
-            for (_, r) in rows {
-                f(&r)?;
-            }
-            match next {
-                Some(n) => lo = n,
-                None => return Ok(()),
-            }
-        }
-    }
-
-    /// One chunk of a scan from the start of `range` and where the next
-    /// starts (`None`: the range is done), for a caller that walks a table
-    /// a chunk at a time.
-    pub(crate) fn scan_chunk_at(
-        &self,
-        range: (Bound<&Key>, Bound<&Key>),
-        csn: Csn,
-    ) -> Result<Chunk> {
-        self.chunk(range, csn, |_| true)
-    }
-
-    /// One chunk of a scan from the start of `range` (see `merged_chunk`);
-    /// without a store, memory's rows up to the first key for which `more`
-    /// is false.
-    fn chunk(
-        &self,
-        range: (Bound<&Key>, Bound<&Key>),
-        csn: Csn,
-        more: impl Fn(&Key) -> bool,
-    ) -> Result<Chunk> {
-        loop {
-            if let Some(base) = self.base.get() {
-                return self.merged_chunk(base, range, csn, &more);
-            }
-            let mut rows = Vec::new();
-            let mut next = None;
-            {
-                let map = self.map.read();
-                for (n, (k, c)) in map.range::<Key, _>(range).enumerate() {
-                    if !more(k) {
-                        break;
-                    }
-                    if n == SCAN_CHUNK {
-                        // Resume at the first key not yet looked at.
-                        next = Some(Bound::Included(k.clone()));
-                        break;
-                    }
-                    if let Some(r) = c.at(csn) {
-                        rows.push((k.clone(), r.clone()));
-                    }
-                }
-            }
-            // A checkpoint attaches the store before it evicts: if it is
-            // attached now, keys may have left memory during this chunk,
-            // which is read again through the store.
-            if self.base.get().is_none() {
-                return Ok((rows, next));
-            }
-        }
-    }
-
-    /// One chunk of a scan over memory and the store: the rows a snapshot
-    /// at `csn` sees from the start of `range` up to the first key for
-    /// which `more` is false, in key order, memory's version winning for
-    /// keys it holds; and where the next chunk starts (`None`: done).
-    fn merged_chunk(
-        &self,
-        base: &BaseRows,
-        range: (Bound<&Key>, Bound<&Key>),
-        csn: Csn,
-        more: &dyn Fn(&Key) -> bool,
-    ) -> Result<Chunk> {
-        loop {
-            let p = base.pin();
-            let mut mem: Vec<MemEntry> = Vec::new();
-            let mut mem_next: Option<Key> = None;
-            let mut mem_end: Option<Key> = None;
-            {
-                let map = self.map.read();
-                for (n, (k, c)) in map.range::<Key, _>(range).enumerate() {
-                    if !more(k) {
-                        mem_end = Some(k.clone());
-                        break;
-                    }
-                    if n == SCAN_CHUNK {
-                        mem_next = Some(k.clone());
-                        break;
-                    }
-                    mem.push((k.clone(), c.at(csn).cloned()));
-                }
-            }
-            // The store's part stops where memory's chunk stopped.
-            let store_hi = match mem_next.as_ref().or(mem_end.as_ref()) {
-                Some(k) => Bound::Excluded(k),
-                None => range.1,
-            };
-            let (stored, cut) = base.range(&p, (range.0, store_hi), SCAN_CHUNK, more)?;
-            if !base.still_current(&p) {
-                continue;
-            }
-            // A chunk cut short in the store ends at its last stored key;
-            // memory's keys after it belong to the next chunk.
-            let (end, next) = if cut {
-                let last = stored.last().map(|(k, _)| k.clone());
-                let next = last.clone().map(Bound::Excluded);
-                (last, next)
-            } else {
-                (None, mem_next.map(Bound::Included))
-            };
-            if let Some(end) = &end {
-                mem.retain(|(k, _)| k <= end);
-            }
-            return Ok((merge(mem, stored, false), next));
-        }
-    }
-
-    /// Calls `f` with each row in `range` as a snapshot at `csn` sees it,
-    /// in key order or (`reverse`) the opposite, until `f` returns false:
-    /// the ordered walk behind `ORDER BY ... LIMIT`. Chunks start small and
-    /// grow, so a walk that stops after a few rows copies few; each is
-    /// visited after the table's lock is released (`f` may read the table).
-    pub fn walk_at<E: From<EngineError>>(
-        &self,
-        range: (Bound<&Key>, Bound<&Key>),
-        csn: Csn,
-        reverse: bool,
-        mut f: impl FnMut(&Key, &Row) -> std::result::Result<bool, E>,
-    ) -> std::result::Result<(), E> {
-        let (mut lo, mut hi) = (range.0.cloned(), range.1.cloned());
-        let mut n = 16;
-        loop {
-            if walk_range_is_empty(lo.as_ref(), hi.as_ref()) {
-                return Ok(());
-            }
-            let (rows, next) = self.dir_chunk((lo.as_ref(), hi.as_ref()), csn, n, reverse)?;
-            for (k, r) in &rows {
-                if !f(k, r)? {
-                    return Ok(());
-                }
-            }
-            match next {
-                Some(b) if reverse => hi = b,
-                Some(b) => lo = b,
-                None => return Ok(()),
-            }
-            n = (n * 4).min(SCAN_CHUNK);
-        }
-    }
-
-    /// Up to `n` keys of `range` from its start (or, `reverse`, its end) as
-    /// a snapshot at `csn` sees them, and the bound the next chunk resumes
-    /// at (its new start, or new end), as `chunk` does forward.
-    fn dir_chunk(
-        &self,
-        range: (Bound<&Key>, Bound<&Key>),
-        csn: Csn,
-        n: usize,
-        reverse: bool,
-    ) -> Result<Chunk> {
-        loop {
-            if let Some(base) = self.base.get() {
-                return self.merged_dir_chunk(base, range, csn, n, reverse);
-            }
-            let mut rows = Vec::new();
-            let mut next = None;
-            {
-                let map = self.map.read();
-                for (i, (k, c)) in directed(map.range::<Key, _>(range), reverse).enumerate() {
-                    if i == n {
-                        next = Some(Bound::Included(k.clone()));
-                        break;
-                    }
-                    if let Some(r) = c.at(csn) {
-                        rows.push((k.clone(), r.clone()));
-                    }
-                }
-            }
-            // Attached meanwhile (see `chunk`): read again through the store.
-            if self.base.get().is_none() {
-                return Ok((rows, next));
-            }
-        }
-    }
-
-    /// `merged_chunk` in either direction: memory's next `n` keys, the
-    /// store's rows up to where memory's stopped (at most `n`), merged.
-    fn merged_dir_chunk(
-        &self,
-        base: &BaseRows,
-        range: (Bound<&Key>, Bound<&Key>),
-        csn: Csn,
-        n: usize,
-        reverse: bool,
-    ) -> Result<Chunk> {
-        loop {
-            let p = base.pin();
-            let mut mem: Vec<MemEntry> = Vec::new();
-            let mut mem_next: Option<Key> = None;
-            {
-                let map = self.map.read();
-                for (i, (k, c)) in directed(map.range::<Key, _>(range), reverse).enumerate() {
-                    if i == n {
-                        mem_next = Some(k.clone());
-                        break;
-                    }
-                    mem.push((k.clone(), c.at(csn).cloned()));
-                }
-            }
-            let store_range = match &mem_next {
-                Some(k) if reverse => (Bound::Excluded(k), range.1),
-                Some(k) => (range.0, Bound::Excluded(k)),
-                None => range,
-            };
-            let (stored, cut) = base.range_dir(&p, store_range, n, reverse)?;
-            if !base.still_current(&p) {
-                continue;
-            }
-            // Cut short in the store: the chunk ends at its last stored key
-            // and memory's keys beyond it belong to the next chunk.
-            let (end, next) = if cut {
-                let last = stored.last().map(|(k, _)| k.clone());
-                (last.clone(), last.map(Bound::Excluded))
-            } else {
-                (None, mem_next.map(Bound::Included))
-            };
-            if let Some(end) = &end {
-                mem.retain(|(k, _)| if reverse { k >= end } else { k <= end });
-            }
-            return Ok((merge(mem, stored, reverse), next));
-        }
-    }
-
-    /// Keys starting with `prefix` whose newest committed version is a row
-    /// (a unique index's check, by a writer holding the prefix's lock).
-    pub fn latest_with_prefix(&self, prefix: &[Value]) -> Result<Vec<Key>> {
-        let lo: Key = prefix.into();
-        Ok(self
-            .scan_while_at((Bound::Included(&lo), Bound::Unbounded), Csn::MAX, |k| {
-                k.starts_with(prefix)
-            })?
-            .into_iter()
-            .map(|(k, _)| k)
-            .collect())
     }
 
     /// For each key about to get a new version, the row only the store
@@ -882,56 +580,6 @@ impl VersionedRows {
     /// Keys holding more than one version.
     pub fn multi_version_keys(&self) -> usize {
         self.multi.load(Ordering::Relaxed)
-    }
-}
-
-/// A range's entries in key order, or the opposite.
-fn directed<'a, I>(it: I, reverse: bool) -> Box<dyn Iterator<Item = I::Item> + 'a>
-where
-    I: DoubleEndedIterator + 'a,
-{
-    if reverse {
-        Box::new(it.rev())
-    } else {
-        Box::new(it)
-    }
-}
-
-/// Whether a range selects nothing (`BTreeMap::range` panics on some).
-fn walk_range_is_empty(lo: Bound<&Key>, hi: Bound<&Key>) -> bool {
-    match (lo, hi) {
-        (Bound::Included(a), Bound::Included(b)) => a > b,
-        (Bound::Included(a) | Bound::Excluded(a), Bound::Included(b) | Bound::Excluded(b)) => {
-            a >= b
-        }
-        _ => false,
-    }
-}
-
-/// Merges a chunk's memory entries and stored rows (both in key order, or
-/// both in reverse): memory's entry wins for a key both hold.
-fn merge(mem: Vec<MemEntry>, stored: Vec<(Key, Row)>, reverse: bool) -> Vec<(Key, Row)> {
-    let mut out = Vec::with_capacity(mem.len() + stored.len());
-    let mut m = mem.into_iter().peekable();
-    let mut s = stored.into_iter().peekable();
-    loop {
-        let step = match (m.peek(), s.peek()) {
-            (None, None) => return out,
-            (Some(_), None) => CmpOrdering::Less,
-            (None, Some(_)) => CmpOrdering::Greater,
-            (Some((mk, _)), Some((sk, _))) if reverse => sk.cmp(mk),
-            (Some((mk, _)), Some((sk, _))) => mk.cmp(sk),
-        };
-        if step == CmpOrdering::Equal {
-            s.next();
-        }
-        if step == CmpOrdering::Greater {
-            if let Some(kr) = s.next() {
-                out.push(kr);
-            }
-        } else if let Some((k, Some(r))) = m.next() {
-            out.push((k, r));
-        }
     }
 }
 

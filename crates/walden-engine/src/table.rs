@@ -102,7 +102,8 @@ impl Index {
         self.def.columns.iter().map(|&c| row[c].clone()).collect()
     }
 
-    fn entry(&self, key: &[Value], row: &[Value]) -> Key {
+    /// The entry of the row `row` at `key`: its indexed values ++ its key.
+    pub(crate) fn entry(&self, key: &[Value], row: &[Value]) -> Key {
         let mut e = self.values_of(row);
         e.extend_from_slice(key);
         e.into_boxed_slice()

@@ -37,6 +37,7 @@ mod ri;
 mod roles;
 mod savepoints;
 mod upsert;
+mod view;
 mod write;
 pub(crate) use ddl::Revert;
 pub use ri::RefPath;

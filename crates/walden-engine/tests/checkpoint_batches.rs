@@ -7,13 +7,14 @@
 //!
 //! `WALDEN_CKPT_SEED` changes the data and crash modes.
 
-use std::collections::BTreeMap;
-use std::ops::Bound;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use walden_engine::store::StorageConfig;
 use walden_engine::*;
 use walden_log::{CrashMode, Faults};
+
+mod model;
+use model::{check, items_def, Model, Probes, Rng};
 
 /// More changed keys than three batches of 2,048.
 const ROWS: i64 = 7000;
@@ -40,48 +41,18 @@ fn config(mem: &MemVfs, read_through: bool) -> InstanceConfig {
     }
 }
 
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
-
-type Model = BTreeMap<i64, (i64, String)>;
-
-fn row_of(r: &Row) -> (i64, (i64, String)) {
-    let tag = match &r[2] {
-        Value::Text(t) => t.to_string(),
-        other => panic!("tag {other:?}"),
-    };
-    (r[0].as_i64().unwrap(), (r[1].as_i64().unwrap(), tag))
-}
+/// Point reads and index values `check` probes.
+const PROBES: Probes = Probes {
+    ids: 2 * ROWS,
+    step: 97,
+    values: VALUES,
+};
 
 /// Rows in `ROWS` ids, then a first checkpoint (the table written whole).
 fn setup(inst: &Instance, rng: &mut Rng) -> Model {
     let db = inst.database("walden").unwrap();
     let s = inst.new_session();
-    let mut def = TableDef::new(
-        "items",
-        vec![
-            ColumnDef::new("id", DataType::BigInt),
-            ColumnDef::new("v", DataType::BigInt),
-            ColumnDef::new("tag", DataType::Varchar(None)),
-        ],
-        &["id"],
-    )
-    .unwrap();
-    def.indexes.push(IndexDef {
-        id: 0,
-        name: "items_v".into(),
-        columns: vec![1],
-        unique: false,
-        constraint: false,
-    });
-    db.create_table(&s, def).unwrap();
+    db.create_table(&s, items_def("items", true)).unwrap();
     let mut model = Model::new();
     db.run(&s, CommitRequest::Durable, |tx| {
         for id in 0..ROWS {
@@ -138,59 +109,6 @@ fn churn(db: &Arc<Database>, s: &Arc<Session>, rng: &mut Rng, model: &mut Model,
     }
 }
 
-/// The table as a scan, point reads and the index see it, against `model`.
-fn check(db: &Arc<Database>, s: &Arc<Session>, model: &Model, what: &str) {
-    let mut tx = db.begin(s);
-    tx.begin_statement();
-    let t = db.table("items").unwrap();
-    let all: Model = tx
-        .scan_in(&t, (Bound::Unbounded, Bound::Unbounded))
-        .unwrap()
-        .iter()
-        .map(|(_, r)| row_of(r))
-        .collect();
-    if all != *model {
-        let missing = model.keys().filter(|k| !all.contains_key(k)).count();
-        let extra = all.keys().filter(|k| !model.contains_key(k)).count();
-        let wrong = model
-            .iter()
-            .filter(|(k, v)| all.get(k).is_some_and(|a| a != *v))
-            .count();
-        panic!("{what}: scan differs: {missing} missing, {extra} extra, {wrong} wrong");
-    }
-    for id in (0..2 * ROWS).step_by(97) {
-        let got = tx.get_in(&t, &[Value::Int(id)]).unwrap();
-        assert_eq!(
-            got.as_ref().map(|r| row_of(r).1),
-            model.get(&id).cloned(),
-            "{what}: get {id}"
-        );
-    }
-    let mut through_index = 0;
-    for v in 0..VALUES {
-        let prefix = [Value::Int(v)];
-        let found = tx
-            .index_scan(
-                &t,
-                0,
-                Bound::Included(Box::new([Value::Int(v)])),
-                |k: &Key| k.starts_with(&prefix),
-            )
-            .unwrap()
-            .expect("index usable");
-        let mut ids: Vec<i64> = found.iter().map(|(_, r)| row_of(r).0).collect();
-        ids.sort();
-        let want: Vec<i64> = model
-            .iter()
-            .filter(|(_, (mv, _))| *mv == v)
-            .map(|(id, _)| *id)
-            .collect();
-        assert_eq!(ids, want, "{what}: index v = {v}");
-        through_index += ids.len();
-    }
-    assert_eq!(through_index, model.len(), "{what}: index entries");
-}
-
 enum Cut {
     /// Every sync from this many on fails.
     Sync(u64),
@@ -237,7 +155,14 @@ fn trial(seed: u64, cut: Cut, read_through: bool) -> bool {
     let inst = Instance::open(config(&after, read_through)).unwrap();
     let db = inst.database("walden").unwrap();
     let s = inst.new_session();
-    check(&db, &s, &model, &format!("{what}: recovered"));
+    check(
+        &db,
+        &s,
+        "items",
+        &model,
+        &PROBES,
+        &format!("{what}: recovered"),
+    );
     // It goes on: more changes, a clean checkpoint, a restart.
     churn(&db, &s, &mut rng, &mut model, 2);
     let commits = db.counters().checkpoint_commits.load(Relaxed);
@@ -247,14 +172,28 @@ fn trial(seed: u64, cut: Cut, read_through: bool) -> bool {
         made >= 4,
         "{what}: a checkpoint of ~7,000 keys made {made} commits"
     );
-    check(&db, &s, &model, &format!("{what}: checkpointed again"));
+    check(
+        &db,
+        &s,
+        "items",
+        &model,
+        &PROBES,
+        &format!("{what}: checkpointed again"),
+    );
     drop(s);
     drop(db);
     drop(inst);
     let inst = Instance::open(config(&after, read_through)).unwrap();
     let db = inst.database("walden").unwrap();
     let s = inst.new_session();
-    check(&db, &s, &model, &format!("{what}: reopened"));
+    check(
+        &db,
+        &s,
+        "items",
+        &model,
+        &PROBES,
+        &format!("{what}: reopened"),
+    );
     failed
 }
 

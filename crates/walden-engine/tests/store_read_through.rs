@@ -11,6 +11,9 @@ use walden_engine::store::StorageConfig;
 use walden_engine::*;
 use walden_log::CrashMode;
 
+mod model;
+use model::{check, items_def, row_of, Model, Probes, Rng};
+
 fn config(mem: &MemVfs, read_through: bool) -> InstanceConfig {
     InstanceConfig {
         vfs: Arc::new(mem.clone()),
@@ -33,121 +36,17 @@ fn config(mem: &MemVfs, read_through: bool) -> InstanceConfig {
     }
 }
 
-/// A deterministic generator (xorshift), so a failure repeats.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-type Model = BTreeMap<i64, (i64, String)>;
+/// Point reads and index values `check` probes: every id and value `work` writes.
+const PROBES: Probes = Probes {
+    ids: 1000,
+    step: 37,
+    values: 5,
+};
 
 fn schema(db: &Arc<Database>, s: &Arc<Session>) {
-    let mut def = TableDef::new(
-        "items",
-        vec![
-            ColumnDef::new("id", DataType::BigInt),
-            ColumnDef::new("v", DataType::BigInt),
-            ColumnDef::new("tag", DataType::Varchar(None)),
-        ],
-        &["id"],
-    )
-    .unwrap();
-    def.indexes.push(IndexDef {
-        id: 0,
-        name: "items_v".into(),
-        columns: vec![1],
-        unique: false,
-        constraint: false,
-    });
-    db.create_table(s, def).unwrap();
+    db.create_table(s, items_def("items", true)).unwrap();
     // No index: its rows are not loaded at all at open.
-    db.create_table(
-        s,
-        TableDef::new(
-            "plain",
-            vec![
-                ColumnDef::new("id", DataType::BigInt),
-                ColumnDef::new("v", DataType::BigInt),
-                ColumnDef::new("tag", DataType::Varchar(None)),
-            ],
-            &["id"],
-        )
-        .unwrap(),
-    )
-    .unwrap();
-}
-
-fn row_of(r: &Row) -> (i64, (i64, String)) {
-    let id = r[0].as_i64().unwrap();
-    let v = r[1].as_i64().unwrap();
-    let tag = match &r[2] {
-        Value::Text(t) => t.to_string(),
-        other => panic!("tag {other:?}"),
-    };
-    (id, (v, tag))
-}
-
-/// Everything the transaction's snapshot sees in `table`, three ways: a
-/// full scan, a range scan in two halves, and a point read of each id
-/// that either the model or the table has.
-fn check(db: &Arc<Database>, s: &Arc<Session>, table: &str, model: &Model, what: &str) {
-    let mut tx = db.begin(s);
-    tx.begin_statement();
-    let t = db.table(table).unwrap();
-    let all: Model = tx
-        .scan_in(&t, (Bound::Unbounded, Bound::Unbounded))
-        .unwrap()
-        .iter()
-        .map(|(_, r)| row_of(r))
-        .collect();
-    assert_eq!(&all, model, "{what}: {table} scan");
-    let mid: Key = vec![Value::Int(500)].into_boxed_slice();
-    let lo = tx
-        .scan_in(&t, (Bound::Unbounded, Bound::Excluded(mid.clone())))
-        .unwrap();
-    let hi = tx
-        .scan_in(&t, (Bound::Included(mid), Bound::Unbounded))
-        .unwrap();
-    assert_eq!(lo.len() + hi.len(), model.len(), "{what}: {table} halves");
-    for id in (0..1000).step_by(37) {
-        let got = tx.get_in(&t, &[Value::Int(id)]).unwrap();
-        assert_eq!(
-            got.as_ref().map(|r| row_of(r).1),
-            model.get(&id).cloned(),
-            "{what}: {table} get {id}"
-        );
-    }
-    assert_eq!(t.len(), model.len(), "{what}: {table} row count");
-    if !t.indexes.is_empty() {
-        for v in 0..5 {
-            let prefix = [Value::Int(v)];
-            let found = tx
-                .index_scan(
-                    &t,
-                    0,
-                    Bound::Included(Box::new([Value::Int(v)])),
-                    |k: &Key| k.starts_with(&prefix),
-                )
-                .unwrap()
-                .expect("index usable");
-            let mut ids: Vec<i64> = found.iter().map(|(_, r)| row_of(r).0).collect();
-            ids.sort();
-            let want: Vec<i64> = model
-                .iter()
-                .filter(|(_, (mv, _))| *mv == v)
-                .map(|(id, _)| *id)
-                .collect();
-            assert_eq!(ids, want, "{what}: {table} index v = {v}");
-        }
-    }
+    db.create_table(s, items_def("plain", false)).unwrap();
 }
 
 /// One random transaction on `table`: inserts, updates and deletes of
@@ -206,6 +105,7 @@ fn reads_through_the_store_match_a_model_across_checkpoints_and_restarts() {
                 &s,
                 table,
                 &models[table],
+                &PROBES,
                 &format!("round {round} open"),
             );
         }
@@ -247,6 +147,7 @@ fn reads_through_the_store_match_a_model_across_checkpoints_and_restarts() {
                         &s,
                         table,
                         &models[table],
+                        &PROBES,
                         &format!("round {round} step {step}"),
                     );
                 }
@@ -278,6 +179,7 @@ fn reads_through_the_store_match_a_model_across_checkpoints_and_restarts() {
                 &s,
                 table,
                 &models[table],
+                &PROBES,
                 &format!("round {round} end"),
             );
         }
@@ -306,22 +208,22 @@ fn truncate_and_rebuilt_tables_do_not_read_the_stores_old_rows() {
         work(&db, &s, &mut rng, "plain", &mut model);
     }
     db.checkpoint().unwrap();
-    check(&db, &s, "plain", &model, "before truncate");
+    check(&db, &s, "plain", &model, &PROBES, "before truncate");
     db.truncate(&s, "plain").unwrap();
     model.clear();
-    check(&db, &s, "plain", &model, "after truncate");
+    check(&db, &s, "plain", &model, &PROBES, "after truncate");
     for _ in 0..50 {
         work(&db, &s, &mut rng, "plain", &mut model);
     }
-    check(&db, &s, "plain", &model, "refilled");
+    check(&db, &s, "plain", &model, &PROBES, "refilled");
     db.checkpoint().unwrap();
-    check(&db, &s, "plain", &model, "refilled, checkpointed");
+    check(&db, &s, "plain", &model, &PROBES, "refilled, checkpointed");
     drop(db);
     drop(inst);
     let inst = Instance::open(config(&mem, true)).unwrap();
     let db = inst.database("walden").unwrap();
     let s = inst.new_session();
-    check(&db, &s, "plain", &model, "reopened");
+    check(&db, &s, "plain", &model, &PROBES, "reopened");
 }
 
 #[test]
@@ -336,14 +238,14 @@ fn a_store_written_by_either_mode_opens_in_the_other() {
         if i == 0 {
             schema(&db, &s);
         }
-        check(&db, &s, "items", &model, &format!("open {i}"));
+        check(&db, &s, "items", &model, &PROBES, &format!("open {i}"));
         for step in 0..150 {
             work(&db, &s, &mut rng, "items", &mut model);
             if step % 50 == 49 {
                 db.checkpoint().unwrap();
             }
         }
-        check(&db, &s, "items", &model, &format!("worked {i}"));
+        check(&db, &s, "items", &model, &PROBES, &format!("worked {i}"));
         mem = mem.crash(CrashMode::SyncedOnly, i as u64);
         drop(db);
         drop(inst);
@@ -474,7 +376,7 @@ fn index_entries_leave_memory_and_a_restart_loads_none() {
         vec![0, 0],
         "the checkpoint evicted the entries"
     );
-    check(&db, &s, "items", &model, "entries evicted");
+    check(&db, &s, "items", &model, &PROBES, "entries evicted");
     // An older snapshot keeps the entries a later commit removes.
     let mut old = db.begin(&s);
     old.begin_statement();
@@ -511,7 +413,7 @@ fn index_entries_leave_memory_and_a_restart_loads_none() {
     let db = inst.database("walden").unwrap();
     let s = inst.new_session();
     assert_eq!(in_memory(&db), vec![0, 0], "a restart loaded index entries");
-    check(&db, &s, "items", &model, "reopened");
+    check(&db, &s, "items", &model, &PROBES, "reopened");
     // The unique index's entries are in the store only: a duplicate is
     // still refused, and a freed value can be taken.
     let dup = db.run(&s, CommitRequest::Durable, |tx| {

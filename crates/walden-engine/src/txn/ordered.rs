@@ -6,7 +6,7 @@ use super::Transaction;
 use crate::error::EngineError;
 use crate::table::Table;
 use crate::types::{Key, Row};
-use std::ops::Bound;
+use std::ops::{Bound, RangeBounds};
 use std::sync::atomic::Ordering::Relaxed;
 
 impl Transaction {
@@ -21,19 +21,8 @@ impl Transaction {
         mut f: impl FnMut(&Row) -> std::result::Result<bool, E>,
     ) -> std::result::Result<(), E> {
         self.note_scan(t);
-        let own;
-        let csn = match &self.snapshot {
-            Some(s) => s.csn(),
-            None => {
-                own = self.db.txns.vis.snapshot();
-                own.csn()
-            }
-        };
-        let mut mine: Vec<(Key, Option<Row>)> = self
-            .own_writes(t)
-            .filter(|(k, _)| in_range(k, &range))
-            .map(|(k, w)| (k.clone(), w.clone()))
-            .collect();
+        let snap = self.read_snapshot();
+        let mut mine: Vec<(&Key, &Option<Row>)> = self.own_writes(t, &range).collect();
         if reverse {
             mine.reverse();
         }
@@ -41,7 +30,7 @@ impl Transaction {
         let mut stopped = false;
         t.rows.walk_at::<E>(
             (range.0.as_ref(), range.1.as_ref()),
-            csn,
+            snap.csn(),
             reverse,
             |k, r| {
                 // The transaction's own rows that come first in this order.
@@ -58,8 +47,8 @@ impl Transaction {
                     mine.next();
                 }
                 // Its own version of this row, if it wrote it.
-                let go = match mine.next_if(|(mk, _)| **mk == **k) {
-                    Some((_, Some(w))) => f(&w)?,
+                let go = match mine.next_if(|(mk, _)| *mk == k) {
+                    Some((_, Some(w))) => f(w)?,
                     Some((_, None)) => true,
                     None => f(r)?,
                 };
@@ -70,7 +59,7 @@ impl Transaction {
         if !stopped {
             for (_, w) in mine {
                 if let Some(w) = w {
-                    if !f(&w)? {
+                    if !f(w)? {
                         break;
                     }
                 }
@@ -96,36 +85,19 @@ impl Transaction {
         seek: Option<bool>,
         mut f: impl FnMut(&Row) -> std::result::Result<bool, E>,
     ) -> std::result::Result<bool, E> {
-        let Some(index) = t.indexes.get(ix) else {
+        let Some((index, snap)) = self.index_read(t, ix) else {
             return Ok(false);
         };
-        self.note_scan(t);
-        let own;
-        let csn = match &self.snapshot {
-            Some(s) => s.csn(),
-            None => {
-                own = self.db.txns.vis.snapshot();
-                own.csn()
-            }
-        };
-        if !index.usable_at(csn) {
-            return Ok(false);
-        }
+        let csn = snap.csn();
         match seek {
             Some(true) => index.seeks.fetch_add(1, Relaxed),
             Some(false) => index.scans.fetch_add(1, Relaxed),
             None => 0,
         };
         // The transaction's own rows, as the entries they would have.
-        let mut mine: Vec<(Key, Row)> = self
-            .own_writes(t)
-            .filter_map(|(pk, w)| {
-                let r = w.as_ref()?;
-                let mut e = index.values_of(r);
-                e.extend_from_slice(pk);
-                let e: Key = e.into_boxed_slice();
-                in_range(&e, &range).then(|| (e, r.clone()))
-            })
+        let mut mine: Vec<(Key, &Row)> = self
+            .own_entries(t, index)
+            .filter(|(e, _)| range.contains(e))
             .collect();
         mine.sort_by(|a, b| a.0.cmp(&b.0));
         if reverse {
@@ -133,7 +105,6 @@ impl Transaction {
         }
         let mut mine = mine.into_iter().peekable();
         let mut stopped = false;
-        let written = |pk: &[crate::types::Value]| self.writes.contains_key(&(t.id(), pk.into()));
         index.entries.walk_at::<E>(
             (range.0.as_ref(), range.1.as_ref()),
             csn,
@@ -152,7 +123,7 @@ impl Transaction {
                 let pk = index.row_key(entry);
                 // A row the transaction wrote comes from `mine`, where its
                 // own values place it.
-                if !self.writes.is_empty() && written(pk) {
+                if self.wrote(t, pk) {
                     return Ok(true);
                 }
                 let go = match t.rows.get_at(pk, csn).map_err(E::from)? {
@@ -165,23 +136,12 @@ impl Transaction {
         )?;
         if !stopped {
             for (_, r) in mine {
-                if !f(&r)? {
+                if !f(r)? {
                     break;
                 }
             }
         }
         Ok(true)
-    }
-
-    /// This transaction's writes to `t`, in key order (`None`: deleted).
-    fn own_writes<'a>(&'a self, t: &Table) -> impl Iterator<Item = (&'a Key, &'a Option<Row>)> {
-        let tid = t.id();
-        self.writes
-            .range((
-                Bound::Included((tid, Key::default())),
-                Bound::Excluded((tid + 1, Key::default())),
-            ))
-            .map(|((_, k), w)| (k, w))
     }
 }
 
@@ -192,18 +152,4 @@ fn comes_before(a: &Key, b: &Key, reverse: bool) -> bool {
     } else {
         a < b
     }
-}
-
-fn in_range(k: &Key, range: &(Bound<Key>, Bound<Key>)) -> bool {
-    let above = match &range.0 {
-        Bound::Included(l) => k >= l,
-        Bound::Excluded(l) => k > l,
-        Bound::Unbounded => true,
-    };
-    above
-        && match &range.1 {
-            Bound::Included(h) => k <= h,
-            Bound::Excluded(h) => k < h,
-            Bound::Unbounded => true,
-        }
 }

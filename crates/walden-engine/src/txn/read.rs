@@ -3,10 +3,11 @@
 use super::{Isolation, Locked, Transaction};
 use crate::error::{EngineError, Result};
 use crate::lock::{LockMode, WaitPolicy};
+use crate::mvcc::range_is_empty;
 use crate::table::Table;
 use crate::types::{Key, Row, Value};
 use std::collections::BTreeMap;
-use std::ops::Bound;
+use std::ops::{Bound, RangeBounds};
 use std::sync::atomic::Ordering::Relaxed;
 
 impl Transaction {
@@ -80,30 +81,18 @@ impl Transaction {
 
     pub fn scan_in(&self, t: &Table, range: (Bound<Key>, Bound<Key>)) -> Result<Vec<(Key, Row)>> {
         self.note_scan(t);
-        if range_is_empty(&range) {
+        if range_is_empty(range.0.as_ref(), range.1.as_ref()) {
             return Ok(Vec::new());
         }
-        // A scan outside a statement holds a snapshot of its own while it
-        // runs: it reads in chunks, and what it started on must stay.
-        let own;
-        let csn = match &self.snapshot {
-            Some(s) => s.csn(),
-            None => {
-                own = self.db.txns.vis.snapshot();
-                own.csn()
-            }
-        };
-        let base = t.rows.scan_at((range.0.as_ref(), range.1.as_ref()), csn)?;
-        let lo = bound_map(&range.0, t.id(), false);
-        let hi = bound_map(&range.1, t.id(), true);
-        if self.writes.range((lo.clone(), hi.clone())).next().is_none() {
+        let snap = self.read_snapshot();
+        let base = t
+            .rows
+            .scan_at((range.0.as_ref(), range.1.as_ref()), snap.csn())?;
+        if self.own_writes(t, &range).next().is_none() {
             return Ok(base);
         }
         let mut out: BTreeMap<Key, Row> = base.into_iter().collect();
-        for ((tid, k), w) in self.writes.range((lo, hi)) {
-            if *tid != t.id() {
-                continue;
-            }
+        for (k, w) in self.own_writes(t, &range) {
             match w {
                 Some(r) => out.insert(k.clone(), r.clone()),
                 None => out.remove(k),
@@ -122,27 +111,18 @@ impl Transaction {
         mut f: impl FnMut(&Row) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
         self.note_scan(t);
-        let lo = bound_map(&range.0, t.id(), false);
-        let hi = bound_map(&range.1, t.id(), true);
-        if range_is_empty(&range) {
+        if range_is_empty(range.0.as_ref(), range.1.as_ref()) {
             return Ok(());
         }
-        if self.writes.range((lo, hi)).next().is_some() {
+        if self.own_writes(t, &range).next().is_some() {
             for (_, r) in self.scan_in(t, range)? {
                 f(&r)?;
             }
             return Ok(());
         }
-        let own;
-        let csn = match &self.snapshot {
-            Some(s) => s.csn(),
-            None => {
-                own = self.db.txns.vis.snapshot();
-                own.csn()
-            }
-        };
+        let snap = self.read_snapshot();
         t.rows
-            .for_each_at((range.0.as_ref(), range.1.as_ref()), csn, f)
+            .for_each_at((range.0.as_ref(), range.1.as_ref()), snap.csn(), f)
     }
 
     /// Rows found through index `ix` of `t`, as this transaction sees them,
@@ -158,55 +138,28 @@ impl Transaction {
         lo: Bound<Key>,
         more: impl Fn(&Key) -> bool,
     ) -> Result<Option<Vec<(Key, Row)>>> {
-        let Some(ix) = t.indexes.get(ix) else {
+        let Some((ix, snap)) = self.index_read(t, ix) else {
             return Ok(None);
         };
-        self.note_scan(t);
-        let own;
-        let csn = match &self.snapshot {
-            Some(s) => s.csn(),
-            None => {
-                own = self.db.txns.vis.snapshot();
-                own.csn()
-            }
-        };
-        if !ix.usable_at(csn) {
-            return Ok(None);
-        }
+        let csn = snap.csn();
         ix.seeks.fetch_add(1, Relaxed);
         let entries = ix
             .entries
             .scan_while_at((lo.as_ref(), Bound::Unbounded), csn, &more)?;
         let mut out: BTreeMap<Key, Row> = BTreeMap::new();
-        let mine = |pk: &[Value]| {
-            !self.writes.is_empty() && self.writes.contains_key(&(t.id(), pk.into()))
-        };
         for (entry, _) in entries {
             let pk = ix.row_key(&entry);
-            if mine(pk) {
+            if self.wrote(t, pk) {
                 continue;
             }
             if let Some(r) = t.rows.get_at(pk, csn)? {
                 out.insert(pk.into(), r);
             }
         }
-        let (wlo, whi) = (
-            bound_map(&Bound::Unbounded, t.id(), false),
-            bound_map(&Bound::Unbounded, t.id(), true),
-        );
-        for ((_, pk), w) in self.writes.range((wlo, whi)) {
-            if let Some(r) = w {
-                let mut e = ix.values_of(r);
-                e.extend_from_slice(pk);
-                let e: Key = e.into_boxed_slice();
-                let after_lo = match &lo {
-                    Bound::Included(l) => e >= *l,
-                    Bound::Excluded(l) => e > *l,
-                    Bound::Unbounded => true,
-                };
-                if after_lo && more(&e) {
-                    out.insert(pk.clone(), r.clone());
-                }
+        let from = (lo.as_ref(), Bound::Unbounded);
+        for (e, r) in self.own_entries(t, ix) {
+            if from.contains(&e) && more(&e) {
+                out.insert(ix.row_key(&e).into(), r.clone());
             }
         }
         Ok(Some(out.into_iter().collect()))
@@ -222,28 +175,5 @@ impl Transaction {
     /// Every row of the table.
     pub fn scan_all(&self, table: &str) -> Result<Vec<(Key, Row)>> {
         self.scan(table, (Bound::Unbounded, Bound::Unbounded))
-    }
-}
-
-/// Whether a range selects nothing (`BTreeMap::range` panics on such ranges).
-fn range_is_empty(r: &(Bound<Key>, Bound<Key>)) -> bool {
-    use Bound::*;
-    match (&r.0, &r.1) {
-        (Included(a), Included(b)) => a > b,
-        (Included(a), Excluded(b)) | (Excluded(a), Included(b)) | (Excluded(a), Excluded(b)) => {
-            a >= b
-        }
-        _ => false,
-    }
-}
-
-/// Maps a key bound into the write set's (table, key) space; an unbounded
-/// end stays within the table.
-fn bound_map(b: &Bound<Key>, tid: u32, upper: bool) -> Bound<(u32, Key)> {
-    match b {
-        Bound::Included(k) => Bound::Included((tid, k.clone())),
-        Bound::Excluded(k) => Bound::Excluded((tid, k.clone())),
-        Bound::Unbounded if upper => Bound::Excluded((tid + 1, Key::default())),
-        Bound::Unbounded => Bound::Included((tid, Key::default())),
     }
 }

@@ -73,6 +73,13 @@ impl Drop for TestServer {
     }
 }
 
+/// An error's SQLSTATE (or why it has none).
+pub fn code(e: &tokio_postgres::Error) -> String {
+    e.code()
+        .map(|c| c.code().to_string())
+        .unwrap_or_else(|| format!("no SQLSTATE: {e}"))
+}
+
 /// A test's tool (psql, pgbench, a driver, root) is missing: with
 /// `WALDEN_REQUIRE_TOOLS` set (CI sets it) the test fails; otherwise it says
 /// why it is skipped and passes.

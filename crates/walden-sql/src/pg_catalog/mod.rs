@@ -20,12 +20,14 @@ use walden_engine::{ColumnDef, DataType, Database, DefaultExpr, SequenceDef, Tab
 mod array;
 mod deparse;
 mod dump_catalogs;
+mod empty_catalogs;
 mod enums;
 pub(crate) mod keywords;
 mod oids;
 mod opclass;
 mod regcast;
 mod rows;
+mod sequence_relations;
 mod settings_view;
 mod sizes;
 mod types;
@@ -35,12 +37,13 @@ pub use array::*;
 pub use deparse::*;
 pub use dump_catalogs::{
     acldefault, catalog_relation_oid, options_to_table, qualify_for_path, search_path_schemas,
-    sequence_relation, sequence_relation_oid, sequence_relation_rows, serial_sequence,
+    serial_sequence,
 };
 pub use enums::{enum_regtype_oid, enum_type_name, format_type_in};
 pub use oids::*;
 pub use regcast::*;
 pub use rows::*;
+pub use sequence_relations::{sequence_relation, sequence_relation_oid, sequence_relation_rows};
 pub use sizes::{size_of, SizeOf};
 pub use types::*;
 pub use views::*;

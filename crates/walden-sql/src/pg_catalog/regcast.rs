@@ -102,8 +102,10 @@ pub fn regclass_lookup(env: &Env<'_>, text: &str) -> Result<Value> {
         if let Some(r) = rel_by_name(db, &name) {
             return Ok(Value::Int(r.oid()));
         }
-        if let Some(s) = super::dump_catalogs::sequence_relation(db, &name) {
-            return Ok(Value::Int(super::dump_catalogs::sequence_relation_oid(s)));
+        if let Some(s) = super::sequence_relations::sequence_relation(db, &name) {
+            return Ok(Value::Int(
+                super::sequence_relations::sequence_relation_oid(s),
+            ));
         }
     }
     if let Some(oid) = system.then(|| system_relation_oid(&name)).flatten() {
@@ -137,7 +139,7 @@ pub fn regclass_name(env: &Env<'_>, oid: i64) -> String {
     if let Some(r) = rel_by_oid(&Seen::of(env), oid) {
         return user(&r.name());
     }
-    if let Some(name) = super::dump_catalogs::identity_seq_name_by_oid(&Seen::of(env), oid) {
+    if let Some(name) = super::sequence_relations::identity_seq_name_by_oid(&Seen::of(env), oid) {
         return user(&name);
     }
     SYSTEM_RELATIONS

@@ -322,7 +322,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     3,
                 ));
             }
-            out.extend(super::dump_catalogs::identity_class_rows(db));
+            out.extend(super::sequence_relations::identity_class_rows(db));
         }
         V::Attribute => {
             for tb in db.tables() {
@@ -482,7 +482,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     b(s.cycle),
                 ]);
             }
-            out.extend(super::dump_catalogs::identity_sequence_rows(db));
+            out.extend(super::sequence_relations::identity_sequence_rows(db));
         }
         V::Tablespace => {
             for (oid, name) in [(1663, "pg_default"), (1664, "pg_global")] {

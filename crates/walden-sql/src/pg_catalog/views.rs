@@ -46,8 +46,8 @@ pub enum PgView {
     Settings,
     /// `pg_opclass`: the default btree operator classes.
     Opclass,
-    /// Catalogs of objects Walden does not have (`dump_catalogs.rs`).
-    Empty(super::dump_catalogs::EmptyCatalog),
+    /// Catalogs of objects Walden does not have (`empty_catalogs.rs`).
+    Empty(super::empty_catalogs::EmptyCatalog),
     /// A sequence read as a relation (its OID the one argument).
     SequenceRel,
     /// `pg_options_to_table(options)`: one row per `name=value` option.
@@ -113,7 +113,7 @@ pub fn lookup(schema: Option<&str>, name: &str) -> Option<PgView> {
         "pg_prepared_statements" => V::PreparedStatements,
         "pg_enum" => V::Enum,
         "pg_range" => V::Range,
-        other => return super::dump_catalogs::lookup_empty(other).map(V::Empty),
+        other => return super::empty_catalogs::lookup_empty(other).map(V::Empty),
     })
 }
 
@@ -146,7 +146,7 @@ impl PgView {
         use PgView as V;
         match self {
             V::Empty(c) => c.columns(),
-            V::SequenceRel => super::dump_catalogs::sequence_relation_columns(),
+            V::SequenceRel => super::sequence_relations::sequence_relation_columns(),
             V::PreparedStatements => crate::session::prepared_statements_columns(),
             V::OptionsTable => vec![("option_name", T::Text), ("option_value", T::Text)],
             V::Cursors => crate::cursor::pg_cursors_columns(),

@@ -1,0 +1,336 @@
+//! Reading a table's rows in key order, a chunk of keys per hold of the
+//! table's lock: scans forward (all of a range, or while a test of the key
+//! holds) and ordered walks either way, over memory and, once a checkpoint
+//! attached it, the base store, memory's versions winning.
+
+use super::{Chain, Csn, VersionedRows};
+use crate::error::{EngineError, Result};
+use crate::store::reads::BaseRows;
+use crate::types::{Key, Row, Value};
+use std::cmp::Ordering as CmpOrdering;
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+/// Rows scanned per hold of a table's read lock: a long scan lets commits
+/// to the table in between chunks.
+pub(super) const SCAN_CHUNK: usize = 1024;
+
+/// A chunk of a scan: rows in key order, and where the next chunk starts
+/// (`None`: the range is done).
+pub(crate) type Chunk = (Vec<(Key, Row)>, Option<Bound<Key>>);
+
+/// A memory entry of a merged scan: the row a snapshot sees (`None`: the
+/// key is deleted or not yet visible, and hides a stored row).
+type MemEntry = (Key, Option<Row>);
+
+impl VersionedRows {
+    /// Rows with keys in `range`, in key order, as a snapshot at `csn`
+    /// sees them. The table's lock is taken per chunk of keys, so a long
+    /// scan does not hold up commits; the snapshot keeps what it sees.
+    pub fn scan_at(&self, range: (Bound<&Key>, Bound<&Key>), csn: Csn) -> Result<Vec<(Key, Row)>> {
+        self.scan_while_at(range, csn, |_| true)
+    }
+
+    /// As `scan_at`, stopping at the first key for which `more` is false
+    /// (an index scan of all entries starting with some values, whose upper
+    /// end no key bound expresses). `more` must be a pure test of the key,
+    /// true for the keys of a prefix of the range: it bounds the store's
+    /// part of a chunk too, and may see a key more than once.
+    pub fn scan_while_at(
+        &self,
+        range: (Bound<&Key>, Bound<&Key>),
+        csn: Csn,
+        more: impl Fn(&Key) -> bool,
+    ) -> Result<Vec<(Key, Row)>> {
+        let mut out = Vec::new();
+        let mut lo = range.0.cloned();
+        loop {
+            let (rows, next) = self.chunk((lo.as_ref(), range.1), csn, SCAN_CHUNK, false, &more)?;
+            for (k, r) in rows {
+                if !more(&k) {
+                    return Ok(out);
+                }
+                out.push((k, r));
+            }
+            match next {
+                Some(n) => lo = n,
+                None => return Ok(out),
+            }
+        }
+    }
+
+    /// Calls `f` with each row in `range`, in key order, as a snapshot at
+    /// `csn` sees it, without copying keys: a chunk of rows is taken under
+    /// the table's lock and visited after it is released (so `f` may read
+    /// the table again). Stops at `f`'s first error.
+    pub fn for_each_at<E: From<EngineError>>(
+        &self,
+        range: (Bound<&Key>, Bound<&Key>),
+        csn: Csn,
+        mut f: impl FnMut(&Row) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        let mut lo = range.0.cloned();
+        loop {
+            let (rows, next) = self.chunk((lo.as_ref(), range.1), csn, SCAN_CHUNK, false, &all)?;
+            for (_, r) in rows {
+                f(&r)?;
+            }
+            match next {
+                Some(n) => lo = n,
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// One chunk of a scan from the start of `range` and where the next
+    /// starts (`None`: the range is done), for a caller that walks a table
+    /// a chunk at a time.
+    pub(crate) fn scan_chunk_at(
+        &self,
+        range: (Bound<&Key>, Bound<&Key>),
+        csn: Csn,
+    ) -> Result<Chunk> {
+        self.chunk(range, csn, SCAN_CHUNK, false, &all)
+    }
+
+    /// Calls `f` with each row in `range` as a snapshot at `csn` sees it,
+    /// in key order or (`reverse`) the opposite, until `f` returns false:
+    /// the ordered walk behind `ORDER BY ... LIMIT`. Chunks start small and
+    /// grow, so a walk that stops after a few rows copies few; each is
+    /// visited after the table's lock is released (`f` may read the table).
+    pub fn walk_at<E: From<EngineError>>(
+        &self,
+        range: (Bound<&Key>, Bound<&Key>),
+        csn: Csn,
+        reverse: bool,
+        mut f: impl FnMut(&Key, &Row) -> std::result::Result<bool, E>,
+    ) -> std::result::Result<(), E> {
+        let (mut lo, mut hi) = (range.0.cloned(), range.1.cloned());
+        let mut n = 16;
+        loop {
+            if range_is_empty(lo.as_ref(), hi.as_ref()) {
+                return Ok(());
+            }
+            let (rows, next) = self.chunk((lo.as_ref(), hi.as_ref()), csn, n, reverse, &all)?;
+            for (k, r) in &rows {
+                if !f(k, r)? {
+                    return Ok(());
+                }
+            }
+            match next {
+                Some(b) if reverse => hi = b,
+                Some(b) => lo = b,
+                None => return Ok(()),
+            }
+            n = (n * 4).min(SCAN_CHUNK);
+        }
+    }
+
+    /// One chunk of a walk over `range`: the rows a snapshot at `csn` sees
+    /// among the next `n` keys from the range's start (or, `reverse`, its
+    /// end), up to the first key for which `more` is false; and the bound
+    /// the next chunk resumes at (the range's new start, or new end;
+    /// `None`: the range is done).
+    fn chunk<M: Fn(&Key) -> bool>(
+        &self,
+        range: (Bound<&Key>, Bound<&Key>),
+        csn: Csn,
+        n: usize,
+        reverse: bool,
+        more: &M,
+    ) -> Result<Chunk> {
+        loop {
+            if let Some(base) = self.base.get() {
+                return self.merged_chunk(base, range, csn, n, reverse, more);
+            }
+            let mut rows = Vec::new();
+            let stop = take_keys(&self.map.read(), range, n, reverse, more, |k, c| {
+                if let Some(r) = c.at(csn) {
+                    rows.push((k.clone(), r.clone()));
+                }
+            });
+            // A checkpoint attaches the store before it evicts: if it is
+            // attached now, keys may have left memory during this chunk,
+            // which is read again through the store.
+            if self.base.get().is_none() {
+                return Ok((rows, stop.resume_at()));
+            }
+        }
+    }
+
+    /// `chunk` over memory and the store: memory's next `n` keys, the
+    /// store's rows up to where memory's stopped (at most `n`), merged in
+    /// the walk's order, memory's version winning for keys it holds.
+    fn merged_chunk(
+        &self,
+        base: &BaseRows,
+        range: (Bound<&Key>, Bound<&Key>),
+        csn: Csn,
+        n: usize,
+        reverse: bool,
+        more: &dyn Fn(&Key) -> bool,
+    ) -> Result<Chunk> {
+        loop {
+            let p = base.pin();
+            let mut mem: Vec<MemEntry> = Vec::new();
+            let stop = take_keys(&self.map.read(), range, n, reverse, &more, |k, c| {
+                mem.push((k.clone(), c.at(csn).cloned()))
+            });
+            // The store's part stops where memory's chunk stopped.
+            let store_range = match stop.key() {
+                Some(k) if reverse => (Bound::Excluded(k), range.1),
+                Some(k) => (range.0, Bound::Excluded(k)),
+                None => range,
+            };
+            let (mut stored, mut cut) = if reverse {
+                base.range_dir(&p, store_range, n, true)?
+            } else {
+                base.range(&p, store_range, n, more)?
+            };
+            if !base.still_current(&p) {
+                continue;
+            }
+            // The store walks backwards without `more`: its rows end at the
+            // first key `more` rejects.
+            if reverse {
+                if let Some(i) = stored.iter().position(|(k, _)| !more(k)) {
+                    stored.truncate(i);
+                    cut = false;
+                }
+            }
+            // A chunk cut short in the store ends at its last stored key;
+            // memory's keys beyond it belong to the next chunk.
+            let (end, next) = if cut {
+                let last = stored.last().map(|(k, _)| k.clone());
+                (last.clone(), last.map(Bound::Excluded))
+            } else {
+                (None, stop.resume_at())
+            };
+            if let Some(end) = &end {
+                mem.retain(|(k, _)| if reverse { k >= end } else { k <= end });
+            }
+            return Ok((merge(mem, stored, reverse), next));
+        }
+    }
+
+    /// Keys starting with `prefix` whose newest committed version is a row
+    /// (a unique index's check, by a writer holding the prefix's lock).
+    pub fn latest_with_prefix(&self, prefix: &[Value]) -> Result<Vec<Key>> {
+        let lo: Key = prefix.into();
+        Ok(self
+            .scan_while_at((Bound::Included(&lo), Bound::Unbounded), Csn::MAX, |k| {
+                k.starts_with(prefix)
+            })?
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect())
+    }
+}
+
+/// A `more` for a chunk that goes to the end of its range.
+fn all(_: &Key) -> bool {
+    true
+}
+
+/// Where a chunk's pass over memory stopped.
+enum MemStop {
+    /// At the end of the range.
+    Done,
+    /// At the first key for which `more` was false.
+    Ended(Key),
+    /// After its `n` keys, at the first key not taken.
+    Full(Key),
+}
+
+impl MemStop {
+    /// The key memory stopped at: the store's part of the chunk ends before it.
+    fn key(&self) -> Option<&Key> {
+        match self {
+            MemStop::Done => None,
+            MemStop::Ended(k) | MemStop::Full(k) => Some(k),
+        }
+    }
+
+    /// Where the next chunk resumes, when memory decided the chunk's end.
+    fn resume_at(self) -> Option<Bound<Key>> {
+        match self {
+            MemStop::Full(k) => Some(Bound::Included(k)),
+            MemStop::Done | MemStop::Ended(_) => None,
+        }
+    }
+}
+
+/// Passes memory's next `n` keys of `range` (from its end, if `reverse`)
+/// to `take`, up to the first key for which `more` is false.
+fn take_keys<'m>(
+    map: &'m BTreeMap<Key, Chain>,
+    range: (Bound<&Key>, Bound<&Key>),
+    n: usize,
+    reverse: bool,
+    more: &impl Fn(&Key) -> bool,
+    take: impl FnMut(&'m Key, &'m Chain),
+) -> MemStop {
+    // Two loops rather than one boxed iterator: the forward scan is the hot path.
+    let keys = map.range::<Key, _>(range);
+    if reverse {
+        take_from(keys.rev(), n, more, take)
+    } else {
+        take_from(keys, n, more, take)
+    }
+}
+
+fn take_from<'m>(
+    keys: impl Iterator<Item = (&'m Key, &'m Chain)>,
+    n: usize,
+    more: &impl Fn(&Key) -> bool,
+    mut take: impl FnMut(&'m Key, &'m Chain),
+) -> MemStop {
+    for (i, (k, c)) in keys.enumerate() {
+        if !more(k) {
+            return MemStop::Ended(k.clone());
+        }
+        if i == n {
+            return MemStop::Full(k.clone());
+        }
+        take(k, c);
+    }
+    MemStop::Done
+}
+
+/// Whether a range selects nothing (`BTreeMap::range` panics on some).
+pub(crate) fn range_is_empty(lo: Bound<&Key>, hi: Bound<&Key>) -> bool {
+    match (lo, hi) {
+        (Bound::Included(a), Bound::Included(b)) => a > b,
+        (Bound::Included(a) | Bound::Excluded(a), Bound::Included(b) | Bound::Excluded(b)) => {
+            a >= b
+        }
+        _ => false,
+    }
+}
+
+/// Merges a chunk's memory entries and stored rows (both in key order, or
+/// both in reverse): memory's entry wins for a key both hold.
+fn merge(mem: Vec<MemEntry>, stored: Vec<(Key, Row)>, reverse: bool) -> Vec<(Key, Row)> {
+    let mut out = Vec::with_capacity(mem.len() + stored.len());
+    let mut m = mem.into_iter().peekable();
+    let mut s = stored.into_iter().peekable();
+    loop {
+        let step = match (m.peek(), s.peek()) {
+            (None, None) => return out,
+            (Some(_), None) => CmpOrdering::Less,
+            (None, Some(_)) => CmpOrdering::Greater,
+            (Some((mk, _)), Some((sk, _))) if reverse => sk.cmp(mk),
+            (Some((mk, _)), Some((sk, _))) => mk.cmp(sk),
+        };
+        if step == CmpOrdering::Equal {
+            s.next();
+        }
+        if step == CmpOrdering::Greater {
+            if let Some(kr) = s.next() {
+                out.push(kr);
+            }
+        } else if let Some((k, Some(r))) = m.next() {
+            out.push((k, r));
+        }
+    }
+}
