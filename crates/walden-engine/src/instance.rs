@@ -132,7 +132,8 @@ struct Inner {
     sessions: Mutex<BTreeMap<u32, Weak<Session>>>,
     next_spid: AtomicU32,
     closed: AtomicBool,
-    stop: (Mutex<bool>, Condvar),
+    /// Shared with the background threads, which must not keep `Inner` alive.
+    stop: Arc<(Mutex<bool>, Condvar)>,
     bg: Mutex<Option<JoinHandle<()>>>,
     /// The background check of the data files after the open.
     check_bg: Mutex<Option<JoinHandle<()>>>,
@@ -140,6 +141,20 @@ struct Inner {
     seed_fault: AtomicU32,
     /// One role-changing transaction at a time (see `roles_txn.rs`).
     role_lock: roles_txn::RoleLock,
+}
+
+impl Drop for Inner {
+    /// Stops the background check and waits for it: it holds the
+    /// databases, which must close with their instance.
+    fn drop(&mut self) {
+        *self.stop.0.lock() = true;
+        self.stop.1.notify_all();
+        if let Some(h) = self.check_bg.lock().take() {
+            if h.thread().id() != std::thread::current().id() {
+                let _ = h.join();
+            }
+        }
+    }
 }
 
 /// An open instance. Cloning shares it.
@@ -274,7 +289,7 @@ impl Instance {
             sessions: Mutex::new(BTreeMap::new()),
             next_spid: AtomicU32::new(51),
             closed: AtomicBool::new(false),
-            stop: (Mutex::new(false), Condvar::new()),
+            stop: Arc::new((Mutex::new(false), Condvar::new())),
             bg: Mutex::new(None),
             check_bg: Mutex::new(None),
             seed_fault: AtomicU32::new(0),
@@ -758,21 +773,21 @@ impl Instance {
     /// quarter of a core (the open no longer verifies every page; see
     /// `store/check.rs`).
     fn start_check(&self) {
-        let weak = Arc::downgrade(&self.inner);
+        let stop = self.inner.stop.clone();
+        // Holding the databases is safe: `Inner`'s drop joins this thread
+        // before it drops them, so a database is never closed here, after
+        // its instance is gone (a new instance may have opened its files).
         let dbs: Vec<_> = self.inner.dbs.read().values().cloned().collect();
         let h = std::thread::Builder::new()
             .name("walden-check".into())
             .spawn(move || {
                 for db in dbs {
                     let mut pace = |took: Duration| {
-                        let Some(inner) = weak.upgrade() else {
-                            return false;
-                        };
-                        let mut stop = inner.stop.0.lock();
-                        if !*stop {
-                            inner.stop.1.wait_for(&mut stop, took * 3);
+                        let mut stopped = stop.0.lock();
+                        if !*stopped {
+                            stop.1.wait_for(&mut stopped, took * 3);
                         }
-                        !*stop
+                        !*stopped
                     };
                     match db.check_store_paced(&mut pace) {
                         Ok(r) if r.stopped => return,
