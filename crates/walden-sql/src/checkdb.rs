@@ -12,19 +12,12 @@ use walden_engine::{DataType, Database, Value};
 
 /// The result's columns (also what Describe answers).
 pub(crate) fn columns() -> Vec<Column> {
-    [
+    Column::computed(&[
         ("object_name", DataType::Text),
         ("stored_as", DataType::Text),
         ("entries", DataType::BigInt),
         ("count_compared", DataType::Bool),
-    ]
-    .into_iter()
-    .map(|(n, ty)| Column {
-        name: n.to_string(),
-        ty,
-        origin: None,
-    })
-    .collect()
+    ])
 }
 
 pub(crate) fn run(db: &Arc<Database>, quiet: bool) -> Result<QueryOutput> {

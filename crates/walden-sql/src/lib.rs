@@ -74,6 +74,19 @@ pub struct Column {
     pub origin: Option<ColumnOrigin>,
 }
 
+impl Column {
+    /// Result columns that read no table column (a command's own rows).
+    pub(crate) fn computed(spec: &[(&str, DataType)]) -> Vec<Column> {
+        spec.iter()
+            .map(|(n, ty)| Column {
+                name: n.to_string(),
+                ty: ty.clone(),
+                origin: None,
+            })
+            .collect()
+    }
+}
+
 /// A table column as RowDescription names it: the table's `pg_class.oid`
 /// and the column's `attnum`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -666,20 +666,13 @@ fn hadr_err(e: walden_replication::ReplicationError) -> SqlError {
 /// The row `ALTER AVAILABILITY GROUP ... [FORCE_]FAILOVER` returns per
 /// database (also its description for the extended protocol).
 pub(super) fn failover_columns() -> Vec<Column> {
-    [
+    Column::computed(&[
         ("database_name", DataType::Varchar(None)),
         ("failover_lsn", DataType::BigInt),
         ("primary_last_known_lsn", DataType::BigInt),
         ("possible_loss_bytes", DataType::BigInt),
         ("epoch", DataType::BigInt),
-    ]
-    .into_iter()
-    .map(|(n, ty)| Column {
-        name: n.to_string(),
-        ty,
-        origin: None,
-    })
-    .collect()
+    ])
 }
 
 /// Statements that cannot run inside a transaction block, by name: those
@@ -724,21 +717,9 @@ fn ddl_name(stmt: &Statement) -> Option<&'static str> {
 }
 
 pub(super) fn probe_columns() -> Vec<Column> {
-    vec![
-        Column {
-            name: "n".into(),
-            ty: DataType::Int,
-            origin: None,
-        },
-        Column {
-            name: "partstrat".into(),
-            ty: DataType::Text,
-            origin: None,
-        },
-        Column {
-            name: "count".into(),
-            ty: DataType::BigInt,
-            origin: None,
-        },
-    ]
+    Column::computed(&[
+        ("n", DataType::Int),
+        ("partstrat", DataType::Text),
+        ("count", DataType::BigInt),
+    ])
 }
