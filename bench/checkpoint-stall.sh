@@ -8,11 +8,13 @@
 # seconds (`[checkpoint] interval_s`), and its times come from its log.
 #
 #   bash bench/checkpoint-stall.sh [--scale N] [--clients N] [--seconds N]
-#        [--rounds N] [--every N] [--background] BINARY [BINARY...]
+#        [--rounds N] [--every N] [--background] [--keep DIR] BINARY [BINARY...]
+#
+# --keep DIR keeps each run's pgbench logs, server log and CHECKPOINT times.
 #
 # Needs pgbench and psql (postgresql-client-15) and python3.
 set -euo pipefail
-scale=20 clients=8 seconds=30 rounds=2 every=8 background=0
+scale=20 clients=8 seconds=30 rounds=2 every=8 background=0 keep=""
 bins=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -22,6 +24,7 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=$2; shift 2 ;;
     --every) every=$2; shift 2 ;;
     --background) background=1; shift ;;
+    --keep) keep=$2; shift 2 ;;
     -h|--help) sed -n 2,14p "$0"; exit 0 ;;
     *) bins+=("$1"); shift ;;
   esac
@@ -68,6 +71,10 @@ for round in $(seq 1 "$rounds"); do
     done
     wait "$bench"
     kill "$server"; wait "$server" 2>/dev/null || true; server=""
+    if [ -n "$keep" ]; then
+      mkdir -p "$keep/$round-$(basename "$bin")"
+      cp -r "$scratch/logs" "$scratch/server.log" "$scratch/ckpt.log" "$scratch/progress.log" "$keep/$round-$(basename "$bin")/"
+    fi
     python3 - "$bin" "$round" "$scratch" "$background" "$start_line" <<'EOF'
 import glob, re, sys
 binary, rnd, d, background, start = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1", int(sys.argv[5])
@@ -107,6 +114,32 @@ print(f"{binary} round {rnd}: {mean:8.0f} tps (median second {mid[len(mid) // 2]
       f"{len(slow)} over 50 ms ({slow_in} overlapping a checkpoint), "
       f"{'background ' if background else ''}checkpoints {len(ck)} taking "
       + ", ".join(f"{c * 1000:.0f}" for c in ck) + " ms")
+# Where the slow transactions fell: each checkpoint's phases, rebuilt
+# backwards from its log line's time stamp (its end) and durations.
+phases = []
+for l in open(d + "/server.log").read().splitlines()[start:]:
+    if "checkpoint written" not in l:
+        continue
+    f = {k: float(v) for k, v in re.findall(r"(\w+)_ms=([\d.]+)", l)}
+    end = datetime.fromisoformat(l.split()[0].replace("Z", "+00:00")).timestamp()
+    t = end
+    for name in ("trim", "evict"):
+        phases.append((name, t - f.get(name, 0) / 1000, t)); t -= f.get(name, 0) / 1000
+    store = sum(f.get(k, 0) for k in ("write", "commit", "paused", "wait_log")) / 1000
+    phases.append(("store", t - store, t)); t -= store
+    phases.append(("prune", t - f.get("prune", 0) / 1000, t)); t -= f.get("prune", 0) / 1000
+    phases.append(("cut", t - f.get("cut", 0) / 1000, t))
+    print("    checkpoint phases (ms): " + ", ".join(
+        f"{k} {f.get(k, 0):.0f}" for k in ("cut", "prune", "wait_log", "write", "commit", "paused", "evict", "trim")))
+if phases:
+    slow20 = [(t, us) for t, us in lat if us > 20_000]
+    by = {}
+    for t, us in slow20:
+        hit = [n for n, a, b in phases if t - us / 1e6 < b and t > a] or ["none"]
+        for n in set(hit):
+            by[n] = by.get(n, 0) + 1
+    print("    transactions over 20 ms by checkpoint phase they overlapped: "
+          + ", ".join(f"{n} {c}" for n, c in sorted(by.items())) + f" (of {len(slow20)})")
 EOF
   done
 done

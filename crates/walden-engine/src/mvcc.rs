@@ -24,7 +24,13 @@ use std::sync::{Arc, OnceLock};
 
 mod scan;
 pub(crate) use scan::range_is_empty;
+#[cfg(test)]
 use scan::SCAN_CHUNK;
+
+/// Keys looked at per hold of a table's lock by the checkpoint's upkeep
+/// (pruning versions, evicting rows): a commit waits for at most one
+/// chunk, well under a millisecond.
+const UPKEEP_CHUNK: usize = 512;
 
 /// Commit sequence number: the order in which commits became visible.
 pub type Csn = u64;
@@ -456,37 +462,29 @@ impl VersionedRows {
 
     /// Drops the versions no snapshot at or after `horizon` sees (the
     /// checkpoint's sweep of keys not written since a long reader ended).
-    /// Works a chunk of keys per hold of the write lock, so commits to the
-    /// table go on in between.
+    /// Works [`UPKEEP_CHUNK`] keys per hold of the write lock, so commits
+    /// to the table and its readers wait at most for one chunk; what it
+    /// frees is dropped after the lock is released.
     pub(crate) fn prune(&self, horizon: Csn) {
         let mut from: Bound<Key> = Bound::Unbounded;
         let keep_deletes = self.has_base();
         while self.multi.load(Ordering::Relaxed) > 0 {
             let mut map = self.map.write();
-            let mut keys = Vec::new();
-            let mut next = None;
-            for (n, (k, c)) in map
-                .range::<Key, _>((from.as_ref(), Bound::Unbounded))
-                .enumerate()
-            {
-                if n == SCAN_CHUNK * 8 {
-                    next = Some(k.clone());
-                    break;
-                }
-                if c.is_many() {
-                    keys.push(k.clone());
-                }
-            }
+            let (keys, next) = Self::upkeep_chunk(&map, &from, Chain::is_many);
+            let mut freed = Vec::with_capacity(keys.len());
             for k in keys {
                 if let Some(c) = map.remove(&k) {
                     let c = c.pruned(horizon, keep_deletes);
                     self.count_multi(true, c.as_ref().is_some_and(Chain::is_many));
                     if let Some(c) = c {
                         map.insert(k, c);
+                    } else {
+                        freed.push(k);
                     }
                 }
             }
             drop(map);
+            drop(freed);
             match next {
                 Some(k) => from = Bound::Included(k),
                 None => return,
@@ -494,11 +492,35 @@ impl VersionedRows {
         }
     }
 
+    /// The keys from `from` on (at most [`UPKEEP_CHUNK`] looked at) whose
+    /// chains `pick` chooses, and the key to go on from.
+    fn upkeep_chunk(
+        map: &BTreeMap<Key, Chain>,
+        from: &Bound<Key>,
+        mut pick: impl FnMut(&Chain) -> bool,
+    ) -> (Vec<Key>, Option<Key>) {
+        let mut keys = Vec::new();
+        for (n, (k, c)) in map
+            .range::<Key, _>((from.as_ref(), Bound::Unbounded))
+            .enumerate()
+        {
+            if n == UPKEEP_CHUNK {
+                return (keys, Some(k.clone()));
+            }
+            if pick(c) {
+                keys.push(k.clone());
+            }
+        }
+        (keys, None)
+    }
+
     /// Drops from memory every key the base store's newest commit answers
     /// for every snapshot (see `Chain::evictable`; `upto`: the CSN that
     /// commit was read at). Runs after that commit became the store's
-    /// current generation, a chunk of keys per hold of the publish lock
-    /// (so no install is between its look at memory and its change).
+    /// current generation, [`UPKEEP_CHUNK`] keys per hold of the publish
+    /// lock (so no install is between its look at memory and its change):
+    /// every commit waits while it is held, so the chunk is small and the
+    /// evicted rows are freed after the locks are released.
     /// Returns the number of keys evicted.
     pub(crate) fn evict(&self, vis: &Visibility, upto: Csn) -> usize {
         if !self.has_base() {
@@ -507,23 +529,12 @@ impl VersionedRows {
         let mut evicted = 0;
         let mut from: Bound<Key> = Bound::Unbounded;
         loop {
-            let _hold = vis.hold_publish();
+            let hold = vis.hold_publish();
             let horizon = vis.horizon();
             let mut map = self.map.write();
-            let mut keys = Vec::new();
-            let mut next = None;
-            for (n, (k, c)) in map
-                .range::<Key, _>((from.as_ref(), Bound::Unbounded))
-                .enumerate()
-            {
-                if n == SCAN_CHUNK * 8 {
-                    next = Some(k.clone());
-                    break;
-                }
-                if c.is_many() || c.evictable(upto, horizon) {
-                    keys.push(k.clone());
-                }
-            }
+            let (keys, next) =
+                Self::upkeep_chunk(&map, &from, |c| c.is_many() || c.evictable(upto, horizon));
+            let mut freed = Vec::with_capacity(keys.len());
             for k in keys {
                 let Some(c) = map.remove(&k) else { continue };
                 let was_many = c.is_many();
@@ -533,12 +544,15 @@ impl VersionedRows {
                 if c.evictable(upto, horizon) {
                     self.count_multi(was_many, false);
                     evicted += 1;
+                    freed.push((k, c));
                 } else {
                     self.count_multi(was_many, c.is_many());
                     map.insert(k, c);
                 }
             }
             drop(map);
+            drop(hold);
+            drop(freed);
             match next {
                 Some(k) => from = Bound::Included(k),
                 None => return evicted,
