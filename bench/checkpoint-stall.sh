@@ -120,7 +120,7 @@ phases = []
 for l in open(d + "/server.log").read().splitlines()[start:]:
     if "checkpoint written" not in l:
         continue
-    f = {k: float(v) for k, v in re.findall(r"(\w+)_ms=([\d.]+)", l)}
+    f = {k: float(v) for k, v in re.findall(r"(\w+)_ms=([\d.]+(?:e-?\d+)?)", l)}
     end = datetime.fromisoformat(l.split()[0].replace("Z", "+00:00")).timestamp()
     t = end
     for name in ("trim", "evict"):
