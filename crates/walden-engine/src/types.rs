@@ -68,6 +68,9 @@ pub enum DataType {
     /// PostgreSQL's one-byte `"char"` (catalog codes such as relkind and
     /// typtype). Values are `Value::Text` of at most one character.
     PgChar,
+    /// PostgreSQL's `name` (catalog identifiers such as relname): text of
+    /// at most 63 bytes, longer input cut there. Values are `Value::Text`.
+    Name,
     /// An anonymous record (`ROW(...)`, a multi-column function's row):
     /// its fields' names and types. Values are `Value::Array` of the
     /// fields; no table column has this type (PostgreSQL refuses it too).
@@ -126,6 +129,7 @@ impl DataType {
             DataType::OidVector => "oidvector".into(),
             DataType::Oid => "oid".into(),
             DataType::PgChar => "\"char\"".into(),
+            DataType::Name => "name".into(),
             DataType::Record(_) => "record".into(),
             DataType::Reg(k) => k.sql_name().into(),
         }
@@ -412,13 +416,15 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
         };
     }
     let v = match (t, v) {
-        (T::Text | T::Varchar(_) | T::Char(_), V::Reg(_, _, name)) => coerce(V::Text(name), t)?,
+        (T::Text | T::Varchar(_) | T::Char(_) | T::Name, V::Reg(_, _, name)) => {
+            coerce(V::Text(name), t)?
+        }
         (T::Reg(k), V::Reg(_, oid, name)) => V::Reg(*k, oid, name),
         (_, V::Reg(_, oid, _)) => coerce(V::Int(oid as i64), t)?,
         // An OID alone has no name to show (a name needs the catalogs,
         // which casts look up).
         (T::Reg(_), v) => coerce(v, &T::Oid)?,
-        (T::Json | T::Jsonb | T::Text | T::Varchar(_) | T::Char(_) | T::PgChar, v) => v,
+        (T::Json | T::Jsonb | T::Text | T::Varchar(_) | T::Char(_) | T::PgChar | T::Name, v) => v,
         (_, V::Jsonb(j)) => match (&*j, t) {
             (
                 Jsonb::Number(n),
@@ -526,6 +532,15 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
         }
         // PostgreSQL keeps the first byte (here: character); '' is '\0',
         // shown as the empty string.
+        // PostgreSQL cuts a longer name to 63 bytes (NAMEDATALEN - 1),
+        // at a character boundary, without an error.
+        (T::Name, v) => {
+            let s = match v {
+                V::Text(s) => s,
+                other => Arc::from(other.to_string()),
+            };
+            V::Text(Arc::from(truncate_name(&s)))
+        }
         (T::PgChar, v) => {
             let s = match v {
                 V::Text(s) => s,
@@ -610,11 +625,7 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
                 .as_u128(),
         ),
         (T::Bytes, V::Bytes(b)) => V::Bytes(b),
-        (T::Bytes, V::Text(s)) => V::Bytes(
-            parse_bytea(&s)
-                .ok_or_else(|| bad(&V::Text(s.clone())))?
-                .into(),
-        ),
+        (T::Bytes, V::Text(s)) => V::Bytes(parse_bytea(&s)?.into()),
         (_, v) => return Err(bad(&v)),
     })
 }
@@ -629,18 +640,72 @@ fn json_error(e: jsonb::JsonError) -> EngineError {
     }
 }
 
-fn parse_bytea(s: &str) -> Option<Vec<u8>> {
-    let h = s.strip_prefix("\\x").or_else(|| s.strip_prefix("0x"))?;
-    // Bytes, not string slices: a multi-byte character must be refused as
-    // a bad digit, not split (slicing inside one panics).
-    let h = h.as_bytes();
-    if h.len() % 2 != 0 {
-        return None;
+/// bytea input as PostgreSQL's byteain: `\x` then hex digit pairs
+/// (whitespace between pairs), or the escape form, where `\\` is a
+/// backslash, `\ooo` (first digit 0-3) a byte in octal and every other
+/// character stands for its own bytes.
+pub fn parse_bytea(s: &str) -> Result<Vec<u8>> {
+    if let Some(h) = s.strip_prefix("\\x") {
+        // Bytes, not string slices: a multi-byte character must be refused
+        // as a bad digit, not split (slicing inside one panics).
+        let h = h.as_bytes();
+        let mut out = Vec::with_capacity(h.len() / 2);
+        let mut i = 0;
+        let digit = |i: usize| -> Result<u8> {
+            let b = h[i];
+            (b as char).to_digit(16).map(|d| d as u8).ok_or_else(|| {
+                // The whole character, as PostgreSQL names it.
+                let text = String::from_utf8_lossy(&h[i..]);
+                EngineError::InvalidHex(format!(
+                    "invalid hexadecimal digit: \"{}\"",
+                    text.chars().next().unwrap_or(' ')
+                ))
+            })
+        };
+        while i < h.len() {
+            if matches!(h[i], b' ' | b'\t' | b'\n' | b'\r') {
+                i += 1;
+                continue;
+            }
+            let hi = digit(i)?;
+            if i + 1 >= h.len() {
+                return Err(EngineError::InvalidHex(
+                    "invalid hexadecimal data: odd number of digits".into(),
+                ));
+            }
+            let lo = digit(i + 1)?;
+            out.push(hi << 4 | lo);
+            i += 2;
+        }
+        return Ok(out);
     }
-    let digit = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
-    h.chunks_exact(2)
-        .map(|p| Some(digit(p[0])? << 4 | digit(p[1])?))
-        .collect()
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            out.push(b[i]);
+            i += 1;
+            continue;
+        }
+        let oct = |k: usize, max: u8| b.get(i + k).filter(|c| (b'0'..=max).contains(c));
+        match (oct(1, b'3'), oct(2, b'7'), oct(3, b'7')) {
+            (Some(a), Some(m), Some(z)) => {
+                out.push((a - b'0') << 6 | (m - b'0') << 3 | (z - b'0'));
+                i += 4;
+            }
+            _ if b.get(i + 1) == Some(&b'\\') => {
+                out.push(b'\\');
+                i += 2;
+            }
+            _ => {
+                return Err(EngineError::Data(
+                    "invalid input syntax for type bytea".into(),
+                ))
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Days from 1970-01-01 to a civil date (proleptic Gregorian).
@@ -853,4 +918,19 @@ mod tests {
         assert_eq!(h(&Value::Int(2)), h(&Value::Float(2.0)));
         assert!(Value::Null < Value::Int(i64::MIN));
     }
+}
+
+/// The longest `name` PostgreSQL keeps, in bytes.
+pub const NAME_MAX_BYTES: usize = 63;
+
+/// `s` cut to `NAME_MAX_BYTES` at a character boundary.
+pub fn truncate_name(s: &str) -> &str {
+    if s.len() <= NAME_MAX_BYTES {
+        return s;
+    }
+    let mut end = NAME_MAX_BYTES;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
 }

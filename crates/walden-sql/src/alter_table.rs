@@ -632,7 +632,7 @@ fn assignable(from: &DataType, to: &DataType) -> bool {
             T::SmallInt | T::Int | T::BigInt | T::Oid | T::Real | T::Double | T::Decimal { .. }
         )
     };
-    let text = |t: &DataType| matches!(t, T::Text | T::Varchar(_) | T::Char(_));
+    let text = |t: &DataType| matches!(t, T::Text | T::Varchar(_) | T::Char(_) | T::Name);
     let datetime = |t: &DataType| matches!(t, T::Date | T::Timestamp | T::TimestampTz);
     std::mem::discriminant(from) == std::mem::discriminant(to)
         || text(to)

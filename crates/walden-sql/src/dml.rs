@@ -54,6 +54,7 @@ pub(crate) fn table_scope(t: &Table, alias: Option<&str>) -> Arc<Scope> {
                 name: c.name.clone(),
                 ty: c.data_type.clone(),
                 origin: crate::ColumnOrigin::of_table(t.id(), k),
+                ..Default::default()
             })
             .collect(),
     ))

@@ -237,7 +237,7 @@ impl From<EngineError> for SqlError {
             E::InvalidJson { .. } | E::MalformedArray { .. } => ErrorKind::InvalidText,
             E::ArrayUnsupported(_) => ErrorKind::FeatureNotSupported,
             E::JsonUnicodeNul => ErrorKind::UntranslatableCharacter,
-            E::JsonbCast { .. } => ErrorKind::InvalidParameter,
+            E::JsonbCast { .. } | E::InvalidHex(_) => ErrorKind::InvalidParameter,
             E::OutOfRange(_) => ErrorKind::NumericOutOfRange,
             E::UnknownType(_) => ErrorKind::UndefinedObject,
             E::TypeExists(_) | E::EnumLabelExists(_) => ErrorKind::DuplicateObject,

@@ -161,6 +161,7 @@ fn plan_update(
             name: c.name.clone(),
             ty: c.data_type.clone(),
             origin: None,
+            ..Default::default()
         }));
     }
     let scope = Arc::new(Scope::new(cols));

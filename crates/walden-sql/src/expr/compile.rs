@@ -659,11 +659,35 @@ pub fn ident_parts(e: &ast::Expr) -> (Option<String>, String) {
 
 pub(super) fn col_ref(scope: &Scope, table: Option<&str>, name: &str) -> Result<Expr> {
     let (d, i) = scope.resolve(table, name)?;
-    Ok(if d == 0 {
-        Expr::Col(i)
-    } else {
-        Expr::Outer(d, i)
-    })
+    let at = |i: usize| {
+        if d == 0 {
+            Expr::Col(i)
+        } else {
+            Expr::Outer(d, i)
+        }
+    };
+    let mut s = scope;
+    for _ in 0..d {
+        match s.parent.as_deref() {
+            Some(p) => s = p,
+            None => return Ok(at(i)),
+        }
+    }
+    let merged = match s.cols.get(i) {
+        // Also under the join's alias (`(a FULL JOIN b USING (id)) j`),
+        // which labels both sides alike.
+        Some(c)
+            if !c.merged.is_empty()
+                && (table.is_none()
+                    || c.merged.iter().all(|&m| s.cols.get(m).is_some_and(|o| o.table == c.table))) =>
+        {
+            c.merged.clone()
+        }
+        _ => return Ok(at(i)),
+    };
+    let mut args = vec![at(i)];
+    args.extend(merged.into_iter().map(at));
+    Ok(Expr::Func(Func::Coalesce, args))
 }
 
 /// `ARRAY(SELECT ...)`.
@@ -719,6 +743,24 @@ pub(super) fn catalog_cast(
                 | DataType::Double
         )
     );
+    // A name in a constant is looked up now, so an unknown one fails
+    // when the statement is prepared, as in PostgreSQL.
+    if let Expr::Lit(Value::Text(name)) = &inner {
+        let kind = match to_oid {
+            Func::RegClassOid => Some(walden_engine::RegKind::Class),
+            Func::RegTypeOid => Some(walden_engine::RegKind::Type),
+            Func::RegNamespaceOid => Some(walden_engine::RegKind::Namespace),
+            _ => None,
+        };
+        if let Some(kind) = kind {
+            crate::pg_catalog::check_reg_constant(
+                &crate::pg_catalog::Seen::new(&p.db, p.viewer),
+                &p.path,
+                kind,
+                name,
+            )?;
+        }
+    }
     Ok(Some(Expr::Func(
         if is_number { to_name } else { to_oid },
         vec![inner],

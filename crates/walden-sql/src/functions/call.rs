@@ -76,11 +76,30 @@ pub(super) fn int_arg(v: &Value, what: &str) -> Result<i64> {
         )),
     }
 }
+/// `f(..., VARIADIC array)`: the array's elements as the last arguments.
+/// A NULL array makes concat, concat_ws and the json builders NULL and
+/// gives format no arguments, as PostgreSQL.
+fn call_variadic(v: Variadic, mut a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
+    match a.pop() {
+        Some(Value::Array(items)) => a.extend(items.iter().cloned()),
+        Some(Value::Null) | None if v == Variadic::Format => {}
+        Some(Value::Null) | None => return Ok(Value::Null),
+        Some(other) => {
+            return Err(SqlError::new(
+                ErrorKind::DatatypeMismatch,
+                format!("VARIADIC argument must be an array, not {other}"),
+            ))
+        }
+    }
+    call(v.func(), a, env)
+}
+
 /// Calls a scalar function on evaluated arguments.
 pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
     let null_in = a.iter().any(|v| v.is_null());
     let arg = |i: usize| a.get(i).cloned().unwrap_or(Value::Null);
     Ok(match f {
+        Func::Variadic(v) => return call_variadic(v, a, env),
         Func::Json(j) => crate::jsonfn::call(j, a)?,
         Func::Bitwise(op, w) => bitwise::call(op, w, &a)?,
         Func::Now => Value::TimestampTz(env.info.now),
@@ -392,6 +411,18 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             Value::Null => Value::Null,
             fmt => Value::text(strings::format(&text_arg(&fmt), &a[1..])?),
         },
+        // NULL arguments are skipped, only a NULL separator gives NULL.
+        Func::ConcatWs => match arg(0) {
+            Value::Null => Value::Null,
+            sep => Value::text(
+                a[1..]
+                    .iter()
+                    .filter(|v| !v.is_null())
+                    .map(|v| v.to_string())
+                    .collect::<Vec<_>>()
+                    .join(&text_arg(&sep)),
+            ),
+        },
         _ if null_in && f != Func::Concat => Value::Null,
         Func::StrPos => Value::Int(strings::strpos(&text_arg(&arg(0)), &text_arg(&arg(1)))),
         Func::Ascii => Value::Int(strings::ascii(&text_arg(&arg(0)))),
@@ -410,7 +441,10 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         ),
         Func::Upper => Value::text(text_arg(&arg(0)).to_uppercase()),
         Func::Lower => Value::text(text_arg(&arg(0)).to_lowercase()),
-        Func::Length => Value::Int(text_arg(&arg(0)).chars().count() as i64),
+        Func::Length => Value::Int(match arg(0) {
+            Value::Bytes(b) => b.len() as i64,
+            v => text_arg(&v).chars().count() as i64,
+        }),
         Func::OctetLength => Value::Int(match arg(0) {
             Value::Bytes(b) => b.len() as i64,
             v => text_arg(&v).len() as i64,

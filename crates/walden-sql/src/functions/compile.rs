@@ -199,6 +199,11 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
             return Ok(Expr::Cast(Box::new(Expr::compile(p, scope, v)?), ty));
         }
     }
+    if let Some((last, rest)) = raw_args.split_last() {
+        if let Some(array) = arg_expr(last).and_then(variadic_marked) {
+            return compile_variadic(p, scope, &name, rest, array);
+        }
+    }
     let mut args = Vec::new();
     for a in &raw_args {
         let e = arg_expr(a)
@@ -264,6 +269,7 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "rtrim" => Func::Rtrim,
         "replace" => Func::Replace,
         "concat" => Func::Concat,
+        "concat_ws" => Func::ConcatWs,
         "left" => Func::Left,
         "md5" => Func::Md5,
         "repeat" | "replicate" => Func::Repeat,
@@ -355,7 +361,7 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         Func::ArrayPosition => Some(2..=3),
         Func::QuoteLiteral | Func::Ascii | Func::Chr | Func::BitLength => Some(1..=1),
         Func::StrPos => Some(2..=2),
-        Func::Format => Some(1..=usize::MAX),
+        Func::Format | Func::ConcatWs => Some(1..=usize::MAX),
         Func::SetVal => Some(2..=3),
         Func::Trim | Func::Ltrim | Func::Rtrim => Some(1..=2),
         Func::DateTrunc | Func::DatePartPg | Func::ToChar => Some(2..=2),
@@ -405,4 +411,77 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         p.uses_sequences = true;
     }
     Ok(Expr::Func(func, args))
+}
+
+/// The function name `front/pg_forms.rs` wraps a `VARIADIC` argument in
+/// (sqlparser has no VARIADIC in calls).
+pub const VARIADIC_MARK: &str = "__walden_variadic";
+
+/// The argument of `VARIADIC arg`, as the rewrite marked it.
+fn variadic_marked(e: &ast::Expr) -> Option<&ast::Expr> {
+    let ast::Expr::Function(f) = e else {
+        return None;
+    };
+    if fname(f) != VARIADIC_MARK {
+        return None;
+    }
+    match args_of(f).as_slice() {
+        [a] => arg_expr(a),
+        _ => None,
+    }
+}
+
+/// `name(args..., VARIADIC array)`.
+fn compile_variadic(
+    p: &mut Planner<'_>,
+    scope: &Arc<Scope>,
+    name: &str,
+    rest: &[&FunctionArg],
+    array: &ast::Expr,
+) -> Result<Expr> {
+    let Some(v) = Variadic::of(name) else {
+        return Err(SqlError::unsupported(format!(
+            "VARIADIC in a call of {name}()"
+        )));
+    };
+    let mut args = Vec::new();
+    for a in rest {
+        let e = arg_expr(a)
+            .ok_or_else(|| SqlError::syntax(format!("unsupported argument to {name}")))?;
+        if variadic_marked(e).is_some() {
+            return Err(SqlError::syntax(
+                "syntax error: VARIADIC must be the last argument",
+            ));
+        }
+        args.push(Expr::compile(p, scope, e)?);
+    }
+    if v.func() == Func::Format && args.is_empty() {
+        return Err(SqlError::new(
+            ErrorKind::UndefinedFunction,
+            "function format(text[]) does not exist",
+        )
+        .with_fields(crate::error::ErrorFields {
+            hint: Some(
+                "No function matches the given name and argument types. \
+                 You might need to add explicit type casts."
+                    .into(),
+            ),
+            ..Default::default()
+        }));
+    }
+    let untyped = matches!(array, ast::Expr::Value(x) if matches!(x.value, ast::Value::SingleQuotedString(_)));
+    let arr = Expr::compile(p, scope, array)?;
+    let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+    match (&arr, crate::query::static_type(&arr, &types, &p.params)) {
+        (Expr::Param(i), None) => p.infer_param(*i, DataType::Array(Box::new(DataType::Text))),
+        (Expr::Lit(Value::Null), _) | (_, Some(DataType::Array(_))) if !untyped => {}
+        _ => {
+            return Err(SqlError::new(
+                ErrorKind::DatatypeMismatch,
+                "VARIADIC argument must be an array",
+            ))
+        }
+    }
+    args.push(arr);
+    Ok(Expr::Func(Func::Variadic(v), args))
 }

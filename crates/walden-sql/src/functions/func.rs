@@ -149,6 +149,11 @@ pub enum Func {
     BitLength,
     /// `format(fmt, args...)` (`functions/strings.rs`).
     Format,
+    /// `concat_ws(sep, args...)`: the arguments that are not NULL, joined.
+    ConcatWs,
+    /// A variadic function called with `VARIADIC array` last: the array's
+    /// elements are its last arguments.
+    Variadic(Variadic),
     /// `array_position(a, x [, start])`: the first index holding `x` (NULL
     /// finds a NULL), or NULL.
     ArrayPosition,
@@ -310,7 +315,43 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         Func::StringToArray => DataType::Array(Box::new(DataType::Text)),
         Func::RelationSize(_) => DataType::BigInt,
         Func::Json(j) => crate::jsonfn::result_type(j, args),
+        Func::Variadic(v) => func_type(v.func(), args),
         Func::Bitwise(_, w) => w.data_type(),
         _ => DataType::Text,
+    }
+}
+
+/// The functions `VARIADIC array` may call: PostgreSQL's variadic ones
+/// Walden has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variadic {
+    Format,
+    Concat,
+    ConcatWs,
+    Json(crate::jsonfn::JsonFn),
+}
+
+impl Variadic {
+    /// The function a call names, when it takes `VARIADIC`.
+    pub fn of(name: &str) -> Option<Variadic> {
+        Some(match name {
+            "format" => Variadic::Format,
+            "concat" => Variadic::Concat,
+            "concat_ws" => Variadic::ConcatWs,
+            _ => match crate::jsonfn::lookup(name)? {
+                j @ (crate::jsonfn::JsonFn::BuildObject { .. }
+                | crate::jsonfn::JsonFn::BuildArray { .. }) => Variadic::Json(j),
+                _ => return None,
+            },
+        })
+    }
+
+    pub fn func(self) -> Func {
+        match self {
+            Variadic::Format => Func::Format,
+            Variadic::Concat => Func::Concat,
+            Variadic::ConcatWs => Func::ConcatWs,
+            Variadic::Json(j) => Func::Json(j),
+        }
     }
 }

@@ -268,6 +268,38 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                 ]);
             }
             out.extend(super::enums::type_rows(env));
+            // Each table's row type (typtype 'c', typrelid the table), as
+            // PostgreSQL makes one for every table (pgjdbc's getUDTs lists
+            // them). No array type: Walden has no values of these types.
+            for tb in Seen::of(env).tables() {
+                out.push(vec![
+                    i(user_oid(tb.id(), SLOT_TABLE_TYPE)),
+                    t(tb.name()),
+                    i(NS_PUBLIC),
+                    i(OWNER_OID),
+                    i(-1),
+                    b(false),
+                    t("c"),
+                    t("C"),
+                    b(true),
+                    i(user_oid(tb.id(), SLOT_TABLE)),
+                    i(0),
+                    i(0),
+                    b(false),
+                    i(0),
+                    i(-1),
+                    i(0),
+                    i(0),
+                    t(","),
+                    t("record_in"),
+                    t("record_out"),
+                    t("record_recv"),
+                    t("record_send"),
+                    t("d"),
+                    t("x"),
+                    NULL,
+                ]);
+            }
         }
         V::Roles => out = crate::privileges::role_rows(env, false)?,
         V::Authid => out = crate::privileges::role_rows(env, true)?,

@@ -84,6 +84,7 @@ pub(super) fn plan_factor(
                         name: n.to_string(),
                         ty: t,
                         origin: None,
+                        ..Default::default()
                     })
                     .collect();
                 rename_cols(&mut cols, alias);
@@ -116,6 +117,7 @@ pub(super) fn plan_factor(
                             name: c.name.clone(),
                             ty: c.ty.clone(),
                             origin: c.origin,
+                            ..Default::default()
                         })
                         .collect();
                     rename_cols(&mut cols, alias);
@@ -142,6 +144,7 @@ pub(super) fn plan_factor(
                     name: c.name.clone(),
                     ty: c.data_type.clone(),
                     origin: crate::ColumnOrigin::of_table(table.id(), k),
+                    ..Default::default()
                 })
                 .collect();
             rename_cols(&mut cols, alias);
@@ -175,6 +178,7 @@ pub(super) fn plan_factor(
                     name: c.name.clone(),
                     ty: c.ty.clone(),
                     origin: c.origin,
+                    ..Default::default()
                 })
                 .collect();
             rename_cols(&mut cols, alias);
@@ -308,6 +312,7 @@ fn sequence_item(
             name: n.to_string(),
             ty: t,
             origin: None,
+            ..Default::default()
         })
         .collect();
     rename_cols(&mut cols, alias);
@@ -343,6 +348,7 @@ pub(super) fn table_function(
         name: "ordinality".to_string(),
         ty: DataType::BigInt,
         origin: None,
+        ..Default::default()
     });
     // The alias column list names the ordinality column too, after the
     // function's own columns.
@@ -374,6 +380,7 @@ fn function_rows(
                 name: n,
                 ty: t,
                 origin: None,
+                ..Default::default()
             })
             .collect();
         rename_cols(&mut cols, alias);
@@ -410,6 +417,7 @@ fn function_rows(
                     name: n,
                     ty: t,
                     origin: None,
+                    ..Default::default()
                 })
                 .collect();
             rename_cols(&mut cols, alias);
@@ -450,6 +458,7 @@ fn function_rows(
                         _ => DataType::Text,
                     },
                     origin: None,
+                    ..Default::default()
                 })
                 .collect();
             rename_cols(&mut cols, alias);
@@ -473,6 +482,7 @@ fn function_rows(
                     name: n.to_string(),
                     ty: t,
                     origin: None,
+                    ..Default::default()
                 })
                 .collect();
             rename_cols(&mut cols, alias);
@@ -495,6 +505,7 @@ fn function_rows(
                     name: n.to_string(),
                     ty: DataType::Int,
                     origin: None,
+                    ..Default::default()
                 })
                 .collect();
             rename_cols(&mut cols, alias);
@@ -516,6 +527,7 @@ fn function_rows(
                     name: n.to_string(),
                     ty: t,
                     origin: None,
+                    ..Default::default()
                 })
                 .collect();
             rename_cols(&mut cols, alias);
@@ -581,16 +593,23 @@ pub(super) fn join(
     outer: &Option<Arc<Scope>>,
 ) -> Result<Item> {
     let lw = left.cols.len();
-    let mut cols = left.cols;
     let right_width = right.cols.len();
-    cols.extend(right.cols);
-    let scope = Arc::new(Scope {
-        cols: cols.clone(),
-        parent: outer.clone(),
-    });
+    let left_order = star_order(&left.cols);
+    let right_order: Vec<usize> = star_order(&right.cols).into_iter().map(|i| lw + i).collect();
+    let mut cols = left.cols;
+    cols.extend(right.cols.into_iter().map(|mut c| {
+        for m in &mut c.merged {
+            *m += lw;
+        }
+        c
+    }));
     let mut on = Vec::new();
-    match constraint {
+    let using: Vec<String> = match constraint {
         Some(ast::JoinConstraint::On(e)) => {
+            let scope = Arc::new(Scope {
+                cols: cols.clone(),
+                parent: outer.clone(),
+            });
             let mut cs = Vec::new();
             conjuncts(e, &mut cs);
             p.window = window::WindowSlot::Refused("in JOIN conditions");
@@ -600,29 +619,91 @@ pub(super) fn join(
                 .collect::<Result<Vec<_>>>();
             p.window = window::WindowSlot::Refused("here");
             on.extend(compiled?);
+            Vec::new()
         }
         Some(ast::JoinConstraint::Using(names)) => {
+            let mut seen: Vec<String> = Vec::new();
             for n in names {
                 let n = object_last(n).to_ascii_lowercase();
-                let li = cols[..lw]
-                    .iter()
-                    .position(|c| c.name.eq_ignore_ascii_case(&n));
-                let ri = cols[lw..]
-                    .iter()
-                    .position(|c| c.name.eq_ignore_ascii_case(&n));
-                match (li, ri) {
-                    (Some(l), Some(r)) => on.push(Expr::Bin(BinOp::Eq, Box::new(Expr::Col(l)), Box::new(Expr::Col(lw + r)))),
-                    _ => {
-                        return Err(SqlError::new(
-                            ErrorKind::UndefinedColumn,
-                            format!("column \"{n}\" specified in USING clause does not exist in both tables"),
-                        ))
-                    }
+                if seen.contains(&n) {
+                    return Err(SqlError::new(
+                        ErrorKind::DuplicateColumn,
+                        format!("column name \"{n}\" appears more than once in USING clause"),
+                    ));
+                }
+                seen.push(n);
+            }
+            seen
+        }
+        // NATURAL: the names both sides show, in the left side's order.
+        Some(ast::JoinConstraint::Natural) => {
+            let mut names: Vec<String> = Vec::new();
+            for &i in &left_order {
+                let c = &cols[i];
+                let n = c.name.to_ascii_lowercase();
+                if !c.hidden
+                    && !names.contains(&n)
+                    && right_order
+                        .iter()
+                        .any(|&j| !cols[j].hidden && cols[j].name.eq_ignore_ascii_case(&n))
+                {
+                    names.push(n);
                 }
             }
+            names
         }
-        Some(ast::JoinConstraint::Natural) => return Err(SqlError::unsupported("NATURAL JOIN")),
-        Some(ast::JoinConstraint::None) | None => {}
+        Some(ast::JoinConstraint::None) | None => Vec::new(),
+    };
+    // Each USING column: the two sides' columns become one, named
+    // unqualified (the left one for inner and left joins, the right one
+    // for right joins, the first non-NULL for full joins), listed first
+    // by `*`; both stay reachable qualified.
+    let mut first = Vec::new();
+    for n in &using {
+        let li = using_side(&cols, &left_order, n, "left")?;
+        let ri = using_side(&cols, &right_order, n, "right")?;
+        let side = |i: usize| {
+            let c: &ScopeCol = &cols[i];
+            let mut args = vec![Expr::Col(i)];
+            args.extend(c.merged.iter().map(|&m| Expr::Col(m)));
+            if args.len() == 1 {
+                args.pop().expect("one")
+            } else {
+                Expr::Func(crate::functions::Func::Coalesce, args)
+            }
+        };
+        on.push(Expr::Bin(BinOp::Eq, Box::new(side(li)), Box::new(side(ri))));
+        let shown = match kind {
+            JoinKind::Inner | JoinKind::Left => {
+                cols[ri].hidden = true;
+                li
+            }
+            JoinKind::Right => {
+                cols[li].hidden = true;
+                ri
+            }
+            JoinKind::Full => {
+                let mut extra = vec![ri];
+                extra.extend(cols[ri].merged.clone());
+                cols[li].merged.extend(extra);
+                cols[ri].hidden = true;
+                li
+            }
+        };
+        first.push(shown);
+    }
+    let order: Vec<usize> = first
+        .iter()
+        .copied()
+        .chain(
+            left_order
+                .into_iter()
+                .chain(right_order)
+                .filter(|i| !first.contains(i)),
+        )
+        .collect();
+    for (rank, i) in order.into_iter().enumerate() {
+        cols[i].star = rank;
     }
     let mut source = Source::Join {
         left: Box::new(left.source),
@@ -636,6 +717,34 @@ pub(super) fn join(
         place_on_join(&mut source, c, lw);
     }
     Ok(Item { source, cols })
+}
+
+/// Positions of `cols` in the order `SELECT *` lists them.
+pub(super) fn star_order(cols: &[ScopeCol]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..cols.len()).collect();
+    order.sort_by_key(|&i| cols[i].star);
+    order
+}
+
+/// The one column of a join side (`side` lists its positions) that a USING
+/// name finds unqualified.
+fn using_side(cols: &[ScopeCol], side: &[usize], name: &str, which: &str) -> Result<usize> {
+    let hits: Vec<usize> = side
+        .iter()
+        .copied()
+        .filter(|&i| !cols[i].hidden && cols[i].name.eq_ignore_ascii_case(name))
+        .collect();
+    match hits.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(SqlError::new(
+            ErrorKind::UndefinedColumn,
+            format!("column \"{name}\" specified in USING clause does not exist in {which} table"),
+        )),
+        _ => Err(SqlError::new(
+            ErrorKind::AmbiguousColumn,
+            format!("common column name \"{name}\" appears more than once in {which} table"),
+        )),
+    }
 }
 
 /// Puts a condition on a join: a hash key if it equates the two sides,
