@@ -386,7 +386,6 @@ fn parse_float(s: &str) -> Option<f64> {
     }
 }
 
-
 /// Decodes a text-format parameter as a value of the type with `oid` (the one
 /// the client declared or was told in ParameterDescription).
 pub fn decode_text_param(s: &str, oid: u32) -> Result<Value, SqlError> {

@@ -20,8 +20,10 @@ mod compile;
 mod eval;
 mod ops;
 pub(crate) mod record;
+mod regcast;
 pub use compile::*;
 pub use ops::*;
+use regcast::*;
 
 /// A column visible in a scope.
 #[derive(Clone, Debug)]

@@ -165,11 +165,7 @@ async fn run(conn: String) -> Vec<String> {
     // `name` from the column, the driver sends and reads it in binary.
     let sql = "SELECT relname, $1::name AS n FROM pg_class WHERE relname = $1";
     let got = match c.query_one(sql, &[&"rt"]).await {
-        Ok(row) => format!(
-            "{} {}",
-            row.get::<_, String>(0),
-            row.get::<_, String>(1)
-        ),
+        Ok(row) => format!("{} {}", row.get::<_, String>(0), row.get::<_, String>(1)),
         Err(e) => pg_diff::render_error(&e, &[]),
     };
     out.push(format!("{sql} (binary) -> {got}"));

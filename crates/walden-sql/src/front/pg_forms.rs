@@ -31,6 +31,14 @@ pub(super) fn rewrite(sql: &str) -> Option<String> {
         Some(Token::Word(w)) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
         _ => String::new(),
     };
+    // VARIADIC in a routine's declaration (CREATE / DROP FUNCTION) is a
+    // parameter mode, left for those statements' own refusal.
+    let routine = (0..solid.len()).any(|k| {
+        matches!(
+            word(k).as_str(),
+            "FUNCTION" | "PROCEDURE" | "AGGREGATE" | "ROUTINE"
+        )
+    });
     // (first token, last token, replacement)
     let mut cuts: Vec<(usize, usize, String)> = Vec::new();
     for k in 0..solid.len() {
@@ -64,7 +72,8 @@ pub(super) fn rewrite(sql: &str) -> Option<String> {
                 }
             }
             "VARIADIC"
-                if k > 0
+                if !routine
+                    && k > 0
                     && matches!(toks[solid[k - 1]], Token::LParen | Token::Comma) =>
             {
                 // The argument runs to the call's closing parenthesis.
@@ -145,6 +154,10 @@ mod tests {
         assert_eq!(rewrite("SELECT 1 WHERE a OPERATOR(pg_catalog.=) b"), None);
         assert_eq!(rewrite("SELECT 1 WHERE a OPERATOR(other.=) ANY (x)"), None);
         assert_eq!(rewrite("SELECT 'FROM ONLY t'"), None);
+        assert_eq!(
+            rewrite("CREATE FUNCTION f(VARIADIC a int[]) RETURNS int AS 'x' LANGUAGE sql"),
+            None
+        );
         assert_eq!(
             rewrite("SELECT format('%s', VARIADIC array[f(1), 2]) FROM t").as_deref(),
             Some("SELECT format('%s', __walden_variadic( array[f(1), 2])) FROM t")

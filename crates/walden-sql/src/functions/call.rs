@@ -76,24 +76,6 @@ pub(super) fn int_arg(v: &Value, what: &str) -> Result<i64> {
         )),
     }
 }
-/// `f(..., VARIADIC array)`: the array's elements as the last arguments.
-/// A NULL array makes concat, concat_ws and the json builders NULL and
-/// gives format no arguments, as PostgreSQL.
-fn call_variadic(v: Variadic, mut a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
-    match a.pop() {
-        Some(Value::Array(items)) => a.extend(items.iter().cloned()),
-        Some(Value::Null) | None if v == Variadic::Format => {}
-        Some(Value::Null) | None => return Ok(Value::Null),
-        Some(other) => {
-            return Err(SqlError::new(
-                ErrorKind::DatatypeMismatch,
-                format!("VARIADIC argument must be an array, not {other}"),
-            ))
-        }
-    }
-    call(v.func(), a, env)
-}
-
 /// Calls a scalar function on evaluated arguments.
 pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
     let null_in = a.iter().any(|v| v.is_null());

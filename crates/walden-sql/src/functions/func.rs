@@ -320,38 +320,3 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         _ => DataType::Text,
     }
 }
-
-/// The functions `VARIADIC array` may call: PostgreSQL's variadic ones
-/// Walden has.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Variadic {
-    Format,
-    Concat,
-    ConcatWs,
-    Json(crate::jsonfn::JsonFn),
-}
-
-impl Variadic {
-    /// The function a call names, when it takes `VARIADIC`.
-    pub fn of(name: &str) -> Option<Variadic> {
-        Some(match name {
-            "format" => Variadic::Format,
-            "concat" => Variadic::Concat,
-            "concat_ws" => Variadic::ConcatWs,
-            _ => match crate::jsonfn::lookup(name)? {
-                j @ (crate::jsonfn::JsonFn::BuildObject { .. }
-                | crate::jsonfn::JsonFn::BuildArray { .. }) => Variadic::Json(j),
-                _ => return None,
-            },
-        })
-    }
-
-    pub fn func(self) -> Func {
-        match self {
-            Variadic::Format => Func::Format,
-            Variadic::Concat => Func::Concat,
-            Variadic::ConcatWs => Func::ConcatWs,
-            Variadic::Json(j) => Func::Json(j),
-        }
-    }
-}
