@@ -642,6 +642,21 @@ fn json_error(e: jsonb::JsonError) -> EngineError {
     }
 }
 
+/// The longest `name` PostgreSQL keeps, in bytes.
+pub const NAME_MAX_BYTES: usize = 63;
+
+/// `s` cut to `NAME_MAX_BYTES` at a character boundary.
+pub fn truncate_name(s: &str) -> &str {
+    if s.len() <= NAME_MAX_BYTES {
+        return s;
+    }
+    let mut end = NAME_MAX_BYTES;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
 /// Days from 1970-01-01 to a civil date (proleptic Gregorian).
 pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
@@ -852,19 +867,4 @@ mod tests {
         assert_eq!(h(&Value::Int(2)), h(&Value::Float(2.0)));
         assert!(Value::Null < Value::Int(i64::MIN));
     }
-}
-
-/// The longest `name` PostgreSQL keeps, in bytes.
-pub const NAME_MAX_BYTES: usize = 63;
-
-/// `s` cut to `NAME_MAX_BYTES` at a character boundary.
-pub fn truncate_name(s: &str) -> &str {
-    if s.len() <= NAME_MAX_BYTES {
-        return s;
-    }
-    let mut end = NAME_MAX_BYTES;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
 }
