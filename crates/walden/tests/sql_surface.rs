@@ -180,6 +180,10 @@ const USING_JOINS: &[&str] = &[
     "SELECT * FROM ua JOIN ub USING (id, id)",
     "SELECT * FROM ua JOIN uc USING (x) JOIN ub USING (id)",
     "SELECT id FROM ua JOIN ub ON ua.id = ub.id",
+    "SELECT * FROM ua RIGHT JOIN ub USING (id) ORDER BY id",
+    "SELECT * FROM ua NATURAL LEFT JOIN uc ORDER BY 1",
+    "SELECT id, max(y) FROM ua FULL JOIN ub USING (id) GROUP BY id HAVING id < 3 ORDER BY id DESC",
+    "SELECT * FROM ub JOIN (ua JOIN uc USING (id)) USING (id)",
 ];
 
 // VARIADIC arrays, concat_ws, bytea input in the escape form.
