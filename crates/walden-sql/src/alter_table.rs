@@ -87,12 +87,7 @@ fn refuse_unsupported(op: &Op) -> Result<()> {
         Op::DropPrimaryKey { .. } => Err(SqlError::unsupported(
             "ALTER TABLE ... DROP PRIMARY KEY (use DROP CONSTRAINT name)",
         )),
-        Op::AlterColumn { op, .. } => match op {
-            ColOp::AddGenerated { .. } => Err(SqlError::unsupported(format!(
-                "ALTER TABLE ... ALTER COLUMN ... {op}"
-            ))),
-            _ => Ok(()),
-        },
+        Op::AlterColumn { .. } => Ok(()),
         other => Err(SqlError::unsupported(format!("ALTER TABLE ... {other}"))),
     }
 }
@@ -438,13 +433,74 @@ impl<'a> Work<'a> {
             ColOp::SetDataType {
                 data_type, using, ..
             } => self.set_type(p, i, data_type, using.as_ref())?,
-            ColOp::AddGenerated { .. } => {
-                return Err(SqlError::unsupported(format!(
-                    "ALTER TABLE ... ALTER COLUMN ... {op}"
-                )))
-            }
+            ColOp::AddGenerated {
+                generated_as,
+                sequence_options,
+            } => self.add_identity(i, generated_as.as_ref(), sequence_options)?,
         }
         Ok(())
+    }
+
+    /// `ALTER COLUMN c ADD GENERATED { ALWAYS | BY DEFAULT } AS IDENTITY
+    /// [(options)]` (pg_dump adds identity columns so): the column (NOT
+    /// NULL, with no default, of an integer type) becomes an identity
+    /// column whose counter starts at START whatever rows the table holds,
+    /// as PostgreSQL's new sequence does (a restore then calls `setval`).
+    /// The engine starts the counter when it installs the definition, on
+    /// the primary, at recovery and on a secondary alike.
+    fn add_identity(
+        &mut self,
+        i: usize,
+        generated_as: Option<&ast::GeneratedAs>,
+        options: &Option<Vec<ast::SequenceOptions>>,
+    ) -> Result<()> {
+        let Some(generated_as) = generated_as else {
+            return Err(SqlError::syntax(
+                "syntax error: ADD GENERATED needs ALWAYS or BY DEFAULT",
+            ));
+        };
+        let col = &self.def.columns[i];
+        let what = format!("column \"{}\" of relation \"{}\"", col.name, self.table());
+        if !matches!(
+            col.data_type,
+            DataType::SmallInt | DataType::Int | DataType::BigInt
+        ) {
+            return Err(err(
+                ErrorKind::InvalidParameter,
+                "identity column type must be smallint, integer, or bigint",
+            ));
+        }
+        if col.nullable {
+            return Err(err(
+                ErrorKind::PrerequisiteState,
+                format!("{what} must be declared NOT NULL before identity can be added"),
+            ));
+        }
+        match col.identity {
+            Some(id) if id.generated.is_some() => {
+                return Err(err(
+                    ErrorKind::PrerequisiteState,
+                    format!("{what} is already an identity column"),
+                ))
+            }
+            // A serial column: PostgreSQL's has a nextval() default.
+            Some(_) => {
+                return Err(err(
+                    ErrorKind::PrerequisiteState,
+                    format!("{what} already has a default value"),
+                ))
+            }
+            None if col.default.is_some() => {
+                return Err(err(
+                    ErrorKind::PrerequisiteState,
+                    format!("{what} already has a default value"),
+                ))
+            }
+            None => {}
+        }
+        self.def.columns[i] =
+            crate::ddl::generated_identity(col.clone(), generated_as, options, &None)?;
+        self.def.validate().map_err(crate::ddl::map_def_err)
     }
 
     fn set_type(

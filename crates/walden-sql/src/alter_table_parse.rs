@@ -13,6 +13,10 @@ use sqlparser::ast;
 pub(crate) fn parse(sql: &str) -> Result<ast::Statement> {
     let first = match crate::front::parse_sql(sql) {
         Ok(s) => return Ok(s),
+        // A refusal or a precise error from a rewrite before parsing.
+        Err(e) if e.kind != crate::error::ErrorKind::Syntax || !e.message.starts_with("syntax error: ") => {
+            return Err(e)
+        }
         Err(e) => e,
     };
     let words = words(sql);
@@ -114,7 +118,6 @@ fn unparsed_clause(w: &[String]) -> Option<String> {
         &["ATTACH", "PARTITION"],
         &["DETACH", "PARTITION"],
         &["DROP", "IDENTITY"],
-        &["ADD", "GENERATED"],
         &["RESTART"],
         &["VALIDATE", "CONSTRAINT"],
         &["DISABLE"],
