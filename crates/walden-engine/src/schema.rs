@@ -31,6 +31,18 @@ pub struct Identity {
     pub generated: Option<IdentityGeneration>,
 }
 
+impl Identity {
+    /// Whether an explicit value moves the counter past it. SQL Server's
+    /// `IDENTITY` (and MySQL's `AUTO_INCREMENT`) do; a SQL-standard identity
+    /// column does not, as PostgreSQL's sequence stays where it is (a later
+    /// insert may then collide with the value). SERIAL shares the counter of
+    /// T-SQL's `IDENTITY` here, so it moves too. Recovery still moves every
+    /// counter past the rows it replays (counters are not logged per value).
+    pub fn moves_past_explicit(&self) -> bool {
+        self.generated.is_none()
+    }
+}
+
 /// How a SQL-standard identity column takes explicit values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IdentityGeneration {
