@@ -424,6 +424,15 @@ impl<'a> Work<'a> {
             }
             ColOp::SetDefault { value } => {
                 let d = crate::ddl::default_expr(value)?;
+                // `nextval` of the column's own counter (a serial column's,
+                // shown as this sequence): what the column does already, as
+                // a restore sets it after `ALTER SEQUENCE ... OWNED BY`.
+                let own = format!("{}_{}_seq", self.table(), cname);
+                if let (Some(id), DefaultExpr::NextVal(n)) = (self.def.columns[i].identity, &d) {
+                    if id.generated.is_none() && n.eq_ignore_ascii_case(&own) {
+                        return Ok(());
+                    }
+                }
                 if let DefaultExpr::Value(v) = &d {
                     crate::expr::cast(v.clone(), &self.def.columns[i].data_type)?;
                 }

@@ -37,6 +37,7 @@ mod jsonraw;
 mod locking;
 mod locks_view;
 mod membudget;
+mod owned_by;
 mod owner;
 mod pg_catalog;
 mod privileges;

@@ -51,6 +51,7 @@ impl SqlSession {
         }
         let writes = match cmd {
             Command::CreateSequence { .. } => Some("CREATE SEQUENCE"),
+            Command::AlterSequenceOwnedBy { .. } => Some("ALTER SEQUENCE"),
             Command::AlterDatabase { .. } => Some("ALTER DATABASE"),
             Command::CreateDatabase(_) => Some("CREATE DATABASE"),
             Command::DropDatabase { .. } => Some("DROP DATABASE"),
@@ -389,6 +390,13 @@ impl SqlSession {
                 SearchPath::of(&self.settings).creation(&ast::ObjectName::from(qualified))?;
                 self.in_tx(|tx, _| ddl::create_sequence(tx, name, *if_not_exists, options))
             }
+            Command::AlterSequenceOwnedBy {
+                if_exists,
+                sequence,
+                owner,
+            } => self.in_tx(|tx, _| {
+                crate::owned_by::alter_sequence_owned_by(tx, *if_exists, sequence, owner.as_ref())
+            }),
             Command::Ignored(what) => Ok(QueryOutput::command(if what.is_empty() {
                 "EMPTY".to_string()
             } else {
