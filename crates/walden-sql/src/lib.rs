@@ -41,6 +41,7 @@ mod owned_by;
 mod owner;
 mod pg_catalog;
 mod privileges;
+mod public_schema;
 mod query;
 mod role_stmt;
 mod search_path;

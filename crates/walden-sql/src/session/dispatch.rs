@@ -567,6 +567,21 @@ impl SqlSession {
             Statement::AlterTable(at) => {
                 self.dml(params, |p, tx, ctx| crate::alter_table::alter_table(p, at, tx, ctx))
             }
+            Statement::AlterSchema(a) => {
+                self.in_tx(|tx, s| crate::public_schema::alter_schema(&s.who_in(tx), a))
+            }
+            Statement::Comment {
+                object_type: ast::CommentObject::Schema,
+                object_name,
+                comment,
+                ..
+            } => self.in_tx(|tx, s| {
+                crate::public_schema::comment_on_schema(
+                    &s.who_in(tx),
+                    object_name,
+                    comment.as_deref(),
+                )
+            }),
             Statement::Copy {
                 source:
                     ast::CopySource::Table {
