@@ -74,6 +74,49 @@ pub(crate) fn alter_table(
     Ok(out)
 }
 
+/// `ALTER TABLE t ALTER c SET GENERATED ... | DROP IDENTITY [IF EXISTS]`
+/// (parsed in `alter_table_parse.rs`): a change of the definition only,
+/// logged and applied as the other actions.
+pub(crate) fn alter_identity(
+    p: &mut Planner<'_>,
+    a: &crate::alter_table_parse::AlterIdentity,
+    tx: &mut Transaction,
+    ctx: &Ctx<'_>,
+) -> Result<QueryOutput> {
+    if a.actions.len() > 1 {
+        return Err(SqlError::syntax("conflicting or redundant options"));
+    }
+    let db = tx.database().clone();
+    let mut out = QueryOutput::command("ALTER TABLE");
+    let name = match db.table_as(Some(tx.id()), &a.table) {
+        Ok(t) => t.name().to_string(),
+        Err(_) if a.if_exists => {
+            out.notices.push(format!(
+                "relation \"{}\" does not exist, skipping",
+                a.table
+            ));
+            return Ok(out);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    tx.fold_writes(&name)?;
+    let tx: &Transaction = tx;
+    let env = ctx.env(tx);
+    let mut notices = Vec::new();
+    tx.alter_table(&name, |t| {
+        let mut w = Work::new(&db, t, &env);
+        let i = w.column(&a.column)?;
+        for action in &a.actions {
+            w.identity_action(i, action)?;
+        }
+        let alt = w.finish(p)?;
+        notices = w.notices;
+        Ok::<_, SqlError>(alt)
+    })?;
+    out.notices = notices;
+    Ok(out)
+}
+
 /// Refuses, before anything is looked at, the actions Walden does not do.
 fn refuse_unsupported(op: &Op) -> Result<()> {
     match op {
@@ -446,6 +489,33 @@ impl<'a> Work<'a> {
                 generated_as,
                 sequence_options,
             } => self.add_identity(i, generated_as.as_ref(), sequence_options)?,
+        }
+        Ok(())
+    }
+
+    /// `SET GENERATED { ALWAYS | BY DEFAULT }`, `DROP IDENTITY [IF
+    /// EXISTS]` (the column stays NOT NULL, as PostgreSQL's; its counter
+    /// goes, and a later ADD GENERATED starts a new one).
+    fn identity_action(
+        &mut self,
+        i: usize,
+        action: &crate::alter_table_parse::IdentityAction,
+    ) -> Result<()> {
+        use crate::alter_table_parse::IdentityAction as A;
+        let col = &mut self.def.columns[i];
+        let not_identity = format!(
+            "column \"{}\" of relation \"{}\" is not an identity column",
+            col.name, self.def.name
+        );
+        // A serial column is not an identity column in PostgreSQL's sense.
+        let ident = col.identity.as_mut().filter(|id| id.generated.is_some());
+        match (action, ident) {
+            (A::SetGenerated(g), Some(id)) => id.generated = Some(*g),
+            (A::Drop { .. }, Some(_)) => col.identity = None,
+            (A::Drop { if_exists: true }, None) => {
+                self.notices.push(format!("{not_identity}, skipping"))
+            }
+            (_, None) => return Err(err(ErrorKind::PrerequisiteState, not_identity)),
         }
         Ok(())
     }

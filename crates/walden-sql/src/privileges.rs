@@ -326,6 +326,7 @@ pub fn check_command(who: &Who, instance: &Instance, db: &Database, cmd: &Comman
         }
         Command::AlterDatabase { .. } => who.require_superuser("run ALTER DATABASE")?,
         Command::Set(name, _) | Command::SetLocal(name, _) => setting_allowed(who, name)?,
+        Command::AlterIdentity(a) => table_owner(&a.table)?,
         Command::AlterSequenceOwnedBy {
             sequence, owner, ..
         } => {

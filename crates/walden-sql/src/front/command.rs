@@ -85,6 +85,8 @@ pub enum Command {
         sequence: String,
         owner: Option<(String, String)>,
     },
+    /// `ALTER TABLE t ALTER c SET GENERATED ... | DROP IDENTITY ...`.
+    AlterIdentity(crate::alter_table_parse::AlterIdentity),
     /// Statements accepted and ignored (`VACUUM`, `ANALYZE`, `SET NOCOUNT ON`, ...).
     Ignored(String),
     /// `SET LOCAL name = value`: until the transaction block ends.

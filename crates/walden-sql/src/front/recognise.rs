@@ -434,6 +434,9 @@ pub fn parse(sql: &str) -> Result<Command> {
         }
     }
     if first == "ALTER" && low.split_whitespace().nth(1) == Some("table") {
+        if let Some(a) = crate::alter_table_parse::identity_actions(sql) {
+            return Ok(Command::AlterIdentity(a));
+        }
         return Ok(Command::Sql(Box::new(crate::alter_table_parse::parse(
             sql,
         )?)));

@@ -52,6 +52,7 @@ impl SqlSession {
         let writes = match cmd {
             Command::CreateSequence { .. } => Some("CREATE SEQUENCE"),
             Command::AlterSequenceOwnedBy { .. } => Some("ALTER SEQUENCE"),
+            Command::AlterIdentity(_) => Some("ALTER TABLE"),
             Command::AlterDatabase { .. } => Some("ALTER DATABASE"),
             Command::CreateDatabase(_) => Some("CREATE DATABASE"),
             Command::DropDatabase { .. } => Some("DROP DATABASE"),
@@ -389,6 +390,9 @@ impl SqlSession {
                 qualified.push(ast::Ident::new(name.as_str()));
                 SearchPath::of(&self.settings).creation(&ast::ObjectName::from(qualified))?;
                 self.in_tx(|tx, _| ddl::create_sequence(tx, name, *if_not_exists, options))
+            }
+            Command::AlterIdentity(a) => {
+                self.dml(params, |p, tx, ctx| crate::alter_table::alter_identity(p, a, tx, ctx))
             }
             Command::AlterSequenceOwnedBy {
                 if_exists,
