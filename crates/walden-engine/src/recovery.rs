@@ -174,7 +174,8 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
         Redo::IdentitySet { table, next } => {
             // The table may be gone (dropped later in the log).
             if let Some(tb) = cat.by_id.get(&table) {
-                tb.next_identity.store(next, std::sync::atomic::Ordering::Relaxed);
+                tb.next_identity
+                    .store(next, std::sync::atomic::Ordering::Relaxed);
             }
         }
         Redo::Settings(s) => *t.settings = s,

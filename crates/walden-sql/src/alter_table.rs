@@ -91,10 +91,8 @@ pub(crate) fn alter_identity(
     let name = match db.table_as(Some(tx.id()), &a.table) {
         Ok(t) => t.name().to_string(),
         Err(_) if a.if_exists => {
-            out.notices.push(format!(
-                "relation \"{}\" does not exist, skipping",
-                a.table
-            ));
+            out.notices
+                .push(format!("relation \"{}\" does not exist, skipping", a.table));
             return Ok(out);
         }
         Err(e) => return Err(e.into()),

@@ -14,7 +14,10 @@ pub(crate) fn parse(sql: &str) -> Result<ast::Statement> {
     let first = match crate::front::parse_sql(sql) {
         Ok(s) => return Ok(s),
         // A refusal or a precise error from a rewrite before parsing.
-        Err(e) if e.kind != crate::error::ErrorKind::Syntax || !e.message.starts_with("syntax error: ") => {
+        Err(e)
+            if e.kind != crate::error::ErrorKind::Syntax
+                || !e.message.starts_with("syntax error: ") =>
+        {
             return Err(e)
         }
         Err(e) => e,
@@ -197,7 +200,6 @@ fn unparsed_clause(w: &[String]) -> Option<String> {
         &["SET", "STATISTICS"],
         &["SET", "STORAGE"],
         &["SET", "COMPRESSION"],
-        &["SET", "GENERATED"],
         &["SET", "("],
         &["RESET", "("],
         &["CLUSTER", "ON"],
@@ -208,7 +210,6 @@ fn unparsed_clause(w: &[String]) -> Option<String> {
         &["ALTER", "CONSTRAINT"],
         &["ATTACH", "PARTITION"],
         &["DETACH", "PARTITION"],
-        &["DROP", "IDENTITY"],
         &["RESTART"],
         &["VALIDATE", "CONSTRAINT"],
         &["DISABLE"],

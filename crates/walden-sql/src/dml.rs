@@ -254,7 +254,10 @@ fn returning_reusable(r: &Option<Returning>) -> bool {
 /// PostgreSQL's message, detail and hint).
 pub(crate) fn generated_always(col: &str, update: bool) -> SqlError {
     let (message, hint) = if update {
-        (format!("column \"{col}\" can only be updated to DEFAULT"), None)
+        (
+            format!("column \"{col}\" can only be updated to DEFAULT"),
+            None,
+        )
     } else {
         (
             format!("cannot insert a non-DEFAULT value into column \"{col}\""),

@@ -34,9 +34,8 @@ pub(crate) fn alter_sequence_owned_by(
         .find(|s| s.name.eq_ignore_ascii_case(sequence))
     else {
         if if_exists {
-            out.notices.push(format!(
-                "relation \"{sequence}\" does not exist, skipping"
-            ));
+            out.notices
+                .push(format!("relation \"{sequence}\" does not exist, skipping"));
             return Ok(out);
         }
         return Err(SqlError::new(

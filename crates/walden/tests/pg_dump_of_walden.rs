@@ -430,7 +430,12 @@ fn walden_dumps_restore_into_postgres_and_walden_with_equal_contents() {
         wp,
         "walden",
         "strict_copy",
-        &["-v", "ON_ERROR_STOP=1", "-f", file("no_acl.sql").to_str().unwrap()],
+        &[
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-f",
+            file("no_acl.sql").to_str().unwrap(),
+        ],
     );
     assert!(
         strict.status.success() && errors(&strict.stderr).is_empty(),

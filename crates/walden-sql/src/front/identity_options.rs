@@ -322,15 +322,22 @@ mod tests {
         .unwrap()
         .is_some());
         assert_eq!(rewrite("SELECT 'AS IDENTITY (x)'").unwrap(), None);
-        assert_eq!(rewrite("CREATE TABLE t (id int GENERATED ALWAYS AS IDENTITY)").unwrap(), None);
+        assert_eq!(
+            rewrite("CREATE TABLE t (id int GENERATED ALWAYS AS IDENTITY)").unwrap(),
+            None
+        );
     }
 
     #[test]
     fn other_sequence_names_and_repeats_are_refused() {
-        let e = rewrite("ALTER TABLE t ALTER id ADD GENERATED ALWAYS AS IDENTITY (SEQUENCE NAME foo)")
-            .unwrap_err();
+        let e =
+            rewrite("ALTER TABLE t ALTER id ADD GENERATED ALWAYS AS IDENTITY (SEQUENCE NAME foo)")
+                .unwrap_err();
         assert!(e.to_string().contains("SEQUENCE NAME foo"), "{e}");
-        assert!(rewrite("CREATE TABLE t (id int GENERATED ALWAYS AS IDENTITY (START 1 START 2))").is_err());
+        assert!(
+            rewrite("CREATE TABLE t (id int GENERATED ALWAYS AS IDENTITY (START 1 START 2))")
+                .is_err()
+        );
     }
 }
 
@@ -415,8 +422,12 @@ mod overriding_tests {
 
     #[test]
     fn overriding_becomes_a_hint() {
-        let sql = rewrite_overriding("insert into t (id) overriding system value values (1)").unwrap();
-        assert_eq!(sql, "insert /*waldenoverriding+SYSTEM*/ into t (id)  values (1)");
+        let sql =
+            rewrite_overriding("insert into t (id) overriding system value values (1)").unwrap();
+        assert_eq!(
+            sql,
+            "insert /*waldenoverriding+SYSTEM*/ into t (id)  values (1)"
+        );
         let Ok(Statement::Insert(ins)) = crate::front::parse_sql(&sql) else {
             panic!("{sql} does not parse");
         };
@@ -426,7 +437,10 @@ mod overriding_tests {
             panic!("{sql} does not parse");
         };
         assert_eq!(overriding(&ins), Some(Overriding::User));
-        assert_eq!(rewrite_overriding("INSERT INTO t VALUES ('OVERRIDING USER VALUE')"), None);
+        assert_eq!(
+            rewrite_overriding("INSERT INTO t VALUES ('OVERRIDING USER VALUE')"),
+            None
+        );
         assert_eq!(rewrite_overriding("SELECT overriding FROM t"), None);
     }
 }

@@ -248,9 +248,8 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                 // An identity column's counter, under its sequence's name.
                 Some(crate::pg_catalog::SeqRel::Identity(id)) => {
                     let tb = seen.tables().into_iter().find(|t| t.id() == id);
-                    let tb = tb.ok_or_else(|| {
-                        walden_engine::EngineError::UnknownSequence(name.clone())
-                    })?;
+                    let tb = tb
+                        .ok_or_else(|| walden_engine::EngineError::UnknownSequence(name.clone()))?;
                     db.set_identity(env.tx.session(), &tb, v, is_called)?
                 }
                 _ => db.setval(env.tx.session(), &name, v, is_called)?,

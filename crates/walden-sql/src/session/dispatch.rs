@@ -391,9 +391,9 @@ impl SqlSession {
                 SearchPath::of(&self.settings).creation(&ast::ObjectName::from(qualified))?;
                 self.in_tx(|tx, _| ddl::create_sequence(tx, name, *if_not_exists, options))
             }
-            Command::AlterIdentity(a) => {
-                self.dml(params, |p, tx, ctx| crate::alter_table::alter_identity(p, a, tx, ctx))
-            }
+            Command::AlterIdentity(a) => self.dml(params, |p, tx, ctx| {
+                crate::alter_table::alter_identity(p, a, tx, ctx)
+            }),
             Command::AlterSequenceOwnedBy {
                 if_exists,
                 sequence,
