@@ -174,7 +174,7 @@ fn tsql_alter_column(w: &[String]) -> Option<String> {
     }
     if ty.is_empty()
         || ty.iter().any(|t| {
-            ["SET", "DROP", "TYPE", "ADD", "COLLATE"]
+            ["SET", "DROP", "TYPE", "ADD", "COLLATE", "RESTART"]
                 .iter()
                 .any(|k| is(t, k))
         })
