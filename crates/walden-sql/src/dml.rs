@@ -140,6 +140,16 @@ enum InsertSource {
     Query(query::QueryPlan),
 }
 
+impl InsertSource {
+    /// Whether target position `k` is given a value (not DEFAULT) by some row.
+    fn given(&self) -> impl Fn(usize) -> bool + '_ {
+        move |k| match self {
+            InsertSource::Values(rows) => rows.iter().any(|r| matches!(r.get(k), Some(Some(_)))),
+            InsertSource::Query(q) => k < q.columns.len(),
+        }
+    }
+}
+
 fn target_columns(t: &Table, ins: &ast::Insert) -> Result<Vec<usize>> {
     if ins.columns.is_empty() {
         return Ok((0..t.def.columns.len()).collect());
@@ -250,73 +260,10 @@ fn returning_reusable(r: &Option<Returning>) -> bool {
         .is_none_or(|r| r.exprs.iter().all(|e| !e.has_subquery()))
 }
 
-/// A value for a `GENERATED ALWAYS` identity column (428C9, as
-/// PostgreSQL's message, detail and hint).
-pub(crate) fn generated_always(col: &str, update: bool) -> SqlError {
-    let (message, hint) = if update {
-        (
-            format!("column \"{col}\" can only be updated to DEFAULT"),
-            None,
-        )
-    } else {
-        (
-            format!("cannot insert a non-DEFAULT value into column \"{col}\""),
-            Some("Use OVERRIDING SYSTEM VALUE to override.".to_string()),
-        )
-    };
-    SqlError::new(ErrorKind::GeneratedAlways, message).with_fields(crate::error::ErrorFields {
-        detail: Some(format!(
-            "Column \"{col}\" is an identity column defined as GENERATED ALWAYS."
-        )),
-        hint,
-        ..Default::default()
-    })
-}
-
-/// Whether column `i` is a `GENERATED ALWAYS` identity column.
-pub(crate) fn is_generated_always(t: &Table, i: usize) -> bool {
-    t.def.columns[i]
-        .identity
-        .is_some_and(|id| id.generated == Some(walden_engine::IdentityGeneration::Always))
-}
-
-/// Target positions whose given values are dropped (the column takes its
-/// next identity value): identity columns under `OVERRIDING USER VALUE`.
-/// A value for a `GENERATED ALWAYS` column is 428C9 unless the INSERT says
-/// `OVERRIDING SYSTEM VALUE` (or USER), as PostgreSQL; DEFAULT is allowed.
-fn identity_overrides(
-    t: &Table,
-    ins: &ast::Insert,
-    cols: &[usize],
-    source: &InsertSource,
-) -> Result<Vec<usize>> {
-    use walden_engine::IdentityGeneration as G;
-    let over = crate::front::overriding(ins);
-    let mut skip = Vec::new();
-    for (k, &c) in cols.iter().enumerate() {
-        let Some(generated) = t.def.columns[c].identity.and_then(|i| i.generated) else {
-            continue;
-        };
-        let given = match source {
-            InsertSource::Values(rows) => rows.iter().any(|r| matches!(r.get(k), Some(Some(_)))),
-            InsertSource::Query(q) => k < q.columns.len(),
-        };
-        match over {
-            Some(crate::front::Overriding::User) => skip.push(k),
-            Some(crate::front::Overriding::System) => {}
-            None if given && generated == G::Always => {
-                return Err(generated_always(&t.def.columns[c].name, false))
-            }
-            None => {}
-        }
-    }
-    Ok(skip)
-}
-
 pub(crate) fn plan_insert(p: &mut Planner<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
     let table = insert_table(p, ins)?;
     let (cols, source) = plan_insert_source(p, ins, &table)?;
-    let dropped = identity_overrides(&table, ins, &cols, &source)?;
+    let dropped = crate::identity_dml::identity_overrides(&table, ins, &cols, source.given())?;
     let alias = ins.table_alias.as_ref().map(|a| a.alias.value.clone());
     let scope = table_scope(&table, alias.as_deref());
     let label = scope.cols.first().and_then(|c| c.table.clone());
@@ -610,8 +557,11 @@ pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planne
                 ),
             )
         })?;
-        if is_generated_always(&t, i) && !is_default_kw(&a.value) {
-            return Err(generated_always(&t.def.columns[i].name, true));
+        if crate::identity_dml::is_generated_always(&t, i) && !is_default_kw(&a.value) {
+            return Err(crate::identity_dml::generated_always(
+                &t.def.columns[i].name,
+                true,
+            ));
         }
         let e = if is_default_kw(&a.value) {
             return Err(SqlError::unsupported("SET col = DEFAULT"));

@@ -14,6 +14,7 @@
 
 mod advisory;
 mod alter_constraints;
+mod alter_identity;
 mod alter_table;
 mod alter_table_parse;
 mod arrays;
@@ -31,6 +32,7 @@ mod foreign_keys;
 mod front;
 mod functions;
 mod hadr;
+mod identity_dml;
 mod index_ddl;
 mod jsonfn;
 mod jsonraw;

@@ -191,8 +191,11 @@ fn plan_update(
         if crate::dml::is_default_kw(&a.value) {
             return Err(SqlError::unsupported("SET col = DEFAULT"));
         }
-        if crate::dml::is_generated_always(t, i) {
-            return Err(crate::dml::generated_always(&t.def.columns[i].name, true));
+        if crate::identity_dml::is_generated_always(t, i) {
+            return Err(crate::identity_dml::generated_always(
+                &t.def.columns[i].name,
+                true,
+            ));
         }
         let e = Expr::compile(p, &scope, &a.value)?;
         if let Expr::Param(pi) = &e {

@@ -392,7 +392,7 @@ impl SqlSession {
                 self.in_tx(|tx, _| ddl::create_sequence(tx, name, *if_not_exists, options))
             }
             Command::AlterIdentity(a) => self.dml(params, |p, tx, ctx| {
-                crate::alter_table::alter_identity(p, a, tx, ctx)
+                crate::alter_identity::alter_identity(p, a, tx, ctx)
             }),
             Command::AlterSequenceOwnedBy {
                 if_exists,
