@@ -124,6 +124,8 @@ pub enum ErrorKind {
     NullValueNotAllowed,
     /// An operator or function call more than one candidate fits (42725).
     AmbiguousFunction,
+    /// A value given for a `GENERATED ALWAYS` identity column (428C9).
+    GeneratedAlways,
 }
 
 /// The optional fields of an error that drivers read apart from the message

@@ -192,6 +192,12 @@ fn plan_update(
         if crate::dml::is_default_kw(&a.value) {
             return Err(SqlError::unsupported("SET col = DEFAULT"));
         }
+        if crate::identity_dml::is_generated_always(t, i) {
+            return Err(crate::identity_dml::generated_always(
+                &t.def.columns[i].name,
+                true,
+            ));
+        }
         let e = Expr::compile(p, &scope, &a.value)?;
         if let Expr::Param(pi) = &e {
             p.infer_param(*pi, t.def.columns[i].data_type.clone());

@@ -243,9 +243,18 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                     None => return Ok(Value::Null),
                 },
             };
-            env.tx
-                .database()
-                .setval(env.tx.session(), &name, v, is_called)?;
+            let db = env.tx.database();
+            let seen = crate::pg_catalog::Seen::of(env);
+            match crate::pg_catalog::sequence_relation(&seen, &name) {
+                // An identity column's counter, under its sequence's name.
+                Some(crate::pg_catalog::SeqRel::Identity(id)) => {
+                    let tb = seen.tables().into_iter().find(|t| t.id() == id);
+                    let tb = tb
+                        .ok_or_else(|| walden_engine::EngineError::UnknownSequence(name.clone()))?;
+                    db.set_identity(env.tx.session(), &tb, v, is_called)?
+                }
+                _ => db.setval(env.tx.session(), &name, v, is_called)?,
+            }
             Value::Int(v)
         }
         Func::Coalesce => a.into_iter().find(|v| !v.is_null()).unwrap_or(Value::Null),
