@@ -174,6 +174,26 @@ pub(crate) fn altered(
     csn: Csn,
 ) -> Result<Table> {
     def.validate()?;
+    // A column that just became an identity column (ADD GENERATED, or a
+    // new identity column) counts from its START, as PostgreSQL's new
+    // sequence does, whatever rows the table holds.
+    let fresh_identity = match (t.def.identity_column(), def.identity_column()) {
+        (None, Some((_, id))) => Some(id.seed),
+        _ => None,
+    };
+    let mut next = altered_rows(t, def, rewrite, csn)?;
+    if let Some(seed) = fresh_identity {
+        next.next_identity = Arc::new(AtomicI64::new(seed));
+    }
+    Ok(next)
+}
+
+fn altered_rows(
+    t: &Table,
+    def: &TableDef,
+    rewrite: Option<&[ColumnSource]>,
+    csn: Csn,
+) -> Result<Table> {
     let ncols = def.columns.len();
     if def.primary_key.iter().any(|&c| c >= ncols)
         || def

@@ -284,6 +284,7 @@ pub(crate) fn put_type(out: &mut Vec<u8>, t: &DataType) {
         DataType::OidVector => out.extend_from_slice(&[22, 1]),
         DataType::Oid => out.push(23),
         DataType::PgChar => out.push(24),
+        DataType::Name => out.push(26),
         // Types reach here only from table definitions, and the SQL layer
         // has no way to name a record type for a column (no `record` type
         // name, CREATE TABLE AS and SELECT INTO refused).
@@ -361,6 +362,7 @@ pub(crate) fn get_type(r: &mut Reader<'_>) -> Result<DataType> {
         },
         23 => DataType::Oid,
         24 => DataType::PgChar,
+        26 => DataType::Name,
         25 => DataType::Reg(reg_kind(r.u8()?)?),
         _ => return Err(short()),
     })

@@ -99,6 +99,9 @@ pub enum EngineError {
     JsonbCast { kind: &'static str, target: String },
     #[error("value out of range for {0}")]
     OutOfRange(String),
+    /// Bad hex digits in bytea input (22023), PostgreSQL's message.
+    #[error("{0}")]
+    InvalidHex(String),
     #[error("type \"{0}\" does not exist")]
     UnknownType(String),
     #[error("type \"{0}\" already exists")]

@@ -171,6 +171,13 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
                 st.reserved = upto;
             }
         }
+        Redo::IdentitySet { table, next } => {
+            // The table may be gone (dropped later in the log).
+            if let Some(tb) = cat.by_id.get(&table) {
+                tb.next_identity
+                    .store(next, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
         Redo::Settings(s) => *t.settings = s,
         Redo::FullBackup { lsn } => {
             t.backup.full_backup_lsn = Some(lsn);

@@ -9,12 +9,14 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 pub mod array;
+mod bytea;
 pub mod datetime;
 pub mod enums;
 pub mod interval;
 pub mod jsonb;
 pub mod zone;
 
+pub use bytea::parse_bytea;
 pub use enums::{EnumLabel, EnumRef, EnumType};
 pub use interval::Interval;
 pub use jsonb::Jsonb;
@@ -68,6 +70,9 @@ pub enum DataType {
     /// PostgreSQL's one-byte `"char"` (catalog codes such as relkind and
     /// typtype). Values are `Value::Text` of at most one character.
     PgChar,
+    /// PostgreSQL's `name` (catalog identifiers such as relname): text of
+    /// at most 63 bytes, longer input cut there. Values are `Value::Text`.
+    Name,
     /// An anonymous record (`ROW(...)`, a multi-column function's row):
     /// its fields' names and types. Values are `Value::Array` of the
     /// fields; no table column has this type (PostgreSQL refuses it too).
@@ -126,6 +131,7 @@ impl DataType {
             DataType::OidVector => "oidvector".into(),
             DataType::Oid => "oid".into(),
             DataType::PgChar => "\"char\"".into(),
+            DataType::Name => "name".into(),
             DataType::Record(_) => "record".into(),
             DataType::Reg(k) => k.sql_name().into(),
         }
@@ -412,13 +418,15 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
         };
     }
     let v = match (t, v) {
-        (T::Text | T::Varchar(_) | T::Char(_), V::Reg(_, _, name)) => coerce(V::Text(name), t)?,
+        (T::Text | T::Varchar(_) | T::Char(_) | T::Name, V::Reg(_, _, name)) => {
+            coerce(V::Text(name), t)?
+        }
         (T::Reg(k), V::Reg(_, oid, name)) => V::Reg(*k, oid, name),
         (_, V::Reg(_, oid, _)) => coerce(V::Int(oid as i64), t)?,
         // An OID alone has no name to show (a name needs the catalogs,
         // which casts look up).
         (T::Reg(_), v) => coerce(v, &T::Oid)?,
-        (T::Json | T::Jsonb | T::Text | T::Varchar(_) | T::Char(_) | T::PgChar, v) => v,
+        (T::Json | T::Jsonb | T::Text | T::Varchar(_) | T::Char(_) | T::PgChar | T::Name, v) => v,
         (_, V::Jsonb(j)) => match (&*j, t) {
             (
                 Jsonb::Number(n),
@@ -526,6 +534,15 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
         }
         // PostgreSQL keeps the first byte (here: character); '' is '\0',
         // shown as the empty string.
+        // PostgreSQL cuts a longer name to 63 bytes (NAMEDATALEN - 1),
+        // at a character boundary, without an error.
+        (T::Name, v) => {
+            let s = match v {
+                V::Text(s) => s,
+                other => Arc::from(other.to_string()),
+            };
+            V::Text(Arc::from(truncate_name(&s)))
+        }
         (T::PgChar, v) => {
             let s = match v {
                 V::Text(s) => s,
@@ -610,11 +627,7 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
                 .as_u128(),
         ),
         (T::Bytes, V::Bytes(b)) => V::Bytes(b),
-        (T::Bytes, V::Text(s)) => V::Bytes(
-            parse_bytea(&s)
-                .ok_or_else(|| bad(&V::Text(s.clone())))?
-                .into(),
-        ),
+        (T::Bytes, V::Text(s)) => V::Bytes(parse_bytea(&s)?.into()),
         (_, v) => return Err(bad(&v)),
     })
 }
@@ -629,18 +642,19 @@ fn json_error(e: jsonb::JsonError) -> EngineError {
     }
 }
 
-fn parse_bytea(s: &str) -> Option<Vec<u8>> {
-    let h = s.strip_prefix("\\x").or_else(|| s.strip_prefix("0x"))?;
-    // Bytes, not string slices: a multi-byte character must be refused as
-    // a bad digit, not split (slicing inside one panics).
-    let h = h.as_bytes();
-    if h.len() % 2 != 0 {
-        return None;
+/// The longest `name` PostgreSQL keeps, in bytes.
+pub const NAME_MAX_BYTES: usize = 63;
+
+/// `s` cut to `NAME_MAX_BYTES` at a character boundary.
+pub fn truncate_name(s: &str) -> &str {
+    if s.len() <= NAME_MAX_BYTES {
+        return s;
     }
-    let digit = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
-    h.chunks_exact(2)
-        .map(|p| Some(digit(p[0])? << 4 | digit(p[1])?))
-        .collect()
+    let mut end = NAME_MAX_BYTES;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
 }
 
 /// Days from 1970-01-01 to a civil date (proleptic Gregorian).

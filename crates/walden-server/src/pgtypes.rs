@@ -72,6 +72,7 @@ pub fn type_oid(t: &DataType) -> u32 {
         DataType::OidVector => OID_OIDVECTOR,
         DataType::Oid => OID_OID,
         DataType::PgChar => OID_CHAR,
+        DataType::Name => OID_NAME,
         DataType::Record(_) => OID_RECORD,
         DataType::Reg(k) => walden_sql::reg_type_oid(*k) as u32,
     }
@@ -84,6 +85,7 @@ pub fn type_size(t: &DataType) -> i16 {
         DataType::Int | DataType::Oid | DataType::Reg(_) => 4,
         DataType::BigInt => 8,
         DataType::Bool | DataType::PgChar => 1,
+        DataType::Name => 64,
         DataType::Real => 4,
         DataType::Double => 8,
         DataType::Timestamp => 8,
@@ -131,7 +133,8 @@ pub fn oid_to_type(oid: u32) -> Option<DataType> {
         OID_FLOAT4 => DataType::Real,
         OID_FLOAT8 => DataType::Double,
         OID_VARCHAR | OID_BPCHAR => DataType::Varchar(None),
-        OID_TEXT | OID_NAME => DataType::Text,
+        OID_TEXT => DataType::Text,
+        OID_NAME => DataType::Name,
         OID_CHAR => DataType::PgChar,
         OID_TIMESTAMP => DataType::Timestamp,
         OID_TIMESTAMPTZ => DataType::TimestampTz,
@@ -253,7 +256,9 @@ pub fn encode_binary(v: &Value, t: &DataType, buf: &mut BytesMut) -> Result<(), 
             d.to_sql(&Type::NUMERIC, buf).map_err(|e| e.to_string())?;
         }
         // A "char" is its byte, as PostgreSQL's charsend.
-        DataType::Varchar(_) | DataType::Text | DataType::PgChar => encode_text(v, t, buf),
+        DataType::Varchar(_) | DataType::Text | DataType::PgChar | DataType::Name => {
+            encode_text(v, t, buf)
+        }
         DataType::Timestamp => match v {
             Value::Timestamp(us) => buf.put_i64(us - PG_EPOCH_OFFSET_US),
             Value::Date(d) => buf.put_i64(*d as i64 * 86_400_000_000 - PG_EPOCH_OFFSET_US),
@@ -381,40 +386,6 @@ fn parse_float(s: &str) -> Option<f64> {
     }
 }
 
-fn parse_bytea(s: &str) -> Option<Vec<u8>> {
-    if let Some(hex) = s.strip_prefix("\\x") {
-        let hex = hex.as_bytes();
-        if hex.len() % 2 != 0 {
-            return None;
-        }
-        let digit = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
-        hex.chunks(2)
-            .map(|p| Some(digit(p[0])? << 4 | digit(p[1])?))
-            .collect()
-    } else {
-        // Escape format: backslash-octal and doubled backslashes.
-        let b = s.as_bytes();
-        let mut out = Vec::with_capacity(b.len());
-        let mut i = 0;
-        while i < b.len() {
-            if b[i] == b'\\' {
-                if b.get(i + 1) == Some(&b'\\') {
-                    out.push(b'\\');
-                    i += 2;
-                } else {
-                    let oct = s.get(i + 1..i + 4)?;
-                    out.push(u8::from_str_radix(oct, 8).ok()?);
-                    i += 4;
-                }
-            } else {
-                out.push(b[i]);
-                i += 1;
-            }
-        }
-        Some(out)
-    }
-}
-
 /// Decodes a text-format parameter as a value of the type with `oid` (the one
 /// the client declared or was told in ParameterDescription).
 pub fn decode_text_param(s: &str, oid: u32) -> Result<Value, SqlError> {
@@ -461,8 +432,9 @@ pub fn decode_text_param(s: &str, oid: u32) -> Result<Value, SqlError> {
                 .as_u128(),
         ),
         OID_BYTEA => Value::Bytes(Arc::from(
-            parse_bytea(s).ok_or_else(|| invalid("bytea", s))?,
+            walden_engine::types::parse_bytea(s).map_err(SqlError::from)?,
         )),
+        OID_NAME => Value::text(walden_engine::types::truncate_name(s)),
         OID_JSON | OID_JSONB => json_param(s, oid)?,
         other => match oid_to_type(other) {
             // An array literal, each element read as its type's text.

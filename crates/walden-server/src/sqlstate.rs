@@ -64,6 +64,7 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::Cancelled => "57014",
         K::ReadOnly => "25006",
         K::PrerequisiteState => "55000",
+        K::GeneratedAlways => "428C9",
         K::CompletionUnknown => "40003",
         K::ObjectInUse => "55006",
         K::CantChangeParameter => "55P02",

@@ -87,12 +87,7 @@ fn refuse_unsupported(op: &Op) -> Result<()> {
         Op::DropPrimaryKey { .. } => Err(SqlError::unsupported(
             "ALTER TABLE ... DROP PRIMARY KEY (use DROP CONSTRAINT name)",
         )),
-        Op::AlterColumn { op, .. } => match op {
-            ColOp::AddGenerated { .. } => Err(SqlError::unsupported(format!(
-                "ALTER TABLE ... ALTER COLUMN ... {op}"
-            ))),
-            _ => Ok(()),
-        },
+        Op::AlterColumn { .. } => Ok(()),
         other => Err(SqlError::unsupported(format!("ALTER TABLE ... {other}"))),
     }
 }
@@ -119,7 +114,7 @@ pub(crate) fn err(kind: ErrorKind, m: impl Into<String>) -> SqlError {
 }
 
 impl<'a> Work<'a> {
-    fn new(db: &'a Arc<Database>, old: &'a Arc<Table>, env: &'a Env<'a>) -> Self {
+    pub(crate) fn new(db: &'a Arc<Database>, old: &'a Arc<Table>, env: &'a Env<'a>) -> Self {
         Work {
             db,
             env,
@@ -429,6 +424,15 @@ impl<'a> Work<'a> {
             }
             ColOp::SetDefault { value } => {
                 let d = crate::ddl::default_expr(value)?;
+                // `nextval` of the column's own counter (a serial column's,
+                // shown as this sequence): what the column does already, as
+                // a restore sets it after `ALTER SEQUENCE ... OWNED BY`.
+                let own = format!("{}_{}_seq", self.table(), cname);
+                if let (Some(id), DefaultExpr::NextVal(n)) = (self.def.columns[i].identity, &d) {
+                    if id.generated.is_none() && n.eq_ignore_ascii_case(&own) {
+                        return Ok(());
+                    }
+                }
                 if let DefaultExpr::Value(v) = &d {
                     crate::expr::cast(v.clone(), &self.def.columns[i].data_type)?;
                 }
@@ -438,11 +442,10 @@ impl<'a> Work<'a> {
             ColOp::SetDataType {
                 data_type, using, ..
             } => self.set_type(p, i, data_type, using.as_ref())?,
-            ColOp::AddGenerated { .. } => {
-                return Err(SqlError::unsupported(format!(
-                    "ALTER TABLE ... ALTER COLUMN ... {op}"
-                )))
-            }
+            ColOp::AddGenerated {
+                generated_as,
+                sequence_options,
+            } => self.add_identity(i, generated_as.as_ref(), sequence_options)?,
         }
         Ok(())
     }
@@ -632,7 +635,7 @@ fn assignable(from: &DataType, to: &DataType) -> bool {
             T::SmallInt | T::Int | T::BigInt | T::Oid | T::Real | T::Double | T::Decimal { .. }
         )
     };
-    let text = |t: &DataType| matches!(t, T::Text | T::Varchar(_) | T::Char(_));
+    let text = |t: &DataType| matches!(t, T::Text | T::Varchar(_) | T::Char(_) | T::Name);
     let datetime = |t: &DataType| matches!(t, T::Date | T::Timestamp | T::TimestampTz);
     std::mem::discriminant(from) == std::mem::discriminant(to)
         || text(to)

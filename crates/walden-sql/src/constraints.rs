@@ -26,6 +26,7 @@ pub(crate) fn scope_of(table: &str, columns: &[ColumnDef]) -> Arc<Scope> {
                 name: c.name.clone(),
                 ty: c.data_type.clone(),
                 origin: None,
+                ..Default::default()
             })
             .collect(),
     ))

@@ -54,6 +54,7 @@ pub(crate) fn table_scope(t: &Table, alias: Option<&str>) -> Arc<Scope> {
                 name: c.name.clone(),
                 ty: c.data_type.clone(),
                 origin: crate::ColumnOrigin::of_table(t.id(), k),
+                ..Default::default()
             })
             .collect(),
     ))
@@ -140,6 +141,16 @@ enum InsertSource {
     Query(query::QueryPlan),
 }
 
+impl InsertSource {
+    /// Whether target position `k` is given a value (not DEFAULT) by some row.
+    fn given(&self) -> impl Fn(usize) -> bool + '_ {
+        move |k| match self {
+            InsertSource::Values(rows) => rows.iter().any(|r| matches!(r.get(k), Some(Some(_)))),
+            InsertSource::Query(q) => k < q.columns.len(),
+        }
+    }
+}
+
 fn target_columns(t: &Table, ins: &ast::Insert) -> Result<Vec<usize>> {
     if ins.columns.is_empty() {
         return Ok((0..t.def.columns.len()).collect());
@@ -220,6 +231,8 @@ fn plan_insert_source(
 pub(crate) struct InsertPlan {
     table: Arc<Table>,
     cols: Vec<usize>,
+    /// Target positions whose values are ignored (`OVERRIDING USER VALUE`).
+    dropped: Vec<usize>,
     source: InsertSource,
     returning: Option<Returning>,
     checks: Checks,
@@ -251,6 +264,7 @@ fn returning_reusable(r: &Option<Returning>) -> bool {
 pub(crate) fn plan_insert(p: &mut Planner<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
     let table = insert_table(p, ins)?;
     let (cols, source) = plan_insert_source(p, ins, &table)?;
+    let dropped = crate::identity_dml::identity_overrides(&table, ins, &cols, source.given())?;
     let alias = ins.table_alias.as_ref().map(|a| a.alias.value.clone());
     let scope = table_scope(&table, alias.as_deref());
     let label = scope.cols.first().and_then(|c| c.table.clone());
@@ -260,6 +274,7 @@ pub(crate) fn plan_insert(p: &mut Planner<'_>, ins: &ast::Insert) -> Result<Inse
     Ok(InsertPlan {
         table,
         cols,
+        dropped,
         source,
         returning,
         checks,
@@ -293,7 +308,9 @@ pub(crate) fn run_insert(
     let mut store = |tx: &mut Transaction, vals: Vec<Option<Value>>| -> Result<()> {
         let mut full = vec![None; width];
         for (k, v) in vals.into_iter().enumerate() {
-            full[cols[k]] = v;
+            if !pl.dropped.contains(&k) {
+                full[cols[k]] = v;
+            }
         }
         let row = match &pl.on_conflict {
             None => tx.insert_into(t, full)?,
@@ -541,6 +558,12 @@ pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planne
                 ),
             )
         })?;
+        if crate::identity_dml::is_generated_always(&t, i) && !is_default_kw(&a.value) {
+            return Err(crate::identity_dml::generated_always(
+                &t.def.columns[i].name,
+                true,
+            ));
+        }
         let e = if is_default_kw(&a.value) {
             return Err(SqlError::unsupported("SET col = DEFAULT"));
         } else {

@@ -124,6 +124,8 @@ pub enum ErrorKind {
     NullValueNotAllowed,
     /// An operator or function call more than one candidate fits (42725).
     AmbiguousFunction,
+    /// A value given for a `GENERATED ALWAYS` identity column (428C9).
+    GeneratedAlways,
 }
 
 /// The optional fields of an error that drivers read apart from the message
@@ -237,7 +239,7 @@ impl From<EngineError> for SqlError {
             E::InvalidJson { .. } | E::MalformedArray { .. } => ErrorKind::InvalidText,
             E::ArrayUnsupported(_) => ErrorKind::FeatureNotSupported,
             E::JsonUnicodeNul => ErrorKind::UntranslatableCharacter,
-            E::JsonbCast { .. } => ErrorKind::InvalidParameter,
+            E::JsonbCast { .. } | E::InvalidHex(_) => ErrorKind::InvalidParameter,
             E::OutOfRange(_) => ErrorKind::NumericOutOfRange,
             E::UnknownType(_) => ErrorKind::UndefinedObject,
             E::TypeExists(_) | E::EnumLabelExists(_) => ErrorKind::DuplicateObject,

@@ -20,8 +20,10 @@ mod compile;
 mod eval;
 mod ops;
 pub(crate) mod record;
+mod regcast;
 pub use compile::*;
 pub use ops::*;
+use regcast::*;
 
 /// A column visible in a scope.
 #[derive(Clone, Debug)]
@@ -33,6 +35,29 @@ pub struct ScopeCol {
     pub ty: DataType,
     /// The table column it is, seen through derived tables and CTEs.
     pub origin: Option<crate::ColumnOrigin>,
+    /// A column a USING or NATURAL join merged into the other side's: found
+    /// only when qualified (`b.id`), left out of `*`.
+    pub hidden: bool,
+    /// The merged column of a FULL join (and of joins over one): named
+    /// unqualified it is the first non-NULL of itself and these row
+    /// positions, as PostgreSQL's COALESCE(a.id, b.id).
+    pub merged: Vec<usize>,
+    /// Its place in `SELECT *`: USING joins list the merged columns first.
+    pub star: usize,
+}
+
+impl Default for ScopeCol {
+    fn default() -> Self {
+        ScopeCol {
+            table: None,
+            name: String::new(),
+            ty: DataType::Text,
+            origin: None,
+            hidden: false,
+            merged: Vec::new(),
+            star: 0,
+        }
+    }
 }
 
 /// The columns an expression can name, and the enclosing query's scope for
@@ -55,16 +80,24 @@ impl Scope {
     pub fn resolve(&self, table: Option<&str>, name: &str) -> Result<(usize, usize)> {
         let name = name.to_ascii_lowercase();
         let table = table.map(|t| t.to_ascii_lowercase());
-        let hits: Vec<usize> = self
+        let mut hits: Vec<usize> = self
             .cols
             .iter()
             .enumerate()
             .filter(|(_, c)| {
                 c.name.eq_ignore_ascii_case(&name)
-                    && (table.is_none() || c.table.as_deref() == table.as_deref())
+                    && match &table {
+                        None => !c.hidden,
+                        Some(t) => c.table.as_deref() == Some(t.as_str()),
+                    }
             })
             .map(|(i, _)| i)
             .collect();
+        // A join's alias labels both sides of a USING column alike: the
+        // alias names the merged one.
+        if table.is_some() && hits.len() > 1 {
+            hits.retain(|&i| !self.cols[i].hidden);
+        }
         match hits.len() {
             1 => Ok((0, hits[0])),
             0 => match &self.parent {
@@ -125,6 +158,10 @@ impl Scope {
                     s = s.parent.as_deref()?;
                 }
                 let c = s.cols.get(i)?;
+                // A FULL join's merged column is a COALESCE: no origin.
+                if t.is_none() && !c.merged.is_empty() {
+                    return None;
+                }
                 Some((c.origin?, c.ty.clone()))
             }
             _ => None,

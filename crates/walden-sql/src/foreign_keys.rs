@@ -102,7 +102,7 @@ fn type_class(t: &DataType) -> (u8, u8) {
         T::SmallInt | T::Int | T::BigInt | T::Oid => (1, 1),
         T::Real | T::Double => (1, 2),
         T::Decimal { .. } => (1, 3),
-        T::Varchar(_) | T::Text => (2, 1),
+        T::Varchar(_) | T::Text | T::Name => (2, 1),
         T::Char(_) => (2, 2),
         T::Date => (3, 1),
         T::Timestamp => (3, 2),

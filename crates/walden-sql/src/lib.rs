@@ -14,6 +14,7 @@
 
 mod advisory;
 mod alter_constraints;
+mod alter_identity;
 mod alter_table;
 mod alter_table_parse;
 mod arrays;
@@ -31,15 +32,18 @@ mod foreign_keys;
 mod front;
 mod functions;
 mod hadr;
+mod identity_dml;
 mod index_ddl;
 mod jsonfn;
 mod jsonraw;
 mod locking;
 mod locks_view;
 mod membudget;
+mod owned_by;
 mod owner;
 mod pg_catalog;
 mod privileges;
+mod public_schema;
 mod query;
 mod role_stmt;
 mod search_path;

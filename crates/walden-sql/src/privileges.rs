@@ -326,6 +326,15 @@ pub fn check_command(who: &Who, instance: &Instance, db: &Database, cmd: &Comman
         }
         Command::AlterDatabase { .. } => who.require_superuser("run ALTER DATABASE")?,
         Command::Set(name, _) | Command::SetLocal(name, _) => setting_allowed(who, name)?,
+        Command::AlterIdentity(a) => table_owner(&a.table)?,
+        Command::AlterSequenceOwnedBy {
+            sequence, owner, ..
+        } => {
+            sequence_owner(sequence)?;
+            if let Some((table, _)) = owner {
+                table_owner(table)?;
+            }
+        }
         Command::Sql(stmt) => match stmt.as_ref() {
             Statement::Drop {
                 object_type, names, ..

@@ -21,6 +21,7 @@ mod access;
 mod exec;
 mod from;
 mod group;
+mod join;
 mod recursive;
 mod select;
 pub mod srf;
@@ -30,6 +31,7 @@ pub use access::*;
 pub use exec::*;
 use from::*;
 use group::*;
+use join::*;
 pub use select::*;
 pub use walk::OrderedWalk;
 

@@ -125,7 +125,7 @@ pub fn data_type(t: &SqlType) -> Result<DataType> {
                     precision: 19,
                     scale: 4,
                 },
-                "nchar" | "bpchar" | "ntext" | "sysname" | "name" | "citext" => {
+                "nchar" | "bpchar" | "ntext" | "sysname" | "citext" => {
                     DataType::Varchar(args.first().and_then(|a| a.parse().ok()))
                 }
                 "int1" | "tinyint" => DataType::SmallInt,
@@ -139,6 +139,8 @@ pub fn data_type(t: &SqlType) -> Result<DataType> {
                 // PostgreSQL's one-byte `"char"` (catalog codes such as
                 // relkind).
                 "char" => DataType::PgChar,
+                // PostgreSQL's identifier type (relname and the like).
+                "name" => DataType::Name,
                 other => {
                     return Err(SqlError::new(
                         crate::error::ErrorKind::UndefinedObject,

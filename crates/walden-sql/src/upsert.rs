@@ -161,6 +161,7 @@ fn plan_update(
             name: c.name.clone(),
             ty: c.data_type.clone(),
             origin: None,
+            ..Default::default()
         }));
     }
     let scope = Arc::new(Scope::new(cols));
@@ -190,6 +191,12 @@ fn plan_update(
         }
         if crate::dml::is_default_kw(&a.value) {
             return Err(SqlError::unsupported("SET col = DEFAULT"));
+        }
+        if crate::identity_dml::is_generated_always(t, i) {
+            return Err(crate::identity_dml::generated_always(
+                &t.def.columns[i].name,
+                true,
+            ));
         }
         let e = Expr::compile(p, &scope, &a.value)?;
         if let Expr::Param(pi) = &e {

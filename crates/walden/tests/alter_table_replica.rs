@@ -49,6 +49,12 @@ async fn altered_tables_reach_the_secondary() {
         "ALTER TABLE q RENAME TO r",
         "ALTER TABLE r ADD CONSTRAINT v_u UNIQUE (v), ADD CONSTRAINT d_pos CHECK (d > 0)",
         "INSERT INTO r (k, v) VALUES (21, 'new')",
+        // An identity column added to a table with rows, its counter set.
+        "CREATE TABLE idt (id int NOT NULL, v text)",
+        "INSERT INTO idt VALUES (1, 'a')",
+        "ALTER TABLE idt ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (START WITH 10)",
+        "SELECT setval('idt_id_seq', 30)",
+        "INSERT INTO idt (v) VALUES ('b')",
     ] {
         must(ca, sql).await;
     }
@@ -58,6 +64,9 @@ async fn altered_tables_reach_the_secondary() {
          WHERE table_name = 'r' ORDER BY ordinal_position",
         "SELECT conname, contype, pg_get_constraintdef(oid) FROM pg_constraint \
          WHERE conrelid = 'r'::regclass ORDER BY conname",
+        "SELECT * FROM idt ORDER BY id",
+        "SELECT attidentity FROM pg_attribute WHERE attrelid = 'idt'::regclass AND attname = 'id'",
+        "SELECT last_value, is_called FROM idt_id_seq",
     ];
     let mut want = Vec::new();
     for q in queries {
@@ -65,6 +74,9 @@ async fn altered_tables_reach_the_secondary() {
     }
     assert!(want[0].starts_with("1|v10|5; 2|v20|5"), "{}", want[0]);
     assert!(want[2].contains("v_u|u|UNIQUE (v)"), "{}", want[2]);
+    assert_eq!(want[3], "1|a; 31|b");
+    assert_eq!(want[4], "a");
+    assert_eq!(want[5], "31|t");
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let mut got = Vec::new();

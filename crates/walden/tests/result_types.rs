@@ -36,7 +36,6 @@ const QUERIES: &[&str] = &[
     // reg types print the name, compare and sort as the OID.
     "SELECT 'rt'::regclass AS a, 'rt'::regclass::oid > 16383 AS b, pg_typeof('rt'::regclass) AS c, \
      'rt'::regclass::text AS d, 'pg_class'::regclass AS e, 'pg_class'::regclass::int AS f",
-    // (relname::text: Walden's name columns are text.)
     "SELECT oid::regclass AS a, relname::text AS n FROM pg_class WHERE relname = 'rt'",
     "SELECT relname::text AS n FROM pg_class WHERE oid = 'rt'::regclass",
     "SELECT indexrelid::regclass AS i, indrelid::regclass AS r FROM pg_index \
@@ -68,6 +67,21 @@ const QUERIES: &[&str] = &[
      array_position(ARRAY[1, NULL], NULL) AS c, array_position(ARRAY[1], 5) AS d, \
      array_positions(ARRAY[1, 2, NULL, 2], 2) AS e, array_positions(ARRAY['a', 'b', 'a'], 'a') AS f, \
      array_remove(ARRAY[1, 2], 1) AS g, array_position(NULL::int[], 1) AS h",
+    // Catalog identifiers are `name` (OID 19), cut to 63 bytes on input;
+    // || and functions over them give text.
+    "SELECT relname, 'abc'::name AS n, pg_typeof(relname) AS t, relname || 'x' AS c, \
+     upper(relname) AS u, coalesce(relname, 'x') AS co, relname = 'rt'::text AS eq \
+     FROM pg_class WHERE relname = 'rt'",
+    "SELECT repeat('x', 70)::name AS a, length(repeat('é', 40)::name) AS b, \
+     octet_length(repeat('é', 40)::name) AS c, 'abc'::text::name AS d, 'abc'::name::text AS e, \
+     CAST('ab' AS name) AS f, 'ab'::name < 'b'::name AS g",
+    "SELECT a.attname, t.typname, n.nspname FROM pg_attribute a \
+     JOIN pg_type t ON t.oid = a.atttypid JOIN pg_namespace n ON n.oid = t.typnamespace \
+     WHERE a.attrelid = 'rt'::regclass AND a.attnum > 0 ORDER BY a.attnum",
+    "SELECT array_agg(relname) AS a FROM pg_class WHERE relname = 'rt'",
+    // A USING join's merged column has the left side's type.
+    "SELECT * FROM rt JOIN (SELECT id, t AS u FROM rt) s USING (id) ORDER BY id",
+    "SELECT * FROM rt FULL JOIN (SELECT id, b AS c FROM rt) s USING (id) ORDER BY id",
     // int2vector and oidvector subscripts start at 0.
     "SELECT array_lower(indkey, 1) AS kl, array_upper(indkey, 1) AS ku, \
      array_length(indkey, 1) AS kn, array_lower(indclass, 1) AS cl, \
@@ -88,11 +102,15 @@ const PARAMS: &[&str] = &[
     "SELECT array_positions(ARRAY[1.5], $1) AS a",
     "SELECT $1::int[] AS a",
     "SELECT ARRAY[1] @> $1 AS a, ARRAY['x'] || $2 AS b",
+    "SELECT relname FROM pg_class WHERE relname = $1",
+    // An unknown name in a reg constant fails Parse.
+    "SELECT 'nosuch'::regclass AS a, $1::int AS b",
+    "SELECT 'nosuch'::regtype AS a, $1::int AS b",
+    "SELECT 'nosuch'::regnamespace AS a, $1::int AS b",
+    "SELECT 'rt'::regclass AS a, 'int4'::regtype AS b, 'public'::regnamespace AS c, $1::int AS d",
 ];
 
-/// Statements that fail, compared by their errors in the simple protocol
-/// (Walden reports a bad reg constant when the statement runs, PostgreSQL
-/// already when it is prepared).
+/// Statements that fail, compared by their errors in the simple protocol.
 const ERRORS: &[&str] = &[
     "SELECT 'nosuch'::regclass",
     "SELECT 'nosuch.rt'::regclass",
@@ -143,6 +161,14 @@ async fn run(conn: String) -> Vec<String> {
     for sql in ERRORS {
         out.push(format!("{sql} -> {}", outcome(&c, sql, &[]).await));
     }
+    // `name` in the binary format, both ways: the parameter is typed
+    // `name` from the column, the driver sends and reads it in binary.
+    let sql = "SELECT relname, $1::name AS n FROM pg_class WHERE relname = $1";
+    let got = match c.query_one(sql, &[&"rt"]).await {
+        Ok(row) => format!("{} {}", row.get::<_, String>(0), row.get::<_, String>(1)),
+        Err(e) => pg_diff::render_error(&e, &[]),
+    };
+    out.push(format!("{sql} (binary) -> {got}"));
     out
 }
 
@@ -187,6 +213,11 @@ const ORIGIN_QUERIES: &[&str] = &[
     "INSERT INTO ro_parent (code) VALUES ('a') RETURNING id, code, id + 1 AS nxt, *",
     "UPDATE ro_child SET tag = 'z' WHERE cid = 0 RETURNING tag, cid",
     "DELETE FROM ro_child WHERE cid = 0 RETURNING *",
+    // A USING column is the left side's (the right one's in a RIGHT
+    // join), and no column's in a FULL join, where it is a COALESCE.
+    "SELECT * FROM ro_parent a JOIN ro_parent b USING (id)",
+    "SELECT id, a.id AS l, b.id AS r FROM ro_parent a RIGHT JOIN ro_parent b USING (id)",
+    "SELECT *, id AS i FROM ro_parent a FULL JOIN ro_parent b USING (id, code)",
 ];
 
 /// One statement's result columns as `name table.attnum` (`-` for none),

@@ -150,6 +150,78 @@ fn operators_only_and_functions_match_postgres() {
     });
 }
 
+// JOIN ... USING and NATURAL JOIN: the merged column named unqualified,
+// listed once and first by `*`, COALESCE of both sides for FULL joins;
+// each side's column still reachable qualified.
+const USING_JOINS: &[&str] = &[
+    "CREATE TABLE ua (id int, x text)",
+    "CREATE TABLE ub (id int, y text)",
+    "CREATE TABLE uc (id int, x text, z int)",
+    "INSERT INTO ua VALUES (1, 'a1'), (2, 'a2')",
+    "INSERT INTO ub VALUES (2, 'b2'), (3, 'b3')",
+    "INSERT INTO uc VALUES (3, 'c3', 1), (2, 'a2', 7)",
+    "SELECT * FROM ua JOIN ub USING (id)",
+    "SELECT id, ua.id, ub.id, x, y FROM ua JOIN ub USING (id)",
+    "SELECT * FROM ua LEFT JOIN ub USING (id) ORDER BY id",
+    "SELECT id, ua.id, ub.id FROM ua RIGHT JOIN ub USING (id) ORDER BY 1",
+    "SELECT * FROM ua FULL JOIN ub USING (id) ORDER BY id",
+    "SELECT id, ua.id AS a, ub.id AS b FROM ua FULL JOIN ub USING (id) WHERE id > 1 ORDER BY id",
+    "SELECT id, count(*) FROM ua FULL JOIN ub USING (id) GROUP BY id ORDER BY id",
+    "SELECT * FROM ua NATURAL JOIN uc",
+    "SELECT * FROM ua NATURAL FULL JOIN uc ORDER BY 1, 2",
+    "SELECT * FROM ua NATURAL JOIN ub",
+    "SELECT * FROM ua JOIN ub USING (id) JOIN uc USING (id)",
+    "SELECT * FROM ua FULL JOIN ub USING (id) FULL JOIN uc USING (id) ORDER BY id",
+    "SELECT ua.*, ub.* FROM ua JOIN ub USING (id)",
+    "SELECT j.id, j.y FROM (ua FULL JOIN ub USING (id)) j ORDER BY 1",
+    "SELECT id FROM ua JOIN ub USING (id) WHERE id IN (SELECT id FROM uc)",
+    "SELECT (SELECT count(*) FROM uc WHERE uc.id = id) FROM ua FULL JOIN ub USING (id) ORDER BY id",
+    "SELECT * FROM ua JOIN ub USING (nosuch)",
+    "SELECT * FROM ua JOIN ub USING (id, id)",
+    "SELECT * FROM ua JOIN uc USING (x) JOIN ub USING (id)",
+    "SELECT id FROM ua JOIN ub ON ua.id = ub.id",
+    "SELECT * FROM ua RIGHT JOIN ub USING (id) ORDER BY id",
+    "SELECT * FROM ua NATURAL LEFT JOIN uc ORDER BY 1",
+    "SELECT id, max(y) FROM ua FULL JOIN ub USING (id) GROUP BY id HAVING id < 3 ORDER BY id DESC",
+    "SELECT * FROM ub JOIN (ua JOIN uc USING (id)) USING (id)",
+];
+
+// VARIADIC arrays, concat_ws, bytea input in the escape form.
+const VARIADIC_AND_BYTEA: &[&str] = &[
+    "SELECT format('%s-%s', VARIADIC ARRAY['a', 'b']), concat(VARIADIC ARRAY[1, 2]), concat_ws(',', VARIADIC ARRAY['a', NULL, 'b']), json_build_object(VARIADIC ARRAY['a', '1'])",
+    "SELECT format('%s', VARIADIC NULL::text[])",
+    "SELECT concat(VARIADIC NULL::text[]) IS NULL, concat_ws(',', VARIADIC NULL::int[]) IS NULL, json_build_array(VARIADIC ARRAY[1, 2]), jsonb_build_object(VARIADIC ARRAY[]::text[])",
+    "SELECT format(VARIADIC ARRAY['%s', 'x'])",
+    "SELECT concat(VARIADIC '{a,b}')",
+    "SELECT concat(VARIADIC 5)",
+    "SELECT concat_ws(NULL, 'a'), concat_ws(',', 'a', NULL, 2), concat_ws('-', 'x')",
+    "SELECT 'abc\\000'::bytea, 'a\\\\b'::bytea, 'abc'::bytea, '\\101\\102\\003'::bytea, '\\x41 42'::bytea, 'é'::bytea, '0x41'::bytea, ''::bytea, '\\\\'::bytea, '\\x'::bytea",
+    "SELECT 'a\\'::bytea",
+    "SELECT '\\400'::bytea",
+    "SELECT '\\12'::bytea",
+    "SELECT '\\xzz'::bytea",
+    "SELECT '\\x414'::bytea",
+    "SELECT '\\x4 1'::bytea",
+    "CREATE TABLE bt (b bytea)",
+    "INSERT INTO bt VALUES ('a\\000b'), ('\\x00ff')",
+    "SELECT b, length(b) FROM bt ORDER BY b",
+];
+
+#[test]
+fn using_joins_variadic_and_bytea_match_postgres() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(peers) = Peers::start(tmp.path(), "to compare USING joins") else {
+        return;
+    };
+    block_on_within(Duration::from_secs(120), async {
+        for script in [USING_JOINS, VARIADIC_AND_BYTEA] {
+            let want = run_script(&peers.pg_conn(), script, FIELDS).await;
+            let got = run_script(&peers.walden_conn(), script, FIELDS).await;
+            assert_same(&want, &got);
+        }
+    });
+}
+
 // pg_get_keywords(): every word with its category and label columns, in
 // PostgreSQL's order, and pgjdbc's getSQLKeywords query over it.
 const KEYWORDS: &[&str] = &[

@@ -80,6 +80,7 @@ pub fn put_table_def(out: &mut Vec<u8>, d: &TableDef) {
         put_var(out, k as u64);
         out.push(match g {
             IdentityGeneration::ByDefault => 0,
+            IdentityGeneration::Always => 1,
         });
     }
 }
@@ -232,6 +233,7 @@ pub fn get_table_def(r: &mut Reader<'_>, tail: bool) -> Result<TableDef> {
                     let k = r.var()? as usize;
                     let g = match r.u8()? {
                         0 => IdentityGeneration::ByDefault,
+                        1 => IdentityGeneration::Always,
                         _ => return Err(short()),
                     };
                     // Only an identity column can be generated as one.

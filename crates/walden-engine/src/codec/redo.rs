@@ -94,6 +94,12 @@ pub enum Redo {
         def: TableDef,
         rewrite: Option<Vec<ColumnSource>>,
     },
+    /// `setval` of an identity column's counter: the next value the
+    /// table's identity column takes.
+    IdentitySet {
+        table: u32,
+        next: i64,
+    },
     /// `CREATE TYPE ... AS ENUM`.
     CreateEnum(EnumType),
     /// `DROP TYPE` of an enum type.
@@ -110,6 +116,7 @@ const TAG_ALTER_ENUM: u8 = 37;
 
 /// Redo tags of ALTER TABLE (25..=34 are reserved for it).
 const TAG_ALTER_TABLE: u8 = 25;
+const TAG_IDENTITY_SET: u8 = 26;
 
 fn put_column_source(out: &mut Vec<u8>, s: &ColumnSource) {
     match s {
@@ -230,6 +237,11 @@ pub fn encode_redo(r: &Redo) -> Vec<u8> {
             out.push(15);
             put_var(&mut out, *id as u64);
             put_ivar(&mut out, *upto);
+        }
+        Redo::IdentitySet { table, next } => {
+            out.push(TAG_IDENTITY_SET);
+            put_var(&mut out, *table as u64);
+            put_ivar(&mut out, *next);
         }
         Redo::Settings(s) => {
             out.push(16);
@@ -374,6 +386,10 @@ pub fn decode_redo(buf: &[u8], key_of: &dyn Fn(u32, &[Value]) -> Option<Key>) ->
         15 => Redo::SeqReserve {
             id: r.var()? as u32,
             upto: r.ivar()?,
+        },
+        TAG_IDENTITY_SET => Redo::IdentitySet {
+            table: r.var()? as u32,
+            next: r.ivar()?,
         },
         16 => Redo::Settings(get_settings(&mut r)?),
         17 => Redo::FullBackup { lsn: r.var()? },

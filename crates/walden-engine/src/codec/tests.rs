@@ -105,6 +105,7 @@ fn redo_round_trip() {
             max_exposure_ms: None,
         }),
         Redo::SeqReserve { id: 3, upto: -7 },
+        Redo::IdentitySet { table: 4, next: -9 },
         Redo::AlterTable {
             table: 4,
             def: TableDef {

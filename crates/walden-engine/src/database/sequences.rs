@@ -125,5 +125,64 @@ impl Database {
     }
 }
 
+impl Database {
+    /// `setval` of an identity column's counter (PostgreSQL's identity
+    /// sequence): the next value the column takes is `value + increment`
+    /// (is_called) or `value`. Bounds are the column type's in the
+    /// counter's direction, as PostgreSQL's identity sequence has them.
+    /// Logged before it takes effect, as a sequence's setval.
+    pub fn set_identity(
+        &self,
+        session: &Session,
+        table: &crate::table::Table,
+        value: i64,
+        is_called: bool,
+    ) -> Result<()> {
+        self.check_writable()?;
+        let Some((col, ident)) = table.def.identity_column() else {
+            return Err(EngineError::UnknownSequence(table.def.name.clone()));
+        };
+        let top = match table.def.columns[col].data_type {
+            crate::types::DataType::SmallInt => i16::MAX as i64,
+            crate::types::DataType::Int => i32::MAX as i64,
+            _ => i64::MAX,
+        };
+        let (min, max) = if ident.increment > 0 {
+            (1, top)
+        } else {
+            (-top - 1, -1)
+        };
+        let name = format!("{}_{}_seq", table.def.name, table.def.columns[col].name);
+        if value < min || value > max {
+            return Err(EngineError::SequenceOutOfBounds {
+                name,
+                value,
+                min,
+                max,
+            });
+        }
+        let next = if is_called {
+            value
+                .checked_add(ident.increment)
+                .ok_or_else(|| EngineError::OutOfRange(format!("sequence \"{name}\"")))?
+        } else {
+            value
+        };
+        let _g = self.txns.gate.read();
+        let sinks = session.wait_sinks();
+        self.log.append(
+            &encode_redo(&Redo::IdentitySet {
+                table: table.id(),
+                next,
+            }),
+            &sinks,
+        )?;
+        table
+            .next_identity
+            .store(next, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+}
+
 /// Values reserved per log record, as PostgreSQL logs 32 at a time.
 const SEQ_RESERVE: i64 = 32;

@@ -38,10 +38,9 @@ impl Transaction {
     /// Inserts into a table handle (saves the name lookup in hot loops).
     pub fn insert_into(&mut self, t: &Arc<Table>, values: Vec<Option<Value>>) -> Result<Row> {
         self.check_write("INSERT")?;
-        let explicit_identity = t
-            .def
-            .identity_column()
-            .is_some_and(|(i, _)| values.get(i).is_some_and(|v| v.is_some()));
+        let explicit_identity = t.def.identity_column().is_some_and(|(i, id)| {
+            id.moves_past_explicit() && values.get(i).is_some_and(|v| v.is_some())
+        });
         let row = self.build_row(t, values)?;
         let key: Key = match t.key_of(&row) {
             Some(k) => k,

@@ -31,6 +31,7 @@ pub const ARRAY_TYPES: &[(u32, u32, &str)] = &[
     (3802, 3807, "_jsonb"),
     (26, 1028, "_oid"),
     (18, 1002, "_char"),
+    (19, 1003, "_name"),
     (2205, 2210, "_regclass"),
     (2206, 2211, "_regtype"),
     (4089, 4090, "_regnamespace"),

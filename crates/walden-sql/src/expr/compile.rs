@@ -659,70 +659,42 @@ pub fn ident_parts(e: &ast::Expr) -> (Option<String>, String) {
 
 pub(super) fn col_ref(scope: &Scope, table: Option<&str>, name: &str) -> Result<Expr> {
     let (d, i) = scope.resolve(table, name)?;
-    Ok(if d == 0 {
-        Expr::Col(i)
-    } else {
-        Expr::Outer(d, i)
-    })
+    let at = |i: usize| {
+        if d == 0 {
+            Expr::Col(i)
+        } else {
+            Expr::Outer(d, i)
+        }
+    };
+    let mut s = scope;
+    for _ in 0..d {
+        match s.parent.as_deref() {
+            Some(p) => s = p,
+            None => return Ok(at(i)),
+        }
+    }
+    let merged = match s.cols.get(i) {
+        // Also under the join's alias (`(a FULL JOIN b USING (id)) j`),
+        // which labels both sides alike.
+        Some(c)
+            if !c.merged.is_empty()
+                && (table.is_none()
+                    || c.merged
+                        .iter()
+                        .all(|&m| s.cols.get(m).is_some_and(|o| o.table == c.table))) =>
+        {
+            c.merged.clone()
+        }
+        _ => return Ok(at(i)),
+    };
+    let mut args = vec![at(i)];
+    args.extend(merged.into_iter().map(at));
+    Ok(Expr::Func(Func::Coalesce, args))
 }
 
 /// `ARRAY(SELECT ...)`.
 pub fn array_subquery(p: &mut Planner<'_>, scope: &Arc<Scope>, q: &ast::Query) -> Result<Expr> {
     sub(p, scope, q, SubKind::Array)
-}
-
-/// Casts to PostgreSQL's catalog types, which Walden has no column types
-/// for: `regclass`, `regtype` and `regnamespace` turn a name into an OID or
-/// an OID into a name, depending on which one they are given. `None` for
-/// every other type.
-pub(super) fn catalog_cast(
-    p: &mut Planner<'_>,
-    scope: &Arc<Scope>,
-    expr: &ast::Expr,
-    data_type: &ast::DataType,
-) -> Result<Option<Expr>> {
-    let names: Option<(Func, Func)> = match data_type {
-        ast::DataType::Regclass => Some((Func::RegClassOid, Func::RegClassName)),
-        ast::DataType::Custom(name, _) => {
-            let last = name
-                .0
-                .last()
-                .map(|p| p.to_string().trim_matches('"').to_ascii_lowercase());
-            match last.as_deref() {
-                Some("regclass") => Some((Func::RegClassOid, Func::RegClassName)),
-                Some("regtype") => Some((Func::RegTypeOid, Func::RegTypeName)),
-                Some("regnamespace") => Some((Func::RegNamespaceOid, Func::RegNamespaceName)),
-                // A name given stays a name (Walden lists no functions to
-                // look it up in).
-                Some("regproc") => Some((Func::RegProcName, Func::RegProcName)),
-                _ => None,
-            }
-        }
-        _ => None,
-    };
-    let Some((to_oid, to_name)) = names else {
-        return Ok(None);
-    };
-    let inner = Expr::compile(p, scope, expr)?;
-    let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
-    // A number is an OID to name; text (a literal, a parameter) is a name.
-    let is_number = matches!(
-        query::static_type(&inner, &types, &p.params),
-        Some(
-            DataType::SmallInt
-                | DataType::Int
-                | DataType::BigInt
-                | DataType::Oid
-                | DataType::Reg(_)
-                | DataType::Decimal { .. }
-                | DataType::Real
-                | DataType::Double
-        )
-    );
-    Ok(Some(Expr::Func(
-        if is_number { to_name } else { to_oid },
-        vec![inner],
-    )))
 }
 
 /// The SRF call under `(...)` in a field selection, if it is one.

@@ -78,6 +78,15 @@ pub enum Command {
         if_not_exists: bool,
         options: walden_engine::SequenceOptions,
     },
+    /// `ALTER SEQUENCE [IF EXISTS] s OWNED BY { t.c | NONE }`
+    /// (`owned_by.rs`): `None` is NONE.
+    AlterSequenceOwnedBy {
+        if_exists: bool,
+        sequence: String,
+        owner: Option<(String, String)>,
+    },
+    /// `ALTER TABLE t ALTER c SET GENERATED ... | DROP IDENTITY ...`.
+    AlterIdentity(crate::alter_table_parse::AlterIdentity),
     /// Statements accepted and ignored (`VACUUM`, `ANALYZE`, `SET NOCOUNT ON`, ...).
     Ignored(String),
     /// `SET LOCAL name = value`: until the transaction block ends.

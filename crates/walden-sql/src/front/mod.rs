@@ -10,6 +10,7 @@ use sqlparser::tokenizer::{Token, Tokenizer};
 
 mod command;
 mod depth;
+mod identity_options;
 mod normalize;
 mod pg_forms;
 mod position;
@@ -20,6 +21,7 @@ mod toks;
 
 pub use command::*;
 pub use depth::*;
+pub use identity_options::{overriding, Overriding};
 pub use normalize::*;
 pub(crate) use position::reference_position;
 pub use recognise::*;

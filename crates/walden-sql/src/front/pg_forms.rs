@@ -3,7 +3,9 @@
 //! `UPDATE ONLY`, `JOIN ONLY`; Walden has no table inheritance, so a table
 //! without its descendants is the table) and `x OPERATOR(pg_catalog.=) ANY
 //! (...)` (pg_catalog's operators are the built-in ones; other forms of
-//! `OPERATOR(...)` parse as they are and are compiled in `expr.rs`).
+//! `OPERATOR(...)` parse as they are and are compiled in `expr.rs`), and
+//! `f(a, VARIADIC arr)`, whose last argument is marked by a call of
+//! `__walden_variadic(arr)` for `functions/compile.rs`.
 
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::tokenizer::{Token, Tokenizer};
@@ -14,7 +16,7 @@ const COMPARISONS: &[&str] = &["=", "<>", "!=", "<", ">", "<=", ">="];
 /// `sql` with those forms rewritten; `None` when it has none.
 pub(super) fn rewrite(sql: &str) -> Option<String> {
     let upper = sql.to_ascii_uppercase();
-    if !upper.contains("ONLY") && !upper.contains("OPERATOR") {
+    if !upper.contains("ONLY") && !upper.contains("OPERATOR") && !upper.contains("VARIADIC") {
         return None;
     }
     let toks = Tokenizer::new(&PostgreSqlDialect {}, sql)
@@ -29,6 +31,14 @@ pub(super) fn rewrite(sql: &str) -> Option<String> {
         Some(Token::Word(w)) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
         _ => String::new(),
     };
+    // VARIADIC in a routine's declaration (CREATE / DROP FUNCTION) is a
+    // parameter mode, left for those statements' own refusal.
+    let routine = (0..solid.len()).any(|k| {
+        matches!(
+            word(k).as_str(),
+            "FUNCTION" | "PROCEDURE" | "AGGREGATE" | "ROUTINE"
+        )
+    });
     // (first token, last token, replacement)
     let mut cuts: Vec<(usize, usize, String)> = Vec::new();
     for k in 0..solid.len() {
@@ -61,12 +71,45 @@ pub(super) fn rewrite(sql: &str) -> Option<String> {
                     cuts.push((solid[k], solid[k + close], op));
                 }
             }
+            "VARIADIC"
+                if !routine
+                    && k > 0
+                    && matches!(toks[solid[k - 1]], Token::LParen | Token::Comma) =>
+            {
+                // The argument runs to the call's closing parenthesis.
+                let mut depth = 0usize;
+                let close = (k + 1..solid.len()).find(|&j| match toks[solid[j]] {
+                    Token::LParen | Token::LBracket => {
+                        depth += 1;
+                        false
+                    }
+                    Token::RBracket => {
+                        depth = depth.saturating_sub(1);
+                        false
+                    }
+                    Token::RParen if depth == 0 => true,
+                    Token::RParen => {
+                        depth -= 1;
+                        false
+                    }
+                    _ => false,
+                });
+                if let Some(close) = close {
+                    cuts.push((
+                        solid[k],
+                        solid[k],
+                        format!("{}(", crate::functions::VARIADIC_MARK),
+                    ));
+                    cuts.push((solid[close], solid[close], "))".into()));
+                }
+            }
             _ => {}
         }
     }
     if cuts.is_empty() {
         return None;
     }
+    cuts.sort_by_key(|c| c.0);
     let mut out = String::with_capacity(sql.len());
     let mut i = 0;
     for (from, to, with) in cuts {
@@ -111,5 +154,13 @@ mod tests {
         assert_eq!(rewrite("SELECT 1 WHERE a OPERATOR(pg_catalog.=) b"), None);
         assert_eq!(rewrite("SELECT 1 WHERE a OPERATOR(other.=) ANY (x)"), None);
         assert_eq!(rewrite("SELECT 'FROM ONLY t'"), None);
+        assert_eq!(
+            rewrite("CREATE FUNCTION f(VARIADIC a int[]) RETURNS int AS 'x' LANGUAGE sql"),
+            None
+        );
+        assert_eq!(
+            rewrite("SELECT format('%s', VARIADIC array[f(1), 2]) FROM t").as_deref(),
+            Some("SELECT format('%s', __walden_variadic( array[f(1), 2])) FROM t")
+        );
     }
 }

@@ -314,16 +314,40 @@ pub fn parse(sql: &str) -> Result<Command> {
                 options,
             });
         }
-        // ALTER SEQUENCE: a sequence here has no owning column, options
-        // that change after creation, or a schema to move to; refused by
-        // its clause rather than failing as a syntax error.
+        // ALTER SEQUENCE: OWNED BY (see `owned_by.rs`); options that change
+        // after creation and a schema to move to are refused by their
+        // clause rather than failing as a syntax error.
         "ALTER" if t.is(1, "SEQUENCE") => {
             t.i += 2;
-            if t.is(0, "IF") && t.is(1, "EXISTS") {
+            let if_exists = t.is(0, "IF") && t.is(1, "EXISTS");
+            if if_exists {
                 t.i += 2;
             }
             let name = t.ident()?;
-            qualified_last(&mut t, name)?;
+            let sequence = qualified_last(&mut t, name)?;
+            if t.is(0, "OWNED") && t.is(1, "BY") {
+                t.i += 2;
+                let owner = if t.eat("NONE") {
+                    None
+                } else {
+                    let mut parts = vec![t.ident()?];
+                    while t.eat_tok(&Token::Period) {
+                        parts.push(t.ident()?);
+                    }
+                    let [.., table, column] = parts.as_slice() else {
+                        return Err(SqlError::syntax(
+                            "syntax error: OWNED BY needs table.column or NONE",
+                        ));
+                    };
+                    Some((table.clone(), column.clone()))
+                };
+                t.end("ALTER SEQUENCE")?;
+                return Ok(Command::AlterSequenceOwnedBy {
+                    if_exists,
+                    sequence,
+                    owner,
+                });
+            }
             let clause = if t.at_end() {
                 String::new()
             } else {
@@ -410,6 +434,9 @@ pub fn parse(sql: &str) -> Result<Command> {
         }
     }
     if first == "ALTER" && low.split_whitespace().nth(1) == Some("table") {
+        if let Some(a) = crate::alter_table_parse::identity_actions(sql) {
+            return Ok(Command::AlterIdentity(a));
+        }
         return Ok(Command::Sql(Box::new(crate::alter_table_parse::parse(
             sql,
         )?)));

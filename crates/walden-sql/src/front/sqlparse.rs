@@ -131,6 +131,22 @@ pub fn parse_sql(sql: &str) -> Result<Statement> {
         }
         None => sql,
     };
+    let rewritten6;
+    let sql = match super::identity_options::rewrite(sql)? {
+        Some(s) => {
+            rewritten6 = s;
+            rewritten6.as_str()
+        }
+        None => sql,
+    };
+    let rewritten7;
+    let sql = match super::identity_options::rewrite_overriding(sql) {
+        Some(s) => {
+            rewritten7 = s;
+            rewritten7.as_str()
+        }
+        None => sql,
+    };
     let rewritten4;
     let sql = match crate::query::window::rewrite_exclude(sql) {
         Some(s) => {

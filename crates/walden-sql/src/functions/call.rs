@@ -81,6 +81,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
     let null_in = a.iter().any(|v| v.is_null());
     let arg = |i: usize| a.get(i).cloned().unwrap_or(Value::Null);
     Ok(match f {
+        Func::Variadic(v) => return call_variadic(v, a, env),
         Func::Json(j) => crate::jsonfn::call(j, a)?,
         Func::Bitwise(op, w) => bitwise::call(op, w, &a)?,
         Func::Now => Value::TimestampTz(env.info.now),
@@ -242,9 +243,18 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                     None => return Ok(Value::Null),
                 },
             };
-            env.tx
-                .database()
-                .setval(env.tx.session(), &name, v, is_called)?;
+            let db = env.tx.database();
+            let seen = crate::pg_catalog::Seen::of(env);
+            match crate::pg_catalog::sequence_relation(&seen, &name) {
+                // An identity column's counter, under its sequence's name.
+                Some(crate::pg_catalog::SeqRel::Identity(id)) => {
+                    let tb = seen.tables().into_iter().find(|t| t.id() == id);
+                    let tb = tb
+                        .ok_or_else(|| walden_engine::EngineError::UnknownSequence(name.clone()))?;
+                    db.set_identity(env.tx.session(), &tb, v, is_called)?
+                }
+                _ => db.setval(env.tx.session(), &name, v, is_called)?,
+            }
             Value::Int(v)
         }
         Func::Coalesce => a.into_iter().find(|v| !v.is_null()).unwrap_or(Value::Null),
@@ -392,6 +402,18 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             Value::Null => Value::Null,
             fmt => Value::text(strings::format(&text_arg(&fmt), &a[1..])?),
         },
+        // NULL arguments are skipped, only a NULL separator gives NULL.
+        Func::ConcatWs => match arg(0) {
+            Value::Null => Value::Null,
+            sep => Value::text(
+                a[1..]
+                    .iter()
+                    .filter(|v| !v.is_null())
+                    .map(|v| v.to_string())
+                    .collect::<Vec<_>>()
+                    .join(&text_arg(&sep)),
+            ),
+        },
         _ if null_in && f != Func::Concat => Value::Null,
         Func::StrPos => Value::Int(strings::strpos(&text_arg(&arg(0)), &text_arg(&arg(1)))),
         Func::Ascii => Value::Int(strings::ascii(&text_arg(&arg(0)))),
@@ -410,7 +432,10 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         ),
         Func::Upper => Value::text(text_arg(&arg(0)).to_uppercase()),
         Func::Lower => Value::text(text_arg(&arg(0)).to_lowercase()),
-        Func::Length => Value::Int(text_arg(&arg(0)).chars().count() as i64),
+        Func::Length => Value::Int(match arg(0) {
+            Value::Bytes(b) => b.len() as i64,
+            v => text_arg(&v).chars().count() as i64,
+        }),
         Func::OctetLength => Value::Int(match arg(0) {
             Value::Bytes(b) => b.len() as i64,
             v => text_arg(&v).len() as i64,

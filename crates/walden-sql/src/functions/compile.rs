@@ -199,6 +199,11 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
             return Ok(Expr::Cast(Box::new(Expr::compile(p, scope, v)?), ty));
         }
     }
+    if let Some((last, rest)) = raw_args.split_last() {
+        if let Some(array) = arg_expr(last).and_then(variadic_marked) {
+            return compile_variadic(p, scope, &name, rest, array);
+        }
+    }
     let mut args = Vec::new();
     for a in &raw_args {
         let e = arg_expr(a)
@@ -264,6 +269,7 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "rtrim" => Func::Rtrim,
         "replace" => Func::Replace,
         "concat" => Func::Concat,
+        "concat_ws" => Func::ConcatWs,
         "left" => Func::Left,
         "md5" => Func::Md5,
         "repeat" | "replicate" => Func::Repeat,
@@ -355,7 +361,7 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         Func::ArrayPosition => Some(2..=3),
         Func::QuoteLiteral | Func::Ascii | Func::Chr | Func::BitLength => Some(1..=1),
         Func::StrPos => Some(2..=2),
-        Func::Format => Some(1..=usize::MAX),
+        Func::Format | Func::ConcatWs => Some(1..=usize::MAX),
         Func::SetVal => Some(2..=3),
         Func::Trim | Func::Ltrim | Func::Rtrim => Some(1..=2),
         Func::DateTrunc | Func::DatePartPg | Func::ToChar => Some(2..=2),

@@ -149,6 +149,11 @@ pub enum Func {
     BitLength,
     /// `format(fmt, args...)` (`functions/strings.rs`).
     Format,
+    /// `concat_ws(sep, args...)`: the arguments that are not NULL, joined.
+    ConcatWs,
+    /// A variadic function called with `VARIADIC array` last: the array's
+    /// elements are its last arguments.
+    Variadic(Variadic),
     /// `array_position(a, x [, start])`: the first index holding `x` (NULL
     /// finds a NULL), or NULL.
     ArrayPosition,
@@ -310,6 +315,7 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         Func::StringToArray => DataType::Array(Box::new(DataType::Text)),
         Func::RelationSize(_) => DataType::BigInt,
         Func::Json(j) => crate::jsonfn::result_type(j, args),
+        Func::Variadic(v) => func_type(v.func(), args),
         Func::Bitwise(_, w) => w.data_type(),
         _ => DataType::Text,
     }

@@ -61,9 +61,11 @@ mod compile;
 mod dates;
 mod func;
 mod strings;
+mod variadic;
 
 pub use aggregate::*;
 pub use call::*;
 pub use compile::*;
 use dates::*;
 pub use func::*;
+pub use variadic::*;

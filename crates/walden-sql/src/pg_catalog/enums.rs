@@ -111,7 +111,17 @@ pub fn enum_type_name(db: &Database, viewer: Option<u64>, oid: i64) -> Option<St
 
 /// `format_type(oid, typmod)` with the database's enum types.
 pub fn format_type_in(env: &Env<'_>, oid: i64, typmod: Option<i64>) -> Option<String> {
-    format_type(oid, typmod).or_else(|| enum_type_name(env.tx.database(), Some(env.tx.id()), oid))
+    format_type(oid, typmod)
+        .or_else(|| enum_type_name(env.tx.database(), Some(env.tx.id()), oid))
+        .or_else(|| match decode_oid(oid) {
+            // A table's row type is named after the table.
+            Some((id, SLOT_TABLE_TYPE)) => Seen::of(env)
+                .tables()
+                .into_iter()
+                .find(|t| t.id() == id)
+                .map(|t| quote_ident(t.name())),
+            _ => None,
+        })
 }
 
 /// `'name'::regtype` for an enum type (or its array type).

@@ -43,7 +43,9 @@ pub use enums::{enum_regtype_oid, enum_type_name, format_type_in};
 pub use oids::*;
 pub use regcast::*;
 pub use rows::*;
-pub use sequence_relations::{sequence_relation, sequence_relation_oid, sequence_relation_rows};
+pub use sequence_relations::{
+    sequence_relation, sequence_relation_oid, sequence_relation_rows, SeqRel,
+};
 pub use sizes::{size_of, SizeOf};
 pub use types::*;
 pub use views::*;

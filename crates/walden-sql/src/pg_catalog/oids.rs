@@ -7,8 +7,8 @@ use super::*;
 /// PostgreSQL's catalogs show them through MVCC). Everything else is the
 /// database's.
 pub struct Seen<'a> {
-    db: &'a Database,
-    viewer: Option<u64>,
+    pub(super) db: &'a Database,
+    pub(super) viewer: Option<u64>,
 }
 
 impl<'a> Seen<'a> {

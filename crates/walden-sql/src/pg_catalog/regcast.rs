@@ -82,10 +82,52 @@ pub fn regclass_oid(env: &Env<'_>, text: &str) -> Result<Value> {
 
 /// The OID of the relation `text` names (`to_regclass` reads only names).
 pub fn regclass_lookup(env: &Env<'_>, text: &str) -> Result<Value> {
+    let path = crate::search_path::SearchPath::of(&env.info.settings);
+    regclass_lookup_in(&Seen::of(env), &path, text)
+}
+
+/// Whether the reg constant `text` (a `'...'::regclass`, `::regtype` or
+/// `::regnamespace` literal) names something, checked when the statement
+/// is planned: PostgreSQL reads such constants at parse time, so an
+/// unknown name fails Parse, not Execute.
+pub fn check_reg_constant(
+    db: &Seen<'_>,
+    path: &crate::search_path::SearchPath,
+    kind: walden_engine::RegKind,
+    text: &str,
+) -> Result<()> {
+    use walden_engine::RegKind as K;
+    if let Some(oid) = input_oid(text) {
+        return oid.map(|_| ());
+    }
+    match kind {
+        K::Class => regclass_lookup_in(db, path, text).map(|_| ()),
+        K::Namespace => regnamespace_lookup(text).map(|_| ()),
+        K::Type => match regtype_lookup(text) {
+            Ok(_) => Ok(()),
+            // An enum type (or its array) of the database's.
+            Err(e) => {
+                let name = text.trim();
+                let base = name
+                    .strip_suffix("[]")
+                    .or_else(|| name.strip_prefix('_'))
+                    .unwrap_or(name);
+                match db.db.enum_type_as(db.viewer, base.trim_matches('"')) {
+                    Some(_) => Ok(()),
+                    None => Err(e),
+                }
+            }
+        },
+    }
+}
+
+fn regclass_lookup_in(
+    db: &Seen<'_>,
+    path: &crate::search_path::SearchPath,
+    text: &str,
+) -> Result<Value> {
     let (schema, name) = split_qualified(text);
     check_schema(schema.as_deref())?;
-    let db = &Seen::of(env);
-    let path = crate::search_path::SearchPath::of(&env.info.settings);
     let user = match schema.as_deref() {
         None => path.finds_user_objects(),
         Some(s) => matches!(s, "public" | "dbo"),

@@ -89,6 +89,7 @@ pub fn type_oid_and_mod(t: &DataType) -> (i64, i64) {
         DataType::OidVector => (30, -1),
         DataType::Oid => (26, -1),
         DataType::PgChar => (18, -1),
+        DataType::Name => (19, -1),
         // PostgreSQL's pseudo-type `record`.
         DataType::Record(_) => (2249, -1),
         DataType::Reg(k) => (reg_type_oid(*k), -1),

@@ -121,7 +121,7 @@ use DataType as T;
 
 pub(super) const OID: T = T::Oid;
 pub(super) const BOOL: T = T::Bool;
-pub(super) const NAME: T = T::Text;
+pub(super) const NAME: T = T::Name;
 pub(super) const CHAR: T = T::PgChar;
 pub(super) const I2: T = T::SmallInt;
 pub(super) const I4: T = T::Int;

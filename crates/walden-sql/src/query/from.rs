@@ -84,6 +84,7 @@ pub(super) fn plan_factor(
                         name: n.to_string(),
                         ty: t,
                         origin: None,
+                        ..Default::default()
                     })
                     .collect();
                 rename_cols(&mut cols, alias);
@@ -116,6 +117,7 @@ pub(super) fn plan_factor(
                             name: c.name.clone(),
                             ty: c.ty.clone(),
                             origin: c.origin,
+                            ..Default::default()
                         })
                         .collect();
                     rename_cols(&mut cols, alias);
@@ -142,6 +144,7 @@ pub(super) fn plan_factor(
                     name: c.name.clone(),
                     ty: c.data_type.clone(),
                     origin: crate::ColumnOrigin::of_table(table.id(), k),
+                    ..Default::default()
                 })
                 .collect();
             rename_cols(&mut cols, alias);
@@ -175,6 +178,7 @@ pub(super) fn plan_factor(
                     name: c.name.clone(),
                     ty: c.ty.clone(),
                     origin: c.origin,
+                    ..Default::default()
                 })
                 .collect();
             rename_cols(&mut cols, alias);
@@ -308,6 +312,7 @@ fn sequence_item(
             name: n.to_string(),
             ty: t,
             origin: None,
+            ..Default::default()
         })
         .collect();
     rename_cols(&mut cols, alias);
@@ -343,6 +348,7 @@ pub(super) fn table_function(
         name: "ordinality".to_string(),
         ty: DataType::BigInt,
         origin: None,
+        ..Default::default()
     });
     // The alias column list names the ordinality column too, after the
     // function's own columns.
@@ -374,6 +380,7 @@ fn function_rows(
                 name: n,
                 ty: t,
                 origin: None,
+                ..Default::default()
             })
             .collect();
         rename_cols(&mut cols, alias);
@@ -410,6 +417,7 @@ fn function_rows(
                     name: n,
                     ty: t,
                     origin: None,
+                    ..Default::default()
                 })
                 .collect();
             rename_cols(&mut cols, alias);
@@ -450,6 +458,7 @@ fn function_rows(
                         _ => DataType::Text,
                     },
                     origin: None,
+                    ..Default::default()
                 })
                 .collect();
             rename_cols(&mut cols, alias);
@@ -473,6 +482,7 @@ fn function_rows(
                     name: n.to_string(),
                     ty: t,
                     origin: None,
+                    ..Default::default()
                 })
                 .collect();
             rename_cols(&mut cols, alias);
@@ -495,6 +505,7 @@ fn function_rows(
                     name: n.to_string(),
                     ty: DataType::Int,
                     origin: None,
+                    ..Default::default()
                 })
                 .collect();
             rename_cols(&mut cols, alias);
@@ -516,6 +527,7 @@ fn function_rows(
                     name: n.to_string(),
                     ty: t,
                     origin: None,
+                    ..Default::default()
                 })
                 .collect();
             rename_cols(&mut cols, alias);
@@ -570,72 +582,6 @@ pub(super) fn plan_from(
         source: Source::Single,
         cols: vec![],
     }))
-}
-
-pub(super) fn join(
-    p: &mut Planner<'_>,
-    left: Item,
-    right: Item,
-    kind: JoinKind,
-    constraint: Option<&ast::JoinConstraint>,
-    outer: &Option<Arc<Scope>>,
-) -> Result<Item> {
-    let lw = left.cols.len();
-    let mut cols = left.cols;
-    let right_width = right.cols.len();
-    cols.extend(right.cols);
-    let scope = Arc::new(Scope {
-        cols: cols.clone(),
-        parent: outer.clone(),
-    });
-    let mut on = Vec::new();
-    match constraint {
-        Some(ast::JoinConstraint::On(e)) => {
-            let mut cs = Vec::new();
-            conjuncts(e, &mut cs);
-            p.window = window::WindowSlot::Refused("in JOIN conditions");
-            let compiled = cs
-                .iter()
-                .map(|c| Expr::compile(p, &scope, c))
-                .collect::<Result<Vec<_>>>();
-            p.window = window::WindowSlot::Refused("here");
-            on.extend(compiled?);
-        }
-        Some(ast::JoinConstraint::Using(names)) => {
-            for n in names {
-                let n = object_last(n).to_ascii_lowercase();
-                let li = cols[..lw]
-                    .iter()
-                    .position(|c| c.name.eq_ignore_ascii_case(&n));
-                let ri = cols[lw..]
-                    .iter()
-                    .position(|c| c.name.eq_ignore_ascii_case(&n));
-                match (li, ri) {
-                    (Some(l), Some(r)) => on.push(Expr::Bin(BinOp::Eq, Box::new(Expr::Col(l)), Box::new(Expr::Col(lw + r)))),
-                    _ => {
-                        return Err(SqlError::new(
-                            ErrorKind::UndefinedColumn,
-                            format!("column \"{n}\" specified in USING clause does not exist in both tables"),
-                        ))
-                    }
-                }
-            }
-        }
-        Some(ast::JoinConstraint::Natural) => return Err(SqlError::unsupported("NATURAL JOIN")),
-        Some(ast::JoinConstraint::None) | None => {}
-    }
-    let mut source = Source::Join {
-        left: Box::new(left.source),
-        right: Box::new(right.source),
-        kind,
-        keys: vec![],
-        on: vec![],
-        right_width,
-    };
-    for c in on {
-        place_on_join(&mut source, c, lw);
-    }
-    Ok(Item { source, cols })
 }
 
 /// Puts a condition on a join: a hash key if it equates the two sides,

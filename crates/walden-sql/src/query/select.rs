@@ -420,7 +420,11 @@ fn plan_select_inner(
                         "SELECT * with no tables specified is not valid",
                     ));
                 }
-                for c in item.cols.iter().filter(|c| !is_system_col(p, c)) {
+                for c in star_order(&item.cols)
+                    .into_iter()
+                    .map(|i| &item.cols[i])
+                    .filter(|c| !c.hidden && !is_system_col(p, c))
+                {
                     outputs.push((c.name.clone(), qualified(c)));
                 }
             }
@@ -660,6 +664,10 @@ fn plan_select_inner(
 }
 
 pub(super) fn qualified(c: &ScopeCol) -> ast::Expr {
+    // A FULL join's merged column is named unqualified, its COALESCE.
+    if !c.merged.is_empty() {
+        return ast::Expr::Identifier(ast::Ident::new(c.name.clone()));
+    }
     match &c.table {
         Some(t) => ast::Expr::CompoundIdentifier(vec![
             ast::Ident::new(t.clone()),

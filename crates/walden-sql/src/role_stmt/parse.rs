@@ -30,7 +30,7 @@ pub enum Objects {
     /// `ALL TABLES IN SCHEMA s, ...`.
     AllTables,
     Databases(Vec<String>),
-    /// `ON SCHEMA public`: only USAGE, which every role has already.
+    /// `ON SCHEMA public`: USAGE and CREATE, which every role has already.
     PublicSchema,
 }
 
@@ -319,8 +319,13 @@ fn parse_grant(grant: bool, t: &mut Toks) -> Result<AccessStmt> {
     }
     if t.eat("ON") {
         let mut bits = 0u8;
-        for (w, _) in &words {
+        // CREATE is a schema privilege here (see ON SCHEMA below).
+        let create = words.iter().any(|(w, _)| w == "CREATE");
+        for (w, _) in words.iter().filter(|(w, _)| w != "CREATE") {
             bits |= privilege_bit(w)?;
+        }
+        if create && !t.is(0, "SCHEMA") {
+            return Err(SqlError::unsupported("the CREATE privilege"));
         }
         let objects = if t.eat("ALL") {
             if !(t.eat("TABLES") && t.eat("IN") && t.eat("SCHEMA")) {
@@ -388,9 +393,11 @@ fn parse_grant(grant: bool, t: &mut Toks) -> Result<AccessStmt> {
                 bits
             }
             Objects::PublicSchema => {
-                if all || bits != privs::USAGE {
+                // Every role may use and create in the one schema: a grant
+                // of USAGE, CREATE or ALL states what holds already.
+                if bits & !privs::USAGE != 0 {
                     return Err(SqlError::unsupported(
-                        "privileges on schemas other than USAGE (every role may use and create in the one schema)",
+                        "privileges on schemas other than USAGE and CREATE (every role may use and create in the one schema)",
                     ));
                 }
                 if !grant {
@@ -398,7 +405,7 @@ fn parse_grant(grant: bool, t: &mut Toks) -> Result<AccessStmt> {
                         "REVOKE USAGE ON SCHEMA (every role uses the one schema)",
                     ));
                 }
-                bits
+                privs::USAGE
             }
         };
         if !(t.eat(if grant { "TO" } else { "FROM" })) {

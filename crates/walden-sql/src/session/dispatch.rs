@@ -51,6 +51,8 @@ impl SqlSession {
         }
         let writes = match cmd {
             Command::CreateSequence { .. } => Some("CREATE SEQUENCE"),
+            Command::AlterSequenceOwnedBy { .. } => Some("ALTER SEQUENCE"),
+            Command::AlterIdentity(_) => Some("ALTER TABLE"),
             Command::AlterDatabase { .. } => Some("ALTER DATABASE"),
             Command::CreateDatabase(_) => Some("CREATE DATABASE"),
             Command::DropDatabase { .. } => Some("DROP DATABASE"),
@@ -389,6 +391,16 @@ impl SqlSession {
                 SearchPath::of(&self.settings).creation(&ast::ObjectName::from(qualified))?;
                 self.in_tx(|tx, _| ddl::create_sequence(tx, name, *if_not_exists, options))
             }
+            Command::AlterIdentity(a) => self.dml(params, |p, tx, ctx| {
+                crate::alter_identity::alter_identity(p, a, tx, ctx)
+            }),
+            Command::AlterSequenceOwnedBy {
+                if_exists,
+                sequence,
+                owner,
+            } => self.in_tx(|tx, _| {
+                crate::owned_by::alter_sequence_owned_by(tx, *if_exists, sequence, owner.as_ref())
+            }),
             Command::Ignored(what) => Ok(QueryOutput::command(if what.is_empty() {
                 "EMPTY".to_string()
             } else {
@@ -559,6 +571,21 @@ impl SqlSession {
             Statement::AlterTable(at) => {
                 self.dml(params, |p, tx, ctx| crate::alter_table::alter_table(p, at, tx, ctx))
             }
+            Statement::AlterSchema(a) => {
+                self.in_tx(|tx, s| crate::public_schema::alter_schema(&s.who_in(tx), a))
+            }
+            Statement::Comment {
+                object_type: ast::CommentObject::Schema,
+                object_name,
+                comment,
+                ..
+            } => self.in_tx(|tx, s| {
+                crate::public_schema::comment_on_schema(
+                    &s.who_in(tx),
+                    object_name,
+                    comment.as_deref(),
+                )
+            }),
             Statement::Copy {
                 source:
                     ast::CopySource::Table {

@@ -130,6 +130,8 @@ impl SqlSession {
         };
         let mut p = Planner::new(self.db.clone(), &self.engine.instance, param_types);
         p.path = crate::search_path::SearchPath::of(&self.settings);
+        // The open transaction's own DDL is seen (a table it created).
+        p.viewer = self.tx.as_ref().map(|t| t.id());
         let columns = match command.as_ref() {
             Command::Sql(stmt) => match stmt.as_ref() {
                 Statement::Query(q) if crate::locking::wanted(q) => {

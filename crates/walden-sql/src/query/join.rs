@@ -1,0 +1,173 @@
+//! Joining two FROM items: the ON condition, or the columns USING and
+//! NATURAL merge (one column named unqualified, listed first by `*`, the
+//! first non-NULL of both sides for FULL joins), and the order `*` lists
+//! the joined columns in.
+
+use super::from::*;
+use super::*;
+
+pub(super) fn join(
+    p: &mut Planner<'_>,
+    left: Item,
+    right: Item,
+    kind: JoinKind,
+    constraint: Option<&ast::JoinConstraint>,
+    outer: &Option<Arc<Scope>>,
+) -> Result<Item> {
+    let lw = left.cols.len();
+    let right_width = right.cols.len();
+    let left_order = star_order(&left.cols);
+    let right_order: Vec<usize> = star_order(&right.cols)
+        .into_iter()
+        .map(|i| lw + i)
+        .collect();
+    let mut cols = left.cols;
+    cols.extend(right.cols.into_iter().map(|mut c| {
+        for m in &mut c.merged {
+            *m += lw;
+        }
+        c
+    }));
+    let mut on = Vec::new();
+    let using: Vec<String> = match constraint {
+        Some(ast::JoinConstraint::On(e)) => {
+            let scope = Arc::new(Scope {
+                cols: cols.clone(),
+                parent: outer.clone(),
+            });
+            let mut cs = Vec::new();
+            conjuncts(e, &mut cs);
+            p.window = window::WindowSlot::Refused("in JOIN conditions");
+            let compiled = cs
+                .iter()
+                .map(|c| Expr::compile(p, &scope, c))
+                .collect::<Result<Vec<_>>>();
+            p.window = window::WindowSlot::Refused("here");
+            on.extend(compiled?);
+            Vec::new()
+        }
+        Some(ast::JoinConstraint::Using(names)) => {
+            let mut seen: Vec<String> = Vec::new();
+            for n in names {
+                let n = object_last(n).to_ascii_lowercase();
+                if seen.contains(&n) {
+                    return Err(SqlError::new(
+                        ErrorKind::DuplicateColumn,
+                        format!("column name \"{n}\" appears more than once in USING clause"),
+                    ));
+                }
+                seen.push(n);
+            }
+            seen
+        }
+        // NATURAL: the names both sides show, in the left side's order.
+        Some(ast::JoinConstraint::Natural) => {
+            let mut names: Vec<String> = Vec::new();
+            for &i in &left_order {
+                let c = &cols[i];
+                let n = c.name.to_ascii_lowercase();
+                if !c.hidden
+                    && !names.contains(&n)
+                    && right_order
+                        .iter()
+                        .any(|&j| !cols[j].hidden && cols[j].name.eq_ignore_ascii_case(&n))
+                {
+                    names.push(n);
+                }
+            }
+            names
+        }
+        Some(ast::JoinConstraint::None) | None => Vec::new(),
+    };
+    // Each USING column: the two sides' columns become one, named
+    // unqualified (the left one for inner and left joins, the right one
+    // for right joins, the first non-NULL for full joins), listed first
+    // by `*`; both stay reachable qualified.
+    let mut first = Vec::new();
+    for n in &using {
+        let li = using_side(&cols, &left_order, n, "left")?;
+        let ri = using_side(&cols, &right_order, n, "right")?;
+        let side = |i: usize| {
+            let c: &ScopeCol = &cols[i];
+            let mut args = vec![Expr::Col(i)];
+            args.extend(c.merged.iter().map(|&m| Expr::Col(m)));
+            if args.len() == 1 {
+                args.pop().expect("one")
+            } else {
+                Expr::Func(crate::functions::Func::Coalesce, args)
+            }
+        };
+        on.push(Expr::Bin(BinOp::Eq, Box::new(side(li)), Box::new(side(ri))));
+        let shown = match kind {
+            JoinKind::Inner | JoinKind::Left => {
+                cols[ri].hidden = true;
+                li
+            }
+            JoinKind::Right => {
+                cols[li].hidden = true;
+                ri
+            }
+            JoinKind::Full => {
+                let mut extra = vec![ri];
+                extra.extend(cols[ri].merged.clone());
+                cols[li].merged.extend(extra);
+                cols[ri].hidden = true;
+                li
+            }
+        };
+        first.push(shown);
+    }
+    let order: Vec<usize> = first
+        .iter()
+        .copied()
+        .chain(
+            left_order
+                .into_iter()
+                .chain(right_order)
+                .filter(|i| !first.contains(i)),
+        )
+        .collect();
+    for (rank, i) in order.into_iter().enumerate() {
+        cols[i].star = rank;
+    }
+    let mut source = Source::Join {
+        left: Box::new(left.source),
+        right: Box::new(right.source),
+        kind,
+        keys: vec![],
+        on: vec![],
+        right_width,
+    };
+    for c in on {
+        place_on_join(&mut source, c, lw);
+    }
+    Ok(Item { source, cols })
+}
+
+/// Positions of `cols` in the order `SELECT *` lists them.
+pub(super) fn star_order(cols: &[ScopeCol]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..cols.len()).collect();
+    order.sort_by_key(|&i| cols[i].star);
+    order
+}
+
+/// The one column of a join side (`side` lists its positions) that a USING
+/// name finds unqualified.
+fn using_side(cols: &[ScopeCol], side: &[usize], name: &str, which: &str) -> Result<usize> {
+    let hits: Vec<usize> = side
+        .iter()
+        .copied()
+        .filter(|&i| !cols[i].hidden && cols[i].name.eq_ignore_ascii_case(name))
+        .collect();
+    match hits.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(SqlError::new(
+            ErrorKind::UndefinedColumn,
+            format!("column \"{name}\" specified in USING clause does not exist in {which} table"),
+        )),
+        _ => Err(SqlError::new(
+            ErrorKind::AmbiguousColumn,
+            format!("common column name \"{name}\" appears more than once in {which} table"),
+        )),
+    }
+}
