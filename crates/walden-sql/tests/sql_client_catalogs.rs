@@ -264,7 +264,8 @@ fn alter_table_owner_to_changes_the_owner() {
     let (k, _) = err(&mut bob, "ALTER TABLE owned_seq OWNER TO bob");
     assert_eq!(k, ErrorKind::InsufficientPrivilege);
     rows(&mut admin, "ALTER TABLE IF EXISTS gone OWNER TO alice");
-    // OWNER TO with another action, and ALTER SEQUENCE, are refused by name.
+    // OWNER TO with another action, and an OWNED BY that would tie a
+    // sequence to a column other than its own counter's, are refused by name.
     let (k, m) = err(
         &mut admin,
         "ALTER SEQUENCE public.owned_seq OWNED BY public.owned.id",
@@ -273,7 +274,7 @@ fn alter_table_owner_to_changes_the_owner() {
         (k, m.as_str()),
         (
             ErrorKind::FeatureNotSupported,
-            "ALTER SEQUENCE ... OWNED BY is not supported"
+            "ALTER SEQUENCE owned_seq OWNED BY owned.id (a column's own counter is named owned_id_seq; sequences are not tied to columns) is not supported"
         )
     );
     let (k, _) = err(
