@@ -673,23 +673,35 @@ pub(super) fn col_ref(scope: &Scope, table: Option<&str>, name: &str) -> Result<
             None => return Ok(at(i)),
         }
     }
-    let merged = match s.cols.get(i) {
-        // Also under the join's alias (`(a FULL JOIN b USING (id)) j`),
-        // which labels both sides alike.
-        Some(c)
-            if !c.merged.is_empty()
-                && (table.is_none()
-                    || c.merged
-                        .iter()
-                        .all(|&m| s.cols.get(m).is_some_and(|o| o.table == c.table))) =>
-        {
-            c.merged.clone()
-        }
-        _ => return Ok(at(i)),
+    let Some(c) = s.cols.get(i) else {
+        return Ok(at(i));
     };
-    let mut args = vec![at(i)];
-    args.extend(merged.into_iter().map(at));
-    Ok(Expr::Func(Func::Coalesce, args))
+    // The merged column is named unqualified, or under the join's alias
+    // (`(a FULL JOIN b USING (id)) j`), which labels both sides alike.
+    let as_merged = table.is_none()
+        || if c.merged.is_empty() {
+            s.cols
+                .iter()
+                .enumerate()
+                .any(|(k, o)| k != i && o.hidden && o.table == c.table && o.name == c.name)
+        } else {
+            c.merged
+                .iter()
+                .all(|&m| s.cols.get(m).is_some_and(|o| o.table == c.table))
+        };
+    if !as_merged {
+        return Ok(at(i));
+    }
+    let mut e = at(i);
+    if !c.merged.is_empty() {
+        let mut args = vec![e];
+        args.extend(c.merged.iter().map(|&m| at(m)));
+        e = Expr::Func(Func::Coalesce, args);
+    }
+    Ok(match &c.using_ty {
+        Some(t) => Expr::Cast(Box::new(e), t.clone()),
+        None => e,
+    })
 }
 
 /// `ARRAY(SELECT ...)`.

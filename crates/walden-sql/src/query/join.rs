@@ -87,17 +87,25 @@ pub(super) fn join(
     for n in &using {
         let li = using_side(&cols, &left_order, n, "left")?;
         let ri = using_side(&cols, &right_order, n, "right")?;
+        // Each side as named unqualified (a merged column of an inner join
+        // is its COALESCE or cast), and the type both resolve to.
         let side = |i: usize| {
             let c: &ScopeCol = &cols[i];
             let mut args = vec![Expr::Col(i)];
             args.extend(c.merged.iter().map(|&m| Expr::Col(m)));
-            if args.len() == 1 {
+            let e = if args.len() == 1 {
                 args.pop().expect("one")
             } else {
                 Expr::Func(crate::functions::Func::Coalesce, args)
+            };
+            match &c.using_ty {
+                Some(t) => (Expr::Cast(Box::new(e), t.clone()), t.clone()),
+                None => (e, c.ty.clone()),
             }
         };
-        on.push(Expr::Bin(BinOp::Eq, Box::new(side(li)), Box::new(side(ri))));
+        let ((le, lt), (re, rt)) = (side(li), side(ri));
+        let ty = super::common_type::using_type(&lt, &rt)?;
+        on.push(Expr::Bin(BinOp::Eq, Box::new(le), Box::new(re)));
         let shown = match kind {
             JoinKind::Inner | JoinKind::Left => {
                 cols[ri].hidden = true;
@@ -115,6 +123,7 @@ pub(super) fn join(
                 li
             }
         };
+        cols[shown].using_ty = (cols[shown].ty != ty).then_some(ty);
         first.push(shown);
     }
     let order: Vec<usize> = first

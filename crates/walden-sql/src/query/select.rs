@@ -665,7 +665,7 @@ fn plan_select_inner(
 
 pub(super) fn qualified(c: &ScopeCol) -> ast::Expr {
     // A FULL join's merged column is named unqualified, its COALESCE.
-    if !c.merged.is_empty() {
+    if !c.merged.is_empty() || c.using_ty.is_some() {
         return ast::Expr::Identifier(ast::Ident::new(c.name.clone()));
     }
     match &c.table {
