@@ -79,6 +79,12 @@ const QUERIES: &[&str] = &[
      JOIN pg_type t ON t.oid = a.atttypid JOIN pg_namespace n ON n.oid = t.typnamespace \
      WHERE a.attrelid = 'rt'::regclass AND a.attnum > 0 ORDER BY a.attnum",
     "SELECT array_agg(relname) AS a FROM pg_class WHERE relname = 'rt'",
+    // A quoted literal takes the other branch's type.
+    "SELECT 'x' AS a UNION SELECT relname FROM pg_class WHERE relname = 'rt' ORDER BY 1",
+    "SELECT relname AS a, 1 AS b FROM pg_class WHERE relname = 'rt' UNION ALL SELECT 'y', '2' ORDER BY 1",
+    "SELECT * FROM (VALUES ('a', NULL), ('b'::name, 2.5)) v(a, b) ORDER BY 1",
+    "SELECT CASE WHEN id > 0 THEN 'a' ELSE relname END AS a, coalesce(NULL, id) AS b \
+     FROM rt, pg_class WHERE relname = 'rt' ORDER BY 1, 2",
     // A USING join's merged column has the common type of both sides
     // (the left one's when they agree), its sides their own.
     "SELECT * FROM rt JOIN (SELECT id, t AS u FROM rt) s USING (id) ORDER BY id",

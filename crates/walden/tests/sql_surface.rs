@@ -222,6 +222,21 @@ const VARIADIC_AND_BYTEA: &[&str] = &[
     "CREATE TABLE bt (b bytea)",
     "INSERT INTO bt VALUES ('a\\000b'), ('\\x00ff')",
     "SELECT b, length(b) FROM bt ORDER BY b",
+    // Quoted literals and NULLs (unknown) take the other branch's or
+    // value's type in UNION, VALUES, CASE and COALESCE.
+    "SELECT x, pg_typeof(x) FROM (SELECT 'x' AS x UNION SELECT relname FROM pg_class WHERE relname = 'bt') s ORDER BY 1",
+    "SELECT pg_typeof(x) FROM (SELECT relname AS x FROM pg_class UNION ALL SELECT NULL LIMIT 1) s",
+    "SELECT x, pg_typeof(x) FROM (SELECT 1 AS x UNION SELECT '2') s ORDER BY 1",
+    "SELECT pg_typeof(x) FROM (SELECT 'x' AS x UNION SELECT 'y' UNION SELECT relname FROM pg_class) s LIMIT 1",
+    "SELECT pg_typeof(x) FROM (SELECT relname FROM pg_class UNION VALUES ('x'), ('y') LIMIT 1) s(x)",
+    "SELECT 'abc' UNION SELECT 1",
+    "SELECT x, pg_typeof(x) FROM (VALUES ('a'), ('b'::name)) v(x) ORDER BY 1",
+    "SELECT x, pg_typeof(x) FROM (VALUES (NULL), (2.5)) v(x) ORDER BY 1",
+    "SELECT x FROM (VALUES ('a'), (1)) v(x)",
+    "SELECT pg_typeof(CASE WHEN true THEN 'a' ELSE relname END), pg_typeof(coalesce('a', relname)), \
+     pg_typeof(greatest('a', relname)) FROM pg_class LIMIT 1",
+    "SELECT coalesce(NULL, 1), pg_typeof(coalesce(NULL, 1)), coalesce('5', 2) + 1, greatest(1, '7'), least('3', 2)",
+    "SELECT CASE WHEN false THEN 'abc' ELSE 1 END",
 ];
 
 #[test]

@@ -247,7 +247,8 @@ impl Expr {
                 conditions,
                 else_result,
                 ..
-            } => Expr::Case(
+            } => {
+                let mut e = Expr::Case(
                 operand
                     .as_ref()
                     .map(|o| Expr::compile(p, scope, o).map(Box::new))
@@ -265,7 +266,14 @@ impl Expr {
                     .as_ref()
                     .map(|o| Expr::compile(p, scope, o).map(Box::new))
                     .transpose()?,
-            ),
+                );
+                if let Expr::Case(_, whens, els) = &mut e {
+                    let mut results: Vec<&mut Expr> = whens.iter_mut().map(|(_, r)| r).collect();
+                    results.extend(els.as_deref_mut());
+                    type_unknowns(p, scope, results)?;
+                }
+                e
+            }
             A::Cast {
                 expr, data_type, ..
             } => {
@@ -655,6 +663,49 @@ pub fn ident_parts(e: &ast::Expr) -> (Option<String>, String) {
         }
         _ => (None, String::new()),
     }
+}
+
+/// The results of a CASE or the arguments of COALESCE, GREATEST and LEAST:
+/// quoted literals and NULLs among them (PostgreSQL's unknown) take the
+/// first other one's type (`COALESCE('x', relname)` is name, `CASE ...
+/// THEN 'abc' ELSE 1 END` 22P02), without its modifier. Kept as text
+/// when that is text or char(n).
+pub(crate) fn type_unknowns(
+    p: &Planner<'_>,
+    scope: &Scope,
+    items: Vec<&mut Expr>,
+) -> Result<()> {
+    let unknown = |e: &Expr| matches!(e, Expr::Lit(Value::Text(_) | Value::Null));
+    let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+    let Some(ty) = items
+        .iter()
+        .filter(|e| !unknown(e))
+        .find_map(|e| query::static_type(e, &types, &p.params))
+    else {
+        return Ok(());
+    };
+    let ty = match ty {
+        DataType::Text | DataType::Char(_) => return Ok(()),
+        DataType::Varchar(_) => DataType::Varchar(None),
+        DataType::Decimal { .. } => DataType::Decimal {
+            precision: 0,
+            scale: 0,
+        },
+        t => t,
+    };
+    for e in items {
+        if unknown(e) {
+            // A bad literal fails when planned, as PostgreSQL's, even in a
+            // branch never taken; the cast stays for types read at run time
+            // (timestamptz in the session's zone).
+            if let Expr::Lit(v) = &*e {
+                coerce(v.clone(), &ty)?;
+            }
+            let lit = std::mem::replace(e, Expr::Lit(Value::Null));
+            *e = Expr::Cast(Box::new(lit), ty.clone());
+        }
+    }
+    Ok(())
 }
 
 pub(super) fn col_ref(scope: &Scope, table: Option<&str>, name: &str) -> Result<Expr> {
