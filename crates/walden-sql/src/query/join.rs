@@ -105,7 +105,20 @@ pub(super) fn join(
         };
         let ((le, lt), (re, rt)) = (side(li), side(ri));
         let ty = super::common_type::using_type(&lt, &rt)?;
-        on.push(Expr::Bin(BinOp::Eq, Box::new(le), Box::new(re)));
+        // Both sides compare in the common type (a date's value is not a
+        // timestamp's, also as a hash join's key).
+        let to = |e: Expr, t: &DataType| {
+            if std::mem::discriminant(t) == std::mem::discriminant(&ty) {
+                e
+            } else {
+                Expr::Cast(Box::new(e), ty.clone())
+            }
+        };
+        on.push(Expr::Bin(
+            BinOp::Eq,
+            Box::new(to(le, &lt)),
+            Box::new(to(re, &rt)),
+        ));
         let shown = match kind {
             JoinKind::Inner | JoinKind::Left => {
                 cols[ri].hidden = true;
@@ -123,7 +136,12 @@ pub(super) fn join(
                 li
             }
         };
-        cols[shown].using_ty = (cols[shown].ty != ty).then_some(ty);
+        // Only a change of type casts: a column whose type differs from the
+        // common one only by its modifier keeps its values as they are
+        // (a cast to unbounded numeric would lose numeric(10,2)'s scale).
+        let own = &cols[shown].ty;
+        cols[shown].using_ty =
+            (std::mem::discriminant(own) != std::mem::discriminant(&ty)).then_some(ty);
         first.push(shown);
     }
     let order: Vec<usize> = first
