@@ -249,23 +249,23 @@ impl Expr {
                 ..
             } => {
                 let mut e = Expr::Case(
-                operand
-                    .as_ref()
-                    .map(|o| Expr::compile(p, scope, o).map(Box::new))
-                    .transpose()?,
-                conditions
-                    .iter()
-                    .map(|w| {
-                        Ok((
-                            Expr::compile(p, scope, &w.condition)?,
-                            Expr::compile(p, scope, &w.result)?,
-                        ))
-                    })
-                    .collect::<Result<Vec<_>>>()?,
-                else_result
-                    .as_ref()
-                    .map(|o| Expr::compile(p, scope, o).map(Box::new))
-                    .transpose()?,
+                    operand
+                        .as_ref()
+                        .map(|o| Expr::compile(p, scope, o).map(Box::new))
+                        .transpose()?,
+                    conditions
+                        .iter()
+                        .map(|w| {
+                            Ok((
+                                Expr::compile(p, scope, &w.condition)?,
+                                Expr::compile(p, scope, &w.result)?,
+                            ))
+                        })
+                        .collect::<Result<Vec<_>>>()?,
+                    else_result
+                        .as_ref()
+                        .map(|o| Expr::compile(p, scope, o).map(Box::new))
+                        .transpose()?,
                 );
                 if let Expr::Case(_, whens, els) = &mut e {
                     let mut results: Vec<&mut Expr> = whens.iter_mut().map(|(_, r)| r).collect();
@@ -670,11 +670,7 @@ pub fn ident_parts(e: &ast::Expr) -> (Option<String>, String) {
 /// first other one's type (`COALESCE('x', relname)` is name, `CASE ...
 /// THEN 'abc' ELSE 1 END` 22P02), without its modifier. Kept as text
 /// when that is text or char(n).
-pub(crate) fn type_unknowns(
-    p: &Planner<'_>,
-    scope: &Scope,
-    items: Vec<&mut Expr>,
-) -> Result<()> {
+pub(crate) fn type_unknowns(p: &Planner<'_>, scope: &Scope, items: Vec<&mut Expr>) -> Result<()> {
     let unknown = |e: &Expr| matches!(e, Expr::Lit(Value::Text(_) | Value::Null));
     let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
     let Some(ty) = items
