@@ -185,9 +185,13 @@ fn probe_one_shape() {
 fn inputs_that_panicked_or_never_ended_are_answered() {
     let e = engine();
     let big = 256 << 20;
-    // A multi-byte character in a bytea literal panicked in the parser.
+    // A multi-byte character in a bytea literal panicked in the parser;
+    // PostgreSQL 15 answers 22023 `invalid hexadecimal digit: "é"`.
     let got = run_on(&e, "SELECT '\\xa\u{e9}0'::bytea".into(), big);
-    assert!(matches!(got, Err((ErrorKind::InvalidText, _))), "{got:?}");
+    assert!(
+        matches!(got, Err((ErrorKind::InvalidParameter, _))),
+        "{got:?}"
+    );
     // A series ending at i64::MAX wrapped around and never ended.
     for sql in [
         "SELECT count(*) FROM generate_series(9223372036854775806, 9223372036854775807)",
