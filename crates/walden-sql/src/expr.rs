@@ -42,6 +42,10 @@ pub struct ScopeCol {
     /// unqualified it is the first non-NULL of itself and these row
     /// positions, as PostgreSQL's COALESCE(a.id, b.id).
     pub merged: Vec<usize>,
+    /// The merged column of a USING join over columns of different types:
+    /// named unqualified it is cast to their common type (PostgreSQL's
+    /// `bigint` for `int` and `bigint`); `a.id` stays the side's own.
+    pub using_ty: Option<DataType>,
     /// Its place in `SELECT *`: USING joins list the merged columns first.
     pub star: usize,
 }
@@ -55,6 +59,7 @@ impl Default for ScopeCol {
             origin: None,
             hidden: false,
             merged: Vec::new(),
+            using_ty: None,
             star: 0,
         }
     }
@@ -159,7 +164,7 @@ impl Scope {
                 }
                 let c = s.cols.get(i)?;
                 // A FULL join's merged column is a COALESCE: no origin.
-                if t.is_none() && !c.merged.is_empty() {
+                if t.is_none() && (!c.merged.is_empty() || c.using_ty.is_some()) {
                     return None;
                 }
                 Some((c.origin?, c.ty.clone()))

@@ -18,6 +18,7 @@ use std::sync::Arc;
 use walden_engine::{DataType, Database, Instance, Table, Value};
 
 mod access;
+mod common_type;
 mod exec;
 mod from;
 mod group;

@@ -79,9 +79,25 @@ const QUERIES: &[&str] = &[
      JOIN pg_type t ON t.oid = a.atttypid JOIN pg_namespace n ON n.oid = t.typnamespace \
      WHERE a.attrelid = 'rt'::regclass AND a.attnum > 0 ORDER BY a.attnum",
     "SELECT array_agg(relname) AS a FROM pg_class WHERE relname = 'rt'",
-    // A USING join's merged column has the left side's type.
+    // A quoted literal takes the other branch's type.
+    "SELECT 'x' AS a UNION SELECT relname FROM pg_class WHERE relname = 'rt' ORDER BY 1",
+    "SELECT relname AS a, 1 AS b FROM pg_class WHERE relname = 'rt' UNION ALL SELECT 'y', '2' ORDER BY 1",
+    "SELECT * FROM (VALUES ('a', NULL), ('b'::name, 2.5)) v(a, b) ORDER BY 1",
+    "SELECT CASE WHEN id > 0 THEN 'a' ELSE relname END AS a, coalesce(NULL, id) AS b \
+     FROM rt, pg_class WHERE relname = 'rt' ORDER BY 1, 2",
+    // A USING join's merged column has the common type of both sides
+    // (the left one's when they agree), its sides their own.
     "SELECT * FROM rt JOIN (SELECT id, t AS u FROM rt) s USING (id) ORDER BY id",
     "SELECT * FROM rt FULL JOIN (SELECT id, b AS c FROM rt) s USING (id) ORDER BY id",
+    "SELECT id, rt.id AS l, s.id AS r FROM rt JOIN (SELECT b AS id FROM rt) s USING (id)",
+    "SELECT * FROM (SELECT s AS k, v AS w FROM rt) x NATURAL JOIN (SELECT id AS k, s AS w FROM rt) y",
+    "SELECT * FROM (SELECT d AS k FROM rt) x RIGHT JOIN (SELECT f AS k FROM rt) y USING (k)",
+    "SELECT k, j.k AS jk FROM ((SELECT v AS k FROM rt) x FULL JOIN (SELECT id AS k FROM rt) y USING (k)) j ORDER BY 1",
+    "SELECT * FROM (SELECT t AS k FROM rt) x JOIN (SELECT t::varchar(10) AS k FROM rt) y USING (k)",
+    "SELECT * FROM (SELECT t::varchar(10) AS k FROM rt) x JOIN (SELECT t::varchar(20) AS k FROM rt) y USING (k)",
+    "SELECT * FROM (SELECT t::varchar AS k FROM rt) x JOIN (SELECT t AS k FROM rt) y USING (k)",
+    "SELECT * FROM (SELECT t::varchar AS k FROM rt) x JOIN (SELECT relname AS k FROM pg_class) y USING (k)",
+    "SELECT * FROM (SELECT date '2024-01-01' AS k) x JOIN (SELECT timestamp '2024-01-01' AS k) y USING (k)",
     // int2vector and oidvector subscripts start at 0.
     "SELECT array_lower(indkey, 1) AS kl, array_upper(indkey, 1) AS ku, \
      array_length(indkey, 1) AS kn, array_lower(indclass, 1) AS cl, \

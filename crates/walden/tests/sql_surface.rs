@@ -184,6 +184,23 @@ const USING_JOINS: &[&str] = &[
     "SELECT * FROM ua NATURAL LEFT JOIN uc ORDER BY 1",
     "SELECT id, max(y) FROM ua FULL JOIN ub USING (id) GROUP BY id HAVING id < 3 ORDER BY id DESC",
     "SELECT * FROM ub JOIN (ua JOIN uc USING (id)) USING (id)",
+    // Columns of different types join in their common type, which the
+    // merged column has; types that have none are 42804.
+    "CREATE TABLE ud (id bigint, x varchar(5), n numeric)",
+    "INSERT INTO ud VALUES (2, 'a2', 2), (4, 'x', 4.5)",
+    "SELECT id, pg_typeof(id), pg_typeof(ua.id), pg_typeof(ud.id) FROM ua JOIN ud USING (id)",
+    "SELECT id, pg_typeof(id) FROM ua FULL JOIN ud USING (id) ORDER BY id",
+    "SELECT x, pg_typeof(x) FROM ud RIGHT JOIN ua USING (x) ORDER BY x",
+    "SELECT *, pg_typeof(n) FROM uc JOIN ud ON true JOIN (SELECT 7 AS n) q USING (n)",
+    "SELECT pg_typeof(j.id) FROM (ua JOIN ud USING (id)) j",
+    "SELECT * FROM ua JOIN (SELECT date '2024-01-01' AS id) q USING (id)",
+    "SELECT * FROM ua JOIN (SELECT true AS x) q USING (x)",
+    "SELECT * FROM ua JOIN (SELECT 1 AS x) q USING (x)",
+    // A sequence has no row type; a table and its indexes as PostgreSQL.
+    "CREATE SEQUENCE us",
+    "CREATE INDEX ua_x ON ua (x)",
+    "SELECT relname, relkind, reltype <> 0 AS has_type FROM pg_class \
+     WHERE relname IN ('ua', 'us', 'ua_x') ORDER BY 1",
 ];
 
 // VARIADIC arrays, concat_ws, bytea input in the escape form.
@@ -205,6 +222,21 @@ const VARIADIC_AND_BYTEA: &[&str] = &[
     "CREATE TABLE bt (b bytea)",
     "INSERT INTO bt VALUES ('a\\000b'), ('\\x00ff')",
     "SELECT b, length(b) FROM bt ORDER BY b",
+    // Quoted literals and NULLs (unknown) take the other branch's or
+    // value's type in UNION, VALUES, CASE and COALESCE.
+    "SELECT x, pg_typeof(x) FROM (SELECT 'x' AS x UNION SELECT relname FROM pg_class WHERE relname = 'bt') s ORDER BY 1",
+    "SELECT pg_typeof(x) FROM (SELECT relname AS x FROM pg_class UNION ALL SELECT NULL LIMIT 1) s",
+    "SELECT x, pg_typeof(x) FROM (SELECT 1 AS x UNION SELECT '2') s ORDER BY 1",
+    "SELECT pg_typeof(x) FROM (SELECT 'x' AS x UNION SELECT 'y' UNION SELECT relname FROM pg_class) s LIMIT 1",
+    "SELECT pg_typeof(x) FROM (SELECT relname FROM pg_class UNION VALUES ('x'), ('y') LIMIT 1) s(x)",
+    "SELECT 'abc' UNION SELECT 1",
+    "SELECT x, pg_typeof(x) FROM (VALUES ('a'), ('b'::name)) v(x) ORDER BY 1",
+    "SELECT x, pg_typeof(x) FROM (VALUES (NULL), (2.5)) v(x) ORDER BY 1",
+    "SELECT x FROM (VALUES ('a'), (1)) v(x)",
+    "SELECT pg_typeof(CASE WHEN true THEN 'a' ELSE relname END), pg_typeof(coalesce('a', relname)), \
+     pg_typeof(greatest('a', relname)) FROM pg_class LIMIT 1",
+    "SELECT coalesce(NULL, 1), pg_typeof(coalesce(NULL, 1)), coalesce('5', 2) + 1, greatest(1, '7'), least('3', 2)",
+    "SELECT CASE WHEN false THEN 'abc' ELSE 1 END",
 ];
 
 #[test]

@@ -247,25 +247,33 @@ impl Expr {
                 conditions,
                 else_result,
                 ..
-            } => Expr::Case(
-                operand
-                    .as_ref()
-                    .map(|o| Expr::compile(p, scope, o).map(Box::new))
-                    .transpose()?,
-                conditions
-                    .iter()
-                    .map(|w| {
-                        Ok((
-                            Expr::compile(p, scope, &w.condition)?,
-                            Expr::compile(p, scope, &w.result)?,
-                        ))
-                    })
-                    .collect::<Result<Vec<_>>>()?,
-                else_result
-                    .as_ref()
-                    .map(|o| Expr::compile(p, scope, o).map(Box::new))
-                    .transpose()?,
-            ),
+            } => {
+                let mut e = Expr::Case(
+                    operand
+                        .as_ref()
+                        .map(|o| Expr::compile(p, scope, o).map(Box::new))
+                        .transpose()?,
+                    conditions
+                        .iter()
+                        .map(|w| {
+                            Ok((
+                                Expr::compile(p, scope, &w.condition)?,
+                                Expr::compile(p, scope, &w.result)?,
+                            ))
+                        })
+                        .collect::<Result<Vec<_>>>()?,
+                    else_result
+                        .as_ref()
+                        .map(|o| Expr::compile(p, scope, o).map(Box::new))
+                        .transpose()?,
+                );
+                if let Expr::Case(_, whens, els) = &mut e {
+                    let mut results: Vec<&mut Expr> = whens.iter_mut().map(|(_, r)| r).collect();
+                    results.extend(els.as_deref_mut());
+                    type_unknowns(p, scope, results)?;
+                }
+                e
+            }
             A::Cast {
                 expr, data_type, ..
             } => {
@@ -657,6 +665,45 @@ pub fn ident_parts(e: &ast::Expr) -> (Option<String>, String) {
     }
 }
 
+/// The results of a CASE or the arguments of COALESCE, GREATEST and LEAST:
+/// quoted literals and NULLs among them (PostgreSQL's unknown) take the
+/// first other one's type (`COALESCE('x', relname)` is name, `CASE ...
+/// THEN 'abc' ELSE 1 END` 22P02), without its modifier. Kept as text
+/// when that is text or char(n).
+pub(crate) fn type_unknowns(p: &Planner<'_>, scope: &Scope, items: Vec<&mut Expr>) -> Result<()> {
+    let unknown = |e: &Expr| matches!(e, Expr::Lit(Value::Text(_) | Value::Null));
+    let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+    let Some(ty) = items
+        .iter()
+        .filter(|e| !unknown(e))
+        .find_map(|e| query::static_type(e, &types, &p.params))
+    else {
+        return Ok(());
+    };
+    let ty = match ty {
+        DataType::Text | DataType::Char(_) => return Ok(()),
+        DataType::Varchar(_) => DataType::Varchar(None),
+        DataType::Decimal { .. } => DataType::Decimal {
+            precision: 0,
+            scale: 0,
+        },
+        t => t,
+    };
+    for e in items {
+        if unknown(e) {
+            // A bad literal fails when planned, as PostgreSQL's, even in a
+            // branch never taken; the cast stays for types read at run time
+            // (timestamptz in the session's zone).
+            if let Expr::Lit(v) = &*e {
+                coerce(v.clone(), &ty)?;
+            }
+            let lit = std::mem::replace(e, Expr::Lit(Value::Null));
+            *e = Expr::Cast(Box::new(lit), ty.clone());
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn col_ref(scope: &Scope, table: Option<&str>, name: &str) -> Result<Expr> {
     let (d, i) = scope.resolve(table, name)?;
     let at = |i: usize| {
@@ -673,23 +720,35 @@ pub(super) fn col_ref(scope: &Scope, table: Option<&str>, name: &str) -> Result<
             None => return Ok(at(i)),
         }
     }
-    let merged = match s.cols.get(i) {
-        // Also under the join's alias (`(a FULL JOIN b USING (id)) j`),
-        // which labels both sides alike.
-        Some(c)
-            if !c.merged.is_empty()
-                && (table.is_none()
-                    || c.merged
-                        .iter()
-                        .all(|&m| s.cols.get(m).is_some_and(|o| o.table == c.table))) =>
-        {
-            c.merged.clone()
-        }
-        _ => return Ok(at(i)),
+    let Some(c) = s.cols.get(i) else {
+        return Ok(at(i));
     };
-    let mut args = vec![at(i)];
-    args.extend(merged.into_iter().map(at));
-    Ok(Expr::Func(Func::Coalesce, args))
+    // The merged column is named unqualified, or under the join's alias
+    // (`(a FULL JOIN b USING (id)) j`), which labels both sides alike.
+    let as_merged = table.is_none()
+        || if c.merged.is_empty() {
+            s.cols
+                .iter()
+                .enumerate()
+                .any(|(k, o)| k != i && o.hidden && o.table == c.table && o.name == c.name)
+        } else {
+            c.merged
+                .iter()
+                .all(|&m| s.cols.get(m).is_some_and(|o| o.table == c.table))
+        };
+    if !as_merged {
+        return Ok(at(i));
+    }
+    let mut e = at(i);
+    if !c.merged.is_empty() {
+        let mut args = vec![e];
+        args.extend(c.merged.iter().map(|&m| at(m)));
+        e = Expr::Func(Func::Coalesce, args);
+    }
+    Ok(match &c.using_ty {
+        Some(t) => Expr::Cast(Box::new(e), t.clone()),
+        None => e,
+    })
 }
 
 /// `ARRAY(SELECT ...)`.

@@ -404,6 +404,9 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
             Box::new(Expr::Lit(Value::Int(1))),
         ));
     }
+    if matches!(func, Func::Coalesce | Func::Greatest | Func::Least) {
+        crate::expr::type_unknowns(p, scope, args.iter_mut().collect())?;
+    }
     if func == Func::NextVal {
         if args.len() != 1 {
             return Err(SqlError::syntax("nextval takes one argument"));

@@ -59,16 +59,16 @@ pub(super) const OWNER_OID: i64 = 10;
 /// OIDs of user objects start here, as in PostgreSQL.
 pub(super) const FIRST_USER_OID: i64 = 16_384;
 /// Each table and sequence id owns a block of OIDs: table, its primary-key
-/// index, that index's constraint, its row type; sequence and its row type.
-/// Tables and sequences are numbered separately by the engine, so they use
-/// different slots of the block.
+/// index, that index's constraint, its row type; sequence. Tables and
+/// sequences are numbered separately by the engine, so they use different
+/// slots of the block. Slot 5 is unused: a sequence has no row type
+/// (`pg_class.reltype` 0, as PostgreSQL 15).
 pub(super) const STRIDE: i64 = 8;
 pub(super) const SLOT_TABLE: i64 = 0;
 pub(super) const SLOT_PKEY: i64 = 1;
 pub(super) const SLOT_PKEY_CONSTRAINT: i64 = 2;
 pub(super) const SLOT_TABLE_TYPE: i64 = 3;
 pub(super) const SLOT_SEQUENCE: i64 = 4;
-pub(super) const SLOT_SEQUENCE_TYPE: i64 = 5;
 /// A secondary index (its id comes from the tables' id space).
 pub(super) const SLOT_INDEX: i64 = 6;
 /// The UNIQUE constraint behind an index.

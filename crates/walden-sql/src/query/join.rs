@@ -87,17 +87,38 @@ pub(super) fn join(
     for n in &using {
         let li = using_side(&cols, &left_order, n, "left")?;
         let ri = using_side(&cols, &right_order, n, "right")?;
+        // Each side as named unqualified (a merged column of an inner join
+        // is its COALESCE or cast), and the type both resolve to.
         let side = |i: usize| {
             let c: &ScopeCol = &cols[i];
             let mut args = vec![Expr::Col(i)];
             args.extend(c.merged.iter().map(|&m| Expr::Col(m)));
-            if args.len() == 1 {
+            let e = if args.len() == 1 {
                 args.pop().expect("one")
             } else {
                 Expr::Func(crate::functions::Func::Coalesce, args)
+            };
+            match &c.using_ty {
+                Some(t) => (Expr::Cast(Box::new(e), t.clone()), t.clone()),
+                None => (e, c.ty.clone()),
             }
         };
-        on.push(Expr::Bin(BinOp::Eq, Box::new(side(li)), Box::new(side(ri))));
+        let ((le, lt), (re, rt)) = (side(li), side(ri));
+        let ty = super::common_type::using_type(&lt, &rt)?;
+        // Both sides compare in the common type (a date's value is not a
+        // timestamp's, also as a hash join's key).
+        let to = |e: Expr, t: &DataType| {
+            if std::mem::discriminant(t) == std::mem::discriminant(&ty) {
+                e
+            } else {
+                Expr::Cast(Box::new(e), ty.clone())
+            }
+        };
+        on.push(Expr::Bin(
+            BinOp::Eq,
+            Box::new(to(le, &lt)),
+            Box::new(to(re, &rt)),
+        ));
         let shown = match kind {
             JoinKind::Inner | JoinKind::Left => {
                 cols[ri].hidden = true;
@@ -115,6 +136,12 @@ pub(super) fn join(
                 li
             }
         };
+        // Only a change of type casts: a column whose type differs from the
+        // common one only by its modifier keeps its values as they are
+        // (a cast to unbounded numeric would lose numeric(10,2)'s scale).
+        let own = &cols[shown].ty;
+        cols[shown].using_ty =
+            (std::mem::discriminant(own) != std::mem::discriminant(&ty)).then_some(ty);
         first.push(shown);
     }
     let order: Vec<usize> = first

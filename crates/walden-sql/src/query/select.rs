@@ -145,12 +145,24 @@ pub(super) fn plan_set_expr(
             set_quantifier,
             right,
         } => {
-            let l = plan_set_expr(p, left, outer.clone())?;
-            let r = plan_set_expr(p, right, outer)?;
+            let mut l = plan_set_expr(p, left, outer.clone())?;
+            let mut r = plan_set_expr(p, right, outer)?;
             if l.columns.len() != r.columns.len() {
                 return Err(SqlError::syntax(format!(
                     "each {op} query must have the same number of columns"
                 )));
+            }
+            // A quoted literal or NULL (PostgreSQL's unknown) takes the
+            // other branch's type: `SELECT 'x' UNION SELECT relname` is name.
+            for i in 0..l.columns.len() {
+                let (lu, ru) = (unknown_column(&l, i, false), unknown_column(&r, i, true));
+                if lu && !ru {
+                    let ty = r.columns[i].ty.clone();
+                    cast_column(&mut l, i, ty);
+                } else if ru && !lu {
+                    let ty = l.columns[i].ty.clone();
+                    cast_column(&mut r, i, ty);
+                }
             }
             let all = matches!(set_quantifier, ast::SetQuantifier::All);
             // A set operation's columns read no one table (PostgreSQL marks
@@ -198,14 +210,28 @@ pub(super) fn plan_set_expr(
             if rows.iter().any(|r| r.len() != width) {
                 return Err(SqlError::syntax("VALUES lists must all be the same length"));
             }
+            // A column's type is its first typed value's; quoted literals
+            // and NULLs (unknown) take it, as PostgreSQL's.
             let columns = (0..width)
-                .map(|i| Column {
-                    name: format!("column{}", i + 1),
-                    ty: rows
+                .map(|i| {
+                    let ty = rows
                         .iter()
+                        .filter(|r| !unknown_literal(&r[i]))
                         .find_map(|r| static_type(&r[i], &[], &p.params))
-                        .unwrap_or(DataType::Text),
-                    origin: None,
+                        .unwrap_or(DataType::Text);
+                    if ty != DataType::Text {
+                        for r in &mut rows {
+                            if unknown_literal(&r[i]) {
+                                let lit = std::mem::replace(&mut r[i], Expr::Lit(Value::Null));
+                                r[i] = Expr::Cast(Box::new(lit), ty.clone());
+                            }
+                        }
+                    }
+                    Column {
+                        name: format!("column{}", i + 1),
+                        ty,
+                        origin: None,
+                    }
                 })
                 .collect();
             let correlated = rows.iter().flatten().any(|e| e.uses_outer());
@@ -220,6 +246,42 @@ pub(super) fn plan_set_expr(
         }
         other => Err(SqlError::unsupported(format!("query {other}"))),
     }
+}
+
+/// A quoted literal or NULL, typed by where it goes (PostgreSQL's
+/// `unknown`). `text 'x'` is folded to the same literal, so it counts too.
+fn unknown_literal(e: &Expr) -> bool {
+    matches!(e, Expr::Lit(Value::Text(_) | Value::Null))
+}
+
+/// Whether a set operation's branch gives column `i` as an unknown literal:
+/// a plain SELECT of one, or (on the right, where PostgreSQL leaves it
+/// unresolved) a VALUES list of them.
+fn unknown_column(plan: &QueryPlan, i: usize, right: bool) -> bool {
+    match &plan.body {
+        Body::Select(s) if s.srf.is_none() && s.projection.len() == plan.columns.len() => {
+            s.projection.get(i).is_some_and(unknown_literal)
+        }
+        Body::Values(rows) => right && rows.iter().all(|r| r.get(i).is_some_and(unknown_literal)),
+        _ => false,
+    }
+}
+
+/// Casts a branch's unknown column `i` to the other branch's type.
+fn cast_column(plan: &mut QueryPlan, i: usize, ty: DataType) {
+    if ty == DataType::Text {
+        return;
+    }
+    let cast = |e: &mut Expr| {
+        let lit = std::mem::replace(e, Expr::Lit(Value::Null));
+        *e = Expr::Cast(Box::new(lit), ty.clone());
+    };
+    match &mut plan.body {
+        Body::Select(s) => cast(&mut s.projection[i]),
+        Body::Values(rows) => rows.iter_mut().for_each(|r| cast(&mut r[i])),
+        _ => return,
+    }
+    plan.columns[i].ty = ty;
 }
 
 /// A query's LIMIT and OFFSET expressions (either spelling).
@@ -665,7 +727,7 @@ fn plan_select_inner(
 
 pub(super) fn qualified(c: &ScopeCol) -> ast::Expr {
     // A FULL join's merged column is named unqualified, its COALESCE.
-    if !c.merged.is_empty() {
+    if !c.merged.is_empty() || c.using_ty.is_some() {
         return ast::Expr::Identifier(ast::Ident::new(c.name.clone()));
     }
     match &c.table {
