@@ -150,19 +150,7 @@ pub(super) fn rewrite(sql: &str) -> Result<Option<String>> {
     if cuts.is_empty() {
         return Ok(None);
     }
-    let mut out = String::with_capacity(sql.len());
-    let mut i = 0;
-    for (from, to, with) in cuts {
-        for t in &toks[i..from] {
-            out.push_str(&t.to_string());
-        }
-        out.push_str(&with);
-        i = to + 1;
-    }
-    for t in &toks[i..] {
-        out.push_str(&t.to_string());
-    }
-    Ok(Some(out))
+    Ok(Some(super::toks::splice(&toks, cuts)))
 }
 
 /// The options of one list, as written.

@@ -110,19 +110,7 @@ pub(super) fn rewrite(sql: &str) -> Option<String> {
         return None;
     }
     cuts.sort_by_key(|c| c.0);
-    let mut out = String::with_capacity(sql.len());
-    let mut i = 0;
-    for (from, to, with) in cuts {
-        for t in &toks[i..from] {
-            out.push_str(&t.to_string());
-        }
-        out.push_str(&with);
-        i = to + 1;
-    }
-    for t in &toks[i..] {
-        out.push_str(&t.to_string());
-    }
-    Some(out)
+    Some(super::toks::splice(&toks, cuts))
 }
 
 fn is_pg_catalog(w: &sqlparser::tokenizer::Word) -> bool {

@@ -47,19 +47,7 @@ pub(super) fn weaker_row_locks(sql: &str) -> Option<String> {
     if cuts.is_empty() {
         return None;
     }
-    let mut out = String::new();
-    let mut i = 0;
-    for (from, to, with) in cuts {
-        for t in &toks[i..from] {
-            out.push_str(&t.to_string());
-        }
-        out.push_str(&with);
-        i = to + 1;
-    }
-    for t in &toks[i..] {
-        out.push_str(&t.to_string());
-    }
-    Some(out)
+    Some(super::toks::splice(&toks, cuts))
 }
 
 /// Parses a statement with sqlparser: PostgreSQL first, then MS SQL for

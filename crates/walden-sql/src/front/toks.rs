@@ -13,6 +13,25 @@ pub(super) fn words_and_tokens(sql: &str) -> Vec<Token> {
     }
 }
 
+/// The statement's text with each cut `(from, to, with)` (token positions,
+/// inclusive, in order and not overlapping) replaced by `with`: the
+/// rewrites that turn PostgreSQL forms sqlparser lacks into ones it parses.
+pub(super) fn splice(toks: &[Token], cuts: Vec<(usize, usize, String)>) -> String {
+    let mut out = String::new();
+    let mut i = 0;
+    for (from, to, with) in cuts {
+        for t in &toks[i..from] {
+            out.push_str(&t.to_string());
+        }
+        out.push_str(&with);
+        i = to + 1;
+    }
+    for t in &toks[i..] {
+        out.push_str(&t.to_string());
+    }
+    out
+}
+
 /// A cursor over the significant tokens of one statement.
 pub(crate) struct Toks {
     pub(super) t: Vec<Token>,
