@@ -285,6 +285,12 @@ impl Database {
         self.store.check(pace)
     }
 
+    /// The tables of the data file's newest commit, by their stored names
+    /// (`t<id>` rows, `i<id>_<index>` entries, `s…` staging, `meta`).
+    pub fn stored_table_names(&self) -> Result<Vec<String>> {
+        self.store.table_names()
+    }
+
     /// Why the data file is known to be damaged, if it is.
     pub fn store_damaged(&self) -> Option<String> {
         self.store.damaged()

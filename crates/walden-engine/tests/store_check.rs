@@ -32,6 +32,7 @@ fn config(mem: &MemVfs, verify_on_open: bool) -> InstanceConfig {
             cache_bytes: 1 << 20,
             verify_on_open,
             background_check: false,
+            ..Default::default()
         },
         ..InstanceConfig::new("/inst")
     }

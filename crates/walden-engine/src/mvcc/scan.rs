@@ -59,6 +59,14 @@ impl VersionedRows {
         }
     }
 
+    /// One chunk of a forward scan of `range` at `csn`: at most about
+    /// [`SCAN_CHUNK`] rows, and where the next chunk starts (`None`: done).
+    /// For a caller that writes what it reads as it goes (a checkpoint
+    /// staging a table written whole).
+    pub(crate) fn chunk_at(&self, range: (Bound<&Key>, Bound<&Key>), csn: Csn) -> Result<Chunk> {
+        self.chunk(range, csn, SCAN_CHUNK, false, &all)
+    }
+
     /// Calls `f` with each row in `range`, in key order, as a snapshot at
     /// `csn` sees it, without copying keys: a chunk of rows is taken under
     /// the table's lock and visited after it is released (so `f` may read

@@ -15,7 +15,7 @@ use crate::store::reads::{decode_row, BaseRows, KeyFrom, StoreReads};
 use crate::store::{StorageConfig, VfsBackend};
 use crate::table::{Index, Table, Unsaved};
 use parking_lot::Mutex;
-use redb::{ReadableDatabase, ReadableTable, TableDefinition};
+use redb::{ReadableDatabase, ReadableTable, TableDefinition, TableHandle};
 use std::collections::HashMap;
 use std::mem::ManuallyDrop;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -45,6 +45,16 @@ pub(super) fn is_data_table(name: &str) -> bool {
     name.starts_with('t') || name.starts_with('i')
 }
 
+/// Where a checkpoint stages a table (or index) written whole before
+/// renaming it into place: `s<name>`.
+pub(super) fn stage_name(name: &str) -> String {
+    format!("s{name}")
+}
+
+pub(super) fn is_stage_table(name: &str) -> bool {
+    name.starts_with('s')
+}
+
 pub(super) fn rows_def(name: &str) -> TableDefinition<'_, &'static [u8], &'static [u8]> {
     TableDefinition::new(name)
 }
@@ -60,6 +70,8 @@ pub(crate) struct BaseStore {
     /// Rows are read from the store rather than all loaded at open, and
     /// each checkpoint's rows may leave memory.
     pub(super) read_through: bool,
+    /// Bytes per staged batch of a table written whole.
+    pub(super) stage_bytes: usize,
     /// Commits made to the store since it was opened (a check compares a
     /// table's count only if none came while it read the table).
     pub(super) commits: AtomicU64,
@@ -214,12 +226,21 @@ impl BaseStore {
             stats: stats.clone(),
             reads,
             read_through: storage.read_through,
+            stage_bytes: storage.stage_bytes.max(1),
             commits: AtomicU64::new(0),
             damaged: Mutex::new(None),
             redb_panicked: AtomicBool::new(false),
         };
         store.note_size();
         Ok(store)
+    }
+
+    /// The names of the tables in the store's newest commit (rows,
+    /// index entries, staging tables, `meta`).
+    pub fn table_names(&self) -> Result<Vec<String>> {
+        let r = self.db.begin_read().map_err(|e| corrupt(&self.path, e))?;
+        let list = r.list_tables().map_err(|e| corrupt(&self.path, e))?;
+        Ok(list.map(|h| h.name().to_string()).collect())
     }
 
     /// Why the store is known to be damaged, if it is.

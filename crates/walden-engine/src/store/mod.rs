@@ -30,6 +30,9 @@ pub struct StorageConfig {
     /// After each open, every stored row is read back in the background
     /// (`check.rs`).
     pub background_check: bool,
+    /// Encoded bytes per batch when a checkpoint stages a table written
+    /// whole (`store/write.rs`).
+    pub stage_bytes: usize,
 }
 
 impl Default for StorageConfig {
@@ -39,6 +42,7 @@ impl Default for StorageConfig {
             cache_bytes: 128 << 20,
             verify_on_open: false,
             background_check: true,
+            stage_bytes: write::STAGE_BYTES,
         }
     }
 }

@@ -5,7 +5,13 @@
 //! rows of a range of row keys together with their index entries (an
 //! entry's key ends with its row's key). The last commit holds what cannot
 //! be split (tables written whole, tables dropped) and `meta`, whose LSN is
-//! where recovery starts its redo. A crash between two batches leaves a
+//! where recovery starts its redo. Tables and indexes written whole (a
+//! first checkpoint, after TRUNCATE or a rebuild, a new index) are staged:
+//! their rows go in batches of [`STAGE_BYTES`] (by default) into a staging table beside
+//! the stored one, and the last commit renames it into place, so no
+//! commit writes a whole table at once. A crash before the last commit
+//! leaves staging tables that nothing reads and the next checkpoint drops.
+//! A crash between two batches leaves a
 //! store whose `meta` is the previous checkpoint's, with some keys already
 //! at this checkpoint's state: each key's row and its index entries agree
 //! with each other, and the log since the previous checkpoint (kept until
@@ -19,8 +25,8 @@
 //! (see `Pace`) instead of taking a core and the disk at once.
 
 use super::base::{
-    corrupt, index_name, is_data_table, panic_text, rows_def, table_name, BaseStore, TableWrite,
-    META, META_IMAGE,
+    corrupt, index_name, is_data_table, is_stage_table, panic_text, rows_def, stage_name,
+    table_name, BaseStore, TableWrite, META, META_IMAGE,
 };
 use super::encode_key;
 use super::reads::encode_row;
@@ -38,6 +44,11 @@ use std::time::{Duration, Instant};
 /// Row keys per batch: a batch of random updates dirties about one leaf
 /// page per key, so 2,048 keys write some 8-10 MB.
 pub(crate) const BATCH_ROWS: usize = 2048;
+
+/// Encoded bytes of rows per staged batch of a table written whole: its
+/// rows arrive in key order and fill pages densely, so a batch writes
+/// little more than this.
+pub(crate) const STAGE_BYTES: usize = 8 << 20;
 
 /// What one checkpoint wrote to the store, and where its time went.
 #[derive(Clone, Copy, Debug, Default)]
@@ -60,12 +71,41 @@ pub(crate) struct StoreWrite {
 /// the last with the time the batch took; it may sleep.
 pub(crate) type Pace<'a> = &'a mut dyn FnMut(Duration);
 
+/// A table's rows or an index's entries written whole: staged in batches
+/// unless they fit one, in which case the last commit writes them.
+struct Whole<'a> {
+    name: String,
+    versions: &'a VersionedRows,
+    /// Rows went to the staging table (the last commit renames it).
+    staged: bool,
+    /// All the rows, when they fit one batch.
+    rows: Vec<(Key, Row)>,
+}
+
 /// A table's incremental change, cut into batches of row keys.
 struct Split<'a> {
     tw: &'a TableWrite,
     keys: Vec<&'a Key>,
     /// Each index's changed entries, sorted by the row key they name.
     entries: Vec<Vec<(&'a [Value], &'a Key)>>,
+}
+
+impl<'a> Whole<'a> {
+    fn new(name: String, versions: &'a VersionedRows) -> Whole<'a> {
+        Whole {
+            name,
+            versions,
+            staged: false,
+            rows: Vec::new(),
+        }
+    }
+}
+
+/// Lets the checkpointer pause after a batch that took `took`.
+fn paced(pace: Pace<'_>, took: Duration, out: &mut StoreWrite) {
+    let p0 = Instant::now();
+    pace(took);
+    out.paused += p0.elapsed();
 }
 
 impl<'a> Split<'a> {
@@ -128,10 +168,26 @@ impl BaseStore {
     ) -> Result<StoreWrite> {
         let before = self.stats.num_of_bytes_written.load(Relaxed);
         let mut out = StoreWrite::default();
-        // Tables or indexes written whole go in the last commit, whole.
+        // Tables with a part written whole go in the last commit; the parts
+        // written whole are staged first.
         let (split, last): (Vec<&TableWrite>, Vec<&TableWrite>) = tables
             .iter()
             .partition(|tw| !tw.unsaved.whole && tw.indexes.iter().all(|u| !u.whole));
+        let mut wholes = Vec::new();
+        for tw in &last {
+            let t = &tw.table;
+            if tw.unsaved.whole {
+                wholes.push(Whole::new(table_name(t.id()), &t.rows));
+            }
+            for (ix, u) in t.indexes.iter().zip(&tw.indexes) {
+                if u.whole {
+                    wholes.push(Whole::new(index_name(t, ix), &ix.entries));
+                }
+            }
+        }
+        for wh in &mut wholes {
+            self.stage(wh, csn, &mut out, pace)?;
+        }
         let keys: usize = split.iter().map(|tw| tw.unsaved.keys.len()).sum();
         let mut in_last: Vec<&TableWrite> = last;
         if keys <= BATCH_ROWS {
@@ -144,18 +200,68 @@ impl BaseStore {
                     let hi = (lo + BATCH_ROWS).min(s.keys.len());
                     let t0 = Instant::now();
                     self.commit_batch(&s, lo, hi, csn, &mut out)?;
-                    let t = t0.elapsed();
-                    let p0 = Instant::now();
-                    pace(t);
-                    out.paused += p0.elapsed();
+                    paced(pace, t0.elapsed(), &mut out);
                     lo = hi;
                 }
             }
         }
-        self.commit_last(header, tables, &in_last, csn, &mut out)?;
+        self.commit_last(header, tables, &in_last, wholes, csn, &mut out)?;
         out.bytes = self.stats.num_of_bytes_written.load(Relaxed) - before;
         self.after_commit(tables)?;
         Ok(out)
+    }
+
+    /// Reads `wh`'s rows at `csn` a chunk at a time; keeps them if they fit
+    /// one batch, else writes them to its staging table in batches.
+    fn stage(
+        &self,
+        wh: &mut Whole<'_>,
+        csn: Csn,
+        out: &mut StoreWrite,
+        pace: Pace<'_>,
+    ) -> Result<()> {
+        let mut lo: Bound<Key> = Bound::Unbounded;
+        let mut first = true;
+        loop {
+            let t0 = Instant::now();
+            let (rows, next) = wh.versions.chunk_at((lo.as_ref(), Bound::Unbounded), csn)?;
+            if first && next.is_none() {
+                out.write += t0.elapsed();
+                wh.rows = rows;
+                return Ok(());
+            }
+            let w = self.begin()?;
+            let stage = stage_name(&wh.name);
+            if first {
+                // A crashed checkpoint's leftover.
+                w.delete_table(rows_def(&stage))
+                    .map_err(|e| corrupt(&self.path, e))?;
+            }
+            first = false;
+            wh.staged = true;
+            let mut p = Putter::open(self, &w, &stage)?;
+            let mut next = next;
+            for (k, r) in &rows {
+                p.put(k, Some(r))?;
+            }
+            while p.bytes < self.stage_bytes {
+                let Some(n) = next.take() else { break };
+                let (rows, after) = wh.versions.chunk_at((n.as_ref(), Bound::Unbounded), csn)?;
+                for (k, r) in &rows {
+                    p.put(k, Some(r))?;
+                }
+                next = after;
+            }
+            out.rows += p.n;
+            drop(p);
+            out.write += t0.elapsed();
+            self.commit(w, out)?;
+            match next {
+                Some(n) => lo = n,
+                None => return Ok(()),
+            }
+            paced(pace, t0.elapsed(), out);
+        }
     }
 
     fn begin(&self) -> Result<redb::WriteTransaction> {
@@ -225,13 +331,15 @@ impl BaseStore {
         self.commit(w, out)
     }
 
-    /// The last commit: dropped tables, tables written whole, the changes
-    /// of a small checkpoint, and `meta`.
+    /// The last commit: dropped tables, tables written whole (renamed from
+    /// their staging tables, or written here when they fit one batch), the
+    /// changes of a small checkpoint, and `meta`.
     fn commit_last(
         &self,
         header: &[u8],
         all: &[TableWrite],
         tables: &[&TableWrite],
+        wholes: Vec<Whole<'_>>,
         csn: Csn,
         out: &mut StoreWrite,
     ) -> Result<()> {
@@ -243,30 +351,49 @@ impl BaseStore {
             live.insert(table_name(tw.table.id()));
             live.extend(tw.table.indexes.iter().map(|ix| index_name(&tw.table, ix)));
         }
+        let staged: HashSet<String> = wholes
+            .iter()
+            .filter(|wh| wh.staged)
+            .map(|wh| stage_name(&wh.name))
+            .collect();
+        // Dropped tables, and staging tables a crashed checkpoint left.
         let gone: Vec<String> = w
             .list_tables()
             .map_err(|e| err(e.into()))?
             .map(|h| h.name().to_string())
-            .filter(|n| is_data_table(n) && !live.contains(n))
+            .filter(|n| {
+                (is_data_table(n) && !live.contains(n))
+                    || (is_stage_table(n) && !staged.contains(n))
+            })
             .collect();
         for name in gone {
             w.delete_table(rows_def(&name)).map_err(|e| err(e.into()))?;
         }
+        for wh in wholes {
+            w.delete_table(rows_def(&wh.name))
+                .map_err(|e| err(e.into()))?;
+            if wh.staged {
+                w.rename_table(rows_def(&stage_name(&wh.name)), rows_def(&wh.name))
+                    .map_err(|e| err(e.into()))?;
+            } else {
+                let mut p = Putter::open(self, &w, &wh.name)?;
+                for (k, r) in &wh.rows {
+                    p.put(k, Some(r))?;
+                }
+                out.rows += p.n;
+            }
+        }
         for tw in tables {
             let t = &tw.table;
-            let name = table_name(t.id());
-            out.rows += if tw.unsaved.whole {
-                self.put_whole(&w, &name, &t.rows, csn)?
-            } else {
-                self.put_keys(&w, &name, &t.rows, tw.unsaved.keys.iter(), csn)?
-            };
+            if !tw.unsaved.whole {
+                let name = table_name(t.id());
+                out.rows += self.put_keys(&w, &name, &t.rows, tw.unsaved.keys.iter(), csn)?;
+            }
             for (ix, unsaved) in t.indexes.iter().zip(&tw.indexes) {
-                let name = index_name(t, ix);
-                out.rows += if unsaved.whole {
-                    self.put_whole(&w, &name, &ix.entries, csn)?
-                } else {
-                    self.put_keys(&w, &name, &ix.entries, unsaved.keys.iter(), csn)?
-                };
+                if !unsaved.whole {
+                    let name = index_name(t, ix);
+                    out.rows += self.put_keys(&w, &name, &ix.entries, unsaved.keys.iter(), csn)?;
+                }
             }
         }
         w.open_table(META)
@@ -294,24 +421,6 @@ impl BaseStore {
         }
         Ok(p.n)
     }
-
-    /// Replaces what the store held of one table (or index) with all of it
-    /// at `csn`.
-    fn put_whole(
-        &self,
-        w: &redb::WriteTransaction,
-        name: &str,
-        versions: &VersionedRows,
-        csn: Csn,
-    ) -> Result<u64> {
-        w.delete_table(rows_def(name))
-            .map_err(|e| corrupt(&self.path, e))?;
-        let mut p = Putter::open(self, w, name)?;
-        for (k, r) in versions.scan_at((Bound::Unbounded, Bound::Unbounded), csn)? {
-            p.put(&k, Some(&r))?;
-        }
-        Ok(p.n)
-    }
 }
 
 /// Puts rows into one redb table, reusing its buffers.
@@ -321,6 +430,8 @@ struct Putter<'s, 'w> {
     kbuf: Vec<u8>,
     buf: Vec<u8>,
     n: u64,
+    /// Encoded bytes put.
+    bytes: usize,
 }
 
 impl<'s, 'w> Putter<'s, 'w> {
@@ -338,6 +449,7 @@ impl<'s, 'w> Putter<'s, 'w> {
             kbuf: Vec::new(),
             buf: Vec::new(),
             n: 0,
+            bytes: 0,
         })
     }
 
@@ -347,6 +459,7 @@ impl<'s, 'w> Putter<'s, 'w> {
         match row {
             Some(row) => {
                 encode_row(key, row, &mut self.kbuf, &mut self.buf);
+                self.bytes += self.kbuf.len() + self.buf.len();
                 self.out
                     .insert(&self.kbuf[..], &self.buf[..])
                     .map_err(err)?;

@@ -53,7 +53,8 @@ impl Writer {
         }
     }
 
-    /// Writes the planned blocks and makes them durable. Returns bytes written.
+    /// Writes the planned blocks and makes them durable. Returns bytes
+    /// written, with where the time went.
     fn write_batch(
         &mut self,
         sh: &Shared,
@@ -61,6 +62,7 @@ impl Writer {
         synced: Lsn,
         data: &[u8],
         plan: &[(usize, usize, u32)],
+        times: &mut FlushTimes,
     ) -> Result<u64> {
         let seg_size = sh.cfg.segment_size;
         let mut touched: Vec<Arc<dyn VfsFile>> = Vec::with_capacity(2);
@@ -78,7 +80,9 @@ impl Writer {
                     touched.push(self.file.clone());
                 }
                 self.out.clear();
+                let t = Instant::now();
                 let (f, header) = sh.files.activate(self.seq + 1, start_lsn + o as u64)?;
+                times.switch += t.elapsed();
                 self.file = f;
                 self.seq += 1;
                 self.out.extend_from_slice(&header);
@@ -104,12 +108,25 @@ impl Writer {
             written += self.out.len() as u64;
             touched.push(self.file.clone());
         }
+        let t = Instant::now();
         for f in &touched {
             f.sync_data().map_err(io_err(&sh.files.dir))?;
         }
+        times.sync = t.elapsed();
         Ok(written)
     }
 }
+
+/// Where one flush's time went, for the slow-flush warning.
+#[derive(Default)]
+pub(super) struct FlushTimes {
+    switch: Duration,
+    sync: Duration,
+}
+
+/// A flush this slow is worth a line in the server log: every durable
+/// committer it covers waited at least this long.
+const SLOW_FLUSH: Duration = Duration::from_millis(40);
 
 pub(super) fn flush_delay(st: &State, cfg: &LogConfig) -> Duration {
     match st.max_exposure {
@@ -179,6 +196,7 @@ pub(super) fn flush_step(sh: &Shared, st: &mut MutexGuard<'_, State>, w: &mut Wr
     st.buf_lsn += take as u64;
     let synced = st.hardened;
     let t0 = Instant::now();
+    let mut times = FlushTimes::default();
     let res = MutexGuard::unlocked(st, || {
         if sh.has_subscribers.load(Acquire) {
             publish(
@@ -190,9 +208,18 @@ pub(super) fn flush_step(sh: &Shared, st: &mut MutexGuard<'_, State>, w: &mut Wr
                 },
             );
         }
-        w.write_batch(sh, start_lsn, synced, &data, &plan)
+        w.write_batch(sh, start_lsn, synced, &data, &plan, &mut times)
     });
     let took = t0.elapsed();
+    if took >= SLOW_FLUSH {
+        tracing::warn!(
+            total_ms = took.as_secs_f64() * 1e3,
+            sync_ms = times.sync.as_secs_f64() * 1e3,
+            segment_switch_ms = times.switch.as_secs_f64() * 1e3,
+            bytes = take,
+            "slow log flush"
+        );
+    }
     let mut data = data;
     data.clear();
     w.spare_buf = data;
