@@ -123,14 +123,14 @@ for l in open(d + "/server.log").read().splitlines()[start:]:
     f = {k: float(v) for k, v in re.findall(r"(\w+)_ms=([\d.]+(?:e-?\d+)?)", l)}
     end = datetime.fromisoformat(l.split()[0].replace("Z", "+00:00")).timestamp()
     t = end
-    for name in ("trim", "evict"):
+    for name in ("evict",):
         phases.append((name, t - f.get(name, 0) / 1000, t)); t -= f.get(name, 0) / 1000
     store = sum(f.get(k, 0) for k in ("write", "commit", "paused", "wait_log")) / 1000
     phases.append(("store", t - store, t)); t -= store
     phases.append(("prune", t - f.get("prune", 0) / 1000, t)); t -= f.get("prune", 0) / 1000
     phases.append(("cut", t - f.get("cut", 0) / 1000, t))
     print("    checkpoint phases (ms): " + ", ".join(
-        f"{k} {f.get(k, 0):.0f}" for k in ("cut", "prune", "wait_log", "write", "commit", "paused", "evict", "trim")))
+        f"{k} {f.get(k, 0):.0f}" for k in ("cut", "prune", "wait_log", "write", "commit", "paused", "evict")))
 if phases:
     slow20 = [(t, us) for t, us in lat if us > 20_000]
     by = {}

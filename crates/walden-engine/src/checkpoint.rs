@@ -17,27 +17,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use walden_log::Lsn;
 
-/// Evictions of at least this many rows hand freed memory back to the
-/// operating system. Not after every checkpoint: glibc's trim holds each
-/// arena's lock while it walks its free chunks (16-36 ms measured under
-/// TPC-B at scale 20), and every commit that allocates meanwhile waits;
-/// the few megabytes a steady workload's checkpoint frees are reused by
-/// the next commits anyway. A bulk load's eviction frees far more.
-const TRIM_AFTER_EVICTED: usize = 262_144;
-
-/// Returns the allocator's free pages to the operating system: without it,
-/// glibc keeps the memory of evicted rows mapped, and a server that loaded
-/// a large table stays at that size after the checkpoint moved it to the
-/// store.
-fn release_free_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only releases free memory; it takes the
-    // allocator's own locks and touches no live allocation.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
 /// What one checkpoint writes to the base store, captured at one instant:
 /// the catalog (an image without rows), and each table's changes since the
 /// last checkpoint, read at `snapshot`.
@@ -230,8 +209,10 @@ impl Database {
         }
         // The store's new commit answers for what it holds: those rows can
         // leave memory.
+        // Freed rows go back to the operating system by the allocator's
+        // own decay (jemalloc's background threads in the walden binary),
+        // not by a trim that would hold its locks while commits allocate.
         let mut evicted = 0;
-        let mut trim = Duration::ZERO;
         if self.store.reads_through() {
             let upto = cut.snapshot.csn();
             drop(cut.snapshot);
@@ -243,11 +224,6 @@ impl Database {
             self.counters
                 .rows_evicted
                 .fetch_add(evicted as u64, Relaxed);
-            if evicted >= TRIM_AFTER_EVICTED {
-                let t = Instant::now();
-                release_free_memory();
-                trim = t.elapsed();
-            }
         }
         let w = written?;
         // As PostgreSQL's log_checkpoints: where a checkpoint's time went.
@@ -264,8 +240,7 @@ impl Database {
             commit_ms = ms(w.commit),
             paused_ms = ms(w.paused),
             wait_log_ms = ms((t2 - t1).saturating_sub(w.write + w.commit + w.paused)),
-            evict_ms = ms(t2.elapsed().saturating_sub(trim)),
-            trim_ms = ms(trim),
+            evict_ms = ms(t2.elapsed()),
             "checkpoint written"
         );
         Ok(w)

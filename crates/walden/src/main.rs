@@ -5,6 +5,14 @@
 //! variant to [`Command`] and a match arm in [`main`].
 
 use clap::{Parser, Subcommand};
+
+/// jemalloc rather than glibc's malloc: its background threads hand the
+/// memory of evicted rows back to the operating system without a trim
+/// that holds every allocating commit up, and the server runs faster on
+/// it (docs/design.md, "Checkpoints").
+#[global_allocator]
+static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 use std::process::ExitCode;
 
 mod cmd_bench;
