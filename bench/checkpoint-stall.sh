@@ -11,6 +11,11 @@
 #        [--rounds N] [--every N] [--background] [--keep DIR] BINARY [BINARY...]
 #
 # --keep DIR keeps each run's pgbench logs, server log and CHECKPOINT times.
+# The word `postgres` in place of a binary runs PostgreSQL 15 (PG_BIN, default
+# /usr/lib/postgresql/15/bin) on the same schedule, fsync and synchronous
+# commit on (with --background: checkpoint_timeout = max(30 s, --every)).
+# For Walden the count of "slow log flush" lines (a log sync of 40 ms or
+# more) is printed too.
 #
 # Needs pgbench and psql (postgresql-client-15) and python3.
 set -euo pipefail
@@ -34,25 +39,45 @@ for t in pgbench psql python3; do
   command -v "$t" >/dev/null || { echo "$t is required" >&2; exit 3; }
 done
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/ckpt-stall.XXXXXX")
+chmod 755 "$scratch"
 server=""
-cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null; wait 2>/dev/null; rm -rf "$scratch"; }
+# PostgreSQL, when asked for: bench/servers.sh's scratch cluster.
+walden_bin=${bins[0]} pg_bin=${PG_BIN:-/usr/lib/postgresql/15/bin} bench_user=walden-bench
+source "$(dirname "$0")/servers.sh"
+srv_init
+cleanup() {
+  [ -n "$server" ] && kill "$server" 2>/dev/null
+  [ "$pg_running" = 1 ] && pg_stop
+  wait 2>/dev/null; rm -rf "$scratch"
+}
 trap cleanup EXIT INT TERM
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-conn=(-h 127.0.0.1 -p "$port" -U walden)
 
 for round in $(seq 1 "$rounds"); do
   for bin in "${bins[@]}"; do
     data="$scratch/data"; rm -rf "$data"
-    cfg=()
-    if [ "$background" = 1 ]; then
-      printf '[checkpoint]\ninterval_s = %s\n' "$every" >"$scratch/walden.toml"
-      cfg=(--config "$scratch/walden.toml")
+    if [ "$bin" = postgres ]; then
+      conn=(-h 127.0.0.1 -p "$pg_port" -U "$pg_user")
+      rm -rf "$pg_dir/data"
+      timeout=$(( every > 30 ? every : 30 ))
+      pg_create "checkpoint_timeout = ${timeout}s
+max_wal_size = 4GB"
+      : >"$scratch/server.log"
+    else
+      conn=(-h 127.0.0.1 -p "$port" -U walden)
+      cfg=()
+      if [ "$background" = 1 ]; then
+        printf '[checkpoint]\ninterval_s = %s\n' "$every" >"$scratch/walden.toml"
+        cfg=(--config "$scratch/walden.toml")
+      fi
+      "$bin" serve --data-dir "$data" --listen "127.0.0.1:$port" "${cfg[@]}" >"$scratch/server.log" 2>&1 &
+      server=$!
+      for _ in $(seq 100); do psql "${conn[@]}" -qAtc 'select 1' walden >/dev/null 2>&1 && break; sleep 0.1; done
     fi
-    "$bin" serve --data-dir "$data" --listen "127.0.0.1:$port" "${cfg[@]}" >"$scratch/server.log" 2>&1 &
-    server=$!
-    for _ in $(seq 100); do psql "${conn[@]}" -qAtc 'select 1' walden >/dev/null 2>&1 && break; sleep 0.1; done
     pgbench "${conn[@]}" -i -q -s "$scale" -I dtGvp walden >"$scratch/init.log" 2>&1
-    psql "${conn[@]}" -qAtc "ALTER DATABASE walden SET DELAYED_DURABILITY = DISABLED" walden >/dev/null
+    if [ "$bin" != postgres ]; then
+      psql "${conn[@]}" -qAtc "ALTER DATABASE walden SET DELAYED_DURABILITY = DISABLED" walden >/dev/null
+    fi
     psql "${conn[@]}" -qAtc "CHECKPOINT" walden >/dev/null
     logs="$scratch/logs"; rm -rf "$logs"; mkdir -p "$logs"
     ( cd "$logs" && pgbench "${conn[@]}" -n -c "$clients" -j 2 -T "$seconds" -P 1 -l walden \
@@ -70,7 +95,11 @@ for round in $(seq 1 "$rounds"); do
       sleep "$every"
     done
     wait "$bench"
-    kill "$server"; wait "$server" 2>/dev/null || true; server=""
+    if [ "$bin" = postgres ]; then
+      pg_stop
+    else
+      kill "$server"; wait "$server" 2>/dev/null || true; server=""
+    fi
     if [ -n "$keep" ]; then
       mkdir -p "$keep/$round-$(basename "$bin")"
       cp -r "$scratch/logs" "$scratch/server.log" "$scratch/ckpt.log" "$scratch/progress.log" "$keep/$round-$(basename "$bin")/"
@@ -114,6 +143,11 @@ print(f"{binary} round {rnd}: {mean:8.0f} tps (median second {mid[len(mid) // 2]
       f"{len(slow)} over 50 ms ({slow_in} overlapping a checkpoint), "
       f"{'background ' if background else ''}checkpoints {len(ck)} taking "
       + ", ".join(f"{c * 1000:.0f}" for c in ck) + " ms")
+flushes = [float(m.group(1)) for l in open(d + "/server.log").read().splitlines()[start:]
+           if "slow log flush" in l for m in [re.search(r"total_ms=([\d.]+)", l)] if m]
+if binary != "postgres":
+    print(f"    slow log flushes (40 ms or more): {len(flushes)}"
+          + (f", longest {max(flushes):.0f} ms" if flushes else ""))
 # Where the slow transactions fell: each checkpoint's phases, rebuilt
 # backwards from its log line's time stamp (its end) and durations.
 phases = []
