@@ -221,6 +221,9 @@ pub struct LogCounters {
     pub log_flushes: AtomicU64,
     /// Bytes written by those cycles (blocks with padding).
     pub log_bytes_flushed: AtomicU64,
+    /// Cycles that took 40 ms or more (each also logs `slow log flush`,
+    /// at most one line a second).
+    pub slow_log_flushes: AtomicU64,
     /// Microseconds commits spent waiting for log flushes (WRITELOG).
     pub log_flush_wait_us: AtomicU64,
     /// Record bytes appended.

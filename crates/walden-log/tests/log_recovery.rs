@@ -3,6 +3,7 @@
 //! the exposure bound and the I/O counters.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
 use walden_log::*;
@@ -643,4 +644,37 @@ fn records_over_the_reader_limit_are_refused_at_append() {
     ));
     // The frame's 4-byte length holds every record the writer accepts.
     assert!(scan::MAX_RECORD < u32::MAX as usize);
+}
+
+/// A sync of 40 ms or more counts as a slow flush (and is logged); a fast
+/// disk's do not.
+#[test]
+fn slow_syncs_are_counted_as_slow_flushes() {
+    let mem = MemVfs::new();
+    let vfs: Arc<dyn Vfs> = Arc::new(mem.clone());
+    let (log, _) = LogManager::open(
+        vfs,
+        &dir(),
+        cfg(),
+        Arc::new(FileStats::default()),
+        0,
+        &mut |_, _, _| Ok(()),
+    )
+    .unwrap();
+    for n in 0..5u8 {
+        log.commit_durable(&[n; 100], &[]).unwrap();
+    }
+    assert_eq!(log.counters().slow_log_flushes.load(Relaxed), 0);
+    mem.set_faults(Faults {
+        sync_delay: Some(Duration::from_millis(45)),
+        ..Faults::default()
+    });
+    for n in 0..3u8 {
+        log.commit_durable(&[n; 100], &[]).unwrap();
+    }
+    let slow = log.counters().slow_log_flushes.load(Relaxed);
+    assert!(
+        slow >= 3,
+        "{slow} slow flushes counted for three 45 ms syncs"
+    );
 }

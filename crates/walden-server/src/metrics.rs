@@ -169,7 +169,7 @@ pub fn render(
         &'static str,
         fn(&walden_engine::LogCounters) -> f64,
     );
-    let log_metrics: [LogMetric; 9] = [
+    let log_metrics: [LogMetric; 10] = [
         (
             "log_flushes_total",
             "Log flushes (Log Flushes/sec as a cumulative count).",
@@ -178,6 +178,11 @@ pub fn render(
         ("log_bytes_flushed_total", "Log bytes flushed.", |c| {
             c.log_bytes_flushed.load(Relaxed) as f64
         }),
+        (
+            "log_slow_flushes_total",
+            "Log flushes that took 40 ms or more (the disk's sync; each logs \"slow log flush\", at most one line a second).",
+            |c| c.slow_log_flushes.load(Relaxed) as f64,
+        ),
         (
             "log_flush_wait_seconds_total",
             "Time commits waited for log flushes, seconds (Log Flush Wait Time).",

@@ -629,6 +629,7 @@ async fn metrics_endpoint_moves_with_commits() {
         "walden_log_hardened_lsn{db=\"walden\"}",
         "walden_connections 1",
         "# TYPE walden_log_flushes_total counter",
+        "# TYPE walden_log_slow_flushes_total counter",
     ] {
         assert!(after.contains(needle), "missing {needle}");
     }

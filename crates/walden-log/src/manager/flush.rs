@@ -39,6 +39,10 @@ pub(super) struct Writer {
     rec_remaining: u64,
     out: Vec<u8>,
     spare_buf: Vec<u8>,
+    /// When the last slow-flush warning was logged, and the slow flushes
+    /// since that were not (at most one line a second on a slow disk).
+    slow_logged: Option<Instant>,
+    slow_unlogged: u64,
 }
 
 impl Writer {
@@ -50,6 +54,8 @@ impl Writer {
             rec_remaining: 0,
             out: Vec::new(),
             spare_buf,
+            slow_logged: None,
+            slow_unlogged: 0,
         }
     }
 
@@ -212,13 +218,23 @@ pub(super) fn flush_step(sh: &Shared, st: &mut MutexGuard<'_, State>, w: &mut Wr
     });
     let took = t0.elapsed();
     if took >= SLOW_FLUSH {
-        tracing::warn!(
-            total_ms = took.as_secs_f64() * 1e3,
-            sync_ms = times.sync.as_secs_f64() * 1e3,
-            segment_switch_ms = times.switch.as_secs_f64() * 1e3,
-            bytes = take,
-            "slow log flush"
-        );
+        sh.counters.slow_log_flushes.fetch_add(1, Relaxed);
+        if w.slow_logged
+            .is_none_or(|t| t.elapsed() >= Duration::from_secs(1))
+        {
+            tracing::warn!(
+                total_ms = took.as_secs_f64() * 1e3,
+                sync_ms = times.sync.as_secs_f64() * 1e3,
+                segment_switch_ms = times.switch.as_secs_f64() * 1e3,
+                bytes = take,
+                slow_flushes_not_logged = w.slow_unlogged,
+                "slow log flush"
+            );
+            w.slow_logged = Some(Instant::now());
+            w.slow_unlogged = 0;
+        } else {
+            w.slow_unlogged += 1;
+        }
     }
     let mut data = data;
     data.clear();
