@@ -79,6 +79,8 @@ pub enum ErrorKind {
     /// A value of a type with no implicit cast to the type required
     /// (42846): a UNION branch PostgreSQL cannot convert.
     CannotCoerce,
+    /// A table name or alias given twice in one FROM (42712).
+    DuplicateAlias,
     /// An object of the wrong kind for the clause (42809): FILTER on a
     /// function that is not an aggregate.
     WrongObjectType,
