@@ -7,7 +7,7 @@ mod common;
 #[path = "common/statements.rs"]
 mod statements;
 use common::engine;
-use statements::{err, rows, tag};
+use statements::{err, one, rows, tag};
 use walden_engine::{DataType, Value};
 use walden_sql::{ErrorKind, SqlSession};
 
@@ -88,6 +88,7 @@ fn explicit_casts_cut_where_assignments_fail() {
         ),
         vec![vec!["abc", "ab", "hé"]]
     );
+    assert_eq!(one(&mut s, "SELECT varchar(2) 'abc'"), "ab");
     tag(&mut s, "CREATE TABLE c (v varchar(3), n numeric(5,2))");
     assert_eq!(
         err(&mut s, "INSERT INTO c VALUES ('abcd', 1)"),

@@ -171,19 +171,20 @@ pub(super) fn plan_set_expr(
                 ast::SetOperator::Intersect => "INTERSECT",
                 _ => "EXCEPT",
             };
-            let mut casts = [vec![None; l.columns.len()], vec![None; l.columns.len()]];
+            let mut casts: [Vec<Option<DataType>>; 2] = [vec![], vec![]];
             let mut types = Vec::with_capacity(l.columns.len());
             for i in 0..l.columns.len() {
                 let (lt, rt) = (branch_type(p, &l, i), branch_type(p, &r, i));
                 let ty = super::common_type::select_common(&[lt.clone(), rt.clone()], context)?;
-                for (k, (plan, t)) in [(&l, lt), (&r, rt)].into_iter().enumerate() {
-                    match t {
-                        Some(t) if super::common_type::needs_cast(&t, &ty) => {
-                            casts[k][i] = Some(ty.clone())
+                for (side, (plan, t)) in casts.iter_mut().zip([(&l, lt), (&r, rt)]) {
+                    side.push(match t {
+                        Some(t) if super::common_type::needs_cast(&t, &ty) => Some(ty.clone()),
+                        Some(_) => None,
+                        None => {
+                            infer_branch_param(p, plan, i, &ty);
+                            None
                         }
-                        Some(_) => {}
-                        None => infer_branch_param(p, plan, i, &ty),
-                    }
+                    });
                 }
                 types.push(ty);
             }
