@@ -38,6 +38,9 @@ const QUERIES: &[&str] = &[
     "SELECT f AS x FROM ct UNION ALL SELECT 1.25::float8 ORDER BY 1",
     "SELECT '2020-01-01'::date AS x UNION ALL SELECT '2020-01-02 10:00'::timestamp ORDER BY 1",
     "SELECT ARRAY[1] AS x UNION ALL SELECT ARRAY[2.5]",
+    // pg_dump's pg_depend query: oid and regclass are oid.
+    "SELECT 1259::oid AS x UNION ALL SELECT 'pg_class'::regclass ORDER BY 1",
+    "SELECT 'pg_class'::regclass AS x UNION ALL SELECT 'pg_type'::regclass ORDER BY 1",
     "SELECT 3000000000 AS x UNION SELECT 1 ORDER BY 1",
     "SELECT * FROM (SELECT 1 AS a, 'p' AS b UNION ALL SELECT 2.5, 'q') s ORDER BY a",
     "VALUES (1), (2.5), (NULL)",
@@ -108,6 +111,7 @@ const CAST_QUERIES: &[&str] = &[
     "SELECT true::text AS a, false::varchar AS b, true::varchar(3) AS c",
     "SELECT ARRAY['abcd', 'x']::varchar(2)[] AS a, '{abcd}'::varchar(3)[] AS b",
     "SELECT 'abcd'::varchar(3) = 'abc' AS a",
+    "SELECT 'abcd' IN (v, v) AS a, 'abcd' = v AS b, v IN ('abcd', 'x') AS c FROM cx WHERE id = 5",
     "SELECT 123.456::numeric(5,2) AS a, 123.455::numeric(5,2) AS b, -1.005::numeric(4,2) AS c, \
      1.5::numeric(2,0) AS d, 2.5::float8::numeric(3,1) AS e",
     "SELECT COALESCE(v, 'abcdef') AS a FROM cx ORDER BY id",

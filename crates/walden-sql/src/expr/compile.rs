@@ -758,6 +758,9 @@ fn in_list_unknown(p: &mut Planner<'_>, scope: &Scope, x: Expr, items: &[Expr]) 
         .collect();
     match query::select_common(&types, "IN") {
         Ok(ty) if !matches!(ty, DataType::Text | DataType::Char(_) | DataType::Enum(_)) => {
+            // The literal has no modifier: `'abcd' IN (v)` over a
+            // varchar(3) compares all four characters.
+            let ty = query::unmodified(&ty);
             coerce(v.clone(), &ty)?;
             Ok(Expr::Cast(Box::new(x), ty))
         }

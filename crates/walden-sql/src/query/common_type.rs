@@ -68,7 +68,7 @@ fn implicit(from: &DataType, to: &DataType) -> bool {
         }
         (T::Array(a), T::Array(b)) => a == b || implicit(a, b),
         (T::Enum(a), T::Enum(b)) => a == b,
-        (T::SmallInt | T::Int | T::BigInt | T::Oid, T::Reg(_)) => true,
+        (T::SmallInt | T::Int | T::BigInt | T::Oid, T::Reg(_)) | (T::Reg(_), T::Oid) => true,
         (T::SmallInt | T::Int | T::BigInt, T::Oid) => true,
         (T::Text | T::Varchar(_), T::Reg(walden_engine::RegKind::Class)) => true,
         (T::Text | T::Varchar(_) | T::Char(_), T::Text | T::Varchar(_) | T::Char(_) | T::Name) => {
