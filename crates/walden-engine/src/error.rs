@@ -99,6 +99,10 @@ pub enum EngineError {
     JsonbCast { kind: &'static str, target: String },
     #[error("value out of range for {0}")]
     OutOfRange(String),
+    /// A value with more digits left of the point than a numeric(p,s)
+    /// holds (22003), PostgreSQL's message; `detail` says the limit.
+    #[error("numeric field overflow")]
+    NumericFieldOverflow { detail: String },
     /// Bad hex digits in bytea input (22023), PostgreSQL's message.
     #[error("{0}")]
     InvalidHex(String),

@@ -518,11 +518,15 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
             // Digits left of the point may not exceed precision - scale.
             let int_digits = d.trunc().abs().to_string().trim_start_matches('0').len() as u32;
             if *precision > 0 && int_digits > (*precision as u32).saturating_sub(*scale as u32) {
-                return Err(EngineError::OutOfRange(format!(
-                    "{}: a field with precision {precision}, scale {scale} must round to an absolute value less than 10^{}",
-                    t.sql_name(),
-                    *precision as u32 - *scale as u32
-                )));
+                return Err(EngineError::NumericFieldOverflow {
+                    detail: format!(
+                        "A field with precision {precision}, scale {scale} must round to an absolute value less than {}.",
+                        match *precision as u32 - *scale as u32 {
+                            0 => "1".to_string(),
+                            d => format!("10^{d}"),
+                        }
+                    ),
+                });
             }
             // Shown with its declared scale, as PostgreSQL does (`2.00`).
             let mut d = d;
@@ -556,6 +560,7 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
         (T::Char(n), v) => {
             let s = match v {
                 V::Text(s) => s.to_string(),
+                V::Bool(b) => (if b { "true" } else { "false" }).to_string(),
                 other => other.to_string(),
             };
             // Trailing blanks beyond n are dropped; anything else too long
@@ -575,13 +580,20 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
         (T::Varchar(_) | T::Text, v) => {
             let s: Arc<str> = match v {
                 V::Text(s) => s,
+                // boolean's output is t/f, its cast to text true/false.
+                V::Bool(b) => Arc::from(if b { "true" } else { "false" }),
                 other => Arc::from(other.to_string()),
             };
             if let T::Varchar(Some(n)) = t {
-                if s.chars().count() > *n as usize {
-                    return Err(EngineError::Data(format!(
-                        "value too long for type character varying({n})"
-                    )));
+                // Blanks past n are cut, as PostgreSQL's; anything else is
+                // an error (an explicit cast cuts before it comes here).
+                if let Some((at, _)) = s.char_indices().nth(*n as usize) {
+                    if s[at..].bytes().any(|b| b != b' ') {
+                        return Err(EngineError::Data(format!(
+                            "value too long for type character varying({n})"
+                        )));
+                    }
+                    return Ok(V::Text(Arc::from(&s[..at])));
                 }
             }
             V::Text(s)

@@ -88,6 +88,8 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::ForeignKeyViolation => "23503",
         K::InvalidForeignKey => "42830",
         K::DatatypeMismatch => "42804",
+        K::CannotCoerce => "42846",
+        K::DuplicateAlias => "42712",
         K::WrongObjectType => "42809",
         K::TooManyColumns => "54011",
         K::InvalidAuthorization => "28000",

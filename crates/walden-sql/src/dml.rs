@@ -1,4 +1,5 @@
-//! INSERT, UPDATE, DELETE.
+//! INSERT, UPDATE, DELETE (INSERT in insert.rs, the FROM list of UPDATE ... FROM
+//! and DELETE ... USING in from.rs).
 //!
 //! UPDATE and DELETE find candidate rows by primary-key lookup when the WHERE
 //! clause fixes the key (the OLTP fast path), by a scan otherwise; each row is
@@ -20,6 +21,10 @@ use std::sync::Arc;
 use walden_engine::{
     Instance, Key, LockMode, Locked, Table, Transaction, Upsert, Value, WaitPolicy,
 };
+
+mod from;
+mod insert;
+pub use insert::*;
 
 /// What statement execution needs besides the transaction.
 pub struct Ctx<'a> {
@@ -77,14 +82,36 @@ pub(crate) fn returning(
     let mut exprs = Vec::new();
     for it in items {
         match it {
-            SelectItem::Wildcard(_) => {
+            SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) => {
+                // `t.*`: one table's columns (the target's or, with FROM
+                // or USING, one of the list's).
+                let only = match it {
+                    SelectItem::QualifiedWildcard(
+                        ast::SelectItemQualifiedWildcardKind::ObjectName(n),
+                        _,
+                    ) => Some(object_last(n).to_ascii_lowercase()),
+                    SelectItem::QualifiedWildcard(kind, _) => {
+                        Some(kind.to_string().to_ascii_lowercase())
+                    }
+                    _ => None,
+                };
+                let before = columns.len();
                 for (i, c) in scope.cols.iter().enumerate() {
+                    if c.hidden || only.as_ref().is_some_and(|t| c.table.as_ref() != Some(t)) {
+                        continue;
+                    }
                     columns.push(Column {
                         name: c.name.clone(),
                         ty: c.ty.clone(),
                         origin: c.origin,
                     });
                     exprs.push(Expr::Col(i));
+                }
+                if let (Some(t), true) = (&only, columns.len() == before) {
+                    return Err(SqlError::new(
+                        ErrorKind::UndefinedTable,
+                        format!("missing FROM-clause entry for table \"{t}\""),
+                    ));
                 }
             }
             SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
@@ -128,308 +155,6 @@ pub fn describe(p: &mut Planner<'_>, stmt: &ast::Statement) -> Result<Option<Vec
     })
 }
 
-fn insert_table(p: &Planner<'_>, ins: &ast::Insert) -> Result<Arc<Table>> {
-    match &ins.table {
-        ast::TableObject::TableName(n) => p.table(n),
-        other => Err(SqlError::unsupported(format!("INSERT INTO {other}"))),
-    }
-}
-
-enum InsertSource {
-    /// Rows of expressions; `None` is DEFAULT.
-    Values(Vec<Vec<Option<Expr>>>),
-    Query(query::QueryPlan),
-}
-
-impl InsertSource {
-    /// Whether target position `k` is given a value (not DEFAULT) by some row.
-    fn given(&self) -> impl Fn(usize) -> bool + '_ {
-        move |k| match self {
-            InsertSource::Values(rows) => rows.iter().any(|r| matches!(r.get(k), Some(Some(_)))),
-            InsertSource::Query(q) => k < q.columns.len(),
-        }
-    }
-}
-
-fn target_columns(t: &Table, ins: &ast::Insert) -> Result<Vec<usize>> {
-    if ins.columns.is_empty() {
-        return Ok((0..t.def.columns.len()).collect());
-    }
-    ins.columns
-        .iter()
-        .map(|c| {
-            let n = object_last(c);
-            t.def.column_index(&n).ok_or_else(|| {
-                SqlError::new(
-                    ErrorKind::UndefinedColumn,
-                    format!("column \"{n}\" of relation \"{}\" does not exist", t.name()),
-                )
-            })
-        })
-        .collect()
-}
-
-pub(crate) fn is_default_kw(e: &ast::Expr) -> bool {
-    matches!(e, ast::Expr::Identifier(id) if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default"))
-}
-
-fn plan_insert_source(
-    p: &mut Planner<'_>,
-    ins: &ast::Insert,
-    t: &Table,
-) -> Result<(Vec<usize>, InsertSource)> {
-    let cols = target_columns(t, ins)?;
-    let Some(src) = &ins.source else {
-        // `DEFAULT VALUES`: one row, every column its default.
-        if ins.columns.is_empty() {
-            return Ok((cols, InsertSource::Values(vec![Vec::new()])));
-        }
-        return Err(SqlError::unsupported("INSERT without VALUES or SELECT"));
-    };
-    if let (ast::SetExpr::Values(v), None, None) =
-        (src.body.as_ref(), &src.order_by, &src.limit_clause)
-    {
-        let empty = Arc::new(Scope::default());
-        let mut rows = Vec::new();
-        for r in &v.rows {
-            if r.len() > cols.len() {
-                return Err(SqlError::syntax(
-                    "INSERT has more expressions than target columns",
-                ));
-            }
-            if r.len() < cols.len() && !ins.columns.is_empty() {
-                return Err(SqlError::syntax(
-                    "INSERT has more target columns than expressions",
-                ));
-            }
-            let mut row = Vec::new();
-            for (k, e) in r.iter().enumerate() {
-                if is_default_kw(e) {
-                    row.push(None);
-                    continue;
-                }
-                let x = Expr::compile(p, &empty, e)?;
-                if let Expr::Param(i) = &x {
-                    p.infer_param(*i, t.def.columns[cols[k]].data_type.clone());
-                }
-                row.push(Some(x));
-            }
-            rows.push(row);
-        }
-        return Ok((cols, InsertSource::Values(rows)));
-    }
-    let plan = query::plan_query(p, src, None)?;
-    if plan.columns.len() > cols.len() {
-        return Err(SqlError::syntax(
-            "INSERT has more expressions than target columns",
-        ));
-    }
-    Ok((cols, InsertSource::Query(plan)))
-}
-
-/// A planned INSERT: its table, target columns, source and RETURNING list.
-pub(crate) struct InsertPlan {
-    table: Arc<Table>,
-    cols: Vec<usize>,
-    /// Target positions whose values are ignored (`OVERRIDING USER VALUE`).
-    dropped: Vec<usize>,
-    source: InsertSource,
-    returning: Option<Returning>,
-    checks: Checks,
-    on_conflict: Option<Box<OnConflict>>,
-}
-
-impl InsertPlan {
-    /// Expressions whose evaluation does not depend on earlier executions
-    /// (no subquery with a per-statement result cache), and a plain row source.
-    pub(crate) fn reusable(&self) -> bool {
-        let values = match &self.source {
-            InsertSource::Values(rows) => {
-                rows.iter().flatten().flatten().all(|e| !e.has_subquery())
-            }
-            InsertSource::Query(q) => query::reusable(q),
-        };
-        values
-            && returning_reusable(&self.returning)
-            && self.checks.reusable()
-            && self.on_conflict.as_ref().is_none_or(|oc| oc.reusable())
-    }
-}
-
-fn returning_reusable(r: &Option<Returning>) -> bool {
-    r.as_ref()
-        .is_none_or(|r| r.exprs.iter().all(|e| !e.has_subquery()))
-}
-
-pub(crate) fn plan_insert(p: &mut Planner<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
-    let table = insert_table(p, ins)?;
-    let (cols, source) = plan_insert_source(p, ins, &table)?;
-    let dropped = crate::identity_dml::identity_overrides(&table, ins, &cols, source.given())?;
-    let alias = ins.table_alias.as_ref().map(|a| a.alias.value.clone());
-    let scope = table_scope(&table, alias.as_deref());
-    let label = scope.cols.first().and_then(|c| c.table.clone());
-    let on_conflict = upsert::plan(p, ins, &table, label.as_deref().unwrap_or(""))?.map(Box::new);
-    let returning = returning(p, &scope, &ins.returning)?;
-    let checks = Checks::compile(p, &table)?;
-    Ok(InsertPlan {
-        table,
-        cols,
-        dropped,
-        source,
-        returning,
-        checks,
-        on_conflict,
-    })
-}
-
-pub fn insert(
-    p: &mut Planner<'_>,
-    ins: &ast::Insert,
-    tx: &mut Transaction,
-    ctx: &Ctx<'_>,
-) -> Result<QueryOutput> {
-    run_insert(&plan_insert(p, ins)?, tx, ctx)
-}
-
-pub(crate) fn run_insert(
-    pl: &InsertPlan,
-    tx: &mut Transaction,
-    ctx: &Ctx<'_>,
-) -> Result<QueryOutput> {
-    let t = &pl.table;
-    let cols = &pl.cols;
-    let ret = &pl.returning;
-    let width = t.def.columns.len();
-    let mut n = 0u64;
-    let mut out_rows = Vec::new();
-    let mut fks = Pending::new(tx, t);
-    // Keys this command inserted or updated: DO UPDATE may not change one twice.
-    let mut touched = upsert::Touched::new();
-    let mut store = |tx: &mut Transaction, vals: Vec<Option<Value>>| -> Result<()> {
-        let mut full = vec![None; width];
-        for (k, v) in vals.into_iter().enumerate() {
-            if !pl.dropped.contains(&k) {
-                full[cols[k]] = v;
-            }
-        }
-        let row = match &pl.on_conflict {
-            None => tx.insert_into(t, full)?,
-            Some(oc) => {
-                match tx.insert_or_conflict(t, full, &oc.arbiters, oc.locks_existing())? {
-                    Upsert::Inserted(key, row) => {
-                        if oc.locks_existing() {
-                            touched.insert(key);
-                        }
-                        row
-                    }
-                    Upsert::Conflict {
-                        key,
-                        existing,
-                        proposed,
-                    } => {
-                        // The proposed row is checked as PostgreSQL does
-                        // before it looks for conflicts.
-                        if !pl.checks.is_empty() {
-                            pl.checks.enforce(&proposed, &ctx.env(tx))?;
-                        }
-                        let upsert::Action::Update {
-                            assignments,
-                            filter,
-                            checks,
-                        } = &oc.action
-                        else {
-                            return Ok(());
-                        };
-                        if touched.contains(&key) {
-                            return Err(upsert::affected_twice());
-                        }
-                        let new_row = {
-                            let env = ctx.env(tx);
-                            let mut both = existing.to_vec();
-                            both.extend(proposed);
-                            if let Some(f) = filter {
-                                if !query::passes(std::slice::from_ref(f), &both, &env)? {
-                                    return Ok(());
-                                }
-                            }
-                            let mut new_row = existing.to_vec();
-                            for (i, e) in assignments {
-                                new_row[*i] = e.eval(&both, &env)?;
-                            }
-                            new_row
-                        };
-                        let stored = tx.update_in(t, &key, new_row)?;
-                        if !checks.is_empty() {
-                            checks.enforce(&stored, &ctx.env(tx))?;
-                        }
-                        fks.updated(t, &existing, &stored);
-                        touched.insert(t.key_of(&stored).unwrap_or(key));
-                        n += 1;
-                        if let Some(r) = ret {
-                            let env = ctx.env(tx);
-                            out_rows.push(
-                                r.exprs
-                                    .iter()
-                                    .map(|e| e.eval(&stored, &env))
-                                    .collect::<Result<Vec<_>>>()?,
-                            );
-                        }
-                        return Ok(());
-                    }
-                }
-            }
-        };
-        // On the stored row (defaults and coercions applied); a violation
-        // fails the statement, which undoes the write.
-        if !pl.checks.is_empty() {
-            pl.checks.enforce(&row, &ctx.env(tx))?;
-        }
-        fks.inserted(t, &row);
-        n += 1;
-        if let Some(r) = ret {
-            let env = ctx.env(tx);
-            out_rows.push(
-                r.exprs
-                    .iter()
-                    .map(|e| e.eval(&row, &env))
-                    .collect::<Result<Vec<_>>>()?,
-            );
-        }
-        Ok(())
-    };
-    match &pl.source {
-        InsertSource::Values(rows) => {
-            for r in rows {
-                let vals = {
-                    let env = ctx.env(tx);
-                    r.iter()
-                        .map(|e| e.as_ref().map(|x| x.eval(&[], &env)).transpose())
-                        .collect::<Result<Vec<_>>>()?
-                };
-                store(tx, vals)?;
-            }
-        }
-        InsertSource::Query(plan) => {
-            let rows = {
-                let env = ctx.env(tx);
-                query::execute_plan(plan, &env, None)?
-            };
-            for r in rows {
-                store(tx, r.into_iter().map(Some).collect())?;
-            }
-        }
-    }
-    // Foreign keys are checked once the statement's rows are all written,
-    // as PostgreSQL's (non-deferred) constraint triggers run.
-    fks.finish(tx, ctx)?;
-    let mut out = QueryOutput::command(format!("INSERT 0 {n}"));
-    if let Some(r) = ret {
-        out.columns = Some(r.columns.clone());
-        out.rows = out_rows;
-    }
-    Ok(out)
-}
-
 /// A planned UPDATE or DELETE.
 pub(crate) struct Planned {
     table: Arc<Table>,
@@ -444,6 +169,8 @@ pub(crate) struct Planned {
     returning: Option<Returning>,
     /// CHECK constraints (UPDATE only).
     checks: Option<Checks>,
+    /// UPDATE ... FROM, DELETE ... USING: the rows joined with the target's.
+    from: Option<Box<from::FromList>>,
 }
 
 impl Planned {
@@ -464,6 +191,7 @@ impl Planned {
             .all(|e| !e.has_subquery())
             && returning_reusable(&self.returning)
             && self.checks.as_ref().is_none_or(|c| c.reusable())
+            && self.from.is_none()
     }
 }
 
@@ -504,6 +232,11 @@ pub(crate) fn plan_where(
             filter.push(Expr::compile(p, scope, &c)?);
         }
     }
+    Ok(access_for(t, filter))
+}
+
+/// How to find the rows of `t` that pass `filter`.
+fn access_for(t: &Arc<Table>, filter: Vec<Expr>) -> Access {
     let mut src = Source::Table {
         table: t.clone(),
         lookup: None,
@@ -519,20 +252,24 @@ pub(crate) fn plan_where(
             index,
             filter,
             ..
-        } => Ok(Access {
+        } => Access {
             lookup,
             range,
             index,
             filter,
-        }),
+        },
         _ => unreachable!(),
     }
 }
 
 pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planned> {
-    if u.from.is_some() {
-        return Err(SqlError::unsupported("UPDATE ... FROM"));
-    }
+    let from_list = match &u.from {
+        None => None,
+        Some(ast::UpdateTableFromKind::AfterSet(f)) => Some(f),
+        Some(ast::UpdateTableFromKind::BeforeSet(_)) => {
+            return Err(SqlError::syntax("syntax error at or near \"FROM\""))
+        }
+    };
     let (name, alias) = match &u.table.relation {
         ast::TableFactor::Table { name, alias, .. } => {
             (name, alias.as_ref().map(|a| a.name.value.clone()))
@@ -540,7 +277,14 @@ pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planne
         other => return Err(SqlError::unsupported(format!("UPDATE {other}"))),
     };
     let t = p.table(name)?;
-    let scope = table_scope(&t, alias.as_deref());
+    let target = table_scope(&t, alias.as_deref());
+    let (scope, mut from) = match from_list {
+        Some(f) => {
+            let (scope, list) = from::plan_list(p, &target, f)?;
+            (scope, Some(Box::new(list)))
+        }
+        None => (target, None),
+    };
     let mut assignments = Vec::new();
     for a in &u.assignments {
         let col = match &a.target {
@@ -579,7 +323,10 @@ pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planne
         range,
         index,
         filter,
-    } = plan_where(p, &t, &scope, &u.selection)?;
+    } = match from.as_deref_mut() {
+        Some(f) => from::plan_where(p, &t, &scope, &u.selection, f)?,
+        None => plan_where(p, &t, &scope, &u.selection)?,
+    };
     let returning = returning(p, &scope, &u.returning)?;
     let checks = Some(Checks::compile(p, &t)?).filter(|c| !c.is_empty());
     Ok(Planned {
@@ -591,6 +338,7 @@ pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planne
         assignments,
         returning,
         checks,
+        from,
     })
 }
 
@@ -598,7 +346,7 @@ fn plan_delete(p: &mut Planner<'_>, d: &ast::Delete) -> Result<Planned> {
     let from = match &d.from {
         ast::FromTable::WithFromKeyword(v) | ast::FromTable::WithoutKeyword(v) => v,
     };
-    if from.len() != 1 || !from[0].joins.is_empty() || d.using.is_some() {
+    if from.len() != 1 || !from[0].joins.is_empty() || !d.tables.is_empty() {
         return Err(SqlError::unsupported("DELETE from several tables"));
     }
     let (name, alias) = match &from[0].relation {
@@ -608,13 +356,23 @@ fn plan_delete(p: &mut Planner<'_>, d: &ast::Delete) -> Result<Planned> {
         other => return Err(SqlError::unsupported(format!("DELETE FROM {other}"))),
     };
     let t = p.table(name)?;
-    let scope = table_scope(&t, alias.as_deref());
+    let target = table_scope(&t, alias.as_deref());
+    let (scope, mut using) = match &d.using {
+        Some(f) => {
+            let (scope, list) = from::plan_list(p, &target, f)?;
+            (scope, Some(Box::new(list)))
+        }
+        None => (target, None),
+    };
     let Access {
         lookup,
         range,
         index,
         filter,
-    } = plan_where(p, &t, &scope, &d.selection)?;
+    } = match using.as_deref_mut() {
+        Some(f) => from::plan_where(p, &t, &scope, &d.selection, f)?,
+        None => plan_where(p, &t, &scope, &d.selection)?,
+    };
     let returning = returning(p, &scope, &d.returning)?;
     Ok(Planned {
         table: t,
@@ -625,6 +383,7 @@ fn plan_delete(p: &mut Planner<'_>, d: &ast::Delete) -> Result<Planned> {
         assignments: vec![],
         returning,
         checks: None,
+        from: using,
     })
 }
 
@@ -699,21 +458,35 @@ pub(crate) fn run_update(pl: &Planned, tx: &mut Transaction, ctx: &Ctx<'_>) -> R
     let mut n = 0u64;
     let mut out_rows = Vec::new();
     let mut fks = Pending::new(tx, &t);
+    let from_rows = match &pl.from {
+        Some(f) => Some(from::rows(f, &ctx.env(tx))?),
+        None => None,
+    };
     for k in keys {
         // Lock, then judge the latest version.
         let Locked::Row(Some(row)) = tx.get_locked(&t, &k, mode, WaitPolicy::Wait)? else {
             continue;
         };
-        let new_row = {
+        let (new_row, joined) = {
             let env = ctx.env(tx);
             if !query::passes(&pl.filter, &row, &env)? {
                 continue;
             }
+            // With FROM, SET reads the target's row and the FROM row it
+            // joins (the first one).
+            let joined = match (&pl.from, &from_rows) {
+                (Some(f), Some(fr)) => match from::first_match(f, fr, &row, &env)? {
+                    Some(j) => Some(j),
+                    None => continue,
+                },
+                _ => None,
+            };
+            let input: &[Value] = joined.as_deref().unwrap_or(&row);
             let mut new_row = row.to_vec();
             for (i, e) in &pl.assignments {
-                new_row[*i] = e.eval(&row, &env)?;
+                new_row[*i] = e.eval(input, &env)?;
             }
-            new_row
+            (new_row, joined)
         };
         let stored = tx.update_in(&t, &k, new_row)?;
         if let Some(c) = &pl.checks {
@@ -723,10 +496,18 @@ pub(crate) fn run_update(pl: &Planned, tx: &mut Transaction, ctx: &Ctx<'_>) -> R
         n += 1;
         if let Some(r) = &pl.returning {
             let env = ctx.env(tx);
+            // RETURNING sees the new row and the FROM row it joined.
+            let seen = match joined {
+                Some(mut j) => {
+                    j.splice(..stored.len(), stored.iter().cloned());
+                    j
+                }
+                None => stored.to_vec(),
+            };
             out_rows.push(
                 r.exprs
                     .iter()
-                    .map(|e| e.eval(&stored, &env))
+                    .map(|e| e.eval(&seen, &env))
                     .collect::<Result<Vec<_>>>()?,
             );
         }
@@ -786,6 +567,10 @@ pub(crate) fn run_delete(
     let mut n = 0u64;
     let mut out_rows = Vec::new();
     let mut fks = Pending::new(tx, &t);
+    let using_rows = match &pl.from {
+        Some(f) => Some(from::rows(f, &ctx.env(tx))?),
+        None => None,
+    };
     for k in keys {
         let Some(row) = tx.get_for_update(t.name(), &k)? else {
             continue;
@@ -795,11 +580,21 @@ pub(crate) fn run_delete(
             if !query::passes(&pl.filter, &row, &env)? {
                 continue;
             }
+            // With USING, a row goes only if a USING row joins it;
+            // RETURNING sees the first that does.
+            let joined = match (&pl.from, &using_rows) {
+                (Some(f), Some(ur)) => match from::first_match(f, ur, &row, &env)? {
+                    Some(j) => Some(j),
+                    None => continue,
+                },
+                _ => None,
+            };
             if let Some(r) = &pl.returning {
+                let seen: &[Value] = joined.as_deref().unwrap_or(&row);
                 out_rows.push(
                     r.exprs
                         .iter()
-                        .map(|e| e.eval(&row, &env))
+                        .map(|e| e.eval(seen, &env))
                         .collect::<Result<Vec<_>>>()?,
                 );
             }

@@ -76,6 +76,11 @@ pub enum ErrorKind {
     SequenceLimitExceeded,
     /// An expression of the wrong type where a type is required (42804).
     DatatypeMismatch,
+    /// A value of a type with no implicit cast to the type required
+    /// (42846): a UNION branch PostgreSQL cannot convert.
+    CannotCoerce,
+    /// A table name or alias given twice in one FROM (42712).
+    DuplicateAlias,
     /// An object of the wrong kind for the clause (42809): FILTER on a
     /// function that is not an aggregate.
     WrongObjectType,
@@ -240,7 +245,7 @@ impl From<EngineError> for SqlError {
             E::ArrayUnsupported(_) => ErrorKind::FeatureNotSupported,
             E::JsonUnicodeNul => ErrorKind::UntranslatableCharacter,
             E::JsonbCast { .. } | E::InvalidHex(_) => ErrorKind::InvalidParameter,
-            E::OutOfRange(_) => ErrorKind::NumericOutOfRange,
+            E::OutOfRange(_) | E::NumericFieldOverflow { .. } => ErrorKind::NumericOutOfRange,
             E::UnknownType(_) => ErrorKind::UndefinedObject,
             E::TypeExists(_) | E::EnumLabelExists(_) => ErrorKind::DuplicateObject,
             E::UnknownEnumLabel(_) | E::InvalidEnumLabel { .. } => ErrorKind::InvalidParameter,
@@ -297,6 +302,10 @@ impl From<EngineError> for SqlError {
                     ..Default::default()
                 }))
             }
+            E::NumericFieldOverflow { detail } => Some(Box::new(ErrorFields {
+                detail: Some(detail.clone()),
+                ..Default::default()
+            })),
             E::JsonUnicodeNul => Some(Box::new(ErrorFields {
                 detail: Some("\\u0000 cannot be converted to text.".into()),
                 ..Default::default()

@@ -19,6 +19,7 @@ use walden_engine::{DataType, Database, Instance, Table, Value};
 
 mod access;
 mod common_type;
+pub(crate) use common_type::{needs_cast, select_common, unmodified};
 mod exec;
 mod from;
 mod group;
@@ -336,6 +337,9 @@ pub enum Body {
         right: Box<QueryPlan>,
         op: ast::SetOperator,
         all: bool,
+        /// Per column, the type a branch's values are cast to: the common
+        /// type of the two, where it differs from the branch's own.
+        casts: [Vec<Option<DataType>>; 2],
     },
     Values(Vec<Vec<Expr>>),
     /// `WITH RECURSIVE`: the anchor, then the step until it adds no rows.
@@ -513,4 +517,19 @@ fn shift(e: &mut Expr, by: usize) {
     for c in e.children_mut() {
         shift(c, by);
     }
+}
+
+/// The FROM list of an UPDATE ... FROM or a DELETE ... USING: the source of
+/// its rows, and their columns.
+pub(crate) fn plan_from_list(
+    p: &mut Planner<'_>,
+    from: &[ast::TableWithJoins],
+) -> Result<(Source, Vec<ScopeCol>)> {
+    let item = from::plan_from(p, from, &None, &mut Vec::new())?;
+    Ok((item.source, item.cols))
+}
+
+/// Every row of `s`, filters applied.
+pub(crate) fn source_rows(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
+    exec::run_source(s, env)
 }

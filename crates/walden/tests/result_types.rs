@@ -207,8 +207,8 @@ const ORIGIN_SETUP: &[&str] = &[
 ];
 
 /// Statements whose result columns are, or are not, plain table columns.
-/// (Not here: a catalog's columns, where PostgreSQL names the catalog
-/// (`pg_class.2`) or the information_schema view and Walden gives zero.)
+/// (Not here: information_schema's columns, where PostgreSQL names the
+/// view, and Walden gives zero.)
 const ORIGIN_QUERIES: &[&str] = &[
     "SELECT * FROM ro_parent",
     "SELECT p.id, p.code AS c, (p.name), p.id + 1 AS e, 1 AS k, p.name::text AS n2, \
@@ -234,6 +234,13 @@ const ORIGIN_QUERIES: &[&str] = &[
     "SELECT * FROM ro_parent a JOIN ro_parent b USING (id)",
     "SELECT id, a.id AS l, b.id AS r FROM ro_parent a RIGHT JOIN ro_parent b USING (id)",
     "SELECT *, id AS i FROM ro_parent a FULL JOIN ro_parent b USING (id, code)",
+    // Catalog relations: the catalog's OID and PostgreSQL's column number
+    // (pg_class.relacl is 31: Walden's pg_class leaves two columns out).
+    "SELECT c.relname, c.relkind, c.oid, c.relacl, n.nspname FROM pg_class c \
+     JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relname = 'ro_parent'",
+    "SELECT attname, attnum, atttypid FROM pg_attribute WHERE attrelid = 'ro_parent'::regclass",
+    "SELECT t.typname AS tn, t.oid FROM pg_catalog.pg_type t WHERE t.typname = 'int4'",
+    "SELECT x.relname FROM (SELECT relname FROM pg_class) x WHERE false",
 ];
 
 /// One statement's result columns as `name table.attnum` (`-` for none),
@@ -246,6 +253,9 @@ async fn origins(c: &tokio_postgres::Client, sql: &str) -> String {
     let mut cols = Vec::new();
     for col in st.columns() {
         let at = match (col.table_oid(), col.column_id()) {
+            // A system catalog's OID is fixed (and Walden's pg_class does
+            // not list the catalogs themselves).
+            (Some(oid), Some(n)) if oid != 0 && oid < 16384 => format!("catalog {oid}.{n}"),
             (Some(oid), Some(n)) if oid != 0 => {
                 let q = format!("SELECT relname::text FROM pg_class WHERE oid = {oid}");
                 let rel = match c.query_opt(q.as_str(), &[]).await {

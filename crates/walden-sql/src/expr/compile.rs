@@ -98,8 +98,12 @@ impl Expr {
                     // Read in the zone in force when it runs, not when planned.
                     coerce(v.clone(), &t)?;
                     Expr::Cast(Box::new(Expr::Lit(v)), t)
+                } else if matches!(t, DataType::Varchar(_) | DataType::Char(_)) {
+                    // Kept under its cast, which types it (a bare string
+                    // literal would read as unknown).
+                    Expr::Cast(Box::new(Expr::Lit(crate::expr::explicit_cast(v, &t)?)), t)
                 } else {
-                    Expr::Lit(coerce(v, &t)?)
+                    Expr::Lit(crate::expr::explicit_cast(v, &t)?)
                 }
             }
             A::Nested(inner) => Expr::compile(p, scope, inner)?,
@@ -199,6 +203,7 @@ impl Expr {
                         crate::enums::beside(p, scope, &x, c)
                     })
                     .collect::<Result<Vec<_>>>()?;
+                let x = in_list_unknown(p, scope, x, &items)?;
                 Expr::InList(Box::new(x), items, *negated)
             }
             A::Between {
@@ -268,9 +273,9 @@ impl Expr {
                         .transpose()?,
                 );
                 if let Expr::Case(_, whens, els) = &mut e {
-                    let mut results: Vec<&mut Expr> = whens.iter_mut().map(|(_, r)| r).collect();
-                    results.extend(els.as_deref_mut());
-                    type_unknowns(p, scope, results)?;
+                    let mut results: Vec<&mut Expr> = els.as_deref_mut().into_iter().collect();
+                    results.extend(whens.iter_mut().map(|(_, r)| r));
+                    resolve_common(p, scope, results, "CASE")?;
                 }
                 e
             }
@@ -571,13 +576,25 @@ impl Expr {
                 }
                 e
             }
-            A::Array(arr) => Expr::Func(
-                Func::ArrayBuild,
-                arr.elem
+            A::Array(arr) => {
+                let mut elems = arr
+                    .elem
                     .iter()
                     .map(|x| Expr::compile(p, scope, x))
-                    .collect::<Result<Vec<_>>>()?,
-            ),
+                    .collect::<Result<Vec<_>>>()?;
+                // Elements that are arrays themselves keep their own
+                // reading (Walden's arrays have one dimension).
+                let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+                if !elems.iter().any(|x| {
+                    matches!(
+                        query::static_type(x, &types, &p.params),
+                        Some(DataType::Array(_))
+                    )
+                }) {
+                    resolve_common(p, scope, elems.iter_mut().collect(), "ARRAY")?;
+                }
+                Expr::Func(Func::ArrayBuild, elems)
+            }
             A::Tuple(items) if items.len() == 1 => Expr::compile(p, scope, &items[0])?,
             A::Tuple(items) => record::row(p, scope, items)?,
             // One collation (binary UTF-8 order) is all there is.
@@ -665,43 +682,90 @@ pub fn ident_parts(e: &ast::Expr) -> (Option<String>, String) {
     }
 }
 
-/// The results of a CASE or the arguments of COALESCE, GREATEST and LEAST:
-/// quoted literals and NULLs among them (PostgreSQL's unknown) take the
-/// first other one's type (`COALESCE('x', relname)` is name, `CASE ...
-/// THEN 'abc' ELSE 1 END` 22P02), without its modifier. Kept as text
-/// when that is text or char(n).
-pub(crate) fn type_unknowns(p: &Planner<'_>, scope: &Scope, items: Vec<&mut Expr>) -> Result<()> {
+/// The results of a CASE (its ELSE first, as PostgreSQL lists them), the
+/// arguments of COALESCE, GREATEST and LEAST, the elements of ARRAY[...]:
+/// they resolve to one type as a UNION's columns do, and each is cast to
+/// it (`COALESCE(1, 2.5)` is numeric). Quoted literals and NULLs among
+/// them (PostgreSQL's unknown) take it too (`COALESCE('x', relname)` is
+/// name, `CASE ... THEN 'abc' ELSE 1 END` 22P02), kept as literals when
+/// it is text or char(n); an untyped parameter is inferred as it.
+pub(crate) fn resolve_common(
+    p: &mut Planner<'_>,
+    scope: &Scope,
+    items: Vec<&mut Expr>,
+    context: &str,
+) -> Result<()> {
     let unknown = |e: &Expr| matches!(e, Expr::Lit(Value::Text(_) | Value::Null));
-    let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
-    let Some(ty) = items
+    let col_types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+    let types: Vec<Option<DataType>> = items
         .iter()
-        .filter(|e| !unknown(e))
-        .find_map(|e| query::static_type(e, &types, &p.params))
-    else {
-        return Ok(());
-    };
-    let ty = match ty {
-        DataType::Text | DataType::Char(_) => return Ok(()),
-        DataType::Varchar(_) => DataType::Varchar(None),
-        DataType::Decimal { .. } => DataType::Decimal {
-            precision: 0,
-            scale: 0,
-        },
-        t => t,
-    };
-    for e in items {
-        if unknown(e) {
-            // A bad literal fails when planned, as PostgreSQL's, even in a
-            // branch never taken; the cast stays for types read at run time
-            // (timestamptz in the session's zone).
-            if let Expr::Lit(v) = &*e {
-                coerce(v.clone(), &ty)?;
+        .map(|e| {
+            if unknown(e) {
+                None
+            } else {
+                query::static_type(e, &col_types, &p.params)
             }
-            let lit = std::mem::replace(e, Expr::Lit(Value::Null));
-            *e = Expr::Cast(Box::new(lit), ty.clone());
+        })
+        .collect();
+    if types.iter().all(Option::is_none) {
+        return Ok(());
+    }
+    let ty = query::select_common(&types, context)?;
+    for (e, t) in items.into_iter().zip(&types) {
+        match t {
+            Some(t) if query::needs_cast(t, &ty) => {
+                let inner = std::mem::replace(e, Expr::Lit(Value::Null));
+                *e = Expr::Cast(Box::new(inner), ty.clone());
+            }
+            Some(_) => {}
+            None if unknown(e) => {
+                if matches!(ty, DataType::Text | DataType::Char(_)) {
+                    continue;
+                }
+                // A bad literal fails when planned, as PostgreSQL's, even
+                // in a branch never taken; the cast stays for types read
+                // at run time (timestamptz in the session's zone).
+                if let Expr::Lit(v) = &*e {
+                    coerce(v.clone(), &ty)?;
+                }
+                let lit = std::mem::replace(e, Expr::Lit(Value::Null));
+                *e = Expr::Cast(Box::new(lit), ty.clone());
+            }
+            None => {
+                if let Expr::Param(k) = e {
+                    p.infer_param(*k, ty.clone());
+                }
+            }
         }
     }
     Ok(())
+}
+
+/// `'a' IN ('a', 1)`: a quoted literal on the left takes the common type
+/// of the list, as PostgreSQL's (there 22P02). A list with no common type
+/// is compared item by item, as there.
+fn in_list_unknown(p: &mut Planner<'_>, scope: &Scope, x: Expr, items: &[Expr]) -> Result<Expr> {
+    let Expr::Lit(v @ Value::Text(_)) = &x else {
+        return Ok(x);
+    };
+    let col_types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+    let types: Vec<Option<DataType>> = items
+        .iter()
+        .map(|e| match e {
+            Expr::Lit(Value::Text(_) | Value::Null) => None,
+            e => query::static_type(e, &col_types, &p.params),
+        })
+        .collect();
+    match query::select_common(&types, "IN") {
+        Ok(ty) if !matches!(ty, DataType::Text | DataType::Char(_) | DataType::Enum(_)) => {
+            // The literal has no modifier: `'abcd' IN (v)` over a
+            // varchar(3) compares all four characters.
+            let ty = query::unmodified(&ty);
+            coerce(v.clone(), &ty)?;
+            Ok(Expr::Cast(Box::new(x), ty))
+        }
+        _ => Ok(x),
+    }
 }
 
 pub(super) fn col_ref(scope: &Scope, table: Option<&str>, name: &str) -> Result<Expr> {

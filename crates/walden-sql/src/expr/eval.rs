@@ -137,7 +137,7 @@ impl Expr {
                     None => Value::Null,
                 }
             }
-            Expr::Cast(x, t) => cast(x.eval(row, env)?, t)?,
+            Expr::Cast(x, t) => explicit_cast(x.eval(row, env)?, t)?,
             Expr::Func(f, args) => {
                 let vals = args
                     .iter()

@@ -385,6 +385,44 @@ pub fn cast(v: Value, t: &DataType) -> Result<Value> {
     coerce(v, t).map_err(SqlError::from)
 }
 
+/// An explicit cast (`::`, CAST, a typed literal, CONVERT): as
+/// PostgreSQL's, a string too long for varchar(n) or char(n) is cut to n
+/// characters (`'abcd'::varchar(3)` is `abc`), where an assignment to such
+/// a column fails (22001); an array's elements likewise.
+pub fn explicit_cast(v: Value, t: &DataType) -> Result<Value> {
+    let n = match t {
+        DataType::Varchar(Some(n)) | DataType::Char(n) => *n as usize,
+        DataType::Array(e) if matches!(**e, DataType::Varchar(Some(_)) | DataType::Char(_)) => {
+            return match v {
+                Value::Array(items) => {
+                    let cut = items
+                        .iter()
+                        .map(|x| explicit_cast(x.clone(), e))
+                        .collect::<Result<Vec<_>>>()?;
+                    cast(Value::Array(cut.into()), t)
+                }
+                Value::Text(_) => {
+                    let parsed = cast(v, &DataType::Array(Box::new(DataType::Text)))?;
+                    explicit_cast(parsed, t)
+                }
+                other => cast(other, t),
+            };
+        }
+        _ => return cast(v, t),
+    };
+    if v.is_null() {
+        return Ok(Value::Null);
+    }
+    let s = match cast(v, &DataType::Text)? {
+        Value::Text(s) => s,
+        other => return cast(other, t),
+    };
+    match s.char_indices().nth(n) {
+        Some((at, _)) => cast(Value::text(&s[..at]), t),
+        None => cast(Value::Text(s), t),
+    }
+}
+
 /// SQL LIKE with `%` and `_` (backslash escapes the next character).
 ///
 /// Iterative, with one backtrack point (the last `%`): linear stack and

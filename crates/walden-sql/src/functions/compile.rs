@@ -404,8 +404,17 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
             Box::new(Expr::Lit(Value::Int(1))),
         ));
     }
-    if matches!(func, Func::Coalesce | Func::Greatest | Func::Least) {
-        crate::expr::type_unknowns(p, scope, args.iter_mut().collect())?;
+    let context = match func {
+        Func::Coalesce => Some("COALESCE"),
+        Func::Greatest => Some("GREATEST"),
+        Func::Least => Some("LEAST"),
+        _ => None,
+    };
+    if let Some(context) = context {
+        crate::expr::resolve_common(p, scope, args.iter_mut().collect(), context)?;
+    }
+    if func == Func::NullIf && args.len() == 2 {
+        nullif_type(p, scope, &mut args);
     }
     if func == Func::NextVal {
         if args.len() != 1 {
@@ -414,4 +423,31 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         p.uses_sequences = true;
     }
     Ok(Expr::Func(func, args))
+}
+
+/// NULLIF's result is its first argument as the `=` PostgreSQL picks takes
+/// it: varchar as text, an integer beside a numeric as numeric, an integer
+/// or numeric beside a float as double precision.
+fn nullif_type(p: &Planner<'_>, scope: &Scope, args: &mut [Expr]) {
+    use DataType as T;
+    let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+    let t0 = crate::query::static_type(&args[0], &types, &p.params);
+    let t1 = match &args[1] {
+        Expr::Lit(Value::Text(_) | Value::Null) => None,
+        e => crate::query::static_type(e, &types, &p.params),
+    };
+    let int = |t: &T| matches!(t, T::SmallInt | T::Int | T::BigInt);
+    let to = match (&t0, &t1) {
+        (Some(T::Varchar(_)), _) => T::Text,
+        (Some(a), Some(T::Decimal { .. })) if int(a) => T::Decimal {
+            precision: 0,
+            scale: 0,
+        },
+        (Some(a), Some(T::Real | T::Double)) if int(a) || matches!(a, T::Decimal { .. }) => {
+            T::Double
+        }
+        _ => return,
+    };
+    let a = std::mem::replace(&mut args[0], Expr::Lit(Value::Null));
+    args[0] = Expr::Cast(Box::new(a), to);
 }

@@ -235,6 +235,7 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         },
         Func::AdvisoryTryLock | Func::AdvisoryUnlock => DataType::Bool,
         Func::ToReg(k) => DataType::Reg(k),
+        Func::PartitionAncestors => DataType::Reg(walden_engine::RegKind::Class),
         Func::RegTypeOid | Func::RegTypeName => DataType::Reg(walden_engine::RegKind::Type),
         Func::RegClassOid | Func::RegClassName => DataType::Reg(walden_engine::RegKind::Class),
         Func::RegNamespaceOid | Func::RegNamespaceName => {

@@ -18,6 +18,8 @@ use std::sync::Arc;
 use walden_engine::{ColumnDef, DataType, Database, DefaultExpr, SequenceDef, Table, Value};
 
 mod array;
+mod attnums;
+pub use attnums::catalog_attnum;
 mod deparse;
 mod dump_catalogs;
 mod empty_catalogs;

@@ -1,39 +1,56 @@
-//! The type two columns of different types resolve to where PostgreSQL
-//! picks one for both (the merged column of a USING or NATURAL join): its
-//! rule over type categories and implicit casts, for Walden's types.
+//! The type values of different types resolve to where PostgreSQL picks
+//! one for all of them: the branches of a UNION, INTERSECT or EXCEPT, the
+//! rows of a VALUES list, the results of a CASE, the arguments of
+//! COALESCE, GREATEST and LEAST, the elements of ARRAY[...], and the
+//! merged column of a USING or NATURAL join. Its rule over type
+//! categories, preferred types and implicit casts, for Walden's types.
 
 use super::*;
 
-/// PostgreSQL's type categories, as far as the resolution needs them.
-#[derive(PartialEq, Eq)]
+/// PostgreSQL's type categories (pg_type.typcategory), as far as the
+/// resolution needs them.
+#[derive(PartialEq, Eq, Clone, Copy)]
 enum Category {
     Numeric,
     String,
     DateTime,
+    Timespan,
+    Boolean,
+    User,
+    Array,
+    Enum,
     Other,
 }
 
 fn category(t: &DataType) -> Category {
+    use DataType as T;
     match t {
-        DataType::SmallInt
-        | DataType::Int
-        | DataType::BigInt
-        | DataType::Decimal { .. }
-        | DataType::Real
-        | DataType::Double
-        | DataType::Oid => Category::Numeric,
-        DataType::Text | DataType::Varchar(_) | DataType::Char(_) | DataType::Name => {
-            Category::String
+        T::SmallInt | T::Int | T::BigInt | T::Decimal { .. } | T::Real | T::Double | T::Oid => {
+            Category::Numeric
         }
-        DataType::Date | DataType::Timestamp | DataType::TimestampTz | DataType::Time => {
-            Category::DateTime
-        }
-        _ => Category::Other,
+        T::Reg(_) => Category::Numeric,
+        T::Text | T::Varchar(_) | T::Char(_) | T::Name => Category::String,
+        T::Date | T::Timestamp | T::TimestampTz | T::Time => Category::DateTime,
+        T::Interval => Category::Timespan,
+        T::Bool => Category::Boolean,
+        T::Uuid | T::Bytes | T::Json | T::Jsonb => Category::User,
+        T::Array(_) | T::Int2Vector | T::OidVector => Category::Array,
+        T::Enum(_) => Category::Enum,
+        T::PgChar | T::Record(_) => Category::Other,
     }
 }
 
+/// The preferred type of its category (pg_type.typispreferred).
+fn preferred(t: &DataType) -> bool {
+    use DataType as T;
+    matches!(
+        t,
+        T::Double | T::Oid | T::Text | T::TimestampTz | T::Interval | T::Bool
+    )
+}
+
 /// Whether PostgreSQL 15 casts `from` to `to` implicitly (its pg_cast
-/// entries with context `i`, between types of one category).
+/// entries with context `i`; an array's through its elements').
 fn implicit(from: &DataType, to: &DataType) -> bool {
     use DataType as T;
     let rank = |t: &DataType| match t {
@@ -46,67 +63,126 @@ fn implicit(from: &DataType, to: &DataType) -> bool {
         _ => None,
     };
     match (from, to) {
+        _ if same_type(from, to) && !matches!(from, T::Array(_) | T::Enum(_) | T::Record(_)) => {
+            true
+        }
+        (T::Array(a), T::Array(b)) => a == b || implicit(a, b),
+        (T::Enum(a), T::Enum(b)) => a == b,
+        (T::SmallInt | T::Int | T::BigInt | T::Oid, T::Reg(_)) | (T::Reg(_), T::Oid) => true,
         (T::SmallInt | T::Int | T::BigInt, T::Oid) => true,
+        (T::Text | T::Varchar(_), T::Reg(walden_engine::RegKind::Class)) => true,
         (T::Text | T::Varchar(_) | T::Char(_), T::Text | T::Varchar(_) | T::Char(_) | T::Name) => {
             true
         }
-        (T::Name, T::Text) => true,
+        (T::Name | T::PgChar, T::Text) => true,
         (T::Date, T::Timestamp | T::TimestampTz) | (T::Timestamp, T::TimestampTz) => true,
+        (T::Time, T::Interval) => true,
         _ => matches!((rank(from), rank(to)), (Some(a), Some(b)) if a < b),
     }
 }
 
 fn same_type(a: &DataType, b: &DataType) -> bool {
-    std::mem::discriminant(a) == std::mem::discriminant(b)
+    match (a, b) {
+        (DataType::Array(x), DataType::Array(y)) => same_type(x, y),
+        _ => {
+            std::mem::discriminant(a) == std::mem::discriminant(b) && {
+                !matches!(
+                    a,
+                    DataType::Enum(_) | DataType::Record(_) | DataType::Reg(_)
+                ) || a == b
+            }
+        }
+    }
 }
 
 fn name_of(t: &DataType) -> String {
     crate::pg_catalog::regtype_name(crate::pg_catalog::type_oid_and_mod(t).0)
 }
 
-/// The merged column's type of a USING join column of types `l` and `r`:
-/// the left one unless PostgreSQL casts it implicitly to the right one and
-/// not back (a left `text` or `double precision`, the preferred types,
-/// stays). Types of different categories are 42804, as there; types of
-/// one category with no cast between them (date and time) cannot be
-/// compared, 42883.
-pub(super) fn using_type(l: &DataType, r: &DataType) -> Result<DataType> {
-    if l == r {
-        return Ok(l.clone());
-    }
-    let (lc, rc) = (category(l), category(r));
-    let chosen = if same_type(l, r) && lc != Category::Other {
-        l
-    } else if lc != rc || (lc == Category::Other && !same_type(l, r)) {
-        return Err(SqlError::new(
-            ErrorKind::DatatypeMismatch,
-            format!(
-                "JOIN/USING types {} and {} cannot be matched",
-                name_of(l),
-                name_of(r)
-            ),
-        ));
-    } else if !implicit(l, r) && !implicit(r, l) {
-        return Err(SqlError::new(
-            ErrorKind::UndefinedFunction,
-            format!("operator does not exist: {} = {}", name_of(l), name_of(r)),
-        ));
-    } else if !matches!(l, DataType::Text | DataType::Double | DataType::TimestampTz)
-        && implicit(l, r)
-        && !implicit(r, l)
-    {
-        r
-    } else {
-        l
-    };
-    // The two differ, so the result keeps no type modifier, as
-    // PostgreSQL's (char(n) keeps its own: Walden has no unsized bpchar).
-    Ok(match chosen {
+/// `t` without its type modifier, as a resolved type of inputs whose
+/// modifiers differ is (char(n) keeps its own: Walden has no unsized
+/// bpchar).
+pub(crate) fn unmodified(t: &DataType) -> DataType {
+    match t {
         DataType::Varchar(_) => DataType::Varchar(None),
         DataType::Decimal { .. } => DataType::Decimal {
             precision: 0,
             scale: 0,
         },
+        DataType::Array(e) => DataType::Array(Box::new(unmodified(e))),
         other => other.clone(),
-    })
+    }
+}
+
+/// The common type of `types` (`None` for PostgreSQL's unknown: a quoted
+/// literal, a NULL, an untyped parameter), as PostgreSQL's
+/// select_common_type picks it: the first known type, replaced by a later
+/// one of its category that it casts to implicitly (and not back) unless
+/// it is its category's preferred type. Inputs of different categories
+/// are 42804 "`context` types X and Y cannot be matched"; one that does
+/// not cast implicitly to the choice is 42846. All unknown is text.
+pub(crate) fn select_common(types: &[Option<DataType>], context: &str) -> Result<DataType> {
+    let known: Vec<&DataType> = types.iter().flatten().collect();
+    let Some(&first) = known.first() else {
+        return Ok(DataType::Text);
+    };
+    // An unknown input has no type modifier, so the result has none
+    // either (`COALESCE(v, 'abcdef')` over a varchar(3) is varchar).
+    if known.iter().all(|t| *t == first) {
+        return Ok(if known.len() < types.len() {
+            unmodified(first)
+        } else {
+            first.clone()
+        });
+    }
+    let mut chosen = first;
+    for &next in &known[1..] {
+        if same_type(next, chosen) {
+            continue;
+        }
+        if category(next) != category(chosen) {
+            return Err(SqlError::new(
+                ErrorKind::DatatypeMismatch,
+                format!(
+                    "{context} types {} and {} cannot be matched",
+                    name_of(chosen),
+                    name_of(next)
+                ),
+            ));
+        }
+        if !preferred(chosen) && implicit(chosen, next) && !implicit(next, chosen) {
+            chosen = next;
+        }
+    }
+    let result = unmodified(chosen);
+    if let Some(bad) = known.iter().find(|t| !implicit(t, &result)) {
+        return Err(SqlError::new(
+            ErrorKind::CannotCoerce,
+            format!(
+                "{context} could not convert type {} to {}",
+                name_of(bad),
+                name_of(&result)
+            ),
+        ));
+    }
+    Ok(result)
+}
+
+/// Whether a value of type `from` must be cast to become the resolved
+/// type `to` (not when only a type modifier differs: the value fits).
+pub(crate) fn needs_cast(from: &DataType, to: &DataType) -> bool {
+    !same_type(from, to)
+}
+
+/// The merged column's type of a USING join column of types `l` and `r`.
+/// Types of one category with no implicit cast between them (date and
+/// time) fail on the join's `=` first, 42883, as PostgreSQL's.
+pub(super) fn using_type(l: &DataType, r: &DataType) -> Result<DataType> {
+    if !same_type(l, r) && category(l) == category(r) && !implicit(l, r) && !implicit(r, l) {
+        return Err(SqlError::new(
+            ErrorKind::UndefinedFunction,
+            format!("operator does not exist: {} = {}", name_of(l), name_of(r)),
+        ));
+    }
+    select_common(&[Some(l.clone()), Some(r.clone())], "JOIN/USING")
 }

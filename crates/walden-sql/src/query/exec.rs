@@ -315,7 +315,7 @@ pub(super) fn join_rows(
 }
 
 /// Keys of a hash join compare numbers by value (1 = 1.0).
-pub(super) fn normalize_key(k: Vec<Value>) -> Vec<Value> {
+pub(crate) fn normalize_key(k: Vec<Value>) -> Vec<Value> {
     k.into_iter()
         .map(|v| match v {
             Value::Decimal(d) if d.fract().is_zero() => {
@@ -431,9 +431,10 @@ pub fn execute_plan(
             right,
             op,
             all,
+            casts,
         } => {
-            let l = execute_plan(left, env, None)?;
-            let r = execute_plan(right, env, None)?;
+            let l = cast_rows(execute_plan(left, env, None)?, &casts[0])?;
+            let r = cast_rows(execute_plan(right, env, None)?, &casts[1])?;
             set_op(l, r, *op, *all)?
                 .into_iter()
                 .map(|r| (r, vec![]))
@@ -470,6 +471,22 @@ pub fn execute_plan(
         out.truncate(n);
     }
     Ok(out)
+}
+
+/// A set operation's branch rows with the columns `casts` names cast to
+/// the operation's common type.
+fn cast_rows(mut rows: Vec<Vec<Value>>, casts: &[Option<DataType>]) -> Result<Vec<Vec<Value>>> {
+    if casts.iter().all(Option::is_none) {
+        return Ok(rows);
+    }
+    for row in &mut rows {
+        for (v, t) in row.iter_mut().zip(casts) {
+            if let Some(t) = t {
+                *v = crate::expr::cast(std::mem::replace(v, Value::Null), t)?;
+            }
+        }
+    }
+    Ok(rows)
 }
 
 pub(super) fn set_op(

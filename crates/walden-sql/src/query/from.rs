@@ -83,7 +83,7 @@ pub(super) fn plan_factor(
                         table: Some(label.clone()),
                         name: n.to_string(),
                         ty: t,
-                        origin: None,
+                        origin: catalog_origin(&view, n),
                         ..Default::default()
                     })
                     .collect();
@@ -261,6 +261,17 @@ pub(super) fn plan_factor(
 /// `pg_catalog`'s (and the `sys` views) unless the path puts `public`
 /// first and a user table has the name; `information_schema`'s when the
 /// path lists that schema.
+/// A catalog relation's column as RowDescription marks it: the relation's
+/// OID and PostgreSQL's number for the column (views carry none here).
+fn catalog_origin(view: &SysView, name: &str) -> Option<crate::ColumnOrigin> {
+    let SysView::Pg(v) = view else { return None };
+    let rel = crate::pg_catalog::catalog_relation_oid(*v)?;
+    Some(crate::ColumnOrigin {
+        table_oid: u32::try_from(rel).ok()?,
+        attnum: crate::pg_catalog::catalog_attnum(rel, name)?,
+    })
+}
+
 fn unqualified_view(p: &Planner<'_>, name: &str) -> Option<SysView> {
     for schema in p.path.searched() {
         match schema {

@@ -157,12 +157,36 @@ pub(super) fn plan_set_expr(
             for i in 0..l.columns.len() {
                 let (lu, ru) = (unknown_column(&l, i, false), unknown_column(&r, i, true));
                 if lu && !ru {
-                    let ty = r.columns[i].ty.clone();
+                    let ty = super::unmodified(&r.columns[i].ty);
                     cast_column(&mut l, i, ty);
                 } else if ru && !lu {
-                    let ty = l.columns[i].ty.clone();
+                    let ty = super::unmodified(&l.columns[i].ty);
                     cast_column(&mut r, i, ty);
                 }
+            }
+            // Then the branches' types resolve to one, each branch cast to
+            // it (`SELECT 1 UNION SELECT 2.5` is numeric, both rows).
+            let context = match op {
+                ast::SetOperator::Union => "UNION",
+                ast::SetOperator::Intersect => "INTERSECT",
+                _ => "EXCEPT",
+            };
+            let mut casts: [Vec<Option<DataType>>; 2] = [vec![], vec![]];
+            let mut types = Vec::with_capacity(l.columns.len());
+            for i in 0..l.columns.len() {
+                let (lt, rt) = (branch_type(p, &l, i), branch_type(p, &r, i));
+                let ty = super::common_type::select_common(&[lt.clone(), rt.clone()], context)?;
+                for (side, (plan, t)) in casts.iter_mut().zip([(&l, lt), (&r, rt)]) {
+                    side.push(match t {
+                        Some(t) if super::common_type::needs_cast(&t, &ty) => Some(ty.clone()),
+                        Some(_) => None,
+                        None => {
+                            infer_branch_param(p, plan, i, &ty);
+                            None
+                        }
+                    });
+                }
+                types.push(ty);
             }
             let all = matches!(set_quantifier, ast::SetQuantifier::All);
             // A set operation's columns read no one table (PostgreSQL marks
@@ -170,8 +194,10 @@ pub(super) fn plan_set_expr(
             let columns = l
                 .columns
                 .iter()
-                .map(|c| Column {
+                .zip(types)
+                .map(|(c, ty)| Column {
                     origin: None,
+                    ty,
                     ..c.clone()
                 })
                 .collect();
@@ -183,6 +209,7 @@ pub(super) fn plan_set_expr(
                     right: Box::new(r),
                     op: *op,
                     all,
+                    casts,
                 },
                 order: vec![],
                 limit: None,
@@ -210,30 +237,46 @@ pub(super) fn plan_set_expr(
             if rows.iter().any(|r| r.len() != width) {
                 return Err(SqlError::syntax("VALUES lists must all be the same length"));
             }
-            // A column's type is its first typed value's; quoted literals
-            // and NULLs (unknown) take it, as PostgreSQL's.
-            let columns = (0..width)
-                .map(|i| {
-                    let ty = rows
-                        .iter()
-                        .filter(|r| !unknown_literal(&r[i]))
-                        .find_map(|r| static_type(&r[i], &[], &p.params))
-                        .unwrap_or(DataType::Text);
-                    if ty != DataType::Text {
-                        for r in &mut rows {
-                            if unknown_literal(&r[i]) {
-                                let lit = std::mem::replace(&mut r[i], Expr::Lit(Value::Null));
-                                r[i] = Expr::Cast(Box::new(lit), ty.clone());
-                            }
+            // A column's type is its values' common type, each value cast
+            // to it; quoted literals and NULLs (unknown) take it, as
+            // PostgreSQL's.
+            let mut columns = Vec::with_capacity(width);
+            for i in 0..width {
+                let types: Vec<Option<DataType>> = rows
+                    .iter()
+                    .map(|r| {
+                        if unknown_literal(&r[i]) {
+                            None
+                        } else {
+                            static_type(&r[i], &[], &p.params)
                         }
+                    })
+                    .collect();
+                let ty = super::common_type::select_common(&types, "VALUES")?;
+                for (r, t) in rows.iter_mut().zip(&types) {
+                    let cast = match t {
+                        Some(t) => super::common_type::needs_cast(t, &ty),
+                        None if unknown_literal(&r[i]) => {
+                            !matches!(ty, DataType::Text | DataType::Char(_))
+                        }
+                        None => {
+                            if let Expr::Param(k) = r[i] {
+                                p.infer_param(k, ty.clone());
+                            }
+                            false
+                        }
+                    };
+                    if cast {
+                        let e = std::mem::replace(&mut r[i], Expr::Lit(Value::Null));
+                        r[i] = Expr::Cast(Box::new(e), ty.clone());
                     }
-                    Column {
-                        name: format!("column{}", i + 1),
-                        ty,
-                        origin: None,
-                    }
-                })
-                .collect();
+                }
+                columns.push(Column {
+                    name: format!("column{}", i + 1),
+                    ty,
+                    origin: None,
+                });
+            }
             let correlated = rows.iter().flatten().any(|e| e.uses_outer());
             Ok(QueryPlan {
                 columns,
@@ -264,6 +307,33 @@ fn unknown_column(plan: &QueryPlan, i: usize, right: bool) -> bool {
         }
         Body::Values(rows) => right && rows.iter().all(|r| r.get(i).is_some_and(unknown_literal)),
         _ => false,
+    }
+}
+
+/// The type of a set operation branch's column `i`, `None` where
+/// PostgreSQL's would be unknown: a quoted literal or NULL left so (both
+/// branches' were), a parameter of no type yet, a value of a type the
+/// planner cannot tell.
+fn branch_type(p: &Planner<'_>, plan: &QueryPlan, i: usize) -> Option<DataType> {
+    if let Body::Select(s) = &plan.body {
+        if s.srf.is_none() && s.projection.len() == plan.columns.len() {
+            match &s.projection[i] {
+                Expr::Lit(Value::Null) | Expr::Outer(..) => return None,
+                Expr::Param(k) if p.params.get(*k).cloned().flatten().is_none() => return None,
+                _ => {}
+            }
+        }
+    }
+    Some(plan.columns[i].ty.clone())
+}
+
+/// A branch's untyped parameter in column `i` takes the set operation's
+/// type (`SELECT $1 UNION SELECT 1`: $1 is integer).
+fn infer_branch_param(p: &mut Planner<'_>, plan: &QueryPlan, i: usize, ty: &DataType) {
+    if let Body::Select(s) = &plan.body {
+        if let Some(Expr::Param(k)) = s.projection.get(i) {
+            p.infer_param(*k, ty.clone());
+        }
     }
 }
 

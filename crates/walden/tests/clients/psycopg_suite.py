@@ -405,6 +405,36 @@ def enum_type_text_and_binary():
         c.execute("DROP TYPE pg_mood")
 
 
+@check()
+def set_operations_and_casts_resolve_types():
+    from decimal import Decimal
+
+    with connect(autocommit=True) as c:
+        # The described type and the values agree: numeric for both rows.
+        cur = c.execute("SELECT 1 AS x UNION SELECT 2.5 ORDER BY 1")
+        assert cur.description[0].type_code == 1700, cur.description[0].type_code
+        assert cur.fetchall() == [(Decimal("1"),), (Decimal("2.5"),)]
+        cur = c.execute("SELECT COALESCE(%s, 2.5), CASE WHEN true THEN 1 ELSE 2.5 END", (1,))
+        assert [d.type_code for d in cur.description] == [1700, 1700], cur.description
+        assert cur.fetchone() == (Decimal("1"), Decimal("1"))
+        cur = c.execute("VALUES (1), (2.5)", binary=True)
+        assert cur.fetchall() == [(Decimal("1"),), (Decimal("2.5"),)]
+        try:
+            c.execute("SELECT 1 UNION SELECT 'a'::text")
+            raise AssertionError("no error")
+        except errors.DatatypeMismatch as e:
+            assert "UNION types integer and text cannot be matched" in str(e), e
+        # An explicit cast cuts; an assignment does not.
+        assert c.execute("SELECT 'abcd'::varchar(3), 'abcd'::char(2)").fetchone() == ("abc", "ab")
+        fresh(c, "pg_cut", "v varchar(3)")
+        try:
+            c.execute("INSERT INTO pg_cut VALUES (%s)", ("abcd",))
+            raise AssertionError("no error")
+        except errors.StringDataRightTruncation:
+            pass
+        c.execute("DROP TABLE pg_cut")
+
+
 if __name__ == "__main__":
     print(f"psycopg {psycopg.__version__}")
     run(lambda f: f())

@@ -274,6 +274,37 @@ def enum_column_with_create_type():
     e.dispose()
 
 
+@check()
+def update_and_delete_joined_with_another_table():
+    e = engine()
+    md = sa.MetaData()
+    acc = sa.Table(
+        "sa_acc", md, sa.Column("id", sa.Integer, primary_key=True), sa.Column("bal", sa.Integer)
+    )
+    adj = sa.Table("sa_adj", md, sa.Column("acc_id", sa.Integer), sa.Column("delta", sa.Integer))
+    md.drop_all(e)
+    md.create_all(e)
+    with e.begin() as c:
+        c.execute(acc.insert(), [{"id": 1, "bal": 10}, {"id": 2, "bal": 20}, {"id": 3, "bal": 30}])
+        c.execute(adj.insert(), [{"acc_id": 1, "delta": 5}, {"acc_id": 3, "delta": -1}])
+        # UPDATE ... FROM, as SQLAlchemy renders a WHERE over another table.
+        r = c.execute(
+            acc.update()
+            .where(acc.c.id == adj.c.acc_id)
+            .values(bal=acc.c.bal + adj.c.delta)
+            .returning(acc.c.id, acc.c.bal, adj.c.delta)
+        )
+        assert sorted(r.all()) == [(1, 15, 5), (3, 29, -1)]
+        # DELETE ... USING.
+        r = c.execute(acc.delete().where(acc.c.id == adj.c.acc_id).where(adj.c.delta < 0))
+        assert r.rowcount == 1, r.rowcount
+    with e.connect() as c:
+        got = c.execute(sa.select(acc.c.id, acc.c.bal).order_by(acc.c.id)).all()
+        assert got == [(1, 15), (2, 20)], got
+    md.drop_all(e)
+    e.dispose()
+
+
 if __name__ == "__main__":
     print(f"sqlalchemy {sa.__version__}, psycopg {psycopg.__version__}")
     run(lambda f: f())

@@ -1,0 +1,306 @@
+//! INSERT: its target columns, its VALUES or SELECT source, ON CONFLICT,
+//! and RETURNING.
+
+use super::*;
+
+fn insert_table(p: &Planner<'_>, ins: &ast::Insert) -> Result<Arc<Table>> {
+    match &ins.table {
+        ast::TableObject::TableName(n) => p.table(n),
+        other => Err(SqlError::unsupported(format!("INSERT INTO {other}"))),
+    }
+}
+
+enum InsertSource {
+    /// Rows of expressions; `None` is DEFAULT.
+    Values(Vec<Vec<Option<Expr>>>),
+    Query(query::QueryPlan),
+}
+
+impl InsertSource {
+    /// Whether target position `k` is given a value (not DEFAULT) by some row.
+    fn given(&self) -> impl Fn(usize) -> bool + '_ {
+        move |k| match self {
+            InsertSource::Values(rows) => rows.iter().any(|r| matches!(r.get(k), Some(Some(_)))),
+            InsertSource::Query(q) => k < q.columns.len(),
+        }
+    }
+}
+
+fn target_columns(t: &Table, ins: &ast::Insert) -> Result<Vec<usize>> {
+    if ins.columns.is_empty() {
+        return Ok((0..t.def.columns.len()).collect());
+    }
+    ins.columns
+        .iter()
+        .map(|c| {
+            let n = object_last(c);
+            t.def.column_index(&n).ok_or_else(|| {
+                SqlError::new(
+                    ErrorKind::UndefinedColumn,
+                    format!("column \"{n}\" of relation \"{}\" does not exist", t.name()),
+                )
+            })
+        })
+        .collect()
+}
+
+pub(crate) fn is_default_kw(e: &ast::Expr) -> bool {
+    matches!(e, ast::Expr::Identifier(id) if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default"))
+}
+
+fn plan_insert_source(
+    p: &mut Planner<'_>,
+    ins: &ast::Insert,
+    t: &Table,
+) -> Result<(Vec<usize>, InsertSource)> {
+    let cols = target_columns(t, ins)?;
+    let Some(src) = &ins.source else {
+        // `DEFAULT VALUES`: one row, every column its default.
+        if ins.columns.is_empty() {
+            return Ok((cols, InsertSource::Values(vec![Vec::new()])));
+        }
+        return Err(SqlError::unsupported("INSERT without VALUES or SELECT"));
+    };
+    if let (ast::SetExpr::Values(v), None, None) =
+        (src.body.as_ref(), &src.order_by, &src.limit_clause)
+    {
+        let empty = Arc::new(Scope::default());
+        let mut rows = Vec::new();
+        for r in &v.rows {
+            if r.len() > cols.len() {
+                return Err(SqlError::syntax(
+                    "INSERT has more expressions than target columns",
+                ));
+            }
+            if r.len() < cols.len() && !ins.columns.is_empty() {
+                return Err(SqlError::syntax(
+                    "INSERT has more target columns than expressions",
+                ));
+            }
+            let mut row = Vec::new();
+            for (k, e) in r.iter().enumerate() {
+                if is_default_kw(e) {
+                    row.push(None);
+                    continue;
+                }
+                let x = Expr::compile(p, &empty, e)?;
+                if let Expr::Param(i) = &x {
+                    p.infer_param(*i, t.def.columns[cols[k]].data_type.clone());
+                }
+                row.push(Some(x));
+            }
+            rows.push(row);
+        }
+        return Ok((cols, InsertSource::Values(rows)));
+    }
+    let plan = query::plan_query(p, src, None)?;
+    if plan.columns.len() > cols.len() {
+        return Err(SqlError::syntax(
+            "INSERT has more expressions than target columns",
+        ));
+    }
+    Ok((cols, InsertSource::Query(plan)))
+}
+
+/// A planned INSERT: its table, target columns, source and RETURNING list.
+pub(crate) struct InsertPlan {
+    table: Arc<Table>,
+    cols: Vec<usize>,
+    /// Target positions whose values are ignored (`OVERRIDING USER VALUE`).
+    dropped: Vec<usize>,
+    source: InsertSource,
+    pub(super) returning: Option<Returning>,
+    checks: Checks,
+    on_conflict: Option<Box<OnConflict>>,
+}
+
+impl InsertPlan {
+    /// Expressions whose evaluation does not depend on earlier executions
+    /// (no subquery with a per-statement result cache), and a plain row source.
+    pub(crate) fn reusable(&self) -> bool {
+        let values = match &self.source {
+            InsertSource::Values(rows) => {
+                rows.iter().flatten().flatten().all(|e| !e.has_subquery())
+            }
+            InsertSource::Query(q) => query::reusable(q),
+        };
+        values
+            && returning_reusable(&self.returning)
+            && self.checks.reusable()
+            && self.on_conflict.as_ref().is_none_or(|oc| oc.reusable())
+    }
+}
+
+pub(super) fn returning_reusable(r: &Option<Returning>) -> bool {
+    r.as_ref()
+        .is_none_or(|r| r.exprs.iter().all(|e| !e.has_subquery()))
+}
+
+pub(crate) fn plan_insert(p: &mut Planner<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
+    let table = insert_table(p, ins)?;
+    let (cols, source) = plan_insert_source(p, ins, &table)?;
+    let dropped = crate::identity_dml::identity_overrides(&table, ins, &cols, source.given())?;
+    let alias = ins.table_alias.as_ref().map(|a| a.alias.value.clone());
+    let scope = table_scope(&table, alias.as_deref());
+    let label = scope.cols.first().and_then(|c| c.table.clone());
+    let on_conflict = upsert::plan(p, ins, &table, label.as_deref().unwrap_or(""))?.map(Box::new);
+    let returning = returning(p, &scope, &ins.returning)?;
+    let checks = Checks::compile(p, &table)?;
+    Ok(InsertPlan {
+        table,
+        cols,
+        dropped,
+        source,
+        returning,
+        checks,
+        on_conflict,
+    })
+}
+
+pub fn insert(
+    p: &mut Planner<'_>,
+    ins: &ast::Insert,
+    tx: &mut Transaction,
+    ctx: &Ctx<'_>,
+) -> Result<QueryOutput> {
+    run_insert(&plan_insert(p, ins)?, tx, ctx)
+}
+
+pub(crate) fn run_insert(
+    pl: &InsertPlan,
+    tx: &mut Transaction,
+    ctx: &Ctx<'_>,
+) -> Result<QueryOutput> {
+    let t = &pl.table;
+    let cols = &pl.cols;
+    let ret = &pl.returning;
+    let width = t.def.columns.len();
+    let mut n = 0u64;
+    let mut out_rows = Vec::new();
+    let mut fks = Pending::new(tx, t);
+    // Keys this command inserted or updated: DO UPDATE may not change one twice.
+    let mut touched = upsert::Touched::new();
+    let mut store = |tx: &mut Transaction, vals: Vec<Option<Value>>| -> Result<()> {
+        let mut full = vec![None; width];
+        for (k, v) in vals.into_iter().enumerate() {
+            if !pl.dropped.contains(&k) {
+                full[cols[k]] = v;
+            }
+        }
+        let row = match &pl.on_conflict {
+            None => tx.insert_into(t, full)?,
+            Some(oc) => {
+                match tx.insert_or_conflict(t, full, &oc.arbiters, oc.locks_existing())? {
+                    Upsert::Inserted(key, row) => {
+                        if oc.locks_existing() {
+                            touched.insert(key);
+                        }
+                        row
+                    }
+                    Upsert::Conflict {
+                        key,
+                        existing,
+                        proposed,
+                    } => {
+                        // The proposed row is checked as PostgreSQL does
+                        // before it looks for conflicts.
+                        if !pl.checks.is_empty() {
+                            pl.checks.enforce(&proposed, &ctx.env(tx))?;
+                        }
+                        let upsert::Action::Update {
+                            assignments,
+                            filter,
+                            checks,
+                        } = &oc.action
+                        else {
+                            return Ok(());
+                        };
+                        if touched.contains(&key) {
+                            return Err(upsert::affected_twice());
+                        }
+                        let new_row = {
+                            let env = ctx.env(tx);
+                            let mut both = existing.to_vec();
+                            both.extend(proposed);
+                            if let Some(f) = filter {
+                                if !query::passes(std::slice::from_ref(f), &both, &env)? {
+                                    return Ok(());
+                                }
+                            }
+                            let mut new_row = existing.to_vec();
+                            for (i, e) in assignments {
+                                new_row[*i] = e.eval(&both, &env)?;
+                            }
+                            new_row
+                        };
+                        let stored = tx.update_in(t, &key, new_row)?;
+                        if !checks.is_empty() {
+                            checks.enforce(&stored, &ctx.env(tx))?;
+                        }
+                        fks.updated(t, &existing, &stored);
+                        touched.insert(t.key_of(&stored).unwrap_or(key));
+                        n += 1;
+                        if let Some(r) = ret {
+                            let env = ctx.env(tx);
+                            out_rows.push(
+                                r.exprs
+                                    .iter()
+                                    .map(|e| e.eval(&stored, &env))
+                                    .collect::<Result<Vec<_>>>()?,
+                            );
+                        }
+                        return Ok(());
+                    }
+                }
+            }
+        };
+        // On the stored row (defaults and coercions applied); a violation
+        // fails the statement, which undoes the write.
+        if !pl.checks.is_empty() {
+            pl.checks.enforce(&row, &ctx.env(tx))?;
+        }
+        fks.inserted(t, &row);
+        n += 1;
+        if let Some(r) = ret {
+            let env = ctx.env(tx);
+            out_rows.push(
+                r.exprs
+                    .iter()
+                    .map(|e| e.eval(&row, &env))
+                    .collect::<Result<Vec<_>>>()?,
+            );
+        }
+        Ok(())
+    };
+    match &pl.source {
+        InsertSource::Values(rows) => {
+            for r in rows {
+                let vals = {
+                    let env = ctx.env(tx);
+                    r.iter()
+                        .map(|e| e.as_ref().map(|x| x.eval(&[], &env)).transpose())
+                        .collect::<Result<Vec<_>>>()?
+                };
+                store(tx, vals)?;
+            }
+        }
+        InsertSource::Query(plan) => {
+            let rows = {
+                let env = ctx.env(tx);
+                query::execute_plan(plan, &env, None)?
+            };
+            for r in rows {
+                store(tx, r.into_iter().map(Some).collect())?;
+            }
+        }
+    }
+    // Foreign keys are checked once the statement's rows are all written,
+    // as PostgreSQL's (non-deferred) constraint triggers run.
+    fks.finish(tx, ctx)?;
+    let mut out = QueryOutput::command(format!("INSERT 0 {n}"));
+    if let Some(r) = ret {
+        out.columns = Some(r.columns.clone());
+        out.rows = out_rows;
+    }
+    Ok(out)
+}
