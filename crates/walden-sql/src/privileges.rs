@@ -8,11 +8,16 @@
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::front::Command;
 use crate::query::Planner;
+use crate::search_path::SearchPath;
 use sqlparser::ast::{self, Statement};
 use std::sync::Arc;
 use walden_engine::roles::{
-    privs, ObjKind, RoleCatalog, BOOTSTRAP_OID, PG_CHECKPOINT, PG_READ_ALL_DATA, PG_WRITE_ALL_DATA,
+    privs, ObjKind, RoleCatalog, BOOTSTRAP_OID, PG_CHECKPOINT, PG_DATABASE_OWNER, PG_READ_ALL_DATA,
+    PG_WRITE_ALL_DATA,
 };
+
+/// The id `public`'s ACL is kept under: its OID, as `pg_namespace` shows.
+pub const PUBLIC_SCHEMA: u32 = 2200;
 use walden_engine::{Database, Instance};
 
 pub fn denied(message: impl Into<String>) -> SqlError {
@@ -76,9 +81,31 @@ impl Who {
         }
     }
 
-    /// Ownership of an object (or superuser, or membership in the owner).
+    /// Ownership of an object (or superuser, or membership in the owner;
+    /// `pg_database_owner` stands for the database's owner).
     pub fn owns(&self, db: u32, kind: ObjKind, id: u32) -> bool {
-        self.has_privs_of(self.cat.owner_of(db, kind, id))
+        let owner = self.cat.owner_of(db, kind, id);
+        if owner == PG_DATABASE_OWNER && kind != ObjKind::Database {
+            return self.owns(db, ObjKind::Database, db);
+        }
+        self.has_privs_of(owner)
+    }
+
+    /// USAGE and CREATE on `public` in database `db`: all for a superuser
+    /// and the schema's owner (who keeps its rights, as a table's owner
+    /// does here), else what the ACL grants.
+    pub fn schema_privileges(&self, db: u32) -> u8 {
+        if self.superuser || self.owns(db, ObjKind::Schema, PUBLIC_SCHEMA) {
+            return privs::ALL_SCHEMA;
+        }
+        self.cat
+            .privileges(self.oid, db, ObjKind::Schema, PUBLIC_SCHEMA)
+    }
+
+    /// The session's `search_path` as this role sees it in `db`.
+    pub fn search_path(&self, settings: &crate::settings::Settings, db: u32) -> SearchPath {
+        let p = self.schema_privileges(db);
+        SearchPath::of(settings).with_access(p & privs::USAGE != 0, p & privs::CREATE != 0)
     }
 
     /// The table privileges this role holds (all for a superuser).
@@ -558,6 +585,23 @@ fn role_arg(cat: &RoleCatalog, v: &Value) -> Result<u32> {
     }
 }
 
+/// A schema argument (a name or an OID): `Some(true)` for `public`,
+/// `Some(false)` for a catalog schema, `None` for an OID of none (NULL, as
+/// PostgreSQL); 3F000 for an unknown name.
+fn schema_arg(v: &Value) -> Result<Option<bool>> {
+    let public = PUBLIC_SCHEMA as i64;
+    match v {
+        Value::Int(i) => {
+            let known = crate::pg_catalog::regnamespace_name(*i) != i.to_string();
+            Ok(known.then_some(*i == public))
+        }
+        v => match crate::pg_catalog::regnamespace_lookup(&text_of(v))? {
+            Value::Int(oid) => Ok(Some(oid == public)),
+            _ => Ok(None),
+        },
+    }
+}
+
 /// Privilege names, `'SELECT, INSERT'` meaning any of them (PostgreSQL's rule).
 fn priv_bits(s: &str, allowed: &[(&str, u8)]) -> Result<u8> {
     let mut bits = 0;
@@ -572,7 +616,7 @@ fn priv_bits(s: &str, allowed: &[(&str, u8)]) -> Result<u8> {
             Some((_, b)) => bits |= b,
             None if p == "REFERENCES"
                 || p == "TRIGGER"
-                || p == "CREATE"
+                || (p == "CREATE" && !allowed.iter().any(|(n, _)| *n == "USAGE"))
                 || p == "TEMPORARY"
                 || p == "TEMP" => {}
             None => {
@@ -675,10 +719,17 @@ pub fn call(f: PrivFn, a: &[Value], env: &crate::expr::Env<'_>) -> Result<Value>
             let bits = priv_bits(&privilege, &[("CONNECT", privs::CONNECT)])?;
             bits != 0 && who.can_connect(d.id())
         }
-        // Every role may use (and create in) Walden's schemas.
         PrivFn::Schema => {
-            priv_bits(&privilege, &[("USAGE", 1)])?;
-            true
+            let bits = priv_bits(
+                &privilege,
+                &[("USAGE", privs::USAGE), ("CREATE", privs::CREATE)],
+            )?;
+            match schema_arg(&rest[0])? {
+                // The catalog schemas: every role uses them, none creates.
+                Some(false) => bits & privs::USAGE != 0,
+                Some(true) => bits & who.schema_privileges(dbid) != 0,
+                None => return Ok(Value::Null),
+            }
         }
         PrivFn::Role => {
             let role = role_arg(&cat, &rest[0])?;

@@ -287,7 +287,12 @@ pub fn execute(
             let tag = if *grant { "GRANT" } else { "REVOKE" };
             let grantees: Vec<String> = grantees.iter().map(|g| resolve(who, g)).collect();
             let targets: Vec<(u32, ObjKind, u32, String)> = match objects {
-                Objects::PublicSchema => Vec::new(),
+                Objects::PublicSchema => vec![(
+                    db.id(),
+                    ObjKind::Schema,
+                    crate::privileges::PUBLIC_SCHEMA,
+                    "public".to_string(),
+                )],
                 Objects::Tables(names) => names
                     .iter()
                     .map(|n| {
@@ -315,10 +320,13 @@ pub fn execute(
             };
             for (d, kind, id, n) in &targets {
                 if !who.owns(*d, *kind, *id) {
-                    let what = if *kind == ObjKind::Database {
-                        "database"
-                    } else {
-                        "table"
+                    // PostgreSQL warns instead when the role holds some
+                    // privilege without a grant option; Walden has no
+                    // grant options, so only owners grant.
+                    let what = match kind {
+                        ObjKind::Database => "database",
+                        ObjKind::Schema => "schema",
+                        _ => "table",
                     };
                     return Err(denied(format!("permission denied for {what} {n}")));
                 }
@@ -426,6 +434,7 @@ fn dependencies(c: &RoleCatalog, instance: &Instance, oid: u32) -> Vec<String> {
                 .iter()
                 .find(|s| s.id == a.id)
                 .map(|s| format!("sequence {}", s.name)),
+            ObjKind::Schema => Some("schema public".to_string()),
         };
         let Some(what) = what else { continue };
         if a.owner == oid {
