@@ -342,6 +342,24 @@ async fn schema_privileges_are_checked_and_kept() {
         .batch_execute("CREATE TABLE a1 (x int); CREATE INDEX a1x ON a1 (x); CREATE SEQUENCE a1s")
         .await
         .unwrap();
+    // Giving a table away: the new owner must be able to create there.
+    boot.batch_execute("CREATE ROLE agrp; GRANT agrp TO alice")
+        .await
+        .unwrap();
+    assert_eq!(
+        denied(&alice, "ALTER TABLE a1 OWNER TO agrp").await,
+        "permission denied for schema public"
+    );
+    boot.batch_execute("GRANT CREATE ON SCHEMA public TO agrp")
+        .await
+        .unwrap();
+    alice
+        .batch_execute("ALTER TABLE a1 OWNER TO agrp")
+        .await
+        .unwrap();
+    boot.batch_execute("REVOKE CREATE ON SCHEMA public FROM agrp")
+        .await
+        .unwrap();
     boot.batch_execute("REVOKE CREATE ON SCHEMA public FROM alice")
         .await
         .unwrap();
