@@ -420,6 +420,18 @@ async fn schema_privileges_are_checked_and_kept() {
     assert_eq!(acl_of(boot.query(nspacl, &[]).await.unwrap()), want);
     // Grants of the wrong kind and by a non-owner.
     assert_eq!(
+        sqlstate(&boot, "GRANT pg_database_owner TO alice").await,
+        "0LP01"
+    );
+    assert_eq!(
+        sqlstate(
+            &boot,
+            "ALTER DEFAULT PRIVILEGES GRANT SELECT ON TABLES TO alice"
+        )
+        .await,
+        "0A000"
+    );
+    assert_eq!(
         sqlstate(&boot, "GRANT SELECT ON SCHEMA public TO alice").await,
         "0LP01"
     );

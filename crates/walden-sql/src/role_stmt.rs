@@ -9,7 +9,8 @@ use crate::privileges::{denied, Who};
 use crate::QueryOutput;
 use sqlparser::tokenizer::Token;
 use walden_engine::roles::{
-    privs, Membership, ObjKind, Role, RoleCatalog, BOOTSTRAP_OID, PREDEFINED, PUBLIC,
+    privs, Membership, ObjKind, Role, RoleCatalog, BOOTSTRAP_OID, PG_DATABASE_OWNER, PREDEFINED,
+    PUBLIC,
 };
 use walden_engine::scram::ScramVerifier;
 use walden_engine::{Database, Instance, Transaction};
@@ -359,6 +360,14 @@ pub fn execute(
             instance.update_roles_in(tx, |c| -> Result<()> {
                 for r in roles {
                     let role = c.oid_of(r).ok_or_else(|| no_role(r))?;
+                    // Membership in it is owning the database (PostgreSQL
+                    // refuses with XX000; 0LP01 says what it is).
+                    if role == PG_DATABASE_OWNER {
+                        return Err(SqlError::new(
+                            ErrorKind::InvalidGrantOperation,
+                            "role \"pg_database_owner\" cannot have explicit members",
+                        ));
+                    }
                     if c.is_superuser(role) {
                         who.require_superuser("grant or revoke membership in a superuser role")?;
                     }
@@ -371,6 +380,12 @@ pub fn execute(
                             ));
                         }
                         let member = c.oid_of(m).ok_or_else(|| no_role(m))?;
+                        if member == PG_DATABASE_OWNER {
+                            return Err(SqlError::new(
+                                ErrorKind::InvalidGrantOperation,
+                                "role \"pg_database_owner\" cannot be a member of any role",
+                            ));
+                        }
                         let exists = c
                             .members
                             .iter()
