@@ -388,16 +388,38 @@ impl Transaction {
     }
 
     /// The DDL records for the commit record, in statement order; a
-    /// sequence created here carries its reservation too.
+    /// sequence created here carries its reservation too, and a table
+    /// created or altered here its identity counter, after all the DDL: a
+    /// `setval` made before the commit was logged when the table did not
+    /// exist yet for recovery (or a secondary), or had another shape, so
+    /// the commit must carry where the counter stands.
     pub(super) fn ddl_records(&self) -> Vec<Vec<u8>> {
         let cat = self.db.catalog.read();
         let mut out = Vec::new();
+        let mut counters: Vec<u32> = Vec::new();
         for step in self.ddl.lock().iter() {
             out.push(encode_redo(&step.redo));
-            if let Redo::CreateSequence(def) = &step.redo {
-                if let Some(s) = cat.sequences.values().find(|s| s.def.id == def.id) {
-                    let upto = s.state.lock().reserved;
-                    out.push(encode_redo(&Redo::SeqReserve { id: def.id, upto }));
+            match &step.redo {
+                Redo::CreateSequence(def) => {
+                    if let Some(s) = cat.sequences.values().find(|s| s.def.id == def.id) {
+                        let upto = s.state.lock().reserved;
+                        out.push(encode_redo(&Redo::SeqReserve { id: def.id, upto }));
+                    }
+                }
+                Redo::CreateTable(def) if !counters.contains(&def.id) => counters.push(def.id),
+                Redo::AlterTable { table, .. } if !counters.contains(table) => {
+                    counters.push(*table)
+                }
+                _ => {}
+            }
+        }
+        for id in counters {
+            if let Some(t) = cat.table_by_id(id) {
+                if t.def.identity_column().is_some() {
+                    out.push(encode_redo(&Redo::IdentitySet {
+                        table: id,
+                        next: t.next_identity.load(std::sync::atomic::Ordering::Relaxed),
+                    }));
                 }
             }
         }
