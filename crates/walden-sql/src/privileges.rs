@@ -725,8 +725,9 @@ pub fn call(f: PrivFn, a: &[Value], env: &crate::expr::Env<'_>) -> Result<Value>
                 &[("USAGE", privs::USAGE), ("CREATE", privs::CREATE)],
             )?;
             match schema_arg(&rest[0])? {
-                // The catalog schemas: every role uses them, none creates.
-                Some(false) => bits & privs::USAGE != 0,
+                // The catalog schemas: every role uses them, only
+                // superusers create (as they may anything).
+                Some(false) => who.superuser || bits & privs::USAGE != 0,
                 Some(true) => bits & who.schema_privileges(dbid) != 0,
                 None => return Ok(Value::Null),
             }

@@ -71,6 +71,13 @@ fn schedules() -> Vec<Schedule> {
                 (1, "GRANT SELECT ON SCHEMA public TO r1"),
                 (1, "GRANT USAGE ON SCHEMA nosuch TO r1"),
                 (1, "REVOKE USAGE ON SCHEMA public FROM nosuch"),
+                (
+                    1,
+                    "SELECT has_schema_privilege('pg_catalog', 'CREATE'), \
+                     has_schema_privilege('r1', 'pg_catalog', 'CREATE'), \
+                     has_schema_privilege('r1', 'information_schema', 'USAGE'), \
+                     has_schema_privilege('r1', 2200, 'CREATE')",
+                ),
                 (1, "REVOKE ALL ON SCHEMA public FROM r1"),
                 (1, "REVOKE CREATE ON SCHEMA public FROM PUBLIC"),
                 (1, NSP),
