@@ -10,7 +10,7 @@
 //! catalog without uncommitted changes (`Database::image_catalog`).
 
 use super::Transaction;
-use crate::codec::{encode_redo, Redo};
+use crate::codec::Redo;
 use crate::database::{Catalog, Database, SeqState, Sequence};
 use crate::error::{EngineError, Result};
 use crate::lock::{Acquired, TableLockMode, WaitPolicy};
@@ -385,45 +385,6 @@ impl Transaction {
     /// Whether this transaction changed the catalog.
     pub fn has_ddl(&self) -> bool {
         self.ddl_steps() > 0
-    }
-
-    /// The DDL records for the commit record, in statement order; a
-    /// sequence created here carries its reservation too, and a table
-    /// created or altered here its identity counter, after all the DDL: a
-    /// `setval` made before the commit was logged when the table did not
-    /// exist yet for recovery (or a secondary), or had another shape, so
-    /// the commit must carry where the counter stands.
-    pub(super) fn ddl_records(&self) -> Vec<Vec<u8>> {
-        let cat = self.db.catalog.read();
-        let mut out = Vec::new();
-        let mut counters: Vec<u32> = Vec::new();
-        for step in self.ddl.lock().iter() {
-            out.push(encode_redo(&step.redo));
-            match &step.redo {
-                Redo::CreateSequence(def) => {
-                    if let Some(s) = cat.sequences.values().find(|s| s.def.id == def.id) {
-                        let upto = s.state.lock().reserved;
-                        out.push(encode_redo(&Redo::SeqReserve { id: def.id, upto }));
-                    }
-                }
-                Redo::CreateTable(def) if !counters.contains(&def.id) => counters.push(def.id),
-                Redo::AlterTable { table, .. } if !counters.contains(table) => {
-                    counters.push(*table)
-                }
-                _ => {}
-            }
-        }
-        for id in counters {
-            if let Some(t) = cat.table_by_id(id) {
-                if t.def.identity_column().is_some() {
-                    out.push(encode_redo(&Redo::IdentitySet {
-                        table: id,
-                        next: t.next_identity.load(std::sync::atomic::Ordering::Relaxed),
-                    }));
-                }
-            }
-        }
-        out
     }
 
     /// Refuses a change of a table this transaction already wrote: its
