@@ -25,7 +25,12 @@ pub const PUBLIC: u32 = 0;
 pub const PG_CHECKPOINT: u32 = 4544;
 pub const PG_READ_ALL_DATA: u32 = 6181;
 pub const PG_WRITE_ALL_DATA: u32 = 6182;
+/// Stands for the owner of the current database (PostgreSQL 15's owner of
+/// the `public` schema); nobody is granted it, owning the database is
+/// membership.
+pub const PG_DATABASE_OWNER: u32 = 6171;
 pub const PREDEFINED: &[(u32, &str)] = &[
+    (PG_DATABASE_OWNER, "pg_database_owner"),
     (PG_READ_ALL_DATA, "pg_read_all_data"),
     (PG_WRITE_ALL_DATA, "pg_write_all_data"),
     (PG_CHECKPOINT, "pg_checkpoint"),
@@ -45,6 +50,10 @@ pub mod privs {
     pub const ALL_SEQUENCE: u8 = SELECT | UPDATE | USAGE;
     /// CONNECT on a database.
     pub const CONNECT: u8 = 64;
+    /// CREATE on a schema.
+    pub const CREATE: u8 = 128;
+    /// Everything that applies to a schema.
+    pub const ALL_SCHEMA: u8 = USAGE | CREATE;
     /// In PostgreSQL's `aclitem` order.
     pub const LETTERS: &[(u8, char)] = &[
         (INSERT, 'a'),
@@ -53,6 +62,7 @@ pub mod privs {
         (DELETE, 'd'),
         (TRUNCATE, 'D'),
         (USAGE, 'U'),
+        (CREATE, 'C'),
         (CONNECT, 'c'),
     ];
 }
@@ -117,6 +127,19 @@ pub enum ObjKind {
     Table,
     Sequence,
     Database,
+    /// A schema of a database (`public`, by its OID).
+    Schema,
+}
+
+impl ObjKind {
+    /// Who owns an object that has no entry: the bootstrap superuser, and
+    /// for a schema (`public`) the database's owner, as in PostgreSQL 15.
+    pub fn default_owner(self) -> u32 {
+        match self {
+            ObjKind::Schema => PG_DATABASE_OWNER,
+            _ => BOOTSTRAP_OID,
+        }
+    }
 }
 
 /// An object's owner and grants. `grants: None` is PostgreSQL's default
@@ -140,6 +163,10 @@ impl Acl {
             ObjKind::Table => vec![(self.owner, privs::ALL_TABLE)],
             ObjKind::Sequence => vec![(self.owner, privs::ALL_SEQUENCE)],
             ObjKind::Database => vec![(PUBLIC, privs::CONNECT), (self.owner, privs::CONNECT)],
+            // PostgreSQL 15's `public`: its owner uses and creates, every
+            // role uses (a schema made by CREATE SCHEMA would have the
+            // owner's entry alone; Walden has no other schema).
+            ObjKind::Schema => vec![(self.owner, privs::ALL_SCHEMA), (PUBLIC, privs::USAGE)],
         }
     }
 
@@ -286,7 +313,19 @@ impl RoleCatalog {
     /// The owner (the bootstrap superuser for objects made before roles
     /// existed, or by the engine directly).
     pub fn owner_of(&self, db: u32, kind: ObjKind, id: u32) -> u32 {
-        self.acl(db, kind, id).map_or(BOOTSTRAP_OID, |a| a.owner)
+        self.acl(db, kind, id)
+            .map_or(kind.default_owner(), |a| a.owner)
+    }
+
+    /// The roles whose grants apply to `oid` in database `db`: its
+    /// effective roles, and `pg_database_owner` when it has the privileges
+    /// of the database's owner.
+    pub fn effective_roles_in(&self, oid: u32, db: u32) -> Vec<u32> {
+        let mut mine = self.effective_roles(oid);
+        if mine.contains(&self.owner_of(db, ObjKind::Database, db)) {
+            mine.push(PG_DATABASE_OWNER);
+        }
+        mine
     }
 
     /// The privileges `oid` holds on an object, without superuser or
@@ -298,12 +337,12 @@ impl RoleCatalog {
                 db,
                 kind,
                 id,
-                owner: BOOTSTRAP_OID,
+                owner: kind.default_owner(),
                 grants: None,
             }
             .effective(),
         };
-        let mine = self.effective_roles(oid);
+        let mine = self.effective_roles_in(oid, db);
         grants
             .iter()
             .filter(|(g, _)| *g == PUBLIC || mine.contains(g))
@@ -322,7 +361,7 @@ impl RoleCatalog {
                     db,
                     kind,
                     id,
-                    owner: BOOTSTRAP_OID,
+                    owner: kind.default_owner(),
                     grants: None,
                 });
                 self.acls.len() - 1
@@ -404,18 +443,33 @@ impl RoleCatalog {
     }
 
     /// The `aclitem[]` text of an object (`{alice=arwdD/walden,...}`), or
-    /// `None` when it has the default ACL (PostgreSQL shows NULL then).
+    /// `None` when it has the default ACL (PostgreSQL shows NULL then;
+    /// `public`'s ACL is always shown, as PostgreSQL 15 stores it).
     pub fn acl_text(&self, db: u32, kind: ObjKind, id: u32) -> Option<String> {
-        let a = self.acl(db, kind, id)?;
-        let grants = a.grants.as_ref()?;
-        let owner = self.name_of(a.owner);
+        let stored = self.acl(db, kind, id);
+        let (owner, grants) = match stored {
+            Some(a) if a.grants.is_some() || kind == ObjKind::Schema => (a.owner, a.effective()),
+            None if kind == ObjKind::Schema => (
+                kind.default_owner(),
+                Acl {
+                    db,
+                    kind,
+                    id,
+                    owner: kind.default_owner(),
+                    grants: None,
+                }
+                .effective(),
+            ),
+            _ => return None,
+        };
+        let owner = acl_name(&self.name_of(owner));
         let items: Vec<String> = grants
             .iter()
             .map(|(g, p)| {
                 let who = if *g == PUBLIC {
                     String::new()
                 } else {
-                    self.name_of(*g)
+                    acl_name(&self.name_of(*g))
                 };
                 let letters: String = privs::LETTERS
                     .iter()
@@ -427,6 +481,15 @@ impl RoleCatalog {
             .collect();
         Some(format!("{{{}}}", items.join(",")))
     }
+}
+
+/// A role name as an `aclitem` writes it: double-quoted when it holds
+/// anything but letters, digits and underscores (PostgreSQL's `putid`).
+fn acl_name(name: &str) -> String {
+    if name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return name.to_string();
+    }
+    format!("\"{}\"", name.replace('"', "\"\""))
 }
 
 /// The catalog as shared by the instance: readers take an `Arc` of it and
@@ -480,6 +543,42 @@ mod tests {
         );
         c.drop_role(group);
         assert!(c.effective_roles(alice) == vec![alice]);
+    }
+
+    #[test]
+    fn public_schema_as_postgres_15() {
+        let mut c = RoleCatalog::default();
+        let alice = c.create_role(Role::new(0, "alice")).unwrap();
+        let bob = c.create_role(Role::new(0, "bob")).unwrap();
+        let (db, ns) = (5, 2200);
+        assert_eq!(c.owner_of(db, ObjKind::Schema, ns), PG_DATABASE_OWNER);
+        assert_eq!(
+            c.acl_text(db, ObjKind::Schema, ns).unwrap(),
+            "{pg_database_owner=UC/pg_database_owner,=U/pg_database_owner}"
+        );
+        // Every role uses it; the database's owner creates too.
+        assert_eq!(c.privileges(alice, db, ObjKind::Schema, ns), privs::USAGE);
+        c.set_owner(db, ObjKind::Database, db, bob);
+        assert_eq!(
+            c.privileges(bob, db, ObjKind::Schema, ns),
+            privs::ALL_SCHEMA
+        );
+        // Not in another database.
+        assert_eq!(c.privileges(bob, 6, ObjKind::Schema, ns), privs::USAGE);
+        c.change_grant(db, ObjKind::Schema, ns, PUBLIC, privs::USAGE, false);
+        c.change_grant(db, ObjKind::Schema, ns, alice, privs::CREATE, true);
+        assert_eq!(
+            c.acl_text(db, ObjKind::Schema, ns).unwrap(),
+            "{pg_database_owner=UC/pg_database_owner,alice=C/pg_database_owner}"
+        );
+        assert_eq!(c.privileges(alice, db, ObjKind::Schema, ns), privs::CREATE);
+        // Quoted as an aclitem quotes names.
+        let odd = c.create_role(Role::new(0, "a b")).unwrap();
+        c.change_grant(db, ObjKind::Schema, ns, odd, privs::USAGE, true);
+        assert!(c
+            .acl_text(db, ObjKind::Schema, ns)
+            .unwrap()
+            .ends_with(",\"a b\"=U/pg_database_owner}"));
     }
 
     #[test]

@@ -15,7 +15,10 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use walden_engine::roles::Role;
+use walden_engine::roles::{privs, ObjKind, Role, PUBLIC};
+
+/// `public`'s id in the role catalog (its OID).
+const PUBLIC_SCHEMA: u32 = 2200;
 use walden_engine::*;
 use walden_log::CrashMode;
 
@@ -105,8 +108,22 @@ fn child(dir: &Path) -> ! {
         std::thread::sleep(Duration::from_secs(60));
     })));
     let mut tx = db.begin(&s);
-    inst.update_roles_in(&mut tx, |c| c.create_role(Role::new(0, "crashed")))
-        .unwrap();
+    let dbid = db.id();
+    inst.update_roles_in(&mut tx, |c| {
+        let r = c.create_role(Role::new(0, "crashed"))?;
+        // A schema privilege change rides in the same record.
+        c.change_grant(
+            dbid,
+            ObjKind::Schema,
+            PUBLIC_SCHEMA,
+            PUBLIC,
+            privs::USAGE,
+            false,
+        );
+        c.change_grant(dbid, ObjKind::Schema, PUBLIC_SCHEMA, r, privs::CREATE, true);
+        Ok::<_, EngineError>(())
+    })
+    .unwrap();
     tx.insert("t", vec![Some(Value::Int(2)), Some(Value::text("two"))])
         .unwrap();
     // Asked for a delayed commit: role changes make it durable anyway.
@@ -170,6 +187,14 @@ fn a_kill_between_the_log_record_and_the_role_file_keeps_rows_and_roles() {
         "recovery did not reinstall the logged role catalog"
     );
     assert_eq!(roles.version, version + 1);
+    let dbid = inst.database("walden").unwrap().id();
+    assert_eq!(
+        roles
+            .acl_text(dbid, ObjKind::Schema, PUBLIC_SCHEMA)
+            .as_deref(),
+        Some("{pg_database_owner=UC/pg_database_owner,crashed=C/pg_database_owner}"),
+        "the schema privileges of the logged commit were not recovered"
+    );
     assert_eq!(row_ids(&inst), vec![1, 2]);
     // Reinstalled durably: the file has it before anything else ran.
     assert_eq!(file_roles(&dir, "crashed"), (version + 1, true));

@@ -24,8 +24,17 @@ fn start(dir: &std::path::Path, backups: &std::path::Path) -> TestServer {
 }
 
 async fn login(s: &TestServer, user: &str, pw: &str) -> Result<Client, tokio_postgres::Error> {
+    login_to(s, user, pw, "walden").await
+}
+
+async fn login_to(
+    s: &TestServer,
+    user: &str,
+    pw: &str,
+    db: &str,
+) -> Result<Client, tokio_postgres::Error> {
     let conn = format!(
-        "host=127.0.0.1 port={} user={user} password={pw} dbname=walden",
+        "host=127.0.0.1 port={} user={user} password={pw} dbname={db}",
         s.addr.port()
     );
     let (client, conn) = tokio::time::timeout(
@@ -192,7 +201,11 @@ async fn roles_grants_admin_and_restart() {
         .unwrap();
     denied(&alice, "INSERT INTO t VALUES (3, 'three')").await;
 
-    // Owners: alice's own table is hers to use, drop and grant.
+    // Owners: alice's own table is hers to use, drop and grant (creating
+    // it in `public` needs CREATE there, as in PostgreSQL 15).
+    boot.batch_execute("GRANT CREATE ON SCHEMA public TO alice")
+        .await
+        .unwrap();
     alice
         .batch_execute(
             "CREATE TABLE mine (x int); INSERT INTO mine VALUES (1); GRANT SELECT ON mine TO PUBLIC",
@@ -265,10 +278,193 @@ async fn roles_grants_admin_and_restart() {
     denied(&alice, "CHECKPOINT").await;
     alice.batch_execute("DROP TABLE mine").await.unwrap();
     let boot = login(&s, "walden", "boot").await.unwrap();
-    boot.batch_execute("REVOKE ALL ON t FROM alice; DROP ROLE alice; DROP ROLE IF EXISTS alice")
+    boot.batch_execute(
+        "REVOKE ALL ON t FROM alice; REVOKE CREATE ON SCHEMA public FROM alice; \
+         DROP ROLE alice; DROP ROLE IF EXISTS alice",
+    )
+    .await
+    .unwrap();
+    assert_eq!(code(&login(&s, "alice", "a2").await.unwrap_err()), "28P01");
+}
+
+/// `public`'s USAGE and CREATE privileges, as PostgreSQL 15 checks them:
+/// by default only the database's owner (and superusers) create there and
+/// every role uses it; a grant lets a role create, a revoke of USAGE hides
+/// the schema's objects (42P01 unqualified, 42501 qualified, 3F000 for a
+/// new unqualified object). Kept across a restart.
+#[tokio::test(flavor = "multi_thread")]
+async fn schema_privileges_are_checked_and_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let backups = tempfile::tempdir().unwrap();
+    let mut s = start(dir.path(), backups.path());
+    let boot = login(&s, "walden", "boot").await.expect("bootstrap login");
+    boot.batch_execute(
+        "CREATE USER alice PASSWORD 'a1'; CREATE USER dana PASSWORD 'd1' CREATEDB; \
+         CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t VALUES (1); \
+         GRANT SELECT ON t TO alice; CREATE SEQUENCE sq",
+    )
+    .await
+    .unwrap();
+    let nspacl = "SELECT nspacl FROM pg_namespace WHERE nspname = 'public'";
+    let acl_of = |rows: Vec<tokio_postgres::Row>| -> String { rows[0].get(0) };
+    assert_eq!(
+        acl_of(boot.query(nspacl, &[]).await.unwrap()),
+        "{pg_database_owner=UC/pg_database_owner,=U/pg_database_owner}"
+    );
+    let alice = login(&s, "alice", "a1").await.unwrap();
+    // PostgreSQL 15: no CREATE in public for an ordinary role.
+    for sql in [
+        "CREATE TABLE a1 (x int)",
+        "CREATE TABLE public.a1 (x int)",
+        "CREATE SEQUENCE a1s",
+        "CREATE TYPE a1m AS ENUM ('x')",
+    ] {
+        assert_eq!(
+            denied(&alice, sql).await,
+            "permission denied for schema public"
+        );
+    }
+    let has =
+        "SELECT has_schema_privilege('public', 'USAGE'), has_schema_privilege('public', 'CREATE')";
+    let row = alice.query_one(has, &[]).await.unwrap();
+    assert_eq!(
+        (row.get::<_, bool>(0), row.get::<_, bool>(1)),
+        (true, false)
+    );
+    boot.batch_execute("GRANT CREATE ON SCHEMA public TO alice")
         .await
         .unwrap();
-    assert_eq!(code(&login(&s, "alice", "a2").await.unwrap_err()), "28P01");
+    assert_eq!(
+        acl_of(boot.query(nspacl, &[]).await.unwrap()),
+        "{pg_database_owner=UC/pg_database_owner,=U/pg_database_owner,alice=C/pg_database_owner}"
+    );
+    alice
+        .batch_execute("CREATE TABLE a1 (x int); CREATE INDEX a1x ON a1 (x); CREATE SEQUENCE a1s")
+        .await
+        .unwrap();
+    // Giving a table away: the new owner must be able to create there.
+    boot.batch_execute("CREATE ROLE agrp; GRANT agrp TO alice")
+        .await
+        .unwrap();
+    assert_eq!(
+        denied(&alice, "ALTER TABLE a1 OWNER TO agrp").await,
+        "permission denied for schema public"
+    );
+    boot.batch_execute("GRANT CREATE ON SCHEMA public TO agrp")
+        .await
+        .unwrap();
+    alice
+        .batch_execute("ALTER TABLE a1 OWNER TO agrp")
+        .await
+        .unwrap();
+    boot.batch_execute("REVOKE CREATE ON SCHEMA public FROM agrp")
+        .await
+        .unwrap();
+    boot.batch_execute("REVOKE CREATE ON SCHEMA public FROM alice")
+        .await
+        .unwrap();
+    assert_eq!(
+        denied(&alice, "CREATE TABLE a2 (x int)").await,
+        "permission denied for schema public"
+    );
+    assert_eq!(
+        denied(&alice, "CREATE INDEX a1y ON a1 (x)").await,
+        "permission denied for schema public"
+    );
+    // Without USAGE the schema's objects are out of sight.
+    boot.batch_execute("REVOKE USAGE ON SCHEMA public FROM PUBLIC")
+        .await
+        .unwrap();
+    assert_eq!(sqlstate(&alice, "SELECT * FROM t").await, "42P01");
+    assert_eq!(
+        denied(&alice, "SELECT * FROM public.t").await,
+        "permission denied for schema public"
+    );
+    assert_eq!(
+        denied(&alice, "SELECT nextval('public.sq')").await,
+        "permission denied for schema public"
+    );
+    assert_eq!(sqlstate(&alice, "CREATE TABLE a3 (x int)").await, "3F000");
+    let row = alice
+        .query_one(
+            "SELECT current_schema() IS NULL, current_schemas(false)::text",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (row.get::<_, bool>(0), row.get::<_, String>(1)),
+        (true, "{}".into())
+    );
+    // The superuser is not held back.
+    boot.batch_execute("SELECT * FROM t; CREATE TABLE b1 (x int)")
+        .await
+        .unwrap();
+    // A database's owner owns its `public` (pg_database_owner): it
+    // creates there, and grants.
+    let dana = login(&s, "dana", "d1").await.unwrap();
+    dana.batch_execute("CREATE DATABASE dd").await.unwrap();
+    let dana_dd = login_to(&s, "dana", "d1", "dd").await.unwrap();
+    dana_dd
+        .batch_execute("CREATE TABLE d1 (x int); REVOKE USAGE ON SCHEMA public FROM PUBLIC")
+        .await
+        .unwrap();
+    let alice_dd = login_to(&s, "alice", "a1", "dd").await.unwrap();
+    assert_eq!(sqlstate(&alice_dd, "SELECT * FROM d1").await, "42P01");
+    drop((dana, dana_dd, alice_dd));
+    boot.batch_execute("GRANT USAGE ON SCHEMA public TO alice")
+        .await
+        .unwrap();
+    assert_eq!(alice.query("SELECT * FROM t", &[]).await.unwrap().len(), 1);
+    let want = "{pg_database_owner=UC/pg_database_owner,alice=U/pg_database_owner}";
+    assert_eq!(acl_of(boot.query(nspacl, &[]).await.unwrap()), want);
+    // Grants of the wrong kind and by a non-owner.
+    assert_eq!(
+        sqlstate(&boot, "GRANT pg_database_owner TO alice").await,
+        "0LP01"
+    );
+    assert_eq!(
+        sqlstate(
+            &boot,
+            "ALTER DEFAULT PRIVILEGES GRANT SELECT ON TABLES TO alice"
+        )
+        .await,
+        "0A000"
+    );
+    assert_eq!(
+        sqlstate(&boot, "GRANT SELECT ON SCHEMA public TO alice").await,
+        "0LP01"
+    );
+    assert_eq!(
+        sqlstate(&boot, "GRANT USAGE ON SCHEMA nosuch TO alice").await,
+        "3F000"
+    );
+    assert_eq!(
+        denied(&alice, "GRANT USAGE ON SCHEMA public TO dana").await,
+        "permission denied for schema public"
+    );
+    // A role holding a schema privilege cannot be dropped.
+    assert_eq!(sqlstate(&boot, "DROP ROLE alice").await, "2BP01");
+
+    drop((alice, boot));
+    s.stop();
+    let s = start(dir.path(), backups.path());
+    let boot = login(&s, "walden", "boot").await.unwrap();
+    assert_eq!(acl_of(boot.query(nspacl, &[]).await.unwrap()), want);
+    let alice = login(&s, "alice", "a1").await.unwrap();
+    assert_eq!(alice.query("SELECT * FROM t", &[]).await.unwrap().len(), 1);
+    assert_eq!(
+        denied(&alice, "CREATE TABLE a4 (x int)").await,
+        "permission denied for schema public"
+    );
+    let dana = login(&s, "dana", "d1").await.unwrap();
+    // Not the owner of walden's public, and without USAGE there.
+    assert_eq!(sqlstate(&dana, "CREATE TABLE d2 (x int)").await, "3F000");
+    let dana_dd = login_to(&s, "dana", "d1", "dd").await.unwrap();
+    dana_dd
+        .batch_execute("CREATE TABLE d2 (x int); SELECT * FROM d1")
+        .await
+        .unwrap();
 }
 
 /// psql's `\du` and `\dp` read the role catalog and the table's ACL.

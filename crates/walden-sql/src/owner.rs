@@ -10,7 +10,7 @@ use crate::privileges::{denied, Who};
 use crate::query::object_last;
 use crate::QueryOutput;
 use sqlparser::ast::{self, AlterTableOperation as Op, Owner};
-use walden_engine::roles::ObjKind;
+use walden_engine::roles::{privs, ObjKind};
 use walden_engine::{Database, Instance, Transaction};
 
 /// Whether the statement only changes the owner (other actions combined
@@ -80,6 +80,14 @@ pub fn alter_owner(
                 "must be member of role \"{}\"",
                 who.cat.name_of(role)
             )));
+        }
+        // The new owner must be able to create in the schema (PostgreSQL's
+        // rule for a non-superuser giving an object away).
+        if !who.superuser {
+            let new_owner = Who::with(who.cat.clone(), role);
+            if new_owner.schema_privileges(dbid) & privs::CREATE == 0 {
+                return Err(crate::search_path::schema_denied());
+            }
         }
         instance.update_roles_in(tx, |c| -> Result<()> {
             c.set_owner(dbid, kind, id, role);

@@ -9,7 +9,8 @@ use crate::privileges::{denied, Who};
 use crate::QueryOutput;
 use sqlparser::tokenizer::Token;
 use walden_engine::roles::{
-    privs, Membership, ObjKind, Role, RoleCatalog, BOOTSTRAP_OID, PREDEFINED, PUBLIC,
+    privs, Membership, ObjKind, Role, RoleCatalog, BOOTSTRAP_OID, PG_DATABASE_OWNER, PREDEFINED,
+    PUBLIC,
 };
 use walden_engine::scram::ScramVerifier;
 use walden_engine::{Database, Instance, Transaction};
@@ -287,7 +288,12 @@ pub fn execute(
             let tag = if *grant { "GRANT" } else { "REVOKE" };
             let grantees: Vec<String> = grantees.iter().map(|g| resolve(who, g)).collect();
             let targets: Vec<(u32, ObjKind, u32, String)> = match objects {
-                Objects::PublicSchema => Vec::new(),
+                Objects::PublicSchema => vec![(
+                    db.id(),
+                    ObjKind::Schema,
+                    crate::privileges::PUBLIC_SCHEMA,
+                    "public".to_string(),
+                )],
                 Objects::Tables(names) => names
                     .iter()
                     .map(|n| {
@@ -315,10 +321,13 @@ pub fn execute(
             };
             for (d, kind, id, n) in &targets {
                 if !who.owns(*d, *kind, *id) {
-                    let what = if *kind == ObjKind::Database {
-                        "database"
-                    } else {
-                        "table"
+                    // PostgreSQL warns instead when the role holds some
+                    // privilege without a grant option; Walden has no
+                    // grant options, so only owners grant.
+                    let what = match kind {
+                        ObjKind::Database => "database",
+                        ObjKind::Schema => "schema",
+                        _ => "table",
                     };
                     return Err(denied(format!("permission denied for {what} {n}")));
                 }
@@ -351,6 +360,14 @@ pub fn execute(
             instance.update_roles_in(tx, |c| -> Result<()> {
                 for r in roles {
                     let role = c.oid_of(r).ok_or_else(|| no_role(r))?;
+                    // Membership in it is owning the database (PostgreSQL
+                    // refuses with XX000; 0LP01 says what it is).
+                    if role == PG_DATABASE_OWNER {
+                        return Err(SqlError::new(
+                            ErrorKind::InvalidGrantOperation,
+                            "role \"pg_database_owner\" cannot have explicit members",
+                        ));
+                    }
                     if c.is_superuser(role) {
                         who.require_superuser("grant or revoke membership in a superuser role")?;
                     }
@@ -363,6 +380,12 @@ pub fn execute(
                             ));
                         }
                         let member = c.oid_of(m).ok_or_else(|| no_role(m))?;
+                        if member == PG_DATABASE_OWNER {
+                            return Err(SqlError::new(
+                                ErrorKind::InvalidGrantOperation,
+                                "role \"pg_database_owner\" cannot be a member of any role",
+                            ));
+                        }
                         let exists = c
                             .members
                             .iter()
@@ -426,6 +449,7 @@ fn dependencies(c: &RoleCatalog, instance: &Instance, oid: u32) -> Vec<String> {
                 .iter()
                 .find(|s| s.id == a.id)
                 .map(|s| format!("sequence {}", s.name)),
+            ObjKind::Schema => Some("schema public".to_string()),
         };
         let Some(what) = what else { continue };
         if a.owner == oid {

@@ -10,16 +10,31 @@ use sqlparser::ast;
 /// The path PostgreSQL starts a session with.
 pub const DEFAULT_PATH: &str = "\"$user\", public";
 
-/// The existing schemas a session's `search_path` names, in order.
+/// The existing schemas a session's `search_path` names, in order, and
+/// what the session's role may do in `public` (its USAGE and CREATE
+/// privileges: a schema the role may not use drops out of the path, as
+/// PostgreSQL's effective search path leaves it out).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SearchPath {
     listed: Vec<&'static str>,
+    /// No USAGE on `public`: `public.x` is 42501.
+    no_usage: bool,
+    /// No CREATE on `public`: creating there is 42501.
+    no_create: bool,
 }
 
 impl Default for SearchPath {
     fn default() -> Self {
         SearchPath::parse(DEFAULT_PATH)
     }
+}
+
+/// PostgreSQL's refusal of a schema privilege.
+pub fn schema_denied() -> SqlError {
+    SqlError::new(
+        ErrorKind::InsufficientPrivilege,
+        "permission denied for schema public",
+    )
 }
 
 /// The schema a name's qualifier refers to: `dbo` is the SQL Server
@@ -55,7 +70,31 @@ impl SearchPath {
                 }
             }
         }
-        SearchPath { listed }
+        SearchPath {
+            listed,
+            no_usage: false,
+            no_create: false,
+        }
+    }
+
+    /// The path as a role with (or without) USAGE and CREATE on `public`
+    /// sees it.
+    pub fn with_access(mut self, usage: bool, create: bool) -> SearchPath {
+        if !usage {
+            self.listed.retain(|s| *s != "public");
+        }
+        self.no_usage = !usage;
+        self.no_create = !create;
+        self
+    }
+
+    /// Refuses a new object in `public` without CREATE there (CREATE
+    /// INDEX on a table of it too, as PostgreSQL).
+    pub fn require_create(&self) -> Result<()> {
+        if self.no_create || self.no_usage {
+            return Err(schema_denied());
+        }
+        Ok(())
     }
 
     /// The session's path.
@@ -102,7 +141,7 @@ impl SearchPath {
     /// `public`, or unqualified with `public` on the path.
     pub fn user_relation(&self, name: &ast::ObjectName) -> Result<String> {
         let (schema, last) = split(name)?;
-        self.user_object(schema.as_deref(), &last)
+        self.user_object(schema.as_deref(), &last)?
             .map(|()| last.clone())
             .ok_or_else(|| not_found("relation", schema.as_deref(), &last))
     }
@@ -111,7 +150,7 @@ impl SearchPath {
     /// `schema.name`, either part possibly quoted.
     pub fn user_relation_text(&self, text: &str) -> Result<String> {
         let (schema, last) = crate::pg_catalog::split_qualified(text);
-        self.user_object(schema.as_deref(), &last)
+        self.user_object(schema.as_deref(), &last)?
             .map(|()| last.clone())
             .ok_or_else(|| not_found("relation", schema.as_deref(), &last))
     }
@@ -119,7 +158,7 @@ impl SearchPath {
     /// A user type (an enum): qualified by `public` or found on the path.
     pub fn user_type(&self, name: &ast::ObjectName) -> Result<String> {
         let (schema, last) = split(name)?;
-        self.user_object(schema.as_deref(), &last)
+        self.user_object(schema.as_deref(), &last)?
             .map(|()| last.clone())
             .ok_or_else(|| {
                 SqlError::new(
@@ -132,11 +171,19 @@ impl SearchPath {
             })
     }
 
-    fn user_object(&self, schema: Option<&str>, _last: &str) -> Option<()> {
-        match schema {
+    /// Whether a name finds a user object; 42501 for `public.x` when the
+    /// role may not use `public`.
+    fn user_object(&self, schema: Option<&str>, _last: &str) -> Result<Option<()>> {
+        Ok(match schema {
             None => self.finds_user_objects().then_some(()),
-            Some(q) => (schema_of(q) == Some("public")).then_some(()),
-        }
+            Some(q) if schema_of(q) == Some("public") => {
+                if self.no_usage {
+                    return Err(schema_denied());
+                }
+                Some(())
+            }
+            Some(_) => None,
+        })
     }
 
     /// The bare name of a relation or type being created: qualified by
@@ -158,7 +205,10 @@ impl SearchPath {
             })?,
         };
         match target {
-            "public" => Ok(last),
+            "public" => {
+                self.require_create()?;
+                Ok(last)
+            }
             "pg_catalog" | "pg_toast" => Err(SqlError::new(
                 ErrorKind::InsufficientPrivilege,
                 format!("permission denied to create \"{target}.{last}\""),
@@ -233,7 +283,10 @@ pub fn check_statement(
             }
         }
         S::AlterTable(at) => rel(&at.name)?,
-        S::CreateIndex(ci) => rel(&ci.table_name)?,
+        S::CreateIndex(ci) => {
+            rel(&ci.table_name)?;
+            path.require_create()?;
+        }
         S::Truncate(t) => {
             for n in &t.table_names {
                 rel(&n.name)?;

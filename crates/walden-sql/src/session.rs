@@ -290,6 +290,11 @@ impl SqlSession {
         crate::privileges::Who::with(self.engine.instance.roles_for(tx), self.role)
     }
 
+    /// The session's `search_path` as its role sees it now.
+    fn path(&self) -> crate::search_path::SearchPath {
+        self.who().search_path(&self.settings, self.db.id())
+    }
+
     fn info(&self) -> SessionInfo {
         let statement_now = now_micros();
         SessionInfo {
@@ -311,6 +316,7 @@ impl SqlSession {
             database_ids: std::sync::OnceLock::new(),
             replication: self.engine.replication(),
             settings: self.settings.clone(),
+            path: self.path(),
             advisory: self.engine.advisory.clone(),
             cursors: self.cursor_rows(),
             prepared: prepare_stmt::prepared_statements_rows(&self.sql_prepared),

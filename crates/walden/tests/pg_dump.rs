@@ -6,8 +6,10 @@
 //! (`ON_ERROR_STOP`, `--exit-on-error`): `ALTER SEQUENCE ... OWNED BY`
 //! makes each serial column's sequence the column's own counter, and the
 //! identity columns come back through `ALTER TABLE ... ADD GENERATED`. The
-//! restored rows must equal PostgreSQL's, and the serial and identity
-//! columns keep working (the next insert gets the id PostgreSQL gives).
+//! restored rows must equal PostgreSQL's, the serial and identity
+//! columns keep working (the next insert gets the id PostgreSQL gives), and
+//! the `public` schema's privileges (the dump's REVOKE and GRANT on it) are
+//! PostgreSQL's.
 //! The other direction (pg_dump of a Walden database) is in
 //! `pg_dump_of_walden.rs`.
 
@@ -64,7 +66,13 @@ INSERT INTO pd_ident (v) SELECT 'i' || g FROM generate_series(1, 6) g;
 INSERT INTO pd_always (v) SELECT 'a' || g FROM generate_series(1, 6) g;
 DELETE FROM pd_ident WHERE id > 4;
 DELETE FROM pd_always WHERE id > 11;
+-- The schema's privileges: the dump revokes and grants on it.
+REVOKE USAGE ON SCHEMA public FROM PUBLIC;
+GRANT ALL ON SCHEMA public TO postgres;
 "#;
+
+/// `public`'s ACL, which the restores must carry over.
+const NSPACL: &str = "SELECT nspacl FROM pg_namespace WHERE nspname = 'public'";
 
 /// The tables and the order that makes their rows comparable.
 const TABLES: &[(&str, &str)] = &[
@@ -218,6 +226,14 @@ fn postgres_dumps_restore_into_walden_with_equal_contents() {
         );
     }
     let want = contents(pg.port(), pg_user, "postgres");
+    let want_acl = ok(
+        psql(pg.port(), pg_user, "postgres", &["-A", "-t", "-c", NSPACL]),
+        "nspacl",
+    );
+    assert_eq!(
+        want_acl.trim(),
+        "{pg_database_owner=UC/pg_database_owner,postgres=UC/pg_database_owner}"
+    );
     // (pd_item's notes span two lines each.)
     assert!(want[0].lines().count() > 120 && want[1].lines().count() == 360);
 
@@ -281,6 +297,11 @@ fn postgres_dumps_restore_into_walden_with_equal_contents() {
                 "table {t} restored into {db} differs from PostgreSQL's"
             );
         }
+        assert_eq!(
+            ok(w(db, &["-A", "-t", "-c", NSPACL]), "nspacl"),
+            want_acl,
+            "the schema's privileges in {db}"
+        );
         // Objects belong to the dump's owner.
         assert_eq!(
             ok(

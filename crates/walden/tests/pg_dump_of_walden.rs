@@ -2,14 +2,16 @@
 //! and data, `--schema-only`, `--data-only`, `--inserts`, `--column-inserts`,
 //! `-t table`, and the custom format (`pg_restore -l` lists it; `pg_restore`
 //! restores it). Each dump
-//! restores into a scratch
-//! PostgreSQL 15 without any error and into fresh Walden databases with
-//! only the refusals listed here; every copy has the source's rows (NULLs,
+//! restores into a scratch PostgreSQL 15 and into fresh Walden databases
+//! without any error (`ON_ERROR_STOP`, `--exit-on-error`), the source's
+//! schema privileges included; every copy has the source's rows (NULLs,
 //! arrays, json, timestamptz, bytea, awkward text), and its serial column
 //! and sequence go on from the source's position. `pg_dump --schema-only`
 //! of the PostgreSQL copy equals that of the Walden source, line for line
 //! (tables, columns, types, defaults, NOT NULL, keys, UNIQUE, CHECK,
-//! foreign keys, indexes, sequences, ownership).
+//! foreign keys, indexes, sequences, ownership, schema privileges). A fresh
+//! database dumps as a fresh PostgreSQL 15 one does: no statement about
+//! the `public` schema.
 
 mod server_support;
 
@@ -19,15 +21,12 @@ use std::process::{Command, Output};
 use std::time::Duration;
 use walden_bench::workbench::pg_peer::ScratchPostgres;
 
-/// What a restore into Walden sends that Walden refuses (0A000): the dump
-/// takes PUBLIC's CREATE on the one schema away and gives it back (every
-/// role may use and create there, which pg_dump writes as that pair), and
-/// Walden cannot take it away. Everything before that last entry restores
-/// with `ON_ERROR_STOP`.
-const REFUSED: &[&str] =
-    &["REVOKE USAGE ON SCHEMA (every role uses the one schema) is not supported"];
-
 const SCHEMA: &str = r#"
+-- The schema's privileges differ from PostgreSQL 15's default, so the dump
+-- carries REVOKE and GRANT statements for it.
+REVOKE USAGE ON SCHEMA public FROM PUBLIC;
+GRANT CREATE ON SCHEMA public TO PUBLIC;
+GRANT USAGE ON SCHEMA public TO walden;
 CREATE TABLE wd_item (
     id serial PRIMARY KEY,
     code varchar(10) NOT NULL UNIQUE,
@@ -363,7 +362,7 @@ fn walden_dumps_restore_into_postgres_and_walden_with_equal_contents() {
         "pg_restore of the custom dump into PostgreSQL",
     );
 
-    // Into Walden: only the refusals.
+    // Into Walden: no error either.
     ok(
         psql(
             wp,
@@ -390,42 +389,38 @@ fn walden_dumps_restore_into_postgres_and_walden_with_equal_contents() {
         ),
         "preparing Walden",
     );
+    let strictly = |db: &str, f: &str| {
+        let r = psql(
+            wp,
+            "walden",
+            db,
+            &["-v", "ON_ERROR_STOP=1", "-f", file(f).to_str().unwrap()],
+        );
+        assert!(
+            r.status.success() && errors(&r.stderr).is_empty(),
+            "psql -f {f} into Walden: {}\nserver log:\n{}",
+            String::from_utf8_lossy(&r.stderr),
+            walden.log()
+        );
+    };
     for (f, db) in [
         ("inserts.sql", "inserts_copy"),
         ("column_inserts.sql", "column_inserts_copy"),
         ("one_table.sql", "one_table_copy"),
+        ("plain.sql", "plain_copy"),
+        // --schema-only, then --data-only.
+        ("schema.sql", "split_copy"),
+        ("data.sql", "split_copy"),
     ] {
-        let r = psql(wp, "walden", db, &["-f", file(f).to_str().unwrap()]);
-        let errs = errors(&r.stderr);
-        assert!(
-            errs.iter().all(|e| REFUSED.contains(&e.as_str())),
-            "{f} into Walden: {errs:?}"
-        );
+        strictly(db, f);
     }
-    let restored = psql(
-        wp,
-        "walden",
-        "plain_copy",
-        &["-f", file("plain.sql").to_str().unwrap()],
-    );
-    assert!(restored.status.success(), "psql -f failed");
-    assert_eq!(
-        errors(&restored.stderr),
-        REFUSED,
-        "psql -f of the plain dump into Walden; server log:\n{}",
-        walden.log()
-    );
-    // pg_restore of the custom dump: only the refusals (each reported,
-    // so pg_restore ends with "errors ignored on restore" and status 1).
-    let r = pg_restore(wp, "walden", "custom_copy", &[], &custom);
-    let errs = errors(&r.stderr);
+    let r = pg_restore(wp, "walden", "custom_copy", &["--exit-on-error"], &custom);
     assert!(
-        !errs.is_empty() && errs.iter().all(|e| REFUSED.contains(&e.as_str())),
-        "pg_restore into Walden: {}",
+        r.status.success() && errors(&r.stderr).is_empty(),
+        "pg_restore --exit-on-error into Walden: {}",
         String::from_utf8_lossy(&r.stderr)
     );
-    // Without the privileges (`-x`), every statement is taken: plain with
-    // ON_ERROR_STOP, custom with --exit-on-error.
+    // Without the privileges (`-x`) too.
     let strict = psql(
         wp,
         "walden",
@@ -454,20 +449,6 @@ fn walden_dumps_restore_into_postgres_and_walden_with_equal_contents() {
         "pg_restore -x --exit-on-error into Walden: {}",
         String::from_utf8_lossy(&r.stderr)
     );
-    // --schema-only, then --data-only.
-    for f in ["schema.sql", "data.sql"] {
-        let r = psql(
-            wp,
-            "walden",
-            "split_copy",
-            &["-f", file(f).to_str().unwrap()],
-        );
-        let errs = errors(&r.stderr);
-        assert!(
-            errs.iter().all(|e| REFUSED.contains(&e.as_str())),
-            "{f} into Walden: {errs:?}"
-        );
-    }
 
     for (port, user, db) in [
         (pgp, pg_user, "plain_copy"),
@@ -515,15 +496,51 @@ fn walden_dumps_restore_into_postgres_and_walden_with_equal_contents() {
         "schema of the PostgreSQL copy",
     );
     assert_eq!(comparable(&source_schema), comparable(&pg_schema));
-    // So does the Walden copy: serial columns came back as serial columns,
-    // identity columns as identity columns.
-    for db in ["strict_copy", "plain_copy"] {
+    assert!(
+        source_schema.contains("REVOKE USAGE ON SCHEMA public FROM PUBLIC;")
+            && source_schema.contains("GRANT CREATE ON SCHEMA public TO PUBLIC;"),
+        "the dump carries the schema's privileges:\n{source_schema}"
+    );
+    // So do the Walden copies: serial columns came back as serial columns,
+    // identity columns as identity columns, the schema's privileges as
+    // they were (or PostgreSQL 15's default, restored with `-x`).
+    let no_acl_schema = ok(
+        pg_dump(wp, "walden", "src", &["--schema-only", "-x"]),
+        "schema of src without privileges",
+    );
+    for (db, want) in [
+        ("plain_copy", &source_schema),
+        ("split_copy", &source_schema),
+        ("custom_copy", &source_schema),
+        ("strict_copy", &no_acl_schema),
+        ("custom_strict_copy", &no_acl_schema),
+    ] {
         let copy_schema = ok(
             pg_dump(wp, "walden", db, &["--schema-only"]),
             "schema of the Walden copy",
         );
-        assert_eq!(comparable(&source_schema), comparable(&copy_schema), "{db}");
+        assert_eq!(comparable(want), comparable(&copy_schema), "{db}");
     }
+    // A fresh database dumps as a fresh PostgreSQL 15 one: nothing about
+    // the `public` schema (its owner, ACL and comment are PostgreSQL 15's).
+    ok(
+        psql(pgp, pg_user, "postgres", &["-c", "CREATE DATABASE fresh"]),
+        "creating PostgreSQL's fresh database",
+    );
+    ok(
+        psql(wp, "walden", "walden", &["-c", "CREATE DATABASE fresh"]),
+        "creating Walden's fresh database",
+    );
+    let fresh_pg = ok(
+        pg_dump(pgp, pg_user, "fresh", &[]),
+        "dump of a fresh PostgreSQL database",
+    );
+    let fresh_walden = ok(
+        pg_dump(wp, "walden", "fresh", &[]),
+        "dump of a fresh Walden database",
+    );
+    assert_eq!(comparable(&fresh_pg), comparable(&fresh_walden));
+    assert!(!fresh_walden.contains("SCHEMA public"), "{fresh_walden}");
 
     // The serial column and the sequence go on where the source is.
     let source_next = next_values(wp, "walden", "src");

@@ -36,8 +36,54 @@ const ACL: &str = "SELECT rolname, has_table_privilege(rolname, 't', 'SELECT'), 
                    has_table_privilege(rolname, 't', 'UPDATE') \
                    FROM pg_roles WHERE rolname IN ('r1', 'r2') ORDER BY 1";
 
+/// `public`'s ACL (PostgreSQL 15's form on both sides).
+const NSP: &str = "SELECT pg_get_userbyid(nspowner), nspacl FROM pg_namespace \
+                   WHERE nspname = 'public'";
+/// Each role's USAGE and CREATE on `public`.
+const SCHEMA_PRIVS: &str = "SELECT rolname, has_schema_privilege(rolname, 'public', 'USAGE'), \
+                            has_schema_privilege(rolname, 'public', 'CREATE') \
+                            FROM pg_roles WHERE rolname IN ('r1', 'r2') ORDER BY 1";
+
 fn schedules() -> Vec<Schedule> {
     vec![
+        Schedule {
+            name: "schema privileges: seen by their transaction, gone at ROLLBACK, kept at COMMIT",
+            steps: vec![
+                (0, "CREATE ROLE r1"),
+                (0, "BEGIN"),
+                (0, "GRANT CREATE ON SCHEMA public TO r1"),
+                (0, "REVOKE USAGE ON SCHEMA public FROM PUBLIC"),
+                (0, NSP),
+                (0, SCHEMA_PRIVS),
+                (1, NSP),
+                (0, "ROLLBACK"),
+                (1, NSP),
+                (0, "BEGIN"),
+                (0, "GRANT ALL PRIVILEGES ON SCHEMA public TO r1, PUBLIC"),
+                (0, "SAVEPOINT s"),
+                (0, "REVOKE CREATE ON SCHEMA public FROM r1"),
+                (0, SCHEMA_PRIVS),
+                (0, "ROLLBACK TO SAVEPOINT s"),
+                (0, "COMMIT"),
+                (1, NSP),
+                (1, SCHEMA_PRIVS),
+                (1, "DROP ROLE r1"),
+                (1, "GRANT SELECT ON SCHEMA public TO r1"),
+                (1, "GRANT USAGE ON SCHEMA nosuch TO r1"),
+                (1, "REVOKE USAGE ON SCHEMA public FROM nosuch"),
+                (
+                    1,
+                    "SELECT has_schema_privilege('pg_catalog', 'CREATE'), \
+                     has_schema_privilege('r1', 'pg_catalog', 'CREATE'), \
+                     has_schema_privilege('r1', 'information_schema', 'USAGE'), \
+                     has_schema_privilege('r1', 2200, 'CREATE')",
+                ),
+                (1, "REVOKE ALL ON SCHEMA public FROM r1"),
+                (1, "REVOKE CREATE ON SCHEMA public FROM PUBLIC"),
+                (1, NSP),
+            ],
+            checks: vec![NSP, SCHEMA_PRIVS],
+        },
         Schedule {
             name: "CREATE ROLE and GRANT: seen by their transaction only, gone at ROLLBACK",
             steps: vec![
@@ -226,15 +272,19 @@ fn a_kill_keeps_committed_role_changes_and_drops_open_ones() {
         // Rows, schema and roles in one transaction.
         c.batch_execute(
             "BEGIN; CREATE ROLE keeper; CREATE TABLE made (id int PRIMARY KEY); \
-             INSERT INTO made VALUES (1), (2); GRANT SELECT ON made TO keeper; COMMIT",
+             INSERT INTO made VALUES (1), (2); GRANT SELECT ON made TO keeper; \
+             GRANT CREATE ON SCHEMA public TO keeper; COMMIT",
         )
         .await
         .unwrap();
-        c.batch_execute("CREATE ROLE kept").await.unwrap();
+        c.batch_execute("CREATE ROLE kept; REVOKE USAGE ON SCHEMA public FROM PUBLIC")
+            .await
+            .unwrap();
         // Left open when the server dies: none of it may survive.
         let open = pg_diff::connect(&conn).await;
         open.batch_execute(
-            "BEGIN; CREATE ROLE kgone; GRANT SELECT ON made TO kept; INSERT INTO made VALUES (3)",
+            "BEGIN; CREATE ROLE kgone; GRANT SELECT ON made TO kept; INSERT INTO made VALUES (3); \
+             GRANT USAGE ON SCHEMA public TO kept",
         )
         .await
         .unwrap();
@@ -271,6 +321,14 @@ fn expect_state(conn: String) {
         assert_eq!(
             rows(&c, "SELECT has_table_privilege('kept', 'made', 'SELECT')").await,
             vec!["f"]
+        );
+        assert_eq!(
+            rows(
+                &c,
+                "SELECT nspacl FROM pg_namespace WHERE nspname = 'public'"
+            )
+            .await,
+            vec!["{pg_database_owner=UC/pg_database_owner,keeper=C/pg_database_owner}"]
         );
     })
 }

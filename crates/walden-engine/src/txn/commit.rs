@@ -1,7 +1,7 @@
 //! Ending a transaction: its redo, commit (durable or delayed), rollback and lock release.
 
 use super::{CommitOutcome, Transaction};
-use crate::codec::put_op_roles;
+use crate::codec::{encode_redo, put_op_roles, Redo};
 use crate::codec::{put_op_ddl, put_op_delete, put_op_put, put_txn_header};
 use crate::error::{EngineError, Result};
 use crate::roles::RoleRecord;
@@ -11,6 +11,45 @@ use crate::types::Key;
 use std::sync::atomic::Ordering::Relaxed;
 
 impl Transaction {
+    /// The DDL records for the commit record, in statement order; a
+    /// sequence created here carries its reservation too, and a table
+    /// created or altered here its identity counter, after all the DDL: a
+    /// `setval` made before the commit was logged when the table did not
+    /// exist yet for recovery (or a secondary), or had another shape, so
+    /// the commit must carry where the counter stands.
+    fn ddl_records(&self) -> Vec<Vec<u8>> {
+        let cat = self.db.catalog.read();
+        let mut out = Vec::new();
+        let mut counters: Vec<u32> = Vec::new();
+        for step in self.ddl.lock().iter() {
+            out.push(encode_redo(&step.redo));
+            match &step.redo {
+                Redo::CreateSequence(def) => {
+                    if let Some(s) = cat.sequences.values().find(|s| s.def.id == def.id) {
+                        let upto = s.state.lock().reserved;
+                        out.push(encode_redo(&Redo::SeqReserve { id: def.id, upto }));
+                    }
+                }
+                Redo::CreateTable(def) if !counters.contains(&def.id) => counters.push(def.id),
+                Redo::AlterTable { table, .. } if !counters.contains(table) => {
+                    counters.push(*table)
+                }
+                _ => {}
+            }
+        }
+        for id in counters {
+            if let Some(t) = cat.table_by_id(id) {
+                if t.def.identity_column().is_some() {
+                    out.push(encode_redo(&Redo::IdentitySet {
+                        table: id,
+                        next: t.next_identity.load(std::sync::atomic::Ordering::Relaxed),
+                    }));
+                }
+            }
+        }
+        out
+    }
+
     /// Whether this commit will be delayed, given the database setting.
     fn resolve(&self, request: CommitRequest) -> bool {
         let wants = match request {

@@ -10,7 +10,7 @@
 //! catalog without uncommitted changes (`Database::image_catalog`).
 
 use super::Transaction;
-use crate::codec::{encode_redo, Redo};
+use crate::codec::Redo;
 use crate::database::{Catalog, Database, SeqState, Sequence};
 use crate::error::{EngineError, Result};
 use crate::lock::{Acquired, TableLockMode, WaitPolicy};
@@ -385,23 +385,6 @@ impl Transaction {
     /// Whether this transaction changed the catalog.
     pub fn has_ddl(&self) -> bool {
         self.ddl_steps() > 0
-    }
-
-    /// The DDL records for the commit record, in statement order; a
-    /// sequence created here carries its reservation too.
-    pub(super) fn ddl_records(&self) -> Vec<Vec<u8>> {
-        let cat = self.db.catalog.read();
-        let mut out = Vec::new();
-        for step in self.ddl.lock().iter() {
-            out.push(encode_redo(&step.redo));
-            if let Redo::CreateSequence(def) = &step.redo {
-                if let Some(s) = cat.sequences.values().find(|s| s.def.id == def.id) {
-                    let upto = s.state.lock().reserved;
-                    out.push(encode_redo(&Redo::SeqReserve { id: def.id, upto }));
-                }
-            }
-        }
-        out
     }
 
     /// Refuses a change of a table this transaction already wrote: its

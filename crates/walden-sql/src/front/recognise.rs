@@ -82,6 +82,11 @@ pub fn parse(sql: &str) -> Result<Command> {
             return crate::role_stmt::parse(&first, &mut t);
         }
         "GRANT" | "REVOKE" => return crate::role_stmt::parse(&first, &mut t),
+        "ALTER" if t.is(1, "DEFAULT") && t.is(2, "PRIVILEGES") => {
+            return Err(SqlError::unsupported(
+                "ALTER DEFAULT PRIVILEGES (new objects get the default ACL)",
+            ));
+        }
         "CREATE" | "ALTER" | "DROP" if t.is(1, "AVAILABILITY") && t.is(2, "GROUP") => {
             t.i += 3;
             return crate::hadr::parse(&first, &mut t);

@@ -176,9 +176,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         },
         Func::Version => Value::text("PostgreSQL 15.0 (Walden 0.1, delayed-durability workbench)"),
         Func::CurrentUser => Value::text(&env.info.user),
-        Func::CurrentSchema => crate::search_path::SearchPath::of(&env.info.settings)
-            .current()
-            .map_or(Value::Null, Value::text),
+        Func::CurrentSchema => env.info.path.current().map_or(Value::Null, Value::text),
         // The path's existing schemas, with pg_catalog first when implicit
         // (an array, in text form).
         Func::CurrentSchemas => match crate::expr::truth(&arg(0))? {
@@ -217,16 +215,14 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             }
         },
         Func::NextVal => {
-            let name = crate::search_path::SearchPath::of(&env.info.settings)
-                .user_relation_text(&text_arg(&arg(0)))?;
+            let name = env.info.path.user_relation_text(&text_arg(&arg(0)))?;
             if env.tx.read_only() {
                 return Err(crate::txmodes::read_only_error("nextval()"));
             }
             Value::Int(env.tx.database().nextval(env.tx.session(), &name)?)
         }
         Func::SetVal => {
-            let name = crate::search_path::SearchPath::of(&env.info.settings)
-                .user_relation_text(&text_arg(&arg(0)))?;
+            let name = env.info.path.user_relation_text(&text_arg(&arg(0)))?;
             if env.tx.read_only() {
                 return Err(crate::txmodes::read_only_error("setval()"));
             }
@@ -326,6 +322,21 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             }
         }
         Func::Null => Value::Null,
+        Func::ObjDescription => {
+            let public = crate::pg_catalog::NS_PUBLIC;
+            let catalog = a.get(1).map(text_arg);
+            match arg(0) {
+                Value::Int(o)
+                    if o == public
+                        && catalog.as_deref().is_none_or(|c| {
+                            c == "pg_namespace" || c == "pg_catalog.pg_namespace"
+                        }) =>
+                {
+                    Value::text(crate::pg_catalog::PUBLIC_COMMENT)
+                }
+                _ => Value::Null,
+            }
+        }
         Func::True => Value::Bool(true),
         Func::Privilege(f) => crate::privileges::call(f, &a, env)?,
         Func::False => Value::Bool(false),
@@ -525,10 +536,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         // public; the catalogs' are found through pg_catalog.
         Func::IsVisible => match arg(0) {
             Value::Null => Value::Null,
-            v => Value::Bool(
-                int_arg(&v, "oid")? < 16384
-                    || crate::search_path::SearchPath::of(&env.info.settings).finds_user_objects(),
-            ),
+            v => Value::Bool(int_arg(&v, "oid")? < 16384 || env.info.path.finds_user_objects()),
         },
         Func::Left | Func::Right => {
             let s: Vec<char> = text_arg(&arg(0)).chars().collect();

@@ -304,8 +304,8 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "pg_table_is_visible" | "pg_type_is_visible" => Func::IsVisible,
         "pg_function_is_visible" | "pg_collation_is_visible" => Func::True,
         "pg_relation_is_publishable" | "pg_is_in_recovery" => Func::False,
+        "obj_description" => Func::ObjDescription,
         "col_description"
-        | "obj_description"
         | "shobj_description"
         | "pg_get_statisticsobjdef_columns"
         | "pg_get_partkeydef"

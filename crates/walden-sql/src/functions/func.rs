@@ -92,8 +92,10 @@ pub enum Func {
     /// pg_relation_is_publishable and friends: nothing is.
     False,
     /// Comments and statistics objects, which Walden does not have
-    /// (col_description, obj_description, ...): always NULL.
+    /// (col_description, shobj_description, ...): always NULL.
     Null,
+    /// obj_description: `public`'s fixed comment, NULL for the rest.
+    ObjDescription,
     EncodingName,
     ArrayToString,
     FormatType,

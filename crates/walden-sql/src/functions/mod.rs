@@ -28,6 +28,8 @@ pub struct SessionInfo {
     pub statement_now: i64,
     /// The session's settings (current_setting, set_config).
     pub settings: crate::settings::Settings,
+    /// Its `search_path` as its role sees it (schema privileges applied).
+    pub path: crate::search_path::SearchPath,
     /// The instance's advisory locks.
     pub advisory: Arc<crate::advisory::AdvisoryLocks>,
     /// Database ids by lower-case name (for DB_ID and DB_NAME), listed on

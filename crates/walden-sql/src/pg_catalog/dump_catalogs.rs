@@ -282,7 +282,7 @@ pub fn options_to_table(options: &Value) -> Vec<Vec<Value>> {
 /// `current_schemas` lists them (`implicit`: with `pg_catalog` first when
 /// the path does not name it, as it is searched anyway).
 pub fn search_path_schemas(env: &Env<'_>, implicit: bool) -> Vec<&'static str> {
-    let path = crate::search_path::SearchPath::of(&env.info.settings);
+    let path = env.info.path.clone();
     if implicit {
         path.searched()
     } else {

@@ -46,6 +46,8 @@ impl std::ops::Deref for Seen<'_> {
 pub(super) const NS_PG_CATALOG: i64 = 11;
 pub(super) const NS_PG_TOAST: i64 = 99;
 pub(crate) const NS_PUBLIC: i64 = 2200;
+/// `public`'s comment (`obj_description`, `pg_description`).
+pub(crate) const PUBLIC_COMMENT: &str = "standard public schema";
 /// PostgreSQL assigns this one at initdb; any OID below 16384 will do.
 pub(super) const NS_INFORMATION_SCHEMA: i64 = 13_000;
 pub(super) const AM_HEAP: i64 = 2;

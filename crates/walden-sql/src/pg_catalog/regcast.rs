@@ -82,7 +82,7 @@ pub fn regclass_oid(env: &Env<'_>, text: &str) -> Result<Value> {
 
 /// The OID of the relation `text` names (`to_regclass` reads only names).
 pub fn regclass_lookup(env: &Env<'_>, text: &str) -> Result<Value> {
-    let path = crate::search_path::SearchPath::of(&env.info.settings);
+    let path = env.info.path.clone();
     regclass_lookup_in(&Seen::of(env), &path, text)
 }
 
@@ -172,7 +172,7 @@ fn system_relation_oid(name: &str) -> Option<i64> {
 /// (as PostgreSQL prints a dangling regclass).
 pub fn regclass_name(env: &Env<'_>, oid: i64) -> String {
     let user = |name: &str| {
-        if crate::search_path::SearchPath::of(&env.info.settings).finds_user_objects() {
+        if env.info.path.finds_user_objects() {
             quote_ident(name)
         } else {
             format!("public.{}", quote_ident(name))

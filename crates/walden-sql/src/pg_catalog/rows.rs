@@ -161,18 +161,29 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             }
         }
         V::Namespace => {
-            // Every role may use and create in `public` (Walden has no
-            // schema privileges), which PostgreSQL writes as this ACL.
-            let owner = env.instance.roles_for(env.tx).name_of(OWNER_OID as u32);
+            // `public`'s owner and ACL from the role catalog (PostgreSQL
+            // 15's `pg_database_owner` and its ACL until changed).
+            let cat = env.instance.roles_for(env.tx);
+            let db = env.info.database_id;
+            let public = crate::privileges::PUBLIC_SCHEMA;
             for (oid, name) in NAMESPACES {
-                let acl = if *oid == NS_PUBLIC {
-                    t(format!("{{{owner}=UC/{owner},=UC/{owner}}}"))
+                let (owner, acl) = if *oid == NS_PUBLIC {
+                    let owner = cat.owner_of(db, walden_engine::roles::ObjKind::Schema, public) as i64;
+                    let acl = cat.acl_text(db, walden_engine::roles::ObjKind::Schema, public);
+                    (owner, acl.map_or(NULL, t))
                 } else {
-                    NULL
+                    (OWNER_OID, NULL)
                 };
-                out.push(vec![i(*oid), t(name), i(OWNER_OID), acl]);
+                out.push(vec![i(*oid), t(name), i(owner), acl]);
             }
         }
+        // `public`'s comment, PostgreSQL 15's, the one comment there is.
+        V::Description => out.push(vec![
+            i(NS_PUBLIC),
+            i(super::dump_catalogs::catalog_relation_oid(V::Namespace).unwrap_or(2615)),
+            i(0),
+            t(PUBLIC_COMMENT),
+        ]),
         V::Am => {
             out.push(vec![i(AM_HEAP), t("heap"), t("heap_tableam_handler"), t("t")]);
             out.push(vec![i(AM_BTREE), t("btree"), t("bthandler"), t("i")]);
@@ -614,7 +625,6 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         | V::Publication
         | V::PublicationNamespace
         | V::PublicationRel
-        | V::Description
         | V::Trigger
         | V::Rewrite
         | V::Extension

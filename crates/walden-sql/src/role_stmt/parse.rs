@@ -30,7 +30,7 @@ pub enum Objects {
     /// `ALL TABLES IN SCHEMA s, ...`.
     AllTables,
     Databases(Vec<String>),
-    /// `ON SCHEMA public`: USAGE and CREATE, which every role has already.
+    /// `ON SCHEMA public, ...` (Walden's one user schema).
     PublicSchema,
 }
 
@@ -320,12 +320,23 @@ fn parse_grant(grant: bool, t: &mut Toks) -> Result<AccessStmt> {
     if t.eat("ON") {
         let mut bits = 0u8;
         // CREATE is a schema privilege here (see ON SCHEMA below).
-        let create = words.iter().any(|(w, _)| w == "CREATE");
-        for (w, _) in words.iter().filter(|(w, _)| w != "CREATE") {
-            bits |= privilege_bit(w)?;
-        }
-        if create && !t.is(0, "SCHEMA") {
-            return Err(SqlError::unsupported("the CREATE privilege"));
+        let on_schema = t.is(0, "SCHEMA");
+        for (w, _) in &words {
+            bits |= match w.as_str() {
+                "CREATE" if on_schema => privs::CREATE,
+                "USAGE" => privs::USAGE,
+                "SELECT" | "INSERT" | "UPDATE" | "DELETE" | "TRUNCATE" | "REFERENCES"
+                | "TRIGGER" | "TEMPORARY" | "TEMP" | "EXECUTE" | "CONNECT"
+                    if on_schema =>
+                {
+                    let w = if w == "TEMPORARY" { "TEMP" } else { w };
+                    return Err(SqlError::new(
+                        ErrorKind::InvalidGrantOperation,
+                        format!("invalid privilege type {w} for schema"),
+                    ));
+                }
+                _ => privilege_bit(w)?,
+            };
         }
         let objects = if t.eat("ALL") {
             if !(t.eat("TABLES") && t.eat("IN") && t.eat("SCHEMA")) {
@@ -393,19 +404,10 @@ fn parse_grant(grant: bool, t: &mut Toks) -> Result<AccessStmt> {
                 bits
             }
             Objects::PublicSchema => {
-                // Every role may use and create in the one schema: a grant
-                // of USAGE, CREATE or ALL states what holds already.
-                if bits & !privs::USAGE != 0 {
-                    return Err(SqlError::unsupported(
-                        "privileges on schemas other than USAGE and CREATE (every role may use and create in the one schema)",
-                    ));
+                if all {
+                    bits |= privs::ALL_SCHEMA;
                 }
-                if !grant {
-                    return Err(SqlError::unsupported(
-                        "REVOKE USAGE ON SCHEMA (every role uses the one schema)",
-                    ));
-                }
-                privs::USAGE
+                bits
             }
         };
         if !(t.eat(if grant { "TO" } else { "FROM" })) {
@@ -462,7 +464,7 @@ fn check_schema(s: &str) -> Result<()> {
         Ok(())
     } else {
         Err(SqlError::new(
-            ErrorKind::UndefinedObject,
+            ErrorKind::InvalidSchemaName,
             format!("schema \"{s}\" does not exist"),
         ))
     }

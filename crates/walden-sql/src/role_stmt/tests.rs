@@ -64,6 +64,46 @@ fn parses_roles_and_grants() {
             if_exists: true
         }
     );
+    assert_eq!(
+        p("REVOKE ALL PRIVILEGES ON SCHEMA public FROM PUBLIC"),
+        AccessStmt::Privileges {
+            grant: false,
+            bits: privs::ALL_SCHEMA,
+            objects: Objects::PublicSchema,
+            grantees: vec!["PUBLIC".into()],
+        }
+    );
+    assert_eq!(
+        p("GRANT create, USAGE ON SCHEMA public TO a"),
+        AccessStmt::Privileges {
+            grant: true,
+            bits: privs::ALL_SCHEMA,
+            objects: Objects::PublicSchema,
+            grantees: vec!["a".into()],
+        }
+    );
+    for (sql, kind) in [
+        (
+            "GRANT SELECT ON SCHEMA public TO a",
+            ErrorKind::InvalidGrantOperation,
+        ),
+        (
+            "GRANT USAGE ON SCHEMA other TO a",
+            ErrorKind::InvalidSchemaName,
+        ),
+        ("GRANT CREATE ON t TO a", ErrorKind::FeatureNotSupported),
+        (
+            "GRANT USAGE ON SCHEMA public TO a WITH GRANT OPTION",
+            ErrorKind::FeatureNotSupported,
+        ),
+        (
+            "ALTER DEFAULT PRIVILEGES GRANT SELECT ON TABLES TO a",
+            ErrorKind::FeatureNotSupported,
+        ),
+    ] {
+        let e = crate::front::parse(sql).unwrap_err();
+        assert_eq!(e.kind, kind, "{sql}: {e}");
+    }
     for refused in [
         "GRANT SELECT ON t TO a WITH GRANT OPTION",
         "GRANT SELECT (x) ON t TO a",

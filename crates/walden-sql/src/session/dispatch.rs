@@ -8,7 +8,7 @@ use crate::dml::{self, Ctx};
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::front::Command;
 use crate::query::{self, Planner};
-use crate::search_path::{self, SearchPath};
+use crate::search_path;
 use crate::txmodes::TxCommand;
 use crate::{Column, QueryOutput};
 use sqlparser::ast::{self, Statement};
@@ -388,7 +388,7 @@ impl SqlSession {
                     .map(|s| ast::Ident::new(s.as_str()))
                     .collect::<Vec<_>>();
                 qualified.push(ast::Ident::new(name.as_str()));
-                SearchPath::of(&self.settings).creation(&ast::ObjectName::from(qualified))?;
+                self.path().creation(&ast::ObjectName::from(qualified))?;
                 self.in_tx(|tx, _| ddl::create_sequence(tx, name, *if_not_exists, options))
             }
             Command::AlterIdentity(a) => self.dml(params, |p, tx, ctx| {
@@ -451,7 +451,7 @@ impl SqlSession {
         self.in_tx(|tx, _| {
             let mut p = Planner::new(db, &inst, &[]);
             p.viewer = Some(tx.id());
-            p.path = SearchPath::of(&info.settings);
+            p.path = info.path.clone();
             let ctx = Ctx {
                 params,
                 info: &info,
@@ -467,14 +467,13 @@ impl SqlSession {
             self.check_writable(what)?;
         }
         let rewritten;
-        let stmt =
-            match search_path::check_statement(stmt, &SearchPath::of(&self.settings), &self.db)? {
-                Some(s) => {
-                    rewritten = s;
-                    &rewritten
-                }
-                None => stmt,
-            };
+        let stmt = match search_path::check_statement(stmt, &self.path(), &self.db)? {
+            Some(s) => {
+                rewritten = s;
+                &rewritten
+            }
+            None => stmt,
+        };
         match stmt {
             Statement::Query(q) => {
                 let info = self.info();
@@ -486,7 +485,7 @@ impl SqlSession {
                     let dbid = db.id();
                     let mut p = Planner::new(db, &inst, &[]);
                     p.viewer = Some(tx.id());
-                    p.path = SearchPath::of(&info.settings);
+                    p.path = info.path.clone();
                     if crate::locking::wanted(q) {
                         let plan = crate::locking::plan(&mut p, q)?;
                         crate::privileges::require(&who, dbid, &crate::privileges::reads(&p))?;
@@ -572,7 +571,8 @@ impl SqlSession {
                 self.dml(params, |p, tx, ctx| crate::alter_table::alter_table(p, at, tx, ctx))
             }
             Statement::AlterSchema(a) => {
-                self.in_tx(|tx, s| crate::public_schema::alter_schema(&s.who_in(tx), a))
+                let db = self.db.id();
+                self.in_tx(|tx, s| crate::public_schema::alter_schema(&s.who_in(tx), db, a))
             }
             Statement::Comment {
                 object_type: ast::CommentObject::Schema,
@@ -582,6 +582,7 @@ impl SqlSession {
             } => self.in_tx(|tx, s| {
                 crate::public_schema::comment_on_schema(
                     &s.who_in(tx),
+                    s.db.id(),
                     object_name,
                     comment.as_deref(),
                 )

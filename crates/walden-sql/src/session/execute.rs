@@ -129,7 +129,7 @@ impl SqlSession {
             None => Arc::new(Command::Ignored(String::new())),
         };
         let mut p = Planner::new(self.db.clone(), &self.engine.instance, param_types);
-        p.path = crate::search_path::SearchPath::of(&self.settings);
+        p.path = self.path();
         // The open transaction's own DDL is seen (a table it created).
         p.viewer = self.tx.as_ref().map(|t| t.id());
         let columns = match command.as_ref() {
@@ -398,7 +398,7 @@ impl SqlSession {
         // version past this one, so the plan is not reused afterwards.
         let version = self.db.catalog_version();
         // A plan resolved its names along the path it was made with.
-        let path = crate::search_path::SearchPath::of(&self.settings);
+        let path = self.path();
         let cached = self
             .plans
             .get(&key)
@@ -477,7 +477,7 @@ fn run_plan(
         None => {
             let mut p = Planner::new(db.clone(), inst, &[]);
             p.viewer = Some(tx.id());
-            p.path = crate::search_path::SearchPath::of(&info.settings);
+            p.path = info.path.clone();
             let plan = Arc::new(plan_command(&mut p, cmd)?);
             let needs: Arc<[_]> = crate::privileges::needs(cmd, &p).into();
             (plan, needs, true)
