@@ -259,6 +259,12 @@ fn exposure_bound_in_bytes_is_never_exceeded() {
         &mut |_, _, _| Ok(()),
     )
     .unwrap();
+    // A disk slower than the appends, so they must wait for the bound
+    // however the threads are scheduled.
+    mem.set_faults(Faults {
+        sync_delay: Some(Duration::from_millis(1)),
+        ..Faults::default()
+    });
     let stats = WaitStats::default();
     for n in 1..=500u64 {
         log.commit_delayed(&rec(n), &[&stats]).unwrap();
