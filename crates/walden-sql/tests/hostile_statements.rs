@@ -206,6 +206,16 @@ fn inputs_that_panicked_or_never_ended_are_answered() {
         "{got:?}"
     );
     assert!(run_on(&e, "SET lock_timeout = 0".into(), big).is_ok());
+    // Two VARIADIC arguments claimed one closing parenthesis in the
+    // rewrite before parsing, which panicked (found by fuzzing); as in
+    // PostgreSQL, only the last argument may be VARIADIC.
+    for sql in [
+        "SELECT concat(VARIADIC ARRAY['a'], VARIADIC ARRAY['b'])",
+        "SELECT f(OPERATOR,),VARIADIC p*OVERRIDING)",
+    ] {
+        let got = run_on(&e, sql.into(), big);
+        assert!(matches!(got, Err((ErrorKind::Syntax, _))), "{sql}: {got:?}");
+    }
     // LIKE with many wildcards against a long near-miss was exponential.
     let s = "a".repeat(3000);
     let sql = format!("SELECT '{s}' LIKE '{}b'", "%a".repeat(40));

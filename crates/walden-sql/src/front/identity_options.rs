@@ -150,7 +150,7 @@ pub(super) fn rewrite(sql: &str) -> Result<Option<String>> {
     if cuts.is_empty() {
         return Ok(None);
     }
-    Ok(Some(super::toks::splice(&toks, cuts)))
+    Ok(super::toks::splice(&toks, cuts))
 }
 
 /// The options of one list, as written.

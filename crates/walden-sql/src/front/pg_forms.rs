@@ -110,7 +110,7 @@ pub(super) fn rewrite(sql: &str) -> Option<String> {
         return None;
     }
     cuts.sort_by_key(|c| c.0);
-    Some(super::toks::splice(&toks, cuts))
+    super::toks::splice(&toks, cuts)
 }
 
 fn is_pg_catalog(w: &sqlparser::tokenizer::Word) -> bool {

@@ -47,7 +47,7 @@ pub(super) fn weaker_row_locks(sql: &str) -> Option<String> {
     if cuts.is_empty() {
         return None;
     }
-    Some(super::toks::splice(&toks, cuts))
+    super::toks::splice(&toks, cuts)
 }
 
 /// Parses a statement with sqlparser: PostgreSQL first, then MS SQL for

@@ -14,12 +14,17 @@ pub(super) fn words_and_tokens(sql: &str) -> Vec<Token> {
 }
 
 /// The statement's text with each cut `(from, to, with)` (token positions,
-/// inclusive, in order and not overlapping) replaced by `with`: the
-/// rewrites that turn PostgreSQL forms sqlparser lacks into ones it parses.
-pub(super) fn splice(toks: &[Token], cuts: Vec<(usize, usize, String)>) -> String {
+/// inclusive) replaced by `with`: the rewrites that turn PostgreSQL forms
+/// sqlparser lacks into ones it parses. `None` when the cuts are out of
+/// order or overlap (two forms claiming one token, as in `f(VARIADIC a,
+/// VARIADIC b)`): the statement is then parsed as written, and refused.
+pub(super) fn splice(toks: &[Token], cuts: Vec<(usize, usize, String)>) -> Option<String> {
     let mut out = String::new();
     let mut i = 0;
     for (from, to, with) in cuts {
+        if from < i || to < from || to >= toks.len() {
+            return None;
+        }
         for t in &toks[i..from] {
             out.push_str(&t.to_string());
         }
@@ -29,7 +34,7 @@ pub(super) fn splice(toks: &[Token], cuts: Vec<(usize, usize, String)>) -> Strin
     for t in &toks[i..] {
         out.push_str(&t.to_string());
     }
-    out
+    Some(out)
 }
 
 /// A cursor over the significant tokens of one statement.
