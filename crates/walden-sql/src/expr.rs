@@ -16,11 +16,14 @@ use walden_engine::types::coerce;
 use walden_engine::{DataType, Transaction, Value};
 
 mod colname;
+mod common;
 mod compile;
 mod eval;
 mod ops;
 pub(crate) mod record;
 mod regcast;
+use common::in_list_unknown;
+pub(crate) use common::resolve_common;
 pub use compile::*;
 pub use ops::*;
 use regcast::*;

@@ -26,6 +26,7 @@ mod group;
 mod join;
 mod recursive;
 mod select;
+mod set_ops;
 pub mod srf;
 mod walk;
 pub mod window;
@@ -35,6 +36,7 @@ use from::*;
 use group::*;
 use join::*;
 pub use select::*;
+use set_ops::*;
 pub use walk::OrderedWalk;
 
 /// Grouping context while compiling expressions after GROUP BY.

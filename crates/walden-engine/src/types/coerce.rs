@@ -1,0 +1,308 @@
+//! Converting a value to a column's type (assignment, explicit casts,
+//! input from the wire), with PostgreSQL's errors.
+
+use super::*;
+
+fn range_err(t: &DataType) -> EngineError {
+    EngineError::OutOfRange(t.sql_name())
+}
+
+/// Converts a value to a column's type, or fails with a data error.
+pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
+    use DataType as T;
+    use Value as V;
+    if v.is_null() {
+        return Ok(V::Null);
+    }
+    let bad = |v: &Value| {
+        EngineError::Data(format!(
+            "invalid input syntax for type {}: \"{}\"",
+            t.sql_name(),
+            v
+        ))
+    };
+    // A jsonb scalar casts to a number or boolean as PostgreSQL's
+    // `jsonb::numeric` / `jsonb::bool` do; a container or a string does not.
+    if let T::Array(elem) = t {
+        return match v {
+            V::Array(items) => Ok(V::Array(
+                items
+                    .iter()
+                    .map(|x| coerce(x.clone(), elem))
+                    .collect::<Result<Vec<_>>>()?
+                    .into(),
+            )),
+            V::Text(s) => Ok(V::Array(array::parse(&s, elem)?.into())),
+            other => Err(bad(&other)),
+        };
+    }
+    // A record is only ever made from its fields (there is no record
+    // input syntax to parse).
+    if let T::Record(_) = t {
+        return match v {
+            V::Array(_) => Ok(v),
+            other => Err(bad(&other)),
+        };
+    }
+    // A vector's text form is its elements separated by spaces.
+    if let T::Int2Vector | T::OidVector = t {
+        let elem = t.element().expect("vector");
+        return match v {
+            V::Array(items) => Ok(V::Array(
+                items
+                    .iter()
+                    .map(|x| coerce(x.clone(), &elem))
+                    .collect::<Result<Vec<_>>>()?
+                    .into(),
+            )),
+            V::Text(s) => Ok(V::Array(
+                s.split_whitespace()
+                    .map(|x| coerce(V::Text(Arc::from(x)), &elem))
+                    .collect::<Result<Vec<_>>>()?
+                    .into(),
+            )),
+            other => Err(bad(&other)),
+        };
+    }
+    if let T::Enum(e) = t {
+        return match v {
+            V::Enum(_, l) | V::Text(l) => e.value_of(&l),
+            other => Err(bad(&other)),
+        };
+    }
+    let v = match (t, v) {
+        (T::Text | T::Varchar(_) | T::Char(_) | T::Name, V::Reg(_, _, name)) => {
+            coerce(V::Text(name), t)?
+        }
+        (T::Reg(k), V::Reg(_, oid, name)) => V::Reg(*k, oid, name),
+        (_, V::Reg(_, oid, _)) => coerce(V::Int(oid as i64), t)?,
+        // An OID alone has no name to show (a name needs the catalogs,
+        // which casts look up).
+        (T::Reg(_), v) => coerce(v, &T::Oid)?,
+        (T::Json | T::Jsonb | T::Text | T::Varchar(_) | T::Char(_) | T::PgChar | T::Name, v) => v,
+        (_, V::Jsonb(j)) => match (&*j, t) {
+            (
+                Jsonb::Number(n),
+                T::SmallInt | T::Int | T::BigInt | T::Oid | T::Real | T::Double | T::Decimal { .. },
+            ) => V::Text(Arc::from(&**n)),
+            (Jsonb::Bool(b), T::Bool) => V::Bool(*b),
+            (j, t) => {
+                return Err(EngineError::JsonbCast {
+                    kind: j.type_name(),
+                    target: t.sql_name(),
+                })
+            }
+        },
+        (_, v) => v,
+    };
+    Ok(match (t, v) {
+        (T::Json, V::Json(s)) => V::Json(s),
+        (T::Json, V::Jsonb(j)) => V::Json(Arc::from(j.to_string())),
+        (T::Json, V::Text(s)) => {
+            jsonb::validate_json(&s).map_err(json_error)?;
+            V::Json(s)
+        }
+        (T::Jsonb, V::Jsonb(j)) => V::Jsonb(j),
+        (T::Jsonb, V::Json(s) | V::Text(s)) => {
+            V::Jsonb(Arc::new(jsonb::parse_jsonb(&s).map_err(json_error)?))
+        }
+        (T::SmallInt | T::Int | T::BigInt | T::Oid, V::Int(i)) => {
+            let (lo, hi) = match t {
+                T::SmallInt => (i16::MIN as i64, i16::MAX as i64),
+                T::Int => (i32::MIN as i64, i32::MAX as i64),
+                // PostgreSQL reads a negative OID as its unsigned value
+                // (`'-1'::oid` is 4294967295).
+                T::Oid if (i32::MIN as i64..0).contains(&i) => return Ok(V::Int(i + (1 << 32))),
+                T::Oid => (0, u32::MAX as i64),
+                _ => (i64::MIN, i64::MAX),
+            };
+            if i < lo || i > hi {
+                return Err(range_err(t));
+            }
+            V::Int(i)
+        }
+        (T::SmallInt | T::Int | T::BigInt | T::Oid, V::Float(f)) => {
+            if !f.is_finite() || f.round() < i64::MIN as f64 || f.round() > i64::MAX as f64 {
+                return Err(range_err(t));
+            }
+            coerce(V::Int(f.round() as i64), t)?
+        }
+        (T::SmallInt | T::Int | T::BigInt | T::Oid, V::Decimal(d)) => coerce(
+            V::Int(
+                d.round_dp_with_strategy(0, rust_decimal::RoundingStrategy::MidpointAwayFromZero)
+                    .to_i64()
+                    .ok_or_else(|| range_err(t))?,
+            ),
+            t,
+        )?,
+        (T::SmallInt | T::Int | T::BigInt | T::Oid, V::Text(s)) => {
+            let i: i64 = s.trim().parse().map_err(|_| bad(&V::Text(s.clone())))?;
+            coerce(V::Int(i), t)?
+        }
+        (T::SmallInt | T::Int | T::BigInt | T::Oid, V::Bool(b)) => V::Int(b as i64),
+        (T::Bool, V::Bool(b)) => V::Bool(b),
+        (T::Bool, V::Int(i)) => V::Bool(i != 0),
+        (T::Bool, V::Text(s)) => match s.trim().to_ascii_lowercase().as_str() {
+            "t" | "true" | "1" | "yes" | "y" | "on" => V::Bool(true),
+            "f" | "false" | "0" | "no" | "n" | "off" => V::Bool(false),
+            _ => return Err(bad(&V::Text(s))),
+        },
+        (T::Real | T::Double, V::Int(i)) => V::Float(i as f64),
+        (T::Real | T::Double, V::Float(f)) => {
+            V::Float(if *t == T::Real { f as f32 as f64 } else { f })
+        }
+        (T::Real | T::Double, V::Decimal(d)) => V::Float(d.to_f64().unwrap_or(f64::NAN)),
+        (T::Real | T::Double, V::Text(s)) => {
+            V::Float(s.trim().parse().map_err(|_| bad(&V::Text(s.clone())))?)
+        }
+        (T::Decimal { precision, scale }, v) => {
+            let d = match v {
+                V::Int(i) => Decimal::from(i),
+                V::Decimal(d) => d,
+                V::Float(f) => Decimal::try_from(f).map_err(|_| range_err(t))?,
+                V::Text(ref s) => s.trim().parse::<Decimal>().map_err(|_| bad(&v))?,
+                V::Bool(b) => Decimal::from(b as i64),
+                other => return Err(bad(&other)),
+            };
+            let d = d.round_dp_with_strategy(
+                *scale as u32,
+                rust_decimal::RoundingStrategy::MidpointAwayFromZero,
+            );
+            // Digits left of the point may not exceed precision - scale.
+            let int_digits = d.trunc().abs().to_string().trim_start_matches('0').len() as u32;
+            if *precision > 0 && int_digits > (*precision as u32).saturating_sub(*scale as u32) {
+                return Err(EngineError::NumericFieldOverflow {
+                    detail: format!(
+                        "A field with precision {precision}, scale {scale} must round to an absolute value less than {}.",
+                        match *precision as u32 - *scale as u32 {
+                            0 => "1".to_string(),
+                            d => format!("10^{d}"),
+                        }
+                    ),
+                });
+            }
+            // Shown with its declared scale, as PostgreSQL does (`2.00`).
+            let mut d = d;
+            // rust_decimal keeps at most 28 places (and panics printing more).
+            if *precision > 0 && *scale <= 28 {
+                d.rescale(*scale as u32);
+            }
+            V::Decimal(d)
+        }
+        // PostgreSQL keeps the first byte (here: character); '' is '\0',
+        // shown as the empty string.
+        // PostgreSQL cuts a longer name to 63 bytes (NAMEDATALEN - 1),
+        // at a character boundary, without an error.
+        (T::Name, v) => {
+            let s = match v {
+                V::Text(s) => s,
+                other => Arc::from(other.to_string()),
+            };
+            V::Text(Arc::from(truncate_name(&s)))
+        }
+        (T::PgChar, v) => {
+            let s = match v {
+                V::Text(s) => s,
+                other => Arc::from(other.to_string()),
+            };
+            match s.chars().next() {
+                Some(c) if s.chars().nth(1).is_some() => V::Text(Arc::from(c.to_string())),
+                _ => V::Text(s),
+            }
+        }
+        (T::Char(n), v) => {
+            let s = match v {
+                V::Text(s) => s.to_string(),
+                V::Bool(b) => (if b { "true" } else { "false" }).to_string(),
+                other => other.to_string(),
+            };
+            // Trailing blanks beyond n are dropped; anything else too long
+            // is an error; shorter values are padded.
+            let body = s.trim_end_matches(' ');
+            let len = body.chars().count();
+            if len > *n as usize {
+                return Err(EngineError::Data(format!(
+                    "value too long for type character({n})"
+                )));
+            }
+            let mut out = String::with_capacity(body.len() + (*n as usize - len));
+            out.push_str(body);
+            out.extend(std::iter::repeat_n(' ', *n as usize - len));
+            V::Text(Arc::from(out))
+        }
+        (T::Varchar(_) | T::Text, v) => {
+            let s: Arc<str> = match v {
+                V::Text(s) => s,
+                // boolean's output is t/f, its cast to text true/false.
+                V::Bool(b) => Arc::from(if b { "true" } else { "false" }),
+                other => Arc::from(other.to_string()),
+            };
+            if let T::Varchar(Some(n)) = t {
+                // Blanks past n are cut, as PostgreSQL's; anything else is
+                // an error (an explicit cast cuts before it comes here).
+                if let Some((at, _)) = s.char_indices().nth(*n as usize) {
+                    if s[at..].bytes().any(|b| b != b' ') {
+                        return Err(EngineError::Data(format!(
+                            "value too long for type character varying({n})"
+                        )));
+                    }
+                    return Ok(V::Text(Arc::from(&s[..at])));
+                }
+            }
+            V::Text(s)
+        }
+        (T::Timestamp, V::Timestamp(x)) => V::Timestamp(x),
+        (T::Timestamp, V::Date(d)) => V::Timestamp(d as i64 * 86_400_000_000),
+        (T::Timestamp, V::TimestampTz(x)) => V::Timestamp(datetime::tz_to_local(x)),
+        (T::Timestamp, V::Text(s)) => {
+            V::Timestamp(parse_timestamp(&s).ok_or_else(|| bad(&V::Text(s.clone())))?)
+        }
+        (T::TimestampTz, V::TimestampTz(x)) => V::TimestampTz(x),
+        (T::TimestampTz, V::Timestamp(x)) => V::TimestampTz(datetime::local_to_tz(x)),
+        (T::TimestampTz, V::Date(d)) => {
+            V::TimestampTz(datetime::local_to_tz(d as i64 * 86_400_000_000))
+        }
+        (T::TimestampTz, V::Text(s)) => {
+            V::TimestampTz(datetime::parse_timestamptz(&s).ok_or_else(|| bad(&V::Text(s.clone())))?)
+        }
+        (T::Time, V::Time(x)) => V::Time(x),
+        (T::Time, V::Timestamp(x)) => V::Time(x.rem_euclid(86_400_000_000)),
+        (T::Time, V::TimestampTz(x)) => {
+            V::Time(datetime::tz_to_local(x).rem_euclid(86_400_000_000))
+        }
+        (T::Time, V::Interval(i)) => V::Time(i.micros.rem_euclid(86_400_000_000)),
+        (T::Time, V::Text(s)) => {
+            V::Time(datetime::parse_time(&s).ok_or_else(|| bad(&V::Text(s.clone())))?)
+        }
+        (T::Interval, V::Interval(i)) => V::Interval(i),
+        (T::Interval, V::Time(t)) => V::Interval(Interval::new(0, 0, t)),
+        (T::Interval, V::Text(s)) => {
+            V::Interval(interval::parse_interval(&s).ok_or_else(|| bad(&V::Text(s.clone())))?)
+        }
+        (T::Date, V::Date(d)) => V::Date(d),
+        (T::Date, V::Timestamp(x)) => V::Date(x.div_euclid(86_400_000_000) as i32),
+        (T::Date, V::TimestampTz(x)) => {
+            V::Date(datetime::tz_to_local(x).div_euclid(86_400_000_000) as i32)
+        }
+        (T::Date, V::Text(s)) => V::Date(parse_date(&s).ok_or_else(|| bad(&V::Text(s.clone())))?),
+        (T::Uuid, V::Uuid(u)) => V::Uuid(u),
+        (T::Uuid, V::Text(s)) => V::Uuid(
+            uuid::Uuid::parse_str(s.trim())
+                .map_err(|_| bad(&V::Text(s.clone())))?
+                .as_u128(),
+        ),
+        (T::Bytes, V::Bytes(b)) => V::Bytes(b),
+        (T::Bytes, V::Text(s)) => V::Bytes(parse_bytea(&s)?.into()),
+        (_, v) => return Err(bad(&v)),
+    })
+}
+
+fn json_error(e: jsonb::JsonError) -> EngineError {
+    match e {
+        jsonb::JsonError::Syntax(detail) => EngineError::InvalidJson { detail },
+        jsonb::JsonError::UnicodeNul => EngineError::JsonUnicodeNul,
+        jsonb::JsonError::NumericOverflow => {
+            EngineError::OutOfRange("value overflows numeric format".into())
+        }
+    }
+}

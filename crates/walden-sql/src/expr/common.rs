@@ -1,0 +1,96 @@
+//! One type for a list of expressions (CASE results, COALESCE, GREATEST,
+//! LEAST, ARRAY[...], IN lists), each cast to it as PostgreSQL resolves
+//! them.
+
+use super::*;
+
+/// The results of a CASE (its ELSE first, as PostgreSQL lists them), the
+/// arguments of COALESCE, GREATEST and LEAST, the elements of ARRAY[...]:
+/// they resolve to one type as a UNION's columns do, and each is cast to
+/// it (`COALESCE(1, 2.5)` is numeric). Quoted literals and NULLs among
+/// them (PostgreSQL's unknown) take it too (`COALESCE('x', relname)` is
+/// name, `CASE ... THEN 'abc' ELSE 1 END` 22P02), kept as literals when
+/// it is text or char(n); an untyped parameter is inferred as it.
+pub(crate) fn resolve_common(
+    p: &mut Planner<'_>,
+    scope: &Scope,
+    items: Vec<&mut Expr>,
+    context: &str,
+) -> Result<()> {
+    let unknown = |e: &Expr| matches!(e, Expr::Lit(Value::Text(_) | Value::Null));
+    let col_types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+    let types: Vec<Option<DataType>> = items
+        .iter()
+        .map(|e| {
+            if unknown(e) {
+                None
+            } else {
+                query::static_type(e, &col_types, &p.params)
+            }
+        })
+        .collect();
+    if types.iter().all(Option::is_none) {
+        return Ok(());
+    }
+    let ty = query::select_common(&types, context)?;
+    for (e, t) in items.into_iter().zip(&types) {
+        match t {
+            Some(t) if query::needs_cast(t, &ty) => {
+                let inner = std::mem::replace(e, Expr::Lit(Value::Null));
+                *e = Expr::Cast(Box::new(inner), ty.clone());
+            }
+            Some(_) => {}
+            None if unknown(e) => {
+                if matches!(ty, DataType::Text | DataType::Char(_)) {
+                    continue;
+                }
+                // A bad literal fails when planned, as PostgreSQL's, even
+                // in a branch never taken; the cast stays for types read
+                // at run time (timestamptz in the session's zone).
+                if let Expr::Lit(v) = &*e {
+                    coerce(v.clone(), &ty)?;
+                }
+                let lit = std::mem::replace(e, Expr::Lit(Value::Null));
+                *e = Expr::Cast(Box::new(lit), ty.clone());
+            }
+            None => {
+                if let Expr::Param(k) = e {
+                    p.infer_param(*k, ty.clone());
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `'a' IN ('a', 1)`: a quoted literal on the left takes the common type
+/// of the list, as PostgreSQL's (there 22P02). A list with no common type
+/// is compared item by item, as there.
+pub(super) fn in_list_unknown(
+    p: &mut Planner<'_>,
+    scope: &Scope,
+    x: Expr,
+    items: &[Expr],
+) -> Result<Expr> {
+    let Expr::Lit(v @ Value::Text(_)) = &x else {
+        return Ok(x);
+    };
+    let col_types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+    let types: Vec<Option<DataType>> = items
+        .iter()
+        .map(|e| match e {
+            Expr::Lit(Value::Text(_) | Value::Null) => None,
+            e => query::static_type(e, &col_types, &p.params),
+        })
+        .collect();
+    match query::select_common(&types, "IN") {
+        Ok(ty) if !matches!(ty, DataType::Text | DataType::Char(_) | DataType::Enum(_)) => {
+            // The literal has no modifier: `'abcd' IN (v)` over a
+            // varchar(3) compares all four characters.
+            let ty = query::unmodified(&ty);
+            coerce(v.clone(), &ty)?;
+            Ok(Expr::Cast(Box::new(x), ty))
+        }
+        _ => Ok(x),
+    }
+}
