@@ -158,6 +158,18 @@ pub struct Acl {
 }
 
 impl Acl {
+    /// An object's entry before any GRANT or REVOKE: its kind's default
+    /// owner and privileges.
+    fn initial(db: u32, kind: ObjKind, id: u32) -> Acl {
+        Acl {
+            db,
+            kind,
+            id,
+            owner: kind.default_owner(),
+            grants: None,
+        }
+    }
+
     fn default_grants(&self) -> Vec<(u32, u8)> {
         match self.kind {
             ObjKind::Table => vec![(self.owner, privs::ALL_TABLE)],
@@ -333,14 +345,7 @@ impl RoleCatalog {
     pub fn privileges(&self, oid: u32, db: u32, kind: ObjKind, id: u32) -> u8 {
         let grants = match self.acl(db, kind, id) {
             Some(a) => a.effective(),
-            None => Acl {
-                db,
-                kind,
-                id,
-                owner: kind.default_owner(),
-                grants: None,
-            }
-            .effective(),
+            None => Acl::initial(db, kind, id).effective(),
         };
         let mine = self.effective_roles_in(oid, db);
         grants
@@ -357,13 +362,7 @@ impl RoleCatalog {
         {
             Some(i) => i,
             None => {
-                self.acls.push(Acl {
-                    db,
-                    kind,
-                    id,
-                    owner: kind.default_owner(),
-                    grants: None,
-                });
+                self.acls.push(Acl::initial(db, kind, id));
                 self.acls.len() - 1
             }
         };
@@ -449,17 +448,9 @@ impl RoleCatalog {
         let stored = self.acl(db, kind, id);
         let (owner, grants) = match stored {
             Some(a) if a.grants.is_some() || kind == ObjKind::Schema => (a.owner, a.effective()),
-            None if kind == ObjKind::Schema => (
-                kind.default_owner(),
-                Acl {
-                    db,
-                    kind,
-                    id,
-                    owner: kind.default_owner(),
-                    grants: None,
-                }
-                .effective(),
-            ),
+            None if kind == ObjKind::Schema => {
+                (kind.default_owner(), Acl::initial(db, kind, id).effective())
+            }
             _ => return None,
         };
         let owner = acl_name(&self.name_of(owner));

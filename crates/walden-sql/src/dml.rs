@@ -71,6 +71,14 @@ pub(crate) struct Returning {
     pub(crate) exprs: Vec<Expr>,
 }
 
+impl Returning {
+    /// The RETURNING row for a written row (`row` as the list's scope
+    /// sees it).
+    pub(crate) fn row(&self, row: &[Value], env: &Env<'_>) -> Result<Vec<Value>> {
+        self.exprs.iter().map(|e| e.eval(row, env)).collect()
+    }
+}
+
 pub(crate) fn returning(
     p: &mut Planner<'_>,
     scope: &Arc<Scope>,
@@ -504,12 +512,7 @@ pub(crate) fn run_update(pl: &Planned, tx: &mut Transaction, ctx: &Ctx<'_>) -> R
                 }
                 None => stored.to_vec(),
             };
-            out_rows.push(
-                r.exprs
-                    .iter()
-                    .map(|e| e.eval(&seen, &env))
-                    .collect::<Result<Vec<_>>>()?,
-            );
+            out_rows.push(r.row(&seen, &env)?);
         }
     }
     fks.finish(tx, ctx)?;
@@ -591,12 +594,7 @@ pub(crate) fn run_delete(
             };
             if let Some(r) = &pl.returning {
                 let seen: &[Value] = joined.as_deref().unwrap_or(&row);
-                out_rows.push(
-                    r.exprs
-                        .iter()
-                        .map(|e| e.eval(seen, &env))
-                        .collect::<Result<Vec<_>>>()?,
-                );
+                out_rows.push(r.row(seen, &env)?);
             }
         }
         if tx.delete_in(&t, &k)? {

@@ -242,12 +242,7 @@ pub(crate) fn run_insert(
                         n += 1;
                         if let Some(r) = ret {
                             let env = ctx.env(tx);
-                            out_rows.push(
-                                r.exprs
-                                    .iter()
-                                    .map(|e| e.eval(&stored, &env))
-                                    .collect::<Result<Vec<_>>>()?,
-                            );
+                            out_rows.push(r.row(&stored, &env)?);
                         }
                         return Ok(());
                     }
@@ -263,12 +258,7 @@ pub(crate) fn run_insert(
         n += 1;
         if let Some(r) = ret {
             let env = ctx.env(tx);
-            out_rows.push(
-                r.exprs
-                    .iter()
-                    .map(|e| e.eval(&row, &env))
-                    .collect::<Result<Vec<_>>>()?,
-            );
+            out_rows.push(r.row(&row, &env)?);
         }
         Ok(())
     };

@@ -15,20 +15,12 @@ pub(super) fn rewrite(sql: &str) -> Result<Option<String>> {
     if !sql.to_ascii_uppercase().contains("IDENTITY") {
         return Ok(None);
     }
-    let Ok(toks) = Tokenizer::new(&PostgreSqlDialect {}, sql)
-        .with_unescape(false)
-        .tokenize()
-    else {
+    let Some(raw) = super::toks::Raw::new(sql) else {
         return Ok(None);
     };
-    let solid: Vec<usize> = (0..toks.len())
-        .filter(|i| !matches!(toks[*i], Token::Whitespace(_)))
-        .collect();
-    let tok = |k: usize| solid.get(k).map(|i| &toks[*i]);
-    let word = |k: usize| match tok(k) {
-        Some(Token::Word(w)) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
-        _ => String::new(),
-    };
+    let (toks, solid) = (&raw.toks, &raw.solid);
+    let tok = |k: usize| raw.tok(k);
+    let word = |k: usize| raw.word(k);
     // (first token, last token, replacement)
     let mut cuts: Vec<(usize, usize, String)> = Vec::new();
     let mut k = 0;
@@ -150,7 +142,7 @@ pub(super) fn rewrite(sql: &str) -> Result<Option<String>> {
     if cuts.is_empty() {
         return Ok(None);
     }
-    Ok(super::toks::splice(&toks, cuts))
+    Ok(super::toks::splice(toks, cuts))
 }
 
 /// The options of one list, as written.
@@ -213,10 +205,7 @@ fn name_part(t: Option<&Token>) -> Option<String> {
 /// token `at` belongs to `ALTER TABLE t ALTER [COLUMN] c ADD GENERATED ...`
 /// or to a column of `CREATE TABLE t (c type GENERATED ...)`.
 fn check_sequence_name(toks: &[&Token], at: usize, o: &IdentityOptions) -> Result<()> {
-    let word = |k: usize| match toks.get(k) {
-        Some(Token::Word(w)) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
-        _ => String::new(),
-    };
+    let word = |k: usize| super::toks::bare_word(toks.get(k).copied());
     // The table: the last part of the name after TABLE [IF [NOT] EXISTS] [ONLY].
     let mut after_table = 0;
     let mut table = None;
@@ -365,17 +354,9 @@ pub(super) fn rewrite_overriding(sql: &str) -> Option<String> {
     if !sql.to_ascii_uppercase().contains("OVERRIDING") {
         return None;
     }
-    let toks = Tokenizer::new(&PostgreSqlDialect {}, sql)
-        .with_unescape(false)
-        .tokenize()
-        .ok()?;
-    let solid: Vec<usize> = (0..toks.len())
-        .filter(|i| !matches!(toks[*i], Token::Whitespace(_)))
-        .collect();
-    let word = |k: usize| match solid.get(k).map(|i| &toks[*i]) {
-        Some(Token::Word(w)) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
-        _ => String::new(),
-    };
+    let raw = super::toks::Raw::new(sql)?;
+    let (toks, solid) = (&raw.toks, &raw.solid);
+    let word = |k: usize| raw.word(k);
     if word(0) != "INSERT" {
         return None;
     }

@@ -7,8 +7,7 @@
 //! `f(a, VARIADIC arr)`, whose last argument is marked by a call of
 //! `__walden_variadic(arr)` for `functions/compile.rs`.
 
-use sqlparser::dialect::PostgreSqlDialect;
-use sqlparser::tokenizer::{Token, Tokenizer};
+use sqlparser::tokenizer::Token;
 
 /// The comparison operators `OPERATOR(pg_catalog.op) ANY` is rewritten for.
 const COMPARISONS: &[&str] = &["=", "<>", "!=", "<", ">", "<=", ">="];
@@ -19,18 +18,9 @@ pub(super) fn rewrite(sql: &str) -> Option<String> {
     if !upper.contains("ONLY") && !upper.contains("OPERATOR") && !upper.contains("VARIADIC") {
         return None;
     }
-    let toks = Tokenizer::new(&PostgreSqlDialect {}, sql)
-        .with_unescape(false)
-        .tokenize()
-        .ok()?;
-    // Positions of the tokens that are not whitespace.
-    let solid: Vec<usize> = (0..toks.len())
-        .filter(|i| !matches!(toks[*i], Token::Whitespace(_)))
-        .collect();
-    let word = |k: usize| match solid.get(k).map(|i| &toks[*i]) {
-        Some(Token::Word(w)) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
-        _ => String::new(),
-    };
+    let raw = super::toks::Raw::new(sql)?;
+    let (toks, solid) = (&raw.toks, &raw.solid);
+    let word = |k: usize| raw.word(k);
     // VARIADIC in a routine's declaration (CREATE / DROP FUNCTION) is a
     // parameter mode, left for those statements' own refusal.
     let routine = (0..solid.len()).any(|k| {
@@ -110,7 +100,7 @@ pub(super) fn rewrite(sql: &str) -> Option<String> {
         return None;
     }
     cuts.sort_by_key(|c| c.0);
-    super::toks::splice(&toks, cuts)
+    super::toks::splice(toks, cuts)
 }
 
 fn is_pg_catalog(w: &sqlparser::tokenizer::Word) -> bool {

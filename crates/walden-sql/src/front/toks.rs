@@ -13,6 +13,46 @@ pub(super) fn words_and_tokens(sql: &str) -> Vec<Token> {
     }
 }
 
+/// A statement's raw tokens (escapes kept, so [`splice`] rebuilds its
+/// text) and where the ones that are not whitespace are: what the rewrites
+/// before parsing read.
+pub(super) struct Raw {
+    pub toks: Vec<Token>,
+    /// Positions in `toks` of the tokens that are not whitespace.
+    pub solid: Vec<usize>,
+}
+
+impl Raw {
+    pub fn new(sql: &str) -> Option<Raw> {
+        let toks = Tokenizer::new(&PostgreSqlDialect {}, sql)
+            .with_unescape(false)
+            .tokenize()
+            .ok()?;
+        let solid = (0..toks.len())
+            .filter(|i| !matches!(toks[*i], Token::Whitespace(_)))
+            .collect();
+        Some(Raw { toks, solid })
+    }
+
+    /// The `k`th token that is not whitespace.
+    pub fn tok(&self, k: usize) -> Option<&Token> {
+        self.solid.get(k).map(|i| &self.toks[*i])
+    }
+
+    /// The `k`th such token as an unquoted word, upper-cased ("" if not one).
+    pub fn word(&self, k: usize) -> String {
+        bare_word(self.tok(k))
+    }
+}
+
+/// An unquoted word, upper-cased; "" for anything else.
+pub(super) fn bare_word(t: Option<&Token>) -> String {
+    match t {
+        Some(Token::Word(w)) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
+        _ => String::new(),
+    }
+}
+
 /// The statement's text with each cut `(from, to, with)` (token positions,
 /// inclusive) replaced by `with`: the rewrites that turn PostgreSQL forms
 /// sqlparser lacks into ones it parses. `None` when the cuts are out of
