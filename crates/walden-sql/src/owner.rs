@@ -89,8 +89,9 @@ pub fn alter_owner(
                 return Err(crate::search_path::schema_denied());
             }
         }
+        // Grants stay, the old owner's becoming the new owner's.
         instance.update_roles_in(tx, |c| -> Result<()> {
-            c.set_owner(dbid, kind, id, role);
+            c.change_owner(dbid, kind, id, role);
             Ok(())
         })?;
     }

@@ -142,11 +142,13 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         V::Enum => out = super::enums::enum_rows(env),
         V::Range => {}
         V::Database => {
+            let cat = env.instance.roles_for(env.tx);
             for d in env.instance.databases() {
+                let owner = cat.owner_of(d.id(), walden_engine::roles::ObjKind::Database, d.id());
                 out.push(vec![
                     i(d.id() as i64),
                     t(d.name()),
-                    i(OWNER_OID),
+                    i(owner as i64),
                     i(6),
                     t("C.UTF-8"),
                     t("C.UTF-8"),

@@ -572,7 +572,9 @@ impl SqlSession {
             }
             Statement::AlterSchema(a) => {
                 let db = self.db.id();
-                self.in_tx(|tx, s| crate::public_schema::alter_schema(&s.who_in(tx), db, a))
+                self.in_tx(|tx, s| {
+                    crate::public_schema::alter_schema(&s.who_in(tx), &s.engine.instance, db, tx, a)
+                })
             }
             Statement::Comment {
                 object_type: ast::CommentObject::Schema,
