@@ -385,6 +385,11 @@ pub fn parse(sql: &str) -> Result<Command> {
         "ALTER" if t.is(1, "DATABASE") => {
             t.i += 2;
             let name = t.ident()?;
+            if t.is(0, "OWNER") {
+                return Err(SqlError::unsupported(
+                    "ALTER DATABASE ... OWNER TO (a database belongs to the role that created it)",
+                ));
+            }
             if !t.eat("SET") {
                 return Err(SqlError::syntax(
                     "syntax error: expected ALTER DATABASE name SET option = value",
