@@ -96,6 +96,7 @@ fn warning(code: &str, message: &str) -> Vec<(String, String, String)> {
 }
 
 const RELACL: &str = "SELECT relacl FROM pg_class WHERE relname = ";
+const DATACL: &str = "SELECT coalesce(datacl::text, 'none') FROM pg_database WHERE datname = 'edb'";
 const NSPACL: &str =
     "SELECT pg_get_userbyid(nspowner) || ' ' || nspacl FROM pg_namespace WHERE nspname = 'public'";
 
@@ -292,6 +293,16 @@ async fn body() {
     let mut erin_edb = login(&s, "erin", "e", "edb").await;
     erin_edb.run("ALTER SCHEMA public OWNER TO erin").await;
     assert_eq!(erin_edb.text(NSPACL).await, "erin {erin=UC/erin,=U/erin}");
+    // datacl: NULL for the default ACL; PostgreSQL's would also carry the
+    // T and C Walden's databases do not have.
+    assert_eq!(boot.text(DATACL).await, "none");
+    erin_edb
+        .run("GRANT CONNECT ON DATABASE edb TO alice WITH GRANT OPTION")
+        .await;
+    assert_eq!(
+        boot.text(DATACL).await,
+        "{=c/erin,erin=c/erin,alice=c*/erin}"
+    );
     drop((alice, bob, carol, dan, erin, erin_edb, boot));
 
     s.stop();
@@ -307,6 +318,10 @@ async fn body() {
         "dan {dan=UC/dan,=U/dan,alice=U*/dan,bob=U/alice}"
     );
     assert_eq!(boot.text(datdba).await, "edb=erin,walden=walden");
+    assert_eq!(
+        boot.text(DATACL).await,
+        "{=c/erin,erin=c/erin,alice=c*/erin}"
+    );
     assert_eq!(boot.text(has).await, "falsetruetruetruefalse");
     let erin_edb = login(&s, "erin", "e", "edb").await;
     assert_eq!(erin_edb.text(NSPACL).await, "erin {erin=UC/erin,=U/erin}");
