@@ -5,7 +5,8 @@
 //! REVOKE GRANT OPTION FOR with RESTRICT (2BP01) and CASCADE, grant options
 //! given back to their grantor (0LP01), has_table_privilege(... WITH GRANT
 //! OPTION), an owner change keeping grants, renames needing CREATE on
-//! `public`, ALTER SCHEMA public OWNER TO, pg_database.datdba; all of it
+//! `public`, ALTER SCHEMA public OWNER TO, ALTER DATABASE ... OWNER TO,
+//! pg_database.datdba and datacl; all of it
 //! still there after a restart.
 
 mod common;
@@ -303,6 +304,29 @@ async fn body() {
         boot.text(DATACL).await,
         "{=c/erin,erin=c/erin,alice=c*/erin}"
     );
+    // A database changes hands as PostgreSQL's does, its grants along.
+    assert_eq!(
+        erin.fails("ALTER DATABASE edb OWNER TO alice").await,
+        ("42501".into(), "must be member of role \"alice\"".into())
+    );
+    assert_eq!(
+        alice.fails("ALTER DATABASE edb OWNER TO alice").await,
+        ("42501".into(), "must be owner of database edb".into())
+    );
+    assert_eq!(
+        boot.fails("ALTER DATABASE nosuch OWNER TO bob").await.0,
+        "3D000"
+    );
+    assert_eq!(
+        boot.fails("ALTER DATABASE edb OWNER TO nosuch").await.0,
+        "42704"
+    );
+    boot.run("ALTER DATABASE edb OWNER TO carol").await;
+    assert_eq!(boot.text(datdba).await, "edb=carol,walden=walden");
+    assert_eq!(
+        boot.text(DATACL).await,
+        "{=c/carol,carol=c/carol,alice=c*/carol}"
+    );
     drop((alice, bob, carol, dan, erin, erin_edb, boot));
 
     s.stop();
@@ -317,10 +341,10 @@ async fn body() {
         boot.text(NSPACL).await,
         "dan {dan=UC/dan,=U/dan,alice=U*/dan,bob=U/alice}"
     );
-    assert_eq!(boot.text(datdba).await, "edb=erin,walden=walden");
+    assert_eq!(boot.text(datdba).await, "edb=carol,walden=walden");
     assert_eq!(
         boot.text(DATACL).await,
-        "{=c/erin,erin=c/erin,alice=c*/erin}"
+        "{=c/carol,carol=c/carol,alice=c*/carol}"
     );
     assert_eq!(boot.text(has).await, "falsetruetruetruefalse");
     let erin_edb = login(&s, "erin", "e", "edb").await;
