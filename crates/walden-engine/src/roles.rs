@@ -11,6 +11,9 @@ use crate::error::{EngineError, Result};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
+mod grants;
+pub use grants::{AclError, AclItem};
+
 /// The bootstrap superuser (PostgreSQL gives it OID 10 too).
 pub const BOOTSTRAP_OID: u32 = 10;
 /// Its name: the user clients connect as when they name none.
@@ -154,7 +157,7 @@ pub struct Acl {
     pub id: u32,
     pub owner: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub grants: Option<Vec<(u32, u8)>>,
+    pub grants: Option<Vec<AclItem>>,
 }
 
 impl Acl {
@@ -170,20 +173,27 @@ impl Acl {
         }
     }
 
-    fn default_grants(&self) -> Vec<(u32, u8)> {
+    fn default_grants(&self) -> Vec<AclItem> {
+        let by_owner = AclItem::by_owner;
         match self.kind {
-            ObjKind::Table => vec![(self.owner, privs::ALL_TABLE)],
-            ObjKind::Sequence => vec![(self.owner, privs::ALL_SEQUENCE)],
-            ObjKind::Database => vec![(PUBLIC, privs::CONNECT), (self.owner, privs::CONNECT)],
+            ObjKind::Table => vec![by_owner(self.owner, privs::ALL_TABLE)],
+            ObjKind::Sequence => vec![by_owner(self.owner, privs::ALL_SEQUENCE)],
+            ObjKind::Database => vec![
+                by_owner(PUBLIC, privs::CONNECT),
+                by_owner(self.owner, privs::CONNECT),
+            ],
             // PostgreSQL 15's `public`: its owner uses and creates, every
             // role uses (a schema made by CREATE SCHEMA would have the
             // owner's entry alone; Walden has no other schema).
-            ObjKind::Schema => vec![(self.owner, privs::ALL_SCHEMA), (PUBLIC, privs::USAGE)],
+            ObjKind::Schema => vec![
+                by_owner(self.owner, privs::ALL_SCHEMA),
+                by_owner(PUBLIC, privs::USAGE),
+            ],
         }
     }
 
     /// The explicit grants (the default ones when none were made).
-    pub fn effective(&self) -> Vec<(u32, u8)> {
+    pub fn effective(&self) -> Vec<AclItem> {
         self.grants.clone().unwrap_or_else(|| self.default_grants())
     }
 }
@@ -350,8 +360,8 @@ impl RoleCatalog {
         let mine = self.effective_roles_in(oid, db);
         grants
             .iter()
-            .filter(|(g, _)| *g == PUBLIC || mine.contains(g))
-            .fold(0, |acc, (_, p)| acc | p)
+            .filter(|i| i.grantee == PUBLIC || mine.contains(&i.grantee))
+            .fold(0, |acc, i| acc | i.privs)
     }
 
     fn acl_mut(&mut self, db: u32, kind: ObjKind, id: u32) -> &mut Acl {
@@ -387,7 +397,9 @@ impl RoleCatalog {
         self.acls.retain(|a| a.db != db);
     }
 
-    /// GRANT (`grant = true`) or REVOKE of `bits` for `grantee`.
+    /// GRANT (`grant = true`) or REVOKE of `bits` for `grantee` by the
+    /// owner, without grant options (REVOKE takes the grant options too,
+    /// and what was granted under them).
     pub fn change_grant(
         &mut self,
         db: u32,
@@ -397,16 +409,13 @@ impl RoleCatalog {
         bits: u8,
         grant: bool,
     ) {
-        let a = self.acl_mut(db, kind, id);
-        let mut list = a.effective();
-        match list.iter_mut().find(|(g, _)| *g == grantee) {
-            Some((_, p)) if grant => *p |= bits,
-            Some((_, p)) => *p &= !bits,
-            None if grant => list.push((grantee, bits)),
-            None => {}
-        }
-        list.retain(|(_, p)| *p != 0);
-        a.grants = Some(list);
+        let item = AclItem {
+            options: if grant { 0 } else { bits },
+            ..AclItem::by_owner(grantee, bits)
+        };
+        // Neither an owner's grant without options nor a cascading
+        // revoke can be refused.
+        let _ = self.update_acl(db, kind, id, item, grant, true);
     }
 
     /// A new role; fails if the name is taken.
@@ -436,7 +445,7 @@ impl RoleCatalog {
         self.members.retain(|m| m.role != oid && m.member != oid);
         for a in &mut self.acls {
             if let Some(g) = &mut a.grants {
-                g.retain(|(r, _)| *r != oid);
+                g.retain(|i| i.grantee != oid && i.grantor != Some(oid));
             }
         }
     }
@@ -453,21 +462,26 @@ impl RoleCatalog {
             }
             _ => return None,
         };
-        let owner = acl_name(&self.name_of(owner));
         let items: Vec<String> = grants
             .iter()
-            .map(|(g, p)| {
-                let who = if *g == PUBLIC {
+            .map(|i| {
+                let who = if i.grantee == PUBLIC {
                     String::new()
                 } else {
-                    acl_name(&self.name_of(*g))
+                    acl_name(&self.name_of(i.grantee))
                 };
-                let letters: String = privs::LETTERS
-                    .iter()
-                    .filter(|(b, _)| p & b != 0)
-                    .map(|(_, c)| *c)
-                    .collect();
-                format!("{who}={letters}/{owner}")
+                // Each letter, then `*` when it may be granted on.
+                let mut letters = String::new();
+                for (b, c) in privs::LETTERS {
+                    if i.privs & b != 0 {
+                        letters.push(*c);
+                        if i.options & b != 0 {
+                            letters.push('*');
+                        }
+                    }
+                }
+                let grantor = acl_name(&self.name_of(i.grantor.unwrap_or(owner)));
+                format!("{who}={letters}/{grantor}")
             })
             .collect();
         Some(format!("{{{}}}", items.join(",")))

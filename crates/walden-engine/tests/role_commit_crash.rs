@@ -15,7 +15,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use walden_engine::roles::{privs, ObjKind, Role, PUBLIC};
+use walden_engine::roles::{privs, AclItem, ObjKind, Role, PUBLIC};
 
 /// `public`'s id in the role catalog (its OID).
 const PUBLIC_SCHEMA: u32 = 2200;
@@ -121,6 +121,25 @@ fn child(dir: &Path) -> ! {
             false,
         );
         c.change_grant(dbid, ObjKind::Schema, PUBLIC_SCHEMA, r, privs::CREATE, true);
+        // So do a grant with grant option, one made under it, and an
+        // owner change.
+        let table = AclItem {
+            grantee: r,
+            grantor: None,
+            privs: privs::SELECT,
+            options: privs::SELECT,
+        };
+        c.update_acl(dbid, ObjKind::Table, 77, table, true, false)
+            .unwrap();
+        let passed_on = AclItem {
+            grantee: PUBLIC,
+            grantor: Some(r),
+            privs: privs::SELECT,
+            options: 0,
+        };
+        c.update_acl(dbid, ObjKind::Table, 77, passed_on, true, false)
+            .unwrap();
+        c.change_owner(dbid, ObjKind::Schema, PUBLIC_SCHEMA, r);
         Ok::<_, EngineError>(())
     })
     .unwrap();
@@ -192,8 +211,13 @@ fn a_kill_between_the_log_record_and_the_role_file_keeps_rows_and_roles() {
         roles
             .acl_text(dbid, ObjKind::Schema, PUBLIC_SCHEMA)
             .as_deref(),
-        Some("{pg_database_owner=UC/pg_database_owner,crashed=C/pg_database_owner}"),
-        "the schema privileges of the logged commit were not recovered"
+        Some("{crashed=UC/crashed}"),
+        "the schema privileges and owner of the logged commit were not recovered"
+    );
+    assert_eq!(
+        roles.acl_text(dbid, ObjKind::Table, 77).as_deref(),
+        Some("{walden=arwdD/walden,crashed=r*/walden,=r/crashed}"),
+        "the grant options of the logged commit were not recovered"
     );
     assert_eq!(row_ids(&inst), vec![1, 2]);
     // Reinstalled durably: the file has it before anything else ran.

@@ -27,6 +27,14 @@ pub const OUT_OF_MEMORY: &str = "53200";
 /// `internal_error`.
 pub const INTERNAL_ERROR: &str = "XX000";
 
+/// The SQLSTATE of a warning.
+pub fn warning(kind: walden_sql::WarningKind) -> &'static str {
+    match kind {
+        walden_sql::WarningKind::PrivilegeNotGranted => "01007",
+        walden_sql::WarningKind::PrivilegeNotRevoked => "01006",
+    }
+}
+
 /// The SQLSTATE of an error kind.
 pub fn sqlstate(kind: ErrorKind) -> &'static str {
     use ErrorKind as K;

@@ -109,6 +109,22 @@ impl ColumnOrigin {
     }
 }
 
+/// A WARNING a statement sends along with its result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Warning {
+    pub kind: WarningKind,
+    pub message: String,
+}
+
+/// What a warning is about (its SQLSTATE is the wire's business).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WarningKind {
+    /// A GRANT granted less than it named.
+    PrivilegeNotGranted,
+    /// A REVOKE revoked less than it named.
+    PrivilegeNotRevoked,
+}
+
 /// What one statement returned.
 #[derive(Clone, Debug, Default)]
 pub struct QueryOutput {
@@ -125,6 +141,8 @@ pub struct QueryOutput {
     pub copy_out: Option<CopyOut>,
     /// Notices to send to the client (e.g. "there is no transaction in progress").
     pub notices: Vec<String>,
+    /// Warnings to send to the client (PostgreSQL's WARNING level).
+    pub warnings: Vec<Warning>,
     /// Prepared statements the connection must drop (`DEALLOCATE`,
     /// `DISCARD ALL`): they live in the wire server, not in the session.
     pub deallocate: Option<Deallocate>,

@@ -89,10 +89,62 @@ pub fn alter_owner(
                 return Err(crate::search_path::schema_denied());
             }
         }
+        // Grants stay, the old owner's becoming the new owner's.
         instance.update_roles_in(tx, |c| -> Result<()> {
-            c.set_owner(dbid, kind, id, role);
+            c.change_owner(dbid, kind, id, role);
             Ok(())
         })?;
     }
     Ok(QueryOutput::command("ALTER TABLE"))
+}
+
+/// `ALTER DATABASE name OWNER TO role`, with PostgreSQL's checks: the
+/// database's owner (or a superuser) gives it to a role it is a member of,
+/// and needs CREATEDB. Its grants stay, the old owner's becoming the new
+/// owner's; its `public` (owned by `pg_database_owner`) follows the owner.
+pub fn alter_database_owner(
+    who: &Who,
+    instance: &Instance,
+    tx: &mut Transaction,
+    name: &str,
+    owner: Option<&str>,
+) -> Result<QueryOutput> {
+    let d = instance.database(name).map_err(|_| {
+        SqlError::new(
+            ErrorKind::UndefinedDatabase,
+            format!("database \"{name}\" does not exist"),
+        )
+    })?;
+    let role = match owner {
+        None => who.oid,
+        Some(n) => who.cat.oid_of(n).ok_or_else(|| {
+            SqlError::new(
+                ErrorKind::UndefinedObject,
+                format!("role \"{n}\" does not exist"),
+            )
+        })?,
+    };
+    let id = d.id();
+    if who.cat.owner_of(id, ObjKind::Database, id) == role {
+        return Ok(QueryOutput::command("ALTER DATABASE"));
+    }
+    if !who.superuser {
+        if !who.owns(id, ObjKind::Database, id) {
+            return Err(denied(format!("must be owner of database {}", d.name())));
+        }
+        if !who.cat.is_member_of(who.oid, role) {
+            return Err(denied(format!(
+                "must be member of role \"{}\"",
+                who.cat.name_of(role)
+            )));
+        }
+        if !who.cat.role_by_oid(who.oid).is_some_and(|r| r.createdb) {
+            return Err(denied("permission denied to change owner of database"));
+        }
+    }
+    instance.update_roles_in(tx, |c| -> Result<()> {
+        c.change_owner(id, ObjKind::Database, id, role);
+        Ok(())
+    })?;
+    Ok(QueryOutput::command("ALTER DATABASE"))
 }

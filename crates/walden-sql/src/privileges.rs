@@ -116,7 +116,7 @@ impl Who {
         let mut p = self.cat.privileges(self.oid, db, kind, id);
         if self.owns(db, kind, id) {
             // PostgreSQL's owner may revoke from itself; Walden's owner
-            // keeps its rights (there is no grant option to lose).
+            // keeps its rights (as it keeps its grant options in both).
             p |= privs::ALL_TABLE;
         }
         if kind == ObjKind::Table {
@@ -129,6 +129,16 @@ impl Who {
             }
         }
         p
+    }
+
+    /// The grant options this role holds on an object: all of them for a
+    /// superuser and the owner, else those granted to it (or to a role
+    /// whose privileges it has).
+    pub fn grant_options(&self, db: u32, kind: ObjKind, id: u32) -> u8 {
+        if self.superuser {
+            return u8::MAX;
+        }
+        self.cat.grant_options(self.oid, db, kind, id)
     }
 
     pub fn can_connect(&self, db: u32) -> bool {
@@ -321,6 +331,12 @@ pub fn check_command(who: &Who, instance: &Instance, db: &Database, cmd: &Comman
             None => Ok(()),
         }
     };
+    let create_in_schema = || -> Result<()> {
+        if who.schema_privileges(dbid) & privs::CREATE == 0 {
+            return Err(crate::search_path::schema_denied());
+        }
+        Ok(())
+    };
     match cmd {
         Command::Checkpoint if !who.has_privs_of(PG_CHECKPOINT) => {
             return Err(denied(
@@ -381,7 +397,23 @@ pub fn check_command(who: &Who, instance: &Instance, db: &Database, cmd: &Comman
                 }
             }
             Statement::CreateIndex(ci) => table_owner(&crate::query::object_last(&ci.table_name))?,
-            Statement::AlterTable(at) => table_owner(&crate::query::object_last(&at.name))?,
+            Statement::AlterTable(at) => {
+                table_owner(&crate::query::object_last(&at.name))?;
+                // A new name is a new entry in the schema: renaming needs
+                // CREATE there, as PostgreSQL's ALTER ... RENAME TO.
+                if at
+                    .operations
+                    .iter()
+                    .any(|op| matches!(op, ast::AlterTableOperation::RenameTable { .. }))
+                {
+                    create_in_schema()?;
+                }
+            }
+            Statement::AlterType(at)
+                if matches!(at.operation, ast::AlterTypeOperation::Rename(_)) =>
+            {
+                create_in_schema()?
+            }
             Statement::Copy {
                 source: ast::CopySource::Table { table_name, .. },
                 to,

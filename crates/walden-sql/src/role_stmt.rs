@@ -1,7 +1,8 @@
 //! CREATE / ALTER / DROP ROLE (and USER, GROUP), GRANT and REVOKE: parsed
 //! here (sqlparser's forms differ by dialect) and run against the instance's
-//! role catalog. What Walden cannot honour (VALID UNTIL, WITH GRANT OPTION,
-//! column privileges, ...) is refused with 0A000, never stored and ignored.
+//! role catalog (GRANT and REVOKE of privileges in `grant.rs`). What Walden
+//! cannot honour (VALID UNTIL, WITH ADMIN OPTION,
+//! column privileges, GRANTED BY, ...) is refused with 0A000, never stored and ignored.
 
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::front::{Command, Toks};
@@ -15,6 +16,7 @@ use walden_engine::roles::{
 use walden_engine::scram::ScramVerifier;
 use walden_engine::{Database, Instance, Transaction};
 
+mod grant;
 mod parse;
 
 pub use parse::*;
@@ -279,76 +281,10 @@ pub fn execute(
             })?;
             "DROP ROLE"
         }
-        AccessStmt::Privileges {
-            grant,
-            bits,
-            objects,
-            grantees,
-        } => {
-            let tag = if *grant { "GRANT" } else { "REVOKE" };
-            let grantees: Vec<String> = grantees.iter().map(|g| resolve(who, g)).collect();
-            let targets: Vec<(u32, ObjKind, u32, String)> = match objects {
-                Objects::PublicSchema => vec![(
-                    db.id(),
-                    ObjKind::Schema,
-                    crate::privileges::PUBLIC_SCHEMA,
-                    "public".to_string(),
-                )],
-                Objects::Tables(names) => names
-                    .iter()
-                    .map(|n| {
-                        let t = db.table_as(Some(tx.id()), n)?;
-                        Ok((db.id(), ObjKind::Table, t.id(), t.name().to_string()))
-                    })
-                    .collect::<Result<_>>()?,
-                Objects::AllTables => db
-                    .tables()
-                    .iter()
-                    .map(|t| (db.id(), ObjKind::Table, t.id(), t.name().to_string()))
-                    .collect(),
-                Objects::Databases(names) => names
-                    .iter()
-                    .map(|n| {
-                        let d = instance.database(n).map_err(|_| {
-                            SqlError::new(
-                                ErrorKind::UndefinedDatabase,
-                                format!("database \"{n}\" does not exist"),
-                            )
-                        })?;
-                        Ok((d.id(), ObjKind::Database, d.id(), d.name().to_string()))
-                    })
-                    .collect::<Result<_>>()?,
-            };
-            for (d, kind, id, n) in &targets {
-                if !who.owns(*d, *kind, *id) {
-                    // PostgreSQL warns instead when the role holds some
-                    // privilege without a grant option; Walden has no
-                    // grant options, so only owners grant.
-                    let what = match kind {
-                        ObjKind::Database => "database",
-                        ObjKind::Schema => "schema",
-                        _ => "table",
-                    };
-                    return Err(denied(format!("permission denied for {what} {n}")));
-                }
-            }
-            instance.update_roles_in(tx, |c| -> Result<()> {
-                let mut oids = Vec::new();
-                for g in &grantees {
-                    oids.push(if g == "PUBLIC" {
-                        PUBLIC
-                    } else {
-                        c.oid_of(g).ok_or_else(|| no_role(g))?
-                    });
-                }
-                for (d, kind, id, _) in &targets {
-                    for &g in &oids {
-                        c.change_grant(*d, *kind, *id, g, *bits, *grant);
-                    }
-                }
-                Ok(())
-            })?;
-            tag
+        AccessStmt::Privileges { .. } => {
+            let mut out = grant::privileges(who, instance, db, tx, stmt)?;
+            out.notices.append(&mut notices);
+            return Ok(out);
         }
         AccessStmt::Membership {
             grant,
@@ -457,7 +393,7 @@ fn dependencies(c: &RoleCatalog, instance: &Instance, oid: u32) -> Vec<String> {
         } else if a
             .grants
             .as_ref()
-            .is_some_and(|g| g.iter().any(|(r, _)| *r == oid))
+            .is_some_and(|g| g.iter().any(|i| i.grantee == oid || i.grantor == Some(oid)))
         {
             out.push(format!("privileges for {what}"));
         }

@@ -372,6 +372,17 @@ impl Settings {
         }
     }
 
+    /// Whether WARNINGs reach the client (`client_min_messages` at
+    /// `warning` or below).
+    pub fn warnings_shown(&self) -> bool {
+        let level = self.get("client_min_messages");
+        let rank = |l: &str| params::MESSAGE_LEVELS.iter().position(|m| *m == l);
+        match level.as_deref().and_then(rank) {
+            Some(r) => r <= rank("warning").unwrap_or(0),
+            None => true,
+        }
+    }
+
     /// `RESET ALL` (asyncpg runs it whenever a pooled connection is released).
     pub fn reset_all(&self) {
         self.remember(None);

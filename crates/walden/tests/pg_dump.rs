@@ -8,8 +8,8 @@
 //! identity columns come back through `ALTER TABLE ... ADD GENERATED`. The
 //! restored rows must equal PostgreSQL's, the serial and identity
 //! columns keep working (the next insert gets the id PostgreSQL gives), and
-//! the `public` schema's privileges (the dump's REVOKE and GRANT on it) are
-//! PostgreSQL's.
+//! the `public` schema's privileges (the dump's REVOKE and GRANT on it) and
+//! a table's grants (one WITH GRANT OPTION) are PostgreSQL's.
 //! The other direction (pg_dump of a Walden database) is in
 //! `pg_dump_of_walden.rs`.
 
@@ -69,7 +69,17 @@ DELETE FROM pd_always WHERE id > 11;
 -- The schema's privileges: the dump revokes and grants on it.
 REVOKE USAGE ON SCHEMA public FROM PUBLIC;
 GRANT ALL ON SCHEMA public TO postgres;
+-- Table grants, one of them with grant option.
+CREATE ROLE pd_reader;
+GRANT SELECT ON pd_item TO pd_reader WITH GRANT OPTION;
+GRANT INSERT ON pd_item TO pd_reader;
 "#;
+
+/// What pd_reader holds on pd_item (the ACL texts differ: PostgreSQL's
+/// owner also has REFERENCES and TRIGGER).
+const READER: &str = "SELECT has_table_privilege('pd_reader', 'pd_item', 'SELECT WITH GRANT OPTION')::text \
+                      || has_table_privilege('pd_reader', 'pd_item', 'INSERT WITH GRANT OPTION')::text \
+                      || has_table_privilege('pd_reader', 'pd_item', 'INSERT')::text";
 
 /// `public`'s ACL, which the restores must carry over.
 const NSPACL: &str = "SELECT nspacl FROM pg_namespace WHERE nspname = 'public'";
@@ -247,6 +257,8 @@ fn postgres_dumps_restore_into_walden_with_equal_contents() {
                 "-c",
                 "CREATE ROLE postgres",
                 "-c",
+                "CREATE ROLE pd_reader",
+                "-c",
                 "CREATE DATABASE plain_copy",
                 "-c",
                 "CREATE DATABASE custom_copy",
@@ -301,6 +313,11 @@ fn postgres_dumps_restore_into_walden_with_equal_contents() {
             ok(w(db, &["-A", "-t", "-c", NSPACL]), "nspacl"),
             want_acl,
             "the schema's privileges in {db}"
+        );
+        assert_eq!(
+            ok(w(db, &["-A", "-t", "-c", READER]), "grants").trim(),
+            "truefalsetrue",
+            "the table's grants in {db}"
         );
         // Objects belong to the dump's owner.
         assert_eq!(

@@ -9,7 +9,8 @@
 //! and sequence go on from the source's position. `pg_dump --schema-only`
 //! of the PostgreSQL copy equals that of the Walden source, line for line
 //! (tables, columns, types, defaults, NOT NULL, keys, UNIQUE, CHECK,
-//! foreign keys, indexes, sequences, ownership, schema privileges). A fresh
+//! foreign keys, indexes, sequences, ownership, the schema's owner and
+//! privileges, table grants with and without grant option). A fresh
 //! database dumps as a fresh PostgreSQL 15 one does: no statement about
 //! the `public` schema.
 
@@ -53,6 +54,13 @@ CREATE TABLE wd_line (
     PRIMARY KEY (item_id, n)
 );
 CREATE INDEX wd_line_amount ON wd_line (amount);
+-- A grant that may be passed on, beside one that may not: the dump grants
+-- the first WITH GRANT OPTION.
+CREATE ROLE wd_reader;
+GRANT SELECT ON wd_item TO wd_reader WITH GRANT OPTION;
+GRANT INSERT ON wd_item TO wd_reader;
+-- The schema changes hands: the dump gives it back to its owner.
+ALTER SCHEMA public OWNER TO wd_reader;
 CREATE SEQUENCE wd_ticket START 100 INCREMENT 5;
 CREATE TABLE wd_plain (k text, v bigint DEFAULT nextval('wd_ticket'));
 INSERT INTO wd_item (code, name, price, qty, born, seen, at, flag, uid, data, ratio, tags, nums, doc, docb, note)
@@ -319,6 +327,8 @@ fn walden_dumps_restore_into_postgres_and_walden_with_equal_contents() {
                 "-c",
                 "CREATE ROLE walden",
                 "-c",
+                "CREATE ROLE wd_reader",
+                "-c",
                 "CREATE DATABASE plain_copy",
                 "-c",
                 "CREATE DATABASE custom_copy",
@@ -500,6 +510,16 @@ fn walden_dumps_restore_into_postgres_and_walden_with_equal_contents() {
         source_schema.contains("REVOKE USAGE ON SCHEMA public FROM PUBLIC;")
             && source_schema.contains("GRANT CREATE ON SCHEMA public TO PUBLIC;"),
         "the dump carries the schema's privileges:\n{source_schema}"
+    );
+    assert!(
+        source_schema
+            .contains("GRANT SELECT ON TABLE public.wd_item TO wd_reader WITH GRANT OPTION;")
+            && source_schema.contains("GRANT INSERT ON TABLE public.wd_item TO wd_reader;"),
+        "the dump carries the table's grants, the grant option too:\n{source_schema}"
+    );
+    assert!(
+        source_schema.contains("ALTER SCHEMA public OWNER TO wd_reader;"),
+        "the dump carries the schema's owner:\n{source_schema}"
     );
     // So do the Walden copies: serial columns came back as serial columns,
     // identity columns as identity columns, the schema's privileges as

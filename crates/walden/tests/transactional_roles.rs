@@ -36,6 +36,13 @@ const ACL: &str = "SELECT rolname, has_table_privilege(rolname, 't', 'SELECT'), 
                    has_table_privilege(rolname, 't', 'UPDATE') \
                    FROM pg_roles WHERE rolname IN ('r1', 'r2') ORDER BY 1";
 
+/// Each role's grant options on `t` (and SELECT itself).
+const GRANT_OPTIONS: &str = "SELECT rolname, \
+                             has_table_privilege(rolname, 't', 'SELECT WITH GRANT OPTION'), \
+                             has_table_privilege(rolname, 't', 'INSERT WITH GRANT OPTION'), \
+                             has_table_privilege(rolname, 't', 'SELECT') \
+                             FROM pg_roles WHERE rolname IN ('r1', 'r2') ORDER BY 1";
+
 /// `public`'s ACL (PostgreSQL 15's form on both sides).
 const NSP: &str = "SELECT pg_get_userbyid(nspowner), nspacl FROM pg_namespace \
                    WHERE nspname = 'public'";
@@ -207,6 +214,47 @@ fn schedules() -> Vec<Schedule> {
             checks: vec![
                 "SELECT pg_get_userbyid(relowner) = 'r1' FROM pg_class WHERE relname = 't'",
             ],
+        },
+        Schedule {
+            name: "grant options and the schema's owner: transactional, as PostgreSQL 15",
+            steps: vec![
+                (0, "CREATE ROLE r1"),
+                (0, "CREATE ROLE r2"),
+                (0, "BEGIN"),
+                (0, "GRANT SELECT, INSERT ON t TO r1 WITH GRANT OPTION"),
+                (0, GRANT_OPTIONS),
+                (1, GRANT_OPTIONS),
+                (0, "ROLLBACK"),
+                (0, GRANT_OPTIONS),
+                (0, "GRANT SELECT ON t TO r1 WITH GRANT OPTION"),
+                (0, "GRANT SELECT ON t TO PUBLIC WITH GRANT OPTION"),
+                (0, "BEGIN"),
+                (0, "REVOKE GRANT OPTION FOR SELECT ON t FROM r1 RESTRICT"),
+                (0, GRANT_OPTIONS),
+                (1, GRANT_OPTIONS),
+                (0, "COMMIT"),
+                (1, GRANT_OPTIONS),
+                (0, "GRANT USAGE ON SCHEMA public TO r1 WITH GRANT OPTION"),
+                (0, NSP),
+                (0, "BEGIN"),
+                (0, "ALTER SCHEMA public OWNER TO r1"),
+                (0, NSP),
+                (1, NSP),
+                (0, "ROLLBACK"),
+                (0, "ALTER SCHEMA public OWNER TO r2"),
+                (1, NSP),
+                (
+                    1,
+                    "SELECT has_schema_privilege('r2', 'public', 'CREATE WITH GRANT OPTION'), \
+                     has_schema_privilege('r1', 'public', 'USAGE WITH GRANT OPTION'), \
+                     has_schema_privilege('r1', 'public', 'CREATE WITH GRANT OPTION, USAGE')",
+                ),
+                (1, "DROP ROLE r2"),
+                (1, "ALTER SCHEMA public OWNER TO pg_database_owner"),
+                (1, "REVOKE ALL ON SCHEMA public FROM r1 CASCADE"),
+                (1, NSP),
+            ],
+            checks: vec![NSP, GRANT_OPTIONS],
         },
     ]
 }

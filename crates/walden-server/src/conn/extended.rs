@@ -292,6 +292,7 @@ impl Connection {
             }
         }
         self.notices(&out.notices).await?;
+        self.warnings(&out.warnings).await?;
         if let Some(copy) = &out.copy_in {
             return self.copy_in(copy, true).await;
         }

@@ -454,6 +454,21 @@ impl Connection {
         Ok(Flow::Continue)
     }
 
+    async fn warnings(&mut self, warnings: &[walden_sql::Warning]) -> IoResult {
+        for w in warnings {
+            self.send(PgWireBackendMessage::NoticeResponse(NoticeResponse::new(
+                vec![
+                    (b'S', "WARNING".to_string()),
+                    (b'V', "WARNING".to_string()),
+                    (b'C', crate::sqlstate::warning(w.kind).to_string()),
+                    (b'M', w.message.clone()),
+                ],
+            )))
+            .await?;
+        }
+        Ok(())
+    }
+
     async fn notices(&mut self, notices: &[String]) -> IoResult {
         for n in notices {
             self.send(PgWireBackendMessage::NoticeResponse(NoticeResponse::new(
@@ -529,6 +544,7 @@ impl Connection {
             }
         }
         self.notices(&out.notices).await?;
+        self.warnings(&out.warnings).await?;
         if let Some(copy) = &out.copy_in {
             return self.copy_in(copy, false).await;
         }

@@ -62,6 +62,11 @@ pub enum Command {
         name: String,
         if_exists: bool,
     },
+    /// `ALTER DATABASE name OWNER TO role` (`None`: the current user).
+    AlterDatabaseOwner {
+        name: String,
+        owner: Option<String>,
+    },
     /// `ALTER DATABASE name SET option = value`.
     AlterDatabase {
         name: String,

@@ -385,6 +385,28 @@ pub fn parse(sql: &str) -> Result<Command> {
         "ALTER" if t.is(1, "DATABASE") => {
             t.i += 2;
             let name = t.ident()?;
+            if t.eat("OWNER") {
+                if !t.eat("TO") {
+                    return Err(SqlError::syntax(
+                        "syntax error: expected ALTER DATABASE name OWNER TO role",
+                    ));
+                }
+                let current = !t.quoted(0)
+                    && matches!(
+                        t.word(0).as_deref(),
+                        Some("CURRENT_USER" | "SESSION_USER" | "CURRENT_ROLE")
+                    );
+                let owner = if current {
+                    t.next();
+                    None
+                } else {
+                    let quoted = t.quoted(0);
+                    let n = t.ident()?;
+                    Some(if quoted { n } else { n.to_ascii_lowercase() })
+                };
+                t.end("ALTER DATABASE ... OWNER TO")?;
+                return Ok(Command::AlterDatabaseOwner { name, owner });
+            }
             if !t.eat("SET") {
                 return Err(SqlError::syntax(
                     "syntax error: expected ALTER DATABASE name SET option = value",

@@ -142,11 +142,17 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         V::Enum => out = super::enums::enum_rows(env),
         V::Range => {}
         V::Database => {
+            // Owner and ACL from the role catalog (NULL until a GRANT or
+            // REVOKE, as PostgreSQL's default ACL).
+            let cat = env.instance.roles_for(env.tx);
+            let kind = walden_engine::roles::ObjKind::Database;
             for d in env.instance.databases() {
+                let owner = cat.owner_of(d.id(), kind, d.id());
+                let acl = cat.acl_text(d.id(), kind, d.id()).map_or(NULL, t);
                 out.push(vec![
                     i(d.id() as i64),
                     t(d.name()),
-                    i(OWNER_OID),
+                    i(owner as i64),
                     i(6),
                     t("C.UTF-8"),
                     t("C.UTF-8"),
@@ -156,7 +162,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     b(true),
                     i(-1),
                     i(1663),
-                    NULL,
+                    acl,
                 ]);
             }
         }

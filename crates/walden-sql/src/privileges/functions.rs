@@ -70,17 +70,19 @@ fn schema_arg(v: &Value) -> Result<Option<bool>> {
     }
 }
 
-/// Privilege names, `'SELECT, INSERT'` meaning any of them (PostgreSQL's rule).
-fn priv_bits(s: &str, allowed: &[(&str, u8)]) -> Result<u8> {
-    let mut bits = 0;
+/// Privilege names, `'SELECT, INSERT'` meaning any of them (PostgreSQL's
+/// rule): the privileges asked for, and those asked for `WITH GRANT
+/// OPTION` (which ask for the grant option alone).
+fn priv_bits(s: &str, allowed: &[(&str, u8)]) -> Result<(u8, u8)> {
+    let (mut bits, mut options) = (0, 0);
     for part in s.split(',') {
         let p = part.trim().to_ascii_uppercase();
-        let p = p
-            .strip_suffix(" WITH GRANT OPTION")
-            .unwrap_or(&p)
-            .trim()
-            .to_string();
+        let (p, with_option) = match p.strip_suffix(" WITH GRANT OPTION") {
+            Some(base) => (base.trim().to_string(), true),
+            None => (p.clone(), false),
+        };
         match allowed.iter().find(|(n, _)| *n == p) {
+            Some((_, b)) if with_option => options |= b,
             Some((_, b)) => bits |= b,
             None if p == "REFERENCES"
                 || p == "TRIGGER"
@@ -95,7 +97,7 @@ fn priv_bits(s: &str, allowed: &[(&str, u8)]) -> Result<u8> {
             }
         }
     }
-    Ok(bits)
+    Ok((bits, options))
 }
 
 const TABLE_PRIVS: &[(&str, u8)] = &[
@@ -168,8 +170,9 @@ pub fn call(f: PrivFn, a: &[Value], env: &crate::expr::Env<'_>) -> Result<Value>
             let Some(table) = table else {
                 return Ok(Value::Null);
             };
-            let bits = priv_bits(&privilege, TABLE_PRIVS)?;
-            bits != 0 && who.table_privileges(dbid, ObjKind::Table, table.id()) & bits != 0
+            let (bits, options) = priv_bits(&privilege, TABLE_PRIVS)?;
+            who.table_privileges(dbid, ObjKind::Table, table.id()) & bits != 0
+                || who.grant_options(dbid, ObjKind::Table, table.id()) & options != 0
         }
         PrivFn::Database => {
             let d = match &rest[0] {
@@ -184,19 +187,23 @@ pub fn call(f: PrivFn, a: &[Value], env: &crate::expr::Env<'_>) -> Result<Value>
                     format!("database \"{}\" does not exist", text_of(&rest[0])),
                 )
             })?;
-            let bits = priv_bits(&privilege, &[("CONNECT", privs::CONNECT)])?;
-            bits != 0 && who.can_connect(d.id())
+            let (bits, options) = priv_bits(&privilege, &[("CONNECT", privs::CONNECT)])?;
+            (bits != 0 && who.can_connect(d.id()))
+                || who.grant_options(d.id(), ObjKind::Database, d.id()) & options != 0
         }
         PrivFn::Schema => {
-            let bits = priv_bits(
+            let (bits, options) = priv_bits(
                 &privilege,
                 &[("USAGE", privs::USAGE), ("CREATE", privs::CREATE)],
             )?;
             match schema_arg(&rest[0])? {
                 // The catalog schemas: every role uses them, only
-                // superusers create (as they may anything).
+                // superusers create (as they may anything) or grant.
                 Some(false) => who.superuser || bits & privs::USAGE != 0,
-                Some(true) => bits & who.schema_privileges(dbid) != 0,
+                Some(true) => {
+                    bits & who.schema_privileges(dbid) != 0
+                        || who.grant_options(dbid, ObjKind::Schema, PUBLIC_SCHEMA) & options != 0
+                }
                 None => return Ok(Value::Null),
             }
         }

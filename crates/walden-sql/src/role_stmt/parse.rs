@@ -56,8 +56,15 @@ pub enum AccessStmt {
     Privileges {
         grant: bool,
         bits: u8,
+        /// `ALL [PRIVILEGES]` (no warning when only some could be granted).
+        all: bool,
+        /// GRANT ... WITH GRANT OPTION; REVOKE GRANT OPTION FOR ...
+        grant_option: bool,
         objects: Objects,
         grantees: Vec<String>,
+        /// REVOKE ... CASCADE (RESTRICT, the default, refuses to revoke
+        /// what others granted under a revoked grant option).
+        cascade: bool,
     },
     /// GRANT / REVOKE role membership.
     Membership {
@@ -292,10 +299,16 @@ fn privilege_bit(w: &str) -> Result<u8> {
 
 fn parse_grant(grant: bool, t: &mut Toks) -> Result<AccessStmt> {
     let what = if grant { "GRANT" } else { "REVOKE" };
-    if !grant && (t.is(0, "GRANT") || t.is(0, "ADMIN")) && t.is(1, "OPTION") {
-        return Err(SqlError::unsupported(
-            "REVOKE GRANT OPTION FOR / ADMIN OPTION FOR",
-        ));
+    if !grant && t.is(0, "ADMIN") && t.is(1, "OPTION") {
+        return Err(SqlError::unsupported("REVOKE ADMIN OPTION FOR"));
+    }
+    let option_for = !grant && t.is(0, "GRANT") && t.is(1, "OPTION");
+    if option_for {
+        t.next();
+        t.next();
+        if !t.eat("FOR") {
+            return Err(syntax(t, "REVOKE GRANT OPTION FOR"));
+        }
     }
     // Privileges or role names, up to ON (privileges) or TO/FROM (roles).
     let mut words: Vec<(String, bool)> = Vec::new();
@@ -414,12 +427,21 @@ fn parse_grant(grant: bool, t: &mut Toks) -> Result<AccessStmt> {
             return Err(syntax(t, what));
         }
         let grantees = name_list(t, role_spec)?;
-        finish_grant(t, grant)?;
+        let with_option = grant && t.is(0, "WITH") && t.is(1, "GRANT") && t.is(2, "OPTION");
+        if with_option {
+            t.next();
+            t.next();
+            t.next();
+        }
+        let cascade = finish_grant(t, grant)?;
         return Ok(AccessStmt::Privileges {
             grant,
             bits,
+            all,
+            grant_option: with_option || option_for,
             objects,
             grantees,
+            cascade,
         });
     }
     if all {
@@ -433,6 +455,11 @@ fn parse_grant(grant: bool, t: &mut Toks) -> Result<AccessStmt> {
         .into_iter()
         .map(|(w, quoted)| if quoted { w } else { w.to_ascii_lowercase() })
         .collect();
+    if option_for {
+        return Err(SqlError::unsupported(
+            "REVOKE GRANT OPTION FOR role membership (there is no admin option)",
+        ));
+    }
     let members = name_list(t, role_spec)?;
     finish_grant(t, grant)?;
     Ok(AccessStmt::Membership {
@@ -442,21 +469,26 @@ fn parse_grant(grant: bool, t: &mut Toks) -> Result<AccessStmt> {
     })
 }
 
-fn finish_grant(t: &mut Toks, grant: bool) -> Result<()> {
+/// The end of a GRANT or REVOKE; whether a REVOKE said CASCADE.
+fn finish_grant(t: &mut Toks, grant: bool) -> Result<bool> {
     if t.is(0, "WITH") {
         return Err(SqlError::unsupported(
-            "WITH GRANT OPTION / WITH ADMIN OPTION (only owners and superusers grant)",
+            "WITH ADMIN OPTION (role memberships have no admin option)",
         ));
     }
     if t.is(0, "GRANTED") {
         return Err(SqlError::unsupported("GRANTED BY"));
     }
+    let mut cascade = false;
     if !grant {
-        // RESTRICT is the default; CASCADE has nothing to cascade to
-        // without grant options.
-        let _ = t.eat("RESTRICT") || t.eat("CASCADE");
+        // RESTRICT is the default.
+        cascade = t.eat("CASCADE");
+        if !cascade {
+            t.eat("RESTRICT");
+        }
     }
-    t.end(if grant { "GRANT" } else { "REVOKE" })
+    t.end(if grant { "GRANT" } else { "REVOKE" })?;
+    Ok(cascade)
 }
 
 fn check_schema(s: &str) -> Result<()> {

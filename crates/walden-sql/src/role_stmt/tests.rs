@@ -36,8 +36,11 @@ fn parses_roles_and_grants() {
         AccessStmt::Privileges {
             grant: true,
             bits: privs::SELECT | privs::INSERT,
+            all: false,
+            grant_option: false,
             objects: Objects::Tables(vec!["t".into(), "u".into()]),
             grantees: vec!["alice".into(), "PUBLIC".into()],
+            cascade: false,
         }
     );
     assert_eq!(
@@ -45,8 +48,11 @@ fn parses_roles_and_grants() {
         AccessStmt::Privileges {
             grant: false,
             bits: privs::ALL_TABLE,
+            all: true,
+            grant_option: false,
             objects: Objects::AllTables,
             grantees: vec!["bob".into()],
+            cascade: true,
         }
     );
     assert_eq!(
@@ -69,8 +75,11 @@ fn parses_roles_and_grants() {
         AccessStmt::Privileges {
             grant: false,
             bits: privs::ALL_SCHEMA,
+            all: true,
+            grant_option: false,
             objects: Objects::PublicSchema,
             grantees: vec!["PUBLIC".into()],
+            cascade: false,
         }
     );
     assert_eq!(
@@ -78,8 +87,35 @@ fn parses_roles_and_grants() {
         AccessStmt::Privileges {
             grant: true,
             bits: privs::ALL_SCHEMA,
+            all: false,
+            grant_option: false,
             objects: Objects::PublicSchema,
             grantees: vec!["a".into()],
+            cascade: false,
+        }
+    );
+    assert_eq!(
+        p("GRANT USAGE ON SCHEMA public TO a WITH GRANT OPTION"),
+        AccessStmt::Privileges {
+            grant: true,
+            bits: privs::USAGE,
+            all: false,
+            grant_option: true,
+            objects: Objects::PublicSchema,
+            grantees: vec!["a".into()],
+            cascade: false,
+        }
+    );
+    assert_eq!(
+        p("REVOKE GRANT OPTION FOR SELECT ON t FROM a RESTRICT"),
+        AccessStmt::Privileges {
+            grant: false,
+            bits: privs::SELECT,
+            all: false,
+            grant_option: true,
+            objects: Objects::Tables(vec!["t".into()]),
+            grantees: vec!["a".into()],
+            cascade: false,
         }
     );
     for (sql, kind) in [
@@ -93,10 +129,6 @@ fn parses_roles_and_grants() {
         ),
         ("GRANT CREATE ON t TO a", ErrorKind::FeatureNotSupported),
         (
-            "GRANT USAGE ON SCHEMA public TO a WITH GRANT OPTION",
-            ErrorKind::FeatureNotSupported,
-        ),
-        (
             "ALTER DEFAULT PRIVILEGES GRANT SELECT ON TABLES TO a",
             ErrorKind::FeatureNotSupported,
         ),
@@ -105,7 +137,10 @@ fn parses_roles_and_grants() {
         assert_eq!(e.kind, kind, "{sql}: {e}");
     }
     for refused in [
-        "GRANT SELECT ON t TO a WITH GRANT OPTION",
+        "GRANT r TO a WITH ADMIN OPTION",
+        "REVOKE ADMIN OPTION FOR r FROM a",
+        "REVOKE GRANT OPTION FOR r FROM a",
+        "GRANT SELECT ON t TO a GRANTED BY b",
         "GRANT SELECT (x) ON t TO a",
         "CREATE ROLE a VALID UNTIL '2030-01-01'",
         "GRANT REFERENCES ON t TO a",

@@ -53,7 +53,9 @@ impl SqlSession {
             Command::CreateSequence { .. } => Some("CREATE SEQUENCE"),
             Command::AlterSequenceOwnedBy { .. } => Some("ALTER SEQUENCE"),
             Command::AlterIdentity(_) => Some("ALTER TABLE"),
-            Command::AlterDatabase { .. } => Some("ALTER DATABASE"),
+            Command::AlterDatabase { .. } | Command::AlterDatabaseOwner { .. } => {
+                Some("ALTER DATABASE")
+            }
             Command::CreateDatabase(_) => Some("CREATE DATABASE"),
             Command::DropDatabase { .. } => Some("DROP DATABASE"),
             Command::Access(a) => Some(a.name()),
@@ -325,6 +327,16 @@ impl SqlSession {
                     Err(e) => Err(e.into()),
                 }
             }
+            Command::AlterDatabaseOwner { name, owner } => self.in_tx(|tx, s| {
+                let who = s.who_in(tx);
+                crate::owner::alter_database_owner(
+                    &who,
+                    &s.engine.instance,
+                    tx,
+                    name,
+                    owner.as_deref(),
+                )
+            }),
             Command::AlterDatabase {
                 name,
                 option,
@@ -572,7 +584,9 @@ impl SqlSession {
             }
             Statement::AlterSchema(a) => {
                 let db = self.db.id();
-                self.in_tx(|tx, s| crate::public_schema::alter_schema(&s.who_in(tx), db, a))
+                self.in_tx(|tx, s| {
+                    crate::public_schema::alter_schema(&s.who_in(tx), &s.engine.instance, db, tx, a)
+                })
             }
             Statement::Comment {
                 object_type: ast::CommentObject::Schema,
@@ -712,7 +726,7 @@ fn outside_block_only(cmd: &Command) -> Option<&'static str> {
     Some(match cmd {
         Command::CreateDatabase(_) => "CREATE DATABASE",
         Command::DropDatabase { .. } => "DROP DATABASE",
-        Command::AlterDatabase { .. } => "ALTER DATABASE",
+        Command::AlterDatabase { .. } | Command::AlterDatabaseOwner { .. } => "ALTER DATABASE",
         Command::BackupDatabase { .. } => "BACKUP DATABASE",
         Command::BackupLog { .. } => "BACKUP LOG",
         Command::CreateAvailabilityGroup(_) => "CREATE AVAILABILITY GROUP",

@@ -323,6 +323,9 @@ impl SqlSession {
                 if !out.notices.is_empty() && !self.settings.notices_shown() {
                     out.notices.clear();
                 }
+                if !out.warnings.is_empty() && !self.settings.warnings_shown() {
+                    out.warnings.clear();
+                }
                 Ok(out)
             }
             r => r,
