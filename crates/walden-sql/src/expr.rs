@@ -26,6 +26,7 @@ use common::in_list_unknown;
 pub(crate) use common::resolve_common;
 pub use compile::*;
 pub use ops::*;
+pub(crate) use regcast::reg_at_run_time;
 use regcast::*;
 
 /// A column visible in a scope.

@@ -158,7 +158,9 @@ impl Expr {
                 } else {
                     (l, r)
                 };
-                p.infer_pair(&l, &r, scope);
+                if op != BinOp::Concat {
+                    p.infer_pair(&l, &r, scope);
+                }
                 // char(n) compares without its trailing blanks, as PostgreSQL's
                 // bpchar does ('ab   ' = 'ab').
                 let (l, r) = if matches!(
@@ -167,6 +169,11 @@ impl Expr {
                 ) && (is_char(p, scope, &l) || is_char(p, scope, &r))
                 {
                     (unpad(l), unpad(r))
+                } else {
+                    (l, r)
+                };
+                let (l, r) = if op == BinOp::Concat {
+                    concat_operands(p, scope, l, r)?
                 } else {
                     (l, r)
                 };
@@ -293,11 +300,9 @@ impl Expr {
                 // An int2vector or oidvector as text is its elements
                 // separated by spaces.
                 let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+                let from = query::static_type(&inner, &types, &p.params);
                 if matches!(t, DataType::Text | DataType::Varchar(_))
-                    && matches!(
-                        query::static_type(&inner, &types, &p.params),
-                        Some(DataType::Int2Vector | DataType::OidVector)
-                    )
+                    && matches!(from, Some(DataType::Int2Vector | DataType::OidVector))
                 {
                     let joined = Expr::Func(
                         Func::ArrayToString,
@@ -305,7 +310,7 @@ impl Expr {
                     );
                     return Ok(Expr::Cast(Box::new(joined), t));
                 }
-                Expr::Cast(Box::new(inner), t)
+                cast_from(inner, from.as_ref(), t)
             }
             A::Convert {
                 expr,
@@ -658,6 +663,74 @@ pub fn is_char(p: &Planner<'_>, scope: &Scope, e: &Expr) -> bool {
         crate::query::static_type(e, &types, &p.params),
         Some(DataType::Char(_))
     )
+}
+
+/// The operands of `||` as PostgreSQL's `text || anynonarray` reads them:
+/// each as its type's text (`'x' || true` is `xtrue`, char(n) without its
+/// trailing blanks). Arrays and jsonb keep their own `||`; two operands
+/// neither of which is a string have none (`1 || 2` is 42883).
+fn concat_operands(p: &mut Planner<'_>, scope: &Scope, l: Expr, r: Expr) -> Result<(Expr, Expr)> {
+    let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+    let (lt, rt) = (
+        query::static_type(&l, &types, &p.params),
+        query::static_type(&r, &types, &p.params),
+    );
+    let own_concat = |t: &Option<DataType>| {
+        matches!(
+            t,
+            Some(DataType::Array(_) | DataType::Jsonb | DataType::Bytes)
+        )
+    };
+    if own_concat(&lt) || own_concat(&rt) {
+        p.infer_pair(&l, &r, scope);
+        return Ok((l, r));
+    }
+    // An untyped parameter beside anything else is text (`$1 || n`).
+    for e in [&l, &r] {
+        if let Expr::Param(i) = e {
+            p.infer_param(*i, DataType::Text);
+        }
+    }
+    // The types that cast to text implicitly (and text itself).
+    let stringish = |t: &Option<DataType>| {
+        matches!(
+            t,
+            None | Some(
+                DataType::Text
+                    | DataType::Varchar(_)
+                    | DataType::Char(_)
+                    | DataType::Name
+                    | DataType::PgChar
+            )
+        )
+    };
+    if let (Some(a), Some(b)) = (&lt, &rt) {
+        if !stringish(&lt) && !stringish(&rt) {
+            let name = |t: &DataType| {
+                crate::pg_catalog::regtype_name(crate::pg_catalog::type_oid_and_mod(t).0)
+            };
+            return Err(SqlError::new(
+                ErrorKind::UndefinedFunction,
+                format!("operator does not exist: {} || {}", name(a), name(b)),
+            ));
+        }
+    }
+    let as_text = |e: Expr, t: &Option<DataType>| match t {
+        Some(DataType::Bool) => Expr::Cast(Box::new(e), DataType::Text),
+        Some(DataType::Char(_)) => unpad(e),
+        _ => e,
+    };
+    Ok((as_text(l, &lt), as_text(r, &rt)))
+}
+
+/// `e`, of type `from` where known, cast to `to`; a char(n) value
+/// becoming text, varchar or name loses its trailing blanks first.
+pub(crate) fn cast_from(e: Expr, from: Option<&DataType>, to: DataType) -> Expr {
+    let e = match from {
+        Some(f) if query::drops_blanks(f, &to) => unpad(e),
+        _ => e,
+    };
+    Expr::Cast(Box::new(e), to)
 }
 
 /// `e` without trailing blanks (for char(n) semantics).

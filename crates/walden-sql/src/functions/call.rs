@@ -10,8 +10,6 @@ mod math;
 mod system;
 mod text;
 
-pub(crate) use catalog::reg_value;
-
 /// The longest text `lpad` / `rpad` build (PostgreSQL's limit is bytes
 /// of a 1 GB value; characters here).
 pub(super) const MAX_TEXT_CHARS: usize = 256 << 20;

@@ -169,7 +169,7 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
 
 /// A reg type's value for `oid`: the OID and its name as PostgreSQL's
 /// output function shows it (the digits when nothing has that OID).
-pub(crate) fn reg_value(env: &Env<'_>, kind: RegKind, oid: i64) -> Result<Value> {
+fn reg_value(env: &Env<'_>, kind: RegKind, oid: i64) -> Result<Value> {
     let oid = u32::try_from(if (i32::MIN as i64..0).contains(&oid) {
         oid + (1 << 32)
     } else {
