@@ -404,3 +404,43 @@ fn concatenation_reads_each_operand_as_its_text() {
         assert_eq!(err(&mut s, sql), ErrorKind::UndefinedFunction, "{sql}");
     }
 }
+
+#[test]
+fn catalog_functions_have_postgresql_types() {
+    let e = engine();
+    let mut s = e.connect("walden", "postgres", "t").unwrap();
+    let name = DataType::Name;
+    assert_eq!(
+        typed(
+            &mut s,
+            "SELECT current_user, session_user, current_schema(), current_database(), \
+             pg_get_userbyid(10), pg_encoding_to_char(6), current_schemas(true)"
+        )
+        .0,
+        vec![
+            name.clone(),
+            name.clone(),
+            name.clone(),
+            name.clone(),
+            name.clone(),
+            name.clone(),
+            DataType::Array(Box::new(name.clone()))
+        ]
+    );
+    // A UNION with a name[] ran as text before (42804 text and name[]).
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT current_schemas(false) UNION ALL SELECT ARRAY['x'::name]"
+        ),
+        vec![vec!["{public}"], vec!["{x}"]]
+    );
+    assert_eq!(
+        one(&mut s, "SELECT 'public' = ANY (current_schemas(false))"),
+        "t"
+    );
+    assert_eq!(
+        typed(&mut s, "SELECT rolvaliduntil FROM pg_roles LIMIT 1").0,
+        vec![DataType::TimestampTz]
+    );
+}

@@ -34,15 +34,15 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         },
         Func::CurrentSchema => env.info.path.current().map_or(Value::Null, Value::text),
         // The path's existing schemas, with pg_catalog first when implicit
-        // (an array, in text form).
+        // (a name[]).
         Func::CurrentSchemas => match crate::expr::truth(&arg(0))? {
             None => Value::Null,
-            Some(implicit) => {
-                let path = crate::pg_catalog::search_path_schemas(env, implicit);
-                Value::text(crate::pg_catalog::array_format(
-                    path.iter().map(|s| Some(*s)),
-                ))
-            }
+            Some(implicit) => Value::Array(
+                crate::pg_catalog::search_path_schemas(env, implicit)
+                    .into_iter()
+                    .map(Value::text)
+                    .collect(),
+            ),
         },
         // format_type(oid, NULL) names the type without a modifier.
         Func::FormatType => match arg(0) {
