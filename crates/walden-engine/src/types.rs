@@ -51,7 +51,9 @@ pub enum DataType {
     /// Microseconds since midnight.
     Time,
     Interval,
-    /// `CHAR(n)`: blank-padded to n characters.
+    /// `CHAR(n)`: blank-padded to n characters. `Char(0)` is PostgreSQL's
+    /// bpchar without a length (n is at least 1 otherwise): values kept as
+    /// they are, the type a UNION of char(1) and char(3) resolves to.
     Char(u32),
     /// `json`: the input text, validated.
     Json,
@@ -124,6 +126,7 @@ impl DataType {
             DataType::TimestampTz => "timestamp with time zone".into(),
             DataType::Time => "time without time zone".into(),
             DataType::Interval => "interval".into(),
+            DataType::Char(0) => "bpchar".into(),
             DataType::Char(n) => format!("character({n})"),
             DataType::Json => "json".into(),
             DataType::Jsonb => "jsonb".into(),

@@ -113,7 +113,9 @@ pub fn type_size(t: &DataType) -> i16 {
 pub fn type_modifier(t: &DataType) -> i32 {
     match t {
         DataType::Array(e) => type_modifier(e),
-        DataType::Varchar(Some(n)) | DataType::Char(n) => *n as i32 + 4,
+        DataType::Varchar(Some(n)) => *n as i32 + 4,
+        // Char(0) is bpchar without a length.
+        DataType::Char(n) if *n > 0 => *n as i32 + 4,
         DataType::Decimal { precision, scale } if *precision > 0 => {
             ((*precision as i32) << 16 | *scale as i32) + 4
         }

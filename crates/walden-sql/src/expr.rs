@@ -22,11 +22,16 @@ mod eval;
 mod ops;
 pub(crate) mod record;
 mod regcast;
+mod text_ops;
 use common::in_list_unknown;
 pub(crate) use common::resolve_common;
 pub use compile::*;
 pub use ops::*;
+pub(crate) use regcast::reg_at_run_time;
 use regcast::*;
+pub(crate) use text_ops::cast_from;
+use text_ops::concat_operands;
+pub use text_ops::{is_char, unpad};
 
 /// A column visible in a scope.
 #[derive(Clone, Debug)]

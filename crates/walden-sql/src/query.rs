@@ -19,7 +19,7 @@ use walden_engine::{DataType, Database, Instance, Table, Value};
 
 mod access;
 mod common_type;
-pub(crate) use common_type::{needs_cast, select_common, unmodified};
+pub(crate) use common_type::{drops_blanks, needs_cast, select_common, unmodified, ColumnCast};
 mod exec;
 mod from;
 mod group;
@@ -341,13 +341,16 @@ pub enum Body {
         all: bool,
         /// Per column, the type a branch's values are cast to: the common
         /// type of the two, where it differs from the branch's own.
-        casts: [Vec<Option<DataType>>; 2],
+        casts: [Vec<Option<ColumnCast>>; 2],
     },
     Values(Vec<Vec<Expr>>),
     /// `WITH RECURSIVE`: the anchor, then the step until it adds no rows.
     Recursive {
         anchor: Box<QueryPlan>,
         step: Box<QueryPlan>,
+        /// Per column, the cast of the step's values to the anchor's type
+        /// (which is the query's: PostgreSQL's check leaves no other).
+        step_casts: Vec<Option<ColumnCast>>,
         all: bool,
         work: recursive::WorkTable,
     },
@@ -424,6 +427,9 @@ pub fn static_type(e: &Expr, types: &[DataType], params: &[Option<DataType>]) ->
                     // append, prepend).
                     (BinOp::Concat, Some(t @ DataType::Array(_)), _)
                     | (BinOp::Concat, _, Some(t @ DataType::Array(_))) => t,
+                    (BinOp::Concat, Some(DataType::Bytes), Some(DataType::Bytes)) => {
+                        DataType::Bytes
+                    }
                     (BinOp::Concat, _, _) => DataType::Text,
                     (_, Some(x), Some(y)) => crate::temporal::arith_type(*op, &x, &y)
                         .unwrap_or_else(|| numeric_promote(&x, &y)),
@@ -434,17 +440,42 @@ pub fn static_type(e: &Expr, types: &[DataType], params: &[Option<DataType>]) ->
             BinOp::Regex(..) => DataType::Bool,
             _ => DataType::Bool,
         },
-        Expr::Case(_, whens, els) => whens
-            .iter()
-            .find_map(|(_, t)| static_type(t, types, params))
-            .or_else(|| els.as_ref().and_then(|e| static_type(e, types, params)))?,
+        // A missing ELSE is a NULL, whose modifier cannot agree.
+        Expr::Case(_, whens, els) => {
+            let mut results: Vec<Option<DataType>> = whens
+                .iter()
+                .map(|(_, t)| static_type(t, types, params))
+                .collect();
+            results.push(els.as_ref().and_then(|e| static_type(e, types, params)));
+            let first = results.iter().flatten().next()?.clone();
+            keep_modifier_if_agreed(first, &results)
+        }
         Expr::Cast(_, t) => t.clone(),
         Expr::Func(f, args) => {
-            let ts: Vec<DataType> = args
+            let typed: Vec<Option<DataType>> =
+                args.iter().map(|a| static_type(a, types, params)).collect();
+            let ts: Vec<DataType> = typed
                 .iter()
-                .map(|a| static_type(a, types, params).unwrap_or(DataType::Text))
+                .map(|t| t.clone().unwrap_or(DataType::Text))
                 .collect();
-            functions::func_type(*f, &ts)
+            let t = functions::func_type(*f, &ts);
+            match f {
+                // PostgreSQL's planner drops COALESCE's NULL constants
+                // before the modifier is read.
+                functions::Func::Coalesce => {
+                    let kept: Vec<Option<DataType>> = args
+                        .iter()
+                        .zip(typed)
+                        .filter(|(a, _)| !matches!(a, Expr::Lit(Value::Null)))
+                        .map(|(_, t)| t)
+                        .collect();
+                    keep_modifier_if_agreed(t, &kept)
+                }
+                functions::Func::Greatest
+                | functions::Func::Least
+                | functions::Func::ArrayBuild => keep_modifier_if_agreed(t, &typed),
+                _ => t,
+            }
         }
         Expr::Sub(s) => match s.kind {
             crate::expr::SubKind::Scalar => s.plan.columns.first()?.ty.clone(),
@@ -454,6 +485,20 @@ pub fn static_type(e: &Expr, types: &[DataType], params: &[Option<DataType>]) ->
             _ => DataType::Bool,
         },
     })
+}
+
+/// `t`, the type of a CASE, COALESCE, GREATEST, LEAST or ARRAY[...] over
+/// inputs of types `inputs`: with its type modifier only when every input
+/// has the same type and modifier (`CASE ... c1 ELSE c3 END` over char(1)
+/// and char(3) is bpchar), as PostgreSQL reports it.
+fn keep_modifier_if_agreed(t: DataType, inputs: &[Option<DataType>]) -> DataType {
+    let agreed =
+        inputs.first().is_some_and(Option::is_some) && inputs.windows(2).all(|w| w[0] == w[1]);
+    if agreed {
+        t
+    } else {
+        unmodified(&t)
+    }
 }
 
 fn numeric_promote(a: &DataType, b: &DataType) -> DataType {

@@ -125,7 +125,9 @@ pub fn data_type(t: &SqlType) -> Result<DataType> {
                     precision: 19,
                     scale: 4,
                 },
-                "nchar" | "bpchar" | "ntext" | "sysname" | "citext" => {
+                // bpchar alone has no length (char alone is char(1)).
+                "bpchar" => DataType::Char(args.first().and_then(|a| a.parse().ok()).unwrap_or(0)),
+                "nchar" | "ntext" | "sysname" | "citext" => {
                     DataType::Varchar(args.first().and_then(|a| a.parse().ok()))
                 }
                 "int1" | "tinyint" => DataType::SmallInt,

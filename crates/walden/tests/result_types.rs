@@ -16,6 +16,8 @@ const SETUP: &[&str] = &[
     "INSERT INTO rt VALUES (1, 9223372036854775807, 1, 1.10, 1.5, 1.5, 'abc'), \
      (2, 9223372036854775807, 2, 2.25, 2.25, 2.5, 'héllo'), (3, 1, 3, 3, 0.5, 1, NULL)",
     "CREATE INDEX rt_i ON rt (id, b)",
+    "CREATE TABLE rc (id int, c1 char(1), c3 char(3))",
+    "INSERT INTO rc VALUES (1, 'a', 'bcd'), (2, 'b', 'ef')",
 ];
 
 const QUERIES: &[&str] = &[
@@ -85,6 +87,25 @@ const QUERIES: &[&str] = &[
     "SELECT * FROM (VALUES ('a', NULL), ('b'::name, 2.5)) v(a, b) ORDER BY 1",
     "SELECT CASE WHEN id > 0 THEN 'a' ELSE relname END AS a, coalesce(NULL, id) AS b \
      FROM rt, pg_class WHERE relname = 'rt' ORDER BY 1, 2",
+    // char(n) of different lengths is bpchar, each value padded to its own
+    // length; as text (a cast, ||) it has no trailing blanks.
+    "SELECT c1 AS a FROM rc UNION ALL SELECT c3 FROM rc UNION ALL SELECT 'zz' ORDER BY 1",
+    "SELECT CASE WHEN id = 1 THEN c1 ELSE c3 END AS a, coalesce(c1, c3) AS b, c3 || '|' AS c, \
+     c3::text AS d, ARRAY[c1, c3] AS e FROM rc ORDER BY id",
+    // regclass beside oid stays regclass: the OID takes its name.
+    "SELECT 'pg_class'::regclass AS a UNION SELECT 1259::oid",
+    "VALUES ('pg_class'::regclass), (1259::oid), ('pg_type')",
+    // text || anynonarray: the operand's own text; no || between non-strings.
+    "SELECT 'x' || true AS a, 1 || 'x' AS b, 'x' || DATE '2024-01-02' AS c, 'x' || 1.50 AS d",
+    "SELECT 1 || 2",
+    // A recursive query's type is its anchor's.
+    "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1.5 FROM r WHERE n < 3) SELECT * FROM r",
+    "WITH RECURSIVE r(n) AS (SELECT 1::bigint UNION ALL SELECT (n + 1)::int FROM r WHERE n < 3) \
+     SELECT * FROM r",
+    // Catalog functions' types: name, name[].
+    "SELECT current_schemas(false) AS a UNION ALL SELECT ARRAY['x'::name] ORDER BY 1",
+    "SELECT pg_typeof(current_user) AS a, current_schema() AS b, \
+     pg_typeof(pg_get_userbyid(10)) AS c, pg_typeof(current_database()) AS d",
     // A USING join's merged column has the common type of both sides
     // (the left one's when they agree), its sides their own.
     "SELECT * FROM rt JOIN (SELECT id, t AS u FROM rt) s USING (id) ORDER BY id",

@@ -210,6 +210,12 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
                 _ => V::Text(s),
             }
         }
+        // Unsized bpchar keeps the value as it is.
+        (T::Char(0), v) => match v {
+            V::Bool(b) => V::Text(Arc::from(if b { "true" } else { "false" })),
+            V::Text(s) => V::Text(s),
+            other => V::Text(Arc::from(other.to_string())),
+        },
         (T::Char(n), v) => {
             let s = match v {
                 V::Text(s) => s.to_string(),

@@ -37,7 +37,7 @@ pub(crate) fn resolve_common(
         match t {
             Some(t) if query::needs_cast(t, &ty) => {
                 let inner = std::mem::replace(e, Expr::Lit(Value::Null));
-                *e = Expr::Cast(Box::new(inner), ty.clone());
+                *e = cast_from(inner, Some(t), ty.clone());
             }
             Some(_) => {}
             None if unknown(e) => {
@@ -48,7 +48,7 @@ pub(crate) fn resolve_common(
                 // in a branch never taken; the cast stays for types read
                 // at run time (timestamptz in the session's zone).
                 if let Expr::Lit(v) = &*e {
-                    coerce(v.clone(), &ty)?;
+                    check_literal(p, v, &ty)?;
                 }
                 let lit = std::mem::replace(e, Expr::Lit(Value::Null));
                 *e = Expr::Cast(Box::new(lit), ty.clone());
@@ -87,10 +87,30 @@ pub(super) fn in_list_unknown(
         Ok(ty) if !matches!(ty, DataType::Text | DataType::Char(_) | DataType::Enum(_)) => {
             // The literal has no modifier: `'abcd' IN (v)` over a
             // varchar(3) compares all four characters.
-            let ty = query::unmodified(&ty);
+            let ty = match query::unmodified(&ty) {
+                // The reg types compare with oid's `=`, so the literal is
+                // read as an OID (`'pg_class' IN (r)` is 22P02), as there.
+                DataType::Reg(_) => DataType::Oid,
+                ty => ty,
+            };
             coerce(v.clone(), &ty)?;
             Ok(Expr::Cast(Box::new(x), ty))
         }
         _ => Ok(x),
+    }
+}
+
+/// Fails as PostgreSQL does when it reads quoted literal `v` as type `ty`
+/// while planning: a reg type's name is looked up (`'pg_type'` is a
+/// regclass's name, not an OID), any other type's input is parsed.
+fn check_literal(p: &Planner<'_>, v: &Value, ty: &DataType) -> Result<()> {
+    match (ty, v) {
+        (DataType::Reg(kind), Value::Text(name)) => crate::pg_catalog::check_reg_constant(
+            &crate::pg_catalog::Seen::new(&p.db, p.viewer),
+            &p.path,
+            *kind,
+            name,
+        ),
+        _ => coerce(v.clone(), ty).map(|_| ()).map_err(SqlError::from),
     }
 }

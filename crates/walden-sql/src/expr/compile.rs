@@ -158,7 +158,9 @@ impl Expr {
                 } else {
                     (l, r)
                 };
-                p.infer_pair(&l, &r, scope);
+                if op != BinOp::Concat {
+                    p.infer_pair(&l, &r, scope);
+                }
                 // char(n) compares without its trailing blanks, as PostgreSQL's
                 // bpchar does ('ab   ' = 'ab').
                 let (l, r) = if matches!(
@@ -167,6 +169,11 @@ impl Expr {
                 ) && (is_char(p, scope, &l) || is_char(p, scope, &r))
                 {
                     (unpad(l), unpad(r))
+                } else {
+                    (l, r)
+                };
+                let (l, r) = if op == BinOp::Concat {
+                    concat_operands(p, scope, l, r)?
                 } else {
                     (l, r)
                 };
@@ -293,11 +300,9 @@ impl Expr {
                 // An int2vector or oidvector as text is its elements
                 // separated by spaces.
                 let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+                let from = query::static_type(&inner, &types, &p.params);
                 if matches!(t, DataType::Text | DataType::Varchar(_))
-                    && matches!(
-                        query::static_type(&inner, &types, &p.params),
-                        Some(DataType::Int2Vector | DataType::OidVector)
-                    )
+                    && matches!(from, Some(DataType::Int2Vector | DataType::OidVector))
                 {
                     let joined = Expr::Func(
                         Func::ArrayToString,
@@ -305,7 +310,7 @@ impl Expr {
                     );
                     return Ok(Expr::Cast(Box::new(joined), t));
                 }
-                Expr::Cast(Box::new(inner), t)
+                cast_from(inner, from.as_ref(), t)
             }
             A::Convert {
                 expr,
@@ -649,24 +654,6 @@ pub(crate) fn parse_type_name(name: &str) -> Result<DataType> {
         .parse_data_type()
         .map_err(|e| SqlError::syntax(e.to_string()))?;
     crate::typing::data_type(&t)
-}
-
-/// Whether `e` is of a `char(n)` type.
-pub fn is_char(p: &Planner<'_>, scope: &Scope, e: &Expr) -> bool {
-    let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
-    matches!(
-        crate::query::static_type(e, &types, &p.params),
-        Some(DataType::Char(_))
-    )
-}
-
-/// `e` without trailing blanks (for char(n) semantics).
-pub fn unpad(e: Expr) -> Expr {
-    match e {
-        Expr::Lit(Value::Text(s)) => Expr::Lit(Value::text(s.trim_end_matches(' '))),
-        Expr::Lit(v) => Expr::Lit(v),
-        other => Expr::Func(Func::Rtrim, vec![other]),
-    }
 }
 
 pub fn ident_parts(e: &ast::Expr) -> (Option<String>, String) {

@@ -137,6 +137,7 @@ impl Expr {
                     None => Value::Null,
                 }
             }
+            Expr::Cast(x, DataType::Reg(k)) => reg_at_run_time(x.eval(row, env)?, *k, env)?,
             Expr::Cast(x, t) => explicit_cast(x.eval(row, env)?, t)?,
             Expr::Func(f, args) => {
                 let vals = args

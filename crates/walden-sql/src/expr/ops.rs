@@ -159,6 +159,8 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> Result<Value> {
             (Value::Array(_), Value::Array(_)) => crate::arrays::cat(&a, &b),
             (Value::Array(_), _) => crate::arrays::append(&a, b),
             (_, Value::Array(_)) => crate::arrays::prepend(a, &b),
+            // bytea || bytea joins the bytes (not their \x texts).
+            (Value::Bytes(x), Value::Bytes(y)) => Value::Bytes([&x[..], &y[..]].concat().into()),
             _ => Value::text(format!("{a}{b}")),
         });
     }
@@ -391,6 +393,7 @@ pub fn cast(v: Value, t: &DataType) -> Result<Value> {
 /// a column fails (22001); an array's elements likewise.
 pub fn explicit_cast(v: Value, t: &DataType) -> Result<Value> {
     let n = match t {
+        DataType::Char(0) => return cast(v, t),
         DataType::Varchar(Some(n)) | DataType::Char(n) => *n as usize,
         DataType::Array(e) if matches!(**e, DataType::Varchar(Some(_)) | DataType::Char(_)) => {
             return match v {

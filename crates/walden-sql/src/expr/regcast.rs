@@ -3,6 +3,7 @@
 //! statement is planned, as PostgreSQL reads it at parse time.
 
 use super::*;
+use walden_engine::RegKind;
 
 /// Casts to PostgreSQL's catalog types, which Walden has no column types
 /// for: `regclass`, `regtype` and `regnamespace` turn a name into an OID or
@@ -74,4 +75,22 @@ pub(super) fn catalog_cast(
         if is_number { to_name } else { to_oid },
         vec![inner],
     )))
+}
+
+/// A value cast to a reg type when the statement runs (a common type's
+/// cast: `SELECT 'pg_class'::regclass UNION SELECT 1259::oid` is regclass):
+/// a number is an OID and takes its name, text is a name looked up, as
+/// the reg types' casts and input functions do.
+pub(crate) fn reg_at_run_time(v: Value, kind: RegKind, env: &Env<'_>) -> Result<Value> {
+    let (by_name, by_oid) = match kind {
+        RegKind::Class => (Func::RegClassOid, Func::RegClassName),
+        RegKind::Type => (Func::RegTypeOid, Func::RegTypeName),
+        RegKind::Namespace => (Func::RegNamespaceOid, Func::RegNamespaceName),
+    };
+    match v {
+        Value::Null => Ok(Value::Null),
+        Value::Reg(k, ..) if k == kind => Ok(v),
+        Value::Text(_) => functions::call(by_name, vec![v], env),
+        other => functions::call(by_oid, vec![other], env),
+    }
 }

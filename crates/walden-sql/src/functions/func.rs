@@ -316,6 +316,13 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
             _ => DataType::Array(Box::new(args.first().cloned().unwrap_or(DataType::Text))),
         },
         Func::StringToArray => DataType::Array(Box::new(DataType::Text)),
+        // Names, as PostgreSQL's (a UNION with a name column stays name).
+        Func::CurrentUser
+        | Func::CurrentSchema
+        | Func::DbName
+        | Func::EncodingName
+        | Func::Privilege(crate::privileges::PrivFn::UserById) => DataType::Name,
+        Func::CurrentSchemas => DataType::Array(Box::new(DataType::Name)),
         Func::RelationSize(_) => DataType::BigInt,
         Func::Json(j) => crate::jsonfn::result_type(j, args),
         Func::Variadic(v) => func_type(v.func(), args),

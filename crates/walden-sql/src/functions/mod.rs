@@ -68,6 +68,5 @@ mod variadic;
 pub use aggregate::*;
 pub use call::*;
 pub use compile::*;
-use dates::*;
 pub use func::*;
 pub use variadic::*;

@@ -81,6 +81,7 @@ pub fn type_oid_and_mod(t: &DataType) -> (i64, i64) {
         DataType::TimestampTz => (1184, -1),
         DataType::Time => (1083, -1),
         DataType::Interval => (1186, -1),
+        DataType::Char(0) => (1042, -1),
         DataType::Char(n) => (1042, *n as i64 + 4),
         DataType::Json => (114, -1),
         DataType::Jsonb => (3802, -1),

@@ -403,7 +403,7 @@ impl PgView {
                 ("rolreplication", BOOL),
                 ("rolconnlimit", I4),
                 ("rolpassword", T::Text),
-                ("rolvaliduntil", T::Timestamp),
+                ("rolvaliduntil", T::TimestampTz),
                 ("rolbypassrls", BOOL),
                 ("rolconfig", T::Text),
             ],

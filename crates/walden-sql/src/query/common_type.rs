@@ -100,11 +100,11 @@ fn name_of(t: &DataType) -> String {
 }
 
 /// `t` without its type modifier, as a resolved type of inputs whose
-/// modifiers differ is (char(n) keeps its own: Walden has no unsized
-/// bpchar).
+/// modifiers differ is (char(n) becomes bpchar, `Char(0)`).
 pub(crate) fn unmodified(t: &DataType) -> DataType {
     match t {
         DataType::Varchar(_) => DataType::Varchar(None),
+        DataType::Char(_) => DataType::Char(0),
         DataType::Decimal { .. } => DataType::Decimal {
             precision: 0,
             scale: 0,
@@ -185,4 +185,30 @@ pub(super) fn using_type(l: &DataType, r: &DataType) -> Result<DataType> {
         ));
     }
     select_common(&[Some(l.clone()), Some(r.clone())], "JOIN/USING")
+}
+
+/// Whether a value of type `from` loses its trailing blanks becoming `to`:
+/// char(n) cast to text, varchar or name (PostgreSQL's rtrim casts, so
+/// `'ab'::char(4)::text` is `ab`).
+pub(crate) fn drops_blanks(from: &DataType, to: &DataType) -> bool {
+    matches!(from, DataType::Char(_))
+        && matches!(to, DataType::Text | DataType::Varchar(_) | DataType::Name)
+}
+
+/// How a set operation's branch column becomes the common type.
+#[derive(Debug, Clone)]
+pub struct ColumnCast {
+    pub to: DataType,
+    /// The branch's column is char(n) and the common type a string type
+    /// without blank padding: trailing blanks go first.
+    pub unpad: bool,
+}
+
+impl ColumnCast {
+    pub(crate) fn new(from: &DataType, to: &DataType) -> ColumnCast {
+        ColumnCast {
+            to: to.clone(),
+            unpad: drops_blanks(from, to),
+        }
+    }
 }

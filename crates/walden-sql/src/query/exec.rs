@@ -433,8 +433,8 @@ pub fn execute_plan(
             all,
             casts,
         } => {
-            let l = cast_rows(execute_plan(left, env, None)?, &casts[0])?;
-            let r = cast_rows(execute_plan(right, env, None)?, &casts[1])?;
+            let l = cast_rows(execute_plan(left, env, None)?, &casts[0], env)?;
+            let r = cast_rows(execute_plan(right, env, None)?, &casts[1], env)?;
             set_op(l, r, *op, *all)?
                 .into_iter()
                 .map(|r| (r, vec![]))
@@ -443,9 +443,10 @@ pub fn execute_plan(
         Body::Recursive {
             anchor,
             step,
+            step_casts,
             all,
             work,
-        } => super::recursive::run_recursive(anchor, step, *all, work, env)?
+        } => super::recursive::run_recursive(anchor, step, step_casts, *all, work, env)?
             .into_iter()
             .map(|r| (r, vec![]))
             .collect(),
@@ -475,15 +476,29 @@ pub fn execute_plan(
 
 /// A set operation's branch rows with the columns `casts` names cast to
 /// the operation's common type.
-fn cast_rows(mut rows: Vec<Vec<Value>>, casts: &[Option<DataType>]) -> Result<Vec<Vec<Value>>> {
+pub(super) fn cast_rows(
+    mut rows: Vec<Vec<Value>>,
+    casts: &[Option<ColumnCast>],
+    env: &Env<'_>,
+) -> Result<Vec<Vec<Value>>> {
     if casts.iter().all(Option::is_none) {
         return Ok(rows);
     }
     for row in &mut rows {
         for (v, t) in row.iter_mut().zip(casts) {
-            if let Some(t) = t {
-                *v = crate::expr::cast(std::mem::replace(v, Value::Null), t)?;
-            }
+            let v0 = std::mem::replace(v, Value::Null);
+            let Some(c) = t else {
+                *v = v0;
+                continue;
+            };
+            let v0 = match v0 {
+                Value::Text(s) if c.unpad => Value::text(s.trim_end_matches(' ')),
+                v0 => v0,
+            };
+            *v = match &c.to {
+                DataType::Reg(k) => crate::expr::reg_at_run_time(v0, *k, env)?,
+                to => crate::expr::cast(v0, to)?,
+            };
         }
     }
     Ok(rows)

@@ -53,7 +53,7 @@ pub(super) fn plan_recursive_cte(
     p.ctes.push((name, placeholder.clone()));
     let step = plan_set_expr(p, right, outer.clone());
     p.ctes.pop();
-    let step = step?;
+    let mut step = step?;
     // Only the placeholder's own reference is left: the step never read the
     // CTE, so this is a plain UNION.
     let recursive = Arc::strong_count(&placeholder) > 1;
@@ -62,6 +62,11 @@ pub(super) fn plan_recursive_cte(
             "each UNION query must have the same number of columns",
         ));
     }
+    let step_casts = if recursive {
+        step_casts(p, &name_of_cte(cte), &anchor, &mut step)?
+    } else {
+        vec![]
+    };
     if !recursive {
         // Planned again as a whole, with its ORDER BY and LIMIT.
         let mut plan = plan_query(p, q, outer)?;
@@ -80,6 +85,7 @@ pub(super) fn plan_recursive_cte(
         body: Body::Recursive {
             anchor: Box::new(anchor),
             step: Box::new(step),
+            step_casts,
             all: matches!(set_quantifier, ast::SetQuantifier::All),
             work,
         },
@@ -90,10 +96,69 @@ pub(super) fn plan_recursive_cte(
     })
 }
 
+fn name_of_cte(cte: &ast::Cte) -> String {
+    cte.alias.name.value.clone()
+}
+
+/// The casts of the step's columns to the anchor's types. As PostgreSQL's:
+/// the anchor's types are the query's, so a column whose common type with
+/// the step's differs from the anchor's (type or modifier) is 42804
+/// (`SELECT 1 UNION ALL SELECT n + 1.5` is numeric overall); a quoted
+/// literal in the step takes the anchor's type, checked now.
+fn step_casts(
+    p: &mut Planner<'_>,
+    name: &str,
+    anchor: &QueryPlan,
+    step: &mut QueryPlan,
+) -> Result<Vec<Option<ColumnCast>>> {
+    let mut casts = Vec::with_capacity(anchor.columns.len());
+    for i in 0..anchor.columns.len() {
+        let at = anchor.columns[i].ty.clone();
+        if unknown_column(step, i, true) {
+            if let Body::Select(s) = &step.body {
+                if let Some(Expr::Lit(v @ Value::Text(_))) = s.projection.get(i) {
+                    if !matches!(at, DataType::Reg(_)) {
+                        crate::expr::cast(v.clone(), &unmodified(&at))?;
+                    }
+                }
+            }
+            cast_column(step, i, unmodified(&at));
+        }
+        let st = branch_type(p, step, i);
+        let common = select_common(&[Some(at.clone()), st.clone()], "UNION")?;
+        if common != at {
+            let shown = |t: &DataType| {
+                let (oid, m) = crate::pg_catalog::type_oid_and_mod(t);
+                crate::pg_catalog::format_type(oid, (m >= 0).then_some(m))
+                    .unwrap_or_else(|| t.sql_name())
+            };
+            return Err(SqlError::new(
+                ErrorKind::DatatypeMismatch,
+                format!(
+                    "recursive query \"{name}\" column {} has type {} in non-recursive term but type {} overall",
+                    i + 1,
+                    shown(&at),
+                    shown(&common)
+                ),
+            )
+            .with_fields(crate::error::ErrorFields {
+                hint: Some("Cast the output of the non-recursive term to the correct type.".into()),
+                ..Default::default()
+            }));
+        }
+        casts.push(match st {
+            Some(t) if needs_cast(&t, &at) => Some(ColumnCast::new(&t, &at)),
+            _ => None,
+        });
+    }
+    Ok(casts)
+}
+
 /// Runs a recursive CTE to its fixed point.
 pub(super) fn run_recursive(
     anchor: &QueryPlan,
     step: &QueryPlan,
+    step_casts: &[Option<ColumnCast>],
     all: bool,
     work: &WorkTable,
     env: &Env<'_>,
@@ -114,7 +179,7 @@ pub(super) fn run_recursive(
         *work.lock() = std::mem::take(&mut current);
         let produced = execute_plan(step, env, None);
         work.lock().clear();
-        current = keep_new(produced?);
+        current = keep_new(super::exec::cast_rows(produced?, step_casts, env)?);
         out.extend(current.iter().cloned());
     }
     Ok(out)

@@ -43,14 +43,16 @@ pub(super) fn plan_set_expr(
                 ast::SetOperator::Intersect => "INTERSECT",
                 _ => "EXCEPT",
             };
-            let mut casts: [Vec<Option<DataType>>; 2] = [vec![], vec![]];
+            let mut casts: [Vec<Option<super::ColumnCast>>; 2] = [vec![], vec![]];
             let mut types = Vec::with_capacity(l.columns.len());
             for i in 0..l.columns.len() {
                 let (lt, rt) = (branch_type(p, &l, i), branch_type(p, &r, i));
                 let ty = super::common_type::select_common(&[lt.clone(), rt.clone()], context)?;
                 for (side, (plan, t)) in casts.iter_mut().zip([(&l, lt), (&r, rt)]) {
                     side.push(match t {
-                        Some(t) if super::common_type::needs_cast(&t, &ty) => Some(ty.clone()),
+                        Some(t) if super::common_type::needs_cast(&t, &ty) => {
+                            Some(super::ColumnCast::new(&t, &ty))
+                        }
                         Some(_) => None,
                         None => {
                             infer_branch_param(p, plan, i, &ty);
@@ -140,7 +142,7 @@ pub(super) fn plan_set_expr(
                     };
                     if cast {
                         let e = std::mem::replace(&mut r[i], Expr::Lit(Value::Null));
-                        r[i] = Expr::Cast(Box::new(e), ty.clone());
+                        r[i] = crate::expr::cast_from(e, t.as_ref(), ty.clone());
                     }
                 }
                 columns.push(Column {
@@ -172,7 +174,7 @@ fn unknown_literal(e: &Expr) -> bool {
 /// Whether a set operation's branch gives column `i` as an unknown literal:
 /// a plain SELECT of one, or (on the right, where PostgreSQL leaves it
 /// unresolved) a VALUES list of them.
-fn unknown_column(plan: &QueryPlan, i: usize, right: bool) -> bool {
+pub(super) fn unknown_column(plan: &QueryPlan, i: usize, right: bool) -> bool {
     match &plan.body {
         Body::Select(s) if s.srf.is_none() && s.projection.len() == plan.columns.len() => {
             s.projection.get(i).is_some_and(unknown_literal)
@@ -186,7 +188,7 @@ fn unknown_column(plan: &QueryPlan, i: usize, right: bool) -> bool {
 /// PostgreSQL's would be unknown: a quoted literal or NULL left so (both
 /// branches' were), a parameter of no type yet, a value of a type the
 /// planner cannot tell.
-fn branch_type(p: &Planner<'_>, plan: &QueryPlan, i: usize) -> Option<DataType> {
+pub(super) fn branch_type(p: &Planner<'_>, plan: &QueryPlan, i: usize) -> Option<DataType> {
     if let Body::Select(s) = &plan.body {
         if s.srf.is_none() && s.projection.len() == plan.columns.len() {
             match &s.projection[i] {
@@ -210,7 +212,7 @@ fn infer_branch_param(p: &mut Planner<'_>, plan: &QueryPlan, i: usize, ty: &Data
 }
 
 /// Casts a branch's unknown column `i` to the other branch's type.
-fn cast_column(plan: &mut QueryPlan, i: usize, ty: DataType) {
+pub(super) fn cast_column(plan: &mut QueryPlan, i: usize, ty: DataType) {
     if ty == DataType::Text {
         return;
     }

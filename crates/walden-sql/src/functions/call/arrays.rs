@@ -1,0 +1,142 @@
+//! Array functions and operators (array_*, cardinality, `a[i]`, `@>`,
+//! `&&`, `x op ANY (a)`), and the ARRAY[...] and ROW(...) constructors.
+
+use super::*;
+
+/// Calls one of the array functions (the dispatcher in `call.rs` sends only those).
+pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
+    let null_in = a.iter().any(|v| v.is_null());
+    let arg = |i: usize| a.get(i).cloned().unwrap_or(Value::Null);
+    Ok(match f {
+        Func::ArrayBuild | Func::RowBuild => Value::Array(a.into()),
+        Func::RecordField(i) => match arg(0) {
+            Value::Array(fields) => fields.get(i as usize).cloned().unwrap_or(Value::Null),
+            _ => Value::Null,
+        },
+        Func::AnyArray(op, all) => {
+            // SQL's quantified comparison: a NULL comparison makes an
+            // undecided result NULL; an empty array gives ALL true, ANY false.
+            let x = arg(0);
+            if arg(1).is_null() {
+                return Ok(Value::Null);
+            }
+            let mut saw_null = false;
+            for item in crate::arrays::elements(&arg(1)) {
+                let r = crate::expr::binary(op, x.clone(), item)?;
+                match crate::expr::truth(&r)? {
+                    Some(true) if !all => return Ok(Value::Bool(true)),
+                    Some(false) if all => return Ok(Value::Bool(false)),
+                    None => saw_null = true,
+                    _ => {}
+                }
+            }
+            if saw_null {
+                Value::Null
+            } else {
+                Value::Bool(all)
+            }
+        }
+        // Not strict: NULL arrays, elements and delimiters mean something.
+        Func::ArrayCat => crate::arrays::cat(&arg(0), &arg(1)),
+        Func::ArrayAppend => crate::arrays::append(&arg(0), arg(1)),
+        Func::ArrayPrepend => crate::arrays::prepend(arg(0), &arg(1)),
+        Func::StringToArray => crate::arrays::string_to_array(&arg(0), &arg(1), a.get(2)),
+        // Not strict: a NULL null_string is as if omitted.
+        Func::ArrayRemove if arg(0).is_null() => Value::Null,
+        // Removes the elements equal to the value (NULL removes NULLs).
+        Func::ArrayRemove => {
+            let x = arg(1);
+            let kept: Vec<Value> = crate::arrays::elements(&arg(0))
+                .into_iter()
+                .filter(|e| match (e.is_null(), x.is_null()) {
+                    (true, true) => false,
+                    (false, false) => !matches!(compare(e, &x), Ok(Some(Ordering::Equal))),
+                    _ => true,
+                })
+                .collect();
+            Value::Array(kept.into())
+        }
+        Func::ArrayPosition | Func::ArrayPositions if arg(0).is_null() => Value::Null,
+        Func::ArrayPosition | Func::ArrayPositions => {
+            let start = match a.get(2) {
+                None => 1,
+                Some(Value::Null) => {
+                    return Err(SqlError::new(
+                        ErrorKind::NullValueNotAllowed,
+                        "initial position must not be null",
+                    ))
+                }
+                Some(v) => int_arg(v, "integer")?,
+            };
+            let x = arg(1);
+            let mut found = crate::arrays::elements(&arg(0))
+                .into_iter()
+                .enumerate()
+                .map(|(k, e)| (k as i64 + 1, e))
+                .filter(|(k, e)| {
+                    *k >= start
+                        && match (e.is_null(), x.is_null()) {
+                            (true, true) => true,
+                            (false, false) => {
+                                matches!(compare(e, &x), Ok(Some(Ordering::Equal)))
+                            }
+                            _ => false,
+                        }
+                })
+                .map(|(k, _)| Value::Int(k));
+            if f == Func::ArrayPosition {
+                found.next().unwrap_or(Value::Null)
+            } else {
+                Value::Array(found.collect::<Vec<_>>().into())
+            }
+        }
+        Func::ArrayToString if arg(0).is_null() || arg(1).is_null() => Value::Null,
+        Func::ArrayToString => {
+            let sep = text_arg(&arg(1));
+            let null_as = a.get(2).filter(|v| !v.is_null()).map(text_arg);
+            let parts: Vec<String> = crate::arrays::elements(&arg(0))
+                .into_iter()
+                .filter_map(|e| {
+                    (!e.is_null())
+                        .then(|| e.to_string())
+                        .or_else(|| null_as.clone())
+                })
+                .collect();
+            Value::text(parts.join(&sep))
+        }
+        // The rest are strict: a NULL argument makes the result NULL.
+        _ if null_in => Value::Null,
+        // One-dimensional arrays with lower bound 1: an empty array (or
+        // another dimension) has no bounds.
+        Func::ArrayUpper | Func::ArrayLower => {
+            let n = crate::arrays::elements(&arg(0)).len();
+            if arg(0).is_null() || n == 0 || !crate::arrays::dimension_is_first(&arg(1))? {
+                Value::Null
+            } else if f == Func::ArrayLower {
+                Value::Int(1)
+            } else {
+                Value::Int(n as i64)
+            }
+        }
+        Func::Cardinality if null_in => Value::Null,
+        Func::Cardinality => Value::Int(crate::arrays::elements(&arg(0)).len() as i64),
+        Func::ArrayElement => match arg(1) {
+            Value::Null => Value::Null,
+            i => {
+                let idx = int_arg(&i, "array subscript")?;
+                usize::try_from(idx - 1)
+                    .ok()
+                    .and_then(|i| crate::arrays::elements(&arg(0)).into_iter().nth(i))
+                    .unwrap_or(Value::Null)
+            }
+        },
+        Func::ArrayContains(false) => crate::arrays::contains(&arg(0), &arg(1))?,
+        Func::ArrayContains(true) => crate::arrays::contains(&arg(1), &arg(0))?,
+        Func::ArrayOverlap => crate::arrays::overlap(&arg(0), &arg(1))?,
+        _ => {
+            return Err(SqlError::internal(format!(
+                "{f:?} is not one of the array functions"
+            )))
+        }
+    })
+}

@@ -1,0 +1,189 @@
+//! The catalog functions drivers and tools call: the reg casts and
+//! to_reg*, format_type, pg_get_*def, pg_get_expr, visibility, comments,
+//! privileges, acldefault, relation sizes, current_schema(s).
+
+use super::*;
+use walden_engine::RegKind;
+
+/// Calls one of the catalog functions (the dispatcher in `call.rs` sends only those).
+pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
+    let null_in = a.iter().any(|v| v.is_null());
+    let arg = |i: usize| a.get(i).cloned().unwrap_or(Value::Null);
+    Ok(match f {
+        // Names only (PostgreSQL 15 reads digits as a name here too); an
+        // unknown name, or one in an unknown schema, is NULL.
+        Func::ToReg(kind) => match arg(0) {
+            Value::Null => Value::Null,
+            v => {
+                let name = text_arg(&v);
+                let found = match kind {
+                    RegKind::Class => crate::pg_catalog::regclass_lookup(env, &name),
+                    RegKind::Type => crate::pg_catalog::regtype_lookup(&name),
+                    RegKind::Namespace => crate::pg_catalog::regnamespace_lookup(&name),
+                };
+                let oid = found.ok().and_then(|v| v.as_i64()).or_else(|| {
+                    (kind == RegKind::Type)
+                        .then(|| crate::pg_catalog::enum_regtype_oid(env, name.trim()))
+                        .flatten()
+                });
+                match oid {
+                    Some(oid) => reg_value(env, kind, oid)?,
+                    None => Value::Null,
+                }
+            }
+        },
+        Func::CurrentSchema => env.info.path.current().map_or(Value::Null, Value::text),
+        // The path's existing schemas, with pg_catalog first when implicit
+        // (a name[]).
+        Func::CurrentSchemas => match crate::expr::truth(&arg(0))? {
+            None => Value::Null,
+            Some(implicit) => Value::Array(
+                crate::pg_catalog::search_path_schemas(env, implicit)
+                    .into_iter()
+                    .map(Value::text)
+                    .collect(),
+            ),
+        },
+        // format_type(oid, NULL) names the type without a modifier.
+        Func::FormatType => match arg(0) {
+            Value::Null => Value::Null,
+            v => {
+                let oid = int_arg(&v, "format_type")?;
+                let typmod = match arg(1) {
+                    Value::Null => None,
+                    m => Some(int_arg(&m, "format_type")?),
+                };
+                Value::text(
+                    crate::pg_catalog::format_type_in(env, oid, typmod)
+                        .unwrap_or_else(|| "???".into()),
+                )
+            }
+        },
+        Func::Null => Value::Null,
+        Func::ObjDescription => {
+            let public = crate::pg_catalog::NS_PUBLIC;
+            let catalog = a.get(1).map(text_arg);
+            match arg(0) {
+                Value::Int(o)
+                    if o == public
+                        && catalog.as_deref().is_none_or(|c| {
+                            c == "pg_namespace" || c == "pg_catalog.pg_namespace"
+                        }) =>
+                {
+                    Value::text(crate::pg_catalog::PUBLIC_COMMENT)
+                }
+                _ => Value::Null,
+            }
+        }
+        Func::True => Value::Bool(true),
+        Func::Privilege(f) => crate::privileges::call(f, &a, env)?,
+        Func::False => Value::Bool(false),
+        // The rest are strict: a NULL argument makes the result NULL.
+        _ if null_in => Value::Null,
+        // User objects (OIDs from 16384, as PostgreSQL's) are all in
+        // public; the catalogs' are found through pg_catalog.
+        Func::IsVisible => match arg(0) {
+            Value::Null => Value::Null,
+            v => Value::Bool(int_arg(&v, "oid")? < 16384 || env.info.path.finds_user_objects()),
+        },
+        Func::EncodingName => Value::text("UTF8"),
+        Func::PgGetExpr => Value::text(crate::pg_catalog::qualify_for_path(
+            env,
+            &text_arg(&arg(0)),
+            "nextval('",
+        )),
+        Func::SerialSequence => match (arg(0), arg(1)) {
+            (Value::Null, _) | (_, Value::Null) => Value::Null,
+            (t, c) => crate::pg_catalog::serial_sequence(env, &text_arg(&t), &text_arg(&c))?,
+        },
+        Func::PgGetIndexDef => {
+            let oid = int_arg(&arg(0), "pg_get_indexdef")?;
+            let col = match a.get(1) {
+                Some(v) => int_arg(v, "pg_get_indexdef")?,
+                None => 0,
+            };
+            crate::pg_catalog::indexdef(env, oid, col)
+                .map(Value::text)
+                .unwrap_or(Value::Null)
+        }
+        Func::PgGetConstraintDef => {
+            let oid = int_arg(&arg(0), "pg_get_constraintdef")?;
+            let pretty = matches!(a.get(1), Some(Value::Bool(true)));
+            crate::pg_catalog::constraintdef(env, oid, pretty)
+                .map(|d| Value::text(crate::pg_catalog::qualify_for_path(env, &d, "REFERENCES ")))
+                .unwrap_or(Value::Null)
+        }
+        // A name (text) is looked up; a number is the OID. Either way the
+        // value carries the OID and the name it shows as.
+        Func::RegClassOid => match crate::pg_catalog::regclass_oid(env, &text_arg(&arg(0)))? {
+            Value::Int(oid) => reg_value(env, RegKind::Class, oid)?,
+            other => other,
+        },
+        Func::RegClassName => reg_value(env, RegKind::Class, int_arg(&arg(0), "regclass")?)?,
+        Func::RegTypeOid => {
+            let name = text_arg(&arg(0));
+            let oid = match crate::pg_catalog::regtype_oid(&name) {
+                Err(e) => match crate::pg_catalog::enum_regtype_oid(env, name.trim()) {
+                    Some(oid) => oid,
+                    None => return Err(e),
+                },
+                Ok(v) => int_arg(&v, "regtype")?,
+            };
+            reg_value(env, RegKind::Type, oid)?
+        }
+        Func::RegTypeName => reg_value(env, RegKind::Type, int_arg(&arg(0), "regtype")?)?,
+        Func::RegNamespaceOid => {
+            let oid = int_arg(
+                &crate::pg_catalog::regnamespace_oid(&text_arg(&arg(0)))?,
+                "regnamespace",
+            )?;
+            reg_value(env, RegKind::Namespace, oid)?
+        }
+        Func::RegNamespaceName => {
+            reg_value(env, RegKind::Namespace, int_arg(&arg(0), "regnamespace")?)?
+        }
+        Func::AclDefault => {
+            crate::pg_catalog::acldefault(env, &text_arg(&arg(0)), int_arg(&arg(1), "acldefault")?)?
+        }
+        Func::RegProcName => match arg(0) {
+            Value::Int(0) => Value::text("-"),
+            Value::Int(n) => Value::text(n.to_string()),
+            other => Value::text(text_arg(&other)),
+        },
+        Func::PartitionAncestors => match arg(0) {
+            Value::Text(t) => crate::pg_catalog::regclass_oid(env, &t)?,
+            other => other,
+        },
+        Func::RelationSize(which) => crate::pg_catalog::size_of(env, which, &a)?,
+        Func::SizePretty => Value::text(crate::pg_catalog::size_pretty(int_arg(
+            &arg(0),
+            "pg_size_pretty",
+        )?)),
+        _ => {
+            return Err(SqlError::internal(format!(
+                "{f:?} is not one of the catalog functions"
+            )))
+        }
+    })
+}
+
+/// A reg type's value for `oid`: the OID and its name as PostgreSQL's
+/// output function shows it (the digits when nothing has that OID).
+fn reg_value(env: &Env<'_>, kind: RegKind, oid: i64) -> Result<Value> {
+    let oid = u32::try_from(if (i32::MIN as i64..0).contains(&oid) {
+        oid + (1 << 32)
+    } else {
+        oid
+    })
+    .map_err(|_| SqlError::new(ErrorKind::NumericOutOfRange, "OID out of range"))?;
+    let o = oid as i64;
+    let name = match kind {
+        // InvalidOid, as PostgreSQL shows it for every reg type.
+        _ if oid == 0 => "-".to_string(),
+        RegKind::Class => crate::pg_catalog::regclass_name(env, o),
+        RegKind::Type => crate::pg_catalog::enum_type_name(env.tx.database(), Some(env.tx.id()), o)
+            .unwrap_or_else(|| crate::pg_catalog::regtype_name(o)),
+        RegKind::Namespace => crate::pg_catalog::regnamespace_name(o),
+    };
+    Ok(Value::Reg(kind, oid, name.into()))
+}

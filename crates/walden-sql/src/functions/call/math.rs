@@ -1,0 +1,106 @@
+//! Numeric functions: abs, round, floor/ceil, mod, power, sqrt, random.
+
+use super::*;
+
+/// Calls one of the numeric functions (the dispatcher in `call.rs` sends only those).
+pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
+    let null_in = a.iter().any(|v| v.is_null());
+    let arg = |i: usize| a.get(i).cloned().unwrap_or(Value::Null);
+    Ok(match f {
+        // The rest are strict: a NULL argument makes the result NULL.
+        _ if null_in => Value::Null,
+        Func::Abs => match arg(0) {
+            Value::Int(i) => Value::Int(i.checked_abs().ok_or_else(|| {
+                SqlError::new(ErrorKind::NumericOutOfRange, "integer out of range")
+            })?),
+            Value::Float(x) => Value::Float(x.abs()),
+            Value::Decimal(d) => Value::Decimal(d.abs()),
+            v => {
+                return Err(SqlError::new(
+                    ErrorKind::UndefinedFunction,
+                    format!("function abs({v}) does not exist"),
+                ))
+            }
+        },
+        Func::Round => {
+            let places = if a.len() > 1 {
+                int_arg(&arg(1), "round")?
+            } else {
+                0
+            };
+            match arg(0) {
+                Value::Int(i) => Value::Int(i),
+                Value::Float(x) => {
+                    let m = 10f64.powi(places as i32);
+                    Value::Float((x * m).round() / m)
+                }
+                Value::Decimal(d) => Value::Decimal(d.round_dp_with_strategy(
+                    places.max(0) as u32,
+                    rust_decimal::RoundingStrategy::MidpointAwayFromZero,
+                )),
+                v => {
+                    return Err(SqlError::new(
+                        ErrorKind::UndefinedFunction,
+                        format!("function round({v}) does not exist"),
+                    ))
+                }
+            }
+        }
+        Func::Floor | Func::Ceil => match arg(0) {
+            Value::Int(i) => Value::Int(i),
+            Value::Float(x) => Value::Float(if f == Func::Floor {
+                x.floor()
+            } else {
+                x.ceil()
+            }),
+            Value::Decimal(d) => Value::Decimal(if f == Func::Floor {
+                d.floor()
+            } else {
+                d.ceil()
+            }),
+            v => {
+                return Err(SqlError::new(
+                    ErrorKind::UndefinedFunction,
+                    format!("function floor({v}) does not exist"),
+                ))
+            }
+        },
+        Func::Mod => crate::expr::binary(crate::expr::BinOp::Mod, arg(0), arg(1))?,
+        Func::Power => {
+            let x = cast(arg(0), &DataType::Double)?;
+            let y = cast(arg(1), &DataType::Double)?;
+            match (x, y) {
+                (Value::Float(x), Value::Float(y)) => Value::Float(x.powf(y)),
+                _ => Value::Null,
+            }
+        }
+        Func::Sqrt => match cast(arg(0), &DataType::Double)? {
+            Value::Float(x) if x >= 0.0 => Value::Float(x.sqrt()),
+            _ => {
+                return Err(SqlError::new(
+                    ErrorKind::DataException,
+                    "cannot take square root of a negative number",
+                ))
+            }
+        },
+        Func::Random => Value::Float(rand_f64()),
+        _ => {
+            return Err(SqlError::internal(format!(
+                "{f:?} is not one of the numeric functions"
+            )))
+        }
+    })
+}
+
+pub(super) fn rand_f64() -> f64 {
+    use std::cell::Cell;
+    thread_local!(static S: Cell<u64> = Cell::new(now_micros() as u64 | 1));
+    S.with(|s| {
+        let mut x = s.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        s.set(x);
+        (x >> 11) as f64 / (1u64 << 53) as f64
+    })
+}

@@ -1,0 +1,155 @@
+//! String functions: length, substring, trim, pad, replace, format,
+//! concat, quoting (`functions/strings.rs` holds format's own parsing).
+
+use super::*;
+
+/// Calls one of the text functions (the dispatcher in `call.rs` sends only those).
+pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
+    let null_in = a.iter().any(|v| v.is_null());
+    let arg = |i: usize| a.get(i).cloned().unwrap_or(Value::Null);
+    Ok(match f {
+        // Only a NULL format string makes the result NULL.
+        Func::Format => match arg(0) {
+            Value::Null => Value::Null,
+            fmt => Value::text(strings::format(&text_arg(&fmt), &a[1..])?),
+        },
+        // NULL arguments are skipped, only a NULL separator gives NULL.
+        Func::ConcatWs => match arg(0) {
+            Value::Null => Value::Null,
+            sep => Value::text(
+                a[1..]
+                    .iter()
+                    .filter(|v| !v.is_null())
+                    .map(|v| v.to_string())
+                    .collect::<Vec<_>>()
+                    .join(&text_arg(&sep)),
+            ),
+        },
+        // The rest are strict: a NULL argument makes the result NULL.
+        _ if null_in && f != Func::Concat => Value::Null,
+        Func::StrPos => Value::Int(strings::strpos(&text_arg(&arg(0)), &text_arg(&arg(1)))),
+        Func::Ascii => Value::Int(strings::ascii(&text_arg(&arg(0)))),
+        Func::Chr => Value::text(strings::chr(int_arg(&arg(0), "chr")?)?),
+        Func::BitLength => Value::Int(
+            8 * match arg(0) {
+                Value::Bytes(b) => b.len() as i64,
+                v => text_arg(&v).len() as i64,
+            },
+        ),
+        Func::Concat => Value::text(
+            a.iter()
+                .filter(|v| !v.is_null())
+                .map(|v| v.to_string())
+                .collect::<String>(),
+        ),
+        Func::Upper => Value::text(text_arg(&arg(0)).to_uppercase()),
+        Func::Lower => Value::text(text_arg(&arg(0)).to_lowercase()),
+        Func::Length => Value::Int(match arg(0) {
+            Value::Bytes(b) => b.len() as i64,
+            v => text_arg(&v).chars().count() as i64,
+        }),
+        Func::OctetLength => Value::Int(match arg(0) {
+            Value::Bytes(b) => b.len() as i64,
+            v => text_arg(&v).len() as i64,
+        }),
+        Func::Repeat => {
+            let s = text_arg(&arg(0));
+            let n = int_arg(&arg(1), "repeat")?.max(0) as usize;
+            if s.len().saturating_mul(n) > MAX_TEXT_CHARS {
+                return Err(SqlError::new(
+                    ErrorKind::ProgramLimit,
+                    "requested length too large",
+                ));
+            }
+            Value::text(s.repeat(n))
+        }
+        Func::Substring => {
+            let s: Vec<char> = text_arg(&arg(0)).chars().collect();
+            let start = int_arg(&arg(1), "substring")?;
+            let len = if a.len() > 2 {
+                Some(int_arg(&arg(2), "substring")?)
+            } else {
+                None
+            };
+            let from = (start - 1).max(0) as usize;
+            let end = match len {
+                Some(l) => (start - 1 + l).max(0) as usize,
+                None => s.len(),
+            };
+            Value::text(
+                s.get(from.min(s.len())..end.min(s.len()).max(from.min(s.len())))
+                    .unwrap_or(&[])
+                    .iter()
+                    .collect::<String>(),
+            )
+        }
+        Func::Trim | Func::Ltrim | Func::Rtrim => {
+            let s = text_arg(&arg(0));
+            // The characters to strip: spaces unless given.
+            let chars: Vec<char> = match a.get(1) {
+                Some(c) => text_arg(c).chars().collect(),
+                None => vec![' '],
+            };
+            let strip = |c: char| chars.contains(&c);
+            Value::text(match f {
+                Func::Ltrim => s.trim_start_matches(strip),
+                Func::Rtrim => s.trim_end_matches(strip),
+                _ => s.trim_matches(strip),
+            })
+        }
+        Func::Replace => {
+            Value::text(text_arg(&arg(0)).replace(&text_arg(&arg(1)), &text_arg(&arg(2))))
+        }
+        Func::Md5 => match arg(0) {
+            Value::Null => Value::Null,
+            Value::Bytes(b) => Value::text(format!("{:x}", md5::compute(&b[..]))),
+            v => Value::text(format!("{:x}", md5::compute(text_arg(&v).as_bytes()))),
+        },
+        Func::Lpad | Func::Rpad => {
+            if null_in {
+                return Ok(Value::Null);
+            }
+            let s: Vec<char> = text_arg(&arg(0)).chars().collect();
+            let n = int_arg(&arg(1), "length")?.max(0) as usize;
+            if n > MAX_TEXT_CHARS {
+                return Err(SqlError::new(
+                    ErrorKind::ProgramLimit,
+                    "requested length too large",
+                ));
+            }
+            let fill: Vec<char> = match a.get(2) {
+                Some(v) => text_arg(v).chars().collect(),
+                None => vec![' '],
+            };
+            // Longer strings are cut to the length; an empty fill pads nothing.
+            if s.len() >= n || fill.is_empty() {
+                Value::text(s[..n.min(s.len())].iter().collect::<String>())
+            } else {
+                let pad = fill.iter().cycle().take(n - s.len());
+                Value::text(if f == Func::Lpad {
+                    pad.chain(s.iter()).collect::<String>()
+                } else {
+                    s.iter().chain(pad).collect::<String>()
+                })
+            }
+        }
+        Func::Left | Func::Right => {
+            let s: Vec<char> = text_arg(&arg(0)).chars().collect();
+            let n = (int_arg(&arg(1), "length")?.max(0) as usize).min(s.len());
+            Value::text(if f == Func::Left {
+                s[..n].iter().collect::<String>()
+            } else {
+                s[s.len() - n..].iter().collect()
+            })
+        }
+        Func::QuoteIdent => Value::text(crate::pg_catalog::quote_ident(&text_arg(&arg(0)))),
+        Func::QuoteLiteral => {
+            Value::text(crate::pg_catalog::quote_literal_text(&text_arg(&arg(0))))
+        }
+        _ => {
+            return Err(SqlError::internal(format!(
+                "{f:?} is not one of the text functions"
+            )))
+        }
+    })
+}
