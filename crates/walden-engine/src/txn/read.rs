@@ -108,7 +108,7 @@ impl Transaction {
         &self,
         t: &Table,
         range: (Bound<Key>, Bound<Key>),
-        mut f: impl FnMut(&Row) -> std::result::Result<(), E>,
+        mut f: impl FnMut(&[Value]) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
         self.note_scan(t);
         if range_is_empty(range.0.as_ref(), range.1.as_ref()) {
