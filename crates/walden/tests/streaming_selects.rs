@@ -75,6 +75,37 @@ fn selects_with_limits_stream_past_the_statement_memory_limit() {
         let c = connect(&walden.conn_str()).await;
         let all = outcome(&c, "SELECT * FROM wide ORDER BY v", &[]).await;
         assert!(all.starts_with("ERROR 53200"), "{all}");
+        // Ties: the bounded sort keeps what the full (stable) sort would.
+        for (limit, offset) in [(5, 200), (3, 0), (40, 410)] {
+            let top = outcome(
+                &c,
+                &format!("SELECT id FROM wide ORDER BY g LIMIT {limit} OFFSET {offset}"),
+                &[],
+            )
+            .await;
+            let cfg2 = outcome(
+                &c,
+                &format!(
+                    "SELECT id FROM wide WHERE id <= 3000 ORDER BY g LIMIT {limit} OFFSET {offset}"
+                ),
+                &[],
+            )
+            .await;
+            assert!(
+                !top.starts_with("ERROR") && !cfg2.starts_with("ERROR"),
+                "{top} {cfg2}"
+            );
+            let full = outcome(
+                &c,
+                &format!(
+                    "SELECT id FROM (SELECT id, g FROM wide WHERE id <= 3000 ORDER BY g) t \
+                     LIMIT {limit} OFFSET {offset}"
+                ),
+                &[],
+            )
+            .await;
+            assert_eq!(cfg2, full, "LIMIT {limit} OFFSET {offset}");
+        }
         // A division by zero in a row the LIMIT reaches is raised.
         let err = outcome(&c, "SELECT 100 / (id - 5) FROM wide LIMIT 5", &[]).await;
         assert!(err.starts_with("ERROR 22012"), "{err}");

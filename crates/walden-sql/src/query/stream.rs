@@ -28,11 +28,20 @@ pub(super) fn stream_select(
     let dirs: Vec<(bool, bool)> = order.iter().map(|(_, d, n)| (*d, *n)).collect();
     let mem = &env.info.mem;
     let width = |r: &(Vec<Value>, Vec<Value>)| r.0.len() + r.1.len();
+    // Once the bounded sort has its rows, the sort keys of the last one
+    // kept: a row that does not sort before them cannot be in the result
+    // (on equal keys the earlier row wins, as in the full stable sort).
+    let mut bound: Option<Vec<Value>> = None;
     each_source_row(&sel.from, env, &mut |r| {
         if !passes(&sel.filter, r, env)? {
             return Ok(true);
         }
         let row = project(sel, order, r, env)?;
+        if let Some(b) = &bound {
+            if compare_keys(&row.1, b, &dirs) != Ordering::Less {
+                return Ok(true);
+            }
+        }
         mem.charge_row(width(&row))?;
         out.push(row);
         let Some(n) = keep else {
@@ -48,6 +57,7 @@ pub(super) fn stream_select(
             for dropped in out.drain(n..) {
                 mem.release_row(width(&dropped));
             }
+            bound = out.last().map(|r| r.1.clone());
         }
         Ok(true)
     })?;
