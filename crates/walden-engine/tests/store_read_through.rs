@@ -513,6 +513,20 @@ fn streamed_scans_merge_memory_and_the_store_over_many_chunks() {
                 plain == got,
                 "{what}: scan_in and scan_each differ over {lo:?}..{hi:?}"
             );
+            let mut keyed = Vec::new();
+            tx.scan_each_keyed::<EngineError>(&t, (lo.map(key), hi.map(key)), |v| {
+                keyed.push((v.key()?[0].as_i64().unwrap(), row_of(v.row()).0));
+                Ok(())
+            })
+            .unwrap();
+            assert!(
+                keyed
+                    .iter()
+                    .map(|(k, _)| *k)
+                    .eq(got.iter().map(|(id, _)| *id))
+                    && keyed.iter().all(|(k, id)| k == id),
+                "{what}: keyed scan of {lo:?}..{hi:?} differs"
+            );
         }
     };
 

@@ -45,6 +45,18 @@ const QUERIES: &[&str] = &[
     "SELECT (SELECT id FROM wide WHERE g = 6 ORDER BY v, id LIMIT 1)",
     "SELECT id FROM wide ORDER BY v, id LIMIT 0",
     "SELECT count(*) FROM wide WHERE v BETWEEN 100 AND 200",
+    // UPDATE and DELETE keep only the keys of the rows they select, read
+    // from the store after a checkpoint (a table without a primary key
+    // keys its rows by a hidden row id).
+    "CREATE TABLE nokey (a int, b text)",
+    "INSERT INTO nokey SELECT x, 'b' || x FROM generate_series(1, 3000) AS x",
+    "CHECKPOINT",
+    "UPDATE nokey SET b = 'x' WHERE a % 1000 = 7",
+    "DELETE FROM nokey WHERE a % 1000 = 8",
+    "UPDATE wide SET pad = 'u' WHERE v < 30",
+    "DELETE FROM wide WHERE v BETWEEN 30 AND 40",
+    "SELECT count(*), count(*) FILTER (WHERE b = 'x'), sum(a) FROM nokey",
+    "SELECT count(*), count(*) FILTER (WHERE pad = 'u'), sum(v) FROM wide",
 ];
 
 #[test]

@@ -78,6 +78,17 @@ impl VersionedRows {
         csn: Csn,
         mut f: impl FnMut(&[Value]) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
+        self.for_each_keyed_at(range, csn, |v| f(v.row()))
+    }
+
+    /// As [`VersionedRows::for_each_at`], each row with its key, which a
+    /// row from the store decodes only when asked ([`Visited::key`]).
+    pub fn for_each_keyed_at<E: From<EngineError>>(
+        &self,
+        range: (Bound<&Key>, Bound<&Key>),
+        csn: Csn,
+        mut f: impl FnMut(&Visited<'_>) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
         let mut lo = range.0.cloned();
         let mut raw = RawChunk::default();
         let mut row = Vec::new();
@@ -91,8 +102,8 @@ impl VersionedRows {
                 None => {
                     let (rows, next) =
                         self.chunk((lo.as_ref(), range.1), csn, SCAN_CHUNK, false, &all)?;
-                    for (_, r) in rows {
-                        f(&r)?;
+                    for (k, r) in &rows {
+                        f(&Visited::held(k, r))?;
                     }
                     next
                 }
@@ -312,33 +323,70 @@ impl RawChunk {
         &self,
         base: &BaseRows,
         row: &mut Vec<Value>,
-        f: &mut impl FnMut(&[Value]) -> std::result::Result<(), E>,
+        f: &mut impl FnMut(&Visited<'_>) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
         let mut m = 0;
+        // Memory's entry `m`: its row, or nothing (a deletion, or a key
+        // this snapshot does not see yet).
+        let held = |m: usize| match &self.mem[m] {
+            (k, Some(r)) => Some(Visited::held(k, r)),
+            (_, None) => None,
+        };
         for i in 0..self.stored.len() {
             let (k, v) = self.stored.get(i);
             while m < self.mem.len() && self.mem_keys[m].as_slice() < k {
-                if let Some(r) = &self.mem[m].1 {
-                    f(r)?;
-                }
+                held(m).map_or(Ok(()), |h| f(&h))?;
                 m += 1;
             }
             if m < self.mem.len() && self.mem_keys[m].as_slice() == k {
-                if let Some(r) = &self.mem[m].1 {
-                    f(r)?;
-                }
+                held(m).map_or(Ok(()), |h| f(&h))?;
                 m += 1;
                 continue;
             }
             base.decode_values(k, v, row)?;
-            f(row)?;
+            f(&Visited {
+                row,
+                key: KeyOf::Stored(base, k),
+            })?;
         }
-        for (_, r) in &self.mem[m..] {
-            if let Some(r) = r {
-                f(r)?;
-            }
+        for m in m..self.mem.len() {
+            held(m).map_or(Ok(()), |h| f(&h))?;
         }
         Ok(())
+    }
+}
+
+/// A row a keyed scan visits (see [`VersionedRows::for_each_keyed_at`]).
+pub struct Visited<'a> {
+    row: &'a [Value],
+    key: KeyOf<'a>,
+}
+
+enum KeyOf<'a> {
+    /// A row memory holds, with its key.
+    Held(&'a Key),
+    /// A row from the store: its encoded key.
+    Stored(&'a BaseRows, &'a [u8]),
+}
+
+impl<'a> Visited<'a> {
+    pub(crate) fn held(key: &'a Key, row: &'a [Value]) -> Self {
+        Visited {
+            row,
+            key: KeyOf::Held(key),
+        }
+    }
+
+    pub fn row(&self) -> &[Value] {
+        self.row
+    }
+
+    /// The row's key.
+    pub fn key(&self) -> Result<Key> {
+        match self.key {
+            KeyOf::Held(k) => Ok(k.clone()),
+            KeyOf::Stored(base, k) => base.key_of(k, self.row),
+        }
     }
 }
 

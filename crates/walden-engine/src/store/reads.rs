@@ -284,6 +284,22 @@ impl BaseRows {
         decode_values(&self.reads.path, &self.name, self.columns, k, v, row)
     }
 
+    /// The key of a stored row whose values are `row` and whose encoded
+    /// key is `k` (the row was checked when it was decoded).
+    pub fn key_of(&self, k: &[u8], row: &[Value]) -> Result<Key> {
+        match &self.key_from {
+            KeyFrom::Stored => {
+                decode_key(k)
+                    .map(Vec::into_boxed_slice)
+                    .map_err(|e| EngineError::CorruptDataFile {
+                        path: self.reads.path.clone(),
+                        detail: format!("table {}: a row id does not decode: {e}", self.name),
+                    })
+            }
+            KeyFrom::Columns(cols) => Ok(cols.iter().map(|&i| row[i].clone()).collect()),
+        }
+    }
+
     /// Rows the store holds for this table in `p`'s generation.
     pub fn len(&self, p: &Pinned) -> Result<u64> {
         match self.table(p)? {

@@ -40,7 +40,7 @@ pub(crate) fn passes(filters: &[Expr], row: &[Value], env: &Env<'_>) -> Result<b
 
 /// Why a table's scan ended before the end of its rows: the caller had all
 /// it needed, or an error.
-enum Halt {
+pub(crate) enum Halt {
     Enough,
     Failed(SqlError),
 }
