@@ -234,11 +234,24 @@ impl<'a> Reader<'a> {
         })
     }
     pub fn values(&mut self) -> Result<Vec<Value>> {
+        let mut out = Vec::new();
+        self.values_into(&mut out)?;
+        Ok(out)
+    }
+
+    /// As [`Reader::values`], into `out` (cleared first): a scan decodes
+    /// every row into one buffer.
+    pub fn values_into(&mut self, out: &mut Vec<Value>) -> Result<()> {
+        out.clear();
         let n = self.var()? as usize;
         if n > self.buf.len() {
             return Err(short());
         }
-        (0..n).map(|_| self.value()).collect()
+        out.reserve(n);
+        for _ in 0..n {
+            out.push(self.value()?);
+        }
+        Ok(())
     }
 }
 

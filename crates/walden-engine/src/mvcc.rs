@@ -24,6 +24,7 @@ use std::sync::{Arc, OnceLock};
 
 mod scan;
 pub(crate) use scan::range_is_empty;
+pub use scan::Visited;
 #[cfg(test)]
 use scan::SCAN_CHUNK;
 

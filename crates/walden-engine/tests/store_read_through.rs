@@ -443,3 +443,133 @@ fn index_entries_leave_memory_and_a_restart_loads_none() {
     .unwrap();
     inst.close().unwrap();
 }
+
+/// A streamed scan (`scan_each`) of a table several scan chunks long whose
+/// rows left memory, while memory holds newer versions of some keys
+/// (updates, deletes, keys inserted between stored ones): every snapshot
+/// sees its own state, in key order, over the whole table and over ranges
+/// that start and end inside chunks.
+#[test]
+fn streamed_scans_merge_memory_and_the_store_over_many_chunks() {
+    let mem = MemVfs::new();
+    let inst = Instance::open(config(&mem, true)).unwrap();
+    let db = inst.database("walden").unwrap();
+    let s = inst.new_session();
+    db.create_table(&s, items_def("big", false)).unwrap();
+    let t = db.table("big").unwrap();
+    let mut model = Model::new();
+    for batch in 0..6 {
+        let mut tx = db.begin(&s);
+        for id in (batch * 1000..(batch + 1) * 1000).map(|i| i * 2) {
+            let tag = format!("t{id}");
+            tx.insert_into(
+                &t,
+                vec![
+                    Some(Value::Int(id)),
+                    Some(Value::Int(id % 5)),
+                    Some(Value::text(&tag)),
+                ],
+            )
+            .unwrap();
+            model.insert(id, (id % 5, tag));
+        }
+        tx.commit(CommitRequest::Durable).unwrap();
+    }
+    db.checkpoint().unwrap();
+
+    let streamed = |tx: &Transaction, range: (Bound<Key>, Bound<Key>)| {
+        let mut out = Vec::new();
+        tx.scan_each::<EngineError>(&t, range, |r| {
+            out.push(row_of(r));
+            Ok(())
+        })
+        .unwrap();
+        out
+    };
+    let expect = |m: &Model, lo: Bound<i64>, hi: Bound<i64>| -> Vec<(i64, (i64, String))> {
+        m.range((lo, hi)).map(|(k, v)| (*k, v.clone())).collect()
+    };
+    let key = |i: i64| -> Key { vec![Value::Int(i)].into_boxed_slice() };
+    let ranges = [
+        (Bound::Unbounded, Bound::Unbounded),
+        (Bound::Included(1), Bound::Excluded(9001)),
+        (Bound::Excluded(2047), Bound::Included(2049)),
+        (Bound::Included(3000), Bound::Unbounded),
+    ];
+    let check_all = |tx: &Transaction, m: &Model, what: &str| {
+        for (lo, hi) in ranges {
+            let got = streamed(tx, (lo.map(key), hi.map(key)));
+            assert!(
+                got == expect(m, lo, hi),
+                "{what}: streamed scan of {lo:?}..{hi:?} differs"
+            );
+            let plain: Vec<_> = tx
+                .scan_in(&t, (lo.map(key), hi.map(key)))
+                .unwrap()
+                .iter()
+                .map(|(_, r)| row_of(r))
+                .collect();
+            assert!(
+                plain == got,
+                "{what}: scan_in and scan_each differ over {lo:?}..{hi:?}"
+            );
+            let mut keyed = Vec::new();
+            tx.scan_each_keyed::<EngineError>(&t, (lo.map(key), hi.map(key)), |v| {
+                keyed.push((v.key()?[0].as_i64().unwrap(), row_of(v.row()).0));
+                Ok(())
+            })
+            .unwrap();
+            assert!(
+                keyed
+                    .iter()
+                    .map(|(k, _)| *k)
+                    .eq(got.iter().map(|(id, _)| *id))
+                    && keyed.iter().all(|(k, id)| k == id),
+                "{what}: keyed scan of {lo:?}..{hi:?} differs"
+            );
+        }
+    };
+
+    let mut old = db.begin(&s);
+    old.begin_statement();
+    let before = model.clone();
+    check_all(&old, &before, "after the checkpoint");
+    // Newer versions in memory: updates, deletes and new keys between
+    // stored ones, spread over every chunk.
+    let mut tx = db.begin(&s);
+    for id in (0..12_000).step_by(7) {
+        if id % 2 == 0 {
+            if id % 3 == 0 {
+                assert!(tx.delete_in(&t, &[Value::Int(id)]).unwrap());
+                model.remove(&id);
+            } else {
+                let row = vec![Value::Int(id), Value::Int(9), Value::text("new")];
+                tx.update_in(&t, &[Value::Int(id)], row).unwrap();
+                model.insert(id, (9, "new".into()));
+            }
+        } else {
+            tx.insert_into(
+                &t,
+                vec![
+                    Some(Value::Int(id)),
+                    Some(Value::Int(1)),
+                    Some(Value::text("odd")),
+                ],
+            )
+            .unwrap();
+            model.insert(id, (1, "odd".into()));
+        }
+    }
+    tx.commit(CommitRequest::Durable).unwrap();
+    let mut now = db.begin(&s);
+    now.begin_statement();
+    check_all(&now, &model, "memory over the store");
+    check_all(&old, &before, "an older snapshot, memory over the store");
+    now.rollback();
+    old.rollback();
+    db.checkpoint().unwrap();
+    let mut last = db.begin(&s);
+    last.begin_statement();
+    check_all(&last, &model, "after a second checkpoint");
+    last.rollback();
+}

@@ -12,7 +12,7 @@ use crate::error::{ErrorKind, Result, SqlError};
 use crate::expr::{Env, Expr, Scope, ScopeCol};
 use crate::foreign_keys::enforce::Pending;
 use crate::functions::SessionInfo;
-use crate::query::{self, object_last, Planner, Source};
+use crate::query::{self, object_last, Halt, Planner, Source};
 use crate::upsert::{self, OnConflict};
 use crate::{Column, QueryOutput};
 use sqlparser::ast::{self, SelectItem};
@@ -421,19 +421,32 @@ fn candidates(
         Some(ip) => query::index_rows(t, ip, &env)?,
         None => None,
     };
-    let rows = match found {
-        Some(rows) => rows,
-        None => tx.scan_in(t, query::key_bounds(t, pl.range.as_deref(), &env)?)?,
-    };
-    for (k, r) in rows {
-        if query::passes(&pl.filter, &r, &env)? {
-            keys.push(k);
-            if limit.is_some_and(|l| keys.len() as u64 >= l) {
-                break;
+    if let Some(rows) = found {
+        for (k, r) in rows {
+            if query::passes(&pl.filter, &r, &env)? {
+                keys.push(k);
+                if limit.is_some_and(|l| keys.len() as u64 >= l) {
+                    break;
+                }
             }
         }
+        return Ok(keys);
     }
-    Ok(keys)
+    // A scan keeps only the keys of the rows that pass: an UPDATE or
+    // DELETE of a few rows of a large table holds a few keys.
+    let scanned = tx.scan_each_keyed(t, query::key_bounds(t, pl.range.as_deref(), &env)?, |v| {
+        if query::passes(&pl.filter, v.row(), &env).map_err(Halt::Failed)? {
+            keys.push(v.key()?);
+            if limit.is_some_and(|l| keys.len() as u64 >= l) {
+                return Err(Halt::Enough);
+            }
+        }
+        Ok(())
+    });
+    match scanned {
+        Ok(()) | Err(Halt::Enough) => Ok(keys),
+        Err(Halt::Failed(e)) => Err(e),
+    }
 }
 
 pub fn update(

@@ -42,4 +42,13 @@ impl Budget {
         }
         Ok(())
     }
+
+    /// Gives back a row charged by `charge_row` that the statement no
+    /// longer holds (a bounded sort's dropped rows).
+    pub fn release_row(&self, width: usize) {
+        let bytes = 24 + 32 * width as u64;
+        let _ = self
+            .used
+            .fetch_update(Relaxed, Relaxed, |u| Some(u.saturating_sub(bytes)));
+    }
 }

@@ -28,6 +28,7 @@ mod recursive;
 mod select;
 mod set_ops;
 pub mod srf;
+mod stream;
 mod walk;
 pub mod window;
 pub use access::*;

@@ -5,7 +5,7 @@
 
 use super::{Chain, Csn, VersionedRows};
 use crate::error::{EngineError, Result};
-use crate::store::reads::BaseRows;
+use crate::store::reads::{BaseRows, RawRows};
 use crate::types::{Key, Row, Value};
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::BTreeMap;
@@ -70,19 +70,44 @@ impl VersionedRows {
     /// Calls `f` with each row in `range`, in key order, as a snapshot at
     /// `csn` sees it, without copying keys: a chunk of rows is taken under
     /// the table's lock and visited after it is released (so `f` may read
-    /// the table again). Stops at `f`'s first error.
+    /// the table again). Rows from the store are decoded one at a time into
+    /// one buffer as they are visited. Stops at `f`'s first error.
     pub fn for_each_at<E: From<EngineError>>(
         &self,
         range: (Bound<&Key>, Bound<&Key>),
         csn: Csn,
-        mut f: impl FnMut(&Row) -> std::result::Result<(), E>,
+        mut f: impl FnMut(&[Value]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        self.for_each_keyed_at(range, csn, |v| f(v.row()))
+    }
+
+    /// As [`VersionedRows::for_each_at`], each row with its key, which a
+    /// row from the store decodes only when asked ([`Visited::key`]).
+    pub fn for_each_keyed_at<E: From<EngineError>>(
+        &self,
+        range: (Bound<&Key>, Bound<&Key>),
+        csn: Csn,
+        mut f: impl FnMut(&Visited<'_>) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
         let mut lo = range.0.cloned();
+        let mut raw = RawChunk::default();
+        let mut row = Vec::new();
         loop {
-            let (rows, next) = self.chunk((lo.as_ref(), range.1), csn, SCAN_CHUNK, false, &all)?;
-            for (_, r) in rows {
-                f(&r)?;
-            }
+            let next = match self.base.get() {
+                Some(base) => {
+                    let next = self.raw_chunk(base, (lo.as_ref(), range.1), csn, &mut raw)?;
+                    raw.visit(base, &mut row, &mut f)?;
+                    next
+                }
+                None => {
+                    let (rows, next) =
+                        self.chunk((lo.as_ref(), range.1), csn, SCAN_CHUNK, false, &all)?;
+                    for (k, r) in &rows {
+                        f(&Visited::held(k, r))?;
+                    }
+                    next
+                }
+            };
             match next {
                 Some(n) => lo = n,
                 None => return Ok(()),
@@ -90,6 +115,52 @@ impl VersionedRows {
         }
     }
 
+    /// One chunk of a forward scan over memory and the store, as
+    /// `merged_chunk` takes it, with the stored rows left as bytes in
+    /// `raw`; returns where the next chunk starts (`None`: done).
+    fn raw_chunk(
+        &self,
+        base: &BaseRows,
+        range: (Bound<&Key>, Bound<&Key>),
+        csn: Csn,
+        raw: &mut RawChunk,
+    ) -> Result<Option<Bound<Key>>> {
+        loop {
+            let p = base.pin();
+            raw.mem.clear();
+            let stop = take_keys(&self.map.read(), range, SCAN_CHUNK, false, &all, |k, c| {
+                raw.mem.push((k.clone(), c.at(csn).cloned()))
+            });
+            let store_range = match stop.key() {
+                Some(k) => (range.0, Bound::Excluded(k)),
+                None => range,
+            };
+            let cut = base.raw_range(&p, store_range, SCAN_CHUNK, &mut raw.stored)?;
+            if !base.still_current(&p) {
+                continue;
+            }
+            // Compared as encoded keys with the stored rows' (the encoding
+            // orders as keys do).
+            raw.mem_keys.clear();
+            raw.mem_keys
+                .extend(raw.mem.iter().map(|(k, _)| crate::store::key_bytes(k)));
+            if !cut {
+                return Ok(stop.resume_at());
+            }
+            // A chunk cut short in the store ends at its last stored key;
+            // memory's keys beyond it belong to the next chunk.
+            let (k, v) = raw.stored.get(raw.stored.len() - 1);
+            let keep = raw
+                .mem_keys
+                .iter()
+                .take_while(|m| m.as_slice() <= k)
+                .count();
+            raw.mem.truncate(keep);
+            raw.mem_keys.truncate(keep);
+            let (last, _) = base.decode(k, v)?;
+            return Ok(Some(Bound::Excluded(last)));
+        }
+    }
     /// One chunk of a scan from the start of `range` and where the next
     /// starts (`None`: the range is done), for a caller that walks a table
     /// a chunk at a time.
@@ -232,6 +303,90 @@ impl VersionedRows {
             .into_iter()
             .map(|(k, _)| k)
             .collect())
+    }
+}
+
+/// A chunk of a forward scan whose stored rows are still bytes (see
+/// [`VersionedRows::for_each_at`]); reused from chunk to chunk.
+#[derive(Default)]
+struct RawChunk {
+    mem: Vec<MemEntry>,
+    /// `mem`'s keys, encoded as the store's are.
+    mem_keys: Vec<Vec<u8>>,
+    stored: RawRows,
+}
+
+impl RawChunk {
+    /// Calls `f` with the chunk's rows in key order, memory's version
+    /// winning for a key both hold; stored rows are decoded into `row`.
+    fn visit<E: From<EngineError>>(
+        &self,
+        base: &BaseRows,
+        row: &mut Vec<Value>,
+        f: &mut impl FnMut(&Visited<'_>) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        let mut m = 0;
+        // Memory's entry `m`: its row, or nothing (a deletion, or a key
+        // this snapshot does not see yet).
+        let held = |m: usize| match &self.mem[m] {
+            (k, Some(r)) => Some(Visited::held(k, r)),
+            (_, None) => None,
+        };
+        for i in 0..self.stored.len() {
+            let (k, v) = self.stored.get(i);
+            while m < self.mem.len() && self.mem_keys[m].as_slice() < k {
+                held(m).map_or(Ok(()), |h| f(&h))?;
+                m += 1;
+            }
+            if m < self.mem.len() && self.mem_keys[m].as_slice() == k {
+                held(m).map_or(Ok(()), |h| f(&h))?;
+                m += 1;
+                continue;
+            }
+            base.decode_values(k, v, row)?;
+            f(&Visited {
+                row,
+                key: KeyOf::Stored(base, k),
+            })?;
+        }
+        for m in m..self.mem.len() {
+            held(m).map_or(Ok(()), |h| f(&h))?;
+        }
+        Ok(())
+    }
+}
+
+/// A row a keyed scan visits (see [`VersionedRows::for_each_keyed_at`]).
+pub struct Visited<'a> {
+    row: &'a [Value],
+    key: KeyOf<'a>,
+}
+
+enum KeyOf<'a> {
+    /// A row memory holds, with its key.
+    Held(&'a Key),
+    /// A row from the store: its encoded key.
+    Stored(&'a BaseRows, &'a [u8]),
+}
+
+impl<'a> Visited<'a> {
+    pub(crate) fn held(key: &'a Key, row: &'a [Value]) -> Self {
+        Visited {
+            row,
+            key: KeyOf::Held(key),
+        }
+    }
+
+    pub fn row(&self) -> &[Value] {
+        self.row
+    }
+
+    /// The row's key.
+    pub fn key(&self) -> Result<Key> {
+        match self.key {
+            KeyOf::Held(k) => Ok(k.clone()),
+            KeyOf::Stored(base, k) => base.key_of(k, self.row),
+        }
     }
 }
 

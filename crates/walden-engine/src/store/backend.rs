@@ -25,6 +25,28 @@ impl fmt::Debug for VfsBackend {
     }
 }
 
+impl VfsBackend {
+    /// Reads `out`'s bytes again into `again` until two reads agree.
+    fn read_again(&self, offset: u64, out: &mut [u8], again: &mut [u8]) -> io::Result<()> {
+        for _ in 0..4 {
+            read_exact_at(&*self.file, again, offset)?;
+            if *again == *out {
+                return Ok(());
+            }
+            out.copy_from_slice(again);
+        }
+        Err(io::Error::other(format!(
+            "reads of {} bytes at offset {offset} keep returning different bytes",
+            out.len()
+        )))
+    }
+}
+
+thread_local! {
+    /// The second read of `VfsBackend::read`.
+    static AGAIN: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 impl redb::StorageBackend for VfsBackend {
     fn len(&self) -> io::Result<u64> {
         self.file.len()
@@ -36,18 +58,17 @@ impl redb::StorageBackend for VfsBackend {
     /// bit on the way) could otherwise steer a repair that is then committed.
     fn read(&self, offset: u64, out: &mut [u8]) -> io::Result<()> {
         read_exact_at(&*self.file, out, offset)?;
-        let mut again = vec![0u8; out.len()];
-        for _ in 0..4 {
-            read_exact_at(&*self.file, &mut again, offset)?;
-            if again == out {
-                return Ok(());
+        AGAIN.with_borrow_mut(|again| {
+            // One buffer per thread: a scan reads thousands of pages (a
+            // rare large read does not stay allocated).
+            again.clear();
+            again.resize(out.len(), 0);
+            let agreed = self.read_again(offset, out, again);
+            if again.capacity() > 1 << 20 {
+                *again = Vec::new();
             }
-            out.copy_from_slice(&again);
-        }
-        Err(io::Error::other(format!(
-            "reads of {} bytes at offset {offset} keep returning different bytes",
-            out.len()
-        )))
+            agreed
+        })
     }
 
     fn set_len(&self, len: u64) -> io::Result<()> {

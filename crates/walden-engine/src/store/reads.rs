@@ -250,6 +250,56 @@ impl BaseRows {
         Ok((out, false))
     }
 
+    /// As [`BaseRows::range`] going forward to the end of `range`, but
+    /// copying the rows' bytes into `out` (cleared first) rather than
+    /// decoding them: a scan that visits each row once decodes it into one
+    /// buffer (`decode_values`). Returns whether there may be more rows
+    /// after them.
+    pub fn raw_range(
+        &self,
+        p: &Pinned,
+        range: (Bound<&Key>, Bound<&Key>),
+        limit: usize,
+        out: &mut RawRows,
+    ) -> Result<bool> {
+        out.clear();
+        let Some(t) = self.table(p)? else {
+            return Ok(false);
+        };
+        let enc = |b: Bound<&Key>| b.map(|k| crate::store::key_bytes(k));
+        let (lo, hi) = (enc(range.0), enc(range.1));
+        let bounds = (lo.as_ref().map(|v| &v[..]), hi.as_ref().map(|v| &v[..]));
+        for entry in t.range::<&[u8]>(bounds).map_err(|e| self.err(e.into()))? {
+            if out.len() == limit {
+                return Ok(true);
+            }
+            let (k, v) = entry.map_err(|e| self.err(e.into()))?;
+            out.push(k.value(), v.value());
+        }
+        Ok(false)
+    }
+
+    /// A stored row's values (checked against its checksum) into `row`.
+    pub fn decode_values(&self, k: &[u8], v: &[u8], row: &mut Vec<Value>) -> Result<()> {
+        decode_values(&self.reads.path, &self.name, self.columns, k, v, row)
+    }
+
+    /// The key of a stored row whose values are `row` and whose encoded
+    /// key is `k` (the row was checked when it was decoded).
+    pub fn key_of(&self, k: &[u8], row: &[Value]) -> Result<Key> {
+        match &self.key_from {
+            KeyFrom::Stored => {
+                decode_key(k)
+                    .map(Vec::into_boxed_slice)
+                    .map_err(|e| EngineError::CorruptDataFile {
+                        path: self.reads.path.clone(),
+                        detail: format!("table {}: a row id does not decode: {e}", self.name),
+                    })
+            }
+            KeyFrom::Columns(cols) => Ok(cols.iter().map(|&i| row[i].clone()).collect()),
+        }
+    }
+
     /// Rows the store holds for this table in `p`'s generation.
     pub fn len(&self, p: &Pinned) -> Result<u64> {
         match self.table(p)? {
@@ -289,26 +339,9 @@ pub(crate) fn decode_row(
         path: path.to_path_buf(),
         detail: format!("table {table}: {d}"),
     };
-    // redb checks page checksums only at open; this catches a damaged read
-    // (or file) later.
-    let Some(n) = v.len().checked_sub(4) else {
-        return Err(bad("a row is shorter than its checksum".into()));
-    };
-    let (v, crc) = v.split_at(n);
-    if row_crc(k, v) != u32::from_le_bytes(crc.try_into().unwrap()) {
-        return Err(bad("a row's checksum does not match".into()));
-    }
-    let row: Row = Arc::from(
-        Reader::new(v)
-            .values()
-            .map_err(|e| bad(format!("a row does not decode: {e}")))?,
-    );
-    if row.len() != columns {
-        return Err(bad(format!(
-            "a row has {} values for {columns} columns",
-            row.len()
-        )));
-    }
+    let mut values = Vec::new();
+    decode_values(path, table, columns, k, v, &mut values)?;
+    let row: Row = Arc::from(values);
     let key: Key = match key_from {
         KeyFrom::Stored => decode_key(k)
             .map_err(|e| bad(format!("a row id does not decode: {e}")))?
@@ -320,6 +353,74 @@ pub(crate) fn decode_row(
             .ok_or_else(|| bad("a row has no key".into()))?,
     };
     Ok((key, row))
+}
+
+/// A stored row's values into `row`, checked against the row's checksum
+/// and the table's column count.
+fn decode_values(
+    path: &Path,
+    table: &str,
+    columns: usize,
+    k: &[u8],
+    v: &[u8],
+    row: &mut Vec<Value>,
+) -> Result<()> {
+    let bad = |d: String| EngineError::CorruptDataFile {
+        path: path.to_path_buf(),
+        detail: format!("table {table}: {d}"),
+    };
+    // redb checks page checksums only at open; this catches a damaged read
+    // (or file) later.
+    let Some(n) = v.len().checked_sub(4) else {
+        return Err(bad("a row is shorter than its checksum".into()));
+    };
+    let (v, crc) = v.split_at(n);
+    if row_crc(k, v) != u32::from_le_bytes(crc.try_into().unwrap()) {
+        return Err(bad("a row's checksum does not match".into()));
+    }
+    Reader::new(v)
+        .values_into(row)
+        .map_err(|e| bad(format!("a row does not decode: {e}")))?;
+    if row.len() != columns {
+        return Err(bad(format!(
+            "a row has {} values for {columns} columns",
+            row.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Stored rows' key and value bytes, copied out of the store's pages into
+/// one buffer that a scan reuses from chunk to chunk.
+#[derive(Debug, Default)]
+pub(crate) struct RawRows {
+    bytes: Vec<u8>,
+    /// Per row: where its key starts, where its value starts, where it ends.
+    rows: Vec<(usize, usize, usize)>,
+}
+
+impl RawRows {
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.rows.clear();
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    fn push(&mut self, k: &[u8], v: &[u8]) {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(k);
+        self.bytes.extend_from_slice(v);
+        self.rows.push((start, start + k.len(), self.bytes.len()));
+    }
+
+    /// Row `i`'s encoded key and stored value.
+    pub fn get(&self, i: usize) -> (&[u8], &[u8]) {
+        let (k, v, end) = self.rows[i];
+        (&self.bytes[k..v], &self.bytes[v..end])
+    }
 }
 
 /// A stored row's checksum covers its key too (a hidden row id is read

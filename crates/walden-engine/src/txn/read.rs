@@ -3,7 +3,7 @@
 use super::{Isolation, Locked, Transaction};
 use crate::error::{EngineError, Result};
 use crate::lock::{LockMode, WaitPolicy};
-use crate::mvcc::range_is_empty;
+use crate::mvcc::{range_is_empty, Visited};
 use crate::table::Table;
 use crate::types::{Key, Row, Value};
 use std::collections::BTreeMap;
@@ -108,7 +108,7 @@ impl Transaction {
         &self,
         t: &Table,
         range: (Bound<Key>, Bound<Key>),
-        mut f: impl FnMut(&Row) -> std::result::Result<(), E>,
+        mut f: impl FnMut(&[Value]) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
         self.note_scan(t);
         if range_is_empty(range.0.as_ref(), range.1.as_ref()) {
@@ -123,6 +123,30 @@ impl Transaction {
         let snap = self.read_snapshot();
         t.rows
             .for_each_at((range.0.as_ref(), range.1.as_ref()), snap.csn(), f)
+    }
+
+    /// As [`Transaction::scan_each`], each row with its key (see
+    /// [`Visited::key`]): a statement that keeps only the keys of the rows
+    /// it selects holds only those.
+    pub fn scan_each_keyed<E: From<EngineError>>(
+        &self,
+        t: &Table,
+        range: (Bound<Key>, Bound<Key>),
+        mut f: impl FnMut(&Visited<'_>) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        self.note_scan(t);
+        if range_is_empty(range.0.as_ref(), range.1.as_ref()) {
+            return Ok(());
+        }
+        if self.own_writes(t, &range).next().is_some() {
+            for (k, r) in self.scan_in(t, range)? {
+                f(&Visited::held(&k, &r))?;
+            }
+            return Ok(());
+        }
+        let snap = self.read_snapshot();
+        t.rows
+            .for_each_keyed_at((range.0.as_ref(), range.1.as_ref()), snap.csn(), f)
     }
 
     /// Rows found through index `ix` of `t`, as this transaction sees them,

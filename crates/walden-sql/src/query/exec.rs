@@ -38,12 +38,26 @@ pub(crate) fn passes(filters: &[Expr], row: &[Value], env: &Env<'_>) -> Result<b
     Ok(true)
 }
 
-/// Calls `f` with each row of `s` that passes its filters. A table's rows
-/// stream from its scan or search; other sources are produced whole first.
+/// Why a table's scan ended before the end of its rows: the caller had all
+/// it needed, or an error.
+pub(crate) enum Halt {
+    Enough,
+    Failed(SqlError),
+}
+
+impl From<walden_engine::EngineError> for Halt {
+    fn from(e: walden_engine::EngineError) -> Halt {
+        Halt::Failed(e.into())
+    }
+}
+
+/// Calls `f` with each row of `s` that passes its filters, until `f`
+/// returns false (it has all it needs). A table's rows stream from its scan
+/// or search; other sources are produced whole first.
 pub(super) fn each_source_row(
     s: &Source,
     env: &Env<'_>,
-    f: &mut dyn FnMut(&[Value]) -> Result<()>,
+    f: &mut dyn FnMut(&[Value]) -> Result<bool>,
 ) -> Result<()> {
     let Source::Table {
         table,
@@ -54,7 +68,9 @@ pub(super) fn each_source_row(
     } = s
     else {
         for r in run_source(s, env)? {
-            f(&r)?;
+            if !f(&r)? {
+                break;
+            }
         }
         return Ok(());
     };
@@ -81,24 +97,23 @@ pub(super) fn each_source_row(
         None => None,
     };
     let mut i = 0usize;
-    let mut visit = |r: &walden_engine::types::Row| -> Result<()> {
+    let mut visit = |r: &[Value]| -> std::result::Result<(), Halt> {
         if i.is_multiple_of(4096) {
-            check_cancel(env)?;
+            check_cancel(env).map_err(Halt::Failed)?;
         }
         i += 1;
-        if passes(filter, r, env)? {
-            f(r)?;
+        if passes(filter, r, env).map_err(Halt::Failed)? && !f(r).map_err(Halt::Failed)? {
+            return Err(Halt::Enough);
         }
         Ok(())
     };
-    match found {
-        Some(rows) => {
-            for (_, r) in rows {
-                visit(&r)?;
-            }
-            Ok(())
-        }
+    let visited = match found {
+        Some(rows) => rows.iter().try_for_each(|(_, r)| visit(r)),
         None => tx.scan_each(table, key_bounds(table, range.as_deref(), env)?, visit),
+    };
+    match visited {
+        Ok(()) | Err(Halt::Enough) => Ok(()),
+        Err(Halt::Failed(e)) => Err(e),
     }
 }
 
@@ -111,7 +126,7 @@ pub(super) fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             each_source_row(s, env, &mut |r| {
                 env.info.mem.charge_row(r.len())?;
                 out.push(r.to_vec());
-                Ok(())
+                Ok(true)
             })?;
             out
         }
@@ -414,7 +429,9 @@ pub fn execute_plan(
         }
     }
     let mut rows: Vec<(Vec<Value>, Vec<Value>)> = match &plan.body {
-        Body::Select(sel) => run_select(sel, &plan.order, env)?,
+        Body::Select(sel) => {
+            run_select(sel, &plan.order, env, cap.map(|c| c.saturating_add(offset)))?
+        }
         Body::Values(rows) => rows
             .iter()
             .map(|r| {
@@ -567,11 +584,17 @@ pub(super) fn set_op(
     })
 }
 
+/// A SELECT's rows, each projected with its sort keys; `keep`, when
+/// known, is how many of them (in ORDER BY order) the result needs.
 pub(super) fn run_select(
     sel: &SelectPlan,
     order: &[(SortKey, bool, bool)],
     env: &Env<'_>,
+    keep: Option<usize>,
 ) -> Result<Vec<(Vec<Value>, Vec<Value>)>> {
+    if sel.group.is_none() && sel.window.is_none() && sel.srf.is_none() && !sel.distinct {
+        return super::stream::stream_select(sel, order, env, keep);
+    }
     let mut rows;
     if let Some((keys, aggs)) = &sel.group {
         // The input streams through the aggregates: only the groups are
@@ -582,7 +605,7 @@ pub(super) fn run_select(
             if passes(&sel.filter, r, env)? {
                 g.add(r)?;
             }
-            Ok(())
+            Ok(true)
         })?;
         rows = g.finish()?;
         if let Some(h) = &sel.having {
@@ -614,23 +637,33 @@ pub(super) fn run_select(
     }
     let mut out = Vec::with_capacity(rows.len());
     for r in &rows {
-        let projected = sel
-            .projection
-            .iter()
-            .map(|e| e.eval(r, env))
-            .collect::<Result<Vec<_>>>()?;
-        let keys = order
-            .iter()
-            .map(|(k, _, _)| match k {
-                SortKey::Output(i) => Ok(projected[*i].clone()),
-                SortKey::Input(e) => e.eval(r, env),
-            })
-            .collect::<Result<Vec<_>>>()?;
-        out.push((projected, keys));
+        out.push(project(sel, order, r, env)?);
     }
     if sel.distinct {
         let mut seen = HashSet::new();
         out.retain(|(r, _)| seen.insert(normalize_key(r.clone())));
     }
     Ok(out)
+}
+
+/// A row's projection and its sort keys.
+pub(super) fn project(
+    sel: &SelectPlan,
+    order: &[(SortKey, bool, bool)],
+    r: &[Value],
+    env: &Env<'_>,
+) -> Result<(Vec<Value>, Vec<Value>)> {
+    let projected = sel
+        .projection
+        .iter()
+        .map(|e| e.eval(r, env))
+        .collect::<Result<Vec<_>>>()?;
+    let keys = order
+        .iter()
+        .map(|(k, _, _)| match k {
+            SortKey::Output(i) => Ok(projected[*i].clone()),
+            SortKey::Input(e) => e.eval(r, env),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok((projected, keys))
 }

@@ -13,7 +13,7 @@ pub(super) struct Grouper<'p, 'e> {
     keys: &'p [Expr],
     aggs: &'p [AggSpec],
     env: &'p Env<'e>,
-    groups: HashMap<Vec<Value>, usize>,
+    groups: foldhash::HashMap<Vec<Value>, usize>,
     states: Vec<GroupState>,
     /// Each aggregate's constant second argument (string_agg's separator).
     seps: Vec<Value>,
@@ -41,10 +41,37 @@ impl<'p, 'e> Grouper<'p, 'e> {
             keys,
             aggs,
             env,
-            groups: HashMap::new(),
+            groups: Default::default(),
             states: Vec::new(),
             seps,
         })
+    }
+
+    /// The index of `r`'s group, made if it is new.
+    fn group_of(&mut self, r: &[Value]) -> Result<usize> {
+        let env = self.env;
+        let k = self
+            .keys
+            .iter()
+            .map(|e| e.eval(r, env))
+            .collect::<Result<Vec<_>>>()?;
+        // The group is found by its normalized key (1.0 and 1 are one
+        // group) and shows the first key it was made with.
+        let nk = normalize_key(k.clone());
+        if let Some(&i) = self.groups.get(&nk) {
+            return Ok(i);
+        }
+        env.info
+            .mem
+            .charge_row(2 * self.keys.len() + self.aggs.len())?;
+        self.states.push((
+            k,
+            self.aggs.iter().map(|a| Acc::new(a.kind)).collect(),
+            self.aggs.iter().map(|_| HashSet::new()).collect(),
+            self.aggs.iter().map(|_| Vec::new()).collect(),
+        ));
+        self.groups.insert(nk, self.states.len() - 1);
+        Ok(self.states.len() - 1)
     }
 
     /// Feeds one input row to its group. What is kept (a new group, a
@@ -53,25 +80,11 @@ impl<'p, 'e> Grouper<'p, 'e> {
     pub(super) fn add(&mut self, r: &[Value]) -> Result<()> {
         let env = self.env;
         let mem = &env.info.mem;
-        let k = self
-            .keys
-            .iter()
-            .map(|e| e.eval(r, env))
-            .collect::<Result<Vec<_>>>()?;
-        let nk = normalize_key(k.clone());
-        let gi = match self.groups.get(&nk) {
-            Some(&i) => i,
-            None => {
-                mem.charge_row(2 * self.keys.len() + self.aggs.len())?;
-                self.states.push((
-                    k,
-                    self.aggs.iter().map(|a| Acc::new(a.kind)).collect(),
-                    self.aggs.iter().map(|_| HashSet::new()).collect(),
-                    self.aggs.iter().map(|_| Vec::new()).collect(),
-                ));
-                self.groups.insert(nk, self.states.len() - 1);
-                self.states.len() - 1
-            }
+        let gi = if self.keys.is_empty() && !self.states.is_empty() {
+            // No GROUP BY: every row feeds the one group.
+            0
+        } else {
+            self.group_of(r)?
         };
         let st = &mut self.states[gi];
         for (i, a) in self.aggs.iter().enumerate() {
