@@ -746,7 +746,9 @@ async fn durability_statements_and_system_views_over_the_extended_protocol() {
                     Type::FLOAT4 => row.try_get::<_, Option<f32>>(i).is_ok(),
                     Type::FLOAT8 => row.try_get::<_, Option<f64>>(i).is_ok(),
                     Type::BOOL => row.try_get::<_, Option<bool>>(i).is_ok(),
-                    Type::TEXT | Type::VARCHAR => row.try_get::<_, Option<String>>(i).is_ok(),
+                    Type::TEXT | Type::VARCHAR | Type::NAME => {
+                        row.try_get::<_, Option<String>>(i).is_ok()
+                    }
                     Type::NUMERIC => row.try_get::<_, Option<rust_decimal::Decimal>>(i).is_ok(),
                     Type::TIMESTAMP | Type::TIMESTAMPTZ => {
                         row.try_get::<_, Option<std::time::SystemTime>>(i).is_ok()
