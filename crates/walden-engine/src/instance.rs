@@ -324,7 +324,16 @@ impl Instance {
         inst.reinstall_logged_roles()?;
         if !inst.inner.catalog.lock().initialized {
             if let Some(name) = cfg.default_database.clone() {
-                inst.create_database(&name)?;
+                // A crash after the database was made and before the mark
+                // below leaves it listed, ready: it is the one to keep.
+                let made = inst
+                    .inner
+                    .dbs
+                    .read()
+                    .contains_key(&name.to_ascii_lowercase());
+                if !made {
+                    inst.create_database(&name)?;
+                }
             }
             inst.inner.catalog.lock().initialized = true;
             inst.save_catalog()?;

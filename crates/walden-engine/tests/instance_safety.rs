@@ -6,6 +6,7 @@
 use std::path::Path;
 use std::sync::Arc;
 use walden_engine::*;
+use walden_log::{CrashMode, Faults};
 
 fn os_config(dir: &Path) -> InstanceConfig {
     InstanceConfig {
@@ -433,4 +434,36 @@ fn concurrent_catalog_changes_are_all_on_disk_after_a_restart() {
     }
     assert_eq!(inst.roles().roles.len(), before_roles);
     inst.close().unwrap();
+}
+
+/// A power cut at any sync of an instance's first open (the catalog, the
+/// default database's directory and files, the mark that the instance is
+/// initialized) leaves an instance that opens, with its default database.
+/// A cut after the database was made but before the mark used to leave
+/// one that refused every later open ("database already exists").
+#[test]
+fn a_power_cut_during_the_first_open_leaves_an_instance_that_opens() {
+    let mut k = 0;
+    loop {
+        let mem = MemVfs::new();
+        mem.set_faults(Faults {
+            fail_sync_after: Some(k),
+            ..Faults::default()
+        });
+        let first = Instance::open(mem_config(&mem));
+        let failed = first.is_err();
+        drop(first);
+        let after = mem.crash(CrashMode::SyncedOnly, k);
+        after.set_faults(Faults::default());
+        let inst = Instance::open(mem_config(&after))
+            .unwrap_or_else(|e| panic!("cut at sync {k}: the next open failed: {e}"));
+        fill(&inst, 3);
+        assert_eq!(rows(&inst), 3, "cut at sync {k}");
+        drop(inst);
+        if !failed {
+            break;
+        }
+        k += 1;
+    }
+    assert!(k > 3, "the first open synced only {k} times");
 }
