@@ -118,6 +118,18 @@ fn selects_with_limits_stream_past_the_statement_memory_limit() {
             .await;
             assert_eq!(cfg2, full, "LIMIT {limit} OFFSET {offset}");
         }
+        // LIMIT 0 reads nothing but locks the table, as any read of it.
+        outcome(&c, "BEGIN", &[]).await;
+        let none = outcome(&c, "SELECT * FROM wide LIMIT 0", &[]).await;
+        assert_eq!(none, "ok 0");
+        let held = outcome(
+            &c,
+            "SELECT mode FROM pg_locks WHERE relation = 'wide'::regclass AND pid = pg_backend_pid()",
+            &[],
+        )
+        .await;
+        assert_eq!(held, "AccessShareLock; ok 1");
+        outcome(&c, "ROLLBACK", &[]).await;
         // A division by zero in a row the LIMIT reaches is raised.
         let err = outcome(&c, "SELECT 100 / (id - 5) FROM wide LIMIT 5", &[]).await;
         assert!(err.starts_with("ERROR 22012"), "{err}");

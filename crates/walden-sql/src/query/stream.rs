@@ -23,6 +23,16 @@ pub(super) fn stream_select(
 ) -> Result<Vec<(Vec<Value>, Vec<Value>)>> {
     let mut out = Vec::new();
     if keep == Some(0) {
+        // Nothing is read (as PostgreSQL's LIMIT 0 fetches nothing), but a
+        // table is locked as any read of it is: DDL on it waits for this
+        // transaction.
+        if let Source::Table { table, .. } = &sel.from {
+            env.tx.lock_table(
+                table,
+                walden_engine::TableLockMode::AccessShare,
+                walden_engine::WaitPolicy::Wait,
+            )?;
+        }
         return Ok(out);
     }
     let dirs: Vec<(bool, bool)> = order.iter().map(|(_, d, n)| (*d, *n)).collect();
