@@ -465,6 +465,18 @@ impl LogManager {
         self.shared.files.wait_preallocation(timeout)
     }
 
+    /// Makes sure a spare segment is ready now (zero-filling one if none
+    /// is), waiting up to `timeout`: for measurements that should not share
+    /// the disk with a preallocation they did not cause. Returns whether a
+    /// spare is ready.
+    pub fn prepare_spare(&self, timeout: Duration) -> bool {
+        if !self.shared.cfg.preallocate_spare {
+            return false;
+        }
+        self.shared.files.ensure_spare();
+        self.shared.files.wait_preallocation(timeout) && self.shared.files.has_spare()
+    }
+
     /// Segments currently holding log, oldest first.
     pub fn segments(&self) -> Vec<SegmentInfo> {
         self.shared.files.snapshot()

@@ -179,6 +179,10 @@ impl SegmentFiles {
             .ok();
     }
 
+    pub fn has_spare(&self) -> bool {
+        !self.list.lock().spares.is_empty()
+    }
+
     /// Waits (up to `timeout`) until no spare is being zero-filled; returns
     /// whether that happened in time.
     pub fn wait_preallocation(&self, timeout: std::time::Duration) -> bool {

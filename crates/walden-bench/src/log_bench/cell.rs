@@ -101,27 +101,6 @@ pub(super) fn instance_config(dir: &Path, cfg: &LogBenchConfig, sync: SyncMode) 
     ic
 }
 
-/// Waits (a bounded time) until the log keeps a preallocated spare segment,
-/// so no zero-filling runs in the background of a measurement.
-pub(super) fn wait_for_spare(log_dir: &Path) {
-    let t0 = Instant::now();
-    while t0.elapsed() < Duration::from_secs(30) {
-        let has = std::fs::read_dir(log_dir)
-            .map(|rd| {
-                rd.filter_map(|e| e.ok()).any(|e| {
-                    let n = e.file_name();
-                    let n = n.to_string_lossy();
-                    n.starts_with("spare-") && n.ends_with(".log")
-                })
-            })
-            .unwrap_or(true);
-        if has {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 impl Bench {
     pub(super) fn open(dir: &Path, cfg: &LogBenchConfig, sync: SyncMode) -> Result<Bench> {
         let inst = Instance::open(instance_config(dir, cfg, sync))?;
@@ -138,7 +117,7 @@ impl Bench {
                 &["id"],
             )?,
         )?;
-        wait_for_spare(db.log().dir());
+        db.log().prepare_spare(Duration::from_secs(30));
         Ok(Bench {
             inst,
             db,
@@ -163,7 +142,7 @@ impl Bench {
         // TRUNCATE made the table anew: a handle to the old one is stale.
         self.table = self.db.table("t")?;
         self.db.checkpoint()?;
-        wait_for_spare(self.db.log().dir());
+        self.db.log().prepare_spare(Duration::from_secs(30));
         Ok(())
     }
 
@@ -290,7 +269,7 @@ pub(super) fn make_recovery_log(dir: &Path, cfg: &LogBenchConfig) -> Result<Reco
         )?,
     )?;
     db.alter_settings(&s, |st| st.delayed_durability = DelayedDurability::Forced)?;
-    wait_for_spare(db.log().dir());
+    db.log().prepare_spare(Duration::from_secs(30));
     let start = db.log().end_lsn();
     let payload: String = (0..cfg.recovery_row_bytes.max(1))
         .map(|i| (b'a' + (i % 26) as u8) as char)
@@ -309,7 +288,7 @@ pub(super) fn make_recovery_log(dir: &Path, cfg: &LogBenchConfig) -> Result<Reco
     db.flush_log(&s)?;
     let secs = t0.elapsed().as_secs_f64();
     let log_bytes = db.log().end_lsn() - start;
-    wait_for_spare(db.log().dir());
+    db.log().prepare_spare(Duration::from_secs(30));
     inst.shutdown_nowait()?;
     drop(db);
     drop(inst);
@@ -346,7 +325,7 @@ pub(super) fn recover_once(dir: &Path, cfg: &LogBenchConfig, cold: bool) -> Resu
         mb_per_s: ratio(span as f64 / 1e6, open),
         read_mb_per_s: ratio(rep.scan.bytes_read as f64 / 1e6, open),
     };
-    wait_for_spare(db.log().dir());
+    db.log().prepare_spare(Duration::from_secs(30));
     inst.shutdown_nowait()?;
     Ok(run)
 }

@@ -492,7 +492,7 @@ fn wait_ready(primary: &Node, secondary: &Node, setups: &[Setup]) -> Result<()> 
     for node in [primary, secondary] {
         for s in setups {
             if let Ok(db) = node.instance.database(&s.name) {
-                db.log().wait_preallocation(Duration::from_secs(30));
+                db.log().prepare_spare(Duration::from_secs(30));
             }
         }
     }

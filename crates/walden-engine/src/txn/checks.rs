@@ -24,6 +24,15 @@ impl Transaction {
             .map(drop)
     }
 
+    /// Whether this transaction holds the table's ACCESS EXCLUSIVE lock (it
+    /// created or truncated the table, or locked it so): no other
+    /// transaction can reach its rows until this one ends, so row and
+    /// unique-value locks would only cost memory, one per row of a bulk
+    /// load. (Table locks are held to the end, savepoints or not.)
+    fn holds_exclusively(&self, table: u32) -> bool {
+        self.table_locks.lock().get(&table) == Some(&crate::lock::TableLockMode::AccessExclusive)
+    }
+
     /// Takes the row lock in `mode`; `false` if it is busy and `policy` says
     /// not to wait.
     pub(super) fn lock_mode(
@@ -43,6 +52,9 @@ impl Transaction {
         };
         if !self.lock_table(table, intent, policy)? {
             return Ok(false);
+        }
+        if self.holds_exclusively(table.id()) {
+            return Ok(true);
         }
         let lk: LockKey = (table.id(), key.clone());
         let sinks = self.session.wait_sinks();
@@ -202,6 +214,9 @@ impl Transaction {
     /// ends, so two writers of one value serialize and the second sees the
     /// first's outcome (and one that removes the value is waited for).
     pub(super) fn lock_unique(&mut self, t: &Table, ix: &Index, vals: &[Value]) -> Result<()> {
+        if self.holds_exclusively(t.id()) {
+            return Ok(());
+        }
         let mut k = Vec::with_capacity(vals.len() + 1);
         k.push(Value::Int(ix.def.id as i64));
         k.extend_from_slice(vals);

@@ -66,11 +66,15 @@ impl Transaction {
 
     /// Encodes the write set (and the role catalog the commit installs,
     /// if any) as one or more redo records, the last one carrying the
-    /// commit flag.
-    fn encode(&self, roles: Option<&RoleRecord>) -> Vec<Vec<u8>> {
+    /// commit flag, handing each to `emit` as it fills: a large
+    /// transaction's redo is never whole in memory beside its write set.
+    fn encode_parts(
+        &self,
+        roles: Option<&RoleRecord>,
+        emit: &mut dyn FnMut(&[u8]) -> Result<()>,
+    ) -> Result<()> {
         let ddl = self.ddl_records();
-        let cat = self.db.catalog.read();
-        let mut parts = Vec::new();
+        let mut rec = Vec::new();
         let mut body = Vec::with_capacity(64);
         let mut n = 0;
         if let Some(r) = roles {
@@ -79,36 +83,50 @@ impl Transaction {
         }
         // Catalog changes first: recovery applies them before the rows,
         // which may be of a table created or changed here.
-        for rec in &ddl {
-            put_op_ddl(&mut body, rec);
+        for r in &ddl {
+            put_op_ddl(&mut body, r);
             n += 1;
         }
-        let flush = |parts: &mut Vec<Vec<u8>>, body: &mut Vec<u8>, n: &mut usize, commit: bool| {
-            let mut rec = Vec::with_capacity(body.len() + 16);
+        let mut part = |body: &mut Vec<u8>, n: &mut usize, commit: bool| {
+            rec.clear();
             put_txn_header(&mut rec, self.txid, commit, *n);
             rec.extend_from_slice(body);
-            parts.push(rec);
             body.clear();
             *n = 0;
+            emit(&rec)
         };
+        // The write set is ordered by table: one catalog look-up per table,
+        // not a catalog lock held across the appends.
+        let mut hidden_of = None;
         for ((tid, key), w) in &self.writes {
             match w {
                 Some(row) => {
                     // With DDL in the record, keys are always written: the
                     // table may not exist yet when recovery decodes it.
-                    let hidden =
-                        !ddl.is_empty() || cat.table_by_id(*tid).is_none_or(|t| t.has_hidden_key());
+                    let hidden = !ddl.is_empty()
+                        || match hidden_of {
+                            Some((t, h)) if t == *tid => h,
+                            _ => {
+                                let h = self
+                                    .db
+                                    .catalog
+                                    .read()
+                                    .table_by_id(*tid)
+                                    .is_none_or(|t| t.has_hidden_key());
+                                hidden_of = Some((*tid, h));
+                                h
+                            }
+                        };
                     put_op_put(&mut body, *tid, hidden.then_some(&key[..]), row)
                 }
                 None => put_op_delete(&mut body, *tid, key),
             }
             n += 1;
             if body.len() >= MAX_PART {
-                flush(&mut parts, &mut body, &mut n, false);
+                part(&mut body, &mut n, false)?;
             }
         }
-        flush(&mut parts, &mut body, &mut n, true);
-        parts
+        part(&mut body, &mut n, true)
     }
 
     /// Commits. The database's `DELAYED_DURABILITY` and `request` decide
@@ -145,7 +163,6 @@ impl Transaction {
         // changes (which are).
         let delayed = !ddl && roles.is_none() && self.resolve(request);
         let role_record = roles.as_ref().map(|r| r.record());
-        let parts = self.encode(role_record.as_ref());
         let session = self.session.clone();
         let sinks = session.wait_sinks();
         let db = self.db.clone();
@@ -184,9 +201,10 @@ impl Transaction {
             // Registered before the first append, gone after the publish.
             let _inflight = db.txns.inflight.enter(self.txid, &db.log);
             let mut lsn = 0;
-            for p in &parts {
+            self.encode_parts(role_record.as_ref(), &mut |p| {
                 lsn = db.log.append(p, &sinks)?;
-            }
+                Ok(())
+            })?;
             let hardened = if delayed {
                 db.log.acknowledge_delayed(lsn, &sinks)
             } else {

@@ -39,6 +39,9 @@ pub(super) struct Writer {
     rec_remaining: u64,
     out: Vec<u8>,
     spare_buf: Vec<u8>,
+    /// Whether the spare for the next segment has been asked for (once the
+    /// current one is a quarter full, so an idle log keeps one segment).
+    spare_asked: bool,
     /// When the last slow-flush warning was logged, and the slow flushes
     /// since that were not (at most one line a second on a slow disk).
     slow_logged: Option<Instant>,
@@ -54,9 +57,26 @@ impl Writer {
             rec_remaining: 0,
             out: Vec::new(),
             spare_buf,
+            spare_asked: false,
             slow_logged: None,
             slow_unlogged: 0,
         }
+    }
+
+    /// Starts zero-filling the next segment once this one is a quarter
+    /// full: early enough to be ready long before the switch, late enough
+    /// that a database that writes little costs one segment of disk.
+    fn ask_spare_if_due(&mut self, sh: &Shared) {
+        if self.take_spare_due(&sh.cfg) {
+            sh.files.ensure_spare();
+        }
+    }
+
+    /// Whether a spare should be asked for now (marking it asked).
+    pub(super) fn take_spare_due(&mut self, cfg: &LogConfig) -> bool {
+        let due = !self.spare_asked && cfg.preallocate_spare && self.off >= cfg.segment_size / 4;
+        self.spare_asked |= due;
+        due
     }
 
     /// Writes the planned blocks and makes them durable. Returns bytes
@@ -94,9 +114,7 @@ impl Writer {
                 self.out.extend_from_slice(&header);
                 run_off = 0;
                 self.off = SEGMENT_HEADER as u64;
-                if sh.cfg.preallocate_spare {
-                    sh.files.ensure_spare();
-                }
+                self.spare_asked = false;
             }
             block::encode_block(
                 &mut self.out,
@@ -114,6 +132,7 @@ impl Writer {
             written += self.out.len() as u64;
             touched.push(self.file.clone());
         }
+        self.ask_spare_if_due(sh);
         let t = Instant::now();
         for f in &touched {
             f.sync_data().map_err(io_err(&sh.files.dir))?;

@@ -115,6 +115,8 @@ impl LogManager {
             f.sync_data().map_err(io_err(dir))?;
             Writer::new(f, 1, SEGMENT_HEADER as u64, Vec::new())
         };
+        let mut writer = writer;
+        let spare_due = writer.take_spare_due(&cfg);
         if !outcome.discard.is_empty() || outcome.segments.is_empty() {
             vfs.sync_dir(dir).map_err(io_err(dir))?;
         }
@@ -149,7 +151,7 @@ impl LogManager {
             has_subscribers: AtomicBool::new(false),
             waker: spawn_waker(),
         });
-        if shared.cfg.preallocate_spare {
+        if spare_due {
             shared.files.ensure_spare();
         }
         let s2 = shared.clone();

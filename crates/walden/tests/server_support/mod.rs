@@ -144,6 +144,14 @@ impl Drop for Serve {
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
+        // A log beside a data directory that is itself a temporary directory
+        // would outlive it: remove it unless the test failed (then it is
+        // evidence).
+        if !std::thread::panicking()
+            && self.stderr_path.parent() == Some(std::env::temp_dir().as_path())
+        {
+            let _ = std::fs::remove_file(&self.stderr_path);
+        }
     }
 }
 
