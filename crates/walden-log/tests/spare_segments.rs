@@ -60,7 +60,11 @@ fn a_spare_is_made_once_a_quarter_of_the_segment_is_written() {
         log.commit_durable(&rec, &[]).unwrap();
     }
     assert!(log.wait_preallocation(Duration::from_secs(10)));
-    assert_eq!(spares(&vfs, &dir()), 1, "a quarter written: the spare is made");
+    assert_eq!(
+        spares(&vfs, &dir()),
+        1,
+        "a quarter written: the spare is made"
+    );
 
     // Across the switch the spare becomes the next segment, and the next
     // spare waits for that one's quarter.
@@ -69,7 +73,11 @@ fn a_spare_is_made_once_a_quarter_of_the_segment_is_written() {
     }
     assert!(log.segments().len() >= 2);
     assert!(log.wait_preallocation(Duration::from_secs(10)));
-    assert_eq!(spares(&vfs, &dir()), 0, "used by the switch, not yet remade");
+    assert_eq!(
+        spares(&vfs, &dir()),
+        0,
+        "used by the switch, not yet remade"
+    );
     log.close().unwrap();
 }
 
