@@ -733,8 +733,20 @@ fn a_thousand_simulated_power_losses() {
     let (mut acked, mut lost, mut faulted, mut rotted, mut ddl, mut big) = (0, 0, 0, 0, 0, 0);
     let (mut dbops, mut refused, mut flips) = (0, 0, 0);
     let t0 = std::time::Instant::now();
+    // A panic that aborts (one in a destructor while unwinding) never
+    // reaches the catch below: the hook names the trial first.
+    static SEED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        eprintln!(
+            "panic in the trial with WALDEN_CRASH_SEED={}",
+            SEED.load(Ordering::Relaxed)
+        );
+        hook(info)
+    }));
     for i in 0..trials {
         let seed = base + i;
+        SEED.store(seed, Ordering::Relaxed);
         let o = std::panic::catch_unwind(|| trial(seed)).unwrap_or_else(|p| {
             eprintln!(
                 "trial failed; rerun it with WALDEN_CRASH_SEED={seed} WALDEN_CRASH_TRIALS=1 \

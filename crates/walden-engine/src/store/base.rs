@@ -63,7 +63,7 @@ pub(crate) struct BaseStore {
     /// Dropped by `Drop` below unless redb panicked (see `redb_panicked`).
     pub(super) db: ManuallyDrop<redb::Database>,
     pub(crate) path: PathBuf,
-    file: Arc<dyn VfsFile>,
+    pub(super) file: Arc<dyn VfsFile>,
     pub(super) stats: Arc<FileStats>,
     /// The store's newest commit, as readers of evicted rows see it.
     pub(super) reads: Arc<StoreReads>,
@@ -82,11 +82,18 @@ pub(crate) struct BaseStore {
     /// redb panicked on a damaged file and its locks are poisoned: its own
     /// drop would panic again, so the handle is left open instead.
     redb_panicked: AtomicBool,
+    /// Whether every page of the file has been verified since the open
+    /// (see `verify.rs`); the first checkpoint write does it otherwise.
+    pub(super) verified: AtomicBool,
 }
 
 impl Drop for BaseStore {
     fn drop(&mut self) {
-        if !self.redb_panicked.load(Relaxed) {
+        // redb's drop commits once more (its allocator state), reading the
+        // lists of freed pages: on a file known to be damaged that can
+        // panic twice and abort, so such a handle is left open (leaked)
+        // and the file stays as the last good checkpoint left it.
+        if !self.redb_panicked.load(Relaxed) && self.damaged.lock().is_none() {
             // SAFETY: dropped once, here, and never used after.
             unsafe { ManuallyDrop::drop(&mut self.db) }
         }
@@ -230,6 +237,9 @@ impl BaseStore {
             commits: AtomicU64::new(0),
             damaged: Mutex::new(None),
             redb_panicked: AtomicBool::new(false),
+            // A new file, or one redb just verified whole, needs no check
+            // before its first write.
+            verified: AtomicBool::new(!existed || storage.verify_on_open),
         };
         store.note_size();
         Ok(store)

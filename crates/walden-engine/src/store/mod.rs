@@ -9,6 +9,7 @@ pub(crate) mod base;
 pub(crate) mod check;
 pub mod keycode;
 pub(crate) mod reads;
+mod verify;
 pub(crate) mod write;
 
 pub use backend::VfsBackend;

@@ -141,6 +141,16 @@ impl BaseStore {
         csn: Csn,
         pace: Pace<'_>,
     ) -> Result<StoreWrite> {
+        if !self.verified.load(Relaxed) {
+            if let Err(why) = super::verify::verify_pages(self.file.clone()) {
+                self.mark_damaged(format!("before its first write since the open: {why}"));
+                return Err(EngineError::CorruptDataFile {
+                    path: self.path.clone(),
+                    detail: why,
+                });
+            }
+            self.verified.store(true, Relaxed);
+        }
         // redb may panic rather than fail on damage it reads while writing
         // (its allocator state, a branch page): that is damage found, and
         // the store takes no more commits.
