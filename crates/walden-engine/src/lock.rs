@@ -163,6 +163,9 @@ impl Table {
     }
 }
 
+/// Locks released per hold of the lock table (see [`LockManager::release`]).
+const RELEASE_CHUNK: usize = 1024;
+
 #[derive(Default)]
 pub struct LockManager {
     table: Mutex<Table>,
@@ -369,16 +372,25 @@ impl LockManager {
     }
 
     /// Releases the given locks of `txid`, granting waiters that now fit.
+    ///
+    /// The table is let go every [`RELEASE_CHUNK`] keys: a transaction that
+    /// locked a million rows would otherwise hold every other lock request
+    /// (each write, and each statement's table lock) for most of a second.
+    /// The transaction has ended, so the order in which its locks go does
+    /// not matter.
     pub fn release(&self, txid: u64, keys: impl IntoIterator<Item = LockKey>) {
-        let mut t = self.table.lock();
-        for k in keys {
-            let Some(e) = t.locks.get_mut(&k) else {
-                continue;
-            };
-            let before = e.holders.len();
-            e.holders.retain(|h| h.0 != txid);
-            if e.holders.len() != before {
-                t.settle(&k);
+        let mut keys = keys.into_iter().peekable();
+        while keys.peek().is_some() {
+            let mut t = self.table.lock();
+            for k in keys.by_ref().take(RELEASE_CHUNK) {
+                let Some(e) = t.locks.get_mut(&k) else {
+                    continue;
+                };
+                let before = e.holders.len();
+                e.holders.retain(|h| h.0 != txid);
+                if e.holders.len() != before {
+                    t.settle(&k);
+                }
             }
         }
     }

@@ -377,20 +377,58 @@ impl VersionedRows {
         horizon: Csn,
     ) -> Vec<Option<Row>> {
         let keep_deletes = self.has_base();
-        let mut olds = Vec::with_capacity(changes.len());
         let mut map = self.map.write();
+        // Rows into an empty table (a new one, or one TRUNCATE emptied, as
+        // a bulk load does): the map is built in one pass from the sorted
+        // changes, not searched once per key; every other commit waits
+        // for this under the publish lock.
+        if map.is_empty() && priors.iter().all(Option::is_none) {
+            let n = changes.len();
+            let mut live = 0;
+            let mut many = 0;
+            let built: BTreeMap<Key, Chain> = changes
+                .into_iter()
+                .filter_map(|(key, row)| {
+                    let chain = match row {
+                        Some(r) => {
+                            live += 1;
+                            Chain::One(csn, r)
+                        }
+                        None if csn <= horizon && !keep_deletes => return None,
+                        None => {
+                            many += 1;
+                            Chain::Many(vec![Version { csn, row: None }])
+                        }
+                    };
+                    Some((key, chain))
+                })
+                .collect();
+            *map = built;
+            self.live.fetch_add(live, Ordering::Relaxed);
+            self.multi.fetch_add(many, Ordering::Relaxed);
+            return vec![None; n];
+        }
+        let mut olds = Vec::with_capacity(changes.len());
+        let mut live = 0_i64;
+        let (mut to_many, mut from_many) = (0_usize, 0_usize);
         for (i, (key, row)) in changes.into_iter().enumerate() {
-            let mut old = map.remove(&key);
-            if old.is_none() {
-                if let Some(Some(r)) = priors.get(i) {
-                    old = Some(Chain::One(0, r.clone()));
-                }
-            }
+            use std::collections::btree_map::Entry;
+            let prior = || match priors.get(i) {
+                Some(Some(r)) => Some(Chain::One(0, r.clone())),
+                _ => None,
+            };
+            // One search per key: the chain is taken out of its slot (an
+            // empty chain left behind) and the new one put back in place.
+            let (old, slot) = match map.entry(key) {
+                Entry::Occupied(mut e) => (
+                    Some(std::mem::replace(e.get_mut(), Chain::Many(Vec::new()))),
+                    Ok(e),
+                ),
+                Entry::Vacant(v) => (prior(), Err(v)),
+            };
             olds.push(old.as_ref().and_then(|c| c.latest().1.cloned()));
             let had = old.as_ref().is_some_and(|c| c.latest().1.is_some());
-            let has = row.is_some();
-            self.live
-                .fetch_add(has as i64 - had as i64, Ordering::Relaxed);
+            live += row.is_some() as i64 - had as i64;
             let was_many = old.as_ref().is_some_and(Chain::is_many);
             let new = match old {
                 Some(c) => c.push(csn, row, horizon, keep_deletes),
@@ -401,11 +439,25 @@ impl VersionedRows {
                 },
             };
             let is_many = new.as_ref().is_some_and(Chain::is_many);
-            if let Some(c) = new {
-                map.insert(key, c);
+            match (slot, new) {
+                (Ok(mut e), Some(c)) => *e.get_mut() = c,
+                (Ok(e), None) => {
+                    e.remove();
+                }
+                (Err(v), Some(c)) => {
+                    v.insert(c);
+                }
+                (Err(_), None) => {}
             }
-            self.count_multi(was_many, is_many);
+            match (was_many, is_many) {
+                (false, true) => to_many += 1,
+                (true, false) => from_many += 1,
+                _ => {}
+            }
         }
+        self.live.fetch_add(live, Ordering::Relaxed);
+        self.multi.fetch_add(to_many, Ordering::Relaxed);
+        self.multi.fetch_sub(from_many, Ordering::Relaxed);
         olds
     }
 

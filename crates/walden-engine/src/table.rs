@@ -217,12 +217,16 @@ impl Table {
         } else {
             changes.iter().map(|(_, r)| r.clone()).collect()
         };
-        let unsaved_keys: Vec<Key> = changes.iter().map(|(k, _)| k.clone()).collect();
+        // A table the next checkpoint writes whole needs no list of keys.
+        // (`whole` only changes under the publish lock, which the caller
+        // holds.)
+        let unsaved_keys: Option<Vec<Key>> =
+            (!self.unsaved.lock().whole).then(|| changes.iter().map(|(k, _)| k.clone()).collect());
         let olds = self.rows.install(changes, priors, csn, horizon);
-        {
+        if let Some(keys) = unsaved_keys {
             let mut u = self.unsaved.lock();
             if !u.whole {
-                u.keys.extend(unsaved_keys);
+                u.keys.extend(keys);
             }
         }
         if !self.indexes.is_empty() {
