@@ -31,6 +31,11 @@ pub struct ServeArgs {
     /// Address of the replication endpoint primaries connect to (a secondary needs one).
     #[arg(long)]
     endpoint_listen: Option<String>,
+    /// Page cache of each database's data file, in MiB (`[storage]
+    /// cache_size_mb`) [default: 128]. Rows not changed since the last
+    /// checkpoint are read through it, so data larger than it works.
+    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..))]
+    cache_size_mb: Option<u64>,
 }
 
 fn init_tracing() {
@@ -88,6 +93,9 @@ pub fn run(args: ServeArgs) -> ExitCode {
     }
     if let Some(e) = args.endpoint_listen {
         cfg.replication.endpoint_listen = Some(e);
+    }
+    if let Some(mb) = args.cache_size_mb {
+        cfg.storage.cache_size_mb = Some(mb);
     }
     if let Err(e) = cfg.validate() {
         eprintln!("walden serve: {e}");
