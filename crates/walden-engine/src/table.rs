@@ -6,7 +6,8 @@ use crate::mvcc::{Csn, VersionedRows};
 use crate::schema::{IndexDef, TableDef};
 use crate::types::{Key, Row, Value};
 use parking_lot::Mutex;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Bound;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
@@ -298,18 +299,34 @@ impl Table {
     /// installed and those rows are the state published at `csn`).
     pub(crate) fn with_index(&self, def: IndexDef, csn: Csn) -> Result<Table> {
         let ix = Index::new(def.clone(), csn);
-        let mut seen: HashMap<Vec<Value>, ()> = HashMap::new();
-        for (key, row) in self.rows.latest_rows()? {
-            let vals = ix.values_of(&row);
-            if def.unique && !vals.iter().any(Value::is_null) && seen.insert(vals, ()).is_some() {
-                return Err(EngineError::UniqueBuildFailed(Box::new(KeyConflict {
-                    table: self.def.name.clone(),
-                    constraint: def.name.clone(),
-                    columns: self.def.column_list(&def.columns),
-                    key: value_list(&ix.values_of(&row)),
-                })));
-            }
-            ix.entries.load(ix.entry(&key, &row), present());
+        // The rows stream past in chunks (those a checkpoint wrote are read
+        // from the store, not gathered first): only the entries are held.
+        let all = (Bound::Unbounded, Bound::Unbounded);
+        self.rows.for_each_keyed_at(all, Csn::MAX, |v| {
+            let row: Row = Arc::from(v.row());
+            ix.entries.load(ix.entry(&v.key()?, &row), present());
+            Ok::<(), EngineError>(())
+        })?;
+        if def.unique {
+            // Entries are in value order, so equal values are neighbours.
+            let n = def.columns.len();
+            let mut prev: Option<Key> = None;
+            ix.entries.for_each_keyed_at(all, Csn::MAX, |v| {
+                let key = v.key()?;
+                let vals = &key[..n];
+                let dup = !vals.iter().any(Value::is_null)
+                    && prev.as_ref().is_some_and(|p| p[..n] == *vals);
+                if dup {
+                    return Err(EngineError::UniqueBuildFailed(Box::new(KeyConflict {
+                        table: self.def.name.clone(),
+                        constraint: def.name.clone(),
+                        columns: self.def.column_list(&def.columns),
+                        key: value_list(vals),
+                    })));
+                }
+                prev = Some(key);
+                Ok(())
+            })?;
         }
         let mut next = self.sharing(self.def.clone());
         next.def.indexes.push(def);
@@ -427,8 +444,11 @@ impl Table {
         let mut t = Table::new(def);
         t.next_identity = self.next_identity.clone();
         {
+            // The rows stream past in chunks, re-keyed as they come: the
+            // old table is not gathered whole beside the new one.
             let mut rows = BTreeMap::new();
-            for row in self.rows.latest_rows()?.values() {
+            let all = (Bound::Unbounded, Bound::Unbounded);
+            self.rows.for_each_at(all, Csn::MAX, |row| {
                 let key: Key = columns.iter().map(|&i| row[i].clone()).collect();
                 if let Some(i) = columns.iter().find(|&&i| row[i].is_null()) {
                     return Err(crate::error::EngineError::NotNull {
@@ -436,7 +456,7 @@ impl Table {
                         column: self.def.columns[*i].name.clone(),
                     });
                 }
-                if rows.insert(key.clone(), row.clone()).is_some() {
+                if rows.contains_key(&key) {
                     return Err(EngineError::UniqueBuildFailed(Box::new(KeyConflict {
                         table: self.def.name.clone(),
                         constraint: self.def.pkey_name(),
@@ -444,7 +464,9 @@ impl Table {
                         key: value_list(&key),
                     })));
                 }
-            }
+                rows.insert(key, Row::from(row));
+                Ok(())
+            })?;
             for (k, r) in rows {
                 t.load_row(k, r);
             }

@@ -105,18 +105,21 @@ impl Database {
                 fk.name, t.def.name
             )));
         }
-        let keys: std::collections::HashSet<Vec<crate::types::Value>> = r
-            .latest_rows()?
-            .values()
-            .map(|row| fk.ref_columns.iter().map(|&c| row[c].clone()).collect())
-            .collect();
-        for row in t.latest_rows()?.values() {
+        // Both tables stream past in chunks (rows the store holds are not
+        // gathered first); only the referenced values are held.
+        let all = (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded);
+        let mut keys: std::collections::HashSet<Vec<crate::types::Value>> = Default::default();
+        r.rows.for_each_at(all, crate::mvcc::Csn::MAX, |row| {
+            keys.insert(fk.ref_columns.iter().map(|&c| row[c].clone()).collect());
+            Ok::<(), EngineError>(())
+        })?;
+        t.rows.for_each_at(all, crate::mvcc::Csn::MAX, |row| {
             let vals: Vec<crate::types::Value> =
                 fk.columns.iter().map(|&c| row[c].clone()).collect();
             let nulls = vals.iter().filter(|v| v.is_null()).count();
             let detail = if nulls == 0 {
                 if keys.contains(&vals) {
-                    continue;
+                    return Ok(());
                 }
                 format!(
                     "Key {}=({}) is not present in table \"{}\".",
@@ -127,17 +130,16 @@ impl Database {
             } else if fk.match_full && nulls < vals.len() {
                 "MATCH FULL does not allow mixing of null and nonnull key values.".to_string()
             } else {
-                continue;
+                return Ok(());
             };
-            return Err(EngineError::ForeignKeyViolation(Box::new(
+            Err(EngineError::ForeignKeyViolation(Box::new(
                 crate::error::FkViolation {
                     table: t.def.name.clone(),
                     constraint: fk.name.clone(),
                     detail,
                 },
-            )));
-        }
-        Ok(())
+            )))
+        })
     }
 
     pub fn add_primary_key(
