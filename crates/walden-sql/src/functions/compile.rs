@@ -312,9 +312,9 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         | "pg_get_viewdef"
         | "pg_get_triggerdef"
         | "pg_get_ruledef"
-        | "pg_tablespace_location"
-        | "pg_get_function_result"
-        | "pg_get_function_arguments" => Func::Null,
+        | "pg_tablespace_location" => Func::Null,
+        "pg_get_function_result" => Func::FunctionResult,
+        "pg_get_function_arguments" => Func::FunctionArguments,
         "pg_get_serial_sequence" => Func::SerialSequence,
         "pg_encoding_to_char" => Func::EncodingName,
         "array_to_string" => Func::ArrayToString,

@@ -96,6 +96,10 @@ pub enum Func {
     Null,
     /// obj_description: `public`'s fixed comment, NULL for the rest.
     ObjDescription,
+    /// pg_get_function_result / pg_get_function_arguments of a built-in
+    /// function listed in `pg_proc` (`pg_catalog/builtin_procs.rs`).
+    FunctionResult,
+    FunctionArguments,
     EncodingName,
     ArrayToString,
     FormatType,

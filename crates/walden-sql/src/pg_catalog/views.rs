@@ -484,6 +484,9 @@ impl PgView {
                 ("proargmodes", T::Array(Box::new(T::PgChar))),
                 ("proargnames", T::Array(Box::new(T::Text))),
                 ("prosrc", T::Text),
+                // Read by pgcli's function completion (`pg_get_expr`).
+                ("pronargdefaults", I2),
+                ("proargdefaults", T::Text),
             ],
             V::Tablespace => vec![
                 ("oid", OID),
