@@ -24,6 +24,8 @@ pub(super) struct BuiltinProc {
     args_text: &'static str,
 }
 
+// One argument a column of the table below, which reads best positional.
+#[allow(clippy::too_many_arguments)]
 const fn p(
     oid: i64,
     name: &'static str,
