@@ -100,6 +100,41 @@ fn psql_describe_commands_match_postgres() {
         }
     }
     assert!(differences.is_empty(), "{}", differences.join("\n"));
+    // `\df+` adds volatility, parallel safety, security, privileges and
+    // the language, which must match; the owner (the bootstrap superuser,
+    // `postgres` there), the source (PostgreSQL's C symbol) and the
+    // description (Walden has no comments) differ.
+    let plus = |conn: &str| -> Vec<Vec<String>> {
+        let mut rows = Vec::new();
+        for f in [
+            "pg_sleep",
+            "nextval",
+            "pg_advisory_lock",
+            "concat_ws",
+            "abs",
+        ] {
+            let out = psql(
+                conn,
+                &[
+                    "\\pset format unaligned",
+                    "\\pset tuples_only on",
+                    &format!("\\df+ {f}"),
+                ],
+            );
+            for line in out.lines().filter(|l| l.contains('|')) {
+                let mut cols: Vec<String> = line.split('|').map(str::to_string).collect();
+                assert_eq!(cols.len(), 13, "\\df+ {f}: {line}");
+                for k in [12, 11, 7] {
+                    cols.remove(k);
+                }
+                rows.push(cols);
+            }
+        }
+        rows
+    };
+    let (want, got) = (plus(&pg), plus(&walden));
+    assert_eq!(want.len(), 11, "{want:?}");
+    assert_eq!(want, got);
     // The comparison saw the objects, not two empty lists.
     let listed = psql(&walden, &["\\dT", "\\di", "\\df pg_sleep", "\\du pd_*"]);
     for needle in ["pd_mood", "pd_t_v", "double precision", "pd_login"] {

@@ -312,7 +312,8 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         | "pg_get_viewdef"
         | "pg_get_triggerdef"
         | "pg_get_ruledef"
-        | "pg_tablespace_location" => Func::Null,
+        | "pg_tablespace_location"
+        | "pg_get_function_sqlbody" => Func::Null,
         "pg_get_function_result" => Func::FunctionResult,
         "pg_get_function_arguments" => Func::FunctionArguments,
         "pg_get_serial_sequence" => Func::SerialSequence,

@@ -160,6 +160,40 @@ pub(super) const BUILTIN_PROCS: &[BuiltinProc] = &[
     p(89, "version", b's', true, 25, &[], "text", ""),
 ];
 
+/// `proparallel`, as PostgreSQL 15 marks them: advisory locks, `random`
+/// and `pg_backend_pid` are parallel restricted; the sequence functions,
+/// `set_config` and the search path's are unsafe; the rest safe.
+fn parallel(oid: i64) -> &'static str {
+    const RESTRICTED: &[i64] = &[1598, 2026, 2880, 2882, 2884, 2886, 2888, 2890, 2892];
+    const UNSAFE: &[i64] = &[1402, 1403, 1574, 1576, 1765, 2078];
+    if RESTRICTED.contains(&oid) {
+        "r"
+    } else if UNSAFE.contains(&oid) {
+        "u"
+    } else {
+        "s"
+    }
+}
+
+/// `pg_language`'s one row: `internal`, the language of the functions above
+/// (Walden has no procedural languages; `lanispl` is false, so pg_dump
+/// dumps nothing of it).
+pub(super) fn language_rows() -> Vec<Vec<Value>> {
+    /// PostgreSQL's `fmgr_internal_validator`.
+    const INTERNAL_VALIDATOR: i64 = 2246;
+    vec![vec![
+        i(LANG_INTERNAL),
+        t("internal"),
+        i(OWNER_OID),
+        b(false),
+        b(false),
+        i(0),
+        i(0),
+        i(INTERNAL_VALIDATOR),
+        NULL,
+    ]]
+}
+
 fn find(oid: i64) -> Option<&'static BuiltinProc> {
     BUILTIN_PROCS.iter().find(|f| f.oid == oid)
 }
@@ -215,6 +249,8 @@ pub(super) fn proc_rows() -> Vec<Vec<Value>> {
                 t(f.name),
                 i(0),
                 NULL,
+                b(false),
+                t(parallel(f.oid)),
             ]
         })
         .collect()

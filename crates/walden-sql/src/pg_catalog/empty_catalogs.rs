@@ -3,9 +3,10 @@
 //! search objects, foreign data wrappers, default privileges, event
 //! triggers, large objects, security labels, subscriptions, per-role
 //! settings, user-defined aggregates and range types. They have PostgreSQL
-//! 15's columns and OIDs, and no rows (`pg_dump` reads them). Like
-//! `pg_proc`, they do not list Walden's built-in operators, casts and
-//! functions.
+//! 15's columns and OIDs, and no rows (`pg_dump` reads them), except
+//! `pg_language`'s `internal`, the language of the built-in functions
+//! `pg_proc` lists (`builtin_procs.rs`). They do not list Walden's
+//! built-in operators and casts.
 
 use super::views::{BOOL, CHAR, I2, I4, NAME, OID};
 use super::*;

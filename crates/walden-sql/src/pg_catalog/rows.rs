@@ -134,6 +134,9 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         V::Cursors => out = crate::cursor::pg_cursors_rows(&env.info.cursors),
         V::Settings => out = super::settings_view::rows(env),
         V::Opclass => out = super::opclass::rows(),
+        V::Empty(super::empty_catalogs::EmptyCatalog::Language) => {
+            out = super::builtin_procs::language_rows()
+        }
         V::Empty(_) => {}
         V::PreparedStatements => out = env.info.prepared.clone(),
         V::SequenceRel | V::OptionsTable => {

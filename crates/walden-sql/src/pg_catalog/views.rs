@@ -487,6 +487,9 @@ impl PgView {
                 // Read by pgcli's function completion (`pg_get_expr`).
                 ("pronargdefaults", I2),
                 ("proargdefaults", T::Text),
+                // Read by psql's `\df+`.
+                ("prosecdef", BOOL),
+                ("proparallel", CHAR),
             ],
             V::Tablespace => vec![
                 ("oid", OID),
