@@ -113,6 +113,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         | Func::False
         | Func::IsVisible
         | Func::EncodingName
+        | Func::EncodingId
         | Func::PgGetExpr
         | Func::SerialSequence
         | Func::PgGetIndexDef

@@ -222,6 +222,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     i(-1),
                     locale.clone(),
                     locale,
+                    NULL,
                 ]);
             }
         }

@@ -309,6 +309,8 @@ impl PgView {
                 ("collencoding", I4),
                 ("collcollate", T::Text),
                 ("collctype", T::Text),
+                // Read by psql's `\dO` (no ICU collations: NULL).
+                ("colliculocale", T::Text),
             ],
             V::Type => vec![
                 ("oid", OID),

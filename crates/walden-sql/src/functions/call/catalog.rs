@@ -87,6 +87,12 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             v => Value::Bool(int_arg(&v, "oid")? < 16384 || env.info.path.finds_user_objects()),
         },
         Func::EncodingName => Value::text("UTF8"),
+        // Walden's one encoding; PostgreSQL reads the name case-blind.
+        Func::EncodingId => Value::Int(if text_arg(&arg(0)).eq_ignore_ascii_case("utf8") {
+            6
+        } else {
+            -1
+        }),
         Func::FunctionResult => crate::pg_catalog::function_result(int_arg(&arg(0), "oid")?)
             .map_or(Value::Null, Value::text),
         Func::FunctionArguments => crate::pg_catalog::function_arguments(int_arg(&arg(0), "oid")?)
