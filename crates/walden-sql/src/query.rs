@@ -370,8 +370,37 @@ pub struct QueryPlan {
     pub correlated: bool,
 }
 
-/// Static type of an expression over a row of `types`.
+/// Static type of an expression over a row of `types`; an outer
+/// reference's type is unknown (see [`scoped_type`]).
 pub fn static_type(e: &Expr, types: &[DataType], params: &[Option<DataType>]) -> Option<DataType> {
+    static_type_in(e, types, params, &|_, _| None)
+}
+
+/// Static type of `e` over a row of `types` in `scope`: an outer reference
+/// takes the type of the enclosing query's column it names (unknown, it
+/// would be text), so `(SELECT unnest(o.int2_array_col))` is typed as
+/// PostgreSQL types it.
+pub fn scoped_type(
+    e: &Expr,
+    scope: &Scope,
+    types: &[DataType],
+    params: &[Option<DataType>],
+) -> Option<DataType> {
+    static_type_in(e, types, params, &|depth, i| {
+        let mut s = Some(scope);
+        for _ in 0..depth {
+            s = s.and_then(|s| s.parent.as_deref());
+        }
+        s.and_then(|s| s.cols.get(i)).map(|c| c.ty.clone())
+    })
+}
+
+fn static_type_in(
+    e: &Expr,
+    types: &[DataType],
+    params: &[Option<DataType>],
+    outer: &dyn Fn(usize, usize) -> Option<DataType>,
+) -> Option<DataType> {
     Some(match e {
         Expr::Lit(v) => match v {
             Value::Null => return None,
@@ -401,25 +430,28 @@ pub fn static_type(e: &Expr, types: &[DataType], params: &[Option<DataType>]) ->
                 items
                     .iter()
                     .find(|v| !v.is_null())
-                    .and_then(|v| static_type(&Expr::Lit(v.clone()), types, params))
+                    .and_then(|v| static_type_in(&Expr::Lit(v.clone()), types, params, outer))
                     .unwrap_or(DataType::Text),
             )),
         },
         Expr::Param(i) => params.get(*i).cloned().flatten()?,
         Expr::Col(i) => types.get(*i)?.clone(),
-        Expr::Outer(..) => return None,
+        Expr::Outer(depth, i) => return outer(*depth, *i),
         Expr::Not(_)
         | Expr::IsNull(..)
         | Expr::IsBool(..)
         | Expr::InList(..)
         | Expr::Between(..)
         | Expr::Like { .. } => DataType::Bool,
-        Expr::Neg(x) => static_type(x, types, params)?,
+        Expr::Neg(x) => static_type_in(x, types, params, outer)?,
         Expr::Bin(op, a, b) => match op {
             BinOp::Concat | BinOp::Sub | BinOp::Add | BinOp::Mul | BinOp::Div | BinOp::Mod => {
                 // Each operand's type once: a chain of operators is typed in
                 // time linear in its length.
-                let (ta, tb) = (static_type(a, types, params), static_type(b, types, params));
+                let (ta, tb) = (
+                    static_type_in(a, types, params, outer),
+                    static_type_in(b, types, params, outer),
+                );
                 match (op, ta, tb) {
                     // jsonb || jsonb and jsonb - key are jsonb.
                     (BinOp::Concat | BinOp::Sub, Some(DataType::Jsonb), _)
@@ -445,16 +477,21 @@ pub fn static_type(e: &Expr, types: &[DataType], params: &[Option<DataType>]) ->
         Expr::Case(_, whens, els) => {
             let mut results: Vec<Option<DataType>> = whens
                 .iter()
-                .map(|(_, t)| static_type(t, types, params))
+                .map(|(_, t)| static_type_in(t, types, params, outer))
                 .collect();
-            results.push(els.as_ref().and_then(|e| static_type(e, types, params)));
+            results.push(
+                els.as_ref()
+                    .and_then(|e| static_type_in(e, types, params, outer)),
+            );
             let first = results.iter().flatten().next()?.clone();
             keep_modifier_if_agreed(first, &results)
         }
         Expr::Cast(_, t) => t.clone(),
         Expr::Func(f, args) => {
-            let typed: Vec<Option<DataType>> =
-                args.iter().map(|a| static_type(a, types, params)).collect();
+            let typed: Vec<Option<DataType>> = args
+                .iter()
+                .map(|a| static_type_in(a, types, params, outer))
+                .collect();
             let ts: Vec<DataType> = typed
                 .iter()
                 .map(|t| t.clone().unwrap_or(DataType::Text))

@@ -444,3 +444,44 @@ fn catalog_functions_have_postgresql_types() {
         vec![DataType::TimestampTz]
     );
 }
+
+/// An enclosing query's column read inside a subquery's derived table (or
+/// by a set-returning function there) has its own type, not text: pgcli's
+/// foreign-key query joins `unnest(fk.confkey)` with `pg_attribute.attnum`
+/// `USING (attnum)`, which needs smallint on both sides. And an array cast
+/// to `regtype[]` takes numbers as OIDs.
+#[test]
+fn outer_columns_keep_their_types_in_derived_tables() {
+    let e = engine();
+    let mut s = e.connect("walden", "postgres", "t").unwrap();
+    s.execute_batch(
+        "CREATE TABLE op (id int PRIMARY KEY, k int); \
+         CREATE TABLE oc (id int PRIMARY KEY, p int REFERENCES op (id))",
+    )
+    .into_iter()
+    .for_each(|r| {
+        r.unwrap();
+    });
+    let (types, got) = typed(
+        &mut s,
+        "SELECT (SELECT x.a FROM (SELECT o.k AS a) x) FROM (VALUES (1)) v(z), \
+         (SELECT 7 AS k) o",
+    );
+    assert_eq!(types, vec![DataType::Int]);
+    assert_eq!(got, vec![vec![Value::Int(7)]]);
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT (SELECT pg_typeof(x.a) FROM (SELECT unnest(fk.confkey) AS a) x), \
+             (SELECT array_agg(attname ORDER BY i) FROM \
+                (SELECT unnest(fk.confkey) AS attnum, generate_subscripts(fk.confkey, 1) AS i) x \
+                JOIN pg_attribute c USING (attnum) WHERE c.attrelid = fk.confrelid) \
+             FROM pg_constraint fk WHERE fk.contype = 'f'"
+        ),
+        vec![vec!["smallint", "{id}"]]
+    );
+    assert_eq!(
+        one(&mut s, "SELECT '{23,25}'::oid[]::regtype[]::text[]"),
+        "{integer,text}"
+    );
+}

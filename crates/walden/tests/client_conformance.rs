@@ -84,3 +84,9 @@ fn pandas_and_alembic_conformance() {
     require_python_module("alembic");
     run_suite("python3", "pandas_alembic_suite.py");
 }
+
+#[test]
+fn pgcli_completion_conformance() {
+    require_python_module("pgcli");
+    run_suite("python3", "pgcli_suite.py");
+}

@@ -138,6 +138,30 @@ impl Expr {
                 }
             }
             Expr::Cast(x, DataType::Reg(k)) => reg_at_run_time(x.eval(row, env)?, *k, env)?,
+            // To a reg type's array (`proargtypes::regtype[]`, pgcli): each
+            // element as the reg type's cast takes it, a number as an OID.
+            Expr::Cast(x, DataType::Array(el)) if matches!(**el, DataType::Reg(_)) => {
+                let DataType::Reg(k) = **el else {
+                    unreachable!("matched above")
+                };
+                let items = match x.eval(row, env)? {
+                    Value::Null => return Ok(Value::Null),
+                    Value::Array(items) => items,
+                    other => {
+                        match explicit_cast(other, &DataType::Array(Box::new(DataType::Text)))? {
+                            Value::Array(items) => items,
+                            v => return Ok(v),
+                        }
+                    }
+                };
+                Value::Array(
+                    items
+                        .iter()
+                        .map(|v| reg_at_run_time(v.clone(), k, env))
+                        .collect::<Result<Vec<_>>>()?
+                        .into(),
+                )
+            }
             Expr::Cast(x, t) => explicit_cast(x.eval(row, env)?, t)?,
             Expr::Func(f, args) => {
                 let vals = args

@@ -106,11 +106,14 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         | Func::FormatType
         | Func::Null
         | Func::ObjDescription
+        | Func::FunctionResult
+        | Func::FunctionArguments
         | Func::True
         | Func::Privilege(_)
         | Func::False
         | Func::IsVisible
         | Func::EncodingName
+        | Func::EncodingId
         | Func::PgGetExpr
         | Func::SerialSequence
         | Func::PgGetIndexDef

@@ -302,7 +302,19 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "has_schema_privilege" => Func::Privilege(crate::privileges::PrivFn::Schema),
         "pg_has_role" => Func::Privilege(crate::privileges::PrivFn::Role),
         "pg_table_is_visible" | "pg_type_is_visible" => Func::IsVisible,
-        "pg_function_is_visible" | "pg_collation_is_visible" => Func::True,
+        // Catalog objects are always visible (pg_catalog is on every
+        // path), and Walden has no user-made ones of these kinds.
+        "pg_function_is_visible"
+        | "pg_collation_is_visible"
+        | "pg_conversion_is_visible"
+        | "pg_opclass_is_visible"
+        | "pg_opfamily_is_visible"
+        | "pg_operator_is_visible"
+        | "pg_statistics_obj_is_visible"
+        | "pg_ts_config_is_visible"
+        | "pg_ts_dict_is_visible"
+        | "pg_ts_parser_is_visible"
+        | "pg_ts_template_is_visible" => Func::True,
         "pg_relation_is_publishable" | "pg_is_in_recovery" => Func::False,
         "obj_description" => Func::ObjDescription,
         "col_description"
@@ -313,10 +325,12 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         | "pg_get_triggerdef"
         | "pg_get_ruledef"
         | "pg_tablespace_location"
-        | "pg_get_function_result"
-        | "pg_get_function_arguments" => Func::Null,
+        | "pg_get_function_sqlbody" => Func::Null,
+        "pg_get_function_result" => Func::FunctionResult,
+        "pg_get_function_arguments" => Func::FunctionArguments,
         "pg_get_serial_sequence" => Func::SerialSequence,
-        "pg_encoding_to_char" => Func::EncodingName,
+        "pg_encoding_to_char" | "getdatabaseencoding" => Func::EncodingName,
+        "pg_char_to_encoding" => Func::EncodingId,
         "array_to_string" => Func::ArrayToString,
         "format_type" => Func::FormatType,
         "pg_get_expr" => Func::PgGetExpr,

@@ -96,7 +96,13 @@ pub enum Func {
     Null,
     /// obj_description: `public`'s fixed comment, NULL for the rest.
     ObjDescription,
+    /// pg_get_function_result / pg_get_function_arguments of a built-in
+    /// function listed in `pg_proc` (`pg_catalog/builtin_procs.rs`).
+    FunctionResult,
+    FunctionArguments,
     EncodingName,
+    /// pg_char_to_encoding: UTF8's number (6), -1 for another name.
+    EncodingId,
     ArrayToString,
     FormatType,
     /// pg_get_expr: `adbin` already holds the expression's text.
@@ -324,6 +330,7 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         | Func::Privilege(crate::privileges::PrivFn::UserById) => DataType::Name,
         Func::CurrentSchemas => DataType::Array(Box::new(DataType::Name)),
         Func::RelationSize(_) => DataType::BigInt,
+        Func::EncodingId => DataType::Int,
         Func::Json(j) => crate::jsonfn::result_type(j, args),
         Func::Variadic(v) => func_type(v.func(), args),
         Func::Bitwise(_, w) => w.data_type(),

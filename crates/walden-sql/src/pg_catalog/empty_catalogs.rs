@@ -3,9 +3,10 @@
 //! search objects, foreign data wrappers, default privileges, event
 //! triggers, large objects, security labels, subscriptions, per-role
 //! settings, user-defined aggregates and range types. They have PostgreSQL
-//! 15's columns and OIDs, and no rows (`pg_dump` reads them). Like
-//! `pg_proc`, they do not list Walden's built-in operators, casts and
-//! functions.
+//! 15's columns and OIDs, and no rows (`pg_dump` reads them), except
+//! `pg_language`'s `internal`, the language of the built-in functions
+//! `pg_proc` lists (`builtin_procs.rs`). They do not list Walden's
+//! built-in operators and casts.
 
 use super::views::{BOOL, CHAR, I2, I4, NAME, OID};
 use super::*;
@@ -26,6 +27,8 @@ pub enum EmptyCatalog {
     ForeignServer,
     ForeignTable,
     UserMapping,
+    /// The `pg_user_mappings` view (psql's `\deu`).
+    UserMappings,
     DefaultAcl,
     Conversion,
     Cast,
@@ -58,6 +61,7 @@ const EMPTY: &[(&str, EmptyCatalog)] = {
         ("pg_foreign_server", E::ForeignServer),
         ("pg_foreign_table", E::ForeignTable),
         ("pg_user_mapping", E::UserMapping),
+        ("pg_user_mappings", E::UserMappings),
         ("pg_default_acl", E::DefaultAcl),
         ("pg_conversion", E::Conversion),
         ("pg_cast", E::Cast),
@@ -198,6 +202,14 @@ impl EmptyCatalog {
                 ("umserver", OID),
                 ("umoptions", TEXT),
             ],
+            E::UserMappings => vec![
+                ("umid", OID),
+                ("srvid", OID),
+                ("srvname", NAME),
+                ("umuser", OID),
+                ("usename", NAME),
+                ("umoptions", TEXT),
+            ],
             E::DefaultAcl => vec![
                 ("oid", OID),
                 ("defaclrole", OID),
@@ -334,7 +346,7 @@ impl EmptyCatalog {
             E::LargeObjectMetadata => 2995,
             E::InitPrivs => 3394,
             E::Seclabel => 3596,
-            E::Seclabels => return None,
+            E::Seclabels | E::UserMappings => return None,
             E::Shseclabel => 3592,
             E::Subscription => 6100,
             E::DbRoleSetting => 2964,

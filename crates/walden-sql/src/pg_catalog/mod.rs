@@ -18,6 +18,8 @@ use std::sync::Arc;
 use walden_engine::{ColumnDef, DataType, Database, DefaultExpr, SequenceDef, Table, Value};
 
 mod array;
+mod builtin_procs;
+pub use builtin_procs::{function_arguments, function_name, function_result};
 mod attnums;
 pub use attnums::catalog_attnum;
 mod deparse;

@@ -238,6 +238,12 @@ pub fn regtype_lookup(text: &str) -> Result<Value> {
             "decimal" => Some(1700),
             "float" => Some(701),
             _ => None,
+        })
+        .or_else(|| {
+            PSEUDO_TYPES
+                .iter()
+                .find(|(_, n)| *n == name || n.trim_matches('"') == name)
+                .map(|(o, _)| *o)
         });
     found.map(Value::Int).ok_or_else(|| {
         SqlError::new(

@@ -134,10 +134,15 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         V::Cursors => out = crate::cursor::pg_cursors_rows(&env.info.cursors),
         V::Settings => out = super::settings_view::rows(env),
         V::Opclass => out = super::opclass::rows(),
+        V::Empty(super::empty_catalogs::EmptyCatalog::Language) => {
+            out = super::builtin_procs::language_rows()
+        }
         V::Empty(_) => {}
         V::PreparedStatements => out = env.info.prepared.clone(),
         V::SequenceRel | V::OptionsTable => {
-            return Err(SqlError::internal(format!("{view:?} is read with its argument")))
+            return Err(SqlError::internal(format!(
+                "{view:?} is read with its argument"
+            )))
         }
         V::Enum => out = super::enums::enum_rows(env),
         V::Range => {}
@@ -174,7 +179,8 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             let public = crate::privileges::PUBLIC_SCHEMA;
             for (oid, name) in NAMESPACES {
                 let (owner, acl) = if *oid == NS_PUBLIC {
-                    let owner = cat.owner_of(db, walden_engine::roles::ObjKind::Schema, public) as i64;
+                    let owner =
+                        cat.owner_of(db, walden_engine::roles::ObjKind::Schema, public) as i64;
                     let acl = cat.acl_text(db, walden_engine::roles::ObjKind::Schema, public);
                     (owner, acl.map_or(NULL, t))
                 } else {
@@ -191,7 +197,12 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             t(PUBLIC_COMMENT),
         ]),
         V::Am => {
-            out.push(vec![i(AM_HEAP), t("heap"), t("heap_tableam_handler"), t("t")]);
+            out.push(vec![
+                i(AM_HEAP),
+                t("heap"),
+                t("heap_tableam_handler"),
+                t("t"),
+            ]);
             out.push(vec![i(AM_BTREE), t("btree"), t("bthandler"), t("i")]);
         }
         V::Collation => {
@@ -211,6 +222,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     i(-1),
                     locale.clone(),
                     locale,
+                    NULL,
                 ]);
             }
         }
@@ -346,8 +358,8 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     r[18] = i(tb.def.checks.len() as i64);
                     // PostgreSQL enforces foreign keys with triggers on both
                     // tables; psql's \d lists them only when this is set.
-                    r[20] = b(!tb.def.foreign_keys.is_empty()
-                        || !db.referencing(tb.id()).is_empty());
+                    r[20] =
+                        b(!tb.def.foreign_keys.is_empty() || !db.referencing(tb.id()).is_empty());
                     let n = r.len();
                     r[n - 3] = acl;
                 }
@@ -388,7 +400,13 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                 }
                 for ix in indexes_of(&tb) {
                     for (n, &k) in ix.columns.iter().enumerate() {
-                        out.push(attribute_row(ix.oid, n + 1, &tb.def.columns[k], false, false));
+                        out.push(attribute_row(
+                            ix.oid,
+                            n + 1,
+                            &tb.def.columns[k],
+                            false,
+                            false,
+                        ));
                     }
                 }
             }
@@ -493,7 +511,11 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                 let Some((contype, con_oid)) = ix.constraint else {
                     continue;
                 };
-                let keys: Vec<Value> = ix.columns.iter().map(|&k| Value::Int(k as i64 + 1)).collect();
+                let keys: Vec<Value> = ix
+                    .columns
+                    .iter()
+                    .map(|&k| Value::Int(k as i64 + 1))
+                    .collect();
                 out.push(vec![
                     i(con_oid),
                     t(&ix.name),
@@ -617,9 +639,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                         prec,
                         scale,
                     ]);
-                    out.last_mut()
-                        .expect("pushed")
-                        .extend(identity_info(c));
+                    out.last_mut().expect("pushed").extend(identity_info(c));
                 }
             }
         }
@@ -633,9 +653,8 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         | V::PublicationRel
         | V::Trigger
         | V::Rewrite
-        | V::Extension
-        // Walden's functions are built in and not listed.
-        | V::Proc => {}
+        | V::Extension => {}
+        V::Proc => out.extend(super::builtin_procs::proc_rows()),
     }
     let trailing = super::dump_catalogs::trailing(view);
     let tableoid = super::dump_catalogs::catalog_relation_oid(view);

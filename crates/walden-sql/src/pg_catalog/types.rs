@@ -57,6 +57,19 @@ pub(super) const TYPES: &[PgType] = &[
     ty(4089, "regnamespace", 4, "N", false),
 ];
 
+/// PostgreSQL's pseudo-types that built-in functions' signatures name
+/// (`pg_proc.prorettype`, `proargtypes`): `::regtype` and `format_type`
+/// name them, as pgcli's function completion reads them. No value has
+/// one of these types, and `pg_type` does not list them.
+pub(super) const PSEUDO_TYPES: &[(i64, &str)] = &[
+    (2249, "record"),
+    (2276, "\"any\""),
+    (2277, "anyarray"),
+    (2278, "void"),
+    (2279, "trigger"),
+    (2283, "anyelement"),
+];
+
 /// The PostgreSQL type OID and type modifier of a Walden column type (the
 /// same mapping the wire server reports in RowDescription).
 pub fn type_oid_and_mod(t: &DataType) -> (i64, i64) {
@@ -171,7 +184,10 @@ pub fn format_type(oid: i64, typmod: Option<i64>) -> Option<String> {
         4089 => "regnamespace".into(),
         other => match walden_engine::types::array::elem_oid_of(other as u32) {
             Some(elem) => format!("{}[]", format_type(elem as i64, typmod)?),
-            None => return None,
+            None => PSEUDO_TYPES
+                .iter()
+                .find(|(o, _)| *o == other)
+                .map(|(_, n)| n.to_string())?,
         },
     })
 }

@@ -309,6 +309,8 @@ impl PgView {
                 ("collencoding", I4),
                 ("collcollate", T::Text),
                 ("collctype", T::Text),
+                // Read by psql's `\dO` (no ICU collations: NULL).
+                ("colliculocale", T::Text),
             ],
             V::Type => vec![
                 ("oid", OID),
@@ -484,6 +486,12 @@ impl PgView {
                 ("proargmodes", T::Array(Box::new(T::PgChar))),
                 ("proargnames", T::Array(Box::new(T::Text))),
                 ("prosrc", T::Text),
+                // Read by pgcli's function completion (`pg_get_expr`).
+                ("pronargdefaults", I2),
+                ("proargdefaults", T::Text),
+                // Read by psql's `\df+`.
+                ("prosecdef", BOOL),
+                ("proparallel", CHAR),
             ],
             V::Tablespace => vec![
                 ("oid", OID),

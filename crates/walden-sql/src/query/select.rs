@@ -541,7 +541,8 @@ fn plan_select_inner(
         .zip(&projection)
         .map(|((name, ast), e)| Column {
             name: name.clone(),
-            ty: static_type(e, &row_types, &p.params).unwrap_or(DataType::Text),
+            ty: crate::query::scoped_type(e, &scope, &row_types, &p.params)
+                .unwrap_or(DataType::Text),
             origin: scope.origin_of(ast, &type_of),
         })
         .collect();

@@ -495,7 +495,7 @@ pub fn compile_call(
     let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
     let arg_types: Vec<Option<DataType>> = args
         .iter()
-        .map(|a| static_type(a, &types, &p.params))
+        .map(|a| crate::query::scoped_type(a, scope, &types, &p.params))
         .collect();
     let func = for_types(func, &arg_types);
     let cols = columns(func, &name, &arg_types);

@@ -87,6 +87,16 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             v => Value::Bool(int_arg(&v, "oid")? < 16384 || env.info.path.finds_user_objects()),
         },
         Func::EncodingName => Value::text("UTF8"),
+        // Walden's one encoding; PostgreSQL reads the name case-blind.
+        Func::EncodingId => Value::Int(if text_arg(&arg(0)).eq_ignore_ascii_case("utf8") {
+            6
+        } else {
+            -1
+        }),
+        Func::FunctionResult => crate::pg_catalog::function_result(int_arg(&arg(0), "oid")?)
+            .map_or(Value::Null, Value::text),
+        Func::FunctionArguments => crate::pg_catalog::function_arguments(int_arg(&arg(0), "oid")?)
+            .map_or(Value::Null, Value::text),
         Func::PgGetExpr => Value::text(crate::pg_catalog::qualify_for_path(
             env,
             &text_arg(&arg(0)),
@@ -147,7 +157,9 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         }
         Func::RegProcName => match arg(0) {
             Value::Int(0) => Value::text("-"),
-            Value::Int(n) => Value::text(n.to_string()),
+            Value::Int(n) => Value::text(
+                crate::pg_catalog::function_name(n).map_or_else(|| n.to_string(), str::to_string),
+            ),
             other => Value::text(text_arg(&other)),
         },
         Func::PartitionAncestors => match arg(0) {
