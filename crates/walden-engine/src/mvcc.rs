@@ -513,6 +513,22 @@ impl VersionedRows {
         old
     }
 
+    /// Loads rows every snapshot sees under one hold of the lock (an index
+    /// build's entries, a chunk at a time).
+    pub(crate) fn load_many(&self, rows: impl IntoIterator<Item = (Key, Row)>) {
+        let mut map = self.map.write();
+        let mut added = 0;
+        for (key, row) in rows {
+            if map
+                .insert(key, Chain::One(0, row))
+                .is_none_or(|c| c.latest().1.is_none())
+            {
+                added += 1;
+            }
+        }
+        self.live.fetch_add(added, Ordering::Relaxed);
+    }
+
     /// Drops the versions no snapshot at or after `horizon` sees (the
     /// checkpoint's sweep of keys not written since a long reader ended).
     /// Works [`UPKEEP_CHUNK`] keys per hold of the write lock, so commits

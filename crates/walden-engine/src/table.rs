@@ -302,11 +302,15 @@ impl Table {
         // The rows stream past in chunks (those a checkpoint wrote are read
         // from the store, not gathered first): only the entries are held.
         let all = (Bound::Unbounded, Bound::Unbounded);
+        let mut batch = Vec::with_capacity(1024);
         self.rows.for_each_keyed_at(all, Csn::MAX, |v| {
-            let row: Row = Arc::from(v.row());
-            ix.entries.load(ix.entry(&v.key()?, &row), present());
+            batch.push((ix.entry(&v.key()?, v.row()), present()));
+            if batch.len() == batch.capacity() {
+                ix.entries.load_many(batch.drain(..));
+            }
             Ok::<(), EngineError>(())
         })?;
+        ix.entries.load_many(batch);
         if def.unique {
             // Entries are in value order, so equal values are neighbours.
             let n = def.columns.len();

@@ -115,7 +115,7 @@ impl redb::StorageBackend for Overlay {
         if len < st.len {
             // Bytes past the new end read as zeros if the file grows again.
             let last = len / PAGE;
-            if len % PAGE != 0 {
+            if !len.is_multiple_of(PAGE) {
                 let mut pg = self.page(&st, last)?;
                 pg[(len % PAGE) as usize..].fill(0);
                 st.pages.insert(last, pg);
