@@ -104,3 +104,67 @@ fn a_scan_crosses_chunks_in_order() {
     assert_eq!(part.len(), (n - 10) as usize);
     assert_eq!(part[0].0, k(6));
 }
+
+/// A commit into an empty map is built in one pass (`install`'s fast
+/// path); into a map holding other keys it is installed key by key. Both
+/// must leave the same versions: the same commits go into an empty map and
+/// into one holding a sentinel key, with snapshots held at random, and
+/// every key reads the same at every CSN after every commit.
+#[test]
+fn a_commit_into_an_empty_map_reads_as_one_installed_key_by_key() {
+    let vis = Visibility::new();
+    let (bulk, keyed) = (VersionedRows::default(), VersionedRows::default());
+    keyed.load(k(-1), r(-1));
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let mut held = Vec::new();
+    let mut fast = 0;
+    for round in 0..400 {
+        let mut changes: BTreeMap<Key, Option<Row>> = BTreeMap::new();
+        if round % 5 == 4 {
+            // Every key deleted, and pruned once no snapshot is left: the
+            // map empties, so the next commit takes the one-pass path.
+            held.clear();
+            changes.extend((0..40).map(|key| (k(key), None)));
+        } else {
+            for _ in 0..1 + next(12) {
+                let key = next(40) as i64;
+                let row = (next(10) >= 3).then(|| r(round * 100 + key));
+                changes.insert(k(key), row);
+            }
+        }
+        bulk.prune(vis.horizon());
+        keyed.prune(vis.horizon());
+        if next(4) == 0 {
+            held.push(vis.snapshot());
+        }
+        if next(3) == 0 && !held.is_empty() {
+            held.remove(next(held.len() as u64) as usize);
+        }
+        fast += bulk.map.read().is_empty() as usize;
+        let p = vis.begin_publish();
+        let changes: Vec<(Key, Option<Row>)> = changes.into_iter().collect();
+        let a = bulk.install(changes.clone(), Vec::new(), p.csn, p.horizon);
+        let b = keyed.install(changes, Vec::new(), p.csn, p.horizon);
+        assert_eq!(a, b, "round {round}: the rows the commit ended");
+        let csn = p.csn;
+        drop(p);
+        for key in 0..40 {
+            for at in 0..=csn {
+                assert_eq!(
+                    bulk.get_at(&k(key), at).unwrap(),
+                    keyed.get_at(&k(key), at).unwrap(),
+                    "round {round}: key {key} at CSN {at}"
+                );
+            }
+        }
+        assert_eq!(bulk.len_latest() + 1, keyed.len_latest(), "round {round}");
+        assert_eq!(bulk.multi_version_keys(), keyed.multi_version_keys());
+    }
+    assert!(fast > 20, "the empty-map path ran {fast} times");
+}
