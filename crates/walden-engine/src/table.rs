@@ -460,16 +460,20 @@ impl Table {
                         column: self.def.columns[*i].name.clone(),
                     });
                 }
-                if rows.contains_key(&key) {
-                    return Err(EngineError::UniqueBuildFailed(Box::new(KeyConflict {
-                        table: self.def.name.clone(),
-                        constraint: self.def.pkey_name(),
-                        columns: self.def.column_list(columns),
-                        key: value_list(&key),
-                    })));
+                match rows.entry(key) {
+                    std::collections::btree_map::Entry::Vacant(v) => {
+                        v.insert(Row::from(row));
+                        Ok(())
+                    }
+                    std::collections::btree_map::Entry::Occupied(o) => {
+                        Err(EngineError::UniqueBuildFailed(Box::new(KeyConflict {
+                            table: self.def.name.clone(),
+                            constraint: self.def.pkey_name(),
+                            columns: self.def.column_list(columns),
+                            key: value_list(o.key()),
+                        })))
+                    }
                 }
-                rows.insert(key, Row::from(row));
-                Ok(())
             })?;
             for (k, r) in rows {
                 t.load_row(k, r);
