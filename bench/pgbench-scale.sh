@@ -18,7 +18,10 @@
 #     per-transaction log). At least one checkpoint falls inside the run: the
 #     counters (Walden's checkpoints_total on /metrics; PostgreSQL's
 #     pg_stat_bgwriter) are read before and after, and when none has started by
-#     the middle of the run a CHECKPOINT is issued then (and timed).
+#     the middle of the run a CHECKPOINT is issued then (and timed). Each transaction
+#     over 50 ms and each second below half the median is matched against the
+#     checkpoints in the server's log (and Walden's slow log syncs, the disk's): the
+#     issue's targets are about waits on a checkpoint.
 #  4. The same restart and run with the cache at a quarter of the data: Walden
 #     `[storage] cache_size_mb` = a quarter of its base store, PostgreSQL
 #     shared_buffers = a quarter of its database. (Phase 1 uses Walden's default
@@ -317,7 +320,9 @@ run_phase() { # SERVER PHASE [WALDEN_CONFIG]
     stop_sampler
     peak="$(sampled "$dir/mem" 1)"
     [[ "$(sampled "$dir/mem" 3)" == 1 ]] && err="server killed: resident memory passed $rss_limit MB; $err"
-    python3 "$py" run "$dir" >"$dir/run.json"
+    local slog="$w_dir/stderr.log"
+    [[ $s == walden ]] || slog="$pg_dir/server.log"
+    python3 "$py" run "$dir" "$s" "$slog" >"$dir/run.json"
     python3 - "$s" "$phase" "$stop_s" "$start_s" "$rss_open" "$rss_after" "$peak" "$c0" "$c1" \
         "$forced_at" "$forced_s" "$err" "$dir/run.json" "$cfg" >>"$records" <<'EOF'
 import json, sys

@@ -12,8 +12,14 @@ Subcommands:
   status PID            print "VmRSS_kb VmHWM_kb" of PID
   pgsum PID             print the summed Pss (kB) of PID and its children
   metric URL NAME       print the sum of a Prometheus counter's samples
-  run DIR               the TPC-B run's figures from DIR/progress.log (pgbench -P 1)
-                        and DIR/log/pgbench_log.* (pgbench -l), as JSON on stdout
+  run DIR [KIND LOG]    the TPC-B run's figures from DIR/progress.log (pgbench -P 1)
+                        and DIR/log/pgbench_log.* (pgbench -l), as JSON on stdout. With
+                        the server's log (KIND walden or pg), each transaction over 50 ms
+                        and each second below half the median is matched against the
+                        checkpoints the log records (Walden's "checkpoint written" with
+                        its total_ms; PostgreSQL's "checkpoint starting"/"complete",
+                        log_checkpoints being on by default in 15) and, for Walden, its
+                        "slow log flush" lines (a log sync of 40 ms or more: the disk's).
   summarize FILE [--json OUT]   the table from the JSON records in FILE
 """
 import glob
@@ -25,6 +31,7 @@ import statistics
 import sys
 import time
 import urllib.request
+from datetime import datetime, timezone
 
 
 def status(pid):
@@ -105,21 +112,68 @@ def cmd_metric(url, name):
     print(int(total))
 
 
-def cmd_run(d):
+def _epoch(stamp):
+    """Seconds since the epoch of a UTC log stamp (ISO 8601 with Z, or PostgreSQL's '%m ... UTC')."""
+    stamp = stamp.replace("T", " ").rstrip("Z")
+    fmt = "%Y-%m-%d %H:%M:%S.%f" if "." in stamp else "%Y-%m-%d %H:%M:%S"
+    return datetime.strptime(stamp, fmt).replace(tzinfo=timezone.utc).timestamp()
+
+
+def server_windows(kind, path):
+    """(start, end, what) of the checkpoints (and Walden's slow log syncs) in a server log."""
+    out = []
+    if not path or not os.path.exists(path):
+        return out
+    ansi = re.compile(r"\x1b\[[0-9;]*m")
+    started = None
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = ansi.sub("", line)
+            if kind == "walden":
+                m = re.match(r"(\S+Z) .*(checkpoint written|slow log flush).* total_ms=([\d.e-]+)", line)
+                if m:
+                    end = _epoch(m.group(1))
+                    what = "checkpoint" if m.group(2) == "checkpoint written" else "slow log flush"
+                    out.append((end - float(m.group(3)) / 1000, end, what))
+            else:
+                m = re.match(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) UTC .*checkpoint (starting|complete)", line)
+                if m and m.group(2) == "starting":
+                    started = _epoch(m.group(1))
+                elif m and started is not None:
+                    out.append((started, _epoch(m.group(1)), "checkpoint"))
+                    started = None
+    return out
+
+
+def overlaps(a0, a1, windows, what):
+    return any(w0 < a1 and a0 < w1 for w0, w1, w in windows if w == what)
+
+
+def cmd_run(d, kind=None, server_log=None):
     tps = []
     with open(os.path.join(d, "progress.log"), errors="replace") as f:
         for m in re.finditer(r"progress: ([\d.]+) s, ([\d.]+) tps", f.read()):
             tps.append((float(m.group(1)), float(m.group(2))))
     lat_us = []
     per_sec = {}
+    # (start, end) in epoch seconds of each transaction, and of those over 50 ms.
+    spans = []
+    slow = []
+    first = None
     for path in glob.glob(os.path.join(d, "log", "pgbench_log.*")):
         with open(path) as f:
             for line in f:
                 p = line.split()
                 if len(p) >= 6:
-                    lat_us.append(int(p[2]))
+                    lat = int(p[2])
+                    lat_us.append(lat)
                     s = int(p[4])
-                    per_sec[s] = max(per_sec.get(s, 0), int(p[2]))
+                    per_sec[s] = max(per_sec.get(s, 0), lat)
+                    end = s + int(p[5]) / 1e6
+                    first = end - lat / 1e6 if first is None else min(first, end - lat / 1e6)
+                    spans.append((end - lat / 1e6, end))
+                    if lat > 50_000:
+                        slow.append((end - lat / 1e6, end))
     vals = [v for _, v in tps]
     median = statistics.median(vals) if vals else None
     worst = None
@@ -147,6 +201,29 @@ def cmd_run(d):
         "transactions_over_50ms": sum(1 for x in lat_us if x > 50_000),
         "worst_latency_second": worst,
     }
+    windows = server_windows(kind, server_log)
+    if kind and first is not None:
+        # pgbench's progress seconds count from its start, about the first transaction's.
+        half = [i + 1 for i, v in enumerate(vals) if median and v < median / 2]
+        ckpts = sorted((w0, w1) for w0, w1, w in windows if w == "checkpoint")
+        during = [(a, b) for a, b in slow if overlaps(a, b, windows, "checkpoint")]
+        longest_in = 0.0
+        for a, b in spans:
+            if b - a > longest_in and any(w0 < b and a < w1 for w0, w1 in ckpts):
+                longest_in = b - a
+        res["attribution"] = {
+            "checkpoints_in_run": [
+                {"start_s": round(w0 - first, 2), "end_s": round(w1 - first, 2)}
+                for w0, w1, w in windows if w == "checkpoint" and w1 > first and w0 < first + len(vals) + 1],
+            "over_50ms_during_checkpoint": len(during),
+            "longest_during_checkpoint_ms": round(longest_in * 1000, 1),
+            "over_50ms_outside_checkpoint": len(slow) - len(during),
+            "over_50ms_with_slow_log_sync": sum(1 for a, b in slow if overlaps(a, b, windows, "slow log flush")),
+            "slow_log_syncs_in_run": sum(1 for w0, w1, w in windows
+                                         if w == "slow log flush" and w1 > first and w0 < first + len(vals) + 1),
+            "seconds_below_half_during_checkpoint": [
+                i for i in half if overlaps(first + i - 1, first + i, windows, "checkpoint")],
+        }
     print(json.dumps(res))
 
 
@@ -204,6 +281,14 @@ def cmd_summarize(path, out_json=None):
             w = run["worst_latency_second"]
             notes.append(f"longest transaction in second {w['second']}; p99 {fnum(run.get('latency_p99_ms'), 1)} ms, "
                          f"p99.9 {fnum(run.get('latency_p999_ms'), 1)} ms")
+        at = run.get("attribution")
+        if at:
+            spans = ", ".join(f"{c['start_s']:.1f}-{c['end_s']:.1f} s" for c in at["checkpoints_in_run"]) or "none logged"
+            notes.append(f"checkpoints (server log): {spans}; over 50 ms during one: {at['over_50ms_during_checkpoint']}"
+                         f" (longest {at['longest_during_checkpoint_ms']:.1f} ms), outside: {at['over_50ms_outside_checkpoint']}"
+                         + (f"; with a slow log sync: {at['over_50ms_with_slow_log_sync']} ({at['slow_log_syncs_in_run']} slow syncs logged)"
+                            if r["server"] == "walden" else "")
+                         + f"; seconds below half during one: {at['seconds_below_half_during_checkpoint'] or 'none'}")
         if r.get("error"):
             notes.append(f"ERROR: {r['error']}")
         for n in notes:
@@ -229,7 +314,7 @@ def main(argv):
     elif cmd == "metric":
         cmd_metric(a[0], a[1])
     elif cmd == "run":
-        cmd_run(a[0])
+        cmd_run(*a[:3])
     elif cmd == "summarize":
         cmd_summarize(a[0], a[a.index("--json") + 1] if "--json" in a else None)
     else:

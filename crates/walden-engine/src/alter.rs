@@ -10,6 +10,7 @@
 //! it, as for CREATE INDEX. A change of names, defaults or constraints
 //! keeps the rows and their versions (adding a unique index builds it).
 
+use crate::budget::{held_bytes, BuildBudget, ENTRY_BYTES};
 use crate::codec::Redo;
 use crate::database::{Catalog, Database};
 use crate::error::{EngineError, KeyConflict, Result};
@@ -19,6 +20,7 @@ use crate::session::Session;
 use crate::table::{value_list, Table};
 use crate::types::{Key, Value};
 use std::collections::HashSet;
+use std::ops::Bound;
 use std::sync::atomic::AtomicI64;
 use std::sync::Arc;
 
@@ -29,8 +31,8 @@ pub enum ColumnSource {
     Old(usize),
     /// The same value in every row (a new column's default).
     Fill(Value),
-    /// One value per row, in the order of the old table's rows by key
-    /// (`Table::latest_rows`), which is the same wherever the record is
+    /// One value per row, in the order of the old table's newest committed
+    /// rows by key, which is the same wherever the record is
     /// applied: the change is made under the gate, with no commit between.
     Values(Vec<Value>),
 }
@@ -66,6 +68,7 @@ pub(crate) fn prepare(
     t: &Arc<Table>,
     alt: Alteration,
     csn: Csn,
+    budget: &mut BuildBudget,
 ) -> Result<(Arc<Table>, Redo)> {
     if !alt.def.name.eq_ignore_ascii_case(t.name())
         && (cat.table(&alt.def.name).is_some() || cat.index_table(&alt.def.name).is_some())
@@ -80,7 +83,7 @@ pub(crate) fn prepare(
     for (id, ix) in (cat.next_table_id.max(1)..).zip(fresh) {
         ix.id = id;
     }
-    let nt = Arc::new(altered(t, &def, alt.rewrite.as_deref(), csn)?);
+    let nt = Arc::new(altered(t, &def, alt.rewrite.as_deref(), csn, budget)?);
     Ok((
         nt,
         Redo::AlterTable {
@@ -155,7 +158,14 @@ pub(crate) fn redo(
             "redo record names table id {id}, which does not exist"
         ))
     })?;
-    let nt = Arc::new(altered(&t, def, rewrite, cat.vis.visible())?);
+    let csn = cat.vis.visible();
+    let nt = Arc::new(altered(
+        &t,
+        def,
+        rewrite,
+        csn,
+        &mut BuildBudget::unlimited(),
+    )?);
     install(cat, id, nt);
     Ok(())
 }
@@ -172,6 +182,7 @@ pub(crate) fn altered(
     def: &TableDef,
     rewrite: Option<&[ColumnSource]>,
     csn: Csn,
+    budget: &mut BuildBudget,
 ) -> Result<Table> {
     def.validate()?;
     // A column that just became an identity column (ADD GENERATED, or a
@@ -181,7 +192,7 @@ pub(crate) fn altered(
         (None, Some((_, id))) => Some(id.seed),
         _ => None,
     };
-    let mut next = altered_rows(t, def, rewrite, csn)?;
+    let mut next = altered_rows(t, def, rewrite, csn, budget)?;
     if let Some(seed) = fresh_identity {
         next.next_identity = Arc::new(AtomicI64::new(seed));
     }
@@ -193,6 +204,7 @@ fn altered_rows(
     def: &TableDef,
     rewrite: Option<&[ColumnSource]>,
     csn: Csn,
+    budget: &mut BuildBudget,
 ) -> Result<Table> {
     let ncols = def.columns.len();
     if def.primary_key.iter().any(|&c| c >= ncols)
@@ -228,33 +240,34 @@ fn altered_rows(
         let mut next = t.sharing(base);
         next.indexes.retain(|ix| kept_ids.contains(&ix.def.id));
         for ix in def.indexes.iter().filter(|ix| !kept_ids.contains(&ix.id)) {
-            next = next.with_index(ix.clone(), csn)?;
+            next = next.with_index(ix.clone(), csn, budget)?;
         }
         return Ok(next);
     }
-    rebuilt(t, def, rewrite)
+    rebuilt(t, def, rewrite, budget)
 }
 
 /// A new table under `def` holding `t`'s newest committed rows rewritten
-/// by `rewrite`, with its key and unique indexes checked.
-fn rebuilt(t: &Table, def: &TableDef, rewrite: Option<&[ColumnSource]>) -> Result<Table> {
-    let old = t.latest_rows()?;
+/// by `rewrite`, with its key and unique indexes checked. The old rows
+/// stream past in key order (the order `ColumnSource::Values` follows):
+/// only the new table is held, and it is charged to `budget`.
+fn rebuilt(
+    t: &Table,
+    def: &TableDef,
+    rewrite: Option<&[ColumnSource]>,
+    budget: &mut BuildBudget,
+) -> Result<Table> {
     let ncols = def.columns.len();
     match rewrite {
         Some(src) => {
             if src.len() != ncols {
                 return Err(bad("the rewrite does not give every column"));
             }
-            for s in src {
-                match s {
-                    ColumnSource::Old(i) if *i >= t.def.columns.len() => {
-                        return Err(bad("the rewrite names a column the table did not have"))
-                    }
-                    ColumnSource::Values(v) if v.len() != old.len() => {
-                        return Err(bad("the rewrite's values do not match the rows"))
-                    }
-                    _ => {}
-                }
+            if src
+                .iter()
+                .any(|s| matches!(s, ColumnSource::Old(i) if *i >= t.def.columns.len()))
+            {
+                return Err(bad("the rewrite names a column the table did not have"));
             }
         }
         None if ncols != t.def.columns.len() => {
@@ -262,21 +275,36 @@ fn rebuilt(t: &Table, def: &TableDef, rewrite: Option<&[ColumnSource]>) -> Resul
         }
         None => {}
     }
+    let values_len = rewrite.and_then(|src| {
+        src.iter().find_map(|s| match s {
+            ColumnSource::Values(v) => Some(v.len()),
+            _ => None,
+        })
+    });
+    if rewrite.is_some_and(|src| {
+        src.iter()
+            .any(|s| matches!(s, ColumnSource::Values(v) if Some(v.len()) != values_len))
+    }) {
+        return Err(bad("the rewrite's values do not match the rows"));
+    }
     let mut nt = Table::new(def.clone());
     nt.next_identity = t.next_identity.clone();
     let hidden = nt.has_hidden_key();
     if hidden && t.has_hidden_key() {
         nt.next_rowid = t.next_rowid.clone();
-    } else if hidden {
-        // A dropped primary key: the rows take row ids in key order.
-        nt.next_rowid = Arc::new(AtomicI64::new(old.len() as i64 + 1));
     }
     let uniques: Vec<usize> = (0..def.indexes.len())
         .filter(|&i| def.indexes[i].unique)
         .collect();
     let mut seen: Vec<HashSet<Vec<Value>>> = vec![HashSet::new(); uniques.len()];
     let mut keys: HashSet<Key> = HashSet::new();
-    for (n, (key, row)) in old.iter().enumerate() {
+    let mut n = 0usize;
+    let all = (Bound::Unbounded, Bound::Unbounded);
+    t.rows.for_each_keyed_at(all, Csn::MAX, |v| {
+        let row = v.row();
+        if values_len.is_some_and(|len| n >= len) {
+            return Err(bad("the rewrite's values do not match the rows"));
+        }
         let row: Vec<Value> = match rewrite {
             None => row.to_vec(),
             Some(src) => src
@@ -296,6 +324,7 @@ fn rebuilt(t: &Table, def: &TableDef, rewrite: Option<&[ColumnSource]>) -> Resul
                 });
             }
             let k: Key = def.primary_key.iter().map(|&c| row[c].clone()).collect();
+            budget.charge(held_bytes(&k))?;
             if !keys.insert(k.clone()) {
                 return Err(EngineError::UniqueBuildFailed(Box::new(KeyConflict {
                     table: def.name.clone(),
@@ -306,13 +335,14 @@ fn rebuilt(t: &Table, def: &TableDef, rewrite: Option<&[ColumnSource]>) -> Resul
             }
             k
         } else if t.has_hidden_key() {
-            key.clone()
+            v.key()?
         } else {
             vec![Value::Int(n as i64 + 1)].into_boxed_slice()
         };
         for (u, s) in uniques.iter().zip(seen.iter_mut()) {
             let ix = &def.indexes[*u];
             let vals: Vec<Value> = ix.columns.iter().map(|&c| row[c].clone()).collect();
+            budget.charge(held_bytes(&vals))?;
             if !vals.iter().any(Value::is_null) && !s.insert(vals.clone()) {
                 return Err(EngineError::UniqueBuildFailed(Box::new(KeyConflict {
                     table: def.name.clone(),
@@ -322,7 +352,21 @@ fn rebuilt(t: &Table, def: &TableDef, rewrite: Option<&[ColumnSource]>) -> Resul
                 })));
             }
         }
+        budget.charge_row(&key, &row)?;
+        for ix in &def.indexes {
+            let vals: u64 = ix.columns.iter().map(|&c| held_bytes(&row[c..=c])).sum();
+            budget.charge(ENTRY_BYTES + held_bytes(&key) + vals)?;
+        }
         nt.load_row(key, Arc::from(row));
+        n += 1;
+        Ok(())
+    })?;
+    if values_len.is_some_and(|len| len != n) {
+        return Err(bad("the rewrite's values do not match the rows"));
+    }
+    if hidden && !t.has_hidden_key() {
+        // A dropped primary key: the rows took row ids in key order.
+        nt.next_rowid = Arc::new(AtomicI64::new(n as i64 + 1));
     }
     Ok(nt)
 }

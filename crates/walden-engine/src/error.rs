@@ -229,6 +229,15 @@ pub enum EngineError {
         max >> 20
     )]
     TransactionTooLarge { max: u64 },
+    /// A DDL statement's build (index entries, a rebuilt table) would take
+    /// its transaction past `Limits::max_transaction_bytes` (53200).
+    #[error(
+        "out of memory: building this would take the transaction past \
+         transaction_memory_limit_mb ({} MB), and it is held until a checkpoint writes it out; \
+         raise the limit in walden.toml for the build",
+        max >> 20
+    )]
+    BuildTooLarge { max: u64 },
     #[error("database \"{0}\" is in use and cannot be dropped")]
     DatabaseInUse(String),
     #[error("the instance is closed")]

@@ -22,6 +22,7 @@
 //! ```
 
 mod alter;
+mod budget;
 mod checkpoint;
 pub mod codec;
 mod control;

@@ -2,6 +2,7 @@
 //! opens and when a restore replays log backups) or, on a secondary replica,
 //! on top of the live tables.
 
+use crate::budget::BuildBudget;
 use crate::checkpoint::BackupState;
 use crate::checkpoint::Image;
 use crate::codec::{decode_redo, Op, Redo};
@@ -186,7 +187,7 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
         Redo::LogBackup { lsn } => t.backup.log_backup_lsn = Some(lsn),
         Redo::AddPrimaryKey { table, columns } => {
             let t = cat.by_id.get(&table).ok_or_else(|| unknown(table))?;
-            let nt = Arc::new(t.with_primary_key(&columns)?);
+            let nt = Arc::new(t.with_primary_key(&columns, &mut BuildBudget::unlimited())?);
             cat.add_table(nt);
         }
         Redo::CreateIndex { table, index } => {
@@ -198,7 +199,8 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
             }
             // Built from the state published so far: what a reader of a
             // secondary sees from now on has entries.
-            let nt = Arc::new(t.with_index(index, cat.vis.visible())?);
+            let csn = cat.vis.visible();
+            let nt = Arc::new(t.with_index(index, csn, &mut BuildBudget::unlimited())?);
             cat.add_table(nt);
         }
         Redo::DropIndex { table, index } => {

@@ -1,6 +1,7 @@
 //! A table: its definition, its rows' versions and its secondary indexes'
 //! entries, kept in memory in key order (see `mvcc.rs`).
 
+use crate::budget::BuildBudget;
 use crate::error::{EngineError, KeyConflict, Result};
 use crate::mvcc::{Csn, VersionedRows};
 use crate::schema::{IndexDef, TableDef};
@@ -297,14 +298,21 @@ impl Table {
     /// This table with one more index, built from the newest committed rows
     /// (the caller holds the database's gate, so no commit is being
     /// installed and those rows are the state published at `csn`).
-    pub(crate) fn with_index(&self, def: IndexDef, csn: Csn) -> Result<Table> {
+    pub(crate) fn with_index(
+        &self,
+        def: IndexDef,
+        csn: Csn,
+        budget: &mut BuildBudget,
+    ) -> Result<Table> {
         let ix = Index::new(def.clone(), csn);
         // The rows stream past in chunks (those a checkpoint wrote are read
         // from the store, not gathered first): only the entries are held.
         let all = (Bound::Unbounded, Bound::Unbounded);
         let mut batch = Vec::with_capacity(1024);
         self.rows.for_each_keyed_at(all, Csn::MAX, |v| {
-            batch.push((ix.entry(&v.key()?, v.row()), present()));
+            let entry = ix.entry(&v.key()?, v.row());
+            budget.charge_row(&entry, &[])?;
+            batch.push((entry, present()));
             if batch.len() == batch.capacity() {
                 ix.entries.load_many(batch.drain(..));
             }
@@ -439,7 +447,11 @@ impl Table {
 
     /// This table re-keyed by a primary key on `columns` (rows must be unique
     /// and not null there).
-    pub(crate) fn with_primary_key(&self, columns: &[usize]) -> crate::error::Result<Table> {
+    pub(crate) fn with_primary_key(
+        &self,
+        columns: &[usize],
+        budget: &mut BuildBudget,
+    ) -> crate::error::Result<Table> {
         let mut def = self.def.clone();
         def.primary_key = columns.to_vec();
         for &c in columns {
@@ -454,6 +466,7 @@ impl Table {
             let all = (Bound::Unbounded, Bound::Unbounded);
             self.rows.for_each_at(all, Csn::MAX, |row| {
                 let key: Key = columns.iter().map(|&i| row[i].clone()).collect();
+                budget.charge_row(&key, row)?;
                 if let Some(i) = columns.iter().find(|&&i| row[i].is_null()) {
                     return Err(crate::error::EngineError::NotNull {
                         table: self.def.name.clone(),

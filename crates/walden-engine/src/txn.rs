@@ -106,6 +106,9 @@ pub struct Transaction {
     replaced: HashSet<(u32, Key)>,
     /// Estimated memory the write set holds (see `Limits::max_transaction_bytes`).
     write_bytes: u64,
+    /// Estimated memory the DDL steps' builds hold (new indexes, rebuilt
+    /// tables; see `budget.rs`), counted against the same limit.
+    ddl_held: std::sync::atomic::AtomicU64,
     /// Changes made to the write set so far (see [`Transaction::change_mark`]).
     changes: u64,
     /// A table lock came after another transaction's DDL on the table
@@ -150,6 +153,7 @@ impl Transaction {
             ddl: Default::default(),
             replaced: HashSet::new(),
             write_bytes: 0,
+            ddl_held: Default::default(),
             changes: 0,
             stale_table: Default::default(),
             ssi: None,

@@ -8,7 +8,7 @@
 //! max_connections = 100
 //! auth = "trust"                       # or "scram"
 //! statement_memory_limit_mb = 1024     # rows one statement may hold (0: none)
-//! transaction_memory_limit_mb = 2048   # changes one transaction may hold (0: none)
+//! transaction_memory_limit_mb = 2048   # changes (and DDL builds) one transaction may hold (0: none)
 //!
 //! [users]                              # superusers (more: CREATE ROLE)
 //! alice = "secret"

@@ -264,7 +264,7 @@ impl From<EngineError> for SqlError {
             E::ValueTooLarge { .. }
             | E::RowTooLarge { .. }
             | E::Log(walden_log::LogError::RecordTooLarge { .. }) => ErrorKind::ProgramLimit,
-            E::TransactionTooLarge { .. } => ErrorKind::OutOfMemory,
+            E::TransactionTooLarge { .. } | E::BuildTooLarge { .. } => ErrorKind::OutOfMemory,
             E::DirectoryExists { .. } => ErrorKind::DuplicateDatabase,
             E::CatalogMissing { .. } | E::DirectoryMismatch { .. } => ErrorKind::Io,
             E::CorruptDataFile { .. } => ErrorKind::DataCorrupted,

@@ -669,6 +669,99 @@ fn a_transaction_past_its_memory_limit_fails_with_53200() {
     assert_eq!(tag(&mut s, "SELECT * FROM t"), "SELECT 10000");
 }
 
+/// What a DDL statement builds in memory (a new index's entries, a table
+/// re-keyed, rewritten or folded with the transaction's writes) counts
+/// against the same limit: past it the statement fails with 53200 and
+/// nothing changes, instead of the server growing until it is killed. A
+/// build undone by ROLLBACK TO gives its share back.
+#[test]
+fn ddl_builds_past_the_transaction_memory_limit_fail_with_53200() {
+    let inst = Instance::open(InstanceConfig {
+        vfs: Arc::new(MemVfs::new()),
+        log: LogConfig {
+            segment_size: 4 << 20,
+            preallocate_spare: false,
+            ..LogConfig::default()
+        },
+        background_checkpoints: false,
+        limits: walden_engine::Limits {
+            max_transaction_bytes: 1 << 20,
+            ..Default::default()
+        },
+        ..InstanceConfig::new("/sql")
+    })
+    .unwrap();
+    let e = SqlEngine::new(inst);
+    let mut s = e.connect("walden", "u", "test").unwrap();
+    let out_of_memory = |s: &mut SqlSession, sql: &str| {
+        let e = s.execute_batch(sql).pop().unwrap().unwrap_err();
+        assert_eq!(e.kind, ErrorKind::OutOfMemory, "{sql}: {e}");
+        assert!(e.message.contains("transaction_memory_limit_mb"), "{e}");
+    };
+    // 7,500 rows of about 300 bytes, loaded in transactions under 1 MB.
+    tag(&mut s, "CREATE TABLE big (id INT, v TEXT)");
+    const X: &str = "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'";
+    for k in 0..5 {
+        tag(
+            &mut s,
+            &format!(
+                "INSERT INTO big SELECT g, {X} || g FROM generate_series({}, {}) g",
+                k * 1500 + 1,
+                k * 1500 + 1500
+            ),
+        );
+    }
+    let indexes = "SELECT count(*) FROM pg_indexes WHERE tablename = 'big'";
+    out_of_memory(&mut s, "CREATE INDEX big_v ON big (v)");
+    out_of_memory(&mut s, "ALTER TABLE big ADD PRIMARY KEY (id)");
+    out_of_memory(
+        &mut s,
+        "ALTER TABLE big ADD CONSTRAINT big_v_key UNIQUE (v)",
+    );
+    out_of_memory(&mut s, "ALTER TABLE big ALTER COLUMN id TYPE BIGINT");
+    assert_eq!(one(&mut s, indexes), "0");
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT data_type FROM information_schema.columns \
+             WHERE table_name = 'big' AND column_name = 'id'"
+        ),
+        "integer"
+    );
+    // A unique index over rows the transaction wrote folds them into the
+    // table first: that counts too, and the block is aborted as after
+    // any error.
+    tag(&mut s, "BEGIN");
+    tag(&mut s, "INSERT INTO big VALUES (0, 'y')");
+    out_of_memory(&mut s, "CREATE UNIQUE INDEX big_id ON big (id)");
+    tag(&mut s, "ROLLBACK");
+    assert_eq!(one(&mut s, "SELECT count(*) FROM big"), "7500");
+    assert_eq!(one(&mut s, indexes), "0");
+    // Small builds fit; one undone by ROLLBACK TO gives its memory back,
+    // so a hundred of them (about 1.7 MB built in all) do not add up.
+    tag(&mut s, "CREATE TABLE small (id INT, v TEXT)");
+    tag(
+        &mut s,
+        &format!("INSERT INTO small SELECT g, {X} FROM generate_series(1, 60) g"),
+    );
+    tag(&mut s, "BEGIN");
+    for _ in 0..100 {
+        tag(&mut s, "SAVEPOINT a");
+        tag(&mut s, "CREATE INDEX small_v ON small (v)");
+        tag(&mut s, "ROLLBACK TO a");
+    }
+    tag(&mut s, "CREATE INDEX small_v ON small (v)");
+    tag(&mut s, "COMMIT");
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT count(*) FROM pg_indexes WHERE indexname = 'small_v'"
+        ),
+        "1"
+    );
+    assert_eq!(one(&mut s, "SELECT count(*) FROM big WHERE id <= 10"), "10");
+}
+
 #[test]
 fn oversized_values_are_refused_as_a_program_limit() {
     let inst = Instance::open(InstanceConfig {

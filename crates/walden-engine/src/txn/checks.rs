@@ -98,7 +98,7 @@ impl Transaction {
             .get(&key)
             .map_or(0, |old| write_bytes(&key.1, old));
         let bytes = (self.write_bytes + write_bytes(&key.1, &w)).saturating_sub(before);
-        if max > 0 && bytes > max {
+        if max > 0 && bytes + self.ddl_held.load(Relaxed) > max {
             return Err(EngineError::TransactionTooLarge { max });
         }
         self.write_bytes = bytes;
@@ -366,19 +366,9 @@ fn unique_ids(t: &Table) -> HashSet<u32> {
 }
 
 /// What one write-set entry holds in memory, roughly: the key and row
-/// (32 bytes a value, plus text and byte payloads), the map's node, and
-/// the row lock the writer holds to commit.
+/// (see `budget::held_bytes`), the map's node, and the row lock the writer
+/// holds to commit.
 pub(super) fn write_bytes(key: &Key, w: &Option<Row>) -> u64 {
-    let payload = |vs: &[Value]| -> u64 {
-        vs.iter()
-            .map(|v| {
-                32 + match v {
-                    Value::Text(t) => t.len() as u64,
-                    Value::Bytes(b) => b.len() as u64,
-                    _ => 0,
-                }
-            })
-            .sum()
-    };
-    160 + payload(key) + w.as_deref().map_or(0, payload)
+    use crate::budget::held_bytes;
+    160 + held_bytes(key) + w.as_deref().map_or(0, held_bytes)
 }

@@ -10,6 +10,7 @@
 //! catalog without uncommitted changes (`Database::image_catalog`).
 
 use super::Transaction;
+use crate::budget::BuildBudget;
 use crate::codec::Redo;
 use crate::database::{Catalog, Database, SeqState, Sequence};
 use crate::error::{EngineError, Result};
@@ -33,6 +34,8 @@ pub(crate) enum Revert {
 pub(crate) struct DdlStep {
     pub(crate) redo: Redo,
     pub(crate) reverts: Vec<Revert>,
+    /// What its build holds in memory (see `budget.rs`).
+    pub(crate) held: u64,
 }
 
 impl Catalog {
@@ -343,12 +346,34 @@ impl Transaction {
         self.db.catalog_version.fetch_add(1, Ordering::Release);
         drop(cat);
         let mut ddl = self.ddl.lock();
-        ddl.push(DdlStep { redo, reverts });
+        ddl.push(DdlStep {
+            redo,
+            reverts,
+            held: 0,
+        });
         self.db.txns.uncommitted_ddl.lock().insert(
             self.txid,
             ddl.iter().flat_map(|s| s.reverts.clone()).collect(),
         );
         Ok(out)
+    }
+
+    /// What a build in this transaction may still hold: the room left under
+    /// `transaction_memory_limit_mb` (see `budget.rs`).
+    pub(super) fn build_budget(&self) -> BuildBudget {
+        BuildBudget::new(
+            self.db.limits.max_transaction_bytes,
+            self.write_bytes + self.ddl_held.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Charges the last DDL step with what its build holds; undoing the
+    /// step gives it back.
+    pub(super) fn hold_for_last_step(&self, bytes: u64) {
+        if let Some(step) = self.ddl.lock().last_mut() {
+            step.held += bytes;
+            self.ddl_held.fetch_add(bytes, Ordering::Relaxed);
+        }
     }
 
     /// Undoes the DDL steps after the first `keep` (ROLLBACK, ROLLBACK TO).
@@ -361,6 +386,7 @@ impl Transaction {
         let mut cat = self.db.catalog.write();
         while ddl.len() > keep {
             let step = ddl.pop().expect("step");
+            self.ddl_held.fetch_sub(step.held, Ordering::Relaxed);
             for r in step.reverts.iter().rev() {
                 cat.revert(r);
             }
@@ -559,12 +585,13 @@ impl Transaction {
             )));
         }
         let vis = self.db.txns.vis.clone();
+        let mut budget = self.build_budget();
         self.catalog_change(|cat| {
             if cat.table(&index.name).is_some() || cat.index_table(&index.name).is_some() {
                 return Err(EngineError::RelationExists(index.name.clone()));
             }
             index.id = cat.next_table_id.max(1);
-            let nt = Arc::new(t.with_index(index.clone(), vis.visible())?);
+            let nt = Arc::new(t.with_index(index.clone(), vis.visible(), &mut budget)?);
             cat.add_table(nt);
             Ok((
                 (),
@@ -573,7 +600,9 @@ impl Transaction {
                     index,
                 },
             ))
-        })
+        })?;
+        self.hold_for_last_step(budget.used());
+        Ok(())
     }
 
     /// `DROP INDEX name`.
@@ -645,7 +674,8 @@ impl Transaction {
                     })?,
             );
         }
-        let nt = Arc::new(t.with_primary_key(&cols)?);
+        let mut budget = self.build_budget();
+        let nt = Arc::new(t.with_primary_key(&cols, &mut budget)?);
         self.catalog_change(|cat| {
             cat.add_table(nt);
             Ok((
@@ -655,7 +685,9 @@ impl Transaction {
                     columns: cols,
                 },
             ))
-        })
+        })?;
+        self.hold_for_last_step(budget.used());
+        Ok(())
     }
 
     /// `ALTER TABLE t ADD FOREIGN KEY`: checks every committed row of `t`
@@ -735,11 +767,13 @@ impl Transaction {
             return Ok(());
         };
         let vis = self.db.txns.vis.clone();
+        let mut budget = self.build_budget();
         self.catalog_change(|cat| {
-            let (nt, redo) = crate::alter::prepare(cat, &t, alt, vis.visible())?;
+            let (nt, redo) = crate::alter::prepare(cat, &t, alt, vis.visible(), &mut budget)?;
             crate::alter::install(cat, t.id(), nt);
             Ok(((), redo))
         })?;
+        self.hold_for_last_step(budget.used());
         Ok(())
     }
 

@@ -15,8 +15,11 @@ use super::Transaction;
 use crate::codec::{Op, Redo};
 use crate::error::{EngineError, Result};
 use crate::lock::TableLockMode;
+use crate::mvcc::Csn;
 use crate::table::Table;
 use crate::types::{Key, Row};
+use std::collections::BTreeMap;
+use std::ops::Bound;
 use std::sync::Arc;
 
 impl Transaction {
@@ -42,8 +45,21 @@ impl Transaction {
             .take_while(|((tid, _), _)| *tid == id)
             .map(|((_, k), w)| (k.clone(), w.clone()))
             .collect();
-        let mut rows = t.latest_rows()?;
+        // The committed rows stream past, each charged to the
+        // transaction's limit before it is held (see `budget.rs`).
+        let mut budget = self.build_budget();
+        let mut rows = BTreeMap::new();
+        let all = (Bound::Unbounded, Bound::Unbounded);
+        t.rows.for_each_keyed_at(all, Csn::MAX, |v| {
+            let k = v.key()?;
+            budget.charge_row(&k, v.row())?;
+            rows.insert(k, Row::from(v.row()));
+            Ok::<(), EngineError>(())
+        })?;
         for (k, w) in &entries {
+            if let Some(r) = w {
+                budget.charge_row(k, r)?;
+            }
             match w {
                 Some(r) => rows.insert(k.clone(), r.clone()),
                 None => rows.remove(k),
@@ -84,6 +100,7 @@ impl Transaction {
                 },
             ))
         })?;
+        self.hold_for_last_step(budget.used());
         // The writes now live in the table; a savepoint before this
         // statement gets them back (and the old table) at ROLLBACK TO.
         self.discard_writes(id);
