@@ -271,9 +271,26 @@ impl Database {
     /// The background checkpointer's: pauses after each batch as long as
     /// the batch took, so a checkpoint takes at most about half of a core
     /// and of the disk's time while commits go on (PostgreSQL spreads its
-    /// checkpoints with `checkpoint_completion_target` likewise).
-    pub(crate) fn checkpoint_spread(&self) -> Result<CheckpointInfo> {
-        self.checkpoint_paced(&mut |took| std::thread::sleep(took.min(MAX_PAUSE)))
+    /// checkpoints with `checkpoint_completion_target` likewise). Once
+    /// `due_bytes` of log have been written since it began, the next
+    /// checkpoint is due already: writers are outpacing it (a bulk load),
+    /// and every version they commit stays in memory until a checkpoint
+    /// writes it, so it stops pausing and catches up.
+    pub(crate) fn checkpoint_spread(&self, due_bytes: u64) -> Result<CheckpointInfo> {
+        let written = || self.log_file_stats().num_of_bytes_written.load(Relaxed);
+        let began = written();
+        let mut caught_up = false;
+        let info = self.checkpoint_paced(&mut |took| {
+            if written().saturating_sub(began) < due_bytes {
+                std::thread::sleep(took.min(MAX_PAUSE));
+            } else {
+                caught_up = true;
+            }
+        })?;
+        if caught_up {
+            self.counters.checkpoints_unpaced.fetch_add(1, Relaxed);
+        }
+        Ok(info)
     }
 
     fn checkpoint_paced(&self, pace: Pace<'_>) -> Result<CheckpointInfo> {

@@ -148,6 +148,9 @@ pub struct DbCounters {
     /// Commits checkpoints made to the base store (a large checkpoint is
     /// written in batches, each its own commit).
     pub checkpoint_commits: AtomicU64,
+    /// Background checkpoints that stopped pausing between batches because
+    /// the next one fell due while they ran (writers outpacing them).
+    pub checkpoints_unpaced: AtomicU64,
     /// Rows that left memory after a checkpoint wrote them (read through
     /// the base store from then on).
     pub rows_evicted: AtomicU64,

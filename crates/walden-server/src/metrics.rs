@@ -230,7 +230,7 @@ pub fn render(
         &'static str,
         fn(&walden_engine::DbCounters) -> u64,
     );
-    let tx_metrics: [TxMetric; 11] = [
+    let tx_metrics: [TxMetric; 12] = [
         (
             "transactions_total",
             "Transactions (Transactions/sec as a cumulative count).",
@@ -271,6 +271,11 @@ pub fn render(
             "checkpoint_store_commits_total",
             "Commits checkpoints made to the data file (large ones are written in batches).",
             |c| c.checkpoint_commits.load(Relaxed),
+        ),
+        (
+            "checkpoints_unpaced_total",
+            "Background checkpoints that stopped pausing between batches: the next one fell due while they ran.",
+            |c| c.checkpoints_unpaced.load(Relaxed),
         ),
         (
             "rows_evicted_total",

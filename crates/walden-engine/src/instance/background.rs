@@ -35,7 +35,7 @@ impl Instance {
                         && db.log.is_poisoned().is_none()
                         && db.store_damaged().is_none()
                     {
-                        if let Err(e) = db.checkpoint_spread() {
+                        if let Err(e) = db.checkpoint_spread(inner.cfg.checkpoint_log_bytes) {
                             tracing::warn!(database = %db.name, error = %e, "background checkpoint failed");
                         }
                     }
