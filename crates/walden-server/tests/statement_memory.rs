@@ -40,3 +40,53 @@ async fn huge_series_and_cross_join_are_refused_with_53200() {
         .get(0);
     assert_eq!(n, 90_000);
 }
+
+/// `ALTER TABLE ... TYPE` holds every row of the table while it rewrites
+/// them: past the statement's limit it fails with 53200 before it has read
+/// them all, and the table is left as it was.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rewrite_of_more_rows_than_the_limit_is_refused_with_53200() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = TestServer::start_in(dir.path(), |c| c.statement_memory_limit = 4 << 20);
+    let c = s.client().await;
+    c.batch_execute("CREATE TABLE big (id int PRIMARY KEY, v int); CREATE TABLE small (v int)")
+        .await
+        .unwrap();
+    for k in 0..4 {
+        c.batch_execute(&format!(
+            "INSERT INTO big SELECT g, g FROM generate_series({}, {}) g",
+            k * 25_000 + 1,
+            k * 25_000 + 25_000
+        ))
+        .await
+        .unwrap();
+    }
+    c.batch_execute("INSERT INTO small SELECT g FROM generate_series(1, 1000) g")
+        .await
+        .unwrap();
+    let e = tokio::time::timeout(
+        Duration::from_secs(60),
+        c.batch_execute("ALTER TABLE big ALTER COLUMN v TYPE bigint"),
+    )
+    .await
+    .expect("refused within 60 s")
+    .unwrap_err();
+    let db = e.as_db_error().expect("a server error");
+    assert_eq!(db.code().code(), "53200", "{db:?}");
+    assert!(db.message().contains("statement_memory_limit"), "{db:?}");
+    let ty = "SELECT data_type FROM information_schema.columns WHERE table_name = $1 AND column_name = 'v'";
+    let t: String = c.query_one(ty, &[&"big"]).await.unwrap().get(0);
+    assert_eq!(t, "integer");
+    let n: i64 = c
+        .query_one("SELECT sum(v) FROM big", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 100_000 * 100_001 / 2);
+    // A table that fits is rewritten, on the same connection.
+    c.batch_execute("ALTER TABLE small ALTER COLUMN v TYPE bigint")
+        .await
+        .unwrap();
+    let t: String = c.query_one(ty, &[&"small"]).await.unwrap().get(0);
+    assert_eq!(t, "bigint");
+}

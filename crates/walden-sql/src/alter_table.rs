@@ -132,9 +132,23 @@ impl<'a> Work<'a> {
         &self.def.name
     }
 
+    /// The table's newest committed rows in key order (the order the
+    /// engine's rewrite follows), each charged to the statement's memory
+    /// limit as it is read: a rewrite holds them all, so past the limit it
+    /// fails with 53200 before it has taken the memory.
     pub(crate) fn rows(&mut self) -> Result<&[Row]> {
         if self.rows.is_none() {
-            self.rows = Some(self.old.latest_rows()?.into_values().collect());
+            let mem = &self.env.info.mem;
+            let mut rows = Vec::new();
+            let all = (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded);
+            self.old
+                .rows
+                .for_each_at(all, walden_engine::mvcc::Csn::MAX, |r| {
+                    mem.charge_row(r.len())?;
+                    rows.push(Row::from(r));
+                    Ok::<(), SqlError>(())
+                })?;
+            self.rows = Some(rows);
         }
         Ok(self.rows.as_deref().unwrap_or_default())
     }
@@ -343,7 +357,10 @@ impl<'a> Work<'a> {
             )?),
             DefaultExpr::NewUuid => ColumnSource::Values(
                 (0..n)
-                    .map(|_| crate::expr::cast(Value::Uuid(uuid::Uuid::new_v4().as_u128()), ty))
+                    .map(|_| {
+                        self.env.info.mem.charge_row(1)?;
+                        crate::expr::cast(Value::Uuid(uuid::Uuid::new_v4().as_u128()), ty)
+                    })
                     .collect::<Result<_>>()?,
             ),
             DefaultExpr::NextVal(_) if n > 0 => {
@@ -517,6 +534,7 @@ impl<'a> Work<'a> {
         };
         let mut vals = Vec::with_capacity(n);
         for r in 0..n {
+            self.env.info.mem.charge_row(1)?;
             let row = self.row(r);
             let v = match &compiled {
                 Some(x) => x.eval(&row, self.env)?,
