@@ -312,16 +312,31 @@ impl SqlEngine {
 }
 
 /// Server parameters reported to clients at startup.
+const SERVER_PARAMETERS: &[(&str, &str)] = &[
+    ("server_version", "15.0 (Walden 0.1)"),
+    ("server_encoding", "UTF8"),
+    ("client_encoding", "UTF8"),
+    ("DateStyle", "ISO, MDY"),
+    ("TimeZone", "UTC"),
+    ("integer_datetimes", "on"),
+    ("standard_conforming_strings", "on"),
+    ("IntervalStyle", "postgres"),
+    ("is_superuser", "on"),
+];
+
+/// Server parameters reported to clients at startup.
 pub fn server_parameters() -> Vec<(&'static str, String)> {
-    vec![
-        ("server_version", "15.0 (Walden 0.1)".to_string()),
-        ("server_encoding", "UTF8".into()),
-        ("client_encoding", "UTF8".into()),
-        ("DateStyle", "ISO, MDY".into()),
-        ("TimeZone", "UTC".into()),
-        ("integer_datetimes", "on".into()),
-        ("standard_conforming_strings", "on".into()),
-        ("IntervalStyle", "postgres".into()),
-        ("is_superuser", "on".into()),
-    ]
+    SERVER_PARAMETERS
+        .iter()
+        .map(|(k, v)| (*k, v.to_string()))
+        .collect()
+}
+
+/// One server parameter's startup value, by name in any case (read by
+/// `SHOW` and by every statement's settings lookups, so no allocation).
+pub(crate) fn server_parameter(name: &str) -> Option<&'static str> {
+    SERVER_PARAMETERS
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| *v)
 }

@@ -99,10 +99,7 @@ impl SearchPath {
 
     /// The session's path.
     pub fn of(settings: &crate::settings::Settings) -> SearchPath {
-        match settings.get("search_path") {
-            Some(v) => SearchPath::parse(&v),
-            None => SearchPath::default(),
-        }
+        settings.search_path()
     }
 
     /// The existing schemas named in the path, as `current_schemas(false)`.

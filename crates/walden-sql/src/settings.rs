@@ -6,6 +6,7 @@ use crate::error::{ErrorKind, Result, SqlError};
 use crate::txmodes::{check_isolation, Isolation};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use walden_engine::Session;
 
@@ -26,8 +27,14 @@ pub struct Settings {
     /// and what RESET returns to).
     defaults: Arc<Mutex<BTreeMap<String, String>>>,
     tx: Arc<Mutex<TxScope>>,
-    /// The parsed TimeZone, kept with the text it was parsed from.
-    zone: Arc<Mutex<Option<(String, walden_engine::types::zone::Zone)>>>,
+    /// Counts the changes to `values` and `defaults`: what every statement
+    /// derives from them (the parsed time zone and search path) is kept
+    /// with the generation it was derived at.
+    generation: Arc<AtomicU64>,
+    /// The parsed TimeZone, with the generation it was read at.
+    zone: Arc<Mutex<Option<(u64, walden_engine::types::zone::Zone)>>>,
+    /// The parsed search_path, with the generation it was read at.
+    path: Arc<Mutex<Option<(u64, crate::search_path::SearchPath)>>>,
 }
 
 /// Settings are transactional, as in PostgreSQL: a rolled-back transaction
@@ -202,7 +209,9 @@ impl Settings {
             application_name: application_name.into(),
             defaults: Default::default(),
             tx: Default::default(),
+            generation: Default::default(),
             zone: Default::default(),
+            path: Default::default(),
         };
         s.values
             .lock()
@@ -242,16 +251,15 @@ impl Settings {
                 }
                 _ => {}
             }
-            let mut values = self.values.lock();
             match saved.values.get(&n) {
                 Some(v) => {
                     if n == "application_name" {
                         self.session.set_program_name(v);
                     }
-                    values.insert(n, v.clone());
+                    self.change_values(|values| values.insert(n, v.clone()));
                 }
                 None => {
-                    values.remove(&n);
+                    self.change_values(|values| values.remove(&n));
                 }
             }
         }
@@ -331,7 +339,7 @@ impl Settings {
             Effect::Program => self.session.set_program_name(&v),
             Effect::Kept => {}
         }
-        self.values.lock().insert(name, v);
+        self.change_values(|values| values.insert(name, v));
         Ok(())
     }
 
@@ -340,6 +348,7 @@ impl Settings {
     pub fn set_default(&self, name: &str, value: &str) -> Result<()> {
         let (name, v, _) = parse(name, value)?;
         self.defaults.lock().insert(name, v);
+        self.generation.fetch_add(1, Ordering::AcqRel);
         Ok(())
     }
 
@@ -358,7 +367,7 @@ impl Settings {
             }
             _ => {}
         }
-        self.values.lock().remove(&name);
+        self.change_values(|values| values.remove(&name));
         Ok(())
     }
 
@@ -387,22 +396,46 @@ impl Settings {
     pub fn reset_all(&self) {
         self.remember(None);
         self.session.set_delayed_default(false);
-        self.values.lock().clear();
+        self.change_values(|values| values.clear());
         let _ = self.set("application_name", &self.application_name.clone());
+    }
+
+    /// Changes the values map, then moves the generation: whatever was
+    /// derived before (even from the values as they now are) is derived
+    /// again by the next reader.
+    fn change_values<R>(&self, f: impl FnOnce(&mut BTreeMap<String, String>) -> R) -> R {
+        let r = f(&mut self.values.lock());
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        r
+    }
+
+    /// `derive` of the current values, kept in `memo` until they change.
+    fn derived<T: Clone>(&self, memo: &Mutex<Option<(u64, T)>>, derive: impl FnOnce() -> T) -> T {
+        let generation = self.generation.load(Ordering::Acquire);
+        if let Some((g, v)) = &*memo.lock() {
+            if *g == generation {
+                return v.clone();
+            }
+        }
+        let v = derive();
+        *memo.lock() = Some((generation, v.clone()));
+        v
     }
 
     /// The session time zone (see `walden_engine::types::zone`).
     pub fn zone(&self) -> walden_engine::types::zone::Zone {
-        let name = self.get("timezone").unwrap_or_else(|| "UTC".into());
-        let mut cache = self.zone.lock();
-        if let Some((n, z)) = &*cache {
-            if *n == name {
-                return z.clone();
-            }
-        }
-        let z = walden_engine::types::zone::Zone::parse(&name).unwrap_or_default();
-        *cache = Some((name, z.clone()));
-        z
+        self.derived(&self.zone, || {
+            let name = self.get("timezone").unwrap_or_else(|| "UTC".into());
+            walden_engine::types::zone::Zone::parse(&name).unwrap_or_default()
+        })
+    }
+
+    /// The session's `search_path` as set (before privileges drop schemas).
+    pub(crate) fn search_path(&self) -> crate::search_path::SearchPath {
+        self.derived(&self.path, || match self.get("search_path") {
+            Some(v) => crate::search_path::SearchPath::parse(&v),
+            None => crate::search_path::SearchPath::default(),
+        })
     }
 
     /// The names of the parameters this session has set (`pg_settings`
@@ -457,11 +490,9 @@ impl Settings {
         if let Some(v) = self.defaults.lock().get(&name) {
             return Some(v.clone());
         }
-        crate::server_parameters()
-            .into_iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(&name))
-            .map(|(_, v)| v)
-            .or_else(|| params::default_of(&name).map(str::to_string))
+        crate::server_parameter(&name)
+            .or_else(|| params::default_of(&name))
+            .map(str::to_string)
     }
 }
 

@@ -762,6 +762,55 @@ fn ddl_builds_past_the_transaction_memory_limit_fail_with_53200() {
     assert_eq!(one(&mut s, "SELECT count(*) FROM big WHERE id <= 10"), "10");
 }
 
+/// The time zone and search path a statement uses are derived from the
+/// settings once per change (see `Settings::derived`): every way a setting
+/// changes (SET, a rolled-back SET, SET LOCAL, RESET, RESET ALL) must show
+/// in the very next statement.
+#[test]
+fn the_time_zone_and_search_path_follow_every_change_at_once() {
+    let e = engine();
+    let mut s = e.connect("walden", "u", "test").unwrap();
+    let ts = "SELECT '2026-01-01 12:00:00+00'::timestamptz::text";
+    let utc = "2026-01-01 12:00:00+00";
+    let ny = "2026-01-01 07:00:00-05";
+    let tokyo = "2026-01-01 21:00:00+09";
+    assert_eq!(one(&mut s, ts), utc);
+    tag(&mut s, "SET TIME ZONE 'America/New_York'");
+    assert_eq!(one(&mut s, ts), ny);
+    tag(&mut s, "BEGIN");
+    tag(&mut s, "SET TimeZone = 'Asia/Tokyo'");
+    assert_eq!(one(&mut s, ts), tokyo);
+    tag(&mut s, "ROLLBACK");
+    assert_eq!(one(&mut s, ts), ny);
+    tag(&mut s, "BEGIN");
+    tag(&mut s, "SET LOCAL TimeZone = 'Asia/Tokyo'");
+    assert_eq!(one(&mut s, ts), tokyo);
+    tag(&mut s, "COMMIT");
+    assert_eq!(one(&mut s, ts), ny);
+    assert_eq!(
+        one(&mut s, "SELECT set_config('TimeZone', 'Asia/Tokyo', false)"),
+        "Asia/Tokyo"
+    );
+    assert_eq!(one(&mut s, ts), tokyo);
+    tag(&mut s, "RESET TimeZone");
+    assert_eq!(one(&mut s, ts), utc);
+    tag(&mut s, "SET TIME ZONE 'America/New_York'");
+    tag(&mut s, "RESET ALL");
+    assert_eq!(one(&mut s, ts), utc);
+
+    let schema = "SELECT coalesce(current_schema(), 'none')";
+    assert_eq!(one(&mut s, schema), "public");
+    tag(&mut s, "SET search_path = pg_catalog");
+    assert_eq!(one(&mut s, schema), "pg_catalog");
+    tag(&mut s, "BEGIN");
+    tag(&mut s, "SET search_path = nosuch");
+    assert_eq!(one(&mut s, schema), "none");
+    tag(&mut s, "ROLLBACK");
+    assert_eq!(one(&mut s, schema), "pg_catalog");
+    tag(&mut s, "RESET search_path");
+    assert_eq!(one(&mut s, schema), "public");
+}
+
 #[test]
 fn oversized_values_are_refused_as_a_program_limit() {
     let inst = Instance::open(InstanceConfig {
