@@ -603,11 +603,8 @@ fn plans_with_subqueries_are_not_reused() {
     assert_eq!(one(&mut s, q), "2");
 }
 
-/// A transaction whose changes pass `max_transaction_bytes` fails with
-/// 53200 instead of growing until the process is killed; the session and
-/// the data go on, and smaller transactions load the same rows.
-#[test]
-fn a_transaction_past_its_memory_limit_fails_with_53200() {
+/// An engine over a fresh in-memory instance with these limits.
+fn engine_with_limits(limits: walden_engine::Limits) -> Arc<SqlEngine> {
     let inst = Instance::open(InstanceConfig {
         vfs: Arc::new(MemVfs::new()),
         log: LogConfig {
@@ -616,14 +613,22 @@ fn a_transaction_past_its_memory_limit_fails_with_53200() {
             ..LogConfig::default()
         },
         background_checkpoints: false,
-        limits: walden_engine::Limits {
-            max_transaction_bytes: 1 << 20,
-            ..Default::default()
-        },
+        limits,
         ..InstanceConfig::new("/sql")
     })
     .unwrap();
-    let e = SqlEngine::new(inst);
+    SqlEngine::new(inst)
+}
+
+/// A transaction whose changes pass `max_transaction_bytes` fails with
+/// 53200 instead of growing until the process is killed; the session and
+/// the data go on, and smaller transactions load the same rows.
+#[test]
+fn a_transaction_past_its_memory_limit_fails_with_53200() {
+    let e = engine_with_limits(walden_engine::Limits {
+        max_transaction_bytes: 1 << 20,
+        ..Default::default()
+    });
     let mut s = e.connect("walden", "u", "test").unwrap();
     tag(&mut s, "CREATE TABLE t (id INT PRIMARY KEY, v TEXT)");
     const X: &str = "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'";
@@ -676,22 +681,10 @@ fn a_transaction_past_its_memory_limit_fails_with_53200() {
 /// build undone by ROLLBACK TO gives its share back.
 #[test]
 fn ddl_builds_past_the_transaction_memory_limit_fail_with_53200() {
-    let inst = Instance::open(InstanceConfig {
-        vfs: Arc::new(MemVfs::new()),
-        log: LogConfig {
-            segment_size: 4 << 20,
-            preallocate_spare: false,
-            ..LogConfig::default()
-        },
-        background_checkpoints: false,
-        limits: walden_engine::Limits {
-            max_transaction_bytes: 1 << 20,
-            ..Default::default()
-        },
-        ..InstanceConfig::new("/sql")
-    })
-    .unwrap();
-    let e = SqlEngine::new(inst);
+    let e = engine_with_limits(walden_engine::Limits {
+        max_transaction_bytes: 1 << 20,
+        ..Default::default()
+    });
     let mut s = e.connect("walden", "u", "test").unwrap();
     let out_of_memory = |s: &mut SqlSession, sql: &str| {
         let e = s.execute_batch(sql).pop().unwrap().unwrap_err();
@@ -813,23 +806,11 @@ fn the_time_zone_and_search_path_follow_every_change_at_once() {
 
 #[test]
 fn oversized_values_are_refused_as_a_program_limit() {
-    let inst = Instance::open(InstanceConfig {
-        vfs: Arc::new(MemVfs::new()),
-        log: LogConfig {
-            segment_size: 4 << 20,
-            preallocate_spare: false,
-            ..LogConfig::default()
-        },
-        background_checkpoints: false,
-        limits: walden_engine::Limits {
-            max_value_bytes: 1000,
-            max_row_bytes: 1500,
-            ..Default::default()
-        },
-        ..InstanceConfig::new("/sql")
-    })
-    .unwrap();
-    let e = SqlEngine::new(inst);
+    let e = engine_with_limits(walden_engine::Limits {
+        max_value_bytes: 1000,
+        max_row_bytes: 1500,
+        ..Default::default()
+    });
     let mut s = e.connect("walden", "u", "test").unwrap();
     tag(&mut s, "CREATE TABLE big (id INT PRIMARY KEY, v TEXT)");
     let long = "x".repeat(1001);
