@@ -35,6 +35,8 @@ pub struct Settings {
     zone: Arc<Mutex<Option<(u64, walden_engine::types::zone::Zone)>>>,
     /// The parsed search_path, with the generation it was read at.
     path: Arc<Mutex<Option<(u64, crate::search_path::SearchPath)>>>,
+    /// The parsed timeouts, with the generation they were read at.
+    timeouts: Arc<Mutex<Option<(u64, crate::timeouts::SessionTimeouts)>>>,
 }
 
 /// Settings are transactional, as in PostgreSQL: a rolled-back transaction
@@ -212,6 +214,7 @@ impl Settings {
             generation: Default::default(),
             zone: Default::default(),
             path: Default::default(),
+            timeouts: Default::default(),
         };
         s.values
             .lock()
@@ -428,6 +431,11 @@ impl Settings {
             let name = self.get("timezone").unwrap_or_else(|| "UTC".into());
             walden_engine::types::zone::Zone::parse(&name).unwrap_or_default()
         })
+    }
+
+    /// The session's timeouts (statement, idle in a transaction, idle).
+    pub(crate) fn timeouts(&self) -> crate::timeouts::SessionTimeouts {
+        self.derived(&self.timeouts, || crate::timeouts::read(self))
     }
 
     /// The session's `search_path` as set (before privileges drop schemas).

@@ -36,11 +36,17 @@ fn setting(settings: &Settings, name: &str) -> Option<Duration> {
 
 /// The session's statement_timeout (SET, or the server's default).
 pub fn statement(settings: &Settings) -> Option<Duration> {
-    setting(settings, STATEMENT)
+    settings.timeouts().statement
 }
 
-/// All three, as the session has them now.
+/// All three, as the session has them now (parsed once per change of the
+/// settings: every statement and every wait for a message asks).
 pub fn from_settings(settings: &Settings) -> SessionTimeouts {
+    settings.timeouts()
+}
+
+/// All three, read and parsed from the settings.
+pub(crate) fn read(settings: &Settings) -> SessionTimeouts {
     SessionTimeouts {
         statement: setting(settings, STATEMENT),
         idle_in_transaction: setting(settings, IDLE_IN_TX),
