@@ -369,6 +369,6 @@ fn unique_ids(t: &Table) -> HashSet<u32> {
 /// (see `budget::held_bytes`), the map's node, and the row lock the writer
 /// holds to commit.
 pub(super) fn write_bytes(key: &Key, w: &Option<Row>) -> u64 {
-    use crate::budget::held_bytes;
-    160 + held_bytes(key) + w.as_deref().map_or(0, held_bytes)
+    use crate::budget::{held_bytes, ENTRY_BYTES};
+    ENTRY_BYTES + held_bytes(key) + w.as_deref().map_or(0, held_bytes)
 }
