@@ -66,12 +66,13 @@ impl Transaction {
 
     /// Encodes the write set (and the role catalog the commit installs,
     /// if any) as one or more redo records, the last one carrying the
-    /// commit flag, handing each to `emit` as it fills: a large
-    /// transaction's redo is never whole in memory beside its write set.
+    /// commit flag, handing each to `emit` as it fills (with whether it is
+    /// the last): a large transaction's redo is never whole in memory
+    /// beside its write set.
     fn encode_parts(
         &self,
         roles: Option<&RoleRecord>,
-        emit: &mut dyn FnMut(&[u8]) -> Result<()>,
+        emit: &mut dyn FnMut(&[u8], bool) -> Result<()>,
     ) -> Result<()> {
         let ddl = self.ddl_records();
         let mut rec = Vec::new();
@@ -93,7 +94,7 @@ impl Transaction {
             rec.extend_from_slice(body);
             body.clear();
             *n = 0;
-            emit(&rec)
+            emit(&rec, commit)
         };
         // The write set is ordered by table: one catalog look-up per table,
         // not a catalog lock held across the appends.
@@ -167,11 +168,18 @@ impl Transaction {
         let sinks = session.wait_sinks();
         let db = self.db.clone();
         let result = (|| {
-            // A commit with DDL holds the gate exclusively, as the
-            // statements did: a checkpoint or backup capture sees the
-            // catalog either before or after it, never in between. (So
-            // does one with role changes, which are written under it.)
-            let (_shared, _exclusive) = if ddl || roles.is_some() {
+            // A commit with DDL holds the gate exclusively from its last
+            // part (the one with the commit flag) until it is applied, as
+            // the statements did: a checkpoint or backup capture sees the
+            // catalog either before or after it, never in between. Its
+            // earlier parts (a bulk load's rows) go in under the shared
+            // gate, so other commits and checkpoints go on beside them: to
+            // a capture they are an open transaction's, its catalog
+            // changes still uncommitted (`image_catalog`), and its redo
+            // start is at or below them (`inflight.rs`). A commit with
+            // role changes holds it exclusively throughout, since the role
+            // file is written under it.
+            let (mut shared, mut exclusive) = if roles.is_some() {
                 (None, Some(db.txns.gate.write()))
             } else {
                 (Some(db.txns.gate.read()), None)
@@ -201,7 +209,11 @@ impl Transaction {
             // Registered before the first append, gone after the publish.
             let _inflight = db.txns.inflight.enter(self.txid, &db.log);
             let mut lsn = 0;
-            self.encode_parts(role_record.as_ref(), &mut |p| {
+            self.encode_parts(role_record.as_ref(), &mut |p, last| {
+                if last && ddl && exclusive.is_none() {
+                    drop(shared.take());
+                    exclusive = Some(db.txns.gate.write());
+                }
                 lsn = db.log.append(p, &sinks)?;
                 Ok(())
             })?;
