@@ -38,6 +38,8 @@
 #   --init-steps S     pgbench -I, default dtgvp (pgbench's default)
 #   --rss-limit-mb N   Walden's memory guard, default 8192 (0: none)
 #   --batches N        transactions of the fallback load, default 10 (0: none)
+#   --txn-limit-mb N   Walden's transaction_memory_limit_mb (default: walden.toml's
+#                      default, 2048), e.g. so that pgbench -i's one transaction fits
 #   --walden-load L    pgbench (default: pgbench -i first) or batched (only the
 #                      batched load, e.g. when the one-transaction load is known to fail)
 #   --only SERVER      walden or pg
@@ -53,6 +55,7 @@ repo="$(cd "$here/.." && pwd)"
 py="$here/pgbench_scale.py"
 
 scale=100 seconds=60 clients=8 init_steps=dtgvp rss_limit=8192 only="" json="" keep=0 batches=10
+txn_limit=""
 walden_load=pgbench
 base_dir="$repo/target"
 walden_bin="$repo/target/release/walden"
@@ -69,6 +72,7 @@ while [[ $# -gt 0 ]]; do
         --init-steps) init_steps="$2"; shift 2 ;;
         --rss-limit-mb) rss_limit="$2"; shift 2 ;;
         --batches) batches="$2"; shift 2 ;;
+        --txn-limit-mb) txn_limit="$2"; shift 2 ;;
         --walden-load) walden_load="$2"; shift 2 ;;
         --only) only="$2"; shift 2 ;;
         --json) json="$2"; shift 2 ;;
@@ -79,8 +83,8 @@ while [[ $# -gt 0 ]]; do
         *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
     esac
 done
-for v in "$scale" "$seconds" "$clients" "$rss_limit" "$batches"; do
-    [[ "$v" =~ ^[0-9]+$ ]] || { echo "--scale, --seconds, --clients, --rss-limit-mb and --batches take integers" >&2; exit 2; }
+for v in "$scale" "$seconds" "$clients" "$rss_limit" "$batches" "${txn_limit:-0}"; do
+    [[ "$v" =~ ^[0-9]+$ ]] || { echo "--scale, --seconds, --clients, --rss-limit-mb, --batches and --txn-limit-mb take integers" >&2; exit 2; }
 done
 case "$only" in ""|walden|pg) ;; *) echo "--only: walden or pg" >&2; exit 2 ;; esac
 case "$walden_load" in pgbench|batched) ;; *) echo "--walden-load: pgbench or batched" >&2; exit 2 ;; esac
@@ -123,11 +127,12 @@ probe() { disk_states+=("$1 $(disk_probe "$scratch/ddprobe" 500)"); log "disk: $
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
 
-# Walden's configuration: the metrics endpoint (for the checkpoint counter) and,
-# when given, the base store's cache in MiB.
+# Walden's configuration: the metrics endpoint (for the checkpoint counter),
+# --txn-limit-mb and, when given, the base store's cache in MiB.
 walden_config() {
     local f="$scratch/walden-$1.toml"
     printf 'metrics_listen = "127.0.0.1:%s"\n' "$m_port" >"$f"
+    [[ -n "$txn_limit" ]] && printf 'transaction_memory_limit_mb = %s\n' "$txn_limit" >>"$f"
     [[ -n "${2:-}" ]] && printf '\n[storage]\ncache_size_mb = %s\n' "$2" >>"$f"
     echo "$f"
 }
@@ -402,7 +407,7 @@ print(json.dumps({"kind": "meta", "command": """$orig_cmd""", "date": "$start_da
     "uptime_start": "$uptime_start".strip(), "uptime_end": "$uptime_end".strip(),
     "disk": "$(IFS=';'; echo "${disk_states[*]}")",
     "walden": "$walden_info", "pg_version": "PostgreSQL $pg_version",
-    "walden_settings": "DELAYED_DURABILITY = DISABLED; default walden.toml, then [storage] cache_size_mb = ${w_quarter:-?} (a quarter of the base store file); rss guard $rss_limit MB",
+    "walden_settings": "DELAYED_DURABILITY = DISABLED; default walden.toml${txn_limit:+ with transaction_memory_limit_mb = $txn_limit}, then [storage] cache_size_mb = ${w_quarter:-?} (a quarter of the base store file); rss guard $rss_limit MB",
     "pg_settings": "synchronous_commit=on, fsync=on, wal_sync_method=fdatasync, full_page_writes=on; shared_buffers=128MB, then ${pg_quarter:-?}MB (a quarter of the database); max_wal_size and checkpoint_timeout default",
     "pgbench": "$(pgbench --version)",
     "tpcb": "pgbench -c $clients -j 2 -T $seconds -P 1 -l (simple protocol)"}))

@@ -90,3 +90,96 @@ async fn a_rewrite_of_more_rows_than_the_limit_is_refused_with_53200() {
     let t: String = c.query_one(ty, &[&"small"]).await.unwrap().get(0);
     assert_eq!(t, "bigint");
 }
+
+/// Checking the rows against a new definition (NOT NULL, CHECK, a new
+/// primary key) streams them and holds none: `ADD PRIMARY KEY` over more
+/// rows than the statement's limit could hold succeeds (the re-keyed table
+/// is the engine's build, under the transaction's limit), as do SET NOT
+/// NULL and ADD CHECK; their violations are still found, a new key's
+/// duplicates reported before its nulls, as PostgreSQL does.
+#[tokio::test(flavor = "multi_thread")]
+async fn validating_a_new_definition_holds_no_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = TestServer::start_in(dir.path(), |c| c.statement_memory_limit = 4 << 20);
+    let c = s.client().await;
+    c.batch_execute("CREATE TABLE big (id int, v int, w int)")
+        .await
+        .unwrap();
+    for k in 0..10 {
+        c.batch_execute(&format!(
+            "INSERT INTO big SELECT g, g, g FROM generate_series({}, {}) g",
+            k * 10_000 + 1,
+            k * 10_000 + 10_000
+        ))
+        .await
+        .unwrap();
+    }
+    let timed = |sql: &'static str| {
+        let c = &c;
+        async move {
+            tokio::time::timeout(Duration::from_secs(60), c.batch_execute(sql))
+                .await
+                .expect("answered within 60 s")
+        }
+    };
+    timed("ALTER TABLE big ALTER COLUMN v SET NOT NULL")
+        .await
+        .unwrap();
+    timed("ALTER TABLE big ADD CONSTRAINT w_positive CHECK (w > 0)")
+        .await
+        .unwrap();
+    timed("ALTER TABLE big ADD PRIMARY KEY (id)").await.unwrap();
+    let n: i64 = c
+        .query_one("SELECT count(*) FROM big WHERE id BETWEEN 500 AND 599", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 100);
+    // Violations are found in the stream.
+    let code = |e: tokio_postgres::Error| {
+        let db = e.as_db_error().expect("a server error").clone();
+        (db.code().code().to_string(), db.message().to_string())
+    };
+    c.batch_execute(
+        "CREATE TABLE t (a int, b int); INSERT INTO t VALUES (1, 1), (1, NULL), (NULL, 2)",
+    )
+    .await
+    .unwrap();
+    let (sqlstate, msg) = code(
+        timed("ALTER TABLE t ADD PRIMARY KEY (a)")
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(sqlstate, "23505", "{msg}");
+    let (sqlstate, msg) = code(
+        timed("ALTER TABLE t ALTER COLUMN b SET NOT NULL")
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        (sqlstate.as_str(), msg.as_str()),
+        (
+            "23502",
+            "column \"b\" of relation \"t\" contains null values"
+        )
+    );
+    let (sqlstate, msg) = code(
+        timed("ALTER TABLE t ADD CONSTRAINT b_big CHECK (b > 1)")
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(sqlstate, "23514", "{msg}");
+    c.batch_execute("DELETE FROM t WHERE b = 1").await.unwrap();
+    let (sqlstate, msg) = code(
+        timed("ALTER TABLE t ADD PRIMARY KEY (a)")
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        (sqlstate.as_str(), msg.as_str()),
+        (
+            "23502",
+            "column \"a\" of relation \"t\" contains null values"
+        )
+    );
+}

@@ -284,37 +284,8 @@ impl Work<'_> {
         if identity && self.def == self.old.def {
             return Ok(None);
         }
-        // A new primary key's duplicates are reported before its nulls, as
-        // PostgreSQL builds the index first.
-        if !self.def.primary_key.is_empty() && self.def.primary_key != self.old.def.primary_key {
-            let n = self.nrows()?;
-            let pk = self.def.primary_key.clone();
-            let mut seen = std::collections::HashSet::new();
-            for r in 0..n {
-                let row = self.row(r);
-                let key: Vec<Value> = pk.iter().map(|&c| row[c].clone()).collect();
-                if !key.iter().any(Value::is_null) && !seen.insert(key.clone()) {
-                    return Err(walden_engine::EngineError::UniqueBuildFailed(Box::new(
-                        walden_engine::KeyConflict {
-                            table: self.def.name.clone(),
-                            constraint: self.def.pkey_name(),
-                            columns: self.def.column_list(&pk),
-                            key: key
-                                .iter()
-                                .map(|v| match v {
-                                    Value::Null => "null".to_string(),
-                                    v => v.to_string(),
-                                })
-                                .collect::<Vec<_>>()
-                                .join(", "),
-                        },
-                    ))
-                    .into());
-                }
-            }
-        }
         // NOT NULL where the values may hold nulls (a new constraint or
-        // new values).
+        // new values), and the CHECKs to validate again.
         let unchecked: Vec<usize> = (0..self.def.columns.len())
             .filter(|&i| {
                 !self.def.columns[i].nullable
@@ -322,28 +293,6 @@ impl Work<'_> {
                         if !self.old.def.columns[j].nullable)
             })
             .collect();
-        let n = if unchecked.is_empty() {
-            0
-        } else {
-            self.nrows()?
-        };
-        for i in unchecked {
-            let c = &self.def.columns[i];
-            if (0..n).any(|r| self.value(r, i).is_null()) {
-                return Err(err(
-                    ErrorKind::NotNullViolation,
-                    format!(
-                        "column \"{}\" of relation \"{}\" contains null values",
-                        c.name, self.def.name
-                    ),
-                )
-                .with_fields(ErrorFields {
-                    table: Some(self.def.name.clone()),
-                    column: Some(c.name.clone()),
-                    ..Default::default()
-                }));
-            }
-        }
         let scope = constraints::scope_of(&self.def.name, &self.def.columns);
         let mut checks = Vec::new();
         for c in &self.def.checks {
@@ -353,30 +302,123 @@ impl Work<'_> {
             }
         }
         checks.sort_by(|a, b| a.0.cmp(&b.0));
-        if !checks.is_empty() {
-            for r in 0..self.nrows()? {
-                let row = self.row(r);
-                for (name, x) in &checks {
-                    if let Value::Bool(false) = x.eval(&row, self.env)? {
-                        return Err(err(
-                            ErrorKind::CheckViolation,
-                            format!(
-                                "check constraint \"{name}\" of relation \"{}\" is violated by some row",
-                                self.def.name
-                            ),
-                        )
-                        .with_fields(ErrorFields {
-                            table: Some(self.def.name.clone()),
-                            constraint: Some(name.clone()),
-                            ..Default::default()
-                        }));
+        if unchecked.is_empty() && checks.is_empty() {
+            return Ok(Some(self.alteration(identity)));
+        }
+        // One pass over the rows, nothing held: which columns hold nulls,
+        // and the first row a CHECK fails (or cannot evaluate).
+        let mut nulls = vec![false; unchecked.len()];
+        let mut failed: Option<SqlError> = None;
+        let (name, env) = (self.def.name.clone(), self.env);
+        self.each_row(|row| {
+            for (k, &i) in unchecked.iter().enumerate() {
+                nulls[k] |= row[i].is_null();
+            }
+            if failed.is_none() && !nulls.iter().any(|n| *n) {
+                for (cname, x) in &checks {
+                    match x.eval(row, env) {
+                        Ok(Value::Bool(false)) => {
+                            failed = Some(check_violated(&name, cname));
+                            break;
+                        }
+                        Ok(_) => {}
+                        Err(e) => {
+                            failed = Some(e);
+                            break;
+                        }
                     }
                 }
             }
+            Ok(())
+        })?;
+        let null_col = unchecked
+            .iter()
+            .zip(&nulls)
+            .find(|(_, n)| **n)
+            .map(|(i, _)| *i);
+        if null_col.is_none() && failed.is_none() {
+            // A new primary key's duplicates are the engine's to find as it
+            // builds the re-keyed table (holding it, under the
+            // transaction's memory limit).
+            return Ok(Some(self.alteration(identity)));
         }
-        Ok(Some(Alteration {
+        // A new primary key's duplicates are reported before its nulls, as
+        // PostgreSQL builds the index first.
+        if !self.def.primary_key.is_empty() && self.def.primary_key != self.old.def.primary_key {
+            self.find_duplicate_key()?;
+        }
+        if let Some(i) = null_col {
+            let c = &self.def.columns[i];
+            return Err(err(
+                ErrorKind::NotNullViolation,
+                format!(
+                    "column \"{}\" of relation \"{}\" contains null values",
+                    c.name, self.def.name
+                ),
+            )
+            .with_fields(ErrorFields {
+                table: Some(self.def.name.clone()),
+                column: Some(c.name.clone()),
+                ..Default::default()
+            }));
+        }
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(Some(self.alteration(identity))),
+        }
+    }
+
+    fn alteration(&self, identity: bool) -> Alteration {
+        Alteration {
             def: self.def.clone(),
             rewrite: (!identity).then(|| self.src.clone()),
-        }))
+        }
     }
+
+    /// Fails with the first duplicate of the new primary key's values
+    /// (rows with a null in them are the NOT NULL check's). Only on the
+    /// way to another error: the keys seen are held, charged to the
+    /// statement's memory limit.
+    fn find_duplicate_key(&mut self) -> Result<()> {
+        let pk = self.def.primary_key.clone();
+        let env = self.env;
+        let mut seen = std::collections::HashSet::new();
+        let mut dup: Option<Vec<Value>> = None;
+        self.each_row(|row| {
+            if dup.is_some() {
+                return Ok(());
+            }
+            let key: Vec<Value> = pk.iter().map(|&c| row[c].clone()).collect();
+            if key.iter().any(Value::is_null) {
+                return Ok(());
+            }
+            env.info.mem.charge_row(key.len())?;
+            if let Some(k) = seen.replace(key) {
+                dup = Some(k);
+            }
+            Ok(())
+        })?;
+        let Some(key) = dup else { return Ok(()) };
+        Err(
+            walden_engine::EngineError::UniqueBuildFailed(Box::new(walden_engine::KeyConflict {
+                table: self.def.name.clone(),
+                constraint: self.def.pkey_name(),
+                columns: self.def.column_list(&pk),
+                key: walden_engine::value_list(&key),
+            }))
+            .into(),
+        )
+    }
+}
+
+fn check_violated(table: &str, name: &str) -> SqlError {
+    err(
+        ErrorKind::CheckViolation,
+        format!("check constraint \"{name}\" of relation \"{table}\" is violated by some row"),
+    )
+    .with_fields(ErrorFields {
+        table: Some(table.to_string()),
+        constraint: Some(name.to_string()),
+        ..Default::default()
+    })
 }

@@ -157,6 +157,45 @@ impl<'a> Work<'a> {
         Ok(self.rows()?.len())
     }
 
+    /// Visits each row as the working definition's columns see it. With no
+    /// column of per-row values the rows stream from the table and none is
+    /// held (validating `ADD PRIMARY KEY` over ten million rows takes no
+    /// memory); otherwise they come from [`Self::rows`].
+    pub(crate) fn each_row(&mut self, mut f: impl FnMut(&[Value]) -> Result<()>) -> Result<()> {
+        let plan: Option<Vec<std::result::Result<usize, Value>>> = self
+            .src
+            .iter()
+            .map(|s| match s {
+                ColumnSource::Old(i) => Some(Ok(*i)),
+                ColumnSource::Fill(v) => Some(Err(v.clone())),
+                ColumnSource::Values(_) => None,
+            })
+            .collect();
+        match plan {
+            Some(plan) if self.rows.is_none() => {
+                let all = (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded);
+                self.old
+                    .rows
+                    .for_each_at(all, walden_engine::mvcc::Csn::MAX, |raw| {
+                        let row: Vec<Value> = plan
+                            .iter()
+                            .map(|p| match p {
+                                Ok(i) => raw[*i].clone(),
+                                Err(v) => v.clone(),
+                            })
+                            .collect();
+                        f(&row)
+                    })
+            }
+            _ => {
+                for r in 0..self.nrows()? {
+                    f(&self.row(r))?;
+                }
+                Ok(())
+            }
+        }
+    }
+
     /// Row `n` as the working definition's columns see it.
     pub(crate) fn row(&self, n: usize) -> Vec<Value> {
         let rows = self.rows.as_deref().unwrap_or_default();
@@ -168,16 +207,6 @@ impl<'a> Work<'a> {
                 ColumnSource::Values(v) => v[n].clone(),
             })
             .collect()
-    }
-
-    /// Column `i` of row `n`.
-    pub(crate) fn value(&self, n: usize, i: usize) -> Value {
-        let rows = self.rows.as_deref().unwrap_or_default();
-        match &self.src[i] {
-            ColumnSource::Old(j) => rows[n][*j].clone(),
-            ColumnSource::Fill(v) => v.clone(),
-            ColumnSource::Values(v) => v[n].clone(),
-        }
     }
 
     pub(crate) fn column(&self, name: &str) -> Result<usize> {
