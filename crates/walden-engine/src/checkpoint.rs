@@ -263,9 +263,10 @@ impl Database {
 
     /// Writes what changed since the last checkpoint to the base store, so
     /// the log before the new redo start can be reused (SIMPLE) or kept
-    /// only until backed up (FULL). At once, as `CHECKPOINT` asks.
+    /// only until backed up (FULL). At once, as `CHECKPOINT` asks, on a
+    /// thread below the sessions' CPU priority (`priority.rs`).
     pub fn checkpoint(&self) -> Result<CheckpointInfo> {
-        self.checkpoint_paced(&mut |_| {})
+        crate::priority::at_checkpoint_priority(|| self.checkpoint_paced(&mut |_| {}))
     }
 
     /// The background checkpointer's: pauses after each batch as long as

@@ -33,6 +33,7 @@ mod inflight;
 mod instance;
 mod lock;
 pub mod mvcc;
+mod priority;
 mod recovery;
 mod replica;
 pub mod roles;

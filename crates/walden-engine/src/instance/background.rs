@@ -10,7 +10,9 @@ impl Instance {
         let weak = Arc::downgrade(&self.inner);
         let h = std::thread::Builder::new()
             .name("walden-checkpointer".into())
-            .spawn(move || loop {
+            .spawn(move || {
+                crate::priority::lower_for_background();
+                loop {
                 let Some(inner) = weak.upgrade() else { return };
                 {
                     let mut stop = inner.stop.0.lock();
@@ -40,6 +42,7 @@ impl Instance {
                         }
                     }
                 }
+                }
             })
             .ok();
         *self.inner.bg.lock() = h;
@@ -68,6 +71,7 @@ impl Instance {
         let h = std::thread::Builder::new()
             .name("walden-check".into())
             .spawn(move || {
+                crate::priority::lower_for_background();
                 for db in dbs {
                     let mut pace = |took: Duration| {
                         let mut stopped = stop.0.lock();
