@@ -10,6 +10,7 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::Duration;
 use walden_engine::store::StorageConfig;
 use walden_engine::*;
@@ -137,6 +138,25 @@ fn setup(mem: &MemVfs) -> (Instance, Arc<Database>, Arc<Session>, Model) {
     (inst, db, s, small)
 }
 
+/// [`setup`], with the small commits running on a thread of their own.
+fn start(
+    mem: &MemVfs,
+) -> (
+    Instance,
+    Arc<Database>,
+    Arc<Session>,
+    Arc<Small>,
+    JoinHandle<()>,
+) {
+    let (inst, db, s, small_rows) = setup(mem);
+    let small = Small::new(small_rows);
+    let worker = {
+        let (db, s2, small) = (db.clone(), inst.new_session(), small.clone());
+        std::thread::spawn(move || small.run(&db, &s2))
+    };
+    (inst, db, s, small, worker)
+}
+
 /// The load of `generation` in one transaction: TRUNCATE, then every row.
 fn load(db: &Arc<Database>, s: &Arc<Session>, generation: i64) -> Transaction {
     let mut tx = db.begin(s);
@@ -159,12 +179,7 @@ fn wait_for_commits(small: &Small, n: u64) {
 #[test]
 fn small_commits_go_on_while_a_bulk_load_with_ddl_commits() {
     let mem = MemVfs::new();
-    let (inst, db, s, small_rows) = setup(&mem);
-    let small = Small::new(small_rows);
-    let worker = {
-        let (db, s2, small) = (db.clone(), inst.new_session(), small.clone());
-        std::thread::spawn(move || small.run(&db, &s2))
-    };
+    let (inst, db, s, small, worker) = start(&mem);
     // Under a loaded machine the small writer may not be scheduled during
     // one load; a few loads in a row make that vanishingly unlikely.
     let mut during = 0;
@@ -236,12 +251,7 @@ fn a_power_cut_while_a_bulk_load_commits_keeps_it_whole_or_absent() {
     let mut rng = Rng(0xb01d);
     for seed in 0..8u64 {
         let mem = MemVfs::new();
-        let (inst, db, s, small_rows) = setup(&mem);
-        let small = Small::new(small_rows);
-        let worker = {
-            let (db, s2, small) = (db.clone(), inst.new_session(), small.clone());
-            std::thread::spawn(move || small.run(&db, &s2))
-        };
+        let (inst, db, s, small, worker) = start(&mem);
         let tx = load(&db, &s, 1);
         wait_for_commits(&small, 20);
         // The cut lands at some instant of the commit (or after it).
