@@ -169,6 +169,12 @@ fn load(db: &Arc<Database>, s: &Arc<Session>, generation: i64) -> Transaction {
     tx
 }
 
+/// Both tables against their models.
+fn check_both(db: &Arc<Database>, s: &Arc<Session>, bulk: &Model, small: &Model, what: &str) {
+    check(db, s, "bulk", bulk, &BULK_PROBES, what);
+    check(db, s, "small", small, &SMALL_PROBES, what);
+}
+
 fn wait_for_commits(small: &Small, n: u64) {
     let base = small.commits.load(Relaxed);
     while small.commits.load(Relaxed) < base + n {
@@ -219,15 +225,7 @@ fn small_commits_go_on_while_a_bulk_load_with_ddl_commits() {
     small.stop.store(true, SeqCst);
     worker.join().unwrap();
     let acked = small.acked.lock().unwrap().clone();
-    check(
-        &db,
-        &s,
-        "bulk",
-        &bulk_model(generation),
-        &BULK_PROBES,
-        "live",
-    );
-    check(&db, &s, "small", &acked, &SMALL_PROBES, "live");
+    check_both(&db, &s, &bulk_model(generation), &acked, "live");
     let after = mem.crash(CrashMode::SyncedOnly, 7);
     drop(s);
     drop(db);
@@ -235,15 +233,7 @@ fn small_commits_go_on_while_a_bulk_load_with_ddl_commits() {
     let inst = Instance::open(config(&after)).unwrap();
     let db = inst.database("walden").unwrap();
     let s = inst.new_session();
-    check(
-        &db,
-        &s,
-        "bulk",
-        &bulk_model(generation),
-        &BULK_PROBES,
-        "recovered",
-    );
-    check(&db, &s, "small", &acked, &SMALL_PROBES, "recovered");
+    check_both(&db, &s, &bulk_model(generation), &acked, "recovered");
 }
 
 #[test]
