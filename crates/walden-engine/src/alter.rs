@@ -37,6 +37,20 @@ pub enum ColumnSource {
     Values(Vec<Value>),
 }
 
+impl ColumnSource {
+    /// Row `n` of a rewrite: the old row `row` through the columns' sources
+    /// (`n` indexes the per-row values).
+    pub fn project(src: &[ColumnSource], row: &[Value], n: usize) -> Vec<Value> {
+        src.iter()
+            .map(|s| match s {
+                ColumnSource::Old(i) => row[*i].clone(),
+                ColumnSource::Fill(v) => v.clone(),
+                ColumnSource::Values(v) => v[n].clone(),
+            })
+            .collect()
+    }
+}
+
 /// A table's next definition (same id), and the rewrite of its rows if its
 /// columns change.
 #[derive(Clone, Debug)]
@@ -307,14 +321,7 @@ fn rebuilt(
         }
         let row: Vec<Value> = match rewrite {
             None => row.to_vec(),
-            Some(src) => src
-                .iter()
-                .map(|s| match s {
-                    ColumnSource::Old(i) => row[*i].clone(),
-                    ColumnSource::Fill(v) => v.clone(),
-                    ColumnSource::Values(v) => v[n].clone(),
-                })
-                .collect(),
+            Some(src) => ColumnSource::project(src, row, n),
         };
         let key: Key = if !hidden {
             if let Some(&c) = def.primary_key.iter().find(|&&c| row[c].is_null()) {

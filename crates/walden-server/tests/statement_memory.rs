@@ -6,6 +6,17 @@ mod common;
 use common::TestServer;
 use std::time::Duration;
 
+/// Runs `insert` (`INSERT ... SELECT` over `g`) for `g` in 1..=chunks*per,
+/// one statement of `per` rows at a time (each under the statement limit).
+async fn insert_series(c: &tokio_postgres::Client, insert: &str, chunks: i64, per: i64) {
+    for k in 0..chunks {
+        let (lo, hi) = (k * per + 1, k * per + per);
+        c.batch_execute(&format!("{insert} FROM generate_series({lo}, {hi}) g"))
+            .await
+            .unwrap();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn huge_series_and_cross_join_are_refused_with_53200() {
     let dir = tempfile::tempdir().unwrap();
@@ -52,15 +63,7 @@ async fn a_rewrite_of_more_rows_than_the_limit_is_refused_with_53200() {
     c.batch_execute("CREATE TABLE big (id int PRIMARY KEY, v int); CREATE TABLE small (v int)")
         .await
         .unwrap();
-    for k in 0..4 {
-        c.batch_execute(&format!(
-            "INSERT INTO big SELECT g, g FROM generate_series({}, {}) g",
-            k * 25_000 + 1,
-            k * 25_000 + 25_000
-        ))
-        .await
-        .unwrap();
-    }
+    insert_series(&c, "INSERT INTO big SELECT g, g", 4, 25_000).await;
     c.batch_execute("INSERT INTO small SELECT g FROM generate_series(1, 1000) g")
         .await
         .unwrap();
@@ -105,15 +108,7 @@ async fn validating_a_new_definition_holds_no_rows() {
     c.batch_execute("CREATE TABLE big (id int, v int, w int)")
         .await
         .unwrap();
-    for k in 0..10 {
-        c.batch_execute(&format!(
-            "INSERT INTO big SELECT g, g, g FROM generate_series({}, {}) g",
-            k * 10_000 + 1,
-            k * 10_000 + 10_000
-        ))
-        .await
-        .unwrap();
-    }
+    insert_series(&c, "INSERT INTO big SELECT g, g, g", 10, 10_000).await;
     let timed = |sql: &'static str| {
         let c = &c;
         async move {

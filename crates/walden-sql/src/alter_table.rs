@@ -162,51 +162,31 @@ impl<'a> Work<'a> {
     /// held (validating `ADD PRIMARY KEY` over ten million rows takes no
     /// memory); otherwise they come from [`Self::rows`].
     pub(crate) fn each_row(&mut self, mut f: impl FnMut(&[Value]) -> Result<()>) -> Result<()> {
-        let plan: Option<Vec<std::result::Result<usize, Value>>> = self
+        let per_row = self
             .src
             .iter()
-            .map(|s| match s {
-                ColumnSource::Old(i) => Some(Ok(*i)),
-                ColumnSource::Fill(v) => Some(Err(v.clone())),
-                ColumnSource::Values(_) => None,
-            })
-            .collect();
-        match plan {
-            Some(plan) if self.rows.is_none() => {
-                let all = (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded);
-                self.old
-                    .rows
-                    .for_each_at(all, walden_engine::mvcc::Csn::MAX, |raw| {
-                        let row: Vec<Value> = plan
-                            .iter()
-                            .map(|p| match p {
-                                Ok(i) => raw[*i].clone(),
-                                Err(v) => v.clone(),
-                            })
-                            .collect();
-                        f(&row)
-                    })
+            .any(|s| matches!(s, ColumnSource::Values(_)));
+        if per_row || self.rows.is_some() {
+            for r in 0..self.nrows()? {
+                f(&self.row(r))?;
             }
-            _ => {
-                for r in 0..self.nrows()? {
-                    f(&self.row(r))?;
-                }
-                Ok(())
-            }
+            return Ok(());
         }
+        let (src, mut n) = (&self.src, 0);
+        let all = (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded);
+        self.old
+            .rows
+            .for_each_at(all, walden_engine::mvcc::Csn::MAX, |raw| {
+                let row = ColumnSource::project(src, raw, n);
+                n += 1;
+                f(&row)
+            })
     }
 
     /// Row `n` as the working definition's columns see it.
     pub(crate) fn row(&self, n: usize) -> Vec<Value> {
         let rows = self.rows.as_deref().unwrap_or_default();
-        self.src
-            .iter()
-            .map(|s| match s {
-                ColumnSource::Old(i) => rows[n][*i].clone(),
-                ColumnSource::Fill(v) => v.clone(),
-                ColumnSource::Values(v) => v[n].clone(),
-            })
-            .collect()
+        ColumnSource::project(&self.src, &rows[n], n)
     }
 
     pub(crate) fn column(&self, name: &str) -> Result<usize> {
