@@ -7,23 +7,26 @@
 //! committed version before it is changed (as PostgreSQL re-checks an
 //! updated row).
 
-use crate::constraints::Checks;
+use crate::catalog::constraints::Checks;
+use crate::catalog::foreign_keys::enforce::Pending;
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::expr::{Env, Expr, Scope, ScopeCol};
-use crate::foreign_keys::enforce::Pending;
 use crate::functions::SessionInfo;
 use crate::query::{self, object_last, Halt, Planner, Source};
-use crate::upsert::{self, OnConflict};
 use crate::{Column, QueryOutput};
 use sqlparser::ast::{self, SelectItem};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use upsert::OnConflict;
 use walden_engine::{
     Instance, Key, LockMode, Locked, Table, Transaction, Upsert, Value, WaitPolicy,
 };
 
 mod from;
+pub(crate) mod identity;
 mod insert;
+pub(crate) mod locking;
+pub(crate) mod upsert;
 pub use insert::*;
 
 /// What statement execution needs besides the transaction.
@@ -129,7 +132,7 @@ pub(crate) fn returning(
                 };
                 let x = Expr::compile(p, scope, e)?;
                 let type_of =
-                    |t: &ast::DataType| crate::typing::data_type_in(&p.db, p.viewer, t).ok();
+                    |t: &ast::DataType| crate::expr::typing::data_type_in(&p.db, p.viewer, t).ok();
                 columns.push(Column {
                     name,
                     ty: query::static_type(&x, &types, &p.params)
@@ -310,8 +313,8 @@ pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planne
                 ),
             )
         })?;
-        if crate::identity_dml::is_generated_always(&t, i) && !is_default_kw(&a.value) {
-            return Err(crate::identity_dml::generated_always(
+        if crate::dml::identity::is_generated_always(&t, i) && !is_default_kw(&a.value) {
+            return Err(crate::dml::identity::generated_always(
                 &t.def.columns[i].name,
                 true,
             ));

@@ -5,63 +5,33 @@
 //! T-SQL statements it cannot parse (`COMMIT TRAN WITH (DELAYED_DURABILITY =
 //! ON)`, `ALTER DATABASE ... SET ...`, `DELETE TOP (n)`, `EXEC sys.sp_flush_log`,
 //! `BACKUP`, `DBCC SQLPERF`, ...) are recognised by a small front end
-//! (`front.rs`) before it. Queries are planned into bound expressions and run
+//! (`front/`) before it. Queries are planned into bound expressions and run
 //! over the engine's transactions; keyed statements take a point-lookup fast
 //! path. System views (`sys.*`) are computed from the engine's counters, and
 //! PostgreSQL's catalogs (`pg_catalog.*`) from its catalog.
 //!
 //! The wire server (`walden-server`) drives a [`SqlSession`] per connection.
 
-mod advisory;
-mod alter_constraints;
-mod alter_identity;
-mod alter_table;
-mod alter_table_parse;
-mod arrays;
-mod backup_path;
-mod checkdb;
-mod constraints;
-mod copy;
-mod cursor;
-mod ddl;
+// The stages of a statement's path, from the bottom: error, front,
+// functions, expr, query, compat, dml, catalog, admin, session. A module
+// imports only from its own stage and the ones below it (docs/design.md,
+// "SQL layer"; tests/stages.rs checks it).
+mod admin;
+mod catalog;
+mod compat;
 mod dml;
-mod enums;
 mod error;
 mod expr;
-mod foreign_keys;
 mod front;
 mod functions;
-mod hadr;
-mod identity_dml;
-mod index_ddl;
-mod jsonfn;
-mod jsonraw;
-mod locking;
-mod locks_view;
-mod membudget;
-mod owned_by;
-mod owner;
-mod pg_catalog;
-mod privileges;
-mod public_schema;
 mod query;
-mod role_stmt;
-mod search_path;
 mod session;
-mod settings;
-mod stack;
-mod sysviews;
-mod temporal;
-mod timeouts;
-mod txmodes;
-mod typing;
-mod upsert;
 
-pub use copy::{CopyFormat, CopyIn, CopyLoad, CopyOut};
+pub use compat::pg_catalog::{decode_enum_oid, enum_array_oid, enum_oid, reg_type_oid};
 pub use error::{ErrorFields, ErrorKind, Result, SqlError};
-pub use pg_catalog::{decode_enum_oid, enum_array_oid, enum_oid, reg_type_oid};
+pub use session::copy::{CopyFormat, CopyIn, CopyLoad, CopyOut};
+pub use session::timeouts::SessionTimeouts;
 pub use session::{Prepared, SqlSession, TxStatus};
-pub use timeouts::SessionTimeouts;
 pub use walden_engine::{DataType, Value};
 
 use std::sync::Arc;
@@ -103,7 +73,7 @@ impl ColumnOrigin {
     /// Column `index` (from 0) of the table with engine id `table_id`.
     pub(crate) fn of_table(table_id: u32, index: usize) -> Option<Self> {
         Some(ColumnOrigin {
-            table_oid: u32::try_from(pg_catalog::table_oid(table_id)).ok()?,
+            table_oid: u32::try_from(compat::pg_catalog::table_oid(table_id)).ok()?,
             attnum: i16::try_from(index + 1).ok()?,
         })
     }
@@ -174,7 +144,7 @@ pub struct SqlEngine {
     /// The availability-group layer, when the server runs one.
     replication: parking_lot::RwLock<Option<walden_replication::Replication>>,
     /// Session-level advisory locks (`pg_advisory_lock`), instance-wide.
-    advisory: Arc<advisory::AdvisoryLocks>,
+    advisory: Arc<session::advisory::AdvisoryLocks>,
     /// Where BACKUP ... TO DISK may write (`None`: BACKUP is refused).
     backup_dir: parking_lot::RwLock<Option<std::path::PathBuf>>,
     /// Client sessions per role (CONNECTION LIMIT).
@@ -191,11 +161,11 @@ impl SqlEngine {
             advisory: Default::default(),
             backup_dir: Default::default(),
             logins: Default::default(),
-            statement_memory_limit: membudget::DEFAULT_LIMIT.into(),
+            statement_memory_limit: query::membudget::DEFAULT_LIMIT.into(),
         })
     }
 
-    /// The directory BACKUP ... TO DISK writes in (see `backup_path.rs`).
+    /// The directory BACKUP ... TO DISK writes in (see `admin/backup.rs`).
     pub fn set_backup_dir(&self, dir: Option<std::path::PathBuf>) {
         *self.backup_dir.write() = dir;
     }
@@ -259,8 +229,8 @@ impl SqlEngine {
                 format!("database \"{database}\" does not exist"),
             )
         })?;
-        let role = privileges::login(&self.instance, user, &db, trust_unknown)?;
-        let guard = privileges::take_login(&self.logins, &self.instance, role)?;
+        let role = catalog::privileges::login(&self.instance, user, &db, trust_unknown)?;
+        let guard = catalog::privileges::take_login(&self.logins, &self.instance, role)?;
         SqlSession::new(
             self.clone(),
             database,

@@ -6,10 +6,10 @@
 //! hash-join keys; equalities on a table's whole primary key become point
 //! lookups, the fast path of OLTP statements.
 
+use crate::compat::sysviews::{self, SysView};
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::expr::{compare, truth, BinOp, Env, Expr, Scope, ScopeCol};
 use crate::functions::{self, Acc, AggKind, AggSpec};
-use crate::sysviews::{self, SysView};
 use crate::Column;
 use sqlparser::ast::{self, SelectItem, SetExpr, TableFactor};
 use std::cmp::Ordering;
@@ -24,6 +24,7 @@ mod exec;
 mod from;
 mod group;
 mod join;
+pub(crate) mod membudget;
 mod recursive;
 mod select;
 mod set_ops;
@@ -89,7 +90,7 @@ pub struct Planner<'a> {
     /// Whether a set-returning function call may (a select list).
     pub srf: srf::SrfSlot,
     /// The session's `search_path`: where unqualified names are found.
-    pub path: crate::search_path::SearchPath,
+    pub path: crate::catalog::search_path::SearchPath,
 }
 
 impl<'a> Planner<'a> {
@@ -288,7 +289,7 @@ pub enum Source {
     /// jsonb_each, jsonb_array_elements, jsonb_object_keys and their
     /// json and _text forms.
     JsonRows {
-        func: crate::jsonfn::JsonSrf,
+        func: crate::functions::json::JsonSrf,
         arg: Expr,
         filter: Vec<Expr>,
     },
@@ -464,7 +465,7 @@ fn static_type_in(
                         DataType::Bytes
                     }
                     (BinOp::Concat, _, _) => DataType::Text,
-                    (_, Some(x), Some(y)) => crate::temporal::arith_type(*op, &x, &y)
+                    (_, Some(x), Some(y)) => crate::functions::temporal::arith_type(*op, &x, &y)
                         .unwrap_or_else(|| numeric_promote(&x, &y)),
                     (_, Some(x), None) | (_, None, Some(x)) => x,
                     _ => return None,

@@ -6,20 +6,25 @@ use crate::error::{ErrorKind, Result, SqlError};
 use crate::front::Command;
 use crate::functions::SessionInfo;
 use crate::query;
-use crate::settings::Settings;
+use crate::session::settings::Settings;
 use crate::{Column, SqlEngine};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use walden_engine::types::now_micros;
 mod copy_stmt;
-#[path = "cursors.rs"]
 mod cursors;
 mod dispatch;
 mod execute;
 mod prepare_stmt;
 pub use prepare_stmt::{parse_execute, parse_prepare, prepared_statements_columns};
-#[path = "txblock.rs"]
+pub(crate) mod advisory;
+pub(crate) mod copy;
+pub(crate) mod cursor;
+pub(crate) mod settings;
+pub(crate) mod stack;
+pub(crate) mod timeouts;
 mod txblock;
+pub(crate) mod txmodes;
 
 use walden_engine::{DataType, Database, Session, Transaction};
 
@@ -49,7 +54,7 @@ pub struct SqlSession {
     /// The session's role (its privileges; see `privileges.rs`).
     role: u32,
     /// Counts the connection against the role's CONNECTION LIMIT.
-    _login: Option<crate::privileges::LoginGuard>,
+    _login: Option<crate::catalog::privileges::LoginGuard>,
     tx: Option<Transaction>,
     explicit: bool,
     failed: bool,
@@ -66,7 +71,7 @@ pub struct SqlSession {
     /// query's): DECLARE without HOLD is refused there, as in PostgreSQL.
     pipeline: bool,
     /// Open cursors (see `cursors.rs`).
-    cursors: Vec<crate::cursor::Cursor>,
+    cursors: Vec<crate::session::cursor::Cursor>,
     /// Statements `PREPARE` made (see `prepare_stmt.rs`).
     sql_prepared: Vec<prepare_stmt::SqlPrepared>,
     cancel: Arc<AtomicBool>,
@@ -97,7 +102,7 @@ impl Drop for SqlSession {
             std::mem::take(&mut self.templates),
             std::mem::take(&mut self.plans),
         );
-        crate::stack::with_stack_to_drop(move || drop(caches));
+        crate::session::stack::with_stack_to_drop(move || drop(caches));
     }
 }
 
@@ -107,7 +112,7 @@ impl Drop for SqlSession {
 /// as executing a keyed statement.
 enum StmtPlan {
     Query(query::QueryPlan),
-    Locking(crate::locking::LockingPlan),
+    Locking(crate::dml::locking::LockingPlan),
     Insert(dml::InsertPlan),
     Update(dml::Planned),
     Delete(dml::DeletePlan),
@@ -135,10 +140,10 @@ struct CachedPlan {
     /// it still keeps the address from being reused.
     db: std::sync::Weak<Database>,
     catalog_version: u64,
-    path: crate::search_path::SearchPath,
+    path: crate::catalog::search_path::SearchPath,
     plan: Arc<StmtPlan>,
     /// The table privileges the statement needs (checked at every run).
-    needs: Arc<[crate::privileges::Need]>,
+    needs: Arc<[crate::catalog::privileges::Need]>,
 }
 
 /// Most statements kept in a session's parse cache.
@@ -166,7 +171,7 @@ impl SqlSession {
         database: &str,
         user: &str,
         role: u32,
-        login: Option<crate::privileges::LoginGuard>,
+        login: Option<crate::catalog::privileges::LoginGuard>,
         application_name: &str,
     ) -> Result<SqlSession> {
         let db = engine.instance.database(database).map_err(|_| {
@@ -228,20 +233,20 @@ impl SqlSession {
 
     /// The session's timeouts: what SET statement_timeout (and the idle
     /// ones) chose, or the server's defaults.
-    pub fn timeouts(&self) -> crate::timeouts::SessionTimeouts {
-        crate::timeouts::from_settings(&self.settings)
+    pub fn timeouts(&self) -> crate::session::timeouts::SessionTimeouts {
+        crate::session::timeouts::from_settings(&self.settings)
     }
 
     /// The server's configured defaults for the timeouts (what RESET
     /// returns to).
-    pub fn set_timeouts(&mut self, t: crate::timeouts::SessionTimeouts) {
-        crate::timeouts::set_defaults(&self.settings, t);
+    pub fn set_timeouts(&mut self, t: crate::session::timeouts::SessionTimeouts) {
+        crate::session::timeouts::set_defaults(&self.settings, t);
     }
 
     /// A parameter the client sent in its startup message: set, and what
     /// RESET returns to, as in PostgreSQL.
     pub fn set_startup_parameter(&mut self, name: &str, value: &str) -> Result<()> {
-        crate::privileges::setting_allowed(&self.who(), name)?;
+        crate::catalog::privileges::setting_allowed(&self.who(), name)?;
         self.settings.set(name, value)?;
         self.settings.set_default(name, value)
     }
@@ -278,20 +283,20 @@ impl SqlSession {
 
     /// The session's role with the role catalog as its transaction sees
     /// it (its own uncommitted role changes included).
-    fn who(&self) -> crate::privileges::Who {
+    fn who(&self) -> crate::catalog::privileges::Who {
         match &self.tx {
             Some(tx) => self.who_in(tx),
-            None => crate::privileges::Who::of(&self.engine.instance, self.role),
+            None => crate::catalog::privileges::Who::of(&self.engine.instance, self.role),
         }
     }
 
     /// The session's role as `tx` sees the role catalog.
-    fn who_in(&self, tx: &Transaction) -> crate::privileges::Who {
-        crate::privileges::Who::with(self.engine.instance.roles_for(tx), self.role)
+    fn who_in(&self, tx: &Transaction) -> crate::catalog::privileges::Who {
+        crate::catalog::privileges::Who::with(self.engine.instance.roles_for(tx), self.role)
     }
 
     /// The session's `search_path` as its role sees it now.
-    fn path(&self) -> crate::search_path::SearchPath {
+    fn path(&self) -> crate::catalog::search_path::SearchPath {
         self.who().search_path(&self.settings, self.db.id())
     }
 
@@ -303,7 +308,7 @@ impl SqlSession {
             database_id: self.db.id(),
             user: self.user.clone(),
             role: self.role,
-            mem: Arc::new(crate::membudget::Budget::new(
+            mem: Arc::new(crate::query::membudget::Budget::new(
                 self.engine.statement_memory_limit(),
             )),
             // now() is the transaction's start, as in PostgreSQL.

@@ -139,7 +139,7 @@ pub(super) fn returning_reusable(r: &Option<Returning>) -> bool {
 pub(crate) fn plan_insert(p: &mut Planner<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
     let table = insert_table(p, ins)?;
     let (cols, source) = plan_insert_source(p, ins, &table)?;
-    let dropped = crate::identity_dml::identity_overrides(&table, ins, &cols, source.given())?;
+    let dropped = crate::dml::identity::identity_overrides(&table, ins, &cols, source.given())?;
     let alias = ins.table_alias.as_ref().map(|a| a.alias.value.clone());
     let scope = table_scope(&table, alias.as_deref());
     let label = scope.cols.first().and_then(|c| c.table.clone());

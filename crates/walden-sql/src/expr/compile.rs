@@ -91,10 +91,10 @@ impl Expr {
                 other => Expr::Lit(lit_value(other)?),
             },
             A::TypedString(ts) => {
-                let t = crate::typing::data_type_in(&p.db, p.viewer, &ts.data_type)?;
+                let t = crate::expr::typing::data_type_in(&p.db, p.viewer, &ts.data_type)?;
                 let v = lit_value(&ts.value.value)?;
                 // An enum constant keeps its cast, which types it.
-                if t == DataType::TimestampTz || crate::enums::is_enum(&t) {
+                if t == DataType::TimestampTz || crate::catalog::enums::is_enum(&t) {
                     // Read in the zone in force when it runs, not when planned.
                     coerce(v.clone(), &t)?;
                     Expr::Cast(Box::new(Expr::Lit(v)), t)
@@ -128,10 +128,12 @@ impl Expr {
                 if let Some(e) = bitwise_binary(p, scope, left, op, right)? {
                     return Ok(e);
                 }
-                if let Some(e) = crate::arrays::compile_operator(p, scope, left, op, right)? {
+                if let Some(e) =
+                    crate::functions::arrays::compile_operator(p, scope, left, op, right)?
+                {
                     return Ok(e);
                 }
-                if let Some(j) = crate::jsonfn::operator(op) {
+                if let Some(j) = crate::functions::json::operator(op) {
                     let l = Expr::compile(p, scope, left)?;
                     let r = Expr::compile(p, scope, right)?;
                     return Ok(Expr::Func(Func::Json(j), vec![l, r]));
@@ -145,15 +147,15 @@ impl Expr {
                 ) {
                     record::refuse_comparison(scope, &[&l, &r])?;
                 }
-                let (l, r) = crate::arrays::coerce_operands(p, scope, l, r)?;
+                let (l, r) = crate::functions::arrays::coerce_operands(p, scope, l, r)?;
                 // Compared with an enum, a literal or parameter is a label
                 // (`||` and the rest read it as text).
                 let (l, r) = if matches!(
                     op,
                     BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq
                 ) {
-                    let l = crate::enums::beside(p, scope, &r, l)?;
-                    let r = crate::enums::beside(p, scope, &l, r)?;
+                    let l = crate::catalog::enums::beside(p, scope, &r, l)?;
+                    let r = crate::catalog::enums::beside(p, scope, &l, r)?;
                     (l, r)
                 } else {
                     (l, r)
@@ -207,7 +209,7 @@ impl Expr {
                     .map(|i| {
                         let c = Expr::compile(p, scope, i)?;
                         p.infer_pair(&x, &c, scope);
-                        crate::enums::beside(p, scope, &x, c)
+                        crate::catalog::enums::beside(p, scope, &x, c)
                     })
                     .collect::<Result<Vec<_>>>()?;
                 let x = in_list_unknown(p, scope, x, &items)?;
@@ -222,8 +224,8 @@ impl Expr {
                 let x = Expr::compile(p, scope, expr)?;
                 let lo = Expr::compile(p, scope, low)?;
                 let hi = Expr::compile(p, scope, high)?;
-                let lo = crate::enums::beside(p, scope, &x, lo)?;
-                let hi = crate::enums::beside(p, scope, &x, hi)?;
+                let lo = crate::catalog::enums::beside(p, scope, &x, lo)?;
+                let hi = crate::catalog::enums::beside(p, scope, &x, hi)?;
                 Expr::Between(Box::new(x), Box::new(lo), Box::new(hi), *negated)
             }
             A::Like {
@@ -292,7 +294,7 @@ impl Expr {
                 if let Some(e) = catalog_cast(p, scope, expr, data_type)? {
                     return Ok(e);
                 }
-                let t = crate::typing::data_type_in(&p.db, p.viewer, data_type)?;
+                let t = crate::expr::typing::data_type_in(&p.db, p.viewer, data_type)?;
                 let inner = Expr::compile(p, scope, expr)?;
                 if let Expr::Param(i) = inner {
                     p.infer_param(i, t.clone());
@@ -318,7 +320,7 @@ impl Expr {
                 ..
             } => Expr::Cast(
                 Box::new(Expr::compile(p, scope, expr)?),
-                crate::typing::data_type_in(&p.db, p.viewer, dt)?,
+                crate::expr::typing::data_type_in(&p.db, p.viewer, dt)?,
             ),
             // T-SQL CONVERT(type, value [, style]) as the PostgreSQL dialect reads it.
             A::Convert {
@@ -509,7 +511,7 @@ impl Expr {
                                 p.infer_param(i, *t);
                             }
                         }
-                        let x = crate::enums::beside_array(p, scope, x, &arr)?;
+                        let x = crate::catalog::enums::beside_array(p, scope, x, &arr)?;
                         Expr::Func(Func::AnyArray(op, all), vec![x, arr])
                     }
                 }
@@ -653,7 +655,7 @@ pub(crate) fn parse_type_name(name: &str) -> Result<DataType> {
     let t = parser
         .parse_data_type()
         .map_err(|e| SqlError::syntax(e.to_string()))?;
-    crate::typing::data_type(&t)
+    crate::expr::typing::data_type(&t)
 }
 
 pub fn ident_parts(e: &ast::Expr) -> (Option<String>, String) {

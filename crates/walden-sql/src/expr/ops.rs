@@ -34,7 +34,7 @@ pub fn truth(v: &Value) -> Result<Option<bool>> {
 /// Brings a text operand to the other operand's type (a quoted literal
 /// compared with a number or a date), as PostgreSQL types unknown literals.
 pub(super) fn unify(a: Value, b: Value) -> Result<(Value, Value)> {
-    if let Some(r) = crate::temporal::unify(&a, &b) {
+    if let Some(r) = crate::functions::temporal::unify(&a, &b) {
         return r;
     }
     Ok(match (&a, &b) {
@@ -51,9 +51,11 @@ pub(super) fn unify(a: Value, b: Value) -> Result<(Value, Value)> {
         (Value::Date(_), Value::Text(_)) => (a, coerce(b, &DataType::Date)?),
         (Value::Text(_), Value::Jsonb(_)) => (coerce(a, &DataType::Jsonb)?, b),
         (Value::Jsonb(_), Value::Text(_)) => (a, coerce(b, &DataType::Jsonb)?),
-        (Value::Text(s), Value::Array(items)) => (crate::arrays::text_beside(s, items)?, b),
+        (Value::Text(s), Value::Array(items)) => {
+            (crate::functions::arrays::text_beside(s, items)?, b)
+        }
         (Value::Array(items), Value::Text(s)) => {
-            let t = crate::arrays::text_beside(s, items)?;
+            let t = crate::functions::arrays::text_beside(s, items)?;
             (a, t)
         }
         (Value::Text(_), Value::Uuid(_)) => (coerce(a, &DataType::Uuid)?, b),
@@ -156,9 +158,9 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> Result<Value> {
     }
     if op == Concat {
         return Ok(match (&a, &b) {
-            (Value::Array(_), Value::Array(_)) => crate::arrays::cat(&a, &b),
-            (Value::Array(_), _) => crate::arrays::append(&a, b),
-            (_, Value::Array(_)) => crate::arrays::prepend(a, &b),
+            (Value::Array(_), Value::Array(_)) => crate::functions::arrays::cat(&a, &b),
+            (Value::Array(_), _) => crate::functions::arrays::append(&a, b),
+            (_, Value::Array(_)) => crate::functions::arrays::prepend(a, &b),
             // bytea || bytea joins the bytes (not their \x texts).
             (Value::Bytes(x), Value::Bytes(y)) => Value::Bytes([&x[..], &y[..]].concat().into()),
             _ => Value::text(format!("{a}{b}")),
@@ -176,7 +178,7 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> Result<Value> {
             })?;
         return Ok(Value::Bool(re.is_match(&a.to_string()) != neg));
     }
-    if let Some(r) = crate::temporal::binary(op, &a, &b) {
+    if let Some(r) = crate::functions::temporal::binary(op, &a, &b) {
         return r;
     }
     // `ts + '1 day'`: a quoted literal beside a date/time is an interval.
@@ -187,7 +189,7 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> Result<Value> {
     {
         if matches!(op, Add | Sub) {
             if let Some(i) = walden_engine::types::interval::parse_interval(s) {
-                if let Some(r) = crate::temporal::binary(op, &a, &Value::Interval(i)) {
+                if let Some(r) = crate::functions::temporal::binary(op, &a, &Value::Interval(i)) {
                     return r;
                 }
             }
@@ -330,21 +332,21 @@ pub(crate) fn numeric_div(x: Decimal, y: Decimal) -> Option<Decimal> {
 /// `jsonb || jsonb` and `jsonb - key`; `None` when neither operand is jsonb.
 pub(super) fn jsonb_binary(op: BinOp, a: &Value, b: &Value) -> Option<Result<Value>> {
     let tree = |v: &Value| {
-        crate::jsonfn::tree(v).map(|t| {
+        crate::functions::json::tree(v).map(|t| {
             t.map(|x| (*x).clone())
                 .unwrap_or(walden_engine::types::Jsonb::Null)
         })
     };
     match (op, a, b) {
         (BinOp::Concat, Value::Jsonb(_), _) | (BinOp::Concat, _, Value::Jsonb(_)) => Some((|| {
-            Ok(Value::Jsonb(Arc::new(crate::jsonfn::concat(
+            Ok(Value::Jsonb(Arc::new(crate::functions::json::concat(
                 &tree(a)?,
                 &tree(b)?,
             ))))
         })(
         )),
         (BinOp::Sub, Value::Jsonb(j), k) => {
-            Some(crate::jsonfn::delete(j, k).map(|r| Value::Jsonb(Arc::new(r))))
+            Some(crate::functions::json::delete(j, k).map(|r| Value::Jsonb(Arc::new(r))))
         }
         _ => None,
     }

@@ -63,8 +63,8 @@ pub(super) fn catalog_cast(
             _ => None,
         };
         if let Some(kind) = kind {
-            crate::pg_catalog::check_reg_constant(
-                &crate::pg_catalog::Seen::new(&p.db, p.viewer),
+            crate::compat::pg_catalog::check_reg_constant(
+                &crate::compat::pg_catalog::Seen::new(&p.db, p.viewer),
                 &p.path,
                 kind,
                 name,

@@ -59,7 +59,9 @@ pub(super) fn concat_operands(
     if let (Some(a), Some(b)) = (&lt, &rt) {
         if !stringish(&lt) && !stringish(&rt) {
             let name = |t: &DataType| {
-                crate::pg_catalog::regtype_name(crate::pg_catalog::type_oid_and_mod(t).0)
+                crate::compat::pg_catalog::regtype_name(
+                    crate::compat::pg_catalog::type_oid_and_mod(t).0,
+                )
             };
             return Err(SqlError::new(
                 ErrorKind::UndefinedFunction,

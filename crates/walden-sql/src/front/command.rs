@@ -6,7 +6,7 @@ use super::*;
 #[derive(Clone, Debug)]
 pub enum Command {
     /// BEGIN and the other transaction-control statements (`txmodes.rs`).
-    Tx(crate::txmodes::TxCommand),
+    Tx(crate::session::txmodes::TxCommand),
     /// `COMMIT` / `END`, with `WITH (DELAYED_DURABILITY = ON|OFF)` if given.
     Commit(Option<bool>),
     Rollback,
@@ -44,7 +44,7 @@ pub enum Command {
     },
     /// `DBCC SQLPERF('sys.dm_log_exposure', CLEAR)`: restarts the peak exposure.
     ClearExposurePeaks,
-    /// `CREATE AVAILABILITY GROUP ...` (see `hadr.rs`).
+    /// `CREATE AVAILABILITY GROUP ...` (see `admin/availability_group.rs`).
     CreateAvailabilityGroup(Box<walden_replication::AgDef>),
     /// `ALTER AVAILABILITY GROUP name FAILOVER | FORCE_FAILOVER_ALLOW_DATA_LOSS`.
     AvailabilityGroupFailover {
@@ -91,7 +91,7 @@ pub enum Command {
         owner: Option<(String, String)>,
     },
     /// `ALTER TABLE t ALTER c SET GENERATED ... | DROP IDENTITY ...`.
-    AlterIdentity(crate::alter_table_parse::AlterIdentity),
+    AlterIdentity(crate::front::alter_table::AlterIdentity),
     /// Statements accepted and ignored (`VACUUM`, `ANALYZE`, `SET NOCOUNT ON`, ...).
     Ignored(String),
     /// `SET LOCAL name = value`: until the transaction block ends.
@@ -105,12 +105,12 @@ pub enum Command {
     /// pgbench's catalog probe of `pg_class`/`pg_inherits` for a table.
     PgbenchPartitionProbe(String),
     /// `DECLARE name ... CURSOR ... FOR query` (see `cursor.rs`).
-    Declare(Box<crate::cursor::DeclareCursor>),
+    Declare(Box<crate::session::cursor::DeclareCursor>),
     /// `FETCH` / `MOVE`.
-    Fetch(crate::cursor::FetchCursor),
+    Fetch(crate::session::cursor::FetchCursor),
     /// `CLOSE name` / `CLOSE ALL` (None).
     CloseCursor(Option<String>),
-    /// CREATE/ALTER/DROP ROLE, GRANT, REVOKE (see `role_stmt.rs`).
-    Access(Box<crate::role_stmt::AccessStmt>),
+    /// CREATE/ALTER/DROP ROLE, GRANT, REVOKE (see `catalog/roles.rs`).
+    Access(Box<crate::catalog::roles::AccessStmt>),
     Sql(Box<Statement>),
 }

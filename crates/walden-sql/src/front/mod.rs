@@ -8,6 +8,7 @@ use sqlparser::dialect::{MsSqlDialect, PostgreSqlDialect};
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, Tokenizer};
 
+pub(crate) mod alter_table;
 mod command;
 mod depth;
 mod identity_options;

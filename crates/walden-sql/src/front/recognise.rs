@@ -17,9 +17,9 @@ pub fn parse(sql: &str) -> Result<Command> {
     }
     let first = t.word(0).unwrap_or_default();
     match first.as_str() {
-        "BEGIN" | "START" => return crate::txmodes::parse_begin(&mut t).map(Command::Tx),
-        "SAVEPOINT" | "SAVE" => return crate::txmodes::parse_savepoint(&mut t).map(Command::Tx),
-        "RELEASE" => return crate::txmodes::parse_release(&mut t).map(Command::Tx),
+        "BEGIN" | "START" => return crate::session::txmodes::parse_begin(&mut t).map(Command::Tx),
+        "SAVEPOINT" | "SAVE" => return crate::session::txmodes::parse_savepoint(&mut t).map(Command::Tx),
+        "RELEASE" => return crate::session::txmodes::parse_release(&mut t).map(Command::Tx),
         "COMMIT" | "END" => {
             t.i += 1;
             let _ = t.eat("TRAN") || t.eat("TRANSACTION") || t.eat("WORK");
@@ -59,7 +59,7 @@ pub fn parse(sql: &str) -> Result<Command> {
         }
         "ROLLBACK" | "ABORT" => {
             t.i += 1;
-            return Ok(match crate::txmodes::parse_rollback(&mut t)? {
+            return Ok(match crate::session::txmodes::parse_rollback(&mut t)? {
                 Some(c) => Command::Tx(c),
                 None => Command::Rollback,
             });
@@ -79,9 +79,9 @@ pub fn parse(sql: &str) -> Result<Command> {
             )));
         }
         "CREATE" | "ALTER" | "DROP" if t.is(1, "ROLE") || t.is(1, "USER") || t.is(1, "GROUP") => {
-            return crate::role_stmt::parse(&first, &mut t);
+            return crate::catalog::roles::parse(&first, &mut t);
         }
-        "GRANT" | "REVOKE" => return crate::role_stmt::parse(&first, &mut t),
+        "GRANT" | "REVOKE" => return crate::catalog::roles::parse(&first, &mut t),
         "ALTER" if t.is(1, "DEFAULT") && t.is(2, "PRIVILEGES") => {
             return Err(SqlError::unsupported(
                 "ALTER DEFAULT PRIVILEGES (new objects get the default ACL)",
@@ -89,16 +89,16 @@ pub fn parse(sql: &str) -> Result<Command> {
         }
         "CREATE" | "ALTER" | "DROP" if t.is(1, "AVAILABILITY") && t.is(2, "GROUP") => {
             t.i += 3;
-            return crate::hadr::parse(&first, &mut t);
+            return crate::admin::availability_group::parse(&first, &mut t);
         }
         // T-SQL's DECLARE @variable is not a cursor.
-        f if crate::cursor::is_cursor_statement(f)
+        f if crate::session::cursor::is_cursor_statement(f)
             && !sql
                 .trim_start()
                 .get(f.len()..)
                 .is_some_and(|r| r.trim_start().starts_with('@')) =>
         {
-            return crate::cursor::parse(f, sql);
+            return crate::session::cursor::parse(f, sql);
         }
         "RESET" => {
             t.i += 1;
@@ -179,7 +179,7 @@ pub fn parse(sql: &str) -> Result<Command> {
                         _ => None,
                     })
                     .collect();
-                return Ok(Command::Sql(Box::new(crate::alter_table_parse::sp_rename(
+                return Ok(Command::Sql(Box::new(crate::front::alter_table::sp_rename(
                     &args,
                 )?)));
             }
@@ -461,10 +461,10 @@ pub fn parse(sql: &str) -> Result<Command> {
         }
     }
     if first == "ALTER" && low.split_whitespace().nth(1) == Some("table") {
-        if let Some(a) = crate::alter_table_parse::identity_actions(sql) {
+        if let Some(a) = crate::front::alter_table::identity_actions(sql) {
             return Ok(Command::AlterIdentity(a));
         }
-        return Ok(Command::Sql(Box::new(crate::alter_table_parse::parse(
+        return Ok(Command::Sql(Box::new(crate::front::alter_table::parse(
             sql,
         )?)));
     }
@@ -501,7 +501,7 @@ pub(super) fn parse_set(t: &mut Toks, sql: &str) -> Result<Command> {
         t.eat("SESSION");
     }
     if t.is(0, "TRANSACTION") || t.is(0, "CHARACTERISTICS") {
-        return crate::txmodes::parse_set_transaction(t).map(Command::Tx);
+        return crate::session::txmodes::parse_set_transaction(t).map(Command::Tx);
     }
     let mut name = t.ident()?;
     while t.eat_tok(&Token::Period) {
@@ -525,7 +525,7 @@ pub(super) fn parse_set(t: &mut Toks, sql: &str) -> Result<Command> {
     }
     if name == "search_path" && t.is(0, "DEFAULT") && t.t.len() == t.i + 1 {
         return Ok(if local {
-            Command::SetLocal(name, crate::search_path::DEFAULT_PATH.into())
+            Command::SetLocal(name, crate::catalog::search_path::DEFAULT_PATH.into())
         } else {
             Command::Reset(Some(name))
         });

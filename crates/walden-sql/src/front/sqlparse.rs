@@ -22,7 +22,7 @@ pub(super) fn weaker_row_locks(sql: &str) -> Option<String> {
             _ => (i, String::new()),
         })
         .collect();
-    let marker = format!("\"{}\"", crate::locking::WEAKER);
+    let marker = format!("\"{}\"", crate::dml::locking::WEAKER);
     // (first token, last token, replacement)
     let mut cuts: Vec<(usize, usize, String)> = Vec::new();
     for (j, (i, w)) in words.iter().enumerate() {
@@ -89,7 +89,7 @@ pub fn parse_sql(sql: &str) -> Result<Statement> {
         sql
     };
     let rewritten3;
-    let sql = match crate::index_ddl::tsql_create_index(sql)? {
+    let sql = match crate::catalog::index::tsql_create_index(sql)? {
         Some(s) => {
             rewritten3 = s;
             rewritten3.as_str()

@@ -146,7 +146,7 @@ pub enum Acc {
     MinMax(Option<Value>),
     Str(Option<String>),
     Bool(Option<bool>),
-    Json(crate::jsonfn::JsonAcc),
+    Json(crate::functions::json::JsonAcc),
     Array(Option<Vec<Value>>),
 }
 

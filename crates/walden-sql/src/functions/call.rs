@@ -44,7 +44,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
     let arg = |i: usize| a.get(i).cloned().unwrap_or(Value::Null);
     Ok(match f {
         Func::Variadic(v) => return call_variadic(v, a, env),
-        Func::Json(j) => crate::jsonfn::call(j, a)?,
+        Func::Json(j) => crate::functions::json::call(j, a)?,
         Func::Bitwise(op, w) => bitwise::call(op, w, &a)?,
         Func::Coalesce => a.into_iter().find(|v| !v.is_null()).unwrap_or(Value::Null),
         Func::NullIf => {

@@ -1,7 +1,7 @@
 //! Compiling a scalar function call from sqlparser's AST.
 
 use super::*;
-use crate::pg_catalog::SizeOf;
+use crate::compat::pg_catalog::SizeOf;
 
 pub(crate) fn fname(f: &ast::Function) -> String {
     f.name
@@ -73,16 +73,16 @@ pub(super) fn pg_typeof(
     // unknown's OID.
     let oid = ty
         .as_ref()
-        .map_or(705, |t| crate::pg_catalog::type_oid_and_mod(t).0);
+        .map_or(705, |t| crate::compat::pg_catalog::type_oid_and_mod(t).0);
     let name = match ty {
         None => "unknown".to_string(),
         // regtype shows bpchar by its SQL name.
         Some(DataType::Char(_)) => "character".to_string(),
-        Some(DataType::Enum(e)) => crate::pg_catalog::quote_ident(&e.name),
+        Some(DataType::Enum(e)) => crate::compat::pg_catalog::quote_ident(&e.name),
         Some(DataType::Array(e)) if matches!(*e, DataType::Enum(_)) => {
             format!("{}[]", e.sql_name())
         }
-        _ => crate::pg_catalog::regtype_name(oid),
+        _ => crate::compat::pg_catalog::regtype_name(oid),
     };
     Ok(Expr::Lit(Value::Reg(
         walden_engine::RegKind::Type,
@@ -211,12 +211,12 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         args.push(Expr::compile(p, scope, e)?);
     }
     // Set-returning functions run in FROM only.
-    if crate::jsonfn::srf(&name).is_some() {
+    if crate::functions::json::srf(&name).is_some() {
         return Err(SqlError::unsupported(format!(
             "set-returning function {name}() outside FROM (write FROM {name}(...))"
         )));
     }
-    if let Some(j) = crate::jsonfn::lookup(&name) {
+    if let Some(j) = crate::functions::json::lookup(&name) {
         return Ok(Expr::Func(Func::Json(j), args));
     }
     if name == "pg_typeof" {
@@ -295,12 +295,12 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "least" => Func::Least,
         "to_char" => Func::ToChar,
         "current_setting" => Func::CurrentSetting,
-        "pg_get_userbyid" => Func::Privilege(crate::privileges::PrivFn::UserById),
-        "has_table_privilege" => Func::Privilege(crate::privileges::PrivFn::Table),
-        "has_column_privilege" => Func::Privilege(crate::privileges::PrivFn::Column),
-        "has_database_privilege" => Func::Privilege(crate::privileges::PrivFn::Database),
-        "has_schema_privilege" => Func::Privilege(crate::privileges::PrivFn::Schema),
-        "pg_has_role" => Func::Privilege(crate::privileges::PrivFn::Role),
+        "pg_get_userbyid" => Func::Privilege(crate::catalog::privileges::PrivFn::UserById),
+        "has_table_privilege" => Func::Privilege(crate::catalog::privileges::PrivFn::Table),
+        "has_column_privilege" => Func::Privilege(crate::catalog::privileges::PrivFn::Column),
+        "has_database_privilege" => Func::Privilege(crate::catalog::privileges::PrivFn::Database),
+        "has_schema_privilege" => Func::Privilege(crate::catalog::privileges::PrivFn::Schema),
+        "pg_has_role" => Func::Privilege(crate::catalog::privileges::PrivFn::Role),
         "pg_table_is_visible" | "pg_type_is_visible" => Func::IsVisible,
         // Catalog objects are always visible (pg_catalog is on every
         // path), and Walden has no user-made ones of these kinds.

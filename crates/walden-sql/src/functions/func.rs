@@ -86,7 +86,7 @@ pub enum Func {
     ToChar,
     CurrentSetting,
     /// has_*_privilege, pg_has_role, pg_get_userbyid (`privileges.rs`).
-    Privilege(crate::privileges::PrivFn),
+    Privilege(crate::catalog::privileges::PrivFn),
     /// pg_table_is_visible and friends: everything is visible.
     True,
     /// pg_relation_is_publishable and friends: nothing is.
@@ -174,10 +174,10 @@ pub enum Func {
     /// Walden table is) is its only ancestor (psql's \d "Referenced by").
     PartitionAncestors,
     /// pg_relation_size and its family (`pg_catalog/sizes.rs`).
-    RelationSize(crate::pg_catalog::SizeOf),
+    RelationSize(crate::compat::pg_catalog::SizeOf),
     SizePretty,
-    /// json/jsonb operators and functions (`jsonfn.rs`).
-    Json(crate::jsonfn::JsonFn),
+    /// json/jsonb operators and functions (`functions/json.rs`).
+    Json(crate::functions::json::JsonFn),
 }
 
 impl Func {
@@ -273,7 +273,7 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         | Func::Mod => args.first().cloned().unwrap_or(DataType::Text),
         Func::Power | Func::Sqrt | Func::Random => DataType::Double,
         Func::True | Func::False | Func::AnyArray(..) | Func::IsVisible => DataType::Bool,
-        Func::Privilege(f) if f != crate::privileges::PrivFn::UserById => DataType::Bool,
+        Func::Privilege(f) if f != crate::catalog::privileges::PrivFn::UserById => DataType::Bool,
         Func::ArrayUpper
         | Func::ArrayLower
         | Func::Cardinality
@@ -327,11 +327,11 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         | Func::CurrentSchema
         | Func::DbName
         | Func::EncodingName
-        | Func::Privilege(crate::privileges::PrivFn::UserById) => DataType::Name,
+        | Func::Privilege(crate::catalog::privileges::PrivFn::UserById) => DataType::Name,
         Func::CurrentSchemas => DataType::Array(Box::new(DataType::Name)),
         Func::RelationSize(_) => DataType::BigInt,
         Func::EncodingId => DataType::Int,
-        Func::Json(j) => crate::jsonfn::result_type(j, args),
+        Func::Json(j) => crate::functions::json::result_type(j, args),
         Func::Variadic(v) => func_type(v.func(), args),
         Func::Bitwise(_, w) => w.data_type(),
         _ => DataType::Text,

@@ -21,17 +21,17 @@ pub struct SessionInfo {
     /// The session's role OID (privilege functions).
     pub role: u32,
     /// The statement's memory budget for materialized rows.
-    pub mem: Arc<crate::membudget::Budget>,
+    pub mem: Arc<crate::query::membudget::Budget>,
     /// Transaction start, for now() and friends.
     pub now: i64,
     /// Statement start (statement_timestamp()).
     pub statement_now: i64,
     /// The session's settings (current_setting, set_config).
-    pub settings: crate::settings::Settings,
+    pub settings: crate::session::settings::Settings,
     /// Its `search_path` as its role sees it (schema privileges applied).
-    pub path: crate::search_path::SearchPath,
+    pub path: crate::catalog::search_path::SearchPath,
     /// The instance's advisory locks.
-    pub advisory: Arc<crate::advisory::AdvisoryLocks>,
+    pub advisory: Arc<crate::session::advisory::AdvisoryLocks>,
     /// Database ids by lower-case name (for DB_ID and DB_NAME), listed on
     /// first use in the statement: most statements never ask, and listing
     /// every database for each one showed in profiles.
@@ -39,7 +39,7 @@ pub struct SessionInfo {
     /// The availability-group layer (for `sys.dm_hadr_*`).
     pub replication: Option<walden_replication::Replication>,
     /// The session's open cursors (`pg_cursors`).
-    pub cursors: Vec<crate::cursor::CursorRow>,
+    pub cursors: Vec<crate::session::cursor::CursorRow>,
     /// `pg_prepared_statements` rows of the session's `PREPARE`d statements.
     pub prepared: Vec<Vec<Value>>,
 }
@@ -57,12 +57,15 @@ impl SessionInfo {
 }
 
 mod aggregate;
+pub(crate) mod arrays;
 pub mod bitwise;
 mod call;
 mod compile;
 mod dates;
 mod func;
+pub(crate) mod json;
 mod strings;
+pub(crate) mod temporal;
 mod variadic;
 
 pub use aggregate::*;

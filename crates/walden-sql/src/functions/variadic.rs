@@ -13,7 +13,7 @@ pub enum Variadic {
     Format,
     Concat,
     ConcatWs,
-    Json(crate::jsonfn::JsonFn),
+    Json(crate::functions::json::JsonFn),
 }
 
 impl Variadic {
@@ -23,9 +23,9 @@ impl Variadic {
             "format" => Variadic::Format,
             "concat" => Variadic::Concat,
             "concat_ws" => Variadic::ConcatWs,
-            _ => match crate::jsonfn::lookup(name)? {
-                j @ (crate::jsonfn::JsonFn::BuildObject { .. }
-                | crate::jsonfn::JsonFn::BuildArray { .. }) => Variadic::Json(j),
+            _ => match crate::functions::json::lookup(name)? {
+                j @ (crate::functions::json::JsonFn::BuildObject { .. }
+                | crate::functions::json::JsonFn::BuildArray { .. }) => Variadic::Json(j),
                 _ => return None,
             },
         })

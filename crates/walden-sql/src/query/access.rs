@@ -307,7 +307,7 @@ pub(crate) fn index_rows(
         }
         IndexPath::Any { col, array, rest } => {
             let ty = &table.def.columns[*col].data_type;
-            let items = crate::arrays::elements(&array.eval(&[], env)?);
+            let items = crate::functions::arrays::elements(&array.eval(&[], env)?);
             for (n, item) in items.into_iter().enumerate() {
                 if n % 256 == 255 {
                     check_cancel(env)?;

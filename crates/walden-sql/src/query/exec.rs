@@ -165,7 +165,7 @@ pub(super) fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         }
         Source::Ancestors { rel, filter } => {
             let rel = match rel.eval(&[], env)? {
-                Value::Text(t) => crate::pg_catalog::regclass_oid(env, &t)?,
+                Value::Text(t) => crate::compat::pg_catalog::regclass_oid(env, &t)?,
                 other => other,
             };
             let r = vec![rel, Value::Int(1)];
@@ -178,7 +178,7 @@ pub(super) fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         Source::Unnest { arrays, filter } => {
             let mut columns = Vec::with_capacity(arrays.len());
             for a in arrays {
-                columns.push(crate::arrays::elements(&a.eval(&[], env)?));
+                columns.push(crate::functions::arrays::elements(&a.eval(&[], env)?));
             }
             let n = columns.iter().map(Vec::len).max().unwrap_or(0);
             let mut out = Vec::new();

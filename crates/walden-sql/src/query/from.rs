@@ -88,7 +88,7 @@ pub(super) fn plan_factor(
                     })
                     .collect();
                 rename_cols(&mut cols, alias);
-                if matches!(view, SysView::Pg(v) if crate::pg_catalog::catalog_relation_oid(v).is_some())
+                if matches!(view, SysView::Pg(v) if crate::compat::pg_catalog::catalog_relation_oid(v).is_some())
                 {
                     p.system_labels.push(label.clone());
                 }
@@ -265,10 +265,10 @@ pub(super) fn plan_factor(
 /// OID and PostgreSQL's number for the column (views carry none here).
 fn catalog_origin(view: &SysView, name: &str) -> Option<crate::ColumnOrigin> {
     let SysView::Pg(v) = view else { return None };
-    let rel = crate::pg_catalog::catalog_relation_oid(*v)?;
+    let rel = crate::compat::pg_catalog::catalog_relation_oid(*v)?;
     Some(crate::ColumnOrigin {
         table_oid: u32::try_from(rel).ok()?,
-        attnum: crate::pg_catalog::catalog_attnum(rel, name)?,
+        attnum: crate::compat::pg_catalog::catalog_attnum(rel, name)?,
     })
 }
 
@@ -301,12 +301,12 @@ fn sequence_item(
     not_table: SqlError,
 ) -> Result<Item> {
     let found = match schema {
-        None if p.path.finds_user_objects() => crate::pg_catalog::sequence_relation(
-            &crate::pg_catalog::Seen::new(&p.db, p.viewer),
+        None if p.path.finds_user_objects() => crate::compat::pg_catalog::sequence_relation(
+            &crate::compat::pg_catalog::Seen::new(&p.db, p.viewer),
             name,
         ),
-        Some("public" | "dbo") => crate::pg_catalog::sequence_relation(
-            &crate::pg_catalog::Seen::new(&p.db, p.viewer),
+        Some("public" | "dbo") => crate::compat::pg_catalog::sequence_relation(
+            &crate::compat::pg_catalog::Seen::new(&p.db, p.viewer),
             name,
         ),
         _ => None,
@@ -314,7 +314,7 @@ fn sequence_item(
     let Some(rel) = found else {
         return Err(not_table);
     };
-    let view = SysView::Pg(crate::pg_catalog::PgView::SequenceRel);
+    let view = SysView::Pg(crate::compat::pg_catalog::PgView::SequenceRel);
     let mut cols: Vec<ScopeCol> = view
         .columns()
         .into_iter()
@@ -331,7 +331,7 @@ fn sequence_item(
         source: Source::SysView {
             view,
             args: vec![Expr::Lit(Value::Int(
-                crate::pg_catalog::sequence_relation_oid(rel),
+                crate::compat::pg_catalog::sequence_relation_oid(rel),
             ))],
             filter: vec![],
         },
@@ -380,7 +380,7 @@ fn function_rows(
     alias: &Option<ast::TableAlias>,
 ) -> Result<Item> {
     let lname = name.to_ascii_lowercase();
-    if let Some(func) = crate::jsonfn::srf(&lname) {
+    if let Some(func) = crate::functions::json::srf(&lname) {
         let [arg] = <[Expr; 1]>::try_from(args)
             .map_err(|_| SqlError::syntax(format!("{lname} takes one argument")))?;
         let mut cols: Vec<ScopeCol> = func
@@ -484,7 +484,7 @@ fn function_rows(
         "pg_options_to_table" => {
             let [options] = <[Expr; 1]>::try_from(args)
                 .map_err(|_| SqlError::syntax("pg_options_to_table takes one array"))?;
-            let view = SysView::Pg(crate::pg_catalog::PgView::OptionsTable);
+            let view = SysView::Pg(crate::compat::pg_catalog::PgView::OptionsTable);
             let mut cols: Vec<ScopeCol> = view
                 .columns()
                 .into_iter()

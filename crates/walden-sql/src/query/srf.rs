@@ -23,7 +23,7 @@ pub enum SrfFunc {
     RegexpSplit,
     /// regexp_matches(s, pattern [, flags]): a text[] per match.
     RegexpMatches,
-    Json(crate::jsonfn::JsonSrf),
+    Json(crate::functions::json::JsonSrf),
     /// pg_get_keywords(): PostgreSQL 15's key words.
     Keywords,
 }
@@ -38,7 +38,7 @@ pub fn lookup(name: &str) -> Option<SrfFunc> {
         "regexp_split_to_table" => SrfFunc::RegexpSplit,
         "regexp_matches" => SrfFunc::RegexpMatches,
         "pg_get_keywords" => SrfFunc::Keywords,
-        other => SrfFunc::Json(crate::jsonfn::srf(other)?),
+        other => SrfFunc::Json(crate::functions::json::srf(other)?),
     })
 }
 
@@ -99,7 +99,7 @@ pub fn columns(func: SrfFunc, label: &str, args: &[Option<DataType>]) -> Vec<(St
         SrfFunc::RegexpSplit => vec![(label.into(), DataType::Text)],
         SrfFunc::RegexpMatches => vec![(label.into(), DataType::Array(Box::new(DataType::Text)))],
         SrfFunc::Json(j) => j.columns(label),
-        SrfFunc::Keywords => crate::pg_catalog::keywords::columns(),
+        SrfFunc::Keywords => crate::compat::pg_catalog::keywords::columns(),
     }
 }
 
@@ -116,7 +116,7 @@ pub fn run(
     match func {
         SrfFunc::Series => series(args, out_type, env, each),
         SrfFunc::Unnest => {
-            for v in crate::arrays::elements(&arg(0)) {
+            for v in crate::functions::arrays::elements(&arg(0)) {
                 if !each(vec![v])? {
                     break;
                 }
@@ -128,7 +128,7 @@ pub fn run(
             if a.is_null() || dim.is_null() {
                 return Ok(());
             }
-            let n = crate::arrays::elements(&a).len() as i64;
+            let n = crate::functions::arrays::elements(&a).len() as i64;
             // Walden's arrays have one dimension, numbered from 1.
             if crate::expr::cast(dim, &DataType::BigInt)?.as_i64() != Some(1) || n == 0 {
                 return Ok(());
@@ -147,7 +147,10 @@ pub fn run(
             Ok(())
         }
         SrfFunc::ExpandArray => {
-            for (i, v) in crate::arrays::elements(&arg(0)).into_iter().enumerate() {
+            for (i, v) in crate::functions::arrays::elements(&arg(0))
+                .into_iter()
+                .enumerate()
+            {
                 if !each(vec![v, Value::Int(i as i64 + 1)])? {
                     break;
                 }
@@ -165,7 +168,7 @@ pub fn run(
                     ),
                 ));
             }
-            for r in crate::pg_catalog::keywords::rows() {
+            for r in crate::compat::pg_catalog::keywords::rows() {
                 if !each(r)? {
                     break;
                 }

@@ -2,11 +2,11 @@
 //! as the client's data arrives.
 
 use super::{failed_tx, SqlSession};
-use crate::copy::{CopyFormat, CopyIn, CopyLoad, CopyOut, Record, RecordReader};
 use crate::dml::Ctx;
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::front;
 use crate::query::{self, Planner};
+use crate::session::copy::{CopyFormat, CopyIn, CopyLoad, CopyOut, Record, RecordReader};
 use crate::QueryOutput;
 use sqlparser::ast::{self, Statement};
 use walden_engine::{CommitRequest, Transaction, Value};
@@ -116,7 +116,7 @@ impl SqlSession {
         let cols = copy_columns(&table, &copy.columns)?;
         let checks = {
             let mut p = Planner::new(self.db.clone(), &self.engine.instance, &[]);
-            crate::constraints::Checks::compile(&mut p, &table)?
+            crate::catalog::constraints::Checks::compile(&mut p, &table)?
         };
         let block = self.explicit || self.implicit;
         let mut tx = if block {
@@ -125,7 +125,7 @@ impl SqlSession {
             self.new_tx()
         };
         let begun = self.begin_statement(&mut tx);
-        let fks = crate::foreign_keys::enforce::Pending::new(&tx, &table);
+        let fks = crate::catalog::foreign_keys::enforce::Pending::new(&tx, &table);
         let own = if block {
             self.tx_queried = true;
             self.tx = Some(tx);
@@ -253,7 +253,7 @@ impl SqlSession {
         let r = self.in_load(&mut load, |tx, load, ctx| {
             let fks = std::mem::replace(
                 &mut load.fks,
-                crate::foreign_keys::enforce::Pending::new(tx, &load.table),
+                crate::catalog::foreign_keys::enforce::Pending::new(tx, &load.table),
             );
             fks.finish(tx, ctx)
         });

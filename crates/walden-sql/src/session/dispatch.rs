@@ -2,14 +2,14 @@
 
 use super::copy_stmt::copy_columns;
 use super::{failed_tx, SqlSession};
-use crate::copy::{CopyFormat, CopyIn};
-use crate::ddl;
+use crate::catalog::ddl;
+use crate::catalog::search_path;
 use crate::dml::{self, Ctx};
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::front::Command;
 use crate::query::{self, Planner};
-use crate::search_path;
-use crate::txmodes::TxCommand;
+use crate::session::copy::{CopyFormat, CopyIn};
+use crate::session::txmodes::TxCommand;
 use crate::{Column, QueryOutput};
 use sqlparser::ast::{self, Statement};
 use std::sync::atomic::Ordering::Relaxed;
@@ -212,7 +212,7 @@ impl SqlSession {
                     )
                 })?;
                 if !self.who().can_connect(db.id()) {
-                    return Err(crate::privileges::denied(format!(
+                    return Err(crate::catalog::privileges::denied(format!(
                         "permission denied for database \"{}\"",
                         db.name()
                     )));
@@ -230,13 +230,13 @@ impl SqlSession {
             }
             Command::BackupDatabase { name, path } => {
                 let file =
-                    crate::backup_path::resolve(self.engine.backup_dir.read().as_deref(), path)?;
+                    crate::admin::backup::resolve(self.engine.backup_dir.read().as_deref(), path)?;
                 inst.database(name)?.backup_database(&self.session, &file)?;
                 Ok(QueryOutput::command("BACKUP DATABASE"))
             }
             Command::BackupLog { name, path } => {
                 let file =
-                    crate::backup_path::resolve(self.engine.backup_dir.read().as_deref(), path)?;
+                    crate::admin::backup::resolve(self.engine.backup_dir.read().as_deref(), path)?;
                 inst.database(name)?.backup_log(&self.session, &file)?;
                 Ok(QueryOutput::command("BACKUP LOG"))
             }
@@ -249,7 +249,7 @@ impl SqlSession {
                     Some(n) => inst.database(n)?,
                     None => self.db.clone(),
                 };
-                crate::checkdb::run(&db, *quiet)
+                crate::admin::checkdb::run(&db, *quiet)
             }
             Command::CreateAvailabilityGroup(def) => {
                 self.hadr()?
@@ -329,7 +329,7 @@ impl SqlSession {
             }
             Command::AlterDatabaseOwner { name, owner } => self.in_tx(|tx, s| {
                 let who = s.who_in(tx);
-                crate::owner::alter_database_owner(
+                crate::catalog::owner::alter_database_owner(
                     &who,
                     &s.engine.instance,
                     tx,
@@ -404,14 +404,19 @@ impl SqlSession {
                 self.in_tx(|tx, _| ddl::create_sequence(tx, name, *if_not_exists, options))
             }
             Command::AlterIdentity(a) => self.dml(params, |p, tx, ctx| {
-                crate::alter_identity::alter_identity(p, a, tx, ctx)
+                crate::catalog::alter_table::identity::alter_identity(p, a, tx, ctx)
             }),
             Command::AlterSequenceOwnedBy {
                 if_exists,
                 sequence,
                 owner,
             } => self.in_tx(|tx, _| {
-                crate::owned_by::alter_sequence_owned_by(tx, *if_exists, sequence, owner.as_ref())
+                crate::catalog::owned_by::alter_sequence_owned_by(
+                    tx,
+                    *if_exists,
+                    sequence,
+                    owner.as_ref(),
+                )
             }),
             Command::Ignored(what) => Ok(QueryOutput::command(if what.is_empty() {
                 "EMPTY".to_string()
@@ -444,7 +449,7 @@ impl SqlSession {
                 let (db, role) = (self.db.clone(), self.role);
                 self.in_tx(|tx, s| {
                     let who = s.who_in(tx);
-                    crate::role_stmt::execute(&who, &inst, &db, tx, role, stmt)
+                    crate::catalog::roles::execute(&who, &inst, &db, tx, role, stmt)
                 })
             }
             Command::Sql(stmt) => self.statement(stmt, params),
@@ -498,19 +503,19 @@ impl SqlSession {
                     let mut p = Planner::new(db, &inst, &[]);
                     p.viewer = Some(tx.id());
                     p.path = info.path.clone();
-                    if crate::locking::wanted(q) {
-                        let plan = crate::locking::plan(&mut p, q)?;
-                        crate::privileges::require(&who, dbid, &crate::privileges::reads(&p))?;
+                    if crate::dml::locking::wanted(q) {
+                        let plan = crate::dml::locking::plan(&mut p, q)?;
+                        crate::catalog::privileges::require(&who, dbid, &crate::catalog::privileges::reads(&p))?;
                         let ctx = Ctx {
                             params,
                             info: &info,
                             cancel: &cancel,
                             instance: &inst,
                         };
-                        return crate::locking::run(&plan, tx, &ctx);
+                        return crate::dml::locking::run(&plan, tx, &ctx);
                     }
                     let plan = query::plan_query(&mut p, q, None)?;
-                    crate::privileges::require(&who, dbid, &crate::privileges::reads(&p))?;
+                    crate::catalog::privileges::require(&who, dbid, &crate::catalog::privileges::reads(&p))?;
                     let ctx = Ctx {
                         params,
                         info: &info,
@@ -544,22 +549,22 @@ impl SqlSession {
                 let db = self.db.clone();
                 self.in_tx(|tx, _| ddl::drop(&db, tx, object_type, *if_exists, names, *cascade))
             }
-            Statement::AlterTable(at) if crate::owner::handles(at) => {
+            Statement::AlterTable(at) if crate::catalog::owner::handles(at) => {
                 let (db, inst) = (self.db.clone(), self.engine.instance.clone());
                 self.in_tx(|tx, s| {
                     let who = s.who_in(tx);
-                    crate::owner::alter_owner(&who, &inst, &db, tx, at)
+                    crate::catalog::owner::alter_owner(&who, &inst, &db, tx, at)
                 })
             }
-            Statement::AlterTable(at) if crate::foreign_keys::handles(&self.db, at) => {
+            Statement::AlterTable(at) if crate::catalog::foreign_keys::handles(&self.db, at) => {
                 let db = self.db.clone();
-                self.in_tx(|tx, _| crate::foreign_keys::alter_table(&db, tx, at))
+                self.in_tx(|tx, _| crate::catalog::foreign_keys::alter_table(&db, tx, at))
             }
             Statement::CreateType {
                 name,
                 representation,
-            } => self.in_tx(|tx, _| crate::enums::create_type(tx, name, representation)),
-            Statement::AlterType(at) => self.in_tx(|tx, _| crate::enums::alter_type(tx, at)),
+            } => self.in_tx(|tx, _| crate::catalog::enums::create_type(tx, name, representation)),
+            Statement::AlterType(at) => self.in_tx(|tx, _| crate::catalog::enums::alter_type(tx, at)),
             Statement::Lock(l) => {
                 // A multi-statement query's implicit block counts, as in
                 // PostgreSQL (not the extended protocol's).
@@ -577,15 +582,15 @@ impl SqlSession {
             }
             Statement::CreateIndex(ci) => {
                 let db = self.db.clone();
-                self.in_tx(|tx, _| crate::index_ddl::create_index(&db, tx, ci))
+                self.in_tx(|tx, _| crate::catalog::index::create_index(&db, tx, ci))
             }
             Statement::AlterTable(at) => {
-                self.dml(params, |p, tx, ctx| crate::alter_table::alter_table(p, at, tx, ctx))
+                self.dml(params, |p, tx, ctx| crate::catalog::alter_table::alter_table(p, at, tx, ctx))
             }
             Statement::AlterSchema(a) => {
                 let db = self.db.id();
                 self.in_tx(|tx, s| {
-                    crate::public_schema::alter_schema(&s.who_in(tx), &s.engine.instance, db, tx, a)
+                    crate::catalog::public_schema::alter_schema(&s.who_in(tx), &s.engine.instance, db, tx, a)
                 })
             }
             Statement::Comment {
@@ -594,7 +599,7 @@ impl SqlSession {
                 comment,
                 ..
             } => self.in_tx(|tx, s| {
-                crate::public_schema::comment_on_schema(
+                crate::catalog::public_schema::comment_on_schema(
                     &s.who_in(tx),
                     s.db.id(),
                     object_name,
@@ -690,7 +695,7 @@ impl SqlSession {
         }
         self.settings
             .get(name)
-            .ok_or_else(|| crate::settings::unrecognized(name))
+            .ok_or_else(|| crate::session::settings::unrecognized(name))
     }
 }
 

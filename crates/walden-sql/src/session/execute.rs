@@ -16,7 +16,7 @@ impl SqlSession {
     /// Runs a batch (simple query protocol): one result per statement,
     /// stopping after the first error.
     pub fn execute_batch(&mut self, sql: &str) -> Vec<Result<QueryOutput>> {
-        crate::stack::with_stack_for(sql, || self.execute_batch_inner(sql))
+        crate::session::stack::with_stack_for(sql, || self.execute_batch_inner(sql))
     }
 
     fn execute_batch_inner(&mut self, sql: &str) -> Vec<Result<QueryOutput>> {
@@ -108,7 +108,7 @@ impl SqlSession {
 
     /// Parses and describes a statement (extended protocol Parse).
     pub fn prepare(&mut self, sql: &str, param_types: &[Option<DataType>]) -> Result<Prepared> {
-        crate::stack::with_stack_for(sql, || self.prepare_inner(sql, param_types))
+        crate::session::stack::with_stack_for(sql, || self.prepare_inner(sql, param_types))
             .map_err(|e| e.locate_reference(sql))
     }
 
@@ -134,8 +134,8 @@ impl SqlSession {
         p.viewer = self.tx.as_ref().map(|t| t.id());
         let columns = match command.as_ref() {
             Command::Sql(stmt) => match stmt.as_ref() {
-                Statement::Query(q) if crate::locking::wanted(q) => {
-                    Some(crate::locking::plan(&mut p, q)?.columns())
+                Statement::Query(q) if crate::dml::locking::wanted(q) => {
+                    Some(crate::dml::locking::plan(&mut p, q)?.columns())
                 }
                 Statement::Query(q) => Some(query::plan_query(&mut p, q, None)?.columns),
                 Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
@@ -159,7 +159,7 @@ impl SqlSession {
             // a FETCH by its cursor).
             Command::Fetch(f) if !f.is_move => self.cursor_columns(&f.name),
             Command::AvailabilityGroupFailover { .. } => Some(failover_columns()),
-            Command::CheckDb { .. } => Some(crate::checkdb::columns()),
+            Command::CheckDb { .. } => Some(crate::admin::checkdb::columns()),
             _ => None,
         };
         let param_types = p
@@ -178,7 +178,7 @@ impl SqlSession {
     /// Executes a prepared statement with bound parameters.
     pub fn execute_prepared(&mut self, p: &Prepared, params: Vec<Value>) -> Result<QueryOutput> {
         let _zone = walden_engine::types::zone::enter(&self.settings.zone());
-        crate::stack::with_stack_for(&p.sql, || self.execute_prepared_inner(p, params))
+        crate::session::stack::with_stack_for(&p.sql, || self.execute_prepared_inner(p, params))
     }
 
     fn execute_prepared_inner(&mut self, p: &Prepared, params: Vec<Value>) -> Result<QueryOutput> {
@@ -265,7 +265,7 @@ impl SqlSession {
     /// level; each takes its snapshot (or keeps the transaction's).
     pub(super) fn begin_statement(&self, tx: &mut Transaction) -> Result<()> {
         if !tx.has_snapshot() {
-            let level = crate::txmodes::engine_isolation(
+            let level = crate::session::txmodes::engine_isolation(
                 self.settings.get("transaction_isolation").as_deref(),
             );
             // A secondary's writes arrive as redo, outside SSI's tracking:
@@ -303,8 +303,8 @@ impl SqlSession {
         // The statement reads and shows times in the session's zone.
         let _zone = walden_engine::types::zone::enter(&self.settings.zone());
         // Per statement, also within a multi-statement query, as PostgreSQL.
-        let deadline = crate::timeouts::arm(
-            crate::timeouts::statement(&self.settings),
+        let deadline = crate::session::timeouts::arm(
+            crate::session::timeouts::statement(&self.settings),
             &self.cancel,
             &self.timed_out,
         );
@@ -351,11 +351,11 @@ impl SqlSession {
         };
         if !plannable {
             let who = self.who();
-            crate::privileges::check_command(&who, &self.engine.instance, &self.db, cmd)?;
+            crate::catalog::privileges::check_command(&who, &self.engine.instance, &self.db, cmd)?;
             let out = self.execute_command(cmd, params)?;
             let inst = self.engine.instance.clone();
             let db = self.db.clone();
-            crate::privileges::after_command(&who, &inst, &db, self.tx.as_mut(), cmd)?;
+            crate::catalog::privileges::after_command(&who, &inst, &db, self.tx.as_mut(), cmd)?;
             return Ok(out);
         }
         self.cancel.store(false, Relaxed);
@@ -458,7 +458,7 @@ impl SqlSession {
 }
 
 /// A plan and the privileges it needs.
-type Fresh = Option<(Arc<StmtPlan>, Arc<[crate::privileges::Need]>)>;
+type Fresh = Option<(Arc<StmtPlan>, Arc<[crate::catalog::privileges::Need]>)>;
 
 /// Plans (unless `cached`) and runs a statement in `tx`; returns the plan
 /// it made, if it made one.
@@ -470,7 +470,7 @@ fn run_plan(
     (db, inst, who, info, cancel): (
         &Arc<walden_engine::Database>,
         &walden_engine::Instance,
-        &crate::privileges::Who,
+        &crate::catalog::privileges::Who,
         &crate::functions::SessionInfo,
         &std::sync::atomic::AtomicBool,
     ),
@@ -482,11 +482,11 @@ fn run_plan(
             p.viewer = Some(tx.id());
             p.path = info.path.clone();
             let plan = Arc::new(plan_command(&mut p, cmd)?);
-            let needs: Arc<[_]> = crate::privileges::needs(cmd, &p).into();
+            let needs: Arc<[_]> = crate::catalog::privileges::needs(cmd, &p).into();
             (plan, needs, true)
         }
     };
-    crate::privileges::require(who, db.id(), &needs)?;
+    crate::catalog::privileges::require(who, db.id(), &needs)?;
     let ctx = Ctx {
         params,
         info,
@@ -504,7 +504,7 @@ fn run_plan(
                 ..Default::default()
             }
         }
-        StmtPlan::Locking(l) => crate::locking::run(l, tx, &ctx)?,
+        StmtPlan::Locking(l) => crate::dml::locking::run(l, tx, &ctx)?,
         StmtPlan::Insert(i) => dml::run_insert(i, tx, &ctx)?,
         StmtPlan::Update(u) => dml::run_update(u, tx, &ctx)?,
         StmtPlan::Delete(d) => dml::run_delete(d, tx, &ctx)?,
@@ -516,8 +516,8 @@ fn run_plan(
 fn plan_command(p: &mut Planner<'_>, cmd: &Command) -> Result<StmtPlan> {
     match cmd {
         Command::Sql(stmt) => match stmt.as_ref() {
-            Statement::Query(q) if crate::locking::wanted(q) => {
-                Ok(StmtPlan::Locking(crate::locking::plan(p, q)?))
+            Statement::Query(q) if crate::dml::locking::wanted(q) => {
+                Ok(StmtPlan::Locking(crate::dml::locking::plan(p, q)?))
             }
             Statement::Query(q) => Ok(StmtPlan::Query(query::plan_query(p, q, None)?)),
             Statement::Insert(ins) => Ok(StmtPlan::Insert(dml::plan_insert(p, ins)?)),

@@ -45,15 +45,15 @@ pub fn prepared_statements_rows(list: &[SqlPrepared]) -> Vec<Vec<Value>> {
                 .param_types
                 .iter()
                 .map(|t| {
-                    let (oid, _) = crate::pg_catalog::type_oid_and_mod(t);
-                    crate::pg_catalog::regtype_name(oid)
+                    let (oid, _) = crate::compat::pg_catalog::type_oid_and_mod(t);
+                    crate::compat::pg_catalog::regtype_name(oid)
                 })
                 .collect();
             vec![
                 Value::text(&s.name),
                 Value::text(&s.text),
                 Value::TimestampTz(s.at),
-                Value::text(crate::pg_catalog::array_format(
+                Value::text(crate::compat::pg_catalog::array_format(
                     types.iter().map(|t| Some(t.as_str())),
                 )),
                 Value::Bool(true),
@@ -143,7 +143,7 @@ fn type_named(text: &str) -> Result<DataType> {
                 ..
             })) = s.projection.first()
             {
-                return crate::typing::data_type(data_type);
+                return crate::expr::typing::data_type(data_type);
             }
         }
     }

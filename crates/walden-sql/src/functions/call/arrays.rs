@@ -21,7 +21,7 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
                 return Ok(Value::Null);
             }
             let mut saw_null = false;
-            for item in crate::arrays::elements(&arg(1)) {
+            for item in crate::functions::arrays::elements(&arg(1)) {
                 let r = crate::expr::binary(op, x.clone(), item)?;
                 match crate::expr::truth(&r)? {
                     Some(true) if !all => return Ok(Value::Bool(true)),
@@ -37,16 +37,18 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
             }
         }
         // Not strict: NULL arrays, elements and delimiters mean something.
-        Func::ArrayCat => crate::arrays::cat(&arg(0), &arg(1)),
-        Func::ArrayAppend => crate::arrays::append(&arg(0), arg(1)),
-        Func::ArrayPrepend => crate::arrays::prepend(arg(0), &arg(1)),
-        Func::StringToArray => crate::arrays::string_to_array(&arg(0), &arg(1), a.get(2)),
+        Func::ArrayCat => crate::functions::arrays::cat(&arg(0), &arg(1)),
+        Func::ArrayAppend => crate::functions::arrays::append(&arg(0), arg(1)),
+        Func::ArrayPrepend => crate::functions::arrays::prepend(arg(0), &arg(1)),
+        Func::StringToArray => {
+            crate::functions::arrays::string_to_array(&arg(0), &arg(1), a.get(2))
+        }
         // Not strict: a NULL null_string is as if omitted.
         Func::ArrayRemove if arg(0).is_null() => Value::Null,
         // Removes the elements equal to the value (NULL removes NULLs).
         Func::ArrayRemove => {
             let x = arg(1);
-            let kept: Vec<Value> = crate::arrays::elements(&arg(0))
+            let kept: Vec<Value> = crate::functions::arrays::elements(&arg(0))
                 .into_iter()
                 .filter(|e| match (e.is_null(), x.is_null()) {
                     (true, true) => false,
@@ -69,7 +71,7 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
                 Some(v) => int_arg(v, "integer")?,
             };
             let x = arg(1);
-            let mut found = crate::arrays::elements(&arg(0))
+            let mut found = crate::functions::arrays::elements(&arg(0))
                 .into_iter()
                 .enumerate()
                 .map(|(k, e)| (k as i64 + 1, e))
@@ -94,7 +96,7 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
         Func::ArrayToString => {
             let sep = text_arg(&arg(1));
             let null_as = a.get(2).filter(|v| !v.is_null()).map(text_arg);
-            let parts: Vec<String> = crate::arrays::elements(&arg(0))
+            let parts: Vec<String> = crate::functions::arrays::elements(&arg(0))
                 .into_iter()
                 .filter_map(|e| {
                     (!e.is_null())
@@ -109,8 +111,9 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
         // One-dimensional arrays with lower bound 1: an empty array (or
         // another dimension) has no bounds.
         Func::ArrayUpper | Func::ArrayLower => {
-            let n = crate::arrays::elements(&arg(0)).len();
-            if arg(0).is_null() || n == 0 || !crate::arrays::dimension_is_first(&arg(1))? {
+            let n = crate::functions::arrays::elements(&arg(0)).len();
+            if arg(0).is_null() || n == 0 || !crate::functions::arrays::dimension_is_first(&arg(1))?
+            {
                 Value::Null
             } else if f == Func::ArrayLower {
                 Value::Int(1)
@@ -119,20 +122,24 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
             }
         }
         Func::Cardinality if null_in => Value::Null,
-        Func::Cardinality => Value::Int(crate::arrays::elements(&arg(0)).len() as i64),
+        Func::Cardinality => Value::Int(crate::functions::arrays::elements(&arg(0)).len() as i64),
         Func::ArrayElement => match arg(1) {
             Value::Null => Value::Null,
             i => {
                 let idx = int_arg(&i, "array subscript")?;
                 usize::try_from(idx - 1)
                     .ok()
-                    .and_then(|i| crate::arrays::elements(&arg(0)).into_iter().nth(i))
+                    .and_then(|i| {
+                        crate::functions::arrays::elements(&arg(0))
+                            .into_iter()
+                            .nth(i)
+                    })
                     .unwrap_or(Value::Null)
             }
         },
-        Func::ArrayContains(false) => crate::arrays::contains(&arg(0), &arg(1))?,
-        Func::ArrayContains(true) => crate::arrays::contains(&arg(1), &arg(0))?,
-        Func::ArrayOverlap => crate::arrays::overlap(&arg(0), &arg(1))?,
+        Func::ArrayContains(false) => crate::functions::arrays::contains(&arg(0), &arg(1))?,
+        Func::ArrayContains(true) => crate::functions::arrays::contains(&arg(1), &arg(0))?,
+        Func::ArrayOverlap => crate::functions::arrays::overlap(&arg(0), &arg(1))?,
         _ => {
             return Err(SqlError::internal(format!(
                 "{f:?} is not one of the array functions"

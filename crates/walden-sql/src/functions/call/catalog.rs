@@ -17,13 +17,13 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             v => {
                 let name = text_arg(&v);
                 let found = match kind {
-                    RegKind::Class => crate::pg_catalog::regclass_lookup(env, &name),
-                    RegKind::Type => crate::pg_catalog::regtype_lookup(&name),
-                    RegKind::Namespace => crate::pg_catalog::regnamespace_lookup(&name),
+                    RegKind::Class => crate::compat::pg_catalog::regclass_lookup(env, &name),
+                    RegKind::Type => crate::compat::pg_catalog::regtype_lookup(&name),
+                    RegKind::Namespace => crate::compat::pg_catalog::regnamespace_lookup(&name),
                 };
                 let oid = found.ok().and_then(|v| v.as_i64()).or_else(|| {
                     (kind == RegKind::Type)
-                        .then(|| crate::pg_catalog::enum_regtype_oid(env, name.trim()))
+                        .then(|| crate::compat::pg_catalog::enum_regtype_oid(env, name.trim()))
                         .flatten()
                 });
                 match oid {
@@ -38,7 +38,7 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         Func::CurrentSchemas => match crate::expr::truth(&arg(0))? {
             None => Value::Null,
             Some(implicit) => Value::Array(
-                crate::pg_catalog::search_path_schemas(env, implicit)
+                crate::compat::pg_catalog::search_path_schemas(env, implicit)
                     .into_iter()
                     .map(Value::text)
                     .collect(),
@@ -54,14 +54,14 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                     m => Some(int_arg(&m, "format_type")?),
                 };
                 Value::text(
-                    crate::pg_catalog::format_type_in(env, oid, typmod)
+                    crate::compat::pg_catalog::format_type_in(env, oid, typmod)
                         .unwrap_or_else(|| "???".into()),
                 )
             }
         },
         Func::Null => Value::Null,
         Func::ObjDescription => {
-            let public = crate::pg_catalog::NS_PUBLIC;
+            let public = crate::compat::pg_catalog::NS_PUBLIC;
             let catalog = a.get(1).map(text_arg);
             match arg(0) {
                 Value::Int(o)
@@ -70,13 +70,13 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                             c == "pg_namespace" || c == "pg_catalog.pg_namespace"
                         }) =>
                 {
-                    Value::text(crate::pg_catalog::PUBLIC_COMMENT)
+                    Value::text(crate::compat::pg_catalog::PUBLIC_COMMENT)
                 }
                 _ => Value::Null,
             }
         }
         Func::True => Value::Bool(true),
-        Func::Privilege(f) => crate::privileges::call(f, &a, env)?,
+        Func::Privilege(f) => crate::catalog::privileges::call(f, &a, env)?,
         Func::False => Value::Bool(false),
         // The rest are strict: a NULL argument makes the result NULL.
         _ if null_in => Value::Null,
@@ -93,18 +93,24 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         } else {
             -1
         }),
-        Func::FunctionResult => crate::pg_catalog::function_result(int_arg(&arg(0), "oid")?)
-            .map_or(Value::Null, Value::text),
-        Func::FunctionArguments => crate::pg_catalog::function_arguments(int_arg(&arg(0), "oid")?)
-            .map_or(Value::Null, Value::text),
-        Func::PgGetExpr => Value::text(crate::pg_catalog::qualify_for_path(
+        Func::FunctionResult => {
+            crate::compat::pg_catalog::function_result(int_arg(&arg(0), "oid")?)
+                .map_or(Value::Null, Value::text)
+        }
+        Func::FunctionArguments => {
+            crate::compat::pg_catalog::function_arguments(int_arg(&arg(0), "oid")?)
+                .map_or(Value::Null, Value::text)
+        }
+        Func::PgGetExpr => Value::text(crate::compat::pg_catalog::qualify_for_path(
             env,
             &text_arg(&arg(0)),
             "nextval('",
         )),
         Func::SerialSequence => match (arg(0), arg(1)) {
             (Value::Null, _) | (_, Value::Null) => Value::Null,
-            (t, c) => crate::pg_catalog::serial_sequence(env, &text_arg(&t), &text_arg(&c))?,
+            (t, c) => {
+                crate::compat::pg_catalog::serial_sequence(env, &text_arg(&t), &text_arg(&c))?
+            }
         },
         Func::PgGetIndexDef => {
             let oid = int_arg(&arg(0), "pg_get_indexdef")?;
@@ -112,28 +118,36 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                 Some(v) => int_arg(v, "pg_get_indexdef")?,
                 None => 0,
             };
-            crate::pg_catalog::indexdef(env, oid, col)
+            crate::compat::pg_catalog::indexdef(env, oid, col)
                 .map(Value::text)
                 .unwrap_or(Value::Null)
         }
         Func::PgGetConstraintDef => {
             let oid = int_arg(&arg(0), "pg_get_constraintdef")?;
             let pretty = matches!(a.get(1), Some(Value::Bool(true)));
-            crate::pg_catalog::constraintdef(env, oid, pretty)
-                .map(|d| Value::text(crate::pg_catalog::qualify_for_path(env, &d, "REFERENCES ")))
+            crate::compat::pg_catalog::constraintdef(env, oid, pretty)
+                .map(|d| {
+                    Value::text(crate::compat::pg_catalog::qualify_for_path(
+                        env,
+                        &d,
+                        "REFERENCES ",
+                    ))
+                })
                 .unwrap_or(Value::Null)
         }
         // A name (text) is looked up; a number is the OID. Either way the
         // value carries the OID and the name it shows as.
-        Func::RegClassOid => match crate::pg_catalog::regclass_oid(env, &text_arg(&arg(0)))? {
-            Value::Int(oid) => reg_value(env, RegKind::Class, oid)?,
-            other => other,
-        },
+        Func::RegClassOid => {
+            match crate::compat::pg_catalog::regclass_oid(env, &text_arg(&arg(0)))? {
+                Value::Int(oid) => reg_value(env, RegKind::Class, oid)?,
+                other => other,
+            }
+        }
         Func::RegClassName => reg_value(env, RegKind::Class, int_arg(&arg(0), "regclass")?)?,
         Func::RegTypeOid => {
             let name = text_arg(&arg(0));
-            let oid = match crate::pg_catalog::regtype_oid(&name) {
-                Err(e) => match crate::pg_catalog::enum_regtype_oid(env, name.trim()) {
+            let oid = match crate::compat::pg_catalog::regtype_oid(&name) {
+                Err(e) => match crate::compat::pg_catalog::enum_regtype_oid(env, name.trim()) {
                     Some(oid) => oid,
                     None => return Err(e),
                 },
@@ -144,7 +158,7 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         Func::RegTypeName => reg_value(env, RegKind::Type, int_arg(&arg(0), "regtype")?)?,
         Func::RegNamespaceOid => {
             let oid = int_arg(
-                &crate::pg_catalog::regnamespace_oid(&text_arg(&arg(0)))?,
+                &crate::compat::pg_catalog::regnamespace_oid(&text_arg(&arg(0)))?,
                 "regnamespace",
             )?;
             reg_value(env, RegKind::Namespace, oid)?
@@ -152,22 +166,25 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         Func::RegNamespaceName => {
             reg_value(env, RegKind::Namespace, int_arg(&arg(0), "regnamespace")?)?
         }
-        Func::AclDefault => {
-            crate::pg_catalog::acldefault(env, &text_arg(&arg(0)), int_arg(&arg(1), "acldefault")?)?
-        }
+        Func::AclDefault => crate::compat::pg_catalog::acldefault(
+            env,
+            &text_arg(&arg(0)),
+            int_arg(&arg(1), "acldefault")?,
+        )?,
         Func::RegProcName => match arg(0) {
             Value::Int(0) => Value::text("-"),
             Value::Int(n) => Value::text(
-                crate::pg_catalog::function_name(n).map_or_else(|| n.to_string(), str::to_string),
+                crate::compat::pg_catalog::function_name(n)
+                    .map_or_else(|| n.to_string(), str::to_string),
             ),
             other => Value::text(text_arg(&other)),
         },
         Func::PartitionAncestors => match arg(0) {
-            Value::Text(t) => crate::pg_catalog::regclass_oid(env, &t)?,
+            Value::Text(t) => crate::compat::pg_catalog::regclass_oid(env, &t)?,
             other => other,
         },
-        Func::RelationSize(which) => crate::pg_catalog::size_of(env, which, &a)?,
-        Func::SizePretty => Value::text(crate::pg_catalog::size_pretty(int_arg(
+        Func::RelationSize(which) => crate::compat::pg_catalog::size_of(env, which, &a)?,
+        Func::SizePretty => Value::text(crate::compat::pg_catalog::size_pretty(int_arg(
             &arg(0),
             "pg_size_pretty",
         )?)),
@@ -192,10 +209,12 @@ fn reg_value(env: &Env<'_>, kind: RegKind, oid: i64) -> Result<Value> {
     let name = match kind {
         // InvalidOid, as PostgreSQL shows it for every reg type.
         _ if oid == 0 => "-".to_string(),
-        RegKind::Class => crate::pg_catalog::regclass_name(env, o),
-        RegKind::Type => crate::pg_catalog::enum_type_name(env.tx.database(), Some(env.tx.id()), o)
-            .unwrap_or_else(|| crate::pg_catalog::regtype_name(o)),
-        RegKind::Namespace => crate::pg_catalog::regnamespace_name(o),
+        RegKind::Class => crate::compat::pg_catalog::regclass_name(env, o),
+        RegKind::Type => {
+            crate::compat::pg_catalog::enum_type_name(env.tx.database(), Some(env.tx.id()), o)
+                .unwrap_or_else(|| crate::compat::pg_catalog::regtype_name(o))
+        }
+        RegKind::Namespace => crate::compat::pg_catalog::regnamespace_name(o),
     };
     Ok(Value::Reg(kind, oid, name.into()))
 }

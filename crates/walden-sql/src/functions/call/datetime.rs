@@ -83,10 +83,11 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                 }
             })
         }
-        Func::ToChar => crate::temporal::to_char(&arg(0), &text_arg(&arg(1)))?,
-        Func::DateTrunc => crate::temporal::date_trunc(&text_arg(&arg(0)), &arg(1))?,
-        Func::Extract => crate::temporal::extract(&text_arg(&arg(0)), &arg(1))?,
-        Func::DatePartPg => match crate::temporal::extract(&text_arg(&arg(0)), &arg(1))? {
+        Func::ToChar => crate::functions::temporal::to_char(&arg(0), &text_arg(&arg(1)))?,
+        Func::DateTrunc => crate::functions::temporal::date_trunc(&text_arg(&arg(0)), &arg(1))?,
+        Func::Extract => crate::functions::temporal::extract(&text_arg(&arg(0)), &arg(1))?,
+        Func::DatePartPg => match crate::functions::temporal::extract(&text_arg(&arg(0)), &arg(1))?
+        {
             Value::Decimal(d) => Value::Float(d.to_f64().unwrap_or(f64::NAN)),
             other => other,
         },
@@ -100,7 +101,7 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             };
             let x = if a.len() == 2 { arg(0) } else { b.clone() };
             let y = if a.len() == 2 { b } else { arg(0) };
-            crate::temporal::age(&x, &y)?
+            crate::functions::temporal::age(&x, &y)?
         }
         _ => {
             return Err(SqlError::internal(format!(

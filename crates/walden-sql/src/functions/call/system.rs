@@ -61,7 +61,7 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         Func::Spid => Value::Int(env.info.spid as i64),
         Func::BlockingPids => match arg(0).as_i64() {
             Some(pid) => Value::Array(
-                crate::locks_view::blocking_pids(env, pid)
+                crate::compat::locks_view::blocking_pids(env, pid)
                     .into_iter()
                     .map(|p| Value::Int(p as i64))
                     .collect(),
@@ -99,14 +99,14 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         Func::NextVal => {
             let name = env.info.path.user_relation_text(&text_arg(&arg(0)))?;
             if env.tx.read_only() {
-                return Err(crate::txmodes::read_only_error("nextval()"));
+                return Err(crate::session::txmodes::read_only_error("nextval()"));
             }
             Value::Int(env.tx.database().nextval(env.tx.session(), &name)?)
         }
         Func::SetVal => {
             let name = env.info.path.user_relation_text(&text_arg(&arg(0)))?;
             if env.tx.read_only() {
-                return Err(crate::txmodes::read_only_error("setval()"));
+                return Err(crate::session::txmodes::read_only_error("setval()"));
             }
             let value = arg(1);
             if value.is_null() {
@@ -122,10 +122,10 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                 },
             };
             let db = env.tx.database();
-            let seen = crate::pg_catalog::Seen::of(env);
-            match crate::pg_catalog::sequence_relation(&seen, &name) {
+            let seen = crate::compat::pg_catalog::Seen::of(env);
+            match crate::compat::pg_catalog::sequence_relation(&seen, &name) {
                 // An identity column's counter, under its sequence's name.
-                Some(crate::pg_catalog::SeqRel::Identity(id)) => {
+                Some(crate::compat::pg_catalog::SeqRel::Identity(id)) => {
                     let tb = seen.tables().into_iter().find(|t| t.id() == id);
                     let tb = tb
                         .ok_or_else(|| walden_engine::EngineError::UnknownSequence(name.clone()))?;
@@ -144,7 +144,7 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             match env.info.settings.get(&name) {
                 Some(v) => Value::text(v),
                 None if missing_ok => Value::Null,
-                None => return Err(crate::settings::unrecognized(&name)),
+                None => return Err(crate::session::settings::unrecognized(&name)),
             }
         }
         _ => {
@@ -156,7 +156,7 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
 }
 
 /// An advisory lock's name from its arguments: one bigint, or two integers.
-pub(super) fn advisory_key(a: &[Value], database: u32) -> Result<crate::advisory::Key> {
+pub(super) fn advisory_key(a: &[Value], database: u32) -> Result<crate::session::advisory::Key> {
     Ok(match a {
         [k] => (database, int_arg(k, "advisory lock key")?, false),
         [k1, k2] => {

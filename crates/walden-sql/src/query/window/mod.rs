@@ -484,8 +484,9 @@ fn check_range_offset(
 ) -> Result<()> {
     use DataType as T;
     let Some(key) = key else { return Ok(()) };
-    let name =
-        |t: &DataType| crate::pg_catalog::regtype_name(crate::pg_catalog::type_oid_and_mod(t).0);
+    let name = |t: &DataType| {
+        crate::compat::pg_catalog::regtype_name(crate::compat::pg_catalog::type_oid_and_mod(t).0)
+    };
     for off in [frame.start.offset(), frame.end.offset()]
         .into_iter()
         .flatten()

@@ -1,0 +1,440 @@
+//! CREATE/DROP TABLE, TRUNCATE, CREATE/DROP SEQUENCE: system transactions of
+//! the engine (always fully durable).
+
+use crate::catalog::constraints::{self, Declared};
+use crate::catalog::index::UniqueSpec;
+use crate::error::{ErrorKind, Result, SqlError};
+use crate::query::{object_last, Planner};
+use crate::QueryOutput;
+use sqlparser::ast::{self, ColumnOption, TableConstraint};
+use std::sync::Arc;
+use walden_engine::{
+    ColumnDef, DataType, Database, DefaultExpr, EngineError, Instance, TableDef, Transaction, Value,
+};
+
+pub(crate) fn default_expr(e: &ast::Expr) -> Result<DefaultExpr> {
+    use ast::Expr as A;
+    Ok(match e {
+        A::Function(f) => {
+            let name = object_last(&f.name).to_ascii_lowercase();
+            match name.as_str() {
+                "now"
+                | "getdate"
+                | "sysdatetime"
+                | "getutcdate"
+                | "sysutcdatetime"
+                | "current_timestamp"
+                | "localtimestamp"
+                | "statement_timestamp"
+                | "transaction_timestamp"
+                | "clock_timestamp" => DefaultExpr::Now,
+                "current_date" => DefaultExpr::Today,
+                "newid" | "gen_random_uuid" | "uuid_generate_v4" => DefaultExpr::NewUuid,
+                "nextval" => {
+                    let arg = match &f.args {
+                        ast::FunctionArguments::List(l) => l.args.first().map(|a| a.to_string()),
+                        _ => None,
+                    }
+                    .ok_or_else(|| SqlError::syntax("nextval needs a sequence name"))?;
+                    let name = arg
+                        .split("::")
+                        .next()
+                        .unwrap_or(&arg)
+                        .trim()
+                        .trim_matches('\'')
+                        .to_string();
+                    DefaultExpr::NextVal(name.rsplit('.').next().unwrap_or(&name).to_string())
+                }
+                other => return Err(SqlError::unsupported(format!("DEFAULT {other}()"))),
+            }
+        }
+        A::Identifier(id) if id.quote_style.is_none() => {
+            match id.value.to_ascii_lowercase().as_str() {
+                "current_timestamp" | "localtimestamp" => DefaultExpr::Now,
+                "current_date" => DefaultExpr::Today,
+                _ => return Err(SqlError::unsupported(format!("DEFAULT {}", id.value))),
+            }
+        }
+        A::Nested(inner) => default_expr(inner)?,
+        A::Cast { expr, .. } => default_expr(expr)?,
+        A::Value(v) => DefaultExpr::Value(literal(&v.value)?),
+        A::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
+        } => match default_expr(expr)? {
+            DefaultExpr::Value(Value::Int(i)) => DefaultExpr::Value(Value::Int(-i)),
+            DefaultExpr::Value(Value::Decimal(d)) => DefaultExpr::Value(Value::Decimal(-d)),
+            DefaultExpr::Value(Value::Float(f)) => DefaultExpr::Value(Value::Float(-f)),
+            _ => return Err(SqlError::unsupported(format!("DEFAULT {e}"))),
+        },
+        other => return Err(SqlError::unsupported(format!("DEFAULT {other}"))),
+    })
+}
+
+fn literal(v: &ast::Value) -> Result<Value> {
+    Ok(match v {
+        ast::Value::Number(n, _) => match n.parse::<i64>() {
+            Ok(i) => Value::Int(i),
+            Err(_) => Value::Decimal(
+                n.parse()
+                    .map_err(|_| SqlError::syntax(format!("bad number {n}")))?,
+            ),
+        },
+        ast::Value::SingleQuotedString(s) => Value::text(s),
+        ast::Value::Boolean(b) => Value::Bool(*b),
+        ast::Value::Null => Value::Null,
+        other => return Err(SqlError::unsupported(format!("DEFAULT {other}"))),
+    })
+}
+
+fn const_i64(e: &ast::Expr) -> Result<i64> {
+    match e {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::Number(n, _) => n
+                .parse()
+                .map_err(|_| SqlError::syntax(format!("bad number {n}"))),
+            _ => Err(SqlError::syntax(
+                "IDENTITY needs integer seed and increment",
+            )),
+        },
+        ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
+        } => Ok(-const_i64(expr)?),
+        _ => Err(SqlError::syntax(
+            "IDENTITY needs integer seed and increment",
+        )),
+    }
+}
+
+pub fn create_table(
+    db: &Arc<Database>,
+    instance: &Instance,
+    tx: &mut Transaction,
+    ct: &ast::CreateTable,
+) -> Result<QueryOutput> {
+    if ct.query.is_some() {
+        return Err(SqlError::unsupported("CREATE TABLE ... AS SELECT"));
+    }
+    let name = object_last(&ct.name);
+    if ct.if_not_exists && db.table(&name).is_ok() {
+        let mut out = QueryOutput::command("CREATE TABLE");
+        out.notices
+            .push(format!("relation \"{name}\" already exists, skipping"));
+        return Ok(out);
+    }
+    let mut columns = Vec::new();
+    let mut pk: Vec<String> = Vec::new();
+    let mut uniques: Vec<UniqueSpec> = Vec::new();
+    let mut plain = Vec::new();
+    let mut checks: Vec<Declared> = Vec::new();
+    let mut fks: Vec<crate::catalog::foreign_keys::Declared> = Vec::new();
+    for c in &ct.columns {
+        let (ty, serial) = crate::expr::typing::column_type_in(db, Some(tx.id()), &c.data_type)?;
+        let mut col = ColumnDef::new(crate::expr::fold_ident(&c.name), ty);
+        if serial {
+            col = col.identity(1, 1);
+        }
+        for o in &c.options {
+            match &o.option {
+                ColumnOption::NotNull => col.nullable = false,
+                ColumnOption::Null => col.nullable = true,
+                ColumnOption::Default(e) => col.default = Some(default_expr(e)?),
+                ColumnOption::PrimaryKey(_) => {
+                    pk.push(crate::expr::fold_ident(&c.name));
+                    col.nullable = false;
+                }
+                ColumnOption::Unique(u) => uniques.push(UniqueSpec::of(u, Some(&c.name))?),
+                ColumnOption::Identity(kind) => {
+                    let prop = match kind {
+                        ast::IdentityPropertyKind::Identity(p)
+                        | ast::IdentityPropertyKind::Autoincrement(p) => p,
+                    };
+                    let (seed, inc) = match &prop.parameters {
+                        Some(ast::IdentityPropertyFormatKind::FunctionCall(p))
+                        | Some(ast::IdentityPropertyFormatKind::StartAndIncrement(p)) => {
+                            (const_i64(&p.seed)?, const_i64(&p.increment)?)
+                        }
+                        None => (1, 1),
+                    };
+                    col = col.identity(seed, inc);
+                }
+                ColumnOption::Generated {
+                    generated_as,
+                    sequence_options,
+                    generation_expr,
+                    ..
+                } => {
+                    col = generated_identity(col, generated_as, sequence_options, generation_expr)?
+                }
+                ColumnOption::DialectSpecific(toks) => {
+                    let s: String = toks
+                        .iter()
+                        .map(|t| t.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    if s.to_ascii_uppercase().contains("AUTO_INCREMENT")
+                        || s.to_ascii_uppercase().contains("AUTOINCREMENT")
+                    {
+                        col = col.identity(1, 1);
+                    }
+                }
+                ColumnOption::Check(ck) => checks.push(declared_check(o.name.as_ref(), ck)?),
+                ColumnOption::ForeignKey(fk) => fks.push(crate::catalog::foreign_keys::declared(
+                    o.name.as_ref(),
+                    fk,
+                    Some(&c.name),
+                )?),
+                ColumnOption::Comment(_) | ColumnOption::Collation(_) => {}
+                other => return Err(SqlError::unsupported(format!("column option {other}"))),
+            }
+        }
+        columns.push(col);
+    }
+    for c in &ct.constraints {
+        match c {
+            TableConstraint::PrimaryKey(p) => {
+                if !pk.is_empty() {
+                    return Err(SqlError::new(
+                        ErrorKind::InvalidParameter,
+                        format!("multiple primary keys for table \"{name}\" are not allowed"),
+                    ));
+                }
+                for ic in &p.columns {
+                    pk.push(ic.column.expr.to_string().trim_matches('"').to_string());
+                }
+            }
+            TableConstraint::Check(ck) => checks.push(declared_check(None, ck)?),
+            TableConstraint::ForeignKey(fk) => {
+                fks.push(crate::catalog::foreign_keys::declared(None, fk, None)?)
+            }
+            TableConstraint::Unique(u) => uniques.push(UniqueSpec::of(u, None)?),
+            TableConstraint::Index(ix) => plain.push(crate::catalog::index::inline_index(ix)?),
+            other => return Err(SqlError::unsupported(format!("constraint {other}"))),
+        }
+    }
+    if pk.len() > 1
+        && ct
+            .columns
+            .iter()
+            .filter(|c| {
+                c.options
+                    .iter()
+                    .any(|o| matches!(o.option, ColumnOption::PrimaryKey(_)))
+            })
+            .count()
+            > 1
+    {
+        return Err(SqlError::new(
+            ErrorKind::InvalidParameter,
+            format!("multiple primary keys for table \"{name}\" are not allowed"),
+        ));
+    }
+    crate::catalog::index::check_key_width(pk.len())?;
+    // Keys are stored in an order-preserving byte encoding that json and
+    // jsonb do not have (and json has no equality at all).
+    for k in &pk {
+        if let Some(c) = columns.iter().find(|c| c.name == *k) {
+            if matches!(c.data_type, DataType::Json | DataType::Jsonb) {
+                return Err(SqlError::unsupported(format!(
+                    "PRIMARY KEY on column \"{k}\" of type {}",
+                    c.data_type.sql_name()
+                )));
+            }
+        }
+    }
+    let pk_refs: Vec<&str> = pk.iter().map(|s| s.as_str()).collect();
+    let mut p = Planner::new(db.clone(), instance, &[]);
+    let checks = constraints::declare(
+        &mut p,
+        &name,
+        &columns,
+        checks,
+        constraints::names_in_use(db),
+    )?;
+    let mut def = TableDef::new(name, columns, &pk_refs)
+        .and_then(|d| d.with_checks(checks))
+        .map_err(map_def_err)?;
+    def.indexes = crate::catalog::index::table_indexes(db, &def, uniques, plain)?;
+    crate::catalog::foreign_keys::declare(db, &mut def, fks)?;
+    tx.create_table(def)?;
+    Ok(QueryOutput::command("CREATE TABLE"))
+}
+
+pub(crate) fn declared_check(
+    outer: Option<&ast::Ident>,
+    ck: &ast::CheckConstraint,
+) -> Result<Declared> {
+    if ck.enforced == Some(false) {
+        return Err(SqlError::unsupported("CHECK ... NOT ENFORCED"));
+    }
+    Ok(Declared {
+        name: outer.or(ck.name.as_ref()).map(crate::expr::fold_ident),
+        expr: (*ck.expr).clone(),
+    })
+}
+
+pub(crate) fn map_def_err(e: EngineError) -> SqlError {
+    match e {
+        EngineError::InvalidDefinition(m)
+            if m.contains("more than once") || m.contains("already exists") =>
+        {
+            SqlError::new(ErrorKind::DuplicateObject, m)
+        }
+        other => other.into(),
+    }
+}
+
+pub fn drop(
+    db: &Arc<Database>,
+    tx: &mut Transaction,
+    object_type: &ast::ObjectType,
+    if_exists: bool,
+    names: &[ast::ObjectName],
+    cascade: bool,
+) -> Result<QueryOutput> {
+    let mut out = QueryOutput::default();
+    for n in names {
+        let name = object_last(n);
+        let r = match object_type {
+            ast::ObjectType::Table => {
+                crate::catalog::foreign_keys::drop_table(tx, &name, cascade, &mut out)
+            }
+            ast::ObjectType::Sequence => tx.drop_sequence(&name),
+            ast::ObjectType::Type => {
+                crate::catalog::enums::drop_type(tx, &name, if_exists, cascade, &mut out)?;
+                continue;
+            }
+            ast::ObjectType::Index => {
+                crate::catalog::index::drop_index(db, tx, &name, if_exists, &mut out)?;
+                continue;
+            }
+            ast::ObjectType::View => {
+                return Err(SqlError::unsupported(format!("DROP {object_type}")));
+            }
+            other => return Err(SqlError::unsupported(format!("DROP {other}"))),
+        };
+        match r {
+            Ok(()) => {}
+            Err(EngineError::UnknownTable(_) | EngineError::UnknownSequence(_)) if if_exists => {
+                out.notices.push(format!(
+                    "{} \"{name}\" does not exist, skipping",
+                    object_type.to_string().to_lowercase()
+                ));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    out.tag = format!("DROP {}", object_type.to_string().to_uppercase());
+    Ok(out)
+}
+
+pub fn truncate(
+    db: &Arc<Database>,
+    tx: &mut Transaction,
+    t: &ast::Truncate,
+) -> Result<QueryOutput> {
+    let mut out = QueryOutput::command("TRUNCATE TABLE");
+    let names = t
+        .table_names
+        .iter()
+        .map(|target| object_last(&target.name))
+        .collect();
+    let cascade = matches!(t.cascade, Some(ast::CascadeOption::Cascade));
+    for name in crate::catalog::foreign_keys::truncate_targets(db, names, cascade, &mut out)? {
+        tx.truncate(&name)?;
+    }
+    Ok(out)
+}
+
+pub fn create_sequence(
+    tx: &mut Transaction,
+    n: &str,
+    if_not_exists: bool,
+    options: &walden_engine::SequenceOptions,
+) -> Result<QueryOutput> {
+    match tx.create_sequence(n, options) {
+        Ok(()) => Ok(QueryOutput::command("CREATE SEQUENCE")),
+        Err(EngineError::SequenceExists(_)) if if_not_exists => {
+            let mut out = QueryOutput::command("CREATE SEQUENCE");
+            out.notices
+                .push(format!("relation \"{n}\" already exists, skipping"));
+            Ok(out)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `LOCK [TABLE] name [, ...] [IN mode MODE] [NOWAIT]` (in a transaction
+/// block; the locks are held to its end).
+pub fn lock_table(tx: &mut Transaction, l: &ast::Lock) -> Result<QueryOutput> {
+    use walden_engine::TableLockMode as M;
+    let mode = match l.lock_mode {
+        None | Some(ast::LockTableMode::AccessExclusive) => M::AccessExclusive,
+        Some(ast::LockTableMode::AccessShare) => M::AccessShare,
+        Some(ast::LockTableMode::RowShare) => M::RowShare,
+        Some(ast::LockTableMode::RowExclusive) => M::RowExclusive,
+        Some(ast::LockTableMode::ShareUpdateExclusive) => M::ShareUpdateExclusive,
+        Some(ast::LockTableMode::Share) => M::Share,
+        Some(ast::LockTableMode::ShareRowExclusive) => M::ShareRowExclusive,
+        Some(ast::LockTableMode::Exclusive) => M::Exclusive,
+    };
+    for t in &l.tables {
+        tx.lock_table_named(&crate::query::object_last(&t.name), mode, l.nowait)?;
+    }
+    Ok(QueryOutput::command("LOCK TABLE"))
+}
+
+/// `GENERATED { ALWAYS | BY DEFAULT } AS IDENTITY [(options)]`: an
+/// identity column (ALWAYS refuses explicit values, see `dml.rs`). What it
+/// cannot honour is refused rather than taken for an identity: a generated
+/// expression column, and sequence bounds or cycling (`NO MINVALUE`, `NO
+/// MAXVALUE` and `NO CYCLE` are what it does). CACHE only tunes how
+/// PostgreSQL hands out values.
+pub(crate) fn generated_identity(
+    col: ColumnDef,
+    generated_as: &ast::GeneratedAs,
+    options: &Option<Vec<ast::SequenceOptions>>,
+    expr: &Option<ast::Expr>,
+) -> Result<ColumnDef> {
+    if expr.is_some() || matches!(generated_as, ast::GeneratedAs::ExpStored) {
+        return Err(SqlError::unsupported(
+            "generated columns (GENERATED ALWAYS AS (expression))",
+        ));
+    }
+    let kind = match generated_as {
+        ast::GeneratedAs::Always => walden_engine::IdentityGeneration::Always,
+        _ => walden_engine::IdentityGeneration::ByDefault,
+    };
+    let (mut start, mut increment) = (None, 1);
+    for o in options.iter().flatten() {
+        match o {
+            ast::SequenceOptions::StartWith(e, _) => start = Some(const_i64(e)?),
+            ast::SequenceOptions::IncrementBy(e, _) => increment = const_i64(e)?,
+            ast::SequenceOptions::Cache(_)
+            | ast::SequenceOptions::MinValue(None)
+            | ast::SequenceOptions::MaxValue(None)
+            // sqlparser's `Cycle(true)` is `NO CYCLE`.
+            | ast::SequenceOptions::Cycle(true) => {}
+            other => {
+                return Err(SqlError::unsupported(format!(
+                    "identity column option {}",
+                    other.to_string().trim()
+                )))
+            }
+        }
+    }
+    if increment == 0 {
+        return Err(SqlError::new(
+            crate::error::ErrorKind::InvalidParameter,
+            "INCREMENT must not be zero",
+        ));
+    }
+    // A descending identity starts at its upper bound, -1, as PostgreSQL's.
+    let start = start.unwrap_or(if increment > 0 { 1 } else { -1 });
+    let mut col = col.identity(start, increment);
+    if let Some(ident) = col.identity.as_mut() {
+        ident.generated = Some(kind);
+    }
+    Ok(col)
+}

@@ -1,0 +1,16 @@
+//! Catalog statements: CREATE / ALTER / DROP of each kind of object (tables,
+//! sequences, indexes, constraints, enum types, roles, grants, owners), the
+//! checks they run, and how names resolve to objects (`search_path`).
+
+pub(crate) mod alter_table;
+pub(crate) mod constraints;
+pub(crate) mod ddl;
+pub(crate) mod enums;
+pub(crate) mod foreign_keys;
+pub(crate) mod index;
+pub(crate) mod owned_by;
+pub(crate) mod owner;
+pub(crate) mod privileges;
+pub(crate) mod public_schema;
+pub(crate) mod roles;
+pub(crate) mod search_path;

@@ -1,0 +1,7 @@
+//! The system catalogs and views other tools read: PostgreSQL's
+//! `pg_catalog` and `information_schema`, SQL Server's `sys.*` views and
+//! DMVs, and the lock views of both.
+
+pub(crate) mod locks_view;
+pub(crate) mod pg_catalog;
+pub(crate) mod sysviews;

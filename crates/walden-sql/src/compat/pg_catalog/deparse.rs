@@ -1,0 +1,228 @@
+//! SQL text the catalog functions print: identifiers, defaults, index and constraint definitions.
+
+use super::*;
+
+/// PostgreSQL's `quote_ident`: double quotes unless the name is a lower-case
+/// identifier that is not a reserved word.
+pub fn quote_ident(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '$')
+        && !RESERVED.contains(&s);
+    if plain {
+        s.to_string()
+    } else {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    }
+}
+
+/// PostgreSQL's reserved key words (those `quote_ident` quotes).
+pub(super) const RESERVED: &[&str] = &[
+    "all",
+    "analyse",
+    "analyze",
+    "and",
+    "any",
+    "array",
+    "as",
+    "asc",
+    "asymmetric",
+    "both",
+    "case",
+    "cast",
+    "check",
+    "collate",
+    "column",
+    "constraint",
+    "create",
+    "current_catalog",
+    "current_date",
+    "current_role",
+    "current_time",
+    "current_timestamp",
+    "current_user",
+    "default",
+    "deferrable",
+    "desc",
+    "distinct",
+    "do",
+    "else",
+    "end",
+    "except",
+    "false",
+    "fetch",
+    "for",
+    "foreign",
+    "from",
+    "grant",
+    "group",
+    "having",
+    "in",
+    "initially",
+    "intersect",
+    "into",
+    "lateral",
+    "leading",
+    "limit",
+    "localtime",
+    "localtimestamp",
+    "not",
+    "null",
+    "offset",
+    "on",
+    "only",
+    "or",
+    "order",
+    "placing",
+    "primary",
+    "references",
+    "returning",
+    "select",
+    "session_user",
+    "some",
+    "symmetric",
+    "table",
+    "then",
+    "to",
+    "trailing",
+    "true",
+    "union",
+    "unique",
+    "user",
+    "using",
+    "variadic",
+    "when",
+    "where",
+    "window",
+    "with",
+];
+
+/// `quote_literal(text)`: a string literal, `E'...'` when it holds a
+/// backslash (as PostgreSQL writes it).
+pub fn quote_literal_text(s: &str) -> String {
+    if s.contains('\\') {
+        format!("E'{}'", s.replace('\\', "\\\\").replace('\'', "''"))
+    } else {
+        quote_literal(s)
+    }
+}
+
+pub(super) fn quote_literal(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// A column default as `pg_get_expr(adbin, ...)` prints it. Identity columns
+/// (`SERIAL`, `IDENTITY(1,1)`, `GENERATED ... AS IDENTITY` are one thing in
+/// Walden) show as the `nextval` default of a serial column, the form
+/// PostgreSQL users read most often.
+pub(super) fn default_text(table: &Table, c: &ColumnDef) -> Option<String> {
+    // A serial-like identity shows as PostgreSQL's serial column; a
+    // SQL-standard identity column has no default there (attidentity says).
+    if c.identity.is_some_and(|i| i.generated.is_none()) {
+        return Some(format!(
+            "nextval({}::regclass)",
+            quote_literal(&format!("{}_{}_seq", table.name(), c.name))
+        ));
+    }
+    let (oid, _) = type_oid_and_mod(&c.data_type);
+    let type_name = format_type(oid, None).unwrap_or_default();
+    Some(match c.default.as_ref()? {
+        DefaultExpr::Value(Value::Null) => return None,
+        DefaultExpr::Value(v @ (Value::Int(_) | Value::Decimal(_) | Value::Float(_))) => {
+            let s = v.to_string();
+            // PostgreSQL prints a negative constant as a typed literal.
+            if s.starts_with('-') {
+                format!("{}::{type_name}", quote_literal(&s))
+            } else {
+                s
+            }
+        }
+        DefaultExpr::Value(Value::Bool(b)) => b.to_string(),
+        DefaultExpr::Value(v) => format!("{}::{type_name}", quote_literal(&v.to_string())),
+        DefaultExpr::Now => "now()".into(),
+        DefaultExpr::Today => "CURRENT_DATE".into(),
+        DefaultExpr::NewUuid => "gen_random_uuid()".into(),
+        DefaultExpr::NextVal(seq) => format!("nextval({}::regclass)", quote_literal(seq)),
+    })
+}
+
+/// `pg_get_indexdef(oid, column, pretty)`: the whole `CREATE INDEX`
+/// statement for column 0, else the name of that key column.
+pub fn indexdef(env: &Env<'_>, oid: i64, column: i64) -> Option<String> {
+    let Some(Rel::Index(ix)) = rel_by_oid(&Seen::of(env), oid) else {
+        return None;
+    };
+    if column > 0 {
+        let i = *ix.columns.get(column as usize - 1)?;
+        return Some(quote_ident(&ix.table.def.columns[i].name));
+    }
+    Some(ix.definition())
+}
+
+/// `pg_get_constraintdef(oid, pretty)`.
+pub fn constraintdef(env: &Env<'_>, oid: i64, pretty: bool) -> Option<String> {
+    if let Some(def) = crate::catalog::foreign_keys::catalog::constraintdef(&Seen::of(env), oid) {
+        return Some(def);
+    }
+    if let Some((id, n)) = decode_check_oid(oid) {
+        let t = Seen::of(env).tables().into_iter().find(|t| t.id() == id)?;
+        return Some(crate::catalog::constraints::check_def_text(
+            t.def.checks.get(n)?,
+            pretty,
+        ));
+    }
+    let (_, slot) = decode_oid(oid)?;
+    if slot != SLOT_PKEY_CONSTRAINT && slot != SLOT_INDEX_CONSTRAINT {
+        return None;
+    }
+    let ix = all_indexes(&Seen::of(env))
+        .into_iter()
+        .find(|ix| ix.constraint.is_some_and(|(_, c)| c == oid))?;
+    Some(format!(
+        "{} ({})",
+        if ix.primary { "PRIMARY KEY" } else { "UNIQUE" },
+        ix.column_names()
+    ))
+}
+
+/// `pg_size_pretty(bytes)`, with PostgreSQL's units and rounding.
+pub fn size_pretty(bytes: i64) -> String {
+    const LIMIT: i64 = 10 * 1024;
+    const LIMIT2: i64 = LIMIT * 2 - 1;
+    let half_rounded = |x: i64| (x + if x < 0 { -1 } else { 1 }) / 2;
+    if bytes.unsigned_abs() < LIMIT as u64 {
+        return format!("{bytes} bytes");
+    }
+    // Keep one extra bit for rounding, as PostgreSQL does.
+    let mut size = bytes >> 9;
+    for unit in ["kB", "MB", "GB"] {
+        if size.unsigned_abs() < LIMIT2 as u64 {
+            return format!("{} {unit}", half_rounded(size));
+        }
+        size >>= 10;
+    }
+    format!("{} TB", half_rounded(size))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idents_and_sizes_print_like_postgres() {
+        assert_eq!(quote_ident("abc_1"), "abc_1");
+        assert_eq!(quote_ident("Abc"), "\"Abc\"");
+        assert_eq!(quote_ident("user"), "\"user\"");
+        assert_eq!(
+            split_qualified("public.\"T\""),
+            (Some("public".into()), "T".into())
+        );
+        assert_eq!(size_pretty(8192), "8192 bytes");
+        assert_eq!(size_pretty(10 * 1024 * 1024), "10 MB");
+        assert_eq!(size_pretty(123_456), "121 kB");
+        assert_eq!(size_pretty(i64::MIN), "-8388608 TB");
+    }
+}
