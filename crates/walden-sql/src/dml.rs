@@ -132,7 +132,7 @@ pub(crate) fn returning(
                 };
                 let x = Expr::compile(p, scope, e)?;
                 let type_of =
-                    |t: &ast::DataType| crate::expr::typing::data_type_in(&p.db, p.viewer, t).ok();
+                    |t: &ast::DataType| crate::types::names::data_type_in(&p.db, p.viewer, t).ok();
                 columns.push(Column {
                     name,
                     ty: query::static_type(&x, &types, &p.params)

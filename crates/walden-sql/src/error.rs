@@ -178,26 +178,6 @@ impl SqlError {
             format!("{what} is not supported"),
         )
     }
-    pub fn too_deep(depth: usize) -> Self {
-        Self::new(
-            ErrorKind::StackDepth,
-            format!(
-                "stack depth limit exceeded: the statement nests about {depth} operators or \
-                 set operations deep, more than the {} Walden evaluates",
-                crate::front::MAX_DEPTH
-            ),
-        )
-    }
-    pub fn too_nested(nesting: usize) -> Self {
-        Self::new(
-            ErrorKind::StackDepth,
-            format!(
-                "stack depth limit exceeded: the statement nests parentheses or subqueries \
-                 {nesting} deep, more than the {} Walden plans",
-                crate::front::MAX_NESTING
-            ),
-        )
-    }
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Internal, message)
     }

@@ -23,7 +23,6 @@ mod ops;
 pub(crate) mod record;
 mod regcast;
 mod text_ops;
-pub(crate) mod typing;
 use common::in_list_unknown;
 pub(crate) use common::resolve_common;
 pub use compile::*;

@@ -12,7 +12,7 @@
 //!
 //! The wire server (`walden-server`) drives a [`SqlSession`] per connection.
 
-// The stages of a statement's path, from the bottom: error, front,
+// The stages of a statement's path, from the bottom: error, types, front,
 // functions, expr, query, compat, dml, catalog, admin, session. A module
 // imports only from its own stage and the ones below it (docs/design.md,
 // "SQL layer"; tests/stages.rs checks it).
@@ -26,6 +26,7 @@ mod front;
 mod functions;
 mod query;
 mod session;
+mod types;
 
 pub use compat::pg_catalog::{decode_enum_oid, enum_array_oid, enum_oid, reg_type_oid};
 pub use error::{ErrorFields, ErrorKind, Result, SqlError};

@@ -12,11 +12,10 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use walden_engine::types::now_micros;
 mod copy_stmt;
-mod cursors;
 mod dispatch;
 mod execute;
 mod prepare_stmt;
-pub use prepare_stmt::{parse_execute, parse_prepare, prepared_statements_columns};
+pub use prepare_stmt::prepared_statements_columns;
 pub(crate) mod advisory;
 pub(crate) mod copy;
 pub(crate) mod cursor;
@@ -24,7 +23,6 @@ pub(crate) mod settings;
 pub(crate) mod stack;
 pub(crate) mod timeouts;
 mod txblock;
-pub(crate) mod txmodes;
 
 use walden_engine::{DataType, Database, Session, Transaction};
 
@@ -70,7 +68,7 @@ pub struct SqlSession {
     /// The implicit block is the extended protocol's (not a multi-statement
     /// query's): DECLARE without HOLD is refused there, as in PostgreSQL.
     pipeline: bool,
-    /// Open cursors (see `cursors.rs`).
+    /// Open cursors (see `cursor.rs`).
     cursors: Vec<crate::session::cursor::Cursor>,
     /// Statements `PREPARE` made (see `prepare_stmt.rs`).
     sql_prepared: Vec<prepare_stmt::SqlPrepared>,

@@ -283,7 +283,7 @@ impl<'a> Work<'a> {
             return Err(err(ErrorKind::DuplicateColumn, m));
         }
         let (ty, serial) =
-            crate::expr::typing::column_type_in(self.db, Some(self.env.tx.id()), &c.data_type)?;
+            crate::types::names::column_type_in(self.db, Some(self.env.tx.id()), &c.data_type)?;
         let mut col = ColumnDef::new(name.clone(), ty.clone());
         if serial {
             col = col.identity(1, 1);
@@ -490,7 +490,7 @@ impl<'a> Work<'a> {
         ty: &ast::DataType,
         using: Option<&ast::Expr>,
     ) -> Result<()> {
-        let (new, serial) = crate::expr::typing::column_type_in(self.db, p.viewer, ty)?;
+        let (new, serial) = crate::types::names::column_type_in(self.db, p.viewer, ty)?;
         let cname = self.def.columns[i].name.clone();
         if serial {
             return Err(err(

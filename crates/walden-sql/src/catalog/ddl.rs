@@ -130,7 +130,7 @@ pub fn create_table(
     let mut checks: Vec<Declared> = Vec::new();
     let mut fks: Vec<crate::catalog::foreign_keys::Declared> = Vec::new();
     for c in &ct.columns {
-        let (ty, serial) = crate::expr::typing::column_type_in(db, Some(tx.id()), &c.data_type)?;
+        let (ty, serial) = crate::types::names::column_type_in(db, Some(tx.id()), &c.data_type)?;
         let mut col = ColumnDef::new(crate::expr::fold_ident(&c.name), ty);
         if serial {
             col = col.identity(1, 1);

@@ -60,7 +60,7 @@ pub fn create_type(
 
 /// A built-in type's name is taken, as in PostgreSQL's pg_catalog.
 fn check_builtin(name: &str) -> Result<()> {
-    if crate::expr::parse_type_name(&format!("\"{}\"", name.replace('"', "\"\""))).is_ok() {
+    if crate::types::names::parse_type_name(&format!("\"{}\"", name.replace('"', "\"\""))).is_ok() {
         return Err(SqlError::new(
             ErrorKind::DuplicateObject,
             format!("type \"{name}\" already exists"),

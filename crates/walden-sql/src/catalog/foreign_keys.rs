@@ -496,14 +496,14 @@ pub(crate) fn map_engine(e: EngineError) -> SqlError {
 pub(crate) fn constraint_def(me: &TableDef, r: &TableDef, fk: &ForeignKeyDef) -> String {
     let names = |d: &TableDef, cols: &[usize]| -> String {
         cols.iter()
-            .map(|&c| crate::compat::pg_catalog::quote_ident(&d.columns[c].name))
+            .map(|&c| crate::types::quote_ident(&d.columns[c].name))
             .collect::<Vec<_>>()
             .join(", ")
     };
     let mut s = format!(
         "FOREIGN KEY ({}) REFERENCES {}({})",
         names(me, &fk.columns),
-        crate::compat::pg_catalog::quote_ident(&r.name),
+        crate::types::quote_ident(&r.name),
         names(r, &fk.ref_columns)
     );
     if fk.match_full {

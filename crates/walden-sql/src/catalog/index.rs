@@ -310,33 +310,3 @@ pub fn table_indexes(
     }
     Ok(out)
 }
-
-/// T-SQL's `CREATE [UNIQUE] NONCLUSTERED INDEX`: the same statement without
-/// the word (every secondary index here is nonclustered). `CLUSTERED` is
-/// refused: a table is ordered by its primary key. `None` when the
-/// statement is not of this form.
-pub fn tsql_create_index(sql: &str) -> Result<Option<String>> {
-    let lead = sql.trim_start();
-    let mut words = lead.split_ascii_whitespace();
-    if !words
-        .next()
-        .is_some_and(|w| w.eq_ignore_ascii_case("create"))
-    {
-        return Ok(None);
-    }
-    let mut w = words.next();
-    if w.is_some_and(|w| w.eq_ignore_ascii_case("unique")) {
-        w = words.next();
-    }
-    let Some(kind) = w else { return Ok(None) };
-    if kind.eq_ignore_ascii_case("clustered") {
-        return Err(SqlError::unsupported(
-            "CLUSTERED index (a table is ordered by its primary key; create a NONCLUSTERED index)",
-        ));
-    }
-    if !kind.eq_ignore_ascii_case("nonclustered") {
-        return Ok(None);
-    }
-    let at = lead.len() - lead[lead.find(kind).unwrap_or(0)..].len();
-    Ok(Some(format!("{}{}", &lead[..at], &lead[at + kind.len()..])))
-}

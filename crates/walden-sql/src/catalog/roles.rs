@@ -1,25 +1,21 @@
 //! CREATE / ALTER / DROP ROLE (and USER, GROUP), GRANT and REVOKE: parsed
-//! here (sqlparser's forms differ by dialect) and run against the instance's
+//! in `front/role.rs` (sqlparser's forms differ by dialect) and run against the instance's
 //! role catalog (GRANT and REVOKE of privileges in `grant.rs`). What Walden
 //! cannot honour (VALID UNTIL, WITH ADMIN OPTION,
 //! column privileges, GRANTED BY, ...) is refused with 0A000, never stored and ignored.
 
 use crate::catalog::privileges::{denied, Who};
 use crate::error::{ErrorKind, Result, SqlError};
-use crate::front::{Command, Toks};
 use crate::QueryOutput;
-use sqlparser::tokenizer::Token;
 use walden_engine::roles::{
-    privs, Membership, ObjKind, Role, RoleCatalog, BOOTSTRAP_OID, PG_DATABASE_OWNER, PREDEFINED,
-    PUBLIC,
+    Membership, ObjKind, Role, RoleCatalog, BOOTSTRAP_OID, PG_DATABASE_OWNER, PREDEFINED, PUBLIC,
 };
 use walden_engine::scram::ScramVerifier;
 use walden_engine::{Database, Instance, Transaction};
 
 mod grant;
-mod parse;
 
-pub use parse::*;
+pub use crate::front::role::{AccessStmt, Objects, RoleOpt};
 
 /// A role name from a statement: CURRENT_USER and SESSION_USER are the
 /// session's role.
@@ -400,6 +396,3 @@ fn dependencies(c: &RoleCatalog, instance: &Instance, oid: u32) -> Vec<String> {
     }
     out
 }
-
-#[cfg(test)]
-mod tests;

@@ -7,8 +7,7 @@
 use crate::error::{ErrorKind, Result, SqlError};
 use sqlparser::ast;
 
-/// The path PostgreSQL starts a session with.
-pub const DEFAULT_PATH: &str = "\"$user\", public";
+pub use crate::front::DEFAULT_PATH;
 
 /// The existing schemas a session's `search_path` names, in order, and
 /// what the session's role may do in `public` (its USAGE and CREATE

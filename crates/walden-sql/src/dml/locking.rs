@@ -14,16 +14,12 @@
 use crate::dml::{self, Ctx, Returning};
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::expr::{Expr, Scope};
+use crate::front::WEAKER;
 use crate::query::{self, object_last, Planner, SortKey};
 use crate::{Column, QueryOutput};
 use sqlparser::ast::{self, SetExpr, TableFactor};
 use std::sync::Arc;
 use walden_engine::{Key, LockMode, Locked, Table, Transaction, Value, WaitPolicy};
-
-/// The front end spells `FOR NO KEY UPDATE` / `FOR KEY SHARE` (which
-/// sqlparser does not parse) as this clause followed by `FOR UPDATE` /
-/// `FOR SHARE`: it makes the next clause the weaker mode.
-pub(crate) const WEAKER: &str = "walden:weaker row lock";
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Busy {

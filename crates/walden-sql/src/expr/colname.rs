@@ -50,11 +50,11 @@ pub(super) fn type_name(t: &SqlType) -> String {
         SqlType::Time(_, TimezoneInfo::WithTimeZone | TimezoneInfo::Tz) => "timetz".into(),
         SqlType::Time(..) => "time".into(),
         SqlType::Interval { .. } => "interval".into(),
-        other => match crate::expr::typing::data_type(other) {
+        other => match crate::types::names::data_type(other) {
             Ok(dt) => {
                 let elem = dt.element().unwrap_or(dt);
-                let oid = crate::compat::pg_catalog::type_oid_and_mod(&elem).0;
-                crate::compat::pg_catalog::typname(oid)
+                let oid = crate::types::type_oid_and_mod(&elem).0;
+                crate::types::typname(oid)
                     .map(str::to_string)
                     .unwrap_or_else(|| other.to_string().to_ascii_lowercase())
             }

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::functions::bitwise::BitOp;
+use crate::types::names::parse_type_name;
 
 impl Expr {
     /// Compiles an AST expression in `scope`.
@@ -91,7 +92,7 @@ impl Expr {
                 other => Expr::Lit(lit_value(other)?),
             },
             A::TypedString(ts) => {
-                let t = crate::expr::typing::data_type_in(&p.db, p.viewer, &ts.data_type)?;
+                let t = crate::types::names::data_type_in(&p.db, p.viewer, &ts.data_type)?;
                 let v = lit_value(&ts.value.value)?;
                 // An enum constant keeps its cast, which types it.
                 if t == DataType::TimestampTz || crate::catalog::enums::is_enum(&t) {
@@ -294,7 +295,7 @@ impl Expr {
                 if let Some(e) = catalog_cast(p, scope, expr, data_type)? {
                     return Ok(e);
                 }
-                let t = crate::expr::typing::data_type_in(&p.db, p.viewer, data_type)?;
+                let t = crate::types::names::data_type_in(&p.db, p.viewer, data_type)?;
                 let inner = Expr::compile(p, scope, expr)?;
                 if let Expr::Param(i) = inner {
                     p.infer_param(i, t.clone());
@@ -320,7 +321,7 @@ impl Expr {
                 ..
             } => Expr::Cast(
                 Box::new(Expr::compile(p, scope, expr)?),
-                crate::expr::typing::data_type_in(&p.db, p.viewer, dt)?,
+                crate::types::names::data_type_in(&p.db, p.viewer, dt)?,
             ),
             // T-SQL CONVERT(type, value [, style]) as the PostgreSQL dialect reads it.
             A::Convert {
@@ -645,17 +646,6 @@ fn bit_op(op: &ast::BinaryOperator) -> Option<BitOp> {
         },
         other => BitOp::from_binary(other),
     }
-}
-
-pub(crate) fn parse_type_name(name: &str) -> Result<DataType> {
-    let dialect = sqlparser::dialect::PostgreSqlDialect {};
-    let mut parser = sqlparser::parser::Parser::new(&dialect)
-        .try_with_sql(name)
-        .map_err(|e| SqlError::syntax(e.to_string()))?;
-    let t = parser
-        .parse_data_type()
-        .map_err(|e| SqlError::syntax(e.to_string()))?;
-    crate::expr::typing::data_type(&t)
 }
 
 pub fn ident_parts(e: &ast::Expr) -> (Option<String>, String) {

@@ -58,11 +58,8 @@ pub(super) fn concat_operands(
     };
     if let (Some(a), Some(b)) = (&lt, &rt) {
         if !stringish(&lt) && !stringish(&rt) {
-            let name = |t: &DataType| {
-                crate::compat::pg_catalog::regtype_name(
-                    crate::compat::pg_catalog::type_oid_and_mod(t).0,
-                )
-            };
+            let name =
+                |t: &DataType| crate::types::regtype_name(crate::types::type_oid_and_mod(t).0);
             return Err(SqlError::new(
                 ErrorKind::UndefinedFunction,
                 format!("operator does not exist: {} || {}", name(a), name(b)),

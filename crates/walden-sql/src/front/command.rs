@@ -5,8 +5,8 @@ use super::*;
 /// A statement, either handled by Walden's front end or parsed by sqlparser.
 #[derive(Clone, Debug)]
 pub enum Command {
-    /// BEGIN and the other transaction-control statements (`txmodes.rs`).
-    Tx(crate::session::txmodes::TxCommand),
+    /// BEGIN and the other transaction-control statements (`transaction.rs`).
+    Tx(crate::front::transaction::TxCommand),
     /// `COMMIT` / `END`, with `WITH (DELAYED_DURABILITY = ON|OFF)` if given.
     Commit(Option<bool>),
     Rollback,
@@ -44,7 +44,7 @@ pub enum Command {
     },
     /// `DBCC SQLPERF('sys.dm_log_exposure', CLEAR)`: restarts the peak exposure.
     ClearExposurePeaks,
-    /// `CREATE AVAILABILITY GROUP ...` (see `admin/availability_group.rs`).
+    /// `CREATE AVAILABILITY GROUP ...` (see `availability_group.rs`).
     CreateAvailabilityGroup(Box<walden_replication::AgDef>),
     /// `ALTER AVAILABILITY GROUP name FAILOVER | FORCE_FAILOVER_ALLOW_DATA_LOSS`.
     AvailabilityGroupFailover {
@@ -105,12 +105,12 @@ pub enum Command {
     /// pgbench's catalog probe of `pg_class`/`pg_inherits` for a table.
     PgbenchPartitionProbe(String),
     /// `DECLARE name ... CURSOR ... FOR query` (see `cursor.rs`).
-    Declare(Box<crate::session::cursor::DeclareCursor>),
+    Declare(Box<DeclareCursor>),
     /// `FETCH` / `MOVE`.
-    Fetch(crate::session::cursor::FetchCursor),
+    Fetch(FetchCursor),
     /// `CLOSE name` / `CLOSE ALL` (None).
     CloseCursor(Option<String>),
     /// CREATE/ALTER/DROP ROLE, GRANT, REVOKE (see `catalog/roles.rs`).
-    Access(Box<crate::catalog::roles::AccessStmt>),
+    Access(Box<role::AccessStmt>),
     Sql(Box<Statement>),
 }

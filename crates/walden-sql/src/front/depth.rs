@@ -1,6 +1,7 @@
 //! Bounds on expression depth and parenthesis nesting, checked before sqlparser runs.
 
 use super::*;
+use crate::error::ErrorKind;
 
 /// The deepest expression or set-operation chain Walden plans and evaluates
 /// (PostgreSQL's default `max_stack_depth` of 2 MB allows a few thousand to a
@@ -15,6 +16,28 @@ pub const MAX_DEPTH: usize = 10_000;
 /// subquery copies the levels inside it, so time and memory grow with the
 /// square of this depth: 2,000 levels took 50 s and 15 GB before the limit.
 pub const MAX_NESTING: usize = 200;
+
+/// 54001 for a statement deeper than [`MAX_DEPTH`].
+pub fn too_deep(depth: usize) -> SqlError {
+    SqlError::new(
+        ErrorKind::StackDepth,
+        format!(
+            "stack depth limit exceeded: the statement nests about {depth} operators or \
+             set operations deep, more than the {MAX_DEPTH} Walden evaluates"
+        ),
+    )
+}
+
+/// 54001 for a statement nested deeper than [`MAX_NESTING`].
+pub fn too_nested(nesting: usize) -> SqlError {
+    SqlError::new(
+        ErrorKind::StackDepth,
+        format!(
+            "stack depth limit exceeded: the statement nests parentheses or subqueries \
+             {nesting} deep, more than the {MAX_NESTING} Walden plans"
+        ),
+    )
+}
 
 /// An upper bound on how deep the statement's expression tree can be: at
 /// each parenthesis level, the operators since the last comma (a chain of

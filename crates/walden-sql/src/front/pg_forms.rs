@@ -9,6 +9,10 @@
 
 use sqlparser::tokenizer::Token;
 
+/// The function name a `VARIADIC` argument is wrapped in (sqlparser has no
+/// VARIADIC in calls); compiling the call takes it out (`functions/variadic.rs`).
+pub const VARIADIC_MARK: &str = "__walden_variadic";
+
 /// The comparison operators `OPERATOR(pg_catalog.op) ANY` is rewritten for.
 const COMPARISONS: &[&str] = &["=", "<>", "!=", "<", ">", "<=", ">="];
 
@@ -85,11 +89,7 @@ pub(super) fn rewrite(sql: &str) -> Option<String> {
                     _ => false,
                 });
                 if let Some(close) = close {
-                    cuts.push((
-                        solid[k],
-                        solid[k],
-                        format!("{}(", crate::functions::VARIADIC_MARK),
-                    ));
+                    cuts.push((solid[k], solid[k], format!("{}(", VARIADIC_MARK)));
                     cuts.push((solid[close], solid[close], "))".into()));
                 }
             }

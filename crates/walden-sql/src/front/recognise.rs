@@ -2,6 +2,10 @@
 
 use super::*;
 
+/// The `search_path` PostgreSQL starts a session with (what `SET search_path
+/// TO DEFAULT` sets).
+pub const DEFAULT_PATH: &str = "\"$user\", public";
+
 /// Parses one statement.
 pub fn parse(sql: &str) -> Result<Command> {
     let mut t = Toks {
@@ -10,16 +14,16 @@ pub fn parse(sql: &str) -> Result<Command> {
     };
     let (depth, nesting) = depth_bound(&t.t);
     if depth > MAX_DEPTH {
-        return Err(SqlError::too_deep(depth));
+        return Err(too_deep(depth));
     }
     if nesting > MAX_NESTING {
-        return Err(SqlError::too_nested(nesting));
+        return Err(too_nested(nesting));
     }
     let first = t.word(0).unwrap_or_default();
     match first.as_str() {
-        "BEGIN" | "START" => return crate::session::txmodes::parse_begin(&mut t).map(Command::Tx),
-        "SAVEPOINT" | "SAVE" => return crate::session::txmodes::parse_savepoint(&mut t).map(Command::Tx),
-        "RELEASE" => return crate::session::txmodes::parse_release(&mut t).map(Command::Tx),
+        "BEGIN" | "START" => return crate::front::transaction::parse_begin(&mut t).map(Command::Tx),
+        "SAVEPOINT" | "SAVE" => return crate::front::transaction::parse_savepoint(&mut t).map(Command::Tx),
+        "RELEASE" => return crate::front::transaction::parse_release(&mut t).map(Command::Tx),
         "COMMIT" | "END" => {
             t.i += 1;
             let _ = t.eat("TRAN") || t.eat("TRANSACTION") || t.eat("WORK");
@@ -59,7 +63,7 @@ pub fn parse(sql: &str) -> Result<Command> {
         }
         "ROLLBACK" | "ABORT" => {
             t.i += 1;
-            return Ok(match crate::session::txmodes::parse_rollback(&mut t)? {
+            return Ok(match crate::front::transaction::parse_rollback(&mut t)? {
                 Some(c) => Command::Tx(c),
                 None => Command::Rollback,
             });
@@ -79,9 +83,9 @@ pub fn parse(sql: &str) -> Result<Command> {
             )));
         }
         "CREATE" | "ALTER" | "DROP" if t.is(1, "ROLE") || t.is(1, "USER") || t.is(1, "GROUP") => {
-            return crate::catalog::roles::parse(&first, &mut t);
+            return role::parse_role_statement(&first, &mut t);
         }
-        "GRANT" | "REVOKE" => return crate::catalog::roles::parse(&first, &mut t),
+        "GRANT" | "REVOKE" => return role::parse_role_statement(&first, &mut t),
         "ALTER" if t.is(1, "DEFAULT") && t.is(2, "PRIVILEGES") => {
             return Err(SqlError::unsupported(
                 "ALTER DEFAULT PRIVILEGES (new objects get the default ACL)",
@@ -89,16 +93,16 @@ pub fn parse(sql: &str) -> Result<Command> {
         }
         "CREATE" | "ALTER" | "DROP" if t.is(1, "AVAILABILITY") && t.is(2, "GROUP") => {
             t.i += 3;
-            return crate::admin::availability_group::parse(&first, &mut t);
+            return availability_group::parse(&first, &mut t);
         }
         // T-SQL's DECLARE @variable is not a cursor.
-        f if crate::session::cursor::is_cursor_statement(f)
+        f if is_cursor_statement(f)
             && !sql
                 .trim_start()
                 .get(f.len()..)
                 .is_some_and(|r| r.trim_start().starts_with('@')) =>
         {
-            return crate::session::cursor::parse(f, sql);
+            return parse_cursor_statement(f, sql);
         }
         "RESET" => {
             t.i += 1;
@@ -150,13 +154,13 @@ pub fn parse(sql: &str) -> Result<Command> {
             let name = t.ident()?;
             return Ok(Command::Use(name));
         }
-        "PREPARE" => return crate::session::parse_prepare(sql),
-        "EXECUTE" if crate::session::parse_execute(sql).is_some_and(|c| {
+        "PREPARE" => return parse_prepare(sql),
+        "EXECUTE" if parse_execute(sql).is_some_and(|c| {
             !matches!(&c, Command::ExecutePrepared { name, .. }
                 if name.eq_ignore_ascii_case("sp_flush_log") || name.eq_ignore_ascii_case("sp_rename"))
         }) =>
         {
-            return Ok(crate::session::parse_execute(sql).expect("checked above"));
+            return Ok(parse_execute(sql).expect("checked above"));
         }
         "EXEC" | "EXECUTE" => {
             t.i += 1;
@@ -501,7 +505,7 @@ pub(super) fn parse_set(t: &mut Toks, sql: &str) -> Result<Command> {
         t.eat("SESSION");
     }
     if t.is(0, "TRANSACTION") || t.is(0, "CHARACTERISTICS") {
-        return crate::session::txmodes::parse_set_transaction(t).map(Command::Tx);
+        return crate::front::transaction::parse_set_transaction(t).map(Command::Tx);
     }
     let mut name = t.ident()?;
     while t.eat_tok(&Token::Period) {
@@ -525,7 +529,7 @@ pub(super) fn parse_set(t: &mut Toks, sql: &str) -> Result<Command> {
     }
     if name == "search_path" && t.is(0, "DEFAULT") && t.t.len() == t.i + 1 {
         return Ok(if local {
-            Command::SetLocal(name, crate::catalog::search_path::DEFAULT_PATH.into())
+            Command::SetLocal(name, DEFAULT_PATH.into())
         } else {
             Command::Reset(Some(name))
         });

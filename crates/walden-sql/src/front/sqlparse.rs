@@ -2,6 +2,11 @@
 
 use super::*;
 
+/// The front end spells `FOR NO KEY UPDATE` / `FOR KEY SHARE` (which
+/// sqlparser does not parse) as this clause followed by `FOR UPDATE` /
+/// `FOR SHARE`: it makes the next clause the weaker mode.
+pub const WEAKER: &str = "walden:weaker row lock";
+
 /// sqlparser parses `FOR UPDATE` and `FOR SHARE` only: `FOR NO KEY UPDATE`
 /// and `FOR KEY SHARE` are spelled as a marker clause (see `locking.rs`)
 /// followed by the stronger form. `None` when the text has neither.
@@ -22,7 +27,7 @@ pub(super) fn weaker_row_locks(sql: &str) -> Option<String> {
             _ => (i, String::new()),
         })
         .collect();
-    let marker = format!("\"{}\"", crate::dml::locking::WEAKER);
+    let marker = format!("\"{}\"", WEAKER);
     // (first token, last token, replacement)
     let mut cuts: Vec<(usize, usize, String)> = Vec::new();
     for (j, (i, w)) in words.iter().enumerate() {
@@ -89,7 +94,7 @@ pub fn parse_sql(sql: &str) -> Result<Statement> {
         sql
     };
     let rewritten3;
-    let sql = match crate::catalog::index::tsql_create_index(sql)? {
+    let sql = match tsql_create_index(sql)? {
         Some(s) => {
             rewritten3 = s;
             rewritten3.as_str()
@@ -136,7 +141,7 @@ pub fn parse_sql(sql: &str) -> Result<Statement> {
         None => sql,
     };
     let rewritten4;
-    let sql = match crate::query::window::rewrite_exclude(sql) {
+    let sql = match super::window_exclude::rewrite_exclude(sql) {
         Some(s) => {
             rewritten4 = s;
             rewritten4.as_str()
@@ -302,4 +307,34 @@ mod tests {
             );
         }
     }
+}
+
+/// T-SQL's `CREATE [UNIQUE] NONCLUSTERED INDEX`: the same statement without
+/// the word (every secondary index here is nonclustered). `CLUSTERED` is
+/// refused: a table is ordered by its primary key. `None` when the
+/// statement is not of this form.
+pub fn tsql_create_index(sql: &str) -> Result<Option<String>> {
+    let lead = sql.trim_start();
+    let mut words = lead.split_ascii_whitespace();
+    if !words
+        .next()
+        .is_some_and(|w| w.eq_ignore_ascii_case("create"))
+    {
+        return Ok(None);
+    }
+    let mut w = words.next();
+    if w.is_some_and(|w| w.eq_ignore_ascii_case("unique")) {
+        w = words.next();
+    }
+    let Some(kind) = w else { return Ok(None) };
+    if kind.eq_ignore_ascii_case("clustered") {
+        return Err(SqlError::unsupported(
+            "CLUSTERED index (a table is ordered by its primary key; create a NONCLUSTERED index)",
+        ));
+    }
+    if !kind.eq_ignore_ascii_case("nonclustered") {
+        return Ok(None);
+    }
+    let at = lead.len() - lead[lead.find(kind).unwrap_or(0)..].len();
+    Ok(Some(format!("{}{}", &lead[..at], &lead[at + kind.len()..])))
 }

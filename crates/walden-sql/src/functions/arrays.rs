@@ -15,7 +15,7 @@ use walden_engine::{DataType, Value};
 pub fn elements(v: &Value) -> Vec<Value> {
     match v {
         Value::Array(items) => items.to_vec(),
-        other => crate::compat::pg_catalog::array_elements(other)
+        other => crate::types::array_elements(other)
             .into_iter()
             .map(|e| e.map(Value::text).unwrap_or(Value::Null))
             .collect(),

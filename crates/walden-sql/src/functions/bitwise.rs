@@ -106,8 +106,8 @@ fn operand(p: &Planner<'_>, scope: &Scope, e: &Expr) -> Operand {
         Some(t) => match IntWidth::of(&t) {
             Some(w) => Operand::Int(w),
             // Named without a type modifier, as PostgreSQL's error does.
-            None => Operand::Other(crate::compat::pg_catalog::regtype_name(
-                crate::compat::pg_catalog::type_oid_and_mod(&t).0,
+            None => Operand::Other(crate::types::regtype_name(
+                crate::types::type_oid_and_mod(&t).0,
             )),
         },
     }

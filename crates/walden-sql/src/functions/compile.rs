@@ -73,16 +73,16 @@ pub(super) fn pg_typeof(
     // unknown's OID.
     let oid = ty
         .as_ref()
-        .map_or(705, |t| crate::compat::pg_catalog::type_oid_and_mod(t).0);
+        .map_or(705, |t| crate::types::type_oid_and_mod(t).0);
     let name = match ty {
         None => "unknown".to_string(),
         // regtype shows bpchar by its SQL name.
         Some(DataType::Char(_)) => "character".to_string(),
-        Some(DataType::Enum(e)) => crate::compat::pg_catalog::quote_ident(&e.name),
+        Some(DataType::Enum(e)) => crate::types::quote_ident(&e.name),
         Some(DataType::Array(e)) if matches!(*e, DataType::Enum(_)) => {
             format!("{}[]", e.sql_name())
         }
-        _ => crate::compat::pg_catalog::regtype_name(oid),
+        _ => crate::types::regtype_name(oid),
     };
     Ok(Expr::Lit(Value::Reg(
         walden_engine::RegKind::Type,
@@ -193,7 +193,7 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
     // T-SQL CONVERT(type, value [, style]).
     if matches!(name.as_str(), "convert" | "try_convert") && raw_args.len() >= 2 {
         if let Some(ast::Expr::Identifier(id)) = arg_expr(raw_args[0]) {
-            let ty = crate::expr::parse_type_name(&id.value)?;
+            let ty = crate::types::names::parse_type_name(&id.value)?;
             let v =
                 arg_expr(raw_args[1]).ok_or_else(|| SqlError::syntax("bad argument to CONVERT"))?;
             return Ok(Expr::Cast(Box::new(Expr::compile(p, scope, v)?), ty));

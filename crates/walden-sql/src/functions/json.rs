@@ -151,7 +151,7 @@ fn wrap(j: Jsonb, as_json: bool) -> Value {
 }
 
 fn text_list(v: &Value) -> Vec<Option<String>> {
-    crate::compat::pg_catalog::array_elements(v)
+    crate::types::array_elements(v)
 }
 
 /// Follows a path of keys and indexes.

@@ -215,8 +215,8 @@ pub(super) fn format(fmt: &str, args: &[Value]) -> Result<String> {
                     "null values cannot be formatted as an SQL identifier",
                 ))
             }
-            ('I', v) => crate::compat::pg_catalog::quote_ident(&call::text_arg(v)),
-            ('L', v) => crate::compat::pg_catalog::quote_literal_text(&call::text_arg(v)),
+            ('I', v) => crate::types::quote_ident(&call::text_arg(v)),
+            ('L', v) => crate::types::quote_literal_text(&call::text_arg(v)),
             (_, v) => call::text_arg(v),
         };
         let pad = (width as usize).saturating_sub(text.chars().count());

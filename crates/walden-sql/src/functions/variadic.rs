@@ -5,6 +5,7 @@
 //! the function's last arguments when it runs.
 
 use super::*;
+use crate::front::VARIADIC_MARK;
 
 /// The functions `VARIADIC array` may call: PostgreSQL's variadic ones
 /// Walden has.
@@ -40,10 +41,6 @@ impl Variadic {
         }
     }
 }
-
-/// The function name `front/pg_forms.rs` wraps a `VARIADIC` argument in
-/// (sqlparser has no VARIADIC in calls).
-pub const VARIADIC_MARK: &str = "__walden_variadic";
 
 /// The argument of `VARIADIC arg`, as the rewrite marked it.
 pub(super) fn variadic_marked(e: &ast::Expr) -> Option<&ast::Expr> {

@@ -96,7 +96,7 @@ fn same_type(a: &DataType, b: &DataType) -> bool {
 }
 
 fn name_of(t: &DataType) -> String {
-    crate::compat::pg_catalog::regtype_name(crate::compat::pg_catalog::type_oid_and_mod(t).0)
+    crate::types::regtype_name(crate::types::type_oid_and_mod(t).0)
 }
 
 /// `t` without its type modifier, as a resolved type of inputs whose

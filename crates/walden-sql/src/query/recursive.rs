@@ -128,8 +128,8 @@ fn step_casts(
         let common = select_common(&[Some(at.clone()), st.clone()], "UNION")?;
         if common != at {
             let shown = |t: &DataType| {
-                let (oid, m) = crate::compat::pg_catalog::type_oid_and_mod(t);
-                crate::compat::pg_catalog::format_type(oid, (m >= 0).then_some(m))
+                let (oid, m) = crate::types::type_oid_and_mod(t);
+                crate::types::format_type(oid, (m >= 0).then_some(m))
                     .unwrap_or_else(|| t.sql_name())
             };
             return Err(SqlError::new(

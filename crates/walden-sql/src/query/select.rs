@@ -535,7 +535,7 @@ fn plan_select_inner(
             base,
         }))
     };
-    let type_of = |t: &ast::DataType| crate::expr::typing::data_type_in(&p.db, p.viewer, t).ok();
+    let type_of = |t: &ast::DataType| crate::types::names::data_type_in(&p.db, p.viewer, t).ok();
     let columns: Vec<Column> = outputs
         .iter()
         .zip(&projection)

@@ -1,5 +1,7 @@
-//! Server-side cursors: `DECLARE`, `FETCH`, `MOVE`, `CLOSE` and the rows of
-//! `pg_cursors`.
+//! Server-side cursors: the open cursors of a session, their rows and
+//! positions (`FETCH`, `MOVE`), which transaction owns each, and the rows
+//! of `pg_cursors`. `DECLARE` / `FETCH` / `MOVE` are parsed in
+//! `front/cursor.rs`.
 //!
 //! A cursor's query runs to completion at DECLARE and its rows are kept
 //! (the executor is not streaming): the cursor then reads exactly the
@@ -8,303 +10,19 @@
 //! (`PortalRunFetch` / `PortalRunSelect` / `DoPortalRewind` in pquery.c)
 //! step by step over the kept rows, so the counts in the `FETCH n` / `MOVE n`
 //! tags and the cases a NO SCROLL cursor refuses come out as there.
-//! The session part (which transaction owns a cursor) is in `cursors.rs`.
+//!
+//! As in PostgreSQL, a cursor ends with the transaction that declared it,
+//! unless WITH HOLD, which then outlives that transaction's commit (and
+//! goes with its rollback). A cursor records the id of the transaction that
+//! declared it until that commits; one whose transaction is no longer the
+//! session's is gone (the transaction ended without committing it).
 
 use crate::error::{ErrorKind, Result, SqlError};
-use crate::Column;
-use sqlparser::ast::{Query, Statement};
+use crate::front::{DeclareCursor, Direction, FetchCursor, FETCH_ALL};
+use crate::session::SqlSession;
+use crate::{Column, QueryOutput};
+use sqlparser::ast::Statement;
 use walden_engine::Value;
-
-/// PostgreSQL's FETCH_ALL (LONG_MAX): "all the rows".
-pub const FETCH_ALL: i64 = i64::MAX;
-
-/// `DECLARE name [BINARY] [ASENSITIVE|INSENSITIVE] [[NO] SCROLL] CURSOR
-/// [{WITH|WITHOUT} HOLD] FOR query`.
-#[derive(Clone, Debug)]
-pub struct DeclareCursor {
-    pub name: String,
-    pub binary: bool,
-    /// `Some(true)` for SCROLL, `Some(false)` for NO SCROLL.
-    pub scroll: Option<bool>,
-    pub hold: bool,
-    pub query: Box<Query>,
-    /// The statement as the client wrote it (`pg_cursors.statement`).
-    pub text: String,
-}
-
-/// A FETCH or MOVE direction, as PostgreSQL's parser leaves it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Direction {
-    Forward(i64),
-    Backward(i64),
-    Absolute(i64),
-    Relative(i64),
-}
-
-/// `FETCH` / `MOVE [direction] [FROM | IN] name`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FetchCursor {
-    pub direction: Direction,
-    pub name: String,
-    /// MOVE: position only, no rows.
-    pub is_move: bool,
-}
-
-/// A word of a cursor statement: its text (folded unless quoted) and
-/// whether it was quoted.
-struct Word {
-    text: String,
-    quoted: bool,
-}
-
-/// A small scanner over the words of the cursor statements (their syntax is
-/// keywords, a name and integers; DECLARE's query is handed to sqlparser).
-struct Scan<'a> {
-    s: &'a str,
-    at: usize,
-}
-
-impl<'a> Scan<'a> {
-    fn skip_blank(&mut self) {
-        loop {
-            let rest = &self.s[self.at..];
-            let trimmed = rest.trim_start();
-            self.at += rest.len() - trimmed.len();
-            if let Some(r) = trimmed.strip_prefix("--") {
-                self.at += 2 + r.find('\n').unwrap_or(r.len());
-            } else if let Some(r) = trimmed.strip_prefix("/*") {
-                self.at += 2 + r.find("*/").map_or(r.len(), |i| i + 2);
-            } else {
-                return;
-            }
-        }
-    }
-
-    /// The next word, quoted identifier or (signed) integer.
-    fn word(&mut self) -> Option<Word> {
-        self.skip_blank();
-        let rest = &self.s[self.at..];
-        if let Some(r) = rest.strip_prefix('"') {
-            let mut text = String::new();
-            let mut chars = r.char_indices();
-            while let Some((i, c)) = chars.next() {
-                if c == '"' {
-                    if r[i + 1..].starts_with('"') {
-                        text.push('"');
-                        chars.next();
-                        continue;
-                    }
-                    self.at += i + 2;
-                    return Some(Word { text, quoted: true });
-                }
-                text.push(c);
-            }
-            return None;
-        }
-        let len = rest
-            .char_indices()
-            .find(|&(i, c)| {
-                !(c.is_alphanumeric() || c == '_' || c == '$' || (i == 0 && (c == '-' || c == '+')))
-            })
-            .map_or(rest.len(), |(i, _)| i);
-        if len == 0 {
-            return None;
-        }
-        self.at += len;
-        Some(Word {
-            text: rest[..len].to_lowercase(),
-            quoted: false,
-        })
-    }
-
-    fn peek(&mut self) -> Option<Word> {
-        let at = self.at;
-        let w = self.word();
-        self.at = at;
-        w
-    }
-
-    /// Takes the next word if it is the keyword `kw` (lower case).
-    fn eat(&mut self, kw: &str) -> bool {
-        match self.peek() {
-            Some(w) if !w.quoted && w.text == kw => {
-                self.word();
-                true
-            }
-            _ => false,
-        }
-    }
-
-    fn end(&mut self) -> Result<()> {
-        self.skip_blank();
-        let rest = self.s[self.at..].trim_end_matches(';').trim();
-        if rest.is_empty() {
-            Ok(())
-        } else {
-            Err(near(rest))
-        }
-    }
-}
-
-fn near(rest: &str) -> SqlError {
-    let tok: String = rest
-        .chars()
-        .take_while(|c| !c.is_whitespace())
-        .take(40)
-        .collect();
-    SqlError::syntax(format!("syntax error at or near \"{tok}\""))
-}
-
-/// Whether a statement is one of the cursor statements parsed here.
-pub fn is_cursor_statement(first: &str) -> bool {
-    matches!(first, "DECLARE" | "FETCH" | "MOVE" | "CLOSE")
-}
-
-/// Parses DECLARE, FETCH, MOVE or CLOSE (`first` is the upper-case first word).
-pub fn parse(first: &str, sql: &str) -> Result<crate::front::Command> {
-    use crate::front::Command;
-    let mut s = Scan { s: sql, at: 0 };
-    s.word();
-    match first {
-        "DECLARE" => parse_declare(&mut s, sql).map(|d| Command::Declare(Box::new(d))),
-        "FETCH" | "MOVE" => parse_fetch(&mut s, first == "MOVE").map(Command::Fetch),
-        _ => {
-            if s.eat("all") {
-                s.end()?;
-                return Ok(Command::CloseCursor(None));
-            }
-            let name = cursor_name(&mut s)?;
-            s.end()?;
-            Ok(Command::CloseCursor(Some(name)))
-        }
-    }
-}
-
-fn cursor_name(s: &mut Scan<'_>) -> Result<String> {
-    match s.word() {
-        Some(w) if w.quoted || !w.text.starts_with(|c: char| c.is_ascii_digit() || c == '-') => {
-            Ok(w.text)
-        }
-        _ => Err(near(s.s[s.at..].trim_start())),
-    }
-}
-
-fn parse_declare(s: &mut Scan<'_>, sql: &str) -> Result<DeclareCursor> {
-    let name = cursor_name(s)?;
-    let (mut binary, mut scroll) = (false, None);
-    loop {
-        if s.eat("binary") {
-            binary = true;
-        } else if s.eat("insensitive") || s.eat("asensitive") {
-            // Every cursor here reads a fixed snapshot: insensitive.
-        } else if s.eat("scroll") {
-            scroll = Some(true);
-        } else if s.eat("no") {
-            if !s.eat("scroll") {
-                return Err(near(s.s[s.at..].trim_start()));
-            }
-            scroll = Some(false);
-        } else {
-            break;
-        }
-    }
-    if !s.eat("cursor") {
-        return Err(near(s.s[s.at..].trim_start()));
-    }
-    let mut hold = false;
-    if s.eat("with") {
-        if !s.eat("hold") {
-            return Err(near(s.s[s.at..].trim_start()));
-        }
-        hold = true;
-    } else if s.eat("without") && !s.eat("hold") {
-        return Err(near(s.s[s.at..].trim_start()));
-    }
-    if !s.eat("for") {
-        return Err(near(s.s[s.at..].trim_start()));
-    }
-    let query =
-        match crate::front::parse_sql(&sql[s.at..]).map_err(|e| e.shift_position(&sql[..s.at]))? {
-            Statement::Query(q) => q,
-            _ => {
-                return Err(near(s.s[s.at..].trim_start()));
-            }
-        };
-    if !query.locks.is_empty() || query.for_clause.is_some() {
-        return Err(SqlError::unsupported(
-            "DECLARE CURSOR ... FOR UPDATE/SHARE (rows would be locked at DECLARE, not as fetched)",
-        ));
-    }
-    Ok(DeclareCursor {
-        name,
-        binary,
-        scroll,
-        hold,
-        query,
-        text: sql.trim().trim_end_matches(';').trim_end().to_string(),
-    })
-}
-
-fn count(s: &mut Scan<'_>) -> Result<Option<i64>> {
-    match s.peek() {
-        Some(w)
-            if !w.quoted
-                && w.text
-                    .starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '+') =>
-        {
-            s.word();
-            // PostgreSQL's grammar takes a 32-bit integer here.
-            w.text
-                .parse::<i32>()
-                .map(|n| Some(n as i64))
-                .map_err(|_| SqlError::syntax(format!("syntax error at or near \"{}\"", w.text)))
-        }
-        _ => Ok(None),
-    }
-}
-
-fn parse_fetch(s: &mut Scan<'_>, is_move: bool) -> Result<FetchCursor> {
-    use Direction as D;
-    let direction = if s.eat("next") {
-        D::Forward(1)
-    } else if s.eat("prior") {
-        D::Backward(1)
-    } else if s.eat("first") {
-        D::Absolute(1)
-    } else if s.eat("last") {
-        D::Absolute(-1)
-    } else if s.eat("absolute") {
-        D::Absolute(count(s)?.ok_or_else(|| near(s.s[s.at..].trim_start()))?)
-    } else if s.eat("relative") {
-        D::Relative(count(s)?.ok_or_else(|| near(s.s[s.at..].trim_start()))?)
-    } else if s.eat("all") {
-        D::Forward(FETCH_ALL)
-    } else if s.eat("forward") {
-        if s.eat("all") {
-            D::Forward(FETCH_ALL)
-        } else {
-            D::Forward(count(s)?.unwrap_or(1))
-        }
-    } else if s.eat("backward") {
-        if s.eat("all") {
-            D::Backward(FETCH_ALL)
-        } else {
-            D::Backward(count(s)?.unwrap_or(1))
-        }
-    } else if let Some(n) = count(s)? {
-        D::Forward(n)
-    } else {
-        D::Forward(1)
-    };
-    let _ = s.eat("from") || s.eat("in");
-    let name = cursor_name(s)?;
-    s.end()?;
-    Ok(FetchCursor {
-        direction,
-        name,
-        is_move,
-    })
-}
 
 /// One open cursor: its rows and PostgreSQL's portal position.
 #[derive(Debug)]
@@ -595,6 +313,156 @@ pub fn pg_cursors_rows(rows: &[CursorRow]) -> Vec<Vec<Value>> {
         .collect()
 }
 
+fn no_cursor(name: &str) -> SqlError {
+    SqlError::new(
+        ErrorKind::UndefinedCursor,
+        format!("cursor \"{name}\" does not exist"),
+    )
+}
+
+/// The bytes a kept row is charged (as the statement budget charges rows).
+fn row_bytes(width: usize) -> u64 {
+    24 + 32 * width as u64
+}
+
+impl SqlSession {
+    fn current_txid(&self) -> Option<u64> {
+        self.tx.as_ref().map(|t| t.id())
+    }
+
+    /// Drops the cursors whose transaction has ended without committing them.
+    fn prune_cursors(&mut self) {
+        let current = self.current_txid();
+        self.cursors
+            .retain(|c| c.owner.is_none() || c.owner == current);
+    }
+
+    /// The transaction `txid` committed: its WITH HOLD cursors stay, the
+    /// others close.
+    pub(super) fn cursors_committed(&mut self, txid: u64) {
+        self.cursors.retain_mut(|c| {
+            if c.owner == Some(txid) {
+                c.owner = None;
+                c.hold
+            } else {
+                true
+            }
+        });
+    }
+
+    /// The open cursors, for `pg_cursors`.
+    pub(super) fn cursor_rows(&self) -> Vec<CursorRow> {
+        let current = self.current_txid();
+        self.cursors
+            .iter()
+            .filter(|c| c.owner.is_none() || c.owner == current)
+            .map(|c| CursorRow {
+                name: c.name.clone(),
+                statement: c.text.clone(),
+                hold: c.hold,
+                binary: c.binary,
+                scroll: c.scroll,
+                created: c.created,
+            })
+            .collect()
+    }
+
+    /// The result columns of an open cursor (Describe of a portal by a
+    /// cursor's name, and of a FETCH statement).
+    pub fn cursor_columns(&self, name: &str) -> Option<Vec<crate::Column>> {
+        let current = self.current_txid();
+        self.cursors
+            .iter()
+            .find(|c| c.name == name && (c.owner.is_none() || c.owner == current))
+            .map(|c| c.columns.clone())
+    }
+
+    pub(super) fn close_all_cursors(&mut self) {
+        self.cursors.clear();
+    }
+
+    pub(super) fn declare(&mut self, d: &DeclareCursor, params: &[Value]) -> Result<QueryOutput> {
+        // PostgreSQL's implicit block of a multi-statement query counts as
+        // a block; the extended protocol's statements between Syncs do not.
+        let in_block = self.explicit || (self.implicit && !self.pipeline);
+        if !d.hold && !in_block {
+            return Err(SqlError::new(
+                ErrorKind::NoActiveTransaction,
+                "DECLARE CURSOR can only be used in transaction blocks",
+            ));
+        }
+        self.prune_cursors();
+        if self.cursors.iter().any(|c| c.name == d.name) {
+            return Err(SqlError::new(
+                ErrorKind::DuplicateCursor,
+                format!("cursor \"{}\" already exists", d.name),
+            ));
+        }
+        // The rows are computed now, in the current transaction: they are
+        // what its snapshot at DECLARE shows.
+        let out = self.statement(&Statement::Query(d.query.clone()), params)?;
+        let columns = out.columns.unwrap_or_default();
+        let bytes = out.rows.len() as u64 * row_bytes(columns.len());
+        let held: u64 = self.cursors.iter().map(|c| c.bytes).sum();
+        let limit = self.engine.statement_memory_limit();
+        if limit > 0 && held + bytes > limit {
+            return Err(SqlError::new(
+                ErrorKind::OutOfMemory,
+                format!(
+                    "out of memory: the session's open cursors would hold more than statement_memory_limit ({} MB)",
+                    limit >> 20
+                ),
+            ));
+        }
+        // Outside a block (WITH HOLD) the query's own transaction has
+        // committed already.
+        let owner = self.current_txid();
+        let created = walden_engine::types::now_micros();
+        self.cursors
+            .push(Cursor::new(d, columns, out.rows, created, owner, bytes));
+        Ok(QueryOutput::command("DECLARE CURSOR"))
+    }
+
+    pub(super) fn fetch(&mut self, f: &FetchCursor) -> Result<QueryOutput> {
+        self.prune_cursors();
+        let c = self
+            .cursors
+            .iter_mut()
+            .find(|c| c.name == f.name)
+            .ok_or_else(|| no_cursor(&f.name))?;
+        let (n, rows) = c.fetch(f.direction, !f.is_move)?;
+        if f.is_move {
+            return Ok(QueryOutput::command(format!("MOVE {n}")));
+        }
+        Ok(QueryOutput {
+            columns: Some(c.columns.clone()),
+            rows,
+            tag: format!("FETCH {n}"),
+            binary: c.binary,
+            ..Default::default()
+        })
+    }
+
+    pub(super) fn close_cursor(&mut self, name: Option<&str>) -> Result<QueryOutput> {
+        self.prune_cursors();
+        match name {
+            None => {
+                self.cursors.clear();
+                Ok(QueryOutput::command("CLOSE CURSOR ALL"))
+            }
+            Some(n) => {
+                let i = self
+                    .cursors
+                    .iter()
+                    .position(|c| c.name == n)
+                    .ok_or_else(|| no_cursor(n))?;
+                self.cursors.remove(i);
+                Ok(QueryOutput::command("CLOSE CURSOR"))
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -617,64 +485,6 @@ mod tests {
 
     fn ids(r: &[Vec<Value>]) -> Vec<i64> {
         r.iter().map(|r| r[0].as_i64().unwrap()).collect()
-    }
-
-    fn parse_fetch_sql(sql: &str) -> FetchCursor {
-        match parse(sql.split_whitespace().next().unwrap(), sql).unwrap() {
-            crate::front::Command::Fetch(f) => f,
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn directions_parse_as_postgres_grammar_has_them() {
-        use Direction as D;
-        for (sql, dir) in [
-            ("FETCH c", D::Forward(1)),
-            ("FETCH FROM c", D::Forward(1)),
-            ("FETCH NEXT c", D::Forward(1)),
-            ("FETCH PRIOR IN c", D::Backward(1)),
-            ("FETCH FIRST FROM c", D::Absolute(1)),
-            ("FETCH LAST FROM c", D::Absolute(-1)),
-            ("FETCH ABSOLUTE -2 FROM c", D::Absolute(-2)),
-            ("FETCH RELATIVE +3 FROM c", D::Relative(3)),
-            ("FETCH 5 c", D::Forward(5)),
-            ("FETCH -5 c", D::Forward(-5)),
-            ("FETCH ALL FROM c", D::Forward(FETCH_ALL)),
-            ("FETCH FORWARD FROM c", D::Forward(1)),
-            ("FETCH FORWARD 7 FROM c", D::Forward(7)),
-            ("FETCH BACKWARD ALL FROM c", D::Backward(FETCH_ALL)),
-            ("MOVE BACKWARD 2 IN c;", D::Backward(2)),
-        ] {
-            let f = parse_fetch_sql(sql);
-            assert_eq!((f.direction, f.name.as_str()), (dir, "c"), "{sql}");
-        }
-        assert_eq!(parse_fetch_sql("FETCH 1 FROM \"MiXed\"").name, "MiXed");
-        assert_eq!(parse_fetch_sql("FETCH 1 FROM MiXed").name, "mixed");
-        for bad in [
-            "FETCH 99999999999 FROM c",
-            "FETCH ABSOLUTE FROM c",
-            "FETCH FROM",
-            "FETCH 1 FROM c d",
-        ] {
-            assert!(parse("FETCH", bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn declare_options_parse() {
-        let sql = "DECLARE \"Cur\" BINARY INSENSITIVE NO SCROLL CURSOR WITH HOLD FOR SELECT 1";
-        let crate::front::Command::Declare(d) = parse("DECLARE", sql).unwrap() else {
-            panic!()
-        };
-        assert_eq!(
-            (d.name.as_str(), d.binary, d.scroll, d.hold),
-            ("Cur", true, Some(false), true)
-        );
-        assert!(parse("DECLARE", "DECLARE c CURSOR FOR INSERT INTO t VALUES (1)").is_err());
-        assert!(parse("DECLARE", "DECLARE c CURSOR WITH FOR SELECT 1").is_err());
-        let e = parse("DECLARE", "DECLARE c CURSOR FOR SELECT * FROM t FOR UPDATE").unwrap_err();
-        assert_eq!(e.kind, ErrorKind::FeatureNotSupported);
     }
 
     #[test]

@@ -265,7 +265,7 @@ impl SqlSession {
     /// level; each takes its snapshot (or keeps the transaction's).
     pub(super) fn begin_statement(&self, tx: &mut Transaction) -> Result<()> {
         if !tx.has_snapshot() {
-            let level = crate::session::txmodes::engine_isolation(
+            let level = crate::front::transaction::engine_isolation(
                 self.settings.get("transaction_isolation").as_deref(),
             );
             // A secondary's writes arrive as redo, outside SSI's tracking:

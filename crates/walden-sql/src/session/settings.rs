@@ -3,7 +3,7 @@
 //! the same per-session map.
 
 use crate::error::{ErrorKind, Result, SqlError};
-use crate::session::txmodes::{check_isolation, Isolation};
+use crate::front::transaction::{check_isolation, Isolation};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};

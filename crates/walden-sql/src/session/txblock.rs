@@ -11,7 +11,7 @@
 
 use super::SqlSession;
 use crate::error::{ErrorKind, Result, SqlError};
-use crate::session::txmodes::{check_isolation, TxCommand, TxModes};
+use crate::front::transaction::{check_isolation, TxCommand, TxModes};
 use crate::QueryOutput;
 use walden_engine::types::now_micros;
 use walden_engine::Transaction;
@@ -198,7 +198,7 @@ impl SqlSession {
         match name {
             "transaction_isolation" => {
                 modes.isolation = Some(
-                    crate::session::txmodes::Isolation::parse(value).ok_or_else(|| {
+                    crate::front::transaction::Isolation::parse(value).ok_or_else(|| {
                         SqlError::new(
                             ErrorKind::InvalidParameter,
                             format!("invalid value for parameter \"{name}\": \"{value}\""),
@@ -221,7 +221,7 @@ impl SqlSession {
     /// transaction (the engine refuses the row writes itself).
     pub(super) fn check_writable(&self, what: &str) -> Result<()> {
         if self.settings.tx_read_only() {
-            return Err(crate::session::txmodes::read_only_error(what));
+            return Err(crate::front::transaction::read_only_error(what));
         }
         Ok(())
     }

@@ -340,7 +340,7 @@ pub fn serial_sequence(env: &Env<'_>, table: &str, column: &str) -> Result<Value
     Ok(match tb.def.columns[n].identity {
         Some(_) => Value::text(format!(
             "public.{}",
-            super::deparse::quote_ident(&identity_seq_name(&tb, n))
+            quote_ident(&identity_seq_name(&tb, n))
         )),
         None => Value::Null,
     })

@@ -17,7 +17,6 @@ use crate::expr::Env;
 use std::sync::Arc;
 use walden_engine::{ColumnDef, DataType, Database, DefaultExpr, SequenceDef, Table, Value};
 
-mod array;
 mod builtin_procs;
 pub use builtin_procs::{function_arguments, function_name, function_result};
 mod attnums;
@@ -34,10 +33,11 @@ mod rows;
 mod sequence_relations;
 mod settings_view;
 mod sizes;
-mod types;
 mod views;
 
-pub use array::*;
+pub use crate::types::oids::*;
+pub use crate::types::pg_types::*;
+pub use crate::types::quote::*;
 pub use deparse::*;
 pub use dump_catalogs::{
     acldefault, catalog_relation_oid, options_to_table, qualify_for_path, search_path_schemas,
@@ -51,5 +51,4 @@ pub use sequence_relations::{
     sequence_relation, sequence_relation_oid, sequence_relation_rows, SeqRel,
 };
 pub use sizes::{size_of, SizeOf};
-pub use types::*;
 pub use views::*;

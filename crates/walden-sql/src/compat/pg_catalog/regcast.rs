@@ -191,17 +191,6 @@ pub fn regclass_name(env: &Env<'_>, oid: i64) -> String {
         .unwrap_or_else(|| oid.to_string())
 }
 
-/// `oid::regtype` as text.
-pub fn regtype_name(oid: i64) -> String {
-    if oid == 0 {
-        return "-".into();
-    }
-    match format_type(oid, None) {
-        Some(n) => n,
-        None => oid.to_string(),
-    }
-}
-
 /// `'name'::regtype`: a type's OID from its name (`int4`, `integer`, ...)
 /// or digits.
 pub fn regtype_oid(text: &str) -> Result<Value> {

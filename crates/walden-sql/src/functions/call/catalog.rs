@@ -212,7 +212,7 @@ fn reg_value(env: &Env<'_>, kind: RegKind, oid: i64) -> Result<Value> {
         RegKind::Class => crate::compat::pg_catalog::regclass_name(env, o),
         RegKind::Type => {
             crate::compat::pg_catalog::enum_type_name(env.tx.database(), Some(env.tx.id()), o)
-                .unwrap_or_else(|| crate::compat::pg_catalog::regtype_name(o))
+                .unwrap_or_else(|| crate::types::regtype_name(o))
         }
         RegKind::Namespace => crate::compat::pg_catalog::regnamespace_name(o),
     };

@@ -99,14 +99,14 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         Func::NextVal => {
             let name = env.info.path.user_relation_text(&text_arg(&arg(0)))?;
             if env.tx.read_only() {
-                return Err(crate::session::txmodes::read_only_error("nextval()"));
+                return Err(crate::front::transaction::read_only_error("nextval()"));
             }
             Value::Int(env.tx.database().nextval(env.tx.session(), &name)?)
         }
         Func::SetVal => {
             let name = env.info.path.user_relation_text(&text_arg(&arg(0)))?;
             if env.tx.read_only() {
-                return Err(crate::session::txmodes::read_only_error("setval()"));
+                return Err(crate::front::transaction::read_only_error("setval()"));
             }
             let value = arg(1);
             if value.is_null() {

@@ -142,10 +142,8 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
                 s[s.len() - n..].iter().collect()
             })
         }
-        Func::QuoteIdent => Value::text(crate::compat::pg_catalog::quote_ident(&text_arg(&arg(0)))),
-        Func::QuoteLiteral => Value::text(crate::compat::pg_catalog::quote_literal_text(
-            &text_arg(&arg(0)),
-        )),
+        Func::QuoteIdent => Value::text(crate::types::quote_ident(&text_arg(&arg(0)))),
+        Func::QuoteLiteral => Value::text(crate::types::quote_literal_text(&text_arg(&arg(0)))),
         _ => {
             return Err(SqlError::internal(format!(
                 "{f:?} is not one of the text functions"

@@ -6,16 +6,16 @@
 //! HAVING. Calls with the same PARTITION BY and ORDER BY share one sort.
 //! Frames are in `frame.rs`, evaluation in `eval.rs`, and the text rewrite
 //! that carries `EXCLUDE ...` past sqlparser (which does not parse it) in
-//! `exclude.rs`.
+//! `front/window_exclude.rs`.
 
 use super::*;
 use crate::functions::{arg_expr, args_of, fname};
 
 mod eval;
-mod exclude;
 mod frame;
+use crate::front::window_exclude::take_marker;
+pub use crate::front::window_exclude::Exclude;
 pub use eval::run_windows;
-pub(crate) use exclude::rewrite_exclude;
 
 /// Column numbers of window results while the select list is compiled: the
 /// width of the row below them is known only once every aggregate is found,
@@ -167,14 +167,6 @@ impl Bound {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Exclude {
-    NoOthers,
-    CurrentRow,
-    Group,
-    Ties,
-}
-
 #[derive(Debug)]
 pub struct Frame {
     pub units: Units,
@@ -208,7 +200,7 @@ fn resolve_name(named: &[(String, ast::NamedWindowExpr)], id: &ast::Ident) -> Re
 }
 
 fn resolve_spec(named: &[(String, ast::NamedWindowExpr)], s: &ast::WindowSpec) -> Result<Spec> {
-    let (exclude, partition) = exclude::take_marker(&s.partition_by);
+    let (exclude, partition) = take_marker(&s.partition_by);
     let Some(base_name) = &s.window_name else {
         return Ok(Spec {
             partition,
@@ -484,9 +476,7 @@ fn check_range_offset(
 ) -> Result<()> {
     use DataType as T;
     let Some(key) = key else { return Ok(()) };
-    let name = |t: &DataType| {
-        crate::compat::pg_catalog::regtype_name(crate::compat::pg_catalog::type_oid_and_mod(t).0)
-    };
+    let name = |t: &DataType| crate::types::regtype_name(crate::types::type_oid_and_mod(t).0);
     for off in [frame.start.offset(), frame.end.offset()]
         .into_iter()
         .flatten()

@@ -1,18 +1,19 @@
 //! The `pg_type` rows Walden's types map to, and `format_type`.
 
-use super::*;
+use super::oids::{enum_array_oid, enum_oid};
+use walden_engine::DataType;
 
 /// A row of `pg_type`.
-pub(super) struct PgType {
-    pub(super) oid: i64,
-    pub(super) name: &'static str,
-    pub(super) len: i64,
+pub(crate) struct PgType {
+    pub(crate) oid: i64,
+    pub(crate) name: &'static str,
+    pub(crate) len: i64,
     /// `typcategory`.
-    pub(super) category: &'static str,
-    pub(super) collatable: bool,
+    pub(crate) category: &'static str,
+    pub(crate) collatable: bool,
 }
 
-pub(super) const fn ty(
+pub(crate) const fn ty(
     oid: i64,
     name: &'static str,
     len: i64,
@@ -29,7 +30,7 @@ pub(super) const fn ty(
 }
 
 /// The types Walden's values take, plus the ones catalog columns use.
-pub(super) const TYPES: &[PgType] = &[
+pub(crate) const TYPES: &[PgType] = &[
     ty(16, "bool", 1, "B", false),
     ty(17, "bytea", -1, "U", false),
     ty(18, "char", 1, "Z", false),
@@ -61,7 +62,7 @@ pub(super) const TYPES: &[PgType] = &[
 /// (`pg_proc.prorettype`, `proargtypes`): `::regtype` and `format_type`
 /// name them, as pgcli's function completion reads them. No value has
 /// one of these types, and `pg_type` does not list them.
-pub(super) const PSEUDO_TYPES: &[(i64, &str)] = &[
+pub(crate) const PSEUDO_TYPES: &[(i64, &str)] = &[
     (2249, "record"),
     (2276, "\"any\""),
     (2277, "anyarray"),
@@ -190,6 +191,17 @@ pub fn format_type(oid: i64, typmod: Option<i64>) -> Option<String> {
                 .map(|(_, n)| n.to_string())?,
         },
     })
+}
+
+/// `oid::regtype` as text.
+pub fn regtype_name(oid: i64) -> String {
+    if oid == 0 {
+        return "-".into();
+    }
+    match format_type(oid, None) {
+        Some(n) => n,
+        None => oid.to_string(),
+    }
 }
 
 #[cfg(test)]

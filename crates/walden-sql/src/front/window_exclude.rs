@@ -3,10 +3,18 @@
 //! is removed from the text and its choice written as a marker name at the
 //! head of the window's PARTITION BY, which planning takes out again.
 
-use super::Exclude;
 use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::tokenizer::{Token, Tokenizer};
+
+/// A frame's `EXCLUDE` choice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exclude {
+    NoOthers,
+    CurrentRow,
+    Group,
+    Ties,
+}
 
 const MARKER: &str = "walden:exclude:";
 
@@ -20,7 +28,7 @@ fn marker_of(e: Exclude) -> &'static str {
 }
 
 /// The PARTITION BY list without the marker, and the exclusion it named.
-pub(super) fn take_marker(partition: &[ast::Expr]) -> (Exclude, Vec<ast::Expr>) {
+pub(crate) fn take_marker(partition: &[ast::Expr]) -> (Exclude, Vec<ast::Expr>) {
     let mut exclude = Exclude::NoOthers;
     let rest = partition
         .iter()

@@ -1,6 +1,6 @@
 //! Arrays in PostgreSQL's text form (`{a,"b c",NULL}`), Walden's stand-in for array types.
 
-use super::*;
+use walden_engine::Value;
 
 /// Parses `{a,"b c",NULL}`; `None` if the text is not an array literal.
 pub fn array_parse(s: &str) -> Option<Vec<Option<String>>> {

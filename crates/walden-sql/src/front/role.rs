@@ -2,7 +2,10 @@
 //! (USER, GROUP), GRANT and REVOKE, parsed from the token stream into
 //! [`AccessStmt`].
 
-use super::*;
+use super::{Command, Toks};
+use crate::error::{ErrorKind, Result, SqlError};
+use sqlparser::tokenizer::Token;
+use walden_engine::roles::privs;
 
 /// A role attribute given to CREATE or ALTER ROLE.
 #[derive(Clone, Debug, PartialEq)]
@@ -224,7 +227,7 @@ fn role_options(t: &mut Toks, create: bool) -> Result<Vec<RoleOpt>> {
 /// Parses the statements this file runs; `first` is the statement's first
 /// word (already known to be CREATE/ALTER/DROP ROLE|USER|GROUP, GRANT or
 /// REVOKE) and `t` is positioned at it.
-pub fn parse(first: &str, t: &mut Toks) -> Result<Command> {
+pub fn parse_role_statement(first: &str, t: &mut Toks) -> Result<Command> {
     t.next();
     let stmt = match first {
         "CREATE" => {
@@ -503,3 +506,6 @@ fn check_schema(s: &str) -> Result<()> {
 }
 
 // --- Execution ----------------------------------------------------------------
+
+#[cfg(test)]
+mod tests;

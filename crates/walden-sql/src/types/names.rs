@@ -112,7 +112,7 @@ pub fn data_type(t: &SqlType) -> Result<DataType> {
         // `pg_catalog.int8`, `pg_catalog.text`: a built-in type named with its
         // schema is the built-in type.
         S::Custom(name, args) if name.0.len() > 1 && args.is_empty() => {
-            crate::expr::parse_type_name(&custom_name(name))?
+            parse_type_name(&custom_name(name))?
         }
         S::Custom(name, args) => {
             let n = custom_name(name);
@@ -203,4 +203,16 @@ fn column_type_any(db: &Database, viewer: Option<u64>, t: &SqlType) -> Result<(D
             .map_err(|_| e),
         other => other,
     }
+}
+
+/// A type named in text (`int`, `varchar(10)`, `text[]`), as a cast names it.
+pub(crate) fn parse_type_name(name: &str) -> Result<DataType> {
+    let dialect = sqlparser::dialect::PostgreSqlDialect {};
+    let mut parser = sqlparser::parser::Parser::new(&dialect)
+        .try_with_sql(name)
+        .map_err(|e| SqlError::syntax(e.to_string()))?;
+    let t = parser
+        .parse_data_type()
+        .map_err(|e| SqlError::syntax(e.to_string()))?;
+    data_type(&t)
 }

@@ -16,8 +16,8 @@
 //! are accepted and ignored: seeding is always automatic and secondaries
 //! always readable.
 
+use super::{Command, Toks};
 use crate::error::{Result, SqlError};
-use crate::front::{Command, Toks};
 use sqlparser::tokenizer::Token;
 use walden_replication::{AgDef, AvailabilityMode, ReplicaDef};
 

@@ -1,0 +1,301 @@
+//! The SQL layer's shape (docs/design.md, "SQL layer"): its modules sit in
+//! stages along a statement's path, and a module imports only from its own
+//! stage and the stages below it. This test reads every `crate::` path in
+//! `src/` and fails on one that points up, unless it is in `KNOWN_UPWARD`,
+//! the list of the imports still to be turned around. The list can only
+//! shrink: an entry that no longer occurs fails the test too, so that it is
+//! taken off when its import goes.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// The stages from the bottom. `error.rs` sits under all of them and `lib.rs`
+/// over all of them.
+const STAGES: &[&str] = &[
+    "types",     // type names, PostgreSQL type OIDs and the OID scheme, quoting
+    "front",     // split, recognise, parse: text to statements, no catalog
+    "functions", // the built-in function library
+    "expr",      // bound expressions: compiled against a scope, evaluated per row
+    "query",     // SELECT: planned from its sources, executed over a transaction
+    "compat",    // pg_catalog, information_schema, sys.* views and DMVs
+    "dml",       // INSERT, UPDATE, DELETE, upsert, locking reads
+    "catalog",   // CREATE / ALTER / DROP of each object kind, roles, grants
+    "admin",     // availability groups, BACKUP, DBCC
+    "session",   // the session: dispatch, transaction blocks, settings, cursors, COPY
+];
+
+/// The one cycle the shape allows: an expression may hold a subquery, which
+/// the query stage plans.
+const ALLOWED_UPWARD: &[(&str, &str)] = &[("expr", "query")];
+
+/// Imports that still point up: (file under src/, the stage and module it
+/// imports). Each is work left to do; none may be added.
+const KNOWN_UPWARD: &[(&str, &str)] = &[
+    ("catalog/privileges.rs", "session::settings"),
+    ("catalog/search_path.rs", "session::settings"),
+    ("compat/pg_catalog/deparse.rs", "catalog::constraints"),
+    ("compat/pg_catalog/deparse.rs", "catalog::foreign_keys"),
+    ("compat/pg_catalog/dump_catalogs.rs", "catalog::constraints"),
+    (
+        "compat/pg_catalog/dump_catalogs.rs",
+        "catalog::foreign_keys",
+    ),
+    ("compat/pg_catalog/regcast.rs", "catalog::search_path"),
+    ("compat/pg_catalog/rows.rs", "catalog::constraints"),
+    ("compat/pg_catalog/rows.rs", "catalog::foreign_keys"),
+    ("compat/pg_catalog/rows.rs", "catalog::privileges"),
+    ("compat/pg_catalog/rows.rs", "session::cursor"),
+    ("compat/pg_catalog/views.rs", "catalog::foreign_keys"),
+    ("compat/pg_catalog/views.rs", "session::cursor"),
+    (
+        "compat/pg_catalog/views.rs",
+        "session::prepared_statements_columns",
+    ),
+    ("dml.rs", "catalog::constraints"),
+    ("dml.rs", "catalog::foreign_keys"),
+    ("dml/upsert.rs", "catalog::constraints"),
+    ("expr/common.rs", "compat::pg_catalog"),
+    ("expr/compile.rs", "catalog::enums"),
+    ("expr/regcast.rs", "compat::pg_catalog"),
+    ("functions/aggregate.rs", "expr::BinOp"),
+    ("functions/aggregate.rs", "expr::binary"),
+    ("functions/aggregate.rs", "expr::numeric_div"),
+    ("functions/aggregate.rs", "expr::truth"),
+    ("functions/arrays.rs", "catalog::enums"),
+    ("functions/arrays.rs", "expr"),
+    ("functions/arrays.rs", "expr::compare"),
+    ("functions/arrays.rs", "query::Planner"),
+    ("functions/arrays.rs", "query::static_type"),
+    ("functions/bitwise.rs", "query::static_type"),
+    ("functions/call/arrays.rs", "expr::binary"),
+    ("functions/call/arrays.rs", "expr::truth"),
+    ("functions/call/catalog.rs", "catalog::privileges"),
+    ("functions/call/catalog.rs", "compat::pg_catalog"),
+    ("functions/call/catalog.rs", "expr::truth"),
+    ("functions/call/math.rs", "expr::BinOp"),
+    ("functions/call/math.rs", "expr::binary"),
+    ("functions/call/system.rs", "compat::locks_view"),
+    ("functions/call/system.rs", "compat::pg_catalog"),
+    ("functions/call/system.rs", "expr::truth"),
+    ("functions/call/system.rs", "session::advisory"),
+    ("functions/call/system.rs", "session::settings"),
+    ("functions/compile.rs", "catalog::privileges"),
+    ("functions/compile.rs", "compat::pg_catalog"),
+    ("functions/compile.rs", "expr::BinOp"),
+    ("functions/compile.rs", "expr::array_subquery"),
+    ("functions/compile.rs", "expr::is_char"),
+    ("functions/compile.rs", "expr::resolve_common"),
+    ("functions/compile.rs", "expr::unpad"),
+    ("functions/compile.rs", "query::srf"),
+    ("functions/compile.rs", "query::static_type"),
+    ("functions/func.rs", "catalog::privileges"),
+    ("functions/func.rs", "compat::pg_catalog"),
+    ("functions/func.rs", "expr::BinOp"),
+    ("functions/json.rs", "expr::truth"),
+    ("functions/json.rs", "expr::type_name"),
+    ("functions/mod.rs", "catalog::search_path"),
+    ("functions/mod.rs", "expr"),
+    ("functions/mod.rs", "query::Planner"),
+    ("functions/mod.rs", "query::membudget"),
+    ("functions/mod.rs", "session::advisory"),
+    ("functions/mod.rs", "session::cursor"),
+    ("functions/mod.rs", "session::settings"),
+    ("functions/temporal.rs", "expr::BinOp"),
+    ("functions/temporal.rs", "expr::type_name"),
+    ("functions/variadic.rs", "query::static_type"),
+    ("query.rs", "catalog::search_path"),
+    ("query.rs", "compat::sysviews"),
+    ("query/exec.rs", "compat::pg_catalog"),
+    ("query/from.rs", "compat::pg_catalog"),
+    ("query/srf.rs", "compat::pg_catalog"),
+];
+
+fn stage_of_file(rel: &str) -> &str {
+    let first = rel.split('/').next().unwrap_or(rel);
+    first.strip_suffix(".rs").unwrap_or(first)
+}
+
+fn rank(stage: &str) -> Option<usize> {
+    match stage {
+        "error" => Some(0),
+        "lib" => Some(usize::MAX),
+        s => STAGES.iter().position(|x| *x == s).map(|i| i + 1),
+    }
+}
+
+/// Code without its comments (doc comments name modules in prose).
+fn strip_comments(src: &str) -> String {
+    let mut out = String::with_capacity(src.len());
+    for line in src.lines() {
+        let mut in_str = false;
+        let mut cut = line.len();
+        let b = line.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            match b[i] {
+                b'\\' if in_str => i += 1,
+                b'"' => in_str = !in_str,
+                b'/' if !in_str && b.get(i + 1) == Some(&b'/') => {
+                    cut = i;
+                    break;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        out.push_str(&line[..cut]);
+        out.push('\n');
+    }
+    out
+}
+
+/// The first two segments of every path after `crate::`, group imports
+/// (`crate::{a::b, c::{d, e}}`) expanded at their top level.
+fn crate_paths(code: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("crate::") {
+        let before = rest[..at].chars().last();
+        rest = &rest[at + "crate::".len()..];
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+            continue;
+        }
+        if let Some(group) = rest.strip_prefix('{') {
+            let mut depth = 1;
+            let mut end = 0;
+            for (i, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            end = i;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let mut depth = 0;
+            let mut item = String::new();
+            for c in group[..end].chars().chain(std::iter::once(',')) {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        found.push(two_segments(item.trim()));
+                        item.clear();
+                        continue;
+                    }
+                    _ => {}
+                }
+                item.push(c);
+            }
+        } else {
+            found.push(two_segments(rest));
+        }
+    }
+    found.retain(|p| !p.is_empty());
+    found
+}
+
+fn two_segments(path: &str) -> String {
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let first = ident(path);
+    let after = &path[first.len()..];
+    match after.strip_prefix("::") {
+        Some(tail) if !tail.starts_with('{') => format!("{first}::{}", ident(tail)),
+        _ => first,
+    }
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn imports_point_down_the_stages() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    assert!(
+        files.len() > 50,
+        "found only {} files under src/",
+        files.len()
+    );
+    let known: BTreeSet<(String, String)> = KNOWN_UPWARD
+        .iter()
+        .map(|(f, m)| (f.to_string(), m.to_string()))
+        .collect();
+    let mut upward = BTreeSet::new();
+    let mut unstaged = Vec::new();
+    for path in &files {
+        let rel = path
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let from = stage_of_file(&rel);
+        let Some(from_rank) = rank(from) else {
+            unstaged.push(rel.clone());
+            continue;
+        };
+        let code = strip_comments(&std::fs::read_to_string(path).unwrap());
+        for target in crate_paths(&code) {
+            let to = target.split("::").next().unwrap();
+            let Some(to_rank) = rank(to) else {
+                // An item of lib.rs (Column, QueryOutput, ...): the crate's
+                // own vocabulary, usable everywhere.
+                continue;
+            };
+            if to_rank > from_rank && !ALLOWED_UPWARD.contains(&(from, to)) {
+                upward.insert((rel.clone(), target));
+            }
+        }
+    }
+    assert!(
+        unstaged.is_empty(),
+        "files outside every stage (add the folder to STAGES or move them): {unstaged:?}"
+    );
+    let new: Vec<_> = upward.difference(&known).collect();
+    let gone: Vec<_> = known.difference(&upward).collect();
+    assert!(
+        new.is_empty(),
+        "imports from a stage above (move the code to the stage it belongs to, \
+         or pass what it needs down):\n{}",
+        new.iter()
+            .map(|(f, m)| format!("    (\"{f}\", \"{m}\"),"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert!(
+        gone.is_empty(),
+        "these upward imports are gone: take them off KNOWN_UPWARD:\n{}",
+        gone.iter()
+            .map(|(f, m)| format!("    (\"{f}\", \"{m}\"),"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+#[test]
+fn paths_are_read_from_group_imports() {
+    let code = "use crate::{a::{b, c}, d::e, f};\nlet x = crate::g::h::i();\n$crate::z";
+    assert_eq!(crate_paths(code), ["a", "d::e", "f", "g::h"]);
+    assert_eq!(
+        strip_comments("let s = \"//\"; // crate::x\n"),
+        "let s = \"//\"; \n"
+    );
+}
