@@ -5,7 +5,6 @@
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::functions::{self, Func};
 use crate::query::{self, srf::SrfSlot, Planner, QueryPlan};
-use rust_decimal::prelude::{FromPrimitive, ToPrimitive};
 use rust_decimal::Decimal;
 use sqlparser::ast::{self, BinaryOperator, UnaryOperator};
 use std::cmp::Ordering;
@@ -15,18 +14,18 @@ use std::sync::Arc;
 use walden_engine::types::coerce;
 use walden_engine::{DataType, Transaction, Value};
 
+mod call;
 mod colname;
 mod common;
 mod compile;
 mod eval;
-mod ops;
 pub(crate) mod record;
 mod regcast;
 mod text_ops;
+use crate::functions::operators::*;
 use common::in_list_unknown;
 pub(crate) use common::resolve_common;
 pub use compile::*;
-pub use ops::*;
 pub(crate) use regcast::reg_at_run_time;
 use regcast::*;
 pub(crate) use text_ops::cast_from;
@@ -185,28 +184,6 @@ impl Scope {
         self.cols.iter().any(|c| c.table.as_deref() == Some(t))
             || self.parent.as_ref().is_some_and(|p| p.has_table(t))
     }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BinOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Mod,
-    Concat,
-    Eq,
-    NotEq,
-    Lt,
-    LtEq,
-    Gt,
-    GtEq,
-    And,
-    Or,
-    IsDistinct,
-    IsNotDistinct,
-    /// `~`, `~*`, `!~`, `!~*`: (case insensitive, negated).
-    Regex(bool, bool),
 }
 
 /// What a subquery yields.

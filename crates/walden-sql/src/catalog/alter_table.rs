@@ -365,17 +365,17 @@ impl<'a> Work<'a> {
     ) -> Result<ColumnSource> {
         let now = || Value::TimestampTz(walden_engine::types::now_micros());
         Ok(match d {
-            DefaultExpr::Value(v) => ColumnSource::Fill(crate::expr::cast(v.clone(), ty)?),
-            DefaultExpr::Now => ColumnSource::Fill(crate::expr::cast(now(), ty)?),
-            DefaultExpr::Today => ColumnSource::Fill(crate::expr::cast(
-                crate::expr::cast(now(), &DataType::Date)?,
+            DefaultExpr::Value(v) => ColumnSource::Fill(crate::functions::cast(v.clone(), ty)?),
+            DefaultExpr::Now => ColumnSource::Fill(crate::functions::cast(now(), ty)?),
+            DefaultExpr::Today => ColumnSource::Fill(crate::functions::cast(
+                crate::functions::cast(now(), &DataType::Date)?,
                 ty,
             )?),
             DefaultExpr::NewUuid => ColumnSource::Values(
                 (0..n)
                     .map(|_| {
                         self.env.info.mem.charge_row(1)?;
-                        crate::expr::cast(Value::Uuid(uuid::Uuid::new_v4().as_u128()), ty)
+                        crate::functions::cast(Value::Uuid(uuid::Uuid::new_v4().as_u128()), ty)
                     })
                     .collect::<Result<_>>()?,
             ),
@@ -467,7 +467,7 @@ impl<'a> Work<'a> {
                     }
                 }
                 if let DefaultExpr::Value(v) = &d {
-                    crate::expr::cast(v.clone(), &self.def.columns[i].data_type)?;
+                    crate::functions::cast(v.clone(), &self.def.columns[i].data_type)?;
                 }
                 self.def.columns[i].default = Some(d);
             }
@@ -518,7 +518,7 @@ impl<'a> Work<'a> {
         }
         // The default must convert too, as PostgreSQL checks.
         if let Some(DefaultExpr::Value(v)) = &self.def.columns[i].default {
-            if crate::expr::cast(v.clone(), &new).is_err() {
+            if crate::functions::cast(v.clone(), &new).is_err() {
                 return Err(err(
                     ErrorKind::DatatypeMismatch,
                     format!(
@@ -556,7 +556,7 @@ impl<'a> Work<'a> {
                 Some(x) => x.eval(&row, self.env)?,
                 None => row[i].clone(),
             };
-            vals.push(crate::expr::cast(v, &new)?);
+            vals.push(crate::functions::cast(v, &new)?);
         }
         self.src[i] = ColumnSource::Values(vals);
         self.def.columns[i].data_type = new;

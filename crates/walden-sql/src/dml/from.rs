@@ -94,7 +94,7 @@ pub(super) fn plan_where(
             if max_col(&e) < from.target_width && !e.uses_outer() {
                 target_only.push(e);
             } else {
-                if let Expr::Bin(crate::expr::BinOp::Eq, a, b) = &e {
+                if let Expr::Bin(crate::functions::BinOp::Eq, a, b) = &e {
                     let w = from.target_width;
                     let pair = match (a.as_ref(), b.as_ref()) {
                         (Expr::Col(x), Expr::Col(y)) | (Expr::Col(y), Expr::Col(x))

@@ -102,9 +102,12 @@ impl Expr {
                 } else if matches!(t, DataType::Varchar(_) | DataType::Char(_)) {
                     // Kept under its cast, which types it (a bare string
                     // literal would read as unknown).
-                    Expr::Cast(Box::new(Expr::Lit(crate::expr::explicit_cast(v, &t)?)), t)
+                    Expr::Cast(
+                        Box::new(Expr::Lit(crate::functions::explicit_cast(v, &t)?)),
+                        t,
+                    )
                 } else {
-                    Expr::Lit(crate::expr::explicit_cast(v, &t)?)
+                    Expr::Lit(crate::functions::explicit_cast(v, &t)?)
                 }
             }
             A::Nested(inner) => Expr::compile(p, scope, inner)?,
@@ -340,7 +343,7 @@ impl Expr {
                     p.srf = srf;
                     return r;
                 }
-                let name = functions::fname(f);
+                let name = crate::front::fname(f);
                 if name == "row" && f.over.is_none() {
                     return record::row_call(p, scope, f);
                 }
@@ -349,7 +352,7 @@ impl Expr {
                 }
                 if name == "coalesce" && matches!(p.srf, SrfSlot::Open(_)) {
                     let srf = std::mem::replace(&mut p.srf, SrfSlot::Refused("COALESCE"));
-                    let r = functions::compile_call(p, scope, f);
+                    let r = super::call::compile_call(p, scope, f);
                     p.srf = srf;
                     return r;
                 }
@@ -359,7 +362,7 @@ impl Expr {
                         format!("aggregate function {} is not allowed here", f.name),
                     ));
                 }
-                functions::compile_call(p, scope, f)?
+                super::call::compile_call(p, scope, f)?
             }
             A::Ceil { expr, .. } => Expr::Func(Func::Ceil, vec![Expr::compile(p, scope, expr)?]),
             // position(sub IN s) is strpos(s, sub).
@@ -717,7 +720,7 @@ pub fn array_subquery(p: &mut Planner<'_>, scope: &Arc<Scope>, q: &ast::Query) -
 fn srf_root(e: &ast::Expr) -> Option<(&ast::Function, query::srf::SrfFunc)> {
     match e {
         ast::Expr::Nested(inner) => srf_root(inner),
-        ast::Expr::Function(f) => Some((f, query::srf::lookup(&functions::fname(f))?)),
+        ast::Expr::Function(f) => Some((f, query::srf::lookup(&crate::front::fname(f))?)),
         _ => None,
     }
 }

@@ -18,10 +18,10 @@ fn type_of(p: &Planner<'_>, scope: &Scope, e: &Expr) -> Option<DataType> {
 /// `ROW(a, b, ...)`.
 #[inline(never)]
 pub(super) fn row_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) -> Result<Expr> {
-    let items = functions::args_of(f)
+    let items = crate::front::args_of(f)
         .into_iter()
         .map(|a| {
-            functions::arg_expr(a)
+            crate::front::arg_expr(a)
                 .cloned()
                 .ok_or_else(|| SqlError::syntax("unsupported argument to ROW"))
         })

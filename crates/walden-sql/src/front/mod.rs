@@ -10,6 +10,7 @@ use sqlparser::tokenizer::{Token, Tokenizer};
 
 pub(crate) mod alter_table;
 pub(crate) mod availability_group;
+mod call_args;
 mod command;
 mod cursor;
 mod depth;
@@ -26,6 +27,7 @@ mod toks;
 pub(crate) mod transaction;
 pub(crate) mod window_exclude;
 
+pub use call_args::*;
 pub use command::*;
 pub use cursor::*;
 pub use depth::*;

@@ -1,6 +1,7 @@
 //! Aggregates: recognising and compiling them, their running state and result types.
 
 use super::*;
+use crate::front::{arg_expr, args_of, fname};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AggKind {
@@ -200,9 +201,11 @@ impl Acc {
                 *s = Some(match s.take() {
                     None => match v {
                         Value::Int(_) | Value::Float(_) | Value::Decimal(_) => v,
-                        other => {
-                            crate::expr::binary(crate::expr::BinOp::Add, Value::Int(0), other)?
-                        }
+                        other => crate::functions::binary(
+                            crate::functions::BinOp::Add,
+                            Value::Int(0),
+                            other,
+                        )?,
                     },
                     Some(acc) => sum_add(acc, v)?,
                 })
@@ -239,7 +242,7 @@ impl Acc {
                 })
             }
             Acc::Bool(b) => {
-                let x = crate::expr::truth(&v)?.unwrap_or(false);
+                let x = crate::functions::truth(&v)?.unwrap_or(false);
                 *b = Some(match (*b, kind) {
                     (None, _) => x,
                     (Some(p), AggKind::BoolAnd) => p && x,
@@ -265,11 +268,11 @@ impl Acc {
                 Value::Float(f) => Value::Float(f / n as f64),
                 // numeric division, with its result scale.
                 Value::Int(i) => Value::Decimal(
-                    crate::expr::numeric_div(Decimal::from(i), Decimal::from(n))
+                    crate::functions::numeric_div(Decimal::from(i), Decimal::from(n))
                         .unwrap_or_default(),
                 ),
                 Value::Decimal(d) => Value::Decimal(
-                    crate::expr::numeric_div(d, Decimal::from(n)).unwrap_or_default(),
+                    crate::functions::numeric_div(d, Decimal::from(n)).unwrap_or_default(),
                 ),
                 other => other,
             },
@@ -290,7 +293,7 @@ pub(super) fn sum_add(acc: Value, v: Value) -> Result<Value> {
             Some(s) => Value::Int(s),
             None => Value::Decimal(Decimal::from(*a) + Decimal::from(*b)),
         }),
-        _ => crate::expr::binary(crate::expr::BinOp::Add, acc, v),
+        _ => crate::functions::binary(crate::functions::BinOp::Add, acc, v),
     }
 }
 

@@ -25,7 +25,7 @@ pub fn elements(v: &Value) -> Vec<Value> {
 /// Whether `x` equals a non-NULL element of `items` (NULL equals nothing).
 fn has(items: &[Value], x: &Value) -> Result<bool> {
     for y in items {
-        if crate::expr::compare(x, y)? == Some(std::cmp::Ordering::Equal) {
+        if crate::functions::compare(x, y)? == Some(std::cmp::Ordering::Equal) {
             return Ok(true);
         }
     }

@@ -141,7 +141,7 @@ pub enum Func {
     /// `(record).field`, by the field's position.
     RecordField(u16),
     /// `x op ANY (array)` (`ALL` when the flag is set).
-    AnyArray(crate::expr::BinOp, bool),
+    AnyArray(crate::functions::BinOp, bool),
     QuoteIdent,
     /// `quote_literal(text)`.
     QuoteLiteral,

@@ -134,7 +134,7 @@ pub fn tree(v: &Value) -> Result<Option<Arc<Jsonb>>> {
                 ErrorKind::UndefinedFunction,
                 format!(
                     "operator does not exist: {} for json",
-                    crate::expr::type_name(other)
+                    crate::functions::type_name(other)
                 ),
             ))
         }
@@ -276,7 +276,7 @@ pub fn call(f: JsonFn, a: Vec<Value>) -> Result<Value> {
             let path = text_list(&a[1]);
             let new = tree(&a[2])?.map(|n| (*n).clone()).unwrap_or(Jsonb::Null);
             let create = match a.get(3) {
-                Some(v) => crate::expr::truth(v)?.unwrap_or(false),
+                Some(v) => crate::functions::truth(v)?.unwrap_or(false),
                 None => true,
             };
             if j.is_scalar() {

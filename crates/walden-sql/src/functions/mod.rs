@@ -1,7 +1,7 @@
 //! Scalar functions (PostgreSQL and T-SQL names) and aggregates.
 
 use crate::error::{ErrorKind, Result, SqlError};
-use crate::expr::{cast, compare, Env, Expr, Scope};
+use crate::expr::{Env, Expr, Scope};
 use crate::query::Planner;
 use rust_decimal::prelude::ToPrimitive;
 use rust_decimal::Decimal;
@@ -60,16 +60,16 @@ mod aggregate;
 pub(crate) mod arrays;
 pub mod bitwise;
 mod call;
-mod compile;
 mod dates;
 mod func;
 pub(crate) mod json;
+pub(crate) mod operators;
 mod strings;
 pub(crate) mod temporal;
 mod variadic;
 
 pub use aggregate::*;
 pub use call::*;
-pub use compile::*;
 pub use func::*;
+pub use operators::*;
 pub use variadic::*;

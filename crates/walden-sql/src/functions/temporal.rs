@@ -3,7 +3,7 @@
 //! them, `date_trunc`, `extract` / `date_part`, `age` and `to_char`.
 
 use crate::error::{ErrorKind, Result, SqlError};
-use crate::expr::BinOp;
+use crate::functions::BinOp;
 use rust_decimal::Decimal;
 use walden_engine::types::datetime::{
     days_in_month, local_plus, local_to_tz, tz_offset, tz_plus, tz_to_local,
@@ -176,7 +176,7 @@ fn bad_arg(v: &Value) -> SqlError {
         ErrorKind::UndefinedFunction,
         format!(
             "function does not exist for an argument of type {}",
-            crate::expr::type_name(v)
+            crate::functions::type_name(v)
         ),
     )
 }
@@ -233,7 +233,7 @@ pub fn date_trunc(unit: &str, v: &Value) -> Result<Value> {
         "decade" => ymd(y.div_euclid(10) * 10, 1),
         "century" => ymd(if y > 0 { (y - 1) / 100 * 100 + 1 } else { y }, 1),
         "millennium" => ymd(if y > 0 { (y - 1) / 1000 * 1000 + 1 } else { y }, 1),
-        other => return Err(bad_unit(other, crate::expr::type_name(v))),
+        other => return Err(bad_unit(other, crate::functions::type_name(v))),
     };
     Ok(if tz {
         Value::TimestampTz(local_to_tz(r))
@@ -346,7 +346,7 @@ pub fn extract(field: &str, v: &Value) -> Result<Value> {
         "timezone" if tz => dec(tz_offset(local_to_tz(t)) as i64),
         "timezone_hour" if tz => dec(tz_offset(local_to_tz(t)) as i64 / 3600),
         "timezone_minute" if tz => dec(tz_offset(local_to_tz(t)) as i64 / 60 % 60),
-        other => return Err(bad_unit(other, crate::expr::type_name(v))),
+        other => return Err(bad_unit(other, crate::functions::type_name(v))),
     };
     Ok(Value::Decimal(r))
 }

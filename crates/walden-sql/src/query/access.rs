@@ -271,7 +271,7 @@ pub(super) fn bound_value(
     Ok(Some(match walden_engine::types::coerce(v.clone(), ty) {
         Ok(c)
             if matches!(
-                crate::expr::compare(&c, &v),
+                crate::functions::compare(&c, &v),
                 Ok(Some(std::cmp::Ordering::Equal))
             ) =>
         {
@@ -507,7 +507,7 @@ pub(crate) fn key_bounds(
         Ok(match walden_engine::types::coerce(v.clone(), ty) {
             Ok(c)
                 if matches!(
-                    crate::expr::compare(&c, &v),
+                    crate::functions::compare(&c, &v),
                     Ok(Some(std::cmp::Ordering::Equal))
                 ) =>
             {

@@ -393,7 +393,7 @@ pub(crate) fn eval_count(e: &Option<Expr>, env: &Env<'_>) -> Result<Option<usize
         Some(e) => match e.eval(&[], env)? {
             Value::Null => Ok(None),
             v => {
-                let n = crate::expr::cast(v, &DataType::BigInt)?
+                let n = crate::functions::cast(v, &DataType::BigInt)?
                     .as_i64()
                     .unwrap_or(0);
                 if n < 0 {
@@ -514,7 +514,7 @@ pub(super) fn cast_rows(
             };
             *v = match &c.to {
                 DataType::Reg(k) => crate::expr::reg_at_run_time(v0, *k, env)?,
-                to => crate::expr::cast(v0, to)?,
+                to => crate::functions::cast(v0, to)?,
             };
         }
     }

@@ -118,7 +118,7 @@ fn step_casts(
             if let Body::Select(s) = &step.body {
                 if let Some(Expr::Lit(v @ Value::Text(_))) = s.projection.get(i) {
                     if !matches!(at, DataType::Reg(_)) {
-                        crate::expr::cast(v.clone(), &unmodified(&at))?;
+                        crate::functions::cast(v.clone(), &unmodified(&at))?;
                     }
                 }
             }

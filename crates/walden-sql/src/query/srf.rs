@@ -130,10 +130,10 @@ pub fn run(
             }
             let n = crate::functions::arrays::elements(&a).len() as i64;
             // Walden's arrays have one dimension, numbered from 1.
-            if crate::expr::cast(dim, &DataType::BigInt)?.as_i64() != Some(1) || n == 0 {
+            if crate::functions::cast(dim, &DataType::BigInt)?.as_i64() != Some(1) || n == 0 {
                 return Ok(());
             }
-            let reverse = crate::expr::truth(&arg(2))? == Some(true);
+            let reverse = crate::functions::truth(&arg(2))? == Some(true);
             let lower = (func == SrfFunc::Subscripts) as i64;
             let mut subs: Vec<i64> = (lower..n + lower).collect();
             if reverse {
@@ -219,7 +219,7 @@ fn series(
     if let DataType::Int | DataType::BigInt | DataType::SmallInt = ty {
         let int = |v: &Value| match v {
             Value::Int(i) => Ok(*i),
-            other => crate::expr::cast(other.clone(), &DataType::BigInt).and_then(|x| {
+            other => crate::functions::cast(other.clone(), &DataType::BigInt).and_then(|x| {
                 x.as_i64().ok_or_else(|| {
                     SqlError::new(ErrorKind::DataException, "generate_series needs integers")
                 })
@@ -262,12 +262,12 @@ fn series(
         (Value::Int(i), DataType::Decimal { .. }) => {
             Ok(Value::Decimal(rust_decimal::Decimal::from(*i)))
         }
-        _ => crate::expr::cast(v.clone(), ty),
+        _ => crate::functions::cast(v.clone(), ty),
     };
     let a = to_ty(&args[0])?;
     let b = to_ty(&args[1])?;
     let st = match args.get(2) {
-        Some(s) if temporal => crate::expr::cast(s.clone(), &DataType::Interval)?,
+        Some(s) if temporal => crate::functions::cast(s.clone(), &DataType::Interval)?,
         Some(s) => to_ty(s)?,
         None if temporal => {
             return Err(SqlError::new(
@@ -275,9 +275,9 @@ fn series(
                 "function generate_series(timestamp, timestamp) does not exist",
             ))
         }
-        None => crate::expr::cast(Value::Int(1), ty)?,
+        None => crate::functions::cast(Value::Int(1), ty)?,
     };
-    let after_one = crate::expr::binary(BinOp::Add, a.clone(), st.clone())?;
+    let after_one = crate::functions::binary(BinOp::Add, a.clone(), st.clone())?;
     let dir = match compare(&after_one, &a)? {
         Some(Ordering::Equal) | None => return Err(zero_step()),
         Some(o) => o,
@@ -297,7 +297,7 @@ fn series(
         if !each(vec![i.clone()])? {
             break;
         }
-        i = match crate::expr::binary(BinOp::Add, i, st.clone()) {
+        i = match crate::functions::binary(BinOp::Add, i, st.clone()) {
             Ok(v) => v,
             // Past the type's range the series ends.
             Err(_) => break,
@@ -467,14 +467,14 @@ pub fn compile_call(
     func: SrfFunc,
     field: Option<&str>,
 ) -> Result<Expr> {
-    let name = functions::fname(f);
+    let name = crate::front::fname(f);
     if matches!(p.srf, SrfSlot::Refused(_)) {
         return Err(p.srf.refusal(&name));
     }
-    let raw = functions::args_of(f);
+    let raw = crate::front::args_of(f);
     let mut args = Vec::new();
     for a in &raw {
-        let e = functions::arg_expr(a)
+        let e = crate::front::arg_expr(a)
             .ok_or_else(|| SqlError::syntax(format!("unsupported argument to {name}")))?;
         args.push(Expr::compile(p, scope, e)?);
     }

@@ -22,8 +22,8 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
             }
             let mut saw_null = false;
             for item in crate::functions::arrays::elements(&arg(1)) {
-                let r = crate::expr::binary(op, x.clone(), item)?;
-                match crate::expr::truth(&r)? {
+                let r = crate::functions::binary(op, x.clone(), item)?;
+                match crate::functions::truth(&r)? {
                     Some(true) if !all => return Ok(Value::Bool(true)),
                     Some(false) if all => return Ok(Value::Bool(false)),
                     None => saw_null = true,

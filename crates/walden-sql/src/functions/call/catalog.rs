@@ -35,7 +35,7 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         Func::CurrentSchema => env.info.path.current().map_or(Value::Null, Value::text),
         // The path's existing schemas, with pg_catalog first when implicit
         // (a name[]).
-        Func::CurrentSchemas => match crate::expr::truth(&arg(0))? {
+        Func::CurrentSchemas => match crate::functions::truth(&arg(0))? {
             None => Value::Null,
             Some(implicit) => Value::Array(
                 crate::compat::pg_catalog::search_path_schemas(env, implicit)

@@ -65,7 +65,7 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
                 ))
             }
         },
-        Func::Mod => crate::expr::binary(crate::expr::BinOp::Mod, arg(0), arg(1))?,
+        Func::Mod => crate::functions::binary(crate::functions::BinOp::Mod, arg(0), arg(1))?,
         Func::Power => {
             let x = cast(arg(0), &DataType::Double)?;
             let y = cast(arg(1), &DataType::Double)?;

@@ -50,7 +50,7 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             };
             // is_local: until the transaction block ends (outside one, the
             // statement's own transaction ends at once: no lasting effect).
-            if crate::expr::truth(&arg(2))? == Some(true) {
+            if crate::functions::truth(&arg(2))? == Some(true) {
                 env.info.settings.set_local(&name, &value)?;
                 return Ok(Value::text(value));
             }
@@ -116,7 +116,7 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             // setval(seq, v, NULL) is NULL and changes nothing (strict).
             let is_called = match a.get(2) {
                 None => true,
-                Some(c) => match crate::expr::truth(c)? {
+                Some(c) => match crate::functions::truth(c)? {
                     Some(b) => b,
                     None => return Ok(Value::Null),
                 },
@@ -140,7 +140,7 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         Func::CurrentSetting => {
             let name = text_arg(&arg(0)).to_ascii_lowercase();
             // current_setting(name, missing_ok): NULL instead of an error.
-            let missing_ok = a.len() > 1 && crate::expr::truth(&arg(1))? == Some(true);
+            let missing_ok = a.len() > 1 && crate::functions::truth(&arg(1))? == Some(true);
             match env.info.settings.get(&name) {
                 Some(v) => Value::text(v),
                 None if missing_ok => Value::Null,

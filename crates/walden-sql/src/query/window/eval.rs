@@ -9,7 +9,7 @@
 
 use super::frame::{Bounds, Part, Segs};
 use super::*;
-use crate::expr::binary;
+use crate::functions::binary;
 use crate::query::exec::check_cancel;
 
 /// Appends each call's value to every row, in call order.
@@ -155,7 +155,7 @@ fn eval_call(
                     out[prow[pos]] = Value::Null;
                     continue;
                 }
-                let off = crate::expr::cast(off, &DataType::BigInt)?
+                let off = crate::functions::cast(off, &DataType::BigInt)?
                     .as_i64()
                     .unwrap_or(0);
                 let off = if call.func == WinFunc::Lag { -off } else { off };
@@ -178,7 +178,7 @@ fn eval_call(
                         if k.is_null() {
                             None
                         } else {
-                            let k = crate::expr::cast(k, &DataType::BigInt)?
+                            let k = crate::functions::cast(k, &DataType::BigInt)?
                                 .as_i64()
                                 .unwrap_or(0);
                             if k <= 0 {
@@ -227,7 +227,7 @@ fn ntile(
                 put(pos, Value::Null);
                 continue;
             }
-            let k = crate::expr::cast(k, &DataType::BigInt)?
+            let k = crate::functions::cast(k, &DataType::BigInt)?
                 .as_i64()
                 .unwrap_or(0);
             if k <= 0 {

@@ -9,7 +9,8 @@
 
 use super::{Bound, Exclude, Frame, Units};
 use crate::error::{ErrorKind, Result, SqlError};
-use crate::expr::{binary, compare, BinOp, Env};
+use crate::expr::Env;
+use crate::functions::{binary, compare, BinOp};
 use std::cmp::Ordering;
 use walden_engine::{DataType, Value};
 
@@ -149,7 +150,7 @@ impl Bounds {
                 }
                 return Ok(Off::Value(v));
             }
-            let n = crate::expr::cast(v, &DataType::BigInt)?
+            let n = crate::functions::cast(v, &DataType::BigInt)?
                 .as_i64()
                 .unwrap_or(0);
             if n < 0 {

@@ -9,7 +9,7 @@
 //! `front/window_exclude.rs`.
 
 use super::*;
-use crate::functions::{arg_expr, args_of, fname};
+use crate::front::{arg_expr, args_of, fname};
 
 mod eval;
 mod frame;

@@ -1,8 +1,37 @@
 //! Value operators: truth, comparison, arithmetic, casts and LIKE.
 
-use super::*;
+use crate::error::{ErrorKind, Result, SqlError};
+use rust_decimal::prelude::{FromPrimitive, ToPrimitive};
+use rust_decimal::Decimal;
+use std::cmp::Ordering;
+use std::sync::Arc;
+use walden_engine::types::coerce;
+use walden_engine::{DataType, Value};
 
-pub(super) fn overflow() -> SqlError {
+/// A binary operator, as expressions evaluate it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    Concat,
+    Eq,
+    NotEq,
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+    And,
+    Or,
+    IsDistinct,
+    IsNotDistinct,
+    /// `~`, `~*`, `!~`, `!~*`: (case insensitive, negated).
+    Regex(bool, bool),
+}
+
+pub(crate) fn overflow() -> SqlError {
     SqlError::new(ErrorKind::NumericOutOfRange, "integer out of range")
 }
 
@@ -33,7 +62,7 @@ pub fn truth(v: &Value) -> Result<Option<bool>> {
 
 /// Brings a text operand to the other operand's type (a quoted literal
 /// compared with a number or a date), as PostgreSQL types unknown literals.
-pub(super) fn unify(a: Value, b: Value) -> Result<(Value, Value)> {
+pub(crate) fn unify(a: Value, b: Value) -> Result<(Value, Value)> {
     if let Some(r) = crate::functions::temporal::unify(&a, &b) {
         return r;
     }
@@ -74,7 +103,7 @@ pub(super) fn unify(a: Value, b: Value) -> Result<(Value, Value)> {
     })
 }
 
-pub(super) fn numeric_text(s: &str) -> Result<Value> {
+pub(crate) fn numeric_text(s: &str) -> Result<Value> {
     let t = s.trim();
     if let Ok(i) = t.parse::<i64>() {
         return Ok(Value::Int(i));
@@ -105,7 +134,7 @@ pub fn compare(a: &Value, b: &Value) -> Result<Option<Ordering>> {
     Ok(Some(a.cmp(&b)))
 }
 
-pub(super) fn to_dec(v: &Value) -> Option<Decimal> {
+pub(crate) fn to_dec(v: &Value) -> Option<Decimal> {
     match v {
         Value::Int(i) => Some(Decimal::from(*i)),
         Value::Decimal(d) => Some(*d),
@@ -114,7 +143,7 @@ pub(super) fn to_dec(v: &Value) -> Option<Decimal> {
     }
 }
 
-pub(super) fn to_f64(v: &Value) -> Option<f64> {
+pub(crate) fn to_f64(v: &Value) -> Option<f64> {
     match v {
         Value::Int(i) => Some(*i as f64),
         Value::Decimal(d) => d.to_f64(),
@@ -330,7 +359,7 @@ pub(crate) fn numeric_div(x: Decimal, y: Decimal) -> Option<Decimal> {
 }
 
 /// `jsonb || jsonb` and `jsonb - key`; `None` when neither operand is jsonb.
-pub(super) fn jsonb_binary(op: BinOp, a: &Value, b: &Value) -> Option<Result<Value>> {
+pub(crate) fn jsonb_binary(op: BinOp, a: &Value, b: &Value) -> Option<Result<Value>> {
     let tree = |v: &Value| {
         crate::functions::json::tree(v).map(|t| {
             t.map(|x| (*x).clone())

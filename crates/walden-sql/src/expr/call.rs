@@ -1,42 +1,16 @@
-//! Compiling a scalar function call from sqlparser's AST.
+//! Compiling a scalar function call from sqlparser's AST: the function
+//! it names, its arguments bound and typed (`VARIADIC array` included).
 
 use super::*;
 use crate::compat::pg_catalog::SizeOf;
-
-pub(crate) fn fname(f: &ast::Function) -> String {
-    f.name
-        .0
-        .last()
-        .map(|p| p.to_string().trim_matches('"').to_ascii_lowercase())
-        .unwrap_or_default()
-}
-
-pub(crate) fn args_of(f: &ast::Function) -> Vec<&FunctionArg> {
-    match &f.args {
-        FunctionArguments::List(l) => l.args.iter().collect(),
-        _ => Vec::new(),
-    }
-}
-
-pub(crate) fn arg_expr(a: &FunctionArg) -> Option<&ast::Expr> {
-    match a {
-        FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e),
-        FunctionArg::Named {
-            arg: FunctionArgExpr::Expr(e),
-            ..
-        } => Some(e),
-        FunctionArg::ExprNamed {
-            arg: FunctionArgExpr::Expr(e),
-            ..
-        } => Some(e),
-        _ => None,
-    }
-}
+use crate::front::{arg_expr, args_of, fname, VARIADIC_MARK};
+use crate::functions::*;
+use sqlparser::ast::{FunctionArg, FunctionArguments};
 
 /// `pg_typeof(x)`: the argument's type as a `regtype` (a string literal or
 /// NULL is `unknown`, as there). The type is known when the statement is
 /// planned, so this is a constant.
-pub(super) fn pg_typeof(
+fn pg_typeof(
     p: &Planner<'_>,
     scope: &Scope,
     raw: &[&ast::FunctionArg],
@@ -413,7 +387,7 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         )
     {
         return Ok(Expr::Bin(
-            crate::expr::BinOp::Sub,
+            crate::functions::BinOp::Sub,
             Box::new(Expr::Func(func, args)),
             Box::new(Expr::Lit(Value::Int(1))),
         ));
@@ -464,4 +438,73 @@ fn nullif_type(p: &Planner<'_>, scope: &Scope, args: &mut [Expr]) {
     };
     let a = std::mem::replace(&mut args[0], Expr::Lit(Value::Null));
     args[0] = Expr::Cast(Box::new(a), to);
+}
+
+/// The argument of `VARIADIC arg`, as the rewrite marked it.
+fn variadic_marked(e: &ast::Expr) -> Option<&ast::Expr> {
+    let ast::Expr::Function(f) = e else {
+        return None;
+    };
+    if fname(f) != VARIADIC_MARK {
+        return None;
+    }
+    match args_of(f).as_slice() {
+        [a] => arg_expr(a),
+        _ => None,
+    }
+}
+
+/// `name(args..., VARIADIC array)`.
+fn compile_variadic(
+    p: &mut Planner<'_>,
+    scope: &Arc<Scope>,
+    name: &str,
+    rest: &[&FunctionArg],
+    array: &ast::Expr,
+) -> Result<Expr> {
+    let Some(v) = Variadic::of(name) else {
+        return Err(SqlError::unsupported(format!(
+            "VARIADIC in a call of {name}()"
+        )));
+    };
+    let mut args = Vec::new();
+    for a in rest {
+        let e = arg_expr(a)
+            .ok_or_else(|| SqlError::syntax(format!("unsupported argument to {name}")))?;
+        if variadic_marked(e).is_some() {
+            return Err(SqlError::syntax(
+                "syntax error: VARIADIC must be the last argument",
+            ));
+        }
+        args.push(Expr::compile(p, scope, e)?);
+    }
+    if v.func() == Func::Format && args.is_empty() {
+        return Err(SqlError::new(
+            ErrorKind::UndefinedFunction,
+            "function format(text[]) does not exist",
+        )
+        .with_fields(crate::error::ErrorFields {
+            hint: Some(
+                "No function matches the given name and argument types. \
+                 You might need to add explicit type casts."
+                    .into(),
+            ),
+            ..Default::default()
+        }));
+    }
+    let untyped = matches!(array, ast::Expr::Value(x) if matches!(x.value, ast::Value::SingleQuotedString(_)));
+    let arr = Expr::compile(p, scope, array)?;
+    let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+    match (&arr, crate::query::static_type(&arr, &types, &p.params)) {
+        (Expr::Param(i), None) => p.infer_param(*i, DataType::Array(Box::new(DataType::Text))),
+        (Expr::Lit(Value::Null), _) | (_, Some(DataType::Array(_))) if !untyped => {}
+        _ => {
+            return Err(SqlError::new(
+                ErrorKind::DatatypeMismatch,
+                "VARIADIC argument must be an array",
+            ))
+        }
+    }
+    args.push(arr);
+    Ok(Expr::Func(Func::Variadic(v), args))
 }
