@@ -8,8 +8,9 @@
 
 use crate::compat::sysviews::{self, SysView};
 use crate::error::{ErrorKind, Result, SqlError};
+use crate::expr::AggSpec;
 use crate::expr::{Env, Expr, Scope, ScopeCol};
-use crate::functions::{self, Acc, AggKind, AggSpec};
+use crate::functions::{self, Acc, AggKind};
 use crate::functions::{compare, truth, BinOp};
 use crate::Column;
 use sqlparser::ast::{self, SelectItem, SetExpr, TableFactor};

@@ -6,21 +6,7 @@ use crate::error::{ErrorKind, Result, SqlError};
 use crate::query::object_last;
 use crate::QueryOutput;
 use sqlparser::ast;
-use walden_engine::{DataType, EngineError, Transaction};
-
-/// Whether `t` is an enum type.
-pub fn is_enum(t: &DataType) -> bool {
-    matches!(t, DataType::Enum(_))
-}
-
-/// Whether `t` is an enum type or an array of one.
-pub fn involves_enum(t: &DataType) -> bool {
-    match t {
-        DataType::Enum(_) => true,
-        DataType::Array(e) => is_enum(e),
-        _ => false,
-    }
-}
+use walden_engine::{EngineError, Transaction};
 
 /// A label as written: PostgreSQL takes only string literals.
 fn label(i: &ast::Ident) -> Result<String> {
@@ -148,78 +134,5 @@ pub fn alter_type(tx: &Transaction, at: &ast::AlterType) -> Result<QueryOutput> 
             })?;
             Ok(QueryOutput::command("ALTER TYPE"))
         }
-    }
-}
-
-/// `other` beside `typed` (an IN list's item, a BETWEEN bound): when
-/// `typed` is of an enum type, a quoted literal or a parameter is read as
-/// one of its labels.
-pub fn beside(
-    p: &mut crate::query::Planner<'_>,
-    scope: &crate::expr::Scope,
-    typed: &crate::expr::Expr,
-    other: crate::expr::Expr,
-) -> Result<crate::expr::Expr> {
-    let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
-    match crate::query::static_type(typed, &types, &p.params) {
-        Some(t) if is_enum(&t) => as_label(p, other, t),
-        Some(DataType::Reg(_)) => beside_reg(p, other),
-        _ => Ok(other),
-    }
-}
-
-/// Beside a reg type a string is an OID, as PostgreSQL compares reg
-/// types with oid's operators (`x::regclass = 't'` is 22P02). Out of line:
-/// `beside` is on the compiler's recursion through operator chains.
-#[inline(never)]
-fn beside_reg(
-    p: &mut crate::query::Planner<'_>,
-    other: crate::expr::Expr,
-) -> Result<crate::expr::Expr> {
-    match other {
-        crate::expr::Expr::Lit(walden_engine::Value::Text(s)) => {
-            walden_engine::types::coerce(walden_engine::Value::Text(s.clone()), &DataType::Oid)
-                .map(crate::expr::Expr::Lit)
-                .map_err(|_| {
-                    SqlError::new(
-                        crate::error::ErrorKind::InvalidText,
-                        format!("invalid input syntax for type oid: \"{s}\""),
-                    )
-                })
-        }
-        other => as_label(p, other, DataType::Oid),
-    }
-}
-
-fn as_label(
-    p: &mut crate::query::Planner<'_>,
-    x: crate::expr::Expr,
-    t: DataType,
-) -> Result<crate::expr::Expr> {
-    use crate::expr::Expr;
-    match x {
-        Expr::Lit(v @ walden_engine::Value::Text(_)) => Ok(Expr::Lit(
-            walden_engine::types::coerce(v, &t).map_err(SqlError::from)?,
-        )),
-        Expr::Param(i) => {
-            p.infer_param(i, t.clone());
-            Ok(Expr::Cast(Box::new(Expr::Param(i)), t))
-        }
-        other => Ok(other),
-    }
-}
-
-/// `'label' = ANY (enum_array)`: a quoted literal or a parameter beside an
-/// array of enum values is read as one of its labels.
-pub fn beside_array(
-    p: &mut crate::query::Planner<'_>,
-    scope: &crate::expr::Scope,
-    x: crate::expr::Expr,
-    arr: &crate::expr::Expr,
-) -> Result<crate::expr::Expr> {
-    let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
-    match crate::query::static_type(arr, &types, &p.params) {
-        Some(DataType::Array(e)) if is_enum(&e) => as_label(p, x, *e),
-        _ => Ok(x),
     }
 }

@@ -22,7 +22,7 @@ impl Expr {
                     let win =
                         std::mem::replace(&mut p.window, query::window::WindowSlot::InAggregate);
                     let srf = std::mem::replace(&mut p.srf, SrfSlot::Refused("aggregate"));
-                    let compiled = functions::compile_aggregate(p, &ctx.input_scope, f, kind);
+                    let compiled = super::compile_aggregate(p, &ctx.input_scope, f, kind);
                     p.window = win;
                     p.srf = srf;
                     let slot = ctx.aggs.len();
@@ -95,7 +95,7 @@ impl Expr {
                 let t = crate::types::names::data_type_in(&p.db, p.viewer, &ts.data_type)?;
                 let v = lit_value(&ts.value.value)?;
                 // An enum constant keeps its cast, which types it.
-                if t == DataType::TimestampTz || crate::catalog::enums::is_enum(&t) {
+                if t == DataType::TimestampTz || crate::types::names::is_enum(&t) {
                     // Read in the zone in force when it runs, not when planned.
                     coerce(v.clone(), &t)?;
                     Expr::Cast(Box::new(Expr::Lit(v)), t)
@@ -123,7 +123,7 @@ impl Expr {
                     },
                     UnaryOperator::Plus => inner,
                     UnaryOperator::BitwiseNot => {
-                        functions::bitwise::compile(p, scope, BitOp::Not, None, inner)?
+                        super::bitwise::compile(p, scope, BitOp::Not, None, inner)?
                     }
                     other => return Err(SqlError::unsupported(format!("operator {other}"))),
                 }
@@ -132,9 +132,7 @@ impl Expr {
                 if let Some(e) = bitwise_binary(p, scope, left, op, right)? {
                     return Ok(e);
                 }
-                if let Some(e) =
-                    crate::functions::arrays::compile_operator(p, scope, left, op, right)?
-                {
+                if let Some(e) = super::array_ops::compile_operator(p, scope, left, op, right)? {
                     return Ok(e);
                 }
                 if let Some(j) = crate::functions::json::operator(op) {
@@ -151,15 +149,15 @@ impl Expr {
                 ) {
                     record::refuse_comparison(scope, &[&l, &r])?;
                 }
-                let (l, r) = crate::functions::arrays::coerce_operands(p, scope, l, r)?;
+                let (l, r) = super::array_ops::coerce_operands(p, scope, l, r)?;
                 // Compared with an enum, a literal or parameter is a label
                 // (`||` and the rest read it as text).
                 let (l, r) = if matches!(
                     op,
                     BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq
                 ) {
-                    let l = crate::catalog::enums::beside(p, scope, &r, l)?;
-                    let r = crate::catalog::enums::beside(p, scope, &l, r)?;
+                    let l = crate::expr::enum_ops::beside(p, scope, &r, l)?;
+                    let r = crate::expr::enum_ops::beside(p, scope, &l, r)?;
                     (l, r)
                 } else {
                     (l, r)
@@ -213,7 +211,7 @@ impl Expr {
                     .map(|i| {
                         let c = Expr::compile(p, scope, i)?;
                         p.infer_pair(&x, &c, scope);
-                        crate::catalog::enums::beside(p, scope, &x, c)
+                        crate::expr::enum_ops::beside(p, scope, &x, c)
                     })
                     .collect::<Result<Vec<_>>>()?;
                 let x = in_list_unknown(p, scope, x, &items)?;
@@ -228,8 +226,8 @@ impl Expr {
                 let x = Expr::compile(p, scope, expr)?;
                 let lo = Expr::compile(p, scope, low)?;
                 let hi = Expr::compile(p, scope, high)?;
-                let lo = crate::catalog::enums::beside(p, scope, &x, lo)?;
-                let hi = crate::catalog::enums::beside(p, scope, &x, hi)?;
+                let lo = crate::expr::enum_ops::beside(p, scope, &x, lo)?;
+                let hi = crate::expr::enum_ops::beside(p, scope, &x, hi)?;
                 Expr::Between(Box::new(x), Box::new(lo), Box::new(hi), *negated)
             }
             A::Like {
@@ -515,7 +513,7 @@ impl Expr {
                                 p.infer_param(i, *t);
                             }
                         }
-                        let x = crate::catalog::enums::beside_array(p, scope, x, &arr)?;
+                        let x = crate::expr::enum_ops::beside_array(p, scope, x, &arr)?;
                         Expr::Func(Func::AnyArray(op, all), vec![x, arr])
                     }
                 }
@@ -635,7 +633,7 @@ fn bitwise_binary(
     };
     let l = Expr::compile(p, scope, left)?;
     let r = Expr::compile(p, scope, right)?;
-    functions::bitwise::compile(p, scope, b, Some(l), r).map(Some)
+    super::bitwise::compile(p, scope, b, Some(l), r).map(Some)
 }
 
 /// The integer bitwise operator `op` names, written bare or as

@@ -1,7 +1,7 @@
 //! Aggregates: recognising and compiling them, their running state and result types.
 
 use super::*;
-use crate::front::{arg_expr, args_of, fname};
+use crate::front::{args_of, fname};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AggKind {
@@ -27,20 +27,6 @@ pub enum AggKind {
     },
 }
 
-/// An aggregate to compute per group.
-#[derive(Debug)]
-pub struct AggSpec {
-    pub kind: AggKind,
-    pub arg: Option<Expr>,
-    pub distinct: bool,
-    pub separator: Option<Expr>,
-    /// `agg(x ORDER BY a DESC, ...)`: the order the group's rows are fed in
-    /// (expression, descending, nulls first).
-    pub order: Vec<(Expr, bool, bool)>,
-    /// `agg(...) FILTER (WHERE c)`: only rows where `c` is true reach it.
-    pub filter: Option<Expr>,
-}
-
 pub fn aggregate_kind(f: &ast::Function) -> Option<AggKind> {
     if f.over.is_some() {
         return None;
@@ -64,77 +50,6 @@ pub fn aggregate_kind(f: &ast::Function) -> Option<AggKind> {
         "jsonb_object_agg" => AggKind::JsonObjectAgg { jsonb: true },
         "json_object_agg" => AggKind::JsonObjectAgg { jsonb: false },
         _ => return None,
-    })
-}
-
-pub fn compile_aggregate(
-    p: &mut Planner<'_>,
-    scope: &Arc<Scope>,
-    f: &ast::Function,
-    kind: AggKind,
-) -> Result<AggSpec> {
-    let distinct = matches!(&f.args, FunctionArguments::List(l) if matches!(l.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)));
-    // `ORDER BY` inside the call orders the rows the aggregate sees (it
-    // decides string_agg's, array_agg's and the json aggregates' result);
-    // other clauses are refused rather than ignored.
-    let mut order = Vec::new();
-    if let FunctionArguments::List(l) = &f.args {
-        for c in &l.clauses {
-            match c {
-                ast::FunctionArgumentClause::OrderBy(items) => {
-                    for it in items {
-                        let desc = matches!(it.options.sort, Some(ast::OrderBySort::Desc));
-                        if matches!(it.options.sort, Some(ast::OrderBySort::Using(_))) {
-                            return Err(SqlError::unsupported(
-                                "ORDER BY ... USING in an aggregate",
-                            ));
-                        }
-                        let nulls_first = it.options.nulls_first.unwrap_or(desc);
-                        order.push((Expr::compile(p, scope, &it.expr)?, desc, nulls_first));
-                    }
-                }
-                other => {
-                    return Err(SqlError::unsupported(format!(
-                        "{other} in a call of {}",
-                        fname(f)
-                    )))
-                }
-            }
-        }
-    }
-    let args = args_of(f);
-    let arg = if kind == AggKind::CountStar {
-        None
-    } else {
-        let e = args
-            .first()
-            .and_then(|a| arg_expr(a))
-            .ok_or_else(|| SqlError::syntax(format!("{} needs an argument", fname(f))))?;
-        Some(Expr::compile(p, scope, e)?)
-    };
-    let separator = if matches!(kind, AggKind::StringAgg | AggKind::JsonObjectAgg { .. }) {
-        Some(Expr::compile(
-            p,
-            scope,
-            args.get(1)
-                .and_then(|a| arg_expr(a))
-                .ok_or_else(|| SqlError::syntax(format!("{} needs a second argument", fname(f))))?,
-        )?)
-    } else {
-        None
-    };
-    let filter = f
-        .filter
-        .as_ref()
-        .map(|c| Expr::compile(p, scope, c))
-        .transpose()?;
-    Ok(AggSpec {
-        kind,
-        arg,
-        distinct,
-        separator,
-        order,
-        filter,
     })
 }
 

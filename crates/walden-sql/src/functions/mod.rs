@@ -1,11 +1,10 @@
 //! Scalar functions (PostgreSQL and T-SQL names) and aggregates.
 
 use crate::error::{ErrorKind, Result, SqlError};
-use crate::expr::{Env, Expr, Scope};
-use crate::query::Planner;
+use crate::expr::Env;
 use rust_decimal::prelude::ToPrimitive;
 use rust_decimal::Decimal;
-use sqlparser::ast::{self, FunctionArg, FunctionArgExpr, FunctionArguments};
+use sqlparser::ast::{self, FunctionArg, FunctionArgExpr};
 use std::cmp::Ordering;
 use std::sync::Arc;
 use walden_engine::types::{civil_from_days, days_from_civil, now_micros};

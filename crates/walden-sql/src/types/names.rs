@@ -216,3 +216,17 @@ pub(crate) fn parse_type_name(name: &str) -> Result<DataType> {
         .map_err(|e| SqlError::syntax(e.to_string()))?;
     data_type(&t)
 }
+
+/// Whether `t` is an enum type.
+pub fn is_enum(t: &DataType) -> bool {
+    matches!(t, DataType::Enum(_))
+}
+
+/// Whether `t` is an enum type or an array of one.
+pub fn involves_enum(t: &DataType) -> bool {
+    match t {
+        DataType::Enum(_) => true,
+        DataType::Array(e) => is_enum(e),
+        _ => false,
+    }
+}

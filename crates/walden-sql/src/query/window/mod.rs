@@ -326,7 +326,7 @@ fn compile_in(
     }
     let (args, filter) = match func {
         WinFunc::Agg(kind) => {
-            let a = functions::compile_aggregate(p, scope, &bare, kind)?;
+            let a = crate::expr::compile_aggregate(p, scope, &bare, kind)?;
             (a.arg.into_iter().chain(a.separator).collect(), a.filter)
         }
         _ => {
