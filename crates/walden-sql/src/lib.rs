@@ -13,7 +13,7 @@
 //! The wire server (`walden-server`) drives a [`SqlSession`] per connection.
 
 // The stages of a statement's path, from the bottom: error, types, front,
-// functions, expr, query, compat, dml, catalog, admin, session. A module
+// functions, expr, query, dml, catalog, compat, admin, session. A module
 // imports only from its own stage and the ones below it (docs/design.md,
 // "SQL layer"; tests/stages.rs checks it).
 mod admin;

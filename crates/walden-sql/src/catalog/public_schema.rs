@@ -107,10 +107,10 @@ pub(crate) fn comment_on_schema(
 ) -> Result<QueryOutput> {
     is_public(name)?;
     require_owner(who, db)?;
-    if comment != Some(crate::compat::pg_catalog::PUBLIC_COMMENT) {
+    if comment != Some(crate::types::oids::PUBLIC_COMMENT) {
         return Err(SqlError::unsupported(format!(
             "COMMENT ON SCHEMA public other than '{}' (its comment is fixed)",
-            crate::compat::pg_catalog::PUBLIC_COMMENT
+            crate::types::oids::PUBLIC_COMMENT
         )));
     }
     Ok(QueryOutput::command("COMMENT"))

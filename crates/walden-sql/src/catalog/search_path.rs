@@ -145,7 +145,7 @@ impl SearchPath {
     /// Same for a name given as text (`nextval('s')`, `'t'::regclass`):
     /// `schema.name`, either part possibly quoted.
     pub fn user_relation_text(&self, text: &str) -> Result<String> {
-        let (schema, last) = crate::compat::pg_catalog::split_qualified(text);
+        let (schema, last) = crate::types::split_qualified(text);
         self.user_object(schema.as_deref(), &last)?
             .map(|()| last.clone())
             .ok_or_else(|| not_found("relation", schema.as_deref(), &last))

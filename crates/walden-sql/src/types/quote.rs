@@ -112,3 +112,42 @@ pub fn quote_literal_text(s: &str) -> String {
 pub(crate) fn quote_literal(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
 }
+
+/// Splits `schema.name` (either part may be double-quoted) and folds
+/// unquoted parts to lower case, as PostgreSQL reads a regclass literal.
+pub fn split_qualified(s: &str) -> (Option<String>, String) {
+    let mut parts = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut was_quoted = false;
+    let mut chars = s.trim().chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            '"' => {
+                quoted = !quoted;
+                was_quoted = true;
+            }
+            '.' if !quoted => {
+                parts.push(fold(std::mem::take(&mut cur), was_quoted));
+                was_quoted = false;
+            }
+            c => cur.push(c),
+        }
+    }
+    parts.push(fold(cur, was_quoted));
+    let name = parts.pop().unwrap_or_default();
+    (parts.pop(), name)
+}
+
+/// A name part as written: quoted keeps its case, unquoted folds to lower.
+fn fold(s: String, quoted: bool) -> String {
+    if quoted {
+        s
+    } else {
+        s.trim().to_ascii_lowercase()
+    }
+}

@@ -155,7 +155,7 @@ pub fn call(f: PrivFn, a: &[Value], env: &crate::expr::Env<'_>) -> Result<Value>
                 Value::Int(oid) => db
                     .tables()
                     .into_iter()
-                    .find(|t| crate::compat::pg_catalog::table_oid(t.id()) == *oid),
+                    .find(|t| crate::types::oids::table_oid(t.id()) == *oid),
                 v => {
                     let n = text_of(v);
                     let last = n

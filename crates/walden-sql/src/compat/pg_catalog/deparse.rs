@@ -52,7 +52,7 @@ pub fn indexdef(env: &Env<'_>, oid: i64, column: i64) -> Option<String> {
 
 /// `pg_get_constraintdef(oid, pretty)`.
 pub fn constraintdef(env: &Env<'_>, oid: i64, pretty: bool) -> Option<String> {
-    if let Some(def) = crate::catalog::foreign_keys::catalog::constraintdef(&Seen::of(env), oid) {
+    if let Some(def) = crate::compat::pg_catalog::foreign_keys::constraintdef(&Seen::of(env), oid) {
         return Some(def);
     }
     if let Some((id, n)) = decode_check_oid(oid) {

@@ -155,7 +155,7 @@ pub(super) fn depend_rows(env: &Env<'_>) -> Vec<Vec<Value>> {
     for tb in db.tables() {
         let rel = table_oid(tb.id());
         for (n, fk) in tb.def.foreign_keys.iter().enumerate() {
-            let con = crate::catalog::foreign_keys::catalog::fk_oid(tb.id(), n);
+            let con = crate::compat::pg_catalog::foreign_keys::fk_oid(tb.id(), n);
             for &k in &fk.columns {
                 out.push(dep(PG_CONSTRAINT, con, PG_CLASS, rel, k as i64 + 1, "a"));
             }
@@ -172,7 +172,7 @@ pub(super) fn depend_rows(env: &Env<'_>) -> Vec<Vec<Value>> {
                     "n",
                 ));
             }
-            let key = crate::catalog::foreign_keys::catalog::referenced_index(&r, fk);
+            let key = crate::compat::pg_catalog::foreign_keys::referenced_index(&r, fk);
             out.push(dep(PG_CONSTRAINT, con, PG_CLASS, key, 0, "n"));
         }
     }

@@ -25,6 +25,7 @@ mod deparse;
 mod dump_catalogs;
 mod empty_catalogs;
 mod enums;
+pub(crate) mod foreign_keys;
 pub(crate) mod keywords;
 mod oids;
 mod opclass;

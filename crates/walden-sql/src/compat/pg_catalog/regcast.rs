@@ -2,44 +2,6 @@
 
 use super::*;
 
-/// Splits `schema.name` (either part may be double-quoted) and folds
-/// unquoted parts to lower case, as PostgreSQL reads a regclass literal.
-pub fn split_qualified(s: &str) -> (Option<String>, String) {
-    let mut parts = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    let mut was_quoted = false;
-    let mut chars = s.trim().chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' if quoted && chars.peek() == Some(&'"') => {
-                cur.push('"');
-                chars.next();
-            }
-            '"' => {
-                quoted = !quoted;
-                was_quoted = true;
-            }
-            '.' if !quoted => {
-                parts.push(fold(std::mem::take(&mut cur), was_quoted));
-                was_quoted = false;
-            }
-            c => cur.push(c),
-        }
-    }
-    parts.push(fold(cur, was_quoted));
-    let name = parts.pop().unwrap_or_default();
-    (parts.pop(), name)
-}
-
-pub(super) fn fold(s: String, quoted: bool) -> String {
-    if quoted {
-        s
-    } else {
-        s.trim().to_ascii_lowercase()
-    }
-}
-
 /// A reg type's input that is an OID rather than a name, as PostgreSQL's
 /// `reg*in` functions read it: `-` is no object (OID 0), a string of digits
 /// is the OID itself (so `'-1'` is a name).

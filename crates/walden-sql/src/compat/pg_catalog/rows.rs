@@ -476,7 +476,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             }
         }
         V::Constraint => {
-            out.extend(crate::catalog::foreign_keys::catalog::pg_constraint_rows(
+            out.extend(crate::compat::pg_catalog::foreign_keys::pg_constraint_rows(
                 db,
             ));
             for tb in db.tables() {

@@ -39,7 +39,7 @@ pub enum PgView {
     InfoTables,
     InfoColumns,
     /// Constraint views (`foreign_keys/catalog.rs`).
-    Info(crate::catalog::foreign_keys::catalog::InfoView),
+    Info(crate::compat::pg_catalog::foreign_keys::InfoView),
     /// `pg_cursors`: the session's open cursors.
     Cursors,
     /// `pg_settings`: the session's run-time parameters.
@@ -70,7 +70,7 @@ pub fn lookup(schema: Option<&str>, name: &str) -> Option<PgView> {
         return match n.as_str() {
             "tables" => Some(V::InfoTables),
             "columns" => Some(V::InfoColumns),
-            other => crate::catalog::foreign_keys::catalog::InfoView::lookup(other).map(V::Info),
+            other => crate::compat::pg_catalog::foreign_keys::InfoView::lookup(other).map(V::Info),
         };
     }
     if !matches!(schema, None | Some("pg_catalog")) {

@@ -61,7 +61,7 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         },
         Func::Null => Value::Null,
         Func::ObjDescription => {
-            let public = crate::compat::pg_catalog::NS_PUBLIC;
+            let public = crate::types::oids::NS_PUBLIC;
             let catalog = a.get(1).map(text_arg);
             match arg(0) {
                 Value::Int(o)
@@ -70,7 +70,7 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                             c == "pg_namespace" || c == "pg_catalog.pg_namespace"
                         }) =>
                 {
-                    Value::text(crate::compat::pg_catalog::PUBLIC_COMMENT)
+                    Value::text(crate::types::oids::PUBLIC_COMMENT)
                 }
                 _ => Value::Null,
             }

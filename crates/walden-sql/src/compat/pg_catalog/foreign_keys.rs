@@ -2,7 +2,8 @@
 //! `pg_get_constraintdef`, which psql's `\d` ("Foreign-key constraints",
 //! "Referenced by") and drivers read.
 
-use crate::compat::pg_catalog::{index_oid, pkey_oid, table_oid, Seen, NS_PUBLIC};
+use crate::compat::pg_catalog::Seen;
+use crate::types::oids::{index_oid, pkey_oid, table_oid, NS_PUBLIC};
 use walden_engine::{Database, ForeignKeyDef, Table, Value};
 
 /// Above the CHECK constraints' numbers in the same OID scheme
@@ -30,7 +31,9 @@ pub(crate) fn constraintdef(db: &Seen<'_>, oid: i64) -> Option<String> {
     let (t, n) = by_oid(db, oid)?;
     let fk = &t.def.foreign_keys[n];
     let r = db.table_by_id(fk.ref_table)?;
-    Some(super::constraint_def(&t.def, &r.def, fk))
+    Some(crate::catalog::foreign_keys::constraint_def(
+        &t.def, &r.def, fk,
+    ))
 }
 
 /// The OID of the referenced table's index behind the referenced columns.
