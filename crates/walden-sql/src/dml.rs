@@ -10,7 +10,8 @@
 use crate::catalog::constraints::Checks;
 use crate::catalog::foreign_keys::enforce::Pending;
 use crate::error::{ErrorKind, Result, SqlError};
-use crate::expr::{Env, Expr, Scope, ScopeCol};
+use crate::expr::{Expr, Scope, ScopeCol};
+use crate::functions::Env;
 use crate::functions::SessionInfo;
 use crate::query::{self, object_last, Halt, Planner, Source};
 use crate::{Column, QueryOutput};

@@ -9,10 +9,9 @@ use rust_decimal::Decimal;
 use sqlparser::ast::{self, BinaryOperator, UnaryOperator};
 use std::cmp::Ordering;
 use std::collections::HashSet;
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use walden_engine::types::coerce;
-use walden_engine::{DataType, Transaction, Value};
+use walden_engine::{DataType, Value};
 
 pub(crate) mod aggregate_call;
 mod array_ops;
@@ -27,6 +26,7 @@ pub(crate) mod record;
 mod regcast;
 mod text_ops;
 use crate::functions::operators::*;
+use crate::functions::Env;
 pub use aggregate_call::{compile_aggregate, AggSpec};
 use common::in_list_unknown;
 pub(crate) use common::resolve_common;
@@ -253,17 +253,6 @@ pub enum Expr {
     Cast(Box<Expr>, DataType),
     Func(Func, Vec<Expr>),
     Sub(Box<SubPlan>),
-}
-
-/// What evaluation can reach: parameters, enclosing rows, the transaction.
-pub struct Env<'a> {
-    pub params: &'a [Value],
-    /// Enclosing queries' current rows, innermost first.
-    pub outer: &'a [&'a [Value]],
-    pub tx: &'a Transaction,
-    pub info: &'a functions::SessionInfo,
-    pub cancel: &'a AtomicBool,
-    pub instance: &'a walden_engine::Instance,
 }
 
 fn lit_value(v: &ast::Value) -> Result<Value> {

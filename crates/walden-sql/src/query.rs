@@ -9,7 +9,8 @@
 use crate::compat::sysviews::{self, SysView};
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::expr::AggSpec;
-use crate::expr::{Env, Expr, Scope, ScopeCol};
+use crate::expr::{Expr, Scope, ScopeCol};
+use crate::functions::Env;
 use crate::functions::{self, Acc, AggKind};
 use crate::functions::{compare, truth, BinOp};
 use crate::Column;

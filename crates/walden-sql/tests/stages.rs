@@ -56,7 +56,6 @@ const KNOWN_UPWARD: &[(&str, &str)] = &[
     ("functions/func.rs", "catalog::privileges"),
     ("functions/func.rs", "compat::pg_catalog"),
     ("functions/mod.rs", "catalog::search_path"),
-    ("functions/mod.rs", "expr::Env"),
     ("functions/mod.rs", "query::membudget"),
     ("functions/mod.rs", "session::advisory"),
     ("functions/mod.rs", "session::cursor"),

@@ -4,7 +4,8 @@
 //! enforced on every row INSERT, UPDATE and COPY FROM write.
 
 use crate::error::{ErrorFields, ErrorKind, Result, SqlError};
-use crate::expr::{Env, Expr, Scope, ScopeCol};
+use crate::expr::{Expr, Scope, ScopeCol};
+use crate::functions::Env;
 use crate::query::{self, Planner};
 use sqlparser::ast;
 use std::sync::Arc;

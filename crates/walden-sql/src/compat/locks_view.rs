@@ -17,7 +17,7 @@
 //! them, one `KEY` row each, as SQL Server does.
 
 use crate::compat::pg_catalog;
-use crate::expr::Env;
+use crate::functions::Env;
 use std::collections::HashMap;
 use std::time::{SystemTime, UNIX_EPOCH};
 use walden_engine::{

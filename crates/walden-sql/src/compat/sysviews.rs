@@ -3,7 +3,7 @@
 
 use crate::compat::pg_catalog::{self, PgView};
 use crate::error::Result;
-use crate::expr::Env;
+use crate::functions::Env;
 use std::time::UNIX_EPOCH;
 use walden_engine::{DataType, Value};
 

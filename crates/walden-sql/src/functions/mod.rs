@@ -1,14 +1,25 @@
 //! Scalar functions (PostgreSQL and T-SQL names) and aggregates.
 
 use crate::error::{ErrorKind, Result, SqlError};
-use crate::expr::Env;
 use rust_decimal::prelude::ToPrimitive;
 use rust_decimal::Decimal;
 use sqlparser::ast::{self, FunctionArg, FunctionArgExpr};
 use std::cmp::Ordering;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use walden_engine::types::{civil_from_days, days_from_civil, now_micros};
-use walden_engine::{DataType, Value};
+use walden_engine::{DataType, Transaction, Value};
+
+/// What evaluation can reach: parameters, enclosing rows, the transaction.
+pub struct Env<'a> {
+    pub params: &'a [Value],
+    /// Enclosing queries' current rows, innermost first.
+    pub outer: &'a [&'a [Value]],
+    pub tx: &'a Transaction,
+    pub info: &'a SessionInfo,
+    pub cancel: &'a AtomicBool,
+    pub instance: &'a walden_engine::Instance,
+}
 
 /// What functions may ask about the session.
 #[derive(Clone, Debug)]

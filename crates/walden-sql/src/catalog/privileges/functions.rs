@@ -108,7 +108,7 @@ const TABLE_PRIVS: &[(&str, u8)] = &[
     ("TRUNCATE", privs::TRUNCATE),
 ];
 
-pub fn call(f: PrivFn, a: &[Value], env: &crate::expr::Env<'_>) -> Result<Value> {
+pub fn call(f: PrivFn, a: &[Value], env: &crate::functions::Env<'_>) -> Result<Value> {
     if a.iter().any(|v| v.is_null()) {
         return Ok(Value::Null);
     }
@@ -228,7 +228,7 @@ pub fn call(f: PrivFn, a: &[Value], env: &crate::expr::Env<'_>) -> Result<Value>
 /// rolcanlogin, rolreplication, rolconnlimit, rolpassword, rolvaliduntil,
 /// rolbypassrls, rolconfig. The password (a verifier) only in `pg_authid`
 /// and only to superusers, as PostgreSQL: `pg_roles` shows `********`.
-pub fn role_rows(env: &crate::expr::Env<'_>, show_verifier: bool) -> Result<Vec<Vec<Value>>> {
+pub fn role_rows(env: &crate::functions::Env<'_>, show_verifier: bool) -> Result<Vec<Vec<Value>>> {
     let cat = env.instance.roles_for(env.tx);
     let who_super = cat.is_superuser(env.info.role);
     if show_verifier && !who_super {
@@ -279,7 +279,7 @@ pub fn role_rows(env: &crate::expr::Env<'_>, show_verifier: bool) -> Result<Vec<
 }
 
 /// `pg_auth_members`: oid, roleid, member, grantor, admin_option.
-pub fn member_rows(env: &crate::expr::Env<'_>) -> Vec<Vec<Value>> {
+pub fn member_rows(env: &crate::functions::Env<'_>) -> Vec<Vec<Value>> {
     let cat = env.instance.roles_for(env.tx);
     cat.members
         .iter()
@@ -297,7 +297,7 @@ pub fn member_rows(env: &crate::expr::Env<'_>) -> Vec<Vec<Value>> {
 }
 
 /// `pg_class.relacl` and `relowner` of a table.
-pub fn table_acl(env: &crate::expr::Env<'_>, table: u32) -> (Value, i64) {
+pub fn table_acl(env: &crate::functions::Env<'_>, table: u32) -> (Value, i64) {
     let cat = env.instance.roles_for(env.tx);
     let db = env.info.database_id;
     let acl = cat

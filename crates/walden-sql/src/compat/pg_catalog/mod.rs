@@ -13,7 +13,7 @@
 //! that PostgreSQL types as arrays use PostgreSQL's text form (`{a,b}`).
 
 use crate::error::{ErrorKind, Result, SqlError};
-use crate::expr::Env;
+use crate::functions::Env;
 use std::sync::Arc;
 use walden_engine::{ColumnDef, DataType, Database, DefaultExpr, SequenceDef, Table, Value};
 

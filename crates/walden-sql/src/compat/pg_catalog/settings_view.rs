@@ -6,7 +6,7 @@
 
 use super::rows::{t, NULL};
 use super::views::{BOOL, I4};
-use crate::expr::Env;
+use crate::functions::Env;
 use walden_engine::{DataType, Value};
 
 /// Parameters every session reports, whether set or not (spelled as

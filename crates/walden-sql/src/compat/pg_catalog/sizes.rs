@@ -9,7 +9,7 @@
 use super::oids::{rel_by_oid, Rel, Seen};
 use super::regcast::regclass_oid;
 use crate::error::{ErrorKind, Result, SqlError};
-use crate::expr::Env;
+use crate::functions::Env;
 use walden_engine::Value;
 
 /// Which size a function asks for.

@@ -9,7 +9,7 @@
 
 use super::{Bound, Exclude, Frame, Units};
 use crate::error::{ErrorKind, Result, SqlError};
-use crate::expr::Env;
+use crate::functions::Env;
 use crate::functions::{binary, compare, BinOp};
 use std::cmp::Ordering;
 use walden_engine::{DataType, Value};
