@@ -289,26 +289,6 @@ pub(super) fn replace_ci(s: &str, from: &str, to: &str) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn copy_freeze_is_dropped() {
-        for sql in [
-            "copy pgbench_accounts from stdin with (freeze on)",
-            "COPY t FROM STDIN WITH (FORMAT text, FREEZE ON)",
-            "COPY t FROM STDIN WITH (FREEZE, FORMAT csv)",
-        ] {
-            assert!(
-                matches!(parse(sql), Ok(Command::Sql(_))),
-                "{sql}: {:?}",
-                drop_freeze(sql)
-            );
-        }
-    }
-}
-
 /// T-SQL's `CREATE [UNIQUE] NONCLUSTERED INDEX`: the same statement without
 /// the word (every secondary index here is nonclustered). `CLUSTERED` is
 /// refused: a table is ordered by its primary key. `None` when the
@@ -337,4 +317,24 @@ pub fn tsql_create_index(sql: &str) -> Result<Option<String>> {
     }
     let at = lead.len() - lead[lead.find(kind).unwrap_or(0)..].len();
     Ok(Some(format!("{}{}", &lead[..at], &lead[at + kind.len()..])))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_freeze_is_dropped() {
+        for sql in [
+            "copy pgbench_accounts from stdin with (freeze on)",
+            "COPY t FROM STDIN WITH (FORMAT text, FREEZE ON)",
+            "COPY t FROM STDIN WITH (FREEZE, FORMAT csv)",
+        ] {
+            assert!(
+                matches!(parse(sql), Ok(Command::Sql(_))),
+                "{sql}: {:?}",
+                drop_freeze(sql)
+            );
+        }
+    }
 }
