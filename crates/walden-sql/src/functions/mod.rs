@@ -49,7 +49,7 @@ pub struct SessionInfo {
     /// The availability-group layer (for `sys.dm_hadr_*`).
     pub replication: Option<walden_replication::Replication>,
     /// The session's open cursors (`pg_cursors`).
-    pub cursors: Vec<crate::session::cursor::CursorRow>,
+    pub cursors: Vec<crate::compat::pg_catalog::session_views::CursorRow>,
     /// `pg_prepared_statements` rows of the session's `PREPARE`d statements.
     pub prepared: Vec<Vec<Value>>,
 }

@@ -17,6 +17,7 @@
 //! declared it until that commits; one whose transaction is no longer the
 //! session's is gone (the transaction ended without committing it).
 
+use crate::compat::pg_catalog::session_views::CursorRow;
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::front::{DeclareCursor, Direction, FetchCursor, FETCH_ALL};
 use crate::session::SqlSession;
@@ -272,45 +273,6 @@ impl Cursor {
         }
         self.run_select(forward, count, out)
     }
-}
-
-/// A row of `pg_cursors`.
-#[derive(Clone, Debug)]
-pub struct CursorRow {
-    pub name: String,
-    pub statement: String,
-    pub hold: bool,
-    pub binary: bool,
-    pub scroll: bool,
-    pub created: i64,
-}
-
-/// `pg_cursors`' columns.
-pub fn pg_cursors_columns() -> Vec<(&'static str, walden_engine::DataType)> {
-    use walden_engine::DataType as T;
-    vec![
-        ("name", T::Text),
-        ("statement", T::Text),
-        ("is_holdable", T::Bool),
-        ("is_binary", T::Bool),
-        ("is_scrollable", T::Bool),
-        ("creation_time", T::TimestampTz),
-    ]
-}
-
-pub fn pg_cursors_rows(rows: &[CursorRow]) -> Vec<Vec<Value>> {
-    rows.iter()
-        .map(|c| {
-            vec![
-                Value::text(&c.name),
-                Value::text(&c.statement),
-                Value::Bool(c.hold),
-                Value::Bool(c.binary),
-                Value::Bool(c.scroll),
-                Value::TimestampTz(c.created),
-            ]
-        })
-        .collect()
 }
 
 fn no_cursor(name: &str) -> SqlError {

@@ -23,19 +23,6 @@ pub(crate) struct SqlPrepared {
     pub at: i64,
 }
 
-/// `pg_prepared_statements` columns.
-pub fn prepared_statements_columns() -> Vec<(&'static str, DataType)> {
-    vec![
-        ("name", DataType::Text),
-        ("statement", DataType::Text),
-        ("prepare_time", DataType::TimestampTz),
-        ("parameter_types", DataType::Text),
-        ("from_sql", DataType::Bool),
-        ("generic_plans", DataType::BigInt),
-        ("custom_plans", DataType::BigInt),
-    ]
-}
-
 /// `pg_prepared_statements` rows of the session's SQL-level statements.
 pub fn prepared_statements_rows(list: &[SqlPrepared]) -> Vec<Vec<Value>> {
     list.iter()

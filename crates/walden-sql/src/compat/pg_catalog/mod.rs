@@ -32,6 +32,7 @@ mod opclass;
 mod regcast;
 mod rows;
 mod sequence_relations;
+pub(crate) mod session_views;
 mod settings_view;
 mod sizes;
 mod views;

@@ -131,7 +131,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
     let db = &Seen::of(env);
     let mut out = Vec::new();
     match view {
-        V::Cursors => out = crate::session::cursor::pg_cursors_rows(&env.info.cursors),
+        V::Cursors => out = super::session_views::pg_cursors_rows(&env.info.cursors),
         V::Settings => out = super::settings_view::rows(env),
         V::Opclass => out = super::opclass::rows(),
         V::Empty(super::empty_catalogs::EmptyCatalog::Language) => {

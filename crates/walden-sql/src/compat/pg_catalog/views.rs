@@ -147,9 +147,9 @@ impl PgView {
         match self {
             V::Empty(c) => c.columns(),
             V::SequenceRel => super::sequence_relations::sequence_relation_columns(),
-            V::PreparedStatements => crate::session::prepared_statements_columns(),
+            V::PreparedStatements => super::session_views::prepared_statements_columns(),
             V::OptionsTable => vec![("option_name", T::Text), ("option_value", T::Text)],
-            V::Cursors => crate::session::cursor::pg_cursors_columns(),
+            V::Cursors => super::session_views::pg_cursors_columns(),
             V::Settings => super::settings_view::columns(),
             V::Opclass => super::opclass::columns(),
             V::Enum => super::enums::enum_columns(),
