@@ -13,7 +13,6 @@ use std::sync::Arc;
 use walden_engine::types::now_micros;
 pub(crate) mod advisory;
 pub(crate) mod copy;
-mod copy_stmt;
 pub(crate) mod cursor;
 mod dispatch;
 mod execute;

@@ -1,6 +1,6 @@
 //! Statement dispatch: what each parsed command does, and SET/SHOW.
 
-use super::copy_stmt::copy_columns;
+use super::copy::copy_columns;
 use super::{failed_tx, SqlSession};
 use crate::catalog::ddl;
 use crate::catalog::search_path;
