@@ -7,8 +7,8 @@
 //! committed version before it is changed (as PostgreSQL re-checks an
 //! updated row).
 
-use crate::catalog::constraints::Checks;
-use crate::catalog::foreign_keys::enforce::Pending;
+use crate::dml::checks::Checks;
+use crate::dml::foreign_keys::Pending;
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::expr::{Expr, Scope, ScopeCol};
 use crate::functions::Env;
@@ -23,6 +23,8 @@ use walden_engine::{
     Instance, Key, LockMode, Locked, Table, Transaction, Upsert, Value, WaitPolicy,
 };
 
+pub(crate) mod checks;
+pub(crate) mod foreign_keys;
 mod from;
 pub(crate) mod identity;
 mod insert;

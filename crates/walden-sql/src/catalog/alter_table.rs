@@ -18,7 +18,6 @@
 pub(crate) mod constraint_actions;
 pub(crate) mod identity;
 
-use crate::catalog::constraints;
 use crate::catalog::index::UniqueSpec;
 use crate::dml::Ctx;
 use crate::error::{ErrorKind, Result, SqlError};
@@ -537,7 +536,7 @@ impl<'a> Work<'a> {
                         "a USING expression that calls a sequence function",
                     ));
                 }
-                let scope = constraints::scope_of(self.table(), &self.def.columns);
+                let scope = crate::dml::checks::scope_of(self.table(), &self.def.columns);
                 let x = Expr::compile(p, &scope, e)?;
                 if x.has_subquery() {
                     return Err(err(
@@ -609,9 +608,9 @@ impl<'a> Work<'a> {
 
 /// The columns (positions) a stored CHECK expression uses.
 fn check_columns(p: &mut Planner<'_>, def: &TableDef, text: &str) -> Result<Vec<usize>> {
-    let scope = constraints::scope_of(&def.name, &def.columns);
-    let e = constraints::parse_stored(text)?;
-    let x = constraints::compile_check(p, &scope, &e)?;
+    let scope = crate::dml::checks::scope_of(&def.name, &def.columns);
+    let e = crate::dml::checks::parse_stored(text)?;
+    let x = crate::dml::checks::compile_check(p, &scope, &e)?;
     let mut used = Vec::new();
     query::cols_used(&x, &mut used);
     Ok(used)

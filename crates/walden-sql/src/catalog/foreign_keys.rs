@@ -6,8 +6,6 @@
 //! `foreign_keys/enforce.rs`; the catalogs' view of them in
 //! `foreign_keys/catalog.rs`.
 
-pub(crate) mod enforce;
-
 use crate::error::{ErrorFields, ErrorKind, Result, SqlError};
 use crate::expr::fold_ident;
 use crate::query::object_last;

@@ -4,7 +4,7 @@
 //! proposed row as `EXCLUDED`. A row inserted or updated earlier in the same
 //! command cannot be updated again (21000).
 
-use crate::catalog::constraints::Checks;
+use crate::dml::checks::Checks;
 use crate::error::{ErrorFields, ErrorKind, Result, SqlError};
 use crate::expr::{Expr, Scope, ScopeCol};
 use crate::query::{object_last, Planner};

@@ -120,7 +120,7 @@ impl SqlSession {
         let cols = copy_columns(&table, &copy.columns)?;
         let checks = {
             let mut p = Planner::new(self.db.clone(), &self.engine.instance, &[]);
-            crate::catalog::constraints::Checks::compile(&mut p, &table)?
+            crate::dml::checks::Checks::compile(&mut p, &table)?
         };
         let block = self.explicit || self.implicit;
         let mut tx = if block {
@@ -129,7 +129,7 @@ impl SqlSession {
             self.new_tx()
         };
         let begun = self.begin_statement(&mut tx);
-        let fks = crate::catalog::foreign_keys::enforce::Pending::new(&tx, &table);
+        let fks = crate::dml::foreign_keys::Pending::new(&tx, &table);
         let own = if block {
             self.tx_queried = true;
             self.tx = Some(tx);
@@ -257,7 +257,7 @@ impl SqlSession {
         let r = self.in_load(&mut load, |tx, load, ctx| {
             let fks = std::mem::replace(
                 &mut load.fks,
-                crate::catalog::foreign_keys::enforce::Pending::new(tx, &load.table),
+                crate::dml::foreign_keys::Pending::new(tx, &load.table),
             );
             fks.finish(tx, ctx)
         });

@@ -293,12 +293,15 @@ impl Work<'_> {
                         if !self.old.def.columns[j].nullable)
             })
             .collect();
-        let scope = constraints::scope_of(&self.def.name, &self.def.columns);
+        let scope = crate::dml::checks::scope_of(&self.def.name, &self.def.columns);
         let mut checks = Vec::new();
         for c in &self.def.checks {
             if self.retyped || self.new_checks.contains(&c.name) {
-                let e = constraints::parse_stored(&c.expr)?;
-                checks.push((c.name.clone(), constraints::compile_check(p, &scope, &e)?));
+                let e = crate::dml::checks::parse_stored(&c.expr)?;
+                checks.push((
+                    c.name.clone(),
+                    crate::dml::checks::compile_check(p, &scope, &e)?,
+                ));
             }
         }
         checks.sort_by(|a, b| a.0.cmp(&b.0));

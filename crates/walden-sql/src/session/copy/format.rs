@@ -495,8 +495,8 @@ pub struct CopyLoad {
     pub(crate) table: std::sync::Arc<walden_engine::Table>,
     /// The table positions of the data's columns.
     pub(crate) cols: Vec<usize>,
-    pub(crate) checks: crate::catalog::constraints::Checks,
-    pub(crate) fks: crate::catalog::foreign_keys::enforce::Pending,
+    pub(crate) checks: crate::dml::checks::Checks,
+    pub(crate) fks: crate::dml::foreign_keys::Pending,
     pub(crate) reader: RecordReader,
     /// Rows inserted so far, and (binary format) rows read.
     pub(crate) rows: u64,

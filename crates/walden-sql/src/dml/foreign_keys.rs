@@ -8,7 +8,7 @@
 //! SET NULL, SET DEFAULT change those rows, whose own keys are then
 //! handled the same way, depth first, as PostgreSQL's nested queries).
 
-use crate::catalog::constraints::Checks;
+use crate::dml::checks::Checks;
 use crate::dml::Ctx;
 use crate::error::{ErrorFields, ErrorKind, Result, SqlError};
 use crate::query::Planner;
