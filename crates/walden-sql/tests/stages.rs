@@ -51,10 +51,10 @@ const KNOWN_UPWARD: &[(&str, &str)] = &[
     ("functions/mod.rs", "query::membudget"),
     ("functions/mod.rs", "session::advisory"),
     ("functions/mod.rs", "session::settings"),
-    ("query.rs", "catalog::search_path"),
-    ("query.rs", "compat::sysviews"),
     ("query/exec.rs", "compat::pg_catalog"),
     ("query/from.rs", "compat::pg_catalog"),
+    ("query/mod.rs", "catalog::search_path"),
+    ("query/mod.rs", "compat::sysviews"),
     ("query/srf.rs", "compat::pg_catalog"),
 ];
 

@@ -386,7 +386,7 @@ pub fn lock_table(tx: &mut Transaction, l: &ast::Lock) -> Result<QueryOutput> {
 }
 
 /// `GENERATED { ALWAYS | BY DEFAULT } AS IDENTITY [(options)]`: an
-/// identity column (ALWAYS refuses explicit values, see `dml.rs`). What it
+/// identity column (ALWAYS refuses explicit values, see `dml/mod.rs`). What it
 /// cannot honour is refused rather than taken for an identity: a generated
 /// expression column, and sequence bounds or cycling (`NO MINVALUE`, `NO
 /// MAXVALUE` and `NO CYCLE` are what it does). CACHE only tunes how

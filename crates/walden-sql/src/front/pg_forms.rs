@@ -3,7 +3,7 @@
 //! `UPDATE ONLY`, `JOIN ONLY`; Walden has no table inheritance, so a table
 //! without its descendants is the table) and `x OPERATOR(pg_catalog.=) ANY
 //! (...)` (pg_catalog's operators are the built-in ones; other forms of
-//! `OPERATOR(...)` parse as they are and are compiled in `expr.rs`), and
+//! `OPERATOR(...)` parse as they are and are compiled in `expr/`), and
 //! `f(a, VARIADIC arr)`, whose last argument is marked by a call of
 //! `__walden_variadic(arr)` for `functions/compile.rs`.
 

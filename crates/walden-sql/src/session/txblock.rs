@@ -1,6 +1,6 @@
 //! The session's transaction block: BEGIN with modes, SET TRANSACTION,
 //! savepoints, what an error does to the block, and the implicit block of a
-//! multi-statement simple query. (A child of `session.rs`: it works on the
+//! multi-statement simple query. (A child of `session/mod.rs`: it works on the
 //! session's private state.)
 //!
 //! As PostgreSQL: an error inside a block aborts it (25P02 for everything
