@@ -28,11 +28,12 @@ mod query;
 mod session;
 mod types;
 
-pub use compat::pg_catalog::{decode_enum_oid, enum_array_oid, enum_oid, reg_type_oid};
 pub use error::{ErrorFields, ErrorKind, Result, SqlError};
 pub use session::copy::{CopyFormat, CopyIn, CopyLoad, CopyOut};
 pub use session::timeouts::SessionTimeouts;
 pub use session::{Prepared, SqlSession, TxStatus};
+pub use types::oids::{decode_enum_oid, enum_array_oid, enum_oid};
+pub use types::reg_type_oid;
 pub use walden_engine::{DataType, Value};
 
 use std::sync::Arc;
@@ -74,7 +75,7 @@ impl ColumnOrigin {
     /// Column `index` (from 0) of the table with engine id `table_id`.
     pub(crate) fn of_table(table_id: u32, index: usize) -> Option<Self> {
         Some(ColumnOrigin {
-            table_oid: u32::try_from(compat::pg_catalog::table_oid(table_id)).ok()?,
+            table_oid: u32::try_from(types::oids::table_oid(table_id)).ok()?,
             attnum: i16::try_from(index + 1).ok()?,
         })
     }
