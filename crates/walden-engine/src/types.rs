@@ -239,7 +239,20 @@ impl Value {
 
 impl Ord for Value {
     /// A total order: NULL first, then by type, numbers compared by value.
+    #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
+        // Integer keys are most keys: compared in line (a B-tree search
+        // makes ~40 comparisons), everything else out of line.
+        if let (Value::Int(a), Value::Int(b)) = (self, other) {
+            return a.cmp(b);
+        }
+        self.cmp_general(other)
+    }
+}
+
+impl Value {
+    #[inline(never)]
+    fn cmp_general(&self, other: &Self) -> Ordering {
         use Value::*;
         match (self, other) {
             (Null, Null) => Ordering::Equal,
