@@ -11,6 +11,7 @@ use crate::error::{EngineError, Result};
 use crate::roles::RoleRecord;
 use crate::schema::DbSettings;
 use crate::table::Table;
+use crate::types::{Key, Row};
 use std::collections::HashMap;
 use std::sync::Arc;
 use walden_log::Lsn;
@@ -128,6 +129,13 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
             // see all of it or none of it.
             let vis = cat.vis.clone();
             let p = vis.begin_publish();
+            // A commit's rows go in a batch per run of one table's keys in
+            // ascending order (a write set's order), as a live commit
+            // installs them: one hold of the table per batch, not per row.
+            // Anything else (a key not above the one before) starts a new
+            // batch, so the order of the changes is kept.
+            let mut batch: Vec<(Key, Option<Row>)> = Vec::new();
+            let mut batch_table: Option<&Arc<Table>> = None;
             for op in all {
                 let (table, key, row) = match op {
                     Op::Put { table, key, row } => (table, key, Some(row)),
@@ -138,9 +146,18 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
                 if let Some(row) = &row {
                     t.observe(&key, row);
                 }
-                let change = vec![(key, row)];
-                let priors = t.priors(&change)?;
-                t.install(change, priors, p.csn, p.horizon);
+                let same = batch_table.is_some_and(|b| Arc::ptr_eq(b, t))
+                    && batch.last().is_some_and(|(k, _)| *k < key);
+                if !same {
+                    if let Some(b) = batch_table {
+                        install_batch(b, std::mem::take(&mut batch), p.csn, p.horizon)?;
+                    }
+                    batch_table = Some(t);
+                }
+                batch.push((key, row));
+            }
+            if let Some(b) = batch_table {
+                install_batch(b, batch, p.csn, p.horizon)?;
             }
         }
         Redo::CreateTable(def) => cat.add_table(Arc::new(Table::new(def))),
@@ -248,6 +265,18 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
         }
     }
     Ok(catalog_changed)
+}
+
+/// Installs one batch of a replayed commit's changes to table `t`.
+fn install_batch(
+    t: &Table,
+    changes: Vec<(Key, Option<Row>)>,
+    csn: crate::mvcc::Csn,
+    horizon: crate::mvcc::Csn,
+) -> Result<()> {
+    let priors = t.priors(&changes)?;
+    t.install(changes, priors, csn, horizon);
+    Ok(())
 }
 
 fn unknown(table: u32) -> EngineError {
