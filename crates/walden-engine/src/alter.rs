@@ -15,7 +15,7 @@ use crate::codec::Redo;
 use crate::database::{Catalog, Database};
 use crate::error::{EngineError, KeyConflict, Result};
 use crate::mvcc::Csn;
-use crate::schema::{CheckDef, ColumnDef, TableDef};
+use crate::schema::TableDef;
 use crate::session::Session;
 use crate::table::{value_list, Table};
 use crate::types::{Key, Value};
@@ -379,24 +379,29 @@ fn rebuilt(
 }
 
 /// What rows written under a table definition depend on: their positions
-/// and types, and the constraints they were checked against.
+/// and types, and the constraints they were checked against. Kept as the
+/// table handle the rows were written through (a definition is never
+/// changed in place, so the handle's is the one they were checked against):
+/// taking it costs a reference count, not a copy of the definition, and
+/// the common case at commit (the table is still the same) is one pointer
+/// comparison.
 #[derive(Debug)]
 pub(crate) struct Shape {
-    columns: Vec<ColumnDef>,
-    checks: Vec<CheckDef>,
-    key: Vec<usize>,
+    table: Arc<Table>,
 }
 
 impl Shape {
-    pub(crate) fn of(def: &TableDef) -> Shape {
+    pub(crate) fn of(table: &Arc<Table>) -> Shape {
         Shape {
-            columns: def.columns.clone(),
-            checks: def.checks.clone(),
-            key: def.primary_key.clone(),
+            table: table.clone(),
         }
     }
 
     pub(crate) fn matches(&self, def: &TableDef) -> bool {
-        self.columns == def.columns && self.checks == def.checks && self.key == def.primary_key
+        let mine = &self.table.def;
+        std::ptr::eq(mine, def)
+            || (mine.columns == def.columns
+                && mine.checks == def.checks
+                && mine.primary_key == def.primary_key)
     }
 }

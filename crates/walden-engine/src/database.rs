@@ -48,7 +48,8 @@ pub(crate) struct SeqState {
 #[derive(Default)]
 pub struct Catalog {
     pub(crate) tables: HashMap<String, Arc<Table>>,
-    pub(crate) by_id: HashMap<u32, Arc<Table>>,
+    /// foldhash: every write and commit looks tables up by id.
+    pub(crate) by_id: foldhash::HashMap<u32, Arc<Table>>,
     pub(crate) sequences: HashMap<String, Arc<Sequence>>,
     /// Enum types by lower-case name (their ids come from the tables' id
     /// space, see `database/enums.rs`).

@@ -12,8 +12,8 @@
 //! commits of one key are in the log in the order they became visible.
 
 use crate::mvcc::{Snapshot, Visibility};
+use foldhash::HashMap;
 use parking_lot::Mutex;
-use std::collections::HashMap;
 use std::sync::Arc;
 use walden_log::{LogManager, Lsn};
 

@@ -388,8 +388,15 @@ impl LockManager {
                 };
                 let before = e.holders.len();
                 e.holders.retain(|h| h.0 != txid);
-                if e.holders.len() != before {
+                if e.holders.len() == before {
+                    continue;
+                }
+                if !e.queue.is_empty() {
                     t.settle(&k);
+                } else if e.holders.is_empty() {
+                    // What `settle` would do with nobody queued, without
+                    // looking the key up again.
+                    t.locks.remove(&k);
                 }
             }
         }

@@ -369,12 +369,26 @@ impl VersionedRows {
     /// key's newest committed row before them (for the index entries they
     /// end). `priors` (see [`Self::priors`]) become version 0 of their
     /// chains, so that older snapshots keep seeing them.
+    #[cfg(test)]
     pub(crate) fn install(
         &self,
         changes: Vec<(Key, Option<Row>)>,
         priors: Vec<Option<Row>>,
         csn: Csn,
         horizon: Csn,
+    ) -> Vec<Option<Row>> {
+        self.install_with(changes, priors, csn, horizon, true)
+    }
+
+    /// [`Self::install`], returning the prior rows only when `want_olds`
+    /// (a table with indexes needs them; one without skips the vector).
+    pub(crate) fn install_with(
+        &self,
+        changes: Vec<(Key, Option<Row>)>,
+        priors: Vec<Option<Row>>,
+        csn: Csn,
+        horizon: Csn,
+        want_olds: bool,
     ) -> Vec<Option<Row>> {
         let keep_deletes = self.has_base();
         let mut map = self.map.write();
@@ -406,9 +420,9 @@ impl VersionedRows {
             *map = built;
             self.live.fetch_add(live, Ordering::Relaxed);
             self.multi.fetch_add(many, Ordering::Relaxed);
-            return vec![None; n];
+            return if want_olds { vec![None; n] } else { Vec::new() };
         }
-        let mut olds = Vec::with_capacity(changes.len());
+        let mut olds = Vec::with_capacity(if want_olds { changes.len() } else { 0 });
         let mut live = 0_i64;
         let (mut to_many, mut from_many) = (0_usize, 0_usize);
         for (i, (key, row)) in changes.into_iter().enumerate() {
@@ -426,7 +440,9 @@ impl VersionedRows {
                 ),
                 Entry::Vacant(v) => (prior(), Err(v)),
             };
-            olds.push(old.as_ref().and_then(|c| c.latest().1.cloned()));
+            if want_olds {
+                olds.push(old.as_ref().and_then(|c| c.latest().1.cloned()));
+            }
             let had = old.as_ref().is_some_and(|c| c.latest().1.is_some());
             live += row.is_some() as i64 - had as i64;
             let was_many = old.as_ref().is_some_and(Chain::is_many);

@@ -224,7 +224,9 @@ impl Table {
         // holds.)
         let unsaved_keys: Option<Vec<Key>> =
             (!self.unsaved.lock().whole).then(|| changes.iter().map(|(k, _)| k.clone()).collect());
-        let olds = self.rows.install(changes, priors, csn, horizon);
+        let olds = self
+            .rows
+            .install_with(changes, priors, csn, horizon, !self.indexes.is_empty());
         if let Some(keys) = unsaved_keys {
             let mut u = self.unsaved.lock();
             if !u.whole {
@@ -267,7 +269,8 @@ impl Table {
                             u.keys.extend(changes.iter().map(|(k, _)| k.clone()));
                         }
                     }
-                    ix.entries.install(changes, priors, csn, horizon);
+                    ix.entries
+                        .install_with(changes, priors, csn, horizon, false);
                     ix.updates.fetch_add(1, Relaxed);
                 }
             }

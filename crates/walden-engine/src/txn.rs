@@ -21,7 +21,11 @@ use crate::savepoint::Savepoints;
 use crate::session::Session;
 use crate::table::Table;
 use crate::types::{Key, Row, Value};
-use std::collections::{BTreeMap, HashMap, HashSet};
+// foldhash rather than std's SipHash: these are made, filled and dropped by
+// every transaction, and hashing a key with SipHash cost as much as a
+// B-tree step in one-row commits.
+use foldhash::{HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use walden_log::Lsn;
@@ -65,6 +69,22 @@ pub struct CommitOutcome {
     pub durable: bool,
 }
 
+/// What a transaction's writes to one table were checked against, noted at
+/// its first write; the commit fails if the table moved on since.
+struct Noted {
+    /// The unique indexes (ids) every write to the table was checked
+    /// against: a unique index added since fails the commit rather than
+    /// let unchecked rows in.
+    unique: Vec<u32>,
+    /// Its columns and constraints when first written: an ALTER TABLE
+    /// since (rows of another shape, a new NOT NULL or CHECK) fails the
+    /// commit rather than let rows it never saw in.
+    shape: crate::alter::Shape,
+    /// The foreign keys (table id, name) on it or referencing it (see
+    /// `ri.rs`).
+    fks: HashSet<(u32, String)>,
+}
+
 pub struct Transaction {
     db: Arc<Database>,
     session: Arc<Session>,
@@ -80,22 +100,15 @@ pub struct Transaction {
     /// What reads see; `None` until the first statement (reads outside a
     /// statement see the newest published state).
     snapshot: Option<Snapshot>,
-    /// For each table written, the unique indexes (ids) every write to it
-    /// was checked against: a unique index added since fails the commit
-    /// rather than let unchecked rows in.
-    checked: HashMap<u32, HashSet<u32>>,
-    /// For each table written, its columns and constraints when first
-    /// written: an ALTER TABLE since (rows of another shape, a new NOT NULL
-    /// or CHECK) fails the commit rather than let rows it never saw in.
-    shapes: HashMap<u32, crate::alter::Shape>,
+    /// For each table written, what its writes were checked against (see
+    /// [`Noted`]); one map, so a transaction's first write to a table
+    /// allocates once.
+    noted: HashMap<u32, Noted>,
     /// Rows this transaction gave values in a unique index, by (index id,
     /// values): candidates a later write of the same values checks against
     /// the write set (stale ones, after an update or ROLLBACK TO, are
     /// recognized there).
     own_unique: HashMap<(u32, Vec<Value>), Vec<Key>>,
-    /// For each table written, the foreign keys (table id, name) on it or
-    /// referencing it at its first write (see `ri.rs`).
-    fk_seen: HashMap<u32, HashSet<(u32, String)>>,
     /// Table locks held (behind a mutex: reads take them through `&self`).
     table_locks: parking_lot::Mutex<ddl::HeldTableLocks>,
     /// DDL statements run, applied to the catalog and undone on rollback.
@@ -145,13 +158,11 @@ impl Transaction {
             read_only: false,
             isolation: Isolation::ReadCommitted,
             snapshot: None,
-            checked: HashMap::new(),
-            shapes: HashMap::new(),
-            own_unique: HashMap::new(),
-            fk_seen: HashMap::new(),
+            noted: HashMap::default(),
+            own_unique: HashMap::default(),
             table_locks: Default::default(),
             ddl: Default::default(),
-            replaced: HashSet::new(),
+            replaced: HashSet::default(),
             write_bytes: 0,
             ddl_held: Default::default(),
             changes: 0,

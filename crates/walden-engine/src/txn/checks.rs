@@ -6,8 +6,8 @@ use crate::lock::{Acquired, LockKey, LockMode, WaitPolicy};
 use crate::schema::DefaultExpr;
 use crate::table::{value_list, Index, Table};
 use crate::types::{coerce, now_micros, DataType, Key, Row, Value};
-use std::collections::HashSet;
 use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
 
 impl Transaction {
     /// Refuses a write or a row lock in a read-only transaction.
@@ -173,15 +173,24 @@ impl Transaction {
     /// Whether the key holds a row in the newest committed state or the
     /// transaction's own (the caller holds the key's lock).
     pub(super) fn exists(&self, table: &Table, key: &Key) -> Result<bool> {
-        Ok(match self.writes.get(&(table.id(), key.clone())) {
+        Ok(match self.own_write(table, key) {
             Some(w) => w.is_some(),
             None => table.rows.latest(key)?.is_some_and(|(_, r)| r.is_some()),
         })
     }
 
+    /// This transaction's own change of a key, if it made one. (The look-up
+    /// needs an owned key: a transaction's first write skips the copy.)
+    fn own_write(&self, t: &Table, key: &Key) -> Option<&Option<Row>> {
+        if self.writes.is_empty() {
+            return None;
+        }
+        self.writes.get(&(t.id(), key.clone()))
+    }
+
     /// The newest committed (or own) version of a key.
     pub(super) fn latest_in(&self, t: &Table, key: &Key) -> Result<Option<Row>> {
-        if let Some(w) = self.writes.get(&(t.id(), key.clone())) {
+        if let Some(w) = self.own_write(t, key) {
             return Ok(w.clone());
         }
         Ok(t.rows.latest(key)?.and_then(|(_, r)| r))
@@ -198,16 +207,25 @@ impl Transaction {
 
     /// Notes which unique indexes of `t` this write was checked against:
     /// the transaction keeps those every write to the table was.
-    pub(super) fn note_checked(&mut self, t: &Table) {
-        self.shapes
-            .entry(t.id())
-            .or_insert_with(|| crate::alter::Shape::of(&t.def));
-        self.note_foreign_keys(t.id());
-        let ids = unique_ids(t);
-        self.checked
-            .entry(t.id())
-            .and_modify(|s| s.retain(|id| ids.contains(id)))
-            .or_insert(ids);
+    pub(super) fn note_checked(&mut self, t: &Arc<Table>) {
+        use std::collections::hash_map::Entry;
+        // Every write comes here: after a table's first, nothing is
+        // allocated (the unique indexes seen are narrowed in place).
+        match self.noted.entry(t.id()) {
+            Entry::Occupied(mut e) => {
+                e.get_mut()
+                    .unique
+                    .retain(|id| unique_ids(t).any(|u| u == *id));
+            }
+            Entry::Vacant(v) => {
+                let fks = super::ri::fk_names(&self.db.catalog.read(), t.id());
+                v.insert(super::Noted {
+                    unique: unique_ids(t).collect(),
+                    shape: crate::alter::Shape::of(t),
+                    fks,
+                });
+            }
+        }
     }
 
     /// The lock a writer of `vals` into unique index `ix` holds until it
@@ -242,7 +260,7 @@ impl Transaction {
     /// value another row holds in a unique index of `t`.
     pub(super) fn check_unique(
         &mut self,
-        t: &Table,
+        t: &Arc<Table>,
         key: &Key,
         row: &[Value],
         old: Option<&Row>,
@@ -306,16 +324,16 @@ impl Transaction {
     /// Before a commit is logged: a unique index created on a written
     /// table after its writes were checked could not have checked them.
     pub(super) fn check_definitions(&self, cat: &crate::database::Catalog) -> Result<()> {
-        for (tid, shape) in &self.shapes {
+        for (tid, noted) in &self.noted {
             if let Some(cur) = cat.table_by_id(*tid) {
-                if !shape.matches(&cur.def) {
+                if !noted.shape.matches(&cur.def) {
                     return Err(EngineError::SerializationFailure("ALTER TABLE"));
                 }
             }
         }
-        for (tid, seen) in &self.checked {
+        for (tid, noted) in &self.noted {
             if let Some(cur) = cat.table_by_id(*tid) {
-                if !unique_ids(cur).is_subset(seen) {
+                if !unique_ids(cur).all(|id| noted.unique.contains(&id)) {
                     return Err(EngineError::SerializationFailure(
                         "creation of a unique index",
                     ));
@@ -357,12 +375,8 @@ fn check_size(row: &[Value], limits: crate::database::Limits) -> Result<()> {
 /// this bit of the table id (table ids stay far below it).
 const UNIQUE_LOCK_SPACE: u32 = 1 << 31;
 
-fn unique_ids(t: &Table) -> HashSet<u32> {
-    t.indexes
-        .iter()
-        .filter(|i| i.def.unique)
-        .map(|i| i.def.id)
-        .collect()
+fn unique_ids(t: &Table) -> impl Iterator<Item = u32> + '_ {
+    t.indexes.iter().filter(|i| i.def.unique).map(|i| i.def.id)
 }
 
 /// What one write-set entry holds in memory, roughly: the key and row

@@ -305,7 +305,8 @@ impl Transaction {
         let cat = self.db.catalog.read();
         let writes = std::mem::take(&mut self.writes);
         let publish = self.db.txns.vis.begin_publish();
-        let mut batches = Vec::new();
+        // Most commits write one table: no allocation for the list.
+        let mut batches: smallvec::SmallVec<[_; 1]> = smallvec::SmallVec::new();
         let mut it = writes.into_iter().peekable();
         while let Some(((tid, key), w)) = it.next() {
             let mut batch = vec![(key, w)];
@@ -325,7 +326,7 @@ impl Transaction {
         let priors = batches
             .iter()
             .map(|(t, b)| t.priors(b))
-            .collect::<Result<Vec<_>>>()?;
+            .collect::<Result<smallvec::SmallVec<[_; 1]>>>()?;
         let replaced = std::mem::take(&mut self.replaced);
         for ((t, batch), priors) in batches.into_iter().zip(priors) {
             let marks: Vec<Key> = if replaced.is_empty() {
@@ -369,17 +370,15 @@ impl Transaction {
     }
 
     pub(super) fn release(&mut self) {
-        if !self.locks.is_empty() {
-            self.db
-                .txns
-                .locks
-                .release(self.txid, std::mem::take(&mut self.locks));
-        }
+        // Row locks first, then table locks, in one call: one hold of the
+        // lock table for a small transaction rather than two.
+        let rows = std::mem::take(&mut self.locks);
         let tables = std::mem::take(&mut *self.table_locks.lock());
-        if !tables.is_empty() {
+        if !rows.is_empty() || !tables.is_empty() {
             self.db.txns.locks.release(
                 self.txid,
-                tables.into_keys().map(crate::lock::table_lock_key),
+                rows.into_iter()
+                    .chain(tables.into_keys().map(crate::lock::table_lock_key)),
             );
         }
     }

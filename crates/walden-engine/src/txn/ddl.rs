@@ -17,7 +17,6 @@ use crate::error::{EngineError, Result};
 use crate::lock::{Acquired, TableLockMode, WaitPolicy};
 use crate::schema::{ForeignKeyDef, IndexDef, SequenceOptions, TableDef};
 use crate::table::Table;
-use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -807,4 +806,4 @@ impl Transaction {
 }
 
 /// Table locks a transaction holds, by table id.
-pub(crate) type HeldTableLocks = HashMap<u32, TableLockMode>;
+pub(crate) type HeldTableLocks = foldhash::HashMap<u32, TableLockMode>;

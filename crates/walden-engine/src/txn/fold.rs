@@ -104,9 +104,7 @@ impl Transaction {
         // The writes now live in the table; a savepoint before this
         // statement gets them back (and the old table) at ROLLBACK TO.
         self.discard_writes(id);
-        self.shapes.remove(&id);
-        self.checked.remove(&id);
-        self.fk_seen.remove(&id);
+        self.noted.remove(&id);
         Ok(nt)
     }
 
@@ -119,7 +117,7 @@ impl Transaction {
             let mut ids: Vec<u32> = self.writes.keys().map(|(t, _)| *t).collect();
             ids.dedup();
             ids.into_iter()
-                .filter(|id| !self.shapes.contains_key(id))
+                .filter(|id| !self.noted.contains_key(id))
                 .collect()
         };
         for id in ids {

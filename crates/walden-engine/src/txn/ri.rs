@@ -11,7 +11,7 @@ use crate::lock::{LockMode, WaitPolicy};
 use crate::table::Table;
 use crate::txn::Isolation;
 use crate::types::{Key, Row, Value};
-use std::collections::HashSet;
+use foldhash::HashSet;
 use std::ops::Bound;
 
 /// How to find the row holding a referenced key.
@@ -110,23 +110,13 @@ impl Transaction {
         }
     }
 
-    /// Remembers, at the first write to table `tid`, which foreign keys
-    /// on it or referencing it exist (see [`Self::check_foreign_keys`]).
-    pub(super) fn note_foreign_keys(&mut self, tid: u32) {
-        if self.fk_seen.contains_key(&tid) {
-            return;
-        }
-        let names = fk_names(&self.db.catalog.read(), tid);
-        self.fk_seen.insert(tid, names);
-    }
-
     /// Before a commit is logged: a foreign key added since this
     /// transaction first wrote a table it involves did not check those
     /// writes (ALTER TABLE ... ADD FOREIGN KEY validated the committed rows
     /// only), so the commit fails rather than let an orphan in.
     pub(super) fn check_foreign_keys(&self, cat: &Catalog) -> Result<()> {
-        for (tid, seen) in &self.fk_seen {
-            if !fk_names(cat, *tid).is_subset(seen) {
+        for (tid, noted) in &self.noted {
+            if !fk_names(cat, *tid).is_subset(&noted.fks) {
                 return Err(EngineError::SerializationFailure(
                     "addition of a foreign key",
                 ));
@@ -137,8 +127,8 @@ impl Transaction {
 }
 
 /// Names of the foreign keys on table `tid` or referencing it.
-fn fk_names(cat: &Catalog, tid: u32) -> HashSet<(u32, String)> {
-    let mut out = HashSet::new();
+pub(super) fn fk_names(cat: &Catalog, tid: u32) -> HashSet<(u32, String)> {
+    let mut out = HashSet::default();
     for t in cat.by_id.values() {
         for fk in &t.def.foreign_keys {
             if t.id() == tid || fk.ref_table == tid {
