@@ -301,6 +301,16 @@ impl Connection {
         }
         params.push(("application_name", app.to_string()));
         params.push(("session_authorization", user.to_string()));
+        // As PostgreSQL 14+ reports them: libpq's target_session_attrs
+        // (read-write, read-only, primary, standby, prefer-standby) decides
+        // from these without a query.
+        let standby = if self.session.database().is_secondary() {
+            "on"
+        } else {
+            "off"
+        };
+        params.push(("in_hot_standby", standby.to_string()));
+        params.push(("default_transaction_read_only", standby.to_string()));
         for (k, v) in params {
             self.send(PgWireBackendMessage::ParameterStatus(ParameterStatus::new(
                 k.to_string(),
