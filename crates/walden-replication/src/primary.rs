@@ -777,9 +777,7 @@ impl RemoteHarden for CommitHook {
                 .iter()
                 .filter(|l| l.db == self.db && l.mode == AvailabilityMode::SynchronousCommit)
             {
-                let published = counted
-                    .iter()
-                    .any(|r| r.eq_ignore_ascii_case(&l.replica));
+                let published = counted.iter().any(|r| r.eq_ignore_ascii_case(&l.replica));
                 if l.state != SyncState::Synchronized && !published {
                     continue;
                 }

@@ -648,7 +648,13 @@ mod tests {
             .unwrap_err()
             .contains("replica name"));
         assert!(parse("[replication]\nname = \"a\"\n[ha]\netcd = \"etcd://h:1\"").is_err());
-        assert!(parse("[replication]\nname = \"a\"\n[ha]\netcd = \"etcd://h:1\"\ncluster = \"a/b\"").is_err());
-        assert!(parse("[replication]\nname = \"a\"\n[ha]\netcd = \"etcd://h:1\"\ncluster = \"p\"\nttl_s = 1").is_err());
+        assert!(parse(
+            "[replication]\nname = \"a\"\n[ha]\netcd = \"etcd://h:1\"\ncluster = \"a/b\""
+        )
+        .is_err());
+        assert!(parse(
+            "[replication]\nname = \"a\"\n[ha]\netcd = \"etcd://h:1\"\ncluster = \"p\"\nttl_s = 1"
+        )
+        .is_err());
     }
 }

@@ -424,7 +424,11 @@ pub fn render(
                 "1 when this node holds the group's leader key under a live lease.",
             );
             for (g, primary) in r.roles() {
-                o.sample("ha_is_primary", &[("group", &g)], if primary { 1.0 } else { 0.0 });
+                o.sample(
+                    "ha_is_primary",
+                    &[("group", &g)],
+                    if primary { 1.0 } else { 0.0 },
+                );
             }
         }
         let rows = r.replica_states();
@@ -629,6 +633,10 @@ fn health(path: &str, shared: &Shared) -> Option<(&'static str, String)> {
         1 => replica,
         _ => !shared.is_shutting_down(),
     };
-    let status = if ok { "200 OK" } else { "503 Service Unavailable" };
+    let status = if ok {
+        "200 OK"
+    } else {
+        "503 Service Unavailable"
+    };
     Some((status, format!("{body}\n")))
 }

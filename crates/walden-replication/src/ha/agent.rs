@@ -225,7 +225,10 @@ impl Agent {
             }
             return Ok(());
         }
-        let since = *self.absent_since.entry(name.clone()).or_insert_with(Instant::now);
+        let since = *self
+            .absent_since
+            .entry(name.clone())
+            .or_insert_with(Instant::now);
         let mut candidates = vec![(me.clone(), election::score(&mine))];
         for m in &view.members {
             if m.name.eq_ignore_ascii_case(&me) {
@@ -447,9 +450,7 @@ fn local_group(inner: &Inner, g: &AgState) -> MemberGroup {
     if g.primary.eq_ignore_ascii_case(me) {
         // A primary's log is its own epoch's.
         for db in &g.def.databases {
-            followed
-                .entry(db.to_ascii_lowercase())
-                .or_insert(g.epoch);
+            followed.entry(db.to_ascii_lowercase()).or_insert(g.epoch);
         }
     }
     MemberGroup {
@@ -468,9 +469,10 @@ fn local_member(inner: &Inner, ha: &HaShared) -> Member {
     let mut out = BTreeMap::new();
     for g in &groups {
         let mut mg = local_group(inner, g);
-        for r in rows.iter().filter(|r| {
-            r.is_local && r.group_name.eq_ignore_ascii_case(&g.def.name)
-        }) {
+        for r in rows
+            .iter()
+            .filter(|r| r.is_local && r.group_name.eq_ignore_ascii_case(&g.def.name))
+        {
             mg.sync_state.insert(
                 r.database_name.to_ascii_lowercase(),
                 r.synchronization_state_desc.to_string(),

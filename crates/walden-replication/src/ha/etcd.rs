@@ -74,7 +74,11 @@ pub fn parse_endpoints(spec: &str) -> EtcdResult<Vec<String>> {
         if p.is_empty() {
             continue;
         }
-        if p.contains('/') || !p.rsplit_once(':').is_some_and(|(h, port)| !h.is_empty() && port.parse::<u16>().is_ok()) {
+        if p.contains('/')
+            || !p
+                .rsplit_once(':')
+                .is_some_and(|(h, port)| !h.is_empty() && port.parse::<u16>().is_ok())
+        {
             return Err(EtcdError::BadEndpoint(part.to_string()));
         }
         out.push(p.to_string());
@@ -183,8 +187,8 @@ impl Etcd {
         }
         // A streaming call (keepalive) answers `{"result": ...}` lines.
         let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("{}");
-        let v: Value =
-            serde_json::from_str(first).map_err(|e| EtcdError::Protocol(format!("{e}: {first}")))?;
+        let v: Value = serde_json::from_str(first)
+            .map_err(|e| EtcdError::Protocol(format!("{e}: {first}")))?;
         if let Some(err) = v.get("error") {
             return Err(EtcdError::Status {
                 status,
@@ -199,7 +203,9 @@ impl Etcd {
         let v = self.call("/v3/lease/grant", &json!({ "TTL": ttl_s }))?;
         let id = num(&v["ID"]);
         if id == 0 {
-            return Err(EtcdError::Protocol(format!("lease grant without an ID: {v}")));
+            return Err(EtcdError::Protocol(format!(
+                "lease grant without an ID: {v}"
+            )));
         }
         Ok((id, num(&v["TTL"])))
     }

@@ -80,11 +80,19 @@ pub fn member_key(cluster: &str, name: &str) -> String {
 }
 
 pub fn leader_key(cluster: &str, group: &str) -> String {
-    format!("{}groups/{}/leader", prefix(cluster), group.to_ascii_lowercase())
+    format!(
+        "{}groups/{}/leader",
+        prefix(cluster),
+        group.to_ascii_lowercase()
+    )
 }
 
 pub fn sync_key(cluster: &str, group: &str) -> String {
-    format!("{}groups/{}/sync", prefix(cluster), group.to_ascii_lowercase())
+    format!(
+        "{}groups/{}/sync",
+        prefix(cluster),
+        group.to_ascii_lowercase()
+    )
 }
 
 /// Counted in `/metrics`.
@@ -336,7 +344,9 @@ fn watchdog(inner: std::sync::Weak<Inner>, ha: Arc<HaShared>) {
         if inner.closed.load(std::sync::atomic::Ordering::SeqCst) {
             return;
         }
-        let groups: Vec<String> = std::mem::take(&mut *ha.leading.lock()).into_iter().collect();
+        let groups: Vec<String> = std::mem::take(&mut *ha.leading.lock())
+            .into_iter()
+            .collect();
         for g in groups {
             tracing::error!(group = %g, "HA lease not renewed in time: this primary stops acknowledging and steps down");
             ha.counters.lease_lost.fetch_add(1, Relaxed);

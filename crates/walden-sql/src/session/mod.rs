@@ -182,9 +182,7 @@ impl SqlSession {
         let settings = Settings::new(session.clone(), application_name);
         let (instance, name) = (engine.instance.clone(), db.name().to_string());
         settings.set_standby_probe(std::sync::Arc::new(move || {
-            instance
-                .database(&name)
-                .is_ok_and(|d| d.is_secondary())
+            instance.database(&name).is_ok_and(|d| d.is_secondary())
         }));
         Ok(SqlSession {
             engine,
