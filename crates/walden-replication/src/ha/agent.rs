@@ -443,7 +443,7 @@ fn local_group(inner: &Inner, g: &AgState) -> MemberGroup {
     for db in &g.def.databases {
         if let Ok(d) = inner.instance.database(db) {
             let l = d.log();
-            hardened.insert(db.to_ascii_lowercase(), l.hardened_lsn().max(0));
+            hardened.insert(db.to_ascii_lowercase(), l.hardened_lsn());
         }
     }
     let mut followed = g.followed.clone();

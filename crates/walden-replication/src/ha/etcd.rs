@@ -320,10 +320,7 @@ fn parse_http(raw: &[u8]) -> EtcdResult<(u16, Vec<u8>)> {
     if chunked {
         let mut out = Vec::new();
         let mut rest = &body[..];
-        loop {
-            let Some(eol) = rest.windows(2).position(|w| w == b"\r\n") else {
-                break;
-            };
+        while let Some(eol) = rest.windows(2).position(|w| w == b"\r\n") {
             let size_s = String::from_utf8_lossy(&rest[..eol]).to_string();
             let size = usize::from_str_radix(size_s.split(';').next().unwrap_or("").trim(), 16)
                 .map_err(|_| EtcdError::Protocol(format!("bad chunk size {size_s:?}")))?;
