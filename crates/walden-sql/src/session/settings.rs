@@ -233,8 +233,8 @@ impl Settings {
         s
     }
 
-    /// How `in_hot_standby` (and the default of
-    /// `default_transaction_read_only`) learn the database's role.
+    /// How `in_hot_standby` and `transaction_read_only` learn the
+    /// database's role.
     pub fn set_standby_probe(&self, f: StandbyProbe) {
         *self.standby.lock() = Some(f);
     }
@@ -490,6 +490,9 @@ impl Settings {
             "synchronous_commit" => return Some(on_off(!self.session.delayed_default())),
             "delayed_durability" => return Some(on_off(self.session.delayed_default())),
             "transaction isolation level" => return self.get("transaction_isolation"),
+            // On a secondary replica every transaction is read-only, as
+            // on a PostgreSQL hot standby (its default stays as set).
+            "transaction_read_only" if self.in_hot_standby() => return Some("on".into()),
             "transaction_isolation" | "transaction_read_only" | "transaction_deferrable" => {
                 // This transaction's mode, else the session's default.
                 let values = self.values.lock();
@@ -507,17 +510,7 @@ impl Settings {
             | "default_transaction_deferrable" => {
                 let v = self.values.lock().get(&name).cloned();
                 let d = || self.defaults.lock().get(&name).cloned();
-                // On a secondary replica every transaction is read-only,
-                // as on a PostgreSQL hot standby.
-                let standby = || {
-                    (name == "default_transaction_read_only" && self.in_hot_standby())
-                        .then(|| "on".to_string())
-                };
-                return Some(
-                    v.or_else(standby)
-                        .or_else(d)
-                        .unwrap_or_else(|| tx_default(&name).into()),
-                );
+                return Some(v.or_else(d).unwrap_or_else(|| tx_default(&name).into()));
             }
             "in_hot_standby" => return Some(on_off(self.in_hot_standby())),
             "server_version_num" => return Some("150000".into()),
