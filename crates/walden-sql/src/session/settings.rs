@@ -38,7 +38,7 @@ pub struct Settings {
     /// The parsed timeouts, with the generation they were read at.
     timeouts: Arc<Mutex<Option<(u64, crate::session::timeouts::SessionTimeouts)>>>,
     /// Whether the session's database is a secondary replica now
-    /// (`in_hot_standby`, and read-only by default there).
+    /// (`in_hot_standby`; every transaction is read-only there).
     standby: Arc<Mutex<Option<StandbyProbe>>>,
 }
 
