@@ -185,6 +185,8 @@ pub struct ReplicationConfig {
     pub test_seed_cuts: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     #[doc(hidden)]
     pub test_seed_cut_after: usize,
+    /// Automatic failover through etcd (`--ha`, `[ha]`).
+    pub ha: Option<crate::ha::HaConfig>,
 }
 
 impl ReplicationConfig {
@@ -200,6 +202,7 @@ impl ReplicationConfig {
             seed_chunk_bytes: 1 << 20,
             test_seed_cuts: Default::default(),
             test_seed_cut_after: 0,
+            ha: None,
         }
     }
 }

@@ -38,6 +38,12 @@ pub(crate) fn failover(inner: &Arc<Inner>, group: &str, force: bool) -> Result<V
         .lock()
         .iter()
         .any(|r| r.eq_ignore_ascii_case(group));
+    if inner.ha.is_some() {
+        return Err(ReplicationError::State(format!(
+            "availability group \"{group}\" fails over automatically through etcd (walden serve --ha): \
+             a failover outside the leader key could make two primaries; stop the primary to fail over"
+        )));
+    }
     if g.primary.eq_ignore_ascii_case(&me) {
         if resolving && force {
             // An operator brings a restarted primary online without waiting
@@ -72,6 +78,29 @@ pub(crate) fn failover(inner: &Arc<Inner>, group: &str, force: bool) -> Result<V
             known.insert(db.to_ascii_lowercase(), e.map_or(0, |e| e.primary_end));
         }
     }
+    take_over(inner, group, g.epoch + 1, &known)
+}
+
+/// Makes this replica the primary of `group` in `epoch`: redo of what was
+/// received finishes, the databases are promoted (unfinished transactions
+/// of the old primary dropped), the epoch and its start LSNs are recorded,
+/// and links to the other replicas start. `known`: the old primary's last
+/// known end per database (for the report).
+pub(crate) fn take_over(
+    inner: &Arc<Inner>,
+    group: &str,
+    epoch: u64,
+    known: &BTreeMap<String, Lsn>,
+) -> Result<Vec<FailoverRow>> {
+    let me = inner.cfg.name.clone();
+    let g = inner
+        .state
+        .lock()
+        .groups
+        .iter()
+        .find(|g| g.def.name.eq_ignore_ascii_case(group))
+        .cloned()
+        .ok_or_else(|| ReplicationError::UnknownGroup(group.into()))?;
     // Stop following: a newer generation that nobody holds ends the
     // current connections' redo.
     {
@@ -84,16 +113,22 @@ pub(crate) fn failover(inner: &Arc<Inner>, group: &str, force: bool) -> Result<V
             }
         }
     }
+    // Links of an earlier term of this replica (it was primary before)
+    // stop; new ones start below.
+    primary::stop_group(inner, group, false);
     let mut rows = Vec::new();
     let mut lsns = BTreeMap::new();
-    let epoch = g.epoch + 1;
     for db in &g.def.databases {
         let d = inner.instance.database(db)?;
         // Redo of what was received finishes first.
         walden_engine::wait_until(Duration::from_secs(30), || {
             d.applied_lsn() == d.log().end_lsn()
         });
-        let lsn = inner.instance.promote_database(db)?;
+        let lsn = if d.is_secondary() {
+            inner.instance.promote_database(db)?
+        } else {
+            d.log().end_lsn()
+        };
         let last = known.get(&db.to_ascii_lowercase()).copied().unwrap_or(0);
         lsns.insert(db.to_ascii_lowercase(), lsn);
         rows.push(FailoverRow {
@@ -135,6 +170,10 @@ pub(crate) fn failover(inner: &Arc<Inner>, group: &str, force: bool) -> Result<V
         }
     }
     tracing::info!(group, epoch, "this replica is now the primary");
+    inner
+        .resolving
+        .lock()
+        .retain(|r| !r.eq_ignore_ascii_case(group));
     primary::start_group(inner, &ng);
     Ok(rows)
 }
@@ -191,8 +230,17 @@ pub(crate) fn demote_local(inner: &Arc<Inner>, group: &str, new_primary: &str) {
     }
 }
 
-/// A secondary accepted this primary's epoch: leave RESOLVING.
+/// A secondary accepted this primary's epoch: leave RESOLVING (in HA mode
+/// only the leader key does that: [`resolved_now`]).
 pub(crate) fn resolved(inner: &Arc<Inner>, group: &str) {
+    if inner.ha.is_some() {
+        return;
+    }
+    resolved_now(inner, group);
+}
+
+/// Leaves RESOLVING: the group's databases take writes again.
+pub(crate) fn resolved_now(inner: &Arc<Inner>, group: &str) {
     let was = {
         let mut r = inner.resolving.lock();
         let n = r.len();
@@ -202,6 +250,24 @@ pub(crate) fn resolved(inner: &Arc<Inner>, group: &str) {
     if !was {
         return;
     }
+    // A primary fenced by HA had its links stopped: start them again
+    // (which also installs the commit hook its demotion removed).
+    let linked = inner
+        .sync
+        .lock()
+        .links
+        .iter()
+        .any(|l| l.ag.eq_ignore_ascii_case(group));
+    let g = inner
+        .state
+        .lock()
+        .groups
+        .iter()
+        .find(|g| g.def.name.eq_ignore_ascii_case(group))
+        .cloned();
+    if let (false, Some(g)) = (linked, &g) {
+        primary::start_group(inner, g);
+    }
     let dbs = group_databases(inner, group);
     for db in dbs {
         if let Ok(d) = inner.instance.database(&db) {
@@ -210,5 +276,5 @@ pub(crate) fn resolved(inner: &Arc<Inner>, group: &str) {
             }
         }
     }
-    tracing::info!(group, "primary confirmed by a secondary: online for writes");
+    tracing::info!(group, "primary confirmed: online for writes");
 }

@@ -13,6 +13,7 @@
 pub mod auth;
 pub mod config;
 mod failover;
+pub mod ha;
 mod primary;
 pub mod proto;
 mod secondary;
@@ -102,6 +103,10 @@ pub(crate) struct SyncTable {
     pub next_id: u64,
     /// Databases whose group stepped down: their waiting commits fail.
     pub demoted: Vec<String>,
+    /// HA: per group (lower case), the synchronous secondaries (lower case)
+    /// the published sync set counts; commits wait for them as for
+    /// SYNCHRONIZED ones until the set without them is in etcd.
+    pub ha_counted: HashMap<String, Vec<String>>,
 }
 
 pub(crate) struct Inner {
@@ -127,6 +132,8 @@ pub(crate) struct Inner {
     /// last reason.
     pub auth_failures: std::sync::atomic::AtomicU64,
     pub last_auth_failure: Mutex<Option<String>>,
+    /// Automatic failover through etcd (`--ha`).
+    pub(crate) ha: Option<Arc<ha::HaShared>>,
 }
 
 /// The replication layer of one instance. Cloning shares it.
@@ -147,6 +154,10 @@ impl Replication {
     /// Starts the replication layer: loads `hadr.json`, starts the endpoint
     /// (if configured) and the links of every group this replica is primary of.
     pub fn start(instance: Instance, cfg: ReplicationConfig) -> Result<Replication> {
+        let ha_cfg = cfg.ha.clone();
+        if let Some(h) = &ha_cfg {
+            h.validate().map_err(ReplicationError::Invalid)?;
+        }
         let file = HadrFile::load(instance.data_dir()).map_err(ReplicationError::Invalid)?;
         let tls = cfg
             .tls
@@ -175,6 +186,7 @@ impl Replication {
             tls,
             auth_failures: std::sync::atomic::AtomicU64::new(0),
             last_auth_failure: Mutex::new(None),
+            ha: ha_cfg.map(|c| Arc::new(ha::HaShared::new(c))),
         });
         let r = Replication { inner };
         if let Some(addr) = r.inner.cfg.endpoint_listen.clone() {
@@ -209,10 +221,11 @@ impl Replication {
                     .replicas
                     .iter()
                     .any(|x| !x.name.eq_ignore_ascii_case(&r.inner.cfg.name));
-                if others {
+                if others || r.inner.ha.is_some() {
                     // A primary coming back cannot know whether a failover
                     // happened while it was down: it stays read-only until a
-                    // secondary confirms its epoch (or a forced failover).
+                    // secondary confirms its epoch (or a forced failover; in
+                    // HA mode, until it holds the group's leader key).
                     r.hold_resolving(&g);
                 }
                 primary::start_group(&r.inner, &g);
@@ -220,7 +233,48 @@ impl Replication {
         }
         let inner = r.inner.clone();
         r.inner.spawn(primary::monitor(inner));
+        if let Some(h) = &r.inner.ha {
+            ha::start(&r.inner, h);
+        }
         Ok(r)
+    }
+
+    /// HA through etcd, when configured: its settings and counters.
+    pub fn ha_config(&self) -> Option<&ha::HaConfig> {
+        self.inner.ha.as_ref().map(|h| &h.cfg)
+    }
+
+    pub fn ha_counters(&self) -> Option<&ha::HaCounters> {
+        self.inner.ha.as_ref().map(|h| &h.counters)
+    }
+
+    /// The cluster as this node last read it from etcd, and the last error.
+    pub fn ha_view(&self) -> Option<(Option<ha::ClusterView>, Option<String>)> {
+        self.inner
+            .ha
+            .as_ref()
+            .map(|h| (h.view.lock().clone(), h.last_error.lock().clone()))
+    }
+
+    /// Each group this replica is in, and whether it is that group's
+    /// writable primary here (in HA mode: holding the leader key under a
+    /// live lease).
+    pub fn roles(&self) -> Vec<(String, bool)> {
+        let me = &self.inner.cfg.name;
+        let groups = self.groups();
+        let resolving = self.inner.resolving.lock().clone();
+        groups
+            .iter()
+            .map(|g| {
+                let name = g.def.name.clone();
+                let mut primary = g.primary.eq_ignore_ascii_case(me)
+                    && !resolving.iter().any(|r| r.eq_ignore_ascii_case(&name));
+                if let Some(h) = &self.inner.ha {
+                    primary &= h.may_acknowledge(&name);
+                }
+                (name, primary)
+            })
+            .collect()
     }
 
     /// This replica's name.
@@ -333,6 +387,10 @@ impl Replication {
             g
         };
         primary::start_group(&self.inner, &g);
+        if let Some(h) = &self.inner.ha {
+            // Commits wait (briefly) until the agent holds the leader key.
+            h.poke();
+        }
         Ok(())
     }
 
@@ -392,6 +450,9 @@ impl Replication {
     /// Stops links and the endpoint and closes every replication
     /// connection (commits no longer wait for anyone).
     pub fn shutdown(&self) {
+        if let Some(h) = &self.inner.ha {
+            ha::shutdown(&self.inner, h);
+        }
         if self.inner.closed.swap(true, SeqCst) {
             return;
         }

@@ -677,6 +677,26 @@ impl CommitHook {
             .find(|g| g.def.has_database(db))
             .map_or(0, |g| g.def.required_synchronized_secondaries_to_commit)
     }
+
+    /// The group (lower case) this database belongs to.
+    fn group(inner: &Inner, db: &str) -> Option<String> {
+        inner
+            .state
+            .lock()
+            .groups
+            .iter()
+            .find(|g| g.def.has_database(db))
+            .map(|g| g.def.name.to_ascii_lowercase())
+    }
+
+    /// HA: whether this node holds the group's leader key under a live
+    /// lease (always true without HA).
+    fn leased(inner: &Inner, group: Option<&str>) -> bool {
+        match (&inner.ha, group) {
+            (Some(h), Some(g)) => h.may_acknowledge(g),
+            _ => true,
+        }
+    }
 }
 
 impl RemoteHarden for CommitHook {
@@ -691,6 +711,21 @@ impl RemoteHarden for CommitHook {
             );
         }
         drop(t);
+        if inner.ha.is_some() {
+            // A group just created (or a primary just confirmed) waits a
+            // moment for the agent to take the leader key.
+            let group = Self::group(&inner, &self.db);
+            let deadline = Instant::now() + Duration::from_secs(2);
+            while !Self::leased(&inner, group.as_deref()) {
+                if Instant::now() >= deadline || inner.closed.load(SeqCst) {
+                    return Err(format!(
+                        "this replica does not hold the HA leader lease of availability group \"{}\"; the commit was not made",
+                        group.unwrap_or_default()
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
         let need = Self::required(&inner, &self.db);
         if need == 0 {
             return Ok(());
@@ -719,6 +754,7 @@ impl RemoteHarden for CommitHook {
             return Ok(false);
         };
         let need = Self::required(&inner, &self.db);
+        let group = Self::group(&inner, &self.db);
         let t0 = Instant::now();
         let mut t = inner.sync.lock();
         let mut waited = false;
@@ -729,12 +765,20 @@ impl RemoteHarden for CommitHook {
             }
             let mut pending = false;
             let mut confirmed = 0u32;
+            // HA: a secondary in the published sync set counts until the
+            // set without it is in etcd (it may be elected meanwhile).
+            let counted = group
+                .as_ref()
+                .and_then(|g| t.ha_counted.get(g))
+                .cloned()
+                .unwrap_or_default();
             for l in t
                 .links
                 .iter()
                 .filter(|l| l.db == self.db && l.mode == AvailabilityMode::SynchronousCommit)
             {
-                if l.state != SyncState::Synchronized {
+                let published = counted.iter().any(|r| r.eq_ignore_ascii_case(&l.replica));
+                if l.state != SyncState::Synchronized && !published {
                     continue;
                 }
                 mirrored = true;
@@ -761,6 +805,15 @@ impl RemoteHarden for CommitHook {
             for w in waits {
                 w.record(WaitType::HadrSyncCommit, d);
             }
+        }
+        // Fencing: no acknowledgement without the leader lease, checked
+        // after the secondaries confirmed (the lease may have lapsed while
+        // they did).
+        if res.is_ok() && !Self::leased(&inner, group.as_deref()) {
+            return Err(
+                "this replica lost its HA leader lease before the commit could be acknowledged"
+                    .into(),
+            );
         }
         res
     }

@@ -44,6 +44,11 @@
 //! # tls_cert = "repl.crt"              # optional TLS, peers verified against tls_ca
 //! # tls_key = "repl.key"
 //! # tls_ca = "ca.crt"
+//!
+//! [ha]                                 # optional: automatic failover through etcd
+//! etcd = "etcd://10.0.0.1:2379,10.0.0.2:2379,10.0.0.3:2379"
+//! cluster = "prod"                     # nodes of one cluster share /walden/prod/ in etcd
+//! ttl_s = 5                            # a dead primary is replaced after about this long
 //! ```
 
 use serde::Deserialize;
@@ -203,6 +208,40 @@ impl ReplicationSection {
     }
 }
 
+/// `[ha]`: automatic failover through etcd (`--ha`, `--ha-cluster`).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HaSection {
+    /// `etcd://host:2379[,host:2379...]`.
+    pub etcd: Option<String>,
+    pub cluster: Option<String>,
+    /// The leader lease's TTL in seconds (default 5).
+    pub ttl_s: Option<u64>,
+}
+
+impl HaSection {
+    /// The replication layer's settings (`None`: HA off).
+    pub fn ha_config(&self) -> Result<Option<walden_replication::ha::HaConfig>, String> {
+        let Some(spec) = &self.etcd else {
+            if self.cluster.is_some() {
+                return Err("[ha] cluster needs etcd = \"etcd://host:2379\" (or --ha)".into());
+            }
+            return Ok(None);
+        };
+        let eps = walden_replication::ha::parse_endpoints(spec).map_err(|e| e.to_string())?;
+        let cluster = self
+            .cluster
+            .clone()
+            .ok_or("--ha needs a cluster name (--ha-cluster NAME or [ha] cluster)")?;
+        let mut c = walden_replication::ha::HaConfig::new(eps, cluster);
+        if let Some(t) = self.ttl_s {
+            c.ttl = Duration::from_secs(t);
+        }
+        c.validate()?;
+        Ok(Some(c))
+    }
+}
+
 /// The configuration file as written.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -246,6 +285,8 @@ pub struct ConfigFile {
     pub storage: StorageSection,
     #[serde(default)]
     pub replication: ReplicationSection,
+    #[serde(default)]
+    pub ha: HaSection,
 }
 
 /// Resolved server settings.
@@ -273,6 +314,7 @@ pub struct ServerConfig {
     pub checkpoint: CheckpointSection,
     pub storage: StorageSection,
     pub replication: ReplicationSection,
+    pub ha: HaSection,
     /// How long shutdown waits for running statements before closing the instance.
     pub shutdown_timeout: Duration,
 }
@@ -303,6 +345,7 @@ impl ServerConfig {
             checkpoint: CheckpointSection::default(),
             storage: StorageSection::default(),
             replication: ReplicationSection::default(),
+            ha: HaSection::default(),
             shutdown_timeout: Duration::from_secs(10),
         }
     }
@@ -390,6 +433,7 @@ impl ServerConfig {
         c.checkpoint = f.checkpoint;
         c.storage = f.storage;
         c.replication = f.replication;
+        c.ha = f.ha;
         c.validate()?;
         Ok(c)
     }
@@ -423,6 +467,9 @@ impl ServerConfig {
             return Err("[replication] endpoint_listen needs a replica name (name = \"...\" or --replica-name)".into());
         }
         self.replication.peer_auth()?;
+        if self.ha.ha_config()?.is_some() && self.replication.name.is_none() {
+            return Err("--ha needs a replica name (--replica-name or [replication] name)".into());
+        }
         Ok(())
     }
 
@@ -581,5 +628,33 @@ mod tests {
         assert!(short.unwrap_err().contains("at least 16"));
         let half_tls = parse("[replication]\nname = \"a\"\ntls_cert = \"c.pem\"");
         assert!(half_tls.is_err());
+    }
+
+    #[test]
+    fn ha_section() {
+        let parse = |t: &str| {
+            let f: ConfigFile = toml::from_str(t).unwrap();
+            ServerConfig::from_parts(Some(f), Some("/x".into()))
+        };
+        let c = parse(
+            "[replication]\nname = \"a\"\n[ha]\netcd = \"etcd://h1:2379,h2:2379\"\ncluster = \"prod\"\nttl_s = 7",
+        )
+        .unwrap();
+        let h = c.ha.ha_config().unwrap().unwrap();
+        assert_eq!(h.endpoints, vec!["h1:2379", "h2:2379"]);
+        assert_eq!(h.cluster, "prod");
+        assert_eq!(h.ttl, Duration::from_secs(7));
+        assert!(parse("[ha]\netcd = \"etcd://h:1\"\ncluster = \"p\"")
+            .unwrap_err()
+            .contains("replica name"));
+        assert!(parse("[replication]\nname = \"a\"\n[ha]\netcd = \"etcd://h:1\"").is_err());
+        assert!(parse(
+            "[replication]\nname = \"a\"\n[ha]\netcd = \"etcd://h:1\"\ncluster = \"a/b\""
+        )
+        .is_err());
+        assert!(parse(
+            "[replication]\nname = \"a\"\n[ha]\netcd = \"etcd://h:1\"\ncluster = \"p\"\nttl_s = 1"
+        )
+        .is_err());
     }
 }

@@ -404,6 +404,33 @@ pub fn render(
             "Replication peers refused for failing authentication (wrong secret, forged or replayed frame, TLS).",
         );
         o.sample("hadr_auth_failures_total", &[], r.auth_failures().0 as f64);
+        if let Some(c) = r.ha_counters() {
+            use std::sync::atomic::Ordering::Relaxed;
+            let ha: [(&str, &str, &std::sync::atomic::AtomicU64); 6] = [
+                ("ha_promotions_total", "Times this node took an availability group's leader key in etcd and became its primary.", &c.promotions),
+                ("ha_demotions_total", "Times this node stopped being a group's primary because it lost the leader key or its lease.", &c.demotions),
+                ("ha_lease_lost_total", "Times the node's etcd lease lapsed before it was renewed.", &c.lease_lost),
+                ("ha_lease_renewals_total", "Successful renewals of the node's etcd lease.", &c.renewals),
+                ("ha_lease_renew_failures_total", "Failed attempts to renew the node's etcd lease.", &c.renew_failures),
+                ("ha_sync_set_writes_total", "Writes of a group's published set of counted synchronous secondaries.", &c.sync_set_writes),
+            ];
+            for (name, help, v) in ha {
+                o.header(name, "counter", help);
+                o.sample(name, &[], v.load(Relaxed) as f64);
+            }
+            o.header(
+                "ha_is_primary",
+                "gauge",
+                "1 when this node holds the group's leader key under a live lease.",
+            );
+            for (g, primary) in r.roles() {
+                o.sample(
+                    "ha_is_primary",
+                    &[("group", &g)],
+                    if primary { 1.0 } else { 0.0 },
+                );
+            }
+        }
         let rows = r.replica_states();
         type RowMetric = (
             &'static str,
@@ -536,6 +563,8 @@ async fn handle(mut stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
             .await
             .unwrap_or_default();
         ("200 OK", "text/plain; version=0.0.4; charset=utf-8", body)
+    } else if let Some((status, body)) = health(path, shared) {
+        (status, "application/json", body)
     } else if path == "/" {
         (
             "200 OK",
@@ -554,4 +583,60 @@ async fn handle(mut stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
         stream.write_all(body.as_bytes()).await?;
     }
     stream.shutdown().await
+}
+
+/// Patroni-style health checks for load balancers and probes: `/primary`
+/// (or `/master`, `/read-write`) answers 200 only where every availability
+/// group this node is in has its writable primary here (in HA mode: the
+/// leader key under a live lease); `/replica` (`/read-only`) 200 where this
+/// node is a secondary of every group; `/health` 200 while the server runs.
+fn health(path: &str, shared: &Shared) -> Option<(&'static str, String)> {
+    let kind = match path {
+        "/primary" | "/master" | "/leader" | "/read-write" => 0,
+        "/replica" | "/standby" | "/read-only" => 1,
+        "/health" => 2,
+        _ => return None,
+    };
+    let repl = shared.engine.replication();
+    let roles = repl.as_ref().map(|r| r.roles()).unwrap_or_default();
+    let primary = !roles.is_empty() && roles.iter().all(|(_, p)| *p);
+    let replica = !roles.is_empty() && roles.iter().all(|(_, p)| !*p);
+    let role = if primary {
+        "primary"
+    } else if replica {
+        "replica"
+    } else if roles.is_empty() {
+        "standalone"
+    } else {
+        "mixed"
+    };
+    let groups: Vec<serde_json::Value> = roles
+        .iter()
+        .map(|(g, p)| serde_json::json!({"group": g, "primary": p}))
+        .collect();
+    let mut body = serde_json::json!({
+        "state": "running",
+        "role": role,
+        "groups": groups,
+        "name": repl.as_ref().map(|r| r.name().to_string()),
+    });
+    if let Some(r) = &repl {
+        if let Some(h) = r.ha_config() {
+            body["ha_cluster"] = serde_json::json!(h.cluster);
+        }
+        if let Some((_, err)) = r.ha_view() {
+            body["etcd_error"] = serde_json::json!(err);
+        }
+    }
+    let ok = match kind {
+        0 => primary,
+        1 => replica,
+        _ => !shared.is_shutting_down(),
+    };
+    let status = if ok {
+        "200 OK"
+    } else {
+        "503 Service Unavailable"
+    };
+    Some((status, format!("{body}\n")))
 }

@@ -255,6 +255,18 @@ fn bind(addr: &str) -> Result<std::net::TcpListener, ServerError> {
     Ok(l)
 }
 
+/// An address to tell others (a wildcard bind names this host).
+fn advertised(a: SocketAddr) -> String {
+    if a.ip().is_unspecified() {
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_string())
+            .unwrap_or_else(|_| "localhost".into());
+        format!("{host}:{}", a.port())
+    } else {
+        a.to_string()
+    }
+}
+
 impl Server {
     /// Opens the instance (creating the data directory and the `walden`
     /// database on first start) and binds the listeners.
@@ -313,6 +325,14 @@ impl Server {
                 .replication
                 .tls_files()
                 .map_err(ServerError::Config)?;
+            rc.ha = config.ha.ha_config().map_err(ServerError::Config)?;
+            if let Some(h) = rc.ha.as_mut() {
+                h.sql_addr = Some(advertised(listener.local_addr()?));
+                h.api_addr = metrics_listener
+                    .as_ref()
+                    .map(|l| l.local_addr().map(advertised))
+                    .transpose()?;
+            }
             let r = walden_replication::Replication::start(instance, rc)
                 .map_err(|e| ServerError::Config(format!("replication: {e}")))?;
             if let Some(a) = r.endpoint_addr() {

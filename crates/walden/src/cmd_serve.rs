@@ -36,6 +36,16 @@ pub struct ServeArgs {
     /// checkpoint are read through it, so data larger than it works.
     #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..))]
     cache_size_mb: Option<u64>,
+    /// Automatic failover through etcd: `etcd://host:2379[,host:2379...]`
+    /// (`[ha] etcd`); needs --replica-name and --ha-cluster.
+    #[arg(long, value_name = "ETCD")]
+    ha: Option<String>,
+    /// The HA cluster's name (`[ha] cluster`): its keys are /walden/NAME/.
+    #[arg(long, value_name = "NAME")]
+    ha_cluster: Option<String>,
+    /// The leader lease's TTL in seconds (`[ha] ttl_s`) [default: 5].
+    #[arg(long, value_name = "SECONDS")]
+    ha_ttl: Option<u64>,
 }
 
 fn init_tracing() {
@@ -93,6 +103,15 @@ pub fn run(args: ServeArgs) -> ExitCode {
     }
     if let Some(e) = args.endpoint_listen {
         cfg.replication.endpoint_listen = Some(e);
+    }
+    if let Some(e) = args.ha {
+        cfg.ha.etcd = Some(e);
+    }
+    if let Some(c) = args.ha_cluster {
+        cfg.ha.cluster = Some(c);
+    }
+    if let Some(t) = args.ha_ttl {
+        cfg.ha.ttl_s = Some(t);
     }
     if let Some(mb) = args.cache_size_mb {
         cfg.storage.cache_size_mb = Some(mb);

@@ -17,6 +17,7 @@ use std::process::ExitCode;
 
 mod cmd_bench;
 mod cmd_crash;
+mod cmd_ha;
 mod cmd_log;
 mod cmd_serve;
 mod cmd_slt;
@@ -46,6 +47,9 @@ enum Command {
     /// with PostgreSQL and SQLite side by side (--peer).
     #[command(subcommand)]
     Bench(cmd_bench::BenchCommand),
+    /// High availability through etcd: the cluster as etcd sees it.
+    #[command(subcommand)]
+    Ha(cmd_ha::HaCommand),
     /// Serve SQL over the PostgreSQL wire protocol.
     Serve(cmd_serve::ServeArgs),
     /// Run sqllogictest files in process and count what passes.
@@ -62,6 +66,7 @@ fn main() -> ExitCode {
         Command::CrashTest(args) => cmd_crash::run(args),
         Command::CrashTestChild(args) => cmd_crash::run_child(args),
         Command::Bench(cmd) => cmd_bench::run(cmd),
+        Command::Ha(cmd) => cmd_ha::run(cmd),
         Command::Serve(args) => cmd_serve::run(args),
         Command::Slt(args) => cmd_slt::run(args),
         Command::Stress(args) => cmd_stress::run(args),

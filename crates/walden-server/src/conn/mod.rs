@@ -301,6 +301,19 @@ impl Connection {
         }
         params.push(("application_name", app.to_string()));
         params.push(("session_authorization", user.to_string()));
+        // As PostgreSQL 14+ reports them: libpq's target_session_attrs
+        // (read-write, read-only, primary, standby, prefer-standby) decides
+        // from these without a query.
+        // On a secondary, in_hot_standby is on and the default stays off,
+        // as on a PostgreSQL hot standby (libpq reads either being on as
+        // read-only; SHOW transaction_read_only says on there too).
+        let standby = if self.session.database().is_secondary() {
+            "on"
+        } else {
+            "off"
+        };
+        params.push(("in_hot_standby", standby.to_string()));
+        params.push(("default_transaction_read_only", "off".to_string()));
         for (k, v) in params {
             self.send(PgWireBackendMessage::ParameterStatus(ParameterStatus::new(
                 k.to_string(),

@@ -180,6 +180,10 @@ impl SqlSession {
         session.set_program_name(application_name);
         let cancel_flag = session.cancel.clone();
         let settings = Settings::new(session.clone(), application_name);
+        let (instance, name) = (engine.instance.clone(), db.name().to_string());
+        settings.set_standby_probe(std::sync::Arc::new(move || {
+            instance.database(&name).is_ok_and(|d| d.is_secondary())
+        }));
         Ok(SqlSession {
             engine,
             session,

@@ -37,7 +37,13 @@ pub struct Settings {
     path: Arc<Mutex<Option<(u64, crate::catalog::search_path::SearchPath)>>>,
     /// The parsed timeouts, with the generation they were read at.
     timeouts: Arc<Mutex<Option<(u64, crate::session::timeouts::SessionTimeouts)>>>,
+    /// Whether the session's database is a secondary replica now
+    /// (`in_hot_standby`; every transaction is read-only there).
+    standby: Arc<Mutex<Option<StandbyProbe>>>,
 }
+
+/// Tells whether the session's database is a secondary replica.
+pub type StandbyProbe = Arc<dyn Fn() -> bool + Send + Sync>;
 
 /// Settings are transactional, as in PostgreSQL: a rolled-back transaction
 /// undoes its SETs, and `SET LOCAL` lasts until the transaction ends.
@@ -219,11 +225,24 @@ impl Settings {
             zone: Default::default(),
             path: Default::default(),
             timeouts: Default::default(),
+            standby: Default::default(),
         };
         s.values
             .lock()
             .insert("application_name".into(), application_name.into());
         s
+    }
+
+    /// How `in_hot_standby` and `transaction_read_only` learn the
+    /// database's role.
+    pub fn set_standby_probe(&self, f: StandbyProbe) {
+        *self.standby.lock() = Some(f);
+    }
+
+    /// Whether the session's database is a secondary replica now.
+    pub fn in_hot_standby(&self) -> bool {
+        let f = self.standby.lock().clone();
+        f.is_some_and(|f| f())
     }
 
     /// An explicit transaction block begins.
@@ -471,6 +490,9 @@ impl Settings {
             "synchronous_commit" => return Some(on_off(!self.session.delayed_default())),
             "delayed_durability" => return Some(on_off(self.session.delayed_default())),
             "transaction isolation level" => return self.get("transaction_isolation"),
+            // On a secondary replica every transaction is read-only, as
+            // on a PostgreSQL hot standby (its default stays as set).
+            "transaction_read_only" if self.in_hot_standby() => return Some("on".into()),
             "transaction_isolation" | "transaction_read_only" | "transaction_deferrable" => {
                 // This transaction's mode, else the session's default.
                 let values = self.values.lock();
@@ -490,6 +512,7 @@ impl Settings {
                 let d = || self.defaults.lock().get(&name).cloned();
                 return Some(v.or_else(d).unwrap_or_else(|| tx_default(&name).into()));
             }
+            "in_hot_standby" => return Some(on_off(self.in_hot_standby())),
             "server_version_num" => return Some("150000".into()),
             "max_connections" => return Some("100".into()),
             // PostgreSQL's compile-time limit, which CREATE INDEX enforces.

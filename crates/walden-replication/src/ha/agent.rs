@@ -1,0 +1,490 @@
+//! The HA agent: one thread per node that keeps the node's lease, its
+//! registration, and for every group the node is in, the leader key (take
+//! it when it lapses and this node goes first; give up being primary when
+//! someone else holds it) and, on the leader, the published sync set.
+
+use super::election::{self, LeaderKey, Member, MemberGroup, SyncKey};
+use super::etcd::Compare;
+use super::{fence_group, leader_key, member_key, read_cluster, sync_key, ClusterView, HaShared};
+use crate::config::{AgState, AvailabilityMode};
+use crate::status::SyncState;
+use crate::{failover, Inner};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+/// How long a node that does not go first waits before trying anyway.
+const SECOND_CHANCE: Duration = Duration::from_secs(2);
+
+struct Agent {
+    lease: Option<i64>,
+    last_renew: Instant,
+    last_member: Option<(Member, Instant)>,
+    /// When each group's leader key was first seen absent.
+    absent_since: HashMap<String, Instant>,
+}
+
+pub(super) fn run(inner: Weak<Inner>, ha: Arc<HaShared>) {
+    let tick = (ha.cfg.ttl / 20).clamp(Duration::from_millis(50), Duration::from_millis(250));
+    let mut a = Agent {
+        lease: None,
+        last_renew: Instant::now(),
+        last_member: None,
+        absent_since: HashMap::new(),
+    };
+    loop {
+        {
+            let Some(inner) = inner.upgrade() else {
+                return;
+            };
+            if inner.closed.load(SeqCst) || ha.stopping.load(SeqCst) {
+                return;
+            }
+            if let Err(e) = a.tick(&inner, &ha) {
+                let mut last = ha.last_error.lock();
+                if last.as_deref() != Some(e.as_str()) {
+                    tracing::warn!(error = %e, "HA: etcd");
+                }
+                *last = Some(e);
+            } else {
+                *ha.last_error.lock() = None;
+            }
+        }
+        let mut w = ha.wake.lock();
+        if !*w {
+            ha.wake_cv.wait_for(&mut w, tick);
+        }
+        *w = false;
+    }
+}
+
+impl Agent {
+    fn tick(&mut self, inner: &Arc<Inner>, ha: &Arc<HaShared>) -> Result<(), String> {
+        self.keep_lease(ha)?;
+        let Some(lease) = self.lease else {
+            return Ok(());
+        };
+        let view = read_cluster(&ha.etcd, &ha.cfg.cluster).map_err(|e| e.to_string())?;
+        *ha.view.lock() = Some(view.clone());
+        self.register(inner, ha, lease)?;
+        let groups = inner.state.lock().groups.clone();
+        for g in &groups {
+            if let Err(e) = self.group(inner, ha, lease, g, &view) {
+                tracing::warn!(group = %g.def.name, error = %e, "HA: group");
+            }
+        }
+        Ok(())
+    }
+
+    /// Grants the lease if there is none, renews it every TTL/5, and moves
+    /// the fence with every renewal.
+    fn keep_lease(&mut self, ha: &HaShared) -> Result<(), String> {
+        let ttl = ha.cfg.ttl;
+        let margin = ttl * 3 / 10;
+        let set_fence = |sent: Instant, granted_s: i64| {
+            let until = sent + Duration::from_secs(granted_s.max(0) as u64).saturating_sub(margin);
+            *ha.fence.lock() = Some(until);
+            ha.fence_cv.notify_all();
+        };
+        match self.lease {
+            None => {
+                let sent = Instant::now();
+                let (id, granted) = ha.etcd.grant(ttl.as_secs()).map_err(|e| e.to_string())?;
+                self.lease = Some(id);
+                *ha.lease.lock() = Some(id);
+                self.last_renew = sent;
+                self.last_member = None;
+                set_fence(sent, granted);
+                tracing::info!(lease = id, ttl_s = granted, "HA: lease granted");
+            }
+            Some(id) if self.last_renew.elapsed() >= ttl / 5 => {
+                let sent = Instant::now();
+                match ha.etcd.keepalive(id) {
+                    Ok(granted) if granted > 0 => {
+                        self.last_renew = sent;
+                        ha.counters.renewals.fetch_add(1, Relaxed);
+                        set_fence(sent, granted);
+                    }
+                    Ok(_) => {
+                        // etcd forgot the lease (it expired): every key
+                        // attached to it is gone, leader keys included.
+                        tracing::error!(lease = id, "HA: the lease expired in etcd");
+                        self.lease = None;
+                        *ha.lease.lock() = None;
+                        *ha.fence.lock() = None;
+                        ha.fence_cv.notify_all();
+                        return Err("lease expired".into());
+                    }
+                    Err(e) => {
+                        ha.counters.renew_failures.fetch_add(1, Relaxed);
+                        return Err(format!("cannot renew the lease: {e}"));
+                    }
+                }
+            }
+            Some(_) => {}
+        }
+        Ok(())
+    }
+
+    /// This node's registration, rewritten every second or when its shape
+    /// (roles, epochs) changes.
+    fn register(&mut self, inner: &Arc<Inner>, ha: &HaShared, lease: i64) -> Result<(), String> {
+        let m = local_member(inner, ha);
+        let shape = |m: &Member| {
+            let mut m = m.clone();
+            for g in m.groups.values_mut() {
+                g.hardened.clear();
+            }
+            m
+        };
+        let due = match &self.last_member {
+            None => true,
+            Some((last, at)) => at.elapsed() >= Duration::from_secs(1) || shape(last) != shape(&m),
+        };
+        if due {
+            let bytes = serde_json::to_vec(&m).expect("member serializes");
+            ha.etcd
+                .put(&member_key(&ha.cfg.cluster, &inner.cfg.name), &bytes, lease)
+                .map_err(|e| e.to_string())?;
+            self.last_member = Some((m, Instant::now()));
+        }
+        Ok(())
+    }
+
+    fn group(
+        &mut self,
+        inner: &Arc<Inner>,
+        ha: &Arc<HaShared>,
+        lease: i64,
+        g: &AgState,
+        view: &ClusterView,
+    ) -> Result<(), String> {
+        let me = inner.cfg.name.clone();
+        let name = g.def.name.to_ascii_lowercase();
+        let gv = view.groups.iter().find(|x| x.name == name);
+        let sync = gv.and_then(|x| x.sync.clone());
+        let leader = gv.and_then(|x| x.leader.clone().map(|l| (l, x.leader_lease)));
+        let lkey = leader_key(&ha.cfg.cluster, &name);
+        match leader {
+            Some((l, l_lease)) if l.name.eq_ignore_ascii_case(&me) && l_lease == lease => {
+                self.absent_since.remove(&name);
+                let guard = vec![
+                    Compare::ValueIs(lkey.clone(), serde_json::to_vec(&l).expect("serializes")),
+                    Compare::LeaseIs(lkey.clone(), lease),
+                ];
+                if ha.is_leading(&name) {
+                    self.publish_sync(inner, ha, g, sync.as_ref(), &guard)
+                } else {
+                    self.become_leader(inner, ha, g, sync.as_ref(), &guard)
+                }
+            }
+            Some((l, l_lease)) if l.name.eq_ignore_ascii_case(&me) => {
+                // Held by this node's previous life (a restart within the
+                // TTL): let it go now rather than at its expiry.
+                self.absent_since.remove(&name);
+                if ha.is_leading(&name) {
+                    fence_group(inner, ha, &name);
+                }
+                tracing::info!(group = %name, lease = l_lease, "HA: revoking this node's previous lease");
+                ha.etcd.revoke(l_lease).map_err(|e| e.to_string())
+            }
+            Some(_) => {
+                self.absent_since.remove(&name);
+                // Someone else is primary: this node must not be.
+                if ha.is_leading(&name) || locally_writable(inner, g) {
+                    fence_group(inner, ha, &name);
+                }
+                Ok(())
+            }
+            None => self.elect(inner, ha, lease, g, sync.as_ref(), view),
+        }
+    }
+
+    /// The leader key is absent: take it if this node is eligible and goes
+    /// first (or the one that should has not, for a while).
+    fn elect(
+        &mut self,
+        inner: &Arc<Inner>,
+        ha: &Arc<HaShared>,
+        lease: i64,
+        g: &AgState,
+        sync: Option<&SyncKey>,
+        view: &ClusterView,
+    ) -> Result<(), String> {
+        let me = inner.cfg.name.clone();
+        let name = g.def.name.to_ascii_lowercase();
+        if ha.is_leading(&name) {
+            // The key vanished under this node (deleted by hand?): stop.
+            fence_group(inner, ha, &name);
+        }
+        let mine = local_group(inner, g);
+        if !election::eligible(&me, &mine, sync) {
+            if locally_writable(inner, g) {
+                fence_group(inner, ha, &name);
+            }
+            return Ok(());
+        }
+        let since = *self
+            .absent_since
+            .entry(name.clone())
+            .or_insert_with(Instant::now);
+        let mut candidates = vec![(me.clone(), election::score(&mine))];
+        for m in &view.members {
+            if m.name.eq_ignore_ascii_case(&me) {
+                continue;
+            }
+            if let Some(mg) = m.groups.get(&name) {
+                if election::eligible(&m.name, mg, sync) {
+                    candidates.push((m.name.clone(), election::score(mg)));
+                }
+            }
+        }
+        if !election::goes_first(&me, &candidates) && since.elapsed() < SECOND_CHANCE {
+            return Ok(());
+        }
+        let epoch = next_epoch(&me, g, sync);
+        let lk = leader_key(&ha.cfg.cluster, &name);
+        let value = serde_json::to_vec(&LeaderKey {
+            name: me.clone(),
+            epoch,
+        })
+        .expect("serializes");
+        let won = ha
+            .etcd
+            .txn_put(&[Compare::Absent(lk.clone())], &[(&lk, &value, lease)])
+            .map_err(|e| e.to_string())?;
+        if !won {
+            return Ok(());
+        }
+        self.absent_since.remove(&name);
+        tracing::warn!(group = %name, epoch, candidates = ?candidates, "HA: took the leader key");
+        let guard = vec![
+            Compare::ValueIs(lk.clone(), value),
+            Compare::LeaseIs(lk, lease),
+        ];
+        self.become_leader(inner, ha, g, sync, &guard)
+    }
+
+    /// Holding the key: publish an empty sync set for the new term, then
+    /// promote (or, for the same primary and epoch, leave RESOLVING).
+    fn become_leader(
+        &mut self,
+        inner: &Arc<Inner>,
+        ha: &Arc<HaShared>,
+        g: &AgState,
+        sync: Option<&SyncKey>,
+        guard: &[Compare],
+    ) -> Result<(), String> {
+        let me = inner.cfg.name.clone();
+        let name = g.def.name.to_ascii_lowercase();
+        if inner.closed.load(SeqCst) || ha.stopping.load(SeqCst) {
+            return Ok(());
+        }
+        let epoch = next_epoch(&me, g, sync);
+        let keep = epoch == g.epoch;
+        let s = SyncKey {
+            leader: me.clone(),
+            epoch,
+            members: Vec::new(),
+        };
+        if !self.write_sync(inner, ha, &name, &s, guard)? {
+            return Err("lost the leader key before taking over".into());
+        }
+        if ha.fence.lock().is_none_or(|t| Instant::now() >= t) {
+            return Err("the lease lapsed while taking over".into());
+        }
+        ha.leading.lock().insert(name.clone());
+        let res = if keep {
+            failover::resolved_now(inner, &g.def.name);
+            Ok(())
+        } else {
+            let known: BTreeMap<String, u64> = BTreeMap::new();
+            failover::take_over(inner, &g.def.name, epoch, &known).map(|rows| {
+                for r in rows {
+                    tracing::info!(database = %r.database, lsn = r.failover_lsn, epoch = r.epoch, "HA: promoted");
+                }
+            })
+        };
+        match res {
+            Ok(()) => {
+                ha.counters.promotions.fetch_add(1, Relaxed);
+                tracing::warn!(group = %name, epoch, "HA: this node is the primary");
+                Ok(())
+            }
+            Err(e) => {
+                fence_group(inner, ha, &name);
+                Err(format!("cannot take over: {e}"))
+            }
+        }
+    }
+
+    /// Writes the sync set (guarded by holding the leader key), then makes
+    /// commits count exactly its members.
+    fn write_sync(
+        &mut self,
+        inner: &Inner,
+        ha: &HaShared,
+        group: &str,
+        s: &SyncKey,
+        guard: &[Compare],
+    ) -> Result<bool, String> {
+        let bytes = serde_json::to_vec(s).expect("serializes");
+        let key = sync_key(&ha.cfg.cluster, group);
+        let ok = ha
+            .etcd
+            .txn_put(guard, &[(&key, &bytes, 0)])
+            .map_err(|e| e.to_string())?;
+        if ok {
+            ha.counters.sync_set_writes.fetch_add(1, Relaxed);
+            let mut t = inner.sync.lock();
+            t.ha_counted.insert(
+                group.to_string(),
+                s.members.iter().map(|m| m.to_ascii_lowercase()).collect(),
+            );
+            inner.sync_cv.notify_all();
+        }
+        Ok(ok)
+    }
+
+    /// On the leader: the sync set follows the SYNCHRONIZED synchronous
+    /// secondaries (a secondary SYNCHRONIZED for every database of the group).
+    fn publish_sync(
+        &mut self,
+        inner: &Arc<Inner>,
+        ha: &Arc<HaShared>,
+        g: &AgState,
+        sync: Option<&SyncKey>,
+        guard: &[Compare],
+    ) -> Result<(), String> {
+        let me = inner.cfg.name.clone();
+        let name = g.def.name.to_ascii_lowercase();
+        let mut want: Vec<String> = {
+            let t = inner.sync.lock();
+            g.def
+                .replicas
+                .iter()
+                .filter(|r| {
+                    !r.name.eq_ignore_ascii_case(&me)
+                        && r.mode == AvailabilityMode::SynchronousCommit
+                })
+                .filter(|r| {
+                    let links: Vec<_> = t
+                        .links
+                        .iter()
+                        .filter(|l| {
+                            l.ag.eq_ignore_ascii_case(&name)
+                                && l.replica.eq_ignore_ascii_case(&r.name)
+                        })
+                        .collect();
+                    links.len() == g.def.databases.len()
+                        && links.iter().all(|l| l.state == SyncState::Synchronized)
+                })
+                .map(|r| r.name.to_ascii_lowercase())
+                .collect()
+        };
+        want.sort();
+        let current = sync.filter(|s| s.leader.eq_ignore_ascii_case(&me) && s.epoch == g.epoch);
+        let mut have: Vec<String> = current
+            .map(|s| s.members.iter().map(|m| m.to_ascii_lowercase()).collect())
+            .unwrap_or_default();
+        have.sort();
+        if current.is_some() && want == have {
+            return Ok(());
+        }
+        let s = SyncKey {
+            leader: me,
+            epoch: g.epoch,
+            members: want.clone(),
+        };
+        if self.write_sync(inner, ha, &name, &s, guard)? {
+            tracing::info!(group = %name, from = ?have, to = ?want, "HA: synchronous secondaries counted");
+        }
+        Ok(())
+    }
+}
+
+/// The epoch a new term of `me` starts: the same one for the primary that
+/// takes its own key back at the published epoch, else one past every
+/// epoch seen.
+fn next_epoch(me: &str, g: &AgState, sync: Option<&SyncKey>) -> u64 {
+    let same = g.primary.eq_ignore_ascii_case(me)
+        && sync.is_none_or(|s| s.leader.eq_ignore_ascii_case(me) && s.epoch == g.epoch);
+    if same {
+        g.epoch
+    } else {
+        g.epoch.max(sync.map_or(0, |s| s.epoch)) + 1
+    }
+}
+
+/// This node is `g`'s primary here and takes writes (not RESOLVING).
+fn locally_writable(inner: &Inner, g: &AgState) -> bool {
+    g.primary.eq_ignore_ascii_case(&inner.cfg.name)
+        && !inner
+            .resolving
+            .lock()
+            .iter()
+            .any(|r| r.eq_ignore_ascii_case(&g.def.name))
+}
+
+/// This node's view of one group, for its registration and the election.
+fn local_group(inner: &Inner, g: &AgState) -> MemberGroup {
+    let me = &inner.cfg.name;
+    let role = if g.primary.eq_ignore_ascii_case(me) {
+        if locally_writable(inner, g) {
+            "primary"
+        } else {
+            "resolving"
+        }
+    } else {
+        "secondary"
+    };
+    let mut hardened = BTreeMap::new();
+    for db in &g.def.databases {
+        if let Ok(d) = inner.instance.database(db) {
+            let l = d.log();
+            hardened.insert(db.to_ascii_lowercase(), l.hardened_lsn());
+        }
+    }
+    let mut followed = g.followed.clone();
+    if g.primary.eq_ignore_ascii_case(me) {
+        // A primary's log is its own epoch's.
+        for db in &g.def.databases {
+            followed.entry(db.to_ascii_lowercase()).or_insert(g.epoch);
+        }
+    }
+    MemberGroup {
+        role: role.into(),
+        epoch: g.epoch,
+        primary: g.primary.clone(),
+        followed,
+        hardened,
+        sync_state: Default::default(),
+    }
+}
+
+fn local_member(inner: &Inner, ha: &HaShared) -> Member {
+    let groups = inner.state.lock().groups.clone();
+    let rows = crate::status::rows(inner);
+    let mut out = BTreeMap::new();
+    for g in &groups {
+        let mut mg = local_group(inner, g);
+        for r in rows
+            .iter()
+            .filter(|r| r.is_local && r.group_name.eq_ignore_ascii_case(&g.def.name))
+        {
+            mg.sync_state.insert(
+                r.database_name.to_ascii_lowercase(),
+                r.synchronization_state_desc.to_string(),
+            );
+        }
+        out.insert(g.def.name.to_ascii_lowercase(), mg);
+    }
+    Member {
+        name: inner.cfg.name.clone(),
+        sql: ha.cfg.sql_addr.clone(),
+        endpoint: inner.endpoint_addr.lock().map(|a| a.to_string()),
+        api: ha.cfg.api_addr.clone(),
+        groups: out,
+    }
+}

@@ -1,0 +1,416 @@
+//! High availability without a person: each node registers in etcd under a
+//! lease, a group's primary holds the group's leader key, a primary that
+//! cannot renew its lease stops acknowledging and demotes itself before the
+//! lease can expire, and when the key lapses the eligible secondary with
+//! the most log takes it and promotes (docs/design.md, "Automatic failover
+//! through etcd").
+//!
+//! Layout: [`etcd`] (the client), [`election`] (who may take the key), the
+//! `agent` thread (lease, registration, election, sync set) and the fence
+//! watchdog here.
+
+mod agent;
+pub mod election;
+pub mod etcd;
+
+use crate::Inner;
+use parking_lot::{Condvar, Mutex};
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub use election::{LeaderKey, Member, MemberGroup, SyncKey};
+pub use etcd::{parse_endpoints, Etcd, EtcdError};
+
+/// `--ha etcd://...` / `[ha]`.
+#[derive(Clone, Debug)]
+pub struct HaConfig {
+    /// `host:port` of each etcd member.
+    pub endpoints: Vec<String>,
+    /// Nodes of one cluster share the prefix `/walden/<cluster>/`.
+    pub cluster: String,
+    /// The lease's TTL: a dead primary is replaced after about this long.
+    pub ttl: Duration,
+    /// Addresses this node advertises in its registration.
+    pub sql_addr: Option<String>,
+    pub api_addr: Option<String>,
+}
+
+impl HaConfig {
+    pub fn new(endpoints: Vec<String>, cluster: impl Into<String>) -> HaConfig {
+        HaConfig {
+            endpoints,
+            cluster: cluster.into(),
+            ttl: Duration::from_secs(5),
+            sql_addr: None,
+            api_addr: None,
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        if self.cluster.is_empty()
+            || !self
+                .cluster
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+        {
+            return Err(format!(
+                "HA cluster name \"{}\" must be letters, digits, '-', '_' or '.'",
+                self.cluster
+            ));
+        }
+        if self.ttl < Duration::from_secs(2) || self.ttl > Duration::from_secs(600) {
+            return Err("HA ttl must be between 2 and 600 seconds".into());
+        }
+        if self.endpoints.is_empty() {
+            return Err("HA needs at least one etcd endpoint".into());
+        }
+        Ok(())
+    }
+}
+
+/// The keys of one cluster.
+pub fn prefix(cluster: &str) -> String {
+    format!("/walden/{cluster}/")
+}
+
+pub fn member_key(cluster: &str, name: &str) -> String {
+    format!("{}members/{}", prefix(cluster), name.to_ascii_lowercase())
+}
+
+pub fn leader_key(cluster: &str, group: &str) -> String {
+    format!(
+        "{}groups/{}/leader",
+        prefix(cluster),
+        group.to_ascii_lowercase()
+    )
+}
+
+pub fn sync_key(cluster: &str, group: &str) -> String {
+    format!(
+        "{}groups/{}/sync",
+        prefix(cluster),
+        group.to_ascii_lowercase()
+    )
+}
+
+/// Counted in `/metrics`.
+#[derive(Debug, Default)]
+pub struct HaCounters {
+    /// This node took a group's leader key and became (or stayed) primary.
+    pub promotions: AtomicU64,
+    /// This node stopped being a group's primary (lease lost, key elsewhere).
+    pub demotions: AtomicU64,
+    /// The lease lapsed (not renewed in time, or etcd forgot it).
+    pub lease_lost: AtomicU64,
+    pub renewals: AtomicU64,
+    pub renew_failures: AtomicU64,
+    /// Sync sets written.
+    pub sync_set_writes: AtomicU64,
+}
+
+/// The HA state shared by the agent, the fence watchdog and the commit hook.
+pub(crate) struct HaShared {
+    pub cfg: HaConfig,
+    pub etcd: Etcd,
+    /// Acknowledgements are allowed until this instant (`None`: no lease).
+    pub fence: Mutex<Option<Instant>>,
+    pub fence_cv: Condvar,
+    /// Groups (lower case) whose leader key this node holds.
+    pub leading: Mutex<BTreeSet<String>>,
+    /// The node's lease in etcd (revoked at shutdown).
+    pub lease: Mutex<Option<i64>>,
+    /// Set by shutdown: the agent takes no lease or key any more.
+    pub stopping: std::sync::atomic::AtomicBool,
+    pub counters: HaCounters,
+    /// Pokes the agent (a group created, shutdown).
+    pub wake: Mutex<bool>,
+    pub wake_cv: Condvar,
+    /// The cluster as last read from etcd.
+    pub view: Mutex<Option<ClusterView>>,
+    pub last_error: Mutex<Option<String>>,
+}
+
+impl HaShared {
+    pub fn new(cfg: HaConfig) -> HaShared {
+        let timeout = (cfg.ttl / 5).clamp(Duration::from_millis(300), Duration::from_secs(2));
+        HaShared {
+            etcd: Etcd::new(cfg.endpoints.clone(), timeout),
+            cfg,
+            fence: Mutex::new(None),
+            fence_cv: Condvar::new(),
+            leading: Mutex::new(BTreeSet::new()),
+            lease: Mutex::new(None),
+            stopping: Default::default(),
+            counters: HaCounters::default(),
+            wake: Mutex::new(false),
+            wake_cv: Condvar::new(),
+            view: Mutex::new(None),
+            last_error: Mutex::new(None),
+        }
+    }
+
+    /// Whether this node may acknowledge a commit of `group` now.
+    pub fn may_acknowledge(&self, group: &str) -> bool {
+        let live = self.fence.lock().is_some_and(|t| Instant::now() < t);
+        live && self.leading.lock().contains(&group.to_ascii_lowercase())
+    }
+
+    pub fn is_leading(&self, group: &str) -> bool {
+        self.leading.lock().contains(&group.to_ascii_lowercase())
+    }
+
+    pub fn poke(&self) {
+        *self.wake.lock() = true;
+        self.wake_cv.notify_all();
+    }
+}
+
+/// A group as etcd shows it.
+#[derive(Clone, Debug, Default)]
+pub struct GroupView {
+    pub name: String,
+    pub leader: Option<LeaderKey>,
+    pub leader_lease: i64,
+    pub sync: Option<SyncKey>,
+}
+
+/// The cluster as etcd shows it.
+#[derive(Clone, Debug, Default)]
+pub struct ClusterView {
+    pub cluster: String,
+    pub members: Vec<Member>,
+    pub groups: Vec<GroupView>,
+}
+
+/// Reads the whole cluster (one range request).
+pub fn read_cluster(etcd: &Etcd, cluster: &str) -> Result<ClusterView, EtcdError> {
+    let p = prefix(cluster);
+    let kvs = etcd.get_prefix(&p)?;
+    let mut v = ClusterView {
+        cluster: cluster.to_string(),
+        ..Default::default()
+    };
+    let group = |v: &mut ClusterView, name: &str| -> usize {
+        match v.groups.iter().position(|g| g.name == name) {
+            Some(i) => i,
+            None => {
+                v.groups.push(GroupView {
+                    name: name.to_string(),
+                    ..Default::default()
+                });
+                v.groups.len() - 1
+            }
+        }
+    };
+    for kv in kvs {
+        let rest = &kv.key[p.len()..];
+        if let Some(name) = rest.strip_prefix("members/") {
+            match serde_json::from_slice::<Member>(&kv.value) {
+                Ok(m) => v.members.push(m),
+                Err(e) => tracing::warn!(member = %name, error = %e, "unreadable HA member key"),
+            }
+        } else if let Some(g) = rest.strip_prefix("groups/") {
+            if let Some((gname, what)) = g.split_once('/') {
+                let i = group(&mut v, gname);
+                match what {
+                    "leader" => {
+                        v.groups[i].leader = serde_json::from_slice(&kv.value).ok();
+                        v.groups[i].leader_lease = kv.lease;
+                    }
+                    "sync" => v.groups[i].sync = serde_json::from_slice(&kv.value).ok(),
+                    _ => {}
+                }
+            }
+        }
+    }
+    Ok(v)
+}
+
+/// `walden ha status`: the cluster as text.
+pub fn format_status(v: &ClusterView) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(s, "cluster {}", v.cluster);
+    if v.groups.is_empty() {
+        let _ = writeln!(s, "  no availability groups");
+    }
+    for g in &v.groups {
+        let leader = g
+            .leader
+            .as_ref()
+            .map_or("(none: election pending)".to_string(), |l| {
+                format!("{} (epoch {})", l.name, l.epoch)
+            });
+        let sync = g.sync.as_ref().map_or("-".to_string(), |s| {
+            if s.members.is_empty() {
+                "(none)".to_string()
+            } else {
+                s.members.join(", ")
+            }
+        });
+        let _ = writeln!(
+            s,
+            "group {}: primary {leader}; synchronous secondaries counted: {sync}",
+            g.name
+        );
+    }
+    let _ = writeln!(
+        s,
+        "{:<12} {:<10} {:<7} {:<22} {:<22} {:<20} {:>14}",
+        "member", "role", "epoch", "sql", "http", "sync state", "hardened lsn"
+    );
+    for m in &v.members {
+        if m.groups.is_empty() {
+            let _ = writeln!(
+                s,
+                "{:<12} {:<10} {:<7} {:<22} {:<22}",
+                m.name,
+                "-",
+                "-",
+                m.sql.as_deref().unwrap_or("-"),
+                m.api.as_deref().unwrap_or("-")
+            );
+        }
+        for (gname, g) in &m.groups {
+            let state = g
+                .sync_state
+                .values()
+                .next()
+                .cloned()
+                .unwrap_or_else(|| "-".into());
+            let _ = writeln!(
+                s,
+                "{:<12} {:<10} {:<7} {:<22} {:<22} {:<20} {:>14}   ({gname})",
+                m.name,
+                g.role,
+                g.epoch,
+                m.sql.as_deref().unwrap_or("-"),
+                m.api.as_deref().unwrap_or("-"),
+                state,
+                election::score(g)
+            );
+        }
+    }
+    s
+}
+
+/// Starts the agent and the fence watchdog.
+pub(crate) fn start(inner: &Arc<Inner>, ha: &Arc<HaShared>) {
+    let w = Arc::downgrade(inner);
+    let h = ha.clone();
+    std::thread::Builder::new()
+        .name("walden-ha-fence".into())
+        .spawn(move || watchdog(w, h))
+        .expect("spawn the HA fence thread");
+    let w = Arc::downgrade(inner);
+    let h = ha.clone();
+    std::thread::Builder::new()
+        .name("walden-ha".into())
+        .spawn(move || agent::run(w, h))
+        .expect("spawn the HA agent thread");
+}
+
+/// Demotes every group this node leads as soon as the fence passes without
+/// a renewal. Runs apart from the agent, which may be stuck in a request to
+/// an unreachable etcd.
+fn watchdog(inner: std::sync::Weak<Inner>, ha: Arc<HaShared>) {
+    loop {
+        {
+            let mut f = ha.fence.lock();
+            loop {
+                if inner.strong_count() == 0 {
+                    return;
+                }
+                let expired = match *f {
+                    None => true,
+                    Some(t) => Instant::now() >= t,
+                };
+                if expired && !ha.leading.lock().is_empty() {
+                    break;
+                }
+                let wait = match *f {
+                    Some(t) if !expired => t.saturating_duration_since(Instant::now()),
+                    _ => Duration::from_millis(200),
+                };
+                ha.fence_cv
+                    .wait_for(&mut f, wait.min(Duration::from_millis(500)));
+            }
+        }
+        let Some(inner) = inner.upgrade() else {
+            return;
+        };
+        if inner.closed.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        let groups: Vec<String> = std::mem::take(&mut *ha.leading.lock())
+            .into_iter()
+            .collect();
+        for g in groups {
+            tracing::error!(group = %g, "HA lease not renewed in time: this primary stops acknowledging and steps down");
+            ha.counters.lease_lost.fetch_add(1, Relaxed);
+            fence_group(&inner, &ha, &g);
+        }
+    }
+}
+
+/// This node must not be `group`'s primary now: its databases become
+/// read-only, waiting commits fail, and the group is held RESOLVING (as a
+/// restarted primary) until this node takes the key again or a newer
+/// primary says hello.
+pub(crate) fn fence_group(inner: &Arc<Inner>, ha: &HaShared, group: &str) {
+    ha.leading.lock().remove(&group.to_ascii_lowercase());
+    let g = inner
+        .state
+        .lock()
+        .groups
+        .iter()
+        .find(|g| g.def.name.eq_ignore_ascii_case(group))
+        .cloned();
+    let Some(g) = g else {
+        return;
+    };
+    if !g.primary.eq_ignore_ascii_case(&inner.cfg.name) {
+        return;
+    }
+    let already = inner
+        .resolving
+        .lock()
+        .iter()
+        .any(|r| r.eq_ignore_ascii_case(group));
+    crate::primary::stop_group(inner, &g.def.name, true);
+    for db in &g.def.databases {
+        if let Ok(d) = inner.instance.database(db) {
+            if !d.is_secondary() {
+                d.demote();
+            }
+        }
+    }
+    if !already {
+        inner.resolving.lock().push(g.def.name.clone());
+        ha.counters.demotions.fetch_add(1, Relaxed);
+        tracing::warn!(group = %g.def.name, "HA: not the leader: databases read-only (RESOLVING)");
+    }
+}
+
+/// A clean stop: stop acknowledging first, then revoke the lease so that
+/// the leader keys go at once and a secondary takes over without waiting
+/// for the TTL.
+pub(crate) fn shutdown(inner: &Arc<Inner>, ha: &HaShared) {
+    if ha.stopping.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        return;
+    }
+    let groups: Vec<String> = ha.leading.lock().iter().cloned().collect();
+    for g in groups {
+        fence_group(inner, ha, &g);
+    }
+    *ha.fence.lock() = None;
+    ha.fence_cv.notify_all();
+    if let Some(id) = ha.lease.lock().take() {
+        if let Err(e) = ha.etcd.revoke(id) {
+            tracing::warn!(error = %e, "HA: cannot revoke the lease at shutdown (it expires by itself)");
+        }
+    }
+    ha.poke();
+}
