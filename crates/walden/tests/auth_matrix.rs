@@ -270,9 +270,10 @@ fn attempt(
     }
 }
 
-/// Every cell's outcome, in a fixed order, as `addr tls db role: outcome`.
+/// Every cell's outcome, in a fixed order, as `addr tls db role: outcome`
+/// (attempts run 8 at a time).
 fn matrix(net: &Netns, port: u16, pki: &Path) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut cells = Vec::new();
     for (where_, ns, host) in [
         ("loopback", None, "127.0.0.1".to_string()),
         ("remote", Some(net.ns.as_str()), net.here()),
@@ -280,14 +281,27 @@ fn matrix(net: &Netns, port: u16, pki: &Path) -> Vec<String> {
         for tls in [false, true] {
             for db in DATABASES {
                 for role in ROLES {
-                    let got = attempt(ns, &host, port, role, db, tls, pki);
-                    let tls = if tls { "tls" } else { "plain" };
-                    out.push(format!("{where_} {tls} db={db} role={role}: {got}"));
+                    cells.push((where_, ns, host.clone(), tls, db, role));
                 }
             }
         }
     }
-    out
+    let next = AtomicU32::new(0);
+    let results = std::sync::Mutex::new(vec![String::new(); cells.len()]);
+    std::thread::scope(|sc| {
+        for _ in 0..8 {
+            sc.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed) as usize;
+                let Some((where_, ns, host, tls, db, role)) = cells.get(i) else {
+                    break;
+                };
+                let got = attempt(*ns, host, port, role, db, *tls, pki);
+                let tls = if *tls { "tls" } else { "plain" };
+                results.lock().unwrap()[i] = format!("{where_} {tls} db={db} role={role}: {got}");
+            });
+        }
+    });
+    results.into_inner().unwrap()
 }
 
 #[test]
