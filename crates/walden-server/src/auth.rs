@@ -16,7 +16,7 @@ pub enum Failure {
     /// No client certificate, or one that names another role.
     Certificate,
     /// The role does not exist, or may not log in (after trust or a
-    /// certificate), or may not connect to the database.
+    /// certificate, or a right password).
     Role,
 }
 

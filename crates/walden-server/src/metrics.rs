@@ -474,7 +474,7 @@ pub fn render(
     o.header(
         "login_failures_total",
         "counter",
-        "Refused logins by reason: no_rule (no host-based rule matched), rejected (a reject rule), password (SCRAM failed), certificate, role (no such role, NOLOGIN, or no CONNECT).",
+        "Refused logins by reason: no_rule (no host-based rule matched), rejected (a reject rule), password (SCRAM failed), certificate, role (no such role, or NOLOGIN).",
     );
     for (reason, n) in login_failures {
         o.sample("login_failures_total", &[("reason", reason)], *n as f64);

@@ -14,12 +14,14 @@
 
 mod pg_diff;
 mod server_support;
+mod tls_support;
 
 use server_support::{have, missing_tool, run_with_deadline, Serve};
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
+use tls_support::make_pki;
 
 /// The rules of both servers, as pg_hba.conf lines. `SUPER` is each
 /// server's superuser (for the setup).
@@ -126,90 +128,6 @@ impl Drop for Netns {
     fn drop(&mut self) {
         let _ = ip(&["link", "del", &self.host_if]);
         let _ = ip(&["netns", "del", &self.ns]);
-    }
-}
-
-fn openssl(dir: &Path, args: &[&str]) {
-    let out = run_with_deadline(
-        Command::new("openssl").current_dir(dir).args(args),
-        Duration::from_secs(30),
-    );
-    assert!(
-        out.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// A CA, a server certificate for 127.0.0.1 and `server_ip`, and a client
-/// certificate (CN = the role) for each of `roles`.
-fn make_pki(dir: &Path, server_ip: &str, roles: &[&str]) {
-    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"];
-    openssl(
-        dir,
-        &[
-            &[
-                "req",
-                "-x509",
-                "-nodes",
-                "-days",
-                "2",
-                "-subj",
-                "/CN=matrix CA",
-            ][..],
-            &ec[..],
-            &["-keyout", "ca.key", "-out", "ca.crt"][..],
-        ]
-        .concat(),
-    );
-    let leaf = |name: &str, ext: String| {
-        std::fs::write(dir.join(format!("{name}.ext")), ext).unwrap();
-        let (key, csr, crt, extf) = (
-            format!("{name}.key"),
-            format!("{name}.csr"),
-            format!("{name}.crt"),
-            format!("{name}.ext"),
-        );
-        let subj = format!("/CN={name}");
-        openssl(
-            dir,
-            &[
-                &["req", "-new", "-nodes", "-subj", &subj][..],
-                &ec[..],
-                &["-keyout", &key, "-out", &csr][..],
-            ]
-            .concat(),
-        );
-        openssl(
-            dir,
-            &[
-                "x509",
-                "-req",
-                "-in",
-                &csr,
-                "-days",
-                "2",
-                "-out",
-                &crt,
-                "-extfile",
-                &extf,
-                "-CA",
-                "ca.crt",
-                "-CAkey",
-                "ca.key",
-                "-CAcreateserial",
-            ],
-        );
-    };
-    leaf(
-        "server",
-        format!("basicConstraints=CA:FALSE\nsubjectAltName=IP:127.0.0.1,IP:{server_ip}\nextendedKeyUsage=serverAuth\n"),
-    );
-    for r in roles {
-        leaf(
-            r,
-            "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n".into(),
-        );
     }
 }
 
@@ -323,15 +241,7 @@ fn auth_matrix_agrees_with_postgresql() {
     let pki = tmp.path().join("pki");
     std::fs::create_dir(&pki).unwrap();
     make_pki(&pki, &net.here(), &ROLES);
-    // libpq refuses a client key others can read.
-    for r in ROLES {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(
-            pki.join(format!("{r}.key")),
-            std::fs::Permissions::from_mode(0o600),
-        )
-        .unwrap();
-    }
+    tls_support::private(&pki, &ROLES);
 
     // PostgreSQL 15 with the rules as written.
     let Some(mut pg) = pg_diff::start_postgres(tmp.path(), "to compare the matrix with") else {
