@@ -413,3 +413,16 @@ fn dependencies(c: &RoleCatalog, instance: &Instance, oid: u32) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod valid_until_tests {
+    #[test]
+    fn instants_and_infinity() {
+        assert_eq!(super::valid_until("infinity").unwrap(), None);
+        assert_eq!(
+            super::valid_until("2001-02-03 00:00:00+00").unwrap(),
+            Some(981_158_400_000_000)
+        );
+        assert!(super::valid_until("someday").is_err());
+    }
+}
