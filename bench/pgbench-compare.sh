@@ -189,7 +189,7 @@ for _ in $(seq 150); do
     sleep 0.2
 done
 grep -q '^listening on' "$w_dir/stdout.log" || die "walden serve did not print 'listening on' in 30 s"
-w_psql() { PGOPTIONS="" "$psql_bin" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$w_port" "$@"; }
+w_psql() { PGOPTIONS="" "$psql_bin" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$w_port" -U walden "$@"; }
 walden_commit="$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 if [[ -n "$(git -C "$repo" status --porcelain --untracked-files=no -- crates Cargo.toml Cargo.lock 2>/dev/null)" ]]; then
     walden_commit="$walden_commit+dirty"
@@ -215,7 +215,7 @@ log "pgbench ${init_args[*]} on PostgreSQL"
 "$pgbench_bin" -h 127.0.0.1 -p "$pg_port" -U "$pg_user" "${init_args[@]}" walden >"$pg_dir/init.log" 2>&1 \
     || { cat "$pg_dir/init.log" >&2; die "pgbench -i failed on PostgreSQL"; }
 log "pgbench ${init_args[*]} on Walden"
-"$pgbench_bin" -h 127.0.0.1 -p "$w_port" "${init_args[@]}" walden >"$w_dir/init.log" 2>&1 \
+"$pgbench_bin" -h 127.0.0.1 -p "$w_port" -U walden "${init_args[@]}" walden >"$w_dir/init.log" 2>&1 \
     || { cat "$w_dir/init.log" >&2; die "pgbench -i failed on Walden"; }
 tail -1 "$pg_dir/init.log" | sed 's/^/  PostgreSQL: /' >&2
 tail -1 "$w_dir/init.log" | sed 's/^/  Walden:     /' >&2
@@ -271,7 +271,7 @@ run_cell() {
         [[ ($mode == delayed && $sc == off) || ($mode == durable && $sc == on) ]] \
             || die "PostgreSQL synchronous_commit=$sc in $mode mode"
     else
-        port=$w_port
+        port=$w_port; user_args=(-U walden)
         set_mode walden "$mode"
     fi
     if [[ $wl == insert ]]; then

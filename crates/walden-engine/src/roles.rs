@@ -95,6 +95,10 @@ pub struct Role {
     /// A SCRAM-SHA-256 verifier (see `scram.rs`), never the password.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub password: Option<String>,
+    /// `VALID UNTIL`: after this instant (UTC microseconds since the Unix
+    /// epoch) the password no longer logs in; `None`: no expiry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_until: Option<i64>,
 }
 
 fn yes() -> bool {
@@ -119,6 +123,7 @@ impl Role {
             bypassrls: false,
             connection_limit: -1,
             password: None,
+            valid_until: None,
         }
     }
 }

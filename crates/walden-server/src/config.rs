@@ -6,7 +6,7 @@
 //! listen = "127.0.0.1:5433"
 //! metrics_listen = "127.0.0.1:9187"   # optional
 //! max_connections = 100
-//! auth = "trust"                       # or "scram"
+//! # auth: see [[auth.rule]] below (default: trust on loopback, SCRAM elsewhere)
 //! statement_memory_limit_mb = 1024     # rows one statement may hold (0: none)
 //! transaction_memory_limit_mb = 2048   # changes (and DDL builds) one transaction may hold (0: none)
 //!
@@ -16,6 +16,14 @@
 //! [tls]                                # optional
 //! cert = "server.crt"
 //! key = "server.key"
+//! ca = "clients-ca.crt"                # optional: verify client certificates
+//!
+//! [[auth.rule]]                        # first match wins (pg_hba.conf); see hba.rs
+//! type = "hostssl"                     # host | hostssl | hostnossl
+//! databases = "all"
+//! roles = "all"
+//! address = "10.0.0.0/8"
+//! method = "scram-sha-256"             # trust | scram-sha-256 | cert | reject
 //!
 //! [log]
 //! log_block_size = 61440
@@ -57,23 +65,18 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use walden_engine::{InstanceConfig, SyncMode};
 
-/// How clients authenticate.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum AuthMethod {
-    /// Anyone may connect as anyone (the default; listen on localhost only).
-    #[default]
-    Trust,
-    /// SCRAM-SHA-256 against the `[users]` table.
-    Scram,
-}
+pub use crate::hba::{AuthFile, AuthMethod, Rules};
 
-/// `[tls]`: PEM certificate chain and private key.
+/// `[tls]`: PEM certificate chain and private key, and optionally the CA
+/// that client certificates are verified against.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TlsFiles {
     pub cert: PathBuf,
     pub key: PathBuf,
+    /// Clients may present a certificate signed by this CA (PostgreSQL's
+    /// `ssl_ca_file`); `cert` rules require one.
+    pub ca: Option<PathBuf>,
 }
 
 /// `[log]`: log manager settings (each database's log).
@@ -250,7 +253,9 @@ pub struct ConfigFile {
     pub listen: Option<String>,
     pub metrics_listen: Option<String>,
     pub max_connections: Option<usize>,
-    pub auth: Option<AuthMethod>,
+    /// `auth = "trust" | "scram"` (one rule for every connection) or
+    /// `[[auth.rule]]` tables (absent: trust on loopback, SCRAM elsewhere).
+    pub auth: Option<AuthFile>,
     #[serde(default)]
     pub users: BTreeMap<String, String>,
     pub tls: Option<TlsFiles>,
@@ -296,7 +301,11 @@ pub struct ServerConfig {
     pub listen: String,
     pub metrics_listen: Option<String>,
     pub max_connections: usize,
-    pub auth: AuthMethod,
+    /// Who may connect, and how they authenticate.
+    pub auth: Rules,
+    /// The file the settings came from, re-read for the `[auth]` rules on
+    /// SIGHUP and `pg_reload_conf()`.
+    pub config_file: Option<PathBuf>,
     pub users: BTreeMap<String, String>,
     pub tls: Option<TlsFiles>,
     pub lock_timeout_ms: Option<u64>,
@@ -323,14 +332,16 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:5433";
 pub const DEFAULT_MAX_CONNECTIONS: usize = 100;
 
 impl ServerConfig {
-    /// Defaults: trust auth on 127.0.0.1:5433, 100 connections.
+    /// Defaults: 127.0.0.1:5433, trust on loopback and SCRAM elsewhere, 100
+    /// connections.
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
         ServerConfig {
             data_dir: data_dir.into(),
             listen: DEFAULT_LISTEN.into(),
             metrics_listen: None,
             max_connections: DEFAULT_MAX_CONNECTIONS,
-            auth: AuthMethod::Trust,
+            auth: Rules::defaults(),
+            config_file: None,
             users: BTreeMap::new(),
             tls: None,
             lock_timeout_ms: None,
@@ -372,6 +383,9 @@ impl ServerConfig {
         if let Some(t) = f.tls.as_mut() {
             rel(&mut t.cert);
             rel(&mut t.key);
+            if let Some(ca) = t.ca.as_mut() {
+                rel(ca);
+            }
         }
         let r = &mut f.replication;
         for p in [
@@ -403,7 +417,10 @@ impl ServerConfig {
         if let Some(m) = f.max_connections {
             c.max_connections = m;
         }
-        c.auth = f.auth.unwrap_or_default();
+        c.auth = Rules::from_file(f.auth.as_ref())?;
+        if matches!(&f.auth, Some(AuthFile::Shorthand(s)) if s != "trust") && f.users.is_empty() {
+            return Err("auth = \"scram\" needs a [users] table".into());
+        }
         c.users = f.users;
         c.tls = f.tls;
         c.lock_timeout_ms = f.lock_timeout_ms;
@@ -456,9 +473,12 @@ impl ServerConfig {
         if self.authentication_timeout.is_zero() {
             return Err("authentication_timeout_ms must be above 0".into());
         }
-        if self.auth == AuthMethod::Scram && self.users.is_empty() {
-            return Err("auth = \"scram\" needs a [users] table".into());
-        }
+        let tls = self.tls.as_ref();
+        self.auth.check(
+            &self.listen,
+            tls.is_some(),
+            tls.is_some_and(|t| t.ca.is_some()),
+        )?;
         if let Some(m) = &self.log.sync_mode {
             m.parse::<SyncMode>()?;
         }
@@ -471,6 +491,24 @@ impl ServerConfig {
             return Err("--ha needs a replica name (--replica-name or [replication] name)".into());
         }
         Ok(())
+    }
+
+    /// The `[auth]` rules of the configuration file as it is now, checked
+    /// against this server (the reload of SIGHUP and `pg_reload_conf()`);
+    /// without a file, the rules in force.
+    pub fn reread_rules(&self) -> Result<Rules, String> {
+        let Some(path) = &self.config_file else {
+            return Ok(self.auth.clone());
+        };
+        let f = ServerConfig::from_file(path)?;
+        let rules = Rules::from_file(f.auth.as_ref())?;
+        let tls = self.tls.as_ref();
+        rules.check(
+            &self.listen,
+            tls.is_some(),
+            tls.is_some_and(|t| t.ca.is_some()),
+        )?;
+        Ok(rules)
     }
 
     /// The engine settings these map to.
@@ -572,7 +610,7 @@ mod tests {
         .unwrap();
         let c = ServerConfig::from_parts(Some(f), None).unwrap();
         assert_eq!(c.max_connections, 7);
-        assert_eq!(c.auth, AuthMethod::Scram);
+        assert_eq!(c.auth, Rules::everyone(AuthMethod::ScramSha256));
         let ic = c.instance_config();
         assert_eq!(ic.log.block_size, 8192);
         assert_eq!(ic.log.buffer_size, 1048576);

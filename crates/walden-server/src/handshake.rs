@@ -26,7 +26,9 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::codec::Framed;
 
+use crate::auth::{self, Failure};
 use crate::conn::PgError;
+use crate::hba::{self, AuthMethod};
 use crate::server::{Shared, SlotGuard};
 use crate::sqlstate;
 
@@ -136,54 +138,73 @@ pub(crate) async fn handshake(
         return None;
     }
 
-    // Authentication. Plain connections never see SCRAM-SHA-256-PLUS.
-    let scram = if socket.is_secure() {
-        shared.scram_tls.as_ref().or(shared.scram_plain.as_ref())
-    } else {
-        shared.scram_plain.as_ref()
+    // The host-based rules: the first that matches decides the method.
+    let tls = socket.is_secure();
+    let ip = peer.ip().to_canonical();
+    let method = {
+        let client = hba::Client {
+            addr: ip,
+            tls,
+            user: &user,
+            database: &database,
+        };
+        let roles = shared.engine.instance().roles();
+        shared.rules().decide(&client, &roles).map(|r| r.method)
     };
-    if let Some(scram) = scram {
-        let driver: AuthDriver<NoParameters> = AuthDriver::new(NoParameters);
-        let mut outcome = driver
-            .begin_authentication(&mut socket, scram.create())
+    // As PostgreSQL words it (clients and scripts match on it).
+    let who = format!(
+        "host \"{ip}\", user \"{user}\", database \"{database}\", {}",
+        if tls {
+            "SSL encryption"
+        } else {
+            "no encryption"
+        }
+    );
+    let refuse = |f: Failure| shared.auth_failures.record(f, peer, &user, &database);
+    match method {
+        None => {
+            refuse(Failure::NoRule);
+            let msg = format!("no pg_hba.conf entry for {who}");
+            send_fatal(
+                &mut socket,
+                PgError::fatal(sqlstate::INVALID_AUTHORIZATION, msg),
+            )
             .await;
-        loop {
-            match outcome {
-                Ok(AuthOutcome::InProgress) => match next_message(&mut socket).await {
-                    Some(PgWireFrontendMessage::PasswordMessageFamily(m)) => {
-                        outcome = driver.advance_authentication(&mut socket, m).await;
-                    }
-                    _ => return None,
-                },
-                Ok(AuthOutcome::Authenticated { final_message, .. }) => {
-                    if let Some(m) = final_message {
-                        if socket
-                            .feed(PgWireBackendMessage::Authentication(m))
-                            .await
-                            .is_err()
-                        {
-                            return None;
-                        }
-                    }
-                    break;
-                }
-                Err(e) => {
-                    tracing::info!(%peer, %user, error = %e, "authentication failed");
-                    // Each failed attempt costs the client this delay (its
-                    // own task sleeps; nobody else waits): guessing
-                    // passwords runs at a few attempts per second per
-                    // connection, within the cap on pending handshakes.
-                    tokio::time::sleep(shared.config.auth_failure_delay).await;
-                    let info = ErrorInfo::from(e);
-                    let code = if info.code.starts_with("28") {
-                        info.code.clone()
-                    } else {
-                        "28P01".into()
-                    };
-                    let msg = format!("password authentication failed for user \"{user}\"");
-                    send_fatal(&mut socket, PgError::fatal(&code, msg)).await;
-                    return None;
-                }
+            return None;
+        }
+        Some(AuthMethod::Reject) => {
+            refuse(Failure::Rejected);
+            let msg = format!("pg_hba.conf rejects connection for {who}");
+            send_fatal(
+                &mut socket,
+                PgError::fatal(sqlstate::INVALID_AUTHORIZATION, msg),
+            )
+            .await;
+            return None;
+        }
+        Some(AuthMethod::Trust) => {}
+        Some(AuthMethod::Cert) => {
+            let cn = client_certificate(&socket)
+                .as_deref()
+                .and_then(auth::common_name);
+            if cn.as_deref() != Some(user.as_str()) {
+                refuse(Failure::Certificate);
+                tokio::time::sleep(shared.config.auth_failure_delay).await;
+                let msg = match cn {
+                    None => "connection requires a valid client certificate".to_string(),
+                    Some(_) => format!("certificate authentication failed for user \"{user}\""),
+                };
+                send_fatal(
+                    &mut socket,
+                    PgError::fatal(sqlstate::INVALID_AUTHORIZATION, msg),
+                )
+                .await;
+                return None;
+            }
+        }
+        Some(AuthMethod::ScramSha256) => {
+            if !scram_login(&mut socket, &shared, peer, &user, &database).await {
+                return None;
             }
         }
     }
@@ -211,6 +232,81 @@ pub(crate) async fn handshake(
         parameters,
         slot,
     })
+}
+
+/// SCRAM-SHA-256 against the role's verifier; false (the client told, and
+/// the failure counted) when it fails. Plain connections never see
+/// SCRAM-SHA-256-PLUS.
+async fn scram_login(
+    socket: &mut StartupSocket,
+    shared: &Shared,
+    peer: SocketAddr,
+    user: &str,
+    database: &str,
+) -> bool {
+    let scram = match &shared.scram_tls {
+        Some(s) if socket.is_secure() => s,
+        _ => &shared.scram_plain,
+    };
+    let driver: AuthDriver<NoParameters> = AuthDriver::new(NoParameters);
+    let mut outcome = driver.begin_authentication(socket, scram.create()).await;
+    loop {
+        match outcome {
+            Ok(AuthOutcome::InProgress) => match next_message(socket).await {
+                Some(PgWireFrontendMessage::PasswordMessageFamily(m)) => {
+                    outcome = driver.advance_authentication(socket, m).await;
+                }
+                _ => return false,
+            },
+            Ok(AuthOutcome::Authenticated { final_message, .. }) => {
+                if let Some(m) = final_message {
+                    if socket
+                        .feed(PgWireBackendMessage::Authentication(m))
+                        .await
+                        .is_err()
+                    {
+                        return false;
+                    }
+                }
+                break;
+            }
+            Err(e) => {
+                tracing::debug!(%peer, %user, error = %e, "SCRAM failed");
+                shared
+                    .auth_failures
+                    .record(Failure::Password, peer, user, database);
+                // Each failed attempt costs the client this delay (its
+                // own task sleeps; nobody else waits): guessing
+                // passwords runs at a few attempts per second per
+                // connection, within the cap on pending handshakes.
+                tokio::time::sleep(shared.config.auth_failure_delay).await;
+                let info = ErrorInfo::from(e);
+                let code = if info.code.starts_with("28") {
+                    info.code.clone()
+                } else {
+                    "28P01".into()
+                };
+                let msg = format!("password authentication failed for user \"{user}\"");
+                send_fatal(socket, PgError::fatal(&code, msg)).await;
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// The client's certificate (DER), when it presented one over TLS that the
+/// configured CA verified.
+fn client_certificate(socket: &StartupSocket) -> Option<Vec<u8>> {
+    match socket.get_ref() {
+        MaybeTls::Tls(t) => t
+            .get_ref()
+            .1
+            .peer_certificates()?
+            .first()
+            .map(|c| c.to_vec()),
+        _ => None,
+    }
 }
 
 /// The run-time parameters a startup message sets: every key but the

@@ -8,11 +8,13 @@
 //! server.run(true).unwrap(); // until SIGTERM or SIGINT
 //! ```
 
+pub mod auth;
 pub mod config;
 mod conn;
 pub mod copybin;
 mod frontend;
 mod handshake;
+pub mod hba;
 pub mod metrics;
 pub mod pgarray;
 mod pgrecord;
@@ -20,7 +22,7 @@ pub mod pgtypes;
 mod server;
 pub mod sqlstate;
 
-pub use config::{AuthMethod, ConfigFile, ServerConfig};
+pub use config::{AuthMethod, ConfigFile, Rules, ServerConfig};
 #[doc(hidden)]
 pub use conn::decode_frontend_for_fuzz;
 pub use server::{Server, ServerError, Shared, ShutdownHandle};

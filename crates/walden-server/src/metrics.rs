@@ -44,6 +44,7 @@ pub fn render(
     instance: &Instance,
     connections: usize,
     replication: Option<&walden_replication::Replication>,
+    login_failures: &[(&str, u64)],
 ) -> String {
     let mut o = Out {
         text: String::with_capacity(8192),
@@ -497,6 +498,14 @@ pub fn render(
     o.sample("sessions", &[], instance.sessions().len() as f64);
     o.header("connections", "gauge", "Open client connections.");
     o.sample("connections", &[], connections as f64);
+    o.header(
+        "login_failures_total",
+        "counter",
+        "Refused logins by reason: no_rule (no host-based rule matched), rejected (a reject rule), password (SCRAM failed), certificate, role (no such role, or NOLOGIN).",
+    );
+    for (reason, n) in login_failures {
+        o.sample("login_failures_total", &[("reason", reason)], *n as f64);
+    }
     o.text
 }
 
@@ -559,9 +568,14 @@ async fn handle(mut stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
         let instance = shared.engine.instance().clone();
         let conns = shared.connection_count();
         let repl = shared.engine.replication();
-        let body = tokio::task::spawn_blocking(move || render(&instance, conns, repl.as_ref()))
-            .await
-            .unwrap_or_default();
+        let failures: Vec<(&str, u64)> = crate::auth::Failure::ALL
+            .iter()
+            .map(|f| (f.label(), shared.auth_failures.get(*f)))
+            .collect();
+        let body =
+            tokio::task::spawn_blocking(move || render(&instance, conns, repl.as_ref(), &failures))
+                .await
+                .unwrap_or_default();
         ("200 OK", "text/plain; version=0.0.4; charset=utf-8", body)
     } else if let Some((status, body)) = health(path, shared) {
         (status, "application/json", body)

@@ -22,7 +22,7 @@ use tokio::sync::watch;
 use walden_engine::Instance;
 use walden_sql::SqlEngine;
 
-use crate::config::{AuthMethod, ServerConfig};
+use crate::config::{Rules, ServerConfig};
 
 /// Why the server could not start or stop cleanly.
 #[derive(Debug, thiserror::Error)]
@@ -59,8 +59,12 @@ pub struct Shared {
     pub(crate) config: ServerConfig,
     pub(crate) tls: Option<TlsAcceptor>,
     /// SCRAM without channel binding (plain connections) and with it (TLS).
-    pub(crate) scram_plain: Option<ScramAuth>,
+    pub(crate) scram_plain: ScramAuth,
     pub(crate) scram_tls: Option<ScramAuth>,
+    /// The host-based rules in force (replaced by a reload).
+    rules: parking_lot::RwLock<Arc<Rules>>,
+    /// Refused logins, by reason (`/metrics`).
+    pub(crate) auth_failures: crate::auth::FailureCounts,
     shutdown_tx: watch::Sender<bool>,
     conns: Mutex<HashMap<u32, ConnEntry>>,
     /// Connections past authentication (counted against max_connections).
@@ -119,6 +123,29 @@ impl Shared {
                 }
             }
             _ => tracing::debug!(pid, "cancel request for an unknown session ignored"),
+        }
+    }
+
+    /// The host-based rules in force.
+    pub(crate) fn rules(&self) -> Arc<Rules> {
+        self.rules.read().clone()
+    }
+
+    /// Re-reads the configuration file's `[auth]` rules (SIGHUP,
+    /// `pg_reload_conf()`); a file with an error leaves the rules in force
+    /// as they were.
+    pub fn reload_rules(&self) -> Result<(), String> {
+        match self.config.reread_rules() {
+            Ok(r) => {
+                let n = r.rules.len();
+                *self.rules.write() = Arc::new(r);
+                tracing::info!(rules = n, "authentication rules reloaded");
+                Ok(())
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "configuration not reloaded; the rules in force stay");
+                Err(e)
+            }
         }
     }
 
@@ -197,10 +224,15 @@ impl AuthSource for Roles {
     async fn get_scram_secret(&self, login: &LoginInfo) -> PgWireResult<(ScramSecret, Option<()>)> {
         let user = login.user().unwrap_or_default();
         let cat = self.instance.roles();
-        // No such role, or no password: the exchange fails like a wrong
-        // password, telling a client nothing about which roles exist.
+        // No such role, no password, or one past its VALID UNTIL: the
+        // exchange fails like a wrong password, telling a client nothing
+        // about which roles exist (as PostgreSQL does).
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros() as i64);
         let v = cat
             .role(user)
+            .filter(|r| r.valid_until.is_none_or(|t| t > now))
             .and_then(|r| r.password.as_deref())
             .and_then(walden_engine::scram::ScramVerifier::parse)
             .ok_or_else(|| PgWireError::InvalidPassword(user.to_owned()))?;
@@ -213,6 +245,53 @@ impl AuthSource for Roles {
             },
             None,
         ))
+    }
+}
+
+/// What SQL sees of the server: `pg_reload_conf()`, `pg_hba_file_rules`.
+/// Weak: the engine is the server's, not the other way round.
+struct Host(std::sync::Weak<Shared>);
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Host")
+    }
+}
+
+impl walden_sql::ServerHost for Host {
+    fn reload_config(&self) -> Result<(), String> {
+        match self.0.upgrade() {
+            Some(s) => s.reload_rules(),
+            None => Err("the server is shutting down".into()),
+        }
+    }
+
+    fn hba_rules(&self) -> Vec<walden_sql::HbaRuleRow> {
+        let Some(s) = self.0.upgrade() else {
+            return Vec::new();
+        };
+        s.rules()
+            .rules
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let (address, netmask) = match r.address {
+                    crate::hba::AddrPattern::All => (Some("all".to_string()), None),
+                    crate::hba::AddrPattern::Net(n) => {
+                        (Some(n.addr.to_string()), Some(n.netmask().to_string()))
+                    }
+                };
+                walden_sql::HbaRuleRow {
+                    line_number: i as i32 + 1,
+                    conn_type: r.conn.name().to_string(),
+                    database: r.databases.iter().map(|d| d.to_string()).collect(),
+                    user_name: r.roles.iter().map(|u| u.to_string()).collect(),
+                    address,
+                    netmask,
+                    auth_method: r.method.name().to_string(),
+                }
+            })
+            .collect()
     }
 }
 
@@ -236,10 +315,40 @@ fn tls_setup(cfg: &ServerConfig) -> Result<Option<(TlsAcceptor, Vec<u8>)>, Serve
     let key = PrivateKeyDer::from_pem_file(&files.key)
         .map_err(|e| ServerError::Tls(format!("{}: {e}", files.key.display())))?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut sc = rustls::ServerConfig::builder_with_provider(provider)
+    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .map_err(|e| ServerError::Tls(e.to_string()))?
-        .with_no_client_auth()
+        .map_err(|e| ServerError::Tls(e.to_string()))?;
+    let builder = match &files.ca {
+        // Clients may present a certificate (verified against the CA when
+        // they do); the `cert` rules require one.
+        Some(ca) => {
+            let mut roots = rustls::RootCertStore::empty();
+            let pem = std::fs::read(ca)
+                .map_err(|e| ServerError::Tls(format!("cannot read {}: {e}", ca.display())))?;
+            for c in CertificateDer::pem_slice_iter(&pem) {
+                let c = c.map_err(|e| ServerError::Tls(format!("{}: {e}", ca.display())))?;
+                roots
+                    .add(c)
+                    .map_err(|e| ServerError::Tls(format!("{}: {e}", ca.display())))?;
+            }
+            if roots.is_empty() {
+                return Err(ServerError::Tls(format!(
+                    "no certificate in {}",
+                    ca.display()
+                )));
+            }
+            let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+                Arc::new(roots),
+                provider,
+            )
+            .allow_unauthenticated()
+            .build()
+            .map_err(|e| ServerError::Tls(format!("{}: {e}", ca.display())))?;
+            builder.with_client_cert_verifier(verifier)
+        }
+        None => builder.with_no_client_auth(),
+    };
+    let mut sc = builder
         .with_single_cert(certs, key)
         .map_err(|e| ServerError::Tls(e.to_string()))?;
     sc.alpn_protocols = vec![b"postgresql".to_vec()];
@@ -288,23 +397,20 @@ impl Server {
                 .ensure_superuser(user, pw)
                 .map_err(|e| ServerError::Config(format!("user \"{user}\": {e}")))?;
         }
-        let (scram_plain, scram_tls) = if config.auth == AuthMethod::Scram {
-            let source: Arc<dyn AuthSource> = Arc::new(Roles {
-                instance: instance.clone(),
-            });
-            let plain = ScramAuth::new(source.clone());
-            let with_tls = match &tls {
-                Some((_, pem)) => {
-                    let mut s = ScramAuth::new(source);
-                    s.configure_certificate(pem)
-                        .map_err(|e| ServerError::Tls(format!("SCRAM channel binding: {e}")))?;
-                    Some(s)
-                }
-                None => None,
-            };
-            (Some(plain), with_tls)
-        } else {
-            (None, None)
+        // SCRAM is set up whatever the rules say: a reload may bring rules
+        // that ask for it.
+        let source: Arc<dyn AuthSource> = Arc::new(Roles {
+            instance: instance.clone(),
+        });
+        let scram_plain = ScramAuth::new(source.clone());
+        let scram_tls = match &tls {
+            Some((_, pem)) => {
+                let mut s = ScramAuth::new(source);
+                s.configure_certificate(pem)
+                    .map_err(|e| ServerError::Tls(format!("SCRAM channel binding: {e}")))?;
+                Some(s)
+            }
+            None => None,
         };
         engine.set_backup_dir(config.backup_dir.clone());
         engine.set_statement_memory_limit(config.statement_memory_limit);
@@ -341,12 +447,15 @@ impl Server {
             engine.set_replication(Some(r));
         }
         let (shutdown_tx, _) = watch::channel(false);
+        let rules = parking_lot::RwLock::new(Arc::new(config.auth.clone()));
         let shared = Arc::new(Shared {
             engine,
             config,
             tls: tls.map(|(a, _)| a),
             scram_plain,
             scram_tls,
+            rules,
+            auth_failures: Default::default(),
             shutdown_tx,
             conns: Mutex::new(HashMap::new()),
             active: AtomicUsize::new(0),
@@ -354,6 +463,9 @@ impl Server {
             threads: Mutex::new(0),
             threads_cv: Condvar::new(),
         });
+        shared
+            .engine
+            .set_host(Some(Arc::new(Host(Arc::downgrade(&shared)))));
         Ok(Server {
             shared,
             listener,
@@ -403,6 +515,16 @@ impl Server {
                 use tokio::signal::unix::{signal, SignalKind};
                 let mut term = signal(SignalKind::terminate())?;
                 let mut int = signal(SignalKind::interrupt())?;
+                let mut hup = signal(SignalKind::hangup())?;
+                let sh = shared.clone();
+                tokio::spawn(async move {
+                    while hup.recv().await.is_some() {
+                        tracing::info!("SIGHUP: reloading the authentication rules");
+                        let sh = sh.clone();
+                        // Reading the file is blocking I/O.
+                        let _ = tokio::task::spawn_blocking(move || sh.reload_rules()).await;
+                    }
+                });
                 let sh = shared.clone();
                 tokio::spawn(async move {
                     tokio::select! {

@@ -26,6 +26,8 @@ pub const IDLE_SESSION_TIMEOUT: &str = "57P05";
 pub const OUT_OF_MEMORY: &str = "53200";
 /// `internal_error`.
 pub const INTERNAL_ERROR: &str = "XX000";
+/// A login refused by the host-based rules, or for a certificate.
+pub const INVALID_AUTHORIZATION: &str = "28000";
 
 /// The SQLSTATE of a warning.
 pub fn warning(kind: walden_sql::WarningKind) -> &'static str {
@@ -73,6 +75,7 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::ReadOnly => "25006",
         K::PrerequisiteState => "55000",
         K::GeneratedAlways => "428C9",
+        K::ConfigFileError => "F0000",
         K::CompletionUnknown => "40003",
         K::ObjectInUse => "55006",
         K::CantChangeParameter => "55P02",

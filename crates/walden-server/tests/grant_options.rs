@@ -16,11 +16,11 @@ use futures::StreamExt;
 use std::time::Duration;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 use tokio_postgres::{AsyncMessage, Client, NoTls};
-use walden_server::config::AuthMethod;
+use walden_server::config::{AuthMethod, Rules};
 
 fn start(dir: &std::path::Path) -> TestServer {
     TestServer::start_in(dir, |c| {
-        c.auth = AuthMethod::Scram;
+        c.auth = Rules::everyone(AuthMethod::ScramSha256);
         c.users.insert("walden".into(), "boot".into());
         c.auth_failure_delay = Duration::from_millis(10);
     })

@@ -8,7 +8,7 @@ use common::TestServer;
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 use tokio_postgres::NoTls;
-use walden_server::AuthMethod;
+use walden_server::{AuthMethod, Rules};
 
 /// Connects, runs `SELECT 1`, and returns how long that took.
 async fn serve_one(s: &TestServer, extra: &str) -> Duration {
@@ -67,7 +67,7 @@ async fn logins_stalled_at_the_password_take_no_slot() {
     let dir = tempfile::tempdir().unwrap();
     let s = TestServer::start_in(dir.path(), |c| {
         c.max_connections = 3;
-        c.auth = AuthMethod::Scram;
+        c.auth = Rules::everyone(AuthMethod::ScramSha256);
         c.users.insert("alice".into(), "s3cret".into());
     });
     let stalled: Vec<_> = (0..100)
@@ -85,7 +85,7 @@ async fn handshakes_end_at_authentication_timeout_and_failed_passwords_are_slowe
     let s = TestServer::start_in(dir.path(), |c| {
         c.authentication_timeout = Duration::from_millis(300);
         c.auth_failure_delay = Duration::from_millis(200);
-        c.auth = AuthMethod::Scram;
+        c.auth = Rules::everyone(AuthMethod::ScramSha256);
         c.users.insert("alice".into(), "s3cret".into());
     });
     // Silent: closed by the server after the timeout.

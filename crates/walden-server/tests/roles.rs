@@ -7,7 +7,7 @@ mod common;
 use common::{missing_tool, TestServer};
 use std::time::Duration;
 use tokio_postgres::{Client, NoTls};
-use walden_server::config::AuthMethod;
+use walden_server::config::{AuthMethod, Rules};
 
 /// A verifier PostgreSQL 15 made for the password "pencil"
 /// (`CREATE ROLE x PASSWORD 'pencil'; SELECT rolpassword FROM pg_authid`).
@@ -16,7 +16,7 @@ const PG_VERIFIER: &str = "SCRAM-SHA-256$4096:Z4tTWwEdaUZCrjOE00TJfw==$di010iCzr
 fn start(dir: &std::path::Path, backups: &std::path::Path) -> TestServer {
     let backups = backups.to_path_buf();
     TestServer::start_in(dir, move |c| {
-        c.auth = AuthMethod::Scram;
+        c.auth = Rules::everyone(AuthMethod::ScramSha256);
         c.users.insert("walden".into(), "boot".into());
         c.auth_failure_delay = Duration::from_millis(10);
         c.backup_dir = Some(backups);

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::Type;
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
-use walden_server::AuthMethod;
+use walden_server::{AuthMethod, Rules};
 
 mod common;
 use common::{code, TestServer};
@@ -478,7 +478,7 @@ async fn max_connections_refuses_with_53300() {
 async fn scram_authentication() {
     let dir = tempfile::tempdir().unwrap();
     let s = TestServer::start_in(dir.path(), |c| {
-        c.auth = AuthMethod::Scram;
+        c.auth = Rules::everyone(AuthMethod::ScramSha256);
         c.users.insert("alice".into(), "s3cret".into());
     });
     let ok = format!(
@@ -530,11 +530,12 @@ async fn scram_on_plain_connections_with_tls_configured() {
     }
     let data = dir.path().join("data");
     let s = TestServer::start_in(&data, |c| {
-        c.auth = AuthMethod::Scram;
+        c.auth = Rules::everyone(AuthMethod::ScramSha256);
         c.users.insert("alice".into(), "pw".into());
         c.tls = Some(walden_server::config::TlsFiles {
             cert: cert.clone(),
             key: key.clone(),
+            ca: None,
         });
     });
     let cs = format!(

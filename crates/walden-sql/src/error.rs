@@ -131,6 +131,8 @@ pub enum ErrorKind {
     AmbiguousFunction,
     /// A value given for a `GENERATED ALWAYS` identity column (428C9).
     GeneratedAlways,
+    /// The server's configuration file has an error (F0000).
+    ConfigFileError,
 }
 
 /// The optional fields of an error that drivers read apart from the message

@@ -29,6 +29,7 @@ mod session;
 mod types;
 
 pub use error::{ErrorFields, ErrorKind, Result, SqlError};
+pub use functions::server_host::{HbaRuleRow, ServerHost};
 pub use session::copy::{CopyFormat, CopyIn, CopyLoad, CopyOut};
 pub use session::timeouts::SessionTimeouts;
 pub use session::{Prepared, SqlSession, TxStatus};
@@ -153,6 +154,8 @@ pub struct SqlEngine {
     logins: Arc<parking_lot::Mutex<std::collections::HashMap<u32, usize>>>,
     /// Bytes of rows one statement may materialize (0: no limit).
     statement_memory_limit: std::sync::atomic::AtomicU64,
+    /// The server hosting the engine, if any.
+    host: parking_lot::RwLock<Option<Arc<dyn ServerHost>>>,
 }
 
 impl SqlEngine {
@@ -164,7 +167,18 @@ impl SqlEngine {
             backup_dir: Default::default(),
             logins: Default::default(),
             statement_memory_limit: query::membudget::DEFAULT_LIMIT.into(),
+            host: Default::default(),
         })
+    }
+
+    /// Attaches the server hosting the engine (`pg_reload_conf()`,
+    /// `pg_hba_file_rules`).
+    pub fn set_host(&self, host: Option<Arc<dyn ServerHost>>) {
+        *self.host.write() = host;
+    }
+
+    pub(crate) fn host(&self) -> Option<Arc<dyn ServerHost>> {
+        self.host.read().clone()
     }
 
     /// The directory BACKUP ... TO DISK writes in (see `admin/backup.rs`).
@@ -223,7 +237,6 @@ impl SqlEngine {
         database: &str,
         user: &str,
         application_name: &str,
-        trust_unknown: bool,
     ) -> Result<SqlSession> {
         let db = self.instance.database(database).map_err(|_| {
             SqlError::new(
@@ -231,7 +244,7 @@ impl SqlEngine {
                 format!("database \"{database}\" does not exist"),
             )
         })?;
-        let role = catalog::privileges::login(&self.instance, user, &db, trust_unknown)?;
+        let role = catalog::privileges::login(&self.instance, user, &db)?;
         let guard = catalog::privileges::take_login(&self.logins, &self.instance, role)?;
         SqlSession::new(
             self.clone(),

@@ -89,6 +89,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    cfg.config_file = args.config.clone();
     if let Some(l) = args.listen {
         cfg.listen = l;
     }

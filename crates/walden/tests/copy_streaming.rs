@@ -14,7 +14,7 @@ fn psql(s: &Serve, args: &[&str]) -> Output {
     run_with_deadline(
         Command::new("psql")
             .args(["-X", "-h", "127.0.0.1", "-p", &s.port.to_string()])
-            .args(["-d", "walden", "-At"])
+            .args(["-U", "walden", "-d", "walden", "-At"])
             .args(args),
         Duration::from_secs(300),
     )

@@ -177,7 +177,8 @@ fn psql_lists_sizes() {
         let out = run_with_deadline(
             Command::new("psql")
                 .args(["-X", "-h", "127.0.0.1", "-p", &s.port.to_string()])
-                .args(["-d", "walden", "-v", "ON_ERROR_STOP=1", "-c", cmd]),
+                .args(["-U", "walden", "-d", "walden", "-v", "ON_ERROR_STOP=1"])
+                .args(["-c", cmd]),
             Duration::from_secs(60),
         );
         let text = String::from_utf8_lossy(&out.stdout).into_owned();

@@ -133,13 +133,15 @@ impl Net {
             self.ns[i].clone(),
         ];
         // The endpoints are not on loopback: replicas authenticate each
-        // other with a shared secret.
+        // other with a shared secret. Nor are the clients: they log in with
+        // SCRAM (the default rules for addresses beyond loopback).
         let cfg = tmp.join(format!("{name}.toml"));
         std::fs::write(
             &cfg,
-            "[replication]\nsecret = \"netns-test-replication-secret\"\n",
+            "[users]\nwalden = \"netns-test-password\"\n\n[replication]\nsecret = \"netns-test-replication-secret\"\n",
         )
         .unwrap();
+        n.password = Some("netns-test-password".into());
         n.extra = vec!["--config".into(), cfg.display().to_string()];
         n
     }

@@ -11,7 +11,7 @@ use std::time::Duration;
 fn pgbench(s: &Serve, args: &[&str]) -> String {
     let out = run_with_deadline(
         Command::new("pgbench")
-            .args(["-h", "127.0.0.1", "-p", &s.port.to_string()])
+            .args(["-h", "127.0.0.1", "-p", &s.port.to_string(), "-U", "walden"])
             .args(args)
             .arg("walden"),
         Duration::from_secs(600),
@@ -38,6 +38,8 @@ fn psql_value(s: &Serve, sql: &str) -> String {
             "127.0.0.1",
             "-p",
             &s.port.to_string(),
+            "-U",
+            "walden",
             "-d",
             "walden",
             "-c",

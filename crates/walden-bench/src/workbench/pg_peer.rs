@@ -385,6 +385,60 @@ impl ScratchPostgres {
     pub fn port(&self) -> u16 {
         self.0.port
     }
+
+    /// Reconfigures the cluster and restarts it on the same port: `files`
+    /// (name, contents) are written into the data directory, readable only
+    /// by the server's user (TLS keys, certificates); `hba` replaces
+    /// `pg_hba.conf`; `conf` is appended to `postgresql.conf` (later lines
+    /// win, so it may set `listen_addresses`, `ssl`, ...).
+    pub fn reconfigure(
+        &mut self,
+        files: &[(&str, &[u8])],
+        conf: &str,
+        hba: &str,
+    ) -> std::result::Result<(), String> {
+        use std::io::Write;
+        let c = &self.0;
+        let write = |name: &str, bytes: &[u8]| -> std::result::Result<(), String> {
+            let path = c.data.join(name);
+            std::fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            if let Some((uid, gid)) = c.run_as {
+                std::os::unix::fs::chown(&path, Some(uid), Some(gid))
+                    .map_err(|e| format!("cannot chown {}: {e}", path.display()))?;
+            }
+            Ok(())
+        };
+        for (name, bytes) in files {
+            write(name, bytes)?;
+        }
+        write("pg_hba.conf", hba.as_bytes())?;
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(c.data.join("postgresql.conf"))
+            .and_then(|mut f| f.write_all(format!("\n{conf}\n").as_bytes()))
+            .map_err(|e| format!("cannot write postgresql.conf: {e}"))?;
+        let log = c.home.join("server.log");
+        let st = c
+            .command("pg_ctl")
+            .arg("-D")
+            .arg(&c.data)
+            .arg("-l")
+            .arg(&log)
+            .args(["-w", "-t", "60", "-m", "fast"])
+            .args(["-o", &format!("-p {}", c.port), "restart"])
+            .status()
+            .map_err(|e| format!("cannot run pg_ctl: {e}"))?;
+        if st.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "PostgreSQL did not restart ({st}):\n{}",
+                tail(&log)
+            ))
+        }
+    }
 }
 
 pub struct PostgresTarget {

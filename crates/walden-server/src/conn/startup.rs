@@ -19,17 +19,17 @@ pub(crate) async fn serve_connection(h: Handshaken, shared: Arc<Shared>) {
     let session = {
         let engine = shared.engine.clone();
         catch_unwind(AssertUnwindSafe(|| {
-            engine.connect_client(
-                &database,
-                &user,
-                &app,
-                shared.config.auth == crate::config::AuthMethod::Trust,
-            )
+            engine.connect_client(&database, &user, &app)
         }))
     };
     let mut session = match session {
         Ok(Ok(s)) => s,
         Ok(Err(e)) => {
+            if e.kind == ErrorKind::InvalidAuthorization {
+                shared
+                    .auth_failures
+                    .record(crate::auth::Failure::Role, peer, &user, &database);
+            }
             let code = if e.kind == ErrorKind::UndefinedDatabase {
                 sqlstate::INVALID_CATALOG_NAME
             } else {

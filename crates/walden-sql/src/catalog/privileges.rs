@@ -495,15 +495,10 @@ pub fn after_command(
 /// The login checks of a client connection (the server's, not an embedded
 /// session's): the role exists and may log in, may connect to the
 /// database, and is under its connection limit (counted by the caller).
-/// With `trust_unknown` (the server's `auth = "trust"`, where a client may
-/// name any user, the bootstrap superuser included) a name that is no role
-/// acts as the bootstrap superuser, so `psql` with its default user name
-/// keeps working; existing roles always get their own privileges.
-pub fn login(instance: &Instance, user: &str, db: &Database, trust_unknown: bool) -> Result<u32> {
+/// Whatever the authentication method, a name that is no role is refused,
+/// as in PostgreSQL.
+pub fn login(instance: &Instance, user: &str, db: &Database) -> Result<u32> {
     let cat = instance.roles();
-    if trust_unknown && cat.role(user).is_none() {
-        return Ok(BOOTSTRAP_OID);
-    }
     let Some(role) = cat.role(user) else {
         return Err(SqlError::new(
             ErrorKind::InvalidAuthorization,

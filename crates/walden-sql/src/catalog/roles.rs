@@ -1,7 +1,7 @@
 //! CREATE / ALTER / DROP ROLE (and USER, GROUP), GRANT and REVOKE: parsed
 //! in `front/role.rs` (sqlparser's forms differ by dialect) and run against the instance's
 //! role catalog (GRANT and REVOKE of privileges in `grant.rs`). What Walden
-//! cannot honour (VALID UNTIL, WITH ADMIN OPTION,
+//! cannot honour (WITH ADMIN OPTION,
 //! column privileges, GRANTED BY, ...) is refused with 0A000, never stored and ignored.
 
 use crate::catalog::privileges::{denied, Who};
@@ -72,6 +72,22 @@ fn verifier(pw: &Option<String>, notices: &mut Vec<String>) -> Result<Option<Str
     }
 }
 
+/// `VALID UNTIL 'text'`: an instant (in the session's time zone unless the
+/// text names one), or `infinity` for no expiry.
+fn valid_until(s: &str) -> Result<Option<i64>> {
+    if s.trim().eq_ignore_ascii_case("infinity") {
+        return Ok(None);
+    }
+    walden_engine::types::datetime::parse_timestamptz(s)
+        .map(Some)
+        .ok_or_else(|| {
+            SqlError::new(
+                ErrorKind::InvalidText,
+                format!("invalid input syntax for type timestamp with time zone: \"{s}\""),
+            )
+        })
+}
+
 /// Applies options to a role, checking who may set them.
 fn apply(
     who: &Who,
@@ -109,6 +125,7 @@ fn apply(
             RoleOpt::Login(v) => role.login = *v,
             RoleOpt::ConnectionLimit(n) => role.connection_limit = *n,
             RoleOpt::Password(p) => role.password = verifier(p, notices)?,
+            RoleOpt::ValidUntil(s) => role.valid_until = valid_until(s)?,
             RoleOpt::InRole(_) | RoleOpt::Members(_) => {
                 debug_assert!(creating);
             }
@@ -395,4 +412,17 @@ fn dependencies(c: &RoleCatalog, instance: &Instance, oid: u32) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod valid_until_tests {
+    #[test]
+    fn instants_and_infinity() {
+        assert_eq!(super::valid_until("infinity").unwrap(), None);
+        assert_eq!(
+            super::valid_until("2001-02-03 00:00:00+00").unwrap(),
+            Some(981_158_400_000_000)
+        );
+        assert!(super::valid_until("someday").is_err());
+    }
 }

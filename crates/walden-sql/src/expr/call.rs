@@ -223,6 +223,7 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "db_id" => Func::DbId,
         "db_name" | "current_database" => Func::DbName,
         "pg_backend_pid" => Func::Spid,
+        "pg_reload_conf" => Func::ReloadConf,
         "pg_blocking_pids" => Func::BlockingPids,
         "version" => Func::Version,
         "current_user" | "session_user" | "current_role" | "suser_sname" | "user_name" => {
@@ -358,6 +359,7 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         Func::ArrayCat | Func::ArrayAppend | Func::ArrayPrepend => Some(2..=2),
         Func::StringToArray => Some(2..=3),
         Func::Cardinality | Func::BlockingPids => Some(1..=1),
+        Func::ReloadConf => Some(0..=0),
         _ => None,
     };
     if let Some(r) = arity {

@@ -20,6 +20,8 @@ pub enum RoleOpt {
     ConnectionLimit(i32),
     /// `PASSWORD 'x'` (None: `PASSWORD NULL`).
     Password(Option<String>),
+    /// `VALID UNTIL 'timestamp'` (the text as written).
+    ValidUntil(String),
     /// `IN ROLE a, b`: the new role becomes a member of these.
     InRole(Vec<String>),
     /// `ROLE a, b` / `USER a, b`: these become members of the new role.
@@ -206,7 +208,15 @@ fn role_options(t: &mut Toks, create: bool) -> Result<Vec<RoleOpt>> {
             "ROLE" | "USER" if create => {
                 opts.push(RoleOpt::Members(name_list(t, |t| name(t, "role"))?));
             }
-            "VALID" => return Err(SqlError::unsupported("VALID UNTIL (password expiry)")),
+            "VALID" => {
+                if !t.eat("UNTIL") {
+                    return Err(syntax(t, "VALID UNTIL"));
+                }
+                match t.next() {
+                    Some(Token::SingleQuotedString(s)) => opts.push(RoleOpt::ValidUntil(s)),
+                    _ => return Err(syntax(t, "VALID UNTIL (a quoted timestamp)")),
+                }
+            }
             "ADMIN" => {
                 return Err(SqlError::unsupported(
                     "ADMIN (membership with admin option)",

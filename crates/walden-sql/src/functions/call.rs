@@ -92,6 +92,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         | Func::SetConfig
         | Func::NewUuid
         | Func::Spid
+        | Func::ReloadConf
         | Func::BlockingPids
         | Func::Version
         | Func::CurrentUser

@@ -37,6 +37,8 @@ pub enum Func {
     DbId,
     DbName,
     Spid,
+    /// `pg_reload_conf()`: the hosting server re-reads its configuration.
+    ReloadConf,
     /// `pg_blocking_pids(pid)`: the sessions whose locks (held, or
     /// requested ahead of it) the session waits for (`locks_view.rs`).
     BlockingPids,
@@ -197,6 +199,7 @@ impl Func {
                 | Func::AdvisoryUnlockAll
                 | Func::SetConfig
                 | Func::BlockingPids
+                | Func::ReloadConf
         )
     }
 }
@@ -272,7 +275,9 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         | Func::Ceil
         | Func::Mod => args.first().cloned().unwrap_or(DataType::Text),
         Func::Power | Func::Sqrt | Func::Random => DataType::Double,
-        Func::True | Func::False | Func::AnyArray(..) | Func::IsVisible => DataType::Bool,
+        Func::True | Func::False | Func::AnyArray(..) | Func::IsVisible | Func::ReloadConf => {
+            DataType::Bool
+        }
         Func::Privilege(f) if f != crate::catalog::privileges::PrivFn::UserById => DataType::Bool,
         Func::ArrayUpper
         | Func::ArrayLower

@@ -48,6 +48,8 @@ pub struct SessionInfo {
     pub database_ids: std::sync::OnceLock<Vec<(String, u32)>>,
     /// The availability-group layer (for `sys.dm_hadr_*`).
     pub replication: Option<walden_replication::Replication>,
+    /// The server hosting the engine (`pg_reload_conf()`, `pg_hba_file_rules`).
+    pub host: Option<Arc<dyn server_host::ServerHost>>,
     /// The session's open cursors (`pg_cursors`).
     pub cursors: Vec<crate::compat::pg_catalog::session_views::CursorRow>,
     /// `pg_prepared_statements` rows of the session's `PREPARE`d statements.
@@ -74,6 +76,7 @@ mod dates;
 mod func;
 pub(crate) mod json;
 pub(crate) mod operators;
+pub(crate) mod server_host;
 mod strings;
 pub(crate) mod temporal;
 mod variadic;

@@ -320,6 +320,7 @@ impl SqlSession {
             statement_now,
             database_ids: std::sync::OnceLock::new(),
             replication: self.engine.replication(),
+            host: self.engine.host(),
             settings: self.settings.clone(),
             path: self.path(),
             advisory: self.engine.advisory.clone(),

@@ -61,6 +61,8 @@ pub struct Node {
     pub prefix: Vec<String>,
     /// More `walden serve` arguments (e.g. `--config FILE`).
     pub extra: Vec<String>,
+    /// The password of `walden` (off loopback, clients log in with SCRAM).
+    pub password: Option<String>,
     pub serve: Option<Serve>,
 }
 
@@ -73,6 +75,7 @@ impl Node {
             endpoint,
             prefix: Vec::new(),
             extra: Vec::new(),
+            password: None,
             serve: None,
         }
     }
@@ -154,7 +157,10 @@ impl Node {
 
     pub async fn client(&self) -> Client {
         let s = self.serve.as_ref().expect("running");
-        let cs = format!("{} connect_timeout=5", s.conn_str());
+        let mut cs = format!("{} connect_timeout=5", s.conn_str());
+        if let Some(p) = &self.password {
+            cs.push_str(&format!(" password={p}"));
+        }
         let (c, conn) =
             tokio::time::timeout(Duration::from_secs(10), tokio_postgres::connect(&cs, NoTls))
                 .await

@@ -253,7 +253,7 @@ pub fn role_rows(env: &crate::functions::Env<'_>, show_verifier: bool) -> Result
             b(r.replication),
             Value::Int(r.connection_limit as i64),
             pw,
-            Value::Null,
+            r.valid_until.map_or(Value::Null, Value::TimestampTz),
             b(r.bypassrls),
             Value::Null,
         ]);

@@ -133,6 +133,15 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
     match view {
         V::Cursors => out = super::session_views::pg_cursors_rows(&env.info.cursors),
         V::Settings => out = super::settings_view::rows(env),
+        V::HbaFileRules => {
+            if !env.instance.roles().is_superuser(env.info.role) {
+                return Err(SqlError::new(
+                    ErrorKind::InsufficientPrivilege,
+                    "permission denied for view pg_hba_file_rules",
+                ));
+            }
+            out = crate::functions::server_host::rows(env.info.host.as_deref())
+        }
         V::Opclass => out = super::opclass::rows(),
         V::Empty(super::empty_catalogs::EmptyCatalog::Language) => {
             out = super::builtin_procs::language_rows()

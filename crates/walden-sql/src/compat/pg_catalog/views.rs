@@ -44,6 +44,9 @@ pub enum PgView {
     Cursors,
     /// `pg_settings`: the session's run-time parameters.
     Settings,
+    /// `pg_hba_file_rules`: the hosting server's host-based rules
+    /// (superusers only).
+    HbaFileRules,
     /// `pg_opclass`: the default btree operator classes.
     Opclass,
     /// Catalogs of objects Walden does not have (`empty_catalogs.rs`).
@@ -109,6 +112,7 @@ pub fn lookup(schema: Option<&str>, name: &str) -> Option<PgView> {
         "pg_indexes" => V::Indexes,
         "pg_cursors" => V::Cursors,
         "pg_settings" => V::Settings,
+        "pg_hba_file_rules" => V::HbaFileRules,
         "pg_opclass" => V::Opclass,
         "pg_prepared_statements" => V::PreparedStatements,
         "pg_enum" => V::Enum,
@@ -151,6 +155,7 @@ impl PgView {
             V::OptionsTable => vec![("option_name", T::Text), ("option_value", T::Text)],
             V::Cursors => super::session_views::pg_cursors_columns(),
             V::Settings => super::settings_view::columns(),
+            V::HbaFileRules => crate::functions::server_host::columns(),
             V::Opclass => super::opclass::columns(),
             V::Enum => super::enums::enum_columns(),
             V::Range => vec![

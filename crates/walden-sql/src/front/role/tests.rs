@@ -21,6 +21,13 @@ fn parses_roles_and_grants() {
         }
     );
     assert_eq!(
+        p("ALTER ROLE a VALID UNTIL '2030-01-01'"),
+        AccessStmt::AlterRole {
+            name: "a".into(),
+            opts: vec![RoleOpt::ValidUntil("2030-01-01".into())]
+        }
+    );
+    assert_eq!(
         p("create role r nologin nosuperuser connection limit 3"),
         AccessStmt::CreateRole {
             name: "r".into(),
@@ -142,7 +149,6 @@ fn parses_roles_and_grants() {
         "REVOKE GRANT OPTION FOR r FROM a",
         "GRANT SELECT ON t TO a GRANTED BY b",
         "GRANT SELECT (x) ON t TO a",
-        "CREATE ROLE a VALID UNTIL '2030-01-01'",
         "GRANT REFERENCES ON t TO a",
         "GRANT USAGE ON SEQUENCE s TO a",
         "ALTER ROLE a SET search_path = x",

@@ -59,6 +59,26 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         }
         Func::NewUuid => Value::Uuid(uuid::Uuid::new_v4().as_u128()),
         Func::Spid => Value::Int(env.info.spid as i64),
+        Func::ReloadConf => {
+            if !env.instance.roles().is_superuser(env.info.role) {
+                return Err(SqlError::new(
+                    ErrorKind::InsufficientPrivilege,
+                    "permission denied for function pg_reload_conf",
+                ));
+            }
+            match &env.info.host {
+                None => Value::Bool(false),
+                Some(h) => {
+                    h.reload_config().map_err(|e| {
+                        SqlError::new(
+                            ErrorKind::ConfigFileError,
+                            format!("the configuration was not reloaded: {e}"),
+                        )
+                    })?;
+                    Value::Bool(true)
+                }
+            }
+        }
         Func::BlockingPids => match arg(0).as_i64() {
             Some(pid) => Value::Array(
                 crate::compat::locks_view::blocking_pids(env, pid)
