@@ -19,6 +19,7 @@
 mod admin;
 mod catalog;
 mod compat;
+mod context;
 mod dml;
 mod error;
 mod expr;
@@ -28,10 +29,10 @@ mod query;
 mod session;
 mod types;
 
+pub use context::timeouts::SessionTimeouts;
 pub use error::{ErrorFields, ErrorKind, Result, SqlError};
 pub use functions::server_host::{HbaRuleRow, ServerHost};
 pub use session::copy::{CopyFormat, CopyIn, CopyLoad, CopyOut};
-pub use session::timeouts::SessionTimeouts;
 pub use session::{Prepared, SqlSession, TxStatus};
 pub use types::oids::{decode_enum_oid, enum_array_oid, enum_oid};
 pub use types::reg_type_oid;
@@ -147,7 +148,7 @@ pub struct SqlEngine {
     /// The availability-group layer, when the server runs one.
     replication: parking_lot::RwLock<Option<walden_replication::Replication>>,
     /// Session-level advisory locks (`pg_advisory_lock`), instance-wide.
-    advisory: Arc<session::advisory::AdvisoryLocks>,
+    advisory: Arc<context::advisory::AdvisoryLocks>,
     /// Where BACKUP ... TO DISK may write (`None`: BACKUP is refused).
     backup_dir: parking_lot::RwLock<Option<std::path::PathBuf>>,
     /// Client sessions per role (CONNECTION LIMIT).
@@ -166,7 +167,7 @@ impl SqlEngine {
             advisory: Default::default(),
             backup_dir: Default::default(),
             logins: Default::default(),
-            statement_memory_limit: query::membudget::DEFAULT_LIMIT.into(),
+            statement_memory_limit: context::membudget::DEFAULT_LIMIT.into(),
             host: Default::default(),
         })
     }

@@ -39,9 +39,7 @@ fn column_name(c: &ast::IndexColumn) -> Result<String> {
     }
 }
 
-/// PostgreSQL's `max_index_keys` (shown in `pg_settings`): an index, key
-/// or UNIQUE constraint has at most this many columns.
-pub const MAX_INDEX_KEYS: usize = 32;
+use crate::context::settings::MAX_INDEX_KEYS;
 
 pub(crate) fn check_key_width(n: usize) -> Result<()> {
     if n > MAX_INDEX_KEYS {

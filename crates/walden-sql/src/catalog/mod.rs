@@ -13,4 +13,3 @@ pub(crate) mod owner;
 pub(crate) mod privileges;
 pub(crate) mod public_schema;
 pub(crate) mod roles;
-pub(crate) mod search_path;

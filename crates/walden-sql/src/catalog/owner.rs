@@ -86,7 +86,7 @@ pub fn alter_owner(
         if !who.superuser {
             let new_owner = Who::with(who.cat.clone(), role);
             if new_owner.schema_privileges(dbid) & privs::CREATE == 0 {
-                return Err(crate::catalog::search_path::schema_denied());
+                return Err(crate::context::search_path::schema_denied());
             }
         }
         // Grants stay, the old owner's becoming the new owner's.

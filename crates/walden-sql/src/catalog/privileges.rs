@@ -5,7 +5,7 @@
 //! grants are in `catalog/roles.rs`; the catalog itself in
 //! `walden_engine::roles`.
 
-use crate::catalog::search_path::SearchPath;
+use crate::context::search_path::SearchPath;
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::front::Command;
 use crate::query::Planner;
@@ -105,7 +105,7 @@ impl Who {
     /// The session's `search_path` as this role sees it in `db`.
     pub fn search_path(
         &self,
-        settings: &crate::session::settings::Settings,
+        settings: &crate::context::settings::Settings,
         db: u32,
     ) -> SearchPath {
         let p = self.schema_privileges(db);
@@ -282,7 +282,7 @@ pub fn reads(p: &Planner<'_>) -> Vec<Need> {
 
 /// Whether a non-superuser may set `name`.
 pub fn setting_allowed(who: &Who, name: &str) -> Result<()> {
-    if !who.superuser && crate::session::settings::superuser_only(name) {
+    if !who.superuser && crate::context::settings::superuser_only(name) {
         return Err(denied(format!(
             "permission denied to set parameter \"{name}\""
         )));
@@ -337,7 +337,7 @@ pub fn check_command(who: &Who, instance: &Instance, db: &Database, cmd: &Comman
     };
     let create_in_schema = || -> Result<()> {
         if who.schema_privileges(dbid) & privs::CREATE == 0 {
-            return Err(crate::catalog::search_path::schema_denied());
+            return Err(crate::context::search_path::schema_denied());
         }
         Ok(())
     };

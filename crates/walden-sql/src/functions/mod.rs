@@ -31,17 +31,17 @@ pub struct SessionInfo {
     /// The session's role OID (privilege functions).
     pub role: u32,
     /// The statement's memory budget for materialized rows.
-    pub mem: Arc<crate::query::membudget::Budget>,
+    pub mem: Arc<crate::context::membudget::Budget>,
     /// Transaction start, for now() and friends.
     pub now: i64,
     /// Statement start (statement_timestamp()).
     pub statement_now: i64,
     /// The session's settings (current_setting, set_config).
-    pub settings: crate::session::settings::Settings,
+    pub settings: crate::context::settings::Settings,
     /// Its `search_path` as its role sees it (schema privileges applied).
-    pub path: crate::catalog::search_path::SearchPath,
+    pub path: crate::context::search_path::SearchPath,
     /// The instance's advisory locks.
-    pub advisory: Arc<crate::session::advisory::AdvisoryLocks>,
+    pub advisory: Arc<crate::context::advisory::AdvisoryLocks>,
     /// Database ids by lower-case name (for DB_ID and DB_NAME), listed on
     /// first use in the statement: most statements never ask, and listing
     /// every database for each one showed in profiles.
@@ -51,7 +51,7 @@ pub struct SessionInfo {
     /// The server hosting the engine (`pg_reload_conf()`, `pg_hba_file_rules`).
     pub host: Option<Arc<dyn server_host::ServerHost>>,
     /// The session's open cursors (`pg_cursors`).
-    pub cursors: Vec<crate::compat::pg_catalog::session_views::CursorRow>,
+    pub cursors: Vec<crate::context::CursorRow>,
     /// `pg_prepared_statements` rows of the session's `PREPARE`d statements.
     pub prepared: Vec<Vec<Value>>,
 }

@@ -27,7 +27,6 @@ mod exec;
 mod from;
 mod group;
 mod join;
-pub(crate) mod membudget;
 mod recursive;
 mod select;
 mod set_ops;
@@ -93,7 +92,7 @@ pub struct Planner<'a> {
     /// Whether a set-returning function call may (a select list).
     pub srf: srf::SrfSlot,
     /// The session's `search_path`: where unqualified names are found.
-    pub path: crate::catalog::search_path::SearchPath,
+    pub path: crate::context::search_path::SearchPath,
 }
 
 impl<'a> Planner<'a> {

@@ -17,7 +17,7 @@
 //! declared it until that commits; one whose transaction is no longer the
 //! session's is gone (the transaction ended without committing it).
 
-use crate::compat::pg_catalog::session_views::CursorRow;
+use crate::context::CursorRow;
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::front::{DeclareCursor, Direction, FetchCursor, FETCH_ALL};
 use crate::session::SqlSession;

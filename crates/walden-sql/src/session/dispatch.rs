@@ -3,7 +3,7 @@
 use super::copy::copy_columns;
 use super::{failed_tx, SqlSession};
 use crate::catalog::ddl;
-use crate::catalog::search_path;
+use crate::context::search_path;
 use crate::dml::{self, Ctx};
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::front::transaction::TxCommand;
@@ -695,7 +695,7 @@ impl SqlSession {
         }
         self.settings
             .get(name)
-            .ok_or_else(|| crate::session::settings::unrecognized(name))
+            .ok_or_else(|| crate::context::settings::unrecognized(name))
     }
 }
 

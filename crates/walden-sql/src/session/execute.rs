@@ -303,8 +303,8 @@ impl SqlSession {
         // The statement reads and shows times in the session's zone.
         let _zone = walden_engine::types::zone::enter(&self.settings.zone());
         // Per statement, also within a multi-statement query, as PostgreSQL.
-        let deadline = crate::session::timeouts::arm(
-            crate::session::timeouts::statement(&self.settings),
+        let deadline = crate::context::timeouts::arm(
+            crate::context::timeouts::statement(&self.settings),
             &self.cancel,
             &self.timed_out,
         );

@@ -1,25 +1,22 @@
 //! A SQL session: the current database, the transaction block (explicit or
 //! auto-commit), session settings, and statement dispatch.
 
+use crate::context::settings::Settings;
 use crate::dml;
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::front::Command;
 use crate::functions::SessionInfo;
 use crate::query;
-use crate::session::settings::Settings;
 use crate::{Column, SqlEngine};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use walden_engine::types::now_micros;
-pub(crate) mod advisory;
 pub(crate) mod copy;
 pub(crate) mod cursor;
 mod dispatch;
 mod execute;
 mod prepare_stmt;
-pub(crate) mod settings;
 pub(crate) mod stack;
-pub(crate) mod timeouts;
 mod txblock;
 
 use walden_engine::{DataType, Database, Session, Transaction};
@@ -136,7 +133,7 @@ struct CachedPlan {
     /// it still keeps the address from being reused.
     db: std::sync::Weak<Database>,
     catalog_version: u64,
-    path: crate::catalog::search_path::SearchPath,
+    path: crate::context::search_path::SearchPath,
     plan: Arc<StmtPlan>,
     /// The table privileges the statement needs (checked at every run).
     needs: Arc<[crate::catalog::privileges::Need]>,
@@ -233,14 +230,14 @@ impl SqlSession {
 
     /// The session's timeouts: what SET statement_timeout (and the idle
     /// ones) chose, or the server's defaults.
-    pub fn timeouts(&self) -> crate::session::timeouts::SessionTimeouts {
-        crate::session::timeouts::from_settings(&self.settings)
+    pub fn timeouts(&self) -> crate::context::timeouts::SessionTimeouts {
+        crate::context::timeouts::from_settings(&self.settings)
     }
 
     /// The server's configured defaults for the timeouts (what RESET
     /// returns to).
-    pub fn set_timeouts(&mut self, t: crate::session::timeouts::SessionTimeouts) {
-        crate::session::timeouts::set_defaults(&self.settings, t);
+    pub fn set_timeouts(&mut self, t: crate::context::timeouts::SessionTimeouts) {
+        crate::context::timeouts::set_defaults(&self.settings, t);
     }
 
     /// A parameter the client sent in its startup message: set, and what
@@ -296,7 +293,7 @@ impl SqlSession {
     }
 
     /// The session's `search_path` as its role sees it now.
-    fn path(&self) -> crate::catalog::search_path::SearchPath {
+    fn path(&self) -> crate::context::search_path::SearchPath {
         self.who().search_path(&self.settings, self.db.id())
     }
 
@@ -308,7 +305,7 @@ impl SqlSession {
             database_id: self.db.id(),
             user: self.user.clone(),
             role: self.role,
-            mem: Arc::new(crate::query::membudget::Budget::new(
+            mem: Arc::new(crate::context::membudget::Budget::new(
                 self.engine.statement_memory_limit(),
             )),
             // now() is the transaction's start, as in PostgreSQL.

@@ -54,7 +54,7 @@ pub fn regclass_lookup(env: &Env<'_>, text: &str) -> Result<Value> {
 /// unknown name fails Parse, not Execute.
 pub fn check_reg_constant(
     db: &Seen<'_>,
-    path: &crate::catalog::search_path::SearchPath,
+    path: &crate::context::search_path::SearchPath,
     kind: walden_engine::RegKind,
     text: &str,
 ) -> Result<()> {
@@ -85,7 +85,7 @@ pub fn check_reg_constant(
 
 fn regclass_lookup_in(
     db: &Seen<'_>,
-    path: &crate::catalog::search_path::SearchPath,
+    path: &crate::context::search_path::SearchPath,
     text: &str,
 ) -> Result<Value> {
     let (schema, name) = split_qualified(text);

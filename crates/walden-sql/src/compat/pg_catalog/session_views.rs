@@ -4,16 +4,7 @@
 
 use walden_engine::{DataType, Value};
 
-/// A row of `pg_cursors`.
-#[derive(Clone, Debug)]
-pub struct CursorRow {
-    pub name: String,
-    pub statement: String,
-    pub hold: bool,
-    pub binary: bool,
-    pub scroll: bool,
-    pub created: i64,
-}
+pub use crate::context::CursorRow;
 
 /// `pg_cursors`' columns.
 pub fn pg_cursors_columns() -> Vec<(&'static str, walden_engine::DataType)> {

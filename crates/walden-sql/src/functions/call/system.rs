@@ -164,7 +164,7 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             match env.info.settings.get(&name) {
                 Some(v) => Value::text(v),
                 None if missing_ok => Value::Null,
-                None => return Err(crate::session::settings::unrecognized(&name)),
+                None => return Err(crate::context::settings::unrecognized(&name)),
             }
         }
         _ => {
@@ -176,7 +176,7 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
 }
 
 /// An advisory lock's name from its arguments: one bigint, or two integers.
-pub(super) fn advisory_key(a: &[Value], database: u32) -> Result<crate::session::advisory::Key> {
+pub(super) fn advisory_key(a: &[Value], database: u32) -> Result<crate::context::advisory::Key> {
     Ok(match a {
         [k] => (database, int_arg(k, "advisory lock key")?, false),
         [k1, k2] => {

@@ -97,7 +97,7 @@ impl SearchPath {
     }
 
     /// The session's path.
-    pub fn of(settings: &crate::session::settings::Settings) -> SearchPath {
+    pub fn of(settings: &crate::context::settings::Settings) -> SearchPath {
         settings.search_path()
     }
 

@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
+use crate::context::settings::Settings;
 use crate::error::{ErrorKind, Result, SqlError};
-use crate::session::settings::Settings;
 
 /// A session's timeouts (`None`: off, PostgreSQL's 0).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

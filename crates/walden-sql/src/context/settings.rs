@@ -10,6 +10,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use walden_engine::Session;
 
+/// PostgreSQL's `max_index_keys` (a read-only setting): an index, key or
+/// UNIQUE constraint has at most this many columns.
+pub const MAX_INDEX_KEYS: usize = 32;
+
 mod params;
 mod pg15;
 
@@ -34,9 +38,9 @@ pub struct Settings {
     /// The parsed TimeZone, with the generation it was read at.
     zone: Arc<Mutex<Option<(u64, walden_engine::types::zone::Zone)>>>,
     /// The parsed search_path, with the generation it was read at.
-    path: Arc<Mutex<Option<(u64, crate::catalog::search_path::SearchPath)>>>,
+    path: Arc<Mutex<Option<(u64, crate::context::search_path::SearchPath)>>>,
     /// The parsed timeouts, with the generation they were read at.
-    timeouts: Arc<Mutex<Option<(u64, crate::session::timeouts::SessionTimeouts)>>>,
+    timeouts: Arc<Mutex<Option<(u64, crate::context::timeouts::SessionTimeouts)>>>,
     /// Whether the session's database is a secondary replica now
     /// (`in_hot_standby`; every transaction is read-only there).
     standby: Arc<Mutex<Option<StandbyProbe>>>,
@@ -121,16 +125,16 @@ fn parse(name: &str, value: &str) -> Result<(String, String, Effect)> {
         }
         "statement_timeout" | "idle_in_transaction_session_timeout" | "idle_session_timeout" => {
             // Kept in the form SHOW prints; read by `timeouts.rs`.
-            let d = crate::session::timeouts::parse_duration(&name, &v)?;
+            let d = crate::context::timeouts::parse_duration(&name, &v)?;
             return Ok((
                 name,
-                crate::session::timeouts::show_duration(d),
+                crate::context::timeouts::show_duration(d),
                 Effect::Kept,
             ));
         }
         // Values Walden would store but not honour are refused.
         "lock_timeout"
-            if crate::session::timeouts::parse_duration(&name, &v)
+            if crate::context::timeouts::parse_duration(&name, &v)
                 .map_err(|_| invalid(&name, &v))?
                 .is_some() =>
         {
@@ -457,15 +461,15 @@ impl Settings {
     }
 
     /// The session's timeouts (statement, idle in a transaction, idle).
-    pub(crate) fn timeouts(&self) -> crate::session::timeouts::SessionTimeouts {
-        self.derived(&self.timeouts, || crate::session::timeouts::read(self))
+    pub(crate) fn timeouts(&self) -> crate::context::timeouts::SessionTimeouts {
+        self.derived(&self.timeouts, || crate::context::timeouts::read(self))
     }
 
     /// The session's `search_path` as set (before privileges drop schemas).
-    pub(crate) fn search_path(&self) -> crate::catalog::search_path::SearchPath {
+    pub(crate) fn search_path(&self) -> crate::context::search_path::SearchPath {
         self.derived(&self.path, || match self.get("search_path") {
-            Some(v) => crate::catalog::search_path::SearchPath::parse(&v),
-            None => crate::catalog::search_path::SearchPath::default(),
+            Some(v) => crate::context::search_path::SearchPath::parse(&v),
+            None => crate::context::search_path::SearchPath::default(),
         })
     }
 
@@ -516,7 +520,7 @@ impl Settings {
             "server_version_num" => return Some("150000".into()),
             "max_connections" => return Some("100".into()),
             // PostgreSQL's compile-time limit, which CREATE INDEX enforces.
-            "max_index_keys" => return Some(crate::catalog::index::MAX_INDEX_KEYS.to_string()),
+            "max_index_keys" => return Some(MAX_INDEX_KEYS.to_string()),
             _ => {}
         }
         if let Some(v) = self.values.lock().get(&name) {
