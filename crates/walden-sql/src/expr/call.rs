@@ -2,8 +2,8 @@
 //! it names, its arguments bound and typed (`VARIADIC array` included).
 
 use super::*;
-use crate::compat::pg_catalog::SizeOf;
 use crate::front::{arg_expr, args_of, fname, VARIADIC_MARK};
+use crate::functions::SizeOf;
 use crate::functions::*;
 use sqlparser::ast::{FunctionArg, FunctionArguments};
 
@@ -270,12 +270,12 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "least" => Func::Least,
         "to_char" => Func::ToChar,
         "current_setting" => Func::CurrentSetting,
-        "pg_get_userbyid" => Func::Privilege(crate::catalog::privileges::PrivFn::UserById),
-        "has_table_privilege" => Func::Privilege(crate::catalog::privileges::PrivFn::Table),
-        "has_column_privilege" => Func::Privilege(crate::catalog::privileges::PrivFn::Column),
-        "has_database_privilege" => Func::Privilege(crate::catalog::privileges::PrivFn::Database),
-        "has_schema_privilege" => Func::Privilege(crate::catalog::privileges::PrivFn::Schema),
-        "pg_has_role" => Func::Privilege(crate::catalog::privileges::PrivFn::Role),
+        "pg_get_userbyid" => Func::Privilege(crate::functions::PrivFn::UserById),
+        "has_table_privilege" => Func::Privilege(crate::functions::PrivFn::Table),
+        "has_column_privilege" => Func::Privilege(crate::functions::PrivFn::Column),
+        "has_database_privilege" => Func::Privilege(crate::functions::PrivFn::Database),
+        "has_schema_privilege" => Func::Privilege(crate::functions::PrivFn::Schema),
+        "pg_has_role" => Func::Privilege(crate::functions::PrivFn::Role),
         "pg_table_is_visible" | "pg_type_is_visible" => Func::IsVisible,
         // Catalog objects are always visible (pg_catalog is on every
         // path), and Walden has no user-made ones of these kinds.

@@ -88,7 +88,7 @@ pub enum Func {
     ToChar,
     CurrentSetting,
     /// has_*_privilege, pg_has_role, pg_get_userbyid (`privileges.rs`).
-    Privilege(crate::catalog::privileges::PrivFn),
+    Privilege(PrivFn),
     /// pg_table_is_visible and friends: everything is visible.
     True,
     /// pg_relation_is_publishable and friends: nothing is.
@@ -176,7 +176,7 @@ pub enum Func {
     /// Walden table is) is its only ancestor (psql's \d "Referenced by").
     PartitionAncestors,
     /// pg_relation_size and its family (`pg_catalog/sizes.rs`).
-    RelationSize(crate::compat::pg_catalog::SizeOf),
+    RelationSize(SizeOf),
     SizePretty,
     /// json/jsonb operators and functions (`functions/json.rs`).
     Json(crate::functions::json::JsonFn),
@@ -278,7 +278,7 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         Func::True | Func::False | Func::AnyArray(..) | Func::IsVisible | Func::ReloadConf => {
             DataType::Bool
         }
-        Func::Privilege(f) if f != crate::catalog::privileges::PrivFn::UserById => DataType::Bool,
+        Func::Privilege(f) if f != PrivFn::UserById => DataType::Bool,
         Func::ArrayUpper
         | Func::ArrayLower
         | Func::Cardinality
@@ -332,7 +332,7 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         | Func::CurrentSchema
         | Func::DbName
         | Func::EncodingName
-        | Func::Privilege(crate::catalog::privileges::PrivFn::UserById) => DataType::Name,
+        | Func::Privilege(PrivFn::UserById) => DataType::Name,
         Func::CurrentSchemas => DataType::Array(Box::new(DataType::Name)),
         Func::RelationSize(_) => DataType::BigInt,
         Func::EncodingId => DataType::Int,
@@ -341,4 +341,29 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         Func::Bitwise(_, w) => w.data_type(),
         _ => DataType::Text,
     }
+}
+
+/// `has_table_privilege` and friends, `pg_has_role`, `pg_get_userbyid`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrivFn {
+    Table,
+    Column,
+    Database,
+    Schema,
+    Role,
+    UserById,
+}
+
+/// Which size a function asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SizeOf {
+    /// `pg_relation_size(rel [, fork])`, `pg_table_size(rel)`: the relation
+    /// itself (Walden has no TOAST, free-space or visibility maps).
+    Relation,
+    /// `pg_total_relation_size(rel)`: a table with its indexes.
+    Total,
+    /// `pg_indexes_size(rel)`: a table's indexes.
+    Indexes,
+    /// `pg_database_size(name | oid)`.
+    Database,
 }

@@ -2,6 +2,10 @@
 //! derived from their engine ids, so that one object has the same OID in
 //! every catalog, every session and across restarts.
 
+use crate::error::{ErrorKind, Result, SqlError};
+use crate::types::quote::split_qualified;
+use walden_engine::Value;
+
 // Fixed OIDs, as PostgreSQL assigns them.
 pub(crate) const NS_PG_CATALOG: i64 = 11;
 pub(crate) const NS_PG_TOAST: i64 = 99;
@@ -108,4 +112,37 @@ pub(crate) fn decode_check_oid(oid: i64) -> Option<(u32, usize)> {
     let n = (oid & 0xfff) as usize;
     let (id, slot) = decode_oid(oid >> 12)?;
     (slot == SLOT_TABLE && n > 0).then_some((id, n - 1))
+}
+
+// --- Schemas ----------------------------------------------------------------
+
+pub(crate) const NAMESPACES: &[(i64, &str)] = &[
+    (NS_PG_CATALOG, "pg_catalog"),
+    (NS_PG_TOAST, "pg_toast"),
+    (NS_PUBLIC, "public"),
+    (NS_INFORMATION_SCHEMA, "information_schema"),
+];
+
+/// `oid::regnamespace` as text.
+pub fn regnamespace_name(oid: i64) -> String {
+    NAMESPACES
+        .iter()
+        .find(|(o, _)| *o == oid)
+        .map(|(_, n)| n.to_string())
+        .unwrap_or_else(|| oid.to_string())
+}
+
+/// The OID of the schema `text` names.
+pub fn regnamespace_lookup(text: &str) -> Result<Value> {
+    let (_, name) = split_qualified(text);
+    NAMESPACES
+        .iter()
+        .find(|(_, n)| *n == name)
+        .map(|(o, _)| Value::Int(*o))
+        .ok_or_else(|| {
+            SqlError::new(
+                ErrorKind::InvalidSchemaName,
+                format!("schema \"{name}\" does not exist"),
+            )
+        })
 }

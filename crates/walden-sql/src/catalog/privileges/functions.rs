@@ -3,20 +3,10 @@
 //! memberships and table ACLs.
 
 use super::*;
+use crate::functions::PrivFn;
 use walden_engine::Value;
 
 // --- Privilege functions --------------------------------------------------------
-
-/// `has_table_privilege` and friends, `pg_has_role`, `pg_get_userbyid`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PrivFn {
-    Table,
-    Column,
-    Database,
-    Schema,
-    Role,
-    UserById,
-}
 
 fn text_of(v: &Value) -> String {
     match v {
@@ -60,10 +50,10 @@ fn schema_arg(v: &Value) -> Result<Option<bool>> {
     let public = PUBLIC_SCHEMA as i64;
     match v {
         Value::Int(i) => {
-            let known = crate::compat::pg_catalog::regnamespace_name(*i) != i.to_string();
+            let known = crate::types::oids::regnamespace_name(*i) != i.to_string();
             Ok(known.then_some(*i == public))
         }
-        v => match crate::compat::pg_catalog::regnamespace_lookup(&text_of(v))? {
+        v => match crate::types::oids::regnamespace_lookup(&text_of(v))? {
             Value::Int(oid) => Ok(Some(oid == public)),
             _ => Ok(None),
         },

@@ -52,5 +52,5 @@ pub use rows::*;
 pub use sequence_relations::{
     sequence_relation, sequence_relation_oid, sequence_relation_rows, SeqRel,
 };
-pub use sizes::{size_of, SizeOf};
+pub use sizes::size_of;
 pub use views::*;

@@ -219,38 +219,7 @@ fn without_typmod(text: &str) -> String {
     out.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// `oid::regnamespace` as text.
-pub fn regnamespace_name(oid: i64) -> String {
-    NAMESPACES
-        .iter()
-        .find(|(o, _)| *o == oid)
-        .map(|(_, n)| n.to_string())
-        .unwrap_or_else(|| oid.to_string())
-}
-
 /// `'name'::regnamespace` (or digits).
 pub fn regnamespace_oid(text: &str) -> Result<Value> {
     input_oid(text).unwrap_or_else(|| regnamespace_lookup(text))
 }
-
-/// The OID of the schema `text` names.
-pub fn regnamespace_lookup(text: &str) -> Result<Value> {
-    let (_, name) = split_qualified(text);
-    NAMESPACES
-        .iter()
-        .find(|(_, n)| *n == name)
-        .map(|(o, _)| Value::Int(*o))
-        .ok_or_else(|| {
-            SqlError::new(
-                ErrorKind::InvalidSchemaName,
-                format!("schema \"{name}\" does not exist"),
-            )
-        })
-}
-
-pub(super) const NAMESPACES: &[(i64, &str)] = &[
-    (NS_PG_CATALOG, "pg_catalog"),
-    (NS_PG_TOAST, "pg_toast"),
-    (NS_PUBLIC, "public"),
-    (NS_INFORMATION_SCHEMA, "information_schema"),
-];

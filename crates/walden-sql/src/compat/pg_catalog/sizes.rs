@@ -12,19 +12,7 @@ use crate::error::{ErrorKind, Result, SqlError};
 use crate::functions::Env;
 use walden_engine::Value;
 
-/// Which size a function asks for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SizeOf {
-    /// `pg_relation_size(rel [, fork])`, `pg_table_size(rel)`: the relation
-    /// itself (Walden has no TOAST, free-space or visibility maps).
-    Relation,
-    /// `pg_total_relation_size(rel)`: a table with its indexes.
-    Total,
-    /// `pg_indexes_size(rel)`: a table's indexes.
-    Indexes,
-    /// `pg_database_size(name | oid)`.
-    Database,
-}
+use crate::functions::SizeOf;
 
 pub fn size_of(env: &Env<'_>, which: SizeOf, args: &[Value]) -> Result<Value> {
     let Some(arg) = args.first().filter(|v| !v.is_null()) else {

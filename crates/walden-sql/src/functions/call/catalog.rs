@@ -19,7 +19,7 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                 let found = match kind {
                     RegKind::Class => crate::compat::pg_catalog::regclass_lookup(env, &name),
                     RegKind::Type => crate::compat::pg_catalog::regtype_lookup(&name),
-                    RegKind::Namespace => crate::compat::pg_catalog::regnamespace_lookup(&name),
+                    RegKind::Namespace => crate::types::oids::regnamespace_lookup(&name),
                 };
                 let oid = found.ok().and_then(|v| v.as_i64()).or_else(|| {
                     (kind == RegKind::Type)
@@ -214,7 +214,7 @@ fn reg_value(env: &Env<'_>, kind: RegKind, oid: i64) -> Result<Value> {
             crate::compat::pg_catalog::enum_type_name(env.tx.database(), Some(env.tx.id()), o)
                 .unwrap_or_else(|| crate::types::regtype_name(o))
         }
-        RegKind::Namespace => crate::compat::pg_catalog::regnamespace_name(o),
+        RegKind::Namespace => crate::types::oids::regnamespace_name(o),
     };
     Ok(Value::Reg(kind, oid, name.into()))
 }
