@@ -100,7 +100,7 @@ pub(crate) fn names_in_use(db: &Database) -> Vec<String> {
 
 /// The columns (1-based) a stored CHECK uses, for `pg_constraint.conkey`.
 pub(crate) fn check_columns(env: &Env<'_>, t: &Table, c: &CheckDef) -> Option<Vec<usize>> {
-    let mut p = Planner::new(env.tx.database().clone(), env.instance, &[]);
+    let mut p = Planner::new(env.tx.database().clone(), env.info.system, &[]);
     let e = parse_stored(&c.expr).ok()?;
     let x = compile_check(&mut p, &scope_of(t.name(), &t.def.columns), &e).ok()?;
     let mut used = Vec::new();

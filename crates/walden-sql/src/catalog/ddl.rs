@@ -9,7 +9,7 @@ use crate::QueryOutput;
 use sqlparser::ast::{self, ColumnOption, TableConstraint};
 use std::sync::Arc;
 use walden_engine::{
-    ColumnDef, DataType, Database, DefaultExpr, EngineError, Instance, TableDef, Transaction, Value,
+    ColumnDef, DataType, Database, DefaultExpr, EngineError, TableDef, Transaction, Value,
 };
 
 pub(crate) fn default_expr(e: &ast::Expr) -> Result<DefaultExpr> {
@@ -109,7 +109,7 @@ fn const_i64(e: &ast::Expr) -> Result<i64> {
 
 pub fn create_table(
     db: &Arc<Database>,
-    instance: &Instance,
+    system: &dyn crate::functions::SystemCatalog,
     tx: &mut Transaction,
     ct: &ast::CreateTable,
 ) -> Result<QueryOutput> {
@@ -244,7 +244,7 @@ pub fn create_table(
         }
     }
     let pk_refs: Vec<&str> = pk.iter().map(|s| s.as_str()).collect();
-    let mut p = Planner::new(db.clone(), instance, &[]);
+    let mut p = Planner::new(db.clone(), system, &[]);
     let checks = constraints::declare(
         &mut p,
         &name,

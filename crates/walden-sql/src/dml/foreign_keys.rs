@@ -407,7 +407,7 @@ fn act(
             let mut back_to_old = false;
             // The changed rows meet the table's CHECK constraints too.
             let checks = {
-                let mut p = Planner::new(tx.database().clone(), ctx.instance, &[]);
+                let mut p = Planner::new(tx.database().clone(), ctx.info.system, &[]);
                 Checks::compile(&mut p, child)?
             };
             for (k, _) in rows {

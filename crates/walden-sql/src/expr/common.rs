@@ -105,12 +105,9 @@ pub(super) fn in_list_unknown(
 /// regclass's name, not an OID), any other type's input is parsed.
 fn check_literal(p: &Planner<'_>, v: &Value, ty: &DataType) -> Result<()> {
     match (ty, v) {
-        (DataType::Reg(kind), Value::Text(name)) => crate::compat::pg_catalog::check_reg_constant(
-            &crate::compat::pg_catalog::Seen::new(&p.db, p.viewer),
-            &p.path,
-            *kind,
-            name,
-        ),
+        (DataType::Reg(kind), Value::Text(name)) => p
+            .system
+            .check_reg_constant(&p.db, p.viewer, &p.path, *kind, name),
         _ => coerce(v.clone(), ty).map(|_| ()).map_err(SqlError::from),
     }
 }

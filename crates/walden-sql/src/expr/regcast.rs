@@ -63,12 +63,8 @@ pub(super) fn catalog_cast(
             _ => None,
         };
         if let Some(kind) = kind {
-            crate::compat::pg_catalog::check_reg_constant(
-                &crate::compat::pg_catalog::Seen::new(&p.db, p.viewer),
-                &p.path,
-                kind,
-                name,
-            )?;
+            p.system
+                .check_reg_constant(&p.db, p.viewer, &p.path, kind, name)?;
         }
     }
     Ok(Some(Expr::Func(

@@ -15,6 +15,7 @@ mod command;
 mod cursor;
 mod depth;
 mod identity_options;
+pub(crate) mod keywords;
 mod normalize;
 mod pg_forms;
 mod position;

@@ -4,7 +4,6 @@
 use super::*;
 
 mod arrays;
-mod catalog;
 mod datetime;
 mod math;
 mod system;
@@ -14,11 +13,11 @@ mod text;
 /// of a 1 GB value; characters here).
 pub(super) const MAX_TEXT_CHARS: usize = 256 << 20;
 
-pub(super) fn text_arg(v: &Value) -> String {
+pub(crate) fn text_arg(v: &Value) -> String {
     v.to_string()
 }
 
-pub(super) fn int_arg(v: &Value, what: &str) -> Result<i64> {
+pub(crate) fn int_arg(v: &Value, what: &str) -> Result<i64> {
     match v {
         Value::Int(i) => Ok(*i),
         Value::Reg(_, oid, _) => Ok(*oid as i64),
@@ -93,7 +92,6 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         | Func::NewUuid
         | Func::Spid
         | Func::ReloadConf
-        | Func::BlockingPids
         | Func::Version
         | Func::CurrentUser
         | Func::DbName
@@ -101,7 +99,8 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         | Func::NextVal
         | Func::SetVal
         | Func::CurrentSetting => system::call(f, a, env)?,
-        Func::ToReg(_)
+        Func::BlockingPids
+        | Func::ToReg(_)
         | Func::CurrentSchema
         | Func::CurrentSchemas
         | Func::FormatType
@@ -129,7 +128,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         | Func::RegProcName
         | Func::PartitionAncestors
         | Func::RelationSize(_)
-        | Func::SizePretty => catalog::call(f, a, env)?,
+        | Func::SizePretty => env.info.system.call(f, a, env)?,
         Func::ArrayBuild
         | Func::RowBuild
         | Func::RecordField(_)

@@ -54,6 +54,8 @@ pub struct SessionInfo {
     pub cursors: Vec<crate::context::CursorRow>,
     /// `pg_prepared_statements` rows of the session's `PREPARE`d statements.
     pub prepared: Vec<Vec<Value>>,
+    /// The system catalogs (`compat/`): catalog functions, system relations.
+    pub system: &'static dyn SystemCatalog,
 }
 
 impl SessionInfo {
@@ -78,6 +80,7 @@ pub(crate) mod json;
 pub(crate) mod operators;
 pub(crate) mod server_host;
 mod strings;
+mod system_catalog;
 pub(crate) mod temporal;
 mod variadic;
 
@@ -85,4 +88,5 @@ pub use aggregate::*;
 pub use call::*;
 pub use func::*;
 pub use operators::*;
+pub use system_catalog::*;
 pub use variadic::*;

@@ -145,7 +145,7 @@ pub(super) fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                 .iter()
                 .map(|e| e.eval(&[], env))
                 .collect::<Result<Vec<_>>>()?;
-            let rows = sysviews::rows(*view, &a, env)?;
+            let rows = view.rows(&a, env)?;
             let mut out = Vec::new();
             for r in rows {
                 if passes(filter, &r, env)? {
@@ -165,7 +165,7 @@ pub(super) fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         }
         Source::Ancestors { rel, filter } => {
             let rel = match rel.eval(&[], env)? {
-                Value::Text(t) => crate::compat::pg_catalog::regclass_oid(env, &t)?,
+                Value::Text(t) => env.info.system.regclass_oid(env, &t)?,
                 other => other,
             };
             let r = vec![rel, Value::Int(1)];

@@ -2,6 +2,7 @@
 //! each filter is placed among them.
 
 use super::*;
+use crate::functions::SystemRelation;
 
 /// A FROM item being assembled: its source, its columns, and whether it sits
 /// on the nullable side of an outer join (filters must not move into it).
@@ -69,11 +70,11 @@ pub(super) fn plan_factor(
                         exprs.push(Expr::compile(p, &scope, e)?);
                     }
                 }
-                return table_function(&tname, exprs, label, alias, *with_ordinality);
+                return table_function(p, &tname, exprs, label, alias, *with_ordinality);
             }
             let view = match schema.as_deref() {
                 None => unqualified_view(p, &tname),
-                s => sysviews::lookup(s, &tname),
+                s => p.system.relation(s, &tname),
             };
             if let Some(view) = view {
                 let mut cols: Vec<ScopeCol> = view
@@ -83,13 +84,12 @@ pub(super) fn plan_factor(
                         table: Some(label.clone()),
                         name: n.to_string(),
                         ty: t,
-                        origin: catalog_origin(&view, n),
+                        origin: view.origin(n),
                         ..Default::default()
                     })
                     .collect();
                 rename_cols(&mut cols, alias);
-                if matches!(view, SysView::Pg(v) if crate::compat::pg_catalog::catalog_relation_oid(v).is_some())
-                {
+                if view.table_oid().is_some() {
                     p.system_labels.push(label.clone());
                 }
                 return Ok(Item {
@@ -209,7 +209,7 @@ pub(super) fn plan_factor(
             }
             let tname = object_last(name);
             let label = alias_name(alias).unwrap_or_else(|| tname.to_ascii_lowercase());
-            table_function(&tname, exprs, label, alias, *with_ordinality)
+            table_function(p, &tname, exprs, label, alias, *with_ordinality)
         }
         // PostgreSQL's grammar reads `unnest(...)` in FROM as this form.
         TableFactor::UNNEST {
@@ -231,7 +231,7 @@ pub(super) fn plan_factor(
                 .map(|e| Expr::compile(p, &scope, e))
                 .collect::<Result<Vec<_>>>()?;
             let label = alias_name(alias).unwrap_or_else(|| "unnest".to_string());
-            table_function("unnest", exprs, label, alias, *with_ordinality)
+            table_function(p, "unnest", exprs, label, alias, *with_ordinality)
         }
         TableFactor::NestedJoin {
             table_with_joins,
@@ -261,27 +261,16 @@ pub(super) fn plan_factor(
 /// `pg_catalog`'s (and the `sys` views) unless the path puts `public`
 /// first and a user table has the name; `information_schema`'s when the
 /// path lists that schema.
-/// A catalog relation's column as RowDescription marks it: the relation's
-/// OID and PostgreSQL's number for the column (views carry none here).
-fn catalog_origin(view: &SysView, name: &str) -> Option<crate::ColumnOrigin> {
-    let SysView::Pg(v) = view else { return None };
-    let rel = crate::compat::pg_catalog::catalog_relation_oid(*v)?;
-    Some(crate::ColumnOrigin {
-        table_oid: u32::try_from(rel).ok()?,
-        attnum: crate::compat::pg_catalog::catalog_attnum(rel, name)?,
-    })
-}
-
-fn unqualified_view(p: &Planner<'_>, name: &str) -> Option<SysView> {
+fn unqualified_view(p: &Planner<'_>, name: &str) -> Option<Arc<dyn SystemRelation>> {
     for schema in p.path.searched() {
         match schema {
             "pg_catalog" => {
-                if let Some(v) = sysviews::lookup(None, name) {
+                if let Some(v) = p.system.relation(None, name) {
                     return Some(v);
                 }
             }
             "information_schema" => {
-                if let Some(v) = sysviews::lookup(Some("information_schema"), name) {
+                if let Some(v) = p.system.relation(Some("information_schema"), name) {
                     return Some(v);
                 }
             }
@@ -301,20 +290,13 @@ fn sequence_item(
     not_table: SqlError,
 ) -> Result<Item> {
     let found = match schema {
-        None if p.path.finds_user_objects() => crate::compat::pg_catalog::sequence_relation(
-            &crate::compat::pg_catalog::Seen::new(&p.db, p.viewer),
-            name,
-        ),
-        Some("public" | "dbo") => crate::compat::pg_catalog::sequence_relation(
-            &crate::compat::pg_catalog::Seen::new(&p.db, p.viewer),
-            name,
-        ),
+        None if p.path.finds_user_objects() => p.system.sequence_relation(&p.db, p.viewer, name),
+        Some("public" | "dbo") => p.system.sequence_relation(&p.db, p.viewer, name),
         _ => None,
     };
-    let Some(rel) = found else {
+    let Some((view, arg)) = found else {
         return Err(not_table);
     };
-    let view = SysView::Pg(crate::compat::pg_catalog::PgView::SequenceRel);
     let mut cols: Vec<ScopeCol> = view
         .columns()
         .into_iter()
@@ -330,9 +312,7 @@ fn sequence_item(
     Ok(Item {
         source: Source::SysView {
             view,
-            args: vec![Expr::Lit(Value::Int(
-                crate::compat::pg_catalog::sequence_relation_oid(rel),
-            ))],
+            args: vec![Expr::Lit(arg)],
             filter: vec![],
         },
         cols,
@@ -343,13 +323,14 @@ fn sequence_item(
 /// function here returns its rows in a defined order, so each can number
 /// them).
 pub(super) fn table_function(
+    p: &Planner<'_>,
     name: &str,
     args: Vec<Expr>,
     label: String,
     alias: &Option<ast::TableAlias>,
     ordinality: bool,
 ) -> Result<Item> {
-    let item = function_rows(name, args, label.clone(), alias)?;
+    let item = function_rows(p, name, args, label.clone(), alias)?;
     if !ordinality {
         return Ok(item);
     }
@@ -374,6 +355,7 @@ pub(super) fn table_function(
 }
 
 fn function_rows(
+    p: &Planner<'_>,
     name: &str,
     args: Vec<Expr>,
     label: String,
@@ -484,7 +466,10 @@ fn function_rows(
         "pg_options_to_table" => {
             let [options] = <[Expr; 1]>::try_from(args)
                 .map_err(|_| SqlError::syntax("pg_options_to_table takes one array"))?;
-            let view = SysView::Pg(crate::compat::pg_catalog::PgView::OptionsTable);
+            let view = p
+                .system
+                .table_function("pg_options_to_table")
+                .ok_or_else(|| SqlError::internal("the catalogs have no pg_options_to_table"))?;
             let mut cols: Vec<ScopeCol> = view
                 .columns()
                 .into_iter()
@@ -529,7 +514,12 @@ fn function_rows(
             })
         }
         "dm_io_virtual_file_stats" => {
-            let view = SysView::FileStats;
+            let view = p
+                .system
+                .table_function("dm_io_virtual_file_stats")
+                .ok_or_else(|| {
+                    SqlError::internal("the catalogs have no dm_io_virtual_file_stats")
+                })?;
             let mut cols: Vec<ScopeCol> = view
                 .columns()
                 .into_iter()

@@ -6,7 +6,6 @@
 //! hash-join keys; equalities on a table's whole primary key become point
 //! lookups, the fast path of OLTP statements.
 
-use crate::compat::sysviews::{self, SysView};
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::expr::AggSpec;
 use crate::expr::{Expr, Scope, ScopeCol};
@@ -18,7 +17,7 @@ use sqlparser::ast::{self, SelectItem, SetExpr, TableFactor};
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use walden_engine::{DataType, Database, Instance, Table, Value};
+use walden_engine::{DataType, Database, Table, Value};
 
 mod access;
 mod common_type;
@@ -73,7 +72,8 @@ impl AggCtx {
 /// Compile-time state of one statement.
 pub struct Planner<'a> {
     pub db: Arc<Database>,
-    _instance: std::marker::PhantomData<&'a Instance>,
+    /// The system catalogs: system relations in FROM, reg constants.
+    pub system: &'a dyn crate::functions::SystemCatalog,
     /// Parameter types inferred so far (`$1` is index 0).
     pub params: Vec<Option<DataType>>,
     pub agg: Option<AggCtx>,
@@ -96,10 +96,14 @@ pub struct Planner<'a> {
 }
 
 impl<'a> Planner<'a> {
-    pub fn new(db: Arc<Database>, _instance: &'a Instance, given: &[Option<DataType>]) -> Self {
+    pub fn new(
+        db: Arc<Database>,
+        system: &'a dyn crate::functions::SystemCatalog,
+        given: &[Option<DataType>],
+    ) -> Self {
         Planner {
             db,
-            _instance: std::marker::PhantomData,
+            system,
             params: given.to_vec(),
             agg: None,
             uses_sequences: false,
@@ -257,7 +261,7 @@ pub enum Source {
         filter: Vec<Expr>,
     },
     SysView {
-        view: SysView,
+        view: Arc<dyn crate::functions::SystemRelation>,
         args: Vec<Expr>,
         filter: Vec<Expr>,
     },

@@ -99,7 +99,7 @@ pub fn columns(func: SrfFunc, label: &str, args: &[Option<DataType>]) -> Vec<(St
         SrfFunc::RegexpSplit => vec![(label.into(), DataType::Text)],
         SrfFunc::RegexpMatches => vec![(label.into(), DataType::Array(Box::new(DataType::Text)))],
         SrfFunc::Json(j) => j.columns(label),
-        SrfFunc::Keywords => crate::compat::pg_catalog::keywords::columns(),
+        SrfFunc::Keywords => crate::front::keywords::columns(),
     }
 }
 
@@ -168,7 +168,7 @@ pub fn run(
                     ),
                 ));
             }
-            for r in crate::compat::pg_catalog::keywords::rows() {
+            for r in crate::front::keywords::rows() {
                 if !each(r)? {
                     break;
                 }

@@ -119,7 +119,7 @@ impl SqlSession {
         let table = self.db.table(&copy.table)?;
         let cols = copy_columns(&table, &copy.columns)?;
         let checks = {
-            let mut p = Planner::new(self.db.clone(), &self.engine.instance, &[]);
+            let mut p = Planner::new(self.db.clone(), &crate::compat::CATALOGS, &[]);
             crate::dml::checks::Checks::compile(&mut p, &table)?
         };
         let block = self.explicit || self.implicit;

@@ -466,7 +466,7 @@ impl SqlSession {
         let inst = self.engine.instance.clone();
         let db = self.db.clone();
         self.in_tx(|tx, _| {
-            let mut p = Planner::new(db, &inst, &[]);
+            let mut p = Planner::new(db, info.system, &[]);
             p.viewer = Some(tx.id());
             p.path = info.path.clone();
             let ctx = Ctx {
@@ -500,7 +500,7 @@ impl SqlSession {
                 let who = self.who();
                 self.in_tx(|tx, _| {
                     let dbid = db.id();
-                    let mut p = Planner::new(db, &inst, &[]);
+                    let mut p = Planner::new(db, info.system, &[]);
                     p.viewer = Some(tx.id());
                     p.path = info.path.clone();
                     if crate::dml::locking::wanted(q) {
@@ -536,8 +536,8 @@ impl SqlSession {
             Statement::Update(u) => self.dml(params, |p, tx, ctx| dml::update(p, u, tx, ctx)),
             Statement::Delete(d) => self.dml(params, |p, tx, ctx| dml::delete(p, d, None, tx, ctx)),
             Statement::CreateTable(ct) => {
-                let (db, inst) = (self.db.clone(), self.engine.instance.clone());
-                self.in_tx(|tx, _| ddl::create_table(&db, &inst, tx, ct))
+                let db = self.db.clone();
+                self.in_tx(|tx, _| ddl::create_table(&db, &crate::compat::CATALOGS, tx, ct))
             }
             Statement::Drop {
                 object_type,

@@ -128,7 +128,7 @@ impl SqlSession {
             }
             None => Arc::new(Command::Ignored(String::new())),
         };
-        let mut p = Planner::new(self.db.clone(), &self.engine.instance, param_types);
+        let mut p = Planner::new(self.db.clone(), &crate::compat::CATALOGS, param_types);
         p.path = self.path();
         // The open transaction's own DDL is seen (a table it created).
         p.viewer = self.tx.as_ref().map(|t| t.id());
@@ -478,7 +478,7 @@ fn run_plan(
     let (plan, needs, fresh) = match cached {
         Some((p, n)) => (p, n, false),
         None => {
-            let mut p = Planner::new(db.clone(), inst, &[]);
+            let mut p = Planner::new(db.clone(), info.system, &[]);
             p.viewer = Some(tx.id());
             p.path = info.path.clone();
             let plan = Arc::new(plan_command(&mut p, cmd)?);

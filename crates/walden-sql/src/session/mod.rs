@@ -323,6 +323,7 @@ impl SqlSession {
             advisory: self.engine.advisory.clone(),
             cursors: self.cursor_rows(),
             prepared: prepare_stmt::prepared_statements_rows(&self.sql_prepared),
+            system: &crate::compat::CATALOGS,
         }
     }
 }

@@ -26,7 +26,6 @@ mod dump_catalogs;
 mod empty_catalogs;
 mod enums;
 pub(crate) mod foreign_keys;
-pub(crate) mod keywords;
 mod oids;
 mod opclass;
 mod regcast;

@@ -79,15 +79,6 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                 }
             }
         }
-        Func::BlockingPids => match arg(0).as_i64() {
-            Some(pid) => Value::Array(
-                crate::compat::locks_view::blocking_pids(env, pid)
-                    .into_iter()
-                    .map(|p| Value::Int(p as i64))
-                    .collect(),
-            ),
-            None => Value::Null,
-        },
         Func::Version => Value::text("PostgreSQL 15.0 (Walden 0.1, delayed-durability workbench)"),
         Func::CurrentUser => Value::text(&env.info.user),
         Func::DbName => match a.first() {
@@ -142,16 +133,10 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                 },
             };
             let db = env.tx.database();
-            let seen = crate::compat::pg_catalog::Seen::of(env);
-            match crate::compat::pg_catalog::sequence_relation(&seen, &name) {
+            match env.info.system.identity_of_sequence(env, &name) {
                 // An identity column's counter, under its sequence's name.
-                Some(crate::compat::pg_catalog::SeqRel::Identity(id)) => {
-                    let tb = seen.tables().into_iter().find(|t| t.id() == id);
-                    let tb = tb
-                        .ok_or_else(|| walden_engine::EngineError::UnknownSequence(name.clone()))?;
-                    db.set_identity(env.tx.session(), &tb, v, is_called)?
-                }
-                _ => db.setval(env.tx.session(), &name, v, is_called)?,
+                Some(tb) => db.set_identity(env.tx.session(), &tb, v, is_called)?,
+                None => db.setval(env.tx.session(), &name, v, is_called)?,
             }
             Value::Int(v)
         }

@@ -2,16 +2,27 @@
 //! to_reg*, format_type, pg_get_*def, pg_get_expr, visibility, comments,
 //! privileges, acldefault, relation sizes, current_schema(s).
 
-use super::*;
-use walden_engine::RegKind;
+use crate::error::{ErrorKind, Result, SqlError};
+use crate::functions::*;
+use walden_engine::{RegKind, Value};
 
-/// Calls one of the catalog functions (the dispatcher in `call.rs` sends only those).
+/// Calls one of the catalog functions (`functions::call` sends only those,
+/// through `SystemCatalog`).
 pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
     let null_in = a.iter().any(|v| v.is_null());
     let arg = |i: usize| a.get(i).cloned().unwrap_or(Value::Null);
     Ok(match f {
         // Names only (PostgreSQL 15 reads digits as a name here too); an
         // unknown name, or one in an unknown schema, is NULL.
+        Func::BlockingPids => match arg(0).as_i64() {
+            Some(pid) => Value::Array(
+                super::locks_view::blocking_pids(env, pid)
+                    .into_iter()
+                    .map(|p| Value::Int(p as i64))
+                    .collect(),
+            ),
+            None => Value::Null,
+        },
         Func::ToReg(kind) => match arg(0) {
             Value::Null => Value::Null,
             v => {

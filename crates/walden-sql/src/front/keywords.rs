@@ -76,7 +76,7 @@ pub fn columns() -> Vec<(String, DataType)> {
     [
         ("word", DataType::Text),
         // "char", typed as the other catalogs' "char" columns are.
-        ("catcode", super::views::CHAR),
+        ("catcode", DataType::PgChar),
         ("barelabel", DataType::Bool),
         ("catdesc", DataType::Text),
         ("baredesc", DataType::Text),
