@@ -76,6 +76,7 @@ mod dates;
 mod func;
 pub(crate) mod json;
 pub(crate) mod operators;
+pub(crate) mod regex_fns;
 pub(crate) mod server_host;
 mod strings;
 pub(crate) mod temporal;
