@@ -103,6 +103,13 @@ pub enum EngineError {
     /// holds (22003), PostgreSQL's message; `detail` says the limit.
     #[error("numeric field overflow")]
     NumericFieldOverflow { detail: String },
+    /// A numeric value Walden's decimal cannot hold exactly (0A000):
+    /// NaN, ±Infinity, more than 28 significant digits.
+    #[error("{0}")]
+    NumericUnsupported(String),
+    /// Float text beyond the type's range (22003), PostgreSQL's message.
+    #[error("\"{text}\" is out of range for type {ty}")]
+    FloatOutOfRange { text: String, ty: String },
     /// Bad hex digits in bytea input (22023), PostgreSQL's message.
     #[error("{0}")]
     InvalidHex(String),

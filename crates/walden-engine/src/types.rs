@@ -13,8 +13,10 @@ mod bytea;
 mod coerce;
 pub mod datetime;
 pub mod enums;
+pub mod float_text;
 pub mod interval;
 pub mod jsonb;
+mod numeric;
 pub mod zone;
 
 pub use bytea::parse_bytea;
@@ -22,6 +24,7 @@ pub use coerce::coerce;
 pub use enums::{EnumLabel, EnumRef, EnumType};
 pub use interval::Interval;
 pub use jsonb::Jsonb;
+pub use numeric::parse_numeric;
 
 /// A column type.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -339,7 +342,7 @@ impl fmt::Display for Value {
             Value::Null => write!(f, "NULL"),
             Value::Bool(b) => write!(f, "{}", if *b { "t" } else { "f" }),
             Value::Int(i) => write!(f, "{i}"),
-            Value::Float(x) => write!(f, "{x}"),
+            Value::Float(x) => f.write_str(&float_text::format_float(*x, false)),
             Value::Decimal(d) => write!(f, "{d}"),
             Value::Text(s) => write!(f, "{s}"),
             Value::Timestamp(t) => write!(f, "{}", format_timestamp(*t)),

@@ -152,15 +152,7 @@ pub fn oid_to_type(oid: u32) -> Option<DataType> {
 }
 
 fn fmt_float(x: f64, single: bool) -> String {
-    if x.is_nan() {
-        "NaN".into()
-    } else if x.is_infinite() {
-        if x > 0.0 { "Infinity" } else { "-Infinity" }.into()
-    } else if single {
-        format!("{}", x as f32)
-    } else {
-        format!("{x}")
-    }
+    walden_engine::types::float_text::format_float(x, single)
 }
 
 /// Appends the PostgreSQL text form of `v` (not NULL) as a column of type `t`.
@@ -379,15 +371,6 @@ fn parse_bool(s: &str) -> Option<bool> {
     }
 }
 
-fn parse_float(s: &str) -> Option<f64> {
-    match s.trim().to_ascii_lowercase().as_str() {
-        "infinity" | "+infinity" | "inf" => Some(f64::INFINITY),
-        "-infinity" | "-inf" => Some(f64::NEG_INFINITY),
-        "nan" => Some(f64::NAN),
-        t => t.parse().ok(),
-    }
-}
-
 /// Decodes a text-format parameter as a value of the type with `oid` (the one
 /// the client declared or was told in ParameterDescription).
 pub fn decode_text_param(s: &str, oid: u32) -> Result<Value, SqlError> {
@@ -405,14 +388,22 @@ pub fn decode_text_param(s: &str, oid: u32) -> Result<Value, SqlError> {
             .map_err(|_| invalid("oid", s))?,
         OID_BOOL => Value::Bool(parse_bool(s).ok_or_else(|| invalid("boolean", s))?),
         OID_FLOAT4 | OID_FLOAT8 => {
-            Value::Float(parse_float(s).ok_or_else(|| invalid("double precision", s))?)
+            let single = oid == OID_FLOAT4;
+            let name = if single { "real" } else { "double precision" };
+            Value::Float(
+                walden_engine::types::float_text::parse_float(s, single).map_err(|e| match e {
+                    walden_engine::types::float_text::FloatInputError::Syntax => invalid(name, s),
+                    walden_engine::types::float_text::FloatInputError::Range => SqlError::new(
+                        ErrorKind::NumericOutOfRange,
+                        format!("\"{}\" is out of range for type {name}", s.trim()),
+                    ),
+                })?,
+            )
         }
         OID_NUMERIC => {
-            let t = s.trim();
-            let d = t
-                .parse::<Decimal>()
-                .or_else(|_| Decimal::from_scientific(t))
-                .map_err(|_| invalid("numeric", s))?;
+            let d = walden_engine::types::parse_numeric(s)
+                .map_err(SqlError::from)?
+                .ok_or_else(|| invalid("numeric", s))?;
             Value::Decimal(d)
         }
         OID_TIMESTAMP => {

@@ -46,6 +46,13 @@ pub enum ErrorKind {
     Internal,
     CardinalityViolation,
     InvalidParameter,
+    /// A LIKE escape that is not one character, or a pattern ending
+    /// in it (22025).
+    InvalidEscapeSequence,
+    /// A regular expression that does not compile (2201B).
+    InvalidRegex,
+    /// power()'s undefined cases (2201F).
+    InvalidArgumentForPower,
     /// The object is not in a state that allows the operation (55000).
     PrerequisiteState,
     /// A commit's outcome is not known to be what the client asked (40003):
@@ -224,10 +231,12 @@ impl From<EngineError> for SqlError {
             E::Data(m) if m.contains("invalid input") => ErrorKind::InvalidText,
             E::Data(_) => ErrorKind::DataException,
             E::InvalidJson { .. } | E::MalformedArray { .. } => ErrorKind::InvalidText,
-            E::ArrayUnsupported(_) => ErrorKind::FeatureNotSupported,
+            E::ArrayUnsupported(_) | E::NumericUnsupported(_) => ErrorKind::FeatureNotSupported,
             E::JsonUnicodeNul => ErrorKind::UntranslatableCharacter,
             E::JsonbCast { .. } | E::InvalidHex(_) => ErrorKind::InvalidParameter,
-            E::OutOfRange(_) | E::NumericFieldOverflow { .. } => ErrorKind::NumericOutOfRange,
+            E::OutOfRange(_) | E::NumericFieldOverflow { .. } | E::FloatOutOfRange { .. } => {
+                ErrorKind::NumericOutOfRange
+            }
             E::UnknownType(_) => ErrorKind::UndefinedObject,
             E::TypeExists(_) | E::EnumLabelExists(_) => ErrorKind::DuplicateObject,
             E::UnknownEnumLabel(_) | E::InvalidEnumLabel { .. } => ErrorKind::InvalidParameter,

@@ -122,10 +122,12 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
             V::Int(i)
         }
         (T::SmallInt | T::Int | T::BigInt | T::Oid, V::Float(f)) => {
-            if !f.is_finite() || f.round() < i64::MIN as f64 || f.round() > i64::MAX as f64 {
+            // PostgreSQL rounds with rint(): halves to even (-2.5 is -2).
+            let r = f.round_ties_even();
+            if !f.is_finite() || r < i64::MIN as f64 || r >= i64::MAX as f64 {
                 return Err(range_err(t));
             }
-            coerce(V::Int(f.round() as i64), t)?
+            coerce(V::Int(r as i64), t)?
         }
         (T::SmallInt | T::Int | T::BigInt | T::Oid, V::Decimal(d)) => coerce(
             V::Int(
@@ -149,21 +151,41 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
         },
         (T::Real | T::Double, V::Int(i)) => V::Float(i as f64),
         (T::Real | T::Double, V::Float(f)) => {
-            V::Float(if *t == T::Real { f as f32 as f64 } else { f })
+            if *t == T::Real {
+                let r = f as f32;
+                if r.is_infinite() && f.is_finite() {
+                    return Err(range_err(t));
+                }
+                V::Float(r as f64)
+            } else {
+                V::Float(f)
+            }
         }
-        (T::Real | T::Double, V::Decimal(d)) => V::Float(d.to_f64().unwrap_or(f64::NAN)),
-        (T::Real | T::Double, V::Text(s)) => {
-            V::Float(s.trim().parse().map_err(|_| bad(&V::Text(s.clone())))?)
-        }
+        // numeric has no -0: `(-0.0)::float8` is 0 (adding 0.0 clears the sign).
+        (T::Real | T::Double, V::Decimal(d)) => V::Float(d.to_f64().unwrap_or(f64::NAN) + 0.0),
+        (T::Real | T::Double, V::Text(s)) => V::Float(
+            super::float_text::parse_float(&s, *t == T::Real).map_err(|e| match e {
+                super::float_text::FloatInputError::Syntax => bad(&V::Text(s.clone())),
+                super::float_text::FloatInputError::Range => EngineError::FloatOutOfRange {
+                    text: s.trim().to_string(),
+                    ty: t.sql_name(),
+                },
+            })?,
+        ),
         (T::Decimal { precision, scale }, v) => {
             let d = match v {
                 V::Int(i) => Decimal::from(i),
                 V::Decimal(d) => d,
                 V::Float(f) => Decimal::try_from(f).map_err(|_| range_err(t))?,
-                V::Text(ref s) => s.trim().parse::<Decimal>().map_err(|_| bad(&v))?,
+                V::Text(ref s) => super::parse_numeric(s)?.ok_or_else(|| bad(&v))?,
                 V::Bool(b) => Decimal::from(b as i64),
                 other => return Err(bad(&other)),
             };
+            // Unconstrained numeric keeps every digit (precision 0; older
+            // catalogs wrote scale 6 beside it, which never applied).
+            if *precision == 0 {
+                return Ok(V::Decimal(d));
+            }
             let d = d.round_dp_with_strategy(
                 *scale as u32,
                 rust_decimal::RoundingStrategy::MidpointAwayFromZero,

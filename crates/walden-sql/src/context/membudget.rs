@@ -5,7 +5,11 @@
 //! fails with 53200 and the session and server go on.
 
 use crate::error::{ErrorKind, Result, SqlError};
+use parking_lot::Mutex;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use walden_engine::Value;
 
 /// The default `statement_memory_limit` (as walden.toml's
 /// `statement_memory_limit_mb`): 1 GiB.
@@ -16,6 +20,9 @@ pub const DEFAULT_LIMIT: u64 = 1 << 30;
 pub struct Budget {
     used: AtomicU64,
     limit: u64,
+    /// Rows the statement made once and reads again (a WITH query read by
+    /// several references), by the plan's address.
+    shared: Mutex<HashMap<usize, Arc<Vec<Vec<Value>>>>>,
 }
 
 impl Budget {
@@ -23,7 +30,20 @@ impl Budget {
         Budget {
             used: AtomicU64::new(0),
             limit,
+            shared: Mutex::default(),
         }
+    }
+
+    /// The rows kept under `key` by [`Budget::keep_shared_rows`].
+    pub fn shared_rows(&self, key: usize) -> Option<Arc<Vec<Vec<Value>>>> {
+        self.shared.lock().get(&key).cloned()
+    }
+
+    /// Keeps `rows` under `key` for the rest of the statement.
+    pub fn keep_shared_rows(&self, key: usize, rows: Vec<Vec<Value>>) -> Arc<Vec<Vec<Value>>> {
+        let rows = Arc::new(rows);
+        self.shared.lock().insert(key, rows.clone());
+        rows
     }
 
     /// Charges one materialized row of `width` values: its vector and

@@ -232,7 +232,7 @@ pub(crate) fn plan(p: &mut Planner<'_>, q: &ast::Query) -> Result<LockingPlan> {
             return Err(SqlError::unsupported("ORDER BY ALL"));
         };
         for it in items {
-            let desc = matches!(it.options.sort, Some(ast::OrderBySort::Desc));
+            let desc = crate::expr::sort_desc(&it.options)?;
             let nulls_first = it.options.nulls_first.unwrap_or(desc);
             order.push((order_expr(p, &scope, sel, &it.expr)?, desc, nulls_first));
         }

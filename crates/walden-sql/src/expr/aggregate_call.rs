@@ -36,12 +36,7 @@ pub fn compile_aggregate(
             match c {
                 ast::FunctionArgumentClause::OrderBy(items) => {
                     for it in items {
-                        let desc = matches!(it.options.sort, Some(ast::OrderBySort::Desc));
-                        if matches!(it.options.sort, Some(ast::OrderBySort::Using(_))) {
-                            return Err(SqlError::unsupported(
-                                "ORDER BY ... USING in an aggregate",
-                            ));
-                        }
+                        let desc = super::sort_desc(&it.options)?;
                         let nulls_first = it.options.nulls_first.unwrap_or(desc);
                         order.push((Expr::compile(p, scope, &it.expr)?, desc, nulls_first));
                     }

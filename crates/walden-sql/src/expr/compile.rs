@@ -119,7 +119,7 @@ impl Expr {
                         Expr::Lit(Value::Int(i)) => Expr::Lit(Value::Int(-i)),
                         Expr::Lit(Value::Decimal(d)) => Expr::Lit(Value::Decimal(-d)),
                         Expr::Lit(Value::Float(f)) => Expr::Lit(Value::Float(-f)),
-                        other => Expr::Neg(Box::new(other)),
+                        other => narrow_int_result(p, scope, Expr::Neg(Box::new(other))),
                     },
                     UnaryOperator::Plus => inner,
                     UnaryOperator::BitwiseNot => {
@@ -139,6 +139,9 @@ impl Expr {
                     let l = Expr::compile(p, scope, left)?;
                     let r = Expr::compile(p, scope, right)?;
                     return Ok(Expr::Func(Func::Json(j), vec![l, r]));
+                }
+                if let ast::BinaryOperator::PGExp = op {
+                    return power_operator(p, scope, left, right);
                 }
                 let op = bin_op(op)?;
                 let l = Expr::compile(p, scope, left)?;
@@ -181,7 +184,15 @@ impl Expr {
                 } else {
                     (l, r)
                 };
-                Expr::Bin(op, Box::new(l), Box::new(r))
+                let e = Expr::Bin(op, Box::new(l), Box::new(r));
+                if matches!(
+                    op,
+                    BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod
+                ) {
+                    narrow_int_result(p, scope, e)
+                } else {
+                    e
+                }
             }
             A::IsDistinctFrom(a, b) => Expr::Bin(
                 BinOp::IsDistinct,
@@ -234,24 +245,38 @@ impl Expr {
                 negated,
                 expr,
                 pattern,
-                ..
-            } => Expr::Like {
-                expr: Box::new(Expr::compile(p, scope, expr)?),
-                pattern: Box::new(Expr::compile(p, scope, pattern)?),
-                negated: *negated,
-                ci: false,
-            },
+                escape_char,
+                any,
+            } => {
+                let pattern = quantified(*any, pattern)?;
+                like(
+                    p,
+                    scope,
+                    expr,
+                    &pattern,
+                    escape_char.as_deref(),
+                    *negated,
+                    false,
+                )?
+            }
             A::ILike {
                 negated,
                 expr,
                 pattern,
-                ..
-            } => Expr::Like {
-                expr: Box::new(Expr::compile(p, scope, expr)?),
-                pattern: Box::new(Expr::compile(p, scope, pattern)?),
-                negated: *negated,
-                ci: true,
-            },
+                escape_char,
+                any,
+            } => {
+                let pattern = quantified(*any, pattern)?;
+                like(
+                    p,
+                    scope,
+                    expr,
+                    &pattern,
+                    escape_char.as_deref(),
+                    *negated,
+                    true,
+                )?
+            }
             A::Case { .. } if matches!(p.srf, SrfSlot::Open(_)) => {
                 let srf = std::mem::replace(&mut p.srf, SrfSlot::Refused("CASE"));
                 let r = Expr::compile(p, scope, e);
@@ -646,6 +671,130 @@ fn bit_op(op: &ast::BinaryOperator) -> Option<BitOp> {
             _ => None,
         },
         other => BitOp::from_binary(other),
+    }
+}
+
+/// `x ^ y`: float8 exponentiation (integers and, beside a float, numerics
+/// are read as float8, as PostgreSQL resolves them). numeric ^ numeric
+/// (or integer) is exact there; it is refused rather than computed in
+/// float8.
+fn power_operator(
+    p: &mut Planner<'_>,
+    scope: &Arc<Scope>,
+    left: &ast::Expr,
+    right: &ast::Expr,
+) -> Result<Expr> {
+    let l = Expr::compile(p, scope, left)?;
+    let r = Expr::compile(p, scope, right)?;
+    let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+    let ty = |e: &Expr| query::static_type(e, &types, &p.params);
+    let numeric = |e: &Expr| matches!(ty(e), Some(DataType::Decimal { .. }));
+    let float = |e: &Expr| matches!(ty(e), Some(DataType::Double | DataType::Real));
+    if (numeric(&l) || numeric(&r)) && !float(&l) && !float(&r) {
+        return Err(SqlError::unsupported("the numeric ^ operator"));
+    }
+    Ok(Expr::Func(Func::Power, vec![l, r]))
+}
+
+/// The pattern of `LIKE ANY (array)`, which the parser gives as a flag
+/// beside the parenthesised array, as the call `any(array)` that the
+/// `SOME` and `ALL` forms parse as.
+fn quantified(any: bool, pattern: &ast::Expr) -> Result<ast::Expr> {
+    if !any {
+        return Ok(pattern.clone());
+    }
+    match pattern {
+        ast::Expr::Nested(inner) => Ok(ast::Expr::Function(ast::Function {
+            name: ast::ObjectName::from(vec![ast::Ident::new("any")]),
+            uses_odbc_syntax: false,
+            parameters: ast::FunctionArguments::None,
+            args: ast::FunctionArguments::List(ast::FunctionArgumentList {
+                duplicate_treatment: None,
+                args: vec![ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(
+                    (**inner).clone(),
+                ))],
+                clauses: vec![],
+            }),
+            filter: None,
+            null_treatment: None,
+            over: None,
+            within_group: vec![],
+        })),
+        other => Err(SqlError::unsupported(format!("LIKE ANY {other}"))),
+    }
+}
+
+/// `x [NOT] [I]LIKE pattern [ESCAPE e]`, and `x LIKE ANY|SOME|ALL (array)`
+/// (the quantifier parses as a call of that name).
+fn like(
+    p: &mut Planner<'_>,
+    scope: &Arc<Scope>,
+    expr: &ast::Expr,
+    pattern: &ast::Expr,
+    escape: Option<&ast::Expr>,
+    negated: bool,
+    ci: bool,
+) -> Result<Expr> {
+    let x = Expr::compile(p, scope, expr)?;
+    if let ast::Expr::Function(f) = pattern {
+        let name = f.name.to_string().to_ascii_lowercase();
+        if let ("any" | "some" | "all", ast::FunctionArguments::List(l)) = (name.as_str(), &f.args)
+        {
+            if let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(arr))] = l.args.as_slice()
+            {
+                if escape.is_some() {
+                    return Err(SqlError::unsupported(format!(
+                        "ESCAPE with LIKE {}",
+                        name.to_ascii_uppercase()
+                    )));
+                }
+                if let ast::Expr::Subquery(_) = arr {
+                    return Err(SqlError::unsupported(format!(
+                        "LIKE {} (subquery)",
+                        name.to_ascii_uppercase()
+                    )));
+                }
+                let arr = Expr::compile(p, scope, arr)?;
+                return Ok(Expr::Func(
+                    Func::AnyArray(BinOp::Like(ci, negated), name == "all"),
+                    vec![x, arr],
+                ));
+            }
+        }
+    }
+    Ok(Expr::Like {
+        expr: Box::new(x),
+        pattern: Box::new(Expr::compile(p, scope, pattern)?),
+        escape: escape
+            .map(|e| Expr::compile(p, scope, e).map(Box::new))
+            .transpose()?,
+        negated,
+        ci,
+    })
+}
+
+/// Integer arithmetic runs on i64; a result typed int2 or int4 (both
+/// operands integers) is checked against its type's range, so
+/// `2147483647::int4 * 2::int2` is 22003 as in PostgreSQL.
+fn narrow_int_result(p: &Planner<'_>, scope: &Scope, e: Expr) -> Expr {
+    let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+    let ty = |x: &Expr| query::static_type(x, &types, &p.params);
+    let int = |t: Option<DataType>| {
+        matches!(
+            t,
+            Some(DataType::SmallInt | DataType::Int | DataType::BigInt)
+        )
+    };
+    let operands_int = match &e {
+        Expr::Bin(_, a, b) => int(ty(a)) && int(ty(b)),
+        Expr::Neg(a) => int(ty(a)),
+        _ => false,
+    };
+    match ty(&e) {
+        Some(t @ (DataType::SmallInt | DataType::Int)) if operands_int => {
+            Expr::Cast(Box::new(e), t)
+        }
+        _ => e,
     }
 }
 

@@ -106,20 +106,16 @@ impl Expr {
             Expr::Like {
                 expr,
                 pattern,
+                escape,
                 negated,
                 ci,
             } => {
                 let (v, p) = (expr.eval(row, env)?, pattern.eval(row, env)?);
-                if v.is_null() || p.is_null() {
+                let e = escape.as_ref().map(|e| e.eval(row, env)).transpose()?;
+                if v.is_null() || p.is_null() || e.as_ref().is_some_and(Value::is_null) {
                     return Ok(Value::Null);
                 }
-                let (v, p) = (v.to_string(), p.to_string());
-                let m = if *ci {
-                    like(&v.to_lowercase(), &p.to_lowercase())
-                } else {
-                    like(&v, &p)
-                };
-                Value::Bool(m != *negated)
+                Value::Bool(like_value(&v, &p, e.as_ref(), *ci)? != *negated)
             }
             Expr::Case(operand, whens, els) => {
                 let base = operand.as_ref().map(|o| o.eval(row, env)).transpose()?;
@@ -238,7 +234,11 @@ pub(super) fn eval_sub(s: &SubPlan, row: &[Value], env: &Env<'_>) -> Result<Valu
         },
         SubKind::In { expr, negated } => {
             let v = expr.eval(row, env)?;
-            if v.is_null() {
+            if data.rows.is_empty() {
+                // Nothing to compare with: IN is false, NOT IN true, even
+                // for a NULL operand.
+                Value::Bool(*negated)
+            } else if v.is_null() {
                 Value::Null
             } else if data.set.contains(&v)
                 || data

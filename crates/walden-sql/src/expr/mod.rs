@@ -5,7 +5,6 @@
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::functions::{self, Func};
 use crate::query::{self, srf::SrfSlot, Planner, QueryPlan};
-use rust_decimal::Decimal;
 use sqlparser::ast::{self, BinaryOperator, UnaryOperator};
 use std::cmp::Ordering;
 use std::collections::HashSet;
@@ -22,6 +21,8 @@ mod common;
 mod compile;
 pub(crate) mod enum_ops;
 mod eval;
+mod order;
+pub use order::sort_desc;
 pub(crate) mod record;
 mod regcast;
 mod text_ops;
@@ -246,6 +247,8 @@ pub enum Expr {
     Like {
         expr: Box<Expr>,
         pattern: Box<Expr>,
+        /// `ESCAPE e`; none means backslash.
+        escape: Option<Box<Expr>>,
         negated: bool,
         ci: bool,
     },
@@ -267,15 +270,10 @@ fn lit_value(v: &ast::Value) -> Result<Value> {
                         .map_err(|_| SqlError::syntax(format!("invalid number {n}")))?,
                 )
             } else {
+                // Exactly as written, or refused (never rounded).
                 Value::Decimal(
-                    n.parse::<Decimal>()
-                        .or_else(|_| Decimal::from_scientific(n))
-                        .map_err(|_| {
-                            SqlError::new(
-                                ErrorKind::NumericOutOfRange,
-                                format!("number {n} is out of range"),
-                            )
-                        })?,
+                    walden_engine::types::parse_numeric(n)?
+                        .ok_or_else(|| SqlError::syntax(format!("invalid number {n}")))?,
                 )
             }
         }
@@ -434,7 +432,16 @@ impl Expr {
             Expr::Bin(_, a, b) => vec![a, b],
             Expr::InList(x, l, _) => std::iter::once(x.as_ref()).chain(l.iter()).collect(),
             Expr::Between(a, b, c, _) => vec![a, b, c],
-            Expr::Like { expr, pattern, .. } => vec![expr, pattern],
+            Expr::Like {
+                expr,
+                pattern,
+                escape,
+                ..
+            } => [expr, pattern]
+                .into_iter()
+                .chain(escape)
+                .map(|x| x.as_ref())
+                .collect(),
             Expr::Case(o, w, e) => o
                 .iter()
                 .map(|x| x.as_ref())
@@ -461,7 +468,16 @@ impl Expr {
             Expr::Bin(_, a, b) => vec![a, b],
             Expr::InList(x, l, _) => std::iter::once(x.as_mut()).chain(l.iter_mut()).collect(),
             Expr::Between(a, b, c, _) => vec![a, b, c],
-            Expr::Like { expr, pattern, .. } => vec![expr, pattern],
+            Expr::Like {
+                expr,
+                pattern,
+                escape,
+                ..
+            } => [expr, pattern]
+                .into_iter()
+                .chain(escape)
+                .map(|x| x.as_mut())
+                .collect(),
             Expr::Case(o, w, e) => o
                 .iter_mut()
                 .map(|x| x.as_mut())

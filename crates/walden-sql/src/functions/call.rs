@@ -165,6 +165,10 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         | Func::Rtrim
         | Func::Replace
         | Func::Md5
+        | Func::RegexpReplace
+        | Func::RegexpMatch
+        | Func::RegexpSplitToArray
+        | Func::SplitPart
         | Func::Lpad
         | Func::Rpad
         | Func::Left

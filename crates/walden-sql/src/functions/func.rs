@@ -65,6 +65,12 @@ pub enum Func {
     Left,
     Right,
     Md5,
+    /// regexp_replace, regexp_match, regexp_split_to_array, split_part
+    /// (`functions/regex_fns.rs`).
+    RegexpReplace,
+    RegexpMatch,
+    RegexpSplitToArray,
+    SplitPart,
     Repeat,
     OctetLength,
     Lpad,
@@ -326,7 +332,9 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
             Some(t @ DataType::Array(_)) => t.clone(),
             _ => DataType::Array(Box::new(args.first().cloned().unwrap_or(DataType::Text))),
         },
-        Func::StringToArray => DataType::Array(Box::new(DataType::Text)),
+        Func::StringToArray | Func::RegexpMatch | Func::RegexpSplitToArray => {
+            DataType::Array(Box::new(DataType::Text))
+        }
         // Names, as PostgreSQL's (a UNION with a name column stays name).
         Func::CurrentUser
         | Func::CurrentSchema

@@ -78,6 +78,7 @@ mod dates;
 mod func;
 pub(crate) mod json;
 pub(crate) mod operators;
+pub(crate) mod regex_fns;
 pub(crate) mod server_host;
 mod strings;
 mod system_catalog;

@@ -29,6 +29,9 @@ pub enum BinOp {
     IsNotDistinct,
     /// `~`, `~*`, `!~`, `!~*`: (case insensitive, negated).
     Regex(bool, bool),
+    /// `LIKE`, `ILIKE`, `NOT LIKE`, `NOT ILIKE` (case insensitive,
+    /// negated); the quantified forms (`LIKE ANY (array)`) use it.
+    Like(bool, bool),
 }
 
 pub(crate) fn overflow() -> SqlError {
@@ -108,7 +111,10 @@ pub(crate) fn numeric_text(s: &str) -> Result<Value> {
     if let Ok(i) = t.parse::<i64>() {
         return Ok(Value::Int(i));
     }
-    if let Ok(d) = t.parse::<Decimal>() {
+    // What a decimal cannot hold exactly (NaN, Infinity, many digits)
+    // is read as a float below: the other operand is then compared or
+    // combined as a float, which holds those.
+    if let Ok(Some(d)) = walden_engine::types::parse_numeric(t) {
         return Ok(Value::Decimal(d));
     }
     t.parse::<f64>().map(Value::Float).map_err(|_| {
@@ -195,6 +201,9 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> Result<Value> {
             _ => Value::text(format!("{a}{b}")),
         });
     }
+    if let Like(ci, neg) = op {
+        return Ok(Value::Bool(like_value(&a, &b, None, ci)? != neg));
+    }
     if let Regex(ci, neg) = op {
         let re = regex::RegexBuilder::new(&b.to_string())
             .case_insensitive(ci)
@@ -260,7 +269,7 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> Result<Value> {
                 to_f64(&a).ok_or_else(|| undefined(&a, &b))?,
                 to_f64(&b).ok_or_else(|| undefined(&a, &b))?,
             );
-            Value::Float(match op {
+            let r = match op {
                 Add => x + y,
                 Sub => x - y,
                 Mul => x * y,
@@ -272,7 +281,23 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> Result<Value> {
                 }
                 Mod => x % y,
                 _ => return Err(undefined(&a, &b)),
-            })
+            };
+            // PostgreSQL's float8 checks: finite inputs giving an infinite
+            // result overflow; a product or quotient of non-zero finite
+            // values that comes out zero underflows.
+            if r.is_infinite() && x.is_finite() && y.is_finite() {
+                return Err(SqlError::new(
+                    ErrorKind::NumericOutOfRange,
+                    "value out of range: overflow",
+                ));
+            }
+            if r == 0.0 && x != 0.0 && matches!(op, Mul | Div) && y.is_finite() && y != 0.0 {
+                return Err(SqlError::new(
+                    ErrorKind::NumericOutOfRange,
+                    "value out of range: underflow",
+                ));
+            }
+            Value::Float(r)
         }
         (Value::Decimal(_), _) | (_, Value::Decimal(_)) => {
             let (x, y) = (
@@ -409,12 +434,7 @@ pub fn cast(v: Value, t: &DataType) -> Result<Value> {
     if v.is_null() {
         return Ok(Value::Null);
     }
-    let v = match (&v, t) {
-        (Value::Float(f), DataType::Int | DataType::BigInt | DataType::SmallInt) => {
-            Value::Float(f.round())
-        }
-        _ => v,
-    };
+    // A float becomes an integer by rint (halves to even), in coerce.
     coerce(v, t).map_err(SqlError::from)
 }
 
@@ -457,13 +477,54 @@ pub fn explicit_cast(v: Value, t: &DataType) -> Result<Value> {
     }
 }
 
+/// `v [I]LIKE p [ESCAPE e]` on non-NULL values: `escape` is the ESCAPE
+/// text (one character, or empty for none); without it, backslash.
+pub fn like_value(v: &Value, p: &Value, escape: Option<&Value>, ci: bool) -> Result<bool> {
+    let esc = match escape {
+        None => Some('\\'),
+        Some(e) => {
+            let e = e.to_string();
+            let mut cs = e.chars();
+            match (cs.next(), cs.next()) {
+                (None, _) => None,
+                (Some(c), None) => Some(c),
+                _ => {
+                    return Err(SqlError::new(
+                        ErrorKind::InvalidEscapeSequence,
+                        "invalid escape string",
+                    ))
+                }
+            }
+        }
+    };
+    let (v, p) = (v.to_string(), p.to_string());
+    let m = if ci {
+        like_with(&v.to_lowercase(), &p.to_lowercase(), esc)
+    } else {
+        like_with(&v, &p, esc)
+    };
+    m.ok_or_else(|| {
+        SqlError::new(
+            ErrorKind::InvalidEscapeSequence,
+            "LIKE pattern must not end with escape character",
+        )
+    })
+}
+
 /// SQL LIKE with `%` and `_` (backslash escapes the next character).
+#[cfg(test)]
+pub fn like(s: &str, p: &str) -> bool {
+    like_with(s, p, Some('\\')).unwrap_or(false)
+}
+
+/// SQL LIKE with `%`, `_` and the escape character `esc`; `None` when
+/// the pattern ends with the escape character.
 ///
 /// Iterative, with one backtrack point (the last `%`): linear stack and
 /// O(len(s) * len(p)) time whatever the pattern. A recursive matcher was
 /// exponential in the number of `%` and recursed once per character, so a
 /// long string could overflow the stack.
-pub fn like(s: &str, p: &str) -> bool {
+fn like_with(s: &str, p: &str, esc: Option<char>) -> Option<bool> {
     #[derive(Clone, Copy, PartialEq)]
     enum Pat {
         Any,
@@ -475,9 +536,9 @@ pub fn like(s: &str, p: &str) -> bool {
     let mut it = p.chars().peekable();
     while let Some(c) = it.next() {
         pat.push(match c {
+            c if Some(c) == esc => Pat::Lit(it.next()?),
             '%' => Pat::Any,
             '_' => Pat::One,
-            '\\' => Pat::Lit(it.next().unwrap_or('\\')),
             c => Pat::Lit(c),
         });
     }
@@ -505,11 +566,11 @@ pub fn like(s: &str, p: &str) -> bool {
                     pi = sp + 1;
                     si = ss + 1;
                 }
-                None => return false,
+                None => return Some(false),
             },
         }
     }
-    pat[pi..].iter().all(|x| *x == Pat::Any)
+    Some(pat[pi..].iter().all(|x| *x == Pat::Any))
 }
 
 #[cfg(test)]

@@ -130,8 +130,26 @@ pub(super) fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             })?;
             out
         }
-        Source::Derived { plan, filter } => {
-            let rows = execute_plan(plan, env, None)?;
+        Source::Derived {
+            plan,
+            filter,
+            shared,
+        } => {
+            // Read more than once (the planner's `ctes` entry is gone by
+            // now, so each reference holds one count): made once.
+            let rows = if *shared && Arc::strong_count(plan) > 1 {
+                let key = Arc::as_ptr(plan) as usize;
+                let rows = match env.info.mem.shared_rows(key) {
+                    Some(rows) => rows,
+                    None => env
+                        .info
+                        .mem
+                        .keep_shared_rows(key, execute_plan(plan, env, None)?),
+                };
+                rows.as_ref().clone()
+            } else {
+                execute_plan(plan, env, None)?
+            };
             let mut out = Vec::new();
             for r in rows {
                 if passes(filter, &r, env)? {

@@ -109,6 +109,7 @@ pub(super) fn plan_factor(
                     .find(|(n, _)| *n == tname.to_ascii_lowercase())
                 {
                     let plan = plan.clone();
+                    let shared = !plan.correlated && !matches!(plan.body, Body::WorkTable(_));
                     let mut cols: Vec<ScopeCol> = plan
                         .columns
                         .iter()
@@ -125,6 +126,7 @@ pub(super) fn plan_factor(
                         source: Source::Derived {
                             plan,
                             filter: vec![],
+                            shared,
                         },
                         cols,
                     });
@@ -186,6 +188,7 @@ pub(super) fn plan_factor(
                 source: Source::Derived {
                     plan,
                     filter: vec![],
+                    shared: false,
                 },
                 cols,
             })

@@ -259,6 +259,10 @@ pub enum Source {
     Derived {
         plan: Arc<QueryPlan>,
         filter: Vec<Expr>,
+        /// A reference to an uncorrelated WITH query: its rows are made
+        /// once per statement and shared by every reference (PostgreSQL
+        /// evaluates a CTE once, so `random()` in it is one draw).
+        shared: bool,
     },
     SysView {
         view: Arc<dyn crate::functions::SystemRelation>,

@@ -100,7 +100,7 @@ pub(super) fn output_order(
 ) -> Result<Vec<(SortKey, bool, bool)>> {
     let mut out = Vec::new();
     for it in items {
-        let desc = matches!(it.options.sort, Some(ast::OrderBySort::Desc));
+        let desc = crate::expr::sort_desc(&it.options)?;
         let nulls_first = it.options.nulls_first.unwrap_or(desc);
         let idx = match &it.expr {
             ast::Expr::Value(v) => match &v.value {
@@ -307,7 +307,9 @@ fn plan_select_inner(
         _ => false,
     }) || sel.having.as_ref().is_some_and(has_aggregate)
         || order_items.iter().any(|o| has_aggregate(&o.expr));
-    let grouped = !group_exprs.is_empty() || projection_has_agg;
+    // HAVING alone makes the query grouped (one group of every row), as
+    // in PostgreSQL: `SELECT 1 FROM t HAVING true` is one row.
+    let grouped = !group_exprs.is_empty() || projection_has_agg || sel.having.is_some();
 
     // Output columns (expanding wildcards) as (name, AST expr).
     let mut outputs: Vec<(String, ast::Expr)> = Vec::new();
@@ -435,7 +437,7 @@ fn plan_select_inner(
     // ORDER BY: output column (alias or position) or an expression over the input.
     let mut order = Vec::new();
     for it in order_items {
-        let desc = matches!(it.options.sort, Some(ast::OrderBySort::Desc));
+        let desc = crate::expr::sort_desc(&it.options)?;
         let nulls_first = it.options.nulls_first.unwrap_or(desc);
         let by_pos = match &it.expr {
             ast::Expr::Value(v) => match &v.value {
@@ -616,7 +618,7 @@ pub(super) fn source_correlated(s: &Source) -> bool {
                     .as_ref()
                     .is_some_and(|r| r.lo.iter().chain(r.hi.iter()).any(|(e, _)| e.uses_outer()))
         }
-        Source::Derived { plan, filter } => {
+        Source::Derived { plan, filter, .. } => {
             plan.correlated || filter.iter().any(|e| e.uses_outer())
         }
         Source::SysView { filter, args, .. } => filter.iter().chain(args).any(|e| e.uses_outer()),

@@ -50,7 +50,7 @@ pub fn data_type(t: &SqlType) -> Result<DataType> {
         S::Numeric(info) | S::Decimal(info) | S::Dec(info) => match info {
             ExactNumberInfo::None => DataType::Decimal {
                 precision: 0,
-                scale: 6,
+                scale: 0,
             },
             ExactNumberInfo::Precision(p) => DataType::Decimal {
                 precision: (*p).min(38) as u8,

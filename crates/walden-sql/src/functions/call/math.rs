@@ -32,7 +32,8 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
                 Value::Int(i) => Value::Int(i),
                 Value::Float(x) => {
                     let m = 10f64.powi(places as i32);
-                    Value::Float((x * m).round() / m)
+                    // rint, as PostgreSQL's round(float8): halves to even.
+                    Value::Float((x * m).round_ties_even() / m)
                 }
                 Value::Decimal(d) => Value::Decimal(d.round_dp_with_strategy(
                     places.max(0) as u32,
@@ -70,7 +71,33 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
             let x = cast(arg(0), &DataType::Double)?;
             let y = cast(arg(1), &DataType::Double)?;
             match (x, y) {
-                (Value::Float(x), Value::Float(y)) => Value::Float(x.powf(y)),
+                (Value::Float(x), Value::Float(y)) => {
+                    // PostgreSQL's dpow checks.
+                    let undefined =
+                        |m: &str| SqlError::new(ErrorKind::InvalidArgumentForPower, m.to_string());
+                    if x == 0.0 && y < 0.0 {
+                        return Err(undefined("zero raised to a negative power is undefined"));
+                    }
+                    if x < 0.0 && y.is_finite() && y.fract() != 0.0 {
+                        return Err(undefined(
+                            "a negative number raised to a non-integer power yields a complex result",
+                        ));
+                    }
+                    let r = x.powf(y);
+                    if r.is_infinite() && x.is_finite() && y.is_finite() {
+                        return Err(SqlError::new(
+                            ErrorKind::NumericOutOfRange,
+                            "value out of range: overflow",
+                        ));
+                    }
+                    if r == 0.0 && x != 0.0 && x.is_finite() && y.is_finite() {
+                        return Err(SqlError::new(
+                            ErrorKind::NumericOutOfRange,
+                            "value out of range: underflow",
+                        ));
+                    }
+                    Value::Float(r)
+                }
                 _ => Value::Null,
             }
         }

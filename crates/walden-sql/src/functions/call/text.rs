@@ -100,6 +100,27 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
         Func::Replace => {
             Value::text(text_arg(&arg(0)).replace(&text_arg(&arg(1)), &text_arg(&arg(2))))
         }
+        Func::RegexpReplace => crate::functions::regex_fns::regexp_replace(
+            &text_arg(&arg(0)),
+            &text_arg(&arg(1)),
+            &text_arg(&arg(2)),
+            &a.get(3).map(text_arg).unwrap_or_default(),
+        )?,
+        Func::RegexpMatch => crate::functions::regex_fns::regexp_match(
+            &text_arg(&arg(0)),
+            &text_arg(&arg(1)),
+            &a.get(2).map(text_arg).unwrap_or_default(),
+        )?,
+        Func::RegexpSplitToArray => crate::functions::regex_fns::regexp_split_to_array(
+            &text_arg(&arg(0)),
+            &text_arg(&arg(1)),
+            &a.get(2).map(text_arg).unwrap_or_default(),
+        )?,
+        Func::SplitPart => crate::functions::regex_fns::split_part(
+            &text_arg(&arg(0)),
+            &text_arg(&arg(1)),
+            int_arg(&arg(2), "split_part")?,
+        )?,
         Func::Md5 => match arg(0) {
             Value::Null => Value::Null,
             Value::Bytes(b) => Value::text(format!("{:x}", md5::compute(&b[..]))),

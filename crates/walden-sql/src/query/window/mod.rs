@@ -368,10 +368,7 @@ fn compile_in(
             }
             let mut order = Vec::new();
             for it in &spec.order {
-                if matches!(it.options.sort, Some(ast::OrderBySort::Using(_))) {
-                    return Err(SqlError::unsupported("ORDER BY ... USING in a window"));
-                }
-                let desc = matches!(it.options.sort, Some(ast::OrderBySort::Desc));
+                let desc = crate::expr::sort_desc(&it.options)?;
                 let nulls_first = it.options.nulls_first.unwrap_or(desc);
                 order.push((Expr::compile(p, scope, &it.expr)?, desc, nulls_first));
             }

@@ -1,0 +1,154 @@
+//! Answers that used to be silently wrong (issue 32), statement by
+//! statement against a scratch PostgreSQL 15: numeric kept as written,
+//! integer and float range errors, rint casts, float8 text, LIKE ESCAPE,
+//! LIKE ANY/ALL, HAVING without GROUP BY, a WITH query read twice,
+//! ORDER BY ... USING. Rows must be equal; an error must carry the same
+//! SQLSTATE (the message wording may differ). What Walden refuses with
+//! 0A000 instead (numeric beyond 28 digits, NaN) is checked on its own.
+
+mod pg_diff;
+mod server_support;
+
+use pg_diff::{block_on_within, connect, render_messages, Peers};
+use std::time::Duration;
+use tokio_postgres::Client;
+
+const SCRIPT: &[&str] = &[
+    // numeric: unconstrained keeps every digit; numeric(p,s) rounds half
+    // away from zero.
+    "SELECT 9.4999999::numeric, 1.000000000000000000001::numeric, '0.1234567890123'::numeric",
+    "CREATE TABLE nums (a numeric, b numeric(5,2))",
+    "INSERT INTO nums VALUES (9.4999999, 1.005), (1.000000000000000000001, -1.005), ('-0.000000001', 2.5)",
+    "SELECT a, b FROM nums ORDER BY a",
+    "SELECT sum(a), max(a) FROM nums",
+    "SELECT 12.345::numeric(4,2), (-12.345)::numeric(4,2)",
+    "SELECT 123.5::numeric(3,0)",
+    "SELECT 'abc'::numeric",
+    // integer range: int2/int4/int8 arithmetic and its result type.
+    "SELECT 2147483647::int4 * 2::int2",
+    "SELECT 32767::int2 + 1::int2",
+    "SELECT pg_typeof(1::int2 + 1::int2), pg_typeof(1::int4 * 2::int2), pg_typeof(1::int8 - 1)",
+    "SELECT 9223372036854775807::int8 + 1",
+    "SELECT (-2147483648)::int4 / (-1)::int4",
+    "SELECT -(-32768)::int2",
+    "SELECT 2147483647 + 1",
+    "SELECT 2147483647::int8 + 1, 32767::int2 + 1::int4",
+    "CREATE TABLE ints (i int4, s int2)",
+    "INSERT INTO ints VALUES (2147483647, 32767), (-5, 3)",
+    "SELECT i + 1 FROM ints",
+    "SELECT s * 2::int2 FROM ints",
+    "SELECT i::int8 * 2, s + 1 FROM ints ORDER BY 1",
+    // float8 input range and arithmetic overflow.
+    "SELECT '1e400'::float8",
+    "SELECT '-1e400'::float8",
+    "SELECT '1e-400'::float8",
+    "SELECT '1e40'::float4",
+    "SELECT 'Infinity'::float8, '-inf'::float8, 'NaN'::float8",
+    "SELECT 1e300::float8 * 1e300::float8",
+    "SELECT 1e-300::float8 * 1e-300::float8",
+    // float8 to integer: halves to even, as rint.
+    "SELECT (-2.5)::float8::int4, 2.5::float8::int4, 3.5::float8::int8, (-0.5)::float8::int2, 1.5::float8::int2",
+    "SELECT -2.5::float8::int4",
+    // float8 output: PostgreSQL's shortest round-trip text.
+    "SELECT 1e200::float8, 0.1::float8 + 0.2::float8, 1.5e-10::float8, 123456789012345678::float8, 100::float8",
+    "SELECT 1e-7::float8, 1e15::float8, 1e14::float8, 0.0001::float8, (-0.0)::float8, 1.5::float4 / 7",
+    "SELECT 1e200::float8::text, 1e6::float4",
+    // LIKE ... ESCAPE.
+    "SELECT 'h%' LIKE 'h#%' ESCAPE '#', 'hx' LIKE 'h#%' ESCAPE '#', 'h%' NOT LIKE 'h#%' ESCAPE '#'",
+    "SELECT 'a_c' LIKE 'a\\_c', 'abc' LIKE 'a\\_c', 'a\\c' LIKE 'a\\c' ESCAPE '', 'H%' ILIKE 'h$%' ESCAPE '$'",
+    "SELECT 'abc' LIKE 'ab#' ESCAPE '#'",
+    "SELECT 'abc' LIKE 'a%' ESCAPE '##'",
+    "SELECT 'abc' LIKE 'a%' ESCAPE NULL",
+    // LIKE ANY / ALL (array).
+    "SELECT 'abc' LIKE ANY (ARRAY['a%','x']), 'abc' LIKE ALL (ARRAY['a%','x']), 'abc' LIKE ALL (ARRAY['a%','%c'])",
+    "SELECT 'abc' NOT LIKE ANY (ARRAY['a%','x']), 'abc' NOT LIKE ALL (ARRAY['a%','x']), 'ABC' ILIKE ANY (ARRAY['a%'])",
+    "SELECT 'abc' LIKE ANY (ARRAY['x', NULL]), 'abc' LIKE SOME (ARRAY['x', NULL, 'a%']), 'abc' LIKE ALL (ARRAY[]::text[])",
+    // NULL logic.
+    "SELECT 1 WHERE NULL NOT IN (SELECT 1 WHERE false)",
+    "SELECT 1 WHERE NULL IN (SELECT 1 WHERE false)",
+    "SELECT 1 WHERE 1 NOT IN (SELECT NULL::int)",
+    // HAVING without GROUP BY: one group of every row.
+    "SELECT 1 AS one FROM (VALUES (1),(2)) t(x) HAVING 1 > 0",
+    "SELECT 1 AS one FROM (VALUES (1),(2)) t(x) HAVING 1 < 0",
+    "SELECT count(*) FROM (VALUES (1),(2)) t(x) HAVING count(*) > 1",
+    "SELECT x FROM (VALUES (1),(2)) t(x) HAVING count(*) > 1",
+    // A WITH query read twice is made once.
+    "WITH c AS (SELECT random() r FROM generate_series(1,5)) SELECT count(DISTINCT r) FROM (SELECT r FROM c UNION ALL SELECT r FROM c) s",
+    "WITH c AS (SELECT random() r) SELECT a.r = b.r FROM c a, c b",
+    "WITH c AS (SELECT x FROM generate_series(1,3) x) SELECT count(*) FROM c a JOIN c b ON a.x <= b.x",
+    // ORDER BY ... USING.
+    "SELECT x FROM (VALUES (1),(3),(2)) t(x) ORDER BY x USING >",
+    "SELECT x FROM (VALUES (1),(3),(2)) t(x) ORDER BY x USING <",
+    "SELECT string_agg(x::text, ',' ORDER BY x USING >) FROM (VALUES (1),(3),(2)) t(x)",
+    // regexp_replace, regexp_match, regexp_split_to_array, split_part.
+    "SELECT regexp_replace('abcabc', 'b', 'X'), regexp_replace('abcabc', 'B', 'X', 'gi'), regexp_replace('1222-333', '(\\d)(\\d)', '\\2\\1-\\&', 'g')",
+    "SELECT regexp_replace('a', 'a', 'b', 'z')",
+    "SELECT regexp_replace('a', '(', 'b')",
+    "SELECT regexp_match('foobarbequebaz', '(bar)(beque)'), regexp_match('foobar', 'o+'), regexp_match('foo', 'x'), regexp_match('ABC', 'b', 'i')",
+    "SELECT regexp_split_to_array('hello world  there', '\\s+'), regexp_split_to_array('abc', ''), regexp_split_to_array('abc', 'x*')",
+    "SELECT split_part('abc~@~def~@~ghi', '~@~', 2), split_part('abc,def,ghi', ',', -1), split_part('abc,def', ',', 5), split_part('', ',', 1), split_part('abc', '', 1)",
+    "SELECT split_part('abc', ',', 0)",
+    // x ^ y on float8.
+    "SELECT 2 ^ 10, 2.0::float8 ^ 0.5, pg_typeof(2 ^ 3)",
+    "SELECT 0::float8 ^ (-1)::float8",
+    "SELECT (-8)::float8 ^ 0.5::float8",
+    "SELECT 10::float8 ^ 400::float8",
+    // json keeps its text.
+    "SELECT '[1,2,3]'::json, '{\"a\" : 1,  \"b\":[ 2 ]}'::json, '[1,2,3]'::jsonb",
+];
+
+/// Each statement's outcome: its rows, or its error's SQLSTATE.
+async fn outcomes(c: &Client) -> Vec<String> {
+    let mut out = Vec::new();
+    for sql in SCRIPT {
+        let r = match c.simple_query(sql).await {
+            Ok(msgs) => render_messages(&msgs),
+            Err(e) => match e.as_db_error() {
+                Some(d) => format!("ERROR {}", d.code().code()),
+                None => format!("ERROR {e}"),
+            },
+        };
+        out.push(format!("{sql}\n  -> {r}"));
+    }
+    out
+}
+
+#[test]
+fn answers_match_postgres() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(peers) = Peers::start(tmp.path(), "to compare answers") else {
+        return;
+    };
+    block_on_within(Duration::from_secs(120), async {
+        let want = outcomes(&connect(&peers.pg_conn()).await).await;
+        let got = outcomes(&connect(&peers.walden_conn()).await).await;
+        pg_diff::assert_same(&want, &got);
+    });
+}
+
+/// What Walden's numeric cannot hold exactly is refused (0A000), never
+/// rounded; PostgreSQL accepts these.
+#[test]
+fn numeric_beyond_walden_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let walden = server_support::Serve::start(&tmp.path().join("walden"), &[]);
+    block_on_within(Duration::from_secs(60), async {
+        let c = connect(&walden.conn_str()).await;
+        for sql in [
+            "SELECT 'NaN'::numeric",
+            "SELECT '-Infinity'::numeric",
+            "SELECT 123456789012345678901234567890.5",
+            "SELECT '1.0000000000000000000000000000001'::numeric",
+        ] {
+            let e = c.simple_query(sql).await.expect_err(sql);
+            assert_eq!(
+                e.as_db_error().map(|d| d.code().code()),
+                Some("0A000"),
+                "{sql}: {e}"
+            );
+        }
+        // The session goes on.
+        let r = c.simple_query("SELECT 1.5::numeric").await.unwrap();
+        assert_eq!(render_messages(&r), "1.5; ok 1");
+    });
+}
