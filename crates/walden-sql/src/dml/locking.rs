@@ -38,6 +38,16 @@ pub(crate) struct LockingPlan {
     proj: Returning,
     mode: LockMode,
     busy: Busy,
+    /// ORDER BY ... LIMIT served by the primary key's order: the rows are
+    /// read in that order and locked as they come (see [`run_walk`]).
+    walk: Option<LockWalk>,
+}
+
+/// The primary key's rows whose leading columns equal `range.prefix`, in
+/// key order (or `reverse`).
+struct LockWalk {
+    range: query::KeyRange,
+    reverse: bool,
 }
 
 impl LockingPlan {
@@ -249,8 +259,10 @@ pub(crate) fn plan(p: &mut Planner<'_>, q: &ast::Query) -> Result<LockingPlan> {
             None => return Err(SqlError::syntax("TOP needs a row count")),
         });
     }
+    let walk = lock_walk(&t, &access.filter, &order);
     Ok(LockingPlan {
         table: t,
+        walk,
         access,
         order,
         limit,
@@ -258,6 +270,55 @@ pub(crate) fn plan(p: &mut Planner<'_>, q: &ast::Query) -> Result<LockingPlan> {
         proj,
         mode,
         busy,
+    })
+}
+
+/// The walk that gives `order`: after the primary key's columns fixed by
+/// equalities in `filter`, the ORDER BY names the next key columns (those
+/// an equality fixes may come anywhere), all ascending or all descending.
+/// Only for key types whose key order is their sort order (numbers,
+/// dates, times): a text key's byte order is not a collation's.
+fn lock_walk(t: &Table, filter: &[Expr], order: &[(Expr, bool, bool)]) -> Option<LockWalk> {
+    use walden_engine::DataType as T;
+    let pk = &t.def.primary_key;
+    if pk.is_empty() || order.is_empty() {
+        return None;
+    }
+    let prefix: Vec<Expr> = pk
+        .iter()
+        .map_while(|&c| query::equal_const(c, filter))
+        .collect();
+    let fixed = &pk[..prefix.len()];
+    let mut cols = Vec::new();
+    for (e, desc, _) in order {
+        let Expr::Col(c) = e else { return None };
+        if !fixed.contains(c) {
+            cols.push((*c, *desc));
+        }
+    }
+    let reverse = cols.first().map_or(false, |&(_, d)| d);
+    let ordered = cols.iter().enumerate().all(|(i, &(c, d))| {
+        d == reverse
+            && pk.get(prefix.len() + i) == Some(&c)
+            && matches!(
+                t.def.columns[c].data_type,
+                T::SmallInt
+                    | T::Int
+                    | T::BigInt
+                    | T::Decimal { .. }
+                    | T::Date
+                    | T::Timestamp
+                    | T::TimestampTz
+                    | T::Time
+            )
+    });
+    ordered.then(|| LockWalk {
+        range: query::KeyRange {
+            prefix,
+            lo: None,
+            hi: None,
+        },
+        reverse,
     })
 }
 
@@ -310,6 +371,16 @@ fn order_expr(
 }
 
 pub(crate) fn run(lp: &LockingPlan, tx: &mut Transaction, ctx: &Ctx<'_>) -> Result<QueryOutput> {
+    if let Some(w) = &lp.walk {
+        if let Some(out) = run_walk(lp, w, tx, ctx)? {
+            return Ok(QueryOutput {
+                tag: format!("SELECT {}", out.len()),
+                columns: Some(lp.proj.columns.clone()),
+                rows: out,
+                ..Default::default()
+            });
+        }
+    }
     let t = lp.table.clone();
     // Candidates from the statement's snapshot, in the requested order.
     let (limit, offset, mut cands) = {
@@ -359,43 +430,13 @@ pub(crate) fn run(lp: &LockingPlan, tx: &mut Transaction, ctx: &Ctx<'_>) -> Resu
             .collect();
         query::sort_rows(&mut cands, &order);
     }
-    let policy = match lp.busy {
-        Busy::Wait => WaitPolicy::Wait,
-        Busy::NoWait | Busy::Skip => WaitPolicy::NoWait,
-    };
     let mut out = Vec::new();
     let mut passed = 0usize;
     for (k, _) in cands {
         if limit.is_some_and(|l| out.len() >= l) {
             break;
         }
-        let row = match tx.get_locked(&t, &k, lp.mode, policy)? {
-            Locked::Busy if lp.busy == Busy::Skip => continue,
-            Locked::Busy => {
-                return Err(SqlError::new(
-                    ErrorKind::LockTimeout,
-                    format!("could not obtain lock on row in relation \"{}\"", t.name()),
-                ))
-            }
-            Locked::Row(None) => continue,
-            Locked::Row(Some(row)) => row,
-        };
-        let env = ctx.env(tx);
-        // The newest version must still match (PostgreSQL's re-check).
-        if !query::passes(&lp.access.filter, &row, &env)? {
-            continue;
-        }
-        passed += 1;
-        if passed <= offset {
-            continue;
-        }
-        out.push(
-            lp.proj
-                .exprs
-                .iter()
-                .map(|e| e.eval(&row, &env))
-                .collect::<Result<Vec<_>>>()?,
-        );
+        lock_one(lp, tx, ctx, &k, offset, &mut passed, &mut out)?;
     }
     Ok(QueryOutput {
         tag: format!("SELECT {}", out.len()),
@@ -403,4 +444,117 @@ pub(crate) fn run(lp: &LockingPlan, tx: &mut Transaction, ctx: &Ctx<'_>) -> Resu
         rows: out,
         ..Default::default()
     })
+}
+
+/// Locks the candidate row with key `k` and, when its newest version still
+/// matches, counts it and (past `offset`) adds its projection to `out`.
+fn lock_one(
+    lp: &LockingPlan,
+    tx: &mut Transaction,
+    ctx: &Ctx<'_>,
+    k: &[Value],
+    offset: usize,
+    passed: &mut usize,
+    out: &mut Vec<Vec<Value>>,
+) -> Result<()> {
+    let t = &lp.table;
+    let policy = match lp.busy {
+        Busy::Wait => WaitPolicy::Wait,
+        Busy::NoWait | Busy::Skip => WaitPolicy::NoWait,
+    };
+    let row = match tx.get_locked(t, k, lp.mode, policy)? {
+        Locked::Busy if lp.busy == Busy::Skip => return Ok(()),
+        Locked::Busy => {
+            return Err(SqlError::new(
+                ErrorKind::LockTimeout,
+                format!("could not obtain lock on row in relation \"{}\"", t.name()),
+            ))
+        }
+        Locked::Row(None) => return Ok(()),
+        Locked::Row(Some(row)) => row,
+    };
+    let env = ctx.env(tx);
+    // The newest version must still match (PostgreSQL's re-check).
+    if !query::passes(&lp.access.filter, &row, &env)? {
+        return Ok(());
+    }
+    *passed += 1;
+    if *passed <= offset {
+        return Ok(());
+    }
+    out.push(
+        lp.proj
+            .exprs
+            .iter()
+            .map(|e| e.eval(&row, &env))
+            .collect::<Result<Vec<_>>>()?,
+    );
+    Ok(())
+}
+
+/// Runs a locking read with ORDER BY and LIMIT through the primary key's
+/// order: candidates are read from the snapshot in key order a batch at a
+/// time and locked in that order, until LIMIT rows are locked and still
+/// match, so a `LIMIT 1` locks one row and reads few (the same rows, in
+/// the same order, the sort of every candidate would give). `None` without
+/// a LIMIT (the caller reads every candidate).
+fn run_walk(
+    lp: &LockingPlan,
+    w: &LockWalk,
+    tx: &mut Transaction,
+    ctx: &Ctx<'_>,
+) -> Result<Option<Vec<Vec<Value>>>> {
+    use std::ops::Bound;
+    let t = lp.table.clone();
+    let (limit, offset, (mut lo, mut hi)) = {
+        let env = ctx.env(tx);
+        let Some(limit) = query::eval_count(&lp.limit, &env)? else {
+            return Ok(None);
+        };
+        let offset = query::eval_count(&lp.offset, &env)?.unwrap_or(0);
+        (limit, offset, query::key_bounds(&t, Some(&w.range), &env)?)
+    };
+    tx.lock_table(&t, walden_engine::TableLockMode::RowShare, WaitPolicy::Wait)?;
+    let mut out = Vec::new();
+    let mut passed = 0usize;
+    let mut batch = limit.saturating_add(offset).clamp(1, 4096);
+    while out.len() < limit {
+        let mut keys: Vec<Key> = Vec::new();
+        {
+            let env = ctx.env(tx);
+            tx.walk_in(
+                &t,
+                (lo.clone(), hi.clone()),
+                w.reverse,
+                |r| -> Result<bool> {
+                    if query::passes(&lp.access.filter, r, &env)? {
+                        if let Some(k) = t.key_of(r) {
+                            keys.push(k);
+                        }
+                    }
+                    Ok(keys.len() < batch)
+                },
+            )?;
+        }
+        let exhausted = keys.len() < batch;
+        let last = keys.last().cloned();
+        for k in keys {
+            if out.len() >= limit {
+                break;
+            }
+            lock_one(lp, tx, ctx, &k, offset, &mut passed, &mut out)?;
+        }
+        match last {
+            Some(k) if !exhausted => {
+                if w.reverse {
+                    hi = Bound::Excluded(k);
+                } else {
+                    lo = Bound::Excluded(k);
+                }
+            }
+            _ => break,
+        }
+        batch = batch.saturating_mul(2).min(65536);
+    }
+    Ok(Some(out))
 }

@@ -194,7 +194,7 @@ impl Planned {
         let range = self
             .range
             .iter()
-            .flat_map(|r| r.lo.iter().chain(r.hi.iter()).map(|(e, _)| e));
+            .flat_map(|r| r.exprs());
         let assigned = self.assignments.iter().map(|(_, e)| e);
         let index = self.index.iter().flat_map(|ip| query::index_exprs(ip));
         lookup

@@ -43,11 +43,10 @@ impl Expr {
                 // outer reference, which is constant per group).
                 let input = agg.input_scope.clone();
                 let (t, n) = ident_parts(e);
-                if input
-                    .resolve(t.as_deref(), &n)
-                    .map(|(d, _)| d == 0)
-                    .unwrap_or(false)
-                {
+                if let Ok((0, i)) = input.resolve(t.as_deref(), &n) {
+                    if let Some(k) = agg.dependent_key(i) {
+                        return Ok(Expr::Col(k));
+                    }
                     return Err(SqlError::new(
                         ErrorKind::GroupingError,
                         format!("column \"{}\" must appear in the GROUP BY clause or be used in an aggregate function", e),

@@ -3,7 +3,12 @@
 
 use super::*;
 
-/// Turns equality filters on a table's whole primary key into a point lookup.
+/// Chooses how a table's rows are found from its filters: a point lookup
+/// when equalities fix the whole primary key; else the narrowest of a
+/// primary-key range (equalities on its first columns, then bounds on the
+/// next), a search of a secondary index, and a union of searches (IN lists,
+/// ORs). Each is scored by the columns it fixes (two per equality, one for
+/// bounds); the primary key wins ties, as it needs no second lookup.
 pub fn choose_lookups(s: &mut Source) {
     match s {
         Source::Table {
@@ -14,7 +19,6 @@ pub fn choose_lookups(s: &mut Source) {
             filter,
         } => {
             if !table.def.primary_key.is_empty() {
-                *range = choose_range(table.def.primary_key[0], filter);
                 let key: Option<Vec<Expr>> = table
                     .def
                     .primary_key
@@ -27,31 +31,68 @@ pub fn choose_lookups(s: &mut Source) {
                     return;
                 }
             }
-            let search = best_search(table, filter, range.is_some());
-            // A search with equalities beats a union; a union of bounded
-            // searches beats a one-column range or a scan.
-            if search.as_ref().is_none_or(|s| s.eq.is_empty()) {
-                if let Some(path) = choose_union(table, filter) {
-                    *index = Some(Box::new(path));
-                    *range = None;
-                    return;
-                }
+            *range = pk_range(table, filter);
+            let pk_score = range.as_deref().map_or(0, range_score);
+            let search = best_search(table, filter, pk_score);
+            let best = search.as_ref().map_or(pk_score, search_score);
+            if let Some(path) = choose_union(table, filter, best) {
+                *index = Some(Box::new(path));
+                *range = None;
+                return;
             }
             *index = search.map(|s| Box::new(IndexPath::Search(s)));
             if index.is_some() {
                 *range = None;
             }
         }
-        Source::Join { left, right, .. } => {
+        Source::Join {
+            left,
+            right,
+            kind,
+            keys,
+            probe,
+            ..
+        } => {
             choose_lookups(left);
             choose_lookups(right);
+            *probe = super::probe::choose_probe(kind, right, keys);
         }
         _ => {}
     }
 }
 
+/// Equalities on the primary key's first columns, then bounds on the next
+/// one; `None` when neither narrows the key.
+pub(super) fn pk_range(table: &Table, filter: &[Expr]) -> Option<Box<KeyRange>> {
+    let pk = &table.def.primary_key;
+    let prefix: Vec<Expr> = pk.iter().map_while(|&c| equal_const(c, filter)).collect();
+    let mut r = pk
+        .get(prefix.len())
+        .and_then(|&c| choose_range(c, filter))
+        .unwrap_or_default();
+    r.prefix = prefix;
+    (!r.prefix.is_empty() || r.lo.is_some() || r.hi.is_some()).then_some(r)
+}
+
+fn range_score(r: &KeyRange) -> usize {
+    r.prefix.len() * 2 + (r.lo.is_some() || r.hi.is_some()) as usize
+}
+
+fn search_score(s: &IndexSearch) -> usize {
+    s.eq.len() * 2 + s.range.is_some() as usize
+}
+
+/// How narrow one branch of a union is (see [`choose_lookups`]).
+fn probe_score(table: &Table, p: &Probe) -> usize {
+    match p {
+        Probe::Key(_) => table.def.primary_key.len() * 2,
+        Probe::Range(r) => range_score(r),
+        Probe::Index(s) => search_score(s),
+    }
+}
+
 /// A constant that `filter` says column `col` equals.
-pub(super) fn equal_const(col: usize, filter: &[Expr]) -> Option<Expr> {
+pub(crate) fn equal_const(col: usize, filter: &[Expr]) -> Option<Expr> {
     filter.iter().find_map(|f| match f {
         Expr::Bin(BinOp::Eq, a, b) => match (a.as_ref(), b.as_ref()) {
             (Expr::Col(i), other) | (other, Expr::Col(i)) if *i == col && !other.uses_row() => {
@@ -64,9 +105,9 @@ pub(super) fn equal_const(col: usize, filter: &[Expr]) -> Option<Expr> {
 }
 
 /// The index that fixes the most leading columns by equality (a range on
-/// the next one counts half a column); none when no index helps, or when
-/// it would only give a range and the primary key gives one already.
-pub(super) fn best_search(table: &Table, filter: &[Expr], pk_range: bool) -> Option<IndexSearch> {
+/// the next one counts half a column); none when no index narrows more
+/// than the primary-key range of score `pk_score` does.
+pub(super) fn best_search(table: &Table, filter: &[Expr], pk_score: usize) -> Option<IndexSearch> {
     let mut best: Option<(usize, IndexSearch)> = None;
     for (n, ix) in table.indexes.iter().enumerate() {
         let mut eq = Vec::new();
@@ -82,7 +123,7 @@ pub(super) fn best_search(table: &Table, filter: &[Expr], pk_range: bool) -> Opt
             .get(eq.len())
             .and_then(|&c| choose_range(c, filter));
         let score = eq.len() * 2 + range.is_some() as usize;
-        if score == 0 || (eq.is_empty() && pk_range) {
+        if score == 0 || score <= pk_score {
             continue;
         }
         if best.as_ref().is_none_or(|(b, _)| score > *b) {
@@ -104,8 +145,9 @@ pub(super) fn best_search(table: &Table, filter: &[Expr], pk_range: bool) -> Opt
 /// searched (with the other conjuncts' equalities and bounds, so
 /// `a = 1 AND (b = 2 OR b = 3)` searches an index on (a, b) twice). The
 /// whole filter still runs on the rows found; `None` when some branch
-/// would need a scan.
-pub(super) fn choose_union(table: &Table, filter: &[Expr]) -> Option<IndexPath> {
+/// would need a scan, or would not narrow more than a single path of
+/// score `single` does.
+pub(super) fn choose_union(table: &Table, filter: &[Expr], single: usize) -> Option<IndexPath> {
     let rest_of = |i: usize| -> Vec<Expr> {
         filter
             .iter()
@@ -128,7 +170,7 @@ pub(super) fn choose_union(table: &Table, filter: &[Expr]) -> Option<IndexPath> 
                 let rest = rest_of(i);
                 let mut probe = vec![eq_lit(*c, Value::Null)];
                 probe.extend(rest.iter().filter_map(clone_sargable));
-                if best_probe(table, &probe).is_some() {
+                if best_probe(table, &probe).is_some_and(|p| probe_score(table, &p) > single) {
                     return Some(IndexPath::Any {
                         col: *c,
                         array,
@@ -175,7 +217,9 @@ pub(super) fn choose_union(table: &Table, filter: &[Expr]) -> Option<IndexPath> 
             })
             .collect::<Option<Vec<_>>>();
         if let Some(p) = probes {
-            return Some(IndexPath::Union(p));
+            if p.iter().all(|p| probe_score(table, p) > single) {
+                return Some(IndexPath::Union(p));
+            }
         }
     }
     None
@@ -197,10 +241,10 @@ fn best_probe(table: &Table, filter: &[Expr]) -> Option<Probe> {
             return Some(Probe::Key(key));
         }
     }
-    let range = pk.first().and_then(|&c| choose_range(c, filter));
-    match best_search(table, filter, range.is_some()) {
-        Some(s) if !s.eq.is_empty() || range.is_none() => Some(Probe::Index(s)),
-        _ => range.map(Probe::Range),
+    let range = pk_range(table, filter);
+    match best_search(table, filter, range.as_deref().map_or(0, range_score)) {
+        Some(s) => Some(Probe::Index(s)),
+        None => range.map(Probe::Range),
     }
 }
 
@@ -480,9 +524,10 @@ pub(super) fn choose_range(col: usize, filter: &[Expr]) -> Option<Box<KeyRange>>
 }
 
 /// The scan bounds of `range` on `table`. Only what is certain narrows the
-/// scan: a bound whose value does not convert to the key column's type, and
-/// the upper or exclusive-lower bound of a composite key (whose longer keys
-/// sort after the one-column bound), leave that side open.
+/// scan: a value that does not convert exactly to its key column's type
+/// (`id > 2.5` on an integer) narrows nothing from there on; a NULL one
+/// gives an empty range (nothing equals or compares with NULL); a bound
+/// on a column followed by more key columns takes in every key under it.
 pub(crate) fn key_bounds(
     table: &Table,
     range: Option<&KeyRange>,
@@ -492,61 +537,64 @@ pub(crate) fn key_bounds(
     std::ops::Bound<walden_engine::Key>,
 )> {
     use std::ops::Bound;
+    let empty = || Ok((Bound::Included(Box::new([]) as Key), Bound::Excluded(Box::new([]) as Key)));
+    type Key = walden_engine::Key;
     let Some(r) = range else {
         return Ok((Bound::Unbounded, Bound::Unbounded));
     };
-    let single = table.def.primary_key.len() == 1;
-    let ty = &table.def.columns[table.def.primary_key[0]].data_type;
-    let conv = |e: &Expr| -> Result<Option<Value>> {
-        let v = e.eval(&[], env)?;
-        if v.is_null() {
-            return Ok(None);
+    let pk = &table.def.primary_key;
+    let ty = |k: usize| &table.def.columns[pk[k]].data_type;
+    let mut prefix = Vec::with_capacity(r.prefix.len() + 2);
+    let mut exact = true;
+    for (k, e) in r.prefix.iter().enumerate() {
+        match bound_value(e, ty(k), env)? {
+            None => return empty(),
+            Some(Ok(v)) => prefix.push(v),
+            Some(Err(())) => {
+                exact = false;
+                break;
+            }
         }
-        // Only a lossless conversion may bound the scan: `id > 2.5` must not
-        // become `id > 3` (or 2) on an integer key.
-        Ok(match walden_engine::types::coerce(v.clone(), ty) {
-            Ok(c)
-                if matches!(
-                    crate::functions::compare(&c, &v),
-                    Ok(Some(std::cmp::Ordering::Equal))
-                ) =>
-            {
-                Some(c)
-            }
-            _ => None,
-        })
+    }
+    let n = prefix.len();
+    let with = |extra: &[Value]| -> Key {
+        let mut k = prefix.clone();
+        k.extend_from_slice(extra);
+        k.into_boxed_slice()
     };
-    let lo = match &r.lo {
-        Some((e, inc)) => match conv(e)? {
-            Some(v) if *inc || single => {
-                let k: walden_engine::Key = vec![v].into_boxed_slice();
-                if *inc {
-                    Bound::Included(k)
-                } else {
-                    Bound::Excluded(k)
-                }
-            }
-            Some(v) => Bound::Included(vec![v].into_boxed_slice()),
-            None => Bound::Unbounded,
-        },
-        None => Bound::Unbounded,
+    // Bounds apply to column `n` only when every equality before it did.
+    let bound = |b: &Option<(Expr, bool)>| -> Result<Option<Option<(Value, bool)>>> {
+        match b {
+            Some((e, inc)) if exact && n < pk.len() => Ok(match bound_value(e, ty(n), env)? {
+                None => None,
+                Some(Ok(v)) => Some(Some((v, *inc))),
+                Some(Err(())) => Some(None),
+            }),
+            _ => Ok(Some(None)),
+        }
     };
-    let hi = match &r.hi {
-        Some((e, inc)) if single => match conv(e)? {
-            Some(v) => {
-                let k: walden_engine::Key = vec![v].into_boxed_slice();
-                if *inc {
-                    Bound::Included(k)
-                } else {
-                    Bound::Excluded(k)
-                }
-            }
-            None => Bound::Unbounded,
-        },
-        _ => Bound::Unbounded,
+    let (Some(lo), Some(hi)) = (bound(&r.lo)?, bound(&r.hi)?) else {
+        return empty();
+    };
+    // Whether column `n` is the key's last: a bound on it is exact.
+    let last = n + 1 == pk.len();
+    let above = super::walk::above;
+    let lo = match lo {
+        Some((v, true)) => Bound::Included(with(&[v])),
+        Some((v, false)) if last => Bound::Excluded(with(&[v])),
+        Some((v, false)) => Bound::Excluded(with(&[v, above()])),
+        None if n == 0 => Bound::Unbounded,
+        None => Bound::Included(with(&[])),
+    };
+    let hi = match hi {
+        Some((v, false)) => Bound::Excluded(with(&[v])),
+        Some((v, true)) if last => Bound::Included(with(&[v])),
+        Some((v, true)) => Bound::Included(with(&[v, above()])),
+        None if n == 0 => Bound::Unbounded,
+        None => Bound::Included(with(&[above()])),
     };
     // An empty or inverted range would make BTreeMap::range panic.
-    let empty = match (&lo, &hi) {
+    let inverted = match (&lo, &hi) {
         (Bound::Included(a) | Bound::Excluded(a), Bound::Included(b) | Bound::Excluded(b)) => {
             a > b
                 || (a == b
@@ -554,8 +602,8 @@ pub(crate) fn key_bounds(
         }
         _ => false,
     };
-    if empty {
-        return Ok((Bound::Included(Box::new([])), Bound::Excluded(Box::new([]))));
+    if inverted {
+        return empty();
     }
     Ok((lo, hi))
 }
@@ -612,7 +660,7 @@ pub(crate) fn reusable(plan: &QueryPlan) -> bool {
 /// The expressions an index search (or union of them) evaluates.
 pub(crate) fn index_exprs(ip: &IndexPath) -> Vec<&Expr> {
     fn range_exprs(r: &KeyRange) -> impl Iterator<Item = &Expr> {
-        r.lo.iter().chain(r.hi.iter()).map(|(e, _)| e)
+        r.exprs()
     }
     fn search_exprs(s: &IndexSearch) -> impl Iterator<Item = &Expr> {
         s.eq.iter()
@@ -651,7 +699,7 @@ pub(super) fn source_reusable(s: &Source) -> bool {
             no_subquery(lookup.iter().flatten())
                 && range
                     .as_deref()
-                    .is_none_or(|r| no_subquery(r.lo.iter().chain(r.hi.iter()).map(|(e, _)| e)))
+                    .is_none_or(|r| no_subquery(r.exprs()))
                 && index
                     .as_deref()
                     .is_none_or(|ip| no_subquery(index_exprs(ip)))

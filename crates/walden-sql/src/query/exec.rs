@@ -249,8 +249,23 @@ pub(super) fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             keys,
             on,
             right_width,
+            probe,
         } => {
             let l = run_source(left, env)?;
+            if let (Some(pr), Source::Table { table, .. }) = (probe, right.as_ref()) {
+                if super::probe::worth_it(l.len(), table) {
+                    return super::probe::probe_join(
+                        l,
+                        right,
+                        pr,
+                        *right_width,
+                        kind,
+                        keys,
+                        on,
+                        env,
+                    );
+                }
+            }
             let r = run_source(right, env)?;
             let lw = source_width(left);
             join_rows(l, r, lw, *right_width, kind, keys, on, env)?

@@ -633,18 +633,40 @@ pub(super) fn place_on_join(source: &mut Source, c: Expr, lw: usize) {
                 return;
             }
         }
-        if matches!(kind, JoinKind::Inner) && !used.is_empty() {
-            if used.iter().all(|&i| i < lw) {
+        // A condition on the inner side of an outer join only decides which
+        // of its rows match, so it may filter that side's rows first (which
+        // lets its key serve the join).
+        let (to_left, to_right) = match kind {
+            JoinKind::Inner => (true, true),
+            JoinKind::Left => (false, true),
+            JoinKind::Right => (true, false),
+            JoinKind::Full => (false, false),
+        };
+        if !used.is_empty() {
+            if to_left && takes_filters(left) && used.iter().all(|&i| i < lw) {
                 add_filter(left, c, 0);
                 return;
             }
-            if used.iter().all(|&i| i >= lw) {
+            if to_right && takes_filters(right) && used.iter().all(|&i| i >= lw) {
                 add_filter(right, c, lw);
                 return;
             }
         }
     }
     on.push(c);
+}
+
+/// Whether a filter over a source's rows may be placed in it: not in an
+/// outer join, where it would become part of the join's condition (and
+/// turn rows it should remove into NULL-extended ones).
+fn takes_filters(s: &Source) -> bool {
+    !matches!(
+        s,
+        Source::Join {
+            kind: JoinKind::Left | JoinKind::Right | JoinKind::Full,
+            ..
+        }
+    )
 }
 
 /// Adds a filter (over the row of `source`, after shifting by `by`).

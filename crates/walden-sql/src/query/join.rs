@@ -164,6 +164,7 @@ pub(super) fn join(
         keys: vec![],
         on: vec![],
         right_width,
+        probe: None,
     };
     for c in on {
         place_on_join(&mut source, c, lw);

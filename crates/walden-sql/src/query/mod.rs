@@ -21,6 +21,9 @@ use walden_engine::{DataType, Database, Table, Value};
 
 mod access;
 mod common_type;
+mod depend;
+mod equiv;
+mod probe;
 pub(crate) use common_type::{drops_blanks, needs_cast, select_common, unmodified, ColumnCast};
 mod exec;
 mod from;
@@ -49,9 +52,18 @@ pub struct AggCtx {
     pub key_types: Vec<DataType>,
     pub input_scope: Arc<Scope>,
     pub aggs: Vec<AggSpec>,
+    /// Input columns grouped because they depend on a grouped primary
+    /// key: (input column, position among the keys).
+    pub dependent: Vec<(usize, usize)>,
 }
 
 impl AggCtx {
+    /// The key position of input column `i` when it depends on a grouped
+    /// primary key (it may then be named outside an aggregate).
+    pub fn dependent_key(&self, i: usize) -> Option<usize> {
+        self.dependent.iter().find(|(c, _)| *c == i).map(|(_, k)| *k)
+    }
+
     /// The types of the grouped row (keys, then the aggregates compiled so
     /// far), which expressions after GROUP BY are compiled over.
     pub fn row_types(&self, params: &[Option<DataType>]) -> Vec<DataType> {
@@ -195,12 +207,25 @@ pub enum JoinKind {
     Full,
 }
 
-/// Bounds on the first primary-key column (`id BETWEEN a AND b`, `id > a`).
+/// A primary-key range: values for the key's first columns (`prefix`,
+/// fixed by equalities), then bounds on the column after them (`id
+/// BETWEEN a AND b`, `id > a`). Bounds alone are on the first key column.
 #[derive(Debug, Default)]
 pub struct KeyRange {
+    /// Values of the leading key columns, in key order.
+    pub prefix: Vec<Expr>,
     /// (bound, inclusive)
     pub lo: Option<(Expr, bool)>,
     pub hi: Option<(Expr, bool)>,
+}
+
+impl KeyRange {
+    /// Every expression the range evaluates.
+    pub fn exprs(&self) -> impl Iterator<Item = &Expr> {
+        self.prefix
+            .iter()
+            .chain(self.lo.iter().chain(self.hi.iter()).map(|(e, _)| e))
+    }
 }
 
 /// A search through a secondary index: values for its first columns
@@ -312,6 +337,10 @@ pub enum Source {
         /// Condition over the combined row.
         on: Vec<Expr>,
         right_width: usize,
+        /// An index nested-loop join: the right side, a table, searched
+        /// through a key for each left row (chosen at run time over the
+        /// hash join when the left side is small beside the table).
+        probe: Option<Box<probe::JoinProbe>>,
     },
 }
 

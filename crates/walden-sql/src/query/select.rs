@@ -295,6 +295,7 @@ fn plan_select_inner(
         }
     }
     p.window = WindowSlot::Refused("here");
+    super::equiv::propagate(&mut item.source);
     choose_lookups(&mut item.source);
 
     // Grouping.
@@ -400,6 +401,15 @@ fn plan_select_inner(
             p.window = WindowSlot::Refused("here");
             key_names.push(g.to_string());
         }
+        // Columns of a table grouped by its primary key depend on it: they
+        // are grouped too (which splits no group), under names no
+        // expression has, and found by their column (PostgreSQL's rule).
+        let mut dependent = Vec::new();
+        for c in super::depend::dependent_columns(&item.source, &keys) {
+            dependent.push((c, keys.len()));
+            keys.push(Expr::Col(c));
+            key_names.push(format!("\u{1}dependent {c}"));
+        }
         let key_types = keys
             .iter()
             .map(|k| static_type(k, &input_types, &p.params).unwrap_or(DataType::Text))
@@ -409,6 +419,7 @@ fn plan_select_inner(
             key_types,
             input_scope: scope.clone(),
             aggs: Vec::new(),
+            dependent,
         });
         group = Some(keys);
     }
@@ -616,7 +627,7 @@ pub(super) fn source_correlated(s: &Source) -> bool {
                     .is_some_and(|l| l.iter().any(|e| e.uses_outer()))
                 || range
                     .as_ref()
-                    .is_some_and(|r| r.lo.iter().chain(r.hi.iter()).any(|(e, _)| e.uses_outer()))
+                    .is_some_and(|r| r.exprs().any(|e| e.uses_outer()))
         }
         Source::Derived { plan, filter, .. } => {
             plan.correlated || filter.iter().any(|e| e.uses_outer())

@@ -282,13 +282,13 @@ fn segments(table: &Table, w: &OrderedWalk, env: &Env<'_>) -> Result<Option<Vec<
 
 /// A bound below every non-NULL value: `false` is the lowest of them in
 /// the key order (and in the store's encoding of keys).
-fn below() -> Value {
+pub(super) fn below() -> Value {
     Value::Bool(false)
 }
 
 /// A bound above every value a key holds: the enum sort position that
 /// orders last (a NaN no enum label has), enums being the highest type in
 /// the key order and the store's encoding.
-fn above() -> Value {
+pub(super) fn above() -> Value {
     Value::Enum(f64::from_bits(u64::MAX >> 1), std::sync::Arc::from(""))
 }
