@@ -303,8 +303,7 @@ pub fn drop(
         let r = match object_type {
             ast::ObjectType::Table => {
                 if let Ok(t) = db.table_as(Some(tx.id()), &name) {
-                    let what = format!("table {}", t.name());
-                    crate::catalog::views::drop_readers(tx, t.id(), &what, cascade, &mut out)?;
+                    crate::catalog::views::drop_readers(tx, t.id(), "table", t.name(), cascade, &mut out)?;
                 } else if db.user_view_as(Some(tx.id()), &name).is_some() {
                     return Err(SqlError::new(
                         ErrorKind::WrongObjectType,

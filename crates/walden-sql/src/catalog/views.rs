@@ -172,7 +172,7 @@ fn put_view(
                 format!("infinite recursion detected in rules for relation \"{name}\""),
             ));
         }
-        let readers = !dependents(&db, Some(tx.id()), old.id).is_empty();
+        let readers = !dependents(&db, Some(tx.id()), old.id, &old.name, "").is_empty();
         if put == Put::Replace || readers {
             keeps_columns(&old.columns, &columns)?;
         }
@@ -228,83 +228,117 @@ fn keeps_columns(
     Ok(())
 }
 
-/// The views that read relation `id`, directly or through other views, in
-/// the order they can be dropped (readers before what they read).
-pub fn dependents(db: &Database, txid: Option<u64>, id: u32) -> Vec<Arc<ViewDef>> {
+/// Whether view `v`'s text names `name` (a relation it reads directly,
+/// rather than only through another view; `deps` are transitive).
+fn names_word(v: &ViewDef, name: &str) -> bool {
+    words(v).iter().any(|w| w.eq_ignore_ascii_case(name))
+}
+
+fn words(v: &ViewDef) -> Vec<String> {
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let dialect = sqlparser::dialect::PostgreSqlDialect {};
+    Tokenizer::new(&dialect, &v.query)
+        .tokenize()
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|t| match t {
+            Token::Word(w) => Some(w.value),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The views that read relation `id` (named `name`), directly or through
+/// other views, each with what it reads on the way (`table t`, `view v`),
+/// in the order PostgreSQL reports them: depth first from the relation.
+pub fn dependents(
+    db: &Database,
+    txid: Option<u64>,
+    id: u32,
+    name: &str,
+    what: &str,
+) -> Vec<(Arc<ViewDef>, String)> {
     let all = db.user_views_as(txid);
-    let mut out: Vec<Arc<ViewDef>> = Vec::new();
-    let mut frontier = vec![id];
-    while let Some(r) = frontier.pop() {
-        for v in all.iter().filter(|v| v.deps.contains(&r)) {
-            if !out.iter().any(|o| o.id == v.id) {
-                out.push(v.clone());
-                frontier.push(v.id);
-            }
+    let mut out: Vec<(Arc<ViewDef>, String)> = Vec::new();
+    walk(&all, id, name, what, &mut out);
+    // Readers the text match missed (a name spelled another way).
+    for v in all.iter().filter(|v| v.deps.contains(&id)) {
+        if !out.iter().any(|(o, _)| o.id == v.id) {
+            out.push((v.clone(), what.to_string()));
         }
     }
-    // A view reading another reads everything that one reads (deps are
-    // transitive), so more deps come later in a chain: drop those first.
-    out.sort_by_key(|v| std::cmp::Reverse(v.deps.len()));
     out
 }
 
-/// Before relation `what` (`table t`, `view v`) of id `id` is dropped:
-/// 2BP01 while views read it, unless `cascade`, which drops them.
+fn walk(
+    all: &[Arc<ViewDef>],
+    id: u32,
+    name: &str,
+    what: &str,
+    out: &mut Vec<(Arc<ViewDef>, String)>,
+) {
+    for v in all
+        .iter()
+        .filter(|v| v.deps.contains(&id) && names_word(v, name))
+    {
+        if out.iter().any(|(o, _)| o.id == v.id) {
+            continue;
+        }
+        out.push((v.clone(), what.to_string()));
+        walk(all, v.id, &v.name, &format!("view {}", v.name), out);
+    }
+}
+
+/// Before relation `name` of id `id` (`kind` "table" or "view") is
+/// dropped: 2BP01 while views read it, unless `cascade`, which drops them.
 pub fn drop_readers(
     tx: &mut Transaction,
     id: u32,
-    what: &str,
+    kind: &str,
+    name: &str,
     cascade: bool,
     out: &mut QueryOutput,
 ) -> Result<()> {
     let db = tx.database().clone();
-    let readers = dependents(&db, Some(tx.id()), id);
+    let what = format!("{kind} {name}");
+    let readers = dependents(&db, Some(tx.id()), id, name, &what);
     if readers.is_empty() {
         return Ok(());
     }
     if !cascade {
-        let detail = readers
-            .iter()
-            .map(|v| {
-                let on = direct_target(&db, tx.id(), v, id, what);
-                format!("view {} depends on {on}", v.name)
-            })
-            .collect::<Vec<_>>()
-            .join("\n");
-        return Err(SqlError::new(
-            ErrorKind::DependentObjects,
+        return Err(depend_error(
             format!("cannot drop {what} because other objects depend on it"),
-        )
-        .with_fields(ErrorFields {
-            detail: Some(detail),
-            hint: Some("Use DROP ... CASCADE to drop the dependent objects too.".into()),
-            ..Default::default()
-        }));
-    }
-    if readers.len() == 1 {
-        out.notices
-            .push(format!("drop cascades to view {}", readers[0].name));
-    } else {
-        out.notices.push(format!(
-            "drop cascades to {} other objects",
-            readers.len()
+            &readers,
         ));
     }
-    for v in readers {
+    cascade_notice(&readers, out);
+    for (v, _) in readers.iter().rev() {
         tx.drop_view(&v.name)?;
     }
     Ok(())
 }
 
-/// What view `v` reads on the way to relation `id`: the relation itself
-/// when it reads it directly, else the view it reads it through.
-fn direct_target(db: &Database, txid: u64, v: &ViewDef, id: u32, what: &str) -> String {
-    let views = db.user_views_as(Some(txid));
-    views
+fn depend_error(message: String, readers: &[(Arc<ViewDef>, String)]) -> SqlError {
+    let detail = readers
         .iter()
-        .filter(|o| v.deps.contains(&o.id) && (o.id == id || o.deps.contains(&id)))
-        .find(|o| o.id != id)
-        .map_or_else(|| what.to_string(), |o| format!("view {}", o.name))
+        .map(|(v, on)| format!("view {} depends on {on}", v.name))
+        .collect::<Vec<_>>()
+        .join("\n");
+    SqlError::new(ErrorKind::DependentObjects, message).with_fields(ErrorFields {
+        detail: Some(detail),
+        hint: Some("Use DROP ... CASCADE to drop the dependent objects too.".into()),
+        ..Default::default()
+    })
+}
+
+fn cascade_notice(readers: &[(Arc<ViewDef>, String)], out: &mut QueryOutput) {
+    if readers.len() == 1 {
+        out.notices
+            .push(format!("drop cascades to view {}", readers[0].0.name));
+    } else {
+        out.notices
+            .push(format!("drop cascades to {} other objects", readers.len()));
+    }
 }
 
 /// `DROP VIEW [IF EXISTS] name, ... [CASCADE | RESTRICT]`.
@@ -336,7 +370,7 @@ pub fn drop_views(
             }
             return Err(not_a_view(&name));
         };
-        drop_readers(tx, v.id, &format!("view {}", v.name), cascade, &mut out)?;
+        drop_readers(tx, v.id, "view", &v.name, cascade, &mut out)?;
         tx.drop_view(&v.name)?;
     }
     Ok(out)
@@ -359,14 +393,11 @@ fn reads_column(v: &ViewDef, col: &str) -> bool {
         match t {
             Token::Word(w) if w.value.eq_ignore_ascii_case(col) => return true,
             Token::Mul => {
-                let before = k.checked_sub(1).map(|b| toks[b]);
-                let star = match before {
+                let star = match k.checked_sub(1).map(|b| toks[b]) {
                     Some(Token::Comma) | Some(Token::Period) => true,
-                    Some(Token::Word(w)) => {
-                        w.value.eq_ignore_ascii_case("select")
-                            || w.value.eq_ignore_ascii_case("distinct")
-                            || w.value.eq_ignore_ascii_case("all")
-                    }
+                    Some(Token::Word(w)) => ["select", "distinct", "all"]
+                        .iter()
+                        .any(|k| w.value.eq_ignore_ascii_case(k)),
                     _ => false,
                 };
                 if star {
@@ -397,10 +428,17 @@ pub fn check_alter_table(
     let Ok(t) = db.table_as(Some(txid), table) else {
         return Ok(());
     };
-    let readers = dependents(&db, Some(txid), t.id());
-    if readers.is_empty() {
+    let what = format!("table {}", t.name());
+    let all = dependents(&db, Some(txid), t.id(), t.name(), &what);
+    if all.is_empty() {
         return Ok(());
     }
+    // The views reading the table itself (not only through a view).
+    let readers: Vec<Arc<ViewDef>> = all
+        .iter()
+        .filter(|(_, on)| *on == what)
+        .map(|(v, _)| v.clone())
+        .collect();
     let first_reader = |col: &str| readers.iter().find(|v| reads_column(v, col)).cloned();
     use ast::AlterTableOperation as Op;
     for op in &at.operations {
@@ -412,36 +450,36 @@ pub fn check_alter_table(
             } => {
                 for c in column_names {
                     let c = crate::expr::fold_ident(c);
-                    if let Some(v) = first_reader(&c) {
-                        if matches!(drop_behavior, Some(ast::DropBehavior::Cascade)) {
-                            // The views naming the column, and those reading them.
-                            for r in readers.iter().filter(|v| reads_column(v, &c)) {
-                                if db.user_view_as(Some(txid), &r.name).is_some() {
-                                    drop_readers(tx, r.id, &format!("view {}", r.name), true, out)?;
-                                    out.notices.push(format!("drop cascades to view {}", r.name));
-                                    tx.drop_view(&r.name)?;
+                    if first_reader(&c).is_some() {
+                        let col_what = format!("column {c} of table {}", t.name());
+                        // The views naming the column, and those reading them.
+                        let mut hit: Vec<(Arc<ViewDef>, String)> = Vec::new();
+                        for r in readers.iter().filter(|v| reads_column(v, &c)) {
+                            if !hit.iter().any(|(h, _)| h.id == r.id) {
+                                hit.push((r.clone(), col_what.clone()));
+                            }
+                            let vw = format!("view {}", r.name);
+                            for d in dependents(&db, Some(txid), r.id, &r.name, &vw) {
+                                if !hit.iter().any(|(h, _)| h.id == d.0.id) {
+                                    hit.push(d);
                                 }
                             }
-                            continue;
                         }
-                        return Err(SqlError::new(
-                            ErrorKind::DependentObjects,
-                            format!(
-                                "cannot drop column {c} of table {} because other objects depend on it",
-                                t.name()
-                            ),
-                        )
-                        .with_fields(ErrorFields {
-                            detail: Some(format!(
-                                "view {} depends on column {c} of table {}",
-                                v.name,
-                                t.name()
-                            )),
-                            hint: Some(
-                                "Use DROP ... CASCADE to drop the dependent objects too.".into(),
-                            ),
-                            ..Default::default()
-                        }));
+                        if !matches!(drop_behavior, Some(ast::DropBehavior::Cascade)) {
+                            return Err(depend_error(
+                                format!(
+                                    "cannot drop column {c} of table {} because other objects depend on it",
+                                    t.name()
+                                ),
+                                &hit,
+                            ));
+                        }
+                        cascade_notice(&hit, out);
+                        for (v, _) in hit.iter().rev() {
+                            if db.user_view_as(Some(txid), &v.name).is_some() {
+                                tx.drop_view(&v.name)?;
+                            }
+                        }
                     }
                 }
             }
@@ -478,7 +516,7 @@ pub fn check_alter_table(
                 return Err(SqlError::unsupported(format!(
                     "renaming table \"{}\", which view \"{}\" reads",
                     t.name(),
-                    readers[0].name
+                    all[0].0.name
                 )));
             }
             Op::AddColumn { .. } => {

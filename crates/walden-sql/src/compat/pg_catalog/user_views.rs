@@ -2,7 +2,7 @@
 //! `pg_type` (the row type), `pg_views`, `information_schema.views`,
 //! `.tables` and `.columns`, and `pg_get_viewdef`.
 
-use super::rows::{attribute_row, class_row, i, t, NULL};
+use super::rows::{attribute_row, class_row, i, t};
 use super::*;
 use walden_engine::ViewDef;
 
