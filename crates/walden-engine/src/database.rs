@@ -30,6 +30,7 @@ mod enums;
 mod open;
 mod sequence_def;
 mod sequences;
+mod views;
 
 /// A sequence and where it stands.
 pub struct Sequence {
@@ -54,6 +55,8 @@ pub struct Catalog {
     /// Enum types by lower-case name (their ids come from the tables' id
     /// space, see `database/enums.rs`).
     pub(crate) enums: HashMap<String, Arc<crate::types::EnumType>>,
+    /// Views by lower-case name (see `database/views.rs`).
+    pub(crate) views: HashMap<String, Arc<crate::view::ViewDef>>,
     pub(crate) next_table_id: u32,
     pub(crate) next_seq_id: u32,
     /// The database's published CSN and open snapshots (travels with the

@@ -47,6 +47,7 @@ mod table;
 mod transactions;
 mod txn;
 pub mod types;
+mod view;
 
 pub use alter::{Alteration, ColumnSource};
 pub use checkpoint::{BackupInfo, BackupState, CheckpointInfo};
@@ -65,6 +66,7 @@ pub use session::{CommitRequest, Session};
 pub use table::{value_list, Table};
 pub use txn::{Arbiters, CommitOutcome, Isolation, Locked, RefPath, Transaction, Upsert};
 pub use types::{DataType, Key, RegKind, Row, Value};
+pub use view::ViewDef;
 /// Entry points for the fuzz targets in `fuzz/` (the decoders they reach
 /// are private); not part of the API.
 #[doc(hidden)]

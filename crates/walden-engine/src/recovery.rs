@@ -251,6 +251,8 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
         }
         Redo::CreateEnum(def) | Redo::AlterEnum(def) => cat.put_enum(def),
         Redo::DropEnum(id) => cat.drop_enum(id),
+        Redo::PutView(def) => cat.put_view(def),
+        Redo::DropView(id) => cat.drop_view(id),
         Redo::DropForeignKey { table, name } => {
             let t = cat.by_id.get(&table).ok_or_else(|| unknown(table))?;
             let fks = t

@@ -32,7 +32,7 @@ use walden_log::Lsn;
 
 mod checks;
 mod commit;
-mod ddl;
+pub(crate) mod ddl;
 mod enums;
 mod fold;
 mod ordered;
@@ -42,6 +42,7 @@ mod roles;
 mod savepoints;
 mod upsert;
 mod view;
+mod views;
 mod write;
 pub(crate) use ddl::Revert;
 pub use ri::RefPath;

@@ -140,6 +140,8 @@ pub enum ErrorKind {
     GeneratedAlways,
     /// The server's configuration file has an error (F0000).
     ConfigFileError,
+    /// A definition that cannot stand (42P17): a view reading itself.
+    InvalidObjectDefinition,
 }
 
 /// The optional fields of an error that drivers read apart from the message

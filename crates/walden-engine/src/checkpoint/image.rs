@@ -69,6 +69,7 @@ pub(crate) struct Snapshot {
     tables: Vec<ImageTable>,
     seqs: Vec<(SequenceDef, SeqState)>,
     enums: Vec<crate::types::EnumType>,
+    views: Vec<crate::view::ViewDef>,
 }
 
 /// What a copy takes from the catalog at its instant; the rows are read
@@ -82,6 +83,7 @@ pub(crate) struct Parts {
     pub(crate) tables: Vec<(Arc<Table>, i64, i64)>,
     seqs: Vec<(SequenceDef, SeqState)>,
     enums: Vec<crate::types::EnumType>,
+    views: Vec<crate::view::ViewDef>,
 }
 
 impl Parts {
@@ -112,8 +114,12 @@ impl Parts {
         let mut enums: Vec<crate::types::EnumType> =
             cat.enums.values().map(|e| (**e).clone()).collect();
         enums.sort_by_key(|e| e.id);
+        let mut views: Vec<crate::view::ViewDef> =
+            cat.views.values().map(|v| (**v).clone()).collect();
+        views.sort_by_key(|v| v.id);
         Parts {
             enums,
+            views,
             next_txid,
             settings,
             backup,
@@ -140,6 +146,7 @@ impl Parts {
                 .collect(),
             seqs: self.seqs.clone(),
             enums: self.enums.clone(),
+            views: self.views.clone(),
         }
         .encode()
     }
@@ -175,12 +182,18 @@ impl Snapshot {
             put_ivar(&mut body, st.next);
             put_ivar(&mut body, st.reserved);
         }
-        // Enum types last: an image without them (an older build's) ends
-        // after the sequences.
-        if !self.enums.is_empty() {
+        // Enum types, then views, last: an image without them (an older
+        // build's) ends after the sequences, or after the enum types.
+        if !self.enums.is_empty() || !self.views.is_empty() {
             put_var(&mut body, self.enums.len() as u64);
             for e in &self.enums {
                 codec::put_enum(&mut body, e);
+            }
+        }
+        if !self.views.is_empty() {
+            put_var(&mut body, self.views.len() as u64);
+            for v in &self.views {
+                crate::view::put_view(&mut body, v);
             }
         }
         let mut out = Vec::with_capacity(body.len() + 16);
@@ -260,6 +273,11 @@ pub(crate) fn decode_whole(bytes: &[u8], path: &Path) -> Result<Image> {
         if !r.is_empty() {
             for _ in 0..r.var()? {
                 catalog.put_enum(codec::get_enum(r)?);
+            }
+        }
+        if !r.is_empty() {
+            for _ in 0..r.var()? {
+                catalog.put_view(crate::view::get_view(r)?);
             }
         }
         Ok(Image {

@@ -107,12 +107,21 @@ pub enum Redo {
     /// `ALTER TYPE` of an enum type: its new definition (columns of the
     /// type take it too).
     AlterEnum(EnumType),
+    /// `CREATE [OR REPLACE] VIEW` / `ALTER VIEW`: the view's definition
+    /// (replacing the one of its id).
+    PutView(crate::view::ViewDef),
+    /// `DROP VIEW`.
+    DropView(u32),
 }
 
 /// Redo tags of enum types (35..=39 are reserved for them).
 const TAG_CREATE_ENUM: u8 = 35;
 const TAG_DROP_ENUM: u8 = 36;
 const TAG_ALTER_ENUM: u8 = 37;
+
+/// Redo tags of views (40..=44 are reserved for them).
+const TAG_PUT_VIEW: u8 = 40;
+const TAG_DROP_VIEW: u8 = 41;
 
 /// Redo tags of ALTER TABLE (25..=34 are reserved for it).
 const TAG_ALTER_TABLE: u8 = 25;
@@ -314,6 +323,14 @@ pub fn encode_redo(r: &Redo) -> Vec<u8> {
             out.push(TAG_ALTER_ENUM);
             put_enum(&mut out, e);
         }
+        Redo::PutView(v) => {
+            out.push(TAG_PUT_VIEW);
+            crate::view::put_view(&mut out, v);
+        }
+        Redo::DropView(id) => {
+            out.push(TAG_DROP_VIEW);
+            put_var(&mut out, *id as u64);
+        }
     }
     out
 }
@@ -437,6 +454,8 @@ pub fn decode_redo(buf: &[u8], key_of: &dyn Fn(u32, &[Value]) -> Option<Key>) ->
         TAG_CREATE_ENUM => Redo::CreateEnum(get_enum(&mut r)?),
         TAG_DROP_ENUM => Redo::DropEnum(u32::try_from(r.var()?).map_err(|_| short())?),
         TAG_ALTER_ENUM => Redo::AlterEnum(get_enum(&mut r)?),
+        TAG_PUT_VIEW => Redo::PutView(crate::view::get_view(&mut r)?),
+        TAG_DROP_VIEW => Redo::DropView(u32::try_from(r.var()?).map_err(|_| short())?),
         23 => Redo::AddForeignKey {
             table: r.var()? as u32,
             // Column positions are checked against the tables at redo.

@@ -27,6 +27,7 @@ pub(crate) enum Revert {
     Table(u32, Option<Arc<Table>>),
     Sequence(String, Option<Arc<Sequence>>),
     Enum(String, Option<Arc<crate::types::EnumType>>),
+    View(String, Option<Arc<crate::view::ViewDef>>),
 }
 
 /// One DDL statement of a transaction: its redo and how to undo it.
@@ -68,6 +69,14 @@ impl Catalog {
                     self.enums.remove(name);
                 }
             },
+            Revert::View(name, old) => match old {
+                Some(v) => {
+                    self.views.insert(name.clone(), v.clone());
+                }
+                None => {
+                    self.views.remove(name);
+                }
+            },
         }
     }
 
@@ -79,6 +88,7 @@ impl Catalog {
         let tables = self.by_id.clone();
         let seqs = self.sequences.clone();
         let enums = self.enums.clone();
+        let views = self.views.clone();
         let out = f(self)?;
         let mut reverts = Vec::new();
         for (id, t) in &self.by_id {
@@ -111,6 +121,16 @@ impl Catalog {
                 reverts.push(Revert::Enum(n, Some(e)));
             }
         }
+        for (n, v) in &self.views {
+            if !views.get(n).is_some_and(|o| Arc::ptr_eq(o, v)) {
+                reverts.push(Revert::View(n.clone(), views.get(n).cloned()));
+            }
+        }
+        for (n, v) in views {
+            if !self.views.contains_key(&n) {
+                reverts.push(Revert::View(n, Some(v)));
+            }
+        }
         Ok((out, reverts))
     }
 
@@ -121,6 +141,7 @@ impl Catalog {
             by_id: self.by_id.clone(),
             sequences: self.sequences.clone(),
             enums: self.enums.clone(),
+            views: self.views.clone(),
             next_table_id: self.next_table_id,
             next_seq_id: self.next_seq_id,
             vis: self.vis.clone(),
@@ -145,7 +166,7 @@ impl Database {
 
     /// The catalog as transaction `txid` sees it, when that differs from
     /// the current one: without other transactions' uncommitted changes.
-    fn view_as(&self, cat: &Catalog, txid: Option<u64>) -> Option<Catalog> {
+    pub(crate) fn view_as(&self, cat: &Catalog, txid: Option<u64>) -> Option<Catalog> {
         let me = txid?;
         let reg = self.txns.uncommitted_ddl.lock();
         if !reg.keys().any(|t| *t != me) {
@@ -470,7 +491,7 @@ impl Transaction {
             if cat.table(&def.name).is_some() {
                 return Err(EngineError::TableExists(def.name.clone()));
             }
-            if cat.index_table(&def.name).is_some() {
+            if cat.index_table(&def.name).is_some() || cat.view(&def.name).is_some() {
                 return Err(EngineError::RelationExists(def.name.clone()));
             }
             def.id = cat.next_table_id.max(1);

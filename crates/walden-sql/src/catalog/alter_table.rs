@@ -58,6 +58,7 @@ pub(crate) fn alter_table(
         }
         return Err(walden_engine::EngineError::UnknownTable(name).into());
     }
+    crate::catalog::views::check_alter_table(tx, &name, at, &mut out)?;
     // Rows this transaction wrote are validated and rewritten with the
     // committed ones.
     tx.fold_writes(&name)?;

@@ -113,6 +113,7 @@ pub fn create_table(
     tx: &mut Transaction,
     ct: &ast::CreateTable,
 ) -> Result<QueryOutput> {
+    crate::catalog::create_table_clauses::refuse_unhonoured(ct)?;
     if ct.query.is_some() {
         return Err(SqlError::unsupported("CREATE TABLE ... AS SELECT"));
     }
@@ -293,11 +294,26 @@ pub fn drop(
     names: &[ast::ObjectName],
     cascade: bool,
 ) -> Result<QueryOutput> {
+    if *object_type == ast::ObjectType::View {
+        return crate::catalog::views::drop_views(tx, names, if_exists, cascade);
+    }
     let mut out = QueryOutput::default();
     for n in names {
         let name = object_last(n);
         let r = match object_type {
             ast::ObjectType::Table => {
+                if let Ok(t) = db.table_as(Some(tx.id()), &name) {
+                    crate::catalog::views::drop_readers(tx, t.id(), "table", t.name(), cascade, &mut out)?;
+                } else if db.user_view_as(Some(tx.id()), &name).is_some() {
+                    return Err(SqlError::new(
+                        ErrorKind::WrongObjectType,
+                        format!("\"{name}\" is not a table"),
+                    )
+                    .with_fields(crate::error::ErrorFields {
+                        hint: Some("Use DROP VIEW to remove a view.".into()),
+                        ..Default::default()
+                    }));
+                }
                 crate::catalog::foreign_keys::drop_table(tx, &name, cascade, &mut out)
             }
             ast::ObjectType::Sequence => tx.drop_sequence(&name),
@@ -308,9 +324,6 @@ pub fn drop(
             ast::ObjectType::Index => {
                 crate::catalog::index::drop_index(db, tx, &name, if_exists, &mut out)?;
                 continue;
-            }
-            ast::ObjectType::View => {
-                return Err(SqlError::unsupported(format!("DROP {object_type}")));
             }
             other => return Err(SqlError::unsupported(format!("DROP {other}"))),
         };

@@ -4,6 +4,7 @@
 
 pub(crate) mod alter_table;
 pub(crate) mod constraints;
+pub(crate) mod create_table_clauses;
 pub(crate) mod ddl;
 pub(crate) mod enums;
 pub(crate) mod foreign_keys;
@@ -13,3 +14,4 @@ pub(crate) mod owner;
 pub(crate) mod privileges;
 pub(crate) mod public_schema;
 pub(crate) mod roles;
+pub(crate) mod views;

@@ -123,6 +123,15 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                 crate::compat::pg_catalog::serial_sequence(env, &text_arg(&t), &text_arg(&c))?
             }
         },
+        Func::PgGetViewDef => match arg(0) {
+            Value::Null => Value::Null,
+            Value::Text(_) => crate::compat::pg_catalog::viewdef_by_name(env, &text_arg(&arg(0)))
+                .map(Value::text)
+                .unwrap_or(Value::Null),
+            v => crate::compat::pg_catalog::viewdef_by_oid(env, int_arg(&v, "pg_get_viewdef")?)
+                .map(Value::text)
+                .unwrap_or(Value::Null),
+        },
         Func::PgGetIndexDef => {
             let oid = int_arg(&arg(0), "pg_get_indexdef")?;
             let col = match a.get(1) {

@@ -5,7 +5,7 @@ use super::*;
 
 fn insert_table(p: &Planner<'_>, ins: &ast::Insert) -> Result<Arc<Table>> {
     match &ins.table {
-        ast::TableObject::TableName(n) => p.table(n),
+        ast::TableObject::TableName(n) => target_table(p, n, "INSERT"),
         other => Err(SqlError::unsupported(format!("INSERT INTO {other}"))),
     }
 }

@@ -171,7 +171,7 @@ pub(crate) fn plan(p: &mut Planner<'_>, q: &ast::Query) -> Result<LockingPlan> {
             "SELECT ... FOR UPDATE over this FROM item",
         ));
     };
-    let t = p.table(name)?;
+    let t = super::target_table(p, name, "SELECT ... FOR UPDATE")?;
     if t.has_hidden_key() {
         return Err(SqlError::unsupported(
             "SELECT ... FOR UPDATE on a table without a primary key",

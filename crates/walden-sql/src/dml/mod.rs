@@ -290,7 +290,7 @@ pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planne
         }
         other => return Err(SqlError::unsupported(format!("UPDATE {other}"))),
     };
-    let t = p.table(name)?;
+    let t = target_table(p, name, "UPDATE")?;
     let target = table_scope(&t, alias.as_deref());
     let (scope, mut from) = match from_list {
         Some(f) => {
@@ -369,7 +369,7 @@ fn plan_delete(p: &mut Planner<'_>, d: &ast::Delete) -> Result<Planned> {
         }
         other => return Err(SqlError::unsupported(format!("DELETE FROM {other}"))),
     };
-    let t = p.table(name)?;
+    let t = target_table(p, name, "DELETE")?;
     let target = table_scope(&t, alias.as_deref());
     let (scope, mut using) = match &d.using {
         Some(f) => {
@@ -628,4 +628,18 @@ pub(crate) fn run_delete(
         out.rows = out_rows;
     }
     Ok(out)
+}
+
+/// The table a statement writes (or locks); a view there is refused with
+/// 0A000 (PostgreSQL writes through a simple view; Walden does not yet),
+/// rather than reported as missing.
+pub(crate) fn target_table(p: &Planner<'_>, name: &ast::ObjectName, verb: &str) -> Result<Arc<Table>> {
+    p.table(name).map_err(|e| {
+        let n = query::object_last(name);
+        if p.db.user_view_as(p.viewer, &n).is_some() {
+            SqlError::unsupported(format!("{verb} on view \"{n}\" (views are read-only here)"))
+        } else {
+            e
+        }
+    })
 }

@@ -117,6 +117,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         | Func::PgGetExpr
         | Func::SerialSequence
         | Func::PgGetIndexDef
+        | Func::PgGetViewDef
         | Func::PgGetConstraintDef
         | Func::RegClassOid
         | Func::RegClassName

@@ -116,6 +116,8 @@ pub enum Func {
     /// pg_get_expr: `adbin` already holds the expression's text.
     PgGetExpr,
     PgGetIndexDef,
+    /// `pg_get_viewdef(view [, pretty])`: by OID or by name.
+    PgGetViewDef,
     /// `pg_get_serial_sequence(table, column)`.
     SerialSequence,
     PgGetConstraintDef,

@@ -134,7 +134,12 @@ pub(super) fn plan_factor(
             }
             let table = match p.table(name) {
                 Ok(t) => t,
-                Err(e) => return sequence_item(p, schema.as_deref(), &tname, label, alias, e),
+                Err(e) => {
+                    if let Some(item) = super::views::view_item(p, name, &label, alias)? {
+                        return Ok(item);
+                    }
+                    return sequence_item(p, schema.as_deref(), &tname, label, alias, e);
+                }
             };
             let mut cols: Vec<ScopeCol> = table
                 .def

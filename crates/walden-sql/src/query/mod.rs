@@ -34,6 +34,7 @@ mod select;
 mod set_ops;
 pub mod srf;
 mod stream;
+pub mod views;
 mod walk;
 pub mod window;
 pub use access::*;
@@ -105,6 +106,11 @@ pub struct Planner<'a> {
     pub srf: srf::SrfSlot,
     /// The session's `search_path`: where unqualified names are found.
     pub path: crate::context::search_path::SearchPath,
+    /// Views expanded so far (ids, in order, with repeats): what a view
+    /// defined by the query depends on, beside `used`.
+    used_views: std::cell::RefCell<Vec<u32>>,
+    /// How many views deep the planning is.
+    pub(crate) view_depth: usize,
 }
 
 impl<'a> Planner<'a> {
@@ -126,7 +132,18 @@ impl<'a> Planner<'a> {
             window: window::WindowSlot::Refused("here"),
             srf: srf::SrfSlot::Refused(""),
             path: Default::default(),
+            used_views: Default::default(),
+            view_depth: 0,
         }
+    }
+
+    /// The views expanded so far (ids, with repeats).
+    pub fn used_views(&self) -> std::cell::Ref<'_, Vec<u32>> {
+        self.used_views.borrow()
+    }
+
+    pub(crate) fn note_view(&self, id: u32) {
+        self.used_views.borrow_mut().push(id);
     }
 
     /// The tables resolved so far (id and name), in order, with repeats.

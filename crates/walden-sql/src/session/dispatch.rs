@@ -539,6 +539,27 @@ impl SqlSession {
                 let db = self.db.clone();
                 self.in_tx(|tx, _| ddl::create_table(&db, &crate::compat::CATALOGS, tx, ct))
             }
+            Statement::CreateView(cv) => {
+                let (who, dbid) = (self.who(), self.db.id());
+                self.dml(params, |p, tx, _| {
+                    let out = crate::catalog::views::create_view(p, tx, cv)?;
+                    crate::catalog::privileges::require(&who, dbid, &crate::catalog::privileges::reads(p))?;
+                    Ok(out)
+                })
+            }
+            Statement::AlterView {
+                name,
+                columns,
+                query,
+                with_options,
+            } => {
+                let (who, dbid) = (self.who(), self.db.id());
+                self.dml(params, |p, tx, _| {
+                    let out = crate::catalog::views::alter_view(p, tx, name, columns, query, with_options)?;
+                    crate::catalog::privileges::require(&who, dbid, &crate::catalog::privileges::reads(p))?;
+                    Ok(out)
+                })
+            }
             Statement::Drop {
                 object_type,
                 if_exists,
@@ -753,6 +774,8 @@ fn outside_block_only(cmd: &Command) -> Option<&'static str> {
 fn ddl_name(stmt: &Statement) -> Option<&'static str> {
     Some(match stmt {
         Statement::CreateTable(_) => "CREATE TABLE",
+        Statement::CreateView(_) => "CREATE VIEW",
+        Statement::AlterView { .. } => "ALTER VIEW",
         Statement::Drop { .. } => "DROP",
         Statement::Truncate(_) => "TRUNCATE TABLE",
         Statement::CreateIndex(_) => "CREATE INDEX",

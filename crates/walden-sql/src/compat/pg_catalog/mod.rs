@@ -34,6 +34,7 @@ mod sequence_relations;
 pub(crate) mod session_views;
 mod settings_view;
 mod sizes;
+mod user_views;
 mod views;
 
 pub use crate::types::oids::*;
@@ -52,4 +53,5 @@ pub use sequence_relations::{
     sequence_relation, sequence_relation_oid, sequence_relation_rows, SeqRel,
 };
 pub use sizes::size_of;
+pub use user_views::{viewdef_by_name, viewdef_by_oid};
 pub use views::*;

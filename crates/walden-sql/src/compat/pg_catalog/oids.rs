@@ -49,6 +49,7 @@ pub(super) enum Rel {
     /// secondary index.
     Index(CatIndex),
     Sequence(SequenceDef),
+    View(Arc<walden_engine::ViewDef>),
 }
 
 /// An index as the catalogs show it.
@@ -124,6 +125,7 @@ impl Rel {
             Rel::Table(t) => user_oid(t.id(), SLOT_TABLE),
             Rel::Index(ix) => ix.oid,
             Rel::Sequence(s) => user_oid(s.id, SLOT_SEQUENCE),
+            Rel::View(v) => user_oid(v.id, SLOT_TABLE),
         }
     }
 
@@ -132,6 +134,7 @@ impl Rel {
             Rel::Table(t) => t.name().to_string(),
             Rel::Index(ix) => ix.name.clone(),
             Rel::Sequence(s) => s.name.clone(),
+            Rel::View(v) => v.name.clone(),
         }
     }
 }
@@ -147,7 +150,8 @@ pub(super) fn rel_by_oid(db: &Seen<'_>, oid: i64) -> Option<Rel> {
             .tables()
             .into_iter()
             .find(|t| t.id() == id)
-            .map(Rel::Table),
+            .map(Rel::Table)
+            .or_else(|| db.views().into_iter().find(|v| v.id == id).map(Rel::View)),
         SLOT_PKEY | SLOT_INDEX => all_indexes(db)
             .into_iter()
             .find(|ix| ix.oid == oid)
@@ -164,6 +168,9 @@ pub(super) fn rel_by_oid(db: &Seen<'_>, oid: i64) -> Option<Rel> {
 pub(super) fn rel_by_name(db: &Seen<'_>, name: &str) -> Option<Rel> {
     if let Ok(t) = db.table(name) {
         return Some(Rel::Table(t));
+    }
+    if let Some(v) = db.db.user_view_as(db.viewer, name) {
+        return Some(Rel::View(v));
     }
     if let Some(ix) = all_indexes(db)
         .into_iter()

@@ -314,10 +314,10 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             // Each table's row type (typtype 'c', typrelid the table), as
             // PostgreSQL makes one for every table (pgjdbc's getUDTs lists
             // them). No array type: Walden has no values of these types.
-            for tb in Seen::of(env).tables() {
+            for (id, name) in super::user_views::row_type_owners(env) {
                 out.push(vec![
-                    i(user_oid(tb.id(), SLOT_TABLE_TYPE)),
-                    t(tb.name()),
+                    i(user_oid(id, SLOT_TABLE_TYPE)),
+                    t(&name),
                     i(NS_PUBLIC),
                     i(OWNER_OID),
                     i(-1),
@@ -325,7 +325,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     t("c"),
                     t("C"),
                     b(true),
-                    i(user_oid(tb.id(), SLOT_TABLE)),
+                    i(user_oid(id, SLOT_TABLE)),
                     i(0),
                     i(0),
                     b(false),
@@ -399,6 +399,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                 ));
             }
             out.extend(super::sequence_relations::identity_class_rows(db));
+            super::user_views::class_rows(env, &mut out);
         }
         V::Attribute => {
             for tb in db.tables() {
@@ -419,6 +420,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     }
                 }
             }
+            super::user_views::attribute_rows(env, &mut out);
         }
         V::Attrdef => {
             for tb in db.tables() {
@@ -616,43 +618,17 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     t("BASE TABLE"),
                 ]);
             }
+            super::user_views::info_tables_rows(db, &mut out);
         }
+        V::InfoViews => out = super::user_views::info_views_rows(db),
+        V::Views => out = super::user_views::pg_views_rows(env),
         V::InfoColumns => {
             for tb in db.tables() {
                 for (n, c) in tb.def.columns.iter().enumerate() {
-                    let (oid, _) = type_oid_and_mod(&c.data_type);
-                    let (len, prec, scale) = match c.data_type {
-                        DataType::Varchar(n) => (n.map(|n| i(n as i64)), NULL, NULL),
-                        DataType::Decimal { precision, scale } if precision > 0 => {
-                            (None, i(precision as i64), i(scale as i64))
-                        }
-                        DataType::SmallInt => (None, i(16), i(0)),
-                        DataType::Int => (None, i(32), i(0)),
-                        DataType::BigInt => (None, i(64), i(0)),
-                        _ => (None, NULL, NULL),
-                    };
-                    out.push(vec![
-                        t(db.name()),
-                        t("public"),
-                        t(tb.name()),
-                        t(&c.name),
-                        i(n as i64 + 1),
-                        default_text(&tb, c).map(t).unwrap_or(NULL),
-                        t(if c.nullable { "YES" } else { "NO" }),
-                        t(if matches!(c.data_type, DataType::Array(_)) {
-                            "ARRAY".to_string()
-                        } else if matches!(c.data_type, DataType::Enum(_)) {
-                            "USER-DEFINED".to_string()
-                        } else {
-                            format_type(oid, None).unwrap_or_default()
-                        }),
-                        len.unwrap_or(NULL),
-                        prec,
-                        scale,
-                    ]);
-                    out.last_mut().expect("pushed").extend(identity_info(c));
+                    out.push(info_column_row(db.name(), tb.name(), n, c, default_text(&tb, c)));
                 }
             }
+            super::user_views::info_columns_rows(db, &mut out);
         }
         // Features Walden does not have: no rows.
         V::Inherits
@@ -686,6 +662,49 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         )));
     }
     Ok(out)
+}
+
+/// One `information_schema.columns` row: column `n` (from 0) of relation
+/// `rel`.
+pub(super) fn info_column_row(
+    dbname: &str,
+    rel: &str,
+    n: usize,
+    c: &ColumnDef,
+    default: Option<String>,
+) -> Vec<Value> {
+    let (oid, _) = type_oid_and_mod(&c.data_type);
+    let (len, prec, scale) = match c.data_type {
+        DataType::Varchar(n) => (n.map(|n| i(n as i64)), NULL, NULL),
+        DataType::Decimal { precision, scale } if precision > 0 => {
+            (None, i(precision as i64), i(scale as i64))
+        }
+        DataType::SmallInt => (None, i(16), i(0)),
+        DataType::Int => (None, i(32), i(0)),
+        DataType::BigInt => (None, i(64), i(0)),
+        _ => (None, NULL, NULL),
+    };
+    let mut row = vec![
+        t(dbname),
+        t("public"),
+        t(rel),
+        t(&c.name),
+        i(n as i64 + 1),
+        default.map(t).unwrap_or(NULL),
+        t(if c.nullable { "YES" } else { "NO" }),
+        t(if matches!(c.data_type, DataType::Array(_)) {
+            "ARRAY".to_string()
+        } else if matches!(c.data_type, DataType::Enum(_)) {
+            "USER-DEFINED".to_string()
+        } else {
+            format_type(oid, None).unwrap_or_default()
+        }),
+        len.unwrap_or(NULL),
+        prec,
+        scale,
+    ];
+    row.extend(identity_info(c));
+    row
 }
 
 #[allow(clippy::too_many_arguments)]

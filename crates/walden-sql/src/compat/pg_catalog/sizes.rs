@@ -74,7 +74,7 @@ pub fn size_of(env: &Env<'_>, which: SizeOf, args: &[Value]) -> Result<Value> {
                 .find(|(i, _)| Some(*i) == id)
                 .map_or(0, |(_, b)| *b)
         }
-        Rel::Sequence(_) => 0,
+        Rel::Sequence(_) | Rel::View(_) => 0,
     };
     Ok(Value::Int(bytes as i64))
 }

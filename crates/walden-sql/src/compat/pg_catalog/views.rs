@@ -38,6 +38,10 @@ pub enum PgView {
     Indexes,
     InfoTables,
     InfoColumns,
+    /// `information_schema.views`.
+    InfoViews,
+    /// `pg_views`.
+    Views,
     /// Constraint views (`foreign_keys/catalog.rs`).
     Info(crate::compat::pg_catalog::foreign_keys::InfoView),
     /// `pg_cursors`: the session's open cursors.
@@ -73,6 +77,7 @@ pub fn lookup(schema: Option<&str>, name: &str) -> Option<PgView> {
         return match n.as_str() {
             "tables" => Some(V::InfoTables),
             "columns" => Some(V::InfoColumns),
+            "views" => Some(V::InfoViews),
             other => crate::compat::pg_catalog::foreign_keys::InfoView::lookup(other).map(V::Info),
         };
     }
@@ -110,6 +115,7 @@ pub fn lookup(schema: Option<&str>, name: &str) -> Option<PgView> {
         "pg_tablespace" => V::Tablespace,
         "pg_tables" => V::Tables,
         "pg_indexes" => V::Indexes,
+        "pg_views" => V::Views,
         "pg_cursors" => V::Cursors,
         "pg_settings" => V::Settings,
         "pg_hba_file_rules" => V::HbaFileRules,
@@ -521,6 +527,13 @@ impl PgView {
                 ("indexname", NAME),
                 ("tablespace", NAME),
                 ("indexdef", T::Text),
+            ],
+            V::InfoViews => super::user_views::info_views_columns(),
+            V::Views => vec![
+                ("schemaname", NAME),
+                ("viewname", NAME),
+                ("viewowner", NAME),
+                ("definition", T::Text),
             ],
             V::InfoTables => vec![
                 ("table_catalog", T::Text),
