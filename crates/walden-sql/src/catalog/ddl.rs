@@ -146,9 +146,11 @@ pub fn create_table(
                 }
                 ColumnOption::Unique(u) => uniques.push(UniqueSpec::of(u, Some(&c.name))?),
                 ColumnOption::Identity(kind) => {
-                    let prop = match kind {
-                        ast::IdentityPropertyKind::Identity(p)
-                        | ast::IdentityPropertyKind::Autoincrement(p) => p,
+                    // T-SQL's IDENTITY (not MySQL's AUTO_INCREMENT) is
+                    // skipped by an INSERT without a column list.
+                    let (prop, tsql) = match kind {
+                        ast::IdentityPropertyKind::Identity(p) => (p, true),
+                        ast::IdentityPropertyKind::Autoincrement(p) => (p, false),
                     };
                     let (seed, inc) = match &prop.parameters {
                         Some(ast::IdentityPropertyFormatKind::FunctionCall(p))
@@ -158,6 +160,9 @@ pub fn create_table(
                         None => (1, 1),
                     };
                     col = col.identity(seed, inc);
+                    if let Some(i) = col.identity.as_mut() {
+                        i.tsql = tsql;
+                    }
                 }
                 ColumnOption::Generated {
                     generated_as,
