@@ -21,6 +21,7 @@ const STAGES: &[&str] = &[
     "catalog",   // CREATE / ALTER / DROP of each object kind, roles, grants
     "compat",    // pg_catalog, information_schema, sys.* views and DMVs
     "admin",     // availability groups, BACKUP, DBCC
+    "procedural", // T-SQL batches and procedures: variables, control flow, EXEC
     "session",   // the session: dispatch, transaction blocks, settings, cursors, COPY
 ];
 

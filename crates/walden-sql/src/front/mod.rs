@@ -25,6 +25,7 @@ mod split;
 mod sqlparse;
 mod toks;
 pub(crate) mod transaction;
+mod tsql_batch;
 pub(crate) mod window_exclude;
 
 pub use call_args::*;
@@ -39,4 +40,5 @@ pub use prepare::{parse_execute, parse_prepare};
 pub use recognise::*;
 pub use split::*;
 pub use sqlparse::*;
+pub use tsql_batch::*;
 pub(crate) use toks::*;

@@ -21,6 +21,11 @@ impl SqlSession {
 
     fn execute_batch_inner(&mut self, sql: &str) -> Vec<Result<QueryOutput>> {
         let mut out = Vec::new();
+        // A T-SQL batch (variables, control flow, procedures) runs through
+        // the procedural runtime; unless in the extended protocol's block.
+        if !self.implicit && (front::is_tsql_batch(sql) || self.tsql_execute(sql)) {
+            return self.run_tsql_batch(sql);
+        }
         let stmts = front::split(sql);
         if stmts.is_empty() {
             return out;
@@ -94,7 +99,7 @@ impl SqlSession {
         parsed.map(|c| (c, params))
     }
 
-    fn parse_cached(&mut self, sql: &str) -> Result<Arc<Command>> {
+    pub(super) fn parse_cached(&mut self, sql: &str) -> Result<Arc<Command>> {
         if let Some(c) = self.parsed.get(sql) {
             return Ok(c.clone());
         }
@@ -299,7 +304,7 @@ impl SqlSession {
 
     /// Runs a command from the parse caches or a prepared statement: DML
     /// and queries through the plan cache, everything else as it comes.
-    fn execute_shared(&mut self, cmd: &Arc<Command>, params: &[Value]) -> Result<QueryOutput> {
+    pub(super) fn execute_shared(&mut self, cmd: &Arc<Command>, params: &[Value]) -> Result<QueryOutput> {
         // The statement reads and shows times in the session's zone.
         let _zone = walden_engine::types::zone::enter(&self.settings.zone());
         // Per statement, also within a multi-statement query, as PostgreSQL.

@@ -20,6 +20,7 @@ mod prepare_stmt;
 pub(crate) mod settings;
 pub(crate) mod stack;
 pub(crate) mod timeouts;
+mod tsql;
 mod txblock;
 
 use walden_engine::{DataType, Database, Session, Transaction};
@@ -84,6 +85,8 @@ pub struct SqlSession {
     plans: foldhash::HashMap<usize, CachedPlan>,
     /// Executions that reused a cached plan (for tests and diagnostics).
     plan_hits: u64,
+    /// T-SQL batches' state: @@ROWCOUNT, NOCOUNT, nested BEGIN TRAN.
+    tsql: crate::procedural::TsqlState,
 }
 
 impl Drop for SqlSession {
@@ -97,6 +100,7 @@ impl Drop for SqlSession {
             std::mem::take(&mut self.parsed),
             std::mem::take(&mut self.templates),
             std::mem::take(&mut self.plans),
+            std::mem::take(&mut self.tsql),
         );
         crate::session::stack::with_stack_to_drop(move || drop(caches));
     }
@@ -207,6 +211,7 @@ impl SqlSession {
             templates: Default::default(),
             plans: Default::default(),
             plan_hits: 0,
+            tsql: Default::default(),
         })
     }
 
