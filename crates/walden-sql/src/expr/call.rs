@@ -200,11 +200,9 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         // T-SQL's GETDATE() and SYSDATETIME() are datetime / datetime2: a
         // local time without an offset.
         "getdate" | "sysdatetime" => Func::LocalTimestamp,
-        "now"
-        | "getutcdate"
-        | "sysutcdatetime"
-        | "current_timestamp"
-        | "transaction_timestamp" => Func::Now,
+        "now" | "getutcdate" | "sysutcdatetime" | "current_timestamp" | "transaction_timestamp" => {
+            Func::Now
+        }
         "localtimestamp" => Func::LocalTimestamp,
         "date_trunc" => Func::DateTrunc,
         "age" => Func::Age,

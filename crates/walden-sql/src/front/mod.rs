@@ -40,5 +40,5 @@ pub use prepare::{parse_execute, parse_prepare};
 pub use recognise::*;
 pub use split::*;
 pub use sqlparse::*;
-pub use tsql_batch::*;
 pub(crate) use toks::*;
+pub use tsql_batch::*;

@@ -27,11 +27,13 @@ const ERROR_FUNCS: &[&str] = &[
     "error_state",
     "error_line",
     "error_procedure",
+    "xact_state",
 ];
 
 /// Lifts the variables out of `sql`.
 pub fn lift(sql: &str) -> Result<Lifted> {
-    if !sql.contains('@') && !sql.to_ascii_lowercase().contains("error_") {
+    let lower = sql.to_ascii_lowercase();
+    if !sql.contains('@') && !lower.contains("error_") && !lower.contains("xact_state") {
         return Ok(Lifted {
             text: sql.to_string(),
             refs: Vec::new(),

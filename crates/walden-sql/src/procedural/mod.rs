@@ -6,6 +6,7 @@
 //! its parameters, through the session's parse and plan caches.
 
 mod compile;
+mod fast;
 mod procs;
 mod raise;
 
@@ -30,8 +31,9 @@ pub trait Host {
     fn run(&mut self, cmd: &Arc<Command>, params: &[Value]) -> Result<QueryOutput>;
     /// Whether an explicit transaction is open.
     fn in_transaction(&self) -> bool;
-    /// Marks the current statement failed (the transaction block's rules).
-    fn statement_failed(&mut self);
+    /// Whether the open transaction can still commit (XACT_STATE 1) or
+    /// has failed (-1).
+    fn transaction_failed(&self) -> bool;
     /// Err when the client cancelled or the batch's statement_timeout passed.
     fn check_cancel(&self) -> Result<()>;
     /// The session's T-SQL state (kept between batches).
@@ -42,15 +44,23 @@ pub trait Host {
 #[derive(Default)]
 pub struct TsqlState {
     pub rowcount: i64,
+    /// `@@ERROR`: the last statement's error number (0: it succeeded).
+    pub error: i64,
     pub nocount: bool,
     /// `BEGIN TRAN`s inside the outermost one (`@@TRANCOUNT` - 1).
     pub nest: i64,
     /// When the running batch's statement_timeout passes.
     pub deadline: Option<std::time::Instant>,
+    /// Errors of the last batch already dealt with (the client's error
+    /// reports must not fail the transaction again).
+    pub handled_errors: usize,
     /// Compiled statements by text.
     lifted: HashMap<String, Arc<(Lifted, Arc<Command>)>>,
     /// Parsed procedure definitions by text.
     bodies: HashMap<String, Arc<Vec<TStmt>>>,
+    /// Expressions evaluated without SQL (`fast.rs`), by text; `None` for
+    /// those SQL evaluates.
+    fast: HashMap<String, Option<Arc<fast::Fast>>>,
 }
 
 /// Most entries the caches keep.
@@ -93,6 +103,9 @@ pub struct Runner<'h, H: Host> {
     caught: Vec<Caught>,
     /// The return code of the innermost call.
     ret: i64,
+    /// The local temporary tables (`#t`) each active call created: they
+    /// are dropped when it ends, as in SQL Server.
+    temps: Vec<Vec<String>>,
     /// TRY blocks open (an error inside one goes to its CATCH).
     tries: usize,
     /// The number, severity and state of the error THROW or RAISERROR
@@ -127,6 +140,7 @@ impl<'h, H: Host> Runner<'h, H> {
             frames: vec![HashMap::new()],
             caught: Vec::new(),
             ret: 0,
+            temps: vec![Vec::new()],
             tries: 0,
             raised: None,
         }
@@ -135,7 +149,9 @@ impl<'h, H: Host> Runner<'h, H> {
     /// Runs a batch; the results so far stay in `out` when it fails.
     pub fn run_batch(&mut self, stmts: &[TStmt]) -> Result<()> {
         if stmts.len() > 1 {
-            if let Some(TStmt::CreateProc(_)) = stmts.iter().find(|s| matches!(s, TStmt::CreateProc(_))) {
+            if let Some(TStmt::CreateProc(_)) =
+                stmts.iter().find(|s| matches!(s, TStmt::CreateProc(_)))
+            {
                 return Err(SqlError::syntax(
                     "'CREATE/ALTER PROCEDURE' must be the first statement in a query batch.",
                 ));
@@ -189,21 +205,25 @@ impl<'h, H: Host> Runner<'h, H> {
                 let o = match self.sql(text) {
                     Ok(o) => o,
                     // SQL Server undoes the statement alone and goes on.
-                    Err(e)
-                        if self.tries == 0
-                            && !self.host.in_transaction()
-                            && statement_level(&e) =>
-                    {
-                        self.host.statement_failed();
+                    Err(e) if self.tries == 0 && statement_level(&e) => {
                         self.host.state().rowcount = 0;
+                        self.host.state().error = error_number(&e);
                         self.flush_notices();
                         self.out.push(Err(e));
                         return Ok(Flow::Normal);
                     }
                     Err(e) => return Err(e),
                 };
+                if self.frames.len() > 1 {
+                    if let Some(t) = temp_table_created(text) {
+                        if let Some(list) = self.temps.last_mut() {
+                            list.push(t);
+                        }
+                    }
+                }
                 let rows = tag_rows(&o.tag);
                 self.host.state().rowcount = rows.unwrap_or(0);
+                self.host.state().error = 0;
                 let dml = o.columns.is_none() && rows.is_some();
                 if !(dml && self.host.state().nocount) {
                     self.emit(o);
@@ -346,16 +366,17 @@ impl<'h, H: Host> Runner<'h, H> {
             // Cancels and timeouts end the batch, as in SQL Server.
             Err(e) if e.kind == ErrorKind::Cancelled || e.kind == ErrorKind::StackDepth => Err(e),
             Err(e) => {
-                // The failed statement's work is undone; an explicit
-                // transaction is left failed (uncommittable) for the
-                // handler to roll back.
-                self.host.statement_failed();
+                // The failed statement's work is undone already (the
+                // session's statement savepoint); the transaction goes on.
                 let (number, severity, state) = match &self.raised {
-                    Some((m, n, sev, st)) if *m == e.message && e.kind == ErrorKind::RaiseException => {
+                    Some((m, n, sev, st))
+                        if *m == e.message && e.kind == ErrorKind::RaiseException =>
+                    {
                         (*n, *sev, *st)
                     }
                     _ => (error_number(&e), 16, 1),
                 };
+                self.host.state().error = number;
                 self.caught.push(Caught {
                     error: e,
                     number,
@@ -396,8 +417,15 @@ impl<'h, H: Host> Runner<'h, H> {
             } else {
                 0
             }),
-            "@@error" => Value::Int(0),
+            "@@error" => Value::Int(self.host.state().error),
             "@@nestlevel" => Value::Int(self.frames.len() as i64 - 1),
+            "xact_state()" => Value::Int(
+                match (self.host.in_transaction(), self.host.transaction_failed()) {
+                    (false, _) => 0,
+                    (true, false) => 1,
+                    (true, true) => -1,
+                },
+            ),
             "error_message()" | "error_number()" | "error_severity()" | "error_state()"
             | "error_line()" | "error_procedure()" => match self.caught.last() {
                 None => Value::Null,
@@ -444,11 +472,34 @@ impl<'h, H: Host> Runner<'h, H> {
         Ok(c)
     }
 
+    /// An integer expression over variables, evaluated here (`None`: SQL
+    /// evaluates it).
+    fn fast(&mut self, expr: &str) -> Option<fast::V> {
+        let f = match self.host.state().fast.get(expr) {
+            Some(f) => f.clone()?,
+            None => {
+                let f = fast::parse(expr).map(Arc::new);
+                let st = self.host.state();
+                if st.fast.len() >= CACHE {
+                    st.fast.clear();
+                }
+                st.fast.insert(expr.to_string(), f.clone());
+                f?
+            }
+        };
+        let frame = self.frames.last()?;
+        f.eval(&|n: &str| frame.get(n).map(|v| v.value.clone()))
+    }
+
     /// An expression's value (`SELECT expr`).
     fn eval(&mut self, expr: &str) -> Result<Value> {
+        match self.fast(expr) {
+            Some(fast::V::Int(i)) => return Ok(Value::Int(i)),
+            Some(fast::V::Null) => return Ok(Value::Null),
+            _ => {}
+        }
         let o = self.sql(&format!("SELECT {expr}"))?;
-        Ok(o
-            .rows
+        Ok(o.rows
             .into_iter()
             .next()
             .and_then(|r| r.into_iter().next())
@@ -457,6 +508,11 @@ impl<'h, H: Host> Runner<'h, H> {
 
     /// A condition's truth (NULL is false).
     fn truth(&mut self, cond: &str) -> Result<bool> {
+        match self.fast(cond) {
+            Some(fast::V::Bool(b)) => return Ok(b),
+            Some(fast::V::Null) => return Ok(false),
+            _ => {}
+        }
         let v = self.eval(&format!("CASE WHEN {cond} THEN 1 ELSE 0 END"))?;
         Ok(matches!(v, Value::Int(1)))
     }
@@ -492,11 +548,18 @@ fn statement_level(e: &SqlError) -> bool {
     )
 }
 
+/// The local temporary table (`#t`, not `##t`) a `CREATE TABLE` makes.
+fn temp_table_created(text: &str) -> Option<String> {
+    let mut w = text.split_whitespace();
+    if !w.next()?.eq_ignore_ascii_case("create") || !w.next()?.eq_ignore_ascii_case("table") {
+        return None;
+    }
+    let name = w.next()?.split('(').next()?;
+    (name.starts_with('#') && !name.starts_with("##")).then(|| name.to_string())
+}
+
 fn is_string(t: &DataType) -> bool {
-    matches!(
-        t,
-        DataType::Text | DataType::Varchar(_) | DataType::Char(_)
-    )
+    matches!(t, DataType::Text | DataType::Varchar(_) | DataType::Char(_))
 }
 
 /// SQL Server's error number for an error (what ERROR_NUMBER() returns).

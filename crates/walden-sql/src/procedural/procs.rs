@@ -106,7 +106,9 @@ impl<'h, H: Host> Runner<'h, H> {
             .ok_or_else(|| not_found(&call.name))?;
         let stmts = self.body(&text)?;
         let Some(TStmt::CreateProc(def)) = stmts.first() else {
-            return Err(SqlError::internal("a stored procedure definition does not parse"));
+            return Err(SqlError::internal(
+                "a stored procedure definition does not parse",
+            ));
         };
         if self.frames.len() > MAX_NESTING {
             return Err(SqlError::new(
@@ -123,18 +125,19 @@ impl<'h, H: Host> Runner<'h, H> {
             let at = match &a.name {
                 Some(n) => {
                     named = true;
-                    def.params.iter().position(|p| p.name == *n).ok_or_else(|| {
-                        SqlError::new(
-                            ErrorKind::UndefinedObject,
-                            format!("{n} is not a parameter for procedure {}.", def.name),
-                        )
-                    })?
+                    def.params
+                        .iter()
+                        .position(|p| p.name == *n)
+                        .ok_or_else(|| {
+                            SqlError::new(
+                                ErrorKind::UndefinedObject,
+                                format!("{n} is not a parameter for procedure {}.", def.name),
+                            )
+                        })?
                 }
-                None if named => {
-                    return Err(SqlError::syntax(
-                        "Must pass parameter number 2 and subsequent parameters as '@name = value'.",
-                    ))
-                }
+                None if named => return Err(SqlError::syntax(
+                    "Must pass parameter number 2 and subsequent parameters as '@name = value'.",
+                )),
                 None if k >= def.params.len() => {
                     return Err(SqlError::new(
                         ErrorKind::UndefinedFunction,
@@ -194,14 +197,25 @@ impl<'h, H: Host> Runner<'h, H> {
         let body = self.body(&def.body)?;
         let saved_nocount = self.host.state().nocount;
         self.frames.push(frame);
+        self.temps.push(Vec::new());
         self.ret = 0;
         let r = stacker::maybe_grow(256 * 1024, 2 * 1024 * 1024, || self.block(&body));
         let callee = self.frames.pop().expect("pushed");
+        // The call's #temp tables end with it.
+        for t in self.temps.pop().unwrap_or_default() {
+            let dropped = self.fixed(&format!("DROP TABLE IF EXISTS {t}"), &[]);
+            if r.is_ok() {
+                dropped?;
+            }
+        }
         // SET NOCOUNT inside a procedure ends with it.
         self.host.state().nocount = saved_nocount;
         r?;
         for (p, b) in backs {
-            let v = callee.get(&p).map(|v| v.value.clone()).unwrap_or(Value::Null);
+            let v = callee
+                .get(&p)
+                .map(|v| v.value.clone())
+                .unwrap_or(Value::Null);
             self.set_var(&b, v)?;
         }
         if let Some(r) = &call.ret {

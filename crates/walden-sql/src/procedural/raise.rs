@@ -123,7 +123,10 @@ pub(super) fn format_message(f: &str, args: &[Value]) -> String {
         let v = next.next().cloned().unwrap_or(Value::Null);
         let body = match (conv, &v) {
             (_, Value::Null) => "(null)".to_string(),
-            ('d' | 'i' | 'u', v) => v.as_i64().map(|i| i.to_string()).unwrap_or_else(|| v.to_string()),
+            ('d' | 'i' | 'u', v) => v
+                .as_i64()
+                .map(|i| i.to_string())
+                .unwrap_or_else(|| v.to_string()),
             ('x', v) => v.as_i64().map(|i| format!("{i:x}")).unwrap_or_default(),
             ('X', v) => v.as_i64().map(|i| format!("{i:X}")).unwrap_or_default(),
             ('o', v) => v.as_i64().map(|i| format!("{i:o}")).unwrap_or_default(),
@@ -135,8 +138,18 @@ pub(super) fn format_message(f: &str, args: &[Value]) -> String {
             None => (false, spec.clone()),
         };
         let (width, precision) = match rest.split_once('.') {
-            Some((w, p)) => (w.trim_start_matches(['+', ' ', '#', '0']).parse().unwrap_or(0), p.parse().ok()),
-            None => (rest.trim_start_matches(['+', ' ', '#', '0']).parse().unwrap_or(0usize), None),
+            Some((w, p)) => (
+                w.trim_start_matches(['+', ' ', '#', '0'])
+                    .parse()
+                    .unwrap_or(0),
+                p.parse().ok(),
+            ),
+            None => (
+                rest.trim_start_matches(['+', ' ', '#', '0'])
+                    .parse()
+                    .unwrap_or(0usize),
+                None,
+            ),
         };
         let body = match precision {
             Some(p) if conv == 's' => body.chars().take(p).collect(),

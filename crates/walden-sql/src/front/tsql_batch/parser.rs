@@ -1,262 +1,10 @@
-//! T-SQL batches and procedure bodies: statements separated by `;` or by
-//! nothing at all (a new statement starts at its first keyword), with
-//! variables and control flow. The grammar only cuts the text into a tree
-//! of statements; the SQL statements inside keep their text (variables
-//! still in it), which `procedural/` compiles and runs.
+//! The batch grammar's parser: where a statement ends (`extent`), and
+//! each T-SQL statement's own syntax.
 
 use super::*;
 use sqlparser::tokenizer::Whitespace;
 
-/// A statement of a T-SQL batch or body.
-#[derive(Clone, Debug, PartialEq)]
-pub enum TStmt {
-    /// `DECLARE @a type [= x], ...`
-    Declare(Vec<VarDecl>),
-    /// `SET @v = x`, `SET @v += x` (`op`: the operator before `=`).
-    Assign {
-        var: String,
-        op: Option<char>,
-        expr: String,
-    },
-    /// `SELECT @a = x, @b = y [FROM ...]`: `query` selects the values.
-    SelectAssign { vars: Vec<String>, query: String },
-    If {
-        cond: String,
-        then: Box<TStmt>,
-        els: Option<Box<TStmt>>,
-    },
-    While { cond: String, body: Box<TStmt> },
-    Block(Vec<TStmt>),
-    /// `BEGIN TRY ... END TRY BEGIN CATCH ... END CATCH`.
-    TryCatch(Vec<TStmt>, Vec<TStmt>),
-    Break,
-    Continue,
-    Return(Option<String>),
-    Print(String),
-    /// `BEGIN TRAN[SACTION] [name]`: counted by `@@TRANCOUNT`.
-    BeginTran,
-    /// `COMMIT [TRAN[SACTION] [name]] [WITH (DELAYED_DURABILITY = ON|OFF)]`.
-    CommitTran(Option<bool>),
-    /// `ROLLBACK [TRAN[SACTION]]` of the whole transaction.
-    RollbackTran,
-    Exec(ExecCall),
-    CreateProc(ProcDef),
-    DropProc { names: Vec<String>, if_exists: bool },
-    /// `SET NOCOUNT ON | OFF`.
-    NoCount(bool),
-    /// `THROW` (rethrow, in a CATCH block) or `THROW number, message, state`.
-    Throw(Option<[String; 3]>),
-    /// `RAISERROR (message, severity, state [, argument ...])`.
-    Raiserror(Vec<String>),
-    /// Any other statement, as written (variables still in it).
-    Sql(String),
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct VarDecl {
-    /// Lower case, with its `@`.
-    pub name: String,
-    pub ty: String,
-    pub init: Option<String>,
-}
-
-/// `EXEC [@rc =] name [arg, ...]`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ExecCall {
-    pub ret: Option<String>,
-    pub name: String,
-    pub args: Vec<ExecArg>,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct ExecArg {
-    /// `@param =` (lower case), for a named argument.
-    pub name: Option<String>,
-    /// The value's text; `None` for `DEFAULT`.
-    pub value: Option<String>,
-    pub output: bool,
-}
-
-/// How a procedure definition treats an existing one of its name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ProcMode {
-    Create,
-    Alter,
-    CreateOrAlter,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct ProcDef {
-    pub mode: ProcMode,
-    /// Lower case, without a schema.
-    pub name: String,
-    pub params: Vec<ProcParam>,
-    /// The body's text (after `AS`).
-    pub body: String,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct ProcParam {
-    pub name: String,
-    pub ty: String,
-    pub default: Option<String>,
-    pub output: bool,
-}
-
-/// Whether a simple query is a T-SQL batch that needs the procedural
-/// runtime: a statement of its own (DECLARE @v, SET @v, IF, WHILE, a
-/// BEGIN ... END block, PRINT, a procedure's CREATE / DROP / EXEC,
-/// T-SQL's nested BEGIN TRAN) or a batch-wide variable such as @@ROWCOUNT.
-/// Everything else keeps PostgreSQL's batch semantics.
-pub fn is_tsql_batch(sql: &str) -> bool {
-    let lower = sql.to_ascii_lowercase();
-    const HINTS: &[&str] = &[
-        "@", "if", "while", "print", "return", "begin", "proc", "exec", "declare", "break",
-        "continue",
-    ];
-    if !HINTS.iter().any(|h| lower.contains(h)) {
-        return false;
-    }
-    if lower.contains("@@rowcount") || lower.contains("@@trancount") || lower.contains("@@error")
-    {
-        return true;
-    }
-    split(sql).iter().any(|piece| {
-        let Some(r) = Raw::new(piece) else {
-            return false;
-        };
-        let (w0, w1) = (r.word(0), r.word(1));
-        let first = match w0.as_str() {
-            "IF" | "WHILE" | "PRINT" | "RETURN" | "BREAK" | "CONTINUE" | "THROW" | "RAISERROR" => {
-                true
-            }
-            "BEGIN" => {
-                !matches!(
-                    w1.as_str(),
-                    "TRANSACTION" | "WORK" | "ISOLATION" | "READ" | "NOT" | "DEFERRABLE"
-                ) && r.tok(1).is_some()
-            }
-            "DECLARE" => later_marker(&r, 0),
-            // NOCOUNT is the T-SQL state's (@@ROWCOUNT's batches read it).
-            "SET" => later_marker(&r, 0) || w1 == "NOCOUNT",
-            "CREATE" => {
-                matches!(w1.as_str(), "PROC" | "PROCEDURE")
-                    || (w1 == "OR"
-                        && r.word(2) == "ALTER"
-                        && matches!(r.word(3).as_str(), "PROC" | "PROCEDURE"))
-            }
-            "ALTER" | "DROP" => matches!(w1.as_str(), "PROC" | "PROCEDURE"),
-            "EXEC" | "EXECUTE" => {
-                parse_execute(piece).is_none()
-                    && !matches!(w1.as_str(), "SP_FLUSH_LOG" | "SP_RENAME")
-            }
-            "COMMIT" | "ROLLBACK" => w1 == "TRAN",
-            _ => false,
-        };
-        first || (1..r.solid.len()).any(|k| later_marker(&r, k))
-    })
-}
-
-/// A T-SQL statement keyword past a piece's first word (statements there
-/// need not be separated by `;`).
-fn later_marker(r: &Raw, k: usize) -> bool {
-    let var_next = matches!(r.tok(k + 1), Some(Token::AtSign))
-        || matches!(r.tok(k + 1), Some(Token::Word(w)) if w.value.starts_with('@'));
-    match r.word(k).as_str() {
-        "WHILE" | "PRINT" | "RAISERROR" => k > 0,
-        "DECLARE" | "SET" => var_next,
-        "IF" => k > 0 && !matches!(
-            r.word(k - 1).as_str(),
-            "TABLE"
-                | "VIEW"
-                | "INDEX"
-                | "SEQUENCE"
-                | "TYPE"
-                | "SCHEMA"
-                | "FUNCTION"
-                | "PROCEDURE"
-                | "PROC"
-                | "TRIGGER"
-                | "DATABASE"
-                | "ROLE"
-                | "USER"
-                | "GROUP"
-                | "COLUMN"
-                | "CONSTRAINT"
-                | "EXTENSION"
-                | "DOMAIN"
-                | "CONCURRENTLY"
-                | "ADD"
-                | "DROP"
-                | "OWNED"
-                | "STATISTICS"
-                | "POLICY"
-                | "RULE"
-                | "AGGREGATE"
-                | "OPERATOR"
-                | "CAST"
-                | "COLLATION"
-                | "SERVER"
-                | "MAPPING"
-                | "TABLESPACE"
-                | "PUBLICATION"
-                | "SUBSCRIPTION"
-                | "EVENT"
-                | "LANGUAGE"
-                | "TRANSFORM"
-                | "CONVERSION"
-                | "FAMILY"
-                | "CLASS"
-                | "WRAPPER"
-                | "TEMPLATE"
-                | "PARSER"
-                | "DICTIONARY"
-                | "CONFIGURATION"
-                | "ROUTINE"
-                | "MATERIALIZED"
-        ),
-        _ => false,
-    }
-}
-
-/// A procedure's definition as it is stored: `CREATE PROCEDURE` whatever
-/// statement made it, so that it parses back to the same procedure.
-pub fn proc_text(d: &ProcDef) -> String {
-    let params: Vec<String> = d
-        .params
-        .iter()
-        .map(|p| {
-            let mut s = format!("{} {}", p.name, p.ty);
-            if let Some(x) = &p.default {
-                s.push_str(&format!(" = {x}"));
-            }
-            if p.output {
-                s.push_str(" OUTPUT");
-            }
-            s
-        })
-        .collect();
-    format!(
-        "CREATE PROCEDURE {} {}\nAS\n{}",
-        quote_name(&d.name),
-        params.join(", "),
-        d.body
-    )
-}
-
-/// A procedure name in brackets when it is not a plain word.
-fn quote_name(n: &str) -> String {
-    if n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !n.is_empty() {
-        n.to_string()
-    } else {
-        format!("[{}]", n.replace(']', "]]"))
-    }
-}
-
-/// A parse error of a batch, with the line it is on.
-fn err_at(line: usize, msg: impl std::fmt::Display) -> SqlError {
-    SqlError::syntax(format!("syntax error at line {line}: {msg}"))
-}
+mod procs;
 
 /// Parses a batch (or a procedure body) into statements.
 pub fn parse_batch(sql: &str) -> Result<Vec<TStmt>> {
@@ -431,7 +179,10 @@ impl Parser2 {
             }
             if depth <= 0
                 && main.is_none()
-                && matches!(w.as_str(), "SELECT" | "VALUES" | "INSERT" | "UPDATE" | "DELETE" | "MERGE")
+                && matches!(
+                    w.as_str(),
+                    "SELECT" | "VALUES" | "INSERT" | "UPDATE" | "DELETE" | "MERGE"
+                )
             {
                 main = Some(w);
             }
@@ -443,7 +194,11 @@ impl Parser2 {
     /// Whether keyword `w` at `k` belongs to the statement begun by `first`
     /// (`main`: the first SELECT/VALUES/DML keyword seen in it).
     fn continues(&self, k: usize, first: &str, w: &str, main: &Option<String>) -> bool {
-        let prev = if k > 0 { self.word_at(k - 1) } else { String::new() };
+        let prev = if k > 0 {
+            self.word_at(k - 1)
+        } else {
+            String::new()
+        };
         let prev_tok = if k > 0 { self.tok_at(k - 1) } else { None };
         let next = self.word_at(k + 1);
         if prev == "ON" {
@@ -454,8 +209,10 @@ impl Parser2 {
         }
         match w {
             "SELECT" => {
-                matches!(prev.as_str(), "UNION" | "ALL" | "EXCEPT" | "INTERSECT" | "AS" | "FOR")
-                    || matches!(prev_tok, Some(Token::LParen))
+                matches!(
+                    prev.as_str(),
+                    "UNION" | "ALL" | "EXCEPT" | "INTERSECT" | "AS" | "FOR"
+                ) || matches!(prev_tok, Some(Token::LParen))
                     || (matches!(first, "INSERT" | "WITH") && main.is_none())
                     || (first == "INSERT" && main.as_deref() == Some("INSERT"))
             }
@@ -506,7 +263,10 @@ impl Parser2 {
                     self.i += 2;
                     let body = self.block_until(&["END", "TRY"], line)?;
                     if !(self.eat("BEGIN") && self.eat("CATCH")) {
-                        return Err(err_at(self.line(), "END TRY must be followed by BEGIN CATCH"));
+                        return Err(err_at(
+                            self.line(),
+                            "END TRY must be followed by BEGIN CATCH",
+                        ));
                     }
                     let handler = self.block_until(&["END", "CATCH"], line)?;
                     Ok(TStmt::TryCatch(body, handler))
@@ -552,7 +312,9 @@ impl Parser2 {
                 let end = self.extent(self.i, "RETURN");
                 let e = self.text(self.i + 1, end);
                 self.i = end;
-                Ok(TStmt::Return((!e.trim().is_empty()).then(|| e.trim().to_string())))
+                Ok(TStmt::Return(
+                    (!e.trim().is_empty()).then(|| e.trim().to_string()),
+                ))
             }
             "PRINT" => {
                 let end = self.extent(self.i, "PRINT");
@@ -639,7 +401,9 @@ impl Parser2 {
                         match self.word(0).as_str() {
                             "NOWAIT" => self.i += 1,
                             w @ ("LOG" | "SETERROR") => {
-                                return Err(SqlError::unsupported(format!("RAISERROR ... WITH {w}")))
+                                return Err(SqlError::unsupported(format!(
+                                    "RAISERROR ... WITH {w}"
+                                )))
                             }
                             _ => return Err(err_at(line, "RAISERROR ... WITH NOWAIT")),
                         }
@@ -653,13 +417,18 @@ impl Parser2 {
                     return Err(err_at(line, "RAISERROR (message, severity, state [, ...])"));
                 }
                 if args.len() < 3 {
-                    return Err(err_at(line, "RAISERROR needs a message, a severity and a state"));
+                    return Err(err_at(
+                        line,
+                        "RAISERROR needs a message, a severity and a state",
+                    ));
                 }
                 Ok(TStmt::Raiserror(args))
             }
             "GOTO" => Err(SqlError::unsupported("GOTO")),
             "END" | "ELSE" => Err(err_at(line, format!("{first} without its opening"))),
-            _ if matches!(self.tok(1), Some(Token::Colon)) && matches!(self.tok(0), Some(Token::Word(_))) => {
+            _ if matches!(self.tok(1), Some(Token::Colon))
+                && matches!(self.tok(0), Some(Token::Word(_))) =>
+            {
                 Err(SqlError::unsupported("labels and GOTO"))
             }
             _ => self.plain(&first),
@@ -725,7 +494,9 @@ impl Parser2 {
     /// The variable name at offset `k` (lower case, with `@`).
     fn var(&self, k: usize) -> Option<String> {
         match self.tok(k) {
-            Some(Token::Word(w)) if w.value.starts_with('@') && !w.value.starts_with("@@") && w.value.len() > 1 => {
+            Some(Token::Word(w))
+                if w.value.starts_with('@') && !w.value.starts_with("@@") && w.value.len() > 1 =>
+            {
                 Some(w.value.to_ascii_lowercase())
             }
             _ => None,
@@ -766,9 +537,7 @@ impl Parser2 {
                 .ok_or_else(|| err_at(line, "DECLARE expects @name type"))?;
             self.i += 1;
             self.eat("AS");
-            let stop = self.until_top(end, |p| {
-                matches!(p.tok(0), Some(Token::Eq | Token::Comma))
-            });
+            let stop = self.until_top(end, |p| matches!(p.tok(0), Some(Token::Eq | Token::Comma)));
             let ty = self.text(self.i, stop).trim().to_string();
             if ty.is_empty() {
                 return Err(err_at(line, format!("DECLARE {name} needs a type")));
@@ -778,7 +547,9 @@ impl Parser2 {
                 return Err(SqlError::unsupported("table variables (DECLARE @t TABLE)"));
             }
             if up.starts_with("CURSOR") {
-                return Err(SqlError::unsupported("cursor variables (DECLARE @c CURSOR)"));
+                return Err(SqlError::unsupported(
+                    "cursor variables (DECLARE @c CURSOR)",
+                ));
             }
             self.i = stop;
             let init = if matches!(self.tok(0), Some(Token::Eq)) {
@@ -838,7 +609,12 @@ impl Parser2 {
                 self.i += 1;
                 c
             }
-            _ => return Err(err_at(line, format!("SET {var} expects = or an operator and ="))),
+            _ => {
+                return Err(err_at(
+                    line,
+                    format!("SET {var} expects = or an operator and ="),
+                ))
+            }
         };
         self.i += 1;
         let expr = self.text(self.i, end);
@@ -864,7 +640,9 @@ impl Parser2 {
                 ));
             };
             if !matches!(self.tok(1), Some(Token::Eq)) {
-                return Err(SqlError::unsupported("compound assignment in SELECT @v op= x"));
+                return Err(SqlError::unsupported(
+                    "compound assignment in SELECT @v op= x",
+                ));
             }
             self.i += 2;
             let stop = self.until_top(end, |p| {
@@ -932,269 +710,5 @@ impl Parser2 {
             }
             return Ok(name);
         }
-    }
-
-    fn exec(&mut self) -> Result<TStmt> {
-        let line = self.line();
-        let end = self.extent(self.i, "EXEC");
-        if matches!(self.tok(1), Some(Token::LParen)) {
-            return Err(SqlError::unsupported("EXEC (dynamic SQL)"));
-        }
-        let text = self.text(self.i, end);
-        if matches!(self.word(1).as_str(), "SP_FLUSH_LOG" | "SP_RENAME") {
-            self.i = end;
-            return Ok(TStmt::Sql(text));
-        }
-        self.i += 1;
-        let ret = match self.var(0) {
-            Some(v) if matches!(self.tok(1), Some(Token::Eq)) => {
-                self.i += 2;
-                Some(v)
-            }
-            _ => None,
-        };
-        let name = self.object_name()?;
-        if name == "sp_executesql" {
-            return Err(SqlError::unsupported("sp_executesql"));
-        }
-        let mut args = Vec::new();
-        while self.i < end {
-            let pname = match self.var(0) {
-                Some(v) if matches!(self.tok(1), Some(Token::Eq)) => {
-                    self.i += 2;
-                    Some(v)
-                }
-                _ => None,
-            };
-            let stop = self.until_top(end, |p| {
-                matches!(p.tok(0), Some(Token::Comma))
-                    || matches!(p.word(0).as_str(), "OUTPUT" | "OUT")
-            });
-            let v = self.text(self.i, stop).trim().to_string();
-            if v.is_empty() {
-                return Err(err_at(line, format!("EXEC {name}: an argument is missing")));
-            }
-            self.i = stop;
-            let output = self.eat("OUTPUT") || self.eat("OUT");
-            args.push(ExecArg {
-                name: pname,
-                value: (!v.eq_ignore_ascii_case("default")).then_some(v),
-                output,
-            });
-            if matches!(self.tok(0), Some(Token::Comma)) {
-                self.i += 1;
-            } else if self.i < end {
-                return Err(err_at(line, format!("EXEC {name}: expected , between arguments")));
-            }
-        }
-        self.i = end;
-        Ok(TStmt::Exec(ExecCall { ret, name, args }))
-    }
-
-    /// `name [(] @p type [= default] [OUT[PUT]] [READONLY], ... [)] [WITH ...] AS body`
-    /// (the body is the rest of the batch, as in SQL Server).
-    fn create_proc(&mut self, mode: ProcMode) -> Result<TStmt> {
-        let line = self.line();
-        let name = self.object_name()?;
-        if matches!(self.tok(0), Some(Token::SemiColon)) {
-            return Err(SqlError::unsupported("numbered procedures (name;n)"));
-        }
-        let paren = matches!(self.tok(0), Some(Token::LParen));
-        if paren {
-            self.i += 1;
-        }
-        let mut params = Vec::new();
-        while let Some(p) = self.var(0) {
-            self.i += 1;
-            self.eat("AS");
-            let end = self.solid.len();
-            let stop = self.until_top(end, |q| {
-                matches!(q.tok(0), Some(Token::Eq | Token::Comma))
-                    || matches!(
-                        q.word(0).as_str(),
-                        "OUT" | "OUTPUT" | "READONLY" | "AS" | "WITH" | "VARYING"
-                    )
-                    || (paren && matches!(q.tok(0), Some(Token::RParen)))
-            });
-            let ty = self.text(self.i, stop).trim().to_string();
-            if ty.is_empty() {
-                return Err(err_at(line, format!("parameter {p} needs a type")));
-            }
-            self.i = stop;
-            self.eat("VARYING");
-            let default = if matches!(self.tok(0), Some(Token::Eq)) {
-                self.i += 1;
-                let stop = self.until_top(end, |q| {
-                    matches!(q.tok(0), Some(Token::Comma))
-                        || matches!(q.word(0).as_str(), "OUT" | "OUTPUT" | "READONLY" | "AS" | "WITH")
-                        || (paren && matches!(q.tok(0), Some(Token::RParen)))
-                });
-                let d = self.text(self.i, stop).trim().to_string();
-                self.i = stop;
-                Some(d)
-            } else {
-                None
-            };
-            let output = self.eat("OUTPUT") || self.eat("OUT");
-            if self.eat("READONLY") {
-                return Err(SqlError::unsupported("table-valued parameters (READONLY)"));
-            }
-            params.push(ProcParam {
-                name: p,
-                ty,
-                default,
-                output,
-            });
-            if matches!(self.tok(0), Some(Token::Comma)) {
-                self.i += 1;
-            } else {
-                break;
-            }
-        }
-        if paren && !matches!(self.tok(0), Some(Token::RParen)) {
-            return Err(err_at(self.line(), "expected ) after the parameters"));
-        }
-        if paren {
-            self.i += 1;
-        }
-        if self.eat("WITH") {
-            // RECOMPILE and EXECUTE AS OWNER change nothing here; others are refused.
-            loop {
-                if self.eat("RECOMPILE") {
-                } else if self.word(0) == "EXECUTE" && self.word(1) == "AS" {
-                    let who = self.word(2);
-                    if !matches!(who.as_str(), "OWNER" | "CALLER") {
-                        return Err(SqlError::unsupported(format!("WITH EXECUTE AS {who}")));
-                    }
-                    if who == "OWNER" {
-                        return Err(SqlError::unsupported("WITH EXECUTE AS OWNER"));
-                    }
-                    self.i += 3;
-                } else {
-                    return Err(SqlError::unsupported(format!(
-                        "procedure option {}",
-                        self.word(0)
-                    )));
-                }
-                if !matches!(self.tok(0), Some(Token::Comma)) {
-                    break;
-                }
-                self.i += 1;
-            }
-        }
-        if self.word(0) == "FOR" {
-            return Err(SqlError::unsupported("FOR REPLICATION"));
-        }
-        if !self.eat("AS") {
-            return Err(err_at(self.line(), "expected AS before the procedure body"));
-        }
-        let body = self.rest_text(self.i);
-        // The body must parse now (its errors are the CREATE's).
-        parse_batch(&body)?;
-        self.i = self.solid.len();
-        Ok(TStmt::CreateProc(ProcDef {
-            mode,
-            name,
-            params,
-            body,
-        }))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sql(s: &str) -> TStmt {
-        TStmt::Sql(s.into())
-    }
-
-    #[test]
-    fn newline_separated_statements() {
-        let b = parse_batch("SELECT 1\nTRUNCATE TABLE t\nINSERT INTO t SELECT a FROM u UNION SELECT 2\nSELECT 3").unwrap();
-        assert_eq!(
-            b,
-            vec![
-                sql("SELECT 1"),
-                sql("TRUNCATE TABLE t"),
-                sql("INSERT INTO t SELECT a FROM u UNION SELECT 2"),
-                sql("SELECT 3")
-            ]
-        );
-        let b = parse_batch("UPDATE t SET a = CASE WHEN b = 1 THEN 2 ELSE 3 END WHERE c = 1 DELETE FROM t").unwrap();
-        assert_eq!(b.len(), 2, "{b:?}");
-        let b = parse_batch("DROP TABLE IF EXISTS t\nCREATE TABLE t (a int)\nWITH c AS (SELECT 1 AS x) SELECT x FROM c").unwrap();
-        assert_eq!(b.len(), 3, "{b:?}");
-    }
-
-    #[test]
-    fn the_delayed_durability_loop() {
-        let b = parse_batch(
-            "DECLARE @i int = 1, @s varchar(10);\nWHILE @i <= 10000\nBEGIN\n  BEGIN TRAN\n  INSERT INTO t VALUES (@i)\n  COMMIT TRAN WITH (DELAYED_DURABILITY = ON)\n  SET @i += 1\nEND",
-        )
-        .unwrap();
-        assert_eq!(b.len(), 2);
-        let TStmt::Declare(v) = &b[0] else { panic!("{b:?}") };
-        assert_eq!(v[0].init.as_deref(), Some("1"));
-        assert_eq!(v[1].ty, "varchar(10)");
-        let TStmt::While { cond, body } = &b[1] else { panic!() };
-        assert_eq!(cond.trim(), "@i <= 10000");
-        let TStmt::Block(s) = body.as_ref() else { panic!() };
-        assert_eq!(s[0], TStmt::BeginTran);
-        assert_eq!(s[1], sql("INSERT INTO t VALUES (@i)"));
-        assert_eq!(s[2], TStmt::CommitTran(Some(true)));
-        assert_eq!(
-            s[3],
-            TStmt::Assign {
-                var: "@i".into(),
-                op: Some('+'),
-                expr: " 1".into()
-            }
-        );
-    }
-
-    #[test]
-    fn procedures_and_calls() {
-        let b = parse_batch(
-            "CREATE PROCEDURE dbo.p @Iterations int = 1000, @out int OUTPUT AS\nBEGIN\nSET NOCOUNT ON\nSELECT @out = count(*) FROM t\nRETURN 3\nEND",
-        )
-        .unwrap();
-        let TStmt::CreateProc(d) = &b[0] else { panic!("{b:?}") };
-        assert_eq!(d.name, "p");
-        assert_eq!(d.params[0].default.as_deref(), Some("1000"));
-        assert!(d.params[1].output);
-        let body = parse_batch(&d.body).unwrap();
-        let TStmt::Block(s) = &body[0] else { panic!() };
-        assert_eq!(s[0], TStmt::NoCount(true));
-        assert!(matches!(&s[1], TStmt::SelectAssign { query, .. } if query.trim() == "SELECT count(*) FROM t"));
-        let b = parse_batch("EXEC @rc = p 5, @out = @x OUTPUT\nEXECUTE p @Iterations = DEFAULT").unwrap();
-        let TStmt::Exec(c) = &b[0] else { panic!() };
-        assert_eq!(c.ret.as_deref(), Some("@rc"));
-        assert_eq!(c.args.len(), 2);
-        assert!(c.args[1].output);
-        let TStmt::Exec(c) = &b[1] else { panic!() };
-        assert_eq!(c.args[0].value, None);
-    }
-
-    #[test]
-    fn if_else_and_errors() {
-        let b = parse_batch("IF @a > 1 PRINT 'x' ELSE IF EXISTS (SELECT 1) SELECT 2 ELSE BEGIN SELECT 3 END").unwrap();
-        assert_eq!(b.len(), 1, "{b:?}");
-        assert!(parse_batch("BEGIN SELECT 1").is_err());
-        assert!(parse_batch("END").is_err());
-        assert!(parse_batch("WHILE 1=1").is_err());
-    }
-
-    #[test]
-    fn which_batches_are_tsql() {
-        assert!(is_tsql_batch("DECLARE @i int = 1"));
-        assert!(is_tsql_batch("select 1; if 1=1 print 'a'"));
-        assert!(is_tsql_batch("SELECT @@ROWCOUNT"));
-        assert!(!is_tsql_batch("BEGIN; SELECT 1; COMMIT"));
-        assert!(!is_tsql_batch("BEGIN TRANSACTION ISOLATION LEVEL SERIALIZABLE"));
-        assert!(!is_tsql_batch("DECLARE c CURSOR FOR SELECT 1"));
-        assert!(!is_tsql_batch("EXECUTE q(1)"));
-        assert!(!is_tsql_batch("SELECT '@x' @> '{}'"));
-        assert!(is_tsql_batch("BEGIN TRAN"));
     }
 }
