@@ -29,6 +29,9 @@ pub struct Identity {
     /// no `nextval()` default); `None` for SERIAL, T-SQL `IDENTITY` and
     /// `AUTO_INCREMENT`, shown as a serial column.
     pub generated: Option<IdentityGeneration>,
+    /// SQL Server's `IDENTITY`: an INSERT without a column list skips the
+    /// column (SERIAL, which shares the rest of this, does not).
+    pub tsql: bool,
 }
 
 impl Identity {
@@ -85,6 +88,7 @@ impl ColumnDef {
             seed,
             increment,
             generated: None,
+            tsql: false,
         });
         self.nullable = false;
         self

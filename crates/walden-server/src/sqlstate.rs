@@ -106,6 +106,7 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::DuplicateAlias => "42712",
         K::WrongObjectType => "42809",
         K::InvalidObjectDefinition => "42P17",
+        K::RaiseException => "P0001",
         K::TooManyColumns => "54011",
         K::InvalidAuthorization => "28000",
         K::DependentObjects => "2BP01",

@@ -91,6 +91,8 @@ pub enum ErrorKind {
     /// An object of the wrong kind for the clause (42809): FILTER on a
     /// function that is not an aggregate.
     WrongObjectType,
+    /// An error a T-SQL batch raised itself: THROW, RAISERROR (P0001).
+    RaiseException,
     /// More key columns than an index may have (54011).
     TooManyColumns,
     /// A FOREIGN KEY constraint failed (23503).

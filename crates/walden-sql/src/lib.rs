@@ -25,6 +25,7 @@ mod error;
 mod expr;
 mod front;
 mod functions;
+mod procedural;
 mod query;
 mod session;
 mod types;

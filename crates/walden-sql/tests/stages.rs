@@ -12,17 +12,18 @@ use std::path::{Path, PathBuf};
 /// The stages from the bottom. `error.rs` sits under all of them and `lib.rs`
 /// over all of them.
 const STAGES: &[&str] = &[
-    "types",     // type names, PostgreSQL type OIDs and the OID scheme, quoting
-    "front",     // split, recognise, parse: text to statements, no catalog
-    "context",   // what a statement runs with: settings, search_path, budgets, locks
-    "functions", // the built-in function library
-    "expr",      // bound expressions: compiled against a scope, evaluated per row
-    "query",     // SELECT: planned from its sources, executed over a transaction
-    "dml",       // INSERT, UPDATE, DELETE, upsert, locking reads
-    "catalog",   // CREATE / ALTER / DROP of each object kind, roles, grants
-    "compat",    // pg_catalog, information_schema, sys.* views and DMVs
-    "admin",     // availability groups, BACKUP, DBCC
-    "session",   // the session: dispatch, transaction blocks, cursors, COPY
+    "types",      // type names, PostgreSQL type OIDs and the OID scheme, quoting
+    "front",      // split, recognise, parse: text to statements, no catalog
+    "context",    // what a statement runs with: settings, search_path, budgets, locks
+    "functions",  // the built-in function library
+    "expr",       // bound expressions: compiled against a scope, evaluated per row
+    "query",      // SELECT: planned from its sources, executed over a transaction
+    "dml",        // INSERT, UPDATE, DELETE, upsert, locking reads
+    "catalog",    // CREATE / ALTER / DROP of each object kind, roles, grants
+    "compat",     // pg_catalog, information_schema, sys.* views and DMVs
+    "admin",      // availability groups, BACKUP, DBCC
+    "procedural", // T-SQL batches and procedures: variables, control flow, EXEC
+    "session",    // the session: dispatch, transaction blocks, cursors, COPY
 ];
 
 /// The one cycle the shape allows: an expression may hold a subquery, which

@@ -51,11 +51,19 @@ pub fn put_table_def(out: &mut Vec<u8>, d: &TableDef) {
         .enumerate()
         .filter_map(|(k, c)| Some((k, c.identity?.generated?)))
         .collect();
+    let tsql: Vec<usize> = d
+        .columns
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.identity.is_some_and(|i| i.tsql))
+        .map(|(k, _)| k)
+        .collect();
     let parts = d.indexes.len()
         + d.checks.len()
         + d.foreign_keys.len()
         + d.pk_name.is_some() as usize
-        + generated.len();
+        + generated.len()
+        + tsql.len();
     put_var(out, parts as u64);
     for ix in &d.indexes {
         out.push(DEF_INDEX);
@@ -83,6 +91,10 @@ pub fn put_table_def(out: &mut Vec<u8>, d: &TableDef) {
             IdentityGeneration::Always => 1,
         });
     }
+    for k in tsql {
+        out.push(DEF_IDENTITY_TSQL);
+        put_var(out, k as u64);
+    }
 }
 
 /// Tags of the parts in a table definition's tail (3 is the foreign keys').
@@ -93,6 +105,8 @@ const DEF_FOREIGN_KEY: u8 = 3;
 /// A column's identity is a SQL-standard one (`GENERATED ... AS IDENTITY`):
 /// the column's position, then how it is generated.
 const DEF_IDENTITY_GENERATED: u8 = 7;
+/// A column's identity is T-SQL's `IDENTITY` (its position follows).
+const DEF_IDENTITY_TSQL: u8 = 8;
 
 pub fn put_foreign_key(out: &mut Vec<u8>, fk: &ForeignKeyDef) {
     put_str(out, &fk.name);
@@ -196,6 +210,7 @@ pub fn get_table_def(r: &mut Reader<'_>, tail: bool) -> Result<TableDef> {
                 seed: r.ivar()?,
                 increment: r.ivar()?,
                 generated: None,
+                tsql: false,
             }),
         };
         columns.push(ColumnDef {
@@ -242,6 +257,14 @@ pub fn get_table_def(r: &mut Reader<'_>, tail: bool) -> Result<TableDef> {
                         .and_then(|c| c.identity.as_mut())
                         .ok_or_else(short)?;
                     ident.generated = Some(g);
+                }
+                DEF_IDENTITY_TSQL => {
+                    let k = r.var()? as usize;
+                    let ident = columns
+                        .get_mut(k)
+                        .and_then(|c| c.identity.as_mut())
+                        .ok_or_else(short)?;
+                    ident.tsql = true;
                 }
                 _ => return Err(short()),
             }

@@ -620,14 +620,20 @@ impl Connection {
             .await?;
         }
         for r in results {
-            let r = match r {
-                Ok(out) => self.simple_output(out).await?,
-                Err(e) => Err(e.into()),
+            // A PostgreSQL batch ends at its first error (nothing follows
+            // it); a T-SQL batch may go on after a statement's error, as
+            // SQL Server's does, and its later results follow. A result
+            // that fails while it is sent ends the batch.
+            let (r, stop) = match r {
+                Ok(out) => (self.simple_output(out).await?, true),
+                Err(e) => (Err(e.into()), false),
             };
             if let Err(e) = r {
                 self.session.abort_statement();
                 self.send(e.message()).await?;
-                break;
+                if stop {
+                    break;
+                }
             }
         }
         self.ready_for_query().await

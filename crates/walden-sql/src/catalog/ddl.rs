@@ -147,9 +147,11 @@ pub fn create_table(
                 }
                 ColumnOption::Unique(u) => uniques.push(UniqueSpec::of(u, Some(&c.name))?),
                 ColumnOption::Identity(kind) => {
-                    let prop = match kind {
-                        ast::IdentityPropertyKind::Identity(p)
-                        | ast::IdentityPropertyKind::Autoincrement(p) => p,
+                    // T-SQL's IDENTITY (not MySQL's AUTO_INCREMENT) is
+                    // skipped by an INSERT without a column list.
+                    let (prop, tsql) = match kind {
+                        ast::IdentityPropertyKind::Identity(p) => (p, true),
+                        ast::IdentityPropertyKind::Autoincrement(p) => (p, false),
                     };
                     let (seed, inc) = match &prop.parameters {
                         Some(ast::IdentityPropertyFormatKind::FunctionCall(p))
@@ -159,6 +161,9 @@ pub fn create_table(
                         None => (1, 1),
                     };
                     col = col.identity(seed, inc);
+                    if let Some(i) = col.identity.as_mut() {
+                        i.tsql = tsql;
+                    }
                 }
                 ColumnOption::Generated {
                     generated_as,
@@ -178,6 +183,13 @@ pub fn create_table(
                         || s.to_ascii_uppercase().contains("AUTOINCREMENT")
                     {
                         col = col.identity(1, 1);
+                    } else if s.trim().eq_ignore_ascii_case("IDENTITY") {
+                        // T-SQL's IDENTITY without (seed, increment) was
+                        // dropped here: it is IDENTITY(1, 1).
+                        col = col.identity(1, 1);
+                        if let Some(i) = col.identity.as_mut() {
+                            i.tsql = true;
+                        }
                     }
                 }
                 ColumnOption::Check(ck) => checks.push(declared_check(o.name.as_ref(), ck)?),

@@ -124,6 +124,7 @@ pub(crate) fn alter_sequence_owned_by(
             seed: start,
             increment,
             generated: None,
+            tsql: false,
         });
         Ok::<_, EngineError>(Some(Alteration { def, rewrite: None }))
     })?;

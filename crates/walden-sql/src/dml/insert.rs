@@ -28,7 +28,11 @@ impl InsertSource {
 
 fn target_columns(t: &Table, ins: &ast::Insert) -> Result<Vec<usize>> {
     if ins.columns.is_empty() {
-        return Ok((0..t.def.columns.len()).collect());
+        // SQL Server fills a T-SQL IDENTITY column itself: VALUES and
+        // SELECT without a column list give the other columns.
+        return Ok((0..t.def.columns.len())
+            .filter(|&i| !t.def.columns[i].identity.is_some_and(|id| id.tsql))
+            .collect());
     }
     ins.columns
         .iter()

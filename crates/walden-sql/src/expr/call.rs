@@ -197,13 +197,12 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         return pg_typeof(p, scope, &raw_args, &args);
     }
     let func = match name.as_str() {
-        "now"
-        | "getdate"
-        | "sysdatetime"
-        | "getutcdate"
-        | "sysutcdatetime"
-        | "current_timestamp"
-        | "transaction_timestamp" => Func::Now,
+        // T-SQL's GETDATE() and SYSDATETIME() are datetime / datetime2: a
+        // local time without an offset.
+        "getdate" | "sysdatetime" => Func::LocalTimestamp,
+        "now" | "getutcdate" | "sysutcdatetime" | "current_timestamp" | "transaction_timestamp" => {
+            Func::Now
+        }
         "localtimestamp" => Func::LocalTimestamp,
         "date_trunc" => Func::DateTrunc,
         "age" => Func::Age,
@@ -419,6 +418,23 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
             return Err(SqlError::syntax("nextval takes one argument"));
         }
         p.uses_sequences = true;
+    }
+    // T-SQL's LEN does not count trailing blanks.
+    if name == "len" && args.len() == 1 {
+        let a = args.pop().unwrap();
+        args.push(Expr::Func(Func::Rtrim, vec![a]));
+    }
+    // T-SQL's REPLICATE with a negative count is NULL (repeat's is '').
+    if name == "replicate" && args.len() == 2 {
+        if let Some(n) = raw_args.get(1).and_then(|a| arg_expr(a)) {
+            let n = Expr::compile(p, scope, n)?;
+            let ok = Expr::Bin(
+                crate::functions::BinOp::GtEq,
+                Box::new(n),
+                Box::new(Expr::Lit(Value::Int(0))),
+            );
+            return Ok(Expr::Case(None, vec![(ok, Expr::Func(func, args))], None));
+        }
     }
     Ok(Expr::Func(func, args))
 }

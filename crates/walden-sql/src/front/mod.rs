@@ -26,6 +26,7 @@ mod split;
 mod sqlparse;
 mod toks;
 pub(crate) mod transaction;
+mod tsql_batch;
 pub(crate) mod window_exclude;
 
 pub use call_args::*;
@@ -41,3 +42,4 @@ pub use recognise::*;
 pub use split::*;
 pub use sqlparse::*;
 pub(crate) use toks::*;
+pub use tsql_batch::*;

@@ -199,7 +199,27 @@ pub fn parse_sql(sql: &str) -> Result<Statement> {
     if it.next().is_some() {
         return Err(SqlError::syntax("syntax error: more than one statement"));
     }
+    refuse_output_clause(&first)?;
     Ok(first)
+}
+
+/// T-SQL's `OUTPUT inserted.x | deleted.x [INTO ...]` on INSERT, UPDATE,
+/// DELETE and MERGE is not executed yet: refused rather than dropped (the
+/// rows it names would silently not come back).
+fn refuse_output_clause(stmt: &Statement) -> Result<()> {
+    let (what, output) = match stmt {
+        Statement::Insert(i) => ("INSERT", i.output.is_some()),
+        Statement::Update(u) => ("UPDATE", u.output.is_some()),
+        Statement::Delete(d) => ("DELETE", d.output.is_some()),
+        Statement::Merge(m) => ("MERGE", m.output.is_some()),
+        _ => return Ok(()),
+    };
+    if output {
+        return Err(SqlError::unsupported(format!(
+            "the OUTPUT clause of {what} (use RETURNING)"
+        )));
+    }
+    Ok(())
 }
 
 /// Removes a COPY option list's `FREEZE [ON|OFF|TRUE|FALSE]`.

@@ -72,7 +72,7 @@ pub(super) fn plan_query_body(
             plan.order = order;
             if let Some(top) = &sel.top {
                 limit = Some(match &top.quantity {
-                    Some(ast::TopQuantity::Expr(e)) => Expr::compile(p, &empty, e)?,
+                    Some(ast::TopQuantity::Expr(e)) => top_count(p, &empty, e)?,
                     Some(ast::TopQuantity::Constant(n)) => Expr::Lit(Value::Int(*n as i64)),
                     None => return Err(SqlError::syntax("TOP needs a row count")),
                 });
@@ -92,6 +92,30 @@ pub(super) fn plan_query_body(
         sel.walk = super::walk::choose_walk(sel, &plan.order, limited);
     }
     Ok(plan)
+}
+
+/// TOP's row count. SQL Server refuses a NULL count where LIMIT NULL means
+/// no limit: a literal NULL is refused here, and a NULL from a parameter or
+/// variable becomes -1, which the count's evaluation refuses.
+fn top_count(p: &mut Planner<'_>, scope: &Arc<Scope>, e: &ast::Expr) -> Result<Expr> {
+    let mut inner = e;
+    while let ast::Expr::Nested(x) = inner {
+        inner = x;
+    }
+    if matches!(inner, ast::Expr::Value(v) if matches!(v.value, ast::Value::Null)) {
+        return Err(SqlError::new(
+            ErrorKind::InvalidParameter,
+            "the row count of TOP must be an integer, not NULL",
+        ));
+    }
+    let n = Expr::compile(p, scope, e)?;
+    if matches!(&n, Expr::Lit(v) if !v.is_null()) {
+        return Ok(n);
+    }
+    Ok(Expr::Func(
+        crate::functions::Func::Coalesce,
+        vec![n, Expr::Lit(Value::Int(-1))],
+    ))
 }
 
 pub(super) fn output_order(

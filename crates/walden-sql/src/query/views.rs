@@ -72,9 +72,11 @@ pub(super) fn view_item(
         .collect();
     rename_cols(&mut cols, alias);
     Ok(Some(Item {
+        // Each reference expands the view anew, as PostgreSQL inlines it.
         source: Source::Derived {
             plan,
             filter: vec![],
+            shared: false,
         },
         cols,
     }))

@@ -21,7 +21,16 @@ impl SqlSession {
 
     fn execute_batch_inner(&mut self, sql: &str) -> Vec<Result<QueryOutput>> {
         let mut out = Vec::new();
+        self.tsql.handled_errors = 0;
+        // A T-SQL batch (variables, control flow, procedures) runs through
+        // the procedural runtime; unless in the extended protocol's block.
+        if !self.implicit && (front::is_tsql_batch(sql) || self.tsql_execute(sql)) {
+            return self.run_tsql_batch(sql);
+        }
         let stmts = front::split(sql);
+        if !self.implicit && self.newline_batch(&stmts) {
+            return self.run_tsql_batch(sql);
+        }
         if stmts.is_empty() {
             return out;
         }
@@ -94,7 +103,7 @@ impl SqlSession {
         parsed.map(|c| (c, params))
     }
 
-    fn parse_cached(&mut self, sql: &str) -> Result<Arc<Command>> {
+    pub(super) fn parse_cached(&mut self, sql: &str) -> Result<Arc<Command>> {
         if let Some(c) = self.parsed.get(sql) {
             return Ok(c.clone());
         }
@@ -203,6 +212,12 @@ impl SqlSession {
     /// parameter that cannot be decoded, a client's CopyFail): an explicit
     /// transaction becomes failed, as PostgreSQL does.
     pub fn abort_statement(&mut self) {
+        // The errors a T-SQL batch returned were handled when they happened
+        // (the statement alone undone, see `tsql.rs`).
+        if self.tsql.handled_errors > 0 {
+            self.tsql.handled_errors -= 1;
+            return;
+        }
         self.note_error();
     }
 
@@ -299,7 +314,11 @@ impl SqlSession {
 
     /// Runs a command from the parse caches or a prepared statement: DML
     /// and queries through the plan cache, everything else as it comes.
-    fn execute_shared(&mut self, cmd: &Arc<Command>, params: &[Value]) -> Result<QueryOutput> {
+    pub(super) fn execute_shared(
+        &mut self,
+        cmd: &Arc<Command>,
+        params: &[Value],
+    ) -> Result<QueryOutput> {
         // The statement reads and shows times in the session's zone.
         let _zone = walden_engine::types::zone::enter(&self.settings.zone());
         // Per statement, also within a multi-statement query, as PostgreSQL.

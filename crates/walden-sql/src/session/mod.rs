@@ -17,6 +17,7 @@ mod dispatch;
 mod execute;
 mod prepare_stmt;
 pub(crate) mod stack;
+mod tsql;
 mod txblock;
 
 use walden_engine::{DataType, Database, Session, Transaction};
@@ -81,6 +82,8 @@ pub struct SqlSession {
     plans: foldhash::HashMap<usize, CachedPlan>,
     /// Executions that reused a cached plan (for tests and diagnostics).
     plan_hits: u64,
+    /// T-SQL batches' state: @@ROWCOUNT, NOCOUNT, nested BEGIN TRAN.
+    tsql: crate::procedural::TsqlState,
 }
 
 impl Drop for SqlSession {
@@ -94,6 +97,7 @@ impl Drop for SqlSession {
             std::mem::take(&mut self.parsed),
             std::mem::take(&mut self.templates),
             std::mem::take(&mut self.plans),
+            std::mem::take(&mut self.tsql),
         );
         crate::session::stack::with_stack_to_drop(move || drop(caches));
     }
@@ -204,6 +208,7 @@ impl SqlSession {
             templates: Default::default(),
             plans: Default::default(),
             plan_hits: 0,
+            tsql: Default::default(),
         })
     }
 

@@ -118,7 +118,7 @@ impl SqlSession {
     }
 
     /// The explicit block's transaction (started if the block has none yet).
-    fn block_tx(&mut self) -> &mut Transaction {
+    pub(super) fn block_tx(&mut self) -> &mut Transaction {
         if self.tx.is_none() {
             self.tx = Some(self.new_tx());
         }

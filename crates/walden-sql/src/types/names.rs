@@ -10,7 +10,7 @@ fn custom_name(name: &sqlparser::ast::ObjectName) -> String {
     n.rsplit('.')
         .next()
         .unwrap_or(&n)
-        .trim_matches('"')
+        .trim_matches(['"', '[', ']'])
         .to_string()
 }
 
@@ -143,6 +143,15 @@ pub fn data_type(t: &SqlType) -> Result<DataType> {
                 "char" => DataType::PgChar,
                 // PostgreSQL's identifier type (relname and the like).
                 "name" => DataType::Name,
+                // T-SQL's bracket-quoted type names: `[int]`, `[varchar](10)`.
+                other if name.to_string().ends_with(']') => {
+                    let a = if args.is_empty() {
+                        String::new()
+                    } else {
+                        format!("({})", args.join(", "))
+                    };
+                    return parse_type_name(&format!("{other}{a}"));
+                }
                 other => {
                     return Err(SqlError::new(
                         crate::error::ErrorKind::UndefinedObject,

@@ -1,0 +1,289 @@
+//! T-SQL batches and procedure bodies: statements separated by `;` or by
+//! nothing at all (a new statement starts at its first keyword), with
+//! variables and control flow. The grammar only cuts the text into a tree
+//! of statements; the SQL statements inside keep their text (variables
+//! still in it), which `procedural/` compiles and runs.
+
+use super::*;
+
+mod parser;
+
+pub use parser::parse_batch;
+
+/// A statement of a T-SQL batch or body.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TStmt {
+    /// `DECLARE @a type [= x], ...`
+    Declare(Vec<VarDecl>),
+    /// `SET @v = x`, `SET @v += x` (`op`: the operator before `=`).
+    Assign {
+        var: String,
+        op: Option<char>,
+        expr: String,
+    },
+    /// `SELECT @a = x, @b = y [FROM ...]`: `query` selects the values.
+    SelectAssign {
+        vars: Vec<String>,
+        query: String,
+    },
+    If {
+        cond: String,
+        then: Box<TStmt>,
+        els: Option<Box<TStmt>>,
+    },
+    While {
+        cond: String,
+        body: Box<TStmt>,
+    },
+    Block(Vec<TStmt>),
+    /// `BEGIN TRY ... END TRY BEGIN CATCH ... END CATCH`.
+    TryCatch(Vec<TStmt>, Vec<TStmt>),
+    Break,
+    Continue,
+    Return(Option<String>),
+    Print(String),
+    /// `BEGIN TRAN[SACTION] [name]`: counted by `@@TRANCOUNT`.
+    BeginTran,
+    /// `COMMIT [TRAN[SACTION] [name]] [WITH (DELAYED_DURABILITY = ON|OFF)]`.
+    CommitTran(Option<bool>),
+    /// `ROLLBACK [TRAN[SACTION]]` of the whole transaction.
+    RollbackTran,
+    Exec(ExecCall),
+    CreateProc(ProcDef),
+    DropProc {
+        names: Vec<String>,
+        if_exists: bool,
+    },
+    /// `SET NOCOUNT ON | OFF`.
+    NoCount(bool),
+    /// `THROW` (rethrow, in a CATCH block) or `THROW number, message, state`.
+    Throw(Option<[String; 3]>),
+    /// `RAISERROR (message, severity, state [, argument ...])`.
+    Raiserror(Vec<String>),
+    /// Any other statement, as written (variables still in it).
+    Sql(String),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct VarDecl {
+    /// Lower case, with its `@`.
+    pub name: String,
+    pub ty: String,
+    pub init: Option<String>,
+}
+
+/// `EXEC [@rc =] name [arg, ...]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExecCall {
+    pub ret: Option<String>,
+    pub name: String,
+    pub args: Vec<ExecArg>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExecArg {
+    /// `@param =` (lower case), for a named argument.
+    pub name: Option<String>,
+    /// The value's text; `None` for `DEFAULT`.
+    pub value: Option<String>,
+    pub output: bool,
+}
+
+/// How a procedure definition treats an existing one of its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProcMode {
+    Create,
+    Alter,
+    CreateOrAlter,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProcDef {
+    pub mode: ProcMode,
+    /// Lower case, without a schema.
+    pub name: String,
+    pub params: Vec<ProcParam>,
+    /// The body's text (after `AS`).
+    pub body: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProcParam {
+    pub name: String,
+    pub ty: String,
+    pub default: Option<String>,
+    pub output: bool,
+}
+
+/// Whether a simple query is a T-SQL batch that needs the procedural
+/// runtime: a statement of its own (DECLARE @v, SET @v, IF, WHILE, a
+/// BEGIN ... END block, PRINT, a procedure's CREATE / DROP / EXEC,
+/// T-SQL's nested BEGIN TRAN) or a batch-wide variable such as @@ROWCOUNT.
+/// Everything else keeps PostgreSQL's batch semantics.
+pub fn is_tsql_batch(sql: &str) -> bool {
+    let lower = sql.to_ascii_lowercase();
+    const HINTS: &[&str] = &[
+        "@",
+        "if",
+        "while",
+        "print",
+        "return",
+        "begin",
+        "proc",
+        "exec",
+        "declare",
+        "break",
+        "continue",
+        "raiserror",
+        "throw",
+        "nocount",
+        "tran",
+    ];
+    if !HINTS.iter().any(|h| lower.contains(h)) {
+        return false;
+    }
+    if lower.contains("@@rowcount") || lower.contains("@@trancount") || lower.contains("@@error") {
+        return true;
+    }
+    split(sql).iter().any(|piece| {
+        let Some(r) = Raw::new(piece) else {
+            return false;
+        };
+        let (w0, w1) = (r.word(0), r.word(1));
+        let first = match w0.as_str() {
+            "IF" | "WHILE" | "PRINT" | "RETURN" | "BREAK" | "CONTINUE" | "THROW" | "RAISERROR" => {
+                true
+            }
+            "BEGIN" => {
+                !matches!(
+                    w1.as_str(),
+                    "TRANSACTION" | "WORK" | "ISOLATION" | "READ" | "NOT" | "DEFERRABLE"
+                ) && r.tok(1).is_some()
+            }
+            "DECLARE" => later_marker(&r, 0),
+            // NOCOUNT is the T-SQL state's (@@ROWCOUNT's batches read it).
+            "SET" => later_marker(&r, 0) || w1 == "NOCOUNT",
+            "CREATE" => {
+                matches!(w1.as_str(), "PROC" | "PROCEDURE")
+                    || (w1 == "OR"
+                        && r.word(2) == "ALTER"
+                        && matches!(r.word(3).as_str(), "PROC" | "PROCEDURE"))
+            }
+            "ALTER" | "DROP" => matches!(w1.as_str(), "PROC" | "PROCEDURE"),
+            "EXEC" | "EXECUTE" => {
+                parse_execute(piece).is_none()
+                    && !matches!(w1.as_str(), "SP_FLUSH_LOG" | "SP_RENAME")
+            }
+            "COMMIT" | "ROLLBACK" => w1 == "TRAN",
+            _ => false,
+        };
+        first || (1..r.solid.len()).any(|k| later_marker(&r, k))
+    })
+}
+
+/// A T-SQL statement keyword past a piece's first word (statements there
+/// need not be separated by `;`).
+fn later_marker(r: &Raw, k: usize) -> bool {
+    let var_next = matches!(r.tok(k + 1), Some(Token::AtSign))
+        || matches!(r.tok(k + 1), Some(Token::Word(w)) if w.value.starts_with('@'));
+    match r.word(k).as_str() {
+        "WHILE" | "PRINT" | "RAISERROR" => k > 0,
+        "DECLARE" | "SET" => var_next,
+        "IF" => {
+            k > 0
+                && !matches!(
+                    r.word(k - 1).as_str(),
+                    "TABLE"
+                        | "VIEW"
+                        | "INDEX"
+                        | "SEQUENCE"
+                        | "TYPE"
+                        | "SCHEMA"
+                        | "FUNCTION"
+                        | "PROCEDURE"
+                        | "PROC"
+                        | "TRIGGER"
+                        | "DATABASE"
+                        | "ROLE"
+                        | "USER"
+                        | "GROUP"
+                        | "COLUMN"
+                        | "CONSTRAINT"
+                        | "EXTENSION"
+                        | "DOMAIN"
+                        | "CONCURRENTLY"
+                        | "ADD"
+                        | "DROP"
+                        | "OWNED"
+                        | "STATISTICS"
+                        | "POLICY"
+                        | "RULE"
+                        | "AGGREGATE"
+                        | "OPERATOR"
+                        | "CAST"
+                        | "COLLATION"
+                        | "SERVER"
+                        | "MAPPING"
+                        | "TABLESPACE"
+                        | "PUBLICATION"
+                        | "SUBSCRIPTION"
+                        | "EVENT"
+                        | "LANGUAGE"
+                        | "TRANSFORM"
+                        | "CONVERSION"
+                        | "FAMILY"
+                        | "CLASS"
+                        | "WRAPPER"
+                        | "TEMPLATE"
+                        | "PARSER"
+                        | "DICTIONARY"
+                        | "CONFIGURATION"
+                        | "ROUTINE"
+                        | "MATERIALIZED"
+                )
+        }
+        _ => false,
+    }
+}
+
+/// A procedure's definition as it is stored: `CREATE PROCEDURE` whatever
+/// statement made it, so that it parses back to the same procedure.
+pub fn proc_text(d: &ProcDef) -> String {
+    let params: Vec<String> = d
+        .params
+        .iter()
+        .map(|p| {
+            let mut s = format!("{} {}", p.name, p.ty);
+            if let Some(x) = &p.default {
+                s.push_str(&format!(" = {x}"));
+            }
+            if p.output {
+                s.push_str(" OUTPUT");
+            }
+            s
+        })
+        .collect();
+    format!(
+        "CREATE PROCEDURE {} {}\nAS\n{}",
+        quote_name(&d.name),
+        params.join(", "),
+        d.body
+    )
+}
+
+/// A procedure name in brackets when it is not a plain word.
+fn quote_name(n: &str) -> String {
+    if n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !n.is_empty() {
+        n.to_string()
+    } else {
+        format!("[{}]", n.replace(']', "]]"))
+    }
+}
+
+/// A parse error of a batch, with the line it is on.
+fn err_at(line: usize, msg: impl std::fmt::Display) -> SqlError {
+    SqlError::syntax(format!("syntax error at line {line}: {msg}"))
+}
+
+#[cfg(test)]
+mod tests;

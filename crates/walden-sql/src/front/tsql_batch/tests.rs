@@ -1,0 +1,122 @@
+use super::*;
+
+fn sql(s: &str) -> TStmt {
+    TStmt::Sql(s.into())
+}
+
+#[test]
+fn newline_separated_statements() {
+    let b = parse_batch(
+        "SELECT 1\nTRUNCATE TABLE t\nINSERT INTO t SELECT a FROM u UNION SELECT 2\nSELECT 3",
+    )
+    .unwrap();
+    assert_eq!(
+        b,
+        vec![
+            sql("SELECT 1"),
+            sql("TRUNCATE TABLE t"),
+            sql("INSERT INTO t SELECT a FROM u UNION SELECT 2"),
+            sql("SELECT 3")
+        ]
+    );
+    let b =
+        parse_batch("UPDATE t SET a = CASE WHEN b = 1 THEN 2 ELSE 3 END WHERE c = 1 DELETE FROM t")
+            .unwrap();
+    assert_eq!(b.len(), 2, "{b:?}");
+    let b = parse_batch(
+        "DROP TABLE IF EXISTS t\nCREATE TABLE t (a int)\nWITH c AS (SELECT 1 AS x) SELECT x FROM c",
+    )
+    .unwrap();
+    assert_eq!(b.len(), 3, "{b:?}");
+}
+
+#[test]
+fn the_delayed_durability_loop() {
+    let b = parse_batch(
+        "DECLARE @i int = 1, @s varchar(10);\nWHILE @i <= 10000\nBEGIN\n  BEGIN TRAN\n  INSERT INTO t VALUES (@i)\n  COMMIT TRAN WITH (DELAYED_DURABILITY = ON)\n  SET @i += 1\nEND",
+    )
+    .unwrap();
+    assert_eq!(b.len(), 2);
+    let TStmt::Declare(v) = &b[0] else {
+        panic!("{b:?}")
+    };
+    assert_eq!(v[0].init.as_deref(), Some("1"));
+    assert_eq!(v[1].ty, "varchar(10)");
+    let TStmt::While { cond, body } = &b[1] else {
+        panic!()
+    };
+    assert_eq!(cond.trim(), "@i <= 10000");
+    let TStmt::Block(s) = body.as_ref() else {
+        panic!()
+    };
+    assert_eq!(s[0], TStmt::BeginTran);
+    assert_eq!(s[1], sql("INSERT INTO t VALUES (@i)"));
+    assert_eq!(s[2], TStmt::CommitTran(Some(true)));
+    assert_eq!(
+        s[3],
+        TStmt::Assign {
+            var: "@i".into(),
+            op: Some('+'),
+            expr: " 1".into()
+        }
+    );
+}
+
+#[test]
+fn procedures_and_calls() {
+    let b = parse_batch(
+        "CREATE PROCEDURE dbo.p @Iterations int = 1000, @out int OUTPUT AS\nBEGIN\nSET NOCOUNT ON\nSELECT @out = count(*) FROM t\nRETURN 3\nEND",
+    )
+    .unwrap();
+    let TStmt::CreateProc(d) = &b[0] else {
+        panic!("{b:?}")
+    };
+    assert_eq!(d.name, "p");
+    assert_eq!(d.params[0].default.as_deref(), Some("1000"));
+    assert!(d.params[1].output);
+    let body = parse_batch(&d.body).unwrap();
+    let TStmt::Block(s) = &body[0] else { panic!() };
+    assert_eq!(s[0], TStmt::NoCount(true));
+    assert!(
+        matches!(&s[1], TStmt::SelectAssign { query, .. } if query.trim() == "SELECT count(*) FROM t")
+    );
+    let b =
+        parse_batch("EXEC @rc = p 5, @out = @x OUTPUT\nEXECUTE p @Iterations = DEFAULT").unwrap();
+    let TStmt::Exec(c) = &b[0] else { panic!() };
+    assert_eq!(c.ret.as_deref(), Some("@rc"));
+    assert_eq!(c.args.len(), 2);
+    assert!(c.args[1].output);
+    let TStmt::Exec(c) = &b[1] else { panic!() };
+    assert_eq!(c.args[0].value, None);
+}
+
+#[test]
+fn if_else_and_errors() {
+    let b = parse_batch(
+        "IF @a > 1 PRINT 'x' ELSE IF EXISTS (SELECT 1) SELECT 2 ELSE BEGIN SELECT 3 END",
+    )
+    .unwrap();
+    assert_eq!(b.len(), 1, "{b:?}");
+    assert!(parse_batch("BEGIN SELECT 1").is_err());
+    assert!(parse_batch("END").is_err());
+    assert!(parse_batch("WHILE 1=1").is_err());
+}
+
+#[test]
+fn which_batches_are_tsql() {
+    assert!(is_tsql_batch("DECLARE @i int = 1"));
+    assert!(is_tsql_batch("select 1; if 1=1 print 'a'"));
+    assert!(is_tsql_batch("SELECT @@ROWCOUNT"));
+    assert!(!is_tsql_batch("BEGIN; SELECT 1; COMMIT"));
+    assert!(!is_tsql_batch(
+        "BEGIN TRANSACTION ISOLATION LEVEL SERIALIZABLE"
+    ));
+    assert!(!is_tsql_batch("DECLARE c CURSOR FOR SELECT 1"));
+    assert!(!is_tsql_batch("EXECUTE q(1)"));
+    assert!(!is_tsql_batch("SELECT '@x' @> '{}'"));
+    assert!(is_tsql_batch("BEGIN TRAN"));
+    assert!(is_tsql_batch("RAISERROR('x', 16, 1)"));
+    assert!(is_tsql_batch("COMMIT TRAN"));
+    assert!(is_tsql_batch("SET NOCOUNT ON"));
+    assert!(!is_tsql_batch("UPDATE t SET a = 1 WHERE b = 2"));
+}

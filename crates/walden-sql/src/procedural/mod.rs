@@ -1,0 +1,579 @@
+//! The procedural runtime: runs a T-SQL batch or procedure body (the tree
+//! `front::parse_batch` makes) statement by statement, with its variables,
+//! control flow, transaction nesting and procedure calls. It reaches the
+//! session through [`Host`] (the session is the stage above): each SQL
+//! statement runs there as a parsed command with the variables' values as
+//! its parameters, through the session's parse and plan caches.
+
+mod compile;
+mod fast;
+mod procs;
+mod raise;
+
+pub use compile::{lift, Lifted};
+
+use crate::error::{ErrorKind, Result, SqlError};
+use crate::front::{Command, TStmt};
+use crate::QueryOutput;
+use std::collections::HashMap;
+use std::sync::Arc;
+use walden_engine::{DataType, Value};
+
+/// SQL Server's limit on nested procedure calls.
+pub const MAX_NESTING: usize = 32;
+
+/// What the runtime needs from the session.
+pub trait Host {
+    /// Parses one statement (cached by the session).
+    fn parse(&mut self, sql: &str) -> Result<Arc<Command>>;
+    /// Runs a parsed statement with parameter values, in the session's
+    /// transaction (or its own auto-commit one).
+    fn run(&mut self, cmd: &Arc<Command>, params: &[Value]) -> Result<QueryOutput>;
+    /// Whether an explicit transaction is open.
+    fn in_transaction(&self) -> bool;
+    /// Whether the open transaction can still commit (XACT_STATE 1) or
+    /// has failed (-1).
+    fn transaction_failed(&self) -> bool;
+    /// Err when the client cancelled or the batch's statement_timeout passed.
+    fn check_cancel(&self) -> Result<()>;
+    /// The session's T-SQL state (kept between batches).
+    fn state(&mut self) -> &mut TsqlState;
+}
+
+/// A session's T-SQL state between batches.
+#[derive(Default)]
+pub struct TsqlState {
+    pub rowcount: i64,
+    /// `@@ERROR`: the last statement's error number (0: it succeeded).
+    pub error: i64,
+    pub nocount: bool,
+    /// `BEGIN TRAN`s inside the outermost one (`@@TRANCOUNT` - 1).
+    pub nest: i64,
+    /// When the running batch's statement_timeout passes.
+    pub deadline: Option<std::time::Instant>,
+    /// Errors of the last batch already dealt with (the client's error
+    /// reports must not fail the transaction again).
+    pub handled_errors: usize,
+    /// Compiled statements by text.
+    lifted: HashMap<String, Arc<(Lifted, Arc<Command>)>>,
+    /// Parsed procedure definitions by text.
+    bodies: HashMap<String, Arc<Vec<TStmt>>>,
+    /// Expressions evaluated without SQL (`fast.rs`), by text; `None` for
+    /// those SQL evaluates.
+    fast: HashMap<String, Option<Arc<fast::Fast>>>,
+}
+
+/// Most entries the caches keep.
+const CACHE: usize = 1024;
+
+/// How a statement ended.
+enum Flow {
+    Normal,
+    Break,
+    Continue,
+    Return,
+}
+
+/// A variable: its declared type and value.
+struct Var {
+    ty: DataType,
+    value: Value,
+}
+
+/// The error a CATCH block reads.
+#[derive(Clone)]
+struct Caught {
+    error: SqlError,
+    number: i64,
+    severity: i64,
+    state: i64,
+}
+
+/// Runs a batch or a procedure body.
+pub struct Runner<'h, H: Host> {
+    host: &'h mut H,
+    /// Results, in order, for the client (with the errors the batch went
+    /// on after).
+    pub out: Vec<Result<QueryOutput>>,
+    /// PRINT messages not yet attached to a result.
+    notices: Vec<String>,
+    /// The variables of each active call (the batch's first).
+    frames: Vec<HashMap<String, Var>>,
+    /// The error each active CATCH block handles.
+    caught: Vec<Caught>,
+    /// The return code of the innermost call.
+    ret: i64,
+    /// The local temporary tables (`#t`) each active call created: they
+    /// are dropped when it ends, as in SQL Server.
+    temps: Vec<Vec<String>>,
+    /// TRY blocks open (an error inside one goes to its CATCH).
+    tries: usize,
+    /// The number, severity and state of the error THROW or RAISERROR
+    /// raised last (an error carries no SQL Server number of its own).
+    raised: Option<(String, i64, i64, i64)>,
+}
+
+fn undeclared(name: &str) -> SqlError {
+    SqlError::new(
+        ErrorKind::UndefinedObject,
+        format!("Must declare the scalar variable \"{name}\"."),
+    )
+}
+
+/// The row count a command tag reports (0 for other commands).
+fn tag_rows(tag: &str) -> Option<i64> {
+    let mut w = tag.split_whitespace();
+    match w.next()? {
+        "SELECT" | "INSERT" | "UPDATE" | "DELETE" | "MERGE" | "FETCH" | "MOVE" | "COPY" => {
+            tag.split_whitespace().last()?.parse().ok()
+        }
+        _ => None,
+    }
+}
+
+impl<'h, H: Host> Runner<'h, H> {
+    pub fn new(host: &'h mut H) -> Self {
+        Runner {
+            host,
+            out: Vec::new(),
+            notices: Vec::new(),
+            frames: vec![HashMap::new()],
+            caught: Vec::new(),
+            ret: 0,
+            temps: vec![Vec::new()],
+            tries: 0,
+            raised: None,
+        }
+    }
+
+    /// Runs a batch; the results so far stay in `out` when it fails.
+    pub fn run_batch(&mut self, stmts: &[TStmt]) -> Result<()> {
+        if stmts.len() > 1 {
+            if let Some(TStmt::CreateProc(_)) =
+                stmts.iter().find(|s| matches!(s, TStmt::CreateProc(_)))
+            {
+                return Err(SqlError::syntax(
+                    "'CREATE/ALTER PROCEDURE' must be the first statement in a query batch.",
+                ));
+            }
+        }
+        let r = self.block(stmts).map(|_| ());
+        self.flush_notices();
+        r
+    }
+
+    /// PRINT messages left at the end go with the last result (or one of
+    /// their own).
+    fn flush_notices(&mut self) {
+        if self.notices.is_empty() {
+            return;
+        }
+        let n = std::mem::take(&mut self.notices);
+        match self.out.last_mut() {
+            Some(Ok(o)) => o.notices.extend(n),
+            _ => {
+                let mut o = QueryOutput::command("PRINT");
+                o.notices = n;
+                self.out.push(Ok(o));
+            }
+        }
+    }
+
+    fn emit(&mut self, mut o: QueryOutput) {
+        if !self.notices.is_empty() {
+            let mut n = std::mem::take(&mut self.notices);
+            n.append(&mut o.notices);
+            o.notices = n;
+        }
+        self.out.push(Ok(o));
+    }
+
+    fn block(&mut self, stmts: &[TStmt]) -> Result<Flow> {
+        for s in stmts {
+            match self.stmt(s)? {
+                Flow::Normal => {}
+                f => return Ok(f),
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn stmt(&mut self, s: &TStmt) -> Result<Flow> {
+        self.host.check_cancel()?;
+        match s {
+            TStmt::Sql(text) => {
+                let o = match self.sql(text) {
+                    Ok(o) => o,
+                    // SQL Server undoes the statement alone and goes on.
+                    Err(e) if self.tries == 0 && statement_level(&e) => {
+                        self.host.state().rowcount = 0;
+                        self.host.state().error = error_number(&e);
+                        self.flush_notices();
+                        self.out.push(Err(e));
+                        return Ok(Flow::Normal);
+                    }
+                    Err(e) => return Err(e),
+                };
+                if self.frames.len() > 1 {
+                    if let Some(t) = temp_table_created(text) {
+                        if let Some(list) = self.temps.last_mut() {
+                            list.push(t);
+                        }
+                    }
+                }
+                let rows = tag_rows(&o.tag);
+                self.host.state().rowcount = rows.unwrap_or(0);
+                self.host.state().error = 0;
+                let dml = o.columns.is_none() && rows.is_some();
+                if !(dml && self.host.state().nocount) {
+                    self.emit(o);
+                }
+            }
+            TStmt::Declare(vars) => {
+                for v in vars {
+                    let ty = crate::types::names::parse_type_name(&v.ty)?;
+                    let value = match &v.init {
+                        Some(e) => crate::functions::cast(self.eval(e)?, &ty)?,
+                        None => Value::Null,
+                    };
+                    self.frame().insert(v.name.clone(), Var { ty, value });
+                }
+            }
+            TStmt::Assign { var, op, expr } => {
+                let ty = self.var_type(var)?;
+                let text = match op {
+                    None => expr.clone(),
+                    Some('+') if is_string(&ty) => format!("{var} || ({expr})"),
+                    Some(c) => format!("{var} {c} ({expr})"),
+                };
+                let v = self.eval(&text)?;
+                self.set_var(var, v)?;
+                self.host.state().rowcount = 1;
+            }
+            TStmt::SelectAssign { vars, query } => {
+                let o = self.sql(query)?;
+                let n = o.rows.len() as i64;
+                if let Some(last) = o.rows.last() {
+                    for (k, v) in vars.iter().enumerate() {
+                        self.set_var(v, last.get(k).cloned().unwrap_or(Value::Null))?;
+                    }
+                }
+                self.host.state().rowcount = n;
+            }
+            TStmt::If { cond, then, els } => {
+                if self.truth(cond)? {
+                    return self.stmt(then);
+                } else if let Some(e) = els {
+                    return self.stmt(e);
+                }
+            }
+            TStmt::While { cond, body } => {
+                while self.truth(cond)? {
+                    self.host.check_cancel()?;
+                    match self.stmt(body)? {
+                        Flow::Break => break,
+                        Flow::Return => return Ok(Flow::Return),
+                        Flow::Normal | Flow::Continue => {}
+                    }
+                }
+            }
+            TStmt::Block(b) => return self.block(b),
+            TStmt::TryCatch(body, handler) => return self.try_catch(body, handler),
+            TStmt::Break => return Ok(Flow::Break),
+            TStmt::Continue => return Ok(Flow::Continue),
+            TStmt::Return(e) => {
+                self.ret = match e {
+                    Some(e) => match crate::functions::cast(self.eval(e)?, &DataType::BigInt)? {
+                        Value::Null => 0,
+                        v => v.as_i64().unwrap_or(0),
+                    },
+                    None => 0,
+                };
+                return Ok(Flow::Return);
+            }
+            TStmt::Print(e) => {
+                let v = self.eval(e)?;
+                let s = match crate::functions::cast(v, &DataType::Text)? {
+                    Value::Null => String::new(),
+                    v => v.to_string(),
+                };
+                self.notices.push(s);
+                self.host.state().rowcount = 0;
+            }
+            TStmt::NoCount(on) => self.host.state().nocount = *on,
+            TStmt::Throw(args) => return Err(self.throw(args.as_ref())?),
+            TStmt::Raiserror(args) => self.raiserror(args)?,
+            TStmt::BeginTran => {
+                self.host.state().rowcount = 0;
+                if self.host.in_transaction() {
+                    self.host.state().nest += 1;
+                } else {
+                    self.host.state().nest = 0;
+                    let c = self.host.parse("BEGIN TRANSACTION")?;
+                    self.host.run(&c, &[])?;
+                }
+            }
+            TStmt::CommitTran(dd) => {
+                self.host.state().rowcount = 0;
+                if !self.host.in_transaction() {
+                    return Err(SqlError::new(
+                        ErrorKind::NoActiveTransaction,
+                        "The COMMIT TRANSACTION request has no corresponding BEGIN TRANSACTION.",
+                    ));
+                }
+                if self.host.state().nest > 0 {
+                    self.host.state().nest -= 1;
+                } else {
+                    let c = Arc::new(Command::Commit(*dd));
+                    let o = self.host.run(&c, &[])?;
+                    // A failed block's COMMIT rolls back (PostgreSQL's rule).
+                    if o.tag == "ROLLBACK" {
+                        return Err(SqlError::new(
+                            ErrorKind::InFailedTransaction,
+                            "The transaction had failed and was rolled back at COMMIT.",
+                        ));
+                    }
+                }
+            }
+            TStmt::RollbackTran => {
+                if !self.host.in_transaction() {
+                    return Err(SqlError::new(
+                        ErrorKind::NoActiveTransaction,
+                        "The ROLLBACK TRANSACTION request has no corresponding BEGIN TRANSACTION.",
+                    ));
+                }
+                self.host.state().nest = 0;
+                let c = Arc::new(Command::Rollback);
+                self.host.run(&c, &[])?;
+            }
+            TStmt::Exec(call) => self.exec(call)?,
+            TStmt::CreateProc(def) => self.create_proc(def)?,
+            TStmt::DropProc { names, if_exists } => {
+                for n in names {
+                    self.drop_proc(n, *if_exists)?;
+                }
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn try_catch(&mut self, body: &[TStmt], handler: &[TStmt]) -> Result<Flow> {
+        self.tries += 1;
+        let r = self.block(body);
+        self.tries -= 1;
+        match r {
+            Ok(f) => Ok(f),
+            // Cancels and timeouts end the batch, as in SQL Server.
+            Err(e) if e.kind == ErrorKind::Cancelled || e.kind == ErrorKind::StackDepth => Err(e),
+            Err(e) => {
+                // The failed statement's work is undone already (the
+                // session's statement savepoint); the transaction goes on.
+                let (number, severity, state) = match &self.raised {
+                    Some((m, n, sev, st))
+                        if *m == e.message && e.kind == ErrorKind::RaiseException =>
+                    {
+                        (*n, *sev, *st)
+                    }
+                    _ => (error_number(&e), 16, 1),
+                };
+                self.host.state().error = number;
+                self.caught.push(Caught {
+                    error: e,
+                    number,
+                    severity,
+                    state,
+                });
+                let r = self.block(handler);
+                self.caught.pop();
+                r
+            }
+        }
+    }
+
+    fn frame(&mut self) -> &mut HashMap<String, Var> {
+        self.frames.last_mut().expect("a frame")
+    }
+
+    fn var_type(&mut self, name: &str) -> Result<DataType> {
+        self.frame()
+            .get(name)
+            .map(|v| v.ty.clone())
+            .ok_or_else(|| undeclared(name))
+    }
+
+    fn set_var(&mut self, name: &str, v: Value) -> Result<()> {
+        let ty = self.var_type(name)?;
+        let v = crate::functions::cast(v, &ty)?;
+        self.frame().get_mut(name).expect("checked").value = v;
+        Ok(())
+    }
+
+    /// The value of a lifted reference.
+    fn value_of(&mut self, r: &str) -> Result<Value> {
+        Ok(match r {
+            "@@rowcount" => Value::Int(self.host.state().rowcount),
+            "@@trancount" => Value::Int(if self.host.in_transaction() {
+                1 + self.host.state().nest
+            } else {
+                0
+            }),
+            "@@error" => Value::Int(self.host.state().error),
+            "@@nestlevel" => Value::Int(self.frames.len() as i64 - 1),
+            "xact_state()" => Value::Int(
+                match (self.host.in_transaction(), self.host.transaction_failed()) {
+                    (false, _) => 0,
+                    (true, false) => 1,
+                    (true, true) => -1,
+                },
+            ),
+            "error_message()" | "error_number()" | "error_severity()" | "error_state()"
+            | "error_line()" | "error_procedure()" => match self.caught.last() {
+                None => Value::Null,
+                Some(c) => match r {
+                    "error_message()" => Value::text(c.error.message.clone()),
+                    "error_number()" => Value::Int(c.number),
+                    "error_severity()" => Value::Int(c.severity),
+                    "error_state()" => Value::Int(c.state),
+                    _ => Value::Null,
+                },
+            },
+            name => self
+                .frame()
+                .get(name)
+                .map(|v| v.value.clone())
+                .ok_or_else(|| undeclared(name))?,
+        })
+    }
+
+    /// Compiles (once per text) and runs a statement.
+    fn sql(&mut self, text: &str) -> Result<QueryOutput> {
+        let compiled = self.compiled(text)?;
+        let params = compiled
+            .0
+            .refs
+            .iter()
+            .map(|r| self.value_of(r))
+            .collect::<Result<Vec<_>>>()?;
+        self.host.run(&compiled.1, &params)
+    }
+
+    fn compiled(&mut self, text: &str) -> Result<Arc<(Lifted, Arc<Command>)>> {
+        if let Some(c) = self.host.state().lifted.get(text) {
+            return Ok(c.clone());
+        }
+        let l = lift(text)?;
+        let cmd = self.host.parse(&l.text)?;
+        let c = Arc::new((l, cmd));
+        let st = self.host.state();
+        if st.lifted.len() >= CACHE {
+            st.lifted.clear();
+        }
+        st.lifted.insert(text.to_string(), c.clone());
+        Ok(c)
+    }
+
+    /// An integer expression over variables, evaluated here (`None`: SQL
+    /// evaluates it).
+    fn fast(&mut self, expr: &str) -> Option<fast::V> {
+        let f = match self.host.state().fast.get(expr) {
+            Some(f) => f.clone()?,
+            None => {
+                let f = fast::parse(expr).map(Arc::new);
+                let st = self.host.state();
+                if st.fast.len() >= CACHE {
+                    st.fast.clear();
+                }
+                st.fast.insert(expr.to_string(), f.clone());
+                f?
+            }
+        };
+        let frame = self.frames.last()?;
+        f.eval(&|n: &str| frame.get(n).map(|v| v.value.clone()))
+    }
+
+    /// An expression's value (`SELECT expr`).
+    fn eval(&mut self, expr: &str) -> Result<Value> {
+        match self.fast(expr) {
+            Some(fast::V::Int(i)) => return Ok(Value::Int(i)),
+            Some(fast::V::Null) => return Ok(Value::Null),
+            _ => {}
+        }
+        let o = self.sql(&format!("SELECT {expr}"))?;
+        Ok(o.rows
+            .into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next())
+            .unwrap_or(Value::Null))
+    }
+
+    /// A condition's truth (NULL is false).
+    fn truth(&mut self, cond: &str) -> Result<bool> {
+        match self.fast(cond) {
+            Some(fast::V::Bool(b)) => return Ok(b),
+            Some(fast::V::Null) => return Ok(false),
+            _ => {}
+        }
+        let v = self.eval(&format!("CASE WHEN {cond} THEN 1 ELSE 0 END"))?;
+        Ok(matches!(v, Value::Int(1)))
+    }
+
+    /// A parsed procedure body, cached by its text.
+    fn body(&mut self, text: &str) -> Result<Arc<Vec<TStmt>>> {
+        if let Some(b) = self.host.state().bodies.get(text) {
+            return Ok(b.clone());
+        }
+        let b = Arc::new(crate::front::parse_batch(text)?);
+        let st = self.host.state();
+        if st.bodies.len() >= CACHE {
+            st.bodies.clear();
+        }
+        st.bodies.insert(text.to_string(), b.clone());
+        Ok(b)
+    }
+}
+
+/// Errors after which a SQL Server batch goes on with its next statement
+/// (outside a transaction, the failed statement alone undone): constraint
+/// and arithmetic errors. Others (names, conversions, syntax) end the batch.
+fn statement_level(e: &SqlError) -> bool {
+    matches!(
+        e.kind,
+        ErrorKind::UniqueViolation
+            | ErrorKind::NotNullViolation
+            | ErrorKind::CheckViolation
+            | ErrorKind::ForeignKeyViolation
+            | ErrorKind::DivisionByZero
+            | ErrorKind::NumericOutOfRange
+            | ErrorKind::StringTooLong
+    )
+}
+
+/// The local temporary table (`#t`, not `##t`) a `CREATE TABLE` makes.
+fn temp_table_created(text: &str) -> Option<String> {
+    let mut w = text.split_whitespace();
+    if !w.next()?.eq_ignore_ascii_case("create") || !w.next()?.eq_ignore_ascii_case("table") {
+        return None;
+    }
+    let name = w.next()?.split('(').next()?;
+    (name.starts_with('#') && !name.starts_with("##")).then(|| name.to_string())
+}
+
+fn is_string(t: &DataType) -> bool {
+    matches!(t, DataType::Text | DataType::Varchar(_) | DataType::Char(_))
+}
+
+/// SQL Server's error number for an error (what ERROR_NUMBER() returns).
+fn error_number(e: &SqlError) -> i64 {
+    match e.kind {
+        ErrorKind::DivisionByZero => 8134,
+        ErrorKind::UniqueViolation => 2627,
+        ErrorKind::NotNullViolation => 515,
+        ErrorKind::CheckViolation => 547,
+        ErrorKind::ForeignKeyViolation => 547,
+        ErrorKind::InvalidText => 245,
+        ErrorKind::NumericOutOfRange => 8115,
+        ErrorKind::UndefinedTable => 208,
+        ErrorKind::UndefinedColumn => 207,
+        _ => 50000,
+    }
+}

@@ -1,0 +1,228 @@
+//! Procedures: `CREATE | ALTER | CREATE OR ALTER | DROP PROCEDURE` and
+//! `EXEC`. A procedure's definition (its CREATE text) is a row of the
+//! database's table [`PROC_TABLE`], written with ordinary SQL in the
+//! session's transaction: it is logged, recovered, replicated and undone
+//! on rollback exactly as other rows are.
+
+use super::*;
+use crate::front::{ExecCall, ProcDef, ProcMode};
+
+/// The table that holds the database's procedures (created with the first).
+pub const PROC_TABLE: &str = "walden_procedures";
+
+fn not_found(name: &str) -> SqlError {
+    SqlError::new(
+        ErrorKind::UndefinedFunction,
+        format!("Could not find stored procedure '{name}'."),
+    )
+}
+
+impl<'h, H: Host> Runner<'h, H> {
+    /// Runs fixed SQL of this module (no variables).
+    fn fixed(&mut self, sql: &str, params: &[Value]) -> Result<QueryOutput> {
+        let c = self.host.parse(sql)?;
+        self.host.run(&c, params)
+    }
+
+    /// A procedure's definition text, if there is one.
+    fn definition(&mut self, name: &str) -> Result<Option<String>> {
+        let q = format!("SELECT definition FROM {PROC_TABLE} WHERE name = $1");
+        match self.fixed(&q, &[Value::text(name.to_string())]) {
+            Ok(o) => Ok(o
+                .rows
+                .into_iter()
+                .next()
+                .and_then(|r| r.into_iter().next())
+                .map(|v| v.to_string())),
+            Err(e) if e.kind == ErrorKind::UndefinedTable => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    pub(super) fn create_proc(&mut self, def: &ProcDef) -> Result<()> {
+        let exists = self.definition(&def.name)?.is_some();
+        match def.mode {
+            ProcMode::Create if exists => {
+                return Err(SqlError::new(
+                    ErrorKind::DuplicateObject,
+                    format!(
+                        "There is already an object named '{}' in the database.",
+                        def.name
+                    ),
+                ))
+            }
+            ProcMode::Alter if !exists => return Err(not_found(&def.name)),
+            _ => {}
+        }
+        // Parameter types must be known now, not at the first call.
+        for p in &def.params {
+            crate::types::names::parse_type_name(&p.ty)?;
+        }
+        self.fixed(
+            &format!(
+                "CREATE TABLE IF NOT EXISTS {PROC_TABLE} (name text PRIMARY KEY, definition text NOT NULL)"
+            ),
+            &[],
+        )?;
+        let text = crate::front::proc_text(def);
+        self.fixed(
+            &format!(
+                "INSERT INTO {PROC_TABLE} (name, definition) VALUES ($1, $2) \
+                 ON CONFLICT (name) DO UPDATE SET definition = EXCLUDED.definition"
+            ),
+            &[Value::text(def.name.clone()), Value::text(text)],
+        )?;
+        self.emit(QueryOutput::command(match def.mode {
+            ProcMode::Alter => "ALTER PROCEDURE",
+            _ => "CREATE PROCEDURE",
+        }));
+        Ok(())
+    }
+
+    pub(super) fn drop_proc(&mut self, name: &str, if_exists: bool) -> Result<()> {
+        let gone = match self.fixed(
+            &format!("DELETE FROM {PROC_TABLE} WHERE name = $1"),
+            &[Value::text(name.to_string())],
+        ) {
+            Ok(o) => tag_rows(&o.tag).unwrap_or(0) > 0,
+            Err(e) if e.kind == ErrorKind::UndefinedTable => false,
+            Err(e) => return Err(e),
+        };
+        if !gone && !if_exists {
+            return Err(SqlError::new(
+                ErrorKind::UndefinedFunction,
+                format!(
+                    "Cannot drop the procedure '{name}', because it does not exist or you do not have permission."
+                ),
+            ));
+        }
+        self.emit(QueryOutput::command("DROP PROCEDURE"));
+        Ok(())
+    }
+
+    pub(super) fn exec(&mut self, call: &ExecCall) -> Result<()> {
+        let text = self
+            .definition(&call.name)?
+            .ok_or_else(|| not_found(&call.name))?;
+        let stmts = self.body(&text)?;
+        let Some(TStmt::CreateProc(def)) = stmts.first() else {
+            return Err(SqlError::internal(
+                "a stored procedure definition does not parse",
+            ));
+        };
+        if self.frames.len() > MAX_NESTING {
+            return Err(SqlError::new(
+                ErrorKind::StackDepth,
+                format!(
+                    "Maximum stored procedure, function, trigger, or view nesting level exceeded (limit {MAX_NESTING})."
+                ),
+            ));
+        }
+        // The arguments, in the caller's frame: positional first, then named.
+        let mut given: Vec<Option<(Value, Option<String>)>> = vec![None; def.params.len()];
+        let mut named = false;
+        for (k, a) in call.args.iter().enumerate() {
+            let at = match &a.name {
+                Some(n) => {
+                    named = true;
+                    def.params
+                        .iter()
+                        .position(|p| p.name == *n)
+                        .ok_or_else(|| {
+                            SqlError::new(
+                                ErrorKind::UndefinedObject,
+                                format!("{n} is not a parameter for procedure {}.", def.name),
+                            )
+                        })?
+                }
+                None if named => return Err(SqlError::syntax(
+                    "Must pass parameter number 2 and subsequent parameters as '@name = value'.",
+                )),
+                None if k >= def.params.len() => {
+                    return Err(SqlError::new(
+                        ErrorKind::UndefinedFunction,
+                        format!(
+                            "Procedure or function {} has too many arguments specified.",
+                            def.name
+                        ),
+                    ))
+                }
+                None => k,
+            };
+            if a.output && !def.params[at].output {
+                return Err(SqlError::new(
+                    ErrorKind::InvalidParameter,
+                    format!(
+                        "The formal parameter \"{}\" was not declared as an OUTPUT parameter, but the actual parameter passed in requested output.",
+                        def.params[at].name
+                    ),
+                ));
+            }
+            let Some(v) = &a.value else { continue };
+            let value = self.eval(v)?;
+            // An OUTPUT argument names the caller's variable that takes the result.
+            let back = (a.output && def.params[at].output)
+                .then(|| v.trim().to_ascii_lowercase())
+                .filter(|v| v.starts_with('@'));
+            given[at] = Some((value, back));
+        }
+        let mut frame = HashMap::new();
+        let mut backs = Vec::new();
+        for (p, g) in def.params.iter().zip(given) {
+            let ty = crate::types::names::parse_type_name(&p.ty)?;
+            let value = match g {
+                Some((v, back)) => {
+                    if let Some(b) = back {
+                        backs.push((p.name.clone(), b));
+                    }
+                    v
+                }
+                None => match &p.default {
+                    Some(d) => self.eval(d)?,
+                    None if p.output => Value::Null,
+                    None => {
+                        return Err(SqlError::new(
+                            ErrorKind::UndefinedObject,
+                            format!(
+                                "Procedure or function '{}' expects parameter '{}', which was not supplied.",
+                                def.name, p.name
+                            ),
+                        ))
+                    }
+                },
+            };
+            let value = crate::functions::cast(value, &ty)?;
+            frame.insert(p.name.clone(), Var { ty, value });
+        }
+        let body = self.body(&def.body)?;
+        let saved_nocount = self.host.state().nocount;
+        self.frames.push(frame);
+        self.temps.push(Vec::new());
+        self.ret = 0;
+        let r = stacker::maybe_grow(256 * 1024, 2 * 1024 * 1024, || self.block(&body));
+        let callee = self.frames.pop().expect("pushed");
+        // The call's #temp tables end with it.
+        for t in self.temps.pop().unwrap_or_default() {
+            let dropped = self.fixed(&format!("DROP TABLE IF EXISTS {t}"), &[]);
+            if r.is_ok() {
+                dropped?;
+            }
+        }
+        // SET NOCOUNT inside a procedure ends with it.
+        self.host.state().nocount = saved_nocount;
+        r?;
+        for (p, b) in backs {
+            let v = callee
+                .get(&p)
+                .map(|v| v.value.clone())
+                .unwrap_or(Value::Null);
+            self.set_var(&b, v)?;
+        }
+        if let Some(r) = &call.ret {
+            let code = self.ret;
+            self.set_var(r, Value::Int(code))?;
+        }
+        self.ret = 0;
+        Ok(())
+    }
+}
