@@ -74,7 +74,7 @@ pub(super) fn pk_range(table: &Table, filter: &[Expr]) -> Option<Box<KeyRange>> 
     (!r.prefix.is_empty() || r.lo.is_some() || r.hi.is_some()).then_some(r)
 }
 
-fn range_score(r: &KeyRange) -> usize {
+pub(super) fn range_score(r: &KeyRange) -> usize {
     r.prefix.len() * 2 + (r.lo.is_some() || r.hi.is_some()) as usize
 }
 
