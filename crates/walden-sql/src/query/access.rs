@@ -537,7 +537,12 @@ pub(crate) fn key_bounds(
     std::ops::Bound<walden_engine::Key>,
 )> {
     use std::ops::Bound;
-    let empty = || Ok((Bound::Included(Box::new([]) as Key), Bound::Excluded(Box::new([]) as Key)));
+    let empty = || {
+        Ok((
+            Bound::Included(Box::new([]) as Key),
+            Bound::Excluded(Box::new([]) as Key),
+        ))
+    };
     type Key = walden_engine::Key;
     let Some(r) = range else {
         return Ok((Bound::Unbounded, Bound::Unbounded));
@@ -697,9 +702,7 @@ pub(super) fn source_reusable(s: &Source) -> bool {
             ..
         } => {
             no_subquery(lookup.iter().flatten())
-                && range
-                    .as_deref()
-                    .is_none_or(|r| no_subquery(r.exprs()))
+                && range.as_deref().is_none_or(|r| no_subquery(r.exprs()))
                 && index
                     .as_deref()
                     .is_none_or(|ip| no_subquery(index_exprs(ip)))
