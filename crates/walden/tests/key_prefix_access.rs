@@ -298,9 +298,11 @@ fn ordered_locking_reads_lock_as_they_go() {
             }
         });
         tokio::time::sleep(Duration::from_millis(300)).await;
-        a.batch_execute("DELETE FROM new_orders WHERE no_w_id = 1 AND no_d_id = 2 AND no_o_id = 1; COMMIT")
-            .await
-            .unwrap();
+        a.batch_execute(
+            "DELETE FROM new_orders WHERE no_w_id = 1 AND no_d_id = 2 AND no_o_id = 1; COMMIT",
+        )
+        .await
+        .unwrap();
         assert_eq!(waiting.await.unwrap(), vec![2]);
     });
 }

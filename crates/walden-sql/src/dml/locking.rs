@@ -296,7 +296,7 @@ fn lock_walk(t: &Table, filter: &[Expr], order: &[(Expr, bool, bool)]) -> Option
             cols.push((*c, *desc));
         }
     }
-    let reverse = cols.first().map_or(false, |&(_, d)| d);
+    let reverse = cols.first().is_some_and(|&(_, d)| d);
     let ordered = cols.iter().enumerate().all(|(i, &(c, d))| {
         d == reverse
             && pk.get(prefix.len() + i) == Some(&c)

@@ -191,10 +191,7 @@ impl Planned {
     /// See [`InsertPlan::reusable`].
     pub(crate) fn reusable(&self) -> bool {
         let lookup = self.lookup.iter().flatten();
-        let range = self
-            .range
-            .iter()
-            .flat_map(|r| r.exprs());
+        let range = self.range.iter().flat_map(|r| r.exprs());
         let assigned = self.assignments.iter().map(|(_, e)| e);
         let index = self.index.iter().flat_map(|ip| query::index_exprs(ip));
         lookup

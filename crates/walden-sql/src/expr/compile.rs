@@ -47,9 +47,15 @@ impl Expr {
                     if let Some(k) = agg.dependent_key(i) {
                         return Ok(Expr::Col(k));
                     }
+                    // Named as PostgreSQL names it: qualified by its table.
+                    let c = &input.cols[i];
+                    let shown = match &c.table {
+                        Some(t) => format!("{t}.{}", c.name),
+                        None => c.name.clone(),
+                    };
                     return Err(SqlError::new(
                         ErrorKind::GroupingError,
-                        format!("column \"{}\" must appear in the GROUP BY clause or be used in an aggregate function", e),
+                        format!("column \"{shown}\" must appear in the GROUP BY clause or be used in an aggregate function"),
                     ));
                 }
                 let (d, i) = input.resolve(t.as_deref(), &n)?;

@@ -74,7 +74,7 @@ pub(super) fn pk_range(table: &Table, filter: &[Expr]) -> Option<Box<KeyRange>> 
     (!r.prefix.is_empty() || r.lo.is_some() || r.hi.is_some()).then_some(r)
 }
 
-fn range_score(r: &KeyRange) -> usize {
+pub(super) fn range_score(r: &KeyRange) -> usize {
     r.prefix.len() * 2 + (r.lo.is_some() || r.hi.is_some()) as usize
 }
 
@@ -537,7 +537,12 @@ pub(crate) fn key_bounds(
     std::ops::Bound<walden_engine::Key>,
 )> {
     use std::ops::Bound;
-    let empty = || Ok((Bound::Included(Box::new([]) as Key), Bound::Excluded(Box::new([]) as Key)));
+    let empty = || {
+        Ok((
+            Bound::Included(Box::new([]) as Key),
+            Bound::Excluded(Box::new([]) as Key),
+        ))
+    };
     type Key = walden_engine::Key;
     let Some(r) = range else {
         return Ok((Bound::Unbounded, Bound::Unbounded));
@@ -697,9 +702,7 @@ pub(super) fn source_reusable(s: &Source) -> bool {
             ..
         } => {
             no_subquery(lookup.iter().flatten())
-                && range
-                    .as_deref()
-                    .is_none_or(|r| no_subquery(r.exprs()))
+                && range.as_deref().is_none_or(|r| no_subquery(r.exprs()))
                 && index
                     .as_deref()
                     .is_none_or(|ip| no_subquery(index_exprs(ip)))

@@ -17,7 +17,11 @@ pub(super) fn dependent_columns(source: &Source, keys: &[Expr]) -> Vec<usize> {
         if pk.is_empty() || table.has_hidden_key() || !pk.iter().all(|&c| grouped(base + c)) {
             continue;
         }
-        out.extend((0..table.def.columns.len()).map(|c| base + c).filter(|&c| !grouped(c)));
+        out.extend(
+            (0..table.def.columns.len())
+                .map(|c| base + c)
+                .filter(|&c| !grouped(c)),
+        );
     }
     out
 }

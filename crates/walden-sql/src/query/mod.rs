@@ -62,7 +62,10 @@ impl AggCtx {
     /// The key position of input column `i` when it depends on a grouped
     /// primary key (it may then be named outside an aggregate).
     pub fn dependent_key(&self, i: usize) -> Option<usize> {
-        self.dependent.iter().find(|(c, _)| *c == i).map(|(_, k)| *k)
+        self.dependent
+            .iter()
+            .find(|(c, _)| *c == i)
+            .map(|(_, k)| *k)
     }
 
     /// The types of the grouped row (keys, then the aggregates compiled so

@@ -105,7 +105,9 @@ pub(super) fn probe_join(
     env: &Env<'_>,
 ) -> Result<Vec<Vec<Value>>> {
     let Source::Table { table, filter, .. } = right else {
-        return Err(SqlError::internal("a join probe on a source that is not a table"));
+        return Err(SqlError::internal(
+            "a join probe on a source that is not a table",
+        ));
     };
     env.tx.lock_table(
         table,
@@ -201,12 +203,17 @@ fn search(
     }
     let tx = env.tx;
     match pr.index {
-        None if prefix.len() == cols.len() => Ok(Some(tx.get_in(table, &prefix)?.into_iter().collect())),
+        None if prefix.len() == cols.len() => {
+            Ok(Some(tx.get_in(table, &prefix)?.into_iter().collect()))
+        }
         None => {
             let lo: walden_engine::Key = prefix.clone().into_boxed_slice();
             let mut hi = prefix;
             hi.push(super::walk::above());
-            let rows = tx.scan_in(table, (Bound::Included(lo), Bound::Included(hi.into_boxed_slice())))?;
+            let rows = tx.scan_in(
+                table,
+                (Bound::Included(lo), Bound::Included(hi.into_boxed_slice())),
+            )?;
             Ok(Some(rows.into_iter().map(|(_, r)| r).collect()))
         }
         Some(n) => {

@@ -118,7 +118,7 @@ pub(super) fn choose_walk(
         Some(IndexPath::Search(s)) => s.eq.len() * 2 + s.range.is_some() as usize,
         // A union of searches finds its rows by value.
         Some(_) => 2,
-        None => range.is_some() as usize,
+        None => range.as_deref().map_or(0, range_score),
     };
     (score >= other).then(|| Box::new(walk))
 }
