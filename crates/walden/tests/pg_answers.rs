@@ -76,6 +76,12 @@ const SCRIPT: &[&str] = &[
     "WITH c AS (SELECT random() r FROM generate_series(1,5)) SELECT count(DISTINCT r) FROM (SELECT r FROM c UNION ALL SELECT r FROM c) s",
     "WITH c AS (SELECT random() r) SELECT a.r = b.r FROM c a, c b",
     "WITH c AS (SELECT x FROM generate_series(1,3) x) SELECT count(*) FROM c a JOIN c b ON a.x <= b.x",
+    // A WITH query inside a recursive step reads the work table: not shared.
+    "WITH RECURSIVE x(a) AS ((VALUES ('a'), ('b')) UNION ALL (WITH z AS (SELECT * FROM x) SELECT z.a || z1.a FROM z CROSS JOIN z AS z1 WHERE length(z.a || z1.a) < 5)) SELECT count(*), max(a) FROM x",
+    "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL (WITH w AS (SELECT n FROM t) SELECT w.n + 1 FROM w, w AS w2 WHERE w.n < 4)) SELECT n, count(*) FROM t GROUP BY n ORDER BY n",
+    // A WITH query inside a recursive step reads the work table: not shared.
+    "WITH RECURSIVE x(a) AS ((VALUES ('a'), ('b')) UNION ALL (WITH z AS (SELECT * FROM x) SELECT z.a || z1.a FROM z CROSS JOIN z AS z1 WHERE length(z.a || z1.a) < 5)) SELECT count(*), max(a) FROM x",
+    "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL (WITH w AS (SELECT n FROM t) SELECT w.n + 1 FROM w, w AS w2 WHERE w.n < 4)) SELECT n, count(*) FROM t GROUP BY n ORDER BY n",
     // ORDER BY ... USING.
     "SELECT x FROM (VALUES (1),(3),(2)) t(x) ORDER BY x USING >",
     "SELECT x FROM (VALUES (1),(3),(2)) t(x) ORDER BY x USING <",

@@ -192,7 +192,7 @@ mod tests {
         assert_eq!(r("abcabc", "B", "X", "gi"), "aXcaXc");
         assert_eq!(
             r("1222-333", "(\\d)(\\d)", "\\2\\1-\\&", "g"),
-            "21-1222-33-333"
+            "21-1222-22-33-333"
         );
         assert_eq!(r("a$b", "\\$", "$1", ""), "a$1b");
         assert_eq!(

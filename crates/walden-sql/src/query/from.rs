@@ -109,7 +109,14 @@ pub(super) fn plan_factor(
                     .find(|(n, _)| *n == tname.to_ascii_lowercase())
                 {
                     let plan = plan.clone();
-                    let shared = !plan.correlated && !matches!(plan.body, Body::WorkTable(_));
+                    // Inside a recursive query's step (its work table is on
+                    // the list) a WITH query may read the work table, which
+                    // changes each round: run it each time it is read.
+                    let in_recursive_step = p
+                        .ctes
+                        .iter()
+                        .any(|(_, c)| matches!(c.body, Body::WorkTable(_)));
+                    let shared = !plan.correlated && !in_recursive_step;
                     let mut cols: Vec<ScopeCol> = plan
                         .columns
                         .iter()
