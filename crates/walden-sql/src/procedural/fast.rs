@@ -239,7 +239,7 @@ mod tests {
         let f = parse(s)?;
         f.eval(&|n: &str| match n {
             "@i" => Some(i.map(Value::Int).unwrap_or(Value::Null)),
-            "@t" => Some(Value::text("x".to_string())),
+            "@t" => Some(Value::text("x")),
             _ => None,
         })
     }

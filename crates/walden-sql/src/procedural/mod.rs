@@ -157,7 +157,26 @@ impl<'h, H: Host> Runner<'h, H> {
                 ));
             }
         }
-        let r = self.block(stmts).map(|_| ());
+        let mut r = Ok(());
+        for s in stmts {
+            match self.stmt(s) {
+                Ok(Flow::Normal) => {}
+                Ok(_) => break,
+                Err(e) => {
+                    r = Err(e);
+                    break;
+                }
+            }
+            // The batch's own transaction statements report themselves
+            // (not those inside a loop or a procedure).
+            let tag = match s {
+                TStmt::BeginTran => "BEGIN",
+                TStmt::CommitTran(_) => "COMMIT",
+                TStmt::RollbackTran => "ROLLBACK",
+                _ => continue,
+            };
+            self.emit(QueryOutput::command(tag));
+        }
         self.flush_notices();
         r
     }

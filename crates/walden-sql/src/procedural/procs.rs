@@ -27,7 +27,7 @@ impl<'h, H: Host> Runner<'h, H> {
     /// A procedure's definition text, if there is one.
     fn definition(&mut self, name: &str) -> Result<Option<String>> {
         let q = format!("SELECT definition FROM {PROC_TABLE} WHERE name = $1");
-        match self.fixed(&q, &[Value::text(name.to_string())]) {
+        match self.fixed(&q, &[Value::text(name)]) {
             Ok(o) => Ok(o
                 .rows
                 .into_iter()
@@ -82,7 +82,7 @@ impl<'h, H: Host> Runner<'h, H> {
     pub(super) fn drop_proc(&mut self, name: &str, if_exists: bool) -> Result<()> {
         let gone = match self.fixed(
             &format!("DELETE FROM {PROC_TABLE} WHERE name = $1"),
-            &[Value::text(name.to_string())],
+            &[Value::text(name)],
         ) {
             Ok(o) => tag_rows(&o.tag).unwrap_or(0) > 0,
             Err(e) if e.kind == ErrorKind::UndefinedTable => false,

@@ -173,7 +173,7 @@ mod tests {
 
     #[test]
     fn raiserror_formats() {
-        let a = [Value::Int(5), Value::text("ab".to_string())];
+        let a = [Value::Int(5), Value::text("ab")];
         assert_eq!(format_message("n=%d s=%s 100%%", &a), "n=5 s=ab 100%");
         assert_eq!(format_message("[%5d][%-4s]", &a), "[    5][ab  ]");
         assert_eq!(format_message("%d %s", &[]), "(null) (null)");

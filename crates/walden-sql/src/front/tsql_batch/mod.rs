@@ -145,7 +145,13 @@ pub fn is_tsql_batch(sql: &str) -> bool {
     if lower.contains("@@rowcount") || lower.contains("@@trancount") || lower.contains("@@error") {
         return true;
     }
-    split(sql).iter().any(|piece| {
+    let pieces = split(sql);
+    // `BEGIN TRAN; ...; COMMIT TRAN` as one message keeps PostgreSQL's
+    // implicit block (the T-SQL spellings of its transaction statements);
+    // alone, or in a batch of line-separated statements, they count
+    // @@TRANCOUNT.
+    let alone = pieces.len() == 1;
+    pieces.iter().any(|piece| {
         let Some(r) = Raw::new(piece) else {
             return false;
         };
@@ -154,6 +160,7 @@ pub fn is_tsql_batch(sql: &str) -> bool {
             "IF" | "WHILE" | "PRINT" | "RETURN" | "BREAK" | "CONTINUE" | "THROW" | "RAISERROR" => {
                 true
             }
+            "BEGIN" if w1 == "TRAN" => alone,
             "BEGIN" => {
                 !matches!(
                     w1.as_str(),
@@ -174,7 +181,7 @@ pub fn is_tsql_batch(sql: &str) -> bool {
                 parse_execute(piece).is_none()
                     && !matches!(w1.as_str(), "SP_FLUSH_LOG" | "SP_RENAME")
             }
-            "COMMIT" | "ROLLBACK" => w1 == "TRAN",
+            "COMMIT" | "ROLLBACK" => w1 == "TRAN" && alone,
             _ => false,
         };
         first || (1..r.solid.len()).any(|k| later_marker(&r, k))

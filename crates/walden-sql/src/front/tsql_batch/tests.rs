@@ -57,7 +57,7 @@ fn the_delayed_durability_loop() {
         TStmt::Assign {
             var: "@i".into(),
             op: Some('+'),
-            expr: " 1".into()
+            expr: "1".into()
         }
     );
 }
@@ -115,6 +115,12 @@ fn which_batches_are_tsql() {
     assert!(!is_tsql_batch("EXECUTE q(1)"));
     assert!(!is_tsql_batch("SELECT '@x' @> '{}'"));
     assert!(is_tsql_batch("BEGIN TRAN"));
+    assert!(is_tsql_batch(
+        "BEGIN TRAN\nINSERT INTO t VALUES (1)\nCOMMIT TRAN"
+    ));
+    assert!(!is_tsql_batch(
+        "BEGIN TRAN; INSERT INTO t VALUES (1); COMMIT TRAN"
+    ));
     assert!(is_tsql_batch("RAISERROR('x', 16, 1)"));
     assert!(is_tsql_batch("COMMIT TRAN"));
     assert!(is_tsql_batch("SET NOCOUNT ON"));
