@@ -150,10 +150,7 @@ fn unhonoured_forms_are_refused() {
                 assert_eq!(code(&c, sql).await, "0A000", "{sql}");
             }
             // Nothing was created, and the rows are as they were.
-            assert_eq!(
-                outcome(&c, "SELECT * FROM v", &[]).await,
-                "1|x; ok 1"
-            );
+            assert_eq!(outcome(&c, "SELECT * FROM v", &[]).await, "1|x; ok 1");
             assert_eq!(
                 code(&c, "SELECT * FROM p").await,
                 "42P01",
@@ -186,17 +183,29 @@ fn tsql_view_forms() {
             .await
             .unwrap();
             assert_eq!(
-                code(&c, "CREATE VIEW tv AS SELECT TOP 2 id FROM dbo_t ORDER BY id DESC").await,
+                code(
+                    &c,
+                    "CREATE VIEW tv AS SELECT TOP 2 id FROM dbo_t ORDER BY id DESC"
+                )
+                .await,
                 "ok"
             );
             assert_eq!(outcome(&c, "SELECT * FROM tv", &[]).await, "3; 2; ok 2");
             assert_eq!(
-                code(&c, "CREATE OR ALTER VIEW tv AS SELECT name FROM dbo_t WHERE id = 1").await,
+                code(
+                    &c,
+                    "CREATE OR ALTER VIEW tv AS SELECT name FROM dbo_t WHERE id = 1"
+                )
+                .await,
                 "ok"
             );
             assert_eq!(outcome(&c, "SELECT * FROM tv", &[]).await, "a; ok 1");
             assert_eq!(
-                code(&c, "ALTER VIEW tv (n, i) AS SELECT name, id FROM dbo_t WHERE id > 2").await,
+                code(
+                    &c,
+                    "ALTER VIEW tv (n, i) AS SELECT name, id FROM dbo_t WHERE id > 2"
+                )
+                .await,
                 "ok"
             );
             assert_eq!(outcome(&c, "SELECT i, n FROM tv", &[]).await, "3|c; ok 1");
@@ -205,7 +214,10 @@ fn tsql_view_forms() {
                 code(&c, "CREATE OR ALTER VIEW tv2 AS SELECT id FROM dbo_t").await,
                 "ok"
             );
-            assert_eq!(outcome(&c, "SELECT count(*) FROM tv2", &[]).await, "3; ok 1");
+            assert_eq!(
+                outcome(&c, "SELECT count(*) FROM tv2", &[]).await,
+                "3; ok 1"
+            );
             // A view reading itself through a replaced definition.
             assert_eq!(
                 code(&c, "CREATE OR REPLACE VIEW tv2 AS SELECT id FROM tv2").await,
@@ -306,7 +318,11 @@ async fn a_view_reaches_the_secondary() {
     let (ca, cb) = (&p.ca, &p.cb);
     must(ca, "CREATE TABLE k (id int PRIMARY KEY, v int)").await;
     must(ca, "INSERT INTO k VALUES (1, 5), (2, 7)").await;
-    must(ca, "CREATE VIEW kv AS SELECT id, v * 2 AS w FROM k WHERE v > 5").await;
+    must(
+        ca,
+        "CREATE VIEW kv AS SELECT id, v * 2 AS w FROM k WHERE v > 5",
+    )
+    .await;
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         if let Ok(r) = cb.simple_query("SELECT id, w FROM kv").await {

@@ -54,8 +54,13 @@ impl Database {
     pub fn user_views_as(&self, txid: Option<u64>) -> Vec<Arc<ViewDef>> {
         let cat = self.catalog.read();
         let view = self.view_as(&cat, txid);
-        let mut out: Vec<Arc<ViewDef>> =
-            view.as_ref().unwrap_or(&cat).views.values().cloned().collect();
+        let mut out: Vec<Arc<ViewDef>> = view
+            .as_ref()
+            .unwrap_or(&cat)
+            .views
+            .values()
+            .cloned()
+            .collect();
         out.sort_by_key(|v| v.id);
         out
     }

@@ -115,7 +115,9 @@ pub fn create_table(
 ) -> Result<QueryOutput> {
     crate::catalog::create_table_clauses::refuse_unhonoured(ct)?;
     if ct.query.is_some() {
-        return Err(SqlError::unsupported("CREATE TABLE ... AS SELECT"));
+        return Err(SqlError::internal(
+            "CREATE TABLE ... AS goes to create_as.rs",
+        ));
     }
     let name = object_last(&ct.name);
     if ct.if_not_exists && db.table(&name).is_ok() {
@@ -315,7 +317,14 @@ pub fn drop(
         let r = match object_type {
             ast::ObjectType::Table => {
                 if let Ok(t) = db.table_as(Some(tx.id()), &name) {
-                    crate::catalog::views::drop_readers(tx, t.id(), "table", t.name(), cascade, &mut out)?;
+                    crate::catalog::views::drop_readers(
+                        tx,
+                        t.id(),
+                        "table",
+                        t.name(),
+                        cascade,
+                        &mut out,
+                    )?;
                 } else if db.user_view_as(Some(tx.id()), &name).is_some() {
                     return Err(SqlError::new(
                         ErrorKind::WrongObjectType,

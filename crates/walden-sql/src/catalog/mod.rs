@@ -4,6 +4,7 @@
 
 pub(crate) mod alter_table;
 pub(crate) mod constraints;
+pub(crate) mod create_as;
 pub(crate) mod create_table_clauses;
 pub(crate) mod ddl;
 pub(crate) mod enums;

@@ -151,7 +151,12 @@ fn put_view(
         .columns
         .iter()
         .enumerate()
-        .map(|(k, c)| (names.get(k).cloned().unwrap_or_else(|| c.name.clone()), c.ty.clone()))
+        .map(|(k, c)| {
+            (
+                names.get(k).cloned().unwrap_or_else(|| c.name.clone()),
+                c.ty.clone(),
+            )
+        })
         .collect();
     for (k, (n, _)) in columns.iter().enumerate() {
         if columns[..k].iter().any(|(o, _)| o == n) {
@@ -185,7 +190,9 @@ fn put_view(
     }
     let def = ViewDef {
         id: 0,
-        name: old.as_ref().map_or_else(|| name.to_string(), |o| o.name.clone()),
+        name: old
+            .as_ref()
+            .map_or_else(|| name.to_string(), |o| o.name.clone()),
         query: query.to_string(),
         columns,
         deps,

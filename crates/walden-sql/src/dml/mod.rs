@@ -630,7 +630,11 @@ pub(crate) fn run_delete(
 /// The table a statement writes (or locks); a view there is refused with
 /// 0A000 (PostgreSQL writes through a simple view; Walden does not yet),
 /// rather than reported as missing.
-pub(crate) fn target_table(p: &Planner<'_>, name: &ast::ObjectName, verb: &str) -> Result<Arc<Table>> {
+pub(crate) fn target_table(
+    p: &Planner<'_>,
+    name: &ast::ObjectName,
+    verb: &str,
+) -> Result<Arc<Table>> {
     p.table(name).map_err(|e| {
         let n = query::object_last(name);
         if p.db.user_view_as(p.viewer, &n).is_some() {

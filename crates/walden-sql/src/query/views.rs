@@ -37,7 +37,10 @@ pub(super) fn view_item(
     if p.view_depth >= MAX_VIEW_DEPTH {
         return Err(SqlError::new(
             ErrorKind::InvalidObjectDefinition,
-            format!("infinite recursion detected in rules for relation \"{}\"", v.name),
+            format!(
+                "infinite recursion detected in rules for relation \"{}\"",
+                v.name
+            ),
         ));
     }
     let q = view_query(&v)?;

@@ -492,6 +492,14 @@ impl SqlSession {
             None => stmt,
         };
         match stmt {
+            Statement::Query(q) if crate::catalog::create_as::select_into(q).is_some() => {
+                let (target, plain) = crate::catalog::create_as::select_into(q).expect("checked")?;
+                self.check_writable("SELECT INTO")?;
+                let who = self.who();
+                self.dml(params, |p, tx, ctx| {
+                    crate::catalog::create_as::run_select_into(&who, p, tx, ctx, &target, &plain)
+                })
+            }
             Statement::Query(q) => {
                 let info = self.info();
                 let cancel = self.cancel.clone();
@@ -535,6 +543,10 @@ impl SqlSession {
             Statement::Insert(ins) => self.dml(params, |p, tx, ctx| dml::insert(p, ins, tx, ctx)),
             Statement::Update(u) => self.dml(params, |p, tx, ctx| dml::update(p, u, tx, ctx)),
             Statement::Delete(d) => self.dml(params, |p, tx, ctx| dml::delete(p, d, None, tx, ctx)),
+            Statement::CreateTable(ct) if ct.query.is_some() => {
+                let who = self.who();
+                self.dml(params, |p, tx, ctx| crate::catalog::create_as::create_table_as(&who, p, tx, ctx, ct))
+            }
             Statement::CreateTable(ct) => {
                 let db = self.db.clone();
                 self.in_tx(|tx, _| ddl::create_table(&db, &crate::compat::CATALOGS, tx, ct))

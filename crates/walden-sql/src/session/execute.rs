@@ -143,6 +143,7 @@ impl SqlSession {
         p.viewer = self.tx.as_ref().map(|t| t.id());
         let columns = match command.as_ref() {
             Command::Sql(stmt) => match stmt.as_ref() {
+                Statement::Query(q) if crate::catalog::create_as::select_into(q).is_some() => None,
                 Statement::Query(q) if crate::dml::locking::wanted(q) => {
                     Some(crate::dml::locking::plan(&mut p, q)?.columns())
                 }
@@ -358,13 +359,12 @@ impl SqlSession {
     ) -> Result<QueryOutput> {
         self.follow_reseed();
         let plannable = match cmd.as_ref() {
-            Command::Sql(stmt) => matches!(
-                stmt.as_ref(),
-                Statement::Query(_)
-                    | Statement::Insert(_)
-                    | Statement::Update(_)
-                    | Statement::Delete(_)
-            ),
+            Command::Sql(stmt) => match stmt.as_ref() {
+                // SELECT ... INTO creates a table: a statement of its own.
+                Statement::Query(q) => crate::catalog::create_as::select_into(q).is_none(),
+                Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => true,
+                _ => false,
+            },
             Command::DeleteTop(_, stmt) => matches!(stmt.as_ref(), Statement::Delete(_)),
             _ => false,
         };

@@ -625,7 +625,13 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         V::InfoColumns => {
             for tb in db.tables() {
                 for (n, c) in tb.def.columns.iter().enumerate() {
-                    out.push(info_column_row(db.name(), tb.name(), n, c, default_text(&tb, c)));
+                    out.push(info_column_row(
+                        db.name(),
+                        tb.name(),
+                        n,
+                        c,
+                        default_text(&tb, c),
+                    ));
                 }
             }
             super::user_views::info_columns_rows(db, &mut out);

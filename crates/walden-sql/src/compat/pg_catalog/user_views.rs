@@ -41,7 +41,13 @@ pub(super) fn attribute_rows(env: &Env<'_>, out: &mut Vec<Vec<Value>>) {
     for v in Seen::of(env).views() {
         let relid = user_oid(v.id, SLOT_TABLE);
         for (n, (name, ty)) in v.columns.iter().enumerate() {
-            out.push(attribute_row(relid, n + 1, &column_def(name, ty), false, false));
+            out.push(attribute_row(
+                relid,
+                n + 1,
+                &column_def(name, ty),
+                false,
+                false,
+            ));
         }
     }
 }
@@ -149,7 +155,10 @@ pub fn viewdef_by_oid(env: &Env<'_>, oid: i64) -> Option<String> {
         return None;
     }
     let seen = Seen::of(env);
-    seen.views().iter().find(|v| v.id == id).map(|v| definition(v))
+    seen.views()
+        .iter()
+        .find(|v| v.id == id)
+        .map(|v| definition(v))
 }
 
 /// `pg_get_viewdef('name')`.
