@@ -185,13 +185,8 @@ pub fn create_table(
                         || s.to_ascii_uppercase().contains("AUTOINCREMENT")
                     {
                         col = col.identity(1, 1);
-                    } else if s.trim().eq_ignore_ascii_case("IDENTITY") {
-                        // T-SQL's IDENTITY without (seed, increment) was
-                        // dropped here: it is IDENTITY(1, 1).
-                        col = col.identity(1, 1);
-                        if let Some(i) = col.identity.as_mut() {
-                            i.tsql = true;
-                        }
+                    } else {
+                        return Err(SqlError::unsupported(format!("column option {s}")));
                     }
                 }
                 ColumnOption::Check(ck) => checks.push(declared_check(o.name.as_ref(), ck)?),

@@ -178,6 +178,15 @@ impl<'h, H: Host> Runner<'h, H> {
             self.emit(QueryOutput::command(tag));
         }
         self.flush_notices();
+        // Every simple query ends with a command completion on the wire,
+        // even a batch that only set options or variables.
+        if self.out.is_empty() && r.is_ok() {
+            let tag = match stmts.last() {
+                Some(TStmt::NoCount(_) | TStmt::Declare(_) | TStmt::Assign { .. }) => "SET",
+                _ => "DO",
+            };
+            self.out.push(Ok(QueryOutput::command(tag)));
+        }
         r
     }
 

@@ -178,8 +178,15 @@ pub fn is_tsql_batch(sql: &str) -> bool {
             }
             "ALTER" | "DROP" => matches!(w1.as_str(), "PROC" | "PROCEDURE"),
             "EXEC" | "EXECUTE" => {
+                // The system procedures the session runs itself, with or
+                // without their schema (`EXEC sys.sp_flush_log`).
+                let name = if matches!(r.tok(2), Some(Token::Period)) {
+                    r.word(3)
+                } else {
+                    w1.clone()
+                };
                 parse_execute(piece).is_none()
-                    && !matches!(w1.as_str(), "SP_FLUSH_LOG" | "SP_RENAME")
+                    && !matches!(name.as_str(), "SP_FLUSH_LOG" | "SP_RENAME")
             }
             "COMMIT" | "ROLLBACK" => w1 == "TRAN" && alone,
             _ => false,

@@ -113,6 +113,10 @@ fn which_batches_are_tsql() {
     ));
     assert!(!is_tsql_batch("DECLARE c CURSOR FOR SELECT 1"));
     assert!(!is_tsql_batch("EXECUTE q(1)"));
+    // The session runs these system procedures itself.
+    assert!(!is_tsql_batch("EXEC sys.sp_flush_log"));
+    assert!(!is_tsql_batch("EXEC sp_flush_log"));
+    assert!(is_tsql_batch("EXEC dbo.my_proc"));
     assert!(!is_tsql_batch("SELECT '@x' @> '{}'"));
     assert!(is_tsql_batch("BEGIN TRAN"));
     assert!(is_tsql_batch(
