@@ -204,7 +204,13 @@ fn later_marker(r: &Raw, k: usize) -> bool {
         "WHILE" | "PRINT" | "RAISERROR" => k > 0,
         "DECLARE" | "SET" => var_next,
         "IF" => {
+            // PostgreSQL's `IF [NOT] EXISTS name` clause (after any word:
+            // `ADD VALUE`, `DROP IDENTITY`, ...); T-SQL's `IF [NOT] EXISTS`
+            // tests a subquery.
+            let j = if r.word(k + 1) == "NOT" { k + 2 } else { k + 1 };
+            let pg_clause = r.word(j) == "EXISTS" && !matches!(r.tok(j + 1), Some(Token::LParen));
             k > 0
+                && !pg_clause
                 && !matches!(
                     r.word(k - 1).as_str(),
                     "TABLE"

@@ -115,6 +115,13 @@ fn which_batches_are_tsql() {
     assert!(!is_tsql_batch("EXECUTE q(1)"));
     // The session runs these system procedures itself.
     assert!(!is_tsql_batch("EXEC sys.sp_flush_log"));
+    assert!(!is_tsql_batch(
+        "ALTER TYPE mood ADD VALUE IF NOT EXISTS 'meh'"
+    ));
+    assert!(!is_tsql_batch(
+        "ALTER TABLE t ALTER COLUMN v DROP IDENTITY IF EXISTS"
+    ));
+    assert!(is_tsql_batch("SELECT 1\nIF EXISTS (SELECT 1) PRINT 'yes'"));
     assert!(!is_tsql_batch("EXEC sp_flush_log"));
     assert!(is_tsql_batch("EXEC dbo.my_proc"));
     assert!(!is_tsql_batch("SELECT '@x' @> '{}'"));
