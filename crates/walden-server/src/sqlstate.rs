@@ -121,6 +121,8 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::InvalidColumnReference => "42P10",
         K::WindowingError => "42P20",
         K::InvalidNtileArgument => "22014",
+        K::InvalidRowCount => "2201W",
+        K::SubstringError => "22011",
         K::InvalidNthValueArgument => "22016",
         K::InvalidFrameOffset => "22013",
         K::NullValueNotAllowed => "22004",

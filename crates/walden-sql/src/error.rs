@@ -130,6 +130,10 @@ pub enum ErrorKind {
     WindowingError,
     /// ntile's bucket count not above zero (22014).
     InvalidNtileArgument,
+    /// A NULL row count in FETCH FIRST ... WITH TIES (2201W).
+    InvalidRowCount,
+    /// A negative length given to substring (22011).
+    SubstringError,
     /// nth_value's position not above zero (22016).
     InvalidNthValueArgument,
     /// A negative window frame offset (22013).

@@ -188,7 +188,7 @@ fn foreign_keys_match_postgres() {
 fn foreign_keys_survive_restarts() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("walden");
-    let mut walden = Serve::start(&dir, &[]);
+    let walden = Serve::start(&dir, &[]);
     let enforced = |conn: String| async move {
         let c = connect(&conn).await;
         let e = c
@@ -245,26 +245,8 @@ fn foreign_keys_survive_restarts() {
         .await
         .expect("timed out")
     });
-    // Killed: the definitions come back from the log.
-    walden.signal_and_wait(libc::SIGKILL, Duration::from_secs(10));
-    let mut walden = Serve::start(&dir, &[]);
-    runtime().block_on(async {
-        tokio::time::timeout(Duration::from_secs(60), enforced(walden.conn_str()))
-            .await
-            .expect("timed out")
-    });
-    // Checkpointed, then stopped: they come back from the image.
-    runtime().block_on(async {
-        let c = connect(&walden.conn_str()).await;
-        c.simple_query("CHECKPOINT").await.unwrap();
-    });
-    walden.signal_and_wait(libc::SIGTERM, Duration::from_secs(20));
-    let walden = Serve::start(&dir, &[]);
-    runtime().block_on(async {
-        tokio::time::timeout(Duration::from_secs(60), enforced(walden.conn_str()))
-            .await
-            .expect("timed out")
-    });
+    // Killed, then checkpointed and stopped: from the log, then from the image.
+    pg_diff::check_after_kill_then_checkpoint(walden, &dir, enforced);
 }
 
 /// What Walden refuses (0A000) where PostgreSQL accepts: deferred checking

@@ -100,7 +100,64 @@ const SCRIPT: &[&str] = &[
     "SELECT (-8)::float8 ^ 0.5::float8",
     "SELECT 10::float8 ^ 400::float8",
     // json keeps its text.
-    "SELECT '[1,2,3]'::json, '{\"a\" : 1,  \"b\":[ 2 ]}'::json, '[1,2,3]'::jsonb",
+    "SELECT '[1,2,3]'::json, '{\"a\" : 1,  \"b\":[ 2 ]}'::json, '[1,2,3]'::jsonb",    // FETCH FIRST ... WITH TIES keeps the rows tied with the last; without
+    // a count it is one row; WITH TIES needs ORDER BY, and a count.
+    "CREATE TABLE ties (t int, u int)",
+    "INSERT INTO ties VALUES (0, 1), (0, 2), (0, 3), (1, 4), (2, 5), (2, 6)",
+    "SELECT t FROM ties ORDER BY t FETCH FIRST 1 ROW WITH TIES",
+    "SELECT t FROM ties ORDER BY t FETCH FIRST ROWS WITH TIES",
+    "SELECT t FROM ties ORDER BY t FETCH FIRST ROW ONLY",
+    "SELECT t, u FROM ties ORDER BY t DESC OFFSET 1 FETCH NEXT 2 ROWS WITH TIES",
+    "SELECT t FROM ties ORDER BY t FETCH FIRST 4 ROWS WITH TIES",
+    "SELECT t FROM ties ORDER BY t FETCH FIRST 0 ROWS WITH TIES",
+    "SELECT t FROM ties FETCH FIRST 1 ROW WITH TIES",
+    "SELECT t FROM ties ORDER BY t FETCH FIRST NULL ROWS WITH TIES",
+    "SELECT (SELECT count(*) FROM (SELECT t FROM ties ORDER BY t FETCH FIRST 1 ROW WITH TIES) s)",
+    // A LIMIT or OFFSET that reads the enclosing row is evaluated per row.
+    "SELECT (SELECT n FROM (VALUES (1)) AS x, (SELECT n FROM generate_series(1,10) AS n ORDER BY n LIMIT 1 OFFSET s-1) AS y) AS z FROM generate_series(1,4) AS s",
+    "SELECT s, (SELECT count(*) FROM (SELECT 1 FROM generate_series(1,10) LIMIT s) l) FROM generate_series(1,3) s",
+    // A parenthesized query's own ORDER BY and LIMIT apply before the
+    // enclosing ones.
+    "SELECT x FROM (VALUES (1),(2),(3)) v(x) EXCEPT (((SELECT y FROM (VALUES (3),(1)) w(y) ORDER BY y LIMIT 1))) ORDER BY 1",
+    "(((SELECT x FROM (VALUES (3),(1),(2)) v(x) ORDER BY x DESC LIMIT 2))) ORDER BY x LIMIT 1",
+    "(((SELECT x FROM (VALUES (3),(1),(2)) v(x) ORDER BY x DESC LIMIT 2)))",
+    // char(n) passed to a function taking text loses its padding.
+    "SELECT lower('AB  '::char(4)) || 'x', upper('ab '::char(3)) || '|', replace('ab  '::char(4), 'a', 'z') || '|', length('ab  '::char(4)), octet_length('ab  '::char(4))",
+    "CREATE TABLE padded (c char(8))",
+    "INSERT INTO padded VALUES ('bbbb'), ('CCCC')",
+    "SELECT lower(c), lpad(c, 6, '*'), md5(c) = md5('bbbb'), c || '|' FROM padded ORDER BY 1",
+    // A number with an exponent is numeric, as written; cast to a float it
+    // is read as one.
+    "SELECT 1e5, 1.5e-3, pg_typeof(2e3), 1e300::float8, -1e-300::float8",
+    // substring and trim of a bytea work on its bytes; a negative length
+    // is an error.
+    "SELECT substring('1234567890'::bytea FROM 4 FOR 3), substring('string'::bytea FROM -10 FOR 13), substr('abc'::bytea, 2), pg_typeof(substr('abc'::bytea, 2))",
+    "SELECT substring('string' FROM 2 FOR -1)",
+    "SELECT substr('string'::bytea, 2, -1)",
+    "SELECT substring('string' FROM -10 FOR 13), substr('string', 0), substr('string', 3, 100)",
+    "SELECT trim('\\x00'::bytea FROM '\\x00546f6d00'::bytea), btrim('\\x0074726900'::bytea, '\\x00'::bytea), ltrim('\\x000100'::bytea, '\\x00'::bytea), rtrim('\\x000100'::bytea, '\\x00'::bytea)",
+    // ROLLBACK TO SAVEPOINT undoes the SETs made since, and closes the
+    // cursors opened since.
+    "BEGIN",
+    "SET TRANSACTION READ WRITE",
+    "SAVEPOINT a",
+    "SET TRANSACTION READ ONLY",
+    "SET search_path = nowhere, public",
+    "SHOW transaction_read_only",
+    "ROLLBACK TO SAVEPOINT a",
+    "SELECT current_setting('transaction_read_only'), current_setting('search_path') = 'nowhere, public'",
+    "CREATE TABLE sp_t (a int)",
+    "SAVEPOINT b",
+    "SET statement_timeout = '7s'",
+    "RELEASE SAVEPOINT b",
+    "SHOW statement_timeout",
+    "SAVEPOINT c",
+    "DECLARE cur CURSOR FOR SELECT 1",
+    "FETCH cur",
+    "ROLLBACK TO SAVEPOINT c",
+    "FETCH cur",
+    "ROLLBACK",
+    "SHOW statement_timeout",
 ];
 
 /// Each statement's outcome: its rows, or its error's SQLSTATE.
@@ -145,6 +202,7 @@ fn numeric_beyond_walden_is_refused() {
             "SELECT '-Infinity'::numeric",
             "SELECT 123456789012345678901234567890.5",
             "SELECT '1.0000000000000000000000000000001'::numeric",
+            "SELECT 4.4e40",
         ] {
             let e = c.simple_query(sql).await.expect_err(sql);
             assert_eq!(

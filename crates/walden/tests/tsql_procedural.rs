@@ -154,6 +154,53 @@ fn tsql_functions_that_answered_wrongly() {
     });
 }
 
+/// TOP ... WITH TIES and TOP ... PERCENT count as SQL Server counts
+/// (they were read as a plain TOP n).
+#[test]
+fn top_with_ties_and_percent() {
+    with_server(|conn| {
+        Box::pin(async move {
+            let (c, _) = client(&conn).await;
+            run(&c, "CREATE TABLE tp (a int, b int)").await;
+            run(
+                &c,
+                "INSERT INTO tp VALUES (1, 1), (1, 2), (2, 3), (3, 4), (3, 5)",
+            )
+            .await;
+            assert_eq!(
+                run(&c, "SELECT TOP 1 WITH TIES a FROM tp ORDER BY a").await,
+                "rows 1 1"
+            );
+            assert_eq!(
+                run(&c, "SELECT TOP (3) WITH TIES a FROM tp ORDER BY a").await,
+                "rows 1 1 2"
+            );
+            assert_eq!(
+                run(&c, "SELECT TOP 4 WITH TIES a FROM tp ORDER BY a").await,
+                "rows 1 1 2 3 3"
+            );
+            // A percentage of the rows, rounded up: 30 % of 5 is 2.
+            assert_eq!(
+                run(&c, "SELECT TOP 30 PERCENT b FROM tp ORDER BY b").await,
+                "rows 1 2"
+            );
+            assert_eq!(
+                run(&c, "SELECT TOP (100) PERCENT b FROM tp ORDER BY b DESC").await,
+                "rows 5 4 3 2 1"
+            );
+            assert_eq!(
+                run(&c, "SELECT TOP 20 PERCENT WITH TIES a FROM tp ORDER BY a").await,
+                "rows 1 1"
+            );
+            // WITH TIES needs an ORDER BY to know the ties.
+            assert_eq!(
+                run(&c, "SELECT TOP 1 WITH TIES a FROM tp").await,
+                "ERROR 42601"
+            );
+        })
+    });
+}
+
 #[test]
 fn batches_variables_and_control_flow() {
     with_server(|conn| {

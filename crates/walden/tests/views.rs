@@ -235,7 +235,7 @@ fn tsql_view_forms() {
 fn views_survive_restarts() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("walden");
-    let mut walden = Serve::start(&dir, &[]);
+    let walden = Serve::start(&dir, &[]);
     let check = |conn: String| async move {
         let c = connect(&conn).await;
         assert_eq!(
@@ -281,24 +281,8 @@ fn views_survive_restarts() {
         .await
         .expect("timed out")
     });
-    walden.signal_and_wait(libc::SIGKILL, Duration::from_secs(10));
-    let mut walden = Serve::start(&dir, &[]);
-    runtime().block_on(async {
-        tokio::time::timeout(Duration::from_secs(60), check(walden.conn_str()))
-            .await
-            .expect("timed out")
-    });
-    runtime().block_on(async {
-        let c = connect(&walden.conn_str()).await;
-        c.simple_query("CHECKPOINT").await.unwrap();
-    });
-    walden.signal_and_wait(libc::SIGTERM, Duration::from_secs(20));
-    let walden = Serve::start(&dir, &[]);
-    runtime().block_on(async {
-        tokio::time::timeout(Duration::from_secs(60), check(walden.conn_str()))
-            .await
-            .expect("timed out")
-    });
+    // Killed, then checkpointed and stopped: from the log, then from the image.
+    pg_diff::check_after_kill_then_checkpoint(walden, &dir, check);
 }
 
 /// A view created on the primary reaches a readable secondary (it is in

@@ -66,6 +66,14 @@ struct Saved {
     delayed: bool,
 }
 
+/// The settings at a savepoint ([`Settings::savepoint_mark`]).
+#[derive(Debug, Clone)]
+pub struct SettingsMark {
+    values: BTreeMap<String, String>,
+    delayed: bool,
+    local: usize,
+}
+
 impl std::fmt::Debug for Settings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_map().entries(self.values.lock().iter()).finish()
@@ -293,6 +301,30 @@ impl Settings {
                 }
             }
         }
+    }
+
+    /// The settings as a savepoint finds them, to go back to on ROLLBACK
+    /// TO SAVEPOINT (PostgreSQL undoes a subtransaction's SETs with it).
+    pub fn savepoint_mark(&self) -> SettingsMark {
+        SettingsMark {
+            values: self.values.lock().clone(),
+            delayed: self.session.delayed_default(),
+            local: self.tx.lock().local.len(),
+        }
+    }
+
+    /// Back to the settings of `mark` (what was set since is undone).
+    pub fn rollback_to_mark(&self, mark: &SettingsMark) {
+        let now = self.values.lock().clone();
+        if now != mark.values {
+            if let Some(v) = mark.values.get("application_name") {
+                self.session.set_program_name(v);
+            }
+            let restored = mark.values.clone();
+            self.change_values(|values| *values = restored);
+        }
+        self.session.set_delayed_default(mark.delayed);
+        self.tx.lock().local.truncate(mark.local);
     }
 
     /// Remembers the settings before a change inside a transaction block.

@@ -65,9 +65,12 @@ fn plan_insert_source(
         }
         return Err(SqlError::unsupported("INSERT without VALUES or SELECT"));
     };
-    if let (ast::SetExpr::Values(v), None, None) =
-        (src.body.as_ref(), &src.order_by, &src.limit_clause)
-    {
+    if let (ast::SetExpr::Values(v), None, None, None) = (
+        src.body.as_ref(),
+        &src.order_by,
+        &src.limit_clause,
+        &src.fetch,
+    ) {
         let empty = Arc::new(Scope::default());
         let mut rows = Vec::new();
         for r in &v.rows {

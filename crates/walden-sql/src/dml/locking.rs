@@ -253,6 +253,11 @@ pub(crate) fn plan(p: &mut Planner<'_>, q: &ast::Query) -> Result<LockingPlan> {
         return Err(SqlError::unsupported("FETCH FIRST with FOR UPDATE"));
     }
     if let Some(top) = &sel.top {
+        if top.with_ties || top.percent {
+            return Err(SqlError::unsupported(
+                "TOP ... WITH TIES or PERCENT with a locking clause",
+            ));
+        }
         limit = Some(match &top.quantity {
             Some(ast::TopQuantity::Expr(e)) => Expr::compile(p, &empty, e)?,
             Some(ast::TopQuantity::Constant(n)) => Expr::Lit(Value::Int(*n as i64)),

@@ -381,10 +381,16 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         }
     }
     infer_array_params(p, scope, func, &args);
-    // length(char(n)) does not count the padding.
-    if func == Func::Length && args.len() == 1 && crate::expr::is_char(p, scope, &args[0]) {
-        let a = args.pop().unwrap();
-        args.push(crate::expr::unpad(a));
+    // A char(n) argument of a function taking text loses its trailing
+    // blanks, as PostgreSQL's bpchar-to-text cast drops them (length()
+    // does not count them either; octet_length() does).
+    if takes_text(func) {
+        for a in args.iter_mut() {
+            if crate::expr::is_char(p, scope, a) {
+                let e = std::mem::replace(a, Expr::Lit(Value::Null));
+                *a = crate::expr::unpad(e);
+            }
+        }
     }
     // int2vector and oidvector number their elements from 0.
     let types = || -> Vec<DataType> { scope.cols.iter().map(|c| c.ty.clone()).collect() };
@@ -533,4 +539,35 @@ fn compile_variadic(
     }
     args.push(arr);
     Ok(Expr::Func(Func::Variadic(v), args))
+}
+
+/// Functions whose string parameters are `text` in PostgreSQL (not
+/// `bpchar`, `"any"` or `anyelement`).
+fn takes_text(f: Func) -> bool {
+    matches!(
+        f,
+        Func::Length
+            | Func::Upper
+            | Func::Lower
+            | Func::Substring
+            | Func::Trim
+            | Func::Ltrim
+            | Func::Rtrim
+            | Func::Replace
+            | Func::Left
+            | Func::Right
+            | Func::Md5
+            | Func::RegexpReplace
+            | Func::RegexpMatch
+            | Func::RegexpSplitToArray
+            | Func::SplitPart
+            | Func::Repeat
+            | Func::Lpad
+            | Func::Rpad
+            | Func::StrPos
+            | Func::Ascii
+            | Func::QuoteIdent
+            | Func::QuoteLiteral
+            | Func::BitLength
+    )
 }

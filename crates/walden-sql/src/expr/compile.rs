@@ -327,6 +327,18 @@ impl Expr {
                     return Ok(e);
                 }
                 let t = crate::types::names::data_type_in(&p.db, p.viewer, data_type)?;
+                // `1e400::float8`: a number written for a float is read as
+                // one (as numeric it may be beyond what Walden holds).
+                if matches!(t, DataType::Real | DataType::Double) {
+                    if let A::Value(v) = expr.as_ref() {
+                        if let ast::Value::Number(n, _) = &v.value {
+                            let f: f64 = n
+                                .parse()
+                                .map_err(|_| SqlError::syntax(format!("invalid number {n}")))?;
+                            return Ok(Expr::Cast(Box::new(Expr::Lit(Value::Float(f))), t));
+                        }
+                    }
+                }
                 let inner = Expr::compile(p, scope, expr)?;
                 if let Expr::Param(i) = inner {
                     p.infer_param(i, t.clone());

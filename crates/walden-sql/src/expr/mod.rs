@@ -264,13 +264,9 @@ fn lit_value(v: &ast::Value) -> Result<Value> {
         V::Number(n, _) => {
             if let Ok(i) = n.parse::<i64>() {
                 Value::Int(i)
-            } else if n.contains(['e', 'E']) {
-                Value::Float(
-                    n.parse()
-                        .map_err(|_| SqlError::syntax(format!("invalid number {n}")))?,
-                )
             } else {
-                // Exactly as written, or refused (never rounded).
+                // numeric, as PostgreSQL types `1.5` and `1e5`: exactly as
+                // written, or refused (never rounded).
                 Value::Decimal(
                     walden_engine::types::parse_numeric(n)?
                         .ok_or_else(|| SqlError::syntax(format!("invalid number {n}")))?,

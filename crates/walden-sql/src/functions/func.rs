@@ -261,6 +261,12 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
             DataType::Reg(walden_engine::RegKind::Namespace)
         }
         Func::Now => DataType::TimestampTz,
+        // substring and trim of a bytea are a bytea.
+        Func::Substring | Func::Trim | Func::Ltrim | Func::Rtrim
+            if args.first() == Some(&DataType::Bytes) =>
+        {
+            DataType::Bytes
+        }
         Func::DateAdd => {
             if args.get(2) == Some(&DataType::Date) {
                 DataType::Date

@@ -448,8 +448,23 @@ pub fn execute_plan(
     env: &Env<'_>,
     limit_hint: Option<usize>,
 ) -> Result<Vec<Vec<Value>>> {
-    let limit = eval_count(&plan.limit, env)?;
+    let mode = plan.limit_mode;
+    let limit = match eval_count(&plan.limit, env)? {
+        None if mode.with_ties && plan.limit.is_some() => {
+            return Err(SqlError::new(
+                ErrorKind::InvalidRowCount,
+                "row count cannot be null in FETCH FIRST ... WITH TIES clause",
+            ))
+        }
+        n => n,
+    };
     let offset = eval_count(&plan.offset, env)?.unwrap_or(0);
+    // Ties and percentages are known only once every row is sorted.
+    let (limit, limit_hint) = if mode.is_plain() {
+        (limit, limit_hint)
+    } else {
+        (None, None)
+    };
     let cap = match (limit, limit_hint) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
@@ -517,11 +532,42 @@ pub fn execute_plan(
         }
         sort_rows(&mut rows, &plan.order);
     }
+    if !mode.is_plain() {
+        let count = eval_count(&plan.limit, env)?;
+        return Ok(take_counted(rows, &plan.order, count, offset, mode));
+    }
     let mut out: Vec<Vec<Value>> = rows.into_iter().skip(offset).map(|(r, _)| r).collect();
     if let Some(n) = cap {
         out.truncate(n);
     }
     Ok(out)
+}
+
+/// The rows a WITH TIES or PERCENT count keeps, of `rows` sorted by
+/// `order`: after `offset`, `count` rows (or `count` percent of them,
+/// rounded up), then every row sorting equal to the last one kept.
+fn take_counted(
+    rows: Vec<(Vec<Value>, Vec<Value>)>,
+    order: &[(SortKey, bool, bool)],
+    count: Option<usize>,
+    offset: usize,
+    mode: LimitMode,
+) -> Vec<Vec<Value>> {
+    let rest: Vec<_> = rows.into_iter().skip(offset).collect();
+    let mut n = match count {
+        None => rest.len(),
+        Some(c) if mode.percent => (c.min(100) * rest.len()).div_ceil(100),
+        Some(c) => c,
+    }
+    .min(rest.len());
+    if mode.with_ties && n > 0 {
+        let dirs: Vec<(bool, bool)> = order.iter().map(|(_, d, nf)| (*d, *nf)).collect();
+        let last = &rest[n - 1].1;
+        while n < rest.len() && compare_keys(last, &rest[n].1, &dirs) == Ordering::Equal {
+            n += 1;
+        }
+    }
+    rest.into_iter().take(n).map(|(r, _)| r).collect()
 }
 
 /// A set operation's branch rows with the columns `casts` names cast to

@@ -426,8 +426,28 @@ pub struct QueryPlan {
     pub order: Vec<(SortKey, bool, bool)>,
     pub limit: Option<Expr>,
     pub offset: Option<Expr>,
+    /// How `limit` counts: rows, or (FETCH ... WITH TIES, TOP ... PERCENT)
+    /// more than it says.
+    pub limit_mode: LimitMode,
     /// Refers to an enclosing query's columns.
     pub correlated: bool,
+}
+
+/// What a query's row count means.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LimitMode {
+    /// Rows that sort equal to the last one counted come too (FETCH FIRST
+    /// ... WITH TIES, TOP ... WITH TIES).
+    pub with_ties: bool,
+    /// The count is a percentage of the rows, rounded up (T-SQL's TOP ...
+    /// PERCENT).
+    pub percent: bool,
+}
+
+impl LimitMode {
+    pub fn is_plain(&self) -> bool {
+        !self.with_ties && !self.percent
+    }
 }
 
 /// Static type of an expression over a row of `types`; an outer

@@ -48,6 +48,7 @@ pub(super) fn plan_recursive_cte(
         order: vec![],
         limit: None,
         offset: None,
+        limit_mode: LimitMode::default(),
         correlated: false,
     });
     p.ctes.push((name, placeholder.clone()));
@@ -92,6 +93,7 @@ pub(super) fn plan_recursive_cte(
         order: vec![],
         limit: None,
         offset: None,
+        limit_mode: LimitMode::default(),
         correlated,
     })
 }

@@ -43,6 +43,19 @@ pub(super) fn plan_query_body(
     q: &ast::Query,
     outer: Option<Arc<Scope>>,
 ) -> Result<QueryPlan> {
+    // A parenthesized query: its own ORDER BY and LIMIT apply first, then
+    // the enclosing ones, to its result.
+    if let SetExpr::Query(inner) = q.body.as_ref() {
+        let clauses = |q: &ast::Query| {
+            q.order_by.is_some() || q.limit_clause.is_some() || q.fetch.is_some()
+        };
+        if !clauses(q) {
+            return plan_query(p, inner, outer);
+        }
+        if clauses(inner) {
+            return plan_query_body(p, &over_derived(q, inner)?, outer);
+        }
+    }
     let order_items: Vec<ast::OrderByExpr> = match &q.order_by {
         Some(ob) => match &ob.kind {
             ast::OrderByKind::Expressions(v) => v.clone(),
@@ -55,9 +68,23 @@ pub(super) fn plan_query_body(
         parent: outer.clone(),
     });
     let (mut limit, offset) = limit_offset(p, &empty, q)?;
+    let mut limit_mode = LimitMode::default();
     if let Some(f) = &q.fetch {
-        if let Some(qty) = &f.quantity {
-            limit = Some(Expr::compile(p, &empty, qty)?);
+        if f.percent {
+            return Err(SqlError::unsupported("FETCH FIRST ... PERCENT"));
+        }
+        // FETCH FIRST ROWS ONLY, without a count, is one row.
+        limit = Some(match &f.quantity {
+            Some(qty) => Expr::compile(p, &empty, qty)?,
+            None => Expr::Lit(Value::Int(1)),
+        });
+        if f.with_ties {
+            if order_items.is_empty() {
+                return Err(SqlError::syntax(
+                    "WITH TIES cannot be specified without ORDER BY clause",
+                ));
+            }
+            limit_mode.with_ties = true;
         }
     }
     for l in [&limit, &offset].into_iter().flatten() {
@@ -76,6 +103,15 @@ pub(super) fn plan_query_body(
                     Some(ast::TopQuantity::Constant(n)) => Expr::Lit(Value::Int(*n as i64)),
                     None => return Err(SqlError::syntax("TOP needs a row count")),
                 });
+                if top.with_ties && order_items.is_empty() {
+                    return Err(SqlError::syntax(
+                        "the TOP N WITH TIES clause is not allowed without a corresponding ORDER BY clause",
+                    ));
+                }
+                limit_mode = LimitMode {
+                    with_ties: top.with_ties,
+                    percent: top.percent,
+                };
             }
             plan
         }
@@ -85,13 +121,36 @@ pub(super) fn plan_query_body(
             plan
         }
     };
+    // A LIMIT or OFFSET may read the enclosing row (`OFFSET s - 1`).
+    plan.correlated |= limit.iter().chain(offset.iter()).any(|e| e.uses_outer());
     plan.limit = limit;
     plan.offset = offset;
-    let limited = plan.limit.is_some();
+    plan.limit_mode = limit_mode;
+    let limited = plan.limit.is_some() && limit_mode.is_plain();
     if let Body::Select(sel) = &mut plan.body {
         sel.walk = super::walk::choose_walk(sel, &plan.order, limited);
     }
     Ok(plan)
+}
+
+/// `SELECT * FROM (inner) ORDER BY ... LIMIT ...` with `q`'s clauses.
+fn over_derived(q: &ast::Query, inner: &ast::Query) -> Result<ast::Query> {
+    let ast::Statement::Query(mut wrap) =
+        crate::front::sqlparse::parse_sql("SELECT * FROM (SELECT 1) AS paren_query")?
+    else {
+        unreachable!("a SELECT parses as a query")
+    };
+    if let SetExpr::Select(sel) = wrap.body.as_mut() {
+        if let Some(ast::TableFactor::Derived { subquery, .. }) =
+            sel.from.first_mut().map(|f| &mut f.relation)
+        {
+            *subquery = Box::new(inner.clone());
+        }
+    }
+    wrap.order_by = q.order_by.clone();
+    wrap.limit_clause = q.limit_clause.clone();
+    wrap.fetch = q.fetch.clone();
+    Ok(*wrap)
 }
 
 /// TOP's row count. SQL Server refuses a NULL count where LIMIT NULL means
@@ -605,6 +664,7 @@ fn plan_select_inner(
         order: vec![],
         limit: None,
         offset: None,
+        limit_mode: LimitMode::default(),
         correlated,
     };
     Ok((plan, order))

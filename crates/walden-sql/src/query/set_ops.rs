@@ -88,6 +88,7 @@ pub(super) fn plan_set_expr(
                 order: vec![],
                 limit: None,
                 offset: None,
+                limit_mode: LimitMode::default(),
             })
         }
         SetExpr::Values(v) => {
@@ -158,6 +159,7 @@ pub(super) fn plan_set_expr(
                 order: vec![],
                 limit: None,
                 offset: None,
+                limit_mode: LimitMode::default(),
                 correlated,
             })
         }

@@ -66,6 +66,9 @@ pub struct SqlSession {
     pipeline: bool,
     /// Open cursors (see `cursor.rs`).
     cursors: Vec<crate::session::cursor::Cursor>,
+    /// The block's savepoints, oldest first: the settings and the open
+    /// cursors each found, which ROLLBACK TO SAVEPOINT goes back to.
+    savepoint_marks: Vec<SavepointMark>,
     /// Statements `PREPARE` made (see `prepare_stmt.rs`).
     sql_prepared: Vec<prepare_stmt::SqlPrepared>,
     cancel: Arc<AtomicBool>,
@@ -201,6 +204,7 @@ impl SqlSession {
             implicit: false,
             pipeline: false,
             cursors: Vec::new(),
+            savepoint_marks: Vec::new(),
             sql_prepared: Vec::new(),
             cancel: cancel_flag,
             timed_out: Default::default(),
@@ -331,4 +335,11 @@ impl SqlSession {
             system: &crate::compat::CATALOGS,
         }
     }
+}
+
+/// What a savepoint found: its name, the settings, the open cursors' names.
+struct SavepointMark {
+    name: String,
+    settings: crate::context::settings::SettingsMark,
+    cursors: Vec<String>,
 }

@@ -96,6 +96,11 @@ impl SqlSession {
                     return Err(no_block("SAVEPOINT"));
                 }
                 self.block_tx().savepoint(name)?;
+                self.savepoint_marks.push(super::SavepointMark {
+                    name: name.to_string(),
+                    settings: self.settings.savepoint_mark(),
+                    cursors: self.cursors.iter().map(|c| c.name.clone()).collect(),
+                });
                 Ok(QueryOutput::command("SAVEPOINT"))
             }
             TxCommand::Release(name) => {
@@ -103,6 +108,9 @@ impl SqlSession {
                     return Err(no_block("RELEASE SAVEPOINT"));
                 }
                 self.block_tx().release_savepoint(name)?;
+                if let Some(i) = self.savepoint_mark_of(name) {
+                    self.savepoint_marks.truncate(i);
+                }
                 Ok(QueryOutput::command("RELEASE"))
             }
             TxCommand::RollbackTo(name) => self.rollback_to(name),
@@ -137,7 +145,25 @@ impl SqlSession {
         };
         tx.rollback_to_savepoint(name)?;
         self.failed = false;
+        // The settings go back to the savepoint's, and the cursors opened
+        // since are closed, as PostgreSQL's subtransaction abort does.
+        if let Some(i) = self.savepoint_mark_of(name) {
+            self.savepoint_marks.truncate(i + 1);
+            let mark = &self.savepoint_marks[i];
+            self.settings.rollback_to_mark(&mark.settings);
+            let kept = &mark.cursors;
+            self.cursors.retain(|c| kept.contains(&c.name));
+            let ro = self.settings.tx_read_only();
+            self.block_tx().set_read_only(ro);
+        }
         Ok(QueryOutput::command("ROLLBACK"))
+    }
+
+    /// The newest savepoint mark of that name.
+    fn savepoint_mark_of(&self, name: &str) -> Option<usize> {
+        self.savepoint_marks
+            .iter()
+            .rposition(|m| m.name.eq_ignore_ascii_case(name))
     }
 
     fn begin_block(&mut self, modes: &TxModes) -> Result<QueryOutput> {
@@ -153,6 +179,7 @@ impl SqlSession {
         }
         self.explicit = true;
         self.tx_queried = false;
+        self.savepoint_marks.clear();
         self.tx_start = now_micros();
         self.settings.begin_tx();
         // An implicit block's statements become part of it.

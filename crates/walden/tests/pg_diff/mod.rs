@@ -36,6 +36,26 @@ pub fn block_on_within<F: Future>(limit: Duration, f: F) -> F::Output {
     })
 }
 
+/// Checks what a test wrote twice over: after a SIGKILL and a restart (it
+/// comes back from the log), then after a CHECKPOINT, a SIGTERM and a
+/// restart (from the checkpointed image).
+pub fn check_after_kill_then_checkpoint<F, Fut>(mut walden: Serve, dir: &Path, check: F)
+where
+    F: Fn(String) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    walden.signal_and_wait(libc::SIGKILL, Duration::from_secs(10));
+    let mut walden = Serve::start(dir, &[]);
+    block_on_within(Duration::from_secs(60), check(walden.conn_str()));
+    block_on_within(Duration::from_secs(60), async {
+        let c = connect(&walden.conn_str()).await;
+        c.simple_query("CHECKPOINT").await.unwrap();
+    });
+    walden.signal_and_wait(libc::SIGTERM, Duration::from_secs(20));
+    let walden = Serve::start(dir, &[]);
+    block_on_within(Duration::from_secs(60), check(walden.conn_str()));
+}
+
 /// A connected client; its connection task runs on the current runtime.
 pub async fn connect(conn: &str) -> Client {
     let (client, c) = tokio_postgres::connect(conn, NoTls)

@@ -64,24 +64,54 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
             Value::text(s.repeat(n))
         }
         Func::Substring => {
-            let s: Vec<char> = text_arg(&arg(0)).chars().collect();
             let start = int_arg(&arg(1), "substring")?;
             let len = if a.len() > 2 {
-                Some(int_arg(&arg(2), "substring")?)
+                let l = int_arg(&arg(2), "substring")?;
+                if l < 0 {
+                    return Err(SqlError::new(
+                        ErrorKind::SubstringError,
+                        "negative substring length not allowed",
+                    ));
+                }
+                Some(l)
             } else {
                 None
             };
-            let from = (start - 1).max(0) as usize;
-            let end = match len {
-                Some(l) => (start - 1 + l).max(0) as usize,
-                None => s.len(),
+            // Positions count from 1; a start before the first still
+            // counts toward the length.
+            let span = |n: usize| {
+                let from = (start - 1).clamp(0, n as i64) as usize;
+                let end = match len {
+                    Some(l) => (start - 1).saturating_add(l).clamp(0, n as i64) as usize,
+                    None => n,
+                };
+                from..end.max(from)
             };
-            Value::text(
-                s.get(from.min(s.len())..end.min(s.len()).max(from.min(s.len())))
-                    .unwrap_or(&[])
-                    .iter()
-                    .collect::<String>(),
-            )
+            match arg(0) {
+                Value::Bytes(b) => Value::Bytes(b[span(b.len())].to_vec().into()),
+                v => {
+                    let s: Vec<char> = text_arg(&v).chars().collect();
+                    Value::text(s[span(s.len())].iter().collect::<String>())
+                }
+            }
+        }
+        Func::Trim | Func::Ltrim | Func::Rtrim if matches!(arg(0), Value::Bytes(_)) => {
+            let (Value::Bytes(s), Some(Value::Bytes(set))) = (arg(0), a.get(1).cloned()) else {
+                return Err(SqlError::new(
+                    ErrorKind::UndefinedFunction,
+                    "trimming a bytea needs a bytea of the bytes to remove",
+                ));
+            };
+            let keep = |b: &u8| !set.contains(b);
+            let first = match f {
+                Func::Rtrim => 0,
+                _ => s.iter().position(keep).unwrap_or(s.len()),
+            };
+            let last = match f {
+                Func::Ltrim => s.len(),
+                _ => s.iter().rposition(keep).map_or(first, |i| i + 1),
+            };
+            Value::Bytes(s[first..last.max(first)].to_vec().into())
         }
         Func::Trim | Func::Ltrim | Func::Rtrim => {
             let s = text_arg(&arg(0));
