@@ -136,7 +136,7 @@ pub(super) fn plan_query_body(
 /// `SELECT * FROM (inner) ORDER BY ... LIMIT ...` with `q`'s clauses.
 fn over_derived(q: &ast::Query, inner: &ast::Query) -> Result<ast::Query> {
     let ast::Statement::Query(mut wrap) =
-        crate::front::sqlparse::parse_sql("SELECT * FROM (SELECT 1) AS paren_query")?
+        crate::front::parse_sql("SELECT * FROM (SELECT 1) AS paren_query")?
     else {
         unreachable!("a SELECT parses as a query")
     };
