@@ -43,8 +43,8 @@ pub(super) fn plan_query_body(
     q: &ast::Query,
     outer: Option<Arc<Scope>>,
 ) -> Result<QueryPlan> {
-    // A parenthesized query: its own ORDER BY and LIMIT apply first, then
-    // the enclosing ones, to its result.
+    // A parenthesized query: the enclosing ORDER BY, LIMIT and OFFSET join
+    // its own (PostgreSQL refuses a clause given at both levels).
     if let SetExpr::Query(inner) = q.body.as_ref() {
         let clauses = |q: &ast::Query| {
             q.order_by.is_some() || q.limit_clause.is_some() || q.fetch.is_some()
@@ -52,8 +52,16 @@ pub(super) fn plan_query_body(
         if !clauses(q) {
             return plan_query(p, inner, outer);
         }
+        // `(((q)))`: the innermost parentheses with clauses of their own.
+        let mut inner: &ast::Query = inner;
+        while !clauses(inner) && inner.with.is_none() {
+            match inner.body.as_ref() {
+                SetExpr::Query(deeper) => inner = deeper,
+                _ => break,
+            }
+        }
         if clauses(inner) {
-            return plan_query_body(p, &over_derived(q, inner)?, outer);
+            return plan_query(p, &merged_clauses(q, inner)?, outer);
         }
     }
     let order_items: Vec<ast::OrderByExpr> = match &q.order_by {
@@ -133,24 +141,46 @@ pub(super) fn plan_query_body(
     Ok(plan)
 }
 
-/// `SELECT * FROM (inner) ORDER BY ... LIMIT ...` with `q`'s clauses.
-fn over_derived(q: &ast::Query, inner: &ast::Query) -> Result<ast::Query> {
-    let ast::Statement::Query(mut wrap) =
-        crate::front::parse_sql("SELECT * FROM (SELECT 1) AS paren_query")?
-    else {
-        unreachable!("a SELECT parses as a query")
-    };
-    if let SetExpr::Select(sel) = wrap.body.as_mut() {
-        if let Some(ast::TableFactor::Derived { subquery, .. }) =
-            sel.from.first_mut().map(|f| &mut f.relation)
-        {
-            *subquery = Box::new(inner.clone());
+/// `(inner) ORDER BY ... LIMIT ...`: one query with the clauses of both,
+/// as PostgreSQL reads it; a clause given at both levels is an error.
+fn merged_clauses(q: &ast::Query, inner: &ast::Query) -> Result<ast::Query> {
+    let twice = |what: &str| SqlError::syntax(format!("multiple {what} clauses not allowed"));
+    let parts = |q: &ast::Query| -> (Option<ast::Expr>, Option<ast::Offset>) {
+        match &q.limit_clause {
+            Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => {
+                (limit.clone(), offset.clone())
+            }
+            Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => (
+                Some(limit.clone()),
+                Some(ast::Offset {
+                    value: offset.clone(),
+                    rows: ast::OffsetRows::None,
+                }),
+            ),
+            None => (None, None),
         }
+    };
+    let (ol, oo) = parts(q);
+    let (il, io) = parts(inner);
+    if q.order_by.is_some() && inner.order_by.is_some() {
+        return Err(twice("ORDER BY"));
     }
-    wrap.order_by = q.order_by.clone();
-    wrap.limit_clause = q.limit_clause.clone();
-    wrap.fetch = q.fetch.clone();
-    Ok(*wrap)
+    if (ol.is_some() || q.fetch.is_some()) && (il.is_some() || inner.fetch.is_some()) {
+        return Err(twice("LIMIT"));
+    }
+    if oo.is_some() && io.is_some() {
+        return Err(twice("OFFSET"));
+    }
+    let mut m = inner.clone();
+    m.order_by = inner.order_by.clone().or_else(|| q.order_by.clone());
+    m.fetch = inner.fetch.clone().or_else(|| q.fetch.clone());
+    let (limit, offset) = (il.or(ol), io.or(oo));
+    m.limit_clause = (limit.is_some() || offset.is_some()).then(|| ast::LimitClause::LimitOffset {
+        limit,
+        offset,
+        limit_by: vec![],
+    });
+    Ok(m)
 }
 
 /// TOP's row count. SQL Server refuses a NULL count where LIMIT NULL means
