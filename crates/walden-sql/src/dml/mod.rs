@@ -29,6 +29,7 @@ mod from;
 pub(crate) mod identity;
 mod insert;
 pub(crate) mod locking;
+mod output;
 pub(crate) mod upsert;
 pub use insert::*;
 
@@ -75,6 +76,11 @@ pub(crate) fn table_scope(t: &Table, alias: Option<&str>) -> Arc<Scope> {
 pub(crate) struct Returning {
     pub(crate) columns: Vec<Column>,
     pub(crate) exprs: Vec<Expr>,
+    /// An UPDATE's OUTPUT reads the old row too (`deleted.x`), after the
+    /// rest of the row.
+    pub(crate) old_row: bool,
+    /// OUTPUT ... INTO: the rows go into this table, not to the client.
+    pub(crate) into: Option<Box<insert::InsertPlan>>,
 }
 
 impl Returning {
@@ -147,7 +153,12 @@ pub(crate) fn returning(
             other => return Err(SqlError::unsupported(format!("RETURNING {other}"))),
         }
     }
-    Ok(Some(Returning { columns, exprs }))
+    Ok(Some(Returning {
+        columns,
+        exprs,
+        old_row: false,
+        into: None,
+    }))
 }
 
 /// The result columns a DML statement returns (for Describe).
@@ -338,7 +349,10 @@ pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planne
         Some(f) => from::plan_where(p, &t, &scope, &u.selection, f)?,
         None => plan_where(p, &t, &scope, &u.selection)?,
     };
-    let returning = returning(p, &scope, &u.returning)?;
+    let returning = match &u.output {
+        Some(_) => output::plan(p, &scope, t.def.columns.len(), &u.output, output::Verb::Update)?,
+        None => returning(p, &scope, &u.returning)?,
+    };
     let checks = Some(Checks::compile(p, &t)?).filter(|c| !c.is_empty());
     Ok(Planned {
         table: t,
@@ -384,7 +398,10 @@ fn plan_delete(p: &mut Planner<'_>, d: &ast::Delete) -> Result<Planned> {
         Some(f) => from::plan_where(p, &t, &scope, &d.selection, f)?,
         None => plan_where(p, &t, &scope, &d.selection)?,
     };
-    let returning = returning(p, &scope, &d.returning)?;
+    let returning = match &d.output {
+        Some(_) => output::plan(p, &scope, t.def.columns.len(), &d.output, output::Verb::Delete)?,
+        None => returning(p, &scope, &d.returning)?,
+    };
     Ok(Planned {
         table: t,
         lookup,
@@ -520,23 +537,24 @@ pub(crate) fn run_update(pl: &Planned, tx: &mut Transaction, ctx: &Ctx<'_>) -> R
         n += 1;
         if let Some(r) = &pl.returning {
             let env = ctx.env(tx);
-            // RETURNING sees the new row and the FROM row it joined.
-            let seen = match joined {
+            // RETURNING sees the new row and the FROM row it joined
+            // (OUTPUT's deleted.x the old row after them).
+            let mut seen = match joined {
                 Some(mut j) => {
                     j.splice(..stored.len(), stored.iter().cloned());
                     j
                 }
                 None => stored.to_vec(),
             };
+            if r.old_row {
+                seen.extend(row.iter().cloned());
+            }
             out_rows.push(r.row(&seen, &env)?);
         }
     }
     fks.finish(tx, ctx)?;
     let mut out = QueryOutput::command(format!("UPDATE {n}"));
-    if let Some(r) = &pl.returning {
-        out.columns = Some(r.columns.clone());
-        out.rows = out_rows;
-    }
+    output::deliver(&pl.returning, out_rows, &mut out, tx, ctx)?;
     Ok(out)
 }
 
@@ -620,10 +638,7 @@ pub(crate) fn run_delete(
     }
     fks.finish(tx, ctx)?;
     let mut out = QueryOutput::command(format!("DELETE {n}"));
-    if let Some(r) = &pl.returning {
-        out.columns = Some(r.columns.clone());
-        out.rows = out_rows;
-    }
+    output::deliver(&pl.returning, out_rows, &mut out, tx, ctx)?;
     Ok(out)
 }
 

@@ -426,6 +426,20 @@ pub fn parse(sql: &str) -> Result<Command> {
                 value,
             });
         }
+        // T-SQL's `DELETE t [OUTPUT ...] [WHERE ...]`: FROM is optional
+        // (not before a later FROM: `DELETE t FROM t JOIN ...`).
+        "DELETE"
+            if !t.is(1, "FROM")
+                && !t.is(1, "TOP")
+                && matches!(t.t.get(1), Some(Token::Word(_)))
+                && !t.t[2..].iter().any(|x| matches!(x, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("from"))) =>
+        {
+            let rest: Vec<String> = t.t[1..].iter().map(|x| x.to_string()).collect();
+            return Ok(Command::Sql(Box::new(parse_sql(&format!(
+                "DELETE FROM {}",
+                rest.join(" ")
+            ))?)));
+        }
         "DELETE" if t.is(1, "TOP") => {
             // DELETE TOP (n) [FROM] t ...: strip TOP (n) and parse the rest.
             t.i += 2;
