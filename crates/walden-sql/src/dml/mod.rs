@@ -30,6 +30,7 @@ pub(crate) mod identity;
 mod insert;
 pub(crate) mod locking;
 mod output;
+mod tsql_delete;
 pub(crate) mod upsert;
 pub use insert::*;
 
@@ -299,6 +300,9 @@ pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planne
         other => return Err(SqlError::unsupported(format!("UPDATE {other}"))),
     };
     let t = target_table(p, name, "UPDATE")?;
+    if let (None, Some(f)) = (&alias, from_list) {
+        tsql_delete::refuse_self_join(&t, f)?;
+    }
     let target = table_scope(&t, alias.as_deref());
     let (scope, mut from) = match from_list {
         Some(f) => {
@@ -368,6 +372,10 @@ pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planne
 }
 
 fn plan_delete(p: &mut Planner<'_>, d: &ast::Delete) -> Result<Planned> {
+    // T-SQL's `DELETE t FROM source ...`: as `DELETE FROM t USING ...`.
+    if !d.tables.is_empty() {
+        return plan_delete(p, &tsql_delete::normalize(d)?);
+    }
     let from = match &d.from {
         ast::FromTable::WithFromKeyword(v) | ast::FromTable::WithoutKeyword(v) => v,
     };

@@ -166,8 +166,23 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
     }
     // T-SQL CONVERT(type, value [, style]).
     if matches!(name.as_str(), "convert" | "try_convert") && raw_args.len() >= 2 {
-        if let Some(ast::Expr::Identifier(id)) = arg_expr(raw_args[0]) {
-            let ty = crate::types::names::parse_type_name(&id.value)?;
+        // The type: a name, or a name with a length (`varchar(30)`, which
+        // parses as a call).
+        let type_text = match arg_expr(raw_args[0]) {
+            Some(ast::Expr::Identifier(id)) => Some(id.value.clone()),
+            Some(ast::Expr::Function(t)) if t.name.0.len() == 1 => Some(t.to_string()),
+            _ => None,
+        };
+        if let Some(type_text) = type_text {
+            // A style changes how dates, money and floats are written and
+            // read; Walden's conversion has SQL's one form.
+            if raw_args.len() > 2 {
+                return Err(SqlError::unsupported(format!(
+                    "{}(type, value, style): conversion styles",
+                    name.to_ascii_uppercase()
+                )));
+            }
+            let ty = crate::types::names::parse_type_name(&type_text)?;
             let v =
                 arg_expr(raw_args[1]).ok_or_else(|| SqlError::syntax("bad argument to CONVERT"))?;
             return Ok(Expr::Cast(Box::new(Expr::compile(p, scope, v)?), ty));

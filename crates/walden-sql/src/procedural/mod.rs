@@ -365,7 +365,14 @@ impl<'h, H: Host> Runner<'h, H> {
             TStmt::XactAbort(on) => self.host.state().xact_abort = *on,
             TStmt::WaitForDelay(e) => self.wait_for(e)?,
             TStmt::IdentityInsert { table, on } => self.identity_insert(table, *on)?,
-            TStmt::Throw(args) => return Err(self.throw(args.as_ref())?),
+            TStmt::Throw(args) => {
+                let e = self.throw(args.as_ref())?;
+                // THROW honours XACT_ABORT (RAISERROR does not).
+                if self.host.state().xact_abort {
+                    self.host.doom();
+                }
+                return Err(e);
+            }
             TStmt::Raiserror(args) => self.raiserror(args)?,
             TStmt::BeginTran => {
                 self.host.state().rowcount = 0;
