@@ -300,7 +300,11 @@ fn durable_and_delayed_procedures_measured_with_the_dmvs() {
             assert_eq!(
                 rows,
                 vec![vec![
-                    vec!["delayed".to_string(), (2 * N).to_string(), "301".to_string()],
+                    vec![
+                        "delayed".to_string(),
+                        (2 * N).to_string(),
+                        "301".to_string()
+                    ],
                     vec!["durable".to_string(), (2 * N).to_string(), "1".to_string()],
                 ]]
             );
@@ -353,12 +357,18 @@ fn go_500_auto_commit_inserts_durable_and_forced() {
                 // file 2 is the log, as in SQL Server.
                 assert_eq!(files[1][0], "2");
                 let w = num(&files[1][1]);
-                eprintln!("GO 500 under {setting}: {w} log writes, {} bytes", files[1][2]);
+                eprintln!(
+                    "GO 500 under {setting}: {w} log writes, {} bytes",
+                    files[1][2]
+                );
                 writes.push(w);
             }
             let (durable, forced) = (writes[0], writes[1]);
             assert!(durable >= 500, "durable: {durable} log writes");
-            assert!(forced * 4 <= durable, "forced {forced} vs durable {durable}");
+            assert!(
+                forced * 4 <= durable,
+                "forced {forced} vs durable {durable}"
+            );
         })
     });
 }
@@ -395,7 +405,10 @@ GO
             .await;
             assert_eq!(sets[0], vec![vec!["2000".to_string(), "timed".to_string()]]);
             assert!(num(&sets[1][0][0]) < 200, "WRITELOG waits: {:?}", sets[1]);
-            assert_eq!(sets[2], vec![vec!["2000".to_string(), "loop 999".to_string()]]);
+            assert_eq!(
+                sets[2],
+                vec![vec!["2000".to_string(), "loop 999".to_string()]]
+            );
         })
     });
 }

@@ -96,7 +96,11 @@ fn output_clause_returns_and_stores_the_rows_written() {
                 "rows 1,10,one,ONE 2,20,two,TWO"
             );
             assert_eq!(
-                run(&c, "UPDATE t1 SET num = 30 OUTPUT deleted.*, inserted.* WHERE num = 3").await,
+                run(
+                    &c,
+                    "UPDATE t1 SET num = 30 OUTPUT deleted.*, inserted.* WHERE num = 3"
+                )
+                .await,
                 "rows 3,three,30,three"
             );
             assert_eq!(
@@ -119,7 +123,11 @@ fn output_clause_returns_and_stores_the_rows_written() {
             );
             // OUTPUT ... INTO a table: the rows go there, in the same
             // statement (a failure undoes both).
-            run(&c, "CREATE TABLE audit (n int NOT NULL, w varchar(10), note varchar(10))").await;
+            run(
+                &c,
+                "CREATE TABLE audit (n int NOT NULL, w varchar(10), note varchar(10))",
+            )
+            .await;
             assert_eq!(
                 run(
                     &c,
@@ -136,7 +144,10 @@ fn output_clause_returns_and_stores_the_rows_written() {
                 .await,
                 "ERROR 23502"
             );
-            assert_eq!(run(&c, "SELECT word FROM t1 WHERE num = 5").await, "rows five");
+            assert_eq!(
+                run(&c, "SELECT word FROM t1 WHERE num = 5").await,
+                "rows five"
+            );
             assert_eq!(
                 run(
                     &c,
@@ -150,7 +161,11 @@ fn output_clause_returns_and_stores_the_rows_written() {
                 "ok 1"
             );
             assert_eq!(
-                run(&c, "SELECT n, w, note FROM audit ORDER BY coalesce(note, '')").await,
+                run(
+                    &c,
+                    "SELECT n, w, note FROM audit ORDER BY coalesce(note, '')"
+                )
+                .await,
                 "rows 5,five,NULL 5,FIVE,del 5,five,ins"
             );
             // The clause must name the rows' source; a wrong count is refused.
@@ -159,14 +174,21 @@ fn output_clause_returns_and_stores_the_rows_written() {
                 "ERROR 42601"
             );
             assert_eq!(
-                run(&c, "INSERT INTO t1 OUTPUT inserted.num INTO audit VALUES (6, 'six')").await,
+                run(
+                    &c,
+                    "INSERT INTO t1 OUTPUT inserted.num INTO audit VALUES (6, 'six')"
+                )
+                .await,
                 "ERROR 42601"
             );
             assert_eq!(
                 run(&c, "INSERT INTO t1 OUTPUT deleted.num VALUES (6, 'six')").await,
                 "ERROR 42P01"
             );
-            assert_eq!(run(&c, "SELECT count(*) FROM t1 WHERE num = 6").await, "rows 0");
+            assert_eq!(
+                run(&c, "SELECT count(*) FROM t1 WHERE num = 6").await,
+                "rows 0"
+            );
         })
     });
 }
@@ -176,12 +198,20 @@ fn identity_functions_and_identity_insert() {
     with_server(|conn| {
         Box::pin(async move {
             let c = connect(&conn).await;
-            run(&c, "CREATE TABLE it (id int IDENTITY(10, 5) PRIMARY KEY, v int)").await;
+            run(
+                &c,
+                "CREATE TABLE it (id int IDENTITY(10, 5) PRIMARY KEY, v int)",
+            )
+            .await;
             run(&c, "CREATE TABLE other (id int IDENTITY(1, 1), v int)").await;
             run(&c, "CREATE TABLE plain (v int)").await;
             // Before any insert: NULL, and the seed for IDENT_CURRENT.
             assert_eq!(
-                run(&c, "SELECT SCOPE_IDENTITY(), @@IDENTITY, IDENT_CURRENT('it')").await,
+                run(
+                    &c,
+                    "SELECT SCOPE_IDENTITY(), @@IDENTITY, IDENT_CURRENT('it')"
+                )
+                .await,
                 "rows NULL,NULL,10"
             );
             assert_eq!(run(&c, "INSERT INTO it (v) VALUES (1), (2)").await, "ok 2");
@@ -197,7 +227,11 @@ fn identity_functions_and_identity_insert() {
             // SCOPE_IDENTITY() the caller's.
             run(&c, "CREATE PROCEDURE add_other AS\nINSERT INTO other (v) VALUES (7)\nSELECT SCOPE_IDENTITY()").await;
             assert_eq!(
-                run(&c, "EXEC add_other\nSELECT SCOPE_IDENTITY(), @@IDENTITY, IDENT_CURRENT('other')").await,
+                run(
+                    &c,
+                    "EXEC add_other\nSELECT SCOPE_IDENTITY(), @@IDENTITY, IDENT_CURRENT('other')"
+                )
+                .await,
                 "ok 1; rows 1; rows 15,1,1"
             );
             // An explicit value needs IDENTITY_INSERT ON for the table.
@@ -212,14 +246,8 @@ fn identity_functions_and_identity_insert() {
             );
             assert_eq!(run(&c, "SELECT SCOPE_IDENTITY()").await, "rows 100");
             // One table at a time; a table without IDENTITY, or none, is refused.
-            assert_eq!(
-                run(&c, "SET IDENTITY_INSERT other ON").await,
-                "ERROR 55000"
-            );
-            assert_eq!(
-                run(&c, "SET IDENTITY_INSERT plain ON").await,
-                "ERROR 42809"
-            );
+            assert_eq!(run(&c, "SET IDENTITY_INSERT other ON").await, "ERROR 55000");
+            assert_eq!(run(&c, "SET IDENTITY_INSERT plain ON").await, "ERROR 42809");
             assert_eq!(
                 run(&c, "SET IDENTITY_INSERT nosuch ON").await,
                 "ERROR 42P01"
@@ -256,7 +284,10 @@ fn xact_abort_and_sp_executesql() {
             )
             .await;
             assert_eq!(r, "ERROR 23505");
-            assert_eq!(run(&c, "SELECT @@TRANCOUNT, count(*) FROM xa").await, "rows 0,2");
+            assert_eq!(
+                run(&c, "SELECT @@TRANCOUNT, count(*) FROM xa").await,
+                "rows 0,2"
+            );
             // ON: the error ends the batch and rolls the transaction back.
             assert_eq!(run(&c, "SET XACT_ABORT ON").await, "ok 0");
             let r = run(
@@ -306,7 +337,11 @@ fn xact_abort_and_sp_executesql() {
                 "rows 30"
             );
             assert_eq!(
-                run(&c, "EXEC sp_executesql N'INSERT INTO xa VALUES (9); SELECT max(a) FROM xa'").await,
+                run(
+                    &c,
+                    "EXEC sp_executesql N'INSERT INTO xa VALUES (9); SELECT max(a) FROM xa'"
+                )
+                .await,
                 "ok 1; rows 9"
             );
             // The caller's variables are not the dynamic batch's.
@@ -318,6 +353,71 @@ fn xact_abort_and_sp_executesql() {
                 run(&c, "EXEC sp_executesql N'SELECT @p', N'@p int'").await,
                 "ERROR 42704"
             );
+        })
+    });
+}
+
+#[test]
+fn tsql_delete_from_a_join() {
+    with_server(|conn| {
+        Box::pin(async move {
+            let c = connect(&conn).await;
+            run(&c, "CREATE TABLE d1 (a int PRIMARY KEY, b varchar(5))").await;
+            run(&c, "INSERT INTO d1 VALUES (1, 'x'), (2, 'y'), (3, 'z')").await;
+            run(&c, "CREATE TABLE d2 (a int, c int)").await;
+            run(&c, "INSERT INTO d2 VALUES (1, 10), (3, 30), (3, 31)").await;
+            // The target's rows the join keeps, each once.
+            assert_eq!(
+                run(
+                    &c,
+                    "DELETE d1 FROM d1 JOIN d2 ON d1.a = d2.a WHERE d2.c > 20"
+                )
+                .await,
+                "ok 1"
+            );
+            assert_eq!(run(&c, "SELECT a FROM d1 ORDER BY a").await, "rows 1 2");
+            // By alias, with OUTPUT before the source (T-SQL's order).
+            assert_eq!(
+                run(
+                    &c,
+                    "DELETE x OUTPUT deleted.a, d2.c FROM d1 AS x INNER JOIN d2 ON x.a = d2.a"
+                )
+                .await,
+                "rows 1,10"
+            );
+            // A target the source does not name joins it.
+            assert_eq!(
+                run(
+                    &c,
+                    "DELETE FROM d1 OUTPUT deleted.b FROM d2 WHERE d1.a = d2.a"
+                )
+                .await,
+                "ok 0"
+            );
+            assert_eq!(run(&c, "DELETE d1 WHERE a = 5").await, "ok 0");
+            // An outer join would delete unmatched rows too: refused.
+            assert_eq!(
+                run(&c, "DELETE d1 FROM d1 LEFT JOIN d2 ON d1.a = d2.a").await,
+                "ERROR 0A000"
+            );
+            // SQL Server and PostgreSQL read this UPDATE differently.
+            assert_eq!(
+                run(
+                    &c,
+                    "UPDATE d1 SET b = 'w' FROM d1 AS s JOIN d2 ON s.a = d2.a"
+                )
+                .await,
+                "ERROR 0A000"
+            );
+            assert_eq!(
+                run(
+                    &c,
+                    "UPDATE d1 AS o SET b = 'w' FROM d1 AS s WHERE s.a = o.a"
+                )
+                .await,
+                "ok 1"
+            );
+            assert_eq!(run(&c, "SELECT a, b FROM d1").await, "rows 2,w");
         })
     });
 }

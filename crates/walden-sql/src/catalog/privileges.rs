@@ -281,7 +281,10 @@ pub fn needs(cmd: &Command, p: &Planner<'_>) -> Vec<Need> {
         }),
         _ => None,
     };
-    if into.is_some() && into.as_deref().map(str::to_ascii_lowercase) == target.as_deref().map(str::to_ascii_lowercase) {
+    if into.is_some()
+        && into.as_deref().map(str::to_ascii_lowercase)
+            == target.as_deref().map(str::to_ascii_lowercase)
+    {
         bits |= privs::INSERT;
     }
     let used = p.used_tables();
@@ -295,7 +298,10 @@ pub fn needs(cmd: &Command, p: &Planner<'_>) -> Vec<Need> {
         if is_target {
             target_seen = true;
             add(&mut out, *id, name, bits);
-        } else if into.as_deref().is_some_and(|t| t.eq_ignore_ascii_case(name)) {
+        } else if into
+            .as_deref()
+            .is_some_and(|t| t.eq_ignore_ascii_case(name))
+        {
             add(&mut out, *id, name, privs::INSERT);
         } else {
             add(&mut out, *id, name, privs::SELECT);

@@ -144,8 +144,7 @@ impl InsertPlan {
 
 pub(super) fn returning_reusable(r: &Option<Returning>) -> bool {
     r.as_ref().is_none_or(|r| {
-        r.exprs.iter().all(|e| !e.has_subquery())
-            && r.into.as_ref().is_none_or(|i| i.reusable())
+        r.exprs.iter().all(|e| !e.has_subquery()) && r.into.as_ref().is_none_or(|i| i.reusable())
     })
 }
 
@@ -229,7 +228,8 @@ pub(crate) fn plan_into(
         )));
     }
     pl.source = InsertSource::Given(width);
-    pl.explicit_identity = crate::dml::identity::tsql_explicit(&pl.table, &pl.cols, &pl.dropped, |_| true);
+    pl.explicit_identity =
+        crate::dml::identity::tsql_explicit(&pl.table, &pl.cols, &pl.dropped, |_| true);
     Ok(pl)
 }
 

@@ -354,7 +354,13 @@ pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planne
         None => plan_where(p, &t, &scope, &u.selection)?,
     };
     let returning = match &u.output {
-        Some(_) => output::plan(p, &scope, t.def.columns.len(), &u.output, output::Verb::Update)?,
+        Some(_) => output::plan(
+            p,
+            &scope,
+            t.def.columns.len(),
+            &u.output,
+            output::Verb::Update,
+        )?,
         None => returning(p, &scope, &u.returning)?,
     };
     let checks = Some(Checks::compile(p, &t)?).filter(|c| !c.is_empty());
@@ -407,7 +413,13 @@ fn plan_delete(p: &mut Planner<'_>, d: &ast::Delete) -> Result<Planned> {
         None => plan_where(p, &t, &scope, &d.selection)?,
     };
     let returning = match &d.output {
-        Some(_) => output::plan(p, &scope, t.def.columns.len(), &d.output, output::Verb::Delete)?,
+        Some(_) => output::plan(
+            p,
+            &scope,
+            t.def.columns.len(),
+            &d.output,
+            output::Verb::Delete,
+        )?,
         None => returning(p, &scope, &d.returning)?,
     };
     Ok(Planned {

@@ -27,10 +27,10 @@ pub(crate) fn normalize(d: &ast::Delete) -> Result<ast::Delete> {
                 ast::JoinOperator::Inner(c) | ast::JoinOperator::Join(c) => match c {
                     ast::JoinConstraint::On(e) => conds.push(e.clone()),
                     ast::JoinConstraint::None => {}
-                    other => {
-                        return Err(SqlError::unsupported(format!(
-                            "DELETE t FROM ... JOIN ... {other}"
-                        )))
+                    _ => {
+                        return Err(SqlError::unsupported(
+                            "DELETE t FROM ... JOIN ... USING / NATURAL",
+                        ))
                     }
                 },
                 ast::JoinOperator::CrossJoin(_) => {}
@@ -49,7 +49,9 @@ pub(crate) fn normalize(d: &ast::Delete) -> Result<ast::Delete> {
             Some(a) => a.name.value.eq_ignore_ascii_case(&name),
             None => object_last(n).eq_ignore_ascii_case(&name),
         },
-        _ => matches!(r, ast::TableFactor::Derived { alias: Some(a), .. } if a.name.value.eq_ignore_ascii_case(&name)),
+        _ => {
+            matches!(r, ast::TableFactor::Derived { alias: Some(a), .. } if a.name.value.eq_ignore_ascii_case(&name))
+        }
     };
     let hits: Vec<usize> = (0..rels.len()).filter(|&i| named(&rels[i])).collect();
     let target_rel = match hits.as_slice() {

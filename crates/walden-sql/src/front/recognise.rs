@@ -41,7 +41,12 @@ fn tsql_delete_output(t: &[Token]) -> Option<String> {
     };
     let src = top(k, "FROM")?;
     let rest = top(src, "WHERE").unwrap_or(t.len());
-    let join = |r: &[Token]| r.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(" ");
+    let join = |r: &[Token]| {
+        r.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     Some(format!(
         "DELETE {} {} {} {}",
         join(&t[name_start..k]),

@@ -90,7 +90,10 @@ fn delay(s: &str) -> Option<std::time::Duration> {
     if parts.next().is_some() || h > 23 || m > 59 || !(0.0..60.0).contains(&secs) {
         return None;
     }
-    Some(std::time::Duration::from_secs(h * 3600 + m * 60) + std::time::Duration::from_secs_f64(secs))
+    Some(
+        std::time::Duration::from_secs(h * 3600 + m * 60)
+            + std::time::Duration::from_secs_f64(secs),
+    )
 }
 
 #[cfg(test)]

@@ -92,7 +92,8 @@ impl Host for SqlSession {
         let query = matches!(cmd.as_ref(), Command::Sql(s) if matches!(s.as_ref(), sqlparser::ast::Statement::Query(_)));
         // An uncommittable transaction (XACT_ABORT's error in TRY) reads;
         // only ROLLBACK ends it.
-        if self.explicit && self.tsql.doomed && !query && !matches!(cmd.as_ref(), Command::Rollback) {
+        if self.explicit && self.tsql.doomed && !query && !matches!(cmd.as_ref(), Command::Rollback)
+        {
             return Err(SqlError::new(
                 ErrorKind::InFailedTransaction,
                 "The current transaction cannot be committed and cannot support operations that write to the log file. Roll back the transaction.",

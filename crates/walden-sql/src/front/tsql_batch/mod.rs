@@ -170,9 +170,7 @@ pub fn is_tsql_batch(sql: &str) -> bool {
         let (w0, w1) = (r.word(0), r.word(1));
         let first = match w0.as_str() {
             "IF" | "WHILE" | "PRINT" | "RETURN" | "BREAK" | "CONTINUE" | "THROW" | "RAISERROR"
-            | "WAITFOR" => {
-                true
-            }
+            | "WAITFOR" => true,
             "BEGIN" if w1 == "TRAN" => alone,
             "BEGIN" => {
                 !matches!(

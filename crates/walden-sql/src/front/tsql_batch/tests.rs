@@ -144,8 +144,10 @@ fn session_statements() {
     assert!(is_tsql_batch("SET IDENTITY_INSERT dbo.t ON"));
     assert!(is_tsql_batch("WAITFOR DELAY '00:00:01'"));
     assert_eq!(
-        parse_batch("SET XACT_ABORT ON\nSET IDENTITY_INSERT [dbo].[T] OFF\nWAITFOR DELAY '00:00:00.5'")
-            .unwrap(),
+        parse_batch(
+            "SET XACT_ABORT ON\nSET IDENTITY_INSERT [dbo].[T] OFF\nWAITFOR DELAY '00:00:00.5'"
+        )
+        .unwrap(),
         vec![
             TStmt::XactAbort(true),
             TStmt::IdentityInsert {
