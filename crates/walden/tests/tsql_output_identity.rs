@@ -344,6 +344,24 @@ fn xact_abort_and_sp_executesql() {
                 .await,
                 "ok 1; rows 9"
             );
+            // Empty name parts are the defaults; a constant cannot take an
+            // OUTPUT parameter's value back.
+            assert_eq!(
+                run(
+                    &c,
+                    "EXEC ..sp_executesql N'SELECT 1'\nEXEC .dbo.sp_executesql N'SELECT 2'"
+                )
+                .await,
+                "rows 1; rows 2"
+            );
+            assert_eq!(
+                run(
+                    &c,
+                    "EXEC sp_executesql N'SET @a = 20', N'@a int OUT', @a = 10 OUT"
+                )
+                .await,
+                "ERROR 42601"
+            );
             // The caller's variables are not the dynamic batch's.
             assert_eq!(
                 run(&c, "DECLARE @v int = 1\nEXEC sp_executesql N'SELECT @v'").await,

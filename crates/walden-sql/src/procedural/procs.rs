@@ -216,9 +216,16 @@ impl<'h, H: Host> Runner<'h, H> {
             let Some(v) = &a.value else { continue };
             let value = self.eval(v)?;
             // An OUTPUT argument names the caller's variable that takes the result.
-            let back = (a.output && def.params[at].output)
-                .then(|| v.trim().to_ascii_lowercase())
-                .filter(|v| v.starts_with('@'));
+            let back = (a.output && def.params[at].output).then(|| v.trim().to_ascii_lowercase());
+            // Only a variable can take an OUTPUT parameter's value back.
+            if back.as_ref().is_some_and(|b| {
+                !b.starts_with('@') || b.starts_with("@@") || b.contains(char::is_whitespace)
+            }) {
+                return Err(SqlError::syntax(format!(
+                    "syntax error: the OUTPUT argument for {} must be a variable, not {v}",
+                    def.params[at].name
+                )));
+            }
             given[at] = Some((value, back));
         }
         let mut frame = HashMap::new();

@@ -733,6 +733,10 @@ impl Parser2 {
 
     /// `[schema.]name`, lower case, without the schema.
     fn object_name(&mut self) -> Result<String> {
+        // Empty parts name the defaults (`..p`, `.dbo.p`).
+        while matches!(self.tok(0), Some(Token::Period)) {
+            self.i += 1;
+        }
         loop {
             let name = match self.tok(0) {
                 Some(Token::Word(w)) => w.value.to_ascii_lowercase(),
@@ -740,7 +744,9 @@ impl Parser2 {
             };
             self.i += 1;
             if matches!(self.tok(0), Some(Token::Period)) {
-                self.i += 1;
+                while matches!(self.tok(0), Some(Token::Period)) {
+                    self.i += 1;
+                }
                 continue;
             }
             return Ok(name);
