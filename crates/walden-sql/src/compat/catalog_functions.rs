@@ -117,6 +117,10 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             &text_arg(&arg(0)),
             "nextval('",
         )),
+        Func::Ident(which) => match arg(0) {
+            Value::Null => Value::Null,
+            t => crate::compat::pg_catalog::ident_of(env, &text_arg(&t), which)?,
+        },
         Func::SerialSequence => match (arg(0), arg(1)) {
             (Value::Null, _) | (_, Value::Null) => Value::Null,
             (t, c) => {

@@ -333,6 +333,7 @@ impl SqlSession {
             cursors: self.cursor_rows(),
             prepared: prepare_stmt::prepared_statements_rows(&self.sql_prepared),
             system: &crate::compat::CATALOGS,
+            identity: self.tsql.identity.clone(),
         }
     }
 }

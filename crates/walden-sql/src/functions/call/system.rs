@@ -59,6 +59,22 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         }
         Func::NewUuid => Value::Uuid(uuid::Uuid::new_v4().as_u128()),
         Func::Spid => Value::Int(env.info.spid as i64),
+        Func::ScopeIdentity | Func::LastIdentity => {
+            let log = env
+                .info
+                .identity
+                .lock()
+                .map(|l| l.clone())
+                .unwrap_or_default();
+            match if f == Func::ScopeIdentity {
+                log.scope
+            } else {
+                log.last
+            } {
+                Some(v) => Value::Decimal(Decimal::from(v)),
+                None => Value::Null,
+            }
+        }
         Func::ReloadConf => {
             if !env.instance.roles().is_superuser(env.info.role) {
                 return Err(SqlError::new(
