@@ -160,7 +160,10 @@ async fn failover_on_a_counted_secondary_goes_through_the_key() {
         .iter()
         .filter(|x| !have.contains(&(x.0, x.1)))
         .collect();
-    assert!(missing.is_empty(), "acknowledged, missing on b: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "acknowledged, missing on b: {missing:?}"
+    );
     let ca = a.client().await;
     eventually!(Duration::from_secs(30), "a caught up with b", {
         let n = int(&ca, "SELECT count(*) FROM acks").await;
@@ -260,4 +263,36 @@ async fn forced_failover_takes_only_a_lapsed_key() {
     });
     let text = ha_status(&etcd, &cluster);
     assert!(text.contains("group ag1: primary b (epoch 2)"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_secondary_of_another_cluster_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(etcd) = EtcdServer::start(tmp.path()) else {
+        return;
+    };
+    let pid = std::process::id();
+    let a = ha_node("a", tmp.path(), &etcd, &format!("x{pid}"));
+    let b = ha_node("b", tmp.path(), &etcd, &format!("y{pid}"));
+    let ca = a.client().await;
+    must(
+        &ca,
+        &format!(
+            "CREATE AVAILABILITY GROUP ag1 FOR DATABASE walden REPLICA ON {}, {}",
+            replica_clause(&a, "SYNCHRONOUS_COMMIT"),
+            replica_clause(&b, "ASYNCHRONOUS_COMMIT")
+        ),
+    )
+    .await;
+    eventually!(Duration::from_secs(20), "b refuses a", {
+        b.log().contains("another HA cluster").then_some(())
+    });
+    // b never follows a: it has no replica of the group's database, and
+    // a counts it nowhere.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let s = state_of(&ca, "b").await;
+    assert!(
+        s.as_ref().is_none_or(|s| !s.connected),
+        "b follows a primary of another cluster: {s:?}"
+    );
 }

@@ -360,6 +360,13 @@ pub fn format_status(v: &ClusterView) -> String {
             "group {}: primary {leader}; synchronous secondaries counted: {sync}",
             g.name
         );
+        if let Some(w) = &g.switchover {
+            let _ = writeln!(
+                s,
+                "  switchover under way: {} asked {} (epoch {}) for the leader key",
+                w.to, w.from, w.epoch
+            );
+        }
     }
     let _ = writeln!(
         s,
