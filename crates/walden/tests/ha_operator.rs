@@ -172,6 +172,34 @@ async fn failover_on_a_counted_secondary_goes_through_the_key() {
     assert_eq!(metric(&a, "walden_ha_switchovers_total"), 1.0);
     let text = ha_status(&etcd, &cluster);
     assert!(text.contains("group ag1: primary b (epoch 2)"), "{text}");
+
+    // And back to a with `walden ha switchover`, once b counts it.
+    eventually!(Duration::from_secs(20), "a counted by b", {
+        let v = walden_replication::ha::read_cluster(&etc, &cluster).unwrap();
+        v.groups
+            .iter()
+            .any(|g| {
+                g.sync
+                    .as_ref()
+                    .is_some_and(|s| s.leader == "b" && s.members.iter().any(|m| m == "a"))
+            })
+            .then_some(())
+    });
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_walden"))
+        .args(["ha", "switchover", "--ha", &etcd.url(), "--ha-cluster"])
+        .args([&cluster, "--group", "ag1", "--to", "a"])
+        .output()
+        .unwrap();
+    let said =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "walden ha switchover: {said}");
+    assert!(said.contains("primary a (epoch 3), was b"), "{said}");
+    eventually!(Duration::from_secs(20), "b as a replica of a", {
+        (health(&a, "/primary") == 200 && health(&b, "/replica") == 200).then_some(())
+    });
+    must(&ca, "INSERT INTO acks VALUES (99, 1)").await;
+    let text = ha_status(&etcd, &cluster);
+    assert!(text.contains("group ag1: primary a (epoch 3)"), "{text}");
     eprintln!(
         "switchover: FAILOVER answered in {} ms; {} commits acknowledged ({} by a, {} by b)",
         took.as_millis(),
