@@ -197,6 +197,7 @@ async fn failover_on_a_counted_secondary_goes_through_the_key() {
     eventually!(Duration::from_secs(20), "b as a replica of a", {
         (health(&a, "/primary") == 200 && health(&b, "/replica") == 200).then_some(())
     });
+    let ca = a.client().await;
     must(&ca, "INSERT INTO acks VALUES (99, 1)").await;
     let text = ha_status(&etcd, &cluster);
     assert!(text.contains("group ag1: primary a (epoch 3)"), "{text}");
