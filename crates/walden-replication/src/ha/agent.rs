@@ -191,15 +191,17 @@ impl Agent {
                     Compare::ValueIs(lkey.clone(), serde_json::to_vec(&l).expect("serializes")),
                     Compare::LeaseIs(lkey.clone(), lease),
                 ];
-                if ha.is_leading(&name) {
-                    if let Some(s) = &switch {
-                        if s.to.eq_ignore_ascii_case(&me) {
-                            // This node asked and got it: the request is done.
-                            let _ = ha.etcd.delete(&switchover_key(&ha.cfg.cluster, &name));
-                        } else if self.hand_over(inner, ha, g, sync.as_ref(), s, view, &guard)? {
-                            return Ok(());
-                        }
+                if let Some(s) = &switch {
+                    if s.to.eq_ignore_ascii_case(&me) {
+                        // This node asked and got it: the request is done.
+                        let _ = ha.etcd.delete(&switchover_key(&ha.cfg.cluster, &name));
+                    } else if self.hand_over(inner, ha, g, sync.as_ref(), s, view, &guard)? {
+                        return Ok(());
                     }
+                    // (A hand-over whose key deletion failed is tried again
+                    // here, fenced, rather than taking writes back.)
+                }
+                if ha.is_leading(&name) {
                     self.publish_sync(inner, ha, g, sync.as_ref(), &guard)
                 } else {
                     self.become_leader(inner, ha, g, sync.as_ref(), &guard, &BTreeMap::new())
