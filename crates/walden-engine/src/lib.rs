@@ -58,7 +58,7 @@ pub use instance::{Instance, InstanceConfig, SeedReceiver};
 pub use lock::{LockMode, LockRequest, RequestMode, TableLockMode, WaitPolicy};
 pub use replica::{frames_of, wait_until, RemoteHarden, ReplicaCounters};
 pub use schema::{
-    CheckDef, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, FkAction, ForeignKeyDef,
+    CheckDef, Collation, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, FkAction, ForeignKeyDef,
     Identity, IdentityGeneration, IndexDef, RecoveryModel, SeqType, SequenceDef, SequenceOptions,
     TableDef,
 };
