@@ -86,8 +86,40 @@ const STEPS: &[(usize, &str)] = &[
     (0, "CREATE TEMP TABLE oc_pres (a int) ON COMMIT PRESERVE ROWS"),
     (0, "INSERT INTO oc_pres VALUES (3)"),
     (0, "SELECT * FROM oc_pres"),
-    (0, "SELECT relname, relpersistence FROM pg_class WHERE relname IN ('t', 'perm') ORDER BY 2"),
-    (0, "SELECT a FROM t COLLATE \"C\""),
+    (0, "SELECT relname, relpersistence FROM pg_class WHERE relname IN ('t', 'perm', 'oc_pres') ORDER BY 1, 2"),
+    (0, "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+         WHERE n.nspname LIKE 'pg_temp%' AND c.relname = 'oc_pres'"),
+    (0, "SELECT pg_my_temp_schema() <> 0, pg_is_other_temp_schema(pg_my_temp_schema())"),
+    (0, "SELECT nspname LIKE 'pg_temp_%' FROM pg_namespace WHERE oid = pg_my_temp_schema()"),
+    (
+        1,
+        "SELECT pg_is_other_temp_schema(c.relnamespace), pg_table_is_visible(c.oid) \
+         FROM pg_class c WHERE c.relname = 'oc_pres'",
+    ),
+    (
+        0,
+        "SELECT n.nspname = 'public', pg_table_is_visible(c.oid) FROM pg_class c \
+         JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relname = 'oc_pres'",
+    ),
+    // COLLATE: the collations that order as Walden does, and their catalog.
+    (
+        0,
+        "CREATE TABLE coll (a text COLLATE \"C\", b varchar(5) COLLATE \"POSIX\", \
+         c text COLLATE \"default\", d int)",
+    ),
+    (0, "INSERT INTO coll VALUES ('b', 'B', 'a', 1), ('B', 'b', 'A', 2), ('a', 'é', 'e', 3)"),
+    (
+        0,
+        "SELECT attname, attcollation FROM pg_attribute WHERE attrelid = 'coll'::regclass \
+         AND attnum > 0 ORDER BY attnum",
+    ),
+    (0, "SELECT a FROM coll ORDER BY a COLLATE \"C\""),
+    (0, "SELECT b FROM coll ORDER BY b COLLATE pg_catalog.\"POSIX\" DESC"),
+    (0, "SELECT count(*) FROM coll WHERE a COLLATE \"C\" < 'b'"),
+    (0, "CREATE TABLE coll2 (a int COLLATE \"C\")"),
+    (0, "CREATE INDEX coll_a ON coll (a COLLATE \"C\")"),
+    (0, "ALTER TABLE coll ADD COLUMN e text COLLATE \"C\""),
+    (0, "SELECT attname, attcollation FROM pg_attribute WHERE attrelid = 'coll'::regclass AND attname = 'e'"),
 ];
 
 #[test]
@@ -167,7 +199,12 @@ fn temp_tables_end_with_their_session() {
             .await
             .unwrap();
             assert_eq!(
-                outcome(&b, "SELECT TOP 2 id, amount INTO #big FROM orders ORDER BY amount DESC", &[]).await,
+                outcome(
+                    &b,
+                    "SELECT TOP 2 id, amount INTO #big FROM orders ORDER BY amount DESC",
+                    &[]
+                )
+                .await,
                 "ok 2"
             );
             assert_eq!(
@@ -197,9 +234,11 @@ fn temp_tables_end_with_their_session() {
             assert!(outcome(&b, "CREATE TABLE ##global (a int)", &[])
                 .await
                 .starts_with("ERROR 0A000"));
-            b.batch_execute("CREATE TEMP TABLE survivor_check (a int); INSERT INTO survivor_check VALUES (1)")
-                .await
-                .unwrap();
+            b.batch_execute(
+                "CREATE TEMP TABLE survivor_check (a int); INSERT INTO survivor_check VALUES (1)",
+            )
+            .await
+            .unwrap();
         })
         .await
         .expect("timed out")
@@ -229,6 +268,42 @@ fn temp_tables_end_with_their_session() {
             );
             assert_eq!(
                 outcome(&c, "SELECT count(*) FROM survivor_check", &[]).await,
+                "0; ok 1"
+            );
+        })
+        .await
+        .expect("timed out")
+    });
+}
+
+/// A collation that would order otherwise than Walden does is refused with
+/// 0A000 naming it (PostgreSQL knows them; Walden must not ignore them).
+#[test]
+fn other_collations_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let walden = Serve::start(&tmp.path().join("walden"), &[]);
+    runtime().block_on(async {
+        tokio::time::timeout(Duration::from_secs(60), async {
+            let c = connect(&walden.conn_str()).await;
+            c.batch_execute("CREATE TABLE words (w text)")
+                .await
+                .unwrap();
+            for sql in [
+                "CREATE TABLE bad (a text COLLATE \"en_US\")",
+                "CREATE TABLE bad (a text COLLATE \"und-x-icu\")",
+                "ALTER TABLE words ADD COLUMN x text COLLATE \"de_DE\"",
+                "SELECT w FROM words ORDER BY w COLLATE \"en_US\"",
+                "SELECT 'a' COLLATE \"fr_FR\" < 'b'",
+                "CREATE INDEX words_w ON words (w COLLATE \"sv_SE\")",
+                "SELECT w COLLATE SQL_Latin1_General_CP1_CI_AS FROM words",
+            ] {
+                let got = outcome(&c, sql, &[]).await;
+                assert!(got.starts_with("ERROR 0A000"), "{sql}: {got}");
+                assert!(got.contains("collation"), "{sql}: {got}");
+            }
+            // The session and the table go on.
+            assert_eq!(
+                outcome(&c, "SELECT count(*) FROM words", &[]).await,
                 "0; ok 1"
             );
         })

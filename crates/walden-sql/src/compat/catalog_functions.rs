@@ -259,7 +259,9 @@ fn temp_aware_visible(env: &Env<'_>, oid: i64) -> bool {
         Some((spid, _)) => spid == env.info.spid,
         None => {
             env.info.path.finds_user_objects()
-                && db.table_as(viewer, &internal(env.info.spid, t.name())).is_err()
+                && db
+                    .table_as(viewer, &internal(env.info.spid, t.name()))
+                    .is_err()
         }
     }
 }

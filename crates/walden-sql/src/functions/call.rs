@@ -91,6 +91,8 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         | Func::SetConfig
         | Func::NewUuid
         | Func::Spid
+        | Func::MyTempSchema
+        | Func::IsOtherTempSchema
         | Func::ReloadConf
         | Func::Version
         | Func::CurrentUser

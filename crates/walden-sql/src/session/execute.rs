@@ -141,7 +141,14 @@ impl SqlSession {
         p.path = self.path();
         // The open transaction's own DDL is seen (a table it created).
         p.viewer = self.tx.as_ref().map(|t| t.id());
-        let columns = match command.as_ref() {
+        // Described as it will run: with the session's temporary tables
+        // (the rewrite is made again at each execution).
+        let resolved = if self.temps.is_empty() {
+            command.clone()
+        } else {
+            self.temp_rewrite(&command)?
+        };
+        let columns = match resolved.as_ref() {
             Command::Sql(stmt) => match stmt.as_ref() {
                 Statement::Query(q) if crate::catalog::create_as::select_into(q).is_some() => None,
                 Statement::Query(q) if crate::dml::locking::wanted(q) => {
@@ -388,11 +395,7 @@ impl SqlSession {
         }
     }
 
-    fn execute_resolved(
-        &mut self,
-        cmd: &Arc<Command>,
-        params: &[Value],
-    ) -> Result<QueryOutput> {
+    fn execute_resolved(&mut self, cmd: &Arc<Command>, params: &[Value]) -> Result<QueryOutput> {
         let plannable = match cmd.as_ref() {
             Command::Sql(stmt) => match stmt.as_ref() {
                 // SELECT ... INTO creates a table: a statement of its own.

@@ -16,8 +16,8 @@ pub(crate) mod cursor;
 mod dispatch;
 mod execute;
 mod prepare_stmt;
-pub(crate) mod temp_tables;
 pub(crate) mod stack;
+pub(crate) mod temp_tables;
 mod tsql;
 mod txblock;
 

@@ -13,8 +13,8 @@ use sqlparser::ast::{self, ObjectName, Statement, VisitMut, VisitorMut};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
 
-pub use crate::types::temp_names::{internal, split_temp};
 use crate::types::temp_names::PREFIX;
+pub use crate::types::temp_names::{internal, split_temp};
 
 /// What a temporary table's `ON COMMIT` clause asks of each commit.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -62,7 +62,9 @@ fn temp_target(name: &ObjectName, temporary: bool, spid: u32) -> Result<Option<S
         )));
     }
     let schema = (parts.len() >= 2).then(|| crate::expr::fold_ident(parts[parts.len() - 2]));
-    let temp_schema = schema.as_deref().is_some_and(|s| is_own_temp_schema(s, spid));
+    let temp_schema = schema
+        .as_deref()
+        .is_some_and(|s| is_own_temp_schema(s, spid));
     let hash = last.value.starts_with('#');
     if !(temporary || hash || temp_schema) {
         return Ok(None);
@@ -277,15 +279,13 @@ enum Kept {
 /// Refuses a permanent table named as temporary ones are in the engine.
 fn reserved(name: &ObjectName) -> Result<()> {
     match idents(name).last() {
-        Some(last) if split_temp(&crate::expr::fold_ident(last)).is_some() => {
-            Err(SqlError::new(
-                ErrorKind::ReservedName,
-                format!(
-                    "the name \"{}\" is reserved for temporary tables",
-                    last.value
-                ),
-            ))
-        }
+        Some(last) if split_temp(&crate::expr::fold_ident(last)).is_some() => Err(SqlError::new(
+            ErrorKind::ReservedName,
+            format!(
+                "the name \"{}\" is reserved for temporary tables",
+                last.value
+            ),
+        )),
         _ => Ok(()),
     }
 }
@@ -405,7 +405,10 @@ impl super::SqlSession {
         let dml = |s: &Statement| {
             matches!(
                 s,
-                Statement::Query(_) | Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_)
+                Statement::Query(_)
+                    | Statement::Insert(_)
+                    | Statement::Update(_)
+                    | Statement::Delete(_)
             )
         };
         // Anything else (DDL, COMMIT, ROLLBACK) may change which temporary
@@ -505,11 +508,18 @@ impl super::SqlSession {
             return;
         }
         let mut tx = self.db.begin(&self.session);
-        let r = crate::catalog::ddl::drop(&self.db, &mut tx, &ast::ObjectType::Table, true, &names, true)
-            .and_then(|_| {
-                tx.commit(walden_engine::CommitRequest::Default)
-                    .map_err(SqlError::from)
-            });
+        let r = crate::catalog::ddl::drop(
+            &self.db,
+            &mut tx,
+            &ast::ObjectType::Table,
+            true,
+            &names,
+            true,
+        )
+        .and_then(|_| {
+            tx.commit(walden_engine::CommitRequest::Default)
+                .map_err(SqlError::from)
+        });
         if let Err(e) = r {
             // Startup drops what is left (see `drop_leftovers`).
             tracing::warn!("dropping temporary tables at session end: {e}");

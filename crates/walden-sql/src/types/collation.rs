@@ -75,7 +75,12 @@ mod tests {
         assert_eq!(named("\"POSIX\"").unwrap(), Collation::Posix);
         assert_eq!(named("pg_catalog.\"C\"").unwrap(), Collation::C);
         assert_eq!(named("\"default\"").unwrap(), Collation::Default);
-        for other in ["C", "\"en_US\"", "\"und-x-icu\"", "SQL_Latin1_General_CP1_CI_AS"] {
+        for other in [
+            "C",
+            "\"en_US\"",
+            "\"und-x-icu\"",
+            "SQL_Latin1_General_CP1_CI_AS",
+        ] {
             let e = named(other).unwrap_err();
             assert_eq!(e.kind, ErrorKind::FeatureNotSupported, "{other}");
         }
