@@ -133,6 +133,17 @@ pub fn rewrite(
                 reserved(&ct.name)?;
             }
             let permanent = created.is_none();
+            // A temporary table's foreign key to itself (`parent int
+            // REFERENCES tree`) names the table being created.
+            let own = created.as_ref().map(|c| c.name.clone());
+            let names_own = |target: &ObjectName| match (&own, idents(target).as_slice()) {
+                (Some(o), [one]) => crate::expr::fold_ident(one) == *o,
+                (Some(o), [schema, one]) => {
+                    is_own_temp_schema(&crate::expr::fold_ident(schema), spid)
+                        && crate::expr::fold_ident(one) == *o
+                }
+                _ => false,
+            };
             let fk_targets = ct
                 .columns
                 .iter_mut()
@@ -146,6 +157,10 @@ pub fn rewrite(
                     _ => None,
                 }));
             for target in fk_targets {
+                if names_own(target) {
+                    *target = single(internal(spid, own.as_deref().unwrap_or_default()));
+                    continue;
+                }
                 if let Some(to) = r.map(target) {
                     if permanent {
                         return Err(permanent_references_temp());
@@ -175,18 +190,16 @@ pub fn rewrite(
                 }
             }
         }
-        Statement::CreateIndex(ci) => {
-            // An index of a temporary table is in the session's schema too.
-            if r.map(&ci.table_name).is_some() {
-                if let Some(n) = ci.name.as_mut() {
-                    if let [one] = idents(n).as_slice() {
-                        let name = crate::expr::fold_ident(one);
-                        *n = single(internal(spid, &name));
-                        created = Some(Created {
-                            name,
-                            on_commit: OnCommit::PreserveRows,
-                        });
-                    }
+        // An index of a temporary table is in the session's schema too.
+        Statement::CreateIndex(ci) if r.map(&ci.table_name).is_some() => {
+            if let Some(n) = ci.name.as_mut() {
+                if let [one] = idents(n).as_slice() {
+                    let name = crate::expr::fold_ident(one);
+                    *n = single(internal(spid, &name));
+                    created = Some(Created {
+                        name,
+                        on_commit: OnCommit::PreserveRows,
+                    });
                 }
             }
         }
@@ -210,11 +223,12 @@ pub fn rewrite(
                                 "ALTER TABLE ... RENAME of a temporary table",
                             ))
                         }
-                        ast::AlterTableOperation::AddConstraint { constraint, .. } => {
-                            if let ast::TableConstraint::ForeignKey(fk) = constraint {
-                                if let Some(to) = r.map(&fk.foreign_table) {
-                                    fk.foreign_table = single(to);
-                                }
+                        ast::AlterTableOperation::AddConstraint {
+                            constraint: ast::TableConstraint::ForeignKey(fk),
+                            ..
+                        } => {
+                            if let Some(to) = r.map(&fk.foreign_table) {
+                                fk.foreign_table = single(to);
                             }
                         }
                         _ => {}
@@ -621,5 +635,12 @@ mod tests {
         let (s, _) = run("INSERT INTO t VALUES (1)", &["t"]).unwrap();
         assert!(s.contains("\"pg_temp_7.t\" AS t"), "{s}");
         assert!(run("CREATE TABLE p (a int REFERENCES t)", &["t"]).is_err());
+        // A temporary table referencing itself.
+        let (s, _) = run(
+            "CREATE TEMP TABLE tree (id int PRIMARY KEY, parent int REFERENCES tree (id))",
+            &[],
+        )
+        .unwrap();
+        assert!(s.contains("REFERENCES \"pg_temp_7.tree\""), "{s}");
     }
 }

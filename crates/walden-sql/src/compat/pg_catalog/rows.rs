@@ -211,10 +211,10 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             temp.dedup();
             for n in temp {
                 let oid = crate::types::oids::temp_namespace_oid(n);
-                out.push(vec![i(oid), t(&format!("pg_temp_{n}")), i(OWNER_OID), NULL]);
+                out.push(vec![i(oid), t(format!("pg_temp_{n}")), i(OWNER_OID), NULL]);
                 out.push(vec![
                     i(oid + 1),
-                    t(&format!("pg_toast_temp_{n}")),
+                    t(format!("pg_toast_temp_{n}")),
                     i(OWNER_OID),
                     NULL,
                 ]);
