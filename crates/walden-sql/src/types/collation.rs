@@ -54,8 +54,10 @@ mod tests {
     use super::*;
 
     fn named(sql: &str) -> Result<Collation> {
-        let st = crate::front::parse_sql(&format!("SELECT a COLLATE {sql} FROM t"))?;
-        let ast::Statement::Query(q) = st else {
+        let dialect = sqlparser::dialect::PostgreSqlDialect {};
+        let text = format!("SELECT a COLLATE {sql} FROM t");
+        let mut st = sqlparser::parser::Parser::parse_sql(&dialect, &text).expect("parses");
+        let ast::Statement::Query(q) = st.remove(0) else {
             panic!("not a query")
         };
         let ast::SetExpr::Select(s) = *q.body else {
