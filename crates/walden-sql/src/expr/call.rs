@@ -237,6 +237,8 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "db_id" => Func::DbId,
         "db_name" | "current_database" => Func::DbName,
         "pg_backend_pid" => Func::Spid,
+        "pg_my_temp_schema" => Func::MyTempSchema,
+        "pg_is_other_temp_schema" => Func::IsOtherTempSchema,
         "pg_reload_conf" => Func::ReloadConf,
         "pg_blocking_pids" => Func::BlockingPids,
         "version" => Func::Version,

@@ -94,6 +94,8 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         | Func::Spid
         | Func::ScopeIdentity
         | Func::LastIdentity
+        | Func::MyTempSchema
+        | Func::IsOtherTempSchema
         | Func::ReloadConf
         | Func::Version
         | Func::CurrentUser

@@ -37,6 +37,11 @@ pub enum Func {
     DbId,
     DbName,
     Spid,
+    /// `pg_my_temp_schema()`: the OID of the session's `pg_temp_N`, 0
+    /// while it has no temporary table.
+    MyTempSchema,
+    /// `pg_is_other_temp_schema(oid)`: another session's `pg_temp_N`.
+    IsOtherTempSchema,
     /// `pg_reload_conf()`: the hosting server re-reads its configuration.
     ReloadConf,
     /// `pg_blocking_pids(pid)`: the sessions whose locks (held, or
@@ -300,6 +305,8 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
             precision: 38,
             scale: 0,
         },
+        Func::MyTempSchema => DataType::Oid,
+        Func::IsOtherTempSchema => DataType::Bool,
         Func::BlockingPids => DataType::Array(Box::new(DataType::Int)),
         Func::NextVal | Func::SetVal | Func::DateDiff | Func::DatePart => DataType::BigInt,
         Func::Coalesce

@@ -75,6 +75,28 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                 None => Value::Null,
             }
         }
+        Func::MyTempSchema => {
+            let own = env
+                .tx
+                .database()
+                .tables_as(Some(env.tx.id()))
+                .iter()
+                .any(|t| {
+                    crate::types::temp_names::split_temp(t.name())
+                        .is_some_and(|(s, _)| s == env.info.spid)
+                });
+            Value::Int(if own {
+                crate::types::oids::temp_namespace_oid(env.info.spid)
+            } else {
+                0
+            })
+        }
+        Func::IsOtherTempSchema => match arg(0) {
+            Value::Int(o) => Value::Bool(
+                crate::types::oids::temp_namespace_session(o).is_some_and(|s| s != env.info.spid),
+            ),
+            _ => Value::Null,
+        },
         Func::ReloadConf => {
             if !env.instance.roles().is_superuser(env.info.role) {
                 return Err(SqlError::new(
