@@ -58,9 +58,9 @@ pub use instance::{Instance, InstanceConfig, SeedReceiver};
 pub use lock::{LockMode, LockRequest, RequestMode, TableLockMode, WaitPolicy};
 pub use replica::{frames_of, wait_until, RemoteHarden, ReplicaCounters};
 pub use schema::{
-    CheckDef, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, FkAction, ForeignKeyDef,
-    Identity, IdentityGeneration, IndexDef, RecoveryModel, SeqType, SequenceDef, SequenceOptions,
-    TableDef,
+    CheckDef, Collation, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, FkAction,
+    ForeignKeyDef, Identity, IdentityGeneration, IndexDef, RecoveryModel, SeqType, SequenceDef,
+    SequenceOptions, TableDef,
 };
 pub use session::{CommitRequest, Session};
 pub use table::{value_list, Table};

@@ -63,6 +63,46 @@ pub struct ColumnDef {
     pub nullable: bool,
     pub default: Option<DefaultExpr>,
     pub identity: Option<Identity>,
+    /// The column's collation (`COLLATE`); Walden compares text by its
+    /// bytes, so only the collations that order that way exist.
+    pub collation: Collation,
+}
+
+/// The collations Walden has: each compares text by its UTF-8 bytes (code
+/// point order), as PostgreSQL's `C` and `POSIX` do and as its default
+/// collation does in a `C.UTF-8` database, which Walden reports being.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Collation {
+    #[default]
+    Default,
+    C,
+    Posix,
+}
+
+impl Collation {
+    /// PostgreSQL's `pg_collation` OID.
+    pub fn oid(self) -> u32 {
+        match self {
+            Collation::Default => 100,
+            Collation::C => 950,
+            Collation::Posix => 951,
+        }
+    }
+
+    /// The name as `COLLATE` spells it (case matters, as in PostgreSQL).
+    pub fn name(self) -> &'static str {
+        match self {
+            Collation::Default => "default",
+            Collation::C => "C",
+            Collation::Posix => "POSIX",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Collation> {
+        [Collation::Default, Collation::C, Collation::Posix]
+            .into_iter()
+            .find(|c| c.name() == name)
+    }
 }
 
 impl ColumnDef {
@@ -73,6 +113,7 @@ impl ColumnDef {
             nullable: true,
             default: None,
             identity: None,
+            collation: Collation::Default,
         }
     }
     pub fn not_null(mut self) -> Self {

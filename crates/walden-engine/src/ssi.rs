@@ -6,23 +6,36 @@
 //! T_in -> pivot -> T_out where T_out commits first (Fekete et al.); a
 //! commit that would complete such a structure fails with 40001.
 //!
-//! Coarse on purpose (false positives are allowed, misses are not):
-//! - a scan or index search counts as reading the whole table (which also
-//!   covers predicates and rows inserted later); a lookup by primary key
-//!   reads that key (present or not); writes are tracked per key;
+//! Coarser than PostgreSQL's in places (false positives are allowed, misses
+//! are not):
+//! - reads are tracked as the access path read them: a lookup by primary
+//!   key reads that key (present or not); a scan of a key range (a key
+//!   prefix, `ORDER BY ... LIMIT` up to where it stopped) that range of
+//!   primary keys; a search or walk of an index the range of its entries
+//!   (indexed values ++ row key) it went through, up to the first entry
+//!   past it, so a row inserted into that range later is a conflict (a
+//!   phantom) and one inserted beside it is not, as PostgreSQL's SIREAD
+//!   locks on index pages and tuples do at a finer grain. More than
+//!   [`MAX_RANGES`] ranges in one table or index count as the whole table
+//!   (PostgreSQL's promotion of many locks to a coarser one). Other reads
+//!   (a scan the planner could not bound, `ON CONFLICT`'s search) read the
+//!   whole table;
+//! - writes are tracked per primary key and, for the commit test, per
+//!   index entry (the written row's entry and the one of the row it
+//!   replaced, so a reader of either range meets it);
 //! - edges are found at commit, under one mutex, so of two concurrent
 //!   commits the second sees the first: an edge between two transactions
 //!   is known by the time the second of them commits;
 //! - the pivot test does not ask whether T_in committed before T_out.
 //!
-//! At the commit of T, with IN = concurrent transactions that read a table
-//! T wrote and OUT = transactions committed after T's snapshot that wrote a
-//! table T read, T fails when IN and OUT are both non-empty (T is a pivot
-//! whose T_out committed first), or when a member of OUT had, at its own
-//! commit, an out-edge to a transaction committed before it (T is T_in of
-//! a structure whose pivot committed already). A structure whose pivot
-//! commits last is caught at the pivot's commit; one whose T_in commits
-//! last, at T_in's: T_out, committing first, is never last.
+//! At the commit of T, with IN = concurrent transactions that read
+//! something T wrote and OUT = transactions committed after T's snapshot
+//! that wrote something T read, T fails when IN and OUT are both non-empty
+//! (T is a pivot whose T_out committed first), or when a member of OUT had,
+//! at its own commit, an out-edge to a transaction committed before it (T
+//! is T_in of a structure whose pivot committed already). A structure whose
+//! pivot commits last is caught at the pivot's commit; one whose T_in
+//! commits last, at T_in's: T_out, committing first, is never last.
 //!
 //! "Concurrent" is judged by a commit sequence of SSI's own: a transaction
 //! registers (before it takes its snapshot) with the newest sequence number
@@ -32,8 +45,15 @@
 use crate::error::{EngineError, Result};
 use crate::types::{Key, Value};
 use parking_lot::Mutex;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::ops::Bound;
 use std::sync::Arc;
+
+/// Ranges read in one table or index before they count as the whole table.
+pub(crate) const MAX_RANGES: usize = 64;
+
+/// A range of keys: primary keys of a table, or entries of an index.
+pub(crate) type KeyRange = (Bound<Key>, Bound<Key>);
 
 /// One SERIALIZABLE transaction's tracked reads.
 pub(crate) struct SsiTx {
@@ -43,48 +63,84 @@ pub(crate) struct SsiTx {
     reads: Mutex<Reads>,
 }
 
-/// What a transaction read: whole tables, and keys looked up.
+/// What a transaction read: whole tables, keys looked up, and ranges of
+/// keys or index entries.
 #[derive(Clone, Default)]
 struct Reads {
     tables: HashSet<u32>,
     keys: HashSet<(u32, Key)>,
+    /// By the id of the table (primary keys) or index (entries) read:
+    /// the table's id, and the ranges.
+    ranges: HashMap<u32, (u32, Vec<KeyRange>)>,
 }
 
 impl Reads {
     /// Whether a transaction that wrote `w` wrote something read here.
     fn meets(&self, w: &Writes) -> bool {
-        self.tables.iter().any(|t| w.tables.contains(t))
-            || if self.keys.len() <= w.keys.len() {
-                self.keys.iter().any(|k| w.keys.contains(k))
-            } else {
-                w.keys.iter().any(|k| self.keys.contains(k))
-            }
+        if self.tables.iter().any(|t| w.tables.contains(t)) {
+            return true;
+        }
+        let keys = if self.keys.len() <= w.keys.len() {
+            self.keys.iter().any(|k| w.keys.contains(k))
+        } else {
+            w.keys.iter().any(|k| self.keys.contains(k))
+        };
+        keys || self.ranges.iter().any(|(&space, (table, ranges))| {
+            w.tables.contains(table) && ranges.iter().any(|r| w.any_in(space, r))
+        })
     }
 }
 
-/// What a transaction wrote, by key and by table.
+/// What a transaction wrote: primary keys by table, and (for the commit
+/// test) index entries by index, both as (id, key); and the tables.
 #[derive(Default)]
 pub(crate) struct Writes {
     tables: HashSet<u32>,
-    keys: HashSet<(u32, Key)>,
+    keys: BTreeSet<(u32, Key)>,
 }
 
 impl Writes {
+    /// Writes of these (table id, primary key)s.
     pub(crate) fn new(keys: impl Iterator<Item = (u32, Key)>) -> Writes {
-        let keys: HashSet<(u32, Key)> = keys.collect();
+        let keys: BTreeSet<(u32, Key)> = keys.collect();
         Writes {
             tables: keys.iter().map(|(t, _)| *t).collect(),
             keys,
         }
     }
 
+    /// One more index entry written (or removed) in table `table` by the
+    /// index with id `index`.
+    pub(crate) fn add_entry(&mut self, table: u32, index: u32, entry: Key) {
+        self.tables.insert(table);
+        self.keys.insert((index, entry));
+    }
+
     fn is_empty(&self) -> bool {
         self.keys.is_empty()
+    }
+
+    /// Whether a key of `space` (a table's or an index's id) lies in `r`.
+    fn any_in(&self, space: u32, r: &KeyRange) -> bool {
+        if crate::mvcc::range_is_empty(r.0.as_ref(), r.1.as_ref()) {
+            return false;
+        }
+        let lo = match &r.0 {
+            Bound::Included(k) => Bound::Included((space, k.clone())),
+            Bound::Excluded(k) => Bound::Excluded((space, k.clone())),
+            Bound::Unbounded => Bound::Included((space, Key::default())),
+        };
+        let hi = match &r.1 {
+            Bound::Included(k) => Bound::Included((space, k.clone())),
+            Bound::Excluded(k) => Bound::Excluded((space, k.clone())),
+            Bound::Unbounded => Bound::Excluded((space + 1, Key::default())),
+        };
+        self.keys.range((lo, hi)).next().is_some()
     }
 }
 
 impl SsiTx {
-    /// A scan or search of `table`.
+    /// A read of all of `table`.
     pub(crate) fn note_scan(&self, table: u32) {
         let mut r = self.reads.lock();
         if !r.tables.contains(&table) {
@@ -97,6 +153,27 @@ impl SsiTx {
         let mut r = self.reads.lock();
         if !r.tables.contains(&table) {
             r.keys.insert((table, key.into()));
+        }
+    }
+
+    /// A read of the keys in `range` of `space`: `table` itself (primary
+    /// keys) or one of its indexes (entries).
+    pub(crate) fn note_range(&self, table: u32, space: u32, range: KeyRange) {
+        if matches!((&range.0, &range.1), (Bound::Unbounded, Bound::Unbounded)) {
+            return self.note_scan(table);
+        }
+        let mut r = self.reads.lock();
+        if r.tables.contains(&table) {
+            return;
+        }
+        let (_, ranges) = r.ranges.entry(space).or_insert_with(|| (table, Vec::new()));
+        if ranges.contains(&range) {
+            return;
+        }
+        ranges.push(range);
+        if ranges.len() > MAX_RANGES {
+            r.ranges.remove(&space);
+            r.tables.insert(table);
         }
     }
 
@@ -330,5 +407,64 @@ mod tests {
         assert!(s
             .precommit(&t4, Writes::new([(5, k(1))].into_iter()))
             .is_err());
+    }
+
+    fn range(lo: i64, hi: i64) -> KeyRange {
+        let k = |v: i64| -> Key { vec![Value::Int(v)].into_boxed_slice() };
+        (Bound::Included(k(lo)), Bound::Included(k(hi)))
+    }
+
+    fn key_writes(t: u32, keys: &[i64]) -> Writes {
+        Writes::new(
+            keys.iter()
+                .map(|&v| (t, vec![Value::Int(v)].into_boxed_slice())),
+        )
+    }
+
+    #[test]
+    fn range_reads_meet_only_writes_inside_them() {
+        // Each reads a range and writes outside both: no edge, both commit.
+        let s = Ssi::default();
+        let t1 = s.register(1);
+        let t2 = s.register(2);
+        t1.note_range(5, 5, range(1, 10));
+        t2.note_range(5, 5, range(50, 60));
+        let c = s.precommit(&t1, key_writes(5, &[100])).unwrap();
+        s.published(c);
+        s.precommit(&t2, key_writes(5, &[200])).unwrap();
+        // Each writes into the other's range: write skew, the second fails.
+        let t3 = s.register(3);
+        let t4 = s.register(4);
+        t3.note_range(5, 5, range(1, 10));
+        t4.note_range(5, 5, range(50, 60));
+        let c = s.precommit(&t3, key_writes(5, &[55])).unwrap();
+        s.published(c);
+        assert!(s.precommit(&t4, key_writes(5, &[5])).is_err());
+    }
+
+    #[test]
+    fn index_ranges_meet_entries_and_many_ranges_read_the_table() {
+        let (table, index) = (5, 9);
+        let s = Ssi::default();
+        let t1 = s.register(1);
+        let t2 = s.register(2);
+        t1.note_range(table, index, range(1, 10));
+        t2.note_range(table, index, range(50, 60));
+        // A write whose entry lies in t2's range (keys are not entries).
+        let mut w = key_writes(table, &[3]);
+        w.add_entry(table, index, vec![Value::Int(55), Value::Int(3)].into());
+        let c = s.precommit(&t1, w).unwrap();
+        s.published(c);
+        let mut w = key_writes(table, &[4]);
+        w.add_entry(table, index, vec![Value::Int(5), Value::Int(4)].into());
+        assert!(s.precommit(&t2, w).is_err());
+        s.abort(2);
+        // Past MAX_RANGES ranges of one index, the table counts as read.
+        let t3 = s.register(3);
+        for i in 0..=MAX_RANGES as i64 {
+            t3.note_range(table, index, range(i * 10, i * 10 + 1));
+        }
+        let r = t3.reads.lock();
+        assert!(r.tables.contains(&table) && r.ranges.is_empty());
     }
 }

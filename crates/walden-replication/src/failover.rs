@@ -38,13 +38,15 @@ pub(crate) fn failover(inner: &Arc<Inner>, group: &str, force: bool) -> Result<V
         .lock()
         .iter()
         .any(|r| r.eq_ignore_ascii_case(group));
-    if inner.ha.is_some() {
-        return Err(ReplicationError::State(format!(
-            "availability group \"{group}\" fails over automatically through etcd (walden serve --ha): \
-             a failover outside the leader key could make two primaries; stop the primary to fail over"
-        )));
-    }
     if g.primary.eq_ignore_ascii_case(&me) {
+        if inner.ha.is_some() && resolving {
+            // In HA mode only the leader key brings a primary online.
+            return Err(ReplicationError::State(format!(
+                "this replica (\"{me}\") is the primary of availability group \"{group}\" held read-only \
+                 until it holds the group's leader key in etcd again (walden serve --ha); \
+                 run the failover on a secondary"
+            )));
+        }
         if resolving && force {
             // An operator brings a restarted primary online without waiting
             // to hear from a secondary.
@@ -77,6 +79,11 @@ pub(crate) fn failover(inner: &Arc<Inner>, group: &str, force: bool) -> Result<V
             }
             known.insert(db.to_ascii_lowercase(), e.map_or(0, |e| e.primary_end));
         }
+    }
+    if let Some(ha) = &inner.ha {
+        // Through the leader key: a failover outside it could make two
+        // primaries.
+        return crate::ha::request_failover(ha, group, force, known);
     }
     take_over(inner, group, g.epoch + 1, &known)
 }

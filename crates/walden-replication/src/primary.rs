@@ -279,6 +279,7 @@ async fn link_once(inner: &Arc<Inner>, id: u64) -> Result<(), String> {
         ag: g.clone(),
         to: replica.clone(),
         database: db_name.clone(),
+        ha_cluster: inner.ha.as_ref().map(|h| h.cfg.cluster.clone()),
     };
     conn.send(&Msg::Hello(hello))
         .await

@@ -28,6 +28,11 @@ pub struct Hello {
     /// The replica name the primary expects at this endpoint.
     pub to: String,
     pub database: String,
+    /// The primary's HA cluster (`--ha-cluster`), `None` without `--ha`:
+    /// a secondary of another cluster (or of none) refuses to follow, since
+    /// two clusters' leader keys could make two primaries of one group.
+    #[serde(default)]
+    pub ha_cluster: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -44,6 +49,8 @@ pub enum HelloReply {
     Refused(String),
 }
 
+// A Hello is sent once per connection: its size costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Msg {
     Hello(Hello),

@@ -318,6 +318,22 @@ fn accept_hello(inner: &Arc<Inner>, h: &Hello) -> HelloReply {
     if h.ag.primary.eq_ignore_ascii_case(me) {
         return HelloReply::Refused("this replica is the group's primary".into());
     }
+    let mine = inner.ha.as_ref().map(|x| x.cfg.cluster.as_str());
+    if mine != h.ha_cluster.as_deref() {
+        let say = |c: Option<&str>| {
+            c.map_or("no HA cluster".to_string(), |c| {
+                format!("HA cluster \"{c}\"")
+            })
+        };
+        tracing::error!(primary = %h.ag.primary, theirs = %say(h.ha_cluster.as_deref()), ours = %say(mine),
+            "refusing a primary of another HA cluster");
+        return HelloReply::Refused(format!(
+            "this replica is in {}, the primary \"{}\" in {}: every replica of a group must run with the same --ha-cluster and etcd",
+            say(mine),
+            h.ag.primary,
+            say(h.ha_cluster.as_deref())
+        ));
+    }
     let name = &h.ag.def.name;
     let db = h.database.to_ascii_lowercase();
     let mut step_down = false;

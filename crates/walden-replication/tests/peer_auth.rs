@@ -257,6 +257,7 @@ fn forged_frames_from_a_raw_client_are_refused_and_replication_goes_on() {
         ag,
         to: "b".into(),
         database: "walden".into(),
+        ha_cluster: None,
     })
     .encode();
     let got = raw_exchange(addr, &forged[..OFFER_LEN.min(forged.len())]);

@@ -407,13 +407,15 @@ pub fn render(
         o.sample("hadr_auth_failures_total", &[], r.auth_failures().0 as f64);
         if let Some(c) = r.ha_counters() {
             use std::sync::atomic::Ordering::Relaxed;
-            let ha: [(&str, &str, &std::sync::atomic::AtomicU64); 6] = [
+            let ha: [(&str, &str, &std::sync::atomic::AtomicU64); 8] = [
                 ("ha_promotions_total", "Times this node took an availability group's leader key in etcd and became its primary.", &c.promotions),
                 ("ha_demotions_total", "Times this node stopped being a group's primary because it lost the leader key or its lease.", &c.demotions),
                 ("ha_lease_lost_total", "Times the node's etcd lease lapsed before it was renewed.", &c.lease_lost),
                 ("ha_lease_renewals_total", "Successful renewals of the node's etcd lease.", &c.renewals),
                 ("ha_lease_renew_failures_total", "Failed attempts to renew the node's etcd lease.", &c.renew_failures),
                 ("ha_sync_set_writes_total", "Writes of a group's published set of counted synchronous secondaries.", &c.sync_set_writes),
+                ("ha_switchovers_total", "Times this primary handed its leader key to a secondary that asked (ALTER AVAILABILITY GROUP ... FAILOVER).", &c.switchovers),
+                ("ha_forced_failovers_total", "Times this node took a lapsed leader key by an operator's FORCE_FAILOVER_ALLOW_DATA_LOSS.", &c.forced_failovers),
             ];
             for (name, help, v) in ha {
                 o.header(name, "counter", help);

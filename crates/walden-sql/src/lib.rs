@@ -162,6 +162,14 @@ pub struct SqlEngine {
 
 impl SqlEngine {
     pub fn new(instance: Instance) -> Arc<SqlEngine> {
+        // No session survives a restart: neither do temporary tables.
+        let session = instance.new_session();
+        for db in instance.databases() {
+            if let Err(e) = session::temp_tables::drop_leftovers(&db, &session) {
+                tracing::warn!("dropping leftover temporary tables of {}: {e}", db.name());
+            }
+        }
+        drop(session);
         Arc::new(SqlEngine {
             instance,
             replication: parking_lot::RwLock::new(None),

@@ -56,6 +56,15 @@ const SETUP: &[&str] = &[
 ];
 
 const QUERIES: &[&str] = &[
+    // Correlated subqueries whose join filters on the outer row (consistency
+    // check 10's shape), inner and left joins.
+    "SELECT c.c_d_id, c.c_id, (SELECT sum(ol_amount) FROM orders, order_line \
+     WHERE ol_w_id = o_w_id AND ol_d_id = o_d_id AND ol_o_id = o_id AND o_w_id = c.c_w_id \
+     AND o_d_id = c.c_d_id AND o_c_id = c.c_id) FROM customer c WHERE c.c_w_id = 2 ORDER BY 1, 2",
+    "SELECT c.c_d_id, c.c_id, (SELECT count(*) || '/' || count(ol_number) FROM orders \
+     LEFT JOIN order_line ON ol_w_id = o_w_id AND ol_d_id = o_d_id AND ol_o_id = o_id \
+     AND ol_number = c.c_id % 5 WHERE o_w_id = c.c_w_id AND o_d_id = c.c_d_id \
+     AND o_c_id = c.c_id) FROM customer c WHERE c.c_w_id = 3 AND c.c_d_id = 2 ORDER BY 1, 2",
     // Three of order_line's four key columns (order-status, delivery's SUM).
     "SELECT ol_number, ol_i_id, ol_amount FROM order_line \
      WHERE ol_w_id = 1 AND ol_d_id = 2 AND ol_o_id = 7 ORDER BY ol_number",
@@ -250,6 +259,94 @@ fn joins_search_the_inner_index_per_row() {
             .get(0);
         // Four customers, each with the orders whose (o * 7) % 30 + 1 is its id.
         assert_eq!((n, seeks(&c).await - before), (6, 4));
+    });
+}
+
+/// A correlated subquery over a join (TPC-C's consistency check 10: each
+/// customer's delivered order lines) searches `orders_c` once per outer
+/// row with the outer row's values, instead of joining both tables whole
+/// for each; and what each execution materialized is given back to the
+/// statement's memory budget, so 3,000 executions fit in 8 MB.
+#[test]
+fn correlated_subqueries_search_per_row_in_bounded_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("walden.toml");
+    std::fs::write(&cfg, "statement_memory_limit_mb = 8\n").unwrap();
+    let walden = server_support::Serve::start(
+        &tmp.path().join("walden"),
+        &["--config", cfg.to_str().unwrap()],
+    );
+    block_on_within(Duration::from_secs(120), async {
+        let c = connect(&walden.conn_str()).await;
+        c.batch_execute(
+            "CREATE TABLE customer (c_w_id int, c_d_id int, c_id int, c_balance numeric(12,2), \
+             PRIMARY KEY (c_w_id, c_d_id, c_id)); \
+             INSERT INTO customer SELECT 1, d, c, c % 17 FROM generate_series(1, 2) d, \
+             generate_series(1, 1500) c; \
+             CREATE TABLE orders (o_w_id int, o_d_id int, o_id int, o_c_id int, \
+             PRIMARY KEY (o_w_id, o_d_id, o_id)); \
+             CREATE INDEX orders_c ON orders (o_w_id, o_d_id, o_c_id, o_id); \
+             INSERT INTO orders SELECT 1, d, o, (o * 7) % 1500 + 1 FROM generate_series(1, 2) d, \
+             generate_series(1, 4500) o; \
+             CREATE TABLE order_line (ol_w_id int, ol_d_id int, ol_o_id int, ol_number int, \
+             ol_amount numeric(6,2), ol_delivery_d timestamp, \
+             PRIMARY KEY (ol_w_id, ol_d_id, ol_o_id, ol_number))",
+        )
+        .await
+        .unwrap();
+        // In parts that each fit the 8 MB limit.
+        for d in 1..=2 {
+            for from in [1, 1501, 3001] {
+                c.batch_execute(&format!(
+                    "INSERT INTO order_line SELECT 1, {d}, o, n, (o * n) % 97, \
+                     CASE WHEN o % 3 = 0 THEN NULL ELSE timestamp '2026-01-01' END \
+                     FROM generate_series({from}, {from} + 1499) o, generate_series(1, 5) n"
+                ))
+                .await
+                .unwrap();
+            }
+        }
+        let before = seeks(&c).await;
+        let per_row: Vec<String> = c
+            .simple_query(
+                "SELECT c.c_d_id, c.c_id, (SELECT sum(ol_amount) FROM orders, order_line \
+                 WHERE ol_w_id = o_w_id AND ol_d_id = o_d_id AND ol_o_id = o_id \
+                 AND ol_delivery_d IS NOT NULL AND o_w_id = c.c_w_id AND o_d_id = c.c_d_id \
+                 AND o_c_id = c.c_id) FROM customer c WHERE c.c_w_id = 1 ORDER BY 1, 2",
+            )
+            .await
+            .unwrap()
+            .iter()
+            .filter_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::Row(r) => Some(format!(
+                    "{} {} {}",
+                    r.get(0).unwrap(),
+                    r.get(1).unwrap(),
+                    r.get(2).unwrap_or("NULL")
+                )),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(seeks(&c).await - before, 3000, "one search per customer");
+        // The same sums from the rows' formulas: customer c's orders are the
+        // o with (o * 7) % 1500 + 1 = c, their lines delivered unless o % 3 = 0.
+        let mut expected = Vec::new();
+        for d in 1..=2 {
+            for cust in 1..=1500i64 {
+                let lines: Vec<i64> = (1..=4500i64)
+                    .filter(|o| (o * 7) % 1500 + 1 == cust && o % 3 != 0)
+                    .flat_map(|o| (1..=5).map(move |n| (o * n) % 97))
+                    .collect();
+                let sum = if lines.is_empty() {
+                    "NULL".to_string()
+                } else {
+                    format!("{}.00", lines.iter().sum::<i64>())
+                };
+                expected.push(format!("{d} {cust} {sum}"));
+            }
+        }
+        assert_eq!(per_row.len(), 3000);
+        assert_eq!(per_row, expected);
     });
 }
 

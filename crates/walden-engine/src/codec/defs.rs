@@ -4,8 +4,9 @@
 use super::{get_type, put_ivar, put_str, put_type, put_value, put_var, short, Reader};
 use crate::error::Result;
 use crate::schema::{
-    CheckDef, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, FkAction, ForeignKeyDef,
-    Identity, IdentityGeneration, IndexDef, RecoveryModel, SeqType, SequenceDef, TableDef,
+    CheckDef, Collation, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, FkAction,
+    ForeignKeyDef, Identity, IdentityGeneration, IndexDef, RecoveryModel, SeqType, SequenceDef,
+    TableDef,
 };
 
 pub fn put_table_def(out: &mut Vec<u8>, d: &TableDef) {
@@ -58,7 +59,18 @@ pub fn put_table_def(out: &mut Vec<u8>, d: &TableDef) {
         .filter(|(_, c)| c.identity.is_some_and(|i| i.tsql))
         .map(|(k, _)| k)
         .collect();
+    let collated: Vec<(usize, u8)> = d
+        .columns
+        .iter()
+        .enumerate()
+        .filter_map(|(k, c)| match c.collation {
+            Collation::Default => None,
+            Collation::C => Some((k, 1)),
+            Collation::Posix => Some((k, 2)),
+        })
+        .collect();
     let parts = d.indexes.len()
+        + collated.len()
         + d.checks.len()
         + d.foreign_keys.len()
         + d.pk_name.is_some() as usize
@@ -95,6 +107,11 @@ pub fn put_table_def(out: &mut Vec<u8>, d: &TableDef) {
         out.push(DEF_IDENTITY_TSQL);
         put_var(out, k as u64);
     }
+    for (k, code) in collated {
+        out.push(DEF_COLLATION);
+        put_var(out, k as u64);
+        out.push(code);
+    }
 }
 
 /// Tags of the parts in a table definition's tail (3 is the foreign keys').
@@ -107,6 +124,9 @@ const DEF_FOREIGN_KEY: u8 = 3;
 const DEF_IDENTITY_GENERATED: u8 = 7;
 /// A column's identity is T-SQL's `IDENTITY` (its position follows).
 const DEF_IDENTITY_TSQL: u8 = 8;
+/// A column's collation other than the default: its position, then 1 for
+/// `C`, 2 for `POSIX`.
+const DEF_COLLATION: u8 = 17;
 
 pub fn put_foreign_key(out: &mut Vec<u8>, fk: &ForeignKeyDef) {
     put_str(out, &fk.name);
@@ -219,6 +239,7 @@ pub fn get_table_def(r: &mut Reader<'_>, tail: bool) -> Result<TableDef> {
             nullable,
             default,
             identity,
+            collation: Collation::Default,
         });
     }
     let k = r.var()? as usize;
@@ -265,6 +286,15 @@ pub fn get_table_def(r: &mut Reader<'_>, tail: bool) -> Result<TableDef> {
                         .and_then(|c| c.identity.as_mut())
                         .ok_or_else(short)?;
                     ident.tsql = true;
+                }
+                DEF_COLLATION => {
+                    let k = r.var()? as usize;
+                    let c = match r.u8()? {
+                        1 => Collation::C,
+                        2 => Collation::Posix,
+                        _ => return Err(short()),
+                    };
+                    columns.get_mut(k).ok_or_else(short)?.collation = c;
                 }
                 _ => return Err(short()),
             }

@@ -59,6 +59,28 @@ impl VersionedRows {
         }
     }
 
+    /// The first key in `range` a snapshot at `csn` sees (where a search
+    /// ended, for SERIALIZABLE's tracking of what it read). Chunks start
+    /// at two keys and grow, past keys the snapshot does not see.
+    pub fn first_key_at(&self, range: (Bound<&Key>, Bound<&Key>), csn: Csn) -> Result<Option<Key>> {
+        let mut lo = range.0.cloned();
+        let mut n = 2;
+        loop {
+            if range_is_empty(lo.as_ref(), range.1) {
+                return Ok(None);
+            }
+            let (rows, next) = self.chunk((lo.as_ref(), range.1), csn, n, false, &all)?;
+            if let Some((k, _)) = rows.into_iter().next() {
+                return Ok(Some(k));
+            }
+            match next {
+                Some(b) => lo = b,
+                None => return Ok(None),
+            }
+            n = (n * 4).min(SCAN_CHUNK);
+        }
+    }
+
     /// One chunk of a forward scan of `range` at `csn`: at most about
     /// [`SCAN_CHUNK`] rows, and where the next chunk starts (`None`: done).
     /// For a caller that writes what it reads as it goes (a checkpoint

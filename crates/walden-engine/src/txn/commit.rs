@@ -137,7 +137,7 @@ impl Transaction {
         // SERIALIZABLE: the commit test; a failure rolls back (on drop).
         let ssi_seq = match &self.ssi {
             Some(s) => {
-                let writes = crate::ssi::Writes::new(self.writes.keys().cloned());
+                let writes = self.ssi_writes()?;
                 let seq = self.db.txns.ssi.precommit(s, writes)?;
                 self.ssi = None;
                 Some(seq)

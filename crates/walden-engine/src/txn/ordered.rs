@@ -20,14 +20,15 @@ impl Transaction {
         reverse: bool,
         mut f: impl FnMut(&Row) -> std::result::Result<bool, E>,
     ) -> std::result::Result<(), E> {
-        self.note_scan(t);
         let snap = self.read_snapshot();
         let mut mine: Vec<(&Key, &Option<Row>)> = self.own_writes(t, &range).collect();
         if reverse {
             mine.reverse();
         }
         let mut mine = mine.into_iter().peekable();
-        let mut stopped = false;
+        // SERIALIZABLE: the key of the row the walk stopped at.
+        let track = self.ssi.is_some();
+        let mut stopped: Option<Key> = None;
         t.rows.walk_at::<E>(
             (range.0.as_ref(), range.1.as_ref()),
             snap.csn(),
@@ -40,7 +41,7 @@ impl Transaction {
                     }
                     if let Some(w) = w {
                         if !f(w)? {
-                            stopped = true;
+                            stopped = Some(if track { (*mk).clone() } else { Key::default() });
                             return Ok(false);
                         }
                     }
@@ -52,18 +53,24 @@ impl Transaction {
                     Some((_, None)) => true,
                     None => f(r)?,
                 };
-                stopped = !go;
+                if !go {
+                    stopped = Some(if track { k.clone() } else { Key::default() });
+                }
                 Ok(go)
             },
         )?;
-        if !stopped {
-            for (_, w) in mine {
+        if stopped.is_none() {
+            for (mk, w) in mine {
                 if let Some(w) = w {
                     if !f(w)? {
+                        stopped = Some(mk.clone());
                         break;
                     }
                 }
             }
+        }
+        if track {
+            self.note_range(t, &read_part(range, stopped, reverse));
         }
         Ok(())
     }
@@ -104,7 +111,8 @@ impl Transaction {
             mine.reverse();
         }
         let mut mine = mine.into_iter().peekable();
-        let mut stopped = false;
+        let track = self.ssi.is_some();
+        let mut stopped: Option<Key> = None;
         index.entries.walk_at::<E>(
             (range.0.as_ref(), range.1.as_ref()),
             csn,
@@ -115,7 +123,7 @@ impl Transaction {
                         break;
                     }
                     if !f(r)? {
-                        stopped = true;
+                        stopped = Some(if track { e.clone() } else { Key::default() });
                         return Ok(false);
                     }
                     mine.next();
@@ -130,18 +138,38 @@ impl Transaction {
                     Some(r) => f(&r)?,
                     None => true,
                 };
-                stopped = !go;
+                if !go {
+                    stopped = Some(if track { entry.clone() } else { Key::default() });
+                }
                 Ok(go)
             },
         )?;
-        if !stopped {
-            for (_, r) in mine {
+        if stopped.is_none() {
+            for (e, r) in mine {
                 if !f(r)? {
+                    stopped = Some(e);
                     break;
                 }
             }
         }
+        if track {
+            self.note_entries(t, index, read_part(range, stopped, reverse));
+        }
         Ok(true)
+    }
+}
+
+/// The part of `range` a walk read: up to the key it stopped at (from the
+/// range's end, if `reverse`), or all of it.
+fn read_part(
+    range: (Bound<Key>, Bound<Key>),
+    stopped: Option<Key>,
+    reverse: bool,
+) -> (Bound<Key>, Bound<Key>) {
+    match stopped {
+        None => range,
+        Some(k) if reverse => (Bound::Included(k), range.1),
+        Some(k) => (range.0, Bound::Included(k)),
     }
 }
 

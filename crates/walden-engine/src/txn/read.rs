@@ -80,7 +80,7 @@ impl Transaction {
     }
 
     pub fn scan_in(&self, t: &Table, range: (Bound<Key>, Bound<Key>)) -> Result<Vec<(Key, Row)>> {
-        self.note_scan(t);
+        self.note_range(t, &range);
         if range_is_empty(range.0.as_ref(), range.1.as_ref()) {
             return Ok(Vec::new());
         }
@@ -110,7 +110,7 @@ impl Transaction {
         range: (Bound<Key>, Bound<Key>),
         mut f: impl FnMut(&[Value]) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
-        self.note_scan(t);
+        self.note_range(t, &range);
         if range_is_empty(range.0.as_ref(), range.1.as_ref()) {
             return Ok(());
         }
@@ -134,7 +134,7 @@ impl Transaction {
         range: (Bound<Key>, Bound<Key>),
         mut f: impl FnMut(&Visited<'_>) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
-        self.note_scan(t);
+        self.note_range(t, &range);
         if range_is_empty(range.0.as_ref(), range.1.as_ref()) {
             return Ok(());
         }
@@ -170,6 +170,18 @@ impl Transaction {
         let entries = ix
             .entries
             .scan_while_at((lo.as_ref(), Bound::Unbounded), csn, &more)?;
+        if self.ssi.is_some() {
+            // Read: the entries from `lo` up to the first one past the
+            // search (those passing `more` all come before it).
+            let from = entries
+                .last()
+                .map_or(lo.clone(), |(e, _)| Bound::Excluded(e.clone()));
+            let stop = ix
+                .entries
+                .first_key_at((from.as_ref(), Bound::Unbounded), csn)?;
+            let hi = stop.map_or(Bound::Unbounded, Bound::Excluded);
+            self.note_entries(t, ix, (lo.clone(), hi));
+        }
         let mut out: BTreeMap<Key, Row> = BTreeMap::new();
         for (entry, _) in entries {
             let pk = ix.row_key(&entry);
@@ -189,7 +201,7 @@ impl Transaction {
         Ok(Some(out.into_iter().collect()))
     }
 
-    /// SERIALIZABLE: a scan or search reads the whole table (see `ssi.rs`).
+    /// SERIALIZABLE: a read of the whole table (see `ssi.rs`).
     pub(super) fn note_scan(&self, t: &Table) {
         if let Some(s) = &self.ssi {
             s.note_scan(t.id());

@@ -34,8 +34,8 @@ impl Transaction {
         }
     }
 
-    /// Index `ix` of `t` and the snapshot a read through it uses (the scan
-    /// noted for SERIALIZABLE); `None` when `t` has no such index or the
+    /// Index `ix` of `t` and the snapshot a read through it uses (the
+    /// caller notes the entries it reads for SERIALIZABLE); `None` when `t` has no such index or the
     /// snapshot is older than the index (the caller reads another way).
     pub(super) fn index_read<'t>(
         &self,
@@ -43,7 +43,6 @@ impl Transaction {
         ix: usize,
     ) -> Option<(&'t Index, ReadSnapshot<'_>)> {
         let index = t.indexes.get(ix)?;
-        self.note_scan(t);
         let snap = self.read_snapshot();
         index.usable_at(snap.csn()).then_some((&**index, snap))
     }
@@ -97,5 +96,45 @@ fn bound_map(b: &Bound<Key>, tid: u32, upper: bool) -> Bound<(u32, Key)> {
         Bound::Excluded(k) => Bound::Excluded((tid, k.clone())),
         Bound::Unbounded if upper => Bound::Excluded((tid + 1, Key::default())),
         Bound::Unbounded => Bound::Included((tid, Key::default())),
+    }
+}
+
+impl Transaction {
+    /// SERIALIZABLE: a read of the primary keys of `t` in `range`.
+    pub(super) fn note_range(&self, t: &Table, range: &(Bound<Key>, Bound<Key>)) {
+        if let Some(s) = &self.ssi {
+            s.note_range(t.id(), t.id(), range.clone());
+        }
+    }
+
+    /// SERIALIZABLE: a read of the entries of `index` (of `t`) in `range`.
+    pub(super) fn note_entries(&self, t: &Table, index: &Index, range: (Bound<Key>, Bound<Key>)) {
+        if let Some(s) = &self.ssi {
+            s.note_range(t.id(), index.def.id, range);
+        }
+    }
+
+    /// SERIALIZABLE: what this transaction wrote, for the commit test: each
+    /// primary key, and the entries each index of a written table had or
+    /// gets for it (the replaced row's, read as the newest committed version,
+    /// which the row lock held keeps; and the new row's).
+    pub(super) fn ssi_writes(&self) -> crate::error::Result<crate::ssi::Writes> {
+        let mut w = crate::ssi::Writes::new(self.writes.keys().cloned());
+        let mut table: Option<std::sync::Arc<Table>> = None;
+        for ((tid, key), row) in &self.writes {
+            if table.as_ref().is_none_or(|t| t.id() != *tid) {
+                table = self.db.table_by_id(*tid);
+            }
+            let Some(t) = table.as_ref().filter(|t| !t.indexes.is_empty()) else {
+                continue;
+            };
+            let old = t.rows.latest(key)?.and_then(|(_, r)| r);
+            for ix in &t.indexes {
+                for r in old.iter().chain(row.iter()) {
+                    w.add_entry(*tid, ix.def.id, ix.entry(key, r));
+                }
+            }
+        }
+        Ok(w)
     }
 }

@@ -3,10 +3,15 @@
 //! it when it lapses and this node goes first; give up being primary when
 //! someone else holds it) and, on the leader, the published sync set.
 
+use super::election::SwitchoverKey;
 use super::election::{self, LeaderKey, Member, MemberGroup, SyncKey};
-use super::etcd::Compare;
-use super::{fence_group, leader_key, member_key, read_cluster, sync_key, ClusterView, HaShared};
+use super::etcd::{Compare, Op};
+use super::{
+    fence_group, leader_key, member_key, read_cluster, switchover_key, sync_key, ClusterView,
+    GroupView, HaShared,
+};
 use crate::config::{AgState, AvailabilityMode};
+use crate::failover::FailoverRow;
 use crate::status::SyncState;
 use crate::{failover, Inner};
 use std::collections::{BTreeMap, HashMap};
@@ -165,7 +170,20 @@ impl Agent {
         let gv = view.groups.iter().find(|x| x.name == name);
         let sync = gv.and_then(|x| x.sync.clone());
         let leader = gv.and_then(|x| x.leader.clone().map(|l| (l, x.leader_lease)));
+        let switch = gv.and_then(|x| x.switchover.clone());
         let lkey = leader_key(&ha.cfg.cluster, &name);
+        if let Some((_, _, until)) = ha.pending(&name) {
+            if Instant::now() >= until {
+                self.drop_switchover(ha, &name, switch.as_ref(), &me);
+                ha.finish(
+                    &name,
+                    Err(format!(
+                        "availability group \"{name}\" did not fail over to this replica in time \
+                         (the primary did not give up the leader key, or etcd did not answer)"
+                    )),
+                );
+            }
+        }
         match leader {
             Some((l, l_lease)) if l.name.eq_ignore_ascii_case(&me) && l_lease == lease => {
                 self.absent_since.remove(&name);
@@ -173,10 +191,21 @@ impl Agent {
                     Compare::ValueIs(lkey.clone(), serde_json::to_vec(&l).expect("serializes")),
                     Compare::LeaseIs(lkey.clone(), lease),
                 ];
+                if let Some(s) = &switch {
+                    if s.to.eq_ignore_ascii_case(&me) {
+                        // This node asked and got it: the request is done.
+                        let _ = ha.etcd.delete(&switchover_key(&ha.cfg.cluster, &name));
+                    } else if self.hand_over(inner, ha, g, sync.as_ref(), s, view, &guard)? {
+                        return Ok(());
+                    }
+                    // (A hand-over whose key deletion failed is tried again
+                    // here, fenced, rather than taking writes back.)
+                }
                 if ha.is_leading(&name) {
                     self.publish_sync(inner, ha, g, sync.as_ref(), &guard)
                 } else {
-                    self.become_leader(inner, ha, g, sync.as_ref(), &guard)
+                    self.become_leader(inner, ha, g, sync.as_ref(), &guard, &BTreeMap::new())
+                        .map(|_| ())
                 }
             }
             Some((l, l_lease)) if l.name.eq_ignore_ascii_case(&me) => {
@@ -189,41 +218,209 @@ impl Agent {
                 tracing::info!(group = %name, lease = l_lease, "HA: revoking this node's previous lease");
                 ha.etcd.revoke(l_lease).map_err(|e| e.to_string())
             }
-            Some(_) => {
+            Some((l, _)) => {
                 self.absent_since.remove(&name);
                 // Someone else is primary: this node must not be.
                 if ha.is_leading(&name) || locally_writable(inner, g) {
                     fence_group(inner, ha, &name);
                 }
+                if let Some((force, _, _)) = ha.pending(&name) {
+                    self.ask_switchover(
+                        inner,
+                        ha,
+                        lease,
+                        g,
+                        sync.as_ref(),
+                        &l,
+                        force,
+                        switch.as_ref(),
+                    )?;
+                }
                 Ok(())
             }
-            None => self.elect(inner, ha, lease, g, sync.as_ref(), view),
+            None => self.elect(inner, ha, lease, g, gv, view),
+        }
+    }
+
+    /// An operator's FAILOVER on this secondary while `l` holds the key:
+    /// ask it to hand the key over (a forced failover is refused: the
+    /// primary is alive, its lease says so).
+    #[allow(clippy::too_many_arguments)]
+    fn ask_switchover(
+        &mut self,
+        inner: &Arc<Inner>,
+        ha: &HaShared,
+        lease: i64,
+        g: &AgState,
+        sync: Option<&SyncKey>,
+        l: &LeaderKey,
+        force: bool,
+        switch: Option<&SwitchoverKey>,
+    ) -> Result<(), String> {
+        let me = inner.cfg.name.clone();
+        let name = g.def.name.to_ascii_lowercase();
+        if force {
+            ha.finish(
+                &name,
+                Err(format!(
+                    "\"{}\" holds the leader key of availability group \"{name}\" in etcd: it is alive, \
+                     so a forced failover could make two primaries; use ALTER AVAILABILITY GROUP {name} FAILOVER \
+                     on a SYNCHRONIZED synchronous secondary, or stop that primary",
+                    l.name
+                )),
+            );
+            return Ok(());
+        }
+        let counted = sync.is_some_and(|s| {
+            s.leader.eq_ignore_ascii_case(&l.name)
+                && election::eligible(&me, &local_group(inner, g), Some(s))
+        });
+        if !counted {
+            ha.finish(
+                &name,
+                Err(format!(
+                    "this replica (\"{me}\") is not among the synchronous secondaries the primary \"{}\" \
+                     counts for commits (etcd's sync set), so it may lack acknowledged commits; \
+                     wait until it is SYNCHRONIZED and counted",
+                    l.name
+                )),
+            );
+            return Ok(());
+        }
+        let want = SwitchoverKey {
+            to: me.clone(),
+            from: l.name.clone(),
+            epoch: l.epoch,
+        };
+        if switch != Some(&want) {
+            let key = switchover_key(&ha.cfg.cluster, &name);
+            let bytes = serde_json::to_vec(&want).expect("serializes");
+            // Only when no other secondary has asked first.
+            let asked = ha
+                .etcd
+                .txn(
+                    &[Compare::Absent(key.clone())],
+                    &[Op::Put(&key, &bytes, lease)],
+                )
+                .map_err(|e| e.to_string())?;
+            if !asked {
+                if let Some(other) = switch.filter(|s| !s.to.eq_ignore_ascii_case(&me)) {
+                    ha.finish(
+                        &name,
+                        Err(format!(
+                            "\"{}\" has already asked for the leader key of availability group \"{name}\"",
+                            other.to
+                        )),
+                    );
+                }
+                return Ok(());
+            }
+            tracing::warn!(group = %name, primary = %l.name, "HA: asked the primary to hand over the leader key");
+        }
+        Ok(())
+    }
+
+    /// On the leader: a counted secondary asked for the key. Stop
+    /// acknowledging, then give the key up (guarded: only this node's own
+    /// key); the asker takes it. Whether the key was given up.
+    #[allow(clippy::too_many_arguments)]
+    fn hand_over(
+        &mut self,
+        inner: &Arc<Inner>,
+        ha: &Arc<HaShared>,
+        g: &AgState,
+        sync: Option<&SyncKey>,
+        s: &SwitchoverKey,
+        view: &ClusterView,
+        guard: &[Compare],
+    ) -> Result<bool, String> {
+        let me = inner.cfg.name.clone();
+        let name = g.def.name.to_ascii_lowercase();
+        let counted = sync.is_some_and(|k| {
+            k.leader.eq_ignore_ascii_case(&me)
+                && k.epoch == g.epoch
+                && k.members.iter().any(|m| m.eq_ignore_ascii_case(&s.to))
+        });
+        let alive = view
+            .members
+            .iter()
+            .any(|m| m.name.eq_ignore_ascii_case(&s.to));
+        if !counted || !alive || !s.from.eq_ignore_ascii_case(&me) || s.epoch != g.epoch {
+            // Asked of someone else, or by a secondary that may lack
+            // acknowledged commits: not honoured (the asker times out).
+            return Ok(false);
+        }
+        tracing::warn!(group = %name, to = %s.to, "HA: switchover: this primary stops acknowledging and gives up the leader key");
+        // Commits stop first: every acknowledged one is then on the
+        // counted secondary; what is hardened here and not acknowledged
+        // is this node's tail, discarded when it rejoins.
+        fence_group(inner, ha, &name);
+        let lkey = leader_key(&ha.cfg.cluster, &name);
+        let gave = ha
+            .etcd
+            .txn(guard, &[Op::Delete(&lkey)])
+            .map_err(|e| e.to_string())?;
+        if gave {
+            ha.counters.switchovers.fetch_add(1, Relaxed);
+        }
+        Ok(gave)
+    }
+
+    /// Removes this node's switchover request from etcd (best effort: it
+    /// goes with the lease anyway).
+    fn drop_switchover(
+        &self,
+        ha: &HaShared,
+        group: &str,
+        switch: Option<&SwitchoverKey>,
+        me: &str,
+    ) {
+        if switch.is_some_and(|s| s.to.eq_ignore_ascii_case(me)) {
+            let _ = ha.etcd.delete(&switchover_key(&ha.cfg.cluster, group));
         }
     }
 
     /// The leader key is absent: take it if this node is eligible and goes
-    /// first (or the one that should has not, for a while).
+    /// first (or the one that should has not, for a while). A counted
+    /// secondary that asked for a switchover goes first; an operator's
+    /// forced failover on this node takes it without being eligible.
     fn elect(
         &mut self,
         inner: &Arc<Inner>,
         ha: &Arc<HaShared>,
         lease: i64,
         g: &AgState,
-        sync: Option<&SyncKey>,
+        gv: Option<&GroupView>,
         view: &ClusterView,
     ) -> Result<(), String> {
         let me = inner.cfg.name.clone();
         let name = g.def.name.to_ascii_lowercase();
+        let sync = gv.and_then(|x| x.sync.as_ref());
+        let switch = gv.and_then(|x| x.switchover.as_ref());
         if ha.is_leading(&name) {
             // The key vanished under this node (deleted by hand?): stop.
             fence_group(inner, ha, &name);
         }
+        let request = ha.pending(&name);
+        let forced = request.as_ref().is_some_and(|r| r.0);
         let mine = local_group(inner, g);
-        if !election::eligible(&me, &mine, sync) {
+        if !forced && !election::eligible(&me, &mine, sync) {
             if locally_writable(inner, g) {
                 fence_group(inner, ha, &name);
             }
             return Ok(());
+        }
+        let asked_by_me = switch.is_some_and(|s| s.to.eq_ignore_ascii_case(&me));
+        if let Some(s) = switch.filter(|_| !asked_by_me && !forced) {
+            // A switchover to another node is under way: it goes, alone,
+            // while its request lives (it goes with its lease).
+            if view
+                .members
+                .iter()
+                .any(|m| m.name.eq_ignore_ascii_case(&s.to))
+            {
+                return Ok(());
+            }
         }
         let since = *self
             .absent_since
@@ -240,7 +437,8 @@ impl Agent {
                 }
             }
         }
-        if !election::goes_first(&me, &candidates) && since.elapsed() < SECOND_CHANCE {
+        let first = forced || asked_by_me || election::goes_first(&me, &candidates);
+        if !first && since.elapsed() < SECOND_CHANCE {
             return Ok(());
         }
         let epoch = next_epoch(&me, g, sync);
@@ -258,12 +456,25 @@ impl Agent {
             return Ok(());
         }
         self.absent_since.remove(&name);
-        tracing::warn!(group = %name, epoch, candidates = ?candidates, "HA: took the leader key");
+        if forced {
+            ha.counters.forced_failovers.fetch_add(1, Relaxed);
+            tracing::error!(group = %name, epoch, eligible = ?candidates, "HA: took the leader key by an operator's FORCE_FAILOVER_ALLOW_DATA_LOSS");
+        } else {
+            tracing::warn!(group = %name, epoch, candidates = ?candidates, "HA: took the leader key");
+        }
         let guard = vec![
             Compare::ValueIs(lk.clone(), value),
             Compare::LeaseIs(lk, lease),
         ];
-        self.become_leader(inner, ha, g, sync, &guard)
+        let known = request.map(|r| r.1).unwrap_or_default();
+        let res = self.become_leader(inner, ha, g, sync, &guard, &known);
+        if ha.pending(&name).is_some() {
+            ha.finish(&name, res.clone());
+        }
+        if asked_by_me {
+            let _ = ha.etcd.delete(&switchover_key(&ha.cfg.cluster, &name));
+        }
+        res.map(|_| ())
     }
 
     /// Holding the key: publish an empty sync set for the new term, then
@@ -275,11 +486,12 @@ impl Agent {
         g: &AgState,
         sync: Option<&SyncKey>,
         guard: &[Compare],
-    ) -> Result<(), String> {
+        known: &BTreeMap<String, u64>,
+    ) -> Result<Vec<FailoverRow>, String> {
         let me = inner.cfg.name.clone();
         let name = g.def.name.to_ascii_lowercase();
         if inner.closed.load(SeqCst) || ha.stopping.load(SeqCst) {
-            return Ok(());
+            return Err("this node is shutting down".into());
         }
         let epoch = next_epoch(&me, g, sync);
         let keep = epoch == g.epoch;
@@ -297,20 +509,19 @@ impl Agent {
         ha.leading.lock().insert(name.clone());
         let res = if keep {
             failover::resolved_now(inner, &g.def.name);
-            Ok(())
+            Ok(Vec::new())
         } else {
-            let known: BTreeMap<String, u64> = BTreeMap::new();
-            failover::take_over(inner, &g.def.name, epoch, &known).map(|rows| {
+            failover::take_over(inner, &g.def.name, epoch, known).inspect(|rows| {
                 for r in rows {
                     tracing::info!(database = %r.database, lsn = r.failover_lsn, epoch = r.epoch, "HA: promoted");
                 }
             })
         };
         match res {
-            Ok(()) => {
+            Ok(rows) => {
                 ha.counters.promotions.fetch_add(1, Relaxed);
                 tracing::warn!(group = %name, epoch, "HA: this node is the primary");
-                Ok(())
+                Ok(rows)
             }
             Err(e) => {
                 fence_group(inner, ha, &name);

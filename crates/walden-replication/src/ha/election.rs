@@ -20,6 +20,15 @@ pub struct LeaderKey {
     pub epoch: u64,
 }
 
+/// `groups/<ag>/switchover`: `to` asks `from`, primary in `epoch`, to give
+/// up the leader key so that `to` can take it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SwitchoverKey {
+    pub to: String,
+    pub from: String,
+    pub epoch: u64,
+}
+
 /// One group as a member registration tells it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MemberGroup {

@@ -47,6 +47,14 @@ pub enum Compare {
     LeaseIs(String, i64),
 }
 
+/// An operation of a transaction.
+#[derive(Clone, Debug)]
+pub enum Op<'a> {
+    /// Key, value, lease (0: none).
+    Put(&'a str, &'a [u8], i64),
+    Delete(&'a str),
+}
+
 /// The endpoints of one cluster, tried in turn (the last one that answered
 /// first).
 #[derive(Debug)]
@@ -264,6 +272,12 @@ impl Etcd {
     /// If every comparison holds, puts `(key, value, lease)` (in order);
     /// whether it did.
     pub fn txn_put(&self, cmp: &[Compare], puts: &[(&str, &[u8], i64)]) -> EtcdResult<bool> {
+        let ops: Vec<Op> = puts.iter().map(|(k, v, l)| Op::Put(k, v, *l)).collect();
+        self.txn(cmp, &ops)
+    }
+
+    /// If every comparison holds, runs `ops` (in order); whether it did.
+    pub fn txn(&self, cmp: &[Compare], ops: &[Op]) -> EtcdResult<bool> {
         let compare: Vec<Value> = cmp
             .iter()
             .map(|c| match c {
@@ -281,14 +295,17 @@ impl Etcd {
                 }),
             })
             .collect();
-        let success: Vec<Value> = puts
+        let success: Vec<Value> = ops
             .iter()
-            .map(|(k, v, lease)| {
-                let mut p = json!({ "key": b64(k.as_bytes()), "value": b64(v) });
-                if *lease != 0 {
-                    p["lease"] = json!(lease.to_string());
+            .map(|op| match op {
+                Op::Put(k, v, lease) => {
+                    let mut p = json!({ "key": b64(k.as_bytes()), "value": b64(v) });
+                    if *lease != 0 {
+                        p["lease"] = json!(lease.to_string());
+                    }
+                    json!({ "request_put": p })
                 }
-                json!({ "request_put": p })
+                Op::Delete(k) => json!({ "request_delete_range": { "key": b64(k.as_bytes()) } }),
             })
             .collect();
         let v = self.call(

@@ -13,14 +13,15 @@ mod agent;
 pub mod election;
 pub mod etcd;
 
-use crate::Inner;
+use crate::failover::FailoverRow;
+use crate::{Inner, ReplicationError};
 use parking_lot::{Condvar, Mutex};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-pub use election::{LeaderKey, Member, MemberGroup, SyncKey};
+pub use election::{LeaderKey, Member, MemberGroup, SwitchoverKey, SyncKey};
 pub use etcd::{parse_endpoints, Etcd, EtcdError};
 
 /// `--ha etcd://...` / `[ha]`.
@@ -87,6 +88,16 @@ pub fn leader_key(cluster: &str, group: &str) -> String {
     )
 }
 
+/// `groups/<ag>/switchover`: a secondary asks the primary to hand it the
+/// leader key (attached to the asker's lease).
+pub fn switchover_key(cluster: &str, group: &str) -> String {
+    format!(
+        "{}groups/{}/switchover",
+        prefix(cluster),
+        group.to_ascii_lowercase()
+    )
+}
+
 pub fn sync_key(cluster: &str, group: &str) -> String {
     format!(
         "{}groups/{}/sync",
@@ -108,6 +119,24 @@ pub struct HaCounters {
     pub renew_failures: AtomicU64,
     /// Sync sets written.
     pub sync_set_writes: AtomicU64,
+    /// This node handed its leader key to a secondary that asked (FAILOVER).
+    pub switchovers: AtomicU64,
+    /// This node took a leader key by an operator's
+    /// FORCE_FAILOVER_ALLOW_DATA_LOSS.
+    pub forced_failovers: AtomicU64,
+}
+
+/// An operator's `ALTER AVAILABILITY GROUP ... FAILOVER` (or
+/// `FORCE_FAILOVER_ALLOW_DATA_LOSS`) on this node, carried out by the
+/// agent through the leader key.
+pub(crate) struct Request {
+    pub force: bool,
+    /// The old primary's last known log end per database (for the report).
+    pub known: BTreeMap<String, u64>,
+    /// The agent gives up (and says so) after this.
+    pub until: Instant,
+    /// Set by the agent; the session waiting takes it.
+    pub outcome: Option<Result<Vec<FailoverRow>, String>>,
 }
 
 /// The HA state shared by the agent, the fence watchdog and the commit hook.
@@ -130,6 +159,9 @@ pub(crate) struct HaShared {
     /// The cluster as last read from etcd.
     pub view: Mutex<Option<ClusterView>>,
     pub last_error: Mutex<Option<String>>,
+    /// Operators' failovers under way, by group (lower case).
+    pub requests: Mutex<HashMap<String, Request>>,
+    pub requests_cv: Condvar,
 }
 
 impl HaShared {
@@ -148,6 +180,8 @@ impl HaShared {
             wake_cv: Condvar::new(),
             view: Mutex::new(None),
             last_error: Mutex::new(None),
+            requests: Mutex::new(HashMap::new()),
+            requests_cv: Condvar::new(),
         }
     }
 
@@ -165,6 +199,75 @@ impl HaShared {
         *self.wake.lock() = true;
         self.wake_cv.notify_all();
     }
+
+    /// The operator's request on `group` the agent has still to carry out.
+    pub(crate) fn pending(&self, group: &str) -> Option<(bool, BTreeMap<String, u64>, Instant)> {
+        self.requests
+            .lock()
+            .get(group)
+            .filter(|r| r.outcome.is_none())
+            .map(|r| (r.force, r.known.clone(), r.until))
+    }
+
+    /// The agent is done with the request on `group`.
+    pub(crate) fn finish(&self, group: &str, outcome: Result<Vec<FailoverRow>, String>) {
+        if let Some(r) = self.requests.lock().get_mut(group) {
+            if r.outcome.is_none() {
+                r.outcome = Some(outcome);
+            }
+        }
+        self.requests_cv.notify_all();
+    }
+}
+
+/// `ALTER AVAILABILITY GROUP group FAILOVER` / `FORCE_FAILOVER_ALLOW_DATA_LOSS`
+/// on this secondary in HA mode: the agent takes the leader key (a
+/// switchover asks the primary to give it up first; a forced failover
+/// takes it only when it has lapsed), and this waits for the outcome.
+pub(crate) fn request_failover(
+    ha: &HaShared,
+    group: &str,
+    force: bool,
+    known: BTreeMap<String, u64>,
+) -> crate::Result<Vec<FailoverRow>> {
+    let key = group.to_ascii_lowercase();
+    // Two TTLs: the primary's lease may need one to lapse (forced), and the
+    // switchover one renewal period to be seen; promotion itself is quick.
+    let until = Instant::now() + ha.cfg.ttl * 2 + Duration::from_secs(10);
+    {
+        let mut r = ha.requests.lock();
+        if r.contains_key(&key) {
+            return Err(ReplicationError::State(format!(
+                "a failover of availability group \"{group}\" is already under way on this replica"
+            )));
+        }
+        r.insert(
+            key.clone(),
+            Request {
+                force,
+                known,
+                until,
+                outcome: None,
+            },
+        );
+    }
+    ha.poke();
+    let mut r = ha.requests.lock();
+    loop {
+        if let Some(out) = r.get_mut(&key).and_then(|x| x.outcome.take()) {
+            r.remove(&key);
+            return out.map_err(ReplicationError::State);
+        }
+        // The agent answers by `until`; this is the backstop for an agent
+        // stuck in a request to an unreachable etcd.
+        if Instant::now() >= until + Duration::from_secs(5) {
+            r.remove(&key);
+            return Err(ReplicationError::State(format!(
+                "the failover of availability group \"{group}\" did not happen in time: etcd did not answer"
+            )));
+        }
+        ha.requests_cv.wait_for(&mut r, Duration::from_millis(200));
+    }
 }
 
 /// A group as etcd shows it.
@@ -174,6 +277,7 @@ pub struct GroupView {
     pub leader: Option<LeaderKey>,
     pub leader_lease: i64,
     pub sync: Option<SyncKey>,
+    pub switchover: Option<SwitchoverKey>,
 }
 
 /// The cluster as etcd shows it.
@@ -220,6 +324,7 @@ pub fn read_cluster(etcd: &Etcd, cluster: &str) -> Result<ClusterView, EtcdError
                         v.groups[i].leader_lease = kv.lease;
                     }
                     "sync" => v.groups[i].sync = serde_json::from_slice(&kv.value).ok(),
+                    "switchover" => v.groups[i].switchover = serde_json::from_slice(&kv.value).ok(),
                     _ => {}
                 }
             }
@@ -255,6 +360,13 @@ pub fn format_status(v: &ClusterView) -> String {
             "group {}: primary {leader}; synchronous secondaries counted: {sync}",
             g.name
         );
+        if let Some(w) = &g.switchover {
+            let _ = writeln!(
+                s,
+                "  switchover under way: {} asked {} (epoch {}) for the leader key",
+                w.to, w.from, w.epoch
+            );
+        }
     }
     let _ = writeln!(
         s,

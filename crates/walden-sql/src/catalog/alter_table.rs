@@ -315,7 +315,14 @@ impl<'a> Work<'a> {
                         "ADD COLUMN ... REFERENCES (foreign keys)",
                     ))
                 }
-                ast::ColumnOption::Comment(_) | ast::ColumnOption::Collation(_) => {}
+                ast::ColumnOption::Collation(n) => {
+                    let c = crate::types::collation::collation_named(n)?;
+                    if !crate::types::collation::collatable(&col.data_type) {
+                        return Err(crate::types::collation::not_collatable(&col.data_type));
+                    }
+                    col.collation = c;
+                }
+                ast::ColumnOption::Comment(_) => {}
                 other => return Err(SqlError::unsupported(format!("column option {other}"))),
             }
         }

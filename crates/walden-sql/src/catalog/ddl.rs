@@ -195,7 +195,14 @@ pub fn create_table(
                     fk,
                     Some(&c.name),
                 )?),
-                ColumnOption::Comment(_) | ColumnOption::Collation(_) => {}
+                ColumnOption::Collation(n) => {
+                    let c = crate::types::collation::collation_named(n)?;
+                    if !crate::types::collation::collatable(&col.data_type) {
+                        return Err(crate::types::collation::not_collatable(&col.data_type));
+                    }
+                    col.collation = c;
+                }
+                ColumnOption::Comment(_) => {}
                 other => return Err(SqlError::unsupported(format!("column option {other}"))),
             }
         }

@@ -28,7 +28,13 @@ fn column_name(c: &ast::IndexColumn) -> Result<String> {
     if o.nulls_first.is_some() {
         return Err(SqlError::unsupported("NULLS FIRST/LAST in an index"));
     }
-    match &c.column.expr {
+    let mut expr = &c.column.expr;
+    // Every collation Walden knows orders as the column does.
+    if let ast::Expr::Collate { expr: e, collation } = expr {
+        crate::types::collation::collation_named(collation)?;
+        expr = e;
+    }
+    match expr {
         ast::Expr::Identifier(i) => Ok(fold_ident(i)),
         ast::Expr::CompoundIdentifier(parts) if !parts.is_empty() => {
             Ok(fold_ident(parts.last().expect("not empty")))

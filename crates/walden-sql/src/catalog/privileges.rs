@@ -213,14 +213,14 @@ pub fn needs(cmd: &Command, p: &Planner<'_>) -> Vec<Need> {
         Command::DeleteTop(_, s) => s.as_ref(),
         _ => return Vec::new(),
     };
-    let (target, bits): (Option<String>, u8) = match stmt {
+    let (target, mut bits): (Option<String>, u8) = match stmt {
         Statement::Insert(ins) => {
             let name = match &ins.table {
                 ast::TableObject::TableName(n) => Some(crate::query::object_last(n)),
                 _ => None,
             };
             let mut b = privs::INSERT;
-            if ins.returning.is_some() {
+            if ins.returning.is_some() || ins.output.is_some() {
                 b |= privs::SELECT;
             }
             if let Some(ast::OnInsert::OnConflict(oc)) = &ins.on {
@@ -234,6 +234,7 @@ pub fn needs(cmd: &Command, p: &Planner<'_>) -> Vec<Need> {
             let mut b = privs::UPDATE;
             if u.selection.is_some()
                 || u.returning.is_some()
+                || u.output.is_some()
                 || u.from.is_some()
                 || u.assignments.iter().any(|a| !is_const(&a.value))
             {
@@ -246,13 +247,46 @@ pub fn needs(cmd: &Command, p: &Planner<'_>) -> Vec<Need> {
                 ast::FromTable::WithFromKeyword(t) | ast::FromTable::WithoutKeyword(t) => t,
             };
             let mut b = privs::DELETE;
-            if d.selection.is_some() || d.returning.is_some() || d.using.is_some() {
+            if d.selection.is_some()
+                || d.returning.is_some()
+                || d.output.is_some()
+                || d.using.is_some()
+            {
                 b |= privs::SELECT;
             }
             (tables.first().and_then(relation_name), b)
         }
         _ => (None, 0),
     };
+    // OUTPUT ... INTO t writes t: INSERT on it (SQL Server asks no more).
+    let output = match stmt {
+        Statement::Insert(i) => i.output.as_ref(),
+        Statement::Update(u) => u.output.as_ref(),
+        Statement::Delete(d) => d.output.as_ref(),
+        _ => None,
+    };
+    let into = match output {
+        Some(ast::OutputClause::Output {
+            into_table: Some(i),
+            ..
+        }) => i.targets.first().map(|t| match t {
+            ast::Expr::Function(f) => crate::query::object_last(&f.name),
+            other => other
+                .to_string()
+                .rsplit('.')
+                .next()
+                .unwrap_or_default()
+                .trim_matches('"')
+                .to_string(),
+        }),
+        _ => None,
+    };
+    if into.is_some()
+        && into.as_deref().map(str::to_ascii_lowercase)
+            == target.as_deref().map(str::to_ascii_lowercase)
+    {
+        bits |= privs::INSERT;
+    }
     let used = p.used_tables();
     let mut out = Vec::new();
     let mut target_seen = false;
@@ -264,6 +298,11 @@ pub fn needs(cmd: &Command, p: &Planner<'_>) -> Vec<Need> {
         if is_target {
             target_seen = true;
             add(&mut out, *id, name, bits);
+        } else if into
+            .as_deref()
+            .is_some_and(|t| t.eq_ignore_ascii_case(name))
+        {
+            add(&mut out, *id, name, privs::INSERT);
         } else {
             add(&mut out, *id, name, privs::SELECT);
         }

@@ -95,7 +95,10 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         // public; the catalogs' are found through pg_catalog.
         Func::IsVisible => match arg(0) {
             Value::Null => Value::Null,
-            v => Value::Bool(int_arg(&v, "oid")? < 16384 || env.info.path.finds_user_objects()),
+            v => {
+                let oid = int_arg(&v, "oid")?;
+                Value::Bool(oid < 16384 || temp_aware_visible(env, oid))
+            }
         },
         Func::EncodingName => Value::text("UTF8"),
         // Walden's one encoding; PostgreSQL reads the name case-blind.
@@ -117,6 +120,10 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             &text_arg(&arg(0)),
             "nextval('",
         )),
+        Func::Ident(which) => match arg(0) {
+            Value::Null => Value::Null,
+            t => crate::compat::pg_catalog::ident_of(env, &text_arg(&t), which)?,
+        },
         Func::SerialSequence => match (arg(0), arg(1)) {
             (Value::Null, _) | (_, Value::Null) => Value::Null,
             (t, c) => {
@@ -237,4 +244,28 @@ fn reg_value(env: &Env<'_>, kind: RegKind, oid: i64) -> Result<Value> {
         RegKind::Namespace => crate::types::oids::regnamespace_name(o),
     };
     Ok(Value::Reg(kind, oid, name.into()))
+}
+
+/// Whether a user relation's OID is visible: a temporary table only to its
+/// session (always, `pg_temp` being searched first), a permanent one when
+/// the path finds `public` and no temporary table of the session hides it.
+fn temp_aware_visible(env: &Env<'_>, oid: i64) -> bool {
+    use crate::types::temp_names::{internal, split_temp};
+    let db = env.tx.database();
+    let viewer = Some(env.tx.id());
+    let Some((id, _)) = crate::types::oids::decode_oid(oid) else {
+        return env.info.path.finds_user_objects();
+    };
+    let Some(t) = db.tables_as(viewer).into_iter().find(|t| t.id() == id) else {
+        return env.info.path.finds_user_objects();
+    };
+    match split_temp(t.name()) {
+        Some((spid, _)) => spid == env.info.spid,
+        None => {
+            env.info.path.finds_user_objects()
+                && db
+                    .table_as(viewer, &internal(env.info.spid, t.name()))
+                    .is_err()
+        }
+    }
 }

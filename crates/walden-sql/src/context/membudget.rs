@@ -15,6 +15,13 @@ use walden_engine::Value;
 /// `statement_memory_limit_mb`): 1 GiB.
 pub const DEFAULT_LIMIT: u64 = 1 << 30;
 
+/// A point in a statement's charges (see [`Budget::mark`]).
+#[derive(Debug, Clone, Copy)]
+pub struct BudgetMark {
+    used: u64,
+    shared: usize,
+}
+
 /// What a statement has charged so far against its limit.
 #[derive(Debug, Default)]
 pub struct Budget {
@@ -61,6 +68,27 @@ impl Budget {
             ));
         }
         Ok(())
+    }
+
+    /// Where the statement's charges stand now (see [`Budget::release_to`]).
+    pub fn mark(&self) -> BudgetMark {
+        BudgetMark {
+            used: self.used.load(Relaxed),
+            shared: self.shared.lock().len(),
+        }
+    }
+
+    /// Gives back what was charged since `mark`, for rows the statement made
+    /// and has dropped since (one execution of a correlated subquery, which
+    /// runs again for the next outer row: without this a subquery run once
+    /// per row of a large table failed on memory it no longer held). Nothing
+    /// when rows were kept for the rest of the statement meanwhile.
+    pub fn release_to(&self, mark: BudgetMark) {
+        if self.shared.lock().len() == mark.shared {
+            let _ = self
+                .used
+                .fetch_update(Relaxed, Relaxed, |u| Some(u.min(mark.used)));
+        }
     }
 
     /// Gives back a row charged by `charge_row` that the statement no

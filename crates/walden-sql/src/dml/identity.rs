@@ -66,3 +66,43 @@ pub(crate) fn identity_overrides(
     }
     Ok(skip)
 }
+
+/// The T-SQL IDENTITY column an INSERT gives a value (target positions
+/// `cols`, `given` as in [`identity_overrides`]), if any.
+pub(crate) fn tsql_explicit(
+    t: &Table,
+    cols: &[usize],
+    dropped: &[usize],
+    given: impl Fn(usize) -> bool,
+) -> Option<String> {
+    cols.iter().enumerate().find_map(|(k, &c)| {
+        let col = &t.def.columns[c];
+        (col.identity.is_some_and(|i| i.tsql) && given(k) && !dropped.contains(&k))
+            .then(|| col.name.clone())
+    })
+}
+
+/// SQL Server's rule: an explicit value for an IDENTITY column needs `SET
+/// IDENTITY_INSERT t ON` for the table.
+pub(crate) fn check_identity_insert(t: &Table, col: &str, ctx: &super::Ctx<'_>) -> Result<()> {
+    let on = ctx
+        .info
+        .identity
+        .lock()
+        .ok()
+        .and_then(|l| l.insert_on.clone());
+    if on.is_some_and(|n| n.eq_ignore_ascii_case(t.name())) {
+        return Ok(());
+    }
+    Err(SqlError::new(
+        ErrorKind::GeneratedAlways,
+        format!(
+            "Cannot insert explicit value for identity column in table '{}' when IDENTITY_INSERT is set to OFF.",
+            t.name()
+        ),
+    )
+    .with_fields(crate::error::ErrorFields {
+        detail: Some(format!("Column \"{col}\" is an IDENTITY column.")),
+        ..Default::default()
+    }))
+}

@@ -14,6 +14,8 @@ enum InsertSource {
     /// Rows of expressions; `None` is DEFAULT.
     Values(Vec<Vec<Option<Expr>>>),
     Query(query::QueryPlan),
+    /// Rows handed over when the plan runs (OUTPUT ... INTO's).
+    Given(usize),
 }
 
 impl InsertSource {
@@ -22,6 +24,7 @@ impl InsertSource {
         move |k| match self {
             InsertSource::Values(rows) => rows.iter().any(|r| matches!(r.get(k), Some(Some(_)))),
             InsertSource::Query(q) => k < q.columns.len(),
+            InsertSource::Given(width) => k < *width,
         }
     }
 }
@@ -111,12 +114,15 @@ fn plan_insert_source(
 
 /// A planned INSERT: its table, target columns, source and RETURNING list.
 pub(crate) struct InsertPlan {
-    table: Arc<Table>,
+    pub(super) table: Arc<Table>,
     cols: Vec<usize>,
     /// Target positions whose values are ignored (`OVERRIDING USER VALUE`).
     dropped: Vec<usize>,
     source: InsertSource,
     pub(super) returning: Option<Returning>,
+    /// A T-SQL IDENTITY column given a value: allowed only while `SET
+    /// IDENTITY_INSERT` is ON for the table (checked when the plan runs).
+    explicit_identity: Option<String>,
     checks: Checks,
     on_conflict: Option<Box<OnConflict>>,
 }
@@ -130,6 +136,7 @@ impl InsertPlan {
                 rows.iter().flatten().flatten().all(|e| !e.has_subquery())
             }
             InsertSource::Query(q) => query::reusable(q),
+            InsertSource::Given(_) => true,
         };
         values
             && returning_reusable(&self.returning)
@@ -139,19 +146,31 @@ impl InsertPlan {
 }
 
 pub(super) fn returning_reusable(r: &Option<Returning>) -> bool {
-    r.as_ref()
-        .is_none_or(|r| r.exprs.iter().all(|e| !e.has_subquery()))
+    r.as_ref().is_none_or(|r| {
+        r.exprs.iter().all(|e| !e.has_subquery()) && r.into.as_ref().is_none_or(|i| i.reusable())
+    })
 }
 
 pub(crate) fn plan_insert(p: &mut Planner<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
     let table = insert_table(p, ins)?;
     let (cols, source) = plan_insert_source(p, ins, &table)?;
     let dropped = crate::dml::identity::identity_overrides(&table, ins, &cols, source.given())?;
+    let explicit_identity =
+        crate::dml::identity::tsql_explicit(&table, &cols, &dropped, source.given());
     let alias = ins.table_alias.as_ref().map(|a| a.alias.value.clone());
     let scope = table_scope(&table, alias.as_deref());
     let label = scope.cols.first().and_then(|c| c.table.clone());
     let on_conflict = upsert::plan(p, ins, &table, label.as_deref().unwrap_or(""))?.map(Box::new);
-    let returning = returning(p, &scope, &ins.returning)?;
+    let returning = match &ins.output {
+        Some(_) => super::output::plan(
+            p,
+            &scope,
+            table.def.columns.len(),
+            &ins.output,
+            super::output::Verb::Insert,
+        )?,
+        None => returning(p, &scope, &ins.returning)?,
+    };
     let checks = Checks::compile(p, &table)?;
     Ok(InsertPlan {
         table,
@@ -159,6 +178,7 @@ pub(crate) fn plan_insert(p: &mut Planner<'_>, ins: &ast::Insert) -> Result<Inse
         dropped,
         source,
         returning,
+        explicit_identity,
         checks,
         on_conflict,
     })
@@ -178,7 +198,55 @@ pub(crate) fn run_insert(
     tx: &mut Transaction,
     ctx: &Ctx<'_>,
 ) -> Result<QueryOutput> {
+    run_insert_rows(pl, tx, ctx, Vec::new())
+}
+
+/// The plan of OUTPUT ... INTO's insert of `width` values a row into
+/// `target` (`cols`: its column list, if given).
+pub(crate) fn plan_into(
+    p: &mut Planner<'_>,
+    target: &ast::ObjectName,
+    cols: &[String],
+    width: usize,
+) -> Result<InsertPlan> {
+    let cols: Vec<String> = cols
+        .iter()
+        .map(|c| crate::types::quote::quote_ident(c))
+        .collect();
+    let list = if cols.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", cols.join(", "))
+    };
+    let nulls = vec!["NULL"; width].join(", ");
+    let sql = format!("INSERT INTO {target}{list} VALUES ({nulls})");
+    let ast::Statement::Insert(ins) = crate::front::parse_sql(&sql)? else {
+        return Err(SqlError::internal("OUTPUT INTO's insert did not parse"));
+    };
+    let mut pl = plan_insert(p, &ins)?;
+    if pl.cols.len() != width {
+        return Err(SqlError::syntax(format!(
+            "Column name or number of supplied values does not match table definition of \"{}\" (OUTPUT INTO).",
+            pl.table.name()
+        )));
+    }
+    pl.source = InsertSource::Given(width);
+    pl.explicit_identity =
+        crate::dml::identity::tsql_explicit(&pl.table, &pl.cols, &pl.dropped, |_| true);
+    Ok(pl)
+}
+
+/// Runs an INSERT plan; `given`: the rows of a [`InsertSource::Given`] one.
+pub(crate) fn run_insert_rows(
+    pl: &InsertPlan,
+    tx: &mut Transaction,
+    ctx: &Ctx<'_>,
+    given: Vec<Vec<Value>>,
+) -> Result<QueryOutput> {
     let t = &pl.table;
+    if let Some(col) = &pl.explicit_identity {
+        crate::dml::identity::check_identity_insert(t, col, ctx)?;
+    }
     let cols = &pl.cols;
     let ret = &pl.returning;
     let width = t.def.columns.len();
@@ -187,6 +255,9 @@ pub(crate) fn run_insert(
     let mut fks = Pending::new(tx, t);
     // Keys this command inserted or updated: DO UPDATE may not change one twice.
     let mut touched = upsert::Touched::new();
+    // The identity value of the last row inserted (`SCOPE_IDENTITY()`).
+    let identity_col = t.def.identity_column().map(|(i, _)| i);
+    let mut last_identity = None;
     let mut store = |tx: &mut Transaction, vals: Vec<Option<Value>>| -> Result<()> {
         let mut full = vec![None; width];
         for (k, v) in vals.into_iter().enumerate() {
@@ -263,6 +334,9 @@ pub(crate) fn run_insert(
         }
         fks.inserted(t, &row);
         n += 1;
+        if let Some(Value::Int(v)) = identity_col.map(|i| &row[i]) {
+            last_identity = Some(*v);
+        }
         if let Some(r) = ret {
             let env = ctx.env(tx);
             out_rows.push(r.row(&row, &env)?);
@@ -290,14 +364,22 @@ pub(crate) fn run_insert(
                 store(tx, r.into_iter().map(Some).collect())?;
             }
         }
+        InsertSource::Given(_) => {
+            for r in given {
+                store(tx, r.into_iter().map(Some).collect())?;
+            }
+        }
     }
     // Foreign keys are checked once the statement's rows are all written,
     // as PostgreSQL's (non-deferred) constraint triggers run.
     fks.finish(tx, ctx)?;
-    let mut out = QueryOutput::command(format!("INSERT 0 {n}"));
-    if let Some(r) = ret {
-        out.columns = Some(r.columns.clone());
-        out.rows = out_rows;
+    // (OUTPUT ... INTO's insert is not the statement's own.)
+    if let (Some(v), false) = (last_identity, matches!(pl.source, InsertSource::Given(_))) {
+        if let Ok(mut log) = ctx.info.identity.lock() {
+            log.took(v);
+        }
     }
+    let mut out = QueryOutput::command(format!("INSERT 0 {n}"));
+    super::output::deliver(ret, out_rows, &mut out, tx, ctx)?;
     Ok(out)
 }

@@ -29,6 +29,8 @@ mod from;
 pub(crate) mod identity;
 mod insert;
 pub(crate) mod locking;
+mod output;
+mod tsql_delete;
 pub(crate) mod upsert;
 pub use insert::*;
 
@@ -75,6 +77,11 @@ pub(crate) fn table_scope(t: &Table, alias: Option<&str>) -> Arc<Scope> {
 pub(crate) struct Returning {
     pub(crate) columns: Vec<Column>,
     pub(crate) exprs: Vec<Expr>,
+    /// An UPDATE's OUTPUT reads the old row too (`deleted.x`), after the
+    /// rest of the row.
+    pub(crate) old_row: bool,
+    /// OUTPUT ... INTO: the rows go into this table, not to the client.
+    pub(crate) into: Option<Box<insert::InsertPlan>>,
 }
 
 impl Returning {
@@ -147,7 +154,12 @@ pub(crate) fn returning(
             other => return Err(SqlError::unsupported(format!("RETURNING {other}"))),
         }
     }
-    Ok(Some(Returning { columns, exprs }))
+    Ok(Some(Returning {
+        columns,
+        exprs,
+        old_row: false,
+        into: None,
+    }))
 }
 
 /// The result columns a DML statement returns (for Describe).
@@ -288,6 +300,9 @@ pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planne
         other => return Err(SqlError::unsupported(format!("UPDATE {other}"))),
     };
     let t = target_table(p, name, "UPDATE")?;
+    if let (None, Some(f)) = (&alias, from_list) {
+        tsql_delete::refuse_self_join(&t, f)?;
+    }
     let target = table_scope(&t, alias.as_deref());
     let (scope, mut from) = match from_list {
         Some(f) => {
@@ -338,7 +353,16 @@ pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planne
         Some(f) => from::plan_where(p, &t, &scope, &u.selection, f)?,
         None => plan_where(p, &t, &scope, &u.selection)?,
     };
-    let returning = returning(p, &scope, &u.returning)?;
+    let returning = match &u.output {
+        Some(_) => output::plan(
+            p,
+            &scope,
+            t.def.columns.len(),
+            &u.output,
+            output::Verb::Update,
+        )?,
+        None => returning(p, &scope, &u.returning)?,
+    };
     let checks = Some(Checks::compile(p, &t)?).filter(|c| !c.is_empty());
     Ok(Planned {
         table: t,
@@ -354,6 +378,10 @@ pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planne
 }
 
 fn plan_delete(p: &mut Planner<'_>, d: &ast::Delete) -> Result<Planned> {
+    // T-SQL's `DELETE t FROM source ...`: as `DELETE FROM t USING ...`.
+    if !d.tables.is_empty() {
+        return plan_delete(p, &tsql_delete::normalize(d)?);
+    }
     let from = match &d.from {
         ast::FromTable::WithFromKeyword(v) | ast::FromTable::WithoutKeyword(v) => v,
     };
@@ -384,7 +412,16 @@ fn plan_delete(p: &mut Planner<'_>, d: &ast::Delete) -> Result<Planned> {
         Some(f) => from::plan_where(p, &t, &scope, &d.selection, f)?,
         None => plan_where(p, &t, &scope, &d.selection)?,
     };
-    let returning = returning(p, &scope, &d.returning)?;
+    let returning = match &d.output {
+        Some(_) => output::plan(
+            p,
+            &scope,
+            t.def.columns.len(),
+            &d.output,
+            output::Verb::Delete,
+        )?,
+        None => returning(p, &scope, &d.returning)?,
+    };
     Ok(Planned {
         table: t,
         lookup,
@@ -520,23 +557,24 @@ pub(crate) fn run_update(pl: &Planned, tx: &mut Transaction, ctx: &Ctx<'_>) -> R
         n += 1;
         if let Some(r) = &pl.returning {
             let env = ctx.env(tx);
-            // RETURNING sees the new row and the FROM row it joined.
-            let seen = match joined {
+            // RETURNING sees the new row and the FROM row it joined
+            // (OUTPUT's deleted.x the old row after them).
+            let mut seen = match joined {
                 Some(mut j) => {
                     j.splice(..stored.len(), stored.iter().cloned());
                     j
                 }
                 None => stored.to_vec(),
             };
+            if r.old_row {
+                seen.extend(row.iter().cloned());
+            }
             out_rows.push(r.row(&seen, &env)?);
         }
     }
     fks.finish(tx, ctx)?;
     let mut out = QueryOutput::command(format!("UPDATE {n}"));
-    if let Some(r) = &pl.returning {
-        out.columns = Some(r.columns.clone());
-        out.rows = out_rows;
-    }
+    output::deliver(&pl.returning, out_rows, &mut out, tx, ctx)?;
     Ok(out)
 }
 
@@ -620,10 +658,7 @@ pub(crate) fn run_delete(
     }
     fks.finish(tx, ctx)?;
     let mut out = QueryOutput::command(format!("DELETE {n}"));
-    if let Some(r) = &pl.returning {
-        out.columns = Some(r.columns.clone());
-        out.rows = out_rows;
-    }
+    output::deliver(&pl.returning, out_rows, &mut out, tx, ctx)?;
     Ok(out)
 }
 

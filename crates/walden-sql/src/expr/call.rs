@@ -166,8 +166,23 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
     }
     // T-SQL CONVERT(type, value [, style]).
     if matches!(name.as_str(), "convert" | "try_convert") && raw_args.len() >= 2 {
-        if let Some(ast::Expr::Identifier(id)) = arg_expr(raw_args[0]) {
-            let ty = crate::types::names::parse_type_name(&id.value)?;
+        // The type: a name, or a name with a length (`varchar(30)`, which
+        // parses as a call).
+        let type_text = match arg_expr(raw_args[0]) {
+            Some(ast::Expr::Identifier(id)) => Some(id.value.clone()),
+            Some(ast::Expr::Function(t)) if t.name.0.len() == 1 => Some(t.to_string()),
+            _ => None,
+        };
+        if let Some(type_text) = type_text {
+            // A style changes how dates, money and floats are written and
+            // read; Walden's conversion has SQL's one form.
+            if raw_args.len() > 2 {
+                return Err(SqlError::unsupported(format!(
+                    "{}(type, value, style): conversion styles",
+                    name.to_ascii_uppercase()
+                )));
+            }
+            let ty = crate::types::names::parse_type_name(&type_text)?;
             let v =
                 arg_expr(raw_args[1]).ok_or_else(|| SqlError::syntax("bad argument to CONVERT"))?;
             return Ok(Expr::Cast(Box::new(Expr::compile(p, scope, v)?), ty));
@@ -222,6 +237,8 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "db_id" => Func::DbId,
         "db_name" | "current_database" => Func::DbName,
         "pg_backend_pid" => Func::Spid,
+        "pg_my_temp_schema" => Func::MyTempSchema,
+        "pg_is_other_temp_schema" => Func::IsOtherTempSchema,
         "pg_reload_conf" => Func::ReloadConf,
         "pg_blocking_pids" => Func::BlockingPids,
         "version" => Func::Version,
@@ -306,6 +323,11 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "pg_get_function_result" => Func::FunctionResult,
         "pg_get_function_arguments" => Func::FunctionArguments,
         "pg_get_serial_sequence" => Func::SerialSequence,
+        "scope_identity" => Func::ScopeIdentity,
+        "walden_last_identity" => Func::LastIdentity,
+        "ident_current" => Func::Ident(crate::functions::IdentFn::Current),
+        "ident_seed" => Func::Ident(crate::functions::IdentFn::Seed),
+        "ident_incr" => Func::Ident(crate::functions::IdentFn::Incr),
         "pg_encoding_to_char" | "getdatabaseencoding" => Func::EncodingName,
         "pg_char_to_encoding" => Func::EncodingId,
         "array_to_string" => Func::ArrayToString,
@@ -322,6 +344,9 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "string_to_array" => Func::StringToArray,
         "cardinality" => Func::Cardinality,
         "quote_ident" => Func::QuoteIdent,
+        "quotename" => Func::QuoteName,
+        "string_escape" => Func::StringEscape,
+        "unicode" => Func::Unicode,
         "quote_literal" => Func::QuoteLiteral,
         "acldefault" => Func::AclDefault,
         "array_remove" => Func::ArrayRemove,

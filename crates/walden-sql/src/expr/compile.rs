@@ -648,8 +648,12 @@ impl Expr {
             }
             A::Tuple(items) if items.len() == 1 => Expr::compile(p, scope, &items[0])?,
             A::Tuple(items) => record::row(p, scope, items)?,
-            // One collation (binary UTF-8 order) is all there is.
-            A::Collate { expr, .. } => Expr::compile(p, scope, expr)?,
+            // Only the collations that order as Walden does (by code
+            // point) are known; the expression is then unchanged.
+            A::Collate { expr, collation } => {
+                crate::types::collation::collation_named(collation)?;
+                Expr::compile(p, scope, expr)?
+            }
             other => return Err(SqlError::unsupported(format!("expression {other}"))),
         })
     }

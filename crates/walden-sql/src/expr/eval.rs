@@ -172,6 +172,18 @@ impl Expr {
 }
 
 pub(super) fn eval_sub(s: &SubPlan, row: &[Value], env: &Env<'_>) -> Result<Value> {
+    if !s.correlated {
+        return eval_sub_once(s, row, env);
+    }
+    // A correlated subquery's rows are dropped once its value is known:
+    // what they were charged is given back for the next execution.
+    let mark = env.info.mem.mark();
+    let v = eval_sub_once(s, row, env);
+    env.info.mem.release_to(mark);
+    v
+}
+
+fn eval_sub_once(s: &SubPlan, row: &[Value], env: &Env<'_>) -> Result<Value> {
     let cached = if s.correlated {
         None
     } else {

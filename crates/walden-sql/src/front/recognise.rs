@@ -7,6 +7,55 @@ use super::*;
 pub const DEFAULT_PATH: &str = "\"$user\", public";
 
 /// Parses one statement.
+/// `DELETE [FROM] t OUTPUT list FROM source rest` as `DELETE t FROM source
+/// OUTPUT list rest` (None for any other statement).
+fn tsql_delete_output(t: &[Token]) -> Option<String> {
+    let word = |k: usize, w: &str| matches!(t.get(k), Some(Token::Word(x)) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
+    let mut k = 1;
+    if word(k, "FROM") {
+        k += 1;
+    }
+    let name_start = k;
+    while matches!(t.get(k), Some(Token::Word(_))) && !word(k, "OUTPUT") {
+        k += 1;
+        if matches!(t.get(k), Some(Token::Period)) {
+            k += 1;
+        } else {
+            break;
+        }
+    }
+    if k == name_start || !word(k, "OUTPUT") {
+        return None;
+    }
+    // The top-level FROM after OUTPUT, and the WHERE (or end) after it.
+    let top = |from: usize, w: &str| {
+        let mut depth = 0i32;
+        (from..t.len()).find(|&i| {
+            match t[i] {
+                Token::LParen => depth += 1,
+                Token::RParen => depth -= 1,
+                _ => {}
+            }
+            depth == 0 && word(i, w)
+        })
+    };
+    let src = top(k, "FROM")?;
+    let rest = top(src, "WHERE").unwrap_or(t.len());
+    let join = |r: &[Token]| {
+        r.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    Some(format!(
+        "DELETE {} {} {} {}",
+        join(&t[name_start..k]),
+        join(&t[src..rest]),
+        join(&t[k..src]),
+        join(&t[rest..])
+    ))
+}
+
 pub fn parse(sql: &str) -> Result<Command> {
     let mut t = Toks {
         t: words_and_tokens(sql),
@@ -425,6 +474,26 @@ pub fn parse(sql: &str) -> Result<Command> {
                 option,
                 value,
             });
+        }
+        // T-SQL's `DELETE t [OUTPUT ...] [WHERE ...]`: FROM is optional
+        // (not before a later FROM: `DELETE t FROM t JOIN ...`).
+        "DELETE"
+            if !t.is(1, "FROM")
+                && !t.is(1, "TOP")
+                && matches!(t.t.get(1), Some(Token::Word(_)))
+                && !t.t[2..].iter().any(|x| matches!(x, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("from"))) =>
+        {
+            let rest: Vec<String> = t.t[1..].iter().map(|x| x.to_string()).collect();
+            return Ok(Command::Sql(Box::new(parse_sql(&format!(
+                "DELETE FROM {}",
+                rest.join(" ")
+            ))?)));
+        }
+        // T-SQL's `DELETE [FROM] t OUTPUT ... FROM source ...`: the parser
+        // takes OUTPUT after the source, so it is moved there.
+        "DELETE" if tsql_delete_output(&t.t).is_some() => {
+            let text = tsql_delete_output(&t.t).unwrap_or_default();
+            return Ok(Command::Sql(Box::new(parse_sql(&text)?)));
         }
         "DELETE" if t.is(1, "TOP") => {
             // DELETE TOP (n) [FROM] t ...: strip TOP (n) and parse the rest.

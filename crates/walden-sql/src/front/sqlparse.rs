@@ -85,9 +85,13 @@ pub fn parse_sql(sql: &str) -> Result<Statement> {
     let rewritten;
     let sql = if sql.contains("@@") {
         rewritten = replace_ci(
-            &replace_ci(sql, "@@spid", "pg_backend_pid()"),
-            "@@version",
-            "version()",
+            &replace_ci(
+                &replace_ci(sql, "@@spid", "pg_backend_pid()"),
+                "@@version",
+                "version()",
+            ),
+            "@@identity",
+            "walden_last_identity()",
         );
         rewritten.as_str()
     } else {
@@ -210,21 +214,14 @@ pub fn parse_sql(sql: &str) -> Result<Statement> {
     Ok(first)
 }
 
-/// T-SQL's `OUTPUT inserted.x | deleted.x [INTO ...]` on INSERT, UPDATE,
-/// DELETE and MERGE is not executed yet: refused rather than dropped (the
-/// rows it names would silently not come back).
+/// T-SQL's `OUTPUT inserted.x | deleted.x` runs on INSERT, UPDATE and
+/// DELETE (`dml/output.rs`); on MERGE it is refused rather than dropped
+/// (the rows it names would silently not come back).
 fn refuse_output_clause(stmt: &Statement) -> Result<()> {
-    let (what, output) = match stmt {
-        Statement::Insert(i) => ("INSERT", i.output.is_some()),
-        Statement::Update(u) => ("UPDATE", u.output.is_some()),
-        Statement::Delete(d) => ("DELETE", d.output.is_some()),
-        Statement::Merge(m) => ("MERGE", m.output.is_some()),
-        _ => return Ok(()),
-    };
-    if output {
-        return Err(SqlError::unsupported(format!(
-            "the OUTPUT clause of {what} (use RETURNING)"
-        )));
+    if let Statement::Merge(m) = stmt {
+        if m.output.is_some() {
+            return Err(SqlError::unsupported("the OUTPUT clause of MERGE"));
+        }
     }
     Ok(())
 }

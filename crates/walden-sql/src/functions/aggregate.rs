@@ -35,7 +35,7 @@ pub fn aggregate_kind(f: &ast::Function) -> Option<AggKind> {
         .first()
         .is_some_and(|a| matches!(a, FunctionArg::Unnamed(FunctionArgExpr::Wildcard)));
     Some(match fname(f).as_str() {
-        "count" if star || args_of(f).is_empty() => AggKind::CountStar,
+        "count" | "count_big" if star || args_of(f).is_empty() => AggKind::CountStar,
         "count" | "count_big" => AggKind::Count,
         "sum" => AggKind::Sum,
         "avg" => AggKind::Avg,

@@ -8,6 +8,7 @@ mod datetime;
 mod math;
 mod system;
 mod text;
+mod tsql_text;
 
 /// The longest text `lpad` / `rpad` build (PostgreSQL's limit is bytes
 /// of a 1 GB value; characters here).
@@ -91,6 +92,10 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         | Func::SetConfig
         | Func::NewUuid
         | Func::Spid
+        | Func::ScopeIdentity
+        | Func::LastIdentity
+        | Func::MyTempSchema
+        | Func::IsOtherTempSchema
         | Func::ReloadConf
         | Func::Version
         | Func::CurrentUser
@@ -116,6 +121,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         | Func::EncodingId
         | Func::PgGetExpr
         | Func::SerialSequence
+        | Func::Ident(_)
         | Func::PgGetIndexDef
         | Func::PgGetViewDef
         | Func::PgGetConstraintDef
@@ -176,6 +182,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         | Func::Right
         | Func::QuoteIdent
         | Func::QuoteLiteral => text::call(f, a)?,
+        Func::QuoteName | Func::StringEscape | Func::Unicode => tsql_text::call(f, a)?,
         Func::Abs
         | Func::Round
         | Func::Floor

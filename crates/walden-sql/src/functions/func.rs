@@ -37,6 +37,11 @@ pub enum Func {
     DbId,
     DbName,
     Spid,
+    /// `pg_my_temp_schema()`: the OID of the session's `pg_temp_N`, 0
+    /// while it has no temporary table.
+    MyTempSchema,
+    /// `pg_is_other_temp_schema(oid)`: another session's `pg_temp_N`.
+    IsOtherTempSchema,
     /// `pg_reload_conf()`: the hosting server re-reads its configuration.
     ReloadConf,
     /// `pg_blocking_pids(pid)`: the sessions whose locks (held, or
@@ -120,6 +125,12 @@ pub enum Func {
     PgGetViewDef,
     /// `pg_get_serial_sequence(table, column)`.
     SerialSequence,
+    /// T-SQL's `SCOPE_IDENTITY()` and `@@IDENTITY`: the identity value the
+    /// session's last INSERT took in this scope / in any.
+    ScopeIdentity,
+    LastIdentity,
+    /// T-SQL's `IDENT_CURRENT(t)`, `IDENT_SEED(t)`, `IDENT_INCR(t)`.
+    Ident(IdentFn),
     PgGetConstraintDef,
     /// `text::regclass` (a relation's OID) and `oid::regclass` (its name);
     /// the same for regtype and regnamespace.
@@ -153,6 +164,10 @@ pub enum Func {
     /// `x op ANY (array)` (`ALL` when the flag is set).
     AnyArray(crate::functions::BinOp, bool),
     QuoteIdent,
+    /// T-SQL's QUOTENAME(s [, q]), STRING_ESCAPE(s, 'json'), UNICODE(s).
+    QuoteName,
+    StringEscape,
+    Unicode,
     /// `quote_literal(text)`.
     QuoteLiteral,
     /// `acldefault(type, owner)`.
@@ -224,6 +239,14 @@ pub fn niladic(name: &str) -> Option<Func> {
     })
 }
 
+/// Which of T-SQL's identity functions of a table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IdentFn {
+    Current,
+    Seed,
+    Incr,
+}
+
 /// `@@SPID`, `@@VERSION`.
 pub fn global_variable(name: &str) -> Result<Func> {
     match name.to_ascii_uppercase().as_str() {
@@ -277,6 +300,13 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         Func::Today => DataType::Date,
         Func::NewUuid => DataType::Uuid,
         Func::DbId | Func::Spid => DataType::Int,
+        // numeric(38, 0) in SQL Server.
+        Func::ScopeIdentity | Func::LastIdentity | Func::Ident(_) => DataType::Decimal {
+            precision: 38,
+            scale: 0,
+        },
+        Func::MyTempSchema => DataType::Oid,
+        Func::IsOtherTempSchema => DataType::Bool,
         Func::BlockingPids => DataType::Array(Box::new(DataType::Int)),
         Func::NextVal | Func::SetVal | Func::DateDiff | Func::DatePart => DataType::BigInt,
         Func::Coalesce
@@ -301,7 +331,9 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         | Func::Ascii
         | Func::BitLength
         | Func::OctetLength
+        | Func::Unicode
         | Func::Length => DataType::Int,
+        Func::QuoteName | Func::StringEscape => DataType::Text,
         Func::ArrayPositions => DataType::Array(Box::new(DataType::Int)),
         Func::ArrayContains(_) | Func::ArrayOverlap => DataType::Bool,
         Func::ArrayElement => args

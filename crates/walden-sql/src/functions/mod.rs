@@ -56,6 +56,30 @@ pub struct SessionInfo {
     pub prepared: Vec<Vec<Value>>,
     /// The system catalogs (`compat/`): catalog functions, system relations.
     pub system: &'static dyn SystemCatalog,
+    /// The identity values the session's inserts took (`@@IDENTITY`,
+    /// `SCOPE_IDENTITY()`), shared with the session.
+    pub identity: Arc<std::sync::Mutex<IdentityLog>>,
+}
+
+/// The last identity values a session's inserts took: `last` in any scope
+/// (`@@IDENTITY`), `scope` in the running batch or procedure
+/// (`SCOPE_IDENTITY()`; the procedural runtime keeps the caller's aside
+/// while a procedure runs).
+#[derive(Clone, Debug, Default)]
+pub struct IdentityLog {
+    pub last: Option<i64>,
+    pub scope: Option<i64>,
+    /// The table `SET IDENTITY_INSERT t ON` named (lower case): explicit
+    /// values for its IDENTITY column are taken, other tables' refused.
+    pub insert_on: Option<String>,
+}
+
+impl IdentityLog {
+    /// An INSERT that took identity value `v` (its last row's).
+    pub fn took(&mut self, v: i64) {
+        self.last = Some(v);
+        self.scope = Some(v);
+    }
 }
 
 impl SessionInfo {

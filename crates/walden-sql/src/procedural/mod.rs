@@ -7,6 +7,7 @@
 
 mod compile;
 mod fast;
+mod identity;
 mod procs;
 mod raise;
 
@@ -34,6 +35,11 @@ pub trait Host {
     /// Whether the open transaction can still commit (XACT_STATE 1) or
     /// has failed (-1).
     fn transaction_failed(&self) -> bool;
+    /// Makes the open transaction uncommittable (XACT_STATE -1): it reads,
+    /// but only a rollback ends it.
+    fn doom(&mut self);
+    /// Whether it is.
+    fn doomed(&self) -> bool;
     /// Err when the client cancelled or the batch's statement_timeout passed.
     fn check_cancel(&self) -> Result<()>;
     /// The session's T-SQL state (kept between batches).
@@ -47,6 +53,11 @@ pub struct TsqlState {
     /// `@@ERROR`: the last statement's error number (0: it succeeded).
     pub error: i64,
     pub nocount: bool,
+    /// `SET XACT_ABORT ON`: a run-time error ends the batch and rolls the
+    /// transaction back (inside TRY: leaves it uncommittable).
+    pub xact_abort: bool,
+    /// The open transaction is uncommittable (see [`Host::doom`]).
+    pub doomed: bool,
     /// `BEGIN TRAN`s inside the outermost one (`@@TRANCOUNT` - 1).
     pub nest: i64,
     /// When the running batch's statement_timeout passes.
@@ -54,6 +65,8 @@ pub struct TsqlState {
     /// Errors of the last batch already dealt with (the client's error
     /// reports must not fail the transaction again).
     pub handled_errors: usize,
+    /// `@@IDENTITY` and `SCOPE_IDENTITY()` (the DML stage writes them).
+    pub identity: Arc<std::sync::Mutex<crate::functions::IdentityLog>>,
     /// Compiled statements by text.
     lifted: HashMap<String, Arc<(Lifted, Arc<Command>)>>,
     /// Parsed procedure definitions by text.
@@ -177,12 +190,26 @@ impl<'h, H: Host> Runner<'h, H> {
             };
             self.emit(QueryOutput::command(tag));
         }
+        // XACT_ABORT: an error that ended the batch rolls the transaction
+        // back; so does the end of a batch that left it uncommittable.
+        let abort = r.is_err() && self.host.state().xact_abort;
+        if (abort || self.host.doomed()) && self.host.in_transaction() {
+            self.host.state().nest = 0;
+            let c = Arc::new(Command::Rollback);
+            self.host.run(&c, &[])?;
+        }
         self.flush_notices();
         // Every simple query ends with a command completion on the wire,
         // even a batch that only set options or variables.
         if self.out.is_empty() && r.is_ok() {
             let tag = match stmts.last() {
-                Some(TStmt::NoCount(_) | TStmt::Declare(_) | TStmt::Assign { .. }) => "SET",
+                Some(
+                    TStmt::NoCount(_)
+                    | TStmt::XactAbort(_)
+                    | TStmt::IdentityInsert { .. }
+                    | TStmt::Declare(_)
+                    | TStmt::Assign { .. },
+                ) => "SET",
                 _ => "DO",
             };
             self.out.push(Ok(QueryOutput::command(tag)));
@@ -232,6 +259,12 @@ impl<'h, H: Host> Runner<'h, H> {
             TStmt::Sql(text) => {
                 let o = match self.sql(text) {
                     Ok(o) => o,
+                    // XACT_ABORT: the transaction cannot go on (outside TRY
+                    // the batch's end rolls it back).
+                    Err(e) if self.host.state().xact_abort => {
+                        self.host.doom();
+                        return Err(e);
+                    }
                     // SQL Server undoes the statement alone and goes on.
                     Err(e) if self.tries == 0 && statement_level(&e) => {
                         self.host.state().rowcount = 0;
@@ -329,7 +362,17 @@ impl<'h, H: Host> Runner<'h, H> {
                 self.host.state().rowcount = 0;
             }
             TStmt::NoCount(on) => self.host.state().nocount = *on,
-            TStmt::Throw(args) => return Err(self.throw(args.as_ref())?),
+            TStmt::XactAbort(on) => self.host.state().xact_abort = *on,
+            TStmt::WaitForDelay(e) => self.wait_for(e)?,
+            TStmt::IdentityInsert { table, on } => self.identity_insert(table, *on)?,
+            TStmt::Throw(args) => {
+                let e = self.throw(args.as_ref())?;
+                // THROW honours XACT_ABORT (RAISERROR does not).
+                if self.host.state().xact_abort {
+                    self.host.doom();
+                }
+                return Err(e);
+            }
             TStmt::Raiserror(args) => self.raiserror(args)?,
             TStmt::BeginTran => {
                 self.host.state().rowcount = 0;
@@ -337,6 +380,7 @@ impl<'h, H: Host> Runner<'h, H> {
                     self.host.state().nest += 1;
                 } else {
                     self.host.state().nest = 0;
+                    self.host.state().doomed = false;
                     let c = self.host.parse("BEGIN TRANSACTION")?;
                     self.host.run(&c, &[])?;
                 }
@@ -448,7 +492,10 @@ impl<'h, H: Host> Runner<'h, H> {
             "@@error" => Value::Int(self.host.state().error),
             "@@nestlevel" => Value::Int(self.frames.len() as i64 - 1),
             "xact_state()" => Value::Int(
-                match (self.host.in_transaction(), self.host.transaction_failed()) {
+                match (
+                    self.host.in_transaction(),
+                    self.host.transaction_failed() || self.host.doomed(),
+                ) {
                     (false, _) => 0,
                     (true, false) => 1,
                     (true, true) => -1,

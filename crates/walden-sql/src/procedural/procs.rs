@@ -101,6 +101,9 @@ impl<'h, H: Host> Runner<'h, H> {
     }
 
     pub(super) fn exec(&mut self, call: &ExecCall) -> Result<()> {
+        if call.name == "sp_executesql" {
+            return self.executesql(call);
+        }
         let text = self
             .definition(&call.name)?
             .ok_or_else(|| not_found(&call.name))?;
@@ -110,6 +113,58 @@ impl<'h, H: Host> Runner<'h, H> {
                 "a stored procedure definition does not parse",
             ));
         };
+        self.call_def(def, call)
+    }
+
+    /// `EXEC sp_executesql @stmt [, @params [, @p = value ...]]`: the text
+    /// runs as a procedure body of its own (a scope without the caller's
+    /// variables) whose parameters `@params` declares.
+    fn executesql(&mut self, call: &ExecCall) -> Result<()> {
+        let mut args = call.args.iter().peekable();
+        let mut fixed = Vec::new();
+        for want in ["@stmt", "@params"] {
+            match args.peek() {
+                Some(a) if a.name.is_none() || a.name.as_deref() == Some(want) => {
+                    fixed.push(args.next().and_then(|a| a.value.clone()));
+                }
+                _ => fixed.push(None),
+            }
+        }
+        let text = |r: &mut Self, e: &Option<String>| -> Result<Option<String>> {
+            Ok(match e {
+                Some(e) => match r.eval(e)? {
+                    Value::Null => None,
+                    v => Some(v.to_string()),
+                },
+                None => None,
+            })
+        };
+        let Some(body) = text(self, &fixed[0])? else {
+            return Err(SqlError::new(
+                ErrorKind::UndefinedObject,
+                "Procedure expects parameter '@statement' of type 'ntext/nchar/nvarchar'.",
+            ));
+        };
+        let params = text(self, &fixed[1])?.unwrap_or_default();
+        // The parameter list reads as a procedure's.
+        let stmts = crate::front::parse_batch(&format!(
+            "CREATE PROCEDURE sp_executesql {params} AS RETURN"
+        ))?;
+        let Some(TStmt::CreateProc(def)) = stmts.into_iter().next() else {
+            return Err(SqlError::syntax("sp_executesql: bad parameter list"));
+        };
+        let def = crate::front::ProcDef { body, ..def };
+        let rest = ExecCall {
+            ret: call.ret.clone(),
+            name: call.name.clone(),
+            args: args.cloned().collect(),
+        };
+        self.call_def(&def, &rest)
+    }
+
+    /// Calls a procedure: binds the arguments, runs the body in a frame of
+    /// its own, copies OUTPUT parameters back.
+    fn call_def(&mut self, def: &crate::front::ProcDef, call: &ExecCall) -> Result<()> {
         if self.frames.len() > MAX_NESTING {
             return Err(SqlError::new(
                 ErrorKind::StackDepth,
@@ -161,9 +216,16 @@ impl<'h, H: Host> Runner<'h, H> {
             let Some(v) = &a.value else { continue };
             let value = self.eval(v)?;
             // An OUTPUT argument names the caller's variable that takes the result.
-            let back = (a.output && def.params[at].output)
-                .then(|| v.trim().to_ascii_lowercase())
-                .filter(|v| v.starts_with('@'));
+            let back = (a.output && def.params[at].output).then(|| v.trim().to_ascii_lowercase());
+            // Only a variable can take an OUTPUT parameter's value back.
+            if back.as_ref().is_some_and(|b| {
+                !b.starts_with('@') || b.starts_with("@@") || b.contains(char::is_whitespace)
+            }) {
+                return Err(SqlError::syntax(format!(
+                    "syntax error: the OUTPUT argument for {} must be a variable, not {v}",
+                    def.params[at].name
+                )));
+            }
             given[at] = Some((value, back));
         }
         let mut frame = HashMap::new();
@@ -196,11 +258,18 @@ impl<'h, H: Host> Runner<'h, H> {
         }
         let body = self.body(&def.body)?;
         let saved_nocount = self.host.state().nocount;
+        // A procedure is a scope of its own for SCOPE_IDENTITY(): it starts
+        // without a value, and the caller's comes back after it.
+        let identity = self.host.state().identity.clone();
+        let saved_scope = identity.lock().ok().and_then(|mut l| l.scope.take());
         self.frames.push(frame);
         self.temps.push(Vec::new());
         self.ret = 0;
         let r = stacker::maybe_grow(256 * 1024, 2 * 1024 * 1024, || self.block(&body));
         let callee = self.frames.pop().expect("pushed");
+        if let Ok(mut l) = identity.lock() {
+            l.scope = saved_scope;
+        }
         // The call's #temp tables end with it.
         for t in self.temps.pop().unwrap_or_default() {
             let dropped = self.fixed(&format!("DROP TABLE IF EXISTS {t}"), &[]);

@@ -617,8 +617,12 @@ pub(super) fn place_on_join(source: &mut Source, c: Expr, lw: usize) {
     };
     let mut used = Vec::new();
     cols_used(&c, &mut used);
-    let correlated_sub = matches!(&c, Expr::Sub(s) if s.correlated);
-    if !correlated_sub && !c.uses_outer() {
+    // A reference to an enclosing query's row is a constant here, and may
+    // go into either side (where it can choose an access path: a
+    // correlated subquery's join would otherwise read both tables whole
+    // for each outer row); a correlated subquery in the condition refers
+    // to this join's whole row and stays on the join.
+    if !has_correlated_sub(&c) {
         if let Expr::Bin(BinOp::Eq, a, b) = &c {
             let side = |e: &Expr| {
                 let mut u = Vec::new();
@@ -666,6 +670,14 @@ pub(super) fn place_on_join(source: &mut Source, c: Expr, lw: usize) {
         }
     }
     on.push(c);
+}
+
+/// Whether `e` holds a correlated subquery.
+fn has_correlated_sub(e: &Expr) -> bool {
+    match e {
+        Expr::Sub(s) => s.correlated,
+        e => e.children().iter().any(|c| has_correlated_sub(c)),
+    }
 }
 
 /// Whether a filter over a source's rows may be placed in it: not in an

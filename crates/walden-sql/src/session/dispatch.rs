@@ -78,8 +78,9 @@ impl SqlSession {
                 }
                 if !self.explicit {
                     // An implicit block ends here, as in PostgreSQL.
-                    if let Some(tx) = self.tx.take() {
+                    if let Some(mut tx) = self.tx.take() {
                         let id = tx.id();
+                        self.temp_on_commit(&mut tx)?;
                         tx.commit(CommitRequest::Default)?;
                         self.cursors_committed(id);
                     }
@@ -97,9 +98,16 @@ impl SqlSession {
                 // The commit uses the block's settings (SET LOCAL
                 // synchronous_commit = off), then they end with it.
                 let r = match self.tx.take() {
-                    Some(tx) => {
+                    Some(mut tx) => {
                         let id = tx.id();
-                        let r = tx.commit(req).map(|_| ());
+                        let r = match self.temp_on_commit(&mut tx) {
+                            Ok(()) => tx.commit(req).map(|_| ()),
+                            Err(e) => {
+                                tx.rollback();
+                                self.settings.end_tx(false);
+                                return Err(e);
+                            }
+                        };
                         if r.is_ok() {
                             self.cursors_committed(id);
                         }

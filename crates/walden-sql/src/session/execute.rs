@@ -141,7 +141,14 @@ impl SqlSession {
         p.path = self.path();
         // The open transaction's own DDL is seen (a table it created).
         p.viewer = self.tx.as_ref().map(|t| t.id());
-        let columns = match command.as_ref() {
+        // Described as it will run: with the session's temporary tables
+        // (the rewrite is made again at each execution).
+        let resolved = if self.temps.is_empty() {
+            command.clone()
+        } else {
+            self.temp_rewrite(&command)?
+        };
+        let columns = match resolved.as_ref() {
             Command::Sql(stmt) => match stmt.as_ref() {
                 Statement::Query(q) if crate::catalog::create_as::select_into(q).is_some() => None,
                 Statement::Query(q) if crate::dml::locking::wanted(q) => {
@@ -240,8 +247,9 @@ impl SqlSession {
             return Ok(());
         }
         match self.tx.take() {
-            Some(tx) => {
+            Some(mut tx) => {
                 let id = tx.id();
+                self.temp_on_commit(&mut tx)?;
                 tx.commit(CommitRequest::Default)?;
                 self.cursors_committed(id);
                 Ok(())
@@ -272,6 +280,7 @@ impl SqlSession {
             let mut tx = self.new_tx();
             self.begin_statement(&mut tx)?;
             let v = f(&mut tx, self)?;
+            self.temp_on_commit(&mut tx)?;
             tx.commit(CommitRequest::Default)?;
             Ok(v)
         }
@@ -358,6 +367,35 @@ impl SqlSession {
         params: &[Value],
     ) -> Result<QueryOutput> {
         self.follow_reseed();
+        let resolved = self.temp_rewrite(cmd)?;
+        if Arc::ptr_eq(&resolved, cmd) {
+            return self.execute_resolved(cmd, params);
+        }
+        // Messages name a temporary relation as the client wrote it.
+        let prefix = crate::types::temp_names::internal(self.session.id, "");
+        match self.execute_resolved(&resolved, params) {
+            Ok(mut out) => {
+                for n in out.notices.iter_mut() {
+                    *n = n.replace(&prefix, "");
+                }
+                Ok(out)
+            }
+            Err(mut e) => {
+                e.message = e.message.replace(&prefix, "");
+                if let Some(f) = e.fields.as_mut() {
+                    for s in [&mut f.detail, &mut f.table, &mut f.constraint, &mut f.hint]
+                        .into_iter()
+                        .flatten()
+                    {
+                        *s = s.replace(&prefix, "");
+                    }
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn execute_resolved(&mut self, cmd: &Arc<Command>, params: &[Value]) -> Result<QueryOutput> {
         let plannable = match cmd.as_ref() {
             Command::Sql(stmt) => match stmt.as_ref() {
                 // SELECT ... INTO creates a table: a statement of its own.

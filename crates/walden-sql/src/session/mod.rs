@@ -17,6 +17,7 @@ mod dispatch;
 mod execute;
 mod prepare_stmt;
 pub(crate) mod stack;
+pub(crate) mod temp_tables;
 mod tsql;
 mod txblock;
 
@@ -87,6 +88,19 @@ pub struct SqlSession {
     plan_hits: u64,
     /// T-SQL batches' state: @@ROWCOUNT, NOCOUNT, nested BEGIN TRAN.
     tsql: crate::procedural::TsqlState,
+    /// The session's temporary tables (see `temp_tables.rs`).
+    temps: temp_tables::TempTables,
+    /// Commands rewritten for them, by the original's address: the
+    /// original, the rewrite, and the catalog version and transaction it
+    /// was made in (so the plan cache keeps working for them).
+    temp_rewrites: foldhash::HashMap<usize, TempRewrite>,
+}
+
+struct TempRewrite {
+    _original: Arc<Command>,
+    rewritten: Arc<Command>,
+    version: u64,
+    tx: Option<u64>,
 }
 
 impl Drop for SqlSession {
@@ -96,6 +110,8 @@ impl Drop for SqlSession {
     fn drop(&mut self) {
         // A session's advisory locks end with it, as in PostgreSQL.
         self.engine.advisory.unlock_all(self.session.id);
+        // So are its temporary tables, also when the client just went away.
+        self.drop_temp_tables();
         let caches = (
             std::mem::take(&mut self.parsed),
             std::mem::take(&mut self.templates),
@@ -213,6 +229,8 @@ impl SqlSession {
             plans: Default::default(),
             plan_hits: 0,
             tsql: Default::default(),
+            temps: Default::default(),
+            temp_rewrites: Default::default(),
         })
     }
 
@@ -333,6 +351,7 @@ impl SqlSession {
             cursors: self.cursor_rows(),
             prepared: prepare_stmt::prepared_statements_rows(&self.sql_prepared),
             system: &crate::compat::CATALOGS,
+            identity: self.tsql.identity.clone(),
         }
     }
 }

@@ -89,6 +89,16 @@ impl Host for SqlSession {
     }
 
     fn run(&mut self, cmd: &Arc<Command>, params: &[Value]) -> Result<QueryOutput> {
+        let query = matches!(cmd.as_ref(), Command::Sql(s) if matches!(s.as_ref(), sqlparser::ast::Statement::Query(_)));
+        // An uncommittable transaction (XACT_ABORT's error in TRY) reads;
+        // only ROLLBACK ends it.
+        if self.explicit && self.tsql.doomed && !query && !matches!(cmd.as_ref(), Command::Rollback)
+        {
+            return Err(SqlError::new(
+                ErrorKind::InFailedTransaction,
+                "The current transaction cannot be committed and cannot support operations that write to the log file. Roll back the transaction.",
+            ));
+        }
         // Inside a transaction a statement that changes something runs in
         // a savepoint of its own: a failed one is undone alone and the
         // transaction goes on, as in SQL Server (PostgreSQL would fail it).
@@ -125,6 +135,7 @@ impl Host for SqlSession {
         }
         if !self.explicit {
             self.tsql.nest = 0;
+            self.tsql.doomed = false;
         }
         r
     }
@@ -135,6 +146,16 @@ impl Host for SqlSession {
 
     fn transaction_failed(&self) -> bool {
         self.failed
+    }
+
+    fn doom(&mut self) {
+        if self.explicit {
+            self.tsql.doomed = true;
+        }
+    }
+
+    fn doomed(&self) -> bool {
+        self.explicit && self.tsql.doomed
     }
 
     fn check_cancel(&self) -> Result<()> {

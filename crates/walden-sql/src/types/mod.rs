@@ -4,10 +4,12 @@
 //! it imports nothing of the crate but `error`.
 
 pub(crate) mod array_text;
+pub(crate) mod collation;
 pub(crate) mod names;
 pub(crate) mod oids;
 pub(crate) mod pg_types;
 pub(crate) mod quote;
+pub(crate) mod temp_names;
 
 pub use array_text::*;
 pub use pg_types::*;

@@ -40,6 +40,18 @@ pub(crate) const SLOT_INDEX: i64 = 6;
 /// The UNIQUE constraint behind an index.
 pub(crate) const SLOT_INDEX_CONSTRAINT: i64 = 7;
 
+/// The OIDs of session N's `pg_temp_N` and (one more) `pg_toast_temp_N`:
+/// far above any user object's block.
+pub(crate) fn temp_namespace_oid(session: u32) -> i64 {
+    0xF000_0000 + 2 * session as i64
+}
+
+/// The session whose `pg_temp_N` an OID is.
+pub(crate) fn temp_namespace_session(oid: i64) -> Option<u32> {
+    let off = oid.checked_sub(0xF000_0000)?;
+    (off >= 0 && off % 2 == 0).then(|| u32::try_from(off / 2).ok())?
+}
+
 pub(crate) fn user_oid(id: u32, slot: i64) -> i64 {
     FIRST_USER_OID + STRIDE * id as i64 + slot
 }

@@ -315,6 +315,37 @@ pub fn qualify_for_path(env: &Env<'_>, text: &str, marker: &str) -> String {
 /// identity column draws from, schema-qualified (`public.t_id_seq`), or
 /// NULL for another column. The table is parsed as SQL names are (folded
 /// unless quoted); the column is taken literally, as PostgreSQL does.
+/// T-SQL's `IDENT_CURRENT(t)` (the last identity value handed out, the
+/// seed before any), `IDENT_SEED(t)`, `IDENT_INCR(t)`; NULL for a table
+/// without an identity column or a name that is no table, as SQL Server.
+pub fn ident_of(env: &Env<'_>, table: &str, which: crate::functions::IdentFn) -> Result<Value> {
+    use crate::functions::IdentFn;
+    let oid = match super::regcast::regclass_oid(env, table) {
+        Ok(Value::Int(oid)) => oid,
+        _ => return Ok(Value::Null),
+    };
+    let db = &Seen::of(env);
+    let Some(Rel::Table(tb)) = rel_by_oid(db, oid) else {
+        return Ok(Value::Null);
+    };
+    let Some((_, id)) = tb.def.identity_column() else {
+        return Ok(Value::Null);
+    };
+    let v = match which {
+        IdentFn::Seed => id.seed,
+        IdentFn::Incr => id.increment,
+        IdentFn::Current => {
+            let next = tb.identity_next();
+            if next == id.seed {
+                id.seed
+            } else {
+                next - id.increment
+            }
+        }
+    };
+    Ok(Value::Decimal(rust_decimal::Decimal::from(v)))
+}
+
 pub fn serial_sequence(env: &Env<'_>, table: &str, column: &str) -> Result<Value> {
     let oid = match super::regcast::regclass_oid(env, table)? {
         Value::Int(oid) => oid,

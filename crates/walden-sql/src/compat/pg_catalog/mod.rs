@@ -42,8 +42,8 @@ pub use crate::types::pg_types::*;
 pub use crate::types::quote::*;
 pub use deparse::*;
 pub use dump_catalogs::{
-    acldefault, catalog_relation_oid, options_to_table, qualify_for_path, search_path_schemas,
-    serial_sequence,
+    acldefault, catalog_relation_oid, ident_of, options_to_table, qualify_for_path,
+    search_path_schemas, serial_sequence,
 };
 pub use enums::{enum_regtype_oid, enum_type_name, format_type_in};
 pub use oids::*;

@@ -119,7 +119,10 @@ pub(super) fn attribute_row(
         b(false),
         b(true),
         i(0),
-        i(collation_of(oid)),
+        i(match c.collation {
+            walden_engine::Collation::Default => collation_of(oid),
+            other => other.oid() as i64,
+        }),
         NULL,
         NULL,
     ]
@@ -196,6 +199,25 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     (OWNER_OID, NULL)
                 };
                 out.push(vec![i(*oid), t(name), i(owner), acl]);
+            }
+            // Each session with temporary tables has its `pg_temp_N` (and
+            // PostgreSQL's `pg_toast_temp_N` beside it).
+            let mut temp: Vec<u32> = Seen::of(env)
+                .tables()
+                .iter()
+                .filter_map(|t| crate::types::temp_names::split_temp(t.name()).map(|(s, _)| s))
+                .collect();
+            temp.sort_unstable();
+            temp.dedup();
+            for n in temp {
+                let oid = crate::types::oids::temp_namespace_oid(n);
+                out.push(vec![i(oid), t(format!("pg_temp_{n}")), i(OWNER_OID), NULL]);
+                out.push(vec![
+                    i(oid + 1),
+                    t(format!("pg_toast_temp_{n}")),
+                    i(OWNER_OID),
+                    NULL,
+                ]);
             }
         }
         // `public`'s comment, PostgreSQL 15's, the one comment there is.
@@ -456,8 +478,12 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     ix.columns
                         .iter()
                         .map(|&k| {
-                            let (oid, _) = type_oid_and_mod(&tb.def.columns[k].data_type);
-                            collation_of(oid)
+                            let col = &tb.def.columns[k];
+                            let (oid, _) = type_oid_and_mod(&col.data_type);
+                            match col.collation {
+                                walden_engine::Collation::Default => collation_of(oid),
+                                other => other.oid() as i64,
+                            }
                         })
                         .collect(),
                 );
@@ -497,7 +523,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                         .unwrap_or(NULL);
                     out.push(vec![
                         i(check_oid(tb.id(), n)),
-                        t(&c.name),
+                        t(crate::types::temp_names::shown(&c.name)),
                         i(NS_PUBLIC),
                         t("c"),
                         b(false),
@@ -531,7 +557,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     .collect();
                 out.push(vec![
                     i(con_oid),
-                    t(&ix.name),
+                    t(crate::types::temp_names::shown(&ix.name)),
                     i(NS_PUBLIC),
                     t(contype),
                     b(false),
@@ -724,10 +750,15 @@ pub(super) fn class_row(
     kind: &str,
     natts: usize,
 ) -> Vec<Value> {
+    // A temporary relation shows in its session's `pg_temp_N`.
+    let (ns, name, persistence) = match crate::types::temp_names::split_temp(name) {
+        Some((n, rel)) => (crate::types::oids::temp_namespace_oid(n), rel, "t"),
+        None => (NS_PUBLIC, name, "p"),
+    };
     vec![
         i(oid),
         t(name),
-        i(NS_PUBLIC),
+        i(ns),
         i(reltype),
         i(0),
         i(OWNER_OID),
@@ -744,7 +775,7 @@ pub(super) fn class_row(
         i(0),
         b(has_index),
         b(false),
-        t("p"),
+        t(persistence),
         t(kind),
         i(natts as i64),
         i(0),

@@ -62,7 +62,6 @@ const ACCEPTED: &[(&str, Values)] = &[
     // so Walden's) behaviour: an error aborts the transaction, NULL
     // comparisons are unknown, double quotes delimit identifiers.
     ("nocount", Values::AnyBool("off")),
-    ("xact_abort", Values::Only(&["on"])),
     ("ansi_nulls", Values::Only(&["on"])),
     ("quoted_identifier", Values::Only(&["on"])),
     ("ansi_warnings", Values::Only(&["on"])),

@@ -56,6 +56,15 @@ pub enum TStmt {
     },
     /// `SET NOCOUNT ON | OFF`.
     NoCount(bool),
+    /// `WAITFOR DELAY 'hh:mm[:ss[.fff]]'` (the expression's text).
+    WaitForDelay(String),
+    /// `SET XACT_ABORT ON | OFF`.
+    XactAbort(bool),
+    /// `SET IDENTITY_INSERT [schema.]table ON | OFF` (the name lower case).
+    IdentityInsert {
+        table: String,
+        on: bool,
+    },
     /// `THROW` (rethrow, in a CATCH block) or `THROW number, message, state`.
     Throw(Option<[String; 3]>),
     /// `RAISERROR (message, severity, state [, argument ...])`.
@@ -138,6 +147,9 @@ pub fn is_tsql_batch(sql: &str) -> bool {
         "throw",
         "nocount",
         "tran",
+        "identity_insert",
+        "xact_abort",
+        "waitfor",
     ];
     if !HINTS.iter().any(|h| lower.contains(h)) {
         return false;
@@ -157,9 +169,8 @@ pub fn is_tsql_batch(sql: &str) -> bool {
         };
         let (w0, w1) = (r.word(0), r.word(1));
         let first = match w0.as_str() {
-            "IF" | "WHILE" | "PRINT" | "RETURN" | "BREAK" | "CONTINUE" | "THROW" | "RAISERROR" => {
-                true
-            }
+            "IF" | "WHILE" | "PRINT" | "RETURN" | "BREAK" | "CONTINUE" | "THROW" | "RAISERROR"
+            | "WAITFOR" => true,
             "BEGIN" if w1 == "TRAN" => alone,
             "BEGIN" => {
                 !matches!(
@@ -169,7 +180,10 @@ pub fn is_tsql_batch(sql: &str) -> bool {
             }
             "DECLARE" => later_marker(&r, 0),
             // NOCOUNT is the T-SQL state's (@@ROWCOUNT's batches read it).
-            "SET" => later_marker(&r, 0) || w1 == "NOCOUNT",
+            "SET" => {
+                later_marker(&r, 0)
+                    || matches!(w1.as_str(), "NOCOUNT" | "IDENTITY_INSERT" | "XACT_ABORT")
+            }
             "CREATE" => {
                 matches!(w1.as_str(), "PROC" | "PROCEDURE")
                     || (w1 == "OR"

@@ -327,14 +327,34 @@ impl Parser2 {
             }
             "DECLARE" if self.var(1).is_some() => self.declare(),
             "SET" if self.var(1).is_some() => self.assign(),
-            "SET" if self.word(1) == "NOCOUNT" => {
+            "SET" if matches!(self.word(1).as_str(), "NOCOUNT" | "XACT_ABORT") => {
+                let what = self.word(1);
                 let on = match self.word(2).as_str() {
                     "ON" => true,
                     "OFF" => false,
-                    _ => return Err(err_at(line, "SET NOCOUNT ON | OFF")),
+                    _ => return Err(err_at(line, format!("SET {what} ON | OFF"))),
                 };
                 self.i += 3;
-                Ok(TStmt::NoCount(on))
+                Ok(if what == "NOCOUNT" {
+                    TStmt::NoCount(on)
+                } else {
+                    TStmt::XactAbort(on)
+                })
+            }
+            "SET" if self.word(1) == "IDENTITY_INSERT" => {
+                let end = self.extent(self.i, "SET");
+                self.i += 2;
+                let table = self.object_name()?;
+                let on = match self.word(0).as_str() {
+                    "ON" => true,
+                    "OFF" => false,
+                    _ => return Err(err_at(line, "SET IDENTITY_INSERT table ON | OFF")),
+                };
+                self.i += 1;
+                if self.i != end {
+                    return Err(err_at(line, "SET IDENTITY_INSERT table ON | OFF"));
+                }
+                Ok(TStmt::IdentityInsert { table, on })
             }
             "SELECT" if self.var(1).is_some() && self.is_assign_op(2) => self.select_assign(),
             "COMMIT" | "ROLLBACK" => self.commit_or_rollback(&first),
@@ -423,6 +443,21 @@ impl Parser2 {
                     ));
                 }
                 Ok(TStmt::Raiserror(args))
+            }
+            "WAITFOR" => {
+                let end = self.extent(self.i, "WAITFOR");
+                if self.word(1) != "DELAY" {
+                    return Err(SqlError::unsupported(format!(
+                        "WAITFOR {} (only WAITFOR DELAY)",
+                        self.word(1)
+                    )));
+                }
+                let e = self.text(self.i + 2, end);
+                self.i = end;
+                if e.trim().is_empty() {
+                    return Err(err_at(line, "WAITFOR DELAY needs a time"));
+                }
+                Ok(TStmt::WaitForDelay(e.trim().to_string()))
             }
             "GOTO" => Err(SqlError::unsupported("GOTO")),
             "END" | "ELSE" => Err(err_at(line, format!("{first} without its opening"))),
@@ -698,6 +733,10 @@ impl Parser2 {
 
     /// `[schema.]name`, lower case, without the schema.
     fn object_name(&mut self) -> Result<String> {
+        // Empty parts name the defaults (`..p`, `.dbo.p`).
+        while matches!(self.tok(0), Some(Token::Period)) {
+            self.i += 1;
+        }
         loop {
             let name = match self.tok(0) {
                 Some(Token::Word(w)) => w.value.to_ascii_lowercase(),
@@ -705,7 +744,9 @@ impl Parser2 {
             };
             self.i += 1;
             if matches!(self.tok(0), Some(Token::Period)) {
-                self.i += 1;
+                while matches!(self.tok(0), Some(Token::Period)) {
+                    self.i += 1;
+                }
                 continue;
             }
             return Ok(name);

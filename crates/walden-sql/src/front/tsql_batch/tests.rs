@@ -137,3 +137,30 @@ fn which_batches_are_tsql() {
     assert!(is_tsql_batch("SET NOCOUNT ON"));
     assert!(!is_tsql_batch("UPDATE t SET a = 1 WHERE b = 2"));
 }
+
+#[test]
+fn session_statements() {
+    assert!(is_tsql_batch("SET XACT_ABORT ON"));
+    assert!(is_tsql_batch("SET IDENTITY_INSERT dbo.t ON"));
+    assert!(is_tsql_batch("WAITFOR DELAY '00:00:01'"));
+    assert_eq!(
+        parse_batch(
+            "SET XACT_ABORT ON\nSET IDENTITY_INSERT [dbo].[T] OFF\nWAITFOR DELAY '00:00:00.5'"
+        )
+        .unwrap(),
+        vec![
+            TStmt::XactAbort(true),
+            TStmt::IdentityInsert {
+                table: "t".into(),
+                on: false
+            },
+            TStmt::WaitForDelay("'00:00:00.5'".into()),
+        ]
+    );
+    assert!(parse_batch("SET IDENTITY_INSERT t MAYBE").is_err());
+    assert!(parse_batch("SET XACT_ABORT = 1").is_err());
+    assert_eq!(
+        parse_batch("WAITFOR TIME '10:00'").unwrap_err().kind,
+        crate::error::ErrorKind::FeatureNotSupported
+    );
+}

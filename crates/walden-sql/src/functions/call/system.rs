@@ -59,6 +59,44 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         }
         Func::NewUuid => Value::Uuid(uuid::Uuid::new_v4().as_u128()),
         Func::Spid => Value::Int(env.info.spid as i64),
+        Func::ScopeIdentity | Func::LastIdentity => {
+            let log = env
+                .info
+                .identity
+                .lock()
+                .map(|l| l.clone())
+                .unwrap_or_default();
+            match if f == Func::ScopeIdentity {
+                log.scope
+            } else {
+                log.last
+            } {
+                Some(v) => Value::Decimal(Decimal::from(v)),
+                None => Value::Null,
+            }
+        }
+        Func::MyTempSchema => {
+            let own = env
+                .tx
+                .database()
+                .tables_as(Some(env.tx.id()))
+                .iter()
+                .any(|t| {
+                    crate::types::temp_names::split_temp(t.name())
+                        .is_some_and(|(s, _)| s == env.info.spid)
+                });
+            Value::Int(if own {
+                crate::types::oids::temp_namespace_oid(env.info.spid)
+            } else {
+                0
+            })
+        }
+        Func::IsOtherTempSchema => match arg(0) {
+            Value::Int(o) => Value::Bool(
+                crate::types::oids::temp_namespace_session(o).is_some_and(|s| s != env.info.spid),
+            ),
+            _ => Value::Null,
+        },
         Func::ReloadConf => {
             if !env.instance.roles().is_superuser(env.info.role) {
                 return Err(SqlError::new(

@@ -24,9 +24,6 @@ impl Parser2 {
             _ => None,
         };
         let name = self.object_name()?;
-        if name == "sp_executesql" {
-            return Err(SqlError::unsupported("sp_executesql"));
-        }
         let mut args = Vec::new();
         while self.i < end {
             let pname = match self.var(0) {
