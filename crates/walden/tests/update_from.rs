@@ -34,8 +34,10 @@ const SCRIPT: &[&str] = &[
     // No condition: every target row, once.
     "UPDATE acc SET bal = 1 FROM adj",
     "SELECT * FROM acc ORDER BY id",
-    "UPDATE acc SET bal = 7 FROM acc a2 WHERE a2.id = acc.id + 1 AND a2.bal > 0 AND acc.id = 1 \
-     RETURNING acc.id, a2.id, acc.bal",
+    // A self-join with the target aliased (unaliased, the form means the
+    // FROM row in SQL Server and is refused: tsql_output_identity.rs).
+    "UPDATE acc AS o SET bal = 7 FROM acc a2 WHERE a2.id = o.id + 1 AND a2.bal > 0 AND o.id = 1 \
+     RETURNING o.id, a2.id, o.bal",
     "UPDATE acc SET name = s.n FROM (SELECT 1 AS k, 'sub' AS n) s WHERE s.k = acc.id RETURNING acc.*",
     "UPDATE acc SET bal = bal FROM adj JOIN grp ON grp.gid = 1 \
      WHERE adj.acc_id = acc.id AND acc.id = 2 RETURNING acc.id, grp.label",

@@ -141,8 +141,6 @@ fn unhonoured_forms_are_refused() {
                 "CREATE TABLE p (k int, v text) PARTITION BY HASH (k)",
                 "CREATE TABLE p1 PARTITION OF t FOR VALUES FROM (1) TO (10)",
                 "CREATE TABLE c (x int) INHERITS (t)",
-                "CREATE TEMP TABLE tt (a int) ON COMMIT DROP",
-                "CREATE TEMP TABLE tt (a int) ON COMMIT DELETE ROWS",
                 "CREATE TABLE w (a int) WITH (oids = true)",
                 "CREATE TEMP VIEW tv AS SELECT 1",
                 "CREATE MATERIALIZED VIEW mv AS SELECT 1",
