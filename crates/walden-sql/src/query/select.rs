@@ -46,9 +46,8 @@ pub(super) fn plan_query_body(
     // A parenthesized query: the enclosing ORDER BY, LIMIT and OFFSET join
     // its own (PostgreSQL refuses a clause given at both levels).
     if let SetExpr::Query(inner) = q.body.as_ref() {
-        let clauses = |q: &ast::Query| {
-            q.order_by.is_some() || q.limit_clause.is_some() || q.fetch.is_some()
-        };
+        let clauses =
+            |q: &ast::Query| q.order_by.is_some() || q.limit_clause.is_some() || q.fetch.is_some();
         if !clauses(q) {
             return plan_query(p, inner, outer);
         }
