@@ -10,11 +10,11 @@
 
 mod pg_diff;
 mod server_support;
+mod tsql_support;
 
-use pg_diff::runtime;
-use server_support::Serve;
+use pg_diff::connect;
 use std::time::Duration;
-use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
+use tokio_postgres::{Client, SimpleQueryMessage};
 
 /// One batch's outcome: its result sets (rows of text values) or its error.
 #[derive(Debug)]
@@ -230,20 +230,7 @@ async fn measure(c: &Client, setting: &str, proc_name: &str, iterations: usize) 
 }
 
 fn with_server(f: impl FnOnce(String) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>) {
-    let tmp = tempfile::tempdir().unwrap();
-    let walden = Serve::start(&tmp.path().join("walden"), &[]);
-    let conn = walden.conn_str();
-    runtime().block_on(async {
-        tokio::time::timeout(Duration::from_secs(300), f(conn))
-            .await
-            .expect("timed out")
-    });
-}
-
-async fn connect(conn: &str) -> Client {
-    let (client, c) = tokio_postgres::connect(conn, NoTls).await.unwrap();
-    tokio::spawn(c);
-    client
+    tsql_support::with_server(Duration::from_secs(300), f)
 }
 
 #[test]

@@ -8,12 +8,14 @@
 
 mod pg_diff;
 mod server_support;
+mod tsql_support;
 
 use pg_diff::runtime;
 use server_support::Serve;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio_postgres::{AsyncMessage, Client, NoTls, SimpleQueryMessage};
+use tokio_postgres::{AsyncMessage, Client, NoTls};
+use tsql_support::run;
 
 /// A client whose notices (PRINT) are collected.
 async fn client(conn: &str) -> (Client, Arc<Mutex<Vec<String>>>) {
@@ -30,51 +32,8 @@ async fn client(conn: &str) -> (Client, Arc<Mutex<Vec<String>>>) {
     (client, notes)
 }
 
-/// Result sets and row counts of a batch, or its SQLSTATE.
-async fn run(c: &Client, sql: &str) -> String {
-    match c.simple_query(sql).await {
-        Err(e) => format!(
-            "ERROR {}",
-            e.code()
-                .map(|c| c.code().to_string())
-                .unwrap_or_else(|| e.to_string())
-        ),
-        Ok(msgs) => {
-            let mut parts = Vec::new();
-            let mut rows = Vec::new();
-            for m in msgs {
-                match m {
-                    SimpleQueryMessage::Row(r) => rows.push(
-                        (0..r.len())
-                            .map(|i| r.get(i).unwrap_or("NULL").to_string())
-                            .collect::<Vec<_>>()
-                            .join(","),
-                    ),
-                    SimpleQueryMessage::CommandComplete(n) => {
-                        if rows.is_empty() {
-                            parts.push(format!("ok {n}"));
-                        } else {
-                            parts.push(format!("rows {}", rows.join(" ")));
-                            rows.clear();
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            parts.join("; ")
-        }
-    }
-}
-
 fn with_server(f: impl FnOnce(String) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>) {
-    let tmp = tempfile::tempdir().unwrap();
-    let walden = Serve::start(&tmp.path().join("walden"), &[]);
-    let conn = walden.conn_str();
-    runtime().block_on(async {
-        tokio::time::timeout(Duration::from_secs(240), f(conn))
-            .await
-            .expect("timed out")
-    });
+    tsql_support::with_server(Duration::from_secs(240), f)
 }
 
 #[test]
