@@ -125,6 +125,7 @@ impl Parser2 {
 
     /// The text of solid tokens `from..to` (with the whitespace between).
     fn text(&self, from: usize, to: usize) -> String {
+        let to = to.min(self.solid.len());
         if from >= to {
             return String::new();
         }
@@ -514,7 +515,7 @@ impl Parser2 {
         let start = self.i;
         let end = self.extent(start, what);
         let mut end = end;
-        if end == start {
+        if end == start && start < self.solid.len() {
             end = start + 1;
         }
         // `IF (SELECT ...) > 1`: extent stops at nothing inside parentheses.

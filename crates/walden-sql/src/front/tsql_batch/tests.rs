@@ -164,3 +164,12 @@ fn session_statements() {
         crate::error::ErrorKind::FeatureNotSupported
     );
 }
+
+/// A keyword that needs a condition at the very end of the batch is an error,
+/// not a panic (found by fuzzing: `d e id =if`).
+#[test]
+fn a_condition_missing_at_the_end() {
+    for b in ["IF", "d e id =if", "WHILE", "IF 1=1 SELECT 1 ELSE", "WHILE 1=1"] {
+        assert!(parse_batch(b).is_err(), "{b}");
+    }
+}
