@@ -161,6 +161,37 @@ const SCRIPT: &[&str] = &[
     "FETCH cur",
     "ROLLBACK",
     "SHOW statement_timeout",
+    // A read-only transaction refuses a data change when the statement
+    // starts, even one that would change no rows; temporary tables are
+    // exempt.
+    "CREATE TABLE ro_t (a int PRIMARY KEY, b int)",
+    "CREATE TEMP TABLE ro_tmp (a int)",
+    "BEGIN READ ONLY",
+    "INSERT INTO ro_t SELECT 1, 1 WHERE false",
+    "ROLLBACK",
+    "BEGIN READ ONLY",
+    "UPDATE ro_t SET b = 2 WHERE a = 99",
+    "ROLLBACK",
+    "BEGIN READ ONLY",
+    "DELETE FROM ro_t WHERE a = 99",
+    "ROLLBACK",
+    "BEGIN READ ONLY",
+    "SELECT * FROM ro_t WHERE a = 99 FOR UPDATE",
+    "ROLLBACK",
+    "BEGIN READ ONLY",
+    "SELECT * FROM ro_t FOR KEY SHARE",
+    "ROLLBACK",
+    "BEGIN READ ONLY",
+    "INSERT INTO ro_t VALUES (3, 3) ON CONFLICT DO NOTHING",
+    "ROLLBACK",
+    "BEGIN READ ONLY",
+    "UPDATE ro_tmp SET a = 2",
+    "DELETE FROM ro_tmp",
+    "COMMIT",
+    "SET default_transaction_read_only = on",
+    "DELETE FROM ro_t WHERE false",
+    "SET default_transaction_read_only = off",
+    "SELECT count(*) FROM ro_t",
 ];
 
 /// Each statement's outcome: its rows, or its error's SQLSTATE.

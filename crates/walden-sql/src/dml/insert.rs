@@ -244,6 +244,7 @@ pub(crate) fn run_insert_rows(
     given: Vec<Vec<Value>>,
 ) -> Result<QueryOutput> {
     let t = &pl.table;
+    crate::dml::check_read_write(tx, t, "INSERT")?;
     if let Some(col) = &pl.explicit_identity {
         crate::dml::identity::check_identity_insert(t, col, ctx)?;
     }

@@ -376,6 +376,14 @@ fn order_expr(
 }
 
 pub(crate) fn run(lp: &LockingPlan, tx: &mut Transaction, ctx: &Ctx<'_>) -> Result<QueryOutput> {
+    crate::dml::check_read_write(
+        tx,
+        &lp.table,
+        match lp.mode {
+            LockMode::Update | LockMode::NoKeyUpdate => "SELECT FOR UPDATE",
+            LockMode::Share | LockMode::KeyShare => "SELECT FOR SHARE",
+        },
+    )?;
     if let Some(w) = &lp.walk {
         if let Some(out) = run_walk(lp, w, tx, ctx)? {
             return Ok(QueryOutput {

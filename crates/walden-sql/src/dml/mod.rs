@@ -55,6 +55,16 @@ impl<'a> Ctx<'a> {
     }
 }
 
+/// A read-only transaction refuses a data change when the statement starts,
+/// before it finds a row, as PostgreSQL does: one that would change no rows
+/// fails too. A temporary table may change (PostgreSQL's exemption).
+pub(crate) fn check_read_write(tx: &Transaction, t: &Table, what: &str) -> Result<()> {
+    if tx.read_only() && crate::types::temp_names::split_temp(t.name()).is_none() {
+        return Err(walden_engine::EngineError::ReadOnlyTransaction(what.into()).into());
+    }
+    Ok(())
+}
+
 pub(crate) fn table_scope(t: &Table, alias: Option<&str>) -> Arc<Scope> {
     let label = alias.unwrap_or(t.name()).to_ascii_lowercase();
     Arc::new(Scope::new(
@@ -499,6 +509,7 @@ pub fn update(
 }
 
 pub(crate) fn run_update(pl: &Planned, tx: &mut Transaction, ctx: &Ctx<'_>) -> Result<QueryOutput> {
+    check_read_write(tx, &pl.table, "UPDATE")?;
     let keys = candidates(pl, tx, ctx, None)?;
     let t = pl.table.clone();
     // As PostgreSQL: an update that leaves the key alone takes the row lock
@@ -611,6 +622,7 @@ pub(crate) fn run_delete(
     ctx: &Ctx<'_>,
 ) -> Result<QueryOutput> {
     let pl = &dp.planned;
+    check_read_write(tx, &pl.table, "DELETE")?;
     let limit = match (&dp.limit, dp.top) {
         (_, Some(n)) => Some(n),
         (Some(x), None) => {

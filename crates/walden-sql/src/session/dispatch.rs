@@ -660,6 +660,11 @@ impl SqlSession {
                 ..
             } => {
                 let table = self.db.table(&query::object_last(table_name))?;
+                if self.settings.tx_read_only()
+                    && crate::types::temp_names::split_temp(table.name()).is_none()
+                {
+                    return Err(walden_engine::EngineError::ReadOnlyTransaction("COPY FROM".into()).into());
+                }
                 let columns: Vec<String> = columns.iter().map(|c| c.value.clone()).collect();
                 let types = copy_columns(&table, &columns)?
                     .into_iter()
