@@ -299,7 +299,15 @@ impl VersionedRows {
             if let Some(base) = self.base.get() {
                 break base;
             }
-            let found = self.map.read().get(key).map(&mem);
+            let found = {
+                let map = self.map.read();
+                // Ascending inserts: a key past the last one is absent,
+                // found without a search.
+                match map.last_key_value() {
+                    Some((last, _)) if key > &last[..] => None,
+                    _ => map.get(key).map(&mem),
+                }
+            };
             // A checkpoint attaches the store before it evicts: a key gone
             // from memory while the store was not attached yet shows as an
             // attached store now, and is read again through it.
