@@ -378,7 +378,7 @@ impl Transaction {
             self.db.txns.locks.release(
                 self.txid,
                 rows.into_iter()
-                    .chain(tables.into_keys().map(crate::lock::table_lock_key)),
+                    .chain(tables.into_ids().map(crate::lock::table_lock_key)),
             );
         }
     }

@@ -282,7 +282,7 @@ impl Transaction {
         if self
             .table_locks
             .lock()
-            .get(&id)
+            .get(id)
             .is_some_and(|held| held.covers(mode))
         {
             return Ok(Some(false));
@@ -301,8 +301,8 @@ impl Transaction {
             Ok(Acquired::Busy) => Ok(None),
             Ok(a) => {
                 let mut held = self.table_locks.lock();
-                let m = held.get(&id).map_or(mode, |h| h.combine(mode));
-                held.insert(id, m);
+                let m = held.get(id).map_or(mode, |h| h.combine(mode));
+                held.set(id, m);
                 Ok(Some(a == Acquired::New))
             }
             Err(e) => {
@@ -826,5 +826,29 @@ impl Transaction {
     }
 }
 
-/// Table locks a transaction holds, by table id.
-pub(crate) type HeldTableLocks = foldhash::HashMap<u32, TableLockMode>;
+/// Table locks a transaction holds: (table id, mode). A list in line
+/// rather than a map: most transactions lock a table or two.
+#[derive(Default)]
+pub(crate) struct HeldTableLocks(smallvec::SmallVec<[(u32, TableLockMode); 2]>);
+
+impl HeldTableLocks {
+    pub(crate) fn get(&self, id: u32) -> Option<TableLockMode> {
+        self.0.iter().find(|l| l.0 == id).map(|l| l.1)
+    }
+
+    fn set(&mut self, id: u32, mode: TableLockMode) {
+        match self.0.iter_mut().find(|l| l.0 == id) {
+            Some(l) => l.1 = mode,
+            None => self.0.push((id, mode)),
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The tables' ids, for the release.
+    pub(crate) fn into_ids(self) -> impl Iterator<Item = u32> {
+        self.0.into_iter().map(|l| l.0)
+    }
+}
