@@ -27,8 +27,10 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod fast;
 mod modes;
 mod requests;
+pub use fast::TablePath;
 use modes::Mode;
 pub use modes::{LockMode, TableLockMode};
 pub use requests::{LockRequest, RequestMode};
@@ -169,6 +171,8 @@ const RELEASE_CHUNK: usize = 1024;
 #[derive(Default)]
 pub struct LockManager {
     table: Mutex<Table>,
+    /// Weak table locks held outside `table` (see `fast.rs`).
+    fast: fast::FastPath,
 }
 
 /// How a lock request ended.
@@ -202,8 +206,12 @@ impl LockManager {
         self.acquire_mode(txid, key, Mode::Row(mode), policy, waits, timeout, cancel)
     }
 
-    /// Takes table `id`'s table lock in `mode` for `txid`. An upgrade is
-    /// kept to the end of the transaction (reported as `Held`).
+    /// Takes table `id`'s table lock in `mode` for `txid`, in the lock
+    /// table (release it with [`Self::release`] and [`table_lock_key`]).
+    /// An upgrade is kept to the end of the transaction (reported as
+    /// `Held`). Transactions use [`Self::take_table`], which takes weak
+    /// locks through the fast path.
+    #[cfg(test)]
     #[allow(clippy::too_many_arguments)]
     pub fn acquire_table(
         &self,
@@ -215,19 +223,9 @@ impl LockManager {
         timeout: Option<Duration>,
         cancel: &AtomicBool,
     ) -> Result<Acquired> {
-        let key = table_lock_key(id);
-        match self.acquire_mode(
-            txid,
-            &key,
-            Mode::Table(mode),
-            policy,
-            waits,
-            timeout,
-            cancel,
-        )? {
-            Acquired::Upgraded(_) => Ok(Acquired::Held),
-            other => Ok(other),
-        }
+        let held = Some(TablePath::Main);
+        self.take_table(txid, id, mode, held, policy, waits, timeout, cancel)
+            .map(|(a, _)| a)
     }
 
     /// Table locks held and awaited, as (transaction, table id, mode,
@@ -250,6 +248,8 @@ impl LockManager {
                 }
             }
         }
+        drop(t);
+        out.extend(self.fast.all().into_iter().map(|(tx, id, m)| (tx, id, m, true)));
         out.sort_by_key(|l| (l.1, l.0));
         out
     }
@@ -387,9 +387,19 @@ impl LockManager {
                     continue;
                 };
                 let before = e.holders.len();
-                e.holders.retain(|h| h.0 != txid);
+                let mut strong = false;
+                e.holders.retain(|h| {
+                    if h.0 != txid {
+                        return true;
+                    }
+                    strong = matches!(h.1, Mode::Table(m) if fast::is_strong(m));
+                    false
+                });
                 if e.holders.len() == before {
                     continue;
+                }
+                if strong {
+                    self.fast.strong_gone(k.0);
                 }
                 if !e.queue.is_empty() {
                     t.settle(&k);
@@ -417,7 +427,8 @@ impl LockManager {
         }
     }
 
-    /// Locks currently held (for diagnostics).
+    /// Keys locked in the lock table (for diagnostics; fast-path table
+    /// locks are not among them).
     pub fn held(&self) -> usize {
         self.table.lock().locks.len()
     }

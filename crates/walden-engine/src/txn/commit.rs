@@ -370,15 +370,22 @@ impl Transaction {
     }
 
     pub(super) fn release(&mut self) {
-        // Row locks first, then table locks, in one call: one hold of the
-        // lock table for a small transaction rather than two.
+        // Fast-path table locks are dropped in their partitions (see
+        // `lock/fast.rs`); row locks and the other table locks in one
+        // call: one hold of the lock table for a small transaction.
         let rows = std::mem::take(&mut self.locks);
         let tables = std::mem::take(&mut *self.table_locks.lock());
-        if !rows.is_empty() || !tables.is_empty() {
-            self.db.txns.locks.release(
-                self.txid,
+        let locks = &self.db.txns.locks;
+        let txid = self.txid;
+        let mut main = tables
+            .into_held()
+            .filter(|&(id, path)| !locks.release_fast(txid, id, path))
+            .peekable();
+        if !rows.is_empty() || main.peek().is_some() {
+            locks.release(
+                txid,
                 rows.into_iter()
-                    .chain(tables.into_ids().map(crate::lock::table_lock_key)),
+                    .chain(main.map(|(id, _)| crate::lock::table_lock_key(id))),
             );
         }
     }
