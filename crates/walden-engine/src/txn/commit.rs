@@ -18,6 +18,9 @@ impl Transaction {
     /// exist yet for recovery (or a secondary), or had another shape, so
     /// the commit must carry where the counter stands.
     fn ddl_records(&self) -> Vec<Vec<u8>> {
+        if !self.has_ddl() {
+            return Vec::new();
+        }
         let cat = self.db.catalog.read();
         let mut out = Vec::new();
         let mut counters: Vec<u32> = Vec::new();
@@ -184,9 +187,9 @@ impl Transaction {
             } else {
                 (Some(db.txns.gate.read()), None)
             };
-            // A table dropped since the change was made cannot take it.
             {
                 let cat = db.catalog.read();
+                // A table dropped since the change was made cannot take it.
                 if let Some(((tid, _), _)) = self
                     .writes
                     .iter()
@@ -196,9 +199,6 @@ impl Transaction {
                         "(table id {tid}, dropped)"
                     )));
                 }
-            }
-            {
-                let cat = db.catalog.read();
                 self.check_definitions(&cat)?;
                 self.check_foreign_keys(&cat)?;
             }
