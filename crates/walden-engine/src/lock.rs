@@ -266,19 +266,20 @@ impl LockManager {
         cancel: &AtomicBool,
     ) -> Result<Acquired> {
         let mut t = self.table.lock();
-        if !t.locks.contains_key(key) {
-            let mut holders = SmallVec::new();
-            holders.push((txid, mode));
-            t.locks.insert(
-                key.clone(),
-                Entry {
+        // One hash and probe for a key nobody holds (the usual case); a
+        // held one costs a copy of the key.
+        let e = match t.locks.entry(key.clone()) {
+            std::collections::hash_map::Entry::Vacant(v) => {
+                let mut holders = SmallVec::new();
+                holders.push((txid, mode));
+                v.insert(Entry {
                     holders,
                     queue: VecDeque::new(),
-                },
-            );
-            return Ok(Acquired::New);
-        }
-        let e = t.locks.get_mut(key).expect("present");
+                });
+                return Ok(Acquired::New);
+            }
+            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+        };
         let prev = e.mode_of(txid);
         if prev.is_some_and(|p| p.covers(mode)) {
             return Ok(Acquired::Held);
@@ -383,9 +384,12 @@ impl LockManager {
         while keys.peek().is_some() {
             let mut t = self.table.lock();
             for k in keys.by_ref().take(RELEASE_CHUNK) {
-                let Some(e) = t.locks.get_mut(&k) else {
+                // One hash and probe per key: through its entry.
+                let std::collections::hash_map::Entry::Occupied(mut o) = t.locks.entry(k) else {
                     continue;
                 };
+                let id = o.key().0;
+                let e = o.get_mut();
                 let before = e.holders.len();
                 let mut strong = false;
                 e.holders.retain(|h| {
@@ -399,14 +403,15 @@ impl LockManager {
                     continue;
                 }
                 if strong {
-                    self.fast.strong_gone(k.0);
+                    self.fast.strong_gone(id);
                 }
                 if !e.queue.is_empty() {
+                    let k = o.key().clone();
                     t.settle(&k);
                 } else if e.holders.is_empty() {
                     // What `settle` would do with nobody queued, without
                     // looking the key up again.
-                    t.locks.remove(&k);
+                    o.remove();
                 }
             }
         }
