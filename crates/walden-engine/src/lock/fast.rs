@@ -83,7 +83,11 @@ impl FastPath {
         if p.strong.load(SeqCst) != 0 {
             return false;
         }
-        held.push(FastLock { txid, table, mode });
+        // One line per (transaction, table), whatever its callers do.
+        match held.iter_mut().find(|l| l.txid == txid && l.table == table) {
+            Some(l) => l.mode = l.mode.max(mode),
+            None => held.push(FastLock { txid, table, mode }),
+        }
         true
     }
 
