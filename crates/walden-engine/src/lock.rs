@@ -249,7 +249,12 @@ impl LockManager {
             }
         }
         drop(t);
-        out.extend(self.fast.all().into_iter().map(|(tx, id, m)| (tx, id, m, true)));
+        out.extend(
+            self.fast
+                .all()
+                .into_iter()
+                .map(|(tx, id, m)| (tx, id, m, true)),
+        );
         out.sort_by_key(|l| (l.1, l.0));
         out
     }

@@ -206,11 +206,7 @@ impl Chain {
     }
 
     #[allow(clippy::box_collection)]
-    fn from_versions(
-        mut vs: Box<Vec<Version>>,
-        horizon: Csn,
-        keep_deletes: bool,
-    ) -> Option<Chain> {
+    fn from_versions(mut vs: Box<Vec<Version>>, horizon: Csn, keep_deletes: bool) -> Option<Chain> {
         // The newest version at or below the horizon is the oldest anyone
         // can still read; everything after it goes.
         if let Some(i) = vs.iter().position(|v| v.csn <= horizon) {

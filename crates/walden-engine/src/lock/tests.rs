@@ -305,8 +305,14 @@ fn weak_table_locks_take_the_fast_path_and_show_in_the_lock_views() {
     use TableLockMode::*;
     let lm = LockManager::default();
     let nw = WaitPolicy::NoWait;
-    assert_eq!(take(&lm, 1, RowExclusive, None, nw), (Acquired::New, TablePath::Fast));
-    assert_eq!(take(&lm, 2, AccessShare, None, nw), (Acquired::New, TablePath::Fast));
+    assert_eq!(
+        take(&lm, 1, RowExclusive, None, nw),
+        (Acquired::New, TablePath::Fast)
+    );
+    assert_eq!(
+        take(&lm, 2, AccessShare, None, nw),
+        (Acquired::New, TablePath::Fast)
+    );
     // A weak upgrade stays on the fast path.
     assert_eq!(
         take(&lm, 2, RowShare, Some(TablePath::Fast), nw),
@@ -320,12 +326,17 @@ fn weak_table_locks_take_the_fast_path_and_show_in_the_lock_views() {
     );
     let reqs = lm.requests();
     assert_eq!(reqs.len(), 2);
-    assert!(reqs.iter().all(|r| r.granted && r.key.is_none() && r.table == 7));
+    assert!(reqs
+        .iter()
+        .all(|r| r.granted && r.key.is_none() && r.table == 7));
     // A conflicting strong request sees them (moved into the lock table).
     assert_eq!(take(&lm, 3, Share, None, nw).0, Acquired::Busy);
     assert_eq!(lm.held(), 1);
     // Given up, it lets weak requests take the fast path again.
-    assert_eq!(take(&lm, 4, RowExclusive, None, nw), (Acquired::New, TablePath::Fast));
+    assert_eq!(
+        take(&lm, 4, RowExclusive, None, nw),
+        (Acquired::New, TablePath::Fast)
+    );
     // Moved locks are given back in the lock table.
     give_back(&lm, 1, TablePath::Fast);
     give_back(&lm, 2, TablePath::Fast);
@@ -334,10 +345,19 @@ fn weak_table_locks_take_the_fast_path_and_show_in_the_lock_views() {
     assert!(lm.table_locks().is_empty());
     // ACCESS EXCLUSIVE granted: weak requests queue behind it in the
     // lock table until it goes, then the fast path is open again.
-    assert_eq!(take(&lm, 5, AccessExclusive, None, nw), (Acquired::New, TablePath::Main));
-    assert_eq!(take(&lm, 6, AccessShare, None, nw), (Acquired::Busy, TablePath::Main));
+    assert_eq!(
+        take(&lm, 5, AccessExclusive, None, nw),
+        (Acquired::New, TablePath::Main)
+    );
+    assert_eq!(
+        take(&lm, 6, AccessShare, None, nw),
+        (Acquired::Busy, TablePath::Main)
+    );
     give_back(&lm, 5, TablePath::Main);
-    assert_eq!(take(&lm, 6, AccessShare, None, nw), (Acquired::New, TablePath::Fast));
+    assert_eq!(
+        take(&lm, 6, AccessShare, None, nw),
+        (Acquired::New, TablePath::Fast)
+    );
     give_back(&lm, 6, TablePath::Fast);
     assert_eq!(lm.held(), 0);
 }
@@ -356,7 +376,10 @@ fn a_strong_request_waits_for_fast_path_holders_and_their_deadlocks_are_found() 
     let e = lm
         .take_table(2, 7, AccessExclusive, None, W, &[], None, &NO)
         .expect_err("deadlock");
-    assert!(matches!(e, EngineError::Deadlock { victim: 2, .. }), "{e:?}");
+    assert!(
+        matches!(e, EngineError::Deadlock { victim: 2, .. }),
+        "{e:?}"
+    );
     lm.release(2, [k(1)]);
     t.join().unwrap().unwrap();
     // A strong request waits for a fast-path holder to end.
@@ -373,10 +396,16 @@ fn a_strong_request_waits_for_fast_path_holders_and_their_deadlocks_are_found() 
     let nw = WaitPolicy::NoWait;
     assert_eq!(take(&lm, 4, RowShare, None, nw).0, Acquired::Busy);
     // 3's own weak request is covered by what it holds.
-    assert_eq!(take(&lm, 3, RowShare, Some(TablePath::Main), nw).0, Acquired::Held);
+    assert_eq!(
+        take(&lm, 3, RowShare, Some(TablePath::Main), nw).0,
+        Acquired::Held
+    );
     give_back(&lm, 3, TablePath::Main);
     assert_eq!(lm.held(), 0);
-    assert_eq!(take(&lm, 4, RowShare, None, nw), (Acquired::New, TablePath::Fast));
+    assert_eq!(
+        take(&lm, 4, RowShare, None, nw),
+        (Acquired::New, TablePath::Fast)
+    );
     give_back(&lm, 4, TablePath::Fast);
 }
 
@@ -397,6 +426,9 @@ fn an_own_fast_path_lock_joins_a_stronger_request_of_the_same_transaction() {
     give_back(&lm, 1, TablePath::Main);
     assert_eq!(lm.held(), 0);
     assert!(lm.table_locks().is_empty());
-    assert_eq!(take(&lm, 2, RowExclusive, None, nw), (Acquired::New, TablePath::Fast));
+    assert_eq!(
+        take(&lm, 2, RowExclusive, None, nw),
+        (Acquired::New, TablePath::Fast)
+    );
     give_back(&lm, 2, TablePath::Fast);
 }
