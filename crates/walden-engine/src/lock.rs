@@ -27,8 +27,10 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod fast;
 mod modes;
 mod requests;
+pub use fast::TablePath;
 use modes::Mode;
 pub use modes::{LockMode, TableLockMode};
 pub use requests::{LockRequest, RequestMode};
@@ -169,6 +171,8 @@ const RELEASE_CHUNK: usize = 1024;
 #[derive(Default)]
 pub struct LockManager {
     table: Mutex<Table>,
+    /// Weak table locks held outside `table` (see `fast.rs`).
+    fast: fast::FastPath,
 }
 
 /// How a lock request ended.
@@ -202,8 +206,12 @@ impl LockManager {
         self.acquire_mode(txid, key, Mode::Row(mode), policy, waits, timeout, cancel)
     }
 
-    /// Takes table `id`'s table lock in `mode` for `txid`. An upgrade is
-    /// kept to the end of the transaction (reported as `Held`).
+    /// Takes table `id`'s table lock in `mode` for `txid`, in the lock
+    /// table (release it with [`Self::release`] and [`table_lock_key`]).
+    /// An upgrade is kept to the end of the transaction (reported as
+    /// `Held`). Transactions use [`Self::take_table`], which takes weak
+    /// locks through the fast path.
+    #[cfg(test)]
     #[allow(clippy::too_many_arguments)]
     pub fn acquire_table(
         &self,
@@ -215,19 +223,9 @@ impl LockManager {
         timeout: Option<Duration>,
         cancel: &AtomicBool,
     ) -> Result<Acquired> {
-        let key = table_lock_key(id);
-        match self.acquire_mode(
-            txid,
-            &key,
-            Mode::Table(mode),
-            policy,
-            waits,
-            timeout,
-            cancel,
-        )? {
-            Acquired::Upgraded(_) => Ok(Acquired::Held),
-            other => Ok(other),
-        }
+        let held = Some(TablePath::Main);
+        self.take_table(txid, id, mode, held, policy, waits, timeout, cancel)
+            .map(|(a, _)| a)
     }
 
     /// Table locks held and awaited, as (transaction, table id, mode,
@@ -250,6 +248,13 @@ impl LockManager {
                 }
             }
         }
+        drop(t);
+        out.extend(
+            self.fast
+                .all()
+                .into_iter()
+                .map(|(tx, id, m)| (tx, id, m, true)),
+        );
         out.sort_by_key(|l| (l.1, l.0));
         out
     }
@@ -266,19 +271,20 @@ impl LockManager {
         cancel: &AtomicBool,
     ) -> Result<Acquired> {
         let mut t = self.table.lock();
-        if !t.locks.contains_key(key) {
-            let mut holders = SmallVec::new();
-            holders.push((txid, mode));
-            t.locks.insert(
-                key.clone(),
-                Entry {
+        // One hash and probe for a key nobody holds (the usual case); a
+        // held one costs a copy of the key.
+        let e = match t.locks.entry(key.clone()) {
+            std::collections::hash_map::Entry::Vacant(v) => {
+                let mut holders = SmallVec::new();
+                holders.push((txid, mode));
+                v.insert(Entry {
                     holders,
                     queue: VecDeque::new(),
-                },
-            );
-            return Ok(Acquired::New);
-        }
-        let e = t.locks.get_mut(key).expect("present");
+                });
+                return Ok(Acquired::New);
+            }
+            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+        };
         let prev = e.mode_of(txid);
         if prev.is_some_and(|p| p.covers(mode)) {
             return Ok(Acquired::Held);
@@ -383,20 +389,34 @@ impl LockManager {
         while keys.peek().is_some() {
             let mut t = self.table.lock();
             for k in keys.by_ref().take(RELEASE_CHUNK) {
-                let Some(e) = t.locks.get_mut(&k) else {
+                // One hash and probe per key: through its entry.
+                let std::collections::hash_map::Entry::Occupied(mut o) = t.locks.entry(k) else {
                     continue;
                 };
+                let id = o.key().0;
+                let e = o.get_mut();
                 let before = e.holders.len();
-                e.holders.retain(|h| h.0 != txid);
+                let mut strong = false;
+                e.holders.retain(|h| {
+                    if h.0 != txid {
+                        return true;
+                    }
+                    strong = matches!(h.1, Mode::Table(m) if fast::is_strong(m));
+                    false
+                });
                 if e.holders.len() == before {
                     continue;
                 }
+                if strong {
+                    self.fast.strong_gone(id);
+                }
                 if !e.queue.is_empty() {
+                    let k = o.key().clone();
                     t.settle(&k);
                 } else if e.holders.is_empty() {
                     // What `settle` would do with nobody queued, without
                     // looking the key up again.
-                    t.locks.remove(&k);
+                    o.remove();
                 }
             }
         }
@@ -417,7 +437,8 @@ impl LockManager {
         }
     }
 
-    /// Locks currently held (for diagnostics).
+    /// Keys locked in the lock table (for diagnostics; fast-path table
+    /// locks are not among them).
     pub fn held(&self) -> usize {
         self.table.lock().locks.len()
     }

@@ -156,12 +156,16 @@ struct Version {
 }
 
 /// A key's versions, newest first. Nearly every key has one live version,
-/// stored without a vector.
+/// stored without a vector. The vector is boxed so that a chain is 24 bytes
+/// (the row's pointer is the tag), not 32: a third less map to search.
 #[derive(Clone, Debug)]
 enum Chain {
     One(Csn, Row),
-    Many(Vec<Version>),
+    #[allow(clippy::box_collection)]
+    Many(Box<Vec<Version>>),
 }
+
+const _: () = assert!(std::mem::size_of::<Chain>() == 24);
 
 impl Chain {
     fn at(&self, csn: Csn) -> Option<&Row> {
@@ -184,10 +188,10 @@ impl Chain {
     /// marker hides the stored row until a checkpoint removes it).
     fn push(self, csn: Csn, row: Option<Row>, horizon: Csn, keep_deletes: bool) -> Option<Chain> {
         let mut vs = match self {
-            Chain::One(c, r) => vec![Version {
+            Chain::One(c, r) => Box::new(vec![Version {
                 csn: c,
                 row: Some(r),
-            }],
+            }]),
             Chain::Many(vs) => vs,
         };
         vs.insert(0, Version { csn, row });
@@ -201,20 +205,22 @@ impl Chain {
         }
     }
 
-    fn from_versions(mut vs: Vec<Version>, horizon: Csn, keep_deletes: bool) -> Option<Chain> {
+    #[allow(clippy::box_collection)]
+    fn from_versions(mut vs: Box<Vec<Version>>, horizon: Csn, keep_deletes: bool) -> Option<Chain> {
         // The newest version at or below the horizon is the oldest anyone
         // can still read; everything after it goes.
         if let Some(i) = vs.iter().position(|v| v.csn <= horizon) {
             vs.truncate(i + 1);
         }
         if vs.len() == 1 {
-            let v = vs.pop()?;
-            return match v.row {
-                Some(r) => Some(Chain::One(v.csn, r)),
-                // A delete seen by every snapshot: the key is gone.
-                None if v.csn <= horizon && !keep_deletes => None,
-                None => Some(Chain::Many(vec![v])),
-            };
+            if vs[0].row.is_some() {
+                let v = vs.pop()?;
+                return v.row.map(|r| Chain::One(v.csn, r));
+            }
+            // A delete seen by every snapshot: the key is gone.
+            if vs[0].csn <= horizon && !keep_deletes {
+                return None;
+            }
         }
         Some(Chain::Many(vs))
     }
@@ -234,6 +240,13 @@ impl Chain {
         };
         csn <= upto && csn <= horizon
     }
+}
+
+/// A row to leave in a map slot while its chain is rebuilt (a `Chain::Many`
+/// would allocate its box).
+fn placeholder() -> Row {
+    static EMPTY: OnceLock<Row> = OnceLock::new();
+    EMPTY.get_or_init(|| Arc::from(Vec::new())).clone()
 }
 
 static NEXT_UID: AtomicU64 = AtomicU64::new(1);
@@ -299,7 +312,15 @@ impl VersionedRows {
             if let Some(base) = self.base.get() {
                 break base;
             }
-            let found = self.map.read().get(key).map(&mem);
+            let found = {
+                let map = self.map.read();
+                // Ascending inserts: a key past the last one is absent,
+                // found without a search.
+                match map.last_key_value() {
+                    Some((last, _)) if key > &last[..] => None,
+                    _ => map.get(key).map(&mem),
+                }
+            };
             // A checkpoint attaches the store before it evicts: a key gone
             // from memory while the store was not attached yet shows as an
             // attached store now, and is read again through it.
@@ -411,7 +432,7 @@ impl VersionedRows {
                         None if csn <= horizon && !keep_deletes => return None,
                         None => {
                             many += 1;
-                            Chain::Many(vec![Version { csn, row: None }])
+                            Chain::Many(Box::new(vec![Version { csn, row: None }]))
                         }
                     };
                     Some((key, chain))
@@ -435,7 +456,7 @@ impl VersionedRows {
             // empty chain left behind) and the new one put back in place.
             let (old, slot) = match map.entry(key) {
                 Entry::Occupied(mut e) => (
-                    Some(std::mem::replace(e.get_mut(), Chain::Many(Vec::new()))),
+                    Some(std::mem::replace(e.get_mut(), Chain::One(0, placeholder()))),
                     Ok(e),
                 ),
                 Entry::Vacant(v) => (prior(), Err(v)),
@@ -451,7 +472,7 @@ impl VersionedRows {
                 None => match row {
                     Some(r) => Some(Chain::One(csn, r)),
                     None if csn <= horizon && !keep_deletes => None,
-                    None => Some(Chain::Many(vec![Version { csn, row: None }])),
+                    None => Some(Chain::Many(Box::new(vec![Version { csn, row: None }]))),
                 },
             };
             let is_many = new.as_ref().is_some_and(Chain::is_many);

@@ -396,11 +396,14 @@ impl Table {
         if self.has_hidden_key() {
             return None;
         }
-        self.def
-            .primary_key
-            .iter()
-            .map(|&i| row.get(i).cloned())
-            .collect()
+        // Exact capacity: the box takes the vector's buffer as it is
+        // (a collect grows it, then shrinks it: two reallocations).
+        let pk = &self.def.primary_key;
+        let mut key = Vec::with_capacity(pk.len());
+        for &i in pk {
+            key.push(row.get(i)?.clone());
+        }
+        Some(key.into_boxed_slice())
     }
 
     /// Number of rows in the newest committed state.

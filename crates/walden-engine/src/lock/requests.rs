@@ -75,6 +75,30 @@ impl LockManager {
                 });
             }
         }
+        drop(t);
+        // Fast-path table locks: holders, in table and transaction order
+        // among the table's other holders (before its queue).
+        let fast = self.fast.all();
+        if !fast.is_empty() {
+            out.extend(fast.into_iter().map(|(txid, table, m)| LockRequest {
+                txid,
+                table,
+                key: None,
+                mode: RequestMode::Table(m),
+                granted: true,
+                wait_start: None,
+                blocked_by: Vec::new(),
+            }));
+            // Stable: a key's queue keeps its order.
+            out.sort_by(|a, b| {
+                (a.table, &a.key, !a.granted)
+                    .cmp(&(b.table, &b.key, !b.granted))
+                    .then_with(|| match a.granted && b.granted {
+                        true => a.txid.cmp(&b.txid),
+                        false => std::cmp::Ordering::Equal,
+                    })
+            });
+        }
         out
     }
 }

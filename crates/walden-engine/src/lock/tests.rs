@@ -279,3 +279,156 @@ fn a_release_grants_every_compatible_waiter_at_the_front() {
     lm.release(3, [k(1)]);
     assert_eq!(lm.held(), 0);
 }
+
+/// A table lock taken as a transaction takes it (weak ones through the
+/// fast path when they may), with its path.
+fn take(
+    lm: &LockManager,
+    txid: u64,
+    mode: TableLockMode,
+    held: Option<TablePath>,
+    policy: WaitPolicy,
+) -> (Acquired, TablePath) {
+    lm.take_table(txid, 7, mode, held, policy, &[], None, &NO)
+        .unwrap()
+}
+
+/// Gives back what `take` took, as a transaction's end does.
+fn give_back(lm: &LockManager, txid: u64, path: TablePath) {
+    if !lm.release_fast(txid, 7, path) {
+        lm.release(txid, [table_lock_key(7)]);
+    }
+}
+
+#[test]
+fn weak_table_locks_take_the_fast_path_and_show_in_the_lock_views() {
+    use TableLockMode::*;
+    let lm = LockManager::default();
+    let nw = WaitPolicy::NoWait;
+    assert_eq!(
+        take(&lm, 1, RowExclusive, None, nw),
+        (Acquired::New, TablePath::Fast)
+    );
+    assert_eq!(
+        take(&lm, 2, AccessShare, None, nw),
+        (Acquired::New, TablePath::Fast)
+    );
+    // A weak upgrade stays on the fast path.
+    assert_eq!(
+        take(&lm, 2, RowShare, Some(TablePath::Fast), nw),
+        (Acquired::Held, TablePath::Fast)
+    );
+    // Nothing in the lock table, yet both are visible (pg_locks).
+    assert_eq!(lm.held(), 0);
+    assert_eq!(
+        lm.table_locks(),
+        vec![(1, 7, RowExclusive, true), (2, 7, RowShare, true)]
+    );
+    let reqs = lm.requests();
+    assert_eq!(reqs.len(), 2);
+    assert!(reqs
+        .iter()
+        .all(|r| r.granted && r.key.is_none() && r.table == 7));
+    // A conflicting strong request sees them (moved into the lock table).
+    assert_eq!(take(&lm, 3, Share, None, nw).0, Acquired::Busy);
+    assert_eq!(lm.held(), 1);
+    // Given up, it lets weak requests take the fast path again.
+    assert_eq!(
+        take(&lm, 4, RowExclusive, None, nw),
+        (Acquired::New, TablePath::Fast)
+    );
+    // Moved locks are given back in the lock table.
+    give_back(&lm, 1, TablePath::Fast);
+    give_back(&lm, 2, TablePath::Fast);
+    give_back(&lm, 4, TablePath::Fast);
+    assert_eq!(lm.held(), 0);
+    assert!(lm.table_locks().is_empty());
+    // ACCESS EXCLUSIVE granted: weak requests queue behind it in the
+    // lock table until it goes, then the fast path is open again.
+    assert_eq!(
+        take(&lm, 5, AccessExclusive, None, nw),
+        (Acquired::New, TablePath::Main)
+    );
+    assert_eq!(
+        take(&lm, 6, AccessShare, None, nw),
+        (Acquired::Busy, TablePath::Main)
+    );
+    give_back(&lm, 5, TablePath::Main);
+    assert_eq!(
+        take(&lm, 6, AccessShare, None, nw),
+        (Acquired::New, TablePath::Fast)
+    );
+    give_back(&lm, 6, TablePath::Fast);
+    assert_eq!(lm.held(), 0);
+}
+
+#[test]
+fn a_strong_request_waits_for_fast_path_holders_and_their_deadlocks_are_found() {
+    use TableLockMode::*;
+    let lm = Arc::new(LockManager::default());
+    // 1 writes the table (fast path) and waits for 2's row lock; 2 then
+    // asks for ACCESS EXCLUSIVE: a cycle through a fast-path lock.
+    assert_eq!(take(&lm, 1, RowExclusive, None, W).1, TablePath::Fast);
+    lm.acquire(2, &k(1), X, W, &[], None, &NO).unwrap();
+    let lm2 = lm.clone();
+    let t = std::thread::spawn(move || lm2.acquire(1, &k(1), X, W, &[], None, &NO).map(|_| ()));
+    wait_until_waiting(&lm, 1, 2);
+    let e = lm
+        .take_table(2, 7, AccessExclusive, None, W, &[], None, &NO)
+        .expect_err("deadlock");
+    assert!(
+        matches!(e, EngineError::Deadlock { victim: 2, .. }),
+        "{e:?}"
+    );
+    lm.release(2, [k(1)]);
+    t.join().unwrap().unwrap();
+    // A strong request waits for a fast-path holder to end.
+    let lm3 = lm.clone();
+    let strong = std::thread::spawn(move || {
+        lm3.take_table(3, 7, Exclusive, None, W, &[], None, &NO)
+            .unwrap()
+    });
+    wait_until_waiting(&lm, 3, 1);
+    lm.release(1, [k(1)]);
+    give_back(&lm, 1, TablePath::Fast);
+    assert_eq!(strong.join().unwrap(), (Acquired::New, TablePath::Main));
+    // Held by 3: a weak request may not slip past through the fast path.
+    let nw = WaitPolicy::NoWait;
+    assert_eq!(take(&lm, 4, RowShare, None, nw).0, Acquired::Busy);
+    // 3's own weak request is covered by what it holds.
+    assert_eq!(
+        take(&lm, 3, RowShare, Some(TablePath::Main), nw).0,
+        Acquired::Held
+    );
+    give_back(&lm, 3, TablePath::Main);
+    assert_eq!(lm.held(), 0);
+    assert_eq!(
+        take(&lm, 4, RowShare, None, nw),
+        (Acquired::New, TablePath::Fast)
+    );
+    give_back(&lm, 4, TablePath::Fast);
+}
+
+#[test]
+fn an_own_fast_path_lock_joins_a_stronger_request_of_the_same_transaction() {
+    use TableLockMode::*;
+    let lm = LockManager::default();
+    let nw = WaitPolicy::NoWait;
+    assert_eq!(take(&lm, 1, RowExclusive, None, nw).1, TablePath::Fast);
+    // SHARE with ROW EXCLUSIVE is held as SHARE ROW EXCLUSIVE, in the lock
+    // table: the fast-path lock joins it there.
+    assert_eq!(
+        take(&lm, 1, Share, Some(TablePath::Fast), nw),
+        (Acquired::Held, TablePath::Main)
+    );
+    assert_eq!(lm.table_locks(), vec![(1, 7, ShareRowExclusive, true)]);
+    assert_eq!(take(&lm, 2, RowExclusive, None, nw).0, Acquired::Busy);
+    give_back(&lm, 1, TablePath::Main);
+    assert_eq!(lm.held(), 0);
+    assert!(lm.table_locks().is_empty());
+    assert_eq!(
+        take(&lm, 2, RowExclusive, None, nw),
+        (Acquired::New, TablePath::Fast)
+    );
+    give_back(&lm, 2, TablePath::Fast);
+}

@@ -30,7 +30,10 @@ impl Transaction {
     /// unique-value locks would only cost memory, one per row of a bulk
     /// load. (Table locks are held to the end, savepoints or not.)
     fn holds_exclusively(&self, table: u32) -> bool {
-        self.table_locks.lock().get(&table) == Some(&crate::lock::TableLockMode::AccessExclusive)
+        self.table_locks
+            .lock()
+            .get(table)
+            .is_some_and(|(m, _)| m == crate::lock::TableLockMode::AccessExclusive)
     }
 
     /// Takes the row lock in `mode`; `false` if it is busy and `policy` says

@@ -18,6 +18,9 @@ impl Transaction {
     /// exist yet for recovery (or a secondary), or had another shape, so
     /// the commit must carry where the counter stands.
     fn ddl_records(&self) -> Vec<Vec<u8>> {
+        if !self.has_ddl() {
+            return Vec::new();
+        }
         let cat = self.db.catalog.read();
         let mut out = Vec::new();
         let mut counters: Vec<u32> = Vec::new();
@@ -184,9 +187,9 @@ impl Transaction {
             } else {
                 (Some(db.txns.gate.read()), None)
             };
-            // A table dropped since the change was made cannot take it.
             {
                 let cat = db.catalog.read();
+                // A table dropped since the change was made cannot take it.
                 if let Some(((tid, _), _)) = self
                     .writes
                     .iter()
@@ -196,9 +199,6 @@ impl Transaction {
                         "(table id {tid}, dropped)"
                     )));
                 }
-            }
-            {
-                let cat = db.catalog.read();
                 self.check_definitions(&cat)?;
                 self.check_foreign_keys(&cat)?;
             }
@@ -370,15 +370,22 @@ impl Transaction {
     }
 
     pub(super) fn release(&mut self) {
-        // Row locks first, then table locks, in one call: one hold of the
-        // lock table for a small transaction rather than two.
+        // Fast-path table locks are dropped in their partitions (see
+        // `lock/fast.rs`); row locks and the other table locks in one
+        // call: one hold of the lock table for a small transaction.
         let rows = std::mem::take(&mut self.locks);
         let tables = std::mem::take(&mut *self.table_locks.lock());
-        if !rows.is_empty() || !tables.is_empty() {
-            self.db.txns.locks.release(
-                self.txid,
+        let locks = &self.db.txns.locks;
+        let txid = self.txid;
+        let mut main = tables
+            .into_held()
+            .filter(|&(id, path)| !locks.release_fast(txid, id, path))
+            .peekable();
+        if !rows.is_empty() || main.peek().is_some() {
+            locks.release(
+                txid,
                 rows.into_iter()
-                    .chain(tables.into_keys().map(crate::lock::table_lock_key)),
+                    .chain(main.map(|(id, _)| crate::lock::table_lock_key(id))),
             );
         }
     }

@@ -14,7 +14,7 @@ use crate::budget::BuildBudget;
 use crate::codec::Redo;
 use crate::database::{Catalog, Database, SeqState, Sequence};
 use crate::error::{EngineError, Result};
-use crate::lock::{Acquired, TableLockMode, WaitPolicy};
+use crate::lock::{Acquired, TableLockMode, TablePath, WaitPolicy};
 use crate::schema::{ForeignKeyDef, IndexDef, SequenceOptions, TableDef};
 use crate::table::Table;
 use std::sync::atomic::Ordering;
@@ -279,30 +279,27 @@ impl Transaction {
         policy: WaitPolicy,
     ) -> Result<Option<bool>> {
         self.check_open()?;
-        if self
-            .table_locks
-            .lock()
-            .get(&id)
-            .is_some_and(|held| held.covers(mode))
-        {
+        let held = self.table_locks.lock().get(id);
+        if held.is_some_and(|(m, _)| m.covers(mode)) {
             return Ok(Some(false));
         }
         let sinks = self.session.wait_sinks();
-        let r = self.db.txns.locks.acquire_table(
+        let r = self.db.txns.locks.take_table(
             self.txid,
             id,
             mode,
+            held.map(|(_, path)| path),
             policy,
             &sinks,
             self.db.txns.lock_timeout,
             &self.session.cancel,
         );
         match r {
-            Ok(Acquired::Busy) => Ok(None),
-            Ok(a) => {
+            Ok((Acquired::Busy, _)) => Ok(None),
+            Ok((a, path)) => {
                 let mut held = self.table_locks.lock();
-                let m = held.get(&id).map_or(mode, |h| h.combine(mode));
-                held.insert(id, m);
+                let m = held.get(id).map_or(mode, |(h, _)| h.combine(mode));
+                held.set(id, m, path);
                 Ok(Some(a == Acquired::New))
             }
             Err(e) => {
@@ -826,5 +823,25 @@ impl Transaction {
     }
 }
 
-/// Table locks a transaction holds, by table id.
-pub(crate) type HeldTableLocks = foldhash::HashMap<u32, TableLockMode>;
+/// Table locks a transaction holds: (table id, mode, where it is held). A
+/// list in line rather than a map: most transactions lock a table or two.
+#[derive(Default)]
+pub(crate) struct HeldTableLocks(smallvec::SmallVec<[(u32, TableLockMode, TablePath); 2]>);
+
+impl HeldTableLocks {
+    pub(crate) fn get(&self, id: u32) -> Option<(TableLockMode, TablePath)> {
+        self.0.iter().find(|l| l.0 == id).map(|l| (l.1, l.2))
+    }
+
+    fn set(&mut self, id: u32, mode: TableLockMode, path: TablePath) {
+        match self.0.iter_mut().find(|l| l.0 == id) {
+            Some(l) => (l.1, l.2) = (mode, path),
+            None => self.0.push((id, mode, path)),
+        }
+    }
+
+    /// (table id, where it is held), for the release.
+    pub(crate) fn into_held(self) -> impl Iterator<Item = (u32, TablePath)> {
+        self.0.into_iter().map(|l| (l.0, l.2))
+    }
+}
