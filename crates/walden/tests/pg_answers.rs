@@ -192,6 +192,13 @@ const SCRIPT: &[&str] = &[
     "DELETE FROM ro_t WHERE false",
     "SET default_transaction_read_only = off",
     "SELECT count(*) FROM ro_t",
+    // bytea LIKE matches bytes.
+    "SELECT 'abc'::bytea LIKE 'a%', 'abc'::bytea NOT LIKE '_b_', '\\x00ff'::bytea LIKE '\\x0025'::bytea, 'a%'::bytea LIKE 'a#%' ESCAPE '#'",
+    // An alias naming more columns than there are is 42P10.
+    "SELECT * FROM (VALUES (1, 2)) AS v(a, b, c)",
+    "SELECT * FROM generate_series(1, 2) AS g(a, b)",
+    "SELECT * FROM ro_t AS r(x, y, z)",
+    "SELECT * FROM (SELECT 1, 2) AS s(x)",
 ];
 
 /// Each statement's outcome: its rows, or its error's SQLSTATE.

@@ -497,7 +497,29 @@ pub fn like_value(v: &Value, p: &Value, escape: Option<&Value>, ci: bool) -> Res
             }
         }
     };
-    let (v, p) = (v.to_string(), p.to_string());
+    // bytea LIKE matches bytes (the pattern read as bytea input); each byte
+    // becomes one char so the text matcher serves.
+    let (v, p) = match v {
+        Value::Bytes(b) => {
+            // PostgreSQL has no bytea ILIKE, and ESCAPE makes the pattern text.
+            if ci || escape.is_some() {
+                return Err(SqlError::new(
+                    ErrorKind::UndefinedFunction,
+                    format!(
+                        "operator does not exist: bytea {} text",
+                        if ci { "~~*" } else { "~~" }
+                    ),
+                ));
+            }
+            let pat = match p {
+                Value::Bytes(pb) => pb.to_vec(),
+                other => walden_engine::types::parse_bytea(&other.to_string())?,
+            };
+            let chars = |x: &[u8]| x.iter().map(|&c| c as char).collect::<String>();
+            (chars(b), chars(&pat))
+        }
+        _ => (v.to_string(), p.to_string()),
+    };
     let m = if ci {
         like_with(&v.to_lowercase(), &p.to_lowercase(), esc)
     } else {

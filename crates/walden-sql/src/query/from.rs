@@ -15,12 +15,26 @@ pub(super) fn alias_name(alias: &Option<ast::TableAlias>) -> Option<String> {
     alias.as_ref().map(|a| a.name.value.to_ascii_lowercase())
 }
 
-pub(super) fn rename_cols(cols: &mut [ScopeCol], alias: &Option<ast::TableAlias>) {
+/// Names the columns by the alias's column list; a list longer than the
+/// columns is 42P10, as in PostgreSQL.
+pub(super) fn rename_cols(cols: &mut [ScopeCol], alias: &Option<ast::TableAlias>) -> Result<()> {
     if let Some(a) = alias {
+        if a.columns.len() > cols.len() {
+            return Err(SqlError::new(
+                ErrorKind::InvalidColumnReference,
+                format!(
+                    "table \"{}\" has {} columns available but {} columns specified",
+                    a.name.value,
+                    cols.len(),
+                    a.columns.len()
+                ),
+            ));
+        }
         for (c, n) in cols.iter_mut().zip(a.columns.iter()) {
             c.name = crate::expr::fold_ident(&n.name);
         }
     }
+    Ok(())
 }
 
 pub(super) fn plan_factor(
@@ -88,7 +102,7 @@ pub(super) fn plan_factor(
                         ..Default::default()
                     })
                     .collect();
-                rename_cols(&mut cols, alias);
+                rename_cols(&mut cols, alias)?;
                 if view.table_oid().is_some() {
                     p.system_labels.push(label.clone());
                 }
@@ -128,7 +142,7 @@ pub(super) fn plan_factor(
                             ..Default::default()
                         })
                         .collect();
-                    rename_cols(&mut cols, alias);
+                    rename_cols(&mut cols, alias)?;
                     return Ok(Item {
                         source: Source::Derived {
                             plan,
@@ -161,7 +175,7 @@ pub(super) fn plan_factor(
                     ..Default::default()
                 })
                 .collect();
-            rename_cols(&mut cols, alias);
+            rename_cols(&mut cols, alias)?;
             Ok(Item {
                 source: Source::Table {
                     table,
@@ -195,7 +209,7 @@ pub(super) fn plan_factor(
                     ..Default::default()
                 })
                 .collect();
-            rename_cols(&mut cols, alias);
+            rename_cols(&mut cols, alias)?;
             Ok(Item {
                 source: Source::Derived {
                     plan,
@@ -323,7 +337,7 @@ fn sequence_item(
             ..Default::default()
         })
         .collect();
-    rename_cols(&mut cols, alias);
+    rename_cols(&mut cols, alias)?;
     Ok(Item {
         source: Source::SysView {
             view,
@@ -359,7 +373,7 @@ pub(super) fn table_function(
     });
     // The alias column list names the ordinality column too, after the
     // function's own columns.
-    rename_cols(&mut cols, alias);
+    rename_cols(&mut cols, alias)?;
     Ok(Item {
         source: Source::Ordinality {
             inner: Box::new(item.source),
@@ -391,7 +405,7 @@ fn function_rows(
                 ..Default::default()
             })
             .collect();
-        rename_cols(&mut cols, alias);
+        rename_cols(&mut cols, alias)?;
         return Ok(Item {
             source: Source::JsonRows {
                 func,
@@ -428,7 +442,7 @@ fn function_rows(
                     ..Default::default()
                 })
                 .collect();
-            rename_cols(&mut cols, alias);
+            rename_cols(&mut cols, alias)?;
             Ok(Item {
                 source: Source::Srf {
                     func,
@@ -469,7 +483,7 @@ fn function_rows(
                     ..Default::default()
                 })
                 .collect();
-            rename_cols(&mut cols, alias);
+            rename_cols(&mut cols, alias)?;
             Ok(Item {
                 source: Source::Unnest {
                     arrays: args,
@@ -496,7 +510,7 @@ fn function_rows(
                     ..Default::default()
                 })
                 .collect();
-            rename_cols(&mut cols, alias);
+            rename_cols(&mut cols, alias)?;
             Ok(Item {
                 source: Source::SysView {
                     view,
@@ -519,7 +533,7 @@ fn function_rows(
                     ..Default::default()
                 })
                 .collect();
-            rename_cols(&mut cols, alias);
+            rename_cols(&mut cols, alias)?;
             Ok(Item {
                 source: Source::Ancestors {
                     rel,
@@ -546,7 +560,7 @@ fn function_rows(
                     ..Default::default()
                 })
                 .collect();
-            rename_cols(&mut cols, alias);
+            rename_cols(&mut cols, alias)?;
             Ok(Item {
                 source: Source::SysView {
                     view,

@@ -73,7 +73,7 @@ pub(super) fn view_item(
             ..Default::default()
         })
         .collect();
-    rename_cols(&mut cols, alias);
+    rename_cols(&mut cols, alias)?;
     Ok(Some(Item {
         // Each reference expands the view anew, as PostgreSQL inlines it.
         source: Source::Derived {
