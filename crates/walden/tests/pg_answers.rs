@@ -199,6 +199,13 @@ const SCRIPT: &[&str] = &[
     "SELECT * FROM generate_series(1, 2) AS g(a, b)",
     "SELECT * FROM ro_t AS r(x, y, z)",
     "SELECT * FROM (SELECT 1, 2) AS s(x)",
+    // round to negative places rounds to tens, hundreds; places pad; trunc.
+    "SELECT round(1234.5, -2), round(1234, -2), round(-1250.5, -2), round(1250, -2), round(1250::int2, -2)",
+    "SELECT round(2.345, 2), round(-2.345, 2), round(2.5, 3), round(99.5), round(-0.5)",
+    "SELECT trunc(2.5, 3), trunc(-2.77, 1), trunc(1234.5, -2), trunc(-2.7::float8), trunc(5.9), trunc(-5.9)",
+    "CREATE TABLE rnd (x numeric(10,2))",
+    "INSERT INTO rnd VALUES (2.35), (-2.35)",
+    "SELECT round(x, 1), trunc(x, 1), round(x, 3) FROM rnd ORDER BY 1",
 ];
 
 /// Each statement's outcome: its rows, or its error's SQLSTATE.

@@ -279,6 +279,7 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "right" => Func::Right,
         "abs" => Func::Abs,
         "round" => Func::Round,
+        "trunc" => Func::Trunc,
         "floor" => Func::Floor,
         "ceil" | "ceiling" => Func::Ceil,
         "mod" => Func::Mod,

@@ -185,6 +185,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         Func::QuoteName | Func::StringEscape | Func::Unicode => tsql_text::call(f, a)?,
         Func::Abs
         | Func::Round
+        | Func::Trunc
         | Func::Floor
         | Func::Ceil
         | Func::Mod

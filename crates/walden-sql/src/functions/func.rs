@@ -85,6 +85,8 @@ pub enum Func {
     IsVisible,
     Abs,
     Round,
+    /// trunc(x [, places]): toward zero.
+    Trunc,
     Floor,
     Ceil,
     Mod,
@@ -319,6 +321,19 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         | Func::Ceil
         | Func::Mod => args.first().cloned().unwrap_or(DataType::Text),
         Func::Power | Func::Sqrt | Func::Random => DataType::Double,
+        // trunc(numeric [, n]) and trunc(x, n) are numeric; trunc of a float
+        // or an integer is a float, as PostgreSQL resolves it.
+        Func::Trunc => match args.first() {
+            Some(DataType::Decimal { .. }) => DataType::Decimal {
+                precision: 0,
+                scale: 0,
+            },
+            _ if args.len() > 1 => DataType::Decimal {
+                precision: 0,
+                scale: 0,
+            },
+            _ => DataType::Double,
+        },
         Func::True | Func::False | Func::AnyArray(..) | Func::IsVisible | Func::ReloadConf => {
             DataType::Bool
         }

@@ -1,4 +1,4 @@
-//! Numeric functions: abs, round, floor/ceil, mod, power, sqrt, random.
+//! Numeric functions: abs, round, trunc, floor/ceil, mod, power, sqrt, random.
 
 use super::*;
 
@@ -29,16 +29,20 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
                 0
             };
             match arg(0) {
+                // A negative place count rounds to tens, hundreds, ...
+                Value::Int(i) if places < 0 => {
+                    let d = round_decimal(Decimal::from(i), places)?;
+                    Value::Int(d.to_i64().ok_or_else(|| {
+                        SqlError::new(ErrorKind::NumericOutOfRange, "integer out of range")
+                    })?)
+                }
                 Value::Int(i) => Value::Int(i),
                 Value::Float(x) => {
-                    let m = 10f64.powi(places as i32);
+                    let m = 10f64.powi(places.clamp(-400, 400) as i32);
                     // rint, as PostgreSQL's round(float8): halves to even.
                     Value::Float((x * m).round_ties_even() / m)
                 }
-                Value::Decimal(d) => Value::Decimal(d.round_dp_with_strategy(
-                    places.max(0) as u32,
-                    rust_decimal::RoundingStrategy::MidpointAwayFromZero,
-                )),
+                Value::Decimal(d) => Value::Decimal(round_decimal(d, places)?),
                 v => {
                     return Err(SqlError::new(
                         ErrorKind::UndefinedFunction,
@@ -46,6 +50,26 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
                     ))
                 }
             }
+        }
+        Func::Trunc => {
+            let places = if a.len() > 1 {
+                Some(int_arg(&arg(1), "trunc")?)
+            } else {
+                None
+            };
+            let d = match (arg(0), places) {
+                (Value::Float(x), None) => return Ok(Value::Float(x.trunc())),
+                (Value::Int(i), None) => return Ok(Value::Float(i as f64)),
+                (Value::Int(i), Some(_)) => Decimal::from(i),
+                (Value::Decimal(d), _) => d,
+                (v, _) => {
+                    return Err(SqlError::new(
+                        ErrorKind::UndefinedFunction,
+                        format!("function trunc({v}) does not exist"),
+                    ))
+                }
+            };
+            Value::Decimal(trunc_decimal(d, places.unwrap_or(0))?)
         }
         Func::Floor | Func::Ceil => match arg(0) {
             Value::Int(i) => Value::Int(i),
@@ -130,4 +154,47 @@ pub(super) fn rand_f64() -> f64 {
         s.set(x);
         (x >> 11) as f64 / (1u64 << 53) as f64
     })
+}
+
+/// numeric rounding half away from zero to `places` decimals (negative:
+/// to tens, hundreds, ...); the result has `places` decimals, padded with
+/// zeros as PostgreSQL's (within the 28 a Walden numeric holds).
+fn round_decimal(d: Decimal, places: i64) -> Result<Decimal> {
+    use rust_decimal::RoundingStrategy::MidpointAwayFromZero;
+    if places >= 0 {
+        let mut r = d.round_dp_with_strategy(places.min(28) as u32, MidpointAwayFromZero);
+        if (r.scale() as i64) < places {
+            r.rescale(places.min(28) as u32);
+        }
+        return Ok(r);
+    }
+    // Past 28 digits every value that fits rounds to zero.
+    if places < -28 {
+        return Ok(Decimal::ZERO);
+    }
+    let m = Decimal::from_i128_with_scale(10i128.pow((-places) as u32), 0);
+    let q = (d / m).round_dp_with_strategy(0, MidpointAwayFromZero);
+    q.checked_mul(m)
+        .map(|v| v.round_dp(0))
+        .ok_or_else(|| SqlError::new(ErrorKind::NumericOutOfRange, "numeric field overflow"))
+}
+
+/// numeric truncation toward zero to `places` decimals (negative: to tens,
+/// hundreds, ...), padded to `places` as PostgreSQL's.
+fn trunc_decimal(d: Decimal, places: i64) -> Result<Decimal> {
+    if places >= 0 {
+        let mut r = d.trunc_with_scale(places.min(28) as u32);
+        if (r.scale() as i64) < places {
+            r.rescale(places.min(28) as u32);
+        }
+        return Ok(r);
+    }
+    if places < -28 {
+        return Ok(Decimal::ZERO);
+    }
+    let m = Decimal::from_i128_with_scale(10i128.pow((-places) as u32), 0);
+    (d / m)
+        .trunc()
+        .checked_mul(m)
+        .ok_or_else(|| SqlError::new(ErrorKind::NumericOutOfRange, "numeric field overflow"))
 }
