@@ -154,8 +154,27 @@ fn keeps_foreign_keys(cat: &Catalog, t: &Table, def: &TableDef) -> Result<()> {
 }
 
 /// Replaces table `id` in the catalog by its altered self (under a new
-/// name, if renamed).
-pub(crate) fn install(cat: &mut Catalog, id: u32, nt: Arc<Table>) {
+/// name, if renamed); its columns' comments follow them.
+pub(crate) fn install(
+    cat: &mut Catalog,
+    id: u32,
+    nt: Arc<Table>,
+    rewrite: Option<&[ColumnSource]>,
+) {
+    if let Some(old) = cat.by_id.get(&id).cloned() {
+        let old_of: Vec<Option<usize>> = match rewrite {
+            // Same columns in the same places (names may change).
+            None => (0..nt.def.columns.len()).map(Some).collect(),
+            Some(src) => src
+                .iter()
+                .map(|s| match s {
+                    ColumnSource::Old(i) => Some(*i),
+                    _ => None,
+                })
+                .collect(),
+        };
+        cat.follow_columns(&old.def, &nt.def, &old_of);
+    }
     cat.remove_table(id);
     cat.add_table(nt);
 }
@@ -180,7 +199,7 @@ pub(crate) fn redo(
         csn,
         &mut BuildBudget::unlimited(),
     )?);
-    install(cat, id, nt);
+    install(cat, id, nt, rewrite);
     Ok(())
 }
 

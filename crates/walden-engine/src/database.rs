@@ -57,6 +57,8 @@ pub struct Catalog {
     pub(crate) enums: HashMap<String, Arc<crate::types::EnumType>>,
     /// Views by lower-case name (see `database/views.rs`).
     pub(crate) views: HashMap<String, Arc<crate::view::ViewDef>>,
+    /// `COMMENT ON` texts by object (see `comment.rs`).
+    pub(crate) comments: std::collections::BTreeMap<crate::comment::CommentOn, Arc<str>>,
     pub(crate) next_table_id: u32,
     pub(crate) next_seq_id: u32,
     /// The database's published CSN and open snapshots (travels with the

@@ -25,6 +25,7 @@ mod alter;
 mod budget;
 mod checkpoint;
 pub mod codec;
+mod comment;
 mod control;
 mod database;
 mod error;
@@ -51,6 +52,7 @@ mod view;
 
 pub use alter::{Alteration, ColumnSource};
 pub use checkpoint::{BackupInfo, BackupState, CheckpointInfo};
+pub use comment::CommentOn;
 pub use database::{Database, DbCounters, Limits, DEFAULT_TRANSACTION_BYTES, MAX_ROW_BYTES};
 pub use error::{EngineError, FkViolation, KeyConflict, Result};
 pub use instance::roles_txn::{RoleCommitHook, ROLE_CATALOG_LOCK};
@@ -62,7 +64,7 @@ pub use schema::{
     ForeignKeyDef, Identity, IdentityGeneration, IndexDef, RecoveryModel, SeqType, SequenceDef,
     SequenceOptions, TableDef,
 };
-pub use session::{CommitRequest, Session};
+pub use session::{Activity, ActivityState, CommitRequest, Session};
 pub use table::{value_list, Table};
 pub use txn::{Arbiters, CommitOutcome, Isolation, Locked, RefPath, Transaction, Upsert};
 pub use types::{DataType, Key, RegKind, Row, Value};

@@ -253,6 +253,7 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
         Redo::DropEnum(id) => cat.drop_enum(id),
         Redo::PutView(def) => cat.put_view(def),
         Redo::DropView(id) => cat.drop_view(id),
+        Redo::Comment(on, text) => cat.set_comment(on, text),
         Redo::DropForeignKey { table, name } => {
             let t = cat.by_id.get(&table).ok_or_else(|| unknown(table))?;
             let fks = t
@@ -265,6 +266,10 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
             let nt = Arc::new(t.with_foreign_keys(fks));
             cat.add_table(nt);
         }
+    }
+    // As live: a change that removed an object removed its comment.
+    if catalog_changed {
+        cat.prune_comments();
     }
     Ok(catalog_changed)
 }

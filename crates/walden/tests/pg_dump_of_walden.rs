@@ -9,7 +9,7 @@
 //! and sequence go on from the source's position. `pg_dump --schema-only`
 //! of the PostgreSQL copy equals that of the Walden source, line for line
 //! (tables, columns, types, defaults, NOT NULL, keys, UNIQUE, CHECK,
-//! foreign keys, indexes, sequences, ownership, the schema's owner and
+//! foreign keys, indexes, sequences, comments, ownership, the schema's owner and
 //! privileges, table grants with and without grant option). A fresh
 //! database dumps as a fresh PostgreSQL 15 one does: no statement about
 //! the `public` schema.
@@ -54,6 +54,11 @@ CREATE TABLE wd_line (
     PRIMARY KEY (item_id, n)
 );
 CREATE INDEX wd_line_amount ON wd_line (amount);
+-- Comments: the dump carries them (COMMENT ON ... IS), and restores them.
+COMMENT ON TABLE wd_item IS 'items, with ''quotes''';
+COMMENT ON COLUMN wd_item.code IS 'the code';
+COMMENT ON INDEX wd_line_amount IS 'by amount';
+COMMENT ON CONSTRAINT wd_item_qty_check ON wd_item IS 'no negative stock';
 -- A grant that may be passed on, beside one that may not: the dump grants
 -- the first WITH GRANT OPTION.
 CREATE ROLE wd_reader;
@@ -62,6 +67,7 @@ GRANT INSERT ON wd_item TO wd_reader;
 -- The schema changes hands: the dump gives it back to its owner.
 ALTER SCHEMA public OWNER TO wd_reader;
 CREATE SEQUENCE wd_ticket START 100 INCREMENT 5;
+COMMENT ON SEQUENCE wd_ticket IS 'tickets';
 CREATE TABLE wd_plain (k text, v bigint DEFAULT nextval('wd_ticket'));
 INSERT INTO wd_item (code, name, price, qty, born, seen, at, flag, uid, data, ratio, tags, nums, doc, docb, note)
 SELECT 'c' || g, 'name ' || g, g * 1.25, g % 7, '2024-01-01'::date + g,

@@ -70,6 +70,7 @@ pub(crate) struct Snapshot {
     seqs: Vec<(SequenceDef, SeqState)>,
     enums: Vec<crate::types::EnumType>,
     views: Vec<crate::view::ViewDef>,
+    comments: Vec<(crate::comment::CommentOn, Arc<str>)>,
 }
 
 /// What a copy takes from the catalog at its instant; the rows are read
@@ -84,6 +85,7 @@ pub(crate) struct Parts {
     seqs: Vec<(SequenceDef, SeqState)>,
     enums: Vec<crate::types::EnumType>,
     views: Vec<crate::view::ViewDef>,
+    comments: Vec<(crate::comment::CommentOn, Arc<str>)>,
 }
 
 impl Parts {
@@ -120,6 +122,7 @@ impl Parts {
         Parts {
             enums,
             views,
+            comments: cat.comments(),
             next_txid,
             settings,
             backup,
@@ -147,6 +150,7 @@ impl Parts {
             seqs: self.seqs.clone(),
             enums: self.enums.clone(),
             views: self.views.clone(),
+            comments: self.comments.clone(),
         }
         .encode()
     }
@@ -182,18 +186,26 @@ impl Snapshot {
             put_ivar(&mut body, st.next);
             put_ivar(&mut body, st.reserved);
         }
-        // Enum types, then views, last: an image without them (an older
-        // build's) ends after the sequences, or after the enum types.
-        if !self.enums.is_empty() || !self.views.is_empty() {
+        // Enum types, then views, then comments, last: an image without
+        // them (an older build's) ends after the sequences, or after the
+        // enum types, or after the views.
+        let comments = !self.comments.is_empty();
+        if !self.enums.is_empty() || !self.views.is_empty() || comments {
             put_var(&mut body, self.enums.len() as u64);
             for e in &self.enums {
                 codec::put_enum(&mut body, e);
             }
         }
-        if !self.views.is_empty() {
+        if !self.views.is_empty() || comments {
             put_var(&mut body, self.views.len() as u64);
             for v in &self.views {
                 crate::view::put_view(&mut body, v);
+            }
+        }
+        if comments {
+            put_var(&mut body, self.comments.len() as u64);
+            for (on, text) in &self.comments {
+                crate::comment::put_comment(&mut body, on, Some(text));
             }
         }
         let mut out = Vec::with_capacity(body.len() + 16);
@@ -278,6 +290,12 @@ pub(crate) fn decode_whole(bytes: &[u8], path: &Path) -> Result<Image> {
         if !r.is_empty() {
             for _ in 0..r.var()? {
                 catalog.put_view(crate::view::get_view(r)?);
+            }
+        }
+        if !r.is_empty() {
+            for _ in 0..r.var()? {
+                let (on, text) = crate::comment::get_comment(r)?;
+                catalog.set_comment(on, text);
             }
         }
         Ok(Image {

@@ -112,6 +112,8 @@ pub enum Redo {
     PutView(crate::view::ViewDef),
     /// `DROP VIEW`.
     DropView(u32),
+    /// `COMMENT ON`: the object's comment, or `None` to remove it.
+    Comment(crate::comment::CommentOn, Option<String>),
 }
 
 /// Redo tags of enum types (35..=39 are reserved for them).
@@ -122,6 +124,9 @@ const TAG_ALTER_ENUM: u8 = 37;
 /// Redo tags of views (40..=44 are reserved for them).
 const TAG_PUT_VIEW: u8 = 40;
 const TAG_DROP_VIEW: u8 = 41;
+
+/// Redo tag of comments (45..=49 are reserved for them).
+const TAG_COMMENT: u8 = 45;
 
 /// Redo tags of ALTER TABLE (25..=34 are reserved for it).
 const TAG_ALTER_TABLE: u8 = 25;
@@ -331,6 +336,10 @@ pub fn encode_redo(r: &Redo) -> Vec<u8> {
             out.push(TAG_DROP_VIEW);
             put_var(&mut out, *id as u64);
         }
+        Redo::Comment(on, text) => {
+            out.push(TAG_COMMENT);
+            crate::comment::put_comment(&mut out, on, text.as_deref());
+        }
     }
     out
 }
@@ -456,6 +465,10 @@ pub fn decode_redo(buf: &[u8], key_of: &dyn Fn(u32, &[Value]) -> Option<Key>) ->
         TAG_ALTER_ENUM => Redo::AlterEnum(get_enum(&mut r)?),
         TAG_PUT_VIEW => Redo::PutView(crate::view::get_view(&mut r)?),
         TAG_DROP_VIEW => Redo::DropView(u32::try_from(r.var()?).map_err(|_| short())?),
+        TAG_COMMENT => {
+            let (on, text) = crate::comment::get_comment(&mut r)?;
+            Redo::Comment(on, text)
+        }
         23 => Redo::AddForeignKey {
             table: r.var()? as u32,
             // Column positions are checked against the tables at redo.

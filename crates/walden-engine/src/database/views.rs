@@ -70,3 +70,17 @@ impl Database {
         self.catalog.read().view_users(id)
     }
 }
+
+impl Database {
+    /// Every comment transaction `txid` sees, in key order.
+    pub fn comments_as(&self, txid: Option<u64>) -> Vec<(crate::CommentOn, Arc<str>)> {
+        let cat = self.catalog.read();
+        if cat.comments.is_empty() && self.txns.uncommitted_ddl.lock().is_empty() {
+            return Vec::new();
+        }
+        match self.view_as(&cat, txid) {
+            Some(view) => view.comments(),
+            None => cat.comments(),
+        }
+    }
+}

@@ -28,6 +28,7 @@ pub(crate) enum Revert {
     Sequence(String, Option<Arc<Sequence>>),
     Enum(String, Option<Arc<crate::types::EnumType>>),
     View(String, Option<Arc<crate::view::ViewDef>>),
+    Comment(crate::comment::CommentOn, Option<Arc<str>>),
 }
 
 /// One DDL statement of a transaction: its redo and how to undo it.
@@ -77,6 +78,14 @@ impl Catalog {
                     self.views.remove(name);
                 }
             },
+            Revert::Comment(on, old) => match old {
+                Some(c) => {
+                    self.comments.insert(on.clone(), c.clone());
+                }
+                None => {
+                    self.comments.remove(on);
+                }
+            },
         }
     }
 
@@ -89,7 +98,9 @@ impl Catalog {
         let seqs = self.sequences.clone();
         let enums = self.enums.clone();
         let views = self.views.clone();
+        let comments = self.comments.clone();
         let out = f(self)?;
+        self.prune_comments();
         let mut reverts = Vec::new();
         for (id, t) in &self.by_id {
             if !tables.get(id).is_some_and(|o| Arc::ptr_eq(o, t)) {
@@ -131,6 +142,16 @@ impl Catalog {
                 reverts.push(Revert::View(n, Some(v)));
             }
         }
+        for (k, c) in &self.comments {
+            if !comments.get(k).is_some_and(|o| Arc::ptr_eq(o, c)) {
+                reverts.push(Revert::Comment(k.clone(), comments.get(k).cloned()));
+            }
+        }
+        for (k, c) in comments {
+            if !self.comments.contains_key(&k) {
+                reverts.push(Revert::Comment(k, Some(c)));
+            }
+        }
         Ok((out, reverts))
     }
 
@@ -142,6 +163,7 @@ impl Catalog {
             sequences: self.sequences.clone(),
             enums: self.enums.clone(),
             views: self.views.clone(),
+            comments: self.comments.clone(),
             next_table_id: self.next_table_id,
             next_seq_id: self.next_seq_id,
             vis: self.vis.clone(),
@@ -787,7 +809,11 @@ impl Transaction {
         let mut budget = self.build_budget();
         self.catalog_change(|cat| {
             let (nt, redo) = crate::alter::prepare(cat, &t, alt, vis.visible(), &mut budget)?;
-            crate::alter::install(cat, t.id(), nt);
+            let rewrite = match &redo {
+                Redo::AlterTable { rewrite, .. } => rewrite.as_deref(),
+                _ => None,
+            };
+            crate::alter::install(cat, t.id(), nt, rewrite);
             Ok(((), redo))
         })?;
         self.hold_for_last_step(budget.used());

@@ -74,3 +74,17 @@ impl Transaction {
         })
     }
 }
+
+impl Transaction {
+    /// `COMMENT ON`: sets (`Some`) or removes (`None`) the comment on `on`,
+    /// which must exist.
+    pub fn set_comment(&self, on: crate::comment::CommentOn, text: Option<String>) -> Result<()> {
+        self.catalog_change(|cat| {
+            if !cat.comment_target_exists(&on) {
+                return Err(EngineError::UnknownTable(format!("{on:?}")));
+            }
+            cat.set_comment(on.clone(), text.clone());
+            Ok(((), Redo::Comment(on, text)))
+        })
+    }
+}

@@ -280,7 +280,10 @@ impl Connection {
         // Everything until Sync is one transaction, as in PostgreSQL.
         self.session.begin_implicit();
         let mut out = match self
-            .guarded(|s| s.execute_prepared(&stmt.prepared, params))
+            .guarded(|s| {
+                s.engine_session().statement_started(&stmt.prepared.sql);
+                s.execute_prepared(&stmt.prepared, params)
+            })
             .and_then(|r| r)
         {
             Ok(o) => o,

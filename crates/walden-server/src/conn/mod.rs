@@ -38,7 +38,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use tokio_util::codec::{Decoder, Encoder, Framed};
-use walden_engine::{DataType, Value};
+use walden_engine::{ActivityState, DataType, Value};
 use walden_sql::{
     Column, CopyIn, CopyOut, Deallocate, ErrorKind, Prepared, QueryOutput, SqlError, SqlSession,
     TxStatus,
@@ -217,6 +217,8 @@ struct Connection {
     secret: i32,
     cancel: Arc<AtomicBool>,
     busy: Arc<AtomicBool>,
+    /// Notified by `pg_terminate_backend` (engine `Session::terminate`).
+    terminate: Arc<tokio::sync::Notify>,
     // foldhash: the unnamed statement and portal are looked up, replaced or
     // removed for every message.
     statements: foldhash::HashMap<String, Arc<Stmt>>,
@@ -279,7 +281,13 @@ impl Connection {
             .await?;
             self.reported_zone = zone;
         }
-        let st = tx_status(self.session.tx_status());
+        let status = self.session.tx_status();
+        self.session.engine_session().went_idle(match status {
+            TxStatus::Idle => ActivityState::Idle,
+            TxStatus::InBlock => ActivityState::IdleInTransaction,
+            TxStatus::Failed => ActivityState::IdleInFailedTransaction,
+        });
+        let st = tx_status(status);
         self.send(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(st)))
             .await?;
         self.flush().await
@@ -349,6 +357,9 @@ impl Connection {
             return Ok(());
         }
         loop {
+            if self.session.engine_session().is_terminated() {
+                return self.terminated().await;
+            }
             // Idle timeouts apply while the client owes us its next message
             // (also one it has only half sent).
             let t = self.session.timeouts();
@@ -380,6 +391,9 @@ impl Connection {
                     self.flush().await?;
                     return Ok(());
                 }
+                _ = self.terminate.notified() => {
+                    return self.terminated().await;
+                }
                 _ = shutdown.changed() => {
                     let e = PgError::fatal(sqlstate::ADMIN_SHUTDOWN, "terminating connection due to administrator command");
                     self.send(e.message()).await?;
@@ -410,6 +424,20 @@ impl Connection {
                 return Ok(());
             }
         }
+    }
+
+    /// Ends a connection `pg_terminate_backend` named, as PostgreSQL does.
+    async fn terminated(&mut self) -> IoResult {
+        tracing::info!(
+            pid = self.session.session_id(),
+            "terminated by pg_terminate_backend"
+        );
+        let e = PgError::fatal(
+            sqlstate::ADMIN_SHUTDOWN,
+            "terminating connection due to administrator command",
+        );
+        self.send(e.message()).await?;
+        self.flush().await
     }
 
     async fn dispatch(&mut self, msg: PgWireFrontendMessage) -> IoResult<Flow> {
@@ -609,7 +637,12 @@ impl Connection {
             .await?;
             return self.ready_for_query().await;
         }
-        let results = match self.guarded(|s| s.execute_batch(sql)) {
+        // Marked active once the cancel flag is cleared for it, so that a
+        // pg_cancel_backend that sees it active reaches it.
+        let results = match self.guarded(|s| {
+            s.engine_session().statement_started(sql);
+            s.execute_batch(sql)
+        }) {
             Ok(r) => r,
             Err(e) => vec![Err(e)],
         };

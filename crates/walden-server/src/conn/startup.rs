@@ -56,6 +56,14 @@ pub(crate) async fn serve_connection(h: Handshaken, shared: Arc<Shared>) {
         }
     }
     let pid = session.session_id();
+    // pg_terminate_backend wakes the connection wherever it waits.
+    let terminate = Arc::new(tokio::sync::Notify::new());
+    {
+        let es = session.engine_session();
+        es.set_client(peer);
+        let t = terminate.clone();
+        es.set_terminate_hook(Box::new(move || t.notify_one()));
+    }
     let secret: i32 = rand::random();
     let cancel = session.cancel_flag();
     let busy = Arc::new(AtomicBool::new(false));
@@ -76,6 +84,7 @@ pub(crate) async fn serve_connection(h: Handshaken, shared: Arc<Shared>) {
         secret,
         cancel,
         busy,
+        terminate,
         statements: Default::default(),
         portals: Default::default(),
         skip_until_sync: false,

@@ -3,6 +3,7 @@
 //! checks they run, and how names resolve to objects (`search_path`).
 
 pub(crate) mod alter_table;
+pub(crate) mod comments;
 pub(crate) mod constraints;
 pub(crate) mod create_as;
 pub(crate) mod create_table_clauses;

@@ -6,6 +6,15 @@ use crate::error::{ErrorKind, Result, SqlError};
 use crate::functions::*;
 use walden_engine::{RegKind, Value};
 
+/// An OID argument: a number or a reg* value.
+fn oid_value(v: &Value) -> Option<i64> {
+    match v {
+        Value::Int(i) => Some(*i),
+        Value::Reg(_, oid, _) => Some(*oid as i64),
+        _ => None,
+    }
+}
+
 /// Calls one of the catalog functions (`functions::call` sends only those,
 /// through `SystemCatalog`).
 pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
@@ -14,6 +23,9 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
     Ok(match f {
         // Names only (PostgreSQL 15 reads digits as a name here too); an
         // unknown name, or one in an unknown schema, is NULL.
+        Func::SignalBackend(terminate) => {
+            super::activity_view::signal_backend(env, &arg(0), terminate)?
+        }
         Func::BlockingPids => match arg(0).as_i64() {
             Some(pid) => Value::Array(
                 super::locks_view::blocking_pids(env, pid)
@@ -72,20 +84,18 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         },
         Func::Null => Value::Null,
         Func::ObjDescription => {
-            let public = crate::types::oids::NS_PUBLIC;
-            let catalog = a.get(1).map(text_arg);
-            match arg(0) {
-                Value::Int(o)
-                    if o == public
-                        && catalog.as_deref().is_none_or(|c| {
-                            c == "pg_namespace" || c == "pg_catalog.pg_namespace"
-                        }) =>
-                {
-                    Value::text(crate::types::oids::PUBLIC_COMMENT)
+            let catalog = a.get(1).filter(|v| !v.is_null()).map(text_arg);
+            match oid_value(&arg(0)) {
+                Some(o) if a.get(1).is_none_or(|v| !v.is_null()) => {
+                    crate::compat::pg_catalog::obj_description(env, o, catalog.as_deref())
                 }
                 _ => Value::Null,
             }
         }
+        Func::ColDescription => match (oid_value(&arg(0)), arg(1)) {
+            (Some(o), Value::Int(n)) => crate::compat::pg_catalog::col_description(env, o, n),
+            _ => Value::Null,
+        },
         Func::True => Value::Bool(true),
         Func::Privilege(f) => crate::catalog::privileges::call(f, &a, env)?,
         Func::False => Value::Bool(false),

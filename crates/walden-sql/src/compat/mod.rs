@@ -2,6 +2,7 @@
 //! `pg_catalog` and `information_schema`, SQL Server's `sys.*` views and
 //! DMVs, and the lock views of both.
 
+pub(crate) mod activity_view;
 mod catalog_functions;
 pub(crate) mod locks_view;
 pub(crate) mod pg_catalog;

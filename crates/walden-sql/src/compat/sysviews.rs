@@ -1,6 +1,7 @@
 //! System views: SQL Server's DMVs over the engine's counters and Walden's
 //! exposure view; the PostgreSQL catalogs are in `compat/pg_catalog/`.
 
+use crate::compat::activity_view;
 use crate::compat::pg_catalog::{self, PgView};
 use crate::error::Result;
 use crate::functions::Env;
@@ -23,6 +24,10 @@ pub enum SysView {
     TranLocks,
     /// `pg_locks` (`locks_view.rs`).
     PgLocks,
+    /// `pg_stat_activity` (`activity_view.rs`).
+    PgStatActivity,
+    /// `sys.dm_exec_requests` (`activity_view.rs`).
+    Requests,
     /// A `pg_catalog` or `information_schema` relation.
     Pg(PgView),
 }
@@ -43,6 +48,8 @@ pub fn lookup(schema: Option<&str>, name: &str) -> Option<SysView> {
         (Some("sys") | None, "dm_db_partition_stats") => SysView::PartitionStats,
         (Some("sys") | None, "dm_tran_locks") => SysView::TranLocks,
         (Some("pg_catalog") | None, "pg_locks") => SysView::PgLocks,
+        (Some("pg_catalog") | None, "pg_stat_activity") => SysView::PgStatActivity,
+        (Some("sys") | None, "dm_exec_requests") => SysView::Requests,
         _ => return pg_catalog::lookup(schema, name).map(SysView::Pg),
     };
     Some(v)
@@ -56,6 +63,9 @@ impl SysView {
         match self {
             SysView::TranLocks => crate::compat::locks_view::tran_locks_columns(),
             SysView::PgLocks => crate::compat::locks_view::pg_locks_columns(),
+            SysView::PgStatActivity => activity_view::pg_stat_activity_columns(),
+            SysView::Sessions => activity_view::exec_sessions_columns(),
+            SysView::Requests => activity_view::exec_requests_columns(),
             // SQL Server's columns, with the names added: a search with
             // leading values is a seek, an ordered walk with none a scan
             // (lookups are not counted apart).
@@ -162,12 +172,6 @@ impl SysView {
                 ("cntr_value", T::BigInt),
                 ("cntr_type", T::Int),
             ],
-            SysView::Sessions => vec![
-                ("session_id", T::SmallInt),
-                ("login_time", T::Timestamp),
-                ("program_name", text),
-                ("database_id", T::Int),
-            ],
             SysView::LogExposure => vec![
                 ("database_id", T::Int),
                 ("database_name", text),
@@ -206,6 +210,9 @@ pub fn rows(view: SysView, args: &[Value], env: &Env<'_>) -> Result<Vec<Vec<Valu
     match view {
         SysView::TranLocks => return Ok(crate::compat::locks_view::tran_locks_rows(env)),
         SysView::PgLocks => return Ok(crate::compat::locks_view::pg_locks_rows(env)),
+        SysView::PgStatActivity => return Ok(activity_view::pg_stat_activity_rows(env)),
+        SysView::Sessions => return Ok(activity_view::exec_sessions_rows(env)),
+        SysView::Requests => return Ok(activity_view::exec_requests_rows(env)),
         SysView::IndexUsageStats => {
             let db = pg_catalog::Seen::of(env);
             for tb in db.tables() {
@@ -465,21 +472,6 @@ pub fn rows(view: SysView, args: &[Value], env: &Env<'_>) -> Result<Vec<Vec<Valu
                 for (obj, name, v, ty) in rows {
                     out.push(vec![t(obj), t(name), t(db.name()), i(v), Value::Int(ty)]);
                 }
-            }
-        }
-        SysView::Sessions => {
-            for s in inst.sessions() {
-                let login = s
-                    .login_time
-                    .duration_since(UNIX_EPOCH)
-                    .map(|d| d.as_micros() as i64)
-                    .unwrap_or(0);
-                out.push(vec![
-                    Value::Int(s.id as i64),
-                    Value::Timestamp(login),
-                    t(s.program_name()),
-                    Value::Null,
-                ]);
             }
         }
         SysView::LogExposure => {

@@ -241,6 +241,8 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "pg_is_other_temp_schema" => Func::IsOtherTempSchema,
         "pg_reload_conf" => Func::ReloadConf,
         "pg_blocking_pids" => Func::BlockingPids,
+        "pg_cancel_backend" => Func::SignalBackend(false),
+        "pg_terminate_backend" => Func::SignalBackend(true),
         "version" => Func::Version,
         "current_user" | "session_user" | "current_role" | "suser_sname" | "user_name" => {
             Func::CurrentUser
@@ -313,8 +315,8 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         | "pg_ts_template_is_visible" => Func::True,
         "pg_relation_is_publishable" | "pg_is_in_recovery" => Func::False,
         "obj_description" => Func::ObjDescription,
-        "col_description"
-        | "shobj_description"
+        "col_description" => Func::ColDescription,
+        "shobj_description"
         | "pg_get_statisticsobjdef_columns"
         | "pg_get_partkeydef"
         | "pg_get_triggerdef"
@@ -391,7 +393,9 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         Func::ArrayUpper | Func::ArrayLower => Some(2..=2),
         Func::ArrayCat | Func::ArrayAppend | Func::ArrayPrepend => Some(2..=2),
         Func::StringToArray => Some(2..=3),
-        Func::Cardinality | Func::BlockingPids => Some(1..=1),
+        Func::Cardinality | Func::BlockingPids | Func::SignalBackend(false) => Some(1..=1),
+        // PostgreSQL 15's timeout argument: the termination is not waited for.
+        Func::SignalBackend(true) => Some(1..=2),
         Func::ReloadConf => Some(0..=0),
         _ => None,
     };

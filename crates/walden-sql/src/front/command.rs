@@ -112,5 +112,11 @@ pub enum Command {
     CloseCursor(Option<String>),
     /// CREATE/ALTER/DROP ROLE, GRANT, REVOKE (see `catalog/roles.rs`).
     Access(Box<role::AccessStmt>),
+    /// `COMMENT ON CONSTRAINT constraint ON t IS ...`: `stmt` is the
+    /// statement as `COMMENT ON TABLE t IS ...` (`catalog/comments.rs`).
+    CommentOnConstraint {
+        constraint: String,
+        stmt: Box<Statement>,
+    },
     Sql(Box<Statement>),
 }

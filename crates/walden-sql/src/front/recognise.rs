@@ -118,6 +118,7 @@ pub fn parse(sql: &str) -> Result<Command> {
             });
         }
         "CHECKPOINT" => return Ok(Command::Checkpoint),
+        "COMMENT" if t.is(1, "ON") => return comment_statement(sql),
         // Cursors keep their rows, not the table rows they came from.
         "UPDATE" | "DELETE"
             if t.t.windows(3).any(|w| {
@@ -542,6 +543,52 @@ pub fn parse(sql: &str) -> Result<Command> {
         )?)));
     }
     Ok(Command::Sql(Box::new(parse_sql(sql)?)))
+}
+
+/// `COMMENT ON ...`, with what sqlparser lacks: a dollar-quoted comment
+/// (made a standard string) and `COMMENT ON CONSTRAINT c ON t IS ...`
+/// (parsed as `COMMENT ON TABLE t IS ...` with the constraint's name
+/// beside it).
+fn comment_statement(sql: &str) -> Result<Command> {
+    let bad = || SqlError::syntax("syntax error in COMMENT ON ... IS ...");
+    let raw = super::toks::Raw::new(sql).ok_or_else(bad)?;
+    let mut cuts = Vec::new();
+    let constraint = if raw.word(2) == "CONSTRAINT" {
+        let Some(Token::Word(w)) = raw.tok(3) else {
+            return Err(bad());
+        };
+        if raw.word(4) != "ON" {
+            return Err(bad());
+        }
+        cuts.push((raw.solid[2], raw.solid[4], "TABLE".to_string()));
+        Some(crate::expr::fold_ident(&sqlparser::ast::Ident {
+            value: w.value.clone(),
+            quote_style: w.quote_style,
+            span: sqlparser::tokenizer::Span::empty(),
+        }))
+    } else {
+        None
+    };
+    // The comment: the token after IS, when it is dollar-quoted.
+    let is = (0..raw.solid.len()).rev().find(|k| raw.word(*k) == "IS");
+    if let Some(k) = is {
+        if let Some(Token::DollarQuotedString(d)) = raw.tok(k + 1) {
+            let quoted = format!("'{}'", d.value.replace('\'', "''"));
+            cuts.push((raw.solid[k + 1], raw.solid[k + 1], quoted));
+        }
+    }
+    let stmt = if cuts.is_empty() {
+        parse_sql(sql)?
+    } else {
+        parse_sql(&super::toks::splice(&raw.toks, cuts).ok_or_else(bad)?)?
+    };
+    Ok(match constraint {
+        Some(constraint) => Command::CommentOnConstraint {
+            constraint,
+            stmt: Box::new(stmt),
+        },
+        None => Command::Sql(Box::new(stmt)),
+    })
 }
 
 pub(super) fn qualified_last(t: &mut Toks, mut name: String) -> Result<String> {

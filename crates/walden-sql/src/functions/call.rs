@@ -105,12 +105,14 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         | Func::SetVal
         | Func::CurrentSetting => system::call(f, a, env)?,
         Func::BlockingPids
+        | Func::SignalBackend(_)
         | Func::ToReg(_)
         | Func::CurrentSchema
         | Func::CurrentSchemas
         | Func::FormatType
         | Func::Null
         | Func::ObjDescription
+        | Func::ColDescription
         | Func::FunctionResult
         | Func::FunctionArguments
         | Func::True

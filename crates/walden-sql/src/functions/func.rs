@@ -47,6 +47,9 @@ pub enum Func {
     /// `pg_blocking_pids(pid)`: the sessions whose locks (held, or
     /// requested ahead of it) the session waits for (`locks_view.rs`).
     BlockingPids,
+    /// `pg_cancel_backend(pid)` / `pg_terminate_backend(pid)`
+    /// (`compat/activity_view.rs`); true: terminate.
+    SignalBackend(bool),
     Version,
     CurrentUser,
     CurrentSchema,
@@ -111,6 +114,8 @@ pub enum Func {
     Null,
     /// obj_description: `public`'s fixed comment, NULL for the rest.
     ObjDescription,
+    /// col_description: a column's `COMMENT ON COLUMN`.
+    ColDescription,
     /// pg_get_function_result / pg_get_function_arguments of a built-in
     /// function listed in `pg_proc` (`pg_catalog/builtin_procs.rs`).
     FunctionResult,
@@ -224,6 +229,7 @@ impl Func {
                 | Func::AdvisoryUnlockAll
                 | Func::SetConfig
                 | Func::BlockingPids
+                | Func::SignalBackend(_)
                 | Func::ReloadConf
         )
     }
@@ -334,9 +340,12 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
             },
             _ => DataType::Double,
         },
-        Func::True | Func::False | Func::AnyArray(..) | Func::IsVisible | Func::ReloadConf => {
-            DataType::Bool
-        }
+        Func::True
+        | Func::False
+        | Func::AnyArray(..)
+        | Func::IsVisible
+        | Func::ReloadConf
+        | Func::SignalBackend(_) => DataType::Bool,
         Func::Privilege(f) if f != PrivFn::UserById => DataType::Bool,
         Func::ArrayUpper
         | Func::ArrayLower

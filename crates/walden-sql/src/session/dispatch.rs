@@ -225,6 +225,8 @@ impl SqlSession {
                         db.name()
                     )));
                 }
+                self.session
+                    .set_identity(&self.user, self.role, db.name(), db.id());
                 self.db = db;
                 Ok(QueryOutput::command("SET"))
             }
@@ -460,6 +462,25 @@ impl SqlSession {
                     crate::catalog::roles::execute(&who, &inst, &db, tx, role, stmt)
                 })
             }
+            Command::CommentOnConstraint { constraint, stmt } => match stmt.as_ref() {
+                Statement::Comment {
+                    object_name,
+                    comment,
+                    ..
+                } => self.in_tx(|tx, s| {
+                    crate::catalog::comments::comment_on_constraint(
+                        &s.who_in(tx),
+                        &s.db,
+                        tx,
+                        constraint,
+                        object_name,
+                        comment.as_deref(),
+                    )
+                }),
+                _ => Err(SqlError::syntax(
+                    "COMMENT ON CONSTRAINT ... ON table IS ...",
+                )),
+            },
             Command::Sql(stmt) => self.statement(stmt, params),
         }
     }
@@ -634,6 +655,21 @@ impl SqlSession {
                     crate::catalog::public_schema::alter_schema(&s.who_in(tx), &s.engine.instance, db, tx, a)
                 })
             }
+            Statement::Comment {
+                object_type,
+                object_name,
+                comment,
+                if_exists: false,
+            } if *object_type != ast::CommentObject::Schema => self.in_tx(|tx, s| {
+                crate::catalog::comments::comment_on(
+                    &s.who_in(tx),
+                    &s.db,
+                    tx,
+                    object_type,
+                    object_name,
+                    comment.as_deref(),
+                )
+            }),
             Statement::Comment {
                 object_type: ast::CommentObject::Schema,
                 object_name,

@@ -198,6 +198,7 @@ impl SqlSession {
         })?;
         let session = engine.instance.new_session();
         session.set_program_name(application_name);
+        session.set_identity(user, role, db.name(), db.id());
         let cancel_flag = session.cancel.clone();
         let settings = Settings::new(session.clone(), application_name);
         let (instance, name) = (engine.instance.clone(), db.name().to_string());

@@ -305,6 +305,55 @@ def update_and_delete_joined_with_another_table():
     e.dispose()
 
 
+@check()
+def reflection_reads_table_and_column_comments():
+    # SQLAlchemy's reflection tests comment their tables; DDL from
+    # Table(comment=...) / Column(comment=...) is COMMENT ON.
+    e = engine()
+    md = sa.MetaData()
+    sa.Table(
+        "sa_commented",
+        md,
+        sa.Column("id", sa.Integer, primary_key=True, comment="the key"),
+        sa.Column("name", sa.String(20), comment="it's a name"),
+        sa.Column("plain", sa.Integer),
+        comment="a commented table",
+    )
+    md.drop_all(e)
+    md.create_all(e)
+    with e.connect() as c:
+        i = sa.inspect(c)
+        assert i.get_table_comment("sa_commented") == {"text": "a commented table"}
+        cols = {col["name"]: col.get("comment") for col in i.get_columns("sa_commented")}
+        assert cols == {"id": "the key", "name": "it's a name", "plain": None}, cols
+    md.drop_all(e)
+    e.dispose()
+
+
+@check()
+def test_harness_session_queries():
+    # What SQLAlchemy's provisioning runs: the sessions idle in a
+    # transaction that would block DROP TABLE, and ending a database's
+    # other sessions before dropping it.
+    e = engine()
+    with e.connect() as c:
+        rows = c.exec_driver_sql(
+            "select pid, state, wait_event_type, query from pg_stat_activity where "
+            "usename=current_user and datname=current_database() and "
+            "state='idle in transaction' and pid != pg_backend_pid()"
+        ).all()
+        assert rows == [], rows
+        c.execute(
+            sa.text(
+                "select pg_terminate_backend(pid) from pg_stat_activity "
+                "where usename=current_user and pid != pg_backend_pid() "
+                "and datname=:dname"
+            ),
+            dict(dname="no_such_database"),
+        ).all()
+    e.dispose()
+
+
 if __name__ == "__main__":
     print(f"sqlalchemy {sa.__version__}, psycopg {psycopg.__version__}")
     run(lambda f: f())

@@ -6,7 +6,7 @@
 //! engine's ids, so one object has the same OID in every catalog, in every
 //! session and across restarts. The catalogs of features Walden lacks
 //! (policies, publications, statistics objects, inheritance, triggers,
-//! dependencies, comments) exist and are empty, so the queries tools send
+//! dependencies) exist and are empty, so the queries tools send
 //! about them return no rows instead of failing.
 //!
 //! Arrays have no type of their own in Walden; catalog columns and functions
@@ -22,6 +22,8 @@ pub use builtin_procs::{function_arguments, function_name, function_result};
 mod attnums;
 pub use attnums::catalog_attnum;
 mod deparse;
+mod descriptions;
+pub use descriptions::{col_description, description_rows, obj_description};
 mod dump_catalogs;
 mod empty_catalogs;
 mod enums;

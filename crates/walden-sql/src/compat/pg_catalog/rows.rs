@@ -220,13 +220,8 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                 ]);
             }
         }
-        // `public`'s comment, PostgreSQL 15's, the one comment there is.
-        V::Description => out.push(vec![
-            i(NS_PUBLIC),
-            i(super::dump_catalogs::catalog_relation_oid(V::Namespace).unwrap_or(2615)),
-            i(0),
-            t(PUBLIC_COMMENT),
-        ]),
+        // `public`'s comment (PostgreSQL 15's) and `COMMENT ON`'s.
+        V::Description => out = super::description_rows(env),
         V::Am => {
             out.push(vec![
                 i(AM_HEAP),
