@@ -25,6 +25,7 @@ pub(super) struct TableVar {
 /// A table variable's rows, kept across a rollback.
 struct Saved {
     var: TableVar,
+    columns: Vec<String>,
     rows: Vec<Vec<Value>>,
 }
 
@@ -106,11 +107,19 @@ impl<'h, H: Host> Runner<'h, H> {
             .collect();
         let mut saved = Vec::with_capacity(vars.len());
         for var in vars {
-            let rows = self
-                .fixed(&format!("SELECT * FROM {}", var.internal), &[])
-                .map(|o| o.rows)
-                .unwrap_or_default();
-            saved.push(Saved { var, rows });
+            let (columns, rows) = match self.fixed(&format!("SELECT * FROM {}", var.internal), &[])
+            {
+                Ok(o) => (
+                    o.columns
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|c| c.name)
+                        .collect(),
+                    o.rows,
+                ),
+                Err(_) => (Vec::new(), Vec::new()),
+            };
+            saved.push(Saved { var, columns, rows });
         }
         let c = Arc::new(Command::Rollback);
         self.host.run(&c, &[])?;
@@ -126,9 +135,15 @@ impl<'h, H: Host> Runner<'h, H> {
             return Ok(());
         };
         let slots: Vec<String> = (1..=width).map(|k| format!("${k}")).collect();
+        let names: Vec<String> = s
+            .columns
+            .iter()
+            .map(|c| format!("\"{}\"", c.replace('"', "\"\"")))
+            .collect();
         let sql = format!(
-            "INSERT INTO {} VALUES ({})",
+            "INSERT INTO {} ({}) VALUES ({})",
             s.var.internal,
+            names.join(", "),
             slots.join(", ")
         );
         // The rows keep their identity values.

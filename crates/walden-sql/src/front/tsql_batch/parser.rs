@@ -237,7 +237,11 @@ impl Parser2 {
             }
             "IF" => matches!(first, "DROP" | "CREATE") && matches!(next.as_str(), "EXISTS" | "NOT"),
             "ALTER" | "DROP" | "CREATE" => first == "ALTER",
-            "EXEC" | "EXECUTE" => first == "INSERT" || prev == "WITH",
+            // INSERT ... EXEC (not after the INSERT's own VALUES or SELECT).
+            "EXEC" | "EXECUTE" => {
+                (first == "INSERT" && matches!(main.as_deref(), None | Some("INSERT")))
+                    || prev == "WITH"
+            }
             _ => false,
         }
     }
