@@ -347,7 +347,7 @@ fn string_split(
     };
     let s = args[0].to_string();
     for (k, piece) in s.split(c).enumerate() {
-        let mut row = vec![Value::text(piece.to_string())];
+        let mut row = vec![Value::text(piece)];
         if ordinal {
             row.push(Value::Int(k as i64 + 1));
         }
