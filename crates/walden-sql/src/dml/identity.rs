@@ -91,7 +91,9 @@ pub(crate) fn check_identity_insert(t: &Table, col: &str, ctx: &super::Ctx<'_>) 
         .lock()
         .ok()
         .and_then(|l| l.insert_on.clone());
-    if on.is_some_and(|n| n.eq_ignore_ascii_case(t.name())) {
+    // A temporary table is named as its session knows it (`#t`).
+    let visible = crate::types::temp_names::split_temp(t.name()).map_or(t.name(), |(_, n)| n);
+    if on.is_some_and(|n| n.eq_ignore_ascii_case(t.name()) || n.eq_ignore_ascii_case(visible)) {
         return Ok(());
     }
     Err(SqlError::new(

@@ -80,8 +80,8 @@ pub(crate) fn plan(
 }
 
 /// OUTPUT ... INTO's table and column list: `INTO t`, `INTO t (a, b)`
-/// (which the parser reads as a call), `INTO #t`. A table variable
-/// (`INTO @t`) is not one yet.
+/// (which the parser reads as a call), `INTO #t` (and a table variable,
+/// which the T-SQL runtime names as its temporary table).
 fn into_target(into: &ast::SelectInto) -> Result<(ast::ObjectName, Vec<String>)> {
     let [target] = into.targets.as_slice() else {
         return Err(SqlError::syntax("OUTPUT ... INTO names one table"));

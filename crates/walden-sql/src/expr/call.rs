@@ -211,6 +211,9 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
     if name == "pg_typeof" {
         return pg_typeof(p, scope, &raw_args, &args);
     }
+    if name == "datalength" {
+        return datalength(p, scope, args);
+    }
     let func = match name.as_str() {
         // T-SQL's GETDATE() and SYSDATETIME() are datetime / datetime2: a
         // local time without an offset.
@@ -473,6 +476,49 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         }
     }
     Ok(Expr::Func(func, args))
+}
+
+/// T-SQL's `DATALENGTH(x)`: the bytes a value takes. Strings and binary
+/// count their stored bytes (Walden stores text as UTF-8, so an nvarchar
+/// counts UTF-8 bytes where SQL Server counts two per UTF-16 unit); the
+/// other types their SQL Server size. NULL for NULL.
+fn datalength(p: &Planner<'_>, scope: &Scope, mut args: Vec<Expr>) -> Result<Expr> {
+    use DataType as T;
+    if args.len() != 1 {
+        return Err(SqlError::new(
+            ErrorKind::UndefinedFunction,
+            format!(
+                "The datalength function requires 1 argument(s), not {}.",
+                args.len()
+            ),
+        ));
+    }
+    let a = args.pop().expect("one");
+    let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+    let size = match crate::query::static_type(&a, &types, &p.params) {
+        Some(T::Bool) => 1,
+        Some(T::SmallInt) => 2,
+        Some(T::Int | T::Real | T::Oid) => 4,
+        Some(T::BigInt | T::Double | T::Timestamp) => 8,
+        Some(T::Date) => 3,
+        Some(T::Time) => 5,
+        Some(T::TimestampTz) => 10,
+        Some(T::Uuid | T::Interval) => 16,
+        // decimal(p, s) by its precision; decimal alone is decimal(18, 0).
+        Some(T::Decimal { precision, .. }) => match precision {
+            1..=9 => 5,
+            0 | 10..=19 => 9,
+            20..=28 => 13,
+            _ => 17,
+        },
+        _ => return Ok(Expr::Func(Func::OctetLength, vec![a])),
+    };
+    let null = Expr::IsNull(Box::new(a), false);
+    Ok(Expr::Case(
+        None,
+        vec![(null, Expr::Lit(Value::Null))],
+        Some(Box::new(Expr::Lit(Value::Int(size)))),
+    ))
 }
 
 /// NULLIF's result is its first argument as the `=` PostgreSQL picks takes

@@ -30,8 +30,9 @@ const ERROR_FUNCS: &[&str] = &[
     "xact_state",
 ];
 
-/// Lifts the variables out of `sql`.
-pub fn lift(sql: &str) -> Result<Lifted> {
+/// Lifts the variables out of `sql`; the table variables of `tables`
+/// (name, temporary table) become their tables' names.
+pub fn lift(sql: &str, tables: &[(String, String)]) -> Result<Lifted> {
     let lower = sql.to_ascii_lowercase();
     if !sql.contains('@') && !lower.contains("error_") && !lower.contains("xact_state") {
         return Ok(Lifted {
@@ -67,7 +68,10 @@ pub fn lift(sql: &str) -> Result<Lifted> {
                     continue;
                 }
             } else if w.quote_style.is_none() && lower.starts_with('@') && lower.len() > 1 {
-                out.push_str(&slot(lower, &mut refs));
+                match tables.iter().find(|(n, _)| *n == lower) {
+                    Some((_, t)) => out.push_str(t),
+                    None => out.push_str(&slot(lower, &mut refs)),
+                }
                 i += 1;
                 continue;
             } else if w.quote_style.is_none()
@@ -92,10 +96,21 @@ mod tests {
 
     #[test]
     fn variables_become_parameters() {
-        let l = lift("INSERT INTO t VALUES (@i, @Name, @i + @@ROWCOUNT, '@x')").unwrap();
+        let l = lift(
+            "INSERT INTO t VALUES (@i, @Name, @i + @@ROWCOUNT, '@x')",
+            &[],
+        )
+        .unwrap();
         assert_eq!(l.text, "INSERT INTO t VALUES ($1, $2, $1 + $3, '@x')");
         assert_eq!(l.refs, vec!["@i", "@name", "@@rowcount"]);
-        let l = lift("SELECT ERROR_MESSAGE(), @@version").unwrap();
+        let l = lift("SELECT ERROR_MESSAGE(), @@version", &[]).unwrap();
         assert_eq!(l.text, "SELECT $1, @@version");
+        let t = [("@t".to_string(), "#tv0_t".to_string())];
+        let l = lift("INSERT INTO @t SELECT a FROM @t JOIN x ON @v = 1", &t).unwrap();
+        assert_eq!(
+            l.text,
+            "INSERT INTO #tv0_t SELECT a FROM #tv0_t JOIN x ON $1 = 1"
+        );
+        assert_eq!(l.refs, vec!["@v"]);
     }
 }

@@ -7,11 +7,14 @@
 
 mod compile;
 mod fast;
+mod funcs;
 mod identity;
 mod procs;
 mod raise;
+mod table_vars;
 
 pub use compile::{lift, Lifted};
+pub use funcs::calls_user_function;
 
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::front::{Command, TStmt};
@@ -69,6 +72,8 @@ pub struct TsqlState {
     pub identity: Arc<std::sync::Mutex<crate::functions::IdentityLog>>,
     /// Compiled statements by text.
     lifted: HashMap<String, Arc<(Lifted, Arc<Command>)>>,
+    /// The function definitions' epoch `lifted` was compiled in.
+    func_epoch: u64,
     /// Parsed procedure definitions by text.
     bodies: HashMap<String, Arc<Vec<TStmt>>>,
     /// Expressions evaluated without SQL (`fast.rs`), by text; `None` for
@@ -119,11 +124,20 @@ pub struct Runner<'h, H: Host> {
     /// The local temporary tables (`#t`) each active call created: they
     /// are dropped when it ends, as in SQL Server.
     temps: Vec<Vec<String>>,
+    /// The table variables each active call declared, by name.
+    tables: Vec<HashMap<String, table_vars::TableVar>>,
     /// TRY blocks open (an error inside one goes to its CATCH).
     tries: usize,
     /// The number, severity and state of the error THROW or RAISERROR
     /// raised last (an error carries no SQL Server number of its own).
     raised: Option<(String, i64, i64, i64)>,
+}
+
+fn table_var_as_scalar(name: &str) -> SqlError {
+    SqlError::new(
+        ErrorKind::DuplicateObject,
+        format!("The variable name '{name}' has already been declared. Variable names must be unique within a query batch or stored procedure."),
+    )
 }
 
 fn undeclared(name: &str) -> SqlError {
@@ -154,6 +168,7 @@ impl<'h, H: Host> Runner<'h, H> {
             caught: Vec::new(),
             ret: 0,
             temps: vec![Vec::new()],
+            tables: vec![HashMap::new()],
             tries: 0,
             raised: None,
         }
@@ -167,6 +182,11 @@ impl<'h, H: Host> Runner<'h, H> {
             {
                 return Err(SqlError::syntax(
                     "'CREATE/ALTER PROCEDURE' must be the first statement in a query batch.",
+                ));
+            }
+            if stmts.iter().any(|s| matches!(s, TStmt::CreateFunc(_))) {
+                return Err(SqlError::syntax(
+                    "'CREATE FUNCTION' must be the first statement in a query batch.",
                 ));
             }
         }
@@ -197,6 +217,11 @@ impl<'h, H: Host> Runner<'h, H> {
             self.host.state().nest = 0;
             let c = Arc::new(Command::Rollback);
             self.host.run(&c, &[])?;
+        }
+        // The batch's table variables end with it.
+        let dropped = self.drop_table_vars();
+        if r.is_ok() {
+            dropped?;
         }
         self.flush_notices();
         // Every simple query ends with a command completion on the wire,
@@ -292,6 +317,16 @@ impl<'h, H: Host> Runner<'h, H> {
             }
             TStmt::Declare(vars) => {
                 for v in vars {
+                    if v.ty
+                        .get(..5)
+                        .is_some_and(|t| t.eq_ignore_ascii_case("table"))
+                    {
+                        self.declare_table(&v.name, &v.ty)?;
+                        continue;
+                    }
+                    if self.tables.last().is_some_and(|t| t.contains_key(&v.name)) {
+                        return Err(table_var_as_scalar(&v.name));
+                    }
                     let ty = crate::types::names::parse_type_name(&v.ty)?;
                     let value = match &v.init {
                         Some(e) => crate::functions::cast(self.eval(e)?, &ty)?,
@@ -415,8 +450,7 @@ impl<'h, H: Host> Runner<'h, H> {
                     ));
                 }
                 self.host.state().nest = 0;
-                let c = Arc::new(Command::Rollback);
-                self.host.run(&c, &[])?;
+                self.rollback_keeping_table_vars()?;
             }
             TStmt::Exec(call) => self.exec(call)?,
             TStmt::CreateProc(def) => self.create_proc(def)?,
@@ -424,6 +458,13 @@ impl<'h, H: Host> Runner<'h, H> {
                 for n in names {
                     self.drop_proc(n, *if_exists)?;
                 }
+            }
+            TStmt::CreateFunc(def) => self.create_func(def)?,
+            TStmt::DropFunc { names, if_exists } => {
+                for n in names {
+                    self.drop_func(n, *if_exists)?;
+                }
+                self.emit(QueryOutput::command("DROP FUNCTION"));
             }
         }
         Ok(Flow::Normal)
@@ -533,17 +574,37 @@ impl<'h, H: Host> Runner<'h, H> {
     }
 
     fn compiled(&mut self, text: &str) -> Result<Arc<(Lifted, Arc<Command>)>> {
-        if let Some(c) = self.host.state().lifted.get(text) {
+        // A function created, changed or dropped since may change what
+        // a compiled statement's call means.
+        let epoch = funcs::epoch();
+        if self.host.state().func_epoch != epoch {
+            self.host.state().lifted.clear();
+            self.host.state().func_epoch = epoch;
+        }
+        // The scope's table variables are part of what the text means.
+        let tables = self.table_names();
+        let key = if tables.is_empty() {
+            std::borrow::Cow::Borrowed(text)
+        } else {
+            let mut k = text.to_string();
+            for (_, t) in &tables {
+                k.push('\u{1}');
+                k.push_str(t);
+            }
+            std::borrow::Cow::Owned(k)
+        };
+        if let Some(c) = self.host.state().lifted.get(key.as_ref()) {
             return Ok(c.clone());
         }
-        let l = lift(text)?;
+        let expanded = self.expand_calls(text)?;
+        let l = lift(&expanded, &tables)?;
         let cmd = self.host.parse(&l.text)?;
         let c = Arc::new((l, cmd));
         let st = self.host.state();
         if st.lifted.len() >= CACHE {
             st.lifted.clear();
         }
-        st.lifted.insert(text.to_string(), c.clone());
+        st.lifted.insert(key.into_owned(), c.clone());
         Ok(c)
     }
 

@@ -19,7 +19,7 @@ fn not_found(name: &str) -> SqlError {
 
 impl<'h, H: Host> Runner<'h, H> {
     /// Runs fixed SQL of this module (no variables).
-    fn fixed(&mut self, sql: &str, params: &[Value]) -> Result<QueryOutput> {
+    pub(super) fn fixed(&mut self, sql: &str, params: &[Value]) -> Result<QueryOutput> {
         let c = self.host.parse(sql)?;
         self.host.run(&c, params)
     }
@@ -264,13 +264,18 @@ impl<'h, H: Host> Runner<'h, H> {
         let saved_scope = identity.lock().ok().and_then(|mut l| l.scope.take());
         self.frames.push(frame);
         self.temps.push(Vec::new());
+        self.tables.push(HashMap::new());
         self.ret = 0;
         let r = stacker::maybe_grow(256 * 1024, 2 * 1024 * 1024, || self.block(&body));
         let callee = self.frames.pop().expect("pushed");
         if let Ok(mut l) = identity.lock() {
             l.scope = saved_scope;
         }
-        // The call's #temp tables end with it.
+        // So do its table variables and #temp tables.
+        let dropped = self.drop_table_vars();
+        if r.is_ok() {
+            dropped?;
+        }
         for t in self.temps.pop().unwrap_or_default() {
             let dropped = self.fixed(&format!("DROP TABLE IF EXISTS {t}"), &[]);
             if r.is_ok() {

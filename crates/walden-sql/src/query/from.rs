@@ -421,11 +421,27 @@ fn function_rows(
         | "_pg_expandarray"
         | "regexp_split_to_table"
         | "regexp_matches"
-        | "pg_get_keywords" => {
+        | "pg_get_keywords"
+        | "string_split" => {
             let func = srf::lookup(&lname).expect("listed SRF");
             let types: Vec<Option<DataType>> =
                 args.iter().map(|a| static_type(a, &[], &[])).collect();
             let func = srf::for_types(func, &types);
+            // STRING_SPLIT's columns depend on its third argument, which
+            // must be a constant (SQL Server's rule).
+            let func = match (func, args.get(2)) {
+                (srf::SrfFunc::StringSplit(_), None) => func,
+                (srf::SrfFunc::StringSplit(_), Some(Expr::Lit(v))) => {
+                    srf::SrfFunc::StringSplit(matches!(v, Value::Int(1) | Value::Bool(true)))
+                }
+                (srf::SrfFunc::StringSplit(_), Some(_)) => {
+                    return Err(SqlError::new(
+                        ErrorKind::InvalidParameter,
+                        "The third argument of STRING_SPLIT (enable_ordinal) must be a constant 0 or 1.",
+                    ))
+                }
+                _ => func,
+            };
             if func == srf::SrfFunc::Series && (args.len() < 2 || args.len() > 3) {
                 return Err(SqlError::syntax("generate_series(start, stop [, step])"));
             }

@@ -26,6 +26,9 @@ pub enum SrfFunc {
     Json(crate::functions::json::JsonSrf),
     /// pg_get_keywords(): PostgreSQL 15's key words.
     Keywords,
+    /// T-SQL's STRING_SPLIT(s, separator [, enable_ordinal]): a `value`
+    /// column, and an `ordinal` one when the third argument is 1.
+    StringSplit(bool),
 }
 
 /// The SRF a call names, if any.
@@ -38,6 +41,7 @@ pub fn lookup(name: &str) -> Option<SrfFunc> {
         "regexp_split_to_table" => SrfFunc::RegexpSplit,
         "regexp_matches" => SrfFunc::RegexpMatches,
         "pg_get_keywords" => SrfFunc::Keywords,
+        "string_split" => SrfFunc::StringSplit(false),
         other => SrfFunc::Json(crate::functions::json::srf(other)?),
     })
 }
@@ -100,6 +104,13 @@ pub fn columns(func: SrfFunc, label: &str, args: &[Option<DataType>]) -> Vec<(St
         SrfFunc::RegexpMatches => vec![(label.into(), DataType::Array(Box::new(DataType::Text)))],
         SrfFunc::Json(j) => j.columns(label),
         SrfFunc::Keywords => crate::front::keywords::columns(),
+        SrfFunc::StringSplit(ordinal) => {
+            let mut c = vec![("value".to_string(), DataType::Text)];
+            if ordinal {
+                c.push(("ordinal".to_string(), DataType::BigInt));
+            }
+            c
+        }
     }
 }
 
@@ -158,6 +169,7 @@ pub fn run(
             Ok(())
         }
         SrfFunc::RegexpSplit | SrfFunc::RegexpMatches => regexp(func, args, each),
+        SrfFunc::StringSplit(ordinal) => string_split(args, ordinal, each),
         SrfFunc::Keywords => {
             if !args.is_empty() {
                 return Err(SqlError::new(
@@ -302,6 +314,46 @@ fn series(
             // Past the type's range the series ends.
             Err(_) => break,
         };
+    }
+    Ok(())
+}
+
+/// STRING_SPLIT: the pieces of `s` between single-character separators
+/// (empty pieces included); no rows when `s` or the separator is NULL.
+fn string_split(
+    args: &[Value],
+    ordinal: bool,
+    each: &mut dyn FnMut(Vec<Value>) -> Result<bool>,
+) -> Result<()> {
+    if !(2..=3).contains(&args.len()) {
+        return Err(SqlError::new(
+            ErrorKind::UndefinedFunction,
+            format!(
+                "The string_split function requires 2 to 3 arguments, not {}.",
+                args.len()
+            ),
+        ));
+    }
+    if args[0].is_null() || args[1].is_null() {
+        return Ok(());
+    }
+    let sep = args[1].to_string();
+    let mut chars = sep.chars();
+    let (Some(c), None) = (chars.next(), chars.next()) else {
+        return Err(SqlError::new(
+            ErrorKind::InvalidParameter,
+            "Procedure expects parameter 'separator' of type 'nchar(1)/nvarchar(1)'.",
+        ));
+    };
+    let s = args[0].to_string();
+    for (k, piece) in s.split(c).enumerate() {
+        let mut row = vec![Value::text(piece)];
+        if ordinal {
+            row.push(Value::Int(k as i64 + 1));
+        }
+        if !each(row)? {
+            break;
+        }
     }
     Ok(())
 }

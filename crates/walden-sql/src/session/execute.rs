@@ -24,7 +24,11 @@ impl SqlSession {
         self.tsql.handled_errors = 0;
         // A T-SQL batch (variables, control flow, procedures) runs through
         // the procedural runtime; unless in the extended protocol's block.
-        if !self.implicit && (front::is_tsql_batch(sql) || self.tsql_execute(sql)) {
+        if !self.implicit
+            && (front::is_tsql_batch(sql)
+                || self.tsql_execute(sql)
+                || crate::procedural::calls_user_function(self, sql))
+        {
             return self.run_tsql_batch(sql);
         }
         let stmts = front::split(sql);

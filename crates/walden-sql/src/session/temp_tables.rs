@@ -256,6 +256,32 @@ pub fn rewrite(
                 *table_name = single(to);
             }
         }
+        // T-SQL's `OUTPUT ... INTO #t`.
+        Statement::Insert(ast::Insert { output, .. })
+        | Statement::Update(ast::Update { output, .. })
+        | Statement::Delete(ast::Delete { output, .. }) => {
+            if let Some(ast::OutputClause::Output {
+                into_table: Some(into),
+                ..
+            }) = output.as_mut()
+            {
+                for t in into.targets.iter_mut() {
+                    match t {
+                        ast::Expr::Identifier(i) => {
+                            if let Some(to) = r.map(&ObjectName::from(vec![i.clone()])) {
+                                *i = ast::Ident::with_quote('"', to);
+                            }
+                        }
+                        ast::Expr::Function(f) => {
+                            if let Some(to) = r.map(&f.name) {
+                                f.name = single(to);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
         _ => {}
     }
     if created.is_some() && temps.is_empty() {

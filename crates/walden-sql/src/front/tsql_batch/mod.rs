@@ -54,6 +54,12 @@ pub enum TStmt {
         names: Vec<String>,
         if_exists: bool,
     },
+    /// `CREATE | ALTER | CREATE OR ALTER FUNCTION` of a scalar function.
+    CreateFunc(FuncDef),
+    DropFunc {
+        names: Vec<String>,
+        if_exists: bool,
+    },
     /// `SET NOCOUNT ON | OFF`.
     NoCount(bool),
     /// `WAITFOR DELAY 'hh:mm[:ss[.fff]]'` (the expression's text).
@@ -116,6 +122,18 @@ pub struct ProcDef {
     pub body: String,
 }
 
+/// A scalar function: `RETURNS returns AS BEGIN ... RETURN x END`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FuncDef {
+    pub mode: ProcMode,
+    /// Lower case, without a schema.
+    pub name: String,
+    pub params: Vec<ProcParam>,
+    pub returns: String,
+    /// The body's text (`BEGIN ... END`).
+    pub body: String,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProcParam {
     pub name: String,
@@ -139,6 +157,7 @@ pub fn is_tsql_batch(sql: &str) -> bool {
         "return",
         "begin",
         "proc",
+        "function",
         "exec",
         "declare",
         "break",
@@ -186,11 +205,21 @@ pub fn is_tsql_batch(sql: &str) -> bool {
             }
             "CREATE" => {
                 matches!(w1.as_str(), "PROC" | "PROCEDURE")
+                    || (w1 == "FUNCTION" && tsql_function(&r, 2))
                     || (w1 == "OR"
                         && r.word(2) == "ALTER"
-                        && matches!(r.word(3).as_str(), "PROC" | "PROCEDURE"))
+                        && (matches!(r.word(3).as_str(), "PROC" | "PROCEDURE")
+                            || (r.word(3) == "FUNCTION" && tsql_function(&r, 4))))
             }
-            "ALTER" | "DROP" => matches!(w1.as_str(), "PROC" | "PROCEDURE"),
+            "ALTER" => {
+                matches!(w1.as_str(), "PROC" | "PROCEDURE")
+                    || (w1 == "FUNCTION" && tsql_function(&r, 2))
+            }
+            // PostgreSQL's DROP FUNCTION names argument types: `f(int)`.
+            "DROP" => {
+                matches!(w1.as_str(), "PROC" | "PROCEDURE")
+                    || (w1 == "FUNCTION" && !piece.contains('('))
+            }
             "EXEC" | "EXECUTE" => {
                 // The system procedures the session runs itself, with or
                 // without their schema (`EXEC sys.sp_flush_log`).
@@ -207,6 +236,25 @@ pub fn is_tsql_batch(sql: &str) -> bool {
         };
         first || (1..r.solid.len()).any(|k| later_marker(&r, k))
     })
+}
+
+/// Whether the function defined from word `k` (its name) is T-SQL's:
+/// parameters named `@p` or none, then `RETURNS` (PostgreSQL's names its
+/// parameters without `@` and has a LANGUAGE).
+fn tsql_function(r: &Raw, k: usize) -> bool {
+    let mut j = k + 1;
+    while matches!(r.tok(j), Some(Token::Period)) {
+        j += 2;
+    }
+    if !matches!(r.tok(j), Some(Token::LParen)) {
+        return false;
+    }
+    match r.tok(j + 1) {
+        Some(Token::RParen) => r.word(j + 2) == "RETURNS",
+        Some(Token::Word(w)) => w.value.starts_with('@'),
+        Some(Token::AtSign) => true,
+        _ => false,
+    }
 }
 
 /// A T-SQL statement keyword past a piece's first word (statements there
@@ -301,6 +349,25 @@ pub fn proc_text(d: &ProcDef) -> String {
         "CREATE PROCEDURE {} {}\nAS\n{}",
         quote_name(&d.name),
         params.join(", "),
+        d.body
+    )
+}
+
+/// A function's definition as it is stored (see [`proc_text`]).
+pub fn func_text(d: &FuncDef) -> String {
+    let params: Vec<String> = d
+        .params
+        .iter()
+        .map(|p| match &p.default {
+            Some(x) => format!("{} {} = {x}", p.name, p.ty),
+            None => format!("{} {}", p.name, p.ty),
+        })
+        .collect();
+    format!(
+        "CREATE FUNCTION {} ({})\nRETURNS {}\nAS\n{}",
+        quote_name(&d.name),
+        params.join(", "),
+        d.returns,
         d.body
     )
 }

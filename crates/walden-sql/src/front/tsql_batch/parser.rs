@@ -237,7 +237,11 @@ impl Parser2 {
             }
             "IF" => matches!(first, "DROP" | "CREATE") && matches!(next.as_str(), "EXISTS" | "NOT"),
             "ALTER" | "DROP" | "CREATE" => first == "ALTER",
-            "EXEC" | "EXECUTE" => first == "INSERT" || prev == "WITH",
+            // INSERT ... EXEC (not after the INSERT's own VALUES or SELECT).
+            "EXEC" | "EXECUTE" => {
+                (first == "INSERT" && matches!(main.as_deref(), None | Some("INSERT")))
+                    || prev == "WITH"
+            }
             _ => false,
         }
     }
@@ -372,9 +376,19 @@ impl Parser2 {
                     self.i += at + 1;
                     return self.create_proc(mode);
                 }
+                if self.word(at) == "FUNCTION" {
+                    let mode = match (first.as_str(), or_alter) {
+                        (_, true) => ProcMode::CreateOrAlter,
+                        ("CREATE", _) => ProcMode::Create,
+                        _ => ProcMode::Alter,
+                    };
+                    self.i += at + 1;
+                    return self.create_function(mode);
+                }
                 self.plain(&first)
             }
-            "DROP" if matches!(self.word(1).as_str(), "PROC" | "PROCEDURE") => {
+            "DROP" if matches!(self.word(1).as_str(), "PROC" | "PROCEDURE" | "FUNCTION") => {
+                let function = self.word(1) == "FUNCTION";
                 let end = self.extent(self.i, "DROP");
                 self.i += 2;
                 let if_exists = self.word(0) == "IF" && self.word(1) == "EXISTS";
@@ -390,9 +404,16 @@ impl Parser2 {
                     self.i += 1;
                 }
                 if self.i != end || names.is_empty() {
-                    return Err(err_at(line, "DROP PROCEDURE [IF EXISTS] name [, ...]"));
+                    return Err(err_at(
+                        line,
+                        "DROP PROCEDURE | FUNCTION [IF EXISTS] name [, ...]",
+                    ));
                 }
-                Ok(TStmt::DropProc { names, if_exists })
+                Ok(if function {
+                    TStmt::DropFunc { names, if_exists }
+                } else {
+                    TStmt::DropProc { names, if_exists }
+                })
             }
             "THROW" => {
                 let end = self.extent(self.i, "THROW");
@@ -579,8 +600,13 @@ impl Parser2 {
                 return Err(err_at(line, format!("DECLARE {name} needs a type")));
             }
             let up = ty.to_ascii_uppercase();
-            if up.starts_with("TABLE") {
-                return Err(SqlError::unsupported("table variables (DECLARE @t TABLE)"));
+            // `@t TABLE (...)`: a table variable (its type text keeps the
+            // column list, which the runtime creates).
+            if up.starts_with("TABLE") && !up["TABLE".len()..].trim_start().starts_with('(') {
+                return Err(err_at(
+                    line,
+                    format!("DECLARE {name} TABLE expects (columns)"),
+                ));
             }
             if up.starts_with("CURSOR") {
                 return Err(SqlError::unsupported(

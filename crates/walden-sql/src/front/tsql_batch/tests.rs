@@ -179,3 +179,55 @@ fn a_condition_missing_at_the_end() {
         assert!(parse_batch(b).is_err(), "{b}");
     }
 }
+
+#[test]
+fn table_variables_functions_and_insert_exec() {
+    let b = parse_batch("DECLARE @t TABLE (a int PRIMARY KEY, b varchar(5) DEFAULT 'x')").unwrap();
+    let TStmt::Declare(v) = &b[0] else {
+        panic!("{b:?}")
+    };
+    assert_eq!(v[0].name, "@t");
+    assert_eq!(
+        v[0].ty,
+        "TABLE (a int PRIMARY KEY, b varchar(5) DEFAULT 'x')"
+    );
+    assert!(parse_batch("DECLARE @t TABLE").is_err());
+    // INSERT ... VALUES then EXEC on the next line are two statements;
+    // INSERT ... EXEC is one.
+    let b = parse_batch("INSERT INTO t VALUES (1)\nEXEC p 4").unwrap();
+    assert_eq!(b.len(), 2, "{b:?}");
+    let b = parse_batch("INSERT INTO t EXEC p 4").unwrap();
+    assert_eq!(b.len(), 1, "{b:?}");
+    let b = parse_batch(
+        "CREATE OR ALTER FUNCTION [dbo].[f] (@a int = 1, @b varchar(3)) RETURNS int WITH SCHEMABINDING AS BEGIN RETURN @a END",
+    )
+    .unwrap();
+    let TStmt::CreateFunc(f) = &b[0] else {
+        panic!("{b:?}")
+    };
+    assert_eq!((f.name.as_str(), f.returns.as_str()), ("f", "int"));
+    assert_eq!(f.params.len(), 2);
+    assert_eq!(f.params[0].default.as_deref(), Some("1"));
+    assert_eq!(f.mode, ProcMode::CreateOrAlter);
+    let e =
+        parse_batch("CREATE FUNCTION f () RETURNS TABLE AS RETURN (SELECT 1 AS a)").unwrap_err();
+    assert_eq!(e.kind, crate::error::ErrorKind::FeatureNotSupported);
+    assert_eq!(
+        parse_batch("DROP FUNCTION IF EXISTS f, dbo.g").unwrap(),
+        vec![TStmt::DropFunc {
+            names: vec!["f".into(), "g".into()],
+            if_exists: true
+        }]
+    );
+    assert!(is_tsql_batch(
+        "create function f (@p int) returns int as begin return @p end"
+    ));
+    assert!(is_tsql_batch(
+        "CREATE FUNCTION dbo.f() RETURNS int AS BEGIN RETURN 1 END"
+    ));
+    assert!(is_tsql_batch("DROP FUNCTION f"));
+    assert!(!is_tsql_batch("DROP FUNCTION f(int)"));
+    assert!(!is_tsql_batch(
+        "CREATE FUNCTION f(a int) RETURNS int LANGUAGE sql AS 'SELECT a'"
+    ));
+}

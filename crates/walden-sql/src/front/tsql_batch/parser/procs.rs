@@ -73,6 +73,53 @@ impl Parser2 {
         if paren {
             self.i += 1;
         }
+        let params = self.params(paren, line)?;
+        if self.eat("WITH") {
+            // RECOMPILE and EXECUTE AS OWNER change nothing here; others are refused.
+            loop {
+                if self.eat("RECOMPILE") {
+                } else if self.word(0) == "EXECUTE" && self.word(1) == "AS" {
+                    let who = self.word(2);
+                    if !matches!(who.as_str(), "OWNER" | "CALLER") {
+                        return Err(SqlError::unsupported(format!("WITH EXECUTE AS {who}")));
+                    }
+                    if who == "OWNER" {
+                        return Err(SqlError::unsupported("WITH EXECUTE AS OWNER"));
+                    }
+                    self.i += 3;
+                } else {
+                    return Err(SqlError::unsupported(format!(
+                        "procedure option {}",
+                        self.word(0)
+                    )));
+                }
+                if !matches!(self.tok(0), Some(Token::Comma)) {
+                    break;
+                }
+                self.i += 1;
+            }
+        }
+        if self.word(0) == "FOR" {
+            return Err(SqlError::unsupported("FOR REPLICATION"));
+        }
+        if !self.eat("AS") {
+            return Err(err_at(self.line(), "expected AS before the procedure body"));
+        }
+        let body = self.rest_text(self.i);
+        // The body must parse now (its errors are the CREATE's).
+        parse_batch(&body)?;
+        self.i = self.solid.len();
+        Ok(TStmt::CreateProc(ProcDef {
+            mode,
+            name,
+            params,
+            body,
+        }))
+    }
+
+    /// `@p type [= default] [OUT[PUT]] [READONLY], ...` and the closing
+    /// `)` when `paren`.
+    pub(super) fn params(&mut self, paren: bool, line: usize) -> Result<Vec<ProcParam>> {
         let mut params = Vec::new();
         while let Some(p) = self.var(0) {
             self.i += 1;
@@ -130,24 +177,55 @@ impl Parser2 {
         if paren {
             self.i += 1;
         }
+        Ok(params)
+    }
+
+    /// `name ([@p type [= default], ...]) RETURNS type [WITH ...] [AS]
+    /// BEGIN ... END`: a scalar function (table-valued ones are refused).
+    pub(super) fn create_function(&mut self, mode: ProcMode) -> Result<TStmt> {
+        let line = self.line();
+        let name = self.object_name()?;
+        if !matches!(self.tok(0), Some(Token::LParen)) {
+            return Err(err_at(
+                line,
+                format!("expected ( after the function name {name}"),
+            ));
+        }
+        self.i += 1;
+        let params = self.params(true, line)?;
+        if let Some(p) = params.iter().find(|p| p.output) {
+            return Err(err_at(
+                line,
+                format!("a function's parameter {} cannot be OUTPUT", p.name),
+            ));
+        }
+        if !self.eat("RETURNS") {
+            return Err(err_at(self.line(), "expected RETURNS after the parameters"));
+        }
+        if self.word(0) == "TABLE" || self.var(0).is_some() {
+            return Err(SqlError::unsupported(
+                "table-valued functions (RETURNS TABLE, RETURNS @t TABLE)",
+            ));
+        }
+        let end = self.solid.len();
+        let stop = self.until_top(end, |q| {
+            matches!(q.word(0).as_str(), "AS" | "WITH" | "BEGIN")
+        });
+        let returns = self.text(self.i, stop).trim().to_string();
+        if returns.is_empty() {
+            return Err(err_at(line, "RETURNS needs a type"));
+        }
+        self.i = stop;
         if self.eat("WITH") {
-            // RECOMPILE and EXECUTE AS OWNER change nothing here; others are refused.
             loop {
-                if self.eat("RECOMPILE") {
-                } else if self.word(0) == "EXECUTE" && self.word(1) == "AS" {
-                    let who = self.word(2);
-                    if !matches!(who.as_str(), "OWNER" | "CALLER") {
-                        return Err(SqlError::unsupported(format!("WITH EXECUTE AS {who}")));
+                match self.word(0).as_str() {
+                    "SCHEMABINDING" | "ENCRYPTION" => self.i += 1,
+                    "INLINE" if matches!(self.tok(1), Some(Token::Eq)) => self.i += 3,
+                    "CALLED" => self.i += 4, // CALLED ON NULL INPUT: the default
+                    "EXECUTE" if self.word(1) == "AS" && self.word(2) == "CALLER" => self.i += 3,
+                    w => {
+                        return Err(SqlError::unsupported(format!("function option {w}")));
                     }
-                    if who == "OWNER" {
-                        return Err(SqlError::unsupported("WITH EXECUTE AS OWNER"));
-                    }
-                    self.i += 3;
-                } else {
-                    return Err(SqlError::unsupported(format!(
-                        "procedure option {}",
-                        self.word(0)
-                    )));
                 }
                 if !matches!(self.tok(0), Some(Token::Comma)) {
                     break;
@@ -155,20 +233,21 @@ impl Parser2 {
                 self.i += 1;
             }
         }
-        if self.word(0) == "FOR" {
-            return Err(SqlError::unsupported("FOR REPLICATION"));
-        }
-        if !self.eat("AS") {
-            return Err(err_at(self.line(), "expected AS before the procedure body"));
+        self.eat("AS");
+        if self.word(0) != "BEGIN" {
+            return Err(err_at(
+                self.line(),
+                "expected BEGIN before the function body",
+            ));
         }
         let body = self.rest_text(self.i);
-        // The body must parse now (its errors are the CREATE's).
         parse_batch(&body)?;
         self.i = self.solid.len();
-        Ok(TStmt::CreateProc(ProcDef {
+        Ok(TStmt::CreateFunc(FuncDef {
             mode,
             name,
             params,
+            returns,
             body,
         }))
     }

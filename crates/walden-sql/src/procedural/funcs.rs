@@ -1,0 +1,500 @@
+//! Scalar T-SQL functions: `CREATE | ALTER | CREATE OR ALTER | DROP
+//! FUNCTION`. A definition (its CREATE text) is a row of [`FUNC_TABLE`],
+//! written like a procedure's (logged, recovered, replicated and undone on
+//! rollback as other rows are).
+//!
+//! A call is inlined: before a statement is compiled, each call
+//! `[schema.]f(args)` of a stored function becomes one SQL expression, the
+//! function's body run symbolically over its parameters (DECLARE, SET,
+//! `SELECT @v = ...`, IF/ELSE, BEGIN/END and RETURN become CASE
+//! expressions and scalar subqueries), each parameter the argument cast to
+//! its type and the result cast to the RETURNS type. So a call in a WHERE
+//! clause is planned with the query and costs no procedure call per row.
+//! A body with other statements (WHILE, EXEC, table variables ...) is
+//! refused at CREATE with 0A000.
+
+use super::*;
+use crate::front::{FuncDef, ProcMode};
+use sqlparser::dialect::MsSqlDialect;
+use sqlparser::tokenizer::{Token, Tokenizer};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// The table that holds the database's functions (created with the first).
+pub const FUNC_TABLE: &str = "walden_functions";
+
+/// Bumped by every CREATE / ALTER / DROP FUNCTION: sessions drop the
+/// statements they compiled before (a call in them may mean another body).
+static EPOCH: AtomicU64 = AtomicU64::new(0);
+
+/// The names functions have had in this process (a superset: a dropped or
+/// rolled back one stays): which plain statements may call one. `None`
+/// until read from the table.
+static NAMES: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+
+/// Calls inlined inside one another at most (SQL Server's nesting limit).
+const MAX_DEPTH: usize = 32;
+
+pub(super) fn epoch() -> u64 {
+    EPOCH.load(Ordering::Relaxed)
+}
+
+fn remember(name: &str) {
+    if let Ok(mut n) = NAMES.lock() {
+        n.get_or_insert_with(HashSet::new).insert(name.to_string());
+    }
+    EPOCH.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Whether a plain statement (not a T-SQL batch) may call a stored
+/// function, so that it must run through the runtime, which inlines it.
+pub fn calls_user_function<H: Host>(host: &mut H, sql: &str) -> bool {
+    let known = NAMES.lock().ok().and_then(|n| n.clone());
+    let names = match known {
+        Some(n) => n,
+        None => match load_names(host) {
+            Some(n) => {
+                if let Ok(mut g) = NAMES.lock() {
+                    g.get_or_insert_with(HashSet::new).extend(n.iter().cloned());
+                }
+                n
+            }
+            None => return false,
+        },
+    };
+    if names.is_empty() {
+        return false;
+    }
+    let lower = sql.to_ascii_lowercase();
+    names.iter().any(|n| {
+        lower.match_indices(n.as_str()).any(|(at, _)| {
+            lower[at + n.len()..].trim_start().starts_with('(')
+                && !lower[..at]
+                    .chars()
+                    .last()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        })
+    })
+}
+
+/// The stored functions' names; `None` when they cannot be read now (a
+/// failed transaction).
+fn load_names<H: Host>(host: &mut H) -> Option<HashSet<String>> {
+    let c = host
+        .parse(&format!("SELECT to_regclass('{FUNC_TABLE}') IS NOT NULL"))
+        .ok()?;
+    let o = host.run(&c, &[]).ok()?;
+    if o.rows.first().and_then(|r| r.first()) != Some(&Value::Bool(true)) {
+        return Some(HashSet::new());
+    }
+    let c = host.parse(&format!("SELECT name FROM {FUNC_TABLE}")).ok()?;
+    let o = host.run(&c, &[]).ok()?;
+    Some(
+        o.rows
+            .into_iter()
+            .filter_map(|r| r.into_iter().next())
+            .map(|v| v.to_string())
+            .collect(),
+    )
+}
+
+fn not_found(name: &str) -> SqlError {
+    SqlError::new(
+        ErrorKind::UndefinedFunction,
+        format!("Cannot find either column \"dbo\" or the user-defined function or aggregate \"dbo.{name}\", or the name is ambiguous."),
+    )
+}
+
+impl<'h, H: Host> Runner<'h, H> {
+    /// A function's definition text, if there is one.
+    fn func_definition(&mut self, name: &str) -> Result<Option<String>> {
+        let q = format!("SELECT definition FROM {FUNC_TABLE} WHERE name = $1");
+        match self.fixed(&q, &[Value::text(name)]) {
+            Ok(o) => Ok(o
+                .rows
+                .into_iter()
+                .next()
+                .and_then(|r| r.into_iter().next())
+                .map(|v| v.to_string())),
+            Err(e) if e.kind == ErrorKind::UndefinedTable => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    pub(super) fn create_func(&mut self, def: &FuncDef) -> Result<()> {
+        let exists = self.func_definition(&def.name)?.is_some();
+        match def.mode {
+            ProcMode::Create if exists => {
+                return Err(SqlError::new(
+                    ErrorKind::DuplicateObject,
+                    format!(
+                        "There is already an object named '{}' in the database.",
+                        def.name
+                    ),
+                ))
+            }
+            ProcMode::Alter if !exists => return Err(not_found(&def.name)),
+            _ => {}
+        }
+        for p in &def.params {
+            crate::types::names::parse_type_name(&sized(&p.ty))?;
+        }
+        crate::types::names::parse_type_name(&sized(&def.returns))?;
+        // The body must be one Walden can inline (refused now, not at a call).
+        let args: Vec<Option<String>> = def.params.iter().map(|_| Some("NULL".into())).collect();
+        inline(def, &args)?;
+        self.fixed(
+            &format!(
+                "CREATE TABLE IF NOT EXISTS {FUNC_TABLE} (name text PRIMARY KEY, definition text NOT NULL)"
+            ),
+            &[],
+        )?;
+        self.fixed(
+            &format!(
+                "INSERT INTO {FUNC_TABLE} (name, definition) VALUES ($1, $2) \
+                 ON CONFLICT (name) DO UPDATE SET definition = EXCLUDED.definition"
+            ),
+            &[
+                Value::text(def.name.clone()),
+                Value::text(crate::front::func_text(def)),
+            ],
+        )?;
+        remember(&def.name);
+        self.emit(QueryOutput::command(match def.mode {
+            ProcMode::Alter => "ALTER FUNCTION",
+            _ => "CREATE FUNCTION",
+        }));
+        Ok(())
+    }
+
+    pub(super) fn drop_func(&mut self, name: &str, if_exists: bool) -> Result<()> {
+        let gone = match self.fixed(
+            &format!("DELETE FROM {FUNC_TABLE} WHERE name = $1"),
+            &[Value::text(name)],
+        ) {
+            Ok(o) => tag_rows(&o.tag).unwrap_or(0) > 0,
+            Err(e) if e.kind == ErrorKind::UndefinedTable => false,
+            Err(e) => return Err(e),
+        };
+        if !gone && !if_exists {
+            return Err(SqlError::new(
+                ErrorKind::UndefinedFunction,
+                format!(
+                    "Cannot drop the function '{name}', because it does not exist or you do not have permission."
+                ),
+            ));
+        }
+        EPOCH.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// `text` with its calls of stored functions inlined (itself when it
+    /// calls none).
+    pub(super) fn expand_calls(&mut self, text: &str) -> Result<String> {
+        let names = NAMES.lock().ok().and_then(|n| n.clone());
+        let names = match names {
+            Some(n) => n,
+            None => {
+                let n = load_names(&mut *self.host).unwrap_or_default();
+                if let Ok(mut g) = NAMES.lock() {
+                    g.get_or_insert_with(HashSet::new).extend(n.iter().cloned());
+                }
+                n
+            }
+        };
+        if names.is_empty() {
+            return Ok(text.to_string());
+        }
+        let mut text = text.to_string();
+        for _ in 0..=MAX_DEPTH {
+            let toks = tokens(&text)?;
+            let Some((start, name, args, end)) = next_call(&toks, &names) else {
+                return Ok(text);
+            };
+            let Some(def) = self.func_definition(&name)? else {
+                // A name a dropped function had: the planner reports it.
+                return Ok(text);
+            };
+            let stmts = self.body(&def)?;
+            let Some(TStmt::CreateFunc(f)) = stmts.first() else {
+                return Err(SqlError::internal(
+                    "a stored function definition does not parse",
+                ));
+            };
+            let body = inline(f, &args)?;
+            let mut out = String::new();
+            for t in &toks[..start] {
+                out.push_str(&t.to_string());
+            }
+            out.push('(');
+            out.push_str(&body);
+            out.push(')');
+            for t in &toks[end..] {
+                out.push_str(&t.to_string());
+            }
+            text = out;
+        }
+        Err(SqlError::new(
+            ErrorKind::StackDepth,
+            format!(
+                "Maximum stored procedure, function, trigger, or view nesting level exceeded (limit {MAX_DEPTH})."
+            ),
+        ))
+    }
+}
+
+fn tokens(text: &str) -> Result<Vec<Token>> {
+    Tokenizer::new(&MsSqlDialect {}, text)
+        .with_unescape(false)
+        .tokenize()
+        .map_err(|e| SqlError::syntax(format!("syntax error: {e}")))
+}
+
+fn skip_ws(toks: &[Token], mut k: usize) -> usize {
+    while matches!(toks.get(k), Some(Token::Whitespace(_))) {
+        k += 1;
+    }
+    k
+}
+
+/// The first call of a function in `names`: where it starts, its name, its
+/// arguments (`None` for DEFAULT) and where it ends (past its `)`).
+#[allow(clippy::type_complexity)]
+fn next_call(
+    toks: &[Token],
+    names: &HashSet<String>,
+) -> Option<(usize, String, Vec<Option<String>>, usize)> {
+    let mut i = 0;
+    while i < toks.len() {
+        let Token::Word(w) = &toks[i] else {
+            i += 1;
+            continue;
+        };
+        // The start of a dotted name (not after a `.`).
+        let after_dot = i > 0 && matches!(toks[i - 1], Token::Period);
+        let mut last = w.value.to_ascii_lowercase();
+        let mut j = i + 1;
+        while matches!(toks.get(j), Some(Token::Period)) {
+            match toks.get(j + 1) {
+                Some(Token::Word(n)) => {
+                    last = n.value.to_ascii_lowercase();
+                    j += 2;
+                }
+                _ => break,
+            }
+        }
+        let open = skip_ws(toks, j);
+        if after_dot
+            || last.starts_with('@')
+            || !names.contains(&last)
+            || !matches!(toks.get(open), Some(Token::LParen))
+        {
+            i = j.max(i + 1);
+            continue;
+        }
+        // The arguments, split at top-level commas.
+        let mut args = Vec::new();
+        let mut cur = String::new();
+        let mut depth = 0;
+        let mut k = open + 1;
+        loop {
+            let t = toks.get(k)?;
+            match t {
+                Token::LParen => depth += 1,
+                Token::RParen if depth == 0 => break,
+                Token::RParen => depth -= 1,
+                Token::Comma if depth == 0 => {
+                    args.push(std::mem::take(&mut cur));
+                    k += 1;
+                    continue;
+                }
+                _ => {}
+            }
+            cur.push_str(&t.to_string());
+            k += 1;
+        }
+        if !(args.is_empty() && cur.trim().is_empty()) {
+            args.push(cur);
+        }
+        let args = args
+            .into_iter()
+            .map(|a| {
+                let a = a.trim().to_string();
+                (!a.eq_ignore_ascii_case("default")).then_some(a)
+            })
+            .collect();
+        return Some((i, last, args, k + 1));
+    }
+    None
+}
+
+/// A type as a declaration means it: `varchar` alone is `varchar(1)`.
+fn sized(ty: &str) -> String {
+    let t = ty.trim();
+    match t.to_ascii_lowercase().as_str() {
+        "varchar" | "nvarchar" | "char" | "nchar" | "binary" | "varbinary" => format!("{t}(1)"),
+        _ => t.to_string(),
+    }
+}
+
+fn cast(e: &str, ty: &str) -> String {
+    format!("CAST(({e}) AS {})", sized(ty))
+}
+
+/// The function's result for these arguments as one SQL expression.
+fn inline(f: &FuncDef, args: &[Option<String>]) -> Result<String> {
+    if args.len() > f.params.len() {
+        return Err(SqlError::new(
+            ErrorKind::UndefinedFunction,
+            format!(
+                "Procedure or function {} has too many arguments specified.",
+                f.name
+            ),
+        ));
+    }
+    let mut env = Env::default();
+    for (k, p) in f.params.iter().enumerate() {
+        let value = match args.get(k).cloned().flatten() {
+            Some(a) => a,
+            // DEFAULT, or (as Babelfish and the corpus do) left out.
+            None => p.default.clone().unwrap_or_else(|| "NULL".into()),
+        };
+        env.vars.insert(p.name.clone(), cast(&value, &p.ty));
+        env.types.insert(p.name.clone(), p.ty.clone());
+    }
+    let body = crate::front::parse_batch(&f.body)?;
+    let stmts: Vec<&TStmt> = body.iter().collect();
+    let e = run(&stmts, env)?;
+    Ok(cast(&e, &f.returns))
+}
+
+#[derive(Clone, Default)]
+struct Env {
+    /// Each variable's value as an expression.
+    vars: HashMap<String, String>,
+    types: HashMap<String, String>,
+}
+
+fn refuse(what: &str) -> SqlError {
+    SqlError::unsupported(format!(
+        "{what} in a function body (Walden runs a scalar function's DECLARE, SET, SELECT @v = ..., IF/ELSE, BEGIN/END and RETURN)"
+    ))
+}
+
+/// The value the statements return, run from `env`.
+fn run(stmts: &[&TStmt], mut env: Env) -> Result<String> {
+    let Some((first, rest)) = stmts.split_first() else {
+        return Ok("NULL".into());
+    };
+    match first {
+        TStmt::Declare(vars) => {
+            for v in vars {
+                if v.ty
+                    .get(..5)
+                    .is_some_and(|t| t.eq_ignore_ascii_case("table"))
+                {
+                    return Err(refuse("a table variable"));
+                }
+                let value = match &v.init {
+                    Some(e) => cast(&subst(e, &env)?, &v.ty),
+                    None => cast("NULL", &v.ty),
+                };
+                env.vars.insert(v.name.clone(), value);
+                env.types.insert(v.name.clone(), v.ty.clone());
+            }
+            run(rest, env)
+        }
+        TStmt::Assign { var, op, expr } => {
+            let ty = env.types.get(var).cloned().ok_or_else(|| undeclared(var))?;
+            let e = subst(expr, &env)?;
+            let cur = env.vars.get(var).cloned().unwrap_or_else(|| "NULL".into());
+            let string = crate::types::names::parse_type_name(&sized(&ty))
+                .map(|t| is_string(&t))
+                .unwrap_or(false);
+            let value = match op {
+                None => e,
+                Some('+') if string => format!("({cur}) || ({e})"),
+                Some(c) => format!("({cur}) {c} ({e})"),
+            };
+            env.vars.insert(var.clone(), cast(&value, &ty));
+            run(rest, env)
+        }
+        TStmt::SelectAssign { vars, query } => {
+            let [var] = vars.as_slice() else {
+                return Err(refuse("SELECT assigning several variables"));
+            };
+            let ty = env.types.get(var).cloned().ok_or_else(|| undeclared(var))?;
+            let q = subst(query, &env)?;
+            let cur = env.vars.get(var).cloned().unwrap_or_else(|| "NULL".into());
+            // No row leaves the variable as it was.
+            let value = format!("CASE WHEN EXISTS ({q}) THEN ({q}) ELSE ({cur}) END");
+            env.vars.insert(var.clone(), cast(&value, &ty));
+            run(rest, env)
+        }
+        TStmt::If { cond, then, els } => {
+            let c = subst(cond, &env)?;
+            let mut a: Vec<&TStmt> = vec![then.as_ref()];
+            a.extend_from_slice(rest);
+            let mut b: Vec<&TStmt> = els.iter().map(|e| e.as_ref()).collect();
+            b.extend_from_slice(rest);
+            let a = run(&a, env.clone())?;
+            let b = run(&b, env)?;
+            Ok(format!("CASE WHEN {c} THEN {a} ELSE {b} END"))
+        }
+        TStmt::Block(b) => {
+            let mut all: Vec<&TStmt> = b.iter().collect();
+            all.extend_from_slice(rest);
+            run(&all, env)
+        }
+        TStmt::Return(Some(e)) => subst(e, &env),
+        TStmt::Return(None) => Err(SqlError::syntax(
+            "The last statement included within a function must be a return statement.",
+        )),
+        TStmt::While { .. } => Err(refuse("WHILE")),
+        TStmt::TryCatch(..) => Err(refuse("TRY/CATCH")),
+        TStmt::Exec(_) => Err(refuse("EXEC")),
+        TStmt::Print(_) => Err(refuse("PRINT")),
+        TStmt::Sql(s) => Err(refuse(&format!(
+            "statement {}",
+            s.split_whitespace().next().unwrap_or("")
+        ))),
+        _ => Err(refuse("this statement")),
+    }
+}
+
+/// `e` with the body's variables replaced by their values; SCOPE_IDENTITY()
+/// is NULL in a function (its own scope, where nothing is inserted).
+fn subst(e: &str, env: &Env) -> Result<String> {
+    let toks = tokens(e)?;
+    let mut out = String::with_capacity(e.len());
+    let mut i = 0;
+    while i < toks.len() {
+        let t = &toks[i];
+        if let Token::Word(w) = t {
+            let lower = w.value.to_ascii_lowercase();
+            if w.quote_style.is_none() && lower.starts_with('@') && !lower.starts_with("@@") {
+                let v = env.vars.get(&lower).ok_or_else(|| undeclared(&lower))?;
+                out.push('(');
+                out.push_str(v);
+                out.push(')');
+                i += 1;
+                continue;
+            }
+            if w.quote_style.is_none() && lower == "scope_identity" {
+                let open = skip_ws(&toks, i + 1);
+                let close = skip_ws(&toks, open + 1);
+                if matches!(toks.get(open), Some(Token::LParen))
+                    && matches!(toks.get(close), Some(Token::RParen))
+                {
+                    out.push_str("CAST(NULL AS numeric(38, 0))");
+                    i = close + 1;
+                    continue;
+                }
+            }
+        }
+        out.push_str(&t.to_string());
+        i += 1;
+    }
+    Ok(out)
+}
