@@ -359,7 +359,17 @@ pub(super) fn table_function(
     alias: &Option<ast::TableAlias>,
     ordinality: bool,
 ) -> Result<Item> {
-    let item = function_rows(p, name, args, label.clone(), alias)?;
+    // The alias's last column may name the ordinality column: the
+    // function's own columns are checked against the rest.
+    let own_alias = match alias {
+        Some(a) if ordinality => {
+            let mut a = a.clone();
+            a.columns.truncate(a.columns.len().saturating_sub(1));
+            Some(a)
+        }
+        _ => alias.clone(),
+    };
+    let item = function_rows(p, name, args, label.clone(), &own_alias)?;
     if !ordinality {
         return Ok(item);
     }
