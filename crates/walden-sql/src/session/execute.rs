@@ -123,6 +123,7 @@ impl SqlSession {
 
     fn prepare_inner(&mut self, sql: &str, param_types: &[Option<DataType>]) -> Result<Prepared> {
         let _zone = walden_engine::types::zone::enter(&self.settings.zone());
+        let _now = walden_engine::types::zone::enter_now(self.explicit.then_some(self.tx_start));
         self.follow_reseed();
         let stmts = front::split(sql);
         if stmts.len() > 1 {
@@ -195,6 +196,7 @@ impl SqlSession {
     /// Executes a prepared statement with bound parameters.
     pub fn execute_prepared(&mut self, p: &Prepared, params: Vec<Value>) -> Result<QueryOutput> {
         let _zone = walden_engine::types::zone::enter(&self.settings.zone());
+        let _now = walden_engine::types::zone::enter_now(self.explicit.then_some(self.tx_start));
         crate::session::stack::with_stack_for(&p.sql, || self.execute_prepared_inner(p, params))
     }
 
@@ -331,6 +333,7 @@ impl SqlSession {
     ) -> Result<QueryOutput> {
         // The statement reads and shows times in the session's zone.
         let _zone = walden_engine::types::zone::enter(&self.settings.zone());
+        let _now = walden_engine::types::zone::enter_now(self.explicit.then_some(self.tx_start));
         // Per statement, also within a multi-statement query, as PostgreSQL.
         let deadline = crate::context::timeouts::arm(
             crate::context::timeouts::statement(&self.settings),

@@ -169,7 +169,13 @@ fn session_statements() {
 /// not a panic (found by fuzzing: `d e id =if`).
 #[test]
 fn a_condition_missing_at_the_end() {
-    for b in ["IF", "d e id =if", "WHILE", "IF 1=1 SELECT 1 ELSE", "WHILE 1=1"] {
+    for b in [
+        "IF",
+        "d e id =if",
+        "WHILE",
+        "IF 1=1 SELECT 1 ELSE",
+        "WHILE 1=1",
+    ] {
         assert!(parse_batch(b).is_err(), "{b}");
     }
 }
