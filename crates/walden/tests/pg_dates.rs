@@ -259,6 +259,7 @@ fn other_output_styles_are_refused() {
             assert_eq!(e.as_db_error().unwrap().code().code(), "0A000", "{style}");
         }
         let rows = c.simple_query("SHOW DateStyle").await.unwrap();
-        assert_eq!(render_messages(&rows), "ISO, MDY; ok 1");
+        let shown = render_messages(&rows);
+        assert!(shown.starts_with("ISO, MDY"), "{shown}");
     });
 }

@@ -151,12 +151,20 @@ impl Zone {
     }
 
     /// A zone named in date/time text (`America/New_York`, `Japan`,
-    /// `UTC`): a name from the time zone database, any case.
+    /// `UTC`): a name from the time zone database, any case; else a POSIX
+    /// zone (`GMT-4`, `PST+03:00`: hours *west*), as PostgreSQL reads one.
     pub fn named(s: &str) -> Option<Zone> {
         if s.is_empty() || s.len() > 64 || s.contains("..") {
             return None;
         }
-        TimeZone::get(s).ok().map(|tz| Zone {
+        let posix = || {
+            if s.bytes().any(|b| b.is_ascii_digit()) {
+                TimeZone::posix(&s.to_ascii_uppercase()).ok()
+            } else {
+                None
+            }
+        };
+        TimeZone::get(s).ok().or_else(posix).map(|tz| Zone {
             name: s.to_string(),
             tz,
             order: DateOrder::Mdy,

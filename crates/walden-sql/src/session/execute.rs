@@ -462,12 +462,15 @@ impl SqlSession {
         let version = self.db.catalog_version();
         // A plan resolved its names along the path it was made with.
         let path = self.path();
+        let zone = self.settings.zone();
+        let dates = (zone.name, zone.order);
         let cached = self
             .plans
             .get(&key)
             .filter(|c| {
                 c.catalog_version == version
                     && c.path == path
+                    && c.dates == dates
                     && std::ptr::eq(c.db.as_ptr(), Arc::as_ptr(&self.db))
             })
             .map(|c| (c.plan.clone(), c.needs.clone()));
@@ -508,6 +511,7 @@ impl SqlSession {
                     db: Arc::downgrade(&db),
                     catalog_version: version,
                     path,
+                    dates,
                     plan,
                     needs,
                 },

@@ -83,6 +83,11 @@ const MAX_DAY: i64 = 2_147_483_493 - UNIX_JULIAN;
 const MIN_TS: i64 = MIN_DAY * DAY_US;
 const MAX_TS: i64 = i64::MAX - 1;
 
+/// A zone abbreviation (`pst`, `cest`, lower case) as seconds east.
+pub fn zone_abbreviation(w: &str) -> Option<i32> {
+    words::zone_abbrev(w)
+}
+
 /// A date as the timestamp of its midnight (infinities kept); `None` past
 /// the timestamp range (PostgreSQL: "date out of range for timestamp").
 pub fn date_to_timestamp(d: i32) -> Option<i64> {

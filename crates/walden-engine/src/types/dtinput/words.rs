@@ -84,7 +84,7 @@ pub(super) fn is_keyword(w: &str) -> bool {
 }
 
 /// PostgreSQL's default abbreviations (the common ones), seconds east.
-fn zone_abbrev(w: &str) -> Option<i32> {
+pub(super) fn zone_abbrev(w: &str) -> Option<i32> {
     Some(match w {
         "utc" | "ut" | "gmt" | "z" | "zulu" | "wet" => 0,
         "west" | "bst" | "cet" | "met" | "mez" => H,
