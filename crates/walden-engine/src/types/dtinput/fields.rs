@@ -278,8 +278,7 @@ pub(super) fn decode_time(s: &str, tm: &mut Tm) -> Result<u32, DtErr> {
     tm.min = m;
     tm.sec = 0;
     tm.fsec = 0;
-    if rest.is_empty() {
-    } else if rest.starts_with('.') {
+    if rest.starts_with('.') {
         // `mm:ss.fff`
         tm.fsec = fraction(rest)?;
         tm.sec = m;
@@ -291,7 +290,7 @@ pub(super) fn decode_time(s: &str, tm: &mut Tm) -> Result<u32, DtErr> {
         if !rest.is_empty() {
             tm.fsec = fraction(rest)?;
         }
-    } else {
+    } else if !rest.is_empty() {
         return Err(DtErr::BadFormat);
     }
     if tm.min > 59 || tm.sec > 60 || tm.fsec > US {
@@ -319,6 +318,12 @@ pub(super) fn decode_zone(s: &str) -> Result<i32, DtErr> {
     let tzdisp = |e: DtErr| match e {
         DtErr::FieldOverflow => DtErr::TzDisp,
         e => e,
+    };
+    // The hour is read as strtol would: a second sign makes it negative.
+    let body = match body.as_bytes() {
+        [b'-', d, ..] if d.is_ascii_digit() => return Err(DtErr::TzDisp),
+        [b'+', d, ..] if d.is_ascii_digit() => &body[1..],
+        _ => body,
     };
     let (mut hr, rest) = leading_int(body).map_err(tzdisp)?;
     let (mut min, mut sec) = (0, 0);
@@ -355,9 +360,9 @@ pub(super) fn validate_date(
     bc: bool,
     tm: &mut Tm,
 ) -> Result<(), DtErr> {
-    if fmask & YEAR != 0 {
-        if julian {
-        } else if bc {
+    // A Julian day (or a date from the clock) already has its full year.
+    if fmask & YEAR != 0 && !julian {
+        if bc {
             // No year zero in AD/BC: 1 BC is year 0, 2 BC is -1.
             if tm.year <= 0 {
                 return Err(DtErr::FieldOverflow);

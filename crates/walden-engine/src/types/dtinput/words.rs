@@ -58,7 +58,7 @@ pub(super) fn lookup(w: &str) -> Option<Word> {
         | "wednesday" | "thu" | "thur" | "thurs" | "thursday" | "fri" | "friday" | "sat"
         | "saturday" => W::Weekday,
         "epoch" => W::Special(S::Epoch),
-        "infinity" | "+infinity" => W::Special(S::Infinity),
+        "infinity" => W::Special(S::Infinity),
         "-infinity" => W::Special(S::MinusInfinity),
         "now" => W::Special(S::Now),
         "today" => W::Special(S::Today),
