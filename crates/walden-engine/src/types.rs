@@ -500,7 +500,11 @@ mod tests {
         assert!(parse_date("5874897-12-31").is_some());
         assert_eq!(parse_timestamp("5874897-12-31 00:00"), None);
         assert_eq!(parse_timestamp("2024-01-01 -9223372036854775807:00"), None);
-        assert_eq!(parse_timestamp("2024-01-01 01:-5"), None);
+        // PostgreSQL reads this as 01:00 and a zone of -5 (ignored).
+        assert_eq!(
+            parse_timestamp("2024-01-01 01:-5").map(format_timestamp),
+            Some("2024-01-01 01:00:00".into())
+        );
         assert!(coerce(
             Value::Text("9229992024-02-24775808".into()),
             &DataType::Timestamp
