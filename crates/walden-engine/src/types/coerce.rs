@@ -289,7 +289,7 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
         }
         (T::Timestamp, V::Timestamp(x)) => V::Timestamp(x),
         (T::Timestamp, V::Date(d)) => {
-            V::Timestamp(dtinput::date_to_timestamp(d).ok_or_else(|| date_range_err())?)
+            V::Timestamp(dtinput::date_to_timestamp(d).ok_or_else(date_range_err)?)
         }
         (T::Timestamp, V::TimestampTz(x)) => V::Timestamp(datetime::tz_to_local(x)),
         (T::Timestamp, V::Text(s)) => V::Timestamp(dtinput::timestamp_in(&s)?),
