@@ -99,6 +99,12 @@ pub enum EngineError {
     JsonbCast { kind: &'static str, target: String },
     #[error("value out of range for {0}")]
     OutOfRange(String),
+    /// Date/time text PostgreSQL refuses; the kind decides the SQLSTATE.
+    #[error("{message}")]
+    DatetimeInput {
+        kind: DatetimeErrorKind,
+        message: String,
+    },
     /// A value with more digits left of the point than a numeric(p,s)
     /// holds (22003), PostgreSQL's message; `detail` says the limit.
     #[error("numeric field overflow")]
@@ -289,4 +295,17 @@ pub struct KeyConflict {
     pub columns: String,
     /// `1, x`, as PostgreSQL's DETAIL gives the values.
     pub key: String,
+}
+
+/// Why date/time text was refused (each has its own SQLSTATE).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DatetimeErrorKind {
+    /// Not a date/time at all (22007).
+    Format,
+    /// A field or the value out of range (22008).
+    FieldOverflow,
+    /// A numeric zone beyond +-15:59:59 (22009).
+    ZoneDisplacement,
+    /// A zone name the time zone database does not hold (22023).
+    UnknownZone,
 }

@@ -54,7 +54,7 @@ pub use alter::{Alteration, ColumnSource};
 pub use checkpoint::{BackupInfo, BackupState, CheckpointInfo};
 pub use comment::CommentOn;
 pub use database::{Database, DbCounters, Limits, DEFAULT_TRANSACTION_BYTES, MAX_ROW_BYTES};
-pub use error::{EngineError, FkViolation, KeyConflict, Result};
+pub use error::{DatetimeErrorKind, EngineError, FkViolation, KeyConflict, Result};
 pub use instance::roles_txn::{RoleCommitHook, ROLE_CATALOG_LOCK};
 pub use instance::{Instance, InstanceConfig, SeedReceiver};
 pub use lock::{LockMode, LockRequest, RequestMode, TableLockMode, WaitPolicy};

@@ -12,6 +12,7 @@ pub mod array;
 mod bytea;
 mod coerce;
 pub mod datetime;
+pub mod dtinput;
 pub mod enums;
 pub mod float_text;
 pub mod interval;
@@ -411,31 +412,53 @@ pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
+/// Parses date text with PostgreSQL's rules (`dtinput`).
 pub fn parse_date(s: &str) -> Option<i32> {
-    let s = s.trim();
-    let mut it = s.splitn(3, '-');
-    let y: i64 = it.next()?.parse().ok()?;
-    let m: u32 = it.next()?.parse().ok()?;
-    let d: u32 = it.next()?.get(..2).unwrap_or("").trim().parse().ok()?;
-    // PostgreSQL's date range (4713 BC to 5874897 AD); beyond it the day
-    // arithmetic would overflow.
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || !(-4713..=5_874_897).contains(&y) {
-        return None;
-    }
-    i32::try_from(days_from_civil(y, m, d)).ok()
+    dtinput::date_in(s).ok()
 }
 
-/// Parses `YYYY-MM-DD[ T]HH:MM[:SS[.ffffff]]` (a trailing zone is ignored).
+/// Parses timestamp text (a zone in it is ignored, as PostgreSQL does).
 pub fn parse_timestamp(s: &str) -> Option<i64> {
     datetime::parse_timestamp_local(s)
 }
 
+/// A date as PostgreSQL's ISO style shows it: `1999-01-08`,
+/// `0044-03-15 BC`, `infinity`.
 pub fn format_date(d: i32) -> String {
+    match d {
+        dtinput::DATE_INFINITY => return "infinity".into(),
+        dtinput::DATE_MINUS_INFINITY => return "-infinity".into(),
+        _ => {}
+    }
     let (y, m, dd) = civil_from_days(d as i64);
-    format!("{y:04}-{m:02}-{dd:02}")
+    if y <= 0 {
+        format!("{:04}-{m:02}-{dd:02} BC", 1 - y)
+    } else {
+        format!("{y:04}-{m:02}-{dd:02}")
+    }
 }
 
+/// A timestamp in ISO style: `1999-01-08 04:05:06.5`, with ` BC` after
+/// it for a year before 1 AD, `infinity` / `-infinity`.
 pub fn format_timestamp(t: i64) -> String {
+    let (mut s, bc) = match timestamp_text(t) {
+        Ok(x) => x,
+        Err(special) => return special.into(),
+    };
+    if bc {
+        s.push_str(" BC");
+    }
+    s
+}
+
+/// The date and time of a timestamp without its era, and whether it is
+/// BC (a zone offset goes between the two); the text of infinity.
+pub fn timestamp_text(t: i64) -> std::result::Result<(String, bool), &'static str> {
+    match t {
+        dtinput::TIMESTAMP_INFINITY => return Err("infinity"),
+        dtinput::TIMESTAMP_MINUS_INFINITY => return Err("-infinity"),
+        _ => {}
+    }
     let days = t.div_euclid(86_400_000_000);
     let rem = t.rem_euclid(86_400_000_000);
     let (h, mi, s, us) = (
@@ -444,13 +467,16 @@ pub fn format_timestamp(t: i64) -> String {
         rem / 1_000_000 % 60,
         rem % 1_000_000,
     );
-    let mut out = format!("{} {h:02}:{mi:02}:{s:02}", format_date(days as i32));
+    let (y, m, d) = civil_from_days(days);
+    let bc = y <= 0;
+    let y = if bc { 1 - y } else { y };
+    let mut out = format!("{y:04}-{m:02}-{d:02} {h:02}:{mi:02}:{s:02}");
     if us != 0 {
         let frac = format!("{us:06}");
         out.push('.');
         out.push_str(frac.trim_end_matches('0'));
     }
-    out
+    Ok((out, bc))
 }
 
 /// The current time as a timestamp value.
@@ -474,7 +500,11 @@ mod tests {
         assert!(parse_date("5874897-12-31").is_some());
         assert_eq!(parse_timestamp("5874897-12-31 00:00"), None);
         assert_eq!(parse_timestamp("2024-01-01 -9223372036854775807:00"), None);
-        assert_eq!(parse_timestamp("2024-01-01 01:-5"), None);
+        // PostgreSQL reads this as 01:00 and a zone of -5 (ignored).
+        assert_eq!(
+            parse_timestamp("2024-01-01 01:-5").map(format_timestamp),
+            Some("2024-01-01 01:00:00".into())
+        );
         assert!(coerce(
             Value::Text("9229992024-02-24775808".into()),
             &DataType::Timestamp

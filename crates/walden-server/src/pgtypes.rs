@@ -41,6 +41,33 @@ const PG_EPOCH_OFFSET_US: i64 = 946_684_800_000_000;
 /// Days between 1970-01-01 and 2000-01-01.
 const PG_EPOCH_OFFSET_DAYS: i32 = 10_957;
 
+/// A timestamp's binary form: microseconds since 2000, `infinity` and
+/// `-infinity` kept as i64's ends, as PostgreSQL sends them.
+fn ts_send(us: i64) -> i64 {
+    match us {
+        i64::MAX | i64::MIN => us,
+        _ => us - PG_EPOCH_OFFSET_US,
+    }
+}
+
+/// A date's binary form: days since 2000, infinities at i32's ends.
+fn date_send(d: i32) -> i32 {
+    match d {
+        i32::MAX | i32::MIN => d,
+        _ => d - PG_EPOCH_OFFSET_DAYS,
+    }
+}
+
+/// A binary timestamp read back (infinities kept).
+fn ts_recv(us: i64) -> Option<i64> {
+    match us {
+        i64::MAX | i64::MIN => Some(us),
+        _ => us
+            .checked_add(PG_EPOCH_OFFSET_US)
+            .filter(|v| *v != i64::MAX),
+    }
+}
+
 /// The PostgreSQL type OID of a Walden type.
 pub fn type_oid(t: &DataType) -> u32 {
     match t {
@@ -254,7 +281,10 @@ pub fn encode_binary(v: &Value, t: &DataType, buf: &mut BytesMut) -> Result<(), 
             encode_text(v, t, buf)
         }
         DataType::Timestamp => match v {
-            Value::Timestamp(us) => buf.put_i64(us - PG_EPOCH_OFFSET_US),
+            Value::Timestamp(us) => buf.put_i64(ts_send(*us)),
+            Value::Date(d @ (i32::MAX | i32::MIN)) => {
+                buf.put_i64(if *d == i32::MAX { i64::MAX } else { i64::MIN })
+            }
             Value::Date(d) => buf.put_i64(*d as i64 * 86_400_000_000 - PG_EPOCH_OFFSET_US),
             Value::TimestampTz(us) => {
                 buf.put_i64(walden_engine::types::datetime::tz_to_local(*us) - PG_EPOCH_OFFSET_US)
@@ -263,10 +293,10 @@ pub fn encode_binary(v: &Value, t: &DataType, buf: &mut BytesMut) -> Result<(), 
         },
         // An instant: UTC microseconds since 2000-01-01, whatever the zone.
         DataType::TimestampTz => match v {
-            Value::TimestampTz(us) => buf.put_i64(us - PG_EPOCH_OFFSET_US),
+            Value::TimestampTz(us) => buf.put_i64(ts_send(*us)),
             Value::Timestamp(_) | Value::Date(_) => {
                 match walden_engine::types::coerce(v.clone(), &DataType::TimestampTz) {
-                    Ok(Value::TimestampTz(us)) => buf.put_i64(us - PG_EPOCH_OFFSET_US),
+                    Ok(Value::TimestampTz(us)) => buf.put_i64(ts_send(us)),
                     _ => return Err(format!("cannot send {v:?} as a timestamptz")),
                 }
             }
@@ -292,7 +322,7 @@ pub fn encode_binary(v: &Value, t: &DataType, buf: &mut BytesMut) -> Result<(), 
             encode_text(v, t, buf);
         }
         DataType::Date => match v {
-            Value::Date(d) => buf.put_i32(d - PG_EPOCH_OFFSET_DAYS),
+            Value::Date(d) => buf.put_i32(date_send(*d)),
             Value::Timestamp(us) => {
                 buf.put_i32(us.div_euclid(86_400_000_000) as i32 - PG_EPOCH_OFFSET_DAYS)
             }
@@ -483,15 +513,15 @@ pub fn decode_binary_param(b: &[u8], oid: u32) -> Result<Value, SqlError> {
         }
         OID_TIMESTAMP => match b.len() {
             8 => Value::Timestamp(
-                i64::from_be_bytes(b.try_into().unwrap())
-                    .checked_add(PG_EPOCH_OFFSET_US)
+                ts_recv(i64::from_be_bytes(b.try_into().unwrap()))
                     .ok_or_else(|| out_of_range("timestamp"))?,
             ),
             _ => return Err(bad_binary("timestamp")),
         },
         OID_TIMESTAMPTZ => match b.len() {
             8 => Value::TimestampTz(
-                i64::from_be_bytes(b.try_into().unwrap()).saturating_add(PG_EPOCH_OFFSET_US),
+                ts_recv(i64::from_be_bytes(b.try_into().unwrap()))
+                    .ok_or_else(|| out_of_range("timestamp with time zone"))?,
             ),
             _ => return Err(bad_binary("timestamp with time zone")),
         },
@@ -513,11 +543,13 @@ pub fn decode_binary_param(b: &[u8], oid: u32) -> Result<Value, SqlError> {
         OID_DATE => match b.len() {
             // Checked: a day count near i32's ends overflowed (found by the
             // copy_binary fuzz target).
-            4 => Value::Date(
-                i32::from_be_bytes(b.try_into().unwrap())
+            4 => Value::Date(match i32::from_be_bytes(b.try_into().unwrap()) {
+                d @ (i32::MAX | i32::MIN) => d,
+                d => d
                     .checked_add(PG_EPOCH_OFFSET_DAYS)
+                    .filter(|d| *d != i32::MAX)
                     .ok_or_else(|| out_of_range("date"))?,
-            ),
+            }),
             _ => return Err(bad_binary("date")),
         },
         OID_UUID => match b.len() {

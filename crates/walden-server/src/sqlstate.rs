@@ -60,6 +60,8 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::DataException => "22000",
         K::NumericOutOfRange => "22003",
         K::DatetimeOverflow => "22008",
+        K::InvalidDatetimeFormat => "22007",
+        K::InvalidTimeZoneDisplacement => "22009",
         K::DivisionByZero => "22012",
         K::InvalidText => "22P02",
         K::StringTooLong => "22001",

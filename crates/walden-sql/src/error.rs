@@ -27,6 +27,10 @@ pub enum ErrorKind {
     NumericOutOfRange,
     /// A date/time result outside its type's range (22008).
     DatetimeOverflow,
+    /// Text that is not a date/time value (22007).
+    InvalidDatetimeFormat,
+    /// A numeric zone offset beyond +-15:59:59 (22009).
+    InvalidTimeZoneDisplacement,
     DivisionByZero,
     InvalidText,
     StringTooLong,
@@ -239,6 +243,14 @@ impl From<EngineError> for SqlError {
             E::Data(m) if m.contains("invalid input") => ErrorKind::InvalidText,
             E::Data(_) => ErrorKind::DataException,
             E::InvalidJson { .. } | E::MalformedArray { .. } => ErrorKind::InvalidText,
+            E::DatetimeInput { kind, .. } => match kind {
+                walden_engine::DatetimeErrorKind::Format => ErrorKind::InvalidDatetimeFormat,
+                walden_engine::DatetimeErrorKind::FieldOverflow => ErrorKind::DatetimeOverflow,
+                walden_engine::DatetimeErrorKind::ZoneDisplacement => {
+                    ErrorKind::InvalidTimeZoneDisplacement
+                }
+                walden_engine::DatetimeErrorKind::UnknownZone => ErrorKind::InvalidParameter,
+            },
             E::ArrayUnsupported(_) | E::NumericUnsupported(_) => ErrorKind::FeatureNotSupported,
             E::JsonUnicodeNul => ErrorKind::UntranslatableCharacter,
             E::JsonbCast { .. } | E::InvalidHex(_) => ErrorKind::InvalidParameter,

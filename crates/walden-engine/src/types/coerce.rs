@@ -3,6 +3,14 @@
 
 use super::*;
 
+/// A date beyond the timestamp range (22008, PostgreSQL's message).
+fn date_range_err() -> EngineError {
+    EngineError::DatetimeInput {
+        kind: crate::error::DatetimeErrorKind::FieldOverflow,
+        message: "date out of range for timestamp".into(),
+    }
+}
+
 fn range_err(t: &DataType) -> EngineError {
     EngineError::OutOfRange(t.sql_name())
 }
@@ -280,28 +288,26 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
             V::Text(s)
         }
         (T::Timestamp, V::Timestamp(x)) => V::Timestamp(x),
-        (T::Timestamp, V::Date(d)) => V::Timestamp(d as i64 * 86_400_000_000),
-        (T::Timestamp, V::TimestampTz(x)) => V::Timestamp(datetime::tz_to_local(x)),
-        (T::Timestamp, V::Text(s)) => {
-            V::Timestamp(parse_timestamp(&s).ok_or_else(|| bad(&V::Text(s.clone())))?)
+        (T::Timestamp, V::Date(d)) => {
+            V::Timestamp(dtinput::date_to_timestamp(d).ok_or_else(date_range_err)?)
         }
+        (T::Timestamp, V::TimestampTz(x)) => V::Timestamp(datetime::tz_to_local(x)),
+        (T::Timestamp, V::Text(s)) => V::Timestamp(dtinput::timestamp_in(&s)?),
         (T::TimestampTz, V::TimestampTz(x)) => V::TimestampTz(x),
         (T::TimestampTz, V::Timestamp(x)) => V::TimestampTz(datetime::local_to_tz(x)),
-        (T::TimestampTz, V::Date(d)) => {
-            V::TimestampTz(datetime::local_to_tz(d as i64 * 86_400_000_000))
-        }
-        (T::TimestampTz, V::Text(s)) => {
-            V::TimestampTz(datetime::parse_timestamptz(&s).ok_or_else(|| bad(&V::Text(s.clone())))?)
-        }
+        (T::TimestampTz, V::Date(d)) => match dtinput::date_to_timestamp(d) {
+            Some(t @ (i64::MAX | i64::MIN)) => V::TimestampTz(t),
+            Some(t) => V::TimestampTz(datetime::local_to_tz(t)),
+            None => return Err(date_range_err()),
+        },
+        (T::TimestampTz, V::Text(s)) => V::TimestampTz(dtinput::timestamptz_in(&s)?),
         (T::Time, V::Time(x)) => V::Time(x),
         (T::Time, V::Timestamp(x)) => V::Time(x.rem_euclid(86_400_000_000)),
         (T::Time, V::TimestampTz(x)) => {
             V::Time(datetime::tz_to_local(x).rem_euclid(86_400_000_000))
         }
         (T::Time, V::Interval(i)) => V::Time(i.micros.rem_euclid(86_400_000_000)),
-        (T::Time, V::Text(s)) => {
-            V::Time(datetime::parse_time(&s).ok_or_else(|| bad(&V::Text(s.clone())))?)
-        }
+        (T::Time, V::Text(s)) => V::Time(dtinput::time_in(&s)?),
         (T::Interval, V::Interval(i)) => V::Interval(i),
         (T::Interval, V::Time(t)) => V::Interval(Interval::new(0, 0, t)),
         (T::Interval, V::Text(s)) => {
@@ -312,7 +318,7 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
         (T::Date, V::TimestampTz(x)) => {
             V::Date(datetime::tz_to_local(x).div_euclid(86_400_000_000) as i32)
         }
-        (T::Date, V::Text(s)) => V::Date(parse_date(&s).ok_or_else(|| bad(&V::Text(s.clone())))?),
+        (T::Date, V::Text(s)) => V::Date(dtinput::date_in(&s)?),
         (T::Uuid, V::Uuid(u)) => V::Uuid(u),
         (T::Uuid, V::Text(s)) => V::Uuid(
             uuid::Uuid::parse_str(s.trim())

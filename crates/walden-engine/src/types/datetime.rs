@@ -2,129 +2,40 @@
 //! SQL layer builds on (months added with the day clamped, local/UTC).
 
 use super::interval::{Interval, DAY_US, US};
-use super::zone::{self, offset_text, parse_offset, Zone};
-use super::{civil_from_days, days_from_civil, format_timestamp, parse_date};
+use super::zone::{self, offset_text};
+use super::{civil_from_days, days_from_civil, format_timestamp};
 
-/// Splits `HH:MM:SS.f+05:30` / `... Z` / `... UTC` / `... Europe/Paris`
-/// into the clock and the zone text (if any).
-fn split_zone(t: &str) -> (&str, Option<&str>) {
-    let t = t.trim();
-    if let Some(i) = t.find(' ') {
-        return (&t[..i], Some(t[i + 1..].trim()));
-    }
-    if let Some(c) = t.strip_suffix(['Z', 'z']) {
-        return (c, Some("Z"));
-    }
-    // A sign after the first character starts an offset (char indices:
-    // the text may hold any character).
-    match t
-        .char_indices()
-        .skip(1)
-        .find(|(_, c)| *c == '+' || *c == '-')
-    {
-        Some((i, _)) => (&t[..i], Some(&t[i..])),
-        None => (t, None),
-    }
-}
-
-/// `HH:MM[:SS[.f]]` as microseconds since midnight (24:00:00 allowed).
-pub fn parse_clock(t: &str) -> Option<i64> {
-    let mut parts = t.split(':');
-    let h = parts.next()?;
-    let m = parts.next()?;
-    let s = parts.next().unwrap_or("0");
-    if parts.next().is_some()
-        || h.is_empty()
-        || h.len() > 2
-        || m.len() != 2
-        || !h.bytes().chain(m.bytes()).all(|b| b.is_ascii_digit())
-    {
-        return None;
-    }
-    let (h, m): (i64, i64) = (h.parse().ok()?, m.parse().ok()?);
-    let s = super::interval::parse_seconds(s)?;
-    let v = (h * 3600 + m * 60) * US + s;
-    (h <= 24 && m < 60 && v <= DAY_US).then_some(v)
-}
-
-/// A zone written after a timestamp, as seconds east of UTC at local time
-/// `local` (a named zone's offset depends on the date).
-fn zone_offset(z: &str, local: i64) -> Option<i32> {
-    if let Some(o) = parse_offset(z) {
-        return Some(o);
-    }
-    let zone = Zone::parse(z)?;
-    let utc = zone.from_local(local);
-    Some(((local - utc) / US) as i32)
-}
-
-/// Parses `timestamptz` text: a zone in the text wins, otherwise the
-/// session's. Returns UTC microseconds.
+/// Parses `timestamptz` text (see `dtinput`): a zone in the text wins,
+/// otherwise the session's. Returns UTC microseconds.
 pub fn parse_timestamptz(s: &str) -> Option<i64> {
-    let s = s.trim();
-    let (date, rest) = match s.find([' ', 'T', 't']) {
-        Some(i) => (&s[..i], s[i + 1..].trim()),
-        None => (s, ""),
-    };
-    let days = parse_date(date)? as i64;
-    let (clock, zone) = if rest.is_empty() {
-        ("", None)
-    } else if rest.starts_with(|c: char| c.is_ascii_digit()) {
-        split_zone(rest)
-    } else {
-        ("", Some(rest))
-    };
-    let micros = if clock.is_empty() {
-        0
-    } else {
-        parse_clock(clock)?
-    };
-    let local = days.checked_mul(DAY_US)?.checked_add(micros)?;
-    match zone {
-        Some(z) => Some(local - zone_offset(z, local)? as i64 * US),
-        None => Some(zone::with_current(|zn| zn.from_local(local))),
-    }
+    super::dtinput::timestamptz_in(s).ok()
 }
 
 /// A `timestamp` with any zone in the text ignored, as PostgreSQL does.
 pub fn parse_timestamp_local(s: &str) -> Option<i64> {
-    let s = s.trim();
-    let (date, rest) = match s.find([' ', 'T', 't']) {
-        Some(i) => (&s[..i], s[i + 1..].trim()),
-        None => (s, ""),
-    };
-    let days = parse_date(date)? as i64;
-    let micros = if rest.is_empty() {
-        0
-    } else if rest.starts_with(|c: char| c.is_ascii_digit()) {
-        let (clock, zone) = split_zone(rest);
-        // The zone is ignored, but it must be one.
-        if let Some(z) = zone {
-            zone_offset(z, 0)?;
-        }
-        parse_clock(clock)?
-    } else {
-        return None;
-    };
-    days.checked_mul(DAY_US)?.checked_add(micros)
+    super::dtinput::timestamp_in(s).ok()
 }
 
 /// `time` text (a zone, if written, is ignored as PostgreSQL does).
 pub fn parse_time(s: &str) -> Option<i64> {
-    let s = s.trim();
-    // `2024-01-01 12:00` gives its time of day.
-    if let Some(t) = parse_timestamp_local(s).filter(|_| s.contains('-') && s.len() > 8) {
-        return Some(t.rem_euclid(DAY_US));
-    }
-    parse_clock(split_zone(s).0)
+    super::dtinput::time_in(s).ok()
 }
 
-/// `2024-01-02 03:04:05.5+01` in the session zone.
+/// `2024-01-02 03:04:05.5+01` in the session zone (` BC` after the
+/// offset, as PostgreSQL writes it).
 pub fn format_timestamptz(utc: i64) -> String {
+    if utc == super::dtinput::TIMESTAMP_INFINITY || utc == super::dtinput::TIMESTAMP_MINUS_INFINITY
+    {
+        return format_timestamp(utc);
+    }
     zone::with_current(|z| {
         let off = z.offset_at(utc);
-        let mut s = format_timestamp(utc + off as i64 * US);
+        let local = utc.saturating_add(off as i64 * US);
+        let (mut s, bc) = super::timestamp_text(local).unwrap_or_else(|e| (e.to_string(), false));
         s.push_str(&offset_text(off));
+        if bc {
+            s.push_str(" BC");
+        }
         s
     })
 }

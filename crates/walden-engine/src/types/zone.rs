@@ -8,14 +8,19 @@
 //! span of a statement (and the wire layer while it encodes rows) with
 //! [`enter`]; code that runs outside any session sees UTC.
 
+use super::dtinput::DateOrder;
 use jiff::tz::{Offset, TimeZone};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
-/// A session time zone: its name as `SHOW TimeZone` prints it, and the rules.
+/// A session time zone: its name as `SHOW TimeZone` prints it, and the
+/// rules. It also carries the session's `DateStyle` field order, the other
+/// setting date/time text is read with, so that one ambient value holds
+/// both.
 #[derive(Clone, Debug)]
 pub struct Zone {
     pub name: String,
     tz: TimeZone,
+    pub order: DateOrder,
 }
 
 impl Default for Zone {
@@ -25,6 +30,28 @@ impl Default for Zone {
 }
 
 thread_local!(static CURRENT: RefCell<Option<Zone>> = const { RefCell::new(None) });
+thread_local!(static NOW: Cell<Option<i64>> = const { Cell::new(None) });
+
+/// Restores the previous transaction instant when dropped.
+pub struct NowGuard(Option<i64>);
+
+impl Drop for NowGuard {
+    fn drop(&mut self) {
+        NOW.with(|c| c.set(self.0));
+    }
+}
+
+/// Makes `now` (UTC microseconds) the instant the input `now`, `today`,
+/// ... read on this thread until the guard drops: the transaction's start
+/// in a transaction block, as PostgreSQL's. Unset, they read the clock.
+pub fn enter_now(now: Option<i64>) -> NowGuard {
+    NowGuard(NOW.with(|c| c.replace(now)))
+}
+
+/// The instant `now` reads as.
+pub fn current_now() -> i64 {
+    NOW.with(|c| c.get()).unwrap_or_else(super::now_micros)
+}
 
 /// Restores the previous zone when dropped.
 pub struct ZoneGuard(Option<Zone>);
@@ -56,6 +83,7 @@ impl Zone {
         Zone {
             name: "UTC".into(),
             tz: TimeZone::UTC,
+            order: DateOrder::Mdy,
         }
     }
 
@@ -64,6 +92,7 @@ impl Zone {
         Some(Zone {
             name,
             tz: TimeZone::fixed(Offset::from_seconds(secs).ok()?),
+            order: DateOrder::Mdy,
         })
     }
 
@@ -87,6 +116,7 @@ impl Zone {
                     s.to_string()
                 },
                 tz: TimeZone::UTC,
+                order: DateOrder::Mdy,
             });
         }
         // A number of hours: `SET TIME ZONE -5`, `SET TIME ZONE 5.5`.
@@ -116,6 +146,28 @@ impl Zone {
         TimeZone::get(s).ok().map(|tz| Zone {
             name: s.to_string(),
             tz,
+            order: DateOrder::Mdy,
+        })
+    }
+
+    /// A zone named in date/time text (`America/New_York`, `Japan`,
+    /// `UTC`): a name from the time zone database, any case; else a POSIX
+    /// zone (`GMT-4`, `PST+03:00`: hours *west*), as PostgreSQL reads one.
+    pub fn named(s: &str) -> Option<Zone> {
+        if s.is_empty() || s.len() > 64 || s.contains("..") {
+            return None;
+        }
+        let posix = || {
+            if s.bytes().any(|b| b.is_ascii_digit()) {
+                TimeZone::posix(&s.to_ascii_uppercase()).ok()
+            } else {
+                None
+            }
+        };
+        TimeZone::get(s).ok().or_else(posix).map(|tz| Zone {
+            name: s.to_string(),
+            tz,
+            order: DateOrder::Mdy,
         })
     }
 

@@ -8,6 +8,7 @@ use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use walden_engine::types::dtinput::DateOrder;
 use walden_engine::Session;
 
 /// PostgreSQL's `max_index_keys` (a read-only setting): an index, key or
@@ -163,10 +164,16 @@ fn parse(name: &str, value: &str) -> Result<(String, String, Effect)> {
                 ))
             }
         },
-        "datestyle" if !lower.contains("iso") => {
-            return Err(SqlError::unsupported(format!(
-                "DateStyle \"{v}\" (Walden writes dates in ISO style)"
-            )))
+        // Stored in the canonical form SHOW prints; the field order is
+        // read by `Settings::zone` for date input.
+        "datestyle" => {
+            let (_, order) = datestyle_order(&v)?;
+            let order = match order {
+                DateOrder::Mdy => "MDY",
+                DateOrder::Dmy => "DMY",
+                DateOrder::Ymd => "YMD",
+            };
+            return Ok((name, format!("ISO, {order}"), Effect::Kept));
         }
         "client_encoding" if !matches!(lower.as_str(), "utf8" | "utf-8" | "unicode") => {
             return Err(SqlError::unsupported(format!(
@@ -184,10 +191,51 @@ fn parse(name: &str, value: &str) -> Result<(String, String, Effect)> {
         // Stored; name resolution reads it.
         "search_path" => Effect::Kept,
         // The values the guards above let through.
-        "lock_timeout" | "datestyle" | "client_encoding" => Effect::Kept,
+        "lock_timeout" | "client_encoding" => Effect::Kept,
         _ => return Ok((name.clone(), params::check_other(&name, &v)?, Effect::Kept)),
     };
     Ok((name, v, effect))
+}
+
+/// A `DateStyle` value: its output style (only ISO is written; the
+/// others are refused rather than ignored) and its field order for
+/// ambiguous input. A part left out keeps the default, as a part of the
+/// current value does in PostgreSQL.
+pub(crate) fn datestyle_order(v: &str) -> Result<(&'static str, DateOrder)> {
+    let mut order = DateOrder::Mdy;
+    let (mut have_style, mut have_order) = (false, false);
+    for part in v.split(',').map(|p| p.trim().to_ascii_lowercase()) {
+        let conflict = match part.as_str() {
+            "iso" => std::mem::replace(&mut have_style, true),
+            "sql" | "postgres" | "german" => {
+                return Err(SqlError::unsupported(format!(
+                    "DateStyle output style \"{part}\" (Walden writes dates in ISO style)"
+                )))
+            }
+            "ymd" | "dmy" | "euro" | "european" | "mdy" | "us" | "noneuro" | "noneuropean" => {
+                order = match part.as_str() {
+                    "ymd" => DateOrder::Ymd,
+                    "dmy" | "euro" | "european" => DateOrder::Dmy,
+                    _ => DateOrder::Mdy,
+                };
+                std::mem::replace(&mut have_order, true)
+            }
+            "default" => false,
+            _ => {
+                return Err(SqlError::new(
+                    ErrorKind::InvalidParameter,
+                    format!("invalid value for parameter \"DateStyle\": \"{v}\""),
+                ))
+            }
+        };
+        if conflict {
+            return Err(SqlError::new(
+                ErrorKind::InvalidParameter,
+                format!("invalid value for parameter \"DateStyle\": \"{v}\""),
+            ));
+        }
+    }
+    Ok(("ISO", order))
 }
 
 /// A boolean parameter value as PostgreSQL reads one.
@@ -488,7 +536,11 @@ impl Settings {
     pub fn zone(&self) -> walden_engine::types::zone::Zone {
         self.derived(&self.zone, || {
             let name = self.get("timezone").unwrap_or_else(|| "UTC".into());
-            walden_engine::types::zone::Zone::parse(&name).unwrap_or_default()
+            let mut zone = walden_engine::types::zone::Zone::parse(&name).unwrap_or_default();
+            if let Some(style) = self.get("datestyle") {
+                zone.order = datestyle_order(&style).map(|(_, o)| o).unwrap_or_default();
+            }
+            zone
         })
     }
 

@@ -477,6 +477,16 @@ impl Expr {
                 };
                 Expr::Lit(coerce(Value::text(text), &DataType::Interval)?)
             }
+            A::AtTimeZone {
+                timestamp,
+                time_zone,
+            } => Expr::Func(
+                Func::AtTimeZone,
+                vec![
+                    Expr::compile(p, scope, timestamp)?,
+                    Expr::compile(p, scope, time_zone)?,
+                ],
+            ),
             A::Extract { field, expr, .. } => Expr::Func(
                 Func::Extract,
                 vec![

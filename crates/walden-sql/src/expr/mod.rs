@@ -402,6 +402,8 @@ pub fn column_name(e: &ast::Expr) -> String {
         ast::Expr::TypedString(ts) => colname::type_name(&ts.data_type),
         ast::Expr::Interval(_) => "interval".into(),
         ast::Expr::Position { .. } => "position".into(),
+        ast::Expr::Extract { .. } => "extract".into(),
+        ast::Expr::AtTimeZone { .. } => "timezone".into(),
         ast::Expr::Nested(e) => column_name(e),
         // A CASE whose ELSE has a name of its own takes it, as PostgreSQL.
         ast::Expr::Case { else_result, .. } => else_result

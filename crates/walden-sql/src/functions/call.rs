@@ -82,6 +82,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         | Func::ToChar
         | Func::DateTrunc
         | Func::Extract
+        | Func::AtTimeZone
         | Func::DatePartPg
         | Func::Age => datetime::call(f, a, env)?,
         Func::AdvisoryUnlockAll

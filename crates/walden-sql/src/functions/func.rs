@@ -12,6 +12,8 @@ pub enum Func {
     LocalTimestamp,
     /// EXTRACT(field FROM x): numeric.
     Extract,
+    /// `x AT TIME ZONE zone` (args: x, zone).
+    AtTimeZone,
     /// date_part(field, x): double precision.
     DatePartPg,
     DateTrunc,
@@ -278,6 +280,12 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         },
         Func::DatePartPg => DataType::Double,
         Func::Age => DataType::Interval,
+        // A timestamp gives the instant; anything else (an unknown literal
+        // reads as timestamptz) the wall clock there.
+        Func::AtTimeZone => match args.first() {
+            Some(DataType::Timestamp) => DataType::TimestampTz,
+            _ => DataType::Timestamp,
+        },
         Func::DateTrunc => match args.get(1) {
             Some(DataType::Timestamp) => DataType::Timestamp,
             Some(DataType::Interval) => DataType::Interval,

@@ -97,9 +97,16 @@ pub(crate) fn unify(a: Value, b: Value) -> Result<(Value, Value)> {
             let t = truth(&b)?.unwrap_or(false);
             (a, Value::Bool(t))
         }
-        (Value::Date(d), Value::Timestamp(_)) => (Value::Timestamp(*d as i64 * 86_400_000_000), b),
+        (Value::Date(d), Value::Timestamp(_)) => (
+            Value::Timestamp(walden_engine::types::dtinput::date_to_timestamp_saturating(
+                *d,
+            )),
+            b,
+        ),
         (Value::Timestamp(_), Value::Date(d)) => {
-            let t = Value::Timestamp(*d as i64 * 86_400_000_000);
+            let t = Value::Timestamp(walden_engine::types::dtinput::date_to_timestamp_saturating(
+                *d,
+            ));
             (a, t)
         }
         _ => (a, b),
@@ -331,12 +338,36 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> Result<Value> {
             let delta = d * 86_400_000_000;
             Value::Timestamp(if op == Add { t + delta } else { t - delta })
         }
-        (Value::Date(t), Value::Int(d)) if matches!(op, Add | Sub) => Value::Date(if op == Add {
-            t + *d as i32
-        } else {
-            t - *d as i32
-        }),
-        (Value::Date(x), Value::Date(y)) if op == Sub => Value::Int((*x - *y) as i64),
+        // An infinite date stays infinite; a finite one must stay in the
+        // date range (PostgreSQL's date_pli/date_mii).
+        (Value::Date(t), Value::Int(d)) if matches!(op, Add | Sub) => {
+            if *t == i32::MAX || *t == i32::MIN {
+                return Ok(Value::Date(*t));
+            }
+            let r = if op == Add {
+                (*t as i64).checked_add(*d)
+            } else {
+                (*t as i64).checked_sub(*d)
+            };
+            match r {
+                Some(r) if (-2_440_588..=2_145_042_905).contains(&r) => Value::Date(r as i32),
+                _ => {
+                    return Err(SqlError::new(
+                        ErrorKind::DatetimeOverflow,
+                        "date out of range",
+                    ))
+                }
+            }
+        }
+        (Value::Date(x), Value::Date(y)) if op == Sub => {
+            if [*x, *y].iter().any(|d| *d == i32::MAX || *d == i32::MIN) {
+                return Err(SqlError::new(
+                    ErrorKind::DatetimeOverflow,
+                    "cannot subtract infinite dates",
+                ));
+            }
+            Value::Int(*x as i64 - *y as i64)
+        }
         (Value::Text(_), _) | (_, Value::Text(_)) if op == Add => Value::text(format!("{a}{b}")),
         _ => return Err(undefined(&a, &b)),
     })

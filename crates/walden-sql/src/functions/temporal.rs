@@ -516,3 +516,52 @@ pub fn to_char(v: &Value, fmt: &str) -> Result<Value> {
     }
     Ok(Value::text(out))
 }
+
+/// `x AT TIME ZONE zone`: a timestamptz as the wall clock in `zone`, a
+/// timestamp (a wall clock in `zone`) as the instant. Text and dates are
+/// read as timestamptz, as PostgreSQL resolves them.
+pub fn at_time_zone(v: Value, zone: &str) -> Result<Value> {
+    use walden_engine::types::dtinput::{TIMESTAMP_INFINITY, TIMESTAMP_MINUS_INFINITY};
+    let z = zone_named(zone)?;
+    let infinite = |t: i64| t == TIMESTAMP_INFINITY || t == TIMESTAMP_MINUS_INFINITY;
+    Ok(match v {
+        Value::Null => Value::Null,
+        Value::Timestamp(t) if infinite(t) => Value::TimestampTz(t),
+        Value::Timestamp(t) => Value::TimestampTz(z.from_local(t)),
+        Value::TimestampTz(t) if infinite(t) => Value::Timestamp(t),
+        Value::TimestampTz(t) => Value::Timestamp(z.to_local(t)),
+        Value::Text(_) | Value::Date(_) => {
+            return at_time_zone(
+                walden_engine::types::coerce(v, &DataType::TimestampTz)?,
+                zone,
+            )
+        }
+        other => {
+            return Err(SqlError::unsupported(format!(
+                "AT TIME ZONE on a value of type {}",
+                crate::functions::operators::type_name(&other)
+            )))
+        }
+    })
+}
+
+/// A zone for AT TIME ZONE: a tz database name, a POSIX zone or a
+/// numeric one (`'+05:30'` is 5:30 *west*, POSIX's sign, as PostgreSQL
+/// reads text here), a zone abbreviation.
+fn zone_named(s: &str) -> Result<walden_engine::types::zone::Zone> {
+    use walden_engine::types::zone::{self, Zone};
+    let t = s.trim();
+    let unknown = || {
+        SqlError::new(
+            ErrorKind::InvalidParameter,
+            format!("time zone \"{s}\" not recognized"),
+        )
+    };
+    if let Some(secs) = zone::parse_offset(t) {
+        return Zone::fixed(t.to_string(), -secs).ok_or_else(unknown);
+    }
+    if let Some(secs) = walden_engine::types::dtinput::zone_abbreviation(&t.to_ascii_lowercase()) {
+        return Zone::fixed(t.to_string(), secs).ok_or_else(unknown);
+    }
+    Zone::named(t).ok_or_else(unknown)
+}

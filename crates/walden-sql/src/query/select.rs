@@ -298,6 +298,10 @@ pub(crate) fn has_aggregate(e: &ast::Expr) -> bool {
             }
         }
         A::BinaryOp { left, right, .. } => any(&[left, right]),
+        A::AtTimeZone {
+            timestamp,
+            time_zone,
+        } => any(&[timestamp, time_zone]),
         A::UnaryOp { expr, .. }
         | A::Nested(expr)
         | A::Cast { expr, .. }

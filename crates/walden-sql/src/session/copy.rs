@@ -159,6 +159,7 @@ impl SqlSession {
         f: impl FnOnce(&mut Transaction, &mut CopyLoad, &Ctx<'_>) -> Result<T>,
     ) -> Result<T> {
         let _zone = walden_engine::types::zone::enter(&self.settings.zone());
+        let _now = walden_engine::types::zone::enter_now(self.explicit.then_some(self.tx_start));
         let own = load.own.is_some();
         let Some(mut tx) = (if own { load.own.take() } else { self.tx.take() }) else {
             return Err(SqlError::internal("COPY: its transaction has ended"));

@@ -127,6 +127,7 @@ impl SqlSession {
 
     fn prepare_inner(&mut self, sql: &str, param_types: &[Option<DataType>]) -> Result<Prepared> {
         let _zone = walden_engine::types::zone::enter(&self.settings.zone());
+        let _now = walden_engine::types::zone::enter_now(self.explicit.then_some(self.tx_start));
         self.follow_reseed();
         let stmts = front::split(sql);
         if stmts.len() > 1 {
@@ -199,6 +200,7 @@ impl SqlSession {
     /// Executes a prepared statement with bound parameters.
     pub fn execute_prepared(&mut self, p: &Prepared, params: Vec<Value>) -> Result<QueryOutput> {
         let _zone = walden_engine::types::zone::enter(&self.settings.zone());
+        let _now = walden_engine::types::zone::enter_now(self.explicit.then_some(self.tx_start));
         crate::session::stack::with_stack_for(&p.sql, || self.execute_prepared_inner(p, params))
     }
 
@@ -335,6 +337,7 @@ impl SqlSession {
     ) -> Result<QueryOutput> {
         // The statement reads and shows times in the session's zone.
         let _zone = walden_engine::types::zone::enter(&self.settings.zone());
+        let _now = walden_engine::types::zone::enter_now(self.explicit.then_some(self.tx_start));
         // Per statement, also within a multi-statement query, as PostgreSQL.
         let deadline = crate::context::timeouts::arm(
             crate::context::timeouts::statement(&self.settings),
@@ -463,12 +466,15 @@ impl SqlSession {
         let version = self.db.catalog_version();
         // A plan resolved its names along the path it was made with.
         let path = self.path();
+        let zone = self.settings.zone();
+        let dates = (zone.name, zone.order);
         let cached = self
             .plans
             .get(&key)
             .filter(|c| {
                 c.catalog_version == version
                     && c.path == path
+                    && c.dates == dates
                     && std::ptr::eq(c.db.as_ptr(), Arc::as_ptr(&self.db))
             })
             .map(|c| (c.plan.clone(), c.needs.clone()));
@@ -509,6 +515,7 @@ impl SqlSession {
                     db: Arc::downgrade(&db),
                     catalog_version: version,
                     path,
+                    dates,
                     plan,
                     needs,
                 },

@@ -157,6 +157,9 @@ struct CachedPlan {
     db: std::sync::Weak<Database>,
     catalog_version: u64,
     path: crate::context::search_path::SearchPath,
+    /// The TimeZone and DateStyle order it was planned under: literals
+    /// such as `date '1/2/03'` are read at planning.
+    dates: (String, walden_engine::types::dtinput::DateOrder),
     plan: Arc<StmtPlan>,
     /// The table privileges the statement needs (checked at every run).
     needs: Arc<[crate::catalog::privileges::Need]>,
