@@ -264,3 +264,28 @@ fn other_output_styles_are_refused() {
         assert!(shown.starts_with("ISO, MDY"), "{shown}");
     });
 }
+
+/// EXTRACT of an infinite date or timestamp is refused (PostgreSQL answers
+/// Infinity, which Walden's numeric cannot hold), never a made-up year;
+/// date_trunc keeps infinity.
+#[test]
+fn extract_from_infinity_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let walden = server_support::Serve::start(&tmp.path().join("walden"), &[]);
+    block_on_within(Duration::from_secs(60), async {
+        let c = connect(&walden.conn_str()).await;
+        for q in [
+            "SELECT extract(year FROM 'infinity'::date)",
+            "SELECT date_part('year', '-infinity'::timestamp)",
+            "SELECT extract(epoch FROM 'infinity'::timestamptz)",
+        ] {
+            let e = c.simple_query(q).await.expect_err(q);
+            assert_eq!(e.as_db_error().unwrap().code().code(), "0A000", "{q}");
+        }
+        let rows = c
+            .simple_query("SELECT date_trunc('day', 'infinity'::timestamp), date_trunc('year', '-infinity'::timestamptz)")
+            .await
+            .unwrap();
+        assert_eq!(render_messages(&rows), "infinity|-infinity; ok 1");
+    });
+}

@@ -191,6 +191,13 @@ fn bad_unit(unit: &str, ty: &str) -> SqlError {
 /// `date_trunc(unit, value)`.
 pub fn date_trunc(unit: &str, v: &Value) -> Result<Value> {
     let unit = unit.to_ascii_lowercase();
+    // Truncated, infinity is still infinity.
+    if is_infinite(v) {
+        return Ok(match v {
+            Value::Date(d) => Value::TimestampTz(if *d > 0 { i64::MAX } else { i64::MIN }),
+            other => other.clone(),
+        });
+    }
     if let Value::Interval(i) = v {
         let (m, d, us) = (i.months, i.days, i.micros);
         let t = |step: i64| us - us % step;
@@ -293,6 +300,14 @@ pub fn extract(field: &str, v: &Value) -> Result<Value> {
             other => return Err(bad_unit(other, "time without time zone")),
         };
         return Ok(Value::Decimal(r));
+    }
+    if is_infinite(v) {
+        // PostgreSQL answers Infinity or NULL by field; Walden's numeric
+        // has no infinity, so the question is refused, not answered wrong.
+        return Err(SqlError::unsupported(format!(
+            "extract of {f} from an infinite {}",
+            if matches!(v, Value::Date(_)) { "date" } else { "timestamp" }
+        )));
     }
     let (t, tz) = local_of(v)?;
     let is_date = matches!(v, Value::Date(_));
@@ -564,4 +579,18 @@ fn zone_named(s: &str) -> Result<walden_engine::types::zone::Zone> {
         return Zone::fixed(t.to_string(), secs).ok_or_else(unknown);
     }
     Zone::named(t).ok_or_else(unknown)
+}
+
+/// `infinity` / `-infinity` as a date or timestamp stores them.
+fn is_infinite(v: &Value) -> bool {
+    use walden_engine::types::dtinput::{
+        DATE_INFINITY, DATE_MINUS_INFINITY, TIMESTAMP_INFINITY, TIMESTAMP_MINUS_INFINITY,
+    };
+    match v {
+        Value::Date(d) => *d == DATE_INFINITY || *d == DATE_MINUS_INFINITY,
+        Value::Timestamp(t) | Value::TimestampTz(t) => {
+            *t == TIMESTAMP_INFINITY || *t == TIMESTAMP_MINUS_INFINITY
+        }
+        _ => false,
+    }
 }
