@@ -199,6 +199,9 @@ const SCRIPT: &[&str] = &[
     "SELECT * FROM generate_series(1, 2) AS g(a, b)",
     "SELECT * FROM ro_t AS r(x, y, z)",
     "SELECT * FROM (SELECT 1, 2) AS s(x)",
+    "SELECT 'a_c'::bytea LIKE 'a$__'::bytea ESCAPE '$'::bytea, 'abc'::bytea NOT LIKE 'a$__'::bytea ESCAPE '$', 'a%'::bytea LIKE 'a%%'::bytea ESCAPE ''",
+    "WITH x(n, b) AS (SELECT 1) SELECT * FROM x",
+    "WITH RECURSIVE r(n, m) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3) SELECT * FROM r",
     // round to negative places rounds to tens, hundreds; places pad; trunc.
     "SELECT round(1234.5, -2), round(1234, -2), round(-1250.5, -2), round(1250, -2), round(1250::int2, -2)",
     "SELECT round(2.345, 2), round(-2.345, 2), round(2.5, 3), round(99.5), round(-0.5)",

@@ -511,29 +511,28 @@ pub fn explicit_cast(v: Value, t: &DataType) -> Result<Value> {
 /// `v [I]LIKE p [ESCAPE e]` on non-NULL values: `escape` is the ESCAPE
 /// text (one character, or empty for none); without it, backslash.
 pub fn like_value(v: &Value, p: &Value, escape: Option<&Value>, ci: bool) -> Result<bool> {
-    let esc = match escape {
-        None => Some('\\'),
+    let text_escape = || match escape {
+        None => Ok(Some('\\')),
         Some(e) => {
             let e = e.to_string();
             let mut cs = e.chars();
             match (cs.next(), cs.next()) {
-                (None, _) => None,
-                (Some(c), None) => Some(c),
-                _ => {
-                    return Err(SqlError::new(
-                        ErrorKind::InvalidEscapeSequence,
-                        "invalid escape string",
-                    ))
-                }
+                (None, _) => Ok(None),
+                (Some(c), None) => Ok(Some(c)),
+                _ => Err(SqlError::new(
+                    ErrorKind::InvalidEscapeSequence,
+                    "invalid escape string",
+                )),
             }
         }
     };
     // bytea LIKE matches bytes (the pattern read as bytea input); each byte
     // becomes one char so the text matcher serves.
-    let (v, p) = match v {
+    let (v, p, esc) = match v {
         Value::Bytes(b) => {
-            // PostgreSQL has no bytea ILIKE, and ESCAPE makes the pattern text.
-            if ci || escape.is_some() {
+            // PostgreSQL has no bytea ILIKE, and ESCAPE with an untyped
+            // pattern makes the pattern text.
+            if ci || (escape.is_some() && !matches!(p, Value::Bytes(_))) {
                 return Err(SqlError::new(
                     ErrorKind::UndefinedFunction,
                     format!(
@@ -542,14 +541,30 @@ pub fn like_value(v: &Value, p: &Value, escape: Option<&Value>, ci: bool) -> Res
                     ),
                 ));
             }
+            let esc_bytes = match escape {
+                None => None,
+                Some(Value::Bytes(e)) => Some(e.to_vec()),
+                Some(e) => Some(walden_engine::types::parse_bytea(&e.to_string())?),
+            };
+            let esc = match esc_bytes.as_deref() {
+                None => Some('\\'),
+                Some([]) => None,
+                Some([c]) => Some(*c as char),
+                Some(_) => {
+                    return Err(SqlError::new(
+                        ErrorKind::InvalidEscapeSequence,
+                        "invalid escape string",
+                    ))
+                }
+            };
             let pat = match p {
                 Value::Bytes(pb) => pb.to_vec(),
                 other => walden_engine::types::parse_bytea(&other.to_string())?,
             };
             let chars = |x: &[u8]| x.iter().map(|&c| c as char).collect::<String>();
-            (chars(b), chars(&pat))
+            (chars(b), chars(&pat), esc)
         }
-        _ => (v.to_string(), p.to_string()),
+        _ => (v.to_string(), p.to_string(), text_escape()?),
     };
     let m = if ci {
         like_with(&v.to_lowercase(), &p.to_lowercase(), esc)

@@ -18,10 +18,12 @@ pub(super) fn plan_recursive_cte(
     outer: Option<Arc<Scope>>,
 ) -> Result<QueryPlan> {
     let name = cte.alias.name.value.to_ascii_lowercase();
-    let rename = |plan: &mut QueryPlan| {
+    let rename = |plan: &mut QueryPlan| -> Result<()> {
+        super::select::cte_column_count(cte, plan.columns.len())?;
         for (c, a) in plan.columns.iter_mut().zip(cte.alias.columns.iter()) {
             c.name = a.name.value.to_ascii_lowercase();
         }
+        Ok(())
     };
     let q = &cte.query;
     let SetExpr::SetOperation {
@@ -32,11 +34,11 @@ pub(super) fn plan_recursive_cte(
     } = q.body.as_ref()
     else {
         let mut plan = plan_query(p, q, outer)?;
-        rename(&mut plan);
+        rename(&mut plan)?;
         return Ok(plan);
     };
     let mut anchor = plan_set_expr(p, left, outer.clone())?;
-    rename(&mut anchor);
+    rename(&mut anchor)?;
     // A recursive query's columns are a UNION's: no table column origin.
     for c in &mut anchor.columns {
         c.origin = None;
@@ -71,7 +73,7 @@ pub(super) fn plan_recursive_cte(
     if !recursive {
         // Planned again as a whole, with its ORDER BY and LIMIT.
         let mut plan = plan_query(p, q, outer)?;
-        rename(&mut plan);
+        rename(&mut plan)?;
         return Ok(plan);
     }
     if q.order_by.is_some() || q.limit_clause.is_some() || q.fetch.is_some() {

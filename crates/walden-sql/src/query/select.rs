@@ -26,6 +26,7 @@ pub fn plan_query(
                 continue;
             }
             let mut plan = plan_query(p, &cte.query, outer.clone())?;
+            cte_column_count(cte, plan.columns.len())?;
             for (c, a) in plan.columns.iter_mut().zip(cte.alias.columns.iter()) {
                 c.name = a.name.value.to_ascii_lowercase();
             }
@@ -788,4 +789,20 @@ fn is_system_col(p: &Planner<'_>, c: &ScopeCol) -> bool {
         && c.table
             .as_ref()
             .is_some_and(|t| p.system_labels.contains(t))
+}
+
+/// A WITH query's column list naming more columns than it has is 42P10, as
+/// in PostgreSQL.
+pub(super) fn cte_column_count(cte: &ast::Cte, available: usize) -> Result<()> {
+    if cte.alias.columns.len() > available {
+        return Err(SqlError::new(
+            ErrorKind::InvalidColumnReference,
+            format!(
+                "WITH query \"{}\" has {available} columns available but {} columns specified",
+                cte.alias.name.value,
+                cte.alias.columns.len()
+            ),
+        ));
+    }
+    Ok(())
 }
