@@ -306,7 +306,11 @@ pub fn extract(field: &str, v: &Value) -> Result<Value> {
         // has no infinity, so the question is refused, not answered wrong.
         return Err(SqlError::unsupported(format!(
             "extract of {f} from an infinite {}",
-            if matches!(v, Value::Date(_)) { "date" } else { "timestamp" }
+            if matches!(v, Value::Date(_)) {
+                "date"
+            } else {
+                "timestamp"
+            }
         )));
     }
     let (t, tz) = local_of(v)?;
