@@ -658,13 +658,22 @@ mod tests {
         ] {
             assert!(decode_binary_param(b, OID_NUMERIC).is_err(), "{b:?}");
         }
-        // A day count or timestamp at the type's end overflowed the epoch shift.
-        assert!(decode_binary_param(&[0x7f, 0xff, 0xff, 0xff], OID_DATE).is_err());
+        // A day count or timestamp near the type's end overflowed the epoch
+        // shift; the ends themselves are +-infinity, as PostgreSQL sends them.
+        assert!(decode_binary_param(&[0x7f, 0xff, 0xff, 0xfe], OID_DATE).is_err());
         assert!(decode_binary_param(
-            &[0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff],
+            &[0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe],
             OID_TIMESTAMP
         )
         .is_err());
+        assert_eq!(
+            decode_binary_param(&[0x7f, 0xff, 0xff, 0xff], OID_DATE).unwrap(),
+            Value::Date(i32::MAX)
+        );
+        assert_eq!(
+            decode_binary_param(&[0x80, 0, 0, 0, 0, 0, 0, 0], OID_TIMESTAMP).unwrap(),
+            Value::Timestamp(i64::MIN)
+        );
         let v = decode_binary_param(&[0, 2, 0, 0, 0x40, 0, 0, 2, 0, 12, 0x0b, 0xb8], OID_NUMERIC);
         assert_eq!(v.unwrap().to_string(), "-12.30");
     }

@@ -561,11 +561,12 @@ fn comment_statement(sql: &str) -> Result<Command> {
             return Err(bad());
         }
         cuts.push((raw.solid[2], raw.solid[4], "TABLE".to_string()));
-        Some(crate::expr::fold_ident(&sqlparser::ast::Ident {
-            value: w.value.clone(),
-            quote_style: w.quote_style,
-            span: sqlparser::tokenizer::Span::empty(),
-        }))
+        // An identifier folds to lower case unless quoted.
+        Some(if w.quote_style.is_some() {
+            w.value.clone()
+        } else {
+            w.value.to_ascii_lowercase()
+        })
     } else {
         None
     };
