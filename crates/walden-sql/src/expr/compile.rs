@@ -91,6 +91,14 @@ impl Expr {
                     if n == 0 {
                         return Err(SqlError::syntax("parameters are numbered from $1"));
                     }
+                    // The wire carries at most 65,535 parameters; a larger
+                    // number is refused before it sizes the parameter list.
+                    if n > u16::MAX as usize {
+                        return Err(SqlError::new(
+                            ErrorKind::InvalidParameter,
+                            format!("there is no parameter ${n}"),
+                        ));
+                    }
                     p.note_param(n - 1);
                     Expr::Param(n - 1)
                 }
