@@ -156,45 +156,38 @@ pub(super) fn rand_f64() -> f64 {
     })
 }
 
-/// numeric rounding half away from zero to `places` decimals (negative:
-/// to tens, hundreds, ...); the result has `places` decimals, padded with
-/// zeros as PostgreSQL's (within the 28 a Walden numeric holds).
-fn round_decimal(d: Decimal, places: i64) -> Result<Decimal> {
-    use rust_decimal::RoundingStrategy::MidpointAwayFromZero;
+/// numeric rounded by `how` to `places` decimals (negative: to tens,
+/// hundreds, ...); the result has `places` decimals, padded with zeros as
+/// PostgreSQL's (within the 28 a Walden numeric holds). round rounds half
+/// away from zero, trunc toward zero.
+fn to_places(d: Decimal, places: i64, how: rust_decimal::RoundingStrategy) -> Result<Decimal> {
     if places >= 0 {
-        let mut r = d.round_dp_with_strategy(places.min(28) as u32, MidpointAwayFromZero);
+        let mut r = d.round_dp_with_strategy(places.min(28) as u32, how);
         if (r.scale() as i64) < places {
             r.rescale(places.min(28) as u32);
         }
         return Ok(r);
     }
-    // Past 28 digits every value that fits rounds to zero.
-    if places < -28 {
-        return Ok(Decimal::ZERO);
-    }
-    let m = Decimal::from_i128_with_scale(10i128.pow((-places) as u32), 0);
-    let q = (d / m).round_dp_with_strategy(0, MidpointAwayFromZero);
-    q.checked_mul(m)
-        .map(|v| v.round_dp(0))
-        .ok_or_else(|| SqlError::new(ErrorKind::NumericOutOfRange, "numeric field overflow"))
-}
-
-/// numeric truncation toward zero to `places` decimals (negative: to tens,
-/// hundreds, ...), padded to `places` as PostgreSQL's.
-fn trunc_decimal(d: Decimal, places: i64) -> Result<Decimal> {
-    if places >= 0 {
-        let mut r = d.trunc_with_scale(places.min(28) as u32);
-        if (r.scale() as i64) < places {
-            r.rescale(places.min(28) as u32);
-        }
-        return Ok(r);
-    }
+    // Past 28 digits every value that fits goes to zero.
     if places < -28 {
         return Ok(Decimal::ZERO);
     }
     let m = Decimal::from_i128_with_scale(10i128.pow((-places) as u32), 0);
     (d / m)
-        .trunc()
+        .round_dp_with_strategy(0, how)
         .checked_mul(m)
+        .map(|v| v.round_dp(0))
         .ok_or_else(|| SqlError::new(ErrorKind::NumericOutOfRange, "numeric field overflow"))
+}
+
+fn round_decimal(d: Decimal, places: i64) -> Result<Decimal> {
+    to_places(
+        d,
+        places,
+        rust_decimal::RoundingStrategy::MidpointAwayFromZero,
+    )
+}
+
+fn trunc_decimal(d: Decimal, places: i64) -> Result<Decimal> {
+    to_places(d, places, rust_decimal::RoundingStrategy::ToZero)
 }
