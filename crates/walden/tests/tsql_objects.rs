@@ -184,6 +184,27 @@ fn table_variables_in_procedures_and_rollback() {
                 .await,
                 "rows 8134,caught; rows 0"
             );
+            // Nor does a ROLLBACK to a savepoint undo them; the table's
+            // rows since the savepoint are undone.
+            assert_eq!(
+                run(
+                    &c,
+                    "SET NOCOUNT ON
+                     DECLARE @sp TABLE (v int)
+                     BEGIN TRAN
+                         INSERT INTO @sp VALUES (1)
+                         SAVE TRAN s1
+                         INSERT INTO @sp VALUES (2)
+                         INSERT INTO audit VALUES (40)
+                         ROLLBACK TRAN s1
+                         INSERT INTO @sp VALUES (3)
+                     COMMIT
+                     SELECT v FROM @sp ORDER BY v
+                     SELECT count(*) FROM audit WHERE v = 40"
+                )
+                .await,
+                "ok 0; ok 0; ok 0; ok 0; rows 1 2 3; rows 0"
+            );
             // OUTPUT ... INTO a table variable.
             assert_eq!(
                 run(

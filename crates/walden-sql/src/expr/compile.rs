@@ -165,6 +165,14 @@ impl Expr {
                 ) {
                     record::refuse_comparison(scope, &[&l, &r])?;
                 }
+                let (l, r) = if matches!(
+                    op,
+                    BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq
+                ) {
+                    super::compare_types::reconcile(p, scope, l, r, op)?
+                } else {
+                    (l, r)
+                };
                 let (l, r) = super::array_ops::coerce_operands(p, scope, l, r)?;
                 // Compared with an enum, a literal or parameter is a label
                 // (`||` and the rest read it as text).
@@ -234,6 +242,7 @@ impl Expr {
                     .iter()
                     .map(|i| {
                         let c = Expr::compile(p, scope, i)?;
+                        super::compare_types::check(p, scope, &x, &c, BinOp::Eq)?;
                         p.infer_pair(&x, &c, scope);
                         crate::expr::enum_ops::beside(p, scope, &x, c)
                     })
@@ -512,7 +521,8 @@ impl Expr {
                 negated,
             } => {
                 let x = Expr::compile(p, scope, expr)?;
-                sub(
+                let probe = super::compare_types::certain_type(p, scope, &x);
+                let s = sub(
                     p,
                     scope,
                     subquery,
@@ -520,7 +530,9 @@ impl Expr {
                         expr: Box::new(x),
                         negated: *negated,
                     },
-                )?
+                )?;
+                super::compare_types::check_sub(probe, &s, BinOp::Eq)?;
+                s
             }
             A::AnyOp {
                 left,
@@ -550,16 +562,21 @@ impl Expr {
                 }
                 let op = bin_op(compare_op)?;
                 match right.as_ref() {
-                    A::Subquery(q) => sub(
-                        p,
-                        scope,
-                        q,
-                        SubKind::Quantified {
-                            expr: Box::new(x),
-                            op,
-                            all,
-                        },
-                    )?,
+                    A::Subquery(q) => {
+                        let probe = super::compare_types::certain_type(p, scope, &x);
+                        let s = sub(
+                            p,
+                            scope,
+                            q,
+                            SubKind::Quantified {
+                                expr: Box::new(x),
+                                op,
+                                all,
+                            },
+                        )?;
+                        super::compare_types::check_sub(probe, &s, op)?;
+                        s
+                    }
                     // `x = ANY (array)`: arrays are values in text form.
                     other => {
                         let arr = Expr::compile(p, scope, other)?;
@@ -573,6 +590,7 @@ impl Expr {
                                 p.infer_param(i, *t);
                             }
                         }
+                        super::compare_types::check_array(p, scope, &x, &arr, op)?;
                         let x = crate::expr::enum_ops::beside_array(p, scope, x, &arr)?;
                         Expr::Func(Func::AnyArray(op, all), vec![x, arr])
                     }

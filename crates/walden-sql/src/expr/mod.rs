@@ -18,6 +18,7 @@ mod bitwise;
 mod call;
 mod colname;
 mod common;
+mod compare_types;
 mod compile;
 pub(crate) mod enum_ops;
 mod eval;

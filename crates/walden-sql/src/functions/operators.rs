@@ -97,6 +97,12 @@ pub(crate) fn unify(a: Value, b: Value) -> Result<(Value, Value)> {
             let t = truth(&b)?.unwrap_or(false);
             (a, Value::Bool(t))
         }
+        // SQL Server compares a bit with an integer as integers (`b = 1`).
+        (Value::Bool(x), Value::Int(_)) => (Value::Int(*x as i64), b),
+        (Value::Int(_), Value::Bool(y)) => {
+            let y = Value::Int(*y as i64);
+            (a, y)
+        }
         (Value::Date(d), Value::Timestamp(_)) => (
             Value::Timestamp(walden_engine::types::dtinput::date_to_timestamp_saturating(
                 *d,
@@ -144,7 +150,33 @@ pub fn compare(a: &Value, b: &Value) -> Result<Option<Ordering>> {
         _ => {}
     }
     let (a, b) = unify(a.clone(), b.clone())?;
+    if let (Some(x), Some(y)) = (kind(&a), kind(&b)) {
+        if x != y {
+            return Err(SqlError::new(
+                ErrorKind::UndefinedFunction,
+                format!(
+                    "operator does not exist: {} = {}",
+                    type_name(&a),
+                    type_name(&b)
+                ),
+            ));
+        }
+    }
     Ok(Some(a.cmp(&b)))
+}
+
+/// Kinds of values no conversion compares with each other (a date and a
+/// number): ordering them by their representation would answer silently.
+fn kind(v: &Value) -> Option<u8> {
+    Some(match v {
+        Value::Int(_) | Value::Float(_) | Value::Decimal(_) => 0,
+        Value::Date(_) | Value::Timestamp(_) | Value::TimestampTz(_) => 1,
+        Value::Uuid(_) => 2,
+        Value::Bool(_) => 3,
+        Value::Bytes(_) => 4,
+        Value::Interval(_) => 5,
+        _ => return None,
+    })
 }
 
 pub(crate) fn to_dec(v: &Value) -> Option<Decimal> {

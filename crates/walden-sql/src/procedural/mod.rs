@@ -450,7 +450,11 @@ impl<'h, H: Host> Runner<'h, H> {
                     ));
                 }
                 self.host.state().nest = 0;
-                self.rollback_keeping_table_vars()?;
+                self.keeping_table_vars(|r| r.host.run(&Arc::new(Command::Rollback), &[]))?;
+            }
+            TStmt::RollbackSavepoint(text) => {
+                let o = self.keeping_table_vars(|r| r.fixed(text, &[]))?;
+                self.emit(o);
             }
             TStmt::Exec(call) => self.exec(call)?,
             TStmt::CreateProc(def) => self.create_proc(def)?,

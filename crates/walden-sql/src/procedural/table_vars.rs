@@ -6,9 +6,10 @@
 //! or procedure body that declared it: the runtime drops it when that ends.
 //!
 //! SQL Server's table variables are not transactional: a ROLLBACK leaves
-//! their rows as they were. The runtime honours that by copying the rows of
-//! every live table variable before it rolls back and putting them back
-//! after (identity values included). A failed statement is still undone on
+//! their rows as they were, nor does a ROLLBACK to a savepoint. The
+//! runtime honours that by copying the rows of every live table variable
+//! before it rolls back and putting them back after (identity values
+//! included). A failed statement is still undone on
 //! a table variable (its statement savepoint), as SQL Server does.
 
 use super::*;
@@ -97,9 +98,13 @@ impl<'h, H: Host> Runner<'h, H> {
         v
     }
 
-    /// Rolls the transaction back, leaving every live table variable's
+    /// Rolls the transaction (or, `ROLLBACK TRAN name`, its work since a
+    /// savepoint) back through `undo`, leaving every live table variable's
     /// rows as they were (SQL Server's rule).
-    pub(super) fn rollback_keeping_table_vars(&mut self) -> Result<()> {
+    pub(super) fn keeping_table_vars<T>(
+        &mut self,
+        undo: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<T> {
         let vars: Vec<TableVar> = self
             .tables
             .iter()
@@ -121,12 +126,11 @@ impl<'h, H: Host> Runner<'h, H> {
             };
             saved.push(Saved { var, columns, rows });
         }
-        let c = Arc::new(Command::Rollback);
-        self.host.run(&c, &[])?;
+        let out = undo(self)?;
         for s in saved {
             self.restore(&s)?;
         }
-        Ok(())
+        Ok(out)
     }
 
     fn restore(&mut self, s: &Saved) -> Result<()> {

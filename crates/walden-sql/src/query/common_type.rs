@@ -212,3 +212,35 @@ impl ColumnCast {
         }
     }
 }
+
+/// Whether PostgreSQL finds a comparison operator for values of types `a`
+/// and `b`: the same type, or a type both cast to implicitly (int8 and
+/// numeric meet in numeric, `"char"` and varchar in text). Arrays,
+/// records, enums and json have rules of their own and are not judged here.
+pub(crate) fn comparable(a: &DataType, b: &DataType) -> bool {
+    use DataType as T;
+    let own_rules = |t: &DataType| {
+        matches!(
+            t,
+            T::Array(_) | T::Record(_) | T::Enum(_) | T::Json | T::Int2Vector | T::OidVector
+        )
+    };
+    if own_rules(a) || own_rules(b) || same_type(a, b) {
+        return true;
+    }
+    let meeting = [
+        a.clone(),
+        b.clone(),
+        T::Text,
+        T::Double,
+        T::TimestampTz,
+        T::Interval,
+        T::Oid,
+    ];
+    meeting.iter().any(|t| implicit(a, t) && implicit(b, t))
+}
+
+/// PostgreSQL's name of a type in messages (`bigint`, `text`).
+pub(crate) fn type_name(t: &DataType) -> String {
+    name_of(t)
+}

@@ -24,7 +24,9 @@ mod common_type;
 mod depend;
 mod equiv;
 mod probe;
-pub(crate) use common_type::{drops_blanks, needs_cast, select_common, unmodified, ColumnCast};
+pub(crate) use common_type::{
+    comparable, drops_blanks, needs_cast, select_common, type_name, unmodified, ColumnCast,
+};
 mod exec;
 mod from;
 mod group;

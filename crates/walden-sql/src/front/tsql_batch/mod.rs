@@ -48,6 +48,8 @@ pub enum TStmt {
     CommitTran(Option<bool>),
     /// `ROLLBACK [TRAN[SACTION]]` of the whole transaction.
     RollbackTran,
+    /// `ROLLBACK TRAN[SACTION] savepoint`: its text, run by the session.
+    RollbackSavepoint(String),
     Exec(ExecCall),
     CreateProc(ProcDef),
     DropProc {

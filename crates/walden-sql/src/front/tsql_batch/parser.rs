@@ -743,7 +743,7 @@ impl Parser2 {
         if first == "ROLLBACK" && named {
             // ROLLBACK TRAN savepoint: the session's own handling.
             self.i = end;
-            return Ok(TStmt::Sql(text));
+            return Ok(TStmt::RollbackSavepoint(text));
         }
         if first == "COMMIT" {
             // COMMIT's own parser reads the rest (DELAYED_DURABILITY).
