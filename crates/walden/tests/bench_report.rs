@@ -204,8 +204,9 @@ fn check_sync_replica(e: &Value, def: &experiments::ExperimentDef) {
     assert!(arr(&e["cells"]).is_empty(), "figures are under \"replica\"");
     let r = &e["replica"];
     let cells = arr(&r["cells"]);
-    // local, then sync / sync + delayed / async at each delay; two workloads.
-    assert_eq!(cells.len(), 2 * (1 + 3 * plan.delays_ms.len()));
+    // local, then sync / sync + delayed / async / async + bound at each
+    // delay; two workloads.
+    assert_eq!(cells.len(), 2 * (1 + 4 * plan.delays_ms.len()));
     let rows = plan.batches * plan.rows_per_batch;
     for c in cells {
         let mode = c["mode"].as_str().expect("mode");
@@ -252,6 +253,22 @@ fn check_sync_replica(e: &Value, def: &experiments::ExperimentDef) {
                 assert_eq!(mirrored, 0, "{what}: mirrored");
                 assert_eq!(hadr, 0, "{what}: HADR_SYNC_COMMIT waits");
                 assert_eq!(delay_ms, 0.0, "{what}: transaction delay");
+                assert_eq!(
+                    u(&c["hadr_lag_bound_waits"]),
+                    Some(0),
+                    "{what}: HADR_LAG_BOUND waits"
+                );
+            }
+            // A bounded asynchronous secondary is not mirrored; commits wait
+            // (HADR_LAG_BOUND) only when the bound would be exceeded, which a
+            // secondary 5 ms away with MAX_LAG_MS = 10 makes happen.
+            "async + bound" => {
+                assert_eq!(mirrored, 0, "{what}: mirrored");
+                assert_eq!(hadr, 0, "{what}: HADR_SYNC_COMMIT waits");
+                let lag = u(&c["hadr_lag_bound_waits"]).expect("lag waits");
+                if delay >= 5 && auto {
+                    assert!(lag > 0, "{what}: HADR_LAG_BOUND waits");
+                }
             }
             other => panic!("unknown mode {other}"),
         }
