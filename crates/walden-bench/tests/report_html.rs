@@ -231,6 +231,8 @@ fn replica() -> ReplicaReport {
                 commit_p99_ms: ms * 2.0,
                 hadr_sync_commit_waits: 0,
                 hadr_sync_commit_wait_ms: 0.0,
+                hadr_lag_bound_waits: 0,
+                hadr_lag_bound_wait_ms: 0.0,
                 writelog_waits: 0,
                 writelog_wait_ms: 0.0,
                 log_flushes: 100,

@@ -26,6 +26,13 @@ pub trait RemoteHarden: Send + Sync {
     /// Whether a commit could be confirmed now; checked before a commit is
     /// logged so that it fails without side effects when it cannot.
     fn check_quorum(&self) -> std::result::Result<(), String>;
+    /// A delayed-durable commit at `lsn`, about to be acknowledged: blocks
+    /// while acknowledging it would leave a bounded-lag asynchronous
+    /// secondary beyond its bound (HADR_LAG_BOUND). Durable commits get the
+    /// same check inside [`RemoteHarden::wait`].
+    fn wait_lag_bound(&self, _lsn: Lsn, _waits: WaitSinks<'_>) -> std::result::Result<(), String> {
+        Ok(())
+    }
 }
 
 /// Availability-group counters of a database (`sys.dm_os_performance_counters`,
@@ -141,6 +148,20 @@ impl Database {
             EngineError::ReplicaCommit(format!(
                 "the commit is hardened on the primary but was not confirmed by the \
                  synchronous secondaries it requires: {e}"
+            ))
+        })
+    }
+
+    /// Before a delayed-durable commit is acknowledged: the lag bound of
+    /// bounded asynchronous secondaries (its own local bound, the delayed
+    /// flush, holds besides).
+    pub(crate) fn lag_bound_delayed(&self, lsn: Lsn, waits: WaitSinks<'_>) -> Result<()> {
+        let Some(r) = self.remote() else {
+            return Ok(());
+        };
+        r.wait_lag_bound(lsn, waits).map_err(|e| {
+            EngineError::ReplicaCommit(format!(
+                "the delayed-durable commit is made on the primary but was not acknowledged within the lag bound of its asynchronous secondaries: {e}"
             ))
         })
     }

@@ -131,14 +131,18 @@ pub enum WaitType {
     LckMX,
     /// A commit waiting for a synchronous secondary to harden.
     HadrSyncCommit,
+    /// A commit waiting for a bounded-lag asynchronous secondary to catch
+    /// up to within its bound (Walden's own).
+    HadrLagBound,
 }
 
 impl WaitType {
-    pub const ALL: [WaitType; 4] = [
+    pub const ALL: [WaitType; 5] = [
         WaitType::WriteLog,
         WaitType::LogBuffer,
         WaitType::LckMX,
         WaitType::HadrSyncCommit,
+        WaitType::HadrLagBound,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -146,6 +150,7 @@ impl WaitType {
             WaitType::LogBuffer => "LOGBUFFER",
             WaitType::LckMX => "LCK_M_X",
             WaitType::HadrSyncCommit => "HADR_SYNC_COMMIT",
+            WaitType::HadrLagBound => "HADR_LAG_BOUND",
         }
     }
     fn index(self) -> usize {
@@ -163,7 +168,7 @@ struct WaitCounter {
 /// Wait statistics (one per instance, and one per session).
 #[derive(Debug, Default)]
 pub struct WaitStats {
-    counters: [WaitCounter; 4],
+    counters: [WaitCounter; 5],
 }
 
 /// One row of `sys.dm_os_wait_stats`.

@@ -40,9 +40,51 @@ pub struct ReplicaDef {
     /// `tcp://host:port` of its replication endpoint.
     pub endpoint_url: String,
     pub mode: AvailabilityMode,
+    /// Bounded-lag asynchronous secondary (`MAX_LAG_BYTES`): a commit at
+    /// LSN `L` is acknowledged only once this replica has hardened
+    /// `L - max_lag_bytes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_lag_bytes: Option<u64>,
+    /// `MAX_LAG_MS`: no commit acknowledged longer ago than this may still
+    /// be unhardened on this replica when another commit is acknowledged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_lag_ms: Option<u64>,
+}
+
+/// The lag bound of an asynchronous secondary (either part may be unset).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LagBound {
+    pub bytes: Option<u64>,
+    pub ms: Option<u64>,
 }
 
 impl ReplicaDef {
+    /// An unbounded replica.
+    pub fn new(
+        name: impl Into<String>,
+        endpoint_url: impl Into<String>,
+        mode: AvailabilityMode,
+    ) -> Self {
+        ReplicaDef {
+            name: name.into(),
+            endpoint_url: endpoint_url.into(),
+            mode,
+            max_lag_bytes: None,
+            max_lag_ms: None,
+        }
+    }
+
+    /// Its lag bound: only an asynchronous replica with `MAX_LAG_BYTES` or
+    /// `MAX_LAG_MS` has one.
+    pub fn lag_bound(&self) -> Option<LagBound> {
+        (self.mode == AvailabilityMode::AsynchronousCommit
+            && (self.max_lag_bytes.is_some() || self.max_lag_ms.is_some()))
+        .then_some(LagBound {
+            bytes: self.max_lag_bytes,
+            ms: self.max_lag_ms,
+        })
+    }
+
     /// `host:port` of the endpoint URL.
     pub fn address(&self) -> Result<String, String> {
         let rest = self.endpoint_url.strip_prefix("tcp://").ok_or_else(|| {
@@ -185,6 +227,10 @@ pub struct ReplicationConfig {
     pub test_seed_cuts: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     #[doc(hidden)]
     pub test_seed_cut_after: usize,
+    /// Tests: while set, a secondary reads nothing from its primaries (so
+    /// hardens and acknowledges nothing: a stalled link).
+    #[doc(hidden)]
+    pub test_pause_receive: std::sync::Arc<std::sync::atomic::AtomicBool>,
     /// Automatic failover through etcd (`--ha`, `[ha]`).
     pub ha: Option<crate::ha::HaConfig>,
 }
@@ -202,6 +248,7 @@ impl ReplicationConfig {
             seed_chunk_bytes: 1 << 20,
             test_seed_cuts: Default::default(),
             test_seed_cut_after: 0,
+            test_pause_receive: Default::default(),
             ha: None,
         }
     }

@@ -14,6 +14,7 @@ pub mod auth;
 pub mod config;
 mod failover;
 pub mod ha;
+mod lag_bound;
 mod primary;
 pub mod proto;
 mod secondary;
@@ -22,7 +23,9 @@ mod tls;
 pub mod transport;
 
 pub use auth::{PeerAuth, Secret};
-pub use config::{AgDef, AgState, AvailabilityMode, HadrFile, ReplicaDef, ReplicationConfig};
+pub use config::{
+    AgDef, AgState, AvailabilityMode, HadrFile, LagBound, ReplicaDef, ReplicationConfig,
+};
 pub use failover::FailoverRow;
 pub use status::{ReplicaStateRow, SyncState};
 pub use tls::TlsFiles;
@@ -82,6 +85,14 @@ pub(crate) struct LinkStatus {
     /// It fell behind the retention limit (or an operator asked): the next
     /// connection seeds it afresh instead of resuming.
     pub needs_reseed: bool,
+    /// Bounded-lag asynchronous secondary: its bound.
+    pub bound: Option<config::LagBound>,
+    /// Commits honour its bound (it caught up once, and has not been held
+    /// out of it for `SESSION_TIMEOUT` since).
+    pub bound_counted: bool,
+    /// Since when it has held a commit back (or been disconnected) while
+    /// counted; reset whenever its hardened LSN advances.
+    pub bound_out_since: Option<Instant>,
 }
 
 /// What a secondary knows of its primary, per database.
@@ -107,6 +118,14 @@ pub(crate) struct SyncTable {
     /// the published sync set counts; commits wait for them as for
     /// SYNCHRONIZED ones until the set without them is in etcd.
     pub ha_counted: HashMap<String, Vec<String>>,
+    /// HA: per group, the bounded-lag asynchronous secondaries the
+    /// published set names; commits keep their bound until the set without
+    /// them is in etcd.
+    pub ha_bounded: HashMap<String, Vec<String>>,
+    /// Per database with a bounded secondary: commits acknowledged (LSN,
+    /// when) that some bounded secondary may not have hardened yet, oldest
+    /// first.
+    pub acked: HashMap<String, std::collections::VecDeque<(Lsn, Instant)>>,
 }
 
 pub(crate) struct Inner {

@@ -60,6 +60,9 @@ pub(crate) fn start_group(inner: &Arc<Inner>, g: &AgState) {
                     last_error: None,
                     retain_from: None,
                     needs_reseed: false,
+                    bound: r.lag_bound(),
+                    bound_counted: false,
+                    bound_out_since: None,
                 });
                 id
             };
@@ -591,7 +594,8 @@ fn on_ack(inner: &Inner, id: u64, db: &Database, hardened: Lsn, applied: Lsn) {
     let mut t = inner.sync.lock();
     if let Some(l) = t.links.iter_mut().find(|l| l.id == id) {
         l.last_heard = Instant::now();
-        if hardened > l.acked_hardened {
+        let advanced = hardened > l.acked_hardened;
+        if advanced {
             l.last_ack_advance = Some(std::time::SystemTime::now());
         }
         l.acked_hardened = l.acked_hardened.max(hardened);
@@ -608,6 +612,9 @@ fn on_ack(inner: &Inner, id: u64, db: &Database, hardened: Lsn, applied: Lsn) {
         } else if l.behind_since.is_none() {
             l.behind_since = Some(Instant::now());
         }
+        crate::lag_bound::on_ack(l, advanced, local);
+        let db = l.db.clone();
+        crate::lag_bound::prune(&mut t, &db);
     }
     inner.sync_cv.notify_all();
 }
@@ -647,6 +654,7 @@ pub(crate) async fn monitor(inner: Arc<Inner>) {
                     l.state = SyncState::NotSynchronizing;
                     l.reset = true;
                 }
+                crate::lag_bound::check(l, to);
                 dbs.push(l.db.clone());
             }
             inner.sync_cv.notify_all();
@@ -800,11 +808,27 @@ impl RemoteHarden for CommitHook {
             waited = true;
             inner.sync_cv.wait_for(&mut t, Duration::from_millis(100));
         };
+        let synced = t0.elapsed();
+        // Then the bounded-lag asynchronous secondaries.
+        let lagged = match &res {
+            Ok(_) => match crate::lag_bound::wait(&inner, &mut t, &self.db, lsn) {
+                Ok(d) => d,
+                Err(e) => {
+                    drop(t);
+                    return Err(e);
+                }
+            },
+            Err(_) => None,
+        };
         drop(t);
         if waited {
-            let d = t0.elapsed();
             for w in waits {
-                w.record(WaitType::HadrSyncCommit, d);
+                w.record(WaitType::HadrSyncCommit, synced);
+            }
+        }
+        if let Some(d) = lagged {
+            for w in waits {
+                w.record(WaitType::HadrLagBound, d);
             }
         }
         // Fencing: no acknowledgement without the leader lease, checked
@@ -817,5 +841,20 @@ impl RemoteHarden for CommitHook {
             );
         }
         res
+    }
+
+    fn wait_lag_bound(&self, lsn: Lsn, waits: WaitSinks<'_>) -> Result<(), String> {
+        let Some(inner) = self.inner.upgrade() else {
+            return Ok(());
+        };
+        let mut t = inner.sync.lock();
+        let lagged = crate::lag_bound::wait(&inner, &mut t, &self.db, lsn)?;
+        drop(t);
+        if let Some(d) = lagged {
+            for w in waits {
+                w.record(WaitType::HadrLagBound, d);
+            }
+        }
+        Ok(())
     }
 }

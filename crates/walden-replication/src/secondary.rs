@@ -184,6 +184,15 @@ fn serve_blocking(
             }
             Err(e) => break Err(e.to_string()),
         };
+        // Tests: a stalled link (what was read waits, unapplied).
+        while inner
+            .cfg
+            .test_pause_receive
+            .load(std::sync::atomic::Ordering::SeqCst)
+            && !inner.closed.load(std::sync::atomic::Ordering::SeqCst)
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         let current = inner
             .incoming
             .lock()

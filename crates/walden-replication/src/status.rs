@@ -48,6 +48,18 @@ pub struct ReplicaStateRow {
     /// The primary will seed this secondary afresh (it fell behind the log
     /// the primary keeps, or an operator asked).
     pub needs_reseed: bool,
+    /// Log the secondary has not hardened (the primary's end LSN minus its
+    /// hardened LSN), bytes; on the primary's own row, `None`.
+    pub lag_bytes: Option<u64>,
+    /// Bounded secondary: how long ago the oldest acknowledged commit it
+    /// has not hardened was acknowledged, ms (0: none).
+    pub lag_ms: Option<f64>,
+    /// Its bound, as defined (`MAX_LAG_BYTES`, `MAX_LAG_MS`).
+    pub max_lag_bytes: Option<u64>,
+    pub max_lag_ms: Option<u64>,
+    /// Bounded secondary: commits keep within its bound now (it caught up
+    /// and was not dropped; in HA mode, or still in etcd's published set).
+    pub is_lag_bound_counted: Option<bool>,
 }
 
 fn kb(n: u64) -> u64 {
@@ -57,7 +69,23 @@ fn kb(n: u64) -> u64 {
 pub(crate) fn rows(inner: &Inner) -> Vec<ReplicaStateRow> {
     let me = inner.cfg.name.clone();
     let groups = inner.state.lock().groups.clone();
-    let links = inner.sync.lock().links.clone();
+    let (links, lag) = {
+        let t = inner.sync.lock();
+        let lag: std::collections::HashMap<u64, (Option<f64>, bool)> = t
+            .links
+            .iter()
+            .map(|l| {
+                (
+                    l.id,
+                    (
+                        crate::lag_bound::lag_ms(&t, l),
+                        crate::lag_bound::is_counted(&t, l),
+                    ),
+                )
+            })
+            .collect();
+        (t.links.clone(), lag)
+    };
     let incoming = inner.incoming.lock().clone();
     let resolving = inner.resolving.lock().clone();
     let mut out = Vec::new();
@@ -101,6 +129,11 @@ pub(crate) fn rows(inner: &Inner) -> Vec<ReplicaStateRow> {
                     secondary_lag_seconds: None,
                     last_error: None,
                     needs_reseed: false,
+                    lag_bytes: None,
+                    lag_ms: None,
+                    max_lag_bytes: None,
+                    max_lag_ms: None,
+                    is_lag_bound_counted: None,
                 });
                 for l in links
                     .iter()
@@ -127,6 +160,11 @@ pub(crate) fn rows(inner: &Inner) -> Vec<ReplicaStateRow> {
                         ),
                         last_error: l.last_error.clone(),
                         needs_reseed: l.needs_reseed,
+                        lag_bytes: Some(end.saturating_sub(l.acked_hardened)),
+                        lag_ms: lag.get(&l.id).and_then(|x| x.0),
+                        max_lag_bytes: l.bound.and_then(|b| b.bytes),
+                        max_lag_ms: l.bound.and_then(|b| b.ms),
+                        is_lag_bound_counted: l.bound.map(|_| lag.get(&l.id).is_some_and(|x| x.1)),
                     });
                 }
             } else {
@@ -161,6 +199,19 @@ pub(crate) fn rows(inner: &Inner) -> Vec<ReplicaStateRow> {
                     secondary_lag_seconds: None,
                     last_error: None,
                     needs_reseed: false,
+                    lag_bytes: e.map(|e| e.primary_end.saturating_sub(hardened)),
+                    lag_ms: None,
+                    max_lag_bytes: g
+                        .def
+                        .replica(&me)
+                        .and_then(|r| r.lag_bound())
+                        .and_then(|b| b.bytes),
+                    max_lag_ms: g
+                        .def
+                        .replica(&me)
+                        .and_then(|r| r.lag_bound())
+                        .and_then(|b| b.ms),
+                    is_lag_bound_counted: None,
                 });
             }
         }

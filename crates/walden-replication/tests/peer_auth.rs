@@ -73,6 +73,8 @@ fn replica(name: &str, url: String, mode: AvailabilityMode) -> ReplicaDef {
         name: name.into(),
         endpoint_url: url,
         mode,
+        max_lag_bytes: None,
+        max_lag_ms: None,
     }
 }
 

@@ -440,7 +440,7 @@ pub fn render(
             &'static str,
             fn(&walden_replication::ReplicaStateRow) -> f64,
         );
-        let row_metrics: [RowMetric; 6] = [
+        let row_metrics: [RowMetric; 8] = [
             (
                 "hadr_synchronized",
                 "1 when the replica is SYNCHRONIZED, else 0 (synchronization_state_desc).",
@@ -470,6 +470,16 @@ pub fn render(
                 "hadr_secondary_lag_seconds",
                 "How long the secondary has been behind the primary (secondary_lag_seconds).",
                 |r| r.secondary_lag_seconds.unwrap_or(0.0),
+            ),
+            (
+                "hadr_lag_bytes",
+                "Log the replica has not hardened, bytes (lag_bytes; what a bounded-lag secondary's MAX_LAG_BYTES limits).",
+                |r| r.lag_bytes.unwrap_or(0) as f64,
+            ),
+            (
+                "hadr_lag_seconds",
+                "Bounded-lag secondary: age of the oldest acknowledged commit it has not hardened, seconds (lag_ms / 1000; what MAX_LAG_MS limits).",
+                |r| r.lag_ms.unwrap_or(0.0) / 1e3,
             ),
         ];
         for (name, help, f) in row_metrics {

@@ -204,8 +204,9 @@ fn check_sync_replica(e: &Value, def: &experiments::ExperimentDef) {
     assert!(arr(&e["cells"]).is_empty(), "figures are under \"replica\"");
     let r = &e["replica"];
     let cells = arr(&r["cells"]);
-    // local, then sync / sync + delayed / async at each delay; two workloads.
-    assert_eq!(cells.len(), 2 * (1 + 3 * plan.delays_ms.len()));
+    // local, then sync / sync + delayed / async / async + bound at each
+    // delay; two workloads.
+    assert_eq!(cells.len(), 2 * (1 + 4 * plan.delays_ms.len()));
     let rows = plan.batches * plan.rows_per_batch;
     for c in cells {
         let mode = c["mode"].as_str().expect("mode");
@@ -252,6 +253,19 @@ fn check_sync_replica(e: &Value, def: &experiments::ExperimentDef) {
                 assert_eq!(mirrored, 0, "{what}: mirrored");
                 assert_eq!(hadr, 0, "{what}: HADR_SYNC_COMMIT waits");
                 assert_eq!(delay_ms, 0.0, "{what}: transaction delay");
+                assert_eq!(
+                    u(&c["hadr_lag_bound_waits"]),
+                    Some(0),
+                    "{what}: HADR_LAG_BOUND waits"
+                );
+            }
+            // A bounded asynchronous secondary is not mirrored; commits wait
+            // (HADR_LAG_BOUND) only when the bound would be exceeded (a batch
+            // this small may finish within MAX_LAG_MS, so no count is asked).
+            "async + bound" => {
+                assert_eq!(mirrored, 0, "{what}: mirrored");
+                assert_eq!(hadr, 0, "{what}: HADR_SYNC_COMMIT waits");
+                assert!(u(&c["hadr_lag_bound_waits"]).is_some(), "{what}: lag waits");
             }
             other => panic!("unknown mode {other}"),
         }

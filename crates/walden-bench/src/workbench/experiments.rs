@@ -339,8 +339,9 @@ fn sync_replica(scale: f64) -> ExperimentDef {
         description: format!(
             "{batches} x {} single-row inserts from one session, auto-commit vs one transaction \
              per {}, on a primary with no availability group (local), with a SYNCHRONOUS_COMMIT \
-             secondary (sync), the same with DELAYED_DURABILITY = FORCED (sync + delayed), and \
-             with an ASYNCHRONOUS_COMMIT secondary (async); the secondary is a second instance \
+             secondary (sync), the same with DELAYED_DURABILITY = FORCED (sync + delayed), \
+             with an ASYNCHRONOUS_COMMIT secondary (async), and with one bounded by \
+             MAX_LAG_BYTES = 65536, MAX_LAG_MS = 10 (async + bound); the secondary is a second instance \
              in the same process, on the same disk unless --secondary-dir says otherwise, \
              reached over loopback TCP, directly and through a proxy adding 1 ms and 5 ms each \
              way. Each cell runs one batch per round, \

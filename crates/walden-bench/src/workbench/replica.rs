@@ -49,7 +49,14 @@ enum Mode {
     Sync,
     SyncDelayed,
     Async,
+    /// Asynchronous with a lag bound ([`BOUND_BYTES`], [`BOUND_MS`]).
+    AsyncBounded,
 }
+
+/// The bounded-lag cell's bound: tight enough that a secondary a few ms
+/// away holds commits back now and then, so its cost shows.
+const BOUND_BYTES: u64 = 64 << 10;
+const BOUND_MS: u64 = 10;
 
 impl Mode {
     fn short(self) -> &'static str {
@@ -58,6 +65,7 @@ impl Mode {
             Mode::Sync => "sync",
             Mode::SyncDelayed => "sync + delayed",
             Mode::Async => "async",
+            Mode::AsyncBounded => "async + bound",
         }
     }
     fn label(self) -> &'static str {
@@ -66,6 +74,9 @@ impl Mode {
             Mode::Sync => "SYNCHRONOUS_COMMIT secondary, DELAYED_DURABILITY = DISABLED",
             Mode::SyncDelayed => "SYNCHRONOUS_COMMIT secondary, DELAYED_DURABILITY = FORCED",
             Mode::Async => "ASYNCHRONOUS_COMMIT secondary, DELAYED_DURABILITY = DISABLED",
+            Mode::AsyncBounded => {
+                "ASYNCHRONOUS_COMMIT secondary with MAX_LAG_BYTES = 65536, MAX_LAG_MS = 10, DELAYED_DURABILITY = DISABLED"
+            }
         }
     }
     fn tag(self) -> &'static str {
@@ -74,13 +85,14 @@ impl Mode {
             Mode::Sync => "sync",
             Mode::SyncDelayed => "syncdd",
             Mode::Async => "async",
+            Mode::AsyncBounded => "asyncb",
         }
     }
     fn availability(self) -> Option<AvailabilityMode> {
         match self {
             Mode::Local => None,
             Mode::Sync | Mode::SyncDelayed => Some(AvailabilityMode::SynchronousCommit),
-            Mode::Async => Some(AvailabilityMode::AsynchronousCommit),
+            Mode::Async | Mode::AsyncBounded => Some(AvailabilityMode::AsynchronousCommit),
         }
     }
 }
@@ -189,7 +201,12 @@ pub fn run(
 
     let mut modes = vec![(Mode::Local, 0)];
     for &d in &plan.delays_ms {
-        for m in [Mode::Sync, Mode::SyncDelayed, Mode::Async] {
+        for m in [
+            Mode::Sync,
+            Mode::SyncDelayed,
+            Mode::Async,
+            Mode::AsyncBounded,
+        ] {
             modes.push((m, d));
         }
     }
@@ -225,11 +242,15 @@ pub fn run(
                             // The primary has no endpoint: nothing fails over here.
                             endpoint_url: "tcp://127.0.0.1:1".into(),
                             mode: AvailabilityMode::SynchronousCommit,
+                            max_lag_bytes: None,
+                            max_lag_ms: None,
                         },
                         ReplicaDef {
                             name: SECONDARY.into(),
                             endpoint_url: format!("tcp://{addr}"),
                             mode: am,
+                            max_lag_bytes: (mode == Mode::AsyncBounded).then_some(BOUND_BYTES),
+                            max_lag_ms: (mode == Mode::AsyncBounded).then_some(BOUND_MS),
                         },
                     ],
                     session_timeout_ms: 10_000,
@@ -329,6 +350,8 @@ pub fn run(
             commit_p99_ms: stats::percentile_sorted(&lat, 0.99),
             hadr_sync_commit_waits: waits.hadr.0,
             hadr_sync_commit_wait_ms: waits.hadr.1,
+            hadr_lag_bound_waits: waits.lag.0,
+            hadr_lag_bound_wait_ms: waits.lag.1,
             writelog_waits: waits.writelog.0,
             writelog_wait_ms: waits.writelog.1,
             log_flushes: c.log_flushes,
@@ -466,6 +489,7 @@ fn wait_ready(primary: &Node, secondary: &Node, setups: &[Setup]) -> Result<()> 
                     r.is_connected
                         && (am == AvailabilityMode::AsynchronousCommit
                             || r.synchronization_state_desc == "SYNCHRONIZED")
+                        && (s.mode != Mode::AsyncBounded || r.is_lag_bound_counted == Some(true))
                 })
             })
             .map(|s| s.name.as_str())
@@ -574,6 +598,7 @@ fn run_batch(
 
 struct Waits {
     hadr: (u64, f64),
+    lag: (u64, f64),
     writelog: (u64, f64),
 }
 
@@ -598,6 +623,7 @@ fn session_waits(conn: &mut dyn Conn) -> Result<Waits> {
     };
     Ok(Waits {
         hadr: get("HADR_SYNC_COMMIT"),
+        lag: get("HADR_LAG_BOUND"),
         writelog: get("WRITELOG"),
     })
 }

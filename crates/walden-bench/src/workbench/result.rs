@@ -168,6 +168,9 @@ pub struct ReplicaCell {
     /// The session's HADR_SYNC_COMMIT and WRITELOG waits.
     pub hadr_sync_commit_waits: u64,
     pub hadr_sync_commit_wait_ms: f64,
+    /// The session's HADR_LAG_BOUND waits (bounded-lag asynchronous cell).
+    pub hadr_lag_bound_waits: u64,
+    pub hadr_lag_bound_wait_ms: f64,
     pub writelog_waits: u64,
     pub writelog_wait_ms: f64,
     /// Primary's counters over the batches: Log Flushes/sec and Write

@@ -253,6 +253,36 @@ pub fn replica_row(c: &ReplicaCell) -> Vec<String> {
     ]
 }
 
+/// The bounded-lag asynchronous cells beside the unbounded ones: auto-commit
+/// commit rate per delay, and how often the bound held commits back.
+fn bounded_reading(r: &ReplicaReport) -> Option<String> {
+    let rate = |c: &ReplicaCell| c.transactions as f64 / c.duration_s.max(1e-9);
+    let mut parts = Vec::new();
+    for &d in &r.delays_ms {
+        let find = |m: &str| {
+            r.cells
+                .iter()
+                .find(|c| c.autocommit && c.delay_ms == d && c.mode == m && c.rows > 0)
+        };
+        if let (Some(a), Some(b)) = (find("async"), find("async + bound")) {
+            parts.push(format!(
+                "{d} ms away: {:.0}/s unbounded vs {:.0}/s bounded ({:.2}x; {} HADR_LAG_BOUND waits, {:.0} ms)",
+                rate(a),
+                rate(b),
+                rate(b) / rate(a).max(1e-9),
+                b.hadr_lag_bound_waits,
+                b.hadr_lag_bound_wait_ms
+            ));
+        }
+    }
+    (!parts.is_empty()).then(|| {
+        format!(
+            "Bounded-lag asynchronous secondary (MAX_LAG_BYTES = 65536, MAX_LAG_MS = 10), auto-commit commits per second: {}.",
+            parts.join("; ")
+        )
+    })
+}
+
 /// What the replica experiment shows: per workload the median ms per insert
 /// of each mode and delay, then the p50 target, then how the delay
 /// was made.
@@ -344,6 +374,9 @@ pub fn replica_reading(r: &ReplicaReport) -> String {
                 );
             }
             lines.push(t);
+            if let Some(l) = bounded_reading(r) {
+                lines.push(l);
+            }
             let [fb, fa] = r.sync_pair_floor;
             if fb.alone_p50_ms > 0.0 && fa.alone_p50_ms > 0.0 {
                 let floor = fb.ratio.min(fa.ratio);

@@ -284,7 +284,9 @@ impl Transaction {
         // locally already, and a later commit that saw it waits for a higher
         // LSN anyway.
         let lsn = result?;
-        if !delayed {
+        if delayed {
+            db.lag_bound_delayed(lsn, &sinks)?;
+        } else {
             db.harden_remote(lsn, &sinks)?;
         }
         db.counters.write_transactions.fetch_add(1, Relaxed);

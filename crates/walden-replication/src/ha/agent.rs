@@ -426,14 +426,14 @@ impl Agent {
             .absent_since
             .entry(name.clone())
             .or_insert_with(Instant::now);
-        let mut candidates = vec![(me.clone(), election::score(&mine))];
+        let mut candidates = vec![(me.clone(), election::score(&me, &mine, sync))];
         for m in &view.members {
             if m.name.eq_ignore_ascii_case(&me) {
                 continue;
             }
             if let Some(mg) = m.groups.get(&name) {
                 if election::eligible(&m.name, mg, sync) {
-                    candidates.push((m.name.clone(), election::score(mg)));
+                    candidates.push((m.name.clone(), election::score(&m.name, mg, sync)));
                 }
             }
         }
@@ -499,6 +499,7 @@ impl Agent {
             leader: me.clone(),
             epoch,
             members: Vec::new(),
+            bounded: Vec::new(),
         };
         if !self.write_sync(inner, ha, &name, &s, guard)? {
             return Err("lost the leader key before taking over".into());
@@ -553,6 +554,10 @@ impl Agent {
                 group.to_string(),
                 s.members.iter().map(|m| m.to_ascii_lowercase()).collect(),
             );
+            t.ha_bounded.insert(
+                group.to_string(),
+                s.bounded.iter().map(|m| m.to_ascii_lowercase()).collect(),
+            );
             inner.sync_cv.notify_all();
         }
         Ok(ok)
@@ -595,21 +600,49 @@ impl Agent {
                 .collect()
         };
         want.sort();
+        // Bounded-lag asynchronous secondaries whose bound every database's
+        // commits keep (locally counted; joining only after that, and
+        // leaving here before commits stop keeping it).
+        let mut want_bounded: Vec<String> = {
+            let t = inner.sync.lock();
+            g.def
+                .replicas
+                .iter()
+                .filter(|r| !r.name.eq_ignore_ascii_case(&me) && r.lag_bound().is_some())
+                .filter(|r| {
+                    let links: Vec<_> = t
+                        .links
+                        .iter()
+                        .filter(|l| {
+                            l.ag.eq_ignore_ascii_case(&name)
+                                && l.replica.eq_ignore_ascii_case(&r.name)
+                        })
+                        .collect();
+                    links.len() == g.def.databases.len() && links.iter().all(|l| l.bound_counted)
+                })
+                .map(|r| r.name.to_ascii_lowercase())
+                .collect()
+        };
+        want_bounded.sort();
         let current = sync.filter(|s| s.leader.eq_ignore_ascii_case(&me) && s.epoch == g.epoch);
-        let mut have: Vec<String> = current
-            .map(|s| s.members.iter().map(|m| m.to_ascii_lowercase()).collect())
-            .unwrap_or_default();
-        have.sort();
-        if current.is_some() && want == have {
+        let lower = |v: &Vec<String>| {
+            let mut v: Vec<String> = v.iter().map(|m| m.to_ascii_lowercase()).collect();
+            v.sort();
+            v
+        };
+        let have: Vec<String> = current.map(|s| lower(&s.members)).unwrap_or_default();
+        let have_bounded: Vec<String> = current.map(|s| lower(&s.bounded)).unwrap_or_default();
+        if current.is_some() && want == have && want_bounded == have_bounded {
             return Ok(());
         }
         let s = SyncKey {
             leader: me,
             epoch: g.epoch,
             members: want.clone(),
+            bounded: want_bounded.clone(),
         };
         if self.write_sync(inner, ha, &name, &s, guard)? {
-            tracing::info!(group = %name, from = ?have, to = ?want, "HA: synchronous secondaries counted");
+            tracing::info!(group = %name, from = ?have, to = ?want, bounded_from = ?have_bounded, bounded_to = ?want_bounded, "HA: secondaries counted");
         }
         Ok(())
     }

@@ -11,6 +11,11 @@ pub struct SyncKey {
     pub leader: String,
     pub epoch: u64,
     pub members: Vec<String>,
+    /// Bounded-lag asynchronous secondaries whose bound the primary's
+    /// commits kept: eligible after the synchronous ones (a failover to one
+    /// loses at most its bound).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bounded: Vec<String>,
 }
 
 /// `groups/<ag>/leader`: who holds it (the key's lease says until when).
@@ -74,21 +79,35 @@ pub fn eligible(name: &str, g: &MemberGroup, sync: Option<&SyncKey>) -> bool {
             // A member was SYNCHRONIZED under that primary in that epoch
             // (its log continues the primary's, divergence cut at the
             // handshake), and has followed no newer primary since.
-            s.members.iter().any(|m| m.eq_ignore_ascii_case(name))
+            s.members
+                .iter()
+                .chain(&s.bounded)
+                .any(|m| m.eq_ignore_ascii_case(name))
                 && g.epoch == s.epoch
                 && g.followed.values().all(|e| *e <= s.epoch)
         }
     }
 }
 
-/// How much log a candidate holds (the group's databases summed).
-pub fn score(g: &MemberGroup) -> u64 {
-    g.hardened.values().fold(0u64, |a, b| a.saturating_add(*b))
+/// How a candidate ranks: the last leader and synchronous members (which
+/// hold every acknowledged commit) before bounded-lag ones (which may lack
+/// up to their bound), then how much log it holds (the group's databases
+/// summed).
+pub fn score(name: &str, g: &MemberGroup, sync: Option<&SyncKey>) -> (u8, u64) {
+    let bounded_only = sync.is_some_and(|s| {
+        !s.leader.eq_ignore_ascii_case(name)
+            && !s.members.iter().any(|m| m.eq_ignore_ascii_case(name))
+            && s.bounded.iter().any(|m| m.eq_ignore_ascii_case(name))
+    });
+    (
+        u8::from(!bounded_only),
+        g.hardened.values().fold(0u64, |a, b| a.saturating_add(*b)),
+    )
 }
 
 /// Whether `me` goes first among the eligible `candidates` (name, score; `me`
 /// included): the most log, then the smallest name.
-pub fn goes_first(me: &str, candidates: &[(String, u64)]) -> bool {
+pub fn goes_first(me: &str, candidates: &[(String, (u8, u64))]) -> bool {
     candidates
         .iter()
         .max_by(|a, b| {
@@ -125,6 +144,7 @@ mod tests {
             leader: "a".into(),
             epoch: 3,
             members: vec!["b".into()],
+            bounded: vec![],
         };
         assert!(eligible("a", &mg("a", 3, 3, 1), Some(&s)));
         assert!(eligible("b", &mg("a", 3, 3, 1), Some(&s)));
@@ -138,10 +158,37 @@ mod tests {
 
     #[test]
     fn most_log_goes_first_then_the_name() {
-        let c = vec![("a".to_string(), 5), ("b".to_string(), 7)];
+        let c = vec![("a".to_string(), (1, 5)), ("b".to_string(), (1, 7))];
         assert!(goes_first("b", &c));
         assert!(!goes_first("a", &c));
-        let c = vec![("b".to_string(), 7), ("a".to_string(), 7)];
+        let c = vec![("b".to_string(), (1, 7)), ("a".to_string(), (1, 7))];
         assert!(goes_first("a", &c));
+    }
+
+    #[test]
+    fn a_bounded_secondary_is_eligible_after_the_synchronous_ones() {
+        let s = SyncKey {
+            leader: "a".into(),
+            epoch: 3,
+            members: vec!["b".into()],
+            bounded: vec!["c".into()],
+        };
+        assert!(eligible("c", &mg("a", 3, 3, 1), Some(&s)));
+        // Following a newer primary: not eligible.
+        assert!(!eligible("c", &mg("d", 4, 4, 1), Some(&s)));
+        // More log, but only bounded: the synchronous member goes first.
+        let c = vec![
+            ("b".to_string(), score("b", &mg("a", 3, 3, 10), Some(&s))),
+            ("c".to_string(), score("c", &mg("a", 3, 3, 99), Some(&s))),
+        ];
+        assert!(goes_first("b", &c));
+        // Alone, it goes.
+        assert!(goes_first("c", &c[1..]));
+        // Not in the published set: not eligible at all.
+        let none = SyncKey {
+            bounded: vec![],
+            ..s
+        };
+        assert!(!eligible("c", &mg("a", 3, 3, 1), Some(&none)));
     }
 }

@@ -360,6 +360,13 @@ pub fn format_status(v: &ClusterView) -> String {
             "group {}: primary {leader}; synchronous secondaries counted: {sync}",
             g.name
         );
+        if let Some(b) = g.sync.as_ref().filter(|x| !x.bounded.is_empty()) {
+            let _ = writeln!(
+                s,
+                "  bounded-lag asynchronous secondaries counted: {}",
+                b.bounded.join(", ")
+            );
+        }
         if let Some(w) = &g.switchover {
             let _ = writeln!(
                 s,
@@ -401,7 +408,7 @@ pub fn format_status(v: &ClusterView) -> String {
                 m.sql.as_deref().unwrap_or("-"),
                 m.api.as_deref().unwrap_or("-"),
                 state,
-                election::score(g)
+                election::score(&m.name, g, None).1
             );
         }
     }

@@ -127,6 +127,11 @@ impl SysView {
                 ("secondary_lag_seconds", T::Double),
                 ("last_error", text),
                 ("needs_reseed", T::Bool),
+                ("lag_bytes", T::BigInt),
+                ("lag_ms", T::Double),
+                ("max_lag_bytes", T::BigInt),
+                ("max_lag_ms", T::BigInt),
+                ("is_lag_bound_counted", T::Bool),
             ],
             SysView::Databases => vec![
                 ("name", text.clone()),
@@ -303,6 +308,13 @@ pub fn rows(view: SysView, args: &[Value], env: &Env<'_>) -> Result<Vec<Vec<Valu
                         .unwrap_or(Value::Null),
                     row.last_error.as_deref().map(t).unwrap_or(Value::Null),
                     Value::Bool(row.needs_reseed),
+                    row.lag_bytes.map(i).unwrap_or(Value::Null),
+                    row.lag_ms.map(Value::Float).unwrap_or(Value::Null),
+                    row.max_lag_bytes.map(i).unwrap_or(Value::Null),
+                    row.max_lag_ms.map(i).unwrap_or(Value::Null),
+                    row.is_lag_bound_counted
+                        .map(Value::Bool)
+                        .unwrap_or(Value::Null),
                 ]);
             }
         }

@@ -6,7 +6,9 @@
 //!   FOR DATABASE walden [, other]
 //!   REPLICA ON 'a' WITH (ENDPOINT_URL = 'tcp://10.0.0.1:5022', AVAILABILITY_MODE = SYNCHRONOUS_COMMIT),
 //!              'b' WITH (ENDPOINT_URL = 'tcp://10.0.0.2:5022', AVAILABILITY_MODE = SYNCHRONOUS_COMMIT,
-//!                        SESSION_TIMEOUT = 10);
+//!                        SESSION_TIMEOUT = 10),
+//!              'c' WITH (ENDPOINT_URL = 'tcp://10.0.0.3:5022', AVAILABILITY_MODE = ASYNCHRONOUS_COMMIT,
+//!                        MAX_LAG_BYTES = 1048576, MAX_LAG_MS = 500);   -- Walden's own
 //! ALTER AVAILABILITY GROUP ag1 FAILOVER;                          -- on the target secondary
 //! ALTER AVAILABILITY GROUP ag1 FORCE_FAILOVER_ALLOW_DATA_LOSS;
 //! ALTER AVAILABILITY GROUP ag1 RESEED 'b';                        -- on the primary (Walden's own)
@@ -95,6 +97,8 @@ fn create(name: String, t: &mut Toks) -> Result<Command> {
         }
         let mut url = None;
         let mut mode = None;
+        let mut max_lag_bytes = None;
+        let mut max_lag_ms = None;
         for (k, v) in options(t)? {
             match k.as_str() {
                 "ENDPOINT_URL" => url = Some(v),
@@ -112,6 +116,8 @@ fn create(name: String, t: &mut Toks) -> Result<Command> {
                         ))
                     })?
                 }
+                "MAX_LAG_BYTES" => max_lag_bytes = Some(lag_option(&k, &v)?),
+                "MAX_LAG_MS" => max_lag_ms = Some(lag_option(&k, &v)?),
                 _ => {} // FAILOVER_MODE, SEEDING_MODE, ... : accepted
             }
         }
@@ -125,10 +131,19 @@ fn create(name: String, t: &mut Toks) -> Result<Command> {
                 "REPLICA ON '{rname}' needs AVAILABILITY_MODE = SYNCHRONOUS_COMMIT | ASYNCHRONOUS_COMMIT"
             ))
         })?;
+        if mode == AvailabilityMode::SynchronousCommit
+            && (max_lag_bytes.is_some() || max_lag_ms.is_some())
+        {
+            return Err(SqlError::unsupported(format!(
+                "MAX_LAG_BYTES and MAX_LAG_MS on the SYNCHRONOUS_COMMIT replica '{rname}' (a lag bound applies to ASYNCHRONOUS_COMMIT replicas; a synchronous one never lags an acknowledged commit)"
+            )));
+        }
         replicas.push(ReplicaDef {
             name: rname,
             endpoint_url,
             mode,
+            max_lag_bytes,
+            max_lag_ms,
         });
         if !t.eat_tok(&Token::Comma) {
             break;
@@ -142,6 +157,20 @@ fn create(name: String, t: &mut Toks) -> Result<Command> {
         session_timeout_ms: timeout_s * 1000,
         required_synchronized_secondaries_to_commit: required,
     })))
+}
+
+/// `MAX_LAG_BYTES` / `MAX_LAG_MS`: a whole number, at least 1.
+fn lag_option(k: &str, v: &str) -> Result<u64> {
+    v.parse::<u64>().ok().filter(|n| *n >= 1).ok_or_else(|| {
+        SqlError::syntax(format!(
+            "{k} must be a whole number of {} (at least 1), not {v}",
+            if k == "MAX_LAG_MS" {
+                "milliseconds"
+            } else {
+                "bytes"
+            }
+        ))
+    })
 }
 
 /// `( KEY = value [, ...] )`, where a value may itself be `( ... )` (kept as text).
@@ -211,6 +240,26 @@ mod tests {
         assert_eq!(d.replicas.len(), 2);
         assert_eq!(d.replicas[1].mode, AvailabilityMode::AsynchronousCommit);
         assert_eq!(d.replicas[0].address().unwrap(), "10.0.0.1:5022");
+        assert_eq!(d.replicas[1].lag_bound(), None);
+    }
+
+    #[test]
+    fn a_bounded_lag_asynchronous_replica_parses_and_bad_bounds_are_refused() {
+        let ok = "CREATE AVAILABILITY GROUP ag1 FOR DATABASE walden \
+             REPLICA ON 'a' WITH (ENDPOINT_URL = 'tcp://h:1', AVAILABILITY_MODE = SYNCHRONOUS_COMMIT), \
+                        'c' WITH (ENDPOINT_URL = 'tcp://h:2', AVAILABILITY_MODE = ASYNCHRONOUS_COMMIT, MAX_LAG_BYTES = 65536, MAX_LAG_MS = 250)";
+        let Command::CreateAvailabilityGroup(d) = parse(ok).unwrap() else {
+            panic!()
+        };
+        let b = d.replicas[1].lag_bound().unwrap();
+        assert_eq!((b.bytes, b.ms), (Some(65536), Some(250)));
+        assert_eq!(d.replicas[0].lag_bound(), None);
+        let e = parse(&ok.replace("MAX_LAG_MS = 250", "MAX_LAG_MS = soon")).unwrap_err();
+        assert!(e.message.contains("MAX_LAG_MS must be"), "{e}");
+        let e = parse(&ok.replace("MAX_LAG_BYTES = 65536", "MAX_LAG_BYTES = 0")).unwrap_err();
+        assert!(e.message.contains("MAX_LAG_BYTES must be"), "{e}");
+        let e = parse(&ok.replace("= ASYNCHRONOUS_COMMIT", "= SYNCHRONOUS_COMMIT")).unwrap_err();
+        assert_eq!(e.kind, crate::error::ErrorKind::FeatureNotSupported, "{e}");
     }
 
     #[test]
