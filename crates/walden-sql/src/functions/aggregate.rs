@@ -25,6 +25,8 @@ pub enum AggKind {
     JsonObjectAgg {
         jsonb: bool,
     },
+    /// var_pop, var_samp, stddev_pop, stddev_samp (`stats.rs`).
+    Stat(StatFn),
 }
 
 pub fn aggregate_kind(f: &ast::Function) -> Option<AggKind> {
@@ -49,7 +51,7 @@ pub fn aggregate_kind(f: &ast::Function) -> Option<AggKind> {
         "json_agg" => AggKind::JsonAgg { jsonb: false },
         "jsonb_object_agg" => AggKind::JsonObjectAgg { jsonb: true },
         "json_object_agg" => AggKind::JsonObjectAgg { jsonb: false },
-        _ => return None,
+        name => AggKind::Stat(StatFn::from_name(name)?),
     })
 }
 
@@ -64,6 +66,7 @@ pub enum Acc {
     Bool(Option<bool>),
     Json(crate::functions::json::JsonAcc),
     Array(Option<Vec<Value>>),
+    Stat(StatAcc),
 }
 
 impl Acc {
@@ -76,6 +79,7 @@ impl Acc {
             AggKind::StringAgg => Acc::Str(None),
             AggKind::BoolAnd | AggKind::BoolOr => Acc::Bool(None),
             AggKind::ArrayAgg => Acc::Array(None),
+            AggKind::Stat(_) => Acc::Stat(StatAcc::Empty),
             AggKind::JsonAgg { .. } | AggKind::JsonObjectAgg { .. } => {
                 Acc::Json(Default::default())
             }
@@ -164,6 +168,7 @@ impl Acc {
                     (Some(p), _) => p || x,
                 })
             }
+            Acc::Stat(s) => s.add(&v)?,
             Acc::Json(_) | Acc::Array(_) => {}
         }
         Ok(())
@@ -177,18 +182,22 @@ impl Acc {
                 _ => Value::Null,
             },
             Acc::Count(n) => Value::Int(n),
+            Acc::Stat(s) => match kind {
+                AggKind::Stat(f) => s.finish(f)?,
+                _ => Value::Null,
+            },
             Acc::Sum(s) => s.unwrap_or(Value::Null),
             Acc::Avg(None, _) => Value::Null,
             Acc::Avg(Some(s), n) => match s {
                 Value::Float(f) => Value::Float(f / n as f64),
                 // numeric division, with its result scale.
-                Value::Int(i) => Value::Decimal(
-                    crate::functions::numeric_div(Decimal::from(i), Decimal::from(n))
-                        .unwrap_or_default(),
-                ),
-                Value::Decimal(d) => Value::Decimal(
-                    crate::functions::numeric_div(d, Decimal::from(n)).unwrap_or_default(),
-                ),
+                Value::Int(i) => Value::Decimal(crate::functions::numeric_div(
+                    Decimal::from(i),
+                    Decimal::from(n),
+                )?),
+                Value::Decimal(d) => {
+                    Value::Decimal(crate::functions::numeric_div(d, Decimal::from(n))?)
+                }
                 other => other,
             },
             Acc::MinMax(m) => m.unwrap_or(Value::Null),
@@ -235,6 +244,7 @@ pub fn aggregate_type(kind: AggKind, arg: Option<&DataType>) -> DataType {
             },
         },
         AggKind::Min | AggKind::Max => arg.cloned().unwrap_or(DataType::Text),
+        AggKind::Stat(_) => stat_type(arg),
         AggKind::StringAgg => DataType::Text,
         AggKind::BoolAnd | AggKind::BoolOr => DataType::Bool,
         AggKind::ArrayAgg => match arg {

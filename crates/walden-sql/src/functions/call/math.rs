@@ -1,4 +1,5 @@
-//! Numeric functions: abs, round, trunc, floor/ceil, mod, power, sqrt, random.
+//! Numeric functions: abs, round, trunc, floor/ceil, mod, power, random
+//! (sqrt and numeric's exact functions are in `numeric_fns.rs`).
 
 use super::*;
 
@@ -125,15 +126,6 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
                 _ => Value::Null,
             }
         }
-        Func::Sqrt => match cast(arg(0), &DataType::Double)? {
-            Value::Float(x) if x >= 0.0 => Value::Float(x.sqrt()),
-            _ => {
-                return Err(SqlError::new(
-                    ErrorKind::DataException,
-                    "cannot take square root of a negative number",
-                ))
-            }
-        },
         Func::Random => Value::Float(rand_f64()),
         _ => {
             return Err(SqlError::internal(format!(
