@@ -349,6 +349,17 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
             precision: 0,
             scale: 0,
         },
+        Func::Power
+            if args.iter().any(|t| matches!(t, DataType::Decimal { .. }))
+                && !args
+                    .iter()
+                    .any(|t| matches!(t, DataType::Double | DataType::Real)) =>
+        {
+            DataType::Decimal {
+                precision: 0,
+                scale: 0,
+            }
+        }
         Func::Power | Func::Sqrt | Func::Random => DataType::Double,
         Func::Scale | Func::MinScale | Func::WidthBucket => DataType::Int,
         Func::TrimScale | Func::Div | Func::Factorial => DataType::Decimal {

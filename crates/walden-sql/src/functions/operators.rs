@@ -327,7 +327,11 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> Result<Value> {
                     if y.is_zero() {
                         return Err(SqlError::new(ErrorKind::DivisionByZero, "division by zero"));
                     }
-                    x.checked_rem(y)
+                    // The remainder keeps the larger scale, as PostgreSQL's.
+                    x.checked_rem(y).map(|mut r| {
+                        r.rescale(x.scale().max(y.scale()));
+                        r
+                    })
                 }
                 _ => return Err(undefined(&a, &b)),
             };
@@ -440,7 +444,7 @@ pub(crate) fn numeric_div(x: Decimal, y: Decimal) -> Result<Decimal> {
     let (w1, f1) = weight(x);
     let (w2, f2) = weight(y);
     let mut qweight = w1 - w2;
-    if f1 < f2 {
+    if f1 <= f2 {
         qweight -= 1;
     }
     let scale = (16 - qweight * 4)
@@ -450,7 +454,14 @@ pub(crate) fn numeric_div(x: Decimal, y: Decimal) -> Result<Decimal> {
     if scale > 28 {
         return Err(too_wide());
     }
-    let scale = scale as u32;
+    div_round(x, y, scale as u32)
+}
+
+/// x / y rounded half away from zero at `scale` decimals (at most 28).
+pub(crate) fn div_round(x: Decimal, y: Decimal, scale: u32) -> Result<Decimal> {
+    if scale > 28 {
+        return Err(too_wide());
+    }
     let q28 = x.checked_div(y).ok_or_else(too_wide)?;
     // q28 is already rounded (to 28 digits): rounding it again could move
     // a quotient just under a half up. When its digits past `scale` read

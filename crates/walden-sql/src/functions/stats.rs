@@ -141,3 +141,168 @@ pub fn stat_type(arg: Option<&DataType>) -> DataType {
         },
     }
 }
+
+/// The two-argument aggregates over (y, x) pairs, in float8.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegrFn {
+    Count,
+    Sxx,
+    Syy,
+    Sxy,
+    AvgX,
+    AvgY,
+    R2,
+    Slope,
+    Intercept,
+    CovarPop,
+    CovarSamp,
+    Corr,
+}
+
+impl RegrFn {
+    pub fn from_name(name: &str) -> Option<RegrFn> {
+        Some(match name {
+            "regr_count" => RegrFn::Count,
+            "regr_sxx" => RegrFn::Sxx,
+            "regr_syy" => RegrFn::Syy,
+            "regr_sxy" => RegrFn::Sxy,
+            "regr_avgx" => RegrFn::AvgX,
+            "regr_avgy" => RegrFn::AvgY,
+            "regr_r2" => RegrFn::R2,
+            "regr_slope" => RegrFn::Slope,
+            "regr_intercept" => RegrFn::Intercept,
+            "covar_pop" => RegrFn::CovarPop,
+            "covar_samp" => RegrFn::CovarSamp,
+            "corr" => RegrFn::Corr,
+            _ => return None,
+        })
+    }
+
+    pub fn result_type(self) -> DataType {
+        if self == RegrFn::Count {
+            DataType::BigInt
+        } else {
+            DataType::Double
+        }
+    }
+}
+
+/// (n, sum x, sum y, and the sums of squared and crossed deviations),
+/// updated as Youngs and Cramer's method, as PostgreSQL does.
+#[derive(Clone, Debug, Default)]
+pub struct RegrAcc {
+    n: f64,
+    sx: f64,
+    sxx: f64,
+    sy: f64,
+    syy: f64,
+    sxy: f64,
+}
+
+fn float_of(v: &Value) -> Result<f64> {
+    match cast(v.clone(), &DataType::Double)? {
+        Value::Float(x) => Ok(x),
+        other => Err(SqlError::new(
+            ErrorKind::UndefinedFunction,
+            format!(
+                "function regr_count({}) does not exist",
+                crate::functions::type_name(&other)
+            ),
+        )),
+    }
+}
+
+impl RegrAcc {
+    /// Adds the pair (y, x); a pair with a NULL is skipped.
+    pub fn add(&mut self, y: &Value, x: &Value) -> Result<()> {
+        if y.is_null() || x.is_null() {
+            return Ok(());
+        }
+        let (y, x) = (float_of(y)?, float_of(x)?);
+        let old = self.clone();
+        self.n += 1.0;
+        self.sx += x;
+        self.sy += y;
+        if old.n > 0.0 {
+            let dx = x * self.n - self.sx;
+            let dy = y * self.n - self.sy;
+            let scale = 1.0 / (self.n * old.n);
+            self.sxx += dx * dx * scale;
+            self.syy += dy * dy * scale;
+            self.sxy += dx * dy * scale;
+            let overflow =
+                || SqlError::new(ErrorKind::NumericOutOfRange, "value out of range: overflow");
+            // An infinite sum from finite inputs overflowed; from an
+            // infinite input the deviations are NaN.
+            if self.sx.is_infinite() || self.sxx.is_infinite() {
+                if !old.sx.is_infinite() && !x.is_infinite() {
+                    return Err(overflow());
+                }
+                self.sxx = f64::NAN;
+            }
+            if self.sy.is_infinite() || self.syy.is_infinite() {
+                if !old.sy.is_infinite() && !y.is_infinite() {
+                    return Err(overflow());
+                }
+                self.syy = f64::NAN;
+            }
+            if self.sxy.is_infinite() {
+                if !old.sx.is_infinite()
+                    && !x.is_infinite()
+                    && !old.sy.is_infinite()
+                    && !y.is_infinite()
+                {
+                    return Err(overflow());
+                }
+                self.sxy = f64::NAN;
+            }
+        } else {
+            if !x.is_finite() {
+                self.sxx = f64::NAN;
+                self.sxy = f64::NAN;
+            }
+            if !y.is_finite() {
+                self.syy = f64::NAN;
+                self.sxy = f64::NAN;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn finish(self, f: RegrFn) -> Value {
+        let RegrAcc {
+            n,
+            sx,
+            sxx,
+            sy,
+            syy,
+            sxy,
+        } = self;
+        if f == RegrFn::Count {
+            return Value::Int(n as i64);
+        }
+        let need = if f == RegrFn::CovarSamp { 2.0 } else { 1.0 };
+        if n < need {
+            return Value::Null;
+        }
+        let r = match f {
+            RegrFn::Count => n,
+            RegrFn::Sxx => sxx,
+            RegrFn::Syy => syy,
+            RegrFn::Sxy => sxy,
+            RegrFn::AvgX => sx / n,
+            RegrFn::AvgY => sy / n,
+            RegrFn::CovarPop => sxy / n,
+            RegrFn::CovarSamp => sxy / (n - 1.0),
+            RegrFn::Corr if sxx == 0.0 || syy == 0.0 => return Value::Null,
+            RegrFn::Corr => sxy / (sxx * syy).sqrt(),
+            RegrFn::R2 if sxx == 0.0 => return Value::Null,
+            RegrFn::R2 if syy == 0.0 => 1.0,
+            RegrFn::R2 => (sxy * sxy) / (sxx * syy),
+            RegrFn::Slope | RegrFn::Intercept if sxx == 0.0 => return Value::Null,
+            RegrFn::Slope => sxy / sxx,
+            RegrFn::Intercept => (sy - sx * sxy / sxx) / n,
+        };
+        Value::Float(r)
+    }
+}

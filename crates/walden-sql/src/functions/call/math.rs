@@ -92,6 +92,18 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
             }
         },
         Func::Mod => crate::functions::binary(crate::functions::BinOp::Mod, arg(0), arg(1))?,
+        // numeric ^ numeric (or integer) is numeric.
+        Func::Power
+            if a.iter().any(|v| matches!(v, Value::Decimal(_)))
+                && a.iter()
+                    .all(|v| matches!(v, Value::Decimal(_) | Value::Int(_) | Value::Text(_))) =>
+        {
+            let (b, e) = (
+                super::numeric_fns::num(&arg(0), "power")?,
+                super::numeric_fns::num(&arg(1), "power")?,
+            );
+            Value::Decimal(super::numeric_fns::numeric_power(b, e)?)
+        }
         Func::Power => {
             let x = cast(arg(0), &DataType::Double)?;
             let y = cast(arg(1), &DataType::Double)?;

@@ -11,7 +11,7 @@ fn out_of_range(what: &str) -> SqlError {
 
 /// The numeric a numeric function takes: integers and floats convert
 /// (as PostgreSQL's implicit casts), text is read as numeric.
-fn num(v: &Value, f: &str) -> Result<Decimal> {
+pub(super) fn num(v: &Value, f: &str) -> Result<Decimal> {
     match v {
         Value::Decimal(d) => Ok(*d),
         Value::Int(i) => Ok(Decimal::from(*i)),
@@ -325,6 +325,41 @@ pub(crate) fn sqrt_at(d: Decimal, rscale: i64) -> Result<Decimal> {
         rscale as u32,
         "sqrt",
     )
+}
+
+/// power(numeric, numeric) for an integer exponent, as PostgreSQL: at
+/// least 16 decimals and no fewer than the base has, rounded half away
+/// from zero. The exact power must fit Walden's numeric; a fractional
+/// exponent (PostgreSQL goes through exp and ln) is refused.
+pub(crate) fn numeric_power(base: Decimal, exp: Decimal) -> Result<Decimal> {
+    let n = exp
+        .normalize()
+        .to_i32()
+        .filter(|_| exp.fract().is_zero())
+        .ok_or_else(|| {
+            SqlError::unsupported("numeric power() with a fractional or very large exponent")
+        })?;
+    if base.is_zero() && n < 0 {
+        return Err(SqlError::new(
+            ErrorKind::InvalidArgumentForPower,
+            "zero raised to a negative power is undefined",
+        ));
+    }
+    let rscale = base.scale().max(16);
+    let mut p = Decimal::ONE;
+    for _ in 0..n.unsigned_abs() {
+        p = crate::functions::exact_mul(p, base).map_err(|_| too_wide("power"))?;
+    }
+    if n < 0 {
+        return crate::functions::div_round(Decimal::ONE, p, rscale);
+    }
+    let mut r =
+        p.round_dp_with_strategy(rscale, rust_decimal::RoundingStrategy::MidpointAwayFromZero);
+    r.rescale(rscale);
+    if r.scale() != rscale {
+        return Err(too_wide("power"));
+    }
+    Ok(r)
 }
 
 /// floor(sqrt(n)).
