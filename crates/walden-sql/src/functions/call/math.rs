@@ -95,8 +95,16 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
         // numeric ^ numeric (or integer) is numeric.
         Func::Power
             if a.iter().any(|v| matches!(v, Value::Decimal(_)))
-                && a.iter()
-                    .all(|v| matches!(v, Value::Decimal(_) | Value::Int(_) | Value::Text(_))) =>
+                && a.iter().all(|v| match v {
+                    Value::Decimal(_) | Value::Int(_) => true,
+                    // Text a decimal cannot hold (NaN, Infinity) takes the
+                    // float8 path below.
+                    Value::Text(s) => matches!(
+                        crate::functions::numeric_text(s),
+                        Ok(Value::Int(_) | Value::Decimal(_))
+                    ),
+                    _ => false,
+                }) =>
         {
             let (b, e) = (
                 super::numeric_fns::num(&arg(0), "power")?,

@@ -150,12 +150,13 @@ fn gcd_lcm(f: Func, x: Value, y: Value) -> Result<Value> {
     let lcm = f == Func::Lcm;
     if let (Value::Int(x), Value::Int(y)) = (&x, &y) {
         let g = gcd_u(x.unsigned_abs() as u128, y.unsigned_abs() as u128);
-        let r = if !lcm {
-            g
-        } else if g == 0 {
-            0
+        // lcm(x, 0) is 0 (g is then |x|, or 0 when both are).
+        let r = if lcm {
+            (x.unsigned_abs() as u128)
+                .checked_div(g)
+                .map_or(0, |q| q * y.unsigned_abs() as u128)
         } else {
-            (x.unsigned_abs() as u128 / g) * y.unsigned_abs() as u128
+            g
         };
         return i64::try_from(r)
             .map(Value::Int)
@@ -165,14 +166,15 @@ fn gcd_lcm(f: Func, x: Value, y: Value) -> Result<Value> {
     let (a, b) = (num(&x, name)?, num(&y, name)?);
     let (ma, mb, s) = aligned(a, b).ok_or_else(|| too_wide(name))?;
     let g = gcd_u(ma.unsigned_abs(), mb.unsigned_abs());
-    let r = if !lcm {
-        g
-    } else if g == 0 {
-        0
+    let r = if lcm {
+        match ma.unsigned_abs().checked_div(g) {
+            None => 0,
+            Some(q) => q
+                .checked_mul(mb.unsigned_abs())
+                .ok_or_else(|| too_wide(name))?,
+        }
     } else {
-        (ma.unsigned_abs() / g)
-            .checked_mul(mb.unsigned_abs())
-            .ok_or_else(|| too_wide(name))?
+        g
     };
     Ok(Value::Decimal(from_parts(
         i128::try_from(r).map_err(|_| too_wide(name))?,
@@ -332,6 +334,15 @@ pub(crate) fn sqrt_at(d: Decimal, rscale: i64) -> Result<Decimal> {
 /// from zero. The exact power must fit Walden's numeric; a fractional
 /// exponent (PostgreSQL goes through exp and ln) is refused.
 pub(crate) fn numeric_power(base: Decimal, exp: Decimal) -> Result<Decimal> {
+    let undefined = |m: &str| SqlError::new(ErrorKind::InvalidArgumentForPower, m.to_string());
+    if base.is_zero() && exp.is_sign_negative() && !exp.is_zero() {
+        return Err(undefined("zero raised to a negative power is undefined"));
+    }
+    if base.is_sign_negative() && !base.is_zero() && !exp.fract().is_zero() {
+        return Err(undefined(
+            "a negative number raised to a non-integer power yields a complex result",
+        ));
+    }
     let n = exp
         .normalize()
         .to_i32()
@@ -339,12 +350,6 @@ pub(crate) fn numeric_power(base: Decimal, exp: Decimal) -> Result<Decimal> {
         .ok_or_else(|| {
             SqlError::unsupported("numeric power() with a fractional or very large exponent")
         })?;
-    if base.is_zero() && n < 0 {
-        return Err(SqlError::new(
-            ErrorKind::InvalidArgumentForPower,
-            "zero raised to a negative power is undefined",
-        ));
-    }
     let rscale = base.scale().max(16);
     let mut p = Decimal::ONE;
     for _ in 0..n.unsigned_abs() {
