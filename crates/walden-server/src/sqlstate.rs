@@ -90,6 +90,7 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::InvalidEscapeSequence => "22025",
         K::InvalidRegex => "2201B",
         K::InvalidArgumentForPower => "2201F",
+        K::InvalidArgumentForWidthBucket => "2201G",
         K::StackDepth => "54001",
         K::ProgramLimit => "54000",
         K::TransactionResolutionUnknown => "08007",

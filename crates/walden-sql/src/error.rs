@@ -57,6 +57,8 @@ pub enum ErrorKind {
     InvalidRegex,
     /// power()'s undefined cases (2201F).
     InvalidArgumentForPower,
+    /// width_bucket's invalid arguments (2201G).
+    InvalidArgumentForWidthBucket,
     /// The object is not in a state that allows the operation (55000).
     PrerequisiteState,
     /// A commit's outcome is not known to be what the client asked (40003):

@@ -60,7 +60,7 @@ pub fn compile_aggregate(
             .ok_or_else(|| SqlError::syntax(format!("{} needs an argument", fname(f))))?;
         Some(Expr::compile(p, scope, e)?)
     };
-    let separator = if matches!(kind, AggKind::StringAgg | AggKind::JsonObjectAgg { .. }) {
+    let separator = if kind == AggKind::StringAgg || kind.second_per_row() {
         Some(Expr::compile(
             p,
             scope,

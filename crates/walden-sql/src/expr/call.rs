@@ -290,6 +290,15 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "mod" => Func::Mod,
         "power" | "pow" => Func::Power,
         "sqrt" => Func::Sqrt,
+        "scale" => Func::Scale,
+        "min_scale" => Func::MinScale,
+        "trim_scale" => Func::TrimScale,
+        "sign" => Func::Sign,
+        "div" => Func::Div,
+        "gcd" => Func::Gcd,
+        "lcm" => Func::Lcm,
+        "factorial" => Func::Factorial,
+        "width_bucket" => Func::WidthBucket,
         "random" | "rand" => Func::Random,
         "date_part" => Func::DatePartPg,
         "greatest" => Func::Greatest,
@@ -400,6 +409,11 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         // PostgreSQL 15's timeout argument: the termination is not waited for.
         Func::SignalBackend(true) => Some(1..=2),
         Func::ReloadConf => Some(0..=0),
+        Func::Scale | Func::MinScale | Func::TrimScale | Func::Sign | Func::Factorial => {
+            Some(1..=1)
+        }
+        Func::Div | Func::Gcd | Func::Lcm => Some(2..=2),
+        Func::WidthBucket => Some(4..=4),
         _ => None,
     };
     if let Some(r) = arity {

@@ -731,10 +731,9 @@ fn bit_op(op: &ast::BinaryOperator) -> Option<BitOp> {
     }
 }
 
-/// `x ^ y`: float8 exponentiation (integers and, beside a float, numerics
-/// are read as float8, as PostgreSQL resolves them). numeric ^ numeric
-/// (or integer) is exact there; it is refused rather than computed in
-/// float8.
+/// `x ^ y`: power(); numeric ^ numeric (or integer) is numeric there,
+/// float8 otherwise (integers and, beside a float, numerics are read as
+/// float8, as PostgreSQL resolves them).
 fn power_operator(
     p: &mut Planner<'_>,
     scope: &Arc<Scope>,
@@ -743,13 +742,6 @@ fn power_operator(
 ) -> Result<Expr> {
     let l = Expr::compile(p, scope, left)?;
     let r = Expr::compile(p, scope, right)?;
-    let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
-    let ty = |e: &Expr| query::static_type(e, &types, &p.params);
-    let numeric = |e: &Expr| matches!(ty(e), Some(DataType::Decimal { .. }));
-    let float = |e: &Expr| matches!(ty(e), Some(DataType::Double | DataType::Real));
-    if (numeric(&l) || numeric(&r)) && !float(&l) && !float(&r) {
-        return Err(SqlError::unsupported("the numeric ^ operator"));
-    }
     Ok(Expr::Func(Func::Power, vec![l, r]))
 }
 

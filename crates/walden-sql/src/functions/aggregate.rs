@@ -25,6 +25,19 @@ pub enum AggKind {
     JsonObjectAgg {
         jsonb: bool,
     },
+    /// var_pop, var_samp, stddev_pop, stddev_samp (`stats.rs`).
+    Stat(StatFn),
+    /// regr_*, covar_*, corr (y, x): x rides in the separator slot,
+    /// evaluated per row.
+    Regr(RegrFn),
+}
+
+impl AggKind {
+    /// Whether the separator slot holds a second argument evaluated per
+    /// row (rather than a constant separator).
+    pub fn second_per_row(self) -> bool {
+        matches!(self, AggKind::JsonObjectAgg { .. } | AggKind::Regr(_))
+    }
 }
 
 pub fn aggregate_kind(f: &ast::Function) -> Option<AggKind> {
@@ -49,7 +62,10 @@ pub fn aggregate_kind(f: &ast::Function) -> Option<AggKind> {
         "json_agg" => AggKind::JsonAgg { jsonb: false },
         "jsonb_object_agg" => AggKind::JsonObjectAgg { jsonb: true },
         "json_object_agg" => AggKind::JsonObjectAgg { jsonb: false },
-        _ => return None,
+        name => match RegrFn::from_name(name) {
+            Some(r) => AggKind::Regr(r),
+            None => AggKind::Stat(StatFn::from_name(name)?),
+        },
     })
 }
 
@@ -64,6 +80,8 @@ pub enum Acc {
     Bool(Option<bool>),
     Json(crate::functions::json::JsonAcc),
     Array(Option<Vec<Value>>),
+    Stat(StatAcc),
+    Regr(RegrAcc),
 }
 
 impl Acc {
@@ -76,6 +94,8 @@ impl Acc {
             AggKind::StringAgg => Acc::Str(None),
             AggKind::BoolAnd | AggKind::BoolOr => Acc::Bool(None),
             AggKind::ArrayAgg => Acc::Array(None),
+            AggKind::Stat(_) => Acc::Stat(StatAcc::Empty),
+            AggKind::Regr(_) => Acc::Regr(RegrAcc::default()),
             AggKind::JsonAgg { .. } | AggKind::JsonObjectAgg { .. } => {
                 Acc::Json(Default::default())
             }
@@ -96,6 +116,10 @@ impl Acc {
                 _ => acc.push(v),
             }
             return Ok(());
+        }
+        // The pair aggregates skip a pair with a NULL on either side.
+        if let Acc::Regr(acc) = self {
+            return acc.add(&v, sep);
         }
         // array_agg keeps NULL inputs as NULL elements.
         if let Acc::Array(items) = self {
@@ -164,7 +188,8 @@ impl Acc {
                     (Some(p), _) => p || x,
                 })
             }
-            Acc::Json(_) | Acc::Array(_) => {}
+            Acc::Stat(s) => s.add(&v)?,
+            Acc::Json(_) | Acc::Array(_) | Acc::Regr(_) => {}
         }
         Ok(())
     }
@@ -177,18 +202,26 @@ impl Acc {
                 _ => Value::Null,
             },
             Acc::Count(n) => Value::Int(n),
+            Acc::Regr(s) => match kind {
+                AggKind::Regr(f) => s.finish(f),
+                _ => Value::Null,
+            },
+            Acc::Stat(s) => match kind {
+                AggKind::Stat(f) => s.finish(f)?,
+                _ => Value::Null,
+            },
             Acc::Sum(s) => s.unwrap_or(Value::Null),
             Acc::Avg(None, _) => Value::Null,
             Acc::Avg(Some(s), n) => match s {
                 Value::Float(f) => Value::Float(f / n as f64),
                 // numeric division, with its result scale.
-                Value::Int(i) => Value::Decimal(
-                    crate::functions::numeric_div(Decimal::from(i), Decimal::from(n))
-                        .unwrap_or_default(),
-                ),
-                Value::Decimal(d) => Value::Decimal(
-                    crate::functions::numeric_div(d, Decimal::from(n)).unwrap_or_default(),
-                ),
+                Value::Int(i) => Value::Decimal(crate::functions::numeric_div(
+                    Decimal::from(i),
+                    Decimal::from(n),
+                )?),
+                Value::Decimal(d) => {
+                    Value::Decimal(crate::functions::numeric_div(d, Decimal::from(n))?)
+                }
                 other => other,
             },
             Acc::MinMax(m) => m.unwrap_or(Value::Null),
@@ -235,6 +268,8 @@ pub fn aggregate_type(kind: AggKind, arg: Option<&DataType>) -> DataType {
             },
         },
         AggKind::Min | AggKind::Max => arg.cloned().unwrap_or(DataType::Text),
+        AggKind::Stat(_) => stat_type(arg),
+        AggKind::Regr(f) => f.result_type(),
         AggKind::StringAgg => DataType::Text,
         AggKind::BoolAnd | AggKind::BoolOr => DataType::Bool,
         AggKind::ArrayAgg => match arg {

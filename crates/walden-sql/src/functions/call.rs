@@ -6,6 +6,8 @@ use super::*;
 mod arrays;
 mod datetime;
 mod math;
+mod numeric_fns;
+pub(crate) use numeric_fns::sqrt_at;
 mod system;
 mod text;
 mod tsql_text;
@@ -193,7 +195,16 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         | Func::Ceil
         | Func::Mod
         | Func::Power
-        | Func::Sqrt
         | Func::Random => math::call(f, a)?,
+        Func::Sqrt
+        | Func::Scale
+        | Func::MinScale
+        | Func::TrimScale
+        | Func::Sign
+        | Func::Div
+        | Func::Gcd
+        | Func::Lcm
+        | Func::Factorial
+        | Func::WidthBucket => numeric_fns::call(f, a)?,
     })
 }

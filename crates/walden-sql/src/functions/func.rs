@@ -98,6 +98,16 @@ pub enum Func {
     Power,
     Sqrt,
     Random,
+    /// numeric's exact functions (`call/numeric_fns.rs`).
+    Scale,
+    MinScale,
+    TrimScale,
+    Sign,
+    Div,
+    Gcd,
+    Lcm,
+    Factorial,
+    WidthBucket,
     DateAdd,
     DateDiff,
     DatePart,
@@ -334,7 +344,51 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         | Func::Floor
         | Func::Ceil
         | Func::Mod => args.first().cloned().unwrap_or(DataType::Text),
+        // sqrt(numeric) is numeric; of anything else double precision.
+        Func::Sqrt if matches!(args.first(), Some(DataType::Decimal { .. })) => DataType::Decimal {
+            precision: 0,
+            scale: 0,
+        },
+        Func::Power
+            if args.iter().any(|t| matches!(t, DataType::Decimal { .. }))
+                && !args
+                    .iter()
+                    .any(|t| matches!(t, DataType::Double | DataType::Real)) =>
+        {
+            DataType::Decimal {
+                precision: 0,
+                scale: 0,
+            }
+        }
         Func::Power | Func::Sqrt | Func::Random => DataType::Double,
+        Func::Scale | Func::MinScale | Func::WidthBucket => DataType::Int,
+        Func::TrimScale | Func::Div | Func::Factorial => DataType::Decimal {
+            precision: 0,
+            scale: 0,
+        },
+        // sign(integer) resolves to sign(double precision).
+        Func::Sign => match args.first() {
+            Some(DataType::Decimal { .. }) => DataType::Decimal {
+                precision: 0,
+                scale: 0,
+            },
+            _ => DataType::Double,
+        },
+        Func::Gcd | Func::Lcm => match (args.first(), args.get(1)) {
+            (Some(a @ (DataType::SmallInt | DataType::Int | DataType::BigInt)), Some(b))
+                if matches!(b, DataType::SmallInt | DataType::Int | DataType::BigInt) =>
+            {
+                if a == b {
+                    a.clone()
+                } else {
+                    DataType::BigInt
+                }
+            }
+            _ => DataType::Decimal {
+                precision: 0,
+                scale: 0,
+            },
+        },
         // trunc(numeric [, n]) and trunc(x, n) are numeric; trunc of a float
         // or an integer is a float, as PostgreSQL resolves it.
         Func::Trunc => match args.first() {

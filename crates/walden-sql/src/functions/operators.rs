@@ -343,21 +343,27 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> Result<Value> {
                 to_dec(&a).ok_or_else(|| undefined(&a, &b))?,
                 to_dec(&b).ok_or_else(|| undefined(&a, &b))?,
             );
+            // rust_decimal rounds a sum or product that needs more than
+            // 28 digits: computed exactly here, or refused.
             let r = match op {
-                Add => x.checked_add(y),
-                Sub => x.checked_sub(y),
-                Mul => x.checked_mul(y),
+                Add => return exact_add(x, y).map(Value::Decimal),
+                Sub => return exact_add(x, -y).map(Value::Decimal),
+                Mul => return exact_mul(x, y).map(Value::Decimal),
                 Div => {
                     if y.is_zero() {
                         return Err(SqlError::new(ErrorKind::DivisionByZero, "division by zero"));
                     }
-                    numeric_div(x, y)
+                    return numeric_div(x, y).map(Value::Decimal);
                 }
                 Mod => {
                     if y.is_zero() {
                         return Err(SqlError::new(ErrorKind::DivisionByZero, "division by zero"));
                     }
-                    x.checked_rem(y)
+                    // The remainder keeps the larger scale, as PostgreSQL's.
+                    x.checked_rem(y).map(|mut r| {
+                        r.rescale(x.scale().max(y.scale()));
+                        r
+                    })
                 }
                 _ => return Err(undefined(&a, &b)),
             };
@@ -405,12 +411,50 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> Result<Value> {
     })
 }
 
+fn too_wide() -> SqlError {
+    SqlError::unsupported(
+        "a numeric result over the 28 significant digits (at PostgreSQL's scale) Walden's numeric holds",
+    )
+}
+
+/// A mantissa and scale as a decimal, when it holds them exactly.
+fn exact(m: i128, scale: u32) -> Result<Decimal> {
+    if m.unsigned_abs() >= 1u128 << 96 || scale > 28 {
+        return Err(too_wide());
+    }
+    Ok(Decimal::from_i128_with_scale(m, scale))
+}
+
+/// x + y at the larger scale (PostgreSQL's), exactly.
+pub(crate) fn exact_add(x: Decimal, y: Decimal) -> Result<Decimal> {
+    let s = x.scale().max(y.scale());
+    let up = |d: Decimal| {
+        10i128
+            .checked_pow(s - d.scale())
+            .and_then(|p| d.mantissa().checked_mul(p))
+    };
+    let m = up(x)
+        .zip(up(y))
+        .and_then(|(a, b)| a.checked_add(b))
+        .ok_or_else(too_wide)?;
+    exact(m, s)
+}
+
+/// x * y at the sum of the scales (PostgreSQL's), exactly.
+pub(crate) fn exact_mul(x: Decimal, y: Decimal) -> Result<Decimal> {
+    let m = x
+        .mantissa()
+        .checked_mul(y.mantissa())
+        .ok_or_else(too_wide)?;
+    exact(m, x.scale() + y.scale())
+}
+
 /// numeric division with PostgreSQL's result scale: at least 16
 /// significant digits, and no fewer decimals than either operand has
 /// (`select_div_scale`: the quotient's weight in base-10000 digits sets how
 /// many decimals make 16 digits), rounded half away from zero. Walden's
 /// decimals hold at most 28 decimals.
-pub(crate) fn numeric_div(x: Decimal, y: Decimal) -> Option<Decimal> {
+pub(crate) fn numeric_div(x: Decimal, y: Decimal) -> Result<Decimal> {
     // (weight in base-10000 digits, first base-10000 digit) of |d|.
     fn weight(d: Decimal) -> (i64, u128) {
         let m = d.mantissa().unsigned_abs();
@@ -432,18 +476,47 @@ pub(crate) fn numeric_div(x: Decimal, y: Decimal) -> Option<Decimal> {
     let (w1, f1) = weight(x);
     let (w2, f2) = weight(y);
     let mut qweight = w1 - w2;
-    if f1 < f2 {
+    if f1 <= f2 {
         qweight -= 1;
     }
     let scale = (16 - qweight * 4)
         .max(x.scale() as i64)
         .max(y.scale() as i64)
-        .clamp(0, 28) as u32;
-    let mut q = x
-        .checked_div(y)?
-        .round_dp_with_strategy(scale, rust_decimal::RoundingStrategy::MidpointAwayFromZero);
+        .max(0);
+    if scale > 28 {
+        return Err(too_wide());
+    }
+    div_round(x, y, scale as u32)
+}
+
+/// x / y rounded half away from zero at `scale` decimals (at most 28).
+pub(crate) fn div_round(x: Decimal, y: Decimal, scale: u32) -> Result<Decimal> {
+    if scale > 28 {
+        return Err(too_wide());
+    }
+    let q28 = x.checked_div(y).ok_or_else(too_wide)?;
+    // q28 is already rounded (to 28 digits): rounding it again could move
+    // a quotient just under a half up. When its digits past `scale` read
+    // as an exact half, the exact quotient decides, from x against
+    // (that half) * y.
+    let t = q28.trunc_with_scale(scale);
+    let tail = q28 - t;
+    let half = Decimal::new(if q28.is_sign_negative() { -5 } else { 5 }, scale + 1);
+    let q = if !tail.is_zero() && tail == half {
+        let h = exact_add(t, half)?;
+        match exact_mul(h, y)?.abs().cmp(&x.abs()) {
+            Ordering::Greater => t,
+            _ => exact_add(t, half * Decimal::TWO)?,
+        }
+    } else {
+        q28.round_dp_with_strategy(scale, rust_decimal::RoundingStrategy::MidpointAwayFromZero)
+    };
+    let mut q = q;
     q.rescale(scale);
-    Some(q)
+    if q.scale() != scale {
+        return Err(too_wide());
+    }
+    Ok(q)
 }
 
 /// `jsonb || jsonb` and `jsonb - key`; `None` when neither operand is jsonb.

@@ -31,7 +31,7 @@ impl<'p, 'e> Grouper<'p, 'e> {
                 a.separator
                     .as_ref()
                     // The object aggregates' value is per row (below).
-                    .filter(|_| !matches!(a.kind, AggKind::JsonObjectAgg { .. }))
+                    .filter(|_| !a.kind.second_per_row())
                     .map(|s| s.eval(&[], env))
                     .transpose()
                     .map(|v| v.unwrap_or(Value::Null))
@@ -104,7 +104,7 @@ impl<'p, 'e> Grouper<'p, 'e> {
                 mem.charge_row(1)?;
             }
             let val = match (a.kind, &a.separator) {
-                (AggKind::JsonObjectAgg { .. }, Some(val)) => val.eval(r, env)?,
+                (k, Some(val)) if k.second_per_row() => val.eval(r, env)?,
                 _ => self.seps[i].clone(),
             };
             if !a.order.is_empty() {

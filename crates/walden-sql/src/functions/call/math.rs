@@ -1,4 +1,5 @@
-//! Numeric functions: abs, round, trunc, floor/ceil, mod, power, sqrt, random.
+//! Numeric functions: abs, round, trunc, floor/ceil, mod, power, random
+//! (sqrt and numeric's exact functions are in `numeric_fns.rs`).
 
 use super::*;
 
@@ -91,6 +92,26 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
             }
         },
         Func::Mod => crate::functions::binary(crate::functions::BinOp::Mod, arg(0), arg(1))?,
+        // numeric ^ numeric (or integer) is numeric.
+        Func::Power
+            if a.iter().any(|v| matches!(v, Value::Decimal(_)))
+                && a.iter().all(|v| match v {
+                    Value::Decimal(_) | Value::Int(_) => true,
+                    // Text a decimal cannot hold (NaN, Infinity) takes the
+                    // float8 path below.
+                    Value::Text(s) => matches!(
+                        crate::functions::numeric_text(s),
+                        Ok(Value::Int(_) | Value::Decimal(_))
+                    ),
+                    _ => false,
+                }) =>
+        {
+            let (b, e) = (
+                super::numeric_fns::num(&arg(0), "power")?,
+                super::numeric_fns::num(&arg(1), "power")?,
+            );
+            Value::Decimal(super::numeric_fns::numeric_power(b, e)?)
+        }
         Func::Power => {
             let x = cast(arg(0), &DataType::Double)?;
             let y = cast(arg(1), &DataType::Double)?;
@@ -125,15 +146,6 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
                 _ => Value::Null,
             }
         }
-        Func::Sqrt => match cast(arg(0), &DataType::Double)? {
-            Value::Float(x) if x >= 0.0 => Value::Float(x.sqrt()),
-            _ => {
-                return Err(SqlError::new(
-                    ErrorKind::DataException,
-                    "cannot take square root of a negative number",
-                ))
-            }
-        },
         Func::Random => Value::Float(rand_f64()),
         _ => {
             return Err(SqlError::internal(format!(

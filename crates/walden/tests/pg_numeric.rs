@@ -1,0 +1,166 @@
+//! numeric's functions and the statistical aggregates (issue 32),
+//! statement by statement against a scratch PostgreSQL 15: scale,
+//! min_scale, trim_scale, sign, div, gcd, lcm, factorial, width_bucket,
+//! sqrt with PostgreSQL's result scale, numeric arithmetic's scales, and
+//! var_pop / var_samp / variance / stddev_pop / stddev_samp / stddev over
+//! integers, numerics and floats. Rows must be equal; an error must carry
+//! the same SQLSTATE. What a 28-digit numeric cannot hold is refused
+//! (0A000), checked on its own.
+
+mod pg_diff;
+mod server_support;
+
+use pg_diff::{block_on_within, connect, render_messages, Peers};
+use std::time::Duration;
+use tokio_postgres::Client;
+
+const SCRIPT: &[&str] = &[
+    // scale, min_scale, trim_scale.
+    "SELECT scale(1.12), scale(0), scale(0.00), scale(-13.000000000000000), scale(NULL::numeric)",
+    "SELECT min_scale(0), min_scale(0.00), min_scale(1.0), min_scale(1.1000), min_scale(1e20)",
+    "SELECT trim_scale(1.120), trim_scale(0.00), trim_scale(-4.000), trim_scale(1e20), trim_scale(12.3456789)",
+    "SELECT pg_typeof(scale(1.5)), pg_typeof(trim_scale(1.50))",
+    // sign over numeric, float, integer.
+    "SELECT sign(-7.777), sign(0.00::numeric), sign(4.2::numeric), sign(-0.0::float8), sign(-2.5::float8), sign(3)",
+    "SELECT pg_typeof(sign(3)), pg_typeof(sign(1.5)), pg_typeof(sign(1.5::float8))",
+    // div truncates toward zero; mod keeps the sign of the dividend.
+    "SELECT div(7.5, 2), div(-7.5, 2), div(12345678901234567890, 123), div(9, -4::numeric), mod(-7.5, 2)",
+    "SELECT div(12345678901234567890, 123) * 123 + 12345678901234567890 % 123",
+    "SELECT div(1.5, 0)",
+    "SELECT div(0::numeric, 0)",
+    // gcd and lcm: numerics at the larger scale, integers stay integers.
+    "SELECT gcd(433125::numeric, 46375::numeric), gcd(43312.5::numeric, 4637.5::numeric), gcd(4331.250::numeric, 463.75000::numeric), gcd(0::numeric, 0::numeric)",
+    "SELECT gcd(-330, 462), gcd(0, -5), gcd(330::int8, 0), pg_typeof(gcd(4, 6)), pg_typeof(gcd(4::int8, 6::int8))",
+    "SELECT lcm(423282::numeric, 13272::numeric), lcm(42328.2::numeric, -1327.2::numeric), lcm(4232.820::numeric, 132.72000::numeric), lcm(0::numeric, 13272::numeric)",
+    "SELECT lcm(4, 6), lcm(-4, 6), lcm(0, 6), lcm(12::int8, 18::int8)",
+    // factorial.
+    "SELECT factorial(0), factorial(4), factorial(15), factorial(20), pg_typeof(factorial(3))",
+    "SELECT factorial(-4)",
+    // width_bucket over numeric (exact) and float8, both directions.
+    "SELECT width_bucket(5.0, 3.0, 4.0, 1), width_bucket(3.5, 3.0, 4.0, 2), width_bucket(2.9, 3.0, 4.0, 2), width_bucket(3.99999999, 3.0, 4.0, 100)",
+    "SELECT width_bucket(5.35, 10, 0, 5), width_bucket(10, 10, 0, 5), width_bucket(0, 10, 0, 5), width_bucket(-1, 10, 0, 5)",
+    "SELECT x, width_bucket(x::float8, 10, 100, 9) AS flt, width_bucket(x::numeric, 10, 100, 9) AS num FROM generate_series(0, 110, 10) x ORDER BY x",
+    "SELECT x, width_bucket(x::float8, 100, 10, 9) AS flt, width_bucket(x::numeric, 100, 10, 9) AS num FROM generate_series(0, 110, 10) x ORDER BY x",
+    "SELECT width_bucket(5.0, 3.0, 4.0, 0)",
+    "SELECT width_bucket(5.0::float8, 3.0::float8, 4.0::float8, -5)",
+    "SELECT width_bucket(3.5, 3.0, 3.0, 888)",
+    "SELECT width_bucket(3.5::float8, 3.0::float8, 3.0::float8, 888)",
+    "SELECT width_bucket('NaN'::float8, 3.0::float8, 4.0::float8, 888)",
+    "SELECT width_bucket(0::float8, '-inf', 4.0::float8, 888)",
+    "SELECT width_bucket(5, 0, 10, 2147483647)",
+    "SELECT width_bucket(50::float8, 0, 10, 2147483647)",
+    // sqrt: numeric at PostgreSQL's scale, float as float.
+    "SELECT sqrt(2::numeric), sqrt(0::numeric), sqrt(4.00::numeric), sqrt(1e-10::numeric), sqrt(12345678901234.5678::numeric)",
+    "SELECT sqrt(2::float8), sqrt(2), pg_typeof(sqrt(2)), pg_typeof(sqrt(2::numeric)), sqrt(0.25::float4)",
+    "SELECT sqrt(-1::numeric)",
+    "SELECT sqrt(-1::float8)",
+    "SELECT sqrt(x) FROM (VALUES (0.5::numeric), (100), (99.99), (1234567.891)) v(x)",
+    // numeric arithmetic's result scales.
+    "SELECT 1.5 * 2.25, 0.10 + 0.2, 1.000 - 1, 2.50 * 4, 10 / 4.0, 1::numeric / 3, 2::numeric / 3, 1::numeric / 7, 100::numeric / 0.0003",
+    "SELECT 1::numeric / 0",
+    // Statistical aggregates.
+    "CREATE TABLE st (g int, i int, b bigint, n numeric, f float8, r real)",
+    "INSERT INTO st VALUES (1, 56, 56, 7.8, 0.09561, 0.09561), (1, 100, 100, 99.097, 324.78, 324.78), (1, 0, 0, 0.5, 1, 1), (1, 42, 42, 12.25, 10.5, 10.5), (2, 5, 5, 5.5, 5.5, 5.5), (3, NULL, NULL, NULL, NULL, NULL)",
+    "SELECT var_pop(i), var_samp(i), variance(i), stddev_pop(i), stddev_samp(i), stddev(i) FROM st",
+    "SELECT var_pop(b), var_samp(b), stddev_pop(b), stddev_samp(b) FROM st",
+    "SELECT var_pop(n), var_samp(n), stddev_pop(n), stddev_samp(n) FROM st",
+    "SELECT var_pop(f), var_samp(f), stddev_pop(f), stddev_samp(f) FROM st",
+    "SELECT g, var_pop(n), var_samp(n), stddev(f), variance(i) FROM st GROUP BY g ORDER BY g",
+    "SELECT pg_typeof(var_pop(i)), pg_typeof(variance(n)), pg_typeof(stddev(f)), pg_typeof(stddev(r)), var_pop(r) IS NOT NULL",
+    "SELECT var_pop(1.0::float8), var_samp(2.0::float8), stddev_pop(3.0::numeric), stddev_samp(4.0::numeric)",
+    "SELECT var_pop('inf'::float8), var_samp('inf'::float8), stddev_pop('nan'::float8)",
+    "SELECT var_pop(x::float8), stddev_samp(x::float8) FROM (VALUES ('1'), ('infinity')) v(x)",
+    "SELECT avg(x::float8), var_pop(x::float8) FROM (VALUES (100000003), (100000004), (100000006), (100000007)) v(x)",
+    "SELECT avg(x::float8), var_pop(x::float8) FROM (VALUES (7000000000005), (7000000000007)) v(x)",
+    "SELECT variance(x), stddev(x) FROM generate_series(1, 1000) x",
+    "SELECT variance(x * 0.25), stddev(x * 0.001), var_pop(x * 1.5) FROM generate_series(1, 50) x",
+    "SELECT var_pop(x) FROM (VALUES (1), (1), (1)) v(x)",
+    "SELECT variance(x) FROM (SELECT 1 WHERE false) v(x)",
+    // The (y, x) aggregates: float8, a pair with a NULL skipped.
+    "CREATE TABLE rt (y float8, x float8, g int)",
+    "INSERT INTO rt VALUES (56, 0.09561, 1), (100, 324.78, 1), (0, 1, 1), (42, 10.5, 1), (NULL, 3, 1), (7, NULL, 1), (5, 5, 2), (1, 2, 3), (3, 2, 3)",
+    "SELECT regr_count(y, x), regr_sxx(y, x), regr_syy(y, x), regr_sxy(y, x), regr_avgx(y, x), regr_avgy(y, x) FROM rt",
+    "SELECT regr_r2(y, x), regr_slope(y, x), regr_intercept(y, x), covar_pop(y, x), covar_samp(y, x), corr(y, x) FROM rt",
+    "SELECT g, regr_count(y, x), covar_samp(y, x), corr(y, x), regr_slope(y, x), regr_r2(y, x) FROM rt GROUP BY g ORDER BY g",
+    "SELECT pg_typeof(regr_count(y, x)), pg_typeof(corr(y, x)), regr_count(y, x) FROM rt WHERE false",
+    "SELECT covar_pop(1::float8, 2::float8), covar_samp(3::float8, 4::float8), covar_pop(1::float8, 'inf'::float8), covar_pop(1::float8, 'nan'::float8)",
+    "SELECT regr_sxx(y, x), regr_sxy(y, x), regr_syy(y, x) FROM (VALUES (10, 20), (30, 40), (50, 60), (80, 70)) v(x, y)",
+    "SELECT corr(i, n), regr_slope(n, i) FROM st",
+    // numeric power: integer exponents, at PostgreSQL's scale.
+    "SELECT power(10::numeric, 5), power(1.5::numeric, 3), power(2::numeric, -3), power(0.1::numeric, 20), 2.0 ^ 10, power(7::numeric, 0)",
+    "SELECT power(0::numeric, 0), power(3.25::numeric, 2), power(10::numeric, -20), (-3.0) ^ 5, power(2::numeric, 3.000), power(-0.5::numeric, -3)",
+    "SELECT power('-2'::numeric, '3'), power('-2'::numeric, '-1'), pg_typeof(2 ^ 3), pg_typeof(2 ^ 3.0), 2 ^ 3, 2.5 ^ 2::float8",
+    "SELECT power(0::numeric, -1)",
+    "SELECT 0.0 ^ (-2)",
+    // numeric's remainder and quotient scales.
+    "SELECT mod(70.0, 70), 70.0 / 70, 70.0 % 7, mod(7.25, 2), 1::numeric / 1, avg(x) FROM (VALUES (1), (1)) v(x)",
+];
+
+/// Each statement's outcome: its rows, or its error's SQLSTATE.
+async fn outcomes(c: &Client) -> Vec<String> {
+    let mut out = Vec::new();
+    for sql in SCRIPT {
+        let r = match c.simple_query(sql).await {
+            Ok(msgs) => render_messages(&msgs),
+            Err(e) => match e.as_db_error() {
+                Some(d) => format!("ERROR {}", d.code().code()),
+                None => format!("ERROR {e}"),
+            },
+        };
+        out.push(format!("{sql}\n  -> {r}"));
+    }
+    out
+}
+
+#[test]
+fn numeric_functions_match_postgres() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(peers) = Peers::start(tmp.path(), "to compare answers") else {
+        return;
+    };
+    block_on_within(Duration::from_secs(120), async {
+        let want = outcomes(&connect(&peers.pg_conn()).await).await;
+        let got = outcomes(&connect(&peers.walden_conn()).await).await;
+        pg_diff::assert_same(&want, &got);
+    });
+}
+
+/// A sum, product or quotient a 28-digit numeric cannot hold at
+/// PostgreSQL's scale is refused (0A000), never rounded; PostgreSQL
+/// answers these exactly.
+#[test]
+fn numeric_results_beyond_walden_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let walden = server_support::Serve::start(&tmp.path().join("walden"), &[]);
+    block_on_within(Duration::from_secs(60), async {
+        let c = connect(&walden.conn_str()).await;
+        for sql in [
+            // 31 digits: rust_decimal would round the product.
+            "SELECT 1.000000000000001::numeric * 1.000000000000001::numeric",
+            "SELECT 10000000000000000000000::numeric + 0.0000001::numeric",
+            "SELECT 99999999999999.99999999999999::numeric - 0.000000000000001::numeric",
+            // PostgreSQL's quotient scale here is 30.
+            "SELECT 1::numeric / 0.000000000000000000000000000001",
+            "SELECT factorial(30)",
+            // A fractional exponent (PostgreSQL: through exp and ln).
+            "SELECT power(4::numeric, 0.5)",
+            "SELECT 1.1 ^ 100",
+            // 10^20 at PostgreSQL's 16 decimals is 37 digits.
+            "SELECT power(10::numeric, 20)",
+            "SELECT variance(x) FROM (VALUES (12345678901234.123456::numeric), (1)) v(x)",
+        ] {
+            let e = c.simple_query(sql).await.expect_err(sql);
+            assert_eq!(
+                e.as_db_error().map(|d| d.code().code()),
+                Some("0A000"),
+                "{sql}: {e}"
+            );
+        }
+        // The exact ones still answer, at PostgreSQL's scale.
+        let r = c
+            .simple_query("SELECT 1.00000000000001::numeric * 1.00000000000001::numeric")
+            .await
+            .unwrap();
+        assert_eq!(render_messages(&r), "1.0000000000000200000000000001; ok 1");
+    });
+}
