@@ -26,6 +26,7 @@ mod equiv;
 mod probe;
 pub(crate) use common_type::{drops_blanks, needs_cast, select_common, unmodified, ColumnCast};
 mod exec;
+pub mod explain;
 mod from;
 mod group;
 mod join;
@@ -308,6 +309,9 @@ pub enum Source {
         /// once per statement and shared by every reference (PostgreSQL
         /// evaluates a CTE once, so `random()` in it is one draw).
         shared: bool,
+        /// The name it is read by (a WITH query's, the alias, the view's),
+        /// for EXPLAIN.
+        label: String,
     },
     SysView {
         view: Arc<dyn crate::functions::SystemRelation>,
