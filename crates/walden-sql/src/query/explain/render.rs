@@ -132,12 +132,9 @@ fn json_node(n: &Node, rel: Option<&super::Child>, s: &Summary, indent: usize, o
             fields.push(("Plan Rows".into(), r.to_string()));
         }
     }
-    match n.actual {
-        Some((rows, loops)) => {
-            fields.push(("Actual Rows".into(), rows.to_string()));
-            fields.push(("Actual Loops".into(), loops.to_string()));
-        }
-        None => {}
+    if let Some((rows, loops)) = n.actual {
+        fields.push(("Actual Rows".into(), rows.to_string()));
+        fields.push(("Actual Loops".into(), loops.to_string()));
     }
     for (k, v) in &n.props {
         let v = match v {

@@ -268,12 +268,14 @@ fn select_node<'p>(
     if sel.srf.is_some() {
         n = n.under(Node::new("ProjectSet"));
     }
+    // Written always, so the subqueries of the select list are shown.
+    let input = input_names(sel);
+    let out = b.d.all(&sel.projection, &input);
     if b.verbose {
-        let input = input_names(sel);
-        let out = b.d.all(&sel.projection, &input);
-        n.list("Output", out);
-        b.attach_subs(&mut n);
+        // First, as PostgreSQL shows it.
+        n.props.insert(0, ("Output", super::Prop::List(out)));
     }
+    b.attach_subs(&mut n);
     if sel.distinct {
         let mut u = Node::new("Aggregate");
         u.label = Some("HashAggregate".into());
