@@ -27,6 +27,58 @@ pub(crate) struct FromList {
     keys: Vec<(usize, usize)>,
 }
 
+impl FromList {
+    /// EXPLAIN's node: the target's rows (`target`) joined with the list's
+    /// rows, read once and hashed by the join's key columns when it has
+    /// any.
+    pub(super) fn explain<'p>(
+        &'p self,
+        b: &mut query::explain::Builder<'p, '_>,
+        target: query::explain::Node,
+        table: &Table,
+    ) -> query::explain::Node {
+        use query::explain::Node;
+        let mut names = query::explain::table_names(table, true);
+        names.extend(query::explain::tree_names(&self.source));
+        let mut n = if self.keys.is_empty() {
+            Node::new("Nested Loop")
+        } else {
+            let mut n = Node::new("Hash Join");
+            n.label = Some("Hash Join".into());
+            let hc = self
+                .keys
+                .iter()
+                .map(|(t, f)| {
+                    let (t, f) = (
+                        names.get(*t).cloned().unwrap_or_default(),
+                        names
+                            .get(self.target_width + f)
+                            .cloned()
+                            .unwrap_or_default(),
+                    );
+                    format!("({t} = {f})")
+                })
+                .collect();
+            n.cond("Hash Cond", hc);
+            n
+        };
+        n.join_type = Some("Inner");
+        let jf = b.d.all(&self.join, &names);
+        n.cond("Join Filter", jf);
+        b.attach_subs(&mut n);
+        let rows = query::explain::source_node(b, &self.source, true);
+        n.child("Outer", target);
+        if self.keys.is_empty() {
+            n.child("Inner", rows);
+        } else {
+            let mut h = Node::new("Hash");
+            h.actual = rows.actual;
+            n.child("Inner", rows.under(h));
+        }
+        n
+    }
+}
+
 /// The rows of a FROM list, read once per statement, with an index by
 /// the join's key columns when it has any.
 pub(crate) struct FromRows {

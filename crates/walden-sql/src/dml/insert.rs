@@ -145,6 +145,47 @@ impl InsertPlan {
     }
 }
 
+impl InsertPlan {
+    /// EXPLAIN's node: `Insert on t` over its rows' source.
+    pub(crate) fn explain<'p>(
+        &'p self,
+        b: &mut crate::query::explain::Builder<'p, '_>,
+    ) -> crate::query::explain::Node {
+        use crate::query::explain::Node;
+        let mut n = super::explain::modify("Insert", &self.table);
+        if let Some(oc) = &self.on_conflict {
+            let what = match oc.action {
+                upsert::Action::Nothing => "NOTHING",
+                _ => "UPDATE",
+            };
+            n.prop("Conflict Resolution", what);
+        }
+        let src = match &self.source {
+            InsertSource::Values(rows) => {
+                let mut v = if rows.len() == 1 {
+                    Node::new("Result")
+                } else {
+                    let mut v = Node::new("Values Scan");
+                    v.label = Some("Values Scan on \"*VALUES*\"".into());
+                    v.alias = Some("*VALUES*".into());
+                    v
+                };
+                v.rows = Some(rows.len() as u64);
+                // The rows are given whole (each is inserted, or the
+                // statement fails).
+                if b.measured.is_some() {
+                    v.actual = Some((rows.len() as u64, 1));
+                }
+                v
+            }
+            InsertSource::Query(q) => crate::query::explain::query_node(b, q),
+            InsertSource::Given(_) => Node::new("Result"),
+        };
+        n.child("Outer", src);
+        n
+    }
+}
+
 pub(super) fn returning_reusable(r: &Option<Returning>) -> bool {
     r.as_ref().is_none_or(|r| {
         r.exprs.iter().all(|e| !e.has_subquery()) && r.into.as_ref().is_none_or(|i| i.reusable())

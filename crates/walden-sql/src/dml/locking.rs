@@ -54,6 +54,84 @@ impl LockingPlan {
     pub(crate) fn columns(&self) -> Vec<Column> {
         self.proj.columns.clone()
     }
+
+    /// EXPLAIN's nodes: PostgreSQL's Limit over LockRows over the sort (or
+    /// the primary key read in ORDER BY order) over the table's scan.
+    pub(crate) fn explain<'p>(
+        &'p self,
+        b: &mut query::explain::Builder<'p, '_>,
+    ) -> query::explain::Node {
+        use query::explain::{table_node, Node, TablePath};
+        let a = &self.access;
+        let mut n = match &self.walk {
+            Some(w) => {
+                let path = TablePath {
+                    lookup: None,
+                    range: Some(&w.range),
+                    index: None,
+                    filter: &a.filter,
+                };
+                let mut n = table_node(b, &self.table, path, false);
+                if n.kind == "Seq Scan" {
+                    // No bound at all: the whole key, in order.
+                    n.kind = "Index Scan".into();
+                    n.index = Some(query::explain::pkey_name(&self.table));
+                }
+                let dir = if w.reverse { " Backward" } else { "" };
+                n.scan_direction = Some(if w.reverse { "Backward" } else { "Forward" });
+                n.label = Some(format!(
+                    "Index Scan{dir} using {} on {}",
+                    query::explain::pkey_name(&self.table),
+                    self.table.name()
+                ));
+                n.rows = None;
+                n
+            }
+            None => {
+                let path = TablePath {
+                    lookup: a.lookup.as_deref(),
+                    range: a.range.as_deref(),
+                    index: a.index.as_deref(),
+                    filter: &a.filter,
+                };
+                let mut n = table_node(b, &self.table, path, false);
+                if !self.order.is_empty() {
+                    let names = query::explain::table_names(&self.table, false);
+                    let keys = self
+                        .order
+                        .iter()
+                        .map(|(e, desc, nf)| {
+                            let mut k = b.d.expr(e, &names);
+                            if *desc {
+                                k.push_str(if *nf { " DESC" } else { " DESC NULLS LAST" });
+                            } else if *nf {
+                                k.push_str(" NULLS FIRST");
+                            }
+                            k
+                        })
+                        .collect();
+                    let mut s = Node::new("Sort");
+                    s.list("Sort Key", keys);
+                    n = n.under(s);
+                }
+                n
+            }
+        };
+        n = n.under(Node::new("LockRows"));
+        if self.limit.is_some() || self.offset.is_some() {
+            let mut l = Node::new("Limit");
+            if let Some(e) = &self.limit {
+                let c = b.d.expr(e, &[]);
+                l.prop("Row Count", c);
+            }
+            if let Some(e) = &self.offset {
+                let c = b.d.expr(e, &[]);
+                l.prop("Offset", c);
+            }
+            n = n.under(l);
+        }
+        n
+    }
 }
 
 fn single_table(q: &ast::Query) -> Option<(&ast::Select, &TableFactor)> {

@@ -24,6 +24,7 @@ use walden_engine::{
 };
 
 pub(crate) mod checks;
+pub(crate) mod explain;
 pub(crate) mod foreign_keys;
 mod from;
 pub(crate) mod identity;

@@ -75,6 +75,12 @@ pub(super) fn each_source_row(
         return Ok(());
     };
     check_cancel(env)?;
+    // Rows given to `f`, for EXPLAIN ANALYZE.
+    let mut given = 0usize;
+    let f = &mut |r: &[Value]| -> Result<bool> {
+        given += 1;
+        f(r)
+    };
     let tx = env.tx;
     // ACCESS SHARE, to the end of the transaction: DDL on the table
     // waits for this transaction, and this read for uncommitted DDL.
@@ -90,6 +96,7 @@ pub(super) fn each_source_row(
                 f(&r)?;
             }
         }
+        explain::measure::ran(s, explain::measure::Part::Source, given);
         return Ok(());
     }
     let found = match index {
@@ -112,12 +119,24 @@ pub(super) fn each_source_row(
         None => tx.scan_each(table, key_bounds(table, range.as_deref(), env)?, visit),
     };
     match visited {
-        Ok(()) | Err(Halt::Enough) => Ok(()),
+        Ok(()) | Err(Halt::Enough) => {
+            explain::measure::ran(s, explain::measure::Part::Source, given);
+            Ok(())
+        }
         Err(Halt::Failed(e)) => Err(e),
     }
 }
 
 pub(super) fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
+    let rows = run_source_once(s, env)?;
+    // A table's rows were counted as its scan gave them.
+    if !matches!(s, Source::Table { .. }) {
+        explain::measure::ran(s, explain::measure::Part::Source, rows.len());
+    }
+    Ok(rows)
+}
+
+fn run_source_once(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
     check_cancel(env)?;
     Ok(match s {
         Source::Single => vec![vec![]],
@@ -134,6 +153,7 @@ pub(super) fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             plan,
             filter,
             shared,
+            ..
         } => {
             // Read more than once (the planner's `ctes` entry is gone by
             // now, so each reference holds one count): made once.
@@ -253,7 +273,15 @@ pub(super) fn run_source(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         } => {
             let l = run_source(left, env)?;
             if let (Some(pr), Source::Table { table, .. }) = (probe, right.as_ref()) {
-                if super::probe::worth_it(l.len(), table) {
+                let searched = super::probe::worth_it(l.len(), table);
+                explain::measure::note(s, explain::measure::Part::Source, |c| {
+                    if searched {
+                        c.searched += 1
+                    } else {
+                        c.hashed += 1
+                    }
+                });
+                if searched {
                     return super::probe::probe_join(
                         l,
                         right,
@@ -448,6 +476,16 @@ pub fn execute_plan(
     env: &Env<'_>,
     limit_hint: Option<usize>,
 ) -> Result<Vec<Vec<Value>>> {
+    let rows = execute_plan_once(plan, env, limit_hint)?;
+    explain::measure::ran(plan, explain::measure::Part::Query, rows.len());
+    Ok(rows)
+}
+
+fn execute_plan_once(
+    plan: &QueryPlan,
+    env: &Env<'_>,
+    limit_hint: Option<usize>,
+) -> Result<Vec<Vec<Value>>> {
     let mode = plan.limit_mode;
     let limit = match eval_count(&plan.limit, env)? {
         None if mode.with_ties && plan.limit.is_some() => {
@@ -471,7 +509,15 @@ pub fn execute_plan(
     };
     if let Body::Select(sel) = &plan.body {
         if let Some(w) = &sel.walk {
-            if let Some(rows) = super::walk::run_walk(sel, w, env, cap, offset)? {
+            let walked = super::walk::run_walk(sel, w, env, cap, offset)?;
+            explain::measure::note(w.as_ref(), explain::measure::Part::Source, |c| {
+                if walked.is_some() {
+                    c.walked += 1
+                } else {
+                    c.sorted += 1
+                }
+            });
+            if let Some(rows) = walked {
                 return Ok(rows);
             }
         }
@@ -696,6 +742,7 @@ pub(super) fn run_select(
             }
             rows = kept;
         }
+        explain::measure::ran(sel, explain::measure::Part::Groups, rows.len());
     } else {
         rows = run_source(&sel.from, env)?;
         if !sel.filter.is_empty() {

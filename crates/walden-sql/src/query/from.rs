@@ -148,6 +148,7 @@ pub(super) fn plan_factor(
                             plan,
                             filter: vec![],
                             shared,
+                            label: tname.to_ascii_lowercase(),
                         },
                         cols,
                     });
@@ -215,6 +216,7 @@ pub(super) fn plan_factor(
                     plan,
                     filter: vec![],
                     shared: false,
+                    label: label.clone().unwrap_or_else(|| "unnamed_subquery".into()),
                 },
                 cols,
             })

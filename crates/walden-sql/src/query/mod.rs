@@ -28,6 +28,7 @@ pub(crate) use common_type::{
     comparable, drops_blanks, needs_cast, select_common, type_name, unmodified, ColumnCast,
 };
 mod exec;
+pub mod explain;
 mod from;
 mod group;
 mod join;
@@ -310,6 +311,9 @@ pub enum Source {
         /// once per statement and shared by every reference (PostgreSQL
         /// evaluates a CTE once, so `random()` in it is one draw).
         shared: bool,
+        /// The name it is read by (a WITH query's, the alias, the view's),
+        /// for EXPLAIN.
+        label: String,
     },
     SysView {
         view: Arc<dyn crate::functions::SystemRelation>,

@@ -139,6 +139,7 @@ pub(super) fn probe_join(
                 }
             };
             let nk = normalize_key(k);
+            let mut found = 0usize;
             for rrow in rows {
                 if !filtered && !passes(filter, &rrow, env)? {
                     continue;
@@ -150,6 +151,7 @@ pub(super) fn probe_join(
                 if rk.iter().any(Value::is_null) || normalize_key(rk) != nk {
                     continue;
                 }
+                found += 1;
                 let mut row = Vec::with_capacity(lrow.len() + rrow.len());
                 row.extend_from_slice(lrow);
                 row.extend_from_slice(&rrow[..]);
@@ -159,6 +161,8 @@ pub(super) fn probe_join(
                     out.push(row);
                 }
             }
+            // The inner index scan's rows, one loop per search.
+            explain::measure::ran(right, explain::measure::Part::Source, found);
         }
         if !matched && matches!(kind, JoinKind::Left) {
             env.info.mem.charge_row(lrow.len() + rw)?;

@@ -80,6 +80,7 @@ pub(super) fn view_item(
             plan,
             filter: vec![],
             shared: false,
+            label: label.to_string(),
         },
         cols,
     }))

@@ -163,6 +163,16 @@ impl SqlSession {
                 Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
                     dml::describe(&mut p, stmt)?
                 }
+                Statement::Explain { .. } => match front::explain_parts(stmt)? {
+                    Some((opts, inner)) => {
+                        // Planned to type its parameters.
+                        super::explain::explainable(inner)?;
+                        let cmd = Command::Sql(Box::new(inner.clone()));
+                        super::execute::plan_command(&mut p, &cmd)?;
+                        Some(super::explain::columns(opts.format))
+                    }
+                    None => None,
+                },
                 _ => None,
             },
             Command::DeleteTop(_, stmt) => dml::describe(&mut p, stmt)?,
@@ -403,6 +413,12 @@ impl SqlSession {
     }
 
     fn execute_resolved(&mut self, cmd: &Arc<Command>, params: &[Value]) -> Result<QueryOutput> {
+        if let Command::Sql(stmt) = cmd.as_ref() {
+            if let Some((opts, inner)) = front::explain_parts(stmt)? {
+                self.cancel.store(false, Relaxed);
+                return self.explain(opts, inner, params);
+            }
+        }
         let plannable = match cmd.as_ref() {
             Command::Sql(stmt) => match stmt.as_ref() {
                 // SELECT ... INTO creates a table: a statement of its own.
@@ -581,7 +597,7 @@ fn run_plan(
 }
 
 /// Plans a command [`SqlSession::execute_shared`] sends to the plan cache.
-fn plan_command(p: &mut Planner<'_>, cmd: &Command) -> Result<StmtPlan> {
+pub(super) fn plan_command(p: &mut Planner<'_>, cmd: &Command) -> Result<StmtPlan> {
     match cmd {
         Command::Sql(stmt) => match stmt.as_ref() {
             Statement::Query(q) if crate::dml::locking::wanted(q) => {

@@ -15,6 +15,7 @@ pub(crate) mod copy;
 pub(crate) mod cursor;
 mod dispatch;
 mod execute;
+mod explain;
 mod prepare_stmt;
 pub(crate) mod stack;
 pub(crate) mod temp_tables;
