@@ -324,3 +324,88 @@ fn tsql_merge_by_source_and_output() {
         })
     });
 }
+
+/// A target row another session changes while MERGE waits for it: judged
+/// again on its latest version, as PostgreSQL 15 does (a row gone or no
+/// longer joined leaves its source row NOT MATCHED; under REPEATABLE READ
+/// the change is a serialization failure).
+#[test]
+fn merge_rechecks_rows_changed_concurrently_as_postgres() {
+    use pg_diff::schedule::{self, Run};
+    const SETUP: &str = "DROP TABLE IF EXISTS cm; \
+        CREATE TABLE cm (id int PRIMARY KEY, v int); INSERT INTO cm VALUES (1, 10), (2, 20)";
+    const MERGE: &str = "MERGE INTO cm t USING (VALUES (1), (2)) s(id) ON t.id = s.id \
+        WHEN MATCHED AND t.v < 50 THEN UPDATE SET v = t.v + 1 \
+        WHEN MATCHED THEN UPDATE SET v = t.v + 1000 \
+        WHEN NOT MATCHED THEN INSERT VALUES (s.id, -1)";
+    let schedules: Vec<(&str, Vec<(usize, &str)>)> = vec![
+        (
+            "updated: the other clause acts",
+            vec![
+                (0, "BEGIN"),
+                (0, "UPDATE cm SET v = 100 WHERE id = 1"),
+                (1, MERGE),
+                (0, "COMMIT"),
+            ],
+        ),
+        (
+            "deleted: NOT MATCHED",
+            vec![
+                (0, "BEGIN"),
+                (0, "DELETE FROM cm WHERE id = 1"),
+                (1, MERGE),
+                (0, "COMMIT"),
+            ],
+        ),
+        (
+            "key changed: no longer joined",
+            vec![
+                (0, "BEGIN"),
+                (0, "UPDATE cm SET id = 3 WHERE id = 1"),
+                (1, MERGE),
+                (0, "COMMIT"),
+            ],
+        ),
+        (
+            "rolled back: as read",
+            vec![
+                (0, "BEGIN"),
+                (0, "UPDATE cm SET v = 100 WHERE id = 1"),
+                (1, MERGE),
+                (0, "ROLLBACK"),
+            ],
+        ),
+        (
+            "repeatable read: serialization failure",
+            vec![
+                (1, "BEGIN ISOLATION LEVEL REPEATABLE READ"),
+                (1, "SELECT count(*) FROM cm"),
+                (0, "UPDATE cm SET v = 100 WHERE id = 1"),
+                (1, MERGE),
+                (1, "ROLLBACK"),
+            ],
+        ),
+    ];
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(peers) = Peers::start(tmp.path(), "to compare MERGE under concurrency") else {
+        return;
+    };
+    let (pg_conn, w_conn) = (peers.pg_conn(), peers.walden_conn());
+    let failures = block_on_within(Duration::from_secs(300), async {
+        let mut failures = Vec::new();
+        for (name, steps) in &schedules {
+            let run = Run {
+                setup: SETUP,
+                init: "",
+                sessions: 2,
+                steps,
+                checks: &["SELECT * FROM cm ORDER BY id"],
+            };
+            let want = schedule::run(&pg_conn, &run).await;
+            let got = schedule::run(&w_conn, &run).await;
+            failures.extend(schedule::mismatch(name, &want, &got));
+        }
+        failures
+    });
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
