@@ -113,6 +113,14 @@ const SCRIPT: &[&str] = &[
     "SELECT 1",
     "ROLLBACK",
     "SELECT * FROM tgt ORDER BY id",
+    // Prepared, with a parameter.
+    "PREPARE pm (int, text) AS MERGE INTO tgt t USING (VALUES ($1, $2)) s(id, v) ON t.id = s.id \
+     WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.v, 0)",
+    "EXECUTE pm (3, 'prepared')",
+    "EXECUTE pm (30, 'new')",
+    "SELECT * FROM tgt ORDER BY id",
+    "DEALLOCATE pm",
+    "DELETE FROM tgt WHERE id = 30",
     // What PostgreSQL refuses.
     "MERGE INTO tgt t USING src s ON t.id = s.id WHEN NOT MATCHED THEN INSERT VALUES (t.id, s.v, 1)",
     "MERGE INTO tgt t USING src s ON t.id = s.id WHEN MATCHED THEN DELETE WHEN MATCHED THEN DO NOTHING",
