@@ -256,6 +256,11 @@ pub fn needs(cmd: &Command, p: &Planner<'_>) -> Vec<Need> {
             }
             (tables.first().and_then(relation_name), b)
         }
+        Statement::Merge(m) => merge_needs(m),
+        Statement::Query(q) => match crate::dml::is_merge(q) {
+            Some(m) => merge_needs(m),
+            None => (None, 0),
+        },
         _ => (None, 0),
     };
     // OUTPUT ... INTO t writes t: INSERT on it (SQL Server asks no more).
@@ -263,6 +268,8 @@ pub fn needs(cmd: &Command, p: &Planner<'_>) -> Vec<Need> {
         Statement::Insert(i) => i.output.as_ref(),
         Statement::Update(u) => u.output.as_ref(),
         Statement::Delete(d) => d.output.as_ref(),
+        Statement::Merge(m) => m.output.as_ref(),
+        Statement::Query(q) => crate::dml::is_merge(q).and_then(|m| m.output.as_ref()),
         _ => None,
     };
     let into = match output {
@@ -308,6 +315,26 @@ pub fn needs(cmd: &Command, p: &Planner<'_>) -> Vec<Need> {
         }
     }
     out
+}
+
+/// MERGE's target and the privileges it needs there: those of its actions,
+/// and SELECT, since ON reads the target's columns (PostgreSQL asks SELECT
+/// of the columns a statement reads).
+fn merge_needs(m: &ast::Merge) -> (Option<String>, u8) {
+    let name = match &m.table {
+        ast::TableFactor::Table { name, .. } => Some(crate::query::object_last(name)),
+        _ => None,
+    };
+    let mut b = privs::SELECT;
+    for c in &m.clauses {
+        b |= match c.action {
+            ast::MergeAction::Insert(_) => privs::INSERT,
+            ast::MergeAction::Update(_) => privs::UPDATE,
+            ast::MergeAction::Delete { .. } => privs::DELETE,
+            ast::MergeAction::DoNothing { .. } => 0,
+        };
+    }
+    (name, b)
 }
 
 /// SELECT on every table a planned query resolved.

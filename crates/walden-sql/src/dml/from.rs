@@ -17,7 +17,7 @@ use walden_engine::DataType;
 
 /// A planned FROM (USING) list.
 pub(crate) struct FromList {
-    source: Source,
+    pub(super) source: Source,
     /// The target's width: a FROM row's columns follow the target's.
     target_width: usize,
     /// Conditions that read a FROM row (with the target's row or not).
@@ -119,7 +119,7 @@ pub(super) fn plan_list(
 
 /// The highest row position `e` reads, `usize::MAX` when it cannot be
 /// told (a correlated subquery reads the row through its own scope).
-fn max_col(e: &Expr) -> usize {
+pub(super) fn max_col(e: &Expr) -> usize {
     match e {
         Expr::Col(i) => *i,
         Expr::Sub(s) if s.correlated => usize::MAX,
@@ -171,7 +171,7 @@ pub(super) fn plan_where(
 
 /// Whether values of the two types that `=` calls equal are equal as hash
 /// keys (the join's conditions are still checked on each row found).
-fn hashable(a: &DataType, b: &DataType) -> bool {
+pub(super) fn hashable(a: &DataType, b: &DataType) -> bool {
     use DataType as T;
     let int = |t: &T| matches!(t, T::SmallInt | T::Int | T::BigInt);
     (int(a) && int(b))

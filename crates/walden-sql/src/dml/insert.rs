@@ -184,6 +184,48 @@ impl InsertPlan {
         n.child("Outer", src);
         n
     }
+
+    /// The table's row for one source row's values (`None`: the column's
+    /// default), the values ignored by `OVERRIDING USER VALUE` left out.
+    pub(super) fn full_row(&self, vals: Vec<Option<Value>>) -> Vec<Option<Value>> {
+        let mut full = vec![None; self.table.def.columns.len()];
+        for (k, v) in vals.into_iter().enumerate() {
+            if !self.dropped.contains(&k) {
+                full[self.cols[k]] = v;
+            }
+        }
+        full
+    }
+
+    /// What follows a row's insert: its CHECK constraints, on the stored
+    /// row (defaults and coercions applied; a violation fails the
+    /// statement, which undoes the write), and its foreign keys queued.
+    pub(super) fn stored(
+        &self,
+        row: &walden_engine::Row,
+        fks: &mut Pending,
+        tx: &Transaction,
+        ctx: &Ctx<'_>,
+    ) -> Result<()> {
+        if !self.checks.is_empty() {
+            self.checks.enforce(row, &ctx.env(tx))?;
+        }
+        fks.inserted(&self.table, row);
+        Ok(())
+    }
+
+    /// A T-SQL IDENTITY column given a value needs `SET IDENTITY_INSERT`.
+    pub(super) fn check_explicit_identity(&self, ctx: &Ctx<'_>) -> Result<()> {
+        match &self.explicit_identity {
+            Some(col) => crate::dml::identity::check_identity_insert(&self.table, col, ctx),
+            None => Ok(()),
+        }
+    }
+
+    /// Its target columns' positions, in its column list's order.
+    pub(super) fn columns(&self) -> &[usize] {
+        &self.cols
+    }
 }
 
 pub(super) fn returning_reusable(r: &Option<Returning>) -> bool {
@@ -286,12 +328,8 @@ pub(crate) fn run_insert_rows(
 ) -> Result<QueryOutput> {
     let t = &pl.table;
     crate::dml::check_read_write(tx, t, "INSERT")?;
-    if let Some(col) = &pl.explicit_identity {
-        crate::dml::identity::check_identity_insert(t, col, ctx)?;
-    }
-    let cols = &pl.cols;
+    pl.check_explicit_identity(ctx)?;
     let ret = &pl.returning;
-    let width = t.def.columns.len();
     let mut n = 0u64;
     let mut out_rows = Vec::new();
     let mut fks = Pending::new(tx, t);
@@ -301,12 +339,7 @@ pub(crate) fn run_insert_rows(
     let identity_col = t.def.identity_column().map(|(i, _)| i);
     let mut last_identity = None;
     let mut store = |tx: &mut Transaction, vals: Vec<Option<Value>>| -> Result<()> {
-        let mut full = vec![None; width];
-        for (k, v) in vals.into_iter().enumerate() {
-            if !pl.dropped.contains(&k) {
-                full[cols[k]] = v;
-            }
-        }
+        let full = pl.full_row(vals);
         let row = match &pl.on_conflict {
             None => tx.insert_into(t, full)?,
             Some(oc) => {
@@ -369,12 +402,7 @@ pub(crate) fn run_insert_rows(
                 }
             }
         };
-        // On the stored row (defaults and coercions applied); a violation
-        // fails the statement, which undoes the write.
-        if !pl.checks.is_empty() {
-            pl.checks.enforce(&row, &ctx.env(tx))?;
-        }
-        fks.inserted(t, &row);
+        pl.stored(&row, &mut fks, tx, ctx)?;
         n += 1;
         if let Some(Value::Int(v)) = identity_col.map(|i| &row[i]) {
             last_identity = Some(*v);

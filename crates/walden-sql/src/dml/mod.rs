@@ -30,10 +30,12 @@ mod from;
 pub(crate) mod identity;
 mod insert;
 pub(crate) mod locking;
+mod merge;
 mod output;
 mod tsql_delete;
 pub(crate) mod upsert;
 pub use insert::*;
+pub(crate) use merge::{is_merge, plan_merge, run_merge, MergePlan};
 
 /// What statement execution needs besides the transaction.
 pub struct Ctx<'a> {
@@ -513,21 +515,7 @@ pub(crate) fn run_update(pl: &Planned, tx: &mut Transaction, ctx: &Ctx<'_>) -> R
     check_read_write(tx, &pl.table, "UPDATE")?;
     let keys = candidates(pl, tx, ctx, None)?;
     let t = pl.table.clone();
-    // As PostgreSQL: an update that leaves the key alone takes the row lock
-    // of FOR NO KEY UPDATE, which key-share lockers do not wait for.
-    // A column of a unique index is a key too (a foreign key may
-    // reference it).
-    let mode = if pl.assignments.iter().any(|(i, _)| {
-        t.def.primary_key.contains(i)
-            || t.def
-                .indexes
-                .iter()
-                .any(|ix| ix.unique && ix.columns.contains(i))
-    }) {
-        LockMode::Update
-    } else {
-        LockMode::NoKeyUpdate
-    };
+    let mode = update_lock_mode(&t, pl.assignments.iter().map(|(i, _)| *i));
     let mut n = 0u64;
     let mut out_rows = Vec::new();
     let mut fks = Pending::new(tx, &t);
@@ -588,6 +576,23 @@ pub(crate) fn run_update(pl: &Planned, tx: &mut Transaction, ctx: &Ctx<'_>) -> R
     let mut out = QueryOutput::command(format!("UPDATE {n}"));
     output::deliver(&pl.returning, out_rows, &mut out, tx, ctx)?;
     Ok(out)
+}
+
+/// As PostgreSQL: an update that leaves the key alone takes the row lock
+/// of FOR NO KEY UPDATE, which key-share lockers do not wait for. A column
+/// of a unique index is a key too (a foreign key may reference it).
+pub(crate) fn update_lock_mode(t: &Table, mut assigned: impl Iterator<Item = usize>) -> LockMode {
+    if assigned.any(|i| {
+        t.def.primary_key.contains(&i)
+            || t.def
+                .indexes
+                .iter()
+                .any(|ix| ix.unique && ix.columns.contains(&i))
+    }) {
+        LockMode::Update
+    } else {
+        LockMode::NoKeyUpdate
+    }
 }
 
 pub fn delete(

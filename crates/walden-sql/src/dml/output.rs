@@ -71,12 +71,20 @@ pub(crate) fn plan(
     if let Some(r) = &mut r {
         r.old_row = verb == Verb::Update;
         if let Some(into) = into {
-            let (target, cols) = into_target(into)?;
-            let width = r.columns.len();
-            r.into = Some(Box::new(insert::plan_into(p, &target, &cols, width)?));
+            r.into = Some(plan_into(p, into, r.columns.len())?);
         }
     }
     Ok(r)
+}
+
+/// OUTPUT ... INTO's insert of `width` values a row.
+pub(crate) fn plan_into(
+    p: &mut Planner<'_>,
+    into: &ast::SelectInto,
+    width: usize,
+) -> Result<Box<insert::InsertPlan>> {
+    let (target, cols) = into_target(into)?;
+    Ok(Box::new(insert::plan_into(p, &target, &cols, width)?))
 }
 
 /// OUTPUT ... INTO's table and column list: `INTO t`, `INTO t (a, b)`

@@ -56,6 +56,50 @@ fn tsql_delete_output(t: &[Token]) -> Option<String> {
     ))
 }
 
+/// MERGE's forms sqlparser does not read: `INSERT DEFAULT VALUES` is handed
+/// over as `INSERT *` (which is refused as written, so the planner reads
+/// it as DEFAULT VALUES); SQL Server's `MERGE TOP (n)` is refused (None
+/// when the text has neither).
+fn merge_forms(t: &[Token]) -> Result<Option<String>> {
+    let word = |k: usize, w: &str| matches!(t.get(k), Some(Token::Word(x)) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
+    let mut out: Vec<String> = Vec::with_capacity(t.len());
+    let mut changed = false;
+    let mut i = 0;
+    while i < t.len() {
+        if word(i, "MERGE") && word(i + 1, "TOP") {
+            return Err(SqlError::unsupported("MERGE TOP (n)"));
+        }
+        // SQL Server's `MERGE [INTO] t WITH (HOLDLOCK) [AS] x` (sqlparser
+        // reads no hint there): the hint is not honoured.
+        if word(i, "MERGE") {
+            let mut k = i + 1 + usize::from(word(i + 1, "INTO"));
+            while matches!(t.get(k), Some(Token::Word(_)))
+                && matches!(t.get(k + 1), Some(Token::Period))
+            {
+                k += 2;
+            }
+            if word(k + 1, "WITH") && matches!(t.get(k + 2), Some(Token::LParen)) {
+                let hint = t.get(k + 3).map(|x| x.to_string()).unwrap_or_default();
+                return Err(SqlError::unsupported(format!(
+                    "table hint WITH ({hint}) on the target of MERGE"
+                )));
+            }
+        }
+        if word(i, "THEN") && word(i + 1, "INSERT") && matches!(t.get(i + 2), Some(Token::Mul)) {
+            return Err(SqlError::unsupported("MERGE's INSERT *"));
+        }
+        if word(i, "INSERT") && word(i + 1, "DEFAULT") && word(i + 2, "VALUES") {
+            out.push("INSERT *".into());
+            changed = true;
+            i += 3;
+            continue;
+        }
+        out.push(t[i].to_string());
+        i += 1;
+    }
+    Ok(changed.then(|| out.join(" ")))
+}
+
 pub fn parse(sql: &str) -> Result<Command> {
     let mut t = Toks {
         t: words_and_tokens(sql),
@@ -69,6 +113,11 @@ pub fn parse(sql: &str) -> Result<Command> {
         return Err(too_nested(nesting));
     }
     let first = t.word(0).unwrap_or_default();
+    if matches!(first.as_str(), "MERGE" | "WITH") {
+        if let Some(text) = merge_forms(&t.t)? {
+            return Ok(Command::Sql(Box::new(parse_sql(&text)?)));
+        }
+    }
     match first.as_str() {
         "BEGIN" | "START" => return crate::front::transaction::parse_begin(&mut t).map(Command::Tx),
         "SAVEPOINT" | "SAVE" => return crate::front::transaction::parse_savepoint(&mut t).map(Command::Tx),

@@ -210,20 +210,7 @@ pub fn parse_sql(sql: &str) -> Result<Statement> {
     if it.next().is_some() {
         return Err(SqlError::syntax("syntax error: more than one statement"));
     }
-    refuse_output_clause(&first)?;
     Ok(first)
-}
-
-/// T-SQL's `OUTPUT inserted.x | deleted.x` runs on INSERT, UPDATE and
-/// DELETE (`dml/output.rs`); on MERGE it is refused rather than dropped
-/// (the rows it names would silently not come back).
-fn refuse_output_clause(stmt: &Statement) -> Result<()> {
-    if let Statement::Merge(m) = stmt {
-        if m.output.is_some() {
-            return Err(SqlError::unsupported("the OUTPUT clause of MERGE"));
-        }
-    }
-    Ok(())
 }
 
 /// Removes a COPY option list's `FREEZE [ON|OFF|TRUE|FALSE]`.

@@ -706,6 +706,8 @@ fn is_string(t: &DataType) -> bool {
 fn error_number(e: &SqlError) -> i64 {
     match e.kind {
         ErrorKind::DivisionByZero => 8134,
+        // A target row two source rows update or delete.
+        ErrorKind::CardinalityViolation if e.message.starts_with("MERGE") => 8672,
         ErrorKind::UniqueViolation => 2627,
         ErrorKind::NotNullViolation => 515,
         ErrorKind::CheckViolation => 547,

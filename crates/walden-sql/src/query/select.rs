@@ -18,25 +18,39 @@ pub fn plan_query(
     }
     let saved_ctes = p.ctes.len();
     if let Some(with) = &q.with {
-        for cte in &with.cte_tables {
-            if with.recursive {
-                let plan = super::recursive::plan_recursive_cte(p, cte, outer.clone())?;
-                p.ctes
-                    .push((cte.alias.name.value.to_ascii_lowercase(), Arc::new(plan)));
-                continue;
-            }
-            let mut plan = plan_query(p, &cte.query, outer.clone())?;
-            cte_column_count(cte, plan.columns.len())?;
-            for (c, a) in plan.columns.iter_mut().zip(cte.alias.columns.iter()) {
-                c.name = a.name.value.to_ascii_lowercase();
-            }
-            p.ctes
-                .push((cte.alias.name.value.to_ascii_lowercase(), Arc::new(plan)));
+        if let Err(e) = plan_with(p, with, &outer) {
+            p.ctes.truncate(saved_ctes);
+            return Err(e);
         }
     }
     let r = plan_query_body(p, q, outer);
     p.ctes.truncate(saved_ctes);
     r
+}
+
+/// Plans a WITH list's queries, each visible to the ones after it and to
+/// what follows (the caller drops them from `p.ctes` afterwards).
+pub(crate) fn plan_with(
+    p: &mut Planner<'_>,
+    with: &ast::With,
+    outer: &Option<Arc<Scope>>,
+) -> Result<()> {
+    for cte in &with.cte_tables {
+        if with.recursive {
+            let plan = super::recursive::plan_recursive_cte(p, cte, outer.clone())?;
+            p.ctes
+                .push((cte.alias.name.value.to_ascii_lowercase(), Arc::new(plan)));
+            continue;
+        }
+        let mut plan = plan_query(p, &cte.query, outer.clone())?;
+        cte_column_count(cte, plan.columns.len())?;
+        for (c, a) in plan.columns.iter_mut().zip(cte.alias.columns.iter()) {
+            c.name = a.name.value.to_ascii_lowercase();
+        }
+        p.ctes
+            .push((cte.alias.name.value.to_ascii_lowercase(), Arc::new(plan)));
+    }
+    Ok(())
 }
 
 pub(super) fn plan_query_body(

@@ -156,6 +156,11 @@ impl SqlSession {
         let columns = match resolved.as_ref() {
             Command::Sql(stmt) => match stmt.as_ref() {
                 Statement::Query(q) if crate::catalog::create_as::select_into(q).is_some() => None,
+                Statement::Query(q) if dml::is_merge(q).is_some() => {
+                    dml::plan_merge(&mut p, dml::is_merge(q).expect("checked"), q.with.as_ref())?
+                        .columns()
+                }
+                Statement::Merge(m) => dml::plan_merge(&mut p, m, None)?.columns(),
                 Statement::Query(q) if crate::dml::locking::wanted(q) => {
                     Some(crate::dml::locking::plan(&mut p, q)?.columns())
                 }
@@ -423,7 +428,10 @@ impl SqlSession {
             Command::Sql(stmt) => match stmt.as_ref() {
                 // SELECT ... INTO creates a table: a statement of its own.
                 Statement::Query(q) => crate::catalog::create_as::select_into(q).is_none(),
-                Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => true,
+                Statement::Insert(_)
+                | Statement::Update(_)
+                | Statement::Delete(_)
+                | Statement::Merge(_) => true,
                 _ => false,
             },
             Command::DeleteTop(_, stmt) => matches!(stmt.as_ref(), Statement::Delete(_)),
@@ -592,6 +600,7 @@ fn run_plan(
         StmtPlan::Insert(i) => dml::run_insert(i, tx, &ctx)?,
         StmtPlan::Update(u) => dml::run_update(u, tx, &ctx)?,
         StmtPlan::Delete(d) => dml::run_delete(d, tx, &ctx)?,
+        StmtPlan::Merge(m) => dml::run_merge(m, tx, &ctx)?,
     };
     Ok((out, fresh.then_some((plan, needs))))
 }
@@ -603,7 +612,11 @@ pub(super) fn plan_command(p: &mut Planner<'_>, cmd: &Command) -> Result<StmtPla
             Statement::Query(q) if crate::dml::locking::wanted(q) => {
                 Ok(StmtPlan::Locking(crate::dml::locking::plan(p, q)?))
             }
+            Statement::Query(q) if dml::is_merge(q).is_some() => Ok(StmtPlan::Merge(
+                dml::plan_merge(p, dml::is_merge(q).expect("checked"), q.with.as_ref())?,
+            )),
             Statement::Query(q) => Ok(StmtPlan::Query(query::plan_query(p, q, None)?)),
+            Statement::Merge(m) => Ok(StmtPlan::Merge(dml::plan_merge(p, m, None)?)),
             Statement::Insert(ins) => Ok(StmtPlan::Insert(dml::plan_insert(p, ins)?)),
             Statement::Update(u) => Ok(StmtPlan::Update(dml::plan_update(p, u)?)),
             Statement::Delete(d) => Ok(StmtPlan::Delete(dml::plan_delete_limit(p, d, None)?)),

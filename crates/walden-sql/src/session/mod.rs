@@ -133,6 +133,7 @@ enum StmtPlan {
     Insert(dml::InsertPlan),
     Update(dml::Planned),
     Delete(dml::DeletePlan),
+    Merge(dml::MergePlan),
 }
 
 impl StmtPlan {
@@ -143,6 +144,8 @@ impl StmtPlan {
             StmtPlan::Insert(i) => i.reusable(),
             StmtPlan::Update(u) => u.reusable(),
             StmtPlan::Delete(d) => d.reusable(),
+            // (Its INSERT actions' plans are not reset between runs.)
+            StmtPlan::Merge(_) => false,
         }
     }
 }

@@ -75,10 +75,14 @@ impl SqlSession {
         let prepared = self.prepare(body, &given)?;
         if !matches!(prepared.command.as_ref(), Command::Sql(s) if matches!(
             s.as_ref(),
-            Statement::Query(_) | Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_)
+            Statement::Query(_)
+                | Statement::Insert(_)
+                | Statement::Update(_)
+                | Statement::Delete(_)
+                | Statement::Merge(_)
         )) {
             return Err(SqlError::syntax(
-                "syntax error: PREPARE takes SELECT, VALUES, INSERT, UPDATE or DELETE",
+                "syntax error: PREPARE takes SELECT, VALUES, INSERT, UPDATE, DELETE or MERGE",
             ));
         }
         self.sql_prepared.push(SqlPrepared {

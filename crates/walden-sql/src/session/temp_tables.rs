@@ -449,6 +449,7 @@ impl super::SqlSession {
                     | Statement::Insert(_)
                     | Statement::Update(_)
                     | Statement::Delete(_)
+                    | Statement::Merge(_)
             )
         };
         // Anything else (DDL, COMMIT, ROLLBACK) may change which temporary

@@ -219,6 +219,8 @@ impl Parser2 {
             }
             "INSERT" | "UPDATE" | "DELETE" | "MERGE" => {
                 (first == "WITH" && main.is_none())
+                    // MERGE's `WHEN ... THEN UPDATE | INSERT | DELETE`.
+                    || (prev == "THEN" && (first == "MERGE" || main.as_deref() == Some("MERGE")))
                     || matches!(prev.as_str(), "FOR" | "OF" | "AFTER")
                     || matches!(prev_tok, Some(Token::Comma))
             }

@@ -231,3 +231,15 @@ fn table_variables_functions_and_insert_exec() {
         "CREATE FUNCTION f(a int) RETURNS int LANGUAGE sql AS 'SELECT a'"
     ));
 }
+
+#[test]
+fn merge_clauses_stay_in_their_statement() {
+    let m = "MERGE t AS a USING s AS b ON a.id = b.id WHEN MATCHED AND b.x = 0 THEN DELETE \
+             WHEN MATCHED THEN UPDATE SET a.x = b.x \
+             WHEN NOT MATCHED BY TARGET THEN INSERT (id, x) VALUES (b.id, b.x) \
+             WHEN NOT MATCHED BY SOURCE THEN DELETE OUTPUT $action, inserted.id";
+    let b = parse_batch(&format!("{m};\nSELECT @@ROWCOUNT")).unwrap();
+    assert_eq!(b.len(), 2, "{b:?}");
+    let b = parse_batch(&format!("WITH c AS (SELECT 1 AS id) {m}\nSELECT 1")).unwrap();
+    assert_eq!(b.len(), 2, "{b:?}");
+}
