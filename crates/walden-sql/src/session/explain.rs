@@ -93,6 +93,8 @@ impl SqlSession {
                     StmtPlan::Insert(i) => dml::run_insert(i, tx, &ctx).map(|o| o.rows.len()),
                     StmtPlan::Update(u) => dml::run_update(u, tx, &ctx).map(|o| o.rows.len()),
                     StmtPlan::Delete(d) => dml::run_delete(d, tx, &ctx).map(|o| o.rows.len()),
+                    // Refused before planning (`explainable`).
+                    StmtPlan::Merge(_) => Err(SqlError::unsupported("EXPLAIN of MERGE")),
                 };
                 execution = Some(ran.elapsed());
                 measured = Some(rec.finish());
@@ -140,6 +142,8 @@ fn tree(plan: &StmtPlan, measured: Option<&Measured>, verbose: bool, returned: u
         StmtPlan::Insert(i) => i.explain(&mut b),
         StmtPlan::Update(u) => dml::explain::update_node(&mut b, u),
         StmtPlan::Delete(d) => dml::explain::delete_node(&mut b, d),
+        // Refused before planning; a bare node if it ever gets here.
+        StmtPlan::Merge(_) => Node::new("Merge"),
     };
     if measured.is_some() && !matches!(plan, StmtPlan::Query(_)) {
         // What the statement returned is what its top node produced.
