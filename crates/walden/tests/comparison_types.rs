@@ -11,7 +11,7 @@
 mod pg_diff;
 mod server_support;
 
-use pg_diff::{block_on_within, connect, render_messages, Peers};
+use pg_diff::{block_on_within, connect, Peers};
 use std::time::Duration;
 use tokio_postgres::Client;
 
@@ -34,21 +34,6 @@ const REFUSED: &[&str] = &[
     "SELECT d = ts, d < '2021-01-01', n = 5.0, n < 5.5::float8, f = true FROM cmpt",
 ];
 
-async fn outcomes(c: &Client, script: &[&str]) -> Vec<String> {
-    let mut out = Vec::new();
-    for sql in script {
-        let r = match c.simple_query(sql).await {
-            Ok(msgs) => render_messages(&msgs),
-            Err(e) => match e.as_db_error() {
-                Some(d) => format!("ERROR {}", d.code().code()),
-                None => format!("ERROR {e}"),
-            },
-        };
-        out.push(format!("{sql}\n  -> {r}"));
-    }
-    out
-}
-
 #[test]
 fn pairs_without_an_operator_are_refused_as_postgres() {
     let tmp = tempfile::tempdir().unwrap();
@@ -56,8 +41,8 @@ fn pairs_without_an_operator_are_refused_as_postgres() {
         return;
     };
     block_on_within(Duration::from_secs(120), async {
-        let want = outcomes(&connect(&peers.pg_conn()).await, REFUSED).await;
-        let got = outcomes(&connect(&peers.walden_conn()).await, REFUSED).await;
+        let want = pg_diff::sqlstate_outcomes(&connect(&peers.pg_conn()).await, REFUSED).await;
+        let got = pg_diff::sqlstate_outcomes(&connect(&peers.walden_conn()).await, REFUSED).await;
         pg_diff::assert_same(&want, &got);
     });
 }

@@ -8,9 +8,8 @@ mod pg_diff;
 mod server_support;
 mod tsql_support;
 
-use pg_diff::{block_on_within, connect, render_messages, Peers};
+use pg_diff::{block_on_within, connect, Peers};
 use std::time::Duration;
-use tokio_postgres::Client;
 
 const SCRIPT: &[&str] = &[
     "CREATE TABLE tgt (id int PRIMARY KEY, v text NOT NULL, n int DEFAULT 7 CHECK (n >= 0))",
@@ -133,22 +132,6 @@ const SCRIPT: &[&str] = &[
     "SELECT * FROM tgt ORDER BY id",
 ];
 
-/// Each statement's outcome: its rows and tag, or its error's SQLSTATE.
-async fn outcomes(c: &Client, script: &[&str]) -> Vec<String> {
-    let mut out = Vec::new();
-    for sql in script {
-        let r = match c.simple_query(sql).await {
-            Ok(msgs) => render_messages(&msgs),
-            Err(e) => match e.as_db_error() {
-                Some(d) => format!("ERROR {}", d.code().code()),
-                None => format!("ERROR {e}"),
-            },
-        };
-        out.push(format!("{sql}\n  -> {r}"));
-    }
-    out
-}
-
 #[test]
 fn merge_matches_postgres() {
     let tmp = tempfile::tempdir().unwrap();
@@ -156,8 +139,8 @@ fn merge_matches_postgres() {
         return;
     };
     block_on_within(Duration::from_secs(120), async {
-        let want = outcomes(&connect(&peers.pg_conn()).await, SCRIPT).await;
-        let got = outcomes(&connect(&peers.walden_conn()).await, SCRIPT).await;
+        let want = pg_diff::sqlstate_outcomes(&connect(&peers.pg_conn()).await, SCRIPT).await;
+        let got = pg_diff::sqlstate_outcomes(&connect(&peers.walden_conn()).await, SCRIPT).await;
         pg_diff::assert_same(&want, &got);
         // The script must have run its statements, not failed them all.
         let merged = got
@@ -208,10 +191,10 @@ fn merge_privileges_match_postgres() {
         let mut sides = Vec::new();
         for conn in [peers.pg_conn(), peers.walden_conn()] {
             let admin = connect(&conn).await;
-            let setup = outcomes(&admin, SETUP_PRIVILEGES).await;
+            let setup = pg_diff::sqlstate_outcomes(&admin, SETUP_PRIVILEGES).await;
             assert!(setup.iter().all(|l| !l.contains("ERROR")), "{setup:?}");
             let mu = connect(&as_mu(conn)).await;
-            sides.push(outcomes(&mu, AS_ROLE).await);
+            sides.push(pg_diff::sqlstate_outcomes(&mu, AS_ROLE).await);
         }
         pg_diff::assert_same(&sides[0], &sides[1]);
         assert!(sides[1][1].contains("ERROR 42501"), "{}", sides[1][1]);

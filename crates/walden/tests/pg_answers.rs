@@ -11,7 +11,6 @@ mod server_support;
 
 use pg_diff::{block_on_within, connect, render_messages, Peers};
 use std::time::Duration;
-use tokio_postgres::Client;
 
 const SCRIPT: &[&str] = &[
     // numeric: unconstrained keeps every digit; numeric(p,s) rounds half
@@ -211,22 +210,6 @@ const SCRIPT: &[&str] = &[
     "SELECT round(x, 1), trunc(x, 1), round(x, 3) FROM rnd ORDER BY 1",
 ];
 
-/// Each statement's outcome: its rows, or its error's SQLSTATE.
-async fn outcomes(c: &Client) -> Vec<String> {
-    let mut out = Vec::new();
-    for sql in SCRIPT {
-        let r = match c.simple_query(sql).await {
-            Ok(msgs) => render_messages(&msgs),
-            Err(e) => match e.as_db_error() {
-                Some(d) => format!("ERROR {}", d.code().code()),
-                None => format!("ERROR {e}"),
-            },
-        };
-        out.push(format!("{sql}\n  -> {r}"));
-    }
-    out
-}
-
 #[test]
 fn answers_match_postgres() {
     let tmp = tempfile::tempdir().unwrap();
@@ -234,8 +217,8 @@ fn answers_match_postgres() {
         return;
     };
     block_on_within(Duration::from_secs(120), async {
-        let want = outcomes(&connect(&peers.pg_conn()).await).await;
-        let got = outcomes(&connect(&peers.walden_conn()).await).await;
+        let want = pg_diff::sqlstate_outcomes(&connect(&peers.pg_conn()).await, SCRIPT).await;
+        let got = pg_diff::sqlstate_outcomes(&connect(&peers.walden_conn()).await, SCRIPT).await;
         pg_diff::assert_same(&want, &got);
     });
 }

@@ -9,7 +9,6 @@ mod server_support;
 
 use pg_diff::{block_on_within, connect, render_messages, Peers};
 use std::time::Duration;
-use tokio_postgres::Client;
 
 /// Inputs every type is asked to read.
 const INPUTS: &[&str] = &[
@@ -213,22 +212,6 @@ fn script() -> Vec<String> {
     out
 }
 
-/// Each statement's outcome: its rows, or its error's SQLSTATE.
-async fn outcomes(c: &Client, script: &[String]) -> Vec<String> {
-    let mut out = Vec::new();
-    for sql in script {
-        let r = match c.simple_query(sql).await {
-            Ok(msgs) => render_messages(&msgs),
-            Err(e) => match e.as_db_error() {
-                Some(d) => format!("ERROR {}", d.code().code()),
-                None => format!("ERROR {e}"),
-            },
-        };
-        out.push(format!("{sql}\n  -> {r}"));
-    }
-    out
-}
-
 #[test]
 fn date_time_input_matches_postgres() {
     let tmp = tempfile::tempdir().unwrap();
@@ -238,8 +221,8 @@ fn date_time_input_matches_postgres() {
     let script = script();
     assert!(script.len() > 1000, "{} statements", script.len());
     block_on_within(Duration::from_secs(300), async {
-        let want = outcomes(&connect(&peers.pg_conn()).await, &script).await;
-        let got = outcomes(&connect(&peers.walden_conn()).await, &script).await;
+        let want = pg_diff::sqlstate_outcomes(&connect(&peers.pg_conn()).await, &script).await;
+        let got = pg_diff::sqlstate_outcomes(&connect(&peers.walden_conn()).await, &script).await;
         pg_diff::assert_same(&want, &got);
     });
 }

@@ -12,7 +12,6 @@ mod server_support;
 
 use pg_diff::{block_on_within, connect, render_messages, Peers};
 use std::time::Duration;
-use tokio_postgres::Client;
 
 const SCRIPT: &[&str] = &[
     // scale, min_scale, trim_scale.
@@ -96,22 +95,6 @@ const SCRIPT: &[&str] = &[
     "SELECT mod(70.0, 70), 70.0 / 70, 70.0 % 7, mod(7.25, 2), 1::numeric / 1, avg(x) FROM (VALUES (1), (1)) v(x)",
 ];
 
-/// Each statement's outcome: its rows, or its error's SQLSTATE.
-async fn outcomes(c: &Client) -> Vec<String> {
-    let mut out = Vec::new();
-    for sql in SCRIPT {
-        let r = match c.simple_query(sql).await {
-            Ok(msgs) => render_messages(&msgs),
-            Err(e) => match e.as_db_error() {
-                Some(d) => format!("ERROR {}", d.code().code()),
-                None => format!("ERROR {e}"),
-            },
-        };
-        out.push(format!("{sql}\n  -> {r}"));
-    }
-    out
-}
-
 #[test]
 fn numeric_functions_match_postgres() {
     let tmp = tempfile::tempdir().unwrap();
@@ -119,8 +102,8 @@ fn numeric_functions_match_postgres() {
         return;
     };
     block_on_within(Duration::from_secs(120), async {
-        let want = outcomes(&connect(&peers.pg_conn()).await).await;
-        let got = outcomes(&connect(&peers.walden_conn()).await).await;
+        let want = pg_diff::sqlstate_outcomes(&connect(&peers.pg_conn()).await, SCRIPT).await;
+        let got = pg_diff::sqlstate_outcomes(&connect(&peers.walden_conn()).await, SCRIPT).await;
         pg_diff::assert_same(&want, &got);
     });
 }

@@ -251,6 +251,11 @@ fn every_listed_function_runs() {
             let list = match (name.as_str(), args.len()) {
                 ("set_config", 3) => "'search_path', 'public', false".to_string(),
                 ("pg_get_serial_sequence", 2) => "'pd_f', 'id'".to_string(),
+                // A fractional numeric exponent is refused (0A000): PostgreSQL
+                // computes it to digits Walden's numeric cannot reproduce.
+                ("power" | "pow", 2) if shown == "numeric, numeric" => {
+                    "2.5::numeric, 2::numeric".to_string()
+                }
                 _ => args
                     .iter()
                     .map(|&t| sample(t, &name))

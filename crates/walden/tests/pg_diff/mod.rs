@@ -169,6 +169,24 @@ pub async fn outcome(c: &Client, sql: &str, fields: &[Field]) -> String {
     }
 }
 
+/// Runs `script` on `c`, one line per statement: the SQL, then its rows
+/// and tags, or only its error's SQLSTATE (the wording may differ).
+pub async fn sqlstate_outcomes<S: AsRef<str>>(c: &Client, script: &[S]) -> Vec<String> {
+    let mut out = Vec::new();
+    for sql in script {
+        let sql = sql.as_ref();
+        let r = match c.simple_query(sql).await {
+            Ok(msgs) => render_messages(&msgs),
+            Err(e) => match e.as_db_error() {
+                Some(d) => format!("ERROR {}", d.code().code()),
+                None => format!("ERROR {e}"),
+            },
+        };
+        out.push(format!("{sql}\n  -> {r}"));
+    }
+    out
+}
+
 /// Runs `script` in one session, one line per statement: the SQL, then its
 /// [`outcome`].
 pub async fn run_script(conn: &str, script: &[&str], fields: &[Field]) -> Vec<String> {
