@@ -501,8 +501,10 @@ pub(crate) fn div_round(x: Decimal, y: Decimal, scale: u32) -> Result<Decimal> {
     // (that half) * y.
     let t = q28.trunc_with_scale(scale);
     let tail = q28 - t;
-    let half = Decimal::new(if q28.is_sign_negative() { -5 } else { 5 }, scale + 1);
-    let q = if !tail.is_zero() && tail == half {
+    // The half one place past `scale` (none past 28 places: q28 has no
+    // digits there, so its tail is zero).
+    let half = Decimal::try_new(if q28.is_sign_negative() { -5 } else { 5 }, scale + 1).ok();
+    let q = if let Some(half) = half.filter(|h| !tail.is_zero() && tail == *h) {
         let h = exact_add(t, half)?;
         match exact_mul(h, y)?.abs().cmp(&x.abs()) {
             Ordering::Greater => t,
