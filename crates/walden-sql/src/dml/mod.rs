@@ -326,21 +326,7 @@ pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planne
     };
     let mut assignments = Vec::new();
     for a in &u.assignments {
-        let col = match &a.target {
-            ast::AssignmentTarget::ColumnName(n) => object_last(n),
-            ast::AssignmentTarget::Tuple(_) => {
-                return Err(SqlError::unsupported("UPDATE SET (a, b) = ..."))
-            }
-        };
-        let i = t.def.column_index(&col).ok_or_else(|| {
-            SqlError::new(
-                ErrorKind::UndefinedColumn,
-                format!(
-                    "column \"{col}\" of relation \"{}\" does not exist",
-                    t.name()
-                ),
-            )
-        })?;
+        let (_, i) = assigned_column(&t, a, "UPDATE SET (a, b) = ...")?;
         if crate::dml::identity::is_generated_always(&t, i) && !is_default_kw(&a.value) {
             return Err(crate::dml::identity::generated_always(
                 &t.def.columns[i].name,
@@ -696,4 +682,27 @@ pub(crate) fn target_table(
             e
         }
     })
+}
+
+/// The column an assignment of UPDATE, ON CONFLICT DO UPDATE or MERGE sets:
+/// its name and position in `t`; `tuple` names the refused `SET (a, b) = ...`.
+pub(super) fn assigned_column(
+    t: &walden_engine::Table,
+    a: &ast::Assignment,
+    tuple: &str,
+) -> Result<(String, usize)> {
+    let col = match &a.target {
+        ast::AssignmentTarget::ColumnName(n) => object_last(n),
+        ast::AssignmentTarget::Tuple(_) => return Err(SqlError::unsupported(tuple)),
+    };
+    let i = t.def.column_index(&col).ok_or_else(|| {
+        SqlError::new(
+            ErrorKind::UndefinedColumn,
+            format!(
+                "column \"{col}\" of relation \"{}\" does not exist",
+                t.name()
+            ),
+        )
+    })?;
+    Ok((col, i))
 }

@@ -167,23 +167,7 @@ fn plan_update(
     let scope = Arc::new(Scope::new(cols));
     let mut assignments: Vec<(usize, Expr)> = Vec::new();
     for a in &du.assignments {
-        let col = match &a.target {
-            ast::AssignmentTarget::ColumnName(n) => object_last(n),
-            ast::AssignmentTarget::Tuple(_) => {
-                return Err(SqlError::unsupported(
-                    "ON CONFLICT DO UPDATE SET (a, b) = ...",
-                ))
-            }
-        };
-        let i = t.def.column_index(&col).ok_or_else(|| {
-            SqlError::new(
-                ErrorKind::UndefinedColumn,
-                format!(
-                    "column \"{col}\" of relation \"{}\" does not exist",
-                    t.name()
-                ),
-            )
-        })?;
+        let (col, i) = super::assigned_column(t, a, "ON CONFLICT DO UPDATE SET (a, b) = ...")?;
         if assignments.iter().any(|(j, _)| *j == i) {
             return Err(SqlError::syntax(format!(
                 "multiple assignments to same column \"{col}\""

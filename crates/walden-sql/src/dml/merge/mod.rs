@@ -266,21 +266,7 @@ fn plan_set(
 ) -> Result<Vec<(usize, Expr)>> {
     let mut out: Vec<(usize, Expr)> = Vec::new();
     for a in assignments {
-        let col = match &a.target {
-            ast::AssignmentTarget::ColumnName(n) => object_last(n),
-            ast::AssignmentTarget::Tuple(_) => {
-                return Err(SqlError::unsupported("UPDATE SET (a, b) = ... in MERGE"))
-            }
-        };
-        let i = t.def.column_index(&col).ok_or_else(|| {
-            SqlError::new(
-                ErrorKind::UndefinedColumn,
-                format!(
-                    "column \"{col}\" of relation \"{}\" does not exist",
-                    t.name()
-                ),
-            )
-        })?;
+        let (col, i) = super::assigned_column(t, a, "UPDATE SET (a, b) = ... in MERGE")?;
         if out.iter().any(|(j, _)| *j == i) {
             return Err(SqlError::syntax(format!(
                 "multiple assignments to same column \"{col}\""
