@@ -209,7 +209,14 @@ pub struct Limits {
     /// install are in memory until it commits; past this it fails with
     /// 53200 rather than grow until the process is killed.
     pub max_transaction_bytes: u64,
+    /// Past this much (estimated, as `max_transaction_bytes`) a
+    /// transaction logs its changes as it goes instead of all at its
+    /// commit (`txn/spill.rs`; 0: never).
+    pub spill_transaction_bytes: u64,
 }
+
+/// The default `spill_transaction_bytes`: 64 MiB.
+pub const DEFAULT_SPILL_BYTES: u64 = 64 << 20;
 
 /// The default `transaction_memory_limit_mb`: 2 GiB.
 pub const DEFAULT_TRANSACTION_BYTES: u64 = 2 << 30;
@@ -220,6 +227,7 @@ impl Default for Limits {
             max_value_bytes: 1 << 30,
             max_row_bytes: MAX_ROW_BYTES,
             max_transaction_bytes: DEFAULT_TRANSACTION_BYTES,
+            spill_transaction_bytes: DEFAULT_SPILL_BYTES,
         }
     }
 }

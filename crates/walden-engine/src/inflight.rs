@@ -3,7 +3,10 @@
 //! A checkpoint reads the tables at a snapshot (CSN `S`) while commits go
 //! on. Recovery must then redo every commit the snapshot does not hold: each
 //! commit registers a lower bound of its first record's LSN before it
-//! appends anything, and leaves after it is published. The checkpoint's redo
+//! appends anything, and leaves after it is published. A large transaction
+//! that logs its changes as it goes (`txn/spill.rs`) registers before its
+//! first part and stays until it ends, so the segments of its parts outlive
+//! every checkpoint taken while it runs. The checkpoint's redo
 //! start is the lowest registered bound, or the log's end when none is
 //! registered, read together with `S` (under the publish lock, so no commit
 //! publishes in between, and under the registry's lock, so none registers
@@ -36,11 +39,24 @@ impl InFlight {
     /// Registers a commit about to append; it stays registered until the
     /// guard is dropped (after its publish, or on failure).
     pub fn enter<'a>(&'a self, txid: u64, log: &LogManager) -> Entered<'a> {
+        self.open(txid, log);
+        Entered { reg: self, txid }
+    }
+
+    /// Registers a transaction about to append its first part while it
+    /// runs (`txn/spill.rs`), until [`InFlight::close`]; a later
+    /// [`InFlight::enter`] of its commit keeps the earlier bound.
+    pub fn open(&self, txid: u64, log: &LogManager) {
         let mut m = self.commits.lock();
         // Read under the lock: a capture holding it sees either this entry
-        // or a log end at or below this commit's records.
-        m.insert(txid, log.end_lsn());
-        Entered { reg: self, txid }
+        // or a log end at or below this transaction's records.
+        m.entry(txid).or_insert_with(|| log.end_lsn());
+    }
+
+    /// The transaction appends no more (it committed and was published, or
+    /// it ended otherwise).
+    pub fn close(&self, txid: u64) {
+        self.commits.lock().remove(&txid);
     }
 
     /// Captures a snapshot with its redo start (see the module comment),
@@ -73,6 +89,6 @@ pub(crate) struct Entered<'a> {
 
 impl Drop for Entered<'_> {
     fn drop(&mut self) {
-        self.reg.commits.lock().remove(&self.txid);
+        self.reg.close(self.txid);
     }
 }

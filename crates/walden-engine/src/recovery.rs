@@ -95,8 +95,13 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
                 pending.entry(txid).or_default().extend(ops);
                 return Ok(false);
             }
-            let mut all = pending.remove(&txid).unwrap_or_default();
-            all.extend(ops);
+            let all = match pending.remove(&txid) {
+                None => ops,
+                Some(mut all) => {
+                    all.extend(ops);
+                    last_per_key(all)
+                }
+            };
             // Catalog changes first (they come first in the record), then
             // the rows.
             let mut changed = false;
@@ -140,7 +145,7 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
                 let (table, key, row) = match op {
                     Op::Put { table, key, row } => (table, key, Some(row)),
                     Op::Delete { table, key } => (table, key, None),
-                    Op::Ddl(_) | Op::Roles(_) => continue,
+                    Op::Ddl(_) | Op::Roles(_) | Op::Forget { .. } => continue,
                 };
                 let t = cat.by_id.get(&table).ok_or_else(|| unknown(table))?;
                 if let Some(row) = &row {
@@ -159,6 +164,11 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
             if let Some(b) = batch_table {
                 install_batch(b, batch, p.csn, p.horizon)?;
             }
+        }
+        Redo::TxnAbort { txid } => {
+            *t.next_txid = (*t.next_txid).max(txid + 1);
+            pending.remove(&txid);
+            return Ok(false);
         }
         Redo::CreateTable(def) => cat.add_table(Arc::new(Table::new(def))),
         Redo::DropTable(id) => {
@@ -272,6 +282,35 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
         cat.prune_comments();
     }
     Ok(catalog_changed)
+}
+
+/// A transaction in several parts, in log order, as one op per key (the
+/// last one), catalog changes first: a transaction that logged as it went
+/// (`txn/spill.rs`) may have changed a key in more than one part, and
+/// voided earlier ops with [`Op::Forget`].
+fn last_per_key(ops: Vec<Op>) -> Vec<Op> {
+    use std::collections::BTreeMap;
+    let mut other = Vec::new();
+    let mut rows: BTreeMap<(u32, Key), Option<Row>> = BTreeMap::new();
+    for op in ops {
+        match op {
+            Op::Put { table, key, row } => {
+                rows.insert((table, key), Some(row));
+            }
+            Op::Delete { table, key } => {
+                rows.insert((table, key), None);
+            }
+            Op::Forget { table, key } => {
+                rows.remove(&(table, key));
+            }
+            op @ (Op::Ddl(_) | Op::Roles(_)) => other.push(op),
+        }
+    }
+    other.extend(rows.into_iter().map(|((table, key), w)| match w {
+        Some(row) => Op::Put { table, key, row },
+        None => Op::Delete { table, key },
+    }));
+    other
 }
 
 /// Installs one batch of a replayed commit's changes to table `t`.

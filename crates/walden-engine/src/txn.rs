@@ -40,6 +40,7 @@ mod read;
 mod ri;
 mod roles;
 mod savepoints;
+mod spill;
 mod upsert;
 mod view;
 mod views;
@@ -133,6 +134,9 @@ pub struct Transaction {
     ssi: Option<Arc<crate::ssi::SsiTx>>,
     /// Role changes made, with the role lock (see `instance/roles_txn.rs`).
     roles: Option<crate::instance::roles_txn::TxRoles>,
+    /// Logging as it goes, past `Limits::spill_transaction_bytes` (see
+    /// `txn/spill.rs`): what changed since its last part.
+    spill: Option<Box<spill::Spill>>,
     finished: bool,
 }
 
@@ -170,6 +174,7 @@ impl Transaction {
             stale_table: Default::default(),
             ssi: None,
             roles: None,
+            spill: None,
             finished: false,
         }
     }

@@ -32,6 +32,14 @@ pub enum Op {
     /// The role catalog the transaction's commit installs (recovery
     /// reinstalls it when `instance.json` holds an older version).
     Roles(RoleRecord),
+    /// The transaction no longer changes this key: an earlier part's op on
+    /// it is void (a `ROLLBACK TO` undid it, or DDL folded the key's write
+    /// into its own record). Written only by a transaction that logs as it
+    /// goes (`txn/spill.rs`).
+    Forget {
+        table: u32,
+        key: Key,
+    },
 }
 
 /// A redo log record.
@@ -43,6 +51,11 @@ pub enum Redo {
         txid: u64,
         commit: bool,
         ops: Vec<Op>,
+    },
+    /// A transaction that logged parts while it ran rolled back: its parts
+    /// are void.
+    TxnAbort {
+        txid: u64,
     },
     CreateTable(TableDef),
     DropTable(u32),
@@ -160,6 +173,22 @@ fn get_column_source(r: &mut Reader<'_>) -> Result<ColumnSource> {
 
 pub const TAG_TXN_PART: u8 = 1;
 pub const TAG_TXN_COMMIT: u8 = 2;
+pub const TAG_TXN_ABORT: u8 = 3;
+
+/// Op tag of [`Op::Forget`].
+const OP_FORGET: u8 = 3;
+
+/// An abort record: the transaction's parts are void.
+pub fn put_txn_abort(out: &mut Vec<u8>, txid: u64) {
+    out.push(TAG_TXN_ABORT);
+    put_var(out, txid);
+}
+
+pub fn put_op_forget(out: &mut Vec<u8>, table: u32, key: &[Value]) {
+    out.push(OP_FORGET);
+    put_var(out, table as u64);
+    put_values(out, key);
+}
 
 /// Starts a transaction record; ops follow with [`put_op_put`] / [`put_op_delete`].
 pub fn put_txn_header(out: &mut Vec<u8>, txid: u64, commit: bool, nops: usize) {
@@ -224,9 +253,11 @@ pub fn encode_redo(r: &Redo) -> Vec<u8> {
                     Op::Delete { table, key } => put_op_delete(&mut out, *table, key),
                     Op::Ddl(rec) => put_op_ddl(&mut out, rec),
                     Op::Roles(rec) => put_op_roles(&mut out, rec),
+                    Op::Forget { table, key } => put_op_forget(&mut out, *table, key),
                 }
             }
         }
+        Redo::TxnAbort { txid } => put_txn_abort(&mut out, *txid),
         Redo::CreateTable(d) => {
             out.push(20);
             put_table_def(&mut out, d);
@@ -380,6 +411,11 @@ pub fn decode_redo(buf: &[u8], key_of: &dyn Fn(u32, &[Value]) -> Option<Key>) ->
                         let key = r.values()?.into_boxed_slice();
                         ops.push(Op::Delete { table, key });
                     }
+                    OP_FORGET => {
+                        let table = r.var()? as u32;
+                        let key = r.values()?.into_boxed_slice();
+                        ops.push(Op::Forget { table, key });
+                    }
                     OP_DDL => {
                         let n = r.var()? as usize;
                         ops.push(Op::Ddl(r.bytes(n)?.to_vec()));
@@ -403,6 +439,7 @@ pub fn decode_redo(buf: &[u8], key_of: &dyn Fn(u32, &[Value]) -> Option<Key>) ->
                 ops,
             }
         }
+        TAG_TXN_ABORT => Redo::TxnAbort { txid: r.var()? },
         10 => Redo::CreateTable(get_table_def(&mut r, false)?),
         20 => Redo::CreateTable(get_table_def(&mut r, true)?),
         11 => Redo::DropTable(r.var()? as u32),

@@ -100,7 +100,8 @@ impl Transaction {
             .writes
             .get(&key)
             .map_or(0, |old| write_bytes(&key.1, old));
-        let bytes = (self.write_bytes + write_bytes(&key.1, &w)).saturating_sub(before);
+        let entry = write_bytes(&key.1, &w);
+        let bytes = (self.write_bytes + entry).saturating_sub(before);
         if max > 0 && bytes + self.ddl_held.load(Relaxed) > max {
             return Err(EngineError::TransactionTooLarge { max });
         }
@@ -109,9 +110,10 @@ impl Transaction {
             let writes = &self.writes;
             self.savepoints.record(&key, || writes.get(&key).cloned());
         }
+        self.note_dirty(&key, entry);
         self.writes.insert(key, w);
         self.changes += 1;
-        Ok(())
+        self.log_as_you_go()
     }
 
     /// Builds a full row from per-column values (`None` = default/identity).

@@ -2,12 +2,12 @@
 
 use super::{CommitOutcome, Transaction};
 use crate::codec::{encode_redo, put_op_roles, Redo};
-use crate::codec::{put_op_ddl, put_op_delete, put_op_put, put_txn_header};
+use crate::codec::{put_op_ddl, put_op_delete, put_op_forget, put_op_put, put_txn_header};
 use crate::error::{EngineError, Result};
 use crate::roles::RoleRecord;
 use crate::schema::DelayedDurability;
 use crate::session::CommitRequest;
-use crate::types::Key;
+use crate::types::{Key, Row};
 use std::sync::atomic::Ordering::Relaxed;
 
 impl Transaction {
@@ -67,21 +67,30 @@ impl Transaction {
         }
     }
 
-    /// Encodes the write set (and the role catalog the commit installs,
-    /// if any) as one or more redo records, the last one carrying the
-    /// commit flag, handing each to `emit` as it fills (with whether it is
-    /// the last): a large transaction's redo is never whole in memory
-    /// beside its write set.
-    fn encode_parts(
+    /// Encodes the write set's rows (all, or these keys' entries) as one
+    /// or more redo records, handing each to `emit` as it fills (with
+    /// whether it is the last): a large transaction's redo is never whole in
+    /// memory beside its write set. At [`End::Commit`] the DDL records (and
+    /// the role catalog the commit installs, if any) come first and the
+    /// last record carries the commit flag; at [`End::Part`] (logging as it
+    /// goes, `spill.rs`) there are only rows, and no record when there are
+    /// none.
+    pub(super) fn encode_parts(
         &self,
-        roles: Option<&RoleRecord>,
+        end: End<'_>,
+        rows: Rows<'_>,
         emit: &mut dyn FnMut(&[u8], bool) -> Result<()>,
     ) -> Result<()> {
-        let ddl = self.ddl_records();
+        let commit = matches!(end, End::Commit(_));
+        let ddl = if commit {
+            self.ddl_records()
+        } else {
+            Vec::new()
+        };
         let mut rec = Vec::new();
         let mut body = Vec::with_capacity(64);
         let mut n = 0;
-        if let Some(r) = roles {
+        if let End::Commit(Some(r)) = end {
             put_op_roles(&mut body, r);
             n += 1;
         }
@@ -99,38 +108,59 @@ impl Transaction {
             *n = 0;
             emit(&rec, commit)
         };
+        // With DDL in the record, keys are always written: the table may
+        // not exist yet when recovery decodes it. So they are in parts
+        // logged as the transaction goes: recovery decodes them before
+        // the commit record's DDL.
+        let always_keys = !ddl.is_empty() || self.spill.is_some();
         // The write set is ordered by table: one catalog look-up per table,
         // not a catalog lock held across the appends.
         let mut hidden_of = None;
-        for ((tid, key), w) in &self.writes {
-            match w {
-                Some(row) => {
-                    // With DDL in the record, keys are always written: the
-                    // table may not exist yet when recovery decodes it.
-                    let hidden = !ddl.is_empty()
-                        || match hidden_of {
-                            Some((t, h)) if t == *tid => h,
-                            _ => {
-                                let h = self
-                                    .db
-                                    .catalog
-                                    .read()
-                                    .table_by_id(*tid)
-                                    .is_none_or(|t| t.has_hidden_key());
-                                hidden_of = Some((*tid, h));
-                                h
-                            }
-                        };
-                    put_op_put(&mut body, *tid, hidden.then_some(&key[..]), row)
-                }
-                None => put_op_delete(&mut body, *tid, key),
+        let mut put = |body: &mut Vec<u8>, tid: u32, key: &Key, w: Option<&Option<Row>>| match w {
+            Some(Some(row)) => {
+                let hidden = always_keys
+                    || match hidden_of {
+                        Some((t, h)) if t == tid => h,
+                        _ => {
+                            let h = self
+                                .db
+                                .catalog
+                                .read()
+                                .table_by_id(tid)
+                                .is_none_or(|t| t.has_hidden_key());
+                            hidden_of = Some((tid, h));
+                            h
+                        }
+                    };
+                put_op_put(body, tid, hidden.then_some(&key[..]), row)
             }
-            n += 1;
-            if body.len() >= MAX_PART {
-                part(&mut body, &mut n, false)?;
+            Some(None) => put_op_delete(body, tid, key),
+            None => put_op_forget(body, tid, key),
+        };
+        match rows {
+            Rows::All => {
+                for ((tid, key), w) in &self.writes {
+                    put(&mut body, *tid, key, Some(w));
+                    n += 1;
+                    if body.len() >= MAX_PART {
+                        part(&mut body, &mut n, false)?;
+                    }
+                }
+            }
+            Rows::Keys(keys) => {
+                for k in keys {
+                    put(&mut body, k.0, &k.1, self.writes.get(k));
+                    n += 1;
+                    if body.len() >= MAX_PART {
+                        part(&mut body, &mut n, false)?;
+                    }
+                }
             }
         }
-        part(&mut body, &mut n, true)
+        if commit || n > 0 {
+            part(&mut body, &mut n, commit)?;
+        }
+        Ok(())
     }
 
     /// Commits. The database's `DELAYED_DURABILITY` and `request` decide
@@ -170,6 +200,12 @@ impl Transaction {
         let session = self.session.clone();
         let sinks = session.wait_sinks();
         let db = self.db.clone();
+        let dirty = self.spill.as_deref_mut().map(|s| {
+            let mut keys = std::mem::take(&mut s.dirty);
+            keys.sort_unstable();
+            keys.dedup();
+            keys
+        });
         let result = (|| {
             // A commit with DDL holds the gate exclusively from its last
             // part (the one with the commit flag) until it is applied, as
@@ -206,10 +242,17 @@ impl Transaction {
             if !delayed {
                 db.check_commit_quorum()?;
             }
-            // Registered before the first append, gone after the publish.
+            // Registered before the first append (or, logging as it went,
+            // before its first part), gone after the publish.
             let _inflight = db.txns.inflight.enter(self.txid, &db.log);
             let mut lsn = 0;
-            self.encode_parts(role_record.as_ref(), &mut |p, last| {
+            // Logging as it went, only the keys changed since its last part
+            // are left to log.
+            let rows = match &dirty {
+                Some(keys) => Rows::Keys(keys),
+                None => Rows::All,
+            };
+            self.encode_parts(End::Commit(role_record.as_ref()), rows, &mut |p, last| {
                 if last && ddl && exclusive.is_none() {
                     drop(shared.take());
                     exclusive = Some(db.txns.gate.write());
@@ -272,6 +315,10 @@ impl Transaction {
         if result.is_err() {
             self.undo_ddl(0);
         }
+        // Its parts logged as it went: void unless the commit stands (an
+        // abort record after a commit record that did reach the log voids
+        // nothing: the commit took its parts).
+        self.end_spill(result.is_err());
         self.release();
         if let Some(seq) = ssi_seq {
             match &result {
@@ -363,6 +410,7 @@ impl Transaction {
             self.undo_ddl(0);
             // Role changes are dropped and the role lock released.
             self.roles = None;
+            self.end_spill(true);
             if let Some(s) = self.ssi.take() {
                 self.db.txns.ssi.abort(s.txid());
             }
@@ -391,6 +439,21 @@ impl Transaction {
             );
         }
     }
+}
+
+/// How a run of redo parts ends.
+pub(super) enum End<'a> {
+    /// With the commit record (and the role catalog it installs, if any).
+    Commit(Option<&'a RoleRecord>),
+    /// Without: parts logged as the transaction goes (`spill.rs`).
+    Part,
+}
+
+/// Which rows of the write set go in the parts.
+pub(super) enum Rows<'a> {
+    All,
+    /// These keys' entries (a key the write set lacks: [`put_op_forget`]).
+    Keys(&'a [(u32, Key)]),
 }
 
 /// Largest transaction record; bigger write sets stream as several parts.

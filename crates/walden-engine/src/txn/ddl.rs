@@ -479,6 +479,9 @@ impl Transaction {
                 let writes = &self.writes;
                 self.savepoints.record(&k, || writes.get(&k).cloned());
             }
+            // Logging as it goes: the key's ops in earlier parts are void
+            // (the DDL record holds its row now).
+            self.note_dirty(&k, 0);
             self.writes.remove(&k);
         }
     }

@@ -55,6 +55,9 @@ impl Transaction {
             for (k, before) in undo.writes {
                 // Not known to be replaced any more (an insert undone).
                 self.replaced.remove(&k);
+                // Logging as it goes: the restored entry (or, for a key
+                // the write set loses, a forget op) goes in the next part.
+                self.note_dirty(&k, 0);
                 let now = self.writes.get(&k).map_or(0, |w| write_bytes(&k.1, w));
                 let then = before.as_ref().map_or(0, |w| write_bytes(&k.1, w));
                 self.write_bytes = (self.write_bytes + then).saturating_sub(now);

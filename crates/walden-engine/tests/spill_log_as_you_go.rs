@@ -1,0 +1,399 @@
+//! A large transaction logs its changes as it goes (`txn/spill.rs`): past
+//! `Limits::spill_transaction_bytes` its changes are appended as non-commit
+//! parts while it runs, its commit record follows the last one, a rollback
+//! appends an abort record and a `ROLLBACK TO` the restored entries (or
+//! forget ops for keys the write set loses). Small durable commits run
+//! beside it and checkpoints fall due while its parts go in. After a power
+//! cut at any instant of its life (while parts are appended, at its
+//! commit, after it) it is whole or absent, never in part, and every
+//! acknowledged small commit is there; a rolled-back one (or one rolled
+//! back to a savepoint) leaves nothing behind after a restart.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+use walden_engine::store::StorageConfig;
+use walden_engine::*;
+use walden_log::CrashMode;
+
+mod model;
+use model::{check, items_def, Model, Probes, Rng};
+
+/// Rows of the load: ~300-byte tags, some 20 MB of redo in many parts.
+const BULK: i64 = 40_000;
+/// Rows the small commits rewrite.
+const SMALL: i64 = 64;
+
+const BULK_PROBES: Probes = Probes {
+    ids: BULK,
+    step: 997,
+    values: 1,
+};
+const SMALL_PROBES: Probes = Probes {
+    ids: SMALL,
+    step: 1,
+    values: 1,
+};
+
+fn config(mem: &MemVfs) -> InstanceConfig {
+    InstanceConfig {
+        vfs: Arc::new(mem.clone()),
+        log: LogConfig {
+            segment_size: 4 << 20,
+            preallocate_spare: false,
+            ..LogConfig::default()
+        },
+        // Falls due several times while the load's parts go in: each must
+        // keep the segments of its parts.
+        background_checkpoints: true,
+        checkpoint_log_bytes: 2 << 20,
+        checkpoint_interval: None,
+        storage: StorageConfig {
+            cache_bytes: 4 << 20,
+            ..Default::default()
+        },
+        limits: Limits {
+            spill_transaction_bytes: 1 << 20,
+            ..Default::default()
+        },
+        ..InstanceConfig::new("/inst")
+    }
+}
+
+fn tag(generation: i64, id: i64) -> String {
+    format!("g{generation}-{id}-{}", "y".repeat(280))
+}
+
+/// `generation`'s rows of the load (generation 0 is half as many).
+fn bulk_model(generation: i64) -> Model {
+    let n = if generation == 0 { BULK / 2 } else { BULK };
+    (0..n)
+        .map(|id| (id, (generation, tag(generation, id))))
+        .collect()
+}
+
+fn row(id: i64, v: i64, t: &str) -> Vec<Option<Value>> {
+    vec![
+        Some(Value::Int(id)),
+        Some(Value::Int(v)),
+        Some(Value::text(t)),
+    ]
+}
+
+/// Small durable commits, one row each, until told to stop.
+struct Small {
+    stop: AtomicBool,
+    acked: Mutex<Model>,
+    commits: std::sync::atomic::AtomicU64,
+}
+
+impl Small {
+    fn run(&self, db: &Arc<Database>, s: &Arc<Session>) {
+        let mut i = 0i64;
+        while !self.stop.load(SeqCst) {
+            i += 1;
+            let id = i % SMALL;
+            let r = (i, format!("s{i}"));
+            let mut tx = db.begin(s);
+            let res = tx
+                .update(
+                    "small",
+                    &[Value::Int(id)],
+                    vec![Value::Int(id), Value::Int(r.0), Value::text(&r.1)],
+                )
+                .and_then(|_| tx.commit(CommitRequest::Durable));
+            // After a power cut every call fails: nothing more is acknowledged.
+            if res.is_err() {
+                return;
+            }
+            self.acked.lock().unwrap().insert(id, r);
+            self.commits.fetch_add(1, Relaxed);
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+}
+
+struct Running {
+    _inst: Instance,
+    db: Arc<Database>,
+    s: Arc<Session>,
+    small: Arc<Small>,
+    worker: Option<(JoinHandle<()>, JoinHandle<()>)>,
+}
+
+impl Running {
+    /// A fresh instance with the load's generation 0 and the small rows,
+    /// the small commits running on a thread of their own.
+    fn start(mem: &MemVfs) -> Running {
+        let inst = Instance::open(config(mem)).unwrap();
+        let db = inst.database("walden").unwrap();
+        let s = inst.new_session();
+        db.create_table(&s, items_def("bulk", false)).unwrap();
+        db.create_table(&s, items_def("small", false)).unwrap();
+        for chunk in bulk_model(0).into_iter().collect::<Vec<_>>().chunks(2_000) {
+            db.run(&s, CommitRequest::Durable, |tx| {
+                for (id, (v, t)) in chunk {
+                    tx.insert("bulk", row(*id, *v, t))?;
+                }
+                Ok(())
+            })
+            .unwrap();
+        }
+        let small_rows: Model = (0..SMALL).map(|id| (id, (0, format!("s0-{id}")))).collect();
+        db.run(&s, CommitRequest::Durable, |tx| {
+            for (id, (v, t)) in &small_rows {
+                tx.insert("small", row(*id, *v, t))?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        let small = Arc::new(Small {
+            stop: AtomicBool::new(false),
+            acked: Mutex::new(small_rows),
+            commits: Default::default(),
+        });
+        let worker = {
+            let (db, s2, small) = (db.clone(), inst.new_session(), small.clone());
+            std::thread::spawn(move || small.run(&db, &s2))
+        };
+        // Checkpoints one after another while the load's parts go in: each
+        // must keep the segments of its parts.
+        let checkpointer = {
+            let (db, small) = (db.clone(), small.clone());
+            std::thread::spawn(move || {
+                while !small.stop.load(SeqCst) {
+                    if let Err(e) = db.checkpoint() {
+                        eprintln!("checkpoint: {e}");
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            })
+        };
+        Running {
+            _inst: inst,
+            db,
+            s,
+            small,
+            worker: Some((worker, checkpointer)),
+        }
+    }
+
+    fn stop(&mut self) -> Model {
+        self.small.stop.store(true, SeqCst);
+        if let Some((w, c)) = self.worker.take() {
+            w.join().unwrap();
+            c.join().unwrap();
+        }
+        self.small.acked.lock().unwrap().clone()
+    }
+
+    fn wait_for_commits(&self, n: u64) {
+        let base = self.small.commits.load(Relaxed);
+        while self.small.commits.load(Relaxed) < base + n {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+}
+
+/// The load of `generation` in one transaction, made so that its parts
+/// change keys more than once and void some: TRUNCATE; every row, a
+/// seventh of them with a provisional tag; a savepoint, then rows past the
+/// load's and rewrites of others, undone by `ROLLBACK TO`; then the
+/// provisional rows rewritten to their final tag. Its model is
+/// `bulk_model(generation)`.
+fn load(tx: &mut Transaction, generation: i64) -> Result<()> {
+    tx.truncate("bulk")?;
+    for (id, (v, t)) in bulk_model(generation) {
+        let t = if id % 7 == 0 { format!("p-{t}") } else { t };
+        tx.insert("bulk", row(id, v, &t))?;
+    }
+    tx.savepoint("a")?;
+    for id in BULK..BULK + 3_000 {
+        tx.insert("bulk", row(id, generation, "extra"))?;
+    }
+    for id in (0..BULK).step_by(5) {
+        tx.update(
+            "bulk",
+            &[Value::Int(id)],
+            vec![Value::Int(id), Value::Int(-1), Value::text("undone")],
+        )?;
+    }
+    tx.delete("bulk", &[Value::Int(1)])?;
+    tx.rollback_to_savepoint("a")?;
+    for id in (0..BULK).step_by(7) {
+        tx.update(
+            "bulk",
+            &[Value::Int(id)],
+            vec![
+                Value::Int(id),
+                Value::Int(generation),
+                Value::text(tag(generation, id)),
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+fn reopen(after: &MemVfs) -> (Instance, Arc<Database>, Arc<Session>) {
+    let inst = Instance::open(config(after)).unwrap();
+    let db = inst.database("walden").unwrap();
+    let s = inst.new_session();
+    (inst, db, s)
+}
+
+/// Each small row holds what was acknowledged for it or a later commit
+/// that made it to disk before the cut.
+fn check_small(db: &Arc<Database>, s: &Arc<Session>, acked: &Model, what: &str) {
+    let mut tx = db.begin(s);
+    tx.begin_statement();
+    let st = db.table("small").unwrap();
+    for (id, (v, _)) in acked {
+        let got = tx.get_in(&st, &[Value::Int(*id)]).unwrap().unwrap();
+        let got_v = got[1].as_i64().unwrap();
+        assert!(
+            got_v >= *v,
+            "{what}: small row {id} is {got_v}, acknowledged {v}"
+        );
+    }
+}
+
+#[test]
+fn a_large_transaction_logs_as_it_goes_and_commits_whole() {
+    let mem = MemVfs::new();
+    let mut r = Running::start(&mem);
+    let mut tx = r.db.begin(&r.s);
+    let start = r.db.log().end_lsn();
+    let began = std::time::Instant::now();
+    let cps = r.db.counters().checkpoints.load(Relaxed);
+    load(&mut tx, 1).unwrap();
+    // Between its parts and its commit: the redo start stays at or below
+    // its first part, so none of its segments is released.
+    let info = r.db.checkpoint().unwrap();
+    let end = r.db.log().end_lsn();
+    println!(
+        "load from {start} to {end}, checkpoint's redo start {}",
+        info.lsn
+    );
+    // Its first part goes in once it holds 1 MiB (a few small commits
+    // may land in between).
+    assert!(
+        info.lsn < start + (1 << 20),
+        "the checkpoint's redo start passed the load's parts"
+    );
+    let cps = r.db.counters().checkpoints.load(Relaxed) - cps;
+    let took = began.elapsed();
+    assert!(tx.is_spilled(), "the load did not log as it went");
+    let logged = r.db.log().end_lsn() - start;
+    assert!(logged > 8 << 20, "only {logged} bytes logged before COMMIT");
+    r.wait_for_commits(5);
+    let before = r.db.log().end_lsn();
+    tx.commit(CommitRequest::Durable).unwrap();
+    let at_commit = r.db.log().end_lsn() - before;
+    println!(
+        "logged {logged} bytes while the load ran ({took:?}, {cps} checkpoints), \
+         {at_commit} at its commit"
+    );
+    assert!(
+        at_commit < logged / 4,
+        "COMMIT appended {at_commit} bytes of {logged}"
+    );
+    r.wait_for_commits(5);
+    let acked = r.stop();
+    check(&r.db, &r.s, "bulk", &bulk_model(1), &BULK_PROBES, "live");
+    check(&r.db, &r.s, "small", &acked, &SMALL_PROBES, "live");
+    let after = mem.crash(CrashMode::SyncedOnly, 7);
+    drop(r);
+    let (_inst, db, s) = reopen(&after);
+    check(&db, &s, "bulk", &bulk_model(1), &BULK_PROBES, "recovered");
+    check(&db, &s, "small", &acked, &SMALL_PROBES, "recovered");
+}
+
+#[test]
+fn a_power_cut_in_a_large_transactions_life_keeps_it_whole_or_absent() {
+    let mut rng = Rng(0x5b111);
+    let mut seen = [0usize; 2];
+    for seed in 0..10u64 {
+        let mem = MemVfs::new();
+        let mut r = Running::start(&mem);
+        r.wait_for_commits(5);
+        let (db, s) = (r.db.clone(), r.s.clone());
+        let acknowledged = Arc::new(AtomicBool::new(false));
+        let loader = {
+            let acknowledged = acknowledged.clone();
+            std::thread::spawn(move || {
+                let mut tx = db.begin(&s);
+                let ok = load(&mut tx, 1).is_ok() && tx.commit(CommitRequest::Durable).is_ok();
+                acknowledged.store(ok, SeqCst);
+            })
+        };
+        // The cut lands while parts go in, at the commit, or after it.
+        std::thread::sleep(Duration::from_micros(rng.below(600_000)));
+        let mode = [
+            CrashMode::SyncedOnly,
+            CrashMode::TornPrefix,
+            CrashMode::ScatteredSectors,
+        ][(seed % 3) as usize];
+        let load_acked = acknowledged.load(SeqCst);
+        let acked = r.small.acked.lock().unwrap().clone();
+        let after = mem.crash(mode, seed);
+        loader.join().unwrap();
+        r.stop();
+        drop(r);
+        let what = format!("seed {seed}, {mode:?}, load acknowledged {load_acked}");
+        let (_inst, db, s) = reopen(&after);
+        let whole = db.table("bulk").unwrap().len() == BULK as usize;
+        if !whole {
+            assert!(!load_acked, "{what}: the acknowledged load is lost");
+        }
+        seen[whole as usize] += 1;
+        let model = bulk_model(if whole { 1 } else { 0 });
+        check(&db, &s, "bulk", &model, &BULK_PROBES, &what);
+        check_small(&db, &s, &acked, &what);
+        println!("{what}: load {}", if whole { "whole" } else { "absent" });
+    }
+    println!("absent {}, whole {}", seen[0], seen[1]);
+}
+
+#[test]
+fn a_rolled_back_large_transaction_leaves_nothing_after_restart() {
+    let mem = MemVfs::new();
+    let mut r = Running::start(&mem);
+    // ROLLBACK: an abort record voids the parts.
+    let mut tx = r.db.begin(&r.s);
+    load(&mut tx, 1).unwrap();
+    assert!(tx.is_spilled());
+    tx.rollback();
+    // ROLLBACK TO a savepoint set before the transaction logged anything:
+    // forget ops void every part; the commit keeps one row.
+    let mut tx = r.db.begin(&r.s);
+    tx.savepoint("before").unwrap();
+    load(&mut tx, 2).unwrap();
+    assert!(tx.is_spilled());
+    tx.rollback_to_savepoint("before").unwrap();
+    tx.update(
+        "bulk",
+        &[Value::Int(3)],
+        vec![Value::Int(3), Value::Int(7), Value::text("kept")],
+    )
+    .unwrap();
+    tx.commit(CommitRequest::Durable).unwrap();
+    let mut model = bulk_model(0);
+    model.insert(3, (7, "kept".into()));
+    check(&r.db, &r.s, "bulk", &model, &BULK_PROBES, "live");
+    // A transaction whose parts are followed by neither record (the
+    // session is gone at the cut) is absent too.
+    let mut open = r.db.begin(&r.s);
+    load(&mut open, 3).unwrap();
+    assert!(open.is_spilled());
+    r.wait_for_commits(5);
+    let acked = r.stop();
+    let after = mem.crash(CrashMode::SyncedOnly, 3);
+    drop(open);
+    drop(r);
+    let (_inst, db, s) = reopen(&after);
+    check(&db, &s, "bulk", &model, &BULK_PROBES, "recovered");
+    check(&db, &s, "small", &acked, &SMALL_PROBES, "recovered");
+}
