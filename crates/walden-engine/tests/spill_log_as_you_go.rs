@@ -397,3 +397,175 @@ fn a_rolled_back_large_transaction_leaves_nothing_after_restart() {
     check(&db, &s, "bulk", &model, &BULK_PROBES, "recovered");
     check(&db, &s, "small", &acked, &SMALL_PROBES, "recovered");
 }
+
+fn dir_config(dir: &std::path::Path) -> InstanceConfig {
+    InstanceConfig {
+        background_checkpoints: false,
+        limits: Limits {
+            spill_transaction_bytes: 1 << 20,
+            ..Default::default()
+        },
+        ..InstanceConfig::new(dir)
+    }
+}
+
+/// Seeds `to`'s "walden" from `from` in one piece, as the replication link
+/// does in many.
+fn seed(from: &Arc<Database>, to: &Instance) {
+    let rx = std::cell::RefCell::new(None);
+    let bytes = std::cell::RefCell::new(Vec::new());
+    let (_, len) = from
+        .seed_stream(
+            1 << 20,
+            &mut |lsn| {
+                *rx.borrow_mut() = Some(to.begin_seed("walden", lsn)?);
+                Ok(())
+            },
+            &mut |b| {
+                bytes.borrow_mut().extend_from_slice(b);
+                rx.borrow_mut().as_mut().unwrap().write(b)
+            },
+        )
+        .unwrap();
+    let crc = crc32c_of(&bytes.borrow());
+    rx.into_inner().unwrap().finish(len, crc).unwrap();
+}
+
+/// CRC-32C (Castagnoli), bit by bit: the test's own, not the engine's.
+fn crc32c_of(bytes: &[u8]) -> u32 {
+    let mut c = !0u32;
+    for &b in bytes {
+        c ^= b as u32;
+        for _ in 0..8 {
+            c = if c & 1 != 0 {
+                (c >> 1) ^ 0x82f6_3b78
+            } else {
+                c >> 1
+            };
+        }
+    }
+    !c
+}
+
+/// A durable one-row commit on the primary: everything before it is
+/// hardened, so the link may ship it. Returns its end LSN.
+fn harden(db: &Arc<Database>, s: &Arc<Session>, i: i64) -> u64 {
+    let mut tx = db.begin(s);
+    tx.update(
+        "small",
+        &[Value::Int(0)],
+        vec![Value::Int(0), Value::Int(i), Value::text("h")],
+    )
+    .unwrap();
+    tx.commit(CommitRequest::Durable).unwrap().lsn.unwrap()
+}
+
+/// Ships the primary's records in `[from, to)` to the secondary as the link
+/// does: framed, appended, then redone. Returns `to`.
+fn ship(p: &Arc<Database>, sec: &Arc<Database>, from: u64, to: u64) -> u64 {
+    let mut frames = Vec::new();
+    p.log()
+        .read_range(from, to, &mut |_, _, rec| {
+            frames.extend_from_slice(&(rec.len() as u32).to_le_bytes());
+            frames.extend_from_slice(rec);
+            Ok(())
+        })
+        .unwrap();
+    sec.replica_append(from, &frames).unwrap();
+    sec.replica_redo(from, &frames).unwrap();
+    to
+}
+
+/// A secondary receives a large transaction's parts before its commit
+/// record: its readers see none of it until the commit record arrives,
+/// then all of it; an abort record voids the parts; a secondary that
+/// restarts between the parts and the commit record reads the parts back
+/// from its own log.
+#[test]
+fn a_secondary_receives_a_large_transaction_whole() {
+    let (pd, sd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let p = Instance::open(dir_config(pd.path())).unwrap();
+    let pdb = p.database("walden").unwrap();
+    let s = p.new_session();
+    pdb.create_table(&s, items_def("bulk", false)).unwrap();
+    pdb.create_table(&s, items_def("small", false)).unwrap();
+    pdb.run(&s, CommitRequest::Durable, |tx| {
+        for (id, (v, t)) in bulk_model(0) {
+            tx.insert("bulk", row(id, v, &t))?;
+        }
+        tx.insert("small", row(0, 0, "h"))?;
+        Ok(())
+    })
+    .unwrap();
+    let mut sec = Instance::open(dir_config(sd.path())).unwrap();
+    seed(&pdb, &sec);
+    let mut sdb = sec.database("walden").unwrap();
+    assert!(sdb.is_secondary());
+    let mut at = sdb.log().end_lsn();
+    let gen0 = bulk_model(0);
+
+    // Rolled back: the parts arrive, then the abort record.
+    let mut tx = pdb.begin(&s);
+    load(&mut tx, 1).unwrap();
+    assert!(tx.is_spilled());
+    at = ship(&pdb, &sdb, at, harden(&pdb, &s, 1));
+    check(
+        &sdb,
+        &sec.new_session(),
+        "bulk",
+        &gen0,
+        &BULK_PROBES,
+        "parts of 1",
+    );
+    tx.rollback();
+    at = ship(&pdb, &sdb, at, harden(&pdb, &s, 2));
+    check(
+        &sdb,
+        &sec.new_session(),
+        "bulk",
+        &gen0,
+        &BULK_PROBES,
+        "rolled back",
+    );
+
+    // Committed, the secondary restarting between the parts and the commit.
+    let mut tx = pdb.begin(&s);
+    load(&mut tx, 2).unwrap();
+    assert!(tx.is_spilled());
+    at = ship(&pdb, &sdb, at, harden(&pdb, &s, 3));
+    check(
+        &sdb,
+        &sec.new_session(),
+        "bulk",
+        &gen0,
+        &BULK_PROBES,
+        "parts of 2",
+    );
+    sec.shutdown_nowait().unwrap();
+    drop(sdb);
+    drop(sec);
+    sec = Instance::open(dir_config(sd.path())).unwrap();
+    sdb = sec.database("walden").unwrap();
+    assert_eq!(sdb.log().end_lsn(), at);
+    check(
+        &sdb,
+        &sec.new_session(),
+        "bulk",
+        &gen0,
+        &BULK_PROBES,
+        "restarted",
+    );
+    let lsn = tx.commit(CommitRequest::Durable).unwrap().lsn.unwrap();
+    ship(&pdb, &sdb, at, lsn);
+    check(
+        &sdb,
+        &sec.new_session(),
+        "bulk",
+        &bulk_model(2),
+        &BULK_PROBES,
+        "committed",
+    );
+    check(&pdb, &s, "bulk", &bulk_model(2), &BULK_PROBES, "primary");
+    sec.close().unwrap();
+    p.close().unwrap();
+}
