@@ -101,10 +101,16 @@ impl Transaction {
     /// voids its parts (if it cannot be appended, the parts stay without a
     /// commit record, which recovery drops as well), and it leaves the
     /// in-flight registry.
+    #[inline]
     pub(super) fn end_spill(&mut self, aborted: bool) {
-        if self.spill.take().is_none() {
-            return;
+        if self.spill.is_some() {
+            self.end_spilled(aborted);
         }
+    }
+
+    #[cold]
+    fn end_spilled(&mut self, aborted: bool) {
+        self.spill = None;
         if aborted {
             let mut rec = Vec::with_capacity(12);
             put_txn_abort(&mut rec, self.txid);
