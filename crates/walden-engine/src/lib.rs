@@ -33,6 +33,7 @@ mod image_stream;
 mod inflight;
 mod instance;
 mod lock;
+pub mod namespace;
 pub mod mvcc;
 mod priority;
 mod recovery;
@@ -69,6 +70,7 @@ pub use table::{value_list, Table};
 pub use txn::{Arbiters, CommitOutcome, Isolation, Locked, RefPath, Transaction, Upsert};
 pub use types::{DataType, Key, RegKind, Row, Value};
 pub use view::ViewDef;
+pub use namespace::SchemaDef;
 /// Entry points for the fuzz targets in `fuzz/` (the decoders they reach
 /// are private); not part of the API.
 #[doc(hidden)]

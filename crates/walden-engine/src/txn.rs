@@ -43,6 +43,7 @@ mod savepoints;
 mod upsert;
 mod view;
 mod views;
+mod schemas;
 mod write;
 pub(crate) use ddl::Revert;
 pub use ri::RefPath;
