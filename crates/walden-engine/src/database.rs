@@ -28,10 +28,10 @@ use walden_log::{Exposure, FileStats, LogConfig, LogManager, Lsn, RecoveryReport
 mod ddl;
 mod enums;
 mod open;
+mod schemas;
 mod sequence_def;
 mod sequences;
 mod views;
-mod schemas;
 
 /// A sequence and where it stands.
 pub struct Sequence {

@@ -33,8 +33,8 @@ mod image_stream;
 mod inflight;
 mod instance;
 mod lock;
-pub mod namespace;
 pub mod mvcc;
+pub mod namespace;
 mod priority;
 mod recovery;
 mod replica;
@@ -59,6 +59,7 @@ pub use error::{DatetimeErrorKind, EngineError, FkViolation, KeyConflict, Result
 pub use instance::roles_txn::{RoleCommitHook, ROLE_CATALOG_LOCK};
 pub use instance::{Instance, InstanceConfig, SeedReceiver};
 pub use lock::{LockMode, LockRequest, RequestMode, TableLockMode, WaitPolicy};
+pub use namespace::SchemaDef;
 pub use replica::{frames_of, wait_until, RemoteHarden, ReplicaCounters};
 pub use schema::{
     CheckDef, Collation, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, FkAction,
@@ -70,7 +71,6 @@ pub use table::{value_list, Table};
 pub use txn::{Arbiters, CommitOutcome, Isolation, Locked, RefPath, Transaction, Upsert};
 pub use types::{DataType, Key, RegKind, Row, Value};
 pub use view::ViewDef;
-pub use namespace::SchemaDef;
 /// Entry points for the fuzz targets in `fuzz/` (the decoders they reach
 /// are private); not part of the API.
 #[doc(hidden)]

@@ -80,7 +80,10 @@ mod tests {
             let _ = get_schema(&mut Reader::new(&out[..cut]));
         }
         assert_eq!(split_engine_name(&engine_name("s", "t")), ("s", "t"));
-        assert_eq!(split_engine_name(&engine_name("public", "t")), ("public", "t"));
+        assert_eq!(
+            split_engine_name(&engine_name("public", "t")),
+            ("public", "t")
+        );
         assert_ne!(engine_name("a", "b.c"), engine_name("a.b", "c"));
     }
 }

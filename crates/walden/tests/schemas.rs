@@ -10,7 +10,8 @@ mod pg_diff;
 mod server_support;
 
 use pg_diff::{assert_same, connect, outcome, run_script, runtime, Field, Peers};
-use server_support::Serve;
+use server_support::{have, missing_tool, run_with_deadline, Serve};
+use std::process::Command;
 use std::time::Duration;
 
 const SCRIPT: &[&str] = &[
@@ -120,6 +121,105 @@ fn schemas_match_postgres() {
     });
 }
 
+fn psql(conn: &str, commands: &[&str]) -> String {
+    let mut cmd = Command::new("psql");
+    cmd.args(["-X", "-v", "ON_ERROR_STOP=1", "-d", conn])
+        .env("PGCONNECT_TIMEOUT", "10");
+    for c in commands {
+        cmd.args(["-c", c]);
+    }
+    let out = run_with_deadline(&mut cmd, Duration::from_secs(60));
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "psql {commands:?} against {conn}:\n{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// psql 15's `\dn` and `\dt` of a schema's tables read the same from both.
+#[test]
+fn psql_lists_schemas_as_postgres() {
+    if !have("psql", &["--version"]) {
+        missing_tool("psql is needed to compare \\dn");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(peers) = Peers::start(tmp.path(), "to compare psql's \\dn") else {
+        return;
+    };
+    psql(
+        &peers.pg_conn(),
+        &[
+            "CREATE ROLE walden SUPERUSER LOGIN",
+            "CREATE DATABASE walden OWNER walden TEMPLATE template0",
+        ],
+    );
+    let pg = format!(
+        "host=127.0.0.1 port={} user=walden dbname=walden",
+        peers.pg.port()
+    );
+    let walden = peers.walden_conn();
+    let setup = "CREATE SCHEMA sales; CREATE SCHEMA hr; \
+         CREATE TABLE sales.orders (id int PRIMARY KEY); CREATE TABLE hr.people (id int); \
+         CREATE TABLE hr.orders (n text)";
+    psql(&pg, &[setup]);
+    psql(&walden, &[setup]);
+    let mut differences = Vec::new();
+    for c in ["\\dn", "\\dt sales.*", "\\dt hr.*", "\\dt *.orders"] {
+        let want = psql(&pg, &[c]);
+        let got = psql(&walden, &[c]);
+        if want != got {
+            differences.push(format!("{c}\n--- postgres:\n{want}--- walden:\n{got}"));
+        }
+    }
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+    let listed = psql(&walden, &["\\dn", "\\dt hr.*"]);
+    for needle in ["sales", "hr", "people"] {
+        assert!(listed.contains(needle), "no {needle} in\n{listed}");
+    }
+}
+
+/// SQL Server's view of them: `sys.schemas`, `SCHEMA_NAME()`, `dbo` as
+/// `public`, and `CREATE SCHEMA` / `schema.table` in T-SQL batches.
+#[test]
+fn tsql_sees_schemas() {
+    let tmp = tempfile::tempdir().unwrap();
+    let walden = Serve::start(&tmp.path().join("walden"), &[]);
+    runtime().block_on(async {
+        tokio::time::timeout(Duration::from_secs(60), async {
+            let c = connect(&walden.conn_str()).await;
+            for s in [
+                "CREATE SCHEMA sales",
+                "CREATE TABLE sales.orders (id int PRIMARY KEY, amount int)",
+                "CREATE TABLE dbo.orders (id int)",
+                "INSERT INTO sales.orders VALUES (1, 10)",
+                "INSERT INTO dbo.orders VALUES (2)",
+            ] {
+                c.simple_query(s).await.unwrap();
+            }
+            let cases = [
+                ("SELECT id, amount FROM sales.orders", "1|10; ok 1"),
+                ("SELECT id FROM dbo.orders", "2; ok 1"),
+                ("SELECT id FROM public.orders", "2; ok 1"),
+                ("SELECT SCHEMA_NAME()", "dbo; ok 1"),
+                (
+                    "SELECT name, SCHEMA_NAME(schema_id) FROM sys.schemas WHERE name IN ('sales', 'dbo') \
+                     ORDER BY name",
+                    "dbo|dbo; sales|sales; ok 2",
+                ),
+                ("SELECT SCHEMA_NAME(9999999)", "NULL; ok 1"),
+            ];
+            for (sql, want) in cases {
+                assert_eq!(outcome(&c, sql, &[]).await, want, "{sql}");
+            }
+        })
+        .await
+        .expect("timed out")
+    });
+}
+
 #[test]
 fn schemas_survive_restarts() {
     let tmp = tempfile::tempdir().unwrap();
@@ -143,9 +243,9 @@ fn schemas_survive_restarts() {
         let c = connect(&conn).await;
         assert_eq!(
             outcome(&c, "SELECT a FROM kept.t ORDER BY a", &[]).await,
-            "1; 2; ok SELECT 2"
+            "1; 2; ok 2"
         );
-        assert_eq!(outcome(&c, "SELECT a FROM t", &[]).await, "7; ok SELECT 1");
+        assert_eq!(outcome(&c, "SELECT a FROM t", &[]).await, "7; ok 1");
         assert_eq!(
             outcome(
                 &c,
@@ -153,7 +253,7 @@ fn schemas_survive_restarts() {
                 &[]
             )
             .await,
-            "kept; ok SELECT 1"
+            "kept; ok 1"
         );
     };
     pg_diff::check_after_kill_then_checkpoint(walden, &dir, check);

@@ -15,6 +15,6 @@ pub(crate) mod owned_by;
 pub(crate) mod owner;
 pub(crate) mod privileges;
 pub(crate) mod public_schema;
-pub mod schemas;
 pub(crate) mod roles;
+pub mod schemas;
 pub(crate) mod views;

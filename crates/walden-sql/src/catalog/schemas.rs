@@ -72,11 +72,7 @@ pub(crate) fn create_schema(
     if name.contains(SCHEMA_SEP) {
         return Err(SqlError::unsupported("schema names containing U+001F"));
     }
-    let exists = name == "public"
-        || db
-            .schemas_as(Some(tx.id()))
-            .iter()
-            .any(|s| s.name == name);
+    let exists = name == "public" || db.schemas_as(Some(tx.id())).iter().any(|s| s.name == name);
     if exists {
         if if_not_exists {
             let mut out = QueryOutput::command("CREATE SCHEMA");
@@ -125,28 +121,28 @@ fn require_owner(who: &Who, owner: u32, name: &str) -> Result<()> {
 /// What schema `schema` holds, as `(kind, engine name)` in the order a
 /// cascade drops them: views, tables (their indexes and owned sequences
 /// go with them), sequences, types.
-fn contents(db: &Database, tx: &Transaction, schema: &str) -> Vec<(&'static str, String)> {
+fn contents(db: &Database, tx: &Transaction, schema: &str) -> Vec<(&'static str, String, u32)> {
     let mine = |n: &str| split_engine_name(n).0 == schema;
     let txid = Some(tx.id());
     let mut out = Vec::new();
     for v in db.user_views_as(txid) {
         if mine(&v.name) {
-            out.push(("view", v.name.clone()));
+            out.push(("view", v.name.clone(), v.id));
         }
     }
     for t in db.tables_as(txid) {
         if mine(t.name()) {
-            out.push(("table", t.name().to_string()));
+            out.push(("table", t.name().to_string(), t.id()));
         }
     }
-    for s in db.sequence_names() {
-        if mine(&s) {
-            out.push(("sequence", s));
+    for s in db.sequences() {
+        if mine(&s.name) {
+            out.push(("sequence", s.name.clone(), s.id));
         }
     }
     for e in db.enum_types_as(txid) {
         if mine(&e.name) {
-            out.push(("type", e.name.clone()));
+            out.push(("type", e.name.clone(), e.id));
         }
     }
     out
@@ -184,9 +180,12 @@ pub(crate) fn drop_schemas(
         require_owner(who, def.owner, &name)?;
         let held = contents(db, tx, &name);
         if !held.is_empty() && !cascade {
-            let detail = held
+            // In creation order, as PostgreSQL lists them.
+            let mut listed = held.clone();
+            listed.sort_by_key(|h| h.2);
+            let detail = listed
                 .iter()
-                .map(|(k, e)| format!("{k} {} depends on schema {name}", shown(e)))
+                .map(|(k, e, _)| format!("{k} {} depends on schema {name}", shown(e)))
                 .collect::<Vec<_>>()
                 .join("\n");
             return Err(SqlError::new(
@@ -210,7 +209,7 @@ pub(crate) fn drop_schemas(
                 .notices
                 .push(format!("drop cascades to {k} other objects")),
         }
-        for (kind, e) in &held {
+        for (kind, e, _) in &held {
             let obj = ast::ObjectName::from(vec![ast::Ident::with_quote('"', e.as_str())]);
             let ty = match *kind {
                 "view" => ast::ObjectType::View,

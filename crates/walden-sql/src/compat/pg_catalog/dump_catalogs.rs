@@ -294,7 +294,11 @@ pub fn search_path_schemas(env: &Env<'_>, implicit: bool) -> Vec<String> {
 /// when `public` is not on the search path (PostgreSQL qualifies a name
 /// that the path would not find, as `pg_dump`'s empty path shows).
 pub fn qualify_for_path(env: &Env<'_>, text: &str, marker: &str) -> String {
-    if search_path_schemas(env, false).iter().any(|s| s == "public") || !text.contains(marker) {
+    if search_path_schemas(env, false)
+        .iter()
+        .any(|s| s == "public")
+        || !text.contains(marker)
+    {
         return text.to_string();
     }
     let mut out = String::with_capacity(text.len() + 8);

@@ -400,7 +400,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                 }
                 for ix in indexes_of(&tb) {
                     out.push(class_row(
-                    &env.info.path,
+                        &env.info.path,
                         ix.oid,
                         &ix.name,
                         0,
@@ -426,7 +426,10 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     3,
                 ));
             }
-            out.extend(super::sequence_relations::identity_class_rows(db, &env.info.path));
+            out.extend(super::sequence_relations::identity_class_rows(
+                db,
+                &env.info.path,
+            ));
             super::user_views::class_rows(env, &mut out);
         }
         V::Attribute => {
