@@ -4,12 +4,12 @@
 //! creating transaction, carries them in checkpoint images and to
 //! secondaries, and undoes them at rollback like other DDL.
 //!
-//! An object of such a schema is named in the engine `schema` + [`SCHEMA_SEP`]
-//! + `name` (see [`engine_name`]); objects of `public` keep their bare name,
-//! so databases made before schemas existed read unchanged. The separator
-//! is a control character no identifier may hold (the SQL layer refuses
-//! names containing it), so no two (schema, name) pairs share an engine
-//! name.
+//! An object of such a schema is named in the engine by the schema's name,
+//! [`SCHEMA_SEP`] and its own name (see [`engine_name`]); objects of
+//! `public` keep their bare name, so databases made before schemas existed
+//! read unchanged. The separator is a control character no identifier may
+//! hold (the SQL layer refuses names containing it), so no two (schema,
+//! name) pairs share an engine name.
 
 use crate::codec::{put_str, put_var, short, Reader};
 use crate::error::Result;

@@ -1,8 +1,10 @@
 //! `search_path`: the schemas an unqualified name is looked up in, as
-//! PostgreSQL resolves it. Walden's schemas are fixed: `public` holds every
-//! user relation, sequence and type; `pg_catalog` and `information_schema`
-//! hold the catalogs. A path entry naming no such schema (`"$user"` when no
-//! schema has the user's name, a typo) is skipped, as in PostgreSQL.
+//! PostgreSQL resolves it. `public` holds the objects of databases that
+//! made no schema; CREATE SCHEMA adds others (`catalog/schemas.rs`), whose
+//! objects the engine names `schema` U+001F `name`; `pg_catalog` and
+//! `information_schema` hold the catalogs. A path entry naming no such
+//! schema (`"$user"` when no schema has the user's name, a typo) is
+//! skipped, as in PostgreSQL.
 
 use crate::error::{ErrorKind, Result, SqlError};
 use sqlparser::ast;
@@ -135,7 +137,8 @@ impl SearchPath {
                     .map(|s| s.name.clone())
             };
             if let Some(s) = found {
-                if !listed.contains(&s) && !(s == "public" && self.no_usage) {
+                let hidden = s == "public" && self.no_usage;
+                if !hidden && !listed.contains(&s) {
                     listed.push(s);
                 }
             }
@@ -392,11 +395,9 @@ pub fn check_statement(
             let e = path.creation(name)?;
             set_resolved(name, e);
         }
-        S::CreateView(cv) => {
-            if cv.name.0.len() > 1 || !path.namespaces().schemas.is_empty() {
-                let e = path.creation(&cv.name)?;
-                set_resolved(&mut cv.name, e);
-            }
+        S::CreateView(cv) if cv.name.0.len() > 1 || !path.namespaces().schemas.is_empty() => {
+            let e = path.creation(&cv.name)?;
+            set_resolved(&mut cv.name, e);
         }
         S::AlterType(at) => {
             let e = path.user_type(&at.name)?;
