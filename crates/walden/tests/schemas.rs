@@ -7,12 +7,13 @@
 //! log) and after a checkpoint (from the image).
 
 mod pg_diff;
+mod repl_support;
 mod server_support;
 
 use pg_diff::{assert_same, connect, outcome, run_script, runtime, Field, Peers};
 use server_support::{have, missing_tool, run_with_deadline, Serve};
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const SCRIPT: &[&str] = &[
     "CREATE SCHEMA s1",
@@ -257,4 +258,50 @@ fn schemas_survive_restarts() {
         );
     };
     pg_diff::check_after_kill_then_checkpoint(walden, &dir, check);
+}
+
+/// A schema and its table made on the primary reach a readable secondary
+/// (they are in the logged catalog change), qualified names resolve there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_schema_reaches_the_secondary() {
+    use repl_support::*;
+    let tmp = tempfile::tempdir().unwrap();
+    let p = start_pair(
+        Node::local("a", tmp.path()),
+        Node::local("b", tmp.path()),
+        "SYNCHRONOUS_COMMIT",
+        3,
+        0,
+    )
+    .await;
+    let (ca, cb) = (&p.ca, &p.cb);
+    must(ca, "CREATE SCHEMA sales").await;
+    must(ca, "CREATE TABLE sales.k (id int PRIMARY KEY, v int)").await;
+    must(ca, "CREATE TABLE k (id int)").await;
+    must(ca, "INSERT INTO sales.k VALUES (1, 5), (2, 7)").await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Ok(r) = cb
+            .simple_query(
+                "SELECT n.nspname, count(*) FROM sales.k, pg_namespace n \
+                 WHERE n.nspname = 'sales' GROUP BY n.nspname",
+            )
+            .await
+        {
+            let rows: Vec<String> = r
+                .iter()
+                .filter_map(|m| match m {
+                    tokio_postgres::SimpleQueryMessage::Row(r) => {
+                        Some(format!("{}|{}", r.get(0).unwrap(), r.get(1).unwrap()))
+                    }
+                    _ => None,
+                })
+                .collect();
+            if rows == vec!["sales|2".to_string()] {
+                break;
+            }
+        }
+        assert!(Instant::now() < deadline, "the schema never reached b");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
