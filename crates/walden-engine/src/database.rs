@@ -28,6 +28,7 @@ use walden_log::{Exposure, FileStats, LogConfig, LogManager, Lsn, RecoveryReport
 mod ddl;
 mod enums;
 mod open;
+mod schemas;
 mod sequence_def;
 mod sequences;
 mod views;
@@ -59,6 +60,8 @@ pub struct Catalog {
     pub(crate) views: HashMap<String, Arc<crate::view::ViewDef>>,
     /// `COMMENT ON` texts by object (see `comment.rs`).
     pub(crate) comments: std::collections::BTreeMap<crate::comment::CommentOn, Arc<str>>,
+    /// Schemas other than `public`, by name (see `namespace.rs`).
+    pub(crate) schemas: HashMap<String, Arc<crate::namespace::SchemaDef>>,
     pub(crate) next_table_id: u32,
     pub(crate) next_seq_id: u32,
     /// The database's published CSN and open snapshots (travels with the

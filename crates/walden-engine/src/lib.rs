@@ -34,6 +34,7 @@ mod inflight;
 mod instance;
 mod lock;
 pub mod mvcc;
+pub mod namespace;
 mod priority;
 mod recovery;
 mod replica;
@@ -58,6 +59,7 @@ pub use error::{DatetimeErrorKind, EngineError, FkViolation, KeyConflict, Result
 pub use instance::roles_txn::{RoleCommitHook, ROLE_CATALOG_LOCK};
 pub use instance::{Instance, InstanceConfig, SeedReceiver};
 pub use lock::{LockMode, LockRequest, RequestMode, TableLockMode, WaitPolicy};
+pub use namespace::SchemaDef;
 pub use replica::{frames_of, wait_until, RemoteHarden, ReplicaCounters};
 pub use schema::{
     CheckDef, Collation, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, FkAction,

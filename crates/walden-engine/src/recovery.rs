@@ -264,6 +264,8 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
         Redo::PutView(def) => cat.put_view(def),
         Redo::DropView(id) => cat.drop_view(id),
         Redo::Comment(on, text) => cat.set_comment(on, text),
+        Redo::PutSchema(def) => cat.put_schema(def),
+        Redo::DropSchema(id) => cat.drop_schema(id),
         Redo::DropForeignKey { table, name } => {
             let t = cat.by_id.get(&table).ok_or_else(|| unknown(table))?;
             let fks = t

@@ -40,6 +40,7 @@ mod read;
 mod ri;
 mod roles;
 mod savepoints;
+mod schemas;
 mod spill;
 mod upsert;
 mod view;

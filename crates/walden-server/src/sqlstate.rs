@@ -52,6 +52,7 @@ pub fn sqlstate(kind: ErrorKind) -> &'static str {
         K::DuplicateColumn => "42701",
         K::InvalidTableDefinition => "42P16",
         K::DuplicateDatabase => "42P04",
+        K::DuplicateSchema => "42P06",
         K::AmbiguousColumn => "42702",
         K::AmbiguousFunction => "42725",
         K::GroupingError => "42803",

@@ -19,6 +19,7 @@ pub enum ErrorKind {
     /// 42P16
     InvalidTableDefinition,
     DuplicateDatabase,
+    DuplicateSchema,
     AmbiguousColumn,
     GroupingError,
     UniqueViolation,

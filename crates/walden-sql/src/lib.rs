@@ -335,3 +335,26 @@ pub(crate) fn server_parameter(name: &str) -> Option<&'static str> {
         .find(|(k, _)| k.eq_ignore_ascii_case(name))
         .map(|(_, v)| *v)
 }
+
+/// Text for a client with engine names of objects in schemas other than
+/// `public` (`s` U+001F `t`) shown by their bare name, as PostgreSQL's
+/// messages name relations.
+pub fn shown_names(text: &str) -> String {
+    let sep = walden_engine::namespace::SCHEMA_SEP;
+    if !text.contains(sep) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut parts = text.split(sep).peekable();
+    while let Some(part) = parts.next() {
+        if parts.peek().is_some() {
+            let keep = part
+                .trim_end_matches(|c: char| c.is_alphanumeric() || c == '_' || c == '$')
+                .len();
+            out.push_str(&part[..keep]);
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
+}

@@ -71,6 +71,7 @@ pub(crate) struct Snapshot {
     enums: Vec<crate::types::EnumType>,
     views: Vec<crate::view::ViewDef>,
     comments: Vec<(crate::comment::CommentOn, Arc<str>)>,
+    schemas: Vec<crate::namespace::SchemaDef>,
 }
 
 /// What a copy takes from the catalog at its instant; the rows are read
@@ -86,6 +87,7 @@ pub(crate) struct Parts {
     enums: Vec<crate::types::EnumType>,
     views: Vec<crate::view::ViewDef>,
     comments: Vec<(crate::comment::CommentOn, Arc<str>)>,
+    schemas: Vec<crate::namespace::SchemaDef>,
 }
 
 impl Parts {
@@ -123,6 +125,11 @@ impl Parts {
             enums,
             views,
             comments: cat.comments(),
+            schemas: {
+                let mut s: Vec<_> = cat.schemas.values().map(|s| (**s).clone()).collect();
+                s.sort_by_key(|s| s.id);
+                s
+            },
             next_txid,
             settings,
             backup,
@@ -151,6 +158,7 @@ impl Parts {
             enums: self.enums.clone(),
             views: self.views.clone(),
             comments: self.comments.clone(),
+            schemas: self.schemas.clone(),
         }
         .encode()
     }
@@ -186,10 +194,13 @@ impl Snapshot {
             put_ivar(&mut body, st.next);
             put_ivar(&mut body, st.reserved);
         }
-        // Enum types, then views, then comments, last: an image without
+        // Enum types, then views, then comments, then schemas, last: an
+        // image without them (an older build's) ends after the sequences,
+        // or after the enum types, the views or the comments.
         // them (an older build's) ends after the sequences, or after the
         // enum types, or after the views.
-        let comments = !self.comments.is_empty();
+        let schemas = !self.schemas.is_empty();
+        let comments = !self.comments.is_empty() || schemas;
         if !self.enums.is_empty() || !self.views.is_empty() || comments {
             put_var(&mut body, self.enums.len() as u64);
             for e in &self.enums {
@@ -206,6 +217,12 @@ impl Snapshot {
             put_var(&mut body, self.comments.len() as u64);
             for (on, text) in &self.comments {
                 crate::comment::put_comment(&mut body, on, Some(text));
+            }
+        }
+        if schemas {
+            put_var(&mut body, self.schemas.len() as u64);
+            for s in &self.schemas {
+                crate::namespace::put_schema(&mut body, s);
             }
         }
         let mut out = Vec::with_capacity(body.len() + 16);
@@ -296,6 +313,11 @@ pub(crate) fn decode_whole(bytes: &[u8], path: &Path) -> Result<Image> {
             for _ in 0..r.var()? {
                 let (on, text) = crate::comment::get_comment(r)?;
                 catalog.set_comment(on, text);
+            }
+        }
+        if !r.is_empty() {
+            for _ in 0..r.var()? {
+                catalog.put_schema(crate::namespace::get_schema(r)?);
             }
         }
         Ok(Image {

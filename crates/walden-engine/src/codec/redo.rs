@@ -127,6 +127,11 @@ pub enum Redo {
     DropView(u32),
     /// `COMMENT ON`: the object's comment, or `None` to remove it.
     Comment(crate::comment::CommentOn, Option<String>),
+    /// `CREATE SCHEMA` / `ALTER SCHEMA`: the schema's definition
+    /// (replacing the one of its id).
+    PutSchema(crate::namespace::SchemaDef),
+    /// `DROP SCHEMA`.
+    DropSchema(u32),
 }
 
 /// Redo tags of enum types (35..=39 are reserved for them).
@@ -140,6 +145,10 @@ const TAG_DROP_VIEW: u8 = 41;
 
 /// Redo tag of comments (45..=49 are reserved for them).
 const TAG_COMMENT: u8 = 45;
+
+/// Redo tags of schemas (50..=54 are reserved for them).
+const TAG_PUT_SCHEMA: u8 = 50;
+const TAG_DROP_SCHEMA: u8 = 51;
 
 /// Redo tags of ALTER TABLE (25..=34 are reserved for it).
 const TAG_ALTER_TABLE: u8 = 25;
@@ -371,6 +380,14 @@ pub fn encode_redo(r: &Redo) -> Vec<u8> {
             out.push(TAG_COMMENT);
             crate::comment::put_comment(&mut out, on, text.as_deref());
         }
+        Redo::PutSchema(s) => {
+            out.push(TAG_PUT_SCHEMA);
+            crate::namespace::put_schema(&mut out, s);
+        }
+        Redo::DropSchema(id) => {
+            out.push(TAG_DROP_SCHEMA);
+            put_var(&mut out, *id as u64);
+        }
     }
     out
 }
@@ -502,6 +519,8 @@ pub fn decode_redo(buf: &[u8], key_of: &dyn Fn(u32, &[Value]) -> Option<Key>) ->
         TAG_ALTER_ENUM => Redo::AlterEnum(get_enum(&mut r)?),
         TAG_PUT_VIEW => Redo::PutView(crate::view::get_view(&mut r)?),
         TAG_DROP_VIEW => Redo::DropView(u32::try_from(r.var()?).map_err(|_| short())?),
+        TAG_PUT_SCHEMA => Redo::PutSchema(crate::namespace::get_schema(&mut r)?),
+        TAG_DROP_SCHEMA => Redo::DropSchema(u32::try_from(r.var()?).map_err(|_| short())?),
         TAG_COMMENT => {
             let (on, text) = crate::comment::get_comment(&mut r)?;
             Redo::Comment(on, text)

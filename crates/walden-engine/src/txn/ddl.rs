@@ -29,6 +29,7 @@ pub(crate) enum Revert {
     Enum(String, Option<Arc<crate::types::EnumType>>),
     View(String, Option<Arc<crate::view::ViewDef>>),
     Comment(crate::comment::CommentOn, Option<Arc<str>>),
+    Schema(String, Option<Arc<crate::namespace::SchemaDef>>),
 }
 
 /// One DDL statement of a transaction: its redo and how to undo it.
@@ -78,6 +79,14 @@ impl Catalog {
                     self.views.remove(name);
                 }
             },
+            Revert::Schema(name, old) => match old {
+                Some(s) => {
+                    self.schemas.insert(name.clone(), s.clone());
+                }
+                None => {
+                    self.schemas.remove(name);
+                }
+            },
             Revert::Comment(on, old) => match old {
                 Some(c) => {
                     self.comments.insert(on.clone(), c.clone());
@@ -99,6 +108,7 @@ impl Catalog {
         let enums = self.enums.clone();
         let views = self.views.clone();
         let comments = self.comments.clone();
+        let schemas = self.schemas.clone();
         let out = f(self)?;
         self.prune_comments();
         let mut reverts = Vec::new();
@@ -142,6 +152,16 @@ impl Catalog {
                 reverts.push(Revert::View(n, Some(v)));
             }
         }
+        for (n, s) in &self.schemas {
+            if !schemas.get(n).is_some_and(|o| Arc::ptr_eq(o, s)) {
+                reverts.push(Revert::Schema(n.clone(), schemas.get(n).cloned()));
+            }
+        }
+        for (n, s) in schemas {
+            if !self.schemas.contains_key(&n) {
+                reverts.push(Revert::Schema(n, Some(s)));
+            }
+        }
         for (k, c) in &self.comments {
             if !comments.get(k).is_some_and(|o| Arc::ptr_eq(o, c)) {
                 reverts.push(Revert::Comment(k.clone(), comments.get(k).cloned()));
@@ -164,6 +184,7 @@ impl Catalog {
             enums: self.enums.clone(),
             views: self.views.clone(),
             comments: self.comments.clone(),
+            schemas: self.schemas.clone(),
             next_table_id: self.next_table_id,
             next_seq_id: self.next_seq_id,
             vis: self.vis.clone(),

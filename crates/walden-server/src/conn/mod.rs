@@ -162,7 +162,7 @@ impl PgError {
             (b'S', self.severity.to_string()),
             (b'V', self.severity.to_string()),
             (b'C', self.code.clone()),
-            (b'M', self.message.clone()),
+            (b'M', walden_sql::shown_names(&self.message)),
         ];
         if let Some(f) = &self.fields {
             // In PostgreSQL's order; drivers read them by code.
@@ -172,13 +172,18 @@ impl PgError {
                 (b'H', &f.hint),
                 (b'P', &position),
                 (b'W', &f.context),
-                (b's', &f.table.as_ref().map(|_| "public".to_string())),
+                (
+                    b's',
+                    &f.table
+                        .as_ref()
+                        .map(|t| walden_engine::namespace::split_engine_name(t).0.to_string()),
+                ),
                 (b't', &f.table),
                 (b'c', &f.column),
                 (b'n', &f.constraint),
             ] {
                 if let Some(v) = v {
-                    fields.push((code, v.clone()));
+                    fields.push((code, walden_sql::shown_names(v)));
                 }
             }
         }
@@ -517,7 +522,7 @@ impl Connection {
                     (b'S', "NOTICE".to_string()),
                     (b'V', "NOTICE".to_string()),
                     (b'C', "00000".to_string()),
-                    (b'M', n.clone()),
+                    (b'M', walden_sql::shown_names(n)),
                 ],
             )))
             .await?;

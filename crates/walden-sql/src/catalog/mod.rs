@@ -16,4 +16,5 @@ pub(crate) mod owner;
 pub(crate) mod privileges;
 pub(crate) mod public_schema;
 pub(crate) mod roles;
+pub mod schemas;
 pub(crate) mod views;

@@ -26,6 +26,11 @@ fn is_public(name: &ast::ObjectName) -> Result<()> {
     }
 }
 
+/// Whether a schema name is `public`'s.
+pub(crate) fn names_public(name: &ast::ObjectName) -> bool {
+    crate::query::object_last(name) == "public"
+}
+
 fn require_owner(who: &Who, db: u32) -> Result<()> {
     if who.owns(db, ObjKind::Schema, PUBLIC_SCHEMA) {
         Ok(())

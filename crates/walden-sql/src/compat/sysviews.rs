@@ -11,6 +11,9 @@ use walden_engine::{DataType, Value};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SysView {
     Databases,
+    /// `sys.schemas`: SQL Server's fixed schemas and those CREATE SCHEMA
+    /// made (`public` is `dbo`).
+    Schemas,
     FileStats,
     WaitStats,
     SessionWaitStats,
@@ -37,6 +40,7 @@ pub fn lookup(schema: Option<&str>, name: &str) -> Option<SysView> {
     let n = name.to_ascii_lowercase();
     let v = match (schema, n.as_str()) {
         (Some("sys") | None, "databases") if schema.is_some() => SysView::Databases,
+        (Some("sys"), "schemas") => SysView::Schemas,
         (Some("sys"), "dm_io_virtual_file_stats") => SysView::FileStats,
         (Some("sys") | None, "dm_os_wait_stats") => SysView::WaitStats,
         (Some("sys") | None, "dm_exec_session_wait_stats") => SysView::SessionWaitStats,
@@ -132,6 +136,11 @@ impl SysView {
                 ("max_lag_bytes", T::BigInt),
                 ("max_lag_ms", T::BigInt),
                 ("is_lag_bound_counted", T::Bool),
+            ],
+            SysView::Schemas => vec![
+                ("name", text.clone()),
+                ("schema_id", T::Int),
+                ("principal_id", T::Int),
             ],
             SysView::Databases => vec![
                 ("name", text.clone()),
@@ -315,6 +324,25 @@ pub fn rows(view: SysView, args: &[Value], env: &Env<'_>) -> Result<Vec<Vec<Valu
                     row.is_lag_bound_counted
                         .map(Value::Bool)
                         .unwrap_or(Value::Null),
+                ]);
+            }
+        }
+        SysView::Schemas => {
+            // SQL Server's ids for its own schemas; a made schema's id is
+            // its pg_namespace OID, its principal its owner's role OID.
+            for (name, id) in [
+                ("dbo", 1),
+                ("guest", 2),
+                ("INFORMATION_SCHEMA", 3),
+                ("sys", 4),
+            ] {
+                out.push(vec![t(name), Value::Int(id), Value::Int(1)]);
+            }
+            for s in &env.info.path.namespaces().schemas {
+                out.push(vec![
+                    t(&s.name),
+                    Value::Int(crate::catalog::schemas::schema_oid(s.id)),
+                    Value::Int(s.owner as i64),
                 ]);
             }
         }

@@ -239,6 +239,7 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "newid" | "gen_random_uuid" | "uuid_generate_v4" => Func::NewUuid,
         "db_id" => Func::DbId,
         "db_name" | "current_database" => Func::DbName,
+        "schema_name" => Func::SchemaName,
         "pg_backend_pid" => Func::Spid,
         "pg_my_temp_schema" => Func::MyTempSchema,
         "pg_is_other_temp_schema" => Func::IsOtherTempSchema,
@@ -250,7 +251,7 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "current_user" | "session_user" | "current_role" | "suser_sname" | "user_name" => {
             Func::CurrentUser
         }
-        "current_schema" | "schema_name" => Func::CurrentSchema,
+        "current_schema" => Func::CurrentSchema,
         "current_schemas" => Func::CurrentSchemas,
         "nextval" => Func::NextVal,
         "setval" => Func::SetVal,

@@ -103,6 +103,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         | Func::Version
         | Func::CurrentUser
         | Func::DbName
+        | Func::SchemaName
         | Func::DbId
         | Func::NextVal
         | Func::SetVal

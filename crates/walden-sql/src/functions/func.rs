@@ -38,6 +38,8 @@ pub enum Func {
     NewUuid,
     DbId,
     DbName,
+    /// T-SQL `SCHEMA_NAME([schema_id])` (`sys.schemas`' ids).
+    SchemaName,
     Spid,
     /// `pg_my_temp_schema()`: the OID of the session's `pg_temp_N`, 0
     /// while it has no temporary table.
@@ -465,6 +467,7 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         Func::CurrentUser
         | Func::CurrentSchema
         | Func::DbName
+        | Func::SchemaName
         | Func::EncodingName
         | Func::Privilege(PrivFn::UserById) => DataType::Name,
         Func::CurrentSchemas => DataType::Array(Box::new(DataType::Name)),

@@ -194,7 +194,17 @@ impl<'a> Planner<'a> {
 
     pub fn table(&self, name: &ast::ObjectName) -> Result<Arc<Table>> {
         let n = self.path.user_relation(name)?;
-        let t = self.db.table_as(self.viewer, &n)?;
+        let t = self.db.table_as(self.viewer, &n).map_err(|e| {
+            // A name of another schema is reported as written (`s.t`).
+            if n.contains(walden_engine::namespace::SCHEMA_SEP) {
+                SqlError::new(
+                    crate::error::ErrorKind::UndefinedTable,
+                    format!("relation \"{name}\" does not exist"),
+                )
+            } else {
+                e.into()
+            }
+        })?;
         self.used.borrow_mut().push((t.id(), t.name().to_string()));
         Ok(t)
     }

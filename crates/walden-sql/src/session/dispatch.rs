@@ -410,8 +410,8 @@ impl SqlSession {
                     .map(|s| ast::Ident::new(s.as_str()))
                     .collect::<Vec<_>>();
                 qualified.push(ast::Ident::new(name.as_str()));
-                self.path().creation(&ast::ObjectName::from(qualified))?;
-                self.in_tx(|tx, _| ddl::create_sequence(tx, name, *if_not_exists, options))
+                let name = self.path().creation(&ast::ObjectName::from(qualified))?;
+                self.in_tx(|tx, _| ddl::create_sequence(tx, &name, *if_not_exists, options))
             }
             Command::AlterIdentity(a) => self.dml(params, |p, tx, ctx| {
                 crate::catalog::alter_table::identity::alter_identity(p, a, tx, ctx)
@@ -602,6 +602,18 @@ impl SqlSession {
                 })
             }
             Statement::Drop {
+                object_type: ast::ObjectType::Schema,
+                if_exists,
+                names,
+                cascade,
+                ..
+            } => {
+                let db = self.db.clone();
+                self.in_tx(|tx, s| {
+                    crate::catalog::schemas::drop_schemas(&s.who_in(tx), &db, tx, names, *if_exists, *cascade)
+                })
+            }
+            Statement::Drop {
                 object_type,
                 if_exists,
                 names,
@@ -649,6 +661,25 @@ impl SqlSession {
             Statement::AlterTable(at) => {
                 self.dml(params, |p, tx, ctx| crate::catalog::alter_table::alter_table(p, at, tx, ctx))
             }
+            Statement::AlterSchema(a) if !crate::catalog::public_schema::names_public(&a.name) => {
+                let db = self.db.clone();
+                self.in_tx(|tx, s| crate::catalog::schemas::alter_schema(&s.who_in(tx), &db, tx, a))
+            }
+            Statement::CreateSchema {
+                schema_name,
+                if_not_exists,
+                or_replace: false,
+                with: None,
+                options: None,
+                default_collate_spec: None,
+                clone: None,
+                ..
+            } => {
+                let db = self.db.clone();
+                self.in_tx(|tx, s| {
+                    crate::catalog::schemas::create_schema(&s.who_in(tx), &db, tx, schema_name, *if_not_exists)
+                })
+            }
             Statement::AlterSchema(a) => {
                 let db = self.db.id();
                 self.in_tx(|tx, s| {
@@ -676,6 +707,12 @@ impl SqlSession {
                 comment,
                 ..
             } => self.in_tx(|tx, s| {
+                let named = query::object_last(object_name);
+                if s.db.schemas_as(Some(tx.id())).iter().any(|x| x.name == named) {
+                    return Err(SqlError::unsupported(format!(
+                        "COMMENT ON SCHEMA {named} (comments are kept on public only)"
+                    )));
+                }
                 crate::catalog::public_schema::comment_on_schema(
                     &s.who_in(tx),
                     s.db.id(),

@@ -329,7 +329,25 @@ impl SqlSession {
 
     /// The session's `search_path` as its role sees it now.
     fn path(&self) -> crate::context::search_path::SearchPath {
-        self.who().search_path(&self.settings, self.db.id())
+        let who = self.who();
+        let path = who.search_path(&self.settings, self.db.id());
+        let (schemas, objects) = self.db.namespaces_as(self.tx.as_ref().map(|t| t.id()));
+        if schemas.is_empty() {
+            return path;
+        }
+        let ns = crate::context::search_path::Namespaces {
+            schemas: schemas
+                .iter()
+                .map(|s| crate::context::search_path::UserSchema {
+                    name: s.name.clone(),
+                    id: s.id,
+                    owner: s.owner,
+                    usable: who.has_privs_of(s.owner),
+                })
+                .collect(),
+            objects: objects.into_iter().collect(),
+        };
+        path.with_namespaces(ns, &who.cat.name_of(who.oid))
     }
 
     fn info(&self) -> SessionInfo {

@@ -281,12 +281,12 @@ pub fn options_to_table(options: &Value) -> Vec<Vec<Value>> {
 /// The schemas of the session's `search_path` that exist, in order, as
 /// `current_schemas` lists them (`implicit`: with `pg_catalog` first when
 /// the path does not name it, as it is searched anyway).
-pub fn search_path_schemas(env: &Env<'_>, implicit: bool) -> Vec<&'static str> {
+pub fn search_path_schemas(env: &Env<'_>, implicit: bool) -> Vec<String> {
     let path = env.info.path.clone();
     if implicit {
-        path.searched()
+        path.searched().into_iter().map(str::to_string).collect()
     } else {
-        path.listed().to_vec()
+        path.listed().into_iter().map(str::to_string).collect()
     }
 }
 
@@ -294,7 +294,11 @@ pub fn search_path_schemas(env: &Env<'_>, implicit: bool) -> Vec<&'static str> {
 /// when `public` is not on the search path (PostgreSQL qualifies a name
 /// that the path would not find, as `pg_dump`'s empty path shows).
 pub fn qualify_for_path(env: &Env<'_>, text: &str, marker: &str) -> String {
-    if search_path_schemas(env, false).contains(&"public") || !text.contains(marker) {
+    if search_path_schemas(env, false)
+        .iter()
+        .any(|s| s == "public")
+        || !text.contains(marker)
+    {
         return text.to_string();
     }
     let mut out = String::with_capacity(text.len() + 8);

@@ -88,12 +88,24 @@ fn regclass_lookup_in(
     path: &crate::context::search_path::SearchPath,
     text: &str,
 ) -> Result<Value> {
-    let (schema, name) = split_qualified(text);
-    check_schema(schema.as_deref())?;
+    let (schema, mut name) = split_qualified(text);
+    let other = schema
+        .as_deref()
+        .filter(|s| path.namespaces().find(s).is_some());
+    if other.is_none() {
+        check_schema(schema.as_deref())?;
+    }
     let user = match schema.as_deref() {
         None => path.finds_user_objects(),
-        Some(s) => matches!(s, "public" | "dbo"),
+        Some(s) => matches!(s, "public" | "dbo") || other.is_some(),
     };
+    // A name of another schema (or found in one along the path) is its
+    // engine name.
+    if user && (other.is_some() || (schema.is_none() && !path.namespaces().schemas.is_empty())) {
+        if let Some(e) = path.user_object(schema.as_deref(), &name)? {
+            name = e;
+        }
+    }
     let system = matches!(schema.as_deref(), None | Some("pg_catalog"));
     // Unqualified, pg_catalog is searched first unless the path puts
     // public before it.
@@ -134,10 +146,19 @@ fn system_relation_oid(name: &str) -> Option<i64> {
 /// (as PostgreSQL prints a dangling regclass).
 pub fn regclass_name(env: &Env<'_>, oid: i64) -> String {
     let user = |name: &str| {
-        if env.info.path.finds_user_objects() {
-            quote_ident(name)
+        let (schema, bare) = walden_engine::namespace::split_engine_name(name);
+        // Bare when the path finds this very object by its bare name.
+        let found = env
+            .info
+            .path
+            .user_object(None, bare)
+            .ok()
+            .flatten()
+            .is_some_and(|e| e.eq_ignore_ascii_case(name));
+        if found {
+            quote_ident(bare)
         } else {
-            format!("public.{}", quote_ident(name))
+            format!("{}.{}", quote_ident(schema), quote_ident(bare))
         }
     };
     if let Some(r) = rel_by_oid(&Seen::of(env), oid) {

@@ -200,6 +200,14 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                 };
                 out.push(vec![i(*oid), t(name), i(owner), acl]);
             }
+            for s in &env.info.path.namespaces().schemas {
+                out.push(vec![
+                    i(crate::catalog::schemas::schema_oid(s.id)),
+                    t(s.name.as_str()),
+                    i(s.owner as i64),
+                    NULL,
+                ]);
+            }
             // Each session with temporary tables has its `pg_temp_N` (and
             // PostgreSQL's `pg_toast_temp_N` beside it).
             let mut temp: Vec<u32> = Seen::of(env)
@@ -368,6 +376,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             for tb in db.tables() {
                 let has_index = !tb.has_hidden_key() || !tb.def.indexes.is_empty();
                 out.push(class_row(
+                    &env.info.path,
                     user_oid(tb.id(), SLOT_TABLE),
                     tb.name(),
                     user_oid(tb.id(), SLOT_TABLE_TYPE),
@@ -391,6 +400,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                 }
                 for ix in indexes_of(&tb) {
                     out.push(class_row(
+                        &env.info.path,
                         ix.oid,
                         &ix.name,
                         0,
@@ -404,6 +414,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             }
             for s in db.sequences() {
                 out.push(class_row(
+                    &env.info.path,
                     user_oid(s.id, SLOT_SEQUENCE),
                     &s.name,
                     // PostgreSQL 15 gives sequences no row type.
@@ -415,7 +426,10 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     3,
                 ));
             }
-            out.extend(super::sequence_relations::identity_class_rows(db));
+            out.extend(super::sequence_relations::identity_class_rows(
+                db,
+                &env.info.path,
+            ));
             super::user_views::class_rows(env, &mut out);
         }
         V::Attribute => {
@@ -605,9 +619,10 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             for tb in db.tables() {
                 // The owner from the role catalog, as pg_class.relowner.
                 let (_, owner) = crate::catalog::privileges::table_acl(env, tb.id());
+                let (sch, rel) = walden_engine::namespace::split_engine_name(tb.name());
                 out.push(vec![
-                    t("public"),
-                    t(tb.name()),
+                    t(sch),
+                    t(rel),
                     t(roles.name_of(owner as u32)),
                     NULL,
                     b(!tb.has_hidden_key()),
@@ -619,10 +634,11 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         }
         V::Indexes => {
             for ix in all_indexes(db) {
+                let (sch, rel) = walden_engine::namespace::split_engine_name(ix.table.name());
                 out.push(vec![
-                    t("public"),
-                    t(ix.table.name()),
-                    t(&ix.name),
+                    t(sch),
+                    t(rel),
+                    t(walden_engine::namespace::split_engine_name(&ix.name).1),
                     NULL,
                     t(ix.definition()),
                 ]);
@@ -630,14 +646,46 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         }
         V::Info(v) => out.extend(v.rows(db)),
         V::Depend => out = super::dump_catalogs::depend_rows(env),
+        V::InfoSchemata => {
+            // The schemas the role owns (or is a member of the owner of),
+            // as PostgreSQL 15 lists them; a superuser sees all.
+            let roles = env.instance.roles_for(env.tx);
+            let who = crate::catalog::privileges::Who::with(roles.clone(), env.info.role);
+            let db_owner = OWNER_OID as u32;
+            let mut rows: Vec<(String, u32)> = vec![
+                ("information_schema".into(), db_owner),
+                ("pg_catalog".into(), db_owner),
+                ("pg_toast".into(), db_owner),
+                (
+                    "public".into(),
+                    roles.owner_of(
+                        env.info.database_id,
+                        walden_engine::roles::ObjKind::Schema,
+                        crate::catalog::privileges::PUBLIC_SCHEMA,
+                    ),
+                ),
+            ];
+            for s in &env.info.path.namespaces().schemas {
+                rows.push((s.name.clone(), s.owner));
+            }
+            for (name, owner) in rows {
+                if who.has_privs_of(owner) {
+                    out.push(vec![
+                        t(db.name()),
+                        t(name),
+                        t(roles.name_of(owner)),
+                        NULL,
+                        NULL,
+                        NULL,
+                        NULL,
+                    ]);
+                }
+            }
+        }
         V::InfoTables => {
             for tb in db.tables() {
-                out.push(vec![
-                    t(db.name()),
-                    t("public"),
-                    t(tb.name()),
-                    t("BASE TABLE"),
-                ]);
+                let (sch, rel) = walden_engine::namespace::split_engine_name(tb.name());
+                out.push(vec![t(db.name()), t(sch), t(rel), t("BASE TABLE")]);
             }
             super::user_views::info_tables_rows(db, &mut out);
         }
@@ -711,9 +759,10 @@ pub(super) fn info_column_row(
         DataType::BigInt => (None, i(64), i(0)),
         _ => (None, NULL, NULL),
     };
+    let (sch, rel) = walden_engine::namespace::split_engine_name(rel);
     let mut row = vec![
         t(dbname),
-        t("public"),
+        t(sch),
         t(rel),
         t(&c.name),
         i(n as i64 + 1),
@@ -736,6 +785,7 @@ pub(super) fn info_column_row(
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn class_row(
+    path: &crate::context::search_path::SearchPath,
     oid: i64,
     name: &str,
     reltype: i64,
@@ -748,7 +798,10 @@ pub(super) fn class_row(
     // A temporary relation shows in its session's `pg_temp_N`.
     let (ns, name, persistence) = match crate::types::temp_names::split_temp(name) {
         Some((n, rel)) => (crate::types::oids::temp_namespace_oid(n), rel, "t"),
-        None => (NS_PUBLIC, name, "p"),
+        None => {
+            let (ns, n) = crate::catalog::schemas::namespace_of(path, name);
+            (ns, n, "p")
+        }
     };
     vec![
         i(oid),

@@ -87,13 +87,17 @@ pub(super) fn sequence_relation_row(db: &Seen<'_>, rel: SeqRel) -> Option<Vec<Va
 }
 
 /// The `pg_class` rows of the identity counters.
-pub(super) fn identity_class_rows(db: &Seen<'_>) -> Vec<Vec<Value>> {
+pub(super) fn identity_class_rows(
+    db: &Seen<'_>,
+    path: &crate::context::search_path::SearchPath,
+) -> Vec<Vec<Value>> {
     let mut out = Vec::new();
     for tb in db.tables() {
         let Some((n, _)) = tb.def.identity_column() else {
             continue;
         };
         out.push(super::rows::class_row(
+            path,
             identity_seq_oid(tb.id()),
             &identity_seq_name(&tb, n),
             0,

@@ -20,6 +20,7 @@ fn column_def(name: &str, ty: &DataType) -> ColumnDef {
 pub(super) fn class_rows(env: &Env<'_>, out: &mut Vec<Vec<Value>>) {
     for v in Seen::of(env).views() {
         let mut row = class_row(
+            &env.info.path,
             user_oid(v.id, SLOT_TABLE),
             &v.name,
             user_oid(v.id, SLOT_TABLE_TYPE),

@@ -37,6 +37,8 @@ pub enum PgView {
     Tables,
     Indexes,
     InfoTables,
+    /// `information_schema.schemata`.
+    InfoSchemata,
     InfoColumns,
     /// `information_schema.views`.
     InfoViews,
@@ -76,6 +78,7 @@ pub fn lookup(schema: Option<&str>, name: &str) -> Option<PgView> {
     if schema == Some("information_schema") {
         return match n.as_str() {
             "tables" => Some(V::InfoTables),
+            "schemata" => Some(V::InfoSchemata),
             "columns" => Some(V::InfoColumns),
             "views" => Some(V::InfoViews),
             other => crate::compat::pg_catalog::foreign_keys::InfoView::lookup(other).map(V::Info),
@@ -534,6 +537,15 @@ impl PgView {
                 ("viewname", NAME),
                 ("viewowner", NAME),
                 ("definition", T::Text),
+            ],
+            V::InfoSchemata => vec![
+                ("catalog_name", T::Text),
+                ("schema_name", T::Text),
+                ("schema_owner", T::Text),
+                ("default_character_set_catalog", T::Text),
+                ("default_character_set_schema", T::Text),
+                ("default_character_set_name", T::Text),
+                ("sql_path", T::Text),
             ],
             V::InfoTables => vec![
                 ("table_catalog", T::Text),

@@ -132,6 +132,28 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                     .unwrap_or(Value::Null)
             }
         },
+        Func::SchemaName => match a.first() {
+            // The session's default schema: `dbo` (`public`).
+            None => Value::text("dbo"),
+            Some(Value::Null) => Value::Null,
+            Some(v) => {
+                let id = int_arg(v, "SCHEMA_NAME")?;
+                match id {
+                    1 => Value::text("dbo"),
+                    2 => Value::text("guest"),
+                    3 => Value::text("INFORMATION_SCHEMA"),
+                    4 => Value::text("sys"),
+                    _ => env
+                        .info
+                        .path
+                        .namespaces()
+                        .schemas
+                        .iter()
+                        .find(|s| crate::catalog::schemas::schema_oid(s.id) == id)
+                        .map_or(Value::Null, |s| Value::text(&s.name)),
+                }
+            }
+        },
         Func::DbId => match a.first() {
             None => Value::Int(env.info.database_id as i64),
             Some(Value::Null) => Value::Null,
