@@ -270,7 +270,7 @@ struct Removable {
     /// How many numerics in the frame have each scale: a sum shows the
     /// largest scale still in the frame (`1.5 + 0.125 - 0.125` is 1.5,
     /// as PostgreSQL recomputes it), not the largest it ever saw.
-    scales: [i64; 29],
+    scales: Box<[i64; 29]>,
 }
 
 fn plus(a: Value, b: &Value, add: bool) -> Result<Value> {
