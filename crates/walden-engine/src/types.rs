@@ -25,7 +25,7 @@ pub use coerce::coerce;
 pub use enums::{EnumLabel, EnumRef, EnumType};
 pub use interval::Interval;
 pub use jsonb::Jsonb;
-pub use numeric::parse_numeric;
+pub use numeric::{float_to_numeric, parse_numeric};
 
 /// A column type.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -344,6 +344,8 @@ impl fmt::Display for Value {
             Value::Bool(b) => write!(f, "{}", if *b { "t" } else { "f" }),
             Value::Int(i) => write!(f, "{i}"),
             Value::Float(x) => f.write_str(&float_text::format_float(*x, false)),
+            // numeric has no negative zero (`-0.000` is 0.000).
+            Value::Decimal(d) if d.is_zero() => write!(f, "{}", d.abs()),
             Value::Decimal(d) => write!(f, "{d}"),
             Value::Text(s) => write!(f, "{s}"),
             Value::Timestamp(t) => write!(f, "{}", format_timestamp(*t)),

@@ -2,7 +2,6 @@
 //! text and binary wire formats.
 
 use bytes::{BufMut, BytesMut};
-use postgres_types::{FromSql, ToSql, Type};
 use rust_decimal::Decimal;
 use std::sync::Arc;
 use walden_engine::types::{array, datetime, parse_date, parse_timestamp};
@@ -247,8 +246,13 @@ fn as_decimal(v: &Value) -> Result<Decimal, String> {
     match v {
         Value::Decimal(d) => Ok(*d),
         Value::Int(i) => Ok(Decimal::from(*i)),
-        Value::Float(f) => Decimal::try_from(*f).map_err(|e| e.to_string()),
-        Value::Text(s) => s.trim().parse().map_err(|_| format!("not a number: {s}")),
+        Value::Float(f) => {
+            walden_engine::types::float_to_numeric(*f, 15).map_err(|e| e.to_string())
+        }
+        Value::Text(s) => walden_engine::types::parse_numeric(s)
+            .ok()
+            .flatten()
+            .ok_or_else(|| format!("not a number Walden's numeric holds: {s}")),
         other => Err(format!("cannot send {other:?} as numeric")),
     }
 }
@@ -273,8 +277,7 @@ pub fn encode_binary(v: &Value, t: &DataType, buf: &mut BytesMut) -> Result<(), 
         DataType::Real => buf.put_f32(as_f64(v)? as f32),
         DataType::Double => buf.put_f64(as_f64(v)?),
         DataType::Decimal { .. } => {
-            let d = as_decimal(v)?;
-            d.to_sql(&Type::NUMERIC, buf).map_err(|e| e.to_string())?;
+            numeric_send(as_decimal(v)?, buf);
         }
         // A "char" is its byte, as PostgreSQL's charsend.
         DataType::Varchar(_) | DataType::Text | DataType::PgChar | DataType::Name => {
@@ -509,7 +512,7 @@ pub fn decode_binary_param(b: &[u8], oid: u32) -> Result<Value, SqlError> {
         }),
         OID_NUMERIC => {
             check_numeric_recv(b)?;
-            Value::Decimal(Decimal::from_sql(&Type::NUMERIC, b).map_err(|_| bad_binary("numeric"))?)
+            Value::Decimal(numeric_recv(b)?)
         }
         OID_TIMESTAMP => match b.len() {
             8 => Value::Timestamp(
@@ -629,6 +632,98 @@ fn check_numeric_recv(b: &[u8]) -> Result<(), SqlError> {
     Ok(())
 }
 
+/// A numeric's binary form as PostgreSQL's numeric_send writes it:
+/// base-10000 digits without leading or trailing zero groups, the weight
+/// of the first, and the display scale (zero is no digits, weight 0, and
+/// its scale: `0.00` keeps its two places, which rust_decimal's writer
+/// dropped).
+fn numeric_send(d: Decimal, buf: &mut BytesMut) {
+    let text = d.abs().to_string();
+    let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
+    let int = int.trim_start_matches('0');
+    let pad_int = format!("{}{int}", "0".repeat((4 - int.len() % 4) % 4));
+    let pad_frac = format!("{frac}{}", "0".repeat((4 - frac.len() % 4) % 4));
+    let group = |s: &str| s.parse::<u16>().unwrap_or(0);
+    let mut digits: Vec<u16> = pad_int
+        .as_bytes()
+        .chunks(4)
+        .chain(pad_frac.as_bytes().chunks(4))
+        .map(|c| group(std::str::from_utf8(c).unwrap_or("0")))
+        .collect();
+    let mut weight = (pad_int.len() / 4) as i16 - 1;
+    let lead = digits.iter().take_while(|g| **g == 0).count();
+    digits.drain(..lead);
+    weight -= lead as i16;
+    while digits.last() == Some(&0) {
+        digits.pop();
+    }
+    let (weight, sign) = if digits.is_empty() {
+        (0, 0)
+    } else {
+        (weight, if d.is_sign_negative() { 0x4000 } else { 0 })
+    };
+    buf.put_u16(digits.len() as u16);
+    buf.put_i16(weight);
+    buf.put_u16(sign);
+    buf.put_u16(frac.len() as u16);
+    for g in digits {
+        buf.put_u16(g);
+    }
+}
+
+/// A numeric's binary form (checked by `check_numeric_recv`) read
+/// exactly: digits past its display scale dropped, as PostgreSQL's
+/// numeric_recv truncates them, and the display scale kept; what a Walden
+/// numeric cannot hold (NaN, ±Infinity, more than 28 digits) refused with
+/// 0A000 rather than rounded, as rust_decimal's reader rounds it.
+fn numeric_recv(b: &[u8]) -> Result<Decimal, SqlError> {
+    let word = |i: usize| u16::from_be_bytes([b[i], b[i + 1]]);
+    let (ndigits, weight, sign, dscale) = (word(0) as i32, word(2) as i16 as i32, word(4), word(6));
+    if matches!(sign, 0xC000 | 0xD000 | 0xF000) {
+        return Err(SqlError::unsupported("numeric NaN or Infinity"));
+    }
+    if dscale > 0x3FFF {
+        return Err(SqlError::new(
+            ErrorKind::BadBinaryValue,
+            "invalid scale in external \"numeric\" value",
+        ));
+    }
+    // The base-10000 digit of weight k (zero outside the stored ones).
+    let digit = |k: i32| {
+        let i = weight - k;
+        if (0..ndigits).contains(&i) {
+            word(8 + 2 * i as usize)
+        } else {
+            0
+        }
+    };
+    let mut text = String::new();
+    if sign == 0x4000 {
+        text.push('-');
+    }
+    let mut int = String::new();
+    for k in (0..=weight).rev() {
+        int.push_str(&format!("{:04}", digit(k)));
+    }
+    let int = int.trim_start_matches('0');
+    text.push_str(if int.is_empty() { "0" } else { int });
+    if dscale > 0 {
+        text.push('.');
+        let mut frac = String::new();
+        for k in 1..=(dscale as i32 + 3) / 4 {
+            frac.push_str(&format!("{:04}", digit(-k)));
+        }
+        frac.truncate(dscale as usize);
+        text.push_str(&frac);
+    }
+    let mut d = walden_engine::types::parse_numeric(&text)?.ok_or_else(|| bad_binary("numeric"))?;
+    // A negative zero (or one truncated to zero) is zero.
+    if d.is_zero() {
+        d.set_sign_positive(true);
+    }
+    Ok(d)
+}
+
 /// PostgreSQL's text cannot hold a NUL byte (a C string ends there): it
 /// refuses one in a parameter rather than store what it cannot give back.
 fn refuse_nul(s: &str) -> Result<(), SqlError> {
@@ -676,6 +771,100 @@ mod tests {
         );
         let v = decode_binary_param(&[0, 2, 0, 0, 0x40, 0, 0, 2, 0, 12, 0x0b, 0xb8], OID_NUMERIC);
         assert_eq!(v.unwrap().to_string(), "-12.30");
+    }
+
+    /// A numeric's binary form: ndigits, weight, sign, dscale, then the
+    /// base-10000 digits.
+    fn numeric_bytes(weight: i16, sign: u16, dscale: u16, digits: &[u16]) -> Vec<u8> {
+        let mut b = Vec::new();
+        for w in [digits.len() as u16, weight as u16, sign, dscale]
+            .into_iter()
+            .chain(digits.iter().copied())
+        {
+            b.extend_from_slice(&w.to_be_bytes());
+        }
+        b
+    }
+
+    #[test]
+    fn a_numeric_is_sent_as_postgres_sends_it() {
+        for (text, want) in [
+            ("1.50", numeric_bytes(0, 0, 2, &[1, 5000])),
+            ("0.00", numeric_bytes(0, 0, 2, &[])),
+            ("0", numeric_bytes(0, 0, 0, &[])),
+            ("-123456.7", numeric_bytes(1, 0x4000, 1, &[12, 3456, 7000])),
+            ("10000", numeric_bytes(1, 0, 0, &[1])),
+            ("0.00012", numeric_bytes(-1, 0, 5, &[1, 2000])),
+            ("0.0000000001", numeric_bytes(-3, 0, 10, &[100])),
+            (
+                "7922816251426433759354395033",
+                numeric_bytes(6, 0, 0, &[7922, 8162, 5142, 6433, 7593, 5439, 5033]),
+            ),
+        ] {
+            let d: Decimal = text.parse().unwrap();
+            let mut b = BytesMut::new();
+            numeric_send(d, &mut b);
+            assert_eq!(b.to_vec(), want, "{text}");
+            // And back, unchanged (display scale included).
+            assert_eq!(
+                decode_binary_param(&b, OID_NUMERIC).unwrap().to_string(),
+                text
+            );
+        }
+    }
+
+    #[test]
+    fn a_binary_numeric_is_read_exactly_or_refused() {
+        let read = |w, sign, dscale, d: &[u16]| {
+            decode_binary_param(&numeric_bytes(w, sign, dscale, d), OID_NUMERIC)
+        };
+        for (w, sign, dscale, d, want) in [
+            // 28 digits after the point: kept, not rounded.
+            (
+                -1,
+                0,
+                28,
+                &[1234, 5678, 9012, 3456, 7890, 1234, 5678][..],
+                "0.1234567890123456789012345678",
+            ),
+            // The display scale is kept (1.50 stays 1.50).
+            (0, 0, 2, &[1, 5000], "1.50"),
+            (0, 0, 0, &[7], "7"),
+            (1, 0x4000, 1, &[12, 3456, 7000], "-123456.7"),
+            // Digits past the display scale are dropped, as numeric_recv does.
+            (0, 0, 1, &[1, 9999], "1.9"),
+            (-2, 0, 4, &[5], "0.0000"),
+            (0, 0x4000, 0, &[], "0"),
+            (
+                6,
+                0,
+                0,
+                &[7922, 8162, 5142, 6433, 7593, 5439, 5033],
+                "7922816251426433759354395033",
+            ),
+        ] {
+            assert_eq!(read(w, sign, dscale, d).unwrap().to_string(), want, "{d:?}");
+        }
+        for (w, sign, dscale, d) in [
+            // 32 digits: rust_decimal's reader rounded them to 28.
+            (
+                -1,
+                0,
+                32,
+                &[1234, 5678, 9012, 3456, 7890, 1234, 5678, 9012][..],
+            ),
+            // A display scale over 28 (1.500...0 at 30 places).
+            (0, 0, 30, &[1, 5000]),
+            // NaN, +Infinity, -Infinity.
+            (0, 0xC000, 0, &[]),
+            (0, 0xD000, 0, &[]),
+            (0, 0xF000, 0, &[]),
+        ] {
+            let e = read(w, sign, dscale, d).unwrap_err();
+            assert_eq!(e.kind, walden_sql::ErrorKind::FeatureNotSupported, "{d:?}");
+        }
+        let e = read(0, 0, 0x4000, &[1]).unwrap_err();
+        assert_eq!(e.kind, walden_sql::ErrorKind::BadBinaryValue);
     }
 
     fn field(v: &Value, t: &DataType, binary: bool) -> Vec<u8> {

@@ -96,6 +96,43 @@ const SCRIPT: &[&str] = &[
     // one place further did not exist and panicked).
     "SELECT 0800/0800000000000E0000000, 1::numeric / 3, 7::numeric / 7000000000",
     "SELECT mod(70.0, 70), 70.0 / 70, 70.0 % 7, mod(7.25, 2), 1::numeric / 1, avg(x) FROM (VALUES (1), (1)) v(x)",
+    // A float as numeric: its 15 (float8) or 6 (float4) significant
+    // digits, never the binary fraction's expansion.
+    "SELECT 0.1::float8::numeric, (0.1::float8 + 0.2::float8)::numeric, 1.5e20::float8::numeric, 0.000012345::float8::numeric",
+    "SELECT 1.23456789012345678e-10::float8::numeric, (-3.5)::float8::numeric, (2::float8 / 3)::numeric, 1e27::float8::numeric",
+    "SELECT 123456.789::float4::numeric, 0.1::float4::numeric, 1.5::float4::numeric, (1::float4 / 3)::numeric",
+    "CREATE TABLE fcv (r real, d float8, n numeric(12,4))",
+    "INSERT INTO fcv VALUES (123456.789, 2.0/3, 1.5)",
+    "SELECT r::numeric, d::numeric, n, n::float8, n::float4 FROM fcv",
+    "INSERT INTO fcv (n) SELECT d FROM fcv",
+    "SELECT n FROM fcv ORDER BY n",
+    // A number written for a double precision column is read as a float
+    // there, whatever numeric holds.
+    "CREATE TABLE fl (d float8)",
+    "INSERT INTO fl VALUES (1e300), (-1e-300), (123456789012345678901234567890), (1.5)",
+    "SELECT d FROM fl ORDER BY d",
+    // Exponent literals are numeric.
+    "SELECT 1e5, 1.5e-3, 2.5e27, pg_typeof(1e20), 1e20 + 1, 1e-20 * 2",
+    // numeric(p,s) up to 28 decimals shows its scale.
+    "SELECT 1.5::numeric(40,28), 1.0000000000000000000000000001::numeric(30,28), round(1.5, 28), trunc(2.25, 27)",
+    "SELECT 1.5::numeric(5,2)",
+    "SELECT 12345.5::numeric(5,2)",
+    // Typmods: a scale above the precision, the precision's range.
+    "SELECT 0.0004::numeric(3,6), -0.000999::numeric(3,6), 0.00099949::numeric(3,6)",
+    "SELECT 0.001::numeric(3,6)",
+    "SELECT 0.5::numeric(2,2), 0.994::numeric(2,2)",
+    "SELECT 0.995::numeric(2,2)",
+    "SELECT 1::numeric(0,0)",
+    "SELECT 1::numeric(1001,0)",
+    "SELECT 1::numeric(10,1001)",
+    "CREATE TABLE tm (a numeric(60,10), b numeric(4,4), c numeric(40))",
+    "INSERT INTO tm VALUES (123456789012345678.5, 0.12345, 1234567890123456789012345678)",
+    "SELECT a, b, c FROM tm",
+    "SELECT 1.5 + '0.25', '2' * 1.5, 0.5 = '0.500', '1e3' > 999.5",
+    "SELECT 1.5 + 'abc'",
+    "SELECT -0.000::numeric, -(0.0), 0.00 * -1, (-0.5)::numeric(3,0)",
+    // Window sums over numerics, exact.
+    "SELECT x, sum(x) OVER (ORDER BY x ROWS BETWEEN 1 PRECEDING AND CURRENT ROW), avg(x) OVER (ORDER BY x) FROM (VALUES (1.5), (2.25), (3), (0.125)) v(x) ORDER BY x",
 ];
 
 #[test]
@@ -134,6 +171,31 @@ fn numeric_results_beyond_walden_are_refused() {
             // 10^20 at PostgreSQL's 16 decimals is 37 digits.
             "SELECT power(10::numeric, 20)",
             "SELECT variance(x) FROM (VALUES (12345678901234.123456::numeric), (1)) v(x)",
+            // Values PostgreSQL holds exactly and Walden's numeric does not:
+            // refused on every path, never rounded or read as a float.
+            "SELECT 0.12345678901234567890123456789012",
+            "SELECT 1e30::numeric",
+            "SELECT 1e-30::numeric",
+            "SELECT 1e30",
+            "SELECT 1.5e30 + 1",
+            "SELECT 1e-30 * 1",
+            "SELECT 1e30::float8::numeric",
+            "SELECT 'nan'::float8::numeric",
+            "SELECT 'infinity'::float4::numeric",
+            // A declared scale over 28 (PostgreSQL shows 30 decimals).
+            "SELECT 1.0000000000000000000000000001::numeric(40,30)",
+            "SELECT 1.5::numeric(40,30)",
+            "SELECT round(1.5, 30)",
+            "SELECT trunc(1.5, 40)",
+            // A negative scale (rounding to tens) or one over 28.
+            "SELECT 123::numeric(3,-1)",
+            "CREATE TABLE neg (x numeric(5,-2))",
+            "CREATE TABLE wide (x numeric(71,70))",
+            // Text beside a numeric is numeric, not a float.
+            "SELECT 1.5 + '0.12345678901234567890123456789012'",
+            "SELECT 0.5 = '0.50000000000000000000000000000001'",
+            // A moving window sum past 28 digits (rust_decimal's `+` rounded it).
+            "SELECT sum(x) OVER (ORDER BY x ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM (VALUES (0.1234567890123456789012345678), (1000)) v(x)",
         ] {
             let e = c.simple_query(sql).await.expect_err(sql);
             assert_eq!(
@@ -148,5 +210,155 @@ fn numeric_results_beyond_walden_are_refused() {
             .await
             .unwrap();
         assert_eq!(render_messages(&r), "1.0000000000000200000000000001; ok 1");
+    });
+}
+
+/// A numeric literal PostgreSQL keeps exactly reaches no table rounded:
+/// INSERT ... VALUES, INSERT ... SELECT and a prepared INSERT refuse it
+/// (0A000) and the table stays empty (the literal was once rounded to 28
+/// digits on the way in by the plan cache's literal extraction).
+#[test]
+fn numeric_literals_are_never_rounded_on_insert() {
+    let tmp = tempfile::tempdir().unwrap();
+    let walden = server_support::Serve::start(&tmp.path().join("walden"), &[]);
+    block_on_within(Duration::from_secs(60), async {
+        let c = connect(&walden.conn_str()).await;
+        c.simple_query("CREATE TABLE nn (a numeric, b numeric(40,10))")
+            .await
+            .unwrap();
+        for sql in [
+            "INSERT INTO nn (a) VALUES (0.12345678901234567890123456789012)",
+            "INSERT INTO nn (a) VALUES (1), (0.12345678901234567890123456789012)",
+            "INSERT INTO nn (a) SELECT 0.12345678901234567890123456789012",
+            "INSERT INTO nn (b) VALUES (123456789012345678901234567890.5)",
+            "UPDATE nn SET a = 0.12345678901234567890123456789012",
+            "INSERT INTO nn (a) VALUES (1e30)",
+        ] {
+            let e = c.simple_query(sql).await.expect_err(sql);
+            assert_eq!(
+                e.as_db_error().map(|d| d.code().code()),
+                Some("0A000"),
+                "{sql}: {e}"
+            );
+            let e = c.execute(sql, &[]).await.expect_err(sql);
+            assert_eq!(
+                e.as_db_error().map(|d| d.code().code()),
+                Some("0A000"),
+                "extended {sql}: {e}"
+            );
+        }
+        let r = c.simple_query("SELECT count(*) FROM nn").await.unwrap();
+        assert_eq!(render_messages(&r), "0; ok 1");
+        // What fits is kept digit for digit.
+        c.simple_query("INSERT INTO nn (a) VALUES (0.1234567890123456789012345678)")
+            .await
+            .unwrap();
+        let r = c.simple_query("SELECT a FROM nn").await.unwrap();
+        assert_eq!(render_messages(&r), "0.1234567890123456789012345678; ok 1");
+    });
+}
+
+/// A numeric in its binary form, as the server sends or takes it.
+#[derive(Debug, PartialEq)]
+struct RawNumeric(Vec<u8>);
+
+impl tokio_postgres::types::ToSql for RawNumeric {
+    fn to_sql(
+        &self,
+        _: &tokio_postgres::types::Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        out.extend_from_slice(&self.0);
+        Ok(tokio_postgres::types::IsNull::No)
+    }
+
+    fn accepts(t: &tokio_postgres::types::Type) -> bool {
+        *t == tokio_postgres::types::Type::NUMERIC
+    }
+
+    tokio_postgres::types::to_sql_checked!();
+}
+
+impl<'a> tokio_postgres::types::FromSql<'a> for RawNumeric {
+    fn from_sql(
+        _: &tokio_postgres::types::Type,
+        raw: &'a [u8],
+    ) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(RawNumeric(raw.to_vec()))
+    }
+
+    fn accepts(t: &tokio_postgres::types::Type) -> bool {
+        *t == tokio_postgres::types::Type::NUMERIC
+    }
+}
+
+/// ndigits, weight, sign, display scale, then base-10000 digits.
+fn numeric_bytes(weight: i16, sign: u16, dscale: u16, digits: &[u16]) -> RawNumeric {
+    let mut b = Vec::new();
+    for w in [digits.len() as u16, weight as u16, sign, dscale]
+        .into_iter()
+        .chain(digits.iter().copied())
+    {
+        b.extend_from_slice(&w.to_be_bytes());
+    }
+    RawNumeric(b)
+}
+
+/// numeric on the binary wire against PostgreSQL: the bytes of a result
+/// (the display scale kept: `0.00` is sent with its two places) and a
+/// binary parameter read exactly (digits past its display scale dropped
+/// as numeric_recv drops them); one Walden cannot hold is refused, not
+/// rounded.
+#[test]
+fn binary_numeric_matches_postgres() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(peers) = Peers::start(tmp.path(), "to compare binary numeric") else {
+        return;
+    };
+    block_on_within(Duration::from_secs(60), async {
+        let pg = connect(&peers.pg_conn()).await;
+        let w = connect(&peers.walden_conn()).await;
+        for sql in [
+            "SELECT 1.50::numeric",
+            "SELECT 0.00::numeric",
+            "SELECT 0::numeric",
+            "SELECT -123456.7::numeric",
+            "SELECT 0.0000000001::numeric",
+            "SELECT 12345678901234567890.12345678::numeric",
+            "SELECT 10000::numeric(10,2)",
+            "SELECT -0.000::numeric",
+        ] {
+            let a: RawNumeric = pg.query_one(sql, &[]).await.unwrap().get(0);
+            let b: RawNumeric = w.query_one(sql, &[]).await.unwrap().get(0);
+            assert_eq!(a, b, "{sql}");
+        }
+        for p in [
+            numeric_bytes(0, 0, 2, &[1, 5000]),
+            numeric_bytes(0, 0, 1, &[1, 9999]),
+            numeric_bytes(1, 0x4000, 1, &[12, 3456, 7000]),
+            numeric_bytes(-1, 0, 28, &[1234, 5678, 9012, 3456, 7890, 1234, 5678]),
+            numeric_bytes(0, 0, 3, &[]),
+        ] {
+            let sql = "SELECT $1::numeric::text";
+            let a: String = pg.query_one(sql, &[&p]).await.unwrap().get(0);
+            let b: String = w.query_one(sql, &[&p]).await.unwrap().get(0);
+            assert_eq!(a, b, "{p:?}");
+        }
+        for p in [
+            // 32 digits; NaN; +Infinity; a display scale of 30.
+            numeric_bytes(-1, 0, 32, &[1234, 5678, 9012, 3456, 7890, 1234, 5678, 9012]),
+            numeric_bytes(0, 0xC000, 0, &[]),
+            numeric_bytes(0, 0xD000, 0, &[]),
+            numeric_bytes(0, 0, 30, &[1, 5000]),
+        ] {
+            let sql = "SELECT $1::numeric::text";
+            pg.query_one(sql, &[&p]).await.unwrap();
+            let e = w.query_one(sql, &[&p]).await.expect_err("refused");
+            assert_eq!(
+                e.as_db_error().map(|d| d.code().code()),
+                Some("0A000"),
+                "{p:?}: {e}"
+            );
+        }
     });
 }

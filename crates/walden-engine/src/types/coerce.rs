@@ -184,7 +184,9 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
             let d = match v {
                 V::Int(i) => Decimal::from(i),
                 V::Decimal(d) => d,
-                V::Float(f) => Decimal::try_from(f).map_err(|_| range_err(t))?,
+                // PostgreSQL's float8_numeric: the float's 15 significant
+                // digits, exactly or refused (never a nearby value).
+                V::Float(f) => super::float_to_numeric(f, 15)?,
                 V::Text(ref s) => super::parse_numeric(s)?.ok_or_else(|| bad(&v))?,
                 V::Bool(b) => Decimal::from(b as i64),
                 other => return Err(bad(&other)),
@@ -194,17 +196,33 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
             if *precision == 0 {
                 return Ok(V::Decimal(d));
             }
+            // Its values show `scale` decimals (`1.5::numeric(40,30)` is
+            // 1.500000000000000000000000000000): more than the 28 a
+            // Walden numeric carries would be shown wrong, so refused.
+            if *scale > 28 {
+                return Err(EngineError::NumericUnsupported(format!(
+                    "numeric({precision},{scale}): a scale over the 28 decimal places Walden's numeric holds is not supported"
+                )));
+            }
             let d = d.round_dp_with_strategy(
                 *scale as u32,
                 rust_decimal::RoundingStrategy::MidpointAwayFromZero,
             );
-            // Digits left of the point may not exceed precision - scale.
-            let int_digits = d.trunc().abs().to_string().trim_start_matches('0').len() as u32;
-            if *precision > 0 && int_digits > (*precision as u32).saturating_sub(*scale as u32) {
+            // The rounded value must be below 10^(precision - scale); a
+            // scale above the precision (PostgreSQL allows numeric(3,6))
+            // makes that a negative power.
+            let maxdigits = *precision as i32 - *scale as i32;
+            let int_digits = d.trunc().abs().to_string().trim_start_matches('0').len() as i32;
+            let over = if maxdigits >= 0 {
+                int_digits > maxdigits
+            } else {
+                d.abs() >= Decimal::new(1, (-maxdigits) as u32)
+            };
+            if over {
                 return Err(EngineError::NumericFieldOverflow {
                     detail: format!(
                         "A field with precision {precision}, scale {scale} must round to an absolute value less than {}.",
-                        match *precision as u32 - *scale as u32 {
+                        match maxdigits {
                             0 => "1".to_string(),
                             d => format!("10^{d}"),
                         }
@@ -213,9 +231,12 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
             }
             // Shown with its declared scale, as PostgreSQL does (`2.00`).
             let mut d = d;
-            // rust_decimal keeps at most 28 places (and panics printing more).
-            if *precision > 0 && *scale <= 28 {
-                d.rescale(*scale as u32);
+            d.rescale(*scale as u32);
+            // rescale settles on fewer places when the digits would pass 28.
+            if d.scale() != *scale as u32 {
+                return Err(EngineError::NumericUnsupported(format!(
+                    "numeric value {d} at scale {scale} needs more than the 28 significant digits Walden's numeric holds"
+                )));
             }
             V::Decimal(d)
         }

@@ -80,6 +80,42 @@ pub fn parse_numeric(s: &str) -> Result<Option<Decimal>> {
     })
 }
 
+/// A float as numeric, the way PostgreSQL converts it: the float's text
+/// at `digits` significant digits (15 for float8, 6 for float4, `%g`
+/// with trailing zeros dropped) read as numeric. Refused (0A000) when
+/// Walden's numeric cannot hold that exactly, or for NaN and ±Infinity,
+/// which PostgreSQL converts and Walden's numeric cannot hold.
+pub fn float_to_numeric(f: f64, digits: usize) -> Result<Decimal> {
+    if !f.is_finite() {
+        return Err(EngineError::NumericUnsupported(
+            "numeric NaN and Infinity are not supported".into(),
+        ));
+    }
+    if f == 0.0 {
+        return Ok(Decimal::ZERO);
+    }
+    // `{:.N$e}` rounds to N + 1 significant digits as `%g` does.
+    let sci = format!("{:.*e}", digits.saturating_sub(1), f.abs());
+    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let sig: String = mant.chars().filter(char::is_ascii_digit).collect();
+    let sig = sig.trim_end_matches('0');
+    let sig = if sig.is_empty() { "0" } else { sig };
+    // Written out in positional form: the scale is the digits after the
+    // point, as numeric_in gives `%g`'s text.
+    let n = sig.len() as i32;
+    let body = if exp >= n - 1 {
+        format!("{sig}{}", "0".repeat((exp - (n - 1)) as usize))
+    } else if exp >= 0 {
+        let (i, fr) = sig.split_at(exp as usize + 1);
+        format!("{i}.{fr}")
+    } else {
+        format!("0.{}{sig}", "0".repeat((-exp - 1) as usize))
+    };
+    let text = if f < 0.0 { format!("-{body}") } else { body };
+    parse_numeric(&text)?.ok_or_else(|| EngineError::NumericUnsupported(text))
+}
+
 /// The significant digits of a decimal's text (no sign, point, leading
 /// or trailing zeros).
 fn significant(s: &str) -> String {
@@ -119,6 +155,40 @@ mod tests {
             assert!(
                 matches!(parse_numeric(s), Err(EngineError::NumericUnsupported(_))),
                 "{s}"
+            );
+        }
+    }
+
+    #[test]
+    fn floats_convert_at_postgres_digits() {
+        for (f, digits, want) in [
+            (0.1 + 0.2, 15, "0.3"),
+            (0.1, 15, "0.1"),
+            (
+                1.234_567_890_123_456_8e-10,
+                15,
+                "0.000000000123456789012346",
+            ),
+            (1.5e20, 15, "150000000000000000000"),
+            (-3.0, 15, "-3"),
+            (0.000012345, 15, "0.000012345"),
+            (123456.7890625, 6, "123457"),
+            (-0.0, 15, "0"),
+            (1e27, 15, "1000000000000000000000000000"),
+        ] {
+            assert_eq!(
+                float_to_numeric(f, digits).unwrap().to_string(),
+                want,
+                "{f}"
+            );
+        }
+        for f in [f64::NAN, f64::INFINITY, 1e30, 1e-30, 1e300] {
+            assert!(
+                matches!(
+                    float_to_numeric(f, 15),
+                    Err(EngineError::NumericUnsupported(_))
+                ),
+                "{f}"
             );
         }
     }

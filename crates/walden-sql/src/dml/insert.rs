@@ -93,7 +93,10 @@ fn plan_insert_source(
                     row.push(None);
                     continue;
                 }
-                let x = Expr::compile(p, &empty, e)?;
+                let x = match float_literal(e, &t.def.columns[cols[k]].data_type) {
+                    Some(f) => Expr::Lit(Value::Float(f)),
+                    None => Expr::compile(p, &empty, e)?,
+                };
                 if let Expr::Param(i) = &x {
                     p.infer_param(*i, t.def.columns[cols[k]].data_type.clone());
                 }
@@ -452,4 +455,28 @@ pub(crate) fn run_insert_rows(
     let mut out = QueryOutput::command(format!("INSERT 0 {n}"));
     super::output::deliver(ret, out_rows, &mut out, tx, ctx)?;
     Ok(out)
+}
+
+/// A number written for a double precision column (`1e300`, `-2.5e-310`) read as the
+/// float, as PostgreSQL's numeric literal cast to float8 reads it: as
+/// numeric it may be beyond what Walden's numeric holds.
+fn float_literal(e: &ast::Expr, target: &walden_engine::DataType) -> Option<f64> {
+    // Not for real: a float4 read through a double could round twice.
+    if *target != walden_engine::DataType::Double {
+        return None;
+    }
+    match e {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::Number(n, _) if n.parse::<i64>().is_err() => {
+                n.parse::<f64>().ok().filter(|f| f.is_finite())
+            }
+            _ => None,
+        },
+        ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
+        } => float_literal(expr, target).map(|f| -f),
+        ast::Expr::Nested(inner) => float_literal(inner, target),
+        _ => None,
+    }
 }

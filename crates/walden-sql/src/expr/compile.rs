@@ -373,6 +373,10 @@ impl Expr {
                     );
                     return Ok(Expr::Cast(Box::new(joined), t));
                 }
+                if matches!(t, DataType::Decimal { .. }) && from == Some(DataType::Real) {
+                    let numeric = Expr::Func(Func::Float4Numeric, vec![inner]);
+                    return Ok(Expr::Cast(Box::new(numeric), t));
+                }
                 cast_from(inner, from.as_ref(), t)
             }
             A::Convert {

@@ -265,23 +265,12 @@ fn lit_value(v: &ast::Value) -> Result<Value> {
         V::Number(n, _) => {
             if let Ok(i) = n.parse::<i64>() {
                 Value::Int(i)
-            } else if n.contains(['e', 'E']) {
-                // numeric, as PostgreSQL types `1e5`, when Walden's numeric
-                // holds it exactly; beyond that (`1e300`, meant for a float
-                // column) the nearest float.
-                // A float that rounds to zero or infinity would change the
-                // value: refused, as numeric refuses it.
-                match walden_engine::types::parse_numeric(n) {
-                    Ok(Some(d)) => Value::Decimal(d),
-                    Ok(None) => return Err(SqlError::syntax(format!("invalid number {n}"))),
-                    Err(e) => match n.parse::<f64>() {
-                        Ok(f) if f.is_finite() && f != 0.0 => Value::Float(f),
-                        _ => return Err(e.into()),
-                    },
-                }
             } else {
-                // numeric, as PostgreSQL types `1.5`: exactly as written, or
-                // refused (never rounded).
+                // numeric, as PostgreSQL types `1.5` and `1e5`: exactly as
+                // written, or refused (never rounded, nor read as a float:
+                // `1e30 + 1` is exact in PostgreSQL). A float written so is
+                // read as one where the context is a float (`1e300::float8`,
+                // an INSERT into a float column).
                 Value::Decimal(
                     walden_engine::types::parse_numeric(n)?
                         .ok_or_else(|| SqlError::syntax(format!("invalid number {n}")))?,

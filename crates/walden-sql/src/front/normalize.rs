@@ -94,7 +94,9 @@ pub fn normalize_literals(sql: &str) -> Option<(String, Vec<walden_engine::Value
             let v = if let Ok(x) = n.parse::<i64>() {
                 Value::Int(x)
             } else {
-                Value::Decimal(n.parse().ok()?)
+                // Exactly as written, or left to the full parse (which
+                // refuses it): `str::parse` would round past 28 digits.
+                Value::Decimal(walden_engine::types::parse_numeric(n).ok()??)
             };
             out.push_str(&sql[copied..i]);
             params.push(v);
@@ -359,7 +361,9 @@ mod tests {
                 let v = if let Ok(x) = n.parse::<i64>() {
                     Value::Int(x)
                 } else {
-                    Value::Decimal(n.parse().ok()?)
+                    // Exactly as written, or left to the full parse (which
+                    // refuses it): `str::parse` would round past 28 digits.
+                    Value::Decimal(walden_engine::types::parse_numeric(n).ok()??)
                 };
                 params.push(v);
                 out.push_str(&format!("${}", params.len()));

@@ -206,6 +206,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         | Func::Gcd
         | Func::Lcm
         | Func::Factorial
+        | Func::Float4Numeric
         | Func::WidthBucket => numeric_fns::call(f, a)?,
     })
 }

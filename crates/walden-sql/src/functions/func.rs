@@ -100,6 +100,10 @@ pub enum Func {
     Power,
     Sqrt,
     Random,
+    /// A real as numeric: PostgreSQL's float4_numeric reads the value at
+    /// 6 significant digits (`123456.789::float4::numeric` is 123457),
+    /// which a cast cannot tell from a double's 15.
+    Float4Numeric,
     /// numeric's exact functions (`call/numeric_fns.rs`).
     Scale,
     MinScale,
@@ -364,7 +368,7 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         }
         Func::Power | Func::Sqrt | Func::Random => DataType::Double,
         Func::Scale | Func::MinScale | Func::WidthBucket => DataType::Int,
-        Func::TrimScale | Func::Div | Func::Factorial => DataType::Decimal {
+        Func::TrimScale | Func::Div | Func::Factorial | Func::Float4Numeric => DataType::Decimal {
             precision: 0,
             scale: 0,
         },

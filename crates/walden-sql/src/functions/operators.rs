@@ -70,10 +70,15 @@ pub(crate) fn unify(a: Value, b: Value) -> Result<(Value, Value)> {
         return r;
     }
     Ok(match (&a, &b) {
-        (Value::Text(s), Value::Int(_) | Value::Float(_) | Value::Decimal(_)) => {
-            (numeric_text(s)?, b)
+        // Beside a numeric the text is numeric: exactly, or refused (as a
+        // float it would be compared or added inexactly).
+        (Value::Text(s), Value::Decimal(_)) => (exact_numeric_text(s)?, b),
+        (Value::Decimal(_), Value::Text(s)) => {
+            let n = exact_numeric_text(s)?;
+            (a, n)
         }
-        (Value::Int(_) | Value::Float(_) | Value::Decimal(_), Value::Text(s)) => {
+        (Value::Text(s), Value::Int(_) | Value::Float(_)) => (numeric_text(s)?, b),
+        (Value::Int(_) | Value::Float(_), Value::Text(s)) => {
             let n = numeric_text(s)?;
             (a, n)
         }
@@ -117,6 +122,17 @@ pub(crate) fn unify(a: Value, b: Value) -> Result<(Value, Value)> {
         }
         _ => (a, b),
     })
+}
+
+/// Text beside a numeric operand: the numeric it spells, exactly.
+fn exact_numeric_text(s: &str) -> Result<Value> {
+    match walden_engine::types::parse_numeric(s)? {
+        Some(d) => Ok(Value::Decimal(d)),
+        None => Err(SqlError::new(
+            ErrorKind::InvalidText,
+            format!("invalid input syntax for type numeric: \"{s}\""),
+        )),
+    }
 }
 
 pub(crate) fn numeric_text(s: &str) -> Result<Value> {

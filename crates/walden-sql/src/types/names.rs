@@ -35,6 +35,35 @@ fn char_len(l: &Option<CharacterLength>) -> Option<u32> {
     }
 }
 
+/// `numeric(p, s)`, checked as PostgreSQL checks it (22023). A scale
+/// Walden's numeric cannot honour is refused (0A000) rather than changed:
+/// a negative one (rounding to tens, hundreds, ...) or one over the 28
+/// decimals it carries. A precision over 255 is kept as 255, which allows
+/// the same values (a Walden numeric has at most 28 digits).
+fn numeric_typmod(p: u64, s: i64) -> Result<DataType> {
+    if !(1..=1000).contains(&p) {
+        return Err(SqlError::new(
+            crate::error::ErrorKind::InvalidParameter,
+            format!("NUMERIC precision {p} must be between 1 and 1000"),
+        ));
+    }
+    if !(-1000..=1000).contains(&s) {
+        return Err(SqlError::new(
+            crate::error::ErrorKind::InvalidParameter,
+            format!("NUMERIC scale {s} must be between -1000 and 1000"),
+        ));
+    }
+    if !(0..=28).contains(&s) {
+        return Err(SqlError::unsupported(format!(
+            "numeric({p},{s}): a scale below 0 or over the 28 decimals Walden's numeric holds"
+        )));
+    }
+    Ok(DataType::Decimal {
+        precision: p.min(255) as u8,
+        scale: s as u8,
+    })
+}
+
 /// Maps a SQL type to the engine's.
 pub fn data_type(t: &SqlType) -> Result<DataType> {
     use SqlType as S;
@@ -52,14 +81,8 @@ pub fn data_type(t: &SqlType) -> Result<DataType> {
                 precision: 0,
                 scale: 0,
             },
-            ExactNumberInfo::Precision(p) => DataType::Decimal {
-                precision: (*p).min(38) as u8,
-                scale: 0,
-            },
-            ExactNumberInfo::PrecisionAndScale(p, s) => DataType::Decimal {
-                precision: (*p).min(38) as u8,
-                scale: (*s).clamp(0, 28) as u8,
-            },
+            ExactNumberInfo::Precision(p) => numeric_typmod(*p, 0)?,
+            ExactNumberInfo::PrecisionAndScale(p, s) => numeric_typmod(*p, *s)?,
         },
         S::Varchar(l) | S::Nvarchar(l) | S::CharacterVarying(l) | S::CharVarying(l) => {
             DataType::Varchar(char_len(l))

@@ -174,9 +174,22 @@ pub(super) fn rand_f64() -> f64 {
 /// away from zero, trunc toward zero.
 fn to_places(d: Decimal, places: i64, how: rust_decimal::RoundingStrategy) -> Result<Decimal> {
     if places >= 0 {
-        let mut r = d.round_dp_with_strategy(places.min(28) as u32, how);
+        // The result shows `places` decimals: past 28 it would be shown
+        // with fewer than PostgreSQL's.
+        let too_many = || {
+            SqlError::unsupported(format!(
+                "rounding a numeric to {places} decimal places (over the 28 Walden's numeric holds)"
+            ))
+        };
+        if places > 28 {
+            return Err(too_many());
+        }
+        let mut r = d.round_dp_with_strategy(places as u32, how);
         if (r.scale() as i64) < places {
-            r.rescale(places.min(28) as u32);
+            r.rescale(places as u32);
+            if (r.scale() as i64) != places {
+                return Err(too_many());
+            }
         }
         return Ok(r);
     }

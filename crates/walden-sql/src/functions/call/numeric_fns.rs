@@ -22,9 +22,7 @@ pub(super) fn num(v: &Value, f: &str) -> Result<Decimal> {
                 "{f}() of a numeric value Walden's numeric cannot hold ({s})"
             ))),
         },
-        Value::Float(x) => Decimal::from_f64_retain(*x)
-            .filter(|_| x.is_finite())
-            .ok_or_else(|| SqlError::unsupported(format!("{f}() of the float {x}"))),
+        Value::Float(x) => Ok(walden_engine::types::float_to_numeric(*x, 15)?),
         other => Err(SqlError::new(
             ErrorKind::UndefinedFunction,
             format!("function {f}({}) does not exist", type_name(other)),
@@ -121,6 +119,10 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
             Value::Decimal(Decimal::from_i128_with_scale(r, 0))
         }
         Func::WidthBucket => width_bucket(&a)?,
+        Func::Float4Numeric => match arg(0) {
+            Value::Float(x) => Value::Decimal(walden_engine::types::float_to_numeric(x, 6)?),
+            other => other,
+        },
         Func::Sqrt => match arg(0) {
             Value::Decimal(d) => Value::Decimal(numeric_sqrt(d)?),
             other => {

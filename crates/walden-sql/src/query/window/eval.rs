@@ -267,6 +267,10 @@ struct Removable {
     rows: i64,
     nonnull: i64,
     sum: Option<Value>,
+    /// How many numerics in the frame have each scale: a sum shows the
+    /// largest scale still in the frame (`1.5 + 0.125 - 0.125` is 1.5,
+    /// as PostgreSQL recomputes it), not the largest it ever saw.
+    scales: Box<[i64; 29]>,
 }
 
 fn plus(a: Value, b: &Value, add: bool) -> Result<Value> {
@@ -286,7 +290,11 @@ fn plus(a: Value, b: &Value, add: bool) -> Result<Value> {
         _ => None,
     };
     match (to_dec(&a), to_dec(b)) {
-        (Some(x), Some(y)) => Ok(Value::Decimal(if add { x + y } else { x - y })),
+        // Exact, or refused: `+` would round past 28 digits (or panic).
+        (Some(x), Some(y)) => Ok(Value::Decimal(crate::functions::exact_add(
+            x,
+            if add { y } else { -y },
+        )?)),
         _ => binary(if add { BinOp::Add } else { BinOp::Sub }, a, b.clone()),
     }
 }
@@ -299,6 +307,11 @@ impl Removable {
             return Ok(());
         }
         self.nonnull += d;
+        if let Value::Decimal(x) = v {
+            if let Some(n) = self.scales.get_mut(x.scale() as usize) {
+                *n += d;
+            }
+        }
         self.sum = if self.nonnull == 0 {
             None
         } else {
@@ -317,6 +330,15 @@ impl Removable {
             Value::Decimal(d) if all_int => rust_decimal::prelude::ToPrimitive::to_i64(&d)
                 .map(Value::Int)
                 .unwrap_or(Value::Decimal(d)),
+            // Down to the frame's largest scale: the digits dropped are
+            // zeros (the sum is exact), so nothing rounds.
+            Value::Decimal(mut d) => {
+                let top = self.scales.iter().rposition(|n| *n > 0).unwrap_or(0) as u32;
+                if d.scale() > top {
+                    d.rescale(top);
+                }
+                Value::Decimal(d)
+            }
             other => other,
         });
         Ok(match kind {
