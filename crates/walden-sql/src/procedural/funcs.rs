@@ -362,19 +362,62 @@ fn inline(f: &FuncDef, args: &[Option<String>]) -> Result<String> {
         ));
     }
     let mut env = Env::default();
+    let mut bound = Vec::new();
     for (k, p) in f.params.iter().enumerate() {
         let value = match args.get(k).cloned().flatten() {
             Some(a) => a,
             // DEFAULT, or (as Babelfish and the corpus do) left out.
             None => p.default.clone().unwrap_or_else(|| "NULL".into()),
         };
-        env.vars.insert(p.name.clone(), cast(&value, &p.ty));
+        bound.push((p.name.clone(), cast(&value, &p.ty)));
         env.types.insert(p.name.clone(), p.ty.clone());
     }
     let body = crate::front::parse_batch(&f.body)?;
     let stmts: Vec<&TStmt> = body.iter().collect();
-    let e = run(&stmts, env)?;
+    let e = bind_args(env, bound, |env| run(&stmts, env))?;
     Ok(cast(&e, &f.returns))
+}
+
+/// Aliases of bound arguments, unique in the process.
+static ALIAS: AtomicU64 = AtomicU64::new(0);
+
+/// The body's expression (`build`) over the arguments (`(parameter, value)`).
+/// Where the body reads a table, an argument written into it could be
+/// captured by the body's own columns (`f(a)` with `... FROM t WHERE a =
+/// @p`): then the arguments are bound once, in a derived table the body's
+/// subqueries reach by its alias; elsewhere they are written in place.
+pub(super) fn bind_args(
+    mut env: Env,
+    bound: Vec<(String, String)>,
+    build: impl FnOnce(Env) -> Result<String>,
+) -> Result<String> {
+    if bound.is_empty() {
+        return build(env);
+    }
+    let alias = format!("walden_a{}", ALIAS.fetch_add(1, Ordering::Relaxed));
+    for (k, (name, _)) in bound.iter().enumerate() {
+        env.vars.insert(name.clone(), format!("{alias}.p{k}"));
+    }
+    let e = build(env)?;
+    let reads = crate::front::plpgsql::lex(&e)
+        .map(|t| t.iter().any(|x| x.is("select")))
+        .unwrap_or(true);
+    if !reads {
+        let mut out = e;
+        for (k, (_, v)) in bound.iter().enumerate().rev() {
+            out = out.replace(&format!("{alias}.p{k}"), &format!("({v})"));
+        }
+        return Ok(out);
+    }
+    let cols: Vec<String> = bound
+        .iter()
+        .enumerate()
+        .map(|(k, (_, v))| format!("{v} AS p{k}"))
+        .collect();
+    Ok(format!(
+        "(SELECT {e} FROM (SELECT {}) AS {alias})",
+        cols.join(", ")
+    ))
 }
 
 #[derive(Clone, Default)]
@@ -394,6 +437,15 @@ impl Env {
             cast(e, ty)
         }
     }
+}
+
+/// A PL/pgSQL expression is a query's select list (`RETURN max(a) FROM
+/// t` is allowed): as one SQL expression.
+fn pg_expr(e: String, env: &Env) -> Result<String> {
+    if !env.pg {
+        return Ok(e);
+    }
+    super::pg_funcs::first_row(&format!("SELECT {e}"))
 }
 
 /// A cast to a type as PostgreSQL reads its name.
@@ -431,7 +483,7 @@ pub(super) fn run(stmts: &[&TStmt], mut env: Env) -> Result<String> {
                     return Err(refuse("a table variable"));
                 }
                 let value = match &v.init {
-                    Some(e) => env.cast(&subst(e, &env)?, &v.ty),
+                    Some(e) => env.cast(&pg_expr(subst(e, &env)?, &env)?, &v.ty),
                     None => env.cast("NULL", &v.ty),
                 };
                 env.vars.insert(v.name.clone(), value);
@@ -441,7 +493,7 @@ pub(super) fn run(stmts: &[&TStmt], mut env: Env) -> Result<String> {
         }
         TStmt::Assign { var, op, expr } => {
             let ty = env.types.get(var).cloned().ok_or_else(|| undeclared(var))?;
-            let e = subst(expr, &env)?;
+            let e = pg_expr(subst(expr, &env)?, &env)?;
             let cur = env.vars.get(var).cloned().unwrap_or_else(|| "NULL".into());
             let string = crate::types::names::parse_type_name(&sized(&ty))
                 .map(|t| is_string(&t))
@@ -491,7 +543,7 @@ pub(super) fn run(stmts: &[&TStmt], mut env: Env) -> Result<String> {
             run(rest, env)
         }
         TStmt::If { cond, then, els } => {
-            let c = subst(cond, &env)?;
+            let c = pg_expr(subst(cond, &env)?, &env)?;
             let mut a: Vec<&TStmt> = vec![then.as_ref()];
             a.extend_from_slice(rest);
             let mut b: Vec<&TStmt> = els.iter().map(|e| e.as_ref()).collect();
@@ -505,7 +557,7 @@ pub(super) fn run(stmts: &[&TStmt], mut env: Env) -> Result<String> {
             all.extend_from_slice(rest);
             run(&all, env)
         }
-        TStmt::Return(Some(e)) => subst(e, &env),
+        TStmt::Return(Some(e)) => pg_expr(subst(e, &env)?, &env),
         TStmt::Return(None) if env.pg => Err(SqlError::syntax(
             "RETURN cannot have a parameter in function returning void",
         )),

@@ -154,37 +154,47 @@ pub(super) fn inline_pg(f: &PgFunc, args: &[Option<String>]) -> Result<String> {
         pg: true,
         ..Env::default()
     };
-    let mut values = Vec::new();
+    let mut bound = Vec::new();
     for (p, g) in f.params.iter().zip(given) {
         let value = match g.or_else(|| p.default.clone()) {
             Some(v) => v,
             None => return Err(not_found(f, args.len())),
         };
-        let v = funcs::cast_pg(&value, &p.ty);
-        values.push(v.clone());
-        env.vars.insert(p.name.clone(), v);
+        bound.push((p.name.clone(), funcs::cast_pg(&value, &p.ty)));
         env.types.insert(p.name.clone(), p.ty.clone());
     }
     let names = f.param_names();
-    let e = match f.lang {
-        Lang::Sql => {
-            let text = sql_body(&f.body, &names)?;
-            first_row(&funcs::subst(&text, &env)?)?
+    let params: Vec<String> = f.params.iter().map(|p| p.name.clone()).collect();
+    let e = funcs::bind_args(env, bound, |env| {
+        let e = match f.lang {
+            Lang::Sql => {
+                let text = sql_body(&f.body, &names)?;
+                first_row(&funcs::subst(&text, &env)?)?
+            }
+            Lang::Plpgsql => {
+                let stmts = parse_plpgsql(&f.body, &names)?;
+                let refs: Vec<&TStmt> = stmts.iter().collect();
+                funcs::run(&refs, env.clone())?
+            }
+        };
+        let e = funcs::cast_pg(&e, &f.returns);
+        if f.strict && !params.is_empty() {
+            let nulls: Vec<String> = params
+                .iter()
+                .map(|p| {
+                    format!(
+                        "({}) IS NULL",
+                        env.vars.get(p).map(String::as_str).unwrap_or("NULL")
+                    )
+                })
+                .collect();
+            return Ok(format!(
+                "CASE WHEN {} THEN NULL ELSE {e} END",
+                nulls.join(" OR ")
+            ));
         }
-        Lang::Plpgsql => {
-            let stmts = parse_plpgsql(&f.body, &names)?;
-            let refs: Vec<&TStmt> = stmts.iter().collect();
-            funcs::run(&refs, env)?
-        }
-    };
-    let e = funcs::cast_pg(&e, &f.returns);
-    if f.strict && !values.is_empty() {
-        let nulls: Vec<String> = values.iter().map(|v| format!("({v}) IS NULL")).collect();
-        return Ok(format!(
-            "CASE WHEN {} THEN NULL ELSE {e} END",
-            nulls.join(" OR ")
-        ));
-    }
+        Ok(e)
+    })?;
     Ok(e)
 }
 
