@@ -859,7 +859,7 @@ mod tests {
         .unwrap();
         let s = format!("{b:?}");
         assert!(s.contains("init: Some(\"@a\")"), "{s}");
-        assert!(s.contains("SELECT count(*)  FROM t WHERE c = @x"), "{s}");
+        assert!(s.contains("SELECT count(*) FROM t WHERE c = @x"), "{s}");
         assert!(s.contains("ForInt"), "{s}");
         let e = parse_plpgsql("BEGIN FOR r IN SELECT 1 LOOP END LOOP; END", &[]).unwrap_err();
         assert_eq!(e.kind, ErrorKind::FeatureNotSupported);

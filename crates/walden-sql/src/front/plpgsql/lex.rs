@@ -86,7 +86,7 @@ pub fn lex(src: &str) -> Result<Vec<Tok>> {
         if matches!(c.to_ascii_lowercase(), b'e' | b'b' | b'x' | b'n')
             && b.get(i + 1) == Some(&b'\'')
         {
-            let esc = c.to_ascii_lowercase() == b'e';
+            let esc = c.eq_ignore_ascii_case(&b'e');
             let (v, e) = quoted(src, i + 1, b'\'', esc)?;
             push(&mut out, K::Str, s, e, v);
             i = e;
@@ -147,9 +147,7 @@ pub fn lex(src: &str) -> Result<Vec<Tok>> {
             let mut j = i;
             while j < b.len() {
                 let d = b[j];
-                if d.is_ascii_digit() {
-                    j += 1;
-                } else if d == b'.' && b.get(j + 1) != Some(&b'.') {
+                if d.is_ascii_digit() || (d == b'.' && b.get(j + 1) != Some(&b'.')) {
                     j += 1;
                 } else if (d == b'e' || d == b'E')
                     && (b.get(j + 1).is_some_and(|x| x.is_ascii_digit())

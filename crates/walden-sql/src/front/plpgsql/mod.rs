@@ -80,9 +80,24 @@ pub fn recognise_routine(sql: &str) -> Option<Result<PgRoutine>> {
             if replace {
                 k = 3;
             }
-            let lang = t.iter().enumerate().any(|(j, x)| x.is("language") && j > k)
-                || t.iter().any(|x| x.is("return"))
-                || (t.iter().any(|x| x.is("atomic")) && t.iter().any(|x| x.is("begin")));
+            // T-SQL's body follows AS unquoted (`AS BEGIN`, `AS RETURN`);
+            // PostgreSQL's is a string, or a SQL-standard RETURN / BEGIN
+            // ATOMIC.
+            let mut depth = 0;
+            let mut tsql = false;
+            for (j, x) in t.iter().enumerate() {
+                if x.op("(") {
+                    depth += 1;
+                } else if x.op(")") {
+                    depth -= 1;
+                } else if depth == 0 && x.is("as") && t.get(j + 1).is_some_and(|y| y.k == K::Word) {
+                    tsql = true;
+                }
+            }
+            let lang = !tsql
+                && (t.iter().enumerate().any(|(j, x)| x.is("language") && j > k)
+                    || t.iter().any(|x| x.is("return"))
+                    || (t.iter().any(|x| x.is("atomic")) && t.iter().any(|x| x.is("begin"))));
             match w(k) {
                 "function" if lang && !t.iter().any(|x| x.w.starts_with('@')) => {
                     Some(parse_function(sql, &t, k + 1, replace))
@@ -464,6 +479,10 @@ mod tests {
             recognise_routine("CREATE FUNCTION f(@a int) RETURNS int AS BEGIN RETURN 1 END")
                 .is_none()
         );
+        assert!(
+            recognise_routine("CREATE FUNCTION f() RETURNS int AS BEGIN RETURN 1 END").is_none()
+        );
+        assert!(recognise_routine("CREATE FUNCTION f() RETURNS int RETURN 1").is_some());
         assert!(matches!(
             recognise_routine("DROP FUNCTION IF EXISTS f(int, text)"),
             Some(Ok(PgRoutine::DropFunction { .. }))
