@@ -193,7 +193,12 @@ impl PgError {
 
 impl From<SqlError> for PgError {
     fn from(e: SqlError) -> Self {
-        let mut p = PgError::error(sqlstate(e.kind), e.message);
+        let code = e
+            .fields
+            .as_ref()
+            .and_then(|f| f.sqlstate.clone())
+            .unwrap_or_else(|| sqlstate(e.kind).to_string());
+        let mut p = PgError::error(&code, e.message);
         p.fields = e.fields;
         p
     }

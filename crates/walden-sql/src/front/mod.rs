@@ -19,6 +19,7 @@ mod identity_options;
 pub(crate) mod keywords;
 mod normalize;
 mod pg_forms;
+pub mod plpgsql;
 mod position;
 mod prepare;
 mod recognise;

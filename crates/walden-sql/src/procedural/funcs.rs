@@ -108,7 +108,7 @@ fn not_found(name: &str) -> SqlError {
 
 impl<'h, H: Host> Runner<'h, H> {
     /// A function's definition text, if there is one.
-    fn func_definition(&mut self, name: &str) -> Result<Option<String>> {
+    pub(super) fn func_definition(&mut self, name: &str) -> Result<Option<String>> {
         let q = format!("SELECT definition FROM {FUNC_TABLE} WHERE name = $1");
         match self.fixed(&q, &[Value::text(name)]) {
             Ok(o) => Ok(o
@@ -144,6 +144,16 @@ impl<'h, H: Host> Runner<'h, H> {
         // The body must be one Walden can inline (refused now, not at a call).
         let args: Vec<Option<String>> = def.params.iter().map(|_| Some("NULL".into())).collect();
         inline(def, &args)?;
+        self.store_func(&def.name, &crate::front::func_text(def))?;
+        self.emit(QueryOutput::command(match def.mode {
+            ProcMode::Alter => "ALTER FUNCTION",
+            _ => "CREATE FUNCTION",
+        }));
+        Ok(())
+    }
+
+    /// Writes a function's definition (its row, made with the first).
+    pub(super) fn store_func(&mut self, name: &str, text: &str) -> Result<()> {
         self.fixed(
             &format!(
                 "CREATE TABLE IF NOT EXISTS {FUNC_TABLE} (name text PRIMARY KEY, definition text NOT NULL)"
@@ -155,16 +165,9 @@ impl<'h, H: Host> Runner<'h, H> {
                 "INSERT INTO {FUNC_TABLE} (name, definition) VALUES ($1, $2) \
                  ON CONFLICT (name) DO UPDATE SET definition = EXCLUDED.definition"
             ),
-            &[
-                Value::text(def.name.clone()),
-                Value::text(crate::front::func_text(def)),
-            ],
+            &[Value::text(name), Value::text(text)],
         )?;
-        remember(&def.name);
-        self.emit(QueryOutput::command(match def.mode {
-            ProcMode::Alter => "ALTER FUNCTION",
-            _ => "CREATE FUNCTION",
-        }));
+        remember(name);
         Ok(())
     }
 
@@ -216,13 +219,18 @@ impl<'h, H: Host> Runner<'h, H> {
                 // A name a dropped function had: the planner reports it.
                 return Ok(text);
             };
-            let stmts = self.body(&def)?;
-            let Some(TStmt::CreateFunc(f)) = stmts.first() else {
-                return Err(SqlError::internal(
-                    "a stored function definition does not parse",
-                ));
+            let body = match crate::front::plpgsql::parse_pg_function(&def) {
+                Some(f) => super::pg_funcs::inline_pg(&f, &args)?,
+                None => {
+                    let stmts = self.body(&def)?;
+                    let Some(TStmt::CreateFunc(f)) = stmts.first() else {
+                        return Err(SqlError::internal(
+                            "a stored function definition does not parse",
+                        ));
+                    };
+                    inline(f, &args)?
+                }
             };
-            let body = inline(f, &args)?;
             let mut out = String::new();
             for t in &toks[..start] {
                 out.push_str(&t.to_string());
@@ -354,26 +362,104 @@ fn inline(f: &FuncDef, args: &[Option<String>]) -> Result<String> {
         ));
     }
     let mut env = Env::default();
+    let mut bound = Vec::new();
     for (k, p) in f.params.iter().enumerate() {
         let value = match args.get(k).cloned().flatten() {
             Some(a) => a,
             // DEFAULT, or (as Babelfish and the corpus do) left out.
             None => p.default.clone().unwrap_or_else(|| "NULL".into()),
         };
-        env.vars.insert(p.name.clone(), cast(&value, &p.ty));
+        bound.push((p.name.clone(), cast(&value, &p.ty)));
         env.types.insert(p.name.clone(), p.ty.clone());
     }
     let body = crate::front::parse_batch(&f.body)?;
     let stmts: Vec<&TStmt> = body.iter().collect();
-    let e = run(&stmts, env)?;
+    let e = bind_args(env, bound, |env| run(&stmts, env))?;
     Ok(cast(&e, &f.returns))
 }
 
+/// Aliases of bound arguments, unique in the process.
+static ALIAS: AtomicU64 = AtomicU64::new(0);
+
+/// The body's expression (`build`) over the arguments (`(parameter, value)`).
+/// Where the body reads a table, an argument written into it could be
+/// captured by the body's own columns (`f(a)` with `... FROM t WHERE a =
+/// @p`): then the arguments are bound once, in a derived table the body's
+/// subqueries reach by its alias; elsewhere they are written in place.
+pub(super) fn bind_args(
+    mut env: Env,
+    bound: Vec<(String, String)>,
+    build: impl FnOnce(Env) -> Result<String>,
+) -> Result<String> {
+    if bound.is_empty() {
+        return build(env);
+    }
+    let alias = format!("walden_a{}", ALIAS.fetch_add(1, Ordering::Relaxed));
+    for (k, (name, _)) in bound.iter().enumerate() {
+        env.vars.insert(name.clone(), format!("{alias}.p{k}"));
+    }
+    let e = build(env)?;
+    let reads = crate::front::plpgsql::lex(&e)
+        .map(|t| t.iter().any(|x| x.is("select")))
+        .unwrap_or(true);
+    if !reads {
+        let mut out = e;
+        for (k, (_, v)) in bound.iter().enumerate().rev() {
+            out = out.replace(&format!("{alias}.p{k}"), &format!("({v})"));
+        }
+        return Ok(out);
+    }
+    let cols: Vec<String> = bound
+        .iter()
+        .enumerate()
+        .map(|(k, (_, v))| format!("{v} AS p{k}"))
+        .collect();
+    Ok(format!(
+        "(SELECT {e} FROM (SELECT {}) AS {alias})",
+        cols.join(", ")
+    ))
+}
+
 #[derive(Clone, Default)]
-struct Env {
+pub(super) struct Env {
     /// Each variable's value as an expression.
-    vars: HashMap<String, String>,
-    types: HashMap<String, String>,
+    pub vars: HashMap<String, String>,
+    pub types: HashMap<String, String>,
+    /// A PostgreSQL function (its types as PostgreSQL reads them).
+    pub pg: bool,
+}
+
+impl Env {
+    fn cast(&self, e: &str, ty: &str) -> String {
+        if self.pg {
+            cast_pg(e, ty)
+        } else {
+            cast(e, ty)
+        }
+    }
+}
+
+/// A PL/pgSQL expression is a query's select list (`RETURN max(a) FROM
+/// t` is allowed): as one SQL expression.
+fn pg_expr(e: String, env: &Env) -> Result<String> {
+    if !env.pg {
+        return Ok(e);
+    }
+    super::pg_funcs::first_row(&format!("SELECT {e}"))
+}
+
+/// A cast to a type as PostgreSQL reads its name.
+pub(super) fn cast_pg(e: &str, ty: &str) -> String {
+    format!("CAST(({e}) AS {ty})")
+}
+
+fn refuse_in(what: &str, env: &Env) -> SqlError {
+    if env.pg {
+        return SqlError::unsupported(format!(
+            "{what} in a function body (Walden inlines a PL/pgSQL function whose body is DECLARE, :=, IF / ELSIF / ELSE, CASE, SELECT ... INTO and RETURN)"
+        ));
+    }
+    refuse(what)
 }
 
 fn refuse(what: &str) -> SqlError {
@@ -383,7 +469,7 @@ fn refuse(what: &str) -> SqlError {
 }
 
 /// The value the statements return, run from `env`.
-fn run(stmts: &[&TStmt], mut env: Env) -> Result<String> {
+pub(super) fn run(stmts: &[&TStmt], mut env: Env) -> Result<String> {
     let Some((first, rest)) = stmts.split_first() else {
         return Ok("NULL".into());
     };
@@ -397,8 +483,8 @@ fn run(stmts: &[&TStmt], mut env: Env) -> Result<String> {
                     return Err(refuse("a table variable"));
                 }
                 let value = match &v.init {
-                    Some(e) => cast(&subst(e, &env)?, &v.ty),
-                    None => cast("NULL", &v.ty),
+                    Some(e) => env.cast(&pg_expr(subst(e, &env)?, &env)?, &v.ty),
+                    None => env.cast("NULL", &v.ty),
                 };
                 env.vars.insert(v.name.clone(), value);
                 env.types.insert(v.name.clone(), v.ty.clone());
@@ -407,7 +493,7 @@ fn run(stmts: &[&TStmt], mut env: Env) -> Result<String> {
         }
         TStmt::Assign { var, op, expr } => {
             let ty = env.types.get(var).cloned().ok_or_else(|| undeclared(var))?;
-            let e = subst(expr, &env)?;
+            let e = pg_expr(subst(expr, &env)?, &env)?;
             let cur = env.vars.get(var).cloned().unwrap_or_else(|| "NULL".into());
             let string = crate::types::names::parse_type_name(&sized(&ty))
                 .map(|t| is_string(&t))
@@ -417,7 +503,31 @@ fn run(stmts: &[&TStmt], mut env: Env) -> Result<String> {
                 Some('+') if string => format!("({cur}) || ({e})"),
                 Some(c) => format!("({cur}) {c} ({e})"),
             };
-            env.vars.insert(var.clone(), cast(&value, &ty));
+            let value = env.cast(&value, &ty);
+            env.vars.insert(var.clone(), value);
+            run(rest, env)
+        }
+        TStmt::SelectInto {
+            vars,
+            query,
+            strict: false,
+        } => {
+            let [var] = vars.as_slice() else {
+                return Err(refuse_in("SELECT INTO several variables", &env));
+            };
+            if !query
+                .trim_start()
+                .to_ascii_lowercase()
+                .starts_with("select")
+            {
+                return Err(refuse_in("a statement that changes data", &env));
+            }
+            let ty = env.types.get(var).cloned().ok_or_else(|| undeclared(var))?;
+            let q = subst(query, &env)?;
+            // No row sets NULL; several take the first (PostgreSQL's rule).
+            let value = super::pg_funcs::first_row(&q)?;
+            let value = env.cast(&value, &ty);
+            env.vars.insert(var.clone(), value);
             run(rest, env)
         }
         TStmt::SelectAssign { vars, query } => {
@@ -433,7 +543,7 @@ fn run(stmts: &[&TStmt], mut env: Env) -> Result<String> {
             run(rest, env)
         }
         TStmt::If { cond, then, els } => {
-            let c = subst(cond, &env)?;
+            let c = pg_expr(subst(cond, &env)?, &env)?;
             let mut a: Vec<&TStmt> = vec![then.as_ref()];
             a.extend_from_slice(rest);
             let mut b: Vec<&TStmt> = els.iter().map(|e| e.as_ref()).collect();
@@ -447,25 +557,41 @@ fn run(stmts: &[&TStmt], mut env: Env) -> Result<String> {
             all.extend_from_slice(rest);
             run(&all, env)
         }
-        TStmt::Return(Some(e)) => subst(e, &env),
+        TStmt::Return(Some(e)) => pg_expr(subst(e, &env)?, &env),
+        TStmt::Return(None) if env.pg => Err(SqlError::syntax(
+            "RETURN cannot have a parameter in function returning void",
+        )),
         TStmt::Return(None) => Err(SqlError::syntax(
             "The last statement included within a function must be a return statement.",
         )),
-        TStmt::While { .. } => Err(refuse("WHILE")),
+        TStmt::While { .. } => Err(refuse_in("WHILE / LOOP", &env)),
         TStmt::TryCatch(..) => Err(refuse("TRY/CATCH")),
         TStmt::Exec(_) => Err(refuse("EXEC")),
         TStmt::Print(_) => Err(refuse("PRINT")),
-        TStmt::Sql(s) => Err(refuse(&format!(
+        TStmt::Sql(s) if !env.pg => Err(refuse(&format!(
             "statement {}",
             s.split_whitespace().next().unwrap_or("")
         ))),
+        _ if env.pg => Err(refuse_in(
+            match first {
+                TStmt::Sql(_) => "a SQL statement",
+                TStmt::ForInt { .. } => "FOR",
+                TStmt::Perform(_) => "PERFORM",
+                TStmt::Raise(_) => "RAISE",
+                TStmt::Execute { .. } => "EXECUTE",
+                TStmt::Guarded { .. } => "an EXCEPTION block",
+                TStmt::Assert(..) => "ASSERT",
+                _ => "this statement",
+            },
+            &env,
+        )),
         _ => Err(refuse("this statement")),
     }
 }
 
 /// `e` with the body's variables replaced by their values; SCOPE_IDENTITY()
 /// is NULL in a function (its own scope, where nothing is inserted).
-fn subst(e: &str, env: &Env) -> Result<String> {
+pub(super) fn subst(e: &str, env: &Env) -> Result<String> {
     let toks = tokens(e)?;
     let mut out = String::with_capacity(e.len());
     let mut i = 0;

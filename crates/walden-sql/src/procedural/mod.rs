@@ -9,6 +9,8 @@ mod compile;
 mod fast;
 mod funcs;
 mod identity;
+mod pg;
+mod pg_funcs;
 mod procs;
 mod raise;
 mod table_vars;
@@ -131,6 +133,10 @@ pub struct Runner<'h, H: Host> {
     /// The number, severity and state of the error THROW or RAISERROR
     /// raised last (an error carries no SQL Server number of its own).
     raised: Option<(String, i64, i64, i64)>,
+    /// Running PL/pgSQL (PostgreSQL's error and result rules).
+    pub pg: bool,
+    /// Subtransactions of PL/pgSQL exception blocks open.
+    guards: usize,
 }
 
 fn table_var_as_scalar(name: &str) -> SqlError {
@@ -171,6 +177,8 @@ impl<'h, H: Host> Runner<'h, H> {
             tables: vec![HashMap::new()],
             tries: 0,
             raised: None,
+            pg: false,
+            guards: 0,
         }
     }
 
@@ -281,6 +289,14 @@ impl<'h, H: Host> Runner<'h, H> {
     fn stmt(&mut self, s: &TStmt) -> Result<Flow> {
         self.host.check_cancel()?;
         match s {
+            TStmt::Sql(text) if self.pg => self.pg_sql(text)?,
+            TStmt::ForInt { .. }
+            | TStmt::SelectInto { .. }
+            | TStmt::Perform(_)
+            | TStmt::Raise(_)
+            | TStmt::Execute { .. }
+            | TStmt::Guarded { .. }
+            | TStmt::Assert(..) => return self.pg_stmt(s),
             TStmt::Sql(text) => {
                 let o = match self.sql(text) {
                     Ok(o) => o,

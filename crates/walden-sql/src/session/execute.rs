@@ -22,6 +22,13 @@ impl SqlSession {
     fn execute_batch_inner(&mut self, sql: &str) -> Vec<Result<QueryOutput>> {
         let mut out = Vec::new();
         self.tsql.handled_errors = 0;
+        // PostgreSQL's routines (CREATE FUNCTION ... LANGUAGE, DO) run
+        // through the procedural runtime too.
+        if !self.implicit {
+            if let Some(r) = self.pg_routine(sql) {
+                return vec![r];
+            }
+        }
         // A T-SQL batch (variables, control flow, procedures) runs through
         // the procedural runtime; unless in the extended protocol's block.
         if !self.implicit

@@ -16,6 +16,7 @@ pub(crate) mod cursor;
 mod dispatch;
 mod execute;
 mod explain;
+mod plpgsql;
 mod prepare_stmt;
 pub(crate) mod stack;
 pub(crate) mod temp_tables;

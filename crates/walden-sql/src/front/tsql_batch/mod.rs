@@ -79,6 +79,53 @@ pub enum TStmt {
     Raiserror(Vec<String>),
     /// Any other statement, as written (variables still in it).
     Sql(String),
+    /// PL/pgSQL `FOR v IN [REVERSE] a .. b [BY s] LOOP ... END LOOP`.
+    ForInt {
+        var: String,
+        from: String,
+        to: String,
+        step: Option<String>,
+        reverse: bool,
+        body: Vec<TStmt>,
+    },
+    /// PL/pgSQL `SELECT ... INTO [STRICT] vars ...` (or a statement's
+    /// `RETURNING ... INTO`): `query` is the statement without its INTO.
+    SelectInto {
+        vars: Vec<String>,
+        query: String,
+        strict: bool,
+    },
+    /// PL/pgSQL `PERFORM`: the query's rows are dropped.
+    Perform(String),
+    /// PL/pgSQL `RAISE`.
+    Raise(Box<PgRaise>),
+    /// PL/pgSQL `EXECUTE text [INTO [STRICT] vars] [USING args]`.
+    Execute {
+        text: String,
+        into: Vec<String>,
+        strict: bool,
+        using: Vec<String>,
+    },
+    /// PL/pgSQL `BEGIN ... EXCEPTION WHEN c [OR c] THEN ... END`: the body
+    /// runs in a subtransaction, undone when a handler takes its error.
+    Guarded {
+        body: Vec<TStmt>,
+        handlers: Vec<(Vec<String>, Vec<TStmt>)>,
+    },
+    /// PL/pgSQL `ASSERT cond [, message]`.
+    Assert(String, Option<String>),
+}
+
+/// PL/pgSQL `RAISE [level] ['format' [, arg ...]] [USING option = x, ...]`
+/// (no format and no options: re-raise the handled error).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PgRaise {
+    pub level: String,
+    /// The format's literal as written.
+    pub format: Option<String>,
+    pub args: Vec<String>,
+    /// Lower-case option names with their expressions.
+    pub options: Vec<(String, String)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

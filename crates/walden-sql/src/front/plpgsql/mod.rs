@@ -1,0 +1,491 @@
+//! PostgreSQL routines: `CREATE [OR REPLACE] FUNCTION ... LANGUAGE sql |
+//! plpgsql`, `DO`, `DROP FUNCTION name(types)`, and the forms Walden
+//! refuses (procedures, CALL). Bodies are parsed into the procedural
+//! runtime's tree (`body.rs`), the one T-SQL uses.
+
+mod body;
+mod lex;
+
+pub use body::parse_plpgsql;
+pub(crate) use lex::{lex, Tok, K};
+
+use crate::error::{Result, SqlError};
+use crate::front::ProcParam;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lang {
+    Sql,
+    Plpgsql,
+}
+
+/// A PostgreSQL function's definition.
+#[derive(Clone, Debug)]
+pub struct PgFunc {
+    pub replace: bool,
+    /// Lower case, without a schema.
+    pub name: String,
+    /// Each named `@name` (`@_k` when it has no name), with its type and
+    /// default.
+    pub params: Vec<ProcParam>,
+    pub returns: String,
+    pub lang: Lang,
+    pub strict: bool,
+    /// `i`, `s` or `v`.
+    pub volatility: char,
+    pub body: String,
+}
+
+impl PgFunc {
+    /// The parameters' variable names without `@`, in order.
+    pub fn param_names(&self) -> Vec<String> {
+        self.params
+            .iter()
+            .map(|p| p.name[1..].to_string())
+            .collect()
+    }
+}
+
+/// A statement this module handles.
+#[derive(Clone, Debug)]
+pub enum PgRoutine {
+    CreateFunction(PgFunc),
+    /// `DO` with its body.
+    Do(String),
+    DropFunction {
+        /// Each name with its argument types when given.
+        names: Vec<(String, Option<Vec<String>>)>,
+        if_exists: bool,
+    },
+}
+
+fn refuse(what: &str) -> SqlError {
+    SqlError::unsupported(what)
+}
+
+/// The statement as a PostgreSQL routine statement, if it is one (a
+/// T-SQL `CREATE FUNCTION f(@p ...)` is not).
+pub fn recognise_routine(sql: &str) -> Option<Result<PgRoutine>> {
+    let t = lex(sql).ok()?;
+    let w = |k: usize| -> &str {
+        match t.get(k) {
+            Some(x) if x.k == K::Word => &x.w,
+            _ => "",
+        }
+    };
+    let mut k = 1;
+    match w(0) {
+        "do" => Some(parse_do(&t)),
+        "create" => {
+            let replace = w(1) == "or" && w(2) == "replace";
+            if replace {
+                k = 3;
+            }
+            // T-SQL's body follows AS unquoted (`AS BEGIN`, `AS RETURN`);
+            // PostgreSQL's is a string, or a SQL-standard RETURN / BEGIN
+            // ATOMIC.
+            let mut depth = 0;
+            let mut tsql = false;
+            for (j, x) in t.iter().enumerate() {
+                if x.op("(") {
+                    depth += 1;
+                } else if x.op(")") {
+                    depth -= 1;
+                } else if depth == 0 && x.is("as") && t.get(j + 1).is_some_and(|y| y.k == K::Word) {
+                    tsql = true;
+                }
+            }
+            let lang = !tsql
+                && (t.iter().enumerate().any(|(j, x)| x.is("language") && j > k)
+                    || t.iter().any(|x| x.is("return"))
+                    || (t.iter().any(|x| x.is("atomic")) && t.iter().any(|x| x.is("begin"))));
+            match w(k) {
+                "function" if lang && !t.iter().any(|x| x.w.starts_with('@')) => {
+                    Some(parse_function(sql, &t, k + 1, replace))
+                }
+                "procedure" if lang => Some(Err(refuse(
+                    "CREATE PROCEDURE ... LANGUAGE plpgsql | sql (PostgreSQL procedures)",
+                ))),
+                "trigger" | "constraint" if t.iter().any(|x| x.is("execute")) => {
+                    Some(Err(refuse("CREATE TRIGGER")))
+                }
+                _ => None,
+            }
+        }
+        "drop" if matches!(w(1), "function" | "procedure" | "routine") => {
+            if !t.iter().any(|x| x.op("(")) {
+                return None;
+            }
+            if w(1) != "function" {
+                return Some(Err(refuse("DROP PROCEDURE of a PostgreSQL procedure")));
+            }
+            Some(parse_drop(&t))
+        }
+        "call" => Some(Err(refuse("CALL (PostgreSQL procedures)"))),
+        _ => None,
+    }
+}
+
+fn syntax_near(t: Option<&Tok>) -> SqlError {
+    match t {
+        Some(t) => SqlError::syntax(format!("syntax error at or near \"{}\"", t.w)),
+        None => SqlError::syntax("syntax error at end of input"),
+    }
+}
+
+fn parse_do(t: &[Tok]) -> Result<PgRoutine> {
+    let mut body = None;
+    let mut i = 1;
+    while i < t.len() {
+        if t[i].k == K::Str && body.is_none() {
+            body = Some(t[i].w.clone());
+            i += 1;
+        } else if t[i].is("language") {
+            match t.get(i + 1) {
+                Some(l) if l.w == "plpgsql" => i += 2,
+                Some(l) => return Err(refuse(&format!("DO LANGUAGE {}", l.w))),
+                None => return Err(syntax_near(None)),
+            }
+        } else if t[i].op(";") && i + 1 == t.len() {
+            i += 1;
+        } else {
+            return Err(syntax_near(t.get(i)));
+        }
+    }
+    body.map(PgRoutine::Do)
+        .ok_or_else(|| SqlError::syntax("no inline code specified"))
+}
+
+/// `name[.name]` from `i`: the last part lower case (quoted: as written).
+fn name_at(t: &[Tok], mut i: usize) -> Result<(String, usize)> {
+    let mut name;
+    loop {
+        match t.get(i) {
+            Some(x) if x.k == K::Word || x.k == K::QIdent => name = x.w.clone(),
+            other => return Err(syntax_near(other)),
+        }
+        i += 1;
+        if t.get(i).is_some_and(|x| x.op(".")) {
+            i += 1;
+        } else {
+            return Ok((name, i));
+        }
+    }
+}
+
+/// The tokens inside the parentheses at `open`, split at top-level commas;
+/// and the index past `)`.
+fn paren_list(t: &[Tok], open: usize) -> Result<(Vec<(usize, usize)>, usize)> {
+    if !t.get(open).is_some_and(|x| x.op("(")) {
+        return Err(syntax_near(t.get(open)));
+    }
+    let mut out = Vec::new();
+    let mut depth = 0;
+    let mut start = open + 1;
+    let mut j = open + 1;
+    loop {
+        let Some(x) = t.get(j) else {
+            return Err(syntax_near(None));
+        };
+        if x.op("(") || x.op("[") {
+            depth += 1;
+        } else if (x.op(")") || x.op("]")) && depth > 0 {
+            depth -= 1;
+        } else if x.op(")") {
+            if j > start {
+                out.push((start, j));
+            }
+            return Ok((out, j + 1));
+        } else if x.op(",") && depth == 0 {
+            out.push((start, j));
+            start = j + 1;
+        }
+        j += 1;
+    }
+}
+
+fn span(sql: &str, t: &[Tok], a: usize, b: usize) -> String {
+    if a >= b {
+        return String::new();
+    }
+    sql[t[a].s..t[b - 1].e].to_string()
+}
+
+/// An argument declaration: `[IN|OUT|INOUT|VARIADIC] [name] type [DEFAULT x]`.
+fn parse_arg(sql: &str, t: &[Tok], a: usize, b: usize, k: usize) -> Result<ProcParam> {
+    let mut a = a;
+    match t.get(a).map(|x| x.w.as_str()) {
+        Some("in") if a + 1 < b => a += 1,
+        Some("out" | "inout") => return Err(refuse("OUT / INOUT parameters")),
+        Some("variadic") => return Err(refuse("VARIADIC parameters")),
+        _ => {}
+    }
+    let mut end = b;
+    let mut default = None;
+    for j in a..b {
+        if t[j].is("default") || t[j].op("=") {
+            end = j;
+            default = Some(span(sql, t, j + 1, b));
+            break;
+        }
+    }
+    let whole = span(sql, t, a, end);
+    let (name, ty) = if end > a + 1
+        && (t[a].k == K::Word || t[a].k == K::QIdent)
+        && crate::types::names::parse_type_name(&whole).is_err()
+    {
+        (t[a].w.clone(), span(sql, t, a + 1, end))
+    } else {
+        (format!("_{}", k + 1), whole)
+    };
+    if ty.contains('%') {
+        return Err(refuse("%TYPE in a parameter's type"));
+    }
+    crate::types::names::parse_type_name(&ty)?;
+    Ok(ProcParam {
+        name: format!("@{name}"),
+        ty,
+        default,
+        output: false,
+    })
+}
+
+const OPTION_WORDS: &[&str] = &[
+    "language",
+    "immutable",
+    "stable",
+    "volatile",
+    "strict",
+    "called",
+    "security",
+    "external",
+    "leakproof",
+    "not",
+    "parallel",
+    "cost",
+    "rows",
+    "set",
+    "as",
+    "return",
+    "begin",
+    "window",
+    "support",
+    "transform",
+];
+
+fn parse_function(sql: &str, t: &[Tok], at: usize, replace: bool) -> Result<PgRoutine> {
+    let (name, open) = name_at(t, at)?;
+    let (args, mut i) = paren_list(t, open)?;
+    let mut params = Vec::new();
+    for (k, (a, b)) in args.iter().enumerate() {
+        params.push(parse_arg(sql, t, *a, *b, k)?);
+    }
+    let mut f = PgFunc {
+        replace,
+        name,
+        params,
+        returns: String::new(),
+        lang: Lang::Sql,
+        strict: false,
+        volatility: 'v',
+        body: String::new(),
+    };
+    let mut lang = None;
+    let mut body = None;
+    while i < t.len() {
+        let x = &t[i];
+        if x.op(";") && i + 1 == t.len() {
+            break;
+        }
+        match x.w.as_str() {
+            "returns" if x.k == K::Word => {
+                if matches!(t.get(i + 1).map(|y| y.w.as_str()), Some("setof")) {
+                    return Err(refuse("RETURNS SETOF (set-returning functions)"));
+                }
+                if t.get(i + 1).is_some_and(|y| y.is("table")) {
+                    return Err(refuse("RETURNS TABLE (set-returning functions)"));
+                }
+                if t.get(i + 1).is_some_and(|y| y.is("null")) {
+                    // RETURNS NULL ON NULL INPUT
+                    f.strict = true;
+                    i += 5;
+                    continue;
+                }
+                let mut j = i + 1;
+                while j < t.len()
+                    && !(t[j].k == K::Word && OPTION_WORDS.contains(&t[j].w.as_str()))
+                    && !t[j].op(";")
+                {
+                    j += 1;
+                }
+                f.returns = span(sql, t, i + 1, j);
+                i = j;
+            }
+            "language" if x.k == K::Word => {
+                lang = t.get(i + 1).map(|y| y.w.clone());
+                i += 2;
+            }
+            "immutable" | "stable" | "volatile" if x.k == K::Word => {
+                f.volatility = x.w.chars().next().unwrap_or('v');
+                i += 1;
+            }
+            "strict" if x.k == K::Word => {
+                f.strict = true;
+                i += 1;
+            }
+            "called" if x.k == K::Word => i += 4,
+            "leakproof" if x.k == K::Word => i += 1,
+            "not" if t.get(i + 1).is_some_and(|y| y.is("leakproof")) => i += 2,
+            "security" if x.k == K::Word => {
+                if t.get(i + 1).is_some_and(|y| y.is("definer")) {
+                    return Err(refuse("SECURITY DEFINER"));
+                }
+                i += 2;
+            }
+            "parallel" | "cost" | "rows" if x.k == K::Word => i += 2,
+            "as" if x.k == K::Word => {
+                match t.get(i + 1) {
+                    Some(s) if s.k == K::Str => body = Some(s.w.clone()),
+                    other => return Err(syntax_near(other)),
+                }
+                if t.get(i + 2).is_some_and(|y| y.op(",")) {
+                    return Err(refuse("a function in a C library (AS 'obj', 'symbol')"));
+                }
+                i += 2;
+            }
+            "return" if x.k == K::Word => {
+                let mut j = i + 1;
+                while j < t.len() && !t[j].op(";") {
+                    j += 1;
+                }
+                body = Some(format!("SELECT {}", span(sql, t, i + 1, j)));
+                lang.get_or_insert_with(|| "sql".into());
+                i = j;
+            }
+            "begin" if x.k == K::Word => {
+                return Err(refuse("a BEGIN ATOMIC function body"));
+            }
+            "set" | "window" | "support" | "transform" | "external" if x.k == K::Word => {
+                return Err(refuse(&format!(
+                    "{} in CREATE FUNCTION",
+                    x.w.to_ascii_uppercase()
+                )));
+            }
+            _ => return Err(syntax_near(Some(x))),
+        }
+    }
+    f.lang = match lang.as_deref() {
+        Some("sql") => Lang::Sql,
+        Some("plpgsql") => Lang::Plpgsql,
+        Some(l) => {
+            return Err(SqlError::new(
+                crate::error::ErrorKind::UndefinedObject,
+                format!("language \"{l}\" does not exist"),
+            ))
+        }
+        None => return Err(SqlError::syntax("no language specified")),
+    };
+    if f.returns.is_empty() {
+        return Err(refuse("a function without RETURNS (OUT parameters)"));
+    }
+    let r = f.returns.to_ascii_lowercase();
+    if matches!(r.as_str(), "void" | "record" | "trigger" | "event_trigger") {
+        return Err(refuse(&format!("RETURNS {r}")));
+    }
+    crate::types::names::parse_type_name(&f.returns)?;
+    f.body = body.ok_or_else(|| SqlError::syntax("no function body specified"))?;
+    Ok(PgRoutine::CreateFunction(f))
+}
+
+fn parse_drop(t: &[Tok]) -> Result<PgRoutine> {
+    let mut i = 2;
+    let if_exists = t.get(i).is_some_and(|x| x.is("if"));
+    if if_exists {
+        i += 2;
+    }
+    let mut names = Vec::new();
+    loop {
+        let (name, j) = name_at(t, i)?;
+        i = j;
+        let types = if t.get(i).is_some_and(|x| x.op("(")) {
+            let (list, j) = paren_list(t, i)?;
+            i = j;
+            Some(
+                list.iter()
+                    .map(|(a, b)| {
+                        t[*a..*b]
+                            .iter()
+                            .filter(|x| !matches!(x.w.as_str(), "in" | "out" | "inout"))
+                            .map(|x| x.w.clone())
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    })
+                    .collect(),
+            )
+        } else {
+            None
+        };
+        names.push((name, types));
+        if t.get(i).is_some_and(|x| x.op(",")) {
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    if t.get(i).is_some_and(|x| x.is("cascade")) {
+        return Err(refuse("DROP FUNCTION ... CASCADE"));
+    }
+    if t.get(i).is_some_and(|x| x.is("restrict")) {
+        i += 1;
+    }
+    if t.get(i).is_some_and(|x| x.op(";")) {
+        i += 1;
+    }
+    if i < t.len() {
+        return Err(syntax_near(t.get(i)));
+    }
+    Ok(PgRoutine::DropFunction { names, if_exists })
+}
+
+/// Whether a stored definition is a PostgreSQL function's (and it).
+pub fn parse_pg_function(text: &str) -> Option<PgFunc> {
+    match recognise_routine(text)? {
+        Ok(PgRoutine::CreateFunction(f)) => Some(f),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn definitions() {
+        let Some(Ok(PgRoutine::CreateFunction(f))) = recognise_routine(
+            "CREATE OR REPLACE FUNCTION public.add1(a int, integer DEFAULT 2) RETURNS int \
+             LANGUAGE sql IMMUTABLE STRICT AS $$ select a + $2 $$",
+        ) else {
+            panic!("not a function");
+        };
+        assert_eq!(f.name, "add1");
+        assert_eq!(f.param_names(), vec!["a", "_2"]);
+        assert_eq!(f.params[1].default.as_deref(), Some("2"));
+        assert!(f.strict && f.replace && f.volatility == 'i');
+        assert_eq!(f.body.trim(), "select a + $2");
+        assert!(matches!(
+            recognise_routine("DO $$BEGIN NULL; END$$"),
+            Some(Ok(PgRoutine::Do(_)))
+        ));
+        assert!(
+            recognise_routine("CREATE FUNCTION f(@a int) RETURNS int AS BEGIN RETURN 1 END")
+                .is_none()
+        );
+        assert!(
+            recognise_routine("CREATE FUNCTION f() RETURNS int AS BEGIN RETURN 1 END").is_none()
+        );
+        assert!(recognise_routine("CREATE FUNCTION f() RETURNS int RETURN 1").is_some());
+        assert!(matches!(
+            recognise_routine("DROP FUNCTION IF EXISTS f(int, text)"),
+            Some(Ok(PgRoutine::DropFunction { .. }))
+        ));
+    }
+}

@@ -1,0 +1,323 @@
+//! PostgreSQL functions (`LANGUAGE sql | plpgsql`): stored as T-SQL's
+//! scalar functions are, in `walden_functions` (the CREATE text), and
+//! inlined the same way: a call becomes one SQL expression, the body run
+//! symbolically over its arguments (`funcs::run`). A body that cannot be
+//! inlined (loops, data changes, RAISE ...) is refused at CREATE (0A000).
+
+use super::funcs::{self, Env};
+use super::*;
+use crate::front::plpgsql::{lex, parse_plpgsql, Lang, PgFunc, K};
+
+/// `DROP FUNCTION` / `CREATE` of a PostgreSQL function.
+impl<'h, H: Host> Runner<'h, H> {
+    pub fn create_pg_func(&mut self, f: &PgFunc, text: &str) -> Result<QueryOutput> {
+        // The body must inline (refused now, not at a call).
+        let args: Vec<Option<String>> = f.params.iter().map(|_| Some("NULL".into())).collect();
+        inline_pg(f, &args)?;
+        if let Some(old) = self.func_definition(&f.name)? {
+            let same_args =
+                crate::front::plpgsql::parse_pg_function(&old).is_some_and(|o| same_types(&o, f));
+            if !same_args {
+                return Err(SqlError::unsupported(format!(
+                    "overloading: a function named \"{}\" exists with other argument types",
+                    f.name
+                )));
+            }
+            if !f.replace {
+                return Err(SqlError::new(
+                    ErrorKind::DuplicateFunction,
+                    format!(
+                        "function \"{}\" already exists with same argument types",
+                        f.name
+                    ),
+                ));
+            }
+        }
+        self.store_func(&f.name, text)?;
+        Ok(QueryOutput::command("CREATE FUNCTION"))
+    }
+
+    pub fn drop_pg_funcs(
+        &mut self,
+        names: &[(String, Option<Vec<String>>)],
+        if_exists: bool,
+    ) -> Result<QueryOutput> {
+        let mut notices = Vec::new();
+        for (name, types) in names {
+            let def = self.func_definition(name)?;
+            let found = match (&def, types) {
+                (None, _) => false,
+                (Some(d), Some(types)) => match crate::front::plpgsql::parse_pg_function(d) {
+                    Some(f) => {
+                        f.params.len() == types.len()
+                            && f.params.iter().zip(types).all(|(p, t)| {
+                                match (
+                                    crate::types::names::parse_type_name(&p.ty),
+                                    crate::types::names::parse_type_name(t),
+                                ) {
+                                    (Ok(a), Ok(b)) => a == b,
+                                    _ => false,
+                                }
+                            })
+                    }
+                    // A T-SQL function: its types are not PostgreSQL's to name.
+                    None => true,
+                },
+                (Some(_), None) => true,
+            };
+            let shown = match types {
+                Some(t) => format!("{name}({})", t.join(", ")),
+                None => name.clone(),
+            };
+            if !found {
+                if if_exists {
+                    notices.push(format!("function {shown} does not exist, skipping"));
+                    continue;
+                }
+                return Err(SqlError::new(
+                    ErrorKind::UndefinedFunction,
+                    format!("function {shown} does not exist"),
+                ));
+            }
+            self.drop_func(name, true)?;
+        }
+        let mut o = QueryOutput::command("DROP FUNCTION");
+        o.notices = notices;
+        Ok(o)
+    }
+}
+
+fn same_types(a: &PgFunc, b: &PgFunc) -> bool {
+    a.params.len() == b.params.len()
+        && a.params.iter().zip(&b.params).all(|(x, y)| {
+            match (
+                crate::types::names::parse_type_name(&x.ty),
+                crate::types::names::parse_type_name(&y.ty),
+            ) {
+                (Ok(p), Ok(q)) => p == q,
+                _ => false,
+            }
+        })
+}
+
+fn not_found(f: &PgFunc, n: usize) -> SqlError {
+    SqlError::new(
+        ErrorKind::UndefinedFunction,
+        format!(
+            "function {}({n} arguments) does not exist (it takes {})",
+            f.name,
+            f.params.len()
+        ),
+    )
+    .with_fields(crate::error::ErrorFields {
+        hint: Some(
+            "No function matches the given name and argument types. You might need to add explicit type casts."
+                .into(),
+        ),
+        ..Default::default()
+    })
+}
+
+/// A call `f(args)` of a PostgreSQL function as one SQL expression.
+pub(super) fn inline_pg(f: &PgFunc, args: &[Option<String>]) -> Result<String> {
+    // Positional arguments, then named ones (`name => x`).
+    let mut given: Vec<Option<String>> = vec![None; f.params.len()];
+    let mut named = false;
+    for (k, a) in args.iter().enumerate() {
+        let Some(a) = a else {
+            return Err(SqlError::syntax(
+                "DEFAULT is not an argument of a function call",
+            ));
+        };
+        let t = lex(a)?;
+        if t.len() > 2 && (t[1].op("=>") || t[1].op(":=")) && t[0].k == K::Word {
+            named = true;
+            let at = f
+                .params
+                .iter()
+                .position(|p| p.name[1..] == t[0].w)
+                .ok_or_else(|| not_found(f, args.len()))?;
+            given[at] = Some(a[t[2].s..].to_string());
+            continue;
+        }
+        if named {
+            return Err(SqlError::syntax(
+                "positional argument cannot follow named argument",
+            ));
+        }
+        if k >= f.params.len() {
+            return Err(not_found(f, args.len()));
+        }
+        given[k] = Some(a.clone());
+    }
+    let mut env = Env {
+        pg: true,
+        ..Env::default()
+    };
+    let mut bound = Vec::new();
+    for (p, g) in f.params.iter().zip(given) {
+        let value = match g.or_else(|| p.default.clone()) {
+            Some(v) => v,
+            None => return Err(not_found(f, args.len())),
+        };
+        bound.push((p.name.clone(), funcs::cast_pg(&value, &p.ty)));
+        env.types.insert(p.name.clone(), p.ty.clone());
+    }
+    let names = f.param_names();
+    let params: Vec<String> = f.params.iter().map(|p| p.name.clone()).collect();
+    let e = funcs::bind_args(env, bound, |env| {
+        let e = match f.lang {
+            Lang::Sql => {
+                let text = sql_body(&f.body, &names)?;
+                first_row(&funcs::subst(&text, &env)?)?
+            }
+            Lang::Plpgsql => {
+                let stmts = parse_plpgsql(&f.body, &names)?;
+                let refs: Vec<&TStmt> = stmts.iter().collect();
+                funcs::run(&refs, env.clone())?
+            }
+        };
+        let e = funcs::cast_pg(&e, &f.returns);
+        if f.strict && !params.is_empty() {
+            let nulls: Vec<String> = params
+                .iter()
+                .map(|p| {
+                    format!(
+                        "({}) IS NULL",
+                        env.vars.get(p).map(String::as_str).unwrap_or("NULL")
+                    )
+                })
+                .collect();
+            return Ok(format!(
+                "CASE WHEN {} THEN NULL ELSE {e} END",
+                nulls.join(" OR ")
+            ));
+        }
+        Ok(e)
+    })?;
+    Ok(e)
+}
+
+/// A query's first row's value as an expression (none: NULL), as a
+/// function's result or `SELECT INTO` takes it: `SELECT x` alone is `x`,
+/// else the query with `LIMIT 1` as a scalar subquery.
+pub(super) fn first_row(q: &str) -> Result<String> {
+    let t = lex(q)?;
+    let mut depth = 0;
+    let mut top = Vec::new();
+    for x in &t {
+        if x.op("(") || x.op("[") {
+            depth += 1;
+        } else if x.op(")") || x.op("]") {
+            depth -= 1;
+        } else if depth == 0 {
+            top.push(x);
+        }
+    }
+    let words = |ws: &[&str]| {
+        top.iter()
+            .any(|x| x.k == K::Word && ws.contains(&x.w.as_str()))
+    };
+    if t.first().is_some_and(|x| x.is("select"))
+        && !words(&[
+            "from",
+            "where",
+            "group",
+            "having",
+            "order",
+            "limit",
+            "offset",
+            "fetch",
+            "union",
+            "intersect",
+            "except",
+            "distinct",
+            "window",
+            "into",
+            "all",
+            "as",
+        ])
+        && !top.iter().any(|x| x.op(","))
+        && t.len() > 1
+    {
+        return Ok(format!("({})", &q[t[1].s..]));
+    }
+    if words(&[
+        "limit",
+        "offset",
+        "fetch",
+        "union",
+        "intersect",
+        "except",
+        "for",
+    ]) {
+        return Ok(format!("(SELECT * FROM ({q}) AS walden_q LIMIT 1)"));
+    }
+    Ok(format!("({q} LIMIT 1)"))
+}
+
+/// A LANGUAGE sql body that inlines: one query, its parameter references
+/// written `@name`.
+fn sql_body(body: &str, names: &[String]) -> Result<String> {
+    let t = lex(body)?;
+    let stmts = t.iter().filter(|x| x.op(";")).count();
+    let last_semi = t.last().is_some_and(|x| x.op(";"));
+    if stmts > usize::from(last_semi) {
+        return Err(SqlError::unsupported(
+            "a LANGUAGE sql function of several statements",
+        ));
+    }
+    let Some(first) = t.first() else {
+        return Err(SqlError::unsupported("an empty LANGUAGE sql function"));
+    };
+    if !matches!(first.w.as_str(), "select" | "values" | "with") {
+        return Err(SqlError::unsupported(
+            "a LANGUAGE sql function that changes data",
+        ));
+    }
+    // A column takes precedence over a parameter of its name in a SQL
+    // function: with a FROM, a bare parameter name is ambiguous here.
+    let has_from = t.iter().any(|x| x.is("from"));
+    let mut out = String::new();
+    let end = if last_semi { t.len() - 1 } else { t.len() };
+    let mut prev = t[0].s;
+    for k in 0..end {
+        let x = &t[k];
+        out.push_str(&body[prev..x.s]);
+        prev = x.e;
+        let before_dot = k > 0 && t[k - 1].op(".");
+        let after = t.get(k + 1);
+        if x.k == K::Word
+            && names.contains(&x.w)
+            && !before_dot
+            && !after.is_some_and(|a| a.op("(") || a.op("."))
+        {
+            if has_from {
+                return Err(SqlError::unsupported(format!(
+                    "parameter name \"{}\" in a LANGUAGE sql body with FROM (a column of that name would take precedence): write ${}",
+                    x.w,
+                    names.iter().position(|n| *n == x.w).unwrap_or(0) + 1
+                )));
+            }
+            out.push('@');
+            out.push_str(&x.w);
+        } else if x.k == K::Param {
+            let n: usize = x.w.parse().unwrap_or(0);
+            match n.checked_sub(1).and_then(|n| names.get(n)) {
+                Some(p) => {
+                    out.push('@');
+                    out.push_str(p);
+                }
+                None => {
+                    return Err(SqlError::new(
+                        ErrorKind::UndefinedColumn,
+                        format!("there is no parameter ${n}"),
+                    ))
+                }
+            }
+        } else {
+            out.push_str(&body[x.s..x.e]);
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,53 @@
+//! PostgreSQL routines in the session: `CREATE FUNCTION ... LANGUAGE sql
+//! | plpgsql`, `DROP FUNCTION f(types)` and `DO`, run by the procedural
+//! runtime T-SQL batches use (with PostgreSQL's rules: a DO block is one
+//! transaction, or fails the open one).
+
+use super::SqlSession;
+use crate::error::Result;
+use crate::front::plpgsql::{parse_plpgsql, recognise_routine, PgRoutine};
+use crate::procedural::Runner;
+use crate::QueryOutput;
+use std::sync::atomic::Ordering::Relaxed;
+
+impl SqlSession {
+    /// A simple query that is one PostgreSQL routine statement, run.
+    pub(super) fn pg_routine(&mut self, sql: &str) -> Option<Result<QueryOutput>> {
+        let pieces = crate::front::split(sql);
+        let [piece] = pieces.as_slice() else {
+            return None;
+        };
+        let r = recognise_routine(piece)?;
+        Some(self.run_pg_routine(piece, r))
+    }
+
+    pub(super) fn run_pg_routine(
+        &mut self,
+        text: &str,
+        r: Result<PgRoutine>,
+    ) -> Result<QueryOutput> {
+        let was_explicit = self.explicit;
+        let out = (|| {
+            let r = r?;
+            self.cancel.store(false, Relaxed);
+            self.tsql.deadline = crate::context::timeouts::statement(&self.settings)
+                .map(|d| std::time::Instant::now() + d);
+            match r {
+                PgRoutine::CreateFunction(f) => Runner::new(self).create_pg_func(&f, text),
+                PgRoutine::DropFunction { names, if_exists } => {
+                    Runner::new(self).drop_pg_funcs(&names, if_exists)
+                }
+                PgRoutine::Do(body) => {
+                    let stmts = parse_plpgsql(&body, &[])?;
+                    Runner::new(self).run_do(&stmts)
+                }
+            }
+        })();
+        self.tsql.deadline = None;
+        // As any failed statement in PostgreSQL, it fails the transaction.
+        if out.is_err() && was_explicit && self.explicit {
+            self.failed = true;
+        }
+        out
+    }
+}
