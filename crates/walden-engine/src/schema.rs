@@ -66,6 +66,11 @@ pub struct ColumnDef {
     /// The column's collation (`COLLATE`); Walden compares text by its
     /// bytes, so only the collations that order that way exist.
     pub collation: Collation,
+    /// Fractional-second digits a `timestamp(p)`, `timestamptz(p)` or
+    /// `time(p)` column keeps (0-5; `None` keeps microseconds). Kept beside
+    /// the type rather than in it: as in PostgreSQL, `timestamp(2)` is the
+    /// type `timestamp` for every rule but what a stored value keeps.
+    pub time_precision: Option<u8>,
 }
 
 /// The collations Walden has: each compares text by its UTF-8 bytes (code
@@ -114,6 +119,7 @@ impl ColumnDef {
             default: None,
             identity: None,
             collation: Collation::Default,
+            time_precision: None,
         }
     }
     pub fn not_null(mut self) -> Self {

@@ -184,6 +184,7 @@ impl ErrorKind {
             ErrorKind::DuplicateColumn => "42701",
             ErrorKind::InvalidTableDefinition => "42P16",
             ErrorKind::DuplicateDatabase => "42P04",
+            ErrorKind::DuplicateSchema => "42P06",
             ErrorKind::AmbiguousColumn => "42702",
             ErrorKind::AmbiguousFunction => "42725",
             ErrorKind::GroupingError => "42803",

@@ -69,8 +69,15 @@ pub fn put_table_def(out: &mut Vec<u8>, d: &TableDef) {
             Collation::Posix => Some((k, 2)),
         })
         .collect();
+    let precise: Vec<(usize, u8)> = d
+        .columns
+        .iter()
+        .enumerate()
+        .filter_map(|(k, c)| Some((k, c.time_precision?)))
+        .collect();
     let parts = d.indexes.len()
         + collated.len()
+        + precise.len()
         + d.checks.len()
         + d.foreign_keys.len()
         + d.pk_name.is_some() as usize
@@ -112,6 +119,11 @@ pub fn put_table_def(out: &mut Vec<u8>, d: &TableDef) {
         put_var(out, k as u64);
         out.push(code);
     }
+    for (k, p) in precise {
+        out.push(DEF_TIME_PRECISION);
+        put_var(out, k as u64);
+        out.push(p);
+    }
 }
 
 /// Tags of the parts in a table definition's tail (3 is the foreign keys').
@@ -127,6 +139,9 @@ const DEF_IDENTITY_TSQL: u8 = 8;
 /// A column's collation other than the default: its position, then 1 for
 /// `C`, 2 for `POSIX`.
 const DEF_COLLATION: u8 = 17;
+/// A column's fractional-second precision (`timestamp(2)`): its position,
+/// then the digits kept.
+const DEF_TIME_PRECISION: u8 = 18;
 
 pub fn put_foreign_key(out: &mut Vec<u8>, fk: &ForeignKeyDef) {
     put_str(out, &fk.name);
@@ -240,6 +255,7 @@ pub fn get_table_def(r: &mut Reader<'_>, tail: bool) -> Result<TableDef> {
             default,
             identity,
             collation: Collation::Default,
+            time_precision: None,
         });
     }
     let k = r.var()? as usize;
@@ -295,6 +311,14 @@ pub fn get_table_def(r: &mut Reader<'_>, tail: bool) -> Result<TableDef> {
                         _ => return Err(short()),
                     };
                     columns.get_mut(k).ok_or_else(short)?.collation = c;
+                }
+                DEF_TIME_PRECISION => {
+                    let k = r.var()? as usize;
+                    let p = r.u8()?;
+                    if p > 6 {
+                        return Err(short());
+                    }
+                    columns.get_mut(k).ok_or_else(short)?.time_precision = Some(p);
                 }
                 _ => return Err(short()),
             }

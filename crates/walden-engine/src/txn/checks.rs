@@ -134,7 +134,7 @@ impl Transaction {
         let mut row = Vec::with_capacity(values.len());
         for (c, v) in def.columns.iter().zip(values) {
             let v = match v {
-                Some(v) => coerce(v, &c.data_type)?,
+                Some(v) => coerce_column(v, c)?,
                 None if c.identity.is_some() => Value::Int(table.take_identity()),
                 None => self.default_value(c)?,
             };
@@ -152,6 +152,14 @@ impl Transaction {
 
     /// The value of a column's DEFAULT (NULL without one).
     pub fn default_value(&self, c: &crate::schema::ColumnDef) -> Result<Value> {
+        let v = self.default_unrounded(c)?;
+        Ok(match c.time_precision {
+            Some(p) => crate::types::datetime::round_to_precision(v, p),
+            None => v,
+        })
+    }
+
+    fn default_unrounded(&self, c: &crate::schema::ColumnDef) -> Result<Value> {
         Ok(match &c.default {
             None => Value::Null,
             Some(DefaultExpr::Value(v)) => coerce(v.clone(), &c.data_type)?,
@@ -390,4 +398,14 @@ fn unique_ids(t: &Table) -> impl Iterator<Item = u32> + '_ {
 pub(super) fn write_bytes(key: &Key, w: &Option<Row>) -> u64 {
     use crate::budget::{held_bytes, ENTRY_BYTES};
     ENTRY_BYTES + held_bytes(key) + w.as_deref().map_or(0, held_bytes)
+}
+
+/// A value as a column stores it: its type's coercion, then the column's
+/// fractional-second precision (`timestamp(2)`).
+pub fn coerce_column(v: Value, c: &crate::schema::ColumnDef) -> Result<Value> {
+    let v = coerce(v, &c.data_type)?;
+    Ok(match c.time_precision {
+        Some(p) => crate::types::datetime::round_to_precision(v, p),
+        None => v,
+    })
 }

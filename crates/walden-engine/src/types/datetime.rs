@@ -105,3 +105,36 @@ pub fn local_to_tz(local: i64) -> i64 {
 pub fn tz_offset(utc: i64) -> i32 {
     zone::with_current(|z| z.offset_at(utc))
 }
+
+/// Microseconds rounded to `p` fractional-second digits, halves away from
+/// zero (PostgreSQL's rule for `timestamp(p)`, `time(p)`, `interval(p)`).
+fn round_micros(us: i64, p: u8) -> i64 {
+    if p >= 6 {
+        return us;
+    }
+    let scale = 10i64.pow(6 - p as u32);
+    let half = scale / 2;
+    if us >= 0 {
+        us.saturating_add(half) / scale * scale
+    } else {
+        -(us.saturating_neg().saturating_add(half) / scale * scale)
+    }
+}
+
+/// A value of a time type kept to `p` fractional-second digits, as a
+/// `timestamp(p)` column or cast keeps it; other values pass unchanged.
+pub fn round_to_precision(v: super::Value, p: u8) -> super::Value {
+    use super::dtinput::{TIMESTAMP_INFINITY, TIMESTAMP_MINUS_INFINITY};
+    use super::Value as V;
+    let finite = |t: i64| t != TIMESTAMP_INFINITY && t != TIMESTAMP_MINUS_INFINITY;
+    match v {
+        V::Timestamp(t) if finite(t) => V::Timestamp(round_micros(t, p)),
+        V::TimestampTz(t) if finite(t) => V::TimestampTz(round_micros(t, p)),
+        V::Time(t) => V::Time(round_micros(t, p)),
+        V::Interval(i) => V::Interval(Interval {
+            micros: round_micros(i.micros, p),
+            ..i
+        }),
+        other => other,
+    }
+}

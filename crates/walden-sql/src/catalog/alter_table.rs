@@ -283,9 +283,11 @@ impl<'a> Work<'a> {
             }
             return Err(err(ErrorKind::DuplicateColumn, m));
         }
+        let (plain_type, precision) = crate::types::names::split_time_precision(&c.data_type)?;
         let (ty, serial) =
-            crate::types::names::column_type_in(self.db, Some(self.env.tx.id()), &c.data_type)?;
+            crate::types::names::column_type_in(self.db, Some(self.env.tx.id()), &plain_type)?;
         let mut col = ColumnDef::new(name.clone(), ty.clone());
+        col.time_precision = precision;
         if serial {
             col = col.identity(1, 1);
         }
@@ -346,6 +348,7 @@ impl<'a> Work<'a> {
                 Some(d) => self.default_fill(&col.name, d, &ty, n)?,
             }
         };
+        let fill = rounded(fill, col.time_precision);
         self.def.columns.push(col);
         self.src.push(fill);
         self.def
@@ -498,7 +501,8 @@ impl<'a> Work<'a> {
         ty: &ast::DataType,
         using: Option<&ast::Expr>,
     ) -> Result<()> {
-        let (new, serial) = crate::types::names::column_type_in(self.db, p.viewer, ty)?;
+        let (plain_type, precision) = crate::types::names::split_time_precision(ty)?;
+        let (new, serial) = crate::types::names::column_type_in(self.db, p.viewer, &plain_type)?;
         let cname = self.def.columns[i].name.clone();
         if serial {
             return Err(err(
@@ -566,8 +570,9 @@ impl<'a> Work<'a> {
             };
             vals.push(crate::functions::cast(v, &new)?);
         }
-        self.src[i] = ColumnSource::Values(vals);
+        self.src[i] = rounded(ColumnSource::Values(vals), precision);
         self.def.columns[i].data_type = new;
+        self.def.columns[i].time_precision = precision;
         self.retyped = true;
         Ok(())
     }
@@ -686,6 +691,17 @@ fn assignable(from: &DataType, to: &DataType) -> bool {
         || matches!(from, T::Timestamp | T::TimestampTz | T::Interval) && matches!(to, T::Time)
         || matches!(from, T::Time) && matches!(to, T::Interval)
         || matches!(from, T::Json | T::Jsonb) && matches!(to, T::Json | T::Jsonb)
+}
+
+/// A new column's values kept to its fractional-second precision.
+fn rounded(src: ColumnSource, precision: Option<u8>) -> ColumnSource {
+    let Some(p) = precision else { return src };
+    let round = |v| walden_engine::types::datetime::round_to_precision(v, p);
+    match src {
+        ColumnSource::Fill(v) => ColumnSource::Fill(round(v)),
+        ColumnSource::Values(vs) => ColumnSource::Values(vs.into_iter().map(round).collect()),
+        old @ ColumnSource::Old(_) => old,
+    }
 }
 
 /// A type as PostgreSQL's messages name it (`format_type`).

@@ -133,8 +133,10 @@ pub fn create_table(
     let mut checks: Vec<Declared> = Vec::new();
     let mut fks: Vec<crate::catalog::foreign_keys::Declared> = Vec::new();
     for c in &ct.columns {
-        let (ty, serial) = crate::types::names::column_type_in(db, Some(tx.id()), &c.data_type)?;
+        let (plain_type, precision) = crate::types::names::split_time_precision(&c.data_type)?;
+        let (ty, serial) = crate::types::names::column_type_in(db, Some(tx.id()), &plain_type)?;
         let mut col = ColumnDef::new(crate::expr::fold_ident(&c.name), ty);
+        col.time_precision = precision;
         if serial {
             col = col.identity(1, 1);
         }

@@ -112,6 +112,80 @@ fn infer_array_params(p: &mut Planner<'_>, scope: &Scope, func: Func, args: &[Ex
 }
 
 /// Compiles a scalar function call.
+/// The parameter names of the built-in functions that take named
+/// arguments (`make_interval(days => 3)`), in their positions.
+fn parameter_names(name: &str) -> Option<&'static [&'static str]> {
+    match name {
+        "make_interval" => Some(&["years", "months", "weeks", "days", "hours", "mins", "secs"]),
+        _ => None,
+    }
+}
+
+/// A call with named arguments (`name => value` or `name := value`):
+/// positional ones first, then each named one in its parameter's place, the
+/// places between filled with the defaults (0 for every such parameter).
+fn compile_named(
+    p: &mut Planner<'_>,
+    scope: &Arc<Scope>,
+    name: &str,
+    raw: &[&FunctionArg],
+) -> Result<Expr> {
+    let no_such = || {
+        SqlError::new(
+            ErrorKind::UndefinedFunction,
+            format!(
+                "function {name}({}) does not exist",
+                raw.iter()
+                    .map(|a| a.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )
+    };
+    let params = parameter_names(name).ok_or_else(no_such)?;
+    let mut slots: Vec<Option<Expr>> = params.iter().map(|_| None).collect();
+    let mut named_seen = false;
+    for (i, a) in raw.iter().enumerate() {
+        let (slot, e) = match a {
+            FunctionArg::Unnamed(_) if named_seen => {
+                return Err(SqlError::syntax(
+                    "positional argument cannot follow named argument",
+                ))
+            }
+            FunctionArg::Unnamed(_) => (i, arg_expr(a)),
+            FunctionArg::Named { name: n, .. } => {
+                named_seen = true;
+                let n = crate::expr::fold_ident(n);
+                (
+                    params.iter().position(|p| *p == n).ok_or_else(no_such)?,
+                    arg_expr(a),
+                )
+            }
+            _ => return Err(no_such()),
+        };
+        let e = e.ok_or_else(|| SqlError::syntax(format!("unsupported argument to {name}")))?;
+        let place = slots.get_mut(slot).ok_or_else(no_such)?;
+        if place.is_some() {
+            return Err(SqlError::syntax(format!(
+                "argument name \"{}\" used more than once",
+                params[slot]
+            )));
+        }
+        *place = Some(Expr::compile(p, scope, e)?);
+    }
+    let last = slots.iter().rposition(Option::is_some).map_or(0, |k| k + 1);
+    let args = slots
+        .into_iter()
+        .take(last)
+        .map(|e| e.unwrap_or(Expr::Lit(Value::Int(0))))
+        .collect();
+    let func = match name {
+        "make_interval" => Func::MakeInterval,
+        _ => return Err(no_such()),
+    };
+    Ok(Expr::Func(func, args))
+}
+
 pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) -> Result<Expr> {
     let name = fname(f);
     // ARRAY(SELECT ...): the subquery's rows as an array (in text form).
@@ -193,6 +267,12 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
             return compile_variadic(p, scope, &name, rest, array);
         }
     }
+    if raw_args
+        .iter()
+        .any(|a| !matches!(a, FunctionArg::Unnamed(_)))
+    {
+        return compile_named(p, scope, &name, &raw_args);
+    }
     let mut args = Vec::new();
     for a in &raw_args {
         let e = arg_expr(a)
@@ -223,6 +303,17 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         }
         "localtimestamp" => Func::LocalTimestamp,
         "date_trunc" => Func::DateTrunc,
+        "make_date" => Func::MakeDate,
+        "make_time" => Func::MakeTime,
+        "make_timestamp" => Func::MakeTimestamp,
+        "make_timestamptz" => Func::MakeTimestampTz,
+        "make_interval" => Func::MakeInterval,
+        "to_timestamp" if args.len() == 1 => Func::ToTimestamp,
+        "date_bin" => Func::DateBin,
+        "justify_days" => Func::JustifyDays,
+        "justify_hours" => Func::JustifyHours,
+        "justify_interval" => Func::JustifyInterval,
+        "isfinite" => Func::IsFinite,
         "age" => Func::Age,
         "statement_timestamp" => Func::StatementTimestamp,
         "clock_timestamp" | "timeofday" => Func::ClockTimestamp,
@@ -403,6 +494,16 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         Func::Trim | Func::Ltrim | Func::Rtrim => Some(1..=2),
         Func::DateTrunc | Func::DatePartPg | Func::ToChar => Some(2..=2),
         Func::Age => Some(1..=2),
+        Func::MakeDate | Func::DateBin => Some(3..=3),
+        Func::MakeTime => Some(3..=3),
+        Func::MakeTimestamp => Some(6..=6),
+        Func::MakeTimestampTz => Some(6..=7),
+        Func::MakeInterval => Some(0..=7),
+        Func::ToTimestamp
+        | Func::JustifyDays
+        | Func::JustifyHours
+        | Func::JustifyInterval
+        | Func::IsFinite => Some(1..=1),
         Func::ArrayUpper | Func::ArrayLower => Some(2..=2),
         Func::ArrayCat | Func::ArrayAppend | Func::ArrayPrepend => Some(2..=2),
         Func::StringToArray => Some(2..=3),

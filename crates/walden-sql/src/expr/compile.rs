@@ -343,6 +343,17 @@ impl Expr {
                 if let Some(e) = catalog_cast(p, scope, expr, data_type)? {
                     return Ok(e);
                 }
+                let (plain_type, precision) = crate::types::names::split_time_precision(data_type)?;
+                if let Some(digits) = precision.filter(|d| *d < 6) {
+                    let cast = A::Cast {
+                        kind: ast::CastKind::Cast,
+                        expr: expr.clone(),
+                        data_type: plain_type,
+                        format: None,
+                    };
+                    let inner = Expr::compile(p, scope, &cast)?;
+                    return Ok(Expr::Func(Func::TimePrecision(digits), vec![inner]));
+                }
                 let t = crate::types::names::data_type_in(&p.db, p.viewer, data_type)?;
                 // `1e400::float8`: a number written for a float is read as
                 // one (as numeric it may be beyond what Walden holds).

@@ -5,6 +5,7 @@ use super::*;
 
 mod arrays;
 mod datetime;
+mod datetime_make;
 mod math;
 mod numeric_fns;
 pub(crate) use numeric_fns::sqrt_at;
@@ -86,7 +87,25 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         | Func::Extract
         | Func::AtTimeZone
         | Func::DatePartPg
+        | Func::TimePrecision(_)
         | Func::Age => datetime::call(f, a, env)?,
+        Func::MakeDate
+        | Func::MakeTime
+        | Func::MakeTimestamp
+        | Func::MakeTimestampTz
+        | Func::MakeInterval
+        | Func::ToTimestamp
+        | Func::DateBin
+        | Func::JustifyDays
+        | Func::JustifyHours
+        | Func::JustifyInterval
+        | Func::IsFinite => {
+            if a.iter().any(|v| v.is_null()) {
+                Value::Null
+            } else {
+                datetime_make::call(f, &a)?
+            }
+        }
         Func::AdvisoryUnlockAll
         | Func::AdvisoryLock
         | Func::AdvisoryTryLock

@@ -16,6 +16,23 @@ pub enum Func {
     AtTimeZone,
     /// date_part(field, x): double precision.
     DatePartPg,
+    /// Values from parts and grids (`call/datetime_make.rs`).
+    MakeDate,
+    MakeTime,
+    MakeTimestamp,
+    MakeTimestampTz,
+    /// `make_interval(years, months, weeks, days, hours, mins, secs)`.
+    MakeInterval,
+    /// `to_timestamp(seconds)`.
+    ToTimestamp,
+    DateBin,
+    JustifyDays,
+    JustifyHours,
+    JustifyInterval,
+    IsFinite,
+    /// A cast to `timestamp(p)`, `time(p)`: the value kept to `p`
+    /// fractional-second digits.
+    TimePrecision(u8),
     DateTrunc,
     /// age(a, b) / age(a).
     Age,
@@ -296,6 +313,19 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         },
         Func::DatePartPg => DataType::Double,
         Func::Age => DataType::Interval,
+        Func::MakeDate => DataType::Date,
+        Func::MakeTime => DataType::Time,
+        Func::MakeTimestamp => DataType::Timestamp,
+        Func::MakeTimestampTz | Func::ToTimestamp => DataType::TimestampTz,
+        Func::MakeInterval | Func::JustifyDays | Func::JustifyHours | Func::JustifyInterval => {
+            DataType::Interval
+        }
+        Func::IsFinite => DataType::Bool,
+        Func::DateBin => match (args.get(1), args.get(2)) {
+            (Some(DataType::Timestamp), _) | (_, Some(DataType::Timestamp)) => DataType::Timestamp,
+            _ => DataType::TimestampTz,
+        },
+        Func::TimePrecision(_) => args.first().cloned().unwrap_or(DataType::Timestamp),
         // A timestamp gives the instant; anything else (an unknown literal
         // reads as timestamptz) the wall clock there.
         Func::AtTimeZone => match args.first() {

@@ -567,7 +567,7 @@ pub fn at_time_zone(v: Value, zone: &str) -> Result<Value> {
 /// A zone for AT TIME ZONE: a tz database name, a POSIX zone or a
 /// numeric one (`'+05:30'` is 5:30 *west*, POSIX's sign, as PostgreSQL
 /// reads text here), a zone abbreviation.
-fn zone_named(s: &str) -> Result<walden_engine::types::zone::Zone> {
+pub(crate) fn zone_named(s: &str) -> Result<walden_engine::types::zone::Zone> {
     use walden_engine::types::zone::{self, Zone};
     let t = s.trim();
     let unknown = || {

@@ -64,6 +64,45 @@ fn numeric_typmod(p: u64, s: i64) -> Result<DataType> {
     })
 }
 
+/// The precision written after a time type named by a custom name
+/// (`timestamptz(3)`, `datetime2(3)`); `None` for other names.
+fn custom_time_precision(name: &str, args: &[String]) -> Result<Option<u64>> {
+    if !matches!(
+        name,
+        "timestamptz" | "timetz" | "datetime2" | "datetimeoffset" | "time" | "timestamp"
+    ) {
+        return Ok(None);
+    }
+    match args {
+        [] => Ok(None),
+        [a] => a
+            .trim()
+            .parse::<u64>()
+            .map(Some)
+            .map_err(|_| SqlError::syntax(format!("invalid precision {a} for type {name}"))),
+        _ => Err(SqlError::syntax(format!("type {name} takes one precision"))),
+    }
+}
+
+/// A time type's fractional-second precision split from it, for a column
+/// or a cast, which round values to it: `timestamp(2)` is `timestamp` and
+/// `Some(2)`. Values keep microseconds, so a larger precision is 6, as
+/// PostgreSQL lowers it.
+pub fn split_time_precision(t: &SqlType) -> Result<(SqlType, Option<u8>)> {
+    use SqlType as S;
+    let keep = |p: u64| Some(p.min(6) as u8);
+    Ok(match t {
+        S::Timestamp(Some(p), tz) => (S::Timestamp(None, tz.clone()), keep(*p)),
+        S::Time(Some(p), tz) => (S::Time(None, tz.clone()), keep(*p)),
+        S::Datetime(Some(p)) => (S::Datetime(None), keep(*p)),
+        S::Custom(name, args) => match custom_time_precision(&custom_name(name), args)? {
+            Some(p) => (S::Custom(name.clone(), vec![]), keep(p)),
+            None => (t.clone(), None),
+        },
+        _ => (t.clone(), None),
+    })
+}
+
 /// Maps a SQL type to the engine's.
 pub fn data_type(t: &SqlType) -> Result<DataType> {
     use SqlType as S;
@@ -92,11 +131,12 @@ pub fn data_type(t: &SqlType) -> Result<DataType> {
         S::Text | S::String(_) | S::TinyText | S::MediumText | S::LongText | S::Clob(_) => {
             DataType::Text
         }
-        // Fractional-second precision below the stored microseconds would
-        // have to round every value: refused rather than ignored.
-        S::Timestamp(Some(p), _) | S::Time(Some(p), _) if *p < 6 => {
+        // A precision below microseconds rounds values: only a column and a
+        // cast do that (`split_time_precision`); elsewhere it is refused
+        // rather than ignored.
+        S::Timestamp(Some(p), _) | S::Time(Some(p), _) | S::Datetime(Some(p)) if *p < 6 => {
             return Err(SqlError::unsupported(format!(
-                "time precision {p} (values keep microseconds; use the default or 6)"
+                "time precision {p} here (only a column or a cast rounds values)"
             )))
         }
         S::Timestamp(
@@ -139,6 +179,13 @@ pub fn data_type(t: &SqlType) -> Result<DataType> {
         }
         S::Custom(name, args) => {
             let n = custom_name(name);
+            if let Some(p) = custom_time_precision(&n, args)? {
+                if p < 6 {
+                    return Err(SqlError::unsupported(format!(
+                        "time precision {p} here (only a column or a cast rounds values)"
+                    )));
+                }
+            }
             match n.as_str() {
                 "datetime2" | "datetime" | "smalldatetime" => DataType::Timestamp,
                 "timestamptz" | "datetimeoffset" => DataType::TimestampTz,

@@ -163,7 +163,10 @@ pub fn format_type(oid: i64, typmod: Option<i64>) -> Option<String> {
             None => "character varying".into(),
         },
         1082 => "date".into(),
-        1083 => "time without time zone".into(),
+        1083 => match m {
+            Some(p) => format!("time({p}) without time zone"),
+            None => "time without time zone".into(),
+        },
         1186 => "interval".into(),
         114 => "json".into(),
         3802 => "jsonb".into(),

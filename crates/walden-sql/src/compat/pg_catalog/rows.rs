@@ -96,6 +96,8 @@ pub(super) fn attribute_row(
     not_null: bool,
 ) -> Vec<Value> {
     let (oid, typmod) = type_oid_and_mod(&c.data_type);
+    // `timestamp(2)`: the precision is the typmod.
+    let typmod = c.time_precision.map_or(typmod, i64::from);
     let (st, len, byval) = storage(oid);
     vec![
         i(relid),

@@ -83,6 +83,7 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                 }
             })
         }
+        Func::TimePrecision(p) => walden_engine::types::datetime::round_to_precision(arg(0), p),
         Func::ToChar => crate::functions::temporal::to_char(&arg(0), &text_arg(&arg(1)))?,
         Func::DateTrunc => crate::functions::temporal::date_trunc(&text_arg(&arg(0)), &arg(1))?,
         Func::Extract => crate::functions::temporal::extract(&text_arg(&arg(0)), &arg(1))?,
