@@ -161,6 +161,17 @@ fn compile_named(
                     arg_expr(a),
                 )
             }
+            FunctionArg::ExprNamed {
+                name: ast::Expr::Identifier(n),
+                ..
+            } => {
+                named_seen = true;
+                let n = crate::expr::fold_ident(n);
+                (
+                    params.iter().position(|p| *p == n).ok_or_else(no_such)?,
+                    arg_expr(a),
+                )
+            }
             _ => return Err(no_such()),
         };
         let e = e.ok_or_else(|| SqlError::syntax(format!("unsupported argument to {name}")))?;

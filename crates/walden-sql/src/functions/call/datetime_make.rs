@@ -274,7 +274,7 @@ fn date_bin(stride: &Value, source: &Value, origin: &Value) -> Result<Value> {
         .filter(|st| *st > 0)
         .ok_or_else(|| {
             SqlError::new(
-                ErrorKind::InvalidParameter,
+                ErrorKind::DatetimeOverflow,
                 "stride must be greater than zero",
             )
         })?;
