@@ -92,8 +92,8 @@ pub fn split_time_precision(t: &SqlType) -> Result<(SqlType, Option<u8>)> {
     use SqlType as S;
     let keep = |p: u64| Some(p.min(6) as u8);
     Ok(match t {
-        S::Timestamp(Some(p), tz) => (S::Timestamp(None, tz.clone()), keep(*p)),
-        S::Time(Some(p), tz) => (S::Time(None, tz.clone()), keep(*p)),
+        S::Timestamp(Some(p), tz) => (S::Timestamp(None, *tz), keep(*p)),
+        S::Time(Some(p), tz) => (S::Time(None, *tz), keep(*p)),
         S::Datetime(Some(p)) => (S::Datetime(None), keep(*p)),
         S::Custom(name, args) => match custom_time_precision(&custom_name(name), args)? {
             Some(p) => (S::Custom(name.clone(), vec![]), keep(p)),

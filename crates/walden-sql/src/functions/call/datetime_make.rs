@@ -70,7 +70,7 @@ fn clock_of(h: i64, mi: i64, sec: f64) -> Result<i64> {
     let text = || format!("{h:02}:{mi:02}:{sec:02}");
     let us = (sec * US as f64).round();
     // 24:00:00 is a time, nothing past it.
-    let fits = (0..=23).contains(&h) && (0..=59).contains(&mi) && sec >= 0.0 && sec <= 60.0;
+    let fits = (0..=23).contains(&h) && (0..=59).contains(&mi) && (0.0..=60.0).contains(&sec);
     let midnight = h == 24 && mi == 0 && sec == 0.0;
     if !(fits || midnight) || !us.is_finite() {
         return Err(out_of_range("time", text()));
