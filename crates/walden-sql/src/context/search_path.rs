@@ -456,7 +456,7 @@ pub fn check_statement(
                         table_name:
                             ast::RenameTableNameKind::To(to) | ast::RenameTableNameKind::As(to),
                     } if schema != "public" => {
-                        let last = crate::query::object_last(to);
+                        let last = last_part(to);
                         set_resolved(to, walden_engine::namespace::engine_name(&schema, &last));
                     }
                     _ => {}
@@ -469,7 +469,7 @@ pub fn check_statement(
             if schema == "public" {
                 path.require_create()?;
             } else if let Some(n) = ci.name.as_mut() {
-                let last = crate::query::object_last(n);
+                let last = last_part(n);
                 let schema = schema.to_string();
                 set_resolved(n, walden_engine::namespace::engine_name(&schema, &last));
             }
@@ -564,7 +564,7 @@ fn split(name: &ast::ObjectName) -> Result<(Option<String>, String)> {
     };
     // A schema's name folds as identifiers do.
     let schema = |p: &ast::ObjectNamePart| match p {
-        ast::ObjectNamePart::Identifier(i) => crate::expr::fold_ident(i),
+        ast::ObjectNamePart::Identifier(i) => fold(i),
         other => other.to_string(),
     };
     let parts: Vec<String> = name.0.iter().map(part).collect();
@@ -611,4 +611,24 @@ mod tests {
         );
         assert_eq!(SearchPath::parse("PUBLIC").listed(), ["public"]);
     }
+}
+
+/// An identifier as a name: folded to lower case unless quoted.
+fn fold(i: &ast::Ident) -> String {
+    if i.quote_style.is_some() {
+        i.value.clone()
+    } else {
+        i.value.to_ascii_lowercase()
+    }
+}
+
+/// The last part of a qualified name as written.
+fn last_part(name: &ast::ObjectName) -> String {
+    name.0
+        .last()
+        .map(|p| match p {
+            ast::ObjectNamePart::Identifier(i) => i.value.clone(),
+            other => other.to_string(),
+        })
+        .unwrap_or_default()
 }

@@ -149,7 +149,9 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                         .namespaces()
                         .schemas
                         .iter()
-                        .find(|s| crate::catalog::schemas::schema_oid(s.id) == id)
+                        .find(|s| {
+                            crate::types::oids::user_oid(s.id, crate::types::oids::SLOT_TABLE) == id
+                        })
                         .map_or(Value::Null, |s| Value::text(&s.name)),
                 }
             }
