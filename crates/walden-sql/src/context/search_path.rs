@@ -592,6 +592,26 @@ fn not_found(what: &str, schema: Option<&str>, last: &str) -> SqlError {
     )
 }
 
+/// An identifier as a name: folded to lower case unless quoted.
+fn fold(i: &ast::Ident) -> String {
+    if i.quote_style.is_some() {
+        i.value.clone()
+    } else {
+        i.value.to_ascii_lowercase()
+    }
+}
+
+/// The last part of a qualified name as written.
+fn last_part(name: &ast::ObjectName) -> String {
+    name.0
+        .last()
+        .map(|p| match p {
+            ast::ObjectNamePart::Identifier(i) => i.value.clone(),
+            other => other.to_string(),
+        })
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -611,24 +631,4 @@ mod tests {
         );
         assert_eq!(SearchPath::parse("PUBLIC").listed(), ["public"]);
     }
-}
-
-/// An identifier as a name: folded to lower case unless quoted.
-fn fold(i: &ast::Ident) -> String {
-    if i.quote_style.is_some() {
-        i.value.clone()
-    } else {
-        i.value.to_ascii_lowercase()
-    }
-}
-
-/// The last part of a qualified name as written.
-fn last_part(name: &ast::ObjectName) -> String {
-    name.0
-        .last()
-        .map(|p| match p {
-            ast::ObjectNamePart::Identifier(i) => i.value.clone(),
-            other => other.to_string(),
-        })
-        .unwrap_or_default()
 }
