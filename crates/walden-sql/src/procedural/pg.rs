@@ -279,26 +279,7 @@ impl<'h, H: Host> Runner<'h, H> {
                     .is_some_and(|h| h.eq_ignore_ascii_case("select"))
                     && !query.trim_start().to_ascii_lowercase().starts_with("with");
                 let n = o.rows.len();
-                if n > 1 && (*strict || dml) {
-                    return Err(SqlError::new(
-                        ErrorKind::TooManyRows,
-                        "query returned more than one row",
-                    ));
-                }
-                if n == 0 && *strict {
-                    return Err(SqlError::new(
-                        ErrorKind::NoDataFound,
-                        "query returned no rows",
-                    ));
-                }
-                let row = o.rows.into_iter().next();
-                for (k, v) in vars.iter().enumerate() {
-                    let value = row
-                        .as_ref()
-                        .and_then(|r| r.get(k).cloned())
-                        .unwrap_or(Value::Null);
-                    self.set_var(v, value)?;
-                }
+                self.assign_into(vars, o.rows, *strict, *strict || dml)?;
                 self.host.state().rowcount = n as i64;
                 self.set_found(n > 0);
                 self.notices.extend(o.notices);
@@ -340,26 +321,7 @@ impl<'h, H: Host> Runner<'h, H> {
                 };
                 self.host.state().rowcount = n;
                 if !into.is_empty() {
-                    if n > 1 && *strict {
-                        return Err(SqlError::new(
-                            ErrorKind::TooManyRows,
-                            "query returned more than one row",
-                        ));
-                    }
-                    if n == 0 && *strict {
-                        return Err(SqlError::new(
-                            ErrorKind::NoDataFound,
-                            "query returned no rows",
-                        ));
-                    }
-                    let row = o.rows.into_iter().next();
-                    for (k, v) in into.iter().enumerate() {
-                        let value = row
-                            .as_ref()
-                            .and_then(|r| r.get(k).cloned())
-                            .unwrap_or(Value::Null);
-                        self.set_var(v, value)?;
-                    }
+                    self.assign_into(into, o.rows, *strict, *strict)?;
                 }
             }
             TStmt::Guarded { body, handlers } => return self.guarded(body, handlers),
@@ -375,6 +337,39 @@ impl<'h, H: Host> Runner<'h, H> {
             _ => return Err(SqlError::internal("not a PL/pgSQL statement")),
         }
         Ok(Flow::Normal)
+    }
+
+    /// `SELECT ... INTO`, `EXECUTE ... INTO`: the first row's columns into
+    /// `vars` (NULLs without a row); STRICT wants exactly one row, and
+    /// `one_row` refuses several (a DML `RETURNING INTO` too).
+    fn assign_into(
+        &mut self,
+        vars: &[String],
+        rows: Vec<Vec<Value>>,
+        strict: bool,
+        one_row: bool,
+    ) -> Result<()> {
+        if rows.len() > 1 && one_row {
+            return Err(SqlError::new(
+                ErrorKind::TooManyRows,
+                "query returned more than one row",
+            ));
+        }
+        if rows.is_empty() && strict {
+            return Err(SqlError::new(
+                ErrorKind::NoDataFound,
+                "query returned no rows",
+            ));
+        }
+        let row = rows.into_iter().next();
+        for (k, v) in vars.iter().enumerate() {
+            let value = row
+                .as_ref()
+                .and_then(|r| r.get(k).cloned())
+                .unwrap_or(Value::Null);
+            self.set_var(v, value)?;
+        }
+        Ok(())
     }
 
     fn restore_var(&mut self, var: &str, outer: Option<Var>) {
