@@ -113,6 +113,7 @@ impl Database {
         let n = crate::image_stream::write_image(
             &parts,
             lsn,
+            cap.commit_floor,
             cap.snapshot.csn(),
             horizon,
             chunk,
@@ -144,7 +145,7 @@ impl Database {
         Cut {
             lsn: cap.redo_start,
             through: cap.log_end,
-            header: parts.header(cap.redo_start),
+            header: parts.header(cap.redo_start, cap.commit_floor),
             snapshot: cap.snapshot,
             tables: writes,
         }
@@ -170,7 +171,7 @@ impl Database {
         Some(Cut {
             lsn,
             through: lsn,
-            header: parts.header(lsn),
+            header: parts.header(lsn, lsn),
             snapshot,
             tables,
         })

@@ -80,6 +80,7 @@ impl Out<'_> {
 pub(crate) fn write_image(
     parts: &Parts,
     lsn: Lsn,
+    commit_floor: Lsn,
     csn: Csn,
     horizon: Csn,
     chunk: usize,
@@ -94,7 +95,7 @@ pub(crate) fn write_image(
     };
     out.put(IMAGE_MAGIC, false)?;
     out.put(&STREAM_VERSION.to_le_bytes(), false)?;
-    out.block(&parts.header(lsn))?;
+    out.block(&parts.header(lsn, commit_floor))?;
     let mut block = Vec::new();
     for (t, _, _) in &parts.tables {
         t.prune(horizon);

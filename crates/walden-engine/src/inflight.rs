@@ -10,9 +10,23 @@
 //! start is the lowest registered bound, or the log's end when none is
 //! registered, read together with `S` (under the publish lock, so no commit
 //! publishes in between, and under the registry's lock, so none registers
-//! and appends in between). Commits the snapshot holds that redo meets again
-//! are harmless: redo records are whole rows applied in log order, and two
-//! commits of one key are in the log in the order they became visible.
+//! and appends in between).
+//!
+//! The capture also notes its commit floor: the lowest bound registered by
+//! a commit in progress (taken when it enters its commit, not at its first
+//! part), or the log's end. A commit record that ends at or below the floor
+//! belongs to a commit that had left the registry, so published, before
+//! the capture: the snapshot holds it and recovery skips it. Without the
+//! floor, a large transaction's first part would start redo below DDL that
+//! committed while it ran, and recovery would apply that DDL a second time
+//! to a catalog that already has it (dropping a column twice, adding an
+//! index twice, rewriting rows already rewritten). Commits at or above the
+//! floor that the snapshot also holds are harmless: they are row changes
+//! only (a DDL commit's last part is appended under the exclusive gate, so
+//! none can follow the registration of a commit still in progress, which
+//! holds the gate shared, nor run beside a capture, which does too), and
+//! redo records are whole rows applied in log order, two commits of one
+//! key in the order they became visible.
 
 use crate::mvcc::{Snapshot, Visibility};
 use foldhash::HashMap;
@@ -22,8 +36,18 @@ use walden_log::{LogManager, Lsn};
 
 #[derive(Debug, Default)]
 pub(crate) struct InFlight {
-    /// Transaction id -> an LSN at or below its first record's.
-    commits: Mutex<HashMap<u64, Lsn>>,
+    /// Transaction id -> where its records start, and where its commit
+    /// started appending once it has entered its commit.
+    commits: Mutex<HashMap<u64, Entry>>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    /// At or below its first record (a part logged as it went, or its
+    /// commit's first record).
+    start: Lsn,
+    /// At or below its commit's first record, once the commit has begun.
+    commit: Option<Lsn>,
 }
 
 /// What the checkpoint captured: the snapshot it reads, where redo must
@@ -32,6 +56,9 @@ pub(crate) struct InFlight {
 pub(crate) struct Capture {
     pub snapshot: Snapshot,
     pub redo_start: Lsn,
+    /// Commit records ending at or below it are in the snapshot (see the
+    /// module comment).
+    pub commit_floor: Lsn,
     pub log_end: Lsn,
 }
 
@@ -39,7 +66,15 @@ impl InFlight {
     /// Registers a commit about to append; it stays registered until the
     /// guard is dropped (after its publish, or on failure).
     pub fn enter<'a>(&'a self, txid: u64, log: &LogManager) -> Entered<'a> {
-        self.open(txid, log);
+        let mut m = self.commits.lock();
+        let end = log.end_lsn();
+        m.entry(txid)
+            .and_modify(|e| e.commit = Some(end))
+            .or_insert(Entry {
+                start: end,
+                commit: Some(end),
+            });
+        drop(m);
         Entered { reg: self, txid }
     }
 
@@ -50,7 +85,10 @@ impl InFlight {
         let mut m = self.commits.lock();
         // Read under the lock: a capture holding it sees either this entry
         // or a log end at or below this transaction's records.
-        m.entry(txid).or_insert_with(|| log.end_lsn());
+        m.entry(txid).or_insert_with(|| Entry {
+            start: log.end_lsn(),
+            commit: None,
+        });
     }
 
     /// The transaction appends no more (it committed and was published, or
@@ -73,10 +111,22 @@ impl InFlight {
         let m = self.commits.lock();
         let snapshot = vis.snapshot();
         let log_end = log.end_lsn();
-        let redo_start = m.values().copied().min().unwrap_or(log_end).min(log_end);
+        let redo_start = m
+            .values()
+            .map(|e| e.start)
+            .min()
+            .unwrap_or(log_end)
+            .min(log_end);
+        let commit_floor = m
+            .values()
+            .filter_map(|e| e.commit)
+            .min()
+            .unwrap_or(log_end)
+            .min(log_end);
         Capture {
             snapshot,
             redo_start,
+            commit_floor,
             log_end,
         }
     }

@@ -33,9 +33,15 @@ impl Replay {
         }
     }
 
-    pub fn apply(&mut self, _end: Lsn, rec: &[u8]) -> Result<()> {
+    /// Applies the record ending at `end`. A commit record ending at or
+    /// below the image's commit floor is already in the image: its
+    /// transaction is skipped whole (`inflight.rs` says why that is safe
+    /// and why applying its DDL again would not be).
+    pub fn apply(&mut self, end: Lsn, rec: &[u8]) -> Result<()> {
         let st = &mut self.state;
-        apply_record(
+        let in_image = end <= st.commit_floor;
+        apply_record_from(
+            in_image,
             &mut self.pending,
             RedoTarget {
                 catalog: &mut st.catalog,
@@ -79,6 +85,19 @@ pub(crate) struct RedoTarget<'a> {
 /// Applies one redo record. A transaction takes effect at its commit
 /// record, with all its earlier parts. Returns whether the catalog changed.
 pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8]) -> Result<bool> {
+    apply_record_from(false, pending, t, rec)
+}
+
+/// [`apply_record`], where `in_image` says the state it applies to already
+/// holds the record's commit, if it is one: the commit's parts are dropped
+/// and nothing of it is applied again (its role catalog is still offered,
+/// since roles live in a file of their own and install only when newer).
+fn apply_record_from(
+    in_image: bool,
+    pending: &mut Pending,
+    t: RedoTarget<'_>,
+    rec: &[u8],
+) -> Result<bool> {
     let cat = t.catalog;
     let redo = {
         let key_of = |tid: u32, row: &[crate::types::Value]| {
@@ -93,6 +112,11 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
             *t.next_txid = (*t.next_txid).max(txid + 1);
             if !commit {
                 pending.entry(txid).or_default().extend(ops);
+                return Ok(false);
+            }
+            if in_image {
+                pending.remove(&txid);
+                offer_roles(t.roles, &ops);
                 return Ok(false);
             }
             let all = match pending.remove(&txid) {
@@ -120,15 +144,8 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
                         rec,
                     )?;
                 }
-                if let Op::Roles(r) = op {
-                    if t.roles
-                        .as_ref()
-                        .is_none_or(|o| o.catalog.version < r.catalog.version)
-                    {
-                        *t.roles = Some(r.clone());
-                    }
-                }
             }
+            offer_roles(t.roles, &all);
             catalog_changed = changed;
             // One CSN for the whole transaction: readers (on a secondary)
             // see all of it or none of it.
@@ -284,6 +301,20 @@ pub(crate) fn apply_record(pending: &mut Pending, t: RedoTarget<'_>, rec: &[u8])
         cat.prune_comments();
     }
     Ok(catalog_changed)
+}
+
+/// Keeps the newest role catalog among a commit's ops.
+fn offer_roles(roles: &mut Option<RoleRecord>, ops: &[Op]) {
+    for op in ops {
+        if let Op::Roles(r) = op {
+            if roles
+                .as_ref()
+                .is_none_or(|o| o.catalog.version < r.catalog.version)
+            {
+                *roles = Some(r.clone());
+            }
+        }
+    }
 }
 
 /// A transaction in several parts, in log order, as one op per key (the

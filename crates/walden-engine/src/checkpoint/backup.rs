@@ -175,5 +175,6 @@ pub(crate) fn restore_image(vfs: &dyn Vfs, full: &Path, logs: &[PathBuf]) -> Res
     }
     let (mut image, _) = replay.finish();
     image.lsn = expected;
+    image.commit_floor = expected;
     Ok(image)
 }

@@ -47,6 +47,9 @@ const LEGACY_FILE: &str = "checkpoint.wdb";
 #[derive(Default)]
 pub struct Image {
     pub lsn: Lsn,
+    /// Commit records ending at or below it are in the image: redo skips
+    /// them (`inflight.rs`). Equal to `lsn` in images of older builds.
+    pub commit_floor: Lsn,
     pub next_txid: u64,
     pub settings: DbSettings,
     pub backup: BackupState,
@@ -61,6 +64,8 @@ type ImageTable = (TableDef, i64, i64, Vec<(Key, Row)>);
 pub(crate) struct Snapshot {
     /// Where redo starts (the image's LSN).
     lsn: Lsn,
+    /// See [`Image::commit_floor`].
+    commit_floor: Lsn,
     next_txid: u64,
     settings: DbSettings,
     backup: BackupState,
@@ -141,9 +146,10 @@ impl Parts {
     }
 
     /// The image of this catalog without rows: the base store's `meta`.
-    pub(crate) fn header(&self, lsn: Lsn) -> Vec<u8> {
+    pub(crate) fn header(&self, lsn: Lsn, commit_floor: Lsn) -> Vec<u8> {
         Snapshot {
             lsn,
+            commit_floor,
             next_txid: self.next_txid,
             settings: self.settings.clone(),
             backup: self.backup,
@@ -199,7 +205,10 @@ impl Snapshot {
         // or after the enum types, the views or the comments.
         // them (an older build's) ends after the sequences, or after the
         // enum types, or after the views.
-        let schemas = !self.schemas.is_empty();
+        // The commit floor comes last of all, after every list (empty ones
+        // too); an image without it has its floor at its LSN.
+        let floor = self.commit_floor > self.lsn;
+        let schemas = !self.schemas.is_empty() || floor;
         let comments = !self.comments.is_empty() || schemas;
         if !self.enums.is_empty() || !self.views.is_empty() || comments {
             put_var(&mut body, self.enums.len() as u64);
@@ -224,6 +233,9 @@ impl Snapshot {
             for s in &self.schemas {
                 crate::namespace::put_schema(&mut body, s);
             }
+        }
+        if floor {
+            put_var(&mut body, self.commit_floor - self.lsn);
         }
         let mut out = Vec::with_capacity(body.len() + 16);
         out.extend_from_slice(IMAGE_MAGIC);
@@ -320,8 +332,15 @@ pub(crate) fn decode_whole(bytes: &[u8], path: &Path) -> Result<Image> {
                 catalog.put_schema(crate::namespace::get_schema(r)?);
             }
         }
+        let commit_floor = if r.is_empty() {
+            lsn
+        } else {
+            lsn.checked_add(r.var()?)
+                .ok_or_else(|| EngineError::Data("image's commit floor overflows".into()))?
+        };
         Ok(Image {
             lsn,
+            commit_floor,
             next_txid,
             settings,
             backup,
@@ -427,7 +446,12 @@ pub(crate) fn write_image(
         .iter()
         .map(|(t, _, _)| TableWrite::whole(t.clone()))
         .collect();
-    store.write(&parts.header(image.lsn), &tables, Csn::MAX, &mut |_| {})?;
+    store.write(
+        &parts.header(image.lsn, image.commit_floor),
+        &tables,
+        Csn::MAX,
+        &mut |_| {},
+    )?;
     Ok(())
 }
 
