@@ -57,6 +57,12 @@
 //! etcd = "etcd://10.0.0.1:2379,10.0.0.2:2379,10.0.0.3:2379"
 //! cluster = "prod"                     # nodes of one cluster share /walden/prod/ in etcd
 //! ttl_s = 5                            # a dead primary is replaced after about this long
+//! # etcd = "https://10.0.0.1:2379,..."  # TLS towards etcd: its CA, and a client certificate
+//! # tls_ca = "etcd-ca.crt"             # when etcd runs with --client-cert-auth
+//! # tls_cert = "etcd-client.crt"
+//! # tls_key = "etcd-client.key"
+//! # user = "walden"                    # etcd authentication (or --ha-user)
+//! # password_file = "etcd.password"    # (or the WALDEN_ETCD_PASSWORD environment variable)
 //! ```
 
 use serde::Deserialize;
@@ -220,7 +226,21 @@ pub struct HaSection {
     pub cluster: Option<String>,
     /// The leader lease's TTL in seconds (default 5).
     pub ttl_s: Option<u64>,
+    /// PEM files for `https://` endpoints: etcd's CA, and this node's
+    /// client certificate and key.
+    pub tls_ca: Option<PathBuf>,
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
+    /// An etcd user (etcd's authentication enabled) and a file holding its
+    /// password; without the file, `WALDEN_ETCD_PASSWORD`. Never the
+    /// password itself in this file or on the command line.
+    pub user: Option<String>,
+    pub password_file: Option<PathBuf>,
 }
+
+/// The environment variable holding the etcd user's password when `[ha]
+/// password_file` is not set.
+pub const ETCD_PASSWORD_ENV: &str = "WALDEN_ETCD_PASSWORD";
 
 impl HaSection {
     /// The replication layer's settings (`None`: HA off).
@@ -240,8 +260,51 @@ impl HaSection {
         if let Some(t) = self.ttl_s {
             c.ttl = Duration::from_secs(t);
         }
+        c.security = self.etcd_security(spec)?;
         c.validate()?;
         Ok(Some(c))
+    }
+}
+
+impl HaSection {
+    /// TLS files and credentials for etcd, loaded and checked.
+    pub fn etcd_security(
+        &self,
+        spec: &str,
+    ) -> Result<walden_replication::ha::EtcdSecurity, String> {
+        use walden_replication::ha::{endpoints_use_tls, EtcdSecurity, EtcdTlsFiles, EtcdUser};
+        let tls = endpoints_use_tls(spec).map_err(|e| e.to_string())?;
+        let files = EtcdTlsFiles {
+            ca: self.tls_ca.clone(),
+            cert: self.tls_cert.clone(),
+            key: self.tls_key.clone(),
+        };
+        let user = match (&self.user, &self.password_file) {
+            (None, Some(_)) => return Err("[ha] password_file needs user".into()),
+            (None, None) => None,
+            (Some(name), file) => {
+                let password = match file {
+                    Some(f) => {
+                        let mut p = std::fs::read_to_string(f)
+                            .map_err(|e| format!("[ha] password_file {}: {e}", f.display()))?;
+                        while p.ends_with(['\n', '\r']) {
+                            p.pop();
+                        }
+                        p
+                    }
+                    None => std::env::var(ETCD_PASSWORD_ENV).map_err(|_| {
+                        format!(
+                            "[ha] user \"{name}\" needs password_file or the {ETCD_PASSWORD_ENV} environment variable"
+                        )
+                    })?,
+                };
+                Some(EtcdUser {
+                    name: name.clone(),
+                    password,
+                })
+            }
+        };
+        EtcdSecurity::load(tls, &files, user).map_err(|e| format!("[ha] {e}"))
     }
 }
 
@@ -386,6 +449,18 @@ impl ServerConfig {
             if let Some(ca) = t.ca.as_mut() {
                 rel(ca);
             }
+        }
+        let h = &mut f.ha;
+        for p in [
+            &mut h.tls_ca,
+            &mut h.tls_cert,
+            &mut h.tls_key,
+            &mut h.password_file,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            rel(p);
         }
         let r = &mut f.replication;
         for p in [
@@ -694,5 +769,46 @@ mod tests {
             "[replication]\nname = \"a\"\n[ha]\netcd = \"etcd://h:1\"\ncluster = \"p\"\nttl_s = 1"
         )
         .is_err());
+    }
+
+    #[test]
+    fn ha_section_security() {
+        let ha = |extra: &str| -> Result<_, String> {
+            let f: ConfigFile = toml::from_str(&format!(
+                "[replication]\nname = \"a\"\n[ha]\ncluster = \"p\"\n{extra}"
+            ))
+            .unwrap();
+            f.ha.ha_config()
+        };
+        // https:// needs the CA; TLS files with plain endpoints, a mix of
+        // schemes, half a client certificate, a password file without a
+        // user, and a user without a password are refused.
+        let e = ha("etcd = \"https://h:1\"").unwrap_err();
+        assert!(e.contains("tls_ca"), "{e}");
+        let e = ha("etcd = \"etcd://h:1\"\ntls_ca = \"/ca.crt\"").unwrap_err();
+        assert!(e.contains("not https"), "{e}");
+        let e = ha("etcd = \"https://h:1,http://g:1\"").unwrap_err();
+        assert!(e.contains("mix"), "{e}");
+        let e = ha("etcd = \"https://h:1\"\ntls_ca = \"/nonexistent/ca.crt\"").unwrap_err();
+        assert!(e.contains("/nonexistent/ca.crt"), "{e}");
+        let e = ha("etcd = \"etcd://h:1\"\npassword_file = \"/p\"").unwrap_err();
+        assert!(e.contains("needs user"), "{e}");
+        let e = ha("etcd = \"etcd://h:1\"\nuser = \"w\"\npassword_file = \"/nonexistent/p\"")
+            .unwrap_err();
+        assert!(e.contains("/nonexistent/p"), "{e}");
+        // A user whose password is in a file (its trailing newline dropped).
+        let dir = tempfile::tempdir().unwrap();
+        let pw = dir.path().join("pw");
+        std::fs::write(&pw, "s3cret\n").unwrap();
+        let h = ha(&format!(
+            "etcd = \"etcd://h:1,g:2\"\nuser = \"w\"\npassword_file = \"{}\"",
+            pw.display()
+        ))
+        .unwrap()
+        .unwrap();
+        let u = h.security.user.unwrap();
+        assert_eq!((u.name.as_str(), u.password.as_str()), ("w", "s3cret"));
+        assert!(h.security.tls.is_none());
+        assert_eq!(h.endpoints, vec!["h:1", "g:2"]);
     }
 }

@@ -1,6 +1,7 @@
 //! `walden ha`: the HA cluster as etcd sees it.
 
 use clap::{Args, Subcommand};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 use walden_replication::ha;
@@ -17,11 +18,48 @@ pub enum HaCommand {
     Switchover(SwitchoverArgs),
 }
 
+/// How to reach etcd (as `walden serve` does).
 #[derive(Debug, Args)]
-pub struct SwitchoverArgs {
-    /// etcd: `etcd://host:2379[,host:2379...]`.
+pub struct EtcdArgs {
+    /// etcd: `etcd://host:2379[,host:2379...]` (`https://` for TLS).
     #[arg(long, value_name = "ETCD")]
     ha: String,
+    /// The CA that signed etcd's certificates (`https://` endpoints).
+    #[arg(long, value_name = "FILE")]
+    ha_ca: Option<PathBuf>,
+    /// A client certificate and key, for etcd with --client-cert-auth.
+    #[arg(long, value_name = "FILE")]
+    ha_cert: Option<PathBuf>,
+    #[arg(long, value_name = "FILE")]
+    ha_key: Option<PathBuf>,
+    /// An etcd user; its password from --ha-password-file or the
+    /// WALDEN_ETCD_PASSWORD environment variable.
+    #[arg(long, value_name = "NAME")]
+    ha_user: Option<String>,
+    #[arg(long, value_name = "FILE")]
+    ha_password_file: Option<PathBuf>,
+}
+
+impl EtcdArgs {
+    fn client(&self) -> Result<ha::Etcd, String> {
+        let eps = ha::parse_endpoints(&self.ha).map_err(|e| e.to_string())?;
+        let section = walden_server::config::HaSection {
+            tls_ca: self.ha_ca.clone(),
+            tls_cert: self.ha_cert.clone(),
+            tls_key: self.ha_key.clone(),
+            user: self.ha_user.clone(),
+            password_file: self.ha_password_file.clone(),
+            ..Default::default()
+        };
+        let security = section.etcd_security(&self.ha)?;
+        Ok(ha::Etcd::secured(eps, Duration::from_secs(2), security))
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct SwitchoverArgs {
+    #[command(flatten)]
+    etcd: EtcdArgs,
     /// The cluster's name (`walden serve --ha-cluster`).
     #[arg(long, value_name = "NAME")]
     ha_cluster: String,
@@ -38,9 +76,8 @@ pub struct SwitchoverArgs {
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// etcd: `etcd://host:2379[,host:2379...]`.
-    #[arg(long, value_name = "ETCD")]
-    ha: String,
+    #[command(flatten)]
+    etcd: EtcdArgs,
     /// The cluster's name (`walden serve --ha-cluster`).
     #[arg(long, value_name = "NAME")]
     ha_cluster: String,
@@ -61,11 +98,10 @@ fn switchover(a: SwitchoverArgs) -> ExitCode {
         eprintln!("walden ha switchover: {msg}");
         ExitCode::FAILURE
     };
-    let eps = match ha::parse_endpoints(&a.ha) {
+    let etcd = match a.etcd.client() {
         Ok(e) => e,
-        Err(e) => return fail(e.to_string()),
+        Err(e) => return fail(e),
     };
-    let etcd = ha::Etcd::new(eps, Duration::from_secs(2));
     let group = a.group.to_ascii_lowercase();
     let view = match ha::read_cluster(&etcd, &a.ha_cluster) {
         Ok(v) => v,
@@ -155,14 +191,13 @@ fn switchover(a: SwitchoverArgs) -> ExitCode {
 }
 
 fn status(a: StatusArgs) -> ExitCode {
-    let eps = match ha::parse_endpoints(&a.ha) {
+    let etcd = match a.etcd.client() {
         Ok(e) => e,
         Err(e) => {
             eprintln!("walden ha status: {e}");
             return ExitCode::from(2);
         }
     };
-    let etcd = ha::Etcd::new(eps, Duration::from_secs(2));
     match ha::read_cluster(&etcd, &a.ha_cluster) {
         Ok(v) => {
             if a.json {

@@ -46,6 +46,23 @@ pub struct ServeArgs {
     /// The leader lease's TTL in seconds (`[ha] ttl_s`) [default: 5].
     #[arg(long, value_name = "SECONDS")]
     ha_ttl: Option<u64>,
+    /// The CA that signed etcd's certificates, for `https://` endpoints
+    /// (`[ha] tls_ca`).
+    #[arg(long, value_name = "FILE")]
+    ha_ca: Option<std::path::PathBuf>,
+    /// This node's client certificate and key, for etcd with
+    /// --client-cert-auth (`[ha] tls_cert`, `tls_key`).
+    #[arg(long, value_name = "FILE")]
+    ha_cert: Option<std::path::PathBuf>,
+    #[arg(long, value_name = "FILE")]
+    ha_key: Option<std::path::PathBuf>,
+    /// An etcd user (`[ha] user`); its password from --ha-password-file
+    /// (`[ha] password_file`) or the WALDEN_ETCD_PASSWORD environment
+    /// variable, never the command line.
+    #[arg(long, value_name = "NAME")]
+    ha_user: Option<String>,
+    #[arg(long, value_name = "FILE")]
+    ha_password_file: Option<std::path::PathBuf>,
 }
 
 fn init_tracing() {
@@ -113,6 +130,19 @@ pub fn run(args: ServeArgs) -> ExitCode {
     }
     if let Some(t) = args.ha_ttl {
         cfg.ha.ttl_s = Some(t);
+    }
+    for (flag, field) in [
+        (args.ha_ca, &mut cfg.ha.tls_ca),
+        (args.ha_cert, &mut cfg.ha.tls_cert),
+        (args.ha_key, &mut cfg.ha.tls_key),
+        (args.ha_password_file, &mut cfg.ha.password_file),
+    ] {
+        if flag.is_some() {
+            *field = flag;
+        }
+    }
+    if let Some(u) = args.ha_user {
+        cfg.ha.user = Some(u);
     }
     if let Some(mb) = args.cache_size_mb {
         cfg.storage.cache_size_mb = Some(mb);

@@ -4,8 +4,10 @@
 //! connection, every step bounded by a timeout. Keys and values are bytes
 //! (base64 in the JSON); 64-bit numbers travel as strings.
 
+use super::etcd_access::{token_refused, Conn, EtcdSecurity};
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
+use parking_lot::Mutex;
 use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -20,8 +22,14 @@ pub enum EtcdError {
     Status { status: u16, body: String },
     #[error("etcd answered something unreadable: {0}")]
     Protocol(String),
-    #[error("etcd endpoint {0} is not etcd://host:port or http://host:port")]
+    #[error("etcd endpoint {0} is not etcd://host:port, http://host:port or https://host:port")]
     BadEndpoint(String),
+    #[error("etcd endpoints mix https:// with plain ones: {0}")]
+    MixedSchemes(String),
+    #[error("etcd refused the user: {0}")]
+    Auth(String),
+    #[error("cannot reach etcd over TLS: {0}")]
+    Tls(String),
 }
 
 pub type EtcdResult<T> = Result<T, EtcdError>;
@@ -62,23 +70,47 @@ pub struct Etcd {
     endpoints: Vec<String>,
     preferred: std::sync::atomic::AtomicUsize,
     timeout: Duration,
+    security: EtcdSecurity,
+    /// The authentication token, once etcd gave one.
+    token: Mutex<Option<String>>,
 }
 
-/// `etcd://h1:2379,h2:2379` (or `http://`, or bare `host:port`, comma
-/// separated) into `host:port` items.
+const SCHEMES: [&str; 3] = ["etcd://", "http://", "https://"];
+
+fn strip_scheme(s: &str) -> &str {
+    SCHEMES.iter().find_map(|p| s.strip_prefix(p)).unwrap_or(s)
+}
+
+/// Whether `spec`'s endpoints are `https://`. A bare `host:port` takes
+/// the first item's scheme (`https://h1:2379,h2:2379`); a mix is refused,
+/// since a plain member would see the credentials in clear.
+pub fn endpoints_use_tls(spec: &str) -> EtcdResult<bool> {
+    let mut tls: Option<bool> = None;
+    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let this = if part.starts_with("https://") {
+            Some(true)
+        } else if part.starts_with("etcd://") || part.starts_with("http://") {
+            Some(false)
+        } else {
+            None
+        };
+        match (tls, this) {
+            (None, t) => tls = Some(t.unwrap_or(false)),
+            (Some(a), Some(b)) if a != b => return Err(EtcdError::MixedSchemes(spec.to_string())),
+            _ => {}
+        }
+    }
+    Ok(tls.unwrap_or(false))
+}
+
+/// `etcd://h1:2379,h2:2379` (or `http://`, `https://`, or bare
+/// `host:port`, comma separated) into `host:port` items.
 pub fn parse_endpoints(spec: &str) -> EtcdResult<Vec<String>> {
     let mut out = Vec::new();
-    let rest = spec
-        .strip_prefix("etcd://")
-        .or_else(|| spec.strip_prefix("http://"))
-        .unwrap_or(spec);
+    let rest = strip_scheme(spec);
     for part in rest.split(',') {
         let p = part.trim();
-        let p = p
-            .strip_prefix("etcd://")
-            .or_else(|| p.strip_prefix("http://"))
-            .unwrap_or(p)
-            .trim_end_matches('/');
+        let p = strip_scheme(p).trim_end_matches('/');
         if p.is_empty() {
             continue;
         }
@@ -123,10 +155,17 @@ pub fn prefix_end(prefix: &str) -> Vec<u8> {
 
 impl Etcd {
     pub fn new(endpoints: Vec<String>, timeout: Duration) -> Etcd {
+        Etcd::secured(endpoints, timeout, EtcdSecurity::default())
+    }
+
+    /// A client of a cluster reached over TLS and/or as an etcd user.
+    pub fn secured(endpoints: Vec<String>, timeout: Duration, security: EtcdSecurity) -> Etcd {
         Etcd {
             endpoints,
             preferred: Default::default(),
             timeout,
+            security,
+            token: Mutex::new(None),
         }
     }
 
@@ -134,44 +173,125 @@ impl Etcd {
         &self.endpoints
     }
 
-    /// POSTs `body` to `path` on the first endpoint that answers.
+    /// POSTs `body` to `path` on the first endpoint that answers, as the
+    /// configured user when there is one (authenticating first, and once
+    /// more when etcd no longer takes the token).
     fn call(&self, path: &str, body: &Value) -> EtcdResult<Value> {
+        if self.security.user.is_none() {
+            return self.call_any(path, body, None);
+        }
+        // Not in the match: its guard would live through `authenticate`.
+        let cached = self.token.lock().clone();
+        let token = match cached {
+            Some(t) => t,
+            None => self.authenticate()?,
+        };
+        match self.call_any(path, body, Some(&token)) {
+            Err(EtcdError::Status { status, body: b }) if token_refused(status, &b) => {
+                let fresh = self.authenticate()?;
+                self.call_any(path, body, Some(&fresh))
+            }
+            r => r,
+        }
+    }
+
+    /// A new token for the configured user.
+    fn authenticate(&self) -> EtcdResult<String> {
+        let Some(u) = &self.security.user else {
+            return Err(EtcdError::Auth("no user configured".into()));
+        };
+        let v = self
+            .call_any(
+                "/v3/auth/authenticate",
+                &json!({ "name": u.name, "password": u.password }),
+                None,
+            )
+            .map_err(|e| match e {
+                EtcdError::Status { body, .. } if body.contains("CommonName") => {
+                    EtcdError::Auth(format!(
+                        "{}: {} (etcd's gateway takes no client certificate with a CommonName \
+                         while its authentication is on: issue the certificate without one)",
+                        u.name,
+                        body.trim()
+                    ))
+                }
+                EtcdError::Status { body, .. } => {
+                    EtcdError::Auth(format!("{}: {}", u.name, body.trim()))
+                }
+                e => e,
+            })?;
+        let token = v["token"]
+            .as_str()
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| {
+                EtcdError::Auth(format!(
+                    "{}: etcd gave no token (is authentication enabled in etcd?)",
+                    u.name
+                ))
+            })?
+            .to_string();
+        *self.token.lock() = Some(token.clone());
+        Ok(token)
+    }
+
+    /// POSTs `body` to `path` on the first endpoint that answers.
+    fn call_any(&self, path: &str, body: &Value, token: Option<&str>) -> EtcdResult<Value> {
         use std::sync::atomic::Ordering::Relaxed;
         let n = self.endpoints.len();
         let first = self.preferred.load(Relaxed) % n;
         let mut errors = Vec::new();
+        // Every endpoint refusing the TLS handshake is a certificate
+        // problem for the operator, not an outage.
+        let mut all_tls = true;
         for i in 0..n {
             let idx = (first + i) % n;
             let ep = &self.endpoints[idx];
-            match self.call_one(ep, path, body) {
+            match self.call_one(ep, path, body, token) {
                 Ok(v) => {
                     self.preferred.store(idx, Relaxed);
                     return Ok(v);
                 }
                 Err(e @ EtcdError::Status { .. }) => return Err(e),
-                Err(e) => errors.push(format!("{ep}: {e}")),
+                Err(EtcdError::Tls(e)) => errors.push(format!("{ep}: {e}")),
+                Err(e) => {
+                    all_tls = false;
+                    errors.push(format!("{ep}: {e}"))
+                }
             }
+        }
+        if all_tls {
+            return Err(EtcdError::Tls(errors.join("; ")));
         }
         Err(EtcdError::Unreachable(errors.join("; ")))
     }
 
-    fn call_one(&self, ep: &str, path: &str, body: &Value) -> EtcdResult<Value> {
+    fn call_one(
+        &self,
+        ep: &str,
+        path: &str,
+        body: &Value,
+        token: Option<&str>,
+    ) -> EtcdResult<Value> {
         let io = |e: std::io::Error| EtcdError::Unreachable(e.to_string());
         let addr = ep
             .to_socket_addrs()
             .map_err(io)?
             .next()
             .ok_or_else(|| EtcdError::Unreachable(format!("{ep} does not resolve")))?;
-        let mut s = TcpStream::connect_timeout(&addr, self.timeout).map_err(io)?;
-        s.set_read_timeout(Some(self.timeout)).map_err(io)?;
-        s.set_write_timeout(Some(self.timeout)).map_err(io)?;
-        let _ = s.set_nodelay(true);
+        let tcp = TcpStream::connect_timeout(&addr, self.timeout).map_err(io)?;
+        tcp.set_read_timeout(Some(self.timeout)).map_err(io)?;
+        tcp.set_write_timeout(Some(self.timeout)).map_err(io)?;
+        let _ = tcp.set_nodelay(true);
+        let mut s = Conn::open(tcp, ep, self.security.tls.as_ref()).map_err(EtcdError::Tls)?;
         let payload = body.to_string();
+        let auth = token.map_or(String::new(), |t| format!("Authorization: {t}\r\n"));
         let req = format!(
-            "POST {path} HTTP/1.1\r\nHost: {ep}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{payload}",
+            "POST {path} HTTP/1.1\r\nHost: {ep}\r\nContent-Type: application/json\r\n{auth}Content-Length: {}\r\nConnection: close\r\n\r\n{payload}",
             payload.len()
         );
-        s.write_all(req.as_bytes()).map_err(io)?;
+        s.write_all(req.as_bytes())
+            .and_then(|_| s.flush())
+            .map_err(|e| tls_or_io(&self.security, e))?;
         let mut raw = Vec::new();
         let deadline = std::time::Instant::now() + self.timeout;
         let mut buf = [0u8; 8192];
@@ -179,7 +299,7 @@ impl Etcd {
             match s.read(&mut buf) {
                 Ok(0) => break,
                 Ok(k) => raw.extend_from_slice(&buf[..k]),
-                Err(e) => return Err(io(e)),
+                Err(e) => return Err(tls_or_io(&self.security, e)),
             }
             if std::time::Instant::now() > deadline {
                 return Err(EtcdError::Unreachable(format!("{ep}: answer too slow")));
@@ -317,6 +437,17 @@ impl Etcd {
 }
 
 /// Status and body of a whole HTTP/1.1 answer (chunked or not).
+/// A failed read or write: over TLS, a handshake failure (a certificate
+/// etcd or this node refused) is reported as such, not as an unreachable
+/// endpoint.
+fn tls_or_io(sec: &EtcdSecurity, e: std::io::Error) -> EtcdError {
+    if sec.tls.is_some() && e.kind() == std::io::ErrorKind::InvalidData {
+        EtcdError::Tls(e.to_string())
+    } else {
+        EtcdError::Unreachable(e.to_string())
+    }
+}
+
 fn parse_http(raw: &[u8]) -> EtcdResult<(u16, Vec<u8>)> {
     let split = raw
         .windows(4)

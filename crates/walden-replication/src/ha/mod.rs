@@ -12,6 +12,7 @@
 mod agent;
 pub mod election;
 pub mod etcd;
+mod etcd_access;
 
 use crate::failover::FailoverRow;
 use crate::{Inner, ReplicationError};
@@ -22,7 +23,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use election::{LeaderKey, Member, MemberGroup, SwitchoverKey, SyncKey};
-pub use etcd::{parse_endpoints, Etcd, EtcdError};
+pub use etcd::{endpoints_use_tls, parse_endpoints, Etcd, EtcdError};
+pub use etcd_access::{EtcdSecurity, EtcdTlsFiles, EtcdUser};
 
 /// `--ha etcd://...` / `[ha]`.
 #[derive(Clone, Debug)]
@@ -36,6 +38,8 @@ pub struct HaConfig {
     /// Addresses this node advertises in its registration.
     pub sql_addr: Option<String>,
     pub api_addr: Option<String>,
+    /// TLS and credentials towards etcd.
+    pub security: EtcdSecurity,
 }
 
 impl HaConfig {
@@ -46,6 +50,7 @@ impl HaConfig {
             ttl: Duration::from_secs(5),
             sql_addr: None,
             api_addr: None,
+            security: EtcdSecurity::default(),
         }
     }
 
@@ -168,7 +173,7 @@ impl HaShared {
     pub fn new(cfg: HaConfig) -> HaShared {
         let timeout = (cfg.ttl / 5).clamp(Duration::from_millis(300), Duration::from_secs(2));
         HaShared {
-            etcd: Etcd::new(cfg.endpoints.clone(), timeout),
+            etcd: Etcd::secured(cfg.endpoints.clone(), timeout, cfg.security.clone()),
             cfg,
             fence: Mutex::new(None),
             fence_cv: Condvar::new(),
