@@ -66,7 +66,45 @@ impl Database {
             }
             None => return Err(exhausted(def, inc > 0)),
         };
+        st.last = Some(v);
+        drop(st);
+        let mut mem = session.seq_memory.lock();
+        mem.values.insert(def.id, v);
+        mem.last = Some(def.id);
         Ok(v)
+    }
+
+    /// `currval('name')`: the value this session's last `nextval` of the
+    /// sequence returned (55000 before one).
+    pub fn currval(&self, session: &Session, name: &str) -> Result<i64> {
+        let seq = self.sequence(name)?;
+        let v = session.seq_memory.lock().values.get(&seq.def.id).copied();
+        v.ok_or_else(|| {
+            EngineError::SequenceValueUndefined(format!(
+                "currval of sequence \"{}\" is not yet defined in this session",
+                seq.def.name
+            ))
+        })
+    }
+
+    /// `lastval()`: the value this session's last `nextval` returned, of
+    /// whichever sequence (55000 before one, or once it is dropped).
+    pub fn lastval(&self, session: &Session) -> Result<i64> {
+        let undefined = || {
+            EngineError::SequenceValueUndefined("lastval is not yet defined in this session".into())
+        };
+        let mem = session.seq_memory.lock();
+        let id = mem.last.ok_or_else(undefined)?;
+        let exists = self
+            .catalog
+            .read()
+            .sequences
+            .values()
+            .any(|s| s.def.id == id);
+        if !exists {
+            return Err(undefined());
+        }
+        mem.values.get(&id).copied().ok_or_else(undefined)
     }
 }
 
@@ -83,6 +121,17 @@ impl Database {
     /// sequence).
     pub fn sequence_next(&self, name: &str) -> Option<i64> {
         self.sequence(name).ok().map(|s| s.state.lock().next)
+    }
+
+    /// `last_value` and `is_called` of a sequence read as a relation: the
+    /// value handed out last, or (not called) the one handed out next.
+    pub fn sequence_last(&self, name: &str) -> Option<(i64, bool)> {
+        let s = self.sequence(name).ok()?;
+        let st = s.state.lock();
+        Some(match st.last {
+            Some(v) => (v, true),
+            None => (st.next, false),
+        })
     }
 
     /// `setval('name', value, is_called)`: the next `nextval` returns
@@ -121,6 +170,11 @@ impl Database {
         )?;
         st.next = next;
         st.reserved = next;
+        st.last = is_called.then_some(value);
+        drop(st);
+        if is_called {
+            session.seq_memory.lock().values.insert(def.id, value);
+        }
         Ok(())
     }
 }

@@ -132,19 +132,25 @@ impl Transaction {
             )));
         }
         let mut row = Vec::with_capacity(values.len());
+        // Every default is taken before NOT NULL is checked, as PostgreSQL
+        // evaluates them (a failed row still draws its sequences' values).
         for (c, v) in def.columns.iter().zip(values) {
-            let v = match v {
+            row.push(match v {
                 Some(v) => coerce_column(v, c)?,
                 None if c.identity.is_some() => Value::Int(table.take_identity()),
                 None => self.default_value(c)?,
-            };
-            if v.is_null() && !c.nullable {
-                return Err(EngineError::NotNull {
-                    table: def.name.clone(),
-                    column: c.name.clone(),
-                });
-            }
-            row.push(v);
+            });
+        }
+        if let Some(c) = def
+            .columns
+            .iter()
+            .zip(&row)
+            .find_map(|(c, v)| (v.is_null() && !c.nullable).then_some(c))
+        {
+            return Err(EngineError::NotNull {
+                table: def.name.clone(),
+                column: c.name.clone(),
+            });
         }
         check_size(&row, self.db.limits())?;
         Ok(row)
@@ -175,6 +181,9 @@ impl Transaction {
             }
             Some(DefaultExpr::NextVal(s)) => {
                 coerce(Value::Int(self.db.nextval(&self.session, s)?), &c.data_type)?
+            }
+            Some(DefaultExpr::Expr(_)) => {
+                return Err(EngineError::DefaultNotEvaluated(c.name.clone()))
             }
         })
     }
