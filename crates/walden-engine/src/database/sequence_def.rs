@@ -94,18 +94,21 @@ impl SequenceDef {
         let bad = |m: String| Err(EngineError::SequenceDefinition(m));
         let (omin, omax) = self.data_type.range();
         let data_type = a.data_type.unwrap_or(self.data_type);
+        let (nmin, nmax) = data_type.range();
         let retyped = data_type != self.data_type;
         let increment = a.increment.unwrap_or(self.increment);
+        // A bound that was the old type's own becomes the new type's
+        // (whichever the direction), as PostgreSQL resets it.
         let max = match a.max {
             Some(Some(v)) => Some(v),
             Some(None) => None,
-            None if retyped && self.max == omax => None,
+            None if retyped && self.max == omax => Some(nmax),
             None => Some(self.max),
         };
         let min = match a.min {
             Some(Some(v)) => Some(v),
             Some(None) => None,
-            None if retyped && self.min == omin => None,
+            None if retyped && self.min == omin => Some(nmin),
             None => Some(self.min),
         };
         let opts = SequenceOptions {

@@ -126,11 +126,26 @@ impl Database {
     /// `last_value` and `is_called` of a sequence read as a relation: the
     /// value handed out last, or (not called) the one handed out next.
     pub fn sequence_last(&self, name: &str) -> Option<(i64, bool)> {
+        self.sequence_position(name)
+            .map(|(v, called, _)| (v, called))
+    }
+
+    /// [`Database::sequence_last`] and `log_cnt`: how many values past
+    /// `last_value` the log has reserved (PostgreSQL's count of values
+    /// fetched ahead).
+    pub fn sequence_position(&self, name: &str) -> Option<(i64, bool, i64)> {
         let s = self.sequence(name).ok()?;
         let st = s.state.lock();
+        let ahead = match st.last {
+            Some(last) if s.def.increment != 0 => {
+                ((st.reserved as i128 - last as i128) / s.def.increment as i128)
+                    .clamp(0, i64::MAX as i128) as i64
+            }
+            _ => 0,
+        };
         Some(match st.last {
-            Some(v) => (v, true),
-            None => (st.next, false),
+            Some(v) => (v, true, ahead),
+            None => (st.next, false, 0),
         })
     }
 

@@ -131,12 +131,21 @@ impl Transaction {
                 values.len()
             )));
         }
-        let mut row = Vec::with_capacity(values.len());
-        // Every default is taken before NOT NULL is checked, as PostgreSQL
-        // evaluates them (a failed row still draws its sequences' values).
-        for (c, v) in def.columns.iter().zip(values) {
+        // The given values are converted first (PostgreSQL converts
+        // constants when it plans), then every default is taken, then NOT
+        // NULL is checked, as PostgreSQL evaluates a row: a row refused for a
+        // NULL still draws its sequences' values, one refused for a value
+        // out of range does not.
+        let given = def
+            .columns
+            .iter()
+            .zip(values)
+            .map(|(c, v)| v.map(|v| coerce_column(v, c)).transpose())
+            .collect::<Result<Vec<_>>>()?;
+        let mut row = Vec::with_capacity(given.len());
+        for (c, v) in def.columns.iter().zip(given) {
             row.push(match v {
-                Some(v) => coerce_column(v, c)?,
+                Some(v) => v,
                 None if c.identity.is_some() => Value::Int(table.take_identity()),
                 None => self.default_value(c)?,
             });

@@ -70,10 +70,18 @@ pub(crate) fn alter_sequence(
 fn owner_column(tx: &Transaction, table: &str, column: &str) -> Result<SeqOwner> {
     let db = tx.database().clone();
     let t = db.table_as(Some(tx.id()), table).map_err(|_| {
-        SqlError::new(
-            ErrorKind::UndefinedTable,
-            format!("relation \"{table}\" does not exist"),
-        )
+        // A system catalog (`pg_class`) is in another schema.
+        if table.to_ascii_lowercase().starts_with("pg_") {
+            SqlError::new(
+                ErrorKind::PrerequisiteState,
+                "sequence must be in same schema as table it is linked to",
+            )
+        } else {
+            SqlError::new(
+                ErrorKind::UndefinedTable,
+                format!("relation \"{table}\" does not exist"),
+            )
+        }
     })?;
     let Some(i) = t.def.column_index(column) else {
         return Err(SqlError::new(

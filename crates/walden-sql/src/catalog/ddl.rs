@@ -16,6 +16,34 @@ use walden_engine::{
 /// expression's text (compiled and evaluated per row by the SQL layer;
 /// `check_defaults` compiles it once when it is declared).
 pub(crate) fn default_expr(e: &ast::Expr) -> Result<DefaultExpr> {
+    // PostgreSQL's DEFAULT takes a restricted expression: IN, LIKE, IS,
+    // BETWEEN, AND, OR and NOT need parentheses there.
+    use ast::Expr as A;
+    let bare = matches!(
+        e,
+        A::InList { .. }
+            | A::InSubquery { .. }
+            | A::Like { .. }
+            | A::ILike { .. }
+            | A::IsNull(_)
+            | A::IsNotNull(_)
+            | A::IsTrue(_)
+            | A::IsFalse(_)
+            | A::Between { .. }
+            | A::BinaryOp {
+                op: ast::BinaryOperator::And | ast::BinaryOperator::Or,
+                ..
+            }
+            | A::UnaryOp {
+                op: ast::UnaryOperator::Not,
+                ..
+            }
+    );
+    if bare {
+        return Err(SqlError::syntax(format!(
+            "syntax error in DEFAULT {e}: the expression needs parentheses"
+        )));
+    }
     Ok(simple_default(e).unwrap_or_else(|| DefaultExpr::Expr(e.to_string())))
 }
 
@@ -162,7 +190,16 @@ pub fn create_table(
         let mut col = ColumnDef::new(crate::expr::fold_ident(&c.name), ty);
         col.time_precision = precision;
         if serial {
-            let seq = serial_sequence_name(db, tx, &name, &col.name, &serials);
+            // Named after the table as PostgreSQL folds it (an unquoted
+            // `serialTest` makes `serialtest_c_seq`).
+            let folded = ct
+                .name
+                .0
+                .last()
+                .and_then(|p| p.as_ident())
+                .map(crate::expr::fold_ident)
+                .unwrap_or_else(|| name.clone());
+            let seq = serial_sequence_name(db, tx, &folded, &col.name, &serials);
             col.nullable = false;
             col.default = Some(DefaultExpr::NextVal(seq.clone()));
             serials.push((columns.len(), seq));

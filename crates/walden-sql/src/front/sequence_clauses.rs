@@ -91,13 +91,10 @@ pub(super) fn sequence_clauses(t: &mut Toks, alter: bool) -> Result<SequenceChan
                     parts.push(t.ident()?);
                 }
                 let [.., table, column] = parts.as_slice() else {
-                    return Err(SqlError::new(
-                        crate::ErrorKind::InvalidParameter,
-                        format!(
-                            "invalid OWNED BY option\nHINT: Specify OWNED BY table.column or OWNED BY NONE. ({})",
-                            parts.join(".")
-                        ),
-                    ));
+                    return Err(SqlError::syntax(format!(
+                        "invalid OWNED BY option ({}): specify OWNED BY table.column or OWNED BY NONE",
+                        parts.join(".")
+                    )));
                 };
                 Some((table.clone(), column.clone()))
             });

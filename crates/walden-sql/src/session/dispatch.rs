@@ -899,8 +899,6 @@ fn outside_block_only(cmd: &Command) -> Option<&'static str> {
             "ALTER AVAILABILITY GROUP"
         }
         Command::DiscardAll => "DISCARD ALL",
-        Command::DiscardSequences => "DISCARD SEQUENCES",
-        Command::SetConstraints(_) => "SET CONSTRAINTS",
         Command::Ignored(w) if w.eq_ignore_ascii_case("VACUUM") => "VACUUM",
         Command::Sql(s) => match s.as_ref() {
             Statement::CreateIndex(ci) if ci.concurrently => "CREATE INDEX CONCURRENTLY",
