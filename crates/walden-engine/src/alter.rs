@@ -174,6 +174,7 @@ pub(crate) fn install(
                 .collect(),
         };
         cat.follow_columns(&old.def, &nt.def, &old_of);
+        cat.follow_owned_sequences(&old.def, &nt.def, &old_of);
     }
     cat.remove_table(id);
     cat.add_table(nt);

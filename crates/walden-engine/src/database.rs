@@ -30,13 +30,17 @@ mod enums;
 mod open;
 mod schemas;
 mod sequence_def;
+pub use sequence_def::SequenceAlter;
 mod sequences;
 mod views;
 
 /// A sequence and where it stands.
 pub struct Sequence {
     pub def: SequenceDef,
-    pub(crate) state: Mutex<SeqState>,
+    /// Shared with the entry an uncommitted ALTER SEQUENCE replaces, so
+    /// values handed out meanwhile stay handed out if it rolls back
+    /// (`nextval` is not transactional); a RESTART gets its own.
+    pub(crate) state: Arc<Mutex<SeqState>>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -45,6 +49,11 @@ pub(crate) struct SeqState {
     pub next: i64,
     /// Values before this may have been handed out (logged reservation).
     pub reserved: i64,
+    /// The value `nextval` handed out last, or `setval(.., true)` set
+    /// (`is_called`); `None` before either, after RESTART or
+    /// `setval(.., false)`. After a restart it is estimated from the
+    /// reservation (the sequence resumes past it anyway).
+    pub last: Option<i64>,
 }
 
 #[derive(Default)]
@@ -129,15 +138,125 @@ impl Catalog {
         }
         out
     }
+    /// The state of a sequence found again after a restart (an image or a
+    /// reservation record): it resumes at `upto`, and has handed out
+    /// values unless that is where it started.
+    pub(crate) fn resumed_state(def: &SequenceDef, upto: i64) -> SeqState {
+        SeqState {
+            next: upto,
+            reserved: upto,
+            last: (upto != def.start).then(|| upto.saturating_sub(def.increment)),
+        }
+    }
+
     pub(crate) fn add_sequence(&mut self, def: SequenceDef, state: SeqState) {
         self.next_seq_id = self.next_seq_id.max(def.id.saturating_add(1));
         self.sequences.insert(
             def.name.to_ascii_lowercase(),
             Arc::new(Sequence {
                 def,
-                state: Mutex::new(state),
+                state: Arc::new(Mutex::new(state)),
             }),
         );
+    }
+
+    /// Puts in a sequence's new definition (ALTER SEQUENCE; its id names
+    /// it, its name may be new): it goes on where it stands, or from
+    /// `restart`.
+    pub(crate) fn replace_sequence(&mut self, def: SequenceDef, restart: Option<i64>) {
+        let old = self
+            .sequences
+            .values()
+            .find(|s| s.def.id == def.id)
+            .cloned();
+        let state = match (restart, old) {
+            (Some(v), _) => Arc::new(Mutex::new(SeqState {
+                next: v,
+                reserved: v,
+                last: None,
+            })),
+            (None, Some(old)) => {
+                // A new INCREMENT takes effect from the last value handed
+                // out (a sequence still at its start has handed out none).
+                let mut st = old.state.lock();
+                if old.def.increment != def.increment {
+                    if let Some(last) = st.last {
+                        st.next = last.saturating_add(def.increment);
+                    }
+                }
+                drop(st);
+                old.state.clone()
+            }
+            (None, None) => Arc::new(Mutex::new(SeqState {
+                next: def.start,
+                reserved: def.start,
+                last: None,
+            })),
+        };
+        self.sequences.retain(|_, s| s.def.id != def.id);
+        self.next_seq_id = self.next_seq_id.max(def.id.saturating_add(1));
+        self.sequences.insert(
+            def.name.to_ascii_lowercase(),
+            Arc::new(Sequence { def, state }),
+        );
+    }
+
+    /// Drops the sequences a column of table `id` owns (the table goes).
+    pub(crate) fn drop_owned_sequences(&mut self, id: u32) {
+        self.sequences
+            .retain(|_, s| s.def.owned_by.is_none_or(|o| o.table != id));
+    }
+
+    /// Keeps the sequences owned by columns of table `old.id` with their
+    /// columns after ALTER TABLE (`old_of[j]`: the old position of new
+    /// column `j`, when it was kept as it was). A column that went takes
+    /// its sequence with it; one rewritten in place (a new type) keeps it.
+    pub(crate) fn follow_owned_sequences(
+        &mut self,
+        old: &crate::schema::TableDef,
+        new: &crate::schema::TableDef,
+        old_of: &[Option<usize>],
+    ) {
+        let owned: Vec<Arc<Sequence>> = self
+            .sequences
+            .values()
+            .filter(|s| s.def.owned_by.is_some_and(|o| o.table == old.id))
+            .cloned()
+            .collect();
+        for s in owned {
+            let Some(o) = s.def.owned_by else { continue };
+            let moved = old_of
+                .iter()
+                .position(|p| *p == Some(o.column))
+                .or_else(|| {
+                    let name = &old.columns.get(o.column)?.name;
+                    new.columns
+                        .iter()
+                        .position(|c| c.name.eq_ignore_ascii_case(name))
+                        .filter(|&j| old_of.get(j).is_some_and(|p| p.is_none()))
+                });
+            let key = s.def.name.to_ascii_lowercase();
+            match moved {
+                Some(j) if j == o.column => {}
+                Some(j) => {
+                    let mut def = s.def.clone();
+                    def.owned_by = Some(crate::schema::SeqOwner {
+                        table: o.table,
+                        column: j,
+                    });
+                    self.sequences.insert(
+                        key,
+                        Arc::new(Sequence {
+                            def,
+                            state: s.state.clone(),
+                        }),
+                    );
+                }
+                None => {
+                    self.sequences.remove(&key);
+                }
+            }
+        }
     }
 }
 

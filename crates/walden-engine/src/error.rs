@@ -72,6 +72,14 @@ pub enum EngineError {
     /// A sequence definition PostgreSQL refuses (22023), in its words.
     #[error("{0}")]
     SequenceDefinition(String),
+    /// `currval` of a sequence this session has not drawn from, or
+    /// `lastval` before any `nextval` (55000).
+    #[error("{0}")]
+    SequenceValueUndefined(String),
+    /// A row that needs a column's expression DEFAULT where the SQL layer
+    /// did not evaluate it (0A000).
+    #[error("the DEFAULT expression of column \"{0}\" is not supported in this statement")]
+    DefaultNotEvaluated(String),
     #[error("column \"{column}\" of relation \"{table}\" does not exist")]
     UnknownColumn { table: String, column: String },
     #[error("duplicate key value violates unique constraint \"{}\"", .0.constraint)]

@@ -54,7 +54,9 @@ mod view;
 pub use alter::{Alteration, ColumnSource};
 pub use checkpoint::{BackupInfo, BackupState, CheckpointInfo};
 pub use comment::CommentOn;
-pub use database::{Database, DbCounters, Limits, DEFAULT_TRANSACTION_BYTES, MAX_ROW_BYTES};
+pub use database::{
+    Database, DbCounters, Limits, SequenceAlter, DEFAULT_TRANSACTION_BYTES, MAX_ROW_BYTES,
+};
 pub use error::{DatetimeErrorKind, EngineError, FkViolation, KeyConflict, Result};
 pub use instance::roles_txn::{RoleCommitHook, ROLE_CATALOG_LOCK};
 pub use instance::{Instance, InstanceConfig, SeedReceiver};
@@ -63,8 +65,8 @@ pub use namespace::SchemaDef;
 pub use replica::{frames_of, wait_until, RemoteHarden, ReplicaCounters};
 pub use schema::{
     CheckDef, Collation, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, FkAction,
-    ForeignKeyDef, Identity, IdentityGeneration, IndexDef, RecoveryModel, SeqType, SequenceDef,
-    SequenceOptions, TableDef,
+    ForeignKeyDef, Identity, IdentityGeneration, IndexDef, RecoveryModel, SeqOwner, SeqType,
+    SequenceDef, SequenceOptions, TableDef,
 };
 pub use session::{Activity, ActivityState, CommitRequest, Session};
 pub use table::{value_list, Table};

@@ -190,6 +190,7 @@ fn apply_record_from(
         Redo::CreateTable(def) => cat.add_table(Arc::new(Table::new(def))),
         Redo::DropTable(id) => {
             cat.remove_table(id);
+            cat.drop_owned_sequences(id);
         }
         Redo::Truncate(id) => {
             if let Some(t) = cat.by_id.get(&id) {
@@ -204,16 +205,16 @@ fn apply_record_from(
                 SeqState {
                     next: start,
                     reserved: start,
+                    last: None,
                 },
             );
         }
+        Redo::AlterSequence { def, restart } => cat.replace_sequence(def, restart),
         Redo::DropSequence(id) => cat.sequences.retain(|_, s| s.def.id != id),
         Redo::SeqReserve { id, upto } => {
             if let Some(s) = cat.sequences.values().find(|s| s.def.id == id) {
                 // Values below `upto` may have been handed out before the crash.
-                let mut st = s.state.lock();
-                st.next = upto;
-                st.reserved = upto;
+                *s.state.lock() = Catalog::resumed_state(&s.def, upto);
             }
         }
         Redo::IdentitySet { table, next } => {

@@ -17,6 +17,10 @@ pub enum DefaultExpr {
     NewUuid,
     /// `nextval('seq')`, `NEXT VALUE FOR seq`.
     NextVal(String),
+    /// Any other expression, as SQL text: the SQL layer compiles it and
+    /// evaluates it for each row that takes the default (the engine
+    /// cannot, and refuses a row that would need it).
+    Expr(String),
 }
 
 /// `IDENTITY(seed, increment)`, `SERIAL`, `GENERATED ... AS IDENTITY`.
@@ -393,6 +397,17 @@ pub struct SequenceDef {
     pub max: i64,
     /// Past a bound, start again at the other one (else 2200H).
     pub cycle: bool,
+    /// The column that owns it (`OWNED BY t.c`, a serial column's
+    /// sequence): it is dropped with the column or its table.
+    pub owned_by: Option<SeqOwner>,
+}
+
+/// A sequence's owning column: the table's id and the column's position
+/// (kept in step when ALTER TABLE moves columns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SeqOwner {
+    pub table: u32,
+    pub column: usize,
 }
 
 /// A sequence's data type (PostgreSQL's `seqtypid`).

@@ -28,6 +28,17 @@ pub struct Session {
     /// chance (the hook wakes it when it waits for its client).
     terminated: AtomicBool,
     terminate_hook: parking_lot::Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
+    /// What `currval` and `lastval` return: the last value `nextval` (or a
+    /// `setval` with is_called) gave each sequence, by id, and the sequence
+    /// `nextval` last drew from.
+    pub(crate) seq_memory: parking_lot::Mutex<SeqMemory>,
+}
+
+/// A session's sequence values (`currval`, `lastval`).
+#[derive(Default)]
+pub(crate) struct SeqMemory {
+    pub(crate) values: std::collections::HashMap<u32, i64>,
+    pub(crate) last: Option<u32>,
 }
 
 /// A session's state as `pg_stat_activity.state` names it.
@@ -71,6 +82,12 @@ pub struct Activity {
 }
 
 impl Session {
+    /// `DISCARD SEQUENCES` (and `DISCARD ALL`): forgets what `currval` and
+    /// `lastval` would return.
+    pub fn discard_sequences(&self) {
+        *self.seq_memory.lock() = SeqMemory::default();
+    }
+
     pub(crate) fn new(id: u32, instance_waits: Arc<WaitStats>) -> Self {
         Session {
             id,
@@ -84,6 +101,7 @@ impl Session {
             activity: Default::default(),
             terminated: AtomicBool::new(false),
             terminate_hook: Default::default(),
+            seq_memory: Default::default(),
         }
     }
 

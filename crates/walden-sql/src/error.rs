@@ -352,6 +352,8 @@ impl From<EngineError> for SqlError {
             E::SequenceExhausted { .. } => ErrorKind::SequenceLimitExceeded,
             E::SequenceOutOfBounds { .. } => ErrorKind::NumericOutOfRange,
             E::SequenceDefinition(_) => ErrorKind::InvalidParameter,
+            E::SequenceValueUndefined(_) => ErrorKind::PrerequisiteState,
+            E::DefaultNotEvaluated(_) => ErrorKind::FeatureNotSupported,
             E::UnknownColumn { .. } => ErrorKind::UndefinedColumn,
             E::DuplicateKey(_) | E::UniqueBuildFailed(_) => ErrorKind::UniqueViolation,
             E::RelationExists(_) => ErrorKind::DuplicateTable,

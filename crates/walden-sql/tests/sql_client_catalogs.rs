@@ -264,18 +264,15 @@ fn alter_table_owner_to_changes_the_owner() {
     let (k, _) = err(&mut bob, "ALTER TABLE owned_seq OWNER TO bob");
     assert_eq!(k, ErrorKind::InsufficientPrivilege);
     rows(&mut admin, "ALTER TABLE IF EXISTS gone OWNER TO alice");
-    // OWNER TO with another action, and an OWNED BY that would tie a
-    // sequence to a column other than its own counter's, are refused by name.
-    let (k, m) = err(
+    // OWNED BY ties the sequence to the column, as PostgreSQL does (both
+    // owned by alice); OWNER TO with another action is refused by name.
+    rows(
         &mut admin,
         "ALTER SEQUENCE public.owned_seq OWNED BY public.owned.id",
     );
     assert_eq!(
-        (k, m.as_str()),
-        (
-            ErrorKind::FeatureNotSupported,
-            "ALTER SEQUENCE owned_seq OWNED BY owned.id (a column's own counter is named owned_id_seq; sequences are not tied to columns) is not supported"
-        )
+        one(&mut admin, "SELECT pg_get_serial_sequence('owned', 'id')"),
+        "public.owned_seq"
     );
     let (k, _) = err(
         &mut admin,

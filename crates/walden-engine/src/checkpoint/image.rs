@@ -303,13 +303,8 @@ pub(crate) fn decode_whole(bytes: &[u8], path: &Path) -> Result<Image> {
             let reserved = r.ivar()?;
             // Values up to the reservation may have been used after the image.
             let _ = next;
-            catalog.add_sequence(
-                def,
-                SeqState {
-                    next: reserved,
-                    reserved,
-                },
-            );
+            let state = Catalog::resumed_state(&def, reserved);
+            catalog.add_sequence(def, state);
         }
         if !r.is_empty() {
             for _ in 0..r.var()? {

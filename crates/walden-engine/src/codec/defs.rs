@@ -5,8 +5,8 @@ use super::{get_type, put_ivar, put_str, put_type, put_value, put_var, short, Re
 use crate::error::Result;
 use crate::schema::{
     CheckDef, Collation, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, FkAction,
-    ForeignKeyDef, Identity, IdentityGeneration, IndexDef, RecoveryModel, SeqType, SequenceDef,
-    TableDef,
+    ForeignKeyDef, Identity, IdentityGeneration, IndexDef, RecoveryModel, SeqOwner, SeqType,
+    SequenceDef, TableDef,
 };
 
 pub fn put_table_def(out: &mut Vec<u8>, d: &TableDef) {
@@ -30,6 +30,10 @@ pub fn put_table_def(out: &mut Vec<u8>, d: &TableDef) {
                 put_str(out, s);
             }
             Some(DefaultExpr::Today) => out.push(5),
+            Some(DefaultExpr::Expr(s)) => {
+                out.push(6);
+                put_str(out, s);
+            }
         }
         match c.identity {
             None => out.push(0),
@@ -237,6 +241,7 @@ pub fn get_table_def(r: &mut Reader<'_>, tail: bool) -> Result<TableDef> {
             3 => Some(DefaultExpr::NewUuid),
             4 => Some(DefaultExpr::NextVal(r.str()?.to_string())),
             5 => Some(DefaultExpr::Today),
+            6 => Some(DefaultExpr::Expr(r.str()?.to_string())),
             _ => return Err(short()),
         };
         let identity = match r.u8()? {
@@ -374,9 +379,13 @@ pub fn get_settings(r: &mut Reader<'_>) -> Result<DbSettings> {
 /// Set in a sequence's encoded id (ids are u32) when its type, bounds and
 /// CYCLE follow; records from before have none (bigint, default bounds).
 const SEQ_BOUNDED: u64 = 1 << 32;
+/// Set in a sequence's encoded id when its owning column (table id, column
+/// position) follows the CYCLE byte; written only for an owned sequence.
+const SEQ_OWNED: u64 = 1 << 33;
 
 pub fn put_sequence(out: &mut Vec<u8>, s: &SequenceDef) {
-    put_var(out, s.id as u64 | SEQ_BOUNDED);
+    let owned = if s.owned_by.is_some() { SEQ_OWNED } else { 0 };
+    put_var(out, s.id as u64 | SEQ_BOUNDED | owned);
     put_str(out, &s.name);
     put_ivar(out, s.start);
     put_ivar(out, s.increment);
@@ -388,6 +397,10 @@ pub fn put_sequence(out: &mut Vec<u8>, s: &SequenceDef) {
     put_ivar(out, s.min);
     put_ivar(out, s.max);
     out.push(s.cycle as u8);
+    if let Some(o) = s.owned_by {
+        put_var(out, o.table as u64);
+        put_var(out, o.column as u64);
+    }
 }
 
 pub fn get_sequence(r: &mut Reader<'_>) -> Result<SequenceDef> {
@@ -407,8 +420,16 @@ pub fn get_sequence(r: &mut Reader<'_>) -> Result<SequenceDef> {
         let (min, max) = SequenceDef::default_bounds(start, increment);
         (SeqType::BigInt, min, max, false)
     };
+    let owned_by = if id & SEQ_OWNED != 0 {
+        Some(SeqOwner {
+            table: r.var()? as u32,
+            column: r.var()? as usize,
+        })
+    } else {
+        None
+    };
     Ok(SequenceDef {
-        id: id as u32,
+        id: (id & u32::MAX as u64) as u32,
         name,
         start,
         increment,
@@ -416,5 +437,6 @@ pub fn get_sequence(r: &mut Reader<'_>) -> Result<SequenceDef> {
         min,
         max,
         cycle,
+        owned_by,
     })
 }

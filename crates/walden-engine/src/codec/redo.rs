@@ -62,6 +62,13 @@ pub enum Redo {
     Truncate(u32),
     CreateSequence(SequenceDef),
     DropSequence(u32),
+    /// `ALTER SEQUENCE`: the sequence's new definition (its id names it;
+    /// the name may be new), and the value its next `nextval` returns when
+    /// it was restarted (else it goes on where it is).
+    AlterSequence {
+        def: SequenceDef,
+        restart: Option<i64>,
+    },
     /// Sequence values up to `upto` may have been handed out.
     SeqReserve {
         id: u32,
@@ -149,6 +156,9 @@ const TAG_COMMENT: u8 = 45;
 /// Redo tags of schemas (50..=54 are reserved for them).
 const TAG_PUT_SCHEMA: u8 = 50;
 const TAG_DROP_SCHEMA: u8 = 51;
+
+/// Redo tags of sequences after the first ones (60..=64 are reserved).
+const TAG_ALTER_SEQUENCE: u8 = 60;
 
 /// Redo tags of ALTER TABLE (25..=34 are reserved for it).
 const TAG_ALTER_TABLE: u8 = 25;
@@ -286,6 +296,17 @@ pub fn encode_redo(r: &Redo) -> Vec<u8> {
         Redo::DropSequence(id) => {
             out.push(14);
             put_var(&mut out, *id as u64);
+        }
+        Redo::AlterSequence { def, restart } => {
+            out.push(TAG_ALTER_SEQUENCE);
+            put_sequence(&mut out, def);
+            match restart {
+                None => out.push(0),
+                Some(v) => {
+                    out.push(1);
+                    put_ivar(&mut out, *v);
+                }
+            }
         }
         Redo::SeqReserve { id, upto } => {
             out.push(15);
@@ -463,6 +484,13 @@ pub fn decode_redo(buf: &[u8], key_of: &dyn Fn(u32, &[Value]) -> Option<Key>) ->
         12 => Redo::Truncate(r.var()? as u32),
         13 => Redo::CreateSequence(get_sequence(&mut r)?),
         14 => Redo::DropSequence(r.var()? as u32),
+        TAG_ALTER_SEQUENCE => Redo::AlterSequence {
+            def: get_sequence(&mut r)?,
+            restart: match r.u8()? {
+                0 => None,
+                _ => Some(r.ivar()?),
+            },
+        },
         15 => Redo::SeqReserve {
             id: r.var()? as u32,
             upto: r.ivar()?,

@@ -3,7 +3,7 @@
 //! its messages.
 
 use crate::error::{EngineError, Result};
-use crate::schema::{SequenceDef, SequenceOptions};
+use crate::schema::{SeqType, SequenceDef, SequenceOptions};
 
 impl SequenceOptions {
     /// The definition of sequence `id` named `name`, or why PostgreSQL
@@ -53,6 +53,7 @@ impl SequenceOptions {
             min,
             max,
             cycle: self.cycle,
+            owned_by: None,
         })
     }
 }
@@ -66,5 +67,80 @@ impl SequenceDef {
         } else {
             (i64::MIN, start.max(-1))
         }
+    }
+}
+
+/// What `ALTER SEQUENCE` changes (`None`: left as it is). `Some(None)` of
+/// a bound is `NO MINVALUE` / `NO MAXVALUE`; of `restart`, `RESTART`
+/// without a value (from START).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SequenceAlter {
+    pub data_type: Option<SeqType>,
+    pub increment: Option<i64>,
+    pub min: Option<Option<i64>>,
+    pub max: Option<Option<i64>>,
+    pub start: Option<i64>,
+    pub restart: Option<Option<i64>>,
+    pub cache: Option<i64>,
+    pub cycle: Option<bool>,
+}
+
+impl SequenceDef {
+    /// This sequence after `a`, with the value it restarts from if it does,
+    /// or why PostgreSQL refuses the change (22023), checked in its order.
+    /// A bound that was its type's own follows a new type (one chosen
+    /// explicitly stays, and must fit).
+    pub fn altered(&self, a: &SequenceAlter) -> Result<(SequenceDef, Option<i64>)> {
+        let bad = |m: String| Err(EngineError::SequenceDefinition(m));
+        let (omin, omax) = self.data_type.range();
+        let data_type = a.data_type.unwrap_or(self.data_type);
+        let (nmin, nmax) = data_type.range();
+        let retyped = data_type != self.data_type;
+        let increment = a.increment.unwrap_or(self.increment);
+        // A bound that was the old type's own becomes the new type's
+        // (whichever the direction), as PostgreSQL resets it.
+        let max = match a.max {
+            Some(Some(v)) => Some(v),
+            Some(None) => None,
+            None if retyped && self.max == omax => Some(nmax),
+            None => Some(self.max),
+        };
+        let min = match a.min {
+            Some(Some(v)) => Some(v),
+            Some(None) => None,
+            None if retyped && self.min == omin => Some(nmin),
+            None => Some(self.min),
+        };
+        let opts = SequenceOptions {
+            data_type,
+            start: Some(a.start.unwrap_or(self.start)),
+            increment: Some(increment),
+            min,
+            max,
+            cycle: a.cycle.unwrap_or(self.cycle),
+        };
+        let mut def = opts.define(self.id, &self.name)?;
+        def.owned_by = self.owned_by;
+        let restart = a.restart.map(|r| r.unwrap_or(def.start));
+        if let Some(r) = restart {
+            if r < def.min {
+                return bad(format!(
+                    "RESTART value ({r}) cannot be less than MINVALUE ({})",
+                    def.min
+                ));
+            }
+            if r > def.max {
+                return bad(format!(
+                    "RESTART value ({r}) cannot be greater than MAXVALUE ({})",
+                    def.max
+                ));
+            }
+        }
+        if let Some(c) = a.cache {
+            if c <= 0 {
+                return bad(format!("CACHE ({c}) must be greater than zero"));
+            }
+        }
+        Ok((def, restart))
     }
 }

@@ -66,7 +66,45 @@ impl Database {
             }
             None => return Err(exhausted(def, inc > 0)),
         };
+        st.last = Some(v);
+        drop(st);
+        let mut mem = session.seq_memory.lock();
+        mem.values.insert(def.id, v);
+        mem.last = Some(def.id);
         Ok(v)
+    }
+
+    /// `currval('name')`: the value this session's last `nextval` of the
+    /// sequence returned (55000 before one).
+    pub fn currval(&self, session: &Session, name: &str) -> Result<i64> {
+        let seq = self.sequence(name)?;
+        let v = session.seq_memory.lock().values.get(&seq.def.id).copied();
+        v.ok_or_else(|| {
+            EngineError::SequenceValueUndefined(format!(
+                "currval of sequence \"{}\" is not yet defined in this session",
+                seq.def.name
+            ))
+        })
+    }
+
+    /// `lastval()`: the value this session's last `nextval` returned, of
+    /// whichever sequence (55000 before one, or once it is dropped).
+    pub fn lastval(&self, session: &Session) -> Result<i64> {
+        let undefined = || {
+            EngineError::SequenceValueUndefined("lastval is not yet defined in this session".into())
+        };
+        let mem = session.seq_memory.lock();
+        let id = mem.last.ok_or_else(undefined)?;
+        let exists = self
+            .catalog
+            .read()
+            .sequences
+            .values()
+            .any(|s| s.def.id == id);
+        if !exists {
+            return Err(undefined());
+        }
+        mem.values.get(&id).copied().ok_or_else(undefined)
     }
 }
 
@@ -83,6 +121,32 @@ impl Database {
     /// sequence).
     pub fn sequence_next(&self, name: &str) -> Option<i64> {
         self.sequence(name).ok().map(|s| s.state.lock().next)
+    }
+
+    /// `last_value` and `is_called` of a sequence read as a relation: the
+    /// value handed out last, or (not called) the one handed out next.
+    pub fn sequence_last(&self, name: &str) -> Option<(i64, bool)> {
+        self.sequence_position(name)
+            .map(|(v, called, _)| (v, called))
+    }
+
+    /// [`Database::sequence_last`] and `log_cnt`: how many values past
+    /// `last_value` the log has reserved (PostgreSQL's count of values
+    /// fetched ahead).
+    pub fn sequence_position(&self, name: &str) -> Option<(i64, bool, i64)> {
+        let s = self.sequence(name).ok()?;
+        let st = s.state.lock();
+        let ahead = match st.last {
+            Some(last) if s.def.increment != 0 => {
+                ((st.reserved as i128 - last as i128) / s.def.increment as i128)
+                    .clamp(0, i64::MAX as i128) as i64
+            }
+            _ => 0,
+        };
+        Some(match st.last {
+            Some(v) => (v, true, ahead),
+            None => (st.next, false, 0),
+        })
     }
 
     /// `setval('name', value, is_called)`: the next `nextval` returns
@@ -121,6 +185,11 @@ impl Database {
         )?;
         st.next = next;
         st.reserved = next;
+        st.last = is_called.then_some(value);
+        drop(st);
+        if is_called {
+            session.seq_memory.lock().values.insert(def.id, value);
+        }
         Ok(())
     }
 }

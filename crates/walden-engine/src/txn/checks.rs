@@ -131,20 +131,35 @@ impl Transaction {
                 values.len()
             )));
         }
-        let mut row = Vec::with_capacity(values.len());
-        for (c, v) in def.columns.iter().zip(values) {
-            let v = match v {
-                Some(v) => coerce_column(v, c)?,
+        // The given values are converted first (PostgreSQL converts
+        // constants when it plans), then every default is taken, then NOT
+        // NULL is checked, as PostgreSQL evaluates a row: a row refused for a
+        // NULL still draws its sequences' values, one refused for a value
+        // out of range does not.
+        let given = def
+            .columns
+            .iter()
+            .zip(values)
+            .map(|(c, v)| v.map(|v| coerce_column(v, c)).transpose())
+            .collect::<Result<Vec<_>>>()?;
+        let mut row = Vec::with_capacity(given.len());
+        for (c, v) in def.columns.iter().zip(given) {
+            row.push(match v {
+                Some(v) => v,
                 None if c.identity.is_some() => Value::Int(table.take_identity()),
                 None => self.default_value(c)?,
-            };
-            if v.is_null() && !c.nullable {
-                return Err(EngineError::NotNull {
-                    table: def.name.clone(),
-                    column: c.name.clone(),
-                });
-            }
-            row.push(v);
+            });
+        }
+        if let Some(c) = def
+            .columns
+            .iter()
+            .zip(&row)
+            .find_map(|(c, v)| (v.is_null() && !c.nullable).then_some(c))
+        {
+            return Err(EngineError::NotNull {
+                table: def.name.clone(),
+                column: c.name.clone(),
+            });
         }
         check_size(&row, self.db.limits())?;
         Ok(row)
@@ -175,6 +190,9 @@ impl Transaction {
             }
             Some(DefaultExpr::NextVal(s)) => {
                 coerce(Value::Int(self.db.nextval(&self.session, s)?), &c.data_type)?
+            }
+            Some(DefaultExpr::Expr(_)) => {
+                return Err(EngineError::DefaultNotEvaluated(c.name.clone()))
             }
         })
     }

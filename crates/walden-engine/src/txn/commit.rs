@@ -27,7 +27,7 @@ impl Transaction {
         for step in self.ddl.lock().iter() {
             out.push(encode_redo(&step.redo));
             match &step.redo {
-                Redo::CreateSequence(def) => {
+                Redo::CreateSequence(def) | Redo::AlterSequence { def, .. } => {
                     if let Some(s) = cat.sequences.values().find(|s| s.def.id == def.id) {
                         let upto = s.state.lock().reserved;
                         out.push(encode_redo(&Redo::SeqReserve { id: def.id, upto }));

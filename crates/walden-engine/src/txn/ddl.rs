@@ -15,7 +15,7 @@ use crate::codec::Redo;
 use crate::database::{Catalog, Database, SeqState, Sequence};
 use crate::error::{EngineError, Result};
 use crate::lock::{Acquired, TableLockMode, TablePath, WaitPolicy};
-use crate::schema::{ForeignKeyDef, IndexDef, SequenceOptions, TableDef};
+use crate::schema::{ForeignKeyDef, IndexDef, SequenceDef, SequenceOptions, TableDef};
 use crate::table::Table;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -605,6 +605,7 @@ impl Transaction {
             .collect();
         self.catalog_change(|cat| {
             cat.remove_table(id);
+            cat.drop_owned_sequences(id);
             Ok(((), Redo::DropTable(id)))
         })?;
         self.discard_writes(id);
@@ -856,9 +857,48 @@ impl Transaction {
                 SeqState {
                     next: start,
                     reserved: start,
+                    last: None,
                 },
             );
             Ok(((), Redo::CreateSequence(def)))
+        })
+    }
+
+    /// `ALTER SEQUENCE`: `change` makes the new definition from the current
+    /// one (or refuses it), with the value to restart from if any.
+    pub fn alter_sequence(
+        &self,
+        name: &str,
+        change: impl FnOnce(&SequenceDef) -> Result<(SequenceDef, Option<i64>)>,
+    ) -> Result<()> {
+        self.catalog_change(|cat| {
+            let s = cat
+                .sequences
+                .get(&name.to_ascii_lowercase())
+                .cloned()
+                .ok_or_else(|| EngineError::UnknownSequence(name.to_string()))?;
+            let (mut def, restart) = change(&s.def)?;
+            def.id = s.def.id;
+            if !def.name.eq_ignore_ascii_case(&s.def.name)
+                && (cat.sequences.contains_key(&def.name.to_ascii_lowercase())
+                    || cat.tables.contains_key(&def.name.to_ascii_lowercase()))
+            {
+                return Err(EngineError::SequenceExists(def.name.clone()));
+            }
+            if let Some(o) = def.owned_by {
+                let t = cat
+                    .by_id
+                    .get(&o.table)
+                    .ok_or_else(|| EngineError::UnknownTable(o.table.to_string()))?;
+                if o.column >= t.def.columns.len() {
+                    return Err(EngineError::UnknownColumn {
+                        table: t.name().to_string(),
+                        column: o.column.to_string(),
+                    });
+                }
+            }
+            cat.replace_sequence(def.clone(), restart);
+            Ok(((), Redo::AlterSequence { def, restart }))
         })
     }
 

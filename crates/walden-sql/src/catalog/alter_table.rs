@@ -51,6 +51,25 @@ pub(crate) fn alter_table(
     let name = object_last(&at.name);
     let mut out = QueryOutput::command("ALTER TABLE");
     if db.table(&name).is_err() {
+        // `ALTER TABLE seq RENAME TO n` renames a sequence, as PostgreSQL's
+        // ALTER TABLE takes any relation there.
+        if let [ast::AlterTableOperation::RenameTable { table_name }] = at.operations.as_slice() {
+            let is_seq = db
+                .sequences_as(Some(tx.id()))
+                .iter()
+                .any(|s| s.name.eq_ignore_ascii_case(&name));
+            if is_seq {
+                let to = match table_name {
+                    ast::RenameTableNameKind::As(n) | ast::RenameTableNameKind::To(n) => n,
+                };
+                let change = crate::front::SequenceChange {
+                    rename: Some(object_last(to)),
+                    ..Default::default()
+                };
+                crate::catalog::alter_sequence::alter_sequence(tx, false, &name, &change)?;
+                return Ok(out);
+            }
+        }
         if at.if_exists {
             out.notices
                 .push(format!("relation \"{name}\" does not exist, skipping"));
@@ -65,6 +84,7 @@ pub(crate) fn alter_table(
     let tx: &Transaction = tx;
     let env = ctx.env(tx);
     let mut notices = Vec::new();
+    let mut serials = Vec::new();
     tx.alter_table(&name, |t| {
         let mut w = Work::new(&db, t, &env);
         for op in &at.operations {
@@ -72,8 +92,20 @@ pub(crate) fn alter_table(
         }
         let alt = w.finish(p)?;
         notices = w.notices;
+        serials = w.serials;
         Ok::<_, SqlError>(alt)
     })?;
+    if !serials.is_empty() {
+        let t = db.table_as(Some(tx.id()), &name)?;
+        for (col, seq) in serials {
+            let i = t
+                .def
+                .column_index(&col)
+                .ok_or_else(|| SqlError::internal(format!("serial column {col} went missing")))?;
+            let ty = t.def.columns[i].data_type.clone();
+            crate::catalog::ddl::create_owned_sequence(tx, &seq, &ty, t.id(), i)?;
+        }
+    }
     out.notices = notices;
     Ok(out)
 }
@@ -111,6 +143,9 @@ pub(crate) struct Work<'a> {
     /// A column's values changed: every CHECK is validated again.
     pub(crate) retyped: bool,
     pub(crate) notices: Vec<String>,
+    /// Serial columns added: (column, its sequence's name), the sequences
+    /// made once the table is altered.
+    pub(crate) serials: Vec<(String, String)>,
 }
 
 pub(crate) fn err(kind: ErrorKind, m: impl Into<String>) -> SqlError {
@@ -129,6 +164,7 @@ impl<'a> Work<'a> {
             new_checks: Vec::new(),
             retyped: false,
             notices: Vec::new(),
+            serials: Vec::new(),
         }
     }
 
@@ -289,7 +325,18 @@ impl<'a> Work<'a> {
         let mut col = ColumnDef::new(name.clone(), ty.clone());
         col.time_precision = precision;
         if serial {
-            col = col.identity(1, 1);
+            let taken: Vec<(usize, String)> =
+                self.serials.iter().map(|(_, s)| (0, s.clone())).collect();
+            let seq = crate::catalog::ddl::serial_sequence_name(
+                self.db,
+                self.env.tx,
+                self.table(),
+                &name,
+                &taken,
+            );
+            col.nullable = false;
+            col.default = Some(DefaultExpr::NextVal(seq.clone()));
+            self.serials.push((name.clone(), seq));
         }
         let mut checks = Vec::new();
         let mut unique = Vec::new();
@@ -332,8 +379,9 @@ impl<'a> Work<'a> {
         let per_row = col.identity.is_some()
             || matches!(
                 col.default,
-                Some(DefaultExpr::NewUuid | DefaultExpr::NextVal(_))
+                Some(DefaultExpr::NewUuid | DefaultExpr::NextVal(_) | DefaultExpr::Expr(_))
             );
+        crate::catalog::ddl::check_defaults(p, std::iter::once(&col))?;
         let n = if per_row { self.nrows()? } else { 0 };
         let fill = if col.identity.is_some() {
             if n > 0 {
@@ -396,6 +444,12 @@ impl<'a> Work<'a> {
                 )))
             }
             DefaultExpr::NextVal(_) => ColumnSource::Fill(Value::Null),
+            DefaultExpr::Expr(_) if n > 0 => {
+                return Err(SqlError::unsupported(format!(
+                    "ADD COLUMN \"{col}\" with an expression default to a table with rows"
+                )))
+            }
+            DefaultExpr::Expr(_) => ColumnSource::Fill(Value::Null),
         })
     }
 
@@ -479,6 +533,9 @@ impl<'a> Work<'a> {
                 }
                 if let DefaultExpr::Value(v) = &d {
                     crate::functions::cast(v.clone(), &self.def.columns[i].data_type)?;
+                }
+                if let DefaultExpr::Expr(sql) = &d {
+                    crate::dml::defaults::compile_text(p, sql)?;
                 }
                 self.def.columns[i].default = Some(d);
             }

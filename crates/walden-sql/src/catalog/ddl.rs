@@ -12,9 +12,44 @@ use walden_engine::{
     ColumnDef, DataType, Database, DefaultExpr, EngineError, TableDef, Transaction, Value,
 };
 
+/// A column's DEFAULT: the kinds the engine fills itself, else the
+/// expression's text (compiled and evaluated per row by the SQL layer;
+/// `check_defaults` compiles it once when it is declared).
 pub(crate) fn default_expr(e: &ast::Expr) -> Result<DefaultExpr> {
+    // PostgreSQL's DEFAULT takes a restricted expression: IN, LIKE, IS,
+    // BETWEEN, AND, OR and NOT need parentheses there.
     use ast::Expr as A;
-    Ok(match e {
+    let bare = matches!(
+        e,
+        A::InList { .. }
+            | A::InSubquery { .. }
+            | A::Like { .. }
+            | A::ILike { .. }
+            | A::IsNull(_)
+            | A::IsNotNull(_)
+            | A::IsTrue(_)
+            | A::IsFalse(_)
+            | A::Between { .. }
+            | A::BinaryOp {
+                op: ast::BinaryOperator::And | ast::BinaryOperator::Or,
+                ..
+            }
+            | A::UnaryOp {
+                op: ast::UnaryOperator::Not,
+                ..
+            }
+    );
+    if bare {
+        return Err(SqlError::syntax(format!(
+            "syntax error in DEFAULT {e}: the expression needs parentheses"
+        )));
+    }
+    Ok(simple_default(e).unwrap_or_else(|| DefaultExpr::Expr(e.to_string())))
+}
+
+fn simple_default(e: &ast::Expr) -> Option<DefaultExpr> {
+    use ast::Expr as A;
+    Some(match e {
         A::Function(f) => {
             let name = object_last(&f.name).to_ascii_lowercase();
             match name.as_str() {
@@ -34,8 +69,10 @@ pub(crate) fn default_expr(e: &ast::Expr) -> Result<DefaultExpr> {
                     let arg = match &f.args {
                         ast::FunctionArguments::List(l) => l.args.first().map(|a| a.to_string()),
                         _ => None,
+                    }?;
+                    if !arg.starts_with('\'') {
+                        return None;
                     }
-                    .ok_or_else(|| SqlError::syntax("nextval needs a sequence name"))?;
                     let name = arg
                         .split("::")
                         .next()
@@ -45,30 +82,44 @@ pub(crate) fn default_expr(e: &ast::Expr) -> Result<DefaultExpr> {
                         .to_string();
                     DefaultExpr::NextVal(name.rsplit('.').next().unwrap_or(&name).to_string())
                 }
-                other => return Err(SqlError::unsupported(format!("DEFAULT {other}()"))),
+                _ => return None,
             }
         }
         A::Identifier(id) if id.quote_style.is_none() => {
             match id.value.to_ascii_lowercase().as_str() {
                 "current_timestamp" | "localtimestamp" => DefaultExpr::Now,
                 "current_date" => DefaultExpr::Today,
-                _ => return Err(SqlError::unsupported(format!("DEFAULT {}", id.value))),
+                _ => return None,
             }
         }
-        A::Nested(inner) => default_expr(inner)?,
-        A::Cast { expr, .. } => default_expr(expr)?,
-        A::Value(v) => DefaultExpr::Value(literal(&v.value)?),
+        A::Nested(inner) => simple_default(inner)?,
+        A::Cast { expr, .. } => simple_default(expr)?,
+        A::Value(v) => DefaultExpr::Value(literal(&v.value).ok()?),
         A::UnaryOp {
             op: ast::UnaryOperator::Minus,
             expr,
-        } => match default_expr(expr)? {
-            DefaultExpr::Value(Value::Int(i)) => DefaultExpr::Value(Value::Int(-i)),
+        } => match simple_default(expr)? {
+            DefaultExpr::Value(Value::Int(i)) => DefaultExpr::Value(Value::Int(i.checked_neg()?)),
             DefaultExpr::Value(Value::Decimal(d)) => DefaultExpr::Value(Value::Decimal(-d)),
             DefaultExpr::Value(Value::Float(f)) => DefaultExpr::Value(Value::Float(-f)),
-            _ => return Err(SqlError::unsupported(format!("DEFAULT {e}"))),
+            _ => return None,
         },
-        other => return Err(SqlError::unsupported(format!("DEFAULT {other}"))),
+        _ => return None,
     })
+}
+
+/// Compiles the expression DEFAULTs of these columns, so a bad one fails
+/// where it is declared (as PostgreSQL's do), not at the first insert.
+pub(crate) fn check_defaults<'a>(
+    p: &mut Planner<'_>,
+    columns: impl IntoIterator<Item = &'a ColumnDef>,
+) -> Result<()> {
+    for c in columns {
+        if let Some(DefaultExpr::Expr(sql)) = &c.default {
+            crate::dml::defaults::compile_text(p, sql)?;
+        }
+    }
+    Ok(())
 }
 
 fn literal(v: &ast::Value) -> Result<Value> {
@@ -132,17 +183,36 @@ pub fn create_table(
     let mut plain = Vec::new();
     let mut checks: Vec<Declared> = Vec::new();
     let mut fks: Vec<crate::catalog::foreign_keys::Declared> = Vec::new();
+    let mut serials: Vec<(usize, String)> = Vec::new();
     for c in &ct.columns {
         let (plain_type, precision) = crate::types::names::split_time_precision(&c.data_type)?;
         let (ty, serial) = crate::types::names::column_type_in(db, Some(tx.id()), &plain_type)?;
         let mut col = ColumnDef::new(crate::expr::fold_ident(&c.name), ty);
         col.time_precision = precision;
         if serial {
-            col = col.identity(1, 1);
+            // Named after the table as PostgreSQL folds it (an unquoted
+            // `serialTest` makes `serialtest_c_seq`).
+            let folded = ct
+                .name
+                .0
+                .last()
+                .and_then(|p| p.as_ident())
+                .map(crate::expr::fold_ident)
+                .unwrap_or_else(|| name.clone());
+            let seq = serial_sequence_name(db, tx, &folded, &col.name, &serials);
+            col.nullable = false;
+            col.default = Some(DefaultExpr::NextVal(seq.clone()));
+            serials.push((columns.len(), seq));
         }
         for o in &c.options {
             match &o.option {
                 ColumnOption::NotNull => col.nullable = false,
+                ColumnOption::Default(_) if serial => {
+                    return Err(SqlError::syntax(format!(
+                        "multiple default values specified for column \"{}\" of table \"{name}\"",
+                        col.name
+                    )))
+                }
                 ColumnOption::Null => col.nullable = true,
                 ColumnOption::Default(e) => col.default = Some(default_expr(e)?),
                 ColumnOption::PrimaryKey(_) => {
@@ -264,6 +334,7 @@ pub fn create_table(
     }
     let pk_refs: Vec<&str> = pk.iter().map(|s| s.as_str()).collect();
     let mut p = Planner::new(db.clone(), system, &[]);
+    check_defaults(&mut p, &columns)?;
     let checks = constraints::declare(
         &mut p,
         &name,
@@ -276,8 +347,72 @@ pub fn create_table(
         .map_err(map_def_err)?;
     def.indexes = crate::catalog::index::table_indexes(db, &def, uniques, plain)?;
     crate::catalog::foreign_keys::declare(db, &mut def, fks)?;
+    let types: Vec<DataType> = serials
+        .iter()
+        .map(|(i, _)| def.columns[*i].data_type.clone())
+        .collect();
+    let table_name = def.name.clone();
     tx.create_table(def)?;
+    if !serials.is_empty() {
+        let id = db.table_as(Some(tx.id()), &table_name)?.id();
+        for ((col, seq), ty) in serials.into_iter().zip(types) {
+            create_owned_sequence(tx, &seq, &ty, id, col)?;
+        }
+    }
     Ok(QueryOutput::command("CREATE TABLE"))
+}
+
+/// The name PostgreSQL gives a serial column's sequence: `<table>_<column>_seq`,
+/// or with a number after it when that is taken (`taken` holds the names
+/// this statement already chose).
+pub(crate) fn serial_sequence_name(
+    db: &Arc<Database>,
+    tx: &Transaction,
+    table: &str,
+    column: &str,
+    taken: &[(usize, String)],
+) -> String {
+    let base = format!("{table}_{column}_seq");
+    let seqs = db.sequences_as(Some(tx.id()));
+    let free = |n: &str| {
+        !seqs.iter().any(|s| s.name.eq_ignore_ascii_case(n))
+            && db.table_as(Some(tx.id()), n).is_err()
+            && !taken.iter().any(|(_, t)| t.eq_ignore_ascii_case(n))
+    };
+    if free(&base) {
+        return base;
+    }
+    (1..)
+        .map(|k| format!("{base}{k}"))
+        .find(|n| free(n))
+        .expect("a free name")
+}
+
+/// A serial column's sequence: of the column's type, owned by it (dropped
+/// with it), as PostgreSQL makes one.
+pub(crate) fn create_owned_sequence(
+    tx: &Transaction,
+    name: &str,
+    ty: &DataType,
+    table: u32,
+    column: usize,
+) -> Result<()> {
+    let data_type = match ty {
+        DataType::SmallInt => walden_engine::SeqType::SmallInt,
+        DataType::Int => walden_engine::SeqType::Int,
+        _ => walden_engine::SeqType::BigInt,
+    };
+    let opts = walden_engine::SequenceOptions {
+        data_type,
+        ..Default::default()
+    };
+    tx.create_sequence(name, &opts)?;
+    tx.alter_sequence(name, |cur| {
+        let mut def = cur.clone();
+        def.owned_by = Some(walden_engine::SeqOwner { table, column });
+        Ok((def, None))
+    })?;
+    Ok(())
 }
 
 pub(crate) fn declared_check(
@@ -341,7 +476,10 @@ pub fn drop(
                 }
                 crate::catalog::foreign_keys::drop_table(tx, &name, cascade, &mut out)
             }
-            ast::ObjectType::Sequence => tx.drop_sequence(&name),
+            ast::ObjectType::Sequence => {
+                sequence_users(tx, &name, cascade, &mut out)?;
+                tx.drop_sequence(&name)
+            }
             ast::ObjectType::Type => {
                 crate::catalog::enums::drop_type(tx, &name, if_exists, cascade, &mut out)?;
                 continue;
@@ -475,4 +613,96 @@ pub(crate) fn generated_identity(
         ident.generated = Some(kind);
     }
     Ok(col)
+}
+
+/// Before `DROP SEQUENCE`: the column defaults that draw from it. Without
+/// CASCADE they stop the drop (2BP01, as PostgreSQL's dependency on the
+/// sequence does); with it they go (`drop cascades to default value ...`).
+fn sequence_users(
+    tx: &mut Transaction,
+    name: &str,
+    cascade: bool,
+    out: &mut QueryOutput,
+) -> Result<()> {
+    let db = tx.database().clone();
+    let uses = |c: &ColumnDef| default_names_sequence(c, name);
+    let users: Vec<(String, String)> = db
+        .tables_as(Some(tx.id()))
+        .iter()
+        .flat_map(|t| {
+            t.def
+                .columns
+                .iter()
+                .filter(|c| uses(c))
+                .map(|c| (t.name().to_string(), c.name.clone()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    if users.is_empty() {
+        return Ok(());
+    }
+    let Some(seq) = db
+        .sequences_as(Some(tx.id()))
+        .into_iter()
+        .find(|s| s.name.eq_ignore_ascii_case(name))
+    else {
+        return Ok(());
+    };
+    let what: Vec<String> = users
+        .iter()
+        .map(|(t, c)| format!("default value for column {c} of table {t}"))
+        .collect();
+    if !cascade {
+        let detail = what
+            .iter()
+            .map(|w| format!("{w} depends on sequence {}", seq.name))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let hint = "Use DROP ... CASCADE to drop the dependent objects too.".to_string();
+        return Err(SqlError::new(
+            ErrorKind::DependentObjects,
+            format!(
+                "cannot drop sequence {} because other objects depend on it",
+                seq.name
+            ),
+        )
+        .with_fields(crate::error::ErrorFields {
+            detail: Some(detail),
+            hint: Some(hint),
+            ..Default::default()
+        }));
+    }
+    for w in &what {
+        out.notices.push(format!("drop cascades to {w}"));
+    }
+    let tables: std::collections::BTreeSet<String> = users.into_iter().map(|(t, _)| t).collect();
+    for t in tables {
+        tx.fold_writes(&t)?;
+        let tx: &Transaction = tx;
+        tx.alter_table(&t, |cur| {
+            let mut def = cur.def.clone();
+            for c in def.columns.iter_mut().filter(|c| uses(c)) {
+                c.default = None;
+            }
+            Ok::<_, EngineError>(Some(walden_engine::Alteration { def, rewrite: None }))
+        })?;
+    }
+    Ok(())
+}
+
+/// Whether a column's default draws from (or reads) sequence `name`: a
+/// `nextval` default, or an expression naming it as a quoted literal
+/// (`currval('s')`), as PostgreSQL records a dependency on it.
+pub(crate) fn default_names_sequence(c: &ColumnDef, name: &str) -> bool {
+    match &c.default {
+        Some(DefaultExpr::NextVal(n)) => n.eq_ignore_ascii_case(name),
+        Some(DefaultExpr::Expr(sql)) => quoted_at(sql, name).is_some(),
+        _ => false,
+    }
+}
+
+/// Where `'name'` (any case) starts in `sql`.
+pub(crate) fn quoted_at(sql: &str, name: &str) -> Option<usize> {
+    let want = format!("'{}'", name.to_ascii_lowercase());
+    sql.to_ascii_lowercase().find(&want)
 }

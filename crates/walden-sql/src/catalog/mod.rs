@@ -2,6 +2,7 @@
 //! sequences, indexes, constraints, enum types, roles, grants, owners), the
 //! checks they run, and how names resolve to objects (`search_path`).
 
+pub(crate) mod alter_sequence;
 pub(crate) mod alter_table;
 pub(crate) mod comments;
 pub(crate) mod constraints;
@@ -11,7 +12,6 @@ pub(crate) mod ddl;
 pub(crate) mod enums;
 pub(crate) mod foreign_keys;
 pub(crate) mod index;
-pub(crate) mod owned_by;
 pub(crate) mod owner;
 pub(crate) mod privileges;
 pub(crate) mod public_schema;

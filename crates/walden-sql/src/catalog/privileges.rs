@@ -440,11 +440,11 @@ pub fn check_command(who: &Who, instance: &Instance, db: &Database, cmd: &Comman
         Command::AlterDatabase { .. } => who.require_superuser("run ALTER DATABASE")?,
         Command::Set(name, _) | Command::SetLocal(name, _) => setting_allowed(who, name)?,
         Command::AlterIdentity(a) => table_owner(&a.table)?,
-        Command::AlterSequenceOwnedBy {
-            sequence, owner, ..
+        Command::AlterSequence {
+            sequence, change, ..
         } => {
             sequence_owner(sequence)?;
-            if let Some((table, _)) = owner {
+            if let Some(Some((table, _))) = &change.owned_by {
                 table_owner(table)?;
             }
         }

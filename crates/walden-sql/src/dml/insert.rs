@@ -127,6 +127,8 @@ pub(crate) struct InsertPlan {
     /// IDENTITY_INSERT` is ON for the table (checked when the plan runs).
     explicit_identity: Option<String>,
     checks: Checks,
+    /// The table's expression DEFAULTs (evaluated per row).
+    defaults: crate::dml::defaults::ExprDefaults,
     on_conflict: Option<Box<OnConflict>>,
 }
 
@@ -144,6 +146,7 @@ impl InsertPlan {
         values
             && returning_reusable(&self.returning)
             && self.checks.reusable()
+            && self.defaults.reusable()
             && self.on_conflict.as_ref().is_none_or(|oc| oc.reusable())
     }
 }
@@ -189,15 +192,21 @@ impl InsertPlan {
     }
 
     /// The table's row for one source row's values (`None`: the column's
-    /// default), the values ignored by `OVERRIDING USER VALUE` left out.
-    pub(super) fn full_row(&self, vals: Vec<Option<Value>>) -> Vec<Option<Value>> {
+    /// default, expression ones evaluated here), the values ignored by
+    /// `OVERRIDING USER VALUE` left out.
+    pub(super) fn full_row(
+        &self,
+        vals: Vec<Option<Value>>,
+        env: &crate::functions::Env<'_>,
+    ) -> Result<Vec<Option<Value>>> {
         let mut full = vec![None; self.table.def.columns.len()];
         for (k, v) in vals.into_iter().enumerate() {
             if !self.dropped.contains(&k) {
                 full[self.cols[k]] = v;
             }
         }
-        full
+        self.defaults.fill(&mut full, env)?;
+        Ok(full)
     }
 
     /// What follows a row's insert: its CHECK constraints, on the stored
@@ -258,6 +267,7 @@ pub(crate) fn plan_insert(p: &mut Planner<'_>, ins: &ast::Insert) -> Result<Inse
         None => returning(p, &scope, &ins.returning)?,
     };
     let checks = Checks::compile(p, &table)?;
+    let defaults = crate::dml::defaults::ExprDefaults::compile(p, &table)?;
     Ok(InsertPlan {
         table,
         cols,
@@ -266,6 +276,7 @@ pub(crate) fn plan_insert(p: &mut Planner<'_>, ins: &ast::Insert) -> Result<Inse
         returning,
         explicit_identity,
         checks,
+        defaults,
         on_conflict,
     })
 }
@@ -342,7 +353,7 @@ pub(crate) fn run_insert_rows(
     let identity_col = t.def.identity_column().map(|(i, _)| i);
     let mut last_identity = None;
     let mut store = |tx: &mut Transaction, vals: Vec<Option<Value>>| -> Result<()> {
-        let full = pl.full_row(vals);
+        let full = pl.full_row(vals, &ctx.env(tx))?;
         let row = match &pl.on_conflict {
             None => tx.insert_into(t, full)?,
             Some(oc) => {

@@ -24,6 +24,7 @@ use walden_engine::{
 };
 
 pub(crate) mod checks;
+pub(crate) mod defaults;
 pub(crate) mod explain;
 pub(crate) mod foreign_keys;
 mod from;
@@ -334,7 +335,12 @@ pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planne
             ));
         }
         let e = if is_default_kw(&a.value) {
-            return Err(SqlError::unsupported("SET col = DEFAULT"));
+            if t.def.columns[i].identity.is_some() {
+                return Err(SqlError::unsupported(
+                    "SET col = DEFAULT of an identity column",
+                ));
+            }
+            crate::dml::defaults::default_of(p, &t.def.columns[i])?
         } else {
             Expr::compile(p, &scope, &a.value)?
         };

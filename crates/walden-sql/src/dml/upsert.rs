@@ -173,8 +173,10 @@ fn plan_update(
                 "multiple assignments to same column \"{col}\""
             )));
         }
-        if crate::dml::is_default_kw(&a.value) {
-            return Err(SqlError::unsupported("SET col = DEFAULT"));
+        if crate::dml::is_default_kw(&a.value) && t.def.columns[i].identity.is_some() {
+            return Err(SqlError::unsupported(
+                "SET col = DEFAULT of an identity column",
+            ));
         }
         if crate::dml::identity::is_generated_always(t, i) {
             return Err(crate::dml::identity::generated_always(
@@ -182,7 +184,11 @@ fn plan_update(
                 true,
             ));
         }
-        let e = Expr::compile(p, &scope, &a.value)?;
+        let e = if crate::dml::is_default_kw(&a.value) {
+            crate::dml::defaults::default_of(p, &t.def.columns[i])?
+        } else {
+            Expr::compile(p, &scope, &a.value)?
+        };
         if let Expr::Param(pi) = &e {
             p.infer_param(*pi, t.def.columns[i].data_type.clone());
         }

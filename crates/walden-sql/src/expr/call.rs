@@ -357,6 +357,8 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "current_schemas" => Func::CurrentSchemas,
         "nextval" => Func::NextVal,
         "setval" => Func::SetVal,
+        "currval" => Func::CurrVal,
+        "lastval" => Func::LastVal,
         "coalesce" | "isnull" | "ifnull" | "nvl" => Func::Coalesce,
         "nullif" => Func::NullIf,
         "upper" | "ucase" => Func::Upper,
@@ -502,6 +504,8 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         Func::SplitPart => Some(3..=3),
         Func::Format | Func::ConcatWs => Some(1..=usize::MAX),
         Func::SetVal => Some(2..=3),
+        Func::CurrVal => Some(1..=1),
+        Func::LastVal => Some(0..=0),
         Func::Trim | Func::Ltrim | Func::Rtrim => Some(1..=2),
         Func::DateTrunc | Func::DatePartPg | Func::ToChar => Some(2..=2),
         Func::Age => Some(1..=2),
@@ -583,6 +587,9 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         if args.len() != 1 {
             return Err(SqlError::syntax("nextval takes one argument"));
         }
+        p.uses_sequences = true;
+    }
+    if matches!(func, Func::CurrVal | Func::LastVal) {
         p.uses_sequences = true;
     }
     // T-SQL's LEN does not count trailing blanks.

@@ -82,13 +82,14 @@ pub enum Command {
         name: String,
         if_not_exists: bool,
         options: walden_engine::SequenceOptions,
+        /// `OWNED BY table.column`.
+        owned_by: Option<(String, String)>,
     },
-    /// `ALTER SEQUENCE [IF EXISTS] s OWNED BY { t.c | NONE }`
-    /// (`owned_by.rs`): `None` is NONE.
-    AlterSequenceOwnedBy {
+    /// `ALTER SEQUENCE [IF EXISTS] s ...` (`alter_sequence.rs`).
+    AlterSequence {
         if_exists: bool,
         sequence: String,
-        owner: Option<(String, String)>,
+        change: SequenceChange,
     },
     /// `ALTER TABLE t ALTER c SET GENERATED ... | DROP IDENTITY ...`.
     AlterIdentity(crate::front::alter_table::AlterIdentity),
@@ -102,6 +103,13 @@ pub enum Command {
     Deallocate(Option<String>),
     /// `DISCARD ALL`: settings, advisory locks, prepared statements.
     DiscardAll,
+    /// `SET CONSTRAINTS { ALL | name, ... } { DEFERRED | IMMEDIATE }`: the
+    /// names (none: ALL). No constraint of Walden's is deferrable, so ALL
+    /// changes nothing (as in PostgreSQL without deferrable ones) and a
+    /// named one is refused as PostgreSQL refuses a non-deferrable one.
+    SetConstraints(Vec<String>),
+    /// `DISCARD SEQUENCES`: forgets the session's `currval` / `lastval`.
+    DiscardSequences,
     /// pgbench's catalog probe of `pg_class`/`pg_inherits` for a table.
     PgbenchPartitionProbe(String),
     /// `DECLARE name ... CURSOR ... FOR query` (see `cursor.rs`).
@@ -119,4 +127,14 @@ pub enum Command {
         stmt: Box<Statement>,
     },
     Sql(Box<Statement>),
+}
+
+/// What an `ALTER SEQUENCE` changes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SequenceChange {
+    pub options: walden_engine::SequenceAlter,
+    /// `OWNED BY table.column` (`Some(None)`: `OWNED BY NONE`).
+    pub owned_by: Option<Option<(String, String)>>,
+    /// `RENAME TO name`.
+    pub rename: Option<String>,
 }

@@ -24,6 +24,7 @@ mod position;
 mod prepare;
 mod recognise;
 pub(crate) mod role;
+mod sequence_clauses;
 mod split;
 mod sqlparse;
 mod toks;

@@ -247,6 +247,11 @@ pub fn parse(sql: &str) -> Result<Command> {
             t.end("DISCARD ALL")?;
             return Ok(Command::DiscardAll);
         }
+        "DISCARD" if t.is(1, "SEQUENCES") => {
+            t.i += 2;
+            t.end("DISCARD SEQUENCES")?;
+            return Ok(Command::DiscardSequences);
+        }
         "VACUUM" | "ANALYZE" | "DISCARD" | "UNLISTEN" => return Ok(Command::Ignored(first)),
         "USE" => {
             t.i += 1;
@@ -336,6 +341,29 @@ pub fn parse(sql: &str) -> Result<Command> {
                 Command::BackupDatabase { name, path }
             });
         }
+        "SET" if t.is(1, "CONSTRAINTS") => {
+            t.i += 2;
+            let mut names = Vec::new();
+            if !t.eat("ALL") {
+                loop {
+                    let mut n = t.ident()?;
+                    while t.eat_tok(&Token::Period) {
+                        n = t.ident()?;
+                    }
+                    names.push(n.to_ascii_lowercase());
+                    if !t.eat_tok(&Token::Comma) {
+                        break;
+                    }
+                }
+            }
+            if !(t.eat("DEFERRED") || t.eat("IMMEDIATE")) {
+                return Err(SqlError::syntax(
+                    "syntax error: SET CONSTRAINTS needs DEFERRED or IMMEDIATE",
+                ));
+            }
+            t.end("SET CONSTRAINTS")?;
+            return Ok(Command::SetConstraints(names));
+        }
         "SET" => return parse_set(&mut t, sql),
         "SHOW" => {
             t.i += 1;
@@ -362,69 +390,31 @@ pub fn parse(sql: &str) -> Result<Command> {
             while t.eat_tok(&Token::Period) {
                 schema = Some(std::mem::replace(&mut name, t.ident()?));
             }
-            let mut options = walden_engine::SequenceOptions::default();
-            let num = |t: &mut Toks| -> Result<i64> {
-                t.value()?
-                    .parse()
-                    .map_err(|_| SqlError::syntax("syntax error: sequence options need integers"))
+            let change = super::sequence_clauses::sequence_clauses(&mut t, false)?;
+            let o = &change.options;
+            let options = walden_engine::SequenceOptions {
+                data_type: o.data_type.unwrap_or_default(),
+                start: o.start,
+                increment: o.increment,
+                min: o.min.flatten(),
+                max: o.max.flatten(),
+                cycle: o.cycle.unwrap_or(false),
             };
-            while !t.at_end() {
-                if t.eat("START") {
-                    t.eat("WITH");
-                    options.start = Some(num(&mut t)?);
-                } else if t.eat("INCREMENT") {
-                    t.eat("BY");
-                    options.increment = Some(num(&mut t)?);
-                } else if t.eat("AS") {
-                    use walden_engine::SeqType;
-                    options.data_type = match t.ident()?.to_ascii_lowercase().as_str() {
-                        "smallint" | "int2" => SeqType::SmallInt,
-                        "integer" | "int" | "int4" => SeqType::Int,
-                        "bigint" | "int8" => SeqType::BigInt,
-                        _ => {
-                            return Err(SqlError::new(
-                                crate::ErrorKind::InvalidParameter,
-                                "sequence type must be smallint, integer, or bigint",
-                            ))
-                        }
-                    };
-                } else if t.eat("CACHE") {
-                    // Values handed out ahead: gaps are allowed anyway.
-                    num(&mut t)?;
-                } else if t.eat("MINVALUE") {
-                    options.min = Some(num(&mut t)?);
-                } else if t.eat("MAXVALUE") {
-                    options.max = Some(num(&mut t)?);
-                } else if t.eat("CYCLE") {
-                    options.cycle = true;
-                } else if t.eat("NO") {
-                    // NO MINVALUE / NO MAXVALUE / NO CYCLE: the defaults (T-SQL's
-                    // NO CACHE too).
-                    if !(t.eat("MINVALUE") || t.eat("MAXVALUE") || t.eat("CYCLE") || t.eat("CACHE"))
-                    {
-                        return Err(SqlError::syntax(format!(
-                            "syntax error at or near \"{}\" in CREATE SEQUENCE",
-                            t.t.get(t.i).map(|x| x.to_string()).unwrap_or_default()
-                        )));
-                    }
-                } else if t.eat("NOCYCLE") {
-                } else {
-                    return Err(SqlError::syntax(format!(
-                        "syntax error at or near \"{}\" in CREATE SEQUENCE",
-                        t.t[t.i]
-                    )));
-                }
+            if let Some(c) = o.cache.filter(|c| *c <= 0) {
+                return Err(SqlError::new(
+                    crate::ErrorKind::InvalidParameter,
+                    format!("CACHE ({c}) must be greater than zero"),
+                ));
             }
             return Ok(Command::CreateSequence {
                 schema,
                 name,
                 if_not_exists,
                 options,
+                owned_by: change.owned_by.flatten(),
             });
         }
-        // ALTER SEQUENCE: OWNED BY (see `owned_by.rs`); options that change
-        // after creation and a schema to move to are refused by their
-        // clause rather than failing as a syntax error.
+        // ALTER SEQUENCE (see `alter_sequence.rs`).
         "ALTER" if t.is(1, "SEQUENCE") => {
             t.i += 2;
             let if_exists = t.is(0, "IF") && t.is(1, "EXISTS");
@@ -433,42 +423,12 @@ pub fn parse(sql: &str) -> Result<Command> {
             }
             let name = t.ident()?;
             let sequence = qualified_last(&mut t, name)?;
-            if t.is(0, "OWNED") && t.is(1, "BY") {
-                t.i += 2;
-                let owner = if t.eat("NONE") {
-                    None
-                } else {
-                    let mut parts = vec![t.ident()?];
-                    while t.eat_tok(&Token::Period) {
-                        parts.push(t.ident()?);
-                    }
-                    let [.., table, column] = parts.as_slice() else {
-                        return Err(SqlError::syntax(
-                            "syntax error: OWNED BY needs table.column or NONE",
-                        ));
-                    };
-                    Some((table.clone(), column.clone()))
-                };
-                t.end("ALTER SEQUENCE")?;
-                return Ok(Command::AlterSequenceOwnedBy {
-                    if_exists,
-                    sequence,
-                    owner,
-                });
-            }
-            let clause = if t.at_end() {
-                String::new()
-            } else {
-                let mut c = t.t[t.i].to_string().to_ascii_uppercase();
-                if t.i + 1 < t.t.len() && matches!(c.as_str(), "OWNED" | "OWNER" | "SET" | "RENAME")
-                {
-                    c = format!("{c} {}", t.t[t.i + 1].to_string().to_ascii_uppercase());
-                }
-                c
-            };
-            return Err(SqlError::unsupported(format!(
-                "ALTER SEQUENCE ... {clause}"
-            )));
+            let change = super::sequence_clauses::sequence_clauses(&mut t, true)?;
+            return Ok(Command::AlterSequence {
+                if_exists,
+                sequence,
+                change,
+            });
         }
         "CREATE" if t.is(1, "DATABASE") => {
             t.i += 2;

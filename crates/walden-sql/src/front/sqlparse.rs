@@ -184,6 +184,19 @@ pub fn parse_sql(sql: &str) -> Result<Statement> {
                          subqueries or CASE expressions more than 50 deep",
                     ));
                 }
+                // sqlparser reads `NULLS NOT DISTINCT` only in a table's
+                // UNIQUE constraint, which Walden refuses by name; the
+                // column's form is refused the same way, not as bad syntax.
+                let words: Vec<String> = sql
+                    .split_whitespace()
+                    .map(|w| w.to_ascii_uppercase())
+                    .collect();
+                if words
+                    .windows(4)
+                    .any(|w| w == ["UNIQUE", "NULLS", "NOT", "DISTINCT"])
+                {
+                    return Err(SqlError::unsupported("NULLS NOT DISTINCT"));
+                }
                 let msg = pg_err.to_string();
                 let msg = msg
                     .strip_prefix("sql parser error: ")

@@ -125,6 +125,8 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         | Func::SchemaName
         | Func::DbId
         | Func::NextVal
+        | Func::CurrVal
+        | Func::LastVal
         | Func::SetVal
         | Func::CurrentSetting => system::call(f, a, env)?,
         Func::BlockingPids

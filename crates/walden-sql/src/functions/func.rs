@@ -77,6 +77,10 @@ pub enum Func {
     /// `current_schemas(include_implicit)`: the effective search path.
     CurrentSchemas,
     NextVal,
+    /// `currval(seq)`: this session's last `nextval` of the sequence.
+    CurrVal,
+    /// `lastval()`: this session's last `nextval` of any sequence.
+    LastVal,
     /// `setval(seq, value [, is_called])` (pg_dump's restore sets each
     /// sequence with it).
     SetVal,
@@ -255,6 +259,8 @@ impl Func {
             Func::Random
                 | Func::NewUuid
                 | Func::NextVal
+                | Func::CurrVal
+                | Func::LastVal
                 | Func::SetVal
                 | Func::ClockTimestamp
                 | Func::Sleep
@@ -370,7 +376,12 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         Func::MyTempSchema => DataType::Oid,
         Func::IsOtherTempSchema => DataType::Bool,
         Func::BlockingPids => DataType::Array(Box::new(DataType::Int)),
-        Func::NextVal | Func::SetVal | Func::DateDiff | Func::DatePart => DataType::BigInt,
+        Func::NextVal
+        | Func::CurrVal
+        | Func::LastVal
+        | Func::SetVal
+        | Func::DateDiff
+        | Func::DatePart => DataType::BigInt,
         Func::Coalesce
         | Func::NullIf
         | Func::Greatest

@@ -118,9 +118,12 @@ impl SqlSession {
     fn start_load(&mut self, copy: &CopyIn) -> Result<CopyLoad> {
         let table = self.db.table(&copy.table)?;
         let cols = copy_columns(&table, &copy.columns)?;
-        let checks = {
+        let (checks, defaults) = {
             let mut p = Planner::new(self.db.clone(), &crate::compat::CATALOGS, &[]);
-            crate::dml::checks::Checks::compile(&mut p, &table)?
+            (
+                crate::dml::checks::Checks::compile(&mut p, &table)?,
+                crate::dml::defaults::ExprDefaults::compile(&mut p, &table)?,
+            )
         };
         let block = self.explicit || self.implicit;
         let mut tx = if block {
@@ -143,6 +146,7 @@ impl SqlSession {
             table,
             cols,
             checks,
+            defaults,
             fks,
             reader: RecordReader::default(),
             rows: 0,
@@ -302,6 +306,7 @@ fn insert_row(
     for (v, &c) in values.into_iter().zip(&load.cols) {
         full[c] = Some(v);
     }
+    load.defaults.fill(&mut full, &ctx.env(tx))?;
     let row = tx.insert_into(&load.table, full).map_err(|e| {
         let e = SqlError::from(e);
         // PostgreSQL shows the line's text except for a unique violation,

@@ -51,7 +51,7 @@ impl SqlSession {
         }
         let writes = match cmd {
             Command::CreateSequence { .. } => Some("CREATE SEQUENCE"),
-            Command::AlterSequenceOwnedBy { .. } => Some("ALTER SEQUENCE"),
+            Command::AlterSequence { .. } => Some("ALTER SEQUENCE"),
             Command::AlterIdentity(_) => Some("ALTER TABLE"),
             Command::AlterDatabase { .. } | Command::AlterDatabaseOwner { .. } => {
                 Some("ALTER DATABASE")
@@ -176,7 +176,41 @@ impl SqlSession {
                 });
                 Ok(out)
             }
+            Command::SetConstraints(names) => {
+                if let Some(n) = names.first() {
+                    let db = self.db.clone();
+                    let exists = db.tables().iter().any(|t| {
+                        t.def.pkey_name().eq_ignore_ascii_case(n) && !t.def.primary_key.is_empty()
+                            || t.def.checks.iter().any(|c| c.name.eq_ignore_ascii_case(n))
+                            || t.def
+                                .foreign_keys
+                                .iter()
+                                .any(|f| f.name.eq_ignore_ascii_case(n))
+                            || t.def
+                                .indexes
+                                .iter()
+                                .any(|i| i.constraint && i.name.eq_ignore_ascii_case(n))
+                    });
+                    return Err(if exists {
+                        SqlError::new(
+                            crate::ErrorKind::WrongObjectType,
+                            format!("constraint \"{n}\" is not deferrable"),
+                        )
+                    } else {
+                        SqlError::new(
+                            crate::ErrorKind::UndefinedObject,
+                            format!("constraint \"{n}\" does not exist"),
+                        )
+                    });
+                }
+                Ok(QueryOutput::command("SET CONSTRAINTS"))
+            }
+            Command::DiscardSequences => {
+                self.session.discard_sequences();
+                Ok(QueryOutput::command("DISCARD SEQUENCES"))
+            }
             Command::DiscardAll => {
+                self.session.discard_sequences();
                 self.settings.reset_all();
                 self.engine.advisory.unlock_all(self.session.id);
                 self.close_all_cursors();
@@ -404,6 +438,7 @@ impl SqlSession {
                 name,
                 if_not_exists,
                 options,
+                owned_by,
             } => {
                 let mut qualified = schema
                     .iter()
@@ -411,22 +446,27 @@ impl SqlSession {
                     .collect::<Vec<_>>();
                 qualified.push(ast::Ident::new(name.as_str()));
                 let name = self.path().creation(&ast::ObjectName::from(qualified))?;
-                self.in_tx(|tx, _| ddl::create_sequence(tx, &name, *if_not_exists, options))
+                self.in_tx(|tx, _| {
+                    let out = ddl::create_sequence(tx, &name, *if_not_exists, options)?;
+                    if owned_by.is_some() && out.notices.is_empty() {
+                        let change = crate::front::SequenceChange {
+                            owned_by: Some(owned_by.clone()),
+                            ..Default::default()
+                        };
+                        crate::catalog::alter_sequence::alter_sequence(tx, false, &name, &change)?;
+                    }
+                    Ok(out)
+                })
             }
             Command::AlterIdentity(a) => self.dml(params, |p, tx, ctx| {
                 crate::catalog::alter_table::identity::alter_identity(p, a, tx, ctx)
             }),
-            Command::AlterSequenceOwnedBy {
+            Command::AlterSequence {
                 if_exists,
                 sequence,
-                owner,
+                change,
             } => self.in_tx(|tx, _| {
-                crate::catalog::owned_by::alter_sequence_owned_by(
-                    tx,
-                    *if_exists,
-                    sequence,
-                    owner.as_ref(),
-                )
+                crate::catalog::alter_sequence::alter_sequence(tx, *if_exists, sequence, change)
             }),
             Command::Ignored(what) => Ok(QueryOutput::command(if what.is_empty() {
                 "EMPTY".to_string()

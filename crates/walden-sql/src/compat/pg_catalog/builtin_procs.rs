@@ -101,6 +101,8 @@ pub(super) const BUILTIN_PROCS: &[BuiltinProc] = &[
     p(947, "mod", b'i', true, 20, &[20, 20], "bigint", "bigint, bigint"),
     p(1728, "mod", b'i', true, 1700, &[1700, 1700], "numeric", "numeric, numeric"),
     p(1574, "nextval", b'v', true, 20, &[2205], "bigint", "regclass"),
+    p(1575, "currval", b'v', true, 20, &[2205], "bigint", "regclass"),
+    p(2559, "lastval", b'v', true, 20, &[], "bigint", ""),
     p(1299, "now", b's', true, 1184, &[], "timestamp with time zone", ""),
     p(720, "octet_length", b'i', true, 23, &[17], "integer", "bytea"),
     p(1374, "octet_length", b'i', true, 23, &[25], "integer", "text"),

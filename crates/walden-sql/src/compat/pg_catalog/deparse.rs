@@ -34,6 +34,7 @@ pub(super) fn default_text(table: &Table, c: &ColumnDef) -> Option<String> {
         DefaultExpr::Today => "CURRENT_DATE".into(),
         DefaultExpr::NewUuid => "gen_random_uuid()".into(),
         DefaultExpr::NextVal(seq) => format!("nextval({}::regclass)", quote_literal(seq)),
+        DefaultExpr::Expr(sql) => sql.clone(),
     })
 }
 

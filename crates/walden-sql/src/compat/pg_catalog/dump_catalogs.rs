@@ -96,6 +96,17 @@ pub(super) fn depend_rows(env: &Env<'_>) -> Vec<Vec<Value>> {
             0,
             "n",
         ));
+        // OWNED BY: the sequence goes with its column (`a`).
+        if let Some(o) = s.owned_by {
+            out.push(dep(
+                PG_CLASS,
+                user_oid(s.id, SLOT_SEQUENCE),
+                PG_CLASS,
+                table_oid(o.table),
+                o.column as i64 + 1,
+                "a",
+            ));
+        }
     }
     for tb in db.tables() {
         let rel = table_oid(tb.id());
@@ -372,11 +383,20 @@ pub fn serial_sequence(env: &Env<'_>, table: &str, column: &str) -> Result<Value
             ),
         ));
     };
+    let owned = || {
+        db.sequences().into_iter().find(|s| {
+            s.owned_by
+                .is_some_and(|o| o.table == tb.id() && o.column == n)
+        })
+    };
     Ok(match tb.def.columns[n].identity {
         Some(_) => Value::text(format!(
             "public.{}",
             quote_ident(&identity_seq_name(&tb, n))
         )),
-        None => Value::Null,
+        None => match owned() {
+            Some(s) => Value::text(format!("public.{}", quote_ident(&s.name))),
+            None => Value::Null,
+        },
     })
 }

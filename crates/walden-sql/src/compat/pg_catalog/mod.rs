@@ -33,6 +33,7 @@ mod opclass;
 mod regcast;
 mod rows;
 mod sequence_relations;
+mod sequence_views;
 pub(crate) mod session_views;
 mod settings_view;
 mod sizes;

@@ -148,6 +148,8 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             out = crate::functions::server_host::rows(env.info.host.as_deref())
         }
         V::Opclass => out = super::opclass::rows(),
+        V::Sequences => out = super::sequence_views::pg_sequences_rows(env),
+        V::InfoSequences => out = super::sequence_views::info_sequences_rows(db),
         V::Empty(super::empty_catalogs::EmptyCatalog::Language) => {
             out = super::builtin_procs::language_rows()
         }

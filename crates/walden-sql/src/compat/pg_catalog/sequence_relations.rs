@@ -73,7 +73,8 @@ pub(super) fn sequence_relation_row(db: &Seen<'_>, rel: SeqRel) -> Option<Vec<Va
     let (start, increment, next) = match rel {
         SeqRel::Sequence(id) => {
             let s = db.sequences().into_iter().find(|s| s.id == id)?;
-            (s.start, s.increment, db.sequence_next(&s.name)?)
+            let (last, called, log_cnt) = db.sequence_position(&s.name)?;
+            return Some(vec![i(last), i(log_cnt), b(called)]);
         }
         SeqRel::Identity(id) => {
             let tb = db.tables().into_iter().find(|t| t.id() == id)?;

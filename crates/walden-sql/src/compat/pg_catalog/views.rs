@@ -26,6 +26,10 @@ pub enum PgView {
     /// `pg_authid`: `pg_roles` with the password verifiers, superusers only.
     Authid,
     Sequence,
+    /// `pg_sequences`.
+    Sequences,
+    /// `information_schema.sequences`.
+    InfoSequences,
     Depend,
     Description,
     Trigger,
@@ -81,6 +85,7 @@ pub fn lookup(schema: Option<&str>, name: &str) -> Option<PgView> {
             "schemata" => Some(V::InfoSchemata),
             "columns" => Some(V::InfoColumns),
             "views" => Some(V::InfoViews),
+            "sequences" => Some(V::InfoSequences),
             other => crate::compat::pg_catalog::foreign_keys::InfoView::lookup(other).map(V::Info),
         };
     }
@@ -108,6 +113,7 @@ pub fn lookup(schema: Option<&str>, name: &str) -> Option<PgView> {
         "pg_roles" | "pg_user" => V::Roles,
         "pg_authid" | "pg_shadow" => V::Authid,
         "pg_sequence" => V::Sequence,
+        "pg_sequences" => V::Sequences,
         "pg_depend" => V::Depend,
         "pg_description" => V::Description,
         "pg_trigger" => V::Trigger,
@@ -532,6 +538,8 @@ impl PgView {
                 ("indexdef", T::Text),
             ],
             V::InfoViews => super::user_views::info_views_columns(),
+            V::Sequences => super::sequence_views::pg_sequences_columns(),
+            V::InfoSequences => super::sequence_views::info_sequences_columns(),
             V::Views => vec![
                 ("schemaname", NAME),
                 ("viewname", NAME),

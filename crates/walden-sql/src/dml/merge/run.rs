@@ -200,7 +200,8 @@ impl<'a> State<'a> {
                 .collect::<Result<Vec<_>>>()?
         };
         let t = &self.pl.target.table;
-        let row = tx.insert_into(t, ip.full_row(vals))?;
+        let full = ip.full_row(vals, &ctx.env(tx))?;
+        let row = tx.insert_into(t, full)?;
         ip.stored(&row, &mut self.fks, tx, ctx)?;
         self.n += 1;
         self.output(tx, ctx, Some(&row), Some(s), None, "INSERT")

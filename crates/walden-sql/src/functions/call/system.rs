@@ -176,6 +176,11 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             }
             Value::Int(env.tx.database().nextval(env.tx.session(), &name)?)
         }
+        Func::CurrVal => {
+            let name = env.info.path.user_relation_text(&text_arg(&arg(0)))?;
+            Value::Int(env.tx.database().currval(env.tx.session(), &name)?)
+        }
+        Func::LastVal => Value::Int(env.tx.database().lastval(env.tx.session())?),
         Func::SetVal => {
             let name = env.info.path.user_relation_text(&text_arg(&arg(0)))?;
             if env.tx.read_only() {

@@ -496,6 +496,8 @@ pub struct CopyLoad {
     /// The table positions of the data's columns.
     pub(crate) cols: Vec<usize>,
     pub(crate) checks: crate::dml::checks::Checks,
+    /// The table's expression DEFAULTs, for the columns the data leaves out.
+    pub(crate) defaults: crate::dml::defaults::ExprDefaults,
     pub(crate) fks: crate::dml::foreign_keys::Pending,
     pub(crate) reader: RecordReader,
     /// Rows inserted so far, and (binary format) rows read.
