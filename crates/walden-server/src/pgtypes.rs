@@ -630,7 +630,6 @@ fn check_numeric_recv(b: &[u8]) -> Result<(), SqlError> {
             "value overflows numeric format",
         ));
     }
-    let _ = weight;
     Ok(())
 }
 
