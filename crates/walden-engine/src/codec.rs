@@ -16,7 +16,7 @@ pub use defs::*;
 pub use redo::*;
 
 use crate::error::{EngineError, Result};
-use crate::types::{DataType, EnumLabel, EnumRef, EnumType, Value};
+use crate::types::{DataType, EnumLabel, EnumRef, EnumType, Numeric, Value};
 use rust_decimal::Decimal;
 use std::sync::Arc;
 
@@ -37,6 +37,26 @@ pub fn put_str(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(s.as_bytes());
 }
 
+/// A numeric a Decimal does not hold: a kind byte (NaN, +Infinity,
+/// -Infinity, finite), then for a finite value its scale, its sign and
+/// its magnitude's little-endian bytes.
+fn put_big_numeric(out: &mut Vec<u8>, n: &Numeric) {
+    match n {
+        Numeric::NaN => out.push(0),
+        Numeric::PosInf => out.push(1),
+        Numeric::NegInf => out.push(2),
+        _ => {
+            let (int, scale) = n.parts().unwrap_or_default();
+            out.push(3);
+            put_ivar(out, scale);
+            out.push(u8::from(int.sign() == num_bigint::Sign::Minus));
+            let mag = int.magnitude().to_bytes_le();
+            put_var(out, mag.len() as u64);
+            out.extend_from_slice(&mag);
+        }
+    }
+}
+
 pub fn put_value(out: &mut Vec<u8>, v: &Value) {
     match v {
         Value::Null => out.push(0),
@@ -50,9 +70,15 @@ pub fn put_value(out: &mut Vec<u8>, v: &Value) {
             out.push(4);
             out.extend_from_slice(&f.to_le_bytes());
         }
-        Value::Decimal(d) => {
+        // Values a Decimal holds keep the old form (tag 5: what older
+        // versions wrote and read); the rest take tag 26.
+        Value::Decimal(Numeric::Small(d)) => {
             out.push(5);
             out.extend_from_slice(&d.serialize());
+        }
+        Value::Decimal(n) => {
+            out.push(26);
+            put_big_numeric(out, n);
         }
         Value::Text(s) => {
             out.push(6);
@@ -185,7 +211,10 @@ impl<'a> Reader<'a> {
             2 => Value::Bool(true),
             3 => Value::Int(self.ivar()?),
             4 => Value::Float(f64::from_le_bytes(self.bytes(8)?.try_into().unwrap())),
-            5 => Value::Decimal(Decimal::deserialize(self.bytes(16)?.try_into().unwrap())),
+            5 => Value::Decimal(Numeric::small(Decimal::deserialize(
+                self.bytes(16)?.try_into().unwrap(),
+            ))),
+            26 => Value::Decimal(self.big_numeric()?),
             6 => Value::Text(Arc::from(self.str()?)),
             7 => Value::Timestamp(self.ivar()?),
             8 => Value::Date(self.ivar()? as i32),
@@ -233,6 +262,26 @@ impl<'a> Reader<'a> {
             _ => return Err(short()),
         })
     }
+    /// A numeric written by [`put_big_numeric`].
+    fn big_numeric(&mut self) -> Result<Numeric> {
+        Ok(match self.u8()? {
+            0 => Numeric::NaN,
+            1 => Numeric::PosInf,
+            2 => Numeric::NegInf,
+            3 => {
+                let scale = self.ivar()?;
+                let sign = match self.u8()? {
+                    0 => num_bigint::Sign::Plus,
+                    1 => num_bigint::Sign::Minus,
+                    _ => return Err(short()),
+                };
+                let n = self.var()? as usize;
+                let mag = num_bigint::BigUint::from_bytes_le(self.bytes(n)?);
+                Numeric::from_parts(num_bigint::BigInt::from_biguint(sign, mag), scale)
+            }
+            _ => return Err(short()),
+        })
+    }
     pub fn values(&mut self) -> Result<Vec<Value>> {
         let mut out = Vec::new();
         self.values_into(&mut out)?;
@@ -263,7 +312,19 @@ pub(crate) fn put_type(out: &mut Vec<u8>, t: &DataType) {
         DataType::Bool => out.push(4),
         DataType::Real => out.push(5),
         DataType::Double => out.push(6),
-        DataType::Decimal { precision, scale } => out.extend_from_slice(&[7, *precision, *scale]),
+        // Tag 7 (older versions' form) where it holds the typmod, tag 27
+        // (precision, then scale as varints) for a precision past 255 or
+        // a negative scale.
+        DataType::Decimal { precision, scale } => {
+            match (u8::try_from(*precision), u8::try_from(*scale)) {
+                (Ok(p), Ok(s)) => out.extend_from_slice(&[7, p, s]),
+                _ => {
+                    out.push(27);
+                    put_var(out, *precision as u64);
+                    put_ivar(out, *scale as i64);
+                }
+            }
+        }
         DataType::Varchar(n) => {
             out.push(8);
             put_var(out, n.map_or(0, |n| n as u64 + 1));
@@ -345,8 +406,12 @@ pub(crate) fn get_type(r: &mut Reader<'_>) -> Result<DataType> {
         5 => DataType::Real,
         6 => DataType::Double,
         7 => DataType::Decimal {
-            precision: r.u8()?,
-            scale: r.u8()?,
+            precision: r.u8()? as u16,
+            scale: r.u8()? as i16,
+        },
+        27 => DataType::Decimal {
+            precision: u16::try_from(r.var()?).map_err(|_| short())?,
+            scale: i16::try_from(r.ivar()?).map_err(|_| short())?,
         },
         8 => DataType::Varchar(match r.var()? {
             0 => None,

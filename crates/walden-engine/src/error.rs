@@ -117,8 +117,11 @@ pub enum EngineError {
     /// holds (22003), PostgreSQL's message; `detail` says the limit.
     #[error("numeric field overflow")]
     NumericFieldOverflow { detail: String },
-    /// A numeric value Walden's decimal cannot hold exactly (0A000):
-    /// NaN, ±Infinity, more than 28 significant digits.
+    /// A numeric operation or cast PostgreSQL refuses (its SQLSTATE is
+    /// the variant's).
+    #[error(transparent)]
+    Numeric(#[from] crate::types::NumericError),
+    /// A numeric value or operation Walden does not support (0A000).
     #[error("{0}")]
     NumericUnsupported(String),
     /// Float text beyond the type's range (22003), PostgreSQL's message.

@@ -1,8 +1,6 @@
 //! Column types and values.
 
 use crate::error::{EngineError, Result};
-use rust_decimal::prelude::ToPrimitive;
-use rust_decimal::Decimal;
 use std::cmp::Ordering;
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -25,7 +23,7 @@ pub use coerce::coerce;
 pub use enums::{EnumLabel, EnumRef, EnumType};
 pub use interval::Interval;
 pub use jsonb::Jsonb;
-pub use numeric::{float_to_numeric, parse_numeric};
+pub use numeric::{float_to_numeric, parse_numeric, Numeric, NumericError};
 
 /// A column type.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -36,10 +34,12 @@ pub enum DataType {
     Bool,
     Real,
     Double,
-    /// `DECIMAL(precision, scale)`.
+    /// `DECIMAL(precision, scale)`: precision 1..=1000 and scale
+    /// -1000..=1000 as PostgreSQL allows; precision 0 is unconstrained
+    /// `numeric`.
     Decimal {
-        precision: u8,
-        scale: u8,
+        precision: u16,
+        scale: i16,
     },
     /// `VARCHAR(n)`; `None` means unbounded.
     Varchar(Option<u32>),
@@ -172,7 +172,7 @@ pub enum Value {
     Bool(bool),
     Int(i64),
     Float(f64),
-    Decimal(Decimal),
+    Decimal(Numeric),
     Text(Arc<str>),
     Timestamp(i64),
     Date(i32),
@@ -235,7 +235,7 @@ impl Value {
             Value::Int(i) => *i as f64,
             Value::Reg(_, oid, _) => *oid as f64,
             Value::Float(f) => *f,
-            Value::Decimal(d) => d.to_f64().unwrap_or(f64::NAN),
+            Value::Decimal(d) => d.to_f64(),
             _ => f64::NAN,
         }
     }
@@ -264,8 +264,8 @@ impl Value {
             (Int(a), Int(b)) => a.cmp(b),
             (Float(a), Float(b)) => a.total_cmp(b),
             (Decimal(a), Decimal(b)) => a.cmp(b),
-            (Int(a), Decimal(b)) => rust_decimal::Decimal::from(*a).cmp(b),
-            (Decimal(a), Int(b)) => a.cmp(&rust_decimal::Decimal::from(*b)),
+            (Int(a), Decimal(b)) => Numeric::from(*a).cmp(b),
+            (Decimal(a), Int(b)) => a.cmp(&Numeric::from(*b)),
             (Text(a), Text(b)) => a.cmp(b),
             (Timestamp(a), Timestamp(b)) => a.cmp(b),
             (Date(a), Date(b)) => a.cmp(b),
@@ -311,8 +311,7 @@ impl Hash for Value {
             Value::Int(i) => i.hash(state),
             Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => (*f as i64).hash(state),
             Value::Float(f) => f.to_bits().hash(state),
-            Value::Decimal(d) if d.fract().is_zero() => d.to_i64().unwrap_or(i64::MAX).hash(state),
-            Value::Decimal(d) => d.to_f64().unwrap_or(0.0).to_bits().hash(state),
+            Value::Decimal(d) => d.hash(state),
             Value::Text(s) => s.hash(state),
             Value::Timestamp(t) => t.hash(state),
             Value::Date(d) => d.hash(state),
@@ -344,8 +343,7 @@ impl fmt::Display for Value {
             Value::Bool(b) => write!(f, "{}", if *b { "t" } else { "f" }),
             Value::Int(i) => write!(f, "{i}"),
             Value::Float(x) => f.write_str(&float_text::format_float(*x, false)),
-            // numeric has no negative zero (`-0.000` is 0.000).
-            Value::Decimal(d) if d.is_zero() => write!(f, "{}", d.abs()),
+            // numeric has no negative zero (`Numeric` never holds one).
             Value::Decimal(d) => write!(f, "{d}"),
             Value::Text(s) => write!(f, "{s}"),
             Value::Timestamp(t) => write!(f, "{}", format_timestamp(*t)),

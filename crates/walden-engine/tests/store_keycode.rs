@@ -4,6 +4,7 @@ use proptest::prelude::*;
 use rust_decimal::Decimal;
 use std::cmp::Ordering;
 use walden_engine::store::{decode_key, key_bytes};
+use walden_engine::types::Numeric;
 use walden_engine::types::Value;
 
 /// One column's value of a given variant (or NULL): key columns hold one.
@@ -15,9 +16,18 @@ fn column_value(kind: u8) -> BoxedStrategy<Value> {
             .prop_filter("NaN", |f| !f.is_nan())
             .prop_map(Value::Float)
             .boxed(),
-        3 => (any::<i64>(), 0u32..=12)
-            .prop_map(|(m, s)| Value::Decimal(Decimal::new(m, s)))
-            .boxed(),
+        // Small and big decimals, and the special values.
+        3 => prop_oneof![
+            6 => (any::<i64>(), 0u32..=12)
+                .prop_map(|(m, s)| Value::Decimal(Decimal::new(m, s).into())),
+            2 => (any::<i64>(), any::<u64>(), 0i64..=40, -40i64..=0).prop_map(|(a, b, s, e)| {
+                let int = num_bigint::BigInt::from(a) * num_bigint::BigInt::from(b);
+                Value::Decimal(Numeric::from_parts(int, s + e))
+            }),
+            1 => prop_oneof![Just(Numeric::NaN), Just(Numeric::PosInf), Just(Numeric::NegInf)]
+                .prop_map(Value::Decimal),
+        ]
+        .boxed(),
         4 => proptest::collection::vec(
             prop_oneof![Just('\0'), Just('a'), Just('b'), Just('é'), any::<char>()],
             0..6,
@@ -102,10 +112,51 @@ proptest! {
 
 #[test]
 fn decimals_that_compare_equal_encode_alike() {
-    let a = Value::Decimal(Decimal::new(150, 2));
-    let b = Value::Decimal(Decimal::new(15, 1));
+    let a = Value::Decimal(Decimal::new(150, 2).into());
+    let b = Value::Decimal(Decimal::new(15, 1).into());
     assert_eq!(key_bytes(&[a]), key_bytes(&[b]));
-    let neg = key_bytes(&[Value::Decimal(Decimal::new(-12, 0))]);
-    let neg_longer = key_bytes(&[Value::Decimal(Decimal::new(-123, 1))]);
+    let neg = key_bytes(&[Value::Decimal(Decimal::new(-12, 0).into())]);
+    let neg_longer = key_bytes(&[Value::Decimal(Decimal::new(-123, 1).into())]);
     assert!(neg_longer < neg, "-12.3 sorts before -12");
+}
+
+#[test]
+fn huge_exponents_and_specials_order_and_decode() {
+    let n = |s: &str| Value::Decimal(s.parse::<Numeric>().unwrap());
+    // Exponents past i16 take the long form and still sort.
+    let big = Value::Decimal(Numeric::from_parts(1.into(), -40_000));
+    let tiny = Value::Decimal(Numeric::from_parts(1.into(), 16_000));
+    let order = [
+        n("-inf"),
+        neg(&big),
+        n("-1e100"),
+        n("-1"),
+        n("0"),
+        tiny.clone(),
+        n("1"),
+        n("1e300"),
+        big.clone(),
+        n("inf"),
+        n("NaN"),
+    ];
+    for w in order.windows(2) {
+        assert!(
+            key_bytes(&w[..1]) < key_bytes(&w[1..]),
+            "{:?} < {:?}",
+            w[0],
+            w[1]
+        );
+        assert!(w[0] < w[1]);
+    }
+    for v in &order {
+        let back = decode_key(&key_bytes(std::slice::from_ref(v))).unwrap();
+        assert_eq!(back[0].cmp(v), Ordering::Equal, "{v:?}");
+    }
+}
+
+fn neg(v: &Value) -> Value {
+    match v {
+        Value::Decimal(d) => Value::Decimal(-d),
+        other => other.clone(),
+    }
 }

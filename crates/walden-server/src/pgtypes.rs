@@ -2,8 +2,8 @@
 //! text and binary wire formats.
 
 use bytes::{BufMut, BytesMut};
-use rust_decimal::Decimal;
 use std::sync::Arc;
+use walden_engine::types::Numeric;
 use walden_engine::types::{array, datetime, parse_date, parse_timestamp};
 use walden_engine::{DataType, Value};
 use walden_sql::{ErrorKind, SqlError};
@@ -143,7 +143,7 @@ pub fn type_modifier(t: &DataType) -> i32 {
         // Char(0) is bpchar without a length.
         DataType::Char(n) if *n > 0 => *n as i32 + 4,
         DataType::Decimal { precision, scale } if *precision > 0 => {
-            ((*precision as i32) << 16 | *scale as i32) + 4
+            ((*precision as i32) << 16 | (*scale as i32 & 0x7ff)) + 4
         }
         _ => -1,
     }
@@ -226,7 +226,9 @@ fn as_i64(v: &Value) -> Result<i64, String> {
         Value::Reg(_, oid, _) => Ok(*oid as i64),
         Value::Bool(b) => Ok(*b as i64),
         Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => Ok(*f as i64),
-        Value::Decimal(d) => i64::try_from(d.round()).map_err(|e| e.to_string()),
+        Value::Decimal(d) => d
+            .to_integer(i64::MIN, i64::MAX, "bigint")
+            .map_err(|e| e.to_string()),
         Value::Text(s) => s.trim().parse().map_err(|_| format!("not an integer: {s}")),
         other => Err(format!("cannot send {other:?} as an integer")),
     }
@@ -236,23 +238,23 @@ fn as_f64(v: &Value) -> Result<f64, String> {
     match v {
         Value::Float(f) => Ok(*f),
         Value::Int(i) => Ok(*i as f64),
-        Value::Decimal(d) => d.to_string().parse().map_err(|_| "bad decimal".to_string()),
+        Value::Decimal(d) => Ok(d.to_f64()),
         Value::Text(s) => s.trim().parse().map_err(|_| format!("not a number: {s}")),
         other => Err(format!("cannot send {other:?} as a float")),
     }
 }
 
-fn as_decimal(v: &Value) -> Result<Decimal, String> {
+fn as_decimal(v: &Value) -> Result<Numeric, String> {
     match v {
-        Value::Decimal(d) => Ok(*d),
-        Value::Int(i) => Ok(Decimal::from(*i)),
+        Value::Decimal(d) => Ok(d.clone()),
+        Value::Int(i) => Ok(Numeric::from(*i)),
         Value::Float(f) => {
             walden_engine::types::float_to_numeric(*f, 15).map_err(|e| e.to_string())
         }
         Value::Text(s) => walden_engine::types::parse_numeric(s)
             .ok()
             .flatten()
-            .ok_or_else(|| format!("not a number Walden's numeric holds: {s}")),
+            .ok_or_else(|| format!("not a number: {s}")),
         other => Err(format!("cannot send {other:?} as numeric")),
     }
 }
@@ -277,7 +279,7 @@ pub fn encode_binary(v: &Value, t: &DataType, buf: &mut BytesMut) -> Result<(), 
         DataType::Real => buf.put_f32(as_f64(v)? as f32),
         DataType::Double => buf.put_f64(as_f64(v)?),
         DataType::Decimal { .. } => {
-            numeric_send(as_decimal(v)?, buf);
+            numeric_send(&as_decimal(v)?, buf);
         }
         // A "char" is its byte, as PostgreSQL's charsend.
         DataType::Varchar(_) | DataType::Text | DataType::PgChar | DataType::Name => {
@@ -596,9 +598,9 @@ pub fn decode_binary_param(b: &[u8], oid: u32) -> Result<Value, SqlError> {
 }
 
 /// Checks a numeric's binary form (digit count, weight, sign, display
-/// scale, base-10000 digits) before rust_decimal reads it: its reader
-/// panics on a weight or scale beyond what a Decimal holds (found by the
-/// copy_binary fuzz target), and it takes digits PostgreSQL refuses.
+/// scale, base-10000 digits) before it is read: digits PostgreSQL
+/// refuses, and a weight past numeric's range (the copy_binary fuzz
+/// target sends such).
 fn check_numeric_recv(b: &[u8]) -> Result<(), SqlError> {
     let word = |i: usize| b.get(i..i + 2).map(|w| u16::from_be_bytes([w[0], w[1]]));
     let (Some(ndigits), Some(weight), Some(sign), Some(_dscale)) =
@@ -621,12 +623,11 @@ fn check_numeric_recv(b: &[u8]) -> Result<(), SqlError> {
             "invalid digit in external \"numeric\" value",
         ));
     }
-    // Seven base-10000 groups before the point (10^28) is the most a
-    // Decimal takes.
-    if weight as i16 > 6 {
+    // numeric's range: 131072 digits before the point (32768 groups).
+    if ndigits > 0 && weight as i16 >= 32767 {
         return Err(SqlError::new(
             ErrorKind::NumericOutOfRange,
-            "numeric value out of range",
+            "value overflows numeric format",
         ));
     }
     Ok(())
@@ -635,9 +636,22 @@ fn check_numeric_recv(b: &[u8]) -> Result<(), SqlError> {
 /// A numeric's binary form as PostgreSQL's numeric_send writes it:
 /// base-10000 digits without leading or trailing zero groups, the weight
 /// of the first, and the display scale (zero is no digits, weight 0, and
-/// its scale: `0.00` keeps its two places, which rust_decimal's writer
-/// dropped).
-fn numeric_send(d: Decimal, buf: &mut BytesMut) {
+/// its scale: `0.00` keeps its two places); NaN and ±Infinity as their
+/// sign words alone.
+fn numeric_send(d: &Numeric, buf: &mut BytesMut) {
+    let special = match d {
+        Numeric::NaN => Some(0xC000),
+        Numeric::PosInf => Some(0xD000),
+        Numeric::NegInf => Some(0xF000),
+        _ => None,
+    };
+    if let Some(sign) = special {
+        buf.put_u16(0);
+        buf.put_i16(0);
+        buf.put_u16(sign);
+        buf.put_u16(0);
+        return;
+    }
     let text = d.abs().to_string();
     let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
     let int = int.trim_start_matches('0');
@@ -660,7 +674,7 @@ fn numeric_send(d: Decimal, buf: &mut BytesMut) {
     let (weight, sign) = if digits.is_empty() {
         (0, 0)
     } else {
-        (weight, if d.is_sign_negative() { 0x4000 } else { 0 })
+        (weight, if d.is_negative() { 0x4000 } else { 0 })
     };
     buf.put_u16(digits.len() as u16);
     buf.put_i16(weight);
@@ -673,14 +687,15 @@ fn numeric_send(d: Decimal, buf: &mut BytesMut) {
 
 /// A numeric's binary form (checked by `check_numeric_recv`) read
 /// exactly: digits past its display scale dropped, as PostgreSQL's
-/// numeric_recv truncates them, and the display scale kept; what a Walden
-/// numeric cannot hold (NaN, ±Infinity, more than 28 digits) refused with
-/// 0A000 rather than rounded, as rust_decimal's reader rounds it.
-fn numeric_recv(b: &[u8]) -> Result<Decimal, SqlError> {
+/// numeric_recv truncates them, and the display scale kept.
+fn numeric_recv(b: &[u8]) -> Result<Numeric, SqlError> {
     let word = |i: usize| u16::from_be_bytes([b[i], b[i + 1]]);
     let (ndigits, weight, sign, dscale) = (word(0) as i32, word(2) as i16 as i32, word(4), word(6));
-    if matches!(sign, 0xC000 | 0xD000 | 0xF000) {
-        return Err(SqlError::unsupported("numeric NaN or Infinity"));
+    match sign {
+        0xC000 => return Ok(Numeric::NaN),
+        0xD000 => return Ok(Numeric::PosInf),
+        0xF000 => return Ok(Numeric::NegInf),
+        _ => {}
     }
     if dscale > 0x3FFF {
         return Err(SqlError::new(
@@ -716,12 +731,8 @@ fn numeric_recv(b: &[u8]) -> Result<Decimal, SqlError> {
         frac.truncate(dscale as usize);
         text.push_str(&frac);
     }
-    let mut d = walden_engine::types::parse_numeric(&text)?.ok_or_else(|| bad_binary("numeric"))?;
-    // A negative zero (or one truncated to zero) is zero.
-    if d.is_zero() {
-        d.set_sign_positive(true);
-    }
-    Ok(d)
+    // (A negative zero, or one truncated to zero, reads as zero.)
+    Ok(walden_engine::types::parse_numeric(&text)?.ok_or_else(|| bad_binary("numeric"))?)
 }
 
 /// PostgreSQL's text cannot hold a NUL byte (a C string ends there): it
@@ -800,10 +811,24 @@ mod tests {
                 "7922816251426433759354395033",
                 numeric_bytes(6, 0, 0, &[7922, 8162, 5142, 6433, 7593, 5439, 5033]),
             ),
+            // Beyond 28 digits, and the special values (PostgreSQL 15's
+            // numeric_send for each).
+            (
+                "123456789012345678901234567890.123",
+                numeric_bytes(
+                    7,
+                    0,
+                    3,
+                    &[12, 3456, 7890, 1234, 5678, 9012, 3456, 7890, 1230],
+                ),
+            ),
+            ("NaN", numeric_bytes(0, 0xC000, 0, &[])),
+            ("Infinity", numeric_bytes(0, 0xD000, 0, &[])),
+            ("-Infinity", numeric_bytes(0, 0xF000, 0, &[])),
         ] {
-            let d: Decimal = text.parse().unwrap();
+            let d: Numeric = text.parse().unwrap();
             let mut b = BytesMut::new();
-            numeric_send(d, &mut b);
+            numeric_send(&d, &mut b);
             assert_eq!(b.to_vec(), want, "{text}");
             // And back, unchanged (display scale included).
             assert_eq!(
@@ -845,23 +870,22 @@ mod tests {
         ] {
             assert_eq!(read(w, sign, dscale, d).unwrap().to_string(), want, "{d:?}");
         }
-        for (w, sign, dscale, d) in [
-            // 32 digits: rust_decimal's reader rounded them to 28.
+        for (w, sign, dscale, d, want) in [
+            // 32 digits: kept (rust_decimal's reader rounded them to 28).
             (
                 -1,
                 0,
                 32,
                 &[1234, 5678, 9012, 3456, 7890, 1234, 5678, 9012][..],
+                "0.12345678901234567890123456789012",
             ),
             // A display scale over 28 (1.500...0 at 30 places).
-            (0, 0, 30, &[1, 5000]),
-            // NaN, +Infinity, -Infinity.
-            (0, 0xC000, 0, &[]),
-            (0, 0xD000, 0, &[]),
-            (0, 0xF000, 0, &[]),
+            (0, 0, 30, &[1, 5000], "1.500000000000000000000000000000"),
+            (0, 0xC000, 0, &[], "NaN"),
+            (0, 0xD000, 0, &[], "Infinity"),
+            (0, 0xF000, 0, &[], "-Infinity"),
         ] {
-            let e = read(w, sign, dscale, d).unwrap_err();
-            assert_eq!(e.kind, walden_sql::ErrorKind::FeatureNotSupported, "{d:?}");
+            assert_eq!(read(w, sign, dscale, d).unwrap().to_string(), want, "{d:?}");
         }
         let e = read(0, 0, 0x4000, &[1]).unwrap_err();
         assert_eq!(e.kind, walden_sql::ErrorKind::BadBinaryValue);

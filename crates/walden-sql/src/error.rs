@@ -339,6 +339,12 @@ impl SqlError {
     }
 }
 
+impl From<walden_engine::types::NumericError> for SqlError {
+    fn from(e: walden_engine::types::NumericError) -> Self {
+        SqlError::from(EngineError::Numeric(e))
+    }
+}
+
 impl From<EngineError> for SqlError {
     fn from(e: EngineError) -> Self {
         use EngineError as E;
@@ -372,6 +378,15 @@ impl From<EngineError> for SqlError {
                 walden_engine::DatetimeErrorKind::UnknownZone => ErrorKind::InvalidParameter,
             },
             E::ArrayUnsupported(_) | E::NumericUnsupported(_) => ErrorKind::FeatureNotSupported,
+            E::Numeric(n) => {
+                use walden_engine::types::NumericError as N;
+                match n {
+                    N::Overflow | N::IntegerRange(_) => ErrorKind::NumericOutOfRange,
+                    N::DivisionByZero => ErrorKind::DivisionByZero,
+                    N::NegativeSqrt => ErrorKind::InvalidArgumentForPower,
+                    N::NaNTo(_) | N::InfinityTo(_) => ErrorKind::FeatureNotSupported,
+                }
+            }
             E::JsonUnicodeNul => ErrorKind::UntranslatableCharacter,
             E::JsonbCast { .. } | E::InvalidHex(_) => ErrorKind::InvalidParameter,
             E::OutOfRange(_) | E::NumericFieldOverflow { .. } | E::FloatOutOfRange { .. } => {

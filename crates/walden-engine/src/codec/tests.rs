@@ -14,6 +14,11 @@ fn values_round_trip() {
         Value::Int(i64::MAX),
         Value::Float(1.5),
         Value::Decimal("-12.3400".parse().unwrap()),
+        Value::Decimal("-123456789012345678901234567890.12345".parse().unwrap()),
+        Value::Decimal("1e-40".parse().unwrap()),
+        Value::Decimal("NaN".parse().unwrap()),
+        Value::Decimal("Infinity".parse().unwrap()),
+        Value::Decimal("-Infinity".parse().unwrap()),
         Value::text("héllo"),
         Value::Timestamp(1_700_000_000_000_000),
         Value::Date(-3),
@@ -275,5 +280,45 @@ fn sequence_alterations_and_expression_defaults_round_trip() {
     ] {
         let b = encode_redo(&r);
         assert_eq!(decode_redo(&b, &|_, _| None).unwrap(), r);
+    }
+}
+
+/// A numeric a Decimal holds is written as older versions wrote it (tag
+/// 5 and the Decimal's 16 bytes), so they read it and it reads back; the
+/// others take tag 26.
+#[test]
+fn small_numerics_keep_the_old_form() {
+    let d: rust_decimal::Decimal = "-12.3400".parse().unwrap();
+    let mut old = vec![5u8];
+    old.extend_from_slice(&d.serialize());
+    let mut out = Vec::new();
+    put_value(&mut out, &Value::Decimal(d.into()));
+    assert_eq!(out, old);
+    let back = Reader::new(&old).value().unwrap();
+    assert_eq!(back.to_string(), "-12.3400");
+    let mut big = Vec::new();
+    put_value(&mut big, &Value::Decimal("1e40".parse().unwrap()));
+    assert_eq!(big[0], 26);
+}
+
+/// numeric typmods PostgreSQL allows: the old 3-byte form where it
+/// holds them, tag 27 for a precision past 255 or a negative scale.
+#[test]
+fn numeric_typmods_round_trip() {
+    for (p, s, tag) in [
+        (10u16, 2i16, 7u8),
+        (0, 0, 7),
+        (1000, 1000, 27),
+        (3, -3, 27),
+        (300, 0, 27),
+    ] {
+        let t = DataType::Decimal {
+            precision: p,
+            scale: s,
+        };
+        let mut out = Vec::new();
+        put_type(&mut out, &t);
+        assert_eq!(out[0], tag);
+        assert_eq!(get_type(&mut Reader::new(&out)).unwrap(), t);
     }
 }

@@ -9,8 +9,8 @@
 //! the column's type before they become keys. Int, Float and Decimal have
 //! distinct tags, so mixed numeric variants order by tag, not by value.
 
+use crate::types::Numeric;
 use crate::types::Value;
-use rust_decimal::Decimal;
 use std::sync::Arc;
 
 const NULL: u8 = 0x00;
@@ -44,10 +44,17 @@ const ELEM_NULL: u8 = 0x02;
 const ENUM: u8 = 0xC8;
 const DAY_MICROS: i128 = 86_400_000_000;
 
-/// Decimal sub-tags: negatives, zero, positives.
+/// Decimal sub-tags, in numeric's order: -Infinity, negatives, zero,
+/// positives, +Infinity, NaN.
+const DEC_NEG_INF: u8 = 0x00;
 const DEC_NEG: u8 = 0x01;
 const DEC_ZERO: u8 = 0x02;
 const DEC_POS: u8 = 0x03;
+const DEC_POS_INF: u8 = 0x04;
+const DEC_NAN: u8 = 0x05;
+/// Exponents outside i16's middle (-32767..=32766) are written as this
+/// 2-byte escape (0x0000 below, 0xFFFF above) and then 4 bytes.
+const EXP_SHORT: std::ops::RangeInclusive<i32> = -32767..=32766;
 
 /// Why a byte string is not an encoded key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -198,20 +205,36 @@ fn encode_bytes(b: &[u8], out: &mut Vec<u8>) {
 /// significant digits (trailing zeros dropped, each stored as digit + 1) and a
 /// 0 terminator; negatives are the bitwise complement of that, so larger
 /// magnitudes sort first. 1.50 and 1.5 encode alike, as they compare equal.
-fn encode_decimal(d: &Decimal, out: &mut Vec<u8>) {
-    if d.is_zero() {
-        out.push(DEC_ZERO);
-        return;
-    }
-    let digits = d.mantissa().unsigned_abs().to_string();
-    let scale = d.scale() as i32;
-    let exp = digits.len() as i32 - scale;
-    let sig = digits.trim_end_matches('0');
-    let neg = d.is_sign_negative();
+/// The exponent is 2 bytes (biased i16) when in `EXP_SHORT`, else an
+/// escape and 4 bytes, which sort beyond every short one.
+fn encode_decimal(d: &Numeric, out: &mut Vec<u8>) {
+    let (int, scale) = match d {
+        Numeric::NaN => return out.push(DEC_NAN),
+        Numeric::PosInf => return out.push(DEC_POS_INF),
+        Numeric::NegInf => return out.push(DEC_NEG_INF),
+        _ if d.is_zero() => return out.push(DEC_ZERO),
+        Numeric::Small(s) => (s.mantissa().unsigned_abs().to_string(), s.scale() as i64),
+        Numeric::Big(_) => {
+            let (i, s) = d.parts().unwrap_or_default();
+            (i.magnitude().to_string(), s)
+        }
+    };
+    let exp = (int.len() as i64 - scale) as i32;
+    let sig = int.trim_end_matches('0');
+    let neg = d.is_negative();
     let flip = |b: u8| if neg { !b } else { b };
     out.push(if neg { DEC_NEG } else { DEC_POS });
-    for b in ((exp as i16 as u16) ^ 0x8000).to_be_bytes() {
-        out.push(flip(b));
+    if EXP_SHORT.contains(&exp) {
+        for b in ((exp as i16 as u16) ^ 0x8000).to_be_bytes() {
+            out.push(flip(b));
+        }
+    } else {
+        let esc: u8 = if exp > 0 { 0xFF } else { 0x00 };
+        out.push(flip(esc));
+        out.push(flip(esc));
+        for b in ((exp as u32) ^ 0x8000_0000).to_be_bytes() {
+            out.push(flip(b));
+        }
     }
     for c in sig.bytes() {
         out.push(flip(c - b'0' + 1));
@@ -368,17 +391,27 @@ fn decode_bytes(b: &[u8]) -> Result<(Vec<u8>, &[u8]), &'static str> {
     }
 }
 
-fn decode_decimal(b: &[u8]) -> Result<(Decimal, &[u8]), &'static str> {
+fn decode_decimal(b: &[u8]) -> Result<(Numeric, &[u8]), &'static str> {
     let (&sign, rest) = b.split_first().ok_or("truncated decimal")?;
     let neg = match sign {
-        DEC_ZERO => return Ok((Decimal::ZERO, rest)),
+        DEC_ZERO => return Ok((Numeric::ZERO, rest)),
+        DEC_NAN => return Ok((Numeric::NaN, rest)),
+        DEC_POS_INF => return Ok((Numeric::PosInf, rest)),
+        DEC_NEG_INF => return Ok((Numeric::NegInf, rest)),
         DEC_NEG => true,
         DEC_POS => false,
         _ => return Err("bad decimal sign"),
     };
     let flip = |b: u8| if neg { !b } else { b };
     let (e, mut rest) = take::<2>(rest)?;
-    let exp = (u16::from_be_bytes([flip(e[0]), flip(e[1])]) ^ 0x8000) as i16 as i32;
+    let short = u16::from_be_bytes([flip(e[0]), flip(e[1])]);
+    let exp = if short == 0 || short == 0xFFFF {
+        let (w, r) = take::<4>(rest)?;
+        rest = r;
+        (u32::from_be_bytes([flip(w[0]), flip(w[1]), flip(w[2]), flip(w[3])]) ^ 0x8000_0000) as i32
+    } else {
+        (short ^ 0x8000) as i16 as i32
+    };
     let mut digits = String::new();
     loop {
         let (&c, r) = rest.split_first().ok_or("unterminated decimal")?;
@@ -388,22 +421,15 @@ fn decode_decimal(b: &[u8]) -> Result<(Decimal, &[u8]), &'static str> {
             d @ 1..=10 => digits.push((b'0' + d - 1) as char),
             _ => return Err("bad decimal digit"),
         }
-        if digits.len() > 29 {
-            return Err("decimal too long");
-        }
+    }
+    if digits.is_empty() {
+        return Err("decimal without digits");
     }
     // value = 0.digits * 10^exp = digits * 10^(exp - len)
-    let shift = exp - digits.len() as i32;
-    let mantissa: i128 = digits.parse().map_err(|_| "bad decimal digits")?;
-    let d = if shift >= 0 {
-        let mut d = Decimal::from_i128_with_scale(mantissa, 0);
-        for _ in 0..shift {
-            d = d.checked_mul(Decimal::TEN).ok_or("decimal out of range")?;
-        }
-        d
-    } else {
-        let scale = u32::try_from(-shift).map_err(|_| "decimal out of range")?;
-        Decimal::try_from_i128_with_scale(mantissa, scale).map_err(|_| "decimal out of range")?
-    };
-    Ok((if neg { -d } else { d }, rest))
+    let shift = exp as i64 - digits.len() as i64;
+    let mantissa: num_bigint::BigInt = digits.parse().map_err(|_| "bad decimal digits")?;
+    let mantissa = if neg { -mantissa } else { mantissa };
+    let d = Numeric::from_parts(mantissa, -shift);
+    d.clone().checked().map_err(|_| "decimal out of range")?;
+    Ok((d, rest))
 }

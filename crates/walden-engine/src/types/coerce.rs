@@ -137,14 +137,18 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
             }
             coerce(V::Int(r as i64), t)?
         }
-        (T::SmallInt | T::Int | T::BigInt | T::Oid, V::Decimal(d)) => coerce(
-            V::Int(
-                d.round_dp_with_strategy(0, rust_decimal::RoundingStrategy::MidpointAwayFromZero)
-                    .to_i64()
-                    .ok_or_else(|| range_err(t))?,
-            ),
-            t,
-        )?,
+        (T::SmallInt | T::Int | T::BigInt | T::Oid, V::Decimal(d)) => {
+            let ty = match t {
+                T::SmallInt => "smallint",
+                T::Int => "integer",
+                T::Oid => "oid",
+                _ => "bigint",
+            };
+            coerce(V::Int(d.to_integer(i64::MIN, i64::MAX, ty)?), t).map_err(|e| match e {
+                EngineError::OutOfRange(_) => NumericError::IntegerRange(ty).into(),
+                e => e,
+            })?
+        }
         (T::SmallInt | T::Int | T::BigInt | T::Oid, V::Text(s)) => {
             let i: i64 = s.trim().parse().map_err(|_| bad(&V::Text(s.clone())))?;
             coerce(V::Int(i), t)?
@@ -170,7 +174,19 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
             }
         }
         // numeric has no -0: `(-0.0)::float8` is 0 (adding 0.0 clears the sign).
-        (T::Real | T::Double, V::Decimal(d)) => V::Float(d.to_f64().unwrap_or(f64::NAN) + 0.0),
+        // A finite numeric beyond the float's range is 22003, as
+        // PostgreSQL reads the numeric's text as a float.
+        (T::Real | T::Double, V::Decimal(d)) => {
+            let f = d.to_f64() + 0.0;
+            let f = if *t == T::Real { f as f32 as f64 } else { f };
+            if f.is_infinite() && d.is_finite() {
+                return Err(EngineError::FloatOutOfRange {
+                    text: d.to_string(),
+                    ty: t.sql_name(),
+                });
+            }
+            V::Float(f)
+        }
         (T::Real | T::Double, V::Text(s)) => V::Float(
             super::float_text::parse_float(&s, *t == T::Real).map_err(|e| match e {
                 super::float_text::FloatInputError::Syntax => bad(&V::Text(s.clone())),
@@ -182,13 +198,13 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
         ),
         (T::Decimal { precision, scale }, v) => {
             let d = match v {
-                V::Int(i) => Decimal::from(i),
+                V::Int(i) => Numeric::from(i),
                 V::Decimal(d) => d,
                 // PostgreSQL's float8_numeric: the float's 15 significant
-                // digits, exactly or refused (never a nearby value).
+                // digits (NaN and ±Infinity as themselves).
                 V::Float(f) => super::float_to_numeric(f, 15)?,
                 V::Text(ref s) => super::parse_numeric(s)?.ok_or_else(|| bad(&v))?,
-                V::Bool(b) => Decimal::from(b as i64),
+                V::Bool(b) => Numeric::from(b as i64),
                 other => return Err(bad(&other)),
             };
             // Unconstrained numeric keeps every digit (precision 0; older
@@ -196,49 +212,28 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
             if *precision == 0 {
                 return Ok(V::Decimal(d));
             }
-            // Its values show `scale` decimals (`1.5::numeric(40,30)` is
-            // 1.500000000000000000000000000000): more than the 28 a
-            // Walden numeric carries would be shown wrong, so refused.
-            if *scale > 28 {
-                return Err(EngineError::NumericUnsupported(format!(
-                    "numeric({precision},{scale}): a scale over the 28 decimal places Walden's numeric holds is not supported"
-                )));
+            let (p, s) = (*precision as i64, *scale as i64);
+            match d.fit(p, s) {
+                Some(r) => V::Decimal(r),
+                None => {
+                    let maxdigits = p - s;
+                    return Err(EngineError::NumericFieldOverflow {
+                        detail: if d.is_infinite() {
+                            format!(
+                                "A field with precision {p}, scale {s} cannot hold an infinite value."
+                            )
+                        } else {
+                            format!(
+                                "A field with precision {p}, scale {s} must round to an absolute value less than {}.",
+                                match maxdigits {
+                                    0 => "1".to_string(),
+                                    d => format!("10^{d}"),
+                                }
+                            )
+                        },
+                    });
+                }
             }
-            let d = d.round_dp_with_strategy(
-                *scale as u32,
-                rust_decimal::RoundingStrategy::MidpointAwayFromZero,
-            );
-            // The rounded value must be below 10^(precision - scale); a
-            // scale above the precision (PostgreSQL allows numeric(3,6))
-            // makes that a negative power.
-            let maxdigits = *precision as i32 - *scale as i32;
-            let int_digits = d.trunc().abs().to_string().trim_start_matches('0').len() as i32;
-            let over = if maxdigits >= 0 {
-                int_digits > maxdigits
-            } else {
-                d.abs() >= Decimal::new(1, (-maxdigits) as u32)
-            };
-            if over {
-                return Err(EngineError::NumericFieldOverflow {
-                    detail: format!(
-                        "A field with precision {precision}, scale {scale} must round to an absolute value less than {}.",
-                        match maxdigits {
-                            0 => "1".to_string(),
-                            d => format!("10^{d}"),
-                        }
-                    ),
-                });
-            }
-            // Shown with its declared scale, as PostgreSQL does (`2.00`).
-            let mut d = d;
-            d.rescale(*scale as u32);
-            // rescale settles on fewer places when the digits would pass 28.
-            if d.scale() != *scale as u32 {
-                return Err(EngineError::NumericUnsupported(format!(
-                    "numeric value {d} at scale {scale} needs more than the 28 significant digits Walden's numeric holds"
-                )));
-            }
-            V::Decimal(d)
         }
         // PostgreSQL keeps the first byte (here: character); '' is '\0',
         // shown as the empty string.

@@ -127,8 +127,8 @@ fn literal(v: &ast::Value) -> Result<Value> {
         ast::Value::Number(n, _) => match n.parse::<i64>() {
             Ok(i) => Value::Int(i),
             Err(_) => Value::Decimal(
-                n.parse()
-                    .map_err(|_| SqlError::syntax(format!("bad number {n}")))?,
+                walden_engine::types::parse_numeric(n)?
+                    .ok_or_else(|| SqlError::syntax(format!("bad number {n}")))?,
             ),
         },
         ast::Value::SingleQuotedString(s) => Value::text(s),

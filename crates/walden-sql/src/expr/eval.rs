@@ -28,8 +28,7 @@ impl Expr {
                 Value::Null => Value::Null,
                 Value::Int(i) => Value::Int(i.checked_neg().ok_or_else(overflow)?),
                 Value::Float(f) => Value::Float(-f),
-                // numeric has no negative zero.
-                Value::Decimal(d) if d.is_zero() => Value::Decimal(d.abs()),
+                // numeric has no negative zero (`Numeric` makes none).
                 Value::Decimal(d) => Value::Decimal(-d),
                 Value::Interval(i) => Value::Interval(i.checked_neg().ok_or_else(|| {
                     SqlError::new(ErrorKind::DatetimeOverflow, "interval out of range")

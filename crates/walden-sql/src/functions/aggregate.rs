@@ -215,13 +215,8 @@ impl Acc {
             Acc::Avg(Some(s), n) => match s {
                 Value::Float(f) => Value::Float(f / n as f64),
                 // numeric division, with its result scale.
-                Value::Int(i) => Value::Decimal(crate::functions::numeric_div(
-                    Decimal::from(i),
-                    Decimal::from(n),
-                )?),
-                Value::Decimal(d) => {
-                    Value::Decimal(crate::functions::numeric_div(d, Decimal::from(n))?)
-                }
+                Value::Int(i) => Value::Decimal(Numeric::from(i).div(&Numeric::from(n))?),
+                Value::Decimal(d) => Value::Decimal(d.div(&Numeric::from(n))?),
                 other => other,
             },
             Acc::MinMax(m) => m.unwrap_or(Value::Null),
@@ -239,7 +234,7 @@ pub(super) fn sum_add(acc: Value, v: Value) -> Result<Value> {
         // sum(bigint) returns numeric.
         (Value::Int(a), Value::Int(b)) => Ok(match a.checked_add(*b) {
             Some(s) => Value::Int(s),
-            None => Value::Decimal(Decimal::from(*a) + Decimal::from(*b)),
+            None => Value::Decimal(Numeric::from(*a).add(&Numeric::from(*b))?),
         }),
         _ => crate::functions::binary(crate::functions::BinOp::Add, acc, v),
     }

@@ -8,7 +8,6 @@ mod datetime;
 mod datetime_make;
 mod math;
 mod numeric_fns;
-pub(crate) use numeric_fns::sqrt_at;
 mod system;
 mod text;
 mod tsql_text;
@@ -25,9 +24,7 @@ pub(crate) fn int_arg(v: &Value, what: &str) -> Result<i64> {
     match v {
         Value::Int(i) => Ok(*i),
         Value::Reg(_, oid, _) => Ok(*oid as i64),
-        Value::Decimal(d) => d
-            .to_i64()
-            .ok_or_else(|| SqlError::new(ErrorKind::NumericOutOfRange, "integer out of range")),
+        Value::Decimal(d) => Ok(d.to_integer(i64::MIN, i64::MAX, "integer")?),
         Value::Float(f) => Ok(*f as i64),
         Value::Text(s) => s.trim().parse().map_err(|_| {
             SqlError::new(

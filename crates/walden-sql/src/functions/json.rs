@@ -425,6 +425,8 @@ pub fn to_jsonb(v: &Value) -> Result<Jsonb> {
         Value::Null => Jsonb::Null,
         Value::Bool(b) => Jsonb::Bool(*b),
         Value::Int(i) => Jsonb::Number(i.to_string().into()),
+        // NaN and ±Infinity are no JSON numbers: strings, as PostgreSQL.
+        Value::Decimal(d) if !d.is_finite() => Jsonb::String(d.to_string().into()),
         // A decimal or a finite float is within numeric's range.
         Value::Decimal(d) => Jsonb::Number(
             jsonb::normalize_number(&d.to_string())

@@ -1,12 +1,11 @@
 //! Scalar functions (PostgreSQL and T-SQL names) and aggregates.
 
 use crate::error::{ErrorKind, Result, SqlError};
-use rust_decimal::prelude::ToPrimitive;
-use rust_decimal::Decimal;
 use sqlparser::ast::{self, FunctionArg, FunctionArgExpr};
 use std::cmp::Ordering;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use walden_engine::types::Numeric;
 use walden_engine::types::{civil_from_days, days_from_civil, now_micros};
 use walden_engine::{DataType, Transaction, Value};
 

@@ -1,11 +1,10 @@
 //! Value operators: truth, comparison, arithmetic, casts and LIKE.
 
 use crate::error::{ErrorKind, Result, SqlError};
-use rust_decimal::prelude::{FromPrimitive, ToPrimitive};
-use rust_decimal::Decimal;
 use std::cmp::Ordering;
 use std::sync::Arc;
 use walden_engine::types::coerce;
+use walden_engine::types::Numeric;
 use walden_engine::{DataType, Value};
 
 /// A binary operator, as expressions evaluate it.
@@ -140,9 +139,6 @@ pub(crate) fn numeric_text(s: &str) -> Result<Value> {
     if let Ok(i) = t.parse::<i64>() {
         return Ok(Value::Int(i));
     }
-    // What a decimal cannot hold exactly (NaN, Infinity, many digits)
-    // is read as a float below: the other operand is then compared or
-    // combined as a float, which holds those.
     if let Ok(Some(d)) = walden_engine::types::parse_numeric(t) {
         return Ok(Value::Decimal(d));
     }
@@ -195,11 +191,11 @@ fn kind(v: &Value) -> Option<u8> {
     })
 }
 
-pub(crate) fn to_dec(v: &Value) -> Option<Decimal> {
+pub(crate) fn to_dec(v: &Value) -> Option<Numeric> {
     match v {
-        Value::Int(i) => Some(Decimal::from(*i)),
-        Value::Decimal(d) => Some(*d),
-        Value::Float(f) => Decimal::from_f64(*f),
+        Value::Int(i) => Some(Numeric::from(*i)),
+        Value::Decimal(d) => Some(d.clone()),
+        Value::Float(f) => walden_engine::types::float_to_numeric(*f, 15).ok(),
         _ => None,
     }
 }
@@ -207,7 +203,7 @@ pub(crate) fn to_dec(v: &Value) -> Option<Decimal> {
 pub(crate) fn to_f64(v: &Value) -> Option<f64> {
     match v {
         Value::Int(i) => Some(*i as f64),
-        Value::Decimal(d) => d.to_f64(),
+        Value::Decimal(d) => Some(d.to_f64()),
         Value::Float(f) => Some(*f),
         _ => None,
     }
@@ -359,33 +355,15 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> Result<Value> {
                 to_dec(&a).ok_or_else(|| undefined(&a, &b))?,
                 to_dec(&b).ok_or_else(|| undefined(&a, &b))?,
             );
-            // rust_decimal rounds a sum or product that needs more than
-            // 28 digits: computed exactly here, or refused.
-            let r = match op {
-                Add => return exact_add(x, y).map(Value::Decimal),
-                Sub => return exact_add(x, -y).map(Value::Decimal),
-                Mul => return exact_mul(x, y).map(Value::Decimal),
-                Div => {
-                    if y.is_zero() {
-                        return Err(SqlError::new(ErrorKind::DivisionByZero, "division by zero"));
-                    }
-                    return numeric_div(x, y).map(Value::Decimal);
-                }
-                Mod => {
-                    if y.is_zero() {
-                        return Err(SqlError::new(ErrorKind::DivisionByZero, "division by zero"));
-                    }
-                    // The remainder keeps the larger scale, as PostgreSQL's.
-                    x.checked_rem(y).map(|mut r| {
-                        r.rescale(x.scale().max(y.scale()));
-                        r
-                    })
-                }
+            // Exact, at PostgreSQL's result scales (types/numeric).
+            Value::Decimal(match op {
+                Add => x.add(&y)?,
+                Sub => x.sub(&y)?,
+                Mul => x.mul(&y)?,
+                Div => x.div(&y)?,
+                Mod => x.rem(&y)?,
                 _ => return Err(undefined(&a, &b)),
-            };
-            Value::Decimal(r.ok_or_else(|| {
-                SqlError::new(ErrorKind::NumericOutOfRange, "numeric value out of range")
-            })?)
+            })
         }
         (Value::Timestamp(t), Value::Int(d)) if matches!(op, Add | Sub) => {
             // timestamp +/- integer days (T-SQL datetime arithmetic).
@@ -425,116 +403,6 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> Result<Value> {
         (Value::Text(_), _) | (_, Value::Text(_)) if op == Add => Value::text(format!("{a}{b}")),
         _ => return Err(undefined(&a, &b)),
     })
-}
-
-fn too_wide() -> SqlError {
-    SqlError::unsupported(
-        "a numeric result over the 28 significant digits (at PostgreSQL's scale) Walden's numeric holds",
-    )
-}
-
-/// A mantissa and scale as a decimal, when it holds them exactly.
-fn exact(m: i128, scale: u32) -> Result<Decimal> {
-    if m.unsigned_abs() >= 1u128 << 96 || scale > 28 {
-        return Err(too_wide());
-    }
-    Ok(Decimal::from_i128_with_scale(m, scale))
-}
-
-/// x + y at the larger scale (PostgreSQL's), exactly.
-pub(crate) fn exact_add(x: Decimal, y: Decimal) -> Result<Decimal> {
-    let s = x.scale().max(y.scale());
-    let up = |d: Decimal| {
-        10i128
-            .checked_pow(s - d.scale())
-            .and_then(|p| d.mantissa().checked_mul(p))
-    };
-    let m = up(x)
-        .zip(up(y))
-        .and_then(|(a, b)| a.checked_add(b))
-        .ok_or_else(too_wide)?;
-    exact(m, s)
-}
-
-/// x * y at the sum of the scales (PostgreSQL's), exactly.
-pub(crate) fn exact_mul(x: Decimal, y: Decimal) -> Result<Decimal> {
-    let m = x
-        .mantissa()
-        .checked_mul(y.mantissa())
-        .ok_or_else(too_wide)?;
-    exact(m, x.scale() + y.scale())
-}
-
-/// numeric division with PostgreSQL's result scale: at least 16
-/// significant digits, and no fewer decimals than either operand has
-/// (`select_div_scale`: the quotient's weight in base-10000 digits sets how
-/// many decimals make 16 digits), rounded half away from zero. Walden's
-/// decimals hold at most 28 decimals.
-pub(crate) fn numeric_div(x: Decimal, y: Decimal) -> Result<Decimal> {
-    // (weight in base-10000 digits, first base-10000 digit) of |d|.
-    fn weight(d: Decimal) -> (i64, u128) {
-        let m = d.mantissa().unsigned_abs();
-        if m == 0 {
-            return (0, 0);
-        }
-        let digits = m.ilog10() as i64 + 1;
-        let e10 = digits - 1 - d.scale() as i64;
-        let w = e10.div_euclid(4);
-        let lead = e10 - 4 * w + 1;
-        // The group's digits beyond the number's own are zeros.
-        let first = if lead >= digits {
-            m * 10u128.pow((lead - digits) as u32)
-        } else {
-            m / 10u128.pow((digits - lead) as u32)
-        };
-        (w, first)
-    }
-    let (w1, f1) = weight(x);
-    let (w2, f2) = weight(y);
-    let mut qweight = w1 - w2;
-    if f1 <= f2 {
-        qweight -= 1;
-    }
-    let scale = (16 - qweight * 4)
-        .max(x.scale() as i64)
-        .max(y.scale() as i64)
-        .max(0);
-    if scale > 28 {
-        return Err(too_wide());
-    }
-    div_round(x, y, scale as u32)
-}
-
-/// x / y rounded half away from zero at `scale` decimals (at most 28).
-pub(crate) fn div_round(x: Decimal, y: Decimal, scale: u32) -> Result<Decimal> {
-    if scale > 28 {
-        return Err(too_wide());
-    }
-    let q28 = x.checked_div(y).ok_or_else(too_wide)?;
-    // q28 is already rounded (to 28 digits): rounding it again could move
-    // a quotient just under a half up. When its digits past `scale` read
-    // as an exact half, the exact quotient decides, from x against
-    // (that half) * y.
-    let t = q28.trunc_with_scale(scale);
-    let tail = q28 - t;
-    // The half one place past `scale` (none past 28 places: q28 has no
-    // digits there, so its tail is zero).
-    let half = Decimal::try_new(if q28.is_sign_negative() { -5 } else { 5 }, scale + 1).ok();
-    let q = if let Some(half) = half.filter(|h| !tail.is_zero() && tail == *h) {
-        let h = exact_add(t, half)?;
-        match exact_mul(h, y)?.abs().cmp(&x.abs()) {
-            Ordering::Greater => t,
-            _ => exact_add(t, half * Decimal::TWO)?,
-        }
-    } else {
-        q28.round_dp_with_strategy(scale, rust_decimal::RoundingStrategy::MidpointAwayFromZero)
-    };
-    let mut q = q;
-    q.rescale(scale);
-    if q.scale() != scale {
-        return Err(too_wide());
-    }
-    Ok(q)
 }
 
 /// `jsonb || jsonb` and `jsonb - key`; `None` when neither operand is jsonb.

@@ -43,7 +43,7 @@ pub enum StatAcc {
     /// (n, sum, sum of squared deviations from the mean).
     Float(f64, f64, f64),
     /// (n, sum, sum of squares), exact.
-    Exact(i64, Decimal, Decimal),
+    Exact(i64, Numeric, Numeric),
 }
 
 impl StatAcc {
@@ -79,11 +79,9 @@ impl StatAcc {
             }
             Value::Int(_) | Value::Decimal(_) => {
                 let x = to_dec(v).unwrap_or_default();
-                let sq = exact_mul(x, x)?;
+                let sq = x.mul(&x)?;
                 *self = match std::mem::take(self) {
-                    StatAcc::Exact(n, s, s2) => {
-                        StatAcc::Exact(n + 1, exact_add(s, x)?, exact_add(s2, sq)?)
-                    }
+                    StatAcc::Exact(n, s, s2) => StatAcc::Exact(n + 1, s.add(&x)?, s2.add(&sq)?),
                     _ => StatAcc::Exact(1, x, sq),
                 };
             }
@@ -114,15 +112,24 @@ impl StatAcc {
                 if f.sample() && n <= 1 {
                     return Ok(Value::Null);
                 }
-                let nd = Decimal::from(n);
-                let num = exact_add(exact_mul(nd, s2)?, -exact_mul(s, s)?)?;
-                if num <= Decimal::ZERO {
-                    return Ok(Value::Decimal(Decimal::ZERO));
+                let nd = Numeric::from(n);
+                let num = nd.mul(&s2)?.sub(&s.mul(&s)?)?;
+                if num <= Numeric::ZERO {
+                    return Ok(Value::Decimal(Numeric::ZERO));
                 }
-                let den = exact_mul(nd, if f.sample() { nd - Decimal::ONE } else { nd })?;
-                let var = numeric_div(num, den)?;
+                let den = nd.mul(&if f.sample() {
+                    Numeric::from(n - 1)
+                } else {
+                    nd.clone()
+                })?;
+                // NaN or ±Infinity among the values makes the result NaN.
+                let var = num.div(&den)?;
+                if !var.is_finite() {
+                    return Ok(Value::Decimal(Numeric::NaN));
+                }
                 Ok(Value::Decimal(if f.root() {
-                    crate::functions::sqrt_at(var, var.scale() as i64)?
+                    let scale = var.scale();
+                    var.sqrt_at(scale)?
                 } else {
                     var
                 }))

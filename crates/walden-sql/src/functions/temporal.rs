@@ -46,7 +46,7 @@ fn to_f64(v: &Value) -> Option<f64> {
     match v {
         Value::Int(i) => Some(*i as f64),
         Value::Float(f) => Some(*f),
-        Value::Decimal(d) => d.to_string().parse().ok(),
+        Value::Decimal(d) => Some(d.to_f64()),
         _ => None,
     }
 }
@@ -287,7 +287,7 @@ pub fn extract(field: &str, v: &Value) -> Result<Value> {
             }
             other => return Err(bad_unit(other, "interval")),
         };
-        return Ok(Value::Decimal(r));
+        return Ok(Value::Decimal(r.into()));
     }
     if let Value::Time(t) = v {
         let r = match f {
@@ -299,19 +299,30 @@ pub fn extract(field: &str, v: &Value) -> Result<Value> {
             "epoch" => secs(*t),
             other => return Err(bad_unit(other, "time without time zone")),
         };
-        return Ok(Value::Decimal(r));
+        return Ok(Value::Decimal(r.into()));
     }
     if is_infinite(v) {
-        // PostgreSQL answers Infinity or NULL by field; Walden's numeric
-        // has no infinity, so the question is refused, not answered wrong.
-        return Err(SqlError::unsupported(format!(
-            "extract of {f} from an infinite {}",
-            if matches!(v, Value::Date(_)) {
-                "date"
+        // PostgreSQL: fields that grow with time are ±Infinity, the
+        // others NULL.
+        use walden_engine::types::dtinput::{DATE_MINUS_INFINITY, TIMESTAMP_MINUS_INFINITY};
+        let neg = match v {
+            Value::Date(d) => *d == DATE_MINUS_INFINITY,
+            Value::Timestamp(t) | Value::TimestampTz(t) => *t == TIMESTAMP_MINUS_INFINITY,
+            _ => false,
+        };
+        return Ok(match f {
+            "year" | "years" | "decade" | "decades" | "century" | "centuries" | "millennium"
+            | "millennia" | "julian" | "isoyear" | "epoch" => Value::Decimal(if neg {
+                walden_engine::types::Numeric::NegInf
             } else {
-                "timestamp"
-            }
-        )));
+                walden_engine::types::Numeric::PosInf
+            }),
+            "month" | "months" | "mon" | "day" | "days" | "hour" | "hours" | "minute"
+            | "minutes" | "second" | "seconds" | "millisecond" | "milliseconds" | "microsecond"
+            | "microseconds" | "dow" | "isodow" | "doy" | "week" | "quarter" | "timezone"
+            | "timezone_hour" | "timezone_minute" => Value::Null,
+            other => return Err(bad_unit(other, crate::functions::type_name(v))),
+        });
     }
     let (t, tz) = local_of(v)?;
     let is_date = matches!(v, Value::Date(_));
@@ -367,7 +378,7 @@ pub fn extract(field: &str, v: &Value) -> Result<Value> {
         "timezone_minute" if tz => dec(tz_offset(local_to_tz(t)) as i64 / 60 % 60),
         other => return Err(bad_unit(other, crate::functions::type_name(v))),
     };
-    Ok(Value::Decimal(r))
+    Ok(Value::Decimal(r.into()))
 }
 
 /// `age(a, b)`: the difference in years, months and days (and time), as

@@ -394,11 +394,10 @@ pub(super) fn join_rows(
 pub(crate) fn normalize_key(k: Vec<Value>) -> Vec<Value> {
     k.into_iter()
         .map(|v| match v {
-            Value::Decimal(d) if d.fract().is_zero() => {
-                rust_decimal::prelude::ToPrimitive::to_i64(&d)
-                    .map(Value::Int)
-                    .unwrap_or(Value::Decimal(d))
-            }
+            Value::Decimal(d) if d.is_integral() => d
+                .to_integer(i64::MIN, i64::MAX, "bigint")
+                .map(Value::Int)
+                .unwrap_or(Value::Decimal(d)),
             Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Value::Int(f as i64),
             other => other,
         })

@@ -272,7 +272,7 @@ fn series(
     let to_ty = |v: &Value| match (v, ty) {
         (Value::Decimal(_), DataType::Decimal { .. }) => Ok(v.clone()),
         (Value::Int(i), DataType::Decimal { .. }) => {
-            Ok(Value::Decimal(rust_decimal::Decimal::from(*i)))
+            Ok(Value::Decimal(walden_engine::types::Numeric::from(*i)))
         }
         _ => crate::functions::cast(v.clone(), ty),
     };

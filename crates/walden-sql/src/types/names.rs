@@ -53,14 +53,9 @@ fn numeric_typmod(p: u64, s: i64) -> Result<DataType> {
             format!("NUMERIC scale {s} must be between -1000 and 1000"),
         ));
     }
-    if !(0..=28).contains(&s) {
-        return Err(SqlError::unsupported(format!(
-            "numeric({p},{s}): a scale below 0 or over the 28 decimals Walden's numeric holds"
-        )));
-    }
     Ok(DataType::Decimal {
-        precision: p.min(255) as u8,
-        scale: s as u8,
+        precision: p as u16,
+        scale: s as i16,
     })
 }
 

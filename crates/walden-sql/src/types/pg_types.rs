@@ -82,7 +82,12 @@ pub fn type_oid_and_mod(t: &DataType) -> (i64, i64) {
         DataType::Real => (700, -1),
         DataType::Double => (701, -1),
         DataType::Decimal { precision, scale } if *precision > 0 => {
-            (1700, ((*precision as i64) << 16 | *scale as i64) + 4)
+            // PostgreSQL's typmod: the scale's low 11 bits (negative
+            // scales too).
+            (
+                1700,
+                ((*precision as i64) << 16 | (*scale as i64 & 0x7ff)) + 4,
+            )
         }
         DataType::Decimal { .. } => (1700, -1),
         DataType::Varchar(Some(n)) => (1043, *n as i64 + 4),

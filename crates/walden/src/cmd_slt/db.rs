@@ -301,7 +301,7 @@ fn format_value(v: &Value) -> String {
         Value::Null => "NULL".into(),
         Value::Int(i) => i.to_string(),
         Value::Float(f) => format!("{f:.3}"),
-        Value::Decimal(d) => format!("{d:.3}"),
+        Value::Decimal(d) => d.round_at(3).to_string(),
         Value::Text(s) if s.is_empty() => "(empty)".into(),
         Value::Text(s) => printable(s),
         other => printable(&other.to_string()),

@@ -358,7 +358,7 @@ pub fn ident_of(env: &Env<'_>, table: &str, which: crate::functions::IdentFn) ->
             }
         }
     };
-    Ok(Value::Decimal(rust_decimal::Decimal::from(v)))
+    Ok(Value::Decimal(walden_engine::types::Numeric::from(v)))
 }
 
 pub fn serial_sequence(env: &Env<'_>, table: &str, column: &str) -> Result<Value> {

@@ -90,7 +90,7 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         Func::AtTimeZone => crate::functions::temporal::at_time_zone(arg(0), &text_arg(&arg(1)))?,
         Func::DatePartPg => match crate::functions::temporal::extract(&text_arg(&arg(0)), &arg(1))?
         {
-            Value::Decimal(d) => Value::Float(d.to_f64().unwrap_or(f64::NAN)),
+            Value::Decimal(d) => Value::Float(d.to_f64()),
             other => other,
         },
         Func::Age => {

@@ -32,10 +32,8 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
             match arg(0) {
                 // A negative place count rounds to tens, hundreds, ...
                 Value::Int(i) if places < 0 => {
-                    let d = round_decimal(Decimal::from(i), places)?;
-                    Value::Int(d.to_i64().ok_or_else(|| {
-                        SqlError::new(ErrorKind::NumericOutOfRange, "integer out of range")
-                    })?)
+                    let d = walden_engine::types::Numeric::from(i).round_at(places);
+                    Value::Int(d.to_integer(i64::MIN, i64::MAX, "integer")?)
                 }
                 Value::Int(i) => Value::Int(i),
                 Value::Float(x) => {
@@ -43,7 +41,7 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
                     // rint, as PostgreSQL's round(float8): halves to even.
                     Value::Float((x * m).round_ties_even() / m)
                 }
-                Value::Decimal(d) => Value::Decimal(round_decimal(d, places)?),
+                Value::Decimal(d) => Value::Decimal(d.round_at(places).checked()?),
                 v => {
                     return Err(SqlError::new(
                         ErrorKind::UndefinedFunction,
@@ -61,7 +59,7 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
             let d = match (arg(0), places) {
                 (Value::Float(x), None) => return Ok(Value::Float(x.trunc())),
                 (Value::Int(i), None) => return Ok(Value::Float(i as f64)),
-                (Value::Int(i), Some(_)) => Decimal::from(i),
+                (Value::Int(i), Some(_)) => walden_engine::types::Numeric::from(i),
                 (Value::Decimal(d), _) => d,
                 (v, _) => {
                     return Err(SqlError::new(
@@ -70,7 +68,7 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
                     ))
                 }
             };
-            Value::Decimal(trunc_decimal(d, places.unwrap_or(0))?)
+            Value::Decimal(d.trunc_at(places.unwrap_or(0)).checked()?)
         }
         Func::Floor | Func::Ceil => match arg(0) {
             Value::Int(i) => Value::Int(i),
@@ -97,8 +95,6 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
             if a.iter().any(|v| matches!(v, Value::Decimal(_)))
                 && a.iter().all(|v| match v {
                     Value::Decimal(_) | Value::Int(_) => true,
-                    // Text a decimal cannot hold (NaN, Infinity) takes the
-                    // float8 path below.
                     Value::Text(s) => matches!(
                         crate::functions::numeric_text(s),
                         Ok(Value::Int(_) | Value::Decimal(_))
@@ -166,53 +162,4 @@ pub(super) fn rand_f64() -> f64 {
         s.set(x);
         (x >> 11) as f64 / (1u64 << 53) as f64
     })
-}
-
-/// numeric rounded by `how` to `places` decimals (negative: to tens,
-/// hundreds, ...); the result has `places` decimals, padded with zeros as
-/// PostgreSQL's (within the 28 a Walden numeric holds). round rounds half
-/// away from zero, trunc toward zero.
-fn to_places(d: Decimal, places: i64, how: rust_decimal::RoundingStrategy) -> Result<Decimal> {
-    if places >= 0 {
-        // The result shows `places` decimals: past 28 it would be shown
-        // with fewer than PostgreSQL's.
-        let too_many = || {
-            SqlError::unsupported(format!(
-                "rounding a numeric to {places} decimal places (over the 28 Walden's numeric holds)"
-            ))
-        };
-        if places > 28 {
-            return Err(too_many());
-        }
-        let mut r = d.round_dp_with_strategy(places as u32, how);
-        if (r.scale() as i64) < places {
-            r.rescale(places as u32);
-            if (r.scale() as i64) != places {
-                return Err(too_many());
-            }
-        }
-        return Ok(r);
-    }
-    // Past 28 digits every value that fits goes to zero.
-    if places < -28 {
-        return Ok(Decimal::ZERO);
-    }
-    let m = Decimal::from_i128_with_scale(10i128.pow((-places) as u32), 0);
-    (d / m)
-        .round_dp_with_strategy(0, how)
-        .checked_mul(m)
-        .map(|v| v.round_dp(0))
-        .ok_or_else(|| SqlError::new(ErrorKind::NumericOutOfRange, "numeric field overflow"))
-}
-
-fn round_decimal(d: Decimal, places: i64) -> Result<Decimal> {
-    to_places(
-        d,
-        places,
-        rust_decimal::RoundingStrategy::MidpointAwayFromZero,
-    )
-}
-
-fn trunc_decimal(d: Decimal, places: i64) -> Result<Decimal> {
-    to_places(d, places, rust_decimal::RoundingStrategy::ToZero)
 }

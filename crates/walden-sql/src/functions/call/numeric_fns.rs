@@ -1,9 +1,12 @@
 //! numeric's exact functions: scale, min_scale, trim_scale, sign, div,
-//! gcd, lcm, factorial, width_bucket, and sqrt with PostgreSQL's result
-//! scale. Each result is exact or refused: a result a 28-digit Walden
-//! numeric cannot hold at PostgreSQL's scale is refused with 0A000.
+//! gcd, lcm, factorial, width_bucket, sqrt and power with PostgreSQL's
+//! result scales and its answers for NaN and ±Infinity.
 
 use super::*;
+use num_bigint::BigInt;
+use num_integer::Integer;
+use num_traits::{Signed, ToPrimitive, Zero};
+use walden_engine::types::Numeric;
 
 fn out_of_range(what: &str) -> SqlError {
     SqlError::new(ErrorKind::NumericOutOfRange, what.to_string())
@@ -11,16 +14,17 @@ fn out_of_range(what: &str) -> SqlError {
 
 /// The numeric a numeric function takes: integers and floats convert
 /// (as PostgreSQL's implicit casts), text is read as numeric.
-pub(super) fn num(v: &Value, f: &str) -> Result<Decimal> {
+pub(super) fn num(v: &Value, f: &str) -> Result<Numeric> {
     match v {
-        Value::Decimal(d) => Ok(*d),
-        Value::Int(i) => Ok(Decimal::from(*i)),
+        Value::Decimal(d) => Ok(d.clone()),
+        Value::Int(i) => Ok(Numeric::from(*i)),
         Value::Text(s) => match crate::functions::numeric_text(s)? {
-            Value::Int(i) => Ok(Decimal::from(i)),
+            Value::Int(i) => Ok(Numeric::from(i)),
             Value::Decimal(d) => Ok(d),
-            _ => Err(SqlError::unsupported(format!(
-                "{f}() of a numeric value Walden's numeric cannot hold ({s})"
-            ))),
+            _ => Err(SqlError::new(
+                ErrorKind::InvalidText,
+                format!("invalid input syntax for type numeric: \"{s}\""),
+            )),
         },
         Value::Float(x) => Ok(walden_engine::types::float_to_numeric(*x, 15)?),
         other => Err(SqlError::new(
@@ -30,28 +34,13 @@ pub(super) fn num(v: &Value, f: &str) -> Result<Decimal> {
     }
 }
 
-/// Both operands at one scale (the larger): their mantissas and that scale.
-fn aligned(a: Decimal, b: Decimal) -> Option<(i128, i128, u32)> {
-    let s = a.scale().max(b.scale());
-    let up = |d: Decimal| {
-        d.mantissa()
-            .checked_mul(10i128.checked_pow(s - d.scale())?)
-            .filter(|m| m.unsigned_abs() < 1u128 << 96)
-    };
-    Some((up(a)?, up(b)?, s))
-}
-
-fn too_wide(f: &str) -> SqlError {
-    SqlError::unsupported(format!(
-        "{f}() with a result over the 28 significant digits Walden's numeric holds"
-    ))
-}
-
-fn from_parts(m: i128, scale: u32, f: &str) -> Result<Decimal> {
-    if m.unsigned_abs() >= 1u128 << 96 || scale > 28 {
-        return Err(too_wide(f));
-    }
-    Ok(Decimal::from_i128_with_scale(m, scale))
+/// Both finite operands as integers at their larger scale, and that scale.
+fn aligned(a: &Numeric, b: &Numeric) -> (BigInt, BigInt, i64) {
+    let (ai, as_) = a.parts().unwrap_or_default();
+    let (bi, bs) = b.parts().unwrap_or_default();
+    let s = as_.max(bs);
+    let up = |i: BigInt, from: i64| i * BigInt::from(10u8).pow((s - from) as u32);
+    (up(ai, as_), up(bi, bs), s)
 }
 
 fn gcd_u(mut a: u128, mut b: u128) -> u128 {
@@ -68,10 +57,17 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
     }
     let arg = |i: usize| a.get(i).cloned().unwrap_or(Value::Null);
     Ok(match f {
-        Func::Scale => Value::Int(num(&arg(0), "scale")?.scale() as i64),
+        // NaN and ±Infinity have no scale: NULL.
+        Func::Scale => match num(&arg(0), "scale")? {
+            d if d.is_finite() => Value::Int(d.scale()),
+            _ => Value::Null,
+        },
         // The fewest decimals that keep the value (0 for zero).
-        Func::MinScale => Value::Int(num(&arg(0), "min_scale")?.normalize().scale() as i64),
-        Func::TrimScale => Value::Decimal(num(&arg(0), "trim_scale")?.normalize()),
+        Func::MinScale => match num(&arg(0), "min_scale")? {
+            d if d.is_finite() => Value::Int(d.normalized().scale()),
+            _ => Value::Null,
+        },
+        Func::TrimScale => Value::Decimal(num(&arg(0), "trim_scale")?.normalized()),
         Func::Sign => match arg(0) {
             Value::Float(x) => Value::Float(if x > 0.0 {
                 1.0
@@ -85,38 +81,30 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
             Value::Int(i) => Value::Float(i.signum() as f64),
             v => {
                 let d = num(&v, "sign")?;
-                Value::Decimal(Decimal::from(if d.is_zero() {
-                    0
-                } else if d.is_sign_negative() {
-                    -1
+                Value::Decimal(if d.is_nan() {
+                    Numeric::NaN
                 } else {
-                    1
-                }))
+                    Numeric::from(d.signum())
+                })
             }
         },
         // div(x, y): the quotient truncated toward zero, scale 0.
-        Func::Div => {
-            let (x, y) = (num(&arg(0), "div")?, num(&arg(1), "div")?);
-            if y.is_zero() {
-                return Err(SqlError::new(ErrorKind::DivisionByZero, "division by zero"));
-            }
-            let (mx, my, _) = aligned(x, y).ok_or_else(|| too_wide("div"))?;
-            Value::Decimal(from_parts(mx / my, 0, "div")?)
-        }
+        Func::Div => Value::Decimal(num(&arg(0), "div")?.div_trunc(&num(&arg(1), "div")?)?),
         Func::Gcd | Func::Lcm => gcd_lcm(f, arg(0), arg(1))?,
         Func::Factorial => {
             let n = int_arg(&arg(0), "factorial")?;
             if n < 0 {
                 return Err(out_of_range("factorial of a negative number is undefined"));
             }
-            let mut r: i128 = 1;
-            for k in 2..=n {
-                r = r
-                    .checked_mul(k as i128)
-                    .filter(|m| m.unsigned_abs() < 1u128 << 96)
-                    .ok_or_else(|| too_wide("factorial"))?;
+            // 32177! is the largest within numeric's 131072 digits.
+            if n > 32177 {
+                return Err(walden_engine::types::NumericError::Overflow.into());
             }
-            Value::Decimal(Decimal::from_i128_with_scale(r, 0))
+            let mut r = BigInt::from(1u8);
+            for k in 2..=n {
+                r *= k;
+            }
+            Value::Decimal(Numeric::from_parts(r, 0))
         }
         Func::WidthBucket => width_bucket(&a)?,
         Func::Float4Numeric => match arg(0) {
@@ -124,7 +112,7 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
             other => other,
         },
         Func::Sqrt => match arg(0) {
-            Value::Decimal(d) => Value::Decimal(numeric_sqrt(d)?),
+            Value::Decimal(d) => Value::Decimal(d.sqrt()?),
             other => {
                 return math_sqrt_float(other);
             }
@@ -147,7 +135,8 @@ fn math_sqrt_float(v: Value) -> Result<Value> {
     }
 }
 
-/// gcd and lcm: integers stay integers; numerics at the larger scale.
+/// gcd and lcm: integers stay integers; numerics at the larger scale
+/// (NaN when either is NaN or infinite, as PostgreSQL).
 fn gcd_lcm(f: Func, x: Value, y: Value) -> Result<Value> {
     let lcm = f == Func::Lcm;
     if let (Value::Int(x), Value::Int(y)) = (&x, &y) {
@@ -166,23 +155,21 @@ fn gcd_lcm(f: Func, x: Value, y: Value) -> Result<Value> {
     }
     let name = if lcm { "lcm" } else { "gcd" };
     let (a, b) = (num(&x, name)?, num(&y, name)?);
-    let (ma, mb, s) = aligned(a, b).ok_or_else(|| too_wide(name))?;
-    let g = gcd_u(ma.unsigned_abs(), mb.unsigned_abs());
+    if !a.is_finite() || !b.is_finite() {
+        return Ok(Value::Decimal(Numeric::NaN));
+    }
+    let (ma, mb, s) = aligned(&a, &b);
+    let g = ma.abs().gcd(&mb.abs());
     let r = if lcm {
-        match ma.unsigned_abs().checked_div(g) {
-            None => 0,
-            Some(q) => q
-                .checked_mul(mb.unsigned_abs())
-                .ok_or_else(|| too_wide(name))?,
+        if g.is_zero() {
+            BigInt::zero()
+        } else {
+            (ma.abs() / &g) * mb.abs()
         }
     } else {
         g
     };
-    Ok(Value::Decimal(from_parts(
-        i128::try_from(r).map_err(|_| too_wide(name))?,
-        s,
-        name,
-    )?))
+    Ok(Value::Decimal(Numeric::from_parts(r, s).checked()?))
 }
 
 fn bucket_error(m: &str) -> SqlError {
@@ -246,6 +233,14 @@ fn width_bucket(a: &[Value]) -> Result<Value> {
         num(&a[1], "width_bucket")?,
         num(&a[2], "width_bucket")?,
     );
+    if x.is_nan() || lo.is_nan() || hi.is_nan() {
+        return Err(bucket_error(
+            "operand, lower bound, and upper bound cannot be NaN",
+        ));
+    }
+    if lo.is_infinite() || hi.is_infinite() {
+        return Err(bucket_error("lower and upper bounds must be finite"));
+    }
     if lo == hi {
         return Err(bucket_error("lower bound cannot equal upper bound"));
     }
@@ -256,7 +251,7 @@ fn width_bucket(a: &[Value]) -> Result<Value> {
         if x >= hi {
             return past();
         }
-        (x - lo, hi - lo)
+        (x.sub(&lo)?, hi.sub(&lo)?)
     } else {
         if x > lo {
             return Ok(Value::Int(0));
@@ -264,125 +259,103 @@ fn width_bucket(a: &[Value]) -> Result<Value> {
         if x <= hi {
             return past();
         }
-        (lo - x, lo - hi)
+        (lo.sub(&x)?, lo.sub(&hi)?)
     };
     // floor(count * num / den) + 1, in integers at one scale.
-    let (mn, md, _) = aligned(num_d, den_d).ok_or_else(|| too_wide("width_bucket"))?;
-    let q = mn
-        .checked_mul(count as i128)
-        .map(|p| p / md)
-        .ok_or_else(|| too_wide("width_bucket"))?;
-    Ok(Value::Int(q as i64 + 1))
+    let (mn, md, _) = aligned(&num_d, &den_d);
+    let q = (mn * count) / md;
+    Ok(Value::Int(q.to_i64().unwrap_or(count) + 1))
 }
 
-/// sqrt(numeric) as PostgreSQL: at least 16 significant digits, no fewer
-/// decimals than the argument, the last digit rounded half away from zero.
-pub(crate) fn numeric_sqrt(d: Decimal) -> Result<Decimal> {
-    if d.is_sign_negative() && !d.is_zero() {
-        return Err(SqlError::new(
-            ErrorKind::InvalidArgumentForPower,
-            "cannot take square root of a negative number",
-        ));
-    }
-    let w = base_weight(d);
-    // The result's weight in decimal digits is about half the argument's.
-    let sweight = (w + 1) * 4 / 2 - 1;
-    let rscale = (16 - sweight).max(d.scale() as i64).max(0);
-    sqrt_at(d, rscale)
-}
-
-/// The weight of a decimal's first base-10000 digit (0 for zero), as
-/// PostgreSQL's numeric stores it.
-pub(crate) fn base_weight(d: Decimal) -> i64 {
-    let m = d.mantissa().unsigned_abs();
-    if m == 0 {
-        return 0;
-    }
-    let e10 = m.ilog10() as i64 - d.scale() as i64;
-    e10.div_euclid(4)
-}
-
-/// The square root of `d` at `rscale` decimals, rounded half away from
-/// zero; refused when that needs more than Walden's numeric holds.
-pub(crate) fn sqrt_at(d: Decimal, rscale: i64) -> Result<Decimal> {
-    if rscale > 28 {
-        return Err(too_wide("sqrt"));
-    }
-    // sqrt(m / 10^s) * 10^(r+1) = sqrt(m * 10^(2r + 2 - s)): one digit
-    // more than wanted, truncated, then rounded.
-    let m = d.mantissa().unsigned_abs();
-    let shift = 2 * (rscale + 1) - d.scale() as i64;
-    let n = if shift >= 0 {
-        10u128
-            .checked_pow(shift as u32)
-            .and_then(|p| m.checked_mul(p))
-            .ok_or_else(|| too_wide("sqrt"))?
-    } else {
-        // Dropped digits only lower the radicand below the next integer,
-        // which floor(sqrt) does not see.
-        m / 10u128.pow((-shift) as u32)
-    };
-    let mut r = isqrt(n);
-    r = r / 10 + u128::from(r % 10 >= 5);
-    from_parts(
-        i128::try_from(r).map_err(|_| too_wide("sqrt"))?,
-        rscale as u32,
-        "sqrt",
-    )
-}
-
-/// power(numeric, numeric) for an integer exponent, as PostgreSQL: at
-/// least 16 decimals and no fewer than the base has, rounded half away
-/// from zero. The exact power must fit Walden's numeric; a fractional
-/// exponent (PostgreSQL goes through exp and ln) is refused.
-pub(crate) fn numeric_power(base: Decimal, exp: Decimal) -> Result<Decimal> {
+/// power(numeric, numeric) as PostgreSQL 15: its answers for NaN and
+/// ±Infinity; an integer exponent computed exactly, then rounded half
+/// away from zero to at least 16 decimals and no fewer than the base has.
+/// A fractional exponent of a finite base (computed through exp and ln)
+/// is refused.
+pub(crate) fn numeric_power(base: Numeric, exp: Numeric) -> Result<Numeric> {
     let undefined = |m: &str| SqlError::new(ErrorKind::InvalidArgumentForPower, m.to_string());
-    if base.is_zero() && exp.is_sign_negative() && !exp.is_zero() {
+    let one = Numeric::ONE;
+    if base.is_nan() || exp.is_nan() {
+        // 1 ^ NaN and NaN ^ 0 are 1.
+        if (exp.is_nan() && base == one) || (base.is_nan() && exp.is_zero()) {
+            return Ok(one);
+        }
+        return Ok(Numeric::NaN);
+    }
+    if base.is_zero() && exp.is_negative() {
         return Err(undefined("zero raised to a negative power is undefined"));
     }
-    if base.is_sign_negative() && !base.is_zero() && !exp.fract().is_zero() {
+    if base.is_finite() && base.is_negative() && exp.is_finite() && !exp.is_integral() {
         return Err(undefined(
             "a negative number raised to a non-integer power yields a complex result",
         ));
     }
+    if exp.is_infinite() {
+        let mag = base.abs().cmp(&one);
+        return Ok(match (mag, exp.is_negative()) {
+            (std::cmp::Ordering::Equal, _) => one,
+            (std::cmp::Ordering::Greater, false) | (std::cmp::Ordering::Less, true) => {
+                Numeric::PosInf
+            }
+            _ => Numeric::ZERO,
+        });
+    }
+    if base.is_infinite() {
+        if exp.is_zero() {
+            return Ok(one);
+        }
+        if exp.is_negative() {
+            return Ok(Numeric::ZERO);
+        }
+        let odd = exp.is_integral() && exp.rem(&Numeric::from(2))?.abs() == one;
+        return Ok(if base.is_negative() && odd {
+            Numeric::NegInf
+        } else {
+            Numeric::PosInf
+        });
+    }
     let n = exp
-        .normalize()
-        .to_i32()
-        .filter(|_| exp.fract().is_zero())
+        .is_integral()
+        .then(|| {
+            exp.to_integer(i32::MIN as i64, i32::MAX as i64, "integer")
+                .ok()
+        })
+        .flatten()
         .ok_or_else(|| {
             SqlError::unsupported("numeric power() with a fractional or very large exponent")
         })?;
-    let rscale = base.scale().max(16);
-    let mut p = Decimal::ONE;
-    for _ in 0..n.unsigned_abs() {
-        p = crate::functions::exact_mul(p, base).map_err(|_| too_wide("power"))?;
+    let rscale = base.scale().clamp(16, 1000);
+    if n == 0 {
+        return Ok(one.round_at(rscale));
     }
+    if base.is_zero() {
+        return Ok(Numeric::ZERO.round_at(rscale));
+    }
+    // The result's magnitude decides before its digits are computed:
+    // past numeric's range it overflows, far below the last shown
+    // decimal it is zero.
+    let log10 = n as f64 * base.abs().to_f64().log10();
+    if log10 > 131_072.0 {
+        return Err(walden_engine::types::NumericError::Overflow.into());
+    }
+    if log10 < -(rscale as f64) - 2.0 {
+        return Ok(Numeric::ZERO.round_at(rscale));
+    }
+    let (int, scale) = base.parts().unwrap_or_default();
+    let work = (int.magnitude().bits() as f64 * 0.302 + 1.0) * n.unsigned_abs() as f64;
+    if work > 2_000_000.0 {
+        return Err(SqlError::unsupported(
+            "numeric power() whose exact digits number more than two million",
+        ));
+    }
+    let p = Numeric::from_parts(
+        int.pow(n.unsigned_abs() as u32),
+        scale * n.unsigned_abs() as i64,
+    );
     if n < 0 {
-        return crate::functions::div_round(Decimal::ONE, p, rscale);
+        return Ok(one.div_at(&p, rscale)?);
     }
-    let mut r =
-        p.round_dp_with_strategy(rscale, rust_decimal::RoundingStrategy::MidpointAwayFromZero);
-    r.rescale(rscale);
-    if r.scale() != rscale {
-        return Err(too_wide("power"));
-    }
-    Ok(r)
-}
-
-/// floor(sqrt(n)).
-fn isqrt(n: u128) -> u128 {
-    if n < 2 {
-        return n;
-    }
-    let mut x = (n as f64).sqrt() as u128;
-    // Correct the float estimate to the exact floor.
-    while x.checked_mul(x).is_none_or(|sq| sq > n) {
-        x -= 1;
-    }
-    while (x + 1).checked_mul(x + 1).is_some_and(|sq| sq <= n) {
-        x += 1;
-    }
-    x
+    Ok(p.round_at(rscale).checked()?)
 }
 
 #[cfg(test)]
@@ -390,21 +363,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sqrt_scales_and_rounds() {
-        let d = |s: &str| s.parse::<Decimal>().unwrap();
-        assert_eq!(
-            numeric_sqrt(d("2")).unwrap().to_string(),
-            "1.414213562373095"
-        );
-        assert_eq!(
-            numeric_sqrt(d("4.00")).unwrap().to_string(),
-            "2.000000000000000"
-        );
-        assert_eq!(
-            numeric_sqrt(d("0")).unwrap().to_string(),
-            "0.000000000000000"
-        );
-        assert_eq!(isqrt(99), 9);
-        assert_eq!(isqrt(100), 10);
+    fn power_as_postgres() {
+        let n = |s: &str| s.parse::<Numeric>().unwrap();
+        for (b, e, want) in [
+            (
+                "2",
+                "100",
+                "1267650600228229401496703205376.0000000000000000",
+            ),
+            ("2", "-2", "0.2500000000000000"),
+            ("NaN", "0", "1"),
+            ("1", "NaN", "1"),
+            ("-inf", "3", "-Infinity"),
+            ("-inf", "2", "Infinity"),
+            ("0.5", "inf", "0"),
+            ("2", "-inf", "0"),
+        ] {
+            assert_eq!(
+                numeric_power(n(b), n(e)).unwrap().to_string(),
+                want,
+                "{b}^{e}"
+            );
+        }
     }
 }

@@ -71,7 +71,7 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             } else {
                 log.last
             } {
-                Some(v) => Value::Decimal(Decimal::from(v)),
+                Some(v) => Value::Decimal(walden_engine::types::Numeric::from(v)),
                 None => Value::Null,
             }
         }

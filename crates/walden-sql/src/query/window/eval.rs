@@ -270,7 +270,7 @@ struct Removable {
     /// How many numerics in the frame have each scale: a sum shows the
     /// largest scale still in the frame (`1.5 + 0.125 - 0.125` is 1.5,
     /// as PostgreSQL recomputes it), not the largest it ever saw.
-    scales: Box<[i64; 29]>,
+    scales: Vec<i64>,
 }
 
 fn plus(a: Value, b: &Value, add: bool) -> Result<Value> {
@@ -284,19 +284,7 @@ fn plus(a: Value, b: &Value, add: bool) -> Result<Value> {
             return Ok(Value::Int(r));
         }
     }
-    let to_dec = |v: &Value| match v {
-        Value::Int(i) => Some(rust_decimal::Decimal::from(*i)),
-        Value::Decimal(d) => Some(*d),
-        _ => None,
-    };
-    match (to_dec(&a), to_dec(b)) {
-        // Exact, or refused: `+` would round past 28 digits (or panic).
-        (Some(x), Some(y)) => Ok(Value::Decimal(crate::functions::exact_add(
-            x,
-            if add { y } else { -y },
-        )?)),
-        _ => binary(if add { BinOp::Add } else { BinOp::Sub }, a, b.clone()),
-    }
+    binary(if add { BinOp::Add } else { BinOp::Sub }, a, b.clone())
 }
 
 impl Removable {
@@ -308,9 +296,11 @@ impl Removable {
         }
         self.nonnull += d;
         if let Value::Decimal(x) = v {
-            if let Some(n) = self.scales.get_mut(x.scale() as usize) {
-                *n += d;
+            let at = x.scale() as usize;
+            if self.scales.len() <= at {
+                self.scales.resize(at + 1, 0);
             }
+            self.scales[at] += d;
         }
         self.sum = if self.nonnull == 0 {
             None
@@ -327,17 +317,19 @@ impl Removable {
         let sum = self.sum.clone().map(|s| match s {
             // A sum of integers that left i64 and came back is an integer
             // again, as recomputing it would give.
-            Value::Decimal(d) if all_int => rust_decimal::prelude::ToPrimitive::to_i64(&d)
+            Value::Decimal(d) if all_int && d.is_finite() => d
+                .to_integer(i64::MIN, i64::MAX, "bigint")
                 .map(Value::Int)
                 .unwrap_or(Value::Decimal(d)),
             // Down to the frame's largest scale: the digits dropped are
             // zeros (the sum is exact), so nothing rounds.
-            Value::Decimal(mut d) => {
-                let top = self.scales.iter().rposition(|n| *n > 0).unwrap_or(0) as u32;
-                if d.scale() > top {
-                    d.rescale(top);
+            Value::Decimal(d) => {
+                let top = self.scales.iter().rposition(|n| *n > 0).unwrap_or(0) as i64;
+                if d.is_finite() && d.scale() > top {
+                    Value::Decimal(d.round_at(top))
+                } else {
+                    Value::Decimal(d)
                 }
-                Value::Decimal(d)
             }
             other => other,
         });
@@ -372,7 +364,13 @@ fn aggregate(
         let pass = call.filter.is_none() || passes(pos)?;
         input.push((pass, arg_at(0, pos)?, arg_at(1, pos)?));
     }
-    let exact = |v: &Value| matches!(v, Value::Null | Value::Int(_) | Value::Decimal(_));
+    // NaN and ±Infinity cannot leave a running sum (Infinity - Infinity
+    // is NaN): frames holding them are recomputed.
+    let exact = |v: &Value| match v {
+        Value::Null | Value::Int(_) => true,
+        Value::Decimal(d) => d.is_finite(),
+        _ => false,
+    };
     let removable = matches!(
         kind,
         AggKind::Count | AggKind::CountStar | AggKind::Sum | AggKind::Avg

@@ -257,10 +257,10 @@ fn shifted(key: &Value, off: &Value, add: bool) -> Result<Value> {
             Some(x) => Value::Int(x),
             None => {
                 let (a, b) = (
-                    rust_decimal::Decimal::from(*a),
-                    rust_decimal::Decimal::from(*b),
+                    walden_engine::types::Numeric::from(*a),
+                    walden_engine::types::Numeric::from(*b),
                 );
-                Value::Decimal(if add { a + b } else { a - b })
+                Value::Decimal(if add { a.add(&b)? } else { a.sub(&b)? })
             }
         });
     }
