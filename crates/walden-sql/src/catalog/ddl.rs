@@ -126,6 +126,20 @@ pub fn create_table(
             .push(format!("relation \"{name}\" already exists, skipping"));
         return Ok(out);
     }
+    let def = table_def(db, system, tx, ct)?;
+    tx.create_table(def)?;
+    Ok(QueryOutput::command("CREATE TABLE"))
+}
+
+/// The definition `CREATE TABLE` makes from its columns and constraints
+/// (its other clauses are the caller's).
+pub(crate) fn table_def(
+    db: &Arc<Database>,
+    system: &dyn crate::functions::SystemCatalog,
+    tx: &mut Transaction,
+    ct: &ast::CreateTable,
+) -> Result<TableDef> {
+    let name = object_last(&ct.name);
     let mut columns = Vec::new();
     let mut pk: Vec<String> = Vec::new();
     let mut uniques: Vec<UniqueSpec> = Vec::new();
@@ -276,8 +290,7 @@ pub fn create_table(
         .map_err(map_def_err)?;
     def.indexes = crate::catalog::index::table_indexes(db, &def, uniques, plain)?;
     crate::catalog::foreign_keys::declare(db, &mut def, fks)?;
-    tx.create_table(def)?;
-    Ok(QueryOutput::command("CREATE TABLE"))
+    Ok(def)
 }
 
 pub(crate) fn declared_check(

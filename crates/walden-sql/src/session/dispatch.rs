@@ -576,6 +576,9 @@ impl SqlSession {
                 let who = self.who();
                 self.dml(params, |p, tx, ctx| crate::catalog::create_as::create_table_as(&who, p, tx, ctx, ct))
             }
+            Statement::CreateTable(ct) if ct.query.is_none() && (ct.partition_by.is_some() || ct.partition_of.is_some()) => {
+                self.dml(params, |p, tx, ctx| crate::catalog::partitions::create(p, tx, ctx, ct))
+            }
             Statement::CreateTable(ct) => {
                 let db = self.db.clone();
                 self.in_tx(|tx, _| ddl::create_table(&db, &crate::compat::CATALOGS, tx, ct))
