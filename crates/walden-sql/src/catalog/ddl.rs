@@ -334,6 +334,18 @@ pub fn drop(
         let r = match object_type {
             ast::ObjectType::Table => {
                 if let Ok(t) = db.table_as(Some(tx.id()), &name) {
+                    // A partitioned table's partitions go with it.
+                    for part in crate::catalog::partitions::all_partitions(db, Some(tx.id()), &t) {
+                        crate::catalog::views::drop_readers(
+                            tx,
+                            part.id(),
+                            "table",
+                            part.name(),
+                            cascade,
+                            &mut out,
+                        )?;
+                        crate::catalog::foreign_keys::drop_table(tx, part.name(), cascade, &mut out)?;
+                    }
                     crate::catalog::views::drop_readers(
                         tx,
                         t.id(),
@@ -386,11 +398,21 @@ pub fn truncate(
     t: &ast::Truncate,
 ) -> Result<QueryOutput> {
     let mut out = QueryOutput::command("TRUNCATE TABLE");
-    let names = t
-        .table_names
-        .iter()
-        .map(|target| object_last(&target.name))
-        .collect();
+    // A partitioned table's rows are its partitions'.
+    let mut names = Vec::new();
+    for target in &t.table_names {
+        let name = object_last(&target.name);
+        match db.table_as(Some(tx.id()), &name) {
+            Ok(pt) if pt.def.partition_key.is_some() => {
+                for part in crate::catalog::partitions::all_partitions(db, Some(tx.id()), &pt) {
+                    if part.def.partition_key.is_none() {
+                        names.push(part.name().to_string());
+                    }
+                }
+            }
+            _ => names.push(name),
+        }
+    }
     let cascade = matches!(t.cascade, Some(ast::CascadeOption::Cascade));
     for name in crate::catalog::foreign_keys::truncate_targets(db, names, cascade, &mut out)? {
         tx.truncate(&name)?;

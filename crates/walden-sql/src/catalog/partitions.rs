@@ -204,10 +204,10 @@ fn new_bound(
     fv: Option<&ast::ForValues>,
 ) -> Result<Bound> {
     let Some(key_text) = &parent.def.partition_key else {
-        return Err(SqlError::new(
-            ErrorKind::WrongObjectType,
-            format!("\"{}\" is not partitioned", display(parent)),
-        ));
+        return Err(invalid_def(format!(
+            "\"{}\" is not partitioned",
+            display(parent)
+        )));
     };
     let fv = fv.ok_or_else(|| SqlError::syntax("PARTITION OF needs FOR VALUES or DEFAULT"))?;
     let spec = KeySpec::parse(key_text)?;
@@ -309,9 +309,10 @@ pub(crate) fn attach(
     let child = p.table(child_name)?;
     let cname = display(&child);
     if child.def.partition_of.is_some() {
-        return Err(invalid_def(format!(
-            "\"{cname}\" is already a partition"
-        )));
+        return Err(SqlError::new(
+            ErrorKind::WrongObjectType,
+            format!("\"{cname}\" is already a partition"),
+        ));
     }
     if child.id() == parent.id() || is_ancestor(p, child.id(), &parent) {
         return Err(SqlError::new(

@@ -130,6 +130,16 @@ impl SqlSession {
         };
         let begun = self.begin_statement(&mut tx);
         let fks = crate::dml::foreign_keys::Pending::new(&tx, &table);
+        let (routing, bound) = {
+            let mut p = Planner::new(self.db.clone(), &crate::compat::CATALOGS, &[]);
+            p.viewer = Some(tx.id());
+            let routing = match &table.def.partition_key {
+                Some(_) => crate::dml::routing::Routing::plan(&mut p, &table).map(Some),
+                None => Ok(None),
+            };
+            let bound = crate::dml::routing::own_constraint(&mut p, &table);
+            (routing, bound)
+        };
         let own = if block {
             self.tx_queried = true;
             self.tx = Some(tx);
@@ -138,11 +148,14 @@ impl SqlSession {
             Some(tx)
         };
         begun?;
+        let (routing, bound) = (routing?, bound?);
         Ok(CopyLoad {
             copy: copy.clone(),
             table,
             cols,
             checks,
+            routing,
+            bound,
             fks,
             reader: RecordReader::default(),
             rows: 0,
@@ -302,6 +315,19 @@ fn insert_row(
     for (v, &c) in values.into_iter().zip(&load.cols) {
         full[c] = Some(v);
     }
+    if let Some(r) = &load.routing {
+        let at = |e: SqlError| with_context(e, context(&load.copy.table, line, raw));
+        let row = tx.complete_row(&load.table, full).map_err(|e| at(e.into()))?;
+        if !load.checks.is_empty() {
+            load.checks.enforce(&row, &ctx.env(tx)).map_err(at)?;
+        }
+        if let Some(b) = &load.bound {
+            b.enforce(&row, &ctx.env(tx)).map_err(at)?;
+        }
+        r.insert(tx, ctx, row).map_err(at)?;
+        load.rows += 1;
+        return Ok(());
+    }
     let row = tx.insert_into(&load.table, full).map_err(|e| {
         let e = SqlError::from(e);
         // PostgreSQL shows the line's text except for a unique violation,
@@ -312,6 +338,10 @@ fn insert_row(
     if !load.checks.is_empty() {
         load.checks
             .enforce(&row, &ctx.env(tx))
+            .map_err(|e| with_context(e, context(&load.copy.table, line, raw)))?;
+    }
+    if let Some(b) = &load.bound {
+        b.enforce(&row, &ctx.env(tx))
             .map_err(|e| with_context(e, context(&load.copy.table, line, raw)))?;
     }
     load.fks.inserted(&load.table, &row);

@@ -433,6 +433,24 @@ impl SqlSession {
             } else {
                 what.clone()
             })),
+            Command::AttachPartition(ct) => {
+                self.check_writable("ALTER TABLE")?;
+                let (Some(parent), Some(fv)) = (&ct.partition_of, &ct.for_values) else {
+                    return Err(SqlError::syntax("syntax error in ATTACH PARTITION"));
+                };
+                self.dml(params, |p, tx, ctx| {
+                    crate::catalog::partitions::attach(p, tx, ctx, parent, &ct.name, fv)
+                })
+            }
+            Command::DetachPartition(ct) => {
+                self.check_writable("ALTER TABLE")?;
+                let Some(parent) = &ct.partition_of else {
+                    return Err(SqlError::syntax("syntax error in DETACH PARTITION"));
+                };
+                self.dml(params, |p, tx, _| {
+                    crate::catalog::partitions::detach(p, tx, parent, &ct.name)
+                })
+            }
             Command::PgbenchPartitionProbe(table) => {
                 let rows = if self.db.table(table).is_ok() {
                     vec![vec![Value::Int(1), Value::Null, Value::Int(0)]]

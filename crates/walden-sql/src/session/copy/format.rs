@@ -496,6 +496,10 @@ pub struct CopyLoad {
     /// The table positions of the data's columns.
     pub(crate) cols: Vec<usize>,
     pub(crate) checks: crate::dml::checks::Checks,
+    /// A partitioned table: where each row goes.
+    pub(crate) routing: Option<crate::dml::routing::Routing>,
+    /// A partition: its bound, which each row must meet.
+    pub(crate) bound: Option<crate::query::partition::Constraint>,
     pub(crate) fks: crate::dml::foreign_keys::Pending,
     pub(crate) reader: RecordReader,
     /// Rows inserted so far, and (binary format) rows read.
