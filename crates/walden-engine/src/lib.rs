@@ -63,8 +63,8 @@ pub use namespace::SchemaDef;
 pub use replica::{frames_of, wait_until, RemoteHarden, ReplicaCounters};
 pub use schema::{
     CheckDef, Collation, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, FkAction,
-    ForeignKeyDef, Identity, IdentityGeneration, IndexDef, PartitionOf, RecoveryModel, SeqType, SequenceDef,
-    SequenceOptions, TableDef,
+    ForeignKeyDef, Identity, IdentityGeneration, IndexDef, PartitionOf, RecoveryModel, SeqType,
+    SequenceDef, SequenceOptions, TableDef,
 };
 pub use session::{Activity, ActivityState, CommitRequest, Session};
 pub use table::{value_list, Table};

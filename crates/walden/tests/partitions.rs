@@ -176,7 +176,10 @@ fn partitions_match_postgres_and_survive_restart() {
         assert!(wrong.is_empty(), "{}", wrong.join("\n"));
         // A query on one key reads one partition.
         let plan = outcome(&c, "EXPLAIN SELECT * FROM m WHERE k = 12", &[]).await;
-        assert!(plan.contains("m2") && !plan.contains("m1") && !plan.contains("md"), "{plan}");
+        assert!(
+            plan.contains("m2") && !plan.contains("m1") && !plan.contains("md"),
+            "{plan}"
+        );
         let plan = outcome(&c, "EXPLAIN SELECT * FROM m WHERE k < 5", &[]).await;
         assert!(plan.contains("m1") && !plan.contains("m2"), "{plan}");
     });
@@ -195,10 +198,7 @@ fn partitions_match_postgres_and_survive_restart() {
                 "m|p|f|NULL; m1|r|t|FOR VALUES FROM (MINVALUE) TO (10); \
                  m2|r|t|FOR VALUES FROM (10) TO (20); md|r|t|DEFAULT; ok SELECT 4",
             ),
-            (
-                "INSERT INTO m VALUES (500, 'after')",
-                "ok INSERT 0 1",
-            ),
+            ("INSERT INTO m VALUES (500, 'after')", "ok INSERT 0 1"),
             (
                 "SELECT tableoid::regclass, k FROM m WHERE k = 500",
                 "md|500; ok SELECT 1",

@@ -5,8 +5,8 @@ use super::{get_type, put_ivar, put_str, put_type, put_value, put_var, short, Re
 use crate::error::Result;
 use crate::schema::{
     CheckDef, Collation, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, FkAction,
-    ForeignKeyDef, Identity, IdentityGeneration, IndexDef, PartitionOf, RecoveryModel, SeqType, SequenceDef,
-    TableDef,
+    ForeignKeyDef, Identity, IdentityGeneration, IndexDef, PartitionOf, RecoveryModel, SeqType,
+    SequenceDef, TableDef,
 };
 
 pub fn put_table_def(out: &mut Vec<u8>, d: &TableDef) {

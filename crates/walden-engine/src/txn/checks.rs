@@ -120,7 +120,11 @@ impl Transaction {
     /// The row an insert of `values` into `table` would store (defaults,
     /// identity values and coercions applied) without storing it: a
     /// partitioned table's insert routes it to a partition by its values.
-    pub fn complete_row(&mut self, table: &Table, values: Vec<Option<Value>>) -> Result<Vec<Value>> {
+    pub fn complete_row(
+        &mut self,
+        table: &Table,
+        values: Vec<Option<Value>>,
+    ) -> Result<Vec<Value>> {
         self.check_write("INSERT")?;
         self.build_row(table, values)
     }

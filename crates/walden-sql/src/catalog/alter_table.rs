@@ -60,7 +60,12 @@ pub(crate) fn alter_table(
     }
     if let Ok(t) = db.table_as(Some(tx.id()), &name) {
         let part = t.def.partition_key.is_some() || t.def.partition_of.is_some();
-        if part && !at.operations.iter().all(|op| matches!(op, Op::RenameTable { .. })) {
+        if part
+            && !at
+                .operations
+                .iter()
+                .all(|op| matches!(op, Op::RenameTable { .. }))
+        {
             return Err(SqlError::unsupported(
                 "ALTER TABLE of a partitioned table or a partition (other than RENAME, ATTACH and DETACH PARTITION)",
             ));

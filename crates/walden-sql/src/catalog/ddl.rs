@@ -344,7 +344,12 @@ pub fn drop(
                             cascade,
                             &mut out,
                         )?;
-                        crate::catalog::foreign_keys::drop_table(tx, part.name(), cascade, &mut out)?;
+                        crate::catalog::foreign_keys::drop_table(
+                            tx,
+                            part.name(),
+                            cascade,
+                            &mut out,
+                        )?;
                     }
                     crate::catalog::views::drop_readers(
                         tx,

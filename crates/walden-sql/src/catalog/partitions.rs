@@ -146,7 +146,10 @@ fn partition_def(
     for c in &mut columns {
         c.identity = None;
     }
-    let checks = checks_of(p, &name, &columns, ct)?;
+    // The parent's CHECK constraints hold in each partition, as PostgreSQL
+    // copies them; then the statement's own.
+    let mut checks = parent.def.checks.clone();
+    checks.extend(checks_of(p, &name, &columns, ct)?);
     let mut def = TableDef {
         id: 0,
         name: name.clone(),
@@ -275,7 +278,10 @@ fn new_bound(
             let node = Node::load(p, d.clone())?;
             for leaf in node.leaves() {
                 let k = PartKey::compile(p, &spec, &leaf.table)?;
-                let rows = tx.scan(leaf.table.name(), (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded))?;
+                let rows = tx.scan(
+                    leaf.table.name(),
+                    (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded),
+                )?;
                 let env = ctx.env(tx);
                 for (_, r) in rows {
                     if bound.contains(&k.eval(&r, &env)?) {
@@ -317,9 +323,7 @@ pub(crate) fn attach(
     if child.id() == parent.id() || is_ancestor(p, child.id(), &parent) {
         return Err(SqlError::new(
             ErrorKind::DuplicateTable,
-            format!(
-                "circular inheritance not allowed"
-            ),
+            format!("circular inheritance not allowed"),
         )
         .with_fields(crate::error::ErrorFields {
             detail: Some(format!(
@@ -330,15 +334,44 @@ pub(crate) fn attach(
         }));
     }
     crate::query::partition::column_map(&child, &parent)?;
+    // As PostgreSQL: the parent's NOT NULL and CHECK constraints must be
+    // the table's too.
+    for c in &parent.def.columns {
+        let i = child.def.column_index(&c.name).unwrap_or(0);
+        if !c.nullable && child.def.columns[i].nullable {
+            return Err(SqlError::new(
+                ErrorKind::DatatypeMismatch,
+                format!(
+                    "column \"{}\" in child table must be marked NOT NULL",
+                    c.name
+                ),
+            ));
+        }
+    }
+    for ck in &parent.def.checks {
+        if !child.def.checks.iter().any(|c| c.name == ck.name) {
+            return Err(SqlError::new(
+                ErrorKind::DatatypeMismatch,
+                format!("child table is missing constraint \"{}\"", ck.name),
+            ));
+        }
+    }
     if !child.def.foreign_keys.is_empty() || !p.db.referencing(child.id()).is_empty() {
         return Err(SqlError::unsupported(
             "ATTACH PARTITION of a table with foreign keys",
         ));
     }
     if parent.def.primary_key.len() != child.def.primary_key.len()
-        || parent.def.primary_key.iter().zip(&child.def.primary_key).any(|(&a, &b)| {
-            !parent.def.columns[a].name.eq_ignore_ascii_case(&child.def.columns[b].name)
-        })
+        || parent
+            .def
+            .primary_key
+            .iter()
+            .zip(&child.def.primary_key)
+            .any(|(&a, &b)| {
+                !parent.def.columns[a]
+                    .name
+                    .eq_ignore_ascii_case(&child.def.columns[b].name)
+            })
     {
         return Err(SqlError::unsupported(
             "ATTACH PARTITION of a table whose primary key differs from its parent's",
@@ -422,14 +455,20 @@ pub(crate) fn detach(
 
 /// The partitions of table `t` (all levels, deepest first), which DROP
 /// TABLE drops before it.
-pub(crate) fn all_partitions(db: &walden_engine::Database, viewer: Option<u64>, t: &Table) -> Vec<Arc<Table>> {
+pub(crate) fn all_partitions(
+    db: &walden_engine::Database,
+    viewer: Option<u64>,
+    t: &Table,
+) -> Vec<Arc<Table>> {
     let tables = db.tables_as(viewer);
     let mut out = Vec::new();
     fn walk(tables: &[Arc<Table>], id: u32, out: &mut Vec<Arc<Table>>) {
-        for c in tables
-            .iter()
-            .filter(|c| c.def.partition_of.as_ref().is_some_and(|po| po.parent == id))
-        {
+        for c in tables.iter().filter(|c| {
+            c.def
+                .partition_of
+                .as_ref()
+                .is_some_and(|po| po.parent == id)
+        }) {
             walk(tables, c.id(), out);
             out.push(c.clone());
         }

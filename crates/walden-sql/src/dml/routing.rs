@@ -29,7 +29,11 @@ impl Routing {
                 .iter()
                 .map(|c| {
                     lt.def.column_index(&c.name).ok_or_else(|| {
-                        SqlError::internal(format!("partition \"{}\" lacks column \"{}\"", lt.name(), c.name))
+                        SqlError::internal(format!(
+                            "partition \"{}\" lacks column \"{}\"",
+                            lt.name(),
+                            c.name
+                        ))
                     })
                 })
                 .collect::<Result<Vec<_>>>()?;
@@ -45,7 +49,12 @@ impl Routing {
 
     /// Inserts a complete row of the root (its column order) into the
     /// partition that takes it; returns the stored row in the root's order.
-    pub(crate) fn insert(&self, tx: &mut Transaction, ctx: &Ctx<'_>, row: Vec<Value>) -> Result<Vec<Value>> {
+    pub(crate) fn insert(
+        &self,
+        tx: &mut Transaction,
+        ctx: &Ctx<'_>,
+        row: Vec<Value>,
+    ) -> Result<Vec<Value>> {
         let (leaf, lrow) = {
             let env = ctx.env(tx);
             let (leaf, lrow) = self.root.route(row, &env)?;
@@ -114,7 +123,9 @@ pub(super) fn plan_update(
     alias: Option<String>,
 ) -> Result<Planned> {
     if u.output.is_some() {
-        return Err(SqlError::unsupported("OUTPUT of an UPDATE of a partitioned table"));
+        return Err(SqlError::unsupported(
+            "OUTPUT of an UPDATE of a partitioned table",
+        ));
     }
     let routing = Routing::plan(p, &t)?;
     let label = alias
@@ -135,7 +146,15 @@ pub(super) fn plan_update(
     let scope = table_scope(&t, alias.as_deref());
     let returning = returning(p, &scope, &u.returning)?;
     let root_check = own_constraint(p, &t)?;
-    Ok(Planned::partitioned(t, returning, PartitionedWrite { leaves, routing, root_check }))
+    Ok(Planned::partitioned(
+        t,
+        returning,
+        PartitionedWrite {
+            leaves,
+            routing,
+            root_check,
+        },
+    ))
 }
 
 pub(super) fn plan_delete(
@@ -169,5 +188,13 @@ pub(super) fn plan_delete(
     }
     let scope = table_scope(&t, alias.as_deref());
     let returning = returning(p, &scope, &d.returning)?;
-    Ok(Planned::partitioned(t, returning, PartitionedWrite { leaves, routing, root_check: None }))
+    Ok(Planned::partitioned(
+        t,
+        returning,
+        PartitionedWrite {
+            leaves,
+            routing,
+            root_check: None,
+        },
+    ))
 }

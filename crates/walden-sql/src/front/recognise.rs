@@ -601,7 +601,10 @@ pub fn parse(sql: &str) -> Result<Command> {
 /// and `... DETACH PARTITION c`, which sqlparser does not read, as the
 /// `CREATE TABLE c PARTITION OF p ...` that carries the same names and bound.
 fn partition_command(sql: &str, low: &str) -> Result<Option<Command>> {
-    let (attach, at) = match (low.find(" attach partition "), low.find(" detach partition ")) {
+    let (attach, at) = match (
+        low.find(" attach partition "),
+        low.find(" detach partition "),
+    ) {
         (Some(i), _) => (true, i),
         (None, Some(i)) => (false, i),
         _ => return Ok(None),
@@ -616,7 +619,9 @@ fn partition_command(sql: &str, low: &str) -> Result<Option<Command>> {
         k += 1;
     }
     let parent = words[k.min(words.len())..].join(" ");
-    let tail = sql[at + " attach partition ".len()..].trim().trim_end_matches(';');
+    let tail = sql[at + " attach partition ".len()..]
+        .trim()
+        .trim_end_matches(';');
     let (child, rest) = if attach {
         // The child's name ends where FOR VALUES or DEFAULT begins.
         let lt = tail.to_ascii_lowercase();
@@ -624,7 +629,9 @@ fn partition_command(sql: &str, low: &str) -> Result<Option<Command>> {
             .iter()
             .filter_map(|w| lt.find(w))
             .min()
-            .ok_or_else(|| SqlError::syntax("syntax error: ATTACH PARTITION needs FOR VALUES or DEFAULT"))?;
+            .ok_or_else(|| {
+                SqlError::syntax("syntax error: ATTACH PARTITION needs FOR VALUES or DEFAULT")
+            })?;
         (&tail[..cut], tail[cut..].trim())
     } else {
         let mut it = tail.splitn(2, char::is_whitespace);
@@ -648,7 +655,9 @@ fn partition_command(sql: &str, low: &str) -> Result<Option<Command>> {
         } else {
             Command::DetachPartition(Box::new(ct))
         })),
-        _ => Err(SqlError::syntax("syntax error in ATTACH / DETACH PARTITION")),
+        _ => Err(SqlError::syntax(
+            "syntax error in ATTACH / DETACH PARTITION",
+        )),
     }
 }
 

@@ -23,8 +23,8 @@ mod access;
 mod common_type;
 mod depend;
 mod equiv;
-mod probe;
 pub mod partition;
+mod probe;
 pub(crate) use common_type::{
     comparable, drops_blanks, needs_cast, select_common, type_name, unmodified, ColumnCast,
 };

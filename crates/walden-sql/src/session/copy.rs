@@ -317,7 +317,9 @@ fn insert_row(
     }
     if let Some(r) = &load.routing {
         let at = |e: SqlError| with_context(e, context(&load.copy.table, line, raw));
-        let row = tx.complete_row(&load.table, full).map_err(|e| at(e.into()))?;
+        let row = tx
+            .complete_row(&load.table, full)
+            .map_err(|e| at(e.into()))?;
         if !load.checks.is_empty() {
             load.checks.enforce(&row, &ctx.env(tx)).map_err(at)?;
         }

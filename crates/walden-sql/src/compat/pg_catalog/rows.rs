@@ -385,7 +385,11 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     AM_HEAP,
                     tb.len() as f64,
                     has_index,
-                    if tb.def.partition_key.is_some() { "p" } else { "r" },
+                    if tb.def.partition_key.is_some() {
+                        "p"
+                    } else {
+                        "r"
+                    },
                     tb.def.columns.len(),
                 ));
                 // Owner and grants from the role catalog (`privileges.rs`).
@@ -401,7 +405,10 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     r[n - 3] = acl;
                     // relhassubclass, relispartition, relpartbound.
                     r[21] = b(db.tables().iter().any(|c| {
-                        c.def.partition_of.as_ref().is_some_and(|po| po.parent == tb.id())
+                        c.def
+                            .partition_of
+                            .as_ref()
+                            .is_some_and(|po| po.parent == tb.id())
                     }));
                     if let Some(po) = &tb.def.partition_of {
                         r[26] = b(true);

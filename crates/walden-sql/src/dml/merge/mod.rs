@@ -122,7 +122,9 @@ fn plan_body(p: &mut Planner<'_>, m: &ast::Merge) -> Result<MergePlan> {
     };
     let t = target_table(p, name, "MERGE")?;
     if t.def.partition_key.is_some() || t.def.partition_of.is_some() {
-        return Err(SqlError::unsupported("MERGE into a partitioned table or a partition"));
+        return Err(SqlError::unsupported(
+            "MERGE into a partitioned table or a partition",
+        ));
     }
     let width = t.def.columns.len();
     let target_scope = table_scope(&t, alias.as_deref());

@@ -22,7 +22,6 @@ pub enum Bound {
     Range { from: Vec<Datum>, to: Vec<Datum> },
     /// The values it takes (NULL among them takes NULL keys).
     List(Vec<Value>),
-    Hash { modulus: u64, remainder: u64 },
     /// Takes the rows no other partition does.
     Default,
 }
@@ -55,11 +54,6 @@ impl Bound {
             })
         };
         Ok(match (fv, strategy) {
-            (ast::ForValues::Default, Strategy::Hash) => {
-                return Err(table_def_err(
-                    "a hash-partitioned table may not have a default partition",
-                ))
-            }
             (ast::ForValues::Default, _) => Bound::Default,
             (ast::ForValues::In(list), Strategy::List) => {
                 let mut vals = Vec::with_capacity(list.len());
@@ -98,22 +92,6 @@ impl Bound {
                 let to = side(to, "TO")?;
                 Bound::Range { from, to }
             }
-            (ast::ForValues::With { modulus, remainder }, Strategy::Hash) => {
-                if *modulus == 0 {
-                    return Err(table_def_err(
-                        "modulus for hash partition must be an integer value greater than zero",
-                    ));
-                }
-                if remainder >= modulus {
-                    return Err(table_def_err(
-                        "remainder for hash partition must be less than modulus",
-                    ));
-                }
-                Bound::Hash {
-                    modulus: *modulus,
-                    remainder: *remainder,
-                }
-            }
             (_, s) => {
                 return Err(table_def_err(format!(
                     "invalid bound specification for a {} partition",
@@ -142,16 +120,16 @@ impl Bound {
         match self {
             Bound::Default => "DEFAULT".into(),
             Bound::List(vals) => {
-                format!("FOR VALUES IN ({})", list(&mut vals.iter().map(literal_text)))
+                format!(
+                    "FOR VALUES IN ({})",
+                    list(&mut vals.iter().map(literal_text))
+                )
             }
             Bound::Range { from, to } => format!(
                 "FOR VALUES FROM ({}) TO ({})",
                 list(&mut from.iter().map(datum_text)),
                 list(&mut to.iter().map(datum_text))
             ),
-            Bound::Hash { modulus, remainder } => {
-                format!("FOR VALUES WITH (modulus {modulus}, remainder {remainder})")
-            }
         }
     }
 }
@@ -271,7 +249,7 @@ impl Bound {
     /// bound; a default partition's is decided by its siblings.
     pub fn contains(&self, key: &[Value]) -> bool {
         match self {
-            Bound::Default | Bound::Hash { .. } => false,
+            Bound::Default => false,
             Bound::List(vals) => {
                 let k = &key[0];
                 vals.iter().any(|v| {
@@ -312,23 +290,12 @@ impl Bound {
                     (None, None) => Ordering::Equal,
                 }
             }
-            (
-                Bound::Hash {
-                    modulus: m1,
-                    remainder: r1,
-                },
-                Bound::Hash {
-                    modulus: m2,
-                    remainder: r2,
-                },
-            ) => (m1, r1).cmp(&(m2, r2)),
             _ => Ordering::Equal,
         }
     }
 
     /// Whether two bounds of one parent share a key (PostgreSQL's overlap
-    /// check); hash bounds overlap unless their moduli divide each other
-    /// and the remainders differ.
+    /// check).
     pub fn overlaps(&self, other: &Bound) -> bool {
         match (self, other) {
             (Bound::List(a), Bound::List(b)) => a
@@ -336,23 +303,6 @@ impl Bound {
                 .any(|x| Bound::List(b.clone()).contains(std::slice::from_ref(x))),
             (Bound::Range { from: f1, to: t1 }, Bound::Range { from: f2, to: t2 }) => {
                 cmp_bounds(f1, t2) == Ordering::Less && cmp_bounds(f2, t1) == Ordering::Less
-            }
-            (
-                Bound::Hash {
-                    modulus: m1,
-                    remainder: r1,
-                },
-                Bound::Hash {
-                    modulus: m2,
-                    remainder: r2,
-                },
-            ) => {
-                let (small, rs, big, rb) = if m1 <= m2 {
-                    (m1, r1, m2, r2)
-                } else {
-                    (m2, r2, m1, r1)
-                };
-                rb % small == *rs && big % small == 0
             }
             _ => false,
         }

@@ -20,7 +20,6 @@ use sqlparser::ast;
 pub enum Strategy {
     Range,
     List,
-    Hash,
 }
 
 impl Strategy {
@@ -28,7 +27,6 @@ impl Strategy {
         match self {
             Strategy::Range => "RANGE",
             Strategy::List => "LIST",
-            Strategy::Hash => "HASH",
         }
     }
 
@@ -37,7 +35,6 @@ impl Strategy {
         match self {
             Strategy::Range => "r",
             Strategy::List => "l",
-            Strategy::Hash => "h",
         }
     }
 }
@@ -66,11 +63,18 @@ impl KeySpec {
             "LIST" => Strategy::List,
             // PostgreSQL places a row by its hash functions' values, which
             // Walden does not compute: refused rather than placed otherwise.
-            "HASH" => return Err(SqlError::unsupported("PARTITION BY HASH (hash partitioning)")),
+            "HASH" => {
+                return Err(SqlError::unsupported(
+                    "PARTITION BY HASH (hash partitioning)",
+                ))
+            }
             other => {
                 return Err(SqlError::new(
                     ErrorKind::InvalidParameter,
-                    format!("unrecognized partitioning strategy \"{}\"", other.to_ascii_lowercase()),
+                    format!(
+                        "unrecognized partitioning strategy \"{}\"",
+                        other.to_ascii_lowercase()
+                    ),
                 ))
             }
         };
@@ -132,9 +136,7 @@ impl KeySpec {
 /// expression in parentheses, as PostgreSQL prints them.
 fn key_expr_text(e: &ast::Expr) -> String {
     match e {
-        ast::Expr::Identifier(id) => {
-            crate::types::quote::quote_ident(&crate::expr::fold_ident(id))
-        }
+        ast::Expr::Identifier(id) => crate::types::quote::quote_ident(&crate::expr::fold_ident(id)),
         ast::Expr::Nested(inner) => key_expr_text(inner),
         ast::Expr::Function(_) => e.to_string(),
         other => format!("({other})"),

@@ -99,7 +99,8 @@ fn column_of(e: &ast::Expr, label: &str) -> Option<String> {
     match e {
         ast::Expr::Identifier(id) => Some(crate::expr::fold_ident(id)),
         ast::Expr::CompoundIdentifier(parts) if parts.len() == 2 => {
-            (crate::expr::fold_ident(&parts[0]) == label).then(|| crate::expr::fold_ident(&parts[1]))
+            (crate::expr::fold_ident(&parts[0]) == label)
+                .then(|| crate::expr::fold_ident(&parts[1]))
         }
         ast::Expr::Nested(inner) => column_of(inner, label),
         _ => None,
@@ -121,8 +122,12 @@ fn constant(e: &ast::Expr, ty: &DataType) -> Option<Value> {
             _ => None,
         },
         ast::Expr::Value(v) => match (&v.value, ty) {
-            (ast::Value::Number(n, _), t) if t.is_integer() => n.parse::<i64>().ok().map(Value::Int),
-            (ast::Value::Number(n, _), DataType::Decimal { .. }) => n.parse().ok().map(Value::Decimal),
+            (ast::Value::Number(n, _), t) if t.is_integer() => {
+                n.parse::<i64>().ok().map(Value::Int)
+            }
+            (ast::Value::Number(n, _), DataType::Decimal { .. }) => {
+                n.parse().ok().map(Value::Decimal)
+            }
             (
                 ast::Value::SingleQuotedString(s),
                 DataType::Text | DataType::Varchar(_) | DataType::Date | DataType::Timestamp,
@@ -277,7 +282,10 @@ pub fn expand_sql(root: &walden_engine::Table, leaves: &[&Node]) -> String {
             .iter()
             .map(|c| format!("NULL::{} AS {}", c.data_type.sql_name(), q(&c.name)))
             .collect();
-        return format!("SELECT {}, 0::oid AS tableoid WHERE false", nulls.join(", "));
+        return format!(
+            "SELECT {}, 0::oid AS tableoid WHERE false",
+            nulls.join(", ")
+        );
     }
     let arms: Vec<String> = leaves
         .iter()

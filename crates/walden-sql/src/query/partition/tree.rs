@@ -4,7 +4,7 @@
 //! ancestors', let in).
 
 use super::bound::Bound;
-use super::{sql_name, KeySpec, Strategy};
+use super::{KeySpec, Strategy};
 use crate::error::{ErrorFields, ErrorKind, Result, SqlError};
 use crate::expr::{Expr, Scope, ScopeCol};
 use crate::functions::Env;
@@ -105,8 +105,23 @@ impl PartKey {
 }
 
 /// The type of a key expression over `t`'s columns, as a query would have it.
+/// (Read over a one-row VALUES list of its columns' types, so a table
+/// being created, not yet in the catalog, has its key's types too.)
 fn expr_type(p: &mut Planner<'_>, e: &sqlparser::ast::Expr, t: &Table) -> Result<DataType> {
-    let sql = format!("SELECT {e} FROM {}", sql_name(t.name()));
+    let q = crate::types::quote::quote_ident;
+    let nulls: Vec<String> = t
+        .def
+        .columns
+        .iter()
+        .map(|c| format!("NULL::{}", c.data_type.sql_name()))
+        .collect();
+    let names: Vec<String> = t.def.columns.iter().map(|c| q(&c.name)).collect();
+    let sql = format!(
+        "SELECT {e} FROM (VALUES ({})) AS {}({})",
+        nulls.join(", "),
+        q(&display_name(t)),
+        names.join(", ")
+    );
     let sqlparser::ast::Statement::Query(q) = crate::front::parse_sql(&sql)? else {
         return Err(SqlError::internal("partition key query"));
     };
@@ -130,10 +145,14 @@ pub struct Node {
 
 /// The partitions of table `id` the planner's transaction sees.
 pub fn partitions_of(p: &Planner<'_>, id: u32) -> Vec<Arc<Table>> {
-    p.db
-        .tables_as(p.viewer)
+    p.db.tables_as(p.viewer)
         .into_iter()
-        .filter(|t| t.def.partition_of.as_ref().is_some_and(|po| po.parent == id))
+        .filter(|t| {
+            t.def
+                .partition_of
+                .as_ref()
+                .is_some_and(|po| po.parent == id)
+        })
         .collect()
 }
 
@@ -148,7 +167,11 @@ impl Node {
         Node::load_below(p, t, None)
     }
 
-    fn load_below(p: &mut Planner<'_>, t: Arc<Table>, parent: Option<(&Arc<Table>, &PartKey)>) -> Result<Node> {
+    fn load_below(
+        p: &mut Planner<'_>,
+        t: Arc<Table>,
+        parent: Option<(&Arc<Table>, &PartKey)>,
+    ) -> Result<Node> {
         let (bound, from_parent) = match parent {
             None => (None, Vec::new()),
             Some((pt, pk)) => {
@@ -243,7 +266,9 @@ impl Node {
 
 /// The table's name as messages give it (without its schema).
 pub fn display_name(t: &Table) -> String {
-    walden_engine::namespace::split_engine_name(t.name()).1.to_string()
+    walden_engine::namespace::split_engine_name(t.name())
+        .1
+        .to_string()
 }
 
 /// For each column of `child`, the position of the same-named column in
@@ -335,10 +360,6 @@ impl Constraint {
             table: display_name(t),
             levels,
         })
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.levels.is_empty()
     }
 
     /// Whether a row of the table satisfies its partition constraint.
