@@ -332,7 +332,8 @@ impl Constraint {
         let mut levels = Vec::new();
         let mut cur = t.clone();
         while let Some(po) = cur.def.partition_of.clone() {
-            if Some(po.parent) == upto {
+            // (The level below `upto` is the last one kept.)
+            if Some(cur.id()) == upto {
                 break;
             }
             let Some(parent) = table_by_id(p, po.parent) else {
