@@ -207,6 +207,11 @@ pub enum EngineError {
     /// position (0A000 until foreign keys follow such changes).
     #[error("ALTER TABLE that drops or changes the type of columns of \"{0}\", which has or is referenced by foreign keys, is not supported")]
     AlterForeignKeyColumns(String),
+    /// A write reached a partitioned table's own storage, which holds no
+    /// rows (the SQL layer routes rows to its partitions; a path that does
+    /// not is refused rather than storing rows no read would see).
+    #[error("{0} writing directly into partitioned table \"{1}\" is not supported")]
+    PartitionedWrite(&'static str, String),
     #[error("constraint \"{constraint}\" of relation \"{table}\" does not exist")]
     UnknownConstraint { table: String, constraint: String },
     #[error("row not found in \"{0}\"")]

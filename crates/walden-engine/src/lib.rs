@@ -65,7 +65,8 @@ pub use namespace::SchemaDef;
 pub use replica::{frames_of, wait_until, RemoteHarden, ReplicaCounters};
 pub use schema::{
     CheckDef, Collation, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, FkAction,
-    ForeignKeyDef, Identity, IdentityGeneration, IndexDef, RecoveryModel, SeqOwner, SeqType,
+    ForeignKeyDef, Identity, IdentityGeneration, IndexDef, PartitionOf, RecoveryModel, SeqOwner,
+    SeqType,
     SequenceDef, SequenceOptions, TableDef,
 };
 pub use session::{Activity, ActivityState, CommitRequest, Session};

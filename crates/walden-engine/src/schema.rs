@@ -239,6 +239,22 @@ pub struct TableDef {
     /// The primary key constraint's name when it is not `<table>_pkey`
     /// (named in `ADD CONSTRAINT`, renamed, or kept across a table rename).
     pub pk_name: Option<String>,
+    /// A partitioned table's key as the SQL layer wrote it (`RANGE (a, b)`,
+    /// `LIST (lower(s))`, `HASH (k)`): such a table holds no rows itself.
+    pub partition_key: Option<String>,
+    /// Set on a partition: its parent and its bound's text.
+    pub partition_of: Option<PartitionOf>,
+}
+
+/// A partition's place: the partitioned table it belongs to (by id, so a
+/// rename keeps it) and its bound as the SQL layer wrote it (`FOR VALUES
+/// FROM (1) TO (10)`, `FOR VALUES IN (1, 2)`, `FOR VALUES WITH (MODULUS 4,
+/// REMAINDER 0)`, `DEFAULT`). The engine only stores both; the SQL layer
+/// routes rows and checks bounds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartitionOf {
+    pub parent: u32,
+    pub bound: String,
 }
 
 /// A secondary index: its entries are the indexed columns' values followed
@@ -287,6 +303,8 @@ impl TableDef {
             checks: Vec::new(),
             pk_name: None,
             foreign_keys: Vec::new(),
+            partition_key: None,
+            partition_of: None,
         };
         for &i in &def.primary_key {
             def.columns[i].nullable = false;

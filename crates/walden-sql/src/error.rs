@@ -426,7 +426,9 @@ impl From<EngineError> for SqlError {
             E::UnknownSavepoint(_) => ErrorKind::InvalidSavepoint,
             E::ForeignKeyViolation(_) => ErrorKind::ForeignKeyViolation,
             E::Referenced { .. } => ErrorKind::DependentObjects,
-            E::AlterForeignKeyColumns(_) => ErrorKind::FeatureNotSupported,
+            E::AlterForeignKeyColumns(_) | E::PartitionedWrite(..) => {
+                ErrorKind::FeatureNotSupported
+            }
             E::UnknownConstraint { .. } => ErrorKind::UndefinedObject,
             E::SerializationFailure(_) | E::SerializationConflict => {
                 ErrorKind::SerializationFailure

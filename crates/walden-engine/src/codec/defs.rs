@@ -5,7 +5,8 @@ use super::{get_type, put_ivar, put_str, put_type, put_value, put_var, short, Re
 use crate::error::Result;
 use crate::schema::{
     CheckDef, Collation, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, FkAction,
-    ForeignKeyDef, Identity, IdentityGeneration, IndexDef, RecoveryModel, SeqOwner, SeqType,
+    ForeignKeyDef, Identity, IdentityGeneration, IndexDef, PartitionOf, RecoveryModel, SeqOwner,
+    SeqType,
     SequenceDef, TableDef,
 };
 
@@ -86,7 +87,9 @@ pub fn put_table_def(out: &mut Vec<u8>, d: &TableDef) {
         + d.foreign_keys.len()
         + d.pk_name.is_some() as usize
         + generated.len()
-        + tsql.len();
+        + tsql.len()
+        + d.partition_key.is_some() as usize
+        + d.partition_of.is_some() as usize;
     put_var(out, parts as u64);
     for ix in &d.indexes {
         out.push(DEF_INDEX);
@@ -128,6 +131,15 @@ pub fn put_table_def(out: &mut Vec<u8>, d: &TableDef) {
         put_var(out, k as u64);
         out.push(p);
     }
+    if let Some(k) = &d.partition_key {
+        out.push(DEF_PARTITION_KEY);
+        put_str(out, k);
+    }
+    if let Some(po) = &d.partition_of {
+        out.push(DEF_PARTITION_OF);
+        put_var(out, po.parent as u64);
+        put_str(out, &po.bound);
+    }
 }
 
 /// Tags of the parts in a table definition's tail (3 is the foreign keys').
@@ -146,6 +158,10 @@ const DEF_COLLATION: u8 = 17;
 /// A column's fractional-second precision (`timestamp(2)`): its position,
 /// then the digits kept.
 const DEF_TIME_PRECISION: u8 = 18;
+/// A partitioned table's key (its text follows).
+const DEF_PARTITION_KEY: u8 = 19;
+/// A partition's parent id and bound text.
+const DEF_PARTITION_OF: u8 = 20;
 
 pub fn put_foreign_key(out: &mut Vec<u8>, fk: &ForeignKeyDef) {
     put_str(out, &fk.name);
@@ -276,6 +292,8 @@ pub fn get_table_def(r: &mut Reader<'_>, tail: bool) -> Result<TableDef> {
     let mut checks = Vec::new();
     let mut pk_name = None;
     let mut foreign_keys = Vec::new();
+    let mut partition_key = None;
+    let mut partition_of = None;
     if tail {
         for _ in 0..r.var()? {
             match r.u8()? {
@@ -325,6 +343,12 @@ pub fn get_table_def(r: &mut Reader<'_>, tail: bool) -> Result<TableDef> {
                     }
                     columns.get_mut(k).ok_or_else(short)?.time_precision = Some(p);
                 }
+                DEF_PARTITION_KEY => partition_key = Some(r.str()?.to_string()),
+                DEF_PARTITION_OF => {
+                    let parent = u32::try_from(r.var()?).map_err(|_| short())?;
+                    let bound = r.str()?.to_string();
+                    partition_of = Some(PartitionOf { parent, bound });
+                }
                 _ => return Err(short()),
             }
         }
@@ -338,6 +362,8 @@ pub fn get_table_def(r: &mut Reader<'_>, tail: bool) -> Result<TableDef> {
         checks,
         pk_name,
         foreign_keys,
+        partition_key,
+        partition_of,
     })
 }
 

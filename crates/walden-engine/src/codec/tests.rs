@@ -115,6 +115,11 @@ fn redo_round_trip() {
             table: 4,
             def: TableDef {
                 pk_name: Some("k".into()),
+                partition_key: Some("RANGE (a)".into()),
+                partition_of: Some(crate::schema::PartitionOf {
+                    parent: 3,
+                    bound: "FOR VALUES FROM (1) TO (10)".into(),
+                }),
                 ..TableDef::new("u", vec![ColumnDef::new("a", DataType::Int)], &["a"]).unwrap()
             },
             rewrite: Some(vec![

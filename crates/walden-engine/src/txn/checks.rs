@@ -117,6 +117,18 @@ impl Transaction {
     }
 
     /// Builds a full row from per-column values (`None` = default/identity).
+    /// The row an insert of `values` into `table` would store (defaults,
+    /// identity values and coercions applied) without storing it: a
+    /// partitioned table's insert routes it to a partition by its values.
+    pub fn complete_row(
+        &mut self,
+        table: &Table,
+        values: Vec<Option<Value>>,
+    ) -> Result<Vec<Value>> {
+        self.check_write("INSERT")?;
+        self.build_row(table, values)
+    }
+
     pub(super) fn build_row(
         &self,
         table: &Table,

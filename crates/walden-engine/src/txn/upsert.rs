@@ -70,6 +70,12 @@ impl Transaction {
         lock_existing: bool,
     ) -> Result<Upsert> {
         self.check_write("INSERT")?;
+        if t.def.partition_key.is_some() {
+            return Err(crate::error::EngineError::PartitionedWrite(
+                "INSERT ... ON CONFLICT",
+                t.name().to_string(),
+            ));
+        }
         let explicit_identity = t.def.identity_column().is_some_and(|(i, id)| {
             id.moves_past_explicit() && values.get(i).is_some_and(|v| v.is_some())
         });

@@ -38,6 +38,12 @@ impl Transaction {
     /// Inserts into a table handle (saves the name lookup in hot loops).
     pub fn insert_into(&mut self, t: &Arc<Table>, values: Vec<Option<Value>>) -> Result<Row> {
         self.check_write("INSERT")?;
+        if t.def.partition_key.is_some() {
+            return Err(EngineError::PartitionedWrite(
+                "INSERT",
+                t.name().to_string(),
+            ));
+        }
         let explicit_identity = t.def.identity_column().is_some_and(|(i, id)| {
             id.moves_past_explicit() && values.get(i).is_some_and(|v| v.is_some())
         });
@@ -74,6 +80,12 @@ impl Transaction {
 
     pub fn update_in(&mut self, t: &Arc<Table>, key: &[Value], row: Vec<Value>) -> Result<Row> {
         self.check_write("UPDATE")?;
+        if t.def.partition_key.is_some() {
+            return Err(EngineError::PartitionedWrite(
+                "UPDATE",
+                t.name().to_string(),
+            ));
+        }
         let key: Key = key.into();
         let row = self.check_row(t, row)?;
         let new_key = t.key_of(&row).unwrap_or_else(|| key.clone());

@@ -77,6 +77,19 @@ pub(crate) fn alter_table(
         }
         return Err(walden_engine::EngineError::UnknownTable(name).into());
     }
+    if let Ok(t) = db.table_as(Some(tx.id()), &name) {
+        let part = t.def.partition_key.is_some() || t.def.partition_of.is_some();
+        if part
+            && !at
+                .operations
+                .iter()
+                .all(|op| matches!(op, Op::RenameTable { .. }))
+        {
+            return Err(SqlError::unsupported(
+                "ALTER TABLE of a partitioned table or a partition (other than RENAME, ATTACH and DETACH PARTITION)",
+            ));
+        }
+    }
     crate::catalog::views::check_alter_table(tx, &name, at, &mut out)?;
     // Rows this transaction wrote are validated and rewritten with the
     // committed ones.

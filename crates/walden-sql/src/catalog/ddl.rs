@@ -177,6 +177,54 @@ pub fn create_table(
             .push(format!("relation \"{name}\" already exists, skipping"));
         return Ok(out);
     }
+    table_def(db, system, tx, ct)?.create(db, tx)?;
+    Ok(QueryOutput::command("CREATE TABLE"))
+}
+
+/// A table `CREATE TABLE` is to make, with the sequences of its serial
+/// columns (made once the table exists, owned by their columns).
+pub(crate) struct NewTable {
+    pub def: TableDef,
+    /// Column position and sequence name of each serial column.
+    serials: Vec<(usize, String)>,
+}
+
+impl NewTable {
+    /// A table without serial columns.
+    pub(crate) fn plain(def: TableDef) -> NewTable {
+        NewTable {
+            def,
+            serials: Vec::new(),
+        }
+    }
+
+    pub(crate) fn create(self, db: &Arc<Database>, tx: &mut Transaction) -> Result<()> {
+        let NewTable { def, serials } = self;
+        let types: Vec<DataType> = serials
+            .iter()
+            .map(|(i, _)| def.columns[*i].data_type.clone())
+            .collect();
+        let table_name = def.name.clone();
+        tx.create_table(def)?;
+        if !serials.is_empty() {
+            let id = db.table_as(Some(tx.id()), &table_name)?.id();
+            for ((col, seq), ty) in serials.into_iter().zip(types) {
+                create_owned_sequence(tx, &seq, &ty, id, col)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The definition `CREATE TABLE` makes from its columns and constraints
+/// (its other clauses are the caller's).
+pub(crate) fn table_def(
+    db: &Arc<Database>,
+    system: &dyn crate::functions::SystemCatalog,
+    tx: &mut Transaction,
+    ct: &ast::CreateTable,
+) -> Result<NewTable> {
+    let name = object_last(&ct.name);
     let mut columns = Vec::new();
     let mut pk: Vec<String> = Vec::new();
     let mut uniques: Vec<UniqueSpec> = Vec::new();
@@ -347,19 +395,7 @@ pub fn create_table(
         .map_err(map_def_err)?;
     def.indexes = crate::catalog::index::table_indexes(db, &def, uniques, plain)?;
     crate::catalog::foreign_keys::declare(db, &mut def, fks)?;
-    let types: Vec<DataType> = serials
-        .iter()
-        .map(|(i, _)| def.columns[*i].data_type.clone())
-        .collect();
-    let table_name = def.name.clone();
-    tx.create_table(def)?;
-    if !serials.is_empty() {
-        let id = db.table_as(Some(tx.id()), &table_name)?.id();
-        for ((col, seq), ty) in serials.into_iter().zip(types) {
-            create_owned_sequence(tx, &seq, &ty, id, col)?;
-        }
-    }
-    Ok(QueryOutput::command("CREATE TABLE"))
+    Ok(NewTable { def, serials })
 }
 
 /// The name PostgreSQL gives a serial column's sequence: `<table>_<column>_seq`,
@@ -456,6 +492,23 @@ pub fn drop(
         let r = match object_type {
             ast::ObjectType::Table => {
                 if let Ok(t) = db.table_as(Some(tx.id()), &name) {
+                    // A partitioned table's partitions go with it.
+                    for part in crate::catalog::partitions::all_partitions(db, Some(tx.id()), &t) {
+                        crate::catalog::views::drop_readers(
+                            tx,
+                            part.id(),
+                            "table",
+                            part.name(),
+                            cascade,
+                            &mut out,
+                        )?;
+                        crate::catalog::foreign_keys::drop_table(
+                            tx,
+                            part.name(),
+                            cascade,
+                            &mut out,
+                        )?;
+                    }
                     crate::catalog::views::drop_readers(
                         tx,
                         t.id(),
@@ -511,11 +564,21 @@ pub fn truncate(
     t: &ast::Truncate,
 ) -> Result<QueryOutput> {
     let mut out = QueryOutput::command("TRUNCATE TABLE");
-    let names = t
-        .table_names
-        .iter()
-        .map(|target| object_last(&target.name))
-        .collect();
+    // A partitioned table's rows are its partitions'.
+    let mut names = Vec::new();
+    for target in &t.table_names {
+        let name = object_last(&target.name);
+        match db.table_as(Some(tx.id()), &name) {
+            Ok(pt) if pt.def.partition_key.is_some() => {
+                for part in crate::catalog::partitions::all_partitions(db, Some(tx.id()), &pt) {
+                    if part.def.partition_key.is_none() {
+                        names.push(part.name().to_string());
+                    }
+                }
+            }
+            _ => names.push(name),
+        }
+    }
     let cascade = matches!(t.cascade, Some(ast::CascadeOption::Cascade));
     for name in crate::catalog::foreign_keys::truncate_targets(db, names, cascade, &mut out)? {
         tx.truncate(&name)?;

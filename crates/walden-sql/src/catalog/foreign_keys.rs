@@ -163,6 +163,15 @@ pub(crate) fn resolve(
     let me = me.def;
     let mut holder = None;
     let (r, ref_id) = referenced_def(db, me, &d.ref_table, &mut holder)?;
+    // Rows written through a partitioned table reach its partitions
+    // without their foreign keys' checks, and a key referencing one would
+    // look for rows in its parent: both refused.
+    let partitioned = |t: &TableDef| t.partition_key.is_some() || t.partition_of.is_some();
+    if partitioned(me) || partitioned(r) {
+        return Err(SqlError::unsupported(
+            "FOREIGN KEY constraints on or referencing partitioned tables and partitions",
+        ));
+    }
     let columns = positions(&d.columns, &me.columns, false)?;
     let ref_columns = if d.ref_columns.is_empty() {
         if r.primary_key.is_empty() {

@@ -147,6 +147,11 @@ pub fn create_index(
     }
     check_method(&ci.using)?;
     let table = db.table(&object_last(&ci.table_name))?;
+    if table.def.partition_key.is_some() {
+        return Err(SqlError::unsupported(
+            "CREATE INDEX on a partitioned table (partitioned indexes)",
+        ));
+    }
     let cols = ci
         .columns
         .iter()

@@ -13,6 +13,7 @@ pub(crate) mod enums;
 pub(crate) mod foreign_keys;
 pub(crate) mod index;
 pub(crate) mod owner;
+pub(crate) mod partitions;
 pub(crate) mod privileges;
 pub(crate) mod public_schema;
 pub(crate) mod roles;

@@ -149,6 +149,16 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                 .map(Value::text)
                 .unwrap_or(Value::Null),
         },
+        Func::PgGetPartKeyDef => {
+            let oid = int_arg(&arg(0), "pg_get_partkeydef")?;
+            env.tx
+                .database()
+                .tables_as(Some(env.tx.id()))
+                .into_iter()
+                .find(|t| crate::types::oids::table_oid(t.id()) == oid)
+                .and_then(|t| t.def.partition_key.clone())
+                .map_or(Value::Null, Value::text)
+        }
         Func::PgGetIndexDef => {
             let oid = int_arg(&arg(0), "pg_get_indexdef")?;
             let col = match a.get(1) {

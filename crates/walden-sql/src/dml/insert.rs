@@ -130,6 +130,10 @@ pub(crate) struct InsertPlan {
     /// The table's expression DEFAULTs (evaluated per row).
     defaults: crate::dml::defaults::ExprDefaults,
     on_conflict: Option<Box<OnConflict>>,
+    /// A partitioned target: where each row goes.
+    routing: Option<Box<super::routing::Routing>>,
+    /// A partition named directly: its bound, which each row must meet.
+    bound_check: Option<crate::query::partition::Constraint>,
 }
 
 impl InsertPlan {
@@ -148,6 +152,8 @@ impl InsertPlan {
             && self.checks.reusable()
             && self.defaults.reusable()
             && self.on_conflict.as_ref().is_none_or(|oc| oc.reusable())
+            && self.routing.is_none()
+            && self.bound_check.is_none()
     }
 }
 
@@ -222,6 +228,9 @@ impl InsertPlan {
         if !self.checks.is_empty() {
             self.checks.enforce(row, &ctx.env(tx))?;
         }
+        if let Some(b) = &self.bound_check {
+            b.enforce(row, &ctx.env(tx))?;
+        }
         fks.inserted(&self.table, row);
         Ok(())
     }
@@ -248,6 +257,16 @@ pub(super) fn returning_reusable(r: &Option<Returning>) -> bool {
 
 pub(crate) fn plan_insert(p: &mut Planner<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
     let table = insert_table(p, ins)?;
+    let routing = match &table.def.partition_key {
+        None => None,
+        Some(_) if ins.on.is_some() => {
+            return Err(SqlError::unsupported(
+                "INSERT ... ON CONFLICT on a partitioned table",
+            ))
+        }
+        Some(_) => Some(Box::new(super::routing::Routing::plan(p, &table)?)),
+    };
+    let bound_check = super::routing::own_constraint(p, &table)?;
     let (cols, source) = plan_insert_source(p, ins, &table)?;
     let dropped = crate::dml::identity::identity_overrides(&table, ins, &cols, source.given())?;
     let explicit_identity =
@@ -278,6 +297,8 @@ pub(crate) fn plan_insert(p: &mut Planner<'_>, ins: &ast::Insert) -> Result<Inse
         checks,
         defaults,
         on_conflict,
+        routing,
+        bound_check,
     })
 }
 
@@ -354,6 +375,22 @@ pub(crate) fn run_insert_rows(
     let mut last_identity = None;
     let mut store = |tx: &mut Transaction, vals: Vec<Option<Value>>| -> Result<()> {
         let full = pl.full_row(vals, &ctx.env(tx))?;
+        if let Some(r) = &pl.routing {
+            let row = tx.complete_row(t, full)?;
+            if !pl.checks.is_empty() {
+                pl.checks.enforce(&row, &ctx.env(tx))?;
+            }
+            if let Some(b) = &pl.bound_check {
+                b.enforce(&row, &ctx.env(tx))?;
+            }
+            let stored = r.insert(tx, ctx, row)?;
+            n += 1;
+            if let Some(r) = ret {
+                let env = ctx.env(tx);
+                out_rows.push(r.row(&stored, &env)?);
+            }
+            return Ok(());
+        }
         let row = match &pl.on_conflict {
             None => tx.insert_into(t, full)?,
             Some(oc) => {

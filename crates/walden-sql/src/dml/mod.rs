@@ -33,6 +33,7 @@ mod insert;
 pub(crate) mod locking;
 mod merge;
 mod output;
+pub(crate) mod routing;
 mod tsql_delete;
 pub(crate) mod upsert;
 pub use insert::*;
@@ -211,6 +212,37 @@ pub(crate) struct Planned {
     checks: Option<Checks>,
     /// UPDATE ... FROM, DELETE ... USING: the rows joined with the target's.
     from: Option<Box<from::FromList>>,
+    /// A partition's constraint up to the partitioned table the statement
+    /// names: an updated row it no longer meets moves (UPDATE only).
+    moving: Option<query::partition::Constraint>,
+    /// The target's own partition constraint (a partition named
+    /// directly): an updated row must meet it (23514).
+    bound_check: Option<query::partition::Constraint>,
+    /// A partitioned target: the plans of its partitions.
+    partitions: Option<Box<routing::PartitionedWrite>>,
+}
+
+impl Planned {
+    fn partitioned(
+        table: Arc<Table>,
+        returning: Option<Returning>,
+        parts: routing::PartitionedWrite,
+    ) -> Planned {
+        Planned {
+            table,
+            lookup: None,
+            range: None,
+            index: None,
+            filter: vec![],
+            assignments: vec![],
+            returning,
+            checks: None,
+            from: None,
+            moving: None,
+            bound_check: None,
+            partitions: Some(Box::new(parts)),
+        }
+    }
 }
 
 impl Planned {
@@ -229,6 +261,9 @@ impl Planned {
             && returning_reusable(&self.returning)
             && self.checks.as_ref().is_none_or(|c| c.reusable())
             && self.from.is_none()
+            // (The partitions and bounds are read when the plan is made.)
+            && self.partitions.is_none()
+            && self.bound_check.is_none()
     }
 }
 
@@ -314,6 +349,9 @@ pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planne
         other => return Err(SqlError::unsupported(format!("UPDATE {other}"))),
     };
     let t = target_table(p, name, "UPDATE")?;
+    if t.def.partition_key.is_some() {
+        return routing::plan_update(p, u, t, alias);
+    }
     if let (None, Some(f)) = (&alias, from_list) {
         tsql_delete::refuse_self_join(&t, f)?;
     }
@@ -369,6 +407,7 @@ pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planne
         None => returning(p, &scope, &u.returning)?,
     };
     let checks = Some(Checks::compile(p, &t)?).filter(|c| !c.is_empty());
+    let bound_check = routing::own_constraint(p, &t)?;
     Ok(Planned {
         table: t,
         lookup,
@@ -379,6 +418,9 @@ pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planne
         returning,
         checks,
         from,
+        moving: None,
+        bound_check,
+        partitions: None,
     })
 }
 
@@ -400,6 +442,9 @@ fn plan_delete(p: &mut Planner<'_>, d: &ast::Delete) -> Result<Planned> {
         other => return Err(SqlError::unsupported(format!("DELETE FROM {other}"))),
     };
     let t = target_table(p, name, "DELETE")?;
+    if t.def.partition_key.is_some() {
+        return routing::plan_delete(p, d, t, alias);
+    }
     let target = table_scope(&t, alias.as_deref());
     let (scope, mut using) = match &d.using {
         Some(f) => {
@@ -437,6 +482,9 @@ fn plan_delete(p: &mut Planner<'_>, d: &ast::Delete) -> Result<Planned> {
         returning,
         checks: None,
         from: using,
+        moving: None,
+        bound_check: None,
+        partitions: None,
     })
 }
 
@@ -505,7 +553,53 @@ pub fn update(
 
 pub(crate) fn run_update(pl: &Planned, tx: &mut Transaction, ctx: &Ctx<'_>) -> Result<QueryOutput> {
     check_read_write(tx, &pl.table, "UPDATE")?;
-    let keys = candidates(pl, tx, ctx, None)?;
+    let (n, out_rows) = match &pl.partitions {
+        None => {
+            let keys = candidates(pl, tx, ctx, None)?;
+            update_rows(pl, tx, ctx, keys, None)?
+        }
+        Some(parts) => {
+            // Each partition's rows are found before any moves, so a
+            // moved row is not updated again where it lands.
+            let mut keys = Vec::with_capacity(parts.leaves.len());
+            for l in &parts.leaves {
+                keys.push(candidates(l, tx, ctx, None)?);
+            }
+            let mut n = 0;
+            let mut out_rows = Vec::new();
+            let mut moved = Vec::new();
+            for (l, k) in parts.leaves.iter().zip(keys) {
+                let to_root = parts.routing.columns_in(l.table.id()).unwrap_or(&[]);
+                let (m, rows) = update_rows(l, tx, ctx, k, Some((&mut moved, to_root)))?;
+                n += m;
+                out_rows.extend(rows);
+            }
+            for row in moved {
+                if let Some(c) = &parts.root_check {
+                    c.enforce(&row, &ctx.env(tx))?;
+                }
+                parts.routing.insert(tx, ctx, row)?;
+            }
+            (n, out_rows)
+        }
+    };
+    let mut out = QueryOutput::command(format!("UPDATE {n}"));
+    output::deliver(&pl.returning, out_rows, &mut out, tx, ctx)?;
+    Ok(out)
+}
+
+/// Updates the rows of `keys` that still pass; with `moving`, a row its
+/// partition no longer takes is deleted there and handed back (in the
+/// partitioned table's column order, by the positions given) to be
+/// inserted through the table. Returns the count and RETURNING rows.
+#[allow(clippy::type_complexity)]
+fn update_rows(
+    pl: &Planned,
+    tx: &mut Transaction,
+    ctx: &Ctx<'_>,
+    keys: Vec<Key>,
+    mut moving: Option<(&mut Vec<Vec<Value>>, &[usize])>,
+) -> Result<(u64, Vec<Vec<Value>>)> {
     let t = pl.table.clone();
     let mode = update_lock_mode(&t, pl.assignments.iter().map(|(i, _)| *i));
     let mut n = 0u64;
@@ -541,9 +635,29 @@ pub(crate) fn run_update(pl: &Planned, tx: &mut Transaction, ctx: &Ctx<'_>) -> R
             }
             (new_row, joined)
         };
+        if let (Some(mv), Some((moved, to_root))) = (&pl.moving, moving.as_mut()) {
+            let full = tx.complete_row(&t, new_row.iter().cloned().map(Some).collect())?;
+            if !mv.admits(&full, &ctx.env(tx))? {
+                if let Some(c) = &pl.checks {
+                    c.enforce(&full, &ctx.env(tx))?;
+                }
+                if let Some(r) = &pl.returning {
+                    out_rows.push(r.row(&full, &ctx.env(tx))?);
+                }
+                if tx.delete_in(&t, &k)? {
+                    fks.deleted(&t, &row);
+                }
+                moved.push(to_root.iter().map(|&i| full[i].clone()).collect());
+                n += 1;
+                continue;
+            }
+        }
         let stored = tx.update_in(&t, &k, new_row)?;
         if let Some(c) = &pl.checks {
             c.enforce(&stored, &ctx.env(tx))?;
+        }
+        if let Some(b) = &pl.bound_check {
+            b.enforce(&stored, &ctx.env(tx))?;
         }
         fks.updated(&t, &row, &stored);
         n += 1;
@@ -565,9 +679,7 @@ pub(crate) fn run_update(pl: &Planned, tx: &mut Transaction, ctx: &Ctx<'_>) -> R
         }
     }
     fks.finish(tx, ctx)?;
-    let mut out = QueryOutput::command(format!("UPDATE {n}"));
-    output::deliver(&pl.returning, out_rows, &mut out, tx, ctx)?;
-    Ok(out)
+    Ok((n, out_rows))
 }
 
 /// As PostgreSQL: an update that leaves the key alone takes the row lock
@@ -621,6 +733,22 @@ pub(crate) fn run_delete(
 ) -> Result<QueryOutput> {
     let pl = &dp.planned;
     check_read_write(tx, &pl.table, "DELETE")?;
+    if let Some(parts) = &pl.partitions {
+        if dp.top.is_some() {
+            return Err(SqlError::unsupported("DELETE TOP of a partitioned table"));
+        }
+        let mut n = 0;
+        let mut out_rows = Vec::new();
+        for l in &parts.leaves {
+            let keys = candidates(l, tx, ctx, None)?;
+            let (m, rows) = delete_rows(l, tx, ctx, keys)?;
+            n += m;
+            out_rows.extend(rows);
+        }
+        let mut out = QueryOutput::command(format!("DELETE {n}"));
+        output::deliver(&pl.returning, out_rows, &mut out, tx, ctx)?;
+        return Ok(out);
+    }
     let limit = match (&dp.limit, dp.top) {
         (_, Some(n)) => Some(n),
         (Some(x), None) => {
@@ -630,6 +758,19 @@ pub(crate) fn run_delete(
         _ => None,
     };
     let keys = candidates(pl, tx, ctx, limit)?;
+    let (n, out_rows) = delete_rows(pl, tx, ctx, keys)?;
+    let mut out = QueryOutput::command(format!("DELETE {n}"));
+    output::deliver(&pl.returning, out_rows, &mut out, tx, ctx)?;
+    Ok(out)
+}
+
+/// Deletes the rows of `keys` that still pass; the count and RETURNING rows.
+fn delete_rows(
+    pl: &Planned,
+    tx: &mut Transaction,
+    ctx: &Ctx<'_>,
+    keys: Vec<Key>,
+) -> Result<(u64, Vec<Vec<Value>>)> {
     let t = pl.table.clone();
     let mut n = 0u64;
     let mut out_rows = Vec::new();
@@ -667,9 +808,7 @@ pub(crate) fn run_delete(
         }
     }
     fks.finish(tx, ctx)?;
-    let mut out = QueryOutput::command(format!("DELETE {n}"));
-    output::deliver(&pl.returning, out_rows, &mut out, tx, ctx)?;
-    Ok(out)
+    Ok((n, out_rows))
 }
 
 /// The table a statement writes (or locks); a view there is refused with

@@ -435,7 +435,6 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "col_description" => Func::ColDescription,
         "shobj_description"
         | "pg_get_statisticsobjdef_columns"
-        | "pg_get_partkeydef"
         | "pg_get_triggerdef"
         | "pg_get_ruledef"
         | "pg_tablespace_location"
@@ -455,6 +454,7 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "pg_get_expr" => Func::PgGetExpr,
         "pg_get_indexdef" => Func::PgGetIndexDef,
         "pg_get_viewdef" => Func::PgGetViewDef,
+        "pg_get_partkeydef" => Func::PgGetPartKeyDef,
         "pg_get_constraintdef" => Func::PgGetConstraintDef,
         "array_upper" | "array_length" => Func::ArrayUpper,
         "array_lower" => Func::ArrayLower,

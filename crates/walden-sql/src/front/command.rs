@@ -112,6 +112,12 @@ pub enum Command {
     DiscardSequences,
     /// pgbench's catalog probe of `pg_class`/`pg_inherits` for a table.
     PgbenchPartitionProbe(String),
+    /// `ALTER TABLE parent ATTACH PARTITION child FOR VALUES ...`, read as
+    /// `CREATE TABLE child PARTITION OF parent FOR VALUES ...`.
+    AttachPartition(Box<sqlparser::ast::CreateTable>),
+    /// `ALTER TABLE parent DETACH PARTITION child` (the same form, its
+    /// bound left DEFAULT).
+    DetachPartition(Box<sqlparser::ast::CreateTable>),
     /// `DECLARE name ... CURSOR ... FOR query` (see `cursor.rs`).
     Declare(Box<DeclareCursor>),
     /// `FETCH` / `MOVE`.

@@ -544,6 +544,9 @@ pub fn parse(sql: &str) -> Result<Command> {
         }
     }
     if first == "ALTER" && low.split_whitespace().nth(1) == Some("table") {
+        if let Some(c) = partition_command(sql, &low)? {
+            return Ok(c);
+        }
         if let Some(a) = crate::front::alter_table::identity_actions(sql) {
             return Ok(Command::AlterIdentity(a));
         }
@@ -552,6 +555,70 @@ pub fn parse(sql: &str) -> Result<Command> {
         )?)));
     }
     Ok(Command::Sql(Box::new(parse_sql(sql)?)))
+}
+
+/// `ALTER TABLE [IF EXISTS] [ONLY] p ATTACH PARTITION c FOR VALUES ...`
+/// and `... DETACH PARTITION c`, which sqlparser does not read, as the
+/// `CREATE TABLE c PARTITION OF p ...` that carries the same names and bound.
+fn partition_command(sql: &str, low: &str) -> Result<Option<Command>> {
+    let (attach, at) = match (
+        low.find(" attach partition "),
+        low.find(" detach partition "),
+    ) {
+        (Some(i), _) => (true, i),
+        (None, Some(i)) => (false, i),
+        _ => return Ok(None),
+    };
+    let head = sql[..at].trim();
+    let words: Vec<&str> = head.split_whitespace().collect();
+    let mut k = 2;
+    if words.get(k).is_some_and(|w| w.eq_ignore_ascii_case("if")) {
+        k += 2;
+    }
+    if words.get(k).is_some_and(|w| w.eq_ignore_ascii_case("only")) {
+        k += 1;
+    }
+    let parent = words[k.min(words.len())..].join(" ");
+    let tail = sql[at + " attach partition ".len()..]
+        .trim()
+        .trim_end_matches(';');
+    let (child, rest) = if attach {
+        // The child's name ends where FOR VALUES or DEFAULT begins.
+        let lt = tail.to_ascii_lowercase();
+        let cut = [" for values", " default"]
+            .iter()
+            .filter_map(|w| lt.find(w))
+            .min()
+            .ok_or_else(|| {
+                SqlError::syntax("syntax error: ATTACH PARTITION needs FOR VALUES or DEFAULT")
+            })?;
+        (&tail[..cut], tail[cut..].trim())
+    } else {
+        let mut it = tail.splitn(2, char::is_whitespace);
+        let child = it.next().unwrap_or("");
+        match it.next().map(|r| r.trim().to_ascii_lowercase()) {
+            None => {}
+            Some(r) if r.is_empty() => {}
+            Some(r) => {
+                return Err(SqlError::unsupported(format!(
+                    "DETACH PARTITION ... {}",
+                    r.to_ascii_uppercase()
+                )))
+            }
+        }
+        (child, "DEFAULT")
+    };
+    let text = format!("CREATE TABLE {child} PARTITION OF {parent} {rest}");
+    match parse_sql(&text)? {
+        Statement::CreateTable(ct) => Ok(Some(if attach {
+            Command::AttachPartition(Box::new(ct))
+        } else {
+            Command::DetachPartition(Box::new(ct))
+        })),
+        _ => Err(SqlError::syntax(
+            "syntax error in ATTACH / DETACH PARTITION",
+        )),
+    }
 }
 
 /// `COMMENT ON ...`, with what sqlparser lacks: a dollar-quoted comment

@@ -148,6 +148,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         | Func::Ident(_)
         | Func::PgGetIndexDef
         | Func::PgGetViewDef
+        | Func::PgGetPartKeyDef
         | Func::PgGetConstraintDef
         | Func::RegClassOid
         | Func::RegClassName

@@ -169,6 +169,8 @@ pub enum Func {
     PgGetIndexDef,
     /// `pg_get_viewdef(view [, pretty])`: by OID or by name.
     PgGetViewDef,
+    /// `pg_get_partkeydef(table)`: a partitioned table's key (`RANGE (a)`).
+    PgGetPartKeyDef,
     /// `pg_get_serial_sequence(table, column)`.
     SerialSequence,
     /// T-SQL's `SCOPE_IDENTITY()` and `@@IDENTITY`: the identity value the

@@ -163,6 +163,9 @@ pub(super) fn plan_factor(
                     return sequence_item(p, schema.as_deref(), &tname, label, alias, e);
                 }
             };
+            if table.def.partition_key.is_some() {
+                return partitioned_item(p, table, label, alias);
+            }
             let mut cols: Vec<ScopeCol> = table
                 .def
                 .columns
@@ -283,6 +286,62 @@ pub(super) fn plan_factor(
         }
         other => Err(SqlError::unsupported(format!("FROM item {other}"))),
     }
+}
+
+/// A partitioned table named in FROM: the rows of the partitions the
+/// SELECT's WHERE can reach, as a derived table under the table's name and
+/// columns (with `tableoid`, which `*` leaves out).
+fn partitioned_item(
+    p: &mut Planner<'_>,
+    table: Arc<Table>,
+    label: String,
+    alias: &Option<ast::TableAlias>,
+) -> Result<Item> {
+    let node = super::partition::Node::load(p, table.clone())?;
+    let mut conj = Vec::new();
+    // (Columns renamed by the alias would be misread: no pruning then.)
+    let renamed = alias.as_ref().is_some_and(|a| !a.columns.is_empty());
+    if let (Some(w), false) = (&p.partition_where, renamed) {
+        super::conjuncts(w, &mut conj);
+    }
+    let leaves = super::partition::prune(&node, &conj, &label);
+    let sql = super::partition::expand_sql(&table, &leaves);
+    let ast::Statement::Query(q) = crate::front::parse_sql(&sql)? else {
+        return Err(SqlError::internal("partitioned table's read did not parse"));
+    };
+    let ctes = std::mem::take(&mut p.ctes);
+    let saved_where = p.partition_where.take();
+    let planned = plan_query(p, &q, None);
+    p.ctes = ctes;
+    p.partition_where = saved_where;
+    let plan = Arc::new(planned?);
+    let mut cols: Vec<ScopeCol> = plan
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(k, c)| ScopeCol {
+            table: Some(label.clone()),
+            name: c.name.clone(),
+            ty: c.ty.clone(),
+            origin: if k < table.def.columns.len() {
+                crate::ColumnOrigin::of_table(table.id(), k)
+            } else {
+                None
+            },
+            ..Default::default()
+        })
+        .collect();
+    rename_cols(&mut cols, alias)?;
+    p.system_labels.push(label.clone());
+    Ok(Item {
+        source: Source::Derived {
+            plan,
+            filter: vec![],
+            shared: false,
+            label: label.clone(),
+        },
+        cols,
+    })
 }
 
 /// A sequence (or an identity column's counter) named in FROM: one row of

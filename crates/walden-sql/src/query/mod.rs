@@ -23,6 +23,7 @@ mod access;
 mod common_type;
 mod depend;
 mod equiv;
+pub mod partition;
 mod probe;
 pub(crate) use common_type::{
     comparable, drops_blanks, needs_cast, select_common, type_name, unmodified, ColumnCast,
@@ -117,6 +118,9 @@ pub struct Planner<'a> {
     used_views: std::cell::RefCell<Vec<u32>>,
     /// How many views deep the planning is.
     pub(crate) view_depth: usize,
+    /// The WHERE of the SELECT whose FROM is being planned: a partitioned
+    /// table there reads only the partitions it can reach.
+    pub(crate) partition_where: Option<ast::Expr>,
 }
 
 impl<'a> Planner<'a> {
@@ -140,6 +144,7 @@ impl<'a> Planner<'a> {
             path: Default::default(),
             used_views: Default::default(),
             view_depth: 0,
+            partition_where: None,
         }
     }
 

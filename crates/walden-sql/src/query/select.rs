@@ -391,7 +391,10 @@ fn plan_select_inner(
     if sel.into.is_some() {
         return Err(SqlError::unsupported("SELECT ... INTO"));
     }
-    let mut item = plan_from(p, &sel.from, &outer, &mut Vec::new())?;
+    let saved_where = std::mem::replace(&mut p.partition_where, sel.selection.clone());
+    let item = plan_from(p, &sel.from, &outer, &mut Vec::new());
+    p.partition_where = saved_where;
+    let mut item = item?;
     let scope = Arc::new(Scope {
         cols: item.cols.clone(),
         parent: outer.clone(),

@@ -133,6 +133,16 @@ impl SqlSession {
         };
         let begun = self.begin_statement(&mut tx);
         let fks = crate::dml::foreign_keys::Pending::new(&tx, &table);
+        let (routing, bound) = {
+            let mut p = Planner::new(self.db.clone(), &crate::compat::CATALOGS, &[]);
+            p.viewer = Some(tx.id());
+            let routing = match &table.def.partition_key {
+                Some(_) => crate::dml::routing::Routing::plan(&mut p, &table).map(Some),
+                None => Ok(None),
+            };
+            let bound = crate::dml::routing::own_constraint(&mut p, &table);
+            (routing, bound)
+        };
         let own = if block {
             self.tx_queried = true;
             self.tx = Some(tx);
@@ -141,12 +151,15 @@ impl SqlSession {
             Some(tx)
         };
         begun?;
+        let (routing, bound) = (routing?, bound?);
         Ok(CopyLoad {
             copy: copy.clone(),
             table,
             cols,
             checks,
             defaults,
+            routing,
+            bound,
             fks,
             reader: RecordReader::default(),
             rows: 0,
@@ -307,6 +320,21 @@ fn insert_row(
         full[c] = Some(v);
     }
     load.defaults.fill(&mut full, &ctx.env(tx))?;
+    if let Some(r) = &load.routing {
+        let at = |e: SqlError| with_context(e, context(&load.copy.table, line, raw));
+        let row = tx
+            .complete_row(&load.table, full)
+            .map_err(|e| at(e.into()))?;
+        if !load.checks.is_empty() {
+            load.checks.enforce(&row, &ctx.env(tx)).map_err(at)?;
+        }
+        if let Some(b) = &load.bound {
+            b.enforce(&row, &ctx.env(tx)).map_err(at)?;
+        }
+        r.insert(tx, ctx, row).map_err(at)?;
+        load.rows += 1;
+        return Ok(());
+    }
     let row = tx.insert_into(&load.table, full).map_err(|e| {
         let e = SqlError::from(e);
         // PostgreSQL shows the line's text except for a unique violation,
@@ -317,6 +345,10 @@ fn insert_row(
     if !load.checks.is_empty() {
         load.checks
             .enforce(&row, &ctx.env(tx))
+            .map_err(|e| with_context(e, context(&load.copy.table, line, raw)))?;
+    }
+    if let Some(b) = &load.bound {
+        b.enforce(&row, &ctx.env(tx))
             .map_err(|e| with_context(e, context(&load.copy.table, line, raw)))?;
     }
     load.fks.inserted(&load.table, &row);

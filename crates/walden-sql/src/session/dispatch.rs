@@ -473,6 +473,24 @@ impl SqlSession {
             } else {
                 what.clone()
             })),
+            Command::AttachPartition(ct) => {
+                self.check_writable("ALTER TABLE")?;
+                let (Some(parent), Some(fv)) = (&ct.partition_of, &ct.for_values) else {
+                    return Err(SqlError::syntax("syntax error in ATTACH PARTITION"));
+                };
+                self.dml(params, |p, tx, ctx| {
+                    crate::catalog::partitions::attach(p, tx, ctx, parent, &ct.name, fv)
+                })
+            }
+            Command::DetachPartition(ct) => {
+                self.check_writable("ALTER TABLE")?;
+                let Some(parent) = &ct.partition_of else {
+                    return Err(SqlError::syntax("syntax error in DETACH PARTITION"));
+                };
+                self.dml(params, |p, tx, _| {
+                    crate::catalog::partitions::detach(p, tx, parent, &ct.name)
+                })
+            }
             Command::PgbenchPartitionProbe(table) => {
                 let rows = if self.db.table(table).is_ok() {
                     vec![vec![Value::Int(1), Value::Null, Value::Int(0)]]
@@ -615,6 +633,9 @@ impl SqlSession {
             Statement::CreateTable(ct) if ct.query.is_some() => {
                 let who = self.who();
                 self.dml(params, |p, tx, ctx| crate::catalog::create_as::create_table_as(&who, p, tx, ctx, ct))
+            }
+            Statement::CreateTable(ct) if ct.query.is_none() && (ct.partition_by.is_some() || ct.partition_of.is_some()) => {
+                self.dml(params, |p, tx, ctx| crate::catalog::partitions::create(p, tx, ctx, ct))
             }
             Statement::CreateTable(ct) => {
                 let db = self.db.clone();

@@ -387,7 +387,11 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     AM_HEAP,
                     tb.len() as f64,
                     has_index,
-                    "r",
+                    if tb.def.partition_key.is_some() {
+                        "p"
+                    } else {
+                        "r"
+                    },
                     tb.def.columns.len(),
                 ));
                 // Owner and grants from the role catalog (`privileges.rs`).
@@ -401,6 +405,17 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                         b(!tb.def.foreign_keys.is_empty() || !db.referencing(tb.id()).is_empty());
                     let n = r.len();
                     r[n - 3] = acl;
+                    // relhassubclass, relispartition, relpartbound.
+                    r[21] = b(db.tables().iter().any(|c| {
+                        c.def
+                            .partition_of
+                            .as_ref()
+                            .is_some_and(|po| po.parent == tb.id())
+                    }));
+                    if let Some(po) = &tb.def.partition_of {
+                        r[26] = b(true);
+                        r[n - 1] = t(&po.bound);
+                    }
                 }
                 for ix in indexes_of(&tb) {
                     out.push(class_row(
@@ -709,10 +724,42 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             }
             super::user_views::info_columns_rows(db, &mut out);
         }
+        // A partition's parent.
+        V::Inherits => {
+            for tb in db.tables() {
+                if let Some(po) = &tb.def.partition_of {
+                    out.push(vec![
+                        i(user_oid(tb.id(), SLOT_TABLE)),
+                        i(user_oid(po.parent, SLOT_TABLE)),
+                        i(1),
+                        b(false),
+                    ]);
+                }
+            }
+        }
+        V::PartitionedTable => {
+            let tables = db.tables();
+            for tb in &tables {
+                let Some(key) = &tb.def.partition_key else {
+                    continue;
+                };
+                let spec = crate::query::partition::KeySpec::parse(key)?;
+                let default = tables.iter().find(|c| {
+                    c.def
+                        .partition_of
+                        .as_ref()
+                        .is_some_and(|po| po.parent == tb.id() && po.bound == "DEFAULT")
+                });
+                out.push(vec![
+                    i(user_oid(tb.id(), SLOT_TABLE)),
+                    t(spec.strategy.code()),
+                    i(spec.exprs.len() as i64),
+                    i(default.map_or(0, |d| user_oid(d.id(), SLOT_TABLE))),
+                ]);
+            }
+        }
         // Features Walden does not have: no rows.
-        V::Inherits
-        | V::PartitionedTable
-        | V::Policy
+        V::Policy
         | V::StatisticExt
         | V::Publication
         | V::PublicationNamespace

@@ -121,6 +121,11 @@ fn plan_body(p: &mut Planner<'_>, m: &ast::Merge) -> Result<MergePlan> {
         other => return Err(SqlError::unsupported(format!("MERGE INTO {other}"))),
     };
     let t = target_table(p, name, "MERGE")?;
+    if t.def.partition_key.is_some() || t.def.partition_of.is_some() {
+        return Err(SqlError::unsupported(
+            "MERGE into a partitioned table or a partition",
+        ));
+    }
     let width = t.def.columns.len();
     let target_scope = table_scope(&t, alias.as_deref());
     let source_item = ast::TableWithJoins {
@@ -187,6 +192,9 @@ fn plan_body(p: &mut Planner<'_>, m: &ast::Merge) -> Result<MergePlan> {
             returning: None,
             checks: None,
             from: None,
+            moving: None,
+            bound_check: None,
+            partitions: None,
         },
         width,
         source: list.source,

@@ -498,6 +498,10 @@ pub struct CopyLoad {
     pub(crate) checks: crate::dml::checks::Checks,
     /// The table's expression DEFAULTs, for the columns the data leaves out.
     pub(crate) defaults: crate::dml::defaults::ExprDefaults,
+    /// A partitioned table: where each row goes.
+    pub(crate) routing: Option<crate::dml::routing::Routing>,
+    /// A partition: its bound, which each row must meet.
+    pub(crate) bound: Option<crate::query::partition::Constraint>,
     pub(crate) fks: crate::dml::foreign_keys::Pending,
     pub(crate) reader: RecordReader,
     /// Rows inserted so far, and (binary format) rows read.
