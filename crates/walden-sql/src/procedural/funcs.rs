@@ -47,6 +47,15 @@ fn remember(name: &str) {
     EPOCH.fetch_add(1, Ordering::Relaxed);
 }
 
+/// Whether a function of this name may exist (a superset, as `NAMES`).
+pub(super) fn known_name(name: &str) -> bool {
+    NAMES
+        .lock()
+        .ok()
+        .and_then(|n| n.as_ref().map(|n| n.contains(name)))
+        .unwrap_or(true)
+}
+
 /// Whether a plain statement (not a T-SQL batch) may call a stored
 /// function, so that it must run through the runtime, which inlines it.
 pub fn calls_user_function<H: Host>(host: &mut H, sql: &str) -> bool {
@@ -220,7 +229,18 @@ impl<'h, H: Host> Runner<'h, H> {
                 return Ok(text);
             };
             let body = match crate::front::plpgsql::parse_pg_function(&def) {
-                Some(f) => super::pg_funcs::inline_pg(&f, &args)?,
+                Some(f) if f.procedure => {
+                    return Err(SqlError::new(
+                        ErrorKind::WrongObjectType,
+                        format!("{name}() is a procedure"),
+                    )
+                    .with_fields(crate::error::ErrorFields {
+                        hint: Some("To call a procedure, use CALL.".into()),
+                        ..Default::default()
+                    }))
+                }
+                Some(f) if super::pg_funcs::inlinable(&f) => super::pg_funcs::inline_pg(&f, &args)?,
+                Some(f) => super::pg_funcs::routine_call(&f, &args)?,
                 None => {
                     let stmts = self.body(&def)?;
                     let Some(TStmt::CreateFunc(f)) = stmts.first() else {
