@@ -219,6 +219,9 @@ impl<'h, H: Host> Runner<'h, H> {
             return Ok(text.to_string());
         }
         let mut text = text.to_string();
+        // A PostgreSQL function inlined once in this text runs at its
+        // further calls: a recursive body would inline without end.
+        let mut inlined: HashSet<String> = HashSet::new();
         for _ in 0..=MAX_DEPTH {
             let toks = tokens(&text)?;
             let Some((start, name, args, end)) = next_call(&toks, &names) else {
@@ -239,7 +242,10 @@ impl<'h, H: Host> Runner<'h, H> {
                         ..Default::default()
                     }))
                 }
-                Some(f) if super::pg_funcs::inlinable(&f) => super::pg_funcs::inline_pg(&f, &args)?,
+                Some(f) if !inlined.contains(&name) && super::pg_funcs::inlinable(&f) => {
+                    inlined.insert(name.clone());
+                    super::pg_funcs::inline_pg(&f, &args)?
+                }
                 Some(f) => super::pg_funcs::routine_call(&f, &args)?,
                 None => {
                     let stmts = self.body(&def)?;
@@ -491,6 +497,11 @@ fn refuse(what: &str) -> SqlError {
 /// The value the statements return, run from `env`.
 pub(super) fn run(stmts: &[&TStmt], mut env: Env) -> Result<String> {
     let Some((first, rest)) = stmts.split_first() else {
+        // PostgreSQL: a path without RETURN is an error when it runs
+        // (2F005), which the runtime reports.
+        if env.pg {
+            return Err(refuse_in("a path that ends without RETURN", &env));
+        }
         return Ok("NULL".into());
     };
     match first {
