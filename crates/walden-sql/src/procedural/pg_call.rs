@@ -104,7 +104,13 @@ fn refuse_nested(what: &str) -> SqlError {
 
 impl Host for Nested<'_, '_> {
     fn parse(&mut self, sql: &str) -> Result<Arc<Command>> {
-        if let Some(c) = self.owner.parsed.lock().ok().and_then(|p| p.get(sql).cloned()) {
+        if let Some(c) = self
+            .owner
+            .parsed
+            .lock()
+            .ok()
+            .and_then(|p| p.get(sql).cloned())
+        {
             return Ok(c);
         }
         let c = Arc::new(crate::front::parse(sql)?);
@@ -134,7 +140,12 @@ impl Host for Nested<'_, '_> {
             _ => return Err(refuse_nested("transaction control or a savepoint")),
         };
         let key = Arc::as_ptr(cmd) as usize;
-        let cached = self.owner.plans.lock().ok().and_then(|p| p.get(&key).cloned());
+        let cached = self
+            .owner
+            .plans
+            .lock()
+            .ok()
+            .and_then(|p| p.get(&key).cloned());
         let plan = match cached {
             Some(p) => p,
             None => {

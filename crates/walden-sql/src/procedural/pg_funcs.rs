@@ -26,8 +26,8 @@ impl<'h, H: Host> Runner<'h, H> {
         if let Some(old) = self.func_definition(&f.name)? {
             let same_args =
                 crate::front::plpgsql::parse_pg_function(&old).is_some_and(|o| same_types(&o, f));
-            let old_proc = crate::front::plpgsql::parse_pg_function(&old)
-                .is_some_and(|o| o.procedure);
+            let old_proc =
+                crate::front::plpgsql::parse_pg_function(&old).is_some_and(|o| o.procedure);
             if same_args && old_proc != f.procedure && f.replace {
                 return Err(SqlError::new(
                     ErrorKind::WrongObjectType,
@@ -345,11 +345,7 @@ fn sql_body(body: &str, names: &[String]) -> Result<String> {
 /// A LANGUAGE sql body that runs: its statements (split at top-level
 /// `;`), each with its parameter references written `@name`. The last
 /// must give rows (a query, or a change with RETURNING).
-pub(super) fn sql_statements(
-    body: &str,
-    names: &[String],
-    rows: bool,
-) -> Result<Vec<String>> {
+pub(super) fn sql_statements(body: &str, names: &[String], rows: bool) -> Result<Vec<String>> {
     let t = lex(body)?;
     let mut out = Vec::new();
     let mut start = 0;
@@ -392,7 +388,11 @@ pub(super) fn sql_statements(
 
 /// The statement the tokens `t` of `body` span, with each parameter
 /// reference (`name`, `$n`) written `@name`.
-fn rewrite_params(body: &str, t: &[crate::front::plpgsql::Tok], names: &[String]) -> Result<String> {
+fn rewrite_params(
+    body: &str,
+    t: &[crate::front::plpgsql::Tok],
+    names: &[String],
+) -> Result<String> {
     let Some(first) = t.first() else {
         return Ok(String::new());
     };
@@ -456,7 +456,11 @@ pub(super) fn single_call(text: &str) -> Option<(String, Vec<Option<String>>, Op
     let mut name = t.get(i).filter(|x| x.k == K::Word)?.w.clone();
     i += 1;
     while t.get(i).is_some_and(|x| x.op(".")) {
-        name = t.get(i + 1).filter(|x| x.k == K::Word || x.k == K::QIdent)?.w.clone();
+        name = t
+            .get(i + 1)
+            .filter(|x| x.k == K::Word || x.k == K::QIdent)?
+            .w
+            .clone();
         i += 2;
     }
     if !t.get(i)?.op("(") {

@@ -62,7 +62,10 @@ pub enum PgRoutine {
         procedure: bool,
     },
     /// `CALL name(args)`: each argument's text.
-    Call { name: String, args: Vec<String> },
+    Call {
+        name: String,
+        args: Vec<String>,
+    },
 }
 
 fn refuse(what: &str) -> SqlError {
