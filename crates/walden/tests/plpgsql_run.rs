@@ -262,10 +262,7 @@ fn routines_survive_restarts() {
     let walden = Serve::start(&dir, &[]);
     let check = |conn: String| async move {
         let c = connect(&conn).await;
-        assert_eq!(
-            outcome(&c, "SELECT loop_sum(4)", &[]).await,
-            "10; ok 1"
-        );
+        assert_eq!(outcome(&c, "SELECT loop_sum(4)", &[]).await, "10; ok 1");
         assert_eq!(outcome(&c, "CALL dbl(4)", &[]).await, "8; ok 0");
     };
     runtime().block_on(async {
