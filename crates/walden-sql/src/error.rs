@@ -100,6 +100,10 @@ pub enum ErrorKind {
     WrongObjectType,
     /// An error a T-SQL batch raised itself: THROW, RAISERROR (P0001).
     RaiseException,
+    /// A PL/pgSQL function's body ended without RETURN (2F005).
+    FunctionNoReturn,
+    /// A function definition that cannot be (42P13).
+    InvalidFunctionDefinition,
     /// More key columns than an index may have (54011).
     TooManyColumns,
     /// A FOREIGN KEY constraint failed (23503).
@@ -243,6 +247,8 @@ impl ErrorKind {
             ErrorKind::WrongObjectType => "42809",
             ErrorKind::InvalidObjectDefinition => "42P17",
             ErrorKind::RaiseException => "P0001",
+            ErrorKind::FunctionNoReturn => "2F005",
+            ErrorKind::InvalidFunctionDefinition => "42P13",
             ErrorKind::TooManyColumns => "54011",
             ErrorKind::InvalidAuthorization => "28000",
             ErrorKind::DependentObjects => "2BP01",

@@ -478,6 +478,7 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "pg_indexes_size" => Func::RelationSize(SizeOf::Indexes),
         "pg_database_size" => Func::RelationSize(SizeOf::Database),
         "pg_size_pretty" => Func::SizePretty,
+        "walden_routine" => Func::Routine,
         other => {
             return Err(SqlError::new(
                 ErrorKind::UndefinedFunction,
@@ -531,6 +532,7 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         }
         Func::Div | Func::Gcd | Func::Lcm => Some(2..=2),
         Func::WidthBucket => Some(4..=4),
+        Func::Routine => Some(1..=usize::MAX),
         _ => None,
     };
     if let Some(r) = arity {

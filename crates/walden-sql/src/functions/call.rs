@@ -45,6 +45,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
     Ok(match f {
         Func::Variadic(v) => return call_variadic(v, a, env),
         Func::Json(j) => crate::functions::json::call(j, a)?,
+        Func::Routine => super::routines::call_routine(a, env)?,
         Func::Bitwise(op, w) => bitwise::call(op, w, &a)?,
         Func::Coalesce => a.into_iter().find(|v| !v.is_null()).unwrap_or(Value::Null),
         Func::NullIf => {

@@ -251,6 +251,9 @@ pub enum Func {
     SizePretty,
     /// json/jsonb operators and functions (`functions/json.rs`).
     Json(crate::functions::json::JsonFn),
+    /// `walden_routine('name', args...)`: a stored function run by the
+    /// procedural runtime (`routines.rs`).
+    Routine,
 }
 
 impl Func {
@@ -274,6 +277,7 @@ impl Func {
                 | Func::BlockingPids
                 | Func::SignalBackend(_)
                 | Func::ReloadConf
+                | Func::Routine
         )
     }
 }

@@ -58,6 +58,9 @@ pub struct SessionInfo {
     /// The identity values the session's inserts took (`@@IDENTITY`,
     /// `SCOPE_IDENTITY()`), shared with the session.
     pub identity: Arc<std::sync::Mutex<IdentityLog>>,
+    /// The procedural runtime, for stored functions called from an
+    /// expression (`routines.rs`).
+    pub routines: Option<RoutineHook>,
 }
 
 /// The last identity values a session's inserts took: `last` in any scope
@@ -102,6 +105,8 @@ mod func;
 pub(crate) mod json;
 pub(crate) mod operators;
 pub(crate) mod regex_fns;
+mod routines;
+pub use routines::{RoutineHook, Routines};
 pub(crate) mod server_host;
 mod stats;
 mod strings;

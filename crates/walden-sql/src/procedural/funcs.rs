@@ -47,6 +47,15 @@ fn remember(name: &str) {
     EPOCH.fetch_add(1, Ordering::Relaxed);
 }
 
+/// Whether a function of this name may exist (a superset, as `NAMES`).
+pub(super) fn known_name(name: &str) -> bool {
+    NAMES
+        .lock()
+        .ok()
+        .and_then(|n| n.as_ref().map(|n| n.contains(name)))
+        .unwrap_or(true)
+}
+
 /// Whether a plain statement (not a T-SQL batch) may call a stored
 /// function, so that it must run through the runtime, which inlines it.
 pub fn calls_user_function<H: Host>(host: &mut H, sql: &str) -> bool {
@@ -210,6 +219,9 @@ impl<'h, H: Host> Runner<'h, H> {
             return Ok(text.to_string());
         }
         let mut text = text.to_string();
+        // A PostgreSQL function inlined once in this text runs at its
+        // further calls: a recursive body would inline without end.
+        let mut inlined: HashSet<String> = HashSet::new();
         for _ in 0..=MAX_DEPTH {
             let toks = tokens(&text)?;
             let Some((start, name, args, end)) = next_call(&toks, &names) else {
@@ -220,7 +232,21 @@ impl<'h, H: Host> Runner<'h, H> {
                 return Ok(text);
             };
             let body = match crate::front::plpgsql::parse_pg_function(&def) {
-                Some(f) => super::pg_funcs::inline_pg(&f, &args)?,
+                Some(f) if f.procedure => {
+                    return Err(SqlError::new(
+                        ErrorKind::WrongObjectType,
+                        format!("{name}() is a procedure"),
+                    )
+                    .with_fields(crate::error::ErrorFields {
+                        hint: Some("To call a procedure, use CALL.".into()),
+                        ..Default::default()
+                    }))
+                }
+                Some(f) if !inlined.contains(&name) && super::pg_funcs::inlinable(&f) => {
+                    inlined.insert(name.clone());
+                    super::pg_funcs::inline_pg(&f, &args)?
+                }
+                Some(f) => super::pg_funcs::routine_call(&f, &args)?,
                 None => {
                     let stmts = self.body(&def)?;
                     let Some(TStmt::CreateFunc(f)) = stmts.first() else {
@@ -471,6 +497,11 @@ fn refuse(what: &str) -> SqlError {
 /// The value the statements return, run from `env`.
 pub(super) fn run(stmts: &[&TStmt], mut env: Env) -> Result<String> {
     let Some((first, rest)) = stmts.split_first() else {
+        // PostgreSQL: a path without RETURN is an error when it runs
+        // (2F005), which the runtime reports.
+        if env.pg {
+            return Err(refuse_in("a path that ends without RETURN", &env));
+        }
         return Ok("NULL".into());
     };
     match first {

@@ -10,13 +10,16 @@ mod fast;
 mod funcs;
 mod identity;
 mod pg;
+mod pg_call;
 mod pg_funcs;
+mod pg_procs;
 mod procs;
 mod raise;
 mod table_vars;
 
 pub use compile::{lift, Lifted};
 pub use funcs::calls_user_function;
+pub use pg_call::routine_hook;
 
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::front::{Command, TStmt};
@@ -78,6 +81,9 @@ pub struct TsqlState {
     func_epoch: u64,
     /// Parsed procedure definitions by text.
     bodies: HashMap<String, Arc<Vec<TStmt>>>,
+    /// Statements that are one call of a function that runs (`pg_call.rs`),
+    /// by text; `None` for the others.
+    direct: HashMap<String, Option<Arc<pg_call::DirectCall>>>,
     /// Expressions evaluated without SQL (`fast.rs`), by text; `None` for
     /// those SQL evaluates.
     fast: HashMap<String, Option<Arc<fast::Fast>>>,
@@ -137,6 +143,10 @@ pub struct Runner<'h, H: Host> {
     pub pg: bool,
     /// Subtransactions of PL/pgSQL exception blocks open.
     guards: usize,
+    /// PostgreSQL function calls active on this runner: RETURN gives
+    /// the function's value (`pg_ret`).
+    in_func: usize,
+    pg_ret: Option<Value>,
 }
 
 fn table_var_as_scalar(name: &str) -> SqlError {
@@ -179,6 +189,8 @@ impl<'h, H: Host> Runner<'h, H> {
             raised: None,
             pg: false,
             guards: 0,
+            in_func: 0,
+            pg_ret: None,
         }
     }
 
@@ -393,6 +405,13 @@ impl<'h, H: Host> Runner<'h, H> {
             TStmt::TryCatch(body, handler) => return self.try_catch(body, handler),
             TStmt::Break => return Ok(Flow::Break),
             TStmt::Continue => return Ok(Flow::Continue),
+            TStmt::Return(e) if self.in_func > 0 => {
+                self.pg_ret = match e {
+                    Some(e) => Some(self.eval(e)?),
+                    None => None,
+                };
+                return Ok(Flow::Return);
+            }
             TStmt::Return(e) => {
                 self.ret = match e {
                     Some(e) => match crate::functions::cast(self.eval(e)?, &DataType::BigInt)? {
@@ -583,6 +602,10 @@ impl<'h, H: Host> Runner<'h, H> {
 
     /// Compiles (once per text) and runs a statement.
     fn sql(&mut self, text: &str) -> Result<QueryOutput> {
+        self.follow_epoch();
+        if let Some(o) = self.direct_call(text)? {
+            return Ok(o);
+        }
         let compiled = self.compiled(text)?;
         let params = compiled
             .0
@@ -593,14 +616,19 @@ impl<'h, H: Host> Runner<'h, H> {
         self.host.run(&compiled.1, &params)
     }
 
-    fn compiled(&mut self, text: &str) -> Result<Arc<(Lifted, Arc<Command>)>> {
-        // A function created, changed or dropped since may change what
-        // a compiled statement's call means.
+    /// A function created, changed or dropped since may change what a
+    /// compiled statement's call means.
+    fn follow_epoch(&mut self) {
         let epoch = funcs::epoch();
         if self.host.state().func_epoch != epoch {
             self.host.state().lifted.clear();
+            self.host.state().direct.clear();
             self.host.state().func_epoch = epoch;
         }
+    }
+
+    fn compiled(&mut self, text: &str) -> Result<Arc<(Lifted, Arc<Command>)>> {
+        self.follow_epoch();
         // The scope's table variables are part of what the text means.
         let tables = self.table_names();
         let key = if tables.is_empty() {

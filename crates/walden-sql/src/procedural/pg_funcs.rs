@@ -1,8 +1,8 @@
 //! PostgreSQL functions (`LANGUAGE sql | plpgsql`): stored as T-SQL's
-//! scalar functions are, in `walden_functions` (the CREATE text), and
-//! inlined the same way: a call becomes one SQL expression, the body run
-//! symbolically over its arguments (`funcs::run`). A body that cannot be
-//! inlined (loops, data changes, RAISE ...) is refused at CREATE (0A000).
+//! scalar functions are, in `walden_functions` (the CREATE text). A call
+//! of a body that inlines becomes one SQL expression, the body run
+//! symbolically over its arguments (`funcs::run`); any other body runs on
+//! the runtime at each call (`pg_call.rs`).
 
 use super::funcs::{self, Env};
 use super::*;
@@ -11,12 +11,29 @@ use crate::front::plpgsql::{lex, parse_plpgsql, Lang, PgFunc, K};
 /// `DROP FUNCTION` / `CREATE` of a PostgreSQL function.
 impl<'h, H: Host> Runner<'h, H> {
     pub fn create_pg_func(&mut self, f: &PgFunc, text: &str) -> Result<QueryOutput> {
-        // The body must inline (refused now, not at a call).
-        let args: Vec<Option<String>> = f.params.iter().map(|_| Some("NULL".into())).collect();
-        inline_pg(f, &args)?;
+        // The body must parse (refused now, not at a call); one that does
+        // not inline runs (`pg_call.rs`).
+        if f.procedure || !inlinable(f) {
+            match f.lang {
+                Lang::Sql => {
+                    sql_statements(&f.body, &f.param_names(), !f.procedure)?;
+                }
+                Lang::Plpgsql => {
+                    parse_plpgsql(&f.body, &f.param_names())?;
+                }
+            }
+        }
         if let Some(old) = self.func_definition(&f.name)? {
             let same_args =
                 crate::front::plpgsql::parse_pg_function(&old).is_some_and(|o| same_types(&o, f));
+            let old_proc =
+                crate::front::plpgsql::parse_pg_function(&old).is_some_and(|o| o.procedure);
+            if same_args && old_proc != f.procedure && f.replace {
+                return Err(SqlError::new(
+                    ErrorKind::WrongObjectType,
+                    format!("cannot change routine kind of \"{}\"", f.name),
+                ));
+            }
             if !same_args {
                 return Err(SqlError::unsupported(format!(
                     "overloading: a function named \"{}\" exists with other argument types",
@@ -34,20 +51,32 @@ impl<'h, H: Host> Runner<'h, H> {
             }
         }
         self.store_func(&f.name, text)?;
-        Ok(QueryOutput::command("CREATE FUNCTION"))
+        Ok(QueryOutput::command(if f.procedure {
+            "CREATE PROCEDURE"
+        } else {
+            "CREATE FUNCTION"
+        }))
     }
 
     pub fn drop_pg_funcs(
         &mut self,
         names: &[(String, Option<Vec<String>>)],
         if_exists: bool,
+        procedure: bool,
     ) -> Result<QueryOutput> {
+        let kind = if procedure { "procedure" } else { "function" };
         let mut notices = Vec::new();
         for (name, types) in names {
             let def = self.func_definition(name)?;
             let found = match (&def, types) {
                 (None, _) => false,
                 (Some(d), Some(types)) => match crate::front::plpgsql::parse_pg_function(d) {
+                    Some(f) if f.procedure != procedure => {
+                        return Err(SqlError::new(
+                            ErrorKind::WrongObjectType,
+                            format!("{name}({}) is not a {kind}", types.join(", ")),
+                        ))
+                    }
                     Some(f) => {
                         f.params.len() == types.len()
                             && f.params.iter().zip(types).all(|(p, t)| {
@@ -71,17 +100,21 @@ impl<'h, H: Host> Runner<'h, H> {
             };
             if !found {
                 if if_exists {
-                    notices.push(format!("function {shown} does not exist, skipping"));
+                    notices.push(format!("{kind} {shown} does not exist, skipping"));
                     continue;
                 }
                 return Err(SqlError::new(
                     ErrorKind::UndefinedFunction,
-                    format!("function {shown} does not exist"),
+                    format!("{kind} {shown} does not exist"),
                 ));
             }
             self.drop_func(name, true)?;
         }
-        let mut o = QueryOutput::command("DROP FUNCTION");
+        let mut o = QueryOutput::command(if procedure {
+            "DROP PROCEDURE"
+        } else {
+            "DROP FUNCTION"
+        });
         o.notices = notices;
         Ok(o)
     }
@@ -118,9 +151,9 @@ fn not_found(f: &PgFunc, n: usize) -> SqlError {
     })
 }
 
-/// A call `f(args)` of a PostgreSQL function as one SQL expression.
-pub(super) fn inline_pg(f: &PgFunc, args: &[Option<String>]) -> Result<String> {
-    // Positional arguments, then named ones (`name => x`).
+/// Each parameter's value for a call `f(args)` as an expression: the
+/// positional arguments, then the named ones (`name => x`), then defaults.
+pub(super) fn bind_call(f: &PgFunc, args: &[Option<String>]) -> Result<Vec<String>> {
     let mut given: Vec<Option<String>> = vec![None; f.params.len()];
     let mut named = false;
     for (k, a) in args.iter().enumerate() {
@@ -150,16 +183,46 @@ pub(super) fn inline_pg(f: &PgFunc, args: &[Option<String>]) -> Result<String> {
         }
         given[k] = Some(a.clone());
     }
+    f.params
+        .iter()
+        .zip(given)
+        .map(|(p, g)| {
+            g.or_else(|| p.default.clone())
+                .ok_or_else(|| not_found(f, args.len()))
+        })
+        .collect()
+}
+
+/// Whether calls of `f` inline into the calling statement (else they run:
+/// `pg_call.rs`). Inlining is kept for the bodies it renders exactly:
+/// expressions, IF / CASE, SELECT INTO and one query.
+pub(super) fn inlinable(f: &PgFunc) -> bool {
+    let args: Vec<Option<String>> = f.params.iter().map(|_| Some("NULL".into())).collect();
+    inline_pg(f, &args).is_ok()
+}
+
+/// A call of a function that runs, inside an expression:
+/// `walden_routine('f', args cast to their types)` cast to the result type.
+pub(super) fn routine_call(f: &PgFunc, args: &[Option<String>]) -> Result<String> {
+    let values = bind_call(f, args)?;
+    let mut out = format!("CAST(walden_routine('{}'", f.name.replace('\'', "''"));
+    for (p, v) in f.params.iter().zip(values) {
+        out.push_str(", ");
+        out.push_str(&funcs::cast_pg(&v, &p.ty));
+    }
+    out.push_str(&format!(") AS {})", f.returns));
+    Ok(out)
+}
+
+/// A call `f(args)` of a PostgreSQL function as one SQL expression.
+pub(super) fn inline_pg(f: &PgFunc, args: &[Option<String>]) -> Result<String> {
+    let given = bind_call(f, args)?;
     let mut env = Env {
         pg: true,
         ..Env::default()
     };
     let mut bound = Vec::new();
-    for (p, g) in f.params.iter().zip(given) {
-        let value = match g.or_else(|| p.default.clone()) {
-            Some(v) => v,
-            None => return Err(not_found(f, args.len())),
-        };
+    for (p, value) in f.params.iter().zip(given) {
         bound.push((p.name.clone(), funcs::cast_pg(&value, &p.ty)));
         env.types.insert(p.name.clone(), p.ty.clone());
     }
@@ -275,13 +338,72 @@ fn sql_body(body: &str, names: &[String]) -> Result<String> {
             "a LANGUAGE sql function that changes data",
         ));
     }
+    let end = if last_semi { t.len() - 1 } else { t.len() };
+    rewrite_params(body, &t[..end], names)
+}
+
+/// A LANGUAGE sql body that runs: its statements (split at top-level
+/// `;`), each with its parameter references written `@name`. The last
+/// must give rows (a query, or a change with RETURNING).
+pub(super) fn sql_statements(body: &str, names: &[String], rows: bool) -> Result<Vec<String>> {
+    let t = lex(body)?;
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut depth = 0i32;
+    for k in 0..=t.len() {
+        let end = k == t.len();
+        if !end {
+            if t[k].op("(") || t[k].op("[") {
+                depth += 1;
+            } else if t[k].op(")") || t[k].op("]") {
+                depth -= 1;
+            }
+        }
+        if end || (depth == 0 && t[k].op(";")) {
+            if k > start {
+                out.push(rewrite_params(body, &t[start..k], names)?);
+            }
+            start = k + 1;
+        }
+    }
+    let Some(last) = out.last() else {
+        return Err(SqlError::unsupported("an empty LANGUAGE sql function"));
+    };
+    if !rows {
+        return Ok(out);
+    }
+    let lt = lex(last)?;
+    let gives_rows = lt
+        .first()
+        .is_some_and(|x| matches!(x.w.as_str(), "select" | "values" | "with" | "table"))
+        || lt.iter().any(|x| x.is("returning"));
+    if !gives_rows {
+        return Err(SqlError::new(
+            ErrorKind::InvalidFunctionDefinition,
+            "return type mismatch in function: its final statement must be SELECT or INSERT/UPDATE/DELETE RETURNING",
+        ));
+    }
+    Ok(out)
+}
+
+/// The statement the tokens `t` of `body` span, with each parameter
+/// reference (`name`, `$n`) written `@name`.
+fn rewrite_params(
+    body: &str,
+    t: &[crate::front::plpgsql::Tok],
+    names: &[String],
+) -> Result<String> {
+    let Some(first) = t.first() else {
+        return Ok(String::new());
+    };
     // A column takes precedence over a parameter of its name in a SQL
     // function: with a FROM, a bare parameter name is ambiguous here.
-    let has_from = t.iter().any(|x| x.is("from"));
+    let has_from = t
+        .iter()
+        .any(|x| x.is("from") || x.is("update") || x.is("returning") || x.is("join"));
     let mut out = String::new();
-    let end = if last_semi { t.len() - 1 } else { t.len() };
-    let mut prev = t[0].s;
-    for k in 0..end {
+    let mut prev = first.s;
+    for k in 0..t.len() {
         let x = &t[k];
         out.push_str(&body[prev..x.s]);
         prev = x.e;
@@ -294,7 +416,7 @@ fn sql_body(body: &str, names: &[String]) -> Result<String> {
         {
             if has_from {
                 return Err(SqlError::unsupported(format!(
-                    "parameter name \"{}\" in a LANGUAGE sql body with FROM (a column of that name would take precedence): write ${}",
+                    "parameter name \"{}\" in a LANGUAGE sql statement that reads or writes a table (a column of that name would take precedence): write ${}",
                     x.w,
                     names.iter().position(|n| *n == x.w).unwrap_or(0) + 1
                 )));
@@ -320,4 +442,79 @@ fn sql_body(body: &str, names: &[String]) -> Result<String> {
         }
     }
     Ok(out)
+}
+
+/// A statement that is one function call: `SELECT f(args) [[AS] c] [;]`
+/// (name lower case, its arguments' texts, the column's name if given).
+#[allow(clippy::type_complexity)]
+pub(super) fn single_call(text: &str) -> Option<(String, Vec<Option<String>>, Option<String>)> {
+    let t = lex(text).ok()?;
+    if !t.first()?.is("select") {
+        return None;
+    }
+    let mut i = 1;
+    let mut name = t.get(i).filter(|x| x.k == K::Word)?.w.clone();
+    i += 1;
+    while t.get(i).is_some_and(|x| x.op(".")) {
+        name = t
+            .get(i + 1)
+            .filter(|x| x.k == K::Word || x.k == K::QIdent)?
+            .w
+            .clone();
+        i += 2;
+    }
+    if !t.get(i)?.op("(") {
+        return None;
+    }
+    let open = i;
+    let mut depth = 0;
+    let mut args = Vec::new();
+    let mut start = open + 1;
+    let close;
+    loop {
+        let x = t.get(i)?;
+        if x.op("(") || x.op("[") {
+            depth += 1;
+        } else if x.op(")") || x.op("]") {
+            depth -= 1;
+            if depth == 0 {
+                if i > start {
+                    args.push(Some(text[t[start].s..t[i - 1].e].to_string()));
+                }
+                close = i;
+                break;
+            }
+        } else if x.op(",") && depth == 1 {
+            if i == start {
+                return None;
+            }
+            args.push(Some(text[t[start].s..t[i - 1].e].to_string()));
+            start = i + 1;
+        }
+        i += 1;
+    }
+    let mut j = close + 1;
+    let mut column = None;
+    if t.get(j).is_some_and(|x| x.is("as")) {
+        j += 1;
+    }
+    if let Some(x) = t.get(j).filter(|x| x.k == K::Word || x.k == K::QIdent) {
+        column = Some(x.w.clone());
+        j += 1;
+    }
+    if t.get(j).is_some_and(|x| x.op(";")) {
+        j += 1;
+    }
+    if j != t.len() {
+        return None;
+    }
+    // A DEFAULT argument is T-SQL's; the inliner reports it.
+    if args
+        .iter()
+        .flatten()
+        .any(|a| a.trim().eq_ignore_ascii_case("default"))
+    {
+        return None;
+    }
+    Some((name, args, column))
 }

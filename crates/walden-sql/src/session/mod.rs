@@ -379,6 +379,7 @@ impl SqlSession {
             prepared: prepare_stmt::prepared_statements_rows(&self.sql_prepared),
             system: &crate::compat::CATALOGS,
             identity: self.tsql.identity.clone(),
+            routines: Some(crate::procedural::routine_hook(self.who(), self.db.clone())),
         }
     }
 }

@@ -34,9 +34,12 @@ impl SqlSession {
                 .map(|d| std::time::Instant::now() + d);
             match r {
                 PgRoutine::CreateFunction(f) => Runner::new(self).create_pg_func(&f, text),
-                PgRoutine::DropFunction { names, if_exists } => {
-                    Runner::new(self).drop_pg_funcs(&names, if_exists)
-                }
+                PgRoutine::DropFunction {
+                    names,
+                    if_exists,
+                    procedure,
+                } => Runner::new(self).drop_pg_funcs(&names, if_exists, procedure),
+                PgRoutine::Call { name, args } => Runner::new(self).run_call(&name, &args),
                 PgRoutine::Do(body) => {
                     let stmts = parse_plpgsql(&body, &[])?;
                     Runner::new(self).run_do(&stmts)

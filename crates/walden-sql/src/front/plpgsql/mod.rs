@@ -33,6 +33,9 @@ pub struct PgFunc {
     /// `i`, `s` or `v`.
     pub volatility: char,
     pub body: String,
+    /// A procedure (`CREATE PROCEDURE`, run by CALL): no result type; its
+    /// OUT / INOUT parameters (`output`) are its result row.
+    pub procedure: bool,
 }
 
 impl PgFunc {
@@ -55,6 +58,13 @@ pub enum PgRoutine {
         /// Each name with its argument types when given.
         names: Vec<(String, Option<Vec<String>>)>,
         if_exists: bool,
+        /// `DROP PROCEDURE`.
+        procedure: bool,
+    },
+    /// `CALL name(args)`: each argument's text.
+    Call {
+        name: String,
+        args: Vec<String>,
     },
 }
 
@@ -100,11 +110,11 @@ pub fn recognise_routine(sql: &str) -> Option<Result<PgRoutine>> {
                     || (t.iter().any(|x| x.is("atomic")) && t.iter().any(|x| x.is("begin"))));
             match w(k) {
                 "function" if lang && !t.iter().any(|x| x.w.starts_with('@')) => {
-                    Some(parse_function(sql, &t, k + 1, replace))
+                    Some(parse_function(sql, &t, k + 1, replace, false))
                 }
-                "procedure" if lang => Some(Err(refuse(
-                    "CREATE PROCEDURE ... LANGUAGE plpgsql | sql (PostgreSQL procedures)",
-                ))),
+                "procedure" if lang && !t.iter().any(|x| x.w.starts_with('@')) => {
+                    Some(parse_function(sql, &t, k + 1, replace, true))
+                }
                 "trigger" | "constraint" if t.iter().any(|x| x.is("execute")) => {
                     Some(Err(refuse("CREATE TRIGGER")))
                 }
@@ -115,12 +125,12 @@ pub fn recognise_routine(sql: &str) -> Option<Result<PgRoutine>> {
             if !t.iter().any(|x| x.op("(")) {
                 return None;
             }
-            if w(1) != "function" {
-                return Some(Err(refuse("DROP PROCEDURE of a PostgreSQL procedure")));
+            if w(1) == "routine" {
+                return Some(Err(refuse("DROP ROUTINE")));
             }
-            Some(parse_drop(&t))
+            Some(parse_drop(&t, w(1) == "procedure"))
         }
-        "call" => Some(Err(refuse("CALL (PostgreSQL procedures)"))),
+        "call" => Some(parse_call(sql, &t)),
         _ => None,
     }
 }
@@ -211,11 +221,26 @@ fn span(sql: &str, t: &[Tok], a: usize, b: usize) -> String {
 }
 
 /// An argument declaration: `[IN|OUT|INOUT|VARIADIC] [name] type [DEFAULT x]`.
-fn parse_arg(sql: &str, t: &[Tok], a: usize, b: usize, k: usize) -> Result<ProcParam> {
+fn parse_arg(
+    sql: &str,
+    t: &[Tok],
+    (a, b): (usize, usize),
+    k: usize,
+    procedure: bool,
+) -> Result<ProcParam> {
     let mut a = a;
+    let mut output = false;
     match t.get(a).map(|x| x.w.as_str()) {
         Some("in") if a + 1 < b => a += 1,
-        Some("out" | "inout") => return Err(refuse("OUT / INOUT parameters")),
+        Some("out" | "inout") if procedure && a + 1 < b => {
+            output = true;
+            a += 1;
+        }
+        Some("out" | "inout") => {
+            return Err(refuse(
+                "OUT / INOUT parameters of a function (a record result)",
+            ))
+        }
         Some("variadic") => return Err(refuse("VARIADIC parameters")),
         _ => {}
     }
@@ -245,7 +270,7 @@ fn parse_arg(sql: &str, t: &[Tok], a: usize, b: usize, k: usize) -> Result<ProcP
         name: format!("@{name}"),
         ty,
         default,
-        output: false,
+        output,
     })
 }
 
@@ -272,12 +297,18 @@ const OPTION_WORDS: &[&str] = &[
     "transform",
 ];
 
-fn parse_function(sql: &str, t: &[Tok], at: usize, replace: bool) -> Result<PgRoutine> {
+fn parse_function(
+    sql: &str,
+    t: &[Tok],
+    at: usize,
+    replace: bool,
+    procedure: bool,
+) -> Result<PgRoutine> {
     let (name, open) = name_at(t, at)?;
     let (args, mut i) = paren_list(t, open)?;
     let mut params = Vec::new();
-    for (k, (a, b)) in args.iter().enumerate() {
-        params.push(parse_arg(sql, t, *a, *b, k)?);
+    for (k, span) in args.iter().enumerate() {
+        params.push(parse_arg(sql, t, *span, k, procedure)?);
     }
     let mut f = PgFunc {
         replace,
@@ -288,6 +319,7 @@ fn parse_function(sql: &str, t: &[Tok], at: usize, replace: bool) -> Result<PgRo
         strict: false,
         volatility: 'v',
         body: String::new(),
+        procedure,
     };
     let mut lang = None;
     let mut body = None;
@@ -297,6 +329,12 @@ fn parse_function(sql: &str, t: &[Tok], at: usize, replace: bool) -> Result<PgRo
             break;
         }
         match x.w.as_str() {
+            "returns" if x.k == K::Word && procedure => {
+                return Err(SqlError::new(
+                    crate::error::ErrorKind::InvalidFunctionDefinition,
+                    "procedures cannot have a RETURNS clause",
+                ))
+            }
             "returns" if x.k == K::Word => {
                 if matches!(t.get(i + 1).map(|y| y.w.as_str()), Some("setof")) {
                     return Err(refuse("RETURNS SETOF (set-returning functions)"));
@@ -384,6 +422,10 @@ fn parse_function(sql: &str, t: &[Tok], at: usize, replace: bool) -> Result<PgRo
         }
         None => return Err(SqlError::syntax("no language specified")),
     };
+    f.body = body.ok_or_else(|| SqlError::syntax("no function body specified"))?;
+    if procedure {
+        return Ok(PgRoutine::CreateFunction(f));
+    }
     if f.returns.is_empty() {
         return Err(refuse("a function without RETURNS (OUT parameters)"));
     }
@@ -392,11 +434,24 @@ fn parse_function(sql: &str, t: &[Tok], at: usize, replace: bool) -> Result<PgRo
         return Err(refuse(&format!("RETURNS {r}")));
     }
     crate::types::names::parse_type_name(&f.returns)?;
-    f.body = body.ok_or_else(|| SqlError::syntax("no function body specified"))?;
     Ok(PgRoutine::CreateFunction(f))
 }
 
-fn parse_drop(t: &[Tok]) -> Result<PgRoutine> {
+/// `CALL name(args)`.
+fn parse_call(sql: &str, t: &[Tok]) -> Result<PgRoutine> {
+    let (name, open) = name_at(t, 1)?;
+    let (list, mut i) = paren_list(t, open)?;
+    if t.get(i).is_some_and(|x| x.op(";")) {
+        i += 1;
+    }
+    if i < t.len() {
+        return Err(syntax_near(t.get(i)));
+    }
+    let args = list.iter().map(|(a, b)| span(sql, t, *a, *b)).collect();
+    Ok(PgRoutine::Call { name, args })
+}
+
+fn parse_drop(t: &[Tok], procedure: bool) -> Result<PgRoutine> {
     let mut i = 2;
     let if_exists = t.get(i).is_some_and(|x| x.is("if"));
     if if_exists {
@@ -443,7 +498,11 @@ fn parse_drop(t: &[Tok]) -> Result<PgRoutine> {
     if i < t.len() {
         return Err(syntax_near(t.get(i)));
     }
-    Ok(PgRoutine::DropFunction { names, if_exists })
+    Ok(PgRoutine::DropFunction {
+        names,
+        if_exists,
+        procedure,
+    })
 }
 
 /// Whether a stored definition is a PostgreSQL function's (and it).
