@@ -6,8 +6,7 @@ use crate::error::Result;
 use crate::schema::{
     CheckDef, Collation, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, FkAction,
     ForeignKeyDef, Identity, IdentityGeneration, IndexDef, PartitionOf, RecoveryModel, SeqOwner,
-    SeqType,
-    SequenceDef, TableDef,
+    SeqType, SequenceDef, TableDef,
 };
 
 pub fn put_table_def(out: &mut Vec<u8>, d: &TableDef) {
