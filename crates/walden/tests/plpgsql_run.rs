@@ -45,6 +45,19 @@ const SCRIPT: &[(&str, &str)] = &[
         "ok 0",
     ),
     ("SELECT fib(10)", "55; ok 1"),
+    // Variables keep their declared types in the statements that use them:
+    // `x / 2` divides a numeric (was 13: `$1` taken for an integer), a
+    // float8 and a date likewise.
+    (
+        "CREATE FUNCTION typed_vars() RETURNS text LANGUAGE plpgsql AS $$\n\
+         DECLARE x numeric := 25; z float8 := 1.5; d date := '2024-01-31'; n int := 7;\n\
+         BEGIN\n\
+           FOR i IN 1..1 LOOP x := x / 2; z := z / 3; n := n / 2; END LOOP;\n\
+           RETURN x || ' ' || z || ' ' || (d + 1) || ' ' || n;\n\
+         END $$",
+        "ok 0",
+    ),
+    ("SELECT typed_vars()", "12.5000000000000000 0.5 2024-02-01 3; ok 1"),
     ("SELECT a, fib(a * 3) FROM t ORDER BY a", "1|2; 2|8; 3|34; ok 3"),
     (
         "CREATE FUNCTION forever(n int) RETURNS int LANGUAGE plpgsql AS $$\n\

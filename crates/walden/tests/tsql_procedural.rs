@@ -199,6 +199,17 @@ fn batches_variables_and_control_flow() {
                 run(&c, "DECLARE @i int\nSET @i = '42'\nSELECT @i + 1").await,
                 "rows 43"
             );
+            // ... and the statements that read it plan it with its type: a
+            // decimal or float divided by an integer is not an integer
+            // division (was 13 and 0: the parameter taken for an int).
+            assert_eq!(
+                run(
+                    &c,
+                    "DECLARE @x decimal(10,2) = 25, @f float = 1.5\nSELECT @x / 4, @f / 3"
+                )
+                .await,
+                "rows 6.2500000000000000,0.5"
+            );
             // WHILE with BREAK and CONTINUE.
             assert_eq!(
                 run(

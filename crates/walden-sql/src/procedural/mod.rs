@@ -38,6 +38,16 @@ pub trait Host {
     /// Runs a parsed statement with parameter values, in the session's
     /// transaction (or its own auto-commit one).
     fn run(&mut self, cmd: &Arc<Command>, params: &[Value]) -> Result<QueryOutput>;
+    /// [`Host::run`] with the parameters' types where they are known (a
+    /// variable's declared type): the statement is planned with them, as a
+    /// prepared statement's declared types, so `@x / 2` divides a decimal
+    /// `@x` as a decimal instead of taking `$1` for an integer from the `2`.
+    fn run_typed(
+        &mut self,
+        cmd: &Arc<Command>,
+        params: &[Value],
+        types: &[Option<DataType>],
+    ) -> Result<QueryOutput>;
     /// Whether an explicit transaction is open.
     fn in_transaction(&self) -> bool;
     /// Whether the open transaction can still commit (XACT_STATE 1) or
@@ -613,7 +623,14 @@ impl<'h, H: Host> Runner<'h, H> {
             .iter()
             .map(|r| self.value_of(r))
             .collect::<Result<Vec<_>>>()?;
-        self.host.run(&compiled.1, &params)
+        let frame = self.frames.last();
+        let types: Vec<Option<DataType>> = compiled
+            .0
+            .refs
+            .iter()
+            .map(|r| frame.and_then(|f| f.get(r.as_str())).map(|v| v.ty.clone()))
+            .collect();
+        self.host.run_typed(&compiled.1, &params, &types)
     }
 
     /// A function created, changed or dropped since may change what a

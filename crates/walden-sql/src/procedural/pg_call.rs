@@ -53,7 +53,7 @@ struct PgRoutines {
     db: Arc<walden_engine::Database>,
     defs: Mutex<HashMap<String, Option<Arc<PgFunc>>>>,
     parsed: Mutex<HashMap<String, Arc<Command>>>,
-    plans: Mutex<HashMap<usize, Arc<QueryPlan>>>,
+    plans: Mutex<HashMap<(usize, Vec<Option<DataType>>), Arc<QueryPlan>>>,
 }
 
 impl Routines for PgRoutines {
@@ -121,6 +121,15 @@ impl Host for Nested<'_, '_> {
     }
 
     fn run(&mut self, cmd: &Arc<Command>, params: &[Value]) -> Result<QueryOutput> {
+        self.run_typed(cmd, params, &[])
+    }
+
+    fn run_typed(
+        &mut self,
+        cmd: &Arc<Command>,
+        params: &[Value],
+        types: &[Option<DataType>],
+    ) -> Result<QueryOutput> {
         self.check_cancel()?;
         let q = match cmd.as_ref() {
             Command::Sql(s) => match s.as_ref() {
@@ -139,7 +148,8 @@ impl Host for Nested<'_, '_> {
             },
             _ => return Err(refuse_nested("transaction control or a savepoint")),
         };
-        let key = Arc::as_ptr(cmd) as usize;
+        // A plan is made for its parameters' types.
+        let key = (Arc::as_ptr(cmd) as usize, types.to_vec());
         let cached = self
             .owner
             .plans
@@ -150,7 +160,7 @@ impl Host for Nested<'_, '_> {
             Some(p) => p,
             None => {
                 let info = self.env.info;
-                let mut p = Planner::new(self.owner.db.clone(), info.system, &[]);
+                let mut p = Planner::new(self.owner.db.clone(), info.system, types);
                 p.viewer = Some(self.env.tx.id());
                 p.path = info.path.clone();
                 let plan = Arc::new(crate::query::plan_query(&mut p, q, None)?);

@@ -506,6 +506,7 @@ impl SqlSession {
                 c.catalog_version == version
                     && c.path == path
                     && c.dates == dates
+                    && c.param_types == self.routine_param_types
                     && std::ptr::eq(c.db.as_ptr(), Arc::as_ptr(&self.db))
             })
             .map(|c| (c.plan.clone(), c.needs.clone()));
@@ -515,9 +516,16 @@ impl SqlSession {
         let cancel = self.cancel.clone();
         let inst = self.engine.instance.clone();
         let db = self.db.clone();
+        let types = self.routine_param_types.clone();
         let run = self.in_tx(|tx, _| {
             let mark = tx.change_mark();
-            let r = run_plan(tx, cached, cmd, params, (&db, &inst, &who, &info, &cancel));
+            let r = run_plan(
+                tx,
+                cached,
+                cmd,
+                (params, &types),
+                (&db, &inst, &who, &info, &cancel),
+            );
             let stale = tx.take_stale_table();
             match r {
                 Err(e)
@@ -548,6 +556,7 @@ impl SqlSession {
                     path,
                     dates,
                     plan,
+                    param_types: types,
                     needs,
                 },
             );
@@ -565,7 +574,7 @@ fn run_plan(
     tx: &mut Transaction,
     cached: Fresh,
     cmd: &Arc<Command>,
-    params: &[Value],
+    (params, types): (&[Value], &[Option<walden_engine::DataType>]),
     (db, inst, who, info, cancel): (
         &Arc<walden_engine::Database>,
         &walden_engine::Instance,
@@ -577,7 +586,7 @@ fn run_plan(
     let (plan, needs, fresh) = match cached {
         Some((p, n)) => (p, n, false),
         None => {
-            let mut p = Planner::new(db.clone(), info.system, &[]);
+            let mut p = Planner::new(db.clone(), info.system, types);
             p.viewer = Some(tx.id());
             p.path = info.path.clone();
             let plan = Arc::new(plan_command(&mut p, cmd)?);

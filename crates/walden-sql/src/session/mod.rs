@@ -44,6 +44,9 @@ pub struct Prepared {
 }
 
 pub struct SqlSession {
+    /// The parameters' types of the statement the procedural runtime is
+    /// running (its variables' declared types; see `Host::run_typed`).
+    routine_param_types: Vec<Option<walden_engine::DataType>>,
     engine: Arc<SqlEngine>,
     session: Arc<Session>,
     db: Arc<Database>,
@@ -166,6 +169,9 @@ struct CachedPlan {
     /// such as `date '1/2/03'` are read at planning.
     dates: (String, walden_engine::types::dtinput::DateOrder),
     plan: Arc<StmtPlan>,
+    /// The parameters' types it was planned for (the procedural runtime's
+    /// variables: one statement text, several scopes).
+    param_types: Vec<Option<walden_engine::DataType>>,
     /// The table privileges the statement needs (checked at every run).
     needs: Arc<[crate::catalog::privileges::Need]>,
 }
@@ -237,6 +243,7 @@ impl SqlSession {
             templates: Default::default(),
             plans: Default::default(),
             plan_hits: 0,
+            routine_param_types: Vec::new(),
             tsql: Default::default(),
             temps: Default::default(),
             temp_rewrites: Default::default(),

@@ -11,7 +11,7 @@ use crate::procedural::{Host, Runner, TsqlState};
 use crate::QueryOutput;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
-use walden_engine::Value;
+use walden_engine::{DataType, Value};
 
 /// The savepoint each changing statement of a T-SQL batch runs in, inside
 /// a transaction (a name no client can write).
@@ -86,6 +86,18 @@ impl SqlSession {
 impl Host for SqlSession {
     fn parse(&mut self, sql: &str) -> Result<Arc<Command>> {
         self.parse_cached(sql)
+    }
+
+    fn run_typed(
+        &mut self,
+        cmd: &Arc<Command>,
+        params: &[Value],
+        types: &[Option<DataType>],
+    ) -> Result<QueryOutput> {
+        let before = std::mem::replace(&mut self.routine_param_types, types.to_vec());
+        let r = self.run(cmd, params);
+        self.routine_param_types = before;
+        r
     }
 
     fn run(&mut self, cmd: &Arc<Command>, params: &[Value]) -> Result<QueryOutput> {
