@@ -20,7 +20,7 @@ fuzz_target!(|data: &[u8]| {
         DataType::Double,
         DataType::Decimal {
             precision: 38,
-            scale: sel % 39,
+            scale: (sel % 39) as i16,
         },
         DataType::Decimal {
             precision: 5,
