@@ -624,7 +624,7 @@ fn check_numeric_recv(b: &[u8]) -> Result<(), SqlError> {
         ));
     }
     // numeric's range: 131072 digits before the point (32768 groups).
-    if ndigits > 0 && weight as i16 >= 32767 {
+    if ndigits > 0 && weight as i16 == i16::MAX {
         return Err(SqlError::new(
             ErrorKind::NumericOutOfRange,
             "value overflows numeric format",
@@ -732,7 +732,7 @@ fn numeric_recv(b: &[u8]) -> Result<Numeric, SqlError> {
         text.push_str(&frac);
     }
     // (A negative zero, or one truncated to zero, reads as zero.)
-    Ok(walden_engine::types::parse_numeric(&text)?.ok_or_else(|| bad_binary("numeric"))?)
+    walden_engine::types::parse_numeric(&text)?.ok_or_else(|| bad_binary("numeric"))
 }
 
 /// PostgreSQL's text cannot hold a NUL byte (a C string ends there): it

@@ -114,8 +114,8 @@ pub(crate) fn create(
     };
     let def = &mut made.def;
     if let Some(spec) = &spec {
-        refuse_unsupported_parent(&def)?;
-        check_key_covers(&def, spec)?;
+        refuse_unsupported_parent(def)?;
+        check_key_covers(def, spec)?;
         // The key must compile against the columns (42703 otherwise).
         let t = Arc::new(Table::new(def.clone()));
         PartKey::compile(p, spec, &t)?;
@@ -331,7 +331,7 @@ pub(crate) fn attach(
     if child.id() == parent.id() || is_ancestor(p, child.id(), &parent) {
         return Err(SqlError::new(
             ErrorKind::DuplicateTable,
-            format!("circular inheritance not allowed"),
+            "circular inheritance not allowed".to_string(),
         )
         .with_fields(crate::error::ErrorFields {
             detail: Some(format!(

@@ -26,6 +26,9 @@ use sqlparser::ast::Statement;
 use std::cell::Cell;
 use std::sync::Mutex;
 
+/// A cached plan's key: the command's address and its parameters' types.
+type PlanKey = (usize, Vec<Option<DataType>>);
+
 /// Calls of PostgreSQL functions inside one another at most (PostgreSQL
 /// bounds them by `max_stack_depth`; 54001 either way).
 pub const MAX_PG_DEPTH: usize = 200;
@@ -53,7 +56,7 @@ struct PgRoutines {
     db: Arc<walden_engine::Database>,
     defs: Mutex<HashMap<String, Option<Arc<PgFunc>>>>,
     parsed: Mutex<HashMap<String, Arc<Command>>>,
-    plans: Mutex<HashMap<(usize, Vec<Option<DataType>>), Arc<QueryPlan>>>,
+    plans: Mutex<HashMap<PlanKey, Arc<QueryPlan>>>,
 }
 
 impl Routines for PgRoutines {

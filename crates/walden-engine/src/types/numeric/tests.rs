@@ -78,14 +78,12 @@ fn orders_nan_above_infinity() {
     assert_eq!(n("1.50"), n("1.5"));
 }
 
+/// An operator of numeric.
+type BinOp = fn(&Numeric, &Numeric) -> Result<Numeric, NumericError>;
+
 #[test]
 fn arithmetic_as_postgres() {
-    let cases: [(
-        &str,
-        fn(&Numeric, &Numeric) -> Result<Numeric, NumericError>,
-        &str,
-        &str,
-    ); 14] = [
+    let cases: [(&str, BinOp, &str, &str); 14] = [
         ("1", Numeric::div, "3", "0.33333333333333333333"),
         ("10", Numeric::div, "4", "2.5000000000000000"),
         (

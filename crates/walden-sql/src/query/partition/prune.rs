@@ -12,6 +12,9 @@ use sqlparser::ast;
 use std::cmp::Ordering;
 use walden_engine::{DataType, Value};
 
+/// One end of an interval: a value and whether it is included.
+type End = (Value, bool);
+
 /// What the conjuncts say of one column.
 #[derive(Default, Debug)]
 struct ColPreds {
@@ -51,7 +54,7 @@ impl ColPreds {
     }
 
     /// The tightest lower and upper limits (an equality set gives both).
-    fn interval(&self) -> (Option<(Value, bool)>, Option<(Value, bool)>) {
+    fn interval(&self) -> (Option<End>, Option<End>) {
         let mut lo: Option<(Value, bool)> = None;
         let mut hi: Option<(Value, bool)> = None;
         let mut tighten_lo = |c: (Value, bool)| {
