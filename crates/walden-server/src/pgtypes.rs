@@ -639,17 +639,19 @@ fn check_numeric_recv(b: &[u8]) -> Result<(), SqlError> {
 /// its scale: `0.00` keeps its two places); NaN and ±Infinity as their
 /// sign words alone.
 fn numeric_send(d: &Numeric, buf: &mut BytesMut) {
+    // The display scale PostgreSQL 15 sends with each (its dscale bits
+    // of the special value's header: 32 for the infinities).
     let special = match d {
-        Numeric::NaN => Some(0xC000),
-        Numeric::PosInf => Some(0xD000),
-        Numeric::NegInf => Some(0xF000),
+        Numeric::NaN => Some((0xC000, 0)),
+        Numeric::PosInf => Some((0xD000, 32)),
+        Numeric::NegInf => Some((0xF000, 32)),
         _ => None,
     };
-    if let Some(sign) = special {
+    if let Some((sign, dscale)) = special {
         buf.put_u16(0);
         buf.put_i16(0);
         buf.put_u16(sign);
-        buf.put_u16(0);
+        buf.put_u16(dscale);
         return;
     }
     let text = d.abs().to_string();
@@ -755,10 +757,22 @@ mod tests {
     fn a_numeric_beyond_decimal_is_refused_not_a_panic() {
         // Found by fuzz/fuzz_targets/copy_binary.rs: rust_decimal's reader
         // panicked on a large weight (also a Bind parameter's path).
+        // No digits with a weight is zero (PostgreSQL's numeric_recv too).
+        assert_eq!(
+            decode_binary_param(&[0u8, 0, 0, 7, 0, 0, 0, 0], OID_NUMERIC)
+                .unwrap()
+                .to_string(),
+            "0"
+        );
+        // A large weight is a large number, not a panic.
+        assert_eq!(
+            decode_binary_param(&[0u8, 1, 0, 9, 0, 0, 0, 0, 0, 1], OID_NUMERIC)
+                .unwrap()
+                .to_string(),
+            format!("1{}", "0".repeat(36))
+        );
         for b in [
-            &[0u8, 0, 0, 7, 0, 0, 0, 0][..],
-            &[0, 1, 0, 9, 0, 0, 0, 0, 0, 1],
-            &[0, 1, 0, 0, 0, 0, 0, 0, 0x27, 0x10],
+            &[0u8, 1, 0, 0, 0, 0, 0, 0, 0x27, 0x10][..],
             &[0, 1, 0, 0, 0x12, 0, 0, 0, 0, 1],
             &[0, 2, 0, 0, 0, 0, 0, 0, 0, 1],
         ] {
@@ -823,8 +837,8 @@ mod tests {
                 ),
             ),
             ("NaN", numeric_bytes(0, 0xC000, 0, &[])),
-            ("Infinity", numeric_bytes(0, 0xD000, 0, &[])),
-            ("-Infinity", numeric_bytes(0, 0xF000, 0, &[])),
+            ("Infinity", numeric_bytes(0, 0xD000, 32, &[])),
+            ("-Infinity", numeric_bytes(0, 0xF000, 32, &[])),
         ] {
             let d: Numeric = text.parse().unwrap();
             let mut b = BytesMut::new();

@@ -47,7 +47,7 @@ const CASES: &[(&str, &str)] = &[
     (r#"SELECT sqrt('-inf'::numeric)"#, r#"ERROR 2201F"#),
     (
         r#"SELECT scale('nan'::numeric), min_scale('inf'::numeric), trim_scale('nan'::numeric), div('inf'::numeric, 2), gcd('nan'::numeric, 4), lcm('inf'::numeric, 2)"#,
-        r#"||NaN|Infinity|NaN|NaN; ok 1"#,
+        r#"NULL|NULL|NaN|Infinity|NaN|NaN; ok 1"#,
     ),
     (
         r#"SELECT sum(x), avg(x), min(x), max(x) FROM (VALUES (1::numeric), ('inf'), (2)) v(x)"#,
@@ -242,11 +242,13 @@ fn numeric_keeps_every_digit_to_postgres_limits() {
             let c = &c;
             async move {
                 let m = c.simple_query(sql).await.unwrap();
-                match &m[..] {
-                    [tokio_postgres::SimpleQueryMessage::Row(r), ..] => {
-                        r.get(0).unwrap().to_string()
-                    }
-                    other => panic!("{sql}: {}", render_messages(other)),
+                let row = m.iter().find_map(|x| match x {
+                    tokio_postgres::SimpleQueryMessage::Row(r) => Some(r),
+                    _ => None,
+                });
+                match row {
+                    Some(r) => r.get(0).unwrap().to_string(),
+                    None => panic!("{sql}: {}", render_messages(&m)),
                 }
             }
         };

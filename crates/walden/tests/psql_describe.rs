@@ -191,7 +191,7 @@ fn sample(oid: u32, function: &str) -> String {
         (25, "current_setting") => "'search_path'".into(),
         (25, "date_trunc") => "'day'".into(),
         (25, "pg_relation_size") => "'main'".into(),
-        (2205, "nextval" | "setval") => "'pd_fs'::regclass".into(),
+        (2205, "nextval" | "setval" | "currval") => "'pd_fs'::regclass".into(),
         (16, _) => "false".into(),
         (19, _) => "'walden'::name".into(),
         (20, _) => "3::bigint".into(),
@@ -220,9 +220,13 @@ fn every_listed_function_runs() {
     let s = server_support::Serve::start(&tmp.path().join("data"), &[]);
     block_on_within(Duration::from_secs(120), async {
         let c = connect(&s.conn_str()).await;
-        c.batch_execute("CREATE TABLE pd_f (id serial PRIMARY KEY); CREATE SEQUENCE pd_fs")
-            .await
-            .unwrap();
+        // currval and lastval need a nextval in the session first.
+        c.batch_execute(
+            "CREATE TABLE pd_f (id serial PRIMARY KEY); CREATE SEQUENCE pd_fs; \
+             SELECT nextval('pd_fs')",
+        )
+        .await
+        .unwrap();
         let rows: Vec<_> = c
             .simple_query(
                 "SELECT proname, proargtypes, pg_get_function_arguments(oid) \
