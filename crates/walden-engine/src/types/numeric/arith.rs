@@ -139,8 +139,18 @@ impl Numeric {
     /// `self / other` at PostgreSQL's scale for a quotient: at least 16
     /// significant digits, no fewer decimals than either operand shows.
     pub fn div(&self, other: &Numeric) -> R {
+        self.div_special(other).unwrap_or_else(|| {
+            let scale = div_scale(self, other);
+            self.div_at(other, scale)
+        })
+    }
+
+    /// A quotient's answer when an operand is NaN, infinite or a zero
+    /// divisor (the same for `/` and `div`); `None` for two finite
+    /// operands and a divisor that is not zero.
+    fn div_special(&self, other: &Numeric) -> Option<R> {
         use Numeric::*;
-        match (self, other) {
+        Some(match (self, other) {
             (NaN, _) | (_, NaN) => Ok(NaN),
             (a, b) if a.is_infinite() => {
                 if b.is_infinite() {
@@ -155,11 +165,8 @@ impl Numeric {
             }
             (_, b) if b.is_infinite() => Ok(Numeric::ZERO),
             (_, b) if b.is_zero() => Err(NumericError::DivisionByZero),
-            _ => {
-                let scale = div_scale(self, other);
-                self.div_at(other, scale)
-            }
-        }
+            _ => return None,
+        })
     }
 
     /// A finite `self / other` (other != 0) rounded half away from zero at
@@ -182,27 +189,10 @@ impl Numeric {
 
     /// PostgreSQL's `div(x, y)`: the quotient truncated to an integer.
     pub fn div_trunc(&self, other: &Numeric) -> R {
-        use Numeric::*;
-        match (self, other) {
-            (NaN, _) | (_, NaN) => Ok(NaN),
-            (a, b) if a.is_infinite() => {
-                if b.is_infinite() {
-                    Ok(NaN)
-                } else if b.is_zero() {
-                    Err(NumericError::DivisionByZero)
-                } else if a.signum() * b.signum() > 0 {
-                    Ok(PosInf)
-                } else {
-                    Ok(NegInf)
-                }
-            }
-            (_, b) if b.is_infinite() => Ok(Numeric::ZERO),
-            (_, b) if b.is_zero() => Err(NumericError::DivisionByZero),
-            _ => {
-                let (a, b, _) = aligned(self, other);
-                Numeric::from_parts(a / b, 0).checked()
-            }
-        }
+        self.div_special(other).unwrap_or_else(|| {
+            let (a, b, _) = aligned(self, other);
+            Numeric::from_parts(a / b, 0).checked()
+        })
     }
 
     /// `self % other`: the remainder of the truncated quotient, at the
