@@ -1,74 +1,18 @@
 //! A primary and a secondary instance in one process, over loopback TCP.
 
 use std::time::Duration;
-use walden_engine::*;
-use walden_replication::{AgDef, AvailabilityMode, ReplicaDef, Replication, ReplicationConfig};
+mod support;
 
-struct Node {
-    inst: Instance,
-    repl: Replication,
-    dir: tempfile::TempDir,
-}
+use support::{count, insert, make_table, state_of, url, Node};
+use walden_engine::*;
+use walden_replication::{AgDef, AvailabilityMode, ReplicaDef};
 
 fn node(name: &str, endpoint: bool) -> Node {
-    node_in(
-        tempfile::tempdir().unwrap(),
-        name,
-        endpoint.then(|| "127.0.0.1:0".into()),
-    )
+    support::node(name, endpoint, |_| {})
 }
 
 fn node_in(dir: tempfile::TempDir, name: &str, endpoint: Option<String>) -> Node {
-    node_with(dir, name, endpoint, |_| {})
-}
-
-fn node_with(
-    dir: tempfile::TempDir,
-    name: &str,
-    endpoint: Option<String>,
-    tune: impl FnOnce(&mut ReplicationConfig),
-) -> Node {
-    let mut cfg = InstanceConfig::new(dir.path());
-    cfg.background_checkpoints = false;
-    let inst = Instance::open(cfg).unwrap();
-    let mut rc = ReplicationConfig::new(name);
-    rc.endpoint_listen = endpoint;
-    rc.heartbeat = Duration::from_millis(100);
-    tune(&mut rc);
-    let repl = Replication::start(inst.clone(), rc).unwrap();
-    Node { inst, repl, dir }
-}
-
-impl Node {
-    /// Stops replication and closes the instance, keeping the files.
-    fn stop(self) -> (tempfile::TempDir, String) {
-        let addr = self
-            .repl
-            .endpoint_addr()
-            .map(|a| a.to_string())
-            .unwrap_or_default();
-        self.repl.shutdown();
-        self.inst.close().unwrap();
-        (self.dir, addr)
-    }
-}
-
-fn make_table(p: &Node) {
-    let db = p.inst.database("walden").unwrap();
-    let ses = p.inst.new_session();
-    db.create_table(
-        &ses,
-        TableDef::new(
-            "t",
-            vec![
-                ColumnDef::new("id", DataType::BigInt).identity(1, 1),
-                ColumnDef::new("v", DataType::Text),
-            ],
-            &["id"],
-        )
-        .unwrap(),
-    )
-    .unwrap();
+    support::node_in(dir, name, endpoint, |_| {})
 }
 
 /// A primary "a" and a SYNCHRONIZED synchronous secondary "b" holding
@@ -101,53 +45,9 @@ fn wait_state(n: &Node, replica: &str, want: &str) {
 }
 
 fn group(p: &Node, s: &Node, mode: AvailabilityMode, timeout_ms: u64) -> AgDef {
-    AgDef {
-        name: "ag1".into(),
-        databases: vec!["walden".into()],
-        replicas: vec![
-            ReplicaDef {
-                name: p.repl.name().into(),
-                endpoint_url: "tcp://127.0.0.1:1".into(),
-                mode: AvailabilityMode::SynchronousCommit,
-                max_lag_bytes: None,
-                max_lag_ms: None,
-            },
-            ReplicaDef {
-                name: s.repl.name().into(),
-                endpoint_url: format!("tcp://{}", s.repl.endpoint_addr().unwrap()),
-                mode,
-                max_lag_bytes: None,
-                max_lag_ms: None,
-            },
-        ],
-        session_timeout_ms: timeout_ms,
-        required_synchronized_secondaries_to_commit: 0,
-    }
-}
-
-fn count(inst: &Instance) -> usize {
-    let db = inst.database("walden").unwrap();
-    let s = inst.new_session();
-    db.run(&s, CommitRequest::Default, |tx| Ok(tx.scan_all("t")?.len()))
-        .unwrap_or(0)
-}
-
-fn state_of(n: &Node, replica: &str) -> String {
-    n.repl
-        .replica_states()
-        .into_iter()
-        .find(|r| r.replica_name == replica)
-        .map(|r| r.synchronization_state_desc.to_string())
-        .unwrap_or_default()
-}
-
-fn insert(p: &Node, v: &str) -> Result<()> {
-    let db = p.inst.database("walden").unwrap();
-    let s = p.inst.new_session();
-    db.run(&s, CommitRequest::Durable, |tx| {
-        tx.insert_named("t", &[("v", Value::text(v))])
-    })
-    .map(|_| ())
+    let mut g = support::group(p, vec![ReplicaDef::new(s.repl.name(), url(s), mode)]);
+    g.session_timeout_ms = timeout_ms;
+    g
 }
 
 #[test]
@@ -373,7 +273,7 @@ fn reseed_gives_a_secondary_a_fresh_image_and_the_log_after_it() {
 fn a_seed_in_many_chunks_arrives_whole_and_one_cut_off_midway_keeps_the_old_copy() {
     let cuts = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let cuts2 = cuts.clone();
-    let p = node_with(tempfile::tempdir().unwrap(), "a", None, move |rc| {
+    let p = support::node("a", false, move |rc| {
         rc.seed_chunk_bytes = 512;
         rc.test_seed_cuts = cuts2;
         rc.test_seed_cut_after = 3;

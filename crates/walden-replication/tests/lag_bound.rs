@@ -5,32 +5,14 @@
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use walden_engine::*;
-use walden_replication::{AgDef, AvailabilityMode, ReplicaDef, Replication, ReplicationConfig};
+mod support;
 
-struct Node {
-    inst: Instance,
-    repl: Replication,
-    pause: Arc<AtomicBool>,
-    _dir: tempfile::TempDir,
-}
+use support::{group, make_table, url, Node};
+use walden_engine::*;
+use walden_replication::{AvailabilityMode, ReplicaDef};
 
 fn node(name: &str, endpoint: bool) -> Node {
-    let dir = tempfile::tempdir().unwrap();
-    let mut cfg = InstanceConfig::new(dir.path());
-    cfg.background_checkpoints = false;
-    let inst = Instance::open(cfg).unwrap();
-    let mut rc = ReplicationConfig::new(name);
-    rc.endpoint_listen = endpoint.then(|| "127.0.0.1:0".into());
-    rc.heartbeat = Duration::from_millis(100);
-    let pause = rc.test_pause_receive.clone();
-    let repl = Replication::start(inst.clone(), rc).unwrap();
-    Node {
-        inst,
-        repl,
-        pause,
-        _dir: dir,
-    }
+    support::node(name, endpoint, |_| {})
 }
 
 /// A primary "a" with table t and an asynchronous secondary "b" bounded by
@@ -38,44 +20,13 @@ fn node(name: &str, endpoint: bool) -> Node {
 fn bounded_pair(bytes: Option<u64>, ms: Option<u64>, session_timeout_ms: u64) -> (Node, Node) {
     let p = node("a", false);
     let s = node("b", true);
-    let db = p.inst.database("walden").unwrap();
-    let ses = p.inst.new_session();
-    db.create_table(
-        &ses,
-        TableDef::new(
-            "t",
-            vec![
-                ColumnDef::new("id", DataType::BigInt).identity(1, 1),
-                ColumnDef::new("v", DataType::Text),
-            ],
-            &["id"],
-        )
-        .unwrap(),
-    )
-    .unwrap();
-    let mut b = ReplicaDef::new(
-        "b",
-        format!("tcp://{}", s.repl.endpoint_addr().unwrap()),
-        AvailabilityMode::AsynchronousCommit,
-    );
+    make_table(&p);
+    let mut b = ReplicaDef::new("b", url(&s), AvailabilityMode::AsynchronousCommit);
     b.max_lag_bytes = bytes;
     b.max_lag_ms = ms;
-    p.repl
-        .create_group(AgDef {
-            name: "ag1".into(),
-            databases: vec!["walden".into()],
-            replicas: vec![
-                ReplicaDef::new(
-                    "a",
-                    "tcp://127.0.0.1:1",
-                    AvailabilityMode::SynchronousCommit,
-                ),
-                b,
-            ],
-            session_timeout_ms,
-            required_synchronized_secondaries_to_commit: 0,
-        })
-        .unwrap();
+    let mut g = group(&p, vec![b]);
+    g.session_timeout_ms = session_timeout_ms;
+    p.repl.create_group(g).unwrap();
     wait_counted(&p, true);
     (p, s)
 }

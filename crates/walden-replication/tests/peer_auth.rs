@@ -4,134 +4,44 @@
 //! over loopback TCP, plus raw clients and a man in the middle that
 //! replays, alters, reorders or records frames.
 
+mod support;
+
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use support::pki::Pki;
+use support::{count, group, make_table, state_of, url, Node};
 use walden_engine::*;
 use walden_replication::auth::{Offer, MAGIC, OFFER_LEN, TAG_LEN};
 use walden_replication::proto::{Hello, Msg};
 use walden_replication::{
-    AgDef, AvailabilityMode, PeerAuth, ReplicaDef, Replication, ReplicationConfig, Secret, TlsFiles,
+    AvailabilityMode, PeerAuth, ReplicaDef, Replication, ReplicationConfig, Secret, TlsFiles,
 };
 
 const SECRET: &str = "the-right-replication-secret";
-
-struct Node {
-    inst: Instance,
-    repl: Replication,
-    _dir: tempfile::TempDir,
-}
 
 fn node(name: &str, endpoint: Option<&str>, auth: PeerAuth) -> Node {
     node_tls(name, endpoint, auth, None)
 }
 
+/// A node; `endpoint` is only ever a loopback port here.
 fn node_tls(name: &str, endpoint: Option<&str>, auth: PeerAuth, tls: Option<TlsFiles>) -> Node {
-    let dir = tempfile::tempdir().unwrap();
-    let mut cfg = InstanceConfig::new(dir.path());
-    cfg.background_checkpoints = false;
-    let inst = Instance::open(cfg).unwrap();
-    let mut rc = ReplicationConfig::new(name);
-    rc.endpoint_listen = endpoint.map(String::from);
-    rc.heartbeat = Duration::from_millis(100);
-    rc.auth = auth;
-    rc.tls = tls;
-    let repl = Replication::start(inst.clone(), rc).unwrap();
-    Node {
-        inst,
-        repl,
-        _dir: dir,
-    }
+    assert!(endpoint.is_none_or(|e| e == "127.0.0.1:0"));
+    support::node(name, endpoint.is_some(), |rc| {
+        rc.auth = auth;
+        rc.tls = tls;
+    })
 }
 
 fn secret(s: &str) -> PeerAuth {
     PeerAuth::Secret(Secret::new(s).unwrap())
 }
 
-fn make_table(p: &Node) {
-    let db = p.inst.database("walden").unwrap();
-    let ses = p.inst.new_session();
-    db.create_table(
-        &ses,
-        TableDef::new(
-            "t",
-            vec![
-                ColumnDef::new("id", DataType::BigInt).identity(1, 1),
-                ColumnDef::new("v", DataType::Text),
-            ],
-            &["id"],
-        )
-        .unwrap(),
-    )
-    .unwrap();
-}
-
-fn replica(name: &str, url: String, mode: AvailabilityMode) -> ReplicaDef {
-    ReplicaDef {
-        name: name.into(),
-        endpoint_url: url,
-        mode,
-        max_lag_bytes: None,
-        max_lag_ms: None,
-    }
-}
-
-fn group(p: &Node, secondaries: Vec<ReplicaDef>) -> AgDef {
-    let mut replicas = vec![replica(
-        p.repl.name(),
-        "tcp://127.0.0.1:1".into(),
-        AvailabilityMode::SynchronousCommit,
-    )];
-    replicas.extend(secondaries);
-    AgDef {
-        name: "ag1".into(),
-        databases: vec!["walden".into()],
-        replicas,
-        session_timeout_ms: 2000,
-        required_synchronized_secondaries_to_commit: 0,
-    }
-}
-
-fn url(n: &Node) -> String {
-    format!("tcp://{}", n.repl.endpoint_addr().unwrap())
-}
-
-fn count(inst: &Instance) -> usize {
-    let db = inst.database("walden").unwrap();
-    let s = inst.new_session();
-    db.run(&s, CommitRequest::Default, |tx| Ok(tx.scan_all("t")?.len()))
-        .unwrap_or(0)
-}
-
 fn insert(p: &Node, v: &str) {
-    let db = p.inst.database("walden").unwrap();
-    let s = p.inst.new_session();
-    db.run(&s, CommitRequest::Durable, |tx| {
-        tx.insert_named("t", &[("v", Value::text(v))])
-    })
-    .unwrap();
-}
-
-fn state_of(n: &Node, replica: &str) -> String {
-    n.repl
-        .replica_states()
-        .into_iter()
-        .find(|r| r.replica_name == replica)
-        .map(|r| r.synchronization_state_desc.to_string())
-        .unwrap_or_default()
-}
-
-fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
-    let t0 = Instant::now();
-    while t0.elapsed() < limit {
-        if f() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    f()
+    support::insert(p, v).unwrap();
 }
 
 fn wait_rows(n: &Node, want: usize) {
@@ -156,8 +66,8 @@ fn the_right_secret_replicates_and_a_wrong_one_gets_nothing() {
         .create_group(group(
             &p,
             vec![
-                replica("b", url(&good), AvailabilityMode::SynchronousCommit),
-                replica("c", url(&bad), AvailabilityMode::AsynchronousCommit),
+                ReplicaDef::new("b", url(&good), AvailabilityMode::SynchronousCommit),
+                ReplicaDef::new("c", url(&bad), AvailabilityMode::AsynchronousCommit),
             ],
         ))
         .unwrap();
@@ -201,7 +111,11 @@ fn a_primary_without_the_secret_is_refused_and_an_open_endpoint_must_be_loopback
     p.repl
         .create_group(group(
             &p,
-            vec![replica("b", url(&s), AvailabilityMode::SynchronousCommit)],
+            vec![ReplicaDef::new(
+                "b",
+                url(&s),
+                AvailabilityMode::SynchronousCommit,
+            )],
         ))
         .unwrap();
     insert(&p, "x");
@@ -242,7 +156,11 @@ fn forged_frames_from_a_raw_client_are_refused_and_replication_goes_on() {
     p.repl
         .create_group(group(
             &p,
-            vec![replica("b", url(&s), AvailabilityMode::SynchronousCommit)],
+            vec![ReplicaDef::new(
+                "b",
+                url(&s),
+                AvailabilityMode::SynchronousCommit,
+            )],
         ))
         .unwrap();
     assert!(wait_until(Duration::from_secs(10), || state_of(&p, "b")
@@ -397,7 +315,7 @@ fn tampered_link_is_dropped_and_recovers(tamper: Tamper) {
     p.repl
         .create_group(group(
             &p,
-            vec![replica(
+            vec![ReplicaDef::new(
                 "b",
                 format!("tcp://{via}"),
                 AvailabilityMode::SynchronousCommit,
@@ -439,122 +357,13 @@ fn reordered_frames_are_rejected() {
     tampered_link_is_dropped_and_recovers(Tamper::Reorder(2));
 }
 
-/// A test CA and certificates it signs (openssl makes them).
-struct Pki {
-    dir: tempfile::TempDir,
-}
-
-fn openssl(dir: &std::path::Path, args: &[&str]) -> bool {
-    std::process::Command::new("openssl")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-fn missing_tool(why: &str) {
-    let required = std::env::var("WALDEN_REQUIRE_TOOLS").is_ok_and(|v| !v.is_empty() && v != "0");
-    assert!(
-        !required,
-        "{why} (WALDEN_REQUIRE_TOOLS is set: a missing tool fails the test)"
-    );
-    eprintln!("skipped: {why}");
-}
-
-impl Pki {
-    /// `None` (after `missing_tool`) when openssl cannot make them.
-    fn new() -> Option<Pki> {
-        let pki = Pki {
-            dir: tempfile::tempdir().unwrap(),
-        };
-        let ok = pki.ca("ca")
-            && pki.ca("rogue-ca")
-            && {
-                std::fs::write(
-                pki.dir.path().join("leaf.ext"),
-                "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\nbasicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\n",
-            )
-            .is_ok()
-            };
-        if !ok {
-            missing_tool("openssl cannot make test certificates");
-            return None;
-        }
-        Some(pki)
-    }
-
-    fn ca(&self, name: &str) -> bool {
-        openssl(
-            self.dir.path(),
-            &[
-                "req",
-                "-x509",
-                "-newkey",
-                "ec",
-                "-pkeyopt",
-                "ec_paramgen_curve:prime256v1",
-                "-nodes",
-                "-days",
-                "2",
-                "-subj",
-                &format!("/CN={name}"),
-                "-keyout",
-                &format!("{name}.key"),
-                "-out",
-                &format!("{name}.crt"),
-                "-addext",
-                "basicConstraints=critical,CA:TRUE",
-                "-addext",
-                "keyUsage=critical,keyCertSign,cRLSign",
-            ],
-        )
-    }
-
-    /// A replica certificate signed by `ca`; the files trust `trust`.
-    fn files(&self, name: &str, ca: &str, trust: &str) -> TlsFiles {
-        let d = self.dir.path();
-        assert!(openssl(
-            d,
-            &[
-                "req",
-                "-newkey",
-                "ec",
-                "-pkeyopt",
-                "ec_paramgen_curve:prime256v1",
-                "-nodes",
-                "-subj",
-                &format!("/CN={name}"),
-                "-keyout",
-                &format!("{name}.key"),
-                "-out",
-                &format!("{name}.csr"),
-            ],
-        ));
-        assert!(openssl(
-            d,
-            &[
-                "x509",
-                "-req",
-                "-in",
-                &format!("{name}.csr"),
-                "-CA",
-                &format!("{ca}.crt"),
-                "-CAkey",
-                &format!("{ca}.key"),
-                "-CAcreateserial",
-                "-days",
-                "2",
-                "-extfile",
-                "leaf.ext",
-                "-out",
-                &format!("{name}.crt"),
-            ],
-        ));
-        TlsFiles {
-            cert: d.join(format!("{name}.crt")),
-            key: d.join(format!("{name}.key")),
-            ca: d.join(format!("{trust}.crt")),
-        }
+/// A replica certificate `name` signed by `ca`; the files trust `trust`.
+fn tls(pki: &Pki, name: &str, ca: &str, trust: &str) -> TlsFiles {
+    assert!(pki.leaf(name, ca), "openssl made no certificate for {name}");
+    TlsFiles {
+        cert: pki.path(&format!("{name}.crt")),
+        key: pki.path(&format!("{name}.key")),
+        ca: pki.path(&format!("{trust}.crt")),
     }
 }
 
@@ -595,20 +404,22 @@ fn recording_proxy(
 
 #[test]
 fn tls_encrypts_the_stream_and_refuses_plaintext_and_unknown_certificates() {
-    let Some(pki) = Pki::new() else { return };
-    let p = node_tls("a", None, secret(SECRET), Some(pki.files("a", "ca", "ca")));
+    let Some(pki) = Pki::new(&["ca", "rogue-ca"], &[]) else {
+        return;
+    };
+    let p = node_tls("a", None, secret(SECRET), Some(tls(&pki, "a", "ca", "ca")));
     let s = node_tls(
         "b",
         Some("127.0.0.1:0"),
         secret(SECRET),
-        Some(pki.files("b", "ca", "ca")),
+        Some(tls(&pki, "b", "ca", "ca")),
     );
     let (via, seen) = recording_proxy(s.repl.endpoint_addr().unwrap());
     make_table(&p);
     p.repl
         .create_group(group(
             &p,
-            vec![replica(
+            vec![ReplicaDef::new(
                 "b",
                 format!("tcp://{via}"),
                 AvailabilityMode::SynchronousCommit,
@@ -654,14 +465,18 @@ fn tls_encrypts_the_stream_and_refuses_plaintext_and_unknown_certificates() {
         "y",
         None,
         secret(SECRET),
-        Some(pki.files("y", "rogue-ca", "ca")),
+        Some(tls(&pki, "y", "rogue-ca", "ca")),
     );
     for (n, before) in [(&plain, 1), (&rogue, 2)] {
         make_table(n);
         insert(n, "intruder");
         let mut g = group(
             n,
-            vec![replica("b", url(&s), AvailabilityMode::SynchronousCommit)],
+            vec![ReplicaDef::new(
+                "b",
+                url(&s),
+                AvailabilityMode::SynchronousCommit,
+            )],
         );
         g.name = format!("ag-{}", n.repl.name());
         n.repl.create_group(g).unwrap();

@@ -206,8 +206,7 @@ fn foreign_key_schedules_match_postgres() {
                 steps: &sc.steps,
                 checks: CHECKS,
             };
-            let want = schedule::run(&pg_conn, &run).await;
-            let got = schedule::run(&w_conn, &run).await;
+            let (want, got) = schedule::run_both(&pg_conn, &run, &w_conn, &run).await;
             failures.extend(schedule::mismatch(&sc.name, &want, &got));
         }
         failures

@@ -392,8 +392,7 @@ fn merge_rechecks_rows_changed_concurrently_as_postgres() {
                 steps,
                 checks: &["SELECT * FROM cm ORDER BY id"],
             };
-            let want = schedule::run(&pg_conn, &run).await;
-            let got = schedule::run(&w_conn, &run).await;
+            let (want, got) = schedule::run_both(&pg_conn, &run, &w_conn, &run).await;
             failures.extend(schedule::mismatch(name, &want, &got));
         }
         failures

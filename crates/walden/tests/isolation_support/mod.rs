@@ -40,8 +40,7 @@ pub fn schedules_match_postgres(list: Vec<Schedule>, setup: impl Fn(&Schedule) -
                 steps: &sc.steps,
                 checks: CHECKS,
             };
-            let want = schedule::run(&pg_conn, &run).await;
-            let got = schedule::run(&w_conn, &run).await;
+            let (want, got) = schedule::run_both(&pg_conn, &run, &w_conn, &run).await;
             failures.extend(schedule::mismatch(sc.name, &want, &got));
         }
         failures
