@@ -175,6 +175,14 @@ const SCRIPT: &[(&str, &str)] = &[
     ),
     ("ROLLBACK", "ok 0"),
     ("SET CONSTRAINTS ALL DEFERRED", "ok 0"),
+    // Altering a referenced table keeps the keys that reference it.
+    ("ALTER TABLE p ADD COLUMN note text", "ok 0"),
+    ("ALTER TABLE p RENAME COLUMN note TO remark", "ok 0"),
+    ("SELECT count(*) FROM pg_constraint WHERE contype = 'f'", "4; ok 1"),
+    (
+        "INSERT INTO n VALUES (1, 77)",
+        "ERROR 23503 insert or update on table \"n\" violates foreign key constraint \"n_pid_fkey\" detail=Some(\"Key (pid)=(77) is not present in table \\\"p\\\".\") table=Some(\"n\") constraint=Some(\"n_pid_fkey\")",
+    ),
     // Catalogs.
     (
         "SELECT conname, condeferrable, condeferred, pg_get_constraintdef(oid) \
@@ -191,6 +199,20 @@ const SCRIPT: &[(&str, &str)] = &[
          ORDER BY 1",
         "c_pid_fkey|YES|YES; c_pkey|NO|NO; d_pid_fk|YES|NO; d_pkey|NO|NO; n_pid_fkey|NO|NO; n_pkey|NO|NO; ok 6",
     ),
+    // A table with pending checks cannot be altered until they are run.
+    ("BEGIN", "ok 0"),
+    ("INSERT INTO c VALUES (13, 1)", "ok 1"),
+    (
+        "ALTER TABLE c ALTER CONSTRAINT c_pid_fkey NOT DEFERRABLE",
+        "ERROR 55006 cannot ALTER TABLE \"c\" because it has pending trigger events detail=None table=None constraint=None",
+    ),
+    ("ROLLBACK", "ok 0"),
+    ("BEGIN", "ok 0"),
+    ("INSERT INTO c VALUES (13, 1)", "ok 1"),
+    ("ALTER TABLE p ADD COLUMN x int", "ok 0"),
+    ("SET CONSTRAINTS c_pid_fkey IMMEDIATE", "ok 0"),
+    ("ALTER TABLE c ADD COLUMN y int", "ok 0"),
+    ("ROLLBACK", "ok 0"),
     // ALTER CONSTRAINT.
     ("ALTER TABLE c ALTER CONSTRAINT c_pid_fkey NOT DEFERRABLE", "ok 0"),
     ("BEGIN", "ok 0"),

@@ -264,9 +264,7 @@ fn foreign_key_refusals() {
             .await
             .unwrap();
             // DEFERRABLE foreign keys are done (deferrable_domains.rs).
-            for sql in [
-                "ALTER TABLE c ADD FOREIGN KEY (p) REFERENCES p NOT VALID",
-            ] {
+            for sql in ["ALTER TABLE c ADD FOREIGN KEY (p) REFERENCES p NOT VALID"] {
                 let e = c.simple_query(sql).await.unwrap_err();
                 let d = e.as_db_error().expect("a server error");
                 assert_eq!(d.code().code(), "0A000", "{sql}: {}", d.message());

@@ -434,6 +434,9 @@ pub fn alter_table(
     at: &ast::AlterTable,
 ) -> Result<QueryOutput> {
     let table = object_last(&at.name);
+    if let Ok(t) = db.table_as(Some(tx.id()), &table) {
+        crate::dml::deferred::refuse_if_pending(tx, t.id(), t.name(), "ALTER TABLE")?;
+    }
     match at.operations.as_slice() {
         [ast::AlterTableOperation::AddConstraint {
             constraint: ast::TableConstraint::ForeignKey(fk),
@@ -502,6 +505,7 @@ pub fn alter_constraint(
             )
         });
     }
+    crate::dml::deferred::refuse_if_pending(tx, t.id(), t.name(), "ALTER TABLE")?;
     tx.fold_writes(&a.table)?;
     let tx: &Transaction = tx;
     tx.alter_table(&a.table, |t| {

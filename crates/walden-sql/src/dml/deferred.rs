@@ -103,6 +103,37 @@ pub(crate) fn set_mode(
     Ok(())
 }
 
+/// PostgreSQL refuses ALTER TABLE (and DROP TABLE) of a table with pending
+/// deferred checks (55006): `SET CONSTRAINTS ... IMMEDIATE` first.
+pub(crate) fn refuse_if_pending(
+    tx: &Transaction,
+    table: u32,
+    name: &str,
+    what: &str,
+) -> Result<()> {
+    let checked = state(tx).map(|s| s.checked.as_slice()).unwrap_or_default();
+    let pending = tx.deferred().iter().enumerate().any(|(i, d)| {
+        // A note is the event of the table written (as PostgreSQL's
+        // trigger event is on the table whose trigger fired).
+        let (on, fk) = match d.downcast_ref::<Note>() {
+            Some(Note::Child { table, fk, .. }) => (*table, fk),
+            Some(Note::Parent { parent, fk, .. }) => (*parent, fk),
+            None => return false,
+        };
+        on == table
+            && !checked
+                .iter()
+                .any(|(upto, names)| i < *upto && names_have(names, fk))
+    });
+    if pending {
+        return Err(crate::error::SqlError::new(
+            crate::error::ErrorKind::ObjectInUse,
+            format!("cannot {what} \"{name}\" because it has pending trigger events"),
+        ));
+    }
+    Ok(())
+}
+
 /// Runs every pending check: at COMMIT, before the transaction commits (a
 /// failure fails the COMMIT, which then rolls back).
 pub(crate) fn check_at_commit(tx: &mut Transaction) -> Result<()> {
