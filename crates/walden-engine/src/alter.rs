@@ -176,8 +176,9 @@ pub(crate) fn install(
         cat.follow_columns(&old.def, &nt.def, &old_of);
         cat.follow_owned_sequences(&old.def, &nt.def, &old_of);
     }
-    cat.remove_table(id);
-    cat.add_table(nt);
+    // Not `remove_table`: that drops the foreign keys referencing the
+    // table, as DROP TABLE ... CASCADE does.
+    cat.replace_table(id, nt);
 }
 
 /// Redo of an ALTER TABLE record.

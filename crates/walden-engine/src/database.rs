@@ -98,6 +98,18 @@ impl Catalog {
         self.tables.insert(t.name().to_ascii_lowercase(), t.clone());
         self.by_id.insert(t.id(), t);
     }
+    /// Puts `t` in the place of table `id` (an ALTER TABLE's result, maybe
+    /// under a new name). Unlike [`Self::remove_table`] then
+    /// [`Self::add_table`], the foreign keys of other tables that reference
+    /// it stay: they name it by id and its columns by position, which an
+    /// alteration keeps (`alter::keeps_foreign_keys`).
+    pub(crate) fn replace_table(&mut self, id: u32, t: Arc<Table>) {
+        if let Some(old) = self.by_id.remove(&id) {
+            self.tables.remove(&old.name().to_ascii_lowercase());
+        }
+        self.add_table(t);
+    }
+
     pub(crate) fn remove_table(&mut self, id: u32) -> Option<Arc<Table>> {
         let t = self.by_id.remove(&id)?;
         self.tables.remove(&t.name().to_ascii_lowercase());

@@ -70,7 +70,10 @@ pub use schema::{
 };
 pub use session::{Activity, ActivityState, CommitRequest, Session};
 pub use table::{value_list, Table};
-pub use txn::{Arbiters, CommitOutcome, Isolation, Locked, RefPath, Transaction, Upsert};
+pub use txn::{
+    Arbiters, CommitOutcome, Deferred, DeferredState, Isolation, Locked, RefPath, Transaction,
+    Upsert,
+};
 pub use types::{DataType, Key, RegKind, Row, Value};
 pub use view::ViewDef;
 /// Entry points for the fuzz targets in `fuzz/` (the decoders they reach

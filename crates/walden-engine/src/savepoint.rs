@@ -36,6 +36,9 @@ pub(crate) struct Level {
     pub(crate) ddl_steps: usize,
     /// The transaction's role catalog copy (`None`: no role changes yet).
     roles: Option<Arc<RoleCatalog>>,
+    /// How long the transaction's deferred work was, and its state (see
+    /// `Transaction::defer`).
+    deferred: (usize, Option<crate::txn::DeferredState>),
 }
 
 /// What undoing a savepoint's level gives back to the transaction.
@@ -45,6 +48,7 @@ pub(crate) struct Undo {
     pub(crate) upgrades: Vec<(LockKey, LockMode)>,
     pub(crate) ddl_steps: usize,
     pub(crate) roles: Option<Arc<RoleCatalog>>,
+    pub(crate) deferred: (usize, Option<crate::txn::DeferredState>),
 }
 
 /// The savepoints of a transaction, oldest first.
@@ -68,6 +72,7 @@ impl Savepoints {
         locks_held: usize,
         ddl_steps: usize,
         roles: Option<Arc<RoleCatalog>>,
+        deferred: (usize, Option<crate::txn::DeferredState>),
     ) {
         self.levels.push(Level {
             name: name.to_string(),
@@ -76,6 +81,7 @@ impl Savepoints {
             upgrades: Vec::new(),
             ddl_steps,
             roles,
+            deferred,
         });
     }
 
@@ -117,6 +123,7 @@ impl Savepoints {
             upgrades: std::mem::take(&mut l.upgrades),
             ddl_steps: l.ddl_steps,
             roles: l.roles.clone(),
+            deferred: l.deferred.clone(),
         });
         out
     }
@@ -142,6 +149,7 @@ impl Savepoints {
             upgrades: l.upgrades,
             ddl_steps: l.ddl_steps,
             roles: l.roles,
+            deferred: l.deferred,
         }
     }
 

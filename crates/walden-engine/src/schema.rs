@@ -219,6 +219,11 @@ pub struct ForeignKeyDef {
     pub on_delete: FkAction,
     /// MATCH FULL (else MATCH SIMPLE): all referencing columns null or none.
     pub match_full: bool,
+    /// `DEFERRABLE`: `SET CONSTRAINTS` may put its checks off to COMMIT.
+    pub deferrable: bool,
+    /// `INITIALLY DEFERRED`: its checks wait for COMMIT unless `SET
+    /// CONSTRAINTS ... IMMEDIATE` says otherwise (only when `deferrable`).
+    pub initially_deferred: bool,
 }
 
 /// A table's definition. `primary_key` lists column positions; an empty key

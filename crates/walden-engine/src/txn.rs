@@ -138,8 +138,21 @@ pub struct Transaction {
     /// Logging as it goes, past `Limits::spill_transaction_bytes` (see
     /// `txn/spill.rs`): what changed since its last part.
     spill: Option<Box<spill::Spill>>,
+    /// Work the SQL layer put off to COMMIT (deferred constraint checks
+    /// and `SET CONSTRAINTS` modes), in order; opaque to the engine, cut
+    /// back by `ROLLBACK TO` (see [`Transaction::defer`]).
+    deferred: Vec<Deferred>,
+    /// The SQL layer's state for that work (the `SET CONSTRAINTS` modes),
+    /// put back by `ROLLBACK TO` (see [`Transaction::set_deferred_state`]).
+    deferred_state: Option<DeferredState>,
     finished: bool,
 }
+
+/// One entry of a transaction's deferred work (the SQL layer's type).
+pub type Deferred = Box<dyn std::any::Any + Send + Sync>;
+/// The SQL layer's state of its deferred work (its own type, replaced as
+/// a whole on each change so a savepoint can keep the one it saw).
+pub type DeferredState = Arc<dyn std::any::Any + Send + Sync>;
 
 /// What a locking read found (see [`Transaction::get_locked`]).
 pub enum Locked {
@@ -176,6 +189,8 @@ impl Transaction {
             ssi: None,
             roles: None,
             spill: None,
+            deferred: Vec::new(),
+            deferred_state: None,
             finished: false,
         }
     }

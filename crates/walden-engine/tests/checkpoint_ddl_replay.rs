@@ -209,6 +209,8 @@ fn an_index_and_a_foreign_key_are_not_added_twice_by_recovery() {
                 on_update: FkAction::NoAction,
                 on_delete: FkAction::NoAction,
                 match_full: false,
+                deferrable: false,
+                initially_deferred: false,
             },
         )
     })

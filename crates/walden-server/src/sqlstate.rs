@@ -34,6 +34,7 @@ pub fn warning(kind: walden_sql::WarningKind) -> &'static str {
     match kind {
         walden_sql::WarningKind::PrivilegeNotGranted => "01007",
         walden_sql::WarningKind::PrivilegeNotRevoked => "01006",
+        walden_sql::WarningKind::NoTransactionBlock => "25P01",
     }
 }
 

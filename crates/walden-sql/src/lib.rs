@@ -98,6 +98,9 @@ pub enum WarningKind {
     PrivilegeNotGranted,
     /// A REVOKE revoked less than it named.
     PrivilegeNotRevoked,
+    /// A statement that means something only in a transaction block ran
+    /// outside one (`SET CONSTRAINTS`).
+    NoTransactionBlock,
 }
 
 /// What one statement returned.

@@ -172,7 +172,9 @@ pub fn put_foreign_key(out: &mut Vec<u8>, fk: &ForeignKeyDef) {
     put_var(out, fk.ref_table as u64);
     out.push(fk.on_update.code() as u8);
     out.push(fk.on_delete.code() as u8);
-    out.push(fk.match_full as u8);
+    // One byte of flags: MATCH FULL, DEFERRABLE, INITIALLY DEFERRED (a
+    // record written before deferrable keys holds 0 or 1 here).
+    out.push(fk.match_full as u8 | (fk.deferrable as u8) << 1 | (fk.initially_deferred as u8) << 2);
 }
 
 /// `ncols`: the referencing table's width (positions are checked against
@@ -193,7 +195,7 @@ pub fn get_foreign_key(r: &mut Reader<'_>, ncols: usize) -> Result<ForeignKeyDef
     let ref_table = r.var()? as u32;
     let on_update = FkAction::from_code(r.u8()?).ok_or_else(short)?;
     let on_delete = FkAction::from_code(r.u8()?).ok_or_else(short)?;
-    let match_full = r.u8()? != 0;
+    let flags = r.u8()?;
     Ok(ForeignKeyDef {
         name,
         columns,
@@ -201,7 +203,9 @@ pub fn get_foreign_key(r: &mut Reader<'_>, ncols: usize) -> Result<ForeignKeyDef
         ref_columns,
         on_update,
         on_delete,
-        match_full,
+        match_full: flags & 1 != 0,
+        deferrable: flags & 2 != 0,
+        initially_deferred: flags & 4 != 0,
     })
 }
 

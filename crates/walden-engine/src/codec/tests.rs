@@ -78,6 +78,8 @@ fn redo_round_trip() {
         on_update: FkAction::Cascade,
         on_delete: FkAction::SetDefault,
         match_full: true,
+        deferrable: true,
+        initially_deferred: true,
     };
     let mut def = def;
     def.foreign_keys.push(fk.clone());

@@ -10,8 +10,33 @@ impl Transaction {
         self.check_open()?;
         let steps = self.ddl_steps();
         let roles = self.pending_roles();
-        self.savepoints.push(name, self.locks.len(), steps, roles);
+        let deferred = (self.deferred.len(), self.deferred_state.clone());
+        self.savepoints
+            .push(name, self.locks.len(), steps, roles, deferred);
         Ok(())
+    }
+
+    /// Appends to the transaction's deferred work: what the SQL layer
+    /// checks at COMMIT. A `ROLLBACK TO` drops what was appended since its
+    /// savepoint, as PostgreSQL's subtransaction abort drops the deferred
+    /// trigger events it queued.
+    pub fn defer(&mut self, item: super::Deferred) {
+        self.deferred.push(item);
+    }
+
+    /// The deferred work so far, oldest first.
+    pub fn deferred(&self) -> &[super::Deferred] {
+        &self.deferred
+    }
+
+    /// The SQL layer's state of its deferred work (`None` until set). A
+    /// `ROLLBACK TO` puts back the state its savepoint saw.
+    pub fn deferred_state(&self) -> Option<&super::DeferredState> {
+        self.deferred_state.as_ref()
+    }
+
+    pub fn set_deferred_state(&mut self, state: super::DeferredState) {
+        self.deferred_state = Some(state);
     }
 
     /// Whether a savepoint of this name is set.
@@ -50,6 +75,9 @@ impl Transaction {
         let mut roles = None;
         for undo in self.savepoints.rollback_to(at) {
             ddl_keep = ddl_keep.min(undo.ddl_steps);
+            self.deferred.truncate(undo.deferred.0);
+            // The oldest level's comes last and wins.
+            self.deferred_state = undo.deferred.1;
             // The oldest level's copy comes last and wins.
             roles = Some(undo.roles);
             for (k, before) in undo.writes {

@@ -91,6 +91,9 @@ pub(crate) fn alter_table(
         }
     }
     crate::catalog::views::check_alter_table(tx, &name, at, &mut out)?;
+    if let Ok(t) = db.table_as(Some(tx.id()), &name) {
+        crate::dml::deferred::refuse_if_pending(tx, t.id(), t.name(), "ALTER TABLE")?;
+    }
     // Rows this transaction wrote are validated and rewritten with the
     // committed ones.
     tx.fold_writes(&name)?;

@@ -263,7 +263,11 @@ pub(crate) fn table_def(
                 }
                 ColumnOption::Null => col.nullable = true,
                 ColumnOption::Default(e) => col.default = Some(default_expr(e)?),
-                ColumnOption::PrimaryKey(_) => {
+                ColumnOption::PrimaryKey(p) => {
+                    crate::catalog::foreign_keys::refuse_deferrable_key(
+                        p.characteristics.as_ref(),
+                        "PRIMARY KEY",
+                    )?;
                     pk.push(crate::expr::fold_ident(&c.name));
                     col.nullable = false;
                 }
@@ -331,6 +335,10 @@ pub(crate) fn table_def(
     for c in &ct.constraints {
         match c {
             TableConstraint::PrimaryKey(p) => {
+                crate::catalog::foreign_keys::refuse_deferrable_key(
+                    p.characteristics.as_ref(),
+                    "PRIMARY KEY",
+                )?;
                 if !pk.is_empty() {
                     return Err(SqlError::new(
                         ErrorKind::InvalidParameter,

@@ -26,6 +26,8 @@ pub(crate) struct Declared {
     on_update: FkAction,
     on_delete: FkAction,
     match_full: bool,
+    deferrable: bool,
+    initially_deferred: bool,
 }
 
 fn action(a: &Option<ast::ReferentialAction>) -> FkAction {
@@ -49,16 +51,13 @@ pub(crate) fn declared(
     if fk.index_name.is_some() {
         return Err(SqlError::unsupported("an index name in FOREIGN KEY"));
     }
-    if let Some(c) = &fk.characteristics {
-        if c.deferrable == Some(true) {
-            return Err(SqlError::unsupported("DEFERRABLE foreign keys"));
-        }
-        if c.initially == Some(ast::DeferrableInitial::Deferred) {
-            return Err(SqlError::unsupported("INITIALLY DEFERRED foreign keys"));
-        }
-        if c.enforced == Some(false) {
-            return Err(SqlError::unsupported("FOREIGN KEY ... NOT ENFORCED"));
-        }
+    let (deferrable, initially_deferred) = deferrability(fk.characteristics.as_ref())?;
+    if fk
+        .characteristics
+        .as_ref()
+        .is_some_and(|c| c.enforced == Some(false))
+    {
+        return Err(SqlError::unsupported("FOREIGN KEY ... NOT ENFORCED"));
     }
     let match_full = match fk.match_kind {
         None | Some(ast::ConstraintReferenceMatchKind::Simple) => false,
@@ -82,7 +81,43 @@ pub(crate) fn declared(
         on_update: action(&fk.on_update),
         on_delete: action(&fk.on_delete),
         match_full,
+        deferrable,
+        initially_deferred,
     })
+}
+
+/// `[NOT] DEFERRABLE [INITIALLY DEFERRED | IMMEDIATE]` as PostgreSQL reads
+/// it: INITIALLY DEFERRED alone implies DEFERRABLE, and with NOT
+/// DEFERRABLE is an error. Returns (deferrable, initially deferred).
+pub(crate) fn deferrability(c: Option<&ast::ConstraintCharacteristics>) -> Result<(bool, bool)> {
+    let Some(c) = c else {
+        return Ok((false, false));
+    };
+    let initially = c.initially == Some(ast::DeferrableInitial::Deferred);
+    if initially && c.deferrable == Some(false) {
+        return Err(SqlError::syntax(
+            "constraint declared INITIALLY DEFERRED must be DEFERRABLE",
+        ));
+    }
+    Ok((c.deferrable == Some(true) || initially, initially))
+}
+
+/// A PRIMARY KEY or UNIQUE constraint's characteristics: `NOT DEFERRABLE`
+/// and `INITIALLY IMMEDIATE` are what Walden does; a deferrable one is
+/// refused (its unique index checks every write at once).
+pub(crate) fn refuse_deferrable_key(
+    c: Option<&ast::ConstraintCharacteristics>,
+    what: &str,
+) -> Result<()> {
+    if deferrability(c)?.0 {
+        return Err(SqlError::unsupported(format!(
+            "DEFERRABLE {what} constraints"
+        )));
+    }
+    if c.is_some_and(|c| c.enforced == Some(false)) {
+        return Err(SqlError::unsupported(format!("{what} ... NOT ENFORCED")));
+    }
+    Ok(())
 }
 
 fn invalid_fk(message: impl Into<String>) -> SqlError {
@@ -268,6 +303,8 @@ pub(crate) fn resolve(
         on_update: d.on_update,
         on_delete: d.on_delete,
         match_full: d.match_full,
+        deferrable: d.deferrable,
+        initially_deferred: d.initially_deferred,
     })
 }
 
@@ -397,6 +434,9 @@ pub fn alter_table(
     at: &ast::AlterTable,
 ) -> Result<QueryOutput> {
     let table = object_last(&at.name);
+    if let Ok(t) = db.table_as(Some(tx.id()), &table) {
+        crate::dml::deferred::refuse_if_pending(tx, t.id(), t.name(), "ALTER TABLE")?;
+    }
     match at.operations.as_slice() {
         [ast::AlterTableOperation::AddConstraint {
             constraint: ast::TableConstraint::ForeignKey(fk),
@@ -423,6 +463,60 @@ pub fn alter_table(
             "ALTER TABLE is not a foreign key change",
         )),
     }
+}
+
+/// `ALTER TABLE t ALTER CONSTRAINT c [NOT] DEFERRABLE [INITIALLY ...]`: a
+/// foreign key's deferrability changes (logged as an ALTER TABLE that
+/// keeps the rows).
+pub fn alter_constraint(
+    tx: &mut Transaction,
+    a: &crate::front::alter_table::AlterConstraint,
+) -> Result<QueryOutput> {
+    let db = tx.database().clone();
+    let mut out = QueryOutput::command("ALTER TABLE");
+    let Ok(t) = db.table_as(Some(tx.id()), &a.table) else {
+        if a.if_exists {
+            out.notices
+                .push(format!("relation \"{}\" does not exist, skipping", a.table));
+            return Ok(out);
+        }
+        return Err(EngineError::UnknownTable(a.table.clone()).into());
+    };
+    if !t.def.foreign_keys.iter().any(|f| f.name == a.name) {
+        let d = &t.def;
+        let other = (!d.primary_key.is_empty() && d.pkey_name() == a.name)
+            || d.checks.iter().any(|c| c.name == a.name)
+            || d.indexes.iter().any(|i| i.constraint && i.name == a.name);
+        return Err(if other {
+            SqlError::new(
+                ErrorKind::WrongObjectType,
+                format!(
+                    "constraint \"{}\" of relation \"{}\" is not a foreign key constraint",
+                    a.name, d.name
+                ),
+            )
+        } else {
+            SqlError::new(
+                ErrorKind::UndefinedObject,
+                format!(
+                    "constraint \"{}\" of relation \"{}\" does not exist",
+                    a.name, d.name
+                ),
+            )
+        });
+    }
+    crate::dml::deferred::refuse_if_pending(tx, t.id(), t.name(), "ALTER TABLE")?;
+    tx.fold_writes(&a.table)?;
+    let tx: &Transaction = tx;
+    tx.alter_table(&a.table, |t| {
+        let mut def = t.def.clone();
+        for fk in def.foreign_keys.iter_mut().filter(|f| f.name == a.name) {
+            fk.deferrable = a.deferrable;
+            fk.initially_deferred = a.initially_deferred;
+        }
+        Ok::<_, SqlError>(Some(walden_engine::Alteration { def, rewrite: None }))
+    })?;
+    Ok(out)
 }
 
 /// DROP TABLE ... [CASCADE]: the engine refuses a table other tables'
@@ -522,6 +616,12 @@ pub(crate) fn constraint_def(me: &TableDef, r: &TableDef, fk: &ForeignKeyDef) ->
     if fk.on_delete != FkAction::NoAction {
         s.push_str(" ON DELETE ");
         s.push_str(fk.on_delete.sql());
+    }
+    if fk.deferrable {
+        s.push_str(" DEFERRABLE");
+    }
+    if fk.initially_deferred {
+        s.push_str(" INITIALLY DEFERRED");
     }
     s
 }

@@ -231,12 +231,7 @@ impl UniqueSpec {
         if matches!(u.nulls_distinct, ast::NullsDistinctOption::NotDistinct) {
             return Err(SqlError::unsupported("NULLS NOT DISTINCT"));
         }
-        if u.characteristics
-            .as_ref()
-            .is_some_and(|c| c.deferrable == Some(true) || c.initially.is_some())
-        {
-            return Err(SqlError::unsupported("DEFERRABLE UNIQUE constraints"));
-        }
+        crate::catalog::foreign_keys::refuse_deferrable_key(u.characteristics.as_ref(), "UNIQUE")?;
         check_method(&u.index_type)?;
         let columns = match column {
             Some(c) => vec![fold_ident(c)],

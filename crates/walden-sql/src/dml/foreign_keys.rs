@@ -9,6 +9,7 @@
 //! handled the same way, depth first, as PostgreSQL's nested queries).
 
 use crate::dml::checks::Checks;
+use crate::dml::deferred;
 use crate::dml::Ctx;
 use crate::error::{ErrorFields, ErrorKind, Result, SqlError};
 use crate::query::Planner;
@@ -165,7 +166,17 @@ fn handle(tx: &mut Transaction, ctx: &Ctx<'_>, ev: Event, out: &mut VecDeque<Eve
             let current = tx.database().table_by_id(table.id()).unwrap_or(table);
             for i in fks {
                 if let Some(fk) = current.def.foreign_keys.get(i) {
-                    check_child(tx, &current, fk, &row)?;
+                    if deferred::is_deferred(tx, fk) {
+                        let note = deferred::Note::Child {
+                            table: current.id(),
+                            key: key.clone(),
+                            row: row.clone(),
+                            fk: fk.name.clone(),
+                        };
+                        deferred::defer(tx, note);
+                    } else {
+                        check_child(tx, &current, fk, &row)?;
+                    }
                 }
             }
         }
@@ -193,7 +204,26 @@ fn handle(tx: &mut Transaction, ctx: &Ctx<'_>, ev: Event, out: &mut VecDeque<Eve
             new,
             child,
             fk,
-        } => act(tx, ctx, &parent, &old, new.as_ref(), &child, &fk, out)?,
+        } => {
+            let action = if new.is_some() {
+                fk.on_update
+            } else {
+                fk.on_delete
+            };
+            // Only NO ACTION's check waits for COMMIT; RESTRICT and the
+            // actions run now, deferrable or not (as PostgreSQL).
+            if action == FkAction::NoAction && deferred::is_deferred(tx, &fk) {
+                let note = deferred::Note::Parent {
+                    parent: parent.id(),
+                    old,
+                    child: child.id(),
+                    fk: fk.name,
+                };
+                deferred::defer(tx, note);
+                return Ok(());
+            }
+            act(tx, ctx, &parent, &old, new.as_ref(), &child, &fk, out)?
+        }
     }
     Ok(())
 }
@@ -231,7 +261,12 @@ fn ref_path(parent: &Table, fk: &ForeignKeyDef, v: &[Value]) -> Result<RefPath> 
     )))
 }
 
-fn check_child(tx: &mut Transaction, t: &Table, fk: &ForeignKeyDef, row: &[Value]) -> Result<()> {
+pub(super) fn check_child(
+    tx: &mut Transaction,
+    t: &Table,
+    fk: &ForeignKeyDef,
+    row: &[Value],
+) -> Result<()> {
     let v = vals(row, &fk.columns);
     let nulls = v.iter().filter(|x| x.is_null()).count();
     if nulls == v.len() || (nulls > 0 && !fk.match_full) {
@@ -279,7 +314,7 @@ fn check_child(tx: &mut Transaction, t: &Table, fk: &ForeignKeyDef, row: &[Value
 /// The rows of `child` whose `fk` columns hold `v`, in the newest committed
 /// state with this transaction's own writes (through an index whose
 /// leading columns are the foreign key's, when there is one).
-fn referencing_rows(
+pub(super) fn referencing_rows(
     tx: &mut Transaction,
     child: &Table,
     fk: &ForeignKeyDef,
@@ -325,7 +360,7 @@ fn referencing_rows(
 /// Whether the referenced table still has a row with these values (in
 /// this transaction's view, newest state): a NO ACTION key that another
 /// row took over in the same statement is still satisfied.
-fn key_still_present(
+pub(super) fn key_still_present(
     tx: &mut Transaction,
     parent: &Table,
     fk: &ForeignKeyDef,
@@ -445,7 +480,12 @@ fn act(
     }
 }
 
-fn still_referenced(parent: &Table, child: &Table, fk: &ForeignKeyDef, ov: &[Value]) -> SqlError {
+pub(super) fn still_referenced(
+    parent: &Table,
+    child: &Table,
+    fk: &ForeignKeyDef,
+    ov: &[Value],
+) -> SqlError {
     SqlError::new(
         ErrorKind::ForeignKeyViolation,
         format!(

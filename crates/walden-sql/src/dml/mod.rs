@@ -25,6 +25,7 @@ use walden_engine::{
 
 pub(crate) mod checks;
 pub(crate) mod defaults;
+pub(crate) mod deferred;
 pub(crate) mod explain;
 pub(crate) mod foreign_keys;
 mod from;

@@ -123,6 +123,89 @@ pub(crate) fn identity_actions(sql: &str) -> Option<AlterIdentity> {
     })
 }
 
+/// `ALTER TABLE [IF EXISTS] [ONLY] t ALTER CONSTRAINT c [NOT] DEFERRABLE
+/// [INITIALLY DEFERRED | IMMEDIATE]` (PostgreSQL 15: foreign keys only;
+/// `catalog/foreign_keys.rs` runs it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AlterConstraint {
+    pub if_exists: bool,
+    /// Folded, the last part of the name.
+    pub table: String,
+    pub name: String,
+    pub deferrable: bool,
+    pub initially_deferred: bool,
+}
+
+/// The statement as an `ALTER CONSTRAINT`, if that is what it is (a
+/// malformed one is a syntax error; `None`: another statement).
+pub(crate) fn alter_constraint(sql: &str) -> Option<Result<AlterConstraint>> {
+    let w = words(sql);
+    if w.len() < 6 || !is(&w[0], "ALTER") || !is(&w[1], "TABLE") {
+        return None;
+    }
+    let mut i = 2;
+    let if_exists = w.len() > i + 1 && is(&w[i], "IF") && is(&w[i + 1], "EXISTS");
+    if if_exists {
+        i += 2;
+    }
+    if is(w.get(i)?, "ONLY") {
+        i += 1;
+    }
+    let fold = |s: &str| match s.strip_prefix('"').and_then(|x| x.strip_suffix('"')) {
+        Some(q) => q.replace("\"\"", "\""),
+        None => s.to_ascii_lowercase(),
+    };
+    let mut table = fold(w.get(i)?);
+    i += 1;
+    while w.get(i).map(String::as_str) == Some(".") {
+        table = fold(w.get(i + 1)?);
+        i += 2;
+    }
+    if !(is(w.get(i)?, "ALTER") && is(w.get(i + 1)?, "CONSTRAINT")) {
+        return None;
+    }
+    let name = fold(w.get(i + 2)?);
+    i += 3;
+    let (mut deferrable, mut initially) = (None, None);
+    while i < w.len() {
+        let at = |k: usize, kw: &str| w.get(i + k).is_some_and(|x| is(x, kw));
+        if at(0, "DEFERRABLE") {
+            deferrable = Some(true);
+            i += 1;
+        } else if at(0, "NOT") && at(1, "DEFERRABLE") {
+            deferrable = Some(false);
+            i += 2;
+        } else if at(0, "INITIALLY") && at(1, "DEFERRED") {
+            initially = Some(true);
+            i += 2;
+        } else if at(0, "INITIALLY") && at(1, "IMMEDIATE") {
+            initially = Some(false);
+            i += 2;
+        } else {
+            return Some(Err(SqlError::syntax(format!(
+                "syntax error at or near \"{}\"",
+                w[i]
+            ))));
+        }
+    }
+    if deferrable.is_none() && initially.is_none() {
+        return Some(Err(SqlError::syntax("syntax error at end of input")));
+    }
+    let initially_deferred = initially == Some(true);
+    if initially_deferred && deferrable == Some(false) {
+        return Some(Err(SqlError::syntax(
+            "constraint declared INITIALLY DEFERRED must be DEFERRABLE",
+        )));
+    }
+    Some(Ok(AlterConstraint {
+        if_exists,
+        table,
+        name,
+        deferrable: deferrable == Some(true) || initially_deferred,
+        initially_deferred,
+    }))
+}
+
 /// The statement's tokens, without whitespace; `[x]` and `"x"` become
 /// `"x"`.
 fn words(sql: &str) -> Vec<String> {
@@ -207,7 +290,6 @@ fn unparsed_clause(w: &[String]) -> Option<String> {
         &["INHERIT"],
         &["NOT", "OF"],
         &["OF"],
-        &["ALTER", "CONSTRAINT"],
         &["ATTACH", "PARTITION"],
         &["DETACH", "PARTITION"],
         &["RESTART"],

@@ -93,6 +93,8 @@ pub enum Command {
     },
     /// `ALTER TABLE t ALTER c SET GENERATED ... | DROP IDENTITY ...`.
     AlterIdentity(crate::front::alter_table::AlterIdentity),
+    /// `ALTER TABLE t ALTER CONSTRAINT c [NOT] DEFERRABLE [INITIALLY ...]`.
+    AlterConstraint(crate::front::alter_table::AlterConstraint),
     /// Statements accepted and ignored (`VACUUM`, `ANALYZE`, `SET NOCOUNT ON`, ...).
     Ignored(String),
     /// `SET LOCAL name = value`: until the transaction block ends.
@@ -104,10 +106,11 @@ pub enum Command {
     /// `DISCARD ALL`: settings, advisory locks, prepared statements.
     DiscardAll,
     /// `SET CONSTRAINTS { ALL | name, ... } { DEFERRED | IMMEDIATE }`: the
-    /// names (none: ALL). No constraint of Walden's is deferrable, so ALL
-    /// changes nothing (as in PostgreSQL without deferrable ones) and a
-    /// named one is refused as PostgreSQL refuses a non-deferrable one.
-    SetConstraints(Vec<String>),
+    /// names (none: ALL) and whether DEFERRED (see `dml/deferred.rs`).
+    SetConstraints {
+        names: Vec<String>,
+        deferred: bool,
+    },
     /// `DISCARD SEQUENCES`: forgets the session's `currval` / `lastval`.
     DiscardSequences,
     /// pgbench's catalog probe of `pg_class`/`pg_inherits` for a table.

@@ -356,13 +356,14 @@ pub fn parse(sql: &str) -> Result<Command> {
                     }
                 }
             }
-            if !(t.eat("DEFERRED") || t.eat("IMMEDIATE")) {
+            let deferred = t.eat("DEFERRED");
+            if !(deferred || t.eat("IMMEDIATE")) {
                 return Err(SqlError::syntax(
                     "syntax error: SET CONSTRAINTS needs DEFERRED or IMMEDIATE",
                 ));
             }
             t.end("SET CONSTRAINTS")?;
-            return Ok(Command::SetConstraints(names));
+            return Ok(Command::SetConstraints { names, deferred });
         }
         "SET" => return parse_set(&mut t, sql),
         "SHOW" => {
@@ -415,6 +416,9 @@ pub fn parse(sql: &str) -> Result<Command> {
             });
         }
         // ALTER SEQUENCE (see `alter_sequence.rs`).
+        // sqlparser does not parse it; CREATE / DROP DOMAIN are refused
+        // too (domains are not done yet).
+        "ALTER" if t.is(1, "DOMAIN") => return Err(SqlError::unsupported("ALTER DOMAIN")),
         "ALTER" if t.is(1, "SEQUENCE") => {
             t.i += 2;
             let if_exists = t.is(0, "IF") && t.is(1, "EXISTS");
@@ -549,6 +553,9 @@ pub fn parse(sql: &str) -> Result<Command> {
         }
         if let Some(a) = crate::front::alter_table::identity_actions(sql) {
             return Ok(Command::AlterIdentity(a));
+        }
+        if let Some(a) = crate::front::alter_table::alter_constraint(sql) {
+            return Ok(Command::AlterConstraint(a?));
         }
         return Ok(Command::Sql(Box::new(crate::front::alter_table::parse(
             sql,

@@ -280,10 +280,11 @@ impl SqlSession {
             fks.finish(tx, ctx)
         });
         let r = r.and_then(|()| match load.own.take() {
-            Some(tx) => tx
-                .commit(CommitRequest::Default)
-                .map(|_| ())
-                .map_err(SqlError::from),
+            Some(mut tx) => crate::dml::deferred::check_at_commit(&mut tx).and_then(|()| {
+                tx.commit(CommitRequest::Default)
+                    .map(|_| ())
+                    .map_err(SqlError::from)
+            }),
             None => Ok(()),
         });
         match r {

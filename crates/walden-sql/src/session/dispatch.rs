@@ -52,7 +52,7 @@ impl SqlSession {
         let writes = match cmd {
             Command::CreateSequence { .. } => Some("CREATE SEQUENCE"),
             Command::AlterSequence { .. } => Some("ALTER SEQUENCE"),
-            Command::AlterIdentity(_) => Some("ALTER TABLE"),
+            Command::AlterIdentity(_) | Command::AlterConstraint(_) => Some("ALTER TABLE"),
             Command::AlterDatabase { .. } | Command::AlterDatabaseOwner { .. } => {
                 Some("ALTER DATABASE")
             }
@@ -80,7 +80,7 @@ impl SqlSession {
                     // An implicit block ends here, as in PostgreSQL.
                     if let Some(mut tx) = self.tx.take() {
                         let id = tx.id();
-                        self.temp_on_commit(&mut tx)?;
+                        self.before_commit(&mut tx)?;
                         tx.commit(CommitRequest::Default)?;
                         self.cursors_committed(id);
                     }
@@ -100,7 +100,7 @@ impl SqlSession {
                 let r = match self.tx.take() {
                     Some(mut tx) => {
                         let id = tx.id();
-                        let r = match self.temp_on_commit(&mut tx) {
+                        let r = match self.before_commit(&mut tx) {
                             Ok(()) => tx.commit(req).map(|_| ()),
                             Err(e) => {
                                 tx.rollback();
@@ -176,35 +176,7 @@ impl SqlSession {
                 });
                 Ok(out)
             }
-            Command::SetConstraints(names) => {
-                if let Some(n) = names.first() {
-                    let db = self.db.clone();
-                    let exists = db.tables().iter().any(|t| {
-                        t.def.pkey_name().eq_ignore_ascii_case(n) && !t.def.primary_key.is_empty()
-                            || t.def.checks.iter().any(|c| c.name.eq_ignore_ascii_case(n))
-                            || t.def
-                                .foreign_keys
-                                .iter()
-                                .any(|f| f.name.eq_ignore_ascii_case(n))
-                            || t.def
-                                .indexes
-                                .iter()
-                                .any(|i| i.constraint && i.name.eq_ignore_ascii_case(n))
-                    });
-                    return Err(if exists {
-                        SqlError::new(
-                            crate::ErrorKind::WrongObjectType,
-                            format!("constraint \"{n}\" is not deferrable"),
-                        )
-                    } else {
-                        SqlError::new(
-                            crate::ErrorKind::UndefinedObject,
-                            format!("constraint \"{n}\" does not exist"),
-                        )
-                    });
-                }
-                Ok(QueryOutput::command("SET CONSTRAINTS"))
-            }
+            Command::SetConstraints { names, deferred } => self.set_constraints(names, *deferred),
             Command::DiscardSequences => {
                 self.session.discard_sequences();
                 Ok(QueryOutput::command("DISCARD SEQUENCES"))
@@ -461,6 +433,9 @@ impl SqlSession {
             Command::AlterIdentity(a) => self.dml(params, |p, tx, ctx| {
                 crate::catalog::alter_table::identity::alter_identity(p, a, tx, ctx)
             }),
+            Command::AlterConstraint(a) => {
+                self.in_tx(|tx, _| crate::catalog::foreign_keys::alter_constraint(tx, a))
+            }
             Command::AlterSequence {
                 if_exists,
                 sequence,

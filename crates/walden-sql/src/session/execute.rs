@@ -277,7 +277,7 @@ impl SqlSession {
         match self.tx.take() {
             Some(mut tx) => {
                 let id = tx.id();
-                self.temp_on_commit(&mut tx)?;
+                self.before_commit(&mut tx)?;
                 tx.commit(CommitRequest::Default)?;
                 self.cursors_committed(id);
                 Ok(())
@@ -308,7 +308,7 @@ impl SqlSession {
             let mut tx = self.new_tx();
             self.begin_statement(&mut tx)?;
             let v = f(&mut tx, self)?;
-            self.temp_on_commit(&mut tx)?;
+            self.before_commit(&mut tx)?;
             tx.commit(CommitRequest::Default)?;
             Ok(v)
         }

@@ -11,6 +11,7 @@ use crate::{Column, SqlEngine};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use walden_engine::types::now_micros;
+mod constraints;
 pub(crate) mod copy;
 pub(crate) mod cursor;
 mod dispatch;

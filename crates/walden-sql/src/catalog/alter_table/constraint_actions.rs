@@ -21,13 +21,10 @@ impl Work<'_> {
         use ast::TableConstraint as C;
         match c {
             C::PrimaryKey(pk) => {
-                if pk
-                    .characteristics
-                    .as_ref()
-                    .is_some_and(|c| c.deferrable == Some(true) || c.initially.is_some())
-                {
-                    return Err(SqlError::unsupported("DEFERRABLE PRIMARY KEY constraints"));
-                }
+                crate::catalog::foreign_keys::refuse_deferrable_key(
+                    pk.characteristics.as_ref(),
+                    "PRIMARY KEY",
+                )?;
                 let mut cols = Vec::new();
                 for ic in &pk.columns {
                     let name = match &ic.column.expr {

@@ -73,8 +73,8 @@ pub(crate) fn pg_constraint_rows(db: &Seen<'_>) -> Vec<Vec<Value>> {
                 Value::text(&fk.name),
                 Value::Int(NS_PUBLIC),
                 c('f'),
-                Value::Bool(false),
-                Value::Bool(false),
+                Value::Bool(fk.deferrable),
+                Value::Bool(fk.initially_deferred),
                 Value::Bool(true),
                 Value::Int(table_oid(t.id())),
                 Value::Int(0),
@@ -197,8 +197,8 @@ impl InfoView {
                         t("public"),
                         t(d.name.as_str()),
                         t(k.kind),
-                        t("NO"),
-                        t("NO"),
+                        t(if k.deferrable.0 { "YES" } else { "NO" }),
+                        t(if k.deferrable.1 { "YES" } else { "NO" }),
                         t("YES"),
                         if k.kind == "UNIQUE" {
                             t("YES")
@@ -280,6 +280,8 @@ struct KeyInfo {
     ref_positions: Option<Vec<i64>>,
     references: Option<(std::sync::Arc<Table>, Vec<usize>)>,
     fk: Option<usize>,
+    /// DEFERRABLE, INITIALLY DEFERRED.
+    deferrable: (bool, bool),
 }
 
 fn keys_of(db: &Database, tb: &Table) -> Vec<KeyInfo> {
@@ -291,6 +293,7 @@ fn keys_of(db: &Database, tb: &Table) -> Vec<KeyInfo> {
         ref_positions: None,
         references: None,
         fk: None,
+        deferrable: (false, false),
     };
     let mut out = Vec::new();
     if !d.primary_key.is_empty() {
@@ -324,6 +327,7 @@ fn keys_of(db: &Database, tb: &Table) -> Vec<KeyInfo> {
             ref_positions: Some(ref_positions),
             references: Some((r, fk.ref_columns.clone())),
             fk: Some(n),
+            deferrable: (fk.deferrable, fk.initially_deferred),
         });
     }
     out
