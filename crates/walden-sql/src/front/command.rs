@@ -93,8 +93,13 @@ pub enum Command {
     },
     /// `ALTER TABLE t ALTER c SET GENERATED ... | DROP IDENTITY ...`.
     AlterIdentity(crate::front::alter_table::AlterIdentity),
-    /// Statements accepted and ignored (`VACUUM`, `ANALYZE`, `SET NOCOUNT ON`, ...).
+    /// Statements accepted and ignored (`VACUUM`, `SET NOCOUNT ON`, ...).
     Ignored(String),
+    /// `ANALYZE [table [(columns)], ...]`, or `VACUUM ANALYZE ...` (`analyze.rs`).
+    Analyze {
+        vacuum: bool,
+        targets: Vec<crate::front::analyze::AnalyzeTarget>,
+    },
     /// `SET LOCAL name = value`: until the transaction block ends.
     SetLocal(String, String),
     /// `RESET name` / `RESET ALL` (None).

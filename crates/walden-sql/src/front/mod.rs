@@ -10,6 +10,7 @@ use sqlparser::tokenizer::{Token, Tokenizer};
 
 pub(crate) mod alter_table;
 pub(crate) mod availability_group;
+pub(crate) mod analyze;
 mod call_args;
 mod command;
 mod cursor;

@@ -468,6 +468,9 @@ impl SqlSession {
             } => self.in_tx(|tx, _| {
                 crate::catalog::alter_sequence::alter_sequence(tx, *if_exists, sequence, change)
             }),
+            Command::Analyze { vacuum, targets } => self.dml(params, |p, tx, _| {
+                crate::catalog::analyze::analyze(p, tx, targets, *vacuum)
+            }),
             Command::Ignored(what) => Ok(QueryOutput::command(if what.is_empty() {
                 "EMPTY".to_string()
             } else {
@@ -921,6 +924,7 @@ fn outside_block_only(cmd: &Command) -> Option<&'static str> {
         }
         Command::DiscardAll => "DISCARD ALL",
         Command::Ignored(w) if w.eq_ignore_ascii_case("VACUUM") => "VACUUM",
+        Command::Analyze { vacuum: true, .. } => "VACUUM",
         Command::Sql(s) => match s.as_ref() {
             Statement::CreateIndex(ci) if ci.concurrently => "CREATE INDEX CONCURRENTLY",
             _ => return None,
