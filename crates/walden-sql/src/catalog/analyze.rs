@@ -59,7 +59,11 @@ pub(crate) fn analyze(
     for (table, cols) in work {
         analyze_table(tx, &table, &cols)?;
     }
-    Ok(QueryOutput::command(if vacuum { "VACUUM" } else { "ANALYZE" }))
+    Ok(QueryOutput::command(if vacuum {
+        "VACUUM"
+    } else {
+        "ANALYZE"
+    }))
 }
 
 /// Samples `table` as `tx` sees it and stores its columns' statistics.
@@ -73,17 +77,13 @@ fn analyze_table(tx: &Transaction, table: &Table, cols: &[usize]) -> Result<()> 
     let stride = table.len().div_ceil(stats::SAMPLE_ROWS).max(1);
     let mut sample = Vec::new();
     let mut total = 0usize;
-    tx.scan_each::<walden_engine::EngineError>(
-        table,
-        (Bound::Unbounded, Bound::Unbounded),
-        |r| {
-            if total % stride == 0 && sample.len() < stats::SAMPLE_ROWS {
-                sample.push(walden_engine::Row::from(r.to_vec()));
-            }
-            total += 1;
-            Ok(())
-        },
-    )?;
+    tx.scan_each::<walden_engine::EngineError>(table, (Bound::Unbounded, Bound::Unbounded), |r| {
+        if total % stride == 0 && sample.len() < stats::SAMPLE_ROWS {
+            sample.push(walden_engine::Row::from(r.to_vec()));
+        }
+        total += 1;
+        Ok(())
+    })?;
     stats::store(table, stats::gather(table, &sample, total, cols));
     Ok(())
 }

@@ -3,8 +3,8 @@
 //! checks they run, and how names resolve to objects (`search_path`).
 
 pub(crate) mod alter_sequence;
-pub(crate) mod analyze;
 pub(crate) mod alter_table;
+pub(crate) mod analyze;
 pub(crate) mod comments;
 pub(crate) mod constraints;
 pub(crate) mod create_as;

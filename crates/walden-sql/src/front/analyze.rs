@@ -66,7 +66,9 @@ pub(super) fn parse(t: &mut Toks, first: &str) -> Result<Command> {
                 if t.eat_tok(&Token::RParen) {
                     break;
                 }
-                return Err(SqlError::syntax(format!("syntax error in {first}'s column list")));
+                return Err(SqlError::syntax(format!(
+                    "syntax error in {first}'s column list"
+                )));
             }
         }
         targets.push(AnalyzeTarget { name, columns });

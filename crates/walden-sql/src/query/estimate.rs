@@ -58,7 +58,6 @@ pub(super) fn rows(s: &Source) -> f64 {
             ..
         } => {
             let (l, r) = (rows(left), rows(right));
-            let lw = source_width(left);
             let mut sel = 1.0;
             for (a, b) in keys {
                 let da = expr_distinct(left, a, l);
@@ -66,7 +65,6 @@ pub(super) fn rows(s: &Source) -> f64 {
                 sel /= da.max(db).max(1.0);
             }
             sel *= DEFAULT_INEQ.powi(on.len() as i32);
-            let _ = lw;
             let inner = (l * r * sel).max(1.0);
             match kind {
                 JoinKind::Inner => inner,
@@ -127,7 +125,11 @@ pub(super) fn key_covered(table: &Table, cols: &[usize]) -> bool {
             .any(|ix| ix.def.unique && covers(&ix.def.columns))
 }
 
-fn col_stats<'s>(table: &Table, st: Option<&'s stats::TableStats>, c: usize) -> Option<&'s ColumnStats> {
+fn col_stats<'s>(
+    table: &Table,
+    st: Option<&'s stats::TableStats>,
+    c: usize,
+) -> Option<&'s ColumnStats> {
     let name = &table.def.columns.get(c)?.name;
     st?.column(name)
 }
@@ -145,9 +147,7 @@ fn literal(e: &Expr) -> Option<&Value> {
 /// The share of the table's rows that pass `e`.
 fn selectivity(table: &Table, st: Option<&stats::TableStats>, e: &Expr, n: f64) -> f64 {
     let sel = match e {
-        Expr::Bin(BinOp::And, a, b) => {
-            selectivity(table, st, a, n) * selectivity(table, st, b, n)
-        }
+        Expr::Bin(BinOp::And, a, b) => selectivity(table, st, a, n) * selectivity(table, st, b, n),
         Expr::Bin(BinOp::Or, a, b) => {
             let (x, y) = (selectivity(table, st, a, n), selectivity(table, st, b, n));
             x + y - x * y
@@ -168,12 +168,20 @@ fn selectivity(table: &Table, st: Option<&stats::TableStats>, e: &Expr, n: f64) 
         }
         Expr::Bin(op @ (BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq), a, b) => {
             match (a.as_ref(), b.as_ref()) {
-                (Expr::Col(c), k) if !k.uses_row() => {
-                    range_sel(table, st, *c, literal(k), matches!(op, BinOp::Lt | BinOp::LtEq))
-                }
-                (k, Expr::Col(c)) if !k.uses_row() => {
-                    range_sel(table, st, *c, literal(k), matches!(op, BinOp::Gt | BinOp::GtEq))
-                }
+                (Expr::Col(c), k) if !k.uses_row() => range_sel(
+                    table,
+                    st,
+                    *c,
+                    literal(k),
+                    matches!(op, BinOp::Lt | BinOp::LtEq),
+                ),
+                (k, Expr::Col(c)) if !k.uses_row() => range_sel(
+                    table,
+                    st,
+                    *c,
+                    literal(k),
+                    matches!(op, BinOp::Gt | BinOp::GtEq),
+                ),
                 _ => DEFAULT_INEQ,
             }
         }
@@ -234,7 +242,13 @@ fn selectivity(table: &Table, st: Option<&stats::TableStats>, e: &Expr, n: f64) 
 
 /// `column = value`: the value's share from the statistics, else one
 /// distinct value's.
-fn eq_sel(table: &Table, st: Option<&stats::TableStats>, c: usize, v: Option<&Value>, n: f64) -> f64 {
+fn eq_sel(
+    table: &Table,
+    st: Option<&stats::TableStats>,
+    c: usize,
+    v: Option<&Value>,
+    n: f64,
+) -> f64 {
     if key_covered(table, &[c]) {
         return 1.0 / n.max(1.0);
     }
@@ -248,7 +262,13 @@ fn eq_sel(table: &Table, st: Option<&stats::TableStats>, c: usize, v: Option<&Va
 /// `column < value` (`below`) or `column > value`: the share of the most
 /// common values on that side and of the histogram below or above the
 /// value.
-fn range_sel(table: &Table, st: Option<&stats::TableStats>, c: usize, v: Option<&Value>, below: bool) -> f64 {
+fn range_sel(
+    table: &Table,
+    st: Option<&stats::TableStats>,
+    c: usize,
+    v: Option<&Value>,
+    below: bool,
+) -> f64 {
     let (Some(cs), Some(v)) = (col_stats(table, st, c), v) else {
         return DEFAULT_INEQ;
     };

@@ -75,9 +75,8 @@ pub(super) fn plan_from_where(
     let graph = Graph::new(&items, &preds, &on_conjuncts);
     // An ON condition naming a relation outside its join is an error the
     // written order reports; so is one of a relation not all-inner.
-    let reorder = graph.on_ok
-        && items.len() <= 128
-        && items.iter().all(|i| select::all_inner(&i.source));
+    let reorder =
+        graph.on_ok && items.len() <= 128 && items.iter().all(|i| select::all_inner(&i.source));
     let written: Vec<usize> = (0..items.len()).collect();
     let order = if reorder {
         graph.best_order()

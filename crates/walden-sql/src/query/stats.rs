@@ -38,7 +38,6 @@ pub struct ColumnStats {
 pub struct TableStats {
     /// Rows the table had when analysed (pg_class.reltuples).
     pub reltuples: f64,
-    pub analyzed_at: std::time::SystemTime,
     pub columns: Vec<ColumnStats>,
 }
 
@@ -116,7 +115,12 @@ pub fn store(table: &Table, stats: TableStats) {
 /// Statistics of the columns `which` (all when empty) of `table` from the
 /// rows read (`sample`, in key order) out of `total` rows; the columns not
 /// asked keep what they had.
-pub fn gather(table: &Table, sample: &[walden_engine::Row], total: usize, which: &[usize]) -> TableStats {
+pub fn gather(
+    table: &Table,
+    sample: &[walden_engine::Row],
+    total: usize,
+    which: &[usize],
+) -> TableStats {
     let old = of(table);
     let mut columns = Vec::new();
     for (k, col) in table.def.columns.iter().enumerate() {
@@ -134,7 +138,6 @@ pub fn gather(table: &Table, sample: &[walden_engine::Row], total: usize, which:
     }
     TableStats {
         reltuples: total as f64,
-        analyzed_at: std::time::SystemTime::now(),
         columns,
     }
 }
@@ -176,7 +179,12 @@ fn column_stats(name: &str, ty: &DataType, values: Vec<Value>, total: usize) -> 
     } else {
         (nonnull.iter().map(|(_, v)| width(ty, v)).sum::<usize>() / nonnull.len()) as i32
     };
-    let cmp = |a: &Value, b: &Value| functions::compare(a, b).ok().flatten().unwrap_or(Ordering::Equal);
+    let cmp = |a: &Value, b: &Value| {
+        functions::compare(a, b)
+            .ok()
+            .flatten()
+            .unwrap_or(Ordering::Equal)
+    };
     nonnull.sort_by(|a, b| cmp(&a.1, &b.1));
     // Runs of equal values: (first index in sorted order, count).
     let mut runs: Vec<(usize, usize)> = Vec::new();
@@ -287,7 +295,13 @@ fn column_stats(name: &str, ty: &DataType, values: Vec<Value>, total: usize) -> 
 /// the least common of them is clearly more common than the average of
 /// the values not kept (two standard errors of its count, as PostgreSQL
 /// decides).
-fn keep_mcvs(counts: &[usize], n_distinct: f64, null_frac: f64, samplerows: usize, totalrows: f64) -> usize {
+fn keep_mcvs(
+    counts: &[usize],
+    n_distinct: f64,
+    null_frac: f64,
+    samplerows: usize,
+    totalrows: f64,
+) -> usize {
     let mut k = counts.len();
     if k == 0 || samplerows as f64 >= totalrows {
         return k;

@@ -468,9 +468,22 @@ impl SqlSession {
             } => self.in_tx(|tx, _| {
                 crate::catalog::alter_sequence::alter_sequence(tx, *if_exists, sequence, change)
             }),
-            Command::Analyze { vacuum, targets } => self.dml(params, |p, tx, _| {
-                crate::catalog::analyze::analyze(p, tx, targets, *vacuum)
-            }),
+            Command::Analyze { vacuum, targets } => {
+                // The session's temporary tables by their engine names.
+                let targets: Vec<_> = targets
+                    .iter()
+                    .map(|t| match self.temp_engine_name(&t.name) {
+                        Some(n) => crate::front::analyze::AnalyzeTarget {
+                            name: vec![n],
+                            columns: t.columns.clone(),
+                        },
+                        None => t.clone(),
+                    })
+                    .collect();
+                self.dml(params, |p, tx, _| {
+                    crate::catalog::analyze::analyze(p, tx, &targets, *vacuum)
+                })
+            }
             Command::Ignored(what) => Ok(QueryOutput::command(if what.is_empty() {
                 "EMPTY".to_string()
             } else {
