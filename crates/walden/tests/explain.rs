@@ -447,7 +447,7 @@ fn options_json_errors_and_parameters() {
         has(
             &p.join("\n"),
             &[
-                "Seq Scan on item  (actual rows=1 loops=1)",
+                "Seq Scan on item  (rows=333) (actual rows=1 loops=1)",
                 "Filter: (price > $1)",
             ],
         );

@@ -191,9 +191,9 @@ fn analyze_gathers_postgresql_statistics() {
         // Errors as PostgreSQL's; a column list, VACUUM ANALYZE.
         assert_eq!(sqlstate(&c, "ANALYZE nosuch").await, "42P01");
         assert_eq!(sqlstate(&c, "ANALYZE st (nosuch)").await, "42703");
-        c.batch_execute("ANALYZE st (grp, name); VACUUM ANALYZE st")
-            .await
-            .unwrap();
+        // (VACUUM alone: a multi-statement query is a transaction block.)
+        c.batch_execute("ANALYZE st (grp, name)").await.unwrap();
+        c.batch_execute("VACUUM ANALYZE st").await.unwrap();
         // A temporary table, by its own name.
         c.batch_execute(
             "CREATE TEMP TABLE tt (a int); INSERT INTO tt SELECT g % 3 FROM generate_series(1, 30) g;
@@ -202,7 +202,11 @@ fn analyze_gathers_postgresql_statistics() {
         .await
         .unwrap();
         assert_eq!(
-            rows(&c, "SELECT n_distinct, most_common_vals FROM pg_stats WHERE tablename = 'tt'").await,
+            rows(
+                &c,
+                "SELECT n_distinct, most_common_vals FROM pg_stats WHERE tablename = 'tt'"
+            )
+            .await,
             ["3|{0,1,2}"]
         );
         c.batch_execute("BEGIN").await.unwrap();

@@ -50,7 +50,13 @@ pub fn pg_stats_rows(env: &Env<'_>) -> Vec<Vec<Value>> {
         let Some(st) = stats::of(&tb) else {
             continue;
         };
-        let (schema, table) = walden_engine::namespace::split_engine_name(tb.name());
+        // A temporary table is shown in its session's pg_temp_N schema.
+        let temp = crate::types::temp_names::split_temp(tb.name());
+        let temp_schema = temp.map(|(spid, _)| format!("pg_temp_{spid}"));
+        let (schema, table) = match (&temp_schema, temp) {
+            (Some(s), Some((_, n))) => (s.as_str(), n),
+            _ => walden_engine::namespace::split_engine_name(tb.name()),
+        };
         for col in &tb.def.columns {
             let Some(c) = st.column(&col.name) else {
                 continue;
