@@ -78,7 +78,7 @@ fn analyze_table(tx: &Transaction, table: &Table, cols: &[usize]) -> Result<()> 
     let mut sample = Vec::new();
     let mut total = 0usize;
     tx.scan_each::<walden_engine::EngineError>(table, (Bound::Unbounded, Bound::Unbounded), |r| {
-        if total % stride == 0 && sample.len() < stats::SAMPLE_ROWS {
+        if total.is_multiple_of(stride) && sample.len() < stats::SAMPLE_ROWS {
             sample.push(walden_engine::Row::from(r.to_vec()));
         }
         total += 1;

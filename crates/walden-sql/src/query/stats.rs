@@ -221,7 +221,7 @@ fn column_stats(name: &str, ty: &DataType, values: Vec<Value>, total: usize) -> 
     // frequent (TARGET at most); all of them when they are every value
     // and few, else those PostgreSQL's rule keeps (`keep_mcvs`).
     let mut track: Vec<(usize, usize)> = runs.iter().copied().filter(|(_, c)| *c > 1).collect();
-    track.sort_by(|a, b| b.1.cmp(&a.1));
+    track.sort_by_key(|t| std::cmp::Reverse(t.1));
     track.truncate(TARGET);
     let keep = if track.len() == d && n_distinct > 0.0 {
         track.len()
