@@ -288,7 +288,7 @@ fn analyze_counts_what_ran() {
         has(
             &p,
             &[
-                &format!("Index Scan using ol_amount on ol  (actual rows={n} loops=1)"),
+                &format!("Index Scan using ol_amount on ol  (rows=2) (actual rows={n} loops=1)"),
                 "Planning Time: ",
                 "Execution Time: ",
             ],
@@ -303,9 +303,9 @@ fn analyze_counts_what_ran() {
         has(
             &p,
             &[
-                "Nested Loop  (actual rows=9 loops=1)",
-                "Index Scan using cust_pkey on cust  (actual rows=3 loops=1)",
-                "Index Scan using ol_pkey on ol  (actual rows=3 loops=3)",
+                "Nested Loop  (rows=1) (actual rows=9 loops=1)",
+                "Index Scan using cust_pkey on cust  (rows=1) (actual rows=3 loops=1)",
+                "Index Scan using ol_pkey on ol  (rows=1) (actual rows=3 loops=3)",
             ],
         );
         // The grouping's input and output.
@@ -447,7 +447,7 @@ fn options_json_errors_and_parameters() {
         has(
             &p.join("\n"),
             &[
-                "Seq Scan on item  (actual rows=1 loops=1)",
+                "Seq Scan on item  (rows=333) (actual rows=1 loops=1)",
                 "Filter: (price > $1)",
             ],
         );

@@ -4,6 +4,7 @@
 
 pub(crate) mod alter_sequence;
 pub(crate) mod alter_table;
+pub(crate) mod analyze;
 pub(crate) mod comments;
 pub(crate) mod constraints;
 pub(crate) mod create_as;

@@ -6,6 +6,7 @@ pub(crate) mod activity_view;
 mod catalog_functions;
 pub(crate) mod locks_view;
 pub(crate) mod pg_catalog;
+pub(crate) mod stats_view;
 pub(crate) mod system_catalog;
 pub(crate) mod sysviews;
 

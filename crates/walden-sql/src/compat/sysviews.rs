@@ -31,6 +31,8 @@ pub enum SysView {
     PgStatActivity,
     /// `sys.dm_exec_requests` (`activity_view.rs`).
     Requests,
+    /// `pg_stats` (`stats_view.rs`).
+    PgStats,
     /// A `pg_catalog` or `information_schema` relation.
     Pg(PgView),
 }
@@ -53,6 +55,7 @@ pub fn lookup(schema: Option<&str>, name: &str) -> Option<SysView> {
         (Some("sys") | None, "dm_tran_locks") => SysView::TranLocks,
         (Some("pg_catalog") | None, "pg_locks") => SysView::PgLocks,
         (Some("pg_catalog") | None, "pg_stat_activity") => SysView::PgStatActivity,
+        (Some("pg_catalog") | None, "pg_stats") => SysView::PgStats,
         (Some("sys") | None, "dm_exec_requests") => SysView::Requests,
         _ => return pg_catalog::lookup(schema, name).map(SysView::Pg),
     };
@@ -68,6 +71,7 @@ impl SysView {
             SysView::TranLocks => crate::compat::locks_view::tran_locks_columns(),
             SysView::PgLocks => crate::compat::locks_view::pg_locks_columns(),
             SysView::PgStatActivity => activity_view::pg_stat_activity_columns(),
+            SysView::PgStats => crate::compat::stats_view::pg_stats_columns(),
             SysView::Sessions => activity_view::exec_sessions_columns(),
             SysView::Requests => activity_view::exec_requests_columns(),
             // SQL Server's columns, with the names added: a search with
@@ -225,6 +229,7 @@ pub fn rows(view: SysView, args: &[Value], env: &Env<'_>) -> Result<Vec<Vec<Valu
         SysView::TranLocks => return Ok(crate::compat::locks_view::tran_locks_rows(env)),
         SysView::PgLocks => return Ok(crate::compat::locks_view::pg_locks_rows(env)),
         SysView::PgStatActivity => return Ok(activity_view::pg_stat_activity_rows(env)),
+        SysView::PgStats => return Ok(crate::compat::stats_view::pg_stats_rows(env)),
         SysView::Sessions => return Ok(activity_view::exec_sessions_rows(env)),
         SysView::Requests => return Ok(activity_view::exec_requests_rows(env)),
         SysView::IndexUsageStats => {

@@ -95,8 +95,13 @@ pub enum Command {
     AlterIdentity(crate::front::alter_table::AlterIdentity),
     /// `ALTER TABLE t ALTER CONSTRAINT c [NOT] DEFERRABLE [INITIALLY ...]`.
     AlterConstraint(crate::front::alter_table::AlterConstraint),
-    /// Statements accepted and ignored (`VACUUM`, `ANALYZE`, `SET NOCOUNT ON`, ...).
+    /// Statements accepted and ignored (`VACUUM`, `SET NOCOUNT ON`, ...).
     Ignored(String),
+    /// `ANALYZE [table [(columns)], ...]`, or `VACUUM ANALYZE ...` (`analyze.rs`).
+    Analyze {
+        vacuum: bool,
+        targets: Vec<crate::front::analyze::AnalyzeTarget>,
+    },
     /// `SET LOCAL name = value`: until the transaction block ends.
     SetLocal(String, String),
     /// `RESET name` / `RESET ALL` (None).

@@ -9,6 +9,7 @@ use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, Tokenizer};
 
 pub(crate) mod alter_table;
+pub(crate) mod analyze;
 pub(crate) mod availability_group;
 mod call_args;
 mod command;

@@ -252,7 +252,8 @@ pub fn parse(sql: &str) -> Result<Command> {
             t.end("DISCARD SEQUENCES")?;
             return Ok(Command::DiscardSequences);
         }
-        "VACUUM" | "ANALYZE" | "DISCARD" | "UNLISTEN" => return Ok(Command::Ignored(first)),
+        "VACUUM" | "ANALYZE" | "ANALYSE" => return super::analyze::parse(&mut t, &first),
+        "DISCARD" | "UNLISTEN" => return Ok(Command::Ignored(first)),
         "USE" => {
             t.i += 1;
             let name = t.ident()?;

@@ -392,9 +392,9 @@ fn plan_select_inner(
         return Err(SqlError::unsupported("SELECT ... INTO"));
     }
     let saved_where = std::mem::replace(&mut p.partition_where, sel.selection.clone());
-    let item = plan_from(p, &sel.from, &outer, &mut Vec::new());
+    let item = super::order::plan_from_where(p, &sel.from, sel.selection.as_ref(), &outer);
     p.partition_where = saved_where;
-    let mut item = item?;
+    let (mut item, moved_on) = item?;
     let scope = Arc::new(Scope {
         cols: item.cols.clone(),
         parent: outer.clone(),
@@ -406,9 +406,13 @@ fn plan_select_inner(
     let mut correlated = false;
     p.window = WindowSlot::Refused("in WHERE");
     p.srf = srf::SrfSlot::Refused("WHERE");
-    if let Some(w) = &sel.selection {
+    if sel.selection.is_some() || !moved_on.is_empty() {
         let mut cs = Vec::new();
-        conjuncts(w, &mut cs);
+        if let Some(w) = &sel.selection {
+            conjuncts(w, &mut cs);
+        }
+        // The ON conditions of inner joins the join order dissolved.
+        cs.extend(moved_on);
         for c in cs {
             if has_aggregate(&c) {
                 return Err(SqlError::new(

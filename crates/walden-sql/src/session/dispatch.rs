@@ -443,6 +443,22 @@ impl SqlSession {
             } => self.in_tx(|tx, _| {
                 crate::catalog::alter_sequence::alter_sequence(tx, *if_exists, sequence, change)
             }),
+            Command::Analyze { vacuum, targets } => {
+                // The session's temporary tables by their engine names.
+                let targets: Vec<_> = targets
+                    .iter()
+                    .map(|t| match self.temp_engine_name(&t.name) {
+                        Some(n) => crate::front::analyze::AnalyzeTarget {
+                            name: vec![n],
+                            columns: t.columns.clone(),
+                        },
+                        None => t.clone(),
+                    })
+                    .collect();
+                self.dml(params, |p, tx, _| {
+                    crate::catalog::analyze::analyze(p, tx, &targets, *vacuum)
+                })
+            }
             Command::Ignored(what) => Ok(QueryOutput::command(if what.is_empty() {
                 "EMPTY".to_string()
             } else {
@@ -896,6 +912,7 @@ fn outside_block_only(cmd: &Command) -> Option<&'static str> {
         }
         Command::DiscardAll => "DISCARD ALL",
         Command::Ignored(w) if w.eq_ignore_ascii_case("VACUUM") => "VACUUM",
+        Command::Analyze { vacuum: true, .. } => "VACUUM",
         Command::Sql(s) => match s.as_ref() {
             Statement::CreateIndex(ci) if ci.concurrently => "CREATE INDEX CONCURRENTLY",
             _ => return None,

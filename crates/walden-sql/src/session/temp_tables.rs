@@ -434,6 +434,23 @@ impl VisitorMut for Resolver<'_> {
 }
 
 impl super::SqlSession {
+    /// The engine name of a relation a command names by parts (ANALYZE's
+    /// targets), when it is one of the session's temporary tables
+    /// (unqualified, `pg_temp.t` or `pg_temp_N.t`).
+    pub(super) fn temp_engine_name(&self, parts: &[String]) -> Option<String> {
+        let name = match parts {
+            [n] => n,
+            [s, n] if is_own_temp_schema(s, self.session.id) => n,
+            _ => return None,
+        };
+        if !self.temps.created.contains_key(name) {
+            return None;
+        }
+        let engine = internal(self.session.id, name);
+        let tx = self.tx.as_ref().map(|t| t.id());
+        self.db.table_as(tx, &engine).is_ok().then_some(engine)
+    }
+
     /// `cmd` with its names of temporary tables resolved (itself when it
     /// names none), registering a temporary table it creates.
     pub(super) fn temp_rewrite(

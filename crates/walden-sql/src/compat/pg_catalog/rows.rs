@@ -416,6 +416,11 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                         r[26] = b(true);
                         r[n - 1] = t(&po.bound);
                     }
+                    // After ANALYZE, relpages: the pages PostgreSQL's heap
+                    // would take for the rows at their analysed widths.
+                    if let Some(st) = crate::query::stats::of(&tb) {
+                        r[9] = i(st.heap_pages() as i64);
+                    }
                 }
                 for ix in indexes_of(&tb) {
                     out.push(class_row(

@@ -518,6 +518,10 @@ pub fn source_node<'p>(b: &mut Builder<'p, '_>, s: &'p Source, qualify: bool) ->
             ..
         } => join_node(b, s, left, right, kind, keys, on, probe.as_deref(), qualify),
     };
+    // The planner's estimate where the rows are not known exactly.
+    if n.rows.is_none() {
+        n.rows = Some(crate::query::estimate::rows(s).round() as u64);
+    }
     b.attach_subs(&mut n);
     n.actual = b.actual(s, Part::Source);
     n
@@ -670,6 +674,9 @@ fn join_node<'p>(
             cond.push(format!("({} = {v})", c.unwrap_or_default()));
         }
         inner.cond("Index Cond", cond);
+        // Rows per search: the join's estimate over the outer rows.
+        let per = crate::query::estimate::rows(s) / crate::query::estimate::rows(left);
+        inner.rows = Some(per.max(1.0).round() as u64);
         let f = b.d.all(filter, &rnames);
         inner.cond("Filter", f);
         b.attach_subs(&mut inner);
