@@ -36,6 +36,7 @@ mod sequence_relations;
 mod sequence_views;
 pub(crate) mod session_views;
 mod settings_view;
+pub(crate) mod triggers;
 mod sizes;
 mod user_views;
 mod views;
