@@ -133,11 +133,7 @@ pub fn recognise_routine(sql: &str) -> Option<Result<PgRoutine>> {
                     Some(parse_function(sql, &t, k + 1, replace, true))
                 }
                 // T-SQL's: the name (maybe `s.name`, `[name]`) then ON.
-                "trigger"
-                    if w(k + 2) == "on"
-                        || w(k + 4) == "on"
-                        || t.get(k + 1).is_some_and(|x| x.op("[")) =>
-                {
+                "trigger" if trigger::is_tsql_create(sql) => {
                     Some(trigger::parse_tsql_create(sql, &t, k, replace).map(PgRoutine::CreateTrigger))
                 }
                 "trigger" | "constraint" if t.iter().any(|x| x.is("execute")) => Some(

@@ -370,8 +370,12 @@ fn tsql_part(t: &[Tok], k: usize) -> Option<(String, usize)> {
 
 /// Whether `sql` is T-SQL's `CREATE | ALTER | CREATE OR ALTER TRIGGER name ON`.
 pub fn is_tsql_create(sql: &str) -> bool {
-    let head: String = sql.chars().take(400).collect();
-    let Ok(t) = lex(&head) else {
+    // Cheap first: this runs for every simple query.
+    let head: String = sql.chars().take(200).collect::<String>().to_ascii_lowercase();
+    if !head.contains("trigger") {
+        return false;
+    }
+    let Ok(t) = lex(sql) else {
         return false;
     };
     let k = match (word(&t, 0), word(&t, 1), word(&t, 2)) {
@@ -589,7 +593,7 @@ pub(super) fn parse_enable(t: &[Tok]) -> Option<Result<EnableTrigger>> {
 /// A stored definition read back.
 pub fn parse_stored(def: &str) -> Option<PgTrigger> {
     let t = lex(def).ok()?;
-    if word(&t, 3) == "on" || t.get(2).is_some_and(|x| x.op("[")) || word(&t, 5) == "on" {
+    if is_tsql_create(def) {
         return parse_tsql_create(def, &t, 1, false).ok();
     }
     parse_create(def, &t, 1, false).ok()
