@@ -9,10 +9,9 @@
 
 use crate::dml::checks::Checks;
 use crate::dml::foreign_keys::Pending;
-use crate::front::plpgsql::trigger::TrigOp;
-use triggers::Firing;
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::expr::{Expr, Scope, ScopeCol};
+use crate::front::plpgsql::trigger::TrigOp;
 use crate::functions::Env;
 use crate::functions::SessionInfo;
 use crate::query::{self, object_last, Halt, Planner, Source};
@@ -20,6 +19,7 @@ use crate::{Column, QueryOutput};
 use sqlparser::ast::{self, SelectItem};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use triggers::Firing;
 use upsert::OnConflict;
 use walden_engine::{
     Instance, Key, LockMode, Locked, Table, Transaction, Upsert, Value, WaitPolicy,
@@ -649,10 +649,12 @@ fn update_rows(
             (new_row, joined)
         };
         let new_row = match fire.as_deref() {
-            Some(f) if f.has_before_row() => match f.before_row(tx, ctx, Some(&row), Some(new_row))? {
-                Some(r) => r,
-                None => continue,
-            },
+            Some(f) if f.has_before_row() => {
+                match f.before_row(tx, ctx, Some(&row), Some(new_row))? {
+                    Some(r) => r,
+                    None => continue,
+                }
+            }
             _ => new_row,
         };
         if let (Some(mv), Some((moved, to_root))) = (&pl.moving, moving.as_mut()) {

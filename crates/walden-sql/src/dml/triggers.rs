@@ -34,7 +34,11 @@ pub(crate) struct Firing {
 }
 
 /// The triggers on `t`, if any (whatever their events).
-fn of(tx: &Transaction, ctx: &Ctx<'_>, t: &Table) -> Result<Option<(TriggerHook, Arc<TableTriggers>)>> {
+fn of(
+    tx: &Transaction,
+    ctx: &Ctx<'_>,
+    t: &Table,
+) -> Result<Option<(TriggerHook, Arc<TableTriggers>)>> {
     let Some(h) = &ctx.info.triggers else {
         return Ok(None);
     };

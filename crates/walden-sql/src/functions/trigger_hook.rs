@@ -47,8 +47,12 @@ pub trait Triggers: Send + Sync {
     fn of(&self, env: &Env<'_>, table: &Table) -> Result<Option<Arc<TableTriggers>>>;
     /// Runs one trigger in `tx`; for a BEFORE row trigger, the row to
     /// write (`None`: skip the row).
-    fn fire(&self, tx: &mut Transaction, cx: &FireCtx<'_>, f: Fire<'_>)
-        -> Result<Option<Vec<Value>>>;
+    fn fire(
+        &self,
+        tx: &mut Transaction,
+        cx: &FireCtx<'_>,
+        f: Fire<'_>,
+    ) -> Result<Option<Vec<Value>>>;
 }
 
 /// The session's hook.

@@ -327,7 +327,11 @@ fn insert_row(
     }
     load.defaults.fill(&mut full, &ctx.env(tx))?;
     start_triggers(tx, load, ctx)?;
-    if let Some(Some(f)) = load.fire.as_ref().filter(|f| f.as_ref().is_some_and(|f| f.has_before_row())) {
+    if let Some(Some(f)) = load
+        .fire
+        .as_ref()
+        .filter(|f| f.as_ref().is_some_and(|f| f.has_before_row()))
+    {
         let row = tx.defaults_taken(&load.table, full)?;
         match f.before_row(tx, ctx, None, Some(row))? {
             Some(r) => full = r.into_iter().map(Some).collect(),

@@ -36,8 +36,8 @@ mod sequence_relations;
 mod sequence_views;
 pub(crate) mod session_views;
 mod settings_view;
-pub(crate) mod triggers;
 mod sizes;
+pub(crate) mod triggers;
 mod user_views;
 mod views;
 

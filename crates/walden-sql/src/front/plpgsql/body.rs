@@ -194,10 +194,7 @@ impl<'a> P<'a> {
             prev = t.e;
             let before = k.checked_sub(1).and_then(|p| self.t.get(p));
             let after = self.t.get(k + 1);
-            if self.trigger
-                && (t.is("new") || t.is("old"))
-                && !before.is_some_and(|b| b.op("."))
-            {
+            if self.trigger && (t.is("new") || t.is("old")) && !before.is_some_and(|b| b.op(".")) {
                 match (after, self.t.get(k + 2)) {
                     (Some(d), Some(f)) if d.op(".") && (f.k == K::Word || f.k == K::QIdent) => {
                         out.push_str(&field_var(&t.w, &f.w));
@@ -205,7 +202,12 @@ impl<'a> P<'a> {
                         continue;
                     }
                     _ if before.is_some_and(|b| b.is("as")) => {}
-                    _ => return Err(refuse(&format!("the record {} as a whole", t.w.to_uppercase()))),
+                    _ => {
+                        return Err(refuse(&format!(
+                            "the record {} as a whole",
+                            t.w.to_uppercase()
+                        )))
+                    }
                 }
             }
             if self.trigger && t.is("tg_argv") && after.is_some_and(|a| a.op("[")) {
@@ -477,9 +479,7 @@ impl<'a> P<'a> {
             "open" | "fetch" | "close" | "move" => Err(refuse("a cursor statement")),
             "call" => Err(refuse("CALL")),
             "return_next" => Err(refuse("RETURN NEXT")),
-            "new" | "old"
-                if self.trigger && self.t.get(self.i + 1).is_some_and(|t| t.op(".")) =>
-            {
+            "new" | "old" if self.trigger && self.t.get(self.i + 1).is_some_and(|t| t.op(".")) => {
                 self.assign_field()
             }
             w if self.is_var(w) => self.assign(),
@@ -744,10 +744,16 @@ impl<'a> P<'a> {
                 "new" => format!("'{RETURN_NEW}'"),
                 "old" => format!("'{RETURN_OLD}'"),
                 "null" => "NULL".to_string(),
-                _ => return Err(refuse("RETURN of anything but NEW, OLD or NULL in a trigger function")),
+                _ => {
+                    return Err(refuse(
+                        "RETURN of anything but NEW, OLD or NULL in a trigger function",
+                    ))
+                }
             };
             if !self.t.get(self.i + 1).is_some_and(|t| t.op(";")) {
-                return Err(refuse("RETURN of anything but NEW, OLD or NULL in a trigger function"));
+                return Err(refuse(
+                    "RETURN of anything but NEW, OLD or NULL in a trigger function",
+                ));
             }
             self.i += 2;
             return Ok(TStmt::Return(Some(r)));

@@ -103,7 +103,8 @@ pub fn recognise_routine(sql: &str) -> Option<Result<PgRoutine>> {
     match w(0) {
         "do" => Some(parse_do(&t)),
         "create" => {
-            let replace = w(1) == "or" && (w(2) == "replace" || (w(2) == "alter" && w(3) == "trigger"));
+            let replace =
+                w(1) == "or" && (w(2) == "replace" || (w(2) == "alter" && w(3) == "trigger"));
             if replace {
                 k = 3;
             }
@@ -133,18 +134,18 @@ pub fn recognise_routine(sql: &str) -> Option<Result<PgRoutine>> {
                     Some(parse_function(sql, &t, k + 1, replace, true))
                 }
                 // T-SQL's: the name (maybe `s.name`, `[name]`) then ON.
-                "trigger" if trigger::is_tsql_create(sql) => {
-                    Some(trigger::parse_tsql_create(sql, &t, k, replace).map(PgRoutine::CreateTrigger))
-                }
-                "trigger" | "constraint" if t.iter().any(|x| x.is("execute")) => Some(
-                    trigger::parse_create(sql, &t, k, replace).map(PgRoutine::CreateTrigger),
+                "trigger" if trigger::is_tsql_create(sql) => Some(
+                    trigger::parse_tsql_create(sql, &t, k, replace).map(PgRoutine::CreateTrigger),
                 ),
+                "trigger" | "constraint" if t.iter().any(|x| x.is("execute")) => {
+                    Some(trigger::parse_create(sql, &t, k, replace).map(PgRoutine::CreateTrigger))
+                }
                 _ => None,
             }
         }
-        "alter" if w(1) == "trigger" => Some(
-            trigger::parse_tsql_create(sql, &t, 1, true).map(PgRoutine::CreateTrigger),
-        ),
+        "alter" if w(1) == "trigger" => {
+            Some(trigger::parse_tsql_create(sql, &t, 1, true).map(PgRoutine::CreateTrigger))
+        }
         "alter"
             if w(1) == "table"
                 && t.iter().any(|x| x.is("trigger"))

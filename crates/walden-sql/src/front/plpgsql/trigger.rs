@@ -371,7 +371,11 @@ fn tsql_part(t: &[Tok], k: usize) -> Option<(String, usize)> {
 /// Whether `sql` is T-SQL's `CREATE | ALTER | CREATE OR ALTER TRIGGER name ON`.
 pub fn is_tsql_create(sql: &str) -> bool {
     // Cheap first: this runs for every simple query.
-    let head: String = sql.chars().take(200).collect::<String>().to_ascii_lowercase();
+    let head: String = sql
+        .chars()
+        .take(200)
+        .collect::<String>()
+        .to_ascii_lowercase();
     if !head.contains("trigger") {
         return false;
     }
@@ -383,8 +387,7 @@ pub fn is_tsql_create(sql: &str) -> bool {
         ("create", _, _) | ("alter", _, _) => 1,
         _ => return false,
     };
-    word(&t, k) == "trigger"
-        && tsql_name(&t, k + 1).is_ok_and(|(_, _, e)| word(&t, e) == "on")
+    word(&t, k) == "trigger" && tsql_name(&t, k + 1).is_ok_and(|(_, _, e)| word(&t, e) == "on")
 }
 
 /// `[schema.]name` in T-SQL's spelling: schema and name.
@@ -401,7 +404,12 @@ fn tsql_name(t: &[Tok], k: usize) -> Result<(Option<String>, String, usize)> {
 /// T-SQL's `CREATE [OR ALTER] TRIGGER [s.]name ON [s.]table {FOR | AFTER |
 /// INSTEAD OF} INSERT [, UPDATE] [, DELETE] [NOT FOR REPLICATION] AS body`;
 /// `k` is the index of TRIGGER.
-pub(super) fn parse_tsql_create(sql: &str, t: &[Tok], k: usize, replace: bool) -> Result<PgTrigger> {
+pub(super) fn parse_tsql_create(
+    sql: &str,
+    t: &[Tok],
+    k: usize,
+    replace: bool,
+) -> Result<PgTrigger> {
     let (_, name, mut k) = tsql_name(t, k + 1)?;
     if word(t, k) != "on" {
         return Err(syntax_near(t.get(k)));

@@ -25,9 +25,9 @@ fn regclass_text(schema: &Option<String>, table: &str) -> String {
 /// Whether a WHEN condition names `rec` (`new` or `old`).
 fn names_record(cond: &str, rec: &str) -> bool {
     lex(cond).is_ok_and(|t| {
-        t.iter().enumerate().any(|(i, x)| {
-            x.is(rec) && t.get(i + 1).is_some_and(|d| d.k == K::Op && d.w == ".")
-        })
+        t.iter()
+            .enumerate()
+            .any(|(i, x)| x.is(rec) && t.get(i + 1).is_some_and(|d| d.k == K::Op && d.w == "."))
     })
 }
 
@@ -91,7 +91,12 @@ impl<'h, H: Host> Runner<'h, H> {
             ));
         }
         if let Some(w) = &t.when {
-            let bad = |m: &str| Err(SqlError::new(ErrorKind::InvalidObjectDefinition, m.to_string()));
+            let bad = |m: &str| {
+                Err(SqlError::new(
+                    ErrorKind::InvalidObjectDefinition,
+                    m.to_string(),
+                ))
+            };
             let (new, old) = (names_record(w, "new"), names_record(w, "old"));
             if !t.row && (new || old) {
                 return bad("statement trigger's WHEN condition cannot reference column values");
@@ -165,11 +170,16 @@ impl<'h, H: Host> Runner<'h, H> {
             if !t.replace {
                 return Err(SqlError::new(
                     ErrorKind::DuplicateObject,
-                    format!("There is already an object named '{}' in the database.", t.name),
+                    format!(
+                        "There is already an object named '{}' in the database.",
+                        t.name
+                    ),
                 ));
             }
             self.fixed(
-                &format!("DELETE FROM {TRIGGER_TABLE} WHERE tbl_oid = $1 AND lower(name) = lower($2)"),
+                &format!(
+                    "DELETE FROM {TRIGGER_TABLE} WHERE tbl_oid = $1 AND lower(name) = lower($2)"
+                ),
                 &[r[0].clone(), Value::text(t.name.clone())],
             )?;
         }
@@ -263,7 +273,11 @@ impl<'h, H: Host> Runner<'h, H> {
         let (sql, params) = match &e.name {
             Some(n) => (
                 format!("UPDATE {TRIGGER_TABLE} SET enabled = $2 WHERE tbl_oid = $1 AND name = $3"),
-                vec![Value::Int(oid), Value::Bool(e.enable), Value::text(n.clone())],
+                vec![
+                    Value::Int(oid),
+                    Value::Bool(e.enable),
+                    Value::text(n.clone()),
+                ],
             ),
             None => (
                 format!("UPDATE {TRIGGER_TABLE} SET enabled = $2 WHERE tbl_oid = $1"),
@@ -307,7 +321,12 @@ impl<'h, H: Host> Runner<'h, H> {
         let detail: Vec<String> = o
             .rows
             .iter()
-            .map(|r| format!("trigger {} on table {} depends on function {func}()", r[0], r[1]))
+            .map(|r| {
+                format!(
+                    "trigger {} on table {} depends on function {func}()",
+                    r[0], r[1]
+                )
+            })
             .collect();
         Err(SqlError::new(
             ErrorKind::DependentObjects,

@@ -62,7 +62,13 @@ fn plan(p: &mut Planner<'_>, cmd: &Command) -> Result<Planned> {
 
 impl Host for TxHost<'_, '_> {
     fn parse(&mut self, sql: &str) -> Result<Arc<Command>> {
-        if let Some(c) = self.owner.parsed.lock().ok().and_then(|p| p.get(sql).cloned()) {
+        if let Some(c) = self
+            .owner
+            .parsed
+            .lock()
+            .ok()
+            .and_then(|p| p.get(sql).cloned())
+        {
             return Ok(c);
         }
         let c = Arc::new(crate::front::parse(sql)?);
@@ -100,7 +106,12 @@ impl Host for TxHost<'_, '_> {
             _ => return Err(refuse("transaction control")),
         }
         let key = (Arc::as_ptr(cmd) as usize, types.to_vec());
-        let cached = self.owner.plans.lock().ok().and_then(|p| p.get(&key).cloned());
+        let cached = self
+            .owner
+            .plans
+            .lock()
+            .ok()
+            .and_then(|p| p.get(&key).cloned());
         let pl = match cached {
             Some(p) => p,
             None => {

@@ -87,7 +87,11 @@ impl Pseudo {
                     && after_from
                     && !matches!(next, Some(Token::Period))
                 {
-                    let n = if v == "inserted" { self.inserted } else { self.deleted };
+                    let n = if v == "inserted" {
+                        self.inserted
+                    } else {
+                        self.deleted
+                    };
                     out.push_str(&self.derived(if v == "inserted" { "ins" } else { "del" }, n));
                     // An alias of its own follows, or it is named by itself.
                     let aliased = match next {
