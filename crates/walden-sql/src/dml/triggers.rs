@@ -9,13 +9,13 @@
 use super::Ctx;
 use crate::error::{Result, SqlError};
 use crate::front::plpgsql::trigger::{PgTrigger, Timing, TrigOp};
-use crate::functions::trigger_hook::{Fire, FireCtx, TableTriggers};
+use crate::functions::trigger_hook::{Fire, FireCtx, RowChange, TableTriggers};
 use crate::functions::TriggerHook;
 use std::sync::Arc;
 use walden_engine::{Table, Transaction, Value};
 
 /// AFTER ROW events waiting for the statement's end: (OLD, NEW).
-type Queued = Vec<(Option<Vec<Value>>, Option<Vec<Value>>)>;
+type Queued = Vec<RowChange>;
 
 /// The triggers one statement fires on one table for one operation.
 pub(crate) struct Firing {
@@ -116,7 +116,7 @@ impl Firing {
         old: Option<&[Value]>,
         new: Option<&[Value]>,
     ) -> Result<Option<Vec<Value>>> {
-        let rows: &[(Option<Vec<Value>>, Option<Vec<Value>>)] = if trig.tsql_body.is_some() {
+        let rows: &[RowChange] = if trig.tsql_body.is_some() {
             &self.queued
         } else {
             &[]

@@ -12,6 +12,9 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use walden_engine::{Instance, Table, Transaction, Value};
 
+/// A changed row: (old, new).
+pub type RowChange = (Option<Vec<Value>>, Option<Vec<Value>>);
+
 /// A table's enabled triggers, in firing order (by name).
 #[derive(Debug, Default)]
 pub struct TableTriggers {
@@ -29,7 +32,7 @@ pub struct Fire<'a> {
     pub new: Option<&'a [Value]>,
     /// A T-SQL trigger's `deleted` / `inserted` rows: each changed row's
     /// (old, new), in the order they were written.
-    pub rows: &'a [(Option<Vec<Value>>, Option<Vec<Value>>)],
+    pub rows: &'a [RowChange],
     /// The columns an UPDATE set (T-SQL's `UPDATE(col)`).
     pub assigned: &'a [usize],
 }

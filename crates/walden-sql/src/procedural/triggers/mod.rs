@@ -334,7 +334,7 @@ impl<'h, H: Host> Runner<'h, H> {
         let (schema, name) = schema_and_name(f.table.name());
         let text = |s: &str| Var {
             ty: DataType::Text,
-            value: Value::text(s.to_string()),
+            value: Value::text(s),
         };
         frame.insert("@tg_op".into(), text(f.op.word()));
         frame.insert("@tg_name".into(), text(&t.name));
