@@ -129,11 +129,41 @@ impl Transaction {
         self.build_row(table, values)
     }
 
+    /// [`Transaction::complete_row`] without its NOT NULL check: the row a
+    /// BEFORE trigger is given, which it may still fill in (the insert
+    /// checks what it returns).
+    pub fn defaults_taken(
+        &mut self,
+        table: &Table,
+        values: Vec<Option<Value>>,
+    ) -> Result<Vec<Value>> {
+        self.check_write("INSERT")?;
+        self.fill_row(table, values)
+    }
+
     pub(super) fn build_row(
         &self,
         table: &Table,
         values: Vec<Option<Value>>,
     ) -> Result<Vec<Value>> {
+        let row = self.fill_row(table, values)?;
+        let def = &table.def;
+        if let Some(c) = def
+            .columns
+            .iter()
+            .zip(&row)
+            .find_map(|(c, v)| (v.is_null() && !c.nullable).then_some(c))
+        {
+            return Err(EngineError::NotNull {
+                table: def.name.clone(),
+                column: c.name.clone(),
+            });
+        }
+        check_size(&row, self.db.limits())?;
+        Ok(row)
+    }
+
+    fn fill_row(&self, table: &Table, values: Vec<Option<Value>>) -> Result<Vec<Value>> {
         let def = &table.def;
         if values.len() != def.columns.len() {
             return Err(EngineError::Data(format!(
@@ -162,18 +192,6 @@ impl Transaction {
                 None => self.default_value(c)?,
             });
         }
-        if let Some(c) = def
-            .columns
-            .iter()
-            .zip(&row)
-            .find_map(|(c, v)| (v.is_null() && !c.nullable).then_some(c))
-        {
-            return Err(EngineError::NotNull {
-                table: def.name.clone(),
-                column: c.name.clone(),
-            });
-        }
-        check_size(&row, self.db.limits())?;
         Ok(row)
     }
 

@@ -525,6 +525,7 @@ pub fn drop(
                         cascade,
                         &mut out,
                     )?;
+                    crate::dml::triggers::forget_table(db, tx, &t)?;
                 } else if db.user_view_as(Some(tx.id()), &name).is_some() {
                     return Err(SqlError::new(
                         ErrorKind::WrongObjectType,

@@ -92,6 +92,10 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                 _ => Value::Null,
             }
         }
+        Func::TriggerDef => match oid_value(&arg(0)) {
+            Some(o) => crate::compat::pg_catalog::triggers::triggerdef(env, o),
+            None => Value::Null,
+        },
         Func::ColDescription => match (oid_value(&arg(0)), arg(1)) {
             (Some(o), Value::Int(n)) => crate::compat::pg_catalog::col_description(env, o, n),
             _ => Value::Null,

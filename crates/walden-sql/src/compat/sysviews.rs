@@ -14,6 +14,8 @@ pub enum SysView {
     /// `sys.schemas`: SQL Server's fixed schemas and those CREATE SCHEMA
     /// made (`public` is `dbo`).
     Schemas,
+    /// `sys.triggers` (`pg_catalog/triggers.rs`).
+    Triggers,
     FileStats,
     WaitStats,
     SessionWaitStats,
@@ -43,6 +45,7 @@ pub fn lookup(schema: Option<&str>, name: &str) -> Option<SysView> {
     let v = match (schema, n.as_str()) {
         (Some("sys") | None, "databases") if schema.is_some() => SysView::Databases,
         (Some("sys"), "schemas") => SysView::Schemas,
+        (Some("sys"), "triggers") => SysView::Triggers,
         (Some("sys"), "dm_io_virtual_file_stats") => SysView::FileStats,
         (Some("sys") | None, "dm_os_wait_stats") => SysView::WaitStats,
         (Some("sys") | None, "dm_exec_session_wait_stats") => SysView::SessionWaitStats,
@@ -140,6 +143,19 @@ impl SysView {
                 ("max_lag_bytes", T::BigInt),
                 ("max_lag_ms", T::BigInt),
                 ("is_lag_bound_counted", T::Bool),
+            ],
+            SysView::Triggers => vec![
+                ("name", text.clone()),
+                ("object_id", T::Int),
+                ("parent_class", T::SmallInt),
+                ("parent_class_desc", text.clone()),
+                ("parent_id", T::Int),
+                ("type", text.clone()),
+                ("type_desc", text.clone()),
+                ("is_ms_shipped", T::Bool),
+                ("is_disabled", T::Bool),
+                ("is_not_for_replication", T::Bool),
+                ("is_instead_of_trigger", T::Bool),
             ],
             SysView::Schemas => vec![
                 ("name", text.clone()),
@@ -332,6 +348,7 @@ pub fn rows(view: SysView, args: &[Value], env: &Env<'_>) -> Result<Vec<Vec<Valu
                 ]);
             }
         }
+        SysView::Triggers => out = pg_catalog::triggers::sys_triggers_rows(env),
         SysView::Schemas => {
             // SQL Server's ids for its own schemas; a made schema's id is
             // its pg_namespace OID, its principal its owner's role OID.

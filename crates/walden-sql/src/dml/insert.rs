@@ -373,8 +373,37 @@ pub(crate) fn run_insert_rows(
     // The identity value of the last row inserted (`SCOPE_IDENTITY()`).
     let identity_col = t.def.identity_column().map(|(i, _)| i);
     let mut last_identity = None;
+    // Triggers (`triggers.rs`): INSERT's, and UPDATE's for ON CONFLICT DO
+    // UPDATE (PostgreSQL fires both statements' triggers).
+    let mut fire = Firing::load(tx, ctx, t, TrigOp::Insert, &[])?;
+    let mut fire_upd = match pl.on_conflict.as_ref().map(|oc| &oc.action) {
+        Some(upsert::Action::Update { assignments, .. }) => {
+            let cols: Vec<usize> = assignments.iter().map(|(i, _)| *i).collect();
+            Firing::load(tx, ctx, t, TrigOp::Update, &cols)?
+        }
+        _ => None,
+    };
+    if fire.is_some() || fire_upd.is_some() {
+        if pl.routing.is_some() {
+            return Err(SqlError::unsupported("triggers on a partitioned table"));
+        }
+        if let Some(f) = &fire {
+            f.before_statement(tx, ctx)?;
+        }
+        if let Some(f) = &fire_upd {
+            f.before_statement(tx, ctx)?;
+        }
+    }
     let mut store = |tx: &mut Transaction, vals: Vec<Option<Value>>| -> Result<()> {
-        let full = pl.full_row(vals, &ctx.env(tx))?;
+        let mut full = pl.full_row(vals, &ctx.env(tx))?;
+        if let Some(f) = fire.as_ref().filter(|f| f.has_before_row()) {
+            // NEW as PostgreSQL's BEFORE trigger sees it: defaults taken.
+            let row = tx.defaults_taken(t, full)?;
+            match f.before_row(tx, ctx, None, Some(row))? {
+                Some(r) => full = r.into_iter().map(Some).collect(),
+                None => return Ok(()),
+            }
+        }
         if let Some(r) = &pl.routing {
             let row = tx.complete_row(t, full)?;
             if !pl.checks.is_empty() {
@@ -422,7 +451,7 @@ pub(crate) fn run_insert_rows(
                         if touched.contains(&key) {
                             return Err(upsert::affected_twice());
                         }
-                        let new_row = {
+                        let mut new_row = {
                             let env = ctx.env(tx);
                             let mut both = existing.to_vec();
                             both.extend(proposed);
@@ -437,9 +466,18 @@ pub(crate) fn run_insert_rows(
                             }
                             new_row
                         };
+                        if let Some(f) = fire_upd.as_ref().filter(|f| f.has_before_row()) {
+                            match f.before_row(tx, ctx, Some(&existing), Some(new_row))? {
+                                Some(r) => new_row = r,
+                                None => return Ok(()),
+                            }
+                        }
                         let stored = tx.update_in(t, &key, new_row)?;
                         if !checks.is_empty() {
                             checks.enforce(&stored, &ctx.env(tx))?;
+                        }
+                        if let Some(f) = fire_upd.as_mut() {
+                            f.after_row(Some(&existing), Some(&stored));
                         }
                         fks.updated(t, &existing, &stored);
                         touched.insert(t.key_of(&stored).unwrap_or(key));
@@ -454,6 +492,9 @@ pub(crate) fn run_insert_rows(
             }
         };
         pl.stored(&row, &mut fks, tx, ctx)?;
+        if let Some(f) = fire.as_mut() {
+            f.after_row(None, Some(&row));
+        }
         n += 1;
         if let Some(Value::Int(v)) = identity_col.map(|i| &row[i]) {
             last_identity = Some(*v);
@@ -494,6 +535,12 @@ pub(crate) fn run_insert_rows(
     // Foreign keys are checked once the statement's rows are all written,
     // as PostgreSQL's (non-deferred) constraint triggers run.
     fks.finish(tx, ctx)?;
+    if let Some(f) = fire {
+        f.finish(tx, ctx)?;
+    }
+    if let Some(f) = fire_upd {
+        f.finish(tx, ctx)?;
+    }
     // (OUTPUT ... INTO's insert is not the statement's own.)
     if let (Some(v), false) = (last_identity, matches!(pl.source, InsertSource::Given(_))) {
         if let Ok(mut log) = ctx.info.identity.lock() {

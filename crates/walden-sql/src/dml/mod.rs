@@ -11,6 +11,7 @@ use crate::dml::checks::Checks;
 use crate::dml::foreign_keys::Pending;
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::expr::{Expr, Scope, ScopeCol};
+use crate::front::plpgsql::trigger::TrigOp;
 use crate::functions::Env;
 use crate::functions::SessionInfo;
 use crate::query::{self, object_last, Halt, Planner, Source};
@@ -18,6 +19,7 @@ use crate::{Column, QueryOutput};
 use sqlparser::ast::{self, SelectItem};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use triggers::Firing;
 use upsert::OnConflict;
 use walden_engine::{
     Instance, Key, LockMode, Locked, Table, Transaction, Upsert, Value, WaitPolicy,
@@ -35,6 +37,7 @@ pub(crate) mod locking;
 mod merge;
 mod output;
 pub(crate) mod routing;
+pub(crate) mod triggers;
 mod tsql_delete;
 pub(crate) mod upsert;
 pub use insert::*;
@@ -556,8 +559,17 @@ pub(crate) fn run_update(pl: &Planned, tx: &mut Transaction, ctx: &Ctx<'_>) -> R
     check_read_write(tx, &pl.table, "UPDATE")?;
     let (n, out_rows) = match &pl.partitions {
         None => {
+            let cols: Vec<usize> = pl.assignments.iter().map(|(i, _)| *i).collect();
+            let mut fire = Firing::load(tx, ctx, &pl.table, TrigOp::Update, &cols)?;
+            if let Some(f) = &fire {
+                f.before_statement(tx, ctx)?;
+            }
             let keys = candidates(pl, tx, ctx, None)?;
-            update_rows(pl, tx, ctx, keys, None)?
+            let r = update_rows(pl, tx, ctx, keys, None, fire.as_mut())?;
+            if let Some(f) = fire {
+                f.finish(tx, ctx)?;
+            }
+            r
         }
         Some(parts) => {
             // Each partition's rows are found before any moves, so a
@@ -571,7 +583,7 @@ pub(crate) fn run_update(pl: &Planned, tx: &mut Transaction, ctx: &Ctx<'_>) -> R
             let mut moved = Vec::new();
             for (l, k) in parts.leaves.iter().zip(keys) {
                 let to_root = parts.routing.columns_in(l.table.id()).unwrap_or(&[]);
-                let (m, rows) = update_rows(l, tx, ctx, k, Some((&mut moved, to_root)))?;
+                let (m, rows) = update_rows(l, tx, ctx, k, Some((&mut moved, to_root)), None)?;
                 n += m;
                 out_rows.extend(rows);
             }
@@ -600,6 +612,7 @@ fn update_rows(
     ctx: &Ctx<'_>,
     keys: Vec<Key>,
     mut moving: Option<(&mut Vec<Vec<Value>>, &[usize])>,
+    mut fire: Option<&mut Firing>,
 ) -> Result<(u64, Vec<Vec<Value>>)> {
     let t = pl.table.clone();
     let mode = update_lock_mode(&t, pl.assignments.iter().map(|(i, _)| *i));
@@ -636,6 +649,15 @@ fn update_rows(
             }
             (new_row, joined)
         };
+        let new_row = match fire.as_deref() {
+            Some(f) if f.has_before_row() => {
+                match f.before_row(tx, ctx, Some(&row), Some(new_row))? {
+                    Some(r) => r,
+                    None => continue,
+                }
+            }
+            _ => new_row,
+        };
         if let (Some(mv), Some((moved, to_root))) = (&pl.moving, moving.as_mut()) {
             let full = tx.complete_row(&t, new_row.iter().cloned().map(Some).collect())?;
             if !mv.admits(&full, &ctx.env(tx))? {
@@ -661,6 +683,9 @@ fn update_rows(
             b.enforce(&stored, &ctx.env(tx))?;
         }
         fks.updated(&t, &row, &stored);
+        if let Some(f) = fire.as_deref_mut() {
+            f.after_row(Some(&row), Some(&stored));
+        }
         n += 1;
         if let Some(r) = &pl.returning {
             let env = ctx.env(tx);
@@ -742,7 +767,7 @@ pub(crate) fn run_delete(
         let mut out_rows = Vec::new();
         for l in &parts.leaves {
             let keys = candidates(l, tx, ctx, None)?;
-            let (m, rows) = delete_rows(l, tx, ctx, keys)?;
+            let (m, rows) = delete_rows(l, tx, ctx, keys, None)?;
             n += m;
             out_rows.extend(rows);
         }
@@ -758,8 +783,15 @@ pub(crate) fn run_delete(
         }
         _ => None,
     };
+    let mut fire = Firing::load(tx, ctx, &pl.table, TrigOp::Delete, &[])?;
+    if let Some(f) = &fire {
+        f.before_statement(tx, ctx)?;
+    }
     let keys = candidates(pl, tx, ctx, limit)?;
-    let (n, out_rows) = delete_rows(pl, tx, ctx, keys)?;
+    let (n, out_rows) = delete_rows(pl, tx, ctx, keys, fire.as_mut())?;
+    if let Some(f) = fire {
+        f.finish(tx, ctx)?;
+    }
     let mut out = QueryOutput::command(format!("DELETE {n}"));
     output::deliver(&pl.returning, out_rows, &mut out, tx, ctx)?;
     Ok(out)
@@ -771,6 +803,7 @@ fn delete_rows(
     tx: &mut Transaction,
     ctx: &Ctx<'_>,
     keys: Vec<Key>,
+    mut fire: Option<&mut Firing>,
 ) -> Result<(u64, Vec<Vec<Value>>)> {
     let t = pl.table.clone();
     let mut n = 0u64;
@@ -784,27 +817,35 @@ fn delete_rows(
         let Some(row) = tx.get_for_update(t.name(), &k)? else {
             continue;
         };
-        {
+        let joined = {
             let env = ctx.env(tx);
             if !query::passes(&pl.filter, &row, &env)? {
                 continue;
             }
             // With USING, a row goes only if a USING row joins it;
             // RETURNING sees the first that does.
-            let joined = match (&pl.from, &using_rows) {
+            match (&pl.from, &using_rows) {
                 (Some(f), Some(ur)) => match from::first_match(f, ur, &row, &env)? {
                     Some(j) => Some(j),
                     None => continue,
                 },
                 _ => None,
-            };
-            if let Some(r) = &pl.returning {
-                let seen: &[Value] = joined.as_deref().unwrap_or(&row);
-                out_rows.push(r.row(seen, &env)?);
             }
+        };
+        if let Some(f) = fire.as_deref().filter(|f| f.has_before_row()) {
+            if f.before_row(tx, ctx, Some(&row), None)?.is_none() {
+                continue;
+            }
+        }
+        if let Some(r) = &pl.returning {
+            let seen: &[Value] = joined.as_deref().unwrap_or(&row);
+            out_rows.push(r.row(seen, &ctx.env(tx))?);
         }
         if tx.delete_in(&t, &k)? {
             fks.deleted(&t, &row);
+            if let Some(f) = fire.as_deref_mut() {
+                f.after_row(Some(&row), None);
+            }
             n += 1;
         }
     }

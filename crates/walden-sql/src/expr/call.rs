@@ -433,9 +433,9 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "pg_relation_is_publishable" | "pg_is_in_recovery" => Func::False,
         "obj_description" => Func::ObjDescription,
         "col_description" => Func::ColDescription,
+        "pg_get_triggerdef" => Func::TriggerDef,
         "shobj_description"
         | "pg_get_statisticsobjdef_columns"
-        | "pg_get_triggerdef"
         | "pg_get_ruledef"
         | "pg_tablespace_location"
         | "pg_get_function_sqlbody" => Func::Null,

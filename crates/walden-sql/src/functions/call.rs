@@ -136,6 +136,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         | Func::Null
         | Func::ObjDescription
         | Func::ColDescription
+        | Func::TriggerDef
         | Func::FunctionResult
         | Func::FunctionArguments
         | Func::True

@@ -155,6 +155,8 @@ pub enum Func {
     ObjDescription,
     /// col_description: a column's `COMMENT ON COLUMN`.
     ColDescription,
+    /// pg_get_triggerdef: a trigger's CREATE TRIGGER text.
+    TriggerDef,
     /// pg_get_function_result / pg_get_function_arguments of a built-in
     /// function listed in `pg_proc` (`pg_catalog/builtin_procs.rs`).
     FunctionResult,

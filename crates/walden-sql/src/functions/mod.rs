@@ -61,6 +61,9 @@ pub struct SessionInfo {
     /// The procedural runtime, for stored functions called from an
     /// expression (`routines.rs`).
     pub routines: Option<RoutineHook>,
+    /// The procedural runtime, for triggers a data change fires
+    /// (`trigger_hook.rs`).
+    pub triggers: Option<TriggerHook>,
 }
 
 /// The last identity values a session's inserts took: `last` in any scope
@@ -107,6 +110,8 @@ pub(crate) mod operators;
 pub(crate) mod regex_fns;
 mod routines;
 pub use routines::{RoutineHook, Routines};
+pub mod trigger_hook;
+pub use trigger_hook::TriggerHook;
 pub(crate) mod server_host;
 mod stats;
 mod strings;

@@ -16,10 +16,12 @@ mod pg_procs;
 mod procs;
 mod raise;
 mod table_vars;
+mod triggers;
 
 pub use compile::{lift, Lifted};
 pub use funcs::calls_user_function;
 pub use pg_call::routine_hook;
+pub use triggers::trigger_hook;
 
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::front::{Command, TStmt};
@@ -157,6 +159,8 @@ pub struct Runner<'h, H: Host> {
     /// the function's value (`pg_ret`).
     in_func: usize,
     pg_ret: Option<Value>,
+    /// Running a T-SQL trigger: its `inserted` / `deleted`.
+    pseudo: Option<Arc<triggers::Pseudo>>,
 }
 
 fn table_var_as_scalar(name: &str) -> SqlError {
@@ -201,6 +205,7 @@ impl<'h, H: Host> Runner<'h, H> {
             guards: 0,
             in_func: 0,
             pg_ret: None,
+            pseudo: None,
         }
     }
 
@@ -661,6 +666,8 @@ impl<'h, H: Host> Runner<'h, H> {
         if let Some(c) = self.host.state().lifted.get(key.as_ref()) {
             return Ok(c.clone());
         }
+        let rewritten = self.pseudo.as_ref().and_then(|p| p.rewrite(text));
+        let text = rewritten.as_deref().unwrap_or(text);
         let expanded = self.expand_calls(text)?;
         let l = lift(&expanded, &tables)?;
         let cmd = self.host.parse(&l.text)?;

@@ -258,6 +258,11 @@ impl<'h, H: Host> Runner<'h, H> {
     /// parameters' variables, the body run, the RETURN value cast to the
     /// declared type.
     pub(super) fn call_pg_func(&mut self, f: &PgFunc, args: Vec<Value>) -> Result<Value> {
+        if f.is_trigger() {
+            return Err(SqlError::unsupported(
+                "trigger functions can only be called as triggers",
+            ));
+        }
         let ret_ty = crate::types::names::parse_type_name(&f.returns)?;
         if f.strict && args.iter().any(Value::is_null) {
             return Ok(Value::Null);
@@ -273,13 +278,23 @@ impl<'h, H: Host> Runner<'h, H> {
         f: &PgFunc,
         args: Vec<Value>,
     ) -> Result<(Option<Value>, HashMap<String, Var>)> {
-        let _depth = Depth::enter()?;
         let mut frame = HashMap::new();
         for (p, v) in f.params.iter().zip(args) {
             let ty = crate::types::names::parse_type_name(&p.ty)?;
             let value = crate::functions::cast(v, &ty)?;
             frame.insert(p.name.clone(), Var { ty, value });
         }
+        self.invoke_frame(f, frame)
+    }
+
+    /// Runs a routine's body with its variables `frame` (parameters, or a
+    /// trigger's NEW / OLD fields and TG_ values).
+    pub(super) fn invoke_frame(
+        &mut self,
+        f: &PgFunc,
+        mut frame: HashMap<String, Var>,
+    ) -> Result<(Option<Value>, HashMap<String, Var>)> {
+        let _depth = Depth::enter()?;
         frame.insert(
             "@found".into(),
             Var {
@@ -327,11 +342,16 @@ impl<'h, H: Host> Runner<'h, H> {
         let names = f.param_names();
         match f.lang {
             Lang::Plpgsql => {
-                let key = format!("\u{2}{}\u{2}{}", names.join(","), f.body);
+                let trig = if f.is_trigger() { "\u{3}" } else { "" };
+                let key = format!("\u{2}{trig}{}\u{2}{}", names.join(","), f.body);
                 let body = match self.host.state().bodies.get(&key) {
                     Some(b) => b.clone(),
                     None => {
-                        let b = Arc::new(parse_plpgsql(&f.body, &names)?);
+                        let b = Arc::new(if f.is_trigger() {
+                            crate::front::plpgsql::parse_plpgsql_trigger(&f.body)?
+                        } else {
+                            parse_plpgsql(&f.body, &names)?
+                        });
                         self.host.state().bodies.insert(key, b.clone());
                         b
                     }

@@ -18,6 +18,9 @@ impl<'h, H: Host> Runner<'h, H> {
                 Lang::Sql => {
                     sql_statements(&f.body, &f.param_names(), !f.procedure)?;
                 }
+                Lang::Plpgsql if f.is_trigger() => {
+                    crate::front::plpgsql::parse_plpgsql_trigger(&f.body)?;
+                }
                 Lang::Plpgsql => {
                     parse_plpgsql(&f.body, &f.param_names())?;
                 }
@@ -108,6 +111,7 @@ impl<'h, H: Host> Runner<'h, H> {
                     format!("{kind} {shown} does not exist"),
                 ));
             }
+            self.triggers_using(name)?;
             self.drop_func(name, true)?;
         }
         let mut o = QueryOutput::command(if procedure {
@@ -197,6 +201,9 @@ pub(super) fn bind_call(f: &PgFunc, args: &[Option<String>]) -> Result<Vec<Strin
 /// `pg_call.rs`). Inlining is kept for the bodies it renders exactly:
 /// expressions, IF / CASE, SELECT INTO and one query.
 pub(super) fn inlinable(f: &PgFunc) -> bool {
+    if f.is_trigger() {
+        return false;
+    }
     let args: Vec<Option<String>> = f.params.iter().map(|_| Some("NULL".into())).collect();
     inline_pg(f, &args).is_ok()
 }

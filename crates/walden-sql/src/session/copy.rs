@@ -166,6 +166,7 @@ impl SqlSession {
             read: 0,
             ended: false,
             own,
+            fire: None,
         })
     }
 
@@ -273,11 +274,16 @@ impl SqlSession {
     /// transaction block commits.
     pub fn copy_in_finish(&mut self, mut load: CopyLoad) -> Result<QueryOutput> {
         let r = self.in_load(&mut load, |tx, load, ctx| {
+            start_triggers(tx, load, ctx)?;
             let fks = std::mem::replace(
                 &mut load.fks,
                 crate::dml::foreign_keys::Pending::new(tx, &load.table),
             );
-            fks.finish(tx, ctx)
+            fks.finish(tx, ctx)?;
+            match load.fire.take() {
+                Some(Some(f)) => f.finish(tx, ctx),
+                _ => Ok(()),
+            }
         });
         let r = r.and_then(|()| match load.own.take() {
             Some(mut tx) => crate::dml::deferred::check_at_commit(&mut tx).and_then(|()| {
@@ -321,6 +327,18 @@ fn insert_row(
         full[c] = Some(v);
     }
     load.defaults.fill(&mut full, &ctx.env(tx))?;
+    start_triggers(tx, load, ctx)?;
+    if let Some(Some(f)) = load
+        .fire
+        .as_ref()
+        .filter(|f| f.as_ref().is_some_and(|f| f.has_before_row()))
+    {
+        let row = tx.defaults_taken(&load.table, full)?;
+        match f.before_row(tx, ctx, None, Some(row))? {
+            Some(r) => full = r.into_iter().map(Some).collect(),
+            None => return Ok(()),
+        }
+    }
     if let Some(r) = &load.routing {
         let at = |e: SqlError| with_context(e, context(&load.copy.table, line, raw));
         let row = tx
@@ -353,7 +371,32 @@ fn insert_row(
             .map_err(|e| with_context(e, context(&load.copy.table, line, raw)))?;
     }
     load.fks.inserted(&load.table, &row);
+    if let Some(Some(f)) = load.fire.as_mut() {
+        f.after_row(None, Some(&row));
+    }
     load.rows += 1;
+    Ok(())
+}
+
+/// The COPY's INSERT triggers, loaded once; BEFORE STATEMENT fired then.
+fn start_triggers(tx: &mut Transaction, load: &mut CopyLoad, ctx: &Ctx<'_>) -> Result<()> {
+    if load.fire.is_some() {
+        return Ok(());
+    }
+    let f = crate::dml::triggers::Firing::load(
+        tx,
+        ctx,
+        &load.table,
+        crate::front::plpgsql::trigger::TrigOp::Insert,
+        &[],
+    )?;
+    if f.is_some() && load.routing.is_some() {
+        return Err(SqlError::unsupported("triggers on a partitioned table"));
+    }
+    if let Some(f) = &f {
+        f.before_statement(tx, ctx)?;
+    }
+    load.fire = Some(f);
     Ok(())
 }
 

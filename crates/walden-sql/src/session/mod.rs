@@ -388,6 +388,7 @@ impl SqlSession {
             system: &crate::compat::CATALOGS,
             identity: self.tsql.identity.clone(),
             routines: Some(crate::procedural::routine_hook(self.who(), self.db.clone())),
+            triggers: Some(crate::procedural::trigger_hook(self.who(), self.db.clone())),
         }
     }
 }

@@ -13,6 +13,11 @@ use std::sync::atomic::Ordering::Relaxed;
 impl SqlSession {
     /// A simple query that is one PostgreSQL routine statement, run.
     pub(super) fn pg_routine(&mut self, sql: &str) -> Option<Result<QueryOutput>> {
+        // A T-SQL trigger's body runs to the end of the batch, `;` and all.
+        if crate::front::plpgsql::trigger::is_tsql_create(sql) {
+            let r = recognise_routine(sql)?;
+            return Some(self.run_pg_routine(sql, r));
+        }
         let pieces = crate::front::split(sql);
         let [piece] = pieces.as_slice() else {
             return None;
@@ -40,6 +45,12 @@ impl SqlSession {
                     procedure,
                 } => Runner::new(self).drop_pg_funcs(&names, if_exists, procedure),
                 PgRoutine::Call { name, args } => Runner::new(self).run_call(&name, &args),
+                PgRoutine::CreateTrigger(t) => Runner::new(self).create_trigger(&t),
+                PgRoutine::DropTrigger(d) => Runner::new(self).drop_trigger(&d),
+                PgRoutine::EnableTrigger(e) => Runner::new(self).enable_trigger(&e),
+                PgRoutine::DropTsqlTriggers { names, if_exists } => {
+                    Runner::new(self).drop_tsql_triggers(&names, if_exists)
+                }
                 PgRoutine::Do(body) => {
                     let stmts = parse_plpgsql(&body, &[])?;
                     Runner::new(self).run_do(&stmts)

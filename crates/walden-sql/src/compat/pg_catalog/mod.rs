@@ -37,6 +37,7 @@ mod sequence_views;
 pub(crate) mod session_views;
 mod settings_view;
 mod sizes;
+pub(crate) mod triggers;
 mod user_views;
 mod views;
 

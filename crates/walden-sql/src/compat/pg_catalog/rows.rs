@@ -150,6 +150,8 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         V::Opclass => out = super::opclass::rows(),
         V::Sequences => out = super::sequence_views::pg_sequences_rows(env),
         V::InfoSequences => out = super::sequence_views::info_sequences_rows(db),
+        V::InfoTriggers => out = super::triggers::info_triggers_rows(env),
+        V::Trigger => out = super::triggers::pg_trigger_rows(env),
         V::Empty(super::empty_catalogs::EmptyCatalog::Language) => {
             out = super::builtin_procs::language_rows()
         }
@@ -377,6 +379,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         V::Authid => out = crate::catalog::privileges::role_rows(env, true)?,
         V::AuthMembers => out = crate::catalog::privileges::member_rows(env),
         V::Class => {
+            let triggered = super::triggers::tables_with_triggers(env);
             for tb in db.tables() {
                 let has_index = !tb.has_hidden_key() || !tb.def.indexes.is_empty();
                 out.push(class_row(
@@ -401,8 +404,9 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     r[18] = i(tb.def.checks.len() as i64);
                     // PostgreSQL enforces foreign keys with triggers on both
                     // tables; psql's \d lists them only when this is set.
-                    r[20] =
-                        b(!tb.def.foreign_keys.is_empty() || !db.referencing(tb.id()).is_empty());
+                    r[20] = b(!tb.def.foreign_keys.is_empty()
+                        || !db.referencing(tb.id()).is_empty()
+                        || triggered.contains(&tb.id()));
                     let n = r.len();
                     r[n - 3] = acl;
                     // relhassubclass, relispartition, relpartbound.
@@ -769,7 +773,6 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         | V::Publication
         | V::PublicationNamespace
         | V::PublicationRel
-        | V::Trigger
         | V::Rewrite
         | V::Extension => {}
         V::Proc => out.extend(super::builtin_procs::proc_rows()),

@@ -30,6 +30,7 @@ pub enum PgView {
     Sequences,
     /// `information_schema.sequences`.
     InfoSequences,
+    InfoTriggers,
     Depend,
     Description,
     Trigger,
@@ -86,6 +87,7 @@ pub fn lookup(schema: Option<&str>, name: &str) -> Option<PgView> {
             "columns" => Some(V::InfoColumns),
             "views" => Some(V::InfoViews),
             "sequences" => Some(V::InfoSequences),
+            "triggers" => Some(V::InfoTriggers),
             other => crate::compat::pg_catalog::foreign_keys::InfoView::lookup(other).map(V::Info),
         };
     }
@@ -464,6 +466,14 @@ impl PgView {
                 ("tgenabled", CHAR),
                 ("tgisinternal", BOOL),
                 ("tgconstraint", OID),
+                ("tgdeferrable", BOOL),
+                ("tginitdeferred", BOOL),
+                ("tgnargs", I2),
+                ("tgattr", T::Int2Vector),
+                ("tgargs", T::Bytes),
+                ("tgqual", T::Text),
+                ("tgoldtable", NAME),
+                ("tgnewtable", NAME),
             ],
             V::Rewrite => vec![
                 ("oid", OID),
@@ -540,6 +550,7 @@ impl PgView {
             V::InfoViews => super::user_views::info_views_columns(),
             V::Sequences => super::sequence_views::pg_sequences_columns(),
             V::InfoSequences => super::sequence_views::info_sequences_columns(),
+            V::InfoTriggers => super::triggers::info_triggers_columns(),
             V::Views => vec![
                 ("schemaname", NAME),
                 ("viewname", NAME),

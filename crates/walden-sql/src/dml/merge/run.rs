@@ -26,6 +26,7 @@ pub(crate) fn run_merge(
 ) -> Result<QueryOutput> {
     let t = pl.target.table.clone();
     check_read_write(tx, &t, "MERGE")?;
+    crate::dml::triggers::refuse_if_any(tx, ctx, &t, "MERGE")?;
     for c in &pl.clauses {
         if let Action::Insert(ip, _) = &c.action {
             ip.check_explicit_identity(ctx)?;

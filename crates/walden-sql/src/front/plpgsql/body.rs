@@ -16,14 +16,71 @@ fn refuse(what: &str) -> SqlError {
 /// Parses a PL/pgSQL body (`[DECLARE ...] BEGIN ... END`); `params` are
 /// the variable names of the routine's parameters in order (`$1`, ...).
 pub fn parse_plpgsql(src: &str, params: &[String]) -> Result<Vec<TStmt>> {
+    parse_body(src, params, false)
+}
+
+/// The variables a trigger function sees besides `NEW` and `OLD`.
+pub const TRIGGER_VARS: &[&str] = &[
+    "tg_op",
+    "tg_name",
+    "tg_when",
+    "tg_level",
+    "tg_table_name",
+    "tg_relname",
+    "tg_table_schema",
+    "tg_relid",
+    "tg_nargs",
+    "tg_argv",
+];
+
+/// The text `RETURN NEW` / `RETURN OLD` of a trigger function evaluates to
+/// (the runtime reads the row from the fields' variables).
+pub const RETURN_NEW: &str = "NEW";
+pub const RETURN_OLD: &str = "OLD";
+
+/// The variable holding field `f` of `NEW` (`rec` "new") or `OLD`.
+pub fn field_var(rec: &str, f: &str) -> String {
+    format!("@__{rec}__{}", f.to_lowercase())
+}
+
+/// A trigger function's body: `NEW.x` / `OLD.x` are variables of their
+/// own ([`field_var`]), `RETURN NEW | OLD | NULL` names the row, and the
+/// `TG_` variables are in scope.
+pub fn parse_plpgsql_trigger(src: &str) -> Result<Vec<TStmt>> {
+    parse_body(src, &[], true)
+}
+
+/// A trigger's WHEN condition as the runtime evaluates it (`NEW.x` as
+/// its variable).
+pub fn trigger_expr(src: &str) -> Result<String> {
     let t = lex(src)?;
+    let n = t.len();
+    let p = P {
+        src,
+        t,
+        i: 0,
+        scopes: vec![Vec::new()],
+        params: Vec::new(),
+        loops: Vec::new(),
+        trigger: true,
+    };
+    p.text(0, n)
+}
+
+fn parse_body(src: &str, params: &[String], trigger: bool) -> Result<Vec<TStmt>> {
+    let t = lex(src)?;
+    let mut scopes = vec![params.to_vec(), vec!["found".into()]];
+    if trigger {
+        scopes.push(TRIGGER_VARS.iter().map(|v| v.to_string()).collect());
+    }
     let mut p = P {
         src,
         t,
         i: 0,
-        scopes: vec![params.to_vec(), vec!["found".into()]],
+        scopes,
         params: params.to_vec(),
         loops: Vec::new(),
+        trigger,
     };
     let b = p.block(None)?;
     if p.peek().is_some_and(|t| t.op(";")) {
@@ -44,6 +101,8 @@ struct P<'a> {
     params: Vec<String>,
     /// The labels of the loops around (innermost last).
     loops: Vec<Option<String>>,
+    /// A trigger function's body (`NEW`, `OLD`, `TG_*`).
+    trigger: bool,
 }
 
 impl<'a> P<'a> {
@@ -123,12 +182,40 @@ impl<'a> P<'a> {
         }
         let mut out = String::new();
         let mut prev = self.t[a].s;
+        let mut skip = 0;
         for k in a..b {
             let t = &self.t[k];
+            if skip > 0 {
+                skip -= 1;
+                prev = t.e;
+                continue;
+            }
             out.push_str(&self.src[prev..t.s]);
             prev = t.e;
             let before = k.checked_sub(1).and_then(|p| self.t.get(p));
             let after = self.t.get(k + 1);
+            if self.trigger && (t.is("new") || t.is("old")) && !before.is_some_and(|b| b.op(".")) {
+                match (after, self.t.get(k + 2)) {
+                    (Some(d), Some(f)) if d.op(".") && (f.k == K::Word || f.k == K::QIdent) => {
+                        out.push_str(&field_var(&t.w, &f.w));
+                        skip = 2;
+                        continue;
+                    }
+                    _ if before.is_some_and(|b| b.is("as")) => {}
+                    _ => {
+                        return Err(refuse(&format!(
+                            "the record {} as a whole",
+                            t.w.to_uppercase()
+                        )))
+                    }
+                }
+            }
+            if self.trigger && t.is("tg_argv") && after.is_some_and(|a| a.op("[")) {
+                // PostgreSQL's TG_ARGV counts from 0, an array from 1.
+                out.push_str("@tg_argv[1 + ");
+                skip = 1;
+                continue;
+            }
             match t.k {
                 K::Word
                     if self.is_var(&t.w)
@@ -392,9 +479,39 @@ impl<'a> P<'a> {
             "open" | "fetch" | "close" | "move" => Err(refuse("a cursor statement")),
             "call" => Err(refuse("CALL")),
             "return_next" => Err(refuse("RETURN NEXT")),
+            "new" | "old" if self.trigger && self.t.get(self.i + 1).is_some_and(|t| t.op(".")) => {
+                self.assign_field()
+            }
             w if self.is_var(w) => self.assign(),
             _ => self.sql(),
         }
+    }
+
+    /// `NEW.x := e` in a trigger function.
+    fn assign_field(&mut self) -> Result<TStmt> {
+        let rec = self.word(0).to_string();
+        let field = match self.t.get(self.i + 2) {
+            Some(f) if f.k == K::Word || f.k == K::QIdent => f.w.clone(),
+            other => {
+                return Err(match other {
+                    Some(t) => self.err_at(t, "syntax error at or near"),
+                    None => Self::eof(),
+                })
+            }
+        };
+        self.i += 3;
+        match self.peek() {
+            Some(t) if t.op(":=") || t.op("=") => self.i += 1,
+            Some(t) => return Err(self.err_at(t, "syntax error at or near")),
+            None => return Err(Self::eof()),
+        }
+        let e = self.expr(&[])?;
+        self.expect_semi()?;
+        Ok(TStmt::Assign {
+            var: field_var(&rec, &field),
+            op: None,
+            expr: e,
+        })
     }
 
     fn assign(&mut self) -> Result<TStmt> {
@@ -621,6 +738,25 @@ impl<'a> P<'a> {
         if self.peek().is_some_and(|t| t.op(";")) {
             self.i += 1;
             return Ok(TStmt::Return(None));
+        }
+        if self.trigger {
+            let r = match self.word(0) {
+                "new" => format!("'{RETURN_NEW}'"),
+                "old" => format!("'{RETURN_OLD}'"),
+                "null" => "NULL".to_string(),
+                _ => {
+                    return Err(refuse(
+                        "RETURN of anything but NEW, OLD or NULL in a trigger function",
+                    ))
+                }
+            };
+            if !self.t.get(self.i + 1).is_some_and(|t| t.op(";")) {
+                return Err(refuse(
+                    "RETURN of anything but NEW, OLD or NULL in a trigger function",
+                ));
+            }
+            self.i += 2;
+            return Ok(TStmt::Return(Some(r)));
         }
         let e = self.expr(&[])?;
         self.expect_semi()?;

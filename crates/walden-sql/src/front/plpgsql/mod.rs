@@ -5,8 +5,11 @@
 
 mod body;
 mod lex;
+pub mod trigger;
 
-pub use body::parse_plpgsql;
+pub use body::{
+    field_var, parse_plpgsql, parse_plpgsql_trigger, trigger_expr, RETURN_NEW, RETURN_OLD,
+};
 pub(crate) use lex::{lex, Tok, K};
 
 use crate::error::{Result, SqlError};
@@ -39,6 +42,11 @@ pub struct PgFunc {
 }
 
 impl PgFunc {
+    /// `RETURNS trigger`: run only as a trigger.
+    pub fn is_trigger(&self) -> bool {
+        self.returns.eq_ignore_ascii_case("trigger")
+    }
+
     /// The parameters' variable names without `@`, in order.
     pub fn param_names(&self) -> Vec<String> {
         self.params
@@ -66,6 +74,15 @@ pub enum PgRoutine {
         name: String,
         args: Vec<String>,
     },
+    CreateTrigger(trigger::PgTrigger),
+    DropTrigger(trigger::DropTrigger),
+    /// `ALTER TABLE t ENABLE | DISABLE TRIGGER name | ALL | USER`.
+    EnableTrigger(trigger::EnableTrigger),
+    /// T-SQL's `DROP TRIGGER [IF EXISTS] name [, ...]` (no table).
+    DropTsqlTriggers {
+        names: Vec<String>,
+        if_exists: bool,
+    },
 }
 
 fn refuse(what: &str) -> SqlError {
@@ -86,7 +103,8 @@ pub fn recognise_routine(sql: &str) -> Option<Result<PgRoutine>> {
     match w(0) {
         "do" => Some(parse_do(&t)),
         "create" => {
-            let replace = w(1) == "or" && w(2) == "replace";
+            let replace =
+                w(1) == "or" && (w(2) == "replace" || (w(2) == "alter" && w(3) == "trigger"));
             if replace {
                 k = 3;
             }
@@ -115,12 +133,33 @@ pub fn recognise_routine(sql: &str) -> Option<Result<PgRoutine>> {
                 "procedure" if lang && !t.iter().any(|x| x.w.starts_with('@')) => {
                     Some(parse_function(sql, &t, k + 1, replace, true))
                 }
+                // T-SQL's: the name (maybe `s.name`, `[name]`) then ON.
+                "trigger" if trigger::is_tsql_create(sql) => Some(
+                    trigger::parse_tsql_create(sql, &t, k, replace).map(PgRoutine::CreateTrigger),
+                ),
                 "trigger" | "constraint" if t.iter().any(|x| x.is("execute")) => {
-                    Some(Err(refuse("CREATE TRIGGER")))
+                    Some(trigger::parse_create(sql, &t, k, replace).map(PgRoutine::CreateTrigger))
                 }
                 _ => None,
             }
         }
+        "alter" if w(1) == "trigger" => {
+            Some(trigger::parse_tsql_create(sql, &t, 1, true).map(PgRoutine::CreateTrigger))
+        }
+        "alter"
+            if w(1) == "table"
+                && t.iter().any(|x| x.is("trigger"))
+                && t.iter().any(|x| x.is("enable") || x.is("disable")) =>
+        {
+            trigger::parse_enable(&t).map(|r| r.map(PgRoutine::EnableTrigger))
+        }
+        "drop" if w(1) == "trigger" && t.iter().any(|x| x.is("on")) => {
+            Some(trigger::parse_drop(&t).map(PgRoutine::DropTrigger))
+        }
+        "drop" if w(1) == "trigger" => Some(
+            trigger::parse_tsql_drop(&t)
+                .map(|(names, if_exists)| PgRoutine::DropTsqlTriggers { names, if_exists }),
+        ),
         "drop" if matches!(w(1), "function" | "procedure" | "routine") => {
             if !t.iter().any(|x| x.op("(")) {
                 return None;
@@ -430,7 +469,22 @@ fn parse_function(
         return Err(refuse("a function without RETURNS (OUT parameters)"));
     }
     let r = f.returns.to_ascii_lowercase();
-    if matches!(r.as_str(), "void" | "record" | "trigger" | "event_trigger") {
+    if r == "trigger" {
+        if !f.params.is_empty() {
+            return Err(SqlError::new(
+                crate::error::ErrorKind::InvalidFunctionDefinition,
+                "trigger functions cannot have declared arguments",
+            ));
+        }
+        if f.lang != Lang::Plpgsql {
+            return Err(SqlError::new(
+                crate::error::ErrorKind::InvalidFunctionDefinition,
+                "SQL functions cannot return type trigger",
+            ));
+        }
+        return Ok(PgRoutine::CreateFunction(f));
+    }
+    if matches!(r.as_str(), "void" | "record" | "event_trigger") {
         return Err(refuse(&format!("RETURNS {r}")));
     }
     crate::types::names::parse_type_name(&f.returns)?;

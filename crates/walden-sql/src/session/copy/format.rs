@@ -512,6 +512,9 @@ pub struct CopyLoad {
     /// A COPY outside a transaction block runs in its own transaction,
     /// kept here between batches and committed at the end.
     pub(crate) own: Option<walden_engine::Transaction>,
+    /// The table's INSERT triggers, loaded (and BEFORE STATEMENT fired)
+    /// with the first row or at the end.
+    pub(crate) fire: Option<Option<crate::dml::triggers::Firing>>,
 }
 
 impl std::fmt::Debug for CopyLoad {
