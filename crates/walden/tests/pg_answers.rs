@@ -249,6 +249,13 @@ const SCRIPT: &[&str] = &[
     "SELECT to_char(0::numeric, 'S 9 9 9 . 9 9'), to_char(-7.25, 'FMS 9 9 9 . 9 9 9'), to_char(1, '9.9.9')",
     "SELECT to_number('-34,338,492.654,878', '99G999G999D999G999'), to_number('<564646.654564>', '999999.999999PR'), to_number('5.01-', 'FM9.999999MI'), to_number('.0', '99999999.99999999'), to_number('123,000','999G'), to_number('$1,234.56','L99,999.99'), to_number('42nd', '99th')",
     "SELECT to_number('', '999')",
+    // regexp_count / instr / substr / like and regexp_replace's start, N.
+    "SELECT regexp_count('123456789012', '\\d\\d\\d', 2), regexp_count('abcabc', 'b'), regexp_instr('abcdefghi', 'd.f'), regexp_instr('abcabc', 'b', 1, 2, 1), regexp_substr('abcabc', 'b.', 1, 2), regexp_substr('abc', 'x'), regexp_like('Steven', '^Ste(v|ph)en$')",
+    "SELECT regexp_instr('1234567890', '(123)(4(56)(78))', 1, 1, 0, 'i', 4), regexp_substr('1234567890', '(123)(4(56)(78))', 1, 1, 'i', 3), regexp_count('ABCABC', 'b', 1, 'i')",
+    "SELECT regexp_replace('A PostgreSQL function', 'a|e|i|o|u', 'X', 1, 0, 'i'), regexp_replace('A PostgreSQL function', 'a|e|i|o|u', 'X', 1, 3, 'i'), regexp_replace('abcabc', 'b', 'X', 3)",
+    "SELECT regexp_count('abc', 'b', 0)",
+    "SELECT regexp_instr('abc', 'b', 1, 1, 2)",
+    "SELECT regexp_substr('abc', 'b', 1, 1, 'g')",
     // round to negative places rounds to tens, hundreds; places pad; trunc.
     "SELECT round(1234.5, -2), round(1234, -2), round(-1250.5, -2), round(1250, -2), round(1250::int2, -2)",
     "SELECT round(2.345, 2), round(-2.345, 2), round(2.5, 3), round(99.5), round(-0.5)",

@@ -376,6 +376,10 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "regexp_replace" => Func::RegexpReplace,
         "regexp_match" => Func::RegexpMatch,
         "regexp_split_to_array" => Func::RegexpSplitToArray,
+        "regexp_count" => Func::RegexpCount,
+        "regexp_instr" => Func::RegexpInstr,
+        "regexp_substr" => Func::RegexpSubstr,
+        "regexp_like" => Func::RegexpLike,
         "split_part" => Func::SplitPart,
         "repeat" | "replicate" => Func::Repeat,
         "octet_length" => Func::OctetLength,
@@ -512,7 +516,11 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         Func::QuoteLiteral | Func::Ascii | Func::Chr | Func::BitLength => Some(1..=1),
         Func::StrPos => Some(2..=2),
         // PostgreSQL 15's start/N forms of regexp_replace are not here.
-        Func::RegexpReplace => Some(3..=4),
+        Func::RegexpReplace => Some(3..=6),
+        Func::RegexpCount => Some(2..=4),
+        Func::RegexpInstr => Some(2..=7),
+        Func::RegexpSubstr => Some(2..=6),
+        Func::RegexpLike => Some(2..=3),
         Func::RegexpMatch | Func::RegexpSplitToArray => Some(2..=3),
         Func::SplitPart => Some(3..=3),
         Func::Format | Func::ConcatWs => Some(1..=usize::MAX),
@@ -788,6 +796,10 @@ fn takes_text(f: Func) -> bool {
             | Func::RegexpReplace
             | Func::RegexpMatch
             | Func::RegexpSplitToArray
+            | Func::RegexpCount
+            | Func::RegexpInstr
+            | Func::RegexpSubstr
+            | Func::RegexpLike
             | Func::SplitPart
             | Func::Repeat
             | Func::Lpad

@@ -116,6 +116,11 @@ pub enum Func {
     RegexpReplace,
     RegexpMatch,
     RegexpSplitToArray,
+    /// regexp_count, regexp_instr, regexp_substr, regexp_like.
+    RegexpCount,
+    RegexpInstr,
+    RegexpSubstr,
+    RegexpLike,
     SplitPart,
     Repeat,
     OctetLength,
@@ -460,7 +465,12 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         | Func::Log
         | Func::Log10
         | Func::FloatFn(_) => DataType::Double,
-        Func::Scale | Func::MinScale | Func::WidthBucket => DataType::Int,
+        Func::Scale
+        | Func::MinScale
+        | Func::WidthBucket
+        | Func::RegexpCount
+        | Func::RegexpInstr => DataType::Int,
+        Func::RegexpLike => DataType::Bool,
         Func::TrimScale | Func::Div | Func::Factorial | Func::Float4Numeric | Func::ToNumber => {
             DataType::Decimal {
                 precision: 0,

@@ -183,7 +183,7 @@ impl Numeric {
         let base = self.abs();
         let lnw = ln_weight_estimate(&base);
         // A first, rough exp * ln(base): the result's decimal weight.
-        let rough = ln_digits(&base, (8 - lnw).max(0) + 2);
+        let rough = ln_digits(&base, 20);
         let val = from_dbig(&rough).to_f64() * exp.to_f64();
         if val.abs() > EXP_LIMIT * 1.0033 {
             if val > 0.0 {
@@ -211,13 +211,7 @@ impl Numeric {
         let c = ctx(sig + 2 * GUARD + yw + 2);
         let y = c.mul(ln_b.repr(), to_dbig(exp).repr()).value();
         let r = from_dbig(&c.exp(y.repr()).value()).round_at(rscale);
-        Ok(if negate { -r } else { r }.checked()?)
-    }
-
-    /// The estimated decimal weight of ln(self), as PostgreSQL's result
-    /// scales use it.
-    pub fn ln_weight(&self) -> i64 {
-        ln_weight_estimate(self)
+        (if negate { -r } else { r }).checked()
     }
 }
 

@@ -253,7 +253,7 @@ fn show_real(x: f64) -> String {
     }
     let exp = x.abs().log10().floor() as i32;
     if !(-4..6).contains(&exp) {
-        let m = format!("{:.5e}", x);
+        let m = format!("{x:.5e}");
         let (mant, e) = m.split_once('e').unwrap_or((&m, "0"));
         let mant = mant.trim_end_matches('0').trim_end_matches('.');
         let e: i32 = e.parse().unwrap_or(0);
