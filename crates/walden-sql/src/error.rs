@@ -58,6 +58,8 @@ pub enum ErrorKind {
     InvalidRegex,
     /// power()'s undefined cases (2201F).
     InvalidArgumentForPower,
+    /// 2201E.
+    InvalidArgumentForLog,
     /// width_bucket's invalid arguments (2201G).
     InvalidArgumentForWidthBucket,
     /// The object is not in a state that allows the operation (55000).
@@ -227,6 +229,7 @@ impl ErrorKind {
             ErrorKind::InvalidEscapeSequence => "22025",
             ErrorKind::InvalidRegex => "2201B",
             ErrorKind::InvalidArgumentForPower => "2201F",
+            ErrorKind::InvalidArgumentForLog => "2201E",
             ErrorKind::InvalidArgumentForWidthBucket => "2201G",
             ErrorKind::StackDepth => "54001",
             ErrorKind::ProgramLimit => "54000",
@@ -390,6 +393,7 @@ impl From<EngineError> for SqlError {
                     N::Overflow | N::IntegerRange(_) => ErrorKind::NumericOutOfRange,
                     N::DivisionByZero => ErrorKind::DivisionByZero,
                     N::NegativeSqrt => ErrorKind::InvalidArgumentForPower,
+                    N::LogZero | N::LogNegative => ErrorKind::InvalidArgumentForLog,
                     N::NaNTo(_) | N::InfinityTo(_) => ErrorKind::FeatureNotSupported,
                 }
             }

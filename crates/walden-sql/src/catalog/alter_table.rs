@@ -77,6 +77,9 @@ pub(crate) fn alter_table(
         }
         return Err(walden_engine::EngineError::UnknownTable(name).into());
     }
+    if at.operations.iter().all(tuning_only) {
+        return Ok(out);
+    }
     if let Ok(t) = db.table_as(Some(tx.id()), &name) {
         let part = t.def.partition_key.is_some() || t.def.partition_of.is_some();
         if part
@@ -126,6 +129,18 @@ pub(crate) fn alter_table(
     Ok(out)
 }
 
+/// `SET (parallel_workers = 4)` and the other storage parameters that
+/// change no result: accepted as CREATE TABLE accepts them.
+fn tuning_only(op: &Op) -> bool {
+    match op {
+        Op::SetOptionsParens { options } => options.iter().all(|o| {
+            matches!(o, ast::SqlOption::KeyValue { key, .. }
+                if crate::catalog::create_table_clauses::tuning_only(&key.value))
+        }),
+        _ => false,
+    }
+}
+
 /// Refuses, before anything is looked at, the actions Walden does not do.
 fn refuse_unsupported(op: &Op) -> Result<()> {
     match op {
@@ -140,6 +155,7 @@ fn refuse_unsupported(op: &Op) -> Result<()> {
             "ALTER TABLE ... DROP PRIMARY KEY (use DROP CONSTRAINT name)",
         )),
         Op::AlterColumn { .. } => Ok(()),
+        op if tuning_only(op) => Ok(()),
         other => Err(SqlError::unsupported(format!("ALTER TABLE ... {other}"))),
     }
 }
@@ -313,6 +329,7 @@ impl<'a> Work<'a> {
             Op::RenameConstraint { old_name, new_name } => {
                 self.rename_constraint(&fold_ident(old_name), &fold_ident(new_name))
             }
+            op if tuning_only(op) => Ok(()),
             other => Err(SqlError::unsupported(format!("ALTER TABLE ... {other}"))),
         }
     }

@@ -8,7 +8,7 @@ use sqlparser::ast::{self, helpers::stmt_create_table::CreateTableBuilder};
 
 /// Storage parameters that tune how PostgreSQL lays out and vacuums a
 /// table; none changes what a statement returns, so they are accepted.
-fn tuning_only(key: &str) -> bool {
+pub(crate) fn tuning_only(key: &str) -> bool {
     let k = key.to_ascii_lowercase();
     k == "fillfactor"
         || k.starts_with("autovacuum_")

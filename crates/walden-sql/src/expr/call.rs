@@ -376,6 +376,10 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "regexp_replace" => Func::RegexpReplace,
         "regexp_match" => Func::RegexpMatch,
         "regexp_split_to_array" => Func::RegexpSplitToArray,
+        "regexp_count" => Func::RegexpCount,
+        "regexp_instr" => Func::RegexpInstr,
+        "regexp_substr" => Func::RegexpSubstr,
+        "regexp_like" => Func::RegexpLike,
         "split_part" => Func::SplitPart,
         "repeat" | "replicate" => Func::Repeat,
         "octet_length" => Func::OctetLength,
@@ -395,6 +399,17 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "mod" => Func::Mod,
         "power" | "pow" => Func::Power,
         "sqrt" => Func::Sqrt,
+        "ln" => Func::Ln,
+        "exp" => Func::Exp,
+        "log" => Func::Log,
+        "log10" => Func::Log10,
+        "cbrt" => Func::FloatFn(crate::functions::FloatFn::Cbrt),
+        "sinh" => Func::FloatFn(crate::functions::FloatFn::Sinh),
+        "cosh" => Func::FloatFn(crate::functions::FloatFn::Cosh),
+        "tanh" => Func::FloatFn(crate::functions::FloatFn::Tanh),
+        "asinh" => Func::FloatFn(crate::functions::FloatFn::Asinh),
+        "acosh" => Func::FloatFn(crate::functions::FloatFn::Acosh),
+        "atanh" => Func::FloatFn(crate::functions::FloatFn::Atanh),
         "scale" => Func::Scale,
         "min_scale" => Func::MinScale,
         "trim_scale" => Func::TrimScale,
@@ -409,6 +424,7 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "greatest" => Func::Greatest,
         "least" => Func::Least,
         "to_char" => Func::ToChar,
+        "to_number" => Func::ToNumber,
         "current_setting" => Func::CurrentSetting,
         "pg_get_userbyid" => Func::Privilege(crate::functions::PrivFn::UserById),
         "has_table_privilege" => Func::Privilege(crate::functions::PrivFn::Table),
@@ -500,7 +516,11 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         Func::QuoteLiteral | Func::Ascii | Func::Chr | Func::BitLength => Some(1..=1),
         Func::StrPos => Some(2..=2),
         // PostgreSQL 15's start/N forms of regexp_replace are not here.
-        Func::RegexpReplace => Some(3..=4),
+        Func::RegexpReplace => Some(3..=6),
+        Func::RegexpCount => Some(2..=4),
+        Func::RegexpInstr => Some(2..=7),
+        Func::RegexpSubstr => Some(2..=6),
+        Func::RegexpLike => Some(2..=3),
         Func::RegexpMatch | Func::RegexpSplitToArray => Some(2..=3),
         Func::SplitPart => Some(3..=3),
         Func::Format | Func::ConcatWs => Some(1..=usize::MAX),
@@ -508,7 +528,7 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         Func::CurrVal => Some(1..=1),
         Func::LastVal => Some(0..=0),
         Func::Trim | Func::Ltrim | Func::Rtrim => Some(1..=2),
-        Func::DateTrunc | Func::DatePartPg | Func::ToChar => Some(2..=2),
+        Func::DateTrunc | Func::DatePartPg | Func::ToChar | Func::ToNumber => Some(2..=2),
         Func::Age => Some(1..=2),
         Func::MakeDate | Func::DateBin => Some(3..=3),
         Func::MakeTime => Some(3..=3),
@@ -531,7 +551,11 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
             Some(1..=1)
         }
         Func::Div | Func::Gcd | Func::Lcm => Some(2..=2),
+        // width_bucket(operand, thresholds array) or (operand, low, high, count).
+        Func::WidthBucket if args.len() == 2 => Some(2..=2),
         Func::WidthBucket => Some(4..=4),
+        Func::Ln | Func::Exp | Func::Log10 | Func::FloatFn(_) => Some(1..=1),
+        Func::Log => Some(1..=2),
         Func::Routine => Some(1..=usize::MAX),
         _ => None,
     };
@@ -772,6 +796,10 @@ fn takes_text(f: Func) -> bool {
             | Func::RegexpReplace
             | Func::RegexpMatch
             | Func::RegexpSplitToArray
+            | Func::RegexpCount
+            | Func::RegexpInstr
+            | Func::RegexpSubstr
+            | Func::RegexpLike
             | Func::SplitPart
             | Func::Repeat
             | Func::Lpad

@@ -138,6 +138,14 @@ impl Expr {
                     UnaryOperator::BitwiseNot => {
                         super::bitwise::compile(p, scope, BitOp::Not, None, inner)?
                     }
+                    // `|/ x` and `||/ x` are of double precision only; `@ x` is abs.
+                    UnaryOperator::PGSquareRoot => {
+                        Expr::Func(Func::FloatFn(crate::functions::FloatFn::Sqrt), vec![inner])
+                    }
+                    UnaryOperator::PGCubeRoot => {
+                        Expr::Func(Func::FloatFn(crate::functions::FloatFn::Cbrt), vec![inner])
+                    }
+                    UnaryOperator::PGAbs => Expr::Func(Func::Abs, vec![inner]),
                     other => return Err(SqlError::unsupported(format!("operator {other}"))),
                 }
             }

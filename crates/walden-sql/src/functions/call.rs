@@ -10,6 +10,7 @@ mod math;
 mod numeric_fns;
 mod system;
 mod text;
+mod transcend;
 mod tsql_text;
 
 /// The longest text `lpad` / `rpad` build (PostgreSQL's limit is bytes
@@ -229,5 +230,13 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         | Func::Factorial
         | Func::Float4Numeric
         | Func::WidthBucket => numeric_fns::call(f, a)?,
+        Func::RegexpCount | Func::RegexpInstr | Func::RegexpSubstr | Func::RegexpLike => {
+            crate::functions::regex_fns::call_positional(f, &a)?
+        }
+        Func::ToNumber => match (&a[0], &a[1]) {
+            (Value::Null, _) | (_, Value::Null) => Value::Null,
+            (s, t) => crate::functions::num_format::to_number(&text_arg(s), &text_arg(t))?,
+        },
+        Func::Ln | Func::Exp | Func::Log | Func::Log10 | Func::FloatFn(_) => transcend::call(f, a)?,
     })
 }

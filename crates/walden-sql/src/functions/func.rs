@@ -2,6 +2,19 @@
 
 use super::*;
 
+/// The functions of double precision only (and the `|/`, `||/` operators).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FloatFn {
+    Sqrt,
+    Cbrt,
+    Sinh,
+    Cosh,
+    Tanh,
+    Asinh,
+    Acosh,
+    Atanh,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Func {
     /// An integer bitwise operator at one width (`functions/bitwise.rs`).
@@ -103,6 +116,11 @@ pub enum Func {
     RegexpReplace,
     RegexpMatch,
     RegexpSplitToArray,
+    /// regexp_count, regexp_instr, regexp_substr, regexp_like.
+    RegexpCount,
+    RegexpInstr,
+    RegexpSubstr,
+    RegexpLike,
     SplitPart,
     Repeat,
     OctetLength,
@@ -120,6 +138,14 @@ pub enum Func {
     Mod,
     Power,
     Sqrt,
+    /// ln, exp, log(x) / log10(x) and log(base, x): numeric for numeric
+    /// arguments, double precision otherwise (`call/transcend.rs`).
+    Ln,
+    Exp,
+    Log,
+    Log10,
+    /// The double-precision-only functions beside them.
+    FloatFn(FloatFn),
     Random,
     /// A real as numeric: PostgreSQL's float4_numeric reads the value at
     /// 6 significant digits (`123456.789::float4::numeric` is 123457),
@@ -141,6 +167,8 @@ pub enum Func {
     Greatest,
     Least,
     ToChar,
+    /// to_number(text, template) (`num_format.rs`).
+    ToNumber,
     CurrentSetting,
     /// has_*_privilege, pg_has_role, pg_get_userbyid (`privileges.rs`).
     Privilege(PrivFn),
@@ -415,12 +443,42 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
                 scale: 0,
             }
         }
-        Func::Power | Func::Sqrt | Func::Random => DataType::Double,
-        Func::Scale | Func::MinScale | Func::WidthBucket => DataType::Int,
-        Func::TrimScale | Func::Div | Func::Factorial | Func::Float4Numeric => DataType::Decimal {
+        // log(base, x) is numeric only.
+        Func::Log if args.len() == 2 => DataType::Decimal {
             precision: 0,
             scale: 0,
         },
+        Func::Ln | Func::Exp | Func::Log | Func::Log10
+            if args.iter().any(|t| matches!(t, DataType::Decimal { .. }))
+                && !args
+                    .iter()
+                    .any(|t| matches!(t, DataType::Double | DataType::Real)) =>
+        {
+            DataType::Decimal {
+                precision: 0,
+                scale: 0,
+            }
+        }
+        Func::Power
+        | Func::Sqrt
+        | Func::Random
+        | Func::Ln
+        | Func::Exp
+        | Func::Log
+        | Func::Log10
+        | Func::FloatFn(_) => DataType::Double,
+        Func::Scale
+        | Func::MinScale
+        | Func::WidthBucket
+        | Func::RegexpCount
+        | Func::RegexpInstr => DataType::Int,
+        Func::RegexpLike => DataType::Bool,
+        Func::TrimScale | Func::Div | Func::Factorial | Func::Float4Numeric | Func::ToNumber => {
+            DataType::Decimal {
+                precision: 0,
+                scale: 0,
+            }
+        }
         // sign(integer) resolves to sign(double precision).
         Func::Sign => match args.first() {
             Some(DataType::Decimal { .. }) => DataType::Decimal {

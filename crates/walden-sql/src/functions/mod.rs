@@ -119,6 +119,7 @@ mod system_catalog;
 pub(crate) mod temporal;
 mod variadic;
 
+pub mod num_format;
 pub use aggregate::*;
 pub use call::*;
 pub use func::*;

@@ -144,6 +144,232 @@ pub fn regexp_split_to_array(s: &str, pattern: &str, flags: &str) -> Result<Valu
     Ok(Value::Array(parts.into()))
 }
 
+fn param(name: &str, v: i64) -> SqlError {
+    SqlError::new(
+        ErrorKind::InvalidParameter,
+        format!("invalid value for parameter \"{name}\": {v}"),
+    )
+}
+
+fn int_of(v: &Value, name: &str) -> Result<i64> {
+    match v {
+        Value::Int(i) => Ok(*i),
+        Value::Text(t) => t.trim().parse().map_err(|_| {
+            SqlError::new(
+                ErrorKind::InvalidText,
+                format!("invalid input syntax for type integer: \"{t}\""),
+            )
+        }),
+        other => Err(SqlError::new(
+            ErrorKind::UndefinedFunction,
+            format!("{name} must be an integer, not {other}"),
+        )),
+    }
+}
+
+fn no_global(f: &str) -> SqlError {
+    SqlError::new(
+        ErrorKind::InvalidParameter,
+        format!("{f}() does not support the \"global\" option"),
+    )
+}
+
+/// The matches from character `start` (1-based) on, without overlap; an
+/// empty match moves the search on by one character.
+fn matches_from<'s>(re: &Regex, s: &'s str, start: i64) -> Vec<regex::Captures<'s>> {
+    let Some((mut at, _)) = s.char_indices().nth((start - 1) as usize).or(
+        // Just past the end: an empty match may still be found there.
+        if (start - 1) as usize == s.chars().count() {
+            Some((s.len(), ' '))
+        } else {
+            None
+        },
+    ) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    while at <= s.len() {
+        let Some(c) = re.captures_at(s, at) else {
+            break;
+        };
+        let m = c.get(0).map_or((at, at), |m| (m.start(), m.end()));
+        at = if m.1 > m.0 {
+            m.1
+        } else {
+            m.1 + s[m.1..].chars().next().map_or(1, char::len_utf8)
+        };
+        out.push(c);
+    }
+    out
+}
+
+fn char_pos(s: &str, byte: usize) -> i64 {
+    s[..byte].chars().count() as i64 + 1
+}
+
+/// regexp_count(string, pattern [, start [, flags]]).
+pub fn regexp_count(a: &[String], start: i64) -> Result<Value> {
+    if start < 1 {
+        return Err(param("start", start));
+    }
+    let (re, global) = compile(&a[1], a.get(2).map_or("", String::as_str))?;
+    if global {
+        return Err(no_global("regexp_count"));
+    }
+    Ok(Value::Int(matches_from(&re, &a[0], start).len() as i64))
+}
+
+/// regexp_like(string, pattern [, flags]).
+pub fn regexp_like(s: &str, pattern: &str, flags: &str) -> Result<Value> {
+    let (re, global) = compile(pattern, flags)?;
+    if global {
+        return Err(no_global("regexp_like"));
+    }
+    Ok(Value::Bool(re.is_match(s)))
+}
+
+/// The n-th match from `start` and the span of its group `sub` (0: the
+/// whole match), in bytes; `None` when there is no such match or group.
+fn nth_match(
+    s: &str,
+    pattern: &str,
+    flags: &str,
+    start: i64,
+    n: i64,
+    sub: i64,
+    f: &str,
+) -> Result<Option<(usize, usize)>> {
+    if start < 1 {
+        return Err(param("start", start));
+    }
+    if n < 1 {
+        return Err(param("n", n));
+    }
+    if sub < 0 {
+        return Err(param("subexpr", sub));
+    }
+    let (re, global) = compile(pattern, flags)?;
+    if global {
+        return Err(no_global(f));
+    }
+    let all = matches_from(&re, s, start);
+    Ok(all
+        .get((n - 1) as usize)
+        .and_then(|c| c.get(sub as usize))
+        .map(|m| (m.start(), m.end())))
+}
+
+/// regexp_instr(string, pattern [, start [, N [, endoption [, flags [, subexpr]]]]]).
+pub fn regexp_instr(
+    s: &str,
+    pattern: &str,
+    ints: [i64; 3],
+    flags: &str,
+    sub: i64,
+) -> Result<Value> {
+    let [start, n, end] = ints;
+    if !(0..=1).contains(&end) {
+        return Err(param("endoption", end));
+    }
+    Ok(Value::Int(
+        match nth_match(s, pattern, flags, start, n, sub, "regexp_instr")? {
+            Some((b, e)) => char_pos(s, if end == 1 { e } else { b }),
+            None => 0,
+        },
+    ))
+}
+
+/// regexp_substr(string, pattern [, start [, N [, flags [, subexpr]]]]).
+pub fn regexp_substr(
+    s: &str,
+    pattern: &str,
+    start: i64,
+    n: i64,
+    flags: &str,
+    sub: i64,
+) -> Result<Value> {
+    Ok(
+        match nth_match(s, pattern, flags, start, n, sub, "regexp_substr")? {
+            Some((b, e)) => Value::text(&s[b..e]),
+            None => Value::Null,
+        },
+    )
+}
+
+/// regexp_replace(source, pattern, replacement, start [, N [, flags]]):
+/// the N-th match from `start` (every one from there when N is 0).
+pub fn regexp_replace_at(
+    s: &str,
+    pattern: &str,
+    repl: &str,
+    start: i64,
+    n: i64,
+    flags: &str,
+) -> Result<Value> {
+    if start < 1 {
+        return Err(param("start", start));
+    }
+    if n < 0 {
+        return Err(param("n", n));
+    }
+    let (re, global) = compile(pattern, flags)?;
+    let repl = replacement(repl);
+    let all = matches_from(&re, s, start);
+    let mut out = String::new();
+    let mut last = 0;
+    let every = n == 0 || global;
+    for (i, c) in all.iter().enumerate() {
+        if !every && i as i64 + 1 != n {
+            continue;
+        }
+        let m = c.get(0).map_or((last, last), |m| (m.start(), m.end()));
+        out.push_str(&s[last..m.0]);
+        c.expand(&repl, &mut out);
+        last = m.1;
+        if !every {
+            break;
+        }
+    }
+    out.push_str(&s[last..]);
+    Ok(Value::text(out))
+}
+
+/// Calls regexp_count, regexp_instr, regexp_substr, regexp_like (strict).
+pub fn call_positional(f: crate::functions::Func, a: &[Value]) -> Result<Value> {
+    use crate::functions::Func;
+    if a.iter().any(Value::is_null) {
+        return Ok(Value::Null);
+    }
+    let text = |i: usize| a.get(i).map(crate::functions::text_arg);
+    let int = |i: usize, name: &str, d: i64| a.get(i).map_or(Ok(d), |v| int_of(v, name));
+    let (s, p) = (text(0).unwrap_or_default(), text(1).unwrap_or_default());
+    match f {
+        Func::RegexpCount => {
+            regexp_count(&[s, p, text(3).unwrap_or_default()], int(2, "start", 1)?)
+        }
+        Func::RegexpLike => regexp_like(&s, &p, &text(2).unwrap_or_default()),
+        Func::RegexpInstr => regexp_instr(
+            &s,
+            &p,
+            [
+                int(2, "start", 1)?,
+                int(3, "n", 1)?,
+                int(4, "endoption", 0)?,
+            ],
+            &text(5).unwrap_or_default(),
+            int(6, "subexpr", 0)?,
+        ),
+        _ => regexp_substr(
+            &s,
+            &p,
+            int(2, "start", 1)?,
+            int(3, "n", 1)?,
+            &text(4).unwrap_or_default(),
+            int(5, "subexpr", 0)?,
+        ),
+    }
+}
+
 /// `split_part(string, delimiter, n)`: the n-th field (from the end when
 /// n is negative); '' past the last.
 pub fn split_part(s: &str, delim: &str, n: i64) -> Result<Value> {

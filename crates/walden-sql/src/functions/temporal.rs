@@ -414,7 +414,7 @@ pub fn age(a: &Value, b: &Value) -> Result<Value> {
 /// than copied through.
 pub fn to_char(v: &Value, fmt: &str) -> Result<Value> {
     if let Value::Int(_) | Value::Float(_) | Value::Decimal(_) = v {
-        return Err(SqlError::unsupported("to_char with a number"));
+        return crate::functions::num_format::to_char(v, fmt).map(Value::text);
     }
     if let Value::Interval(_) = v {
         return Err(SqlError::unsupported("to_char with an interval"));

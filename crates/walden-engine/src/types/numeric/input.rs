@@ -69,10 +69,12 @@ pub fn parse_numeric(s: &str) -> Result<Option<Numeric>> {
         Some(i) => (&body[..i], &body[i + 1..]),
         None => (body, "0"),
     };
-    // PostgreSQL takes exponents up to its precision limit (1000) only.
+    // Any exponent whose value numeric holds (scale up to 16383, 131072
+    // digits before the point); past that 22003, as PostgreSQL 15.
     let exp: i64 = match exp.parse::<i64>() {
-        Ok(e) if (-1000..=1000).contains(&e) => e,
-        _ => return Ok(None),
+        Ok(e) if e.abs() <= 1_000_000 => e,
+        Ok(_) => return Err(EngineError::Numeric(NumericError::Overflow)),
+        Err(_) => return Ok(None),
     };
     let (int, frac) = mant.split_once('.').unwrap_or((mant, ""));
     let scale = frac.len() as i64 - exp;

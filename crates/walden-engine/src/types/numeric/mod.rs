@@ -14,6 +14,7 @@ mod arith;
 mod input;
 #[cfg(test)]
 mod tests;
+mod transcend;
 
 pub use input::{float_to_numeric, parse_numeric};
 
@@ -45,6 +46,12 @@ pub enum NumericError {
     /// 2201F.
     #[error("cannot take square root of a negative number")]
     NegativeSqrt,
+    /// 2201E.
+    #[error("cannot take logarithm of zero")]
+    LogZero,
+    /// 2201E.
+    #[error("cannot take logarithm of a negative number")]
+    LogNegative,
     /// 0A000: NaN cast to an integer type (the type's name).
     #[error("cannot convert NaN to {0}")]
     NaNTo(&'static str),

@@ -37,11 +37,14 @@ fn reads_every_digit_and_the_specials() {
     ] {
         assert_eq!(n(s).to_string(), want, "{s}");
     }
-    for s in [
-        "", "abc", "1.2.3", "1e", "e5", "1_000", "-nan", "0x10", ".", "1e1001",
-    ] {
+    for s in ["", "abc", "1.2.3", "1e", "e5", "1_000", "-nan", "0x10", "."] {
         assert!(matches!(parse_numeric(s), Ok(None)), "{s}");
     }
+    // Exponents past 1000 are taken while the value fits (PostgreSQL 15).
+    assert_eq!(n("1e1001").to_string().len(), 1002);
+    assert_eq!(n("1e-16383").scale(), 16383);
+    assert!(parse_numeric("5e-16384").is_err());
+    assert!(parse_numeric("1e131072").is_err());
 }
 
 #[test]

@@ -6,7 +6,9 @@
 //! bytea output, `extra_float_digits` of 1 to 3, whose output is the
 //! shortest exact one that Walden always prints), or parameters whose every
 //! value leaves results unchanged here (`check_function_bodies`: there are
-//! no function bodies). Any other value, and any parameter Walden has no
+//! no function bodies), and the parallel-query knobs: Walden never runs a
+//! parallel plan, which is what PostgreSQL does whatever their values when
+//! no worker is available. Any other value, and any parameter Walden has no
 //! counterpart for (planner and memory knobs, logging), is refused with
 //! 0A000 rather than stored and ignored. Names PostgreSQL does not know get
 //! its 42704, except the dotted placeholder names (`myapp.user_id`)
@@ -23,6 +25,11 @@ enum Values {
     AnyBool(&'static str),
     /// An integer in this range.
     Int(i64, i64, &'static str),
+    /// A non-negative real (a planner cost).
+    Real(&'static str),
+    /// A size counted in 8 kB blocks (a bare number is blocks; `kB`, `MB`,
+    /// `GB` and `TB` convert), shown in the largest unit that divides it.
+    Blocks(&'static str),
 }
 
 /// Parameters accepted with the values that match Walden's behaviour.
@@ -52,6 +59,18 @@ const ACCEPTED: &[(&str, Values)] = &[
     (
         "max_parallel_maintenance_workers",
         Values::Int(0, 1024, "2"),
+    ),
+    // What steers the planner towards parallel plans. Walden never runs a
+    // plan in parallel (as PostgreSQL with max_parallel_workers_per_gather
+    // = 0), so every value leaves results and plans as they are.
+    ("parallel_setup_cost", Values::Real("1000")),
+    ("parallel_tuple_cost", Values::Real("0.1")),
+    ("min_parallel_table_scan_size", Values::Blocks("8MB")),
+    ("min_parallel_index_scan_size", Values::Blocks("512kB")),
+    ("parallel_leader_participation", Values::AnyBool("on")),
+    (
+        "force_parallel_mode",
+        Values::Only(&["off", "on", "regress"]),
     ),
     ("password_encryption", Values::Only(&["scram-sha-256"])),
     ("timezone_abbreviations", Values::Only(&["default"])),
@@ -129,9 +148,16 @@ pub(super) fn check_other(name: &str, value: &str) -> Result<String> {
             Values::Only(vs) => vs.contains(&lower.as_str()),
             Values::AnyBool(_) => super::parse_bool(&lower).is_some(),
             Values::Int(lo, hi, _) => lower.parse::<i64>().is_ok_and(|n| (*lo..=*hi).contains(&n)),
+            Values::Real(_) => lower
+                .trim()
+                .parse::<f64>()
+                .is_ok_and(|x| x.is_finite() && x >= 0.0),
+            Values::Blocks(_) => blocks(&lower).is_some(),
         };
         if ok {
             return Ok(match values {
+                Values::Real(_) => show_real(lower.trim().parse::<f64>().unwrap_or(0.0)),
+                Values::Blocks(_) => show_blocks(blocks(&lower).unwrap_or(0)),
                 Values::AnyBool(_) => {
                     let on = super::parse_bool(&lower) == Some(true);
                     if on { "on" } else { "off" }.into()
@@ -149,6 +175,8 @@ pub(super) fn check_other(name: &str, value: &str) -> Result<String> {
                     .join(", "),
                 Values::AnyBool(_) => "on or off".into(),
                 Values::Int(lo, hi, _) => format!("{lo} to {hi}"),
+                Values::Real(_) => "a number of 0 or more".into(),
+                Values::Blocks(_) => "a size such as 8MB".into(),
             }
         )));
     }
@@ -177,8 +205,66 @@ pub(super) fn default_of(name: &str) -> Option<&'static str> {
         .find(|(n, _)| *n == name)
         .map(|(_, v)| match v {
             Values::Only(vs) => vs[0],
-            Values::AnyBool(d) | Values::Int(_, _, d) => d,
+            Values::AnyBool(d) | Values::Int(_, _, d) | Values::Real(d) | Values::Blocks(d) => d,
         })
+}
+
+/// A size setting's value in 8 kB blocks (rounded to the nearest block,
+/// as PostgreSQL rounds `100kB`), if it is one.
+fn blocks(v: &str) -> Option<i64> {
+    let v = v.trim();
+    let split = v
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(v.len());
+    let (n, unit) = (v[..split].parse::<f64>().ok()?, v[split..].trim());
+    let kb = match unit {
+        "" => return (n.fract() == 0.0 && n <= 715_827_882.0).then_some(n as i64),
+        "b" => n / 1024.0,
+        "kb" => n,
+        "mb" => n * 1024.0,
+        "gb" => n * 1024.0 * 1024.0,
+        "tb" => n * 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    let b = (kb / 8.0).round();
+    (b <= 715_827_882.0).then_some(b as i64)
+}
+
+/// A block count as SHOW prints it: in the largest of kB, MB, GB, TB that
+/// holds it whole.
+fn show_blocks(blocks: i64) -> String {
+    let kb = blocks * 8;
+    if kb == 0 {
+        return "0".into();
+    }
+    for (unit, size) in [("TB", 1i64 << 30), ("GB", 1 << 20), ("MB", 1 << 10)] {
+        if kb % size == 0 {
+            return format!("{}{unit}", kb / size);
+        }
+    }
+    format!("{kb}kB")
+}
+
+/// A real setting as SHOW prints it: C's `%g` (six significant digits,
+/// `1e+06` past them).
+fn show_real(x: f64) -> String {
+    if x == 0.0 {
+        return "0".into();
+    }
+    let exp = x.abs().log10().floor() as i32;
+    if !(-4..6).contains(&exp) {
+        let m = format!("{x:.5e}");
+        let (mant, e) = m.split_once('e').unwrap_or((&m, "0"));
+        let mant = mant.trim_end_matches('0').trim_end_matches('.');
+        let e: i32 = e.parse().unwrap_or(0);
+        return format!("{mant}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
+    }
+    let s = format!("{:.*}", (5 - exp).max(0) as usize, x);
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
 }
 
 pub(crate) fn unrecognized(name: &str) -> SqlError {

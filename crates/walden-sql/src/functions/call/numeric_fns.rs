@@ -179,6 +179,9 @@ fn bucket_error(m: &str) -> SqlError {
 /// width_bucket(operand, low, high, count): float8 when any of the three
 /// is a float, else numeric (computed exactly).
 fn width_bucket(a: &[Value]) -> Result<Value> {
+    if let [x, thresholds] = a {
+        return width_bucket_array(x, thresholds);
+    }
     let count = int_arg(&a[3], "width_bucket")?;
     if count <= 0 {
         return Err(bucket_error("count must be greater than zero"));
@@ -267,11 +270,61 @@ fn width_bucket(a: &[Value]) -> Result<Value> {
     Ok(Value::Int(q.to_i64().unwrap_or(count) + 1))
 }
 
+/// width_bucket(operand, thresholds): how many of the (sorted) thresholds
+/// are at or below the operand, found by bisection as PostgreSQL does.
+fn width_bucket_array(x: &Value, thresholds: &Value) -> Result<Value> {
+    let arr = match thresholds {
+        Value::Array(a) => a.clone(),
+        // An untyped '{...}' literal, read with the operand's type.
+        Value::Text(_) => {
+            let elem = match x {
+                Value::Int(_) => DataType::BigInt,
+                Value::Float(_) => DataType::Double,
+                Value::Decimal(_) => DataType::Decimal {
+                    precision: 0,
+                    scale: 0,
+                },
+                _ => DataType::Text,
+            };
+            match cast(thresholds.clone(), &DataType::Array(Box::new(elem)))? {
+                Value::Array(a) => a,
+                _ => return Err(SqlError::internal("width_bucket: not an array")),
+            }
+        }
+        other => {
+            return Err(SqlError::new(
+                ErrorKind::UndefinedFunction,
+                format!(
+                    "function width_bucket({}, {}) does not exist",
+                    type_name(x),
+                    type_name(other)
+                ),
+            ))
+        }
+    };
+    if arr.iter().any(Value::is_null) {
+        return Err(SqlError::new(
+            ErrorKind::NullValueNotAllowed,
+            "thresholds array must not contain NULLs",
+        ));
+    }
+    let (mut lo, mut hi) = (0usize, arr.len());
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if crate::functions::compare(x, &arr[mid])? == Some(std::cmp::Ordering::Less) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    Ok(Value::Int(lo as i64))
+}
+
 /// power(numeric, numeric) as PostgreSQL 15: its answers for NaN and
 /// ±Infinity; an integer exponent computed exactly, then rounded half
-/// away from zero to at least 16 decimals and no fewer than the base has.
-/// A fractional exponent of a finite base (computed through exp and ln)
-/// is refused.
+/// away from zero to at least 16 decimals and no fewer than the base has;
+/// a fractional exponent (or one past int4) through exp and ln, at the
+/// scale PostgreSQL gives that (16 significant digits at least).
 pub(crate) fn numeric_power(base: Numeric, exp: Numeric) -> Result<Numeric> {
     let undefined = |m: &str| SqlError::new(ErrorKind::InvalidArgumentForPower, m.to_string());
     let one = Numeric::ONE;
@@ -285,7 +338,7 @@ pub(crate) fn numeric_power(base: Numeric, exp: Numeric) -> Result<Numeric> {
     if base.is_zero() && exp.is_negative() {
         return Err(undefined("zero raised to a negative power is undefined"));
     }
-    if base.is_finite() && base.is_negative() && exp.is_finite() && !exp.is_integral() {
+    if base.is_negative() && exp.is_finite() && !exp.is_integral() {
         return Err(undefined(
             "a negative number raised to a non-integer power yields a complex result",
         ));
@@ -314,16 +367,26 @@ pub(crate) fn numeric_power(base: Numeric, exp: Numeric) -> Result<Numeric> {
             Numeric::PosInf
         });
     }
-    let n = exp
+    let odd = || {
+        exp.rem(&Numeric::from(2))
+            .is_ok_and(|r| r.abs() == Numeric::ONE)
+    };
+    let Some(n) = exp
         .is_integral()
         .then(|| {
             exp.to_integer(i32::MIN as i64, i32::MAX as i64, "integer")
                 .ok()
         })
         .flatten()
-        .ok_or_else(|| {
-            SqlError::unsupported("numeric power() with a fractional or very large exponent")
-        })?;
+    else {
+        // A fractional exponent, or an integer past int4: through
+        // exp(exp * ln |base|), at PostgreSQL's scale for it.
+        if base.is_zero() {
+            return Ok(Numeric::ZERO.round_at(16));
+        }
+        let negate = base.is_negative() && odd();
+        return Ok(base.pow_by_ln(&exp, None, negate)?);
+    };
     let rscale = base.scale().clamp(16, 1000);
     if n == 0 {
         return Ok(one.round_at(rscale));
@@ -343,10 +406,10 @@ pub(crate) fn numeric_power(base: Numeric, exp: Numeric) -> Result<Numeric> {
     }
     let (int, scale) = base.parts().unwrap_or_default();
     let work = (int.magnitude().bits() as f64 * 0.302 + 1.0) * n.unsigned_abs() as f64;
-    if work > 2_000_000.0 {
-        return Err(SqlError::unsupported(
-            "numeric power() whose exact digits number more than two million",
-        ));
+    if work > 200_000.0 {
+        // Too many exact digits to compute them all: through logarithms,
+        // to the same scale.
+        return Ok(base.pow_by_ln(&exp, Some(rscale), base.is_negative() && odd())?);
     }
     let p = Numeric::from_parts(
         int.pow(n.unsigned_abs() as u32),

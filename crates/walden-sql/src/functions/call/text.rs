@@ -130,6 +130,22 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
         Func::Replace => {
             Value::text(text_arg(&arg(0)).replace(&text_arg(&arg(1)), &text_arg(&arg(2))))
         }
+        // The start [, N [, flags]] form.
+        Func::RegexpReplace if matches!(a.get(3), Some(Value::Int(_))) => {
+            let n = match a.get(4) {
+                Some(Value::Int(n)) => *n,
+                Some(v) => int_arg(v, "regexp_replace")?,
+                None => 1,
+            };
+            crate::functions::regex_fns::regexp_replace_at(
+                &text_arg(&arg(0)),
+                &text_arg(&arg(1)),
+                &text_arg(&arg(2)),
+                int_arg(&arg(3), "regexp_replace")?,
+                n,
+                &a.get(5).map(text_arg).unwrap_or_default(),
+            )?
+        }
         Func::RegexpReplace => crate::functions::regex_fns::regexp_replace(
             &text_arg(&arg(0)),
             &text_arg(&arg(1)),
