@@ -441,7 +441,7 @@ impl<'a> Writer<'a> {
         let mut bracket = t.bracket;
         let mut lsign = t.lsign;
         let sign_wrote = if t.plus || t.minus {
-            !(t.plus && !t.minus)
+            !t.plus || t.minus
         } else {
             if sign != '-' && t.fill {
                 bracket = false;
@@ -490,7 +490,7 @@ impl<'a> Writer<'a> {
     /// A lone leading zero of a value below one, shown as a blank (`9.9`
     /// of 0.1 is ` .1`).
     fn predec_space(&self) -> bool {
-        !self.t.zero_start.is_some_and(|z| z <= self.curr)
+        self.t.zero_start.is_none_or(|z| z > self.curr)
             && self.at == 0
             && self.num.first() == Some(&'0')
             && self.t.post != 0
@@ -530,11 +530,11 @@ impl<'a> Writer<'a> {
                 }
                 Tok::SignAlways => self.out.push(self.sign),
                 Tok::Currency => self.out.push(' '),
-                Tok::Ordinal(upper) => {
-                    if self.num.first() != Some(&'#') && self.sign != '-' && !self.t.decimal {
-                        let int: String = self.num.iter().take_while(|c| **c != '.').collect();
-                        self.out.push_str(ordinal(&int, *upper));
-                    }
+                Tok::Ordinal(upper)
+                    if self.num.first() != Some(&'#') && self.sign != '-' && !self.t.decimal =>
+                {
+                    let int: String = self.num.iter().take_while(|c| **c != '.').collect();
+                    self.out.push_str(ordinal(&int, *upper));
                 }
                 Tok::Lit(s) => self.out.push_str(s),
                 _ => {}
