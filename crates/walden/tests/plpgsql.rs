@@ -185,7 +185,6 @@ fn unhonoured_forms_are_refused() {
                 "DO $$ DECLARE r record; BEGIN END $$",
                 "DO $$ BEGIN FOR r IN SELECT 1 LOOP END LOOP; END $$",
                 "DO $$ BEGIN COMMIT; END $$",
-                "CREATE TRIGGER tr BEFORE INSERT ON t FOR EACH ROW EXECUTE FUNCTION f()",
             ] {
                 let o = outcome(&c, sql, &[]).await;
                 assert!(o.starts_with("ERROR 0A000"), "{sql}: {o}");

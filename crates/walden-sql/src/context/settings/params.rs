@@ -165,6 +165,13 @@ pub(super) fn check_other(name: &str, value: &str) -> Result<String> {
                 _ => value.to_string(),
             });
         }
+        if matches!(values, Values::Real(_) | Values::Blocks(_)) {
+            // Outside PostgreSQL's own range or form: invalid there too.
+            return Err(SqlError::new(
+                ErrorKind::InvalidParameter,
+                format!("invalid value for parameter \"{name}\": \"{value}\""),
+            ));
+        }
         return Err(SqlError::unsupported(format!(
             "{name} = '{value}' (Walden accepts only {})",
             match values {
@@ -226,7 +233,8 @@ fn blocks(v: &str) -> Option<i64> {
         "tb" => n * 1024.0 * 1024.0 * 1024.0,
         _ => return None,
     };
-    let b = (kb / 8.0).round();
+    // PostgreSQL rounds to whole blocks with rint: half to even.
+    let b = (kb / 8.0).round_ties_even();
     (b <= 715_827_882.0).then_some(b as i64)
 }
 

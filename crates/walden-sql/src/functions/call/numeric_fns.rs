@@ -406,7 +406,7 @@ pub(crate) fn numeric_power(base: Numeric, exp: Numeric) -> Result<Numeric> {
     }
     let (int, scale) = base.parts().unwrap_or_default();
     let work = (int.magnitude().bits() as f64 * 0.302 + 1.0) * n.unsigned_abs() as f64;
-    if work > 200_000.0 {
+    if work > 2_000_000.0 {
         // Too many exact digits to compute them all: through logarithms,
         // to the same scale.
         return Ok(base.pow_by_ln(&exp, Some(rscale), base.is_negative() && odd())?);
