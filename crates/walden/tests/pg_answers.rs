@@ -225,6 +225,13 @@ const SCRIPT: &[&str] = &[
     "SELECT log(10.00000000000000001), log(590489.45235237), log10(1000::numeric), log(2, 8), log(0.99923, 4.58934e34), log(100::float8)",
     "SELECT log('inf'::numeric, 10), log(10, 'inf'::numeric), log('nan'::numeric, 10), ln('inf'::numeric), exp('-inf'::numeric)",
     "SELECT ln(0.0)",
+    // A NaN or infinite numeric bound or step is refused, never run forever.
+    "SELECT * FROM generate_series(1::numeric, 'NaN'::numeric)",
+    "SELECT * FROM generate_series('NaN'::numeric, 3)",
+    "SELECT * FROM generate_series(1::numeric, 'Infinity'::numeric)",
+    "SELECT * FROM generate_series(1::numeric, 3, 'Infinity'::numeric)",
+    "SELECT * FROM generate_series(1::numeric, 3, 'NaN'::numeric)",
+    "SELECT * FROM generate_series(1.5, 3.5, 0.5)",
     "SELECT ln(-1::float8)",
     "SELECT log(1.0, 12.34)",
     "SELECT log(-12.34, 56.78)",

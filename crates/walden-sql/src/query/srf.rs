@@ -289,6 +289,22 @@ fn series(
         }
         None => crate::functions::cast(Value::Int(1), ty)?,
     };
+    // A NaN or infinite numeric bound or step would never end the series.
+    for (what, v) in [("start value", &a), ("stop value", &b), ("step size", &st)] {
+        if let Value::Decimal(d) = v {
+            let bad = if d.is_nan() {
+                "NaN"
+            } else if d.is_infinite() {
+                "infinity"
+            } else {
+                continue;
+            };
+            return Err(SqlError::new(
+                ErrorKind::InvalidParameter,
+                format!("{what} cannot be {bad}"),
+            ));
+        }
+    }
     let after_one = crate::functions::binary(BinOp::Add, a.clone(), st.clone())?;
     let dir = match compare(&after_one, &a)? {
         Some(Ordering::Equal) | None => return Err(zero_step()),
