@@ -44,9 +44,27 @@ pub fn routine_hook(who: Who, db: Arc<walden_engine::Database>) -> RoutineHook {
         who,
         db,
         defs: Mutex::new(HashMap::new()),
-        parsed: Mutex::new(HashMap::new()),
+        parsed: ParseCache::default(),
         plans: Mutex::new(HashMap::new()),
     }))
+}
+
+/// Statement texts of routine bodies parsed once per outer statement
+/// (functions' and triggers' hosts share it).
+#[derive(Default)]
+pub(super) struct ParseCache(Mutex<HashMap<String, Arc<Command>>>);
+
+impl ParseCache {
+    pub(super) fn parse(&self, sql: &str) -> Result<Arc<Command>> {
+        if let Some(c) = self.0.lock().ok().and_then(|p| p.get(sql).cloned()) {
+            return Ok(c);
+        }
+        let c = Arc::new(crate::front::parse(sql)?);
+        if let Ok(mut p) = self.0.lock() {
+            p.insert(sql.to_string(), c.clone());
+        }
+        Ok(c)
+    }
 }
 
 /// Runs functions for one statement; its caches live as long (the
@@ -55,7 +73,7 @@ struct PgRoutines {
     who: Who,
     db: Arc<walden_engine::Database>,
     defs: Mutex<HashMap<String, Option<Arc<PgFunc>>>>,
-    parsed: Mutex<HashMap<String, Arc<Command>>>,
+    parsed: ParseCache,
     plans: Mutex<HashMap<PlanKey, Arc<QueryPlan>>>,
 }
 
@@ -107,20 +125,7 @@ fn refuse_nested(what: &str) -> SqlError {
 
 impl Host for Nested<'_, '_> {
     fn parse(&mut self, sql: &str) -> Result<Arc<Command>> {
-        if let Some(c) = self
-            .owner
-            .parsed
-            .lock()
-            .ok()
-            .and_then(|p| p.get(sql).cloned())
-        {
-            return Ok(c);
-        }
-        let c = Arc::new(crate::front::parse(sql)?);
-        if let Ok(mut p) = self.owner.parsed.lock() {
-            p.insert(sql.to_string(), c.clone());
-        }
-        Ok(c)
+        self.owner.parsed.parse(sql)
     }
 
     fn run(&mut self, cmd: &Arc<Command>, params: &[Value]) -> Result<QueryOutput> {

@@ -62,20 +62,7 @@ fn plan(p: &mut Planner<'_>, cmd: &Command) -> Result<Planned> {
 
 impl Host for TxHost<'_, '_> {
     fn parse(&mut self, sql: &str) -> Result<Arc<Command>> {
-        if let Some(c) = self
-            .owner
-            .parsed
-            .lock()
-            .ok()
-            .and_then(|p| p.get(sql).cloned())
-        {
-            return Ok(c);
-        }
-        let c = Arc::new(crate::front::parse(sql)?);
-        if let Ok(mut p) = self.owner.parsed.lock() {
-            p.insert(sql.to_string(), c.clone());
-        }
-        Ok(c)
+        self.owner.parsed.parse(sql)
     }
 
     fn run(&mut self, cmd: &Arc<Command>, params: &[Value]) -> Result<QueryOutput> {

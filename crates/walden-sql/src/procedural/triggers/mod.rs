@@ -67,7 +67,7 @@ pub fn trigger_hook(who: Who, db: Arc<walden_engine::Database>) -> TriggerHook {
         db,
         funcs: Mutex::new(HashMap::new()),
         defs: Mutex::new(HashMap::new()),
-        parsed: Mutex::new(HashMap::new()),
+        parsed: super::pg_call::ParseCache::default(),
         plans: Mutex::new(HashMap::new()),
     }))
 }
@@ -81,7 +81,7 @@ pub(super) struct PgTriggers {
     db: Arc<walden_engine::Database>,
     funcs: Mutex<HashMap<String, Arc<PgFunc>>>,
     defs: Mutex<HashMap<String, Arc<PgTrigger>>>,
-    parsed: Mutex<HashMap<String, Arc<Command>>>,
+    parsed: super::pg_call::ParseCache,
     plans: Mutex<HashMap<PlanKey, Arc<host::Planned>>>,
 }
 
