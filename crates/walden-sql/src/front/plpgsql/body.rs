@@ -6,6 +6,7 @@
 //! T-SQL.
 
 use super::lex::{lex, Tok, K};
+use super::trigger::{field_var, RETURN_NEW, RETURN_OLD, TRIGGER_VARS};
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::front::{PgRaise, TStmt, VarDecl};
 
@@ -17,30 +18,6 @@ fn refuse(what: &str) -> SqlError {
 /// the variable names of the routine's parameters in order (`$1`, ...).
 pub fn parse_plpgsql(src: &str, params: &[String]) -> Result<Vec<TStmt>> {
     parse_body(src, params, false)
-}
-
-/// The variables a trigger function sees besides `NEW` and `OLD`.
-pub const TRIGGER_VARS: &[&str] = &[
-    "tg_op",
-    "tg_name",
-    "tg_when",
-    "tg_level",
-    "tg_table_name",
-    "tg_relname",
-    "tg_table_schema",
-    "tg_relid",
-    "tg_nargs",
-    "tg_argv",
-];
-
-/// The text `RETURN NEW` / `RETURN OLD` of a trigger function evaluates to
-/// (the runtime reads the row from the fields' variables).
-pub const RETURN_NEW: &str = "NEW";
-pub const RETURN_OLD: &str = "OLD";
-
-/// The variable holding field `f` of `NEW` (`rec` "new") or `OLD`.
-pub fn field_var(rec: &str, f: &str) -> String {
-    format!("@__{rec}__{}", f.to_lowercase())
 }
 
 /// A trigger function's body: `NEW.x` / `OLD.x` are variables of their

@@ -7,10 +7,9 @@ mod body;
 mod lex;
 pub mod trigger;
 
-pub use body::{
-    field_var, parse_plpgsql, parse_plpgsql_trigger, trigger_expr, RETURN_NEW, RETURN_OLD,
-};
+pub use body::{parse_plpgsql, parse_plpgsql_trigger, trigger_expr};
 pub(crate) use lex::{lex, Tok, K};
+pub use trigger::{field_var, RETURN_NEW, RETURN_OLD};
 
 use crate::error::{Result, SqlError};
 use crate::front::ProcParam;

@@ -7,6 +7,30 @@ use super::lex::{lex, Tok, K};
 use super::{name_at, paren_list, refuse, span, syntax_near};
 use crate::error::{Result, SqlError};
 
+/// The variables a trigger function sees besides `NEW` and `OLD`.
+pub const TRIGGER_VARS: &[&str] = &[
+    "tg_op",
+    "tg_name",
+    "tg_when",
+    "tg_level",
+    "tg_table_name",
+    "tg_relname",
+    "tg_table_schema",
+    "tg_relid",
+    "tg_nargs",
+    "tg_argv",
+];
+
+/// The text `RETURN NEW` / `RETURN OLD` of a trigger function evaluates to
+/// (the runtime reads the row from the fields' variables).
+pub const RETURN_NEW: &str = "NEW";
+pub const RETURN_OLD: &str = "OLD";
+
+/// The variable holding field `f` of `NEW` (`rec` "new") or `OLD`.
+pub fn field_var(rec: &str, f: &str) -> String {
+    format!("@__{rec}__{}", f.to_lowercase())
+}
+
 /// The table holding a database's triggers (its rows: table OID, name,
 /// function, definition as [`PgTrigger::definition`] writes it, enabled).
 pub const TRIGGER_TABLE: &str = "walden_triggers";
