@@ -15,7 +15,7 @@
 // The stages of a statement's path, from the bottom: error, types, front,
 // functions, expr, query, dml, catalog, compat, admin, session. A module
 // imports only from its own stage and the ones below it (docs/design.md,
-// "SQL layer"; tests/stages.rs checks it).
+// "SQL layer"; tests/sql_it/stages.rs checks it).
 mod admin;
 mod catalog;
 mod compat;

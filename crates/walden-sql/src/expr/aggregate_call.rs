@@ -51,6 +51,7 @@ pub fn compile_aggregate(
         }
     }
     let args = args_of(f);
+    let mut kind = kind;
     let arg = if kind == AggKind::CountStar {
         None
     } else {
@@ -58,16 +59,35 @@ pub fn compile_aggregate(
             .first()
             .and_then(|a| arg_expr(a))
             .ok_or_else(|| SqlError::syntax(format!("{} needs an argument", fname(f))))?;
-        Some(Expr::compile(p, scope, e)?)
+        let e = Expr::compile(p, scope, e)?;
+        Some(match kind {
+            AggKind::JsonAgg { jsonb, .. } => {
+                let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+                let structured = !jsonb
+                    && matches!(
+                        query::static_type(&e, &types, &p.params),
+                        Some(DataType::Record(_) | DataType::Array(_))
+                    );
+                kind = AggKind::JsonAgg { jsonb, structured };
+                super::record::json_arg(p, scope, e)
+            }
+            _ => e,
+        })
     };
     let separator = if kind == AggKind::StringAgg || kind.second_per_row() {
-        Some(Expr::compile(
+        let e = Expr::compile(
             p,
             scope,
             args.get(1)
                 .and_then(|a| arg_expr(a))
                 .ok_or_else(|| SqlError::syntax(format!("{} needs a second argument", fname(f))))?,
-        )?)
+        )?;
+        // json_object_agg's value: a record or an array as json by its type.
+        Some(if matches!(kind, AggKind::JsonObjectAgg { .. }) {
+            super::record::json_arg(p, scope, e)
+        } else {
+            e
+        })
     } else {
         None
     };

@@ -297,7 +297,30 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         )));
     }
     if let Some(j) = crate::functions::json::lookup(&name) {
+        use crate::functions::json::JsonFn;
+        // Records and arrays reach the builders as json made by their type.
+        let args = match j {
+            JsonFn::To { .. } | JsonFn::BuildArray { .. } => args
+                .into_iter()
+                .map(|a| super::record::json_arg(p, scope, a))
+                .collect(),
+            JsonFn::BuildObject { .. } => args
+                .into_iter()
+                .enumerate()
+                .map(|(i, a)| {
+                    if i % 2 == 1 {
+                        super::record::json_arg(p, scope, a)
+                    } else {
+                        a
+                    }
+                })
+                .collect(),
+            _ => args,
+        };
         return Ok(Expr::Func(Func::Json(j), args));
+    }
+    if name == "row_to_json" || name == "array_to_json" {
+        return to_json_of(p, scope, &name, &raw_args, args);
     }
     if name == "pg_typeof" {
         return pg_typeof(p, scope, &raw_args, &args);
@@ -363,6 +386,7 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "nullif" => Func::NullIf,
         "upper" | "ucase" => Func::Upper,
         "lower" | "lcase" => Func::Lower,
+        "initcap" => Func::Initcap,
         "length" | "len" | "char_length" | "character_length" => Func::Length,
         "substring" | "substr" => Func::Substring,
         "trim" | "btrim" => Func::Trim,
@@ -785,6 +809,7 @@ fn takes_text(f: Func) -> bool {
         Func::Length
             | Func::Upper
             | Func::Lower
+            | Func::Initcap
             | Func::Substring
             | Func::Trim
             | Func::Ltrim
@@ -810,4 +835,48 @@ fn takes_text(f: Func) -> bool {
             | Func::QuoteLiteral
             | Func::BitLength
     )
+}
+
+/// `row_to_json(record [, pretty])` and `array_to_json(array [, pretty])`:
+/// to_json of a value that must be a record (an array); the pretty form
+/// (line breaks between top-level items) is refused.
+fn to_json_of(
+    p: &mut Planner<'_>,
+    scope: &Arc<Scope>,
+    name: &str,
+    raw_args: &[&ast::FunctionArg],
+    mut args: Vec<Expr>,
+) -> Result<Expr> {
+    let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+    let t = args
+        .first()
+        .and_then(|a| query::static_type(a, &types, &p.params));
+    let fits = matches!(
+        (name, &t),
+        ("row_to_json", Some(DataType::Record(_))) | ("array_to_json", Some(DataType::Array(_)))
+    );
+    if args.is_empty() || args.len() > 2 || !fits {
+        let shown = t.map(|t| t.sql_name()).unwrap_or_else(|| "unknown".into());
+        return Err(SqlError::new(
+            ErrorKind::UndefinedFunction,
+            format!("function {name}({shown}) does not exist"),
+        ));
+    }
+    if args.len() == 2 {
+        let plain = matches!(
+            raw_args.get(1).and_then(|a| arg_expr(a)),
+            Some(ast::Expr::Value(v)) if matches!(v.value, ast::Value::Boolean(false))
+        );
+        if !plain {
+            return Err(SqlError::unsupported(format!(
+                "{name}() with its pretty argument other than false"
+            )));
+        }
+        args.truncate(1);
+    }
+    let arg = super::record::json_arg(p, scope, args.remove(0));
+    Ok(Expr::Func(
+        Func::Json(crate::functions::json::JsonFn::To { jsonb: false }),
+        vec![arg],
+    ))
 }

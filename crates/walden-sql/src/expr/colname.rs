@@ -62,3 +62,24 @@ pub(super) fn type_name(t: &SqlType) -> String {
         },
     }
 }
+
+/// The name of a query's first result column, as its select list gives it
+/// (an alias, else the expression's name); a set operation takes its left
+/// side's. `None` for `*` and for VALUES.
+pub(super) fn first_column(q: &ast::Query) -> Option<String> {
+    fn body(b: &ast::SetExpr) -> Option<String> {
+        match b {
+            ast::SetExpr::Select(s) => match s.projection.first()? {
+                ast::SelectItem::UnnamedExpr(e) => Some(column_name(e)),
+                ast::SelectItem::ExprWithAlias { alias, .. } => {
+                    Some(crate::expr::fold_ident(alias))
+                }
+                _ => None,
+            },
+            ast::SetExpr::Query(q) => first_column(q),
+            ast::SetExpr::SetOperation { left, .. } => body(left),
+            _ => None,
+        }
+    }
+    body(&q.body)
+}

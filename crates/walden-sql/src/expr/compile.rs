@@ -75,7 +75,14 @@ impl Expr {
                         }
                     }
                 }
-                col_ref(scope, None, &id.value)?
+                match col_ref(scope, None, &id.value) {
+                    Ok(e) => e,
+                    // A FROM item's name alone is its whole row, as a record.
+                    Err(err) if err.kind == ErrorKind::UndefinedColumn => {
+                        record::whole_row(scope, &fold_ident(id)).ok_or(err)?
+                    }
+                    Err(err) => return Err(err),
+                }
             }
             A::CompoundIdentifier(parts) => {
                 let (t, n) = ident_parts(e);
@@ -164,6 +171,9 @@ impl Expr {
                 if let ast::BinaryOperator::PGExp = op {
                     return power_operator(p, scope, left, right);
                 }
+                if let Some(rows) = super::row_compare::rewrite(left, op, right)? {
+                    return Expr::compile(p, scope, &rows);
+                }
                 let op = bin_op(op)?;
                 let l = Expr::compile(p, scope, left)?;
                 let r = Expr::compile(p, scope, right)?;
@@ -244,6 +254,9 @@ impl Expr {
                 list,
                 negated,
             } => {
+                if let Some(rows) = super::row_compare::rewrite_in(expr, list, *negated)? {
+                    return Expr::compile(p, scope, &rows);
+                }
                 let x = Expr::compile(p, scope, expr)?;
                 record::refuse_comparison(scope, &[&x])?;
                 let items = list
@@ -391,6 +404,15 @@ impl Expr {
                         vec![inner, Expr::Lit(Value::text(" "))],
                     );
                     return Ok(Expr::Cast(Box::new(joined), t));
+                }
+                // A record (or an array of records) as text, by its fields' types.
+                if matches!(t, DataType::Text | DataType::Varchar(_))
+                    && from.as_ref().is_some_and(record::holds_record)
+                {
+                    let shape = crate::functions::json::records::shape(from.as_ref().unwrap())
+                        .unwrap_or(Value::Null);
+                    let text = Expr::Func(Func::RecordText, vec![inner, Expr::Lit(shape)]);
+                    return Ok(Expr::Cast(Box::new(text), t));
                 }
                 if matches!(t, DataType::Decimal { .. }) && from == Some(DataType::Real) {
                     let numeric = Expr::Func(Func::Float4Numeric, vec![inner]);
@@ -692,17 +714,23 @@ impl Expr {
                     .iter()
                     .map(|x| Expr::compile(p, scope, x))
                     .collect::<Result<Vec<_>>>()?;
-                // Elements that are arrays themselves keep their own
-                // reading (Walden's arrays have one dimension).
+                // Walden's arrays have one dimension: an ARRAY[...] of arrays
+                // (`ARRAY[[1,2],[3,4]]`) would be a two-dimensional array in
+                // PostgreSQL, whose subscripts, unnest, cardinality and `= ANY`
+                // read every element; refused rather than answered as nested.
                 let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
-                if !elems.iter().any(|x| {
+                if elems.iter().any(|x| {
                     matches!(
                         query::static_type(x, &types, &p.params),
                         Some(DataType::Array(_))
                     )
-                }) {
-                    resolve_common(p, scope, elems.iter_mut().collect(), "ARRAY")?;
+                }) || arr.elem.iter().any(|x| matches!(x, A::Array(_)))
+                {
+                    return Err(SqlError::unsupported(
+                        "multidimensional arrays (an ARRAY[...] of arrays)",
+                    ));
                 }
+                resolve_common(p, scope, elems.iter_mut().collect(), "ARRAY")?;
                 Expr::Func(Func::ArrayBuild, elems)
             }
             A::Tuple(items) if items.len() == 1 => Expr::compile(p, scope, &items[0])?,

@@ -26,6 +26,7 @@ mod order;
 pub use order::sort_desc;
 pub(crate) mod record;
 mod regcast;
+mod row_compare;
 mod text_ops;
 use crate::functions::operators::*;
 use crate::functions::Env;
@@ -401,6 +402,19 @@ pub fn column_name(e: &ast::Expr) -> String {
             .and_then(colname::strong_name)
             .unwrap_or_else(|| "case".into()),
         ast::Expr::Exists { .. } => "exists".into(),
+        // The grammar's special forms are named after the function they call.
+        ast::Expr::Substring { .. } => "substring".into(),
+        ast::Expr::Overlay { .. } => "overlay".into(),
+        ast::Expr::Ceil { .. } => "ceil".into(),
+        ast::Expr::Floor { .. } => "floor".into(),
+        ast::Expr::Trim { trim_where, .. } => match trim_where {
+            Some(ast::TrimWhereField::Leading) => "ltrim",
+            Some(ast::TrimWhereField::Trailing) => "rtrim",
+            _ => "btrim",
+        }
+        .into(),
+        // A scalar subquery is named after its (first) result column.
+        ast::Expr::Subquery(q) => colname::first_column(q).unwrap_or_else(|| "?column?".into()),
         // `ARRAY[...]` is "array"; `a[1]` is named after `a`.
         ast::Expr::Array(_) => "array".into(),
         // `(f(x)).n` is named after the field.

@@ -107,3 +107,56 @@ pub(super) fn refuse_comparison(scope: &Scope, operands: &[&Expr]) -> Result<()>
     }
     Ok(())
 }
+
+/// Whether a value of type `t` holds a record (itself, or as an element).
+pub(super) fn holds_record(t: &DataType) -> bool {
+    match t {
+        DataType::Record(_) => true,
+        DataType::Array(e) => holds_record(e),
+        _ => false,
+    }
+}
+
+/// `e` ready for a JSON function: a record or an array goes as json built
+/// by its static type (field names, nesting); other values as they are.
+pub(super) fn json_arg(p: &Planner<'_>, scope: &Scope, e: Expr) -> Expr {
+    let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+    match query::static_type(&e, &types, &p.params)
+        .as_ref()
+        .and_then(crate::functions::json::records::shape)
+    {
+        Some(shape) => Expr::Func(Func::RecordJson, vec![e, Expr::Lit(shape)]),
+        None => e,
+    }
+}
+
+/// `t` naming a FROM item (here or in an enclosing query): a record of its
+/// columns, named and typed as they are, as PostgreSQL's whole-row reference.
+pub(super) fn whole_row(scope: &Scope, name: &str) -> Option<Expr> {
+    let mut s = scope;
+    let mut depth = 0;
+    loop {
+        let cols: Vec<usize> = (0..s.cols.len())
+            .filter(|&i| s.cols[i].table.as_deref() == Some(name))
+            .collect();
+        if !cols.is_empty() {
+            let fields = cols
+                .iter()
+                .map(|&i| (s.cols[i].name.clone(), s.cols[i].ty.clone()))
+                .collect();
+            let values = cols
+                .iter()
+                .map(|&i| {
+                    if depth == 0 {
+                        Expr::Col(i)
+                    } else {
+                        Expr::Outer(depth, i)
+                    }
+                })
+                .collect();
+            return Some(named(values, fields));
+        }
+        s = s.parent.as_deref()?;
+        depth += 1;
+    }
+}

@@ -16,9 +16,11 @@ pub enum AggKind {
     BoolOr,
     /// array_agg(x): the inputs, NULLs included, in the order fed.
     ArrayAgg,
-    /// json_agg / jsonb_agg.
+    /// json_agg / jsonb_agg. `structured`: json_agg of records or arrays,
+    /// whose elements PostgreSQL writes one per line.
     JsonAgg {
         jsonb: bool,
+        structured: bool,
     },
     /// json_object_agg / jsonb_object_agg(key, value): the value
     /// expression rides in the separator slot, evaluated per row.
@@ -58,8 +60,14 @@ pub fn aggregate_kind(f: &ast::Function) -> Option<AggKind> {
         "bool_and" | "every" => AggKind::BoolAnd,
         "bool_or" => AggKind::BoolOr,
         "array_agg" => AggKind::ArrayAgg,
-        "jsonb_agg" => AggKind::JsonAgg { jsonb: true },
-        "json_agg" => AggKind::JsonAgg { jsonb: false },
+        "jsonb_agg" => AggKind::JsonAgg {
+            jsonb: true,
+            structured: false,
+        },
+        "json_agg" => AggKind::JsonAgg {
+            jsonb: false,
+            structured: false,
+        },
         "jsonb_object_agg" => AggKind::JsonObjectAgg { jsonb: true },
         "json_object_agg" => AggKind::JsonObjectAgg { jsonb: false },
         name => match RegrFn::from_name(name) {
@@ -197,8 +205,8 @@ impl Acc {
     pub fn finish(self, kind: AggKind) -> Result<Value> {
         Ok(match self {
             Acc::Json(acc) => match kind {
-                AggKind::JsonObjectAgg { jsonb } => acc.finish(true, jsonb)?,
-                AggKind::JsonAgg { jsonb } => acc.finish(false, jsonb)?,
+                AggKind::JsonObjectAgg { jsonb } => acc.finish(true, jsonb, false)?,
+                AggKind::JsonAgg { jsonb, structured } => acc.finish(false, jsonb, structured)?,
                 _ => Value::Null,
             },
             Acc::Count(n) => Value::Int(n),
@@ -271,7 +279,7 @@ pub fn aggregate_type(kind: AggKind, arg: Option<&DataType>) -> DataType {
             Some(DataType::Array(_)) | None => DataType::Array(Box::new(DataType::Text)),
             Some(t) => DataType::Array(Box::new(t.clone())),
         },
-        AggKind::JsonAgg { jsonb } | AggKind::JsonObjectAgg { jsonb } => {
+        AggKind::JsonAgg { jsonb, .. } | AggKind::JsonObjectAgg { jsonb } => {
             if jsonb {
                 DataType::Jsonb
             } else {

@@ -46,6 +46,8 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
     Ok(match f {
         Func::Variadic(v) => return call_variadic(v, a, env),
         Func::Json(j) => crate::functions::json::call(j, a)?,
+        Func::RecordJson => crate::functions::json::records::to_json(&a[0], &a[1])?,
+        Func::RecordText => crate::functions::json::records::to_text(&a[0], &a[1])?,
         Func::Routine => super::routines::call_routine(a, env)?,
         Func::Bitwise(op, w) => bitwise::call(op, w, &a)?,
         Func::Coalesce => a.into_iter().find(|v| !v.is_null()).unwrap_or(Value::Null),
@@ -191,6 +193,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         | Func::Concat
         | Func::Upper
         | Func::Lower
+        | Func::Initcap
         | Func::Length
         | Func::OctetLength
         | Func::Repeat

@@ -101,6 +101,8 @@ pub enum Func {
     NullIf,
     Upper,
     Lower,
+    /// `initcap(text)`: each word's first letter upper case, the rest lower.
+    Initcap,
     Length,
     Substring,
     Trim,
@@ -237,6 +239,11 @@ pub enum Func {
     /// `ROW(x, y)`: a record of the arguments (typed by the cast around it,
     /// `expr/record.rs`).
     RowBuild,
+    /// A record or array as json, read by its type's shape (the second
+    /// argument, `json::records::shape`): `to_json(t)`, `json_agg(t)`.
+    RecordJson,
+    /// A record (or an array of records) as text: `(1,"a b",)`.
+    RecordText,
     /// `(record).field`, by the field's position.
     RecordField(u16),
     /// `x op ANY (array)` (`ALL` when the flag is set).
@@ -585,6 +592,7 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         Func::RelationSize(_) => DataType::BigInt,
         Func::EncodingId => DataType::Int,
         Func::Json(j) => crate::functions::json::result_type(j, args),
+        Func::RecordJson => DataType::Json,
         Func::Variadic(v) => func_type(v.func(), args),
         Func::Bitwise(_, w) => w.data_type(),
         _ => DataType::Text,

@@ -2,6 +2,7 @@
 //! functions, as PostgreSQL 15 defines them.
 
 pub(crate) mod raw;
+pub(crate) mod records;
 
 use crate::error::{ErrorKind, Result, SqlError};
 use std::sync::Arc;
@@ -708,8 +709,9 @@ impl JsonAcc {
         self.items.push(v);
         Ok(())
     }
-    /// The aggregate's value (NULL over no rows).
-    pub fn finish(self, object: bool, jsonb: bool) -> Result<Value> {
+    /// The aggregate's value (NULL over no rows). `structured`: json_agg's
+    /// elements are records or arrays, written one per line as PostgreSQL.
+    pub fn finish(self, object: bool, jsonb: bool, structured: bool) -> Result<Value> {
         if self.items.is_empty() {
             return Ok(Value::Null);
         }
@@ -723,7 +725,8 @@ impl JsonAcc {
                     .iter()
                     .map(to_json_text)
                     .collect::<Result<Vec<_>>>()?;
-                Value::Json(Arc::from(format!("[{}]", items.join(", "))))
+                let sep = if structured { ", \n " } else { ", " };
+                Value::Json(Arc::from(format!("[{}]", items.join(sep))))
             }
             (true, true) => {
                 let mut pairs = Vec::with_capacity(self.items.len());

@@ -16,7 +16,7 @@ use crate::front::{MAX_DEPTH, MAX_NESTING};
 /// engine's commit path, sqlparser's parse, and headroom.
 const BASE: usize = 256 << 10;
 
-/// Stack per two bytes of statement, measured with `tests/hostile_statements.rs`
+/// Stack per two bytes of statement, measured with `tests/sql_it/hostile_statements.rs`
 /// (`probe_one_shape`): chains of one-byte operands and operators (`1+1+...`)
 /// needed between 3 and 3.5 KB per level on 2026-11-24 (2.0 KB before the
 /// bitwise operators and typed comparisons grew `Expr::compile`'s frame to

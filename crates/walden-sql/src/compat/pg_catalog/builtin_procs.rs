@@ -3,7 +3,7 @@
 //! pgjdbc's `getFunctions` and completion lists find them as in
 //! PostgreSQL. Only the overloads Walden evaluates are listed (PostgreSQL's
 //! `length(bytea)` or `lower(anyrange)` are not); every row is called by
-//! `crates/walden/tests/psql_describe.rs`, which fails on a listed function
+//! `crates/walden/tests/it/psql_describe.rs`, which fails on a listed function
 //! Walden does not run. Walden has no user-defined functions.
 
 use super::rows::{b, i, t, NULL};
@@ -160,6 +160,7 @@ pub(super) const BUILTIN_PROCS: &[BuiltinProc] = &[
     p(3495, "to_regclass", b's', true, 2205, &[25], "regclass", "text"),
     p(3493, "to_regtype", b's', true, 2206, &[25], "regtype", "text"),
     p(2647, "transaction_timestamp", b's', true, 1184, &[], "timestamp with time zone", ""),
+    p(872, "initcap", b'i', true, 25, &[25], "text", "text"),
     p(871, "upper", b'i', true, 25, &[25], "text", "text"),
     p(89, "version", b's', true, 25, &[], "text", ""),
     p(2466, "acosh", b'i', true, 701, &[701], "double precision", "double precision"),

@@ -44,6 +44,7 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
         ),
         Func::Upper => Value::text(text_arg(&arg(0)).to_uppercase()),
         Func::Lower => Value::text(text_arg(&arg(0)).to_lowercase()),
+        Func::Initcap => Value::text(initcap(&text_arg(&arg(0)))),
         Func::Length => Value::Int(match arg(0) {
             Value::Bytes(b) => b.len() as i64,
             v => text_arg(&v).chars().count() as i64,
@@ -217,4 +218,20 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
             )))
         }
     })
+}
+
+/// PostgreSQL's initcap: a word is a run of letters and digits; its first
+/// character is upper-cased and the rest lower-cased.
+fn initcap(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut in_word = false;
+    for c in s.chars() {
+        if in_word {
+            out.extend(c.to_lowercase());
+        } else {
+            out.extend(c.to_uppercase());
+        }
+        in_word = c.is_alphanumeric();
+    }
+    out
 }
