@@ -12,5 +12,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export HA_RUNS="${HA_RUNS:-20}" HA_TTL="${HA_TTL:-5}" HA_FAULTS="${HA_FAULTS:-kill}"
-nice -n 10 cargo test --release -p walden --test ha_etcd_failover -- \
+nice -n 10 cargo test --release -p walden --test it ha_etcd_failover:: -- \
   --ignored fault_matrix_in_network_namespaces --nocapture --test-threads 1

@@ -1,4 +1,4 @@
-//! Regenerates the log fixtures used by `tests/log_cli.rs`:
+//! Regenerates the log fixtures used by `tests/it/log_cli.rs`:
 //!
 //! ```text
 //! cargo run -p walden --example make_log_fixtures [OUT_DIR]

@@ -16,7 +16,7 @@ use walden_engine::store::StorageConfig;
 use walden_engine::*;
 use walden_log::CrashMode;
 
-mod model;
+use crate::model;
 use model::{check, items_def, Model, Probes, Rng};
 
 /// Rows of the load: with ~300-byte tags some 18 MB of redo, 70 parts.

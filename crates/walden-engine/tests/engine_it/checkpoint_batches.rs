@@ -13,7 +13,7 @@ use walden_engine::store::StorageConfig;
 use walden_engine::*;
 use walden_log::{CrashMode, Faults};
 
-mod model;
+use crate::model;
 use model::{check, items_def, Model, Probes, Rng};
 
 /// More changed keys than three batches of 2,048.

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use walden_engine::store::StorageConfig;
 use walden_engine::*;
 
-mod model;
+use crate::model;
 use model::{check, items_def, Model, Probes, Rng};
 
 /// Several batches of 2,048 keys per checkpoint.

@@ -13,7 +13,7 @@ use walden_engine::*;
 use walden_log::CrashMode;
 
 #[allow(dead_code)]
-mod model;
+use crate::model;
 use model::items_def;
 
 fn config(mem: &MemVfs) -> InstanceConfig {

@@ -11,7 +11,7 @@ use walden_engine::store::StorageConfig;
 use walden_engine::*;
 use walden_log::{CrashMode, Faults};
 
-mod model;
+use crate::model;
 use model::{check, items_def, Model, Probes, Rng};
 
 const ROWS: i64 = 4000;

@@ -750,7 +750,7 @@ fn a_thousand_simulated_power_losses() {
         let o = std::panic::catch_unwind(|| trial(seed)).unwrap_or_else(|p| {
             eprintln!(
                 "trial failed; rerun it with WALDEN_CRASH_SEED={seed} WALDEN_CRASH_TRIALS=1 \
-                 cargo test --release -p walden-engine --test crash_power_loss"
+                 cargo test --release -p walden-engine --test engine_it crash_power_loss::"
             );
             std::panic::resume_unwind(p)
         });

@@ -174,7 +174,7 @@ fn a_kill_between_the_log_record_and_the_role_file_keeps_rows_and_roles() {
     let mut proc = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "a_kill_between_the_log_record_and_the_role_file_keeps_rows_and_roles",
+            "role_commit_crash::a_kill_between_the_log_record_and_the_role_file_keeps_rows_and_roles",
             "--nocapture",
         ])
         .env(CHILD_DIR, &dir)

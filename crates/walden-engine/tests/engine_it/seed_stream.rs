@@ -269,11 +269,11 @@ fn an_image_of_an_older_build_still_restores() {
     for (name, file) in [
         (
             "v1",
-            &include_bytes!("../../../fuzz/corpus/checkpoint_image/seed-1-raw")[1..],
+            &include_bytes!("../../../../fuzz/corpus/checkpoint_image/seed-1-raw")[1..],
         ),
         (
             "v3",
-            &include_bytes!("../../../fuzz/corpus/checkpoint_image/seed-stream-v3-raw")[1..],
+            &include_bytes!("../../../../fuzz/corpus/checkpoint_image/seed-stream-v3-raw")[1..],
         ),
     ] {
         let path = dir.path().join(format!("{name}.bak"));

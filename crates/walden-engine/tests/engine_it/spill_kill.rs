@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use walden_engine::*;
 
-mod model;
+use crate::model;
 use model::{check, items_def, Model, Probes, Rng};
 
 const CHILD_DIR: &str = "WALDEN_SPILL_KILL_DIR";
@@ -195,7 +195,7 @@ fn sigkills_in_a_large_transactions_life_keep_it_whole_or_absent() {
         let mut proc = Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                "sigkills_in_a_large_transactions_life_keep_it_whole_or_absent",
+                "spill_kill::sigkills_in_a_large_transactions_life_keep_it_whole_or_absent",
                 "--nocapture",
             ])
             .env(CHILD_DIR, tmp.path())

@@ -18,7 +18,7 @@ use walden_engine::store::StorageConfig;
 use walden_engine::*;
 use walden_log::CrashMode;
 
-mod model;
+use crate::model;
 use model::{check, items_def, Model, Probes, Rng};
 
 /// Rows of the load: ~300-byte tags, some 20 MB of redo in many parts.

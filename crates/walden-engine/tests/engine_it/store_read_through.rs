@@ -11,7 +11,7 @@ use walden_engine::store::StorageConfig;
 use walden_engine::*;
 use walden_log::CrashMode;
 
-mod model;
+use crate::model;
 use model::{check, items_def, row_of, Model, Probes, Rng};
 
 fn config(mem: &MemVfs, read_through: bool) -> InstanceConfig {

@@ -7,7 +7,7 @@
 //! etcd-server, etcd-client) and openssl: with WALDEN_REQUIRE_TOOLS set a
 //! missing one fails the test.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 use support::etcd::{Etcd, Secured};

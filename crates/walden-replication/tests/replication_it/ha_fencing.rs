@@ -6,7 +6,7 @@
 //! (Debian's etcd-server): with WALDEN_REQUIRE_TOOLS set a missing etcd
 //! fails the test.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 use support::etcd::Etcd;

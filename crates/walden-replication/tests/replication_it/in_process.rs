@@ -1,7 +1,7 @@
 //! A primary and a secondary instance in one process, over loopback TCP.
 
+use crate::support;
 use std::time::Duration;
-mod support;
 
 use support::{count, insert, make_table, state_of, url, Node};
 use walden_engine::*;

@@ -2,10 +2,10 @@
 //! primary and a secondary in one process over loopback TCP, the
 //! secondary's link stalled by pausing what it reads.
 
+use crate::support;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-mod support;
 
 use support::{group, make_table, url, Node};
 use walden_engine::*;
@@ -328,7 +328,7 @@ fn a_failover_to_a_bounded_secondary_loses_at_most_the_bound() {
     kills(4);
 }
 
-/// `cargo test --release -p walden-replication --test lag_bound -- --ignored`.
+/// `cargo test --release -p walden-replication --test replication_it lag_bound:: -- --ignored`.
 #[test]
 #[ignore]
 fn many_kills_stay_within_the_bound() {

@@ -4,7 +4,7 @@
 //! over loopback TCP, plus raw clients and a man in the middle that
 //! replays, alters, reorders or records frames.
 
-mod support;
+use crate::support;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -4,7 +4,7 @@
 
 use tokio_postgres::Client;
 
-mod common;
+use crate::common;
 use common::{code, TestServer};
 
 #[tokio::test]

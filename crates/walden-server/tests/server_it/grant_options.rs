@@ -9,7 +9,7 @@
 //! pg_database.datdba and datacl; all of it
 //! still there after a restart.
 
-mod common;
+use crate::common;
 
 use common::TestServer;
 use futures::StreamExt;

@@ -2,7 +2,7 @@
 //! that never finish their handshake or stall at the password, hold a
 //! session forever while idle, or run a statement past statement_timeout.
 
-mod common;
+use crate::common;
 use common::TestServer;
 
 use std::io::{Read, Write};

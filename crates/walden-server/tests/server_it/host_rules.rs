@@ -5,7 +5,7 @@
 //! /metrics, VALID UNTIL ends a password, and a listen address beyond
 //! loopback is refused with rules that trust remote clients.
 
-mod common;
+use crate::common;
 
 use common::TestServer;
 use std::path::Path;

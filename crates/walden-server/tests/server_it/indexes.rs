@@ -4,7 +4,7 @@
 //! sys.dm_db_index_usage_stats) and give what a scan gives, concurrent
 //! writers of one unique value, and indexes after a restart.
 
-mod common;
+use crate::common;
 
 use common::TestServer;
 use std::time::Duration;

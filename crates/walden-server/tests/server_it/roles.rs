@@ -2,7 +2,7 @@
 //! verifiers, GRANT/REVOKE checked on every statement, administration
 //! refused to non-superusers with 42501, password changes, restart.
 
-mod common;
+use crate::common;
 
 use common::{missing_tool, TestServer};
 use std::time::Duration;

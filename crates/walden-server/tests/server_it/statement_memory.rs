@@ -1,7 +1,7 @@
 //! A statement that materializes more rows than `statement_memory_limit`
 //! fails with 53200; the session and the server go on.
 
-mod common;
+use crate::common;
 
 use common::TestServer;
 use std::time::Duration;

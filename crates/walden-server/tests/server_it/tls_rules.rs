@@ -3,7 +3,7 @@
 //! configured CA signed and whose common name is the role, SCRAM over TLS,
 //! and real clients (psql, pgbench, psycopg) with `sslmode=verify-full`.
 
-mod common;
+use crate::common;
 
 use common::{missing_tool, TestServer};
 use std::path::{Path, PathBuf};

@@ -5,7 +5,7 @@
 //! modes (isolation levels refused or honoured, READ ONLY), via
 //! tokio-postgres and psql.
 
-mod common;
+use crate::common;
 
 use common::{missing_tool, TestServer};
 use std::time::Duration;

@@ -10,7 +10,7 @@ use tokio_postgres::types::Type;
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 use walden_server::{AuthMethod, Rules};
 
-mod common;
+use crate::common;
 use common::{code, TestServer};
 
 async fn simple_rows(c: &Client, sql: &str) -> Vec<Vec<Option<String>>> {

@@ -6,9 +6,9 @@
 //! embedding application's threads may have): the SQL layer must grow its
 //! own stack where a statement needs it.
 
-use std::sync::Arc;
-mod common;
+use crate::common;
 use common::engine;
+use std::sync::Arc;
 use walden_sql::{ErrorKind, SqlEngine};
 
 /// Runs `sql` on a fresh thread with `stack` bytes and returns its outcome:

@@ -2,7 +2,7 @@
 //! Every expected value below is what PostgreSQL 15 printed for the same
 //! statement (`psql -A`), header line first.
 
-mod common;
+use crate::common;
 use common::engine;
 use walden_sql::{ErrorKind, SqlSession};
 
@@ -294,6 +294,20 @@ integer[]|text[]|integer"#),
         ),
         (
             r#"select array_agg(xs) from a"#,
+            Err(ErrorKind::FeatureNotSupported),
+        ),
+        // Two-dimensional in PostgreSQL (`cardinality` 4, `3 = ANY` true,
+        // `unnest` four rows); Walden's arrays have one dimension.
+        (
+            r#"select cardinality(ARRAY[[1,2],[3,4]])"#,
+            Err(ErrorKind::FeatureNotSupported),
+        ),
+        (
+            r#"select 3 = any(ARRAY[ARRAY[1,2], ARRAY[3,4]])"#,
+            Err(ErrorKind::FeatureNotSupported),
+        ),
+        (
+            r#"select ARRAY[xs, xs] from a"#,
             Err(ErrorKind::FeatureNotSupported),
         ),
         (

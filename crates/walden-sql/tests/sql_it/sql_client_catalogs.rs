@@ -2,7 +2,7 @@
 //! DatabaseMetaData, pg_dump, SQLAlchemy), each checked against what
 //! PostgreSQL 15 returns for the same statement.
 
-mod common;
+use crate::common;
 use common::engine;
 use walden_sql::{ErrorKind, SqlSession};
 

@@ -1,8 +1,8 @@
 //! Cursors through the session API: the extended protocol's path (prepare,
 //! parameters, implicit block), what is refused, and DISCARD ALL. The
-//! comparison with PostgreSQL is `crates/walden/tests/cursors.rs`.
+//! comparison with PostgreSQL is `crates/walden/tests/it/cursors.rs`.
 
-mod common;
+use crate::common;
 use common::engine;
 use walden_sql::{ErrorKind, SqlSession, Value};
 

@@ -3,7 +3,7 @@
 //! the same statement): the session TimeZone on input and output, date
 //! arithmetic across DST, date_trunc, extract, age and to_char.
 
-mod common;
+use crate::common;
 use common::engine;
 use walden_sql::{ErrorKind, SqlSession};
 

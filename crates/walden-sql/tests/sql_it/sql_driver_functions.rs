@@ -3,9 +3,9 @@
 //! SET), pg_sleep, to_regtype, trimming given characters, and now() fixed
 //! within a transaction.
 
-use std::time::{Duration, Instant};
-mod common;
+use crate::common;
 use common::engine;
+use std::time::{Duration, Instant};
 use walden_sql::{ErrorKind, SqlSession};
 
 fn one(s: &mut SqlSession, sql: &str) -> String {

@@ -1,7 +1,7 @@
 //! Identifiers as PostgreSQL folds them: unquoted names to lower case,
 //! quoted names as written, in the catalog and in result column names.
 
-mod common;
+use crate::common;
 use common::engine;
 use walden_sql::SqlSession;
 

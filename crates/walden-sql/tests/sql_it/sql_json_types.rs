@@ -3,7 +3,7 @@
 //! operators, functions, aggregates, set-returning functions, ordering,
 //! errors), and the values survive a checkpoint and a crash.
 
-mod common;
+use crate::common;
 use common::engine;
 use std::sync::Arc;
 use walden_engine::{Instance, InstanceConfig, LogConfig, MemVfs};
@@ -285,7 +285,7 @@ fn errors_as_postgresql() {
         ErrorKind::InvalidParameter
     );
     // A record-valued SRF as a whole select-list column is a record (its
-    // wire forms: crates/walden/tests/record_values.rs); a field of it is
+    // wire forms: crates/walden/tests/it/record_values.rs); a field of it is
     // a column, a missing field 42703 as in PostgreSQL.
     assert_eq!(one(&mut s, "SELECT (jsonb_each('{\"a\":1}')).value"), "1");
     assert_eq!(

@@ -2,12 +2,11 @@
 //! transactions and the durability statements, the system views, and errors.
 //! (What client tools send is in `sql_statements_clients.rs`.)
 
-use std::sync::Arc;
-mod common;
-#[path = "common/statements.rs"]
-mod statements;
+use crate::common;
+use crate::common::statements;
 use common::engine;
 use statements::{err, one, rows, tag};
+use std::sync::Arc;
 use walden_engine::{Instance, InstanceConfig, LogConfig, MemVfs};
 use walden_sql::{ErrorKind, SqlEngine, SqlSession, TxStatus};
 

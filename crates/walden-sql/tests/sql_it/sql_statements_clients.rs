@@ -1,9 +1,8 @@
 //! What client tools send, end to end: pgbench's setup, T-SQL forms, psql's
 //! `\d` queries and list commands, and COPY TO STDOUT.
 
-mod common;
-#[path = "common/statements.rs"]
-mod statements;
+use crate::common;
+use crate::common::statements;
 use common::engine;
 use statements::{err, one, rows, tag};
 use walden_sql::ErrorKind;
@@ -63,7 +62,7 @@ fn tsql_forms_sequences_and_catalogs() {
     tag(&mut s, "CREATE SEQUENCE seq START WITH 5 INCREMENT BY 2");
     // pg_dump's form is accepted; the type's bounds are enforced, and
     // explicit bounds and CYCLE are honoured (compared with PostgreSQL in
-    // crates/walden/tests/sequences.rs).
+    // crates/walden/tests/it/sequences.rs).
     tag(
         &mut s,
         "CREATE SEQUENCE dumped AS integer START WITH 1 INCREMENT BY 1 NO MINVALUE NO MAXVALUE CACHE 1",

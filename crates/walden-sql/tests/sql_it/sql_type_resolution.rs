@@ -3,9 +3,8 @@
 //! explicit casts to varchar(n) against assignments, and UPDATE ... FROM /
 //! DELETE ... USING.
 
-mod common;
-#[path = "common/statements.rs"]
-mod statements;
+use crate::common;
+use crate::common::statements;
 use common::engine;
 use statements::{err, one, rows, tag};
 use walden_engine::{DataType, Value};

@@ -4,8 +4,8 @@
 //! after a checkpoint (the image) the altered definitions and rows are
 //! still there.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{
     assert_same, block_on_within, connect, outcome, render_error, run_script, runtime,

@@ -2,9 +2,7 @@
 //! and the rewritten rows arrive through the log (one logged change each),
 //! and the secondary's rows and catalogs end up as the primary's.
 
-#[macro_use]
-mod repl_support;
-mod server_support;
+use crate::repl_support;
 
 use repl_support::*;
 use std::time::{Duration, Instant};

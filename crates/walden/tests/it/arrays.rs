@@ -6,8 +6,8 @@
 //! PostgreSQL's), COPY in text and binary, and restarts (after a kill, from
 //! the log; after a checkpoint, from the image).
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{assert_same, connect, outcome, postgres_conn, run_script, runtime, start_postgres};
 use server_support::Serve;

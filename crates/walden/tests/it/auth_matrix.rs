@@ -12,9 +12,9 @@
 //! The namespace needs root and iproute2, PostgreSQL 15 and openssl; the
 //! test is skipped (or, with WALDEN_REQUIRE_TOOLS, fails) without them.
 
-mod pg_diff;
-mod server_support;
-mod tls_support;
+use crate::pg_diff;
+use crate::server_support;
+use crate::tls_support;
 
 use server_support::{have, missing_tool, run_with_deadline, Serve};
 use std::path::Path;

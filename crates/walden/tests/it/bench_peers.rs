@@ -3,7 +3,7 @@
 //! checks the JSON report: cells for both modes, the transaction counts, and
 //! log counters that move the way the mode says they must.
 
-mod server_support;
+use crate::server_support;
 
 use serde_json::Value;
 use server_support::{run_with_deadline, Serve};

@@ -3,8 +3,7 @@
 //! per width, precedence beside other operators, shifts past the width,
 //! unknown-typed operands and parameters, and the errors for other types.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
 
 use pg_diff::{assert_same, block_on_within, connect, run_script, Peers};
 use std::time::Duration;

@@ -4,8 +4,8 @@
 //! restarts: after a kill (redo from the log) and after a checkpoint (the
 //! image), the constraints are still there and still enforced.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{assert_same, block_on_within, connect, outcome, run_script, runtime, Field, Peers};
 use server_support::{have, missing_tool, run_with_deadline, Serve};

@@ -5,8 +5,8 @@
 //! the check that runs after the start, read as XX001, and stops the
 //! checkpoints while other rows and writes go on.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{block_on_within, connect};
 use server_support::{have, missing_tool, run_with_deadline, Serve};

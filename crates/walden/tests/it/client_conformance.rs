@@ -7,7 +7,7 @@
 //! programs run against PostgreSQL: `python3 FILE 'host=... port=...'` (or
 //! `node FILE ...`).
 
-mod server_support;
+use crate::server_support;
 
 use server_support::{have, run_with_deadline, Serve};
 use std::process::Command;

@@ -2,10 +2,10 @@
 //! driver's equivalent) against `walden serve` with `[tls]` and rules that
 //! allow only TLS: node-postgres with SCRAM and with a client certificate
 //! (`cert`), and pgjdbc with SCRAM. (psql, pgbench and psycopg are in
-//! crates/walden-server/tests/tls_rules.rs.)
+//! crates/walden-server/tests/server_it/tls_rules.rs.)
 
-mod server_support;
-mod tls_support;
+use crate::server_support;
+use crate::tls_support;
 
 use server_support::{have, missing_tool, run_with_deadline, Serve};
 use std::path::{Path, PathBuf};

@@ -8,10 +8,9 @@
 //! Then comments surviving a kill and a checkpointed restart, and reaching
 //! a secondary.
 
-#[macro_use]
-mod repl_support;
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::repl_support;
+use crate::server_support;
 
 use pg_diff::{assert_same, connect, outcome, run_script, runtime, Field, Peers};
 use server_support::Serve;

@@ -8,8 +8,8 @@
 //! `WHERE q1 = c1` over a bigint and a text column found rows that
 //! `JOIN ... ON q1 = c1` did not, and `WHERE bitcol = 1` found none.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{block_on_within, connect, Peers};
 use std::time::Duration;

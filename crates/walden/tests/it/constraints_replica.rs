@@ -3,9 +3,7 @@
 //! definition) and shows in its catalogs; a locking read there is refused
 //! as a write (25006), as on a PostgreSQL hot standby.
 
-#[macro_use]
-mod repl_support;
-mod server_support;
+use crate::repl_support;
 
 use repl_support::*;
 use std::time::{Duration, Instant};

@@ -4,8 +4,7 @@
 //! (FORMAT binary)` and reads back the same; malformed data fails with the
 //! same SQLSTATE and message, and the session goes on.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
 
 use bytes::Bytes;
 use futures::{SinkExt, StreamExt};

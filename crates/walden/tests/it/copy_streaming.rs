@@ -3,7 +3,7 @@
 //! line deep in a large input fails the whole COPY with PostgreSQL's error
 //! and CONTEXT line while psql's session goes on.
 
-mod server_support;
+use crate::server_support;
 
 use server_support::{have, run_with_deadline, Serve};
 use std::io::Write;

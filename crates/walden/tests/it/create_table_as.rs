@@ -4,8 +4,8 @@
 //! and information_schema), WITH [NO] DATA, IF NOT EXISTS, errors, and the
 //! rows in the new table; then T-SQL's `SELECT ... INTO #t` and a restart.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{assert_same, connect, outcome, run_script, runtime, Field, Peers};
 use server_support::Serve;

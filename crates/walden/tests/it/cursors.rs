@@ -4,8 +4,8 @@
 //! FETCH/MOVE sequences over SCROLL and NO SCROLL cursors, and the snapshot
 //! a cursor reads while another session commits.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{assert_same, connect, differences, outcome, run_script, runtime, Field, Peers};
 use server_support::Serve;

@@ -11,8 +11,8 @@
 //! statements (set `DEFERRABLE_PG` to a libpq connection string to print
 //! PostgreSQL's transcript of the script again).
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{block_on_within, connect, outcome, run_script, Field};
 use server_support::Serve;

@@ -6,8 +6,8 @@
 //! and after a checkpoint (from the image). The binary format and type
 //! OIDs are checked through psycopg (clients/psycopg_suite.py).
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{assert_same, connect, outcome, run_script, runtime, Field, Peers};
 use server_support::Serve;

@@ -5,8 +5,8 @@
 //! honour are refused with 0A000, unknown ones with 42601, and the session
 //! goes on; `$n` parameters work through the extended protocol.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{block_on_within, connect};
 use std::time::Duration;

@@ -8,8 +8,8 @@
 //! from the log) and after a checkpoint (the image), the keys are still
 //! there and still enforced.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{
     assert_same, block_on_within, connect, outcome, run_script, runtime, start_postgres, Field,

@@ -5,8 +5,7 @@
 //! a concurrent delete or key change of that row waits and then fails (or
 //! cascades); an update that keeps the key does not wait.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
 
 use pg_diff::schedule::{self, Run};
 use pg_diff::{block_on_within, Peers};

@@ -3,9 +3,7 @@
 //! TABLE ADD/DROP CONSTRAINT), show in its catalogs, and the rows a
 //! cascade changed on the primary arrive with the same commit.
 
-#[macro_use]
-mod repl_support;
-mod server_support;
+use crate::repl_support;
 
 use repl_support::*;
 use std::time::{Duration, Instant};

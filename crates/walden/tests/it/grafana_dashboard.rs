@@ -5,8 +5,8 @@
 //! and the Prometheus datasource variable, and the queries parse as PromQL
 //! (`promtool check rules`).
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{block_on_within, connect};
 use serde_json::Value;

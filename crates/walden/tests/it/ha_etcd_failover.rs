@@ -7,10 +7,9 @@
 //! back as a secondary. Needs etcd (Debian's etcd-server); psql for the
 //! libpq check.
 
-#[macro_use]
-mod repl_support;
-mod ha_support;
-mod server_support;
+use crate::ha_support;
+use crate::repl_support;
+use crate::server_support;
 
 use ha_support::*;
 use repl_support::*;

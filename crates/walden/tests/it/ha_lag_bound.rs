@@ -3,10 +3,8 @@
 //! the primary is SIGKILLed with no synchronous secondary left, it is
 //! elected by itself, losing at most the commits of its MAX_LAG_MS window.
 
-#[macro_use]
-mod repl_support;
-mod ha_support;
-mod server_support;
+use crate::ha_support;
+use crate::repl_support;
 
 use ha_support::*;
 use repl_support::*;

@@ -7,10 +7,8 @@
 //! while a primary holds the key and takes it once the key has lapsed, for
 //! an asynchronous secondary that the automatic election never picks.
 
-#[macro_use]
-mod repl_support;
-mod ha_support;
-mod server_support;
+use crate::ha_support;
+use crate::repl_support;
 
 use ha_support::*;
 use repl_support::*;

@@ -9,10 +9,10 @@
 //! form), `SET GENERATED`, `DROP IDENTITY`, setval of an identity sequence
 //! and option lists in any order are compared statement by statement, and
 //! survive a kill and a checkpoint. pgjdbc's getColumns reads the same
-//! (tests/jdbc.rs).
+//! (tests/it/jdbc.rs).
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{assert_same, block_on_within, run_script, Field, Peers};
 use server_support::{have, missing_tool, run_with_deadline};

@@ -7,8 +7,8 @@
 //! message, and a DDL-containing message on a delayed-durable database
 //! surviving a kill right after its acknowledgement.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::schedule::summary;
 use pg_diff::{connect, runtime as rt};

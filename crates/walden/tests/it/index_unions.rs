@@ -4,8 +4,8 @@
 //! 15 statement by statement, and the index's seek counter shows the
 //! searches were made (a scan would leave it unchanged).
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{assert_same, block_on_within, connect, run_script, Peers};
 use std::time::Duration;

@@ -5,9 +5,9 @@
 //! concurrent increments lose nothing, and a statement never sees half of a
 //! transaction that spans two tables.
 
-mod isolation_support;
-mod pg_diff;
-mod server_support;
+use crate::isolation_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use isolation_support::{schedules_match_postgres, Schedule, SETUP};
 use pg_diff::schedule::summary;

@@ -9,7 +9,7 @@
 //! is compiled here with javac; a missing JDK, driver or PostgreSQL fails the
 //! test under `WALDEN_REQUIRE_TOOLS` (`.ci/run` installs them).
 
-mod server_support;
+use crate::server_support;
 
 use server_support::{have, missing_tool, run_with_deadline, Serve};
 use std::collections::BTreeMap;

@@ -8,8 +8,8 @@
 //! grouped primary key. Each new path must return exactly the rows the
 //! scans gave; PostgreSQL's answers are the reference.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{assert_same, block_on_within, connect, run_script, Peers};
 use std::time::Duration;

@@ -5,9 +5,7 @@
 //! acknowledged commit it lacks was acknowledged within MAX_LAG_MS of the
 //! primary's latest acknowledgement.
 
-#[macro_use]
-mod repl_support;
-mod server_support;
+use crate::repl_support;
 
 use repl_support::*;
 use std::collections::BTreeSet;
@@ -198,7 +196,7 @@ async fn sigkill_of_the_primary_leaves_a_bounded_secondary_within_its_bound() {
         .expect("three kills in 120 s");
 }
 
-/// `cargo test --release -p walden --test lag_bound_kill -- --ignored --nocapture`.
+/// `cargo test --release -p walden --test it lag_bound_kill:: -- --ignored --nocapture`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[ignore]
 async fn twenty_kills_stay_within_the_bound() {

@@ -7,7 +7,7 @@
 //! are read through the store, not loaded at open). A clean restart then
 //! answers the same.
 
-mod server_support;
+use crate::server_support;
 
 use server_support::{have, run_with_deadline, Serve};
 use std::process::Command;

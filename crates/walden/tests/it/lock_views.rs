@@ -6,8 +6,8 @@
 //! DBAs run on it, and `pg_blocking_pids`. Walden's `sys.dm_tran_locks` rows are checked against
 //! what SQL Server shows for the same waits.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{block_on_within, connect, Peers};
 use std::collections::HashMap;

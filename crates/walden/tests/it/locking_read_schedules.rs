@@ -2,9 +2,9 @@
 //! SHARE`, NOWAIT, SKIP LOCKED) as concurrent schedules against PostgreSQL
 //! 15, and a job queue whose workers take every job exactly once.
 
-mod isolation_support;
-mod pg_diff;
-mod server_support;
+use crate::isolation_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use isolation_support::{schedules_match_postgres, Schedule, SETUP};
 use pg_diff::schedule::summary;

@@ -2,7 +2,7 @@
 //! `tests/fixtures/README.md`), run as the built binary on copies in a
 //! temporary directory, and `LogManager::open` on the same fixtures.
 
-#[path = "support/fixture_spec.rs"]
+#[path = "../support/fixture_spec.rs"]
 mod fixture_spec;
 
 use fixture_spec::*;

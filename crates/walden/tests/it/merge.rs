@@ -4,9 +4,8 @@
 //! role, and SQL Server's form (BY SOURCE, OUTPUT $action, error 8672,
 //! @@ROWCOUNT) against SQL Server's documented answers.
 
-mod pg_diff;
-mod server_support;
-mod tsql_support;
+use crate::pg_diff;
+use crate::tsql_support;
 
 use pg_diff::{block_on_within, connect, Peers};
 use std::time::Duration;

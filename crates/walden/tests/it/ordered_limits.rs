@@ -5,8 +5,8 @@
 //! memory, in the base store after a checkpoint, and written by an open
 //! transaction; the index usage counters show the index was walked.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{assert_same, block_on_within, connect, run_script, Peers};
 use std::time::Duration;

@@ -11,8 +11,8 @@
 //! The expected answers are PostgreSQL 15's, taken by hand from a server
 //! with the same statements (HASH is the one planned difference).
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{block_on_within, connect, outcome, Field};
 use server_support::Serve;

@@ -6,8 +6,8 @@
 //! SQLSTATE (the message wording may differ). What Walden refuses with
 //! 0A000 instead (numeric beyond 28 digits, NaN) is checked on its own.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{block_on_within, connect, render_messages, Peers};
 use std::time::Duration;
@@ -270,6 +270,40 @@ const SCRIPT: &[&str] = &[
     "CREATE TABLE rnd (x numeric(10,2))",
     "INSERT INTO rnd VALUES (2.35), (-2.35)",
     "SELECT round(x, 1), trunc(x, 1), round(x, 3) FROM rnd ORDER BY 1",
+    // Records as json and as text: objects with their field names (they
+    // were arrays: to_jsonb(row(1,'a')) gave [1, "a"]), and a FROM item's
+    // name alone as its whole row.
+    "CREATE TABLE rec (id int, name text, ok bool, tags text[], amount numeric(6,2))",
+    "INSERT INTO rec VALUES (1, 'a b', true, '{x,\"y z\"}', 1.50), (2, NULL, false, NULL, NULL)",
+    "SELECT to_json(r), to_jsonb(r) FROM rec r ORDER BY id",
+    "SELECT row_to_json(r), row_to_json(r, false) FROM rec r ORDER BY id",
+    "SELECT json_agg(r ORDER BY id), jsonb_agg(r ORDER BY id) FROM rec r",
+    "SELECT r, r::text FROM rec r ORDER BY id",
+    "SELECT json_build_object('k', r, 'n', 1), json_build_array(r, 2), jsonb_build_object('k', r) FROM rec r WHERE id = 1",
+    "SELECT json_object_agg(id, r ORDER BY id) FROM rec r",
+    "SELECT to_json(row(1, 'a b', NULL, true, 1.50, ARRAY[1,2], row(2, 'x'))), to_jsonb(row(1, 'a'))",
+    "SELECT row(1, 'a b', NULL, true, 1.50, ARRAY[1,2], '', 'x\"y', row(2, 3))::text",
+    "SELECT json_agg(x) FROM (VALUES (1, 2), (3, 4)) x",
+    "SELECT json_agg(ARRAY[id, id] ORDER BY id), json_agg(id ORDER BY id) FROM rec",
+    "SELECT array_to_json(ARRAY[row(1, 2)]), array_to_json(ARRAY[1, 2]), to_json(ARRAY['a', NULL])",
+    "SELECT (SELECT json_agg(t) FROM (SELECT id, name FROM rec ORDER BY id) t)",
+    "SELECT id, (SELECT to_json(r2) FROM rec r2 WHERE r2.id = r.id) FROM rec r ORDER BY id",
+    "SELECT id FROM rec r WHERE to_jsonb(r) ->> 'name' = 'a b'",
+    "SELECT row_to_json(1)",
+    "SELECT initcap('hello wORLD foo-bar x1y a_test 3abc'), initcap(NULL)",
+    // Row-wise comparison (refused before): keyset pagination, row IN list,
+    // NULL fields deciding NULL.
+    "CREATE TABLE page (k int, id int, PRIMARY KEY (k, id))",
+    "INSERT INTO page SELECT g / 3, g FROM generate_series(1, 12) g",
+    "SELECT k, id FROM page WHERE (k, id) > (2, 7) ORDER BY k, id LIMIT 4",
+    "SELECT k, id FROM page WHERE (k, id) <= (1, 4) ORDER BY k, id",
+    "SELECT k, id FROM page WHERE ROW(k, id) >= ROW(3, 9) ORDER BY k, id",
+    "SELECT k, id FROM page WHERE (k, id) < (1, 5) ORDER BY k, id",
+    "SELECT k, id FROM page WHERE (k, id) IN ((1, 3), (2, 7), (9, 9)) ORDER BY id",
+    "SELECT k, id FROM page WHERE (k, id) NOT IN ((1, 3), (2, 7)) AND k < 2 ORDER BY id",
+    "SELECT (1, 2) = (1, 2), (1, 2) <> (1, 3), (1, NULL) = (1, 2), (1, NULL) = (2, 2), (1, NULL) < (2, 0), (1, NULL) < (1, 5), (2, NULL) < (1, 5)",
+    "SELECT (1, NULL, 3) <> (1, 2, 4), (1, 2) IN ((1, NULL)), (1, 2) NOT IN ((3, NULL))",
+    "SELECT (1, 2) = (1, 2, 3)",
 ];
 
 #[test]

@@ -4,8 +4,8 @@
 //! (the value's text, or the error's SQLSTATE) must be PostgreSQL's.
 //! Invalid field values must fail with 22008, not move to another date.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{block_on_within, connect, render_messages, Peers};
 use std::time::Duration;

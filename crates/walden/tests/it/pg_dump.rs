@@ -13,7 +13,7 @@
 //! The other direction (pg_dump of a Walden database) is in
 //! `pg_dump_of_walden.rs`.
 
-mod server_support;
+use crate::server_support;
 
 use server_support::{missing_tool, run_with_deadline, Serve};
 use std::path::Path;

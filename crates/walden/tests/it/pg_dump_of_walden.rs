@@ -14,7 +14,7 @@
 //! database dumps as a fresh PostgreSQL 15 one does: no statement about
 //! the `public` schema.
 
-mod server_support;
+use crate::server_support;
 
 use server_support::{missing_tool, run_with_deadline, Serve};
 use std::path::Path;

@@ -6,8 +6,8 @@
 //! integers, numerics and floats. Rows must be equal; an error must carry
 //! the same SQLSTATE.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{block_on_within, connect, render_messages, Peers};
 use std::time::Duration;

@@ -5,8 +5,8 @@
 //! checked on PostgreSQL 15 (`ok N` closes each statement's rows; an
 //! error is its SQLSTATE).
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{block_on_within, connect, render_messages};
 use std::time::Duration;

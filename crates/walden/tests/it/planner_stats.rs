@@ -7,8 +7,8 @@
 //!
 //! Every expected value below was checked by hand on PostgreSQL 15.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{block_on_within, connect};
 use std::time::{Duration, Instant};

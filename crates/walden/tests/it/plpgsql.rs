@@ -8,8 +8,8 @@
 //! refuses (0A000), and a function surviving restarts. Functions that run
 //! (loops, data changes) and procedures: `plpgsql_run.rs`.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{assert_same, connect, outcome, runtime, sqlstate_outcomes, Peers};
 use server_support::Serve;

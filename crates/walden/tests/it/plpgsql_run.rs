@@ -5,8 +5,8 @@
 //! CALL with INOUT results, DROP PROCEDURE. The expected outcomes are
 //! PostgreSQL 15's, checked by hand with the same script.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{connect, outcome, runtime};
 use server_support::Serve;

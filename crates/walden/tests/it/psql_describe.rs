@@ -6,8 +6,8 @@
 //! of other kinds must run. And every built-in function Walden lists in
 //! `pg_proc` runs with the argument types it lists.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{block_on_within, connect, Peers};
 use server_support::{have, missing_tool, run_with_deadline};

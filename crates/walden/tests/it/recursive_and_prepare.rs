@@ -2,8 +2,7 @@
 //! against a scratch PostgreSQL 15 with the same SQL, statement by statement
 //! (rows, tags, SQLSTATE and message).
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
 
 use pg_diff::{assert_same, block_on_within, run_script, Peers};
 use std::time::Duration;

@@ -5,8 +5,8 @@
 //! errors, psql's `\dt+`, `\di+` and `\l+`, which call them, and SQL
 //! Server's `sys.dm_db_partition_stats` over the same pages.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{block_on_within, connect};
 use server_support::{have, run_with_deadline, Serve};

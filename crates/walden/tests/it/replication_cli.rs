@@ -5,9 +5,7 @@
 //! under load, planned failover and the old primary rejoining as a
 //! secondary; forced failover of an asynchronous secondary.
 
-#[macro_use]
-mod repl_support;
-mod server_support;
+use crate::repl_support;
 
 use repl_support::*;
 use std::collections::BTreeSet;

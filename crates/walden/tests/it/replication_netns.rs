@@ -5,9 +5,8 @@
 //! down` on the replication link. Needs root and iproute2; skipped (with the
 //! reason printed) otherwise.
 
-#[macro_use]
-mod repl_support;
-mod server_support;
+use crate::repl_support;
+use crate::server_support;
 
 use repl_support::*;
 use std::process::Command;

@@ -5,8 +5,7 @@
 //! where PostgreSQL says `integer` breaks a typed read even when the digits
 //! agree.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
 
 use pg_diff::{assert_same, block_on_within, connect, outcome, Peers};
 use std::time::Duration;
@@ -124,6 +123,12 @@ const QUERIES: &[&str] = &[
      array_length(indkey, 1) AS kn, array_lower(indclass, 1) AS cl, \
      array_upper(indclass, 1) AS cu, array_length(indclass, 1) AS cn \
      FROM pg_index WHERE indrelid = 'rt'::regclass",
+    // Result column names of scalar subqueries and the grammar's special forms.
+    "SELECT (SELECT 1 AS x), (SELECT 1), (SELECT max(id) FROM rt), \
+     (SELECT t FROM rt WHERE id = 1 UNION SELECT 'z' ORDER BY 1 LIMIT 1), \
+     trim(leading 'x' FROM 'xa'), trim(trailing 'a' FROM 'ba'), trim('x' FROM 'xax'), \
+     ceil(1.2), ceiling(1.2), floor(1.5), \
+     substring('abc' FROM 2 FOR 1), substring('abc', 2)",
 ];
 
 /// Untyped parameters (node-postgres sends arrays as untyped text): the

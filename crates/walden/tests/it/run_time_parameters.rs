@@ -8,8 +8,8 @@
 //! Startup-message parameters (`options=-c ...`, what pgjdbc sends) are
 //! set as PostgreSQL sets them, and `client_min_messages` filters notices.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{assert_same, block_on_within, connect, outcome, run_script, Field, Peers};
 use server_support::{missing_tool, run_with_deadline};

@@ -6,9 +6,9 @@
 //! CREATE SCHEMA, and the catalogs; then a restart after a kill (from the
 //! log) and after a checkpoint (from the image).
 
-mod pg_diff;
-mod repl_support;
-mod server_support;
+use crate::pg_diff;
+use crate::repl_support;
+use crate::server_support;
 
 use pg_diff::{assert_same, connect, outcome, run_script, runtime, Field, Peers};
 use server_support::{have, missing_tool, run_with_deadline, Serve};

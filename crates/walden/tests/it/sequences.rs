@@ -5,8 +5,8 @@
 //! messages. Then the bounds survive a restart (from the log, and from the
 //! image after a checkpoint).
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{assert_same, block_on_within, connect, outcome, run_script, Field, Peers};
 use server_support::Serve;

@@ -10,8 +10,8 @@
 //! expressions evaluated per row (INSERT, `SET c = DEFAULT`). Then the
 //! sequences' state and the defaults survive a kill and a checkpoint.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{block_on_within, check_after_kill_then_checkpoint, connect, sqlstate_outcomes};
 use server_support::Serve;

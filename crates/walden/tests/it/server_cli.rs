@@ -3,7 +3,7 @@
 //! (including `\d` and `\copy`) and Python's psycopg work against it,
 //! /metrics answers.
 
-mod server_support;
+use crate::server_support;
 
 use server_support::{have, run_with_deadline, Serve};
 use std::process::Command;

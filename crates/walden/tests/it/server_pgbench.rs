@@ -2,7 +2,7 @@
 //! built-in TPC-B script with 4 clients in the simple, extended and prepared
 //! protocols: no failed transaction, and the balances agree afterwards.
 
-mod server_support;
+use crate::server_support;
 
 use server_support::{have, run_with_deadline, Serve};
 use std::process::Command;

@@ -3,8 +3,7 @@
 //! where unqualified names are found (and created), and the outcome of
 //! every statement (rows, or SQLSTATE and message) must be the same.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
 
 use pg_diff::{assert_same, block_on_within, run_script, Field, Peers};
 use std::time::Duration;

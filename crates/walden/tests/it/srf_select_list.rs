@@ -5,8 +5,8 @@
 //! LIMIT, and PostgreSQL's errors where it refuses. What Walden refuses
 //! and PostgreSQL runs is checked to be refused with 0A000.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{assert_same, block_on_within, connect, outcome, run_script, Peers};
 use std::time::Duration;

@@ -3,9 +3,9 @@
 //! anomaly, disjoint keys, the level set in other spellings), and bank
 //! transfers under load that keep their invariants.
 
-mod isolation_support;
-mod pg_diff;
-mod server_support;
+use crate::isolation_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use isolation_support::{schedules_match_postgres, Schedule, SETUP};
 use pg_diff::{connect, runtime};

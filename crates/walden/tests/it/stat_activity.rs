@@ -6,8 +6,8 @@
 //! `sys.dm_exec_sessions` / `sys.dm_exec_requests` over the same sessions,
 //! and what a role that is not a superuser may see and signal.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{assert_same, block_on_within, connect, render_error, Peers};
 use server_support::Serve;

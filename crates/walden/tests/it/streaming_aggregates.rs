@@ -4,8 +4,8 @@
 //! as PostgreSQL 15 does on the same rows), while a query that keeps every
 //! row still fails with 53200.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{assert_same, block_on_within, connect, outcome, run_script, start_postgres};
 use server_support::Serve;

@@ -5,8 +5,8 @@
 //! the same rows; rows past the LIMIT are never evaluated (a division by
 //! zero there is not raised, a sequence is not advanced), as in PostgreSQL.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{assert_same, block_on_within, connect, outcome, run_script, start_postgres};
 use server_support::Serve;

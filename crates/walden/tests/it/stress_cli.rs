@@ -2,7 +2,7 @@
 //! percentiles of a clean run, failed iterations grouped by SQLSTATE with the
 //! run going on (and their transactions rolled back), and clear errors.
 
-mod server_support;
+use crate::server_support;
 
 use serde_json::Value;
 use server_support::{run_with_deadline, Serve};

@@ -3,8 +3,7 @@
 //! rows, and for errors the SQLSTATE, message and hint. Multibyte text,
 //! NULLs and every `format` specifier form are among the cases.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
 
 use pg_diff::{assert_same, block_on_within, run_script, Field, Peers};
 use std::time::Duration;

@@ -5,8 +5,8 @@
 //! 15; then what PostgreSQL cannot show: a disconnect drops the tables, a
 //! kill and restart leaves none, T-SQL's `#t` and `SELECT ... INTO #t`.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{assert_same, connect, outcome, runtime, Peers};
 use server_support::Serve;

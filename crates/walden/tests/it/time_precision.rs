@@ -5,8 +5,7 @@
 //! a scratch PostgreSQL 15. Before, `timestamp(2)` was refused and
 //! `timestamptz(2)` accepted with its precision ignored.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
 
 use pg_diff::{block_on_within, connect, Peers};
 use std::time::Duration;

@@ -6,8 +6,8 @@
 //! deadlock between DDL and DML is found. Then a restart after committed
 //! and rolled-back DDL recovers exactly the committed catalog and rows.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::schedule::{self, Run};
 use pg_diff::{block_on_within, Peers};

@@ -7,8 +7,8 @@
 //! it blocked) must be the same. Then a SIGKILL after a commit that changed
 //! rows and roles together, and with a role change left uncommitted.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::schedule::{self, Run};
 use pg_diff::{block_on_within, Peers};

@@ -9,8 +9,8 @@
 //! crash. The expected outcomes are PostgreSQL 15's, checked by hand with
 //! the same statements.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use bytes::Bytes;
 use futures::SinkExt;

@@ -8,9 +8,8 @@
 //! WRITELOG wait, delayed commits share a few flushes and wait for none,
 //! DISABLED makes a delayed request durable, FORCED delays every commit.
 
-mod pg_diff;
-mod server_support;
-mod tsql_support;
+use crate::pg_diff;
+use crate::tsql_support;
 
 use pg_diff::connect;
 use std::time::Duration;

@@ -4,9 +4,8 @@
 //! its scope (the batch or the procedure body) and its rows surviving a
 //! ROLLBACK; DATALENGTH; STRING_SPLIT.
 
-mod pg_diff;
-mod server_support;
-mod tsql_support;
+use crate::pg_diff;
+use crate::tsql_support;
 
 use std::time::Duration;
 use tsql_support::run;

@@ -3,9 +3,8 @@
 //! query as sqlcmd sends it, checked against SQL Server's documented
 //! answers (and the T-SQL corpus's expected outputs).
 
-mod pg_diff;
-mod server_support;
-mod tsql_support;
+use crate::pg_diff;
+use crate::tsql_support;
 
 use pg_diff::connect;
 use std::time::Duration;

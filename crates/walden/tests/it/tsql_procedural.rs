@@ -6,9 +6,9 @@
 //! parameters and return codes, the delayed-durability experiments' loops,
 //! runaway recursion and loops, and procedures surviving a kill.
 
-mod pg_diff;
-mod server_support;
-mod tsql_support;
+use crate::pg_diff;
+use crate::server_support;
+use crate::tsql_support;
 
 use pg_diff::runtime;
 use server_support::Serve;

@@ -7,8 +7,7 @@
 //! the text format; the described type and the values must agree, as a
 //! driver decodes the one by the other.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
 
 use pg_diff::{assert_same, block_on_within, connect, outcome, Peers};
 use std::time::Duration;

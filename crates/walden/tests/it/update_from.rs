@@ -5,9 +5,8 @@
 //! version; REPEATABLE READ fails with 40001), as the UPDATE schedules in
 //! isolation_schedules.rs run them.
 
-mod isolation_support;
-mod pg_diff;
-mod server_support;
+use crate::isolation_support;
+use crate::pg_diff;
 
 use isolation_support::{schedules_match_postgres, Schedule};
 use pg_diff::{assert_same, block_on_within, run_script, Peers};

@@ -3,8 +3,8 @@
 //! message and the fields drivers read); SQLAlchemy's PostgreSQL upsert
 //! through psycopg against both; and ON DUPLICATE KEY UPDATE, which Walden refuses.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{
     assert_same, block_on_within, connect, postgres_conn, run_script, runtime, start_postgres,
@@ -153,7 +153,7 @@ fn prepared_upsert_counts_every_call() {
 }
 
 /// MySQL's ON DUPLICATE KEY UPDATE is refused with 0A000, naming it (MERGE
-/// runs: tests/merge.rs).
+/// runs: tests/it/merge.rs).
 #[test]
 fn on_duplicate_key_is_refused() {
     let tmp = tempfile::tempdir().unwrap();

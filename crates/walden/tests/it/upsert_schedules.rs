@@ -3,9 +3,7 @@
 //! concurrent insert of the same key, then updating or inserting as
 //! PostgreSQL's speculative insertion does.
 
-mod isolation_support;
-mod pg_diff;
-mod server_support;
+use crate::isolation_support;
 
 use isolation_support::{schedules_match_postgres, Schedule, SETUP};
 

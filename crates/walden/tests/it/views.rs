@@ -8,10 +8,9 @@
 //! CREATE OR ALTER / ALTER VIEW, restarts after a kill (from the log) and
 //! after a checkpoint (from the image), and a secondary receiving views.
 
-#[macro_use]
-mod repl_support;
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::repl_support;
+use crate::server_support;
 
 use pg_diff::{assert_same, connect, outcome, run_script, runtime, Field, Peers};
 use server_support::Serve;

@@ -10,8 +10,7 @@
 //! first_value ... over a frame cut between peers), the window ORDER BY ends
 //! with the unique `id`, so both servers have one right answer.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
 
 use pg_diff::{assert_same, block_on_within, run_script, Peers};
 use std::time::Duration;

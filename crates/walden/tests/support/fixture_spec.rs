@@ -1,7 +1,7 @@
 //! What the committed log fixtures under `tests/fixtures/` hold.
 //!
 //! Shared by the generator (`examples/make_log_fixtures.rs`) and the tests
-//! (`tests/log_cli.rs`) through `#[path]`, so both agree on the records.
+//! (`tests/it/log_cli.rs`) through `#[path]`, so both agree on the records.
 //!
 //! The log is written as batches: each batch's records are appended and then
 //! hardened with one `flush()`. With `max_flush_delay` far longer than the

@@ -1,5 +1,7 @@
 //! An SQL engine over an in-memory instance, for the SQL layer's tests.
 
+pub mod statements;
+
 use std::sync::Arc;
 use walden_engine::{Instance, InstanceConfig, LogConfig, MemVfs};
 use walden_sql::SqlEngine;
