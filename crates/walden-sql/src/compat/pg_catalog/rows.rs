@@ -775,7 +775,10 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         | V::PublicationRel
         | V::Rewrite
         | V::Extension => {}
-        V::Proc => out.extend(super::builtin_procs::proc_rows()),
+        V::Proc => {
+            out.extend(super::builtin_procs::proc_rows());
+            out.extend(super::user_procs::proc_rows(env));
+        }
     }
     let trailing = super::dump_catalogs::trailing(view);
     let tableoid = super::dump_catalogs::catalog_relation_oid(view);
