@@ -40,7 +40,7 @@ const SCRIPT: &[(&str, &str)] = &[
     ("SELECT count(*) FROM cheap(10)", "3; ok 1"),
     ("CREATE FUNCTION nosuch() RETURNS SETOF nosuchtable LANGUAGE sql AS $$ SELECT 1 $$", "ERROR 42704"),
     // RETURNS TABLE.
-    ("CREATE FUNCTION pairs(n int) RETURNS TABLE (k int, label text) LANGUAGE sql AS $$ SELECT i, 'n' || i FROM generate_series(1, n) i $$", "ok 0"),
+    ("CREATE FUNCTION pairs(n int) RETURNS TABLE (k int, label text) LANGUAGE sql AS $$ SELECT i, 'n' || i FROM generate_series(1, $1) i $$", "ok 0"),
     ("SELECT * FROM pairs(2)", "1|n1; 2|n2; ok 2"),
     ("SELECT label FROM pairs(3) WHERE k > 1 ORDER BY k DESC", "n3; n2; ok 2"),
     ("SELECT pairs(2)", "(1,n1); (2,n2); ok 2"),
@@ -115,7 +115,7 @@ const SCRIPT: &[(&str, &str)] = &[
     ("DROP FUNCTION IF EXISTS ov(numeric)", "ok 0"),
     ("SELECT ov(1.5)", "ERROR 42883"),
     ("DROP FUNCTION ov(text)", "ok 0"),
-    ("SELECT ov('x')", "ERROR 22P02"),
+    ("SELECT ov('5')", "int2; ok 1"),
     ("DROP FUNCTION ov(int, int)", "ok 0"),
     ("DROP FUNCTION ov", "ok 0"),
     ("SELECT count(*) FROM pg_proc WHERE proname = 'ov'", "0; ok 1"),
@@ -192,8 +192,14 @@ fn set_functions_survive_restarts() {
     let walden = Serve::start(&dir, &[]);
     let check = |conn: String| async move {
         let c = connect(&conn).await;
-        assert_eq!(outcome(&c, "SELECT * FROM upto(3)", &[]).await, "1; 2; 3; ok 3");
-        assert_eq!(outcome(&c, "SELECT two(1), two('a')", &[]).await, "int|text; ok 1");
+        assert_eq!(
+            outcome(&c, "SELECT * FROM upto(3)", &[]).await,
+            "1; 2; 3; ok 3"
+        );
+        assert_eq!(
+            outcome(&c, "SELECT two(1), two('a')", &[]).await,
+            "int|text; ok 1"
+        );
         assert_eq!(
             outcome(&c, "SELECT proname, proretset FROM pg_proc WHERE proname IN ('upto', 'two') ORDER BY 1, 2", &[]).await,
             "two|f; two|f; upto|t; ok 3"

@@ -389,8 +389,9 @@ pub fn column_name(e: &ast::Expr) -> String {
                 .unwrap_or_default();
             // A stored function's call is named after the function.
             if n == "walden_routine_set" || n == "walden_routine" {
-                if let Some(ast::Expr::Value(v)) =
-                    crate::front::args_of(f).first().and_then(|a| crate::front::arg_expr(a))
+                if let Some(ast::Expr::Value(v)) = crate::front::args_of(f)
+                    .first()
+                    .and_then(|a| crate::front::arg_expr(a))
                 {
                     if let ast::Value::SingleQuotedString(s) = &v.value {
                         return s.split('(').next().unwrap_or(s).to_string();

@@ -385,8 +385,8 @@ fn in_from(toks: &[Token], start: usize) -> bool {
                     "select" | "where" | "group" | "by" | "having" | "order" | "limit"
                     | "offset" | "values" | "set" | "returning" | "window" | "into" | "on"
                     | "using" | "when" | "then" | "else" | "and" | "or" | "not" | "return"
-                    | "in" | "is" | "like" | "between" | "case" | "distinct" | "all"
-                    | "any" | "some" | "exists" | "array" => return false,
+                    | "in" | "is" | "like" | "between" | "case" | "distinct" | "all" | "any"
+                    | "some" | "exists" | "array" => return false,
                     _ if was_first => return false,
                     _ => {}
                 }

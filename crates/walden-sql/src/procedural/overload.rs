@@ -158,9 +158,7 @@ impl<'h, H: Host> Runner<'h, H> {
         let positional: Vec<&str> = args
             .iter()
             .map_while(|a| a.as_deref())
-            .take_while(|a| {
-                !lex(a).is_ok_and(|t| t.len() > 2 && (t[1].op("=>") || t[1].op(":=")))
-            })
+            .take_while(|a| !lex(a).is_ok_and(|t| t.len() > 2 && (t[1].op("=>") || t[1].op(":="))))
             .collect();
         let tys: Vec<ArgTy> = positional.iter().map(|a| self.arg_type(a)).collect();
         let shown = || {
@@ -205,7 +203,8 @@ impl<'h, H: Host> Runner<'h, H> {
         }
         // Most exact matches, then most preferred types where a cast is
         // needed.
-        let score = |c: &[(String, PgFunc, Vec<DataType>)], f: &dyn Fn(&DataType, &DataType) -> bool| {
+        let score = |c: &[(String, PgFunc, Vec<DataType>)],
+                     f: &dyn Fn(&DataType, &DataType) -> bool| {
             c.iter()
                 .map(|(_, _, pts)| {
                     tys.iter()

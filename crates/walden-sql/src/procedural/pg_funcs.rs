@@ -121,7 +121,10 @@ impl<'h, H: Host> Runner<'h, H> {
             let mut found = Vec::new();
             for d in &defs {
                 match crate::front::plpgsql::parse_pg_function(&d.text) {
-                    Some(f) if types.as_ref().is_some_and(|t| !super::overload::takes(&f, t)) => {}
+                    Some(f)
+                        if types
+                            .as_ref()
+                            .is_some_and(|t| !super::overload::takes(&f, t)) => {}
                     Some(f) => found.push((d.key.clone(), Some(f))),
                     // A T-SQL function: its types are not PostgreSQL's to name.
                     None => found.push((d.key.clone(), None)),

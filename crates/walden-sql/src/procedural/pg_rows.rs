@@ -32,15 +32,18 @@ fn mismatch(msg: impl Into<String>) -> SqlError {
 /// `row` cast to the result's types; a row of another width is 42804.
 fn fit(row: Vec<Value>, types: &[DataType]) -> Result<Vec<Value>> {
     if row.len() != types.len() {
-        return Err(mismatch("structure of query does not match function result type")
-            .with_fields(crate::error::ErrorFields {
-                detail: Some(format!(
+        return Err(
+            mismatch("structure of query does not match function result type").with_fields(
+                crate::error::ErrorFields {
+                    detail: Some(format!(
                     "Number of returned columns ({}) does not match expected column count ({}).",
                     row.len(),
                     types.len()
                 )),
-                ..Default::default()
-            }));
+                    ..Default::default()
+                },
+            ),
+        );
     }
     row.into_iter()
         .zip(types)
@@ -257,7 +260,9 @@ impl<'h, H: Host> Runner<'h, H> {
             _ => "RETURN QUERY",
         };
         if !set {
-            return Err(mismatch(format!("cannot use {what} in a non-SETOF function")));
+            return Err(mismatch(format!(
+                "cannot use {what} in a non-SETOF function"
+            )));
         }
         let rows = match s {
             TStmt::ReturnNext(None) if outs.is_empty() => {

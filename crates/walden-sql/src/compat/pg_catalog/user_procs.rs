@@ -14,6 +14,35 @@ pub(super) const LANG_SQL: i64 = 14;
 pub(super) const LANG_PLPGSQL: i64 = 13_329;
 const RECORD: i64 = 2249;
 
+/// `pg_language`'s rows of the languages of stored routines (PostgreSQL
+/// 15's OIDs; below the first user OID, so pg_dump dumps neither).
+pub(super) fn language_rows() -> Vec<Vec<Value>> {
+    vec![
+        vec![
+            i(LANG_SQL),
+            t("sql"),
+            i(OWNER_OID),
+            b(false),
+            b(true),
+            i(0),
+            i(0),
+            i(2248),
+            NULL,
+        ],
+        vec![
+            i(LANG_PLPGSQL),
+            t("plpgsql"),
+            i(OWNER_OID),
+            b(true),
+            b(true),
+            i(13_326),
+            i(13_327),
+            i(13_328),
+            NULL,
+        ],
+    ]
+}
+
 /// A stored PostgreSQL routine.
 pub(super) struct UserProc {
     pub oid: i64,
@@ -131,7 +160,12 @@ pub(super) fn proc_rows(env: &Env<'_>) -> Vec<Vec<Value>> {
                     Value::Array(
                         f.params
                             .iter()
-                            .map(|a| t(a.name.get(1..).filter(|n| !n.starts_with('_')).unwrap_or("")))
+                            .map(|a| {
+                                t(a.name
+                                    .get(1..)
+                                    .filter(|n| !n.starts_with('_'))
+                                    .unwrap_or(""))
+                            })
                             .collect(),
                     )
                 });

@@ -120,7 +120,10 @@ pub enum TStmt {
     /// PL/pgSQL `RETURN QUERY query`: the query's rows.
     ReturnQuery(String),
     /// PL/pgSQL `RETURN QUERY EXECUTE text [USING args]`.
-    ReturnQueryExecute { text: String, using: Vec<String> },
+    ReturnQueryExecute {
+        text: String,
+        using: Vec<String>,
+    },
 }
 
 /// PL/pgSQL `RAISE [level] ['format' [, arg ...]] [USING option = x, ...]`
