@@ -122,12 +122,20 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             -1
         }),
         Func::FunctionResult => {
-            crate::compat::pg_catalog::function_result(int_arg(&arg(0), "oid")?)
-                .map_or(Value::Null, Value::text)
+            let oid = int_arg(&arg(0), "oid")?;
+            match crate::compat::pg_catalog::function_result(oid) {
+                Some(r) => Value::text(r),
+                None => crate::compat::pg_catalog::user_function_result(env, oid)
+                    .map_or(Value::Null, Value::text),
+            }
         }
         Func::FunctionArguments => {
-            crate::compat::pg_catalog::function_arguments(int_arg(&arg(0), "oid")?)
-                .map_or(Value::Null, Value::text)
+            let oid = int_arg(&arg(0), "oid")?;
+            match crate::compat::pg_catalog::function_arguments(oid) {
+                Some(r) => Value::text(r),
+                None => crate::compat::pg_catalog::user_function_arguments(env, oid)
+                    .map_or(Value::Null, Value::text),
+            }
         }
         Func::PgGetExpr => Value::text(crate::compat::pg_catalog::qualify_for_path(
             env,
@@ -226,7 +234,9 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             Value::Int(0) => Value::text("-"),
             Value::Int(n) => Value::text(
                 crate::compat::pg_catalog::function_name(n)
-                    .map_or_else(|| n.to_string(), str::to_string),
+                    .map(str::to_string)
+                    .or_else(|| crate::compat::pg_catalog::user_function_name(env, n))
+                    .unwrap_or_else(|| n.to_string()),
             ),
             other => Value::text(text_arg(&other)),
         },

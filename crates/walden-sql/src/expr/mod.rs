@@ -381,12 +381,26 @@ pub fn column_name(e: &ast::Expr) -> String {
     match e {
         ast::Expr::Identifier(i) => fold_ident(i),
         ast::Expr::CompoundIdentifier(parts) => parts.last().map(fold_ident).unwrap_or_default(),
-        ast::Expr::Function(f) => f
-            .name
-            .0
-            .last()
-            .map(|p| p.to_string().trim_matches('"').to_ascii_lowercase())
-            .unwrap_or_default(),
+        ast::Expr::Function(f) => {
+            let n = f
+                .name
+                .0
+                .last()
+                .map(|p| p.to_string().trim_matches('"').to_ascii_lowercase())
+                .unwrap_or_default();
+            // A stored function's call is named after the function.
+            if n == "walden_routine_set" || n == "walden_routine" {
+                if let Some(ast::Expr::Value(v)) = crate::front::args_of(f)
+                    .first()
+                    .and_then(|a| crate::front::arg_expr(a))
+                {
+                    if let ast::Value::SingleQuotedString(s) = &v.value {
+                        return s.split('(').next().unwrap_or(s).to_string();
+                    }
+                }
+            }
+            n
+        }
         ast::Expr::Cast {
             expr, data_type, ..
         } => colname::cast(expr, data_type),

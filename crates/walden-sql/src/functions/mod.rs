@@ -109,7 +109,7 @@ pub(crate) mod json;
 pub(crate) mod operators;
 pub(crate) mod regex_fns;
 mod routines;
-pub use routines::{RoutineHook, Routines};
+pub use routines::{call_routine_rows, routine_columns, RoutineHook, Routines};
 pub mod trigger_hook;
 pub use trigger_hook::TriggerHook;
 pub(crate) mod server_host;

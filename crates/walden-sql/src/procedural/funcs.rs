@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// The table that holds the database's functions (created with the first).
-pub const FUNC_TABLE: &str = "walden_functions";
+pub use crate::front::plpgsql::FUNC_TABLE;
 
 /// Bumped by every CREATE / ALTER / DROP FUNCTION: sessions drop the
 /// statements they compiled before (a call in them may mean another body).
@@ -103,7 +103,7 @@ fn load_names<H: Host>(host: &mut H) -> Option<HashSet<String>> {
         o.rows
             .into_iter()
             .filter_map(|r| r.into_iter().next())
-            .map(|v| v.to_string())
+            .map(|v| super::overload::key_name(&v.to_string()).to_string())
             .collect(),
     )
 }
@@ -117,18 +117,35 @@ fn not_found(name: &str) -> SqlError {
 
 impl<'h, H: Host> Runner<'h, H> {
     /// A function's definition text, if there is one.
-    pub(super) fn func_definition(&mut self, name: &str) -> Result<Option<String>> {
+    /// The definition stored under `key` (a name, or an overload's
+    /// `name(types)`); for a name whose definitions are all overloads, the
+    /// one without arguments (a trigger function's).
+    pub(super) fn func_definition(&mut self, key: &str) -> Result<Option<String>> {
         let q = format!("SELECT definition FROM {FUNC_TABLE} WHERE name = $1");
-        match self.fixed(&q, &[Value::text(name)]) {
-            Ok(o) => Ok(o
+        let found = match self.fixed(&q, &[Value::text(key)]) {
+            Ok(o) => o
                 .rows
                 .into_iter()
                 .next()
                 .and_then(|r| r.into_iter().next())
-                .map(|v| v.to_string())),
-            Err(e) if e.kind == ErrorKind::UndefinedTable => Ok(None),
-            Err(e) => Err(e),
+                .map(|v| v.to_string()),
+            Err(e) if e.kind == ErrorKind::UndefinedTable => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        if found.is_some() || key.contains('(') {
+            return Ok(found);
         }
+        Ok(self
+            .pg_overloads(key)?
+            .into_iter()
+            .find(|(_, f)| f.params.is_empty())
+            .and_then(|(k, _)| {
+                self.func_definitions(key)
+                    .ok()?
+                    .into_iter()
+                    .find(|d| d.key == k)
+                    .map(|d| d.text)
+            }))
     }
 
     pub(super) fn create_func(&mut self, def: &FuncDef) -> Result<()> {
@@ -149,6 +166,20 @@ impl<'h, H: Host> Runner<'h, H> {
         for p in &def.params {
             crate::types::names::parse_type_name(&sized(&p.ty))?;
         }
+        if def.returns.eq_ignore_ascii_case("table") {
+            // An inline table-valued function: its query must parse.
+            let args: Vec<Option<String>> =
+                def.params.iter().map(|_| Some("NULL".into())).collect();
+            let q = tvf_query(def, &args)?;
+            self.host
+                .parse(&format!("SELECT * FROM {q} AS walden_tvf"))?;
+            self.store_func(&def.name, &crate::front::func_text(def))?;
+            self.emit(QueryOutput::command(match def.mode {
+                ProcMode::Alter => "ALTER FUNCTION",
+                _ => "CREATE FUNCTION",
+            }));
+            return Ok(());
+        }
         crate::types::names::parse_type_name(&sized(&def.returns))?;
         // The body must be one Walden can inline (refused now, not at a call).
         let args: Vec<Option<String>> = def.params.iter().map(|_| Some("NULL".into())).collect();
@@ -161,8 +192,9 @@ impl<'h, H: Host> Runner<'h, H> {
         Ok(())
     }
 
-    /// Writes a function's definition (its row, made with the first).
-    pub(super) fn store_func(&mut self, name: &str, text: &str) -> Result<()> {
+    /// Writes a function's definition under its key (its row, made with
+    /// the first).
+    pub(super) fn store_func(&mut self, key: &str, text: &str) -> Result<()> {
         self.fixed(
             &format!(
                 "CREATE TABLE IF NOT EXISTS {FUNC_TABLE} (name text PRIMARY KEY, definition text NOT NULL)"
@@ -174,9 +206,9 @@ impl<'h, H: Host> Runner<'h, H> {
                 "INSERT INTO {FUNC_TABLE} (name, definition) VALUES ($1, $2) \
                  ON CONFLICT (name) DO UPDATE SET definition = EXCLUDED.definition"
             ),
-            &[Value::text(name), Value::text(text)],
+            &[Value::text(key), Value::text(text)],
         )?;
-        remember(name);
+        remember(super::overload::key_name(key));
         Ok(())
     }
 
@@ -227,11 +259,30 @@ impl<'h, H: Host> Runner<'h, H> {
             let Some((start, name, args, end)) = next_call(&toks, &names) else {
                 return Ok(text);
             };
-            let Some(def) = self.func_definition(&name)? else {
+            let defs = self.func_definitions(&name)?;
+            let Some(first) = defs.first() else {
                 // A name a dropped function had: the planner reports it.
                 return Ok(text);
             };
-            let body = match crate::front::plpgsql::parse_pg_function(&def) {
+            let def = first.text.clone();
+            // PostgreSQL's: the overload the arguments choose.
+            let pg: Vec<(String, crate::front::plpgsql::PgFunc)> = defs
+                .iter()
+                .filter_map(|d| {
+                    crate::front::plpgsql::parse_pg_function(&d.text).map(|f| (d.key.clone(), f))
+                })
+                .collect();
+            let (key, chosen) = if pg.is_empty() {
+                (name.clone(), None)
+            } else {
+                let (k, f) = self.choose(&name, pg, &args)?;
+                (k, Some(f))
+            };
+            // A function in FROM, or one that gives rows, is a
+            // set-returning call (`pg_rows.rs`), written without the
+            // parentheses around an expression.
+            let mut bare = false;
+            let body = match chosen {
                 Some(f) if f.procedure => {
                     return Err(SqlError::new(
                         ErrorKind::WrongObjectType,
@@ -242,11 +293,15 @@ impl<'h, H: Host> Runner<'h, H> {
                         ..Default::default()
                     }))
                 }
-                Some(f) if !inlined.contains(&name) && super::pg_funcs::inlinable(&f) => {
-                    inlined.insert(name.clone());
+                Some(f) if f.gives_rows() || in_from(&toks, start) => {
+                    bare = true;
+                    self.routine_set_call(&key, &f, &args)?
+                }
+                Some(f) if !inlined.contains(&key) && super::pg_funcs::inlinable(&f) => {
+                    inlined.insert(key.clone());
                     super::pg_funcs::inline_pg(&f, &args)?
                 }
-                Some(f) => super::pg_funcs::routine_call(&f, &args)?,
+                Some(f) => super::pg_funcs::routine_call(&key, &f, &args)?,
                 None => {
                     let stmts = self.body(&def)?;
                     let Some(TStmt::CreateFunc(f)) = stmts.first() else {
@@ -254,16 +309,36 @@ impl<'h, H: Host> Runner<'h, H> {
                             "a stored function definition does not parse",
                         ));
                     };
-                    inline(f, &args)?
+                    if f.returns.eq_ignore_ascii_case("table") {
+                        if !in_from(&toks, start) {
+                            return Err(SqlError::new(
+                                ErrorKind::UndefinedFunction,
+                                format!("{name} is a table-valued function: it is called in FROM"),
+                            ));
+                        }
+                        bare = true;
+                        let q = tvf_query(f, &args)?;
+                        if has_alias(&toks, end) {
+                            q
+                        } else {
+                            format!("{q} AS {name}")
+                        }
+                    } else {
+                        inline(f, &args)?
+                    }
                 }
             };
             let mut out = String::new();
             for t in &toks[..start] {
                 out.push_str(&t.to_string());
             }
-            out.push('(');
-            out.push_str(&body);
-            out.push(')');
+            if bare {
+                out.push_str(&body);
+            } else {
+                out.push('(');
+                out.push_str(&body);
+                out.push(')');
+            }
             for t in &toks[end..] {
                 out.push_str(&t.to_string());
             }
@@ -283,6 +358,44 @@ fn tokens(text: &str) -> Result<Vec<Token>> {
         .with_unescape(false)
         .tokenize()
         .map_err(|e| SqlError::syntax(format!("syntax error: {e}")))
+}
+
+/// Whether the call that starts at token `start` is an item of a FROM
+/// clause (after FROM, JOIN, LATERAL, APPLY, or a comma of a FROM list).
+fn in_from(toks: &[Token], start: usize) -> bool {
+    let mut k = start;
+    let mut depth = 0i32;
+    let mut first = true;
+    while k > 0 {
+        k -= 1;
+        let t = &toks[k];
+        if matches!(t, Token::Whitespace(_)) {
+            continue;
+        }
+        let was_first = std::mem::replace(&mut first, false);
+        match t {
+            Token::RParen => depth += 1,
+            Token::LParen if depth == 0 => return false,
+            Token::LParen => depth -= 1,
+            Token::Comma if was_first => {}
+            Token::Word(w) if depth == 0 && w.quote_style.is_none() => {
+                match w.value.to_ascii_lowercase().as_str() {
+                    "from" | "join" | "lateral" | "apply" => return true,
+                    "on" | "using" if !was_first => return true,
+                    "select" | "where" | "group" | "by" | "having" | "order" | "limit"
+                    | "offset" | "values" | "set" | "returning" | "window" | "into" | "on"
+                    | "using" | "when" | "then" | "else" | "and" | "or" | "not" | "return"
+                    | "in" | "is" | "like" | "between" | "case" | "distinct" | "all" | "any"
+                    | "some" | "exists" | "array" => return false,
+                    _ if was_first => return false,
+                    _ => {}
+                }
+            }
+            _ if was_first => return false,
+            _ => {}
+        }
+    }
+    false
 }
 
 fn skip_ws(toks: &[Token], mut k: usize) -> usize {
@@ -361,6 +474,67 @@ fn next_call(
         return Some((i, last, args, k + 1));
     }
     None
+}
+
+/// Whether an alias follows the call that ends before token `end`.
+fn has_alias(toks: &[Token], end: usize) -> bool {
+    match toks.get(skip_ws(toks, end)) {
+        Some(Token::Word(w)) => {
+            w.quote_style.is_some()
+                || w.keyword == sqlparser::keywords::Keyword::AS
+                || w.keyword == sqlparser::keywords::Keyword::NoKeyword
+        }
+        _ => false,
+    }
+}
+
+/// An inline table-valued function's query over these arguments, in
+/// parentheses (a derived table).
+fn tvf_query(f: &FuncDef, args: &[Option<String>]) -> Result<String> {
+    if args.len() > f.params.len() {
+        return Err(SqlError::new(
+            ErrorKind::UndefinedFunction,
+            format!(
+                "Procedure or function {} has too many arguments specified.",
+                f.name
+            ),
+        ));
+    }
+    let mut env = Env::default();
+    for (k, p) in f.params.iter().enumerate() {
+        let value = match args.get(k).cloned().flatten() {
+            Some(a) => a,
+            None => p.default.clone().unwrap_or_else(|| "NULL".into()),
+        };
+        env.vars.insert(p.name.clone(), cast(&value, &p.ty));
+        env.types.insert(p.name.clone(), p.ty.clone());
+    }
+    let body = f.body.trim().trim_end_matches(';').trim_end();
+    let q = match body.get(..6) {
+        Some(r) if r.eq_ignore_ascii_case("return") => body[6..].trim(),
+        _ => body,
+    };
+    let q = subst(q, &env)?;
+    // `(query)` as written is kept; anything else is put in parentheses.
+    let whole = q.starts_with('(') && {
+        let mut depth = 0;
+        let mut closes_at = 0;
+        for (k, c) in q.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        closes_at = k;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        closes_at + 1 == q.len()
+    };
+    Ok(if whole { q } else { format!("({q})") })
 }
 
 /// A type as a declaration means it: `varchar` alone is `varchar(1)`.

@@ -9,10 +9,12 @@ mod compile;
 mod fast;
 mod funcs;
 mod identity;
+mod overload;
 mod pg;
 mod pg_call;
 mod pg_funcs;
 mod pg_procs;
+mod pg_rows;
 mod procs;
 mod raise;
 mod table_vars;
@@ -159,6 +161,9 @@ pub struct Runner<'h, H: Host> {
     /// the function's value (`pg_ret`).
     in_func: usize,
     pg_ret: Option<Value>,
+    /// The rows the running function gives, when it gives rows
+    /// (`pg_rows.rs`).
+    sink: Option<pg_rows::RowSink>,
     /// Running a T-SQL trigger: its `inserted` / `deleted`.
     pseudo: Option<Arc<triggers::Pseudo>>,
 }
@@ -205,6 +210,7 @@ impl<'h, H: Host> Runner<'h, H> {
             guards: 0,
             in_func: 0,
             pg_ret: None,
+            sink: None,
             pseudo: None,
         }
     }
@@ -324,6 +330,19 @@ impl<'h, H: Host> Runner<'h, H> {
             | TStmt::Execute { .. }
             | TStmt::Guarded { .. }
             | TStmt::Assert(..) => return self.pg_stmt(s),
+            TStmt::ReturnNext(_) | TStmt::ReturnQuery(_) | TStmt::ReturnQueryExecute { .. } => {
+                self.return_rows(s)?
+            }
+            TStmt::Return(Some(_)) if self.in_func > 0 && self.returns_rows().is_some() => {
+                return Err(SqlError::new(
+                    ErrorKind::DatatypeMismatch,
+                    if self.returns_rows() == Some(true) {
+                        "RETURN cannot have a parameter in function returning set"
+                    } else {
+                        "RETURN cannot have a parameter in function with OUT parameters"
+                    },
+                ));
+            }
             TStmt::Sql(text) => {
                 let o = match self.sql(text) {
                     Ok(o) => o,
@@ -516,6 +535,12 @@ impl<'h, H: Host> Runner<'h, H> {
             TStmt::CreateFunc(def) => self.create_func(def)?,
             TStmt::DropFunc { names, if_exists } => {
                 for n in names {
+                    // A PostgreSQL function's name: DROP FUNCTION without
+                    // argument types (several overloads are 42725).
+                    if !self.pg_overloads(n)?.is_empty() {
+                        self.drop_pg_funcs(&[(n.clone(), None)], *if_exists, false)?;
+                        continue;
+                    }
                     self.drop_func(n, *if_exists)?;
                 }
                 self.emit(QueryOutput::command("DROP FUNCTION"));

@@ -163,7 +163,7 @@ impl<'h, H: Host> Runner<'h, H> {
         Ok(o)
     }
 
-    fn set_found(&mut self, found: bool) {
+    pub(super) fn set_found(&mut self, found: bool) {
         if let Some(v) = self.frame().get_mut("@found") {
             v.value = Value::Bool(found);
         }

@@ -86,6 +86,32 @@ impl Routines for PgRoutines {
         };
         let mut r = Runner::new(&mut host);
         r.pg = true;
+        let f = self.definition(&mut r, name)?;
+        r.call_pg_func(&f, args)
+    }
+
+    fn call_rows(
+        &self,
+        env: &Env<'_>,
+        name: &str,
+        types: &[DataType],
+        args: Vec<Value>,
+    ) -> Result<Vec<Vec<Value>>> {
+        let mut host = Nested {
+            env,
+            owner: self,
+            state: TsqlState::default(),
+        };
+        let mut r = Runner::new(&mut host);
+        r.pg = true;
+        let f = self.definition(&mut r, name)?;
+        r.call_pg_rows(&f, types, args)
+    }
+}
+
+impl PgRoutines {
+    /// The function `name`'s definition (read once per statement).
+    fn definition(&self, r: &mut Runner<'_, Nested<'_, '_>>, name: &str) -> Result<Arc<PgFunc>> {
         let cached = self.defs.lock().ok().and_then(|d| d.get(name).cloned());
         let f = match cached {
             Some(f) => f,
@@ -100,13 +126,12 @@ impl Routines for PgRoutines {
                 f
             }
         };
-        let f = f.ok_or_else(|| {
+        f.ok_or_else(|| {
             SqlError::new(
                 ErrorKind::UndefinedFunction,
                 format!("function {name} does not exist"),
             )
-        })?;
-        r.call_pg_func(&f, args)
+        })
     }
 }
 
@@ -289,6 +314,19 @@ impl<'h, H: Host> Runner<'h, H> {
             let value = crate::functions::cast(v, &ty)?;
             frame.insert(p.name.clone(), Var { ty, value });
         }
+        // OUT parameters are variables that start NULL.
+        for o in &f.out {
+            if !frame.contains_key(&o.name) {
+                let ty = crate::types::names::parse_type_name(&o.ty)?;
+                frame.insert(
+                    o.name.clone(),
+                    Var {
+                        ty,
+                        value: Value::Null,
+                    },
+                );
+            }
+        }
         self.invoke_frame(f, frame)
     }
 
@@ -309,6 +347,13 @@ impl<'h, H: Host> Runner<'h, H> {
         );
         let was_pg = self.pg;
         let saved_ret = self.pg_ret.take();
+        // A function that gives rows runs with its caller's sink (made for
+        // it); any other has none.
+        let saved_sink = if f.gives_rows() {
+            None
+        } else {
+            self.sink.take()
+        };
         self.pg = true;
         self.in_func += 1;
         self.frames.push(frame);
@@ -321,9 +366,12 @@ impl<'h, H: Host> Runner<'h, H> {
         self.in_func -= 1;
         self.pg = was_pg;
         let ret = std::mem::replace(&mut self.pg_ret, saved_ret);
+        if !f.gives_rows() {
+            self.sink = saved_sink;
+        }
         let v = match (r?, f.lang) {
             (Some(v), _) => Some(v),
-            (None, _) if f.procedure => None,
+            (None, _) if f.procedure || f.gives_rows() => None,
             (None, Lang::Plpgsql) => match ret {
                 Some(v) => Some(v),
                 None => {
@@ -345,17 +393,18 @@ impl<'h, H: Host> Runner<'h, H> {
     /// first row), or `None` for PL/pgSQL (its RETURN sets `pg_ret`).
     fn func_body(&mut self, f: &PgFunc) -> Result<Option<Value>> {
         let names = f.param_names();
+        let vars = f.var_names();
         match f.lang {
             Lang::Plpgsql => {
                 let trig = if f.is_trigger() { "\u{3}" } else { "" };
-                let key = format!("\u{2}{trig}{}\u{2}{}", names.join(","), f.body);
+                let key = format!("\u{2}{trig}{}\u{2}{}", vars.join(","), f.body);
                 let body = match self.host.state().bodies.get(&key) {
                     Some(b) => b.clone(),
                     None => {
                         let b = Arc::new(if f.is_trigger() {
                             crate::front::plpgsql::parse_plpgsql_trigger(&f.body)?
                         } else {
-                            parse_plpgsql(&f.body, &names)?
+                            parse_plpgsql(&f.body, &vars)?
                         });
                         self.host.state().bodies.insert(key, b.clone());
                         b
@@ -373,6 +422,10 @@ impl<'h, H: Host> Runner<'h, H> {
                     last = Some(o);
                 }
                 if f.procedure {
+                    return Ok(None);
+                }
+                if f.gives_rows() {
+                    self.sink_rows(last.map(|o| o.rows).unwrap_or_default())?;
                     return Ok(None);
                 }
                 Ok(Some(
@@ -440,13 +493,12 @@ impl<'h, H: Host> Runner<'h, H> {
         if !funcs::known_name(&name) {
             return Ok(None);
         }
-        let Some(def) = self.func_definition(&name)? else {
+        let cands = self.pg_overloads(&name)?;
+        if cands.is_empty() {
             return Ok(None);
-        };
-        let Some(f) = crate::front::plpgsql::parse_pg_function(&def) else {
-            return Ok(None);
-        };
-        if f.procedure || super::pg_funcs::inlinable(&f) {
+        }
+        let (_, f) = self.choose(&name, cands, &args)?;
+        if f.procedure || f.gives_rows() || super::pg_funcs::inlinable(&f) {
             return Ok(None);
         }
         let args = super::pg_funcs::bind_call(&f, &args)?;

@@ -22,38 +22,81 @@ impl<'h, H: Host> Runner<'h, H> {
                     crate::front::plpgsql::parse_plpgsql_trigger(&f.body)?;
                 }
                 Lang::Plpgsql => {
-                    parse_plpgsql(&f.body, &f.param_names())?;
+                    let body = parse_plpgsql(&f.body, &f.var_names())?;
+                    super::pg_rows::check_returns(f, &body)?;
                 }
             }
         }
-        if let Some(old) = self.func_definition(&f.name)? {
-            let same_args =
-                crate::front::plpgsql::parse_pg_function(&old).is_some_and(|o| same_types(&o, f));
-            let old_proc =
-                crate::front::plpgsql::parse_pg_function(&old).is_some_and(|o| o.procedure);
-            if same_args && old_proc != f.procedure && f.replace {
-                return Err(SqlError::new(
-                    ErrorKind::WrongObjectType,
-                    format!("cannot change routine kind of \"{}\"", f.name),
-                ));
-            }
-            if !same_args {
-                return Err(SqlError::unsupported(format!(
-                    "overloading: a function named \"{}\" exists with other argument types",
-                    f.name
-                )));
-            }
-            if !f.replace {
-                return Err(SqlError::new(
-                    ErrorKind::DuplicateFunction,
-                    format!(
-                        "function \"{}\" already exists with same argument types",
-                        f.name
-                    ),
-                ));
+        if f.gives_rows() {
+            // A row type must name a table now.
+            self.result_columns(f)?;
+        }
+        let existing = self.func_definitions(&f.name)?;
+        let mut same = None;
+        for d in &existing {
+            match crate::front::plpgsql::parse_pg_function(&d.text) {
+                Some(o) if super::overload::same_signature(&o, f) => {
+                    same = Some((d.key.clone(), o));
+                }
+                Some(_) => {}
+                // A T-SQL function of this name: not PostgreSQL's to overload.
+                None => {
+                    return Err(SqlError::new(
+                        ErrorKind::DuplicateFunction,
+                        format!("function \"{}\" already exists (a T-SQL function)", f.name),
+                    ))
+                }
             }
         }
-        self.store_func(&f.name, text)?;
+        let key = match same {
+            Some((key, old)) => {
+                if old.procedure != f.procedure && f.replace {
+                    return Err(SqlError::new(
+                        ErrorKind::WrongObjectType,
+                        format!("cannot change routine kind of \"{}\"", f.name),
+                    ));
+                }
+                if !f.replace {
+                    return Err(SqlError::new(
+                        ErrorKind::DuplicateFunction,
+                        format!(
+                            "function \"{}\" already exists with same argument types",
+                            f.name
+                        ),
+                    ));
+                }
+                if !f.procedure && !same_result(&old, f) {
+                    let types: Vec<&str> = f.params.iter().map(|p| p.ty.as_str()).collect();
+                    return Err(SqlError::new(
+                        ErrorKind::InvalidFunctionDefinition,
+                        "cannot change return type of existing function",
+                    )
+                    .with_fields(crate::error::ErrorFields {
+                        hint: Some(format!(
+                            "Use DROP FUNCTION {}({}) first.",
+                            f.name,
+                            types.join(", ")
+                        )),
+                        ..Default::default()
+                    }));
+                }
+                key
+            }
+            None if existing.is_empty() => f.name.clone(),
+            None => {
+                let types: Vec<String> = f
+                    .params
+                    .iter()
+                    .map(|p| p.ty.trim().to_ascii_lowercase())
+                    .collect();
+                let mut key = format!("{}({})", f.name, types.join(","));
+                while existing.iter().any(|d| d.key == key) {
+                    key.push('_');
+                }
+                key
+            }
+        };
+        self.store_func(&key, text)?;
         Ok(QueryOutput::command(if f.procedure {
             "CREATE PROCEDURE"
         } else {
@@ -70,38 +113,36 @@ impl<'h, H: Host> Runner<'h, H> {
         let kind = if procedure { "procedure" } else { "function" };
         let mut notices = Vec::new();
         for (name, types) in names {
-            let def = self.func_definition(name)?;
-            let found = match (&def, types) {
-                (None, _) => false,
-                (Some(d), Some(types)) => match crate::front::plpgsql::parse_pg_function(d) {
-                    Some(f) if f.procedure != procedure => {
-                        return Err(SqlError::new(
-                            ErrorKind::WrongObjectType,
-                            format!("{name}({}) is not a {kind}", types.join(", ")),
-                        ))
-                    }
-                    Some(f) => {
-                        f.params.len() == types.len()
-                            && f.params.iter().zip(types).all(|(p, t)| {
-                                match (
-                                    crate::types::names::parse_type_name(&p.ty),
-                                    crate::types::names::parse_type_name(t),
-                                ) {
-                                    (Ok(a), Ok(b)) => a == b,
-                                    _ => false,
-                                }
-                            })
-                    }
-                    // A T-SQL function: its types are not PostgreSQL's to name.
-                    None => true,
-                },
-                (Some(_), None) => true,
-            };
+            let defs = self.func_definitions(name)?;
             let shown = match types {
                 Some(t) => format!("{name}({})", t.join(", ")),
                 None => name.clone(),
             };
-            if !found {
+            let mut found = Vec::new();
+            for d in &defs {
+                match crate::front::plpgsql::parse_pg_function(&d.text) {
+                    Some(f)
+                        if types
+                            .as_ref()
+                            .is_some_and(|t| !super::overload::takes(&f, t)) => {}
+                    Some(f) => found.push((d.key.clone(), Some(f))),
+                    // A T-SQL function: its types are not PostgreSQL's to name.
+                    None => found.push((d.key.clone(), None)),
+                }
+            }
+            if found.len() > 1 {
+                return Err(SqlError::new(
+                    ErrorKind::AmbiguousFunction,
+                    format!("{kind} name \"{name}\" is not unique"),
+                )
+                .with_fields(crate::error::ErrorFields {
+                    hint: Some(format!(
+                        "Specify the argument list to select the {kind} unambiguously."
+                    )),
+                    ..Default::default()
+                }));
+            }
+            let Some((key, f)) = found.pop() else {
                 if if_exists {
                     notices.push(format!("{kind} {shown} does not exist, skipping"));
                     continue;
@@ -110,9 +151,19 @@ impl<'h, H: Host> Runner<'h, H> {
                     ErrorKind::UndefinedFunction,
                     format!("{kind} {shown} does not exist"),
                 ));
+            };
+            if let Some(f) = &f {
+                if f.procedure != procedure {
+                    return Err(SqlError::new(
+                        ErrorKind::WrongObjectType,
+                        format!("{shown} is not a {kind}"),
+                    ));
+                }
             }
-            self.triggers_using(name)?;
-            self.drop_func(name, true)?;
+            if f.as_ref().is_none_or(|f| f.params.is_empty()) {
+                self.triggers_using(name)?;
+            }
+            self.drop_func(&key, true)?;
         }
         let mut o = QueryOutput::command(if procedure {
             "DROP PROCEDURE"
@@ -124,17 +175,17 @@ impl<'h, H: Host> Runner<'h, H> {
     }
 }
 
-fn same_types(a: &PgFunc, b: &PgFunc) -> bool {
-    a.params.len() == b.params.len()
-        && a.params.iter().zip(&b.params).all(|(x, y)| {
-            match (
-                crate::types::names::parse_type_name(&x.ty),
-                crate::types::names::parse_type_name(&y.ty),
-            ) {
-                (Ok(p), Ok(q)) => p == q,
-                _ => false,
-            }
-        })
+/// Whether two definitions give the same result (a replacement may not
+/// change it).
+fn same_result(a: &PgFunc, b: &PgFunc) -> bool {
+    let ty = |t: &str| crate::types::names::parse_type_name(t).ok();
+    let outs = |f: &PgFunc| -> Vec<(String, Option<DataType>)> {
+        f.out.iter().map(|o| (o.name.clone(), ty(&o.ty))).collect()
+    };
+    a.set == b.set
+        && outs(a) == outs(b)
+        && (ty(&a.returns) == ty(&b.returns)
+            && (ty(&a.returns).is_some() || a.returns.eq_ignore_ascii_case(&b.returns)))
 }
 
 fn not_found(f: &PgFunc, n: usize) -> SqlError {
@@ -201,7 +252,7 @@ pub(super) fn bind_call(f: &PgFunc, args: &[Option<String>]) -> Result<Vec<Strin
 /// `pg_call.rs`). Inlining is kept for the bodies it renders exactly:
 /// expressions, IF / CASE, SELECT INTO and one query.
 pub(super) fn inlinable(f: &PgFunc) -> bool {
-    if f.is_trigger() {
+    if f.is_trigger() || f.gives_rows() {
         return false;
     }
     let args: Vec<Option<String>> = f.params.iter().map(|_| Some("NULL".into())).collect();
@@ -210,9 +261,9 @@ pub(super) fn inlinable(f: &PgFunc) -> bool {
 
 /// A call of a function that runs, inside an expression:
 /// `walden_routine('f', args cast to their types)` cast to the result type.
-pub(super) fn routine_call(f: &PgFunc, args: &[Option<String>]) -> Result<String> {
+pub(super) fn routine_call(key: &str, f: &PgFunc, args: &[Option<String>]) -> Result<String> {
     let values = bind_call(f, args)?;
-    let mut out = format!("CAST(walden_routine('{}'", f.name.replace('\'', "''"));
+    let mut out = format!("CAST(walden_routine('{}'", key.replace('\'', "''"));
     for (p, v) in f.params.iter().zip(values) {
         out.push_str(", ");
         out.push_str(&funcs::cast_pg(&v, &p.ty));

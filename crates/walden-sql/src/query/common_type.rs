@@ -41,7 +41,7 @@ fn category(t: &DataType) -> Category {
 }
 
 /// The preferred type of its category (pg_type.typispreferred).
-fn preferred(t: &DataType) -> bool {
+pub(crate) fn preferred(t: &DataType) -> bool {
     use DataType as T;
     matches!(
         t,
@@ -51,7 +51,7 @@ fn preferred(t: &DataType) -> bool {
 
 /// Whether PostgreSQL 15 casts `from` to `to` implicitly (its pg_cast
 /// entries with context `i`; an array's through its elements').
-fn implicit(from: &DataType, to: &DataType) -> bool {
+pub(crate) fn implicit(from: &DataType, to: &DataType) -> bool {
     use DataType as T;
     let rank = |t: &DataType| match t {
         T::SmallInt => Some(0),
@@ -81,7 +81,17 @@ fn implicit(from: &DataType, to: &DataType) -> bool {
     }
 }
 
-fn same_type(a: &DataType, b: &DataType) -> bool {
+/// Whether two types are of one category (pg_type.typcategory); and
+/// whether the first is a string type.
+pub(crate) fn same_category(a: &DataType, b: &DataType) -> bool {
+    category(a) == category(b)
+}
+
+pub(crate) fn string_category(t: &DataType) -> bool {
+    category(t) == Category::String
+}
+
+pub(crate) fn same_type(a: &DataType, b: &DataType) -> bool {
     match (a, b) {
         (DataType::Array(x), DataType::Array(y)) => same_type(x, y),
         _ => {

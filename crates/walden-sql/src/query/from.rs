@@ -493,7 +493,8 @@ fn function_rows(
         | "regexp_split_to_table"
         | "regexp_matches"
         | "pg_get_keywords"
-        | "string_split" => {
+        | "string_split"
+        | "walden_routine_set" => {
             let func = srf::lookup(&lname).expect("listed SRF");
             let types: Vec<Option<DataType>> =
                 args.iter().map(|a| static_type(a, &[], &[])).collect();
@@ -517,7 +518,20 @@ fn function_rows(
                 return Err(SqlError::syntax("generate_series(start, stop [, step])"));
             }
             // A one-column function's column is named by the alias.
-            let out = srf::columns(func, &label, &types);
+            let out = if func == srf::SrfFunc::Routine {
+                // A stored function's own name labels it.
+                let label = match (alias, srf::routine_name(&args)) {
+                    (None, Some(n)) => n,
+                    _ => label.clone(),
+                };
+                srf::routine_cols(&args, &label)?
+            } else {
+                srf::columns(func, &label, &types)
+            };
+            let label = match (alias, srf::routine_name(&args)) {
+                (None, Some(n)) if func == srf::SrfFunc::Routine => n,
+                _ => label,
+            };
             let ty = out[0].1.clone();
             let mut cols: Vec<ScopeCol> = out
                 .into_iter()

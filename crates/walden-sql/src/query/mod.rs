@@ -27,7 +27,8 @@ mod estimate;
 pub mod partition;
 mod probe;
 pub(crate) use common_type::{
-    comparable, drops_blanks, needs_cast, select_common, type_name, unmodified, ColumnCast,
+    comparable, drops_blanks, implicit, needs_cast, preferred, same_category, same_type,
+    select_common, string_category, type_name, unmodified, ColumnCast,
 };
 mod exec;
 pub mod explain;

@@ -29,6 +29,30 @@ pub enum SrfFunc {
     /// T-SQL's STRING_SPLIT(s, separator [, enable_ordinal]): a `value`
     /// column, and an `ordinal` one when the third argument is 1.
     StringSplit(bool),
+    /// A stored function that gives rows:
+    /// `walden_routine_set('name', 'columns', args...)`, run by the
+    /// procedural runtime (`functions::routines`).
+    Routine,
+}
+
+/// The name this SRF of user function calls shows (its own name for a
+/// stored function's call), from the compiled arguments.
+pub fn routine_name(args: &[Expr]) -> Option<String> {
+    match args.first() {
+        Some(Expr::Lit(Value::Text(n))) => Some(n.split('(').next().unwrap_or(n).to_string()),
+        _ => None,
+    }
+}
+
+/// A stored function's result columns (unnamed: `label`).
+pub fn routine_cols(args: &[Expr], label: &str) -> Result<Vec<(String, DataType)>> {
+    let Some(Expr::Lit(Value::Text(spec))) = args.get(1) else {
+        return Err(SqlError::internal("walden_routine_set without its columns"));
+    };
+    Ok(crate::functions::routine_columns(spec)?
+        .into_iter()
+        .map(|(n, t)| (n.unwrap_or_else(|| label.to_string()), t))
+        .collect())
 }
 
 /// The SRF a call names, if any.
@@ -42,6 +66,7 @@ pub fn lookup(name: &str) -> Option<SrfFunc> {
         "regexp_matches" => SrfFunc::RegexpMatches,
         "pg_get_keywords" => SrfFunc::Keywords,
         "string_split" => SrfFunc::StringSplit(false),
+        "walden_routine_set" => SrfFunc::Routine,
         other => SrfFunc::Json(crate::functions::json::srf(other)?),
     })
 }
@@ -111,6 +136,8 @@ pub fn columns(func: SrfFunc, label: &str, args: &[Option<DataType>]) -> Vec<(St
             }
             c
         }
+        // Read from the call's arguments ([`routine_cols`]).
+        SrfFunc::Routine => vec![(label.into(), DataType::Text)],
     }
 }
 
@@ -170,6 +197,14 @@ pub fn run(
         }
         SrfFunc::RegexpSplit | SrfFunc::RegexpMatches => regexp(func, args, each),
         SrfFunc::StringSplit(ordinal) => string_split(args, ordinal, each),
+        SrfFunc::Routine => {
+            for r in crate::functions::call_routine_rows(args.to_vec(), env)? {
+                if !each(r)? {
+                    break;
+                }
+            }
+            Ok(())
+        }
         SrfFunc::Keywords => {
             if !args.is_empty() {
                 return Err(SqlError::new(
@@ -569,7 +604,17 @@ pub fn compile_call(
         .map(|a| crate::query::scoped_type(a, scope, &types, &p.params))
         .collect();
     let func = for_types(func, &arg_types);
-    let cols = columns(func, &name, &arg_types);
+    let cols = if func == SrfFunc::Routine {
+        // One column is named after the function in a select list.
+        let label = routine_name(&args).unwrap_or_else(|| name.clone());
+        let mut c = routine_cols(&args, &label)?;
+        if let [one] = c.as_mut_slice() {
+            one.0 = label;
+        }
+        c
+    } else {
+        columns(func, &name, &arg_types)
+    };
     let pick = match field {
         // A multi-column function's row as a whole: a record of its columns.
         None if cols.len() > 1 => None,

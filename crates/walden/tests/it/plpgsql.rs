@@ -177,11 +177,11 @@ fn unhonoured_forms_are_refused() {
         tokio::time::timeout(Duration::from_secs(60), async {
             let c = connect(&walden.conn_str()).await;
             for sql in [
-                "CREATE FUNCTION f() RETURNS SETOF int LANGUAGE sql AS 'select 1'",
-                "CREATE FUNCTION f(OUT a int) LANGUAGE sql AS 'select 1'",
+                "CREATE FUNCTION f() RETURNS record LANGUAGE sql AS 'select 1'",
+                "CREATE FUNCTION f(VARIADIC a int[]) RETURNS int LANGUAGE sql AS 'select 1'",
                 "CREATE FUNCTION f() RETURNS void LANGUAGE plpgsql AS $$BEGIN END$$",
                 "CREATE PROCEDURE p() LANGUAGE plpgsql AS $$BEGIN COMMIT; END$$",
-                "CREATE FUNCTION f(x int) RETURNS SETOF int LANGUAGE plpgsql AS $$BEGIN RETURN NEXT x; END$$",
+                "CREATE FUNCTION f() RETURNS int LANGUAGE sql SECURITY DEFINER AS 'select 1'",
                 "DO $$ DECLARE r record; BEGIN END $$",
                 "DO $$ BEGIN FOR r IN SELECT 1 LOOP END LOOP; END $$",
                 "DO $$ BEGIN COMMIT; END $$",

@@ -406,7 +406,7 @@ fn scalar_functions() {
             assert_eq!(
                 run(
                     &c,
-                    "CREATE FUNCTION tvf () RETURNS TABLE AS RETURN (SELECT 1 AS a)"
+                    "CREATE FUNCTION tvf () RETURNS @t TABLE (a int) AS BEGIN INSERT @t VALUES (1) RETURN END"
                 )
                 .await,
                 "ERROR 0A000"

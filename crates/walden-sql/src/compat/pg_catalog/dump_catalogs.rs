@@ -254,7 +254,18 @@ pub(super) fn trailing(view: PgView) -> Vec<(&'static str, DataType, Value)> {
             ("datcollversion", TEXT, Value::Null),
         ],
         V::Type => vec![("typacl", TEXT, Value::Null)],
-        V::Proc => vec![("proacl", TEXT, Value::Null)],
+        // pg_dump's dumpFunc: no C functions (probin), settings, support
+        // functions or transforms; the default cost and row estimate.
+        V::Proc => vec![
+            ("proacl", TEXT, Value::Null),
+            ("probin", TEXT, Value::Null),
+            ("proconfig", TEXT, Value::Null),
+            ("procost", TEXT, Value::text("100")),
+            ("prorows", TEXT, Value::text("0")),
+            ("proleakproof", super::views::BOOL, Value::Bool(false)),
+            ("protrftypes", TEXT, Value::Null),
+            ("prosupport", TEXT, Value::text("-")),
+        ],
         V::Attribute => vec![
             ("attmissingval", TEXT, Value::Null),
             ("attfdwoptions", TEXT, Value::Null),

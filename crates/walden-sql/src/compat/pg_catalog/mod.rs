@@ -38,6 +38,7 @@ pub(crate) mod session_views;
 mod settings_view;
 mod sizes;
 pub(crate) mod triggers;
+mod user_procs;
 mod user_views;
 mod views;
 
@@ -57,5 +58,9 @@ pub use sequence_relations::{
     sequence_relation, sequence_relation_oid, sequence_relation_rows, SeqRel,
 };
 pub use sizes::size_of;
+pub(crate) use user_procs::{
+    function_arguments as user_function_arguments, function_name as user_function_name,
+    function_result as user_function_result,
+};
 pub use user_views::{viewdef_by_name, viewdef_by_oid};
 pub use views::*;

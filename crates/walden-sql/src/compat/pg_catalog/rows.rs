@@ -153,7 +153,8 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         V::InfoTriggers => out = super::triggers::info_triggers_rows(env),
         V::Trigger => out = super::triggers::pg_trigger_rows(env),
         V::Empty(super::empty_catalogs::EmptyCatalog::Language) => {
-            out = super::builtin_procs::language_rows()
+            out = super::builtin_procs::language_rows();
+            out.extend(super::user_procs::language_rows())
         }
         V::Empty(_) => {}
         V::PreparedStatements => out = env.info.prepared.clone(),
@@ -775,7 +776,10 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
         | V::PublicationRel
         | V::Rewrite
         | V::Extension => {}
-        V::Proc => out.extend(super::builtin_procs::proc_rows()),
+        V::Proc => {
+            out.extend(super::builtin_procs::proc_rows());
+            out.extend(super::user_procs::proc_rows(env));
+        }
     }
     let trailing = super::dump_catalogs::trailing(view);
     let tableoid = super::dump_catalogs::catalog_relation_oid(view);

@@ -103,7 +103,7 @@ pub(super) fn pg_trigger_rows(env: &Env<'_>) -> Vec<Vec<Value>> {
                 i(crate::types::oids::table_oid(s.table.id())),
                 i(0),
                 t(&s.def.name),
-                i(0),
+                i(super::user_procs::trigger_function_oid(env, &s.def.func)),
                 i(s.def.tgtype()),
                 t(if s.enabled { "O" } else { "D" }),
                 b(false),

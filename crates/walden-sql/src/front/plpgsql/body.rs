@@ -709,6 +709,42 @@ impl<'a> P<'a> {
 
     fn return_stmt(&mut self) -> Result<TStmt> {
         self.i += 1;
+        if self.word(0) == "next" && !self.trigger {
+            self.i += 1;
+            if self.peek().is_some_and(|t| t.op(";")) {
+                self.i += 1;
+                return Ok(TStmt::ReturnNext(None));
+            }
+            let e = self.expr(&[])?;
+            self.expect_semi()?;
+            return Ok(TStmt::ReturnNext(Some(e)));
+        }
+        if self.word(0) == "query" && !self.trigger {
+            self.i += 1;
+            if self.word(0) == "execute" {
+                let TStmt::Execute {
+                    text, into, using, ..
+                } = self.execute()?
+                else {
+                    return Err(SqlError::internal("EXECUTE"));
+                };
+                if !into.is_empty() {
+                    return Err(SqlError::syntax("syntax error at or near \"INTO\""));
+                }
+                return Ok(TStmt::ReturnQueryExecute { text, using });
+            }
+            let end = self.until(&[], false);
+            if end == self.i {
+                return Err(match self.peek() {
+                    Some(t) => self.err_at(t, "syntax error at or near"),
+                    None => Self::eof(),
+                });
+            }
+            let q = self.text(self.i, end)?;
+            self.i = end;
+            self.expect_semi()?;
+            return Ok(TStmt::ReturnQuery(q));
+        }
         if matches!(self.word(0), "next" | "query") {
             return Err(refuse(&format!("RETURN {}", self.word(0).to_uppercase())));
         }

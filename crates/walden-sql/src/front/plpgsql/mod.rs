@@ -14,6 +14,21 @@ pub use trigger::{field_var, RETURN_NEW, RETURN_OLD};
 use crate::error::{Result, SqlError};
 use crate::front::ProcParam;
 
+/// The table that holds the database's functions and procedures (their
+/// CREATE texts, one row per overload: `procedural/overload.rs`).
+pub const FUNC_TABLE: &str = "walden_functions";
+
+/// A stored function's OID: from its key (the row's `name`: stable, and
+/// in a range Walden's other OIDs do not use).
+pub fn function_oid(key: &str) -> i64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in key.as_bytes() {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x100_0000_01b3);
+    }
+    0x6000_0000 + (h % 0x0fff_ffff) as i64
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lang {
     Sql,
@@ -38,6 +53,15 @@ pub struct PgFunc {
     /// A procedure (`CREATE PROCEDURE`, run by CALL): no result type; its
     /// OUT / INOUT parameters (`output`) are its result row.
     pub procedure: bool,
+    /// `RETURNS SETOF x` / `RETURNS TABLE (...)`: a set of rows.
+    pub set: bool,
+    /// A function's result columns when they are named: its OUT and INOUT
+    /// parameters, or RETURNS TABLE's columns, in order (each `@name`,
+    /// with its type). They are variables of the body too; an INOUT one
+    /// is also in `params`.
+    pub out: Vec<ProcParam>,
+    /// `RETURNS TABLE (...)` made `out`.
+    pub table: bool,
 }
 
 impl PgFunc {
@@ -53,6 +77,33 @@ impl PgFunc {
             .map(|p| p.name[1..].to_string())
             .collect()
     }
+
+    /// The body's variables that the call makes: the parameters (`$n`
+    /// numbers these), then the OUT-only result columns.
+    pub fn var_names(&self) -> Vec<String> {
+        let mut v = self.param_names();
+        for o in &self.out {
+            let n = o.name[1..].to_string();
+            if !v.contains(&n) {
+                v.push(n);
+            }
+        }
+        v
+    }
+
+    /// Whether a call gives rows (a set, or a row of named columns) rather
+    /// than one value.
+    pub fn gives_rows(&self) -> bool {
+        self.set || !self.out.is_empty()
+    }
+}
+
+/// How a parameter passes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    In,
+    Out,
+    InOut,
 }
 
 /// A statement this module handles.
@@ -265,19 +316,20 @@ fn parse_arg(
     (a, b): (usize, usize),
     k: usize,
     procedure: bool,
-) -> Result<ProcParam> {
+) -> Result<(ProcParam, Mode)> {
     let mut a = a;
     let mut output = false;
+    let mut mode = Mode::In;
     match t.get(a).map(|x| x.w.as_str()) {
         Some("in") if a + 1 < b => a += 1,
-        Some("out" | "inout") if procedure && a + 1 < b => {
+        Some(m @ ("out" | "inout")) if a + 1 < b => {
             output = true;
+            mode = if m == "out" && !procedure {
+                Mode::Out
+            } else {
+                Mode::InOut
+            };
             a += 1;
-        }
-        Some("out" | "inout") => {
-            return Err(refuse(
-                "OUT / INOUT parameters of a function (a record result)",
-            ))
         }
         Some("variadic") => return Err(refuse("VARIADIC parameters")),
         _ => {}
@@ -304,12 +356,15 @@ fn parse_arg(
         return Err(refuse("%TYPE in a parameter's type"));
     }
     crate::types::names::parse_type_name(&ty)?;
-    Ok(ProcParam {
-        name: format!("@{name}"),
-        ty,
-        default,
-        output,
-    })
+    Ok((
+        ProcParam {
+            name: format!("@{name}"),
+            ty,
+            default,
+            output,
+        },
+        mode,
+    ))
 }
 
 const OPTION_WORDS: &[&str] = &[
@@ -345,8 +400,20 @@ fn parse_function(
     let (name, open) = name_at(t, at)?;
     let (args, mut i) = paren_list(t, open)?;
     let mut params = Vec::new();
+    let mut out = Vec::new();
     for (k, span) in args.iter().enumerate() {
-        params.push(parse_arg(sql, t, *span, k, procedure)?);
+        let (p, mode) = parse_arg(sql, t, *span, k, procedure)?;
+        if mode != Mode::In && !procedure {
+            // An unnamed result column is `columnN` (N its place).
+            let mut o = p.clone();
+            if o.name.starts_with("@_") {
+                o.name = format!("@column{}", k + 1);
+            }
+            out.push(o);
+        }
+        if mode != Mode::Out {
+            params.push(p);
+        }
     }
     let mut f = PgFunc {
         replace,
@@ -358,8 +425,12 @@ fn parse_function(
         volatility: 'v',
         body: String::new(),
         procedure,
+        set: false,
+        out,
+        table: false,
     };
     let mut lang = None;
+    let mut table_cols = false;
     let mut body = None;
     while i < t.len() {
         let x = &t[i];
@@ -374,11 +445,38 @@ fn parse_function(
                 ))
             }
             "returns" if x.k == K::Word => {
-                if matches!(t.get(i + 1).map(|y| y.w.as_str()), Some("setof")) {
-                    return Err(refuse("RETURNS SETOF (set-returning functions)"));
+                if t.get(i + 1).is_some_and(|y| y.is("setof")) {
+                    f.set = true;
+                    i += 1;
                 }
-                if t.get(i + 1).is_some_and(|y| y.is("table")) {
-                    return Err(refuse("RETURNS TABLE (set-returning functions)"));
+                if !f.set && t.get(i + 1).is_some_and(|y| y.is("table")) {
+                    if !f.out.is_empty() {
+                        return Err(SqlError::new(
+                            crate::error::ErrorKind::InvalidFunctionDefinition,
+                            "OUT and INOUT arguments aren't allowed in TABLE functions",
+                        ));
+                    }
+                    let (cols, j) = paren_list(t, i + 2)?;
+                    for (k, (a, b)) in cols.iter().enumerate() {
+                        if *b < a + 2 {
+                            return Err(syntax_near(t.get(*a)));
+                        }
+                        let ty = span(sql, t, a + 1, *b);
+                        crate::types::names::parse_type_name(&ty)?;
+                        let _ = k;
+                        f.out.push(ProcParam {
+                            name: format!("@{}", t[*a].w),
+                            ty,
+                            default: None,
+                            output: true,
+                        });
+                    }
+                    f.set = true;
+                    f.table = true;
+                    table_cols = true;
+                    f.returns = "record".into();
+                    i = j;
+                    continue;
                 }
                 if t.get(i + 1).is_some_and(|y| y.is("null")) {
                     // RETURNS NULL ON NULL INPUT
@@ -465,9 +563,49 @@ fn parse_function(
         return Ok(PgRoutine::CreateFunction(f));
     }
     if f.returns.is_empty() {
-        return Err(refuse("a function without RETURNS (OUT parameters)"));
+        match f.out.as_slice() {
+            [] => {
+                return Err(SqlError::new(
+                    crate::error::ErrorKind::InvalidFunctionDefinition,
+                    "function result type must be specified",
+                ))
+            }
+            [one] => f.returns = one.ty.clone(),
+            _ => f.returns = "record".into(),
+        }
     }
     let r = f.returns.to_ascii_lowercase();
+    if !table_cols && !f.out.is_empty() {
+        // OUT parameters name the result: RETURNS must agree with them.
+        let agrees = match f.out.as_slice() {
+            [one] => {
+                r == "record"
+                    || crate::types::names::parse_type_name(&one.ty).ok()
+                        == crate::types::names::parse_type_name(&f.returns).ok()
+            }
+            _ => r == "record",
+        };
+        if !agrees {
+            return Err(SqlError::new(
+                crate::error::ErrorKind::InvalidFunctionDefinition,
+                format!(
+                    "function result type must be {} because of OUT parameters",
+                    if f.out.len() == 1 {
+                        f.out[0].ty.to_ascii_lowercase()
+                    } else {
+                        "record".into()
+                    }
+                ),
+            ));
+        }
+        if r == "record" && f.out.len() == 1 {
+            f.returns = f.out[0].ty.clone();
+        }
+        return Ok(PgRoutine::CreateFunction(f));
+    }
+    if table_cols {
+        return Ok(PgRoutine::CreateFunction(f));
+    }
     if r == "trigger" {
         if !f.params.is_empty() {
             return Err(SqlError::new(
@@ -483,10 +621,21 @@ fn parse_function(
         }
         return Ok(PgRoutine::CreateFunction(f));
     }
-    if matches!(r.as_str(), "void" | "record" | "event_trigger") {
+    if r == "record" {
+        return Err(refuse(
+            "RETURNS record without OUT parameters (a column definition list at each call)",
+        ));
+    }
+    if matches!(r.as_str(), "void" | "event_trigger") {
         return Err(refuse(&format!("RETURNS {r}")));
     }
-    crate::types::names::parse_type_name(&f.returns)?;
+    // Another name may be a table's row type (resolved when the function
+    // is created and called).
+    if crate::types::names::parse_type_name(&f.returns).is_err()
+        && (f.returns.contains('(') || f.returns.contains('['))
+    {
+        crate::types::names::parse_type_name(&f.returns)?;
+    }
     Ok(PgRoutine::CreateFunction(f))
 }
 
@@ -518,14 +667,33 @@ fn parse_drop(t: &[Tok], procedure: bool) -> Result<PgRoutine> {
             let (list, j) = paren_list(t, i)?;
             i = j;
             Some(
+                // OUT arguments are not part of the signature; a name
+                // before a type is dropped.
                 list.iter()
+                    .filter(|(a, _)| !t[*a].is("out"))
                     .map(|(a, b)| {
-                        t[*a..*b]
-                            .iter()
-                            .filter(|x| !matches!(x.w.as_str(), "in" | "out" | "inout"))
-                            .map(|x| x.w.clone())
-                            .collect::<Vec<_>>()
-                            .join(" ")
+                        let mut a = *a;
+                        if b > &(a + 1)
+                            && (t[a].is("in") || t[a].is("inout") || t[a].is("variadic"))
+                        {
+                            a += 1;
+                        }
+                        let join = |from: usize| {
+                            t[from..*b]
+                                .iter()
+                                .map(|x| x.w.clone())
+                                .collect::<Vec<_>>()
+                                .join(" ")
+                        };
+                        let whole = join(a);
+                        if *b > a + 1
+                            && crate::types::names::parse_type_name(&whole).is_err()
+                            && crate::types::names::parse_type_name(&join(a + 1)).is_ok()
+                        {
+                            join(a + 1)
+                        } else {
+                            whole
+                        }
                     })
                     .collect(),
             )

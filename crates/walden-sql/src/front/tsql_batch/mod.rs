@@ -114,6 +114,16 @@ pub enum TStmt {
     },
     /// PL/pgSQL `ASSERT cond [, message]`.
     Assert(String, Option<String>),
+    /// PL/pgSQL `RETURN NEXT [expr]`: one more row of a set-returning
+    /// function (without an expression: its OUT parameters' values).
+    ReturnNext(Option<String>),
+    /// PL/pgSQL `RETURN QUERY query`: the query's rows.
+    ReturnQuery(String),
+    /// PL/pgSQL `RETURN QUERY EXECUTE text [USING args]`.
+    ReturnQueryExecute {
+        text: String,
+        using: Vec<String>,
+    },
 }
 
 /// PL/pgSQL `RAISE [level] ['format' [, arg ...]] [USING option = x, ...]`

@@ -209,9 +209,14 @@ fn table_variables_functions_and_insert_exec() {
     assert_eq!(f.params.len(), 2);
     assert_eq!(f.params[0].default.as_deref(), Some("1"));
     assert_eq!(f.mode, ProcMode::CreateOrAlter);
-    let e =
-        parse_batch("CREATE FUNCTION f () RETURNS TABLE AS RETURN (SELECT 1 AS a)").unwrap_err();
+    let e = parse_batch(
+        "CREATE FUNCTION f () RETURNS @t TABLE (a int) AS BEGIN INSERT @t VALUES (1) RETURN END",
+    )
+    .unwrap_err();
     assert_eq!(e.kind, crate::error::ErrorKind::FeatureNotSupported);
+    let b =
+        parse_batch("CREATE FUNCTION f (@a int) RETURNS TABLE AS RETURN (SELECT @a AS a)").unwrap();
+    assert!(matches!(&b[0], TStmt::CreateFunc(f) if f.returns == "TABLE"));
     assert_eq!(
         parse_batch("DROP FUNCTION IF EXISTS f, dbo.g").unwrap(),
         vec![TStmt::DropFunc {

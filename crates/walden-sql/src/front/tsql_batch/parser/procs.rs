@@ -202,10 +202,34 @@ impl Parser2 {
         if !self.eat("RETURNS") {
             return Err(err_at(self.line(), "expected RETURNS after the parameters"));
         }
-        if self.word(0) == "TABLE" || self.var(0).is_some() {
+        if self.var(0).is_some() {
             return Err(SqlError::unsupported(
-                "table-valued functions (RETURNS TABLE, RETURNS @t TABLE)",
+                "multi-statement table-valued functions (RETURNS @t TABLE)",
             ));
+        }
+        if self.eat("TABLE") {
+            // An inline table-valued function: `AS RETURN [(] query [)]`.
+            if self.eat("WITH") {
+                while !matches!(self.word(0).as_str(), "AS" | "RETURN" | "") {
+                    self.i += 1;
+                }
+            }
+            self.eat("AS");
+            if self.word(0) != "RETURN" {
+                return Err(err_at(
+                    self.line(),
+                    "expected RETURN before an inline table-valued function's query",
+                ));
+            }
+            let body = self.rest_text(self.i);
+            self.i = self.solid.len();
+            return Ok(TStmt::CreateFunc(FuncDef {
+                mode,
+                name,
+                params,
+                returns: "TABLE".into(),
+                body,
+            }));
         }
         let end = self.solid.len();
         let stop = self.until_top(end, |q| {
