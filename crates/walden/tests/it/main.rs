@@ -79,6 +79,7 @@ mod sequences;
 mod sequences_in_full;
 mod server_cli;
 mod server_pgbench;
+mod set_functions;
 mod slt_cli;
 mod sql_surface;
 mod srf_select_list;

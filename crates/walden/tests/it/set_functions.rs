@@ -7,8 +7,8 @@
 //! 42725 / 42883, DROP FUNCTION name(types). The expected outcomes are
 //! PostgreSQL 15's, checked by hand with the same statements.
 
-mod pg_diff;
-mod server_support;
+use crate::pg_diff;
+use crate::server_support;
 
 use pg_diff::{connect, outcome, runtime};
 use server_support::Serve;
