@@ -18,6 +18,9 @@ pub struct AggSpec {
     pub order: Vec<(Expr, bool, bool)>,
     /// `agg(...) FILTER (WHERE c)`: only rows where `c` is true reach it.
     pub filter: Option<Expr>,
+    /// An ordered-set aggregate's direct arguments (the fraction, the
+    /// hypothetical row): over the grouped row, evaluated once per group.
+    pub direct: Vec<Expr>,
 }
 
 pub fn compile_aggregate(
@@ -26,6 +29,18 @@ pub fn compile_aggregate(
     f: &ast::Function,
     kind: AggKind,
 ) -> Result<AggSpec> {
+    if let AggKind::Ordered(o) = kind {
+        return compile_ordered(p, scope, f, o);
+    }
+    if !f.within_group.is_empty() {
+        return Err(SqlError::new(
+            ErrorKind::UndefinedFunction,
+            format!(
+                "{} is not an ordered-set aggregate, so it cannot have WITHIN GROUP",
+                fname(f)
+            ),
+        ));
+    }
     let distinct = matches!(&f.args, FunctionArguments::List(l) if matches!(l.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)));
     // `ORDER BY` inside the call orders the rows the aggregate sees (it
     // decides string_agg's, array_agg's and the json aggregates' result);
@@ -83,5 +98,121 @@ pub fn compile_aggregate(
         separator,
         order,
         filter,
+        direct: Vec::new(),
     })
+}
+
+/// `percentile_cont(0.5) WITHIN GROUP (ORDER BY x)` and its kin: the
+/// WITHIN GROUP order is what the group's rows are held in (its first
+/// expression also the argument, for the result's type); the direct
+/// arguments are compiled by the caller, over the grouped row.
+fn compile_ordered(
+    p: &mut Planner<'_>,
+    scope: &Arc<Scope>,
+    f: &ast::Function,
+    o: crate::functions::OrderedFn,
+) -> Result<AggSpec> {
+    let name = fname(f);
+    if f.within_group.is_empty() {
+        return Err(SqlError::new(
+            ErrorKind::WrongObjectType,
+            format!("WITHIN GROUP is required for ordered-set aggregate {name}"),
+        ));
+    }
+    if let FunctionArguments::List(l) = &f.args {
+        if l.duplicate_treatment.is_some() {
+            return Err(SqlError::syntax("cannot use DISTINCT with WITHIN GROUP"));
+        }
+        if !l.clauses.is_empty() {
+            return Err(SqlError::syntax(
+                "cannot use multiple ORDER BY clauses with WITHIN GROUP",
+            ));
+        }
+    }
+    let direct = args_of(f).len();
+    let wanted = o.direct_count(f.within_group.len());
+    if !o.hypothetical() && f.within_group.len() != 1 || direct != wanted {
+        return Err(SqlError::new(
+            ErrorKind::UndefinedFunction,
+            format!(
+                "function {name} with {direct} direct and {} ordering arguments does not exist",
+                f.within_group.len()
+            ),
+        ));
+    }
+    let mut order = Vec::new();
+    for it in &f.within_group {
+        let desc = super::sort_desc(&it.options)?;
+        let nulls_first = it.options.nulls_first.unwrap_or(desc);
+        order.push((Expr::compile(p, scope, &it.expr)?, desc, nulls_first));
+    }
+    let arg = Expr::compile(p, scope, &f.within_group[0].expr)?;
+    if o == crate::functions::OrderedFn::PercentileCont {
+        let input: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+        let t = crate::query::static_type(&arg, &input, &p.params);
+        if let Some(t) = t.filter(|t| {
+            !matches!(
+                t,
+                DataType::SmallInt
+                    | DataType::Int
+                    | DataType::BigInt
+                    | DataType::Real
+                    | DataType::Double
+                    | DataType::Decimal { .. }
+                    | DataType::Interval
+            )
+        }) {
+            return Err(SqlError::new(
+                ErrorKind::UndefinedFunction,
+                format!(
+                    "function {name}(double precision, {}) does not exist",
+                    t.sql_name()
+                ),
+            ));
+        }
+    }
+    let filter = f
+        .filter
+        .as_ref()
+        .map(|c| Expr::compile(p, scope, c))
+        .transpose()?;
+    Ok(AggSpec {
+        kind: AggKind::Ordered(o),
+        arg: Some(arg),
+        distinct: false,
+        separator: None,
+        order,
+        filter,
+        direct: Vec::new(),
+    })
+}
+
+/// Compiles an ordered-set aggregate's direct arguments over the grouped
+/// row (they may name the group's keys, not other columns, and hold no
+/// aggregate) into its spec, `slot` of the grouping context.
+pub fn ordered_direct_args(
+    p: &mut Planner<'_>,
+    scope: &Arc<Scope>,
+    f: &ast::Function,
+    slot: usize,
+) -> Result<()> {
+    let mut direct = Vec::new();
+    for a in args_of(f) {
+        let e =
+            arg_expr(a).ok_or_else(|| SqlError::syntax(format!("bad argument to {}", fname(f))))?;
+        if crate::query::has_aggregate(e) {
+            return Err(SqlError::new(
+                ErrorKind::GroupingError,
+                "aggregate function calls cannot be nested",
+            ));
+        }
+        let win = std::mem::replace(&mut p.window, crate::query::window::WindowSlot::InAggregate);
+        let r = Expr::compile(p, scope, e);
+        p.window = win;
+        direct.push(r?);
+    }
+    if let Some(ctx) = p.agg.as_mut() {
+        ctx.aggs[slot].direct = direct;
+    }
+    Ok(())
 }

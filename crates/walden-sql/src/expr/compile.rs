@@ -17,6 +17,9 @@ impl Expr {
                 return Ok(Expr::Col(i));
             }
             if let ast::Expr::Function(f) = e {
+                if f.over.is_none() && crate::front::fname(f) == "grouping" {
+                    return crate::query::grouping_call(p, f);
+                }
                 if let Some(kind) = functions::aggregate_kind(f) {
                     let mut ctx = p.agg.take().unwrap();
                     let win =
@@ -35,6 +38,9 @@ impl Expr {
                     }
                     let keys = ctx.group_keys.len();
                     p.agg = Some(ctx);
+                    if let functions::AggKind::Ordered(_) = kind {
+                        super::ordered_direct_args(p, scope, f, slot)?;
+                    }
                     return Ok(Expr::Col(keys + slot));
                 }
             }
