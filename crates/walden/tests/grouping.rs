@@ -149,7 +149,12 @@ const QUERIES: &[&str] = &[
      GROUP (ORDER BY n), mode() WITHIN GROUP (ORDER BY h) FROM big GROUP BY g ORDER BY g",
     "SELECT region, product, percentile_disc(0.5) WITHIN GROUP (ORDER BY qty) FROM s \
      GROUP BY ROLLUP (region, product) ORDER BY grouping(region, product), region, product",
+    "SELECT x FROM (VALUES (1), (1), (2)) v(x) GROUP BY (x) ORDER BY 1",
     // Hypothetical-set aggregates.
+    "SELECT dense_rank(x) WITHIN GROUP (ORDER BY x) FROM (VALUES (1), (1), (2), (2), (3)) v(x) \
+     GROUP BY (x) ORDER BY 1",
+    "SELECT rank('b') WITHIN GROUP (ORDER BY product), rank('pear') WITHIN GROUP \
+     (ORDER BY product DESC) FROM s",
     "SELECT rank(5) WITHIN GROUP (ORDER BY qty), dense_rank(7) WITHIN GROUP (ORDER BY qty), \
      percent_rank(7) WITHIN GROUP (ORDER BY qty), cume_dist(7) WITHIN GROUP (ORDER BY qty) FROM s",
     "SELECT rank(7) WITHIN GROUP (ORDER BY qty DESC), rank(NULL) WITHIN GROUP (ORDER BY qty), \
@@ -181,6 +186,9 @@ const ERRORS: &[&str] = &[
     "SELECT region, percentile_cont(qty / 10.0) WITHIN GROUP (ORDER BY price) FROM s \
      GROUP BY region",
     "SELECT rank(1, 2) WITHIN GROUP (ORDER BY qty) FROM s",
+    "SELECT mode(product) FROM s",
+    "SELECT rank(3) WITHIN GROUP (ORDER BY region) FROM s",
+    "SELECT rank('fred') WITHIN GROUP (ORDER BY qty) FROM s",
 ];
 
 #[test]
@@ -203,5 +211,30 @@ fn grouping_and_distinct_on_match_postgres() {
         let got = sqlstate_outcomes(&walden, ERRORS).await;
         assert!(want.iter().all(|w| w.contains("-> ERROR")), "{want:#?}");
         assert_same(&want, &got);
+    });
+}
+
+/// An aggregate over only an enclosing query's columns belongs to that
+/// query in PostgreSQL; Walden refuses it (it computed it per inner group).
+#[test]
+fn outer_level_aggregates_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let walden = server_support::Serve::start(&tmp.path().join("walden"), &[]);
+    block_on_within(Duration::from_secs(30), async {
+        let c = connect(&walden.conn_str()).await;
+        let got = sqlstate_outcomes(
+            &c,
+            &[
+                "SELECT (SELECT sum(x) FROM (VALUES (1), (2)) v(a)) FROM generate_series(1, 3) g(x)",
+                "SELECT (SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY x) \
+                 FROM (VALUES (1)) v(a)) FROM generate_series(1, 3) g(x)",
+                "SELECT (SELECT sum(x + a) FROM (VALUES (1), (2)) v(a)) FROM generate_series(1, 2) g(x)",
+            ],
+        )
+        .await;
+        assert!(got[0].ends_with("-> ERROR 0A000"), "{got:#?}");
+        assert!(got[1].ends_with("-> ERROR 0A000"), "{got:#?}");
+        // Inner and outer columns together: the inner query's aggregate.
+        assert!(got[2].ends_with("-> 5; 7; ok 2"), "{got:#?}");
     });
 }

@@ -29,9 +29,25 @@ pub fn compile_aggregate(
     f: &ast::Function,
     kind: AggKind,
 ) -> Result<AggSpec> {
-    if let AggKind::Ordered(o) = kind {
-        return compile_ordered(p, scope, f, o);
+    let spec = match kind {
+        AggKind::Ordered(o) => compile_ordered(p, scope, f, o)?,
+        _ => compile_plain(p, scope, f, kind)?,
+    };
+    if outer_level(&spec) {
+        return Err(SqlError::unsupported(format!(
+            "{}() over only an enclosing query's columns (an outer-level aggregate)",
+            fname(f)
+        )));
     }
+    Ok(spec)
+}
+
+fn compile_plain(
+    p: &mut Planner<'_>,
+    scope: &Arc<Scope>,
+    f: &ast::Function,
+    kind: AggKind,
+) -> Result<AggSpec> {
     if !f.within_group.is_empty() {
         return Err(SqlError::new(
             ErrorKind::UndefinedFunction,
@@ -114,9 +130,18 @@ fn compile_ordered(
 ) -> Result<AggSpec> {
     let name = fname(f);
     if f.within_group.is_empty() {
+        // With the arguments of the whole signature it is the aggregate,
+        // called wrongly; otherwise no function has those arguments.
+        let n = args_of(f).len();
+        if n == o.direct_count(1) + 1 {
+            return Err(SqlError::new(
+                ErrorKind::WrongObjectType,
+                format!("WITHIN GROUP is required for ordered-set aggregate {name}"),
+            ));
+        }
         return Err(SqlError::new(
-            ErrorKind::WrongObjectType,
-            format!("WITHIN GROUP is required for ordered-set aggregate {name}"),
+            ErrorKind::UndefinedFunction,
+            format!("function {name} with {n} arguments does not exist"),
         ));
     }
     if let FunctionArguments::List(l) = &f.args {
@@ -211,8 +236,95 @@ pub fn ordered_direct_args(
         p.window = win;
         direct.push(r?);
     }
-    if let Some(ctx) = p.agg.as_mut() {
-        ctx.aggs[slot].direct = direct;
+    let Some(ctx) = p.agg.as_mut() else {
+        return Ok(());
+    };
+    if let AggKind::Ordered(o) = ctx.aggs[slot].kind {
+        if o.hypothetical() {
+            // The hypothetical row takes the ordering columns' types: an
+            // untyped literal is read as one, another type category is
+            // 42804, as PostgreSQL.
+            let input: Vec<DataType> = ctx.input_scope.cols.iter().map(|c| c.ty.clone()).collect();
+            let keys = ctx.key_types.clone();
+            let order_types: Vec<Option<DataType>> = ctx.aggs[slot]
+                .order
+                .iter()
+                .map(|(e, _, _)| crate::query::static_type(e, &input, &p.params))
+                .collect();
+            let asts: Vec<&ast::Expr> = args_of(f).into_iter().filter_map(arg_expr).collect();
+            let mut coerced = Vec::new();
+            for ((d, ot), a) in direct.into_iter().zip(order_types).zip(asts) {
+                let dt = crate::query::static_type(&d, &keys, &p.params);
+                let literal = matches!(a, ast::Expr::Value(v) if matches!(v.value, ast::Value::SingleQuotedString(_)));
+                coerced.push(match (ot, dt) {
+                    (Some(ot), _) if literal => Expr::Cast(Box::new(d), ot),
+                    (Some(ot), Some(dt)) if !same_category(&ot, &dt) => {
+                        return Err(SqlError::new(
+                            ErrorKind::DatatypeMismatch,
+                            format!(
+                                "WITHIN GROUP types {} and {} cannot be matched",
+                                ot.sql_name(),
+                                dt.sql_name()
+                            ),
+                        ))
+                    }
+                    _ => d,
+                });
+            }
+            ctx.aggs[slot].direct = coerced;
+            return Ok(());
+        }
     }
+    ctx.aggs[slot].direct = direct;
     Ok(())
+}
+
+/// Whether two types compare without a cast (numbers with numbers, text
+/// with text, or the same type).
+fn same_category(a: &DataType, b: &DataType) -> bool {
+    let num = |t: &DataType| {
+        matches!(
+            t,
+            DataType::SmallInt
+                | DataType::Int
+                | DataType::BigInt
+                | DataType::Real
+                | DataType::Double
+                | DataType::Decimal { .. }
+        )
+    };
+    let text =
+        |t: &DataType| matches!(t, DataType::Text | DataType::Varchar(_) | DataType::Char(_));
+    (num(a) && num(b)) || (text(a) && text(b)) || a == b
+}
+
+/// Whether an aggregate's arguments name columns of an enclosing query
+/// and none of its own: PostgreSQL then computes it in the enclosing
+/// query (an outer-level aggregate), which Walden does not, so it is
+/// refused rather than computed over the wrong rows.
+pub fn outer_level(spec: &AggSpec) -> bool {
+    fn any(e: &Expr, f: &dyn Fn(&Expr) -> Option<bool>) -> bool {
+        match f(e) {
+            Some(b) => b,
+            None => e.children().iter().any(|c| any(c, f)),
+        }
+    }
+    let col = |e: &Expr| match e {
+        Expr::Col(_) => Some(true),
+        Expr::Sub(_) => Some(false),
+        _ => None,
+    };
+    let outer = |e: &Expr| match e {
+        Expr::Outer(..) => Some(true),
+        Expr::Sub(_) => Some(false),
+        _ => None,
+    };
+    let exprs: Vec<&Expr> = spec
+        .arg
+        .iter()
+        .chain(spec.separator.iter())
+        .chain(spec.filter.iter())
+        .chain(spec.order.iter().map(|(e, _, _)| e))
+        .collect();
+    exprs.iter().any(|e| any(e, &outer)) && !exprs.iter().any(|e| any(e, &col))
 }

@@ -171,6 +171,14 @@ pub(super) fn expand(group_by: &[ast::Expr]) -> Result<GroupingSpec> {
     for e in group_by {
         match e {
             ast::Expr::Tuple(v) if !v.is_empty() => flat.extend(v.iter().cloned()),
+            // `GROUP BY (a)` is `GROUP BY a`.
+            ast::Expr::Nested(x) => {
+                let mut x: &ast::Expr = x;
+                while let ast::Expr::Nested(y) = x {
+                    x = y;
+                }
+                flat.push(x.clone())
+            }
             e => flat.push(e.clone()),
         }
     }
