@@ -29,17 +29,10 @@ pub fn compile_aggregate(
     f: &ast::Function,
     kind: AggKind,
 ) -> Result<AggSpec> {
-    let spec = match kind {
-        AggKind::Ordered(o) => compile_ordered(p, scope, f, o)?,
-        _ => compile_plain(p, scope, f, kind)?,
-    };
-    if outer_level(&spec) {
-        return Err(SqlError::unsupported(format!(
-            "{}() over only an enclosing query's columns (an outer-level aggregate)",
-            fname(f)
-        )));
+    match kind {
+        AggKind::Ordered(o) => compile_ordered(p, scope, f, o),
+        _ => compile_plain(p, scope, f, kind),
     }
-    Ok(spec)
 }
 
 fn compile_plain(

@@ -29,6 +29,16 @@ impl Expr {
                     p.window = win;
                     p.srf = srf;
                     let slot = ctx.aggs.len();
+                    // (A window aggregate is not moved out: only here.)
+                    let compiled = compiled.and_then(|spec| {
+                        if super::aggregate_call::outer_level(&spec) {
+                            return Err(SqlError::unsupported(format!(
+                                "{}() over only an enclosing query's columns (an outer-level aggregate)",
+                                crate::front::fname(f)
+                            )));
+                        }
+                        Ok(spec)
+                    });
                     match compiled {
                         Ok(spec) => ctx.aggs.push(spec),
                         Err(err) => {
