@@ -33,18 +33,6 @@ impl OrderedFn {
         })
     }
 
-    pub fn name(self) -> &'static str {
-        match self {
-            OrderedFn::PercentileCont => "percentile_cont",
-            OrderedFn::PercentileDisc => "percentile_disc",
-            OrderedFn::Mode => "mode",
-            OrderedFn::Rank => "rank",
-            OrderedFn::DenseRank => "dense_rank",
-            OrderedFn::PercentRank => "percent_rank",
-            OrderedFn::CumeDist => "cume_dist",
-        }
-    }
-
     pub fn hypothetical(self) -> bool {
         matches!(
             self,
