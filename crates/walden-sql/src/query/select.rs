@@ -645,6 +645,21 @@ fn plan_select_inner(
         }
         _ => None,
     };
+    // A key, an aggregate's arguments or HAVING may read the enclosing
+    // row: the subquery is then run again per row, not cached.
+    if let Some((keys, aggs)) = &group {
+        correlated |= keys.iter().any(|e| e.uses_outer())
+            || aggs.iter().any(|a| {
+                a.arg
+                    .iter()
+                    .chain(a.separator.iter())
+                    .chain(a.filter.iter())
+                    .chain(a.direct.iter())
+                    .chain(a.order.iter().map(|(e, _, _)| e))
+                    .any(|e| e.uses_outer())
+            });
+    }
+    correlated |= having.as_ref().is_some_and(|h: &Expr| h.uses_outer());
     if let Some(w) = &win {
         // Window values follow the row they are computed over.
         let base = row_types.len();
