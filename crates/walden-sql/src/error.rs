@@ -108,6 +108,8 @@ pub enum ErrorKind {
     InvalidFunctionDefinition,
     /// More key columns than an index may have (54011).
     TooManyColumns,
+    /// More arguments than a call may have (54023).
+    TooManyArguments,
     /// A FOREIGN KEY constraint failed (23503).
     ForeignKeyViolation,
     /// A FOREIGN KEY that cannot be declared: no unique key referenced,
@@ -253,6 +255,7 @@ impl ErrorKind {
             ErrorKind::FunctionNoReturn => "2F005",
             ErrorKind::InvalidFunctionDefinition => "42P13",
             ErrorKind::TooManyColumns => "54011",
+            ErrorKind::TooManyArguments => "54023",
             ErrorKind::InvalidAuthorization => "28000",
             ErrorKind::DependentObjects => "2BP01",
             ErrorKind::InvalidGrantOperation => "0LP01",

@@ -17,6 +17,9 @@ impl Expr {
                 return Ok(Expr::Col(i));
             }
             if let ast::Expr::Function(f) = e {
+                if f.over.is_none() && crate::front::fname(f) == "grouping" {
+                    return crate::query::grouping_call(p, f);
+                }
                 if let Some(kind) = functions::aggregate_kind(f) {
                     let mut ctx = p.agg.take().unwrap();
                     let win =
@@ -26,6 +29,16 @@ impl Expr {
                     p.window = win;
                     p.srf = srf;
                     let slot = ctx.aggs.len();
+                    // (A window aggregate is not moved out: only here.)
+                    let compiled = compiled.and_then(|spec| {
+                        if super::aggregate_call::outer_level(&spec) {
+                            return Err(SqlError::unsupported(format!(
+                                "{}() over only an enclosing query's columns (an outer-level aggregate)",
+                                crate::front::fname(f)
+                            )));
+                        }
+                        Ok(spec)
+                    });
                     match compiled {
                         Ok(spec) => ctx.aggs.push(spec),
                         Err(err) => {
@@ -35,6 +48,9 @@ impl Expr {
                     }
                     let keys = ctx.group_keys.len();
                     p.agg = Some(ctx);
+                    if let functions::AggKind::Ordered(_) = kind {
+                        super::ordered_direct_args(p, scope, f, slot)?;
+                    }
                     return Ok(Expr::Col(keys + slot));
                 }
             }

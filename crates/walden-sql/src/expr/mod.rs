@@ -30,7 +30,7 @@ mod row_compare;
 mod text_ops;
 use crate::functions::operators::*;
 use crate::functions::Env;
-pub use aggregate_call::{compile_aggregate, AggSpec};
+pub use aggregate_call::{compile_aggregate, ordered_direct_args, AggSpec};
 use common::in_list_unknown;
 pub(crate) use common::resolve_common;
 pub use compile::*;

@@ -32,6 +32,9 @@ pub enum AggKind {
     /// regr_*, covar_*, corr (y, x): x rides in the separator slot,
     /// evaluated per row.
     Regr(RegrFn),
+    /// An ordered-set or hypothetical-set aggregate (`WITHIN GROUP`):
+    /// computed from the group's rows held in their order.
+    Ordered(OrderedFn),
 }
 
 impl AggKind {
@@ -49,6 +52,9 @@ pub fn aggregate_kind(f: &ast::Function) -> Option<AggKind> {
     let star = args_of(f)
         .first()
         .is_some_and(|a| matches!(a, FunctionArg::Unnamed(FunctionArgExpr::Wildcard)));
+    if let Some(o) = OrderedFn::from_name(&fname(f), !f.within_group.is_empty()) {
+        return Some(AggKind::Ordered(o));
+    }
     Some(match fname(f).as_str() {
         "count" | "count_big" if star || args_of(f).is_empty() => AggKind::CountStar,
         "count" | "count_big" => AggKind::Count,
@@ -95,7 +101,8 @@ pub enum Acc {
 impl Acc {
     pub fn new(kind: AggKind) -> Acc {
         match kind {
-            AggKind::CountStar | AggKind::Count => Acc::Count(0),
+            // An ordered-set aggregate's rows are held by the grouping.
+            AggKind::CountStar | AggKind::Count | AggKind::Ordered(_) => Acc::Count(0),
             AggKind::Sum => Acc::Sum(None),
             AggKind::Avg => Acc::Avg(None, 0),
             AggKind::Min | AggKind::Max => Acc::MinMax(None),
@@ -252,6 +259,7 @@ pub(super) fn sum_add(acc: Value, v: Value) -> Result<Value> {
 pub fn aggregate_type(kind: AggKind, arg: Option<&DataType>) -> DataType {
     match kind {
         AggKind::CountStar | AggKind::Count => DataType::BigInt,
+        AggKind::Ordered(o) => o.result_type(arg, None),
         // As PostgreSQL: sum(bigint) is numeric (it cannot overflow),
         // sum(real) stays real.
         AggKind::Sum => match arg {

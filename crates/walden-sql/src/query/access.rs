@@ -635,15 +635,25 @@ pub(crate) fn reusable(plan: &QueryPlan) -> bool {
         Body::Select(sel) => {
             let group_ok = sel.group.as_ref().is_none_or(|(keys, aggs)| {
                 no_subquery(keys)
-                    && no_subquery(
-                        aggs.iter()
-                            .flat_map(|a| a.arg.iter().chain(a.separator.iter())),
-                    )
+                    && no_subquery(aggs.iter().flat_map(|a| {
+                        a.arg
+                            .iter()
+                            .chain(a.separator.iter())
+                            .chain(a.filter.iter())
+                            .chain(a.direct.iter())
+                            .chain(a.order.iter().map(|(e, _, _)| e))
+                    }))
             });
             source_reusable(&sel.from)
                 && no_subquery(&sel.filter)
                 && no_subquery(&sel.projection)
                 && no_subquery(&sel.having)
+                && sel.distinct_on.as_ref().is_none_or(|keys| {
+                    keys.iter().all(|k| match k {
+                        SortKey::Output(_) => true,
+                        SortKey::Input(e) => !e.has_subquery(),
+                    })
+                })
                 && sel.window.as_ref().is_none_or(|w| no_subquery(w.exprs()))
                 && sel
                     .srf

@@ -716,7 +716,12 @@ pub(super) fn run_select(
     env: &Env<'_>,
     keep: Option<usize>,
 ) -> Result<Vec<(Vec<Value>, Vec<Value>)>> {
-    if sel.group.is_none() && sel.window.is_none() && sel.srf.is_none() && !sel.distinct {
+    if sel.group.is_none()
+        && sel.window.is_none()
+        && sel.srf.is_none()
+        && !sel.distinct
+        && sel.distinct_on.is_none()
+    {
         return super::stream::stream_select(sel, order, env, keep);
     }
     let mut rows;
@@ -724,7 +729,7 @@ pub(super) fn run_select(
         // The input streams through the aggregates: only the groups are
         // held, so `count(*)` over a table larger than the statement's
         // memory limit works.
-        let mut g = Grouper::new(keys, aggs, env)?;
+        let mut g = Grouper::new(keys, sel.grouping_sets.as_deref(), aggs, env)?;
         each_source_row(&sel.from, env, &mut |r| {
             if passes(&sel.filter, r, env)? {
                 g.add(r)?;
@@ -761,8 +766,16 @@ pub(super) fn run_select(
         rows = ps.run(rows, env)?;
     }
     let mut out = Vec::with_capacity(rows.len());
+    let mut on_keys = Vec::new();
     for r in &rows {
-        out.push(project(sel, order, r, env)?);
+        let row = project(sel, order, r, env)?;
+        if let Some(on) = &sel.distinct_on {
+            on_keys.push(super::distinct_on::key_of(on, &row.0, r, env)?);
+        }
+        out.push(row);
+    }
+    if sel.distinct_on.is_some() {
+        out = super::distinct_on::first_of_each(out, on_keys, order);
     }
     if sel.distinct {
         let mut seen = HashSet::new();

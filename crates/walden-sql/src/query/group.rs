@@ -11,6 +11,9 @@ type Held = (Vec<Value>, Value, Value);
 
 pub(super) struct Grouper<'p, 'e> {
     keys: &'p [Expr],
+    /// GROUPING SETS: each set's key positions (a group's key then holds
+    /// NULL for the others, and the set's index last).
+    sets: Option<&'p [Vec<usize>]>,
     aggs: &'p [AggSpec],
     env: &'p Env<'e>,
     groups: foldhash::HashMap<Vec<Value>, usize>,
@@ -22,6 +25,7 @@ pub(super) struct Grouper<'p, 'e> {
 impl<'p, 'e> Grouper<'p, 'e> {
     pub(super) fn new(
         keys: &'p [Expr],
+        sets: Option<&'p [Vec<usize>]>,
         aggs: &'p [AggSpec],
         env: &'p Env<'e>,
     ) -> Result<Grouper<'p, 'e>> {
@@ -39,6 +43,7 @@ impl<'p, 'e> Grouper<'p, 'e> {
             .collect::<Result<Vec<_>>>()?;
         Ok(Grouper {
             keys,
+            sets,
             aggs,
             env,
             groups: Default::default(),
@@ -55,6 +60,12 @@ impl<'p, 'e> Grouper<'p, 'e> {
             .iter()
             .map(|e| e.eval(r, env))
             .collect::<Result<Vec<_>>>()?;
+        self.group_of_key(k)
+    }
+
+    /// The index of the group with key `k`, made if it is new.
+    fn group_of_key(&mut self, k: Vec<Value>) -> Result<usize> {
+        let env = self.env;
         // The group is found by its normalized key (1.0 and 1 are one
         // group) and shows the first key it was made with.
         let nk = normalize_key(k.clone());
@@ -78,14 +89,38 @@ impl<'p, 'e> Grouper<'p, 'e> {
     /// DISTINCT value, a held-back row, a value an aggregate collects)
     /// counts against the statement's memory limit.
     pub(super) fn add(&mut self, r: &[Value]) -> Result<()> {
-        let env = self.env;
-        let mem = &env.info.mem;
+        if let Some(sets) = self.sets {
+            // The row feeds one group of each grouping set.
+            let env = self.env;
+            let k = self
+                .keys
+                .iter()
+                .map(|e| e.eval(r, env))
+                .collect::<Result<Vec<_>>>()?;
+            for (si, set) in sets.iter().enumerate() {
+                let mut key = vec![Value::Null; k.len() + 1];
+                for &i in set {
+                    key[i] = k[i].clone();
+                }
+                key[k.len()] = Value::Int(si as i64);
+                let gi = self.group_of_key(key)?;
+                self.feed(gi, r)?;
+            }
+            return Ok(());
+        }
         let gi = if self.keys.is_empty() && !self.states.is_empty() {
             // No GROUP BY: every row feeds the one group.
             0
         } else {
             self.group_of(r)?
         };
+        self.feed(gi, r)
+    }
+
+    /// Feeds one input row to the aggregates of group `gi`.
+    fn feed(&mut self, gi: usize, r: &[Value]) -> Result<()> {
+        let env = self.env;
+        let mem = &env.info.mem;
         let st = &mut self.states[gi];
         for (i, a) in self.aggs.iter().enumerate() {
             if let Some(c) = &a.filter {
@@ -127,7 +162,20 @@ impl<'p, 'e> Grouper<'p, 'e> {
 
     /// One row per group: its key values, then its aggregates' values.
     pub(super) fn finish(mut self) -> Result<Vec<Vec<Value>>> {
-        if self.states.is_empty() && self.keys.is_empty() {
+        if let (Some(sets), true) = (self.sets, self.states.is_empty()) {
+            // No rows: each empty grouping set still gives its row.
+            let n = self.keys.len();
+            for (si, _) in sets.iter().enumerate().filter(|(_, s)| s.is_empty()) {
+                let mut key = vec![Value::Null; n + 1];
+                key[n] = Value::Int(si as i64);
+                self.states.push((
+                    key,
+                    self.aggs.iter().map(|a| Acc::new(a.kind)).collect(),
+                    vec![],
+                    self.aggs.iter().map(|_| Vec::new()).collect(),
+                ));
+            }
+        } else if self.states.is_empty() && self.keys.is_empty() {
             // Aggregates over no rows still give one row.
             self.states.push((
                 vec![],
@@ -137,15 +185,32 @@ impl<'p, 'e> Grouper<'p, 'e> {
             ));
         }
         let aggs = self.aggs;
+        let env = self.env;
         self.states
             .into_iter()
             .map(|(mut k, accs, _, held)| {
+                let nkeys = k.len();
                 for ((mut a, spec), mut rows) in accs.into_iter().zip(aggs).zip(held) {
                     if !spec.order.is_empty() {
                         let dirs: Vec<(bool, bool)> =
                             spec.order.iter().map(|(_, d, n)| (*d, *n)).collect();
                         // Stable: rows equal in the order keep their input order.
                         rows.sort_by(|x, y| compare_keys(&x.0, &y.0, &dirs));
+                        if let AggKind::Ordered(o) = spec.kind {
+                            // Direct arguments read the group's keys (the
+                            // aggregates' places are NULL to them).
+                            let mut row = k[..nkeys].to_vec();
+                            row.resize(nkeys + aggs.len(), Value::Null);
+                            let direct = spec
+                                .direct
+                                .iter()
+                                .map(|e| e.eval(&row, env))
+                                .collect::<Result<Vec<_>>>()?;
+                            let sorted: Vec<Vec<Value>> =
+                                rows.into_iter().map(|(key, _, _)| key).collect();
+                            k.push(o.finish(&sorted, &dirs, &direct)?);
+                            continue;
+                        }
                         for (_, v, val) in rows {
                             a.add(spec.kind, v, &val)?;
                         }

@@ -34,6 +34,9 @@ mod exec;
 pub mod explain;
 mod from;
 mod group;
+mod grouping_sets;
+pub use grouping_sets::grouping_call;
+mod distinct_on;
 mod join;
 mod order;
 mod recursive;
@@ -64,6 +67,8 @@ pub struct AggCtx {
     /// Input columns grouped because they depend on a grouped primary
     /// key: (input column, position among the keys).
     pub dependent: Vec<(usize, usize)>,
+    /// GROUPING SETS: each set's key positions (GROUPING reads them).
+    pub sets: Option<Vec<Vec<usize>>>,
 }
 
 impl AggCtx {
@@ -81,6 +86,14 @@ impl AggCtx {
     pub fn row_types(&self, params: &[Option<DataType>]) -> Vec<DataType> {
         let input: Vec<DataType> = self.input_scope.cols.iter().map(|c| c.ty.clone()).collect();
         let aggs = self.aggs.iter().map(|a| {
+            if let functions::AggKind::Ordered(o) = a.kind {
+                let sort = a.arg.as_ref().and_then(|x| static_type(x, &input, params));
+                let direct = a
+                    .direct
+                    .first()
+                    .and_then(|x| static_type(x, &self.key_types, params));
+                return o.result_type(sort.as_ref(), direct.as_ref());
+            }
             functions::aggregate_type(
                 a.kind,
                 a.arg
@@ -405,9 +418,15 @@ pub struct SelectPlan {
     pub from: Source,
     pub filter: Vec<Expr>,
     pub group: Option<(Vec<Expr>, Vec<AggSpec>)>,
+    /// GROUPING SETS / ROLLUP / CUBE: each set's keys (positions in
+    /// `group`'s keys); a grouped row's last key is its set's index.
+    pub grouping_sets: Option<Vec<Vec<usize>>>,
     pub having: Option<Expr>,
     pub projection: Vec<Expr>,
     pub distinct: bool,
+    /// `DISTINCT ON (...)`: the first row (in ORDER BY order) of each
+    /// distinct value of these keys.
+    pub distinct_on: Option<Vec<SortKey>>,
     /// Window functions, computed after grouping and HAVING; their values
     /// extend each row, where the projection and ORDER BY read them.
     pub window: Option<Box<window::WindowPlan>>,

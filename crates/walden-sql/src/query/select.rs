@@ -438,7 +438,12 @@ fn plan_select_inner(
 
     // Grouping.
     let group_exprs: Vec<ast::Expr> = match &sel.group_by {
-        ast::GroupByExpr::Expressions(v, _) => v.clone(),
+        ast::GroupByExpr::Expressions(v, mods) => {
+            if let Some(m) = mods.first() {
+                return Err(SqlError::unsupported(format!("GROUP BY ... {m}")));
+            }
+            v.clone()
+        }
         ast::GroupByExpr::All(_) => return Err(SqlError::unsupported("GROUP BY ALL")),
     };
     let projection_has_agg = sel.projection.iter().any(|i| match i {
@@ -506,13 +511,14 @@ fn plan_select_inner(
         }
     }
 
+    let spec = super::grouping_sets::expand(&group_exprs)?;
     let mut group = None;
     let mut having = None;
     let mut row_types = input_types.clone();
     if grouped {
         let mut keys = Vec::new();
         let mut key_names = Vec::new();
-        for g in &group_exprs {
+        for g in &spec.items {
             // GROUP BY 1 / GROUP BY alias refer to output columns.
             let g = match g {
                 ast::Expr::Value(v) => match &v.value {
@@ -543,21 +549,32 @@ fn plan_select_inner(
         // are grouped too (which splits no group), under names no
         // expression has, and found by their column (PostgreSQL's rule).
         let mut dependent = Vec::new();
-        for c in super::depend::dependent_columns(&item.source, &keys) {
+        // (Not with grouping sets, where a key may be rolled up.)
+        let by_key = match spec.sets {
+            None => super::depend::dependent_columns(&item.source, &keys),
+            Some(_) => Vec::new(),
+        };
+        for c in by_key {
             dependent.push((c, keys.len()));
             keys.push(Expr::Col(c));
             key_names.push(format!("\u{1}dependent {c}"));
         }
-        let key_types = keys
+        let mut key_types: Vec<DataType> = keys
             .iter()
             .map(|k| static_type(k, &input_types, &p.params).unwrap_or(DataType::Text))
             .collect();
+        if spec.sets.is_some() {
+            // The grouped row's last key: its grouping set's index.
+            key_names.push(super::grouping_sets::SET_KEY.to_string());
+            key_types.push(DataType::Int);
+        }
         p.agg = Some(AggCtx {
             group_keys: key_names,
             key_types,
             input_scope: scope.clone(),
             aggs: Vec::new(),
             dependent,
+            sets: spec.sets.clone(),
         });
         group = Some(keys);
     }
@@ -588,44 +605,31 @@ fn plan_select_inner(
     for it in order_items {
         let desc = crate::expr::sort_desc(&it.options)?;
         let nulls_first = it.options.nulls_first.unwrap_or(desc);
-        let by_pos = match &it.expr {
-            ast::Expr::Value(v) => match &v.value {
-                ast::Value::Number(n, _) => Some(
-                    n.parse::<usize>()
-                        .ok()
-                        .filter(|&i| i >= 1 && i <= outputs.len())
-                        .ok_or_else(|| {
-                            SqlError::syntax(format!("ORDER BY position {n} is not in select list"))
-                        })?
-                        - 1,
-                ),
-                _ => None,
-            },
-            ast::Expr::Identifier(id) => {
-                let n = id.value.to_ascii_lowercase();
-                let is_alias = sel.projection.iter().any(|i| matches!(i, SelectItem::ExprWithAlias { alias, .. } if alias.value.eq_ignore_ascii_case(&n)));
-                if is_alias || scope.resolve(None, &n).is_err() {
-                    outputs
-                        .iter()
-                        .position(|(name, _)| name.eq_ignore_ascii_case(&n))
-                } else {
-                    None
+        match item_key(p, sel, &outputs, &scope, &proj_scope, &it.expr, "ORDER BY") {
+            Ok(key) => order.push((key, desc, nulls_first)),
+            Err(err) => {
+                p.agg = None;
+                return Err(err);
+            }
+        }
+    }
+    // DISTINCT ON's expressions, named as ORDER BY's are.
+    let mut distinct_on = match &sel.distinct {
+        Some(ast::Distinct::On(exprs)) => {
+            let mut keys = Vec::new();
+            for e in exprs {
+                match item_key(p, sel, &outputs, &scope, &proj_scope, e, "DISTINCT ON") {
+                    Ok(key) => keys.push(key),
+                    Err(err) => {
+                        p.agg = None;
+                        return Err(err);
+                    }
                 }
             }
-            _ => None,
-        };
-        let key = match by_pos {
-            Some(i) => SortKey::Output(i),
-            None => match Expr::compile(p, &proj_scope, &it.expr) {
-                Ok(e) => SortKey::Input(e),
-                Err(err) => {
-                    p.agg = None;
-                    return Err(err);
-                }
-            },
-        };
-        order.push((key, desc, nulls_first));
-    }
+            Some(keys)
+        }
+        _ => None,
+    };
     let win = match std::mem::replace(&mut p.window, WindowSlot::Refused("here")) {
         WindowSlot::Open(ctx) => window::finish(*ctx),
         _ => None,
@@ -641,13 +645,32 @@ fn plan_select_inner(
         }
         _ => None,
     };
+    // A key, an aggregate's arguments or HAVING may read the enclosing
+    // row: the subquery is then run again per row, not cached.
+    if let Some((keys, aggs)) = &group {
+        correlated |= keys.iter().any(|e| e.uses_outer())
+            || aggs.iter().any(|a| {
+                a.arg
+                    .iter()
+                    .chain(a.separator.iter())
+                    .chain(a.filter.iter())
+                    .chain(a.direct.iter())
+                    .chain(a.order.iter().map(|(e, _, _)| e))
+                    .any(|e| e.uses_outer())
+            });
+    }
+    correlated |= having.as_ref().is_some_and(|h: &Expr| h.uses_outer());
     if let Some(w) = &win {
         // Window values follow the row they are computed over.
         let base = row_types.len();
         for e in projection.iter_mut() {
             window::place(e, base);
         }
-        for (k, _, _) in order.iter_mut() {
+        for k in order
+            .iter_mut()
+            .map(|(k, _, _)| k)
+            .chain(distinct_on.iter_mut().flatten())
+        {
             if let SortKey::Input(e) = k {
                 window::place(e, base);
             }
@@ -669,7 +692,11 @@ fn plan_select_inner(
         for e in projection.iter_mut() {
             srf::place(e, base);
         }
-        for (k, _, _) in order.iter_mut() {
+        for k in order
+            .iter_mut()
+            .map(|(k, _, _)| k)
+            .chain(distinct_on.iter_mut().flatten())
+        {
             if let SortKey::Input(e) = k {
                 srf::place(e, base);
             }
@@ -698,20 +725,25 @@ fn plan_select_inner(
         })
         .collect();
     correlated |= projection.iter().any(|e| e.uses_outer()) || source_correlated(&item.source);
-    let distinct = match &sel.distinct {
-        Some(ast::Distinct::Distinct) => true,
-        Some(ast::Distinct::On(_)) => return Err(SqlError::unsupported("DISTINCT ON")),
-        _ => false,
-    };
+    let distinct = matches!(&sel.distinct, Some(ast::Distinct::Distinct));
+    if let Some(on) = &distinct_on {
+        super::distinct_on::check_order(on, &order, &projection)?;
+        correlated |= on.iter().any(|k| match k {
+            SortKey::Input(e) => e.uses_outer(),
+            SortKey::Output(_) => false,
+        });
+    }
     let plan = QueryPlan {
         columns,
         body: Body::Select(Box::new(SelectPlan {
             from: item.source,
             filter,
             group,
+            grouping_sets: spec.sets,
             having,
             projection,
             distinct,
+            distinct_on,
             window: win.map(Box::new),
             srf: project_set,
             walk: None,
@@ -826,4 +858,51 @@ pub(super) fn cte_column_count(cte: &ast::Cte, available: usize) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// An ORDER BY or DISTINCT ON item's key: an output column (by position,
+/// or by name where the name is an alias or no input column), else an
+/// expression over the row before projection.
+fn item_key(
+    p: &mut Planner<'_>,
+    sel: &ast::Select,
+    outputs: &[(String, ast::Expr)],
+    scope: &Arc<Scope>,
+    proj_scope: &Arc<Scope>,
+    e: &ast::Expr,
+    clause: &str,
+) -> Result<SortKey> {
+    let by_pos = match e {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::Number(n, _) => Some(
+                n.parse::<usize>()
+                    .ok()
+                    .filter(|&i| i >= 1 && i <= outputs.len())
+                    .ok_or_else(|| {
+                        SqlError::new(
+                            ErrorKind::InvalidColumnReference,
+                            format!("{clause} position {n} is not in select list"),
+                        )
+                    })?
+                    - 1,
+            ),
+            _ => None,
+        },
+        ast::Expr::Identifier(id) => {
+            let n = id.value.to_ascii_lowercase();
+            let is_alias = sel.projection.iter().any(|i| matches!(i, SelectItem::ExprWithAlias { alias, .. } if alias.value.eq_ignore_ascii_case(&n)));
+            if is_alias || scope.resolve(None, &n).is_err() {
+                outputs
+                    .iter()
+                    .position(|(name, _)| name.eq_ignore_ascii_case(&n))
+            } else {
+                None
+            }
+        }
+        _ => None,
+    };
+    Ok(match by_pos {
+        Some(i) => SortKey::Output(i),
+        None => SortKey::Input(Expr::compile(p, proj_scope, e)?),
+    })
 }

@@ -38,6 +38,7 @@ pub(super) fn choose_walk(
         || sel.group.is_some()
         || sel.having.is_some()
         || sel.distinct
+        || sel.distinct_on.is_some()
         || sel.window.is_some()
         || sel.srf.is_some()
     {

@@ -39,6 +39,7 @@ mod foreign_keys;
 mod foreign_keys_concurrency;
 mod foreign_keys_replica;
 mod grafana_dashboard;
+mod grouping;
 mod ha_etcd_failover;
 mod ha_lag_bound;
 mod ha_operator;

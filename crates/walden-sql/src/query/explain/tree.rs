@@ -196,6 +196,9 @@ fn input_names(sel: &SelectPlan) -> Vec<String> {
         Some((keys, aggs)) => {
             let mut d = Deparser::default();
             let mut out: Vec<String> = keys.iter().map(|k| d.expr(k, &from)).collect();
+            if sel.grouping_sets.is_some() {
+                out.push("GROUPING SET".into());
+            }
             for a in aggs {
                 let name = format!("{:?}", a.kind).to_ascii_lowercase();
                 let arg = match &a.arg {
@@ -243,7 +246,37 @@ fn select_node<'p>(
             n.actual = None;
         }
     }
-    if let Some((keys, _)) = &sel.group {
+    if let (Some((keys, _)), Some(sets)) = (&sel.group, &sel.grouping_sets) {
+        // Grouping sets: a hash table per set (a set of no keys is one
+        // group), shown as PostgreSQL shows a mixed aggregate.
+        let mut g = Node::new("Aggregate");
+        let all_hashed = sets.iter().all(|s| !s.is_empty());
+        g.strategy = Some(if all_hashed { "Hashed" } else { "Mixed" });
+        g.label = Some(
+            if all_hashed {
+                "HashAggregate"
+            } else {
+                "MixedAggregate"
+            }
+            .into(),
+        );
+        let k = b.d.all(keys, &names);
+        for set in sets {
+            if set.is_empty() {
+                g.list("Group Key", vec!["()".into()]);
+            } else {
+                g.list("Hash Key", set.iter().map(|&i| k[i].clone()).collect());
+            }
+        }
+        if let Some(h) = &sel.having {
+            let grouped = input_names(sel);
+            let c = b.d.expr(h, &grouped);
+            g.cond("Filter", vec![c]);
+        }
+        b.attach_subs(&mut g);
+        g.actual = b.actual(sel, Part::Groups);
+        n = n.under(g);
+    } else if let Some((keys, _)) = &sel.group {
         let mut g = Node::new("Aggregate");
         if keys.is_empty() {
             g.strategy = Some("Plain");
@@ -276,6 +309,10 @@ fn select_node<'p>(
         n.props.insert(0, ("Output", super::Prop::List(out)));
     }
     b.attach_subs(&mut n);
+    if sel.distinct_on.is_some() {
+        // The first row of each DISTINCT ON key, in ORDER BY order.
+        n = n.under(Node::new("Unique"));
+    }
     if sel.distinct {
         let mut u = Node::new("Aggregate");
         u.label = Some("HashAggregate".into());
