@@ -345,8 +345,21 @@ pub struct Limits {
     pub max_transaction_bytes: u64,
     /// Past this much (estimated, as `max_transaction_bytes`) a
     /// transaction logs its changes as it goes instead of all at its
-    /// commit (`txn/spill.rs`; 0: never).
+    /// commit, and moves the rows of tables it created or truncated to
+    /// spill files (`txn/spill.rs`; 0: never). At most half of
+    /// `max_transaction_bytes` is used (see [`Limits::spill_bound`]).
     pub spill_transaction_bytes: u64,
+}
+
+impl Limits {
+    /// The spill bound in effect: under a lower transaction limit, half
+    /// of it, so a bulk load spills before it would fail with 53200.
+    pub fn spill_bound(&self) -> u64 {
+        match self.max_transaction_bytes {
+            0 => self.spill_transaction_bytes,
+            max => self.spill_transaction_bytes.min(max / 2),
+        }
+    }
 }
 
 /// The default `spill_transaction_bytes`: 64 MiB.

@@ -179,6 +179,11 @@ pub enum EngineError {
     /// rows of it (0A000): its pending rows have the old shape.
     #[error("{what} of \"{table}\" after this transaction changed its rows is not supported")]
     DdlAfterWrite { what: String, table: String },
+    /// A DDL statement that would replace or drop a table after this
+    /// transaction moved its new rows to a spill file (0A000; see
+    /// `txn/spill.rs`).
+    #[error("changing or dropping table \"{0}\" after this transaction moved its rows out of memory (past the spill bound) is not supported: commit the rows first")]
+    DdlAfterSpill(String),
     /// REPEATABLE READ: the row was changed (or deleted) by a transaction
     /// that committed after this one's snapshot.
     #[error("could not serialize access due to concurrent {0}")]

@@ -251,6 +251,11 @@ fn placeholder() -> Row {
 
 static NEXT_UID: AtomicU64 = AtomicU64::new(1);
 
+/// A number no `VersionedRows::uid` has or will have (a spill file's name).
+pub(crate) fn next_uid() -> u64 {
+    NEXT_UID.fetch_add(1, Ordering::Relaxed)
+}
+
 /// A table's rows: every key's versions, in key order. Keys may also live
 /// only in the base store (after a checkpoint evicted them): a read that
 /// finds no key in memory reads the store.
@@ -265,8 +270,13 @@ pub struct VersionedRows {
     /// Which rows these are, for the base store's generations (a table's
     /// rows replaced by TRUNCATE get a new one).
     uid: u64,
-    /// The base store's copy, once a checkpoint wrote these rows.
+    /// The base store's copy, once a checkpoint wrote these rows (or a
+    /// transaction's spill file, see `store/layer.rs`).
     base: OnceLock<BaseRows>,
+    /// Snapshots older than this CSN do not see `base`: rows a large
+    /// commit left in its spill file are its own versions, at its CSN
+    /// (0: every snapshot sees the store's rows).
+    hidden_below: AtomicU64,
 }
 
 impl Default for VersionedRows {
@@ -277,6 +287,7 @@ impl Default for VersionedRows {
             live: AtomicI64::new(0),
             uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
             base: OnceLock::new(),
+            hidden_below: AtomicU64::new(0),
         }
     }
 }
@@ -301,15 +312,35 @@ impl VersionedRows {
         }
     }
 
-    /// Reads one key: memory's answer if it holds the key, else the store's.
+    /// The base rows a snapshot at `csn` sees (see `hidden_below`).
+    #[inline]
+    fn base_at(&self, csn: Csn) -> Option<&BaseRows> {
+        let base = self.base.get()?;
+        (csn >= self.hidden_below.load(Ordering::Acquire)).then_some(base)
+    }
+
+    /// From now on snapshots older than `csn` do not see the base rows: a
+    /// commit at `csn` installed them (a spill file, `txn/spill.rs`).
+    pub(crate) fn hide_base_below(&self, csn: Csn) {
+        self.hidden_below.store(csn, Ordering::Release);
+    }
+
+    /// Sets the number of rows in the newest state (a spill file's count).
+    pub(crate) fn set_live(&self, n: u64) {
+        self.live.store(n as i64, Ordering::Relaxed);
+    }
+
+    /// Reads one key as a snapshot at `csn` does (memory's answer if it
+    /// holds the key, else the store's, when that snapshot sees the store).
     fn read_key<T>(
         &self,
         key: &[Value],
+        csn: Csn,
         mem: impl Fn(&Chain) -> T,
         stored: impl Fn(Option<Row>) -> T,
     ) -> Result<Option<T>> {
         let base = loop {
-            if let Some(base) = self.base.get() {
+            if let Some(base) = self.base_at(csn) {
                 break base;
             }
             let found = {
@@ -324,7 +355,7 @@ impl VersionedRows {
             // A checkpoint attaches the store before it evicts: a key gone
             // from memory while the store was not attached yet shows as an
             // attached store now, and is read again through it.
-            if found.is_some() || self.base.get().is_none() {
+            if found.is_some() || self.base_at(csn).is_none() {
                 return Ok(found);
             }
         };
@@ -342,7 +373,9 @@ impl VersionedRows {
 
     /// The row at `key` as a snapshot at `csn` sees it.
     pub fn get_at(&self, key: &[Value], csn: Csn) -> Result<Option<Row>> {
-        Ok(self.read_key(key, |c| c.at(csn).cloned(), |r| r)?.flatten())
+        Ok(self
+            .read_key(key, csn, |c| c.at(csn).cloned(), |r| r)?
+            .flatten())
     }
 
     /// The row at `key` in the newest published state, for a read that
@@ -351,7 +384,7 @@ impl VersionedRows {
     /// published CSN sees until its own CSN is published).
     pub fn get_visible(&self, key: &[Value], vis: &Visibility) -> Result<Option<Row>> {
         Ok(self
-            .read_key(key, |c| c.at(vis.visible()).cloned(), |r| r)?
+            .read_key(key, vis.visible(), |c| c.at(vis.visible()).cloned(), |r| r)?
             .flatten())
     }
 
@@ -361,6 +394,7 @@ impl VersionedRows {
     pub fn latest(&self, key: &[Value]) -> Result<Option<(Csn, Option<Row>)>> {
         self.read_key(
             key,
+            Csn::MAX,
             |c| {
                 let (c, r) = c.latest();
                 (c, r.cloned())
@@ -380,7 +414,7 @@ impl VersionedRows {
         let mut priors = Vec::new();
         if self.has_base() {
             for key in keys {
-                priors.push(self.read_key(key, |_| None, |r| r)?.flatten());
+                priors.push(self.read_key(key, Csn::MAX, |_| None, |r| r)?.flatten());
             }
         }
         Ok(priors)

@@ -12,6 +12,10 @@ use std::ops::Bound;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
+/// Rows (their values' memory) a build into a spill file holds before it
+/// writes them out.
+const LAYER_BATCH_BYTES: usize = 32 << 20;
+
 pub struct Table {
     pub def: TableDef,
     /// Committed row versions by primary key (or hidden row id). Shared with
@@ -451,6 +455,73 @@ impl Table {
         }
     }
 
+    /// The definition of this table keyed by a primary key on `columns`.
+    fn primary_key_def(&self, columns: &[usize]) -> TableDef {
+        let mut def = self.def.clone();
+        def.primary_key = columns.to_vec();
+        for &c in columns {
+            def.columns[c].nullable = false;
+        }
+        def
+    }
+
+    /// [`Self::with_primary_key`] built into a spill file instead of
+    /// memory (`store/layer.rs`): the rows stream past in chunks, each
+    /// re-keyed, sorted and written to `file`, which finds a duplicate
+    /// key. The caller makes the new table's rows read the file.
+    pub(crate) fn with_primary_key_into(
+        &self,
+        columns: &[usize],
+        file: &crate::store::layer::LayerFile,
+        batch_bytes: usize,
+    ) -> Result<Table> {
+        let mut t = Table::new(self.primary_key_def(columns));
+        t.next_identity = self.next_identity.clone();
+        let mut batch: Vec<(Key, Row)> = Vec::new();
+        let mut bytes = 0usize;
+        let flush = |batch: &mut Vec<(Key, Row)>| -> Result<()> {
+            batch.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            let dup = batch
+                .windows(2)
+                .find(|w| w[0].0 == w[1].0)
+                .map(|w| w[0].0.clone());
+            let dup = match dup {
+                Some(k) => Some(k),
+                None => file.put_new(batch.iter().map(|(k, r)| (k, r)))?,
+            };
+            if let Some(k) = dup {
+                return Err(EngineError::UniqueBuildFailed(Box::new(KeyConflict {
+                    table: self.def.name.clone(),
+                    constraint: self.def.pkey_name(),
+                    columns: self.def.column_list(columns),
+                    key: value_list(&k),
+                })));
+            }
+            batch.clear();
+            Ok(())
+        };
+        let all = (Bound::Unbounded, Bound::Unbounded);
+        self.rows.for_each_at(all, Csn::MAX, |row| {
+            if let Some(i) = columns.iter().find(|&&i| row[i].is_null()) {
+                return Err(EngineError::NotNull {
+                    table: self.def.name.clone(),
+                    column: self.def.columns[*i].name.clone(),
+                });
+            }
+            let key: Key = columns.iter().map(|&i| row[i].clone()).collect();
+            bytes +=
+                crate::budget::held_bytes(&key) as usize + crate::budget::held_bytes(row) as usize;
+            batch.push((key, Row::from(row)));
+            if bytes >= batch_bytes.clamp(1, LAYER_BATCH_BYTES) {
+                bytes = 0;
+                flush(&mut batch)?;
+            }
+            Ok(())
+        })?;
+        flush(&mut batch)?;
+        Ok(t)
+    }
+
     /// This table re-keyed by a primary key on `columns` (rows must be unique
     /// and not null there).
     pub(crate) fn with_primary_key(
@@ -458,12 +529,7 @@ impl Table {
         columns: &[usize],
         budget: &mut BuildBudget,
     ) -> crate::error::Result<Table> {
-        let mut def = self.def.clone();
-        def.primary_key = columns.to_vec();
-        for &c in columns {
-            def.columns[c].nullable = false;
-        }
-        let mut t = Table::new(def);
+        let mut t = Table::new(self.primary_key_def(columns));
         t.next_identity = self.next_identity.clone();
         {
             // The rows stream past in chunks, re-keyed as they come: the

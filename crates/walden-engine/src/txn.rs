@@ -138,6 +138,9 @@ pub struct Transaction {
     /// Logging as it goes, past `Limits::spill_transaction_bytes` (see
     /// `txn/spill.rs`): what changed since its last part.
     spill: Option<Box<spill::Spill>>,
+    /// Tables whose rows this transaction moved to spill files (see
+    /// `txn/spill.rs`, `store/layer.rs`).
+    layers: Vec<spill::TxLayer>,
     /// Work the SQL layer put off to COMMIT (deferred constraint checks
     /// and `SET CONSTRAINTS` modes), in order; opaque to the engine, cut
     /// back by `ROLLBACK TO` (see [`Transaction::defer`]).
@@ -189,6 +192,7 @@ impl Transaction {
             ssi: None,
             roles: None,
             spill: None,
+            layers: Vec::new(),
             deferred: Vec::new(),
             deferred_state: None,
             finished: false,

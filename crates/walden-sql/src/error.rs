@@ -436,6 +436,7 @@ impl From<EngineError> for SqlError {
             E::ReadOnlyTransaction(_) => ErrorKind::ReadOnly,
             E::LockNotAvailable(_) | E::TableLockNotAvailable(_) => ErrorKind::LockTimeout,
             E::DdlAfterWrite { .. } => ErrorKind::FeatureNotSupported,
+            E::DdlAfterSpill(_) => ErrorKind::FeatureNotSupported,
             E::UnknownSavepoint(_) => ErrorKind::InvalidSavepoint,
             E::ForeignKeyViolation(_) => ErrorKind::ForeignKeyViolation,
             E::Referenced { .. } => ErrorKind::DependentObjects,

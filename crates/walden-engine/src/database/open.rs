@@ -40,6 +40,8 @@ impl Database {
                 detail: format!("instance.json lists database \"{name}\" (id {id}) but its directory is missing"),
             });
         }
+        // Spill files a crash left (the log holds their rows).
+        crate::store::layer::clear_spill_dir(&*vfs, dir)?;
         let ctl = control::read(&*vfs, dir)?;
         match &ctl {
             Some(c) => control::check_identity(c, id, name, dir)?,

@@ -115,7 +115,7 @@ impl VersionedRows {
         let mut raw = RawChunk::default();
         let mut row = Vec::new();
         loop {
-            let next = match self.base.get() {
+            let next = match self.base_at(csn) {
                 Some(base) => {
                     let next = self.raw_chunk(base, (lo.as_ref(), range.1), csn, &mut raw)?;
                     raw.visit(base, &mut row, &mut f)?;
@@ -241,7 +241,7 @@ impl VersionedRows {
         more: &M,
     ) -> Result<Chunk> {
         loop {
-            if let Some(base) = self.base.get() {
+            if let Some(base) = self.base_at(csn) {
                 return self.merged_chunk(base, range, csn, n, reverse, more);
             }
             let mut rows = Vec::new();
@@ -253,7 +253,7 @@ impl VersionedRows {
             // A checkpoint attaches the store before it evicts: if it is
             // attached now, keys may have left memory during this chunk,
             // which is read again through the store.
-            if self.base.get().is_none() {
+            if self.base_at(csn).is_none() {
                 return Ok((rows, stop.resume_at()));
             }
         }

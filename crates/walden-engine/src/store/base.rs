@@ -11,6 +11,7 @@
 
 use crate::checkpoint::{decode_image, Image};
 use crate::error::{io_err, EngineError, Result};
+use crate::store::layer::LayerFile;
 use crate::store::reads::{decode_row, BaseRows, KeyFrom, StoreReads};
 use crate::store::{StorageConfig, VfsBackend};
 use crate::table::{Index, Table, Unsaved};
@@ -292,6 +293,24 @@ impl BaseStore {
             key_from: key_from(t),
             columns: t.def.columns.len(),
         }
+    }
+
+    /// Makes the rows of `t` (a table only its transaction can reach) read
+    /// through `file`'s newest commit: its spill file (`layer.rs`).
+    pub(crate) fn set_layer(&self, t: &Table, file: &Arc<LayerFile>) -> Result<()> {
+        let (rows, n) = file.rows()?;
+        self.reads.set_layer(t.rows.uid(), rows, file.clone());
+        if !t.rows.has_base() {
+            t.rows.attach(self.base_rows(t), None);
+        }
+        t.rows.set_live(n);
+        Ok(())
+    }
+
+    /// Forgets the spill file of the rows `uid` (its transaction ended
+    /// without installing it).
+    pub(crate) fn drop_layer(&self, uid: u64) {
+        self.reads.drop_layer(uid);
     }
 
     fn index_base(&self, t: &Table, ix: &Index) -> BaseRows {

@@ -8,6 +8,7 @@ pub mod backend;
 pub(crate) mod base;
 pub(crate) mod check;
 pub mod keycode;
+pub(crate) mod layer;
 pub(crate) mod reads;
 mod verify;
 pub(crate) mod write;

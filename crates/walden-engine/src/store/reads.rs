@@ -11,9 +11,10 @@
 
 use crate::codec::Reader;
 use crate::error::{EngineError, Result};
+use crate::store::layer::LayerFile;
 use crate::store::{encode_key, keycode::decode_key};
 use crate::types::{Key, Row, Value};
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 use redb::{ReadOnlyTable, ReadableDatabase, ReadableTableMetadata, TableHandle};
 use std::collections::HashMap;
 use std::ops::Bound;
@@ -33,6 +34,10 @@ struct Generation {
     /// index's entries), each with the identity of the in-memory versions
     /// (`VersionedRows::uid`) whose state it holds.
     tables: HashMap<String, (Arc<RawTable>, u64)>,
+    /// Rows that live in a transaction's spill file (`layer.rs`) rather
+    /// than the store, by the in-memory versions' uid: a table created or
+    /// truncated by a large transaction, until a checkpoint writes it.
+    layers: HashMap<u64, (Arc<RawTable>, Arc<LayerFile>)>,
 }
 
 /// The base store's current generation, shared by every table of a database.
@@ -40,6 +45,9 @@ pub(crate) struct StoreReads {
     path: PathBuf,
     current: RwLock<Arc<Generation>>,
     numbers: AtomicU64,
+    /// Serializes the changes of generation (a checkpoint's swap, a
+    /// layer's), each made from the one before.
+    change: Mutex<()>,
 }
 
 impl std::fmt::Debug for StoreReads {
@@ -59,8 +67,10 @@ impl StoreReads {
             current: RwLock::new(Arc::new(Generation {
                 number: 0,
                 tables: HashMap::new(),
+                layers: HashMap::new(),
             })),
             numbers: AtomicU64::new(0),
+            change: Mutex::new(()),
         };
         reads.swap(db, owners)?;
         Ok(reads)
@@ -71,6 +81,7 @@ impl StoreReads {
     /// write keep their owner.
     pub fn swap(&self, db: &redb::Database, owners: &HashMap<String, u64>) -> Result<()> {
         let err = |e: redb::Error| crate::store::base::corrupt(&self.path, e);
+        let _change = self.change.lock();
         let r = db.begin_read().map_err(|e| err(e.into()))?;
         let old = self.current.read().clone();
         let mut tables = HashMap::new();
@@ -85,9 +96,52 @@ impl StoreReads {
             let t = r.open_table(def).map_err(|e| err(e.into()))?;
             tables.insert(name, (Arc::new(t), owner));
         }
-        let number = self.numbers.fetch_add(1, Ordering::AcqRel) + 1;
-        *self.current.write() = Arc::new(Generation { number, tables });
+        // A layer whose rows the store now holds (a checkpoint after the
+        // commit wrote them, under the same uid) is read there from now on.
+        let written: std::collections::HashSet<u64> = tables.values().map(|(_, o)| *o).collect();
+        let layers = old
+            .layers
+            .iter()
+            .filter(|(uid, _)| !written.contains(uid))
+            .map(|(uid, l)| (*uid, l.clone()))
+            .collect();
+        self.install(tables, layers);
         Ok(())
+    }
+
+    fn install(
+        &self,
+        tables: HashMap<String, (Arc<RawTable>, u64)>,
+        layers: HashMap<u64, (Arc<RawTable>, Arc<LayerFile>)>,
+    ) {
+        let number = self.numbers.fetch_add(1, Ordering::AcqRel) + 1;
+        *self.current.write() = Arc::new(Generation {
+            number,
+            tables,
+            layers,
+        });
+    }
+
+    /// Reads the rows `uid` from `rows` of a spill file from now on (a new
+    /// generation: readers that pinned the old one read again).
+    pub(crate) fn set_layer(&self, uid: u64, rows: RawTable, file: Arc<LayerFile>) {
+        let _change = self.change.lock();
+        let old = self.current.read().clone();
+        let mut layers = old.layers.clone();
+        layers.insert(uid, (Arc::new(rows), file));
+        self.install(old.tables.clone(), layers);
+    }
+
+    /// Forgets the layer of the rows `uid` (their transaction rolled back).
+    pub(crate) fn drop_layer(&self, uid: u64) {
+        let _change = self.change.lock();
+        let old = self.current.read().clone();
+        if !old.layers.contains_key(&uid) {
+            return;
+        }
+        let mut layers = old.layers.clone();
+        layers.remove(&uid);
+        self.install(old.tables.clone(), layers);
     }
 
     fn generation(&self) -> Arc<Generation> {
@@ -158,6 +212,9 @@ impl BaseRows {
     }
 
     fn table<'g>(&self, p: &'g Pinned) -> Result<Option<&'g RawTable>> {
+        if let Some((t, _)) = p.gen.layers.get(&self.uid) {
+            return Ok(Some(t));
+        }
         match p.gen.tables.get(&self.table) {
             Some((t, owner)) if *owner == self.uid => Ok(Some(t)),
             // The table's rows were replaced (TRUNCATE, a rebuild) and the

@@ -29,7 +29,7 @@ impl Transaction {
     /// transaction can reach its rows until this one ends, so row and
     /// unique-value locks would only cost memory, one per row of a bulk
     /// load. (Table locks are held to the end, savepoints or not.)
-    fn holds_exclusively(&self, table: u32) -> bool {
+    pub(super) fn holds_exclusively(&self, table: u32) -> bool {
         self.table_locks
             .lock()
             .get(table)
@@ -113,7 +113,8 @@ impl Transaction {
         self.note_dirty(&key, entry);
         self.writes.insert(key, w);
         self.changes += 1;
-        self.log_as_you_go()
+        self.log_as_you_go()?;
+        self.spill_rows()
     }
 
     /// Builds a full row from per-column values (`None` = default/identity).

@@ -131,14 +131,16 @@ impl Transaction {
             }
             Rows::Keys(keys) => {
                 for k in keys {
-                    self.put_op(
-                        &mut body,
-                        k.0,
-                        &k.1,
-                        self.writes.get(k),
-                        always_keys,
-                        &mut hidden_of,
-                    );
+                    let moved;
+                    let w = match self.writes.get(k) {
+                        Some(w) => Some(w),
+                        None if !self.layers.is_empty() => {
+                            moved = self.moved_row(k)?;
+                            moved.as_ref()
+                        }
+                        None => None,
+                    };
+                    self.put_op(&mut body, k.0, &k.1, w, always_keys, &mut hidden_of);
                     n += 1;
                     if body.len() >= MAX_PART {
                         part(&mut body, &mut n, false)?;
@@ -192,6 +194,9 @@ impl Transaction {
     /// whether the commit waits for its log to be hardened.
     pub fn commit(mut self, request: CommitRequest) -> Result<CommitOutcome> {
         self.check_open()?;
+        // Rows of tables in spill files: the rest join them (logged
+        // first), so the install has none of theirs to place in memory.
+        self.move_layered_rest()?;
         // SERIALIZABLE: the commit test; a failure rolls back (on drop).
         let ssi_seq = match &self.ssi {
             Some(s) => {
@@ -339,6 +344,7 @@ impl Transaction {
         // catalog changes, as a rollback.
         if result.is_err() {
             self.undo_ddl(0);
+            self.drop_layers();
         }
         // Its parts logged as it went: void unless the commit stands (an
         // abort record after a commit record that did reach the log voids
@@ -376,6 +382,7 @@ impl Transaction {
     /// Installs the write set as new versions under one CSN, published
     /// once every table has them.
     fn apply(&mut self) -> Result<()> {
+        let layers = std::mem::take(&mut self.layers);
         let cat = self.db.catalog.read();
         let writes = std::mem::take(&mut self.writes);
         let publish = self.db.txns.vis.begin_publish();
@@ -401,6 +408,9 @@ impl Transaction {
             .iter()
             .map(|(t, b)| t.priors(b))
             .collect::<Result<smallvec::SmallVec<[_; 1]>>>()?;
+        // Rows in spill files: their tables read them from now on, at this
+        // CSN and later.
+        super::spill::install_layers(&self.db, layers, &cat, publish.csn);
         let replaced = std::mem::take(&mut self.replaced);
         for ((t, batch), priors) in batches.into_iter().zip(priors) {
             let marks: Vec<Key> = if replaced.is_empty() {
@@ -436,6 +446,7 @@ impl Transaction {
             // Role changes are dropped and the role lock released.
             self.roles = None;
             self.end_spill(true);
+            self.drop_layers();
             if let Some(s) = self.ssi.take() {
                 self.db.txns.ssi.abort(s.txid());
             }

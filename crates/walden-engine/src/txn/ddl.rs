@@ -403,6 +403,12 @@ impl Transaction {
         let _gate = self.db.txns.gate.write();
         let mut cat = self.db.catalog.write();
         let ((out, redo), reverts) = cat.diff_after(apply)?;
+        if let Err(e) = self.refuse_spilled(&cat) {
+            for r in reverts.iter().rev() {
+                cat.revert(r);
+            }
+            return Err(e);
+        }
         self.db.catalog_version.fetch_add(1, Ordering::Release);
         drop(cat);
         let mut ddl = self.ddl.lock();
@@ -739,7 +745,16 @@ impl Transaction {
             );
         }
         let mut budget = self.build_budget();
-        let nt = Arc::new(t.with_primary_key(&cols, &mut budget)?);
+        // A large table is re-keyed into a spill file, not memory.
+        let nt = match self.layer_for_build(&t)? {
+            Some(file) => {
+                let batch = self.db.limits.spill_bound() as usize;
+                let nt = Arc::new(t.with_primary_key_into(&cols, &file, batch)?);
+                self.add_build_layer(&nt, file)?;
+                nt
+            }
+            None => Arc::new(t.with_primary_key(&cols, &mut budget)?),
+        };
         self.catalog_change(|cat| {
             cat.add_table(nt);
             Ok((

@@ -36,7 +36,15 @@ impl Transaction {
     /// EXCLUSIVE (or SHARE, which keeps other writers out as well).
     pub(super) fn fold_table(&mut self, t: &Arc<Table>) -> Result<Arc<Table>> {
         let id = t.id();
-        if !self.has_written(id) {
+        // Rows this transaction moved to a spill file (`spill.rs`) are its
+        // writes too: folded with the others, their ops in the parts
+        // voided by forget ops. A savepoint's undo could not log them
+        // again, so none may be open.
+        let layered = self.is_logged_layer(t);
+        if layered && !self.savepoints.is_empty() {
+            return Err(EngineError::DdlAfterSpill(t.name().to_string()));
+        }
+        if !layered && !self.has_written(id) {
             return Ok(t.clone());
         }
         let entries: Vec<(Key, Option<Row>)> = self
@@ -65,6 +73,38 @@ impl Transaction {
                 None => rows.remove(k),
             };
         }
+        // The keys only the spill file held (their ops in the parts are
+        // voided once the fold's record is in).
+        let layer_keys: Vec<Key> = if layered {
+            rows.keys()
+                .filter(|k| !self.writes.contains_key(&(id, (*k).clone())))
+                .cloned()
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let ops = if layered {
+            // Every row is this transaction's (the table is its own).
+            rows.iter()
+                .map(|(k, r)| Op::Put {
+                    table: id,
+                    key: k.clone(),
+                    row: r.clone(),
+                })
+                .collect()
+        } else {
+            entries
+                .into_iter()
+                .map(|(key, w)| match w {
+                    Some(row) => Op::Put {
+                        table: id,
+                        key,
+                        row,
+                    },
+                    None => Op::Delete { table: id, key },
+                })
+                .collect()
+        };
         // Same definition, identity and row-id counters; new row versions
         // every snapshot sees (only this transaction can read the table
         // until it ends).
@@ -73,19 +113,12 @@ impl Transaction {
             nt.load_row(k, r);
         }
         let nt = Arc::new(nt);
-        let ops = entries
-            .into_iter()
-            .map(|(key, w)| match w {
-                Some(row) => Op::Put {
-                    table: id,
-                    key,
-                    row,
-                },
-                None => Op::Delete { table: id, key },
-            })
-            .collect();
         let txid = self.txid;
-        self.catalog_change(|cat| {
+        // The fold takes the file's rows over (see `refuse_spilled`).
+        if layered {
+            self.set_layer_logged(t, false);
+        }
+        let changed = self.catalog_change(|cat| {
             match cat.table_by_id(id) {
                 Some(cur) if Arc::ptr_eq(cur, t) => {}
                 _ => return Err(EngineError::SerializationFailure("DDL")),
@@ -99,8 +132,19 @@ impl Transaction {
                     ops,
                 },
             ))
-        })?;
+        });
+        if let Err(e) = changed {
+            if layered {
+                self.set_layer_logged(t, true);
+            }
+            return Err(e);
+        }
         self.hold_for_last_step(budget.used());
+        if layered {
+            for k in layer_keys {
+                self.note_dirty(&(id, k), 0);
+            }
+        }
         // The writes now live in the table; a savepoint before this
         // statement gets them back (and the old table) at ROLLBACK TO.
         self.discard_writes(id);

@@ -48,12 +48,17 @@ impl Transaction {
             id.moves_past_explicit() && values.get(i).is_some_and(|v| v.is_some())
         });
         let row = self.build_row(t, values)?;
-        let key: Key = match t.key_of(&row) {
-            Some(k) => k,
-            None => vec![Value::Int(t.next_rowid.fetch_add(1, Relaxed))].into_boxed_slice(),
+        let (key, fresh): (Key, bool) = match t.key_of(&row) {
+            Some(k) => (k, false),
+            None => (
+                vec![Value::Int(t.next_rowid.fetch_add(1, Relaxed))].into_boxed_slice(),
+                true,
+            ),
         };
         self.lock(t, &key)?;
-        if self.exists(t, &key)? {
+        // A new row id of a table whose rows this transaction moved to a
+        // spill file is in neither (no look-up in the file per row).
+        if !(fresh && self.is_layered(t)) && self.exists(t, &key)? {
             return Err(Self::pk_duplicate(t, &key));
         }
         self.check_unique(t, &key, &row, None)?;

@@ -9,6 +9,7 @@
 //! acknowledged small commit is there; a rolled-back one (or one rolled
 //! back to a savepoint) leaves nothing behind after a restart.
 
+use std::ops::Bound;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 use std::sync::{Arc, Mutex};
@@ -287,6 +288,7 @@ fn a_large_transaction_logs_as_it_goes_and_commits_whole() {
     let cps = r.db.counters().checkpoints.load(Relaxed) - cps;
     let took = began.elapsed();
     assert!(tx.is_spilled(), "the load did not log as it went");
+    assert_eq!(tx.spill_files(), 1, "the load's rows did not leave memory");
     let logged = r.db.log().end_lsn() - start;
     assert!(logged > 8 << 20, "only {logged} bytes logged before COMMIT");
     r.wait_for_commits(5);
@@ -618,4 +620,213 @@ fn ddl_folding_a_logged_load_recovers_as_committed() {
     let (_inst, db, s) = reopen(&after);
     check(&db, &s, "h", &model, &probes, "recovered");
     check(&db, &s, "small", &acked, &SMALL_PROBES, "recovered");
+}
+
+/// Files in the database's spill directory (`store/layer.rs`).
+fn spill_files(mem: &MemVfs, db: &Arc<Database>) -> usize {
+    use walden_log::Vfs;
+    let dir = db.dir().join("spill");
+    if !mem.exists(&dir).unwrap() {
+        return 0;
+    }
+    mem.list(&dir).unwrap().len()
+}
+
+/// Past the bound a load into a table its transaction truncated leaves
+/// memory for a spill file (slices 2 and 3): the transaction reads its
+/// rows (and changes some) through the file, DDL that would replace the
+/// table is refused (0A000), the commit installs the file as a layer that
+/// a snapshot older than the commit does not see, and the next checkpoint
+/// writes it into the store and removes it. After a power cut the load is
+/// as committed.
+#[test]
+fn a_load_into_a_truncated_table_leaves_memory_and_commits_whole() {
+    let mem = MemVfs::new();
+    let mut r = Running::start(&mem, false);
+    let s2 = r._inst.new_session();
+    let mut old = r.db.begin(&s2);
+    old.set_isolation(Isolation::RepeatableRead);
+    old.begin_statement();
+    let mut tx = r.db.begin(&r.s);
+    tx.truncate("bulk").unwrap();
+    let mut model = Model::new();
+    for id in 0..BULK {
+        let t = tag(4, id);
+        tx.insert("bulk", row(id, 4, &t)).unwrap();
+        model.insert(id, (4, t));
+    }
+    assert_eq!(tx.spill_files(), 1, "the load's rows did not leave memory");
+    let t = r.db.table("bulk").unwrap();
+    let in_memory = t.rows.keys_in_memory();
+    assert_eq!(in_memory, 0, "the truncated table holds rows in memory");
+    assert_eq!(spill_files(&mem, &r.db), 1);
+    // Its own rows, read through the file, changed over it.
+    tx.begin_statement();
+    tx.update(
+        "bulk",
+        &[Value::Int(5)],
+        vec![Value::Int(5), Value::Int(8), Value::text("changed")],
+    )
+    .unwrap();
+    model.insert(5, (8, "changed".into()));
+    assert!(tx.delete("bulk", &[Value::Int(6)]).unwrap());
+    model.remove(&6);
+    assert!(matches!(
+        tx.insert("bulk", row(7, 0, "again")),
+        Err(EngineError::DuplicateKey(_))
+    ));
+    let t = r.db.table("bulk").unwrap();
+    let seen: Model = tx
+        .scan_in(&t, (Bound::Unbounded, Bound::Unbounded))
+        .unwrap()
+        .iter()
+        .map(|(_, r)| model::row_of(r))
+        .collect();
+    assert!(seen == model, "the transaction's own rows differ");
+    assert_eq!(
+        tx.get_in(&t, &[Value::Int(BULK - 1)])
+            .unwrap()
+            .map(|r| model::row_of(&r).1),
+        model.get(&(BULK - 1)).cloned()
+    );
+    // Its parts hold the rows: DDL replacing the table is refused.
+    assert!(matches!(
+        tx.truncate("bulk"),
+        Err(EngineError::DdlAfterSpill(_))
+    ));
+    tx.commit(CommitRequest::Durable).unwrap();
+    check(&r.db, &r.s, "bulk", &model, &BULK_PROBES, "live, layered");
+    // A snapshot older than the commit sees the truncated table empty, as
+    // it would the commit's versions in memory.
+    let t = r.db.table("bulk").unwrap();
+    assert_eq!(
+        old.scan_in(&t, (Bound::Unbounded, Bound::Unbounded))
+            .unwrap()
+            .len(),
+        0
+    );
+    drop(old);
+    r.db.checkpoint().unwrap();
+    assert_eq!(
+        spill_files(&mem, &r.db),
+        0,
+        "the checkpoint left the spill file"
+    );
+    check(
+        &r.db,
+        &r.s,
+        "bulk",
+        &model,
+        &BULK_PROBES,
+        "live, checkpointed",
+    );
+    let acked = r.stop();
+    let after = mem.crash(CrashMode::SyncedOnly, 11);
+    drop(r);
+    let (_inst, db, s) = reopen(&after);
+    check(&db, &s, "bulk", &model, &BULK_PROBES, "recovered");
+    check(&db, &s, "small", &acked, &SMALL_PROBES, "recovered");
+}
+
+/// A power cut between a layered commit and the checkpoint that writes the
+/// layer: the spill file is gone after the restart, redo brings the rows
+/// back from the log. And ROLLBACK of a layered load leaves nothing.
+#[test]
+fn a_layered_commit_survives_a_power_cut_before_its_checkpoint() {
+    let mem = MemVfs::new();
+    let mut r = Running::start(&mem, false);
+    let mut tx = r.db.begin(&r.s);
+    tx.truncate("bulk").unwrap();
+    for id in 0..BULK {
+        tx.insert("bulk", row(id, 9, "rolled back")).unwrap();
+    }
+    assert_eq!(tx.spill_files(), 1);
+    tx.rollback();
+    assert_eq!(
+        spill_files(&mem, &r.db),
+        0,
+        "a rollback left its spill file"
+    );
+    check(
+        &r.db,
+        &r.s,
+        "bulk",
+        &bulk_model(0),
+        &BULK_PROBES,
+        "rolled back",
+    );
+    let mut tx = r.db.begin(&r.s);
+    tx.truncate("bulk").unwrap();
+    let mut model = Model::new();
+    for id in 0..BULK {
+        let t = tag(2, id);
+        tx.insert("bulk", row(id, 2, &t)).unwrap();
+        model.insert(id, (2, t));
+    }
+    assert_eq!(tx.spill_files(), 1);
+    tx.commit(CommitRequest::Durable).unwrap();
+    assert_eq!(spill_files(&mem, &r.db), 1);
+    let acked = r.stop();
+    let after = mem.crash(CrashMode::TornPrefix, 12);
+    drop(r);
+    let (_inst, db, s) = reopen(&after);
+    assert_eq!(spill_files(&after, &db), 0, "the open left a spill file");
+    check(&db, &s, "bulk", &model, &BULK_PROBES, "recovered");
+    check(&db, &s, "small", &acked, &SMALL_PROBES, "recovered");
+}
+
+/// `ALTER TABLE ADD PRIMARY KEY` of a large table re-keys it into a spill
+/// file, not memory; a duplicate is still found (nothing changes), and the
+/// re-keyed table is as committed after a checkpoint and a power cut.
+#[test]
+fn a_large_primary_key_build_goes_through_a_spill_file() {
+    let mem = MemVfs::new();
+    let mut r = Running::start(&mem, false);
+    for name in ["h", "d"] {
+        let mut def = items_def(name, false);
+        def.primary_key.clear();
+        r.db.create_table(&r.s, def).unwrap();
+    }
+    let mut model = Model::new();
+    for chunk in (0..BULK).collect::<Vec<_>>().chunks(5_000) {
+        r.db.run(&r.s, CommitRequest::Durable, |tx| {
+            for &id in chunk {
+                tx.insert("h", row(BULK - id, 3, &tag(3, id)))?;
+                // `d` repeats its first id at its end (another batch).
+                tx.insert("d", row(if id == BULK - 1 { 0 } else { id }, 3, "d"))?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        for &id in chunk {
+            model.insert(BULK - id, (3, tag(3, id)));
+        }
+    }
+    r.db.checkpoint().unwrap();
+    let mut tx = r.db.begin(&r.s);
+    assert!(matches!(
+        tx.add_primary_key("d", &["id"]),
+        Err(EngineError::UniqueBuildFailed(_))
+    ));
+    drop(tx);
+    let mut tx = r.db.begin(&r.s);
+    tx.add_primary_key("h", &["id"]).unwrap();
+    assert_eq!(tx.spill_files(), 1, "the build was held in memory");
+    tx.commit(CommitRequest::Durable).unwrap();
+    let t = r.db.table("h").unwrap();
+    assert_eq!(t.rows.keys_in_memory(), 0);
+    let probes = Probes {
+        ids: BULK + 1,
+        step: 331,
+        values: 1,
+    };
+    check(&r.db, &r.s, "h", &model, &probes, "live, layered");
+    r.db.checkpoint().unwrap();
+    assert_eq!(spill_files(&mem, &r.db), 0);
+    check(&r.db, &r.s, "h", &model, &probes, "live, checkpointed");
+    r.stop();
+    let after = mem.crash(CrashMode::SyncedOnly, 13);
+    drop(r);
+    let (_inst, db, s) = reopen(&after);
+    check(&db, &s, "h", &model, &probes, "recovered");
 }

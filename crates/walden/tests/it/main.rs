@@ -82,6 +82,7 @@ mod server_cli;
 mod server_pgbench;
 mod set_functions;
 mod slt_cli;
+mod spill;
 mod sql_surface;
 mod srf_select_list;
 mod ssi_schedules;
