@@ -21,6 +21,7 @@ use walden_engine::{DataType, Database, Table, Value};
 
 mod access;
 mod common_type;
+pub mod decorrelate;
 mod depend;
 mod equiv;
 mod estimate;
@@ -34,6 +35,7 @@ pub mod explain;
 mod from;
 mod group;
 mod join;
+mod lateral;
 mod order;
 mod recursive;
 mod select;
@@ -385,6 +387,9 @@ pub enum Source {
         /// through a key for each left row (chosen at run time over the
         /// hash join when the left side is small beside the table).
         probe: Option<Box<probe::JoinProbe>>,
+        /// A LATERAL right side, run once per left row (no keys then: the
+        /// conditions are all in `on`).
+        lateral: Option<Box<lateral::Lateral>>,
     },
 }
 
