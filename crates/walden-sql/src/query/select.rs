@@ -700,6 +700,26 @@ fn plan_select_inner(
         })
         .collect();
     correlated |= projection.iter().any(|e| e.uses_outer()) || source_correlated(&item.source);
+    // An aggregate's argument, a grouping key, HAVING or an ORDER BY
+    // expression reading an enclosing row makes the query correlated too
+    // (`(SELECT sum(x + y) FROM ...)` with `x` outside has one value per
+    // outer row: it must not be computed once and kept).
+    if let Some((keys, aggs)) = &group {
+        correlated |= keys.iter().any(|e| e.uses_outer())
+            || aggs.iter().any(|a| {
+                a.arg
+                    .iter()
+                    .chain(&a.separator)
+                    .chain(&a.filter)
+                    .any(|e| e.uses_outer())
+                    || a.order.iter().any(|(e, _, _)| e.uses_outer())
+            });
+    }
+    correlated |= having.as_ref().is_some_and(|h| h.uses_outer())
+        || order.iter().any(|(k, _, _)| match k {
+            SortKey::Input(e) => e.uses_outer(),
+            SortKey::Output(_) => false,
+        });
     let distinct = match &sel.distinct {
         Some(ast::Distinct::Distinct) => true,
         Some(ast::Distinct::On(_)) => return Err(SqlError::unsupported("DISTINCT ON")),
