@@ -124,8 +124,20 @@ fn lateral_matches_postgres() {
     runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(60), async {
             let want = sqlstate_outcomes(&connect(&peers.pg_conn()).await, LATERAL).await;
-            let got = sqlstate_outcomes(&connect(&peers.walden_conn()).await, LATERAL).await;
+            let walden = connect(&peers.walden_conn()).await;
+            let got = sqlstate_outcomes(&walden, LATERAL).await;
             assert_same(&want, &got);
+            // EXPLAIN shows the lateral join: a nested loop running its
+            // inner side per outer row.
+            let plan = explain(
+                &walden,
+                "EXPLAIN SELECT * FROM a, LATERAL (SELECT b.z FROM b WHERE b.x = a.x) s",
+            )
+            .await;
+            assert!(
+                plan.contains("Nested Loop") && plan.contains("Lateral"),
+                "{plan}"
+            );
         })
         .await
         .expect("timed out")
@@ -141,10 +153,33 @@ fn correlated_subqueries_match_postgres() {
     runtime().block_on(async {
         tokio::time::timeout(Duration::from_secs(120), async {
             let want = sqlstate_outcomes(&connect(&peers.pg_conn()).await, CORRELATED).await;
-            let got = sqlstate_outcomes(&connect(&peers.walden_conn()).await, CORRELATED).await;
+            let walden = connect(&peers.walden_conn()).await;
+            let got = sqlstate_outcomes(&walden, CORRELATED).await;
             assert_same(&want, &got);
+            // EXPLAIN shows the grouped plan under the subquery.
+            let plan = explain(
+                &walden,
+                "EXPLAIN SELECT count(*) FROM cust c WHERE EXISTS (SELECT 1 FROM ord \
+                 WHERE ord.w = c.w AND ord.d = c.d AND ord.c_id = c.id)",
+            )
+            .await;
+            assert!(plan.contains("Grouped Pass"), "{plan}");
         })
         .await
         .expect("timed out")
     });
+}
+
+/// EXPLAIN's lines, joined.
+async fn explain(c: &tokio_postgres::Client, sql: &str) -> String {
+    c.simple_query(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e:?}"))
+        .into_iter()
+        .filter_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
