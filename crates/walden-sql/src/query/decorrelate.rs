@@ -214,7 +214,7 @@ pub fn plan(
     });
     g.group_by = ast::GroupByExpr::Expressions(inner_keys.clone(), vec![]);
     let mut gq = q.clone();
-    gq.body = Box::new(SetExpr::Select(Box::new(g)));
+    *gq.body = SetExpr::Select(Box::new(g));
     let saved_ctes = p.ctes.clone();
     let planned = plan_query(p, &gq, None);
     p.ctes = saved_ctes;

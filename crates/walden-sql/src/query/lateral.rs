@@ -79,6 +79,10 @@ pub(super) fn chain_may_be_lateral(twj: &ast::TableWithJoins) -> bool {
     may_be_lateral(&twj.relation) || twj.joins.iter().any(|j| may_be_lateral(&j.relation))
 }
 
+/// How to plan a FROM item given the enclosing scope to plan it in.
+pub(super) type PlanItem<'f> =
+    dyn FnMut(&mut Planner<'_>, &Option<Arc<Scope>>) -> Result<Item> + 'f;
+
 /// Plans a FROM item beside the columns `before` of the items ahead of it
 /// (see the module comment): the item, and what it reached of them when it
 /// is lateral.
@@ -87,7 +91,7 @@ pub(super) fn plan_beside(
     before: &[ScopeCol],
     outer: &Option<Arc<Scope>>,
     capable: bool,
-    plan: &mut dyn FnMut(&mut Planner<'_>, &Option<Arc<Scope>>) -> Result<Item>,
+    plan: &mut PlanItem<'_>,
 ) -> Result<(Item, Option<Reach>)> {
     if !capable || before.is_empty() {
         return Ok((plan(p, outer)?, None));
