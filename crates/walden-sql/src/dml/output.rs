@@ -66,6 +66,7 @@ pub(crate) fn plan(
     let out_scope = Arc::new(Scope {
         cols,
         parent: scope.parent.clone(),
+        reach: None,
     });
     let mut r = returning(p, &out_scope, &Some(items.clone()))?;
     if let Some(r) = &mut r {

@@ -997,6 +997,11 @@ pub(super) fn sub(
     let saved = p.agg.take();
     let win = std::mem::replace(&mut p.window, query::window::WindowSlot::Refused("here"));
     let plan = query::plan_query(p, q, Some(scope.clone()));
+    // A correlated subquery outside grouping may have a grouped form.
+    let grouped = match &plan {
+        Ok(pl) if pl.correlated && saved.is_none() => query::decorrelate::plan(p, scope, q, &kind),
+        _ => None,
+    };
     p.window = win;
     p.agg = saved;
     let plan = plan?;
@@ -1013,5 +1018,6 @@ pub(super) fn sub(
         kind,
         correlated,
         cache: parking_lot::Mutex::new(None),
+        grouped,
     })))
 }

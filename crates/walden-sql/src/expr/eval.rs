@@ -176,11 +176,22 @@ pub(super) fn eval_sub(s: &SubPlan, row: &[Value], env: &Env<'_>) -> Result<Valu
     if !s.correlated {
         return eval_sub_once(s, row, env);
     }
+    let empty = match &s.grouped {
+        Some(g) => match query::decorrelate::answer(g, &s.kind, row, env)? {
+            query::decorrelate::Answer::Value(v) => return Ok(v),
+            query::decorrelate::Answer::Empty => Some(g),
+            query::decorrelate::Answer::PerRow => None,
+        },
+        None => None,
+    };
     // A correlated subquery's rows are dropped once its value is known:
     // what they were charged is given back for the next execution.
     let mark = env.info.mem.mark();
     let v = eval_sub_once(s, row, env);
     env.info.mem.release_to(mark);
+    if let (Some(g), Ok(v)) = (empty, &v) {
+        g.set_empty(v.clone());
+    }
     v
 }
 

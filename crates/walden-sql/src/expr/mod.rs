@@ -86,11 +86,27 @@ impl Default for ScopeCol {
 pub struct Scope {
     pub cols: Vec<ScopeCol>,
     pub parent: Option<Arc<Scope>>,
+    /// For the scope a LATERAL item is planned beside (the FROM items
+    /// before it): what the item's names reached, which makes it lateral.
+    pub reach: Option<Arc<parking_lot::Mutex<Reach>>>,
+}
+
+/// What the names of a FROM item reached through a lateral scope: its
+/// columns (positions in it), and whether any went past it to an
+/// enclosing query.
+#[derive(Clone, Debug, Default)]
+pub struct Reach {
+    pub cols: Vec<usize>,
+    pub beyond: bool,
 }
 
 impl Scope {
     pub fn new(cols: Vec<ScopeCol>) -> Self {
-        Scope { cols, parent: None }
+        Scope {
+            cols,
+            parent: None,
+            reach: None,
+        }
     }
 
     /// Finds `table.name` (or `name`): (depth, index). Depth 0 is this scope.
@@ -119,9 +135,20 @@ impl Scope {
             hits.retain(|&i| !self.cols[i].hidden);
         }
         match hits.len() {
-            1 => Ok((0, hits[0])),
+            1 => {
+                if let Some(r) = &self.reach {
+                    r.lock().cols.push(hits[0]);
+                }
+                Ok((0, hits[0]))
+            }
             0 => match &self.parent {
-                Some(p) => p.resolve(table.as_deref(), &name).map(|(d, i)| (d + 1, i)),
+                Some(p) => {
+                    let (d, i) = p.resolve(table.as_deref(), &name)?;
+                    if let Some(r) = &self.reach {
+                        r.lock().beyond = true;
+                    }
+                    Ok((d + 1, i))
+                }
                 None => Err(match &table {
                     Some(t) if !self.has_table(t) => SqlError::new(
                         ErrorKind::UndefinedTable,
@@ -223,6 +250,9 @@ pub struct SubPlan {
     /// Uncorrelated subqueries run once per statement; their rows are cached.
     pub correlated: bool,
     pub cache: parking_lot::Mutex<Option<Arc<SubCache>>>,
+    /// A correlated subquery's grouped form, which answers most enclosing
+    /// rows from one pass (see `query/decorrelate.rs`).
+    pub grouped: Option<Box<crate::query::decorrelate::Decorrelated>>,
 }
 
 #[derive(Debug)]

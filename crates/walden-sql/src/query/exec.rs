@@ -270,8 +270,12 @@ fn run_source_once(s: &Source, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
             on,
             right_width,
             probe,
+            lateral,
         } => {
             let l = run_source(left, env)?;
+            if let Some(lat) = lateral {
+                return super::lateral::lateral_rows(l, right, lat, kind, on, *right_width, env);
+            }
             if let (Some(pr), Source::Table { table, .. }) = (probe, right.as_ref()) {
                 let searched = super::probe::worth_it(l.len(), table);
                 explain::measure::note(s, explain::measure::Part::Source, |c| {

@@ -78,13 +78,14 @@ pub(super) fn plan_factor(
                 let scope = Arc::new(Scope {
                     cols: vec![],
                     parent: outer.clone(),
+                    reach: None,
                 });
                 for a in &args.args {
                     if let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) = a {
                         exprs.push(Expr::compile(p, &scope, e)?);
                     }
                 }
-                return table_function(p, &tname, exprs, label, alias, *with_ordinality);
+                return table_function(p, &scope, &tname, exprs, label, alias, *with_ordinality);
             }
             let view = match schema.as_deref() {
                 None => unqualified_view(p, &tname),
@@ -192,14 +193,10 @@ pub(super) fn plan_factor(
             })
         }
         TableFactor::Derived {
-            subquery,
-            alias,
-            lateral,
-            ..
+            subquery, alias, ..
         } => {
-            if *lateral {
-                return Err(SqlError::unsupported("LATERAL"));
-            }
+            // A LATERAL subquery is planned beside the items before it
+            // (`outer` then holds them: see lateral.rs).
             let plan = Arc::new(plan_query(p, subquery, outer.clone())?);
             let label = alias_name(alias);
             let mut cols: Vec<ScopeCol> = plan
@@ -234,6 +231,7 @@ pub(super) fn plan_factor(
             let scope = Arc::new(Scope {
                 cols: vec![],
                 parent: outer.clone(),
+                reach: None,
             });
             let mut exprs = Vec::new();
             for a in args {
@@ -243,7 +241,7 @@ pub(super) fn plan_factor(
             }
             let tname = object_last(name);
             let label = alias_name(alias).unwrap_or_else(|| tname.to_ascii_lowercase());
-            table_function(p, &tname, exprs, label, alias, *with_ordinality)
+            table_function(p, &scope, &tname, exprs, label, alias, *with_ordinality)
         }
         // PostgreSQL's grammar reads `unnest(...)` in FROM as this form.
         TableFactor::UNNEST {
@@ -259,13 +257,14 @@ pub(super) fn plan_factor(
             let scope = Arc::new(Scope {
                 cols: vec![],
                 parent: outer.clone(),
+                reach: None,
             });
             let exprs = array_exprs
                 .iter()
                 .map(|e| Expr::compile(p, &scope, e))
                 .collect::<Result<Vec<_>>>()?;
             let label = alias_name(alias).unwrap_or_else(|| "unnest".to_string());
-            table_function(p, "unnest", exprs, label, alias, *with_ordinality)
+            table_function(p, &scope, "unnest", exprs, label, alias, *with_ordinality)
         }
         TableFactor::NestedJoin {
             table_with_joins,
@@ -281,6 +280,20 @@ pub(super) fn plan_factor(
                 for c in &mut item.cols {
                     c.table = Some(a.clone());
                 }
+            }
+            // The alias's column list renames the join's columns, when they
+            // are listed as they are placed (no USING or NATURAL merge).
+            let plain = item
+                .cols
+                .iter()
+                .enumerate()
+                .all(|(k, c)| !c.hidden && c.star == k && c.merged.is_empty());
+            if plain {
+                rename_cols(&mut item.cols, alias)?;
+            } else if alias.as_ref().is_some_and(|a| !a.columns.is_empty()) {
+                return Err(SqlError::unsupported(
+                    "a column list on the alias of a join with USING or NATURAL",
+                ));
             }
             Ok(item)
         }
@@ -414,6 +427,7 @@ fn sequence_item(
 /// them).
 pub(super) fn table_function(
     p: &Planner<'_>,
+    scope: &Scope,
     name: &str,
     args: Vec<Expr>,
     label: String,
@@ -430,7 +444,7 @@ pub(super) fn table_function(
         }
         _ => alias.clone(),
     };
-    let item = function_rows(p, name, args, label.clone(), &own_alias)?;
+    let item = function_rows(p, scope, name, args, label.clone(), &own_alias)?;
     if !ordinality {
         return Ok(item);
     }
@@ -454,8 +468,12 @@ pub(super) fn table_function(
     })
 }
 
+/// The rows of function `name` over `args`, compiled beside `scope` (an
+/// argument reading an earlier FROM item or an enclosing query is typed
+/// by the column it reads).
 fn function_rows(
     p: &Planner<'_>,
+    scope: &Scope,
     name: &str,
     args: Vec<Expr>,
     label: String,
@@ -496,8 +514,10 @@ fn function_rows(
         | "string_split"
         | "walden_routine_set" => {
             let func = srf::lookup(&lname).expect("listed SRF");
-            let types: Vec<Option<DataType>> =
-                args.iter().map(|a| static_type(a, &[], &[])).collect();
+            let types: Vec<Option<DataType>> = args
+                .iter()
+                .map(|a| scoped_type(a, scope, &[], &p.params))
+                .collect();
             let func = srf::for_types(func, &types);
             // STRING_SPLIT's columns depend on its third argument, which
             // must be a constant (SQL Server's rule).
@@ -576,7 +596,7 @@ fn function_rows(
                     },
                     // An array's elements have its element type; an array
                     // in text form (a catalog column) has text elements.
-                    ty: match static_type(a, &[], &[]) {
+                    ty: match scoped_type(a, scope, &[], &p.params) {
                         Some(DataType::Array(e)) => *e,
                         _ => DataType::Text,
                     },
@@ -678,9 +698,8 @@ fn function_rows(
     }
 }
 
-/// Plans a FROM list into a left-deep join chain. `pending` receives the ON
-/// conditions of outer joins' nullable sides' ... (unused: conditions stay on
-/// their join).
+/// Plans a FROM list into a left-deep join chain, in the written order;
+/// a lateral item reads the items before it (see lateral.rs).
 pub(super) fn plan_from(
     p: &mut Planner<'_>,
     from: &[ast::TableWithJoins],
@@ -689,13 +708,15 @@ pub(super) fn plan_from(
 ) -> Result<Item> {
     let mut acc: Option<Item> = None;
     for twj in from {
-        let first = plan_factor(p, &twj.relation, outer)?;
+        let (first, reach) = beside(p, acc.as_ref(), &twj.relation, outer)?;
         acc = Some(match acc {
             None => first,
-            Some(left) => join(p, left, first, JoinKind::Inner, None, outer)?,
+            Some(left) => {
+                let lat = reach.map(|r| super::lateral::Lateral::in_place(&r, left.cols.len()));
+                join(p, left, first, JoinKind::Inner, None, outer, lat)?
+            }
         });
         for j in &twj.joins {
-            let right = plan_factor(p, &j.relation, outer)?;
             use ast::JoinOperator as J;
             let (kind, constraint) = match &j.join_operator {
                 J::Join(c) | J::Inner(c) => (JoinKind::Inner, Some(c)),
@@ -705,14 +726,36 @@ pub(super) fn plan_from(
                 J::CrossJoin(_) => (JoinKind::Inner, None),
                 other => return Err(SqlError::unsupported(format!("join {other:?}"))),
             };
-            let left = acc.take().unwrap();
-            acc = Some(join(p, left, right, kind, constraint, outer)?);
+            let (right, reach) = beside(p, acc.as_ref(), &j.relation, outer)?;
+            let left = acc.take().expect("a left side");
+            if let Some(r) = &reach {
+                super::lateral::check_kind(&kind, r, &left.cols)?;
+            }
+            let lat = reach.map(|r| super::lateral::Lateral::in_place(&r, left.cols.len()));
+            acc = Some(join(p, left, right, kind, constraint, outer, lat)?);
         }
     }
     Ok(acc.unwrap_or(Item {
         source: Source::Single,
         cols: vec![],
     }))
+}
+
+/// A FROM item planned beside the items joined so far (`acc`).
+fn beside(
+    p: &mut Planner<'_>,
+    acc: Option<&Item>,
+    f: &TableFactor,
+    outer: &Option<Arc<Scope>>,
+) -> Result<(Item, Option<crate::expr::Reach>)> {
+    let before = acc.map_or(&[][..], |a| &a.cols[..]);
+    super::lateral::plan_beside(
+        p,
+        before,
+        outer,
+        super::lateral::may_be_lateral(f),
+        &mut |p, o| plan_factor(p, f, o),
+    )
 }
 
 /// Puts a condition on a join: a hash key if it equates the two sides,
@@ -725,6 +768,7 @@ pub(super) fn place_on_join(source: &mut Source, c: Expr, lw: usize) {
         kind,
         keys,
         on,
+        lateral,
         ..
     } = source
     else {
@@ -732,6 +776,22 @@ pub(super) fn place_on_join(source: &mut Source, c: Expr, lw: usize) {
     };
     let mut used = Vec::new();
     cols_used(&c, &mut used);
+    // A lateral right side runs with its left row as its enclosing row:
+    // a condition over the join's row stays on the join (it would read the
+    // wrong enclosing rows inside), unless it is the left side's alone.
+    if lateral.is_some() {
+        let to_left = matches!(kind, JoinKind::Inner)
+            && !has_correlated_sub(&c)
+            && !used.is_empty()
+            && used.iter().all(|&i| i < lw)
+            && takes_filters(left);
+        if to_left {
+            add_filter(left, c, 0);
+        } else {
+            on.push(c);
+        }
+        return;
+    }
     // A reference to an enclosing query's row is a constant here, and may
     // go into either side (where it can choose an access path: a
     // correlated subquery's join would otherwise read both tables whole

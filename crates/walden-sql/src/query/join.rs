@@ -13,6 +13,7 @@ pub(super) fn join(
     kind: JoinKind,
     constraint: Option<&ast::JoinConstraint>,
     outer: &Option<Arc<Scope>>,
+    lateral: Option<Box<super::lateral::Lateral>>,
 ) -> Result<Item> {
     let lw = left.cols.len();
     let right_width = right.cols.len();
@@ -34,6 +35,7 @@ pub(super) fn join(
             let scope = Arc::new(Scope {
                 cols: cols.clone(),
                 parent: outer.clone(),
+                reach: None,
             });
             let mut cs = Vec::new();
             conjuncts(e, &mut cs);
@@ -165,6 +167,7 @@ pub(super) fn join(
         on: vec![],
         right_width,
         probe: None,
+        lateral,
     };
     for c in on {
         place_on_join(&mut source, c, lw);

@@ -21,6 +21,7 @@ use walden_engine::{DataType, Database, Table, Value};
 
 mod access;
 mod common_type;
+pub mod decorrelate;
 mod depend;
 mod equiv;
 mod estimate;
@@ -38,6 +39,7 @@ mod grouping_sets;
 pub use grouping_sets::grouping_call;
 mod distinct_on;
 mod join;
+mod lateral;
 mod order;
 mod recursive;
 mod select;
@@ -399,6 +401,9 @@ pub enum Source {
         /// through a key for each left row (chosen at run time over the
         /// hash join when the left side is small beside the table).
         probe: Option<Box<probe::JoinProbe>>,
+        /// A LATERAL right side, run once per left row (no keys then: the
+        /// conditions are all in `on`).
+        lateral: Option<Box<lateral::Lateral>>,
     },
 }
 

@@ -53,12 +53,31 @@ pub(super) fn plan_from_where(
     if units.len() < 3 {
         return Ok((plan_from(p, from, outer, &mut Vec::new())?, vec![]));
     }
-    let mut items = Vec::with_capacity(units.len());
+    let mut items: Vec<Item> = Vec::with_capacity(units.len());
+    // Per relation, what its lateral references reached of the relations
+    // before it (positions in their columns, in the written order).
+    let mut reached: Vec<Option<crate::expr::Reach>> = Vec::with_capacity(units.len());
+    let mut before: Vec<ScopeCol> = Vec::new();
     for u in &units {
-        items.push(match u {
-            Unit::Factor(f) => plan_factor(p, f, outer)?,
-            Unit::Whole(twj) => plan_from(p, std::slice::from_ref(*twj), outer, &mut Vec::new())?,
-        });
+        let (item, reach) = match u {
+            Unit::Factor(f) => super::lateral::plan_beside(
+                p,
+                &before,
+                outer,
+                super::lateral::may_be_lateral(f),
+                &mut |p, o| plan_factor(p, f, o),
+            )?,
+            Unit::Whole(twj) => super::lateral::plan_beside(
+                p,
+                &before,
+                outer,
+                super::lateral::chain_may_be_lateral(twj),
+                &mut |p, o| plan_from(p, std::slice::from_ref(*twj), o, &mut Vec::new()),
+            )?,
+        };
+        before.extend(item.cols.iter().cloned());
+        items.push(item);
+        reached.push(reach);
     }
     let mut preds = Vec::new();
     if let Some(w) = selection {
@@ -72,7 +91,8 @@ pub(super) fn plan_from_where(
             cs.into_iter().map(move |c| (*first, *at, c))
         })
         .collect();
-    let graph = Graph::new(&items, &preds, &on_conjuncts);
+    let mut graph = Graph::new(&items, &preds, &on_conjuncts);
+    graph.lateral_after(&items, &reached);
     // An ON condition naming a relation outside its join is an error the
     // written order reports; so is one of a relation not all-inner.
     let reorder =
@@ -84,10 +104,13 @@ pub(super) fn plan_from_where(
         written.clone()
     };
     if order == written {
-        return Ok((written_order(p, items, &units, from, outer)?, vec![]));
+        return Ok((
+            written_order(p, items, &reached, &units, from, outer)?,
+            vec![],
+        ));
     }
     let moved: Vec<ast::Expr> = on_conjuncts.into_iter().map(|(_, _, e)| e).collect();
-    Ok((join_in_order(p, items, &order, outer)?, moved))
+    Ok((join_in_order(p, items, &reached, &order, outer)?, moved))
 }
 
 /// The relations of `from`, and the ON conditions of the inner joins split
@@ -146,6 +169,7 @@ fn plain(e: &ast::Expr) -> bool {
 fn written_order(
     p: &mut Planner<'_>,
     items: Vec<Item>,
+    reached: &[Option<crate::expr::Reach>],
     units: &[Unit<'_>],
     from: &[ast::TableWithJoins],
     outer: &Option<Arc<Scope>>,
@@ -153,27 +177,37 @@ fn written_order(
     let mut items = items.into_iter();
     let mut acc: Option<Item> = None;
     let mut k = 0;
+    // A lateral relation joins the ones before it as they were planned.
+    let lateral = |k: usize, left: &Item| {
+        reached[k]
+            .as_ref()
+            .map(|r| super::lateral::Lateral::in_place(r, left.cols.len()))
+    };
     for twj in from {
         let first = items.next().expect("one item per relation");
         let whole = matches!(units[k], Unit::Whole(_));
-        k += 1;
         acc = Some(match acc {
             None => first,
-            Some(left) => join(p, left, first, JoinKind::Inner, None, outer)?,
+            Some(left) => {
+                let lat = lateral(k, &left);
+                join(p, left, first, JoinKind::Inner, None, outer, lat)?
+            }
         });
+        k += 1;
         if whole {
             continue;
         }
         for j in &twj.joins {
             let right = items.next().expect("one item per relation");
-            k += 1;
             use ast::JoinOperator as J;
             let c = match &j.join_operator {
                 J::Join(c) | J::Inner(c) => Some(c),
                 _ => None,
             };
             let left = acc.take().expect("a left side");
-            acc = Some(join(p, left, right, JoinKind::Inner, c, outer)?);
+            let lat = lateral(k, &left);
+            acc = Some(join(p, left, right, JoinKind::Inner, c, outer, lat)?);
+            k += 1;
         }
     }
     Ok(acc.expect("three relations or more"))
@@ -184,22 +218,49 @@ fn written_order(
 fn join_in_order(
     p: &mut Planner<'_>,
     items: Vec<Item>,
+    reached: &[Option<crate::expr::Reach>],
     order: &[usize],
     outer: &Option<Arc<Scope>>,
 ) -> Result<Item> {
     let widths: Vec<usize> = items.iter().map(|i| i.cols.len()).collect();
     let stars: Vec<Vec<usize>> = items.iter().map(|i| star_order(&i.cols)).collect();
+    // Where each relation's columns start in the written order's row.
+    let starts: Vec<usize> = widths
+        .iter()
+        .scan(0, |at, w| {
+            let s = *at;
+            *at += w;
+            Some(s)
+        })
+        .collect();
     let mut slots: Vec<Option<Item>> = items.into_iter().map(Some).collect();
     let mut offset = vec![0usize; slots.len()];
     let mut acc: Option<Item> = None;
     let mut at = 0;
     for &u in order {
         let item = slots[u].take().expect("each relation once");
+        // A lateral relation reads the written order's columns before it:
+        // where each one it reads now is (the order put them all before).
+        let lat = reached[u].as_ref().map(|r| {
+            let map = r
+                .cols
+                .iter()
+                .map(|&c| {
+                    let v = starts.iter().rposition(|&s| s <= c).expect("a relation");
+                    (c, offset[v] + c - starts[v])
+                })
+                .collect();
+            Box::new(super::lateral::Lateral {
+                width: starts[u],
+                map: Some(map),
+                enclosing: r.beyond,
+            })
+        });
         offset[u] = at;
         at += widths[u];
         acc = Some(match acc {
             None => item,
-            Some(left) => join(p, left, item, JoinKind::Inner, None, outer)?,
+            Some(left) => join(p, left, item, JoinKind::Inner, None, outer, lat)?,
         });
     }
     let mut item = acc.expect("three relations or more");
@@ -237,6 +298,9 @@ struct Graph {
     n: usize,
     /// Every ON conjunct names only relations of its chain up to its join.
     on_ok: bool,
+    /// Per relation, the relations a lateral one reads (it must follow
+    /// them).
+    needs: Vec<u128>,
 }
 
 /// Selectivity of a comparison other than equality (PostgreSQL's default
@@ -255,7 +319,7 @@ impl Graph {
             starts.push(cols.len());
             cols.extend(it.cols.iter().cloned());
         }
-        let scope = Scope { cols, parent: None };
+        let scope = Scope::new(cols);
         let unit_of = |i: usize| starts.iter().rposition(|&s| s <= i).expect("a relation");
         let resolve = |e: &ast::Expr| -> Option<(usize, usize)> {
             let (t, name) = crate::expr::ident_parts(strip(e));
@@ -371,7 +435,34 @@ impl Graph {
             near,
             n,
             on_ok,
+            needs: vec![0; n],
         }
+    }
+
+    /// Keeps each lateral relation after the relations it reads (which
+    /// link it to them, as a join predicate would).
+    fn lateral_after(&mut self, items: &[Item], reached: &[Option<crate::expr::Reach>]) {
+        let mut starts = Vec::with_capacity(items.len());
+        let mut at = 0;
+        for it in items {
+            starts.push(at);
+            at += it.cols.len();
+        }
+        for (u, r) in reached.iter().enumerate() {
+            let Some(r) = r else { continue };
+            for &c in &r.cols {
+                let v = starts.iter().rposition(|&s| s <= c).expect("a relation");
+                self.needs[u] |= bit(v);
+                self.near[u] |= bit(v);
+                self.near[v] |= bit(u);
+            }
+        }
+    }
+
+    /// Whether `u` may join `set`: a lateral relation only after what it
+    /// reads.
+    fn ready(&self, u: usize, set: u128) -> bool {
+        self.needs[u] & set == self.needs[u]
     }
 
     /// Estimated rows of the join of the relations in `set`.
@@ -395,9 +486,9 @@ impl Graph {
         self.near[u] & set != 0
     }
 
-    /// Whether some relation outside `set` is linked to it.
+    /// Whether some relation outside `set` that may join it is linked to it.
     fn any_linked(&self, set: u128) -> bool {
-        (0..self.n).any(|u| set & bit(u) == 0 && self.linked(u, set))
+        (0..self.n).any(|u| set & bit(u) == 0 && self.ready(u, set) && self.linked(u, set))
     }
 
     /// The sum of the intermediate results' rows of a left-deep `order`.
@@ -450,7 +541,9 @@ impl Graph {
             *c = self.card(set as u128);
         }
         for u in 0..n {
-            best[1 << u] = Some((0.0, u));
+            if self.needs[u] == 0 {
+                best[1 << u] = Some((0.0, u));
+            }
         }
         for set in 1..=full {
             let Some((cost, _)) = best[set] else {
@@ -458,7 +551,7 @@ impl Graph {
             };
             let linked_exists = self.any_linked(set as u128);
             for u in 0..n {
-                if set & (1 << u) != 0 {
+                if set & (1 << u) != 0 || !self.ready(u, set as u128) {
                     continue;
                 }
                 if linked_exists && !self.linked(u, set as u128) {
@@ -491,7 +584,10 @@ impl Graph {
             let linked_exists = set != 0 && self.any_linked(set);
             let mut pick: Option<(f64, usize)> = None;
             for u in 0..self.n {
-                if set & bit(u) != 0 || (linked_exists && !self.linked(u, set)) {
+                if set & bit(u) != 0
+                    || !self.ready(u, set)
+                    || (linked_exists && !self.linked(u, set))
+                {
                     continue;
                 }
                 let c = self.card(set | bit(u));

@@ -88,6 +88,7 @@ pub(super) fn plan_query_body(
     let empty = Arc::new(Scope {
         cols: vec![],
         parent: outer.clone(),
+        reach: None,
     });
     let (mut limit, offset) = limit_offset(p, &empty, q)?;
     let mut limit_mode = LimitMode::default();
@@ -398,6 +399,7 @@ fn plan_select_inner(
     let scope = Arc::new(Scope {
         cols: item.cols.clone(),
         parent: outer.clone(),
+        reach: None,
     });
     let input_types: Vec<DataType> = item.cols.iter().map(|c| c.ty.clone()).collect();
     // WHERE: conjuncts move to the sources and joins they concern.
@@ -725,6 +727,12 @@ fn plan_select_inner(
         })
         .collect();
     correlated |= projection.iter().any(|e| e.uses_outer()) || source_correlated(&item.source);
+    // An ORDER BY expression reading an enclosing row makes the query
+    // correlated too (keys, aggregates and HAVING are above).
+    correlated |= order.iter().any(|(k, _, _)| match k {
+        SortKey::Input(e) => e.uses_outer(),
+        SortKey::Output(_) => false,
+    });
     let distinct = matches!(&sel.distinct, Some(ast::Distinct::Distinct));
     if let Some(on) = &distinct_on {
         super::distinct_on::check_order(on, &order, &projection)?;
@@ -820,10 +828,16 @@ pub(super) fn source_correlated(s: &Source) -> bool {
             right,
             keys,
             on,
+            lateral,
             ..
         } => {
+            // A lateral side's outer references are mostly to the left row.
+            let right_correlated = match lateral {
+                Some(l) => l.enclosing,
+                None => source_correlated(right),
+            };
             source_correlated(left)
-                || source_correlated(right)
+                || right_correlated
                 || on.iter().any(|e| e.uses_outer())
                 || keys.iter().any(|(a, b)| a.uses_outer() || b.uses_outer())
         }

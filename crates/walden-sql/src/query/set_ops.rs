@@ -95,6 +95,7 @@ pub(super) fn plan_set_expr(
             let scope = Arc::new(Scope {
                 cols: vec![],
                 parent: outer,
+                reach: None,
             });
             let mut rows = Vec::new();
             let saved = std::mem::replace(&mut p.window, window::WindowSlot::Refused("in VALUES"));

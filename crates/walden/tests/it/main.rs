@@ -51,6 +51,7 @@ mod jdbc;
 mod key_prefix_access;
 mod lag_bound_kill;
 mod larger_than_memory;
+mod lateral;
 mod lock_views;
 mod locking_read_schedules;
 mod log_cli;

@@ -136,6 +136,7 @@ fn plan_body(p: &mut Planner<'_>, m: &ast::Merge) -> Result<MergePlan> {
     let source_scope = Arc::new(Scope {
         cols: scope.cols[width..].to_vec(),
         parent: scope.parent.clone(),
+        reach: None,
     });
     let mut conjuncts = Vec::new();
     query::conjuncts(&m.on, &mut conjuncts);
@@ -405,6 +406,7 @@ fn plan_output(
     let out_scope = Arc::new(Scope {
         cols,
         parent: scope.parent.clone(),
+        reach: None,
     });
     // `$action` is read as a parameter placeholder: it names the column.
     let mut items = items.clone();

@@ -49,7 +49,22 @@ impl<'p, 'm> Builder<'p, 'm> {
 }
 
 fn subplan_node<'p>(b: &mut Builder<'p, '_>, s: &'p SubPlan) -> Node {
-    query_node(b, &s.plan)
+    let mut n = query_node(b, &s.plan);
+    // A correlated subquery with a grouped form (query/decorrelate.rs):
+    // that plan too, which answers the rows after the first few.
+    if let Some(g) = &s.grouped {
+        n.prop(
+            "Grouped Pass",
+            format!(
+                "after {} rows, each row's value found by its {} key column(s) in one grouped run",
+                crate::query::decorrelate::PER_ROW_FIRST,
+                g.keys.len()
+            ),
+        );
+        let grouped = query_node(b, &g.plan);
+        n.child("Grouped", grouped);
+    }
+    n
 }
 
 /// The tree of a query plan.
@@ -552,8 +567,15 @@ pub fn source_node<'p>(b: &mut Builder<'p, '_>, s: &'p Source, qualify: bool) ->
             keys,
             on,
             probe,
+            lateral,
             ..
-        } => join_node(b, s, left, right, kind, keys, on, probe.as_deref(), qualify),
+        } => {
+            let mut n = join_node(b, s, left, right, kind, keys, on, probe.as_deref(), qualify);
+            if lateral.is_some() {
+                n.prop("Lateral", "the inner side runs once per outer row");
+            }
+            n
+        }
     };
     // The planner's estimate where the rows are not known exactly.
     if n.rows.is_none() {

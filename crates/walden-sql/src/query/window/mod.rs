@@ -442,6 +442,7 @@ fn compile_frame(p: &mut Planner<'_>, scope: &Arc<Scope>, spec: &Spec) -> Result
     let empty = Arc::new(Scope {
         cols: vec![],
         parent: scope.parent.clone(),
+        reach: None,
     });
     let saved = p.agg.take();
     let mut bound = |b: &B| -> Result<Bound> {
