@@ -10,7 +10,6 @@
 //! keys, count's 0), compared with PostgreSQL row for row.
 
 use crate::pg_diff;
-use crate::server_support;
 
 use pg_diff::{assert_same, connect, runtime, sqlstate_outcomes, Peers};
 use std::time::Duration;

@@ -6,7 +6,6 @@
 //! restarted (from the store), and the rows are as committed. Expected
 //! values were checked by hand on PostgreSQL 15.
 
-use crate::pg_diff;
 use crate::server_support;
 
 use server_support::{have, run_with_deadline, Serve};
