@@ -17,6 +17,7 @@ use crate::functions::SessionInfo;
 use crate::query::{self, object_last, Halt, Planner, Source};
 use crate::{Column, QueryOutput};
 use sqlparser::ast::{self, SelectItem};
+use std::ops::ControlFlow;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use triggers::Firing;
@@ -400,6 +401,18 @@ pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planne
         Some(f) => from::plan_where(p, &t, &scope, &u.selection, f)?,
         None => plan_where(p, &t, &scope, &u.selection)?,
     };
+    let written: Vec<&ast::Expr> = u
+        .assignments
+        .iter()
+        .map(|a| &a.value)
+        .chain(u.selection.as_ref())
+        .collect();
+    refuse_self_reading_subquery(
+        &t,
+        "UPDATE",
+        assignments.iter().map(|(_, e)| e).chain(&filter),
+        &written,
+    )?;
     let returning = match &u.output {
         Some(_) => output::plan(
             p,
@@ -466,6 +479,8 @@ fn plan_delete(p: &mut Planner<'_>, d: &ast::Delete) -> Result<Planned> {
         Some(f) => from::plan_where(p, &t, &scope, &d.selection, f)?,
         None => plan_where(p, &t, &scope, &d.selection)?,
     };
+    let written: Vec<&ast::Expr> = d.selection.iter().collect();
+    refuse_self_reading_subquery(&t, "DELETE", &filter, &written)?;
     let returning = match &d.output {
         Some(_) => output::plan(
             p,
@@ -892,4 +907,38 @@ pub(super) fn assigned_column(
         )
     })?;
     Ok((col, i))
+}
+
+/// Refuses an UPDATE or DELETE whose WHERE or SET has a correlated subquery
+/// reading the table it changes. PostgreSQL's subquery reads the table as
+/// of the statement's start; Walden's would see the rows the statement has
+/// already changed (`SET v = (SELECT sum(v) FROM t t2 WHERE t2.k = t.k)`
+/// summed values it had just written), a wrong answer.
+fn refuse_self_reading_subquery<'a>(
+    t: &Table,
+    verb: &str,
+    compiled: impl IntoIterator<Item = &'a Expr>,
+    written: &[&ast::Expr],
+) -> Result<()> {
+    fn correlated(e: &Expr) -> bool {
+        matches!(e, Expr::Sub(s) if s.correlated) || e.children().into_iter().any(correlated)
+    }
+    if !compiled.into_iter().any(correlated) {
+        return Ok(());
+    }
+    let name = t.def.name.to_ascii_lowercase();
+    let reads_target = written.iter().any(|e| {
+        ast::visit_relations(*e, |rel| match rel.0.last().and_then(|p| p.as_ident()) {
+            Some(i) if crate::expr::fold_ident(i) == name => ControlFlow::Break(()),
+            _ => ControlFlow::Continue(()),
+        })
+        .is_break()
+    });
+    if reads_target {
+        return Err(SqlError::unsupported(format!(
+            "{verb} with a correlated subquery reading the table it changes \
+             (it would see the statement's own changes)"
+        )));
+    }
+    Ok(())
 }
