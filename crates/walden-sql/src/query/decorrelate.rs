@@ -260,13 +260,19 @@ pub fn answer(
                 return Ok(Answer::PerRow);
             }
             let n = d.keys.len();
+            // What the grouped pass charges is given back when it fails (the
+            // per-row plan then runs within the statement's limit as before)
+            // and, once done, replaced by the map's own charge below.
+            let mark = env.info.mem.mark();
             let rows = match execute_plan(&d.plan, env, None) {
                 Ok(rows) => rows,
                 Err(_) => {
+                    env.info.mem.release_to(mark);
                     st.failed = true;
                     return Ok(Answer::PerRow);
                 }
             };
+            env.info.mem.release_to(mark);
             let mut map = HashMap::with_capacity(rows.len());
             for mut r in rows {
                 let v = if r.len() > n {
@@ -278,6 +284,7 @@ pub fn answer(
                     continue;
                 }
                 if env.info.mem.charge_row(n + 1).is_err() {
+                    env.info.mem.release_to(mark);
                     st.failed = true;
                     return Ok(Answer::PerRow);
                 }

@@ -304,6 +304,17 @@ const SCRIPT: &[&str] = &[
     "SELECT (1, 2) = (1, 2), (1, 2) <> (1, 3), (1, NULL) = (1, 2), (1, NULL) = (2, 2), (1, NULL) < (2, 0), (1, NULL) < (1, 5), (2, NULL) < (1, 5)",
     "SELECT (1, NULL, 3) <> (1, 2, 4), (1, 2) IN ((1, NULL)), (1, 2) NOT IN ((3, NULL))",
     "SELECT (1, 2) = (1, 2, 3)",
+    // UPDATE / DELETE with subqueries: over another table, correlated; over
+    // the target itself, uncorrelated (read before the first change).
+    "CREATE TABLE u (id int PRIMARY KEY, k int, v int)",
+    "INSERT INTO u SELECT g, g % 3, 1 FROM generate_series(1, 30) g",
+    "CREATE TABLE w (k int, n int)",
+    "INSERT INTO w VALUES (0, 5), (1, 7), (1, 8)",
+    "UPDATE u SET v = (SELECT sum(n) FROM w WHERE w.k = u.k) WHERE id <= 6",
+    "SELECT id, v FROM u WHERE id <= 6 ORDER BY id",
+    "DELETE FROM u WHERE id IN (SELECT id FROM u WHERE v > 1 OR v IS NULL)",
+    "UPDATE u SET v = v + (SELECT count(*) FROM u) WHERE id > 25",
+    "SELECT count(*), sum(v) FROM u",
 ];
 
 #[test]
@@ -347,5 +358,35 @@ fn numeric_keeps_every_digit_and_the_special_values() {
         // The session goes on.
         let r = c.simple_query("SELECT 1.5::numeric").await.unwrap();
         assert_eq!(render_messages(&r), "1.5; ok 1");
+    });
+}
+
+/// A correlated subquery reading the table an UPDATE or DELETE changes is
+/// refused: PostgreSQL reads the table as of the statement's start, Walden
+/// would see the rows the statement already changed (summing its own new
+/// values: up to 4609 where PostgreSQL gives 10).
+#[test]
+fn self_reading_correlated_subqueries_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let walden = server_support::Serve::start(&tmp.path().join("walden"), &[]);
+    block_on_within(Duration::from_secs(60), async {
+        let c = connect(&walden.conn_str()).await;
+        c.batch_execute(
+            "CREATE TABLE u (id int PRIMARY KEY, k int, v int); \
+             INSERT INTO u SELECT g, g % 3, 1 FROM generate_series(1, 30) g",
+        )
+        .await
+        .unwrap();
+        for sql in [
+            "UPDATE u SET v = (SELECT sum(v) FROM u u2 WHERE u2.k = u.k)",
+            "DELETE FROM u WHERE (SELECT count(*) FROM u u2 WHERE u2.k = u.k) > 5",
+            "UPDATE u SET v = 2 WHERE EXISTS (SELECT 1 FROM u u2 WHERE u2.id = u.id + 1 AND u2.v = 1)",
+        ] {
+            let e = c.simple_query(sql).await.unwrap_err();
+            let d = e.as_db_error().unwrap_or_else(|| panic!("{sql}: {e}"));
+            assert_eq!(d.code().code(), "0A000", "{sql}: {}", d.message());
+        }
+        let r = c.simple_query("SELECT count(*), sum(v) FROM u").await.unwrap();
+        assert_eq!(render_messages(&r), "30|30; ok 1");
     });
 }
