@@ -386,7 +386,10 @@ fn self_reading_correlated_subqueries_are_refused() {
             let d = e.as_db_error().unwrap_or_else(|| panic!("{sql}: {e}"));
             assert_eq!(d.code().code(), "0A000", "{sql}: {}", d.message());
         }
-        let r = c.simple_query("SELECT count(*), sum(v) FROM u").await.unwrap();
+        let r = c
+            .simple_query("SELECT count(*), sum(v) FROM u")
+            .await
+            .unwrap();
         assert_eq!(render_messages(&r), "30|30; ok 1");
     });
 }
