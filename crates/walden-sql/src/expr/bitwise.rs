@@ -136,3 +136,39 @@ pub fn compile(
     };
     Ok(Expr::Func(Func::Bitwise(op, w), vec![l, r]))
 }
+
+/// `l op r` when the bitwise operators decide it: a bitwise `op`, or a
+/// `~` that takes `op r` into its operand. Out of line, so that
+/// `Expr::compile`'s frame (stacked once per level of a deep expression)
+/// does not grow with it.
+#[inline(never)]
+pub(super) fn bitwise_binary(
+    p: &mut Planner<'_>,
+    scope: &Arc<Scope>,
+    left: &ast::Expr,
+    op: &ast::BinaryOperator,
+    right: &ast::Expr,
+) -> Result<Option<Expr>> {
+    if let Some(e) = functions::bitwise::regroup_prefix(left, op, right) {
+        return Expr::compile(p, scope, &e).map(Some);
+    }
+    let Some(b) = bit_op(op) else {
+        return Ok(None);
+    };
+    let l = Expr::compile(p, scope, left)?;
+    let r = Expr::compile(p, scope, right)?;
+    super::bitwise::compile(p, scope, b, Some(l), r).map(Some)
+}
+
+/// The integer bitwise operator `op` names, written bare or as
+/// `OPERATOR(pg_catalog.op)`.
+fn bit_op(op: &ast::BinaryOperator) -> Option<BitOp> {
+    match op {
+        ast::BinaryOperator::PGCustomBinaryOperator(parts) => match parts.as_slice() {
+            [o] => BitOp::from_name(o),
+            [schema, o] if schema.trim_matches('"') == "pg_catalog" => BitOp::from_name(o),
+            _ => None,
+        },
+        other => BitOp::from_binary(other),
+    }
+}
