@@ -60,6 +60,13 @@ async fn until(obs: &Client, pid: &str, cond: &str) {
     }
 }
 
+/// Waits until session `pid` is back waiting for its client: PostgreSQL
+/// reports the idle state a moment before its backend blocks in ClientRead,
+/// so an observer could otherwise see either.
+async fn settled(obs: &Client, pid: &str) {
+    until(obs, pid, "wait_event IS NOT DISTINCT FROM 'ClientRead'").await;
+}
+
 /// The schedule: what the observer sees, step by step.
 async fn schedule(conn: String) -> Vec<String> {
     let obs = connect(&conn).await;
@@ -74,13 +81,17 @@ async fn schedule(conn: String) -> Vec<String> {
         .await
         .unwrap();
     c2.simple_query("SELECT 1 AS idle_probe").await.unwrap();
+    settled(&obs, &p2).await;
     out.push(format!("idle: {}", seen(&obs, &p2).await));
     c2.simple_query("BEGIN").await.unwrap();
     c2.simple_query("SELECT 2 AS in_tx").await.unwrap();
+    settled(&obs, &p2).await;
     out.push(format!("in a block: {}", seen(&obs, &p2).await));
     let _ = c2.simple_query("SELECT * FROM nope").await;
+    settled(&obs, &p2).await;
     out.push(format!("failed block: {}", seen(&obs, &p2).await));
     c2.simple_query("ROLLBACK").await.unwrap();
+    settled(&obs, &p2).await;
     out.push(format!("after rollback: {}", seen(&obs, &p2).await));
     // The observer's own row: active, running this very statement.
     out.push(format!(
