@@ -92,6 +92,11 @@ for scale in $scales; do
         tpcc_sb "$server" cleanup --scale="$scale" >/dev/null 2>&1 || true
         tpcc_sb "$server" prepare --scale="$scale" --threads=2 >"$scratch/prepare-$server-$scale.log" 2>&1 \
             || { tail -20 "$scratch/prepare-$server-$scale.log" >&2; exit 1; }
+        # A loader thread's FATAL does not always reach sysbench's exit code.
+        if grep -q FATAL "$scratch/prepare-$server-$scale.log"; then
+            grep -m 3 FATAL "$scratch/prepare-$server-$scale.log" | cut -c1-300 >&2
+            exit 1
+        fi
     done
     on postgres -c "VACUUM ANALYZE" >/dev/null
     on walden -c "CHECKPOINT" >/dev/null

@@ -1,5 +1,8 @@
 //! Lifting literals of keyed writes into `$n` parameters, so each shape is parsed once.
 
+/// At most this many literals are lifted: the wire numbers parameters in 16 bits.
+const MAX_LIFTED: usize = u16::MAX as usize;
+
 /// The fast path for keyed writes sent as plain text: `INSERT`, `UPDATE` and
 /// `DELETE` statements whose literals differ from call to call (pgbench's
 /// simple protocol, ORMs without prepared statements) are turned into a
@@ -107,7 +110,9 @@ pub fn normalize_literals(sql: &str) -> Option<(String, Vec<walden_engine::Value
         }
         i += 1;
     }
-    if params.is_empty() {
+    // The template's `$n` must stay within the wire's 65,535 parameters; a
+    // statement with more literals (a bulk multi-row INSERT) is parsed as sent.
+    if params.is_empty() || params.len() > MAX_LIFTED {
         return None;
     }
     out.push_str(&sql[copied..]);
@@ -374,7 +379,7 @@ mod tests {
             out.push(ch);
             i += ch.len_utf8();
         }
-        if params.is_empty() {
+        if params.is_empty() || params.len() > MAX_LIFTED {
             return None;
         }
         Some((out, params))
@@ -407,6 +412,9 @@ mod tests {
         assert!(normalize_literals("SELECT a FROM t WHERE a IN (SELECT 1)").is_none());
         assert!(normalize_literals("DELETE TOP (3) FROM t").is_none());
         assert!(normalize_literals("INSERT INTO t VALUES (N'x', 1e5)").is_none());
+        // More literals than the wire has parameters: left to the full parse.
+        let rows = vec!["(1, 'a')"; 40_000].join(",");
+        assert!(normalize_literals(&format!("INSERT INTO t VALUES {rows}")).is_none());
     }
 
     #[test]
