@@ -270,6 +270,12 @@ impl<'a> Reader<'a> {
             2 => Numeric::NegInf,
             3 => {
                 let scale = self.ivar()?;
+                // Stored numerics never carry a negative scale (`from_parts`
+                // folds it into the integer); one here is damage, and
+                // honouring it would mean computing 10^-scale.
+                if scale < 0 {
+                    return Err(short());
+                }
                 let sign = match self.u8()? {
                     0 => num_bigint::Sign::Plus,
                     1 => num_bigint::Sign::Minus,

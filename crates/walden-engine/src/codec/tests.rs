@@ -308,6 +308,16 @@ fn small_numerics_keep_the_old_form() {
     assert_eq!(big[0], 26);
 }
 
+/// A damaged big numeric whose scale is negative is refused at once (the
+/// fuzzer found one that asked for 10^1,000,000,000 while decoding).
+#[test]
+fn a_negative_stored_scale_is_refused() {
+    let mut out = vec![26u8, 3];
+    put_ivar(&mut out, -1_000_000_000);
+    out.extend_from_slice(&[0, 1, 7]);
+    assert!(Reader::new(&out).value().is_err());
+}
+
 /// numeric typmods PostgreSQL allows: the old 3-byte form where it
 /// holds them, tag 27 for a precision past 255 or a negative scale.
 #[test]
