@@ -40,6 +40,10 @@ pub fn put_str(out: &mut Vec<u8>, s: &str) {
 /// A numeric a Decimal does not hold: a kind byte (NaN, +Infinity,
 /// -Infinity, finite), then for a finite value its scale, its sign and
 /// its magnitude's little-endian bytes.
+/// The largest scale a stored numeric may have: four times numeric's own
+/// limit (16,383), which no computed value passes.
+const MAX_STORED_SCALE: i64 = 65_536;
+
 fn put_big_numeric(out: &mut Vec<u8>, n: &Numeric) {
     match n {
         Numeric::NaN => out.push(0),
@@ -271,9 +275,10 @@ impl<'a> Reader<'a> {
             3 => {
                 let scale = self.ivar()?;
                 // Stored numerics never carry a negative scale (`from_parts`
-                // folds it into the integer); one here is damage, and
-                // honouring it would mean computing 10^-scale.
-                if scale < 0 {
+                // folds it into the integer) nor one far past numeric's
+                // 16,383; either is damage, and honouring it would mean
+                // computing 10^-scale or formatting a scale's worth of zeros.
+                if !(0..=MAX_STORED_SCALE).contains(&scale) {
                     return Err(short());
                 }
                 let sign = match self.u8()? {

@@ -308,12 +308,17 @@ fn small_numerics_keep_the_old_form() {
     assert_eq!(big[0], 26);
 }
 
-/// A damaged big numeric whose scale is negative is refused at once (the
+/// A damaged big numeric whose scale is negative or huge is refused at once (the
 /// fuzzer found one that asked for 10^1,000,000,000 while decoding).
 #[test]
 fn a_negative_stored_scale_is_refused() {
     let mut out = vec![26u8, 3];
     put_ivar(&mut out, -1_000_000_000);
+    out.extend_from_slice(&[0, 1, 7]);
+    assert!(Reader::new(&out).value().is_err());
+    // Nor one of two trillion, whose text would not fit in memory.
+    let mut out = vec![26u8, 3];
+    put_ivar(&mut out, 2_000_000_000_000);
     out.extend_from_slice(&[0, 1, 7]);
     assert!(Reader::new(&out).value().is_err());
 }
