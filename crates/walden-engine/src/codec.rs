@@ -37,13 +37,13 @@ pub fn put_str(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(s.as_bytes());
 }
 
+/// The largest scale a stored numeric may have: well past numeric's own
+/// limit, which no computed value passes.
+const MAX_STORED_SCALE: i64 = 4 * crate::types::NUMERIC_MAX_SCALE;
+
 /// A numeric a Decimal does not hold: a kind byte (NaN, +Infinity,
 /// -Infinity, finite), then for a finite value its scale, its sign and
 /// its magnitude's little-endian bytes.
-/// The largest scale a stored numeric may have: four times numeric's own
-/// limit (16,383), which no computed value passes.
-const MAX_STORED_SCALE: i64 = 65_536;
-
 fn put_big_numeric(out: &mut Vec<u8>, n: &Numeric) {
     match n {
         Numeric::NaN => out.push(0),
@@ -276,7 +276,7 @@ impl<'a> Reader<'a> {
                 let scale = self.ivar()?;
                 // Stored numerics never carry a negative scale (`from_parts`
                 // folds it into the integer) nor one far past numeric's
-                // 16,383; either is damage, and honouring it would mean
+                // limit; either is damage, and honouring it would mean
                 // computing 10^-scale or formatting a scale's worth of zeros.
                 if !(0..=MAX_STORED_SCALE).contains(&scale) {
                     return Err(short());

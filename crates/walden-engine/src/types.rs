@@ -23,6 +23,7 @@ pub use coerce::coerce;
 pub use enums::{EnumLabel, EnumRef, EnumType};
 pub use interval::Interval;
 pub use jsonb::Jsonb;
+pub use numeric::MAX_SCALE as NUMERIC_MAX_SCALE;
 pub use numeric::{float_to_numeric, parse_numeric, Numeric, NumericError};
 
 /// A column type.
