@@ -295,6 +295,21 @@ pub(crate) struct Access {
     pub(crate) filter: Vec<Expr>,
 }
 
+impl Access {
+    /// Whether a plan holding this access may run again (no subquery,
+    /// whose per-statement state the plan would keep).
+    pub(crate) fn reusable(&self) -> bool {
+        let lookup = self.lookup.iter().flatten();
+        let range = self.range.iter().flat_map(|r| r.exprs());
+        let index = self.index.iter().flat_map(|ip| query::index_exprs(ip));
+        lookup
+            .chain(range)
+            .chain(index)
+            .chain(self.filter.iter())
+            .all(|e| !e.has_subquery())
+    }
+}
+
 pub(crate) fn plan_where(
     p: &mut Planner<'_>,
     t: &Arc<Table>,

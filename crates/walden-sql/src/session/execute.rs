@@ -39,7 +39,10 @@ impl SqlSession {
             return self.run_tsql_batch(sql);
         }
         let stmts = front::split(sql);
-        if !self.implicit && self.newline_batch(&stmts) {
+        // Each piece's template, once: a piece whose template parses is one
+        // statement, which spares `newline_batch` parsing its text.
+        let mut templates: Vec<_> = stmts.iter().map(|s| self.fast_template(s)).collect();
+        if !self.implicit && self.newline_batch(&stmts, &templates) {
             return self.run_tsql_batch(sql);
         }
         if stmts.is_empty() {
@@ -55,10 +58,10 @@ impl SqlSession {
             self.implicit = true;
         }
         let mut failed = false;
-        for s in stmts {
+        for (s, template) in stmts.into_iter().zip(templates.iter_mut()) {
             // A syntax error's position counts from the start of the query string.
             let before = &sql[..(s.as_ptr() as usize - sql.as_ptr() as usize).min(sql.len())];
-            let r = match self.fast_template(s) {
+            let r = match template.take() {
                 Some((c, params)) => self.execute_shared(&c, &params),
                 None => self
                     .parse_cached(s)

@@ -145,7 +145,7 @@ impl StmtPlan {
     fn reusable(&self) -> bool {
         match self {
             StmtPlan::Query(q) => query::reusable(q),
-            StmtPlan::Locking(_) => false,
+            StmtPlan::Locking(l) => l.reusable(),
             StmtPlan::Insert(i) => i.reusable(),
             StmtPlan::Update(u) => u.reusable(),
             StmtPlan::Delete(d) => d.reusable(),
