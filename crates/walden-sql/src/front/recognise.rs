@@ -829,6 +829,60 @@ fn parse_checkdb(t: &mut Toks) -> Result<Command> {
     Ok(Command::CheckDb { name, quiet })
 }
 
+/// `LISTEN channel`, `UNLISTEN channel | *`, `NOTIFY channel [, 'payload']`
+/// (see `context/notify.rs`). A channel is an identifier (folded unless
+/// quoted); the payload a string constant, as PostgreSQL's grammar has it.
+fn parse_notify(first: &str, t: &mut Toks) -> Result<Command> {
+    t.i += 1;
+    // A channel is a ColId: no reserved word, and no type or function name
+    // key word, unless quoted.
+    let channel = |t: &mut Toks| match t.next() {
+        Some(Token::Word(w))
+            if w.quote_style.is_none()
+                && matches!(super::keywords::category(&w.value), Some('R' | 'T')) =>
+        {
+            Err(near(Some(Token::Word(w))))
+        }
+        Some(Token::Word(w)) if w.quote_style.is_none() => Ok(w.value.to_ascii_lowercase()),
+        Some(Token::Word(w)) if w.quote_style == Some('"') => Ok(w.value),
+        other => Err(near(other)),
+    };
+    let cmd = match first {
+        "LISTEN" => Command::Listen(channel(t)?),
+        "UNLISTEN" if t.eat_tok(&Token::Mul) => Command::Unlisten(None),
+        "UNLISTEN" => Command::Unlisten(Some(channel(t)?)),
+        _ => {
+            let channel = channel(t)?;
+            let payload = if t.eat_tok(&Token::Comma) {
+                match t.next() {
+                    Some(
+                        Token::SingleQuotedString(s)
+                        | Token::EscapedStringLiteral(s)
+                        | Token::UnicodeStringLiteral(s),
+                    ) => s,
+                    Some(Token::DollarQuotedString(d)) => d.value,
+                    other => return Err(near(other)),
+                }
+            } else {
+                String::new()
+            };
+            Command::Notify { channel, payload }
+        }
+    };
+    if !t.at_end() {
+        return Err(near(t.next()));
+    }
+    Ok(cmd)
+}
+
+/// PostgreSQL's syntax error at a token (or at the end).
+fn near(tok: Option<Token>) -> SqlError {
+    match tok {
+        None | Some(Token::EOF) => SqlError::syntax("syntax error at end of input"),
+        Some(t) => SqlError::syntax(format!("syntax error at or near \"{t}\"")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -884,59 +938,5 @@ mod tests {
             parse("alter table pgbench_branches add primary key (bid)").unwrap(),
             Command::Sql(_)
         ));
-    }
-}
-
-/// `LISTEN channel`, `UNLISTEN channel | *`, `NOTIFY channel [, 'payload']`
-/// (see `context/notify.rs`). A channel is an identifier (folded unless
-/// quoted); the payload a string constant, as PostgreSQL's grammar has it.
-fn parse_notify(first: &str, t: &mut Toks) -> Result<Command> {
-    t.i += 1;
-    // A channel is a ColId: no reserved word, and no type or function name
-    // key word, unless quoted.
-    let channel = |t: &mut Toks| match t.next() {
-        Some(Token::Word(w))
-            if w.quote_style.is_none()
-                && matches!(super::keywords::category(&w.value), Some('R' | 'T')) =>
-        {
-            Err(near(Some(Token::Word(w))))
-        }
-        Some(Token::Word(w)) if w.quote_style.is_none() => Ok(w.value.to_ascii_lowercase()),
-        Some(Token::Word(w)) if w.quote_style == Some('"') => Ok(w.value),
-        other => Err(near(other)),
-    };
-    let cmd = match first {
-        "LISTEN" => Command::Listen(channel(t)?),
-        "UNLISTEN" if t.eat_tok(&Token::Mul) => Command::Unlisten(None),
-        "UNLISTEN" => Command::Unlisten(Some(channel(t)?)),
-        _ => {
-            let channel = channel(t)?;
-            let payload = if t.eat_tok(&Token::Comma) {
-                match t.next() {
-                    Some(
-                        Token::SingleQuotedString(s)
-                        | Token::EscapedStringLiteral(s)
-                        | Token::UnicodeStringLiteral(s),
-                    ) => s,
-                    Some(Token::DollarQuotedString(d)) => d.value,
-                    other => return Err(near(other)),
-                }
-            } else {
-                String::new()
-            };
-            Command::Notify { channel, payload }
-        }
-    };
-    if !t.at_end() {
-        return Err(near(t.next()));
-    }
-    Ok(cmd)
-}
-
-/// PostgreSQL's syntax error at a token (or at the end).
-fn near(tok: Option<Token>) -> SqlError {
-    match tok {
-        None | Some(Token::EOF) => SqlError::syntax("syntax error at end of input"),
-        Some(t) => SqlError::syntax(format!("syntax error at or near \"{t}\"")),
     }
 }

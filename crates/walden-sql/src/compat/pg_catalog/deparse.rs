@@ -101,26 +101,6 @@ pub fn size_pretty(bytes: i64) -> String {
     format!("{} TB", half_rounded(size))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn idents_and_sizes_print_like_postgres() {
-        assert_eq!(quote_ident("abc_1"), "abc_1");
-        assert_eq!(quote_ident("Abc"), "\"Abc\"");
-        assert_eq!(quote_ident("user"), "\"user\"");
-        assert_eq!(
-            split_qualified("public.\"T\""),
-            (Some("public".into()), "T".into())
-        );
-        assert_eq!(size_pretty(8192), "8192 bytes");
-        assert_eq!(size_pretty(10 * 1024 * 1024), "10 MB");
-        assert_eq!(size_pretty(123_456), "121 kB");
-        assert_eq!(size_pretty(i64::MIN), "-8388608 TB");
-    }
-}
-
 /// `(a * 2)` as `a * 2`: the pretty form of a deparsed expression drops the
 /// parentheses around the whole of it (not those of `(a) + (b)`).
 pub fn without_outer_parens(s: &str) -> &str {
@@ -145,5 +125,25 @@ pub fn without_outer_parens(s: &str) -> &str {
         inner
     } else {
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idents_and_sizes_print_like_postgres() {
+        assert_eq!(quote_ident("abc_1"), "abc_1");
+        assert_eq!(quote_ident("Abc"), "\"Abc\"");
+        assert_eq!(quote_ident("user"), "\"user\"");
+        assert_eq!(
+            split_qualified("public.\"T\""),
+            (Some("public".into()), "T".into())
+        );
+        assert_eq!(size_pretty(8192), "8192 bytes");
+        assert_eq!(size_pretty(10 * 1024 * 1024), "10 MB");
+        assert_eq!(size_pretty(123_456), "121 kB");
+        assert_eq!(size_pretty(i64::MIN), "-8388608 TB");
     }
 }
