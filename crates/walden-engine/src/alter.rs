@@ -368,6 +368,7 @@ fn rebuilt(
                 return Err(EngineError::NotNull {
                     table: def.name.clone(),
                     column: def.columns[c].name.clone(),
+                    row: None,
                 });
             }
             let k: Key = def.primary_key.iter().map(|&c| row[c].clone()).collect();

@@ -489,6 +489,7 @@ impl Table {
                 return Err(EngineError::NotNull {
                     table: self.def.name.clone(),
                     column: self.def.columns[*i].name.clone(),
+                    row: None,
                 });
             }
             let key: Key = columns.iter().map(|&i| row[i].clone()).collect();
@@ -519,6 +520,7 @@ impl Table {
                     return Err(crate::error::EngineError::NotNull {
                         table: self.def.name.clone(),
                         column: self.def.columns[*i].name.clone(),
+                        row: None,
                     });
                 }
                 match rows.entry(key) {

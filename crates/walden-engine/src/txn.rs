@@ -150,6 +150,10 @@ pub struct Transaction {
     /// The SQL layer's state for that work (the `SET CONSTRAINTS` modes),
     /// put back by `ROLLBACK TO` (see [`Transaction::set_deferred_state`]).
     deferred_state: Option<DeferredState>,
+    /// Work the SQL layer does after the commit (notifications), in order;
+    /// opaque to the engine, cut back by `ROLLBACK TO` (see
+    /// [`Transaction::on_commit`]).
+    on_commit: parking_lot::Mutex<Vec<Deferred>>,
     finished: bool,
 }
 
@@ -197,6 +201,7 @@ impl Transaction {
             layers: parking_lot::Mutex::new(Vec::new()),
             deferred: Vec::new(),
             deferred_state: None,
+            on_commit: Default::default(),
             finished: false,
         }
     }

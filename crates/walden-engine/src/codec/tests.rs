@@ -344,3 +344,27 @@ fn numeric_typmods_round_trip() {
         assert_eq!(get_type(&mut Reader::new(&out)).unwrap(), t);
     }
 }
+
+#[test]
+fn a_generated_column_round_trips_and_plain_tables_encode_as_before() {
+    let plain = TableDef::new(
+        "g",
+        vec![
+            ColumnDef::new("a", DataType::Int),
+            ColumnDef::new("b", DataType::Int),
+        ],
+        &[],
+    )
+    .unwrap();
+    let mut generated = plain.clone();
+    generated.columns[1].generated = Some("a * 2".into());
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    super::defs::put_table_def(&mut a, &plain);
+    super::defs::put_table_def(&mut b, &generated);
+    // One more part: its tag, the position and the text.
+    assert_eq!(b.len(), a.len() + 1 + 1 + 1 + "a * 2".len());
+    for def in [plain, generated] {
+        let r = Redo::CreateTable(def);
+        assert_eq!(decode_redo(&encode_redo(&r), &|_, _| None).unwrap(), r);
+    }
+}

@@ -352,6 +352,8 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "statement_timestamp" => Func::StatementTimestamp,
         "clock_timestamp" | "timeofday" => Func::ClockTimestamp,
         "pg_sleep" => Func::Sleep,
+        "pg_notify" => Func::Notify,
+        "pg_notification_queue_usage" => Func::NotificationQueueUsage,
         "pg_advisory_lock" => Func::AdvisoryLock,
         "pg_try_advisory_lock" => Func::AdvisoryTryLock,
         "pg_advisory_unlock" => Func::AdvisoryUnlock,
@@ -530,7 +532,8 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
     };
     let arity = match func {
         Func::AdvisoryLock | Func::AdvisoryTryLock | Func::AdvisoryUnlock => Some(1..=2),
-        Func::AdvisoryUnlockAll => Some(0..=0),
+        Func::AdvisoryUnlockAll | Func::NotificationQueueUsage => Some(0..=0),
+        Func::Notify => Some(2..=2),
         Func::Sleep | Func::ToReg(_) | Func::PartitionAncestors | Func::CurrentSchemas => {
             Some(1..=1)
         }

@@ -112,6 +112,8 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         | Func::AdvisoryTryLock
         | Func::AdvisoryUnlock
         | Func::Sleep
+        | Func::Notify
+        | Func::NotificationQueueUsage
         | Func::SetConfig
         | Func::NewUuid
         | Func::Spid

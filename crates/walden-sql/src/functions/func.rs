@@ -59,6 +59,10 @@ pub enum Func {
     AdvisoryTryLock,
     AdvisoryUnlock,
     AdvisoryUnlockAll,
+    /// pg_notify(channel, payload): NOTIFY as a function.
+    Notify,
+    /// pg_notification_queue_usage().
+    NotificationQueueUsage,
     /// set_config(name, value, is_local).
     SetConfig,
     /// to_regclass / to_regtype / to_regnamespace(name): the object as a
@@ -306,6 +310,8 @@ impl Func {
                 | Func::SetVal
                 | Func::ClockTimestamp
                 | Func::Sleep
+                | Func::Notify
+                | Func::NotificationQueueUsage
                 | Func::AdvisoryLock
                 | Func::AdvisoryTryLock
                 | Func::AdvisoryUnlock
@@ -411,6 +417,7 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         Func::Today => DataType::Date,
         Func::NewUuid => DataType::Uuid,
         Func::DbId | Func::Spid => DataType::Int,
+        Func::NotificationQueueUsage => DataType::Double,
         // numeric(38, 0) in SQL Server.
         Func::ScopeIdentity | Func::LastIdentity | Func::Ident(_) => DataType::Decimal {
             precision: 38,

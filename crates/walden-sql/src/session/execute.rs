@@ -281,7 +281,7 @@ impl SqlSession {
             Some(mut tx) => {
                 let id = tx.id();
                 self.before_commit(&mut tx)?;
-                tx.commit(CommitRequest::Default)?;
+                self.commit_tx(tx, CommitRequest::Default)?;
                 self.cursors_committed(id);
                 Ok(())
             }
@@ -312,7 +312,7 @@ impl SqlSession {
             self.begin_statement(&mut tx)?;
             let v = f(&mut tx, self)?;
             self.before_commit(&mut tx)?;
-            tx.commit(CommitRequest::Default)?;
+            self.commit_tx(tx, CommitRequest::Default)?;
             Ok(v)
         }
     }
