@@ -181,7 +181,25 @@ impl SqlSession {
                 self.session.discard_sequences();
                 Ok(QueryOutput::command("DISCARD SEQUENCES"))
             }
+            Command::DiscardPlans => {
+                self.forget_plans();
+                Ok(QueryOutput::command("DISCARD PLANS"))
+            }
+            Command::DiscardTemp => {
+                // PostgreSQL drops them in the open transaction; Walden
+                // drops them only outside one (refused in a block).
+                if self.explicit || self.tx.is_some() {
+                    return Err(SqlError::unsupported(
+                        "DISCARD TEMP inside a transaction block",
+                    ));
+                }
+                self.drop_temp_tables();
+                self.forget_plans();
+                Ok(QueryOutput::command("DISCARD TEMP"))
+            }
             Command::DiscardAll => {
+                self.drop_temp_tables();
+                self.forget_plans();
                 self.session.discard_sequences();
                 self.settings.reset_all();
                 self.engine.advisory.unlock_all(self.session.id);
