@@ -45,25 +45,44 @@ impl Interval {
         })
     }
 
-    /// Multiplies by `f`; fractional months spill into days (30 a month) and
-    /// fractional days into time, as PostgreSQL's `interval_mul` does.
+    /// Multiplies by `f` as PostgreSQL's `interval_mul` does: months and
+    /// days are truncated, the fractional month goes to days (30 a month,
+    /// rounded to 1e-6 day) and the fractional day to seconds (rounded to
+    /// a microsecond), a whole day of those seconds back to days.
     pub fn checked_mul_f64(self, f: f64) -> Option<Interval> {
-        if !f.is_finite() {
+        self.scale(|x| x * f)
+    }
+
+    /// Divides by `f` (not zero: the caller raises 22012) as PostgreSQL's
+    /// `interval_div` does: the same cascade as `checked_mul_f64`, but each
+    /// field divided (`x / f` and `x * (1 / f)` differ in the last bit).
+    pub fn checked_div_f64(self, f: f64) -> Option<Interval> {
+        self.scale(|x| x / f)
+    }
+
+    fn scale(self, op: impl Fn(f64) -> f64) -> Option<Interval> {
+        // PostgreSQL's TSROUND: to 6 decimal places, ties to even.
+        let round6 = |x: f64| (x * 1e6).round_ties_even() / 1e6;
+        let int32 = |x: f64| {
+            (!x.is_nan() && x >= i32::MIN as f64 && x <= i32::MAX as f64).then_some(x as i32)
+        };
+        let m = op(self.months as f64);
+        let d = op(self.days as f64);
+        let months = int32(m)?;
+        let mut days = int32(d)?;
+        let month_days = round6((m - months as f64) * 30.0);
+        let mut secs = round6((d - days as f64 + month_days - month_days.trunc()) * 86_400.0);
+        if secs.abs() >= 86_400.0 {
+            let whole = (secs / 86_400.0).trunc();
+            days = days.checked_add(whole as i32)?;
+            secs -= whole * 86_400.0;
+        }
+        days = days.checked_add(month_days.trunc() as i32)?;
+        let micros = (op(self.micros as f64) + secs * US as f64).round_ties_even();
+        if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&micros) {
             return None;
         }
-        let m = self.months as f64 * f;
-        let months = m.trunc();
-        let d = self.days as f64 * f + (m - months) * 30.0;
-        let days = d.trunc();
-        let micros = (self.micros as f64 * f + (d - days) * DAY_US as f64).round();
-        let fits = |x: f64, lo: f64, hi: f64| x >= lo && x <= hi;
-        if !fits(months, i32::MIN as f64, i32::MAX as f64)
-            || !fits(days, i32::MIN as f64, i32::MAX as f64)
-            || !fits(micros, -9.2e18, 9.2e18)
-        {
-            return None;
-        }
-        Some(Interval::new(months as i32, days as i32, micros as i64))
+        Some(Interval::new(months, days, micros as i64))
     }
 
     /// Whole days out of the time part (`justify_hours`).

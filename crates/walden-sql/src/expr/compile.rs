@@ -380,6 +380,19 @@ impl Expr {
                 if let Some(e) = catalog_cast(p, scope, expr, data_type)? {
                     return Ok(e);
                 }
+                // `::interval DAY TO SECOND(3)`: cut and rounded as it runs.
+                if let ast::DataType::Interval {
+                    fields: Some(fields),
+                    precision,
+                } = data_type
+                {
+                    let inner = Expr::compile(p, scope, expr)?;
+                    let precision = precision.map(|p| p.min(6) as u8);
+                    return Ok(Expr::Func(
+                        Func::IntervalTypmod(Some(*fields), precision),
+                        vec![inner],
+                    ));
+                }
                 let (plain_type, precision) = crate::types::names::split_time_precision(data_type)?;
                 if let Some(digits) = precision.filter(|d| *d < 6) {
                     let cast = A::Cast {
@@ -534,26 +547,34 @@ impl Expr {
                 Expr::Func(f, args)
             }
             A::Interval(iv) => {
-                if iv.last_field.is_some()
-                    || iv.leading_precision.is_some()
-                    || iv.fractional_seconds_precision.is_some()
-                {
-                    return Err(SqlError::unsupported(format!("interval literal {e}")));
-                }
-                let text = match Expr::compile(p, scope, &iv.value)? {
-                    Expr::Lit(Value::Text(s)) => s.to_string(),
-                    Expr::Lit(v @ (Value::Int(_) | Value::Decimal(_))) => v.to_string(),
+                use sqlparser::ast::DateTimeField as D;
+                // `SECOND(p)` is the fractional precision (PostgreSQL has no
+                // leading precision); `DAY TO SECOND(p)` likewise.
+                let precision = match (&iv.leading_field, iv.leading_precision) {
+                    (Some(D::Second), Some(p)) if iv.fractional_seconds_precision.is_none() => {
+                        Some(p)
+                    }
+                    (_, None) => iv.fractional_seconds_precision,
                     _ => return Err(SqlError::unsupported(format!("interval literal {e}"))),
                 };
-                // `INTERVAL '3' DAY`: a bare number counts the unit.
-                let text = match &iv.leading_field {
-                    Some(f) if text.trim().parse::<f64>().is_ok() => format!("{text} {f}"),
-                    Some(f) => {
-                        return Err(SqlError::unsupported(format!("interval literal with {f}")))
-                    }
-                    None => text,
+                let fields = match &iv.leading_field {
+                    Some(lead) => Some(
+                        crate::types::interval_typmod::fields_of(lead, iv.last_field.as_ref())
+                            .ok_or_else(|| SqlError::syntax(format!("invalid interval {e}")))?,
+                    ),
+                    None => None,
                 };
-                Expr::Lit(coerce(Value::text(text), &DataType::Interval)?)
+                let text = match Expr::compile(p, scope, &iv.value)? {
+                    Expr::Lit(Value::Text(s)) => s.to_string(),
+                    Expr::Lit(v @ (Value::Int(_) | Value::Decimal(_))) if fields.is_some() => {
+                        v.to_string()
+                    }
+                    _ => return Err(SqlError::unsupported(format!("interval literal {e}"))),
+                };
+                let precision = precision.map(|p| p.min(6) as u8);
+                Expr::Lit(Value::Interval(crate::types::interval_typmod::parse(
+                    &text, fields, precision,
+                )?))
             }
             A::AtTimeZone {
                 timestamp,

@@ -108,8 +108,14 @@ pub enum Command {
     Reset(Option<String>),
     /// `DEALLOCATE [PREPARE] name | ALL` (None).
     Deallocate(Option<String>),
-    /// `DISCARD ALL`: settings, advisory locks, prepared statements.
+    /// `DISCARD ALL`: settings, advisory locks, prepared statements,
+    /// cursors, cached plans, temporary tables, sequence state.
     DiscardAll,
+    /// `DISCARD TEMP` / `DISCARD TEMPORARY`: drops the session's
+    /// temporary tables.
+    DiscardTemp,
+    /// `DISCARD PLANS`: forgets the session's cached plans.
+    DiscardPlans,
     /// `SET CONSTRAINTS { ALL | name, ... } { DEFERRED | IMMEDIATE }`: the
     /// names (none: ALL) and whether DEFERRED (see `dml/deferred.rs`).
     SetConstraints {
@@ -118,8 +124,6 @@ pub enum Command {
     },
     /// `DISCARD SEQUENCES`: forgets the session's `currval` / `lastval`.
     DiscardSequences,
-    /// `DISCARD TEMP`: drops the session's temporary tables.
-    DiscardTemp,
     /// `LISTEN channel` (`context/notify.rs`).
     Listen(String),
     /// `UNLISTEN channel`, or `UNLISTEN *` (None).

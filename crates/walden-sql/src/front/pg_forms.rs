@@ -4,6 +4,7 @@
 //! without its descendants is the table) and `x OPERATOR(pg_catalog.=) ANY
 //! (...)` (pg_catalog's operators are the built-in ones; other forms of
 //! `OPERATOR(...)` parse as they are and are compiled in `expr/`), and
+//! `INTERVAL(p) 'text'` (as a cast to `interval(p)`), and
 //! `f(a, VARIADIC arr)`, whose last argument is marked by a call of
 //! `__walden_variadic(arr)` for `functions/compile.rs`.
 
@@ -19,7 +20,11 @@ const COMPARISONS: &[&str] = &["=", "<>", "!=", "<", ">", "<=", ">="];
 /// `sql` with those forms rewritten; `None` when it has none.
 pub(super) fn rewrite(sql: &str) -> Option<String> {
     let upper = sql.to_ascii_uppercase();
-    if !upper.contains("ONLY") && !upper.contains("OPERATOR") && !upper.contains("VARIADIC") {
+    if !upper.contains("ONLY")
+        && !upper.contains("OPERATOR")
+        && !upper.contains("VARIADIC")
+        && !upper.contains("INTERVAL")
+    {
         return None;
     }
     let raw = super::toks::Raw::new(sql)?;
@@ -63,6 +68,28 @@ pub(super) fn rewrite(sql: &str) -> Option<String> {
                     && matches!(word(k + close + 1).as_str(), "ANY" | "ALL" | "SOME")
                 {
                     cuts.push((solid[k], solid[k + close], op));
+                }
+            }
+            // `INTERVAL(p) 'text'`: sqlparser drops the `(p)`; spelled as
+            // the cast it means, which keeps it.
+            "INTERVAL" => {
+                let tok = |j: usize| solid.get(k + j).map(|i| &toks[*i]);
+                if let (
+                    Some(Token::LParen),
+                    Some(Token::Number(n, _)),
+                    Some(Token::RParen),
+                    Some(
+                        lit @ (Token::SingleQuotedString(_)
+                        | Token::EscapedStringLiteral(_)
+                        | Token::DollarQuotedString(_)),
+                    ),
+                ) = (tok(1), tok(2), tok(3), tok(4))
+                {
+                    cuts.push((
+                        solid[k],
+                        solid[k + 4],
+                        format!("CAST({lit} AS INTERVAL({n}))"),
+                    ));
                 }
             }
             "VARIADIC"
@@ -129,6 +156,10 @@ mod tests {
             Some("SELECT 1 WHERE k = ANY (array['r'])")
         );
         assert_eq!(rewrite("SELECT 1 FETCH FIRST 1 ROW ONLY"), None);
+        assert_eq!(
+            rewrite("SELECT interval(2) '1.234 s', interval '1 s'").as_deref(),
+            Some("SELECT CAST('1.234 s' AS INTERVAL(2)), interval '1 s'")
+        );
         assert_eq!(rewrite("SELECT 1 WHERE a OPERATOR(pg_catalog.=) b"), None);
         assert_eq!(rewrite("SELECT 1 WHERE a OPERATOR(other.=) ANY (x)"), None);
         assert_eq!(rewrite("SELECT 'FROM ONLY t'"), None);

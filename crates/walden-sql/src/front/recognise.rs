@@ -257,14 +257,22 @@ pub fn parse(sql: &str) -> Result<Command> {
             t.end("DISCARD SEQUENCES")?;
             return Ok(Command::DiscardSequences);
         }
-        "VACUUM" | "ANALYZE" | "ANALYSE" => return super::analyze::parse(&mut t, &first),
         "DISCARD" if t.is(1, "TEMP") || t.is(1, "TEMPORARY") => {
             t.i += 2;
             t.end("DISCARD TEMP")?;
             return Ok(Command::DiscardTemp);
         }
-        // DISCARD PLANS: plans are made again after any catalog change.
-        "DISCARD" if t.is(1, "PLANS") => return Ok(Command::Ignored(first)),
+        "DISCARD" if t.is(1, "PLANS") => {
+            t.i += 2;
+            t.end("DISCARD PLANS")?;
+            return Ok(Command::DiscardPlans);
+        }
+        "DISCARD" => {
+            return Err(SqlError::syntax(
+                "syntax error: DISCARD takes ALL, PLANS, SEQUENCES, TEMP or TEMPORARY",
+            ))
+        }
+        "VACUUM" | "ANALYZE" | "ANALYSE" => return super::analyze::parse(&mut t, &first),
         "USE" => {
             t.i += 1;
             let name = t.ident()?;

@@ -154,7 +154,10 @@ impl Acc {
             Acc::Sum(s) => {
                 *s = Some(match s.take() {
                     None => match v {
-                        Value::Int(_) | Value::Float(_) | Value::Decimal(_) => v,
+                        Value::Int(_)
+                        | Value::Float(_)
+                        | Value::Decimal(_)
+                        | Value::Interval(_) => v,
                         other => crate::functions::binary(
                             crate::functions::BinOp::Add,
                             Value::Int(0),
@@ -232,6 +235,12 @@ impl Acc {
                 // numeric division, with its result scale.
                 Value::Int(i) => Value::Decimal(Numeric::from(i).div(&Numeric::from(n))?),
                 Value::Decimal(d) => Value::Decimal(d.div(&Numeric::from(n))?),
+                // PostgreSQL's interval_avg: the sum divided by the count.
+                Value::Interval(i) => {
+                    Value::Interval(i.checked_div_f64(n as f64).ok_or_else(|| {
+                        SqlError::new(ErrorKind::DatetimeOverflow, "interval out of range")
+                    })?)
+                }
                 other => other,
             },
             Acc::MinMax(m) => m.unwrap_or(Value::Null),
@@ -266,6 +275,7 @@ pub fn aggregate_type(kind: AggKind, arg: Option<&DataType>) -> DataType {
             Some(DataType::SmallInt | DataType::Int) => DataType::BigInt,
             Some(DataType::Real) => DataType::Real,
             Some(DataType::Double) => DataType::Double,
+            Some(DataType::Interval) => DataType::Interval,
             _ => DataType::Decimal {
                 precision: 0,
                 scale: 0,
@@ -273,6 +283,7 @@ pub fn aggregate_type(kind: AggKind, arg: Option<&DataType>) -> DataType {
         },
         AggKind::Avg => match arg {
             Some(DataType::Real | DataType::Double) => DataType::Double,
+            Some(DataType::Interval) => DataType::Interval,
             _ => DataType::Decimal {
                 precision: 0,
                 scale: 0,

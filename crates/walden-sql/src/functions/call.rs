@@ -89,6 +89,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         | Func::AtTimeZone
         | Func::DatePartPg
         | Func::TimePrecision(_)
+        | Func::IntervalTypmod(..)
         | Func::Age => datetime::call(f, a, env)?,
         Func::MakeDate
         | Func::MakeTime

@@ -46,6 +46,9 @@ pub enum Func {
     /// A cast to `timestamp(p)`, `time(p)`: the value kept to `p`
     /// fractional-second digits.
     TimePrecision(u8),
+    /// A cast to `interval DAY TO SECOND(p)` and the like: the value cut
+    /// to its fields and rounded to its precision.
+    IntervalTypmod(Option<sqlparser::ast::IntervalFields>, Option<u8>),
     DateTrunc,
     /// age(a, b) / age(a).
     Age,
@@ -381,6 +384,7 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
             _ => DataType::TimestampTz,
         },
         Func::TimePrecision(_) => args.first().cloned().unwrap_or(DataType::Timestamp),
+        Func::IntervalTypmod(..) => DataType::Interval,
         // A timestamp gives the instant; anything else (an unknown literal
         // reads as timestamptz) the wall clock there.
         Func::AtTimeZone => match args.first() {

@@ -46,7 +46,9 @@ fn to_f64(v: &Value) -> Option<f64> {
     match v {
         Value::Int(i) => Some(*i as f64),
         Value::Float(f) => Some(*f),
-        Value::Decimal(d) => Some(d.to_f64()),
+        // As PostgreSQL's numeric-to-float8 cast: the nearest float to the
+        // decimal's text (rust_decimal's own conversion can be a bit off).
+        Value::Decimal(d) => Some(d.to_string().parse().unwrap_or_else(|_| d.to_f64())),
         _ => None,
     }
 }
@@ -123,9 +125,7 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> Option<Result<Value>> {
             if f == 0.0 {
                 Err(SqlError::new(ErrorKind::DivisionByZero, "division by zero"))
             } else {
-                i.checked_mul_f64(1.0 / f)
-                    .map(V::Interval)
-                    .ok_or_else(iv_range)
+                i.checked_div_f64(f).map(V::Interval).ok_or_else(iv_range)
             }
         }
         _ => return None,

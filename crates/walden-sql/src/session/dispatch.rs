@@ -205,18 +205,26 @@ impl SqlSession {
                 self.in_tx(|tx, _| crate::context::notify::notify(tx, &c, payload))?;
                 Ok(out)
             }
+            Command::DiscardPlans => {
+                self.forget_plans();
+                Ok(QueryOutput::command("DISCARD PLANS"))
+            }
             Command::DiscardTemp => {
-                // Dropped in a transaction of their own (as at session end).
-                if self.explicit || self.implicit {
+                // PostgreSQL drops them in the open transaction; Walden
+                // drops them in a transaction of their own (as at session
+                // end), so only outside one (refused in a block).
+                if self.explicit || self.implicit || self.tx.is_some() {
                     return Err(SqlError::unsupported(
                         "DISCARD TEMP inside a transaction block",
                     ));
                 }
                 self.drop_temp_tables();
+                self.forget_plans();
                 Ok(QueryOutput::command("DISCARD TEMP"))
             }
             Command::DiscardAll => {
                 self.drop_temp_tables();
+                self.forget_plans();
                 self.session.discard_sequences();
                 self.settings.reset_all();
                 self.engine.advisory.unlock_all(self.session.id);

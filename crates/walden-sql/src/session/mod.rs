@@ -258,6 +258,13 @@ impl SqlSession {
         })
     }
 
+    /// Forgets the cached plans (`DISCARD PLANS`): the next run of each
+    /// statement plans it afresh.
+    pub(super) fn forget_plans(&mut self) {
+        let plans = std::mem::take(&mut self.plans);
+        crate::session::stack::with_stack_to_drop(move || drop(plans));
+    }
+
     /// How many statement executions reused a cached plan so far.
     pub fn plan_cache_hits(&self) -> u64 {
         self.plan_hits

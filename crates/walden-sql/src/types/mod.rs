@@ -5,6 +5,7 @@
 
 pub(crate) mod array_text;
 pub(crate) mod collation;
+pub(crate) mod interval_typmod;
 pub(crate) mod names;
 pub(crate) mod oids;
 pub(crate) mod pg_types;

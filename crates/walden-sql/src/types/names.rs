@@ -90,6 +90,16 @@ pub fn split_time_precision(t: &SqlType) -> Result<(SqlType, Option<u8>)> {
         S::Timestamp(Some(p), tz) => (S::Timestamp(None, *tz), keep(*p)),
         S::Time(Some(p), tz) => (S::Time(None, *tz), keep(*p)),
         S::Datetime(Some(p)) => (S::Datetime(None), keep(*p)),
+        S::Interval {
+            fields: None,
+            precision: Some(p),
+        } => (
+            S::Interval {
+                fields: None,
+                precision: None,
+            },
+            keep(*p),
+        ),
         S::Custom(name, args) => match custom_time_precision(&custom_name(name), args)? {
             Some(p) => (S::Custom(name.clone(), vec![]), keep(p)),
             None => (t.clone(), None),
@@ -149,7 +159,9 @@ pub fn data_type(t: &SqlType) -> Result<DataType> {
             precision: None,
         } => DataType::Interval,
         S::Interval { .. } => {
-            return Err(SqlError::unsupported("interval with fields or precision"))
+            return Err(SqlError::unsupported(
+                "interval with fields or precision here (only a literal or a cast applies them)",
+            ))
         }
         S::Date => DataType::Date,
         S::Uuid => DataType::Uuid,

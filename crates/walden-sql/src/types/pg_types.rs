@@ -172,7 +172,13 @@ pub fn format_type(oid: i64, typmod: Option<i64>) -> Option<String> {
             Some(p) => format!("time({p}) without time zone"),
             None => "time without time zone".into(),
         },
-        1186 => "interval".into(),
+        // Fields in the high half (0x7FFF: all of them), precision low.
+        1186 => match m {
+            Some(m) if m & 0xFFFF != 0xFFFF && m >> 16 == 0x7FFF => {
+                format!("interval({})", m & 0xFFFF)
+            }
+            _ => "interval".into(),
+        },
         114 => "json".into(),
         3802 => "jsonb".into(),
         1114 => match m {

@@ -47,6 +47,7 @@ mod ha_operator;
 mod identity_columns;
 mod implicit_transactions;
 mod index_unions;
+mod interval_answers;
 mod isolation_schedules;
 mod jdbc;
 mod key_prefix_access;

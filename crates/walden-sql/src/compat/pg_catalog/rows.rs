@@ -102,8 +102,12 @@ pub(super) fn attribute_row(
     not_null: bool,
 ) -> Vec<Value> {
     let (oid, typmod) = type_oid_and_mod(&c.data_type);
-    // `timestamp(2)`: the precision is the typmod.
-    let typmod = c.time_precision.map_or(typmod, i64::from);
+    // `timestamp(2)`: the precision is the typmod; `interval(2)`'s has
+    // the fields (all: 0x7FFF) in its high half.
+    let typmod = match (&c.data_type, c.time_precision) {
+        (DataType::Interval, Some(p)) => (0x7FFF << 16) | i64::from(p),
+        (_, p) => p.map_or(typmod, i64::from),
+    };
     let (st, len, byval) = storage(oid);
     vec![
         i(relid),

@@ -84,6 +84,16 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             })
         }
         Func::TimePrecision(p) => walden_engine::types::datetime::round_to_precision(arg(0), p),
+        Func::IntervalTypmod(fields, p) => match arg(0) {
+            Value::Null => Value::Null,
+            Value::Text(t) => Value::Interval(crate::types::interval_typmod::parse(&t, fields, p)?),
+            v => match walden_engine::types::coerce(v, &DataType::Interval)? {
+                Value::Interval(i) => {
+                    Value::Interval(crate::types::interval_typmod::apply(i, fields, p))
+                }
+                other => other,
+            },
+        },
         Func::ToChar => crate::functions::temporal::to_char(&arg(0), &text_arg(&arg(1)))?,
         Func::DateTrunc => crate::functions::temporal::date_trunc(&text_arg(&arg(0)), &arg(1))?,
         Func::Extract => crate::functions::temporal::extract(&text_arg(&arg(0)), &arg(1))?,
