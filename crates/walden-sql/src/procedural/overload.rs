@@ -43,7 +43,7 @@ impl<'h, H: Host> Runner<'h, H> {
     /// Every stored definition of `name`, by key.
     pub(super) fn func_definitions(&mut self, name: &str) -> Result<Vec<StoredDef>> {
         let q = format!(
-            "SELECT name, definition FROM {FUNC_TABLE} WHERE name = $1 OR name LIKE $2 ORDER BY name"
+            "SELECT name, definition FROM public.{FUNC_TABLE} WHERE name = $1 OR name LIKE $2 ORDER BY name"
         );
         let o = match self.fixed(&q, &[Value::text(name), Value::text(format!("{name}(%"))]) {
             Ok(o) => o,

@@ -96,7 +96,8 @@ impl<'h, H: Host> Runner<'h, H> {
                 key
             }
         };
-        self.store_func(&key, text)?;
+        let text = self.placed_text(f, text)?;
+        self.store_func(&key, &text)?;
         Ok(QueryOutput::command(if f.procedure {
             "CREATE PROCEDURE"
         } else {
@@ -104,13 +105,69 @@ impl<'h, H: Host> Runner<'h, H> {
         }))
     }
 
+    /// The CREATE text as stored. A routine belongs to the schema its
+    /// name gives or, unqualified, to the first existing schema of
+    /// search_path (PostgreSQL's rule); an unqualified name of a schema
+    /// other than `public` is written qualified into the text, which is
+    /// where `pg_proc` (so pg_dump) reads the schema from.
+    fn placed_text(&mut self, f: &PgFunc, text: &str) -> Result<String> {
+        let schema = match &f.schema {
+            Some(s) => s.clone(),
+            None => {
+                let o = self.fixed("SELECT current_schema()", &[])?;
+                match o.rows.into_iter().next().and_then(|r| r.into_iter().next()) {
+                    Some(Value::Null) | None => {
+                        return Err(SqlError::new(
+                            ErrorKind::InvalidSchemaName,
+                            "no schema has been selected to create in",
+                        ))
+                    }
+                    Some(v) => v.to_string(),
+                }
+            }
+        };
+        match schema.as_str() {
+            "public" | "dbo" => return Ok(text.to_string()),
+            "pg_catalog" | "pg_toast" | "information_schema" => {
+                return Err(SqlError::unsupported(&format!(
+                    "creating routines in schema {schema}"
+                )))
+            }
+            _ => {}
+        }
+        let o = self.fixed(
+            "SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1",
+            &[Value::text(schema.clone())],
+        )?;
+        if o.rows.is_empty() {
+            return Err(SqlError::new(
+                ErrorKind::InvalidSchemaName,
+                format!("schema \"{schema}\" does not exist"),
+            ));
+        }
+        if f.schema.is_some() {
+            return Ok(text.to_string());
+        }
+        let at = f.name_at.min(text.len());
+        Ok(format!(
+            "{}{}.{}",
+            &text[..at],
+            crate::types::quote::quote_ident(&schema),
+            &text[at..]
+        ))
+    }
+
     pub fn drop_pg_funcs(
         &mut self,
         names: &[(String, Option<Vec<String>>)],
         if_exists: bool,
-        procedure: bool,
+        procedure: Option<bool>,
     ) -> Result<QueryOutput> {
-        let kind = if procedure { "procedure" } else { "function" };
+        let kind = match procedure {
+            Some(true) => "procedure",
+            Some(false) => "function",
+            None => "routine",
+        };
         let mut notices = Vec::new();
         for (name, types) in names {
             let defs = self.func_definitions(name)?;
@@ -153,7 +210,7 @@ impl<'h, H: Host> Runner<'h, H> {
                 ));
             };
             if let Some(f) = &f {
-                if f.procedure != procedure {
+                if procedure.is_some_and(|p| p != f.procedure) {
                     return Err(SqlError::new(
                         ErrorKind::WrongObjectType,
                         format!("{shown} is not a {kind}"),
@@ -165,10 +222,10 @@ impl<'h, H: Host> Runner<'h, H> {
             }
             self.drop_func(&key, true)?;
         }
-        let mut o = QueryOutput::command(if procedure {
-            "DROP PROCEDURE"
-        } else {
-            "DROP FUNCTION"
+        let mut o = QueryOutput::command(match procedure {
+            Some(true) => "DROP PROCEDURE",
+            Some(false) => "DROP FUNCTION",
+            None => "DROP ROUTINE",
         });
         o.notices = notices;
         Ok(o)
