@@ -180,6 +180,22 @@ impl<'h, H: Host> Runner<'h, H> {
             for p in f.params.iter().take(tys.len()) {
                 pts.push(crate::types::names::parse_type_name(&p.ty)?);
             }
+            // A VARIADIC parameter takes elements (unless the call passes
+            // the array with VARIADIC, which `arg_type` cannot see).
+            if f.variadic && pts.len() == f.params.len() {
+                if let Some(DataType::Array(e)) = pts.pop() {
+                    let vararr = positional.last().is_some_and(|a| {
+                        lex(a).is_ok_and(|t| t.first().is_some_and(|x| x.is("variadic")))
+                    });
+                    if vararr {
+                        pts.push(DataType::Array(e));
+                    } else {
+                        while pts.len() < tys.len() {
+                            pts.push((*e).clone());
+                        }
+                    }
+                }
+            }
             let fits = tys.iter().zip(&pts).all(|(a, p)| match a {
                 ArgTy::Known(a) => crate::query::implicit(a, p),
                 _ => true,

@@ -266,6 +266,13 @@ fn not_found(f: &PgFunc, n: usize) -> SqlError {
 /// Each parameter's value for a call `f(args)` as an expression: the
 /// positional arguments, then the named ones (`name => x`), then defaults.
 pub(super) fn bind_call(f: &PgFunc, args: &[Option<String>]) -> Result<Vec<String>> {
+    let gathered;
+    let args = if f.variadic {
+        gathered = variadic_args(f, args)?;
+        &gathered[..]
+    } else {
+        args
+    };
     let mut given: Vec<Option<String>> = vec![None; f.params.len()];
     let mut named = false;
     for (k, a) in args.iter().enumerate() {
@@ -303,6 +310,45 @@ pub(super) fn bind_call(f: &PgFunc, args: &[Option<String>]) -> Result<Vec<Strin
                 .ok_or_else(|| not_found(f, args.len()))
         })
         .collect()
+}
+
+/// Whether an argument is named (`name => x`).
+fn is_named(a: &str) -> bool {
+    lex(a).is_ok_and(|t| t.len() > 2 && (t[1].op("=>") || t[1].op(":=")) && t[0].k == K::Word)
+}
+
+/// A call of a VARIADIC function with its variadic arguments as one:
+/// `f(a, 1, 2, 3)` is `f(a, ARRAY[1, 2, 3])`; `f(a, VARIADIC arr)` passes
+/// the array itself. With no variadic argument the parameter's default
+/// applies (else the call binds to nothing, as in PostgreSQL).
+pub(super) fn variadic_args(f: &PgFunc, args: &[Option<String>]) -> Result<Vec<Option<String>>> {
+    let fixed = f.params.len().saturating_sub(1);
+    let positional = args
+        .iter()
+        .take_while(|a| a.as_deref().is_some_and(|a| !is_named(a)))
+        .count();
+    let mut out: Vec<Option<String>> = args[..positional.min(fixed)].to_vec();
+    if positional > fixed {
+        let rest = &args[fixed..positional];
+        let last = rest.last().and_then(|a| a.as_deref()).unwrap_or("");
+        let t = lex(last)?;
+        if rest.len() == 1 && t.len() > 1 && t[0].is("variadic") {
+            out.push(Some(last[t[1].s..].to_string()));
+        } else if rest
+            .iter()
+            .flatten()
+            .any(|a| lex(a).is_ok_and(|t| t.first().is_some_and(|x| x.is("variadic"))))
+        {
+            return Err(SqlError::syntax(
+                "VARIADIC must be the last argument, alone in its place",
+            ));
+        } else {
+            let items: Vec<&str> = rest.iter().flatten().map(|a| a.as_str()).collect();
+            out.push(Some(format!("ARRAY[{}]", items.join(", "))));
+        }
+    }
+    out.extend(args[positional..].iter().cloned());
+    Ok(out)
 }
 
 /// Whether calls of `f` inline into the calling statement (else they run:

@@ -217,3 +217,66 @@ fn pg_dump_prints_routines_as_postgres() {
     }
     assert!(!dump.contains("walden_functions"), "{dump}");
 }
+
+/// VARIADIC parameters (SQL and PL/pgSQL): the trailing arguments make the
+/// array, `VARIADIC arr` passes one, a default stands for none; pg_proc's
+/// modes and types. PostgreSQL 15's outcomes for the same statements.
+const VARIADIC: &[(&str, &str)] = &[
+    (
+        "CREATE FUNCTION vsum(VARIADIC xs int[]) RETURNS int LANGUAGE sql AS 'SELECT sum(x)::int FROM unnest($1) x'",
+        "ok 0",
+    ),
+    (
+        "CREATE FUNCTION vcat(sep text, VARIADIC parts text[]) RETURNS text LANGUAGE plpgsql AS $$ BEGIN RETURN sep || array_to_string(parts, sep); END $$",
+        "ok 0",
+    ),
+    (
+        "CREATE FUNCTION vcnt(VARIADIC xs int[] DEFAULT ARRAY[]::int[]) RETURNS int LANGUAGE sql AS 'SELECT cardinality(xs)'",
+        "ok 0",
+    ),
+    ("SELECT vsum(1, 2, 3)", "6; ok 1"),
+    ("SELECT vsum(5)", "5; ok 1"),
+    ("SELECT vsum(VARIADIC ARRAY[4, 5])", "9; ok 1"),
+    ("SELECT vcat('-', 'a', 'b', 'c')", "-a-b-c; ok 1"),
+    ("SELECT vcat('-', VARIADIC ARRAY['x', 'y'])", "-x-y; ok 1"),
+    ("SELECT vcnt()", "0; ok 1"),
+    ("SELECT vcnt(1, 2)", "2; ok 1"),
+    ("SELECT vsum()", "ERROR 42883"),
+    ("CREATE TABLE vt (a int, b int)", "ok 0"),
+    ("INSERT INTO vt VALUES (1, 2), (3, 4)", "ok 2"),
+    ("SELECT a, vsum(a, b, 10) FROM vt ORDER BY a", "1|13; 3|17; ok 2"),
+    (
+        "SELECT proname, pg_get_function_arguments(oid), proargmodes, proallargtypes, proargtypes, pronargs \
+         FROM pg_proc WHERE proname IN ('vsum', 'vcat') ORDER BY 1",
+        "vcat|sep text, VARIADIC parts text[]|{i,v}|{25,1009}|25 1009|2; \
+         vsum|VARIADIC xs integer[]|{v}|{1007}|1007|1; ok 2",
+    ),
+    ("DROP FUNCTION vsum(int[])", "ok 0"),
+    ("DROP FUNCTION vcat(text, VARIADIC text[])", "ok 0"),
+    ("CREATE FUNCTION bad(VARIADIC xs int) RETURNS int LANGUAGE sql AS 'SELECT 1'", "ERROR 42P13"),
+    (
+        "CREATE FUNCTION bad(VARIADIC xs int[], y int) RETURNS int LANGUAGE sql AS 'SELECT 1'",
+        "ERROR 42P13",
+    ),
+];
+
+#[test]
+fn variadic_parameters_match_postgres() {
+    let tmp = tempfile::tempdir().unwrap();
+    let walden = Serve::start(&tmp.path().join("walden"), &[]);
+    runtime().block_on(async {
+        tokio::time::timeout(Duration::from_secs(60), async {
+            let c = connect(&walden.conn_str()).await;
+            let mut wrong = Vec::new();
+            for (sql, want) in VARIADIC {
+                let got = outcome(&c, sql, &[]).await;
+                if !matches(want, &got) {
+                    wrong.push(format!("{sql}\n  want {want}\n  got  {got}"));
+                }
+            }
+            assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+        })
+        .await
+        .expect("timed out")
+    });
+}

@@ -80,6 +80,9 @@ pub struct PgFunc {
     /// The arguments as declared, in order, each with its mode as
     /// `pg_proc.proargmodes` writes it (`i`, `o`, `b`, `v`).
     pub declared: Vec<(char, ProcParam)>,
+    /// The last parameter is `VARIADIC x type[]`: the call's arguments
+    /// from its place on are its array's elements.
+    pub variadic: bool,
 }
 
 impl PgFunc {
@@ -122,6 +125,8 @@ enum Mode {
     In,
     Out,
     InOut,
+    /// An IN parameter that takes the call's remaining arguments.
+    Variadic,
 }
 
 /// A statement this module handles.
@@ -354,7 +359,10 @@ fn parse_arg(
             };
             a += 1;
         }
-        Some("variadic") => return Err(refuse("VARIADIC parameters")),
+        Some("variadic") if a + 1 < b => {
+            mode = Mode::Variadic;
+            a += 1;
+        }
         _ => {}
     }
     let mut end = b;
@@ -428,13 +436,27 @@ fn parse_function(
     let mut declared = Vec::new();
     for (k, span) in args.iter().enumerate() {
         let (p, mode) = parse_arg(sql, t, *span, k, procedure)?;
-        let m = match t.get(span.0).map(|x| x.w.as_str()) {
-            Some("out") if span.1 > span.0 + 1 => 'o',
-            Some("inout") if span.1 > span.0 + 1 => 'b',
-            _ => 'i',
+        let m = match mode {
+            Mode::Out => 'o',
+            Mode::InOut if t[span.0].is("out") => 'o',
+            Mode::InOut => 'b',
+            Mode::Variadic => 'v',
+            Mode::In => 'i',
         };
+        if declared.iter().any(|(m, _)| *m == 'v') && m != 'o' {
+            return Err(SqlError::new(
+                crate::error::ErrorKind::InvalidFunctionDefinition,
+                "VARIADIC parameter must be the last input parameter",
+            ));
+        }
+        if m == 'v' && !p.ty.trim_end().ends_with(']') {
+            return Err(SqlError::new(
+                crate::error::ErrorKind::InvalidFunctionDefinition,
+                "VARIADIC parameter must be an array",
+            ));
+        }
         declared.push((m, p.clone()));
-        if mode != Mode::In && !procedure {
+        if matches!(mode, Mode::Out | Mode::InOut) && !procedure {
             // An unnamed result column is `columnN` (N its place).
             let mut o = p.clone();
             if o.name.starts_with("@_") {
@@ -459,6 +481,7 @@ fn parse_function(
         set: false,
         out,
         table: false,
+        variadic: declared.iter().any(|(m, _)| *m == 'v'),
         schema,
         name_at: t[at].s,
         declared,
