@@ -129,7 +129,7 @@ impl<'h, H: Host> Runner<'h, H> {
         match schema.as_str() {
             "public" | "dbo" => return Ok(text.to_string()),
             "pg_catalog" | "pg_toast" | "information_schema" => {
-                return Err(SqlError::unsupported(&format!(
+                return Err(SqlError::unsupported(format!(
                     "creating routines in schema {schema}"
                 )))
             }

@@ -197,7 +197,7 @@ pub(super) fn proc_rows(env: &Env<'_>) -> Vec<Vec<Value>> {
                 let mut names = Vec::new();
                 for (m, a) in &f.declared {
                     all.push(i(type_oid(&a.ty)));
-                    modes.push(t(&m.to_string()));
+                    modes.push(t(m.to_string()));
                     names.push(t(a
                         .name
                         .get(1..)
