@@ -129,11 +129,11 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                     .map_or(Value::Null, Value::text),
             }
         }
-        Func::FunctionArguments => {
+        Func::FunctionArguments { defaults } => {
             let oid = int_arg(&arg(0), "oid")?;
             match crate::compat::pg_catalog::function_arguments(oid) {
                 Some(r) => Value::text(r),
-                None => crate::compat::pg_catalog::user_function_arguments(env, oid)
+                None => crate::compat::pg_catalog::user_function_arguments(env, oid, defaults)
                     .map_or(Value::Null, Value::text),
             }
         }

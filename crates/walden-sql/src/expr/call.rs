@@ -482,9 +482,8 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         | "pg_tablespace_location"
         | "pg_get_function_sqlbody" => Func::Null,
         "pg_get_function_result" => Func::FunctionResult,
-        "pg_get_function_arguments" | "pg_get_function_identity_arguments" => {
-            Func::FunctionArguments
-        }
+        "pg_get_function_arguments" => Func::FunctionArguments { defaults: true },
+        "pg_get_function_identity_arguments" => Func::FunctionArguments { defaults: false },
         "pg_get_serial_sequence" => Func::SerialSequence,
         "scope_identity" => Func::ScopeIdentity,
         "walden_last_identity" => Func::LastIdentity,

@@ -144,7 +144,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         | Func::ColDescription
         | Func::TriggerDef
         | Func::FunctionResult
-        | Func::FunctionArguments
+        | Func::FunctionArguments { .. }
         | Func::True
         | Func::Privilege(_)
         | Func::False

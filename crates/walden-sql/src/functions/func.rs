@@ -197,7 +197,11 @@ pub enum Func {
     /// pg_get_function_result / pg_get_function_arguments of a built-in
     /// function listed in `pg_proc` (`pg_catalog/builtin_procs.rs`).
     FunctionResult,
-    FunctionArguments,
+    /// With defaults (`pg_get_function_arguments`) or without
+    /// (`_identity_arguments`).
+    FunctionArguments {
+        defaults: bool,
+    },
     EncodingName,
     /// pg_char_to_encoding: UTF8's number (6), -1 for another name.
     EncodingId,

@@ -157,7 +157,9 @@ impl Host for SqlSession {
     }
 
     fn in_transaction(&self) -> bool {
-        self.explicit
+        // A multi-statement query's implicit block is a transaction too:
+        // a DO or a call in it runs in it, not in one of its own.
+        self.explicit || self.implicit
     }
 
     fn transaction_failed(&self) -> bool {

@@ -78,6 +78,7 @@ mod relation_sizes;
 mod replication_cli;
 mod replication_netns;
 mod result_types;
+mod routine_catalog;
 mod run_time_parameters;
 mod schemas;
 mod sequences;
