@@ -704,12 +704,23 @@ fn ddl_builds_past_the_transaction_memory_limit_fail_with_53200() {
     }
     let indexes = "SELECT count(*) FROM pg_indexes WHERE tablename = 'big'";
     out_of_memory(&mut s, "CREATE INDEX big_v ON big (v)");
-    out_of_memory(&mut s, "ALTER TABLE big ADD PRIMARY KEY (id)");
+    // A rebuild whose new table has no indexes goes to a spill file
+    // instead (docs/design.md, slice 4): it fits, and is undone here (as
+    // is the rewrite to a new type below).
+    tag(&mut s, "BEGIN");
+    tag(&mut s, "ALTER TABLE big ADD PRIMARY KEY (id)");
+    assert_eq!(
+        one(&mut s, "SELECT count(*) || '|' || sum(id) FROM big"),
+        "7500|28128750"
+    );
+    tag(&mut s, "ROLLBACK");
     out_of_memory(
         &mut s,
         "ALTER TABLE big ADD CONSTRAINT big_v_key UNIQUE (v)",
     );
-    out_of_memory(&mut s, "ALTER TABLE big ALTER COLUMN id TYPE BIGINT");
+    tag(&mut s, "BEGIN");
+    tag(&mut s, "ALTER TABLE big ALTER COLUMN id TYPE BIGINT");
+    tag(&mut s, "ROLLBACK");
     assert_eq!(one(&mut s, indexes), "0");
     assert_eq!(
         one(
