@@ -42,16 +42,38 @@ fn psql(s: &Serve, sql: &str) -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
-#[test]
-fn bulk_loads_past_the_transaction_limit_spill_and_survive_a_kill() {
+/// A scratch directory with the limited config, or None (and the test
+/// fails in CI) when psql is missing.
+fn scratch() -> Option<tempfile::TempDir> {
     if !have("psql", &["--version"]) {
         server_support::missing_tool("psql is not installed");
-        return;
+        return None;
     }
     let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("walden.toml"), CONFIG).unwrap();
+    Some(tmp)
+}
+
+/// The error text of a statement that must fail.
+fn psql_err(s: &Serve, sql: &str) -> String {
+    let out = run_with_deadline(
+        Command::new("psql")
+            .args(["-X", "-h", "127.0.0.1", "-p", &s.port.to_string()])
+            .args(["-U", "walden", "-d", "walden", "-At", "-q"])
+            .args(["-c", sql]),
+        Duration::from_secs(120),
+    );
+    assert!(!out.status.success(), "{sql} succeeded");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn bulk_loads_past_the_transaction_limit_spill_and_survive_a_kill() {
+    let Some(tmp) = scratch() else {
+        return;
+    };
     let data = tmp.path().join("data");
     let config = tmp.path().join("walden.toml");
-    std::fs::write(&config, CONFIG).unwrap();
     let config = config.to_str().unwrap().to_string();
     let flags = ["--config", &config];
     let mut s = Serve::start(&data, &flags);
@@ -99,14 +121,11 @@ fn bulk_loads_past_the_transaction_limit_spill_and_survive_a_kill() {
 /// rebuilt table survives a kill (redo rebuilds it) and a checkpoint.
 #[test]
 fn alter_table_rebuilds_past_the_transaction_limit_spill() {
-    if !have("psql", &["--version"]) {
-        server_support::missing_tool("psql is not installed");
+    let Some(tmp) = scratch() else {
         return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
+    };
     let data = tmp.path().join("data");
     let config = tmp.path().join("walden.toml");
-    std::fs::write(&config, CONFIG).unwrap();
     let config = config.to_str().unwrap().to_string();
     let flags = ["--config", &config];
     let mut s = Serve::start(&data, &flags);
@@ -118,14 +137,7 @@ fn alter_table_rebuilds_past_the_transaction_limit_spill() {
          INSERT INTO y SELECT g, repeat('v', 100) FROM generate_series(1, 200000) g; \
          INSERT INTO y VALUES (777, 'again')",
     );
-    let dup = run_with_deadline(
-        Command::new("psql")
-            .args(["-X", "-h", "127.0.0.1", "-p", &s.port.to_string()])
-            .args(["-U", "walden", "-d", "walden", "-At", "-q"])
-            .args(["-c", "ALTER TABLE y ADD PRIMARY KEY (id)"]),
-        Duration::from_secs(120),
-    );
-    let err = String::from_utf8_lossy(&dup.stderr);
+    let err = psql_err(&s, "ALTER TABLE y ADD PRIMARY KEY (id)");
     assert!(
         err.contains("could not create unique index") && err.contains("(id)=(777)"),
         "{err}"
@@ -146,14 +158,7 @@ fn alter_table_rebuilds_past_the_transaction_limit_spill() {
     let probe = "SELECT count(*), sum(id), sum(w), sum(length(v)) FROM y; \
                  SELECT left(v, 3), w FROM y WHERE id = 123456";
     assert_eq!(psql(&s, probe), expect);
-    let dup_again = run_with_deadline(
-        Command::new("psql")
-            .args(["-X", "-h", "127.0.0.1", "-p", &s.port.to_string()])
-            .args(["-U", "walden", "-d", "walden", "-At", "-q"])
-            .args(["-c", "INSERT INTO y VALUES (5, 'x', 1)"]),
-        Duration::from_secs(60),
-    );
-    assert!(String::from_utf8_lossy(&dup_again.stderr).contains("duplicate key"));
+    assert!(psql_err(&s, "INSERT INTO y VALUES (5, 'x', 1)").contains("duplicate key"));
 
     s.signal_and_wait(libc::SIGKILL, Duration::from_secs(10));
     let mut s = Serve::start(&data, &flags);
