@@ -79,10 +79,7 @@ impl Interval {
         }
         days = days.checked_add(month_days.trunc() as i32)?;
         let micros = (op(self.micros as f64) + secs * US as f64).round_ties_even();
-        if micros.is_nan()
-            || micros < -9.223_372_036_854_776e18
-            || micros >= 9.223_372_036_854_776e18
-        {
+        if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&micros) {
             return None;
         }
         Some(Interval::new(months, days, micros as i64))

@@ -733,7 +733,14 @@ impl Expr {
                                     Box::new(Expr::Lit(Value::Int(1))),
                                 );
                             }
-                            e = Expr::Func(Func::ArrayElement, vec![e, i]);
+                            // `a[i][j]`: one lookup with every subscript.
+                            e = match e {
+                                Expr::Func(Func::ArrayElement, mut args) => {
+                                    args.push(i);
+                                    Expr::Func(Func::ArrayElement, args)
+                                }
+                                e => Expr::Func(Func::ArrayElement, vec![e, i]),
+                            };
                         }
                         ast::AccessExpr::Dot(A::Identifier(id)) => {
                             e = record::field(p, scope, e, &fold_ident(id))?;
@@ -751,10 +758,8 @@ impl Expr {
                     .iter()
                     .map(|x| Expr::compile(p, scope, x))
                     .collect::<Result<Vec<_>>>()?;
-                // Walden's arrays have one dimension: an ARRAY[...] of arrays
-                // (`ARRAY[[1,2],[3,4]]`) would be a two-dimensional array in
-                // PostgreSQL, whose subscripts, unnest, cardinality and `= ANY`
-                // read every element; refused rather than answered as nested.
+                // An ARRAY[...] of arrays (`ARRAY[[1,2],[3,4]]`) has one
+                // more dimension than its sub-arrays.
                 let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
                 if elems.iter().any(|x| {
                     matches!(
@@ -763,9 +768,7 @@ impl Expr {
                     )
                 }) || arr.elem.iter().any(|x| matches!(x, A::Array(_)))
                 {
-                    return Err(SqlError::unsupported(
-                        "multidimensional arrays (an ARRAY[...] of arrays)",
-                    ));
+                    return Ok(Expr::Func(Func::ArrayBuildNested, elems));
                 }
                 resolve_common(p, scope, elems.iter_mut().collect(), "ARRAY")?;
                 Expr::Func(Func::ArrayBuild, elems)

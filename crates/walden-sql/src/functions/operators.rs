@@ -445,7 +445,7 @@ pub fn type_name(v: &Value) -> &'static str {
         Value::Interval(_) => "interval",
         Value::Json(_) => "json",
         Value::Jsonb(_) => "jsonb",
-        Value::Array(_) => "anyarray",
+        Value::Array(_) | Value::MdArray(_) => "anyarray",
         Value::Enum(..) => "anyenum",
         Value::Reg(k, ..) => k.sql_name(),
     }
