@@ -17,6 +17,7 @@ use crate::error::{EngineError, KeyConflict, Result};
 use crate::mvcc::Csn;
 use crate::schema::TableDef;
 use crate::session::Session;
+use crate::store::layer::{LayerFile, SortedBatch, LAYER_BATCH_BYTES};
 use crate::table::{value_list, Table};
 use crate::types::{Key, Value};
 use std::collections::HashSet;
@@ -76,14 +77,16 @@ impl Database {
 }
 
 /// Checks an alteration of `t` against the catalog and builds the table it
-/// makes, with its redo record.
+/// makes, with its redo record, and whether its rows went into `into`
+/// (see [`altered`]).
 pub(crate) fn prepare(
     cat: &Catalog,
     t: &Arc<Table>,
     alt: Alteration,
     csn: Csn,
     budget: &mut BuildBudget,
-) -> Result<(Arc<Table>, Redo)> {
+    into: Option<&LayerFile>,
+) -> Result<(Arc<Table>, Redo, bool)> {
     if !alt.def.name.eq_ignore_ascii_case(t.name())
         && (cat.table(&alt.def.name).is_some() || cat.index_table(&alt.def.name).is_some())
     {
@@ -97,14 +100,15 @@ pub(crate) fn prepare(
     for (id, ix) in (cat.next_table_id.max(1)..).zip(fresh) {
         ix.id = id;
     }
-    let nt = Arc::new(altered(t, &def, alt.rewrite.as_deref(), csn, budget)?);
+    let (nt, spilled) = altered(t, &def, alt.rewrite.as_deref(), csn, budget, into)?;
     Ok((
-        nt,
+        Arc::new(nt),
         Redo::AlterTable {
             table: t.id(),
             def,
             rewrite: alt.rewrite,
         },
+        spilled,
     ))
 }
 
@@ -194,13 +198,8 @@ pub(crate) fn redo(
         ))
     })?;
     let csn = cat.vis.visible();
-    let nt = Arc::new(altered(
-        &t,
-        def,
-        rewrite,
-        csn,
-        &mut BuildBudget::unlimited(),
-    )?);
+    let (nt, _) = altered(&t, def, rewrite, csn, &mut BuildBudget::unlimited(), None)?;
+    let nt = Arc::new(nt);
     install(cat, id, nt, rewrite);
     Ok(())
 }
@@ -211,14 +210,17 @@ fn bad(detail: &str) -> EngineError {
 
 /// `t` under its next definition. Rows, their versions and unchanged
 /// indexes are shared when the columns and key stay; otherwise the table is
-/// rebuilt from its newest committed rows.
+/// rebuilt from its newest committed rows, into the spill file `into` if
+/// one is given and the new table has no indexes (the flag says whether
+/// it was; the caller then makes the table read the file).
 pub(crate) fn altered(
     t: &Table,
     def: &TableDef,
     rewrite: Option<&[ColumnSource]>,
     csn: Csn,
     budget: &mut BuildBudget,
-) -> Result<Table> {
+    into: Option<&LayerFile>,
+) -> Result<(Table, bool)> {
     def.validate()?;
     // A column that just became an identity column (ADD GENERATED, or a
     // new identity column) counts from its START, as PostgreSQL's new
@@ -227,11 +229,11 @@ pub(crate) fn altered(
         (None, Some((_, id))) => Some(id.seed),
         _ => None,
     };
-    let mut next = altered_rows(t, def, rewrite, csn, budget)?;
+    let (mut next, spilled) = altered_rows(t, def, rewrite, csn, budget, into)?;
     if let Some(seed) = fresh_identity {
         next.next_identity = Arc::new(AtomicI64::new(seed));
     }
-    Ok(next)
+    Ok((next, spilled))
 }
 
 fn altered_rows(
@@ -240,7 +242,8 @@ fn altered_rows(
     rewrite: Option<&[ColumnSource]>,
     csn: Csn,
     budget: &mut BuildBudget,
-) -> Result<Table> {
+    into: Option<&LayerFile>,
+) -> Result<(Table, bool)> {
     let ncols = def.columns.len();
     if def.primary_key.iter().any(|&c| c >= ncols)
         || def
@@ -277,20 +280,27 @@ fn altered_rows(
         for ix in def.indexes.iter().filter(|ix| !kept_ids.contains(&ix.id)) {
             next = next.with_index(ix.clone(), csn, budget)?;
         }
-        return Ok(next);
+        return Ok((next, false));
     }
-    rebuilt(t, def, rewrite, budget)
+    // A new table's index entries are built in memory: its rows are too.
+    let into = into.filter(|_| def.indexes.is_empty());
+    let spilled = into.is_some();
+    Ok((rebuilt(t, def, rewrite, budget, into)?, spilled))
 }
 
 /// A new table under `def` holding `t`'s newest committed rows rewritten
 /// by `rewrite`, with its key and unique indexes checked. The old rows
 /// stream past in key order (the order `ColumnSource::Values` follows):
-/// only the new table is held, and it is charged to `budget`.
+/// only the new table is held, and it is charged to `budget`; or, with
+/// `into` (the new table has no indexes), the rows go to that spill file
+/// in sorted batches of bounded size, whose inserts find a duplicate key,
+/// and nothing is held.
 fn rebuilt(
     t: &Table,
     def: &TableDef,
     rewrite: Option<&[ColumnSource]>,
     budget: &mut BuildBudget,
+    into: Option<&LayerFile>,
 ) -> Result<Table> {
     let ncols = def.columns.len();
     match rewrite {
@@ -333,6 +343,15 @@ fn rebuilt(
         .collect();
     let mut seen: Vec<HashSet<Vec<Value>>> = vec![HashSet::new(); uniques.len()];
     let mut keys: HashSet<Key> = HashSet::new();
+    let pkey_conflict = |k: &Key| {
+        EngineError::UniqueBuildFailed(Box::new(KeyConflict {
+            table: def.name.clone(),
+            constraint: def.pkey_name(),
+            columns: def.column_list(&def.primary_key),
+            key: value_list(k),
+        }))
+    };
+    let mut batch = SortedBatch::new(into, LAYER_BATCH_BYTES, &pkey_conflict);
     let mut n = 0usize;
     let all = (Bound::Unbounded, Bound::Unbounded);
     t.rows.for_each_keyed_at(all, Csn::MAX, |v| {
@@ -349,17 +368,17 @@ fn rebuilt(
                 return Err(EngineError::NotNull {
                     table: def.name.clone(),
                     column: def.columns[c].name.clone(),
+                    row: None,
                 });
             }
             let k: Key = def.primary_key.iter().map(|&c| row[c].clone()).collect();
-            budget.charge(held_bytes(&k))?;
-            if !keys.insert(k.clone()) {
-                return Err(EngineError::UniqueBuildFailed(Box::new(KeyConflict {
-                    table: def.name.clone(),
-                    constraint: def.pkey_name(),
-                    columns: def.column_list(&def.primary_key),
-                    key: value_list(&k),
-                })));
+            // Into a file, the batches' sort and the file's inserts find
+            // a duplicate.
+            if into.is_none() {
+                budget.charge(held_bytes(&k))?;
+                if !keys.insert(k.clone()) {
+                    return Err(pkey_conflict(&k));
+                }
             }
             k
         } else if t.has_hidden_key() {
@@ -380,15 +399,19 @@ fn rebuilt(
                 })));
             }
         }
+        n += 1;
+        if into.is_some() {
+            return batch.push(key, Arc::from(row));
+        }
         budget.charge_row(&key, &row)?;
         for ix in &def.indexes {
             let vals: u64 = ix.columns.iter().map(|&c| held_bytes(&row[c..=c])).sum();
             budget.charge(ENTRY_BYTES + held_bytes(&key) + vals)?;
         }
         nt.load_row(key, Arc::from(row));
-        n += 1;
         Ok(())
     })?;
+    batch.flush()?;
     if values_len.is_some_and(|len| len != n) {
         return Err(bad("the rewrite's values do not match the rows"));
     }

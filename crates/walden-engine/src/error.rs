@@ -90,10 +90,14 @@ pub enum EngineError {
     RelationExists(String),
     #[error("index \"{0}\" does not exist")]
     UnknownIndex(String),
-    #[error(
-        "null value in column \"{column}\" of relation \"{table}\" violates not-null constraint"
-    )]
-    NotNull { table: String, column: String },
+    #[error("{}", not_null_message(table, column, row.is_some()))]
+    NotNull {
+        table: String,
+        column: String,
+        /// The row refused, as PostgreSQL's DETAIL lists it ("null, x");
+        /// `None` when existing rows are checked (ALTER TABLE).
+        row: Option<String>,
+    },
     #[error("{0}")]
     Data(String),
     /// Text that is not JSON (22P02); the detail says where, as PostgreSQL's.
@@ -336,4 +340,14 @@ pub enum DatetimeErrorKind {
     ZoneDisplacement,
     /// A zone name the time zone database does not hold (22023).
     UnknownZone,
+}
+
+/// PostgreSQL's words: a row refused, or a column's existing rows found
+/// holding NULLs (ALTER TABLE).
+fn not_null_message(table: &str, column: &str, row: bool) -> String {
+    if row {
+        format!("null value in column \"{column}\" of relation \"{table}\" violates not-null constraint")
+    } else {
+        format!("column \"{column}\" of relation \"{table}\" contains null values")
+    }
 }

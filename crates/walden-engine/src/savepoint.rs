@@ -36,10 +36,15 @@ pub(crate) struct Level {
     pub(crate) ddl_steps: usize,
     /// The transaction's role catalog copy (`None`: no role changes yet).
     roles: Option<Arc<RoleCatalog>>,
-    /// How long the transaction's deferred work was, and its state (see
-    /// `Transaction::defer`).
-    deferred: (usize, Option<crate::txn::DeferredState>),
+    /// How long the transaction's deferred work was, its state (see
+    /// `Transaction::defer`), and how long its after-commit work was (see
+    /// `Transaction::on_commit`).
+    deferred: DeferredMark,
 }
+
+/// The lengths and state a savepoint keeps of the SQL layer's deferred and
+/// after-commit work.
+pub(crate) type DeferredMark = (usize, Option<crate::txn::DeferredState>, usize);
 
 /// What undoing a savepoint's level gives back to the transaction.
 pub(crate) struct Undo {
@@ -48,7 +53,7 @@ pub(crate) struct Undo {
     pub(crate) upgrades: Vec<(LockKey, LockMode)>,
     pub(crate) ddl_steps: usize,
     pub(crate) roles: Option<Arc<RoleCatalog>>,
-    pub(crate) deferred: (usize, Option<crate::txn::DeferredState>),
+    pub(crate) deferred: DeferredMark,
 }
 
 /// The savepoints of a transaction, oldest first.
@@ -72,7 +77,7 @@ impl Savepoints {
         locks_held: usize,
         ddl_steps: usize,
         roles: Option<Arc<RoleCatalog>>,
-        deferred: (usize, Option<crate::txn::DeferredState>),
+        deferred: DeferredMark,
     ) {
         self.levels.push(Level {
             name: name.to_string(),

@@ -75,6 +75,10 @@ pub struct ColumnDef {
     /// the type rather than in it: as in PostgreSQL, `timestamp(2)` is the
     /// type `timestamp` for every rule but what a stored value keeps.
     pub time_precision: Option<u8>,
+    /// `GENERATED ALWAYS AS (expr) STORED`: the expression's SQL text. The
+    /// SQL layer computes the column from the row's other columns on every
+    /// write and refuses values given for it; the engine stores it.
+    pub generated: Option<String>,
 }
 
 /// The collations Walden has: each compares text by its UTF-8 bytes (code
@@ -124,6 +128,7 @@ impl ColumnDef {
             identity: None,
             collation: Collation::Default,
             time_precision: None,
+            generated: None,
         }
     }
     pub fn not_null(mut self) -> Self {
@@ -318,13 +323,9 @@ impl TableDef {
         Ok(def)
     }
 
+    /// A table may have no columns (`CREATE TABLE t ()`, as PostgreSQL
+    /// allows): its rows are empty, keyed by the hidden row id.
     pub fn validate(&self) -> Result<()> {
-        if self.columns.is_empty() {
-            return Err(EngineError::InvalidDefinition(format!(
-                "table \"{}\" has no columns",
-                self.name
-            )));
-        }
         let mut seen = std::collections::HashSet::new();
         for c in &self.columns {
             if !seen.insert(c.name.to_ascii_lowercase()) {

@@ -12,10 +12,6 @@ use std::ops::Bound;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
-/// Rows (their values' memory) a build into a spill file holds before it
-/// writes them out.
-const LAYER_BATCH_BYTES: usize = 32 << 20;
-
 pub struct Table {
     pub def: TableDef,
     /// Committed row versions by primary key (or hidden row id). Shared with
@@ -477,48 +473,29 @@ impl Table {
     ) -> Result<Table> {
         let mut t = Table::new(self.primary_key_def(columns));
         t.next_identity = self.next_identity.clone();
-        let mut batch: Vec<(Key, Row)> = Vec::new();
-        let mut bytes = 0usize;
-        let flush = |batch: &mut Vec<(Key, Row)>| -> Result<()> {
-            batch.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-            let dup = batch
-                .windows(2)
-                .find(|w| w[0].0 == w[1].0)
-                .map(|w| w[0].0.clone());
-            let dup = match dup {
-                Some(k) => Some(k),
-                None => file.put_new(batch.iter().map(|(k, r)| (k, r)))?,
-            };
-            if let Some(k) = dup {
-                return Err(EngineError::UniqueBuildFailed(Box::new(KeyConflict {
-                    table: self.def.name.clone(),
-                    constraint: self.def.pkey_name(),
-                    columns: self.def.column_list(columns),
-                    key: value_list(&k),
-                })));
-            }
-            batch.clear();
-            Ok(())
+        let conflict = |k: &Key| {
+            EngineError::UniqueBuildFailed(Box::new(KeyConflict {
+                table: self.def.name.clone(),
+                constraint: self.def.pkey_name(),
+                columns: self.def.column_list(columns),
+                key: value_list(k),
+            }))
         };
+        let limit = batch_bytes.min(crate::store::layer::LAYER_BATCH_BYTES);
+        let mut batch = crate::store::layer::SortedBatch::new(Some(file), limit, &conflict);
         let all = (Bound::Unbounded, Bound::Unbounded);
         self.rows.for_each_at(all, Csn::MAX, |row| {
             if let Some(i) = columns.iter().find(|&&i| row[i].is_null()) {
                 return Err(EngineError::NotNull {
                     table: self.def.name.clone(),
                     column: self.def.columns[*i].name.clone(),
+                    row: None,
                 });
             }
             let key: Key = columns.iter().map(|&i| row[i].clone()).collect();
-            bytes +=
-                crate::budget::held_bytes(&key) as usize + crate::budget::held_bytes(row) as usize;
-            batch.push((key, Row::from(row)));
-            if bytes >= batch_bytes.clamp(1, LAYER_BATCH_BYTES) {
-                bytes = 0;
-                flush(&mut batch)?;
-            }
-            Ok(())
+            batch.push(key, Row::from(row))
         })?;
-        flush(&mut batch)?;
+        batch.flush()?;
         Ok(t)
     }
 
@@ -543,6 +520,7 @@ impl Table {
                     return Err(crate::error::EngineError::NotNull {
                         table: self.def.name.clone(),
                         column: self.def.columns[*i].name.clone(),
+                        row: None,
                     });
                 }
                 match rows.entry(key) {

@@ -139,8 +139,10 @@ pub struct Transaction {
     /// `txn/spill.rs`): what changed since its last part.
     spill: Option<Box<spill::Spill>>,
     /// Tables whose rows this transaction moved to spill files (see
-    /// `txn/spill.rs`, `store/layer.rs`).
-    layers: Vec<spill::TxLayer>,
+    /// `txn/spill.rs`, `store/layer.rs`). Behind a lock because a DDL
+    /// build (`alter_table`, which takes `&self`) adds one; read without
+    /// locking (`get_mut`) where the transaction is held mutably.
+    layers: parking_lot::Mutex<Vec<spill::TxLayer>>,
     /// Work the SQL layer put off to COMMIT (deferred constraint checks
     /// and `SET CONSTRAINTS` modes), in order; opaque to the engine, cut
     /// back by `ROLLBACK TO` (see [`Transaction::defer`]).
@@ -148,6 +150,10 @@ pub struct Transaction {
     /// The SQL layer's state for that work (the `SET CONSTRAINTS` modes),
     /// put back by `ROLLBACK TO` (see [`Transaction::set_deferred_state`]).
     deferred_state: Option<DeferredState>,
+    /// Work the SQL layer does after the commit (notifications), in order;
+    /// opaque to the engine, cut back by `ROLLBACK TO` (see
+    /// [`Transaction::on_commit`]).
+    on_commit: parking_lot::Mutex<Vec<Deferred>>,
     finished: bool,
 }
 
@@ -192,9 +198,10 @@ impl Transaction {
             ssi: None,
             roles: None,
             spill: None,
-            layers: Vec::new(),
+            layers: parking_lot::Mutex::new(Vec::new()),
             deferred: Vec::new(),
             deferred_state: None,
+            on_commit: Default::default(),
             finished: false,
         }
     }

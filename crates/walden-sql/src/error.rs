@@ -458,7 +458,8 @@ impl From<EngineError> for SqlError {
             other => other.to_string(),
         };
         let fields = match &e {
-            E::NotNull { table, column } => Some(Box::new(ErrorFields {
+            E::NotNull { table, column, row } => Some(Box::new(ErrorFields {
+                detail: row.as_ref().map(|r| format!("Failing row contains ({r}).")),
                 table: Some(table.clone()),
                 column: Some(column.clone()),
                 ..Default::default()

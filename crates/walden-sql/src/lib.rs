@@ -30,6 +30,7 @@ mod query;
 mod session;
 mod types;
 
+pub use context::notify::Notification;
 pub use context::timeouts::SessionTimeouts;
 pub use error::{ErrorFields, ErrorKind, Result, SqlError};
 pub use functions::server_host::{HbaRuleRow, ServerHost};
@@ -153,6 +154,8 @@ pub struct SqlEngine {
     replication: parking_lot::RwLock<Option<walden_replication::Replication>>,
     /// Session-level advisory locks (`pg_advisory_lock`), instance-wide.
     advisory: Arc<context::advisory::AdvisoryLocks>,
+    /// LISTEN / NOTIFY: the sessions listening, per database.
+    notify: Arc<context::notify::Hub>,
     /// Where BACKUP ... TO DISK may write (`None`: BACKUP is refused).
     backup_dir: parking_lot::RwLock<Option<std::path::PathBuf>>,
     /// Client sessions per role (CONNECTION LIMIT).
@@ -177,6 +180,7 @@ impl SqlEngine {
             instance,
             replication: parking_lot::RwLock::new(None),
             advisory: Default::default(),
+            notify: Default::default(),
             backup_dir: Default::default(),
             logins: Default::default(),
             statement_memory_limit: context::membudget::DEFAULT_LIMIT.into(),

@@ -79,7 +79,14 @@ pub fn put_table_def(out: &mut Vec<u8>, d: &TableDef) {
         .enumerate()
         .filter_map(|(k, c)| Some((k, c.time_precision?)))
         .collect();
+    let computed: Vec<(usize, &str)> = d
+        .columns
+        .iter()
+        .enumerate()
+        .filter_map(|(k, c)| Some((k, c.generated.as_deref()?)))
+        .collect();
     let parts = d.indexes.len()
+        + computed.len()
         + collated.len()
         + precise.len()
         + d.checks.len()
@@ -130,6 +137,11 @@ pub fn put_table_def(out: &mut Vec<u8>, d: &TableDef) {
         put_var(out, k as u64);
         out.push(p);
     }
+    for (k, sql) in computed {
+        out.push(DEF_GENERATED_EXPR);
+        put_var(out, k as u64);
+        put_str(out, sql);
+    }
     if let Some(k) = &d.partition_key {
         out.push(DEF_PARTITION_KEY);
         put_str(out, k);
@@ -161,6 +173,9 @@ const DEF_TIME_PRECISION: u8 = 18;
 const DEF_PARTITION_KEY: u8 = 19;
 /// A partition's parent id and bound text.
 const DEF_PARTITION_OF: u8 = 20;
+/// A generated column (`GENERATED ALWAYS AS (expr) STORED`): its position,
+/// then the expression's SQL text.
+const DEF_GENERATED_EXPR: u8 = 21;
 
 pub fn put_foreign_key(out: &mut Vec<u8>, fk: &ForeignKeyDef) {
     put_str(out, &fk.name);
@@ -280,6 +295,7 @@ pub fn get_table_def(r: &mut Reader<'_>, tail: bool) -> Result<TableDef> {
             identity,
             collation: Collation::Default,
             time_precision: None,
+            generated: None,
         });
     }
     let k = r.var()? as usize;
@@ -347,6 +363,11 @@ pub fn get_table_def(r: &mut Reader<'_>, tail: bool) -> Result<TableDef> {
                     columns.get_mut(k).ok_or_else(short)?.time_precision = Some(p);
                 }
                 DEF_PARTITION_KEY => partition_key = Some(r.str()?.to_string()),
+                DEF_GENERATED_EXPR => {
+                    let k = r.var()? as usize;
+                    let sql = r.str()?.to_string();
+                    columns.get_mut(k).ok_or_else(short)?.generated = Some(sql);
+                }
                 DEF_PARTITION_OF => {
                     let parent = u32::try_from(r.var()?).map_err(|_| short())?;
                     let bound = r.str()?.to_string();

@@ -399,3 +399,27 @@ fn md_arrays_round_trip_and_damage_is_refused() {
     let back = decode_redo(seed, &|_, row| Some(row[..1].to_vec().into_boxed_slice())).unwrap();
     assert_eq!(encode_redo(&back), seed.to_vec());
 }
+
+#[test]
+fn a_generated_column_round_trips_and_plain_tables_encode_as_before() {
+    let plain = TableDef::new(
+        "g",
+        vec![
+            ColumnDef::new("a", DataType::Int),
+            ColumnDef::new("b", DataType::Int),
+        ],
+        &[],
+    )
+    .unwrap();
+    let mut generated = plain.clone();
+    generated.columns[1].generated = Some("a * 2".into());
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    super::defs::put_table_def(&mut a, &plain);
+    super::defs::put_table_def(&mut b, &generated);
+    // One more part: its tag, the position and the text.
+    assert_eq!(b.len(), a.len() + 1 + 1 + 1 + "a * 2".len());
+    for def in [plain, generated] {
+        let r = Redo::CreateTable(def);
+        assert_eq!(decode_redo(&encode_redo(&r), &|_, _| None).unwrap(), r);
+    }
+}

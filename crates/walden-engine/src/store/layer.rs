@@ -16,7 +16,7 @@ use super::backend::VfsBackend;
 use super::base::{corrupt, rows_def};
 use super::encode_key;
 use super::reads::encode_row;
-use crate::error::{io_err, Result};
+use crate::error::{io_err, EngineError, Result};
 use crate::types::{Key, Row};
 use redb::{ReadableDatabase, ReadableTableMetadata};
 use std::path::{Path, PathBuf};
@@ -29,6 +29,9 @@ const ROWS: &str = "rows";
 /// redb's page cache for one spill file: the rows go out in key order and
 /// are read back rarely, so a little suffices.
 const CACHE_BYTES: usize = 16 << 20;
+
+/// The most a DDL build gathers before it sorts and writes a batch.
+pub(crate) const LAYER_BATCH_BYTES: usize = 32 << 20;
 
 /// Where a database's spill files live.
 pub(crate) fn spill_dir(db_dir: &Path) -> PathBuf {
@@ -159,5 +162,63 @@ impl Drop for LayerFile {
         // The file is not needed by anyone once its last reader is gone;
         // one left behind is removed at the next open.
         let _ = self.vfs.remove_file(&self.path);
+    }
+}
+
+/// A DDL build's rows on their way into a spill file: they arrive in
+/// another order than the new key's, so they are gathered up to a bounded
+/// size, sorted and inserted as one commit (redb keeps a commit's dirty
+/// pages in memory). A key seen twice, in one batch or across two, is
+/// `conflict`'s error.
+pub(crate) struct SortedBatch<'a> {
+    file: Option<&'a LayerFile>,
+    rows: Vec<(Key, Row)>,
+    bytes: usize,
+    limit: usize,
+    conflict: &'a dyn Fn(&Key) -> EngineError,
+}
+
+impl<'a> SortedBatch<'a> {
+    /// Nothing is gathered without a file.
+    pub(crate) fn new(
+        file: Option<&'a LayerFile>,
+        limit: usize,
+        conflict: &'a dyn Fn(&Key) -> EngineError,
+    ) -> SortedBatch<'a> {
+        SortedBatch {
+            file,
+            rows: Vec::new(),
+            bytes: 0,
+            limit: limit.max(1),
+            conflict,
+        }
+    }
+
+    pub(crate) fn push(&mut self, key: Key, row: Row) -> Result<()> {
+        self.bytes +=
+            crate::budget::held_bytes(&key) as usize + crate::budget::held_bytes(&row) as usize;
+        self.rows.push((key, row));
+        if self.bytes >= self.limit {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Writes what is gathered.
+    pub(crate) fn flush(&mut self) -> Result<()> {
+        let Some(file) = self.file else {
+            return Ok(());
+        };
+        self.rows.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let dup = match self.rows.windows(2).find(|w| w[0].0 == w[1].0) {
+            Some(w) => Some(w[0].0.clone()),
+            None => file.put_new(self.rows.iter().map(|(k, r)| (k, r)))?,
+        };
+        if let Some(k) = dup {
+            return Err((self.conflict)(&k));
+        }
+        self.rows.clear();
+        self.bytes = 0;
+        Ok(())
     }
 }

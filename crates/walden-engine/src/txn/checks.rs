@@ -158,6 +158,7 @@ impl Transaction {
             return Err(EngineError::NotNull {
                 table: def.name.clone(),
                 column: c.name.clone(),
+                row: Some(crate::table::value_list(&row)),
             });
         }
         check_size(&row, self.db.limits())?;

@@ -134,7 +134,7 @@ impl Transaction {
                     let moved;
                     let w = match self.writes.get(k) {
                         Some(w) => Some(w),
-                        None if !self.layers.is_empty() => {
+                        None if !self.layers.lock().is_empty() => {
                             moved = self.moved_row(k)?;
                             moved.as_ref()
                         }
@@ -382,7 +382,7 @@ impl Transaction {
     /// Installs the write set as new versions under one CSN, published
     /// once every table has them.
     fn apply(&mut self) -> Result<()> {
-        let layers = std::mem::take(&mut self.layers);
+        let layers = std::mem::take(self.layers.get_mut());
         let cat = self.db.catalog.read();
         let writes = std::mem::take(&mut self.writes);
         let publish = self.db.txns.vis.begin_publish();

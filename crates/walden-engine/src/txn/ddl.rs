@@ -847,15 +847,21 @@ impl Transaction {
         };
         let vis = self.db.txns.vis.clone();
         let mut budget = self.build_budget();
-        self.catalog_change(|cat| {
-            let (nt, redo) = crate::alter::prepare(cat, &t, alt, vis.visible(), &mut budget)?;
+        // A large table's rewrite goes to a spill file, not memory.
+        let into = self.layer_for_build(&t)?;
+        let built = self.catalog_change(|cat| {
+            let (nt, redo, spilled) =
+                crate::alter::prepare(cat, &t, alt, vis.visible(), &mut budget, into.as_deref())?;
             let rewrite = match &redo {
                 Redo::AlterTable { rewrite, .. } => rewrite.as_deref(),
                 _ => None,
             };
-            crate::alter::install(cat, t.id(), nt, rewrite);
-            Ok(((), redo))
+            crate::alter::install(cat, t.id(), nt.clone(), rewrite);
+            Ok((spilled.then_some(nt), redo))
         })?;
+        if let (Some(nt), Some(file)) = (built, into) {
+            self.add_build_layer(&nt, file)?;
+        }
         self.hold_for_last_step(budget.used());
         Ok(())
     }

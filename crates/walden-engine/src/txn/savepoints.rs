@@ -10,7 +10,11 @@ impl Transaction {
         self.check_open()?;
         let steps = self.ddl_steps();
         let roles = self.pending_roles();
-        let deferred = (self.deferred.len(), self.deferred_state.clone());
+        let deferred = (
+            self.deferred.len(),
+            self.deferred_state.clone(),
+            self.on_commit.get_mut().len(),
+        );
         self.savepoints
             .push(name, self.locks.len(), steps, roles, deferred);
         Ok(())
@@ -37,6 +41,25 @@ impl Transaction {
 
     pub fn set_deferred_state(&mut self, state: super::DeferredState) {
         self.deferred_state = Some(state);
+    }
+
+    /// Appends to the work the SQL layer does once the transaction has
+    /// committed (`NOTIFY`, `LISTEN`), in order; through `&self`, since a
+    /// function in an expression (`pg_notify`) asks for it. A `ROLLBACK TO`
+    /// drops what was appended since its savepoint; a rollback drops all.
+    pub fn on_commit(&self, item: super::Deferred) {
+        self.on_commit.lock().push(item);
+    }
+
+    /// Takes the after-commit work (see [`Transaction::on_commit`]), to be
+    /// done if the commit that follows succeeds.
+    pub fn take_on_commit(&mut self) -> Vec<super::Deferred> {
+        std::mem::take(self.on_commit.get_mut())
+    }
+
+    /// Visits the after-commit work so far, oldest first.
+    pub fn with_on_commit<T>(&self, f: impl FnOnce(&[super::Deferred]) -> T) -> T {
+        f(&self.on_commit.lock())
     }
 
     /// Whether a savepoint of this name is set.
@@ -76,6 +99,7 @@ impl Transaction {
         for undo in self.savepoints.rollback_to(at) {
             ddl_keep = ddl_keep.min(undo.ddl_steps);
             self.deferred.truncate(undo.deferred.0);
+            self.on_commit.get_mut().truncate(undo.deferred.2);
             // The oldest level's comes last and wins.
             self.deferred_state = undo.deferred.1;
             // The oldest level's copy comes last and wins.

@@ -62,7 +62,7 @@ impl Transaction {
     /// How many tables' rows this transaction holds in spill files rather
     /// than memory (`store/layer.rs`).
     pub fn spill_files(&self) -> usize {
-        self.layers.len()
+        self.layers.lock().len()
     }
 
     /// Notes a key about to change, once the transaction logs as it goes.
@@ -189,12 +189,12 @@ impl Transaction {
         if !t.indexes.is_empty() || !self.holds_exclusively(id) {
             return false;
         }
-        if self.layers.iter().any(|l| same_rows(&l.table, t)) {
-            // A build's file takes no logged rows (see `TxLayer::logged`).
-            return self
-                .layers
-                .iter()
-                .any(|l| l.logged && same_rows(&l.table, t));
+        {
+            let layers = self.layers.lock();
+            if layers.iter().any(|l| same_rows(&l.table, t)) {
+                // A build's file takes no logged rows (see `TxLayer::logged`).
+                return layers.iter().any(|l| l.logged && same_rows(&l.table, t));
+            }
         }
         if t.rows.has_base() || t.rows.keys_in_memory() > 0 {
             return false;
@@ -218,6 +218,7 @@ impl Transaction {
         }
         let file = match self
             .layers
+            .get_mut()
             .iter()
             .find(|l| l.logged && same_rows(&l.table, t))
         {
@@ -236,12 +237,9 @@ impl Transaction {
                 return Err(e);
             }
         };
-        if !self
-            .layers
-            .iter()
-            .any(|l| l.logged && same_rows(&l.table, t))
-        {
-            self.layers.push(TxLayer {
+        let layers = self.layers.get_mut();
+        if !layers.iter().any(|l| l.logged && same_rows(&l.table, t)) {
+            layers.push(TxLayer {
                 table: t.clone(),
                 file,
                 logged: true,
@@ -260,11 +258,12 @@ impl Transaction {
     /// Before the commit: the entries of tables in spill files move there
     /// too (after the keys changed since the last part are logged).
     pub(super) fn move_layered_rest(&mut self) -> Result<()> {
-        if self.layers.is_empty() {
+        if self.layers.get_mut().is_empty() {
             return Ok(());
         }
         let tables: Vec<Arc<Table>> = self
             .layers
+            .get_mut()
             .iter()
             .filter(|l| l.logged)
             .map(|l| l.table.clone())
@@ -293,9 +292,9 @@ impl Transaction {
     }
 
     /// The rows of `t` (built by a DDL step into `file`) read the file.
-    pub(super) fn add_build_layer(&mut self, t: &Arc<Table>, file: Arc<LayerFile>) -> Result<()> {
+    pub(super) fn add_build_layer(&self, t: &Arc<Table>, file: Arc<LayerFile>) -> Result<()> {
         self.db.store.set_layer(t, &file)?;
-        self.layers.push(TxLayer {
+        self.layers.lock().push(TxLayer {
             table: t.clone(),
             file,
             logged: false,
@@ -307,6 +306,7 @@ impl Transaction {
     /// logged (a load, not a build).
     pub(super) fn is_logged_layer(&self, t: &Table) -> bool {
         self.layers
+            .lock()
             .iter()
             .any(|l| l.logged && same_rows(&l.table, t))
     }
@@ -315,7 +315,7 @@ impl Transaction {
     /// takes them into its DDL record, after which the file is read by
     /// `t` alone, which the fold replaces.
     pub(super) fn set_layer_logged(&mut self, t: &Table, logged: bool) {
-        for l in self.layers.iter_mut() {
+        for l in self.layers.get_mut().iter_mut() {
             if same_rows(&l.table, t) {
                 l.logged = logged;
             }
@@ -327,19 +327,20 @@ impl Transaction {
     /// key's later entry, which the file's row is under), or `None` (a
     /// forget op).
     pub(super) fn moved_row(&self, key: &(u32, Key)) -> Result<Option<Option<Row>>> {
-        let Some(l) = self
-            .layers
-            .iter()
-            .find(|l| l.logged && l.table.id() == key.0)
-        else {
-            return Ok(None);
+        let table = {
+            let layers = self.layers.lock();
+            let Some(l) = layers.iter().find(|l| l.logged && l.table.id() == key.0) else {
+                return Ok(None);
+            };
+            l.table.clone()
         };
-        Ok(l.table.rows.latest(&key.1)?.and_then(|(_, r)| r).map(Some))
+        Ok(table.rows.latest(&key.1)?.and_then(|(_, r)| r).map(Some))
     }
 
     /// Whether `t`'s rows live in this transaction's spill file.
     pub(super) fn is_layered(&self, t: &Table) -> bool {
-        !self.layers.is_empty() && self.layers.iter().any(|l| same_rows(&l.table, t))
+        let layers = self.layers.lock();
+        !layers.is_empty() && layers.iter().any(|l| same_rows(&l.table, t))
     }
 
     /// A DDL step just changed `cat`: refuses it (the caller undoes it) if
@@ -348,7 +349,7 @@ impl Transaction {
     /// after the commit record's DDL: a table rewritten, truncated or
     /// dropped after them would get them back.
     pub(super) fn refuse_spilled(&self, cat: &Catalog) -> Result<()> {
-        for l in self.layers.iter().filter(|l| l.logged) {
+        for l in self.layers.lock().iter().filter(|l| l.logged) {
             let same = cat
                 .table_by_id(l.table.id())
                 .is_some_and(|t| same_rows(t, &l.table));
@@ -361,7 +362,7 @@ impl Transaction {
 
     /// The transaction ends without installing its spill files.
     pub(super) fn drop_layers(&mut self) {
-        for l in std::mem::take(&mut self.layers) {
+        for l in std::mem::take(self.layers.get_mut()) {
             self.db.store.drop_layer(l.table.rows.uid());
         }
     }

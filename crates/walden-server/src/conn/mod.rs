@@ -28,8 +28,8 @@ use pgwire::messages::extendedquery::{
     PortalSuspended,
 };
 use pgwire::messages::response::{
-    CommandComplete, EmptyQueryResponse, ErrorResponse, NoticeResponse, ReadyForQuery,
-    TransactionStatus,
+    CommandComplete, EmptyQueryResponse, ErrorResponse, NoticeResponse, NotificationResponse,
+    ReadyForQuery, TransactionStatus,
 };
 use pgwire::messages::startup::{Authentication, BackendKeyData, ParameterStatus, SecretKey};
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
@@ -229,6 +229,8 @@ struct Connection {
     busy: Arc<AtomicBool>,
     /// Notified by `pg_terminate_backend` (engine `Session::terminate`).
     terminate: Arc<tokio::sync::Notify>,
+    /// Woken when a notification (LISTEN/NOTIFY) is queued for the session.
+    notified: Arc<tokio::sync::Notify>,
     // foldhash: the unnamed statement and portal are looked up, replaced or
     // removed for every message.
     statements: foldhash::HashMap<String, Arc<Stmt>>,
@@ -292,6 +294,12 @@ impl Connection {
             self.reported_zone = zone;
         }
         let status = self.session.tx_status();
+        // Notifications go out between transactions, as PostgreSQL's do
+        // (the session's own among them, right after its commit).
+        if status == TxStatus::Idle {
+            self.send_notifications().await?;
+        }
+        self.session.note_in_block(status != TxStatus::Idle);
         self.session.engine_session().went_idle(match status {
             TxStatus::Idle => ActivityState::Idle,
             TxStatus::InBlock => ActivityState::IdleInTransaction,
@@ -301,6 +309,17 @@ impl Connection {
         self.send(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(st)))
             .await?;
         self.flush().await
+    }
+
+    /// Sends the notifications queued for the session (not flushed).
+    async fn send_notifications(&mut self) -> IoResult {
+        for n in self.session.take_notifications() {
+            self.send(PgWireBackendMessage::NotificationResponse(
+                NotificationResponse::new(n.pid as i32, n.channel, n.payload),
+            ))
+            .await?;
+        }
+        Ok(())
     }
 
     async fn startup_done(&mut self, user: &str, app: &str) -> IoResult {
@@ -391,9 +410,17 @@ impl Connection {
                     None => std::future::pending().await,
                 }
             };
+            let between_transactions = self.session.tx_status() == TxStatus::Idle;
             let msg = tokio::select! {
                 biased;
                 m = self.socket.next() => m,
+                // Idle outside a transaction block: a notification goes out
+                // at once (inside one, at its end).
+                _ = self.notified.notified(), if between_transactions => {
+                    self.send_notifications().await?;
+                    self.flush().await?;
+                    continue;
+                }
                 _ = idle_limit => {
                     tracing::info!(pid = self.session.session_id(), "{why}");
                     let e = PgError::fatal(code, why);

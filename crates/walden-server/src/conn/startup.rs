@@ -64,6 +64,12 @@ pub(crate) async fn serve_connection(h: Handshaken, shared: Arc<Shared>) {
         let t = terminate.clone();
         es.set_terminate_hook(Box::new(move || t.notify_one()));
     }
+    // A notification queued for the session wakes its idle connection.
+    let notified = Arc::new(tokio::sync::Notify::new());
+    {
+        let n = notified.clone();
+        session.set_notification_waker(Some(Arc::new(move || n.notify_one())));
+    }
     let secret: i32 = rand::random();
     let cancel = session.cancel_flag();
     let busy = Arc::new(AtomicBool::new(false));
@@ -85,6 +91,7 @@ pub(crate) async fn serve_connection(h: Handshaken, shared: Arc<Shared>) {
         cancel,
         busy,
         terminate,
+        notified,
         statements: Default::default(),
         portals: Default::default(),
         skip_until_sync: false,

@@ -291,12 +291,15 @@ impl<'a> Work<'a> {
             Op::DropColumn {
                 column_names,
                 if_exists,
+                drop_behavior,
                 ..
             } => {
                 // CASCADE and RESTRICT: nothing outside the table depends on
-                // a column yet (no views, no foreign keys).
+                // a column yet (no views, no foreign keys); a generated
+                // column reading it does.
+                let cascade = matches!(drop_behavior, Some(ast::DropBehavior::Cascade));
                 for c in column_names {
-                    self.drop_column(p, &fold_ident(c), *if_exists)?;
+                    self.drop_column(p, &fold_ident(c), *if_exists, cascade)?;
                 }
                 Ok(())
             }
@@ -389,6 +392,22 @@ impl<'a> Work<'a> {
                     primary = true;
                     col.nullable = false;
                 }
+                ast::ColumnOption::Generated {
+                    generated_as: ast::GeneratedAs::ExpStored,
+                    generation_expr: Some(e),
+                    generated_keyword: true,
+                    ..
+                } => col.generated = Some(crate::dml::checks::unnest(e).to_string()),
+                // An expression that is not PostgreSQL's stored one (T-SQL's
+                // `AS (expr)`) is no identity: refused, not taken for one.
+                ast::ColumnOption::Generated {
+                    generation_expr: Some(_),
+                    ..
+                } => {
+                    return Err(SqlError::unsupported(
+                        "computed columns other than GENERATED ALWAYS AS (expression) STORED",
+                    ))
+                }
                 ast::ColumnOption::Identity(_) | ast::ColumnOption::Generated { .. } => {
                     col = col.identity(1, 1)
                 }
@@ -406,6 +425,29 @@ impl<'a> Work<'a> {
                 }
                 ast::ColumnOption::Comment(_) => {}
                 other => return Err(SqlError::unsupported(format!("column option {other}"))),
+            }
+        }
+        if col.generated.is_some() {
+            if col.default.is_some() || col.identity.is_some() {
+                return Err(SqlError::syntax(format!(
+                    "both {} and generation expression specified for column \"{}\" of table \"{}\"",
+                    if col.identity.is_some() {
+                        "identity"
+                    } else {
+                        "default"
+                    },
+                    col.name,
+                    self.table()
+                )));
+            }
+            let mut cols = self.def.columns.clone();
+            cols.push(col.clone());
+            crate::dml::generated::check_declared(p, self.table(), &cols)?;
+            if self.nrows()? > 0 {
+                return Err(SqlError::unsupported(format!(
+                    "ADD COLUMN \"{}\" GENERATED ALWAYS AS (...) STORED to a table with rows",
+                    col.name
+                )));
             }
         }
         // The rows are read only when the new column's values depend on them.
@@ -486,7 +528,13 @@ impl<'a> Work<'a> {
         })
     }
 
-    fn drop_column(&mut self, p: &mut Planner<'_>, name: &str, if_exists: bool) -> Result<()> {
+    fn drop_column(
+        &mut self,
+        p: &mut Planner<'_>,
+        name: &str,
+        if_exists: bool,
+        cascade: bool,
+    ) -> Result<()> {
         let Some(i) = self.def.column_index(name) else {
             let m = format!(
                 "column \"{name}\" of relation \"{}\" does not exist",
@@ -502,6 +550,35 @@ impl<'a> Work<'a> {
             return Err(SqlError::unsupported(
                 "dropping the last column of a table (a table here has at least one column)",
             ));
+        }
+        let readers = crate::dml::generated::readers_of(p, self.table(), &self.def.columns, i)?;
+        if !readers.is_empty() {
+            if cascade {
+                return Err(SqlError::unsupported(format!(
+                    "DROP COLUMN {name} CASCADE of a column a generated column reads"
+                )));
+            }
+            let table = self.table().to_string();
+            let detail: Vec<String> = readers
+                .iter()
+                .map(|&k| {
+                    format!(
+                        "column {} of table {table} depends on column {name} of table {table}",
+                        self.def.columns[k].name
+                    )
+                })
+                .collect();
+            return Err(err(
+                ErrorKind::DependentObjects,
+                format!(
+                    "cannot drop column {name} of table {table} because other objects depend on it"
+                ),
+            )
+            .with_fields(crate::error::ErrorFields {
+                detail: Some(detail.join("\n")),
+                hint: Some("Use DROP ... CASCADE to drop the dependent objects too.".into()),
+                ..Default::default()
+            }));
         }
         // As PostgreSQL: the key, indexes and constraints over the column go
         // with it.
@@ -553,6 +630,14 @@ impl<'a> Work<'a> {
                 }
                 self.def.columns[i].nullable = true;
             }
+            ColOp::SetDefault { .. } | ColOp::DropDefault
+                if self.def.columns[i].generated.is_some() =>
+            {
+                return Err(SqlError::syntax(format!(
+                    "column \"{cname}\" of relation \"{}\" is a generated column",
+                    self.table()
+                )));
+            }
             ColOp::SetDefault { value } => {
                 let d = crate::catalog::ddl::default_expr(value)?;
                 // `nextval` of the column's own counter (a serial column's,
@@ -599,6 +684,25 @@ impl<'a> Work<'a> {
                 ErrorKind::UndefinedObject,
                 format!("type \"{ty}\" does not exist"),
             ));
+        }
+        if self.def.columns[i].generated.is_some() {
+            return Err(SqlError::unsupported(format!(
+                "ALTER COLUMN \"{cname}\" TYPE of a generated column"
+            )));
+        }
+        let readers = crate::dml::generated::readers_of(p, self.table(), &self.def.columns, i)?;
+        if let Some(&k) = readers.first() {
+            return Err(err(
+                ErrorKind::FeatureNotSupported,
+                "cannot alter type of a column used by a generated column",
+            )
+            .with_fields(crate::error::ErrorFields {
+                detail: Some(format!(
+                    "Column \"{cname}\" is used by generated column \"{}\".",
+                    self.def.columns[k].name
+                )),
+                ..Default::default()
+            }));
         }
         let old = self.def.columns[i].data_type.clone();
         let keyed = self.def.primary_key.contains(&i)
@@ -687,6 +791,11 @@ impl<'a> Work<'a> {
         self.def.columns[i].name = new.to_string();
         for c in &mut self.def.checks {
             c.expr = rename_in_expr(&c.expr, &was, new);
+        }
+        for c in &mut self.def.columns {
+            if let Some(g) = c.generated.as_mut() {
+                *g = rename_in_expr(g, &was, new);
+            }
         }
         Ok(())
     }

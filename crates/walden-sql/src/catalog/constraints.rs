@@ -120,6 +120,16 @@ pub(crate) fn check_def_text(c: &CheckDef, pretty: bool) -> String {
     }
 }
 
+/// A stored expression (a generated column's) as `pg_get_expr` prints it:
+/// parenthesized as PostgreSQL's deparser does, or as written when pretty.
+pub(crate) fn expr_def_text(sql: &str, pretty: bool) -> String {
+    match parse_stored(sql) {
+        Ok(e) if pretty => plain(&e),
+        Ok(e) => parenthesized(&e),
+        Err(_) => sql.to_string(),
+    }
+}
+
 /// The pretty form: as written, with BETWEEN expanded as PostgreSQL stores it.
 fn plain(e: &ast::Expr) -> String {
     match e {

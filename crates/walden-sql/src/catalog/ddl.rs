@@ -292,6 +292,12 @@ pub(crate) fn table_def(
                     }
                 }
                 ColumnOption::Generated {
+                    generated_as: ast::GeneratedAs::ExpStored,
+                    generation_expr: Some(e),
+                    generated_keyword: true,
+                    ..
+                } => col.generated = Some(crate::dml::checks::unnest(e).to_string()),
+                ColumnOption::Generated {
                     generated_as,
                     sequence_options,
                     generation_expr,
@@ -391,6 +397,20 @@ pub(crate) fn table_def(
     let pk_refs: Vec<&str> = pk.iter().map(|s| s.as_str()).collect();
     let mut p = Planner::new(db.clone(), system, &[]);
     check_defaults(&mut p, &columns)?;
+    for c in columns.iter().filter(|c| c.generated.is_some()) {
+        let other = if c.identity.is_some() {
+            "identity"
+        } else if c.default.is_some() {
+            "default"
+        } else {
+            continue;
+        };
+        return Err(SqlError::syntax(format!(
+            "both {other} and generation expression specified for column \"{}\" of table \"{name}\"",
+            c.name
+        )));
+    }
+    crate::dml::generated::check_declared(&mut p, &name, &columns)?;
     let checks = constraints::declare(
         &mut p,
         &name,

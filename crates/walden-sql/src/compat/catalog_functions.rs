@@ -129,19 +129,28 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                     .map_or(Value::Null, Value::text),
             }
         }
-        Func::FunctionArguments => {
+        Func::FunctionArguments { defaults } => {
             let oid = int_arg(&arg(0), "oid")?;
             match crate::compat::pg_catalog::function_arguments(oid) {
                 Some(r) => Value::text(r),
-                None => crate::compat::pg_catalog::user_function_arguments(env, oid)
+                None => crate::compat::pg_catalog::user_function_arguments(env, oid, defaults)
                     .map_or(Value::Null, Value::text),
             }
         }
-        Func::PgGetExpr => Value::text(crate::compat::pg_catalog::qualify_for_path(
-            env,
-            &text_arg(&arg(0)),
-            "nextval('",
-        )),
+        Func::PgGetExpr => {
+            let text = text_arg(&arg(0));
+            // Pretty: without the parentheses around the whole expression.
+            let text = if crate::functions::truth(&arg(2))? == Some(true) {
+                crate::compat::pg_catalog::without_outer_parens(&text)
+            } else {
+                &text
+            };
+            Value::text(crate::compat::pg_catalog::qualify_for_path(
+                env,
+                text,
+                "nextval('",
+            ))
+        }
         Func::Ident(which) => match arg(0) {
             Value::Null => Value::Null,
             t => crate::compat::pg_catalog::ident_of(env, &text_arg(&t), which)?,

@@ -66,10 +66,13 @@ pub(crate) fn parse_stored(text: &str) -> Result<ast::Expr> {
 }
 
 /// The compiled CHECK constraints of one table, in PostgreSQL's order of
-/// evaluation (by name), so the one reported among several is the same.
+/// evaluation (by name), so the one reported among several is the same;
+/// with them its generated columns' expressions (see `generated.rs`), which
+/// every writing path that enforces the checks computes before its write.
 pub(crate) struct Checks {
     table: String,
     list: Vec<(String, Expr)>,
+    generated: crate::dml::generated::Generated,
 }
 
 impl Checks {
@@ -84,15 +87,28 @@ impl Checks {
         Ok(Checks {
             table: t.name().to_string(),
             list,
+            generated: crate::dml::generated::Generated::compile(p, t)?,
         })
     }
 
+    /// Neither a CHECK to enforce nor a column to generate.
     pub(crate) fn is_empty(&self) -> bool {
-        self.list.is_empty()
+        self.list.is_empty() && self.generated.is_empty()
     }
 
     pub(crate) fn reusable(&self) -> bool {
         self.list.iter().all(|(_, e)| !e.has_subquery())
+    }
+
+    /// The table's generated columns.
+    pub(crate) fn generated(&self) -> &crate::dml::generated::Generated {
+        &self.generated
+    }
+
+    /// Computes the row's generated columns (a complete row, before it is
+    /// written).
+    pub(crate) fn generate(&self, row: &mut [Value], env: &Env<'_>) -> Result<()> {
+        self.generated.compute(row, env)
     }
 
     /// Fails with 23514 on the first constraint the row makes false; a

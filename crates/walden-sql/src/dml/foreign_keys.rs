@@ -462,6 +462,8 @@ fn act(
                         _ => tx.default_value(&child.def.columns[c])?,
                     };
                 }
+                // Generated columns follow the changed key.
+                checks.generate(&mut row, &ctx.env(tx))?;
                 let stored = tx.update_in(child, &k, row)?;
                 if !checks.is_empty() {
                     checks.enforce(&stored, &ctx.env(tx))?;

@@ -51,6 +51,13 @@ pub(crate) fn identity_overrides(
     let over = crate::front::overriding(ins);
     let mut skip = Vec::new();
     for (k, &c) in cols.iter().enumerate() {
+        // A generated column takes DEFAULT only, whatever OVERRIDING says.
+        if crate::dml::generated::is_generated(t, c) && given(k) {
+            return Err(crate::dml::generated::value_refused(
+                &t.def.columns[c].name,
+                false,
+            ));
+        }
         let Some(generated) = t.def.columns[c].identity.and_then(|i| i.generated) else {
             continue;
         };

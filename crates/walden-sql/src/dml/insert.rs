@@ -215,6 +215,23 @@ impl InsertPlan {
         Ok(full)
     }
 
+    /// The row with its generated columns computed: from the row with its
+    /// defaults taken (and after the BEFORE triggers), as PostgreSQL
+    /// computes them.
+    pub(super) fn with_generated(
+        &self,
+        tx: &mut Transaction,
+        full: Vec<Option<Value>>,
+        ctx: &Ctx<'_>,
+    ) -> Result<Vec<Option<Value>>> {
+        if self.checks.generated().is_empty() {
+            return Ok(full);
+        }
+        let mut row = tx.defaults_taken(&self.table, full)?;
+        self.checks.generate(&mut row, &ctx.env(tx))?;
+        Ok(row.into_iter().map(Some).collect())
+    }
+
     /// What follows a row's insert: its CHECK constraints, on the stored
     /// row (defaults and coercions applied; a violation fails the
     /// statement, which undoes the write), and its foreign keys queued.
@@ -404,6 +421,7 @@ pub(crate) fn run_insert_rows(
                 None => return Ok(()),
             }
         }
+        let full = pl.with_generated(tx, full, ctx)?;
         if let Some(r) = &pl.routing {
             let row = tx.complete_row(t, full)?;
             if !pl.checks.is_empty() {
@@ -472,6 +490,7 @@ pub(crate) fn run_insert_rows(
                                 None => return Ok(()),
                             }
                         }
+                        checks.generate(&mut new_row, &ctx.env(tx))?;
                         let stored = tx.update_in(t, &key, new_row)?;
                         if !checks.is_empty() {
                             checks.enforce(&stored, &ctx.env(tx))?;

@@ -51,6 +51,22 @@ struct LockWalk {
 }
 
 impl LockingPlan {
+    /// Whether the plan may run again from the plan cache: nothing in it
+    /// is read at planning but the catalog (which the cache checks), so
+    /// any plan without a subquery.
+    pub(crate) fn reusable(&self) -> bool {
+        let order = self.order.iter().map(|(e, _, _)| e);
+        let walk = self.walk.iter().flat_map(|w| w.range.exprs());
+        self.access.reusable()
+            && order
+                .chain(walk)
+                .chain(self.limit.iter())
+                .chain(self.offset.iter())
+                .all(|e| !e.has_subquery())
+            && self.proj.exprs.iter().all(|e| !e.has_subquery())
+            && self.proj.into.is_none()
+    }
+
     pub(crate) fn columns(&self) -> Vec<Column> {
         self.proj.columns.clone()
     }

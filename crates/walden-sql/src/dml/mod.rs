@@ -32,6 +32,7 @@ pub(crate) mod deferred;
 pub(crate) mod explain;
 pub(crate) mod foreign_keys;
 mod from;
+pub(crate) mod generated;
 pub(crate) mod identity;
 mod insert;
 pub(crate) mod locking;
@@ -295,6 +296,21 @@ pub(crate) struct Access {
     pub(crate) filter: Vec<Expr>,
 }
 
+impl Access {
+    /// Whether a plan holding this access may run again (no subquery,
+    /// whose per-statement state the plan would keep).
+    pub(crate) fn reusable(&self) -> bool {
+        let lookup = self.lookup.iter().flatten();
+        let range = self.range.iter().flat_map(|r| r.exprs());
+        let index = self.index.iter().flat_map(|ip| query::index_exprs(ip));
+        lookup
+            .chain(range)
+            .chain(index)
+            .chain(self.filter.iter())
+            .all(|e| !e.has_subquery())
+    }
+}
+
 pub(crate) fn plan_where(
     p: &mut Planner<'_>,
     t: &Arc<Table>,
@@ -371,6 +387,16 @@ pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planne
     let mut assignments = Vec::new();
     for a in &u.assignments {
         let (_, i) = assigned_column(&t, a, "UPDATE SET (a, b) = ...")?;
+        if crate::dml::generated::is_generated(&t, i) {
+            if !is_default_kw(&a.value) {
+                return Err(crate::dml::generated::value_refused(
+                    &t.def.columns[i].name,
+                    true,
+                ));
+            }
+            // Computed from the new row anyway.
+            continue;
+        }
         if crate::dml::identity::is_generated_always(&t, i) && !is_default_kw(&a.value) {
             return Err(crate::dml::identity::generated_always(
                 &t.def.columns[i].name,
@@ -664,7 +690,7 @@ fn update_rows(
             }
             (new_row, joined)
         };
-        let new_row = match fire.as_deref() {
+        let mut new_row = match fire.as_deref() {
             Some(f) if f.has_before_row() => {
                 match f.before_row(tx, ctx, Some(&row), Some(new_row))? {
                     Some(r) => r,
@@ -673,6 +699,10 @@ fn update_rows(
             }
             _ => new_row,
         };
+        // After the BEFORE triggers, as PostgreSQL computes them.
+        if let Some(c) = &pl.checks {
+            c.generate(&mut new_row, &ctx.env(tx))?;
+        }
         if let (Some(mv), Some((moved, to_root))) = (&pl.moving, moving.as_mut()) {
             let full = tx.complete_row(&t, new_row.iter().cloned().map(Some).collect())?;
             if !mv.admits(&full, &ctx.env(tx))? {

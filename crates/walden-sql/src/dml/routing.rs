@@ -55,16 +55,17 @@ impl Routing {
         ctx: &Ctx<'_>,
         row: Vec<Value>,
     ) -> Result<Vec<Value>> {
-        let (leaf, lrow) = {
+        let (leaf, mut lrow) = {
             let env = ctx.env(tx);
             let (leaf, lrow) = self.root.route(row, &env)?;
             (leaf.table.clone(), lrow)
         };
-        let stored = tx.insert_into(&leaf, lrow.into_iter().map(Some).collect())?;
         let (checks, to_leaf) = self
             .leaves
             .get(&leaf.id())
             .ok_or_else(|| SqlError::internal("a partition routed to is not planned"))?;
+        checks.generate(&mut lrow, &ctx.env(tx))?;
+        let stored = tx.insert_into(&leaf, lrow.into_iter().map(Some).collect())?;
         if !checks.is_empty() {
             checks.enforce(&stored, &ctx.env(tx))?;
         }

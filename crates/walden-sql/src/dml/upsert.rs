@@ -173,6 +173,12 @@ fn plan_update(
                 "multiple assignments to same column \"{col}\""
             )));
         }
+        if crate::dml::generated::is_generated(t, i) {
+            if !crate::dml::is_default_kw(&a.value) {
+                return Err(crate::dml::generated::value_refused(&col, true));
+            }
+            continue;
+        }
         if crate::dml::is_default_kw(&a.value) && t.def.columns[i].identity.is_some() {
             return Err(SqlError::unsupported(
                 "SET col = DEFAULT of an identity column",

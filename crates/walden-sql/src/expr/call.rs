@@ -352,6 +352,8 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "statement_timestamp" => Func::StatementTimestamp,
         "clock_timestamp" | "timeofday" => Func::ClockTimestamp,
         "pg_sleep" => Func::Sleep,
+        "pg_notify" => Func::Notify,
+        "pg_notification_queue_usage" => Func::NotificationQueueUsage,
         "pg_advisory_lock" => Func::AdvisoryLock,
         "pg_try_advisory_lock" => Func::AdvisoryTryLock,
         "pg_advisory_unlock" => Func::AdvisoryUnlock,
@@ -480,9 +482,8 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         | "pg_tablespace_location"
         | "pg_get_function_sqlbody" => Func::Null,
         "pg_get_function_result" => Func::FunctionResult,
-        "pg_get_function_arguments" | "pg_get_function_identity_arguments" => {
-            Func::FunctionArguments
-        }
+        "pg_get_function_arguments" => Func::FunctionArguments { defaults: true },
+        "pg_get_function_identity_arguments" => Func::FunctionArguments { defaults: false },
         "pg_get_serial_sequence" => Func::SerialSequence,
         "scope_identity" => Func::ScopeIdentity,
         "walden_last_identity" => Func::LastIdentity,
@@ -533,7 +534,8 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
     };
     let arity = match func {
         Func::AdvisoryLock | Func::AdvisoryTryLock | Func::AdvisoryUnlock => Some(1..=2),
-        Func::AdvisoryUnlockAll => Some(0..=0),
+        Func::AdvisoryUnlockAll | Func::NotificationQueueUsage => Some(0..=0),
+        Func::Notify => Some(2..=2),
         Func::Sleep | Func::ToReg(_) | Func::PartitionAncestors | Func::CurrentSchemas => {
             Some(1..=1)
         }

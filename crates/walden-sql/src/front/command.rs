@@ -124,6 +124,15 @@ pub enum Command {
     },
     /// `DISCARD SEQUENCES`: forgets the session's `currval` / `lastval`.
     DiscardSequences,
+    /// `LISTEN channel` (`context/notify.rs`).
+    Listen(String),
+    /// `UNLISTEN channel`, or `UNLISTEN *` (None).
+    Unlisten(Option<String>),
+    /// `NOTIFY channel [, 'payload']`.
+    Notify {
+        channel: String,
+        payload: String,
+    },
     /// pgbench's catalog probe of `pg_class`/`pg_inherits` for a table.
     PgbenchPartitionProbe(String),
     /// `ALTER TABLE parent ATTACH PARTITION child FOR VALUES ...`, read as

@@ -71,6 +71,16 @@ const KEYWORDS: &[&str] = &[
     "xmlparse/Cb xmlpi/Cb xmlroot/Cb xmlserialize/Cb xmltable/Cb year/Ua yes/Ub zone/Ub",
 ];
 
+/// A key word's category code (`U`, `C`, `T` or `R`, see [`KEYWORDS`]);
+/// `None` for a word that is no key word.
+pub fn category(word: &str) -> Option<char> {
+    let word = word.to_ascii_lowercase();
+    KEYWORDS.iter().flat_map(|l| l.split(' ')).find_map(|e| {
+        let (w, code) = e.split_once('/')?;
+        (w == word).then(|| code.chars().next()).flatten()
+    })
+}
+
 /// The output columns, as PostgreSQL declares them.
 pub fn columns() -> Vec<(String, DataType)> {
     [

@@ -24,14 +24,15 @@ pub fn normalize_literals(sql: &str) -> Option<(String, Vec<walden_engine::Value
         return None;
     }
     let b = sql.as_bytes();
-    let start = lift_start(b, is_select)?;
+    let (start, end) = lift_start(b, is_select)?;
     let mut out = String::with_capacity(sql.len() + 8);
     let mut params = Vec::new();
     // Bytes from `copied` up to `i` go to the template as they are.
     let mut copied = 0;
     let mut i = start;
     let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'"';
-    while i < b.len() {
+    // A literal that starts before `end` is lifted whole.
+    while i < end {
         let c = b[i];
         if !LITERAL_STARTS[c as usize] {
             i += 1;
@@ -142,8 +143,11 @@ const VALUE_KEYWORDS: &[&[u8]] = &[
 ];
 
 /// The exclusions of [`normalize_literals`]: `None` when the statement is
-/// not eligible, else where lifting starts (a SELECT's first ` where `).
-pub(super) fn lift_start(b: &[u8], is_select: bool) -> Option<usize> {
+/// not eligible, else where lifting starts (a SELECT's first ` where `) and
+/// where it ends (a SELECT's first clause after its WHERE: `GROUP BY`,
+/// `HAVING`, `ORDER BY`, `LIMIT`, `OFFSET`, `FETCH`, whose literals are
+/// its shape, or the end).
+pub(super) fn lift_start(b: &[u8], is_select: bool) -> Option<(usize, usize)> {
     // `pat` (lower case) at `i`, ignoring ASCII case.
     let at = |i: usize, pat: &[u8]| {
         b.len() - i >= pat.len()
@@ -156,10 +160,21 @@ pub(super) fn lift_start(b: &[u8], is_select: bool) -> Option<usize> {
     // the statement's shape (row counts, positional ORDER BY) are left alone.
     // A keyed SELECT (`SELECT abalance FROM t WHERE aid = 42`): only the
     // WHERE clause's literals are lifted, so the select list (whose literals
-    // name and type result columns) stays as written. Anything with a
-    // subquery, set operation or row-count clause is parsed as it is.
+    // name and type result columns) and the clauses after WHERE (row
+    // counts, positions) stay as written. Anything with a subquery or set
+    // operation, or such a clause before WHERE, is parsed as it is; so is a
+    // write with one of those clauses.
     let mut selects = 0;
     let mut where_at = None;
+    let mut cut = None;
+    // A clause that ends a SELECT's WHERE (where lifting stops), at `i`.
+    let mut clause = |i: usize, where_at: Option<usize>| -> Option<()> {
+        if !is_select || where_at.is_none() {
+            return None;
+        }
+        cut.get_or_insert(i);
+        Some(())
+    };
     // Most bytes start none of the patterns; skipping them through a table
     // keeps the dispatch below off the common path, and the byte after a
     // space picks the one or two patterns worth comparing.
@@ -183,28 +198,28 @@ pub(super) fn lift_start(b: &[u8], is_select: bool) -> Option<usize> {
                 b'u' if at(i, b" union") => return None,
                 b'i' if at(i, b" intersect") || at(i, b" into ") => return None,
                 b'e' if at(i, b" except") => return None,
-                b'l' if at(i, b" limit") => return None,
-                b'o' if at(i, b" offset") => return None,
-                b'f' if at(i, b" fetch") => return None,
-                b'h' if at(i, b" having") => return None,
+                b'l' if at(i, b" limit") => clause(i, where_at)?,
+                b'o' if at(i, b" offset") => clause(i, where_at)?,
+                b'f' if at(i, b" fetch") => clause(i, where_at)?,
+                b'h' if at(i, b" having") => clause(i, where_at)?,
                 b'w' if where_at.is_none() && at(i, b" where ") => where_at = Some(i),
                 _ => {}
             },
             b'r' | b'R' if next == b'e' && at(i, b"returning") => return None,
-            b'o' | b'O' if next == b'r' && at(i, b"order by") => return None,
-            b'g' | b'G' if next == b'r' && at(i, b"group by") => return None,
+            b'o' | b'O' if next == b'r' && at(i, b"order by") => clause(i, where_at)?,
+            b'g' | b'G' if next == b'r' && at(i, b"group by") => clause(i, where_at)?,
             b's' | b'S' if is_select && next == b'e' && at(i, b"select") => selects += 1,
             _ => {}
         }
     }
     if !is_select {
-        return Some(0);
+        return Some((0, b.len()));
     }
     let w = where_at?;
     if selects > 1 || b[..w].contains(&b'\'') {
         return None;
     }
-    Some(w)
+    Some((w, cut.unwrap_or(b.len())))
 }
 
 /// Bytes that may start an excluded pattern (see `normalize_literals`).
@@ -272,11 +287,14 @@ mod tests {
             return None;
         }
         let lower = sql.to_ascii_lowercase();
-        if lower.contains("returning")
-            || lower.contains(" top")
-            || lower.contains("order by")
-            || lower.contains("group by")
-        {
+        if lower.contains("returning") || lower.contains(" top") {
+            return None;
+        }
+        let clauses = [
+            "order by", "group by", " limit", " offset", " fetch", " having",
+        ];
+        let cut = clauses.iter().filter_map(|k| lower.find(k)).min();
+        if !is_select && (lower.contains("order by") || lower.contains("group by")) {
             return None;
         }
         // A keyed SELECT (`SELECT abalance FROM t WHERE aid = 42`): only the
@@ -286,34 +304,30 @@ mod tests {
         let mut start = 0;
         if is_select {
             if lower.matches("select").count() > 1
-                || [
-                    " union",
-                    " intersect",
-                    " except",
-                    " limit",
-                    " offset",
-                    " fetch",
-                    " having",
-                    " into ",
-                ]
-                .iter()
-                .any(|k| lower.contains(k))
+                || [" union", " intersect", " except", " into "]
+                    .iter()
+                    .any(|k| lower.contains(k))
             {
                 return None;
             }
             let w = lower.find(" where ")?;
-            if sql[..w].contains('\'') {
+            if sql[..w].contains('\'') || cut.is_some_and(|c| c < w) {
                 return None;
             }
             start = w;
         }
+        let end = if is_select {
+            cut.unwrap_or(sql.len())
+        } else {
+            sql.len()
+        };
         let b = sql.as_bytes();
         let mut out = String::with_capacity(sql.len());
         out.push_str(&sql[..start]);
         let mut params = Vec::new();
         let mut i = start;
         let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'"';
-        while i < b.len() {
+        while i < end {
             let c = b[i];
             let prev = if i > 0 { b[i - 1] } else { b' ' };
             if c == b'\'' {
@@ -382,6 +396,7 @@ mod tests {
         if params.is_empty() || params.len() > MAX_LIFTED {
             return None;
         }
+        out.push_str(&sql[i.min(sql.len())..]);
         Some((out, params))
     }
 
@@ -408,7 +423,23 @@ mod tests {
         assert_eq!(t, "SELECT abalance, 7 FROM pgbench_accounts WHERE aid = $1");
         assert_eq!(p, vec![walden_engine::Value::Int(42)]);
         assert!(normalize_literals("SELECT 'x' FROM t WHERE a = 1").is_none());
-        assert!(normalize_literals("SELECT a FROM t WHERE a = 1 LIMIT 5").is_none());
+        // The clauses after WHERE stay as written (row counts, positions).
+        let (t, p) = normalize_literals(
+            "SELECT no_o_id FROM new_orders WHERE no_d_id = 3 AND no_w_id = 1 ORDER BY no_o_id ASC LIMIT 1 FOR UPDATE",
+        )
+        .unwrap();
+        assert_eq!(
+            t,
+            "SELECT no_o_id FROM new_orders WHERE no_d_id = $1 AND no_w_id = $2 ORDER BY no_o_id ASC LIMIT 1 FOR UPDATE"
+        );
+        assert_eq!(p.len(), 2);
+        let (t, _) = normalize_literals("SELECT a FROM t WHERE a = 1 ORDER BY 1 LIMIT 5").unwrap();
+        assert_eq!(t, "SELECT a FROM t WHERE a = $1 ORDER BY 1 LIMIT 5");
+        let (t, _) = normalize_literals("SELECT a FROM t WHERE a = 'x limit 2' AND b = 3").unwrap();
+        assert_eq!(t, "SELECT a FROM t WHERE a = $1 AND b = 3");
+        assert!(normalize_literals("SELECT a FROM t ORDER BY a LIMIT 5").is_none());
+        assert!(normalize_literals("SELECT a FROM t GROUP BY a HAVING a > 1 WHERE").is_none());
+        assert!(normalize_literals("DELETE FROM t WHERE a = 1 ORDER BY a").is_none());
         assert!(normalize_literals("SELECT a FROM t WHERE a IN (SELECT 1)").is_none());
         assert!(normalize_literals("DELETE TOP (3) FROM t").is_none());
         assert!(normalize_literals("INSERT INTO t VALUES (N'x', 1e5)").is_none());

@@ -221,10 +221,15 @@ pub fn parse(sql: &str) -> Result<Command> {
             }
             return Ok(Command::Reset(Some(name.to_ascii_lowercase())));
         }
-        // Nothing is ever listened to: accepting LISTEN would promise
-        // notifications that never come.
-        "LISTEN" | "NOTIFY" => {
-            return Err(SqlError::unsupported(format!("{first} (notifications)")))
+        "LISTEN" | "NOTIFY" | "UNLISTEN" => return parse_notify(&first, &mut t),
+        // Materialized views do not exist yet: every form of their
+        // statements is refused as such, not as a syntax error.
+        "CREATE" | "ALTER" | "DROP" | "REFRESH"
+            if t.is(1, "MATERIALIZED") && t.is(2, "VIEW") =>
+        {
+            return Err(SqlError::unsupported(format!(
+                "{first} MATERIALIZED VIEW (materialized views)"
+            )))
         }
         "DEALLOCATE" => {
             t.i += 1;
@@ -268,7 +273,6 @@ pub fn parse(sql: &str) -> Result<Command> {
             ))
         }
         "VACUUM" | "ANALYZE" | "ANALYSE" => return super::analyze::parse(&mut t, &first),
-        "UNLISTEN" => return Ok(Command::Ignored(first)),
         "USE" => {
             t.i += 1;
             let name = t.ident()?;
@@ -831,6 +835,60 @@ fn parse_checkdb(t: &mut Toks) -> Result<Command> {
     }
     t.end("DBCC CHECKDB")?;
     Ok(Command::CheckDb { name, quiet })
+}
+
+/// `LISTEN channel`, `UNLISTEN channel | *`, `NOTIFY channel [, 'payload']`
+/// (see `context/notify.rs`). A channel is an identifier (folded unless
+/// quoted); the payload a string constant, as PostgreSQL's grammar has it.
+fn parse_notify(first: &str, t: &mut Toks) -> Result<Command> {
+    t.i += 1;
+    // A channel is a ColId: no reserved word, and no type or function name
+    // key word, unless quoted.
+    let channel = |t: &mut Toks| match t.next() {
+        Some(Token::Word(w))
+            if w.quote_style.is_none()
+                && matches!(super::keywords::category(&w.value), Some('R' | 'T')) =>
+        {
+            Err(near(Some(Token::Word(w))))
+        }
+        Some(Token::Word(w)) if w.quote_style.is_none() => Ok(w.value.to_ascii_lowercase()),
+        Some(Token::Word(w)) if w.quote_style == Some('"') => Ok(w.value),
+        other => Err(near(other)),
+    };
+    let cmd = match first {
+        "LISTEN" => Command::Listen(channel(t)?),
+        "UNLISTEN" if t.eat_tok(&Token::Mul) => Command::Unlisten(None),
+        "UNLISTEN" => Command::Unlisten(Some(channel(t)?)),
+        _ => {
+            let channel = channel(t)?;
+            let payload = if t.eat_tok(&Token::Comma) {
+                match t.next() {
+                    Some(
+                        Token::SingleQuotedString(s)
+                        | Token::EscapedStringLiteral(s)
+                        | Token::UnicodeStringLiteral(s),
+                    ) => s,
+                    Some(Token::DollarQuotedString(d)) => d.value,
+                    other => return Err(near(other)),
+                }
+            } else {
+                String::new()
+            };
+            Command::Notify { channel, payload }
+        }
+    };
+    if !t.at_end() {
+        return Err(near(t.next()));
+    }
+    Ok(cmd)
+}
+
+/// PostgreSQL's syntax error at a token (or at the end).
+fn near(tok: Option<Token>) -> SqlError {
+    match tok {
+        None | Some(Token::EOF) => SqlError::syntax("syntax error at end of input"),
+        Some(t) => SqlError::syntax(format!("syntax error at or near \"{t}\"")),
+    }
 }
 
 #[cfg(test)]

@@ -113,6 +113,8 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         | Func::AdvisoryTryLock
         | Func::AdvisoryUnlock
         | Func::Sleep
+        | Func::Notify
+        | Func::NotificationQueueUsage
         | Func::SetConfig
         | Func::NewUuid
         | Func::Spid
@@ -142,7 +144,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         | Func::ColDescription
         | Func::TriggerDef
         | Func::FunctionResult
-        | Func::FunctionArguments
+        | Func::FunctionArguments { .. }
         | Func::True
         | Func::Privilege(_)
         | Func::False

@@ -62,6 +62,10 @@ pub enum Func {
     AdvisoryTryLock,
     AdvisoryUnlock,
     AdvisoryUnlockAll,
+    /// pg_notify(channel, payload): NOTIFY as a function.
+    Notify,
+    /// pg_notification_queue_usage().
+    NotificationQueueUsage,
     /// set_config(name, value, is_local).
     SetConfig,
     /// to_regclass / to_regtype / to_regnamespace(name): the object as a
@@ -193,7 +197,11 @@ pub enum Func {
     /// pg_get_function_result / pg_get_function_arguments of a built-in
     /// function listed in `pg_proc` (`pg_catalog/builtin_procs.rs`).
     FunctionResult,
-    FunctionArguments,
+    /// With defaults (`pg_get_function_arguments`) or without
+    /// (`_identity_arguments`).
+    FunctionArguments {
+        defaults: bool,
+    },
     EncodingName,
     /// pg_char_to_encoding: UTF8's number (6), -1 for another name.
     EncodingId,
@@ -317,6 +325,8 @@ impl Func {
                 | Func::SetVal
                 | Func::ClockTimestamp
                 | Func::Sleep
+                | Func::Notify
+                | Func::NotificationQueueUsage
                 | Func::AdvisoryLock
                 | Func::AdvisoryTryLock
                 | Func::AdvisoryUnlock
@@ -423,6 +433,7 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         Func::Today => DataType::Date,
         Func::NewUuid => DataType::Uuid,
         Func::DbId | Func::Spid => DataType::Int,
+        Func::NotificationQueueUsage => DataType::Double,
         // numeric(38, 0) in SQL Server.
         Func::ScopeIdentity | Func::LastIdentity | Func::Ident(_) => DataType::Decimal {
             precision: 38,

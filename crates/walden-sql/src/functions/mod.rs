@@ -41,6 +41,10 @@ pub struct SessionInfo {
     pub path: crate::context::search_path::SearchPath,
     /// The instance's advisory locks.
     pub advisory: Arc<crate::context::advisory::AdvisoryLocks>,
+    /// The session's LISTEN side (`pg_listening_channels()`).
+    pub listener: Arc<crate::context::notify::Listener>,
+    /// The instance's listeners (`pg_notification_queue_usage()`).
+    pub notify_hub: Arc<crate::context::notify::Hub>,
     /// Database ids by lower-case name (for DB_ID and DB_NAME), listed on
     /// first use in the statement: most statements never ask, and listing
     /// every database for each one showed in profiles.

@@ -91,13 +91,17 @@ pub fn calls_user_function<H: Host>(host: &mut H, sql: &str) -> bool {
 /// failed transaction).
 fn load_names<H: Host>(host: &mut H) -> Option<HashSet<String>> {
     let c = host
-        .parse(&format!("SELECT to_regclass('{FUNC_TABLE}') IS NOT NULL"))
+        .parse(&format!(
+            "SELECT to_regclass('public.{FUNC_TABLE}') IS NOT NULL"
+        ))
         .ok()?;
     let o = host.run(&c, &[]).ok()?;
     if o.rows.first().and_then(|r| r.first()) != Some(&Value::Bool(true)) {
         return Some(HashSet::new());
     }
-    let c = host.parse(&format!("SELECT name FROM {FUNC_TABLE}")).ok()?;
+    let c = host
+        .parse(&format!("SELECT name FROM public.{FUNC_TABLE}"))
+        .ok()?;
     let o = host.run(&c, &[]).ok()?;
     Some(
         o.rows
@@ -121,7 +125,7 @@ impl<'h, H: Host> Runner<'h, H> {
     /// `name(types)`); for a name whose definitions are all overloads, the
     /// one without arguments (a trigger function's).
     pub(super) fn func_definition(&mut self, key: &str) -> Result<Option<String>> {
-        let q = format!("SELECT definition FROM {FUNC_TABLE} WHERE name = $1");
+        let q = format!("SELECT definition FROM public.{FUNC_TABLE} WHERE name = $1");
         let found = match self.fixed(&q, &[Value::text(key)]) {
             Ok(o) => o
                 .rows
@@ -197,13 +201,13 @@ impl<'h, H: Host> Runner<'h, H> {
     pub(super) fn store_func(&mut self, key: &str, text: &str) -> Result<()> {
         self.fixed(
             &format!(
-                "CREATE TABLE IF NOT EXISTS {FUNC_TABLE} (name text PRIMARY KEY, definition text NOT NULL)"
+                "CREATE TABLE IF NOT EXISTS public.{FUNC_TABLE} (name text PRIMARY KEY, definition text NOT NULL)"
             ),
             &[],
         )?;
         self.fixed(
             &format!(
-                "INSERT INTO {FUNC_TABLE} (name, definition) VALUES ($1, $2) \
+                "INSERT INTO public.{FUNC_TABLE} (name, definition) VALUES ($1, $2) \
                  ON CONFLICT (name) DO UPDATE SET definition = EXCLUDED.definition"
             ),
             &[Value::text(key), Value::text(text)],
@@ -214,7 +218,7 @@ impl<'h, H: Host> Runner<'h, H> {
 
     pub(super) fn drop_func(&mut self, name: &str, if_exists: bool) -> Result<()> {
         let gone = match self.fixed(
-            &format!("DELETE FROM {FUNC_TABLE} WHERE name = $1"),
+            &format!("DELETE FROM public.{FUNC_TABLE} WHERE name = $1"),
             &[Value::text(name)],
         ) {
             Ok(o) => tag_rows(&o.tag).unwrap_or(0) > 0,
@@ -272,6 +276,7 @@ impl<'h, H: Host> Runner<'h, H> {
                     crate::front::plpgsql::parse_pg_function(&d.text).map(|f| (d.key.clone(), f))
                 })
                 .collect();
+            let pg_call = !pg.is_empty();
             let (key, chosen) = if pg.is_empty() {
                 (name.clone(), None)
             } else {
@@ -328,6 +333,11 @@ impl<'h, H: Host> Runner<'h, H> {
                     }
                 }
             };
+            // A PostgreSQL call that is a whole select-list item names its
+            // column after the function (the inlined expression, a CAST,
+            // would be named after the type).
+            let label =
+                !bare && pg_call && select_item(&toks, start, end) && !has_alias(&toks, end);
             let mut out = String::new();
             for t in &toks[..start] {
                 out.push_str(&t.to_string());
@@ -338,6 +348,9 @@ impl<'h, H: Host> Runner<'h, H> {
                 out.push('(');
                 out.push_str(&body);
                 out.push(')');
+            }
+            if label {
+                out.push_str(&format!(" AS \"{}\"", name.replace('"', "\"\"")));
             }
             for t in &toks[end..] {
                 out.push_str(&t.to_string());
@@ -474,6 +487,66 @@ fn next_call(
         return Some((i, last, args, k + 1));
     }
     None
+}
+
+/// Whether the call from token `start` to `end` is a whole item of a
+/// select list: SELECT (or a comma of its list) before it, and after it a
+/// comma, the list's end or a clause that ends it.
+fn select_item(toks: &[Token], start: usize, end: usize) -> bool {
+    let after = match toks.get(skip_ws(toks, end)) {
+        None | Some(Token::SemiColon) | Some(Token::Comma) | Some(Token::RParen) => true,
+        Some(Token::Word(w)) if w.quote_style.is_none() => matches!(
+            w.value.to_ascii_lowercase().as_str(),
+            "from"
+                | "into"
+                | "where"
+                | "union"
+                | "except"
+                | "intersect"
+                | "order"
+                | "group"
+                | "having"
+                | "limit"
+                | "offset"
+                | "fetch"
+                | "window"
+        ),
+        _ => false,
+    };
+    if !after {
+        return false;
+    }
+    // Back to SELECT over the list's items at this parenthesis level.
+    let mut depth = 0i32;
+    let mut first = true;
+    let mut k = start;
+    while k > 0 {
+        k -= 1;
+        let t = &toks[k];
+        if matches!(t, Token::Whitespace(_)) {
+            continue;
+        }
+        let was_first = std::mem::replace(&mut first, false);
+        match t {
+            Token::RParen => depth += 1,
+            Token::LParen if depth == 0 => return false,
+            Token::LParen => depth -= 1,
+            Token::Comma if depth == 0 && was_first => {}
+            Token::Word(w) if depth == 0 && w.quote_style.is_none() => {
+                match w.value.to_ascii_lowercase().as_str() {
+                    "select" => return true,
+                    "all" | "distinct" if was_first => {}
+                    _ if was_first => return false,
+                    "from" | "where" | "group" | "by" | "having" | "order" | "limit" | "values"
+                    | "set" | "returning" | "on" | "using" | "into" => return false,
+                    _ => {}
+                }
+            }
+            _ if was_first => return false,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Whether an alias follows the call that ends before token `end`.

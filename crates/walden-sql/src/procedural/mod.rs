@@ -528,8 +528,19 @@ impl<'h, H: Host> Runner<'h, H> {
             TStmt::Exec(call) => self.exec(call)?,
             TStmt::CreateProc(def) => self.create_proc(def)?,
             TStmt::DropProc { names, if_exists } => {
+                let mut pg = false;
                 for n in names {
+                    // A PostgreSQL procedure's name (DROP PROCEDURE without
+                    // argument types).
+                    if !self.pg_overloads(n)?.is_empty() {
+                        self.drop_pg_funcs(&[(n.clone(), None)], *if_exists, Some(true))?;
+                        pg = true;
+                        continue;
+                    }
                     self.drop_proc(n, *if_exists)?;
+                }
+                if pg {
+                    self.emit(QueryOutput::command("DROP PROCEDURE"));
                 }
             }
             TStmt::CreateFunc(def) => self.create_func(def)?,
@@ -538,7 +549,7 @@ impl<'h, H: Host> Runner<'h, H> {
                     // A PostgreSQL function's name: DROP FUNCTION without
                     // argument types (several overloads are 42725).
                     if !self.pg_overloads(n)?.is_empty() {
-                        self.drop_pg_funcs(&[(n.clone(), None)], *if_exists, false)?;
+                        self.drop_pg_funcs(&[(n.clone(), None)], *if_exists, Some(false))?;
                         continue;
                     }
                     self.drop_func(n, *if_exists)?;

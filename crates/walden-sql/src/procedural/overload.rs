@@ -43,7 +43,7 @@ impl<'h, H: Host> Runner<'h, H> {
     /// Every stored definition of `name`, by key.
     pub(super) fn func_definitions(&mut self, name: &str) -> Result<Vec<StoredDef>> {
         let q = format!(
-            "SELECT name, definition FROM {FUNC_TABLE} WHERE name = $1 OR name LIKE $2 ORDER BY name"
+            "SELECT name, definition FROM public.{FUNC_TABLE} WHERE name = $1 OR name LIKE $2 ORDER BY name"
         );
         let o = match self.fixed(&q, &[Value::text(name), Value::text(format!("{name}(%"))]) {
             Ok(o) => o,
@@ -179,6 +179,22 @@ impl<'h, H: Host> Runner<'h, H> {
             let mut pts = Vec::new();
             for p in f.params.iter().take(tys.len()) {
                 pts.push(crate::types::names::parse_type_name(&p.ty)?);
+            }
+            // A VARIADIC parameter takes elements (unless the call passes
+            // the array with VARIADIC, which `arg_type` cannot see).
+            if f.variadic && pts.len() == f.params.len() {
+                if let Some(DataType::Array(e)) = pts.pop() {
+                    let vararr = positional.last().is_some_and(|a| {
+                        lex(a).is_ok_and(|t| t.first().is_some_and(|x| x.is("variadic")))
+                    });
+                    if vararr {
+                        pts.push(DataType::Array(e));
+                    } else {
+                        while pts.len() < tys.len() {
+                            pts.push((*e).clone());
+                        }
+                    }
+                }
             }
             let fits = tys.iter().zip(&pts).all(|(a, p)| match a {
                 ArgTy::Known(a) => crate::query::implicit(a, p),

@@ -96,7 +96,8 @@ impl<'h, H: Host> Runner<'h, H> {
                 key
             }
         };
-        self.store_func(&key, text)?;
+        let text = self.placed_text(f, text)?;
+        self.store_func(&key, &text)?;
         Ok(QueryOutput::command(if f.procedure {
             "CREATE PROCEDURE"
         } else {
@@ -104,13 +105,69 @@ impl<'h, H: Host> Runner<'h, H> {
         }))
     }
 
+    /// The CREATE text as stored. A routine belongs to the schema its
+    /// name gives or, unqualified, to the first existing schema of
+    /// search_path (PostgreSQL's rule); an unqualified name of a schema
+    /// other than `public` is written qualified into the text, which is
+    /// where `pg_proc` (so pg_dump) reads the schema from.
+    fn placed_text(&mut self, f: &PgFunc, text: &str) -> Result<String> {
+        let schema = match &f.schema {
+            Some(s) => s.clone(),
+            None => {
+                let o = self.fixed("SELECT current_schema()", &[])?;
+                match o.rows.into_iter().next().and_then(|r| r.into_iter().next()) {
+                    Some(Value::Null) | None => {
+                        return Err(SqlError::new(
+                            ErrorKind::InvalidSchemaName,
+                            "no schema has been selected to create in",
+                        ))
+                    }
+                    Some(v) => v.to_string(),
+                }
+            }
+        };
+        match schema.as_str() {
+            "public" | "dbo" => return Ok(text.to_string()),
+            "pg_catalog" | "pg_toast" | "information_schema" => {
+                return Err(SqlError::unsupported(format!(
+                    "creating routines in schema {schema}"
+                )))
+            }
+            _ => {}
+        }
+        let o = self.fixed(
+            "SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1",
+            &[Value::text(schema.clone())],
+        )?;
+        if o.rows.is_empty() {
+            return Err(SqlError::new(
+                ErrorKind::InvalidSchemaName,
+                format!("schema \"{schema}\" does not exist"),
+            ));
+        }
+        if f.schema.is_some() {
+            return Ok(text.to_string());
+        }
+        let at = f.name_at.min(text.len());
+        Ok(format!(
+            "{}{}.{}",
+            &text[..at],
+            crate::types::quote::quote_ident(&schema),
+            &text[at..]
+        ))
+    }
+
     pub fn drop_pg_funcs(
         &mut self,
         names: &[(String, Option<Vec<String>>)],
         if_exists: bool,
-        procedure: bool,
+        procedure: Option<bool>,
     ) -> Result<QueryOutput> {
-        let kind = if procedure { "procedure" } else { "function" };
+        let kind = match procedure {
+            Some(true) => "procedure",
+            Some(false) => "function",
+            None => "routine",
+        };
         let mut notices = Vec::new();
         for (name, types) in names {
             let defs = self.func_definitions(name)?;
@@ -153,7 +210,7 @@ impl<'h, H: Host> Runner<'h, H> {
                 ));
             };
             if let Some(f) = &f {
-                if f.procedure != procedure {
+                if procedure.is_some_and(|p| p != f.procedure) {
                     return Err(SqlError::new(
                         ErrorKind::WrongObjectType,
                         format!("{shown} is not a {kind}"),
@@ -165,10 +222,10 @@ impl<'h, H: Host> Runner<'h, H> {
             }
             self.drop_func(&key, true)?;
         }
-        let mut o = QueryOutput::command(if procedure {
-            "DROP PROCEDURE"
-        } else {
-            "DROP FUNCTION"
+        let mut o = QueryOutput::command(match procedure {
+            Some(true) => "DROP PROCEDURE",
+            Some(false) => "DROP FUNCTION",
+            None => "DROP ROUTINE",
         });
         o.notices = notices;
         Ok(o)
@@ -209,6 +266,13 @@ fn not_found(f: &PgFunc, n: usize) -> SqlError {
 /// Each parameter's value for a call `f(args)` as an expression: the
 /// positional arguments, then the named ones (`name => x`), then defaults.
 pub(super) fn bind_call(f: &PgFunc, args: &[Option<String>]) -> Result<Vec<String>> {
+    let gathered;
+    let args = if f.variadic {
+        gathered = variadic_args(f, args)?;
+        &gathered[..]
+    } else {
+        args
+    };
     let mut given: Vec<Option<String>> = vec![None; f.params.len()];
     let mut named = false;
     for (k, a) in args.iter().enumerate() {
@@ -246,6 +310,45 @@ pub(super) fn bind_call(f: &PgFunc, args: &[Option<String>]) -> Result<Vec<Strin
                 .ok_or_else(|| not_found(f, args.len()))
         })
         .collect()
+}
+
+/// Whether an argument is named (`name => x`).
+fn is_named(a: &str) -> bool {
+    lex(a).is_ok_and(|t| t.len() > 2 && (t[1].op("=>") || t[1].op(":=")) && t[0].k == K::Word)
+}
+
+/// A call of a VARIADIC function with its variadic arguments as one:
+/// `f(a, 1, 2, 3)` is `f(a, ARRAY[1, 2, 3])`; `f(a, VARIADIC arr)` passes
+/// the array itself. With no variadic argument the parameter's default
+/// applies (else the call binds to nothing, as in PostgreSQL).
+pub(super) fn variadic_args(f: &PgFunc, args: &[Option<String>]) -> Result<Vec<Option<String>>> {
+    let fixed = f.params.len().saturating_sub(1);
+    let positional = args
+        .iter()
+        .take_while(|a| a.as_deref().is_some_and(|a| !is_named(a)))
+        .count();
+    let mut out: Vec<Option<String>> = args[..positional.min(fixed)].to_vec();
+    if positional > fixed {
+        let rest = &args[fixed..positional];
+        let last = rest.last().and_then(|a| a.as_deref()).unwrap_or("");
+        let t = lex(last)?;
+        if rest.len() == 1 && t.len() > 1 && t[0].is("variadic") {
+            out.push(Some(last[t[1].s..].to_string()));
+        } else if rest
+            .iter()
+            .flatten()
+            .any(|a| lex(a).is_ok_and(|t| t.first().is_some_and(|x| x.is("variadic"))))
+        {
+            return Err(SqlError::syntax(
+                "VARIADIC must be the last argument, alone in its place",
+            ));
+        } else {
+            let items: Vec<&str> = rest.iter().flatten().map(|a| a.as_str()).collect();
+            out.push(Some(format!("ARRAY[{}]", items.join(", "))));
+        }
+    }
+    out.extend(args[positional..].iter().cloned());
+    Ok(out)
 }
 
 /// Whether calls of `f` inline into the calling statement (else they run:

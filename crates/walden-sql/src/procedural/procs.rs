@@ -8,7 +8,7 @@ use super::*;
 use crate::front::{ExecCall, ProcDef, ProcMode};
 
 /// The table that holds the database's procedures (created with the first).
-pub const PROC_TABLE: &str = "walden_procedures";
+pub use crate::front::plpgsql::PROC_TABLE;
 
 fn not_found(name: &str) -> SqlError {
     SqlError::new(
@@ -26,7 +26,7 @@ impl<'h, H: Host> Runner<'h, H> {
 
     /// A procedure's definition text, if there is one.
     fn definition(&mut self, name: &str) -> Result<Option<String>> {
-        let q = format!("SELECT definition FROM {PROC_TABLE} WHERE name = $1");
+        let q = format!("SELECT definition FROM public.{PROC_TABLE} WHERE name = $1");
         match self.fixed(&q, &[Value::text(name)]) {
             Ok(o) => Ok(o
                 .rows
@@ -60,14 +60,14 @@ impl<'h, H: Host> Runner<'h, H> {
         }
         self.fixed(
             &format!(
-                "CREATE TABLE IF NOT EXISTS {PROC_TABLE} (name text PRIMARY KEY, definition text NOT NULL)"
+                "CREATE TABLE IF NOT EXISTS public.{PROC_TABLE} (name text PRIMARY KEY, definition text NOT NULL)"
             ),
             &[],
         )?;
         let text = crate::front::proc_text(def);
         self.fixed(
             &format!(
-                "INSERT INTO {PROC_TABLE} (name, definition) VALUES ($1, $2) \
+                "INSERT INTO public.{PROC_TABLE} (name, definition) VALUES ($1, $2) \
                  ON CONFLICT (name) DO UPDATE SET definition = EXCLUDED.definition"
             ),
             &[Value::text(def.name.clone()), Value::text(text)],
@@ -81,7 +81,7 @@ impl<'h, H: Host> Runner<'h, H> {
 
     pub(super) fn drop_proc(&mut self, name: &str, if_exists: bool) -> Result<()> {
         let gone = match self.fixed(
-            &format!("DELETE FROM {PROC_TABLE} WHERE name = $1"),
+            &format!("DELETE FROM public.{PROC_TABLE} WHERE name = $1"),
             &[Value::text(name)],
         ) {
             Ok(o) => tag_rows(&o.tag).unwrap_or(0) > 0,

@@ -511,6 +511,7 @@ fn function_rows(
         | "regexp_split_to_table"
         | "regexp_matches"
         | "pg_get_keywords"
+        | "pg_listening_channels"
         | "string_split"
         | "walden_routine_set" => {
             let func = srf::lookup(&lname).expect("listed SRF");

@@ -472,7 +472,8 @@ fn plan_select_inner(
                 expr.clone(),
             )),
             SelectItem::Wildcard(_) => {
-                if item.cols.is_empty() {
+                // A table without columns gives none (`SELECT * FROM z`).
+                if item.cols.is_empty() && sel.from.is_empty() {
                     return Err(SqlError::syntax(
                         "SELECT * with no tables specified is not valid",
                     ));

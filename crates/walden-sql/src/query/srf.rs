@@ -26,6 +26,8 @@ pub enum SrfFunc {
     Json(crate::functions::json::JsonSrf),
     /// pg_get_keywords(): PostgreSQL 15's key words.
     Keywords,
+    /// pg_listening_channels(): the session's LISTEN channels.
+    ListeningChannels,
     /// T-SQL's STRING_SPLIT(s, separator [, enable_ordinal]): a `value`
     /// column, and an `ordinal` one when the third argument is 1.
     StringSplit(bool),
@@ -65,6 +67,7 @@ pub fn lookup(name: &str) -> Option<SrfFunc> {
         "regexp_split_to_table" => SrfFunc::RegexpSplit,
         "regexp_matches" => SrfFunc::RegexpMatches,
         "pg_get_keywords" => SrfFunc::Keywords,
+        "pg_listening_channels" => SrfFunc::ListeningChannels,
         "string_split" => SrfFunc::StringSplit(false),
         "walden_routine_set" => SrfFunc::Routine,
         other => SrfFunc::Json(crate::functions::json::srf(other)?),
@@ -129,6 +132,7 @@ pub fn columns(func: SrfFunc, label: &str, args: &[Option<DataType>]) -> Vec<(St
         SrfFunc::RegexpMatches => vec![(label.into(), DataType::Array(Box::new(DataType::Text)))],
         SrfFunc::Json(j) => j.columns(label),
         SrfFunc::Keywords => crate::front::keywords::columns(),
+        SrfFunc::ListeningChannels => vec![(label.into(), DataType::Text)],
         SrfFunc::StringSplit(ordinal) => {
             let mut c = vec![("value".to_string(), DataType::Text)];
             if ordinal {
@@ -205,16 +209,17 @@ pub fn run(
             }
             Ok(())
         }
-        SrfFunc::Keywords => {
-            if !args.is_empty() {
-                return Err(SqlError::new(
-                    ErrorKind::UndefinedFunction,
-                    format!(
-                        "function pg_get_keywords() with {} arguments does not exist",
-                        args.len()
-                    ),
-                ));
+        SrfFunc::ListeningChannels => {
+            no_arguments("pg_listening_channels", args)?;
+            for c in env.info.listener.channels() {
+                if !each(vec![Value::text(c)])? {
+                    break;
+                }
             }
+            Ok(())
+        }
+        SrfFunc::Keywords => {
+            no_arguments("pg_get_keywords", args)?;
             for r in crate::front::keywords::rows() {
                 if !each(r)? {
                     break;
@@ -231,6 +236,19 @@ pub fn run(
             Ok(())
         }
     }
+}
+
+fn no_arguments(name: &str, args: &[Value]) -> Result<()> {
+    if !args.is_empty() {
+        return Err(SqlError::new(
+            ErrorKind::UndefinedFunction,
+            format!(
+                "function {name}() with {} arguments does not exist",
+                args.len()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// All rows of `func` for argument values.

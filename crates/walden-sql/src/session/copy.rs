@@ -36,11 +36,19 @@ impl SqlSession {
                 let table = self.db.table(&query::object_last(table_name))?;
                 let def = &table.def;
                 let names: Vec<String> = if columns.is_empty() {
-                    def.columns.iter().map(|c| c.name.clone()).collect()
+                    // Without its generated columns, as PostgreSQL 15.
+                    def.columns
+                        .iter()
+                        .filter(|c| c.generated.is_none())
+                        .map(|c| c.name.clone())
+                        .collect()
                 } else {
                     columns
                         .iter()
                         .map(|c| match def.column_index(&c.value) {
+                            Some(i) if def.columns[i].generated.is_some() => {
+                                Err(crate::dml::generated::copy_refused(&c.value))
+                            }
                             Some(i) => Ok(def.columns[i].name.clone()),
                             None => Err(SqlError::new(
                                 ErrorKind::UndefinedColumn,
@@ -286,11 +294,8 @@ impl SqlSession {
             }
         });
         let r = r.and_then(|()| match load.own.take() {
-            Some(mut tx) => crate::dml::deferred::check_at_commit(&mut tx).and_then(|()| {
-                tx.commit(CommitRequest::Default)
-                    .map(|_| ())
-                    .map_err(SqlError::from)
-            }),
+            Some(mut tx) => crate::dml::deferred::check_at_commit(&mut tx)
+                .and_then(|()| self.commit_tx(tx, CommitRequest::Default).map(|_| ())),
             None => Ok(()),
         });
         match r {
@@ -338,6 +343,14 @@ fn insert_row(
             Some(r) => full = r.into_iter().map(Some).collect(),
             None => return Ok(()),
         }
+    }
+    if !load.checks.generated().is_empty() {
+        let at = |e: SqlError| with_context(e, context(&load.copy.table, line, raw));
+        let mut row = tx
+            .defaults_taken(&load.table, full)
+            .map_err(|e| at(e.into()))?;
+        load.checks.generate(&mut row, &ctx.env(tx)).map_err(at)?;
+        full = row.into_iter().map(Some).collect();
     }
     if let Some(r) = &load.routing {
         let at = |e: SqlError| with_context(e, context(&load.copy.table, line, raw));
@@ -438,13 +451,17 @@ pub(in crate::session) fn copy_columns(
     table: &walden_engine::Table,
     columns: &[String],
 ) -> Result<Vec<usize>> {
+    // Generated columns are left out of COPY, in either direction, as
+    // PostgreSQL 15 leaves them out; naming one is an error.
     if columns.is_empty() {
-        return Ok((0..table.def.columns.len()).collect());
+        return Ok((0..table.def.columns.len())
+            .filter(|&i| !crate::dml::generated::is_generated(table, i))
+            .collect());
     }
     columns
         .iter()
         .map(|c| {
-            table.def.column_index(c).ok_or_else(|| {
+            let i = table.def.column_index(c).ok_or_else(|| {
                 SqlError::new(
                     ErrorKind::UndefinedColumn,
                     format!(
@@ -452,7 +469,11 @@ pub(in crate::session) fn copy_columns(
                         table.name()
                     ),
                 )
-            })
+            })?;
+            if crate::dml::generated::is_generated(table, i) {
+                return Err(crate::dml::generated::copy_refused(c));
+            }
+            Ok(i)
         })
         .collect()
 }

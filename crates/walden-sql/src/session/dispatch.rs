@@ -81,7 +81,7 @@ impl SqlSession {
                     if let Some(mut tx) = self.tx.take() {
                         let id = tx.id();
                         self.before_commit(&mut tx)?;
-                        tx.commit(CommitRequest::Default)?;
+                        self.commit_tx(tx, CommitRequest::Default)?;
                         self.cursors_committed(id);
                     }
                     let mut out = QueryOutput::command("COMMIT");
@@ -101,7 +101,7 @@ impl SqlSession {
                     Some(mut tx) => {
                         let id = tx.id();
                         let r = match self.before_commit(&mut tx) {
-                            Ok(()) => tx.commit(req).map(|_| ()),
+                            Ok(()) => self.commit_tx(tx, req).map(|_| ()),
                             Err(e) => {
                                 tx.rollback();
                                 self.settings.end_tx(false);
@@ -181,14 +181,39 @@ impl SqlSession {
                 self.session.discard_sequences();
                 Ok(QueryOutput::command("DISCARD SEQUENCES"))
             }
+            Command::Listen(channel) => {
+                let mut out = QueryOutput::command("LISTEN");
+                let c = truncated_channel(channel, &mut out.notices);
+                self.in_tx(|tx, _| {
+                    crate::context::notify::listen(tx, crate::context::notify::Pending::Listen(c))
+                })?;
+                Ok(out)
+            }
+            Command::Unlisten(channel) => {
+                let mut out = QueryOutput::command("UNLISTEN");
+                let c = channel
+                    .as_ref()
+                    .map(|c| truncated_channel(c, &mut out.notices));
+                self.in_tx(|tx, _| {
+                    crate::context::notify::listen(tx, crate::context::notify::Pending::Unlisten(c))
+                })?;
+                Ok(out)
+            }
+            Command::Notify { channel, payload } => {
+                let mut out = QueryOutput::command("NOTIFY");
+                let c = truncated_channel(channel, &mut out.notices);
+                self.in_tx(|tx, _| crate::context::notify::notify(tx, &c, payload))?;
+                Ok(out)
+            }
             Command::DiscardPlans => {
                 self.forget_plans();
                 Ok(QueryOutput::command("DISCARD PLANS"))
             }
             Command::DiscardTemp => {
                 // PostgreSQL drops them in the open transaction; Walden
-                // drops them only outside one (refused in a block).
-                if self.explicit || self.tx.is_some() {
+                // drops them in a transaction of their own (as at session
+                // end), so only outside one (refused in a block).
+                if self.explicit || self.implicit || self.tx.is_some() {
                     return Err(SqlError::unsupported(
                         "DISCARD TEMP inside a transaction block",
                     ));
@@ -203,6 +228,11 @@ impl SqlSession {
                 self.session.discard_sequences();
                 self.settings.reset_all();
                 self.engine.advisory.unlock_all(self.session.id);
+                // UNLISTEN * (DISCARD ALL runs outside a block: at once).
+                self.engine.notify.committed(
+                    &self.listener,
+                    vec![crate::context::notify::Pending::Unlisten(None)],
+                );
                 self.close_all_cursors();
                 self.sql_deallocate(None);
                 let mut out = QueryOutput::command("DISCARD ALL");
@@ -909,6 +939,24 @@ pub(super) fn failover_columns() -> Vec<Column> {
         ("possible_loss_bytes", DataType::BigInt),
         ("epoch", DataType::BigInt),
     ])
+}
+
+/// A LISTEN / UNLISTEN / NOTIFY channel: an identifier, which PostgreSQL
+/// truncates to 63 bytes with a notice.
+fn truncated_channel(channel: &str, notices: &mut Vec<String>) -> String {
+    let max = crate::context::notify::MAX_CHANNEL;
+    if channel.len() <= max {
+        return channel.to_string();
+    }
+    let mut end = max;
+    while !channel.is_char_boundary(end) {
+        end -= 1;
+    }
+    let short = &channel[..end];
+    notices.push(format!(
+        "identifier \"{channel}\" will be truncated to \"{short}\""
+    ));
+    short.to_string()
 }
 
 /// Statements that cannot run inside a transaction block, by name: those

@@ -29,17 +29,25 @@ impl SqlSession {
                 return vec![r];
             }
         }
+        // Several statements of which some are PostgreSQL routine
+        // statements (a CREATE FUNCTION's body, DO, CALL): PostgreSQL's
+        // batch, each statement in turn (below), not a T-SQL one.
+        let stmts = front::split(sql);
+        let routines = !self.implicit && stmts.len() > 1 && self.has_pg_routine(&stmts);
         // A T-SQL batch (variables, control flow, procedures) runs through
         // the procedural runtime; unless in the extended protocol's block.
         if !self.implicit
+            && !routines
             && (front::is_tsql_batch(sql)
                 || self.tsql_execute(sql)
                 || crate::procedural::calls_user_function(self, sql))
         {
             return self.run_tsql_batch(sql);
         }
-        let stmts = front::split(sql);
-        if !self.implicit && self.newline_batch(&stmts) {
+        // Each piece's template, once: a piece whose template parses is one
+        // statement, which spares `newline_batch` parsing its text.
+        let mut templates: Vec<_> = stmts.iter().map(|s| self.fast_template(s)).collect();
+        if !self.implicit && !routines && self.newline_batch(&stmts, &templates) {
             return self.run_tsql_batch(sql);
         }
         if stmts.is_empty() {
@@ -55,10 +63,22 @@ impl SqlSession {
             self.implicit = true;
         }
         let mut failed = false;
-        for s in stmts {
+        for (s, template) in stmts.into_iter().zip(templates.iter_mut()) {
             // A syntax error's position counts from the start of the query string.
             let before = &sql[..(s.as_ptr() as usize - sql.as_ptr() as usize).min(sql.len())];
-            let r = match self.fast_template(s) {
+            if routines {
+                if let Some(rs) = self.routine_piece(s) {
+                    let err = rs.iter().any(|r| r.is_err());
+                    out.extend(rs);
+                    if err {
+                        self.note_error();
+                        failed = true;
+                        break;
+                    }
+                    continue;
+                }
+            }
+            let r = match template.take() {
                 Some((c, params)) => self.execute_shared(&c, &params),
                 None => self
                     .parse_cached(s)
@@ -278,7 +298,7 @@ impl SqlSession {
             Some(mut tx) => {
                 let id = tx.id();
                 self.before_commit(&mut tx)?;
-                tx.commit(CommitRequest::Default)?;
+                self.commit_tx(tx, CommitRequest::Default)?;
                 self.cursors_committed(id);
                 Ok(())
             }
@@ -309,7 +329,7 @@ impl SqlSession {
             self.begin_statement(&mut tx)?;
             let v = f(&mut tx, self)?;
             self.before_commit(&mut tx)?;
-            tx.commit(CommitRequest::Default)?;
+            self.commit_tx(tx, CommitRequest::Default)?;
             Ok(v)
         }
     }

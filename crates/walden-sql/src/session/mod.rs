@@ -100,6 +100,9 @@ pub struct SqlSession {
     /// original, the rewrite, and the catalog version and transaction it
     /// was made in (so the plan cache keeps working for them).
     temp_rewrites: foldhash::HashMap<usize, TempRewrite>,
+    /// Its LISTEN channels and the notifications queued for it (see
+    /// `context/notify.rs`).
+    listener: Arc<crate::context::notify::Listener>,
 }
 
 struct TempRewrite {
@@ -116,6 +119,8 @@ impl Drop for SqlSession {
     fn drop(&mut self) {
         // A session's advisory locks end with it, as in PostgreSQL.
         self.engine.advisory.unlock_all(self.session.id);
+        // And its LISTENs.
+        self.engine.notify.leave(&self.listener);
         // So are its temporary tables, also when the client just went away.
         self.drop_temp_tables();
         let caches = (
@@ -145,7 +150,7 @@ impl StmtPlan {
     fn reusable(&self) -> bool {
         match self {
             StmtPlan::Query(q) => query::reusable(q),
-            StmtPlan::Locking(_) => false,
+            StmtPlan::Locking(l) => l.reusable(),
             StmtPlan::Insert(i) => i.reusable(),
             StmtPlan::Update(u) => u.reusable(),
             StmtPlan::Delete(d) => d.reusable(),
@@ -220,6 +225,7 @@ impl SqlSession {
         settings.set_standby_probe(std::sync::Arc::new(move || {
             instance.database(&name).is_ok_and(|d| d.is_secondary())
         }));
+        let listener = crate::context::notify::Listener::new(session.id, db.id());
         Ok(SqlSession {
             engine,
             session,
@@ -248,6 +254,7 @@ impl SqlSession {
             tsql: Default::default(),
             temps: Default::default(),
             temp_rewrites: Default::default(),
+            listener,
         })
     }
 
@@ -273,6 +280,45 @@ impl SqlSession {
 
     pub fn database(&self) -> &Arc<Database> {
         &self.db
+    }
+
+    /// Takes the notifications queued for the session (the wire server
+    /// sends them when the session is idle outside a transaction block).
+    pub fn take_notifications(&self) -> Vec<crate::Notification> {
+        self.listener.take()
+    }
+
+    /// The connection reports whether the session waits inside a
+    /// transaction block (it then keeps every notification of the database
+    /// until the block ends, as PostgreSQL's listener does).
+    pub fn note_in_block(&self, in_block: bool) {
+        self.listener.set_in_block(in_block);
+    }
+
+    /// Called whenever a notification is queued for the session.
+    pub fn set_notification_waker(&self, waker: Option<Arc<dyn Fn() + Send + Sync>>) {
+        self.listener.set_waker(waker);
+    }
+
+    /// Commits `tx` (its deferred checks already run by the caller), then
+    /// does its after-commit work: the LISTEN/UNLISTEN it queued take
+    /// effect and its notifications go out.
+    pub(super) fn commit_tx(
+        &self,
+        mut tx: Transaction,
+        request: walden_engine::CommitRequest,
+    ) -> Result<walden_engine::CommitOutcome> {
+        let pending = crate::context::notify::pending_of(tx.take_on_commit());
+        if pending.is_empty() {
+            return Ok(tx.commit(request)?);
+        }
+        if let Err(e) = self.engine.notify.check_room(self.db.id(), &pending) {
+            tx.rollback();
+            return Err(e);
+        }
+        let out = tx.commit(request)?;
+        self.engine.notify.committed(&self.listener, pending);
+        Ok(out)
     }
 
     pub fn cancel_flag(&self) -> Arc<AtomicBool> {
@@ -390,6 +436,8 @@ impl SqlSession {
             settings: self.settings.clone(),
             path: self.path(),
             advisory: self.engine.advisory.clone(),
+            listener: self.listener.clone(),
+            notify_hub: self.engine.notify.clone(),
             cursors: self.cursor_rows(),
             prepared: prepare_stmt::prepared_statements_rows(&self.sql_prepared),
             system: &crate::compat::CATALOGS,

@@ -26,6 +26,35 @@ impl SqlSession {
         Some(self.run_pg_routine(piece, r))
     }
 
+    /// Whether one of a query's statements is a PostgreSQL routine
+    /// statement.
+    pub(super) fn has_pg_routine(&self, pieces: &[&str]) -> bool {
+        if crate::front::plpgsql::trigger::is_tsql_create(pieces[0]) {
+            return false;
+        }
+        pieces.iter().any(|p| {
+            let head = p.split_whitespace().next().unwrap_or("");
+            ["create", "do", "drop", "call", "alter"]
+                .iter()
+                .any(|h| head.eq_ignore_ascii_case(h))
+                && recognise_routine(p).is_some()
+        })
+    }
+
+    /// One statement of a multi-statement query that holds routine
+    /// statements, when it needs the procedural runtime: a routine
+    /// statement, or one that calls a stored function (which the runtime
+    /// inlines or runs). It runs in the query's implicit transaction.
+    pub(super) fn routine_piece(&mut self, piece: &str) -> Option<Vec<Result<QueryOutput>>> {
+        if let Some(r) = recognise_routine(piece) {
+            return Some(vec![self.run_pg_routine(piece, r)]);
+        }
+        if crate::procedural::calls_user_function(self, piece) {
+            return Some(self.run_tsql_batch(piece));
+        }
+        None
+    }
+
     pub(super) fn run_pg_routine(
         &mut self,
         text: &str,

@@ -73,10 +73,14 @@ impl SqlSession {
     /// Whether a piece of the batch that PostgreSQL's grammar refuses is
     /// T-SQL statements separated by line breaks (`SELECT ...` newline
     /// `TRUNCATE ...`). Pieces that parse are parsed once: the parse cache
-    /// keeps them for the run that follows.
-    pub(super) fn newline_batch(&mut self, pieces: &[&str]) -> bool {
-        pieces.iter().any(|p| {
-            p.trim().contains('\n')
+    /// keeps them for the run that follows. A piece with a template (its
+    /// literals lifted: `templates`, beside `pieces`) parsed as one
+    /// statement, so its text is not parsed again: the text differs call
+    /// to call and would only fill the parse cache.
+    pub(super) fn newline_batch<T>(&mut self, pieces: &[&str], templates: &[Option<T>]) -> bool {
+        pieces.iter().zip(templates).any(|(p, t)| {
+            t.is_none()
+                && p.trim().contains('\n')
                 && matches!(self.parse_cached(p), Err(e) if e.kind == ErrorKind::Syntax)
                 && crate::front::parse_batch(p).is_ok_and(|b| b.len() > 1)
         })
@@ -153,7 +157,9 @@ impl Host for SqlSession {
     }
 
     fn in_transaction(&self) -> bool {
-        self.explicit
+        // A multi-statement query's implicit block is a transaction too:
+        // a DO or a call in it runs in it, not in one of its own.
+        self.explicit || self.implicit
     }
 
     fn transaction_failed(&self) -> bool {

@@ -12,6 +12,7 @@ mod sql_datetime_types;
 mod sql_driver_functions;
 mod sql_identifier_case;
 mod sql_json_types;
+mod sql_plan_cache_text;
 mod sql_statements;
 mod sql_statements_clients;
 mod sql_type_resolution;

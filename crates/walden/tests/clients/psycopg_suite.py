@@ -435,6 +435,69 @@ def set_operations_and_casts_resolve_types():
         c.execute("DROP TABLE pg_cut")
 
 
+def _notes(conn, n, timeout=3.0):
+    """The next n notifications as (channel, payload, from_self), bounded."""
+    got = []
+    if n == 0:
+        # None should come: wait a moment for one that should not.
+        for note in conn.notifies(timeout=0.3, stop_after=1):
+            got.append(note)
+        return [(x.channel, x.payload, x.pid == conn.info.backend_pid) for x in got]
+    for note in conn.notifies(timeout=timeout, stop_after=n):
+        got.append(note)
+    return [(x.channel, x.payload, x.pid == conn.info.backend_pid) for x in got]
+
+
+@check()
+def listen_notify_across_sessions():
+    with connect(autocommit=True) as a, connect(autocommit=True) as b:
+        a.execute("LISTEN pg_chan")
+        assert a.execute("SELECT pg_listening_channels()").fetchall() == [("pg_chan",)]
+        # Delivered at commit to every listener, the notifier included.
+        b.execute("LISTEN pg_chan")
+        b.execute("NOTIFY pg_chan, 'one'")
+        assert _notes(a, 1) == [("pg_chan", "one", False)]
+        assert _notes(b, 1) == [("pg_chan", "one", True)]
+        # Duplicates within a transaction fold; none on rollback.
+        with b.transaction():
+            b.execute("NOTIFY pg_chan, 'dup'")
+            b.execute("SELECT pg_notify('pg_chan', 'dup')")
+            b.execute("SELECT pg_notify(%s, %s)", ("pg_chan", "two"))
+        assert _notes(a, 2) == [("pg_chan", "dup", False), ("pg_chan", "two", False)]
+        try:
+            with b.transaction():
+                b.execute("NOTIFY pg_chan, 'gone'")
+                raise RuntimeError("roll back")
+        except RuntimeError:
+            pass
+        assert _notes(a, 0) == []
+        # The payload limit.
+        try:
+            b.execute("SELECT pg_notify('pg_chan', repeat('x', 8000))")
+            raise AssertionError("no error")
+        except errors.InvalidParameterValue as e:
+            assert "payload string too long" in str(e), e
+        a.execute("UNLISTEN *")
+        b.execute("NOTIFY pg_chan, 'unheard'")
+        assert _notes(a, 0) == []
+        assert a.execute("SELECT count(*) FROM pg_listening_channels()").fetchone()[0] == 0
+
+
+@check()
+def listen_inside_a_transaction_takes_effect_at_commit():
+    with connect() as a, connect(autocommit=True) as b:
+        a.execute("LISTEN pg_late")
+        b.execute("NOTIFY pg_late, 'before commit'")
+        assert a.execute("SELECT count(*) FROM pg_listening_channels()").fetchone()[0] == 0
+        a.commit()
+        assert _notes(a, 0) == []
+        b.execute("NOTIFY pg_late, 'after commit'")
+        assert _notes(a, 1) == [("pg_late", "after commit", False)]
+        a.execute("UNLISTEN pg_late")
+        a.commit()
+
+
+
 if __name__ == "__main__":
     print(f"psycopg {psycopg.__version__}")
     run(lambda f: f())

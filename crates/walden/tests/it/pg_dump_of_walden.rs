@@ -8,7 +8,7 @@
 //! arrays, json, timestamptz, bytea, awkward text), and its serial column
 //! and sequence go on from the source's position. `pg_dump --schema-only`
 //! of the PostgreSQL copy equals that of the Walden source, line for line
-//! (tables, columns, types, defaults, NOT NULL, keys, UNIQUE, CHECK,
+//! (tables, columns, types, defaults, generated columns, NOT NULL, keys, UNIQUE, CHECK,
 //! foreign keys, indexes, sequences, comments, ownership, the schema's owner and
 //! privileges, table grants with and without grant option). A fresh
 //! database dumps as a fresh PostgreSQL 15 one does: no statement about
@@ -95,6 +95,12 @@ INSERT INTO wd_always (v) SELECT 'a' || g FROM generate_series(1, 6) g;
 -- carry the counters' positions.
 DELETE FROM wd_ident WHERE id > 4;
 DELETE FROM wd_always WHERE id > 11;
+-- Generated columns: the dump leaves them out of its COPY and the restore
+-- computes them again.
+CREATE TABLE wd_gen (id int PRIMARY KEY, qty int, total int GENERATED ALWAYS AS (qty * 10) STORED,
+                     note text, loud text GENERATED ALWAYS AS (upper(note)) STORED);
+INSERT INTO wd_gen (id, qty, note) VALUES (1, 2, 'a'), (2, NULL, 'b'), (3, 7, NULL);
+UPDATE wd_gen SET qty = qty + 1 WHERE id = 3;
 "#;
 
 /// The tables and the order that makes their rows comparable.
@@ -104,6 +110,7 @@ const TABLES: &[(&str, &str)] = &[
     ("wd_plain", "k, v"),
     ("wd_ident", "id"),
     ("wd_always", "id"),
+    ("wd_gen", "id"),
 ];
 
 fn psql(port: u16, user: &str, db: &str, args: &[&str]) -> Output {

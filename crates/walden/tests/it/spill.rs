@@ -91,3 +91,75 @@ fn bulk_loads_past_the_transaction_limit_spill_and_survive_a_kill() {
         "299990|44997150045|y"
     );
 }
+
+/// ALTER TABLE rebuilds of a table larger than the transaction limit (a new
+/// primary key, a rewrite for a new column) build into a spill file: before,
+/// they held the new table in memory and failed with 53200. A duplicate
+/// key is still found, a rollback leaves the table as it was, and the
+/// rebuilt table survives a kill (redo rebuilds it) and a checkpoint.
+#[test]
+fn alter_table_rebuilds_past_the_transaction_limit_spill() {
+    if !have("psql", &["--version"]) {
+        server_support::missing_tool("psql is not installed");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let config = tmp.path().join("walden.toml");
+    std::fs::write(&config, CONFIG).unwrap();
+    let config = config.to_str().unwrap().to_string();
+    let flags = ["--config", &config];
+    let mut s = Serve::start(&data, &flags);
+
+    // No primary key: rows keyed by hidden row ids, one id twice.
+    psql(
+        &s,
+        "CREATE TABLE y (id int NOT NULL, v text); \
+         INSERT INTO y SELECT g, repeat('v', 100) FROM generate_series(1, 200000) g; \
+         INSERT INTO y VALUES (777, 'again')",
+    );
+    let dup = run_with_deadline(
+        Command::new("psql")
+            .args(["-X", "-h", "127.0.0.1", "-p", &s.port.to_string()])
+            .args(["-U", "walden", "-d", "walden", "-At", "-q"])
+            .args(["-c", "ALTER TABLE y ADD PRIMARY KEY (id)"]),
+        Duration::from_secs(120),
+    );
+    let err = String::from_utf8_lossy(&dup.stderr);
+    assert!(
+        err.contains("could not create unique index") && err.contains("(id)=(777)"),
+        "{err}"
+    );
+    psql(&s, "DELETE FROM y WHERE v = 'again'");
+    psql(
+        &s,
+        "BEGIN; ALTER TABLE y ADD PRIMARY KEY (id); ALTER TABLE y ADD COLUMN w int DEFAULT 7; \
+         ROLLBACK",
+    );
+    assert_eq!(
+        psql(&s, "SELECT count(*), sum(id) FROM y; SELECT count(*) FROM information_schema.columns WHERE table_name = 'y'"),
+        "200000|20000100000\n2"
+    );
+    psql(&s, "ALTER TABLE y ADD PRIMARY KEY (id)");
+    psql(&s, "ALTER TABLE y ADD COLUMN w int DEFAULT 7");
+    let expect = "200000|20000100000|1400000|20000000\nvvv|7";
+    let probe = "SELECT count(*), sum(id), sum(w), sum(length(v)) FROM y; \
+                 SELECT left(v, 3), w FROM y WHERE id = 123456";
+    assert_eq!(psql(&s, probe), expect);
+    let dup_again = run_with_deadline(
+        Command::new("psql")
+            .args(["-X", "-h", "127.0.0.1", "-p", &s.port.to_string()])
+            .args(["-U", "walden", "-d", "walden", "-At", "-q"])
+            .args(["-c", "INSERT INTO y VALUES (5, 'x', 1)"]),
+        Duration::from_secs(60),
+    );
+    assert!(String::from_utf8_lossy(&dup_again.stderr).contains("duplicate key"));
+
+    s.signal_and_wait(libc::SIGKILL, Duration::from_secs(10));
+    let mut s = Serve::start(&data, &flags);
+    assert_eq!(psql(&s, probe), expect);
+    psql(&s, "CHECKPOINT");
+    s.signal_and_wait(libc::SIGTERM, Duration::from_secs(60));
+    let s = Serve::start(&data, &flags);
+    assert_eq!(psql(&s, probe), expect);
+}

@@ -111,6 +111,8 @@ pub(super) const BUILTIN_PROCS: &[BuiltinProc] = &[
     p(2884, "pg_advisory_unlock", b'v', true, 16, &[20], "boolean", "bigint"),
     p(2890, "pg_advisory_unlock", b'v', true, 16, &[23, 23], "boolean", "integer, integer"),
     p(2892, "pg_advisory_unlock_all", b'v', true, 2278, &[], "void", ""),
+    p(3036, "pg_notify", b'v', false, 2278, &[25, 25], "void", "text, text"),
+    p(3296, "pg_notification_queue_usage", b'v', true, 701, &[], "double precision", ""),
     p(2026, "pg_backend_pid", b's', true, 23, &[], "integer", ""),
     p(2561, "pg_blocking_pids", b'v', true, 1007, &[23], "integer[]", "integer"),
     p(2171, "pg_cancel_backend", b'v', true, 16, &[23], "boolean", "integer"),

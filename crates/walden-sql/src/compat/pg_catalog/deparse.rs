@@ -7,6 +7,11 @@ use super::*;
 /// Walden) show as the `nextval` default of a serial column, the form
 /// PostgreSQL users read most often.
 pub(super) fn default_text(table: &Table, c: &ColumnDef) -> Option<String> {
+    // A generated column's expression is its `pg_attrdef` row, as in
+    // PostgreSQL (attgenerated tells the two apart).
+    if let Some(sql) = &c.generated {
+        return Some(crate::catalog::constraints::expr_def_text(sql, false));
+    }
     // A serial-like identity shows as PostgreSQL's serial column; a
     // SQL-standard identity column has no default there (attidentity says).
     if c.identity.is_some_and(|i| i.generated.is_none()) {
@@ -94,6 +99,33 @@ pub fn size_pretty(bytes: i64) -> String {
         size >>= 10;
     }
     format!("{} TB", half_rounded(size))
+}
+
+/// `(a * 2)` as `a * 2`: the pretty form of a deparsed expression drops the
+/// parentheses around the whole of it (not those of `(a) + (b)`).
+pub fn without_outer_parens(s: &str) -> &str {
+    let Some(inner) = s.strip_prefix('(').and_then(|r| r.strip_suffix(')')) else {
+        return s;
+    };
+    let (mut depth, mut quoted) = (0i32, false);
+    for ch in inner.chars() {
+        match ch {
+            '\'' => quoted = !quoted,
+            '(' if !quoted => depth += 1,
+            ')' if !quoted => {
+                depth -= 1;
+                if depth < 0 {
+                    return s;
+                }
+            }
+            _ => {}
+        }
+    }
+    if depth == 0 {
+        inner
+    } else {
+        s
+    }
 }
 
 #[cfg(test)]

@@ -22,8 +22,11 @@ impl<'a> Seen<'a> {
         Seen::new(env.tx.database(), Some(env.tx.id()))
     }
 
+    /// The database's tables, without the ones that store routines.
     pub fn tables(&self) -> Vec<Arc<Table>> {
-        self.db.tables_as(self.viewer)
+        let mut t = self.db.tables_as(self.viewer);
+        t.retain(|t| !crate::front::plpgsql::is_routine_table(t.name()));
+        t
     }
 
     pub fn sequences(&self) -> Vec<SequenceDef> {

@@ -73,7 +73,13 @@ fn identity_info(c: &ColumnDef) -> Vec<Value> {
         }
         None => vec![t("NO"), NULL, NULL, NULL, NULL, NULL, t("NO")],
     };
-    out.extend([t("NEVER"), NULL]);
+    match &c.generated {
+        Some(sql) => out.extend([
+            t("ALWAYS"),
+            t(crate::catalog::constraints::expr_def_text(sql, false)),
+        ]),
+        None => out.extend([t("NEVER"), NULL]),
+    }
     out
 }
 
@@ -121,7 +127,8 @@ pub(super) fn attribute_row(
         b(has_def),
         b(false),
         t(identity_code(c)),
-        t(""),
+        // attgenerated: `s` for a stored generated column.
+        t(if c.generated.is_some() { "s" } else { "" }),
         b(false),
         b(true),
         i(0),
@@ -833,7 +840,11 @@ pub(super) fn info_column_row(
         t(rel),
         t(&c.name),
         i(n as i64 + 1),
-        default.map(t).unwrap_or(NULL),
+        // A generated column's expression is generation_expression's.
+        default
+            .filter(|_| c.generated.is_none())
+            .map(t)
+            .unwrap_or(NULL),
         t(if c.nullable { "YES" } else { "NO" }),
         t(if matches!(c.data_type, DataType::Array(_)) {
             "ARRAY".to_string()

@@ -108,35 +108,48 @@ fn result_text(f: &PgFunc) -> Option<String> {
     Some(if f.set { format!("SETOF {base}") } else { base })
 }
 
-/// `pg_get_function_arguments`.
-fn arguments_text(f: &PgFunc) -> String {
+/// `pg_get_function_arguments` (with defaults) and
+/// `pg_get_function_identity_arguments` (without): the arguments in
+/// declared order with their modes (a procedure's IN ones say so).
+fn arguments_text(f: &PgFunc, defaults: bool) -> String {
     let mut out = Vec::new();
-    for p in &f.params {
+    for (mode, p) in &f.declared {
         let mut s = String::new();
-        if p.output {
-            s.push_str("INOUT ");
-        }
+        s.push_str(match mode {
+            'o' => "OUT ",
+            'b' => "INOUT ",
+            'v' => "VARIADIC ",
+            _ if f.procedure => "IN ",
+            _ => "",
+        });
         if !p.name.starts_with("@_") {
             s.push_str(&p.name[1..]);
             s.push(' ');
         }
         s.push_str(&shown(&p.ty));
-        if let Some(d) = &p.default {
+        if let (true, Some(d)) = (defaults, &p.default) {
             s.push_str(" DEFAULT ");
             s.push_str(d.trim());
         }
         out.push(s);
     }
-    // OUT parameters (not RETURNS TABLE's columns) follow.
-    if !f.table {
-        for o in &f.out {
-            if f.params.iter().any(|p| p.name == o.name) {
-                continue;
-            }
-            out.push(format!("OUT {} {}", &o.name[1..], shown(&o.ty)));
-        }
-    }
     out.join(", ")
+}
+
+/// The OID of the routine's schema (`public` when the schema is gone).
+fn namespace_oid(env: &Env<'_>, f: &PgFunc) -> i64 {
+    match f.schema.as_deref() {
+        None | Some("public") | Some("dbo") => crate::types::oids::NS_PUBLIC,
+        Some(s) => env
+            .tx
+            .database()
+            .schemas_as(Some(env.tx.id()))
+            .iter()
+            .find(|x| x.name == s)
+            .map_or(crate::types::oids::NS_PUBLIC, |x| {
+                crate::catalog::schemas::schema_oid(x.id)
+            }),
+    }
 }
 
 pub(super) fn proc_rows(env: &Env<'_>) -> Vec<Vec<Value>> {
@@ -144,7 +157,13 @@ pub(super) fn proc_rows(env: &Env<'_>) -> Vec<Vec<Value>> {
         .into_iter()
         .map(|p| {
             let f = &p.f;
-            let arg_oids: Vec<Value> = f.params.iter().map(|a| i(type_oid(&a.ty))).collect();
+            // OUT arguments (a procedure's too) are not in proargtypes.
+            let arg_oids: Vec<Value> = f
+                .declared
+                .iter()
+                .filter(|(m, _)| *m != 'o')
+                .map(|(_, a)| i(type_oid(&a.ty)))
+                .collect();
             let rettype = if f.procedure {
                 0
             } else if f.out.len() > 1 {
@@ -154,7 +173,8 @@ pub(super) fn proc_rows(env: &Env<'_>) -> Vec<Vec<Value>> {
             };
             // With OUT parameters or TABLE columns: every argument's mode,
             // type and name.
-            let (all, modes, names) = if f.out.is_empty() {
+            let plain = f.out.is_empty() && f.declared.iter().all(|(m, _)| *m == 'i');
+            let (all, modes, names) = if plain {
                 let named = f.params.iter().any(|a| !a.name.starts_with("@_"));
                 let names = named.then(|| {
                     Value::Array(
@@ -175,18 +195,21 @@ pub(super) fn proc_rows(env: &Env<'_>) -> Vec<Vec<Value>> {
                 let mut all = Vec::new();
                 let mut modes = Vec::new();
                 let mut names = Vec::new();
-                for a in &f.params {
+                for (m, a) in &f.declared {
                     all.push(i(type_oid(&a.ty)));
-                    modes.push(t(if a.output { "b" } else { "i" }));
-                    names.push(t(&a.name[1..]));
+                    modes.push(t(m.to_string()));
+                    names.push(t(a
+                        .name
+                        .get(1..)
+                        .filter(|n| !n.starts_with('_'))
+                        .unwrap_or("")));
                 }
-                for o in &f.out {
-                    if f.params.iter().any(|a| a.name == o.name) {
-                        continue;
+                if table {
+                    for o in &f.out {
+                        all.push(i(type_oid(&o.ty)));
+                        modes.push(t("t"));
+                        names.push(t(&o.name[1..]));
                     }
-                    all.push(i(type_oid(&o.ty)));
-                    modes.push(t(if table { "t" } else { "o" }));
-                    names.push(t(&o.name[1..]));
                 }
                 (
                     Value::Array(all.into()),
@@ -198,7 +221,7 @@ pub(super) fn proc_rows(env: &Env<'_>) -> Vec<Vec<Value>> {
             vec![
                 i(p.oid),
                 t(&f.name),
-                i(crate::types::oids::NS_PUBLIC),
+                i(namespace_oid(env, f)),
                 i(OWNER_OID),
                 i(match f.lang {
                     Lang::Sql => LANG_SQL,
@@ -206,7 +229,7 @@ pub(super) fn proc_rows(env: &Env<'_>) -> Vec<Vec<Value>> {
                 }),
                 t(if f.procedure { "p" } else { "f" }),
                 b(f.set),
-                i(f.params.len() as i64),
+                i(arg_oids.len() as i64),
                 i(rettype),
                 Value::Array(arg_oids.into()),
                 t(f.volatility.to_string()),
@@ -232,12 +255,13 @@ pub(crate) fn function_result(env: &Env<'_>, oid: i64) -> Option<String> {
         .and_then(|p| result_text(&p.f))
 }
 
-/// `pg_get_function_arguments(oid)` of a stored routine.
-pub(crate) fn function_arguments(env: &Env<'_>, oid: i64) -> Option<String> {
+/// `pg_get_function_arguments(oid)` (`defaults`) or
+/// `pg_get_function_identity_arguments(oid)` of a stored routine.
+pub(crate) fn function_arguments(env: &Env<'_>, oid: i64, defaults: bool) -> Option<String> {
     stored(env)
         .into_iter()
         .find(|p| p.oid == oid)
-        .map(|p| arguments_text(&p.f))
+        .map(|p| arguments_text(&p.f, defaults))
 }
 
 /// `oid::regproc` of a stored routine.

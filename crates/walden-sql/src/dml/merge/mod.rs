@@ -281,6 +281,12 @@ fn plan_set(
                 "multiple assignments to same column \"{col}\""
             )));
         }
+        if crate::dml::generated::is_generated(t, i) {
+            if !is_default_kw(&a.value) {
+                return Err(crate::dml::generated::value_refused(&col, true));
+            }
+            continue;
+        }
         if is_default_kw(&a.value) {
             return Err(SqlError::unsupported("SET col = DEFAULT in MERGE"));
         }

@@ -202,6 +202,7 @@ impl<'a> State<'a> {
         };
         let t = &self.pl.target.table;
         let full = ip.full_row(vals, &ctx.env(tx))?;
+        let full = ip.with_generated(tx, full, ctx)?;
         let row = tx.insert_into(t, full)?;
         ip.stored(&row, &mut self.fks, tx, ctx)?;
         self.n += 1;
@@ -255,6 +256,9 @@ impl<'a> State<'a> {
                     let mut new_row = latest.to_vec();
                     for (i, e) in assignments {
                         new_row[*i] = e.eval(row, &env)?;
+                    }
+                    if let Some(ch) = &self.pl.checks {
+                        ch.generate(&mut new_row, &env)?;
                     }
                     new_row
                 };

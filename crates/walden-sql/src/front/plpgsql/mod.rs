@@ -18,6 +18,17 @@ use crate::front::ProcParam;
 /// CREATE texts, one row per overload: `procedural/overload.rs`).
 pub const FUNC_TABLE: &str = "walden_functions";
 
+/// The table that holds the database's T-SQL procedures.
+pub const PROC_TABLE: &str = "walden_procedures";
+
+/// Whether an engine table is one of the tables that hold routines and
+/// triggers (always in `public`, named as such by the runtime's SQL):
+/// they are how definitions are stored, not objects of the database, so
+/// the catalogs (and so pg_dump, `\d`) do not list them.
+pub fn is_routine_table(engine_name: &str) -> bool {
+    engine_name == FUNC_TABLE || engine_name == PROC_TABLE || engine_name == trigger::TRIGGER_TABLE
+}
+
 /// A stored function's OID: from its key (the row's `name`: stable, and
 /// in a range Walden's other OIDs do not use).
 pub fn function_oid(key: &str) -> i64 {
@@ -62,6 +73,16 @@ pub struct PgFunc {
     pub out: Vec<ProcParam>,
     /// `RETURNS TABLE (...)` made `out`.
     pub table: bool,
+    /// The schema the CREATE named (`s.f`), lower case.
+    pub schema: Option<String>,
+    /// Where the name (its first part) starts in the CREATE text.
+    pub name_at: usize,
+    /// The arguments as declared, in order, each with its mode as
+    /// `pg_proc.proargmodes` writes it (`i`, `o`, `b`, `v`).
+    pub declared: Vec<(char, ProcParam)>,
+    /// The last parameter is `VARIADIC x type[]`: the call's arguments
+    /// from its place on are its array's elements.
+    pub variadic: bool,
 }
 
 impl PgFunc {
@@ -104,6 +125,8 @@ enum Mode {
     In,
     Out,
     InOut,
+    /// An IN parameter that takes the call's remaining arguments.
+    Variadic,
 }
 
 /// A statement this module handles.
@@ -116,8 +139,9 @@ pub enum PgRoutine {
         /// Each name with its argument types when given.
         names: Vec<(String, Option<Vec<String>>)>,
         if_exists: bool,
-        /// `DROP PROCEDURE`.
-        procedure: bool,
+        /// `DROP PROCEDURE` (`Some(true)`), `DROP FUNCTION` (`Some(false)`)
+        /// or `DROP ROUTINE` (either, `None`).
+        procedure: Option<bool>,
     },
     /// `CALL name(args)`: each argument's text.
     Call {
@@ -211,13 +235,17 @@ pub fn recognise_routine(sql: &str) -> Option<Result<PgRoutine>> {
                 .map(|(names, if_exists)| PgRoutine::DropTsqlTriggers { names, if_exists }),
         ),
         "drop" if matches!(w(1), "function" | "procedure" | "routine") => {
-            if !t.iter().any(|x| x.op("(")) {
+            // Without argument lists: T-SQL's DROP, which takes either
+            // language's routines (T-SQL has no DROP ROUTINE).
+            if w(1) != "routine" && !t.iter().any(|x| x.op("(")) {
                 return None;
             }
-            if w(1) == "routine" {
-                return Some(Err(refuse("DROP ROUTINE")));
-            }
-            Some(parse_drop(&t, w(1) == "procedure"))
+            let kind = match w(1) {
+                "procedure" => Some(true),
+                "function" => Some(false),
+                _ => None,
+            };
+            Some(parse_drop(&t, kind))
         }
         "call" => Some(parse_call(sql, &t)),
         _ => None,
@@ -331,7 +359,10 @@ fn parse_arg(
             };
             a += 1;
         }
-        Some("variadic") => return Err(refuse("VARIADIC parameters")),
+        Some("variadic") if a + 1 < b => {
+            mode = Mode::Variadic;
+            a += 1;
+        }
         _ => {}
     }
     let mut end = b;
@@ -398,12 +429,34 @@ fn parse_function(
     procedure: bool,
 ) -> Result<PgRoutine> {
     let (name, open) = name_at(t, at)?;
+    let schema = (open >= at + 3).then(|| t[open - 3].w.clone());
     let (args, mut i) = paren_list(t, open)?;
     let mut params = Vec::new();
     let mut out = Vec::new();
+    let mut declared = Vec::new();
     for (k, span) in args.iter().enumerate() {
         let (p, mode) = parse_arg(sql, t, *span, k, procedure)?;
-        if mode != Mode::In && !procedure {
+        let m = match mode {
+            Mode::Out => 'o',
+            Mode::InOut if t[span.0].is("out") => 'o',
+            Mode::InOut => 'b',
+            Mode::Variadic => 'v',
+            Mode::In => 'i',
+        };
+        if declared.iter().any(|(m, _)| *m == 'v') && m != 'o' {
+            return Err(SqlError::new(
+                crate::error::ErrorKind::InvalidFunctionDefinition,
+                "VARIADIC parameter must be the last input parameter",
+            ));
+        }
+        if m == 'v' && !p.ty.trim_end().ends_with(']') {
+            return Err(SqlError::new(
+                crate::error::ErrorKind::InvalidFunctionDefinition,
+                "VARIADIC parameter must be an array",
+            ));
+        }
+        declared.push((m, p.clone()));
+        if matches!(mode, Mode::Out | Mode::InOut) && !procedure {
             // An unnamed result column is `columnN` (N its place).
             let mut o = p.clone();
             if o.name.starts_with("@_") {
@@ -428,6 +481,10 @@ fn parse_function(
         set: false,
         out,
         table: false,
+        variadic: declared.iter().any(|(m, _)| *m == 'v'),
+        schema,
+        name_at: t[at].s,
+        declared,
     };
     let mut lang = None;
     let mut table_cols = false;
@@ -653,7 +710,7 @@ fn parse_call(sql: &str, t: &[Tok]) -> Result<PgRoutine> {
     Ok(PgRoutine::Call { name, args })
 }
 
-fn parse_drop(t: &[Tok], procedure: bool) -> Result<PgRoutine> {
+fn parse_drop(t: &[Tok], procedure: Option<bool>) -> Result<PgRoutine> {
     let mut i = 2;
     let if_exists = t.get(i).is_some_and(|x| x.is("if"));
     if if_exists {

@@ -28,6 +28,22 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
                 _ => Value::Bool(locks.unlock(key, env.info.spid)),
             }
         }
+        Func::Notify => {
+            // Not strict: a NULL channel is the empty one (refused), a NULL
+            // payload the empty payload, as PostgreSQL's pg_notify does.
+            let text = |v: Value| {
+                if v.is_null() {
+                    String::new()
+                } else {
+                    text_arg(&v)
+                }
+            };
+            crate::context::notify::notify(env.tx, &text(arg(0)), &text(arg(1)))?;
+            Value::text("")
+        }
+        Func::NotificationQueueUsage => {
+            Value::Float(env.info.notify_hub.usage(env.info.database_id))
+        }
         Func::Sleep => {
             if null_in {
                 return Ok(Value::Null);

@@ -113,7 +113,7 @@ impl<'h, H: Host> Runner<'h, H> {
         self.trigger_store()?;
         let exists = !self
             .fixed(
-                &format!("SELECT 1 FROM {TRIGGER_TABLE} WHERE tbl_oid = $1 AND name = $2"),
+                &format!("SELECT 1 FROM public.{TRIGGER_TABLE} WHERE tbl_oid = $1 AND name = $2"),
                 &[Value::Int(oid), Value::text(t.name.clone())],
             )?
             .rows
@@ -130,7 +130,7 @@ impl<'h, H: Host> Runner<'h, H> {
         let text = t.definition(&regclass_text(&t.schema, &t.table));
         self.fixed(
             &format!(
-                "INSERT INTO {TRIGGER_TABLE} (tbl_oid, name, func, definition, enabled) \
+                "INSERT INTO public.{TRIGGER_TABLE} (tbl_oid, name, func, definition, enabled) \
                  VALUES ($1, $2, $3, $4, true) ON CONFLICT (tbl_oid, name) DO UPDATE SET \
                  func = EXCLUDED.func, definition = EXCLUDED.definition, enabled = true"
             ),
@@ -148,7 +148,7 @@ impl<'h, H: Host> Runner<'h, H> {
     fn trigger_store(&mut self) -> Result<()> {
         self.fixed(
             &format!(
-                "CREATE TABLE IF NOT EXISTS {TRIGGER_TABLE} (tbl_oid bigint NOT NULL, \
+                "CREATE TABLE IF NOT EXISTS public.{TRIGGER_TABLE} (tbl_oid bigint NOT NULL, \
                  name text NOT NULL, func text NOT NULL, definition text NOT NULL, \
                  enabled boolean NOT NULL, PRIMARY KEY (tbl_oid, name))"
             ),
@@ -163,7 +163,7 @@ impl<'h, H: Host> Runner<'h, H> {
         crate::front::parse_batch(body)?;
         self.trigger_store()?;
         let found = self.fixed(
-            &format!("SELECT tbl_oid FROM {TRIGGER_TABLE} WHERE lower(name) = lower($1)"),
+            &format!("SELECT tbl_oid FROM public.{TRIGGER_TABLE} WHERE lower(name) = lower($1)"),
             &[Value::text(t.name.clone())],
         )?;
         if let Some(r) = found.rows.first() {
@@ -178,14 +178,14 @@ impl<'h, H: Host> Runner<'h, H> {
             }
             self.fixed(
                 &format!(
-                    "DELETE FROM {TRIGGER_TABLE} WHERE tbl_oid = $1 AND lower(name) = lower($2)"
+                    "DELETE FROM public.{TRIGGER_TABLE} WHERE tbl_oid = $1 AND lower(name) = lower($2)"
                 ),
                 &[r[0].clone(), Value::text(t.name.clone())],
             )?;
         }
         self.fixed(
             &format!(
-                "INSERT INTO {TRIGGER_TABLE} (tbl_oid, name, func, definition, enabled) \
+                "INSERT INTO public.{TRIGGER_TABLE} (tbl_oid, name, func, definition, enabled) \
                  VALUES ($1, $2, '', $3, true)"
             ),
             &[
@@ -202,7 +202,7 @@ impl<'h, H: Host> Runner<'h, H> {
     pub fn drop_tsql_triggers(&mut self, names: &[String], if_exists: bool) -> Result<QueryOutput> {
         for n in names {
             let gone = match self.fixed(
-                &format!("DELETE FROM {TRIGGER_TABLE} WHERE lower(name) = lower($1) AND func = ''"),
+                &format!("DELETE FROM public.{TRIGGER_TABLE} WHERE lower(name) = lower($1) AND func = ''"),
                 &[Value::text(n.clone())],
             ) {
                 Ok(o) => tag_rows(&o.tag).unwrap_or(0) > 0,
@@ -233,7 +233,7 @@ impl<'h, H: Host> Runner<'h, H> {
             None => return Err(undefined_table(&d.table)),
         };
         let gone = match self.fixed(
-            &format!("DELETE FROM {TRIGGER_TABLE} WHERE tbl_oid = $1 AND name = $2"),
+            &format!("DELETE FROM public.{TRIGGER_TABLE} WHERE tbl_oid = $1 AND name = $2"),
             &[Value::Int(oid), Value::text(d.name.clone())],
         ) {
             Ok(o) => tag_rows(&o.tag).unwrap_or(0) > 0,
@@ -272,7 +272,7 @@ impl<'h, H: Host> Runner<'h, H> {
         };
         let (sql, params) = match &e.name {
             Some(n) => (
-                format!("UPDATE {TRIGGER_TABLE} SET enabled = $2 WHERE tbl_oid = $1 AND name = $3"),
+                format!("UPDATE public.{TRIGGER_TABLE} SET enabled = $2 WHERE tbl_oid = $1 AND name = $3"),
                 vec![
                     Value::Int(oid),
                     Value::Bool(e.enable),
@@ -280,7 +280,7 @@ impl<'h, H: Host> Runner<'h, H> {
                 ],
             ),
             None => (
-                format!("UPDATE {TRIGGER_TABLE} SET enabled = $2 WHERE tbl_oid = $1"),
+                format!("UPDATE public.{TRIGGER_TABLE} SET enabled = $2 WHERE tbl_oid = $1"),
                 vec![Value::Int(oid), Value::Bool(e.enable)],
             ),
         };
@@ -306,7 +306,7 @@ impl<'h, H: Host> Runner<'h, H> {
     pub(in crate::procedural) fn triggers_using(&mut self, func: &str) -> Result<()> {
         let o = match self.fixed(
             &format!(
-                "SELECT w.name, c.relname FROM {TRIGGER_TABLE} w \
+                "SELECT w.name, c.relname FROM public.{TRIGGER_TABLE} w \
                  JOIN pg_catalog.pg_class c ON c.oid = w.tbl_oid WHERE w.func = $1 ORDER BY 2, 1"
             ),
             &[Value::text(func)],

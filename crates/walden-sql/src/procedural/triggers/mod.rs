@@ -138,7 +138,11 @@ impl Triggers for PgTriggers {
             Some(true) => {}
             None => {
                 let oids = self
-                    .read(env, &format!("SELECT tbl_oid FROM {TRIGGER_TABLE}"), &[])?
+                    .read(
+                        env,
+                        &format!("SELECT tbl_oid FROM public.{TRIGGER_TABLE}"),
+                        &[],
+                    )?
                     .unwrap_or_default();
                 let set: HashSet<i64> = oids
                     .into_iter()
@@ -160,7 +164,7 @@ impl Triggers for PgTriggers {
             .read(
                 env,
                 &format!(
-                    "SELECT name, definition FROM {TRIGGER_TABLE} WHERE tbl_oid = $1 AND enabled"
+                    "SELECT name, definition FROM public.{TRIGGER_TABLE} WHERE tbl_oid = $1 AND enabled"
                 ),
                 &[Value::Int(oid)],
             )?
