@@ -716,9 +716,14 @@ impl Expr {
                 } else {
                     Expr::compile(p, scope, root)?
                 };
+                // Subscripts in a row join one lookup (`a[i][j]`); one after a
+                // parenthesised lookup (`(a[i])[j]`) applies to its result.
+                let mut in_row = false;
                 for a in chain {
+                    let was_in_row = std::mem::replace(&mut in_row, false);
                     match a {
                         ast::AccessExpr::Subscript(ast::Subscript::Index { index }) => {
+                            in_row = true;
                             let mut i = Expr::compile(p, scope, index)?;
                             let types: Vec<DataType> =
                                 scope.cols.iter().map(|c| c.ty.clone()).collect();
@@ -735,7 +740,7 @@ impl Expr {
                             }
                             // `a[i][j]`: one lookup with every subscript.
                             e = match e {
-                                Expr::Func(Func::ArrayElement, mut args) => {
+                                Expr::Func(Func::ArrayElement, mut args) if was_in_row => {
                                     args.push(i);
                                     Expr::Func(Func::ArrayElement, args)
                                 }

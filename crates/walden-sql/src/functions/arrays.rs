@@ -19,6 +19,17 @@ pub fn elements(v: &Value) -> Vec<Value> {
     }
 }
 
+/// Refuses (0A000) a multidimensional array, or one with bounds not from 1,
+/// where `what` would otherwise flatten it or lose its bounds.
+pub fn one_dim_from_1(v: &Value, what: &str) -> Result<()> {
+    if matches!(v, Value::MdArray(_)) {
+        return Err(SqlError::unsupported(format!(
+            "{what} of a multidimensional array or one with bounds not from 1"
+        )));
+    }
+    Ok(())
+}
+
 /// Whether `x` equals a non-NULL element of `items` (NULL equals nothing).
 fn has(items: &[Value], x: &Value) -> Result<bool> {
     for y in items {

@@ -57,6 +57,40 @@ const SCRIPT: &[&str] = &[
     "SELECT a, count(*) FROM md GROUP BY a ORDER BY a",
     "UPDATE md SET a = '{{9,9},{9,9}}' WHERE id = 4",
     "SELECT id, a FROM md ORDER BY id",
+    "SELECT to_json('{{1,2},{3,4}}'::int[]), to_jsonb('[0:1]={1,2}'::int[]), \
+     to_json('{{{a}},{{NULL}}}'::text[])",
+    "SELECT array_to_string('{{1,2},{3,NULL}}'::int[], ',', '*')",
+    // Keys order '{7,8,9}' before '[0:2]={7,8,9}'; comparison the other way:
+    // ranges and ORDER BY on an array key are filtered and sorted instead.
+    "INSERT INTO md VALUES (6, '{7,8,9}', NULL), (7, '[-1:1]={7,8,9}', NULL)",
+    "SELECT id FROM md WHERE a < '{7,8,9}' ORDER BY id",
+    "SELECT id FROM md WHERE a >= '[0:2]={7,8,9}' ORDER BY id",
+    "SELECT id, a FROM md ORDER BY a LIMIT 4",
+    "SELECT id, a FROM md ORDER BY a DESC LIMIT 4",
+    "CREATE TABLE mk (a int[] PRIMARY KEY)",
+    "INSERT INTO mk VALUES ('{7,8,9}'), ('[0:2]={7,8,9}'), ('{{7,8,9}}'), ('{7,8}')",
+    "SELECT a FROM mk WHERE a < '{7,8,9}' ORDER BY a",
+    "SELECT a FROM mk WHERE a > '[0:2]={7,8,9}' ORDER BY a",
+    "SELECT a FROM mk ORDER BY a LIMIT 3",
+    "SELECT a FROM mk ORDER BY a DESC LIMIT 3",
+];
+
+/// What Walden cannot yet do with these arrays it refuses (0A000) rather
+/// than flatten them or lose their bounds; PostgreSQL answers all of them.
+const REFUSED: &[&str] = &[
+    "SELECT '{{1,2}}'::int[] || '{{3,4}}'::int[]",
+    "SELECT '[0:1]={1,2}'::int[] || 3",
+    "SELECT 0 || '{{1,2}}'::int[]",
+    "SELECT '{1}'::int[] || '[0:0]={2}'::int[]",
+    "SELECT array_cat('{{1}}'::int[], '{{2}}'::int[])",
+    "SELECT array_append('[0:0]={1}'::int[], 2)",
+    "SELECT array_prepend(0, '{{1}}'::int[])",
+    "SELECT array_remove('[0:1]={1,2}'::int[], 1)",
+    "SELECT array_position('[0:1]={1,2}'::int[], 2)",
+    "SELECT array_positions('{{1,2}}'::int[], 2)",
+    "SELECT generate_subscripts('{{1,2}}'::int[], 1)",
+    "SELECT array_agg(a) FROM md",
+    "SELECT array_agg(x) FROM (VALUES ('{1,2}'::int[]), ('{3,4}'::int[])) v(x)",
 ];
 
 #[test]
@@ -69,5 +103,10 @@ fn md_arrays_match_postgres() {
         let want = pg_diff::sqlstate_outcomes(&connect(&peers.pg_conn()).await, SCRIPT).await;
         let got = pg_diff::sqlstate_outcomes(&connect(&peers.walden_conn()).await, SCRIPT).await;
         pg_diff::assert_same(&want, &got);
+        let walden = connect(&peers.walden_conn()).await;
+        let got = pg_diff::sqlstate_outcomes(&walden, REFUSED).await;
+        for line in got {
+            assert!(line.ends_with("-> ERROR 0A000"), "{line}");
+        }
     });
 }

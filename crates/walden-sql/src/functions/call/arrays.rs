@@ -7,6 +7,20 @@ use super::*;
 pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
     let null_in = a.iter().any(|v| v.is_null());
     let arg = |i: usize| a.get(i).cloned().unwrap_or(Value::Null);
+    let what = match f {
+        Func::ArrayCat => Some("array_cat"),
+        Func::ArrayAppend => Some("array_append"),
+        Func::ArrayPrepend => Some("array_prepend"),
+        Func::ArrayRemove => Some("array_remove"),
+        Func::ArrayPosition => Some("array_position"),
+        Func::ArrayPositions => Some("array_positions"),
+        _ => None,
+    };
+    if let Some(what) = what {
+        for v in &a {
+            crate::functions::arrays::one_dim_from_1(v, what)?;
+        }
+    }
     Ok(match f {
         Func::ArrayBuild | Func::RowBuild => Value::Array(a.into()),
         Func::ArrayBuildNested => crate::functions::arrays::stack(&a)?,
