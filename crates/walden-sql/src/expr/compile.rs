@@ -1005,6 +1005,14 @@ pub(super) fn sub(
     {
         return Err(SqlError::syntax("subquery must return only one column"));
     }
+    if matches!(kind, SubKind::Array)
+        && matches!(
+            plan.columns.first().map(|c| &c.ty),
+            Some(DataType::Array(_))
+        )
+    {
+        return Err(SqlError::unsupported("ARRAY(subquery) of arrays"));
+    }
     let correlated = plan.correlated;
     Ok(Expr::Sub(Box::new(SubPlan {
         plan: Arc::new(plan),

@@ -30,6 +30,23 @@ pub fn one_dim_from_1(v: &Value, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// [`one_dim_from_1`] for an array argument, which may also be an untyped
+/// literal, text here (`'{{1,2}}'`, `'[0:1]={1,2}'`).
+pub fn one_dim_from_1_arg(v: &Value, what: &str) -> Result<()> {
+    let md_text = |s: &str| {
+        let s = s.trim_start();
+        s.starts_with('[')
+            || s.strip_prefix('{')
+                .is_some_and(|r| r.trim_start().starts_with('{'))
+    };
+    if matches!(v, Value::MdArray(_)) || matches!(v, Value::Text(s) if md_text(s)) {
+        return Err(SqlError::unsupported(format!(
+            "{what} of a multidimensional array or one with bounds not from 1"
+        )));
+    }
+    Ok(())
+}
+
 /// Whether `x` equals a non-NULL element of `items` (NULL equals nothing).
 fn has(items: &[Value], x: &Value) -> Result<bool> {
     for y in items {
@@ -299,6 +316,25 @@ pub fn bound(v: &Value, d: &Value, which: crate::functions::Func) -> Result<Valu
 /// `a[i][j]...`: the element, NULL when a subscript is NULL, out of range,
 /// or their number is not the array's number of dimensions.
 pub fn subscript(v: &Value, subs: &[Value]) -> Result<Value> {
+    // A scalar is not a one-element array here (`(now())[1]` is an error).
+    if matches!(
+        v,
+        Value::Int(_)
+            | Value::Float(_)
+            | Value::Decimal(_)
+            | Value::Bool(_)
+            | Value::Date(_)
+            | Value::Time(_)
+            | Value::Timestamp(_)
+            | Value::TimestampTz(_)
+            | Value::Interval(_)
+            | Value::Uuid(_)
+    ) {
+        return Err(SqlError::new(
+            ErrorKind::DatatypeMismatch,
+            "cannot subscript a value that is not an array",
+        ));
+    }
     let mut idx = Vec::with_capacity(subs.len());
     for s in subs {
         if s.is_null() {

@@ -471,7 +471,9 @@ fn nest_jsonb(lens: &[usize], items: &[Value]) -> Result<Jsonb> {
         return Ok(Jsonb::Array(Vec::new()));
     };
     if inner.is_empty() {
-        return Ok(Jsonb::Array(items.iter().map(to_jsonb).collect::<Result<_>>()?));
+        return Ok(Jsonb::Array(
+            items.iter().map(to_jsonb).collect::<Result<_>>()?,
+        ));
     }
     let step: usize = inner.iter().product();
     Ok(Jsonb::Array(

@@ -584,11 +584,13 @@ pub(crate) fn key_bounds(
     // Bounds apply to column `n` only when every equality before it did.
     let bound = |b: &Option<(Expr, bool)>| -> Result<Option<Option<(Value, bool)>>> {
         match b {
-            Some((e, inc)) if exact && n < pk.len() => Ok(match range_bound_value(e, ty(n), env)? {
-                None => None,
-                Some(Ok(v)) => Some(Some((v, *inc))),
-                Some(Err(())) => Some(None),
-            }),
+            Some((e, inc)) if exact && n < pk.len() => {
+                Ok(match range_bound_value(e, ty(n), env)? {
+                    None => None,
+                    Some(Ok(v)) => Some(Some((v, *inc))),
+                    Some(Err(())) => Some(None),
+                })
+            }
             _ => Ok(Some(None)),
         }
     };

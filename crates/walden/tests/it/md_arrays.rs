@@ -60,6 +60,9 @@ const SCRIPT: &[&str] = &[
     "SELECT to_json('{{1,2},{3,4}}'::int[]), to_jsonb('[0:1]={1,2}'::int[]), \
      to_json('{{{a}},{{NULL}}}'::text[])",
     "SELECT array_to_string('{{1,2},{3,NULL}}'::int[], ',', '*')",
+    "SELECT '{{},{}}'::text[]",
+    "SELECT (now())[1]",
+    "SELECT array_append(ARRAY['a'], '[b]'), 'a' || '[b]', array_remove(ARRAY['{x'], '{x')",
     // Keys order '{7,8,9}' before '[0:2]={7,8,9}'; comparison the other way:
     // ranges and ORDER BY on an array key are filtered and sorted instead.
     "INSERT INTO md VALUES (6, '{7,8,9}', NULL), (7, '[-1:1]={7,8,9}', NULL)",
@@ -91,6 +94,10 @@ const REFUSED: &[&str] = &[
     "SELECT generate_subscripts('{{1,2}}'::int[], 1)",
     "SELECT array_agg(a) FROM md",
     "SELECT array_agg(x) FROM (VALUES ('{1,2}'::int[]), ('{3,4}'::int[])) v(x)",
+    "SELECT array_agg(NULL::int[])",
+    "SELECT ARRAY(SELECT ARRAY[i, i + 1] FROM generate_series(1, 2) i)",
+    "SELECT array_remove('{{1,2,2},{1,4,3}}', 2)",
+    "SELECT array_position('[2:4]={1,2,3}', 1)",
 ];
 
 #[test]

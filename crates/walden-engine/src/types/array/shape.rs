@@ -253,6 +253,10 @@ pub fn parse_literal(s: &str) -> Result<(Vec<Dim>, Vec<Option<String>>)> {
         return Err(malformed(s, "Junk after closing right brace."));
     }
     let found: Vec<usize> = counts.iter().map(|c| c.unwrap_or(0)).collect();
+    // Several empty sub-arrays (`{{},{}}`) are no array PostgreSQL reads.
+    if items.is_empty() && found.len() > 1 && found[0] > 1 {
+        return Err(malformed(s, "Unexpected \"}\" character."));
+    }
     let dims = if items.is_empty() {
         Vec::new()
     } else {

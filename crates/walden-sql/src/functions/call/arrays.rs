@@ -7,18 +7,23 @@ use super::*;
 pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
     let null_in = a.iter().any(|v| v.is_null());
     let arg = |i: usize| a.get(i).cloned().unwrap_or(Value::Null);
-    let what = match f {
-        Func::ArrayCat => Some("array_cat"),
-        Func::ArrayAppend => Some("array_append"),
-        Func::ArrayPrepend => Some("array_prepend"),
-        Func::ArrayRemove => Some("array_remove"),
-        Func::ArrayPosition => Some("array_position"),
-        Func::ArrayPositions => Some("array_positions"),
-        _ => None,
+    // The array arguments' positions.
+    let (what, arrays): (_, &[usize]) = match f {
+        Func::ArrayCat => (Some("array_cat"), &[0, 1]),
+        Func::ArrayAppend => (Some("array_append"), &[0]),
+        Func::ArrayPrepend => (Some("array_prepend"), &[1]),
+        Func::ArrayRemove => (Some("array_remove"), &[0]),
+        Func::ArrayPosition => (Some("array_position"), &[0]),
+        Func::ArrayPositions => (Some("array_positions"), &[0]),
+        _ => (None, &[]),
     };
     if let Some(what) = what {
-        for v in &a {
-            crate::functions::arrays::one_dim_from_1(v, what)?;
+        for (i, v) in a.iter().enumerate() {
+            if arrays.contains(&i) {
+                crate::functions::arrays::one_dim_from_1_arg(v, what)?;
+            } else {
+                crate::functions::arrays::one_dim_from_1(v, what)?;
+            }
         }
     }
     Ok(match f {
