@@ -67,6 +67,7 @@ pub(crate) fn held_bytes(values: &[Value]) -> u64 {
                 Value::Text(t) | Value::Json(t) => t.len() as u64,
                 Value::Bytes(b) => b.len() as u64,
                 Value::Array(a) => held_bytes(a),
+                Value::MdArray(a) => held_bytes(&a.items),
                 _ => 0,
             }
         })

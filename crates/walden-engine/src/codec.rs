@@ -134,6 +134,19 @@ pub fn put_value(out: &mut Vec<u8>, v: &Value) {
             out.push(16);
             put_values(out, items);
         }
+        // An array of another shape: the number of dimensions, each one's
+        // length and lower bound, then the elements (never arrays).
+        Value::MdArray(a) => {
+            out.push(255);
+            put_var(out, a.dims.len() as u64);
+            for d in a.dims.iter() {
+                put_var(out, d.len as u64);
+                put_ivar(out, d.lower as i64);
+            }
+            for v in a.items.iter() {
+                put_value(out, v);
+            }
+        }
         // An enum value: its label's sort position, then the label.
         Value::Enum(sort, label) => {
             out.push(17);
@@ -247,13 +260,14 @@ impl<'a> Reader<'a> {
                 for _ in 0..n {
                     // Arrays are one-dimensional: an array inside one is
                     // a malformed record, not a reason to recurse.
-                    if self.buf.get(self.pos) == Some(&16) {
+                    if matches!(self.buf.get(self.pos), Some(&16 | &255)) {
                         return Err(short());
                     }
                     items.push(self.value()?);
                 }
                 Value::Array(items.into())
             }
+            255 => self.md_array()?,
             17 => {
                 let sort = f64::from_le_bytes(self.bytes(8)?.try_into().unwrap());
                 Value::Enum(sort, Arc::from(self.str()?))
@@ -266,6 +280,40 @@ impl<'a> Reader<'a> {
             _ => return Err(short()),
         })
     }
+    /// An array written under tag 255. Damage is refused before anything
+    /// is allocated for it: at most six dimensions, each at least one
+    /// element, bounds within an int4, and no more elements than bytes
+    /// left (each takes at least one).
+    fn md_array(&mut self) -> Result<Value> {
+        use crate::types::array::{shape, Dim};
+        let n = self.var()?;
+        if !(1..=shape::MAX_DIMS as u64).contains(&n) {
+            return Err(short());
+        }
+        let mut dims = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            let len = i32::try_from(self.var()?).map_err(|_| short())?;
+            let lower = i32::try_from(self.ivar()?).map_err(|_| short())?;
+            dims.push(Dim { len, lower });
+        }
+        let count = match shape::check_dims(&dims) {
+            Ok(c) if c > 0 && c <= self.buf.len() - self.pos.min(self.buf.len()) => c,
+            _ => return Err(short()),
+        };
+        // What `Value::Array` holds is never stored under this tag.
+        if n == 1 && dims[0].lower == 1 {
+            return Err(short());
+        }
+        let mut items = Vec::with_capacity(count);
+        for _ in 0..count {
+            if matches!(self.buf.get(self.pos), Some(&16 | &255)) {
+                return Err(short());
+            }
+            items.push(self.value()?);
+        }
+        Ok(crate::types::array::make(dims, items))
+    }
+
     /// A numeric written by [`put_big_numeric`].
     fn big_numeric(&mut self) -> Result<Numeric> {
         Ok(match self.u8()? {

@@ -164,6 +164,13 @@ pub enum EngineError {
     /// explicit bounds.
     #[error("{0} are not supported")]
     ArrayUnsupported(&'static str),
+    /// An array past PostgreSQL's limits: six dimensions, 134,217,727
+    /// elements (54000).
+    #[error("{0}")]
+    ArrayLimit(String),
+    /// Array bounds that contradict each other (2202E).
+    #[error("{0}")]
+    ArraySubscript(String),
     #[error("deadlock detected: transaction {victim} was chosen as the victim ({detail})")]
     Deadlock { victim: u64, detail: String },
     #[error("lock request timed out after {0} ms")]

@@ -187,8 +187,13 @@ pub enum Value {
     /// A `json` value: its text as given.
     Json(Arc<str>),
     Jsonb(Arc<Jsonb>),
-    /// A one-dimensional array: elements of its element type, or NULL.
+    /// A one-dimensional array numbered from 1 (or an empty one): elements
+    /// of its element type, or NULL.
     Array(Arc<[Value]>),
+    /// An array of any other shape: several dimensions, or bounds not
+    /// from 1 (see `types/array/shape.rs`; never empty, never what
+    /// `Value::Array` can hold).
+    MdArray(Arc<array::MdArray>),
     /// An enum value: its label's sort position (see `types/enums.rs`)
     /// and the label.
     Enum(f64, Arc<str>),
@@ -227,7 +232,7 @@ impl Value {
             Value::Interval(_) => 10,
             Value::Json(_) => 11,
             Value::Jsonb(_) => 12,
-            Value::Array(_) => 13,
+            Value::Array(_) | Value::MdArray(_) => 13,
             Value::Enum(..) => 14,
         }
     }
@@ -278,6 +283,12 @@ impl Value {
             (Json(a), Json(b)) => a.cmp(b),
             (Jsonb(a), Jsonb(b)) => a.cmp(b),
             (Array(a), Array(b)) => array::compare(a, b),
+            (Array(_) | MdArray(_), Array(_) | MdArray(_)) => {
+                match (array::shaped(self), array::shaped(other)) {
+                    (Some(x), Some(y)) => array::shape::compare_shaped(&x, &y),
+                    _ => Ordering::Equal,
+                }
+            }
             (Enum(a, _), Enum(b, _)) => a.total_cmp(b),
             (Reg(_, a, _), Reg(_, b, _)) => a.cmp(b),
             (Reg(_, a, _), Int(b)) => (*a as i64).cmp(b),
@@ -333,6 +344,13 @@ impl Hash for Value {
                     v.hash(state);
                 }
             }
+            Value::MdArray(a) => {
+                a.items.len().hash(state);
+                for v in a.items.iter() {
+                    v.hash(state);
+                }
+                a.dims.hash(state);
+            }
         }
     }
 }
@@ -363,6 +381,11 @@ impl fmt::Display for Value {
             Value::Json(s) => f.write_str(s),
             Value::Jsonb(j) => write!(f, "{j}"),
             Value::Array(items) => f.write_str(&array::format_with(items, |v| v.to_string())),
+            Value::MdArray(a) => {
+                f.write_str(&array::shape::format_shaped(&a.dims, &a.items, |v| {
+                    v.to_string()
+                }))
+            }
             Value::Enum(_, label) | Value::Reg(_, _, label) => f.write_str(label),
         }
     }

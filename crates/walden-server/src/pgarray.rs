@@ -1,6 +1,6 @@
 //! Arrays on the wire: PostgreSQL's binary array format (`array_send` /
 //! `array_recv`) and the text form with each element in its type's text
-//! form. One dimension only; lower bound 1.
+//! form, of any shape (dimensions with their lower bounds).
 
 use crate::pgtypes::{decode_binary_param, encode_binary, encode_text, type_oid};
 use bytes::{BufMut, BytesMut};
@@ -10,12 +10,10 @@ use walden_sql::{ErrorKind, SqlError};
 
 /// The elements of an array value; text (an array in text form, as the
 /// catalogs still produce some) is read as a literal of `elem`.
-fn items(v: &Value, elem: &DataType) -> Result<std::sync::Arc<[Value]>, String> {
+fn items(v: &Value, elem: &DataType) -> Result<Value, String> {
     match v {
-        Value::Array(items) => Ok(items.clone()),
-        Value::Text(s) => array::parse(s, elem)
-            .map(Into::into)
-            .map_err(|e| e.to_string()),
+        Value::Array(_) | Value::MdArray(_) => Ok(v.clone()),
+        Value::Text(s) => array::parse_value(s, elem).map_err(|e| e.to_string()),
         other => Err(format!("cannot send {other:?} as an array")),
     }
 }
@@ -23,11 +21,14 @@ fn items(v: &Value, elem: &DataType) -> Result<std::sync::Arc<[Value]>, String> 
 /// Appends the text form of an array of `elem`.
 pub fn encode_array_text(v: &Value, elem: &DataType, buf: &mut BytesMut) {
     let text = match items(v, elem) {
-        Ok(items) => array::format_with(&items, |x| {
-            let mut b = BytesMut::new();
-            encode_text(x, elem, &mut b);
-            String::from_utf8_lossy(&b).into_owned()
-        }),
+        Ok(a) => match array::shaped(&a) {
+            Some(s) => array::shape::format_shaped(&s.dims, s.items, |x| {
+                let mut b = BytesMut::new();
+                encode_text(x, elem, &mut b);
+                String::from_utf8_lossy(&b).into_owned()
+            }),
+            None => v.to_string(),
+        },
         Err(_) => v.to_string(),
     };
     buf.put_slice(text.as_bytes());
@@ -50,15 +51,21 @@ pub fn encode_array_binary_as(
     lower: i32,
     buf: &mut BytesMut,
 ) -> Result<(), String> {
-    let items = items(v, elem)?;
-    buf.put_i32(if items.is_empty() { 0 } else { 1 });
-    buf.put_i32(items.iter().any(Value::is_null) as i32);
+    let a = items(v, elem)?;
+    let s = array::shaped(&a).ok_or("not an array")?;
+    buf.put_i32(s.dims.len() as i32);
+    buf.put_i32(s.items.iter().any(Value::is_null) as i32);
     buf.put_u32(elem_oid);
-    if !items.is_empty() {
-        buf.put_i32(items.len() as i32);
-        buf.put_i32(lower);
+    for d in s.dims.iter() {
+        buf.put_i32(d.len);
+        // A vector's one dimension is numbered from `lower`.
+        buf.put_i32(if matches!(a, Value::Array(_)) {
+            lower
+        } else {
+            d.lower
+        });
     }
-    for x in items.iter() {
+    for x in s.items.iter() {
         if x.is_null() {
             buf.put_i32(-1);
             continue;
@@ -101,31 +108,20 @@ pub fn decode_array_binary(b: &[u8], elem_oid: u32) -> Result<Value, SqlError> {
             format!("binary data has array element type {elem} instead of expected {elem_oid}"),
         ));
     }
-    let n = match ndim {
-        0 => 0usize,
-        1 => {
-            let len = word(b, &mut pos)?;
-            let lower = word(b, &mut pos)?;
-            if lower != 1 {
-                return Err(SqlError::new(
-                    ErrorKind::FeatureNotSupported,
-                    "arrays with a lower bound other than 1 are not supported",
-                ));
-            }
-            // Each element takes at least its 4-byte length.
-            usize::try_from(len)
-                .ok()
-                .filter(|n| n.saturating_mul(4) <= b.len())
-                .ok_or_else(|| bad("invalid array length"))?
-        }
-        d if d > 1 => {
-            return Err(SqlError::new(
-                ErrorKind::FeatureNotSupported,
-                "multidimensional arrays are not supported",
-            ))
-        }
-        _ => return Err(bad("invalid number of dimensions")),
-    };
+    if !(0..=array::MAX_DIMS as i32).contains(&ndim) {
+        return Err(bad("invalid number of dimensions"));
+    }
+    let mut dims = Vec::with_capacity(ndim as usize);
+    for _ in 0..ndim {
+        let len = word(b, &mut pos)?;
+        let lower = word(b, &mut pos)?;
+        dims.push(array::Dim { len, lower });
+    }
+    let n = array::shape::check_dims(&dims).map_err(|e| bad(&e.to_string()))?;
+    // Each element takes at least its 4-byte length.
+    if n.saturating_mul(4) > b.len() {
+        return Err(bad("invalid array length"));
+    }
     let mut out = Vec::with_capacity(n);
     for _ in 0..n {
         let len = word(b, &mut pos)?;
@@ -143,5 +139,5 @@ pub fn decode_array_binary(b: &[u8], elem_oid: u32) -> Result<Value, SqlError> {
     if pos != b.len() {
         return Err(bad("extra data after the last element"));
     }
-    Ok(Value::Array(out.into()))
+    Ok(array::make(dims, out))
 }

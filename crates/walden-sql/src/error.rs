@@ -71,6 +71,8 @@ pub enum ErrorKind {
     StackDepth,
     /// A value, record or statement over a documented size limit (54000).
     ProgramLimit,
+    /// Array subscripts or dimensions that do not fit (2202E).
+    ArraySubscript,
     /// The commit record was written but the log failed before it was known
     /// to be hardened (08007, transaction_resolution_unknown).
     TransactionResolutionUnknown,
@@ -235,6 +237,7 @@ impl ErrorKind {
             ErrorKind::InvalidArgumentForWidthBucket => "2201G",
             ErrorKind::StackDepth => "54001",
             ErrorKind::ProgramLimit => "54000",
+            ErrorKind::ArraySubscript => "2202E",
             ErrorKind::TransactionResolutionUnknown => "08007",
             ErrorKind::CharacterNotInRepertoire => "22021",
             ErrorKind::InsufficientPrivilege => "42501",
@@ -390,6 +393,8 @@ impl From<EngineError> for SqlError {
                 walden_engine::DatetimeErrorKind::UnknownZone => ErrorKind::InvalidParameter,
             },
             E::ArrayUnsupported(_) | E::NumericUnsupported(_) => ErrorKind::FeatureNotSupported,
+            E::ArrayLimit(_) => ErrorKind::ProgramLimit,
+            E::ArraySubscript(_) => ErrorKind::ArraySubscript,
             E::Numeric(n) => {
                 use walden_engine::types::NumericError as N;
                 match n {

@@ -39,6 +39,12 @@ const ARRAY: u8 = 0xC0;
 const ARRAY_END: u8 = 0x00;
 const ELEM_VALUE: u8 = 0x01;
 const ELEM_NULL: u8 = 0x02;
+/// After ELEM_VALUE (where an element's tag, never NULL's, would be): the
+/// shape of an array that is not one-dimensional from 1 follows. Such an
+/// array orders after the one-dimensional array of the same elements,
+/// which PostgreSQL's order agrees with except for a single dimension
+/// with a lower bound below 1 (PostgreSQL puts it first).
+const MD_SHAPE: u8 = 0x00;
 /// An enum value: its label's sort position as FLOAT's bytes (values of
 /// one type order by it), then the label as TEXT's.
 const ENUM: u8 = 0xC8;
@@ -148,15 +154,36 @@ fn encode_value(v: &Value, out: &mut Vec<u8>) {
         }
         Value::Array(items) => {
             out.push(ARRAY);
-            for v in items.iter() {
-                if v.is_null() {
-                    out.push(ELEM_NULL);
-                } else {
-                    out.push(ELEM_VALUE);
-                    encode_value(v, out);
-                }
+            encode_items(items, out);
+            out.push(ARRAY_END);
+        }
+        // The elements as a one-dimensional array's, then the shape after
+        // ELEM_VALUE and MD_SHAPE (a pair no element writes): after a
+        // one-dimensional array of the same elements, before any with more.
+        Value::MdArray(a) => {
+            out.push(ARRAY);
+            encode_items(&a.items, out);
+            out.push(ELEM_VALUE);
+            out.push(MD_SHAPE);
+            out.push(a.dims.len() as u8);
+            for d in a.dims.iter() {
+                put_i64(d.len as i64, out);
+            }
+            for d in a.dims.iter() {
+                put_i64(d.lower as i64, out);
             }
             out.push(ARRAY_END);
+        }
+    }
+}
+
+fn encode_items(items: &[Value], out: &mut Vec<u8>) {
+    for v in items.iter() {
+        if v.is_null() {
+            out.push(ELEM_NULL);
+        } else {
+            out.push(ELEM_VALUE);
+            encode_value(v, out);
         }
     }
 }
@@ -356,6 +383,14 @@ fn decode_value(b: &[u8]) -> Result<(Value, &[u8]), &'static str> {
                 match m {
                     ARRAY_END => break,
                     ELEM_NULL => items.push(Value::Null),
+                    ELEM_VALUE if rest.first() == Some(&MD_SHAPE) => {
+                        let value = decode_shape(&rest[1..], items)?;
+                        let (&end, r) = value.1.split_first().ok_or("unterminated array")?;
+                        if end != ARRAY_END {
+                            return Err("bad array shape");
+                        }
+                        return Ok((value.0, r));
+                    }
                     // One dimension: an element is never an array itself.
                     ELEM_VALUE if rest.first() != Some(&ARRAY) => {
                         let (v, r) = decode_value(rest)?;
@@ -369,6 +404,32 @@ fn decode_value(b: &[u8]) -> Result<(Value, &[u8]), &'static str> {
         }
         _ => return Err("unknown type tag"),
     })
+}
+
+/// The shape after MD_SHAPE, checked as a stored one is.
+fn decode_shape(b: &[u8], items: Vec<Value>) -> Result<(Value, &[u8]), &'static str> {
+    use crate::types::array::{shape, Dim};
+    let (&n, mut rest) = b.split_first().ok_or("unterminated array")?;
+    if !(1..=shape::MAX_DIMS as u8).contains(&n) {
+        return Err("bad array shape");
+    }
+    let mut nums = Vec::with_capacity(2 * n as usize);
+    for _ in 0..2 * n {
+        let (v, r) = get_i64(rest)?;
+        nums.push(i32::try_from(v).map_err(|_| "bad array shape")?);
+        rest = r;
+    }
+    let dims: Vec<Dim> = (0..n as usize)
+        .map(|k| Dim {
+            len: nums[k],
+            lower: nums[n as usize + k],
+        })
+        .collect();
+    match shape::check_dims(&dims) {
+        Ok(c) if c == items.len() && c > 0 && !(n == 1 && dims[0].lower == 1) => {}
+        _ => return Err("bad array shape"),
+    }
+    Ok((shape::make(dims, items), rest))
 }
 
 fn decode_bytes(b: &[u8]) -> Result<(Vec<u8>, &[u8]), &'static str> {

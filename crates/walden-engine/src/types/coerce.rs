@@ -40,7 +40,14 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
                     .collect::<Result<Vec<_>>>()?
                     .into(),
             )),
-            V::Text(s) => Ok(V::Array(array::parse(&s, elem)?.into())),
+            V::MdArray(a) => Ok(array::make(
+                a.dims.to_vec(),
+                a.items
+                    .iter()
+                    .map(|x| coerce(x.clone(), elem))
+                    .collect::<Result<Vec<_>>>()?,
+            )),
+            V::Text(s) => array::parse_value(&s, elem),
             other => Err(bad(&other)),
         };
     }

@@ -95,6 +95,19 @@ fn compile_plain(
                 kind = AggKind::JsonAgg { jsonb, structured };
                 super::record::json_arg(p, scope, e)
             }
+            AggKind::ArrayAgg => {
+                // Of arrays (NULL ones too) the result needs one more dimension.
+                let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+                if matches!(
+                    query::static_type(&e, &types, &p.params),
+                    Some(DataType::Array(_))
+                ) {
+                    return Err(SqlError::unsupported(
+                        "array_agg of arrays (a multidimensional result)",
+                    ));
+                }
+                e
+            }
             _ => e,
         })
     };

@@ -499,7 +499,10 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "pg_get_viewdef" => Func::PgGetViewDef,
         "pg_get_partkeydef" => Func::PgGetPartKeyDef,
         "pg_get_constraintdef" => Func::PgGetConstraintDef,
-        "array_upper" | "array_length" => Func::ArrayUpper,
+        "array_upper" => Func::ArrayUpper,
+        "array_length" => Func::ArrayLength,
+        "array_ndims" => Func::ArrayNdims,
+        "array_dims" => Func::ArrayDims,
         "array_lower" => Func::ArrayLower,
         "array_cat" => Func::ArrayCat,
         "array_append" => Func::ArrayAppend,
@@ -568,7 +571,8 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         | Func::JustifyHours
         | Func::JustifyInterval
         | Func::IsFinite => Some(1..=1),
-        Func::ArrayUpper | Func::ArrayLower => Some(2..=2),
+        Func::ArrayUpper | Func::ArrayLower | Func::ArrayLength => Some(2..=2),
+        Func::ArrayNdims | Func::ArrayDims => Some(1..=1),
         Func::ArrayCat | Func::ArrayAppend | Func::ArrayPrepend => Some(2..=2),
         Func::StringToArray => Some(2..=3),
         Func::Cardinality | Func::BlockingPids | Func::SignalBackend(false) => Some(1..=1),

@@ -716,9 +716,14 @@ impl Expr {
                 } else {
                     Expr::compile(p, scope, root)?
                 };
+                // Subscripts in a row join one lookup (`a[i][j]`); one after a
+                // parenthesised lookup (`(a[i])[j]`) applies to its result.
+                let mut in_row = false;
                 for a in chain {
+                    let was_in_row = std::mem::replace(&mut in_row, false);
                     match a {
                         ast::AccessExpr::Subscript(ast::Subscript::Index { index }) => {
+                            in_row = true;
                             let mut i = Expr::compile(p, scope, index)?;
                             let types: Vec<DataType> =
                                 scope.cols.iter().map(|c| c.ty.clone()).collect();
@@ -733,7 +738,14 @@ impl Expr {
                                     Box::new(Expr::Lit(Value::Int(1))),
                                 );
                             }
-                            e = Expr::Func(Func::ArrayElement, vec![e, i]);
+                            // `a[i][j]`: one lookup with every subscript.
+                            e = match e {
+                                Expr::Func(Func::ArrayElement, mut args) if was_in_row => {
+                                    args.push(i);
+                                    Expr::Func(Func::ArrayElement, args)
+                                }
+                                e => Expr::Func(Func::ArrayElement, vec![e, i]),
+                            };
                         }
                         ast::AccessExpr::Dot(A::Identifier(id)) => {
                             e = record::field(p, scope, e, &fold_ident(id))?;
@@ -751,10 +763,8 @@ impl Expr {
                     .iter()
                     .map(|x| Expr::compile(p, scope, x))
                     .collect::<Result<Vec<_>>>()?;
-                // Walden's arrays have one dimension: an ARRAY[...] of arrays
-                // (`ARRAY[[1,2],[3,4]]`) would be a two-dimensional array in
-                // PostgreSQL, whose subscripts, unnest, cardinality and `= ANY`
-                // read every element; refused rather than answered as nested.
+                // An ARRAY[...] of arrays (`ARRAY[[1,2],[3,4]]`) has one
+                // more dimension than its sub-arrays.
                 let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
                 if elems.iter().any(|x| {
                     matches!(
@@ -763,9 +773,7 @@ impl Expr {
                     )
                 }) || arr.elem.iter().any(|x| matches!(x, A::Array(_)))
                 {
-                    return Err(SqlError::unsupported(
-                        "multidimensional arrays (an ARRAY[...] of arrays)",
-                    ));
+                    return Ok(Expr::Func(Func::ArrayBuildNested, elems));
                 }
                 resolve_common(p, scope, elems.iter_mut().collect(), "ARRAY")?;
                 Expr::Func(Func::ArrayBuild, elems)
@@ -996,6 +1004,14 @@ pub(super) fn sub(
     ) && plan.columns.len() != 1
     {
         return Err(SqlError::syntax("subquery must return only one column"));
+    }
+    if matches!(kind, SubKind::Array)
+        && matches!(
+            plan.columns.first().map(|c| &c.ty),
+            Some(DataType::Array(_))
+        )
+    {
+        return Err(SqlError::unsupported("ARRAY(subquery) of arrays"));
     }
     let correlated = plan.correlated;
     Ok(Expr::Sub(Box::new(SubPlan {

@@ -245,6 +245,16 @@ fn eval_sub_once(s: &SubPlan, row: &[Value], env: &Env<'_>) -> Result<Value> {
     };
     Ok(match &s.kind {
         SubKind::Exists { negated } => Value::Bool(data.rows.is_empty() == *negated),
+        // Arrays of arrays would need one more dimension (PostgreSQL stacks
+        // them); refused rather than nested as elements.
+        SubKind::Array
+            if data
+                .rows
+                .iter()
+                .any(|r| matches!(r[0], Value::Array(_) | Value::MdArray(_))) =>
+        {
+            return Err(SqlError::unsupported("ARRAY(subquery) of arrays"));
+        }
         SubKind::Array => Value::Array(data.rows.iter().map(|r| r[0].clone()).collect()),
         SubKind::Scalar => match data.rows.len() {
             0 => Value::Null,

@@ -138,7 +138,7 @@ impl Acc {
         }
         // array_agg keeps NULL inputs as NULL elements.
         if let Acc::Array(items) = self {
-            if matches!(v, Value::Array(_)) {
+            if matches!(v, Value::Array(_) | Value::MdArray(_)) {
                 return Err(SqlError::unsupported(
                     "array_agg of arrays (a multidimensional result)",
                 ));

@@ -183,6 +183,10 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
         | Func::ArrayToString
         | Func::ArrayUpper
         | Func::ArrayLower
+        | Func::ArrayLength
+        | Func::ArrayNdims
+        | Func::ArrayDims
+        | Func::ArrayBuildNested
         | Func::Cardinality
         | Func::ArrayElement
         | Func::ArrayContains(_)

@@ -234,6 +234,14 @@ pub enum Func {
     /// `array_upper(a, 1)` and `array_length(a, 1)` (lower bound 1).
     ArrayUpper,
     ArrayLower,
+    /// array_length(a, d).
+    ArrayLength,
+    /// array_ndims(a).
+    ArrayNdims,
+    /// array_dims(a): `[1:2][1:3]`.
+    ArrayDims,
+    /// ARRAY[...] of arrays: one more dimension.
+    ArrayBuildNested,
     Cardinality,
     /// `a[i]`.
     ArrayElement,
@@ -546,6 +554,8 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         Func::Privilege(f) if f != PrivFn::UserById => DataType::Bool,
         Func::ArrayUpper
         | Func::ArrayLower
+        | Func::ArrayLength
+        | Func::ArrayNdims
         | Func::Cardinality
         | Func::ArrayPosition
         | Func::StrPos
@@ -554,7 +564,7 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
         | Func::OctetLength
         | Func::Unicode
         | Func::Length => DataType::Int,
-        Func::QuoteName | Func::StringEscape => DataType::Text,
+        Func::QuoteName | Func::StringEscape | Func::ArrayDims => DataType::Text,
         Func::ArrayPositions => DataType::Array(Box::new(DataType::Int)),
         Func::ArrayContains(_) | Func::ArrayOverlap => DataType::Bool,
         Func::ArrayElement => args
@@ -572,6 +582,11 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
                 .cloned()
                 .unwrap_or(DataType::Text),
         )),
+        Func::ArrayBuildNested => args
+            .iter()
+            .find(|t| matches!(t, DataType::Array(_)))
+            .cloned()
+            .unwrap_or(DataType::Array(Box::new(DataType::Text))),
         Func::RowBuild => DataType::Record(
             args.iter()
                 .enumerate()

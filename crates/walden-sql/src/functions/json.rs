@@ -452,6 +452,11 @@ pub fn to_jsonb(v: &Value) -> Result<Jsonb> {
         Value::Jsonb(j) => (**j).clone(),
         // An array is a JSON array of its elements.
         Value::Array(items) => Jsonb::Array(items.iter().map(to_jsonb).collect::<Result<_>>()?),
+        // Nested JSON arrays by dimension; the bounds are not kept (as PostgreSQL).
+        Value::MdArray(a) => {
+            let lens: Vec<usize> = a.dims.iter().map(|d| d.len as usize).collect();
+            nest_jsonb(&lens, &a.items)?
+        }
         Value::Json(s) => match coerce(Value::Json(s.clone()), &DataType::Jsonb)? {
             Value::Jsonb(j) => (*j).clone(),
             _ => Jsonb::Null,
@@ -460,12 +465,51 @@ pub fn to_jsonb(v: &Value) -> Result<Jsonb> {
     })
 }
 
+/// The JSON array of `items` laid out in dimensions of lengths `lens`.
+fn nest_jsonb(lens: &[usize], items: &[Value]) -> Result<Jsonb> {
+    let Some((_, inner)) = lens.split_first() else {
+        return Ok(Jsonb::Array(Vec::new()));
+    };
+    if inner.is_empty() {
+        return Ok(Jsonb::Array(
+            items.iter().map(to_jsonb).collect::<Result<_>>()?,
+        ));
+    }
+    let step: usize = inner.iter().product();
+    Ok(Jsonb::Array(
+        items
+            .chunks(step.max(1))
+            .map(|c| nest_jsonb(inner, c))
+            .collect::<Result<_>>()?,
+    ))
+}
+
 /// `to_json`: a SQL value as json text (json values verbatim).
 pub fn to_json_text(v: &Value) -> Result<String> {
     Ok(match v {
         Value::Json(s) => s.to_string(),
+        // As PostgreSQL's array_to_json: nested by dimension, no spaces.
+        Value::MdArray(a) => {
+            let lens: Vec<usize> = a.dims.iter().map(|d| d.len as usize).collect();
+            nest_json_text(&lens, &a.items)?
+        }
         other => to_jsonb(other)?.to_string(),
     })
+}
+
+/// [`nest_jsonb`]'s layout as json text.
+fn nest_json_text(lens: &[usize], items: &[Value]) -> Result<String> {
+    let inner = lens.get(1..).unwrap_or(&[]);
+    let parts = if inner.is_empty() {
+        items.iter().map(to_json_text).collect::<Result<Vec<_>>>()?
+    } else {
+        let step: usize = inner.iter().product();
+        items
+            .chunks(step.max(1))
+            .map(|c| nest_json_text(inner, c))
+            .collect::<Result<Vec<_>>>()?
+    };
+    Ok(format!("[{}]", parts.join(",")))
 }
 
 /// A json(b) set-returning function in FROM.

@@ -94,6 +94,13 @@ pub(crate) fn unify(a: Value, b: Value) -> Result<(Value, Value)> {
             let t = crate::functions::arrays::text_beside(s, items)?;
             (a, t)
         }
+        (Value::Text(s), Value::MdArray(m)) => {
+            (crate::functions::arrays::text_beside(s, &m.items)?, b)
+        }
+        (Value::MdArray(m), Value::Text(s)) => {
+            let t = crate::functions::arrays::text_beside(s, &m.items)?;
+            (a, t)
+        }
         (Value::Text(_), Value::Uuid(_)) => (coerce(a, &DataType::Uuid)?, b),
         (Value::Uuid(_), Value::Text(_)) => (a, coerce(b, &DataType::Uuid)?),
         (Value::Text(_), Value::Bool(_)) => (Value::Bool(truth(&a)?.unwrap_or(false)), b),
@@ -243,6 +250,8 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> Result<Value> {
         return r;
     }
     if op == Concat {
+        crate::functions::arrays::one_dim_from_1(&a, "||")?;
+        crate::functions::arrays::one_dim_from_1(&b, "||")?;
         return Ok(match (&a, &b) {
             (Value::Array(_), Value::Array(_)) => crate::functions::arrays::cat(&a, &b),
             (Value::Array(_), _) => crate::functions::arrays::append(&a, b),
@@ -445,7 +454,7 @@ pub fn type_name(v: &Value) -> &'static str {
         Value::Interval(_) => "interval",
         Value::Json(_) => "json",
         Value::Jsonb(_) => "jsonb",
-        Value::Array(_) => "anyarray",
+        Value::Array(_) | Value::MdArray(_) => "anyarray",
         Value::Enum(..) => "anyenum",
         Value::Reg(k, ..) => k.sql_name(),
     }

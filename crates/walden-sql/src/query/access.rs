@@ -325,6 +325,20 @@ pub(super) fn bound_value(
     }))
 }
 
+/// [`bound_value`] for one end of a range. An array narrows nothing: its
+/// key order differs from its comparison order in one case (an array with
+/// one dimension from below 1 sorts before the same elements from 1).
+pub(super) fn range_bound_value(
+    e: &Expr,
+    ty: &DataType,
+    env: &Env<'_>,
+) -> Result<Option<std::result::Result<Value, ()>>> {
+    Ok(match bound_value(e, ty, env)? {
+        Some(Ok(Value::Array(_) | Value::MdArray(_))) => Some(Err(())),
+        other => other,
+    })
+}
+
 /// The rows an index search finds, as the transaction sees them, in key
 /// order (the caller applies the filter). `None` when the index cannot
 /// serve this execution (a value that does not convert, or a snapshot
@@ -430,14 +444,14 @@ fn search_rows(
     if let Some(r) = &ip.range {
         let ty = col_type(n);
         if let Some((e, _)) = &r.lo {
-            match bound_value(e, ty, env)? {
+            match range_bound_value(e, ty, env)? {
                 None => return Ok(Some(Vec::new())),
                 Some(Ok(v)) => lo_val = Some(v),
                 Some(Err(())) => {}
             }
         }
         if let Some((e, inclusive)) = &r.hi {
-            match bound_value(e, ty, env)? {
+            match range_bound_value(e, ty, env)? {
                 None => return Ok(Some(Vec::new())),
                 Some(Ok(v)) => hi = Some((v, *inclusive)),
                 Some(Err(())) => {}
@@ -570,11 +584,13 @@ pub(crate) fn key_bounds(
     // Bounds apply to column `n` only when every equality before it did.
     let bound = |b: &Option<(Expr, bool)>| -> Result<Option<Option<(Value, bool)>>> {
         match b {
-            Some((e, inc)) if exact && n < pk.len() => Ok(match bound_value(e, ty(n), env)? {
-                None => None,
-                Some(Ok(v)) => Some(Some((v, *inc))),
-                Some(Err(())) => Some(None),
-            }),
+            Some((e, inc)) if exact && n < pk.len() => {
+                Ok(match range_bound_value(e, ty(n), env)? {
+                    None => None,
+                    Some(Ok(v)) => Some(Some((v, *inc))),
+                    Some(Err(())) => Some(None),
+                })
+            }
             _ => Ok(Some(None)),
         }
     };

@@ -554,6 +554,13 @@ fn static_type_in(
             // Enum constants are typed by the cast that made them.
             Value::Enum(..) => return None,
             Value::Reg(k, ..) => DataType::Reg(*k),
+            Value::MdArray(a) => DataType::Array(Box::new(
+                a.items
+                    .iter()
+                    .find(|v| !v.is_null())
+                    .and_then(|v| static_type_in(&Expr::Lit(v.clone()), types, params, outer))
+                    .unwrap_or(DataType::Text),
+            )),
             // An array constant: its first element's type decides.
             Value::Array(items) => DataType::Array(Box::new(
                 items

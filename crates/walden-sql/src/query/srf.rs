@@ -170,6 +170,7 @@ pub fn run(
             if a.is_null() || dim.is_null() {
                 return Ok(());
             }
+            crate::functions::arrays::one_dim_from_1(&a, "generate_subscripts")?;
             let n = crate::functions::arrays::elements(&a).len() as i64;
             // Walden's arrays have one dimension, numbered from 1.
             if crate::functions::cast(dim, &DataType::BigInt)?.as_i64() != Some(1) || n == 0 {
@@ -189,6 +190,7 @@ pub fn run(
             Ok(())
         }
         SrfFunc::ExpandArray => {
+            crate::functions::arrays::one_dim_from_1(&arg(0), "_pg_expandarray")?;
             for (i, v) in crate::functions::arrays::elements(&arg(0))
                 .into_iter()
                 .enumerate()

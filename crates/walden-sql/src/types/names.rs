@@ -174,9 +174,9 @@ pub fn data_type(t: &SqlType) -> Result<DataType> {
             sqlparser::ast::ArrayElemTypeDef::SquareBracket(e, _)
             | sqlparser::ast::ArrayElemTypeDef::Qualified(e, _),
         ) => match data_type(e)? {
-            DataType::Array(_) => {
-                return Err(SqlError::unsupported("a multidimensional array type"));
-            }
+            // `int[][]` is `int[]`: PostgreSQL's array types do not fix
+            // the number of dimensions.
+            t @ DataType::Array(_) => t,
             elem => DataType::Array(Box::new(elem)),
         },
         // `pg_catalog.int8`, `pg_catalog.text`: a built-in type named with its
@@ -248,7 +248,7 @@ pub fn data_type_in(db: &Database, viewer: Option<u64>, t: &SqlType) -> Result<D
     match t {
         SqlType::Array(E::SquareBracket(e, _) | E::Qualified(e, _)) => {
             match data_type_in(db, viewer, e)? {
-                DataType::Array(_) => Err(SqlError::unsupported("a multidimensional array type")),
+                t @ DataType::Array(_) => Ok(t),
                 elem => Ok(DataType::Array(Box::new(elem))),
             }
         }

@@ -59,6 +59,7 @@ mod lock_views;
 mod locking_read_schedules;
 mod log_cli;
 mod log_recovery_regressions;
+mod md_arrays;
 mod merge;
 mod ordered_limits;
 mod partitions;

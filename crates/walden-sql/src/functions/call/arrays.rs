@@ -7,8 +7,28 @@ use super::*;
 pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
     let null_in = a.iter().any(|v| v.is_null());
     let arg = |i: usize| a.get(i).cloned().unwrap_or(Value::Null);
+    // The array arguments' positions.
+    let (what, arrays): (_, &[usize]) = match f {
+        Func::ArrayCat => (Some("array_cat"), &[0, 1]),
+        Func::ArrayAppend => (Some("array_append"), &[0]),
+        Func::ArrayPrepend => (Some("array_prepend"), &[1]),
+        Func::ArrayRemove => (Some("array_remove"), &[0]),
+        Func::ArrayPosition => (Some("array_position"), &[0]),
+        Func::ArrayPositions => (Some("array_positions"), &[0]),
+        _ => (None, &[]),
+    };
+    if let Some(what) = what {
+        for (i, v) in a.iter().enumerate() {
+            if arrays.contains(&i) {
+                crate::functions::arrays::one_dim_from_1_arg(v, what)?;
+            } else {
+                crate::functions::arrays::one_dim_from_1(v, what)?;
+            }
+        }
+    }
     Ok(match f {
         Func::ArrayBuild | Func::RowBuild => Value::Array(a.into()),
+        Func::ArrayBuildNested => crate::functions::arrays::stack(&a)?,
         Func::RecordField(i) => match arg(0) {
             Value::Array(fields) => fields.get(i as usize).cloned().unwrap_or(Value::Null),
             _ => Value::Null,
@@ -108,12 +128,12 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
         }
         // The rest are strict: a NULL argument makes the result NULL.
         _ if null_in => Value::Null,
-        // One-dimensional arrays with lower bound 1: an empty array (or
-        // another dimension) has no bounds.
-        Func::ArrayUpper | Func::ArrayLower => {
+        // An array in text form (catalog columns) has one dimension from 1.
+        Func::ArrayUpper | Func::ArrayLower | Func::ArrayLength
+            if !matches!(arg(0), Value::Array(_) | Value::MdArray(_)) =>
+        {
             let n = crate::functions::arrays::elements(&arg(0)).len();
-            if arg(0).is_null() || n == 0 || !crate::functions::arrays::dimension_is_first(&arg(1))?
-            {
+            if n == 0 || !crate::functions::arrays::dimension_is_first(&arg(1))? {
                 Value::Null
             } else if f == Func::ArrayLower {
                 Value::Int(1)
@@ -121,22 +141,14 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
                 Value::Int(n as i64)
             }
         }
+        Func::ArrayUpper | Func::ArrayLower | Func::ArrayLength => {
+            crate::functions::arrays::bound(&arg(0), &arg(1), f)?
+        }
+        Func::ArrayNdims => crate::functions::arrays::ndims(&arg(0)),
+        Func::ArrayDims => crate::functions::arrays::dims_text(&arg(0)),
         Func::Cardinality if null_in => Value::Null,
         Func::Cardinality => Value::Int(crate::functions::arrays::elements(&arg(0)).len() as i64),
-        Func::ArrayElement => match arg(1) {
-            Value::Null => Value::Null,
-            i => {
-                let idx = int_arg(&i, "array subscript")?;
-                usize::try_from(idx - 1)
-                    .ok()
-                    .and_then(|i| {
-                        crate::functions::arrays::elements(&arg(0))
-                            .into_iter()
-                            .nth(i)
-                    })
-                    .unwrap_or(Value::Null)
-            }
-        },
+        Func::ArrayElement => crate::functions::arrays::subscript(&arg(0), &a[1..])?,
         Func::ArrayContains(false) => crate::functions::arrays::contains(&arg(0), &arg(1))?,
         Func::ArrayContains(true) => crate::functions::arrays::contains(&arg(1), &arg(0))?,
         Func::ArrayOverlap => crate::functions::arrays::overlap(&arg(0), &arg(1))?,

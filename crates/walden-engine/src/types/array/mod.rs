@@ -1,11 +1,15 @@
-//! One-dimensional arrays: PostgreSQL's text form (`{1,2,NULL}`, quoted
-//! elements), the order arrays compare in, and the type OIDs of the array
-//! types. Values are `Value::Array` with elements of the element type (or
+//! Arrays: PostgreSQL's text form (`{1,2,NULL}`, quoted elements, nested
+//! braces, explicit bounds), the order arrays compare in, and the type OIDs
+//! of the array types. Values are `Value::Array` (one dimension from 1) or
+//! `Value::MdArray` (see `shape.rs`) with elements of the element type (or
 //! NULL); the element type itself lives in the static type.
 
 use super::{coerce, DataType, Value};
 use crate::error::{EngineError, Result};
 use std::cmp::Ordering;
+
+pub mod shape;
+pub use shape::{make, shaped, Dim, MdArray, Shaped, MAX_DIMS};
 
 /// (element type OID, array type OID, array type name) of every element
 /// type Walden has, as in PostgreSQL's pg_type.
@@ -53,126 +57,38 @@ pub fn elem_oid_of(array: u32) -> Option<u32> {
         .map(|(e, _, _)| *e)
 }
 
-fn malformed(s: &str, detail: &str) -> EngineError {
-    EngineError::MalformedArray {
-        text: s.to_string(),
-        detail: detail.to_string(),
-    }
-}
-
 /// PostgreSQL's isspace set, which array input skips around elements.
 fn is_space(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n' | '\r' | '\u{b}' | '\u{c}')
 }
 
-/// Splits an array literal into its elements' texts (`None`: an unquoted
-/// NULL). Multi-dimensional literals and explicit bounds are refused.
+/// Splits a one-dimensional array literal (numbered from 1) into its
+/// elements' texts (`None`: an unquoted NULL); other shapes are refused.
 pub fn split_literal(s: &str) -> Result<Vec<Option<String>>> {
-    let mut it = s.chars().peekable();
-    while it.peek().is_some_and(|c| is_space(*c)) {
-        it.next();
+    let (dims, items) = shape::parse_literal(s)?;
+    if dims.len() > 1 || dims.first().is_some_and(|d| d.lower != 1) {
+        return Err(EngineError::ArrayUnsupported(
+            "multidimensional arrays here",
+        ));
     }
-    match it.next() {
-        Some('{') => {}
-        Some('[') => {
-            return Err(EngineError::ArrayUnsupported(
-                "array literals with explicit bounds",
-            ))
-        }
-        _ => {
-            return Err(malformed(
-                s,
-                "Array value must start with \"{\" or dimension information.",
-            ))
-        }
-    }
-    let mut out = Vec::new();
-    let skip_space = |it: &mut std::iter::Peekable<std::str::Chars<'_>>| {
-        while it.peek().is_some_and(|c| is_space(*c)) {
-            it.next();
-        }
-    };
-    skip_space(&mut it);
-    if it.peek() == Some(&'}') {
-        it.next();
-    } else {
-        loop {
-            skip_space(&mut it);
-            let mut text = String::new();
-            let mut quoted = false;
-            let mut escaped = false;
-            // Length of `text` up to its last character that is not
-            // unescaped trailing space.
-            let mut keep = 0;
-            match it.peek() {
-                Some('{') => return Err(EngineError::ArrayUnsupported("multidimensional arrays")),
-                Some('"') => {
-                    it.next();
-                    quoted = true;
-                    loop {
-                        match it.next() {
-                            Some('"') => break,
-                            Some('\\') => match it.next() {
-                                Some(c) => text.push(c),
-                                None => return Err(malformed(s, "Unexpected end of input.")),
-                            },
-                            Some(c) => text.push(c),
-                            None => return Err(malformed(s, "Unexpected end of input.")),
-                        }
-                    }
-                    keep = text.len();
-                }
-                _ => loop {
-                    match it.peek().copied() {
-                        Some(',' | '}') => break,
-                        Some('"' | '{') => {
-                            let c = it.next().unwrap();
-                            return Err(malformed(s, &format!("Unexpected \"{c}\" character.")));
-                        }
-                        Some('\\') => {
-                            it.next();
-                            escaped = true;
-                            match it.next() {
-                                Some(c) => text.push(c),
-                                None => return Err(malformed(s, "Unexpected end of input.")),
-                            }
-                            keep = text.len();
-                        }
-                        Some(c) => {
-                            it.next();
-                            text.push(c);
-                            if !is_space(c) {
-                                keep = text.len();
-                            }
-                        }
-                        None => return Err(malformed(s, "Unexpected end of input.")),
-                    }
-                },
-            }
-            text.truncate(keep);
-            skip_space(&mut it);
-            let null = !quoted && !escaped && text.eq_ignore_ascii_case("null");
-            if !quoted && !escaped && text.is_empty() {
-                let c = it.peek().copied().unwrap_or(',');
-                return Err(malformed(s, &format!("Unexpected \"{c}\" character.")));
-            }
-            out.push((!null).then_some(text));
-            match it.next() {
-                Some(',') => continue,
-                Some('}') => break,
-                Some(c) => return Err(malformed(s, &format!("Unexpected \"{c}\" character."))),
-                None => return Err(malformed(s, "Unexpected end of input.")),
-            }
-        }
-    }
-    skip_space(&mut it);
-    if it.next().is_some() {
-        return Err(malformed(s, "Junk after closing right brace."));
-    }
-    Ok(out)
+    Ok(items)
 }
 
-/// Parses an array literal into elements of type `elem`.
+/// Parses an array literal of any shape into a value with elements of
+/// type `elem`.
+pub fn parse_value(s: &str, elem: &DataType) -> Result<Value> {
+    let (dims, texts) = shape::parse_literal(s)?;
+    let items = texts
+        .into_iter()
+        .map(|e| match e {
+            None => Ok(Value::Null),
+            Some(t) => coerce(Value::text(t), elem),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(shape::make(dims, items))
+}
+
+/// Parses a one-dimensional array literal into elements of type `elem`.
 pub fn parse(s: &str, elem: &DataType) -> Result<Vec<Value>> {
     split_literal(s)?
         .into_iter()
@@ -274,7 +190,7 @@ mod tests {
                 "{bad}"
             );
         }
-        for unsupported in ["{{1,2},{3,4}}", "[0:1]={1,2}"] {
+        for unsupported in ["{{1,2},{3,4}}", "[0:1]={1,2}", "[1:1][1:1]={{1}}"] {
             assert!(
                 matches!(
                     split_literal(unsupported),
