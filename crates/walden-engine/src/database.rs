@@ -603,10 +603,12 @@ impl Database {
     /// `sp_flush_log`: hardens everything committed so far.
     pub fn flush_log(&self, session: &Session) -> Result<Lsn> {
         let sinks = session.wait_sinks();
+        let primary = !self.is_secondary();
+        let ticket = self.remote_ticket();
         let lsn = self.log.flush(&sinks)?;
         // On a primary, "hardened" includes its synchronous secondaries.
-        if !self.is_secondary() {
-            self.harden_remote(lsn, &sinks)?;
+        if primary {
+            self.harden_remote(&ticket, lsn, &sinks)?;
         }
         Ok(lsn)
     }

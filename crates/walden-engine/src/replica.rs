@@ -53,6 +53,10 @@ pub(crate) struct ReplicaState {
     secondary: AtomicBool,
     remote: RwLock<Option<Arc<dyn RemoteHarden>>>,
     has_remote: AtomicBool,
+    /// Bumped whenever the hook is installed or removed (a promotion, a
+    /// demotion): a commit confirmed under one primary term cannot be
+    /// confirmed under another.
+    term: AtomicU64,
     /// Secondary: parts of transactions whose commit has not arrived.
     pending: Mutex<Pending>,
     /// Secondary: redo has been applied through this LSN.
@@ -71,6 +75,7 @@ impl ReplicaState {
             secondary: AtomicBool::new(secondary),
             remote: RwLock::new(None),
             has_remote: AtomicBool::new(false),
+            term: AtomicU64::new(0),
             // A primary drops unfinished transactions at recovery; a
             // secondary keeps them: their commit may still come.
             pending: Mutex::new(if secondary { pending } else { Pending::new() }),
@@ -80,6 +85,16 @@ impl ReplicaState {
             superseded: AtomicBool::new(false),
         }
     }
+}
+
+/// What a commit must satisfy before it is acknowledged, taken when its
+/// quorum is checked (before it is logged) and kept to the end: the hook is
+/// removed when the database is demoted, and a commit logged under a hook
+/// must still wait on that hook (which then fails it) rather than find none
+/// and be acknowledged without its secondaries.
+pub(crate) struct RemoteTicket {
+    hook: Option<Arc<dyn RemoteHarden>>,
+    term: u64,
 }
 
 impl Database {
@@ -112,28 +127,62 @@ impl Database {
     /// Installs (or removes) the hook durable commits wait on.
     pub fn set_remote_harden(&self, hook: Option<Arc<dyn RemoteHarden>>) {
         let mut r = self.replica.remote.write();
+        self.replica.term.fetch_add(1, AcqRel);
         self.replica.has_remote.store(hook.is_some(), Release);
         *r = hook;
     }
 
-    fn remote(&self) -> Option<Arc<dyn RemoteHarden>> {
-        if !self.replica.has_remote.load(Acquire) {
-            return None;
-        }
-        self.replica.remote.read().clone()
+    /// The hook a commit starting now must satisfy, and the term it belongs to.
+    pub(crate) fn remote_ticket(&self) -> RemoteTicket {
+        let term = self.replica.term.load(Acquire);
+        let hook = if self.replica.has_remote.load(Acquire) {
+            self.replica.remote.read().clone()
+        } else {
+            None
+        };
+        RemoteTicket { hook, term }
     }
 
-    pub(crate) fn check_commit_quorum(&self) -> Result<()> {
-        match self.remote() {
-            Some(r) => r.check_quorum().map_err(EngineError::ReplicaQuorum),
-            None => Ok(()),
+    /// The ticket's hook, if it may still confirm a commit: `Err` when this
+    /// database stopped being the primary the commit was logged under (its
+    /// log may be discarded by the new primary).
+    fn ticket_hook<'t>(
+        &self,
+        ticket: &'t RemoteTicket,
+    ) -> Result<Option<&'t Arc<dyn RemoteHarden>>> {
+        let moved = match &ticket.hook {
+            Some(_) => self.replica.term.load(Acquire) != ticket.term,
+            None => false,
+        };
+        if moved || self.is_secondary() {
+            return Err(EngineError::ReplicaCommit(
+                "the commit is hardened on this replica, but it stopped being the primary \
+                 before the commit could be confirmed"
+                    .into(),
+            ));
         }
+        Ok(ticket.hook.as_ref())
+    }
+
+    /// Before a commit is logged: whether it could be confirmed now. The
+    /// ticket goes with the commit to [`Database::harden_remote`].
+    pub(crate) fn check_commit_quorum(&self) -> Result<RemoteTicket> {
+        let ticket = self.remote_ticket();
+        if let Some(r) = &ticket.hook {
+            r.check_quorum().map_err(EngineError::ReplicaQuorum)?;
+        }
+        Ok(ticket)
     }
 
     /// After a durable commit's local harden: waits for the synchronous
-    /// secondaries (HADR_SYNC_COMMIT).
-    pub(crate) fn harden_remote(&self, lsn: Lsn, waits: WaitSinks<'_>) -> Result<()> {
-        let Some(r) = self.remote() else {
+    /// secondaries (HADR_SYNC_COMMIT) of the primary it was logged under.
+    pub(crate) fn harden_remote(
+        &self,
+        ticket: &RemoteTicket,
+        lsn: Lsn,
+        waits: WaitSinks<'_>,
+    ) -> Result<()> {
+        let Some(r) = self.ticket_hook(ticket)? else {
             return Ok(());
         };
         let t0 = std::time::Instant::now();
@@ -155,8 +204,13 @@ impl Database {
     /// Before a delayed-durable commit is acknowledged: the lag bound of
     /// bounded asynchronous secondaries (its own local bound, the delayed
     /// flush, holds besides).
-    pub(crate) fn lag_bound_delayed(&self, lsn: Lsn, waits: WaitSinks<'_>) -> Result<()> {
-        let Some(r) = self.remote() else {
+    pub(crate) fn lag_bound_delayed(
+        &self,
+        ticket: &RemoteTicket,
+        lsn: Lsn,
+        waits: WaitSinks<'_>,
+    ) -> Result<()> {
+        let Some(r) = self.ticket_hook(ticket)? else {
             return Ok(());
         };
         r.wait_lag_bound(lsn, waits).map_err(|e| {

@@ -29,7 +29,7 @@ impl Database {
         apply: impl FnOnce(&mut Catalog) -> T,
     ) -> Result<T> {
         self.check_writable()?;
-        self.check_commit_quorum()?;
+        let ticket = self.check_commit_quorum()?;
         let rec = encode_redo(&redo);
         let sinks = session.wait_sinks();
         let lsn = self.log.append(&rec, &sinks)?;
@@ -46,7 +46,7 @@ impl Database {
         self.catalog_version.fetch_add(1, Ordering::Release);
         drop(cat);
         drop(gate);
-        self.harden_remote(lsn, &sinks)?;
+        self.harden_remote(&ticket, lsn, &sinks)?;
         Ok(out)
     }
 

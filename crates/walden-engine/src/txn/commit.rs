@@ -269,9 +269,11 @@ impl Transaction {
                 self.check_foreign_keys(&cat)?;
             }
             db.check_writable()?;
-            if !delayed {
-                db.check_commit_quorum()?;
-            }
+            let ticket = if delayed {
+                db.remote_ticket()
+            } else {
+                db.check_commit_quorum()?
+            };
             // Registered before the first append (or, logging as it went,
             // before its first part), gone after the publish.
             let _inflight = db.txns.inflight.enter(self.txid, &db.log);
@@ -338,7 +340,7 @@ impl Transaction {
                     }
                 })?;
             }
-            Ok(lsn)
+            Ok((lsn, ticket))
         })();
         // A commit that failed before its record was appended undoes its
         // catalog changes, as a rollback.
@@ -361,11 +363,11 @@ impl Transaction {
         // locks, as PostgreSQL waits for its standbys: the commit is applied
         // locally already, and a later commit that saw it waits for a higher
         // LSN anyway.
-        let lsn = result?;
+        let (lsn, ticket) = result?;
         if delayed {
-            db.lag_bound_delayed(lsn, &sinks)?;
+            db.lag_bound_delayed(&ticket, lsn, &sinks)?;
         } else {
-            db.harden_remote(lsn, &sinks)?;
+            db.harden_remote(&ticket, lsn, &sinks)?;
         }
         db.counters.write_transactions.fetch_add(1, Relaxed);
         if delayed {

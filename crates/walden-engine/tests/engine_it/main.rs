@@ -15,6 +15,7 @@ mod crash_power_loss;
 mod engine_indexes;
 mod engine_semantics;
 mod instance_safety;
+mod remote_term;
 mod role_commit_crash;
 mod seed_stream;
 mod spill_kill;
