@@ -1,57 +1,12 @@
 //! Arrays in PostgreSQL's text form (`{a,"b c",NULL}`), Walden's stand-in for array types.
 
+use walden_engine::types::array;
 use walden_engine::Value;
 
-/// Parses `{a,"b c",NULL}`; `None` if the text is not an array literal.
+/// Parses a one-dimensional `{a,"b c",NULL}`; `None` if the text is not one.
+/// The scan is the engine's, which reads array input as PostgreSQL does.
 pub fn array_parse(s: &str) -> Option<Vec<Option<String>>> {
-    let inner = s.trim().strip_prefix('{')?.strip_suffix('}')?;
-    let mut out = Vec::new();
-    if inner.trim().is_empty() {
-        return Some(out);
-    }
-    let mut chars = inner.chars().peekable();
-    loop {
-        while chars.peek().is_some_and(|c| c.is_whitespace()) {
-            chars.next();
-        }
-        let mut item = String::new();
-        let mut quoted = false;
-        if chars.peek() == Some(&'"') {
-            quoted = true;
-            chars.next();
-            loop {
-                match chars.next()? {
-                    '\\' => item.push(chars.next()?),
-                    '"' => break,
-                    c => item.push(c),
-                }
-            }
-        }
-        while let Some(&c) = chars.peek() {
-            if c == ',' {
-                break;
-            }
-            chars.next();
-            match c {
-                '\\' => item.push(chars.next()?),
-                c if quoted && c.is_whitespace() => {}
-                c => item.push(c),
-            }
-        }
-        let item = if quoted {
-            item
-        } else {
-            item.trim_end().to_string()
-        };
-        out.push(if !quoted && item.eq_ignore_ascii_case("null") {
-            None
-        } else {
-            Some(item)
-        });
-        if chars.next().is_none() {
-            return Some(out);
-        }
-    }
+    array::split_literal(s).ok()
 }
 
 /// Formats elements as an array literal, quoting where PostgreSQL does.
@@ -63,24 +18,7 @@ pub fn array_format<'a>(items: impl IntoIterator<Item = Option<&'a str>>) -> Str
         }
         match item {
             None => out.push_str("NULL"),
-            Some(s) => {
-                let quote = s.is_empty()
-                    || s.eq_ignore_ascii_case("null")
-                    || s.chars()
-                        .any(|c| matches!(c, ',' | '{' | '}' | '"' | '\\') || c.is_whitespace());
-                if quote {
-                    out.push('"');
-                    for c in s.chars() {
-                        if c == '"' || c == '\\' {
-                            out.push('\\');
-                        }
-                        out.push(c);
-                    }
-                    out.push('"');
-                } else {
-                    out.push_str(s);
-                }
-            }
+            Some(s) => array::push_element(&mut out, s),
         }
     }
     out.push('}');
