@@ -1,6 +1,7 @@
 //! The execution path: batches, parse and plan caches, prepared statements, implicit blocks.
 
-use super::dispatch::{failover_columns, probe_columns};
+use super::admin::failover_columns;
+use super::dispatch::probe_columns;
 use super::{failed_tx, CachedPlan, Prepared, SqlSession, StmtPlan, PARSE_CACHE};
 use crate::dml::{self, Ctx};
 use crate::error::{ErrorKind, Result, SqlError};

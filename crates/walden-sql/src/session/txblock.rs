@@ -14,7 +14,7 @@ use crate::error::{ErrorKind, Result, SqlError};
 use crate::front::transaction::{check_isolation, TxCommand, TxModes};
 use crate::QueryOutput;
 use walden_engine::types::now_micros;
-use walden_engine::Transaction;
+use walden_engine::{CommitRequest, Transaction};
 
 fn no_block(what: &str) -> SqlError {
     SqlError::new(
@@ -251,5 +251,75 @@ impl SqlSession {
             return Err(crate::front::transaction::read_only_error(what));
         }
         Ok(())
+    }
+
+    /// COMMIT (`dd`: `WITH (DELAYED_DURABILITY = ON | OFF)`).
+    pub(super) fn commit_block(&mut self, dd: Option<bool>) -> Result<QueryOutput> {
+        if self.failed {
+            self.failed = false;
+            self.explicit = false;
+            if let Some(tx) = self.tx.take() {
+                tx.rollback();
+            }
+            self.settings.end_tx(false);
+            return Ok(QueryOutput::command("ROLLBACK"));
+        }
+        if !self.explicit {
+            // An implicit block ends here, as in PostgreSQL.
+            if let Some(mut tx) = self.tx.take() {
+                let id = tx.id();
+                self.before_commit(&mut tx)?;
+                self.commit_tx(tx, CommitRequest::Default)?;
+                self.cursors_committed(id);
+            }
+            let mut out = QueryOutput::command("COMMIT");
+            out.notices
+                .push("there is no transaction in progress".into());
+            return Ok(out);
+        }
+        self.explicit = false;
+        let req = match dd {
+            Some(true) => CommitRequest::Delayed,
+            Some(false) => CommitRequest::Durable,
+            None => CommitRequest::Default,
+        };
+        // The commit uses the block's settings (SET LOCAL
+        // synchronous_commit = off), then they end with it.
+        let r = match self.tx.take() {
+            Some(mut tx) => {
+                let id = tx.id();
+                let r = match self.before_commit(&mut tx) {
+                    Ok(()) => self.commit_tx(tx, req).map(|_| ()),
+                    Err(e) => {
+                        tx.rollback();
+                        self.settings.end_tx(false);
+                        return Err(e);
+                    }
+                };
+                if r.is_ok() {
+                    self.cursors_committed(id);
+                }
+                r
+            }
+            None => Ok(()),
+        };
+        self.settings.end_tx(r.is_ok());
+        r?;
+        Ok(QueryOutput::command("COMMIT"))
+    }
+
+    pub(super) fn rollback_block(&mut self) -> Result<QueryOutput> {
+        let mut out = QueryOutput::command("ROLLBACK");
+        if !self.explicit && !self.failed {
+            out.notices
+                .push("there is no transaction in progress".into());
+        }
+        self.explicit = false;
+        self.failed = false;
+        if let Some(tx) = self.tx.take() {
+            tx.rollback();
+        }
+        self.settings.end_tx(false);
+        Ok(out)
     }
 }
