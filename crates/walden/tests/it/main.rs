@@ -93,6 +93,7 @@ mod sql_surface;
 mod srf_select_list;
 mod ssi_schedules;
 mod stat_activity;
+mod statement_cpu_guard;
 mod streaming_aggregates;
 mod streaming_selects;
 mod stress_cli;
