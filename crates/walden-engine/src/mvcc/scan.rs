@@ -5,7 +5,7 @@
 
 use super::{Chain, Csn, VersionedRows};
 use crate::error::{EngineError, Result};
-use crate::store::reads::{BaseRows, RawRows};
+use crate::store::reads::{BaseRows, EncodedKeys, RawRows};
 use crate::types::{Key, Row, Value};
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::BTreeMap;
@@ -45,7 +45,14 @@ impl VersionedRows {
         let mut out = Vec::new();
         let mut lo = range.0.cloned();
         loop {
-            let (rows, next) = self.chunk((lo.as_ref(), range.1), csn, SCAN_CHUNK, false, &more)?;
+            let (rows, next) = self.chunk(
+                (lo.as_ref(), range.1),
+                csn,
+                SCAN_CHUNK,
+                SCAN_CHUNK,
+                false,
+                &more,
+            )?;
             for (k, r) in rows {
                 if !more(&k) {
                     return Ok(out);
@@ -69,7 +76,7 @@ impl VersionedRows {
             if range_is_empty(lo.as_ref(), range.1) {
                 return Ok(None);
             }
-            let (rows, next) = self.chunk((lo.as_ref(), range.1), csn, n, false, &all)?;
+            let (rows, next) = self.chunk((lo.as_ref(), range.1), csn, n, n, false, &all)?;
             if let Some((k, _)) = rows.into_iter().next() {
                 return Ok(Some(k));
             }
@@ -86,7 +93,7 @@ impl VersionedRows {
     /// For a caller that writes what it reads as it goes (a checkpoint
     /// staging a table written whole).
     pub(crate) fn chunk_at(&self, range: (Bound<&Key>, Bound<&Key>), csn: Csn) -> Result<Chunk> {
-        self.chunk(range, csn, SCAN_CHUNK, false, &all)
+        self.chunk(range, csn, SCAN_CHUNK, SCAN_CHUNK, false, &all)
     }
 
     /// Calls `f` with each row in `range`, in key order, as a snapshot at
@@ -122,8 +129,14 @@ impl VersionedRows {
                     next
                 }
                 None => {
-                    let (rows, next) =
-                        self.chunk((lo.as_ref(), range.1), csn, SCAN_CHUNK, false, &all)?;
+                    let (rows, next) = self.chunk(
+                        (lo.as_ref(), range.1),
+                        csn,
+                        SCAN_CHUNK,
+                        SCAN_CHUNK,
+                        false,
+                        &all,
+                    )?;
                     for (k, r) in &rows {
                         f(&Visited::held(k, r))?;
                     }
@@ -191,7 +204,7 @@ impl VersionedRows {
         range: (Bound<&Key>, Bound<&Key>),
         csn: Csn,
     ) -> Result<Chunk> {
-        self.chunk(range, csn, SCAN_CHUNK, false, &all)
+        self.chunk(range, csn, SCAN_CHUNK, SCAN_CHUNK, false, &all)
     }
 
     /// Calls `f` with each row in `range` as a snapshot at `csn` sees it,
@@ -199,6 +212,11 @@ impl VersionedRows {
     /// the ordered walk behind `ORDER BY ... LIMIT`. Chunks start small and
     /// grow, so a walk that stops after a few rows copies few; each is
     /// visited after the table's lock is released (`f` may read the table).
+    /// The keys a chunk takes from memory grow with every chunk, the stored
+    /// rows it decodes only once `f` has taken rows and asked for more: a
+    /// walk past many deleted keys (each a marker in memory over its stored
+    /// row) reaches the first live rows in a few chunks, and decodes few of
+    /// them when it wants one.
     pub fn walk_at<E: From<EngineError>>(
         &self,
         range: (Bound<&Key>, Bound<&Key>),
@@ -207,12 +225,13 @@ impl VersionedRows {
         mut f: impl FnMut(&Key, &Row) -> std::result::Result<bool, E>,
     ) -> std::result::Result<(), E> {
         let (mut lo, mut hi) = (range.0.cloned(), range.1.cloned());
-        let mut n = 16;
+        let (mut n, mut decode) = (16, 16);
         loop {
             if range_is_empty(lo.as_ref(), hi.as_ref()) {
                 return Ok(());
             }
-            let (rows, next) = self.chunk((lo.as_ref(), hi.as_ref()), csn, n, reverse, &all)?;
+            let (rows, next) =
+                self.chunk((lo.as_ref(), hi.as_ref()), csn, n, decode, reverse, &all)?;
             for (k, r) in &rows {
                 if !f(k, r)? {
                     return Ok(());
@@ -224,25 +243,29 @@ impl VersionedRows {
                 None => return Ok(()),
             }
             n = (n * 4).min(SCAN_CHUNK);
+            if !rows.is_empty() {
+                decode = (decode * 4).min(SCAN_CHUNK);
+            }
         }
     }
 
     /// One chunk of a walk over `range`: the rows a snapshot at `csn` sees
     /// among the next `n` keys from the range's start (or, `reverse`, its
-    /// end), up to the first key for which `more` is false; and the bound
-    /// the next chunk resumes at (the range's new start, or new end;
-    /// `None`: the range is done).
+    /// end), up to the first key for which `more` is false, decoding at
+    /// most `decode` stored rows; and the bound the next chunk resumes at
+    /// (the range's new start, or new end; `None`: the range is done).
     fn chunk<M: Fn(&Key) -> bool>(
         &self,
         range: (Bound<&Key>, Bound<&Key>),
         csn: Csn,
         n: usize,
+        decode: usize,
         reverse: bool,
         more: &M,
     ) -> Result<Chunk> {
         loop {
             if let Some(base) = self.base_at(csn) {
-                return self.merged_chunk(base, range, csn, n, reverse, more);
+                return self.merged_chunk(base, range, csn, n, decode, reverse, more);
             }
             let mut rows = Vec::new();
             let stop = take_keys(&self.map.read(), range, n, reverse, more, |k, c| {
@@ -260,14 +283,17 @@ impl VersionedRows {
     }
 
     /// `chunk` over memory and the store: memory's next `n` keys, the
-    /// store's rows up to where memory's stopped (at most `n`), merged in
-    /// the walk's order, memory's version winning for keys it holds.
+    /// store's rows up to where memory's stopped (at most `decode` of them
+    /// decoded, besides those memory's keys hide), merged in the walk's
+    /// order, memory's version winning for keys it holds.
+    #[allow(clippy::too_many_arguments)]
     fn merged_chunk(
         &self,
         base: &BaseRows,
         range: (Bound<&Key>, Bound<&Key>),
         csn: Csn,
         n: usize,
+        decode: usize,
         reverse: bool,
         more: &dyn Fn(&Key) -> bool,
     ) -> Result<Chunk> {
@@ -283,29 +309,27 @@ impl VersionedRows {
                 Some(k) => (range.0, Bound::Excluded(k)),
                 None => range,
             };
-            let (mut stored, mut cut) = if reverse {
-                base.range_dir(&p, store_range, n, true)?
-            } else {
-                base.range(&p, store_range, n, more)?
-            };
+            // Memory's keys hide the stored rows under them: those are
+            // stepped over without being decoded.
+            let mut hidden = EncodedKeys::default();
+            for (k, _) in &mem {
+                hidden.push(k);
+            }
+            let (stored, last) = base.chunk(&p, store_range, decode, reverse, more, &hidden)?;
             if !base.still_current(&p) {
                 continue;
             }
-            // The store walks backwards without `more`: its rows end at the
-            // first key `more` rejects.
-            if reverse {
-                if let Some(i) = stored.iter().position(|(k, _)| !more(k)) {
-                    stored.truncate(i);
-                    cut = false;
-                }
-            }
             // A chunk cut short in the store ends at its last stored key;
             // memory's keys beyond it belong to the next chunk.
-            let (end, next) = if cut {
-                let last = stored.last().map(|(k, _)| k.clone());
-                (last.clone(), last.map(Bound::Excluded))
-            } else {
-                (None, stop.resume_at())
+            let (end, next) = match last {
+                Some(last) => {
+                    let last = match last {
+                        Ok(k) => k,
+                        Err(h) => mem[h].0.clone(),
+                    };
+                    (Some(last.clone()), Some(Bound::Excluded(last)))
+                }
+                None => (None, stop.resume_at()),
             };
             if let Some(end) = &end {
                 mem.retain(|(k, _)| if reverse { k >= end } else { k <= end });

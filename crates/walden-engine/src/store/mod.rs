@@ -16,6 +16,7 @@ pub(crate) mod write;
 pub use backend::VfsBackend;
 pub use base::StoredBytes;
 pub use check::{CheckReport, TableCheck};
+pub use reads::rows_decoded;
 
 /// How tables use memory.
 #[derive(Clone, Copy, Debug)]

@@ -239,75 +239,67 @@ impl BaseRows {
         Ok(Some(row))
     }
 
-    /// Up to `limit` stored rows with keys in `range`, in key order, up to
-    /// the first key for which `more` is false, and whether there may be
-    /// more after them.
-    pub fn range(
-        &self,
-        p: &Pinned,
-        range: (Bound<&Key>, Bound<&Key>),
-        limit: usize,
-        more: &dyn Fn(&Key) -> bool,
-    ) -> Result<(Vec<(Key, Row)>, bool)> {
-        let Some(t) = self.table(p)? else {
-            return Ok((Vec::new(), false));
-        };
-        let enc = |b: Bound<&Key>| match b {
-            Bound::Included(k) => Bound::Included(crate::store::key_bytes(k)),
-            Bound::Excluded(k) => Bound::Excluded(crate::store::key_bytes(k)),
-            Bound::Unbounded => Bound::Unbounded,
-        };
-        let (lo, hi) = (enc(range.0), enc(range.1));
-        let bounds = (lo.as_ref().map(|v| &v[..]), hi.as_ref().map(|v| &v[..]));
-        let mut out = Vec::new();
-        for entry in t.range::<&[u8]>(bounds).map_err(|e| self.err(e.into()))? {
-            if out.len() == limit {
-                return Ok((out, true));
-            }
-            let (k, v) = entry.map_err(|e| self.err(e.into()))?;
-            let (key, row) = self.decode(k.value(), v.value())?;
-            if !more(&key) {
-                return Ok((out, false));
-            }
-            out.push((key, row));
-        }
-        Ok((out, false))
-    }
-
-    /// Up to `limit` stored rows with keys in `range`, from its start or
-    /// (`reverse`) its end, and whether there may be more after them.
-    pub fn range_dir(
+    /// The stored rows with keys in `range` as one chunk of a walk reads
+    /// them: up to `limit` rows from the range's start or (`reverse`) its
+    /// end, in that order, up to the first key for which `more` is false.
+    /// An entry whose encoded key is in `hidden` (memory's keys of the
+    /// chunk, encoded, in the walk's order: memory's version wins there) is
+    /// stepped over, not decoded and not counted (there are at most as
+    /// many as memory's keys): a walk over keys deleted since the last
+    /// checkpoint passes the rows they hide without reading them. Returns the rows, and where the chunk was cut
+    /// (`None`: no more entries in `range`), the last entry's key: when it
+    /// is hidden, `Err` with its place in `hidden`.
+    pub fn chunk(
         &self,
         p: &Pinned,
         range: (Bound<&Key>, Bound<&Key>),
         limit: usize,
         reverse: bool,
-    ) -> Result<(Vec<(Key, Row)>, bool)> {
-        if !reverse {
-            return self.range(p, range, limit, &|_| true);
-        }
+        more: &dyn Fn(&Key) -> bool,
+        hidden: &EncodedKeys,
+    ) -> Result<(Vec<(Key, Row)>, Option<std::result::Result<Key, usize>>)> {
         let Some(t) = self.table(p)? else {
-            return Ok((Vec::new(), false));
+            return Ok((Vec::new(), None));
         };
         let enc = |b: Bound<&Key>| b.map(|k| crate::store::key_bytes(k));
         let (lo, hi) = (enc(range.0), enc(range.1));
         let bounds = (lo.as_ref().map(|v| &v[..]), hi.as_ref().map(|v| &v[..]));
+        let entries = t.range::<&[u8]>(bounds).map_err(|e| self.err(e.into()))?;
+        let entries: Box<dyn Iterator<Item = _>> = if reverse {
+            Box::new(entries.rev())
+        } else {
+            Box::new(entries)
+        };
         let mut out = Vec::new();
-        for entry in t
-            .range::<&[u8]>(bounds)
-            .map_err(|e| self.err(e.into()))?
-            .rev()
-        {
-            if out.len() == limit {
-                return Ok((out, true));
-            }
+        // The last entry taken: a decoded key, or a place in `hidden`.
+        let mut last = None;
+        let mut h = 0;
+        for entry in entries {
             let (k, v) = entry.map_err(|e| self.err(e.into()))?;
-            out.push(self.decode(k.value(), v.value())?);
+            let k = k.value();
+            // `hidden` is in the walk's order, as the entries are.
+            while h < hidden.len() && comes_before(hidden.get(h), k, reverse) {
+                h += 1;
+            }
+            if h < hidden.len() && hidden.get(h) == k {
+                last = Some(Err(h));
+                h += 1;
+                continue;
+            }
+            if out.len() == limit {
+                return Ok((out, last));
+            }
+            let (key, row) = self.decode(k, v.value())?;
+            if !more(&key) {
+                return Ok((out, None));
+            }
+            last = Some(Ok(key.clone()));
+            out.push((key, row));
         }
-        Ok((out, false))
+        Ok((out, None))
     }
 
-    /// As [`BaseRows::range`] going forward to the end of `range`, but
+    /// As [`BaseRows::chunk`] going forward to the end of `range`, but
     /// copying the rows' bytes into `out` (cleared first) rather than
     /// decoding them: a scan that visits each row once decodes it into one
     /// buffer (`decode_values`). Returns whether there may be more rows
@@ -382,6 +374,16 @@ impl BaseRows {
     }
 }
 
+thread_local! {
+    static DECODED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Stored rows decoded on this thread so far: how many rows a read took
+/// from the store (what tests of the read paths measure).
+pub fn rows_decoded() -> u64 {
+    DECODED.with(|d| d.get())
+}
+
 /// Decodes a stored row (value: the row's values and a CRC-32C over the
 /// encoded key and values); its key comes from `key_from`.
 pub(crate) fn decode_row(
@@ -426,6 +428,7 @@ fn decode_values(
         path: path.to_path_buf(),
         detail: format!("table {table}: {d}"),
     };
+    DECODED.with(|d| d.set(d.get() + 1));
     // redb checks page checksums only at open; this catches a damaged read
     // (or file) later.
     let Some(n) = v.len().checked_sub(4) else {
@@ -477,6 +480,39 @@ impl RawRows {
     pub fn get(&self, i: usize) -> (&[u8], &[u8]) {
         let (k, v, end) = self.rows[i];
         (&self.bytes[k..v], &self.bytes[v..end])
+    }
+}
+
+/// Encoded keys, one after another in one buffer (a chunk's memory keys,
+/// compared with stored ones as bytes: the encoding orders as keys do).
+#[derive(Debug, Default)]
+pub(crate) struct EncodedKeys {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl EncodedKeys {
+    pub fn push(&mut self, key: &[Value]) {
+        encode_key(key, &mut self.bytes);
+        self.ends.push(self.bytes.len());
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn get(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.bytes[start..self.ends[i]]
+    }
+}
+
+/// Whether encoded key `a` comes before `b` in a walk's order.
+fn comes_before(a: &[u8], b: &[u8], reverse: bool) -> bool {
+    if reverse {
+        a > b
+    } else {
+        a < b
     }
 }
 
