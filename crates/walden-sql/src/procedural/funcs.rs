@@ -376,6 +376,31 @@ fn tokens(text: &str) -> Result<Vec<Token>> {
 /// Whether the call that starts at token `start` is an item of a FROM
 /// clause (after FROM, JOIN, LATERAL, APPLY, or a comma of a FROM list).
 fn in_from(toks: &[Token], start: usize) -> bool {
+    scan_back(toks, start, |word, first| match word {
+        "from" | "join" | "lateral" | "apply" => Some(true),
+        "on" | "using" if !first => Some(true),
+        "select" | "where" | "group" | "by" | "having" | "order" | "limit" | "offset"
+        | "values" | "set" | "returning" | "window" | "into" | "on" | "using" | "when"
+        | "then" | "else" | "and" | "or" | "not" | "return" | "in" | "is" | "like"
+        | "between" | "case" | "distinct" | "all" | "any" | "some" | "exists" | "array" => {
+            Some(false)
+        }
+        _ if first => Some(false),
+        _ => None,
+    })
+}
+
+/// Walks back from token `start` over its parenthesis level to the word
+/// that decides what the item there is. `decide` gets each unquoted word at
+/// that level, lower-cased, and whether it is the first token before the
+/// item; it answers, or `None` to look further back. A comma right before
+/// the item is passed over (an item of a list); any other first token, an
+/// unmatched `(` or the text's start is `false`.
+fn scan_back(
+    toks: &[Token],
+    start: usize,
+    decide: impl Fn(&str, bool) -> Option<bool>,
+) -> bool {
     let mut k = start;
     let mut depth = 0i32;
     let mut first = true;
@@ -392,16 +417,8 @@ fn in_from(toks: &[Token], start: usize) -> bool {
             Token::LParen => depth -= 1,
             Token::Comma if was_first => {}
             Token::Word(w) if depth == 0 && w.quote_style.is_none() => {
-                match w.value.to_ascii_lowercase().as_str() {
-                    "from" | "join" | "lateral" | "apply" => return true,
-                    "on" | "using" if !was_first => return true,
-                    "select" | "where" | "group" | "by" | "having" | "order" | "limit"
-                    | "offset" | "values" | "set" | "returning" | "window" | "into" | "on"
-                    | "using" | "when" | "then" | "else" | "and" | "or" | "not" | "return"
-                    | "in" | "is" | "like" | "between" | "case" | "distinct" | "all" | "any"
-                    | "some" | "exists" | "array" => return false,
-                    _ if was_first => return false,
-                    _ => {}
+                if let Some(answer) = decide(&w.value.to_ascii_lowercase(), was_first) {
+                    return answer;
                 }
             }
             _ if was_first => return false,
@@ -517,36 +534,14 @@ fn select_item(toks: &[Token], start: usize, end: usize) -> bool {
         return false;
     }
     // Back to SELECT over the list's items at this parenthesis level.
-    let mut depth = 0i32;
-    let mut first = true;
-    let mut k = start;
-    while k > 0 {
-        k -= 1;
-        let t = &toks[k];
-        if matches!(t, Token::Whitespace(_)) {
-            continue;
-        }
-        let was_first = std::mem::replace(&mut first, false);
-        match t {
-            Token::RParen => depth += 1,
-            Token::LParen if depth == 0 => return false,
-            Token::LParen => depth -= 1,
-            Token::Comma if depth == 0 && was_first => {}
-            Token::Word(w) if depth == 0 && w.quote_style.is_none() => {
-                match w.value.to_ascii_lowercase().as_str() {
-                    "select" => return true,
-                    "all" | "distinct" if was_first => {}
-                    _ if was_first => return false,
-                    "from" | "where" | "group" | "by" | "having" | "order" | "limit" | "values"
-                    | "set" | "returning" | "on" | "using" | "into" => return false,
-                    _ => {}
-                }
-            }
-            _ if was_first => return false,
-            _ => {}
-        }
-    }
-    false
+    scan_back(toks, start, |word, first| match word {
+        "select" => Some(true),
+        "all" | "distinct" if first => None,
+        _ if first => Some(false),
+        "from" | "where" | "group" | "by" | "having" | "order" | "limit" | "values" | "set"
+        | "returning" | "on" | "using" | "into" => Some(false),
+        _ => None,
+    })
 }
 
 /// Whether an alias follows the call that ends before token `end`.
@@ -610,8 +605,9 @@ fn tvf_query(f: &FuncDef, args: &[Option<String>]) -> Result<String> {
     Ok(if whole { q } else { format!("({q})") })
 }
 
-/// A type as a declaration means it: `varchar` alone is `varchar(1)`.
-fn sized(ty: &str) -> String {
+/// A T-SQL declared type: a string or binary type without a length is
+/// one character or byte long, as SQL Server declares it.
+pub(super) fn sized(ty: &str) -> String {
     let t = ty.trim();
     match t.to_ascii_lowercase().as_str() {
         "varchar" | "nvarchar" | "char" | "nchar" | "binary" | "varbinary" => format!("{t}(1)"),

@@ -12,13 +12,13 @@
 use crate::pg_diff;
 use crate::server_support;
 
-use pg_diff::{connect, outcome, runtime};
-use server_support::{missing_tool, run_with_deadline, Serve};
+use pg_diff::{connect, runtime};
+use server_support::{missing_tool, run_script, run_with_deadline, Serve};
 use std::process::Command;
 use std::time::Duration;
 use tokio_postgres::SimpleQueryMessage;
 
-/// Each statement with PostgreSQL 15's outcome ([`outcome`]'s rendering,
+/// Each statement with PostgreSQL 15's outcome ([`pg_diff::outcome`]'s rendering,
 /// or `ERROR <sqlstate>`).
 const SCRIPT: &[(&str, &str)] = &[
     ("CREATE FUNCTION g1() RETURNS int LANGUAGE sql AS 'SELECT 1'", "ok 0"),
@@ -84,33 +84,10 @@ const SCRIPT: &[(&str, &str)] = &[
     ("SELECT count(*) FROM m5", "ERROR 42P01"),
 ];
 
-fn matches(want: &str, got: &str) -> bool {
-    if let Some(code) = want.strip_prefix("ERROR ") {
-        got.starts_with(&format!("ERROR {code}"))
-    } else {
-        want == got
-    }
-}
 
 #[test]
 fn routines_as_database_objects_match_postgres() {
-    let tmp = tempfile::tempdir().unwrap();
-    let walden = Serve::start(&tmp.path().join("walden"), &[]);
-    runtime().block_on(async {
-        tokio::time::timeout(Duration::from_secs(60), async {
-            let c = connect(&walden.conn_str()).await;
-            let mut wrong = Vec::new();
-            for (sql, want) in SCRIPT {
-                let got = outcome(&c, sql, &[]).await;
-                if !matches(want, &got) {
-                    wrong.push(format!("{sql}\n  want {want}\n  got  {got}"));
-                }
-            }
-            assert!(wrong.is_empty(), "{}", wrong.join("\n"));
-        })
-        .await
-        .expect("timed out")
-    });
+    run_script(SCRIPT, Duration::from_secs(60));
 }
 
 /// The columns a simple query's first result set names.
@@ -262,21 +239,5 @@ const VARIADIC: &[(&str, &str)] = &[
 
 #[test]
 fn variadic_parameters_match_postgres() {
-    let tmp = tempfile::tempdir().unwrap();
-    let walden = Serve::start(&tmp.path().join("walden"), &[]);
-    runtime().block_on(async {
-        tokio::time::timeout(Duration::from_secs(60), async {
-            let c = connect(&walden.conn_str()).await;
-            let mut wrong = Vec::new();
-            for (sql, want) in VARIADIC {
-                let got = outcome(&c, sql, &[]).await;
-                if !matches(want, &got) {
-                    wrong.push(format!("{sql}\n  want {want}\n  got  {got}"));
-                }
-            }
-            assert!(wrong.is_empty(), "{}", wrong.join("\n"));
-        })
-        .await
-        .expect("timed out")
-    });
+    run_script(VARIADIC, Duration::from_secs(60));
 }

@@ -206,3 +206,34 @@ pub fn missing_tool(why: &str) {
     );
     eprintln!("skipped: {why}");
 }
+
+/// Runs `script` on one connection to a fresh server, within `limit`, and
+/// fails listing every statement whose outcome differs from the one given:
+/// [`crate::pg_diff::outcome`]'s rendering (rows as `a|b`, tags as `ok
+/// TAG`), or `ERROR <sqlstate>`, which any error of that SQLSTATE matches
+/// (the wording may differ from PostgreSQL's).
+pub fn run_script(script: &[(&str, &str)], limit: Duration) {
+    use crate::pg_diff::{connect, outcome, runtime};
+    let tmp = tempfile::tempdir().unwrap();
+    let walden = Serve::start(&tmp.path().join("walden"), &[]);
+    runtime().block_on(async {
+        tokio::time::timeout(limit, async {
+            let c = connect(&walden.conn_str()).await;
+            let mut wrong = Vec::new();
+            for (sql, want) in script {
+                let got = outcome(&c, sql, &[]).await;
+                let same = if want.starts_with("ERROR") {
+                    got.starts_with(want)
+                } else {
+                    got == *want
+                };
+                if !same {
+                    wrong.push(format!("{sql}\n  want {want}\n  got  {got}"));
+                }
+            }
+            assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+        })
+        .await
+        .expect("timed out")
+    });
+}
