@@ -66,7 +66,7 @@ pub use replica::{frames_of, wait_until, RemoteHarden, ReplicaCounters};
 pub use schema::{
     CheckDef, Collation, ColumnDef, DbSettings, DefaultExpr, DelayedDurability, FkAction,
     ForeignKeyDef, Identity, IdentityGeneration, IndexDef, PartitionOf, RecoveryModel, SeqOwner,
-    SeqType, SequenceDef, SequenceOptions, TableDef,
+    SeqType, SequenceDef, SequenceOptions, TableDef, INDEX_DESC, INDEX_NULLS_FIRST,
 };
 pub use session::{Activity, ActivityState, CommitRequest, Session};
 pub use table::{value_list, Table};

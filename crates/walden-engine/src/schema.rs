@@ -283,7 +283,19 @@ pub struct IndexDef {
     /// Made by a `UNIQUE` constraint (shown in pg_constraint, dropped with
     /// `ALTER TABLE ... DROP CONSTRAINT` rather than `DROP INDEX`).
     pub constraint: bool,
+    /// Per key column, PostgreSQL's `indoption` bits ([`INDEX_DESC`],
+    /// [`INDEX_NULLS_FIRST`]); empty when every column is `ASC NULLS LAST`.
+    /// They are the definition catalogs and `pg_get_indexdef` show: the
+    /// entries are kept in ascending order whatever they say, which no
+    /// answer depends on (the index finds the same rows, and a query that
+    /// wants another order sorts).
+    pub options: Vec<u8>,
 }
+
+/// An index column in descending order (`DESC`).
+pub const INDEX_DESC: u8 = 1;
+/// An index column with NULLs first (`NULLS FIRST`, `DESC`'s default).
+pub const INDEX_NULLS_FIRST: u8 = 2;
 
 impl TableDef {
     /// A definition to pass to `create_table` (the id is assigned there).

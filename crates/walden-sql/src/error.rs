@@ -165,6 +165,9 @@ pub enum ErrorKind {
     ConfigFileError,
     /// A definition that cannot stand (42P17): a view reading itself.
     InvalidObjectDefinition,
+    /// A recursive query that cannot be one (42P19): a data-modifying
+    /// statement reading itself.
+    InvalidRecursion,
     /// A function of the same name and argument types exists (42723).
     DuplicateFunction,
     /// PL/pgSQL: `SELECT INTO STRICT` found no row (P0002).
@@ -254,6 +257,7 @@ impl ErrorKind {
             ErrorKind::DuplicateAlias => "42712",
             ErrorKind::WrongObjectType => "42809",
             ErrorKind::InvalidObjectDefinition => "42P17",
+            ErrorKind::InvalidRecursion => "42P19",
             ErrorKind::RaiseException => "P0001",
             ErrorKind::FunctionNoReturn => "2F005",
             ErrorKind::InvalidFunctionDefinition => "42P13",

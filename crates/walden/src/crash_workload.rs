@@ -156,6 +156,7 @@ pub fn ddl_step(
         columns,
         unique: true,
         constraint: false,
+        options: Vec::new(),
     };
     let res = match r {
         0 => def(name("d", j)).and_then(|d| db.create_table(s, d).map(|_| ())),

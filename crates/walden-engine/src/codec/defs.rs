@@ -85,7 +85,9 @@ pub fn put_table_def(out: &mut Vec<u8>, d: &TableDef) {
         .enumerate()
         .filter_map(|(k, c)| Some((k, c.generated.as_deref()?)))
         .collect();
+    let ordered = d.indexes.iter().filter(|ix| !ix.options.is_empty()).count();
     let parts = d.indexes.len()
+        + ordered
         + computed.len()
         + collated.len()
         + precise.len()
@@ -100,6 +102,15 @@ pub fn put_table_def(out: &mut Vec<u8>, d: &TableDef) {
     for ix in &d.indexes {
         out.push(DEF_INDEX);
         put_index_def(out, ix);
+    }
+    // Written only for indexes with column options, so others encode as
+    // before; after every DEF_INDEX, which they name by position.
+    for (k, ix) in d.indexes.iter().enumerate() {
+        if !ix.options.is_empty() {
+            out.push(DEF_INDEX_OPTIONS);
+            put_var(out, k as u64);
+            put_index_options(out, &ix.options);
+        }
     }
     for c in &d.checks {
         out.push(DEF_CHECK);
@@ -176,6 +187,33 @@ const DEF_PARTITION_OF: u8 = 20;
 /// A generated column (`GENERATED ALWAYS AS (expr) STORED`): its position,
 /// then the expression's SQL text.
 const DEF_GENERATED_EXPR: u8 = 21;
+/// An index's column options (`DESC`, `NULLS FIRST`): the index's position
+/// among the DEF_INDEX parts, then the options (see `put_index_options`).
+const DEF_INDEX_OPTIONS: u8 = 22;
+
+/// An index's per-column option bytes: their count, then one byte each.
+pub fn put_index_options(out: &mut Vec<u8>, options: &[u8]) {
+    put_var(out, options.len() as u64);
+    out.extend_from_slice(options);
+}
+
+/// Reads what `put_index_options` wrote for an index of `ncols` key
+/// columns (an option byte it does not know fails the read).
+pub fn get_index_options(r: &mut Reader<'_>, ncols: usize) -> Result<Vec<u8>> {
+    let n = r.var()? as usize;
+    if n != ncols {
+        return Err(short());
+    }
+    (0..n)
+        .map(|_| {
+            let b = r.u8()?;
+            if b & !(crate::schema::INDEX_DESC | crate::schema::INDEX_NULLS_FIRST) != 0 {
+                return Err(short());
+            }
+            Ok(b)
+        })
+        .collect()
+}
 
 pub fn put_foreign_key(out: &mut Vec<u8>, fk: &ForeignKeyDef) {
     put_str(out, &fk.name);
@@ -253,6 +291,7 @@ pub fn get_index_def(r: &mut Reader<'_>, ncols: usize) -> Result<IndexDef> {
         columns,
         unique: flags & 1 != 0,
         constraint: flags & 2 != 0,
+        options: Vec::new(),
     })
 }
 
@@ -367,6 +406,11 @@ pub fn get_table_def(r: &mut Reader<'_>, tail: bool) -> Result<TableDef> {
                     let k = r.var()? as usize;
                     let sql = r.str()?.to_string();
                     columns.get_mut(k).ok_or_else(short)?.generated = Some(sql);
+                }
+                DEF_INDEX_OPTIONS => {
+                    let k = r.var()? as usize;
+                    let ix = indexes.get_mut(k).ok_or_else(short)?;
+                    ix.options = get_index_options(r, ix.columns.len())?;
                 }
                 DEF_PARTITION_OF => {
                     let parent = u32::try_from(r.var()?).map_err(|_| short())?;

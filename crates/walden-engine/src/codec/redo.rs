@@ -2,9 +2,10 @@
 //! to the log and replayed by recovery.
 
 use super::{
-    get_enum, get_foreign_key, get_index_def, get_sequence, get_settings, get_table_def, put_enum,
-    put_foreign_key, put_index_def, put_ivar, put_sequence, put_settings, put_str, put_table_def,
-    put_value, put_values, put_var, short, Reader,
+    get_enum, get_foreign_key, get_index_def, get_index_options, get_sequence, get_settings,
+    get_table_def, put_enum, put_foreign_key, put_index_def, put_index_options, put_ivar,
+    put_sequence, put_settings, put_str, put_table_def, put_value, put_values, put_var, short,
+    Reader,
 };
 use crate::alter::ColumnSource;
 use crate::error::{EngineError, Result};
@@ -163,6 +164,9 @@ const TAG_ALTER_SEQUENCE: u8 = 60;
 /// Redo tags of ALTER TABLE (25..=34 are reserved for it).
 const TAG_ALTER_TABLE: u8 = 25;
 const TAG_IDENTITY_SET: u8 = 26;
+/// CREATE INDEX of an index with column options (DESC, NULLS FIRST): as
+/// tag 21, then the options.
+const TAG_CREATE_INDEX_OPTIONS: u8 = 27;
 
 fn put_column_source(out: &mut Vec<u8>, s: &ColumnSource) {
     match s {
@@ -339,9 +343,18 @@ pub fn encode_redo(r: &Redo) -> Vec<u8> {
             }
         }
         Redo::CreateIndex { table, index } => {
-            out.push(21);
+            // An index with column options has a record of its own, which
+            // a reader that predates them refuses.
+            out.push(if index.options.is_empty() {
+                21
+            } else {
+                TAG_CREATE_INDEX_OPTIONS
+            });
             put_var(&mut out, *table as u64);
             put_index_def(&mut out, index);
+            if !index.options.is_empty() {
+                put_index_options(&mut out, &index.options);
+            }
         }
         Redo::DropIndex { table, index } => {
             out.push(22);
@@ -515,6 +528,12 @@ pub fn decode_redo(buf: &[u8], key_of: &dyn Fn(u32, &[Value]) -> Option<Key>) ->
             // Column positions are checked against the table at redo.
             index: get_index_def(&mut r, usize::MAX)?,
         },
+        TAG_CREATE_INDEX_OPTIONS => {
+            let table = r.var()? as u32;
+            let mut index = get_index_def(&mut r, usize::MAX)?;
+            index.options = get_index_options(&mut r, index.columns.len())?;
+            Redo::CreateIndex { table, index }
+        }
         22 => Redo::DropIndex {
             table: r.var()? as u32,
             index: r.var()? as u32,

@@ -197,6 +197,7 @@ fn an_index_and_a_foreign_key_are_not_added_twice_by_recovery() {
                 columns: vec![1],
                 unique: false,
                 constraint: false,
+                options: Vec::new(),
             },
         )?;
         tx.add_foreign_key(

@@ -261,6 +261,7 @@ fn ddl_step(db: &Arc<Database>, s: &Arc<Session>, shared: &Shared) -> Result<()>
         columns,
         unique: true,
         constraint: false,
+        options: Vec::new(),
     };
     match r {
         0 => db.create_table(s, def(format!("s_{j}"))?).map(|_| ())?,

@@ -47,6 +47,7 @@ fn index(name: &str, columns: Vec<usize>, unique: bool) -> IndexDef {
         columns,
         unique,
         constraint: false,
+        options: Vec::new(),
     }
 }
 
@@ -301,6 +302,7 @@ fn indexes_come_back_after_power_loss_and_from_a_checkpoint() {
     .unwrap();
     def.indexes.push(IndexDef {
         constraint: true,
+        options: Vec::new(),
         ..index("people_email_key", vec![1], true)
     });
     db.create_table(&s, def).unwrap();

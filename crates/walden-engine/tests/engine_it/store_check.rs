@@ -72,6 +72,7 @@ fn build() -> MemVfs {
         columns: vec![1],
         unique: false,
         constraint: false,
+        options: Vec::new(),
     });
     db.create_table(&s, def).unwrap();
     let t = db.table("items").unwrap();

@@ -343,6 +343,7 @@ fn index_entries_leave_memory_and_a_restart_loads_none() {
             columns: vec![2],
             unique: true,
             constraint: false,
+            options: Vec::new(),
         },
     )
     .unwrap();

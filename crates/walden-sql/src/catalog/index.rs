@@ -1,7 +1,10 @@
 //! `CREATE [UNIQUE] INDEX`, `DROP INDEX`, and the unique indexes behind
 //! `UNIQUE` constraints: what the parser gives, checked and turned into
 //! the engine's index definitions. What an index cannot do here (an
-//! expression, a partial index, a sort order) is refused, never ignored.
+//! expression, a partial index, INCLUDE) is refused, never ignored. A key
+//! column's `DESC` / `NULLS FIRST | LAST` is kept in the definition (see
+//! `IndexDef::options`): the entries stay ascending, which changes no
+//! answer.
 
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::expr::fold_ident;
@@ -11,23 +14,38 @@ use sqlparser::ast;
 use std::sync::Arc;
 use walden_engine::{ColumnDef, Database, EngineError, IndexDef, TableDef, Transaction};
 
-/// One column of an index: a plain column name in ascending order.
+/// One column of a constraint's or an inline index: a plain column name
+/// in ascending order.
 fn column_name(c: &ast::IndexColumn) -> Result<String> {
+    let (name, options) = key_column(c)?;
+    if options != 0 {
+        return Err(SqlError::unsupported(
+            "DESC or NULLS FIRST/LAST in a constraint or inline index",
+        ));
+    }
+    Ok(name)
+}
+
+/// One key column of CREATE INDEX: a plain column name and its `indoption`
+/// bits (`DESC` puts NULLs first unless told otherwise, as in PostgreSQL).
+fn key_column(c: &ast::IndexColumn) -> Result<(String, u8)> {
+    use walden_engine::{INDEX_DESC, INDEX_NULLS_FIRST};
     if let Some(op) = &c.operator_class {
         return Err(SqlError::unsupported(format!("index operator class {op}")));
     }
     let o = &c.column.options;
-    match &o.sort {
-        None | Some(ast::OrderBySort::Asc) => {}
+    let desc = match &o.sort {
+        None | Some(ast::OrderBySort::Asc) => false,
+        Some(ast::OrderBySort::Desc) => true,
         Some(other) => {
             return Err(SqlError::unsupported(format!(
-                "index column order {other:?} (indexes are ascending)"
+                "index column order {other:?}"
             )))
         }
-    }
-    if o.nulls_first.is_some() {
-        return Err(SqlError::unsupported("NULLS FIRST/LAST in an index"));
-    }
+    };
+    let nulls_first = o.nulls_first.unwrap_or(desc);
+    let options =
+        if desc { INDEX_DESC } else { 0 } | if nulls_first { INDEX_NULLS_FIRST } else { 0 };
     let mut expr = &c.column.expr;
     // Every collation Walden knows orders as the column does.
     if let ast::Expr::Collate { expr: e, collation } = expr {
@@ -35,9 +53,9 @@ fn column_name(c: &ast::IndexColumn) -> Result<String> {
         expr = e;
     }
     match expr {
-        ast::Expr::Identifier(i) => Ok(fold_ident(i)),
+        ast::Expr::Identifier(i) => Ok((fold_ident(i), options)),
         ast::Expr::CompoundIdentifier(parts) if !parts.is_empty() => {
-            Ok(fold_ident(parts.last().expect("not empty")))
+            Ok((fold_ident(parts.last().expect("not empty")), options))
         }
         other => Err(SqlError::unsupported(format!(
             "index on an expression ({other})"
@@ -152,11 +170,18 @@ pub fn create_index(
             "CREATE INDEX on a partitioned table (partitioned indexes)",
         ));
     }
-    let cols = ci
+    let (cols, options): (Vec<String>, Vec<u8>) = ci
         .columns
         .iter()
-        .map(column_name)
-        .collect::<Result<Vec<_>>>()?;
+        .map(key_column)
+        .collect::<Result<Vec<_>>>()?
+        .into_iter()
+        .unzip();
+    let options = if options.iter().all(|&o| o == 0) {
+        Vec::new()
+    } else {
+        options
+    };
     let positions = positions(&cols, &table.def.columns)?;
     let name = match &ci.name {
         Some(n) => object_last(n),
@@ -176,6 +201,7 @@ pub fn create_index(
             columns: positions,
             unique: ci.unique,
             constraint: false,
+            options,
         },
     )?;
     Ok(QueryOutput::command("CREATE INDEX"))
@@ -310,6 +336,7 @@ pub fn table_indexes(
             columns,
             unique,
             constraint: unique,
+            options: Vec::new(),
         });
     }
     Ok(out)

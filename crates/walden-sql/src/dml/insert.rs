@@ -394,8 +394,14 @@ pub(crate) fn run_insert_rows(
     // UPDATE (PostgreSQL fires both statements' triggers).
     let mut fire = Firing::load(tx, ctx, t, TrigOp::Insert, &[])?;
     let mut fire_upd = match pl.on_conflict.as_ref().map(|oc| &oc.action) {
-        Some(upsert::Action::Update { assignments, .. }) => {
-            let cols: Vec<usize> = assignments.iter().map(|(i, _)| *i).collect();
+        Some(upsert::Action::Update {
+            assignments, rows, ..
+        }) => {
+            let cols: Vec<usize> = assignments
+                .iter()
+                .map(|(i, _)| *i)
+                .chain(rows.iter().flat_map(|r| r.cols.iter().copied()))
+                .collect();
             Firing::load(tx, ctx, t, TrigOp::Update, &cols)?
         }
         _ => None,
@@ -460,6 +466,7 @@ pub(crate) fn run_insert_rows(
                         }
                         let upsert::Action::Update {
                             assignments,
+                            rows,
                             filter,
                             checks,
                         } = &oc.action
@@ -481,6 +488,9 @@ pub(crate) fn run_insert_rows(
                             let mut new_row = existing.to_vec();
                             for (i, e) in assignments {
                                 new_row[*i] = e.eval(&both, &env)?;
+                            }
+                            for r in rows {
+                                r.apply(&both, &env, &mut new_row)?;
                             }
                             new_row
                         };

@@ -26,6 +26,7 @@ use walden_engine::{
     Instance, Key, LockMode, Locked, Table, Transaction, Upsert, Value, WaitPolicy,
 };
 
+pub(crate) mod assign;
 pub(crate) mod checks;
 pub(crate) mod defaults;
 pub(crate) mod deferred;
@@ -42,6 +43,7 @@ pub(crate) mod routing;
 pub(crate) mod triggers;
 mod tsql_delete;
 pub(crate) mod upsert;
+pub(crate) mod with_dml;
 pub use insert::*;
 pub(crate) use merge::{is_merge, plan_merge, run_merge, MergePlan};
 
@@ -213,6 +215,8 @@ pub(crate) struct Planned {
     index: Option<Box<query::IndexPath>>,
     filter: Vec<Expr>,
     assignments: Vec<(usize, Expr)>,
+    /// `SET (a, b) = (SELECT ...)` assignments (UPDATE only).
+    rows: Vec<assign::RowAssignment>,
     returning: Option<Returning>,
     /// CHECK constraints (UPDATE only).
     checks: Option<Checks>,
@@ -241,6 +245,7 @@ impl Planned {
             index: None,
             filter: vec![],
             assignments: vec![],
+            rows: vec![],
             returning,
             checks: None,
             from: None,
@@ -252,11 +257,23 @@ impl Planned {
 }
 
 impl Planned {
+    /// The columns SET assigns.
+    fn assigned_columns(&self) -> impl Iterator<Item = usize> + '_ {
+        self.assignments
+            .iter()
+            .map(|(i, _)| *i)
+            .chain(self.rows.iter().flat_map(|r| r.cols.iter().copied()))
+    }
+
     /// See [`InsertPlan::reusable`].
     pub(crate) fn reusable(&self) -> bool {
         let lookup = self.lookup.iter().flatten();
         let range = self.range.iter().flat_map(|r| r.exprs());
-        let assigned = self.assignments.iter().map(|(_, e)| e);
+        let assigned = self
+            .assignments
+            .iter()
+            .map(|(_, e)| e)
+            .chain(self.rows.iter().map(|r| &r.source));
         let index = self.index.iter().flat_map(|ip| query::index_exprs(ip));
         lookup
             .chain(range)
@@ -385,10 +402,17 @@ pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planne
         None => (target, None),
     };
     let mut assignments = Vec::new();
-    for a in &u.assignments {
-        let (_, i) = assigned_column(&t, a, "UPDATE SET (a, b) = ...")?;
+    let mut rows = Vec::new();
+    for a in assign::spread(&t, &u.assignments, None)? {
+        let (i, value) = match a {
+            assign::Assigned::One { i, value, .. } => (i, value),
+            assign::Assigned::Row { cols, query } => {
+                rows.push(assign::compile_row(p, &t, &scope, &cols, query)?);
+                continue;
+            }
+        };
         if crate::dml::generated::is_generated(&t, i) {
-            if !is_default_kw(&a.value) {
+            if !is_default_kw(value) {
                 return Err(crate::dml::generated::value_refused(
                     &t.def.columns[i].name,
                     true,
@@ -397,13 +421,13 @@ pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planne
             // Computed from the new row anyway.
             continue;
         }
-        if crate::dml::identity::is_generated_always(&t, i) && !is_default_kw(&a.value) {
+        if crate::dml::identity::is_generated_always(&t, i) && !is_default_kw(value) {
             return Err(crate::dml::identity::generated_always(
                 &t.def.columns[i].name,
                 true,
             ));
         }
-        let e = if is_default_kw(&a.value) {
+        let e = if is_default_kw(value) {
             if t.def.columns[i].identity.is_some() {
                 return Err(SqlError::unsupported(
                     "SET col = DEFAULT of an identity column",
@@ -411,7 +435,7 @@ pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planne
             }
             crate::dml::defaults::default_of(p, &t.def.columns[i])?
         } else {
-            Expr::compile(p, &scope, &a.value)?
+            Expr::compile(p, &scope, value)?
         };
         if let Expr::Param(pi) = &e {
             p.infer_param(*pi, t.def.columns[i].data_type.clone());
@@ -436,7 +460,11 @@ pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planne
     refuse_self_reading_subquery(
         &t,
         "UPDATE",
-        assignments.iter().map(|(_, e)| e).chain(&filter),
+        assignments
+            .iter()
+            .map(|(_, e)| e)
+            .chain(rows.iter().map(|r| &r.source))
+            .chain(&filter),
         &written,
     )?;
     let returning = match &u.output {
@@ -458,6 +486,7 @@ pub(crate) fn plan_update(p: &mut Planner<'_>, u: &ast::Update) -> Result<Planne
         index,
         filter,
         assignments,
+        rows,
         returning,
         checks,
         from,
@@ -524,6 +553,7 @@ fn plan_delete(p: &mut Planner<'_>, d: &ast::Delete) -> Result<Planned> {
         index,
         filter,
         assignments: vec![],
+        rows: vec![],
         returning,
         checks: None,
         from: using,
@@ -600,7 +630,7 @@ pub(crate) fn run_update(pl: &Planned, tx: &mut Transaction, ctx: &Ctx<'_>) -> R
     check_read_write(tx, &pl.table, "UPDATE")?;
     let (n, out_rows) = match &pl.partitions {
         None => {
-            let cols: Vec<usize> = pl.assignments.iter().map(|(i, _)| *i).collect();
+            let cols: Vec<usize> = pl.assigned_columns().collect();
             let mut fire = Firing::load(tx, ctx, &pl.table, TrigOp::Update, &cols)?;
             if let Some(f) = &fire {
                 f.before_statement(tx, ctx)?;
@@ -656,7 +686,7 @@ fn update_rows(
     mut fire: Option<&mut Firing>,
 ) -> Result<(u64, Vec<Vec<Value>>)> {
     let t = pl.table.clone();
-    let mode = update_lock_mode(&t, pl.assignments.iter().map(|(i, _)| *i));
+    let mode = update_lock_mode(&t, pl.assigned_columns());
     let mut n = 0u64;
     let mut out_rows = Vec::new();
     let mut fks = Pending::new(tx, &t);
@@ -687,6 +717,9 @@ fn update_rows(
             let mut new_row = row.to_vec();
             for (i, e) in &pl.assignments {
                 new_row[*i] = e.eval(input, &env)?;
+            }
+            for r in &pl.rows {
+                r.apply(input, &env, &mut new_row)?;
             }
             (new_row, joined)
         };
@@ -914,29 +947,6 @@ pub(crate) fn target_table(
             e
         }
     })
-}
-
-/// The column an assignment of UPDATE, ON CONFLICT DO UPDATE or MERGE sets:
-/// its name and position in `t`; `tuple` names the refused `SET (a, b) = ...`.
-pub(super) fn assigned_column(
-    t: &walden_engine::Table,
-    a: &ast::Assignment,
-    tuple: &str,
-) -> Result<(String, usize)> {
-    let col = match &a.target {
-        ast::AssignmentTarget::ColumnName(n) => object_last(n),
-        ast::AssignmentTarget::Tuple(_) => return Err(SqlError::unsupported(tuple)),
-    };
-    let i = t.def.column_index(&col).ok_or_else(|| {
-        SqlError::new(
-            ErrorKind::UndefinedColumn,
-            format!(
-                "column \"{col}\" of relation \"{}\" does not exist",
-                t.name()
-            ),
-        )
-    })?;
-    Ok((col, i))
 }
 
 /// Refuses an UPDATE or DELETE whose WHERE or SET has a correlated subquery

@@ -24,6 +24,8 @@ pub(crate) enum Action {
     /// Expressions see the existing row's columns, then `EXCLUDED`'s.
     Update {
         assignments: Vec<(usize, Expr)>,
+        /// `SET (a, b) = (SELECT ...)` assignments.
+        rows: Vec<super::assign::RowAssignment>,
         filter: Option<Expr>,
         checks: Checks,
     },
@@ -35,10 +37,12 @@ impl OnConflict {
             Action::Nothing => true,
             Action::Update {
                 assignments,
+                rows,
                 filter,
                 checks,
             } => {
-                assignments.iter().all(|(_, e)| !e.has_subquery())
+                rows.is_empty()
+                    && assignments.iter().all(|(_, e)| !e.has_subquery())
                     && filter.as_ref().is_none_or(|e| !e.has_subquery())
                     && checks.reusable()
             }
@@ -166,20 +170,22 @@ fn plan_update(
     }
     let scope = Arc::new(Scope::new(cols));
     let mut assignments: Vec<(usize, Expr)> = Vec::new();
-    for a in &du.assignments {
-        let (col, i) = super::assigned_column(t, a, "ON CONFLICT DO UPDATE SET (a, b) = ...")?;
-        if assignments.iter().any(|(j, _)| *j == i) {
-            return Err(SqlError::syntax(format!(
-                "multiple assignments to same column \"{col}\""
-            )));
-        }
+    let mut rows = Vec::new();
+    for a in super::assign::spread(t, &du.assignments, None)? {
+        let (col, i, value) = match a {
+            super::assign::Assigned::One { col, i, value } => (col, i, value),
+            super::assign::Assigned::Row { cols, query } => {
+                rows.push(super::assign::compile_row(p, t, &scope, &cols, query)?);
+                continue;
+            }
+        };
         if crate::dml::generated::is_generated(t, i) {
-            if !crate::dml::is_default_kw(&a.value) {
+            if !crate::dml::is_default_kw(value) {
                 return Err(crate::dml::generated::value_refused(&col, true));
             }
             continue;
         }
-        if crate::dml::is_default_kw(&a.value) && t.def.columns[i].identity.is_some() {
+        if crate::dml::is_default_kw(value) && t.def.columns[i].identity.is_some() {
             return Err(SqlError::unsupported(
                 "SET col = DEFAULT of an identity column",
             ));
@@ -190,10 +196,10 @@ fn plan_update(
                 true,
             ));
         }
-        let e = if crate::dml::is_default_kw(&a.value) {
+        let e = if crate::dml::is_default_kw(value) {
             crate::dml::defaults::default_of(p, &t.def.columns[i])?
         } else {
-            Expr::compile(p, &scope, &a.value)?
+            Expr::compile(p, &scope, value)?
         };
         if let Expr::Param(pi) = &e {
             p.infer_param(*pi, t.def.columns[i].data_type.clone());
@@ -208,6 +214,7 @@ fn plan_update(
     let checks = Checks::compile(p, t)?;
     Ok(Action::Update {
         assignments,
+        rows,
         filter,
         checks,
     })

@@ -217,7 +217,7 @@ fn eval_sub_once(s: &SubPlan, row: &[Value], env: &Env<'_>) -> Result<Value> {
             };
             let limit = match s.kind {
                 SubKind::Exists { .. } => Some(1),
-                SubKind::Scalar => Some(2),
+                SubKind::Scalar | SubKind::Row => Some(2),
                 _ => None,
             };
             let rows = query::execute_plan(&s.plan, &sub_env, limit)?;
@@ -256,8 +256,9 @@ fn eval_sub_once(s: &SubPlan, row: &[Value], env: &Env<'_>) -> Result<Value> {
             return Err(SqlError::unsupported("ARRAY(subquery) of arrays"));
         }
         SubKind::Array => Value::Array(data.rows.iter().map(|r| r[0].clone()).collect()),
-        SubKind::Scalar => match data.rows.len() {
+        SubKind::Scalar | SubKind::Row => match data.rows.len() {
             0 => Value::Null,
+            1 if matches!(s.kind, SubKind::Row) => Value::Array(data.rows[0].clone().into()),
             1 => data.rows[0][0].clone(),
             _ => {
                 return Err(SqlError::new(

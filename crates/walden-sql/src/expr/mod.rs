@@ -241,6 +241,10 @@ pub enum SubKind {
     /// `ARRAY(subquery)`: the first column of every row, as an array in
     /// text form.
     Array,
+    /// The one row of a subquery of any width, as a record of its columns
+    /// (NULL for no row): the source of `UPDATE ... SET (a, b) = (SELECT
+    /// ...)`, which spreads it over the columns.
+    Row,
 }
 
 #[derive(Debug)]

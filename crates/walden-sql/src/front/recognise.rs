@@ -153,8 +153,15 @@ pub fn parse(sql: &str) -> Result<Command> {
                     ));
                 }
             }
-            if t.eat("AND") && !(t.eat("NO") && t.eat("CHAIN")) {
-                return Err(SqlError::unsupported("COMMIT AND CHAIN"));
+            if t.eat("AND") {
+                let no = t.eat("NO");
+                if !t.eat("CHAIN") {
+                    return Err(SqlError::syntax("syntax error: expected AND [NO] CHAIN"));
+                }
+                t.end("COMMIT")?;
+                if !no {
+                    return Ok(Command::Tx(crate::front::transaction::TxCommand::Chain(Some(dd))));
+                }
             }
             t.end("COMMIT")?;
             return Ok(Command::Commit(dd));

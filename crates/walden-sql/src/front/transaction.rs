@@ -81,6 +81,8 @@ pub struct TxModes {
     pub isolation: Option<Isolation>,
     /// `READ ONLY` (true) / `READ WRITE` (false).
     pub read_only: Option<bool>,
+    /// `DEFERRABLE` (true) / `NOT DEFERRABLE` (false).
+    pub deferrable: Option<bool>,
 }
 
 /// Statements that control a transaction block.
@@ -100,6 +102,9 @@ pub enum TxCommand {
     /// T-SQL `ROLLBACK TRAN[SACTION] name`: the savepoint of that name, or the
     /// whole (named) transaction when there is none.
     RollbackTran(String),
+    /// `COMMIT [WITH (DELAYED_DURABILITY = ...)] AND CHAIN` (`Some(dd)`) or
+    /// `ROLLBACK AND CHAIN` (`None`).
+    Chain(Option<Option<bool>>),
 }
 
 /// A savepoint or transaction name: folded to lower case unless quoted, as
@@ -173,10 +178,12 @@ pub(crate) fn parse_modes(t: &mut Toks, what: &str) -> Result<TxModes> {
             if !t.eat("DEFERRABLE") {
                 return Err(SqlError::syntax("syntax error: expected NOT DEFERRABLE"));
             }
+            m.deferrable = Some(false);
         } else if t.eat("DEFERRABLE") {
             // As in PostgreSQL, DEFERRABLE changes nothing unless the
             // transaction is SERIALIZABLE READ ONLY (checked below).
             deferrable = true;
+            m.deferrable = Some(true);
         } else {
             t.end(what)?;
             break;
@@ -269,7 +276,7 @@ pub(crate) fn parse_release(t: &mut Toks) -> Result<TxCommand> {
 }
 
 /// After `ROLLBACK`: `[WORK | TRANSACTION | TRAN] [TO [SAVEPOINT] name |
-/// name | AND [NO] CHAIN]`. `None` is a plain ROLLBACK.
+/// name | AND [NO] CHAIN]`. `None` is a plain ROLLBACK (or AND NO CHAIN).
 pub(crate) fn parse_rollback(t: &mut Toks) -> Result<Option<TxCommand>> {
     let named = t.eat("TRAN") || t.eat("TRANSACTION");
     if !named {
@@ -282,11 +289,12 @@ pub(crate) fn parse_rollback(t: &mut Toks) -> Result<Option<TxCommand>> {
         return Ok(Some(TxCommand::RollbackTo(n)));
     }
     if t.eat("AND") {
-        if t.eat("NO") && t.eat("CHAIN") {
-            t.end("ROLLBACK")?;
-            return Ok(None);
+        let no = t.eat("NO");
+        if !t.eat("CHAIN") {
+            return Err(SqlError::syntax("syntax error: expected AND [NO] CHAIN"));
         }
-        return Err(SqlError::unsupported("ROLLBACK AND CHAIN"));
+        t.end("ROLLBACK")?;
+        return Ok((!no).then_some(TxCommand::Chain(None)));
     }
     if t.at_end() {
         return Ok(None);

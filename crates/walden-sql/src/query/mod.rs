@@ -55,6 +55,7 @@ pub use exec::*;
 use from::*;
 use group::*;
 use join::*;
+pub(crate) use recursive::plan_recursive_cte;
 pub use select::*;
 use set_ops::*;
 pub use walk::OrderedWalk;
@@ -656,6 +657,13 @@ fn static_type_in(
             crate::expr::SubKind::Array => {
                 DataType::Array(Box::new(s.plan.columns.first()?.ty.clone()))
             }
+            crate::expr::SubKind::Row => DataType::Record(
+                s.plan
+                    .columns
+                    .iter()
+                    .map(|c| (c.name.clone(), c.ty.clone()))
+                    .collect(),
+            ),
             _ => DataType::Bool,
         },
     })

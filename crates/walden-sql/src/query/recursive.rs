@@ -12,7 +12,7 @@ pub type WorkTable = Arc<Mutex<Vec<Vec<Value>>>>;
 
 /// Plans `name AS (query)` of a `WITH RECURSIVE` list. A CTE that does not
 /// refer to itself is planned as an ordinary one.
-pub(super) fn plan_recursive_cte(
+pub(crate) fn plan_recursive_cte(
     p: &mut Planner<'_>,
     cte: &ast::Cte,
     outer: Option<Arc<Scope>>,

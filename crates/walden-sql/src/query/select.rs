@@ -36,6 +36,16 @@ pub(crate) fn plan_with(
     outer: &Option<Arc<Scope>>,
 ) -> Result<()> {
     for cte in &with.cte_tables {
+        // The top level's are run by `dml/with_dml.rs`.
+        if matches!(
+            cte.query.body.as_ref(),
+            SetExpr::Insert(_) | SetExpr::Update(_) | SetExpr::Delete(_)
+        ) {
+            return Err(SqlError::new(
+                ErrorKind::FeatureNotSupported,
+                "WITH clause containing a data-modifying statement must be at the top level",
+            ));
+        }
         if with.recursive {
             let plan = super::recursive::plan_recursive_cte(p, cte, outer.clone())?;
             p.ctes
@@ -861,7 +871,7 @@ fn is_system_col(p: &Planner<'_>, c: &ScopeCol) -> bool {
 
 /// A WITH query's column list naming more columns than it has is 42P10, as
 /// in PostgreSQL.
-pub(super) fn cte_column_count(cte: &ast::Cte, available: usize) -> Result<()> {
+pub(crate) fn cte_column_count(cte: &ast::Cte, available: usize) -> Result<()> {
     if cte.alias.columns.len() > available {
         return Err(SqlError::new(
             ErrorKind::InvalidColumnReference,

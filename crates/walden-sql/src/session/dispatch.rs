@@ -29,7 +29,9 @@ impl SqlSession {
                 cmd,
                 Command::Commit(_)
                     | Command::Rollback
-                    | Command::Tx(TxCommand::RollbackTo(_) | TxCommand::RollbackTran(_))
+                    | Command::Tx(
+                        TxCommand::RollbackTo(_) | TxCommand::RollbackTran(_) | TxCommand::Chain(_)
+                    )
             )
         {
             return Err(failed_tx());

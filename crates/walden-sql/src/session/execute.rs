@@ -184,6 +184,9 @@ impl SqlSession {
         let columns = match resolved.as_ref() {
             Command::Sql(stmt) => match stmt.as_ref() {
                 Statement::Query(q) if crate::catalog::create_as::select_into(q).is_some() => None,
+                Statement::Query(q) if crate::dml::with_dml::applies(q) => {
+                    crate::dml::with_dml::describe(&mut p, q)?
+                }
                 Statement::Query(q) if dml::is_merge(q).is_some() => {
                     dml::plan_merge(&mut p, dml::is_merge(q).expect("checked"), q.with.as_ref())?
                         .columns()
@@ -455,7 +458,10 @@ impl SqlSession {
         let plannable = match cmd.as_ref() {
             Command::Sql(stmt) => match stmt.as_ref() {
                 // SELECT ... INTO creates a table: a statement of its own.
-                Statement::Query(q) => crate::catalog::create_as::select_into(q).is_none(),
+                Statement::Query(q) => {
+                    crate::catalog::create_as::select_into(q).is_none()
+                        && !crate::dml::with_dml::applies(q)
+                }
                 Statement::Insert(_)
                 | Statement::Update(_)
                 | Statement::Delete(_)

@@ -29,6 +29,18 @@ impl SqlSession {
             None => stmt,
         };
         match stmt {
+            Statement::Query(q) if crate::dml::with_dml::applies(q) => {
+                use crate::catalog::privileges;
+                let who = self.who();
+                let check = |p: &Planner<'_>, stmt: Option<&Statement>| -> Result<()> {
+                    let needs = match stmt {
+                        Some(s) => privileges::needs(&Command::Sql(Box::new(s.clone())), p),
+                        None => privileges::reads(p),
+                    };
+                    privileges::require(&who, p.db.id(), &needs)
+                };
+                self.dml(params, |p, tx, ctx| crate::dml::with_dml::run(p, &check, q, tx, ctx))
+            }
             Statement::Query(q) if crate::catalog::create_as::select_into(q).is_some() => {
                 let (target, plain) = crate::catalog::create_as::select_into(q).expect("checked")?;
                 self.check_writable("SELECT INTO")?;

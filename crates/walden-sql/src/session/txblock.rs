@@ -114,6 +114,7 @@ impl SqlSession {
                 Ok(QueryOutput::command("RELEASE"))
             }
             TxCommand::RollbackTo(name) => self.rollback_to(name),
+            TxCommand::Chain(commit) => self.end_and_chain(*commit),
             TxCommand::RollbackTran(name) => {
                 // T-SQL: a savepoint of that name, else the named transaction.
                 if self.tx.as_ref().is_some_and(|t| t.has_savepoint(name)) {
@@ -203,6 +204,10 @@ impl SqlSession {
                 ));
             }
             self.settings.set_local("transaction_isolation", l.name())?;
+        }
+        if let Some(d) = modes.deferrable {
+            self.settings
+                .set_local("transaction_deferrable", if d { "on" } else { "off" })?;
         }
         if let Some(ro) = modes.read_only {
             if !ro && self.tx_queried && self.settings.tx_read_only() {
@@ -320,6 +325,37 @@ impl SqlSession {
             tx.rollback();
         }
         self.settings.end_tx(false);
+        Ok(out)
+    }
+
+    /// `COMMIT AND CHAIN` (`commit`: its delayed-durability option) or
+    /// `ROLLBACK AND CHAIN`: ends the block as COMMIT or ROLLBACK does
+    /// (a failed block's COMMIT rolls back), then begins another with the
+    /// same isolation level, read-only and deferrable modes, as PostgreSQL
+    /// does. Only in an explicit block (25P01, which also ends an implicit
+    /// one). A commit that fails chains nothing.
+    fn end_and_chain(&mut self, commit: Option<Option<bool>>) -> Result<QueryOutput> {
+        if !self.explicit {
+            return Err(no_block(if commit.is_some() {
+                "COMMIT AND CHAIN"
+            } else {
+                "ROLLBACK AND CHAIN"
+            }));
+        }
+        let setting = |name: &str| self.settings.get(name).map(|v| v == "on");
+        let modes = TxModes {
+            isolation: self
+                .settings
+                .get("transaction_isolation")
+                .and_then(|l| crate::front::transaction::Isolation::parse(&l)),
+            read_only: setting("transaction_read_only"),
+            deferrable: setting("transaction_deferrable"),
+        };
+        let out = match commit {
+            Some(dd) => self.commit_block(dd)?,
+            None => self.rollback_block()?,
+        };
+        self.begin_block(&modes)?;
         Ok(out)
     }
 }

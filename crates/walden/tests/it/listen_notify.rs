@@ -1,14 +1,21 @@
 //! LISTEN / NOTIFY / UNLISTEN and `pg_notify` through the server, beside a
 //! scratch PostgreSQL 15 running the same steps: two sessions, each step
-//! run by one of them, then every notification each session received
-//! within a short quiet window, rendered without the (differing) pids but
-//! with whether the notifier was the session itself. Covers delivery at
-//! commit to every listener (the notifier too), none on rollback or from a
-//! rolled-back savepoint, duplicates folded within a transaction, LISTEN in
-//! a block taking effect at its commit, a listener inside a block hearing
-//! nothing until the block ends, UNLISTEN, the 8000-byte payload limit and
-//! the channel checks (22023), `pg_listening_channels()`. Then psql's
-//! report of a notification.
+//! run by one of them, then every notification each session received,
+//! rendered without the (differing) pids but with whether the notifier was
+//! the session itself. Covers delivery at commit to every listener (the
+//! notifier too), none on rollback or from a rolled-back savepoint,
+//! duplicates folded within a transaction, LISTEN in a block taking effect
+//! at its commit, a listener inside a block hearing nothing until the block
+//! ends, UNLISTEN, the 8000-byte payload limit and the channel checks
+//! (22023), `pg_listening_channels()`. Then psql's report of a notification.
+//!
+//! "Everything received after a step" is known without waiting for a quiet
+//! window: both sessions also listen on a harness channel, and after each
+//! step a third session sends a numbered notification on it. Notifications
+//! reach a listener in commit order, so once a session outside a block has
+//! the step's number it has everything the step sent it. A session inside a
+//! block hears nothing until it ends (in PostgreSQL); what it has received
+//! by then is recorded as is, so a server delivering inside a block shows.
 
 use crate::pg_diff;
 use crate::server_support;
@@ -156,18 +163,48 @@ async fn outcome(c: &Client, sql: &str) -> String {
     }
 }
 
-/// The notifications received until none comes for a quiet window.
-async fn drain(rx: &mut mpsc::UnboundedReceiver<Notification>, own_pid: i32) -> Vec<String> {
+/// The harness's channel (see the module comment).
+const SENTINEL: &str = "sentinel";
+
+/// A notification as recorded: channel, payload, and who sent it.
+fn render(n: &Notification, own_pid: i32) -> String {
+    let from = if n.process_id() == own_pid {
+        "self"
+    } else {
+        "other"
+    };
+    format!("{}:{}:{from}", n.channel(), n.payload())
+}
+
+/// What a session received after step `step`: outside a block, everything
+/// up to the sentinel numbered `step`; inside one, what has arrived so far.
+async fn heard(
+    rx: &mut mpsc::UnboundedReceiver<Notification>,
+    own_pid: i32,
+    step: usize,
+    in_block: bool,
+) -> Vec<String> {
     let mut out = Vec::new();
-    while let Ok(Some(n)) = tokio::time::timeout(Duration::from_millis(150), rx.recv()).await {
-        let from = if n.process_id() == own_pid {
-            "self"
-        } else {
-            "other"
-        };
-        out.push(format!("{}:{}:{from}", n.channel(), n.payload()));
+    if in_block {
+        while let Ok(n) = rx.try_recv() {
+            if n.channel() != SENTINEL {
+                out.push(render(&n, own_pid));
+            }
+        }
+        return out;
     }
-    out
+    let want = step.to_string();
+    loop {
+        let n = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+            .await
+            .unwrap_or_else(|_| panic!("no sentinel {step} within 10 s"))
+            .expect("connection closed");
+        if n.channel() != SENTINEL {
+            out.push(render(&n, own_pid));
+        } else if n.payload() == want {
+            return out;
+        }
+    }
 }
 
 async fn pid(c: &Client) -> i32 {
@@ -178,20 +215,44 @@ async fn pid(c: &Client) -> i32 {
     }
 }
 
+/// Whether `sql` leaves its session in a transaction block, given whether
+/// it was in one (the steps open blocks with BEGIN only).
+fn in_block_after(sql: &str, was: bool) -> bool {
+    match sql {
+        "BEGIN" => true,
+        "COMMIT" | "ROLLBACK" => false,
+        _ => was,
+    }
+}
+
 /// Every step's outcome, then what each session heard after it.
 async fn run(conn: &str) -> Vec<String> {
     let (a, mut ra) = listening_client(conn).await;
     let (b, mut rb) = listening_client(conn).await;
+    let sender = pg_diff::connect(conn).await;
     let (pa, pb) = (pid(&a).await, pid(&b).await);
+    let listen = format!("LISTEN {SENTINEL}");
+    for c in [&a, &b] {
+        c.simple_query(&listen).await.unwrap();
+    }
+    let (mut block_a, mut block_b) = (false, false);
     let mut out = Vec::new();
-    for (who, sql) in STEPS {
-        let c = match who {
-            Who::A => &a,
-            Who::B => &b,
+    for (step, (who, sql)) in STEPS.iter().enumerate() {
+        let (c, in_block) = match who {
+            Who::A => (&a, &mut block_a),
+            Who::B => (&b, &mut block_b),
         };
         let r = outcome(c, sql).await;
-        let heard_a = drain(&mut ra, pa).await;
-        let heard_b = drain(&mut rb, pb).await;
+        *in_block = in_block_after(sql, *in_block);
+        if matches!(*sql, "UNLISTEN *" | "DISCARD ALL") {
+            c.simple_query(&listen).await.unwrap();
+        }
+        sender
+            .simple_query(&format!("NOTIFY {SENTINEL}, '{step}'"))
+            .await
+            .unwrap();
+        let heard_a = heard(&mut ra, pa, step, block_a).await;
+        let heard_b = heard(&mut rb, pb, step, block_b).await;
         out.push(format!(
             "{sql} -> {r} | A heard {heard_a:?} | B heard {heard_b:?}"
         ));
@@ -205,7 +266,7 @@ fn listen_notify_as_postgresql() {
     let Some(peers) = Peers::start(tmp.path(), "to compare LISTEN / NOTIFY") else {
         return;
     };
-    let (want, got) = block_on_within(Duration::from_secs(120), async {
+    let (want, got) = block_on_within(Duration::from_secs(60), async {
         (run(&peers.pg_conn()).await, run(&peers.walden_conn()).await)
     });
     assert_same(&want, &got);

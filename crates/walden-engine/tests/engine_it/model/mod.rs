@@ -47,6 +47,7 @@ pub fn items_def(name: &str, indexed: bool) -> TableDef {
             columns: vec![1],
             unique: false,
             constraint: false,
+            options: Vec::new(),
         });
     }
     def

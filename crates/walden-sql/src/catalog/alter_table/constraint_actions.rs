@@ -186,6 +186,7 @@ impl Work<'_> {
             columns: cols,
             unique: true,
             constraint: true,
+            options: Vec::new(),
         });
         Ok(())
     }

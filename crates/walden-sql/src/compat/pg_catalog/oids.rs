@@ -62,6 +62,8 @@ pub(super) struct CatIndex {
     pub(super) oid: i64,
     pub(super) name: String,
     pub(super) columns: Vec<usize>,
+    /// Per column, `indoption`'s bits (empty: all ASC NULLS LAST).
+    pub(super) options: Vec<u8>,
     pub(super) unique: bool,
     pub(super) primary: bool,
     /// The constraint it implements: its type (`p`, `u`) and OID.
@@ -77,13 +79,42 @@ impl CatIndex {
             .join(", ")
     }
 
+    /// Column `k`'s `indoption` bits.
+    pub(super) fn option(&self, k: usize) -> u8 {
+        self.options.get(k).copied().unwrap_or(0)
+    }
+
+    /// Key column `k` as `pg_get_indexdef` shows it: its name, then its
+    /// order where it is not the default (`DESC` puts NULLs first).
+    pub(super) fn column_text(&self, k: usize) -> String {
+        use walden_engine::{INDEX_DESC, INDEX_NULLS_FIRST};
+        let mut s = quote_ident(&self.table.def.columns[self.columns[k]].name);
+        let o = self.option(k);
+        let desc = o & INDEX_DESC != 0;
+        let nulls_first = o & INDEX_NULLS_FIRST != 0;
+        if desc {
+            s.push_str(" DESC");
+        }
+        if nulls_first != desc {
+            s.push_str(if nulls_first {
+                " NULLS FIRST"
+            } else {
+                " NULLS LAST"
+            });
+        }
+        s
+    }
+
     pub(super) fn definition(&self) -> String {
         format!(
             "CREATE {}INDEX {} ON public.{} USING btree ({})",
             if self.unique { "UNIQUE " } else { "" },
             quote_ident(&self.name),
             quote_ident(self.table.name()),
-            self.column_names()
+            (0..self.columns.len())
+                .map(|k| self.column_text(k))
+                .collect::<Vec<_>>()
+                .join(", ")
         )
     }
 }
@@ -97,6 +128,7 @@ pub(super) fn indexes_of(tb: &Arc<Table>) -> Vec<CatIndex> {
             oid: user_oid(tb.id(), SLOT_PKEY),
             name: pkey_name(tb),
             columns: tb.def.primary_key.clone(),
+            options: Vec::new(),
             unique: true,
             primary: true,
             constraint: Some(("p", user_oid(tb.id(), SLOT_PKEY_CONSTRAINT))),
@@ -108,6 +140,7 @@ pub(super) fn indexes_of(tb: &Arc<Table>) -> Vec<CatIndex> {
             oid: user_oid(ix.id, SLOT_INDEX),
             name: ix.name.clone(),
             columns: ix.columns.clone(),
+            options: ix.options.clone(),
             unique: ix.unique,
             primary: false,
             constraint: ix

@@ -513,7 +513,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                 let n = ix.columns.len();
                 let ints = |xs: Vec<i64>| Value::Array(xs.into_iter().map(Value::Int).collect());
                 let keys = ints(ix.columns.iter().map(|k| *k as i64 + 1).collect());
-                let zeros = ints(vec![0; n]);
+                let options = ints((0..n).map(|k| ix.option(k) as i64).collect());
                 let classes = ints(
                     ix.columns
                         .iter()
@@ -555,7 +555,7 @@ pub fn rows(view: PgView, env: &Env<'_>) -> Result<Vec<Vec<Value>>> {
                     keys,
                     colls,
                     classes,
-                    zeros,
+                    options,
                     NULL,
                     NULL,
                 ]);

@@ -84,6 +84,11 @@ pub(crate) fn plan_merge(
     m: &ast::Merge,
     with: Option<&ast::With>,
 ) -> Result<MergePlan> {
+    if with.is_some_and(|w| w.recursive) {
+        return Err(SqlError::syntax(
+            "WITH RECURSIVE is not supported for MERGE statement",
+        ));
+    }
     let saved = p.ctes.len();
     let r = with
         .map_or(Ok(()), |w| query::plan_with(p, w, &None))
@@ -190,6 +195,7 @@ fn plan_body(p: &mut Planner<'_>, m: &ast::Merge) -> Result<MergePlan> {
             index: access.index,
             filter: access.filter,
             assignments: vec![],
+            rows: vec![],
             returning: None,
             checks: None,
             from: None,
@@ -265,8 +271,8 @@ fn plan_clauses(
     Ok(out)
 }
 
-/// UPDATE SET's assignments (as UPDATE has them: no `(a, b) = ...`, no
-/// `= DEFAULT`, a GENERATED ALWAYS column refused).
+/// UPDATE SET's assignments (`(a, b) = (x, y)` spread; no `(a, b) =
+/// (SELECT ...)`, no `= DEFAULT`, a GENERATED ALWAYS column refused).
 fn plan_set(
     p: &mut Planner<'_>,
     t: &Arc<Table>,
@@ -274,20 +280,17 @@ fn plan_set(
     assignments: &[ast::Assignment],
 ) -> Result<Vec<(usize, Expr)>> {
     let mut out: Vec<(usize, Expr)> = Vec::new();
-    for a in assignments {
-        let (col, i) = super::assigned_column(t, a, "UPDATE SET (a, b) = ... in MERGE")?;
-        if out.iter().any(|(j, _)| *j == i) {
-            return Err(SqlError::syntax(format!(
-                "multiple assignments to same column \"{col}\""
-            )));
-        }
+    for a in super::assign::spread(t, assignments, Some("MERGE ... UPDATE"))? {
+        let super::assign::Assigned::One { col, i, value } = a else {
+            return Err(SqlError::internal("row assignment in MERGE"));
+        };
         if crate::dml::generated::is_generated(t, i) {
-            if !is_default_kw(&a.value) {
+            if !is_default_kw(value) {
                 return Err(crate::dml::generated::value_refused(&col, true));
             }
             continue;
         }
-        if is_default_kw(&a.value) {
+        if is_default_kw(value) {
             return Err(SqlError::unsupported("SET col = DEFAULT in MERGE"));
         }
         if crate::dml::identity::is_generated_always(t, i) {
@@ -296,7 +299,7 @@ fn plan_set(
                 true,
             ));
         }
-        let e = Expr::compile(p, scope, &a.value)?;
+        let e = Expr::compile(p, scope, value)?;
         if let Expr::Param(pi) = &e {
             p.infer_param(*pi, t.def.columns[i].data_type.clone());
         }

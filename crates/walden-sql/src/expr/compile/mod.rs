@@ -15,6 +15,7 @@ use cast::*;
 use operators::*;
 use pattern::*;
 pub use subquery::array_subquery;
+pub(crate) use subquery::row_subquery;
 pub(super) use subquery::sub;
 use subquery::*;
 use subscript::*;

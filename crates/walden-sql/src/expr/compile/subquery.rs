@@ -92,6 +92,21 @@ pub fn array_subquery(p: &mut Planner<'_>, scope: &Arc<Scope>, q: &ast::Query) -
     sub(p, scope, q, SubKind::Array)
 }
 
+/// `(SELECT a, b, ...)` as the one row it yields, a record of its
+/// columns (see [`SubKind::Row`]), and how many columns that is.
+pub(crate) fn row_subquery(
+    p: &mut Planner<'_>,
+    scope: &Arc<Scope>,
+    q: &ast::Query,
+) -> Result<(Expr, usize)> {
+    let e = sub(p, scope, q, SubKind::Row)?;
+    let width = match &e {
+        Expr::Sub(s) => s.plan.columns.len(),
+        _ => 0,
+    };
+    Ok((e, width))
+}
+
 pub(in crate::expr) fn sub(
     p: &mut Planner<'_>,
     scope: &Arc<Scope>,

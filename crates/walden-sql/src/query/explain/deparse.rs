@@ -148,7 +148,7 @@ impl<'p> Deparser<'p> {
 pub(super) fn sub_word(s: &SubPlan) -> &'static str {
     let once = matches!(
         s.kind,
-        SubKind::Scalar | SubKind::Exists { .. } | SubKind::Array
+        SubKind::Scalar | SubKind::Exists { .. } | SubKind::Array | SubKind::Row
     );
     if once && !s.correlated {
         "InitPlan"

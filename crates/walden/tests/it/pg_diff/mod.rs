@@ -198,6 +198,24 @@ pub async fn run_script(conn: &str, script: &[&str], fields: &[Field]) -> Vec<St
     out
 }
 
+/// Runs `script` in one session on a scratch PostgreSQL 15 and on Walden
+/// and fails the test where their outcomes differ (errors with `fields`);
+/// skipped when PostgreSQL is missing (see [`start_postgres`]; `what` says
+/// what it is needed for).
+pub fn compare_script(what: &str, script: &[&str], fields: &[Field]) {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(peers) = Peers::start(tmp.path(), what) else {
+        return;
+    };
+    let (want, got) = block_on_within(Duration::from_secs(120), async {
+        (
+            run_script(&peers.pg_conn(), script, fields).await,
+            run_script(&peers.walden_conn(), script, fields).await,
+        )
+    });
+    assert_same(&want, &got);
+}
+
 /// The lines where PostgreSQL (`want`) and Walden (`got`) differ, each
 /// showing both; the two must be equally long.
 pub fn differences(want: &[String], got: &[String]) -> Vec<String> {
