@@ -5,7 +5,7 @@
 
 use super::{Chain, Csn, VersionedRows};
 use crate::error::{EngineError, Result};
-use crate::store::reads::{BaseRows, EncodedKeys, RawRows};
+use crate::store::reads::{BaseRows, EncodedKeys, RawRows, Taken};
 use crate::types::{Key, Row, Value};
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::BTreeMap;
@@ -324,8 +324,8 @@ impl VersionedRows {
             let (end, next) = match last {
                 Some(last) => {
                     let last = match last {
-                        Ok(k) => k,
-                        Err(h) => mem[h].0.clone(),
+                        Taken::Key(k) => k,
+                        Taken::Hidden(h) => mem[h].0.clone(),
                     };
                     (Some(last.clone()), Some(Bound::Excluded(last)))
                 }

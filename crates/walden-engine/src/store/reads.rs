@@ -246,9 +246,9 @@ impl BaseRows {
     /// chunk, encoded, in the walk's order: memory's version wins there) is
     /// stepped over, not decoded and not counted (there are at most as
     /// many as memory's keys): a walk over keys deleted since the last
-    /// checkpoint passes the rows they hide without reading them. Returns the rows, and where the chunk was cut
-    /// (`None`: no more entries in `range`), the last entry's key: when it
-    /// is hidden, `Err` with its place in `hidden`.
+    /// checkpoint passes the rows they hide without decoding them. Returns
+    /// the rows, and where the chunk was cut (`None`: no more entries in
+    /// `range`), the last entry taken.
     pub fn chunk(
         &self,
         p: &Pinned,
@@ -257,7 +257,7 @@ impl BaseRows {
         reverse: bool,
         more: &dyn Fn(&Key) -> bool,
         hidden: &EncodedKeys,
-    ) -> Result<(Vec<(Key, Row)>, Option<std::result::Result<Key, usize>>)> {
+    ) -> Result<StoredChunk> {
         let Some(t) = self.table(p)? else {
             return Ok((Vec::new(), None));
         };
@@ -282,7 +282,7 @@ impl BaseRows {
                 h += 1;
             }
             if h < hidden.len() && hidden.get(h) == k {
-                last = Some(Err(h));
+                last = Some(Taken::Hidden(h));
                 h += 1;
                 continue;
             }
@@ -293,7 +293,7 @@ impl BaseRows {
             if !more(&key) {
                 return Ok((out, None));
             }
-            last = Some(Ok(key.clone()));
+            last = Some(Taken::Key(key.clone()));
             out.push((key, row));
         }
         Ok((out, None))
@@ -481,6 +481,16 @@ impl RawRows {
         let (k, v, end) = self.rows[i];
         (&self.bytes[k..v], &self.bytes[v..end])
     }
+}
+
+/// A chunk's stored rows, and the last entry it took when it was cut.
+pub(crate) type StoredChunk = (Vec<(Key, Row)>, Option<Taken>);
+
+/// The last stored entry a chunk took: its key, or, for one memory's
+/// keys hide, its place among them.
+pub(crate) enum Taken {
+    Key(Key),
+    Hidden(usize),
 }
 
 /// Encoded keys, one after another in one buffer (a chunk's memory keys,

@@ -59,19 +59,28 @@ pub(super) fn known_name(name: &str) -> bool {
 /// Whether a plain statement (not a T-SQL batch) may call a stored
 /// function, so that it must run through the runtime, which inlines it.
 pub fn calls_user_function<H: Host>(host: &mut H, sql: &str) -> bool {
-    let known = NAMES.lock().ok().and_then(|n| n.clone());
-    let names = match known {
-        Some(n) => n,
-        None => match load_names(host) {
-            Some(n) => {
-                if let Ok(mut g) = NAMES.lock() {
-                    g.get_or_insert_with(HashSet::new).extend(n.iter().cloned());
-                }
-                n
+    // Looked at under the lock when known (this runs for every simple
+    // query: the set is not copied, nor the text lowered when it is empty).
+    if let Ok(g) = NAMES.lock() {
+        if let Some(names) = g.as_ref() {
+            return calls_one_of(names, sql);
+        }
+    }
+    match load_names(host) {
+        Some(n) => {
+            let calls = calls_one_of(&n, sql);
+            if let Ok(mut g) = NAMES.lock() {
+                g.get_or_insert_with(HashSet::new).extend(n);
             }
-            None => return false,
-        },
-    };
+            calls
+        }
+        None => false,
+    }
+}
+
+/// Whether `sql` calls a function named in `names` (`name(`, not part of
+/// a longer word).
+fn calls_one_of(names: &HashSet<String>, sql: &str) -> bool {
     if names.is_empty() {
         return false;
     }

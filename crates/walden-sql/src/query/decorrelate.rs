@@ -23,6 +23,14 @@
 //! enclosing row and is the same for every such key, so the per-row plan
 //! gives it once and it is kept.
 //!
+//! An EXISTS may also test the enclosing row otherwise (`b.x > a.v`
+//! beside `b.a_id = a.id`): its rows are then kept whole, by key, rather
+//! than grouped, and each enclosing row tests those other conditions on
+//! the rows of its key only (a hash semi-join with a join filter, as
+//! PostgreSQL plans it), instead of reading the inner tables once per
+//! enclosing row. The enclosing side of an equality may be an expression
+//! of the enclosing row (`b.x = a.id + 1`).
+//!
 //! Only where grouping by a value finds exactly the rows `=` finds: keys
 //! of integer types (any width), text and varchar, date, timestamp,
 //! uuid and bool, both sides of the same kind; a subquery with no other
@@ -45,14 +53,28 @@ pub struct Decorrelated {
     /// The enclosing row's side of each equality, over the row the
     /// subquery is evaluated beside.
     pub keys: Vec<Expr>,
+    /// An EXISTS's conditions on the enclosing row besides the equalities,
+    /// over a row of the subquery's FROM (which `plan` gives after the
+    /// keys), with the enclosing row as the first outer one; `plan` then
+    /// keeps rows, not groups.
+    pub residual: Option<Expr>,
     state: parking_lot::Mutex<State>,
+}
+
+/// The grouped pass's rows by key (normalized).
+#[derive(Debug)]
+enum Groups {
+    /// A scalar's value, or `true` for an EXISTS, per key.
+    Values(HashMap<Vec<Value>, Value>),
+    /// The FROM rows of each key, for an EXISTS's residual conditions.
+    Rows(HashMap<Vec<Value>, Vec<Vec<Value>>>),
 }
 
 #[derive(Debug, Default)]
 struct State {
     calls: usize,
-    /// The grouped rows by key (normalized), once made.
-    groups: Option<Arc<HashMap<Vec<Value>, Value>>>,
+    /// The grouped rows by key, once made.
+    groups: Option<Arc<Groups>>,
     /// A scalar's value over no rows, once the per-row plan gave it.
     empty: Option<Value>,
     /// The grouped pass failed (it reads rows of keys no enclosing row
@@ -173,6 +195,7 @@ pub fn plan(
     let mut inner_keys = Vec::new();
     let mut outer_keys = Vec::new();
     let mut rest = Vec::new();
+    let mut residual = Vec::new();
     for c in conj {
         if let ast::Expr::BinaryOp {
             left,
@@ -194,12 +217,47 @@ pub fn plan(
                 _ => {}
             }
         }
-        rest.push(c);
+        // Other conditions on the enclosing row: an EXISTS tests them per
+        // enclosing row on its key's rows.
+        match reads(&c, &inner, scope) {
+            Some((_, true)) if !scalar => residual.push(c),
+            Some((_, true)) => return None,
+            _ => rest.push(c),
+        }
     }
     if inner_keys.is_empty() {
         return None;
     }
-    // The grouped query: keys, then the value.
+    let and = |v: Vec<ast::Expr>| {
+        v.into_iter().reduce(|a, b| ast::Expr::BinaryOp {
+            left: Box::new(a),
+            op: ast::BinaryOperator::And,
+            right: Box::new(b),
+        })
+    };
+    // The residual conditions, over a FROM row beside the enclosing row;
+    // the rows are kept whole (every column named qualified, so a USING
+    // join's merged or a nameless column leaves the per-row plan).
+    let residual = match and(residual) {
+        Some(r) => {
+            if inner
+                .cols
+                .iter()
+                .any(|c| c.table.is_none() || !c.merged.is_empty() || c.using_ty.is_some())
+            {
+                return None;
+            }
+            let beside = Arc::new(Scope {
+                cols: inner.cols.clone(),
+                parent: Some(scope.clone()),
+                reach: None,
+            });
+            Some(Expr::compile(p, &beside, &r).ok()?)
+        }
+        None => None,
+    };
+    // The grouped query: keys, then the value (or, with a residual, the
+    // FROM row, ungrouped).
     let mut g = sel.as_ref().clone();
     g.projection = inner_keys
         .iter()
@@ -207,12 +265,17 @@ pub fn plan(
         .map(SelectItem::UnnamedExpr)
         .chain(value.map(SelectItem::UnnamedExpr))
         .collect();
-    g.selection = rest.into_iter().reduce(|a, b| ast::Expr::BinaryOp {
-        left: Box::new(a),
-        op: ast::BinaryOperator::And,
-        right: Box::new(b),
-    });
-    g.group_by = ast::GroupByExpr::Expressions(inner_keys.clone(), vec![]);
+    g.selection = and(rest);
+    if residual.is_some() {
+        g.projection.extend(
+            inner
+                .cols
+                .iter()
+                .map(|c| SelectItem::UnnamedExpr(select::qualified(c))),
+        );
+    } else {
+        g.group_by = ast::GroupByExpr::Expressions(inner_keys.clone(), vec![]);
+    }
     let mut gq = q.clone();
     *gq.body = SetExpr::Select(Box::new(g));
     let saved_ctes = p.ctes.clone();
@@ -236,6 +299,7 @@ pub fn plan(
     Some(Box::new(Decorrelated {
         plan: Arc::new(planned),
         keys,
+        residual,
         state: Default::default(),
     }))
 }
@@ -273,42 +337,59 @@ pub fn answer(
                 }
             };
             env.info.mem.release_to(mark);
-            let mut map = HashMap::with_capacity(rows.len());
-            for mut r in rows {
-                let v = if r.len() > n {
-                    r.pop().unwrap_or(Value::Null)
-                } else {
-                    Value::Bool(true)
-                };
-                if r.iter().any(Value::is_null) {
-                    continue;
-                }
-                if env.info.mem.charge_row(n + 1).is_err() {
+            match grouped(rows, n, d.residual.is_some(), env) {
+                Some(g) => st.groups = Some(Arc::new(g)),
+                None => {
                     env.info.mem.release_to(mark);
                     st.failed = true;
                     return Ok(Answer::PerRow);
                 }
-                map.insert(normalize_key(r), v);
             }
-            st.groups = Some(Arc::new(map));
         }
         (st.groups.clone().expect("made above"), st.empty.clone())
     };
     let mut key = Vec::with_capacity(d.keys.len());
     let mut null_key = false;
     for k in &d.keys {
-        let v = k.eval(row, env)?;
+        // An enclosing side that fails (`a.x / a.y`): the per-row plan
+        // says whether it is evaluated at all.
+        let Ok(v) = k.eval(row, env) else {
+            return Ok(Answer::PerRow);
+        };
         null_key |= v.is_null();
         key.push(v);
     }
     // A NULL key equals nothing: no rows, as for a key without a group.
-    let found = if null_key {
-        None
-    } else {
-        groups.get(&normalize_key(key))
+    let key = (!null_key).then(|| normalize_key(key));
+    let found = match (groups.as_ref(), &key) {
+        (_, None) => None,
+        (Groups::Values(m), Some(k)) => m.get(k).cloned(),
+        (Groups::Rows(m), Some(k)) => {
+            let residual = d.residual.as_ref().expect("rows are kept for a residual");
+            let mut outer: Vec<&[Value]> = Vec::with_capacity(env.outer.len() + 1);
+            outer.push(row);
+            outer.extend_from_slice(env.outer);
+            let beside = Env {
+                outer: &outer,
+                ..*env
+            };
+            let mut any = false;
+            for r in m.get(k).map(Vec::as_slice).unwrap_or_default() {
+                match passes(std::slice::from_ref(residual), r, &beside) {
+                    Ok(true) => {
+                        any = true;
+                        break;
+                    }
+                    Ok(false) => {}
+                    // As for a key: the per-row plan's order decides.
+                    Err(_) => return Ok(Answer::PerRow),
+                }
+            }
+            any.then_some(Value::Bool(true))
+        }
     };
     Ok(match (kind, found) {
-        (SubKind::Scalar, Some(v)) => Answer::Value(v.clone()),
+        (SubKind::Scalar, Some(v)) => Answer::Value(v),
         (SubKind::Exists { negated }, f) => Answer::Value(Value::Bool(f.is_some() != *negated)),
         (SubKind::Scalar, None) => match empty {
             Some(v) => Answer::Value(v),
@@ -318,34 +399,73 @@ pub fn answer(
     })
 }
 
+/// The grouped pass's rows by key (`n` key columns first): a value per
+/// key, or (`rows`) the FROM rows after the keys; `None` past the
+/// statement's memory limit. Keys with a NULL are left out (they equal
+/// nothing).
+fn grouped(rows: Vec<Vec<Value>>, n: usize, keep_rows: bool, env: &Env<'_>) -> Option<Groups> {
+    if keep_rows {
+        let mut map: HashMap<Vec<Value>, Vec<Vec<Value>>> = HashMap::new();
+        for mut r in rows {
+            if r[..n].iter().any(Value::is_null) {
+                continue;
+            }
+            env.info.mem.charge_row(r.len()).ok()?;
+            let rest = r.split_off(n);
+            map.entry(normalize_key(r)).or_default().push(rest);
+        }
+        return Some(Groups::Rows(map));
+    }
+    let mut map = HashMap::with_capacity(rows.len());
+    for mut r in rows {
+        let v = if r.len() > n {
+            r.pop().unwrap_or(Value::Null)
+        } else {
+            Value::Bool(true)
+        };
+        if r.iter().any(Value::is_null) {
+            continue;
+        }
+        env.info.mem.charge_row(n + 1).ok()?;
+        map.insert(normalize_key(r), v);
+    }
+    Some(Groups::Values(map))
+}
+
 enum Side {
     Inner,
     Outer,
     Neither,
 }
 
-/// Whether `e` reads only the subquery's own columns, or is a column of an
-/// enclosing query.
+/// Whether `e` reads only the subquery's own columns, or only columns of
+/// enclosing queries (a column, or an expression of them).
 fn side(e: &ast::Expr, inner: &Scope, outer: &Scope) -> Side {
-    let e = strip(e);
-    if let ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_) = e {
-        let (t, n) = crate::expr::ident_parts(e);
-        if inner.resolve(t.as_deref(), &n).is_ok() {
-            return Side::Inner;
-        }
-        return match outer.resolve(t.as_deref(), &n) {
-            Ok(_) => Side::Outer,
-            Err(_) => Side::Neither,
-        };
+    match reads(e, inner, outer) {
+        Some((true, false)) => Side::Inner,
+        Some((false, true)) => Side::Outer,
+        _ => Side::Neither,
     }
+}
+
+/// Whether `e` reads the subquery's own columns, and whether it reads
+/// enclosing queries' columns; `None` for a name found in neither, or a
+/// nested subquery. (A name the subquery's FROM has is its own, as
+/// resolution finds it.)
+fn reads(e: &ast::Expr, inner: &Scope, outer: &Scope) -> Option<(bool, bool)> {
     let mut ok = true;
-    let mut any = false;
+    let (mut own, mut enclosing) = (false, false);
     let _ = ast::visit_expressions(e, |x| {
         match x {
             ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_) => {
                 let (t, n) = crate::expr::ident_parts(x);
-                any = true;
-                ok &= inner.resolve(t.as_deref(), &n).is_ok();
+                if inner.resolve(t.as_deref(), &n).is_ok() {
+                    own = true;
+                } else if outer.resolve(t.as_deref(), &n).is_ok() {
+                    enclosing = true;
+                } else {
+                    ok = false;
+                }
             }
             ast::Expr::Subquery(_) | ast::Expr::Exists { .. } | ast::Expr::InSubquery { .. } => {
                 ok = false
@@ -354,11 +474,7 @@ fn side(e: &ast::Expr, inner: &Scope, outer: &Scope) -> Side {
         }
         ControlFlow::<()>::Continue(())
     });
-    if ok && any {
-        Side::Inner
-    } else {
-        Side::Neither
-    }
+    ok.then_some((own, enclosing))
 }
 
 fn strip(e: &ast::Expr) -> &ast::Expr {

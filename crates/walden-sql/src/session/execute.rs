@@ -23,24 +23,24 @@ impl SqlSession {
     fn execute_batch_inner(&mut self, sql: &str) -> Vec<Result<QueryOutput>> {
         let mut out = Vec::new();
         self.tsql.handled_errors = 0;
+        let stmts = front::split(sql);
         // PostgreSQL's routines (CREATE FUNCTION ... LANGUAGE, DO) run
         // through the procedural runtime too.
         if !self.implicit {
-            if let Some(r) = self.pg_routine(sql) {
+            if let Some(r) = self.pg_routine(sql, &stmts) {
                 return vec![r];
             }
         }
         // Several statements of which some are PostgreSQL routine
         // statements (a CREATE FUNCTION's body, DO, CALL): PostgreSQL's
         // batch, each statement in turn (below), not a T-SQL one.
-        let stmts = front::split(sql);
         let routines = !self.implicit && stmts.len() > 1 && self.has_pg_routine(&stmts);
         // A T-SQL batch (variables, control flow, procedures) runs through
         // the procedural runtime; unless in the extended protocol's block.
         if !self.implicit
             && !routines
             && (front::is_tsql_batch(sql)
-                || self.tsql_execute(sql)
+                || self.tsql_execute(&stmts)
                 || crate::procedural::calls_user_function(self, sql))
         {
             return self.run_tsql_batch(sql);

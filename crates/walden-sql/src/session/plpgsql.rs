@@ -5,21 +5,25 @@
 
 use super::SqlSession;
 use crate::error::Result;
-use crate::front::plpgsql::{parse_plpgsql, recognise_routine, PgRoutine};
+use crate::front::plpgsql::{may_be_routine, parse_plpgsql, recognise_routine, PgRoutine};
 use crate::procedural::Runner;
 use crate::QueryOutput;
 use std::sync::atomic::Ordering::Relaxed;
 
 impl SqlSession {
-    /// A simple query that is one PostgreSQL routine statement, run.
-    pub(super) fn pg_routine(&mut self, sql: &str) -> Option<Result<QueryOutput>> {
+    /// A simple query that is one PostgreSQL routine statement, run;
+    /// `pieces` are its statements (`front::split`).
+    pub(super) fn pg_routine(&mut self, sql: &str, pieces: &[&str]) -> Option<Result<QueryOutput>> {
+        // Most queries are no routine statement: one look at the first word.
+        if !may_be_routine(sql) {
+            return None;
+        }
         // A T-SQL trigger's body runs to the end of the batch, `;` and all.
         if crate::front::plpgsql::trigger::is_tsql_create(sql) {
             let r = recognise_routine(sql)?;
             return Some(self.run_pg_routine(sql, r));
         }
-        let pieces = crate::front::split(sql);
-        let [piece] = pieces.as_slice() else {
+        let [piece] = pieces else {
             return None;
         };
         let r = recognise_routine(piece)?;

@@ -458,7 +458,14 @@ impl super::SqlSession {
         cmd: &std::sync::Arc<crate::front::Command>,
     ) -> Result<std::sync::Arc<crate::front::Command>> {
         use crate::front::Command;
-        let creates = |s: &Statement| matches!(s, Statement::CreateTable(_) | Statement::Query(_));
+        // A query creates a table only with `SELECT ... INTO`.
+        let creates = |s: &Statement| match s {
+            Statement::CreateTable(_) => true,
+            Statement::Query(q) => {
+                matches!(q.body.as_ref(), ast::SetExpr::Select(s) if s.into.is_some())
+            }
+            _ => false,
+        };
         let dml = |s: &Statement| {
             matches!(
                 s,

@@ -55,9 +55,9 @@ impl SqlSession {
 impl SqlSession {
     /// `EXECUTE name` alone is PostgreSQL's EXECUTE of a prepared statement
     /// when the session has one of that name, else T-SQL's procedure call.
-    pub(super) fn tsql_execute(&self, sql: &str) -> bool {
-        let pieces = crate::front::split(sql);
-        let [piece] = pieces.as_slice() else {
+    /// `pieces`: the query's statements (`front::split`).
+    pub(super) fn tsql_execute(&self, pieces: &[&str]) -> bool {
+        let [piece] = pieces else {
             return false;
         };
         match crate::front::parse_execute(piece) {

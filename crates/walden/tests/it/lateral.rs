@@ -112,6 +112,25 @@ const CORRELATED: &[&str] = &[
      EXISTS (SELECT 1 FROM k k2 WHERE k2.a = k.a AND k2.b > 150), \
      NOT EXISTS (SELECT 1 FROM k k2 WHERE k2.a = k.a AND k2.b < 0) FROM k ORDER BY b",
     "SELECT count(*) FROM k WHERE (SELECT sum(b) FROM k k2 WHERE k2.a = k.a) > 300",
+    // EXISTS with other conditions on the enclosing row besides the keys
+    // (the key's rows kept whole and tested per row), and keys that are
+    // expressions of the enclosing row.
+    "SELECT count(*) FROM cust c WHERE EXISTS (SELECT 1 FROM ord \
+     WHERE ord.w = c.w AND ord.d = c.d AND ord.c_id = c.id AND ord.o > c.id % 600)",
+    "SELECT count(*) FROM cust c WHERE NOT EXISTS (SELECT 1 FROM ol \
+     WHERE ol.w = c.w AND ol.d = c.d AND ol.o = c.id AND (ol.amount > c.balance / 4 OR ol.tag = c.name))",
+    "SELECT count(*) FROM cust c WHERE EXISTS (SELECT 1 FROM ord \
+     WHERE ord.c_id = c.id + 1 AND ord.w = c.w AND ord.d = c.d)",
+    "SELECT count(*) FROM cust c WHERE EXISTS (SELECT 1 FROM ord JOIN ol \
+     ON ol.w = ord.w AND ol.d = ord.d AND ol.o = ord.o \
+     WHERE ord.w = c.w AND ord.c_id = c.id AND ol.amount > c.balance / 5 AND ol.delivered IS NULL)",
+    "SELECT count(*) FROM cust c WHERE c.id < 40 AND EXISTS (SELECT 1 FROM ord \
+     WHERE ord.w = c.w AND ord.d = c.d AND EXISTS (SELECT 1 FROM ol \
+     WHERE ol.w = ord.w AND ol.d = ord.d AND ol.o = ord.o AND ol.n > c.id % 5))",
+    "SELECT a, b, EXISTS (SELECT 1 FROM k k2 WHERE k2.a = k.a AND k2.b > k.b), \
+     NOT EXISTS (SELECT 1 FROM k k2 WHERE k2.a = k.a AND k2.b < k.b - 100), \
+     EXISTS (SELECT 1 FROM k k2 WHERE k2.a = k.a AND k2.b <> k.b AND k2.b > k.a) FROM k ORDER BY b",
+    "SELECT count(*) FROM k WHERE EXISTS (SELECT 1 FROM k k2 WHERE k2.a = k.a + 1 AND k2.b > k.b)",
 ];
 
 #[test]
@@ -163,6 +182,17 @@ fn correlated_subqueries_match_postgres() {
             )
             .await;
             assert!(plan.contains("Grouped Pass"), "{plan}");
+            // So is an EXISTS testing the enclosing row besides its keys.
+            let plan = explain(
+                &walden,
+                "EXPLAIN SELECT count(*) FROM cust c WHERE EXISTS (SELECT 1 FROM ord \
+                 WHERE ord.w = c.w AND ord.c_id = c.id AND ord.o > c.d)",
+            )
+            .await;
+            assert!(
+                plan.contains("then tested by the other conditions"),
+                "{plan}"
+            );
         })
         .await
         .expect("timed out")

@@ -23,8 +23,8 @@ const STEPS: &[(usize, &str)] = &[
     (0, "SELECT * FROM pg_temp.t"),
     (0, "SELECT t.a, t.b FROM t WHERE t.a = 10"),
     (1, "SELECT * FROM t"),
-    // (`SELECT * FROM pg_temp.t` here is 42P01 on both, but Walden's
-    // message names "t" where PostgreSQL's names "pg_temp.t".)
+    // No temporary table in this session: 42P01 naming "pg_temp.t".
+    (1, "SELECT * FROM pg_temp.t"),
     (1, "CREATE TEMPORARY TABLE t (z int)"),
     (1, "INSERT INTO t VALUES (99)"),
     (1, "SELECT * FROM t"),

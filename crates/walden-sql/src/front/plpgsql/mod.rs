@@ -166,6 +166,9 @@ fn refuse(what: &str) -> SqlError {
 /// The statement as a PostgreSQL routine statement, if it is one (a
 /// T-SQL `CREATE FUNCTION f(@p ...)` is not).
 pub fn recognise_routine(sql: &str) -> Option<Result<PgRoutine>> {
+    if !may_be_routine(sql) {
+        return None;
+    }
     let t = lex(sql).ok()?;
     let w = |k: usize| -> &str {
         match t.get(k) {
@@ -250,6 +253,44 @@ pub fn recognise_routine(sql: &str) -> Option<Result<PgRoutine>> {
         "call" => Some(parse_call(sql, &t)),
         _ => None,
     }
+}
+
+/// Whether `sql` may be a routine statement, by its first word (`DO`,
+/// `CREATE`, `ALTER`, `DROP`, `CALL`): cheap, for the plain statements of
+/// every simple query, which need not be tokenized here. A statement that
+/// does not start with an ASCII word (a quoted name, ...) may be one.
+pub fn may_be_routine(sql: &str) -> bool {
+    let mut rest = sql.trim_start();
+    // Comments before the first word.
+    loop {
+        if let Some(r) = rest.strip_prefix("--") {
+            rest = r.find('\n').map_or("", |i| &r[i + 1..]).trim_start();
+        } else if let Some(r) = rest.strip_prefix("/*") {
+            // Nested comments: let the lexer decide.
+            if r.find("*/").is_some_and(|e| r[..e].contains("/*")) {
+                return true;
+            }
+            rest = r.find("*/").map_or("", |i| &r[i + 2..]).trim_start();
+        } else {
+            break;
+        }
+    }
+    let b = rest.as_bytes();
+    if !b.first().is_some_and(u8::is_ascii_alphabetic) {
+        return true;
+    }
+    let end = b
+        .iter()
+        .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+        .unwrap_or(b.len());
+    // A word running into other characters (`créate`): the lexer decides.
+    if b.get(end).is_some_and(|c| !c.is_ascii()) {
+        return true;
+    }
+    let word = &rest[..end];
+    ["do", "create", "alter", "drop", "call"]
+        .iter()
+        .any(|w| word.eq_ignore_ascii_case(w))
 }
 
 fn syntax_near(t: Option<&Tok>) -> SqlError {
@@ -823,6 +864,36 @@ mod tests {
         assert!(matches!(
             recognise_routine("DROP FUNCTION IF EXISTS f(int, text)"),
             Some(Ok(PgRoutine::DropFunction { .. }))
+        ));
+    }
+
+    /// The first-word test before tokenizing: routine statements behind
+    /// comments and in any case pass; plain statements do not.
+    #[test]
+    fn first_word_before_tokenizing() {
+        for sql in [
+            "do $$begin null; end$$",
+            "  -- a comment\n/* another */ Call p(1)",
+            "/* a /* nested */ one */ create function f() returns int return 1",
+            "\"do\" $$begin null; end$$",
+            "ALTER TABLE t DISABLE TRIGGER ALL",
+            "drop trigger tr on t",
+        ] {
+            assert!(may_be_routine(sql), "{sql}");
+        }
+        for sql in [
+            "SELECT 1",
+            "  -- do\nINSERT INTO t VALUES (1)",
+            "/* call p() */ update t set a = 1",
+            "with x as (select 1) select * from x",
+            "docall()",
+        ] {
+            assert!(!may_be_routine(sql), "{sql}");
+            assert!(recognise_routine(sql).is_none(), "{sql}");
+        }
+        assert!(matches!(
+            recognise_routine("-- first\nDO $$BEGIN NULL; END$$"),
+            Some(Ok(PgRoutine::Do(_)))
         ));
     }
 }

@@ -53,12 +53,18 @@ fn subplan_node<'p>(b: &mut Builder<'p, '_>, s: &'p SubPlan) -> Node {
     // A correlated subquery with a grouped form (query/decorrelate.rs):
     // that plan too, which answers the rows after the first few.
     if let Some(g) = &s.grouped {
+        let how = match g.residual {
+            Some(_) => {
+                "rows found by its {} key column(s) in one run, then tested by the other conditions"
+            }
+            None => "value found by its {} key column(s) in one grouped run",
+        };
         n.prop(
             "Grouped Pass",
             format!(
-                "after {} rows, each row's value found by its {} key column(s) in one grouped run",
+                "after {} rows, each row's {}",
                 crate::query::decorrelate::PER_ROW_FIRST,
-                g.keys.len()
+                how.replace("{}", &g.keys.len().to_string())
             ),
         );
         let grouped = query_node(b, &g.plan);
