@@ -210,7 +210,6 @@ const SCRIPT: &[(&str, &str)] = &[
     ("SELECT count(*) FROM audit WHERE n = 99", "0; ok 1"),
 ];
 
-
 #[test]
 fn functions_and_procedures_run_as_in_postgres() {
     run_script(SCRIPT, Duration::from_secs(120));

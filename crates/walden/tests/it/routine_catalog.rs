@@ -84,7 +84,6 @@ const SCRIPT: &[(&str, &str)] = &[
     ("SELECT count(*) FROM m5", "ERROR 42P01"),
 ];
 
-
 #[test]
 fn routines_as_database_objects_match_postgres() {
     run_script(SCRIPT, Duration::from_secs(60));

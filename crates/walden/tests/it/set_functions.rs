@@ -121,7 +121,6 @@ const SCRIPT: &[(&str, &str)] = &[
     ("SELECT count(*) FROM pg_proc WHERE proname = 'ov'", "0; ok 1"),
 ];
 
-
 #[test]
 fn set_returning_functions_answer_as_postgres() {
     run_script(SCRIPT, Duration::from_secs(120));

@@ -339,7 +339,6 @@ const SCRIPT: &[(&str, &str)] = &[
     ),
 ];
 
-
 #[test]
 fn triggers_fire_as_in_postgres() {
     run_script(SCRIPT, Duration::from_secs(120));
