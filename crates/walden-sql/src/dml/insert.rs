@@ -564,17 +564,18 @@ pub(crate) fn run_insert_rows(
     // Foreign keys are checked once the statement's rows are all written,
     // as PostgreSQL's (non-deferred) constraint triggers run.
     fks.finish(tx, ctx)?;
+    // (OUTPUT ... INTO's insert is not the statement's own.) Before the
+    // AFTER triggers, whose inserts come later (`@@IDENTITY` shows theirs).
+    if let (Some(v), false) = (last_identity, matches!(pl.source, InsertSource::Given(_))) {
+        if let Ok(mut log) = ctx.info.identity.lock() {
+            log.took(v);
+        }
+    }
     if let Some(f) = fire {
         f.finish(tx, ctx)?;
     }
     if let Some(f) = fire_upd {
         f.finish(tx, ctx)?;
-    }
-    // (OUTPUT ... INTO's insert is not the statement's own.)
-    if let (Some(v), false) = (last_identity, matches!(pl.source, InsertSource::Given(_))) {
-        if let Ok(mut log) = ctx.info.identity.lock() {
-            log.took(v);
-        }
     }
     let mut out = QueryOutput::command(format!("INSERT 0 {n}"));
     super::output::deliver(ret, out_rows, &mut out, tx, ctx)?;

@@ -53,7 +53,19 @@ pub(crate) fn normalize(d: &ast::Delete) -> Result<ast::Delete> {
             matches!(r, ast::TableFactor::Derived { alias: Some(a), .. } if a.name.value.eq_ignore_ascii_case(&name))
         }
     };
-    let hits: Vec<usize> = (0..rels.len()).filter(|&i| named(&rels[i])).collect();
+    let mut hits: Vec<usize> = (0..rels.len()).filter(|&i| named(&rels[i])).collect();
+    // The table's own name also names an aliased item of it (`DELETE t
+    // FROM t AS x WHERE x.a = 2`): the rows deleted are the ones FROM
+    // reads, as in SQL Server, not every row of a second copy joined to
+    // them (which deleted the whole table).
+    if hits.is_empty() {
+        hits = (0..rels.len())
+            .filter(|&i| {
+                matches!(&rels[i], ast::TableFactor::Table { name: n, alias: Some(_), .. }
+                    if object_last(n).eq_ignore_ascii_case(&name))
+            })
+            .collect();
+    }
     let target_rel = match hits.as_slice() {
         [] => ast::TableFactor::Table {
             name: target.clone(),

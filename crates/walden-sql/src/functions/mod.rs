@@ -62,6 +62,10 @@ pub struct SessionInfo {
     /// The identity values the session's inserts took (`@@IDENTITY`,
     /// `SCOPE_IDENTITY()`), shared with the session.
     pub identity: Arc<std::sync::Mutex<IdentityLog>>,
+    /// The result sets of T-SQL triggers the statement fired, for the
+    /// client (SQL Server sends them before the statement's own result);
+    /// `None` where they cannot be sent (the extended protocol).
+    pub trigger_sets: TriggerSets,
     /// The procedural runtime, for stored functions called from an
     /// expression (`routines.rs`).
     pub routines: Option<RoutineHook>,
@@ -69,6 +73,10 @@ pub struct SessionInfo {
     /// (`trigger_hook.rs`).
     pub triggers: Option<TriggerHook>,
 }
+
+/// Where T-SQL triggers' result sets wait for the client (see
+/// [`SessionInfo::trigger_sets`]).
+pub type TriggerSets = Arc<std::sync::Mutex<Option<Vec<crate::QueryOutput>>>>;
 
 /// The last identity values a session's inserts took: `last` in any scope
 /// (`@@IDENTITY`), `scope` in the running batch or procedure

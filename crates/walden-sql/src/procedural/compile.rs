@@ -17,7 +17,13 @@ pub struct Lifted {
 }
 
 /// The batch-wide values a statement may name, as `@@name`.
-const GLOBALS: &[&str] = &["@@rowcount", "@@trancount", "@@error", "@@nestlevel"];
+const GLOBALS: &[&str] = &[
+    "@@rowcount",
+    "@@trancount",
+    "@@error",
+    "@@nestlevel",
+    "@@options",
+];
 
 /// The `ERROR_*()` functions of a CATCH block.
 const ERROR_FUNCS: &[&str] = &[
@@ -30,11 +36,13 @@ const ERROR_FUNCS: &[&str] = &[
     "xact_state",
 ];
 
-/// Lifts the variables out of `sql`; the table variables of `tables`
-/// (name, temporary table) become their tables' names.
+/// Lifts the variables out of `sql`; the table variables and shadowed
+/// `#t` names of `tables` (name, temporary table) become their tables'
+/// names.
 pub fn lift(sql: &str, tables: &[(String, String)]) -> Result<Lifted> {
     let lower = sql.to_ascii_lowercase();
-    if !sql.contains('@') && !lower.contains("error_") && !lower.contains("xact_state") {
+    let temps = sql.contains('#') && tables.iter().any(|(n, _)| n.starts_with('#'));
+    if !sql.contains('@') && !temps && !lower.contains("error_") && !lower.contains("xact_state") {
         return Ok(Lifted {
             text: sql.to_string(),
             refs: Vec::new(),
@@ -74,6 +82,12 @@ pub fn lift(sql: &str, tables: &[(String, String)]) -> Result<Lifted> {
                 }
                 i += 1;
                 continue;
+            } else if w.quote_style.is_none() && lower.starts_with('#') {
+                if let Some((_, t)) = tables.iter().find(|(n, _)| *n == lower) {
+                    out.push_str(t);
+                    i += 1;
+                    continue;
+                }
             } else if w.quote_style.is_none()
                 && ERROR_FUNCS.contains(&lower.as_str())
                 && matches!(toks.get(i + 1), Some(Token::LParen))
@@ -112,5 +126,12 @@ mod tests {
             "INSERT INTO #tv0_t SELECT a FROM #tv0_t JOIN x ON $1 = 1"
         );
         assert_eq!(l.refs, vec!["@v"]);
+        // A call's own #t in place of its caller's.
+        let t = [("#tt".to_string(), "#tt__scope1".to_string())];
+        let l = lift("INSERT INTO #TT SELECT a FROM #tt2, #tt", &t).unwrap();
+        assert_eq!(
+            l.text,
+            "INSERT INTO #tt__scope1 SELECT a FROM #tt2, #tt__scope1"
+        );
     }
 }

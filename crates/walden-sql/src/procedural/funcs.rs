@@ -389,11 +389,9 @@ fn in_from(toks: &[Token], start: usize) -> bool {
         "from" | "join" | "lateral" | "apply" => Some(true),
         "on" | "using" if !first => Some(true),
         "select" | "where" | "group" | "by" | "having" | "order" | "limit" | "offset"
-        | "values" | "set" | "returning" | "window" | "into" | "on" | "using" | "when"
-        | "then" | "else" | "and" | "or" | "not" | "return" | "in" | "is" | "like"
-        | "between" | "case" | "distinct" | "all" | "any" | "some" | "exists" | "array" => {
-            Some(false)
-        }
+        | "values" | "set" | "returning" | "window" | "into" | "on" | "using" | "when" | "then"
+        | "else" | "and" | "or" | "not" | "return" | "in" | "is" | "like" | "between" | "case"
+        | "distinct" | "all" | "any" | "some" | "exists" | "array" => Some(false),
         _ if first => Some(false),
         _ => None,
     })
@@ -405,11 +403,7 @@ fn in_from(toks: &[Token], start: usize) -> bool {
 /// item; it answers, or `None` to look further back. A comma right before
 /// the item is passed over (an item of a list); any other first token, an
 /// unmatched `(` or the text's start is `false`.
-fn scan_back(
-    toks: &[Token],
-    start: usize,
-    decide: impl Fn(&str, bool) -> Option<bool>,
-) -> bool {
+fn scan_back(toks: &[Token], start: usize, decide: impl Fn(&str, bool) -> Option<bool>) -> bool {
     let mut k = start;
     let mut depth = 0i32;
     let mut first = true;

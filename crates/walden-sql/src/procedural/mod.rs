@@ -82,6 +82,10 @@ pub struct TsqlState {
     pub doomed: bool,
     /// `BEGIN TRAN`s inside the outermost one (`@@TRANCOUNT` - 1).
     pub nest: i64,
+    /// The session has run a T-SQL batch: it speaks T-SQL, so a statement
+    /// inside an open transaction fails alone (SQL Server's statement-level
+    /// rollback) however the transaction was begun (see `session/tsql.rs`).
+    pub speaks: bool,
     /// When the running batch's statement_timeout passes.
     pub deadline: Option<std::time::Instant>,
     /// Errors of the last batch already dealt with (the client's error
@@ -89,6 +93,9 @@ pub struct TsqlState {
     pub handled_errors: usize,
     /// `@@IDENTITY` and `SCOPE_IDENTITY()` (the DML stage writes them).
     pub identity: Arc<std::sync::Mutex<crate::functions::IdentityLog>>,
+    /// T-SQL triggers' result sets for the client, collected while a
+    /// simple query runs (see `SessionInfo::trigger_sets`).
+    pub trigger_sets: crate::functions::TriggerSets,
     /// Compiled statements by text.
     lifted: HashMap<String, Arc<(Lifted, Arc<Command>)>>,
     /// The function definitions' epoch `lifted` was compiled in.
@@ -102,6 +109,12 @@ pub struct TsqlState {
     /// those SQL evaluates.
     fast: HashMap<String, Option<Arc<fast::Fast>>>,
 }
+
+/// `@@OPTIONS` of a session as SQL Server's drivers (JDBC, ODBC) open
+/// one: ANSI_WARNINGS, ANSI_PADDING, ANSI_NULLS, QUOTED_IDENTIFIER,
+/// ANSI_NULL_DFLT_ON, CONCAT_NULL_YIELDS_NULL. NOCOUNT (512) and XACT_ABORT
+/// (16384) follow the session's settings.
+const OPTIONS_DEFAULT: i64 = 8 | 16 | 32 | 256 | 1024 | 4096;
 
 /// Most entries the caches keep.
 const CACHE: usize = 1024;
@@ -145,7 +158,9 @@ pub struct Runner<'h, H: Host> {
     ret: i64,
     /// The local temporary tables (`#t`) each active call created: they
     /// are dropped when it ends, as in SQL Server.
-    temps: Vec<Vec<String>>,
+    /// Each is (the name as written, lower case; the table's name): a
+    /// call's `#t` while a caller has one is a table of another name.
+    temps: Vec<Vec<(String, String)>>,
     /// The table variables each active call declared, by name.
     tables: Vec<HashMap<String, table_vars::TableVar>>,
     /// TRY blocks open (an error inside one goes to its CATCH).
@@ -233,6 +248,7 @@ impl<'h, H: Host> Runner<'h, H> {
         }
         let mut r = Ok(());
         for s in stmts {
+            let before = self.out.len();
             match self.stmt(s) {
                 Ok(Flow::Normal) => {}
                 Ok(_) => break,
@@ -242,7 +258,10 @@ impl<'h, H: Host> Runner<'h, H> {
                 }
             }
             // The batch's own transaction statements report themselves
-            // (not those inside a loop or a procedure).
+            // (not those inside a loop or a procedure), unless they failed.
+            if self.out[before..].iter().any(|o| o.is_err()) {
+                continue;
+            }
             let tag = match s {
                 TStmt::BeginTran => "BEGIN",
                 TStmt::CommitTran(_) => "COMMIT",
@@ -344,7 +363,21 @@ impl<'h, H: Host> Runner<'h, H> {
                 ));
             }
             TStmt::Sql(text) => {
-                let o = match self.sql(text) {
+                let r = self.sql(text);
+                let r = self.shadowing_temp_table(text, r);
+                // The result sets of the triggers it fired come first.
+                let sets = self
+                    .host
+                    .state()
+                    .trigger_sets
+                    .lock()
+                    .ok()
+                    .and_then(|mut g| g.as_mut().map(std::mem::take))
+                    .unwrap_or_default();
+                for set in sets {
+                    self.emit(set);
+                }
+                let o = match r {
                     Ok(o) => o,
                     // XACT_ABORT: the transaction cannot go on (outside TRY
                     // the batch's end rolls it back).
@@ -364,8 +397,11 @@ impl<'h, H: Host> Runner<'h, H> {
                 };
                 if self.frames.len() > 1 {
                     if let Some(t) = temp_table_created(text) {
+                        let t = t.to_ascii_lowercase();
                         if let Some(list) = self.temps.last_mut() {
-                            list.push(t);
+                            if !list.iter().any(|(w, _)| *w == t) {
+                                list.push((t.clone(), t));
+                            }
                         }
                     }
                 }
@@ -389,9 +425,16 @@ impl<'h, H: Host> Runner<'h, H> {
                     if self.tables.last().is_some_and(|t| t.contains_key(&v.name)) {
                         return Err(table_var_as_scalar(&v.name));
                     }
-                    let ty = crate::types::names::parse_type_name(&v.ty)?;
+                    let ty = if self.pg {
+                        crate::types::names::parse_type_name(&v.ty)?
+                    } else {
+                        crate::types::names::parse_type_name(&funcs::sized(&v.ty))?
+                    };
                     let value = match &v.init {
-                        Some(e) => crate::functions::cast(self.eval(e)?, &ty)?,
+                        Some(e) => {
+                            let v = self.eval(e)?;
+                            self.assign_cast(v, &ty)?
+                        }
                         None => Value::Null,
                     };
                     self.frame().insert(v.name.clone(), Var { ty, value });
@@ -478,6 +521,23 @@ impl<'h, H: Host> Runner<'h, H> {
                 return Err(e);
             }
             TStmt::Raiserror(args) => self.raiserror(args)?,
+            TStmt::CommitTran(_) | TStmt::RollbackTran | TStmt::RollbackSavepoint(_) => {
+                if let Err(e) = self.end_tran(s) {
+                    // COMMIT or ROLLBACK without a transaction (SQL Server's
+                    // errors 3902 and 3903): the batch goes on.
+                    if self.tries == 0 && e.kind == ErrorKind::NoActiveTransaction {
+                        self.host.state().error = if matches!(s, TStmt::CommitTran(_)) {
+                            3902
+                        } else {
+                            3903
+                        };
+                        self.flush_notices();
+                        self.out.push(Err(e));
+                        return Ok(Flow::Normal);
+                    }
+                    return Err(e);
+                }
+            }
             TStmt::BeginTran => {
                 self.host.state().rowcount = 0;
                 if self.host.in_transaction() {
@@ -489,6 +549,44 @@ impl<'h, H: Host> Runner<'h, H> {
                     self.host.run(&c, &[])?;
                 }
             }
+            TStmt::Exec(call) => self.exec(call)?,
+            TStmt::CreateProc(def) => self.create_proc(def)?,
+            TStmt::DropProc { names, if_exists } => {
+                let mut pg = false;
+                for n in names {
+                    // A PostgreSQL procedure's name (DROP PROCEDURE without
+                    // argument types).
+                    if !self.pg_overloads(n)?.is_empty() {
+                        self.drop_pg_funcs(&[(n.clone(), None)], *if_exists, Some(true))?;
+                        pg = true;
+                        continue;
+                    }
+                    self.drop_proc(n, *if_exists)?;
+                }
+                if pg {
+                    self.emit(QueryOutput::command("DROP PROCEDURE"));
+                }
+            }
+            TStmt::CreateFunc(def) => self.create_func(def)?,
+            TStmt::DropFunc { names, if_exists } => {
+                for n in names {
+                    // A PostgreSQL function's name: DROP FUNCTION without
+                    // argument types (several overloads are 42725).
+                    if !self.pg_overloads(n)?.is_empty() {
+                        self.drop_pg_funcs(&[(n.clone(), None)], *if_exists, Some(false))?;
+                        continue;
+                    }
+                    self.drop_func(n, *if_exists)?;
+                }
+                self.emit(QueryOutput::command("DROP FUNCTION"));
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    /// COMMIT TRAN, ROLLBACK TRAN and ROLLBACK TRAN name.
+    fn end_tran(&mut self, s: &TStmt) -> Result<()> {
+        match s {
             TStmt::CommitTran(dd) => {
                 self.host.state().rowcount = 0;
                 if !self.host.in_transaction() {
@@ -525,39 +623,38 @@ impl<'h, H: Host> Runner<'h, H> {
                 let o = self.keeping_table_vars(|r| r.fixed(text, &[]))?;
                 self.emit(o);
             }
-            TStmt::Exec(call) => self.exec(call)?,
-            TStmt::CreateProc(def) => self.create_proc(def)?,
-            TStmt::DropProc { names, if_exists } => {
-                let mut pg = false;
-                for n in names {
-                    // A PostgreSQL procedure's name (DROP PROCEDURE without
-                    // argument types).
-                    if !self.pg_overloads(n)?.is_empty() {
-                        self.drop_pg_funcs(&[(n.clone(), None)], *if_exists, Some(true))?;
-                        pg = true;
-                        continue;
-                    }
-                    self.drop_proc(n, *if_exists)?;
-                }
-                if pg {
-                    self.emit(QueryOutput::command("DROP PROCEDURE"));
-                }
-            }
-            TStmt::CreateFunc(def) => self.create_func(def)?,
-            TStmt::DropFunc { names, if_exists } => {
-                for n in names {
-                    // A PostgreSQL function's name: DROP FUNCTION without
-                    // argument types (several overloads are 42725).
-                    if !self.pg_overloads(n)?.is_empty() {
-                        self.drop_pg_funcs(&[(n.clone(), None)], *if_exists, Some(false))?;
-                        continue;
-                    }
-                    self.drop_func(n, *if_exists)?;
-                }
-                self.emit(QueryOutput::command("DROP FUNCTION"));
-            }
+            _ => {}
         }
-        Ok(Flow::Normal)
+        Ok(())
+    }
+
+    /// A call's `CREATE TABLE #t` that failed because a caller (or the
+    /// batch) has a `#t`: SQL Server gives the call a table of its own,
+    /// which its statements and the calls it makes see in place of the
+    /// caller's until it ends. Created here under another name
+    /// (`#t__scope<level>`, which `table_names` maps `#t` to).
+    fn shadowing_temp_table(&mut self, text: &str, r: Result<QueryOutput>) -> Result<QueryOutput> {
+        let retry =
+            matches!(&r, Err(e) if e.kind == ErrorKind::DuplicateTable) && self.frames.len() > 1;
+        let Some(t) = retry.then(|| temp_table_created(text)).flatten() else {
+            return r;
+        };
+        let written = t.to_ascii_lowercase();
+        let level = self.frames.len() - 1;
+        match self.temps.last_mut() {
+            Some(list) if !list.iter().any(|(w, _)| *w == written) => {
+                list.push((written.clone(), format!("{written}__scope{level}")));
+            }
+            _ => return r,
+        }
+        let again = self.sql(text);
+        if again.is_err() {
+            if let Some(list) = self.temps.last_mut() {
+                list.pop();
+            }
+            return r;
+        }
+        again
     }
 
     fn try_catch(&mut self, body: &[TStmt], handler: &[TStmt]) -> Result<Flow> {
@@ -606,9 +703,20 @@ impl<'h, H: Host> Runner<'h, H> {
 
     fn set_var(&mut self, name: &str, v: Value) -> Result<()> {
         let ty = self.var_type(name)?;
-        let v = crate::functions::cast(v, &ty)?;
+        let v = self.assign_cast(v, &ty)?;
         self.frame().get_mut(name).expect("checked").value = v;
         Ok(())
+    }
+
+    /// A value given to a variable of type `ty`: a string too long for a
+    /// T-SQL variable is cut to its length, as SQL Server does; PL/pgSQL's
+    /// assignment fails instead (22001), as PostgreSQL's.
+    fn assign_cast(&self, v: Value, ty: &DataType) -> Result<Value> {
+        if self.pg {
+            crate::functions::cast(v, ty)
+        } else {
+            crate::functions::explicit_cast(v, ty)
+        }
     }
 
     /// The value of a lifted reference.
@@ -622,6 +730,14 @@ impl<'h, H: Host> Runner<'h, H> {
             }),
             "@@error" => Value::Int(self.host.state().error),
             "@@nestlevel" => Value::Int(self.frames.len() as i64 - 1),
+            "@@options" => {
+                let st = self.host.state();
+                Value::Int(
+                    OPTIONS_DEFAULT
+                        | if st.nocount { 512 } else { 0 }
+                        | if st.xact_abort { 16384 } else { 0 },
+                )
+            }
             "xact_state()" => Value::Int(
                 match (
                     self.host.in_transaction(),

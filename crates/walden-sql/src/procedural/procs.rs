@@ -231,7 +231,7 @@ impl<'h, H: Host> Runner<'h, H> {
         let mut frame = HashMap::new();
         let mut backs = Vec::new();
         for (p, g) in def.params.iter().zip(given) {
-            let ty = crate::types::names::parse_type_name(&p.ty)?;
+            let ty = crate::types::names::parse_type_name(&super::funcs::sized(&p.ty))?;
             let value = match g {
                 Some((v, back)) => {
                     if let Some(b) = back {
@@ -253,7 +253,8 @@ impl<'h, H: Host> Runner<'h, H> {
                     }
                 },
             };
-            let value = crate::functions::cast(value, &ty)?;
+            // Cut to the parameter's length, as SQL Server does.
+            let value = crate::functions::explicit_cast(value, &ty)?;
             frame.insert(p.name.clone(), Var { ty, value });
         }
         let body = self.body(&def.body)?;
@@ -276,7 +277,7 @@ impl<'h, H: Host> Runner<'h, H> {
         if r.is_ok() {
             dropped?;
         }
-        for t in self.temps.pop().unwrap_or_default() {
+        for (_, t) in self.temps.pop().unwrap_or_default() {
             let dropped = self.fixed(&format!("DROP TABLE IF EXISTS {t}"), &[]);
             if r.is_ok() {
                 dropped?;

@@ -94,6 +94,14 @@ impl<'h, H: Host> Runner<'h, H> {
                     .collect()
             })
             .unwrap_or_default();
+        // And the `#t` of a call that has a table of its own while a
+        // caller has one too: the innermost call's, seen by the calls it
+        // makes (SQL Server's scopes for temporary tables).
+        for (written, actual) in self.temps.iter().rev().flatten() {
+            if written != actual && !v.iter().any(|(n, _)| n == written) {
+                v.push((written.clone(), actual.clone()));
+            }
+        }
         v.sort();
         v
     }

@@ -17,7 +17,27 @@ impl SqlSession {
     /// Runs a batch (simple query protocol): one result per statement,
     /// stopping after the first error.
     pub fn execute_batch(&mut self, sql: &str) -> Vec<Result<QueryOutput>> {
-        crate::session::stack::with_stack_for(sql, || self.execute_batch_inner(sql))
+        // T-SQL triggers' result sets reach the client in a simple query.
+        self.collect_trigger_sets(true);
+        let out = crate::session::stack::with_stack_for(sql, || self.execute_batch_inner(sql));
+        self.collect_trigger_sets(false);
+        out
+    }
+
+    fn collect_trigger_sets(&self, on: bool) {
+        if let Ok(mut g) = self.tsql.trigger_sets.lock() {
+            *g = on.then(Vec::new);
+        }
+    }
+
+    /// The result sets of the T-SQL triggers the last statement fired.
+    fn take_trigger_sets(&self) -> Vec<QueryOutput> {
+        self.tsql
+            .trigger_sets
+            .lock()
+            .ok()
+            .and_then(|mut g| g.as_mut().map(std::mem::take))
+            .unwrap_or_default()
     }
 
     fn execute_batch_inner(&mut self, sql: &str) -> Vec<Result<QueryOutput>> {
@@ -37,18 +57,23 @@ impl SqlSession {
         let routines = !self.implicit && stmts.len() > 1 && self.has_pg_routine(&stmts);
         // A T-SQL batch (variables, control flow, procedures) runs through
         // the procedural runtime; unless in the extended protocol's block.
-        if !self.implicit
-            && !routines
-            && (front::is_tsql_batch(sql)
-                || self.tsql_execute(&stmts)
-                || crate::procedural::calls_user_function(self, sql))
-        {
-            return self.run_tsql_batch(sql);
+        if !self.implicit && !routines {
+            if front::is_tsql_batch(sql) {
+                self.tsql.speaks = true;
+                return self.run_tsql_batch(sql);
+            }
+            if self.tsql_execute(&stmts)
+                || crate::procedural::calls_user_function(self, sql)
+                || self.tsql_statement_in_transaction(sql)
+            {
+                return self.run_tsql_batch(sql);
+            }
         }
         // Each piece's template, once: a piece whose template parses is one
         // statement, which spares `newline_batch` parsing its text.
         let mut templates: Vec<_> = stmts.iter().map(|s| self.fast_template(s)).collect();
         if !self.implicit && !routines && self.newline_batch(&stmts, &templates) {
+            self.tsql.speaks = true;
             return self.run_tsql_batch(sql);
         }
         if stmts.is_empty() {
@@ -99,6 +124,7 @@ impl SqlSession {
                 self.note_error();
                 failed = true;
             }
+            out.extend(self.take_trigger_sets().into_iter().map(Ok));
             out.push(r);
             if err || copy {
                 break;

@@ -447,6 +447,7 @@ impl SqlSession {
             prepared: prepare_stmt::prepared_statements_rows(&self.sql_prepared),
             system: &crate::compat::CATALOGS,
             identity: self.tsql.identity.clone(),
+            trigger_sets: self.tsql.trigger_sets.clone(),
             routines: Some(crate::procedural::routine_hook(self.who(), self.db.clone())),
             triggers: Some(crate::procedural::trigger_hook(self.who(), self.db.clone())),
         }

@@ -53,6 +53,27 @@ impl SqlSession {
 }
 
 impl SqlSession {
+    /// Whether a statement of PostgreSQL's grammar runs as a T-SQL batch
+    /// because the session speaks T-SQL and has a transaction open: so a
+    /// failed statement is undone alone and the transaction goes on, as in
+    /// SQL Server, also in a transaction begun with `BEGIN TRANSACTION`
+    /// (which PostgreSQL's grammar takes too) and for a statement with no
+    /// T-SQL of its own. A failed transaction keeps PostgreSQL's rule;
+    /// COPY keeps its own protocol, and a text the batch grammar does not
+    /// take (PostgreSQL's `DECLARE c CURSOR`, dollar quotes) PostgreSQL's.
+    pub(super) fn tsql_statement_in_transaction(&self, sql: &str) -> bool {
+        self.tsql.speaks
+            && self.explicit
+            && !self.failed
+            && !sql
+                .trim_start()
+                .get(..4)
+                .is_some_and(|w| w.eq_ignore_ascii_case("copy"))
+            && crate::front::parse_batch(sql).is_ok()
+    }
+}
+
+impl SqlSession {
     /// `EXECUTE name` alone is PostgreSQL's EXECUTE of a prepared statement
     /// when the session has one of that name, else T-SQL's procedure call.
     /// `pieces`: the query's statements (`front::split`).

@@ -118,7 +118,19 @@ impl SqlSession {
             TxCommand::RollbackTran(name) => {
                 // T-SQL: a savepoint of that name, else the named transaction.
                 if self.tx.as_ref().is_some_and(|t| t.has_savepoint(name)) {
-                    self.rollback_to(name)
+                    // The savepoint is used up: a second ROLLBACK TRAN of
+                    // the name goes back to an earlier savepoint of that
+                    // name (SQL Server's answer in the T-SQL corpus).
+                    let o = self.rollback_to(name)?;
+                    self.block_tx().release_savepoint(name)?;
+                    if let Some(i) = self.savepoint_mark_of(name) {
+                        self.savepoint_marks.truncate(i);
+                    }
+                    Ok(o)
+                } else if !self.explicit {
+                    // SQL Server's error 3903, where PostgreSQL's ROLLBACK
+                    // only warns.
+                    Err(no_block("ROLLBACK TRANSACTION"))
                 } else {
                     self.execute_command(&crate::front::Command::Rollback, &[])
                 }

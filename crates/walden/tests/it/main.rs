@@ -109,6 +109,7 @@ mod tsql_dd_scripts;
 mod tsql_objects;
 mod tsql_output_identity;
 mod tsql_procedural;
+mod tsql_scopes;
 mod type_coercion;
 mod update_from;
 mod upsert;

@@ -363,6 +363,19 @@ fn tsql_delete_from_a_join() {
                 "ok 0"
             );
             assert_eq!(run(&c, "DELETE d1 WHERE a = 5").await, "ok 0");
+            // The target named by its table where FROM aliases it: FROM's
+            // rows (dml/babel_delete in the T-SQL corpus; it deleted all).
+            run(&c, "CREATE TABLE d3 (a int)").await;
+            run(&c, "INSERT INTO d3 VALUES (1), (2), (NULL)").await;
+            assert_eq!(
+                run(&c, "DELETE d3 OUTPUT deleted.a FROM d3 x WHERE x.a = 2").await,
+                "rows 2"
+            );
+            assert_eq!(
+                run(&c, "DELETE d3 OUTPUT y.c FROM d3 x, d2 y WHERE x.a = y.a").await,
+                "rows 10"
+            );
+            assert_eq!(run(&c, "SELECT a FROM d3").await, "rows NULL");
             // An outer join would delete unmatched rows too: refused.
             assert_eq!(
                 run(&c, "DELETE d1 FROM d1 LEFT JOIN d2 ON d1.a = d2.a").await,

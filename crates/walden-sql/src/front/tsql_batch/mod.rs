@@ -8,6 +8,7 @@ use super::*;
 
 mod parser;
 
+use parser::implicit_exec;
 pub use parser::parse_batch;
 
 /// A statement of a T-SQL batch or body.
@@ -230,9 +231,16 @@ pub fn is_tsql_batch(sql: &str) -> bool {
         "waitfor",
     ];
     if !HINTS.iter().any(|h| lower.contains(h)) {
-        return false;
+        return implicit_exec(sql);
     }
-    if lower.contains("@@rowcount") || lower.contains("@@trancount") || lower.contains("@@error") {
+    if implicit_exec(sql) {
+        return true;
+    }
+    if lower.contains("@@rowcount")
+        || lower.contains("@@trancount")
+        || lower.contains("@@error")
+        || lower.contains("@@options")
+    {
         return true;
     }
     let pieces = split(sql);
@@ -290,7 +298,14 @@ pub fn is_tsql_batch(sql: &str) -> bool {
                 parse_execute(piece).is_none()
                     && !matches!(name.as_str(), "SP_FLUSH_LOG" | "SP_RENAME")
             }
-            "COMMIT" | "ROLLBACK" => w1 == "TRAN" && alone,
+            "COMMIT" | "ROLLBACK" if w1 == "TRAN" && alone => true,
+            // `ROLLBACK TRAN[SACTION] name` (a savepoint or the named
+            // transaction) is T-SQL's alone.
+            "ROLLBACK" => {
+                matches!(w1.as_str(), "TRAN" | "TRANSACTION")
+                    && r.tok(2).is_some_and(|t| !matches!(t, Token::SemiColon))
+                    && !matches!(r.word(2).as_str(), "TO" | "AND")
+            }
             _ => false,
         };
         first || (1..r.solid.len()).any(|k| later_marker(&r, k))

@@ -8,6 +8,13 @@ mod procs;
 
 /// Parses a batch (or a procedure body) into statements.
 pub fn parse_batch(sql: &str) -> Result<Vec<TStmt>> {
+    let implicit;
+    let sql = if implicit_exec(sql) {
+        implicit = format!("EXEC {sql}");
+        implicit.as_str()
+    } else {
+        sql
+    };
     let toks = Tokenizer::new(&MsSqlDialect {}, sql)
         .with_unescape(false)
         .tokenize()
@@ -32,6 +39,34 @@ pub fn parse_batch(sql: &str) -> Result<Vec<TStmt>> {
             return Err(err_at(p.line(), "ELSE without IF"));
         }
         out.push(p.statement()?);
+    }
+}
+
+/// Whether the batch starts with a call of a system procedure without
+/// EXEC (`sp_executesql N'...'`): SQL Server lets the batch's first
+/// statement leave EXEC out. Taken for `sp_` names only, which no
+/// statement keyword shares.
+pub(crate) fn implicit_exec(sql: &str) -> bool {
+    if !sql
+        .as_bytes()
+        .windows(3)
+        .any(|w| w.eq_ignore_ascii_case(b"sp_"))
+    {
+        return false;
+    }
+    let mut t = Tokenizer::new(&MsSqlDialect {}, sql).with_unescape(false);
+    let Ok(toks) = t.tokenize() else {
+        return false;
+    };
+    let mut solid = toks.iter().filter(|t| !matches!(t, Token::Whitespace(_)));
+    match (solid.next(), solid.next()) {
+        (Some(Token::Word(w)), next) => {
+            w.quote_style.is_none()
+                && w.value.len() > 3
+                && w.value[..3].eq_ignore_ascii_case("sp_")
+                && !matches!(next, Some(Token::LParen) | Some(Token::Period))
+        }
+        _ => false,
     }
 }
 

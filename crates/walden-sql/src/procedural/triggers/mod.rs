@@ -197,7 +197,32 @@ impl Triggers for PgTriggers {
         };
         let mut r = Runner::new(&mut host);
         if let Some(body) = &f.trig.tsql_body {
-            return r.run_tsql_trigger(&f, body).map(|_| None);
+            // A trigger is a scope of its own for SCOPE_IDENTITY(); its
+            // inserts show in @@IDENTITY, as in SQL Server.
+            let identity = &cx.info.identity;
+            let saved = identity.lock().ok().and_then(|mut l| l.scope.take());
+            let done = r.run_tsql_trigger(&f, body);
+            if let Ok(mut l) = identity.lock() {
+                l.scope = saved;
+            }
+            // Its result sets go to the client (SQL Server sends them).
+            let sets: Vec<QueryOutput> = std::mem::take(&mut r.out)
+                .into_iter()
+                .filter_map(|o| o.ok().filter(|o| o.columns.is_some()))
+                .collect();
+            if !sets.is_empty() {
+                if let Some(list) = cx
+                    .info
+                    .trigger_sets
+                    .lock()
+                    .ok()
+                    .as_mut()
+                    .and_then(|g| g.as_mut())
+                {
+                    list.extend(sets);
+                }
+            }
+            return done.map(|_| None);
         }
         r.pg = true;
         let func = self.function(&mut r, &f.trig.func)?;
