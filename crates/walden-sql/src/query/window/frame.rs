@@ -142,7 +142,12 @@ impl Bounds {
             }
             if f.units == Units::Range {
                 let negative = matches!(compare(&v, &Value::Int(0)), Ok(Some(Ordering::Less)));
-                if negative {
+                let nan = match &v {
+                    Value::Float(x) => x.is_nan(),
+                    Value::Decimal(d) => d.is_nan(),
+                    _ => false,
+                };
+                if negative || nan {
                     return Err(SqlError::new(
                         ErrorKind::InvalidFrameOffset,
                         "invalid preceding or following size in window function",
