@@ -385,7 +385,7 @@ pub fn interval_in_range(
                 format!("invalid input syntax for type interval: \"{s}\""),
             ),
             E::FieldOverflow => (
-                K::FieldOverflow,
+                K::IntervalFieldOverflow,
                 format!("interval field value out of range: \"{s}\""),
             ),
             E::OutOfRange => (K::FieldOverflow, "interval out of range".to_string()),
