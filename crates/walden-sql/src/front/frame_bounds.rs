@@ -91,7 +91,9 @@ mod tests {
         )
         .unwrap();
         assert!(
-            s.contains("between ('1 year'::interval) preceding and ('1 year'::interval) following"),
+            s.contains(
+                "between ('1 year'::interval ) preceding and ('1 year'::interval ) following"
+            ),
             "{s}"
         );
         let s = rewrite_frame_strings(
@@ -99,7 +101,7 @@ mod tests {
         )
         .unwrap();
         assert!(
-            s.contains("between ('inf') preceding and ('inf') following"),
+            s.contains("between ('inf' ) preceding and ('inf' ) following"),
             "{s}"
         );
         assert!(rewrite_frame_strings("select 'a' between 'a' and 'b'").is_none());
