@@ -336,6 +336,8 @@ pub enum DatetimeErrorKind {
     Format,
     /// A field or the value out of range (22008).
     FieldOverflow,
+    /// An interval field out of range (22015).
+    IntervalFieldOverflow,
     /// A numeric zone beyond +-15:59:59 (22009).
     ZoneDisplacement,
     /// A zone name the time zone database does not hold (22023).

@@ -14,12 +14,14 @@ pub mod dtinput;
 pub mod enums;
 pub mod float_text;
 pub mod interval;
+pub mod interval_input;
+mod interval_iso;
 pub mod jsonb;
 mod numeric;
 pub mod zone;
 
 pub use bytea::parse_bytea;
-pub use coerce::coerce;
+pub use coerce::{coerce, interval_in, interval_in_range};
 pub use enums::{EnumLabel, EnumRef, EnumType};
 pub use interval::Interval;
 pub use jsonb::Jsonb;
@@ -369,6 +371,18 @@ impl fmt::Display for Value {
             Value::Date(d) => write!(f, "{}", format_date(*d)),
             Value::Uuid(u) => write!(f, "{}", uuid::Uuid::from_u128(*u)),
             Value::Bytes(b) => {
+                if zone::with_current(|z| z.bytea_escape) {
+                    // Printable ASCII as is, a backslash doubled, the
+                    // rest as three octal digits.
+                    for &x in b.iter() {
+                        match x {
+                            b'\\' => f.write_str("\\\\")?,
+                            0x20..=0x7e => fmt::Write::write_char(f, x as char)?,
+                            _ => write!(f, "\\{x:03o}")?,
+                        }
+                    }
+                    return Ok(());
+                }
                 write!(f, "\\x")?;
                 for x in b.iter() {
                     write!(f, "{x:02x}")?;

@@ -28,6 +28,8 @@ pub enum ErrorKind {
     NumericOutOfRange,
     /// A date/time result outside its type's range (22008).
     DatetimeOverflow,
+    /// An interval field out of range (22015).
+    IntervalFieldOverflow,
     /// Text that is not a date/time value (22007).
     InvalidDatetimeFormat,
     /// A numeric zone offset beyond +-15:59:59 (22009).
@@ -206,6 +208,7 @@ impl ErrorKind {
             ErrorKind::DataException => "22000",
             ErrorKind::NumericOutOfRange => "22003",
             ErrorKind::DatetimeOverflow => "22008",
+            ErrorKind::IntervalFieldOverflow => "22015",
             ErrorKind::InvalidDatetimeFormat => "22007",
             ErrorKind::InvalidTimeZoneDisplacement => "22009",
             ErrorKind::DivisionByZero => "22012",
@@ -391,6 +394,9 @@ impl From<EngineError> for SqlError {
             E::DatetimeInput { kind, .. } => match kind {
                 walden_engine::DatetimeErrorKind::Format => ErrorKind::InvalidDatetimeFormat,
                 walden_engine::DatetimeErrorKind::FieldOverflow => ErrorKind::DatetimeOverflow,
+                walden_engine::DatetimeErrorKind::IntervalFieldOverflow => {
+                    ErrorKind::IntervalFieldOverflow
+                }
                 walden_engine::DatetimeErrorKind::ZoneDisplacement => {
                     ErrorKind::InvalidTimeZoneDisplacement
                 }

@@ -333,9 +333,7 @@ pub fn coerce(v: Value, t: &DataType) -> Result<Value> {
         (T::Time, V::Text(s)) => V::Time(dtinput::time_in(&s)?),
         (T::Interval, V::Interval(i)) => V::Interval(i),
         (T::Interval, V::Time(t)) => V::Interval(Interval::new(0, 0, t)),
-        (T::Interval, V::Text(s)) => {
-            V::Interval(interval::parse_interval(&s).ok_or_else(|| bad(&V::Text(s.clone())))?)
-        }
+        (T::Interval, V::Text(s)) => V::Interval(interval_in(&s)?),
         (T::Date, V::Date(d)) => V::Date(d),
         (T::Date, V::Timestamp(x)) => V::Date(x.div_euclid(86_400_000_000) as i32),
         (T::Date, V::TimestampTz(x)) => {
@@ -362,4 +360,36 @@ fn json_error(e: jsonb::JsonError) -> EngineError {
             EngineError::OutOfRange("value overflows numeric format".into())
         }
     }
+}
+
+/// Interval text, refused with PostgreSQL's SQLSTATE and message.
+pub fn interval_in(s: &str) -> Result<Interval, EngineError> {
+    let sql_standard = super::zone::with_current(|z| {
+        z.interval_style == super::interval::IntervalStyle::SqlStandard
+    });
+    interval_in_range(s, super::interval_input::IntervalRange::FULL, sql_standard)
+}
+
+/// [`interval_in`] under a type modifier's fields.
+pub fn interval_in_range(
+    s: &str,
+    range: super::interval_input::IntervalRange,
+    sql_standard: bool,
+) -> Result<Interval, EngineError> {
+    use super::interval_input::IntervalInputError as E;
+    use crate::error::DatetimeErrorKind as K;
+    super::interval_input::parse_with_range(s, range, sql_standard).map_err(|e| {
+        let (kind, message) = match e {
+            E::BadFormat => (
+                K::Format,
+                format!("invalid input syntax for type interval: \"{s}\""),
+            ),
+            E::FieldOverflow => (
+                K::IntervalFieldOverflow,
+                format!("interval field value out of range: \"{s}\""),
+            ),
+            E::OutOfRange => (K::FieldOverflow, "interval out of range".to_string()),
+        };
+        EngineError::DatetimeInput { kind, message }
+    })
 }

@@ -1,5 +1,6 @@
 //! float4/float8 text: PostgreSQL's input range checks and its shortest
-//! round-trip output (extra_float_digits = 1, the default).
+//! round-trip output (extra_float_digits = 1, the default), or C's `%g`
+//! with fewer digits (extra_float_digits of 0 or less).
 
 /// Why float text was refused.
 #[derive(Debug, PartialEq, Eq)]
@@ -45,6 +46,11 @@ pub fn format_float(x: f64, single: bool) -> String {
     if x.is_infinite() {
         return if x > 0.0 { "Infinity" } else { "-Infinity" }.into();
     }
+    let extra = super::zone::with_current(|z| z.float_digits);
+    if extra <= 0 {
+        let digits = if single { 6 } else { 15 } + i32::from(extra);
+        return format_g(x, digits.max(1) as usize);
+    }
     // Rust's `{:e}` prints the shortest round-trip digits.
     let sci = if single {
         format!("{:e}", x as f32)
@@ -80,6 +86,31 @@ pub fn format_float(x: f64, single: bool) -> String {
     }
 }
 
+/// C's `%.{precision}g`, which PostgreSQL writes floats with when
+/// `extra_float_digits` is 0 or less.
+fn format_g(x: f64, precision: usize) -> String {
+    if x == 0.0 {
+        return if x.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    let sci = format!("{:.*e}", precision - 1, x);
+    let (mant, exp) = sci.split_once('e').expect("{:e} has an exponent");
+    let exp: i32 = exp.parse().expect("{:e} exponent");
+    let trim = |s: String| -> String {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
+    if exp < -4 || exp >= precision as i32 {
+        let esign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{esign}{:02}", trim(mant.to_string()), exp.abs())
+    } else {
+        let decimals = (precision as i32 - 1 - exp).max(0) as usize;
+        trim(format!("{x:.decimals$}"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,6 +138,23 @@ mod tests {
         }
         for (x, want) in [(1e6f32, "1e+06"), (123456.0, "123456"), (0.1, "0.1")] {
             assert_eq!(format_float(f64::from(x), true), want, "{x}");
+        }
+    }
+
+    #[test]
+    fn fewer_digits_as_c_g_writes_them() {
+        // PostgreSQL 15 with extra_float_digits = 0.
+        for (x, p, want) in [
+            (31.690692639953454, 15, "31.6906926399535"),
+            (1.1111111061110856e100, 15, "1.11111110611109e+100"),
+            (1004.3000000000004, 15, "1004.3"),
+            (431.7726f32 as f64, 6, "431.773"),
+            (1e-5, 15, "1e-05"),
+            (123456789012345.0, 15, "123456789012345"),
+            (1234567890123456.0, 15, "1.23456789012346e+15"),
+            (0.0001, 15, "0.0001"),
+        ] {
+            assert_eq!(format_g(x, p), want, "{x}");
         }
     }
 

@@ -129,10 +129,241 @@ pub fn push_clock(out: &mut String, micros: u64) {
     }
 }
 
+/// PostgreSQL's `IntervalStyle`: how intervals are written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IntervalStyle {
+    /// `1 year 2 mons -3 days +04:05:06.5` (the default).
+    #[default]
+    Postgres,
+    /// `@ 1 year 2 mons -3 days 4 hours 5 mins 6.5 secs`, `... ago`.
+    PostgresVerbose,
+    /// `1-2`, `3 4:05:06.5`, `+1-2 -3 +4:05:06.5`.
+    SqlStandard,
+    /// `P1Y2M-3DT4H5M6.5S`.
+    Iso8601,
+}
+
+impl IntervalStyle {
+    pub fn parse(s: &str) -> Option<IntervalStyle> {
+        Some(match s.trim().to_ascii_lowercase().as_str() {
+            "postgres" => IntervalStyle::Postgres,
+            "postgres_verbose" => IntervalStyle::PostgresVerbose,
+            "sql_standard" => IntervalStyle::SqlStandard,
+            "iso_8601" => IntervalStyle::Iso8601,
+            _ => return None,
+        })
+    }
+}
+
+/// An interval's fields as PostgreSQL writes them: months split into years
+/// and months, time into hours, minutes, seconds and microseconds, each
+/// with the sign of its part.
+struct Fields {
+    year: i64,
+    mon: i64,
+    mday: i64,
+    hour: i64,
+    min: i64,
+    sec: i64,
+    fsec: i64,
+}
+
+impl Interval {
+    fn fields(&self) -> Fields {
+        let t = self.micros;
+        Fields {
+            year: i64::from(self.months / 12),
+            mon: i64::from(self.months % 12),
+            mday: i64::from(self.days),
+            hour: t / 3_600_000_000,
+            min: t / 60_000_000 % 60,
+            sec: t / US % 60,
+            fsec: t % US,
+        }
+    }
+
+    /// The text in `style`.
+    pub fn to_text(&self, style: IntervalStyle) -> String {
+        match style {
+            IntervalStyle::Postgres => self.postgres_text(),
+            IntervalStyle::PostgresVerbose => self.fields().verbose(),
+            IntervalStyle::SqlStandard => self.fields().sql_standard(),
+            IntervalStyle::Iso8601 => self.fields().iso8601(),
+        }
+    }
+}
+
+/// Seconds and a fraction without trailing zeros (`5`, `05` when `pad`,
+/// `5.25`); the signs are the caller's.
+fn seconds(sec: i64, fsec: i64, pad: bool) -> String {
+    let mut s = if pad {
+        format!("{:02}", sec.abs())
+    } else {
+        sec.abs().to_string()
+    };
+    if fsec != 0 {
+        let frac = format!("{:06}", fsec.abs());
+        s.push('.');
+        s.push_str(frac.trim_end_matches('0'));
+    }
+    s
+}
+
+impl Fields {
+    fn verbose(&self) -> String {
+        let mut out = String::from("@");
+        let mut is_zero = true;
+        let mut is_before = false;
+        let mut part = |out: &mut String, mut v: i64, unit: &str| {
+            if v == 0 {
+                return;
+            }
+            if is_zero {
+                is_before = v < 0;
+                v = v.abs();
+            } else if is_before {
+                v = -v;
+            }
+            let plural = if v == 1 { "" } else { "s" };
+            out.push_str(&format!(" {v} {unit}{plural}"));
+            is_zero = false;
+        };
+        part(&mut out, self.year, "year");
+        part(&mut out, self.mon, "mon");
+        part(&mut out, self.mday, "day");
+        part(&mut out, self.hour, "hour");
+        part(&mut out, self.min, "min");
+        if self.sec != 0 || self.fsec != 0 {
+            out.push(' ');
+            if self.sec < 0 || (self.sec == 0 && self.fsec < 0) {
+                if is_zero {
+                    is_before = true;
+                } else if !is_before {
+                    out.push('-');
+                }
+            } else if is_before {
+                out.push('-');
+            }
+            out.push_str(&seconds(self.sec, self.fsec, false));
+            let plural = if self.sec.abs() != 1 || self.fsec != 0 {
+                "s"
+            } else {
+                ""
+            };
+            out.push_str(&format!(" sec{plural}"));
+            is_zero = false;
+        }
+        if is_zero {
+            out.push_str(" 0");
+        }
+        if is_before {
+            out.push_str(" ago");
+        }
+        out
+    }
+
+    fn sql_standard(&self) -> String {
+        let Fields {
+            mut year,
+            mut mon,
+            mut mday,
+            mut hour,
+            mut min,
+            mut sec,
+            mut fsec,
+        } = *self;
+        let all = [year, mon, mday, hour, min, sec, fsec];
+        let has_negative = all.iter().any(|v| *v < 0);
+        let has_positive = all.iter().any(|v| *v > 0);
+        let has_year_month = year != 0 || mon != 0;
+        let has_day_time = mday != 0 || hour != 0 || min != 0 || sec != 0 || fsec != 0;
+        let standard = !(has_negative && has_positive || has_year_month && has_day_time);
+        let mut out = String::new();
+        if has_negative && standard {
+            out.push('-');
+            for v in [
+                &mut year, &mut mon, &mut mday, &mut hour, &mut min, &mut sec, &mut fsec,
+            ] {
+                *v = -*v;
+            }
+        }
+        if !has_negative && !has_positive {
+            out.push('0');
+        } else if !standard {
+            let ys = if year < 0 || mon < 0 { '-' } else { '+' };
+            let ds = if mday < 0 { '-' } else { '+' };
+            let ss = if hour < 0 || min < 0 || sec < 0 || fsec < 0 {
+                '-'
+            } else {
+                '+'
+            };
+            out.push_str(&format!(
+                "{ys}{}-{} {ds}{} {ss}{}:{:02}:{}",
+                year.abs(),
+                mon.abs(),
+                mday.abs(),
+                hour.abs(),
+                min.abs(),
+                seconds(sec, fsec, true)
+            ));
+        } else if has_year_month {
+            out.push_str(&format!("{year}-{mon}"));
+        } else if mday != 0 {
+            out.push_str(&format!(
+                "{mday} {hour}:{min:02}:{}",
+                seconds(sec, fsec, true)
+            ));
+        } else {
+            out.push_str(&format!("{hour}:{min:02}:{}", seconds(sec, fsec, true)));
+        }
+        out
+    }
+
+    fn iso8601(&self) -> String {
+        let f = self;
+        if [f.year, f.mon, f.mday, f.hour, f.min, f.sec, f.fsec]
+            .iter()
+            .all(|v| *v == 0)
+        {
+            return "PT0S".into();
+        }
+        let mut out = String::from("P");
+        let part = |out: &mut String, v: i64, unit: char| {
+            if v != 0 {
+                out.push_str(&format!("{v}{unit}"));
+            }
+        };
+        part(&mut out, f.year, 'Y');
+        part(&mut out, f.mon, 'M');
+        part(&mut out, f.mday, 'D');
+        if f.hour != 0 || f.min != 0 || f.sec != 0 || f.fsec != 0 {
+            out.push('T');
+        }
+        part(&mut out, f.hour, 'H');
+        part(&mut out, f.min, 'M');
+        if f.sec != 0 || f.fsec != 0 {
+            if f.sec < 0 || f.fsec < 0 {
+                out.push('-');
+            }
+            out.push_str(&seconds(f.sec, f.fsec, false));
+            out.push('S');
+        }
+        out
+    }
+}
+
 impl std::fmt::Display for Interval {
+    /// The session's `IntervalStyle` ([`super::zone::Zone::interval_style`]).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let style = super::zone::with_current(|z| z.interval_style);
+        f.write_str(&self.to_text(style))
+    }
+}
+
+impl Interval {
     /// PostgreSQL's default `IntervalStyle` (`postgres`): `1 year 2 mons
     /// -3 days +04:05:06.5`; a field after a negative one carries its sign.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    fn postgres_text(&self) -> String {
         let mut out = String::new();
         let (years, mons) = (self.months / 12, self.months % 12);
         let mut before_negative = false;
@@ -168,163 +399,15 @@ impl std::fmt::Display for Interval {
             }
             push_clock(&mut out, self.micros.unsigned_abs());
         }
-        f.write_str(&out)
+        out
     }
 }
 
 /// Parses interval input: `1 year 2 mons 3 days 04:05:06.5`, `-1 day`,
-/// `3 hours ago`, `@ 1 minute`, `1.5 days`, `P1Y2M3DT4H5M6S`.
+/// `3 hours ago`, `@ 1 minute`, `1.5 days`, `P1Y2M3DT4H5M6S`
+/// ([`super::interval_input`]); `None` when it is not an interval.
 pub fn parse_interval(s: &str) -> Option<Interval> {
-    let t = s.trim();
-    if t.starts_with('P') || t.starts_with('p') {
-        return parse_iso(&t[1..]);
-    }
-    let t = t.strip_prefix('@').unwrap_or(t).trim();
-    let lower = t.to_ascii_lowercase();
-    let mut toks: Vec<&str> = lower.split_whitespace().collect();
-    let ago = toks.last() == Some(&"ago");
-    if ago {
-        toks.pop();
-    }
-    if toks.is_empty() {
-        return None;
-    }
-    let (mut months, mut days, mut micros) = (0f64, 0f64, 0f64);
-    let mut i = 0;
-    while i < toks.len() {
-        let tok = toks[i];
-        if tok.contains(':') {
-            micros += parse_clock(tok)? as f64;
-            i += 1;
-            continue;
-        }
-        // A number with its unit attached (`5min`) or in the next token.
-        let split = tok
-            .find(|c: char| c.is_ascii_alphabetic())
-            .unwrap_or(tok.len());
-        let (num, unit) = if split < tok.len() {
-            (&tok[..split], &tok[split..])
-        } else {
-            i += 1;
-            match toks.get(i) {
-                Some(u) => (tok, *u),
-                // A bare number is seconds.
-                None => (tok, "s"),
-            }
-        };
-        let n: f64 = num.parse().ok()?;
-        if !n.is_finite() {
-            return None;
-        }
-        match unit.trim_end_matches(',') {
-            "microsecond" | "microseconds" | "us" | "usec" | "usecs" => micros += n,
-            "millisecond" | "milliseconds" | "ms" | "msec" | "msecs" => micros += n * 1e3,
-            "second" | "seconds" | "s" | "sec" | "secs" => micros += n * 1e6,
-            "minute" | "minutes" | "m" | "min" | "mins" => micros += n * 6e7,
-            "hour" | "hours" | "h" | "hr" | "hrs" => micros += n * 3.6e9,
-            "day" | "days" | "d" => days += n,
-            "week" | "weeks" | "w" => days += n * 7.0,
-            "month" | "months" | "mon" | "mons" => months += n,
-            "year" | "years" | "y" | "yr" | "yrs" => months += n * 12.0,
-            "decade" | "decades" => months += n * 120.0,
-            "century" | "centuries" => months += n * 1200.0,
-            "millennium" | "millennia" | "millenniums" => months += n * 12000.0,
-            _ => return None,
-        }
-        i += 1;
-    }
-    let v = build(months, days, micros)?;
-    if ago {
-        v.checked_neg()
-    } else {
-        Some(v)
-    }
-}
-
-/// Fractions spill down: 1.5 months is 1 month 15 days.
-fn build(months: f64, days: f64, micros: f64) -> Option<Interval> {
-    let m = months.trunc();
-    let d = days + (months - m) * 30.0;
-    let dd = d.trunc();
-    let us = (micros + (d - dd) * DAY_US as f64).round();
-    let ok = |x: f64, lim: f64| x.is_finite() && x.abs() <= lim;
-    if !ok(m, i32::MAX as f64) || !ok(dd, i32::MAX as f64) || !ok(us, 9.2e18) {
-        return None;
-    }
-    Some(Interval::new(m as i32, dd as i32, us as i64))
-}
-
-/// `[-]h:mm[:ss[.f]]` as microseconds.
-fn parse_clock(t: &str) -> Option<i64> {
-    let (neg, t) = match t.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, t.strip_prefix('+').unwrap_or(t)),
-    };
-    let parts: Vec<&str> = t.split(':').collect();
-    if parts.len() < 2 || parts.len() > 3 {
-        return None;
-    }
-    let h: i64 = parts[0].parse().ok()?;
-    let m: i64 = parts[1].parse().ok()?;
-    let sec = parts.get(2).copied().unwrap_or("0");
-    let s = parse_seconds(sec)?;
-    if !(0..60).contains(&m) || h.abs() > 2_562_047_788 {
-        return None;
-    }
-    let v = (h * 3600 + m * 60) * US + s;
-    Some(if neg { -v } else { v })
-}
-
-/// `ss[.ffffff]` as microseconds (rounded to 6 places).
-pub fn parse_seconds(sec: &str) -> Option<i64> {
-    let (whole, frac) = sec.split_once('.').unwrap_or((sec, ""));
-    if whole.is_empty() || !whole.bytes().all(|b| b.is_ascii_digit()) || whole.len() > 2 {
-        return None;
-    }
-    if !frac.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let s: i64 = whole.parse().ok()?;
-    if s > 60 {
-        return None;
-    }
-    let mut f: String = frac.chars().take(7).collect();
-    while f.len() < 7 {
-        f.push('0');
-    }
-    // Round the seventh digit half up.
-    let f: i64 = f.parse().ok()?;
-    Some(s * US + (f + 5) / 10)
-}
-
-fn parse_iso(t: &str) -> Option<Interval> {
-    let (mut months, mut days, mut micros) = (0f64, 0f64, 0f64);
-    let mut in_time = false;
-    let mut num = String::new();
-    for c in t.chars() {
-        match c {
-            'T' | 't' => in_time = true,
-            '0'..='9' | '.' | '-' => num.push(c),
-            _ => {
-                let n: f64 = num.parse().ok()?;
-                num.clear();
-                match (c.to_ascii_uppercase(), in_time) {
-                    ('Y', false) => months += n * 12.0,
-                    ('M', false) => months += n,
-                    ('W', false) => days += n * 7.0,
-                    ('D', false) => days += n,
-                    ('H', true) => micros += n * 3.6e9,
-                    ('M', true) => micros += n * 6e7,
-                    ('S', true) => micros += n * 1e6,
-                    _ => return None,
-                }
-            }
-        }
-    }
-    if !num.is_empty() {
-        return None;
-    }
-    build(months, days, micros)
+    super::interval_input::parse_interval_text(s).ok()
 }
 
 #[cfg(test)]

@@ -9,18 +9,29 @@
 //! [`enter`]; code that runs outside any session sees UTC.
 
 use super::dtinput::DateOrder;
+use super::interval::IntervalStyle;
 use jiff::tz::{Offset, TimeZone};
 use std::cell::{Cell, RefCell};
 
 /// A session time zone: its name as `SHOW TimeZone` prints it, and the
 /// rules. It also carries the session's `DateStyle` field order, the other
-/// setting date/time text is read with, so that one ambient value holds
-/// both.
+/// setting date/time text is read with, and its `extra_float_digits` and
+/// `bytea_output`, which float and bytea text are written with, so that one
+/// ambient value holds them all.
 #[derive(Clone, Debug)]
 pub struct Zone {
     pub name: String,
     tz: TimeZone,
     pub order: DateOrder,
+    /// `extra_float_digits` (-15 to 3): above 0 floats are written with
+    /// the shortest exact digits, else with 15 (float4: 6) plus this many.
+    pub float_digits: i8,
+    /// `bytea_output = escape`: bytea text is PostgreSQL's escape format
+    /// rather than hex.
+    pub bytea_escape: bool,
+    /// `IntervalStyle`: how interval text is written (and, for
+    /// sql_standard, how a leading minus is read).
+    pub interval_style: IntervalStyle,
 }
 
 impl Default for Zone {
@@ -84,6 +95,9 @@ impl Zone {
             name: "UTC".into(),
             tz: TimeZone::UTC,
             order: DateOrder::Mdy,
+            float_digits: 1,
+            bytea_escape: false,
+            interval_style: IntervalStyle::Postgres,
         }
     }
 
@@ -93,15 +107,17 @@ impl Zone {
             name,
             tz: TimeZone::fixed(Offset::from_seconds(secs).ok()?),
             order: DateOrder::Mdy,
+            float_digits: 1,
+            bytea_escape: false,
+            interval_style: IntervalStyle::Postgres,
         })
     }
 
     /// Parses a `TimeZone` setting: an IANA name (`Europe/Paris`), a UTC
     /// spelling, or a numeric offset. Offsets follow PostgreSQL: a bare
-    /// number (`SET TIME ZONE -5`) is hours east (ISO sign), but a POSIX
-    /// form such as `UTC+5` or `<+05>-5`, or a string `'-05'` read as one,
-    /// counts hours *west*; to avoid that trap, only the unambiguous forms
-    /// are accepted and the rest refused by the caller.
+    /// number (`SET TIME ZONE -5`, `'-5'`) is hours east (ISO sign), but a
+    /// POSIX form such as `UTC+5`, `<+05>-5` or `'+05:30'` counts hours
+    /// *west*.
     pub fn parse(spec: &str) -> Option<Zone> {
         let s = spec.trim();
         let lower = s.to_ascii_lowercase();
@@ -117,6 +133,9 @@ impl Zone {
                 },
                 tz: TimeZone::UTC,
                 order: DateOrder::Mdy,
+                float_digits: 1,
+                bytea_escape: false,
+                interval_style: IntervalStyle::Postgres,
             });
         }
         // A number of hours: `SET TIME ZONE -5`, `SET TIME ZONE 5.5`.
@@ -133,10 +152,16 @@ impl Zone {
             let secs = parse_offset(iso)?;
             return Zone::fixed(s.to_string(), secs);
         }
-        // An interval-like `+05:30` / `-08:00` as `SET TIME ZONE INTERVAL`.
-        if let Some(secs) = parse_offset(s) {
+        // `'+05:30'`, `'-08:00'`, `'04:30'`: PostgreSQL reads such a
+        // string as a POSIX zone, hours *west* of UTC (`'+02:00'` is UTC-2).
+        let signed = if s.starts_with(['+', '-']) {
+            s.to_string()
+        } else {
+            format!("+{s}")
+        };
+        if let Some(secs) = parse_offset(&signed) {
             if s.contains(':') {
-                return Zone::fixed(format!("<{}>{}", offset_text(secs), posix_text(secs)), secs);
+                return Zone::fixed(s.to_string(), -secs);
             }
             return None;
         }
@@ -147,6 +172,9 @@ impl Zone {
             name: s.to_string(),
             tz,
             order: DateOrder::Mdy,
+            float_digits: 1,
+            bytea_escape: false,
+            interval_style: IntervalStyle::Postgres,
         })
     }
 
@@ -168,6 +196,9 @@ impl Zone {
             name: s.to_string(),
             tz,
             order: DateOrder::Mdy,
+            float_digits: 1,
+            bytea_escape: false,
+            interval_style: IntervalStyle::Postgres,
         })
     }
 
@@ -176,6 +207,40 @@ impl Zone {
         let ts = jiff::Timestamp::from_microsecond(utc_us.clamp(MIN_US, MAX_US))
             .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
         self.tz.to_offset(ts).seconds()
+    }
+
+    /// The zone's abbreviation at UTC instant `utc_us` (`PST`, `CEST`;
+    /// `+05` for a fixed offset without one).
+    pub fn abbreviation_at(&self, utc_us: i64) -> String {
+        let ts = jiff::Timestamp::from_microsecond(utc_us.clamp(MIN_US, MAX_US))
+            .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+        let info = self.tz.to_offset_info(ts);
+        let a = info.abbreviation();
+        if a.is_empty() {
+            offset_text(info.offset().seconds())
+        } else {
+            a.to_string()
+        }
+    }
+
+    /// The offset (seconds east) abbreviation `abbr` stood for in this zone
+    /// at UTC instant `utc_us`, as PostgreSQL reads a dynamic abbreviation:
+    /// the latest period at or before that instant that used it, else the
+    /// first after; `None` when the zone never used it. (A wall-clock time
+    /// is probed at the instant the zone's own rules give it.)
+    pub fn abbreviation_offset(&self, abbr: &str, utc_us: i64) -> Option<i32> {
+        let ts = jiff::Timestamp::from_microsecond(utc_us.clamp(MIN_US, MAX_US)).ok()?;
+        let upto = ts
+            .checked_add(jiff::SignedDuration::from_micros(1))
+            .unwrap_or(ts);
+        let same = |a: &str| a.eq_ignore_ascii_case(abbr);
+        if let Some(t) = self.tz.preceding(upto).find(|t| same(t.abbreviation())) {
+            return Some(t.offset().seconds());
+        }
+        self.tz
+            .following(ts)
+            .find(|t| same(t.abbreviation()))
+            .map(|t| t.offset().seconds())
     }
 
     /// Local wall-clock microseconds of a UTC instant.

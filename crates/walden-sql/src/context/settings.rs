@@ -540,6 +540,16 @@ impl Settings {
             if let Some(style) = self.get("datestyle") {
                 zone.order = datestyle_order(&style).map(|(_, o)| o).unwrap_or_default();
             }
+            if let Some(d) = self.get("extra_float_digits") {
+                zone.float_digits = d.trim().parse().unwrap_or(1);
+            }
+            zone.bytea_escape = self
+                .get("bytea_output")
+                .is_some_and(|v| v.trim().eq_ignore_ascii_case("escape"));
+            if let Some(style) = self.get("intervalstyle") {
+                zone.interval_style = walden_engine::types::interval::IntervalStyle::parse(&style)
+                    .unwrap_or_default();
+            }
             zone
         })
     }

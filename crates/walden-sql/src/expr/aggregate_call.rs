@@ -29,6 +29,7 @@ pub fn compile_aggregate(
     f: &ast::Function,
     kind: AggKind,
 ) -> Result<AggSpec> {
+    crate::functions::refuse_empty_count(f)?;
     match kind {
         AggKind::Ordered(o) => compile_ordered(p, scope, f, o),
         _ => compile_plain(p, scope, f, kind),

@@ -319,6 +319,9 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         };
         return Ok(Expr::Func(Func::Json(j), args));
     }
+    if let Some(b) = crate::functions::BinaryStrFn::by_name(&name) {
+        return binary_str_call(p, scope, &name, b, args);
+    }
     if name == "row_to_json" || name == "array_to_json" {
         return to_json_of(p, scope, &name, &raw_args, args);
     }
@@ -436,6 +439,25 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         "asinh" => Func::FloatFn(crate::functions::FloatFn::Asinh),
         "acosh" => Func::FloatFn(crate::functions::FloatFn::Acosh),
         "atanh" => Func::FloatFn(crate::functions::FloatFn::Atanh),
+        "sin" => Func::FloatFn(crate::functions::FloatFn::Sin),
+        "cos" => Func::FloatFn(crate::functions::FloatFn::Cos),
+        "tan" => Func::FloatFn(crate::functions::FloatFn::Tan),
+        "cot" => Func::FloatFn(crate::functions::FloatFn::Cot),
+        "asin" => Func::FloatFn(crate::functions::FloatFn::Asin),
+        "acos" => Func::FloatFn(crate::functions::FloatFn::Acos),
+        "atan" => Func::FloatFn(crate::functions::FloatFn::Atan),
+        "atan2" => Func::FloatFn(crate::functions::FloatFn::Atan2),
+        "sind" => Func::FloatFn(crate::functions::FloatFn::Sind),
+        "cosd" => Func::FloatFn(crate::functions::FloatFn::Cosd),
+        "tand" => Func::FloatFn(crate::functions::FloatFn::Tand),
+        "cotd" => Func::FloatFn(crate::functions::FloatFn::Cotd),
+        "asind" => Func::FloatFn(crate::functions::FloatFn::Asind),
+        "acosd" => Func::FloatFn(crate::functions::FloatFn::Acosd),
+        "atand" => Func::FloatFn(crate::functions::FloatFn::Atand),
+        "atan2d" => Func::FloatFn(crate::functions::FloatFn::Atan2d),
+        "degrees" => Func::FloatFn(crate::functions::FloatFn::Degrees),
+        "radians" => Func::FloatFn(crate::functions::FloatFn::Radians),
+        "pi" => Func::FloatFn(crate::functions::FloatFn::Pi),
         "scale" => Func::Scale,
         "min_scale" => Func::MinScale,
         "trim_scale" => Func::TrimScale,
@@ -559,7 +581,8 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         Func::CurrVal => Some(1..=1),
         Func::LastVal => Some(0..=0),
         Func::Trim | Func::Ltrim | Func::Rtrim => Some(1..=2),
-        Func::DateTrunc | Func::DatePartPg | Func::ToChar | Func::ToNumber => Some(2..=2),
+        Func::DateTrunc => Some(2..=3),
+        Func::DatePartPg | Func::ToChar | Func::ToNumber => Some(2..=2),
         Func::Age => Some(1..=2),
         Func::MakeDate | Func::DateBin => Some(3..=3),
         Func::MakeTime => Some(3..=3),
@@ -586,6 +609,10 @@ pub fn compile_call(p: &mut Planner<'_>, scope: &Arc<Scope>, f: &ast::Function) 
         // width_bucket(operand, thresholds array) or (operand, low, high, count).
         Func::WidthBucket if args.len() == 2 => Some(2..=2),
         Func::WidthBucket => Some(4..=4),
+        Func::FloatFn(crate::functions::FloatFn::Pi) => Some(0..=0),
+        Func::FloatFn(crate::functions::FloatFn::Atan2 | crate::functions::FloatFn::Atan2d) => {
+            Some(2..=2)
+        }
         Func::Ln | Func::Exp | Func::Log10 | Func::FloatFn(_) => Some(1..=1),
         Func::Log => Some(1..=2),
         Func::Routine => Some(1..=usize::MAX),
@@ -807,6 +834,38 @@ fn compile_variadic(
     }
     args.push(arr);
     Ok(Expr::Func(Func::Variadic(v), args))
+}
+
+/// A binary string function (`functions/call/binary_str.rs`): its arity
+/// checked, and the int8 `to_hex` and bytea `overlay` told apart by their
+/// arguments' types.
+fn binary_str_call(
+    p: &mut Planner<'_>,
+    scope: &Arc<Scope>,
+    name: &str,
+    b: crate::functions::BinaryStrFn,
+    args: Vec<Expr>,
+) -> Result<Expr> {
+    use crate::functions::BinaryStrFn as B;
+    if !b.arity().contains(&args.len()) {
+        return Err(SqlError::new(
+            ErrorKind::UndefinedFunction,
+            format!(
+                "function {name}() with {} arguments does not exist",
+                args.len()
+            ),
+        ));
+    }
+    let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+    let first = args
+        .first()
+        .and_then(|a| query::static_type(a, &types, &p.params));
+    let b = match (b, first) {
+        (B::ToHex32, Some(DataType::BigInt)) => B::ToHex64,
+        (B::Overlay, Some(DataType::Bytes)) => B::OverlayBytes,
+        (b, _) => b,
+    };
+    Ok(Expr::Func(Func::BinaryStr(b), args))
 }
 
 /// Functions whose string parameters are `text` in PostgreSQL (not

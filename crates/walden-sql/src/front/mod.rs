@@ -16,6 +16,7 @@ mod command;
 mod cursor;
 mod depth;
 mod explain;
+mod frame_bounds;
 mod identity_options;
 pub(crate) mod keywords;
 mod normalize;

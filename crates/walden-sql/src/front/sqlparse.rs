@@ -144,6 +144,14 @@ pub fn parse_sql(sql: &str) -> Result<Statement> {
         }
         None => sql,
     };
+    let rewritten8;
+    let sql = match super::frame_bounds::rewrite_frame_strings(sql) {
+        Some(s) => {
+            rewritten8 = s;
+            rewritten8.as_str()
+        }
+        None => sql,
+    };
     let rewritten4;
     let sql = match super::window_exclude::rewrite_exclude(sql) {
         Some(s) => {

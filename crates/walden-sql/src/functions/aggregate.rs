@@ -45,6 +45,22 @@ impl AggKind {
     }
 }
 
+/// `count()`: PostgreSQL calls a parameterless aggregate only as
+/// `count(*)` (42809).
+pub fn refuse_empty_count(f: &ast::Function) -> Result<()> {
+    let name = fname(f);
+    if matches!(name.as_str(), "count" | "count_big")
+        && args_of(f).is_empty()
+        && matches!(f.args, ast::FunctionArguments::List(_))
+    {
+        return Err(SqlError::new(
+            ErrorKind::WrongObjectType,
+            "count(*) must be used to call a parameterless aggregate function",
+        ));
+    }
+    Ok(())
+}
+
 pub fn aggregate_kind(f: &ast::Function) -> Option<AggKind> {
     if f.over.is_some() {
         return None;

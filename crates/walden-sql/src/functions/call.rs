@@ -4,6 +4,8 @@
 use super::*;
 
 mod arrays;
+mod binary_str;
+pub use binary_str::BinaryStrFn;
 mod datetime;
 mod datetime_make;
 mod math;
@@ -11,6 +13,7 @@ mod numeric_fns;
 mod system;
 mod text;
 mod transcend;
+mod trig;
 mod tsql_text;
 
 /// The longest text `lpad` / `rpad` build (PostgreSQL's limit is bytes
@@ -45,6 +48,7 @@ pub fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
     let arg = |i: usize| a.get(i).cloned().unwrap_or(Value::Null);
     Ok(match f {
         Func::Variadic(v) => return call_variadic(v, a, env),
+        Func::BinaryStr(b) => binary_str::call(b, &a)?,
         Func::Json(j) => crate::functions::json::call(j, a)?,
         Func::RecordJson => crate::functions::json::records::to_json(&a[0], &a[1])?,
         Func::RecordText => crate::functions::json::records::to_text(&a[0], &a[1])?,

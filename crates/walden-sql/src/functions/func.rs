@@ -13,10 +13,33 @@ pub enum FloatFn {
     Asinh,
     Acosh,
     Atanh,
+    // Trigonometry (`call/trig.rs`): radians, then degrees.
+    Sin,
+    Cos,
+    Tan,
+    Cot,
+    Asin,
+    Acos,
+    Atan,
+    Atan2,
+    Sind,
+    Cosd,
+    Tand,
+    Cotd,
+    Asind,
+    Acosd,
+    Atand,
+    Atan2d,
+    Degrees,
+    Radians,
+    Pi,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Func {
+    /// A binary string function, or translate/to_hex/unistr/overlay
+    /// (`call/binary_str.rs`).
+    BinaryStr(BinaryStrFn),
     /// An integer bitwise operator at one width (`functions/bitwise.rs`).
     Bitwise(bitwise::BitOp, bitwise::IntWidth),
     /// The transaction's start (now(), CURRENT_TIMESTAMP).
@@ -375,6 +398,7 @@ pub fn global_variable(name: &str) -> Result<Func> {
 /// The static type of a scalar function's result.
 pub fn func_type(f: Func, args: &[DataType]) -> DataType {
     match f {
+        Func::BinaryStr(b) => b.result_type(),
         Func::StatementTimestamp | Func::ClockTimestamp => DataType::TimestampTz,
         Func::LocalTimestamp => DataType::Timestamp,
         Func::Extract => DataType::Decimal {
@@ -403,6 +427,7 @@ pub fn func_type(f: Func, args: &[DataType]) -> DataType {
             Some(DataType::Timestamp) => DataType::TimestampTz,
             _ => DataType::Timestamp,
         },
+        Func::DateTrunc if args.len() == 3 => DataType::TimestampTz,
         Func::DateTrunc => match args.get(1) {
             Some(DataType::Timestamp) => DataType::Timestamp,
             Some(DataType::Interval) => DataType::Interval,

@@ -134,6 +134,7 @@ pub(crate) mod temporal;
 mod variadic;
 
 pub mod num_format;
+mod to_char_dt;
 pub use aggregate::*;
 pub use call::*;
 pub use func::*;

@@ -334,7 +334,8 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> Result<Value> {
                 Sub => x - y,
                 Mul => x * y,
                 Div => {
-                    if y == 0.0 {
+                    // NaN / 0 is NaN, as PostgreSQL's float8div.
+                    if y == 0.0 && !x.is_nan() {
                         return Err(SqlError::new(ErrorKind::DivisionByZero, "division by zero"));
                     }
                     x / y

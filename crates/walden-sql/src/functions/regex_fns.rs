@@ -312,12 +312,12 @@ pub fn regexp_replace_at(
     if n < 0 {
         return Err(param("n", n));
     }
-    let (re, global) = compile(pattern, flags)?;
+    let (re, _) = compile(pattern, flags)?;
     let repl = replacement(repl);
     let all = matches_from(&re, s, start);
     let mut out = String::new();
     let mut last = 0;
-    let every = n == 0 || global;
+    let every = n == 0;
     for (i, c) in all.iter().enumerate() {
         if !every && i as i64 + 1 != n {
             continue;

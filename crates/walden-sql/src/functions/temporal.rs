@@ -182,15 +182,73 @@ fn bad_arg(v: &Value) -> SqlError {
 }
 
 fn bad_unit(unit: &str, ty: &str) -> SqlError {
+    // A word that is no unit at all is 22023; a unit the type has not, 0A000.
+    if canonical_unit(unit) == unit && !KNOWN_UNITS.contains(&unit) {
+        return SqlError::new(
+            ErrorKind::InvalidParameter,
+            format!("unit \"{unit}\" not recognized for type {ty}"),
+        );
+    }
     SqlError::new(
         ErrorKind::FeatureNotSupported,
         format!("unit \"{unit}\" not supported for type {ty}"),
     )
 }
 
+const KNOWN_UNITS: &[&str] = &[
+    "microseconds",
+    "milliseconds",
+    "second",
+    "minute",
+    "hour",
+    "day",
+    "week",
+    "month",
+    "quarter",
+    "year",
+    "decade",
+    "century",
+    "millennium",
+    "dow",
+    "isodow",
+    "doy",
+    "isoyear",
+    "julian",
+    "epoch",
+    "timezone",
+    "timezone_hour",
+    "timezone_minute",
+    "timezone_m",
+    "timezone_h",
+];
+
+/// A date/time unit as PostgreSQL's units table reads it (its first ten
+/// characters: `msec`, `usecs`, `millisecond`, `hrs`, `centuries`, ...),
+/// in the spelling this module matches; other words unchanged.
+fn canonical_unit(u: &str) -> &str {
+    let w: String = u.chars().take(10).collect();
+    match w.as_str() {
+        "microsecon" | "us" | "usec" | "usecond" | "useconds" | "usecs" => "microseconds",
+        "millisecon" | "ms" | "msec" | "msecond" | "mseconds" | "msecs" => "milliseconds",
+        "s" | "sec" | "second" | "seconds" | "secs" => "second",
+        "m" | "min" | "mins" | "minute" | "minutes" => "minute",
+        "h" | "hour" | "hours" | "hr" | "hrs" => "hour",
+        "d" | "day" | "days" => "day",
+        "w" | "week" | "weeks" => "week",
+        "mon" | "mons" | "month" | "months" => "month",
+        "qtr" | "quarter" => "quarter",
+        "y" | "year" | "years" | "yr" | "yrs" => "year",
+        "dec" | "decade" | "decades" | "decs" => "decade",
+        "c" | "cent" | "century" | "centuries" => "century",
+        "mil" | "millennia" | "millennium" | "mils" => "millennium",
+        _ => u,
+    }
+}
+
 /// `date_trunc(unit, value)`.
 pub fn date_trunc(unit: &str, v: &Value) -> Result<Value> {
     let unit = unit.to_ascii_lowercase();
+    let unit = canonical_unit(&unit).to_string();
     // Truncated, infinity is still infinity.
     if is_infinite(v) {
         return Ok(match v {
@@ -261,7 +319,7 @@ fn secs(us: i64) -> Decimal {
 /// `extract(field from value)` as numeric (`date_part` casts to double).
 pub fn extract(field: &str, v: &Value) -> Result<Value> {
     let f = field.to_ascii_lowercase();
-    let f = f.trim_matches('\'').trim_matches('"');
+    let f = canonical_unit(f.trim_matches('\'').trim_matches('"'));
     if let Value::Interval(i) = v {
         let us = i.micros;
         let r = match f {
@@ -409,142 +467,13 @@ pub fn age(a: &Value, b: &Value) -> Result<Value> {
     Ok(Value::Interval(iv))
 }
 
-/// `to_char(timestamp, format)` with PostgreSQL's common template
-/// patterns; a number or a pattern Walden does not know is refused rather
-/// than copied through.
+/// `to_char(v, format)`: numbers by their template, dates and times by
+/// theirs ([`crate::functions::to_char_dt`]).
 pub fn to_char(v: &Value, fmt: &str) -> Result<Value> {
     if let Value::Int(_) | Value::Float(_) | Value::Decimal(_) = v {
         return crate::functions::num_format::to_char(v, fmt).map(Value::text);
     }
-    if let Value::Interval(_) = v {
-        return Err(SqlError::unsupported("to_char with an interval"));
-    }
-    let (t, tz) = local_of(v)?;
-    let days = t.div_euclid(DAY_US);
-    let rem = t.rem_euclid(DAY_US);
-    let (y, m, d) = civil_from_days(days);
-    let (h, mi, s, us) = (
-        rem / 3_600_000_000,
-        rem / 60_000_000 % 60,
-        rem / US % 60,
-        rem % US,
-    );
-    let dow = (days + 4).rem_euclid(7) as usize;
-    const MONTHS: [&str; 12] = [
-        "January",
-        "February",
-        "March",
-        "April",
-        "May",
-        "June",
-        "July",
-        "August",
-        "September",
-        "October",
-        "November",
-        "December",
-    ];
-    const DAYS: [&str; 7] = [
-        "Sunday",
-        "Monday",
-        "Tuesday",
-        "Wednesday",
-        "Thursday",
-        "Friday",
-        "Saturday",
-    ];
-    let h12 = if h % 12 == 0 { 12 } else { h % 12 };
-    let off = if tz { tz_offset(local_to_tz(t)) } else { 0 };
-    // Longest patterns first.
-    let pats: &[(&str, String)] = &[
-        ("YYYY", format!("{y:04}")),
-        ("HH24", format!("{h:02}")),
-        ("HH12", format!("{h12:02}")),
-        (
-            "MONTH",
-            format!("{:<9}", MONTHS[m as usize - 1].to_uppercase()),
-        ),
-        ("Month", format!("{:<9}", MONTHS[m as usize - 1])),
-        (
-            "month",
-            format!("{:<9}", MONTHS[m as usize - 1].to_lowercase()),
-        ),
-        ("DAY", format!("{:<9}", DAYS[dow].to_uppercase())),
-        ("Day", format!("{:<9}", DAYS[dow])),
-        ("day", format!("{:<9}", DAYS[dow].to_lowercase())),
-        ("MON", MONTHS[m as usize - 1][..3].to_uppercase()),
-        ("Mon", MONTHS[m as usize - 1][..3].to_string()),
-        ("mon", MONTHS[m as usize - 1][..3].to_lowercase()),
-        ("DY", DAYS[dow][..3].to_uppercase()),
-        ("Dy", DAYS[dow][..3].to_string()),
-        ("dy", DAYS[dow][..3].to_lowercase()),
-        ("DDD", format!("{:03}", days - days_from_civil(y, 1, 1) + 1)),
-        ("YY", format!("{:02}", y.rem_euclid(100))),
-        ("MM", format!("{m:02}")),
-        ("DD", format!("{d:02}")),
-        ("HH", format!("{h12:02}")),
-        ("MI", format!("{mi:02}")),
-        ("SS", format!("{s:02}")),
-        ("MS", format!("{:03}", us / 1000)),
-        ("US", format!("{us:06}")),
-        ("AM", if h < 12 { "AM" } else { "PM" }.into()),
-        ("PM", if h < 12 { "AM" } else { "PM" }.into()),
-        ("am", if h < 12 { "am" } else { "pm" }.into()),
-        ("pm", if h < 12 { "am" } else { "pm" }.into()),
-        (
-            "TZH",
-            format!("{}{:02}", if off < 0 { '-' } else { '+' }, off.abs() / 3600),
-        ),
-        ("TZM", format!("{:02}", off.abs() / 60 % 60)),
-        ("OF", walden_engine::types::zone::offset_text(off)),
-        ("Q", format!("{}", (m - 1) / 3 + 1)),
-        ("D", format!("{}", dow + 1)),
-    ];
-    let mut out = String::new();
-    let mut rest = fmt;
-    'outer: while !rest.is_empty() {
-        if let Some(r) = rest.strip_prefix('"') {
-            // Quoted literal text.
-            let end = r.find('"').unwrap_or(r.len());
-            out.push_str(&r[..end]);
-            rest = r.get(end + 1..).unwrap_or("");
-            continue;
-        }
-        if let Some(r) = rest.strip_prefix("FM") {
-            // Fill mode: drop padding of the next field.
-            for (p, val) in pats {
-                if let Some(r2) = r.strip_prefix(p) {
-                    let v = val.trim_end();
-                    let v = v.trim_start_matches('0');
-                    out.push_str(if v.is_empty() { "0" } else { v });
-                    rest = r2;
-                    continue 'outer;
-                }
-            }
-        }
-        for (p, val) in pats {
-            if let Some(r) = rest.strip_prefix(p) {
-                out.push_str(val);
-                rest = r;
-                continue 'outer;
-            }
-        }
-        let c = rest.chars().next().unwrap_or(' ');
-        if c.is_ascii_alphabetic() && !" -/:.,T".contains(c) {
-            // A pattern letter Walden does not implement (TZ, WW, J, ...).
-            if matches!(
-                c,
-                'T' | 'W' | 'J' | 'I' | 'C' | 'B' | 'A' | 'P' | 'S' | 'Y' | 'R'
-            ) {
-                return Err(SqlError::unsupported(format!(
-                    "to_char pattern at \"{rest}\""
-                )));
-            }
-        }
-        out.push(c);
-        rest = &rest[c.len_utf8()..];
-    }
-    Ok(Value::text(out))
+    crate::functions::to_char_dt::to_char(v, fmt)
 }
 
 /// `x AT TIME ZONE zone`: a timestamptz as the wall clock in `zone`, a
@@ -552,8 +481,34 @@ pub fn to_char(v: &Value, fmt: &str) -> Result<Value> {
 /// read as timestamptz, as PostgreSQL resolves them.
 pub fn at_time_zone(v: Value, zone: &str) -> Result<Value> {
     use walden_engine::types::dtinput::{TIMESTAMP_INFINITY, TIMESTAMP_MINUS_INFINITY};
-    let z = zone_named(zone)?;
     let infinite = |t: i64| t == TIMESTAMP_INFINITY || t == TIMESTAMP_MINUS_INFINITY;
+    // A dynamic abbreviation (`MSK`) means what its zone meant by it then:
+    // at the wall-clock time for a timestamp, at the instant for a
+    // timestamptz, as PostgreSQL reads it.
+    let lower = zone.trim().to_ascii_lowercase();
+    if let Some(name) = walden_engine::types::dtinput::dynamic_zone_abbreviation(&lower) {
+        if let (Some(z), Value::Timestamp(t) | Value::TimestampTz(t)) =
+            (walden_engine::types::zone::Zone::named(name), &v)
+        {
+            let t = *t;
+            if !infinite(t) {
+                let abbr = lower.to_ascii_uppercase();
+                return Ok(match v {
+                    Value::Timestamp(_) => {
+                        Value::TimestampTz(match z.abbreviation_offset(&abbr, z.from_local(t)) {
+                            Some(off) => t - off as i64 * 1_000_000,
+                            None => z.from_local(t),
+                        })
+                    }
+                    _ => Value::Timestamp(match z.abbreviation_offset(&abbr, t) {
+                        Some(off) => t + off as i64 * 1_000_000,
+                        None => z.to_local(t),
+                    }),
+                });
+            }
+        }
+    }
+    let z = zone_named(zone)?;
     Ok(match v {
         Value::Null => Value::Null,
         Value::Timestamp(t) if infinite(t) => Value::TimestampTz(t),

@@ -4,9 +4,10 @@
 //! `mm:ss` means and which lower fields are cut off, the precision rounds
 //! the seconds (half away from zero).
 
-use crate::error::{Result, SqlError};
+use crate::error::Result;
 use sqlparser::ast::IntervalFields as F;
-use walden_engine::types::{DataType, Interval, Value};
+use walden_engine::types::interval_input::IntervalRange;
+use walden_engine::types::{Interval, Value};
 
 const HOUR_US: i64 = 3_600_000_000;
 const MINUTE_US: i64 = 60_000_000;
@@ -36,50 +37,40 @@ pub fn fields_of(
     })
 }
 
-/// The unit a bare number counts under these fields: the rightmost one.
-fn number_unit(fields: Option<F>) -> &'static str {
-    match fields {
-        Some(F::Year) => "year",
-        Some(F::Month | F::YearToMonth) => "month",
-        Some(F::Day) => "day",
-        Some(F::Hour | F::DayToHour) => "hour",
-        Some(F::Minute | F::DayToMinute | F::HourToMinute) => "minute",
-        _ => "second",
-    }
+/// The fields of a qualifier as the interval reader takes them.
+fn range_of(fields: Option<F>) -> IntervalRange {
+    const Y: u8 = IntervalRange::YEAR;
+    const MO: u8 = IntervalRange::MONTH;
+    const D: u8 = IntervalRange::DAY;
+    const H: u8 = IntervalRange::HOUR;
+    const MI: u8 = IntervalRange::MINUTE;
+    const S: u8 = IntervalRange::SECOND;
+    IntervalRange(match fields {
+        None => return IntervalRange::FULL,
+        Some(F::Year) => Y,
+        Some(F::Month) => MO,
+        Some(F::Day) => D,
+        Some(F::Hour) => H,
+        Some(F::Minute) => MI,
+        Some(F::Second) => S,
+        Some(F::YearToMonth) => Y | MO,
+        Some(F::DayToHour) => D | H,
+        Some(F::DayToMinute) => D | H | MI,
+        Some(F::DayToSecond) => D | H | MI | S,
+        Some(F::HourToMinute) => H | MI,
+        Some(F::HourToSecond) => H | MI | S,
+        Some(F::MinuteToSecond) => MI | S,
+    })
 }
 
 /// Reads interval text under a type modifier (`interval_in` with one).
 pub fn parse(text: &str, fields: Option<F>, precision: Option<u8>) -> Result<Interval> {
-    let t = text.trim();
-    let owned;
-    let t = if fields.is_some() && !t.is_empty() && t.parse::<f64>().is_ok() {
-        owned = format!("{t} {}", number_unit(fields));
-        owned.as_str()
-    } else if fields == Some(F::MinuteToSecond) {
-        // Under MINUTE TO SECOND, `a:b` is minutes and seconds.
-        owned = t
-            .split_whitespace()
-            .map(|tok| {
-                if tok.matches(':').count() == 1 {
-                    let (sign, rest) = match tok.strip_prefix(['-', '+']) {
-                        Some(r) => (&tok[..1], r),
-                        None => ("", tok),
-                    };
-                    format!("{sign}0:{rest}")
-                } else {
-                    tok.to_string()
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(" ");
-        owned.as_str()
-    } else {
-        t
-    };
-    match walden_engine::types::coerce(Value::text(t), &DataType::Interval)? {
-        Value::Interval(v) => Ok(apply(v, fields, precision)),
-        other => Err(SqlError::internal(format!("interval input gave {other:?}"))),
-    }
+    // Under IntervalStyle sql_standard a leading minus negates every field.
+    let sql_standard = walden_engine::types::zone::with_current(|z| {
+        z.interval_style == walden_engine::types::interval::IntervalStyle::SqlStandard
+    });
+    let v = walden_engine::types::interval_in_range(text, range_of(fields), sql_standard)?;
+    Ok(apply(v, fields, precision))
 }
 
 /// An interval kept to its type modifier's fields and precision

@@ -38,6 +38,7 @@ mod explain;
 mod foreign_keys;
 mod foreign_keys_concurrency;
 mod foreign_keys_replica;
+mod function_answers;
 mod generated_columns;
 mod grafana_dashboard;
 mod grouping;

@@ -257,6 +257,12 @@ fn every_listed_function_runs() {
                 ("pg_get_serial_sequence", 2) => "'pd_f', 'id'".to_string(),
                 // Arguments inside the functions' domains.
                 ("acosh", 1) => "2::float8".to_string(),
+                ("date_trunc", 3) => "'day', now(), 'UTC'".to_string(),
+                ("encode", 2) => "'\\x01'::bytea, 'hex'".to_string(),
+                ("decode", 2) => "'01', 'hex'".to_string(),
+                ("get_byte", 2) => "'\\x01'::bytea, 0".to_string(),
+                ("set_byte", 3) => "'\\x01'::bytea, 0, 7".to_string(),
+                ("set_bit", 3) => "'\\x01'::bytea, 3::bigint, 1".to_string(),
                 ("width_bucket", 4) if shown.starts_with("numeric") => {
                     "2.5::numeric, 1::numeric, 3::numeric, 4".to_string()
                 }

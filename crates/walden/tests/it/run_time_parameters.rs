@@ -2,7 +2,9 @@
 //! does not know are refused with its 42704 (SET, SHOW, RESET,
 //! current_setting), parameters fixed at server start with its 55P02,
 //! dotted placeholder names work as in PostgreSQL, and the parameters
-//! Walden accepts read back alike. Where Walden has no counterpart for a
+//! Walden accepts read back alike, and the output settings Walden follows
+//! (extra_float_digits, bytea_output, a numeric TimeZone) give PostgreSQL's
+//! text. Where Walden has no counterpart for a
 //! parameter PostgreSQL has (planner and memory knobs), or for one of its
 //! values, it refuses with 0A000 instead of storing it and going on.
 //! Startup-message parameters (`options=-c ...`, what pgjdbc sends) are
@@ -56,6 +58,29 @@ const SAME: &[&str] = &[
     "SET search_path TO DEFAULT",
     "SET extra_float_digits TO DEFAULT",
     "SHOW extra_float_digits",
+    // Output settings Walden follows: fewer float digits (C's %g), bytea
+    // in escape format, a POSIX offset string as the session zone (hours
+    // west of UTC).
+    "SET extra_float_digits = 0",
+    "SELECT 0.1::float8 + 0.2::float8, 1004.3000000000004::float8, 1e-5::float8, \
+     1234567890123456::float8, 431.7726::float4, -0.0::float8, sqrt(1004.3::float8)",
+    "SELECT (0.1::float8 + 0.2::float8)::text",
+    "SET extra_float_digits = -4",
+    "SELECT 1/3::float8, 2/3::float4",
+    "SET extra_float_digits = 1",
+    "SET bytea_output = escape",
+    "SHOW bytea_output",
+    "SELECT E'\\\\xDeAdBeEf'::bytea, E'De\\\\123dBeEf'::bytea, '\\x5c41'::bytea, \
+     ''::bytea, '\\x00ff7e7f'::bytea::text",
+    "SET bytea_output = hex",
+    "SET timezone = '+02:00'",
+    "SHOW timezone",
+    "SELECT '2024-07-01 12:00:00+00'::timestamptz::text",
+    "SET timezone = '04:30'",
+    "SELECT '2024-07-01 12:00:00+00'::timestamptz::text",
+    "SET timezone = '-5'",
+    "SELECT '2024-07-01 12:00:00+00'::timestamptz::text",
+    "RESET timezone",
 ];
 
 /// PostgreSQL takes these; Walden has no counterpart and says so.
@@ -64,9 +89,7 @@ const REFUSED: &[&str] = &[
     "SET work_mem = '64MB'",
     "SET random_page_cost = 1.1",
     "SET standard_conforming_strings = off",
-    "SET extra_float_digits = 0",
-    "SET intervalstyle = iso_8601",
-    "SET bytea_output = escape",
+    "SET datestyle = 'postgres'",
     "SET jit = on",
     "SELECT set_config('enable_hashjoin', 'off', false)",
 ];

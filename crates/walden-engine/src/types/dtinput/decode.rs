@@ -190,6 +190,11 @@ pub(super) fn decode_date_time(
                         zone = Some(ZoneSpec::Offset(off));
                         TZ
                     }
+                    Word::DynZone(name) => {
+                        let z = named_zone(name)?;
+                        zone = Some(ZoneSpec::Abbrev(z, s.to_ascii_uppercase()));
+                        TZ
+                    }
                     Word::Am | Word::Pm => {
                         meridian = Some(w == Word::Pm);
                         AMPM

@@ -56,6 +56,8 @@ enum ZoneSpec {
     /// Seconds east of UTC.
     Offset(i32),
     Named(Zone),
+    /// A dynamic abbreviation (`MSK`) and the zone that defines it.
+    Abbrev(Zone, String),
 }
 
 struct Parsed {
@@ -86,6 +88,12 @@ const MAX_TS: i64 = i64::MAX - 1;
 /// A zone abbreviation (`pst`, `cest`, lower case) as seconds east.
 pub fn zone_abbreviation(w: &str) -> Option<i32> {
     words::zone_abbrev(w)
+}
+
+/// The zone that defines a dynamic abbreviation (`msk`: Europe/Moscow),
+/// lower case.
+pub fn dynamic_zone_abbreviation(w: &str) -> Option<&'static str> {
+    words::dynamic_abbrev(w)
 }
 
 /// A date as the timestamp of its midnight (infinities kept); `None` past
@@ -136,6 +144,12 @@ pub fn timestamptz_in(s: &str) -> Result<i64, EngineError> {
     let utc = match p.zone {
         Some(ZoneSpec::Offset(off)) => local.checked_sub(off as i64 * US),
         Some(ZoneSpec::Named(z)) => Some(z.from_local(local)),
+        Some(ZoneSpec::Abbrev(z, abbr)) => {
+            match z.abbreviation_offset(&abbr, z.from_local(local)) {
+                Some(off) => local.checked_sub(off as i64 * US),
+                None => Some(z.from_local(local)),
+            }
+        }
         None => Some(zone::with_current(|z| z.from_local(local))),
     };
     utc.filter(|u| (MIN_TS..=MAX_TS).contains(u))

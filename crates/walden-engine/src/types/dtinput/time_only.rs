@@ -99,7 +99,7 @@ pub(super) fn decode_time_only(
                         MONTH
                     }
                     Word::Weekday => DOW,
-                    Word::Zone(_) => TZ,
+                    Word::Zone(_) | Word::DynZone(_) => TZ,
                     Word::Am | Word::Pm => {
                         meridian = Some(w == Word::Pm);
                         AMPM

@@ -10,6 +10,9 @@ pub(super) enum Word {
     Special(Special),
     /// A zone abbreviation, seconds east of UTC.
     Zone(i32),
+    /// An abbreviation whose meaning changed over time (`MSK`): read as
+    /// what the named zone meant by it at the time given.
+    DynZone(&'static str),
     Am,
     Pm,
     Ad,
@@ -72,7 +75,10 @@ pub(super) fn lookup(w: &str) -> Option<Word> {
         "t" => W::IsoTime,
         "j" | "jd" | "julian" => W::Julian,
         "at" | "on" => W::Ignore,
-        _ => W::Zone(zone_abbrev(w)?),
+        _ => match dynamic_abbrev(w) {
+            Some(zone) => W::DynZone(zone),
+            None => W::Zone(zone_abbrev(w)?),
+        },
     })
 }
 
@@ -80,7 +86,51 @@ pub(super) fn lookup(w: &str) -> Option<Word> {
 /// such a word followed by digits is two fields (`j2451187`), anything
 /// else followed by digits may be a zone name (`etc/gmt+8`, `est5edt`).
 pub(super) fn is_keyword(w: &str) -> bool {
-    !matches!(lookup(w), None | Some(Word::Zone(_)))
+    !matches!(lookup(w), None | Some(Word::Zone(_) | Word::DynZone(_)))
+}
+
+/// The abbreviations PostgreSQL's default set defines by a zone rather
+/// than an offset, and that zone.
+pub(super) fn dynamic_abbrev(w: &str) -> Option<&'static str> {
+    Some(match w {
+        "art" | "arst" => "America/Argentina/Buenos_Aires",
+        "clt" => "America/Santiago",
+        "gyt" => "America/Guyana",
+        "pyt" => "America/Asuncion",
+        "vet" => "America/Caracas",
+        "davt" => "Antarctica/Davis",
+        "mawt" => "Antarctica/Mawson",
+        "amst" => "Asia/Yerevan",
+        "anast" | "anat" => "Asia/Anadyr",
+        "azst" | "azt" => "Asia/Baku",
+        "gest" | "get" => "Asia/Tbilisi",
+        "irkst" | "irkt" => "Asia/Irkutsk",
+        "kgt" => "Asia/Bishkek",
+        "krast" | "krat" => "Asia/Krasnoyarsk",
+        "lkt" => "Asia/Colombo",
+        "magst" | "magt" => "Asia/Magadan",
+        "novst" | "novt" => "Asia/Novosibirsk",
+        "omsst" | "omst" => "Asia/Omsk",
+        "petst" | "pett" => "Asia/Kamchatka",
+        "sgt" => "Asia/Singapore",
+        "tmt" => "Asia/Ashgabat",
+        "ulat" => "Asia/Ulaanbaatar",
+        "vlast" | "vlat" => "Asia/Vladivostok",
+        "yakst" | "yakt" => "Asia/Yakutsk",
+        "yekt" => "Asia/Yekaterinburg",
+        "fkst" | "fkt" => "Atlantic/Stanley",
+        "lhdt" => "Australia/Lord_Howe",
+        "msk" => "Europe/Moscow",
+        "volt" => "Europe/Volgograd",
+        "iot" => "Indian/Chagos",
+        "ckt" => "Pacific/Rarotonga",
+        "easst" | "east" => "Pacific/Easter",
+        "kost" => "Pacific/Kosrae",
+        "lint" => "Pacific/Kiritimati",
+        "nut" => "Pacific/Niue",
+        "tkt" => "Pacific/Fakaofo",
+        _ => return None,
+    })
 }
 
 /// PostgreSQL's default abbreviations (the common ones), seconds east.

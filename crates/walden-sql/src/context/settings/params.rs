@@ -2,9 +2,10 @@
 //!
 //! Walden acts on the parameters `settings.rs` handles by name. Of
 //! PostgreSQL's other parameters it accepts only the values that describe
-//! what Walden does anyway (`standard_conforming_strings = on`, the `hex`
-//! bytea output, `extra_float_digits` of 1 to 3, whose output is the
-//! shortest exact one that Walden always prints), or parameters whose every
+//! what Walden does anyway (`standard_conforming_strings = on`), or the
+//! output settings Walden follows (`bytea_output`, `extra_float_digits`,
+//! `IntervalStyle`), or
+//! parameters whose every
 //! value leaves results unchanged here (`check_function_bodies`: there are
 //! no function bodies), and the parallel-query knobs: Walden never runs a
 //! parallel plan, which is what PostgreSQL does whatever their values when
@@ -38,9 +39,15 @@ const ACCEPTED: &[(&str, Values)] = &[
     ("escape_string_warning", Values::AnyBool("on")),
     ("array_nulls", Values::Only(&["on"])),
     ("backslash_quote", Values::Only(&["safe_encoding"])),
-    ("bytea_output", Values::Only(&["hex"])),
-    ("intervalstyle", Values::Only(&["postgres"])),
-    ("extra_float_digits", Values::Int(1, 3, "1")),
+    // Read by `Settings::zone`: bytea text follows it.
+    ("bytea_output", Values::Only(&["hex", "escape"])),
+    // Read by `Settings::zone`: interval text follows it.
+    (
+        "intervalstyle",
+        Values::Only(&["postgres", "postgres_verbose", "sql_standard", "iso_8601"]),
+    ),
+    // Read by `Settings::zone`: float text follows it.
+    ("extra_float_digits", Values::Int(-15, 3, "1")),
     ("quote_all_identifiers", Values::Only(&["off"])),
     ("transform_null_equals", Values::Only(&["off"])),
     ("check_function_bodies", Values::AnyBool("on")),

@@ -5,6 +5,18 @@ use ast::Expr as A;
 
 /// `type 'text'`.
 pub(super) fn typed_string(p: &mut Planner<'_>, ts: &ast::TypedString) -> Result<Expr> {
+    // `timestamp(2) 'now'`: the literal, rounded to the precision.
+    let (plain, precision) = crate::types::names::split_time_precision(&ts.data_type)?;
+    if let Some(digits) = precision.filter(|d| *d < 6) {
+        let inner = typed_string(
+            p,
+            &ast::TypedString {
+                data_type: plain,
+                ..ts.clone()
+            },
+        )?;
+        return Ok(Expr::Func(Func::TimePrecision(digits), vec![inner]));
+    }
     Ok({
         let t = crate::types::names::data_type_in(&p.db, p.viewer, &ts.data_type)?;
         let v = lit_value(&ts.value.value)?;

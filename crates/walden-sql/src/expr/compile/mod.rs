@@ -140,7 +140,7 @@ impl Expr {
                 any,
             } => {
                 let pattern = quantified(*any, pattern)?;
-                like(
+                pattern::like(
                     p,
                     scope,
                     expr,
@@ -158,7 +158,7 @@ impl Expr {
                 any,
             } => {
                 let pattern = quantified(*any, pattern)?;
-                like(
+                pattern::like(
                     p,
                     scope,
                     expr,
@@ -307,6 +307,27 @@ impl Expr {
                 Expr::Func(f, args)
             }
             A::Interval(iv) => interval_literal(p, scope, e, iv)?,
+            A::Overlay {
+                expr,
+                overlay_what,
+                overlay_from,
+                overlay_for,
+            } => {
+                let mut args = vec![
+                    Expr::compile(p, scope, expr)?,
+                    Expr::compile(p, scope, overlay_what)?,
+                    Expr::compile(p, scope, overlay_from)?,
+                ];
+                if let Some(f) = overlay_for {
+                    args.push(Expr::compile(p, scope, f)?);
+                }
+                let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+                let f = match query::static_type(&args[0], &types, &p.params) {
+                    Some(DataType::Bytes) => crate::functions::BinaryStrFn::OverlayBytes,
+                    _ => crate::functions::BinaryStrFn::Overlay,
+                };
+                Expr::Func(Func::BinaryStr(f), args)
+            }
             A::AtTimeZone {
                 timestamp,
                 time_zone,

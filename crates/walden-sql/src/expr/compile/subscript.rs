@@ -59,6 +59,9 @@ pub(super) fn access_chain(
             match a {
                 ast::AccessExpr::Subscript(ast::Subscript::Index { index }) => {
                     in_row = true;
+                    if !was_in_row {
+                        refuse_scalar_subscript(p, scope, &e)?;
+                    }
                     let mut i = Expr::compile(p, scope, index)?;
                     let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
                     if matches!(
@@ -85,6 +88,39 @@ pub(super) fn access_chain(
         }
         e
     })
+}
+
+/// A subscript on a value whose type has none (`(a[1])[1]` where `a[1]`
+/// is an integer): PostgreSQL's 42804 when the statement is planned.
+fn refuse_scalar_subscript(p: &Planner<'_>, scope: &Scope, e: &Expr) -> Result<()> {
+    use DataType as T;
+    let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
+    let Some(t) = query::static_type(e, &types, &p.params) else {
+        return Ok(());
+    };
+    if matches!(
+        t,
+        T::SmallInt
+            | T::Int
+            | T::BigInt
+            | T::Real
+            | T::Double
+            | T::Decimal { .. }
+            | T::Bool
+            | T::Date
+            | T::Time
+            | T::Timestamp
+            | T::TimestampTz
+            | T::Interval
+            | T::Uuid
+    ) {
+        let name = crate::types::regtype_name(crate::types::type_oid_and_mod(&t).0);
+        return Err(SqlError::new(
+            ErrorKind::DatatypeMismatch,
+            format!("cannot subscript type {name} because it does not support subscripting"),
+        ));
+    }
+    Ok(())
 }
 
 /// `ARRAY[...]`.

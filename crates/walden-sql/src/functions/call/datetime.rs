@@ -95,6 +95,14 @@ pub(super) fn call(f: Func, a: Vec<Value>, env: &Env<'_>) -> Result<Value> {
             },
         },
         Func::ToChar => crate::functions::temporal::to_char(&arg(0), &text_arg(&arg(1)))?,
+        // date_trunc(field, timestamptz, zone): truncated on the wall
+        // clock of that zone.
+        Func::DateTrunc if a.len() == 3 => {
+            let z = crate::functions::temporal::zone_named(&text_arg(&arg(2)))?;
+            let v = walden_engine::types::coerce(arg(1), &DataType::TimestampTz)?;
+            let _zone = walden_engine::types::zone::enter(&z);
+            crate::functions::temporal::date_trunc(&text_arg(&arg(0)), &v)?
+        }
         Func::DateTrunc => crate::functions::temporal::date_trunc(&text_arg(&arg(0)), &arg(1))?,
         Func::Extract => crate::functions::temporal::extract(&text_arg(&arg(0)), &arg(1))?,
         Func::AtTimeZone => crate::functions::temporal::at_time_zone(arg(0), &text_arg(&arg(1)))?,

@@ -133,10 +133,12 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
         }
         // The start [, N [, flags]] form.
         Func::RegexpReplace if matches!(a.get(3), Some(Value::Int(_))) => {
+            // Given, N alone says which matches are replaced (the `g` flag
+            // then changes nothing); else `g` means all, as PostgreSQL 15.
             let n = match a.get(4) {
                 Some(Value::Int(n)) => *n,
                 Some(v) => int_arg(v, "regexp_replace")?,
-                None => 1,
+                None => i64::from(!a.get(5).map(text_arg).unwrap_or_default().contains('g')),
             };
             crate::functions::regex_fns::regexp_replace_at(
                 &text_arg(&arg(0)),

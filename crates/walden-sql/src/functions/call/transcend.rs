@@ -52,6 +52,43 @@ pub(super) fn call(f: Func, a: Vec<Value>) -> Result<Value> {
             _ => Numeric::log(&ten, &x)?,
         }));
     }
+    if f == Func::FloatFn(FloatFn::Pi) {
+        return Ok(Value::Float(std::f64::consts::PI));
+    }
+    let float = |v: &Value| match cast(v.clone(), &DataType::Double) {
+        Ok(Value::Float(x)) => Ok(x),
+        _ => Err(SqlError::new(
+            ErrorKind::UndefinedFunction,
+            format!("function {f:?}({}) does not exist", type_name(v)),
+        )),
+    };
+    if let Func::FloatFn(
+        g @ (FloatFn::Sin
+        | FloatFn::Cos
+        | FloatFn::Tan
+        | FloatFn::Cot
+        | FloatFn::Asin
+        | FloatFn::Acos
+        | FloatFn::Atan
+        | FloatFn::Atan2
+        | FloatFn::Sind
+        | FloatFn::Cosd
+        | FloatFn::Tand
+        | FloatFn::Cotd
+        | FloatFn::Asind
+        | FloatFn::Acosd
+        | FloatFn::Atand
+        | FloatFn::Atan2d
+        | FloatFn::Degrees
+        | FloatFn::Radians),
+    ) = f
+    {
+        let y = match a.get(1) {
+            Some(v) => float(v)?,
+            None => 0.0,
+        };
+        return Ok(Value::Float(super::trig::trig(g, float(&a[0])?, y)?));
+    }
     let x = match cast(a[0].clone(), &DataType::Double)? {
         Value::Float(x) => x,
         v => {
@@ -122,5 +159,6 @@ fn float_fn(g: FloatFn, x: f64) -> Result<f64> {
             }
             x.atanh()
         }
+        other => return super::trig::trig(other, x, 0.0),
     })
 }

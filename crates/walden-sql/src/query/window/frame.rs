@@ -142,7 +142,12 @@ impl Bounds {
             }
             if f.units == Units::Range {
                 let negative = matches!(compare(&v, &Value::Int(0)), Ok(Some(Ordering::Less)));
-                if negative {
+                let nan = match &v {
+                    Value::Float(x) => x.is_nan(),
+                    Value::Decimal(d) => d.is_nan(),
+                    _ => false,
+                };
+                if negative || nan {
                     return Err(SqlError::new(
                         ErrorKind::InvalidFrameOffset,
                         "invalid preceding or following size in window function",
@@ -290,6 +295,16 @@ fn range_bound(
     let add = preceding == p.desc;
     let target = shifted(cur, off, add)?;
     let (lo, hi) = p.keyed;
+    // An infinite offset from an infinite key of the other sign (-inf +
+    // inf): PostgreSQL puts every non-null key in the frame.
+    let nan = match &target {
+        Value::Float(x) => x.is_nan(),
+        Value::Decimal(d) => d.is_nan(),
+        _ => false,
+    };
+    if nan && !matches!(off, Value::Float(x) if x.is_nan()) {
+        return Ok(if start { lo } else { hi });
+    }
     let mut bad = None;
     let mut along = |v: &Value| -> Ordering {
         let o = match compare(v, &target) {

@@ -258,6 +258,7 @@ fn compile_in(
     f: &ast::Function,
     ctx: &mut WinCtx,
 ) -> Result<usize> {
+    crate::functions::refuse_empty_count(f)?;
     let name = fname(f);
     let spec = match f.over.as_ref() {
         Some(ast::WindowType::NamedWindow(id)) => resolve_name(&ctx.named, id)?,
@@ -345,7 +346,7 @@ fn compile_in(
             (args, None)
         }
     };
-    let frame = compile_frame(p, scope, &spec)?;
+    let mut frame = compile_frame(p, scope, &spec)?;
     let key = format!(
         "{}\u{0}{}",
         spec.partition
@@ -382,7 +383,8 @@ fn compile_in(
         let types: Vec<DataType> = scope.cols.iter().map(|c| c.ty.clone()).collect();
         if let Some((key, _, _)) = ctx.sorts[sort].order.first() {
             let key = static_type(key, &types, &p.params);
-            check_range_offset(&frame, key, &p.params)?;
+            check_range_offset(&frame, key.clone(), &p.params)?;
+            type_quoted_offsets(&mut frame, key);
         }
     }
     ctx.calls.push(WinCall {
@@ -463,6 +465,26 @@ fn compile_frame(p: &mut Planner<'_>, scope: &Arc<Scope>, spec: &Spec) -> Result
         end,
         exclude: spec.exclude,
     })
+}
+
+/// A quoted RANGE offset (`'inf' PRECEDING`, `'1 day' FOLLOWING`) takes
+/// the type PostgreSQL gives it: the ORDER BY column's for a number, an
+/// interval for a date or time.
+fn type_quoted_offsets(frame: &mut Frame, key: Option<DataType>) {
+    use DataType as T;
+    let target = match key {
+        Some(k @ (T::SmallInt | T::Int | T::BigInt | T::Real | T::Double | T::Decimal { .. })) => k,
+        Some(T::Date | T::Timestamp | T::TimestampTz | T::Time) => T::Interval,
+        _ => return,
+    };
+    for b in [&mut frame.start, &mut frame.end] {
+        if let Bound::Preceding(e) | Bound::Following(e) = b {
+            if matches!(e, Expr::Lit(Value::Text(_))) {
+                let lit = std::mem::replace(e, Expr::Lit(Value::Null));
+                *e = Expr::Cast(Box::new(lit), target.clone());
+            }
+        }
+    }
 }
 
 /// RANGE offsets exist for numbers (a number) and dates and times (an
