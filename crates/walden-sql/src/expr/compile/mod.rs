@@ -14,8 +14,6 @@ mod subscript;
 use cast::*;
 use operators::*;
 use pattern::*;
-// Not the text-matching helper of the same name in `functions::operators`.
-use pattern::like;
 pub use subquery::array_subquery;
 pub(crate) use subquery::row_subquery;
 pub(super) use subquery::sub;
