@@ -177,7 +177,7 @@ fn intervals_and_date_arithmetic() {
     );
     assert_eq!(
         err(&mut s, "SELECT 'soon'::interval"),
-        ErrorKind::InvalidText
+        ErrorKind::InvalidDatetimeFormat
     );
 }
 

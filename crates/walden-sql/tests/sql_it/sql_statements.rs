@@ -222,16 +222,29 @@ fn transactions_and_durability_statements() {
         "1048576"
     );
 
-    // Errors abort an explicit transaction until ROLLBACK; the session goes on.
-    tag(&mut s, "BEGIN");
-    tag(&mut s, "INSERT INTO t VALUES (100, 1)");
+    // In a session that has spoken only PostgreSQL, errors abort an
+    // explicit transaction until ROLLBACK; the session goes on.
+    tag(&mut other, "BEGIN");
+    tag(&mut other, "INSERT INTO t VALUES (100, 1)");
     assert_eq!(
-        err(&mut s, "INSERT INTO t VALUES (1, 1)"),
+        err(&mut other, "INSERT INTO t VALUES (1, 1)"),
         ErrorKind::UniqueViolation
     );
-    assert_eq!(s.tx_status(), TxStatus::Failed);
-    assert_eq!(err(&mut s, "SELECT 1"), ErrorKind::InFailedTransaction);
-    assert_eq!(tag(&mut s, "COMMIT"), "ROLLBACK");
+    assert_eq!(other.tx_status(), TxStatus::Failed);
+    assert_eq!(err(&mut other, "SELECT 1"), ErrorKind::InFailedTransaction);
+    assert_eq!(tag(&mut other, "COMMIT"), "ROLLBACK");
+    assert_eq!(one(&mut other, "SELECT count(*) FROM t WHERE id = 100"), "0");
+    assert_eq!(other.tx_status(), TxStatus::Idle);
+    // A session that has spoken T-SQL (BEGIN TRAN above) follows SQL
+    // Server's XACT_ABORT OFF: the failed statement alone is undone.
+    tag(&mut s, "BEGIN");
+    tag(&mut s, "INSERT INTO t VALUES (100, 1)");
+    assert!(s
+        .execute_batch("INSERT INTO t VALUES (1, 1)")
+        .iter()
+        .any(|r| r.is_err()));
+    assert_eq!(s.tx_status(), TxStatus::InBlock);
+    tag(&mut s, "ROLLBACK");
     assert_eq!(one(&mut s, "SELECT count(*) FROM t WHERE id = 100"), "0");
     assert_eq!(s.tx_status(), TxStatus::Idle);
 
