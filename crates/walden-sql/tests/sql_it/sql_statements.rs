@@ -233,7 +233,10 @@ fn transactions_and_durability_statements() {
     assert_eq!(other.tx_status(), TxStatus::Failed);
     assert_eq!(err(&mut other, "SELECT 1"), ErrorKind::InFailedTransaction);
     assert_eq!(tag(&mut other, "COMMIT"), "ROLLBACK");
-    assert_eq!(one(&mut other, "SELECT count(*) FROM t WHERE id = 100"), "0");
+    assert_eq!(
+        one(&mut other, "SELECT count(*) FROM t WHERE id = 100"),
+        "0"
+    );
     assert_eq!(other.tx_status(), TxStatus::Idle);
     // A session that has spoken T-SQL (BEGIN TRAN above) follows SQL
     // Server's XACT_ABORT OFF: the failed statement alone is undone.
