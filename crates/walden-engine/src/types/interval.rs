@@ -157,19 +157,19 @@ impl IntervalStyle {
 
 /// An interval's fields as PostgreSQL writes them: months split into years
 /// and months, time into hours, minutes, seconds and microseconds, each
-/// with the sign of its part.
-struct Fields {
-    year: i64,
-    mon: i64,
-    mday: i64,
-    hour: i64,
-    min: i64,
-    sec: i64,
-    fsec: i64,
+/// with the sign of its part (also what `to_char` fills its template from).
+pub struct Fields {
+    pub year: i64,
+    pub mon: i64,
+    pub mday: i64,
+    pub hour: i64,
+    pub min: i64,
+    pub sec: i64,
+    pub fsec: i64,
 }
 
 impl Interval {
-    fn fields(&self) -> Fields {
+    pub fn fields(&self) -> Fields {
         let t = self.micros;
         Fields {
             year: i64::from(self.months / 12),

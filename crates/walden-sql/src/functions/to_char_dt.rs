@@ -85,18 +85,16 @@ fn broken_down(v: &Value) -> Result<Option<Tm>> {
     use walden_engine::types::dtinput::{TIMESTAMP_INFINITY, TIMESTAMP_MINUS_INFINITY};
     let (local, tz) = match v {
         Value::Interval(iv) => {
-            let months = iv.months as i64;
-            let (year, mon) = (months / 12, months % 12);
-            let mday = iv.days as i64;
-            let us = iv.micros;
+            let f = iv.fields();
+            let (year, mon, mday) = (f.year, f.mon, f.mday);
             return Ok(Some(Tm {
                 year,
                 mon,
                 mday,
-                hour: us / 3_600_000_000,
-                min: us / 60_000_000 % 60,
-                sec: us / US % 60,
-                fsec: us % US,
+                hour: f.hour,
+                min: f.min,
+                sec: f.sec,
+                fsec: f.fsec,
                 yday: (year * 12 + mon) * 30 + mday,
                 wday: 0,
                 days: 0,
